@@ -1,0 +1,9 @@
+#!/bin/sh
+# run-fuzzer.sh FUZZER CORPUS: fuzz for CROUPIER_FUZZ_SECONDS (default 20) on a scratch copy
+# of the committed corpus, so new inputs never dirty the source tree.
+set -eu
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cp -r "$2"/. "$work/"
+exec "$1" -max_total_time="${CROUPIER_FUZZ_SECONDS:-20}" -print_final_stats=1 \
+    -rss_limit_mb=2048 "$work"

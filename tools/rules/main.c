@@ -1,0 +1,40 @@
+/*
+ * croupier-rules -- the games' rules as a command-line tool, for users and tests.
+ * Each engine contributes subcommands; this file only dispatches.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "rules_cmds.h"
+
+typedef struct {
+    const char *name;
+    const char *usage;
+    int (*run)(int argc, char **argv); /* argv[0] is the subcommand name */
+} rules_cmd_t;
+
+static const rules_cmd_t rules_cmds[] = {
+    /* Engines add their subcommands here (one line each), declared in rules_cmds.h. */
+    {NULL, NULL, NULL},
+};
+
+static void rules_usage(FILE *to)
+{
+    fprintf(to, "usage: croupier-rules <command> [args...]\n\ncommands:\n");
+    for (const rules_cmd_t *c = rules_cmds; c->name != NULL; c++)
+        fprintf(to, "  %s\n", c->usage);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        rules_usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    for (const rules_cmd_t *c = rules_cmds; c->name != NULL; c++)
+        if (!strcmp(argv[1], c->name))
+            return c->run(argc - 1, argv + 1);
+    fprintf(stderr, "croupier-rules: unknown command '%s'\n", argv[1]);
+    rules_usage(stderr);
+    return 2;
+}
