@@ -1,0 +1,75 @@
+/*
+ * support -- helpers for integration tests: a real redis-server on loopback, child processes
+ * with their logs, a tiny blocking HTTP/1.0 client, free ports.
+ *
+ * Everything here talks only to 127.0.0.1. Every start has a matching stop; tests assert that
+ * nothing they started is left alive. Functions return 0 or a negative errno unless stated.
+ */
+#ifndef CROUPIER_TEST_SUPPORT_H
+#define CROUPIER_TEST_SUPPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* A port that was free on 127.0.0.1 a moment ago (bound to 0, read back, closed). */
+int ts_free_port(void);
+
+/* Path of a file in the build tree: $CROUPIER_BUILD/<rel>. Returns a static buffer. */
+const char *ts_build_path(const char *rel);
+/* Path of a file in the source tree: $CROUPIER_SOURCE/<rel>. Returns a static buffer. */
+const char *ts_source_path(const char *rel);
+/* A fresh private temporary directory (mkdtemp); caller frees the string. */
+char *ts_tmpdir(void);
+
+typedef struct ts_redis ts_redis_t;
+/* Starts redis-server on a free loopback port with no persistence and waits for PING.
+ * Returns NULL (with a message on stderr) if it cannot start within 5 s. */
+ts_redis_t *ts_redis_start(void);
+int ts_redis_port(const ts_redis_t *r);
+/* "127.0.0.1:PORT" */
+const char *ts_redis_addr(const ts_redis_t *r);
+/* SIGSTOP / SIGCONT the server (to simulate a hung Redis). */
+void ts_redis_pause(ts_redis_t *r);
+void ts_redis_resume(ts_redis_t *r);
+/* Stops the server (SIGTERM + wait) and starts a new, empty one on the same port. */
+int ts_redis_restart(ts_redis_t *r);
+/* Stops only the process, keeping the port so ts_redis_restart() can bring it back. */
+void ts_redis_kill(ts_redis_t *r);
+/* Runs one command with redis-cli-like argv and returns the reply as text (integers and
+ * status as their text, nil as "(nil)", errors as "ERR ..."); caller frees. NULL on I/O error. */
+char *ts_redis_cmd(ts_redis_t *r, const char *fmt, ...);
+void ts_redis_stop(ts_redis_t *r);
+
+typedef struct ts_proc ts_proc_t;
+/* Starts argv[0] (a path) with stdout and stderr appended to a log file in a temp dir.
+ * extra_env: NULL-terminated "K=V" strings added to the environment, or NULL. */
+ts_proc_t *ts_proc_spawn(char *const argv[], char *const extra_env[]);
+pid_t ts_proc_pid(const ts_proc_t *p);
+const char *ts_proc_log_path(const ts_proc_t *p);
+int ts_proc_signal(ts_proc_t *p, int sig);
+/* Waits up to timeout_ms for the process to exit; returns 0 and the wait status in *status,
+ * or -ETIMEDOUT. Reaps it. */
+int ts_proc_wait(ts_proc_t *p, int timeout_ms, int *status);
+bool ts_proc_alive(ts_proc_t *p);
+/* Whether the log holds text (at the moment of the call). */
+bool ts_proc_log_has(const ts_proc_t *p, const char *text);
+/* Waits up to timeout_ms for text to appear in the log. Returns 0 or -ETIMEDOUT. */
+int ts_proc_wait_log(const ts_proc_t *p, const char *text, int timeout_ms);
+/* The whole log as a string (caller frees). */
+char *ts_proc_log(const ts_proc_t *p);
+/* Kills (SIGKILL) if still alive, reaps, removes the log dir unless CROUPIER_KEEP_LOGS=1. */
+void ts_proc_free(ts_proc_t *p);
+
+/* Blocking GET http://host:port/path, HTTP/1.0. Returns the status code (>0) and the body in
+ * *body (caller frees; may pass NULL), or a negative errno on connect/read failure/timeout. */
+int ts_http_get(const char *host, int port, const char *path, int timeout_ms, char **body);
+/* Polls GET path until it returns want_status or timeout_ms passes; returns 0 or -ETIMEDOUT. */
+int ts_http_wait_status(const char *host, int port, const char *path, int want_status,
+                        int timeout_ms);
+
+/* Milliseconds on the monotonic clock. */
+long long ts_now_ms(void);
+void ts_sleep_ms(int ms);
+
+#endif
