@@ -1,0 +1,757 @@
+/*
+ * drain -- drain state, status JSON, metrics and the health HTTP server (see drain.h).
+ *
+ * Threads: the drain state is one atomic (the start time, 0 while not draining), so any thread
+ * may start the drain or read it. Everything evhttp lives on the HTTP thread: its event_base,
+ * the evhttp object (created, bound and freed there) and the list of waiting /drain/wait
+ * requests. Other threads reach it only through event_active() on events of that base
+ * (notify, stop), which is safe because evthread_use_pthreads() is in force before the base
+ * is created.
+ */
+#include "drain.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <event2/thread.h>
+
+#include <jansson.h>
+
+#include "clock.h"
+#include "log.h"
+#include "xmalloc.h"
+
+#define DRAIN_MAX_HEARTBEATS 64
+#define DRAIN_MAX_WAITERS 256
+#define DRAIN_MAX_ALLOW 16
+#define DRAIN_MAX_WAIT_SECONDS 86400.0
+
+typedef struct drain_waiter {
+    TAILQ_ENTRY(drain_waiter) _link;
+    struct evhttp_request *req;
+    struct event *timer;
+    drain_t *d;
+} drain_waiter_t;
+
+typedef struct {
+    int family; /* AF_INET or AF_INET6 */
+    unsigned char addr[16];
+} drain_allow_t;
+
+struct drain {
+    drain_config_t cfg;
+    char prefix[32];
+
+    _Atomic int64_t start_ns; /* monotonic start of the drain; 0 = not draining */
+
+    drain_allow_t allow[DRAIN_MAX_ALLOW];
+    int nallow; /* 0 = loopback policy */
+
+    pthread_mutex_t hb_mu;
+    char hb_name[DRAIN_MAX_HEARTBEATS][32];
+    _Atomic int64_t hb_ms[DRAIN_MAX_HEARTBEATS];
+    _Atomic int nhb;
+
+    metrics_registry_t *reg;
+    bool own_reg;
+    metrics_t *m_draining, *m_duration, *m_human, *m_desks;
+
+    /* HTTP thread. */
+    pthread_t thread;
+    bool thread_started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int serve_rc; /* 1 while starting, then 0 or a negative errno */
+    int port;
+    struct event_base *base;
+    struct evhttp *http;
+    _Atomic(struct event *) notify_ev;
+    struct event *stop_ev, *recheck_ev;
+    TAILQ_HEAD(, drain_waiter) waiters; /* HTTP thread only */
+    _Atomic int nwaiters;
+    bool stopping; /* HTTP thread only */
+
+    pthread_mutex_t watch_mu;
+    struct event *watch_ev;
+};
+
+/* Parses the comma-separated allow-list into d->allow. Returns 0 or -EINVAL. */
+static int drain_parse_allow(drain_t *d, const char *list)
+{
+    char buf[1024];
+    if (strlen(list) >= sizeof buf)
+        return -EINVAL;
+    snprintf(buf, sizeof buf, "%s", list);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ", ", &save); tok != NULL; tok = strtok_r(NULL, ", ", &save)) {
+        if (d->nallow == DRAIN_MAX_ALLOW)
+            return -EINVAL;
+        drain_allow_t *a = &d->allow[d->nallow];
+        if (inet_pton(AF_INET, tok, a->addr) == 1)
+            a->family = AF_INET;
+        else if (inet_pton(AF_INET6, tok, a->addr) == 1)
+            a->family = AF_INET6;
+        else
+            return -EINVAL;
+        d->nallow++;
+    }
+    return d->nallow > 0 ? 0 : -EINVAL;
+}
+
+/* Looks up (or creates) one of the shell's gauges; NULL if the name has another type. */
+static metrics_t *drain_gauge(drain_t *d, const char *suffix, const char *help)
+{
+    char name[96];
+    snprintf(name, sizeof name, "%s_%s", d->prefix, suffix);
+    return metrics_gauge(d->reg, name, NULL, help);
+}
+
+/*
+ * Checks the config, copies it and registers the gauges. The caller's strings and registry are
+ * referenced, not copied (the allow-list is parsed here). Returns 0 or -EINVAL with a log line.
+ */
+int drain_create(const drain_config_t *cfg, drain_t **out)
+{
+    const char *why = NULL;
+    *out = NULL;
+    if (cfg == NULL)
+        why = "no config";
+    else if (cfg->human_desks == NULL)
+        why = "human_desks() is required";
+    else if (cfg->stop_intake == NULL)
+        why = "stop_intake() is required";
+    else if (cfg->ready == NULL)
+        why = "the readiness gate ready() is required";
+    else if (cfg->drain_max_seconds < 0)
+        why = "drain_max_seconds must be >= 0";
+    else if (cfg->listen.port < 0 || cfg->listen.port > 65535 || cfg->listen.host[0] == '\0')
+        why = "bad health listen address";
+    else if (cfg->heartbeat_max_age_ms < 0 || cfg->recheck_ms < 0 || cfg->http_timeout_s < 0)
+        why = "negative timing setting";
+    else if (cfg->metric_prefix != NULL &&
+             (cfg->metric_prefix[0] == '\0' || strlen(cfg->metric_prefix) > 24))
+        why = "metric_prefix must be 1..24 characters";
+    if (why != NULL) {
+        log_emit(LOG_ERROR, "drain_config_invalid", "{s:s}", "reason", why);
+        return -EINVAL;
+    }
+
+    drain_t *d = xcalloc(1, sizeof *d);
+    d->cfg = *cfg;
+    if (d->cfg.heartbeat_max_age_ms == 0)
+        d->cfg.heartbeat_max_age_ms = 5000;
+    if (d->cfg.recheck_ms == 0)
+        d->cfg.recheck_ms = 100;
+    if (d->cfg.http_timeout_s == 0)
+        d->cfg.http_timeout_s = 10;
+    snprintf(d->prefix, sizeof d->prefix, "%s", cfg->metric_prefix ? cfg->metric_prefix : "game");
+    if (cfg->drain_allow != NULL && drain_parse_allow(d, cfg->drain_allow) != 0) {
+        log_emit(LOG_ERROR, "drain_config_invalid", "{s:s,s:s}", "reason",
+                 "drain_allow must be a comma-separated list of at most 16 IP literals", "value",
+                 cfg->drain_allow);
+        goto fail_config;
+    }
+    d->reg = cfg->metrics;
+    if (d->reg == NULL) {
+        d->reg = metrics_create();
+        d->own_reg = true;
+    }
+    d->m_draining = drain_gauge(d, "draining", "1 while the process is draining");
+    d->m_duration =
+        drain_gauge(d, "drain_duration_seconds", "Seconds since the drain started (0 if not)");
+    d->m_human = drain_gauge(d, "human_desks", "Desks in a round with a human seated");
+    d->m_desks = cfg->total_desks ? drain_gauge(d, "desks", "Desks hosted") : NULL;
+    if (!d->m_draining || !d->m_duration || !d->m_human || (cfg->total_desks && !d->m_desks)) {
+        log_emit(LOG_ERROR, "drain_config_invalid", "{s:s,s:s}", "reason",
+                 "a drain metric name is already registered with another type", "prefix",
+                 d->prefix);
+        goto fail_metrics;
+    }
+    pthread_mutex_init(&d->hb_mu, NULL);
+    pthread_mutex_init(&d->mu, NULL);
+    pthread_cond_init(&d->cv, NULL);
+    pthread_mutex_init(&d->watch_mu, NULL);
+    TAILQ_INIT(&d->waiters);
+    d->port = -1;
+    *out = d;
+    return 0;
+
+fail_metrics:
+    if (d->own_reg)
+        metrics_destroy(d->reg);
+fail_config:
+    free(d);
+    return -EINVAL;
+}
+
+/* ---- drain state ---- */
+
+/*
+ * The first caller swaps the start time in (so `draining` and the start time appear together,
+ * and /readyz is 503 from that instant), then stops intake and wakes waiters.
+ */
+int drain_start(drain_t *d)
+{
+    int64_t now = clock_mono_ns();
+    if (now <= 0)
+        now = 1;
+    int64_t expected = 0;
+    if (!atomic_compare_exchange_strong(&d->start_ns, &expected, now))
+        return 0;
+    log_emit(LOG_INFO, "drain_started", "{s:I,s:i}", "human_desks",
+             (json_int_t)d->cfg.human_desks(d->cfg.ctx), "drain_max_seconds",
+             d->cfg.drain_max_seconds);
+    d->cfg.stop_intake(d->cfg.ctx);
+    char buf[160];
+    drain_status_json(d, buf, sizeof buf); /* refreshes the gauges */
+    drain_notify(d);
+    return 1;
+}
+
+bool drain_is_draining(const drain_t *d)
+{
+    return atomic_load(&d->start_ns) != 0;
+}
+
+long drain_human_desks_now(const drain_t *d)
+{
+    return d->cfg.human_desks(d->cfg.ctx);
+}
+
+int drain_max_seconds(const drain_t *d)
+{
+    return d->cfg.drain_max_seconds;
+}
+
+int64_t drain_elapsed_ns(const drain_t *d)
+{
+    int64_t start = atomic_load(&d->start_ns);
+    if (start == 0)
+        return 0;
+    int64_t e = clock_mono_ns() - start;
+    return e > 0 ? e : 0;
+}
+
+long drain_elapsed_seconds(const drain_t *d)
+{
+    return (long)(drain_elapsed_ns(d) / 1000000000);
+}
+
+/*
+ * Wakes the HTTP thread (to answer /drain/wait) and the watcher. event_active() on a base of
+ * another thread is safe with evthread locking and costs a lock and at most one eventfd write.
+ */
+void drain_notify(drain_t *d)
+{
+    struct event *ev = atomic_load(&d->notify_ev);
+    if (ev != NULL && atomic_load(&d->nwaiters) > 0)
+        event_active(ev, EV_READ, 0);
+    pthread_mutex_lock(&d->watch_mu);
+    if (d->watch_ev != NULL)
+        event_active(d->watch_ev, EV_READ, 0);
+    pthread_mutex_unlock(&d->watch_mu);
+}
+
+void drain_watch(drain_t *d, struct event *ev)
+{
+    pthread_mutex_lock(&d->watch_mu);
+    d->watch_ev = ev;
+    pthread_mutex_unlock(&d->watch_mu);
+}
+
+int drain_status_json(drain_t *d, char *buf, int cap)
+{
+    int64_t start = atomic_load(&d->start_ns);
+    bool draining = start != 0;
+    long human = d->cfg.human_desks(d->cfg.ctx);
+    int64_t el_ns = draining ? clock_mono_ns() - start : 0;
+    if (el_ns < 0)
+        el_ns = 0;
+    long elapsed = (long)(el_ns / 1000000000);
+    int n =
+        snprintf(buf, (size_t)cap, "{\"draining\":%s,\"human_desks\":%ld,\"elapsedSeconds\":%ld",
+                 draining ? "true" : "false", human, elapsed);
+    long total = 0;
+    if (d->cfg.total_desks != NULL) {
+        total = d->cfg.total_desks(d->cfg.ctx);
+        if (n >= 0 && n < cap)
+            n += snprintf(buf + n, (size_t)(cap - n), ",\"total_desks\":%ld", total);
+    }
+    if (n >= 0 && n < cap)
+        n += snprintf(buf + n, (size_t)(cap - n), "}");
+    metrics_set(d->m_draining, draining ? 1 : 0);
+    metrics_set(d->m_duration, (double)el_ns / 1e9);
+    metrics_set(d->m_human, (double)human);
+    if (d->m_desks != NULL)
+        metrics_set(d->m_desks, (double)total);
+    if (n < 0 || n >= cap) {
+        if (cap > 0)
+            buf[0] = '\0';
+        return -ENOSPC;
+    }
+    return n;
+}
+
+int drain_waiters(const drain_t *d)
+{
+    return atomic_load(&d->nwaiters);
+}
+
+metrics_registry_t *drain_metrics(const drain_t *d)
+{
+    return d->reg;
+}
+
+int drain_port(const drain_t *d)
+{
+    return d->port;
+}
+
+int drain_heartbeat_add(drain_t *d, const char *name)
+{
+    pthread_mutex_lock(&d->hb_mu);
+    int slot = atomic_load(&d->nhb);
+    if (slot == DRAIN_MAX_HEARTBEATS) {
+        pthread_mutex_unlock(&d->hb_mu);
+        return -ENOSPC;
+    }
+    snprintf(d->hb_name[slot], sizeof d->hb_name[slot], "%s", name);
+    atomic_store(&d->hb_ms[slot], clock_mono_ms());
+    atomic_store(&d->nhb, slot + 1); /* publishes the name written above */
+    pthread_mutex_unlock(&d->hb_mu);
+    return slot;
+}
+
+void drain_heartbeat_beat(drain_t *d, int slot)
+{
+    if (slot >= 0 && slot < DRAIN_MAX_HEARTBEATS)
+        atomic_store_explicit(&d->hb_ms[slot], clock_mono_ms(), memory_order_relaxed);
+}
+
+/* ---- HTTP thread ---- */
+
+/* Whether a peer may use /drain*: loopback by default, else exactly the allow-list. */
+static bool drain_peer_allowed(const drain_t *d, const struct sockaddr *sa)
+{
+    if (sa == NULL)
+        return false;
+    unsigned char v4[4];
+    bool is_v4 = false;
+    const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)sa;
+    if (sa->sa_family == AF_INET) {
+        memcpy(v4, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+        is_v4 = true;
+    } else if (sa->sa_family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr)) {
+        memcpy(v4, s6->sin6_addr.s6_addr + 12, 4);
+        is_v4 = true;
+    } else if (sa->sa_family != AF_INET6) {
+        return false;
+    }
+    if (d->nallow == 0)
+        return is_v4 ? v4[0] == 127 : IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr);
+    for (int i = 0; i < d->nallow; i++) {
+        if (is_v4 && d->allow[i].family == AF_INET && memcmp(d->allow[i].addr, v4, 4) == 0)
+            return true;
+        if (!is_v4 && d->allow[i].family == AF_INET6 &&
+            memcmp(d->allow[i].addr, s6->sin6_addr.s6_addr, 16) == 0)
+            return true;
+    }
+    return false;
+}
+
+static void drain_reply(struct evhttp_request *req, int code, const char *reason, const char *ctype,
+                        const char *body, size_t len)
+{
+    struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+    evhttp_add_header(h, "Content-Type", ctype);
+    evhttp_add_header(h, "Cache-Control", "no-store");
+    struct evbuffer *b = evbuffer_new();
+    if (b != NULL)
+        evbuffer_add(b, body, len);
+    evhttp_send_reply(req, code, reason, b);
+    if (b != NULL)
+        evbuffer_free(b);
+}
+
+static void drain_reply_text(struct evhttp_request *req, int code, const char *reason,
+                             const char *text)
+{
+    drain_reply(req, code, reason, "text/plain; charset=utf-8", text, strlen(text));
+}
+
+static void drain_reply_status(drain_t *d, struct evhttp_request *req)
+{
+    char buf[192];
+    int n = drain_status_json(d, buf, sizeof buf);
+    if (n < 0)
+        drain_reply_text(req, 500, "Internal Server Error", "status too long\n");
+    else
+        drain_reply(req, 200, "OK", "application/json", buf, (size_t)n);
+}
+
+/* Answers one waiter with the current status and frees it (HTTP thread). */
+static void drain_waiter_finish(drain_waiter_t *w)
+{
+    drain_t *d = w->d;
+    TAILQ_REMOVE(&d->waiters, w, _link);
+    atomic_fetch_sub(&d->nwaiters, 1);
+    event_free(w->timer);
+    drain_reply_status(d, w->req);
+    free(w);
+    if (TAILQ_EMPTY(&d->waiters))
+        evtimer_del(d->recheck_ev);
+}
+
+/* Answers every waiter if human_desks has reached 0 (or the server is stopping). */
+static void drain_waiters_check(drain_t *d)
+{
+    if (TAILQ_EMPTY(&d->waiters))
+        return;
+    if (!d->stopping && d->cfg.human_desks(d->cfg.ctx) != 0)
+        return;
+    drain_waiter_t *w;
+    while ((w = TAILQ_FIRST(&d->waiters)) != NULL)
+        drain_waiter_finish(w);
+}
+
+static void drain_waiter_timeout_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    drain_waiter_finish(arg);
+}
+
+static void drain_notify_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    drain_waiters_check(arg);
+}
+
+/* Stops the loop after answering the waiters, leaving 100 ms for the answers to flush. */
+static void drain_stop_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    drain_t *d = arg;
+    d->stopping = true;
+    drain_waiters_check(d);
+    struct timeval tv = {0, 100000};
+    event_base_loopexit(d->base, &tv);
+}
+
+/*
+ * /drain/wait?timeout=S: answers at once when human_desks is already 0, otherwise parks the
+ * request until drain_notify (or the re-check timer) sees 0, or S seconds pass. S defaults to
+ * drain_max_seconds and may have a fraction; anything else is a 400.
+ */
+static void drain_handle_wait(drain_t *d, struct evhttp_request *req, const struct evhttp_uri *uri)
+{
+    double timeout = d->cfg.drain_max_seconds;
+    const char *query = evhttp_uri_get_query(uri);
+    if (query != NULL) {
+        struct evkeyvalq q;
+        TAILQ_INIT(&q);
+        if (evhttp_parse_query_str(query, &q) != 0) {
+            drain_reply_text(req, 400, "Bad Request", "bad query\n");
+            return;
+        }
+        const char *t = evhttp_find_header(&q, "timeout");
+        bool bad = false;
+        if (t != NULL) {
+            char *end = NULL;
+            errno = 0;
+            timeout = strtod(t, &end);
+            bad = t[0] == '\0' || *end != '\0' || errno != 0 || !isfinite(timeout) || timeout < 0 ||
+                  timeout > DRAIN_MAX_WAIT_SECONDS;
+        }
+        evhttp_clear_headers(&q);
+        if (bad) {
+            drain_reply_text(req, 400, "Bad Request", "timeout must be seconds in [0, 86400]\n");
+            return;
+        }
+    }
+    if (d->cfg.human_desks(d->cfg.ctx) == 0 || timeout == 0) {
+        drain_reply_status(d, req);
+        return;
+    }
+    if (atomic_load(&d->nwaiters) >= DRAIN_MAX_WAITERS) {
+        drain_reply_text(req, 503, "Service Unavailable", "too many waiters\n");
+        return;
+    }
+    drain_waiter_t *w = xcalloc(1, sizeof *w);
+    w->req = req;
+    w->d = d;
+    w->timer = evtimer_new(d->base, drain_waiter_timeout_cb, w);
+    if (w->timer == NULL) {
+        free(w);
+        drain_reply_text(req, 500, "Internal Server Error", "no timer\n");
+        return;
+    }
+    /* The connection's own idle timeout must not cut the long poll short. */
+    struct evhttp_connection *evcon = evhttp_request_get_connection(req);
+    if (evcon != NULL)
+        evhttp_connection_set_timeout(evcon, (int)ceil(timeout) + d->cfg.http_timeout_s);
+    struct timeval tv = {(time_t)timeout, (suseconds_t)((timeout - floor(timeout)) * 1e6)};
+    evtimer_add(w->timer, &tv);
+    TAILQ_INSERT_TAIL(&d->waiters, w, _link);
+    atomic_fetch_add(&d->nwaiters, 1);
+    if (!evtimer_pending(d->recheck_ev, NULL)) {
+        struct timeval rv = {d->cfg.recheck_ms / 1000, (d->cfg.recheck_ms % 1000) * 1000};
+        evtimer_add(d->recheck_ev, &rv);
+    }
+    /* human_desks may have reached 0 between the check above and now: check again. */
+    drain_waiters_check(d);
+}
+
+static void drain_handle_healthz(drain_t *d, struct evhttp_request *req)
+{
+    if (d->cfg.alive != NULL && !d->cfg.alive(d->cfg.ctx)) {
+        drain_reply_text(req, 503, "Service Unavailable", "not alive\n");
+        return;
+    }
+    int n = atomic_load(&d->nhb);
+    int64_t now = clock_mono_ms();
+    for (int i = 0; i < n; i++) {
+        int64_t age = now - atomic_load_explicit(&d->hb_ms[i], memory_order_relaxed);
+        if (age > d->cfg.heartbeat_max_age_ms) {
+            char msg[96];
+            snprintf(msg, sizeof msg, "stale heartbeat %s age_ms=%lld\n", d->hb_name[i],
+                     (long long)age);
+            drain_reply_text(req, 503, "Service Unavailable", msg);
+            return;
+        }
+    }
+    drain_reply_text(req, 200, "OK", "ok\n");
+}
+
+static void drain_handle_readyz(drain_t *d, struct evhttp_request *req)
+{
+    if (drain_is_draining(d))
+        drain_reply_text(req, 503, "Service Unavailable", "draining\n");
+    else if (!d->cfg.ready(d->cfg.ctx))
+        drain_reply_text(req, 503, "Service Unavailable", "not ready\n");
+    else
+        drain_reply_text(req, 200, "OK", "ready\n");
+}
+
+static void drain_handle_metrics(drain_t *d, struct evhttp_request *req)
+{
+    char buf[192];
+    drain_status_json(d, buf, sizeof buf); /* refreshes the gauges */
+    size_t len = 0;
+    char *text = metrics_render(d->reg, &len);
+    drain_reply(req, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", text, len);
+    free(text);
+}
+
+enum { R_NONE, R_HEALTHZ, R_READYZ, R_DRAIN, R_STATUS, R_WAIT, R_METRICS };
+
+/*
+ * Every request lands here: route on the decoded path (query ignored), then the allow-list for
+ * /drain*, then GET-only. Unknown paths are 404, other methods 405 with "Allow: GET".
+ */
+static void drain_http_cb(struct evhttp_request *req, void *arg)
+{
+    drain_t *d = arg;
+    const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
+    const char *raw = uri ? evhttp_uri_get_path(uri) : NULL;
+    char *path = raw ? evhttp_uridecode(raw, 0, NULL) : NULL;
+    int route = R_NONE;
+    if (path != NULL) {
+        if (strcmp(path, "/healthz") == 0)
+            route = R_HEALTHZ;
+        else if (strcmp(path, "/readyz") == 0)
+            route = R_READYZ;
+        else if (strcmp(path, "/drain") == 0)
+            route = R_DRAIN;
+        else if (strcmp(path, "/drain/status") == 0)
+            route = R_STATUS;
+        else if (strcmp(path, "/drain/wait") == 0)
+            route = R_WAIT;
+        else if (strcmp(path, "/metrics") == 0)
+            route = R_METRICS;
+    }
+    free(path);
+    if (route == R_NONE) {
+        drain_reply_text(req, 404, "Not Found", "not found\n");
+        return;
+    }
+    if (route == R_DRAIN || route == R_STATUS || route == R_WAIT) {
+        struct evhttp_connection *evcon = evhttp_request_get_connection(req);
+        const struct sockaddr *sa = evcon ? evhttp_connection_get_addr(evcon) : NULL;
+        if (!drain_peer_allowed(d, sa)) {
+            drain_reply_text(req, 403, "Forbidden", "drain endpoints answer loopback only\n");
+            return;
+        }
+    }
+    if (evhttp_request_get_command(req) != EVHTTP_REQ_GET) {
+        evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", "GET");
+        drain_reply_text(req, 405, "Method Not Allowed", "GET only\n");
+        return;
+    }
+    switch (route) {
+    case R_HEALTHZ:
+        drain_handle_healthz(d, req);
+        break;
+    case R_READYZ:
+        drain_handle_readyz(d, req);
+        break;
+    case R_DRAIN:
+        drain_start(d);
+        drain_reply_status(d, req);
+        break;
+    case R_STATUS:
+        drain_reply_status(d, req);
+        break;
+    case R_WAIT:
+        drain_handle_wait(d, req, uri);
+        break;
+    default:
+        drain_handle_metrics(d, req);
+        break;
+    }
+}
+
+/* Creates the base, events and evhttp on the HTTP thread and binds. Returns 0 or -errno. */
+static int drain_http_setup(drain_t *d)
+{
+    int rc = -ENOMEM;
+    d->base = event_base_new();
+    if (d->base == NULL)
+        goto fail_base;
+    struct event *nev = event_new(d->base, -1, EV_PERSIST, drain_notify_cb, d);
+    d->stop_ev = event_new(d->base, -1, 0, drain_stop_cb, d);
+    d->recheck_ev = event_new(d->base, -1, EV_PERSIST, drain_notify_cb, d);
+    if (nev == NULL || d->stop_ev == NULL || d->recheck_ev == NULL)
+        goto fail_events;
+    atomic_store(&d->notify_ev, nev);
+    d->http = evhttp_new(d->base);
+    if (d->http == NULL)
+        goto fail_events;
+    evhttp_set_timeout(d->http, d->cfg.http_timeout_s);
+    evhttp_set_max_headers_size(d->http, 8192);
+    evhttp_set_max_body_size(d->http, 4096);
+    evhttp_set_allowed_methods(d->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD |
+                                            EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
+                                            EVHTTP_REQ_OPTIONS | EVHTTP_REQ_TRACE |
+                                            EVHTTP_REQ_CONNECT | EVHTTP_REQ_PATCH);
+    evhttp_set_gencb(d->http, drain_http_cb, d);
+    struct evhttp_bound_socket *bs =
+        evhttp_bind_socket_with_handle(d->http, d->cfg.listen.host, (uint16_t)d->cfg.listen.port);
+    if (bs == NULL) {
+        rc = errno ? -errno : -EADDRINUSE;
+        goto fail_bind;
+    }
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    if (getsockname(evhttp_bound_socket_get_fd(bs), (struct sockaddr *)&ss, &sl) != 0) {
+        rc = -errno;
+        goto fail_bind;
+    }
+    d->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                             : ((struct sockaddr_in *)&ss)->sin_port);
+    return 0;
+
+fail_bind:
+    evhttp_free(d->http);
+    d->http = NULL;
+fail_events:
+    nev = atomic_exchange(&d->notify_ev, NULL);
+    if (nev != NULL)
+        event_free(nev);
+    if (d->stop_ev != NULL)
+        event_free(d->stop_ev);
+    if (d->recheck_ev != NULL)
+        event_free(d->recheck_ev);
+    d->stop_ev = d->recheck_ev = NULL;
+    event_base_free(d->base);
+    d->base = NULL;
+fail_base:
+    return rc;
+}
+
+/* The HTTP thread: set up, report, serve until stopped, then free everything evhttp. */
+static void *drain_thread_main(void *arg)
+{
+    drain_t *d = arg;
+    int rc = drain_http_setup(d);
+    pthread_mutex_lock(&d->mu);
+    d->serve_rc = rc;
+    pthread_cond_broadcast(&d->cv);
+    pthread_mutex_unlock(&d->mu);
+    if (rc != 0)
+        return NULL;
+    event_base_loop(d->base, EVLOOP_NO_EXIT_ON_EMPTY);
+    d->stopping = true;
+    drain_waiters_check(d);
+    evhttp_free(d->http);
+    d->http = NULL;
+    event_free(atomic_exchange(&d->notify_ev, NULL));
+    event_free(d->stop_ev);
+    event_free(d->recheck_ev);
+    event_base_free(d->base);
+    d->base = NULL;
+    return NULL;
+}
+
+/*
+ * Starts the HTTP thread and waits for its setup result, so the caller learns about a port
+ * already in use here rather than from a silent thread.
+ */
+int drain_serve(drain_t *d)
+{
+    if (d->thread_started)
+        return -EALREADY;
+    evthread_use_pthreads();
+    d->serve_rc = 1;
+    int rc = pthread_create(&d->thread, NULL, drain_thread_main, d);
+    if (rc != 0)
+        return -rc;
+    pthread_mutex_lock(&d->mu);
+    while (d->serve_rc == 1)
+        pthread_cond_wait(&d->cv, &d->mu);
+    rc = d->serve_rc;
+    pthread_mutex_unlock(&d->mu);
+    if (rc != 0) {
+        pthread_join(d->thread, NULL);
+        d->port = -1;
+        log_emit(LOG_ERROR, "health_listen_failed", "{s:s,s:i,s:s}", "host", d->cfg.listen.host,
+                 "port", d->cfg.listen.port, "error", strerror(-rc));
+        return rc;
+    }
+    d->thread_started = true;
+    log_emit(LOG_INFO, "health_listening", "{s:s,s:i}", "host", d->cfg.listen.host, "port",
+             d->port);
+    return 0;
+}
+
+void drain_destroy(drain_t *d)
+{
+    if (d == NULL)
+        return;
+    if (d->thread_started) {
+        event_active(d->stop_ev, EV_READ, 0);
+        pthread_join(d->thread, NULL);
+    }
+    pthread_mutex_destroy(&d->watch_mu);
+    pthread_cond_destroy(&d->cv);
+    pthread_mutex_destroy(&d->mu);
+    pthread_mutex_destroy(&d->hb_mu);
+    if (d->own_reg)
+        metrics_destroy(d->reg);
+    free(d);
+}

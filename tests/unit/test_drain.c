@@ -1,0 +1,656 @@
+/*
+ * The drain shell (drain/drain.h) against a test engine made of atomics, through the real health
+ * HTTP server on 127.0.0.1 (random ports), and the exit sequence on a real event_base.
+ * Contract: DESIGN §4 (paths, status JSON, loopback-only /drain*, exit reasons).
+ */
+#include <arpa/inet.h>
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <event2/thread.h>
+
+#include "drain.h"
+#include "log.h"
+#include "support.h"
+
+/* ---- the test engine ---- */
+
+typedef struct {
+    _Atomic long human;
+    _Atomic long total;
+    _Atomic bool ready;
+    _Atomic bool alive;
+    _Atomic int stop_calls;
+} engine_t;
+
+static long eng_human(void *ctx)
+{
+    return atomic_load(&((engine_t *)ctx)->human);
+}
+static long eng_total(void *ctx)
+{
+    return atomic_load(&((engine_t *)ctx)->total);
+}
+static bool eng_ready(void *ctx)
+{
+    return atomic_load(&((engine_t *)ctx)->ready);
+}
+static bool eng_alive(void *ctx)
+{
+    return atomic_load(&((engine_t *)ctx)->alive);
+}
+static void eng_stop(void *ctx)
+{
+    atomic_fetch_add(&((engine_t *)ctx)->stop_calls, 1);
+}
+
+static drain_config_t test_config(engine_t *e)
+{
+    drain_config_t c = {
+        .ctx = e,
+        .human_desks = eng_human,
+        .stop_intake = eng_stop,
+        .ready = eng_ready,
+        .drain_max_seconds = 30,
+    };
+    snprintf(c.listen.host, sizeof c.listen.host, "127.0.0.1");
+    c.listen.port = 0;
+    return c;
+}
+
+static drain_t *start_shell(const drain_config_t *c)
+{
+    drain_t *d = NULL;
+    ck_assert_int_eq(drain_create(c, &d), 0);
+    ck_assert_int_eq(drain_serve(d), 0);
+    ck_assert_int_gt(drain_port(d), 0);
+    return d;
+}
+
+static int get(drain_t *d, const char *path, char **body)
+{
+    return ts_http_get("127.0.0.1", drain_port(d), path, 5000, body);
+}
+
+/* One raw HTTP/1.0 request from a chosen loopback source address, any method. Returns the
+ * status code and the body (caller frees), or a negative errno. */
+static int raw_request(const char *src, const char *method, int port, const char *path, char **body)
+{
+    *body = NULL;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -errno;
+    struct sockaddr_in s = {.sin_family = AF_INET};
+    inet_pton(AF_INET, src, &s.sin_addr);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    if (bind(fd, (struct sockaddr *)&s, sizeof s) != 0 ||
+        connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        int rc = -errno;
+        close(fd);
+        return rc;
+    }
+    char req[512];
+    int n = snprintf(req, sizeof req, "%s %s HTTP/1.0\r\nHost: x\r\nContent-Length: 0\r\n\r\n",
+                     method, path);
+    if (write(fd, req, (size_t)n) != n) {
+        close(fd);
+        return -EIO;
+    }
+    char buf[8192];
+    size_t len = 0;
+    for (int i = 0; i < 500 && len < sizeof buf - 1; i++) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, 10) <= 0)
+            continue;
+        ssize_t r = read(fd, buf + len, sizeof buf - 1 - len);
+        if (r <= 0)
+            break;
+        len += (size_t)r;
+    }
+    close(fd);
+    buf[len] = '\0';
+    int code = 0;
+    if (sscanf(buf, "HTTP/1.%*d %d", &code) != 1)
+        return -EPROTO;
+    char *b = strstr(buf, "\r\n\r\n");
+    *body = strdup(b ? b + 4 : "");
+    return code;
+}
+
+/* ---- drain state ---- */
+
+START_TEST(test_drain_create_rejects_missing_required_callbacks)
+{
+    engine_t e = {0};
+    drain_config_t c = test_config(&e);
+    drain_t *d = (drain_t *)1;
+    c.human_desks = NULL;
+    ck_assert_int_eq(drain_create(&c, &d), -EINVAL);
+    ck_assert_ptr_null(d);
+    c = test_config(&e);
+    c.stop_intake = NULL;
+    ck_assert_int_eq(drain_create(&c, &d), -EINVAL);
+    c = test_config(&e);
+    c.ready = NULL;
+    ck_assert_int_eq(drain_create(&c, &d), -EINVAL);
+    c = test_config(&e);
+    c.drain_allow = "127.0.0.1,not-an-ip";
+    ck_assert_int_eq(drain_create(&c, &d), -EINVAL);
+    c = test_config(&e);
+    c.drain_max_seconds = -1;
+    ck_assert_int_eq(drain_create(&c, &d), -EINVAL);
+    drain_destroy(NULL);
+}
+END_TEST
+
+START_TEST(test_drain_start_is_idempotent_and_stops_intake_once)
+{
+    engine_t e = {.human = 2};
+    drain_config_t c = test_config(&e);
+    drain_t *d = NULL;
+    ck_assert_int_eq(drain_create(&c, &d), 0);
+    ck_assert(!drain_is_draining(d));
+    ck_assert_int_eq(drain_elapsed_seconds(d), 0);
+    ck_assert_int_eq(drain_elapsed_ns(d), 0);
+    ck_assert_int_eq(atomic_load(&e.stop_calls), 0);
+    ck_assert_int_eq(drain_start(d), 1);
+    ck_assert(drain_is_draining(d));
+    ck_assert_int_eq(atomic_load(&e.stop_calls), 1);
+    ck_assert_int_eq(drain_start(d), 0);
+    ck_assert_int_eq(drain_start(d), 0);
+    ck_assert_int_eq(atomic_load(&e.stop_calls), 1);
+    ck_assert_int_gt(drain_elapsed_ns(d), 0);
+    drain_destroy(d);
+}
+END_TEST
+
+static void *start_thread(void *arg)
+{
+    return (void *)(intptr_t)drain_start(arg);
+}
+
+START_TEST(test_drain_start_from_many_threads_starts_once)
+{
+    engine_t e = {.human = 1};
+    drain_config_t c = test_config(&e);
+    drain_t *d = NULL;
+    ck_assert_int_eq(drain_create(&c, &d), 0);
+    pthread_t t[8];
+    for (int i = 0; i < 8; i++)
+        pthread_create(&t[i], NULL, start_thread, d);
+    int started = 0;
+    for (int i = 0; i < 8; i++) {
+        void *r;
+        pthread_join(t[i], &r);
+        started += (int)(intptr_t)r;
+    }
+    ck_assert_int_eq(started, 1);
+    ck_assert_int_eq(atomic_load(&e.stop_calls), 1);
+    drain_destroy(d);
+}
+END_TEST
+
+START_TEST(test_drain_status_json_is_compact_and_total_absent_without_callback)
+{
+    engine_t e = {.human = 3, .total = 7};
+    drain_config_t c = test_config(&e);
+    drain_t *d = NULL;
+    ck_assert_int_eq(drain_create(&c, &d), 0);
+    char buf[192];
+    ck_assert_int_gt(drain_status_json(d, buf, sizeof buf), 0);
+    ck_assert_str_eq(buf, "{\"draining\":false,\"human_desks\":3,\"elapsedSeconds\":0}");
+    ck_assert_int_eq(drain_status_json(d, buf, 10), -ENOSPC);
+    drain_destroy(d);
+
+    c.total_desks = eng_total;
+    ck_assert_int_eq(drain_create(&c, &d), 0);
+    drain_status_json(d, buf, sizeof buf);
+    ck_assert_str_eq(buf, "{\"draining\":false,\"human_desks\":3,\"elapsedSeconds\":0,"
+                          "\"total_desks\":7}");
+    atomic_store(&e.total, 0);
+    drain_status_json(d, buf, sizeof buf);
+    ck_assert_str_eq(buf, "{\"draining\":false,\"human_desks\":3,\"elapsedSeconds\":0,"
+                          "\"total_desks\":0}");
+    drain_destroy(d);
+}
+END_TEST
+
+START_TEST(test_drain_elapsed_seconds_stay_zero_before_and_count_after)
+{
+    engine_t e = {.human = 1};
+    drain_config_t c = test_config(&e);
+    drain_t *d = start_shell(&c);
+    ts_sleep_ms(1100);
+    char *body = NULL;
+    ck_assert_int_eq(get(d, "/drain/status", &body), 200);
+    ck_assert_str_eq(body, "{\"draining\":false,\"human_desks\":1,\"elapsedSeconds\":0}");
+    free(body);
+    ck_assert_int_eq(get(d, "/drain", &body), 200);
+    ck_assert_str_eq(body, "{\"draining\":true,\"human_desks\":1,\"elapsedSeconds\":0}");
+    free(body);
+    ts_sleep_ms(1100);
+    ck_assert_int_eq(get(d, "/drain/status", &body), 200);
+    ck_assert_str_eq(body, "{\"draining\":true,\"human_desks\":1,\"elapsedSeconds\":1}");
+    free(body);
+    ck_assert_int_eq(drain_elapsed_seconds(d), 1);
+    drain_destroy(d);
+}
+END_TEST
+
+/* ---- the HTTP endpoints ---- */
+
+START_TEST(test_drain_http_drain_is_idempotent_and_status_transitions)
+{
+    engine_t e = {.human = 2, .total = 5, .ready = true};
+    drain_config_t c = test_config(&e);
+    c.total_desks = eng_total;
+    drain_t *d = start_shell(&c);
+    char *body = NULL;
+    ck_assert_int_eq(get(d, "/drain/status", &body), 200);
+    ck_assert_str_eq(body, "{\"draining\":false,\"human_desks\":2,\"elapsedSeconds\":0,"
+                           "\"total_desks\":5}");
+    free(body);
+    ck_assert_int_eq(get(d, "/drain", &body), 200);
+    ck_assert_str_eq(body, "{\"draining\":true,\"human_desks\":2,\"elapsedSeconds\":0,"
+                           "\"total_desks\":5}");
+    free(body);
+    ck_assert_int_eq(atomic_load(&e.stop_calls), 1);
+    atomic_store(&e.human, 1);
+    ck_assert_int_eq(get(d, "/drain", &body), 200);
+    ck_assert_str_eq(body, "{\"draining\":true,\"human_desks\":1,\"elapsedSeconds\":0,"
+                           "\"total_desks\":5}");
+    free(body);
+    ck_assert_int_eq(atomic_load(&e.stop_calls), 1);
+    atomic_store(&e.human, 0);
+    atomic_store(&e.total, 0);
+    ck_assert_int_eq(get(d, "/drain/status", &body), 200);
+    ck_assert_str_eq(body, "{\"draining\":true,\"human_desks\":0,\"elapsedSeconds\":0,"
+                           "\"total_desks\":0}");
+    free(body);
+    drain_destroy(d);
+}
+END_TEST
+
+START_TEST(test_drain_http_readyz_follows_gate_and_is_503_from_drain_start)
+{
+    engine_t e = {.human = 1, .ready = false};
+    drain_config_t c = test_config(&e);
+    drain_t *d = start_shell(&c);
+    char *body = NULL;
+    ck_assert_int_eq(get(d, "/readyz", &body), 503);
+    ck_assert_str_eq(body, "not ready\n");
+    free(body);
+    atomic_store(&e.ready, true);
+    ck_assert_int_eq(get(d, "/readyz", NULL), 200);
+    /* From the moment drain_start returns (stop_intake already ran), readiness is 503. */
+    ck_assert_int_eq(drain_start(d), 1);
+    ck_assert_int_eq(get(d, "/readyz", &body), 503);
+    ck_assert_str_eq(body, "draining\n");
+    free(body);
+    drain_destroy(d);
+}
+END_TEST
+
+START_TEST(test_drain_http_healthz_fails_on_stale_heartbeat_or_liveness)
+{
+    engine_t e = {.alive = true};
+    drain_config_t c = test_config(&e);
+    c.alive = eng_alive;
+    c.heartbeat_max_age_ms = 300;
+    drain_t *d = NULL;
+    ck_assert_int_eq(drain_create(&c, &d), 0);
+    int hb = drain_heartbeat_add(d, "worker-0");
+    ck_assert_int_ge(hb, 0);
+    ck_assert_int_eq(drain_serve(d), 0);
+    char *body = NULL;
+    ck_assert_int_eq(get(d, "/healthz", &body), 200);
+    ck_assert_str_eq(body, "ok\n");
+    free(body);
+    ts_sleep_ms(400);
+    ck_assert_int_eq(get(d, "/healthz", &body), 503);
+    ck_assert_ptr_nonnull(strstr(body, "stale heartbeat worker-0"));
+    free(body);
+    drain_heartbeat_beat(d, hb);
+    ck_assert_int_eq(get(d, "/healthz", NULL), 200);
+    atomic_store(&e.alive, false);
+    ck_assert_int_eq(get(d, "/healthz", NULL), 503);
+    /* Liveness never depends on draining. */
+    atomic_store(&e.alive, true);
+    drain_start(d);
+    ck_assert_int_eq(get(d, "/healthz", NULL), 200);
+    drain_destroy(d);
+}
+END_TEST
+
+START_TEST(test_drain_http_rejects_non_allowed_peer_with_403)
+{
+    engine_t e = {.human = 1};
+    drain_config_t c = test_config(&e);
+    c.drain_allow = "127.0.0.2";
+    drain_t *d = start_shell(&c);
+    const char *paths[] = {"/drain", "/drain/status", "/drain/wait?timeout=1"};
+    for (int i = 0; i < 3; i++) {
+        char *body = NULL;
+        ck_assert_int_eq(get(d, paths[i], &body), 403);
+        free(body);
+    }
+    ck_assert(!drain_is_draining(d));
+    ck_assert_int_eq(atomic_load(&e.stop_calls), 0);
+    /* Non-drain paths are open to everyone. */
+    ck_assert_int_eq(get(d, "/healthz", NULL), 200);
+    char *body = NULL;
+    ck_assert_int_eq(raw_request("127.0.0.2", "GET", drain_port(d), "/drain", &body), 200);
+    ck_assert_str_eq(body, "{\"draining\":true,\"human_desks\":1,\"elapsedSeconds\":0}");
+    free(body);
+    drain_destroy(d);
+
+    /* The default policy is loopback: 127.0.0.1 and 127.0.0.2 are both allowed. */
+    c.drain_allow = NULL;
+    d = start_shell(&c);
+    ck_assert_int_eq(get(d, "/drain/status", NULL), 200);
+    ck_assert_int_eq(raw_request("127.0.0.2", "GET", drain_port(d), "/drain/status", &body), 200);
+    free(body);
+    drain_destroy(d);
+}
+END_TEST
+
+START_TEST(test_drain_http_non_get_is_405_and_unknown_path_404)
+{
+    engine_t e = {.human = 1};
+    drain_config_t c = test_config(&e);
+    drain_t *d = start_shell(&c);
+    char *body = NULL;
+    const char *methods[] = {"POST", "PUT", "DELETE", "HEAD", "PATCH", "OPTIONS"};
+    for (int i = 0; i < 6; i++) {
+        ck_assert_int_eq(raw_request("127.0.0.1", methods[i], drain_port(d), "/drain", &body), 405);
+        free(body);
+    }
+    ck_assert(!drain_is_draining(d));
+    ck_assert_int_eq(raw_request("127.0.0.1", "POST", drain_port(d), "/healthz", &body), 405);
+    free(body);
+    ck_assert_int_eq(get(d, "/nope", NULL), 404);
+    ck_assert_int_eq(get(d, "/drain/", NULL), 404);
+    ck_assert_int_eq(get(d, "/healthz/x", NULL), 404);
+    /* The query does not change the route. */
+    ck_assert_int_eq(get(d, "/healthz?x=1", NULL), 200);
+    ck_assert_int_eq(get(d, "/drain/wait?timeout=abc", NULL), 400);
+    ck_assert_int_eq(get(d, "/drain/wait?timeout=-1", NULL), 400);
+    ck_assert_int_eq(get(d, "/drain/wait?timeout=", NULL), 400);
+    drain_destroy(d);
+}
+END_TEST
+
+START_TEST(test_drain_http_metrics_are_prometheus_text_refreshed_with_status)
+{
+    engine_t e = {.human = 4, .total = 9};
+    drain_config_t c = test_config(&e);
+    c.total_desks = eng_total;
+    metrics_registry_t *reg = metrics_create();
+    metrics_t *own = metrics_counter(reg, "game_rounds_total", "game=\"ddz\",outcome=\"completed\"",
+                                     "Rounds ended, by outcome");
+    metrics_add(own, 3);
+    c.metrics = reg;
+    drain_t *d = start_shell(&c);
+    char *body = NULL;
+    ck_assert_int_eq(get(d, "/metrics", &body), 200);
+    ck_assert_ptr_nonnull(strstr(body, "# TYPE game_draining gauge\ngame_draining 0\n"));
+    ck_assert_ptr_nonnull(strstr(body, "\ngame_human_desks 4\n"));
+    ck_assert_ptr_nonnull(strstr(body, "\ngame_desks 9\n"));
+    ck_assert_ptr_nonnull(strstr(body, "\ngame_drain_duration_seconds 0\n"));
+    ck_assert_ptr_nonnull(strstr(body, "game_rounds_total{game=\"ddz\",outcome=\"completed\"} 3"));
+    free(body);
+    ck_assert_int_eq(get(d, "/drain", NULL), 200);
+    atomic_store(&e.human, 2);
+    ck_assert_int_eq(get(d, "/metrics", &body), 200);
+    ck_assert_ptr_nonnull(strstr(body, "\ngame_draining 1\n"));
+    ck_assert_ptr_nonnull(strstr(body, "\ngame_human_desks 2\n"));
+    free(body);
+    drain_destroy(d);
+    metrics_destroy(reg);
+
+    /* Another prefix (the gateway), and no total_desks: no <prefix>_desks series at all. */
+    c = test_config(&e);
+    c.metric_prefix = "gate";
+    d = start_shell(&c);
+    ck_assert_int_eq(get(d, "/metrics", &body), 200);
+    ck_assert_ptr_nonnull(strstr(body, "gate_draining 0\n"));
+    ck_assert_ptr_null(strstr(body, "gate_desks"));
+    ck_assert_ptr_null(strstr(body, "game_"));
+    free(body);
+    drain_destroy(d);
+}
+END_TEST
+
+START_TEST(test_drain_serve_reports_port_in_use)
+{
+    engine_t e = {0};
+    drain_config_t c = test_config(&e);
+    drain_t *a = start_shell(&c);
+    c.listen.port = drain_port(a);
+    drain_t *b = NULL;
+    ck_assert_int_eq(drain_create(&c, &b), 0);
+    ck_assert_int_lt(drain_serve(b), 0);
+    ck_assert_int_eq(drain_port(b), -1);
+    drain_destroy(b);
+    drain_destroy(a);
+}
+END_TEST
+
+/* ---- /drain/wait ---- */
+
+typedef struct {
+    drain_t *d;
+    const char *path;
+    int code;
+    char *body;
+    long long done_ms;
+} waiter_t;
+
+static void *waiter_main(void *arg)
+{
+    waiter_t *w = arg;
+    w->code = ts_http_get("127.0.0.1", drain_port(w->d), w->path, 20000, &w->body);
+    w->done_ms = ts_now_ms();
+    return NULL;
+}
+
+static void wait_for_waiters(drain_t *d, int n)
+{
+    for (int i = 0; i < 500 && drain_waiters(d) < n; i++)
+        ts_sleep_ms(2);
+    ck_assert_int_eq(drain_waiters(d), n);
+}
+
+START_TEST(test_drain_wait_answers_when_human_desks_reaches_zero_with_notify)
+{
+    engine_t e = {.human = 1};
+    drain_config_t c = test_config(&e);
+    c.recheck_ms = 5000; /* only drain_notify can answer in time */
+    drain_t *d = start_shell(&c);
+    ck_assert_int_eq(get(d, "/drain", NULL), 200);
+    waiter_t w[3];
+    pthread_t t[3];
+    for (int i = 0; i < 3; i++) {
+        w[i] = (waiter_t){.d = d, .path = "/drain/wait?timeout=10"};
+        pthread_create(&t[i], NULL, waiter_main, &w[i]);
+    }
+    wait_for_waiters(d, 3);
+    ts_sleep_ms(200);
+    ck_assert_int_eq(drain_waiters(d), 3); /* nobody answered while human_desks == 1 */
+    long long t0 = ts_now_ms();
+    atomic_store(&e.human, 0);
+    drain_notify(d);
+    for (int i = 0; i < 3; i++) {
+        pthread_join(t[i], NULL);
+        ck_assert_int_eq(w[i].code, 200);
+        ck_assert_str_eq(w[i].body, "{\"draining\":true,\"human_desks\":0,\"elapsedSeconds\":0}");
+        free(w[i].body);
+        /* Answered by the notify, long before the re-check (5 s) or the timeout (10 s). */
+        ck_assert_int_lt(w[i].done_ms - t0, 2000);
+    }
+    ck_assert_int_eq(drain_waiters(d), 0);
+    drain_destroy(d);
+}
+END_TEST
+
+START_TEST(test_drain_wait_recheck_answers_without_notify)
+{
+    engine_t e = {.human = 1};
+    drain_config_t c = test_config(&e);
+    c.recheck_ms = 50;
+    drain_t *d = start_shell(&c);
+    waiter_t w = {.d = d, .path = "/drain/wait?timeout=10"};
+    pthread_t t;
+    pthread_create(&t, NULL, waiter_main, &w);
+    wait_for_waiters(d, 1);
+    long long t0 = ts_now_ms();
+    atomic_store(&e.human, 0); /* no drain_notify: the owner forgot */
+    pthread_join(t, NULL);
+    ck_assert_int_eq(w.code, 200);
+    ck_assert_str_eq(w.body, "{\"draining\":false,\"human_desks\":0,\"elapsedSeconds\":0}");
+    ck_assert_int_lt(w.done_ms - t0, 2000);
+    free(w.body);
+    drain_destroy(d);
+}
+END_TEST
+
+START_TEST(test_drain_wait_times_out_with_current_status)
+{
+    engine_t e = {.human = 1};
+    drain_config_t c = test_config(&e);
+    drain_t *d = start_shell(&c);
+    drain_start(d);
+    long long t0 = ts_now_ms();
+    char *body = NULL;
+    ck_assert_int_eq(get(d, "/drain/wait?timeout=0.5", &body), 200);
+    long long took = ts_now_ms() - t0;
+    ck_assert_int_ge(took, 450); /* libevent timers use a coarse clock */
+    ck_assert_str_eq(body, "{\"draining\":true,\"human_desks\":1,\"elapsedSeconds\":0}");
+    free(body);
+    /* timeout=0 answers at once; human_desks already 0 answers at once. */
+    ck_assert_int_eq(get(d, "/drain/wait?timeout=0", NULL), 200);
+    atomic_store(&e.human, 0);
+    t0 = ts_now_ms();
+    ck_assert_int_eq(get(d, "/drain/wait?timeout=30", &body), 200);
+    ck_assert_int_lt(ts_now_ms() - t0, 5000);
+    ck_assert_str_eq(body, "{\"draining\":true,\"human_desks\":0,\"elapsedSeconds\":0}");
+    free(body);
+    ck_assert_int_eq(drain_waiters(d), 0);
+    drain_destroy(d);
+}
+END_TEST
+
+START_TEST(test_drain_wait_outlives_the_connection_idle_timeout)
+{
+    engine_t e = {.human = 1};
+    drain_config_t c = test_config(&e);
+    c.http_timeout_s = 1;
+    drain_t *d = start_shell(&c);
+    char *body = NULL;
+    ck_assert_int_eq(get(d, "/drain/wait?timeout=2", &body), 200);
+    ck_assert_str_eq(body, "{\"draining\":false,\"human_desks\":1,\"elapsedSeconds\":0}");
+    free(body);
+    drain_destroy(d);
+}
+END_TEST
+
+START_TEST(test_drain_destroy_answers_pending_waiters)
+{
+    engine_t e = {.human = 1};
+    drain_config_t c = test_config(&e);
+    drain_t *d = start_shell(&c);
+    int port = drain_port(d);
+    waiter_t w = {.d = d, .path = "/drain/wait?timeout=30"};
+    pthread_t t;
+    pthread_create(&t, NULL, waiter_main, &w);
+    wait_for_waiters(d, 1);
+    drain_destroy(d);
+    pthread_join(t, NULL);
+    ck_assert_int_eq(w.code, 200);
+    free(w.body);
+    ck_assert_int_lt(ts_http_get("127.0.0.1", port, "/healthz", 500, NULL), 0);
+}
+END_TEST
+
+static void *notifier_main(void *arg)
+{
+    for (int i = 0; i < 2000; i++)
+        drain_notify(arg);
+    return NULL;
+}
+
+START_TEST(test_drain_notify_from_many_threads_is_safe)
+{
+    engine_t e = {.human = 1};
+    drain_config_t c = test_config(&e);
+    drain_t *d = start_shell(&c);
+    waiter_t w = {.d = d, .path = "/drain/wait?timeout=10"};
+    pthread_t t, n[3];
+    pthread_create(&t, NULL, waiter_main, &w);
+    wait_for_waiters(d, 1);
+    for (int i = 0; i < 3; i++)
+        pthread_create(&n[i], NULL, notifier_main, d);
+    atomic_store(&e.human, 0);
+    for (int i = 0; i < 3; i++)
+        pthread_join(n[i], NULL);
+    pthread_join(t, NULL);
+    ck_assert_int_eq(w.code, 200);
+    free(w.body);
+    drain_destroy(d);
+}
+END_TEST
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    Suite *s = suite_create("drain");
+
+    TCase *tc = tcase_create("state");
+    tcase_set_timeout(tc, 20);
+    tcase_add_test(tc, test_drain_create_rejects_missing_required_callbacks);
+    tcase_add_test(tc, test_drain_start_is_idempotent_and_stops_intake_once);
+    tcase_add_test(tc, test_drain_start_from_many_threads_starts_once);
+    tcase_add_test(tc, test_drain_status_json_is_compact_and_total_absent_without_callback);
+    tcase_add_test(tc, test_drain_elapsed_seconds_stay_zero_before_and_count_after);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("http");
+    tcase_set_timeout(tc, 20);
+    tcase_add_test(tc, test_drain_http_drain_is_idempotent_and_status_transitions);
+    tcase_add_test(tc, test_drain_http_readyz_follows_gate_and_is_503_from_drain_start);
+    tcase_add_test(tc, test_drain_http_healthz_fails_on_stale_heartbeat_or_liveness);
+    tcase_add_test(tc, test_drain_http_rejects_non_allowed_peer_with_403);
+    tcase_add_test(tc, test_drain_http_non_get_is_405_and_unknown_path_404);
+    tcase_add_test(tc, test_drain_http_metrics_are_prometheus_text_refreshed_with_status);
+    tcase_add_test(tc, test_drain_serve_reports_port_in_use);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("wait");
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, test_drain_wait_answers_when_human_desks_reaches_zero_with_notify);
+    tcase_add_test(tc, test_drain_wait_recheck_answers_without_notify);
+    tcase_add_test(tc, test_drain_wait_times_out_with_current_status);
+    tcase_add_test(tc, test_drain_wait_outlives_the_connection_idle_timeout);
+    tcase_add_test(tc, test_drain_destroy_answers_pending_waiters);
+    tcase_add_test(tc, test_drain_notify_from_many_threads_is_safe);
+    suite_add_tcase(s, tc);
+
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_ENV);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
