@@ -1,0 +1,427 @@
+/* shed_game -- the shared shedding-game state machine; see shed_game.h and shed_rules.h. */
+#include "shed_rules.h"
+
+#include <bsd/stdlib.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xmalloc.h"
+
+static const shed_rules_t *const shed_all_rules[] = {
+    &shed_rules_doudizhu,
+};
+
+const shed_rules_t *shed_rules_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof shed_all_rules / sizeof shed_all_rules[0]; i++)
+        if (!strcmp(shed_all_rules[i]->name, name))
+            return shed_all_rules[i];
+    return NULL;
+}
+
+const char *shed_rules_name(const shed_rules_t *rules)
+{
+    return rules->name;
+}
+
+int shed_rules_seats(const shed_rules_t *rules)
+{
+    return rules->seats;
+}
+
+const char *shed_strerror(int err)
+{
+    switch (err) {
+    case SHED_OK:
+        return "ok";
+    case SHED_E_PHASE:
+        return "action not allowed in this phase of the deal";
+    case SHED_E_TURN:
+        return "not this seat's turn";
+    case SHED_E_NOT_HELD:
+        return "cards not held";
+    case SHED_E_MALFORMED:
+        return "not a valid combination";
+    case SHED_E_WEAKER:
+        return "does not beat the move to beat";
+    case SHED_E_MUST_BEAT:
+        return "must beat when able";
+    case SHED_E_MUST_LEAD:
+        return "the leader must play";
+    case SHED_E_BAD_BID:
+        return "bid not allowed";
+    case SHED_E_OPENING:
+        return "first play breaks the opening rule";
+    case SHED_E_ACTION:
+        return "unknown action";
+    default:
+        return "unknown error";
+    }
+}
+
+shed_game_t *shed_game_create(const shed_rules_t *rules, const shed_config_t *cfg)
+{
+    shed_config_t c = {.base_stake = 1, .rake_permille = 0};
+    if (rules == NULL)
+        return NULL;
+    if (cfg != NULL) {
+        if (cfg->base_stake < 1 || cfg->base_stake > ((int64_t)1 << 40) || cfg->rake_permille < 0 ||
+            cfg->rake_permille > 1000)
+            return NULL;
+        c = *cfg;
+    }
+    shed_game_t *g = xcalloc(1, sizeof *g);
+    g->rules = rules;
+    g->cfg = c;
+    g->seats = rules->seats;
+    g->phase = SHED_PHASE_IDLE;
+    g->turn = -1;
+    g->lead_seat = -1;
+    g->landlord = -1;
+    g->bid_seat = -1;
+    return g;
+}
+
+void shed_game_destroy(shed_game_t *g)
+{
+    free(g);
+}
+
+void shed_game_push_event(shed_game_t *g, int kind, int seat, int value, shed_set_t cards)
+{
+    if (g->nev >= SHED_MAX_EVENTS)
+        return;
+    shed_event_t *e = &g->ev[g->nev++];
+    e->kind = kind;
+    e->seat = seat;
+    e->value = value;
+    e->cards = cards;
+}
+
+static const shed_set_t no_cards = {{0, 0}};
+
+/*
+ * Deals `order` (already checked to be the game's deck) round-robin and resets every per-deal
+ * field. Leftover cards go to g->extra.
+ */
+static void game_start(shed_game_t *g, const shed_card_t *order, int first)
+{
+    const shed_rules_t *R = g->rules;
+    memset(g->hand, 0, sizeof g->hand);
+    g->extra = no_cards;
+    int dealt = R->hand_size * g->seats;
+    for (int i = 0; i < dealt; i++)
+        shed_set_add(&g->hand[i % g->seats], order[i]);
+    for (int i = dealt; i < R->deck_size; i++)
+        shed_set_add(&g->extra, order[i]);
+    g->lead_seat = -1;
+    memset(&g->beat, 0, sizeof g->beat);
+    g->passes = 0;
+    g->bid_best = 0;
+    g->bid_seat = -1;
+    g->bids_made = 0;
+    g->landlord = -1;
+    g->doublings = 0;
+    memset(g->plays, 0, sizeof g->plays);
+    g->nplays = 0;
+    memset(&g->settle, 0, sizeof g->settle);
+    g->nev = 0;
+    g->turn = R->first_seat(g, ((first % g->seats) + g->seats) % g->seats);
+    g->phase = R->bidding ? SHED_PHASE_BID : SHED_PHASE_PLAY;
+    shed_game_push_event(g, SHED_EV_DEALT, g->turn, 0, no_cards);
+}
+
+int shed_game_deal_order(shed_game_t *g, const shed_card_t *order, int n, int first)
+{
+    shed_card_t deck[SHED_MAX_CARDS];
+    if (n != g->rules->deck_size)
+        return -EINVAL;
+    g->rules->deck(deck);
+    /* A permutation of the deck: same multiset of ids (decks are sets, so same set). */
+    shed_set_t want = {{0, 0}}, got = {{0, 0}};
+    for (int i = 0; i < n; i++) {
+        shed_set_add(&want, deck[i]);
+        if (!shed_card_valid(order[i]) || shed_set_has(got, order[i]))
+            return -EINVAL;
+        shed_set_add(&got, order[i]);
+    }
+    if (!shed_set_eq(want, got))
+        return -EINVAL;
+    game_start(g, order, first);
+    return 0;
+}
+
+void shed_game_deal_secure(shed_game_t *g)
+{
+    shed_card_t deck[SHED_MAX_CARDS];
+    g->rules->deck(deck);
+    shed_shuffle_secure(deck, g->rules->deck_size);
+    game_start(g, deck, (int)arc4random_uniform((uint32_t)g->seats));
+}
+
+void shed_game_deal_seeded(shed_game_t *g, uint64_t seed)
+{
+    shed_card_t deck[SHED_MAX_CARDS];
+    shed_rng_t rng;
+    shed_rng_seed(&rng, seed);
+    g->rules->deck(deck);
+    shed_shuffle_seeded(deck, g->rules->deck_size, &rng);
+    game_start(g, deck, (int)shed_rng_below(&rng, (uint32_t)g->seats));
+}
+
+/*
+ * Ends the deal: `winner` emptied its hand (or -1: voided). The rule set computes gross
+ * deltas; the rake is then taken from each winner's gain, so the deltas sum to -rake.
+ */
+static void game_finish(shed_game_t *g, int winner)
+{
+    shed_settlement_t *s = &g->settle;
+    memset(s, 0, sizeof *s);
+    s->seats = g->seats;
+    s->winner = winner;
+    if (winner < 0) {
+        s->voided = true;
+    } else {
+        g->rules->settle(g, winner);
+        for (int i = 0; i < g->seats; i++) {
+            if (s->delta[i] > 0) {
+                int64_t cut = s->delta[i] * g->cfg.rake_permille / 1000;
+                s->delta[i] -= cut;
+                s->rake += cut;
+            }
+        }
+    }
+    g->phase = SHED_PHASE_OVER;
+    g->turn = -1;
+    shed_game_push_event(g, SHED_EV_SETTLED, winner, 0, no_cards);
+}
+
+static int apply_bid(shed_game_t *g, const shed_action_t *a)
+{
+    if (g->phase != SHED_PHASE_BID)
+        return SHED_E_PHASE;
+    if (a->seat != g->turn)
+        return SHED_E_TURN;
+    if (a->bid != 0 && (a->bid <= g->bid_best || a->bid > g->rules->max_bid))
+        return SHED_E_BAD_BID;
+    g->nev = 0;
+    shed_game_push_event(g, SHED_EV_BID, a->seat, a->bid, no_cards);
+    g->bids_made++;
+    if (a->bid) {
+        g->bid_best = a->bid;
+        g->bid_seat = a->seat;
+    }
+    if (a->bid == g->rules->max_bid || g->bids_made == g->seats) {
+        if (g->bid_seat < 0) {
+            shed_game_push_event(g, SHED_EV_VOID, -1, 0, no_cards);
+            game_finish(g, -1);
+            return SHED_OK;
+        }
+        g->landlord = g->bid_seat;
+        g->hand[g->landlord] = shed_set_union(g->hand[g->landlord], g->extra);
+        shed_game_push_event(g, SHED_EV_LANDLORD, g->landlord, g->bid_best, g->extra);
+        g->phase = SHED_PHASE_PLAY;
+        g->turn = g->landlord;
+        return SHED_OK;
+    }
+    g->turn = (g->turn + 1) % g->seats;
+    return SHED_OK;
+}
+
+static int apply_play(shed_game_t *g, const shed_action_t *a)
+{
+    shed_combo_t c;
+    if (g->phase != SHED_PHASE_PLAY)
+        return SHED_E_PHASE;
+    if (a->seat != g->turn)
+        return SHED_E_TURN;
+    if (shed_set_empty(a->cards))
+        return SHED_E_MALFORMED;
+    if (!shed_set_contains(g->hand[a->seat], a->cards))
+        return SHED_E_NOT_HELD;
+    shed_set_t after = shed_set_minus(g->hand[a->seat], a->cards);
+    if (g->rules->classify(a->cards, shed_set_empty(after), &c) != 0)
+        return SHED_E_MALFORMED;
+    if (g->nplays == 0 && g->rules->check_opening && g->rules->check_opening(g, a->cards) != 0)
+        return SHED_E_OPENING;
+    if (g->beat.type != 0 && !g->rules->beats(&c, &g->beat))
+        return SHED_E_WEAKER;
+    g->nev = 0;
+    g->hand[a->seat] = after;
+    g->plays[a->seat]++;
+    g->nplays++;
+    g->beat = c;
+    g->lead_seat = a->seat;
+    g->passes = 0;
+    shed_game_push_event(g, SHED_EV_PLAY, a->seat, c.type, a->cards);
+    if (g->rules->on_play)
+        g->rules->on_play(g, a->seat, &c);
+    if (shed_set_empty(after)) {
+        shed_game_push_event(g, SHED_EV_OUT, a->seat, 0, no_cards);
+        game_finish(g, a->seat);
+        return SHED_OK;
+    }
+    g->turn = (g->turn + 1) % g->seats;
+    return SHED_OK;
+}
+
+/* True when the player to act has some play that beats the move to beat. */
+static bool can_beat(const shed_game_t *g)
+{
+    shed_set_t one;
+    int n = g->rules->legal_plays(g, &one, 1);
+    return n != 0;
+}
+
+static int apply_pass(shed_game_t *g, const shed_action_t *a)
+{
+    if (g->phase != SHED_PHASE_PLAY)
+        return SHED_E_PHASE;
+    if (a->seat != g->turn)
+        return SHED_E_TURN;
+    if (g->beat.type == 0)
+        return SHED_E_MUST_LEAD;
+    if (g->rules->must_beat && can_beat(g))
+        return SHED_E_MUST_BEAT;
+    g->nev = 0;
+    shed_game_push_event(g, SHED_EV_PASS, a->seat, 0, no_cards);
+    g->passes++;
+    if (g->passes == g->seats - 1) {
+        g->turn = g->lead_seat;
+        g->passes = 0;
+        memset(&g->beat, 0, sizeof g->beat);
+        shed_game_push_event(g, SHED_EV_TRICK, g->turn, 0, no_cards);
+    } else {
+        g->turn = (g->turn + 1) % g->seats;
+    }
+    return SHED_OK;
+}
+
+int shed_game_apply(shed_game_t *g, const shed_action_t *a)
+{
+    if (a->seat < 0 || a->seat >= g->seats)
+        return SHED_E_TURN;
+    switch (a->kind) {
+    case SHED_ACT_BID:
+        return apply_bid(g, a);
+    case SHED_ACT_PLAY:
+        return apply_play(g, a);
+    case SHED_ACT_PASS:
+        return apply_pass(g, a);
+    default:
+        return SHED_E_ACTION;
+    }
+}
+
+const shed_event_t *shed_game_events(const shed_game_t *g, int *n)
+{
+    *n = g->nev;
+    return g->ev;
+}
+
+const shed_rules_t *shed_game_rules(const shed_game_t *g)
+{
+    return g->rules;
+}
+int shed_game_phase(const shed_game_t *g)
+{
+    return g->phase;
+}
+int shed_game_turn(const shed_game_t *g)
+{
+    return g->turn;
+}
+int shed_game_seats(const shed_game_t *g)
+{
+    return g->seats;
+}
+shed_set_t shed_game_hand(const shed_game_t *g, int seat)
+{
+    return (seat >= 0 && seat < g->seats) ? g->hand[seat] : no_cards;
+}
+shed_set_t shed_game_extra(const shed_game_t *g)
+{
+    return g->extra;
+}
+shed_combo_t shed_game_to_beat(const shed_game_t *g, int *by_seat)
+{
+    if (by_seat)
+        *by_seat = g->beat.type ? g->lead_seat : -1;
+    return g->beat;
+}
+int shed_game_landlord(const shed_game_t *g, int *bid)
+{
+    if (bid)
+        *bid = g->landlord >= 0 ? g->bid_best : 0;
+    return g->landlord;
+}
+const shed_settlement_t *shed_game_settlement(const shed_game_t *g)
+{
+    return g->phase == SHED_PHASE_OVER ? &g->settle : NULL;
+}
+
+int shed_game_legal_plays(const shed_game_t *g, shed_set_t *out, int cap)
+{
+    if (g->phase != SHED_PHASE_PLAY)
+        return 0;
+    return g->rules->legal_plays(g, out, cap);
+}
+
+bool shed_game_may_pass(const shed_game_t *g)
+{
+    if (g->phase != SHED_PHASE_PLAY || g->beat.type == 0)
+        return false;
+    return !(g->rules->must_beat && can_beat(g));
+}
+
+int shed_game_legal_bids(const shed_game_t *g, int *out)
+{
+    if (g->phase != SHED_PHASE_BID)
+        return 0;
+    int n = 0;
+    out[n++] = 0;
+    for (int b = g->bid_best + 1; b <= g->rules->max_bid; b++)
+        out[n++] = b;
+    return n;
+}
+
+int shed_game_classify(const shed_game_t *g, shed_set_t cards, bool last, shed_combo_t *out)
+{
+    if (shed_set_empty(cards))
+        return SHED_E_MALFORMED;
+    return g->rules->classify(cards, last, out) ? SHED_E_MALFORMED : 0;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h * 0xff51afd7ed558ccdull;
+}
+
+uint64_t shed_game_digest(const shed_game_t *g)
+{
+    uint64_t h = 1469598103934665603ull;
+    h = mix(h, (uint64_t)g->phase);
+    h = mix(h, (uint64_t)(int64_t)g->turn);
+    for (int i = 0; i < g->seats; i++) {
+        h = mix(h, g->hand[i].w[0]);
+        h = mix(h, g->hand[i].w[1]);
+        h = mix(h, (uint64_t)g->plays[i]);
+        h = mix(h, (uint64_t)g->settle.delta[i]);
+    }
+    h = mix(h, g->extra.w[0]);
+    h = mix(h, g->extra.w[1]);
+    h = mix(h, (uint64_t)(int64_t)g->lead_seat);
+    h = mix(h, ((uint64_t)g->beat.type << 24) | ((uint64_t)g->beat.rank << 16) |
+                   ((uint64_t)g->beat.len << 8) | g->beat.ncards);
+    h = mix(h, g->beat.key);
+    h = mix(h, (uint64_t)g->passes);
+    h = mix(h, ((uint64_t)g->bid_best << 32) | (uint32_t)(g->bid_seat + 1));
+    h = mix(h, (uint64_t)g->bids_made);
+    h = mix(h, (uint64_t)(int64_t)g->landlord);
+    h = mix(h, (uint64_t)g->doublings);
+    h = mix(h, (uint64_t)g->nplays);
+    h = mix(h, (uint64_t)g->settle.rake);
+    return h;
+}

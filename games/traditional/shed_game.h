@@ -1,0 +1,173 @@
+/*
+ * shed_game -- the shared shedding-game state machine ("shed" = shedding games: Dou Dizhu, Run
+ * Fast, Big Two, ...).
+ *
+ * One shed_game_t is one table's deal at a time, driven only by input actions (bid, play
+ * cards, pass). Each action is validated in full before anything changes: a refused action
+ * returns a specific error (wrong turn, cards not held, weaker than the move to beat, not a
+ * valid combination, must beat when able, ...) and leaves the state exactly as it was. An
+ * accepted action changes the state and produces events (read them with shed_game_events()),
+ * and the action that ends the deal produces a settlement whose deltas sum to minus the rake.
+ *
+ * The module is pure: no I/O, no clocks, no threads, no allocation after create. Real deals
+ * shuffle from the system CSPRNG (shed_game_deal_secure); tests and replays use a seed
+ * (shed_game_deal_seeded) or an explicit deck order (shed_game_deal_order). A game is not
+ * thread-safe: one owner (a desk) drives it.
+ *
+ * Each game contributes a rule set (shed_rules_t, see shed_rules.h), found by name with
+ * shed_rules_find(); the rules themselves are written up in docs/rules/<game>.md.
+ */
+#ifndef CROUPIER_SHED_GAME_H
+#define CROUPIER_SHED_GAME_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "shed_card.h"
+
+#define SHED_MAX_SEATS 4
+#define SHED_MAX_EVENTS 8
+
+typedef struct shed_game shed_game_t;
+typedef struct shed_rules shed_rules_t;
+
+/* Errors of shed_game_apply(); 0 is success. The state is unchanged after any of them. */
+typedef enum {
+    SHED_OK = 0,
+    SHED_E_PHASE = -1,     /* this kind of action is not taken now (e.g. bid while playing) */
+    SHED_E_TURN = -2,      /* not this seat's turn (or no such seat) */
+    SHED_E_NOT_HELD = -3,  /* some of the cards are not in the player's hand */
+    SHED_E_MALFORMED = -4, /* the cards are no valid combination (or no cards at all) */
+    SHED_E_WEAKER = -5,    /* a valid combination that does not beat the move to beat */
+    SHED_E_MUST_BEAT = -6, /* pass refused: the game says you must beat when you can */
+    SHED_E_MUST_LEAD = -7, /* pass refused: the player leads the trick and must play */
+    SHED_E_BAD_BID = -8,   /* bid out of range or not above the highest bid */
+    SHED_E_OPENING = -9,   /* the deal's first play breaks the opening rule (e.g. 3 of diamonds) */
+    SHED_E_ACTION = -10,   /* unknown action kind */
+} shed_err_t;
+
+/* Human-readable name of an error code ("wrong turn", ...). */
+const char *shed_strerror(int err);
+
+typedef enum {
+    SHED_PHASE_IDLE = 0, /* created, nothing dealt yet */
+    SHED_PHASE_BID,      /* bidding (Dou Dizhu) */
+    SHED_PHASE_PLAY,
+    SHED_PHASE_OVER, /* the deal ended; the settlement is final */
+} shed_phase_t;
+
+typedef enum { SHED_ACT_PLAY = 1, SHED_ACT_PASS, SHED_ACT_BID } shed_act_kind_t;
+
+typedef struct {
+    int kind; /* shed_act_kind_t */
+    int seat;
+    shed_set_t cards; /* SHED_ACT_PLAY: the exact cards played */
+    int bid;          /* SHED_ACT_BID: 0 = pass, else the bid */
+} shed_action_t;
+
+/* A classified combination: game-specific type (0 = none / pass), main rank, length in units,
+ * number of cards and a tie-break key that orders combinations of one type and length. */
+typedef struct {
+    uint8_t type;
+    uint8_t rank;
+    uint8_t len;
+    uint8_t ncards;
+    uint32_t key;
+} shed_combo_t;
+
+typedef enum {
+    SHED_EV_DEALT = 1, /* seat = first to act */
+    SHED_EV_BID,       /* seat bid value (0 = pass) */
+    SHED_EV_LANDLORD,  /* seat became landlord at value; cards = the bottom cards it took */
+    SHED_EV_PLAY,      /* seat played cards; value = combination type */
+    SHED_EV_PASS,      /* seat passed */
+    SHED_EV_TRICK,     /* everyone else passed: seat leads a new trick */
+    SHED_EV_DOUBLE,    /* the stake doubled; value = total doublings so far */
+    SHED_EV_OUT,       /* seat emptied its hand */
+    SHED_EV_VOID,      /* nobody bid: the deal is thrown in, nothing is paid */
+    SHED_EV_SETTLED,   /* the deal is over; see shed_game_settlement() */
+} shed_ev_kind_t;
+
+typedef struct {
+    int kind;
+    int seat;
+    int value;
+    shed_set_t cards;
+} shed_event_t;
+
+typedef struct {
+    int64_t base_stake; /* chips per unit of stake, >= 1 */
+    int rake_permille;  /* taken from each winner's gain, 0..1000 */
+} shed_config_t;
+
+typedef struct {
+    int seats;
+    int64_t delta[SHED_MAX_SEATS]; /* net chips per seat, after rake */
+    int64_t rake;                  /* sum(delta) == -rake */
+    int winner;                    /* first seat out, -1 when voided */
+    int64_t units;                 /* stake units of the deal (multipliers applied) */
+    bool voided;
+} shed_settlement_t;
+
+/* The rule set called `name` ("doudizhu", "runfast", "bigtwo"), or NULL. */
+const shed_rules_t *shed_rules_find(const char *name);
+const char *shed_rules_name(const shed_rules_t *rules);
+int shed_rules_seats(const shed_rules_t *rules);
+
+/*
+ * Creates a game for a rule set. cfg may be NULL (base stake 1, no rake). Returns NULL when
+ * cfg is out of range. The game is freed with shed_game_destroy (NULL is a no-op).
+ */
+shed_game_t *shed_game_create(const shed_rules_t *rules, const shed_config_t *cfg);
+void shed_game_destroy(shed_game_t *g);
+
+/* Starts a new deal shuffled by the system CSPRNG (real play). */
+void shed_game_deal_secure(shed_game_t *g);
+/* Starts a new deal shuffled by a seeded generator: equal seeds give equal deals. */
+void shed_game_deal_seeded(shed_game_t *g, uint64_t seed);
+/*
+ * Starts a new deal from an explicit deck order (the game's whole deck, dealt in seat order
+ * one card at a time; what is left over, e.g. Dou Dizhu's three bottom cards, stays aside).
+ * `first` is the seat that bids first where the game has bidding (ignored otherwise).
+ * Returns 0, or -EINVAL when `order` is not a permutation of the game's deck.
+ */
+int shed_game_deal_order(shed_game_t *g, const shed_card_t *order, int n, int first);
+
+/* Applies one action. Returns SHED_OK or a shed_err_t (state unchanged). */
+int shed_game_apply(shed_game_t *g, const shed_action_t *a);
+
+/* The events produced by the last deal or accepted action; valid until the next call. */
+const shed_event_t *shed_game_events(const shed_game_t *g, int *n);
+
+const shed_rules_t *shed_game_rules(const shed_game_t *g);
+int shed_game_phase(const shed_game_t *g);
+int shed_game_turn(const shed_game_t *g);
+int shed_game_seats(const shed_game_t *g);
+shed_set_t shed_game_hand(const shed_game_t *g, int seat);
+/* Cards set aside by the deal (Dou Dizhu's bottom cards, visible once a landlord is known). */
+shed_set_t shed_game_extra(const shed_game_t *g);
+/* The move to beat (type 0 when the player to act leads) and who made it (-1 if none). */
+shed_combo_t shed_game_to_beat(const shed_game_t *g, int *by_seat);
+/* Dou Dizhu: the landlord seat (-1 before bidding ends) and the winning bid. */
+int shed_game_landlord(const shed_game_t *g, int *bid);
+/* The settlement, or NULL while the deal is not over. */
+const shed_settlement_t *shed_game_settlement(const shed_game_t *g);
+
+/*
+ * Lists the plays the player to act may make now (not the pass) as card sets, one per
+ * combination the game tells apart (suits chosen lowest first where suits do not matter).
+ * Returns the count, or -ENOSPC when more than cap (the list is then incomplete).
+ */
+int shed_game_legal_plays(const shed_game_t *g, shed_set_t *out, int cap);
+/* True when the player to act may pass now. */
+bool shed_game_may_pass(const shed_game_t *g);
+/* Fills out with the bids allowed now (0 = pass first); returns how many (0 if not bidding). */
+int shed_game_legal_bids(const shed_game_t *g, int *out);
+/* Classifies cards under the game's rules (ignoring whose they are); `last` says they would be
+ * a player's last cards. Returns 0 or SHED_E_MALFORMED. */
+int shed_game_classify(const shed_game_t *g, shed_set_t cards, bool last, shed_combo_t *out);
+
+/* A 64-bit digest of the whole game state (for "state unchanged" checks and replays). */
+uint64_t shed_game_digest(const shed_game_t *g);
+
+#endif

@@ -1,0 +1,67 @@
+/*
+ * shed_rules -- what a game plugs into the shared state machine (private to games/traditional).
+ *
+ * The state machine (shed_game.c) owns turns, passes, tricks, bidding bookkeeping, validation
+ * order, events and the rake; a rule set supplies only what differs between games: the deck,
+ * how cards classify and compare, who starts, legal-move listing and the scoring.
+ */
+#ifndef CROUPIER_SHED_RULES_H
+#define CROUPIER_SHED_RULES_H
+
+#include "shed_game.h"
+
+struct shed_game {
+    const shed_rules_t *rules;
+    shed_config_t cfg;
+    int seats;
+    int phase;
+    int turn;
+    shed_set_t hand[SHED_MAX_SEATS];
+    shed_set_t extra;  /* cards set aside by the deal */
+    int lead_seat;     /* who made the move to beat, -1 when none */
+    shed_combo_t beat; /* type 0 = the player to act leads */
+    int passes;        /* consecutive passes since the move to beat */
+    int bid_best;      /* highest bid so far, 0 = none */
+    int bid_seat;      /* who made it, -1 = none */
+    int bids_made;
+    int landlord;
+    int doublings;             /* stake doublings so far (bombs, rocket, spring, ...) */
+    int plays[SHED_MAX_SEATS]; /* non-pass plays made per seat this deal */
+    int nplays;                /* non-pass plays made this deal */
+    shed_settlement_t settle;
+    shed_event_t ev[SHED_MAX_EVENTS];
+    int nev;
+};
+
+struct shed_rules {
+    const char *name;
+    int seats;
+    int deck_size; /* cards in the game's deck */
+    int hand_size; /* cards per seat at the deal */
+    bool bidding;  /* Dou Dizhu style 1..max_bid auction for the extra cards */
+    int max_bid;
+    bool must_beat; /* a player who can beat the move to beat may not pass */
+    /* Fills out with the game's deck (deck_size cards). */
+    void (*deck)(shed_card_t *out);
+    /* Classifies cards; 0 or SHED_E_MALFORMED. `last` says the cards would empty the hand
+     * (some games allow short combinations only as the last cards). */
+    int (*classify)(shed_set_t cards, bool last, shed_combo_t *out);
+    bool (*beats)(const shed_combo_t *a, const shed_combo_t *b);
+    /* Seat that acts first after the deal (bidding or playing); `first` is the deal's hint. */
+    int (*first_seat)(const shed_game_t *g, int first);
+    /* Extra rule for the deal's first play (may be NULL): 0 or SHED_E_OPENING. */
+    int (*check_opening)(const shed_game_t *g, shed_set_t cards);
+    /* Lists the plays of g->turn as card sets; count or -ENOSPC. */
+    int (*legal_plays)(const shed_game_t *g, shed_set_t *out, int cap);
+    /* Called after a play is applied (e.g. bombs double the stake). May push events. */
+    void (*on_play)(shed_game_t *g, int seat, const shed_combo_t *c);
+    /* Fills g->settle.delta (sum zero), winner and units once `winner` emptied its hand. */
+    void (*settle)(shed_game_t *g, int winner);
+};
+
+/* Appends an event (silently dropped beyond SHED_MAX_EVENTS, which no game reaches). */
+void shed_game_push_event(shed_game_t *g, int kind, int seat, int value, shed_set_t cards);
+
+extern const shed_rules_t shed_rules_doudizhu;
+
+#endif

@@ -1,0 +1,388 @@
+/*
+ * Random-deal tests of the shedding-game state machine (games/traditional/shed_game.h) for
+ * every rule set: deals are played to the end by random legal movers while illegal actions are
+ * injected at every turn. Checked each step (docs/rules/<game>.md):
+ *   - every injected illegal action is refused with its specific error, state unchanged;
+ *   - every listed legal play is accepted;
+ *   - cards are conserved (hands + set-aside + played = the deck, nothing twice);
+ *   - turns go round in seat order, and a trick returns to whoever made the last play;
+ *   - the settlement sums to minus the rake, the rake is never negative.
+ * TRAD_DEALS deals per game (5,000 in suite 'unit', 1,000,000 in 'heavy').
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shed_game.h"
+
+#ifndef TRAD_DEALS
+#define TRAD_DEALS 5000
+#endif
+#define PLAYS_CAP 30000
+
+/* check's ck_assert reports every passing call to the parent process in fork mode, which
+ * dominates a loop of millions of checks; these only call into check when they fail. */
+#define T_ASSERT(c)                                                                                \
+    do {                                                                                           \
+        if (!(c))                                                                                  \
+            ck_abort_msg("Assertion '%s' failed", #c);                                             \
+    } while (0)
+#define T_CMP(a, op, b)                                                                            \
+    do {                                                                                           \
+        long long a_ = (long long)(a), b_ = (long long)(b);                                        \
+        if (!(a_ op b_))                                                                           \
+            ck_abort_msg("Assertion '%s %s %s' failed: %lld vs %lld", #a, #op, #b, a_, b_);        \
+    } while (0)
+
+static shed_set_t *plays;
+
+static void setup(void)
+{
+    plays = malloc(PLAYS_CAP * sizeof *plays);
+}
+
+static void teardown(void)
+{
+    free(plays);
+}
+
+typedef struct {
+    shed_game_t *g;
+    shed_rng_t rng;
+    shed_set_t played;
+    int seats;
+    long refused;
+} run_t;
+
+/* Refused with `want` and nothing changed. */
+static void expect_refused(run_t *r, const shed_action_t *a, int want, const char *what)
+{
+    uint64_t before = shed_game_digest(r->g);
+    int nev0;
+    shed_game_events(r->g, &nev0);
+    int rc = shed_game_apply(r->g, a);
+    if (rc != want)
+        ck_abort_msg("%s: %s: got '%s', want '%s'", shed_rules_name(shed_game_rules(r->g)), what,
+                     shed_strerror(rc), shed_strerror(want));
+    if (shed_game_digest(r->g) != before)
+        ck_abort_msg("%s changed the state", what);
+    int nev1;
+    shed_game_events(r->g, &nev1);
+    T_CMP(nev0, ==, nev1);
+    r->refused++;
+}
+
+/* Cards set aside and not (yet) taken by anyone: Dou Dizhu's bottom cards before a landlord. */
+static shed_set_t aside(const run_t *r)
+{
+    static const shed_set_t none = {{0, 0}};
+    return shed_game_landlord(r->g, NULL) < 0 ? shed_game_extra(r->g) : none;
+}
+
+static shed_set_t all_held(const run_t *r)
+{
+    shed_set_t u = aside(r);
+    for (int s = 0; s < r->seats; s++)
+        u = shed_set_union(u, shed_game_hand(r->g, s));
+    return u;
+}
+
+/* Injects the illegal actions that make sense in the current state. */
+static void inject_illegal(run_t *r)
+{
+    shed_game_t *g = r->g;
+    int turn = shed_game_turn(g), phase = shed_game_phase(g);
+    int other = (turn + 1 + (int)shed_rng_below(&r->rng, (uint32_t)r->seats - 1)) % r->seats;
+    shed_set_t hand = shed_game_hand(g, turn);
+    shed_action_t a = {0};
+
+    /* wrong turn: the same kind of action by another seat, and a seat out of range */
+    a.kind = phase == SHED_PHASE_BID ? SHED_ACT_BID : SHED_ACT_PASS;
+    a.seat = other;
+    a.bid = 0;
+    expect_refused(r, &a, SHED_E_TURN, "action out of turn");
+    a.seat = r->seats;
+    expect_refused(r, &a, SHED_E_TURN, "seat out of range");
+    a.seat = -1;
+    expect_refused(r, &a, SHED_E_TURN, "negative seat");
+    a.seat = turn;
+    a.kind = 77;
+    expect_refused(r, &a, SHED_E_ACTION, "unknown action");
+
+    if (phase == SHED_PHASE_BID) {
+        int bids[8];
+        int nb = shed_game_legal_bids(g, bids);
+        a.kind = SHED_ACT_BID;
+        a.bid = 4;
+        expect_refused(r, &a, SHED_E_BAD_BID, "bid above the maximum");
+        a.bid = -1;
+        expect_refused(r, &a, SHED_E_BAD_BID, "negative bid");
+        if (nb > 1 && bids[1] > 1) {
+            a.bid = bids[1] - 1; /* not above the highest bid */
+            expect_refused(r, &a, SHED_E_BAD_BID, "bid not above the highest");
+        }
+        a.kind = SHED_ACT_PLAY;
+        a.cards = hand;
+        expect_refused(r, &a, SHED_E_PHASE, "play while bidding");
+        a.kind = SHED_ACT_PASS;
+        expect_refused(r, &a, SHED_E_PHASE, "pass while bidding");
+        return;
+    }
+
+    a.kind = SHED_ACT_BID;
+    a.bid = 1;
+    expect_refused(r, &a, SHED_E_PHASE, "bid while playing");
+
+    /* cards not held: one card of someone else's hand (or of the set-aside cards) */
+    shed_set_t theirs = shed_set_minus(all_held(r), hand);
+    if (!shed_set_empty(theirs)) {
+        shed_card_t list[SHED_MAX_CARDS];
+        int n = shed_set_list(theirs, list);
+        a.kind = SHED_ACT_PLAY;
+        a.cards = (shed_set_t){{0, 0}};
+        shed_set_add(&a.cards, list[shed_rng_below(&r->rng, (uint32_t)n)]);
+        expect_refused(r, &a, SHED_E_NOT_HELD, "card not held");
+        /* a card already played is not held either */
+        if (!shed_set_empty(r->played)) {
+            n = shed_set_list(r->played, list);
+            a.cards = (shed_set_t){{0, 0}};
+            shed_set_add(&a.cards, list[shed_rng_below(&r->rng, (uint32_t)n)]);
+            expect_refused(r, &a, SHED_E_NOT_HELD, "card already played");
+        }
+    }
+    a.kind = SHED_ACT_PLAY;
+    a.cards = (shed_set_t){{0, 0}};
+    expect_refused(r, &a, SHED_E_MALFORMED, "no cards");
+
+    /* malformed: random subsets of the hand that do not classify */
+    shed_card_t list[SHED_MAX_CARDS];
+    int n = shed_set_list(hand, list);
+    for (int tries = 0; tries < 4; tries++) {
+        shed_set_t sub = {{0, 0}};
+        int k = 2 + (int)shed_rng_below(&r->rng, 4);
+        for (int i = 0; i < k && n > 0; i++)
+            shed_set_add(&sub, list[shed_rng_below(&r->rng, (uint32_t)n)]);
+        shed_combo_t c;
+        if (shed_game_classify(g, sub, false, &c) != 0 &&
+            shed_game_classify(g, sub, true, &c) != 0) {
+            a.cards = sub;
+            expect_refused(r, &a, SHED_E_MALFORMED, "not a combination");
+            break;
+        }
+    }
+
+    int by;
+    shed_combo_t beat = shed_game_to_beat(g, &by);
+    a.kind = SHED_ACT_PASS;
+    a.cards = (shed_set_t){{0, 0}};
+    if (beat.type == 0) {
+        expect_refused(r, &a, SHED_E_MUST_LEAD, "pass when leading");
+    } else {
+        /* weaker: single cards that are valid combinations but do not beat */
+        int np = shed_game_legal_plays(g, plays, PLAYS_CAP);
+        T_CMP(np, >=, 0);
+        for (int i = 0; i < n; i++) {
+            shed_set_t one = {{0, 0}};
+            shed_set_add(&one, list[i]);
+            /* no listed play has this rank alone (listing may choose another suit) */
+            bool listed = false;
+            for (int j = 0; j < np && !listed; j++)
+                listed = shed_set_counts(plays[j]) == shed_set_counts(one);
+            shed_combo_t c;
+            if (!listed && shed_game_classify(g, one, n == 1, &c) == 0) {
+                a.kind = SHED_ACT_PLAY;
+                a.cards = one;
+                /* Big Two's opening rule never applies here: someone already played */
+                expect_refused(r, &a, SHED_E_WEAKER, "single that does not beat");
+                break;
+            }
+        }
+        if (!shed_game_may_pass(g)) {
+            a.kind = SHED_ACT_PASS;
+            a.cards = (shed_set_t){{0, 0}};
+            expect_refused(r, &a, SHED_E_MUST_BEAT, "pass when able to beat");
+        }
+    }
+}
+
+/* Checks conservation: hands + extra + played are disjoint and make up the deck. */
+static void check_conservation(const run_t *r, shed_set_t deck, int deck_size)
+{
+    int sum = shed_set_size(aside(r)) + shed_set_size(r->played);
+    for (int s = 0; s < r->seats; s++)
+        sum += shed_set_size(shed_game_hand(r->g, s));
+    T_CMP(sum, ==, deck_size);
+    T_ASSERT(shed_set_eq(shed_set_union(all_held(r), r->played), deck));
+}
+
+/* Plays one whole deal with random legal actions, checking every invariant on the way. */
+static void play_one_deal(run_t *r, shed_set_t deck, int deck_size, uint64_t seed)
+{
+    shed_game_t *g = r->g;
+    shed_game_deal_seeded(g, seed);
+    r->played = (shed_set_t){{0, 0}};
+    check_conservation(r, deck, deck_size);
+    int landlord_phase_seen = 0;
+    for (int step = 0; step < 1000; step++) {
+        int phase = shed_game_phase(g);
+        if (phase == SHED_PHASE_OVER)
+            break;
+        int turn = shed_game_turn(g);
+        T_ASSERT(turn >= 0 && turn < r->seats);
+        if (shed_rng_below(&r->rng, 4) == 0)
+            inject_illegal(r);
+        shed_action_t a = {.seat = turn};
+        int by_before;
+        shed_combo_t beat_before = shed_game_to_beat(g, &by_before);
+        if (phase == SHED_PHASE_BID) {
+            int bids[8];
+            int nb = shed_game_legal_bids(g, bids);
+            T_CMP(nb, >, 0);
+            a.kind = SHED_ACT_BID;
+            a.bid = bids[shed_rng_below(&r->rng, (uint32_t)nb)];
+            T_CMP(shed_game_apply(g, &a), ==, SHED_OK);
+            landlord_phase_seen = 1;
+            continue;
+        }
+        int np = shed_game_legal_plays(g, plays, PLAYS_CAP);
+        T_CMP(np, >=, 0);
+        bool may_pass = shed_game_may_pass(g);
+        T_ASSERT(np > 0 || may_pass);
+        int pick = (int)shed_rng_below(&r->rng, (uint32_t)np + (may_pass ? 1 : 0));
+        if (pick == np) {
+            a.kind = SHED_ACT_PASS;
+        } else {
+            a.kind = SHED_ACT_PLAY;
+            a.cards = plays[pick];
+        }
+        int rc = shed_game_apply(g, &a);
+        if (rc != SHED_OK)
+            ck_abort_msg("legal action refused: %s", shed_strerror(rc));
+        if (a.kind == SHED_ACT_PLAY)
+            r->played = shed_set_union(r->played, a.cards);
+        check_conservation(r, deck, deck_size);
+        if (shed_game_phase(g) == SHED_PHASE_OVER)
+            break;
+        /* turn order */
+        int by_after;
+        shed_combo_t beat_after = shed_game_to_beat(g, &by_after);
+        if (a.kind == SHED_ACT_PASS && beat_after.type == 0) {
+            T_CMP(shed_game_turn(g), ==, by_before); /* trick back to the last player */
+        } else {
+            T_CMP(shed_game_turn(g), ==, (turn + 1) % r->seats);
+        }
+        (void)beat_before;
+    }
+    T_CMP(shed_game_phase(g), ==, SHED_PHASE_OVER);
+    const shed_settlement_t *s = shed_game_settlement(g);
+    T_ASSERT(NULL != s);
+    int64_t sum = 0;
+    for (int i = 0; i < r->seats; i++)
+        sum += s->delta[i];
+    T_CMP(s->rake, >=, 0);
+    T_CMP(sum, ==, -s->rake);
+    if (!s->voided) {
+        T_ASSERT(shed_set_empty(shed_game_hand(g, s->winner)));
+        T_CMP(s->delta[s->winner], >, 0); /* the first out is always on the winning side */
+    } else {
+        T_ASSERT(landlord_phase_seen);
+        for (int i = 0; i < r->seats; i++)
+            T_CMP(s->delta[i], ==, 0);
+    }
+    /* after the end every action is refused */
+    shed_action_t a = {.kind = SHED_ACT_PASS, .seat = 0};
+    expect_refused(r, &a, SHED_E_PHASE, "pass after the end");
+}
+
+static void run_game(const char *name, long deals)
+{
+    const shed_rules_t *rules = shed_rules_find(name);
+    T_ASSERT(NULL != rules);
+    shed_config_t cfg = {.base_stake = 10, .rake_permille = 50};
+    run_t r = {.g = shed_game_create(rules, &cfg), .seats = shed_rules_seats(rules)};
+    T_ASSERT(NULL != r.g);
+    shed_rng_seed(&r.rng, 7);
+    /* the deck: union of all cards right after a deal */
+    shed_game_deal_seeded(r.g, 1);
+    r.played = (shed_set_t){{0, 0}};
+    shed_set_t deck = all_held(&r);
+    int deck_size = shed_set_size(deck);
+    for (long d = 0; d < deals; d++)
+        play_one_deal(&r, deck, deck_size, 1000003ull * (uint64_t)d + 17);
+    T_CMP(r.refused, >, deals);
+    shed_game_destroy(r.g);
+}
+
+START_TEST(test_doudizhu_random_deals_keep_invariants)
+{
+    run_game("doudizhu", TRAD_DEALS);
+}
+END_TEST
+
+START_TEST(test_seeded_deals_are_reproducible)
+{
+    shed_game_t *a = shed_game_create(shed_rules_find("doudizhu"), NULL);
+    shed_game_t *b = shed_game_create(shed_rules_find("doudizhu"), NULL);
+    shed_game_deal_seeded(a, 42);
+    shed_game_deal_seeded(b, 42);
+    ck_assert(shed_game_digest(a) == shed_game_digest(b));
+    shed_game_deal_seeded(b, 43);
+    ck_assert(shed_game_digest(a) != shed_game_digest(b));
+    shed_game_deal_secure(b);
+    shed_set_t u = shed_game_extra(b);
+    for (int s = 0; s < 3; s++) {
+        ck_assert_int_eq(shed_set_size(shed_game_hand(b, s)), 17);
+        u = shed_set_union(u, shed_game_hand(b, s));
+    }
+    ck_assert_int_eq(shed_set_size(u), 54);
+    shed_game_destroy(a);
+    shed_game_destroy(b);
+    shed_game_destroy(NULL);
+}
+END_TEST
+
+START_TEST(test_create_rejects_bad_config_and_deal_order)
+{
+    const shed_rules_t *ddz = shed_rules_find("doudizhu");
+    ck_assert_ptr_null(shed_rules_find("nosuchgame"));
+    shed_config_t bad = {.base_stake = 0, .rake_permille = 0};
+    ck_assert_ptr_null(shed_game_create(ddz, &bad));
+    bad.base_stake = 1;
+    bad.rake_permille = 1001;
+    ck_assert_ptr_null(shed_game_create(ddz, &bad));
+    shed_game_t *g = shed_game_create(ddz, NULL);
+    shed_card_t deck[SHED_MAX_CARDS];
+    int n = shed_deck_build(deck, 1, true);
+    ck_assert_int_eq(shed_game_deal_order(g, deck, n - 1, 0), -EINVAL);
+    deck[5] = deck[6];
+    ck_assert_int_eq(shed_game_deal_order(g, deck, n, 0), -EINVAL);
+    ck_assert_int_eq(shed_game_phase(g), SHED_PHASE_IDLE);
+    shed_game_destroy(g);
+}
+END_TEST
+
+static Suite *play_suite(void)
+{
+    Suite *s = suite_create("trad_play");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_seeded_deals_are_reproducible);
+    tcase_add_test(tc, test_create_rejects_bad_config_and_deal_order);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("doudizhu");
+    tcase_add_unchecked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 36000);
+    tcase_add_test(tc, test_doudizhu_random_deals_keep_invariants);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(play_suite());
+    srunner_run_all(sr, CK_ENV);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
