@@ -1,0 +1,792 @@
+#include "money.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <openssl/sha.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+
+/* ---- Scripts ------------------------------------------------------------------------ */
+
+/*
+ * int(s): an integer argument in canonical decimal with |n| <= MONEY_MAX_AMOUNT, else nil.
+ * Lua 5.1 numbers are doubles; the bound keeps every sum exact. Results are formatted with
+ * '%d' because tostring() would print 1e+14.
+ */
+#define MONEY_LUA_INT                                                                              \
+    "local function int(s)\n"                                                                      \
+    "  if type(s) ~= 'string' or #s == 0 or #s > 16 or not string.find(s, '^%-?%d+$') then\n"      \
+    "    return nil end\n"                                                                         \
+    "  local n = tonumber(s)\n"                                                                    \
+    "  if n > 100000000000000 or n < -100000000000000 then return nil end\n"                       \
+    "  return n\n"                                                                                 \
+    "end\n"
+
+/*
+ * Settle one round. KEYS[1] round record, KEYS[2] fencing epoch, KEYS[3] rake account,
+ * KEYS[4..] wallets. ARGV[1] epoch, ARGV[2] rake, ARGV[3] record ttl (s), ARGV[4..] deltas.
+ * Every check happens before the first write, so a rejection leaves everything untouched.
+ */
+static const char money_lua_settle[] = MONEY_LUA_INT
+    "local prev = redis.call('GET', KEYS[1])\n"
+    "if prev then return {0, prev} end\n"
+    "local n = #KEYS - 3\n"
+    "if n < 1 or #ARGV ~= n + 3 then\n"
+    "  return redis.error_reply('MONEY_BAD_ARGS expected one delta per wallet') end\n"
+    "local epoch, rake, ttl = int(ARGV[1]), int(ARGV[2]), int(ARGV[3])\n"
+    "if not epoch or not rake or rake < 0 or not ttl or ttl <= 0 then\n"
+    "  return redis.error_reply('MONEY_BAD_ARGS epoch, rake and ttl must be integers, rake >= 0')\n"
+    "end\n"
+    "local cur = redis.call('GET', KEYS[2])\n"
+    "if not cur or tonumber(cur) ~= epoch then\n"
+    "  return redis.error_reply('MONEY_STALE_EPOCH round epoch ' .. ARGV[1] .. ', current ' ..\n"
+    "    (cur or 'none')) end\n"
+    "local sum, seen, deltas = 0, {}, {}\n"
+    "for i = 1, n do\n"
+    "  local d = int(ARGV[3 + i])\n"
+    "  if not d then return redis.error_reply('MONEY_BAD_ARGS delta ' .. i ..\n"
+    "    ' is not an integer in range') end\n"
+    "  if seen[KEYS[3 + i]] then\n"
+    "    return redis.error_reply('MONEY_BAD_ARGS wallet ' .. KEYS[3 + i] .. ' appears twice') "
+    "end\n"
+    "  seen[KEYS[3 + i]] = true\n"
+    "  deltas[i] = d\n"
+    "  sum = sum + d\n"
+    "end\n"
+    "if sum ~= -rake then\n"
+    "  return redis.error_reply(string.format(\n"
+    "    'MONEY_BAD_SUM deltas sum to %d but must sum to %d (minus the rake)', sum, -rake)) end\n"
+    "for i = 1, n do\n"
+    "  local bal = tonumber(redis.call('GET', KEYS[3 + i]) or '0')\n"
+    "  if not bal then return redis.error_reply('MONEY_BAD_ARGS wallet ' .. KEYS[3 + i] ..\n"
+    "    ' does not hold an integer') end\n"
+    "  if bal + deltas[i] < 0 then\n"
+    "    return redis.error_reply(string.format('MONEY_NEGATIVE wallet %s holds %d, delta %d',\n"
+    "      KEYS[3 + i], bal, deltas[i])) end\n"
+    "end\n"
+    "local out = {}\n"
+    "for i = 1, n do\n"
+    "  out[i] = string.format('%d', redis.call('INCRBY', KEYS[3 + i], deltas[i]))\n"
+    "end\n"
+    "if rake > 0 then redis.call('INCRBY', KEYS[3], rake) end\n"
+    "local res = table.concat(out, ' ')\n"
+    "redis.call('SET', KEYS[1], res, 'EX', ttl)\n"
+    "return {1, res}\n";
+
+/*
+ * Buy-in (debit) or cash-out (credit). KEYS[1] wallet, KEYS[2] operation record.
+ * ARGV[1] 'debit' | 'credit', ARGV[2] amount (> 0), ARGV[3] record ttl (s).
+ */
+static const char money_lua_wallet[] = MONEY_LUA_INT
+    "local prev = redis.call('GET', KEYS[2])\n"
+    "if prev then return {0, prev} end\n"
+    "local amount, ttl = int(ARGV[2]), int(ARGV[3])\n"
+    "if not amount or amount <= 0 or not ttl or ttl <= 0 then\n"
+    "  return redis.error_reply('MONEY_BAD_ARGS amount and ttl must be positive integers') end\n"
+    "local bal = tonumber(redis.call('GET', KEYS[1]) or '0')\n"
+    "if not bal then\n"
+    "  return redis.error_reply('MONEY_BAD_ARGS wallet ' .. KEYS[1] .. ' does not hold an "
+    "integer')\n"
+    "end\n"
+    "local after\n"
+    "if ARGV[1] == 'debit' then\n"
+    "  if amount > bal then\n"
+    "    return redis.error_reply(string.format(\n"
+    "      'MONEY_INSUFFICIENT balance %d is less than the buy-in %d', bal, amount)) end\n"
+    "  after = redis.call('DECRBY', KEYS[1], amount)\n"
+    "elseif ARGV[1] == 'credit' then\n"
+    "  if bal + amount > 100000000000000 then\n"
+    "    return redis.error_reply('MONEY_BAD_ARGS balance would exceed the maximum') end\n"
+    "  after = redis.call('INCRBY', KEYS[1], amount)\n"
+    "else\n"
+    "  return redis.error_reply('MONEY_BAD_ARGS direction must be debit or credit') end\n"
+    "local res = string.format('%d', after)\n"
+    "redis.call('SET', KEYS[2], res, 'EX', ttl)\n"
+    "return {1, res}\n";
+
+/*
+ * Hand history, at most once per round. KEYS[1] stream, KEYS[2] dedupe record.
+ * ARGV[1] MAXLEN (approximate), ARGV[2] record ttl (s), ARGV[3] round id, ARGV[4] JSON.
+ */
+static const char money_lua_history[] = MONEY_LUA_INT
+    "local prev = redis.call('GET', KEYS[2])\n"
+    "if prev then return {0, prev} end\n"
+    "local cap, ttl = int(ARGV[1]), int(ARGV[2])\n"
+    "if not cap or cap <= 0 or not ttl or ttl <= 0 then\n"
+    "  return redis.error_reply('MONEY_BAD_ARGS maxlen and ttl must be positive integers') end\n"
+    "local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'round', ARGV[3],\n"
+    "  'data', ARGV[4])\n"
+    "redis.call('SET', KEYS[2], id, 'EX', ttl)\n"
+    "return {1, id}\n";
+
+enum { SCRIPT_SETTLE = 0, SCRIPT_WALLET = 1, SCRIPT_HISTORY = 2 };
+
+static const char *const money_scripts[MONEY_NSCRIPTS] = {money_lua_settle, money_lua_wallet,
+                                                          money_lua_history};
+static char money_shas[MONEY_NSCRIPTS][41];
+static pthread_once_t money_sha_once = PTHREAD_ONCE_INIT;
+
+static void money_sha_init(void)
+{
+    for (int i = 0; i < MONEY_NSCRIPTS; i++) {
+        unsigned char md[SHA_DIGEST_LENGTH];
+        SHA1((const unsigned char *)money_scripts[i], strlen(money_scripts[i]), md);
+        for (int j = 0; j < SHA_DIGEST_LENGTH; j++)
+            snprintf(money_shas[i] + 2 * j, 3, "%02x", md[j]);
+    }
+}
+
+const char *money_script_text(int index)
+{
+    return index >= 0 && index < MONEY_NSCRIPTS ? money_scripts[index] : NULL;
+}
+
+const char *money_script_sha(int index)
+{
+    if (index < 0 || index >= MONEY_NSCRIPTS)
+        return NULL;
+    pthread_once(&money_sha_once, money_sha_init);
+    return money_shas[index];
+}
+
+/* ---- Errors, ids, names ------------------------------------------------------------- */
+
+const char *money_strerror(int code)
+{
+    switch (code) {
+    case MONEY_OK:
+        return "ok";
+    case MONEY_ERR_INSUFFICIENT:
+        return "the buy-in is larger than the balance";
+    case MONEY_ERR_STALE_EPOCH:
+        return "stale fencing epoch: this server no longer holds its lease";
+    case MONEY_ERR_BAD_SUM:
+        return "the deltas do not sum to minus the rake";
+    case MONEY_ERR_NEGATIVE:
+        return "a wallet would go negative";
+    case MONEY_ERR_BAD_ARGS:
+        return "malformed money operation";
+    case MONEY_ERR_REDIS:
+        return "unexpected Redis reply";
+    default:
+        return code < 0 ? strerror(-code) : "unknown";
+    }
+}
+
+int money_round_id_format(const money_round_id_t *id, char *buf, size_t len)
+{
+    int n = snprintf(buf, len, "%" PRIu32 ":%" PRIu64 ":%" PRIu64 ":%" PRIu64, id->server,
+                     id->epoch, id->desk, id->seq);
+    return n < 0 || (size_t)n >= len ? -ENOSPC : 0;
+}
+
+static int money_parse_u64(const char **p, char stop, uint64_t *out)
+{
+    const char *s = *p;
+    uint64_t v = 0;
+    if (*s < '0' || *s > '9')
+        return -EINVAL;
+    for (; *s >= '0' && *s <= '9'; s++) {
+        if (v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
+            return -EINVAL;
+        v = v * 10 + (uint64_t)(*s - '0');
+    }
+    if (*s != stop)
+        return -EINVAL;
+    *out = v;
+    *p = stop ? s + 1 : s;
+    return 0;
+}
+
+int money_round_id_parse(const char *text, money_round_id_t *out)
+{
+    uint64_t server, epoch, desk, seq;
+    const char *p = text;
+    if (money_parse_u64(&p, ':', &server) != 0 || server > UINT32_MAX ||
+        money_parse_u64(&p, ':', &epoch) != 0 || money_parse_u64(&p, ':', &desk) != 0 ||
+        money_parse_u64(&p, '\0', &seq) != 0)
+        return -EINVAL;
+    out->server = (uint32_t)server;
+    out->epoch = epoch;
+    out->desk = desk;
+    out->seq = seq;
+    return 0;
+}
+
+static bool money_valid_chars(const char *s, size_t max, const char *extra)
+{
+    if (s == NULL || *s == '\0')
+        return false;
+    size_t n = 0;
+    for (; *s; s++, n++) {
+        char c = *s;
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  strchr(extra, c) != NULL;
+        if (!ok || n >= max)
+            return false;
+    }
+    return true;
+}
+
+bool money_valid_player(const char *player)
+{
+    return money_valid_chars(player, MONEY_NAME_MAX, "_.-");
+}
+
+bool money_valid_name(const char *name)
+{
+    return money_valid_chars(name, MONEY_NAME_MAX, "_.-");
+}
+
+bool money_valid_op_id(const char *op_id)
+{
+    return money_valid_chars(op_id, MONEY_ID_MAX, "_.:-");
+}
+
+static bool money_amount_ok(int64_t v)
+{
+    return v >= -MONEY_MAX_AMOUNT && v <= MONEY_MAX_AMOUNT;
+}
+
+int money_settlement_check(const money_settlement_t *s, char *err, size_t errlen)
+{
+    if (s == NULL) {
+        snprintf(err, errlen, "no settlement");
+        return -EINVAL;
+    }
+    if (!money_valid_name(s->game)) {
+        snprintf(err, errlen, "game name missing or not [A-Za-z0-9_.-]{1,64}");
+        return -EINVAL;
+    }
+    if (s->nplayers < 1 || s->nplayers > MONEY_MAX_PLAYERS) {
+        snprintf(err, errlen, "a settlement needs 1..%d players, got %zu", MONEY_MAX_PLAYERS,
+                 s->nplayers);
+        return -EINVAL;
+    }
+    if (s->rake < 0 || !money_amount_ok(s->rake)) {
+        snprintf(err, errlen, "rake %" PRId64 " must be in [0, %lld]", s->rake, MONEY_MAX_AMOUNT);
+        return -EINVAL;
+    }
+    for (size_t i = 0; i < s->nplayers; i++) {
+        if (!money_valid_player(s->players[i])) {
+            snprintf(err, errlen, "player %zu: id missing or not [A-Za-z0-9_.-]{1,64}", i);
+            return -EINVAL;
+        }
+        if (!money_amount_ok(s->deltas[i])) {
+            snprintf(err, errlen, "player %s: delta %" PRId64 " out of range", s->players[i],
+                     s->deltas[i]);
+            return -EINVAL;
+        }
+        for (size_t j = 0; j < i; j++) {
+            if (strcmp(s->players[i], s->players[j]) == 0) {
+                snprintf(err, errlen, "player %s appears twice", s->players[i]);
+                return -EINVAL;
+            }
+        }
+    }
+    return 0;
+}
+
+static int money_fmt(char *buf, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, len, fmt, ap);
+    va_end(ap);
+    return n < 0 || (size_t)n >= len ? -ENOSPC : 0;
+}
+
+int money_key_wallet(const char *player, char *buf, size_t len)
+{
+    return money_fmt(buf, len, "{croupier:money}:wallet:%s", player);
+}
+
+int money_key_round(const char *round_id, char *buf, size_t len)
+{
+    return money_fmt(buf, len, "{croupier:money}:round:%s", round_id);
+}
+
+int money_key_rake(const char *game, char *buf, size_t len)
+{
+    return money_fmt(buf, len, "{croupier:money}:rake:%s", game);
+}
+
+int money_key_epoch(const char *service, uint32_t slot, char *buf, size_t len)
+{
+    return money_fmt(buf, len, "{croupier:lease:%s}:epoch:%" PRIu32, service, slot);
+}
+
+int money_key_stream(const char *game, char *buf, size_t len)
+{
+    return money_fmt(buf, len, "{croupier:history:%s}:stream", game);
+}
+
+/* ---- Command building --------------------------------------------------------------- */
+
+#define MONEY_ARGV_MAX (2 + 1 + 3 + MONEY_MAX_PLAYERS + 3 + MONEY_MAX_PLAYERS)
+
+/* An argv under construction: short arguments are copied into slots, long ones borrowed. */
+typedef struct {
+    int argc;
+    const char *argv[MONEY_ARGV_MAX];
+    size_t lens[MONEY_ARGV_MAX];
+    char slot[MONEY_ARGV_MAX][160];
+    bool overflow;
+} money_argv_t;
+
+static void money_argv_fmt(money_argv_t *a, const char *fmt, ...)
+{
+    if (a->argc >= MONEY_ARGV_MAX) {
+        a->overflow = true;
+        return;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(a->slot[a->argc], sizeof a->slot[0], fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof a->slot[0]) {
+        a->overflow = true;
+        return;
+    }
+    a->argv[a->argc] = a->slot[a->argc];
+    a->lens[a->argc] = (size_t)n;
+    a->argc++;
+}
+
+static void money_argv_borrow(money_argv_t *a, const char *s, size_t len)
+{
+    if (a->argc >= MONEY_ARGV_MAX) {
+        a->overflow = true;
+        return;
+    }
+    a->argv[a->argc] = s;
+    a->lens[a->argc] = len;
+    a->argc++;
+}
+
+/* argv[0..1] are EVALSHA <sha>; money_argv_eval() switches them to EVAL <text>. */
+static void money_argv_script(money_argv_t *a, int script)
+{
+    a->argc = 0;
+    a->overflow = false;
+    money_argv_borrow(a, "EVALSHA", 7);
+    const char *sha = money_script_sha(script);
+    money_argv_borrow(a, sha, strlen(sha));
+}
+
+static void money_argv_eval(money_argv_t *a, int script)
+{
+    a->argv[0] = "EVAL";
+    a->lens[0] = 4;
+    a->argv[1] = money_scripts[script];
+    a->lens[1] = strlen(money_scripts[script]);
+}
+
+static int money_argv_settle(money_argv_t *a, const char *service, const money_settlement_t *s,
+                             long ttl_s)
+{
+    char err[160];
+    if (money_settlement_check(s, err, sizeof err) != 0 || !money_valid_name(service))
+        return -EINVAL;
+    char rid[MONEY_ID_MAX + 1];
+    if (money_round_id_format(&s->round, rid, sizeof rid) != 0)
+        return -EINVAL;
+    money_argv_script(a, SCRIPT_SETTLE);
+    money_argv_fmt(a, "%zu", s->nplayers + 3);
+    money_argv_fmt(a, "{croupier:money}:round:%s", rid);
+    money_argv_fmt(a, "{croupier:lease:%s}:epoch:%" PRIu32, service, s->round.server);
+    money_argv_fmt(a, "{croupier:money}:rake:%s", s->game);
+    for (size_t i = 0; i < s->nplayers; i++)
+        money_argv_fmt(a, "{croupier:money}:wallet:%s", s->players[i]);
+    money_argv_fmt(a, "%" PRIu64, s->round.epoch);
+    money_argv_fmt(a, "%" PRId64, s->rake);
+    money_argv_fmt(a, "%ld", ttl_s > 0 ? ttl_s : MONEY_RECORD_TTL_S);
+    for (size_t i = 0; i < s->nplayers; i++)
+        money_argv_fmt(a, "%" PRId64, s->deltas[i]);
+    return a->overflow ? -EINVAL : 0;
+}
+
+static int money_argv_wallet(money_argv_t *a, money_kind_t kind, const char *player, int64_t amount,
+                             const char *op_id, long ttl_s)
+{
+    if ((kind != MONEY_KIND_BUYIN && kind != MONEY_KIND_CASHOUT) || !money_valid_player(player) ||
+        !money_valid_op_id(op_id) || amount <= 0 || amount > MONEY_MAX_AMOUNT)
+        return -EINVAL;
+    money_argv_script(a, SCRIPT_WALLET);
+    money_argv_fmt(a, "2");
+    money_argv_fmt(a, "{croupier:money}:wallet:%s", player);
+    money_argv_fmt(a, "{croupier:money}:op:%s", op_id);
+    money_argv_fmt(a, "%s", kind == MONEY_KIND_BUYIN ? "debit" : "credit");
+    money_argv_fmt(a, "%" PRId64, amount);
+    money_argv_fmt(a, "%ld", ttl_s > 0 ? ttl_s : MONEY_RECORD_TTL_S);
+    return a->overflow ? -EINVAL : 0;
+}
+
+static int money_argv_history(money_argv_t *a, const char *round_id, const char *game,
+                              const char *json, long maxlen, long ttl_s)
+{
+    money_round_id_t rid;
+    if (!money_valid_name(game) || round_id == NULL || money_round_id_parse(round_id, &rid) != 0 ||
+        json == NULL || maxlen <= 0)
+        return -EINVAL;
+    money_argv_script(a, SCRIPT_HISTORY);
+    money_argv_fmt(a, "2");
+    money_argv_fmt(a, "{croupier:history:%s}:stream", game);
+    money_argv_fmt(a, "{croupier:history:%s}:seen:%s", game, round_id);
+    money_argv_fmt(a, "%ld", maxlen);
+    money_argv_fmt(a, "%ld", ttl_s > 0 ? ttl_s : MONEY_RECORD_TTL_S);
+    money_argv_fmt(a, "%s", round_id);
+    money_argv_borrow(a, json, strlen(json));
+    return a->overflow ? -EINVAL : 0;
+}
+
+static int money_argv_format(const money_argv_t *a, char **cmd, size_t *len)
+{
+    char *out = NULL;
+    int n = redisFormatCommandArgv(&out, a->argc, (const char **)a->argv, a->lens);
+    if (n < 0 || out == NULL)
+        return -ENOMEM;
+    *cmd = out;
+    *len = (size_t)n;
+    return 0;
+}
+
+int money_cmd_settle(const char *service, const money_settlement_t *s, long ttl_s, char **cmd,
+                     size_t *len)
+{
+    money_argv_t *a = calloc(1, sizeof *a);
+    if (a == NULL)
+        return -ENOMEM;
+    int rc = money_argv_settle(a, service, s, ttl_s);
+    if (rc == 0)
+        rc = money_argv_format(a, cmd, len);
+    free(a);
+    return rc;
+}
+
+int money_cmd_wallet(money_kind_t kind, const char *player, int64_t amount, const char *op_id,
+                     long ttl_s, char **cmd, size_t *len)
+{
+    money_argv_t *a = calloc(1, sizeof *a);
+    if (a == NULL)
+        return -ENOMEM;
+    int rc = money_argv_wallet(a, kind, player, amount, op_id, ttl_s);
+    if (rc == 0)
+        rc = money_argv_format(a, cmd, len);
+    free(a);
+    return rc;
+}
+
+int money_cmd_history(const char *round_id, const char *game, const char *json, long maxlen,
+                      long ttl_s, char **cmd, size_t *len)
+{
+    money_argv_t *a = calloc(1, sizeof *a);
+    if (a == NULL)
+        return -ENOMEM;
+    int rc = money_argv_history(a, round_id, game, json, maxlen, ttl_s);
+    if (rc == 0)
+        rc = money_argv_format(a, cmd, len);
+    free(a);
+    return rc;
+}
+
+/* ---- Replies ------------------------------------------------------------------------ */
+
+static bool money_starts(const char *s, size_t len, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    return len >= n && memcmp(s, prefix, n) == 0;
+}
+
+static money_reply_action_t money_reply_error(const redisReply *r, money_result_t *out)
+{
+    static const char *const transient[] = {"NOSCRIPT", "LOADING",  "BUSY",        "MASTERDOWN",
+                                            "READONLY", "TRYAGAIN", "CLUSTERDOWN", "OOM"};
+    static const struct {
+        const char *token;
+        int code;
+    } codes[] = {
+        {"MONEY_INSUFFICIENT", MONEY_ERR_INSUFFICIENT},
+        {"MONEY_STALE_EPOCH", MONEY_ERR_STALE_EPOCH},
+        {"MONEY_BAD_SUM", MONEY_ERR_BAD_SUM},
+        {"MONEY_NEGATIVE", MONEY_ERR_NEGATIVE},
+        {"MONEY_BAD_ARGS", MONEY_ERR_BAD_ARGS},
+    };
+    size_t len = r->len;
+    snprintf(out->error, sizeof out->error, "%.*s", (int)len, r->str);
+    for (size_t i = 0; i < sizeof transient / sizeof transient[0]; i++) {
+        if (money_starts(r->str, len, transient[i])) {
+            out->status = -EAGAIN;
+            return MONEY_REPLY_RETRY;
+        }
+    }
+    out->status = MONEY_ERR_REDIS;
+    for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
+        /* Redis may prefix script errors (e.g. "ERR "); look for the token anywhere. */
+        if (memmem(r->str, len, codes[i].token, strlen(codes[i].token)) != NULL) {
+            out->status = codes[i].code;
+            break;
+        }
+    }
+    return MONEY_REPLY_DONE;
+}
+
+static int money_parse_i64(const char *s, size_t len, int64_t *out)
+{
+    char buf[32];
+    if (len == 0 || len >= sizeof buf)
+        return -EINVAL;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    char *end;
+    errno = 0;
+    long long v = strtoll(buf, &end, 10);
+    if (errno != 0 || *end != '\0')
+        return -EINVAL;
+    *out = v;
+    return 0;
+}
+
+money_reply_action_t money_reply_parse(money_kind_t kind, const redisReply *r, money_result_t *out)
+{
+    out->kind = kind;
+    out->replayed = false;
+    out->nbalances = 0;
+    out->error[0] = '\0';
+    out->stream_id[0] = '\0';
+    if (r == NULL) {
+        out->status = -EIO;
+        snprintf(out->error, sizeof out->error, "no reply (connection lost)");
+        return MONEY_REPLY_RETRY;
+    }
+    if (r->type == REDIS_REPLY_ERROR)
+        return money_reply_error(r, out);
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+        r->element[0]->type != REDIS_REPLY_INTEGER || r->element[1]->type != REDIS_REPLY_STRING)
+        goto bad_shape;
+    out->replayed = r->element[0]->integer == 0;
+    const char *v = r->element[1]->str;
+    size_t vlen = r->element[1]->len;
+    if (kind == MONEY_KIND_HISTORY) {
+        if (vlen == 0 || vlen >= sizeof out->stream_id)
+            goto bad_shape;
+        memcpy(out->stream_id, v, vlen);
+        out->stream_id[vlen] = '\0';
+    } else {
+        /* Balances separated by single spaces. */
+        size_t i = 0;
+        while (i < vlen) {
+            size_t j = i;
+            while (j < vlen && v[j] != ' ')
+                j++;
+            if (out->nbalances >= MONEY_MAX_PLAYERS ||
+                money_parse_i64(v + i, j - i, &out->balances[out->nbalances]) != 0)
+                goto bad_shape;
+            out->nbalances++;
+            i = j + 1;
+        }
+        if (out->nbalances == 0)
+            goto bad_shape;
+    }
+    out->status = MONEY_OK;
+    return MONEY_REPLY_DONE;
+bad_shape:
+    out->status = MONEY_ERR_REDIS;
+    out->nbalances = 0;
+    snprintf(out->error, sizeof out->error, "unexpected reply shape (type %d)", r->type);
+    return MONEY_REPLY_DONE;
+}
+
+/* ---- Synchronous client ------------------------------------------------------------- */
+
+/*
+ * Runs a script command once with EVALSHA and, if Redis does not know the script, once more
+ * with EVAL (which also caches it). Returns out->status.
+ */
+static int money_sync_run(redisContext *c, money_argv_t *a, int script, money_kind_t kind,
+                          money_result_t *out)
+{
+    for (int attempt = 0; attempt < 2; attempt++) {
+        redisReply *r = redisCommandArgv(c, a->argc, (const char **)a->argv, a->lens);
+        if (r == NULL) {
+            out->kind = kind;
+            out->status = -EIO;
+            snprintf(out->error, sizeof out->error, "redis: %s", c->errstr);
+            return -EIO;
+        }
+        bool noscript = r->type == REDIS_REPLY_ERROR && money_starts(r->str, r->len, "NOSCRIPT");
+        money_reply_parse(kind, r, out);
+        freeReplyObject(r);
+        if (!noscript)
+            return out->status;
+        money_argv_eval(a, script);
+    }
+    return out->status;
+}
+
+static int money_sync_wallet(redisContext *c, money_kind_t kind, const char *player, int64_t amount,
+                             const char *op_id, money_result_t *out)
+{
+    memset(out, 0, sizeof *out);
+    out->kind = kind;
+    money_argv_t *a = calloc(1, sizeof *a);
+    if (a == NULL)
+        return -ENOMEM;
+    int rc = money_argv_wallet(a, kind, player, amount, op_id, 0);
+    if (rc != 0) {
+        out->status = rc;
+        snprintf(out->error, sizeof out->error, "invalid player, op id or amount");
+    } else {
+        snprintf(out->id, sizeof out->id, "%s", op_id);
+        rc = money_sync_run(c, a, SCRIPT_WALLET, kind, out);
+    }
+    free(a);
+    return rc;
+}
+
+int money_sync_buyin(redisContext *c, const char *player, int64_t amount, const char *op_id,
+                     money_result_t *out)
+{
+    return money_sync_wallet(c, MONEY_KIND_BUYIN, player, amount, op_id, out);
+}
+
+int money_sync_cashout(redisContext *c, const char *player, int64_t amount, const char *op_id,
+                       money_result_t *out)
+{
+    return money_sync_wallet(c, MONEY_KIND_CASHOUT, player, amount, op_id, out);
+}
+
+int money_sync_settle(redisContext *c, const char *service, const money_settlement_t *s,
+                      money_result_t *out)
+{
+    memset(out, 0, sizeof *out);
+    out->kind = MONEY_KIND_SETTLE;
+    money_argv_t *a = calloc(1, sizeof *a);
+    if (a == NULL)
+        return -ENOMEM;
+    int rc = money_settlement_check(s, out->error, sizeof out->error);
+    if (rc == 0 && !money_valid_name(service)) {
+        rc = -EINVAL;
+        snprintf(out->error, sizeof out->error, "service name missing or invalid");
+    }
+    if (rc == 0)
+        rc = money_argv_settle(a, service, s, 0);
+    if (rc != 0) {
+        out->status = rc;
+    } else {
+        money_round_id_format(&s->round, out->id, sizeof out->id);
+        rc = money_sync_run(c, a, SCRIPT_SETTLE, MONEY_KIND_SETTLE, out);
+    }
+    free(a);
+    return rc;
+}
+
+int money_sync_history(redisContext *c, const money_round_id_t *round, const char *game,
+                       const char *json, long maxlen, money_result_t *out)
+{
+    memset(out, 0, sizeof *out);
+    out->kind = MONEY_KIND_HISTORY;
+    money_argv_t *a = calloc(1, sizeof *a);
+    if (a == NULL)
+        return -ENOMEM;
+    int rc = money_round_id_format(round, out->id, sizeof out->id);
+    if (rc == 0)
+        rc = money_argv_history(a, out->id, game, json, maxlen, 0);
+    if (rc != 0) {
+        out->status = -EINVAL;
+        snprintf(out->error, sizeof out->error, "invalid round, game, json or maxlen");
+        rc = -EINVAL;
+    } else {
+        rc = money_sync_run(c, a, SCRIPT_HISTORY, MONEY_KIND_HISTORY, out);
+    }
+    free(a);
+    return rc;
+}
+
+int money_sync_balance(redisContext *c, const char *player, int64_t *out)
+{
+    char key[160];
+    if (!money_valid_player(player) || money_key_wallet(player, key, sizeof key) != 0)
+        return -EINVAL;
+    redisReply *r = redisCommand(c, "GET %s", key);
+    if (r == NULL)
+        return -EIO;
+    int rc = 0;
+    if (r->type == REDIS_REPLY_NIL)
+        *out = 0;
+    else if (r->type != REDIS_REPLY_STRING || money_parse_i64(r->str, r->len, out) != 0)
+        rc = MONEY_ERR_REDIS;
+    freeReplyObject(r);
+    return rc;
+}
+
+/* ---- Hand histories ----------------------------------------------------------------- */
+
+json_t *money_history_new(const money_round_id_t *round, const char *game)
+{
+    char rid[MONEY_ID_MAX + 1];
+    if (round == NULL || !money_valid_name(game) ||
+        money_round_id_format(round, rid, sizeof rid) != 0)
+        return NULL;
+    return json_pack("{s:s,s:s,s:I,s:[],s:[],s:[],s:[]}", "round", rid, "game", game, "ts",
+                     (json_int_t)clock_wall_ms(), "seats", "cards", "actions", "results");
+}
+
+static int money_history_append(json_t *h, const char *array, json_t *item)
+{
+    json_t *arr = h ? json_object_get(h, array) : NULL;
+    if (item == NULL || !json_is_array(arr)) {
+        json_decref(item);
+        return -EINVAL;
+    }
+    return json_array_append_new(arr, item) == 0 ? 0 : -EINVAL;
+}
+
+int money_history_add_seat(json_t *h, int seat, const char *player, bool bot, int64_t stack)
+{
+    if (player == NULL || seat < 0)
+        return -EINVAL;
+    return money_history_append(h, "seats",
+                                json_pack("{s:i,s:s,s:b,s:I}", "seat", seat, "player", player,
+                                          "bot", bot, "stack", (json_int_t)stack));
+}
+
+int money_history_add_card(json_t *h, int seat, const char *card)
+{
+    if (card == NULL || seat < -1)
+        return -EINVAL;
+    return money_history_append(h, "cards", json_pack("{s:i,s:s}", "seat", seat, "card", card));
+}
+
+int money_history_add_action(json_t *h, int seat, const char *action, int64_t amount)
+{
+    if (action == NULL || seat < -1)
+        return -EINVAL;
+    return money_history_append(
+        h, "actions",
+        json_pack("{s:i,s:s,s:I}", "seat", seat, "action", action, "amount", (json_int_t)amount));
+}
+
+int money_history_add_result(json_t *h, int seat, int64_t delta)
+{
+    if (seat < 0)
+        return -EINVAL;
+    return money_history_append(h, "results",
+                                json_pack("{s:i,s:I}", "seat", seat, "delta", (json_int_t)delta));
+}
+
+bool money_history_valid(const json_t *h)
+{
+    static const char *const arrays[] = {"seats", "cards", "actions", "results"};
+    if (!json_is_object(h) || !json_is_string(json_object_get(h, "round")))
+        return false;
+    for (size_t i = 0; i < 4; i++)
+        if (!json_is_array(json_object_get(h, arrays[i])))
+            return false;
+    return true;
+}

@@ -1,0 +1,193 @@
+/*
+ * money -- wallets, round settlement and hand histories in Redis (DESIGN §6).
+ *
+ * Every change of money is one Redis Lua script, and every script is idempotent by an id the
+ * caller chooses, so a command that is sent again (after a lost reply, a reconnect or a restart)
+ * returns the first result and never applies twice: at-least-once delivery + idempotent scripts
+ * = exactly-once effect.
+ *
+ *   buy-in    debits a wallet, idempotent by operation id; refused (MONEY_ERR_INSUFFICIENT)
+ *             when the amount is larger than the balance. Nothing ever goes negative.
+ *   cash-out  credits a wallet, idempotent by operation id.
+ *   settle    applies every player's delta of one round or none: keyed by the round id
+ *             "server:epoch:desk:seq", checks sum(deltas) == -rake, rejects a stale fencing
+ *             epoch, rejects a settlement that would make any wallet negative, and on replay
+ *             returns the first result (the balances right after the first application).
+ *   history   appends the hand history (JSON) to one Redis Stream per game, XADD MAXLEN ~ cap,
+ *             at most once per round id.
+ *
+ * Keys (all passed in KEYS; see docs/queues.md and money.c for the scripts):
+ *
+ *   {croupier:money}:wallet:<player>      integer balance (absent = 0)
+ *   {croupier:money}:op:<op_id>           buy-in/cash-out record: balance after (EX ttl)
+ *   {croupier:money}:round:<round_id>     settle record: balances after, space separated (EX ttl)
+ *   {croupier:money}:rake:<game>          rake collected by the house, per game
+ *   {croupier:lease:<service>}:epoch:<slot>  fencing epoch of server slot <slot> (lease/ owns it)
+ *   {croupier:history:<game>}:stream      hand histories of one game (Stream)
+ *   {croupier:history:<game>}:seen:<round_id>  history dedupe record: stream id (EX ttl)
+ *
+ * Fencing rule: a settlement carries the epoch of the server-ID lease under which its round was
+ * played (also part of the round id). The script reads the slot's epoch key and applies the
+ * round only if the key exists and equals that epoch; anything else (missing key, older epoch,
+ * an epoch from the future) is MONEY_ERR_STALE_EPOCH and nothing is written. Each lease
+ * acquisition increments the epoch, so a server that lost its slot can never settle again.
+ * Replays are answered before the fencing check: a round applied under a valid epoch keeps its
+ * result even after the lease moved on.
+ *
+ * Redis Cluster: the money keys share the hash tag {croupier:money} so one settle touches one
+ * slot, but the fencing key lives under the lease's tag; on a Cluster the settle script would
+ * need the epoch mirrored under {croupier:money}. The project targets one Redis (with replicas),
+ * where every key is passed in KEYS as scripts require.
+ *
+ * Amounts are integers with |x| <= MONEY_MAX_AMOUNT (exact in Lua's doubles). Player ids and
+ * game names are 1..64 characters from [A-Za-z0-9_.-]; operation ids 1..96 of [A-Za-z0-9_.:-].
+ */
+#ifndef CROUPIER_MONEY_H
+#define CROUPIER_MONEY_H
+
+#include <hiredis/hiredis.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MONEY_MAX_PLAYERS 16
+#define MONEY_MAX_AMOUNT 100000000000000LL /* 1e14 chips */
+#define MONEY_ID_MAX 96                    /* longest op id / round id text, without NUL */
+#define MONEY_NAME_MAX 64                  /* longest player id / game name / service */
+
+/* Results beyond 0 / -errno. Script errors start with the matching token (e.g.
+ * "MONEY_STALE_EPOCH round epoch 3, current 4"), so logs and redis-cli show the same words. */
+typedef enum {
+    MONEY_OK = 0,
+    MONEY_ERR_INSUFFICIENT = -1001, /* buy-in larger than the balance; nothing changed */
+    MONEY_ERR_STALE_EPOCH = -1002,  /* settlement's fencing epoch is not the current one */
+    MONEY_ERR_BAD_SUM = -1003,      /* deltas do not sum to minus the rake; nothing changed */
+    MONEY_ERR_NEGATIVE = -1004,     /* a delta would make a wallet negative; nothing changed */
+    MONEY_ERR_BAD_ARGS = -1005,     /* malformed arguments reached the script */
+    MONEY_ERR_REDIS = -1006,        /* another error reply or an unexpected reply shape */
+} money_err_t;
+
+/* A short English text for a money_err_t or a negative errno. */
+const char *money_strerror(int code);
+
+/* Round id: "server:epoch:desk:seq" (server = the lease slot the game server holds). */
+typedef struct {
+    uint32_t server;
+    uint64_t epoch;
+    uint64_t desk;
+    uint64_t seq;
+} money_round_id_t;
+
+/* Writes the text form into buf (at least MONEY_ID_MAX + 1 bytes); returns 0 or -ENOSPC. */
+int money_round_id_format(const money_round_id_t *id, char *buf, size_t len);
+/* Parses the text form; returns 0 or -EINVAL. */
+int money_round_id_parse(const char *text, money_round_id_t *out);
+
+/* One round's settlement. Pointers are borrowed for the duration of the call that takes it. */
+typedef struct {
+    money_round_id_t round;
+    const char *game;
+    size_t nplayers; /* 1..MONEY_MAX_PLAYERS, each player at most once */
+    const char *players[MONEY_MAX_PLAYERS];
+    int64_t deltas[MONEY_MAX_PLAYERS];
+    int64_t rake; /* >= 0; the deltas must sum to -rake */
+} money_settlement_t;
+
+typedef enum {
+    MONEY_KIND_SETTLE = 1,
+    MONEY_KIND_HISTORY,
+    MONEY_KIND_BUYIN,
+    MONEY_KIND_CASHOUT,
+} money_kind_t;
+
+/* The outcome of one operation. */
+typedef struct money_result {
+    money_kind_t kind;
+    int status;    /* MONEY_OK, a money_err_t, or -errno (-ECANCELED: writer destroyed) */
+    bool replayed; /* applied earlier; this is the first application's result */
+    char id[MONEY_ID_MAX + 1]; /* round id or operation id */
+    size_t nbalances;          /* settle: one per player, in order; buy-in/cash-out: 1 */
+    int64_t balances[MONEY_MAX_PLAYERS];
+    char stream_id[48]; /* history: the stream entry id */
+    char error[200];    /* error text (from Redis when there was one) when status < 0 */
+    void *arg;          /* the caller's argument given with the operation (writer) */
+} money_result_t;
+
+/* Validation of names and ids; each returns true when the text is acceptable. */
+bool money_valid_player(const char *player);
+bool money_valid_name(const char *name);
+bool money_valid_op_id(const char *op_id);
+/* Structural check of a settlement (ids, counts, duplicates, amount range, rake >= 0). The sum
+ * rule is the script's to judge. Returns 0 or -EINVAL with a sentence in err. */
+int money_settlement_check(const money_settlement_t *s, char *err, size_t errlen);
+
+/* The key names (for tests, tools and reconciliation). Return 0 or -ENOSPC. */
+int money_key_wallet(const char *player, char *buf, size_t len);
+int money_key_round(const char *round_id, char *buf, size_t len);
+int money_key_rake(const char *game, char *buf, size_t len);
+int money_key_epoch(const char *service, uint32_t slot, char *buf, size_t len);
+int money_key_stream(const char *game, char *buf, size_t len);
+
+/* ---- Synchronous client (blocking hiredis) for tools and tests ------------------------ */
+/*
+ * Each runs its script with EVALSHA (falling back to EVAL on NOSCRIPT) on the caller's
+ * connection and fills *out. Returns out->status: MONEY_OK (also for a replay, see
+ * out->replayed), a money_err_t, or -EIO when the connection failed. ttl_s is how long the
+ * idempotency record is kept (0 = MONEY_RECORD_TTL_S).
+ */
+#define MONEY_RECORD_TTL_S (7L * 24 * 3600)
+int money_sync_buyin(redisContext *c, const char *player, int64_t amount, const char *op_id,
+                     money_result_t *out);
+int money_sync_cashout(redisContext *c, const char *player, int64_t amount, const char *op_id,
+                       money_result_t *out);
+int money_sync_settle(redisContext *c, const char *service, const money_settlement_t *s,
+                      money_result_t *out);
+int money_sync_history(redisContext *c, const money_round_id_t *round, const char *game,
+                       const char *json, long maxlen, money_result_t *out);
+/* Reads a wallet (absent = 0). Returns 0, -EIO or MONEY_ERR_REDIS. */
+int money_sync_balance(redisContext *c, const char *player, int64_t *out);
+
+/* ---- Hand histories (jansson) ------------------------------------------------------- */
+/*
+ * A hand history is a JSON object complete enough to replay the round:
+ *   {"round":"1:4:17:9","game":"holdem","ts":<wall ms>,
+ *    "seats":[{"seat":0,"player":"p1","bot":false,"stack":1000},...],
+ *    "cards":[{"seat":0,"card":"As"},{"seat":-1,"card":"Kd"},...],   (-1 = board / table)
+ *    "actions":[{"seat":0,"action":"raise","amount":40},...],       (in the order played)
+ *    "results":[{"seat":0,"delta":-40},...], "rake":<chips>}
+ * Games may add fields (e.g. "seed", "variant"). The builder returns a new reference (caller
+ * owns); add_* return 0 or -EINVAL.
+ */
+json_t *money_history_new(const money_round_id_t *round, const char *game);
+int money_history_add_seat(json_t *h, int seat, const char *player, bool bot, int64_t stack);
+int money_history_add_card(json_t *h, int seat, const char *card);
+int money_history_add_action(json_t *h, int seat, const char *action, int64_t amount);
+int money_history_add_result(json_t *h, int seat, int64_t delta);
+/* Whether h has the four arrays seats, cards, actions, results and a string "round". */
+bool money_history_valid(const json_t *h);
+
+/* ---- Shared by the writer (not for desks) ------------------------------------------- */
+/*
+ * Builds the EVALSHA command of an operation in Redis protocol form (for pipelining with
+ * redisAsyncFormattedCommand / redisAppendFormattedCommand). *cmd is malloc'ed (free()), *len
+ * its length. Returns 0 or -EINVAL. The history variant takes the JSON text.
+ */
+int money_cmd_settle(const char *service, const money_settlement_t *s, long ttl_s, char **cmd,
+                     size_t *len);
+int money_cmd_wallet(money_kind_t kind, const char *player, int64_t amount, const char *op_id,
+                     long ttl_s, char **cmd, size_t *len);
+int money_cmd_history(const char *round_id, const char *game, const char *json, long maxlen,
+                      long ttl_s, char **cmd, size_t *len);
+/* How a reply must be handled. */
+typedef enum {
+    MONEY_REPLY_DONE,  /* *out holds the final result (success or a permanent error) */
+    MONEY_REPLY_RETRY, /* transient (NOSCRIPT, LOADING, BUSY, ...): send again later */
+} money_reply_action_t;
+money_reply_action_t money_reply_parse(money_kind_t kind, const redisReply *r, money_result_t *out);
+/* The scripts' text and SHA1 (hex), for SCRIPT LOAD. index 0..MONEY_NSCRIPTS-1. */
+#define MONEY_NSCRIPTS 3
+const char *money_script_text(int index);
+const char *money_script_sha(int index);
+
+#endif

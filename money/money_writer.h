@@ -1,0 +1,97 @@
+/*
+ * money_writer -- the one in-process queue through which money and hand histories leave desks.
+ *
+ * Desks on any worker thread submit settlements, hand histories, buy-ins and cash-outs. A
+ * writer thread with its own event_base and its own hiredis connection drains the queue to
+ * Redis with pipelining (up to max_inflight EVALSHA in flight). All items travel in one FIFO
+ * over one connection, so Redis applies them in submission order; in particular a desk's later
+ * item is never applied before an earlier one. When the connection fails or a request times out
+ * (Redis down, hung, restarting), every unanswered item goes back to the head of the queue in
+ * its original order and is sent again after a reconnect with exponential backoff. The scripts
+ * are idempotent by round / operation id, so sending again never applies twice.
+ *
+ * Bounded without dropping: submit never refuses an item for lack of room (a settlement is
+ * never dropped). Instead, once the depth reaches high_watermark, money_writer_can_start_round()
+ * answers false and desks must not start new rounds; the depth is then bounded by the watermark
+ * plus what the rounds already running settle.
+ *
+ * Completion: each item may carry a done callback. It runs on the writer thread with a result
+ * the callback owns (free() it); it must not block -- post the result to the desk (e.g. a
+ * runtime post) and return.
+ *
+ * Shutdown: money_writer_flush() drains everything (call it after intake stopped and before
+ * the lease is released); money_writer_destroy() then stops the thread. Items still queued at
+ * destroy (only if flush timed out) complete with -ECANCELED and are logged.
+ *
+ * Metrics (when a registry is given): money_writer_depth, money_writer_oldest_age_seconds,
+ * money_writer_write_seconds (send -> reply), money_writer_retries_total (items sent again),
+ * money_writer_items_total{kind,outcome}, money_writer_reconnects_total.
+ */
+#ifndef CROUPIER_MONEY_WRITER_H
+#define CROUPIER_MONEY_WRITER_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "metrics.h"
+#include "money.h"
+
+typedef struct money_writer money_writer_t;
+
+/* Called on the writer thread; owns res (free it). res->arg is the submit's arg. */
+typedef void (*money_writer_done_cb)(money_result_t *res, void *arg);
+
+typedef struct {
+    const char *redis_host; /* IP literal (hiredis resolves names with blocking calls) */
+    int redis_port;
+    const char *service;         /* names the fencing key {croupier:lease:<service>}:epoch:<slot> */
+    size_t high_watermark;       /* default 4096 */
+    size_t max_inflight;         /* default 512 */
+    int connect_timeout_ms;      /* default 1000 */
+    int request_timeout_ms;      /* default 2000: no reply for this long = connection is dead */
+    int backoff_min_ms;          /* default 50 */
+    int backoff_max_ms;          /* default 2000 */
+    long history_maxlen;         /* XADD MAXLEN ~ cap; default 100000 */
+    long record_ttl_s;           /* idempotency records; default MONEY_RECORD_TTL_S */
+    metrics_registry_t *metrics; /* may be NULL; borrowed, must outlive the writer */
+} money_writer_config_t;
+
+/* Starts the writer thread and begins connecting. Returns NULL on bad config (logged). */
+money_writer_t *money_writer_create(const money_writer_config_t *cfg);
+/* Stops the thread; unfinished items complete with -ECANCELED. NULL is a no-op. */
+void money_writer_destroy(money_writer_t *w);
+
+/*
+ * Submissions, safe from any thread. The data is copied (and for histories serialized) before
+ * return. Return 0, or -EINVAL for malformed input (nothing queued, done not called), or
+ * -ESHUTDOWN after destroy began. done may be NULL.
+ */
+int money_writer_submit_settle(money_writer_t *w, const money_settlement_t *s,
+                               money_writer_done_cb done, void *arg);
+/* history: a hand history (money_history_valid); the reference is stolen, even on error. */
+int money_writer_submit_history(money_writer_t *w, const char *game, json_t *history,
+                                money_writer_done_cb done, void *arg);
+int money_writer_submit_buyin(money_writer_t *w, const char *player, int64_t amount,
+                              const char *op_id, money_writer_done_cb done, void *arg);
+int money_writer_submit_cashout(money_writer_t *w, const char *player, int64_t amount,
+                                const char *op_id, money_writer_done_cb done, void *arg);
+
+/* False while the depth is at or above the high watermark: desks must not start rounds. */
+bool money_writer_can_start_round(const money_writer_t *w);
+/* Items submitted and not yet completed. */
+size_t money_writer_depth(const money_writer_t *w);
+/* Age of the oldest uncompleted item in ms (0 when empty). */
+int64_t money_writer_oldest_age_ms(money_writer_t *w);
+/* Whether the writer's connection is up with scripts loaded. */
+bool money_writer_connected(const money_writer_t *w);
+
+/*
+ * Blocks until every item submitted before and during the call has completed, or timeout_ms
+ * passes. Returns how many items completed during the flush, or -ETIMEDOUT (items remain;
+ * see money_writer_depth). Safe to call more than once; submissions stay allowed.
+ */
+long money_writer_flush(money_writer_t *w, int timeout_ms);
+
+#endif

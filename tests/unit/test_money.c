@@ -1,0 +1,263 @@
+/* Unit tests for money/: round ids, validation, commands, reply parsing, hand histories. */
+#include <check.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "money.h"
+
+START_TEST(test_money_round_id_round_trips)
+{
+    money_round_id_t id = {7, 42, 1234567890123ULL, 99}, back;
+    char buf[MONEY_ID_MAX + 1];
+    ck_assert_int_eq(money_round_id_format(&id, buf, sizeof buf), 0);
+    ck_assert_str_eq(buf, "7:42:1234567890123:99");
+    ck_assert_int_eq(money_round_id_parse(buf, &back), 0);
+    ck_assert_uint_eq(back.server, 7);
+    ck_assert_uint_eq(back.epoch, 42);
+    ck_assert_uint_eq(back.desk, 1234567890123ULL);
+    ck_assert_uint_eq(back.seq, 99);
+    char tiny[5];
+    ck_assert_int_eq(money_round_id_format(&id, tiny, sizeof tiny), -ENOSPC);
+}
+END_TEST
+
+START_TEST(test_money_round_id_parse_rejects_garbage)
+{
+    money_round_id_t id;
+    const char *bad[] = {"",
+                         "1:2:3",
+                         "1:2:3:4:5",
+                         "a:2:3:4",
+                         "1:2:3:4x",
+                         "4294967296:1:1:1",
+                         "1:18446744073709551616:1:1",
+                         "1::3:4",
+                         "-1:2:3:4"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        ck_assert_msg(money_round_id_parse(bad[i], &id) == -EINVAL, "accepted %s", bad[i]);
+}
+END_TEST
+
+START_TEST(test_money_names_are_validated)
+{
+    ck_assert(money_valid_player("p-1_a.b"));
+    ck_assert(!money_valid_player(""));
+    ck_assert(!money_valid_player(NULL));
+    ck_assert(!money_valid_player("has space"));
+    ck_assert(!money_valid_player("brace}"));
+    ck_assert(!money_valid_player("colon:"));
+    char long_name[80];
+    memset(long_name, 'a', sizeof long_name - 1);
+    long_name[sizeof long_name - 1] = '\0';
+    ck_assert(!money_valid_player(long_name));
+    long_name[MONEY_NAME_MAX] = '\0';
+    ck_assert(money_valid_player(long_name));
+    ck_assert(money_valid_op_id("buyin:p1:17"));
+    ck_assert(!money_valid_op_id("x y"));
+}
+END_TEST
+
+static money_settlement_t sample(void)
+{
+    money_settlement_t s = {.round = {1, 2, 3, 4}, .game = "ddz", .nplayers = 3, .rake = 10};
+    s.players[0] = "a";
+    s.players[1] = "b";
+    s.players[2] = "c";
+    s.deltas[0] = 100;
+    s.deltas[1] = -60;
+    s.deltas[2] = -50;
+    return s;
+}
+
+START_TEST(test_money_settlement_check_explains_structural_errors)
+{
+    char err[160];
+    money_settlement_t s = sample();
+    ck_assert_int_eq(money_settlement_check(&s, err, sizeof err), 0);
+    s.players[2] = "a";
+    ck_assert_int_eq(money_settlement_check(&s, err, sizeof err), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "twice"));
+    s = sample();
+    s.nplayers = 0;
+    ck_assert_int_eq(money_settlement_check(&s, err, sizeof err), -EINVAL);
+    s = sample();
+    s.rake = -1;
+    ck_assert_int_eq(money_settlement_check(&s, err, sizeof err), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "rake"));
+    s = sample();
+    s.deltas[1] = MONEY_MAX_AMOUNT + 1;
+    ck_assert_int_eq(money_settlement_check(&s, err, sizeof err), -EINVAL);
+    s = sample();
+    s.game = "bad game";
+    ck_assert_int_eq(money_settlement_check(&s, err, sizeof err), -EINVAL);
+    /* The sum is the script's to judge: a bad sum passes the structural check. */
+    s = sample();
+    s.deltas[0] = 0;
+    ck_assert_int_eq(money_settlement_check(&s, err, sizeof err), 0);
+}
+END_TEST
+
+START_TEST(test_money_settle_command_carries_every_key_and_argument)
+{
+    money_settlement_t s = sample();
+    char *cmd;
+    size_t len;
+    ck_assert_int_eq(money_cmd_settle("game", &s, 0, &cmd, &len), 0);
+    /* EVALSHA sha numkeys + 3 fixed keys + 3 wallets + epoch rake ttl + 3 deltas = 15 args. */
+    ck_assert(strncmp(cmd, "*15\r\n", 5) == 0);
+    ck_assert_ptr_nonnull(memmem(cmd, len, money_script_sha(0), 40));
+    ck_assert_ptr_nonnull(memmem(cmd, len, "{croupier:money}:round:1:2:3:4", 30));
+    ck_assert_ptr_nonnull(memmem(cmd, len, "{croupier:lease:game}:epoch:1", 29));
+    ck_assert_ptr_nonnull(memmem(cmd, len, "{croupier:money}:wallet:c", 25));
+    free(cmd);
+    s.players[1] = "no spaces allowed";
+    ck_assert_int_eq(money_cmd_settle("game", &s, 0, &cmd, &len), -EINVAL);
+    ck_assert_int_eq(money_cmd_wallet(MONEY_KIND_BUYIN, "p", 0, "op1", 0, &cmd, &len), -EINVAL);
+    ck_assert_int_eq(money_cmd_wallet(MONEY_KIND_SETTLE, "p", 5, "op1", 0, &cmd, &len), -EINVAL);
+    ck_assert_int_eq(money_cmd_history("1:2:3", "ddz", "{}", 10, 0, &cmd, &len), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_money_script_shas_are_distinct_hex)
+{
+    for (int i = 0; i < MONEY_NSCRIPTS; i++) {
+        const char *sha = money_script_sha(i);
+        ck_assert_uint_eq(strlen(sha), 40);
+        ck_assert_uint_eq(strspn(sha, "0123456789abcdef"), 40);
+        for (int j = 0; j < i; j++)
+            ck_assert_str_ne(sha, money_script_sha(j));
+    }
+    ck_assert_ptr_null(money_script_sha(MONEY_NSCRIPTS));
+}
+END_TEST
+
+static redisReply *mk(int type, const char *str, long long integer)
+{
+    redisReply *r = calloc(1, sizeof *r);
+    r->type = type;
+    r->integer = integer;
+    if (str) {
+        r->str = strdup(str);
+        r->len = strlen(str);
+    }
+    return r;
+}
+
+static redisReply *mk_pair(long long flag, const char *value)
+{
+    redisReply *r = mk(REDIS_REPLY_ARRAY, NULL, 0);
+    r->elements = 2;
+    r->element = calloc(2, sizeof *r->element);
+    r->element[0] = mk(REDIS_REPLY_INTEGER, NULL, flag);
+    r->element[1] = mk(REDIS_REPLY_STRING, value, 0);
+    return r;
+}
+
+static void free_mk(redisReply *r)
+{
+    for (size_t i = 0; i < r->elements; i++)
+        free_mk(r->element[i]);
+    free(r->element);
+    free(r->str);
+    free(r);
+}
+
+START_TEST(test_money_reply_parse_maps_results_and_errors)
+{
+    money_result_t out;
+    redisReply *r = mk_pair(1, "190 40 -3");
+    ck_assert_int_eq(money_reply_parse(MONEY_KIND_SETTLE, r, &out), MONEY_REPLY_DONE);
+    ck_assert_int_eq(out.status, MONEY_OK);
+    ck_assert(!out.replayed);
+    ck_assert_uint_eq(out.nbalances, 3);
+    ck_assert_int_eq(out.balances[0], 190);
+    ck_assert_int_eq(out.balances[2], -3);
+    free_mk(r);
+
+    r = mk_pair(0, "5");
+    ck_assert_int_eq(money_reply_parse(MONEY_KIND_BUYIN, r, &out), MONEY_REPLY_DONE);
+    ck_assert(out.replayed);
+    ck_assert_int_eq(out.balances[0], 5);
+    free_mk(r);
+
+    r = mk_pair(1, "1700000000000-0");
+    ck_assert_int_eq(money_reply_parse(MONEY_KIND_HISTORY, r, &out), MONEY_REPLY_DONE);
+    ck_assert_str_eq(out.stream_id, "1700000000000-0");
+    free_mk(r);
+
+    r = mk(REDIS_REPLY_ERROR, "MONEY_BAD_SUM deltas sum to 5 but must sum to 0", 0);
+    ck_assert_int_eq(money_reply_parse(MONEY_KIND_SETTLE, r, &out), MONEY_REPLY_DONE);
+    ck_assert_int_eq(out.status, MONEY_ERR_BAD_SUM);
+    ck_assert_ptr_nonnull(strstr(out.error, "sum to 5"));
+    free_mk(r);
+
+    r = mk(REDIS_REPLY_ERROR, "NOSCRIPT No matching script", 0);
+    ck_assert_int_eq(money_reply_parse(MONEY_KIND_SETTLE, r, &out), MONEY_REPLY_RETRY);
+    free_mk(r);
+    r = mk(REDIS_REPLY_ERROR, "LOADING Redis is loading", 0);
+    ck_assert_int_eq(money_reply_parse(MONEY_KIND_SETTLE, r, &out), MONEY_REPLY_RETRY);
+    free_mk(r);
+    ck_assert_int_eq(money_reply_parse(MONEY_KIND_SETTLE, NULL, &out), MONEY_REPLY_RETRY);
+
+    r = mk_pair(1, "12 x");
+    ck_assert_int_eq(money_reply_parse(MONEY_KIND_SETTLE, r, &out), MONEY_REPLY_DONE);
+    ck_assert_int_eq(out.status, MONEY_ERR_REDIS);
+    free_mk(r);
+    r = mk(REDIS_REPLY_INTEGER, NULL, 3);
+    ck_assert_int_eq(money_reply_parse(MONEY_KIND_SETTLE, r, &out), MONEY_REPLY_DONE);
+    ck_assert_int_eq(out.status, MONEY_ERR_REDIS);
+    free_mk(r);
+}
+END_TEST
+
+START_TEST(test_money_history_builder_makes_a_replayable_record)
+{
+    money_round_id_t id = {1, 2, 3, 4};
+    json_t *h = money_history_new(&id, "holdem");
+    ck_assert_ptr_nonnull(h);
+    ck_assert(money_history_valid(h));
+    ck_assert_int_eq(money_history_add_seat(h, 0, "p1", false, 1000), 0);
+    ck_assert_int_eq(money_history_add_seat(h, 1, "bot7", true, 800), 0);
+    ck_assert_int_eq(money_history_add_card(h, 0, "As"), 0);
+    ck_assert_int_eq(money_history_add_card(h, -1, "Kd"), 0);
+    ck_assert_int_eq(money_history_add_action(h, 1, "raise", 40), 0);
+    ck_assert_int_eq(money_history_add_result(h, 0, -40), 0);
+    ck_assert_int_eq(money_history_add_card(h, -2, "Kd"), -EINVAL);
+    ck_assert_int_eq(money_history_add_seat(NULL, 0, "p", false, 1), -EINVAL);
+    ck_assert_str_eq(json_string_value(json_object_get(h, "round")), "1:2:3:4");
+    json_t *seats = json_object_get(h, "seats");
+    ck_assert_uint_eq(json_array_size(seats), 2);
+    ck_assert(json_is_true(json_object_get(json_array_get(seats, 1), "bot")));
+    ck_assert_uint_eq(json_array_size(json_object_get(h, "cards")), 2);
+    json_object_del(h, "actions");
+    ck_assert(!money_history_valid(h));
+    json_decref(h);
+    ck_assert_ptr_null(money_history_new(&id, "bad game"));
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("money");
+    TCase *tc = tcase_create("ids");
+    tcase_add_test(tc, test_money_round_id_round_trips);
+    tcase_add_test(tc, test_money_round_id_parse_rejects_garbage);
+    tcase_add_test(tc, test_money_names_are_validated);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("commands");
+    tcase_add_test(tc, test_money_settlement_check_explains_structural_errors);
+    tcase_add_test(tc, test_money_settle_command_carries_every_key_and_argument);
+    tcase_add_test(tc, test_money_script_shas_are_distinct_hex);
+    tcase_add_test(tc, test_money_reply_parse_maps_results_and_errors);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("history");
+    tcase_add_test(tc, test_money_history_builder_makes_a_replayable_record);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_ENV);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
