@@ -1,0 +1,166 @@
+/*
+ * Unit tests for the hold'em hand evaluator (games/holdem/holdem_eval.h): all 5-card and all
+ * 6-card hands against the counts in ../shared/oracles/poker-eval.md (and, for six cards, the
+ * published table in Wikipedia's "Poker probability"), the class counts of docs/rules/holdem.md
+ * section "Hand ranking", and card parsing. The 7-card enumeration is in
+ * test_holdem_eval_heavy.c.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "holdem_eval.h"
+
+static int value_of(const char *s)
+{
+    uint8_t c[7];
+    int n = holdem_cards_parse(s, c, 7);
+    ck_assert_int_ge(n, 5);
+    return holdem_eval_cards(c, n);
+}
+
+START_TEST(test_eval_counts_every_five_card_hand)
+{
+    /* oracles/poker-eval.md, "All 5-card hands". */
+    static const uint64_t want[HOLDEM_CATEGORIES] = {1302540, 1098240, 123552, 54912, 10200,
+                                                     5108,    3744,    624,    40};
+    static const int want_classes[HOLDEM_CATEGORIES] = {1277, 2860, 858, 858, 10,
+                                                        1277, 156,  156, 10};
+    uint64_t got[HOLDEM_CATEGORIES] = {0};
+    static uint8_t seen[HOLDEM_VALUE_MAX + 1];
+    memset(seen, 0, sizeof seen);
+    uint64_t total = 0, bad = 0;
+    for (int a = 0; a < 52; a++) {
+        holdem_hand_t ha = holdem_hand_add(holdem_hand_empty(), a);
+        for (int b = a + 1; b < 52; b++) {
+            holdem_hand_t hb = holdem_hand_add(ha, b);
+            for (int c = b + 1; c < 52; c++) {
+                holdem_hand_t hc = holdem_hand_add(hb, c);
+                for (int d = c + 1; d < 52; d++) {
+                    holdem_hand_t hd = holdem_hand_add(hc, d);
+                    for (int e = d + 1; e < 52; e++) {
+                        uint16_t v = holdem_hand_value(holdem_hand_add(hd, e));
+                        /* no ck_assert in the loop: each one writes to check's pipe */
+                        bad += v < 1 || v > HOLDEM_VALUE_MAX;
+                        got[holdem_value_category(v)]++;
+                        seen[v] = 1;
+                        total++;
+                    }
+                }
+            }
+        }
+    }
+    ck_assert_uint_eq(bad, 0);
+    ck_assert_uint_eq(total, 2598960);
+    for (int i = 0; i < HOLDEM_CATEGORIES; i++)
+        ck_assert_msg(got[i] == want[i], "%s: %llu, expected %llu", holdem_category_name(i),
+                      (unsigned long long)got[i], (unsigned long long)want[i]);
+    int classes = 0, per_cat[HOLDEM_CATEGORIES] = {0};
+    for (int v = 1; v <= HOLDEM_VALUE_MAX; v++)
+        if (seen[v]) {
+            classes++;
+            per_cat[holdem_value_category((uint16_t)v)]++;
+        }
+    ck_assert_int_eq(classes, 7462);
+    for (int i = 0; i < HOLDEM_CATEGORIES; i++)
+        ck_assert_int_eq(per_cat[i], want_classes[i]);
+}
+END_TEST
+
+START_TEST(test_eval_counts_every_six_card_hand)
+{
+    /* Wikipedia, "Poker probability", 6-card hands table (sums to C(52,6) = 20,358,520). */
+    static const uint64_t want[HOLDEM_CATEGORIES] = {6612900, 9730740, 2532816, 732160, 361620,
+                                                     205792,  165984,  14664,   1844};
+    uint64_t got[HOLDEM_CATEGORIES] = {0};
+    uint64_t total = 0;
+    for (int a = 0; a < 52; a++) {
+        holdem_hand_t ha = holdem_hand_add(holdem_hand_empty(), a);
+        for (int b = a + 1; b < 52; b++) {
+            holdem_hand_t hb = holdem_hand_add(ha, b);
+            for (int c = b + 1; c < 52; c++) {
+                holdem_hand_t hc = holdem_hand_add(hb, c);
+                for (int d = c + 1; d < 52; d++) {
+                    holdem_hand_t hd = holdem_hand_add(hc, d);
+                    for (int e = d + 1; e < 52; e++) {
+                        holdem_hand_t he = holdem_hand_add(hd, e);
+                        for (int f = e + 1; f < 52; f++) {
+                            got[holdem_value_category(holdem_hand_value(holdem_hand_add(he, f)))]++;
+                            total++;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    ck_assert_uint_eq(total, 20358520);
+    for (int i = 0; i < HOLDEM_CATEGORIES; i++)
+        ck_assert_msg(got[i] == want[i], "%s: %llu, expected %llu", holdem_category_name(i),
+                      (unsigned long long)got[i], (unsigned long long)want[i]);
+}
+END_TEST
+
+START_TEST(test_eval_orders_known_hands)
+{
+    ck_assert_int_eq(value_of("AsKsQsJsTs9h2c"), HOLDEM_VALUE_MAX);
+    ck_assert_int_eq(holdem_value_category((uint16_t)value_of("5d4c3h2sAd")), HOLDEM_STRAIGHT);
+    /* The wheel is the lowest straight, below six-high. */
+    ck_assert_int_lt(value_of("5d4c3h2sAd"), value_of("6d5c4h3s2d"));
+    ck_assert_int_eq(holdem_value_rank_in_category((uint16_t)value_of("5d4c3h2sAd")), 1);
+    /* Lowest hand: 7-5-4-3-2 offsuit is value 1. */
+    ck_assert_int_eq(value_of("7d5c4h3s2d"), 1);
+    /* Two pair with the best kicker among seven cards (third pair counts as a kicker). */
+    ck_assert_int_eq(value_of("KdKcQhQs2d2cAs"), value_of("KdKcQhQsAs"));
+    ck_assert_int_gt(value_of("KdKcQhQs3d3c4s"), value_of("KdKcQhQs2d"));
+    /* Two sets of trips make a full house with the higher trips. */
+    ck_assert_int_eq(value_of("9d9c9h8s8d8c2s"), value_of("9d9c9h8s8d"));
+    /* A flush beats the straight also present in the same seven cards. */
+    ck_assert_int_eq(holdem_value_category((uint16_t)value_of("9h8h7h6s5h2h3c")), HOLDEM_FLUSH);
+    ck_assert_int_eq(holdem_value_category((uint16_t)value_of("AhAdAcAs2h3h4h")),
+                     HOLDEM_FOUR_OF_A_KIND);
+    ck_assert_int_eq(value_of("AhKhQhJhTh"), value_of("AsKsQsJsTs"));
+}
+END_TEST
+
+START_TEST(test_eval_refuses_bad_cards)
+{
+    uint8_t c[8];
+    ck_assert_int_eq(holdem_card_parse("Xs"), -EINVAL);
+    ck_assert_int_eq(holdem_card_parse("Ax"), -EINVAL);
+    ck_assert_int_eq(holdem_card_parse("A"), -EINVAL);
+    ck_assert_int_eq(holdem_card_parse("as"), 51);
+    ck_assert_int_eq(holdem_card_parse("2c"), 0);
+    ck_assert_int_eq(holdem_cards_parse("AsAs", c, 8), -EINVAL);
+    ck_assert_int_eq(holdem_cards_parse("AsK", c, 8), -EINVAL);
+    ck_assert_int_eq(holdem_cards_parse("AsKsQsJsTs9s8s7s6s", c, 8), -E2BIG);
+    uint8_t dup[5] = {1, 2, 3, 4, 4};
+    ck_assert_int_eq(holdem_eval_cards(dup, 5), -EINVAL);
+    uint8_t bad[5] = {1, 2, 3, 4, 52};
+    ck_assert_int_eq(holdem_eval_cards(bad, 5), -EINVAL);
+    ck_assert_int_eq(holdem_eval_cards(bad, 4), -EINVAL);
+    char buf[3];
+    for (int i = 0; i < 52; i++)
+        ck_assert_int_eq(holdem_card_parse(holdem_card_format(i, buf)), i);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("holdem_eval");
+    TCase *tc = tcase_create("enumeration");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_eval_counts_every_five_card_hand);
+    tcase_add_test(tc, test_eval_counts_every_six_card_hand);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("values");
+    tcase_add_test(tc, test_eval_orders_known_hands);
+    tcase_add_test(tc, test_eval_refuses_bad_cards);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_ENV);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
