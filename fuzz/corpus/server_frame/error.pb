@@ -1,0 +1,1 @@
+j#frame of 70000 bytes, cap 65536

@@ -1,0 +1,1 @@
+ªÒ	gateway draining

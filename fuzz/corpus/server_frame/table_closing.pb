@@ -1,0 +1,1 @@
+	šserver restartingÀÏ$

@@ -1,0 +1,103 @@
+/*
+ * Shared body of the frame fuzzers: fuzz_client_frame.c, fuzz_server_frame.c and
+ * fuzz_rpc_frame.c each define FUZZ_TYPE (ClientMessage...) and FUZZ_NAME (client...) and
+ * include this file.
+ *
+ * Each input is used twice: as one payload for frame_unpack_<name>() (deep coverage of the
+ * unpack and the checks), and as a byte stream for frame_read_<name>() over an evbuffer (the
+ * framing loop). Every message the codec accepts must re-encode, decode again and re-encode to
+ * the same bytes (canonical fixed point); anything else aborts, which libFuzzer reports.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+
+#include "frame.h"
+
+#define FUZZ_CAT2(a, b) a##b
+#define FUZZ_CAT(a, b) FUZZ_CAT2(a, b)
+#define FUZZ_UNPACK FUZZ_CAT(frame_unpack_, FUZZ_NAME)
+#define FUZZ_READ FUZZ_CAT(frame_read_, FUZZ_NAME)
+#define FUZZ_FREE FUZZ_CAT(frame_free_, FUZZ_NAME)
+
+static const frame_limits_t fuzz_limits = {
+    .max_frame = 16 * 1024,
+    .budget_factor = FRAME_DEFAULT_BUDGET_FACTOR,
+    .budget_floor = FRAME_DEFAULT_BUDGET_FLOOR,
+    .max_string = 1024,
+};
+
+/* Re-encoding may grow a message (packed repeated fields come back unpacked): allow 3x. */
+static const frame_limits_t fuzz_limits_big = {
+    .max_frame = 3 * 16 * 1024 + 64,
+    .budget_factor = FRAME_DEFAULT_BUDGET_FACTOR,
+    .budget_floor = FRAME_DEFAULT_BUDGET_FLOOR,
+    .max_string = 1024,
+};
+
+static void fuzz_die(const char *what, const frame_error_t *err)
+{
+    fprintf(stderr, "fuzz invariant broken: %s (%s: %s)\n", what, frame_error_code_name(err->code),
+            err->detail);
+    abort();
+}
+
+/* Accepted messages must survive encode -> decode -> encode unchanged. */
+static void fuzz_roundtrip(const FUZZ_TYPE *m)
+{
+    static uint8_t a[3 * 16 * 1024 + 64], b[3 * 16 * 1024 + 64];
+    frame_error_t err;
+    ssize_t na = frame_encode(&m->base, &fuzz_limits_big, a, sizeof a, &err);
+    if (na < 0)
+        fuzz_die("accepted message does not encode", &err);
+    FUZZ_TYPE *again =
+        FUZZ_UNPACK(a + FRAME_HEADER_SIZE, (size_t)na - FRAME_HEADER_SIZE, &fuzz_limits_big, &err);
+    if (again == NULL)
+        fuzz_die("re-encoded message does not decode", &err);
+    ssize_t nb = frame_encode(&again->base, &fuzz_limits_big, b, sizeof b, &err);
+    if (nb != na || memcmp(a, b, (size_t)na) != 0)
+        fuzz_die("second encoding differs", &err);
+    FUZZ_FREE(again);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    frame_error_t err;
+    FUZZ_TYPE *m = FUZZ_UNPACK(data, size, &fuzz_limits, &err);
+    if (m != NULL) {
+        fuzz_roundtrip(m);
+        FUZZ_FREE(m);
+    } else if (err.code == CROUPIER__ERROR_CODE__OK || err.detail[0] == '\0') {
+        fuzz_die("refusal without a reason", &err);
+    }
+
+    struct evbuffer *in = evbuffer_new();
+    if (in == NULL)
+        abort();
+    /* Feed in two pieces so a frame can straddle the boundary. */
+    size_t half = size / 2;
+    evbuffer_add(in, data, half);
+    for (int pass = 0; pass < 2; pass++) {
+        frame_result_t r;
+        unsigned frames = 0;
+        while ((r = FUZZ_READ(in, &fuzz_limits, &m, &err)) != FRAME_NEED_MORE) {
+            if (r == FRAME_TOO_LARGE)
+                break;
+            if (r == FRAME_OK) {
+                fuzz_roundtrip(m);
+                FUZZ_FREE(m);
+            }
+            if (++frames > size + 1)
+                fuzz_die("decoder loops without consuming", &err);
+        }
+        if (r == FRAME_TOO_LARGE)
+            break;
+        if (pass == 0)
+            evbuffer_add(in, data + half, size - half);
+    }
+    evbuffer_free(in);
+    return 0;
+}

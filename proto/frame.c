@@ -1,0 +1,988 @@
+/*
+ * frame -- framing, budgeted unpacking and checking of the croupier protocols. See frame.h.
+ */
+#include "frame.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const frame_limits_t frame_limits_default = {
+    .max_frame = FRAME_DEFAULT_MAX,
+    .budget_factor = FRAME_DEFAULT_BUDGET_FACTOR,
+    .budget_floor = FRAME_DEFAULT_BUDGET_FLOOR,
+    .max_string = FRAME_DEFAULT_MAX_STRING,
+};
+
+static const frame_limits_t *limits_or_default(const frame_limits_t *lim)
+{
+    return lim != NULL ? lim : &frame_limits_default;
+}
+
+/* Fills err (if any) with code and a printf-style detail. Returns -EINVAL for convenience. */
+static int fail(frame_error_t *err, Croupier__ErrorCode code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int fail(frame_error_t *err, Croupier__ErrorCode code, const char *fmt, ...)
+{
+    if (err != NULL) {
+        err->code = code;
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->detail, sizeof err->detail, fmt, ap);
+        va_end(ap);
+    }
+    return -EINVAL;
+}
+
+static void error_reset(frame_error_t *err)
+{
+    if (err != NULL) {
+        err->code = CROUPIER__ERROR_CODE__OK;
+        err->alloc_bytes = 0;
+        err->detail[0] = '\0';
+    }
+}
+
+bool frame_card_valid(uint8_t code)
+{
+    unsigned rank = code >> 2, suit = code & 3u;
+    if (rank >= 2 && rank <= 14)
+        return true;
+    return rank == 15 && suit <= 1;
+}
+
+/*
+ * Strict UTF-8 (RFC 3629): shortest forms only, no UTF-16 surrogates, nothing above
+ * U+10FFFF. NUL is refused too: protobuf-c hands strings out NUL-terminated, so a NUL inside
+ * would silently cut the string short for every reader.
+ */
+bool frame_utf8_valid(const uint8_t *s, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        uint8_t c = s[i];
+        if (c == 0)
+            return false;
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t n;
+        uint32_t cp, min;
+        if ((c & 0xE0) == 0xC0) {
+            n = 1, cp = c & 0x1F, min = 0x80;
+        } else if ((c & 0xF0) == 0xE0) {
+            n = 2, cp = c & 0x0F, min = 0x800;
+        } else if ((c & 0xF8) == 0xF0) {
+            n = 3, cp = c & 0x07, min = 0x10000;
+        } else {
+            return false;
+        }
+        if (len - i - 1 < n)
+            return false;
+        for (size_t k = 1; k <= n; k++) {
+            uint8_t cc = s[i + k];
+            if ((cc & 0xC0) != 0x80)
+                return false;
+            cp = (cp << 6) | (cc & 0x3F);
+        }
+        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+            return false;
+        i += n + 1;
+    }
+    return true;
+}
+
+const char *frame_result_name(frame_result_t r)
+{
+    switch (r) {
+    case FRAME_OK:
+        return "ok";
+    case FRAME_NEED_MORE:
+        return "need_more";
+    case FRAME_TOO_LARGE:
+        return "too_large";
+    case FRAME_MALFORMED:
+        return "malformed";
+    }
+    return "unknown";
+}
+
+const char *frame_error_code_name(int code)
+{
+    const ProtobufCEnumValue *v =
+        protobuf_c_enum_descriptor_get_value(&croupier__error_code__descriptor, code);
+    return v != NULL ? v->name : "UNKNOWN";
+}
+
+/* ---- the budget allocator --------------------------------------------------------------- */
+
+/*
+ * protobuf-c allocates everything an unpack makes (the message structs, repeated arrays,
+ * strings, unknown fields, its own scratch slabs) through a ProtobufCAllocator. This one counts
+ * the bytes handed out and refuses once the total would pass the budget; protobuf-c then frees
+ * what it made and returns NULL. The count is cumulative (frees don't give budget back), which
+ * is simpler and stricter. Memory comes from malloc, so one stateless free serves every
+ * message whatever budget it was unpacked with.
+ */
+typedef struct budget {
+    size_t left;
+    size_t used;
+    bool exhausted;
+} budget_t;
+
+static void *budget_alloc(void *data, size_t size)
+{
+    budget_t *b = data;
+    if (size > b->left) {
+        b->exhausted = true;
+        return NULL;
+    }
+    void *p = malloc(size);
+    if (p == NULL)
+        return NULL;
+    b->left -= size;
+    b->used += size;
+    return p;
+}
+
+static void budget_free(void *data, void *p)
+{
+    (void)data;
+    free(p);
+}
+
+static void *refuse_alloc(void *data, size_t size)
+{
+    (void)data;
+    (void)size;
+    return NULL;
+}
+
+/* Frees messages made by budget_alloc (its free needs no state). */
+static ProtobufCAllocator free_allocator = {refuse_alloc, budget_free, NULL};
+
+/* ---- the wire pass: strings ------------------------------------------------------------- */
+
+/* Reads a varint at *pos; returns false if it runs past end or past 10 bytes. */
+static bool wire_varint(const uint8_t *p, size_t len, size_t *pos, uint64_t *out)
+{
+    uint64_t v = 0;
+    for (unsigned shift = 0; shift < 70; shift += 7) {
+        if (*pos >= len)
+            return false;
+        uint8_t b = p[(*pos)++];
+        v |= (uint64_t)(b & 0x7F) << shift;
+        if ((b & 0x80) == 0) {
+            *out = v;
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
+ * Walks the raw protobuf bytes of a message of type desc and checks every known string field
+ * (valid UTF-8, no NUL, at most max_string bytes) and, recursively, every known sub-message,
+ * before protobuf-c sees them: after unpack the length of a string with a NUL inside is lost.
+ * Structure errors found on the way are reported as MALFORMED_FRAME; unknown fields are only
+ * skipped (protobuf-c keeps them, inside the allocation budget).
+ */
+static int wire_check(const ProtobufCMessageDescriptor *desc, const uint8_t *p, size_t len,
+                      const char *path, unsigned depth, const frame_limits_t *lim,
+                      frame_error_t *err)
+{
+    if (depth > FRAME_MAX_DEPTH)
+        return fail(err, CROUPIER__ERROR_CODE__MALFORMED_FRAME, "%s: nested too deep", path);
+    size_t pos = 0;
+    while (pos < len) {
+        uint64_t tag, n;
+        if (!wire_varint(p, len, &pos, &tag))
+            return fail(err, CROUPIER__ERROR_CODE__MALFORMED_FRAME, "%s: truncated tag", path);
+        uint64_t id = tag >> 3;
+        switch (tag & 7) {
+        case 0:
+            if (!wire_varint(p, len, &pos, &n))
+                return fail(err, CROUPIER__ERROR_CODE__MALFORMED_FRAME, "%s: truncated varint",
+                            path);
+            break;
+        case 1:
+        case 5: {
+            size_t w = (tag & 7) == 1 ? 8 : 4;
+            if (len - pos < w)
+                return fail(err, CROUPIER__ERROR_CODE__MALFORMED_FRAME, "%s: truncated fixed field",
+                            path);
+            pos += w;
+            break;
+        }
+        case 2: {
+            if (!wire_varint(p, len, &pos, &n) || n > len - pos)
+                return fail(err, CROUPIER__ERROR_CODE__MALFORMED_FRAME,
+                            "%s: truncated length-delimited field", path);
+            const ProtobufCFieldDescriptor *f =
+                id <= UINT32_MAX ? protobuf_c_message_descriptor_get_field(desc, (unsigned)id)
+                                 : NULL;
+            if (f != NULL && f->type == PROTOBUF_C_TYPE_STRING) {
+                if (n > lim->max_string)
+                    return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                                "%s.%s: string of %" PRIu64 " bytes, at most %zu", path, f->name, n,
+                                lim->max_string);
+                if (!frame_utf8_valid(p + pos, (size_t)n))
+                    return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                                "%s.%s: not valid UTF-8 (or holds NUL)", path, f->name);
+            } else if (f != NULL && f->type == PROTOBUF_C_TYPE_MESSAGE) {
+                char subpath[256];
+                snprintf(subpath, sizeof subpath, "%s.%s", path, f->name);
+                int rc =
+                    wire_check(f->descriptor, p + pos, (size_t)n, subpath, depth + 1, lim, err);
+                if (rc < 0)
+                    return rc;
+            }
+            pos += (size_t)n;
+            break;
+        }
+        default:
+            return fail(err, CROUPIER__ERROR_CODE__MALFORMED_FRAME, "%s: unsupported wire type %u",
+                        path, (unsigned)(tag & 7));
+        }
+    }
+    return 0;
+}
+
+/* ---- the descriptor walk: enums, oneofs, cards, pointers -------------------------------- */
+
+/* True when the enum's zero value is a "not set" marker (FOO_UNSPECIFIED). */
+static bool enum_zero_is_unspecified(const ProtobufCEnumDescriptor *ed)
+{
+    const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(ed, 0);
+    if (v == NULL)
+        return false;
+    size_t n = strlen(v->name);
+    return n >= 11 && strcmp(v->name + n - 11, "UNSPECIFIED") == 0;
+}
+
+static int check_cards(const ProtobufCBinaryData *b, const char *path, const char *field,
+                       frame_error_t *err)
+{
+    if (b->len > FRAME_MAX_CARDS)
+        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s.%s: %zu cards, at most %d", path,
+                    field, b->len, FRAME_MAX_CARDS);
+    if (b->len > 0 && b->data == NULL)
+        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s.%s: NULL data", path, field);
+    for (size_t i = 0; i < b->len; i++)
+        if (!frame_card_valid(b->data[i]))
+            return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                        "%s.%s: byte %zu is not a card code (0x%02x)", path, field, i, b->data[i]);
+    return 0;
+}
+
+static int walk_message(const ProtobufCMessage *m, const char *path, unsigned depth,
+                        const frame_limits_t *lim, frame_error_t *err);
+
+/* Checks one value of field f (element k of a repeated field, or the single value). */
+static int walk_value(const ProtobufCFieldDescriptor *f, const void *elems, size_t k,
+                      const char *path, unsigned depth, const frame_limits_t *lim,
+                      frame_error_t *err)
+{
+    switch (f->type) {
+    case PROTOBUF_C_TYPE_ENUM: {
+        int v = ((const int *)elems)[k];
+        if (protobuf_c_enum_descriptor_get_value(f->descriptor, v) == NULL)
+            return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s.%s: %d is not a %s value", path,
+                        f->name, v, ((const ProtobufCEnumDescriptor *)f->descriptor)->short_name);
+        if (v == 0 && f->label == PROTOBUF_C_LABEL_REQUIRED &&
+            enum_zero_is_unspecified(f->descriptor))
+            return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s.%s: unspecified", path,
+                        f->name);
+        return 0;
+    }
+    case PROTOBUF_C_TYPE_STRING: {
+        const char *s = ((char *const *)elems)[k];
+        if (s == NULL)
+            return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s.%s: NULL string", path,
+                        f->name);
+        size_t n = strlen(s);
+        if (n > lim->max_string)
+            return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                        "%s.%s: string of %zu bytes, at most %zu", path, f->name, n,
+                        lim->max_string);
+        if (!frame_utf8_valid((const uint8_t *)s, n))
+            return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s.%s: not valid UTF-8", path,
+                        f->name);
+        return 0;
+    }
+    case PROTOBUF_C_TYPE_BYTES:
+        /* Every bytes field of the protocol is a list of card codes. */
+        return check_cards(&((const ProtobufCBinaryData *)elems)[k], path, f->name, err);
+    case PROTOBUF_C_TYPE_MESSAGE: {
+        const ProtobufCMessage *sub = ((ProtobufCMessage *const *)elems)[k];
+        if (sub == NULL)
+            return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s.%s: missing", path, f->name);
+        char subpath[256];
+        snprintf(subpath, sizeof subpath, "%s.%s", path, f->name);
+        return walk_message(sub, subpath, depth + 1, lim, err);
+    }
+    default:
+        return 0;
+    }
+}
+
+/*
+ * Generic checks of a message, driven by its descriptor: every enum value is defined (and
+ * required enums are not *_UNSPECIFIED), every oneof case names one of its fields, strings are
+ * UTF-8 and within max_string, bytes fields hold card codes, message and string pointers that
+ * must be there are. Works the same on unpacked and hand-built messages.
+ */
+static int walk_message(const ProtobufCMessage *m, const char *path, unsigned depth,
+                        const frame_limits_t *lim, frame_error_t *err)
+{
+    const ProtobufCMessageDescriptor *d = m->descriptor;
+    if (d == NULL || d->magic != PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC)
+        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s: not a message", path);
+    if (depth > FRAME_MAX_DEPTH)
+        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s: nested too deep", path);
+    const char *base = (const char *)m;
+    for (unsigned i = 0; i < d->n_fields; i++) {
+        const ProtobufCFieldDescriptor *f = &d->fields[i];
+        const void *member = base + f->offset;
+        const void *elems = member;
+        size_t count = 1;
+        if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+            count = *(const size_t *)(base + f->quantifier_offset);
+            elems = *(void *const *)member;
+            if (count > 0 && elems == NULL)
+                return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s.%s: NULL array", path,
+                            f->name);
+        } else if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
+            uint32_t which = *(const uint32_t *)(base + f->quantifier_offset);
+            bool known = which == 0;
+            for (unsigned j = 0; j < d->n_fields && !known; j++)
+                known = d->fields[j].quantifier_offset == f->quantifier_offset &&
+                        (d->fields[j].flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+                        d->fields[j].id == which;
+            if (!known)
+                return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                            "%s: oneof case %u is not a field", path, which);
+            if (which != f->id)
+                continue;
+        } else if (f->label == PROTOBUF_C_LABEL_OPTIONAL) {
+            if (f->type == PROTOBUF_C_TYPE_MESSAGE || f->type == PROTOBUF_C_TYPE_STRING) {
+                const void *ptr = *(void *const *)member;
+                if (ptr == NULL || ptr == f->default_value)
+                    continue;
+            } else if (!*(const protobuf_c_boolean *)(base + f->quantifier_offset)) {
+                continue;
+            }
+        }
+        for (size_t k = 0; k < count; k++) {
+            int rc = walk_value(f, elems, k, path, depth, lim, err);
+            if (rc < 0)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+/* ---- per-message rules ------------------------------------------------------------------ */
+
+static int check_game_name(const char *g, const char *path, frame_error_t *err)
+{
+    size_t n = strlen(g);
+    if (n == 0 || n > 32)
+        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s.game: 1..32 bytes", path);
+    for (size_t i = 0; i < n; i++) {
+        char c = g[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-'))
+            return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                        "%s.game: only a-z, 0-9, '_' and '-'", path);
+    }
+    return 0;
+}
+
+static int check_join(const Croupier__Join *j, const char *path, frame_error_t *err)
+{
+    int rc = check_game_name(j->game, path, err);
+    if (rc < 0)
+        return rc;
+    if (j->stake <= 0)
+        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s.stake: must be > 0", path);
+    return 0;
+}
+
+static int check_shedding(const Croupier__SheddingAction *a, const char *path, frame_error_t *err)
+{
+    switch (a->move) {
+    case CROUPIER__SHEDDING_MOVE__SHEDDING_PLAY:
+        if (!a->has_cards || a->cards.len == 0)
+            return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                        "%s.shedding.cards: PLAY needs at least one card", path);
+        if (a->has_bid)
+            return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s.shedding.bid: only with BID",
+                        path);
+        return 0;
+    case CROUPIER__SHEDDING_MOVE__SHEDDING_PASS:
+    case CROUPIER__SHEDDING_MOVE__SHEDDING_BID:
+        if (a->has_cards)
+            return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s.shedding.cards: only with PLAY",
+                        path);
+        if ((a->move == CROUPIER__SHEDDING_MOVE__SHEDDING_BID) != (bool)a->has_bid)
+            return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                        "%s.shedding.bid: required with BID and only with BID", path);
+        return 0;
+    default:
+        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s.shedding.move: unspecified", path);
+    }
+}
+
+static int check_holdem(const Croupier__HoldemAction *a, const char *path, frame_error_t *err)
+{
+    bool sized = a->move == CROUPIER__HOLDEM_MOVE__HOLDEM_BET ||
+                 a->move == CROUPIER__HOLDEM_MOVE__HOLDEM_RAISE;
+    if (sized && (!a->has_amount || a->amount <= 0))
+        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                    "%s.holdem.amount: required for BET/RAISE and > 0", path);
+    if (!sized && a->has_amount)
+        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s.holdem.amount: only with BET/RAISE",
+                    path);
+    return 0;
+}
+
+static int check_blackjack(const Croupier__BlackjackAction *a, const char *path, frame_error_t *err)
+{
+    bool bet = a->move == CROUPIER__BLACKJACK_MOVE__BJ_BET;
+    bool ins = a->move == CROUPIER__BLACKJACK_MOVE__BJ_INSURANCE;
+    if (bet && (!a->has_amount || a->amount <= 0))
+        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                    "%s.blackjack.amount: required for BET and > 0", path);
+    if (!bet && a->has_amount)
+        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s.blackjack.amount: only with BET",
+                    path);
+    if (ins != (bool)a->has_insure)
+        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                    "%s.blackjack.insure: required with INSURANCE and only with it", path);
+    if (a->has_hand && a->hand >= 8)
+        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s.blackjack.hand: at most 7", path);
+    return 0;
+}
+
+static int check_action(const Croupier__Action *a, const char *path, frame_error_t *err)
+{
+    switch (a->kind_case) {
+    case CROUPIER__ACTION__KIND_SHEDDING:
+        return check_shedding(a->shedding, path, err);
+    case CROUPIER__ACTION__KIND_HOLDEM:
+        return check_holdem(a->holdem, path, err);
+    case CROUPIER__ACTION__KIND_BLACKJACK:
+        return check_blackjack(a->blackjack, path, err);
+    default:
+        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s: no move", path);
+    }
+}
+
+static int check_error_msg(const Croupier__Error *e, const char *path, frame_error_t *err)
+{
+    if (e->code == CROUPIER__ERROR_CODE__OK)
+        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s.code: an error cannot be OK", path);
+    return 0;
+}
+
+/* Rules for ClientMessage beyond the generic walk. */
+static int rules_client(const Croupier__ClientMessage *m, frame_error_t *err)
+{
+    if (m->request_id == 0)
+        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                    "ClientMessage.request_id: must be non-zero");
+    switch (m->body_case) {
+    case CROUPIER__CLIENT_MESSAGE__BODY_LOGIN:
+        if (m->login->token[0] == '\0')
+            return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "ClientMessage.login.token: empty");
+        return 0;
+    case CROUPIER__CLIENT_MESSAGE__BODY_JOIN:
+        return check_join(m->join, "ClientMessage.join", err);
+    case CROUPIER__CLIENT_MESSAGE__BODY_ACTION:
+        return check_action(m->action, "ClientMessage.action", err);
+    case CROUPIER__CLIENT_MESSAGE__BODY_LEAVE:
+    case CROUPIER__CLIENT_MESSAGE__BODY_RESUME:
+    case CROUPIER__CLIENT_MESSAGE__BODY_PING:
+        return 0;
+    default:
+        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                    "ClientMessage: no body (or one this version does not know)");
+    }
+}
+
+/* Rules for ServerMessage beyond the generic walk. */
+static int rules_server(const Croupier__ServerMessage *m, const char *path, frame_error_t *err)
+{
+    char sub[128];
+    switch (m->body_case) {
+    case CROUPIER__SERVER_MESSAGE__BODY_RESULT:
+        if (m->result->error != NULL) {
+            snprintf(sub, sizeof sub, "%s.result.error", path);
+            return check_error_msg(m->result->error, sub, err);
+        }
+        return 0;
+    case CROUPIER__SERVER_MESSAGE__BODY_ERROR:
+        snprintf(sub, sizeof sub, "%s.error", path);
+        return check_error_msg(m->error, sub, err);
+    case CROUPIER__SERVER_MESSAGE__BODY_PLAY:
+        snprintf(sub, sizeof sub, "%s.play.action", path);
+        return check_action(m->play->action, sub, err);
+    case CROUPIER__SERVER_MESSAGE__BODY_JOINED:
+        snprintf(sub, sizeof sub, "%s.joined", path);
+        return check_join(&(Croupier__Join){.game = m->joined->game, .stake = m->joined->stake},
+                          sub, err);
+    case CROUPIER__SERVER_MESSAGE__BODY_MOVED:
+        snprintf(sub, sizeof sub, "%s.moved.to", path);
+        return check_join(
+            &(Croupier__Join){.game = m->moved->to->game, .stake = m->moved->to->stake}, sub, err);
+    case CROUPIER__SERVER_MESSAGE__BODY_ROUND_END: {
+        const Croupier__RoundEnd *r = m->round_end;
+        bool voided = r->outcome == CROUPIER__ROUND_OUTCOME__OUTCOME_VOIDED;
+        bool has_reason = r->has_void_reason && r->void_reason != CROUPIER__VOID_REASON__VOID_NONE;
+        if (voided != has_reason)
+            return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                        "%s.round_end.void_reason: required when voided, only then", path);
+        if (r->round_id[0] == '\0')
+            return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s.round_end.round_id: empty",
+                        path);
+        if (r->has_rake && r->rake < 0)
+            return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s.round_end.rake: negative",
+                        path);
+        return 0;
+    }
+    case CROUPIER__SERVER_MESSAGE__BODY_LOGIN_RESULT:
+    case CROUPIER__SERVER_MESSAGE__BODY_SNAPSHOT:
+    case CROUPIER__SERVER_MESSAGE__BODY_DEAL:
+    case CROUPIER__SERVER_MESSAGE__BODY_TURN:
+    case CROUPIER__SERVER_MESSAGE__BODY_TABLE_CLOSING:
+    case CROUPIER__SERVER_MESSAGE__BODY_GO_AWAY:
+    case CROUPIER__SERVER_MESSAGE__BODY_PONG:
+        return 0;
+    default:
+        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                    "%s: no body (or one this version does not know)", path);
+    }
+}
+
+/* Rules for RpcFrame beyond the generic walk. */
+static int rules_rpc(const Croupier__RpcFrame *m, frame_error_t *err)
+{
+    bool request = false, player = false, player_request = false;
+    switch (m->body_case) {
+    case CROUPIER__RPC_FRAME__BODY_HELLO:
+        request = true;
+        if (m->hello->version == 0 || m->hello->gate_id[0] == '\0')
+            return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                        "RpcFrame.hello: version and gate_id required");
+        break;
+    case CROUPIER__RPC_FRAME__BODY_HELLO_ACK:
+        if (m->hello_ack->version == 0 || m->hello_ack->server_id[0] == '\0')
+            return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                        "RpcFrame.hello_ack: version and server_id required");
+        break;
+    case CROUPIER__RPC_FRAME__BODY_PING:
+        request = true;
+        break;
+    case CROUPIER__RPC_FRAME__BODY_PONG:
+        break;
+    case CROUPIER__RPC_FRAME__BODY_JOIN: {
+        request = player = player_request = true;
+        int rc = check_join(m->join, "RpcFrame.join", err);
+        if (rc < 0)
+            return rc;
+        break;
+    }
+    case CROUPIER__RPC_FRAME__BODY_ACTION: {
+        request = player = player_request = true;
+        int rc = check_action(m->action, "RpcFrame.action", err);
+        if (rc < 0)
+            return rc;
+        break;
+    }
+    case CROUPIER__RPC_FRAME__BODY_LEAVE:
+    case CROUPIER__RPC_FRAME__BODY_RESUME:
+        request = player = player_request = true;
+        break;
+    case CROUPIER__RPC_FRAME__BODY_REPLY: {
+        const Croupier__Reply *r = m->reply;
+        if (m->request_id == 0)
+            return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                        "RpcFrame.request_id: a reply names its request");
+        if (r->code == CROUPIER__ERROR_CODE__OK && r->error != NULL)
+            return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                        "RpcFrame.reply.error: present with code OK");
+        if (r->error != NULL && r->error->code != r->code)
+            return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                        "RpcFrame.reply.error.code: differs from reply.code");
+        if (r->payload != NULL)
+            return rules_server(r->payload, "RpcFrame.reply.payload", err);
+        break;
+    }
+    case CROUPIER__RPC_FRAME__BODY_PUSH: {
+        player = true;
+        int rc = rules_server(m->push, "RpcFrame.push", err);
+        if (rc < 0)
+            return rc;
+        break;
+    }
+    case CROUPIER__RPC_FRAME__BODY_MOVED: {
+        player = true;
+        int rc =
+            check_join(&(Croupier__Join){.game = m->moved->to->game, .stake = m->moved->to->stake},
+                       "RpcFrame.moved.to", err);
+        if (rc < 0)
+            return rc;
+        break;
+    }
+    case CROUPIER__RPC_FRAME__BODY_PLAYER_GONE:
+        player = true;
+        break;
+    case CROUPIER__RPC_FRAME__BODY_DESK_CLOSING:
+        break;
+    default:
+        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                    "RpcFrame: no body (or one this version does not know)");
+    }
+    if (request && m->request_id == 0)
+        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                    "RpcFrame.request_id: a request needs a non-zero id");
+    if (player && (!m->has_player_id || m->player_id == 0))
+        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "RpcFrame.player_id: required");
+    if (player_request && (!m->has_session_id || !m->has_deadline_unix_ms))
+        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                    "RpcFrame: a player request needs session_id and deadline_unix_ms");
+    return 0;
+}
+
+/*
+ * Generic walk plus the rules of the message's own type (found by its descriptor).
+ * Returns 0 or -EINVAL with err filled in.
+ */
+static int check_any(const ProtobufCMessage *m, const frame_limits_t *lim, frame_error_t *err)
+{
+    if (m == NULL)
+        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "no message");
+    int rc = walk_message(m, m->descriptor->short_name, 0, lim, err);
+    if (rc < 0)
+        return rc;
+    if (m->descriptor == &croupier__client_message__descriptor)
+        return rules_client((const Croupier__ClientMessage *)m, err);
+    if (m->descriptor == &croupier__server_message__descriptor)
+        return rules_server((const Croupier__ServerMessage *)m, "ServerMessage", err);
+    if (m->descriptor == &croupier__rpc_frame__descriptor)
+        return rules_rpc((const Croupier__RpcFrame *)m, err);
+    return 0;
+}
+
+int frame_check_client(const Croupier__ClientMessage *m, const frame_limits_t *lim,
+                       frame_error_t *err)
+{
+    error_reset(err);
+    return check_any(m != NULL ? &m->base : NULL, limits_or_default(lim), err);
+}
+
+int frame_check_server(const Croupier__ServerMessage *m, const frame_limits_t *lim,
+                       frame_error_t *err)
+{
+    error_reset(err);
+    return check_any(m != NULL ? &m->base : NULL, limits_or_default(lim), err);
+}
+
+int frame_check_rpc(const Croupier__RpcFrame *m, const frame_limits_t *lim, frame_error_t *err)
+{
+    error_reset(err);
+    return check_any(m != NULL ? &m->base : NULL, limits_or_default(lim), err);
+}
+
+/* ---- encoding ----------------------------------------------------------------------------- */
+
+void frame_put_header(uint8_t out[FRAME_HEADER_SIZE], uint32_t len)
+{
+    out[0] = (uint8_t)(len >> 24);
+    out[1] = (uint8_t)(len >> 16);
+    out[2] = (uint8_t)(len >> 8);
+    out[3] = (uint8_t)len;
+}
+
+/*
+ * Checks msg and returns its packed size in *size. 0, -EINVAL or -EMSGSIZE. Runs before any
+ * byte is written, so a refused message leaves the output untouched (and protobuf-c never
+ * sees a NULL required pointer, which it would dereference).
+ */
+static int prepare(const ProtobufCMessage *msg, const frame_limits_t *lim, frame_error_t *err,
+                   size_t *size)
+{
+    error_reset(err);
+    int rc = check_any(msg, lim, err);
+    if (rc < 0)
+        return rc;
+    if (!protobuf_c_message_check(msg))
+        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s: protobuf-c check failed",
+                    msg->descriptor->short_name);
+    *size = protobuf_c_message_get_packed_size(msg);
+    if (*size > lim->max_frame || *size > UINT32_MAX) {
+        fail(err, CROUPIER__ERROR_CODE__FRAME_TOO_LARGE, "%s: %zu bytes, cap %zu",
+             msg->descriptor->short_name, *size, lim->max_frame);
+        return -EMSGSIZE;
+    }
+    return 0;
+}
+
+ssize_t frame_encode(const ProtobufCMessage *msg, const frame_limits_t *lim, uint8_t *buf,
+                     size_t cap, frame_error_t *err)
+{
+    lim = limits_or_default(lim);
+    size_t size;
+    int rc = prepare(msg, lim, err, &size);
+    if (rc < 0)
+        return rc;
+    if (cap < FRAME_HEADER_SIZE + size)
+        return -ENOBUFS;
+    frame_put_header(buf, (uint32_t)size);
+    protobuf_c_message_pack(msg, buf + FRAME_HEADER_SIZE);
+    return (ssize_t)(FRAME_HEADER_SIZE + size);
+}
+
+int frame_write(struct evbuffer *out, const ProtobufCMessage *msg, const frame_limits_t *lim,
+                frame_error_t *err)
+{
+    lim = limits_or_default(lim);
+    size_t size;
+    int rc = prepare(msg, lim, err, &size);
+    if (rc < 0)
+        return rc;
+    struct evbuffer_iovec v;
+    if (evbuffer_reserve_space(out, (ev_ssize_t)(FRAME_HEADER_SIZE + size), &v, 1) != 1 ||
+        v.iov_len < FRAME_HEADER_SIZE + size)
+        return -ENOMEM;
+    uint8_t *p = v.iov_base;
+    frame_put_header(p, (uint32_t)size);
+    protobuf_c_message_pack(msg, p + FRAME_HEADER_SIZE);
+    v.iov_len = FRAME_HEADER_SIZE + size;
+    if (evbuffer_commit_space(out, &v, 1) != 0)
+        return -ENOMEM;
+    return 0;
+}
+
+int frame_pack_client(struct evbuffer *out, const Croupier__ClientMessage *m,
+                      const frame_limits_t *lim, frame_error_t *err)
+{
+    if (m == NULL)
+        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "no message");
+    return frame_write(out, &m->base, lim, err);
+}
+
+int frame_pack_server(struct evbuffer *out, const Croupier__ServerMessage *m,
+                      const frame_limits_t *lim, frame_error_t *err)
+{
+    if (m == NULL)
+        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "no message");
+    return frame_write(out, &m->base, lim, err);
+}
+
+int frame_pack_rpc(struct evbuffer *out, const Croupier__RpcFrame *m, const frame_limits_t *lim,
+                   frame_error_t *err)
+{
+    if (m == NULL)
+        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "no message");
+    return frame_write(out, &m->base, lim, err);
+}
+
+/* ---- decoding ----------------------------------------------------------------------------- */
+
+/*
+ * The whole decoding pipeline of one payload: cap, wire pass, budgeted unpack, walk and the
+ * type's rules. Returns the message (free with frame_free) or NULL with err filled in.
+ */
+static ProtobufCMessage *unpack_checked(const ProtobufCMessageDescriptor *desc,
+                                        const uint8_t *payload, size_t len,
+                                        const frame_limits_t *lim, frame_error_t *err, bool rules)
+{
+    lim = limits_or_default(lim);
+    error_reset(err);
+    if (len > lim->max_frame) {
+        fail(err, CROUPIER__ERROR_CODE__FRAME_TOO_LARGE, "%s: %zu bytes, cap %zu", desc->short_name,
+             len, lim->max_frame);
+        return NULL;
+    }
+    if (len > 0 && payload == NULL) {
+        fail(err, CROUPIER__ERROR_CODE__MALFORMED_FRAME, "no payload");
+        return NULL;
+    }
+    if (wire_check(desc, payload, len, desc->short_name, 0, lim, err) < 0)
+        return NULL;
+
+    budget_t b = {.left = lim->budget_floor, .used = 0, .exhausted = false};
+    if (lim->budget_factor > 0 && len > (SIZE_MAX - b.left) / lim->budget_factor)
+        b.left = SIZE_MAX;
+    else
+        b.left += lim->budget_factor * len;
+    ProtobufCAllocator alloc = {budget_alloc, budget_free, &b};
+    ProtobufCMessage *m = protobuf_c_message_unpack(desc, &alloc, len, payload);
+    if (err != NULL)
+        err->alloc_bytes = b.used;
+    if (m == NULL) {
+        if (b.exhausted)
+            fail(err, CROUPIER__ERROR_CODE__MALFORMED_FRAME,
+                 "%s: needs more than the allocation budget (%zu bytes for %zu)", desc->short_name,
+                 b.used + b.left, len);
+        else
+            fail(err, CROUPIER__ERROR_CODE__MALFORMED_FRAME,
+                 "%s: not a valid protobuf message (or a required field is missing)",
+                 desc->short_name);
+        return NULL;
+    }
+    int rc = rules ? check_any(m, lim, err) : walk_message(m, desc->short_name, 0, lim, err);
+    if (rc < 0) {
+        protobuf_c_message_free_unpacked(m, &free_allocator);
+        return NULL;
+    }
+    return m;
+}
+
+ProtobufCMessage *frame_unpack(const ProtobufCMessageDescriptor *desc, const uint8_t *payload,
+                               size_t len, const frame_limits_t *lim, frame_error_t *err)
+{
+    return unpack_checked(desc, payload, len, lim, err, false);
+}
+
+void frame_free(ProtobufCMessage *m)
+{
+    if (m != NULL)
+        protobuf_c_message_free_unpacked(m, &free_allocator);
+}
+
+Croupier__ClientMessage *frame_unpack_client(const uint8_t *payload, size_t len,
+                                             const frame_limits_t *lim, frame_error_t *err)
+{
+    return (Croupier__ClientMessage *)unpack_checked(&croupier__client_message__descriptor, payload,
+                                                     len, lim, err, true);
+}
+
+Croupier__ServerMessage *frame_unpack_server(const uint8_t *payload, size_t len,
+                                             const frame_limits_t *lim, frame_error_t *err)
+{
+    return (Croupier__ServerMessage *)unpack_checked(&croupier__server_message__descriptor, payload,
+                                                     len, lim, err, true);
+}
+
+Croupier__RpcFrame *frame_unpack_rpc(const uint8_t *payload, size_t len, const frame_limits_t *lim,
+                                     frame_error_t *err)
+{
+    return (Croupier__RpcFrame *)unpack_checked(&croupier__rpc_frame__descriptor, payload, len, lim,
+                                                err, true);
+}
+
+void frame_free_client(Croupier__ClientMessage *m)
+{
+    if (m != NULL)
+        frame_free(&m->base);
+}
+
+void frame_free_server(Croupier__ServerMessage *m)
+{
+    if (m != NULL)
+        frame_free(&m->base);
+}
+
+void frame_free_rpc(Croupier__RpcFrame *m)
+{
+    if (m != NULL)
+        frame_free(&m->base);
+}
+
+frame_result_t frame_peek(struct evbuffer *in, const frame_limits_t *lim, const uint8_t **payload,
+                          size_t *len, size_t *want)
+{
+    lim = limits_or_default(lim);
+    size_t have = evbuffer_get_length(in);
+    uint8_t h[FRAME_HEADER_SIZE];
+    if (have < FRAME_HEADER_SIZE) {
+        if (want != NULL)
+            *want = FRAME_HEADER_SIZE;
+        return FRAME_NEED_MORE;
+    }
+    if (evbuffer_copyout(in, h, sizeof h) != (ev_ssize_t)sizeof h)
+        return FRAME_NEED_MORE;
+    size_t n = (size_t)h[0] << 24 | (size_t)h[1] << 16 | (size_t)h[2] << 8 | h[3];
+    if (len != NULL)
+        *len = n;
+    if (n > lim->max_frame)
+        return FRAME_TOO_LARGE;
+    if (have < FRAME_HEADER_SIZE + n) {
+        if (want != NULL)
+            *want = FRAME_HEADER_SIZE + n;
+        return FRAME_NEED_MORE;
+    }
+    const uint8_t *p = evbuffer_pullup(in, (ev_ssize_t)(FRAME_HEADER_SIZE + n));
+    if (p == NULL)
+        return FRAME_NEED_MORE;
+    if (payload != NULL)
+        *payload = p + FRAME_HEADER_SIZE;
+    return FRAME_OK;
+}
+
+void frame_consume(struct evbuffer *in, size_t len)
+{
+    evbuffer_drain(in, FRAME_HEADER_SIZE + len);
+}
+
+/* peek + unpack + consume for one message type; see frame_read_client in frame.h. */
+static frame_result_t read_one(struct evbuffer *in, const frame_limits_t *lim,
+                               const ProtobufCMessageDescriptor *desc, ProtobufCMessage **out,
+                               frame_error_t *err)
+{
+    lim = limits_or_default(lim);
+    const uint8_t *payload = NULL;
+    size_t len = 0;
+    error_reset(err);
+    frame_result_t r = frame_peek(in, lim, &payload, &len, NULL);
+    if (r == FRAME_TOO_LARGE) {
+        fail(err, CROUPIER__ERROR_CODE__FRAME_TOO_LARGE, "frame of %zu bytes, cap %zu", len,
+             lim->max_frame);
+        return r;
+    }
+    if (r != FRAME_OK)
+        return r;
+    ProtobufCMessage *m = unpack_checked(desc, payload, len, lim, err, true);
+    frame_consume(in, len);
+    if (m == NULL)
+        return FRAME_MALFORMED;
+    *out = m;
+    return FRAME_OK;
+}
+
+frame_result_t frame_read_client(struct evbuffer *in, const frame_limits_t *lim,
+                                 Croupier__ClientMessage **out, frame_error_t *err)
+{
+    ProtobufCMessage *m = NULL;
+    frame_result_t r = read_one(in, lim, &croupier__client_message__descriptor, &m, err);
+    if (r == FRAME_OK)
+        *out = (Croupier__ClientMessage *)m;
+    return r;
+}
+
+frame_result_t frame_read_server(struct evbuffer *in, const frame_limits_t *lim,
+                                 Croupier__ServerMessage **out, frame_error_t *err)
+{
+    ProtobufCMessage *m = NULL;
+    frame_result_t r = read_one(in, lim, &croupier__server_message__descriptor, &m, err);
+    if (r == FRAME_OK)
+        *out = (Croupier__ServerMessage *)m;
+    return r;
+}
+
+frame_result_t frame_read_rpc(struct evbuffer *in, const frame_limits_t *lim,
+                              Croupier__RpcFrame **out, frame_error_t *err)
+{
+    ProtobufCMessage *m = NULL;
+    frame_result_t r = read_one(in, lim, &croupier__rpc_frame__descriptor, &m, err);
+    if (r == FRAME_OK)
+        *out = (Croupier__RpcFrame *)m;
+    return r;
+}

@@ -1,0 +1,202 @@
+/*
+ * frame -- the framing codec of both croupier protocols (client <-> gate, gate <-> game).
+ *
+ * A frame is a 4-byte big-endian payload length followed by that many bytes of one serialized
+ * protobuf message: Croupier__ClientMessage (client -> gate), Croupier__ServerMessage
+ * (gate -> client) or Croupier__RpcFrame (rpc link, both ways). See docs/protocol.md.
+ *
+ * Every byte that arrives from a peer is untrusted, and protobuf-c alone is not enough for it:
+ * its unpack has no size limit, copies strings without a UTF-8 check (and truncates them at an
+ * embedded NUL), stores enum values unchecked and does not know our rules. So decoding is:
+ *
+ *   1. the length is checked against the cap before anything is read (FRAME_TOO_LARGE);
+ *   2. a wire pass checks every string field (valid UTF-8, no NUL, at most max_string bytes);
+ *   3. protobuf-c unpacks through a budget allocator that refuses to allocate more than
+ *      budget_floor + budget_factor * payload bytes in total (a few KiB of empty sub-messages
+ *      would otherwise expand to hundreds of KiB);
+ *   4. a descriptor walk checks every enum value, oneof case, card code and required pointer,
+ *      then per-message rules (a bet has a positive amount, a request has a body...).
+ *
+ * A message handed out by frame_unpack_*() or frame_read_*() has passed all of this; free it
+ * with the matching frame_free_*(). The frame_pack_*() functions run the same checks on
+ * outgoing messages, so a bug on one side is caught where it is made.
+ *
+ * All functions are thread-safe (no global mutable state) and never abort on bad input.
+ */
+#ifndef CROUPIER_FRAME_H
+#define CROUPIER_FRAME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <event2/buffer.h>
+#include <protobuf-c/protobuf-c.h>
+
+#include "client.pb-c.h"
+#include "rpc.pb-c.h"
+
+#define FRAME_HEADER_SIZE 4
+#define FRAME_DEFAULT_MAX (64 * 1024)
+#define FRAME_DEFAULT_BUDGET_FACTOR 8
+#define FRAME_DEFAULT_BUDGET_FLOOR (16 * 1024)
+#define FRAME_DEFAULT_MAX_STRING 4096
+/* The longest card list any field may hold (two full decks with jokers). */
+#define FRAME_MAX_CARDS 108
+/* Nesting limit of the descriptor walks (the schema itself nests less than 8 deep). */
+#define FRAME_MAX_DEPTH 16
+
+typedef struct frame_limits {
+    size_t max_frame;     /* largest payload accepted or sent (bytes, excluding the header) */
+    size_t budget_factor; /* unpack may allocate budget_floor + budget_factor * payload bytes */
+    size_t budget_floor;
+    size_t max_string; /* longest string field in bytes */
+} frame_limits_t;
+
+/* The defaults above: 64 KiB frames, 16 KiB + 8 x payload budget, 4096-byte strings. */
+extern const frame_limits_t frame_limits_default;
+
+/* Results of the incremental decoder. */
+typedef enum {
+    FRAME_OK = 0,         /* one frame was decoded (and removed from the buffer) */
+    FRAME_NEED_MORE = 1,  /* no whole frame yet; nothing was removed */
+    FRAME_TOO_LARGE = -1, /* the next frame announces a payload above max_frame; nothing was
+                             removed: answer FRAME_TOO_LARGE and close, the stream can't resync */
+    FRAME_MALFORMED = -2, /* a whole frame arrived but is not a valid message: it was removed,
+                             the stream stays in sync, the error says why */
+} frame_result_t;
+
+/*
+ * Why a message was refused. code is a Croupier__ErrorCode: CROUPIER__ERROR_CODE__MALFORMED_FRAME
+ * (not protobuf, or over the allocation budget), __BAD_REQUEST (protobuf, but breaks a rule:
+ * unknown enum value, bad UTF-8, missing body...), __FRAME_TOO_LARGE. detail names the field,
+ * e.g. "action.holdem.amount: required for BET/RAISE and > 0". alloc_bytes is what the unpack
+ * allocated in total (also set on success).
+ */
+typedef struct frame_error {
+    Croupier__ErrorCode code;
+    size_t alloc_bytes;
+    char detail[160];
+} frame_error_t;
+
+/*
+ * Cards on the wire: one byte, rank << 2 | suit, rank 2..14 (J=11, Q=12, K=13, A=14), suit
+ * 0 = clubs, 1 = diamonds, 2 = hearts, 3 = spades; jokers are rank 15 with suit 0 (black,
+ * little) or 1 (red, big). Games keep their own internal codes and map at the edge.
+ */
+#define FRAME_CARD(rank, suit) ((uint8_t)(((rank) << 2) | (suit)))
+#define FRAME_CARD_RANK(code) ((code) >> 2)
+#define FRAME_CARD_SUIT(code) ((code)&3)
+#define FRAME_RANK_JOKER 15
+#define FRAME_CARD_BLACK_JOKER FRAME_CARD(FRAME_RANK_JOKER, 0)
+#define FRAME_CARD_RED_JOKER FRAME_CARD(FRAME_RANK_JOKER, 1)
+bool frame_card_valid(uint8_t code);
+/* Checks that len bytes are well-formed UTF-8 (no overlongs, surrogates or NUL). */
+bool frame_utf8_valid(const uint8_t *s, size_t len);
+
+/* ---- encoding ---------------------------------------------------------------------------- */
+
+/* Writes the 4-byte big-endian header for a payload of len bytes. */
+void frame_put_header(uint8_t out[FRAME_HEADER_SIZE], uint32_t len);
+
+/*
+ * Checks msg (as the matching frame_check_*() would, chosen by its descriptor; other message
+ * types get only the generic checks) and encodes it as one frame into buf.
+ * Returns the frame size (header included), -EINVAL (msg breaks a rule; err says which if not
+ * NULL), -EMSGSIZE (payload above lim->max_frame) or -ENOBUFS (cap too small). Nothing is
+ * written on failure. lim NULL means frame_limits_default.
+ */
+ssize_t frame_encode(const ProtobufCMessage *msg, const frame_limits_t *lim, uint8_t *buf,
+                     size_t cap, frame_error_t *err);
+
+/* Like frame_encode, appending the frame to out. Returns 0, -EINVAL, -EMSGSIZE or -ENOMEM. */
+int frame_write(struct evbuffer *out, const ProtobufCMessage *msg, const frame_limits_t *lim,
+                frame_error_t *err);
+
+/* Typed frame_write. Returns 0 or a negative errno as frame_write. */
+int frame_pack_client(struct evbuffer *out, const Croupier__ClientMessage *m,
+                      const frame_limits_t *lim, frame_error_t *err);
+int frame_pack_server(struct evbuffer *out, const Croupier__ServerMessage *m,
+                      const frame_limits_t *lim, frame_error_t *err);
+int frame_pack_rpc(struct evbuffer *out, const Croupier__RpcFrame *m, const frame_limits_t *lim,
+                   frame_error_t *err);
+
+/* ---- checking ---------------------------------------------------------------------------- */
+
+/* Every rule of the protocol for a message built in memory. Return 0, or -EINVAL with err. */
+int frame_check_client(const Croupier__ClientMessage *m, const frame_limits_t *lim,
+                       frame_error_t *err);
+int frame_check_server(const Croupier__ServerMessage *m, const frame_limits_t *lim,
+                       frame_error_t *err);
+int frame_check_rpc(const Croupier__RpcFrame *m, const frame_limits_t *lim, frame_error_t *err);
+
+/* ---- decoding a payload ------------------------------------------------------------------ */
+
+/*
+ * Unpacks and checks one payload (without the header). Returns the message, which the caller
+ * frees with the matching frame_free_*(), or NULL with err filled in. err may be NULL.
+ */
+Croupier__ClientMessage *frame_unpack_client(const uint8_t *payload, size_t len,
+                                             const frame_limits_t *lim, frame_error_t *err);
+Croupier__ServerMessage *frame_unpack_server(const uint8_t *payload, size_t len,
+                                             const frame_limits_t *lim, frame_error_t *err);
+Croupier__RpcFrame *frame_unpack_rpc(const uint8_t *payload, size_t len, const frame_limits_t *lim,
+                                     frame_error_t *err);
+
+/* Frees a decoded message with the allocator it was made with. NULL is a no-op. */
+void frame_free_client(Croupier__ClientMessage *m);
+void frame_free_server(Croupier__ServerMessage *m);
+void frame_free_rpc(Croupier__RpcFrame *m);
+
+/*
+ * The generic form: unpacks a message of type desc under the budget and runs the generic
+ * checks only (strings, enums, oneofs, cards, required pointers). Free with frame_free().
+ */
+ProtobufCMessage *frame_unpack(const ProtobufCMessageDescriptor *desc, const uint8_t *payload,
+                               size_t len, const frame_limits_t *lim, frame_error_t *err);
+void frame_free(ProtobufCMessage *m);
+
+/* ---- incremental decoding from an evbuffer ----------------------------------------------- */
+
+/*
+ * Looks at the front of in. FRAME_OK: a whole frame is there; *payload points at its *len
+ * bytes (made contiguous inside in, valid until in changes) and the caller removes it with
+ * frame_consume(in, *len) when done. FRAME_NEED_MORE: *want (if not NULL) is the number of
+ * bytes in must hold before the frame can complete (use it as a read watermark).
+ * FRAME_TOO_LARGE: the announced length is above the cap. Never returns FRAME_MALFORMED.
+ */
+frame_result_t frame_peek(struct evbuffer *in, const frame_limits_t *lim, const uint8_t **payload,
+                          size_t *len, size_t *want);
+/* Removes the frame of payload length len from the front of in. */
+void frame_consume(struct evbuffer *in, size_t len);
+
+/*
+ * One call = one frame: peeks, unpacks, checks and consumes. Loop while it returns FRAME_OK
+ * (one read may hold many frames):
+ *
+ *     Croupier__ClientMessage *m;
+ *     frame_error_t err;
+ *     frame_result_t r;
+ *     while ((r = frame_read_client(in, lim, &m, &err)) != FRAME_NEED_MORE) {
+ *         if (r == FRAME_TOO_LARGE) { reply err.code and close; break; }
+ *         if (r == FRAME_MALFORMED) { reply err.code (or close); continue; }
+ *         handle(m);
+ *         frame_free_client(m);
+ *     }
+ *
+ * *out is set only on FRAME_OK; err is filled on FRAME_TOO_LARGE and FRAME_MALFORMED.
+ */
+frame_result_t frame_read_client(struct evbuffer *in, const frame_limits_t *lim,
+                                 Croupier__ClientMessage **out, frame_error_t *err);
+frame_result_t frame_read_server(struct evbuffer *in, const frame_limits_t *lim,
+                                 Croupier__ServerMessage **out, frame_error_t *err);
+frame_result_t frame_read_rpc(struct evbuffer *in, const frame_limits_t *lim,
+                              Croupier__RpcFrame **out, frame_error_t *err);
+
+/* Short human-readable name of a frame_result_t, for logs. */
+const char *frame_result_name(frame_result_t r);
+/* The proto name of an error code ("NOT_YOUR_TURN"), or "UNKNOWN" for undefined values. */
+const char *frame_error_code_name(int code);
+
+#endif

@@ -1,0 +1,812 @@
+/*
+ * Unit tests for proto/: the framing codec (frame.h) and the rules it enforces on the client
+ * and rpc protocols (docs/protocol.md).
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+
+#include "frame.h"
+#include "test_proto_samples.h"
+
+/* ---- helpers ------------------------------------------------------------------------------ */
+
+static uint8_t big[FRAME_DEFAULT_MAX + FRAME_HEADER_SIZE];
+
+/* Packs with protobuf-c alone, bypassing every check (to make frames a bad peer would send). */
+static size_t raw_pack(const ProtobufCMessage *m, uint8_t *buf)
+{
+    size_t n = protobuf_c_message_get_packed_size(m);
+    ck_assert_uint_le(n, FRAME_DEFAULT_MAX);
+    return protobuf_c_message_pack(m, buf);
+}
+
+/* Unpacks a raw payload as a ClientMessage and expects a refusal with code and detail. */
+static void expect_client_refused(const uint8_t *p, size_t n, Croupier__ErrorCode code,
+                                  const char *detail_part)
+{
+    frame_error_t err;
+    Croupier__ClientMessage *m = frame_unpack_client(p, n, NULL, &err);
+    if (m != NULL)
+        frame_free_client(m);
+    ck_assert_ptr_null(m);
+    ck_assert_msg(err.code == code, "code %s, want %s (%s)", frame_error_code_name(err.code),
+                  frame_error_code_name(code), err.detail);
+    ck_assert_msg(strstr(err.detail, detail_part) != NULL, "detail '%s' lacks '%s'", err.detail,
+                  detail_part);
+}
+
+/* Packs m raw and expects both the pack-side check and the unpack to refuse it. */
+static void expect_client_message_refused(const Croupier__ClientMessage *m,
+                                          Croupier__ErrorCode code, const char *detail_part)
+{
+    frame_error_t err;
+    struct evbuffer *out = evbuffer_new();
+    ck_assert_int_eq(frame_pack_client(out, m, NULL, &err), -EINVAL);
+    ck_assert_uint_eq(evbuffer_get_length(out), 0);
+    ck_assert_msg(strstr(err.detail, detail_part) != NULL, "pack detail '%s' lacks '%s'",
+                  err.detail, detail_part);
+    evbuffer_free(out);
+    size_t n = raw_pack(&m->base, big);
+    expect_client_refused(big, n, code, detail_part);
+}
+
+static Croupier__ClientMessage action_msg(Croupier__Action *a)
+{
+    Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
+    m.request_id = 5;
+    m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_ACTION;
+    m.action = a;
+    return m;
+}
+
+/* ---- round trips -------------------------------------------------------------------------- */
+
+/*
+ * For each sample: encode, decode with the typed unpack, re-encode; the two encodings must be
+ * equal byte for byte (so every field survived). Also through an evbuffer with the typed
+ * pack and read helpers.
+ */
+#define ROUNDTRIP_CB(kind, Type)                                                                   \
+    static void roundtrip_##kind(void *arg, const char *name, const Type *m)                       \
+    {                                                                                              \
+        (void)arg;                                                                                 \
+        static uint8_t a[4096], b[4096];                                                           \
+        frame_error_t err;                                                                         \
+        ssize_t na = frame_encode(&m->base, NULL, a, sizeof a, &err);                              \
+        ck_assert_msg(na > 0, "%s does not encode: %s", name, err.detail);                         \
+        Type *d = frame_unpack_##kind(a + FRAME_HEADER_SIZE, (size_t)na - FRAME_HEADER_SIZE, NULL, \
+                                      &err);                                                       \
+        ck_assert_msg(d != NULL, "%s does not decode: %s", name, err.detail);                      \
+        ck_assert_uint_gt(err.alloc_bytes, 0);                                                     \
+        ssize_t nb = frame_encode(&d->base, NULL, b, sizeof b, &err);                              \
+        ck_assert_int_eq(na, nb);                                                                  \
+        ck_assert_msg(memcmp(a, b, (size_t)na) == 0, "%s changed in a round trip", name);          \
+        frame_free_##kind(d);                                                                      \
+        struct evbuffer *buf = evbuffer_new();                                                     \
+        ck_assert_int_eq(frame_pack_##kind(buf, m, NULL, &err), 0);                                \
+        ck_assert_uint_eq(evbuffer_get_length(buf), (size_t)na);                                   \
+        Type *r = NULL;                                                                            \
+        ck_assert_int_eq(frame_read_##kind(buf, NULL, &r, &err), FRAME_OK);                        \
+        ck_assert_uint_eq(evbuffer_get_length(buf), 0);                                            \
+        ck_assert_int_eq(frame_read_##kind(buf, NULL, &r, &err), FRAME_NEED_MORE);                 \
+        frame_free_##kind(r);                                                                      \
+        evbuffer_free(buf);                                                                        \
+    }
+ROUNDTRIP_CB(client, Croupier__ClientMessage)
+ROUNDTRIP_CB(server, Croupier__ServerMessage)
+ROUNDTRIP_CB(rpc, Croupier__RpcFrame)
+
+START_TEST(test_proto_every_client_message_kind_round_trips)
+{
+    /* login, 3 joins, leave, resume, ping, 5 shedding, 5 hold'em, 8 blackjack */
+    ck_assert_int_eq(samples_client(roundtrip_client, NULL), 25);
+}
+END_TEST
+
+START_TEST(test_proto_every_server_message_kind_round_trips)
+{
+    ck_assert_int_eq(samples_server(roundtrip_server, NULL), 20);
+}
+END_TEST
+
+START_TEST(test_proto_every_rpc_frame_kind_round_trips)
+{
+    ck_assert_int_eq(samples_rpc(roundtrip_rpc, NULL), 14);
+}
+END_TEST
+
+START_TEST(test_proto_decoded_fields_keep_their_values)
+{
+    Croupier__HoldemAction h = CROUPIER__HOLDEM_ACTION__INIT;
+    h.move = CROUPIER__HOLDEM_MOVE__HOLDEM_RAISE, h.has_amount = 1, h.amount = 1234567890123;
+    Croupier__Action a = CROUPIER__ACTION__INIT;
+    a.kind_case = CROUPIER__ACTION__KIND_HOLDEM, a.holdem = &h;
+    Croupier__ClientMessage m = action_msg(&a);
+    m.request_id = 0xFEEDFACECAFEBEEFull;
+    ssize_t n = frame_encode(&m.base, NULL, big, sizeof big, NULL);
+    ck_assert_int_gt(n, 0);
+    ck_assert_uint_eq(big[0] << 24 | big[1] << 16 | big[2] << 8 | big[3],
+                      (size_t)n - FRAME_HEADER_SIZE);
+    Croupier__ClientMessage *d = frame_unpack_client(big + 4, (size_t)n - 4, NULL, NULL);
+    ck_assert_ptr_nonnull(d);
+    ck_assert_uint_eq(d->request_id, 0xFEEDFACECAFEBEEFull);
+    ck_assert_int_eq(d->body_case, CROUPIER__CLIENT_MESSAGE__BODY_ACTION);
+    ck_assert_int_eq(d->action->kind_case, CROUPIER__ACTION__KIND_HOLDEM);
+    ck_assert_int_eq(d->action->holdem->move, CROUPIER__HOLDEM_MOVE__HOLDEM_RAISE);
+    ck_assert(d->action->holdem->has_amount);
+    ck_assert_int_eq(d->action->holdem->amount, 1234567890123);
+    frame_free_client(d);
+
+    Croupier__Login login = CROUPIER__LOGIN__INIT;
+    login.token = "tok\xc3\xa9n \xf0\x9f\x82\xa1";
+    Croupier__ClientMessage lm = CROUPIER__CLIENT_MESSAGE__INIT;
+    lm.request_id = 1, lm.body_case = CROUPIER__CLIENT_MESSAGE__BODY_LOGIN, lm.login = &login;
+    n = frame_encode(&lm.base, NULL, big, sizeof big, NULL);
+    d = frame_unpack_client(big + 4, (size_t)n - 4, NULL, NULL);
+    ck_assert_ptr_nonnull(d);
+    ck_assert_str_eq(d->login->token, login.token);
+    frame_free_client(d);
+}
+END_TEST
+
+/* ---- framing ------------------------------------------------------------------------------ */
+
+typedef struct stream {
+    struct evbuffer *buf;
+    int count;
+} stream_t;
+
+static void append_client(void *arg, const char *name, const Croupier__ClientMessage *m)
+{
+    stream_t *s = arg;
+    frame_error_t err;
+    ck_assert_msg(frame_pack_client(s->buf, m, NULL, &err) == 0, "%s: %s", name, err.detail);
+    s->count++;
+}
+
+/* Every sample, framed back to back; returns the stream's bytes (malloc) and frame count. */
+static uint8_t *client_stream(size_t *len, int *count)
+{
+    stream_t s = {evbuffer_new(), 0};
+    samples_client(append_client, &s);
+    *len = evbuffer_get_length(s.buf);
+    uint8_t *p = malloc(*len);
+    evbuffer_remove(s.buf, p, *len);
+    evbuffer_free(s.buf);
+    *count = s.count;
+    return p;
+}
+
+START_TEST(test_frame_stream_fed_one_byte_at_a_time_decodes_every_frame_once)
+{
+    size_t len;
+    int count;
+    uint8_t *p = client_stream(&len, &count);
+    struct evbuffer *in = evbuffer_new();
+    int got = 0;
+    for (size_t i = 0; i < len; i++) {
+        evbuffer_add(in, p + i, 1);
+        Croupier__ClientMessage *m;
+        frame_error_t err;
+        frame_result_t r;
+        while ((r = frame_read_client(in, NULL, &m, &err)) == FRAME_OK) {
+            got++;
+            frame_free_client(m);
+        }
+        ck_assert_msg(r == FRAME_NEED_MORE, "byte %zu: %s %s", i, frame_result_name(r), err.detail);
+    }
+    ck_assert_int_eq(got, count);
+    ck_assert_uint_eq(evbuffer_get_length(in), 0);
+    evbuffer_free(in);
+    free(p);
+}
+END_TEST
+
+START_TEST(test_frame_split_at_every_byte_gives_need_more_then_the_frame)
+{
+    Croupier__SeatInfo s0 = CROUPIER__SEAT_INFO__INIT;
+    Croupier__SeatInfo *seats[] = {&s0};
+    Croupier__Joined j = CROUPIER__JOINED__INIT;
+    j.desk_id = 77, j.seat = 0, j.engine = CROUPIER__ENGINE__ENGINE_HOLDEM;
+    j.game = "holdem", j.stake = 5, j.n_seats = 1, j.seats = seats;
+    Croupier__ServerMessage m = CROUPIER__SERVER_MESSAGE__INIT;
+    m.request_id = 3, m.body_case = CROUPIER__SERVER_MESSAGE__BODY_JOINED, m.joined = &j;
+    ssize_t n = frame_encode(&m.base, NULL, big, sizeof big, NULL);
+    ck_assert_int_gt(n, 10);
+    for (ssize_t k = 0; k < n; k++) {
+        struct evbuffer *in = evbuffer_new();
+        evbuffer_add(in, big, (size_t)k);
+        Croupier__ServerMessage *d = NULL;
+        size_t want = 0;
+        ck_assert_int_eq(frame_peek(in, NULL, NULL, NULL, &want), FRAME_NEED_MORE);
+        ck_assert_uint_eq(want, k < FRAME_HEADER_SIZE ? FRAME_HEADER_SIZE : (size_t)n);
+        ck_assert_int_eq(frame_read_server(in, NULL, &d, NULL), FRAME_NEED_MORE);
+        ck_assert_uint_eq(evbuffer_get_length(in), (size_t)k);
+        evbuffer_add(in, big + k, (size_t)(n - k));
+        ck_assert_int_eq(frame_read_server(in, NULL, &d, NULL), FRAME_OK);
+        ck_assert_uint_eq(d->joined->desk_id, 77);
+        frame_free_server(d);
+        ck_assert_uint_eq(evbuffer_get_length(in), 0);
+        evbuffer_free(in);
+    }
+}
+END_TEST
+
+START_TEST(test_frame_many_frames_in_one_buffer_all_decode_in_one_loop)
+{
+    struct evbuffer *in = evbuffer_new();
+    Croupier__Ping ping = CROUPIER__PING__INIT;
+    Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
+    m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_PING, m.ping = &ping;
+    for (int i = 1; i <= 2000; i++) {
+        m.request_id = (uint64_t)i, ping.nonce = (uint64_t)i * 3;
+        ck_assert_int_eq(frame_pack_client(in, &m, NULL, NULL), 0);
+    }
+    int got = 0;
+    Croupier__ClientMessage *d;
+    frame_result_t r;
+    while ((r = frame_read_client(in, NULL, &d, NULL)) == FRAME_OK) {
+        got++;
+        ck_assert_uint_eq(d->request_id, (uint64_t)got);
+        ck_assert_uint_eq(d->ping->nonce, (uint64_t)got * 3);
+        frame_free_client(d);
+    }
+    ck_assert_int_eq(r, FRAME_NEED_MORE);
+    ck_assert_int_eq(got, 2000);
+    ck_assert_uint_eq(evbuffer_get_length(in), 0);
+    evbuffer_free(in);
+}
+END_TEST
+
+START_TEST(test_frame_over_cap_is_refused_before_the_payload_arrives)
+{
+    struct evbuffer *in = evbuffer_new();
+    uint8_t h[4];
+    frame_put_header(h, FRAME_DEFAULT_MAX + 1);
+    evbuffer_add(in, h, 4);
+    Croupier__ClientMessage *m = NULL;
+    frame_error_t err;
+    ck_assert_int_eq(frame_read_client(in, NULL, &m, &err), FRAME_TOO_LARGE);
+    ck_assert_int_eq(err.code, CROUPIER__ERROR_CODE__FRAME_TOO_LARGE);
+    ck_assert_ptr_nonnull(strstr(err.detail, "65537"));
+    ck_assert_ptr_null(m);
+    /* Nothing consumed, and asking again gives the same answer. */
+    ck_assert_uint_eq(evbuffer_get_length(in), 4);
+    ck_assert_int_eq(frame_read_client(in, NULL, &m, &err), FRAME_TOO_LARGE);
+    evbuffer_drain(in, 4);
+    frame_put_header(h, UINT32_MAX);
+    evbuffer_add(in, h, 4);
+    ck_assert_int_eq(frame_read_client(in, NULL, &m, &err), FRAME_TOO_LARGE);
+    evbuffer_free(in);
+}
+END_TEST
+
+START_TEST(test_frame_cap_is_configurable_and_exact)
+{
+    Croupier__Login login = CROUPIER__LOGIN__INIT;
+    char token[200];
+    memset(token, 'x', sizeof token - 1);
+    token[sizeof token - 1] = '\0';
+    login.token = token;
+    Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
+    m.request_id = 1, m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_LOGIN, m.login = &login;
+    size_t size = protobuf_c_message_get_packed_size(&m.base);
+    frame_limits_t lim = frame_limits_default;
+    lim.max_frame = size;
+
+    struct evbuffer *out = evbuffer_new();
+    ck_assert_int_eq(frame_pack_client(out, &m, &lim, NULL), 0);
+    Croupier__ClientMessage *d = NULL;
+    ck_assert_int_eq(frame_read_client(out, &lim, &d, NULL), FRAME_OK);
+    frame_free_client(d);
+
+    lim.max_frame = size - 1;
+    frame_error_t err;
+    ck_assert_int_eq(frame_pack_client(out, &m, &lim, &err), -EMSGSIZE);
+    ck_assert_int_eq(err.code, CROUPIER__ERROR_CODE__FRAME_TOO_LARGE);
+    ck_assert_uint_eq(evbuffer_get_length(out), 0);
+    ck_assert_int_eq(frame_encode(&m.base, &lim, big, sizeof big, NULL), -EMSGSIZE);
+    lim.max_frame = size;
+    ck_assert_int_eq(frame_pack_client(out, &m, &lim, NULL), 0);
+    lim.max_frame = size - 1;
+    ck_assert_int_eq(frame_read_client(out, &lim, &d, &err), FRAME_TOO_LARGE);
+    ck_assert_ptr_null(frame_unpack_client(big, size, &lim, &err));
+    ck_assert_int_eq(err.code, CROUPIER__ERROR_CODE__FRAME_TOO_LARGE);
+    evbuffer_free(out);
+
+    /* A buffer too small for the frame is refused without writing. */
+    memset(big, 0xAA, 16);
+    ck_assert_int_eq(frame_encode(&m.base, NULL, big, 16, NULL), -ENOBUFS);
+    ck_assert_uint_eq(big[0], 0xAA);
+}
+END_TEST
+
+START_TEST(test_frame_truncated_payload_is_malformed_and_waits_in_a_stream)
+{
+    Croupier__Login login = CROUPIER__LOGIN__INIT;
+    login.token = "abcdefgh";
+    Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
+    m.request_id = 1, m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_LOGIN, m.login = &login;
+    size_t n = raw_pack(&m.base, big);
+    for (size_t k = 0; k < n; k++) {
+        frame_error_t err;
+        Croupier__ClientMessage *d = frame_unpack_client(big, k, NULL, &err);
+        ck_assert_ptr_null(d);
+        ck_assert_msg(err.code == CROUPIER__ERROR_CODE__MALFORMED_FRAME ||
+                          err.code == CROUPIER__ERROR_CODE__BAD_REQUEST,
+                      "cut at %zu: %s", k, err.detail);
+    }
+    /* In a stream a cut frame is simply not complete yet. */
+    struct evbuffer *in = evbuffer_new();
+    ck_assert_int_eq(frame_pack_client(in, &m, NULL, NULL), 0);
+    size_t total = evbuffer_get_length(in);
+    struct evbuffer *cut = evbuffer_new();
+    evbuffer_remove_buffer(in, cut, total - 1);
+    Croupier__ClientMessage *d = NULL;
+    ck_assert_int_eq(frame_read_client(cut, NULL, &d, NULL), FRAME_NEED_MORE);
+    ck_assert_uint_eq(evbuffer_get_length(cut), total - 1);
+    evbuffer_free(cut);
+    evbuffer_free(in);
+}
+END_TEST
+
+START_TEST(test_frame_malformed_frame_is_consumed_and_the_next_one_decodes)
+{
+    struct evbuffer *in = evbuffer_new();
+    static const uint8_t garbage[] = {0, 0, 0, 5, 0xff, 0xff, 0xff, 0xff, 0xff};
+    evbuffer_add(in, garbage, sizeof garbage);
+    static const uint8_t empty[] = {0, 0, 0, 0};
+    evbuffer_add(in, empty, sizeof empty);
+    Croupier__Ping ping = CROUPIER__PING__INIT;
+    Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
+    m.request_id = 9, m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_PING, m.ping = &ping;
+    ck_assert_int_eq(frame_pack_client(in, &m, NULL, NULL), 0);
+
+    Croupier__ClientMessage *d = NULL;
+    frame_error_t err;
+    ck_assert_int_eq(frame_read_client(in, NULL, &d, &err), FRAME_MALFORMED);
+    ck_assert_int_eq(err.code, CROUPIER__ERROR_CODE__MALFORMED_FRAME);
+    ck_assert_ptr_null(d);
+    /* An empty payload lacks the required request_id. */
+    ck_assert_int_eq(frame_read_client(in, NULL, &d, &err), FRAME_MALFORMED);
+    ck_assert_int_eq(frame_read_client(in, NULL, &d, &err), FRAME_OK);
+    ck_assert_uint_eq(d->request_id, 9);
+    frame_free_client(d);
+    ck_assert_int_eq(frame_read_client(in, NULL, &d, &err), FRAME_NEED_MORE);
+    evbuffer_free(in);
+}
+END_TEST
+
+START_TEST(test_frame_malformed_protobuf_bytes_are_refused)
+{
+    static const struct {
+        const char *name;
+        uint8_t b[12];
+        size_t n;
+    } cases[] = {
+        {"varint runs past 10 bytes",
+         {0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01},
+         12},
+        {"length past the end", {0x08, 0x01, 0x52, 0x09, 0x0a}, 5},
+        {"group wire type", {0x08, 0x01, 0x0b, 0x0c}, 4},
+        {"wire type 7", {0x08, 0x01, 0x0f}, 3},
+        {"field number 0", {0x00, 0x01}, 2},
+        {"cut fixed64", {0x08, 0x01, 0x09, 0x01}, 4},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        frame_error_t err;
+        Croupier__ClientMessage *m = frame_unpack_client(cases[i].b, cases[i].n, NULL, &err);
+        ck_assert_msg(m == NULL, "%s accepted", cases[i].name);
+        ck_assert_msg(err.code == CROUPIER__ERROR_CODE__MALFORMED_FRAME, "%s: %s", cases[i].name,
+                      frame_error_code_name(err.code));
+        ck_assert_msg(err.detail[0] != '\0', "%s: no reason", cases[i].name);
+    }
+}
+END_TEST
+
+/* ---- validation --------------------------------------------------------------------------- */
+
+START_TEST(test_check_undefined_enum_values_are_refused)
+{
+    Croupier__Join j = CROUPIER__JOIN__INIT;
+    j.engine = 9, j.game = "holdem", j.stake = 5;
+    Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
+    m.request_id = 1, m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_JOIN, m.join = &j;
+    expect_client_message_refused(&m, CROUPIER__ERROR_CODE__BAD_REQUEST, "join.engine: 9");
+    j.engine = -1;
+    expect_client_message_refused(&m, CROUPIER__ERROR_CODE__BAD_REQUEST, "join.engine: -1");
+    /* A required enum left at its *_UNSPECIFIED zero is refused too. */
+    j.engine = CROUPIER__ENGINE__ENGINE_UNSPECIFIED;
+    expect_client_message_refused(&m, CROUPIER__ERROR_CODE__BAD_REQUEST, "unspecified");
+
+    Croupier__HoldemAction h = CROUPIER__HOLDEM_ACTION__INIT;
+    h.move = 77;
+    Croupier__Action a = CROUPIER__ACTION__INIT;
+    a.kind_case = CROUPIER__ACTION__KIND_HOLDEM, a.holdem = &h;
+    Croupier__ClientMessage am = action_msg(&a);
+    expect_client_message_refused(&am, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                                  "action.holdem.move: 77 is not a HoldemMove");
+
+    /* The same in an event from the server side: an Error carrying an undefined code. */
+    Croupier__Error e = CROUPIER__ERROR__INIT;
+    e.code = 12345;
+    Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+    sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_ERROR, sm.error = &e;
+    size_t n = raw_pack(&sm.base, big);
+    frame_error_t err;
+    ck_assert_ptr_null(frame_unpack_server(big, n, NULL, &err));
+    ck_assert_int_eq(err.code, CROUPIER__ERROR_CODE__BAD_REQUEST);
+    ck_assert_ptr_nonnull(strstr(err.detail, "ErrorCode"));
+    e.code = CROUPIER__ERROR_CODE__OK;
+    n = raw_pack(&sm.base, big);
+    ck_assert_ptr_null(frame_unpack_server(big, n, NULL, &err));
+    ck_assert_ptr_nonnull(strstr(err.detail, "cannot be OK"));
+}
+END_TEST
+
+START_TEST(test_check_invalid_utf8_strings_are_refused)
+{
+    static const char *bad[] = {
+        "\xc3\x28",         /* bad continuation */
+        "\xc0\xaf",         /* overlong '/' */
+        "\xe0\x80\xaf",     /* overlong, 3 bytes */
+        "\xed\xa0\x80",     /* UTF-16 surrogate */
+        "\xf4\x90\x80\x80", /* above U+10FFFF */
+        "\xff",             /* never valid */
+        "ok\xe2\x82",       /* cut sequence */
+    };
+    Croupier__Login login = CROUPIER__LOGIN__INIT;
+    Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
+    m.request_id = 1, m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_LOGIN, m.login = &login;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert(!frame_utf8_valid((const uint8_t *)bad[i], strlen(bad[i])));
+        login.token = (char *)bad[i];
+        expect_client_message_refused(&m, CROUPIER__ERROR_CODE__BAD_REQUEST, "login.token");
+    }
+    static const char *good[] = {
+        "", "plain", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x82\xa1", "\xf4\x8f\xbf\xbf"};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+        ck_assert(frame_utf8_valid((const uint8_t *)good[i], strlen(good[i])));
+
+    /* A NUL inside a string would silently cut it after unpack: refused on the wire. */
+    static const uint8_t nul[] = {0x08, 0x01, 0x52, 0x05, 0x0a, 0x03, 'a', 0x00, 'b'};
+    expect_client_refused(nul, sizeof nul, CROUPIER__ERROR_CODE__BAD_REQUEST, "token");
+    /* Also inside a nested message in an rpc frame (push of a GoAway). */
+    static const uint8_t rpc_nul[] = {0x08, 0x00, 0x20, 0x01, 0x8a, 0x01, 0x09, 0xaa,
+                                      0x01, 0x06, 0x08, 0x01, 0x10, 0x00, 0x1a, 0x00};
+    frame_error_t err;
+    Croupier__RpcFrame *f = frame_unpack_rpc(rpc_nul, sizeof rpc_nul, NULL, &err);
+    ck_assert_msg(f != NULL, "%s", err.detail); /* empty detail string is fine */
+    frame_free_rpc(f);
+    uint8_t rpc_bad[sizeof rpc_nul + 2];
+    memcpy(rpc_bad, rpc_nul, sizeof rpc_nul);
+    rpc_bad[6] += 2, rpc_bad[9] += 2, rpc_bad[15] = 2, rpc_bad[16] = 'x', rpc_bad[17] = 0;
+    ck_assert_ptr_null(frame_unpack_rpc(rpc_bad, sizeof rpc_bad, NULL, &err));
+    ck_assert_int_eq(err.code, CROUPIER__ERROR_CODE__BAD_REQUEST);
+    ck_assert_ptr_nonnull(strstr(err.detail, "RpcFrame.push.go_away.detail"));
+}
+END_TEST
+
+START_TEST(test_check_strings_above_the_limit_are_refused)
+{
+    char *token = malloc(FRAME_DEFAULT_MAX_STRING + 2);
+    memset(token, 'a', FRAME_DEFAULT_MAX_STRING + 1);
+    token[FRAME_DEFAULT_MAX_STRING + 1] = '\0';
+    Croupier__Login login = CROUPIER__LOGIN__INIT;
+    login.token = token;
+    Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
+    m.request_id = 1, m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_LOGIN, m.login = &login;
+    expect_client_message_refused(&m, CROUPIER__ERROR_CODE__BAD_REQUEST, "at most 4096");
+    token[FRAME_DEFAULT_MAX_STRING] = '\0';
+    ck_assert_int_eq(frame_check_client(&m, NULL, NULL), 0);
+    free(token);
+}
+END_TEST
+
+START_TEST(test_check_requests_need_an_id_and_a_body)
+{
+    Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
+    m.request_id = 3;
+    expect_client_message_refused(&m, CROUPIER__ERROR_CODE__BAD_REQUEST, "no body");
+    Croupier__Ping ping = CROUPIER__PING__INIT;
+    m.request_id = 0, m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_PING, m.ping = &ping;
+    expect_client_message_refused(&m, CROUPIER__ERROR_CODE__BAD_REQUEST, "request_id");
+    /* A oneof case that names no field (a corrupted struct) is refused before packing. */
+    m.request_id = 3, m.body_case = 99;
+    frame_error_t err;
+    ck_assert_int_eq(frame_check_client(&m, NULL, &err), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.detail, "oneof case 99"));
+    /* A required sub-message pointer left NULL is refused, not dereferenced. */
+    Croupier__Play p = CROUPIER__PLAY__INIT;
+    Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+    sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_PLAY, sm.play = &p;
+    struct evbuffer *out = evbuffer_new();
+    ck_assert_int_eq(frame_pack_server(out, &sm, NULL, &err), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.detail, "play.action: missing"));
+    ck_assert_uint_eq(evbuffer_get_length(out), 0);
+    evbuffer_free(out);
+    /* A body this version does not know (unknown field 99) is a request without a body. */
+    static const uint8_t future[] = {0x08, 0x01, 0x9a, 0x06, 0x00};
+    expect_client_refused(future, sizeof future, CROUPIER__ERROR_CODE__BAD_REQUEST, "no body");
+    /* A required field missing on the wire: protobuf-c refuses the message. */
+    static const uint8_t no_token[] = {0x08, 0x01, 0x52, 0x00};
+    expect_client_refused(no_token, sizeof no_token, CROUPIER__ERROR_CODE__MALFORMED_FRAME,
+                          "required");
+}
+END_TEST
+
+START_TEST(test_check_action_fields_must_match_the_move)
+{
+    Croupier__HoldemAction h = CROUPIER__HOLDEM_ACTION__INIT;
+    Croupier__Action a = CROUPIER__ACTION__INIT;
+    a.kind_case = CROUPIER__ACTION__KIND_HOLDEM, a.holdem = &h;
+    Croupier__ClientMessage m = action_msg(&a);
+    h.move = CROUPIER__HOLDEM_MOVE__HOLDEM_BET;
+    expect_client_message_refused(&m, CROUPIER__ERROR_CODE__BAD_REQUEST, "holdem.amount");
+    h.has_amount = 1, h.amount = 0;
+    expect_client_message_refused(&m, CROUPIER__ERROR_CODE__BAD_REQUEST, "holdem.amount");
+    h.move = CROUPIER__HOLDEM_MOVE__HOLDEM_RAISE, h.amount = -5;
+    expect_client_message_refused(&m, CROUPIER__ERROR_CODE__BAD_REQUEST, "holdem.amount");
+    h.move = CROUPIER__HOLDEM_MOVE__HOLDEM_FOLD, h.amount = 5;
+    expect_client_message_refused(&m, CROUPIER__ERROR_CODE__BAD_REQUEST, "only with BET");
+
+    Croupier__SheddingAction s = CROUPIER__SHEDDING_ACTION__INIT;
+    a.kind_case = CROUPIER__ACTION__KIND_SHEDDING, a.shedding = &s;
+    s.move = CROUPIER__SHEDDING_MOVE__SHEDDING_PLAY;
+    expect_client_message_refused(&m, CROUPIER__ERROR_CODE__BAD_REQUEST, "at least one card");
+    uint8_t bad_cards[] = {FRAME_CARD(5, 1), 0x00};
+    s.has_cards = 1, s.cards.len = sizeof bad_cards, s.cards.data = bad_cards;
+    expect_client_message_refused(&m, CROUPIER__ERROR_CODE__BAD_REQUEST, "not a card code");
+    bad_cards[1] = FRAME_CARD(FRAME_RANK_JOKER, 2);
+    expect_client_message_refused(&m, CROUPIER__ERROR_CODE__BAD_REQUEST, "byte 1");
+    uint8_t too_many[FRAME_MAX_CARDS + 1];
+    memset(too_many, FRAME_CARD(9, 2), sizeof too_many);
+    s.cards.len = sizeof too_many, s.cards.data = too_many;
+    expect_client_message_refused(&m, CROUPIER__ERROR_CODE__BAD_REQUEST, "at most 108");
+    s.cards.len = 1;
+    s.move = CROUPIER__SHEDDING_MOVE__SHEDDING_PASS;
+    expect_client_message_refused(&m, CROUPIER__ERROR_CODE__BAD_REQUEST, "only with PLAY");
+    s.has_cards = 0, s.move = CROUPIER__SHEDDING_MOVE__SHEDDING_BID;
+    expect_client_message_refused(&m, CROUPIER__ERROR_CODE__BAD_REQUEST, "shedding.bid");
+
+    Croupier__BlackjackAction b = CROUPIER__BLACKJACK_ACTION__INIT;
+    a.kind_case = CROUPIER__ACTION__KIND_BLACKJACK, a.blackjack = &b;
+    b.move = CROUPIER__BLACKJACK_MOVE__BJ_INSURANCE;
+    expect_client_message_refused(&m, CROUPIER__ERROR_CODE__BAD_REQUEST, "insure");
+    b.move = CROUPIER__BLACKJACK_MOVE__BJ_BET;
+    expect_client_message_refused(&m, CROUPIER__ERROR_CODE__BAD_REQUEST, "blackjack.amount");
+    b.move = CROUPIER__BLACKJACK_MOVE__BJ_HIT, b.has_hand = 1, b.hand = 8;
+    expect_client_message_refused(&m, CROUPIER__ERROR_CODE__BAD_REQUEST, "blackjack.hand");
+
+    a.kind_case = CROUPIER__ACTION__KIND__NOT_SET;
+    expect_client_message_refused(&m, CROUPIER__ERROR_CODE__BAD_REQUEST, "no move");
+
+    Croupier__Join j = CROUPIER__JOIN__INIT;
+    j.engine = CROUPIER__ENGINE__ENGINE_HOLDEM, j.game = "Hold Em", j.stake = 5;
+    Croupier__ClientMessage jm = CROUPIER__CLIENT_MESSAGE__INIT;
+    jm.request_id = 1, jm.body_case = CROUPIER__CLIENT_MESSAGE__BODY_JOIN, jm.join = &j;
+    expect_client_message_refused(&jm, CROUPIER__ERROR_CODE__BAD_REQUEST, "join.game");
+    j.game = "holdem", j.stake = 0;
+    expect_client_message_refused(&jm, CROUPIER__ERROR_CODE__BAD_REQUEST, "join.stake");
+}
+END_TEST
+
+START_TEST(test_check_rpc_frames_follow_the_link_rules)
+{
+    Croupier__Join j = CROUPIER__JOIN__INIT;
+    j.engine = CROUPIER__ENGINE__ENGINE_HOLDEM, j.game = "holdem", j.stake = 5;
+    Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+    f.request_id = 4, f.has_player_id = 1, f.player_id = 42, f.has_session_id = 1;
+    f.body_case = CROUPIER__RPC_FRAME__BODY_JOIN, f.join = &j;
+    frame_error_t err;
+    ck_assert_int_eq(frame_check_rpc(&f, NULL, &err), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.detail, "deadline_unix_ms"));
+    f.has_deadline_unix_ms = 1, f.deadline_unix_ms = 1;
+    ck_assert_int_eq(frame_check_rpc(&f, NULL, &err), 0);
+    f.has_player_id = 0;
+    ck_assert_int_eq(frame_check_rpc(&f, NULL, &err), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.detail, "player_id"));
+    f.has_player_id = 1, f.request_id = 0;
+    ck_assert_int_eq(frame_check_rpc(&f, NULL, &err), -EINVAL);
+
+    Croupier__Error e = CROUPIER__ERROR__INIT;
+    e.code = CROUPIER__ERROR_CODE__DRAINING;
+    Croupier__Reply r = CROUPIER__REPLY__INIT;
+    r.code = CROUPIER__ERROR_CODE__OK, r.error = &e;
+    f.request_id = 4, f.body_case = CROUPIER__RPC_FRAME__BODY_REPLY, f.reply = &r;
+    ck_assert_int_eq(frame_check_rpc(&f, NULL, &err), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.detail, "present with code OK"));
+    r.code = CROUPIER__ERROR_CODE__UNAVAILABLE;
+    ck_assert_int_eq(frame_check_rpc(&f, NULL, &err), -EINVAL);
+    r.code = CROUPIER__ERROR_CODE__DRAINING;
+    ck_assert_int_eq(frame_check_rpc(&f, NULL, &err), 0);
+
+    /* A pushed event is checked with the gate -> client rules. */
+    Croupier__RoundEnd re = CROUPIER__ROUND_END__INIT;
+    re.round_id = "g:1:2:3", re.outcome = CROUPIER__ROUND_OUTCOME__OUTCOME_VOIDED;
+    Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+    sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_ROUND_END, sm.round_end = &re;
+    f.request_id = 0, f.body_case = CROUPIER__RPC_FRAME__BODY_PUSH, f.push = &sm;
+    ck_assert_int_eq(frame_check_rpc(&f, NULL, &err), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.detail, "RpcFrame.push.round_end.void_reason"));
+    re.has_void_reason = 1, re.void_reason = CROUPIER__VOID_REASON__VOID_SHUTDOWN;
+    ck_assert_int_eq(frame_check_rpc(&f, NULL, &err), 0);
+    size_t n = raw_pack(&f.base, big);
+    Croupier__RpcFrame *d = frame_unpack_rpc(big, n, NULL, &err);
+    ck_assert_ptr_nonnull(d);
+    ck_assert_int_eq(d->push->round_end->void_reason, CROUPIER__VOID_REASON__VOID_SHUTDOWN);
+    frame_free_rpc(d);
+    /* request_id 1 + an empty resume (field 15) but no player: refused on the wire too. */
+    ck_assert_ptr_null(frame_unpack_rpc((const uint8_t *)"\x08\x01\x7a\x00", 4, NULL, &err));
+    ck_assert_ptr_nonnull(strstr(err.detail, "player_id"));
+}
+END_TEST
+
+START_TEST(test_check_card_codes)
+{
+    int valid = 0;
+    for (int c = 0; c < 256; c++)
+        valid += frame_card_valid((uint8_t)c);
+    ck_assert_int_eq(valid, 54);
+    ck_assert(frame_card_valid(FRAME_CARD(2, 0)));
+    ck_assert(frame_card_valid(FRAME_CARD(14, 3)));
+    ck_assert(frame_card_valid(FRAME_CARD_BLACK_JOKER));
+    ck_assert(frame_card_valid(FRAME_CARD_RED_JOKER));
+    ck_assert(!frame_card_valid(FRAME_CARD(1, 3)));
+    ck_assert(!frame_card_valid(FRAME_CARD(15, 2)));
+    ck_assert_int_eq(FRAME_CARD_RANK(FRAME_CARD(12, 2)), 12);
+    ck_assert_int_eq(FRAME_CARD_SUIT(FRAME_CARD(12, 2)), 2);
+}
+END_TEST
+
+/* ---- allocation budget ------------------------------------------------------------------- */
+
+/* A Snapshot holding count SeatInfo entries with only `seat = 0` (4 wire bytes, ~80 in memory). */
+static size_t many_seats_payload(uint8_t *buf, size_t count)
+{
+    Croupier__SeatInfo s = CROUPIER__SEAT_INFO__INIT;
+    Croupier__SeatInfo **seats = malloc(count * sizeof *seats);
+    for (size_t i = 0; i < count; i++)
+        seats[i] = &s;
+    Croupier__Snapshot snap = CROUPIER__SNAPSHOT__INIT;
+    snap.engine = CROUPIER__ENGINE__ENGINE_HOLDEM, snap.game = "holdem", snap.stake = 1;
+    snap.n_seats = count, snap.seats = seats;
+    Croupier__ServerMessage m = CROUPIER__SERVER_MESSAGE__INIT;
+    m.body_case = CROUPIER__SERVER_MESSAGE__BODY_SNAPSHOT, m.snapshot = &snap;
+    size_t n = raw_pack(&m.base, buf);
+    free(seats);
+    return n;
+}
+
+START_TEST(test_budget_many_empty_submessages_are_refused_within_the_budget)
+{
+    size_t n = many_seats_payload(big, 16000);
+    ck_assert_uint_le(n, FRAME_DEFAULT_MAX);
+    size_t budget = FRAME_DEFAULT_BUDGET_FLOOR + FRAME_DEFAULT_BUDGET_FACTOR * n;
+    frame_error_t err;
+    Croupier__ServerMessage *m = frame_unpack_server(big, n, NULL, &err);
+    ck_assert_ptr_null(m);
+    ck_assert_int_eq(err.code, CROUPIER__ERROR_CODE__MALFORMED_FRAME);
+    ck_assert_ptr_nonnull(strstr(err.detail, "allocation budget"));
+    ck_assert_uint_le(err.alloc_bytes, budget);
+
+    /* What it would have cost: the same payload with the budget lifted. */
+    frame_limits_t lim = frame_limits_default;
+    lim.budget_factor = 1000;
+    m = frame_unpack_server(big, n, &lim, &err);
+    ck_assert_msg(m != NULL, "%s", err.detail);
+    ck_assert_uint_gt(err.alloc_bytes, budget);
+    ck_assert_uint_eq(m->snapshot->n_seats, 16000);
+    frame_free_server(m);
+
+    /* A real table's worth of seats is far inside the default budget. */
+    n = many_seats_payload(big, 10);
+    m = frame_unpack_server(big, n, NULL, &err);
+    ck_assert_ptr_nonnull(m);
+    frame_free_server(m);
+
+    /* Through the stream decoder the frame is consumed and the next one still decodes. */
+    struct evbuffer *in = evbuffer_new();
+    n = many_seats_payload(big + FRAME_HEADER_SIZE, 16000);
+    frame_put_header(big, (uint32_t)n);
+    evbuffer_add(in, big, FRAME_HEADER_SIZE + n);
+    Croupier__Pong pong = CROUPIER__PONG__INIT;
+    Croupier__ServerMessage pm = CROUPIER__SERVER_MESSAGE__INIT;
+    pm.body_case = CROUPIER__SERVER_MESSAGE__BODY_PONG, pm.pong = &pong;
+    ck_assert_int_eq(frame_pack_server(in, &pm, NULL, NULL), 0);
+    ck_assert_int_eq(frame_read_server(in, NULL, &m, &err), FRAME_MALFORMED);
+    ck_assert_int_eq(frame_read_server(in, NULL, &m, &err), FRAME_OK);
+    frame_free_server(m);
+    evbuffer_free(in);
+}
+END_TEST
+
+START_TEST(test_budget_many_unknown_fields_are_refused_within_the_budget)
+{
+    /* request_id = 1, then unknown field 9 (varint 0) over and over: 2 bytes each. */
+    size_t n = 0;
+    big[n++] = 0x08, big[n++] = 0x01;
+    while (n + 2 <= FRAME_DEFAULT_MAX)
+        big[n++] = 0x48, big[n++] = 0x00;
+    frame_error_t err;
+    Croupier__ClientMessage *m = frame_unpack_client(big, n, NULL, &err);
+    ck_assert_ptr_null(m);
+    ck_assert_ptr_nonnull(strstr(err.detail, "allocation budget"));
+    ck_assert_uint_le(err.alloc_bytes,
+                      FRAME_DEFAULT_BUDGET_FLOOR + FRAME_DEFAULT_BUDGET_FACTOR * n);
+    /* A smaller budget is honoured as configured. */
+    frame_limits_t lim = frame_limits_default;
+    lim.budget_factor = 0, lim.budget_floor = 64;
+    static const uint8_t ping[] = {0x08, 0x01, 0x7a, 0x02, 0x08, 0x05};
+    ck_assert_ptr_null(frame_unpack_client(ping, sizeof ping, &lim, &err));
+    ck_assert_uint_le(err.alloc_bytes, 64);
+    lim.budget_floor = 4096;
+    m = frame_unpack_client(ping, sizeof ping, &lim, &err);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->ping->nonce, 5);
+    frame_free_client(m);
+}
+END_TEST
+
+START_TEST(test_names_of_results_and_codes)
+{
+    ck_assert_str_eq(frame_result_name(FRAME_TOO_LARGE), "too_large");
+    ck_assert_str_eq(frame_result_name(FRAME_NEED_MORE), "need_more");
+    ck_assert_str_eq(frame_error_code_name(CROUPIER__ERROR_CODE__NOT_YOUR_TURN), "NOT_YOUR_TURN");
+    ck_assert_str_eq(frame_error_code_name(9999), "UNKNOWN");
+}
+END_TEST
+
+static Suite *proto_suite(void)
+{
+    Suite *s = suite_create("proto");
+    TCase *tc = tcase_create("roundtrip");
+    tcase_add_test(tc, test_proto_every_client_message_kind_round_trips);
+    tcase_add_test(tc, test_proto_every_server_message_kind_round_trips);
+    tcase_add_test(tc, test_proto_every_rpc_frame_kind_round_trips);
+    tcase_add_test(tc, test_proto_decoded_fields_keep_their_values);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("framing");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_frame_stream_fed_one_byte_at_a_time_decodes_every_frame_once);
+    tcase_add_test(tc, test_frame_split_at_every_byte_gives_need_more_then_the_frame);
+    tcase_add_test(tc, test_frame_many_frames_in_one_buffer_all_decode_in_one_loop);
+    tcase_add_test(tc, test_frame_over_cap_is_refused_before_the_payload_arrives);
+    tcase_add_test(tc, test_frame_cap_is_configurable_and_exact);
+    tcase_add_test(tc, test_frame_truncated_payload_is_malformed_and_waits_in_a_stream);
+    tcase_add_test(tc, test_frame_malformed_frame_is_consumed_and_the_next_one_decodes);
+    tcase_add_test(tc, test_frame_malformed_protobuf_bytes_are_refused);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("validation");
+    tcase_add_test(tc, test_check_undefined_enum_values_are_refused);
+    tcase_add_test(tc, test_check_invalid_utf8_strings_are_refused);
+    tcase_add_test(tc, test_check_strings_above_the_limit_are_refused);
+    tcase_add_test(tc, test_check_requests_need_an_id_and_a_body);
+    tcase_add_test(tc, test_check_action_fields_must_match_the_move);
+    tcase_add_test(tc, test_check_rpc_frames_follow_the_link_rules);
+    tcase_add_test(tc, test_check_card_codes);
+    tcase_add_test(tc, test_names_of_results_and_codes);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("budget");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_budget_many_empty_submessages_are_refused_within_the_budget);
+    tcase_add_test(tc, test_budget_many_unknown_fields_are_refused_within_the_budget);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(proto_suite());
+    srunner_run_all(sr, CK_ENV);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,599 @@
+/* Valid samples of every message kind; see test_proto_samples.h. */
+#include "test_proto_samples.h"
+
+static uint8_t cards_pair[] = {FRAME_CARD(9, 0), FRAME_CARD(9, 3)};
+static uint8_t cards_hole[] = {FRAME_CARD(14, 3), FRAME_CARD(13, 3)};
+static uint8_t cards_board[] = {FRAME_CARD(2, 1), FRAME_CARD(7, 2), FRAME_CARD(12, 0)};
+static uint8_t cards_rocket[] = {FRAME_CARD_BLACK_JOKER, FRAME_CARD_RED_JOKER};
+static uint8_t cards_hand[] = {FRAME_CARD(3, 0),  FRAME_CARD(3, 1),  FRAME_CARD(5, 2),
+                               FRAME_CARD(11, 3), FRAME_CARD(14, 0), FRAME_CARD_RED_JOKER};
+static uint8_t cards_bj[] = {FRAME_CARD(10, 2), FRAME_CARD(6, 1)};
+
+#define BIN(a) ((ProtobufCBinaryData){sizeof(a), (a)})
+
+/* ---- client -> gate ---------------------------------------------------------------------- */
+
+static void client_action(samples_client_cb cb, void *arg, const char *name, Croupier__Action *a,
+                          int *n)
+{
+    Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
+    m.request_id = 100 + (uint64_t)*n;
+    m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_ACTION;
+    m.action = a;
+    cb(arg, name, &m);
+    (*n)++;
+}
+
+int samples_client(samples_client_cb cb, void *arg)
+{
+    int n = 0;
+    {
+        Croupier__Login login = CROUPIER__LOGIN__INIT;
+        login.token = "v1.42.1767225600.c2lnbmF0dXJl";
+        login.client_version = "bot/0.1 ünïcödé";
+        Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
+        m.request_id = 1;
+        m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_LOGIN;
+        m.login = &login;
+        cb(arg, "login", &m), n++;
+    }
+    {
+        static const struct {
+            const char *name;
+            Croupier__Engine engine;
+            const char *game;
+            int64_t stake;
+        } joins[] = {
+            {"join_traditional", CROUPIER__ENGINE__ENGINE_TRADITIONAL, "doudizhu", 10},
+            {"join_holdem", CROUPIER__ENGINE__ENGINE_HOLDEM, "holdem", 50},
+            {"join_persistent", CROUPIER__ENGINE__ENGINE_PERSISTENT, "blackjack", 25},
+        };
+        for (size_t i = 0; i < sizeof joins / sizeof joins[0]; i++) {
+            Croupier__Join j = CROUPIER__JOIN__INIT;
+            j.engine = joins[i].engine;
+            j.game = (char *)joins[i].game;
+            j.stake = joins[i].stake;
+            Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
+            m.request_id = 2 + i;
+            m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_JOIN;
+            m.join = &j;
+            cb(arg, joins[i].name, &m), n++;
+        }
+    }
+    {
+        Croupier__Leave leave = CROUPIER__LEAVE__INIT;
+        Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
+        m.request_id = 10;
+        m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_LEAVE;
+        m.leave = &leave;
+        cb(arg, "leave", &m), n++;
+    }
+    {
+        Croupier__Resume resume = CROUPIER__RESUME__INIT;
+        resume.has_last_event_seq = 1;
+        resume.last_event_seq = 77;
+        Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
+        m.request_id = 11;
+        m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_RESUME;
+        m.resume = &resume;
+        cb(arg, "resume", &m), n++;
+    }
+    {
+        Croupier__Ping ping = CROUPIER__PING__INIT;
+        ping.nonce = UINT64_MAX;
+        Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
+        m.request_id = UINT64_MAX;
+        m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_PING;
+        m.ping = &ping;
+        cb(arg, "ping", &m), n++;
+    }
+    {
+        Croupier__SheddingAction s = CROUPIER__SHEDDING_ACTION__INIT;
+        Croupier__Action a = CROUPIER__ACTION__INIT;
+        a.kind_case = CROUPIER__ACTION__KIND_SHEDDING;
+        a.shedding = &s;
+        s.move = CROUPIER__SHEDDING_MOVE__SHEDDING_PLAY;
+        s.has_cards = 1;
+        s.cards = BIN(cards_pair);
+        client_action(cb, arg, "shedding_play", &a, &n);
+        s.cards = BIN(cards_rocket);
+        client_action(cb, arg, "shedding_play_jokers", &a, &n);
+        s.has_cards = 0;
+        s.move = CROUPIER__SHEDDING_MOVE__SHEDDING_PASS;
+        client_action(cb, arg, "shedding_pass", &a, &n);
+        s.move = CROUPIER__SHEDDING_MOVE__SHEDDING_BID;
+        s.has_bid = 1;
+        s.bid = 3;
+        client_action(cb, arg, "shedding_bid", &a, &n);
+        s.bid = 0;
+        client_action(cb, arg, "shedding_bid_decline", &a, &n);
+    }
+    {
+        static const struct {
+            const char *name;
+            Croupier__HoldemMove move;
+            int64_t amount;
+        } hm[] = {
+            {"holdem_fold", CROUPIER__HOLDEM_MOVE__HOLDEM_FOLD, 0},
+            {"holdem_check", CROUPIER__HOLDEM_MOVE__HOLDEM_CHECK, 0},
+            {"holdem_call", CROUPIER__HOLDEM_MOVE__HOLDEM_CALL, 0},
+            {"holdem_bet", CROUPIER__HOLDEM_MOVE__HOLDEM_BET, 100},
+            {"holdem_raise", CROUPIER__HOLDEM_MOVE__HOLDEM_RAISE, INT64_MAX},
+        };
+        for (size_t i = 0; i < sizeof hm / sizeof hm[0]; i++) {
+            Croupier__HoldemAction h = CROUPIER__HOLDEM_ACTION__INIT;
+            h.move = hm[i].move;
+            h.has_amount = hm[i].amount > 0;
+            h.amount = hm[i].amount;
+            Croupier__Action a = CROUPIER__ACTION__INIT;
+            a.kind_case = CROUPIER__ACTION__KIND_HOLDEM;
+            a.holdem = &h;
+            client_action(cb, arg, hm[i].name, &a, &n);
+        }
+    }
+    {
+        static const struct {
+            const char *name;
+            Croupier__BlackjackMove move;
+            int64_t amount;
+            int insure; /* -1: absent */
+            int hand;   /* -1: absent */
+        } bm[] = {
+            {"bj_bet", CROUPIER__BLACKJACK_MOVE__BJ_BET, 25, -1, -1},
+            {"bj_hit", CROUPIER__BLACKJACK_MOVE__BJ_HIT, 0, -1, -1},
+            {"bj_stand", CROUPIER__BLACKJACK_MOVE__BJ_STAND, 0, -1, 1},
+            {"bj_double", CROUPIER__BLACKJACK_MOVE__BJ_DOUBLE, 0, -1, 0},
+            {"bj_split", CROUPIER__BLACKJACK_MOVE__BJ_SPLIT, 0, -1, -1},
+            {"bj_surrender", CROUPIER__BLACKJACK_MOVE__BJ_SURRENDER, 0, -1, -1},
+            {"bj_insurance_yes", CROUPIER__BLACKJACK_MOVE__BJ_INSURANCE, 0, 1, -1},
+            {"bj_insurance_no", CROUPIER__BLACKJACK_MOVE__BJ_INSURANCE, 0, 0, -1},
+        };
+        for (size_t i = 0; i < sizeof bm / sizeof bm[0]; i++) {
+            Croupier__BlackjackAction b = CROUPIER__BLACKJACK_ACTION__INIT;
+            b.move = bm[i].move;
+            b.has_amount = bm[i].amount > 0;
+            b.amount = bm[i].amount;
+            b.has_insure = bm[i].insure >= 0;
+            b.insure = bm[i].insure > 0;
+            b.has_hand = bm[i].hand >= 0;
+            b.hand = bm[i].hand > 0 ? (uint32_t)bm[i].hand : 0;
+            Croupier__Action a = CROUPIER__ACTION__INIT;
+            a.kind_case = CROUPIER__ACTION__KIND_BLACKJACK;
+            a.blackjack = &b;
+            client_action(cb, arg, bm[i].name, &a, &n);
+        }
+    }
+    return n;
+}
+
+/* ---- gate -> client ---------------------------------------------------------------------- */
+
+#define SEAT_INIT PROTOBUF_C_MESSAGE_INIT(&croupier__seat_info__descriptor)
+static Croupier__SeatInfo seat_a = {.base = SEAT_INIT,
+                                    .seat = 0,
+                                    .has_player_id = 1,
+                                    .player_id = 42,
+                                    .name = "alice",
+                                    .has_chips = 1,
+                                    .chips = 1500,
+                                    .has_connected = 1,
+                                    .connected = 1};
+static Croupier__SeatInfo seat_b = {.base = SEAT_INIT,
+                                    .seat = 1,
+                                    .has_player_id = 1,
+                                    .player_id = 43,
+                                    .name = "bot-7",
+                                    .has_chips = 1,
+                                    .chips = 900,
+                                    .has_bot = 1,
+                                    .bot = 1};
+static Croupier__SeatInfo seat_empty = {.base = SEAT_INIT, .seat = 2};
+static Croupier__SeatInfo *seats[] = {&seat_a, &seat_b, &seat_empty};
+
+static void server_emit(samples_server_cb cb, void *arg, const char *name,
+                        Croupier__ServerMessage *m, int *n)
+{
+    cb(arg, name, m);
+    (*n)++;
+}
+
+static void fill_joined(Croupier__Joined *j)
+{
+    j->desk_id = 0x0001000200000007ull;
+    j->seat = 1;
+    j->engine = CROUPIER__ENGINE__ENGINE_HOLDEM;
+    j->game = "holdem";
+    j->stake = 50;
+    j->n_seats = 3;
+    j->seats = seats;
+}
+
+static void server_snapshots(samples_server_cb cb, void *arg, int *n)
+{
+    Croupier__Snapshot s = CROUPIER__SNAPSHOT__INIT;
+    s.desk_id = 9;
+    s.your_seat = 0;
+    s.n_seats = 3;
+    s.seats = seats;
+    s.round_id = "game-3:17:9:204";
+    s.has_turn_seat = 1;
+    s.turn_seat = 1;
+    s.has_time_left_ms = 1;
+    s.time_left_ms = 14500;
+    s.has_event_seq = 1;
+    s.event_seq = 88;
+    Croupier__ServerMessage m = CROUPIER__SERVER_MESSAGE__INIT;
+    m.request_id = 11;
+    m.body_case = CROUPIER__SERVER_MESSAGE__BODY_SNAPSHOT;
+    m.snapshot = &s;
+
+    Croupier__SheddingState sh = CROUPIER__SHEDDING_STATE__INIT;
+    uint32_t left[] = {6, 17, 0};
+    sh.phase = CROUPIER__SHEDDING_PHASE__SHEDDING_PLAYING;
+    sh.has_hand = 1;
+    sh.hand = BIN(cards_hand);
+    sh.n_cards_left = 3;
+    sh.cards_left = left;
+    sh.has_declarer_seat = sh.has_bid = sh.has_last_play = sh.has_last_play_seat = 1;
+    sh.declarer_seat = 1;
+    sh.bid = 3;
+    sh.last_play = BIN(cards_pair);
+    sh.last_play_seat = 1;
+    sh.has_multiplier = 1;
+    sh.multiplier = 4;
+    sh.has_kitty = 1;
+    sh.kitty = BIN(cards_board);
+    s.engine = CROUPIER__ENGINE__ENGINE_TRADITIONAL;
+    s.game = "doudizhu";
+    s.stake = 10;
+    s.state_case = CROUPIER__SNAPSHOT__STATE_SHEDDING;
+    s.shedding = &sh;
+    server_emit(cb, arg, "snapshot_shedding", &m, n);
+
+    Croupier__HoldemSeatState p0 = CROUPIER__HOLDEM_SEAT_STATE__INIT;
+    Croupier__HoldemSeatState p1 = CROUPIER__HOLDEM_SEAT_STATE__INIT;
+    Croupier__HoldemSeatState *ps[] = {&p0, &p1};
+    p0.seat = 0, p0.has_stack = 1, p0.stack = 1450, p0.has_bet = 1, p0.bet = 50;
+    p1.seat = 1, p1.has_stack = 1, p1.stack = 0, p1.has_all_in = 1, p1.all_in = 1;
+    Croupier__HoldemState ho = CROUPIER__HOLDEM_STATE__INIT;
+    ho.street = CROUPIER__HOLDEM_STREET__HOLDEM_FLOP;
+    ho.has_hole_cards = 1, ho.hole_cards = BIN(cards_hole);
+    ho.has_board = 1, ho.board = BIN(cards_board);
+    ho.has_pot = 1, ho.pot = 1000;
+    ho.has_button_seat = 1, ho.button_seat = 1;
+    ho.has_to_call = 1, ho.to_call = 850;
+    ho.has_min_raise = 1, ho.min_raise = 1800;
+    ho.n_players = 2;
+    ho.players = ps;
+    s.engine = CROUPIER__ENGINE__ENGINE_HOLDEM;
+    s.game = "holdem";
+    s.stake = 50;
+    s.state_case = CROUPIER__SNAPSHOT__STATE_HOLDEM;
+    s.holdem = &ho;
+    server_emit(cb, arg, "snapshot_holdem", &m, n);
+
+    Croupier__BlackjackHand h0 = CROUPIER__BLACKJACK_HAND__INIT;
+    Croupier__BlackjackHand h1 = CROUPIER__BLACKJACK_HAND__INIT;
+    Croupier__BlackjackHand *hs[] = {&h0, &h1};
+    h0.seat = 0, h0.has_cards = 1, h0.cards = BIN(cards_bj), h0.has_bet = 1, h0.bet = 25;
+    h1.seat = 0, h1.has_hand = 1, h1.hand = 1, h1.has_cards = 1, h1.cards = BIN(cards_pair);
+    h1.has_bet = 1, h1.bet = 50, h1.has_doubled = 1, h1.doubled = 1, h1.has_done = 1;
+    h1.done = 1, h1.has_insured = 1, h1.insured = 0;
+    Croupier__BlackjackState bj = CROUPIER__BLACKJACK_STATE__INIT;
+    bj.phase = CROUPIER__BLACKJACK_PHASE__BJ_PLAYING;
+    uint8_t up[] = {FRAME_CARD(14, 2)};
+    bj.has_dealer_cards = 1, bj.dealer_cards = BIN(up);
+    bj.n_hands = 2, bj.hands = hs;
+    bj.has_min_bet = 1, bj.min_bet = 25, bj.has_max_bet = 1, bj.max_bet = 5000;
+    s.engine = CROUPIER__ENGINE__ENGINE_PERSISTENT;
+    s.game = "blackjack";
+    s.stake = 25;
+    s.has_turn_seat = 0;
+    s.state_case = CROUPIER__SNAPSHOT__STATE_BLACKJACK;
+    s.blackjack = &bj;
+    server_emit(cb, arg, "snapshot_blackjack", &m, n);
+}
+
+int samples_server(samples_server_cb cb, void *arg)
+{
+    int n = 0;
+    Croupier__ServerMessage m = CROUPIER__SERVER_MESSAGE__INIT;
+    {
+        Croupier__LoginResult r = CROUPIER__LOGIN_RESULT__INIT;
+        r.player_id = 42;
+        r.session_id = 0xABCDEF;
+        r.has_chips = 1, r.chips = 12345;
+        r.has_seated = 1, r.seated = 1;
+        r.has_server_time_ms = 1, r.server_time_ms = 1767225600123ull;
+        m.request_id = 1;
+        m.body_case = CROUPIER__SERVER_MESSAGE__BODY_LOGIN_RESULT;
+        m.login_result = &r;
+        server_emit(cb, arg, "login_result", &m, &n);
+    }
+    {
+        Croupier__Joined j = CROUPIER__JOINED__INIT;
+        fill_joined(&j);
+        m.request_id = 3;
+        m.body_case = CROUPIER__SERVER_MESSAGE__BODY_JOINED;
+        m.joined = &j;
+        server_emit(cb, arg, "joined", &m, &n);
+    }
+    {
+        Croupier__Result r = CROUPIER__RESULT__INIT;
+        m.request_id = 100;
+        m.body_case = CROUPIER__SERVER_MESSAGE__BODY_RESULT;
+        m.result = &r;
+        server_emit(cb, arg, "result_ok", &m, &n);
+        Croupier__Error e = CROUPIER__ERROR__INIT;
+        e.code = CROUPIER__ERROR_CODE__NOT_YOUR_TURN;
+        e.message = "seat 2 is to act";
+        e.has_retriable = 1;
+        r.error = &e;
+        server_emit(cb, arg, "result_error", &m, &n);
+    }
+    {
+        Croupier__Error e = CROUPIER__ERROR__INIT;
+        e.code = CROUPIER__ERROR_CODE__FRAME_TOO_LARGE;
+        e.message = "frame of 70000 bytes, cap 65536";
+        m.request_id = 0;
+        m.body_case = CROUPIER__SERVER_MESSAGE__BODY_ERROR;
+        m.error = &e;
+        server_emit(cb, arg, "error", &m, &n);
+    }
+    server_snapshots(cb, arg, &n);
+    m.request_id = 0;
+    m.has_event_seq = 1;
+    {
+        Croupier__Deal d = CROUPIER__DEAL__INIT;
+        d.has_seat = 1, d.seat = 0;
+        d.has_cards = 1, d.cards = BIN(cards_hole);
+        d.round_id = "game-1:3:7:1";
+        m.event_seq = 1;
+        m.body_case = CROUPIER__SERVER_MESSAGE__BODY_DEAL;
+        m.deal = &d;
+        server_emit(cb, arg, "deal_own", &m, &n);
+        Croupier__Deal d2 = CROUPIER__DEAL__INIT;
+        d2.has_seat = 1, d2.seat = 1, d2.has_count = 1, d2.count = 2;
+        m.event_seq = 2;
+        m.deal = &d2;
+        server_emit(cb, arg, "deal_face_down", &m, &n);
+        Croupier__Deal d3 = CROUPIER__DEAL__INIT;
+        d3.has_cards = 1, d3.cards = BIN(cards_board);
+        m.event_seq = 3;
+        m.deal = &d3;
+        server_emit(cb, arg, "deal_board", &m, &n);
+    }
+    {
+        Croupier__Turn t = CROUPIER__TURN__INIT;
+        t.seat = 1, t.time_left_ms = 15000;
+        t.has_to_call = 1, t.to_call = 50, t.has_min_amount = 1, t.min_amount = 100;
+        t.has_max_amount = 1, t.max_amount = 900;
+        m.event_seq = 4;
+        m.body_case = CROUPIER__SERVER_MESSAGE__BODY_TURN;
+        m.turn = &t;
+        server_emit(cb, arg, "turn", &m, &n);
+    }
+    {
+        Croupier__HoldemAction h = CROUPIER__HOLDEM_ACTION__INIT;
+        h.move = CROUPIER__HOLDEM_MOVE__HOLDEM_RAISE, h.has_amount = 1, h.amount = 300;
+        Croupier__Action a = CROUPIER__ACTION__INIT;
+        a.kind_case = CROUPIER__ACTION__KIND_HOLDEM, a.holdem = &h;
+        Croupier__Play p = CROUPIER__PLAY__INIT;
+        p.seat = 1, p.action = &a;
+        m.event_seq = 5;
+        m.body_case = CROUPIER__SERVER_MESSAGE__BODY_PLAY;
+        m.play = &p;
+        server_emit(cb, arg, "play_holdem", &m, &n);
+        Croupier__SheddingAction s = CROUPIER__SHEDDING_ACTION__INIT;
+        s.move = CROUPIER__SHEDDING_MOVE__SHEDDING_PLAY, s.has_cards = 1;
+        s.cards = BIN(cards_pair);
+        a.kind_case = CROUPIER__ACTION__KIND_SHEDDING, a.shedding = &s;
+        p.has_cards_left = 1, p.cards_left = 4, p.has_timed_out = 1, p.timed_out = 1;
+        m.event_seq = 6;
+        server_emit(cb, arg, "play_shedding", &m, &n);
+    }
+    {
+        Croupier__SeatDelta d0 = CROUPIER__SEAT_DELTA__INIT;
+        Croupier__SeatDelta d1 = CROUPIER__SEAT_DELTA__INIT;
+        Croupier__SeatDelta *ds[] = {&d0, &d1};
+        d0.seat = 0, d0.player_id = 42, d0.delta = 290;
+        d0.has_shown_cards = 1, d0.shown_cards = BIN(cards_hole);
+        d1.seat = 1, d1.player_id = 43, d1.delta = -300;
+        Croupier__RoundEnd r = CROUPIER__ROUND_END__INIT;
+        r.round_id = "game-1:3:7:1";
+        r.outcome = CROUPIER__ROUND_OUTCOME__OUTCOME_COMPLETED;
+        r.n_deltas = 2, r.deltas = ds;
+        r.has_rake = 1, r.rake = 10;
+        m.event_seq = 7;
+        m.body_case = CROUPIER__SERVER_MESSAGE__BODY_ROUND_END;
+        m.round_end = &r;
+        server_emit(cb, arg, "round_end_completed", &m, &n);
+        d0.delta = 0, d0.has_shown_cards = 0, d1.delta = 0, r.rake = 0;
+        r.outcome = CROUPIER__ROUND_OUTCOME__OUTCOME_VOIDED;
+        r.has_void_reason = 1, r.void_reason = CROUPIER__VOID_REASON__VOID_DRAIN_TIMEOUT;
+        r.detail = "server drain bound passed; stakes refunded";
+        m.event_seq = 8;
+        server_emit(cb, arg, "round_end_voided", &m, &n);
+    }
+    {
+        Croupier__TableClosing t = CROUPIER__TABLE_CLOSING__INIT;
+        t.reason = CROUPIER__CLOSING_REASON__CLOSING_DRAINING;
+        t.detail = "server restarting";
+        t.has_after_ms = 1, t.after_ms = 600000;
+        m.event_seq = 9;
+        m.body_case = CROUPIER__SERVER_MESSAGE__BODY_TABLE_CLOSING;
+        m.table_closing = &t;
+        server_emit(cb, arg, "table_closing", &m, &n);
+    }
+    {
+        Croupier__Joined j = CROUPIER__JOINED__INIT;
+        fill_joined(&j);
+        Croupier__Moved mv = CROUPIER__MOVED__INIT;
+        mv.to = &j;
+        mv.has_reason = 1, mv.reason = CROUPIER__CLOSING_REASON__CLOSING_DRAINING;
+        m.event_seq = 10;
+        m.body_case = CROUPIER__SERVER_MESSAGE__BODY_MOVED;
+        m.moved = &mv;
+        server_emit(cb, arg, "moved", &m, &n);
+    }
+    m.has_event_seq = 0;
+    m.event_seq = 0;
+    {
+        Croupier__GoAway g = CROUPIER__GO_AWAY__INIT;
+        g.reason = CROUPIER__GO_AWAY_REASON__GOAWAY_SHUTDOWN;
+        g.reconnect_delay_ms = 1234;
+        g.detail = "gateway draining";
+        m.body_case = CROUPIER__SERVER_MESSAGE__BODY_GO_AWAY;
+        m.go_away = &g;
+        server_emit(cb, arg, "go_away", &m, &n);
+    }
+    {
+        Croupier__Pong p = CROUPIER__PONG__INIT;
+        p.nonce = 99, p.has_server_time_ms = 1, p.server_time_ms = 1767225600999ull;
+        m.request_id = 12;
+        m.body_case = CROUPIER__SERVER_MESSAGE__BODY_PONG;
+        m.pong = &p;
+        server_emit(cb, arg, "pong", &m, &n);
+    }
+    return n;
+}
+
+/* ---- gate <-> game ----------------------------------------------------------------------- */
+
+static void rpc_player(Croupier__RpcFrame *f, uint64_t request_id)
+{
+    f->request_id = request_id;
+    f->has_trace_id = 1, f->trace_id = 0x0123456789ABCDEFull;
+    f->has_deadline_unix_ms = 1, f->deadline_unix_ms = 1767225601500ull;
+    f->has_player_id = 1, f->player_id = 42;
+    f->has_session_id = 1, f->session_id = 0xABCDEF;
+    f->has_client_request_id = 1, f->client_request_id = request_id + 1000;
+}
+
+int samples_rpc(samples_rpc_cb cb, void *arg)
+{
+    int n = 0;
+    {
+        Croupier__LinkHello h = CROUPIER__LINK_HELLO__INIT;
+        h.version = 1, h.gate_id = "gate-0", h.has_max_frame = 1, h.max_frame = 65536;
+        Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+        f.request_id = 1;
+        f.body_case = CROUPIER__RPC_FRAME__BODY_HELLO, f.hello = &h;
+        cb(arg, "hello", &f), n++;
+    }
+    {
+        char *games[] = {"doudizhu", "bigtwo", "runfast", "tractor"};
+        Croupier__LinkHelloAck a = CROUPIER__LINK_HELLO_ACK__INIT;
+        a.version = 1, a.server_id = "game-traditional-3";
+        a.engine = CROUPIER__ENGINE__ENGINE_TRADITIONAL;
+        a.n_games = 4, a.games = games;
+        a.has_lease_epoch = 1, a.lease_epoch = 17, a.has_draining = 1;
+        Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+        f.request_id = 1;
+        f.body_case = CROUPIER__RPC_FRAME__BODY_HELLO_ACK, f.hello_ack = &a;
+        cb(arg, "hello_ack", &f), n++;
+    }
+    {
+        Croupier__Join j = CROUPIER__JOIN__INIT;
+        j.engine = CROUPIER__ENGINE__ENGINE_HOLDEM, j.game = "holdem", j.stake = 50;
+        Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+        rpc_player(&f, 2);
+        f.body_case = CROUPIER__RPC_FRAME__BODY_JOIN, f.join = &j;
+        cb(arg, "join", &f), n++;
+    }
+    {
+        Croupier__Leave l = CROUPIER__LEAVE__INIT;
+        Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+        rpc_player(&f, 3);
+        f.body_case = CROUPIER__RPC_FRAME__BODY_LEAVE, f.leave = &l;
+        cb(arg, "leave", &f), n++;
+    }
+    {
+        Croupier__BlackjackAction b = CROUPIER__BLACKJACK_ACTION__INIT;
+        b.move = CROUPIER__BLACKJACK_MOVE__BJ_DOUBLE;
+        Croupier__Action a = CROUPIER__ACTION__INIT;
+        a.kind_case = CROUPIER__ACTION__KIND_BLACKJACK, a.blackjack = &b;
+        Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+        rpc_player(&f, 4);
+        f.body_case = CROUPIER__RPC_FRAME__BODY_ACTION, f.action = &a;
+        cb(arg, "action", &f), n++;
+    }
+    {
+        Croupier__Resume r = CROUPIER__RESUME__INIT;
+        Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+        rpc_player(&f, 5);
+        f.body_case = CROUPIER__RPC_FRAME__BODY_RESUME, f.resume = &r;
+        cb(arg, "resume", &f), n++;
+    }
+    {
+        Croupier__Joined j = CROUPIER__JOINED__INIT;
+        fill_joined(&j);
+        Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+        sm.request_id = 1002;
+        sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_JOINED, sm.joined = &j;
+        Croupier__Reply r = CROUPIER__REPLY__INIT;
+        r.code = CROUPIER__ERROR_CODE__OK, r.payload = &sm;
+        Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+        f.request_id = 2, f.has_player_id = 1, f.player_id = 42;
+        f.body_case = CROUPIER__RPC_FRAME__BODY_REPLY, f.reply = &r;
+        cb(arg, "reply_ok", &f), n++;
+        Croupier__Error e = CROUPIER__ERROR__INIT;
+        e.code = CROUPIER__ERROR_CODE__DRAINING;
+        e.message = "server draining";
+        e.has_retriable = 1, e.retriable = 1;
+        r.code = e.code, r.error = &e, r.payload = NULL;
+        cb(arg, "reply_error", &f), n++;
+    }
+    {
+        Croupier__Turn t = CROUPIER__TURN__INIT;
+        t.seat = 3, t.time_left_ms = 20000;
+        Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+        sm.has_event_seq = 1, sm.event_seq = 5;
+        sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_TURN, sm.turn = &t;
+        Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+        f.has_player_id = 1, f.player_id = 42;
+        f.body_case = CROUPIER__RPC_FRAME__BODY_PUSH, f.push = &sm;
+        cb(arg, "push", &f), n++;
+    }
+    {
+        Croupier__RpcPing p = CROUPIER__RPC_PING__INIT;
+        p.nonce = 7;
+        Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+        f.request_id = 9;
+        f.body_case = CROUPIER__RPC_FRAME__BODY_PING, f.ping = &p;
+        cb(arg, "ping", &f), n++;
+        Croupier__RpcPong q = CROUPIER__RPC_PONG__INIT;
+        q.nonce = 7, q.has_draining = 1, q.draining = 1, q.has_human_desks = 1;
+        q.human_desks = 3;
+        f.body_case = CROUPIER__RPC_FRAME__BODY_PONG, f.pong = &q;
+        cb(arg, "pong", &f), n++;
+    }
+    {
+        uint64_t players[] = {42, 43};
+        Croupier__DeskClosing d = CROUPIER__DESK_CLOSING__INIT;
+        d.desk_id = 7, d.reason = CROUPIER__CLOSING_REASON__CLOSING_DRAINING;
+        d.n_player_ids = 2, d.player_ids = players, d.detail = "drain";
+        Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+        f.body_case = CROUPIER__RPC_FRAME__BODY_DESK_CLOSING, f.desk_closing = &d;
+        cb(arg, "desk_closing", &f), n++;
+    }
+    {
+        Croupier__Joined j = CROUPIER__JOINED__INIT;
+        fill_joined(&j);
+        Croupier__Moved mv = CROUPIER__MOVED__INIT;
+        mv.to = &j;
+        Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+        f.has_player_id = 1, f.player_id = 42;
+        f.body_case = CROUPIER__RPC_FRAME__BODY_MOVED, f.moved = &mv;
+        cb(arg, "moved", &f), n++;
+    }
+    {
+        Croupier__PlayerGone g = CROUPIER__PLAYER_GONE__INIT;
+        g.has_timed_out = 1, g.timed_out = 1;
+        Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+        f.has_player_id = 1, f.player_id = 42, f.has_session_id = 1, f.session_id = 5;
+        f.body_case = CROUPIER__RPC_FRAME__BODY_PLAYER_GONE, f.player_gone = &g;
+        cb(arg, "player_gone", &f), n++;
+    }
+    return n;
+}
