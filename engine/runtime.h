@@ -157,8 +157,9 @@ int rt_desk_end_round(rt_desk_t *desk, rt_outcome_t outcome);
  * -EPERM. */
 int rt_desk_set_humans(rt_desk_t *desk, unsigned humans);
 
-/* Stops intake: from now on rt_desk_begin_round fails everywhere, and every live desk receives
- * RT_MSG_INTAKE_STOPPED on its own thread. Idempotent, any thread. */
+/* Stops intake: from the moment this returns rt_desk_begin_round fails everywhere. Then each
+ * worker, on its own thread, sends RT_MSG_INTAKE_STOPPED once to every desk live on it at that
+ * time (a desk created later sees rt_intake_stopped() instead). Idempotent, any thread. */
 void rt_stop_intake(rt_t *rt);
 bool rt_intake_stopped(const rt_t *rt);
 
