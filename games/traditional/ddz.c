@@ -170,12 +170,14 @@ typedef struct {
     size_t cap;
     size_t n;
     bool overflow;
-    int cnt[SHED_NRANKS];
+    shed_counts_t hand;
+    uint32_t ge[5]; /* ge[u]: mask of the ranks holding at least u cards */
 } gen_t;
 
-static inline void emit(gen_t *g, shed_counts_t c, int type, int rank, int len, int ncards)
+static inline __attribute__((always_inline)) void emit(gen_t *g, shed_counts_t c, int type,
+                                                       int rank, int len, int ncards)
 {
-    if (g->visit) {
+    if (__builtin_expect(g->visit != NULL, 0)) {
         if (g->overflow)
             return;
         ddz_move_t m;
@@ -208,6 +210,20 @@ static void gen_solo_wings(gen_t *g, shed_counts_t body, int type, int rank, int
     }
     if (idx == nc || room < left)
         return;
+    if (left == 2) {
+        /* the common case (four + two, two-trio airplanes), without recursion */
+        for (int i = idx; i < nc; i++) {
+            shed_counts_t bi = body + one(cand[i], 1);
+            if (cap[i] >= 2)
+                emit(g, bi + one(cand[i], 1), type, rank, len, ncards);
+            for (int j = i + 1; j < nc; j++) {
+                if (cand[i] == SHED_RANK_BJ && cand[j] == SHED_RANK_RJ)
+                    continue;
+                emit(g, bi + one(cand[j], 1), type, rank, len, ncards);
+            }
+        }
+        return;
+    }
     int r = cand[idx], max = cap[idx] < left ? cap[idx] : left;
     for (int k = 0; k <= max; k++)
         gen_solo_wings(g, body + one(r, k), type, rank, len, ncards, cand, cap, nc, idx + 1,
@@ -227,23 +243,33 @@ static void gen_pair_wings(gen_t *g, shed_counts_t body, int type, int rank, int
                        left - 1);
 }
 
+/* Mask of the ranks strictly above `min` (min = -1: all). */
+static inline uint32_t above(int min)
+{
+    return min < 0 ? 0xffffu : ~((2u << min) - 1) & 0xffffu;
+}
+
 static void gen_singles(gen_t *g, int type, int unit, int min)
 {
-    int top = unit == 1 ? SHED_RANK_RJ : SHED_RANK_2;
-    for (int r = min + 1; r <= top; r++)
-        if (g->cnt[r] >= unit)
-            emit(g, one(r, unit), type, r, 1, unit);
+    uint32_t m = g->ge[unit] & (unit == 1 ? 0x7fffu : 0x1fffu) & above(min);
+    while (m) {
+        int r = __builtin_ctz(m);
+        m &= m - 1;
+        emit(g, one(r, unit), type, r, 1, unit);
+    }
 }
 
 static void gen_trio_kick(gen_t *g, int kind, int min)
 {
-    for (int r = min + 1; r <= SHED_RANK_2; r++) {
-        if (g->cnt[r] < 3)
-            continue;
-        for (int k = 0; k < SHED_NRANKS; k++) {
-            if (k == r || g->cnt[k] < kind || (kind == 2 && k > SHED_RANK_2))
-                continue;
-            emit(g, one(r, 3) + one(k, kind), kind == 1 ? DDZ_TRIO_SOLO : DDZ_TRIO_PAIR, r, 1,
+    uint32_t trios = g->ge[3] & 0x1fffu & above(min);
+    while (trios) {
+        int r = __builtin_ctz(trios);
+        trios &= trios - 1;
+        uint32_t k = g->ge[kind] & (kind == 2 ? 0x1fffu : 0x7fffu) & ~(1u << r);
+        while (k) {
+            int kr = __builtin_ctz(k);
+            k &= k - 1;
+            emit(g, one(r, 3) + one(kr, kind), kind == 1 ? DDZ_TRIO_SOLO : DDZ_TRIO_PAIR, r, 1,
                  3 + kind);
         }
     }
@@ -252,12 +278,19 @@ static void gen_trio_kick(gen_t *g, int kind, int min)
 static void gen_chains(gen_t *g, int unit, int minlen, int onlylen, int min)
 {
     static const int type_of[4] = {0, DDZ_SOLO_CHAIN, DDZ_PAIR_CHAIN, DDZ_TRIO_CHAIN};
-    for (int s = min + 1; s <= RANK_A; s++) {
+    uint32_t m = g->ge[unit] & 0xfffu, starts = m & above(min);
+    int maxlen = DDZ_MAX_MOVE_CARDS / unit;
+    while (starts) {
+        int s = __builtin_ctz(starts);
+        starts &= starts - 1;
+        int run = __builtin_ctz(~(m >> s));
+        if (run < minlen)
+            continue;
+        if (run > maxlen)
+            run = maxlen;
         shed_counts_t c = 0;
-        for (int len = 1; s + len - 1 <= RANK_A && g->cnt[s + len - 1] >= unit; len++) {
+        for (int len = 1; len <= run; len++) {
             c += one(s + len - 1, unit);
-            if (len * unit > DDZ_MAX_MOVE_CARDS)
-                break;
             if (len >= minlen && (onlylen == 0 || len == onlylen))
                 emit(g, c, type_of[unit], s, len, len * unit);
         }
@@ -267,9 +300,12 @@ static void gen_chains(gen_t *g, int unit, int minlen, int onlylen, int min)
 static void gen_planes(gen_t *g, int kind, int onlylen, int min)
 {
     int maxk = kind == 1 ? 5 : 4;
-    for (int s = min + 1; s <= RANK_A; s++) {
+    uint32_t m3 = g->ge[3] & 0xfffu, starts = m3 & (m3 >> 1) & above(min);
+    while (starts) {
+        int s = __builtin_ctz(starts);
+        starts &= starts - 1;
         shed_counts_t body = 0;
-        for (int k = 1; k <= maxk && s + k - 1 <= RANK_A && g->cnt[s + k - 1] >= 3; k++) {
+        for (int k = 1; k <= maxk && s + k - 1 <= RANK_A && (g->ge[3] >> (s + k - 1) & 1); k++) {
             body += one(s + k - 1, 3);
             if (k < 2 || (onlylen && k != onlylen))
                 continue;
@@ -279,11 +315,11 @@ static void gen_planes(gen_t *g, int kind, int onlylen, int min)
                 if (r >= s && r < s + k)
                     continue;
                 if (kind == 2) {
-                    if (r <= SHED_RANK_2 && g->cnt[r] >= 2)
+                    if (r <= SHED_RANK_2 && shed_counts_get(g->hand, r) >= 2)
                         cand[nc++] = (uint8_t)r;
                     continue;
                 }
-                int c = g->cnt[r] > 3 ? 3 : g->cnt[r];
+                int c = shed_counts_get(g->hand, r) > 3 ? 3 : shed_counts_get(g->hand, r);
                 if (c == 3 && (r == s - 1 || (r == s + k && r <= RANK_A)))
                     c = 2;
                 if (c > 0) {
@@ -302,16 +338,17 @@ static void gen_planes(gen_t *g, int kind, int onlylen, int min)
 
 static void gen_four_two(gen_t *g, int kind, int min)
 {
-    for (int r = min + 1; r <= SHED_RANK_2; r++) {
-        if (g->cnt[r] < 4)
-            continue;
+    uint32_t quads = g->ge[4] & 0x1fffu & above(min);
+    while (quads) {
+        int r = __builtin_ctz(quads);
+        quads &= quads - 1;
         uint8_t cand[SHED_NRANKS], cap[SHED_NRANKS];
         int nc = 0, room = 0;
         for (int k = 0; k < SHED_NRANKS; k++) {
-            if (k == r || g->cnt[k] < kind || (kind == 2 && k > SHED_RANK_2))
+            if (k == r || shed_counts_get(g->hand, k) < kind || (kind == 2 && k > SHED_RANK_2))
                 continue;
             cand[nc] = (uint8_t)k;
-            cap[nc] = (uint8_t)(g->cnt[k] > 2 ? 2 : g->cnt[k]);
+            cap[nc] = (uint8_t)(shed_counts_get(g->hand, k) > 2 ? 2 : shed_counts_get(g->hand, k));
             room += cap[nc++];
         }
         if (kind == 1)
@@ -323,14 +360,17 @@ static void gen_four_two(gen_t *g, int kind, int min)
 
 static void gen_bombs(gen_t *g, int min)
 {
-    for (int r = min + 1; r <= SHED_RANK_2; r++)
-        if (g->cnt[r] == 4)
-            emit(g, one(r, 4), DDZ_BOMB, r, 1, 4);
+    uint32_t quads = g->ge[4] & 0x1fffu & above(min);
+    while (quads) {
+        int r = __builtin_ctz(quads);
+        quads &= quads - 1;
+        emit(g, one(r, 4), DDZ_BOMB, r, 1, 4);
+    }
 }
 
 static void gen_rocket(gen_t *g)
 {
-    if (g->cnt[SHED_RANK_BJ] && g->cnt[SHED_RANK_RJ])
+    if ((g->ge[1] >> SHED_RANK_BJ & 3) == 3)
         emit(g, one(SHED_RANK_BJ, 1) + one(SHED_RANK_RJ, 1), DDZ_ROCKET, SHED_RANK_BJ, 1, 2);
 }
 
@@ -385,11 +425,27 @@ static void gen_type(gen_t *g, int type, int len, int min)
     }
 }
 
+/* Gathers bit 4r of v (the other bits zero) into bit r, for r = 0..15. */
+static inline uint32_t nibble_mask(uint64_t v)
+{
+    v = (v | (v >> 3)) & 0x0303030303030303ull;
+    v = (v | (v >> 6)) & 0x000f000f000f000full;
+    v = (v | (v >> 12)) & 0x000000ff000000ffull;
+    v = (v | (v >> 24)) & 0xffffull;
+    return (uint32_t)v;
+}
+
 /* Runs the generators that apply to `beat` (see ddz_moves_generate). */
 static void gen_all(gen_t *g, shed_counts_t hand, const ddz_move_t *beat)
 {
-    for (int r = 0; r < SHED_NRANKS; r++)
-        g->cnt[r] = shed_counts_get(hand, r);
+    g->hand = hand;
+    uint64_t b0 = hand & 0x1111111111111111ull, b1 = (hand >> 1) & 0x1111111111111111ull;
+    uint64_t b2 = (hand >> 2) & 0x1111111111111111ull;
+    g->ge[0] = 0x7fffu;
+    g->ge[1] = nibble_mask(b0 | b1 | b2);
+    g->ge[2] = nibble_mask(b1 | b2);
+    g->ge[3] = nibble_mask((b0 & b1) | b2);
+    g->ge[4] = nibble_mask(b2);
     if (beat == NULL || beat->type == DDZ_PASS) {
         for (int t = DDZ_SOLO; t < DDZ_NTYPES; t++)
             gen_type(g, t, 0, -1);
