@@ -4,5 +4,7 @@
 
 /* Engines add their declarations here, one per subcommand. */
 int rules_trad_moves(int argc, char **argv); /* games/traditional: moves */
+int rules_holdem_eval(int argc, char **argv);       /* games/holdem: eval */
+int rules_holdem_phh_replay(int argc, char **argv); /* games/holdem: phh-replay */
 
 #endif

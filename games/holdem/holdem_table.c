@@ -1,0 +1,971 @@
+/*
+ * holdem_table -- the no-limit hold'em table state machine (see holdem_table.h and
+ * docs/rules/holdem.md).
+ *
+ * All state lives in one flat struct without pointers (besides the callback), so a clone is a
+ * memcpy and "state unchanged" is a memcmp. Every input is checked completely before anything
+ * is written.
+ */
+#include "holdem_table.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "holdem_eval.h"
+#include "xmalloc.h"
+
+enum { SEAT_EMPTY = 0, SEAT_TAKEN = 1 };
+enum { STREET_PREFLOP = 0, STREET_FLOP = 1, STREET_TURN = 2, STREET_RIVER = 3 };
+
+typedef struct {
+    int64_t stack;
+    int64_t bank_ms;
+    int64_t start_stack; /* stack when the hand started */
+    int64_t bet;         /* this street */
+    int64_t total;       /* all streets of this hand, antes excluded */
+    int64_t faced;       /* the high bet just after this seat last acted this street */
+    uint8_t state;
+    uint8_t sitting_out;
+    uint8_t straddle_opt;
+    uint8_t in_hand; /* dealt into the current hand */
+    uint8_t folded;
+    uint8_t all_in;
+    uint8_t acted; /* acted voluntarily this street */
+    uint8_t hole[2];
+    uint8_t pad_[7];
+} table_seat_t;
+
+typedef struct {
+    holdem_config_t cfg;
+    table_seat_t seat[HOLDEM_MAX_SEATS];
+    holdem_settlement_t settle;
+    int64_t high;       /* highest street bet */
+    int64_t last_raise; /* size of the last full bet or raise this street */
+    int64_t dead;       /* antes: dead money for the main pot */
+    int64_t rake_total;
+    uint64_t hand_no;
+    int in_hand;
+    int street;
+    int button, sb, bb;
+    int to_act;
+    int last_aggressor; /* seat that made the last bet or raise this street, or -1 */
+    int has_settlement;
+    int deck_pos, deck_len;
+    int nboard;
+    uint8_t deck[HOLDEM_CARDS];
+    uint8_t board[5];
+    uint8_t pad_[3];
+} table_state_t;
+
+struct holdem_table {
+    table_state_t s;
+    holdem_event_cb cb;
+    void *ud;
+};
+
+static void table_emit(holdem_table_t *t, const holdem_event_t *ev)
+{
+    if (t->cb != NULL)
+        t->cb(t->ud, ev);
+}
+
+static void table_emit_simple(holdem_table_t *t, holdem_event_kind_t kind, int seat, int detail,
+                              int64_t amount)
+{
+    if (t->cb == NULL)
+        return;
+    holdem_event_t ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = kind;
+    ev.seat = seat;
+    ev.detail = detail;
+    ev.amount = amount;
+    t->cb(t->ud, &ev);
+}
+
+const char *holdem_err_name(int err)
+{
+    switch (err) {
+    case HOLDEM_OK:
+        return "ok";
+    case HOLDEM_E_MALFORMED:
+        return "malformed";
+    case HOLDEM_E_OUT_OF_TURN:
+        return "out of turn";
+    case HOLDEM_E_BELOW_MIN:
+        return "below minimum";
+    case HOLDEM_E_OVER_STACK:
+        return "more than stack";
+    case HOLDEM_E_NOT_ALLOWED:
+        return "not allowed now";
+    default:
+        return "unknown error";
+    }
+}
+
+static int table_config_ok(const holdem_config_t *c)
+{
+    return c->seats >= 2 && c->seats <= HOLDEM_MAX_SEATS && c->small_blind > 0 &&
+           c->big_blind >= c->small_blind && c->ante >= 0 && c->big_blind_ante >= 0 &&
+           c->straddle >= 0 && c->min_bet >= 0 && c->rake_basis_points >= 0 &&
+           c->rake_basis_points <= 10000 && c->rake_cap >= 0 && c->action_ms >= 0 &&
+           c->time_bank_ms >= 0;
+}
+
+holdem_table_t *holdem_table_create(const holdem_config_t *cfg, holdem_event_cb cb, void *ud,
+                                    int *err)
+{
+    if (cfg == NULL || !table_config_ok(cfg)) {
+        if (err != NULL)
+            *err = HOLDEM_E_MALFORMED;
+        return NULL;
+    }
+    holdem_table_t *t = xcalloc(1, sizeof *t);
+    t->s.cfg = *cfg;
+    if (t->s.cfg.min_bet == 0)
+        t->s.cfg.min_bet = cfg->big_blind;
+    t->s.button = -1;
+    t->s.to_act = -1;
+    t->s.last_aggressor = -1;
+    t->cb = cb;
+    t->ud = ud;
+    if (err != NULL)
+        *err = HOLDEM_OK;
+    return t;
+}
+
+void holdem_table_destroy(holdem_table_t *t)
+{
+    free(t);
+}
+
+holdem_table_t *holdem_table_clone(const holdem_table_t *t)
+{
+    holdem_table_t *c = xmalloc(sizeof *c);
+    memcpy(c, t, sizeof *c);
+    return c;
+}
+
+int holdem_table_same_state(const holdem_table_t *a, const holdem_table_t *b)
+{
+    return memcmp(&a->s, &b->s, sizeof a->s) == 0;
+}
+
+static int table_seat_ok(const holdem_table_t *t, int seat)
+{
+    return seat >= 0 && seat < t->s.cfg.seats;
+}
+
+int holdem_table_sit(holdem_table_t *t, int seat, int64_t stack)
+{
+    if (!table_seat_ok(t, seat) || stack <= 0)
+        return HOLDEM_E_MALFORMED;
+    table_seat_t *p = &t->s.seat[seat];
+    if (p->state != SEAT_EMPTY)
+        return HOLDEM_E_NOT_ALLOWED;
+    memset(p, 0, sizeof *p);
+    p->state = SEAT_TAKEN;
+    p->stack = stack;
+    p->bank_ms = t->s.cfg.time_bank_ms;
+    return HOLDEM_OK;
+}
+
+static int table_seat_busy(const holdem_table_t *t, int seat)
+{
+    return t->s.in_hand && t->s.seat[seat].in_hand;
+}
+
+int holdem_table_leave(holdem_table_t *t, int seat, int64_t *stack_out)
+{
+    if (!table_seat_ok(t, seat))
+        return HOLDEM_E_MALFORMED;
+    table_seat_t *p = &t->s.seat[seat];
+    if (p->state == SEAT_EMPTY || table_seat_busy(t, seat))
+        return HOLDEM_E_NOT_ALLOWED;
+    if (stack_out != NULL)
+        *stack_out = p->stack;
+    memset(p, 0, sizeof *p);
+    return HOLDEM_OK;
+}
+
+int holdem_table_sit_out(holdem_table_t *t, int seat)
+{
+    if (!table_seat_ok(t, seat))
+        return HOLDEM_E_MALFORMED;
+    if (t->s.seat[seat].state == SEAT_EMPTY)
+        return HOLDEM_E_NOT_ALLOWED;
+    t->s.seat[seat].sitting_out = 1;
+    return HOLDEM_OK;
+}
+
+int holdem_table_sit_in(holdem_table_t *t, int seat)
+{
+    if (!table_seat_ok(t, seat))
+        return HOLDEM_E_MALFORMED;
+    if (t->s.seat[seat].state == SEAT_EMPTY)
+        return HOLDEM_E_NOT_ALLOWED;
+    t->s.seat[seat].sitting_out = 0;
+    return HOLDEM_OK;
+}
+
+int holdem_table_add_chips(holdem_table_t *t, int seat, int64_t chips)
+{
+    if (!table_seat_ok(t, seat) || chips <= 0)
+        return HOLDEM_E_MALFORMED;
+    table_seat_t *p = &t->s.seat[seat];
+    if (p->state == SEAT_EMPTY || table_seat_busy(t, seat))
+        return HOLDEM_E_NOT_ALLOWED;
+    if (p->stack > INT64_MAX / 4 - chips)
+        return HOLDEM_E_MALFORMED;
+    p->stack += chips;
+    return HOLDEM_OK;
+}
+
+int holdem_table_set_straddle(holdem_table_t *t, int seat, bool on)
+{
+    if (!table_seat_ok(t, seat))
+        return HOLDEM_E_MALFORMED;
+    if (t->s.seat[seat].state == SEAT_EMPTY || (on && t->s.cfg.straddle == 0))
+        return HOLDEM_E_NOT_ALLOWED;
+    t->s.seat[seat].straddle_opt = on;
+    return HOLDEM_OK;
+}
+
+/* Whether a seat would be dealt into a new hand. */
+static int table_eligible(const holdem_table_t *t, int seat)
+{
+    const table_seat_t *p = &t->s.seat[seat];
+    return p->state == SEAT_TAKEN && !p->sitting_out && p->stack > 0;
+}
+
+/* The next seat after `from` (clockwise) that is in the hand and satisfies the mode. */
+enum { NEXT_DEALT, NEXT_LIVE, NEXT_CAN_ACT };
+static int table_next(const holdem_table_t *t, int from, int mode)
+{
+    int n = t->s.cfg.seats;
+    for (int i = 1; i <= n; i++) {
+        int s = (from + i) % n;
+        const table_seat_t *p = &t->s.seat[s];
+        if (!p->in_hand)
+            continue;
+        if (mode >= NEXT_LIVE && p->folded)
+            continue;
+        if (mode >= NEXT_CAN_ACT && p->all_in)
+            continue;
+        return s;
+    }
+    return -1;
+}
+
+static int table_count(const holdem_table_t *t, int mode)
+{
+    int c = 0;
+    for (int s = 0; s < t->s.cfg.seats; s++) {
+        const table_seat_t *p = &t->s.seat[s];
+        if (p->in_hand && !(mode >= NEXT_LIVE && p->folded) && !(mode >= NEXT_CAN_ACT && p->all_in))
+            c++;
+    }
+    return c;
+}
+
+/* Moves up to want chips from a seat's stack into its street bet (or dead money). */
+static int64_t table_put(holdem_table_t *t, int seat, int64_t want, int dead)
+{
+    table_seat_t *p = &t->s.seat[seat];
+    int64_t put = want < p->stack ? want : p->stack;
+    p->stack -= put;
+    if (dead) {
+        t->s.dead += put;
+    } else {
+        p->bet += put;
+        p->total += put;
+    }
+    if (p->stack == 0)
+        p->all_in = 1;
+    return put;
+}
+
+static void table_post(holdem_table_t *t, int seat, int64_t want, holdem_post_kind_t kind)
+{
+    int dead = kind == HOLDEM_POST_ANTE || kind == HOLDEM_POST_BB_ANTE;
+    int64_t put = table_put(t, seat, want, dead);
+    if (t->cb != NULL) {
+        holdem_event_t ev;
+        memset(&ev, 0, sizeof ev);
+        ev.kind = HOLDEM_EV_POST;
+        ev.seat = seat;
+        ev.detail = kind;
+        ev.amount = put;
+        ev.to = t->s.seat[seat].bet;
+        ev.all_in = t->s.seat[seat].all_in;
+        t->cb(t->ud, &ev);
+    }
+}
+
+/* Does this seat still have to act in the current betting round? */
+static int table_needs_action(const holdem_table_t *t, int seat)
+{
+    const table_seat_t *p = &t->s.seat[seat];
+    if (!p->in_hand || p->folded || p->all_in)
+        return 0;
+    if (!p->acted || p->bet < t->s.high)
+        return 1;
+    return 0;
+}
+
+/* Whether the seat to act may bet or raise (TDA: a short all-in does not reopen the betting). */
+static int table_may_raise(const holdem_table_t *t, int seat)
+{
+    const table_seat_t *p = &t->s.seat[seat];
+    if (p->stack + p->bet <= t->s.high)
+        return 0;
+    /* Someone else must be able to answer a raise. */
+    int others = 0;
+    for (int s = 0; s < t->s.cfg.seats; s++)
+        if (s != seat && t->s.seat[s].in_hand && !t->s.seat[s].folded && !t->s.seat[s].all_in)
+            others++;
+    if (others == 0)
+        return 0;
+    if (!p->acted)
+        return 1;
+    return p->faced == 0 || t->s.high - p->faced >= t->s.last_raise;
+}
+
+void holdem_table_legal(const holdem_table_t *t, holdem_legal_t *out)
+{
+    memset(out, 0, sizeof *out);
+    out->seat = t->s.in_hand ? t->s.to_act : -1;
+    if (out->seat < 0)
+        return;
+    const table_seat_t *p = &t->s.seat[out->seat];
+    int64_t need = t->s.high - p->bet;
+    out->can_check = need <= 0;
+    out->to_call = need <= 0 ? 0 : (need < p->stack ? need : p->stack);
+    out->max_to = p->bet + p->stack;
+    int may = table_may_raise(t, out->seat);
+    out->can_bet = may && t->s.high == 0;
+    out->can_raise = may && t->s.high > 0;
+    if (t->s.high == 0)
+        out->min_to = t->s.cfg.min_bet;
+    else
+        out->min_to = t->s.high + t->s.last_raise;
+    if (out->min_to > out->max_to)
+        out->min_to = out->max_to;
+}
+
+static void table_emit_to_act(holdem_table_t *t)
+{
+    if (t->cb == NULL)
+        return;
+    holdem_legal_t l;
+    holdem_table_legal(t, &l);
+    holdem_event_t ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = HOLDEM_EV_TO_ACT;
+    ev.seat = l.seat;
+    ev.amount = l.to_call;
+    ev.to = (l.can_bet || l.can_raise) ? l.min_to : 0;
+    ev.max = l.max_to;
+    t->cb(t->ud, &ev);
+}
+
+/* Deals board cards for a street (after a burn card). */
+static void table_deal_street(holdem_table_t *t, int street)
+{
+    int n = street == STREET_FLOP ? 3 : 1;
+    holdem_event_t ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = HOLDEM_EV_BOARD;
+    ev.seat = -1;
+    ev.detail = street;
+    t->s.deck_pos++; /* burn */
+    for (int i = 0; i < n; i++) {
+        uint8_t c = t->s.deck[t->s.deck_pos++];
+        t->s.board[t->s.nboard++] = c;
+        ev.cards[ev.ncards++] = c;
+    }
+    table_emit(t, &ev);
+}
+
+/* Pays amount to the given winners (ordered from the button's left); odd chips go first. */
+static void table_split(holdem_table_t *t, int pot, int64_t amount, const int *winners, int k)
+{
+    int64_t share = amount / k, odd = amount % k;
+    for (int i = 0; i < k; i++) {
+        int64_t win = share + (i < odd ? 1 : 0);
+        t->s.seat[winners[i]].stack += win;
+        if (win > 0)
+            table_emit_simple(t, HOLDEM_EV_AWARD, winners[i], pot, win);
+    }
+}
+
+/* Returns the uncalled part of the largest bet to its owner. */
+static void table_return_uncalled(holdem_table_t *t)
+{
+    int top = -1;
+    int64_t top_total = -1, second = 0;
+    for (int s = 0; s < t->s.cfg.seats; s++) {
+        const table_seat_t *p = &t->s.seat[s];
+        if (!p->in_hand)
+            continue;
+        if (p->total > top_total) {
+            second = top_total > second ? top_total : second;
+            top_total = p->total;
+            top = s;
+        } else if (p->total > second) {
+            second = p->total;
+        }
+    }
+    if (top < 0 || top_total <= second)
+        return;
+    int64_t back = top_total - second;
+    table_seat_t *p = &t->s.seat[top];
+    p->total -= back;
+    p->stack += back;
+    if (p->bet >= back)
+        p->bet -= back;
+    table_emit_simple(t, HOLDEM_EV_RETURN, top, 0, back);
+}
+
+typedef struct {
+    int64_t amount;
+    int n;
+    int eligible[HOLDEM_MAX_SEATS];
+} table_pot_t;
+
+/* Builds the main pot (with the dead antes) and side pots from the seats' totals. */
+static int table_build_pots(holdem_table_t *t, table_pot_t *pots)
+{
+    int64_t levels[HOLDEM_MAX_SEATS];
+    int nl = 0;
+    for (int s = 0; s < t->s.cfg.seats; s++) {
+        const table_seat_t *p = &t->s.seat[s];
+        if (!p->in_hand || p->folded)
+            continue;
+        int64_t v = p->total;
+        int i = 0;
+        while (i < nl && levels[i] < v)
+            i++;
+        if (i < nl && levels[i] == v)
+            continue;
+        memmove(levels + i + 1, levels + i, (size_t)(nl - i) * sizeof levels[0]);
+        levels[i] = v;
+        nl++;
+    }
+    int np = 0;
+    int64_t prev = 0;
+    for (int li = 0; li < nl; li++) {
+        table_pot_t *pot = &pots[np];
+        memset(pot, 0, sizeof *pot);
+        int64_t lv = levels[li];
+        for (int k = 0; k < t->s.cfg.seats; k++) {
+            int s = (t->s.button + 1 + k) % t->s.cfg.seats;
+            const table_seat_t *p = &t->s.seat[s];
+            if (!p->in_hand)
+                continue;
+            int64_t hi = p->total < lv ? p->total : lv;
+            int64_t lo = p->total < prev ? p->total : prev;
+            pot->amount += hi - lo;
+            if (!p->folded && p->total >= lv)
+                pot->eligible[pot->n++] = s;
+        }
+        if (li == 0)
+            pot->amount += t->s.dead;
+        prev = lv;
+        if (pot->amount > 0 || li == 0)
+            np++;
+    }
+    /* Chips of folded seats above every live level (cannot happen after the uncalled return,
+     * kept so that no chip can ever vanish) go to the last pot. */
+    int64_t extra = 0;
+    for (int s = 0; s < t->s.cfg.seats; s++) {
+        const table_seat_t *p = &t->s.seat[s];
+        if (p->in_hand && p->total > prev)
+            extra += p->total - prev;
+    }
+    if (np > 0)
+        pots[np - 1].amount += extra;
+    return np;
+}
+
+/* Takes the rake from the pots, main pot first. */
+static int64_t table_take_rake(holdem_table_t *t, table_pot_t *pots, int np)
+{
+    const holdem_config_t *c = &t->s.cfg;
+    if (c->rake_basis_points == 0)
+        return 0;
+    if (c->no_flop_no_drop && t->s.nboard == 0)
+        return 0;
+    int64_t total = 0;
+    for (int i = 0; i < np; i++)
+        total += pots[i].amount;
+    int64_t rake =
+        total / 10000 * c->rake_basis_points + total % 10000 * c->rake_basis_points / 10000;
+    if (c->rake_cap > 0 && rake > c->rake_cap)
+        rake = c->rake_cap;
+    int64_t left = rake;
+    for (int i = 0; i < np && left > 0; i++) {
+        int64_t take = pots[i].amount < left ? pots[i].amount : left;
+        pots[i].amount -= take;
+        left -= take;
+    }
+    if (rake > 0)
+        table_emit_simple(t, HOLDEM_EV_RAKE, -1, 0, rake);
+    return rake;
+}
+
+/* Ends the hand: settlement, events, no more actions. */
+static void table_finish(holdem_table_t *t, int64_t rake)
+{
+    holdem_settlement_t *st = &t->s.settle;
+    memset(st, 0, sizeof *st);
+    st->hand = t->s.hand_no;
+    st->rake = rake;
+    for (int s = 0; s < t->s.cfg.seats; s++) {
+        table_seat_t *p = &t->s.seat[s];
+        if (!p->in_hand)
+            continue;
+        st->dealt[s] = true;
+        st->delta[s] = p->stack - p->start_stack;
+        p->bet = p->total = 0;
+    }
+    t->s.rake_total += rake;
+    t->s.dead = 0;
+    t->s.has_settlement = 1;
+    t->s.in_hand = 0;
+    t->s.to_act = -1;
+    table_emit_simple(t, HOLDEM_EV_HAND_END, -1, 0, (int64_t)t->s.hand_no);
+}
+
+/*
+ * Showdown: hands are revealed in order -- the last river aggressor first, else the first live
+ * seat left of the button -- and a seat that can no longer win or tie any pot it is in mucks,
+ * unless a player is all-in, in which case every hand is tabled. Each pot goes to its best
+ * shown eligible hands.
+ */
+static void table_showdown(holdem_table_t *t)
+{
+    table_pot_t pots[HOLDEM_MAX_POTS];
+    int np = table_build_pots(t, pots);
+    int64_t rake = table_take_rake(t, pots, np);
+    int n = t->s.cfg.seats;
+    uint16_t value[HOLDEM_MAX_SEATS] = {0};
+    uint8_t shown[HOLDEM_MAX_SEATS] = {0};
+    int any_all_in = 0;
+    for (int s = 0; s < n; s++)
+        if (t->s.seat[s].in_hand && !t->s.seat[s].folded && t->s.seat[s].all_in)
+            any_all_in = 1;
+    holdem_hand_t board = holdem_hand_empty();
+    for (int i = 0; i < t->s.nboard; i++)
+        board = holdem_hand_add(board, t->s.board[i]);
+    int first = t->s.last_aggressor >= 0 && t->s.street == STREET_RIVER && !any_all_in
+                    ? t->s.last_aggressor
+                    : table_next(t, t->s.button, NEXT_LIVE);
+    for (int k = 0; k < n; k++) {
+        int s = (first + k) % n;
+        table_seat_t *p = &t->s.seat[s];
+        if (!p->in_hand || p->folded)
+            continue;
+        holdem_hand_t h = holdem_hand_add(holdem_hand_add(board, p->hole[0]), p->hole[1]);
+        uint16_t v = holdem_hand_value(h);
+        int show = any_all_in;
+        for (int pi = 0; pi < np && !show; pi++) {
+            int in = 0;
+            uint16_t best = 0;
+            for (int e = 0; e < pots[pi].n; e++) {
+                int o = pots[pi].eligible[e];
+                in |= o == s;
+                if (shown[o] && value[o] > best)
+                    best = value[o];
+            }
+            show = in && v >= best;
+        }
+        holdem_event_t ev;
+        memset(&ev, 0, sizeof ev);
+        ev.seat = s;
+        if (show) {
+            shown[s] = 1;
+            value[s] = v;
+            ev.kind = HOLDEM_EV_SHOW;
+            ev.value = v;
+            ev.ncards = 2;
+            ev.cards[0] = p->hole[0];
+            ev.cards[1] = p->hole[1];
+        } else {
+            ev.kind = HOLDEM_EV_MUCK;
+        }
+        table_emit(t, &ev);
+    }
+    for (int pi = 0; pi < np; pi++) {
+        uint16_t best = 0;
+        for (int e = 0; e < pots[pi].n; e++) {
+            int o = pots[pi].eligible[e];
+            if (shown[o] && value[o] > best)
+                best = value[o];
+        }
+        int winners[HOLDEM_MAX_SEATS], k = 0;
+        for (int e = 0; e < pots[pi].n; e++) /* eligible[] is ordered from the button's left */
+            if (shown[pots[pi].eligible[e]] && value[pots[pi].eligible[e]] == best)
+                winners[k++] = pots[pi].eligible[e];
+        if (k == 0) {
+            /* Nobody eligible showed (cannot happen: the first eligible seat always shows). */
+            for (int e = 0; e < pots[pi].n; e++)
+                winners[k++] = pots[pi].eligible[e];
+        }
+        if (k > 0 && pots[pi].amount > 0)
+            table_split(t, pi, pots[pi].amount, winners, k);
+    }
+    table_finish(t, rake);
+}
+
+/* Everyone else folded: the last live seat takes every pot without showing. */
+static void table_win_uncontested(holdem_table_t *t)
+{
+    int w = table_next(t, t->s.button, NEXT_LIVE);
+    table_pot_t pots[HOLDEM_MAX_POTS];
+    int np = table_build_pots(t, pots);
+    int64_t rake = table_take_rake(t, pots, np);
+    for (int i = 0; i < np; i++)
+        if (pots[i].amount > 0)
+            table_split(t, i, pots[i].amount, &w, 1);
+    table_finish(t, rake);
+}
+
+/* Starts a betting round on the current street (bets already reset). */
+static void table_open_round(holdem_table_t *t, int first)
+{
+    t->s.to_act = first;
+    table_emit_to_act(t);
+}
+
+/*
+ * Moves the hand on after an action (or after the deal): next seat to act, or the end of the
+ * street (deal the next one, or run the board out when at most one player can still bet), or
+ * the end of the hand.
+ */
+static void table_advance(holdem_table_t *t, int from)
+{
+    if (table_count(t, NEXT_LIVE) == 1) {
+        table_return_uncalled(t);
+        table_win_uncontested(t);
+        return;
+    }
+    int n = t->s.cfg.seats;
+    for (int i = 1; i <= n; i++) {
+        int s = (from + i) % n;
+        if (table_needs_action(t, s)) {
+            table_open_round(t, s);
+            return;
+        }
+    }
+    /* The street is over. */
+    for (;;) {
+        for (int s = 0; s < n; s++)
+            t->s.seat[s].bet = 0, t->s.seat[s].acted = 0, t->s.seat[s].faced = 0;
+        if (t->s.street == STREET_RIVER) {
+            table_return_uncalled(t);
+            table_showdown(t);
+            return;
+        }
+        t->s.street++;
+        t->s.high = 0;
+        t->s.last_raise = t->s.cfg.min_bet;
+        t->s.last_aggressor = -1;
+        if (table_count(t, NEXT_CAN_ACT) <= 1)
+            table_return_uncalled(t);
+        table_deal_street(t, t->s.street);
+        if (table_count(t, NEXT_CAN_ACT) >= 2) {
+            table_open_round(t, table_next(t, t->s.button, NEXT_CAN_ACT));
+            return;
+        }
+    }
+}
+
+int holdem_table_start_hand(holdem_table_t *t, int button, const uint8_t *deck, int ncards)
+{
+    table_state_t *S = &t->s;
+    int n = S->cfg.seats;
+    if (S->in_hand)
+        return HOLDEM_E_NOT_ALLOWED;
+    int players = 0;
+    for (int s = 0; s < n; s++)
+        players += table_eligible(t, s);
+    if (players < 2)
+        return HOLDEM_E_NOT_ALLOWED;
+    if (deck == NULL || ncards < 2 * players + 8 || ncards > HOLDEM_CARDS)
+        return HOLDEM_E_MALFORMED;
+    uint64_t seen = 0;
+    for (int i = 0; i < ncards; i++) {
+        if (deck[i] >= HOLDEM_CARDS || (seen & (1ull << deck[i])))
+            return HOLDEM_E_MALFORMED;
+        seen |= 1ull << deck[i];
+    }
+    if (button >= 0) {
+        if (button >= n || !table_eligible(t, button))
+            return HOLDEM_E_MALFORMED;
+    } else {
+        button = -1;
+        for (int i = 1; i <= n; i++) {
+            int s = ((S->button < 0 ? n - 1 : S->button) + i) % n;
+            if (table_eligible(t, s)) {
+                button = s;
+                break;
+            }
+        }
+    }
+
+    /* Validated: from here on the hand starts. */
+    S->in_hand = 1;
+    S->hand_no++;
+    S->button = button;
+    S->street = STREET_PREFLOP;
+    S->dead = 0;
+    S->nboard = 0;
+    S->last_aggressor = -1;
+    memcpy(S->deck, deck, (size_t)ncards);
+    S->deck_len = ncards;
+    S->deck_pos = 0;
+    for (int s = 0; s < n; s++) {
+        table_seat_t *p = &S->seat[s];
+        p->in_hand = (uint8_t)table_eligible(t, s);
+        p->folded = p->all_in = p->acted = 0;
+        p->bet = p->total = p->faced = 0;
+        p->start_stack = p->stack;
+    }
+    table_emit_simple(t, HOLDEM_EV_HAND_START, button, 0, (int64_t)S->hand_no);
+
+    /* Heads-up the button posts the small blind. */
+    int sb = players == 2 ? button : table_next(t, button, NEXT_DEALT);
+    int bb = table_next(t, sb, NEXT_DEALT);
+    S->sb = sb;
+    S->bb = bb;
+    if (S->cfg.ante > 0)
+        for (int k = 1; k <= n; k++) {
+            int s = (button + k) % n;
+            if (S->seat[s].in_hand)
+                table_post(t, s, S->cfg.ante, HOLDEM_POST_ANTE);
+        }
+    table_post(t, sb, S->cfg.small_blind, HOLDEM_POST_SMALL_BLIND);
+    table_post(t, bb, S->cfg.big_blind, HOLDEM_POST_BIG_BLIND);
+    /* The big blind has priority over the big-blind ante when the stack is short (TDA). */
+    if (S->cfg.big_blind_ante > 0 && !S->seat[bb].all_in)
+        table_post(t, bb, S->cfg.big_blind_ante, HOLDEM_POST_BB_ANTE);
+    S->high = S->cfg.big_blind;
+    S->last_raise = S->cfg.big_blind;
+    int last_blind = bb;
+    int utg = table_next(t, bb, NEXT_DEALT);
+    if (players >= 3 && S->cfg.straddle > 0 && S->seat[utg].straddle_opt && !S->seat[utg].all_in) {
+        table_post(t, utg, S->cfg.straddle, HOLDEM_POST_STRADDLE);
+        if (S->seat[utg].bet > S->high) {
+            S->last_raise = S->seat[utg].bet - S->high > S->cfg.big_blind
+                                ? S->seat[utg].bet - S->high
+                                : S->cfg.big_blind;
+            if (S->seat[utg].bet >= S->cfg.straddle)
+                S->last_raise = S->cfg.straddle;
+            S->high = S->seat[utg].bet;
+        }
+        last_blind = utg;
+    }
+    for (int s = 0; s < n; s++)
+        if (S->seat[s].bet > S->high)
+            S->high = S->seat[s].bet;
+
+    /* Deal: one card at a time from the button's left, twice round. */
+    for (int r = 0; r < 2; r++)
+        for (int k = 1; k <= n; k++) {
+            int s = (button + k) % n;
+            if (S->seat[s].in_hand)
+                S->seat[s].hole[r] = S->deck[S->deck_pos++];
+        }
+    if (t->cb != NULL)
+        for (int k = 1; k <= n; k++) {
+            int s = (button + k) % n;
+            if (!S->seat[s].in_hand)
+                continue;
+            holdem_event_t ev;
+            memset(&ev, 0, sizeof ev);
+            ev.kind = HOLDEM_EV_HOLE;
+            ev.seat = s;
+            ev.ncards = 2;
+            ev.cards[0] = S->seat[s].hole[0];
+            ev.cards[1] = S->seat[s].hole[1];
+            t->cb(t->ud, &ev);
+        }
+    table_advance(t, last_blind);
+    return HOLDEM_OK;
+}
+
+/*
+ * Validates an action completely, resolving TIMEOUT and ALL_IN into a plain kind and amount.
+ * Returns HOLDEM_OK with *kind and *to (the street total after the action) filled in.
+ */
+static int table_check_action(const holdem_table_t *t, int seat, holdem_action_kind_t *kind,
+                              int64_t *to)
+{
+    const table_state_t *S = &t->s;
+    if (!table_seat_ok(t, seat) || (unsigned)*kind > HOLDEM_TIMEOUT)
+        return HOLDEM_E_MALFORMED;
+    if (!S->in_hand || S->to_act < 0)
+        return HOLDEM_E_NOT_ALLOWED;
+    if (seat != S->to_act)
+        return HOLDEM_E_OUT_OF_TURN;
+    const table_seat_t *p = &S->seat[seat];
+    int64_t max_to = p->bet + p->stack;
+    if (*kind == HOLDEM_TIMEOUT)
+        *kind = p->bet >= S->high ? HOLDEM_CHECK : HOLDEM_FOLD;
+    if (*kind == HOLDEM_ALL_IN) {
+        *to = max_to;
+        if (max_to <= S->high) {
+            *kind = HOLDEM_CALL;
+        } else {
+            *kind = S->high == 0 ? HOLDEM_BET : HOLDEM_RAISE;
+            if (!table_may_raise(t, seat))
+                return HOLDEM_E_NOT_ALLOWED;
+            return HOLDEM_OK;
+        }
+    }
+    switch (*kind) {
+    case HOLDEM_FOLD:
+        *to = p->bet;
+        return HOLDEM_OK;
+    case HOLDEM_CHECK:
+        if (p->bet < S->high)
+            return HOLDEM_E_NOT_ALLOWED;
+        *to = p->bet;
+        return HOLDEM_OK;
+    case HOLDEM_CALL:
+        if (p->bet >= S->high)
+            return HOLDEM_E_NOT_ALLOWED;
+        *to = S->high < max_to ? S->high : max_to;
+        return HOLDEM_OK;
+    case HOLDEM_BET:
+    case HOLDEM_RAISE:
+        if (*to < 0)
+            return HOLDEM_E_MALFORMED;
+        if ((*kind == HOLDEM_BET) != (S->high == 0))
+            return HOLDEM_E_NOT_ALLOWED;
+        if (!table_may_raise(t, seat))
+            return HOLDEM_E_NOT_ALLOWED;
+        if (*to > max_to)
+            return HOLDEM_E_OVER_STACK;
+        if (*to <= S->high)
+            return HOLDEM_E_BELOW_MIN;
+        int64_t min_to = S->high == 0 ? S->cfg.min_bet : S->high + S->last_raise;
+        if (*to < min_to && *to != max_to)
+            return HOLDEM_E_BELOW_MIN;
+        return HOLDEM_OK;
+    default:
+        return HOLDEM_E_MALFORMED;
+    }
+}
+
+int holdem_table_act(holdem_table_t *t, int seat, holdem_action_kind_t kind, int64_t amount,
+                     int64_t elapsed_ms)
+{
+    holdem_action_kind_t asked = kind;
+    int64_t to = amount;
+    if (elapsed_ms < 0)
+        return HOLDEM_E_MALFORMED;
+    int rc = table_check_action(t, seat, &kind, &to);
+    if (rc != HOLDEM_OK)
+        return rc;
+    table_state_t *S = &t->s;
+    table_seat_t *p = &S->seat[seat];
+
+    /* Time: what exceeds the action time comes out of the bank; a timeout empties it. */
+    if (asked == HOLDEM_TIMEOUT) {
+        p->bank_ms = 0;
+    } else if (elapsed_ms > S->cfg.action_ms) {
+        int64_t over = elapsed_ms - S->cfg.action_ms;
+        p->bank_ms = over >= p->bank_ms ? 0 : p->bank_ms - over;
+    }
+
+    int64_t put = 0;
+    if (kind == HOLDEM_FOLD) {
+        p->folded = 1;
+    } else if (kind == HOLDEM_CALL || kind == HOLDEM_BET || kind == HOLDEM_RAISE) {
+        int64_t old_high = S->high;
+        put = table_put(t, seat, to - p->bet, 0);
+        if (kind != HOLDEM_CALL) {
+            int64_t inc = p->bet - old_high;
+            if (inc >= S->last_raise)
+                S->last_raise = inc; /* a full bet or raise */
+            S->high = p->bet;
+            S->last_aggressor = seat;
+        }
+    }
+    p->acted = 1;
+    p->faced = S->high;
+    if (t->cb != NULL) {
+        holdem_event_t ev;
+        memset(&ev, 0, sizeof ev);
+        ev.kind = HOLDEM_EV_ACTION;
+        ev.seat = seat;
+        ev.detail = kind;
+        ev.amount = put;
+        ev.to = p->bet;
+        ev.all_in = p->all_in;
+        t->cb(t->ud, &ev);
+    }
+    table_advance(t, seat);
+    return HOLDEM_OK;
+}
+
+bool holdem_table_in_hand(const holdem_table_t *t)
+{
+    return t->s.in_hand != 0;
+}
+
+int holdem_table_to_act(const holdem_table_t *t)
+{
+    return t->s.in_hand ? t->s.to_act : -1;
+}
+
+int64_t holdem_table_time_allowed_ms(const holdem_table_t *t)
+{
+    int s = holdem_table_to_act(t);
+    return s < 0 ? -1 : t->s.cfg.action_ms + t->s.seat[s].bank_ms;
+}
+
+int64_t holdem_table_stack(const holdem_table_t *t, int seat)
+{
+    if (!table_seat_ok(t, seat) || t->s.seat[seat].state == SEAT_EMPTY)
+        return -1;
+    return t->s.seat[seat].stack;
+}
+
+int64_t holdem_table_pot_total(const holdem_table_t *t)
+{
+    if (!t->s.in_hand)
+        return 0;
+    int64_t sum = t->s.dead;
+    for (int s = 0; s < t->s.cfg.seats; s++)
+        if (t->s.seat[s].in_hand)
+            sum += t->s.seat[s].total;
+    return sum;
+}
+
+int64_t holdem_table_rake_total(const holdem_table_t *t)
+{
+    return t->s.rake_total;
+}
+
+int holdem_table_button(const holdem_table_t *t)
+{
+    return t->s.button;
+}
+
+int holdem_table_board(const holdem_table_t *t, uint8_t *cards)
+{
+    memcpy(cards, t->s.board, (size_t)t->s.nboard);
+    return t->s.nboard;
+}
+
+int holdem_table_settlement(const holdem_table_t *t, holdem_settlement_t *out)
+{
+    if (!t->s.has_settlement)
+        return HOLDEM_E_NOT_ALLOWED;
+    *out = t->s.settle;
+    return HOLDEM_OK;
+}
