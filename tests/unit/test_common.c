@@ -13,6 +13,7 @@
 #include "config.h"
 #include "log.h"
 #include "metrics.h"
+#include "u64map.h"
 
 static const char *t_str;
 static long t_int;
@@ -207,6 +208,46 @@ START_TEST(test_clock_monotonic_and_boot_advance)
 }
 END_TEST
 
+START_TEST(test_u64map_matches_a_reference_under_random_churn)
+{
+    /* Keys from a small range so puts, overwrites and deletes collide often. */
+    enum { N = 4096 };
+    static uint64_t ref[N];
+    static bool has[N];
+    memset(has, 0, sizeof has);
+    u64map_t *m = u64map_create();
+    unsigned seed = 12345;
+    for (int step = 0; step < 200000; step++) {
+        seed = seed * 1103515245u + 12345u;
+        unsigned k = (seed >> 8) % N;
+        uint64_t key = (uint64_t)k * 0x100000001ULL + 1; /* non-zero, spread */
+        int op = (int)((seed >> 4) % 3);
+        if (op < 2) {
+            u64map_put(m, key, step);
+            ref[k] = (uint64_t)step;
+            has[k] = true;
+        } else {
+            ck_assert_int_eq(u64map_del(m, key), has[k]);
+            has[k] = false;
+        }
+    }
+    size_t count = 0;
+    for (unsigned k = 0; k < N; k++) {
+        uint64_t v;
+        uint64_t key = (uint64_t)k * 0x100000001ULL + 1;
+        ck_assert_int_eq(u64map_get(m, key, &v), has[k]);
+        if (has[k]) {
+            ck_assert_uint_eq(v, ref[k]);
+            count++;
+        }
+    }
+    ck_assert_uint_eq(u64map_size(m), count);
+    ck_assert(!u64map_get(m, 0, NULL));
+    u64map_destroy(m);
+    u64map_destroy(NULL);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("common");
@@ -224,6 +265,9 @@ int main(void)
     tc = tcase_create("log");
     tcase_add_test(tc, test_log_writes_one_json_line_per_record);
     tcase_add_test(tc, test_clock_monotonic_and_boot_advance);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("u64map");
+    tcase_add_test(tc, test_u64map_matches_a_reference_under_random_churn);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
