@@ -176,7 +176,9 @@ int drain_exit_watch_signals(drain_exit_t *x);
 /*
  * Begins the exit; on the base's thread. DRAIN_EXIT_DRAINED asks for the graceful sequence (the
  * outcome is then drained or forced); LEASE_LOST and FATAL skip the wait. Calling it again while
- * the exit is under way skips the wait (a second signal). Returns 0, or -EINVAL for a bad reason.
+ * the exit is under way skips the wait (a second signal), and LEASE_LOST or FATAL then also
+ * becomes the reason of the exit line. Returns 0, or -EINVAL for a bad reason (FORCED is an
+ * outcome, not a mode).
  */
 int drain_exit_begin(drain_exit_t *x, drain_exit_reason_t mode);
 /* Skips the wait (the outcome becomes forced unless human_desks is already 0); any thread.

@@ -278,6 +278,11 @@ int drain_exit_begin(drain_exit_t *x, drain_exit_reason_t mode)
     if (mode < DRAIN_EXIT_DRAINED || mode > DRAIN_EXIT_FATAL || mode == DRAIN_EXIT_FORCED)
         return -EINVAL;
     if (x->state != X_IDLE) {
+        /* A lost lease or a fatal error during a graceful exit is what the exit line reports. */
+        if (mode != DRAIN_EXIT_DRAINED && x->state == X_WAITING)
+            x->mode = mode;
+        else if (mode != DRAIN_EXIT_DRAINED && x->state == X_HOOKS)
+            x->reason = mode;
         drain_exit_skip_wait(x);
         return 0;
     }

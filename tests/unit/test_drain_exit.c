@@ -69,6 +69,8 @@ typedef struct {
     bool async_flush;
     bool hang_deregister;
     unsigned flush_token;
+    pthread_t flush_thread;
+    bool flush_thread_started;
     drain_exit_t *x;
     struct event_base *base;
 } owner_t;
@@ -104,9 +106,7 @@ static void hook_flush(drain_exit_t *x, unsigned token, void *ctx)
         return;
     }
     o->flush_token = token;
-    pthread_t t;
-    pthread_create(&t, NULL, async_flush_main, o);
-    pthread_detach(t);
+    o->flush_thread_started = pthread_create(&o->flush_thread, NULL, async_flush_main, o) == 0;
 }
 
 static void hook_deregister(drain_exit_t *x, unsigned token, void *ctx)
@@ -244,6 +244,8 @@ START_TEST(test_drain_exit_waits_for_last_round_then_drained)
     ck_assert(o.done);
     ck_assert_int_eq(o.reason, DRAIN_EXIT_DRAINED);
     ck_assert_int_eq(o.n, 3);
+    ck_assert(o.flush_thread_started);
+    pthread_join(o.flush_thread, NULL);
     ck_assert_int_eq(o.flushed, 42); /* the asynchronous result, not the late duplicate */
     ck_assert_int_eq(rig_log_count(&r, "exit reason=drained"), 1);
     rig_stop(&r);
@@ -346,6 +348,29 @@ START_TEST(test_drain_exit_bound_counts_from_an_earlier_drain_start)
 }
 END_TEST
 
+START_TEST(test_drain_exit_lease_lost_during_graceful_wait_becomes_the_reason)
+{
+    engine_t e = {.human = 1};
+    owner_t o = {0};
+    exit_rig_t r;
+    rig_start(&r, &o, &e, 30);
+    ck_assert_int_eq(drain_exit_begin(r.x, DRAIN_EXIT_DRAINED), 0);
+    struct timeval tv = {0, 100000};
+    event_base_loopexit(r.base, &tv);
+    event_base_dispatch(r.base);
+    ck_assert(!o.done);
+    ck_assert_int_eq(drain_exit_begin(r.x, DRAIN_EXIT_LEASE_LOST), 0);
+    long long took = rig_run(&r);
+    ck_assert(o.done);
+    ck_assert_int_lt(took, 10000);
+    ck_assert_int_eq(o.reason, DRAIN_EXIT_LEASE_LOST);
+    ck_assert_str_eq(o.order[0], "void");
+    ck_assert_int_eq(rig_log_count(&r, "exit reason="), 1);
+    ck_assert_int_eq(rig_log_count(&r, "\"msg\":\"exit reason=lease_lost\""), 1);
+    rig_stop(&r);
+}
+END_TEST
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -360,6 +385,7 @@ int main(void)
     tcase_add_test(tc, test_drain_exit_second_signal_skips_the_wait);
     tcase_add_test(tc, test_drain_exit_lease_lost_skips_wait_and_hung_hook_is_bounded);
     tcase_add_test(tc, test_drain_exit_bound_counts_from_an_earlier_drain_start);
+    tcase_add_test(tc, test_drain_exit_lease_lost_during_graceful_wait_becomes_the_reason);
     suite_add_tcase(s, tc);
 
     SRunner *sr = srunner_create(s);
