@@ -79,6 +79,9 @@ static void edge_cases(gen_t *g)
     /* Unknown field 1000, length-delimited, nested garbage inside. */
     static const uint8_t unknown[] = {0x08, 0x05, 0xc2, 0x3e, 0x04, 0x0a, 0x02, 0x08, 0x01};
     write_file(g, "unknown_field.pb", unknown, sizeof unknown);
+    /* Field number 0 written as an overlong varint tag (protobuf-c alone accepts it). */
+    static const uint8_t tag0[] = {0x08, 0x01, 0x80, 0x00, 0x05};
+    write_file(g, "overlong_tag0.pb", tag0, sizeof tag0);
 }
 
 static void make_dir(gen_t *g, const char *root, const char *name)

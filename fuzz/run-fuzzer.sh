@@ -5,5 +5,8 @@ set -eu
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp -r "$2"/. "$work/"
+# libFuzzer's default exit code for a finding is 77, which meson reads as "skipped": make every
+# finding (crash, leak, timeout, OOM) a plain failure. A crashing input is saved in the
+# current directory (the build dir under meson test) as crash-<sha1>.
 exec "$1" -max_total_time="${CROUPIER_FUZZ_SECONDS:-20}" -print_final_stats=1 \
-    -rss_limit_mb=2048 "$work"
+    -rss_limit_mb=2048 -error_exitcode=1 -timeout_exitcode=1 "$work"

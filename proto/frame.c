@@ -204,6 +204,11 @@ static int wire_check(const ProtobufCMessageDescriptor *desc, const uint8_t *p, 
         if (!wire_varint(p, len, &pos, &tag))
             return fail(err, CROUPIER__ERROR_CODE__MALFORMED_FRAME, "%s: truncated tag", path);
         uint64_t id = tag >> 3;
+        /* Field 0 and numbers above 2^29-1 don't exist; protobuf-c takes an overlong-encoded
+         * tag 0 as an unknown field it then re-encodes as a tag it refuses itself. */
+        if (id == 0 || id > 536870911u)
+            return fail(err, CROUPIER__ERROR_CODE__MALFORMED_FRAME,
+                        "%s: field number %" PRIu64 " out of range", path, id);
         switch (tag & 7) {
         case 0:
             if (!wire_varint(p, len, &pos, &n))

@@ -395,6 +395,8 @@ START_TEST(test_frame_malformed_protobuf_bytes_are_refused)
         {"group wire type", {0x08, 0x01, 0x0b, 0x0c}, 4},
         {"wire type 7", {0x08, 0x01, 0x0f}, 3},
         {"field number 0", {0x00, 0x01}, 2},
+        {"field number 0, overlong tag", {0x08, 0x01, 0x80, 0x00, 0x01}, 5},
+        {"field number above 2^29-1", {0x08, 0x01, 0xf8, 0xff, 0xff, 0xff, 0x1f, 0x01}, 8},
         {"cut fixed64", {0x08, 0x01, 0x09, 0x01}, 4},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
