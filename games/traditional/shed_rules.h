@@ -63,5 +63,7 @@ struct shed_rules {
 void shed_game_push_event(shed_game_t *g, int kind, int seat, int value, shed_set_t cards);
 
 extern const shed_rules_t shed_rules_doudizhu;
+extern const shed_rules_t shed_rules_runfast;
+extern const shed_rules_t shed_rules_bigtwo;
 
 #endif

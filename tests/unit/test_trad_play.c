@@ -321,6 +321,18 @@ START_TEST(test_doudizhu_random_deals_keep_invariants)
 }
 END_TEST
 
+START_TEST(test_runfast_random_deals_keep_invariants)
+{
+    run_game("runfast", TRAD_DEALS);
+}
+END_TEST
+
+START_TEST(test_bigtwo_random_deals_keep_invariants)
+{
+    run_game("bigtwo", TRAD_DEALS);
+}
+END_TEST
+
 START_TEST(test_seeded_deals_are_reproducible)
 {
     shed_game_t *a = shed_game_create(shed_rules_find("doudizhu"), NULL);
@@ -374,6 +386,16 @@ static Suite *play_suite(void)
     tcase_add_unchecked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 36000);
     tcase_add_test(tc, test_doudizhu_random_deals_keep_invariants);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("runfast");
+    tcase_add_unchecked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 36000);
+    tcase_add_test(tc, test_runfast_random_deals_keep_invariants);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("bigtwo");
+    tcase_add_unchecked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 36000);
+    tcase_add_test(tc, test_bigtwo_random_deals_keep_invariants);
     suite_add_tcase(s, tc);
     return s;
 }
