@@ -842,6 +842,73 @@ START_TEST(test_runtime_stop_destroys_live_desks_on_their_threads)
 }
 END_TEST
 
+typedef struct {
+    rt_t *rt;
+    rt_desk_id_t to;
+    _Atomic bool stop;
+    long attempts;
+    long created;
+    _Atomic int destroyed;
+} racer_t;
+
+static void *racer_post_main(void *arg)
+{
+    racer_t *r = arg;
+    while (!atomic_load(&r->stop)) {
+        rt_post(r->rt, r->to,
+                &(rt_msg_t){.type = OP_SEQ, .ptr = malloc(8), .free_fn = payload_free});
+        r->attempts++;
+    }
+    return NULL;
+}
+
+static void *racer_create_main(void *arg)
+{
+    racer_t *r = arg;
+    while (!atomic_load(&r->stop)) {
+        stopper_t *s = calloc(1, sizeof(*s));
+        s->destroyed = &r->destroyed;
+        rt_desk_id_t id;
+        if (rt_desk_create(r->rt, &stopper_ops, s, -1, &id) == 0)
+            r->created++;
+        else
+            free(s);
+    }
+    return NULL;
+}
+
+START_TEST(test_runtime_stop_racing_posts_and_creates_loses_nothing)
+{
+    rt_t *rt;
+    ck_assert_int_eq(rt_create(2, &rt), 0);
+    probe_t *p = probe_new();
+    rt_desk_id_t id;
+    ck_assert_int_eq(rt_desk_create(rt, &probe_ops, p, 1, &id), 0);
+    atomic_store(&payload_frees, 0);
+    racer_t posters[2] = {{.rt = rt, .to = id}, {.rt = rt, .to = id}};
+    racer_t creator = {.rt = rt};
+    pthread_t th[3];
+    pthread_create(&th[0], NULL, racer_post_main, &posters[0]);
+    pthread_create(&th[1], NULL, racer_post_main, &posters[1]);
+    pthread_create(&th[2], NULL, racer_create_main, &creator);
+    usleep(50000);
+    ck_assert_int_eq(rt_stop(rt), 0);
+    usleep(5000);
+    for (int i = 0; i < 2; i++)
+        atomic_store(&posters[i].stop, true);
+    atomic_store(&creator.stop, true);
+    for (int i = 0; i < 3; i++)
+        pthread_join(th[i], NULL);
+    /* Every stopper desk posts one payload to id 0 from on_destroy (refused, freed). */
+    ck_assert_int_eq(atomic_load(&creator.destroyed), creator.created);
+    ck_assert_int_eq(atomic_load(&payload_frees),
+                     posters[0].attempts + posters[1].attempts + creator.created);
+    ck_assert_uint_eq(rt_desks(rt), 0);
+    rt_destroy(rt);
+    probe_free(p);
+}
+END_TEST
+
 START_TEST(test_runtime_bad_arguments_are_refused)
 {
     rt_t *rt = NULL;
@@ -895,6 +962,7 @@ int main(void)
     tc = tcase_create("stop");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_runtime_stop_destroys_live_desks_on_their_threads);
+    tcase_add_test(tc, test_runtime_stop_racing_posts_and_creates_loses_nothing);
     tcase_add_test(tc, test_runtime_bad_arguments_are_refused);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
