@@ -4,6 +4,8 @@
 
 /* Engines add their declarations here, one per subcommand. */
 int rules_trad_moves(int argc, char **argv); /* games/traditional: moves */
+int rules_bj_sim(int argc, char **argv);      /* games/persistent: bj-sim */
+int rules_bj_strategy(int argc, char **argv); /* games/persistent: bj-strategy */
 int rules_holdem_eval(int argc, char **argv);       /* games/holdem: eval */
 int rules_holdem_phh_replay(int argc, char **argv); /* games/holdem: phh-replay */
 

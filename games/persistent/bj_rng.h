@@ -1,0 +1,28 @@
+/*
+ * bj_rng -- the explicit, seeded random number generator of the blackjack engine.
+ *
+ * Production tables shuffle with the system CSPRNG (arc4random_uniform from libbsd) and need
+ * no seed. Tests, replays and the simulator need shuffles they can reproduce, so they hand
+ * the table one of these instead: xoshiro256** (Blackman and Vigna) seeded through
+ * splitmix64. It is fast and statistically sound but NOT cryptographic: never use it for
+ * real-money tables.
+ *
+ * The state is a plain struct owned by the caller (embed it or put it on the stack).
+ */
+#ifndef CROUPIER_BJ_RNG_H
+#define CROUPIER_BJ_RNG_H
+
+#include <stdint.h>
+
+typedef struct {
+    uint64_t s[4];
+} bj_rng_t;
+
+/* Seeds the generator; the same seed always gives the same sequence. */
+void bj_rng_seed(bj_rng_t *rng, uint64_t seed);
+/* Next 64 random bits. */
+uint64_t bj_rng_next(bj_rng_t *rng);
+/* Uniform integer in [0, bound), without modulo bias; bound must be >= 1. */
+uint32_t bj_rng_uniform(bj_rng_t *rng, uint32_t bound);
+
+#endif
