@@ -25,6 +25,7 @@ typedef enum {
 } rconn_phase_t;
 
 struct rconn_script {
+    int refs; /* the creator's plus one per request in flight */
     char *src;
     char sha[41];
     bool have_sha;
@@ -37,6 +38,7 @@ typedef struct rconn_req {
     void *arg;
     int64_t deadline_ms;    /* monotonic */
     rconn_script_t *script; /* EVALSHA that may be re-sent as EVAL on NOSCRIPT */
+    rconn_script_t *held;   /* script kept alive by this request (eval or SCRIPT LOAD) */
     int argc;               /* script call: user arguments (keys + args), copied */
     char **argv;
     size_t *argvlen;
@@ -134,8 +136,17 @@ static void rconn_arm_req_timer(rconn_t *rc)
     evtimer_add(rc->req_ev, &tv);
 }
 
+static void rconn_script_unref(rconn_script_t *s)
+{
+    if (s != NULL && --s->refs == 0) {
+        free(s->src);
+        free(s);
+    }
+}
+
 static void rconn_req_free(rconn_req_t *req)
 {
+    rconn_script_unref(req->held);
     if (req->argv != NULL) {
         for (int i = 0; i < req->argc; i++)
             free(req->argv[i]);
@@ -585,16 +596,14 @@ rconn_script_t *rconn_script_create(const char *lua_source)
     if (lua_source == NULL)
         return NULL;
     rconn_script_t *s = xcalloc(1, sizeof *s);
+    s->refs = 1;
     s->src = xstrdup(lua_source);
     return s;
 }
 
 void rconn_script_destroy(rconn_script_t *s)
 {
-    if (s == NULL)
-        return;
-    free(s->src);
-    free(s);
+    rconn_script_unref(s);
 }
 
 const char *rconn_script_sha(const rconn_script_t *s)
@@ -653,6 +662,8 @@ int rconn_eval(rconn_t *rc, rconn_script_t *s, rconn_reply_cb cb, void *arg, int
     if (!s->have_sha) {
         const char *load[] = {"SCRIPT", "LOAD", s->src};
         rconn_req_t *lr = rconn_req_new(rc, rconn_script_loaded_cb, s);
+        lr->held = s;
+        s->refs++;
         err = rconn_send_req(lr, 3, load, NULL);
         if (err != 0) {
             rconn_req_free(lr);
@@ -661,6 +672,8 @@ int rconn_eval(rconn_t *rc, rconn_script_t *s, rconn_reply_cb cb, void *arg, int
     }
     rconn_req_t *req = rconn_req_new(rc, cb, arg);
     req->script = s;
+    req->held = s;
+    s->refs++;
     req->nkeys = nkeys;
     req->argc = argc;
     req->argv = xcalloc((size_t)argc + 1, sizeof *req->argv);

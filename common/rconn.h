@@ -111,7 +111,9 @@ int rconn_command_argv(rconn_t *rc, rconn_reply_cb cb, void *arg, int argc, cons
  * EVAL, transparently to the callback. A script may be shared by several rconns of one thread.
  */
 rconn_script_t *rconn_script_create(const char *lua_source);
-void rconn_script_destroy(rconn_script_t *s); /* NULL is a no-op */
+/* Drops the creator's reference; requests still in flight keep the script alive until their
+ * callbacks have run, so an owner may destroy its scripts at any time. NULL is a no-op. */
+void rconn_script_destroy(rconn_script_t *s);
 /* The SHA1 as 40 hex digits once known, else NULL. */
 const char *rconn_script_sha(const rconn_script_t *s);
 

@@ -1,0 +1,429 @@
+/*
+ * lease: server-ID lease pool, with real lease_holder processes against a real redis-server.
+ * TTL 600 ms everywhere (renew every 200 ms), so each case takes a few seconds.
+ */
+#include <check.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "lease.h"
+#include "support.h"
+
+#define TTL "600"
+#define SERVICE "tsvc"
+
+static ts_proc_t *spawn_holder(ts_redis_t *r, const char *pool, const char *extra)
+{
+    char redis[64], poolflag[64];
+    snprintf(redis, sizeof redis, "--redis=%s", ts_redis_addr(r));
+    snprintf(poolflag, sizeof poolflag, "--lease-pool-size=%s", pool);
+    char *argv[] = {(char *)ts_build_path("lease/lease_holder"),
+                    redis,
+                    "--service=" SERVICE,
+                    poolflag,
+                    "--ttl-ms=" TTL,
+                    (char *)extra,
+                    NULL};
+    if (extra == NULL)
+        argv[5] = NULL;
+    ts_proc_t *p = ts_proc_spawn(argv, NULL);
+    ck_assert_ptr_nonnull(p);
+    return p;
+}
+
+/* The integer field of the n-th (0-based; -1 = last) log line holding both needles. */
+static long long log_int(const ts_proc_t *p, const char *needle, const char *field, int nth)
+{
+    char *log = ts_proc_log(p);
+    ck_assert_ptr_nonnull(log);
+    char key[64];
+    snprintf(key, sizeof key, "\"%s\":", field);
+    long long val = -999;
+    int seen = 0;
+    for (char *line = strtok(log, "\n"); line != NULL; line = strtok(NULL, "\n")) {
+        if (strstr(line, needle) == NULL)
+            continue;
+        char *f = strstr(line, key);
+        if (f == NULL)
+            continue;
+        if (nth < 0 || seen == nth)
+            val = strtoll(f + strlen(key), NULL, 10);
+        seen++;
+    }
+    free(log);
+    return val;
+}
+
+static int log_count(const ts_proc_t *p, const char *needle)
+{
+    char *log = ts_proc_log(p);
+    int n = 0;
+    for (char *s = log; (s = strstr(s, needle)) != NULL; s += strlen(needle))
+        n++;
+    free(log);
+    return n;
+}
+
+static void dump_on_failure(ts_proc_t **ps, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (ps[i] == NULL)
+            continue;
+        char *log = ts_proc_log(ps[i]);
+        fprintf(stderr, "--- holder %d ---\n%s", i, log ? log : "(none)");
+        free(log);
+    }
+}
+
+static char *slot_key(int slot)
+{
+    static char buf[128];
+    lease_format_slot_key(SERVICE, slot, buf, sizeof buf);
+    return buf;
+}
+
+static void wait_acquired(ts_proc_t *p)
+{
+    ck_assert_int_eq(ts_proc_wait_log(p, "\"event\":\"lease_acquired\"", 5000), 0);
+}
+
+static void stop_holder(ts_proc_t *p, int want_code)
+{
+    ts_proc_signal(p, SIGTERM);
+    int st = 0;
+    ck_assert_int_eq(ts_proc_wait(p, 5000, &st), 0);
+    ck_assert(WIFEXITED(st));
+    ck_assert_int_eq(WEXITSTATUS(st), want_code);
+    ts_proc_free(p);
+}
+
+START_TEST(test_lease_holders_never_share_a_slot)
+{
+    ts_redis_t *r = ts_redis_start();
+    ck_assert_ptr_nonnull(r);
+    enum { N = 4 };
+    ts_proc_t *h[N];
+    for (int i = 0; i < N; i++)
+        h[i] = spawn_holder(r, "4", NULL);
+    for (int i = 0; i < N; i++)
+        wait_acquired(h[i]);
+    ts_sleep_ms(1500); /* several renewals */
+    int used[N] = {0};
+    for (int i = 0; i < N; i++) {
+        long long slot = log_int(h[i], "lease_acquired", "slot", -1);
+        ck_assert_int_ge(slot, 0);
+        ck_assert_int_lt(slot, N);
+        ck_assert_int_eq(used[slot], 0);
+        used[slot] = 1;
+        ck_assert(ts_proc_alive(h[i]));
+        ck_assert(!ts_proc_log_has(h[i], "lease_lost"));
+        ck_assert(!ts_proc_log_has(h[i], "lease_regained"));
+        /* the slot key holds this holder's token (one line each; the token is in no log, but
+         * the key is set and has a TTL no longer than the lease TTL) */
+        char *ttl = ts_redis_cmd(r, "PTTL %s", slot_key((int)slot));
+        ck_assert_int_gt(atoi(ttl), 0);
+        ck_assert_int_le(atoi(ttl), 600);
+        free(ttl);
+    }
+    /* epochs are distinct: every acquisition incremented the counter */
+    for (int i = 0; i < N; i++)
+        for (int j = i + 1; j < N; j++)
+            ck_assert_int_ne(log_int(h[i], "lease_acquired", "epoch", -1),
+                             log_int(h[j], "lease_acquired", "epoch", -1));
+    for (int i = 0; i < N; i++)
+        stop_holder(h[i], 0);
+    for (int i = 0; i < N; i++) {
+        char *v = ts_redis_cmd(r, "EXISTS %s", slot_key(i));
+        ck_assert_str_eq(v, "0"); /* released on graceful exit */
+        free(v);
+    }
+    ts_redis_stop(r);
+}
+END_TEST
+
+START_TEST(test_lease_pool_exhausted_extra_holder_waits_unready_then_gets_freed_slot)
+{
+    ts_redis_t *r = ts_redis_start();
+    ck_assert_ptr_nonnull(r);
+    ts_proc_t *a = spawn_holder(r, "2", NULL);
+    ts_proc_t *b = spawn_holder(r, "2", NULL);
+    wait_acquired(a);
+    wait_acquired(b);
+    ts_proc_t *c = spawn_holder(r, "2", NULL);
+    ck_assert_int_eq(ts_proc_wait_log(c, "\"event\":\"lease_pool_exhausted\"", 5000), 0);
+    ck_assert(ts_proc_log_has(c, "SIZE >= versions alive x replicas x 2"));
+    ts_sleep_ms(1000);
+    ck_assert(ts_proc_alive(c));
+    ck_assert(!ts_proc_log_has(c, "\"ready\":true"));
+    ck_assert(!ts_proc_log_has(c, "lease_acquired"));
+    /* the clear message is logged once per episode, not once per retry */
+    ck_assert_int_eq(log_count(c, "\"event\":\"lease_pool_exhausted\""), 1);
+
+    long long freed = log_int(a, "lease_acquired", "slot", -1);
+    stop_holder(a, 0);
+    ck_assert_int_eq(ts_proc_wait_log(c, "\"event\":\"lease_acquired\"", 8000), 0);
+    ck_assert_int_eq(log_int(c, "lease_acquired", "slot", -1), freed);
+    ck_assert_int_eq(ts_proc_wait_log(c, "\"ready\":true", 2000), 0);
+    stop_holder(b, 0);
+    stop_holder(c, 0);
+    ts_redis_stop(r);
+}
+END_TEST
+
+START_TEST(test_lease_renew_regains_evaporated_key)
+{
+    ts_redis_t *r = ts_redis_start();
+    ck_assert_ptr_nonnull(r);
+    ts_proc_t *h = spawn_holder(r, "3", NULL);
+    wait_acquired(h);
+    int slot = (int)log_int(h, "lease_acquired", "slot", -1);
+    long long epoch = log_int(h, "lease_acquired", "epoch", -1);
+    char *token = ts_redis_cmd(r, "GET %s", slot_key(slot));
+    char *del = ts_redis_cmd(r, "DEL %s", slot_key(slot));
+    ck_assert_str_eq(del, "1");
+    free(del);
+    /* one renew period is 200 ms; allow scheduling slack */
+    ck_assert_int_eq(ts_proc_wait_log(h, "\"event\":\"lease_regained\"", 2000), 0);
+    ck_assert_int_eq(log_int(h, "lease_regained", "gaps", -1), 1);
+    ck_assert_int_gt(log_int(h, "lease_regained", "epoch", -1), epoch);
+    char *again = ts_redis_cmd(r, "GET %s", slot_key(slot));
+    ck_assert_str_eq(again, token);
+    free(token);
+    free(again);
+    ck_assert(ts_proc_alive(h));
+    ck_assert(!ts_proc_log_has(h, "lease_lost"));
+    stop_holder(h, 0);
+    ts_redis_stop(r);
+}
+END_TEST
+
+START_TEST(test_lease_overwritten_key_makes_holder_exit_lease_lost)
+{
+    ts_redis_t *r = ts_redis_start();
+    ck_assert_ptr_nonnull(r);
+    ts_proc_t *h = spawn_holder(r, "2", NULL);
+    wait_acquired(h);
+    int slot = (int)log_int(h, "lease_acquired", "slot", -1);
+    char *ok = ts_redis_cmd(r, "SET %s %s PX 60000", slot_key(slot), "someone-else");
+    ck_assert_str_eq(ok, "OK");
+    free(ok);
+    int st = 0;
+    ck_assert_int_eq(ts_proc_wait(h, 3000, &st), 0);
+    ck_assert(WIFEXITED(st));
+    ck_assert_int_eq(WEXITSTATUS(st), 3);
+    ck_assert(ts_proc_log_has(h, "exit reason=lease_lost"));
+    ck_assert(ts_proc_log_has(h, "\"ready\":false"));
+    /* it did not delete or touch the other owner's key */
+    char *v = ts_redis_cmd(r, "GET %s", slot_key(slot));
+    ck_assert_str_eq(v, "someone-else");
+    free(v);
+    ts_proc_free(h);
+    ts_redis_stop(r);
+}
+END_TEST
+
+START_TEST(test_lease_redis_restarted_empty_every_holder_regains_without_duplicates)
+{
+    ts_redis_t *r = ts_redis_start();
+    ck_assert_ptr_nonnull(r);
+    enum { N = 3 };
+    ts_proc_t *h[N];
+    for (int i = 0; i < N; i++)
+        h[i] = spawn_holder(r, "3", NULL);
+    for (int i = 0; i < N; i++)
+        wait_acquired(h[i]);
+    long long epochs[N];
+    for (int i = 0; i < N; i++)
+        epochs[i] = log_int(h[i], "lease_acquired", "epoch", -1);
+    ck_assert_int_eq(ts_redis_restart(r), 0);
+    for (int i = 0; i < N; i++) {
+        if (ts_proc_wait_log(h[i], "\"event\":\"lease_regained\"", 5000) != 0)
+            dump_on_failure(h, N);
+        ck_assert_int_eq(ts_proc_wait_log(h[i], "\"event\":\"lease_regained\"", 100), 0);
+    }
+    ts_sleep_ms(600);
+    int used[N] = {0};
+    for (int i = 0; i < N; i++) {
+        ck_assert(ts_proc_alive(h[i]));
+        ck_assert(!ts_proc_log_has(h[i], "lease_lost"));
+        long long slot = log_int(h[i], "lease_acquired", "slot", -1);
+        ck_assert_int_eq(used[slot], 0);
+        used[slot] = 1;
+        /* epochs never go backwards for a holder, even though Redis lost the counter */
+        ck_assert_int_gt(log_int(h[i], "lease_regained", "epoch", -1), epochs[i]);
+        char *e = ts_redis_cmd(r, "EXISTS %s", slot_key((int)slot));
+        ck_assert_str_eq(e, "1");
+        free(e);
+    }
+    for (int i = 0; i < N; i++)
+        stop_holder(h[i], 0);
+    ts_redis_stop(r);
+}
+END_TEST
+
+START_TEST(test_lease_redis_paused_past_ttl_unready_meanwhile_no_dual_ownership)
+{
+    ts_redis_t *r = ts_redis_start();
+    ck_assert_ptr_nonnull(r);
+    ts_proc_t *h[2];
+    for (int i = 0; i < 2; i++)
+        h[i] = spawn_holder(r, "2", NULL);
+    for (int i = 0; i < 2; i++) {
+        wait_acquired(h[i]);
+        ck_assert_int_eq(ts_proc_wait_log(h[i], "\"ready\":true", 2000), 0);
+    }
+    ts_redis_pause(r);
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(ts_proc_wait_log(h[i], "\"event\":\"lease_unconfirmed\"", 3000), 0);
+    ts_sleep_ms(1200); /* 2 x TTL in total */
+    for (int i = 0; i < 2; i++) {
+        ck_assert(ts_proc_log_has(h[i], "\"ready\":false"));
+        ck_assert(ts_proc_alive(h[i]));
+    }
+    ts_redis_resume(r);
+    for (int i = 0; i < 2; i++) {
+        if (ts_proc_wait_log(h[i], "\"event\":\"lease_regained\"", 5000) != 0 &&
+            ts_proc_wait_log(h[i], "\"event\":\"lease_confirmed\"", 10) != 0)
+            dump_on_failure(h, 2);
+        ck_assert_int_eq(log_count(h[i], "\"ready\":true"), 2);
+    }
+    ts_sleep_ms(600);
+    long long s0 = log_int(h[0], "lease_acquired", "slot", -1);
+    long long s1 = log_int(h[1], "lease_acquired", "slot", -1);
+    ck_assert_int_ne(s0, s1);
+    for (int i = 0; i < 2; i++) {
+        ck_assert(ts_proc_alive(h[i]));
+        ck_assert(!ts_proc_log_has(h[i], "lease_lost"));
+    }
+    for (int i = 0; i < 2; i++)
+        stop_holder(h[i], 0);
+    ts_redis_stop(r);
+}
+END_TEST
+
+START_TEST(test_lease_paused_holder_loses_slot_and_stale_fenced_write_is_rejected)
+{
+    ts_redis_t *r = ts_redis_start();
+    ck_assert_ptr_nonnull(r);
+    ts_proc_t *a = spawn_holder(r, "1", NULL);
+    wait_acquired(a);
+    long long stale = log_int(a, "lease_acquired", "epoch", -1);
+    ts_proc_t *b = spawn_holder(r, "1", NULL);
+    ck_assert_int_eq(ts_proc_wait_log(b, "\"event\":\"lease_pool_exhausted\"", 5000), 0);
+
+    ts_proc_signal(a, SIGSTOP);
+    /* a's key expires after the TTL; b's retries (backoff up to 4 x TTL) take the slot */
+    ck_assert_int_eq(ts_proc_wait_log(b, "\"event\":\"lease_acquired\"", 8000), 0);
+    long long fresh = log_int(b, "lease_acquired", "epoch", -1);
+    ck_assert_int_gt(fresh, stale);
+    ts_proc_signal(a, SIGCONT);
+
+    int st = 0;
+    ck_assert_int_eq(ts_proc_wait(a, 3000, &st), 0);
+    ck_assert(WIFEXITED(st));
+    ck_assert_int_eq(WEXITSTATUS(st), 3);
+    ck_assert(ts_proc_log_has(a, "exit reason=lease_lost"));
+    /* its last write, fenced with the stale epoch, was refused by Redis */
+    ck_assert(ts_proc_log_has(a, "\"event\":\"fenced_write\",\"ok\":false"));
+    ck_assert(ts_proc_log_has(a, "STALE_EPOCH"));
+    ck_assert(ts_proc_alive(b));
+
+    /* The same rule from the outside: stale epoch rejected, current epoch accepted. */
+    char fence[128], e1[32], e2[32];
+    lease_format_fence_key(SERVICE, 0, fence, sizeof fence);
+    snprintf(e1, sizeof e1, "%lld", stale);
+    snprintf(e2, sizeof e2, "%lld", fresh);
+    char *v = ts_redis_cmd(r, "EVAL %s 2 %s %s %s %s", LEASE_FENCED_SET_LUA, fence,
+                           "{croupier:lease:" SERVICE "}:probe", e1, "stale");
+    ck_assert_ptr_nonnull(strstr(v, "STALE_EPOCH"));
+    free(v);
+    v = ts_redis_cmd(r, "GET %s", "{croupier:lease:" SERVICE "}:probe");
+    ck_assert_str_eq(v, "(nil)");
+    free(v);
+    v = ts_redis_cmd(r, "EVAL %s 2 %s %s %s %s", LEASE_FENCED_SET_LUA, fence,
+                     "{croupier:lease:" SERVICE "}:probe", e2, "fresh");
+    ck_assert_str_eq(v, "1");
+    free(v);
+    ts_proc_free(a);
+    stop_holder(b, 0);
+    ts_redis_stop(r);
+}
+END_TEST
+
+START_TEST(test_lease_redis_unreachable_at_start_clear_error_then_acquires)
+{
+    ts_redis_t *r = ts_redis_start();
+    ck_assert_ptr_nonnull(r);
+    ts_redis_kill(r);
+    ts_proc_t *h = spawn_holder(r, "2", NULL);
+    ck_assert_int_eq(ts_proc_wait_log(h, "\"event\":\"redis_unavailable\"", 3000), 0);
+    ck_assert(ts_proc_log_has(h, "Connection refused"));
+    ts_sleep_ms(1000);
+    ck_assert(ts_proc_alive(h));
+    ck_assert(!ts_proc_log_has(h, "\"ready\":true"));
+    /* one line for the outage, not one per retry */
+    ck_assert_int_le(log_count(h, "\"event\":\"redis_unavailable\""), 2);
+    ck_assert_int_eq(ts_redis_restart(r), 0);
+    wait_acquired(h);
+    ck_assert_int_eq(ts_proc_wait_log(h, "\"ready\":true", 2000), 0);
+    stop_holder(h, 0);
+    ts_redis_stop(r);
+}
+END_TEST
+
+START_TEST(test_lease_rejects_bad_options)
+{
+    lease_opts_t o = {.service = "ok", .pool_size = 4, .ttl_ms = 600};
+    ck_assert_ptr_null(lease_create(NULL, NULL, &o));
+    char buf[16];
+    ck_assert_int_eq(lease_format_slot_key("a-very-long-service-name", 1, buf, sizeof buf),
+                     -ENOSPC);
+    char big[64];
+    ck_assert_int_gt(lease_format_fence_key("s", 1, big, sizeof big), 0);
+    ck_assert_str_eq(big, "{croupier:lease:s}:slot:1:epoch");
+    lease_destroy(NULL);
+    /* a holder given a bad pool size refuses to start */
+    char *argv[] = {(char *)ts_build_path("lease/lease_holder"), "--lease-pool-size=0", NULL};
+    ts_proc_t *p = ts_proc_spawn(argv, NULL);
+    int st = 0;
+    ck_assert_int_eq(ts_proc_wait(p, 3000, &st), 0);
+    ck_assert(WIFEXITED(st));
+    ck_assert_int_eq(WEXITSTATUS(st), 2);
+    ts_proc_free(p);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("lease");
+    TCase *tc = tcase_create("ownership");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_lease_holders_never_share_a_slot);
+    tcase_add_test(tc, test_lease_pool_exhausted_extra_holder_waits_unready_then_gets_freed_slot);
+    tcase_add_test(tc, test_lease_rejects_bad_options);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("renewal");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_lease_renew_regains_evaporated_key);
+    tcase_add_test(tc, test_lease_overwritten_key_makes_holder_exit_lease_lost);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("redis_failures");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_lease_redis_restarted_empty_every_holder_regains_without_duplicates);
+    tcase_add_test(tc, test_lease_redis_paused_past_ttl_unready_meanwhile_no_dual_ownership);
+    tcase_add_test(tc, test_lease_redis_unreachable_at_start_clear_error_then_acquires);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("fencing");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_lease_paused_holder_loses_slot_and_stale_fenced_write_is_rejected);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_ENV);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
