@@ -28,55 +28,87 @@
     "end\n"
 
 /*
- * Settle one round. KEYS[1] round record, KEYS[2] fencing epoch, KEYS[3] rake account,
- * KEYS[4..] wallets. ARGV[1] epoch, ARGV[2] rake, ARGV[3] record ttl (s), ARGV[4..] deltas.
- * Every check happens before the first write, so a rejection leaves everything untouched.
+ * Settle a batch of rounds, each on its own all-or-nothing. Per round r (in order):
+ *   KEYS: round record, fencing epoch, rake account, n wallets
+ *   ARGV: n, epoch, rake, n deltas          (ARGV[1] is the record ttl in seconds, for all)
+ * Returns one {flag, value} per round: {1, balances} applied now, {0, balances} applied before
+ * (the first result), {-1, "MONEY_... reason"} rejected. Every check of a round happens before
+ * its first write, so a rejected round leaves everything untouched; the layout of the whole
+ * batch is checked before any round runs. Batching amortises the per-EVALSHA cost; the writer
+ * sends up to batch_max consecutive settlements in one call, the sync client one.
  */
 static const char money_lua_settle[] = MONEY_LUA_INT
-    "local prev = redis.call('GET', KEYS[1])\n"
-    "if prev then return {0, prev} end\n"
-    "local n = #KEYS - 3\n"
-    "if n < 1 or #ARGV ~= n + 3 then\n"
-    "  return redis.error_reply('MONEY_BAD_ARGS expected one delta per wallet') end\n"
-    "local epoch, rake, ttl = int(ARGV[1]), int(ARGV[2]), int(ARGV[3])\n"
-    "if not epoch or not rake or rake < 0 or not ttl or ttl <= 0 then\n"
-    "  return redis.error_reply('MONEY_BAD_ARGS epoch, rake and ttl must be integers, rake >= 0')\n"
+    "local ttl = int(ARGV[1])\n"
+    "if not ttl or ttl <= 0 then\n"
+    "  return redis.error_reply('MONEY_BAD_ARGS ttl must be a positive integer') end\n"
+    "local rounds, k, a = {}, 1, 2\n"
+    "while a <= #ARGV do\n"
+    "  local n = int(ARGV[a])\n"
+    "  if not n or n < 1 or n > 16 or k + 2 + n > #KEYS or a + 2 + n > #ARGV then\n"
+    "    return redis.error_reply('MONEY_BAD_ARGS malformed batch: each round needs a round, ' ..\n"
+    "      'epoch and rake key, n wallets, and n, epoch, rake and n deltas') end\n"
+    "  rounds[#rounds + 1] = {k, a, n}\n"
+    "  k = k + 3 + n\n"
+    "  a = a + 3 + n\n"
     "end\n"
-    "local cur = redis.call('GET', KEYS[2])\n"
-    "if not cur or tonumber(cur) ~= epoch then\n"
-    "  return redis.error_reply('MONEY_STALE_EPOCH round epoch ' .. ARGV[1] .. ', current ' ..\n"
-    "    (cur or 'none')) end\n"
-    "local sum, seen, deltas = 0, {}, {}\n"
-    "for i = 1, n do\n"
-    "  local d = int(ARGV[3 + i])\n"
-    "  if not d then return redis.error_reply('MONEY_BAD_ARGS delta ' .. i ..\n"
-    "    ' is not an integer in range') end\n"
-    "  if seen[KEYS[3 + i]] then\n"
-    "    return redis.error_reply('MONEY_BAD_ARGS wallet ' .. KEYS[3 + i] .. ' appears twice') "
+    "if k ~= #KEYS + 1 or #rounds == 0 then\n"
+    "  return redis.error_reply('MONEY_BAD_ARGS keys do not match the rounds') end\n"
+    "local epochs = {}\n"
+    "local function settle(k, a, n)\n"
+    "  local prev = redis.call('GET', KEYS[k])\n"
+    "  if prev then return {0, prev} end\n"
+    "  local epoch, rake = int(ARGV[a + 1]), int(ARGV[a + 2])\n"
+    "  if not epoch or not rake or rake < 0 then\n"
+    "    return {-1, 'MONEY_BAD_ARGS epoch and rake must be integers, rake >= 0'} end\n"
+    "  local ek = KEYS[k + 1]\n"
+    "  local cur = epochs[ek]\n"
+    "  if cur == nil then\n"
+    "    cur = redis.call('GET', ek)\n"
+    "    epochs[ek] = cur\n"
+    "  end\n"
+    "  if not cur or tonumber(cur) ~= epoch then\n"
+    "    return {-1, 'MONEY_STALE_EPOCH round epoch ' .. ARGV[a + 1] .. ', current ' ..\n"
+    "      (cur or 'none')} end\n"
+    "  local sum, seen, deltas = 0, {}, {}\n"
+    "  for i = 1, n do\n"
+    "    local d = int(ARGV[a + 2 + i])\n"
+    "    if not d then return {-1, 'MONEY_BAD_ARGS delta ' .. i .. ' is not an integer in range'} "
     "end\n"
-    "  seen[KEYS[3 + i]] = true\n"
-    "  deltas[i] = d\n"
-    "  sum = sum + d\n"
+    "    local w = KEYS[k + 2 + i]\n"
+    "    if seen[w] then return {-1, 'MONEY_BAD_ARGS wallet ' .. w .. ' appears twice'} end\n"
+    "    seen[w] = true\n"
+    "    deltas[i] = d\n"
+    "    sum = sum + d\n"
+    "  end\n"
+    "  if sum ~= -rake then\n"
+    "    return {-1, string.format(\n"
+    "      'MONEY_BAD_SUM deltas sum to %d but must sum to %d (minus the rake)', sum, -rake)} end\n"
+    "  local bals = redis.call('MGET', unpack(KEYS, k + 3, k + 2 + n))\n"
+    "  local mset, out = {}, {}\n"
+    "  for i = 1, n do\n"
+    "    local bal = tonumber(bals[i] or '0')\n"
+    "    if not bal then\n"
+    "      return {-1, 'MONEY_BAD_ARGS wallet ' .. KEYS[k + 2 + i] .. ' does not hold an integer'} "
     "end\n"
-    "if sum ~= -rake then\n"
-    "  return redis.error_reply(string.format(\n"
-    "    'MONEY_BAD_SUM deltas sum to %d but must sum to %d (minus the rake)', sum, -rake)) end\n"
-    "for i = 1, n do\n"
-    "  local bal = tonumber(redis.call('GET', KEYS[3 + i]) or '0')\n"
-    "  if not bal then return redis.error_reply('MONEY_BAD_ARGS wallet ' .. KEYS[3 + i] ..\n"
-    "    ' does not hold an integer') end\n"
-    "  if bal + deltas[i] < 0 then\n"
-    "    return redis.error_reply(string.format('MONEY_NEGATIVE wallet %s holds %d, delta %d',\n"
-    "      KEYS[3 + i], bal, deltas[i])) end\n"
+    "    local after = bal + deltas[i]\n"
+    "    if after < 0 then\n"
+    "      return {-1, string.format('MONEY_NEGATIVE wallet %s holds %d, delta %d',\n"
+    "        KEYS[k + 2 + i], bal, deltas[i])} end\n"
+    "    out[i] = string.format('%d', after)\n"
+    "    mset[2 * i - 1] = KEYS[k + 2 + i]\n"
+    "    mset[2 * i] = out[i]\n"
+    "  end\n"
+    "  redis.call('MSET', unpack(mset))\n"
+    "  if rake > 0 then redis.call('INCRBY', KEYS[k + 2], rake) end\n"
+    "  local res = table.concat(out, ' ')\n"
+    "  redis.call('SET', KEYS[k], res, 'EX', ttl)\n"
+    "  return {1, res}\n"
     "end\n"
-    "local out = {}\n"
-    "for i = 1, n do\n"
-    "  out[i] = string.format('%d', redis.call('INCRBY', KEYS[3 + i], deltas[i]))\n"
+    "local results = {}\n"
+    "for i = 1, #rounds do\n"
+    "  results[i] = settle(rounds[i][1], rounds[i][2], rounds[i][3])\n"
     "end\n"
-    "if rake > 0 then redis.call('INCRBY', KEYS[3], rake) end\n"
-    "local res = table.concat(out, ' ')\n"
-    "redis.call('SET', KEYS[1], res, 'EX', ttl)\n"
-    "return {1, res}\n";
+    "return results\n";
 
 /*
  * Buy-in (debit) or cash-out (credit). KEYS[1] wallet, KEYS[2] operation record.
@@ -403,9 +435,10 @@ static int money_argv_settle(money_argv_t *a, const char *service, const money_s
     money_argv_fmt(a, "{croupier:money}:rake:%s", s->game);
     for (size_t i = 0; i < s->nplayers; i++)
         money_argv_fmt(a, "{croupier:money}:wallet:%s", s->players[i]);
+    money_argv_fmt(a, "%ld", ttl_s > 0 ? ttl_s : MONEY_RECORD_TTL_S);
+    money_argv_fmt(a, "%zu", s->nplayers);
     money_argv_fmt(a, "%" PRIu64, s->round.epoch);
     money_argv_fmt(a, "%" PRId64, s->rake);
-    money_argv_fmt(a, "%ld", ttl_s > 0 ? ttl_s : MONEY_RECORD_TTL_S);
     for (size_t i = 0; i < s->nplayers; i++)
         money_argv_fmt(a, "%" PRId64, s->deltas[i]);
     return a->overflow ? -EINVAL : 0;
@@ -469,6 +502,83 @@ int money_cmd_settle(const char *service, const money_settlement_t *s, long ttl_
     return rc;
 }
 
+/* Appends argv[from, to) as RESP bulk strings to buf (which has room, see callers). */
+static size_t money_resp_bulks(char *buf, const money_argv_t *a, int from, int to)
+{
+    size_t off = 0;
+    for (int i = from; i < to; i++) {
+        off += (size_t)sprintf(buf + off, "$%zu\r\n", a->lens[i]);
+        memcpy(buf + off, a->argv[i], a->lens[i]);
+        off += a->lens[i];
+        buf[off++] = '\r';
+        buf[off++] = '\n';
+    }
+    return off;
+}
+
+int money_settle_parts(const char *service, const money_settlement_t *s, money_settle_parts_t *out)
+{
+    money_argv_t *a = calloc(1, sizeof *a);
+    if (a == NULL)
+        return -ENOMEM;
+    int rc = money_argv_settle(a, service, s, 1);
+    if (rc == 0) {
+        /* argv: EVALSHA sha numkeys | 3+n keys | ttl | n epoch rake deltas */
+        int nkeys = (int)s->nplayers + 3;
+        size_t cap = 0;
+        for (int i = 3; i < a->argc; i++)
+            cap += a->lens[i] + 32;
+        out->buf = malloc(cap);
+        if (out->buf == NULL) {
+            free(a);
+            return -ENOMEM;
+        }
+        out->keys_len = money_resp_bulks(out->buf, a, 3, 3 + nkeys);
+        out->args_len = money_resp_bulks(out->buf + out->keys_len, a, 4 + nkeys, a->argc);
+        out->nkeys = nkeys;
+        out->nargs = a->argc - 4 - nkeys;
+    }
+    free(a);
+    return rc;
+}
+
+char *money_cmd_settle_batch(const money_settle_parts_t *const *parts, size_t n, long ttl_s,
+                             size_t *len)
+{
+    int nkeys = 0, nargs = 0;
+    size_t body = 0;
+    for (size_t i = 0; i < n; i++) {
+        nkeys += parts[i]->nkeys;
+        nargs += parts[i]->nargs;
+        body += parts[i]->keys_len + parts[i]->args_len;
+    }
+    char head[160], ttl[48];
+    int hl = snprintf(head, sizeof head, "*%d\r\n$7\r\nEVALSHA\r\n$40\r\n%s\r\n$%d\r\n%d\r\n",
+                      4 + nkeys + nargs, money_script_sha(SCRIPT_SETTLE),
+                      snprintf(NULL, 0, "%d", nkeys), nkeys);
+    char ttlnum[24];
+    int tn = snprintf(ttlnum, sizeof ttlnum, "%ld", ttl_s > 0 ? ttl_s : MONEY_RECORD_TTL_S);
+    int tl = snprintf(ttl, sizeof ttl, "$%d\r\n%s\r\n", tn, ttlnum);
+    char *cmd = malloc((size_t)hl + (size_t)tl + body);
+    if (cmd == NULL)
+        return NULL;
+    size_t off = 0;
+    memcpy(cmd, head, (size_t)hl);
+    off += (size_t)hl;
+    for (size_t i = 0; i < n; i++) {
+        memcpy(cmd + off, parts[i]->buf, parts[i]->keys_len);
+        off += parts[i]->keys_len;
+    }
+    memcpy(cmd + off, ttl, (size_t)tl);
+    off += (size_t)tl;
+    for (size_t i = 0; i < n; i++) {
+        memcpy(cmd + off, parts[i]->buf + parts[i]->keys_len, parts[i]->args_len);
+        off += parts[i]->args_len;
+    }
+    *len = off;
+    return cmd;
+}
+
 int money_cmd_wallet(money_kind_t kind, const char *player, int64_t amount, const char *op_id,
                      long ttl_s, char **cmd, size_t *len)
 {
@@ -503,7 +613,8 @@ static bool money_starts(const char *s, size_t len, const char *prefix)
     return len >= n && memcmp(s, prefix, n) == 0;
 }
 
-static money_reply_action_t money_reply_error(const redisReply *r, money_result_t *out)
+/* Maps an error text to a money_err_t (permanent) or asks for a retry (transient). */
+static money_reply_action_t money_reply_error(const char *str, size_t len, money_result_t *out)
 {
     static const char *const transient[] = {"NOSCRIPT", "LOADING",  "BUSY",        "MASTERDOWN",
                                             "READONLY", "TRYAGAIN", "CLUSTERDOWN", "OOM"};
@@ -517,10 +628,9 @@ static money_reply_action_t money_reply_error(const redisReply *r, money_result_
         {"MONEY_NEGATIVE", MONEY_ERR_NEGATIVE},
         {"MONEY_BAD_ARGS", MONEY_ERR_BAD_ARGS},
     };
-    size_t len = r->len;
-    snprintf(out->error, sizeof out->error, "%.*s", (int)len, r->str);
+    snprintf(out->error, sizeof out->error, "%.*s", (int)len, str);
     for (size_t i = 0; i < sizeof transient / sizeof transient[0]; i++) {
-        if (money_starts(r->str, len, transient[i])) {
+        if (money_starts(str, len, transient[i])) {
             out->status = -EAGAIN;
             return MONEY_REPLY_RETRY;
         }
@@ -528,7 +638,7 @@ static money_reply_action_t money_reply_error(const redisReply *r, money_result_
     out->status = MONEY_ERR_REDIS;
     for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
         /* Redis may prefix script errors (e.g. "ERR "); look for the token anywhere. */
-        if (memmem(r->str, len, codes[i].token, strlen(codes[i].token)) != NULL) {
+        if (memmem(str, len, codes[i].token, strlen(codes[i].token)) != NULL) {
             out->status = codes[i].code;
             break;
         }
@@ -552,26 +662,32 @@ static int money_parse_i64(const char *s, size_t len, int64_t *out)
     return 0;
 }
 
-money_reply_action_t money_reply_parse(money_kind_t kind, const redisReply *r, money_result_t *out)
+static void money_result_reset(money_kind_t kind, money_result_t *out)
 {
     out->kind = kind;
     out->replayed = false;
     out->nbalances = 0;
     out->error[0] = '\0';
     out->stream_id[0] = '\0';
-    if (r == NULL) {
-        out->status = -EIO;
-        snprintf(out->error, sizeof out->error, "no reply (connection lost)");
-        return MONEY_REPLY_RETRY;
-    }
-    if (r->type == REDIS_REPLY_ERROR)
-        return money_reply_error(r, out);
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
-        r->element[0]->type != REDIS_REPLY_INTEGER || r->element[1]->type != REDIS_REPLY_STRING)
+}
+
+money_reply_action_t money_reply_parse_entry(money_kind_t kind, const redisReply *e,
+                                             money_result_t *out)
+{
+    money_result_reset(kind, out);
+    if (e == NULL || e->type != REDIS_REPLY_ARRAY || e->elements != 2 ||
+        e->element[0]->type != REDIS_REPLY_INTEGER || e->element[1]->type != REDIS_REPLY_STRING)
         goto bad_shape;
-    out->replayed = r->element[0]->integer == 0;
-    const char *v = r->element[1]->str;
-    size_t vlen = r->element[1]->len;
+    const char *v = e->element[1]->str;
+    size_t vlen = e->element[1]->len;
+    if (e->element[0]->integer < 0) {
+        /* A rejection inside a batch: permanent, whatever the text says. */
+        money_reply_error(v, vlen, out);
+        if (out->status == -EAGAIN)
+            out->status = MONEY_ERR_REDIS;
+        return MONEY_REPLY_DONE;
+    }
+    out->replayed = e->element[0]->integer == 0;
     if (kind == MONEY_KIND_HISTORY) {
         if (vlen == 0 || vlen >= sizeof out->stream_id)
             goto bad_shape;
@@ -598,8 +714,27 @@ money_reply_action_t money_reply_parse(money_kind_t kind, const redisReply *r, m
 bad_shape:
     out->status = MONEY_ERR_REDIS;
     out->nbalances = 0;
-    snprintf(out->error, sizeof out->error, "unexpected reply shape (type %d)", r->type);
+    snprintf(out->error, sizeof out->error, "unexpected reply shape (type %d)", e ? e->type : -1);
     return MONEY_REPLY_DONE;
+}
+
+money_reply_action_t money_reply_parse(money_kind_t kind, const redisReply *r, money_result_t *out)
+{
+    money_result_reset(kind, out);
+    if (r == NULL) {
+        out->status = -EIO;
+        snprintf(out->error, sizeof out->error, "no reply (connection lost)");
+        return MONEY_REPLY_RETRY;
+    }
+    if (r->type == REDIS_REPLY_ERROR)
+        return money_reply_error(r->str, r->len, out);
+    if (kind == MONEY_KIND_SETTLE) {
+        /* A batch of one: the first (only) entry. */
+        if (r->type != REDIS_REPLY_ARRAY || r->elements < 1)
+            return money_reply_parse_entry(kind, NULL, out);
+        return money_reply_parse_entry(kind, r->element[0], out);
+    }
+    return money_reply_parse_entry(kind, r, out);
 }
 
 /* ---- Synchronous client ------------------------------------------------------------- */

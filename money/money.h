@@ -175,6 +175,20 @@ bool money_history_valid(const json_t *h);
  */
 int money_cmd_settle(const char *service, const money_settlement_t *s, long ttl_s, char **cmd,
                      size_t *len);
+/*
+ * A settlement pre-formatted for batching: buf holds its keys then its arguments as Redis
+ * protocol bulk strings (keys_len + args_len bytes; free(buf)). money_cmd_settle_batch() joins
+ * n of them into one EVALSHA of the settle script (each round still all-or-nothing; the reply
+ * is an array of n entries, see money_reply_parse_entry). Return 0 / -EINVAL, or NULL on OOM.
+ */
+typedef struct {
+    char *buf;
+    size_t keys_len, args_len;
+    int nkeys, nargs;
+} money_settle_parts_t;
+int money_settle_parts(const char *service, const money_settlement_t *s, money_settle_parts_t *out);
+char *money_cmd_settle_batch(const money_settle_parts_t *const *parts, size_t n, long ttl_s,
+                             size_t *len);
 int money_cmd_wallet(money_kind_t kind, const char *player, int64_t amount, const char *op_id,
                      long ttl_s, char **cmd, size_t *len);
 int money_cmd_history(const char *round_id, const char *game, const char *json, long maxlen,
@@ -185,6 +199,9 @@ typedef enum {
     MONEY_REPLY_RETRY, /* transient (NOSCRIPT, LOADING, BUSY, ...): send again later */
 } money_reply_action_t;
 money_reply_action_t money_reply_parse(money_kind_t kind, const redisReply *r, money_result_t *out);
+/* One {flag, value} entry of a reply (a settle batch holds one per round; flag -1 = rejected). */
+money_reply_action_t money_reply_parse_entry(money_kind_t kind, const redisReply *entry,
+                                             money_result_t *out);
 /* The scripts' text and SHA1 (hex), for SCRIPT LOAD. index 0..MONEY_NSCRIPTS-1. */
 #define MONEY_NSCRIPTS 3
 const char *money_script_text(int index);

@@ -22,8 +22,10 @@
 typedef struct money_item {
     struct money_item *next;
     money_kind_t kind;
-    char *cmd;
+    char *cmd; /* the whole command (not for settlements) */
     size_t len;
+    money_settle_parts_t parts; /* settlements: keys and arguments, joined into batches */
+    size_t batch;               /* items answered by this item's command (first of a batch) */
     char id[MONEY_ID_MAX + 1];
     money_writer_done_cb done;
     void *arg;
@@ -141,6 +143,7 @@ static void writer_item_free(money_item_t *it)
     if (it == NULL)
         return;
     free(it->cmd);
+    free(it->parts.buf);
     free(it);
 }
 
@@ -213,52 +216,98 @@ static void writer_conn_lost(money_writer_t *w, const char *reason, bool free_ct
     writer_schedule_reconnect(w);
 }
 
-/* Reply to one item; items are answered in send order, so it must be the flight's head. */
+/*
+ * Reply to one command: a single item, or a batch of settlements whose first item is it.
+ * Commands are answered in send order, so it must be the flight's head.
+ */
 static void writer_reply_cb(redisAsyncContext *ac, void *reply, void *privdata)
 {
     money_writer_t *w = ac->data;
     money_item_t *it = privdata;
-    if (reply == NULL || ac != w->ac)
-        return; /* the connection was dropped; writer_conn_lost requeued the item */
-    if (w->flight.head != it) {
+    redisReply *r = reply;
+    if (r == NULL || ac != w->ac)
+        return; /* the connection was dropped; writer_conn_lost requeued the items */
+    if (w->flight.head != it || w->flight.n < it->batch) {
         writer_conn_lost(w, "reply out of order", true);
         return;
     }
     int64_t now = clock_mono_ns();
     w->last_reply_ns = now;
-    money_result_t r;
-    memset(&r, 0, sizeof r);
-    if (money_reply_parse(it->kind, reply, &r) == MONEY_REPLY_RETRY) {
+    size_t n = it->batch;
+    money_result_t res;
+    memset(&res, 0, sizeof res);
+    bool per_entry = it->kind == MONEY_KIND_SETTLE && r->type == REDIS_REPLY_ARRAY;
+    if (!per_entry && money_reply_parse(it->kind, r, &res) == MONEY_REPLY_RETRY) {
         /* Server-wide states (NOSCRIPT after a flush, LOADING, BUSY, READONLY after a failover)
          * fail every later command of the pipeline too: start over on a fresh connection. */
-        log_emit(LOG_WARN, "money_writer_transient", "{s:s}", "error", r.error);
-        writer_conn_lost(w, r.error, true);
+        log_emit(LOG_WARN, "money_writer_transient", "{s:s}", "error", res.error);
+        writer_conn_lost(w, res.error, true);
         return;
     }
-    list_pop(&w->flight);
-    metrics_observe(w->m_latency, (double)(now - it->sent_ns) / 1e9);
-    writer_complete(w, it, &r);
+    if (per_entry && r->elements != n) {
+        per_entry = false;
+        res.status = MONEY_ERR_REDIS;
+        snprintf(res.error, sizeof res.error, "batch reply has %zu entries for %zu rounds",
+                 r->elements, n);
+    }
+    for (size_t i = 0; i < n; i++) {
+        money_item_t *x = list_pop(&w->flight);
+        if (per_entry) {
+            memset(&res, 0, sizeof res);
+            money_reply_parse_entry(x->kind, r->element[i], &res);
+        }
+        metrics_observe(w->m_latency, (double)(now - x->sent_ns) / 1e9);
+        money_result_t copy = res;
+        writer_complete(w, x, &copy);
+    }
     writer_pump(w);
 }
 
-/* Sends pending items while there is room in flight. */
+/*
+ * Sends pending items while there is room in flight. Consecutive settlements travel together
+ * in one EVALSHA (up to batch_max), which keeps their order and amortises the per-call cost.
+ */
 static void writer_pump(money_writer_t *w)
 {
     if (w->state != WRITER_READY)
         return;
+    const money_settle_parts_t *parts[MONEY_WRITER_BATCH_CAP];
     while (w->flight.n < w->cfg.max_inflight && w->pending.head != NULL) {
         money_item_t *it = w->pending.head;
-        if (redisAsyncFormattedCommand(w->ac, writer_reply_cb, it, it->cmd, it->len) != REDIS_OK) {
+        const char *cmd = it->cmd;
+        size_t len = it->len, n = 1;
+        char *owned = NULL;
+        if (it->kind == MONEY_KIND_SETTLE) {
+            size_t room = w->cfg.max_inflight - w->flight.n;
+            n = 0;
+            for (money_item_t *x = it;
+                 x != NULL && x->kind == MONEY_KIND_SETTLE && n < w->cfg.batch_max && n < room;
+                 x = x->next)
+                parts[n++] = &x->parts;
+            owned = money_cmd_settle_batch(parts, n, w->cfg.record_ttl_s, &len);
+            if (owned == NULL) {
+                log_emit(LOG_FATAL, "money_writer_out_of_memory", NULL);
+                abort();
+            }
+            cmd = owned;
+        }
+        int rc = redisAsyncFormattedCommand(w->ac, writer_reply_cb, it, cmd, len);
+        free(owned);
+        if (rc != REDIS_OK) {
             writer_conn_lost(w, "command refused by the connection", true);
             return;
         }
-        list_pop(&w->pending);
         if (w->flight.n == 0)
             w->last_reply_ns = clock_mono_ns();
-        it->sent_ns = clock_mono_ns();
-        if (it->sends++ > 0)
-            metrics_add(w->m_retries, 1);
-        list_push(&w->flight, it);
+        int64_t now = clock_mono_ns();
+        it->batch = n;
+        for (size_t i = 0; i < n; i++) {
+            money_item_t *x = list_pop(&w->pending);
+            x->sent_ns = now;
+            if (x->sends++ > 0)
+                metrics_add(w->m_retries, 1);
+            list_push(&w->flight, x);
+        }
     }
 }
 
@@ -423,7 +472,11 @@ money_writer_t *money_writer_create(const money_writer_config_t *cfg)
     if (c->high_watermark == 0)
         c->high_watermark = 4096;
     if (c->max_inflight == 0)
-        c->max_inflight = 512;
+        c->max_inflight = 1024;
+    if (c->batch_max == 0)
+        c->batch_max = 64;
+    if (c->batch_max > MONEY_WRITER_BATCH_CAP)
+        c->batch_max = MONEY_WRITER_BATCH_CAP;
     if (c->connect_timeout_ms <= 0)
         c->connect_timeout_ms = 1000;
     if (c->request_timeout_ms <= 0)
@@ -588,7 +641,7 @@ int money_writer_submit_settle(money_writer_t *w, const money_settlement_t *s,
     it->done = done;
     it->arg = arg;
     money_round_id_format(&s->round, it->id, sizeof it->id);
-    if (money_cmd_settle(w->service, s, w->cfg.record_ttl_s, &it->cmd, &it->len) != 0) {
+    if (money_settle_parts(w->service, s, &it->parts) != 0) {
         writer_item_free(it);
         return -EINVAL;
     }

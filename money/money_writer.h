@@ -3,12 +3,14 @@
  *
  * Desks on any worker thread submit settlements, hand histories, buy-ins and cash-outs. A
  * writer thread with its own event_base and its own hiredis connection drains the queue to
- * Redis with pipelining (up to max_inflight EVALSHA in flight). All items travel in one FIFO
- * over one connection, so Redis applies them in submission order; in particular a desk's later
- * item is never applied before an earlier one. When the connection fails or a request times out
- * (Redis down, hung, restarting), every unanswered item goes back to the head of the queue in
- * its original order and is sent again after a reconnect with exponential backoff. The scripts
- * are idempotent by round / operation id, so sending again never applies twice.
+ * Redis with pipelining (up to max_inflight items in flight; runs of consecutive settlements
+ * share one EVALSHA of the settle script, up to batch_max rounds, each still all-or-nothing).
+ * All items travel in one FIFO over one connection, so Redis applies them in submission order;
+ * in particular a desk's later item is never applied before an earlier one. When the connection
+ * fails or a request times out (Redis down, hung, restarting), every unanswered item goes back to
+ * the head of the queue in its original order and is sent again after a reconnect with exponential
+ * backoff. The scripts are idempotent by round / operation id, so sending again never applies
+ * twice.
  *
  * Bounded without dropping: submit never refuses an item for lack of room (a settlement is
  * never dropped). Instead, once the depth reaches high_watermark, money_writer_can_start_round()
@@ -40,6 +42,8 @@
 
 typedef struct money_writer money_writer_t;
 
+#define MONEY_WRITER_BATCH_CAP 256
+
 /* Called on the writer thread; owns res (free it). res->arg is the submit's arg. */
 typedef void (*money_writer_done_cb)(money_result_t *res, void *arg);
 
@@ -48,7 +52,8 @@ typedef struct {
     int redis_port;
     const char *service;         /* names the fencing key {croupier:lease:<service>}:epoch:<slot> */
     size_t high_watermark;       /* default 4096 */
-    size_t max_inflight;         /* default 512 */
+    size_t max_inflight;         /* items sent and not answered; default 1024 */
+    size_t batch_max;            /* settlements per EVALSHA; default 64, at most 256 */
     int connect_timeout_ms;      /* default 1000 */
     int request_timeout_ms;      /* default 2000: no reply for this long = connection is dead */
     int backoff_min_ms;          /* default 50 */

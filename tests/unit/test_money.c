@@ -105,8 +105,8 @@ START_TEST(test_money_settle_command_carries_every_key_and_argument)
     char *cmd;
     size_t len;
     ck_assert_int_eq(money_cmd_settle("game", &s, 0, &cmd, &len), 0);
-    /* EVALSHA sha numkeys + 3 fixed keys + 3 wallets + epoch rake ttl + 3 deltas = 15 args. */
-    ck_assert(strncmp(cmd, "*15\r\n", 5) == 0);
+    /* EVALSHA sha numkeys + 3 fixed keys + 3 wallets + ttl n epoch rake + 3 deltas = 16 args. */
+    ck_assert(strncmp(cmd, "*16\r\n", 5) == 0);
     ck_assert_ptr_nonnull(memmem(cmd, len, money_script_sha(0), 40));
     ck_assert_ptr_nonnull(memmem(cmd, len, "{croupier:money}:round:1:2:3:4", 30));
     ck_assert_ptr_nonnull(memmem(cmd, len, "{croupier:lease:game}:epoch:1", 29));
@@ -167,7 +167,11 @@ static void free_mk(redisReply *r)
 START_TEST(test_money_reply_parse_maps_results_and_errors)
 {
     money_result_t out;
-    redisReply *r = mk_pair(1, "190 40 -3");
+    /* A settle reply is a batch: one {flag, value} per round. */
+    redisReply *r = mk(REDIS_REPLY_ARRAY, NULL, 0);
+    r->elements = 1;
+    r->element = calloc(1, sizeof *r->element);
+    r->element[0] = mk_pair(1, "190 40 -3");
     ck_assert_int_eq(money_reply_parse(MONEY_KIND_SETTLE, r, &out), MONEY_REPLY_DONE);
     ck_assert_int_eq(out.status, MONEY_OK);
     ck_assert(!out.replayed);
@@ -201,8 +205,13 @@ START_TEST(test_money_reply_parse_maps_results_and_errors)
     free_mk(r);
     ck_assert_int_eq(money_reply_parse(MONEY_KIND_SETTLE, NULL, &out), MONEY_REPLY_RETRY);
 
+    r = mk_pair(-1, "MONEY_STALE_EPOCH round epoch 2, current 3");
+    ck_assert_int_eq(money_reply_parse_entry(MONEY_KIND_SETTLE, r, &out), MONEY_REPLY_DONE);
+    ck_assert_int_eq(out.status, MONEY_ERR_STALE_EPOCH);
+    free_mk(r);
+
     r = mk_pair(1, "12 x");
-    ck_assert_int_eq(money_reply_parse(MONEY_KIND_SETTLE, r, &out), MONEY_REPLY_DONE);
+    ck_assert_int_eq(money_reply_parse_entry(MONEY_KIND_SETTLE, r, &out), MONEY_REPLY_DONE);
     ck_assert_int_eq(out.status, MONEY_ERR_REDIS);
     free_mk(r);
     r = mk(REDIS_REPLY_INTEGER, NULL, 3);
