@@ -275,9 +275,22 @@ static int ts_redis_launch(ts_redis_t *r)
 {
     char port[16];
     snprintf(port, sizeof port, "%d", r->port);
-    char *argv[] = {"/usr/bin/redis-server", "--port", port, "--bind", "127.0.0.1",
-                    "--save", "", "--appendonly", "no", "--dir", r->dir,
-                    "--maxmemory-policy", "noeviction", "--daemonize", "no", NULL};
+    char *argv[] = {"/usr/bin/redis-server",
+                    "--port",
+                    port,
+                    "--bind",
+                    "127.0.0.1",
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "no",
+                    "--dir",
+                    r->dir,
+                    "--maxmemory-policy",
+                    "noeviction",
+                    "--daemonize",
+                    "no",
+                    NULL};
     r->proc = ts_proc_spawn(argv, NULL);
     if (r->proc == NULL)
         return -EIO;

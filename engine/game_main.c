@@ -1,0 +1,513 @@
+/*
+ * croupier-game -- one game server: one engine, its desks, a server-ID lease, a registry entry,
+ * gateway links, the health server, the settlement writer, and the exit that never tears a
+ * round (DESIGN §4).
+ *
+ * Start order: config -> Redis connection -> lease -> rpc listener + health server (/readyz 503)
+ * -> warm-up (engine created once the lease is held) -> register -> ready.
+ * Exit (SIGTERM, or lease lost): drain (stop intake, finish rounds, bounded), void what is left
+ * when the bound passes, flush settlements, deregister, release the lease, exit.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <event2/event.h>
+#include <event2/thread.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "clock.h"
+#include "config.h"
+#include "drain.h"
+#include "engines.h"
+#include "gs.h"
+#include "lease.h"
+#include "log.h"
+#include "metrics.h"
+#include "money_writer.h"
+#include "rconn.h"
+#include "registry.h"
+
+#ifndef CROUPIER_VERSION
+#define CROUPIER_VERSION "dev"
+#endif
+
+typedef struct {
+    const char *engine, *games, *service, *log_level, *drain_allow, *version;
+    config_addr_t listen, advertise, health, redis;
+    long pool_size, drain_max, workers, lease_ttl_ms, money_hwm;
+} game_opts_t;
+
+typedef struct {
+    game_opts_t o;
+    const engine_ops_t *engine;
+    struct event_base *base;
+    metrics_registry_t *metrics;
+    gs_t *gs;
+    drain_t *drain;
+    drain_exit_t *exit;
+    rconn_t *rc;
+    lease_t *lease;
+    registry_t *registry;
+    money_writer_t *money;
+    struct event *draining_ev; /* main-thread work when the drain starts (any thread fires it) */
+    struct event *tick_ev;     /* heartbeats, load, void wait */
+    int hb_main, hb_workers[RT_MAX_WORKERS];
+    atomic_bool engine_started, registered, lease_valid;
+    bool exiting;
+    int exit_code;
+    /* The void hook waits for the voided rounds to end before the exit goes on. */
+    bool voiding;
+    unsigned void_token;
+    int64_t void_deadline_ms;
+} game_t;
+
+static game_t G;
+
+static const config_flag_t game_flags[] = {
+    {"engine", CONFIG_STR, NULL, "engine: traditional|holdem|persistent|test", &G.o.engine, 0, 0},
+    {"games", CONFIG_STR, NULL, "comma-separated games (default: all of the engine's)", &G.o.games,
+     0, 0},
+    {"listen", CONFIG_ADDR, "0.0.0.0:7000", "rpc listen address for gateway links", &G.o.listen, 0,
+     0},
+    {"advertise", CONFIG_ADDR, "127.0.0.1:7000",
+     "address gateways connect to (registry); port 0 = the listen port", &G.o.advertise, 0, 0},
+    {"health-listen", CONFIG_ADDR, "0.0.0.0:8080", "health/drain/metrics HTTP address", &G.o.health,
+     0, 0},
+    {"redis", CONFIG_ADDR, "127.0.0.1:6379", "Redis address (IP literal)", &G.o.redis, 0, 0},
+    {"service", CONFIG_STR, NULL, "lease pool / service name (default: the engine's name)",
+     &G.o.service, 0, 0},
+    {"lease-pool-size", CONFIG_INT, "64", "server-ID pool size (>= versions x replicas x 2)",
+     &G.o.pool_size, 1, 100000},
+    {"lease-ttl-ms", CONFIG_INT, "6000", "server-ID lease TTL in ms (renewed every ttl/3)",
+     &G.o.lease_ttl_ms, 30, 600000},
+    {"drain-max-seconds", CONFIG_INT, "600", "drain bound: rounds still running then are voided",
+     &G.o.drain_max, 0, 86400},
+    {"workers", CONFIG_INT, "2", "desk worker threads", &G.o.workers, 1, RT_MAX_WORKERS},
+    {"money-high-watermark", CONFIG_INT, "4096",
+     "settlement queue depth at which desks stop starting rounds", &G.o.money_hwm, 1, 10000000},
+    {"drain-allow", CONFIG_STR, NULL,
+     "peers allowed on /drain* (comma-separated IPs; default: loopback only)", &G.o.drain_allow, 0,
+     0},
+    {"version", CONFIG_STR, CROUPIER_VERSION, "version published in the registry", &G.o.version, 0,
+     0},
+    {"log-level", CONFIG_STR, "info", "debug|info|warn|error", &G.o.log_level, 0, 0},
+    {0},
+};
+
+/* ---- readiness and drain callbacks (any thread) ------------------------------------------ */
+
+static long game_human_desks(void *ctx)
+{
+    (void)ctx;
+    return G.gs != NULL ? (long)gs_human_desks(G.gs) : 0;
+}
+
+static long game_total_desks(void *ctx)
+{
+    (void)ctx;
+    return G.gs != NULL ? (long)gs_desks(G.gs) : 0;
+}
+
+static bool game_ready(void *ctx)
+{
+    (void)ctx;
+    /* Read from the HTTP thread: every input is an atomic the main thread keeps current. */
+    return atomic_load(&G.engine_started) && atomic_load(&G.registered) &&
+           atomic_load(&G.lease_valid);
+}
+
+static void game_stop_intake(void *ctx)
+{
+    (void)ctx;
+    gs_stop_intake(G.gs);
+    event_active(G.draining_ev, EV_READ, 0);
+}
+
+/* Main thread: the registry learns of the drain (gateways stop routing within milliseconds). */
+static void game_draining_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    (void)arg;
+    if (G.registry != NULL)
+        registry_set_state(G.registry, REGISTRY_DRAINING);
+    log_emit(LOG_INFO, "drain_started", "{s:I,s:I}", "human_desks",
+             (json_int_t)gs_human_desks(G.gs), "desks", (json_int_t)gs_desks(G.gs));
+}
+
+static void game_human_desks_changed(void *arg)
+{
+    (void)arg;
+    drain_notify(G.drain);
+}
+
+/* ---- lease and registry -------------------------------------------------------------------- */
+
+static void game_registered_cb(void)
+{
+    atomic_store(&G.registered, true);
+    log_emit(LOG_INFO, "ready", "{s:s,s:i,s:I}", "service", G.o.service, "slot",
+             lease_slot(G.lease), "epoch", (json_int_t)lease_epoch(G.lease));
+}
+
+static void game_on_lease(lease_t *l, lease_event_t ev, void *arg)
+{
+    (void)arg;
+    char id[96];
+    atomic_store(&G.lease_valid, lease_state(l) == LEASE_VALID);
+    switch (ev) {
+    case LEASE_EV_ACQUIRED:
+    case LEASE_EV_REGAINED:
+        snprintf(id, sizeof id, "%s:%d", G.o.service, lease_slot(l));
+        gs_set_identity(G.gs, id, (uint32_t)lease_slot(l), (uint64_t)lease_epoch(l));
+        if (!atomic_load(&G.engine_started)) {
+            int rc = gs_start_engine(G.gs);
+            if (rc != 0) {
+                log_emit(LOG_FATAL, "engine_start_failed", "{s:s,s:i}", "engine", G.o.engine,
+                         "errno", -rc);
+                G.exit_code = 1;
+                drain_exit_begin(G.exit, DRAIN_EXIT_FATAL);
+                return;
+            }
+            atomic_store(&G.engine_started, true);
+        }
+        if (G.registry == NULL) {
+            char addr[96];
+            int port = G.o.advertise.port ? G.o.advertise.port : G.o.listen.port;
+            snprintf(addr, sizeof addr, strchr(G.o.advertise.host, ':') ? "[%s]:%d" : "%s:%d",
+                     G.o.advertise.host, port);
+            registry_info_t info = {.address = addr,
+                                    .engine = G.engine->name,
+                                    .games = G.engine->games(gs_engine_state(G.gs)),
+                                    .version = G.o.version};
+            G.registry = registry_create(G.base, G.rc, G.lease, &info);
+            if (G.registry == NULL) {
+                log_emit(LOG_FATAL, "registry_create_failed", "{s:s}", "address", addr);
+                G.exit_code = 1;
+                drain_exit_begin(G.exit, DRAIN_EXIT_FATAL);
+                return;
+            }
+            if (drain_is_draining(G.drain))
+                registry_set_state(G.registry, REGISTRY_DRAINING);
+            if (registry_start(G.registry) == 0)
+                game_registered_cb();
+        }
+        break;
+    case LEASE_EV_LOST:
+        log_emit(LOG_ERROR, "lease_lost", "{s:s,s:i}", "service", G.o.service, "slot",
+                 lease_slot(l));
+        gs_stop_intake(G.gs);
+        G.exit_code = 3;
+        drain_exit_begin(G.exit, DRAIN_EXIT_LEASE_LOST);
+        break;
+    default:
+        break;
+    }
+}
+
+/* ---- exit hooks ---------------------------------------------------------------------------- */
+
+static void game_hook_void(drain_exit_t *x, unsigned token, void *ctx)
+{
+    (void)x;
+    (void)ctx;
+    gs_stop_intake(G.gs);
+    gs_void_all(G.gs);
+    /* Desks void on their own threads; wait (bounded) until no round is left, so the void
+     * settlements and notices are queued before the flush. */
+    G.voiding = true;
+    G.void_token = token;
+    G.void_deadline_ms = clock_mono_ms() + 3000;
+}
+
+static void game_hook_flush(drain_exit_t *x, unsigned token, void *ctx)
+{
+    (void)ctx;
+    long n = G.money != NULL ? money_writer_flush(G.money, 8000) : 0;
+    if (n < 0)
+        log_emit(LOG_ERROR, "flush_incomplete", "{s:I}", "left",
+                 (json_int_t)money_writer_depth(G.money));
+    drain_exit_hook_done(x, token, n);
+}
+
+typedef struct {
+    drain_exit_t *x;
+    unsigned token;
+} game_hook_ctx_t;
+
+static game_hook_ctx_t game_dereg_ctx, game_release_ctx;
+
+static void game_dereg_done(registry_t *r, int result, void *arg)
+{
+    (void)r;
+    game_hook_ctx_t *c = arg;
+    drain_exit_hook_done(c->x, c->token, result);
+}
+
+static void game_hook_deregister(drain_exit_t *x, unsigned token, void *ctx)
+{
+    (void)ctx;
+    atomic_store(&G.registered, false);
+    if (G.registry == NULL) {
+        drain_exit_hook_done(x, token, 0);
+        return;
+    }
+    game_dereg_ctx = (game_hook_ctx_t){x, token};
+    registry_deregister(G.registry, game_dereg_done, &game_dereg_ctx);
+}
+
+static void game_release_done(lease_t *l, int result, void *arg)
+{
+    (void)l;
+    game_hook_ctx_t *c = arg;
+    drain_exit_hook_done(c->x, c->token, result);
+}
+
+static void game_hook_release(drain_exit_t *x, unsigned token, void *ctx)
+{
+    (void)ctx;
+    if (G.lease == NULL || lease_state(G.lease) == LEASE_LOST) {
+        drain_exit_hook_done(x, token, 0);
+        return;
+    }
+    game_release_ctx = (game_hook_ctx_t){x, token};
+    lease_release(G.lease, game_release_done, &game_release_ctx);
+}
+
+static void game_exit_done(drain_exit_t *x, drain_exit_reason_t reason, long flushed, void *arg)
+{
+    (void)x;
+    (void)flushed;
+    (void)arg;
+    if (reason == DRAIN_EXIT_LEASE_LOST)
+        G.exit_code = 3;
+    else if (reason == DRAIN_EXIT_FATAL)
+        G.exit_code = G.exit_code ? G.exit_code : 1;
+    G.exiting = true;
+    event_base_loopexit(G.base, NULL);
+}
+
+/* ---- ticks: heartbeats, load, the void wait ---------------------------------------------- */
+
+static void game_worker_beat(rt_t *rt, void *arg)
+{
+    (void)rt;
+    drain_heartbeat_beat(G.drain, (int)(intptr_t)arg);
+}
+
+static void game_tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    (void)arg;
+    static int64_t last_beat;
+    int64_t now = clock_mono_ms();
+    if (now - last_beat >= 1000) {
+        last_beat = now;
+        drain_heartbeat_beat(G.drain, G.hb_main);
+        for (unsigned w = 0; w < rt_workers(gs_rt(G.gs)); w++)
+            rt_post_job(gs_rt(G.gs), w, game_worker_beat, (void *)(intptr_t)G.hb_workers[w]);
+        if (G.registry != NULL)
+            registry_set_load(G.registry, (int64_t)rt_humans_seated(gs_rt(G.gs)));
+    }
+    if (G.voiding && (gs_human_desks(G.gs) == 0 || now >= G.void_deadline_ms)) {
+        G.voiding = false;
+        drain_exit_hook_done(G.exit, G.void_token, (long)gs_human_desks(G.gs));
+    }
+}
+
+/* ---- start-up ------------------------------------------------------------------------------- */
+
+static int game_listen(const config_addr_t *a)
+{
+    int v6 = strchr(a->host, ':') != NULL;
+    int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -errno;
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    struct sockaddr_storage ss;
+    socklen_t len;
+    memset(&ss, 0, sizeof ss);
+    if (v6) {
+        struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+        s6->sin6_family = AF_INET6;
+        s6->sin6_port = htons((uint16_t)a->port);
+        inet_pton(AF_INET6, a->host, &s6->sin6_addr);
+        len = sizeof *s6;
+    } else {
+        struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+        s4->sin_family = AF_INET;
+        s4->sin_port = htons((uint16_t)a->port);
+        inet_pton(AF_INET, a->host, &s4->sin_addr);
+        len = sizeof *s4;
+    }
+    if (bind(fd, (struct sockaddr *)&ss, len) != 0 || listen(fd, 1024) != 0) {
+        int e = -errno;
+        close(fd);
+        return e;
+    }
+    return fd;
+}
+
+static int game_bound_port(int fd)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    if (getsockname(fd, (struct sockaddr *)&ss, &len) != 0)
+        return -1;
+    if (ss.ss_family == AF_INET6)
+        return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+    return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+}
+
+int main(int argc, char **argv)
+{
+    char err[256];
+    int rc = config_parse(game_flags, "croupier-game",
+                          "A croupier game server: one engine's desks, drained gracefully.", argc,
+                          argv, err, sizeof err);
+    if (rc == CONFIG_HELP)
+        return 0;
+    if (rc != CONFIG_OK) {
+        fprintf(stderr, "croupier-game: %s\n", err);
+        return 2;
+    }
+    log_level_t lvl;
+    if (log_parse_level(G.o.log_level, &lvl) != 0) {
+        fprintf(stderr, "croupier-game: --log-level: '%s' is not debug|info|warn|error\n",
+                G.o.log_level);
+        return 2;
+    }
+    log_set_level(lvl);
+    log_set_process("game");
+    if (G.o.engine == NULL) {
+        fprintf(stderr, "croupier-game: --engine is required (%s)\n", engines_names());
+        return 2;
+    }
+    G.engine = engines_find(G.o.engine);
+    if (G.engine == NULL) {
+        fprintf(stderr, "croupier-game: --engine: '%s' is not one of %s\n", G.o.engine,
+                engines_names());
+        return 2;
+    }
+    if (G.o.service == NULL)
+        G.o.service = G.engine->name;
+
+    signal(SIGPIPE, SIG_IGN);
+    evthread_use_pthreads();
+    G.base = event_base_new();
+    G.metrics = metrics_create();
+
+    gs_config_t gc = {.base = G.base,
+                      .workers = (unsigned)G.o.workers,
+                      .engine = G.engine,
+                      .games = G.o.games,
+                      .metrics = G.metrics};
+    rc = gs_create(&gc, &G.gs);
+    if (rc != 0) {
+        log_emit(LOG_FATAL, "runtime_start_failed", "{s:i}", "errno", -rc);
+        return 1;
+    }
+    gs_set_human_desks_observer(G.gs, game_human_desks_changed, NULL);
+    G.draining_ev = event_new(G.base, -1, 0, game_draining_cb, NULL);
+
+    int lfd = game_listen(&G.o.listen);
+    if (lfd < 0) {
+        log_emit(LOG_FATAL, "listen_failed", "{s:s,s:i,s:s}", "host", G.o.listen.host, "port",
+                 G.o.listen.port, "error", strerror(-lfd));
+        return 1;
+    }
+    G.o.listen.port = game_bound_port(lfd);
+    gs_listen_fd(G.gs, lfd);
+
+    drain_config_t dc = {.human_desks = game_human_desks,
+                         .stop_intake = game_stop_intake,
+                         .ready = game_ready,
+                         .total_desks = game_total_desks,
+                         .drain_max_seconds = (int)G.o.drain_max,
+                         .listen = G.o.health,
+                         .drain_allow = G.o.drain_allow,
+                         .metrics = G.metrics,
+                         .metric_prefix = "game"};
+    rc = drain_create(&dc, &G.drain);
+    if (rc != 0)
+        return 2;
+    G.hb_main = drain_heartbeat_add(G.drain, "main");
+    for (unsigned w = 0; w < (unsigned)G.o.workers; w++) {
+        char name[32];
+        snprintf(name, sizeof name, "worker-%u", w);
+        G.hb_workers[w] = drain_heartbeat_add(G.drain, name);
+    }
+    rc = drain_serve(G.drain);
+    if (rc != 0) {
+        log_emit(LOG_FATAL, "health_listen_failed", "{s:s,s:i,s:s}", "host", G.o.health.host,
+                 "port", G.o.health.port, "error", strerror(-rc));
+        return 1;
+    }
+    drain_exit_hooks_t hooks = {.void_unfinished_rounds = game_hook_void,
+                                .flush_queues = game_hook_flush,
+                                .deregister = game_hook_deregister,
+                                .release_lease = game_hook_release};
+    G.exit = drain_exit_create(G.drain, G.base, &hooks, game_exit_done, NULL);
+    drain_exit_watch_signals(G.exit);
+
+    log_emit(LOG_INFO, "listening", "{s:s,s:s,s:i,s:i,s:s,s:i}", "engine", G.engine->name,
+             "service", G.o.service, "rpc_port", G.o.listen.port, "health_port",
+             drain_port(G.drain), "redis", G.o.redis.host, "redis_port", G.o.redis.port);
+
+    money_writer_config_t mc = {.redis_host = G.o.redis.host,
+                                .redis_port = G.o.redis.port,
+                                .service = G.o.service,
+                                .high_watermark = (size_t)G.o.money_hwm,
+                                .metrics = G.metrics};
+    G.money = money_writer_create(&mc);
+    if (G.money == NULL)
+        return 1;
+    gs_set_money(G.gs, G.money);
+
+    rconn_opts_t ro = {.host = G.o.redis.host,
+                       .port = G.o.redis.port,
+                       .request_timeout_ms =
+                           (int)(G.o.lease_ttl_ms / 3 > 0 ? G.o.lease_ttl_ms / 3 : 1),
+                       .name = "lease"};
+    G.rc = rconn_create(G.base, &ro);
+    lease_opts_t lo = {.service = G.o.service,
+                       .pool_size = (int)G.o.pool_size,
+                       .ttl_ms = (int)G.o.lease_ttl_ms,
+                       .metrics = G.metrics,
+                       .on_event = game_on_lease};
+    G.lease = lease_create(G.base, G.rc, &lo);
+    if (G.rc == NULL || G.lease == NULL) {
+        log_emit(LOG_FATAL, "lease_setup_failed", "{s:s}", "service", G.o.service);
+        return 2;
+    }
+    lease_start(G.lease);
+
+    G.tick_ev = event_new(G.base, -1, EV_PERSIST, game_tick_cb, NULL);
+    struct timeval tv = {0, 10000};
+    event_add(G.tick_ev, &tv);
+
+    event_base_dispatch(G.base);
+
+    /* Teardown in reverse order of start-up; the exit line has been written already. */
+    event_free(G.tick_ev);
+    event_free(G.draining_ev);
+    gs_destroy(G.gs);
+    money_writer_destroy(G.money);
+    registry_destroy(G.registry);
+    lease_destroy(G.lease);
+    rconn_destroy(G.rc);
+    drain_exit_destroy(G.exit);
+    drain_destroy(G.drain);
+    event_base_free(G.base);
+    metrics_destroy(G.metrics);
+    return G.exit_code;
+}

@@ -1,0 +1,984 @@
+/*
+ * gs.c -- the game-server core: gateway links, request routing, deadlines, idempotent replies,
+ * pushes, the live-desk index. See gs.h for the contract.
+ */
+#include "gs.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+
+#include "clock.h"
+#include "log.h"
+#include "money_writer.h"
+#include "u64map.h"
+#include "xmalloc.h"
+
+enum {
+    GS_MSG_REQUEST = RT_MSG_USER, /* ptr = gs_request_t */
+    GS_MSG_VOID = RT_MSG_USER + 1,
+};
+
+/* ---- outbox: desk threads -> main thread --------------------------------------------- */
+
+typedef enum {
+    GS_OUT_REPLY = 1,  /* bytes to link_id; remembered for retries under (player, request) */
+    GS_OUT_PUSH = 2,   /* bytes to the player's current link */
+    GS_OUT_SEAT = 3,   /* player -> desk (0 unseats) */
+    GS_OUT_NOTICE = 4, /* bytes to every link that serves one of the players (DeskClosing) */
+} gs_out_kind_t;
+
+typedef struct gs_out {
+    struct gs_out *next;
+    gs_out_kind_t kind;
+    uint64_t link_id;
+    uint64_t player_id;
+    uint64_t request_id;
+    uint64_t desk_id;
+    uint8_t *bytes; /* a whole frame (header included) */
+    size_t len;
+} gs_out_t;
+
+/* ---- links ------------------------------------------------------------------------------ */
+
+typedef struct gs_link {
+    gs_t *gs;
+    uint64_t id;
+    struct bufferevent *bev;
+    bool hello_done;
+    char peer[64];
+} gs_link_t;
+
+/* ---- remembered answers ------------------------------------------------------------------ */
+
+/*
+ * A ring of the last N requests by (player, request id). An entry is "in flight" until its
+ * reply passes through the main thread, then holds the reply frame. Lookup goes through a
+ * u64map from a hash of the pair to the ring index; the pair itself is compared, so a hash
+ * collision is a miss, never a wrong answer.
+ */
+typedef struct {
+    uint64_t player_id, request_id, key;
+    bool in_flight;
+    uint64_t wait_link; /* a retry that arrived in flight wants the answer on this link */
+    uint8_t *reply;
+    size_t reply_len;
+} gs_cached_t;
+
+struct gs {
+    struct event_base *base;
+    rt_t *rt;
+    const engine_ops_t *engine;
+    void *engine_state;
+    char *games;
+    char server_id[96];
+    _Atomic uint32_t slot;
+    _Atomic uint64_t lease_epoch;
+    money_writer_t *money;
+    metrics_registry_t *metrics;
+    size_t link_output_cap;
+
+    struct evconnlistener *listener;
+    u64map_t *links; /* link id -> gs_link_t * */
+    uint64_t next_link_id;
+
+    u64map_t *player_link; /* player -> link id of their last request */
+    u64map_t *player_desk; /* player -> desk id */
+
+    gs_cached_t *cache;
+    size_t cache_cap, cache_next;
+    u64map_t *cache_index;
+
+    pthread_mutex_t out_mu;
+    gs_out_t *out_head, **out_tail;
+    struct event *out_ev;
+
+    pthread_mutex_t desks_mu;
+    u64map_t *desks; /* live desk ids (value unused) */
+
+    atomic_bool intake_stopped;
+
+    struct event *watch_ev; /* polls human desks for the observer */
+    uint64_t last_human_desks;
+    void (*observer)(void *arg);
+    void *observer_arg;
+
+    metrics_t *m_requests, *m_deadline, *m_dupes, *m_links, *m_slow, *m_bad_frames;
+};
+
+typedef struct {
+    gs_t *gs;
+    const gs_desk_ops_t *ops;
+    void *state;
+} gs_desk_t;
+
+static void gs_link_free(gs_link_t *l);
+
+/* ---- small helpers ----------------------------------------------------------------------- */
+
+static uint64_t gs_pair_key(uint64_t a, uint64_t b)
+{
+    uint64_t k = a * 0x9e3779b97f4a7c15ULL ^ (b + 0x632be59bd9b4e019ULL + (a << 6) + (a >> 2));
+    return k ? k : 1;
+}
+
+/* Encodes an RpcFrame into a fresh malloc'd buffer (header included). Returns NULL and logs if
+ * the frame breaks a protocol rule: that is a bug on this side, never silently sent. */
+static uint8_t *gs_encode(const Croupier__RpcFrame *f, size_t *len)
+{
+    size_t need = protobuf_c_message_get_packed_size(&f->base) + FRAME_HEADER_SIZE;
+    uint8_t *buf = xmalloc(need);
+    frame_error_t err;
+    ssize_t n = frame_encode(&f->base, NULL, buf, need, &err);
+    if (n < 0) {
+        log_emit(LOG_ERROR, "rpc_encode_failed", "{s:i,s:s}", "errno", (int)-n, "detail",
+                 err.detail);
+        free(buf);
+        return NULL;
+    }
+    *len = (size_t)n;
+    return buf;
+}
+
+static void gs_out_enqueue(gs_t *gs, gs_out_t *o)
+{
+    o->next = NULL;
+    pthread_mutex_lock(&gs->out_mu);
+    bool was_empty = gs->out_head == NULL;
+    *gs->out_tail = o;
+    gs->out_tail = &o->next;
+    pthread_mutex_unlock(&gs->out_mu);
+    if (was_empty)
+        event_active(gs->out_ev, EV_READ, 0);
+}
+
+/* Writes a frame to a link, dropping the link if its peer does not keep up. Main thread. */
+static void gs_link_send(gs_link_t *l, const uint8_t *bytes, size_t len)
+{
+    struct evbuffer *out = bufferevent_get_output(l->bev);
+    if (evbuffer_get_length(out) + len > l->gs->link_output_cap) {
+        log_emit(LOG_WARN, "rpc_link_slow", "{s:I,s:s,s:I}", "link", (json_int_t)l->id, "peer",
+                 l->peer, "queued", (json_int_t)evbuffer_get_length(out));
+        metrics_add(l->gs->m_slow, 1);
+        gs_link_free(l);
+        return;
+    }
+    evbuffer_add(out, bytes, len);
+}
+
+static gs_link_t *gs_link_get(gs_t *gs, uint64_t id)
+{
+    uint64_t p;
+    return u64map_get(gs->links, id, &p) ? (gs_link_t *)(uintptr_t)p : NULL;
+}
+
+static void gs_send_frame(gs_link_t *l, const Croupier__RpcFrame *f)
+{
+    size_t len;
+    uint8_t *b = gs_encode(f, &len);
+    if (b != NULL) {
+        gs_link_send(l, b, len);
+        free(b);
+    }
+}
+
+/* ---- requests ---------------------------------------------------------------------------- */
+
+void gs_request_free(gs_request_t *req)
+{
+    if (req == NULL)
+        return;
+    frame_free_rpc(req->frame);
+    free(req);
+}
+
+void gs_reply(gs_t *gs, gs_request_t *req, Croupier__ErrorCode code, const char *message,
+              const Croupier__ServerMessage *payload)
+{
+    Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+    Croupier__Reply r = CROUPIER__REPLY__INIT;
+    Croupier__Error e = CROUPIER__ERROR__INIT;
+    f.request_id = req->request_id;
+    f.has_player_id = req->player_id != 0;
+    f.player_id = req->player_id;
+    f.has_session_id = req->session_id != 0;
+    f.session_id = req->session_id;
+    f.has_trace_id = req->trace_id != 0;
+    f.trace_id = req->trace_id;
+    f.body_case = CROUPIER__RPC_FRAME__BODY_REPLY;
+    f.reply = &r;
+    r.code = code;
+    if (code == CROUPIER__ERROR_CODE__OK) {
+        r.payload = (Croupier__ServerMessage *)payload;
+    } else {
+        e.code = code;
+        e.message = (char *)(message != NULL ? message : frame_error_code_name(code));
+        e.has_retriable = true;
+        e.retriable = code == CROUPIER__ERROR_CODE__DRAINING ||
+                      code == CROUPIER__ERROR_CODE__UNAVAILABLE ||
+                      code == CROUPIER__ERROR_CODE__OVERLOADED;
+        r.error = &e;
+    }
+    gs_out_t *o = xcalloc(1, sizeof *o);
+    o->kind = GS_OUT_REPLY;
+    o->link_id = req->link_id;
+    o->player_id = req->player_id;
+    o->request_id = req->request_id;
+    o->bytes = gs_encode(&f, &o->len);
+    gs_request_free(req);
+    if (o->bytes == NULL) {
+        free(o);
+        return;
+    }
+    gs_out_enqueue(gs, o);
+}
+
+/*
+ * A request the runtime could not deliver (dead desk, runtime stopping) is still answered:
+ * UNAVAILABLE is retriable, so the gateway tries again within its budget (another desk or
+ * server). Player-gone notices need no answer.
+ */
+static void gs_request_dropped_cb(void *p)
+{
+    gs_request_t *req = p;
+    if (req->kind == GS_REQ_PLAYER_GONE || req->_gs == NULL) {
+        gs_request_free(req);
+        return;
+    }
+    gs_reply(req->_gs, req, CROUPIER__ERROR_CODE__UNAVAILABLE, "desk unavailable", NULL);
+}
+
+void gs_request_post(gs_t *gs, rt_desk_id_t to, gs_request_t *req)
+{
+    req->_gs = gs;
+    rt_msg_t m = {.type = GS_MSG_REQUEST, .ptr = req, .free_fn = gs_request_dropped_cb};
+    rt_post(gs->rt, to, &m); /* consumes req: delivered, or answered by the drop callback */
+}
+
+/* ---- desks ------------------------------------------------------------------------------- */
+
+static void gs_desk_on_message(rt_desk_t *desk, void *state, rt_msg_t *msg)
+{
+    gs_desk_t *d = state;
+    switch (msg->type) {
+    case GS_MSG_REQUEST: {
+        gs_request_t *req = msg->ptr;
+        msg->ptr = NULL;
+        msg->free_fn = NULL;
+        if (req->deadline_ms != 0 && clock_wall_ms() > req->deadline_ms &&
+            req->kind != GS_REQ_PLAYER_GONE) {
+            metrics_add(d->gs->m_deadline, 1);
+            gs_reply(d->gs, req, CROUPIER__ERROR_CODE__DEADLINE_EXCEEDED,
+                     "deadline passed before the desk took the request", NULL);
+            return;
+        }
+        d->ops->on_request(desk, d->state, req);
+        return;
+    }
+    case GS_MSG_VOID:
+        if (rt_desk_in_round(desk))
+            d->ops->on_void(desk, d->state);
+        return;
+    case RT_MSG_TIMER:
+        d->ops->on_timer(desk, d->state, msg->arg);
+        return;
+    case RT_MSG_INTAKE_STOPPED:
+        d->ops->on_intake_stopped(desk, d->state);
+        return;
+    default:
+        if (d->ops->on_message != NULL)
+            d->ops->on_message(desk, d->state, msg);
+    }
+}
+
+static void gs_desk_on_destroy(rt_desk_t *desk, void *state)
+{
+    gs_desk_t *d = state;
+    gs_t *gs = d->gs;
+    if (d->ops->on_destroy != NULL)
+        d->ops->on_destroy(desk, d->state);
+    pthread_mutex_lock(&gs->desks_mu);
+    u64map_del(gs->desks, rt_desk_id(desk));
+    pthread_mutex_unlock(&gs->desks_mu);
+    free(d);
+}
+
+static const rt_desk_ops_t gs_desk_rt_ops = {
+    .on_message = gs_desk_on_message,
+    .on_destroy = gs_desk_on_destroy,
+};
+
+int gs_desk_create(gs_t *gs, const gs_desk_ops_t *ops, void *state, int worker, rt_desk_id_t *out)
+{
+    gs_desk_t *d = xcalloc(1, sizeof *d);
+    d->gs = gs;
+    d->ops = ops;
+    d->state = state;
+    /* The index lock is held across the create so a desk that dies at once (destroy on its
+     * own thread) cannot remove its id before it was added. */
+    pthread_mutex_lock(&gs->desks_mu);
+    int rc = rt_desk_create(gs->rt, &gs_desk_rt_ops, d, worker, out);
+    if (rc == 0)
+        u64map_put(gs->desks, *out, 1);
+    pthread_mutex_unlock(&gs->desks_mu);
+    if (rc != 0)
+        free(d);
+    return rc;
+}
+
+gs_t *gs_of_desk(rt_desk_t *desk)
+{
+    return ((gs_desk_t *)rt_desk_state(desk))->gs;
+}
+
+static void gs_void_one(uint64_t id, uint64_t val, void *arg)
+{
+    (void)val;
+    gs_t *gs = arg;
+    rt_msg_t m = {.type = GS_MSG_VOID};
+    rt_post(gs->rt, id, &m);
+}
+
+void gs_void_all(gs_t *gs)
+{
+    pthread_mutex_lock(&gs->desks_mu);
+    u64map_each(gs->desks, gs_void_one, gs);
+    pthread_mutex_unlock(&gs->desks_mu);
+}
+
+/* ---- pushes and seats -------------------------------------------------------------------- */
+
+void gs_push(gs_t *gs, uint64_t player_id, const Croupier__ServerMessage *msg)
+{
+    Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+    f.request_id = 0;
+    f.has_player_id = true;
+    f.player_id = player_id;
+    f.body_case = CROUPIER__RPC_FRAME__BODY_PUSH;
+    f.push = (Croupier__ServerMessage *)msg;
+    gs_out_t *o = xcalloc(1, sizeof *o);
+    o->kind = GS_OUT_PUSH;
+    o->player_id = player_id;
+    o->bytes = gs_encode(&f, &o->len);
+    if (o->bytes == NULL) {
+        free(o);
+        return;
+    }
+    gs_out_enqueue(gs, o);
+}
+
+void gs_seat(gs_t *gs, uint64_t player_id, rt_desk_id_t desk)
+{
+    gs_out_t *o = xcalloc(1, sizeof *o);
+    o->kind = GS_OUT_SEAT;
+    o->player_id = player_id;
+    o->desk_id = desk;
+    gs_out_enqueue(gs, o);
+}
+
+void gs_close_desk_seats(gs_t *gs, rt_desk_id_t desk, const uint64_t *players, size_t n,
+                         Croupier__ClosingReason reason, const char *detail)
+{
+    Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+    Croupier__TableClosing tc = CROUPIER__TABLE_CLOSING__INIT;
+    tc.reason = reason;
+    tc.detail = (char *)(detail != NULL ? detail : "");
+    sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_TABLE_CLOSING;
+    sm.table_closing = &tc;
+    for (size_t i = 0; i < n; i++) {
+        gs_push(gs, players[i], &sm);
+        gs_seat(gs, players[i], 0);
+    }
+    if (n == 0)
+        return;
+    /* One DeskClosing per player, addressed through the player's link: the main thread sends
+     * it on the link that serves that player, so each gateway hears of its own players. */
+    for (size_t i = 0; i < n; i++) {
+        Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+        Croupier__DeskClosing dc = CROUPIER__DESK_CLOSING__INIT;
+        dc.desk_id = desk;
+        dc.reason = reason;
+        dc.n_player_ids = 1;
+        dc.player_ids = (uint64_t *)&players[i];
+        dc.detail = (char *)(detail != NULL ? detail : "");
+        f.has_player_id = true;
+        f.player_id = players[i];
+        f.body_case = CROUPIER__RPC_FRAME__BODY_DESK_CLOSING;
+        f.desk_closing = &dc;
+        gs_out_t *o = xcalloc(1, sizeof *o);
+        o->kind = GS_OUT_NOTICE;
+        o->player_id = players[i];
+        o->bytes = gs_encode(&f, &o->len);
+        if (o->bytes == NULL) {
+            free(o);
+            continue;
+        }
+        gs_out_enqueue(gs, o);
+    }
+}
+
+/* ---- the main-thread side of the outbox -------------------------------------------------- */
+
+static gs_cached_t *gs_cache_find(gs_t *gs, uint64_t player, uint64_t rid)
+{
+    uint64_t idx;
+    if (!u64map_get(gs->cache_index, gs_pair_key(player, rid), &idx))
+        return NULL;
+    gs_cached_t *c = &gs->cache[idx];
+    return (c->player_id == player && c->request_id == rid) ? c : NULL;
+}
+
+static gs_cached_t *gs_cache_insert(gs_t *gs, uint64_t player, uint64_t rid)
+{
+    gs_cached_t *c = &gs->cache[gs->cache_next];
+    if (c->key != 0) {
+        uint64_t idx;
+        if (u64map_get(gs->cache_index, c->key, &idx) && idx == gs->cache_next)
+            u64map_del(gs->cache_index, c->key);
+        free(c->reply);
+    }
+    memset(c, 0, sizeof *c);
+    c->player_id = player;
+    c->request_id = rid;
+    c->key = gs_pair_key(player, rid);
+    c->in_flight = true;
+    u64map_put(gs->cache_index, c->key, gs->cache_next);
+    gs->cache_next = (gs->cache_next + 1) % gs->cache_cap;
+    return c;
+}
+
+static void gs_out_apply(gs_t *gs, gs_out_t *o)
+{
+    switch (o->kind) {
+    case GS_OUT_REPLY: {
+        gs_cached_t *c = gs_cache_find(gs, o->player_id, o->request_id);
+        uint64_t link_id = o->link_id;
+        if (c != NULL && c->in_flight) {
+            c->in_flight = false;
+            c->reply = o->bytes;
+            c->reply_len = o->len;
+            o->bytes = NULL;
+            if (c->wait_link != 0)
+                link_id = c->wait_link;
+            gs_link_t *l = gs_link_get(gs, link_id);
+            if (l != NULL)
+                gs_link_send(l, c->reply, c->reply_len);
+            break;
+        }
+        gs_link_t *l = gs_link_get(gs, link_id);
+        if (l != NULL)
+            gs_link_send(l, o->bytes, o->len);
+        break;
+    }
+    case GS_OUT_PUSH:
+    case GS_OUT_NOTICE: {
+        uint64_t link_id;
+        if (u64map_get(gs->player_link, o->player_id, &link_id)) {
+            gs_link_t *l = gs_link_get(gs, link_id);
+            if (l != NULL)
+                gs_link_send(l, o->bytes, o->len);
+        }
+        break;
+    }
+    case GS_OUT_SEAT:
+        if (o->desk_id != 0)
+            u64map_put(gs->player_desk, o->player_id, o->desk_id);
+        else
+            u64map_del(gs->player_desk, o->player_id);
+        break;
+    }
+}
+
+static void gs_out_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    gs_t *gs = arg;
+    pthread_mutex_lock(&gs->out_mu);
+    gs_out_t *o = gs->out_head;
+    gs->out_head = NULL;
+    gs->out_tail = &gs->out_head;
+    pthread_mutex_unlock(&gs->out_mu);
+    while (o != NULL) {
+        gs_out_t *next = o->next;
+        gs_out_apply(gs, o);
+        free(o->bytes);
+        free(o);
+        o = next;
+    }
+}
+
+/* ---- link input ---------------------------------------------------------------------------- */
+
+static void gs_link_reply_now(gs_link_t *l, const Croupier__RpcFrame *in, Croupier__ErrorCode code,
+                              const char *message)
+{
+    gs_request_t *req = xcalloc(1, sizeof *req);
+    req->link_id = l->id;
+    req->request_id = in->request_id;
+    req->player_id = in->has_player_id ? in->player_id : 0;
+    req->session_id = in->has_session_id ? in->session_id : 0;
+    gs_reply(l->gs, req, code, message, NULL);
+}
+
+static void gs_link_hello(gs_link_t *l, const Croupier__RpcFrame *in)
+{
+    gs_t *gs = l->gs;
+    Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+    Croupier__LinkHelloAck ack = CROUPIER__LINK_HELLO_ACK__INIT;
+    f.request_id = in->request_id;
+    f.body_case = CROUPIER__RPC_FRAME__BODY_HELLO_ACK;
+    f.hello_ack = &ack;
+    ack.version = 1;
+    ack.server_id = gs->server_id;
+    ack.engine = gs->engine->engine;
+    /* The games list is split on commas into a small array on the stack. */
+    char games[256];
+    char *vec[16];
+    size_t n = 0;
+    snprintf(games, sizeof games, "%s", gs->games != NULL ? gs->games : "");
+    for (char *save = NULL, *t = strtok_r(games, ",", &save); t != NULL && n < 16;
+         t = strtok_r(NULL, ",", &save))
+        vec[n++] = t;
+    ack.n_games = n;
+    ack.games = vec;
+    ack.has_lease_epoch = true;
+    ack.lease_epoch = atomic_load(&gs->lease_epoch);
+    ack.has_draining = true;
+    ack.draining = atomic_load(&gs->intake_stopped);
+    l->hello_done = true;
+    log_emit(LOG_INFO, "rpc_link_hello", "{s:I,s:s,s:s}", "link", (json_int_t)l->id, "peer",
+             l->peer, "gate", in->hello->gate_id);
+    gs_send_frame(l, &f);
+}
+
+static void gs_link_ping(gs_link_t *l, const Croupier__RpcFrame *in)
+{
+    Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+    Croupier__RpcPong pong = CROUPIER__RPC_PONG__INIT;
+    f.request_id = in->request_id;
+    f.body_case = CROUPIER__RPC_FRAME__BODY_PONG;
+    f.pong = &pong;
+    pong.nonce = in->ping->nonce;
+    pong.has_draining = true;
+    pong.draining = atomic_load(&l->gs->intake_stopped);
+    pong.has_human_desks = true;
+    pong.human_desks = (uint32_t)rt_human_desks(l->gs->rt);
+    gs_send_frame(l, &f);
+}
+
+/*
+ * One player request from a link: deadline, remembered answers, then routing. The frame is
+ * owned by this function (handed to a request, or freed).
+ */
+static void gs_link_request(gs_link_t *l, Croupier__RpcFrame *in, gs_req_kind_t kind)
+{
+    gs_t *gs = l->gs;
+    metrics_add(gs->m_requests, 1);
+    uint64_t player = in->has_player_id ? in->player_id : 0;
+    if (player == 0 || (kind != GS_REQ_PLAYER_GONE && in->request_id == 0)) {
+        gs_link_reply_now(l, in, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                          "player requests need player_id and request_id");
+        frame_free_rpc(in);
+        return;
+    }
+    u64map_put(gs->player_link, player, l->id);
+    int64_t deadline = in->has_deadline_unix_ms ? (int64_t)in->deadline_unix_ms : 0;
+    if (kind != GS_REQ_PLAYER_GONE) {
+        if (deadline != 0 && clock_wall_ms() > deadline) {
+            metrics_add(gs->m_deadline, 1);
+            gs_link_reply_now(l, in, CROUPIER__ERROR_CODE__DEADLINE_EXCEEDED,
+                              "deadline passed before the server received the request");
+            frame_free_rpc(in);
+            return;
+        }
+        gs_cached_t *c = gs_cache_find(gs, player, in->request_id);
+        if (c != NULL) {
+            metrics_add(gs->m_dupes, 1);
+            if (c->in_flight)
+                c->wait_link = l->id;
+            else
+                gs_link_send(l, c->reply, c->reply_len);
+            frame_free_rpc(in);
+            return;
+        }
+        gs_cache_insert(gs, player, in->request_id);
+    }
+    gs_request_t *req = xcalloc(1, sizeof *req);
+    req->kind = kind;
+    req->link_id = l->id;
+    req->request_id = in->request_id;
+    req->player_id = player;
+    req->session_id = in->has_session_id ? in->session_id : 0;
+    req->trace_id = in->has_trace_id ? in->trace_id : 0;
+    req->deadline_ms = deadline;
+    req->frame = in;
+    if (kind == GS_REQ_JOIN) {
+        uint64_t seated;
+        if (u64map_get(gs->player_desk, player, &seated)) {
+            /* Already seated here: a join is answered by the seat it has (as a resume). */
+            req->kind = GS_REQ_RESUME;
+            gs_request_post(gs, seated, req);
+            return;
+        }
+        if (atomic_load(&gs->intake_stopped)) {
+            gs_reply(gs, req, CROUPIER__ERROR_CODE__DRAINING, "server is draining", NULL);
+            return;
+        }
+        gs->engine->join(gs->engine_state, req);
+        return;
+    }
+    uint64_t desk;
+    if (!u64map_get(gs->player_desk, player, &desk)) {
+        if (kind == GS_REQ_PLAYER_GONE)
+            gs_request_free(req);
+        else
+            gs_reply(gs, req, CROUPIER__ERROR_CODE__NOT_SEATED, "not seated on this server", NULL);
+        return;
+    }
+    gs_request_post(gs, desk, req);
+}
+
+static void gs_link_read_cb(struct bufferevent *bev, void *arg)
+{
+    gs_link_t *l = arg;
+    struct evbuffer *in = bufferevent_get_input(bev);
+    for (;;) {
+        Croupier__RpcFrame *f;
+        frame_error_t err;
+        frame_result_t r = frame_read_rpc(in, NULL, &f, &err);
+        if (r == FRAME_NEED_MORE)
+            return;
+        if (r == FRAME_TOO_LARGE) {
+            log_emit(LOG_WARN, "rpc_frame_too_large", "{s:I,s:s}", "link", (json_int_t)l->id,
+                     "peer", l->peer);
+            metrics_add(l->gs->m_bad_frames, 1);
+            gs_link_free(l);
+            return;
+        }
+        if (r == FRAME_MALFORMED) {
+            log_emit(LOG_WARN, "rpc_frame_malformed", "{s:I,s:s}", "link", (json_int_t)l->id,
+                     "detail", err.detail);
+            metrics_add(l->gs->m_bad_frames, 1);
+            continue;
+        }
+        if (!l->hello_done && f->body_case != CROUPIER__RPC_FRAME__BODY_HELLO) {
+            log_emit(LOG_WARN, "rpc_link_no_hello", "{s:I}", "link", (json_int_t)l->id);
+            frame_free_rpc(f);
+            gs_link_free(l);
+            return;
+        }
+        switch (f->body_case) {
+        case CROUPIER__RPC_FRAME__BODY_HELLO:
+            gs_link_hello(l, f);
+            frame_free_rpc(f);
+            break;
+        case CROUPIER__RPC_FRAME__BODY_PING:
+            gs_link_ping(l, f);
+            frame_free_rpc(f);
+            break;
+        case CROUPIER__RPC_FRAME__BODY_JOIN:
+            gs_link_request(l, f, GS_REQ_JOIN);
+            break;
+        case CROUPIER__RPC_FRAME__BODY_LEAVE:
+            gs_link_request(l, f, GS_REQ_LEAVE);
+            break;
+        case CROUPIER__RPC_FRAME__BODY_ACTION:
+            gs_link_request(l, f, GS_REQ_ACTION);
+            break;
+        case CROUPIER__RPC_FRAME__BODY_RESUME:
+            gs_link_request(l, f, GS_REQ_RESUME);
+            break;
+        case CROUPIER__RPC_FRAME__BODY_PLAYER_GONE:
+            gs_link_request(l, f, GS_REQ_PLAYER_GONE);
+            break;
+        case CROUPIER__RPC_FRAME__BODY_PONG:
+            frame_free_rpc(f);
+            break;
+        default:
+            if (f->request_id != 0)
+                gs_link_reply_now(l, f, CROUPIER__ERROR_CODE__UNKNOWN_REQUEST,
+                                  "not a request a game server handles");
+            frame_free_rpc(f);
+            break;
+        }
+    }
+}
+
+static void gs_link_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+    (void)bev;
+    gs_link_t *l = arg;
+    if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) {
+        log_emit(LOG_INFO, "rpc_link_closed", "{s:I,s:s,s:b}", "link", (json_int_t)l->id, "peer",
+                 l->peer, "error", (what & BEV_EVENT_ERROR) != 0);
+        gs_link_free(l);
+    }
+}
+
+static void gs_link_free(gs_link_t *l)
+{
+    gs_t *gs = l->gs;
+    u64map_del(gs->links, l->id);
+    bufferevent_free(l->bev);
+    metrics_set(gs->m_links, (double)u64map_size(gs->links));
+    free(l);
+}
+
+static void gs_accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct sockaddr *sa,
+                         int socklen, void *arg)
+{
+    (void)lis;
+    (void)socklen;
+    gs_t *gs = arg;
+    gs_link_t *l = xcalloc(1, sizeof *l);
+    l->gs = gs;
+    l->id = ++gs->next_link_id;
+    if (sa->sa_family == AF_INET)
+        evutil_inet_ntop(AF_INET, &((struct sockaddr_in *)sa)->sin_addr, l->peer, sizeof l->peer);
+    else if (sa->sa_family == AF_INET6)
+        evutil_inet_ntop(AF_INET6, &((struct sockaddr_in6 *)sa)->sin6_addr, l->peer,
+                         sizeof l->peer);
+    l->bev = bufferevent_socket_new(gs->base, fd, BEV_OPT_CLOSE_ON_FREE);
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    bufferevent_setcb(l->bev, gs_link_read_cb, NULL, gs_link_event_cb, l);
+    bufferevent_setwatermark(l->bev, EV_READ, 0, FRAME_HEADER_SIZE + FRAME_DEFAULT_MAX + 4096);
+    bufferevent_enable(l->bev, EV_READ | EV_WRITE);
+    u64map_put(gs->links, l->id, (uint64_t)(uintptr_t)l);
+    metrics_set(gs->m_links, (double)u64map_size(gs->links));
+}
+
+/* ---- lifecycle ---------------------------------------------------------------------------- */
+
+static void gs_watch_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    gs_t *gs = arg;
+    uint64_t h = rt_human_desks(gs->rt);
+    if (h != gs->last_human_desks) {
+        gs->last_human_desks = h;
+        if (gs->observer != NULL)
+            gs->observer(gs->observer_arg);
+    }
+}
+
+int gs_create(const gs_config_t *cfg, gs_t **out)
+{
+    if (cfg->base == NULL || cfg->engine == NULL || cfg->metrics == NULL)
+        return -EINVAL;
+    gs_t *gs = xcalloc(1, sizeof *gs);
+    gs->base = cfg->base;
+    gs->engine = cfg->engine;
+    gs->games = cfg->games != NULL ? xstrdup(cfg->games) : NULL;
+    snprintf(gs->server_id, sizeof gs->server_id, "%s",
+             cfg->server_id != NULL ? cfg->server_id : "unassigned");
+    gs->metrics = cfg->metrics;
+    gs->link_output_cap = cfg->link_output_cap ? cfg->link_output_cap : 8u << 20;
+    gs->cache_cap = cfg->request_cache_max > 0 ? (size_t)cfg->request_cache_max : 65536;
+    gs->cache = xcalloc(gs->cache_cap, sizeof *gs->cache);
+    gs->cache_index = u64map_create();
+    gs->links = u64map_create();
+    gs->player_link = u64map_create();
+    gs->player_desk = u64map_create();
+    gs->desks = u64map_create();
+    pthread_mutex_init(&gs->out_mu, NULL);
+    pthread_mutex_init(&gs->desks_mu, NULL);
+    gs->out_tail = &gs->out_head;
+    gs->out_ev = event_new(gs->base, -1, 0, gs_out_cb, gs);
+    gs->watch_ev = event_new(gs->base, -1, EV_PERSIST, gs_watch_cb, gs);
+    struct timeval tv = {0, 5000};
+    event_add(gs->watch_ev, &tv);
+
+    metrics_registry_t *m = gs->metrics;
+    gs->m_requests =
+        metrics_counter(m, "game_rpc_requests_total", NULL, "Player requests received");
+    gs->m_deadline = metrics_counter(m, "game_rpc_deadline_exceeded_total", NULL,
+                                     "Requests refused because their deadline had passed");
+    gs->m_dupes = metrics_counter(m, "game_rpc_duplicate_requests_total", NULL,
+                                  "Retries answered from the remembered result");
+    gs->m_links = metrics_gauge(m, "game_rpc_links", NULL, "Gateway links connected");
+    gs->m_slow = metrics_counter(m, "game_rpc_links_dropped_slow_total", NULL,
+                                 "Links dropped because their peer did not read fast enough");
+    gs->m_bad_frames = metrics_counter(m, "game_rpc_bad_frames_total", NULL,
+                                       "Malformed or oversized frames from gateways");
+
+    int rc = rt_create(cfg->workers ? cfg->workers : 2, &gs->rt);
+    if (rc != 0)
+        goto fail_rt;
+    *out = gs;
+    return 0;
+
+fail_rt:
+    event_free(gs->watch_ev);
+    event_free(gs->out_ev);
+    u64map_destroy(gs->desks);
+    u64map_destroy(gs->player_desk);
+    u64map_destroy(gs->player_link);
+    u64map_destroy(gs->links);
+    u64map_destroy(gs->cache_index);
+    free(gs->cache);
+    free(gs->games);
+    free(gs);
+    return rc;
+}
+
+int gs_start_engine(gs_t *gs)
+{
+    return gs->engine->create(gs, gs->games, &gs->engine_state);
+}
+
+int gs_listen_fd(gs_t *gs, int fd)
+{
+    gs->listener = evconnlistener_new(gs->base, gs_accept_cb, gs,
+                                      LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, -1, fd);
+    return gs->listener != NULL ? 0 : -EIO;
+}
+
+void gs_stop_listening(gs_t *gs)
+{
+    if (gs->listener != NULL) {
+        evconnlistener_free(gs->listener);
+        gs->listener = NULL;
+    }
+}
+
+void gs_set_identity(gs_t *gs, const char *server_id, uint32_t slot, uint64_t lease_epoch)
+{
+    snprintf(gs->server_id, sizeof gs->server_id, "%s", server_id);
+    atomic_store(&gs->slot, slot);
+    atomic_store(&gs->lease_epoch, lease_epoch);
+}
+
+void gs_set_money(gs_t *gs, money_writer_t *w)
+{
+    gs->money = w;
+}
+
+money_writer_t *gs_money(gs_t *gs)
+{
+    return gs->money;
+}
+
+uint32_t gs_server_slot(const gs_t *gs)
+{
+    return atomic_load(&gs->slot);
+}
+
+uint64_t gs_epoch(const gs_t *gs)
+{
+    return atomic_load(&gs->lease_epoch);
+}
+
+bool gs_can_start_round(const gs_t *gs)
+{
+    if (atomic_load(&gs->intake_stopped))
+        return false;
+    return gs->money == NULL || money_writer_can_start_round(gs->money);
+}
+
+void gs_stop_intake(gs_t *gs)
+{
+    if (atomic_exchange(&gs->intake_stopped, true))
+        return;
+    rt_stop_intake(gs->rt);
+    if (gs->engine->stop_intake != NULL && gs->engine_state != NULL)
+        gs->engine->stop_intake(gs->engine_state);
+}
+
+bool gs_intake_stopped(const gs_t *gs)
+{
+    return atomic_load(&gs->intake_stopped);
+}
+
+static void gs_free_link_entry(uint64_t key, uint64_t val, void *arg)
+{
+    (void)key;
+    (void)arg;
+    gs_link_t *l = (gs_link_t *)(uintptr_t)val;
+    bufferevent_free(l->bev);
+    free(l);
+}
+
+void gs_destroy(gs_t *gs)
+{
+    if (gs == NULL)
+        return;
+    gs_stop_listening(gs);
+    rt_destroy(gs->rt);
+    if (gs->engine->destroy != NULL && gs->engine_state != NULL)
+        gs->engine->destroy(gs->engine_state);
+    gs_out_cb(-1, 0, gs); /* frees what desks left in the outbox (links may take it) */
+    u64map_each(gs->links, gs_free_link_entry, NULL);
+    u64map_destroy(gs->links);
+    event_free(gs->watch_ev);
+    event_free(gs->out_ev);
+    for (size_t i = 0; i < gs->cache_cap; i++)
+        free(gs->cache[i].reply);
+    free(gs->cache);
+    u64map_destroy(gs->cache_index);
+    u64map_destroy(gs->player_link);
+    u64map_destroy(gs->player_desk);
+    u64map_destroy(gs->desks);
+    pthread_mutex_destroy(&gs->out_mu);
+    pthread_mutex_destroy(&gs->desks_mu);
+    free(gs->games);
+    free(gs);
+}
+
+rt_t *gs_rt(gs_t *gs)
+{
+    return gs->rt;
+}
+
+void *gs_engine_state(gs_t *gs)
+{
+    return gs->engine_state;
+}
+
+metrics_registry_t *gs_metrics(gs_t *gs)
+{
+    return gs->metrics;
+}
+
+uint64_t gs_human_desks(const gs_t *gs)
+{
+    return rt_human_desks(gs->rt);
+}
+
+uint64_t gs_desks(const gs_t *gs)
+{
+    return rt_desks(gs->rt);
+}
+
+unsigned gs_links(const gs_t *gs)
+{
+    return (unsigned)u64map_size(gs->links);
+}
+
+void gs_set_human_desks_observer(gs_t *gs, void (*fn)(void *arg), void *arg)
+{
+    gs->observer = fn;
+    gs->observer_arg = arg;
+}
+
+void gs_count_round(gs_t *gs, const char *game, rt_outcome_t outcome)
+{
+    static const char *const names[] = {"completed", "voided", "abandoned"};
+    char labels[128];
+    snprintf(labels, sizeof labels, "game=\"%s\",outcome=\"%s\"", game,
+             names[outcome < RT_ROUND_OUTCOMES ? outcome : 0]);
+    metrics_add(metrics_counter(gs->metrics, "game_rounds_total", labels, "Rounds ended"), 1);
+}

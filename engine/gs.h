@@ -1,0 +1,189 @@
+/*
+ * gs -- the game-server core that every engine plugs into (DESIGN §3, §4).
+ *
+ * A gs owns the process-wide pieces an engine should never re-implement: the desk runtime, the
+ * rpc links from gateways (one multiplexed link per gateway), routing of player requests to
+ * desks, deadlines, idempotency by request id, replies and pushes back to the right link, the
+ * index of live desks (so a drain that runs out of time can void them), and the money path.
+ *
+ * Threads. The gs's links live on the owner's main event_base ("main thread"). Desks live on
+ * runtime workers. Everything an engine calls from a desk (gs_reply, gs_push, gs_seat, ...)
+ * is safe from any thread: it encodes on the calling thread and hands bytes to the main thread
+ * through one mutex-protected outbox, woken with event_active().
+ *
+ * Requests. A player request (join, leave, action, resume, player-gone) arrives on a link,
+ * is checked (deadline, duplicate request id), then:
+ *   - join goes to the engine's join() on the main thread, which posts it to a desk
+ *     (usually a lobby desk) with gs_request_post();
+ *   - leave / action / resume go to the desk the player is seated at (gs_seat()), or are
+ *     answered NOT_SEATED;
+ *   - player-gone goes to that desk too (no reply expected).
+ * A request reaches a desk as a gs_request_t through gs_desk_ops_t.on_request, after the gs
+ * has refused it with DEADLINE_EXCEEDED if its deadline passed while it was queued. The desk
+ * answers with gs_reply() exactly once (player-gone excepted); the gs remembers the answer, and
+ * a retry carrying the same (player, request id) gets the same answer without being applied
+ * again. A retry that arrives while the first attempt is in flight is answered when it is.
+ *
+ * Ownership. A gs_request_t belongs to whoever holds it: gs_request_post() passes it to a desk
+ * (or frees it if the desk is gone, answering UNAVAILABLE), gs_reply() consumes it.
+ */
+#ifndef CROUPIER_GS_H
+#define CROUPIER_GS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "frame.h"
+#include "metrics.h"
+#include "runtime.h"
+
+struct event_base;
+
+typedef struct gs gs_t;
+
+typedef enum {
+    GS_REQ_JOIN = 1,
+    GS_REQ_LEAVE = 2,
+    GS_REQ_ACTION = 3,
+    GS_REQ_RESUME = 4,
+    GS_REQ_PLAYER_GONE = 5,
+} gs_req_kind_t;
+
+typedef struct gs_request {
+    gs_req_kind_t kind;
+    uint64_t link_id;
+    uint64_t request_id;
+    uint64_t player_id;
+    uint64_t session_id;
+    uint64_t trace_id;
+    int64_t deadline_ms;       /* absolute, wall clock unix ms; 0 = none */
+    Croupier__RpcFrame *frame; /* the decoded frame (body: join/leave/action/resume) */
+    gs_t *_gs;                 /* private: set by gs_request_post */
+} gs_request_t;
+
+/* Desk callbacks of an engine. Every callback runs on the desk's worker thread. */
+typedef struct gs_desk_ops {
+    /* A player request (never an expired one). Answer with gs_reply() exactly once, except for
+     * GS_REQ_PLAYER_GONE, which needs no answer (free it with gs_request_free()). Required. */
+    void (*on_request)(rt_desk_t *desk, void *state, gs_request_t *req);
+    /* A timer armed with rt_desk_timer_arm() expired. Required. */
+    void (*on_timer)(rt_desk_t *desk, void *state, uint64_t cookie);
+    /* Intake stopped (the server drains): start no next round; when the current round ends,
+     * tell the seated players the table closes (gs_close_desk_seats). Required. */
+    void (*on_intake_stopped)(rt_desk_t *desk, void *state);
+    /* The drain bound passed: void the unfinished round with refunds, tell the players why,
+     * end it with rt_desk_end_round(RT_ROUND_VOIDED). Required. */
+    void (*on_void)(rt_desk_t *desk, void *state);
+    /* Messages of the engine's own types (>= GS_MSG_ENGINE). May be NULL. */
+    void (*on_message)(rt_desk_t *desk, void *state, rt_msg_t *msg);
+    /* The desk is destroyed; free state. May be NULL. */
+    void (*on_destroy)(rt_desk_t *desk, void *state);
+} gs_desk_ops_t;
+
+/* Message types: the gs uses RT_MSG_USER..GS_MSG_ENGINE-1; engines start at GS_MSG_ENGINE. */
+enum { GS_MSG_ENGINE = RT_MSG_USER + 16 };
+
+/* The engine plugin interface: one per engine, chosen by --engine. */
+typedef struct engine_ops {
+    const char *name;        /* "traditional", "holdem", "persistent", "test" */
+    Croupier__Engine engine; /* the protocol's engine value */
+    /* Creates the engine (lobby desks, tables) at warm-up, on the main thread. games is the
+     * --games list (comma-separated; NULL = the engine's default). Returns 0 or a negative
+     * errno with a log line saying why. */
+    int (*create)(gs_t *gs, const char *games, void **out);
+    /* A join request, on the main thread: post it to a desk with gs_request_post(), or answer
+     * it with gs_reply() (NO_SUCH_GAME, DRAINING...). */
+    void (*join)(void *eng, gs_request_t *req);
+    /* The games this engine serves, comma-separated (for the registry). */
+    const char *(*games)(void *eng);
+    /* Optional extra work at stop_intake (the runtime's intake is stopped by the gs). */
+    void (*stop_intake)(void *eng);
+    /* Called after the runtime stopped (all desks destroyed). */
+    void (*destroy)(void *eng);
+} engine_ops_t;
+
+typedef struct gs_config {
+    struct event_base *base; /* main loop; links and the outbox live here */
+    unsigned workers;
+    const engine_ops_t *engine;
+    const char *games;
+    const char *server_id; /* "<service>-<slot>", set later with gs_set_identity if unknown */
+    metrics_registry_t *metrics;
+    size_t link_output_cap; /* bytes queued to one link before it is dropped; 0 = 8 MiB */
+    int request_cache_max;  /* remembered answers for retries; 0 = 65536 */
+} gs_config_t;
+
+/* Creates the runtime and the core (no listener yet). Returns 0 and *out, or a negative errno. */
+int gs_create(const gs_config_t *cfg, gs_t **out);
+/* Creates the engine (engine_ops.create). Returns its result. Main thread. */
+int gs_start_engine(gs_t *gs);
+/* Listens for gateway links on fd (already bound and listening). Main thread. Returns 0 or a
+ * negative errno. */
+int gs_listen_fd(gs_t *gs, int fd);
+/* Stops accepting new links (existing links go on). Main thread. */
+void gs_stop_listening(gs_t *gs);
+/* Sets the identity told to gateways in LinkHelloAck. Main thread. */
+void gs_set_identity(gs_t *gs, const char *server_id, uint32_t slot, uint64_t lease_epoch);
+/* Stops intake: the runtime refuses new rounds, every desk is told, the engine's stop_intake
+ * runs, joins are answered DRAINING. Idempotent, any thread. */
+void gs_stop_intake(gs_t *gs);
+bool gs_intake_stopped(const gs_t *gs);
+/* Posts a void request to every live desk (the drain bound passed). Any thread. */
+void gs_void_all(gs_t *gs);
+/* Stops the runtime (desks destroyed), closes links, destroys the engine and frees all.
+ * Main thread. NULL is a no-op. */
+void gs_destroy(gs_t *gs);
+
+rt_t *gs_rt(gs_t *gs);
+void *gs_engine_state(gs_t *gs);
+metrics_registry_t *gs_metrics(gs_t *gs);
+uint64_t gs_human_desks(const gs_t *gs);
+uint64_t gs_desks(const gs_t *gs);
+/* Number of gateway links connected now. */
+unsigned gs_links(const gs_t *gs);
+/* Called (on the main thread) whenever human desks may have changed; for drain_notify. */
+void gs_set_human_desks_observer(gs_t *gs, void (*fn)(void *arg), void *arg);
+
+/* Creates a desk run by ops (see gs_desk_ops_t); any thread. Returns 0 and *out, or a negative
+ * errno from rt_desk_create. */
+int gs_desk_create(gs_t *gs, const gs_desk_ops_t *ops, void *state, int worker, rt_desk_id_t *out);
+/* The gs of a desk created with gs_desk_create (desk thread). */
+gs_t *gs_of_desk(rt_desk_t *desk);
+
+/* Hands req to desk `to` (consumed). If the desk is gone the request is answered UNAVAILABLE
+ * (retriable) and freed. Any thread. */
+void gs_request_post(gs_t *gs, rt_desk_id_t to, gs_request_t *req);
+/* Answers req with code (and payload when code == OK, else an Error carrying message) and
+ * frees it. retriable marks errors the gateway may retry elsewhere. Any thread. */
+void gs_reply(gs_t *gs, gs_request_t *req, Croupier__ErrorCode code, const char *message,
+              const Croupier__ServerMessage *payload);
+/* Frees a request without answering (only for GS_REQ_PLAYER_GONE). */
+void gs_request_free(gs_request_t *req);
+
+/* Sends msg to a player through the link their last request came from. Any thread. */
+void gs_push(gs_t *gs, uint64_t player_id, const Croupier__ServerMessage *msg);
+/* Records that player sits at desk (routing of leave/action/resume); desk 0 unseats. Any
+ * thread; takes effect in order with the desk's other gs calls. */
+void gs_seat(gs_t *gs, uint64_t player_id, rt_desk_id_t desk);
+/* The desk closes its seats (drain, or the table shut): each player is told with a
+ * TableClosing push, unseated, and the gateways get a DeskClosing notice naming them so they
+ * re-seat them elsewhere. Any thread. */
+void gs_close_desk_seats(gs_t *gs, rt_desk_id_t desk, const uint64_t *players, size_t n,
+                         Croupier__ClosingReason reason, const char *detail);
+
+/* ---- money ---- */
+struct money_writer;
+/* Gives the gs the process's settlement writer (not owned). Main thread, before desks run. */
+void gs_set_money(gs_t *gs, struct money_writer *w);
+struct money_writer *gs_money(gs_t *gs);
+/* The server slot and fencing epoch rounds are played under (0 before the lease is held). */
+uint32_t gs_server_slot(const gs_t *gs);
+uint64_t gs_epoch(const gs_t *gs);
+/* Whether a desk may start a round now: intake open and the settlement queue below its high
+ * watermark (a round is never started when its settlement could not be queued promptly). */
+bool gs_can_start_round(const gs_t *gs);
+
+/* Rounds ended, by game and outcome: game_rounds_total{game,outcome}. Any thread. */
+void gs_count_round(gs_t *gs, const char *game, rt_outcome_t outcome);
+
+#endif

@@ -1,0 +1,539 @@
+/*
+ * The game-server lifecycle against the real croupier-game binary, a real redis-server and the
+ * real k8s/prestop.sh under busybox (DESIGN §4, issue 4). The "test" engine (engine/testgame.c)
+ * plays simple resident-table rounds; players are driven through a real rpc link (rpcc), as a
+ * gateway would.
+ */
+#include <check.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "rpcc.h"
+#include "support.h"
+
+typedef struct {
+    ts_redis_t *redis;
+    ts_proc_t *game;
+    int rpc_port, health_port;
+} env_t;
+
+static char *game_arg(const char *fmt, int v)
+{
+    char *s;
+    if (asprintf(&s, fmt, v) < 0)
+        abort();
+    return s;
+}
+
+/* Starts croupier-game with the test engine; extra_env adds CROUPIER_TEST_* settings. */
+static void env_start(env_t *e, const char *drain_max, char *const extra_env[],
+                      const char *drain_allow)
+{
+    memset(e, 0, sizeof *e);
+    e->redis = ts_redis_start();
+    ck_assert_ptr_nonnull(e->redis);
+    e->rpc_port = ts_free_port();
+    e->health_port = ts_free_port();
+    char *listen = game_arg("127.0.0.1:%d", e->rpc_port);
+    char *health = game_arg("127.0.0.1:%d", e->health_port);
+    char *argv[32];
+    int n = 0;
+    argv[n++] = (char *)ts_build_path("engine/process/croupier-game");
+    argv[n++] = "--engine";
+    argv[n++] = "test";
+    argv[n++] = "--listen";
+    argv[n++] = listen;
+    argv[n++] = "--advertise";
+    argv[n++] = listen;
+    argv[n++] = "--health-listen";
+    argv[n++] = health;
+    argv[n++] = "--redis";
+    argv[n++] = (char *)ts_redis_addr(e->redis);
+    argv[n++] = "--lease-ttl-ms";
+    argv[n++] = "900";
+    argv[n++] = "--drain-max-seconds";
+    argv[n++] = (char *)drain_max;
+    if (drain_allow != NULL) {
+        argv[n++] = "--drain-allow";
+        argv[n++] = (char *)drain_allow;
+    }
+    argv[n] = NULL;
+    e->game = ts_proc_spawn(argv, extra_env);
+    ck_assert_ptr_nonnull(e->game);
+    free(listen);
+    free(health);
+    ck_assert_msg(ts_http_wait_status("127.0.0.1", e->health_port, "/readyz", 200, 10000) == 0,
+                  "game server never became ready; log: %s", ts_proc_log_path(e->game));
+}
+
+static void env_stop(env_t *e)
+{
+    if (e->game != NULL) {
+        ts_proc_signal(e->game, SIGTERM);
+        ts_proc_signal(e->game, SIGTERM);
+        ts_proc_wait(e->game, 10000, NULL);
+        ts_proc_free(e->game);
+    }
+    ts_redis_stop(e->redis);
+}
+
+__attribute__((noinline)) static char *get(env_t *e, const char *path, int *status)
+{
+    char *body = NULL;
+    *status = ts_http_get("127.0.0.1", e->health_port, path, 5000, &body);
+    return body;
+}
+
+static void join_ok(rpcc_t *c, uint64_t rid, uint64_t player)
+{
+    ck_assert_int_eq(rpcc_join(c, rid, player, "test", 10, 0), 0);
+    Croupier__RpcFrame *r = rpcc_wait_reply(c, rid, 5000);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->reply->code, CROUPIER__ERROR_CODE__OK);
+    ck_assert_int_eq(r->reply->payload->body_case, CROUPIER__SERVER_MESSAGE__BODY_JOINED);
+    frame_free_rpc(r);
+}
+
+static long human_desks(env_t *e)
+{
+    int st;
+    char *b = get(e, "/drain/status", &st);
+    ck_assert_int_eq(st, 200);
+    const char *at = strstr(b, "\"human_desks\":");
+    long v = at != NULL ? strtol(at + 14, NULL, 10) : -1;
+    free(b);
+    ck_assert_int_ge(v, 0);
+    return v;
+}
+
+/* Waits for the next RoundEnd push for anyone; returns its outcome or 0 on timeout. */
+static int next_round_end(rpcc_t *c, int timeout_ms)
+{
+    long long end = ts_now_ms() + timeout_ms;
+    for (;;) {
+        int left = (int)(end - ts_now_ms());
+        if (left <= 0)
+            return 0;
+        Croupier__RpcFrame *f = rpcc_next_event(c, left);
+        if (f == NULL)
+            return 0;
+        int outcome = 0;
+        if (f->body_case == CROUPIER__RPC_FRAME__BODY_PUSH &&
+            f->push->body_case == CROUPIER__SERVER_MESSAGE__BODY_ROUND_END)
+            outcome = f->push->round_end->outcome;
+        frame_free_rpc(f);
+        if (outcome != 0)
+            return outcome;
+    }
+}
+
+START_TEST(test_drain_is_idempotent_and_elapsed_stays_zero_before)
+{
+    env_t e;
+    env_start(&e, "30", NULL, NULL);
+    int st;
+    char *b = get(&e, "/drain/status", &st);
+    ck_assert_int_eq(st, 200);
+    ck_assert_ptr_nonnull(strstr(b, "\"draining\":false"));
+    ck_assert_ptr_nonnull(strstr(b, "\"elapsedSeconds\":0"));
+    ck_assert_ptr_nonnull(strstr(b, "\"total_desks\":"));
+    ck_assert_ptr_null(strchr(b, ' '));
+    free(b);
+    ts_sleep_ms(1100);
+    b = get(&e, "/drain/status", &st);
+    ck_assert_ptr_nonnull(strstr(b, "\"elapsedSeconds\":0"));
+    free(b);
+    b = get(&e, "/drain", &st);
+    ck_assert_int_eq(st, 200);
+    ck_assert_ptr_nonnull(strstr(b, "\"draining\":true"));
+    free(b);
+    /* Readiness is 503 from the first moment of the drain. */
+    ck_assert_int_eq(ts_http_get("127.0.0.1", e.health_port, "/readyz", 2000, NULL), 503);
+    ts_sleep_ms(1100);
+    b = get(&e, "/drain", &st);
+    ck_assert_int_eq(st, 200);
+    ck_assert_ptr_nonnull(strstr(b, "\"draining\":true"));
+    ck_assert_ptr_null(strstr(b, "\"elapsedSeconds\":0,")); /* still counting from the first */
+    free(b);
+    ck_assert_int_eq(ts_http_get("127.0.0.1", e.health_port, "/healthz", 2000, NULL), 200);
+    b = get(&e, "/metrics", &st);
+    ck_assert_int_eq(st, 200);
+    ck_assert_ptr_nonnull(strstr(b, "game_draining 1"));
+    free(b);
+    env_stop(&e);
+}
+END_TEST
+
+START_TEST(test_bot_only_desks_never_hold_a_drain)
+{
+    env_t e;
+    char *env[] = {"CROUPIER_TEST_BOT_TABLES=4", "CROUPIER_TEST_ROUND_MS=300", NULL};
+    env_start(&e, "30", env, NULL);
+    ts_sleep_ms(800); /* bot rounds are running */
+    int st;
+    char *b = get(&e, "/drain/status", &st);
+    ck_assert_ptr_nonnull(strstr(b, "\"human_desks\":0"));
+    free(b);
+    b = get(&e, "/metrics", &st);
+    ck_assert_ptr_nonnull(strstr(b, "game_rounds_total{game=\"test\",outcome=\"completed\"}"));
+    free(b);
+    long long t0 = ts_now_ms();
+    ck_assert_int_eq(ts_proc_signal(e.game, SIGTERM), 0);
+    int status;
+    ck_assert_int_eq(ts_proc_wait(e.game, 5000, &status), 0);
+    ck_assert_msg(ts_now_ms() - t0 < 1500, "idle exit took %lld ms", ts_now_ms() - t0);
+    ck_assert(WIFEXITED(status));
+    ck_assert_int_eq(WEXITSTATUS(status), 0);
+    ck_assert(ts_proc_log_has(e.game, "exit reason=drained"));
+    env_stop(&e);
+}
+END_TEST
+
+/*
+ * The classic resident-table failure: players stay seated and rounds run back to back. After
+ * /drain the current round finishes, no next round starts, human_desks reaches 0 within one
+ * round and stays 0 while the players remain seated; the real preStop script returns.
+ */
+START_TEST(test_resident_table_drain_finishes_round_and_starts_no_next)
+{
+    env_t e;
+    char *env[] = {"CROUPIER_TEST_ROUND_MS=1200", "CROUPIER_TEST_GAP_MS=10", NULL};
+    env_start(&e, "60", env, NULL);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    ck_assert_ptr_nonnull(c);
+    join_ok(c, 11, 1001);
+    join_ok(c, 12, 1002);
+    join_ok(c, 13, 1003);
+    ck_assert_int_eq(next_round_end(c, 5000), CROUPIER__ROUND_OUTCOME__OUTCOME_COMPLETED);
+    ts_sleep_ms(200); /* the next round has begun */
+    ck_assert_int_eq(human_desks(&e), 1);
+
+    /* The real preStop script under busybox, as kubelet would run it. */
+    char port[32];
+    snprintf(port, sizeof port, "HEALTH_PORT=%d", e.health_port);
+    char *pargv[] = {"/bin/busybox", "sh", (char *)ts_source_path("k8s/prestop.sh"), NULL};
+    char *penv[] = {port, "DRAIN_MAX_SECONDS=60", NULL};
+    ts_proc_t *pre = ts_proc_spawn(pargv, penv);
+    ck_assert_ptr_nonnull(pre);
+
+    ck_assert_int_eq(next_round_end(c, 5000), CROUPIER__ROUND_OUTCOME__OUTCOME_COMPLETED);
+    long long round_end = ts_now_ms();
+    int st;
+    ck_assert_int_eq(ts_proc_wait(pre, 5000, &st), 0);
+    long long pre_ms = ts_now_ms() - round_end;
+    /* A long poll answers at once; a 2 s status poll would take up to 2 s. (The precise figure
+     * is measured by the drain benchmark, not asserted here.) */
+    ck_assert_msg(pre_ms < 1000, "preStop returned %lld ms after the last round", pre_ms);
+    ts_proc_free(pre);
+    ck_assert_int_eq(human_desks(&e), 0);
+
+    /* Players were told; the gateway got one DeskClosing per player. */
+    int closings = 0;
+    for (;;) {
+        Croupier__RpcFrame *f = rpcc_next_event(c, 500);
+        if (f == NULL)
+            break;
+        if (f->body_case == CROUPIER__RPC_FRAME__BODY_DESK_CLOSING)
+            closings++;
+        ck_assert(!(f->body_case == CROUPIER__RPC_FRAME__BODY_PUSH &&
+                    f->push->body_case == CROUPIER__SERVER_MESSAGE__BODY_ROUND_END));
+        frame_free_rpc(f);
+    }
+    ck_assert_int_eq(closings, 3);
+
+    /* Three more round lengths: no round starts, the players are still seated. */
+    ts_sleep_ms(3600);
+    ck_assert_int_eq(human_desks(&e), 0);
+    ck_assert_int_eq(rpcc_resume(c, 14, 1001), 0);
+    Croupier__RpcFrame *r = rpcc_wait_reply(c, 14, 3000);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->reply->code, CROUPIER__ERROR_CODE__OK);
+    ck_assert_int_eq(r->reply->payload->body_case, CROUPIER__SERVER_MESSAGE__BODY_SNAPSHOT);
+    frame_free_rpc(r);
+    /* New joins are refused while draining, with a retriable error. */
+    ck_assert_int_eq(rpcc_join(c, 15, 2001, "test", 10, 0), 0);
+    r = rpcc_wait_reply(c, 15, 3000);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->reply->code, CROUPIER__ERROR_CODE__DRAINING);
+    ck_assert(r->reply->error->retriable);
+    frame_free_rpc(r);
+    ck_assert_int_eq(next_round_end(c, 100), 0);
+
+    ck_assert_int_eq(ts_proc_signal(e.game, SIGTERM), 0);
+    ck_assert_int_eq(ts_proc_wait(e.game, 5000, &st), 0);
+    ck_assert_int_eq(WEXITSTATUS(st), 0);
+    ck_assert(ts_proc_log_has(e.game, "exit reason=drained"));
+    rpcc_close(c);
+    env_stop(&e);
+}
+END_TEST
+
+START_TEST(test_bound_passes_round_voided_exit_forced)
+{
+    env_t e;
+    char *env[] = {"CROUPIER_TEST_ROUND_MS=60000", "CROUPIER_TEST_GAP_MS=0", NULL};
+    env_start(&e, "1", env, NULL);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    ck_assert_ptr_nonnull(c);
+    join_ok(c, 21, 3001);
+    join_ok(c, 22, 3002);
+    ts_sleep_ms(300);
+    ck_assert_int_eq(human_desks(&e), 1);
+    long long t0 = ts_now_ms();
+    ck_assert_int_eq(ts_proc_signal(e.game, SIGTERM), 0);
+    ck_assert_int_eq(next_round_end(c, 5000), CROUPIER__ROUND_OUTCOME__OUTCOME_VOIDED);
+    int st;
+    ck_assert_int_eq(ts_proc_wait(e.game, 10000, &st), 0);
+    ck_assert_msg(ts_now_ms() - t0 < 6000, "forced exit took %lld ms", ts_now_ms() - t0);
+    ck_assert(WIFEXITED(st));
+    ck_assert_int_eq(WEXITSTATUS(st), 0);
+    ck_assert(ts_proc_log_has(e.game, "exit reason=forced"));
+    /* Voiding moved no money: the wallets were never touched. */
+    char *w = ts_redis_cmd(e.redis, "EXISTS {croupier:money}:wallet:3001");
+    ck_assert_str_eq(w, "0");
+    free(w);
+    rpcc_close(c);
+    env_stop(&e);
+}
+END_TEST
+
+START_TEST(test_second_sigterm_skips_the_wait)
+{
+    env_t e;
+    char *env[] = {"CROUPIER_TEST_ROUND_MS=60000", "CROUPIER_TEST_GAP_MS=0", NULL};
+    env_start(&e, "600", env, NULL);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    join_ok(c, 31, 4001);
+    join_ok(c, 32, 4002);
+    ts_sleep_ms(300);
+    ts_proc_signal(e.game, SIGTERM);
+    ts_sleep_ms(300);
+    ck_assert(ts_proc_alive(e.game)); /* waiting for the round */
+    ts_proc_signal(e.game, SIGTERM);
+    int st;
+    ck_assert_int_eq(ts_proc_wait(e.game, 6000, &st), 0);
+    ck_assert(ts_proc_log_has(e.game, "exit reason=forced"));
+    ck_assert_int_eq(next_round_end(c, 2000), CROUPIER__ROUND_OUTCOME__OUTCOME_VOIDED);
+    rpcc_close(c);
+    env_stop(&e);
+}
+END_TEST
+
+START_TEST(test_drain_from_a_peer_not_allowed_is_403)
+{
+    env_t e;
+    env_start(&e, "30", NULL, "127.0.0.2");
+    ck_assert_int_eq(ts_http_get("127.0.0.1", e.health_port, "/drain", 2000, NULL), 403);
+    ck_assert_int_eq(ts_http_get("127.0.0.1", e.health_port, "/drain/status", 2000, NULL), 403);
+    ck_assert_int_eq(ts_http_get("127.0.0.1", e.health_port, "/readyz", 2000, NULL), 200);
+    env_stop(&e);
+}
+END_TEST
+
+START_TEST(test_rpc_deadline_idempotency_and_routing_errors)
+{
+    env_t e;
+    char *env[] = {"CROUPIER_TEST_ROUND_MS=60000", "CROUPIER_TEST_GAP_MS=0", NULL};
+    env_start(&e, "30", env, NULL);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    ck_assert_ptr_nonnull(c);
+    /* An action from a player with no seat. */
+    ck_assert_int_eq(rpcc_action(c, 41, 5001, 0), 0);
+    Croupier__RpcFrame *r = rpcc_wait_reply(c, 41, 3000);
+    ck_assert_int_eq(r->reply->code, CROUPIER__ERROR_CODE__NOT_SEATED);
+    frame_free_rpc(r);
+    /* Expired work is refused, not applied. */
+    ck_assert_int_eq(rpcc_join(c, 42, 5001, "test", 10, rpcc_wall_ms() - 10), 0);
+    r = rpcc_wait_reply(c, 42, 3000);
+    ck_assert_int_eq(r->reply->code, CROUPIER__ERROR_CODE__DEADLINE_EXCEEDED);
+    frame_free_rpc(r);
+    /* Unknown game. */
+    ck_assert_int_eq(rpcc_join(c, 43, 5001, "poker", 10, 0), 0);
+    r = rpcc_wait_reply(c, 43, 3000);
+    ck_assert_int_eq(r->reply->code, CROUPIER__ERROR_CODE__NO_SUCH_GAME);
+    frame_free_rpc(r);
+    join_ok(c, 44, 5001);
+    join_ok(c, 45, 5002);
+    ts_sleep_ms(300);
+    /* The same action twice: one application, the same answer. */
+    ck_assert_int_eq(rpcc_action(c, 46, 5001, 0), 0);
+    ck_assert_int_eq(rpcc_action(c, 46, 5001, 0), 0);
+    Croupier__RpcFrame *a1 = rpcc_wait_reply(c, 46, 3000);
+    Croupier__RpcFrame *a2 = rpcc_wait_reply(c, 46, 3000);
+    ck_assert_ptr_nonnull(a1);
+    ck_assert_ptr_nonnull(a2);
+    ck_assert_int_eq(a1->reply->code, CROUPIER__ERROR_CODE__OK);
+    ck_assert_int_eq(a1->reply->payload->event_seq, 1);
+    ck_assert_int_eq(a2->reply->payload->event_seq, 1);
+    frame_free_rpc(a1);
+    frame_free_rpc(a2);
+    ck_assert_int_eq(rpcc_action(c, 47, 5001, 0), 0);
+    r = rpcc_wait_reply(c, 47, 3000);
+    ck_assert_int_eq(r->reply->payload->event_seq, 2);
+    frame_free_rpc(r);
+    /* A retry of the first action much later still answers the first result. */
+    ck_assert_int_eq(rpcc_action(c, 46, 5001, 0), 0);
+    r = rpcc_wait_reply(c, 46, 3000);
+    ck_assert_int_eq(r->reply->payload->event_seq, 1);
+    frame_free_rpc(r);
+    /* Garbage on the link is counted and skipped; the link keeps working. */
+    const uint8_t junk[] = {0, 0, 0, 3, 0xff, 0xff, 0xff};
+    ck_assert_int_eq(rpcc_send_raw(c, junk, sizeof junk), 0);
+    ck_assert_int_eq(rpcc_resume(c, 48, 5001), 0);
+    r = rpcc_wait_reply(c, 48, 3000);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->reply->code, CROUPIER__ERROR_CODE__OK);
+    frame_free_rpc(r);
+    /* An oversized frame closes the link (the stream cannot resync). */
+    const uint8_t huge[] = {0x7f, 0, 0, 0};
+    ck_assert_int_eq(rpcc_send_raw(c, huge, sizeof huge), 0);
+    ck_assert_ptr_null(rpcc_recv(c, 3000));
+    ck_assert(rpcc_closed(c));
+    rpcc_close(c);
+    int st;
+    char *m = get(&e, "/metrics", &st);
+    ck_assert_ptr_nonnull(strstr(m, "game_rpc_deadline_exceeded_total 1"));
+    ck_assert_ptr_nonnull(strstr(m, "game_rpc_duplicate_requests_total 2"));
+    ck_assert_ptr_nonnull(strstr(m, "game_rpc_bad_frames_total 2"));
+    free(m);
+    env_stop(&e);
+}
+END_TEST
+
+START_TEST(test_rounds_settle_exactly_once_through_redis)
+{
+    env_t e;
+    char *env[] = {"CROUPIER_TEST_ROUND_MS=150", "CROUPIER_TEST_GAP_MS=0", NULL};
+    env_start(&e, "30", env, NULL);
+    for (int p = 6001; p <= 6003; p++) {
+        char *r = ts_redis_cmd(e.redis, "SET {croupier:money}:wallet:%d 1000", p);
+        free(r);
+    }
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    join_ok(c, 51, 6001);
+    join_ok(c, 52, 6002);
+    join_ok(c, 53, 6003);
+    int rounds = 0;
+    while (rounds < 5)
+        if (next_round_end(c, 3000) == CROUPIER__ROUND_OUTCOME__OUTCOME_COMPLETED)
+            rounds++;
+    ts_proc_signal(e.game, SIGTERM);
+    int st;
+    ck_assert_int_eq(ts_proc_wait(e.game, 10000, &st), 0);
+    ck_assert(ts_proc_log_has(e.game, "exit reason=drained"));
+    /* Money is conserved across the three wallets, and every settled round has one record. */
+    long total = 0;
+    for (int p = 6001; p <= 6003; p++) {
+        char *r = ts_redis_cmd(e.redis, "GET {croupier:money}:wallet:%d", p);
+        total += strtol(r, NULL, 10);
+        free(r);
+    }
+    ck_assert_int_eq(total, 3000);
+    char *keys = ts_redis_cmd(e.redis, "KEYS {croupier:money}:round:*");
+    int records = 0;
+    for (char *p = keys; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        records++;
+    free(keys);
+    ck_assert_int_ge(records, 5);
+    rpcc_close(c);
+    env_stop(&e);
+}
+END_TEST
+
+START_TEST(test_redis_unreachable_at_start_retries_then_becomes_ready)
+{
+    int redis_port = ts_free_port();
+    int rpc = ts_free_port(), health = ts_free_port();
+    char *listen = game_arg("127.0.0.1:%d", rpc);
+    char *hl = game_arg("127.0.0.1:%d", health);
+    char *redis = game_arg("127.0.0.1:%d", redis_port);
+    char *argv[] = {(char *)ts_build_path("engine/process/croupier-game"),
+                    "--engine",
+                    "test",
+                    "--listen",
+                    listen,
+                    "--health-listen",
+                    hl,
+                    "--redis",
+                    redis,
+                    "--lease-ttl-ms",
+                    "900",
+                    NULL};
+    ts_proc_t *g = ts_proc_spawn(argv, NULL);
+    ts_sleep_ms(1500);
+    ck_assert(ts_proc_alive(g));
+    ck_assert_int_eq(ts_http_get("127.0.0.1", health, "/readyz", 2000, NULL), 503);
+    ck_assert_int_eq(ts_http_get("127.0.0.1", health, "/healthz", 2000, NULL), 200);
+    ck_assert(ts_proc_log_has(g, "redis"));
+    ts_proc_signal(g, SIGTERM);
+    int st;
+    ck_assert_int_eq(ts_proc_wait(g, 10000, &st), 0);
+    ck_assert(WIFEXITED(st));
+    ts_proc_free(g);
+    free(listen);
+    free(hl);
+    free(redis);
+}
+END_TEST
+
+START_TEST(test_bad_flags_are_refused_clearly)
+{
+    char *argv[] = {(char *)ts_build_path("engine/process/croupier-game"), "--engine", "chess",
+                    NULL};
+    ts_proc_t *g = ts_proc_spawn(argv, NULL);
+    int st;
+    ck_assert_int_eq(ts_proc_wait(g, 5000, &st), 0);
+    ck_assert_int_eq(WEXITSTATUS(st), 2);
+    ck_assert(ts_proc_log_has(g, "'chess' is not one of"));
+    ts_proc_free(g);
+    char *argv2[] = {(char *)ts_build_path("engine/process/croupier-game"),
+                     "--engine",
+                     "test",
+                     "--redis",
+                     "localhost:6379",
+                     NULL};
+    g = ts_proc_spawn(argv2, NULL);
+    ck_assert_int_eq(ts_proc_wait(g, 5000, &st), 0);
+    ck_assert_int_eq(WEXITSTATUS(st), 2);
+    ck_assert(ts_proc_log_has(g, "--redis"));
+    ts_proc_free(g);
+    char *argv3[] = {(char *)ts_build_path("engine/process/croupier-game"), "--help", NULL};
+    g = ts_proc_spawn(argv3, NULL);
+    ck_assert_int_eq(ts_proc_wait(g, 5000, &st), 0);
+    ck_assert_int_eq(WEXITSTATUS(st), 0);
+    ck_assert(ts_proc_log_has(g, "CROUPIER_DRAIN_MAX_SECONDS"));
+    ts_proc_free(g);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("game_lifecycle");
+    TCase *tc = tcase_create("drain");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_drain_is_idempotent_and_elapsed_stays_zero_before);
+    tcase_add_test(tc, test_bot_only_desks_never_hold_a_drain);
+    tcase_add_test(tc, test_resident_table_drain_finishes_round_and_starts_no_next);
+    tcase_add_test(tc, test_bound_passes_round_voided_exit_forced);
+    tcase_add_test(tc, test_second_sigterm_skips_the_wait);
+    tcase_add_test(tc, test_drain_from_a_peer_not_allowed_is_403);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("rpc");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_rpc_deadline_idempotency_and_routing_errors);
+    tcase_add_test(tc, test_rounds_settle_exactly_once_through_redis);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("startup");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_redis_unreachable_at_start_retries_then_becomes_ready);
+    tcase_add_test(tc, test_bad_flags_are_refused_clearly);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_ENV);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
