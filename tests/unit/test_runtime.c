@@ -28,13 +28,14 @@ enum {
     OP_END,         /* arg: outcome */
     OP_HUMANS,      /* arg: humans */
     OP_ARM,         /* arg: delay ms, arg2: cookie */
-    OP_ARM_AT,      /* arg: deadline ns, arg2: cookie */
     OP_CANCEL,      /* arg: timer id */
     OP_DESTROY,     /* rt_desk_destroy from inside on_message */
     OP_SEQ,         /* arg: sender << 32 | seq */
     OP_PING,        /* arg: remaining hops; arg2: peer id */
     OP_INFO,        /* fills in_round / humans / desk pointer */
     OP_ARM_PATTERN, /* arms the timer pattern of the ordering test in one go */
+    OP_ARM_PAIR,    /* two timers, one deadline (cookies 3, 4); 3's arrival cancels 4 */
+    OP_ARM_DESTROY, /* arms five 1 ms timers, then destroys the desk */
 };
 
 #define MAX_FIRED 256
@@ -82,18 +83,34 @@ static void probe_on_message(rt_desk_t *desk, void *state, rt_msg_t *msg)
     case OP_ARM:
         probe_reply(p, rt_desk_timer_arm(desk, (int64_t)msg->arg, msg->arg2, &p->timer_id));
         break;
-    case OP_ARM_AT:
-        probe_reply(p, rt_desk_timer_arm_at(desk, (int64_t)msg->arg, msg->arg2, &p->timer_id));
-        break;
     case OP_ARM_PATTERN: {
-        /* Delays 60, 20, 40, 20, 0, 20 ms (cookies 0..5), then ten timers (cookies 10..19)
-         * sharing one absolute deadline 30 ms from now. */
+        /* Deadlines 60, 20, 40, 20, 0, 20 ms from one instant (cookies 0..5), then ten timers
+         * (cookies 10..19) sharing the deadline 30 ms from it. All deadlines are taken from
+         * the same instant, so the order does not depend on how fast this handler runs. */
         int64_t start = clock_mono_ns(), delays[] = {60, 20, 40, 20, 0, 20};
         int rc = 0;
         for (int i = 0; i < 6; i++)
-            rc |= rt_desk_timer_arm(desk, delays[i], (uint64_t)i, NULL);
+            rc |= rt_desk_timer_arm_at(desk, start + delays[i] * 1000000LL, (uint64_t)i, NULL);
         for (int i = 10; i < 20; i++)
             rc |= rt_desk_timer_arm_at(desk, start + 30 * 1000000LL, (uint64_t)i, NULL);
+        probe_reply(p, rc);
+        break;
+    }
+    case OP_ARM_PAIR: {
+        int64_t deadline = clock_mono_ns() + 30 * 1000000LL;
+        rt_timer_id_t four;
+        int rc = rt_desk_timer_arm_at(desk, deadline, 3, NULL);
+        rc |= rt_desk_timer_arm_at(desk, deadline, 4, &four);
+        p->cancel_when_fired[3] = four;
+        p->timer_id = four;
+        probe_reply(p, rc);
+        break;
+    }
+    case OP_ARM_DESTROY: {
+        int rc = 0;
+        for (int i = 0; i < 5; i++)
+            rc |= rt_desk_timer_arm(desk, 1, (uint64_t)i, NULL);
+        rc |= rt_desk_destroy(desk);
         probe_reply(p, rc);
         break;
     }
@@ -463,10 +480,7 @@ START_TEST(test_runtime_cancelled_timer_never_arrives)
     ck_assert_int_eq(probe_call(rt, id, p, OP_CANCEL, 12345678ull << 32 | 1, 0), -ENOENT);
     /* Two timers due at the same instant: the first one's handler cancels the second, which
      * therefore never arrives even though it was already due. */
-    int64_t deadline = clock_mono_ns() + 30 * 1000000LL;
-    ck_assert_int_eq(probe_call(rt, id, p, OP_ARM_AT, (uint64_t)deadline, 3), 0);
-    ck_assert_int_eq(probe_call(rt, id, p, OP_ARM_AT, (uint64_t)deadline, 4), 0);
-    p->cancel_when_fired[3] = p->timer_id; /* read by the worker after the next post */
+    ck_assert_int_eq(probe_call(rt, id, p, OP_ARM_PAIR, 0, 0), 0);
     /* Another desk on the same worker cannot cancel this desk's timer. */
     ck_assert_int_eq(probe_call(rt, oid, other, OP_CANCEL, p->timer_id, 0), -ENOENT);
     ck_assert_int_eq(probe_call(rt, id, p, OP_ARM, 60, 5), 0);
@@ -492,9 +506,8 @@ START_TEST(test_runtime_destroyed_desk_timers_are_cancelled)
     probe_t *p = probe_new();
     rt_desk_id_t id;
     ck_assert_int_eq(rt_desk_create(rt, &probe_ops, p, 0, &id), 0);
-    for (int i = 0; i < 5; i++)
-        ck_assert_int_eq(probe_call(rt, id, p, OP_ARM, 10, (uint64_t)i), 0);
-    ck_assert_int_eq(probe_call(rt, id, p, OP_DESTROY, 0, 0), 0);
+    ck_assert_int_eq(probe_call(rt, id, p, OP_ARM_DESTROY, 0, 0), 0);
+    ck_assert_int_eq(atomic_load(&p->destroyed), 1);
     usleep(50000);
     ck_assert_int_eq(atomic_load(&p->nfired), 0);
     ck_assert_uint_eq(rt_dropped_messages(rt), 0); /* nothing was sent to the dead id */
