@@ -227,6 +227,59 @@ START_TEST(test_settle_survives_a_script_flush)
 }
 END_TEST
 
+START_TEST(test_settle_batch_applies_each_round_on_its_own)
+{
+    fund_abc();
+    set_epoch("game", 1, 5);
+    redisReply *load = redisCommand(rc, "SCRIPT LOAD %s", money_script_text(0));
+    ck_assert_str_eq(load->str, money_script_sha(0));
+    freeReplyObject(load);
+    money_settlement_t ok = round3(5, 20), bad = round3(5, 21);
+    bad.deltas[2] = -99; /* does not sum to -rake */
+    money_settle_parts_t p[3];
+    ck_assert_int_eq(money_settle_parts("game", &ok, &p[0]), 0);
+    ck_assert_int_eq(money_settle_parts("game", &bad, &p[1]), 0);
+    ck_assert_int_eq(money_settle_parts("game", &ok, &p[2]), 0); /* the same round again */
+    const money_settle_parts_t *parts[3] = {&p[0], &p[1], &p[2]};
+    size_t len;
+    char *cmd = money_cmd_settle_batch(parts, 3, 0, &len);
+    ck_assert_ptr_nonnull(cmd);
+    ck_assert_int_eq(redisAppendFormattedCommand(rc, cmd, len), REDIS_OK);
+    free(cmd);
+    redisReply *r = NULL;
+    ck_assert_int_eq(redisGetReply(rc, (void **)&r), REDIS_OK);
+    ck_assert_msg(r->type == REDIS_REPLY_ARRAY, "reply: %s", r->str ? r->str : "?");
+    ck_assert_uint_eq(r->elements, 3);
+    money_result_t out;
+    money_reply_parse_entry(MONEY_KIND_SETTLE, r->element[0], &out);
+    ck_assert_int_eq(out.status, MONEY_OK);
+    ck_assert(!out.replayed);
+    money_reply_parse_entry(MONEY_KIND_SETTLE, r->element[1], &out);
+    ck_assert_int_eq(out.status, MONEY_ERR_BAD_SUM);
+    money_reply_parse_entry(MONEY_KIND_SETTLE, r->element[2], &out);
+    ck_assert_int_eq(out.status, MONEY_OK);
+    ck_assert(out.replayed);
+    ck_assert_int_eq(out.balances[0], 1190);
+    freeReplyObject(r);
+    ck_assert_int_eq(balance("a"), 1190);
+    ck_assert_int_eq(balance("c"), 900);
+
+    /* A batch whose layout is broken (one wallet key for a round of two) is refused as a whole
+     * before any round runs. */
+    r = redisCommand(rc,
+                     "EVALSHA %s 4 {croupier:money}:round:1:5:77:30 {croupier:lease:game}:epoch:1 "
+                     "{croupier:money}:rake:ddz {croupier:money}:wallet:a 60 2 5 0 10 -10",
+                     money_script_sha(0));
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(money_reply_parse(MONEY_KIND_SETTLE, r, &out), MONEY_REPLY_DONE);
+    ck_assert_int_eq(out.status, MONEY_ERR_BAD_ARGS);
+    freeReplyObject(r);
+    ck_assert_int_eq(balance("a"), 1190);
+    for (int i = 0; i < 3; i++)
+        free(p[i].buf);
+}
+END_TEST
+
 START_TEST(test_history_is_appended_once_per_round_and_capped)
 {
     money_round_id_t id = {1, 5, 77, 1};
@@ -272,6 +325,7 @@ int main(void)
     tcase_add_test(tc, test_settle_deltas_not_summing_to_minus_rake_are_rejected);
     tcase_add_test(tc, test_settle_that_would_make_a_wallet_negative_is_rejected);
     tcase_add_test(tc, test_settle_survives_a_script_flush);
+    tcase_add_test(tc, test_settle_batch_applies_each_round_on_its_own);
     suite_add_tcase(s, tc);
     tc = tcase_create("history");
     tcase_add_checked_fixture(tc, setup, teardown);
