@@ -15,6 +15,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -179,6 +180,15 @@ int main(int argc, char **argv)
         return 2;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
+    /* The machine is shared: the load average says how much else was running. */
+    char load[64] = "?";
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (!fgets(load, sizeof(load), f))
+            strcpy(load, "?\n");
+        fclose(f);
+    }
+    printf("bench_runtime: %.1f s per throughput case; load average at start: %s", secs, load);
     printf("ping-pong 1 worker, 1000 pairs: %.2f M msg/s\n",
            bench_pingpong(1, 1000, false, secs) / 1e6);
     printf("ping-pong 2 workers, 1000 pairs, each pair on one worker: %.2f M msg/s\n",
