@@ -48,8 +48,9 @@
 #define RT_CHUNK_SLOTS (1u << RT_CHUNK_BITS)
 #define RT_NCHUNKS (RT_MAX_SLOTS / RT_CHUNK_SLOTS)
 #define RT_NONE UINT32_MAX
-#define RT_DRAIN_BUDGET 65536 /* entries per wake before timers and I/O get a turn */
-#define RT_MSG_DESTROY_ 3     /* internal: destroy the desk (rt_post_destroy) */
+#define RT_DRAIN_BUDGET 65536   /* entries per wake before timers and I/O get a turn */
+#define RT_MSG_DESTROY_ 3       /* internal: destroy the desk (rt_post_destroy) */
+#define RT_SHRINK_ENTRIES 65536 /* queue arrays above this are freed when mostly unused */
 
 typedef struct rt_worker rt_worker_t;
 
@@ -521,6 +522,11 @@ static void rt_worker_drain(rt_worker_t *w)
         for (size_t i = 0; i < w->batch.len; i++)
             rt_dispatch(w, &w->batch.v[i]);
         done += w->batch.len;
+        if (w->batch.cap > RT_SHRINK_ENTRIES && w->batch.len < w->batch.cap / 8) {
+            /* A burst is over: give its memory back rather than keep it for ever. */
+            free(w->batch.v);
+            w->batch = (rt_vec_t){0};
+        }
         w->batch.len = 0;
         rt_flush_outboxes(w);
     }
