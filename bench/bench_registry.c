@@ -125,6 +125,14 @@ int main(void)
         printf("registry propagation, 1 publisher -> %d views (own subscriber connection each), "
                "%d changes: p50 %.3f ms  p99 %.3f ms  max %.3f ms\n",
                VIEWS, done, lat[done / 2] / 1e6, lat[(done * 99) / 100] / 1e6, lat[done - 1] / 1e6);
+    FILE *la = fopen("/proc/loadavg", "r");
+    char load[64] = "?";
+    if (la != NULL) {
+        if (fgets(load, sizeof load, la) != NULL)
+            load[strcspn(load, "\n")] = '\0';
+        fclose(la);
+    }
+    printf("load average during the run: %s\n", load);
     printf("command: ./dev bench  (or: build-release/bench/bench_registry)\n");
     free(lat);
     for (int i = 0; i < VIEWS; i++)

@@ -180,7 +180,7 @@ static void rconn_reply_trampoline(redisAsyncContext *ac, void *r, void *privdat
     redisReply *reply = r;
     TAILQ_REMOVE(&rc->reqs, req, _link);
     rc->npending--;
-    if (reply != NULL && req->script != NULL && req->cb != NULL &&
+    if (reply != NULL && req->script != NULL && !rc->destroyed &&
         rconn_reply_is_error(reply, "NOSCRIPT")) {
         /* EVAL loads the script again, so the SHA1 stays valid for later calls. */
         if (rconn_send_script(req, true) == 0) {

@@ -264,7 +264,20 @@ static void lease_acquire_reply_cb(rconn_t *rc, redisReply *reply, void *arg)
     (void)rc;
     int64_t sent;
     lease_t *l = lease_req_done(arg, &sent);
-    if (l == NULL || (l->state != LEASE_ACQUIRING && l->state != LEASE_EXHAUSTED))
+    if (l == NULL)
+        return;
+    if (l->state == LEASE_RELEASED) {
+        /* Released while this acquisition was in flight: give back what it may have taken. */
+        if (reply != NULL && reply->type == REDIS_REPLY_ARRAY && reply->elements == 3 &&
+            reply->element[0]->type == REDIS_REPLY_INTEGER && reply->element[0]->integer >= 0) {
+            char key[160];
+            lease_format_slot_key(l->service, (int)reply->element[0]->integer, key, sizeof key);
+            const char *argv[] = {key, l->token};
+            rconn_eval(l->rc, l->release_script, NULL, NULL, 1, 2, argv, NULL);
+        }
+        return;
+    }
+    if (l->state != LEASE_ACQUIRING && l->state != LEASE_EXHAUSTED)
         return;
     if (reply == NULL || reply->type != REDIS_REPLY_ARRAY || reply->elements != 3 ||
         reply->element[0]->type != REDIS_REPLY_INTEGER) {

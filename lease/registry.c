@@ -88,11 +88,9 @@ static int registry_json_int(json_t *o, const char *k, int64_t *out)
     return 0;
 }
 
-int registry_entry_parse(const char *json, size_t len, registry_entry_t *out)
+/* Fills out from a parsed entry object; 0 or -EINVAL (out untouched). o is not consumed. */
+static int registry_entry_from_json(json_t *o, registry_entry_t *out)
 {
-    json_t *o = json_loadb(json, len, JSON_REJECT_DUPLICATES, NULL);
-    if (o == NULL)
-        return -EINVAL;
     registry_entry_t e;
     memset(&e, 0, sizeof e);
     int64_t slot = 0;
@@ -117,9 +115,18 @@ int registry_entry_parse(const char *json, size_t len, registry_entry_t *out)
     if (err == 0 && (slot < 0 || slot > 1000000))
         err = -EINVAL;
     e.slot = (int)slot;
-    json_decref(o);
     if (err == 0)
         *out = e;
+    return err;
+}
+
+int registry_entry_parse(const char *json, size_t len, registry_entry_t *out)
+{
+    json_t *o = json_loadb(json, len, JSON_REJECT_DUPLICATES, NULL);
+    if (o == NULL)
+        return -EINVAL;
+    int err = registry_entry_from_json(o, out);
+    json_decref(o);
     return err;
 }
 
@@ -526,7 +533,7 @@ static void registry_view_message_cb(rconn_t *rc, const char *channel, const cha
     (void)channel;
     registry_view_t *v = arg;
     int64_t now = clock_mono_ms();
-    json_t *o = json_loadb(data, len, 0, NULL);
+    json_t *o = json_loadb(data, len, JSON_REJECT_DUPLICATES, NULL);
     json_t *op = json_object_get(o, "op");
     if (json_is_string(op) && strcmp(json_string_value(op), "del") == 0) {
         json_t *id = json_object_get(o, "id");
@@ -537,12 +544,12 @@ static void registry_view_message_cb(rconn_t *rc, const char *channel, const cha
         json_decref(o);
         return;
     }
-    json_decref(o);
     registry_entry_t e;
-    if (registry_entry_parse(data, len, &e) == 0)
+    if (o != NULL && registry_entry_from_json(o, &e) == 0)
         registry_view_put(v, &e, now);
     else
         log_emit(LOG_WARN, "registry_bad_message", "{s:i}", "len", (int)len);
+    json_decref(o);
 }
 
 static void registry_view_read_reply_cb(rconn_t *rc, redisReply *reply, void *arg)
