@@ -32,6 +32,18 @@ int shed_rules_seats(const shed_rules_t *rules)
     return rules->seats;
 }
 
+int shed_rules_classify(const shed_rules_t *rules, shed_set_t cards, bool last, shed_combo_t *out)
+{
+    if (shed_set_empty(cards))
+        return SHED_E_MALFORMED;
+    return rules->classify(cards, last, out) ? SHED_E_MALFORMED : 0;
+}
+
+bool shed_rules_beats(const shed_rules_t *rules, const shed_combo_t *a, const shed_combo_t *b)
+{
+    return a->type != 0 && (b->type == 0 || rules->beats(a, b));
+}
+
 const char *shed_strerror(int err)
 {
     switch (err) {
@@ -390,9 +402,7 @@ int shed_game_legal_bids(const shed_game_t *g, int *out)
 
 int shed_game_classify(const shed_game_t *g, shed_set_t cards, bool last, shed_combo_t *out)
 {
-    if (shed_set_empty(cards))
-        return SHED_E_MALFORMED;
-    return g->rules->classify(cards, last, out) ? SHED_E_MALFORMED : 0;
+    return shed_rules_classify(g->rules, cards, last, out);
 }
 
 static uint64_t mix(uint64_t h, uint64_t v)

@@ -113,6 +113,11 @@ typedef struct {
 const shed_rules_t *shed_rules_find(const char *name);
 const char *shed_rules_name(const shed_rules_t *rules);
 int shed_rules_seats(const shed_rules_t *rules);
+/* Classifies cards under a rule set; `last` says they would be a player's last cards.
+ * Returns 0 or SHED_E_MALFORMED. */
+int shed_rules_classify(const shed_rules_t *rules, shed_set_t cards, bool last, shed_combo_t *out);
+/* True when combination `a` may be played on `b` under the rule set. */
+bool shed_rules_beats(const shed_rules_t *rules, const shed_combo_t *a, const shed_combo_t *b);
 
 /*
  * Creates a game for a rule set. cfg may be NULL (base stake 1, no rake). Returns NULL when

@@ -1,0 +1,413 @@
+/*
+ * Scripted deals for each rule set of games/traditional, one behaviour per test, following
+ * docs/rules/doudizhu.md, docs/rules/runfast.md and docs/rules/bigtwo.md.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shed_game.h"
+
+/* Cards in rank+suit notation ("3d4sTh", jokers "B"/"R"). */
+static shed_set_t cards(const char *text)
+{
+    shed_set_t s;
+    char err[128];
+    int rc = shed_set_parse(text, &s, err, sizeof err);
+    ck_assert_msg(rc == 0, "bad card text '%s': %s", text, err);
+    return s;
+}
+
+/*
+ * Deals so that seat i holds hands[i] (NULL: nothing chosen) and the set-aside cards hold
+ * `extra`; the rest is filled from the unused cards, highest first, seat by seat.
+ */
+static void deal(shed_game_t *g, const char *const *hands, const char *extra, int first)
+{
+    const shed_rules_t *R = shed_game_rules(g);
+    int seats = shed_rules_seats(R);
+    shed_card_t deck[SHED_MAX_CARDS], order[SHED_MAX_CARDS];
+    /* the deck: what a seeded deal hands out */
+    shed_game_deal_seeded(g, 1);
+    shed_set_t all = shed_game_extra(g);
+    for (int s = 0; s < seats; s++)
+        all = shed_set_union(all, shed_game_hand(g, s));
+    int n = shed_set_list(all, deck);
+    int hand_size = shed_set_size(shed_game_hand(g, 0));
+    shed_set_t want[SHED_MAX_SEATS + 1], used = {{0, 0}};
+    for (int s = 0; s <= seats; s++) {
+        const char *t = s < seats ? hands[s] : extra;
+        want[s] = cards(t ? t : "");
+        ck_assert(shed_set_contains(all, want[s]));
+        ck_assert((used.w[0] & want[s].w[0]) == 0 && (used.w[1] & want[s].w[1]) == 0);
+        used = shed_set_union(used, want[s]);
+    }
+    int next = n - 1;
+    for (int s = 0; s <= seats; s++) {
+        int size = s < seats ? hand_size : n - hand_size * seats;
+        while (shed_set_size(want[s]) < size) {
+            while (shed_set_has(used, deck[next]))
+                next--;
+            shed_set_add(&want[s], deck[next]);
+            shed_set_add(&used, deck[next]);
+        }
+    }
+    for (int s = 0; s < seats; s++) {
+        shed_card_t list[SHED_MAX_CARDS];
+        ck_assert_int_eq(shed_set_list(want[s], list), hand_size);
+        for (int i = 0; i < hand_size; i++)
+            order[i * seats + s] = list[i];
+    }
+    shed_card_t list[SHED_MAX_CARDS];
+    int ne = shed_set_list(want[seats], list);
+    for (int i = 0; i < ne; i++)
+        order[hand_size * seats + i] = list[i];
+    ck_assert_int_eq(shed_game_deal_order(g, order, n, first), 0);
+}
+
+static int act(shed_game_t *g, int kind, int seat, const char *text, int bid)
+{
+    shed_action_t a = {.kind = kind, .seat = seat, .bid = bid};
+    if (text)
+        a.cards = cards(text);
+    return shed_game_apply(g, &a);
+}
+#define PLAY(g, seat, text) act(g, SHED_ACT_PLAY, seat, text, 0)
+#define PASS(g, seat) act(g, SHED_ACT_PASS, seat, NULL, 0)
+#define BID(g, seat, v) act(g, SHED_ACT_BID, seat, NULL, v)
+
+static bool has_event(const shed_game_t *g, int kind, int seat, int value)
+{
+    int n;
+    const shed_event_t *ev = shed_game_events(g, &n);
+    for (int i = 0; i < n; i++)
+        if (ev[i].kind == kind && ev[i].seat == seat && ev[i].value == value)
+            return true;
+    return false;
+}
+
+/* ---- Dou Dizhu ---------------------------------------------------------------------------- */
+
+static shed_game_t *ddz_game(int64_t base, int rake)
+{
+    shed_config_t cfg = {.base_stake = base, .rake_permille = rake};
+    return shed_game_create(shed_rules_find("doudizhu"), &cfg);
+}
+
+/* doudizhu.md "Bidding": highest bidder takes the bottom cards and leads. */
+START_TEST(test_ddz_highest_bidder_takes_bottom_cards_and_leads)
+{
+    shed_game_t *g = ddz_game(1, 0);
+    const char *hands[3] = {"3d", "4d", "5d"};
+    deal(g, hands, "6d6c6h", 1);
+    ck_assert_int_eq(shed_game_phase(g), SHED_PHASE_BID);
+    ck_assert_int_eq(shed_game_turn(g), 1);
+    ck_assert_int_eq(BID(g, 1, 1), SHED_OK);
+    ck_assert_int_eq(BID(g, 2, 1), SHED_E_BAD_BID); /* not above the highest */
+    ck_assert_int_eq(BID(g, 2, 0), SHED_OK);
+    ck_assert_int_eq(BID(g, 0, 2), SHED_OK);
+    int bid;
+    ck_assert_int_eq(shed_game_landlord(g, &bid), 0);
+    ck_assert_int_eq(bid, 2);
+    ck_assert(has_event(g, SHED_EV_LANDLORD, 0, 2));
+    ck_assert_int_eq(shed_set_size(shed_game_hand(g, 0)), 20);
+    ck_assert(shed_set_contains(shed_game_hand(g, 0), cards("6d6c6h")));
+    ck_assert_int_eq(shed_game_phase(g), SHED_PHASE_PLAY);
+    ck_assert_int_eq(shed_game_turn(g), 0);
+    ck_assert_int_eq(PASS(g, 0), SHED_E_MUST_LEAD);
+    shed_game_destroy(g);
+}
+END_TEST
+
+START_TEST(test_ddz_bid_of_three_ends_bidding_at_once)
+{
+    shed_game_t *g = ddz_game(1, 0);
+    const char *hands[3] = {NULL, NULL, NULL};
+    deal(g, hands, NULL, 2);
+    ck_assert_int_eq(BID(g, 2, 3), SHED_OK);
+    ck_assert_int_eq(shed_game_landlord(g, NULL), 2);
+    ck_assert_int_eq(shed_game_phase(g), SHED_PHASE_PLAY);
+    ck_assert_int_eq(BID(g, 0, 0), SHED_E_PHASE);
+    shed_game_destroy(g);
+}
+END_TEST
+
+START_TEST(test_ddz_all_pass_throws_the_deal_in)
+{
+    shed_game_t *g = ddz_game(5, 100);
+    const char *hands[3] = {NULL, NULL, NULL};
+    deal(g, hands, NULL, 0);
+    ck_assert_int_eq(BID(g, 0, 0), SHED_OK);
+    ck_assert_int_eq(BID(g, 1, 0), SHED_OK);
+    ck_assert_int_eq(BID(g, 2, 0), SHED_OK);
+    const shed_settlement_t *s = shed_game_settlement(g);
+    ck_assert_ptr_nonnull(s);
+    ck_assert(s->voided);
+    ck_assert(has_event(g, SHED_EV_VOID, -1, 0));
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(s->delta[i], 0);
+    ck_assert_int_eq(s->rake, 0);
+    shed_game_destroy(g);
+}
+END_TEST
+
+/* doudizhu.md "Scoring": spring doubles; landlord wins 2 x units x base, rake from the gain. */
+START_TEST(test_ddz_spring_doubles_the_stake)
+{
+    shed_game_t *g = ddz_game(10, 50);
+    /* landlord (seat 0) ends up with a 20-card airplane: 3-7 trios + 9 J Q K A */
+    const char *hands[3] = {"3d3c3h4d4c4h5d5c5h6d6c6h7d7c7h9dJd", NULL, NULL};
+    deal(g, hands, "QdKdAd", 0);
+    ck_assert_int_eq(BID(g, 0, 3), SHED_OK);
+    ck_assert_int_eq(PLAY(g, 1, "3s"), SHED_E_TURN);
+    ck_assert_int_eq(PLAY(g, 0, "3d3c3h4d4c4h5d5c5h6d6c6h7d7c7h9dJdQdKdAd"), SHED_OK);
+    const shed_settlement_t *s = shed_game_settlement(g);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_int_eq(s->winner, 0);
+    ck_assert_int_eq(s->units, 6); /* bid 3 x spring 2 */
+    ck_assert_int_eq(s->delta[1], -60);
+    ck_assert_int_eq(s->delta[2], -60);
+    ck_assert_int_eq(s->rake, 6); /* 5% of 120 */
+    ck_assert_int_eq(s->delta[0], 114);
+    ck_assert_int_eq(PASS(g, 1), SHED_E_PHASE);
+    shed_game_destroy(g);
+}
+END_TEST
+
+/* doudizhu.md "Scoring": the rocket and an anti-spring each double; peasants win. */
+START_TEST(test_ddz_rocket_and_anti_spring_double_for_the_peasants)
+{
+    shed_game_t *g = ddz_game(10, 50);
+    const char *hands[3] = {"3d", "BR8d8c8h9d9c9hTdTcThJdJcJhQdQcQh", NULL};
+    deal(g, hands, NULL, 0);
+    ck_assert_int_eq(BID(g, 0, 1), SHED_OK);
+    ck_assert_int_eq(BID(g, 1, 0), SHED_OK);
+    ck_assert_int_eq(BID(g, 2, 0), SHED_OK);
+    ck_assert_int_eq(shed_game_landlord(g, NULL), 0);
+    ck_assert_int_eq(PLAY(g, 0, "3d"), SHED_OK);
+    ck_assert_int_eq(PLAY(g, 1, "BR"), SHED_OK);
+    ck_assert(has_event(g, SHED_EV_DOUBLE, 1, 1));
+    ck_assert_int_eq(PASS(g, 2), SHED_OK);
+    ck_assert_int_eq(PASS(g, 0), SHED_OK);
+    ck_assert(has_event(g, SHED_EV_TRICK, 1, 0));
+    ck_assert_int_eq(shed_game_turn(g), 1);
+    ck_assert_int_eq(PLAY(g, 1, "8d8c8h9d9c9hTdTcThJdJcJhQdQcQh"), SHED_OK);
+    const shed_settlement_t *s = shed_game_settlement(g);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_int_eq(s->winner, 1);
+    ck_assert_int_eq(s->units, 4); /* bid 1 x rocket 2 x anti-spring 2 */
+    ck_assert_int_eq(s->delta[0], -80);
+    ck_assert_int_eq(s->delta[1], 38);
+    ck_assert_int_eq(s->delta[2], 38);
+    ck_assert_int_eq(s->rake, 4);
+    shed_game_destroy(g);
+}
+END_TEST
+
+/* doudizhu.md "Errors": each refusal names its reason and changes nothing. */
+START_TEST(test_ddz_refusals_name_the_reason_and_change_nothing)
+{
+    shed_game_t *g = ddz_game(1, 0);
+    const char *hands[3] = {"3d3c4d5d6d7d", "8d8c", "9d"};
+    deal(g, hands, NULL, 0);
+    ck_assert_int_eq(PLAY(g, 0, "3d"), SHED_E_PHASE);
+    ck_assert_int_eq(BID(g, 0, 2), SHED_OK);
+    ck_assert_int_eq(BID(g, 1, 0), SHED_OK);
+    ck_assert_int_eq(BID(g, 2, 0), SHED_OK);
+    uint64_t d = shed_game_digest(g);
+    ck_assert_int_eq(PLAY(g, 0, "3d4d"), SHED_E_MALFORMED);
+    ck_assert_int_eq(PLAY(g, 0, "8d"), SHED_E_NOT_HELD);
+    ck_assert_int_eq(PLAY(g, 1, "8d"), SHED_E_TURN);
+    ck_assert_int_eq(PASS(g, 0), SHED_E_MUST_LEAD);
+    ck_assert_int_eq(BID(g, 0, 3), SHED_E_PHASE);
+    ck_assert(shed_game_digest(g) == d);
+    ck_assert_int_eq(PLAY(g, 0, "3d3c"), SHED_OK);
+    d = shed_game_digest(g);
+    ck_assert_int_eq(PLAY(g, 1, "8d"), SHED_E_WEAKER);
+    ck_assert_int_eq(PLAY(g, 1, "8d8c"), SHED_OK);
+    ck_assert(shed_game_digest(g) != d);
+    shed_game_destroy(g);
+}
+END_TEST
+
+/* ---- Big Two ------------------------------------------------------------------------------ */
+
+static shed_combo_t b2(const char *text)
+{
+    shed_combo_t c;
+    ck_assert_int_eq(shed_rules_classify(shed_rules_find("bigtwo"), cards(text), false, &c), 0);
+    return c;
+}
+
+static bool b2_beats(const char *a, const char *b)
+{
+    shed_combo_t x = b2(a), y = b2(b);
+    return shed_rules_beats(shed_rules_find("bigtwo"), &x, &y);
+}
+
+/* bigtwo.md "Combinations": ranks then suits; five-card kinds in order; same size only. */
+START_TEST(test_bigtwo_combinations_order)
+{
+    const shed_rules_t *R = shed_rules_find("bigtwo");
+    shed_combo_t c;
+    ck_assert(b2_beats("3c", "3d"));
+    ck_assert(b2_beats("2s", "2h"));
+    ck_assert(b2_beats("4d", "3s"));
+    ck_assert(b2_beats("9d9s", "9c9h"));
+    ck_assert(!b2_beats("9d9c", "9h9s"));
+    ck_assert(!b2_beats("9d9c", "3d")); /* different size */
+    ck_assert(b2_beats("4d4c4h", "3d3c3h"));
+    ck_assert(b2_beats("4d5d6d7d9d", "TdJcQhKsAs")); /* flush > straight */
+    ck_assert(b2_beats("3d3c3h4d4c", "4s6s8sTsQs")); /* full house > flush */
+    ck_assert(b2_beats("3d3c3h3s4c", "AdAcAh2s2c")); /* four > full house */
+    ck_assert(b2_beats("3c4c5c6c7c", "2d2c2h2s3d")); /* straight flush > four */
+    ck_assert(b2_beats("4d5c6h7s8d", "3s4s5s6s7d")); /* higher straight */
+    ck_assert(b2_beats("3s4s5s6h7s", "3d4d5d6d7h")); /* same ranks: top suit */
+    ck_assert(b2_beats("3h5h7h9hKh", "3s5s7s9sQs")); /* flush: ranks first */
+    ck_assert_int_eq(shed_rules_classify(R, cards("JdQdKdAd2d"), false, &c), 0);
+    ck_assert_int_eq(c.type, 5); /* only a flush: 2 never in a straight */
+    ck_assert_int_eq(shed_rules_classify(R, cards("3d3c4d4c"), false, &c), SHED_E_MALFORMED);
+    ck_assert_int_eq(shed_rules_classify(R, cards("3d3c"), false, &c), 0);
+    ck_assert_int_eq(shed_rules_classify(R, cards("3d4c"), false, &c), SHED_E_MALFORMED);
+    ck_assert_int_eq(shed_rules_classify(R, cards("3d4c5h6s8d"), false, &c), SHED_E_MALFORMED);
+}
+END_TEST
+
+/* bigtwo.md "Play": the 3 of diamonds' holder leads, and its first play must contain it. */
+START_TEST(test_bigtwo_three_of_diamonds_opens)
+{
+    shed_game_t *g = shed_game_create(shed_rules_find("bigtwo"), NULL);
+    const char *hands[4] = {"4d", "5d", "3d3c7d", "6d"};
+    deal(g, hands, NULL, 0);
+    ck_assert_int_eq(shed_game_turn(g), 2);
+    ck_assert_int_eq(PLAY(g, 2, "7d"), SHED_E_OPENING);
+    ck_assert_int_eq(PLAY(g, 2, "3c"), SHED_E_OPENING);
+    ck_assert_int_eq(PLAY(g, 2, "3d3c"), SHED_OK);
+    ck_assert_int_eq(shed_game_turn(g), 3);
+    ck_assert_int_eq(PLAY(g, 3, "6d"), SHED_E_WEAKER); /* a single on a pair */
+    ck_assert_int_eq(PASS(g, 3), SHED_OK);             /* no obligation to beat */
+    shed_game_destroy(g);
+}
+END_TEST
+
+/* bigtwo.md "Scoring": 1 per card, x2 with 10-12 left, x3 with 13. */
+START_TEST(test_bigtwo_penalty_per_card_left)
+{
+    shed_game_t *g = shed_game_create(shed_rules_find("bigtwo"), NULL);
+    /* seat 0 leads 3d then can finish with two five-card hands and a triple? Keep it short:
+     * everybody passes and seat 0 plays out 3 combinations. */
+    const char *hands[4] = {"3d4d5d6d7d8c9cTcJcQc2d2c2h", "3c", "3h", "3s"};
+    deal(g, hands, NULL, 0);
+    ck_assert_int_eq(PLAY(g, 0, "3d4d5d6d7d"), SHED_OK); /* straight flush */
+    ck_assert_int_eq(PASS(g, 1), SHED_OK);
+    ck_assert_int_eq(PASS(g, 2), SHED_OK);
+    ck_assert_int_eq(PASS(g, 3), SHED_OK);
+    ck_assert_int_eq(PLAY(g, 0, "8c9cTcJcQc"), SHED_OK);
+    ck_assert_int_eq(PLAY(g, 1, "3c"), SHED_E_WEAKER);
+    ck_assert_int_eq(PASS(g, 1), SHED_OK);
+    ck_assert_int_eq(PASS(g, 2), SHED_OK);
+    ck_assert_int_eq(PASS(g, 3), SHED_OK);
+    ck_assert_int_eq(PLAY(g, 0, "2d2c2h"), SHED_OK);
+    const shed_settlement_t *s = shed_game_settlement(g);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_int_eq(s->delta[1], -39);
+    ck_assert_int_eq(s->delta[2], -39);
+    ck_assert_int_eq(s->delta[3], -39);
+    ck_assert_int_eq(s->delta[0], 117);
+    shed_game_destroy(g);
+}
+END_TEST
+
+/* ---- Run Fast ----------------------------------------------------------------------------- */
+
+/* runfast.md "Cards and deal": 48 cards, the only 2 is the 2 of hearts, no ace of spades. */
+START_TEST(test_runfast_deck_is_the_48_card_variant)
+{
+    shed_game_t *g = shed_game_create(shed_rules_find("runfast"), NULL);
+    shed_game_deal_secure(g);
+    shed_set_t all = {{0, 0}};
+    for (int s = 0; s < 3; s++) {
+        ck_assert_int_eq(shed_set_size(shed_game_hand(g, s)), 16);
+        all = shed_set_union(all, shed_game_hand(g, s));
+    }
+    ck_assert_int_eq(shed_set_size(all), 48);
+    ck_assert(shed_set_has(all, shed_card_make(0, SHED_RANK_2, SHED_SUIT_H)));
+    ck_assert(!shed_set_has(all, shed_card_make(0, SHED_RANK_2, SHED_SUIT_S)));
+    ck_assert(!shed_set_has(all, shed_card_make(0, 11, SHED_SUIT_S)));
+    ck_assert(shed_set_has(all, shed_card_make(0, 11, SHED_SUIT_H)));
+    ck_assert(
+        shed_set_has(shed_game_hand(g, shed_game_turn(g)), shed_card_make(0, 0, SHED_SUIT_S)));
+    shed_game_destroy(g);
+}
+END_TEST
+
+/* runfast.md "Play": must beat when able; pass allowed only when unable. */
+START_TEST(test_runfast_must_beat_when_able)
+{
+    shed_game_t *g = shed_game_create(shed_rules_find("runfast"), NULL);
+    const char *hands[3] = {"3s3d", "4d", "3c3h"};
+    deal(g, hands, NULL, 0);
+    ck_assert_int_eq(shed_game_turn(g), 0);
+    ck_assert_int_eq(PLAY(g, 0, "3d"), SHED_E_OPENING);
+    ck_assert_int_eq(PLAY(g, 0, "3s"), SHED_OK);
+    ck_assert(!shed_game_may_pass(g));
+    ck_assert_int_eq(PASS(g, 1), SHED_E_MUST_BEAT);
+    ck_assert_int_eq(PLAY(g, 1, "4d"), SHED_OK);
+    shed_game_destroy(g);
+}
+END_TEST
+
+/* runfast.md "Combinations": a short trio only as the last cards; trio with any two. */
+START_TEST(test_runfast_short_trio_only_as_last_cards)
+{
+    const shed_rules_t *R = shed_rules_find("runfast");
+    shed_combo_t c, d;
+    ck_assert_int_eq(shed_rules_classify(R, cards("3d3c3h4d"), false, &c), SHED_E_MALFORMED);
+    ck_assert_int_eq(shed_rules_classify(R, cards("3d3c3h4d"), true, &c), 0);
+    ck_assert_int_eq(shed_rules_classify(R, cards("3d3c3h4d9c"), false, &c), 0);
+    ck_assert_int_eq(shed_rules_classify(R, cards("4d4c4h"), true, &d), 0);
+    ck_assert(shed_rules_beats(R, &d, &c)); /* a last short trio beats a full one */
+    ck_assert_int_eq(shed_rules_classify(R, cards("3d3c3h4d4c4h5d6d7d8d"), false, &c), 0);
+    ck_assert_int_eq(c.len, 2);
+    ck_assert_int_eq(shed_rules_classify(R, cards("3d4c5h6d"), false, &c), SHED_E_MALFORMED);
+    ck_assert_int_eq(shed_rules_classify(R, cards("3d4c5h6d7d"), false, &c), 0);
+    ck_assert_int_eq(shed_rules_classify(R, cards("Qd Kc Ah 2h 3d"), false, &c), SHED_E_MALFORMED);
+    ck_assert_int_eq(shed_rules_classify(R, cards("3d3c4d4c"), false, &c), 0);
+    ck_assert_int_eq(shed_rules_classify(R, cards("9d9c9h9s"), false, &d), 0);
+    ck_assert(shed_rules_beats(R, &d, &c)); /* a bomb beats a run of pairs */
+}
+END_TEST
+
+static Suite *rules_suite(void)
+{
+    Suite *s = suite_create("trad_rules");
+    TCase *tc = tcase_create("doudizhu");
+    tcase_add_test(tc, test_ddz_highest_bidder_takes_bottom_cards_and_leads);
+    tcase_add_test(tc, test_ddz_bid_of_three_ends_bidding_at_once);
+    tcase_add_test(tc, test_ddz_all_pass_throws_the_deal_in);
+    tcase_add_test(tc, test_ddz_spring_doubles_the_stake);
+    tcase_add_test(tc, test_ddz_rocket_and_anti_spring_double_for_the_peasants);
+    tcase_add_test(tc, test_ddz_refusals_name_the_reason_and_change_nothing);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("bigtwo");
+    tcase_add_test(tc, test_bigtwo_combinations_order);
+    tcase_add_test(tc, test_bigtwo_three_of_diamonds_opens);
+    tcase_add_test(tc, test_bigtwo_penalty_per_card_left);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("runfast");
+    tcase_add_test(tc, test_runfast_deck_is_the_48_card_variant);
+    tcase_add_test(tc, test_runfast_must_beat_when_able);
+    tcase_add_test(tc, test_runfast_short_trio_only_as_last_cards);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(rules_suite());
+    srunner_run_all(sr, CK_ENV);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
