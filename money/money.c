@@ -350,7 +350,7 @@ int money_key_rake(const char *game, char *buf, size_t len)
 
 int money_key_epoch(const char *service, uint32_t slot, char *buf, size_t len)
 {
-    return money_fmt(buf, len, "{croupier:lease:%s}:epoch:%" PRIu32, service, slot);
+    return money_fmt(buf, len, "{croupier:lease:%s}:slot:%" PRIu32 ":epoch", service, slot);
 }
 
 int money_key_stream(const char *game, char *buf, size_t len)
@@ -431,7 +431,7 @@ static int money_argv_settle(money_argv_t *a, const char *service, const money_s
     money_argv_script(a, SCRIPT_SETTLE);
     money_argv_fmt(a, "%zu", s->nplayers + 3);
     money_argv_fmt(a, "{croupier:money}:round:%s", rid);
-    money_argv_fmt(a, "{croupier:lease:%s}:epoch:%" PRIu32, service, s->round.server);
+    money_argv_fmt(a, "{croupier:lease:%s}:slot:%" PRIu32 ":epoch", service, s->round.server);
     money_argv_fmt(a, "{croupier:money}:rake:%s", s->game);
     for (size_t i = 0; i < s->nplayers; i++)
         money_argv_fmt(a, "{croupier:money}:wallet:%s", s->players[i]);

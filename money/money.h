@@ -22,15 +22,17 @@
  *   {croupier:money}:op:<op_id>           buy-in/cash-out record: balance after (EX ttl)
  *   {croupier:money}:round:<round_id>     settle record: balances after, space separated (EX ttl)
  *   {croupier:money}:rake:<game>          rake collected by the house, per game
- *   {croupier:lease:<service>}:epoch:<slot>  fencing epoch of server slot <slot> (lease/ owns it)
+ *   {croupier:lease:<service>}:slot:<slot>:epoch  fence of server slot <slot> (lease/ owns it)
  *   {croupier:history:<game>}:stream      hand histories of one game (Stream)
  *   {croupier:history:<game>}:seen:<round_id>  history dedupe record: stream id (EX ttl)
  *
- * Fencing rule: a settlement carries the epoch of the server-ID lease under which its round was
- * played (also part of the round id). The script reads the slot's epoch key and applies the
- * round only if the key exists and equals that epoch; anything else (missing key, older epoch,
- * an epoch from the future) is MONEY_ERR_STALE_EPOCH and nothing is written. Each lease
- * acquisition increments the epoch, so a server that lost its slot can never settle again.
+ * Fencing rule (the one lease/lease.h defines; same fence key as lease_format_fence_key()):
+ * a settlement carries the epoch of the server-ID lease under which its round was played (also
+ * part of the round id: server = the lease slot). The script reads the slot's fence and applies
+ * the round only if the fence exists and equals that epoch; anything else (missing fence, older
+ * epoch, an epoch from the future) is MONEY_ERR_STALE_EPOCH ("MONEY_STALE_EPOCH ...") and
+ * nothing is written. Each acquisition of a slot stores a larger epoch in its fence, so a server
+ * that lost its slot can never settle again.
  * Replays are answered before the fencing check: a round applied under a valid epoch keeps its
  * result even after the lease moved on.
  *

@@ -50,16 +50,16 @@ typedef void (*money_writer_done_cb)(money_result_t *res, void *arg);
 typedef struct {
     const char *redis_host; /* IP literal (hiredis resolves names with blocking calls) */
     int redis_port;
-    const char *service;         /* names the fencing key {croupier:lease:<service>}:epoch:<slot> */
-    size_t high_watermark;       /* default 4096 */
-    size_t max_inflight;         /* items sent and not answered; default 1024 */
-    size_t batch_max;            /* settlements per EVALSHA; default 64, at most 256 */
-    int connect_timeout_ms;      /* default 1000 */
-    int request_timeout_ms;      /* default 2000: no reply for this long = connection is dead */
-    int backoff_min_ms;          /* default 50 */
-    int backoff_max_ms;          /* default 2000 */
-    long history_maxlen;         /* XADD MAXLEN ~ cap; default 100000 */
-    long record_ttl_s;           /* idempotency records; default MONEY_RECORD_TTL_S */
+    const char *service;    /* lease service: fence {croupier:lease:<service>}:slot:<n>:epoch */
+    size_t high_watermark;  /* default 4096 */
+    size_t max_inflight;    /* items sent and not answered; default 1024 */
+    size_t batch_max;       /* settlements per EVALSHA; default 64, at most 256 */
+    int connect_timeout_ms; /* default 1000 */
+    int request_timeout_ms; /* default 2000: no reply for this long = connection is dead */
+    int backoff_min_ms;     /* default 50 */
+    int backoff_max_ms;     /* default 2000 */
+    long history_maxlen;    /* XADD MAXLEN ~ cap; default 100000 */
+    long record_ttl_s;      /* idempotency records; default MONEY_RECORD_TTL_S */
     metrics_registry_t *metrics; /* may be NULL; borrowed, must outlive the writer */
 } money_writer_config_t;
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lease.h"
 #include "money.h"
 
 START_TEST(test_money_round_id_round_trips)
@@ -109,7 +110,7 @@ START_TEST(test_money_settle_command_carries_every_key_and_argument)
     ck_assert(strncmp(cmd, "*16\r\n", 5) == 0);
     ck_assert_ptr_nonnull(memmem(cmd, len, money_script_sha(0), 40));
     ck_assert_ptr_nonnull(memmem(cmd, len, "{croupier:money}:round:1:2:3:4", 30));
-    ck_assert_ptr_nonnull(memmem(cmd, len, "{croupier:lease:game}:epoch:1", 29));
+    ck_assert_ptr_nonnull(memmem(cmd, len, "{croupier:lease:game}:slot:1:epoch", 34));
     ck_assert_ptr_nonnull(memmem(cmd, len, "{croupier:money}:wallet:c", 25));
     free(cmd);
     s.players[1] = "no spaces allowed";
@@ -117,6 +118,15 @@ START_TEST(test_money_settle_command_carries_every_key_and_argument)
     ck_assert_int_eq(money_cmd_wallet(MONEY_KIND_BUYIN, "p", 0, "op1", 0, &cmd, &len), -EINVAL);
     ck_assert_int_eq(money_cmd_wallet(MONEY_KIND_SETTLE, "p", 5, "op1", 0, &cmd, &len), -EINVAL);
     ck_assert_int_eq(money_cmd_history("1:2:3", "ddz", "{}", 10, 0, &cmd, &len), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_money_fence_key_is_the_lease_fence)
+{
+    char mine[160], theirs[160];
+    ck_assert_int_eq(money_key_epoch("game-a", 17, mine, sizeof mine), 0);
+    ck_assert_int_gt(lease_format_fence_key("game-a", 17, theirs, sizeof theirs), 0);
+    ck_assert_str_eq(mine, theirs);
 }
 END_TEST
 
@@ -259,6 +269,7 @@ int main(void)
     tcase_add_test(tc, test_money_settlement_check_explains_structural_errors);
     tcase_add_test(tc, test_money_settle_command_carries_every_key_and_argument);
     tcase_add_test(tc, test_money_script_shas_are_distinct_hex);
+    tcase_add_test(tc, test_money_fence_key_is_the_lease_fence);
     tcase_add_test(tc, test_money_reply_parse_maps_results_and_errors);
     suite_add_tcase(s, tc);
     tc = tcase_create("history");

@@ -266,10 +266,11 @@ START_TEST(test_settle_batch_applies_each_round_on_its_own)
 
     /* A batch whose layout is broken (one wallet key for a round of two) is refused as a whole
      * before any round runs. */
-    r = redisCommand(rc,
-                     "EVALSHA %s 4 {croupier:money}:round:1:5:77:30 {croupier:lease:game}:epoch:1 "
-                     "{croupier:money}:rake:ddz {croupier:money}:wallet:a 60 2 5 0 10 -10",
-                     money_script_sha(0));
+    r = redisCommand(
+        rc,
+        "EVALSHA %s 4 {croupier:money}:round:1:5:77:30 {croupier:lease:game}:slot:1:epoch "
+        "{croupier:money}:rake:ddz {croupier:money}:wallet:a 60 2 5 0 10 -10",
+        money_script_sha(0));
     ck_assert_ptr_nonnull(r);
     ck_assert_int_eq(money_reply_parse(MONEY_KIND_SETTLE, r, &out), MONEY_REPLY_DONE);
     ck_assert_int_eq(out.status, MONEY_ERR_BAD_ARGS);
