@@ -157,10 +157,19 @@ static void writer_complete(money_writer_t *w, money_item_t *it, money_result_t 
     r->arg = it->arg;
     snprintf(r->id, sizeof r->id, "%s", it->id);
     metrics_add(w->m_items[it->kind][r->status == MONEY_OK ? 0 : 1], 1);
-    if (r->status != MONEY_OK)
-        log_emit(r->status == -ECANCELED ? LOG_ERROR : LOG_WARN, "money_item_failed",
-                 "{s:s,s:s,s:i,s:s}", "kind", kind_names[it->kind], "id", it->id, "status",
-                 r->status, "error", r->error[0] ? r->error : money_strerror(r->status));
+    if (r->status == -ECANCELED) {
+        /* Never written: log the keys and arguments (Redis protocol text) so that an operator
+         * can replay the exact operation; the scripts make a replay harmless. */
+        const char *data = it->parts.buf ? it->parts.buf : it->cmd;
+        size_t len = it->parts.buf ? it->parts.keys_len + it->parts.args_len : it->len;
+        log_emit(LOG_ERROR, "money_item_failed", "{s:s,s:s,s:i,s:s,s:s#}", "kind",
+                 kind_names[it->kind], "id", it->id, "status", r->status, "error", r->error,
+                 "command", data ? data : "", data ? len : 0);
+    } else if (r->status != MONEY_OK) {
+        log_emit(LOG_WARN, "money_item_failed", "{s:s,s:s,s:i,s:s}", "kind", kind_names[it->kind],
+                 "id", it->id, "status", r->status, "error",
+                 r->error[0] ? r->error : money_strerror(r->status));
+    }
     if (it->done != NULL) {
         money_result_t *copy = xmalloc(sizeof *copy);
         memcpy(copy, r, sizeof *copy);
