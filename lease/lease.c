@@ -223,6 +223,14 @@ static int64_t lease_retry_delay(lease_t *l)
     return d / 2 + arc4random_uniform((uint32_t)(d - d / 2 + 1));
 }
 
+/* While the connection is down, poll it this often instead of backing off: the first answer
+ * after a reconnect should not wait for a long backoff. */
+static int64_t lease_poll_ms(const lease_t *l)
+{
+    int64_t ms = l->ttl_ms / 10;
+    return ms < 10 ? 10 : ms > 100 ? 100 : ms;
+}
+
 static void lease_acquire_reply_cb(rconn_t *rc, redisReply *reply, void *arg);
 
 static void lease_send_acquire(lease_t *l)
@@ -237,7 +245,7 @@ static void lease_send_acquire(lease_t *l)
     if (err != 0) {
         LIST_REMOVE(req, _link);
         free(req);
-        lease_arm_ms(l->acquire_ev, lease_retry_delay(l));
+        lease_arm_ms(l->acquire_ev, err == -ENOTCONN ? lease_poll_ms(l) : lease_retry_delay(l));
     }
 }
 
@@ -302,9 +310,8 @@ static void lease_acquire_reply_cb(rconn_t *rc, redisReply *reply, void *arg)
                      "(never a static ID). Size the pool so that " LEASE_RULE,
                      "retry_ms", (json_int_t)delay);
         }
-        lease_emit(l, LEASE_EV_EXHAUSTED);
-        if (l->state == LEASE_EXHAUSTED)
-            lease_arm_ms(l->acquire_ev, delay);
+        lease_arm_ms(l->acquire_ev, delay);
+        lease_emit(l, LEASE_EV_EXHAUSTED); /* last: the owner may destroy the lease */
         return;
     }
     l->slot = (int)slot;
@@ -347,6 +354,8 @@ static void lease_renew_timer_cb(evutil_socket_t fd, short what, void *arg)
         LIST_REMOVE(req, _link);
         free(req);
         metrics_add(l->m_renew_error, 1);
+        if (l->state == LEASE_UNCONFIRMED) /* ask again as soon as Redis is back */
+            lease_arm_ms(l->renew_ev, lease_poll_ms(l));
         return;
     }
     l->renew_inflight = true;

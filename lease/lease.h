@@ -43,6 +43,26 @@
  *
  * Metrics: lease_renew_total{result="ok|regained|lost|error"}, lease_pool_in_use,
  * lease_epoch, lease_gaps_total, lease_exhausted_total, lease_valid (1 while VALID).
+ *
+ * Driving it from a game server's main loop (tests/integration/lease_holder.c does exactly this):
+ *
+ *     signal(SIGPIPE, SIG_IGN);
+ *     rconn_t *rc = rconn_create(base, &(rconn_opts_t){.host = "127.0.0.1", .port = 6379,
+ *                                .request_timeout_ms = ttl / 3, .connect_timeout_ms = ttl / 3});
+ *     lease_t *l = lease_create(base, rc, &(lease_opts_t){.service = "holdem", .pool_size = 8,
+ *                               .ttl_ms = ttl, .metrics = m, .on_event = on_lease, .arg = srv});
+ *     lease_start(l);
+ *
+ *     on_lease(l, ev, srv):
+ *         ACQUIRED     -> server ID = lease_slot(l); open listeners; registry_start(); ready
+ *         UNCONFIRMED  -> readiness 503, no new desks (running rounds go on)
+ *         CONFIRMED / REGAINED -> ready again (REGAINED: settlements now carry lease_epoch(l))
+ *         LOST         -> stop intake, readiness 503, log exit reason=lease_lost, exit
+ *         EXHAUSTED    -> stay unready (the module already logged the sizing rule and retries)
+ *     ready = lease_state(l) == LEASE_VALID && registered && !draining
+ *
+ *     graceful exit: ... flush settlements -> registry_deregister() -> lease_release(l, done)
+ *                    -> done: lease_destroy(l); rconn_destroy(rc); exit
  */
 #ifndef CROUPIER_LEASE_H
 #define CROUPIER_LEASE_H
@@ -106,7 +126,8 @@ int lease_start(lease_t *l);
 void lease_release(lease_t *l, lease_done_cb done, void *arg);
 
 /* Frees the lease without releasing the slot (it expires within the TTL). Replies still in
- * flight are ignored. NULL is a no-op. Must not be called from inside its own callbacks. */
+ * flight are ignored. May be called from inside its own on_event and done callbacks.
+ * NULL is a no-op. */
 void lease_destroy(lease_t *l);
 
 lease_state_t lease_state(const lease_t *l);

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include <event2/event.h>
+
 #include "lease.h"
 #include "support.h"
 
@@ -397,6 +399,148 @@ START_TEST(test_lease_rejects_bad_options)
 }
 END_TEST
 
+typedef struct {
+    int events[LEASE_EV_LOST + 1];
+    int done_calls, done_result;
+} lease_probe_t;
+
+static void probe_event_cb(lease_t *l, lease_event_t ev, void *arg)
+{
+    (void)l;
+    ((lease_probe_t *)arg)->events[ev]++;
+}
+
+static void probe_done_cb(lease_t *l, int result, void *arg)
+{
+    (void)l;
+    lease_probe_t *p = arg;
+    p->done_calls++;
+    p->done_result = result;
+}
+
+static void loop_until(struct event_base *base, const int *counter, int want, int ms)
+{
+    long long end = ts_now_ms() + ms;
+    while (*counter < want && ts_now_ms() < end) {
+        struct timeval tv = {0, 10000};
+        event_base_loopexit(base, &tv);
+        event_base_dispatch(base);
+    }
+}
+
+START_TEST(test_lease_in_process_events_metrics_and_release)
+{
+    signal(SIGPIPE, SIG_IGN);
+    ts_redis_t *r = ts_redis_start();
+    ck_assert_ptr_nonnull(r);
+    struct event_base *base = event_base_new();
+    rconn_opts_t ro = {.host = "127.0.0.1",
+                       .port = ts_redis_port(r),
+                       .request_timeout_ms = 200,
+                       .connect_timeout_ms = 200};
+    rconn_t *rc = rconn_create(base, &ro);
+    metrics_registry_t *m = metrics_create();
+    lease_probe_t p = {0};
+    lease_opts_t o = {.service = SERVICE,
+                      .pool_size = 3,
+                      .ttl_ms = 600,
+                      .metrics = m,
+                      .on_event = probe_event_cb,
+                      .arg = &p};
+    lease_t *l = lease_create(base, rc, &o);
+    ck_assert_ptr_nonnull(l);
+    ck_assert_int_eq(lease_slot(l), -1);
+    ck_assert_int_eq(lease_start(l), 0);
+    ck_assert_int_eq(lease_start(l), -EALREADY);
+    loop_until(base, &p.events[LEASE_EV_ACQUIRED], 1, 5000);
+    ck_assert_int_eq(lease_state(l), LEASE_VALID);
+    ck_assert_int_ge(lease_slot(l), 0);
+    ck_assert_int_eq(strlen(lease_token(l)), 32);
+    char *v = ts_redis_cmd(r, "GET %s", slot_key(lease_slot(l)));
+    ck_assert_str_eq(v, lease_token(l));
+    free(v);
+    loop_until(base, &p.events[LEASE_EV_RENEWED], 2, 3000);
+    int64_t epoch = lease_epoch(l);
+
+    v = ts_redis_cmd(r, "DEL %s", slot_key(lease_slot(l)));
+    free(v);
+    loop_until(base, &p.events[LEASE_EV_REGAINED], 1, 3000);
+    ck_assert_int_eq(p.events[LEASE_EV_REGAINED], 1);
+    ck_assert_int_gt(lease_epoch(l), epoch);
+    ck_assert_uint_eq(lease_gaps(l), 1);
+    size_t len;
+    char *text = metrics_render(m, &len);
+    ck_assert_ptr_nonnull(strstr(text, "lease_gaps_total 1"));
+    ck_assert_ptr_nonnull(strstr(text, "lease_pool_in_use 1"));
+    ck_assert_ptr_nonnull(strstr(text, "lease_renew_total{result=\"regained\"} 1"));
+    ck_assert_ptr_nonnull(strstr(text, "lease_valid 1"));
+    char want[64];
+    snprintf(want, sizeof want, "lease_epoch %lld", (long long)lease_epoch(l));
+    ck_assert_ptr_nonnull(strstr(text, want));
+    free(text);
+
+    lease_release(l, probe_done_cb, &p);
+    loop_until(base, &p.done_calls, 1, 3000);
+    ck_assert_int_eq(p.done_result, 0);
+    ck_assert_int_eq(lease_state(l), LEASE_RELEASED);
+    v = ts_redis_cmd(r, "EXISTS %s", slot_key(lease_slot(l)));
+    ck_assert_str_eq(v, "0");
+    free(v);
+    /* the fence stays: a late writer with this epoch is still recognised as the last one */
+    char fence[128];
+    lease_format_fence_key(SERVICE, lease_slot(l), fence, sizeof fence);
+    v = ts_redis_cmd(r, "GET %s", fence);
+    ck_assert_int_eq(atoll(v), lease_epoch(l));
+    free(v);
+    ck_assert_int_eq(p.events[LEASE_EV_LOST], 0);
+    lease_destroy(l);
+    rconn_destroy(rc);
+    metrics_destroy(m);
+    event_base_free(base);
+    ts_redis_stop(r);
+}
+END_TEST
+
+START_TEST(test_lease_fenced_set_accepts_current_epoch_rejects_after_takeover)
+{
+    signal(SIGPIPE, SIG_IGN);
+    ts_redis_t *r = ts_redis_start();
+    ck_assert_ptr_nonnull(r);
+    struct event_base *base = event_base_new();
+    rconn_opts_t ro = {.host = "127.0.0.1", .port = ts_redis_port(r)};
+    rconn_t *rc = rconn_create(base, &ro);
+    lease_probe_t p = {0};
+    lease_opts_t o = {
+        .service = SERVICE, .pool_size = 1, .ttl_ms = 600, .on_event = probe_event_cb, .arg = &p};
+    lease_t *l = lease_create(base, rc, &o);
+    ck_assert_int_eq(lease_fenced_set(l, "k", "v", 1, NULL, NULL), -ENOENT);
+    lease_start(l);
+    loop_until(base, &p.events[LEASE_EV_ACQUIRED], 1, 5000);
+    ck_assert_int_eq(lease_fenced_set(l, "{croupier:lease:" SERVICE "}:w", "one", 3, NULL, NULL),
+                     0);
+    int never = 0;
+    loop_until(base, &never, 1, 100);
+    char *v = ts_redis_cmd(r, "GET %s", "{croupier:lease:" SERVICE "}:w");
+    ck_assert_str_eq(v, "one");
+    free(v);
+    /* Another process takes over the slot (new epoch in the fence): our writes bounce. */
+    char fence[128];
+    lease_format_fence_key(SERVICE, 0, fence, sizeof fence);
+    v = ts_redis_cmd(r, "SET %s %lld", fence, (long long)lease_epoch(l) + 1);
+    free(v);
+    ck_assert_int_eq(lease_fenced_set(l, "{croupier:lease:" SERVICE "}:w", "two", 3, NULL, NULL),
+                     0);
+    loop_until(base, &never, 1, 100);
+    v = ts_redis_cmd(r, "GET %s", "{croupier:lease:" SERVICE "}:w");
+    ck_assert_str_eq(v, "one");
+    free(v);
+    lease_destroy(l);
+    rconn_destroy(rc);
+    event_base_free(base);
+    ts_redis_stop(r);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("lease");
@@ -408,6 +552,7 @@ int main(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("renewal");
     tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_lease_in_process_events_metrics_and_release);
     tcase_add_test(tc, test_lease_renew_regains_evaporated_key);
     tcase_add_test(tc, test_lease_overwritten_key_makes_holder_exit_lease_lost);
     suite_add_tcase(s, tc);
@@ -419,6 +564,7 @@ int main(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("fencing");
     tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_lease_fenced_set_accepts_current_epoch_rejects_after_takeover);
     tcase_add_test(tc, test_lease_paused_holder_loses_slot_and_stale_fenced_write_is_rejected);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
