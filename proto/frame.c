@@ -742,7 +742,7 @@ ssize_t frame_encode(const ProtobufCMessage *msg, const frame_limits_t *lim, uin
                      size_t cap, frame_error_t *err)
 {
     lim = limits_or_default(lim);
-    size_t size;
+    size_t size = 0;
     int rc = prepare(msg, lim, err, &size);
     if (rc < 0)
         return rc;
@@ -757,7 +757,7 @@ int frame_write(struct evbuffer *out, const ProtobufCMessage *msg, const frame_l
                 frame_error_t *err)
 {
     lim = limits_or_default(lim);
-    size_t size;
+    size_t size = 0;
     int rc = prepare(msg, lim, err, &size);
     if (rc < 0)
         return rc;
