@@ -57,6 +57,7 @@ typedef struct gs_link {
     uint64_t id;
     struct bufferevent *bev;
     bool hello_done;
+    bool dead; /* closing: frees itself on the next loop iteration */
     char peer[64];
 } gs_link_t;
 
@@ -71,7 +72,8 @@ typedef struct gs_link {
 typedef struct {
     uint64_t player_id, request_id, key;
     bool in_flight;
-    uint64_t wait_link; /* a retry that arrived in flight wants the answer on this link */
+    uint64_t wait_link[4]; /* retries that arrived in flight want the answer on these links */
+    int nwait;
     uint8_t *reply;
     size_t reply_len;
 } gs_cached_t;
@@ -124,6 +126,7 @@ typedef struct {
 } gs_desk_t;
 
 static void gs_link_free(gs_link_t *l);
+static void gs_link_close(gs_link_t *l);
 
 /* ---- small helpers ----------------------------------------------------------------------- */
 
@@ -171,7 +174,7 @@ static void gs_link_send(gs_link_t *l, const uint8_t *bytes, size_t len)
         log_emit(LOG_WARN, "rpc_link_slow", "{s:I,s:s,s:I}", "link", (json_int_t)l->id, "peer",
                  l->peer, "queued", (json_int_t)evbuffer_get_length(out));
         metrics_add(l->gs->m_slow, 1);
-        gs_link_free(l);
+        gs_link_close(l);
         return;
     }
     evbuffer_add(out, bytes, len);
@@ -180,7 +183,10 @@ static void gs_link_send(gs_link_t *l, const uint8_t *bytes, size_t len)
 static gs_link_t *gs_link_get(gs_t *gs, uint64_t id)
 {
     uint64_t p;
-    return u64map_get(gs->links, id, &p) ? (gs_link_t *)(uintptr_t)p : NULL;
+    if (!u64map_get(gs->links, id, &p))
+        return NULL;
+    gs_link_t *l = (gs_link_t *)(uintptr_t)p;
+    return l->dead ? NULL : l;
 }
 
 static void gs_send_frame(gs_link_t *l, const Croupier__RpcFrame *f)
@@ -398,7 +404,6 @@ void gs_close_desk_seats(gs_t *gs, rt_desk_id_t desk, const uint64_t *players, s
     sm.table_closing = &tc;
     for (size_t i = 0; i < n; i++) {
         gs_push(gs, players[i], &sm);
-        gs_seat(gs, players[i], 0);
     }
     if (n == 0)
         return;
@@ -469,11 +474,13 @@ static void gs_out_apply(gs_t *gs, gs_out_t *o)
             c->reply = o->bytes;
             c->reply_len = o->len;
             o->bytes = NULL;
-            if (c->wait_link != 0)
-                link_id = c->wait_link;
             gs_link_t *l = gs_link_get(gs, link_id);
             if (l != NULL)
                 gs_link_send(l, c->reply, c->reply_len);
+            for (int i = 0; i < c->nwait; i++)
+                if ((l = gs_link_get(gs, c->wait_link[i])) != NULL)
+                    gs_link_send(l, c->reply, c->reply_len);
+            c->nwait = 0;
             break;
         }
         gs_link_t *l = gs_link_get(gs, link_id);
@@ -606,9 +613,10 @@ static void gs_link_request(gs_link_t *l, Croupier__RpcFrame *in, gs_req_kind_t 
         gs_cached_t *c = gs_cache_find(gs, player, in->request_id);
         if (c != NULL) {
             metrics_add(gs->m_dupes, 1);
-            if (c->in_flight)
-                c->wait_link = l->id;
-            else
+            if (c->in_flight) {
+                if (c->nwait < 4)
+                    c->wait_link[c->nwait++] = l->id;
+            } else
                 gs_link_send(l, c->reply, c->reply_len);
             frame_free_rpc(in);
             return;
@@ -654,7 +662,7 @@ static void gs_link_read_cb(struct bufferevent *bev, void *arg)
 {
     gs_link_t *l = arg;
     struct evbuffer *in = bufferevent_get_input(bev);
-    for (;;) {
+    while (!l->dead) {
         Croupier__RpcFrame *f;
         frame_error_t err;
         frame_result_t r = frame_read_rpc(in, NULL, &f, &err);
@@ -664,7 +672,7 @@ static void gs_link_read_cb(struct bufferevent *bev, void *arg)
             log_emit(LOG_WARN, "rpc_frame_too_large", "{s:I,s:s}", "link", (json_int_t)l->id,
                      "peer", l->peer);
             metrics_add(l->gs->m_bad_frames, 1);
-            gs_link_free(l);
+            gs_link_close(l);
             return;
         }
         if (r == FRAME_MALFORMED) {
@@ -676,7 +684,7 @@ static void gs_link_read_cb(struct bufferevent *bev, void *arg)
         if (!l->hello_done && f->body_case != CROUPIER__RPC_FRAME__BODY_HELLO) {
             log_emit(LOG_WARN, "rpc_link_no_hello", "{s:I}", "link", (json_int_t)l->id);
             frame_free_rpc(f);
-            gs_link_free(l);
+            gs_link_close(l);
             return;
         }
         switch (f->body_case) {
@@ -723,8 +731,28 @@ static void gs_link_event_cb(struct bufferevent *bev, short what, void *arg)
     if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) {
         log_emit(LOG_INFO, "rpc_link_closed", "{s:I,s:s,s:b}", "link", (json_int_t)l->id, "peer",
                  l->peer, "error", (what & BEV_EVENT_ERROR) != 0);
-        gs_link_free(l);
+        gs_link_close(l);
     }
+}
+
+static void gs_link_close_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    gs_link_free(arg);
+}
+
+/*
+ * Closes a link from inside code that may still hold its pointer (a read loop, a send): the
+ * link stops reading and is marked dead at once, and is freed on the next loop iteration.
+ */
+static void gs_link_close(gs_link_t *l)
+{
+    if (l->dead)
+        return;
+    l->dead = true;
+    bufferevent_disable(l->bev, EV_READ | EV_WRITE);
+    event_base_once(l->gs->base, -1, EV_TIMEOUT, gs_link_close_cb, l, NULL);
 }
 
 static void gs_link_free(gs_link_t *l)

@@ -166,8 +166,9 @@ void gs_push(gs_t *gs, uint64_t player_id, const Croupier__ServerMessage *msg);
  * thread; takes effect in order with the desk's other gs calls. */
 void gs_seat(gs_t *gs, uint64_t player_id, rt_desk_id_t desk);
 /* The desk closes its seats (drain, or the table shut): each player is told with a
- * TableClosing push, unseated, and the gateways get a DeskClosing notice naming them so they
- * re-seat them elsewhere. Any thread. */
+ * TableClosing push, and the gateways get a DeskClosing notice naming them so they re-seat them
+ * elsewhere. The players stay seated here until they leave (or the process exits), so a resume
+ * or a leave still reaches the desk meanwhile; the desk starts no round. Any thread. */
 void gs_close_desk_seats(gs_t *gs, rt_desk_id_t desk, const uint64_t *players, size_t n,
                          Croupier__ClosingReason reason, const char *detail);
 

@@ -267,9 +267,12 @@ static void tg_table_round_end(rt_desk_t *desk, tg_table_t *t, bool voided)
     Croupier__RoundEnd re = CROUPIER__ROUND_END__INIT;
     Croupier__SeatDelta deltas[TG_MAX_SEATS];
     Croupier__SeatDelta *dptr[TG_MAX_SEATS];
-    char round_id[96];
-    snprintf(round_id, sizeof round_id, "%016llx:%llu", (unsigned long long)rt_desk_id(desk),
-             (unsigned long long)t->seq);
+    char round_id[MONEY_ID_MAX + 1];
+    money_round_id_t rid = {.server = gs_server_slot(gs),
+                            .epoch = gs_epoch(gs),
+                            .desk = rt_desk_id(desk),
+                            .seq = t->seq};
+    money_round_id_format(&rid, round_id, sizeof round_id);
     re.round_id = round_id;
     int n = tg_table_count(t, NULL);
     if (voided) {
