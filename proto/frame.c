@@ -560,8 +560,22 @@ static int rules_server(const Croupier__ServerMessage *m, const char *path, fram
                         path);
         return 0;
     }
+    case CROUPIER__SERVER_MESSAGE__BODY_SNAPSHOT: {
+        const Croupier__Snapshot *sn = m->snapshot;
+        static const Croupier__Snapshot__StateCase want[] = {
+            [CROUPIER__ENGINE__ENGINE_TRADITIONAL] = CROUPIER__SNAPSHOT__STATE_SHEDDING,
+            [CROUPIER__ENGINE__ENGINE_HOLDEM] = CROUPIER__SNAPSHOT__STATE_HOLDEM,
+            [CROUPIER__ENGINE__ENGINE_PERSISTENT] = CROUPIER__SNAPSHOT__STATE_BLACKJACK,
+        };
+        if (sn->state_case != CROUPIER__SNAPSHOT__STATE__NOT_SET &&
+            (sn->engine < 0 || (size_t)sn->engine >= sizeof want / sizeof want[0] ||
+             want[sn->engine] != sn->state_case))
+            return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                        "%s.snapshot: state does not belong to its engine", path);
+        snprintf(sub, sizeof sub, "%s.snapshot", path);
+        return check_join(&(Croupier__Join){.game = sn->game, .stake = sn->stake}, sub, err);
+    }
     case CROUPIER__SERVER_MESSAGE__BODY_LOGIN_RESULT:
-    case CROUPIER__SERVER_MESSAGE__BODY_SNAPSHOT:
     case CROUPIER__SERVER_MESSAGE__BODY_DEAL:
     case CROUPIER__SERVER_MESSAGE__BODY_TURN:
     case CROUPIER__SERVER_MESSAGE__BODY_TABLE_CLOSING:

@@ -627,6 +627,19 @@ START_TEST(test_check_rpc_frames_follow_the_link_rules)
     r.code = CROUPIER__ERROR_CODE__DRAINING;
     ck_assert_int_eq(frame_check_rpc(&f, NULL, &err), 0);
 
+    /* A snapshot's engine state must be its engine's. */
+    Croupier__HoldemState hs = CROUPIER__HOLDEM_STATE__INIT;
+    hs.street = CROUPIER__HOLDEM_STREET__HOLDEM_RIVER;
+    Croupier__Snapshot sn = CROUPIER__SNAPSHOT__INIT;
+    sn.engine = CROUPIER__ENGINE__ENGINE_PERSISTENT, sn.game = "blackjack", sn.stake = 5;
+    sn.state_case = CROUPIER__SNAPSHOT__STATE_HOLDEM, sn.holdem = &hs;
+    Croupier__ServerMessage snm = CROUPIER__SERVER_MESSAGE__INIT;
+    snm.body_case = CROUPIER__SERVER_MESSAGE__BODY_SNAPSHOT, snm.snapshot = &sn;
+    ck_assert_int_eq(frame_check_server(&snm, NULL, &err), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.detail, "does not belong to its engine"));
+    sn.engine = CROUPIER__ENGINE__ENGINE_HOLDEM;
+    ck_assert_int_eq(frame_check_server(&snm, NULL, &err), 0);
+
     /* A pushed event is checked with the gate -> client rules. */
     Croupier__RoundEnd re = CROUPIER__ROUND_END__INIT;
     re.round_id = "g:1:2:3", re.outcome = CROUPIER__ROUND_OUTCOME__OUTCOME_VOIDED;
