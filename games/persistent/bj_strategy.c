@@ -142,7 +142,9 @@ static void bj_strategy_fill_up(bj_strategy_t *s, int up)
             hv[h][a] = eh > st ? eh : st;
         }
     }
-    double surrender = -0.5 * (1 - dist[D_BJ]) - dist[D_BJ];
+    /* A surrendered hand is over: it loses half its bet whatever the dealer holds, also in
+     * the no-hole-card game (rules §4.6). */
+    double surrender = -0.5;
 
     /* First-decision values and chart cells. */
     for (int t = 4; t <= 21; t++) {

@@ -178,24 +178,27 @@ static inline void bj_emit(bj_table_t *t, bj_event_type_t type, int seat, int ha
  */
 static void bj_shuffle(bj_table_t *t, uint8_t *cards, int n)
 {
-    uint64_t buf = 0;
-    int have = 0;
-    for (int i = n - 1; i > 0; i--) {
-        uint32_t bound = (uint32_t)i + 1, j;
-        if (t->rng == NULL) {
-            j = arc4random_uniform(bound);
-        } else {
-            if (have == 0) {
-                buf = bj_rng_next(t->rng);
-                have = 2;
-            }
-            uint64_t m = (uint64_t)(uint32_t)(buf >> 32) * bound;
-            buf <<= 32;
-            have--;
-            j = (uint32_t)(m >> 32);
-            if ((uint32_t)m < bound && (uint32_t)m < -bound % bound)
-                j = bj_rng_uniform(t->rng, bound);
+    bj_rng_t *rng = t->rng;
+    if (rng == NULL) {
+        for (int i = n - 1; i > 0; i--) {
+            uint32_t j = arc4random_uniform((uint32_t)i + 1);
+            uint8_t c = cards[i];
+            cards[i] = cards[j];
+            cards[j] = c;
         }
+        return;
+    }
+    uint64_t buf = 0;
+    for (int i = n - 1; i > 0; i--) {
+        uint32_t bound = (uint32_t)i + 1;
+        if ((i & 1) != (n & 1)) /* every other swap, from the first, takes a fresh output */
+            buf = bj_rng_next(rng);
+        else
+            buf <<= 32;
+        uint64_t m = (uint64_t)(uint32_t)(buf >> 32) * bound;
+        uint32_t j = (uint32_t)(m >> 32);
+        if ((uint32_t)m < bound && (uint32_t)m < -bound % bound)
+            j = bj_rng_uniform(rng, bound);
         uint8_t c = cards[i];
         cards[i] = cards[j];
         cards[j] = c;
@@ -383,18 +386,27 @@ static int bj_check_action(const bj_table_t *t, const bj_seat_t *st, const bj_ha
     }
 }
 
+/* The same answers as bj_check_action() for every action, at once (the hot path of bots and
+ * the simulator); the unit tests check that both agree. */
 static uint32_t bj_allowed_mask(const bj_table_t *t, const bj_seat_t *st, const bj_hand_t *h)
 {
+    const bj_rules_t *r = &t->rules;
+    bool split_aces = h->flags & BJ_HAND_SPLIT_ACES;
     uint32_t m = BJ_ACT_BIT(BJ_ACT_STAND);
-    if (!(h->flags & BJ_HAND_SPLIT_ACES))
+    if (!split_aces)
         m |= BJ_ACT_BIT(BJ_ACT_HIT);
     if (h->ncards != 2)
         return m; /* double, split and surrender all need exactly two cards */
-    if (bj_check_action(t, st, h, BJ_ACT_DOUBLE) == 0)
-        m |= BJ_ACT_BIT(BJ_ACT_DOUBLE);
-    if (bj_check_action(t, st, h, BJ_ACT_SPLIT) == 0)
+    if (!split_aces && (r->das || !(h->flags & BJ_HAND_SPLIT))) {
+        if (r->double_on == BJ_DOUBLE_ANY)
+            m |= BJ_ACT_BIT(BJ_ACT_DOUBLE);
+        else if (bj_check_action(t, st, h, BJ_ACT_DOUBLE) == 0)
+            m |= BJ_ACT_BIT(BJ_ACT_DOUBLE);
+    }
+    if (bj_card_value(h->cards[0]) == bj_card_value(h->cards[1]) && st->nhands < r->max_hands &&
+        (r->rsa || !split_aces))
         m |= BJ_ACT_BIT(BJ_ACT_SPLIT);
-    if (bj_check_action(t, st, h, BJ_ACT_SURRENDER) == 0)
+    if (r->late_surrender && st->nhands == 1)
         m |= BJ_ACT_BIT(BJ_ACT_SURRENDER);
     return m;
 }

@@ -239,6 +239,7 @@ static void bjr_run(uint64_t seed, uint64_t rounds, uint64_t rules_every)
     bj_rng_seed(&drv, seed);
     bj_rng_seed(&rng, seed ^ 0x5eed);
     bjr_track_t tr;
+    memset(&tr, 0, sizeof(tr));
     bj_table_t *t = NULL;
     bj_snapshot_t sn;
     uint64_t played = 0, refused = 0;
