@@ -7,7 +7,8 @@
  *   ping-pong: desk pairs bouncing one message each (many pairs in flight), with 1 worker, with
  *              2 workers and each pair on one worker, and with 2 workers and every pair split
  *              across the workers. Figure: messages delivered per second.
- *   fan-in:    T poster threads (not workers) posting to 1000 desks spread over the workers.
+ *   fan-in:    T poster threads (not workers) posting to 1000 desks spread over the workers,
+ *              one rt_post per message, then in rt_post_batch calls of 256 messages.
  *   create:    time to create 100k desks from one thread, and to destroy them (posted).
  *   memory:    RSS growth per idle desk over 100k desks, and the runtime's per-desk struct size.
  */
@@ -83,19 +84,35 @@ typedef struct {
     rt_desk_id_t *ids;
     int ndesks;
     long count;
+    bool batched;
 } poster_t;
 
 static void *poster_main(void *arg)
 {
+    enum { B = 256 };
     poster_t *p = arg;
-    for (long i = 0; i < p->count; i++)
-        rt_post(p->rt, p->ids[i % p->ndesks], &(rt_msg_t){.type = MSG_COUNT, .arg = (uint64_t)i});
+    if (!p->batched) {
+        for (long i = 0; i < p->count; i++)
+            rt_post(p->rt, p->ids[i % p->ndesks],
+                    &(rt_msg_t){.type = MSG_COUNT, .arg = (uint64_t)i});
+        return NULL;
+    }
+    rt_desk_id_t to[B];
+    rt_msg_t msgs[B];
+    for (long i = 0; i < p->count;) {
+        size_t n = 0;
+        for (; n < B && i < p->count; n++, i++) {
+            to[n] = p->ids[i % p->ndesks];
+            msgs[n] = (rt_msg_t){.type = MSG_COUNT, .arg = (uint64_t)i};
+        }
+        rt_post_batch(p->rt, to, msgs, n);
+    }
     return NULL;
 }
 
 /* T posters each post `per_thread` messages; returns delivered messages per second, measured
  * from the first post to the last delivery. */
-static double bench_fanin(unsigned workers, int threads, long per_thread)
+static double bench_fanin(unsigned workers, int threads, long per_thread, bool batched)
 {
     enum { NDESKS = 1000 };
     rt_t *rt;
@@ -107,7 +124,7 @@ static double bench_fanin(unsigned workers, int threads, long per_thread)
         if (rt_desk_create(rt, &counter_ops, &counts[i], -1, &ids[i]) != 0)
             abort();
     pthread_t th[16];
-    poster_t p = {rt, ids, NDESKS, per_thread};
+    poster_t p = {rt, ids, NDESKS, per_thread, batched};
     uint64_t want = (uint64_t)threads * (uint64_t)per_thread;
     int64_t t0 = clock_mono_ns();
     for (int t = 0; t < threads; t++)
@@ -196,12 +213,15 @@ int main(int argc, char **argv)
     printf("ping-pong 2 workers, 1000 pairs, every pair split across workers: %.2f M msg/s\n",
            bench_pingpong(2, 1000, true, secs) / 1e6);
     long per = (long)(secs * 2e6);
-    printf("fan-in 1 worker, 1 poster thread -> 1000 desks: %.2f M msg/s\n",
-           bench_fanin(1, 1, per) / 1e6);
-    printf("fan-in 2 workers, 2 poster threads -> 1000 desks: %.2f M msg/s\n",
-           bench_fanin(2, 2, per / 2) / 1e6);
-    printf("fan-in 2 workers, 4 poster threads -> 1000 desks: %.2f M msg/s\n",
-           bench_fanin(2, 4, per / 4) / 1e6);
+    for (int batched = 0; batched < 2; batched++) {
+        const char *how = batched ? "rt_post_batch of 256" : "rt_post";
+        printf("fan-in (%s) 1 worker, 1 poster thread -> 1000 desks: %.2f M msg/s\n", how,
+               bench_fanin(1, 1, per, batched) / 1e6);
+        printf("fan-in (%s) 2 workers, 2 poster threads -> 1000 desks: %.2f M msg/s\n", how,
+               bench_fanin(2, 2, per / 2, batched) / 1e6);
+        printf("fan-in (%s) 2 workers, 4 poster threads -> 1000 desks: %.2f M msg/s\n", how,
+               bench_fanin(2, 4, per / 4, batched) / 1e6);
+    }
     bench_create_and_memory();
     return 0;
 }

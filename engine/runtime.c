@@ -856,6 +856,60 @@ int rt_post(rt_t *rt, rt_desk_id_t to, const rt_msg_t *msg)
     return rt_post_entry(rt, to, msg);
 }
 
+/*
+ * Posts msgs[i] to to[i] for i < n with rt_post's rules, but from a thread that is not a worker
+ * takes each target worker's inbox lock once per 256 messages instead of once per message. Each
+ * message is consumed whatever happens. Returns 0 if every message was queued, else the first
+ * error rt_post would have returned.
+ */
+int rt_post_batch(rt_t *rt, const rt_desk_id_t *to, const rt_msg_t *msgs, size_t n)
+{
+    enum { CHUNK = 256 };
+    if (!rt || (n > 0 && (!to || !msgs)))
+        return -EINVAL;
+    int rc = 0;
+    if (tls_worker && tls_worker->rt == rt) {
+        /* A worker's own posts are already batched (ring and outboxes). */
+        for (size_t i = 0; i < n; i++) {
+            int r = rt_post(rt, to[i], &msgs[i]);
+            if (r < 0 && rc == 0)
+                rc = r;
+        }
+        return rc;
+    }
+    for (size_t i = 0; i < n; i++) {
+        unsigned widx = rt_id_worker(to[i]);
+        if (msgs[i].type < RT_MSG_USER || to[i] == 0 || widx >= rt->nworkers) {
+            rt_msg_t m = msgs[i];
+            rt_drop(&rt->w[0], &m);
+            rc = rc ? rc : -EINVAL;
+        }
+    }
+    rt_entry_t buf[CHUNK];
+    for (unsigned widx = 0; widx < rt->nworkers; widx++) {
+        rt_worker_t *w = &rt->w[widx];
+        size_t len = 0;
+        for (size_t i = 0; i <= n; i++) {
+            if (i < n && (msgs[i].type < RT_MSG_USER || to[i] == 0 || rt_id_worker(to[i]) != widx))
+                continue;
+            if (i < n)
+                buf[len++] = (rt_entry_t){.dest = to[i], .job = NULL, .msg = msgs[i]};
+            if (len == 0 || (len < CHUNK && i < n))
+                continue;
+            int r = atomic_load_explicit(&rt->stopping, memory_order_relaxed)
+                        ? -ESHUTDOWN
+                        : rt_inbox_append(w, buf, len, NULL);
+            if (r < 0) {
+                for (size_t k = 0; k < len; k++)
+                    rt_drop(w, &buf[k].msg);
+                rc = rc ? rc : r;
+            }
+            len = 0;
+        }
+    }
+    return rc;
+}
+
 int rt_post_destroy(rt_t *rt, rt_desk_id_t id)
 {
     rt_msg_t m = {.type = RT_MSG_DESTROY_};

@@ -122,6 +122,11 @@ int rt_post_destroy(rt_t *rt, rt_desk_id_t id);
  * 0 (queued; a dead desk is detected at delivery and the drop counted), -EINVAL (type below
  * RT_MSG_USER or malformed id; counted as dropped), -ESHUTDOWN (runtime stopping; counted). */
 int rt_post(rt_t *rt, rt_desk_id_t to, const rt_msg_t *msg);
+/* Posts msgs[i] to to[i] for every i < n, each as rt_post would (every payload consumed, order
+ * kept per desk). From a thread that is not a worker this takes each target worker's lock once
+ * per 256 messages rather than once per message. Returns 0 if all were queued, else the first
+ * error (-EINVAL, -ESHUTDOWN) met; the other messages are still posted. */
+int rt_post_batch(rt_t *rt, const rt_desk_id_t *to, const rt_msg_t *msgs, size_t n);
 /* Runs fn(rt, arg) on worker `worker`'s thread, in FIFO order with the caller's other posts
  * to that worker. Returns 0, -EINVAL (bad worker or fn), -ESHUTDOWN (then fn never runs and
  * the caller keeps arg). Jobs queued before rt_stop still run during the stop. */

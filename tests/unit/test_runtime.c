@@ -258,6 +258,83 @@ START_TEST(test_runtime_post_from_many_threads_keeps_sender_order)
 END_TEST
 
 /* Ping-pong between desks on the same worker (private ring) and across workers (outboxes). */
+typedef struct {
+    rt_t *rt;
+    rt_desk_id_t *ids;
+    unsigned sender;
+    int count;
+} batch_poster_t;
+
+static void *batch_poster_main(void *arg)
+{
+    enum { B = 300 }; /* not a multiple of the runtime's 256-message chunks */
+    batch_poster_t *a = arg;
+    rt_desk_id_t to[B];
+    rt_msg_t msgs[B];
+    int seq = 1;
+    while (seq <= a->count) {
+        size_t n = 0;
+        /* Interleave the four desks (two per worker) the way a real producer would. */
+        for (; n < B && seq <= a->count; seq++)
+            for (int d = 0; d < 4; d++, n++) {
+                to[n] = a->ids[d];
+                msgs[n] =
+                    (rt_msg_t){.type = OP_SEQ, .arg = ((uint64_t)a->sender << 32) | (uint64_t)seq};
+            }
+        if (rt_post_batch(a->rt, to, msgs, n) != 0)
+            abort();
+    }
+    return NULL;
+}
+
+START_TEST(test_runtime_post_batch_keeps_order_and_counts)
+{
+    enum { COUNT = 5000 };
+    rt_t *rt;
+    ck_assert_int_eq(rt_create(2, &rt), 0);
+    probe_t *p[4];
+    rt_desk_id_t ids[4];
+    for (int d = 0; d < 4; d++) {
+        p[d] = probe_new();
+        ck_assert_int_eq(rt_desk_create(rt, &probe_ops, p[d], d, &ids[d]), 0);
+    }
+    pthread_t th[2];
+    batch_poster_t args[2];
+    for (unsigned s = 0; s < 2; s++) {
+        args[s] = (batch_poster_t){rt, ids, s, COUNT};
+        pthread_create(&th[s], NULL, batch_poster_main, &args[s]);
+    }
+    for (unsigned s = 0; s < 2; s++)
+        pthread_join(th[s], NULL);
+    for (int d = 0; d < 4; d++)
+        ck_assert(WAIT_UNTIL(atomic_load(&p[d]->received) == 2 * COUNT));
+    /* Bad entries are dropped one by one; the good ones in the same batch still go. */
+    atomic_store(&payload_frees, 0);
+    rt_desk_id_t to[3] = {ids[0], 0, ids[1]};
+    rt_msg_t msgs[3] = {{.type = OP_SEQ, .arg = 1ull << 40},
+                        {.type = OP_SEQ, .ptr = malloc(8), .free_fn = payload_free},
+                        {.type = RT_MSG_TIMER, .ptr = malloc(8), .free_fn = payload_free}};
+    ck_assert_int_eq(rt_post_batch(rt, to, msgs, 3), -EINVAL);
+    ck_assert_int_eq(atomic_load(&payload_frees), 2);
+    ck_assert_int_eq(rt_post_batch(rt, NULL, NULL, 0), 0);
+    ck_assert(WAIT_UNTIL(atomic_load(&p[0]->received) == 2 * COUNT + 1));
+    ck_assert_int_eq(rt_stop(rt), 0);
+    for (int d = 0; d < 4; d++) {
+        ck_assert_int_eq(p[d]->order_errors, d == 0 ? 1 : 0); /* the 1 << 40 "sender" */
+        ck_assert_uint_eq(p[d]->last_seq[0], COUNT);
+        ck_assert_uint_eq(p[d]->last_seq[1], COUNT);
+    }
+    ck_assert_uint_eq(rt_dropped_messages(rt), 2);
+    msgs[0].ptr = malloc(8);
+    msgs[0].free_fn = payload_free;
+    ck_assert_int_eq(rt_post_batch(rt, to, msgs, 1), -ESHUTDOWN);
+    ck_assert_int_eq(atomic_load(&payload_frees), 3);
+    rt_destroy(rt);
+    for (int d = 0; d < 4; d++)
+        probe_free(p[d]);
+}
+END_TEST
+
 START_TEST(test_runtime_ping_pong_same_and_cross_worker_counts_exact)
 {
     enum { HOPS = 20000 };
@@ -947,6 +1024,7 @@ int main(void)
     TCase *tc = tcase_create("messages");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_runtime_post_from_many_threads_keeps_sender_order);
+    tcase_add_test(tc, test_runtime_post_batch_keeps_order_and_counts);
     tcase_add_test(tc, test_runtime_ping_pong_same_and_cross_worker_counts_exact);
     tcase_add_test(tc, test_runtime_payload_freed_after_delivery_and_on_error);
     suite_add_tcase(s, tc);
