@@ -767,6 +767,47 @@ START_TEST(test_budget_many_unknown_fields_are_refused_within_the_budget)
 }
 END_TEST
 
+/*
+ * Fault injection: every sample is unpacked with budgets from 0 up to what it needs, in steps
+ * of 4 bytes, so the allocation failure hits each of protobuf-c's allocations in turn. Each attempt
+ * must fail cleanly (ASan and valgrind see any leak on protobuf-c's error paths) until the budget
+ * suffices, and succeed from then on.
+ */
+static void cutoff_server(void *arg, const char *name, const Croupier__ServerMessage *m)
+{
+    int *attempts = arg;
+    size_t n = raw_pack(&m->base, big);
+    frame_error_t err;
+    Croupier__ServerMessage *d = frame_unpack_server(big, n, NULL, &err);
+    ck_assert_msg(d != NULL, "%s: %s", name, err.detail);
+    frame_free_server(d);
+    size_t need = err.alloc_bytes;
+    frame_limits_t lim = frame_limits_default;
+    lim.budget_factor = 0;
+    /* Steps of 4 bytes still land inside every allocation of 4 bytes or more. */
+    for (size_t b = 0;; b = b + 4 < need ? b + 4 : need) {
+        lim.budget_floor = b;
+        d = frame_unpack_server(big, n, &lim, &err);
+        (*attempts)++;
+        if (b == need) {
+            ck_assert_msg(d != NULL, "%s: %s", name, err.detail);
+            frame_free_server(d);
+            break;
+        }
+        ck_assert_msg(d == NULL, "%s decoded with %zu of %zu bytes", name, b, need);
+        ck_assert_ptr_nonnull(strstr(err.detail, "allocation budget"));
+        ck_assert_uint_le(err.alloc_bytes, b);
+    }
+}
+
+START_TEST(test_budget_every_allocation_failure_is_clean)
+{
+    int attempts = 0;
+    samples_server(cutoff_server, &attempts);
+    ck_assert_int_gt(attempts, 500);
+}
+END_TEST
+
 START_TEST(test_names_of_results_and_codes)
 {
     ck_assert_str_eq(frame_result_name(FRAME_TOO_LARGE), "too_large");
@@ -813,6 +854,7 @@ static Suite *proto_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_budget_many_empty_submessages_are_refused_within_the_budget);
     tcase_add_test(tc, test_budget_many_unknown_fields_are_refused_within_the_budget);
+    tcase_add_test(tc, test_budget_every_allocation_failure_is_clean);
     suite_add_tcase(s, tc);
     return s;
 }
