@@ -629,10 +629,12 @@ static int writer_enqueue(money_writer_t *w, money_item_t *it)
     atomic_fetch_add(&w->depth, 1);
     int64_t zero = 0;
     atomic_compare_exchange_strong(&w->oldest_ns, &zero, it->submitted_ns);
-    pthread_mutex_unlock(&w->mu);
-    metrics_add(w->m_depth, 1);
+    /* Woken under the lock, so that destroy (which sets stopping under it) cannot free the
+     * event between our check and the wake-up. */
     if (!atomic_exchange(&w->wake_pending, true))
         event_active(w->wake_ev, EV_READ, 0);
+    pthread_mutex_unlock(&w->mu);
+    metrics_add(w->m_depth, 1);
     return 0;
 }
 
