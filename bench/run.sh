@@ -2,8 +2,11 @@
 # bench/run.sh BUILD_DIR [NAME...]: runs every benchmark (or the named ones) of an optimised
 # build. Each prints its figures and the command line that reproduces them.
 set -euo pipefail
-dir=$1
+dir=$(cd "$1" && pwd)
 shift
+export CROUPIER_BUILD=$dir
+CROUPIER_SOURCE=$(cd "$(dirname "$0")/.." && pwd)
+export CROUPIER_SOURCE
 cd "$dir/bench"
 names=("$@")
 if [ ${#names[@]} -eq 0 ]; then
