@@ -13,7 +13,7 @@ int holdem_eval_cards(const uint8_t *cards, int n)
         return -EINVAL;
     holdem_hand_t h = holdem_hand_empty();
     for (int i = 0; i < n; i++) {
-        if (cards[i] >= HOLDEM_CARDS || (h.mask & holdem_eval_card_mask_[cards[i]]))
+        if (cards[i] >= HOLDEM_CARDS || (h.mask & holdem_eval_cards_[cards[i]].mask))
             return -EINVAL;
         h = holdem_hand_add(h, cards[i]);
     }

@@ -46,8 +46,7 @@ typedef struct {
 } holdem_hand_t;
 
 /* Private: the evaluator's tables, generated at build time by holdem_eval_gen.c. */
-extern const uint64_t holdem_eval_card_key_[HOLDEM_CARDS];
-extern const uint64_t holdem_eval_card_mask_[HOLDEM_CARDS];
+extern const holdem_hand_t holdem_eval_cards_[HOLDEM_CARDS]; /* one card as a hand */
 extern const uint16_t holdem_eval_flush_values_[8192];
 extern const uint32_t holdem_eval_offsets_[];
 extern const uint16_t holdem_eval_rank_values_[];
@@ -64,8 +63,8 @@ static inline holdem_hand_t holdem_hand_empty(void)
 /* Adds one card (0..51). Adding a card twice, or more than 7 cards, gives a meaningless hand. */
 static inline holdem_hand_t holdem_hand_add(holdem_hand_t h, int card)
 {
-    h.key += holdem_eval_card_key_[card];
-    h.mask |= holdem_eval_card_mask_[card];
+    h.key += holdem_eval_cards_[card].key;
+    h.mask |= holdem_eval_cards_[card].mask;
     return h;
 }
 

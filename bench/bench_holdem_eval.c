@@ -1,0 +1,134 @@
+/*
+ * bench_holdem_eval -- hand evaluator speed on one core.
+ *
+ *   enumeration: all 133,784,560 seven-card hands, cards added incrementally per loop level;
+ *   random (card arrays): 10 M random seven-card hands stored as 7 card numbers, each built
+ *     from its cards and evaluated, 20 passes;
+ *   random (prebuilt hands): the same hands stored as holdem_hand_t, evaluated only.
+ *
+ * The same three measurements as OMPEval's benchmark.cpp, so the figures compare side by side
+ * (BENCHMARKS.md). Prints one line per figure and a checksum so nothing is optimised away.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "holdem_eval.h"
+#include "xmalloc.h"
+
+#define RANDOM_HANDS 10000000
+#define RANDOM_PASSES 20
+
+/*
+ * CPU time of this thread: on a shared machine it stays close to what one free core would
+ * take, where wall time would include other processes' turns. Both are printed.
+ */
+static double cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double w0;
+
+static void report(const char *what, uint64_t count, double t0, uint64_t sum)
+{
+    double cpu = cpu_s() - t0, wall = wall_s() - w0;
+    printf("holdem_eval %s: %llu evals, %.3f s cpu = %.0f M evals/s (wall %.3f s = %.0f M/s) "
+           "checksum %llu\n",
+           what, (unsigned long long)count, cpu, count / cpu * 1e-6, wall, count / wall * 1e-6,
+           (unsigned long long)sum);
+}
+
+static uint64_t rng = 0x853c49e6748fea9bull;
+
+static unsigned rnd52(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (unsigned)((rng >> 32) % 52);
+}
+
+int main(void)
+{
+    uint64_t sum = 0, count = 0;
+    w0 = wall_s();
+    double t0 = cpu_s();
+    for (int a = 0; a < 52; a++) {
+        holdem_hand_t ha = holdem_hand_add(holdem_hand_empty(), a);
+        for (int b = a + 1; b < 52; b++) {
+            holdem_hand_t hb = holdem_hand_add(ha, b);
+            for (int c = b + 1; c < 52; c++) {
+                holdem_hand_t hc = holdem_hand_add(hb, c);
+                for (int d = c + 1; d < 52; d++) {
+                    holdem_hand_t hd = holdem_hand_add(hc, d);
+                    for (int e = d + 1; e < 52; e++) {
+                        holdem_hand_t he = holdem_hand_add(hd, e);
+                        for (int f = e + 1; f < 52; f++) {
+                            holdem_hand_t hf = holdem_hand_add(he, f);
+                            for (int g = f + 1; g < 52; g++) {
+                                sum += holdem_hand_value(holdem_hand_add(hf, g));
+                                count++;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    report("enumeration (all 7-card hands)", count, t0, sum);
+
+    uint8_t(*cards)[8] = xmalloc(RANDOM_HANDS * sizeof *cards);
+    holdem_hand_t *hands = xmalloc(RANDOM_HANDS * sizeof *hands);
+    for (int i = 0; i < RANDOM_HANDS; i++) {
+        uint64_t used = 0;
+        holdem_hand_t h = holdem_hand_empty();
+        for (int k = 0; k < 7;) {
+            unsigned c = rnd52();
+            if (used & (1ull << c))
+                continue;
+            used |= 1ull << c;
+            cards[i][k++] = (uint8_t)c;
+            h = holdem_hand_add(h, (int)c);
+        }
+        hands[i] = h;
+    }
+    sum = 0;
+    w0 = wall_s();
+    t0 = cpu_s();
+    for (int p = 0; p < RANDOM_PASSES; p++)
+        for (int i = 0; i < RANDOM_HANDS; i++) {
+            const uint8_t *c = cards[i];
+            holdem_hand_t h = holdem_hand_empty();
+            h = holdem_hand_add(h, c[0]);
+            h = holdem_hand_add(h, c[1]);
+            h = holdem_hand_add(h, c[2]);
+            h = holdem_hand_add(h, c[3]);
+            h = holdem_hand_add(h, c[4]);
+            h = holdem_hand_add(h, c[5]);
+            h = holdem_hand_add(h, c[6]);
+            sum += holdem_hand_value(h);
+        }
+    count = (uint64_t)RANDOM_PASSES * RANDOM_HANDS;
+    report("random (card arrays)", count, t0, sum);
+    sum = 0;
+    w0 = wall_s();
+    t0 = cpu_s();
+    for (int p = 0; p < RANDOM_PASSES; p++)
+        for (int i = 0; i < RANDOM_HANDS; i++)
+            sum += holdem_hand_value(hands[i]);
+    report("random (prebuilt hands)", count, t0, sum);
+    free(cards);
+    free(hands);
+    return 0;
+}
