@@ -27,8 +27,9 @@ static void b2_deck(shed_card_t *out)
 }
 
 /* Classifies 1, 2, 3 or 5 cards; 0 or SHED_E_MALFORMED. key orders hands of one kind. */
-static int b2_classify(shed_set_t cards, bool last, shed_combo_t *out)
+static int b2_classify(const shed_game_t *g, shed_set_t cards, bool last, shed_combo_t *out)
 {
+    (void)g;
     shed_card_t c[SHED_MAX_CARDS];
     (void)last;
     if (cards.w[1] != 0 || (cards.w[0] >> 52) != 0)
@@ -120,7 +121,7 @@ typedef struct {
 static void b2_try(b2_list_t *L, shed_set_t s)
 {
     shed_combo_t c;
-    if (L->overflow || b2_classify(s, false, &c) != 0)
+    if (L->overflow || b2_classify(L->g, s, false, &c) != 0)
         return;
     if (L->g->beat.type != 0 && !b2_beats(&c, &L->g->beat))
         return;

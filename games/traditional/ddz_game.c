@@ -32,8 +32,9 @@ static void move_from_combo(const shed_combo_t *c, ddz_move_t *m)
     m->ncards = c->ncards;
 }
 
-static int ddz_rules_classify(shed_set_t cards, bool last, shed_combo_t *out)
+static int ddz_rules_classify(const shed_game_t *g, shed_set_t cards, bool last, shed_combo_t *out)
 {
+    (void)g;
     ddz_move_t m;
     (void)last;
     if (cards.w[1] != 0 || ddz_classify(shed_set_counts(cards), &m) != 0)

@@ -99,8 +99,9 @@ static int rf_classify_counts(shed_counts_t counts, bool last, shed_combo_t *out
     return SHED_E_MALFORMED;
 }
 
-static int rf_classify(shed_set_t cards, bool last, shed_combo_t *out)
+static int rf_classify(const shed_game_t *g, shed_set_t cards, bool last, shed_combo_t *out)
 {
+    (void)g;
     if (cards.w[1] != 0)
         return SHED_E_MALFORMED;
     return rf_classify_counts(shed_set_counts(cards), last, out);

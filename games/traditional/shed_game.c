@@ -36,7 +36,7 @@ int shed_rules_classify(const shed_rules_t *rules, shed_set_t cards, bool last, 
 {
     if (shed_set_empty(cards))
         return SHED_E_MALFORMED;
-    return rules->classify(cards, last, out) ? SHED_E_MALFORMED : 0;
+    return rules->classify(NULL, cards, last, out) ? SHED_E_MALFORMED : 0;
 }
 
 bool shed_rules_beats(const shed_rules_t *rules, const shed_combo_t *a, const shed_combo_t *b)
@@ -69,6 +69,8 @@ const char *shed_strerror(int err)
         return "first play breaks the opening rule";
     case SHED_E_ACTION:
         return "unknown action";
+    case SHED_E_TRIBUTE:
+        return "card not allowed as tribute or return";
     default:
         return "unknown error";
     }
@@ -94,6 +96,7 @@ shed_game_t *shed_game_create(const shed_rules_t *rules, const shed_config_t *cf
     g->lead_seat = -1;
     g->landlord = -1;
     g->bid_seat = -1;
+    g->level = -1;
     return g;
 }
 
@@ -139,11 +142,27 @@ static void game_start(shed_game_t *g, const shed_card_t *order, int first)
     g->doublings = 0;
     memset(g->plays, 0, sizeof g->plays);
     g->nplays = 0;
+    memset(g->out, 0, sizeof g->out);
+    memset(g->finish, 0, sizeof g->finish);
+    g->nfinished = 0;
     memset(&g->settle, 0, sizeof g->settle);
     g->nev = 0;
     g->turn = R->first_seat(g, ((first % g->seats) + g->seats) % g->seats);
     g->phase = R->bidding ? SHED_PHASE_BID : SHED_PHASE_PLAY;
+    if (R->start)
+        R->start(g);
     shed_game_push_event(g, SHED_EV_DEALT, g->turn, 0, no_cards);
+}
+
+/* The next seat after `seat` that still holds cards (games that play on after going out). */
+static int next_active(const shed_game_t *g, int seat)
+{
+    for (int i = 1; i <= g->seats; i++) {
+        int s = (seat + i) % g->seats;
+        if (!g->out[s])
+            return s;
+    }
+    return seat;
 }
 
 int shed_game_deal_order(shed_game_t *g, const shed_card_t *order, int n, int first)
@@ -255,7 +274,7 @@ static int apply_play(shed_game_t *g, const shed_action_t *a)
     if (!shed_set_contains(g->hand[a->seat], a->cards))
         return SHED_E_NOT_HELD;
     shed_set_t after = shed_set_minus(g->hand[a->seat], a->cards);
-    if (g->rules->classify(a->cards, shed_set_empty(after), &c) != 0)
+    if (g->rules->classify(g, a->cards, shed_set_empty(after), &c) != 0)
         return SHED_E_MALFORMED;
     if (g->nplays == 0 && g->rules->check_opening && g->rules->check_opening(g, a->cards) != 0)
         return SHED_E_OPENING;
@@ -272,11 +291,15 @@ static int apply_play(shed_game_t *g, const shed_action_t *a)
     if (g->rules->on_play)
         g->rules->on_play(g, a->seat, &c);
     if (shed_set_empty(after)) {
-        shed_game_push_event(g, SHED_EV_OUT, a->seat, 0, no_cards);
-        game_finish(g, a->seat);
-        return SHED_OK;
+        shed_game_push_event(g, SHED_EV_OUT, a->seat, g->nfinished, no_cards);
+        g->out[a->seat] = true;
+        g->finish[g->nfinished++] = a->seat;
+        if (!g->rules->continue_after_out || g->rules->deal_over(g)) {
+            game_finish(g, g->finish[0]);
+            return SHED_OK;
+        }
     }
-    g->turn = (g->turn + 1) % g->seats;
+    g->turn = next_active(g, g->turn);
     return SHED_OK;
 }
 
@@ -301,15 +324,37 @@ static int apply_pass(shed_game_t *g, const shed_action_t *a)
     g->nev = 0;
     shed_game_push_event(g, SHED_EV_PASS, a->seat, 0, no_cards);
     g->passes++;
-    if (g->passes == g->seats - 1) {
-        g->turn = g->lead_seat;
+    int active = 0;
+    for (int s = 0; s < g->seats; s++)
+        active += !g->out[s];
+    if (g->passes >= active - (g->out[g->lead_seat] ? 0 : 1)) {
+        /* trick over: its winner leads; if out, the partner ("jie feng"), else the next */
+        int lead = g->lead_seat;
+        if (g->out[lead]) {
+            int partner = (lead + g->rules->partner_offset) % g->seats;
+            lead = (g->rules->partner_offset && !g->out[partner]) ? partner : next_active(g, lead);
+        }
+        g->turn = lead;
         g->passes = 0;
         memset(&g->beat, 0, sizeof g->beat);
         shed_game_push_event(g, SHED_EV_TRICK, g->turn, 0, no_cards);
     } else {
-        g->turn = (g->turn + 1) % g->seats;
+        g->turn = next_active(g, g->turn);
     }
     return SHED_OK;
+}
+
+static int apply_give(shed_game_t *g, const shed_action_t *a)
+{
+    if (g->phase != SHED_PHASE_TRIBUTE || g->rules->give == NULL)
+        return SHED_E_PHASE;
+    if (a->seat != g->turn)
+        return SHED_E_TURN;
+    if (shed_set_size(a->cards) != 1)
+        return SHED_E_TRIBUTE;
+    if (!shed_set_contains(g->hand[a->seat], a->cards))
+        return SHED_E_NOT_HELD;
+    return g->rules->give(g, a);
 }
 
 int shed_game_apply(shed_game_t *g, const shed_action_t *a)
@@ -323,6 +368,8 @@ int shed_game_apply(shed_game_t *g, const shed_action_t *a)
         return apply_play(g, a);
     case SHED_ACT_PASS:
         return apply_pass(g, a);
+    case SHED_ACT_GIVE:
+        return apply_give(g, a);
     default:
         return SHED_E_ACTION;
     }
@@ -377,6 +424,8 @@ const shed_settlement_t *shed_game_settlement(const shed_game_t *g)
 
 int shed_game_legal_plays(const shed_game_t *g, shed_set_t *out, int cap)
 {
+    if (g->phase == SHED_PHASE_TRIBUTE && g->rules->legal_gives)
+        return g->rules->legal_gives(g, out, cap);
     if (g->phase != SHED_PHASE_PLAY)
         return 0;
     return g->rules->legal_plays(g, out, cap);
@@ -402,7 +451,23 @@ int shed_game_legal_bids(const shed_game_t *g, int *out)
 
 int shed_game_classify(const shed_game_t *g, shed_set_t cards, bool last, shed_combo_t *out)
 {
-    return shed_rules_classify(g->rules, cards, last, out);
+    if (shed_set_empty(cards))
+        return SHED_E_MALFORMED;
+    return g->rules->classify(g, cards, last, out) ? SHED_E_MALFORMED : 0;
+}
+
+bool shed_game_is_out(const shed_game_t *g, int seat)
+{
+    return seat >= 0 && seat < g->seats && g->out[seat];
+}
+
+int shed_game_level(const shed_game_t *g, int *team_steps)
+{
+    if (team_steps) {
+        team_steps[0] = g->team_step[0];
+        team_steps[1] = g->team_step[1];
+    }
+    return g->level;
 }
 
 static uint64_t mix(uint64_t h, uint64_t v)
@@ -435,5 +500,16 @@ uint64_t shed_game_digest(const shed_game_t *g)
     h = mix(h, (uint64_t)g->doublings);
     h = mix(h, (uint64_t)g->nplays);
     h = mix(h, (uint64_t)g->settle.rake);
+    for (int i = 0; i < g->seats; i++) {
+        h = mix(h, (uint64_t)g->out[i] | (uint64_t)g->finish[i] << 8 |
+                       (uint64_t)g->prev_finish[i] << 16);
+    }
+    h = mix(h, (uint64_t)g->nfinished | (uint64_t)(g->level + 1) << 8 |
+                   (uint64_t)g->team_step[0] << 16 | (uint64_t)g->team_step[1] << 24 |
+                   (uint64_t)g->have_prev << 32 | (uint64_t)g->prev_upgrade << 40);
+    for (int i = 0; i < 2; i++)
+        h = mix(h, (uint64_t)(g->trib_payer[i] + 1) | (uint64_t)(g->trib_recv[i] + 1) << 8 |
+                       (uint64_t)(g->trib_card[i] + 1) << 16 | (uint64_t)g->trib_done[i] << 32);
+    h = mix(h, (uint64_t)g->ntrib | (uint64_t)g->trib_stage << 8);
     return h;
 }

@@ -44,6 +44,7 @@ typedef enum {
     SHED_E_BAD_BID = -8,   /* bid out of range or not above the highest bid */
     SHED_E_OPENING = -9,   /* the deal's first play breaks the opening rule (e.g. 3 of diamonds) */
     SHED_E_ACTION = -10,   /* unknown action kind */
+    SHED_E_TRIBUTE = -11,  /* Guandan: not a card that may be given as tribute / return */
 } shed_err_t;
 
 /* Human-readable name of an error code ("wrong turn", ...). */
@@ -52,16 +53,17 @@ const char *shed_strerror(int err);
 typedef enum {
     SHED_PHASE_IDLE = 0, /* created, nothing dealt yet */
     SHED_PHASE_BID,      /* bidding (Dou Dizhu) */
+    SHED_PHASE_TRIBUTE,  /* tribute and return tribute (Guandan) */
     SHED_PHASE_PLAY,
     SHED_PHASE_OVER, /* the deal ended; the settlement is final */
 } shed_phase_t;
 
-typedef enum { SHED_ACT_PLAY = 1, SHED_ACT_PASS, SHED_ACT_BID } shed_act_kind_t;
+typedef enum { SHED_ACT_PLAY = 1, SHED_ACT_PASS, SHED_ACT_BID, SHED_ACT_GIVE } shed_act_kind_t;
 
 typedef struct {
     int kind; /* shed_act_kind_t */
     int seat;
-    shed_set_t cards; /* SHED_ACT_PLAY: the exact cards played */
+    shed_set_t cards; /* SHED_ACT_PLAY: the exact cards played; SHED_ACT_GIVE: one card */
     int bid;          /* SHED_ACT_BID: 0 = pass, else the bid */
 } shed_action_t;
 
@@ -76,16 +78,20 @@ typedef struct {
 } shed_combo_t;
 
 typedef enum {
-    SHED_EV_DEALT = 1, /* seat = first to act */
-    SHED_EV_BID,       /* seat bid value (0 = pass) */
-    SHED_EV_LANDLORD,  /* seat became landlord at value; cards = the bottom cards it took */
-    SHED_EV_PLAY,      /* seat played cards; value = combination type */
-    SHED_EV_PASS,      /* seat passed */
-    SHED_EV_TRICK,     /* everyone else passed: seat leads a new trick */
-    SHED_EV_DOUBLE,    /* the stake doubled; value = total doublings so far */
-    SHED_EV_OUT,       /* seat emptied its hand */
-    SHED_EV_VOID,      /* nobody bid: the deal is thrown in, nothing is paid */
-    SHED_EV_SETTLED,   /* the deal is over; see shed_game_settlement() */
+    SHED_EV_DEALT = 1,  /* seat = first to act */
+    SHED_EV_BID,        /* seat bid value (0 = pass) */
+    SHED_EV_LANDLORD,   /* seat became landlord at value; cards = the bottom cards it took */
+    SHED_EV_PLAY,       /* seat played cards; value = combination type */
+    SHED_EV_PASS,       /* seat passed */
+    SHED_EV_TRICK,      /* everyone else passed: seat leads a new trick */
+    SHED_EV_DOUBLE,     /* the stake doubled; value = total doublings so far */
+    SHED_EV_OUT,        /* seat emptied its hand */
+    SHED_EV_VOID,       /* nobody bid: the deal is thrown in, nothing is paid */
+    SHED_EV_SETTLED,    /* the deal is over; see shed_game_settlement() */
+    SHED_EV_TRIBUTE,    /* seat gave cards to seat `value` (tribute or return tribute) */
+    SHED_EV_NO_TRIBUTE, /* the payers hold both red jokers: no tribute this deal */
+    SHED_EV_LEVEL,      /* team `seat` (0: seats 0+2, 1: seats 1+3) is now at level step value */
+    SHED_EV_MATCH,      /* team `seat` won the match (levels start again at 2) */
 } shed_ev_kind_t;
 
 typedef struct {
@@ -109,7 +115,7 @@ typedef struct {
     bool voided;
 } shed_settlement_t;
 
-/* The rule set called `name` ("doudizhu", "runfast", "bigtwo"), or NULL. */
+/* The rule set called `name` ("doudizhu", "runfast", "bigtwo", "guandan"), or NULL. */
 const shed_rules_t *shed_rules_find(const char *name);
 const char *shed_rules_name(const shed_rules_t *rules);
 int shed_rules_seats(const shed_rules_t *rules);
@@ -153,6 +159,11 @@ shed_set_t shed_game_hand(const shed_game_t *g, int seat);
 shed_set_t shed_game_extra(const shed_game_t *g);
 /* The move to beat (type 0 when the player to act leads) and who made it (-1 if none). */
 shed_combo_t shed_game_to_beat(const shed_game_t *g, int *by_seat);
+/* True when the seat has played out all its cards (games that play on after that). */
+bool shed_game_is_out(const shed_game_t *g, int seat);
+/* Guandan: the deal's level rank index (-1 for other games); team_steps (may be NULL) gets
+ * each team's level step (0 = "2" ... 12 = "A"). */
+int shed_game_level(const shed_game_t *g, int *team_steps);
 /* Dou Dizhu: the landlord seat (-1 before bidding ends) and the winning bid. */
 int shed_game_landlord(const shed_game_t *g, int *bid);
 /* The settlement, or NULL while the deal is not over. */
@@ -160,8 +171,9 @@ const shed_settlement_t *shed_game_settlement(const shed_game_t *g);
 
 /*
  * Lists the plays the player to act may make now (not the pass) as card sets, one per
- * combination the game tells apart (suits chosen lowest first where suits do not matter).
- * Returns the count, or -ENOSPC when more than cap (the list is then incomplete).
+ * combination the game tells apart (suits chosen lowest first where suits do not matter);
+ * in the tribute phase, the single cards it may give. Returns the count, or -ENOSPC when
+ * more than cap (the list is then incomplete).
  */
 int shed_game_legal_plays(const shed_game_t *g, shed_set_t *out, int cap);
 /* True when the player to act may pass now. */
