@@ -24,6 +24,7 @@ struct bj_table {
     bj_phase_t phase;
     uint64_t round;
     int turn_seat, turn_hand;
+    uint32_t turn_allowed; /* bj_allowed_mask() of the hand on turn, kept current */
 
     bj_seat_t seats[BJ_MAX_SEATS];
     uint8_t dealer[BJ_MAX_CARDS];
@@ -458,6 +459,7 @@ static void bj_advance_from(bj_table_t *t, int s, int h)
                 t->phase = BJ_PHASE_PLAYERS;
                 t->turn_seat = s;
                 t->turn_hand = h;
+                t->turn_allowed = bj_allowed_mask(t, st, &st->hands[h]);
                 if (t->cb != NULL) {
                     bj_event_t ev;
                     memset(&ev, 0, sizeof(ev));
@@ -466,7 +468,7 @@ static void bj_advance_from(bj_table_t *t, int s, int h)
                     ev.seat = s;
                     ev.hand = h;
                     ev.player = st->player;
-                    ev.allowed = bj_allowed_mask(t, st, &st->hands[h]);
+                    ev.allowed = t->turn_allowed;
                     t->cb(t->cb_ctx, &ev);
                 }
                 return;
@@ -900,9 +902,11 @@ int bj_table_act(bj_table_t *t, int seat, bj_action_t action)
     bj_seat_t *st = &t->seats[seat];
     int hi = t->turn_hand;
     bj_hand_t *h = &st->hands[hi];
-    int rc = bj_check_action(t, st, h, action);
-    if (rc != 0)
-        return rc;
+    if (!(t->turn_allowed & BJ_ACT_BIT(action))) {
+        /* Refused: say precisely why (the mask and the checks agree; tests hold them to it). */
+        int rc = bj_check_action(t, st, h, action);
+        return rc != 0 ? rc : BJ_ERR_NOT_ALLOWED;
+    }
     if (t->cb != NULL)
         bj_emit_action(t, seat, hi, action, false);
     bool ok = true;
@@ -952,8 +956,8 @@ int bj_table_act(bj_table_t *t, int seat, bj_action_t action)
     }
     if (h->flags & BJ_HAND_DONE)
         bj_advance_from(t, seat, hi + 1);
-    else if (t->cb != NULL)
-        bj_advance_from(t, seat, hi); /* announces the same hand's next decision */
+    else
+        bj_advance_from(t, seat, hi); /* the same hand decides again: new mask, announced */
     return 0;
 }
 
@@ -1027,10 +1031,7 @@ bool bj_table_turn(const bj_table_t *t, int *seat, int *hand)
 
 uint32_t bj_table_allowed(const bj_table_t *t)
 {
-    if (t->phase != BJ_PHASE_PLAYERS)
-        return 0;
-    const bj_seat_t *st = &t->seats[t->turn_seat];
-    return bj_allowed_mask(t, st, &st->hands[t->turn_hand]);
+    return t->phase == BJ_PHASE_PLAYERS ? t->turn_allowed : 0;
 }
 
 bool bj_table_decision(const bj_table_t *t, bj_decision_t *out)
@@ -1042,7 +1043,7 @@ bool bj_table_decision(const bj_table_t *t, bj_decision_t *out)
     out->hand = t->turn_hand;
     out->cards = &st->hands[t->turn_hand];
     out->up = t->dealer[0];
-    out->allowed = bj_allowed_mask(t, st, out->cards);
+    out->allowed = t->turn_allowed;
     return true;
 }
 

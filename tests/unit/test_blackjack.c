@@ -160,6 +160,40 @@ START_TEST(test_bj_stack_shoe_refuses_missing_card)
 }
 END_TEST
 
+START_TEST(test_bj_shoe_running_dry_mid_round_refills_from_discards)
+{
+    bj_rules_t r;
+    bj_rules_default(&r);
+    r.decks = 1;
+    r.penetration = 950;
+    fixture_t fx;
+    fx_open(&fx, &r, 7, NULL, 0);
+    ck_assert_int_eq(bj_table_timeout(fx.t), 0);
+    bj_snapshot_t sn;
+    for (int round = 0; round < 100 && fx.tr.midround_shuffles == 0; round++) {
+        ck_assert_int_eq(bj_table_open_betting(fx.t), 0);
+        for (int s = 0; s < 7; s++)
+            ck_assert_int_eq(bj_table_bet(fx.t, s, 10), 0);
+        bj_decision_t d;
+        while (bj_table_phase(fx.t) == BJ_PHASE_INSURANCE)
+            ck_assert_int_eq(bj_table_timeout(fx.t), 0);
+        /* everybody hits to the end: many cards per round */
+        while (bj_table_decision(fx.t, &d))
+            ck_assert_int_eq(
+                bj_table_act(fx.t, d.seat,
+                             (d.allowed & BJ_ACT_BIT(BJ_ACT_HIT)) ? BJ_ACT_HIT : BJ_ACT_STAND),
+                0);
+        bj_table_snapshot(fx.t, &sn);
+        ck_assert_int_eq(sn.cards_left, fx.tr.shoe_size - fx.tr.dealt);
+        bjr_check_settlement(&fx.tr, &sn);
+    }
+    ck_assert_uint_gt(fx.tr.midround_shuffles, 0);
+    bj_table_snapshot(fx.t, &sn);
+    ck_assert(sn.cut_card_out); /* a full reshuffle follows */
+    fx_done(&fx);
+}
+END_TEST
+
 /* ---- betting and seats (rules §3) ----------------------------------------------------- */
 
 START_TEST(test_bj_bet_outside_limits_refused_unchanged)
@@ -573,7 +607,7 @@ END_TEST
 
 START_TEST(test_bj_random_legal_and_illegal_play_short)
 {
-    bjr_run(2026, 20000, 500);
+    (void)bjr_run(2026, 20000, 500);
 }
 END_TEST
 
@@ -759,6 +793,7 @@ static Suite *blackjack_suite(void)
     tc = tcase_create("shoe");
     tcase_add_test(tc, test_bj_shoe_holds_each_card_once_per_deck_and_reshuffles_at_cut);
     tcase_add_test(tc, test_bj_stack_shoe_refuses_missing_card);
+    tcase_add_test(tc, test_bj_shoe_running_dry_mid_round_refills_from_discards);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("betting");

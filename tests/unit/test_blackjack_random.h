@@ -30,6 +30,7 @@ typedef struct {
     uint64_t rounds_settled;
     uint64_t voided;
     uint64_t shuffles;
+    uint64_t midround_shuffles;
     bool bad;
     char why[160];
 } bjr_track_t;
@@ -59,6 +60,7 @@ static void bjr_event_cb(void *ctx, const bj_event_t *ev)
     switch (ev->type) {
     case BJ_EV_SHUFFLE:
         tr->shuffles++;
+        tr->midround_shuffles += ev->card;
         tr->shoe_size = (int)ev->amount;
         tr->dealt = 0;
         for (int c = 0; c < 52; c++)
@@ -231,9 +233,10 @@ static void bjr_random_rules(bj_rng_t *rng, bj_rules_t *r)
 
 /*
  * Plays rounds rounds, switching to new random rules every rules_every rounds. Fails the
- * running check test with the first broken invariant.
+ * running check test with the first broken invariant. Returns how many times the shoe ran
+ * out in the middle of a round (rules §2), so callers can check that path was exercised.
  */
-static void bjr_run(uint64_t seed, uint64_t rounds, uint64_t rules_every)
+static uint64_t bjr_run(uint64_t seed, uint64_t rounds, uint64_t rules_every)
 {
     bj_rng_t rng, drv;
     bj_rng_seed(&drv, seed);
@@ -242,10 +245,11 @@ static void bjr_run(uint64_t seed, uint64_t rounds, uint64_t rules_every)
     memset(&tr, 0, sizeof(tr));
     bj_table_t *t = NULL;
     bj_snapshot_t sn;
-    uint64_t played = 0, refused = 0;
+    uint64_t played = 0, refused = 0, midround = 0;
     for (uint64_t i = 0; i < rounds && !tr.bad; i++) {
         if (i % rules_every == 0) {
             bj_table_destroy(t);
+            midround += tr.midround_shuffles;
             bj_rules_t r;
             bjr_random_rules(&drv, &r);
             memset(&tr, 0, sizeof(tr));
@@ -319,6 +323,7 @@ static void bjr_run(uint64_t seed, uint64_t rounds, uint64_t rules_every)
     ck_assert_uint_gt(played, rounds / 2);
     ck_assert_uint_gt(refused, rounds / 4);
     bj_table_destroy(t);
+    return midround + tr.midround_shuffles;
 }
 
 #endif
