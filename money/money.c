@@ -516,6 +516,98 @@ static size_t money_resp_bulks(char *buf, const money_argv_t *a, int from, int t
     return off;
 }
 
+/*
+ * Copies argv entries [from, to) except `skip` (-1 = none) into one allocation holding the
+ * pointer array, the length array and the bytes (each NUL-terminated for logs).
+ */
+static void money_op_fill(money_op_t *op, const money_argv_t *a, int from, int to, int skip)
+{
+    int n = 0;
+    size_t bytes = 0;
+    for (int i = from; i < to; i++) {
+        if (i != skip) {
+            n++;
+            bytes += a->lens[i] + 1;
+        }
+    }
+    char *mem = malloc((size_t)n * (sizeof(char *) + sizeof(size_t)) + bytes);
+    if (mem == NULL)
+        abort(); /* out of memory: see xmalloc.h */
+    op->argv = (const char **)(void *)mem;
+    op->lens = (size_t *)(void *)(mem + (size_t)n * sizeof(char *));
+    char *data = mem + (size_t)n * (sizeof(char *) + sizeof(size_t));
+    op->argc = 0;
+    for (int i = from; i < to; i++) {
+        if (i == skip)
+            continue;
+        memcpy(data, a->argv[i], a->lens[i]);
+        data[a->lens[i]] = '\0';
+        op->argv[op->argc] = data;
+        op->lens[op->argc] = a->lens[i];
+        op->argc++;
+        data += a->lens[i] + 1;
+    }
+}
+
+int money_op_settle(const char *service, const money_settlement_t *s, money_op_t *out)
+{
+    money_argv_t *a = calloc(1, sizeof *a);
+    if (a == NULL)
+        return -ENOMEM;
+    int rc = money_argv_settle(a, service, s, 1);
+    if (rc == 0) {
+        /* argv: EVALSHA sha numkeys | 3+n keys | ttl | n epoch rake deltas; the ttl is the
+         * batch's, so it is left out. */
+        out->script = SCRIPT_SETTLE;
+        out->nkeys = (int)s->nplayers + 3;
+        money_op_fill(out, a, 3, a->argc, 3 + out->nkeys);
+    }
+    free(a);
+    return rc;
+}
+
+int money_op_wallet(money_kind_t kind, const char *player, int64_t amount, const char *op_id,
+                    long ttl_s, money_op_t *out)
+{
+    money_argv_t *a = calloc(1, sizeof *a);
+    if (a == NULL)
+        return -ENOMEM;
+    int rc = money_argv_wallet(a, kind, player, amount, op_id, ttl_s);
+    if (rc == 0) {
+        out->script = SCRIPT_WALLET;
+        out->nkeys = 2;
+        money_op_fill(out, a, 3, a->argc, -1);
+    }
+    free(a);
+    return rc;
+}
+
+int money_op_history(const char *round_id, const char *game, const char *json, long maxlen,
+                     long ttl_s, money_op_t *out)
+{
+    money_argv_t *a = calloc(1, sizeof *a);
+    if (a == NULL)
+        return -ENOMEM;
+    int rc = money_argv_history(a, round_id, game, json, maxlen, ttl_s);
+    if (rc == 0) {
+        out->script = SCRIPT_HISTORY;
+        out->nkeys = 2;
+        money_op_fill(out, a, 3, a->argc, -1);
+    }
+    free(a);
+    return rc;
+}
+
+void money_op_free(money_op_t *op)
+{
+    if (op == NULL)
+        return;
+    free((void *)op->argv);
+    op->argv = NULL;
+    op->lens = NULL;
+    op->argc = op->nkeys = 0;
+}
+
 int money_settle_parts(const char *service, const money_settlement_t *s, money_settle_parts_t *out)
 {
     money_argv_t *a = calloc(1, sizeof *a);

@@ -178,6 +178,25 @@ bool money_history_valid(const json_t *h);
 int money_cmd_settle(const char *service, const money_settlement_t *s, long ttl_s, char **cmd,
                      size_t *len);
 /*
+ * One operation as script arguments, for rconn_eval(): argv[0, nkeys) are its keys,
+ * argv[nkeys, argc) its arguments (a settlement's without the batch-wide ttl, which the settle
+ * script takes as its first argument). One allocation; free with money_op_free(). The builders
+ * return 0 or -EINVAL (malformed input).
+ */
+typedef struct {
+    int script; /* index for money_script_text() */
+    int nkeys, argc;
+    const char **argv;
+    size_t *lens;
+} money_op_t;
+int money_op_settle(const char *service, const money_settlement_t *s, money_op_t *out);
+int money_op_wallet(money_kind_t kind, const char *player, int64_t amount, const char *op_id,
+                    long ttl_s, money_op_t *out);
+int money_op_history(const char *round_id, const char *game, const char *json, long maxlen,
+                     long ttl_s, money_op_t *out);
+void money_op_free(money_op_t *op);
+
+/*
  * A settlement pre-formatted for batching: buf holds its keys then its arguments as Redis
  * protocol bulk strings (keys_len + args_len bytes; free(buf)). money_cmd_settle_batch() joins
  * n of them into one EVALSHA of the settle script (each round still all-or-nothing; the reply

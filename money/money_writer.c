@@ -3,8 +3,6 @@
 #include <errno.h>
 #include <event2/event.h>
 #include <event2/thread.h>
-#include <hiredis/adapters/libevent.h>
-#include <hiredis/async.h>
 #include <hiredis/hiredis.h>
 #include <pthread.h>
 #include <signal.h>
@@ -16,16 +14,14 @@
 
 #include "clock.h"
 #include "log.h"
+#include "rconn.h"
 #include "xmalloc.h"
 
-/* One queued operation: its Redis command, already in protocol form, and its completion. */
+/* One queued operation (its script arguments) and its completion. */
 typedef struct money_item {
     struct money_item *next;
     money_kind_t kind;
-    char *cmd; /* the whole command (not for settlements) */
-    size_t len;
-    money_settle_parts_t parts; /* settlements: keys and arguments, joined into batches */
-    size_t batch;               /* items answered by this item's command (first of a batch) */
+    money_op_t op;
     char id[MONEY_ID_MAX + 1];
     money_writer_done_cb done;
     void *arg;
@@ -41,17 +37,26 @@ typedef struct {
     size_t n;
 } money_list_t;
 
-typedef enum {
-    WRITER_DOWN,       /* no connection; a reconnect timer is armed */
-    WRITER_CONNECTING, /* TCP connect in progress */
-    WRITER_LOADING,    /* SCRIPT LOAD sent, waiting for the replies */
-    WRITER_READY,      /* items flow */
-} money_writer_state_t;
+/*
+ * One command in flight: a single item or a batch of n consecutive settlements starting at
+ * first. gen is the writer's generation when it was sent; a requeue bumps the generation, so
+ * answers to commands sent before it are ignored (their items are sent again).
+ */
+typedef struct {
+    money_writer_t *w;
+    money_item_t *first;
+    size_t n;
+    uint64_t gen;
+} writer_cmd_t;
+
+/* Most arguments one settle batch can have: per round 3 + n keys and 3 + n arguments. */
+#define WRITER_BATCH_ARGS (MONEY_WRITER_BATCH_CAP * 2 * (3 + MONEY_MAX_PLAYERS) + 1)
 
 struct money_writer {
     money_writer_config_t cfg; /* strings below are owned copies */
     char *host;
     char *service;
+    char ttl_text[24];
 
     /* Shared with producers (under mu unless atomic). */
     pthread_mutex_t mu;
@@ -70,15 +75,15 @@ struct money_writer {
     struct event *wake_ev;
     struct event *tick_ev;
     struct event *retry_ev;
-    redisAsyncContext *ac;
-    money_writer_state_t state;
-    int64_t state_since_ns;
-    int64_t last_reply_ns;
-    int loads_pending;
+    rconn_t *rc;
+    rconn_script_t *scripts[MONEY_NSCRIPTS];
+    uint64_t gen;
+    bool holding; /* after a failure: send nothing until retry_ev fires */
     int backoff_ms;
-    unsigned int seed;
     money_list_t pending; /* taken from the queue, not yet sent (front = oldest) */
     money_list_t flight;  /* sent, awaiting replies, in send order */
+    const char *av[WRITER_BATCH_ARGS];
+    size_t avlen[WRITER_BATCH_ARGS];
 
     metrics_registry_t *own_metrics;
     metrics_t *m_depth, *m_oldest, *m_latency, *m_retries, *m_reconnects;
@@ -142,9 +147,25 @@ static void writer_item_free(money_item_t *it)
 {
     if (it == NULL)
         return;
-    free(it->cmd);
-    free(it->parts.buf);
+    money_op_free(&it->op);
     free(it);
+}
+
+/* The operation's keys and arguments as one line of text, for the log of a lost item. */
+static char *writer_op_text(const money_op_t *op)
+{
+    size_t len = 1;
+    for (int i = 0; i < op->argc; i++)
+        len += op->lens[i] + 1;
+    char *text = xmalloc(len);
+    size_t off = 0;
+    for (int i = 0; i < op->argc; i++) {
+        memcpy(text + off, op->argv[i], op->lens[i]);
+        off += op->lens[i];
+        text[off++] = ' ';
+    }
+    text[off > 0 ? off - 1 : 0] = '\0';
+    return text;
 }
 
 /*
@@ -158,13 +179,13 @@ static void writer_complete(money_writer_t *w, money_item_t *it, money_result_t 
     snprintf(r->id, sizeof r->id, "%s", it->id);
     metrics_add(w->m_items[it->kind][r->status == MONEY_OK ? 0 : 1], 1);
     if (r->status == -ECANCELED) {
-        /* Never written: log the keys and arguments (Redis protocol text) so that an operator
-         * can replay the exact operation; the scripts make a replay harmless. */
-        const char *data = it->parts.buf ? it->parts.buf : it->cmd;
-        size_t len = it->parts.buf ? it->parts.keys_len + it->parts.args_len : it->len;
-        log_emit(LOG_ERROR, "money_item_failed", "{s:s,s:s,s:i,s:s,s:s#}", "kind",
+        /* Never written: log the keys and arguments so that an operator can replay the exact
+         * operation; the scripts make a replay harmless. */
+        char *text = writer_op_text(&it->op);
+        log_emit(LOG_ERROR, "money_item_failed", "{s:s,s:s,s:i,s:s,s:s}", "kind",
                  kind_names[it->kind], "id", it->id, "status", r->status, "error", r->error,
-                 "command", data ? data : "", data ? len : 0);
+                 "command", text);
+        free(text);
     } else if (r->status != MONEY_OK) {
         log_emit(LOG_WARN, "money_item_failed", "{s:s,s:s,s:i,s:s}", "kind", kind_names[it->kind],
                  "id", it->id, "status", r->status, "error",
@@ -187,72 +208,72 @@ static void writer_complete(money_writer_t *w, money_item_t *it, money_result_t 
     }
 }
 
-static void writer_connect(money_writer_t *w);
 static void writer_pump(money_writer_t *w);
 
-/* Arms the reconnect timer with exponential backoff and jitter (half to full delay). */
-static void writer_schedule_reconnect(money_writer_t *w)
-{
-    int ms = w->backoff_ms / 2 + (int)(rand_r(&w->seed) % (unsigned)(w->backoff_ms / 2 + 1));
-    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
-    evtimer_add(w->retry_ev, &tv);
-    w->backoff_ms =
-        w->backoff_ms * 2 > w->cfg.backoff_max_ms ? w->cfg.backoff_max_ms : w->backoff_ms * 2;
-}
-
 /*
- * The connection is gone (or declared dead): every unanswered item goes back to the head of
- * the pending list in its original order, to be sent again after a reconnect. Redis may still
- * execute copies already in its socket buffer; the scripts' idempotency makes that harmless,
- * and order is kept because each connection carries items in FIFO order. When free_ctx is set
- * the context is freed here (deferred by hiredis when called from one of its callbacks).
+ * Something went wrong with the commands in flight (connection lost, request timeout, a
+ * server-wide transient error such as LOADING or READONLY): every unanswered item goes back to
+ * the head of the pending list in its original order and nothing is sent until the backoff
+ * timer fires. Answers still to come for the old commands are ignored (generation check).
+ * Redis may have executed some of them; the scripts' idempotency makes the resend harmless, and
+ * order is kept because the resent items travel in their original order behind whatever of the
+ * old commands Redis still executes.
  */
-static void writer_conn_lost(money_writer_t *w, const char *reason, bool free_ctx)
+static void writer_requeue(money_writer_t *w, const char *reason)
 {
-    redisAsyncContext *ac = w->ac;
-    w->ac = NULL;
-    atomic_store(&w->connected, false);
+    w->gen++;
     size_t requeued = w->flight.n;
     list_prepend(&w->pending, &w->flight);
-    if (w->state != WRITER_DOWN)
-        log_emit(LOG_WARN, "money_writer_disconnected", "{s:s,s:I,s:I}", "reason", reason,
-                 "requeued", (json_int_t)requeued, "pending", (json_int_t)w->pending.n);
-    w->state = WRITER_DOWN;
-    w->state_since_ns = clock_mono_ns();
+    log_emit(LOG_WARN, "money_writer_requeue", "{s:s,s:I,s:I}", "reason", reason, "requeued",
+             (json_int_t)requeued, "pending", (json_int_t)w->pending.n);
     metrics_add(w->m_reconnects, 1);
-    if (free_ctx && ac != NULL)
-        redisAsyncFree(ac);
-    writer_schedule_reconnect(w);
+    if (!w->holding) {
+        w->holding = true;
+        int ms = w->backoff_ms / 2 + (int)(arc4random_uniform((unsigned)(w->backoff_ms / 2 + 1)));
+        struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+        evtimer_add(w->retry_ev, &tv);
+        w->backoff_ms =
+            w->backoff_ms * 2 > w->cfg.backoff_max_ms ? w->cfg.backoff_max_ms : w->backoff_ms * 2;
+    }
 }
 
 /*
- * Reply to one command: a single item, or a batch of settlements whose first item is it.
- * Commands are answered in send order, so it must be the flight's head.
+ * Answer to one command: a single item, or a batch of settlements. Commands are answered in
+ * send order, so its first item must be the flight's head.
  */
-static void writer_reply_cb(redisAsyncContext *ac, void *reply, void *privdata)
+static void writer_reply_cb(rconn_t *rc, redisReply *r, void *arg)
 {
-    money_writer_t *w = ac->data;
-    money_item_t *it = privdata;
-    redisReply *r = reply;
-    if (r == NULL || ac != w->ac)
-        return; /* the connection was dropped; writer_conn_lost requeued the items */
-    if (w->flight.head != it || w->flight.n < it->batch) {
-        writer_conn_lost(w, "reply out of order", true);
+    (void)rc;
+    writer_cmd_t *cmd = arg;
+    money_writer_t *w = cmd->w;
+    if (cmd->gen != w->gen) {
+        free(cmd); /* its items were requeued and sent again */
+        return;
+    }
+    if (r == NULL) {
+        writer_requeue(w, "no reply (connection lost or request timeout)");
+        free(cmd);
+        return;
+    }
+    if (w->flight.head != cmd->first || w->flight.n < cmd->n) {
+        writer_requeue(w, "reply out of order");
+        free(cmd);
         return;
     }
     int64_t now = clock_mono_ns();
-    w->last_reply_ns = now;
-    size_t n = it->batch;
+    size_t n = cmd->n;
+    money_kind_t kind = cmd->first->kind;
+    free(cmd);
     money_result_t res;
     memset(&res, 0, sizeof res);
-    bool per_entry = it->kind == MONEY_KIND_SETTLE && r->type == REDIS_REPLY_ARRAY;
-    if (!per_entry && money_reply_parse(it->kind, r, &res) == MONEY_REPLY_RETRY) {
-        /* Server-wide states (NOSCRIPT after a flush, LOADING, BUSY, READONLY after a failover)
-         * fail every later command of the pipeline too: start over on a fresh connection. */
-        log_emit(LOG_WARN, "money_writer_transient", "{s:s}", "error", res.error);
-        writer_conn_lost(w, res.error, true);
+    bool per_entry = kind == MONEY_KIND_SETTLE && r->type == REDIS_REPLY_ARRAY;
+    if (!per_entry && money_reply_parse(kind, r, &res) == MONEY_REPLY_RETRY) {
+        /* Server-wide states (LOADING, BUSY, READONLY after a failover, OOM) fail the later
+         * commands of the pipeline too: start over from this item after a pause. */
+        writer_requeue(w, res.error);
         return;
     }
+    w->backoff_ms = w->cfg.backoff_min_ms;
     if (per_entry && r->elements != n) {
         per_entry = false;
         res.status = MONEY_ERR_REDIS;
@@ -274,42 +295,52 @@ static void writer_reply_cb(redisAsyncContext *ac, void *reply, void *privdata)
 
 /*
  * Sends pending items while there is room in flight. Consecutive settlements travel together
- * in one EVALSHA (up to batch_max), which keeps their order and amortises the per-call cost.
+ * in one call of the settle script (up to batch_max), which keeps their order and amortises the
+ * per-call cost.
  */
 static void writer_pump(money_writer_t *w)
 {
-    if (w->state != WRITER_READY)
-        return;
-    const money_settle_parts_t *parts[MONEY_WRITER_BATCH_CAP];
-    while (w->flight.n < w->cfg.max_inflight && w->pending.head != NULL) {
+    while (!w->holding && w->flight.n < w->cfg.max_inflight && w->pending.head != NULL &&
+           rconn_connected(w->rc)) {
         money_item_t *it = w->pending.head;
-        const char *cmd = it->cmd;
-        size_t len = it->len, n = 1;
-        char *owned = NULL;
+        size_t n = 1;
+        int rc;
+        writer_cmd_t *cmd = xmalloc(sizeof *cmd);
         if (it->kind == MONEY_KIND_SETTLE) {
+            /* Keys of every round, then the ttl, then every round's arguments. */
             size_t room = w->cfg.max_inflight - w->flight.n;
+            int nkeys = 0, argc = 0;
             n = 0;
             for (money_item_t *x = it;
                  x != NULL && x->kind == MONEY_KIND_SETTLE && n < w->cfg.batch_max && n < room;
-                 x = x->next)
-                parts[n++] = &x->parts;
-            owned = money_cmd_settle_batch(parts, n, w->cfg.record_ttl_s, &len);
-            if (owned == NULL) {
-                log_emit(LOG_FATAL, "money_writer_out_of_memory", NULL);
-                abort();
+                 x = x->next, n++) {
+                memcpy(w->av + argc, x->op.argv, (size_t)x->op.nkeys * sizeof(char *));
+                memcpy(w->avlen + argc, x->op.lens, (size_t)x->op.nkeys * sizeof(size_t));
+                argc += x->op.nkeys;
             }
-            cmd = owned;
+            nkeys = argc;
+            w->av[argc] = w->ttl_text;
+            w->avlen[argc++] = strlen(w->ttl_text);
+            size_t i = 0;
+            for (money_item_t *x = it; i < n; x = x->next, i++) {
+                int na = x->op.argc - x->op.nkeys;
+                memcpy(w->av + argc, x->op.argv + x->op.nkeys, (size_t)na * sizeof(char *));
+                memcpy(w->avlen + argc, x->op.lens + x->op.nkeys, (size_t)na * sizeof(size_t));
+                argc += na;
+            }
+            *cmd = (writer_cmd_t){w, it, n, w->gen};
+            rc = rconn_eval(w->rc, w->scripts[it->op.script], writer_reply_cb, cmd, nkeys, argc,
+                            w->av, w->avlen);
+        } else {
+            *cmd = (writer_cmd_t){w, it, 1, w->gen};
+            rc = rconn_eval(w->rc, w->scripts[it->op.script], writer_reply_cb, cmd, it->op.nkeys,
+                            it->op.argc, it->op.argv, it->op.lens);
         }
-        int rc = redisAsyncFormattedCommand(w->ac, writer_reply_cb, it, cmd, len);
-        free(owned);
-        if (rc != REDIS_OK) {
-            writer_conn_lost(w, "command refused by the connection", true);
+        if (rc != 0) {
+            free(cmd); /* not connected after all: on_state will pump again */
             return;
         }
-        if (w->flight.n == 0)
-            w->last_reply_ns = clock_mono_ns();
         int64_t now = clock_mono_ns();
-        it->batch = n;
         for (size_t i = 0; i < n; i++) {
             money_item_t *x = list_pop(&w->pending);
             x->sent_ns = now;
@@ -320,85 +351,18 @@ static void writer_pump(money_writer_t *w)
     }
 }
 
-static void writer_load_cb(redisAsyncContext *ac, void *reply, void *privdata)
+static void writer_state_cb(rconn_t *rc, bool connected, void *arg)
 {
-    money_writer_t *w = ac->data;
-    redisReply *r = reply;
-    int index = (int)(intptr_t)privdata;
-    if (r == NULL || ac != w->ac)
-        return;
-    if (r->type != REDIS_REPLY_STRING || strcmp(r->str, money_script_sha(index)) != 0) {
-        log_emit(LOG_ERROR, "money_writer_script_load_failed", "{s:i,s:s}", "script", index,
-                 "reply", r->type == REDIS_REPLY_ERROR ? r->str : "unexpected");
-        writer_conn_lost(w, "script load failed", true);
-        return;
+    (void)rc;
+    money_writer_t *w = arg;
+    atomic_store(&w->connected, connected);
+    if (connected) {
+        log_emit(LOG_INFO, "money_writer_connected", "{s:s,s:i,s:I}", "host", w->host, "port",
+                 w->cfg.redis_port, "pending", (json_int_t)w->pending.n);
+        writer_pump(w);
+    } else if (w->flight.n > 0) {
+        writer_requeue(w, "disconnected");
     }
-    if (--w->loads_pending > 0)
-        return;
-    w->state = WRITER_READY;
-    w->state_since_ns = clock_mono_ns();
-    w->backoff_ms = w->cfg.backoff_min_ms;
-    atomic_store(&w->connected, true);
-    log_emit(LOG_INFO, "money_writer_connected", "{s:s,s:i,s:I}", "host", w->host, "port",
-             w->cfg.redis_port, "pending", (json_int_t)w->pending.n);
-    writer_pump(w);
-}
-
-static void writer_connect_cb(const redisAsyncContext *cac, int status)
-{
-    redisAsyncContext *ac = (redisAsyncContext *)cac;
-    money_writer_t *w = ac->data;
-    if (ac != w->ac)
-        return;
-    if (status != REDIS_OK) {
-        /* hiredis frees the context itself after this callback. */
-        log_emit(LOG_WARN, "money_writer_connect_failed", "{s:s}", "error", ac->errstr);
-        w->ac = NULL;
-        writer_conn_lost(w, "connect failed", false);
-        return;
-    }
-    w->state = WRITER_LOADING;
-    w->state_since_ns = clock_mono_ns();
-    w->loads_pending = MONEY_NSCRIPTS;
-    for (int i = 0; i < MONEY_NSCRIPTS; i++) {
-        if (redisAsyncCommand(ac, writer_load_cb, (void *)(intptr_t)i, "SCRIPT LOAD %s",
-                              money_script_text(i)) != REDIS_OK) {
-            writer_conn_lost(w, "script load refused", true);
-            return;
-        }
-    }
-}
-
-static void writer_disconnect_cb(const redisAsyncContext *cac, int status)
-{
-    (void)status;
-    redisAsyncContext *ac = (redisAsyncContext *)cac;
-    money_writer_t *w = ac->data;
-    if (ac != w->ac)
-        return; /* we dropped it ourselves */
-    w->ac = NULL;
-    writer_conn_lost(w, ac->errstr[0] ? ac->errstr : "disconnected", false);
-}
-
-static void writer_connect(money_writer_t *w)
-{
-    redisAsyncContext *ac = redisAsyncConnect(w->host, w->cfg.redis_port);
-    if (ac == NULL || ac->err) {
-        log_emit(LOG_WARN, "money_writer_connect_failed", "{s:s}", "error",
-                 ac ? ac->errstr : "out of memory");
-        if (ac != NULL)
-            redisAsyncFree(ac);
-        w->state = WRITER_DOWN;
-        writer_schedule_reconnect(w);
-        return;
-    }
-    ac->data = w;
-    redisLibeventAttach(ac, w->base);
-    redisAsyncSetConnectCallback(ac, writer_connect_cb);
-    redisAsyncSetDisconnectCallback(ac, writer_disconnect_cb);
-    w->ac = ac;
-    w->state = WRITER_CONNECTING;
-    w->state_since_ns = clock_mono_ns();
 }
 
 static void writer_retry_cb(evutil_socket_t fd, short what, void *arg)
@@ -406,8 +370,8 @@ static void writer_retry_cb(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     money_writer_t *w = arg;
-    if (w->state == WRITER_DOWN && w->ac == NULL)
-        writer_connect(w);
+    w->holding = false;
+    writer_pump(w);
 }
 
 /* Producers activate this event; it moves the shared queue to the pending list. */
@@ -423,22 +387,13 @@ static void writer_wake_cb(evutil_socket_t fd, short what, void *arg)
     writer_pump(w);
 }
 
-/* Every 100 ms: declares a silent connection dead and refreshes the age gauge. */
+/* Every 100 ms: refreshes the gauges, and pumps in case a reconnect went unreported. */
 static void writer_tick_cb(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
     money_writer_t *w = arg;
     int64_t now = clock_mono_ns();
-    int64_t connect_ns = (int64_t)w->cfg.connect_timeout_ms * 1000000;
-    int64_t request_ns = (int64_t)w->cfg.request_timeout_ms * 1000000;
-    if (w->state == WRITER_CONNECTING && now - w->state_since_ns > connect_ns)
-        writer_conn_lost(w, "connect timeout", true);
-    else if (w->state == WRITER_LOADING && now - w->state_since_ns > request_ns)
-        writer_conn_lost(w, "script load timeout", true);
-    else if (w->state == WRITER_READY && w->flight.n > 0 && now - w->last_reply_ns > request_ns)
-        writer_conn_lost(w, "request timeout", true);
-
     int64_t oldest = 0;
     if (w->flight.head != NULL)
         oldest = w->flight.head->submitted_ns;
@@ -453,6 +408,8 @@ static void writer_tick_cb(evutil_socket_t fd, short what, void *arg)
     atomic_store(&w->oldest_ns, oldest);
     metrics_set(w->m_oldest, oldest ? (double)(now - oldest) / 1e9 : 0.0);
     metrics_set(w->m_depth, (double)atomic_load(&w->depth));
+    atomic_store(&w->connected, rconn_connected(w->rc));
+    writer_pump(w);
 }
 
 static void *writer_main(void *arg)
@@ -461,7 +418,6 @@ static void *writer_main(void *arg)
     sigset_t all;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL); /* signals belong to the main thread */
-    writer_connect(w);
     event_base_dispatch(w->base);
     return NULL;
 }
@@ -474,7 +430,7 @@ money_writer_t *money_writer_create(const money_writer_config_t *cfg)
                  "redis_host, redis_port and a service name [A-Za-z0-9_.-]{1,64} are required");
         return NULL;
     }
-    signal(SIGPIPE, SIG_IGN);
+    signal(SIGPIPE, SIG_IGN); /* rconn.h: writes to a closed connection must not kill us */
     money_writer_t *w = xcalloc(1, sizeof *w);
     w->cfg = *cfg;
     money_writer_config_t *c = &w->cfg;
@@ -502,8 +458,8 @@ money_writer_t *money_writer_create(const money_writer_config_t *cfg)
     w->service = xstrdup(cfg->service);
     c->redis_host = w->host;
     c->service = w->service;
+    snprintf(w->ttl_text, sizeof w->ttl_text, "%ld", c->record_ttl_s);
     w->backoff_ms = c->backoff_min_ms;
-    w->seed = (unsigned)clock_mono_ns();
     list_init(&w->queue);
     list_init(&w->pending);
     list_init(&w->flight);
@@ -520,9 +476,10 @@ money_writer_t *money_writer_create(const money_writer_config_t *cfg)
                                      "Money writer send-to-reply latency", metrics_latency_bounds,
                                      metrics_latency_nbounds);
     w->m_retries = metrics_counter(reg, "money_writer_retries_total", NULL,
-                                   "Money writer items sent again after a connection loss");
+                                   "Money writer items sent again after a failure");
     w->m_reconnects = metrics_counter(reg, "money_writer_reconnects_total", NULL,
-                                      "Money writer connections lost or refused");
+                                      "Money writer failures that made it resend (connection "
+                                      "lost, request timeout, transient error)");
     for (int k = 1; k < 5; k++) {
         for (int o = 0; o < 2; o++) {
             char labels[64];
@@ -550,12 +507,31 @@ money_writer_t *money_writer_create(const money_writer_config_t *cfg)
     w->retry_ev = evtimer_new(w->base, writer_retry_cb, w);
     if (w->wake_ev == NULL || w->tick_ev == NULL || w->retry_ev == NULL)
         goto fail_events;
+    for (int i = 0; i < MONEY_NSCRIPTS; i++)
+        w->scripts[i] = rconn_script_create(money_script_text(i));
+    rconn_opts_t ro = {.host = w->host,
+                       .port = c->redis_port,
+                       .connect_timeout_ms = c->connect_timeout_ms,
+                       .request_timeout_ms = c->request_timeout_ms,
+                       .backoff_min_ms = c->backoff_min_ms,
+                       .backoff_max_ms = c->backoff_max_ms,
+                       .name = "money",
+                       .on_state = writer_state_cb,
+                       .arg = w};
+    w->rc = rconn_create(w->base, &ro); /* starts connecting; the loop runs it */
+    if (w->rc == NULL)
+        goto fail_rconn;
     struct timeval tick = {0, 100000};
     event_add(w->tick_ev, &tick);
     if (pthread_create(&w->thread, NULL, writer_main, w) != 0)
-        goto fail_events;
+        goto fail_thread;
     return w;
 
+fail_thread:
+    rconn_destroy(w->rc);
+fail_rconn:
+    for (int i = 0; i < MONEY_NSCRIPTS; i++)
+        rconn_script_destroy(w->scripts[i]);
 fail_events:
     if (w->wake_ev)
         event_free(w->wake_ev);
@@ -565,7 +541,7 @@ fail_events:
         event_free(w->retry_ev);
     event_base_free(w->base);
 fail_base:
-    log_emit(LOG_ERROR, "money_writer_start_failed", NULL);
+    log_emit(LOG_ERROR, "money_writer_start_failed", "{s:s}", "host", w->host);
     pthread_cond_destroy(&w->drained);
     pthread_mutex_destroy(&w->mu);
     metrics_destroy(w->own_metrics);
@@ -585,12 +561,11 @@ void money_writer_destroy(money_writer_t *w)
     event_base_loopbreak(w->base);
     pthread_join(w->thread, NULL);
 
-    /* The thread is gone; its state is ours now. */
-    if (w->ac != NULL) {
-        redisAsyncContext *ac = w->ac;
-        w->ac = NULL;
-        redisAsyncFree(ac);
-    }
+    /* The thread is gone; its state is ours now. Closing the connection runs every pending
+     * callback with NULL, which requeues what was in flight. */
+    w->holding = true;
+    rconn_destroy(w->rc);
+    w->rc = NULL;
     list_prepend(&w->pending, &w->flight);
     list_append(&w->pending, &w->queue);
     if (w->pending.n > 0)
@@ -603,6 +578,8 @@ void money_writer_destroy(money_writer_t *w)
         snprintf(r.error, sizeof r.error, "money writer destroyed before the item was written");
         writer_complete(w, it, &r);
     }
+    for (int i = 0; i < MONEY_NSCRIPTS; i++)
+        rconn_script_destroy(w->scripts[i]);
     event_free(w->wake_ev);
     event_free(w->tick_ev);
     event_free(w->retry_ev);
@@ -652,7 +629,7 @@ int money_writer_submit_settle(money_writer_t *w, const money_settlement_t *s,
     it->done = done;
     it->arg = arg;
     money_round_id_format(&s->round, it->id, sizeof it->id);
-    if (money_settle_parts(w->service, s, &it->parts) != 0) {
+    if (money_op_settle(w->service, s, &it->op) != 0) {
         writer_item_free(it);
         return -EINVAL;
     }
@@ -674,8 +651,7 @@ int money_writer_submit_history(money_writer_t *w, const char *game, json_t *his
     it->done = done;
     it->arg = arg;
     snprintf(it->id, sizeof it->id, "%s", rid);
-    rc = money_cmd_history(rid, game, json, w->cfg.history_maxlen, w->cfg.record_ttl_s, &it->cmd,
-                           &it->len);
+    rc = money_op_history(rid, game, json, w->cfg.history_maxlen, w->cfg.record_ttl_s, &it->op);
     free(json);
     if (rc != 0) {
         writer_item_free(it);
@@ -700,8 +676,7 @@ static int writer_submit_wallet(money_writer_t *w, money_kind_t kind, const char
     it->kind = kind;
     it->done = done;
     it->arg = arg;
-    if (money_cmd_wallet(kind, player, amount, op_id, w->cfg.record_ttl_s, &it->cmd, &it->len) !=
-        0) {
+    if (money_op_wallet(kind, player, amount, op_id, w->cfg.record_ttl_s, &it->op) != 0) {
         writer_item_free(it);
         log_emit(LOG_ERROR, "money_wallet_op_invalid", "{s:s}", "error",
                  "a wallet operation needs a valid player, op id and 0 < amount <= 1e14");

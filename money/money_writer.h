@@ -2,15 +2,17 @@
  * money_writer -- the one in-process queue through which money and hand histories leave desks.
  *
  * Desks on any worker thread submit settlements, hand histories, buy-ins and cash-outs. A
- * writer thread with its own event_base and its own hiredis connection drains the queue to
+ * writer thread with its own event_base and its own connection (common/rconn.h: connect and
+ * request timeouts, reconnect with backoff, EVALSHA with NOSCRIPT fallback) drains the queue to
  * Redis with pipelining (up to max_inflight items in flight; runs of consecutive settlements
- * share one EVALSHA of the settle script, up to batch_max rounds, each still all-or-nothing).
+ * share one call of the settle script, up to batch_max rounds, each still all-or-nothing).
  * All items travel in one FIFO over one connection, so Redis applies them in submission order;
  * in particular a desk's later item is never applied before an earlier one. When the connection
- * fails or a request times out (Redis down, hung, restarting), every unanswered item goes back to
- * the head of the queue in its original order and is sent again after a reconnect with exponential
- * backoff. The scripts are idempotent by round / operation id, so sending again never applies
- * twice.
+ * fails, a request times out (Redis down, hung, restarting) or Redis answers a server-wide
+ * transient error (LOADING, BUSY, READONLY, OOM), every unanswered item goes back to the head of
+ * the queue in its original order and is sent again after a backoff pause; answers still to come
+ * for the earlier sends are ignored. The scripts are idempotent by round / operation id, so
+ * sending again never applies twice (the second answer says replayed, with the first result).
  *
  * Bounded without dropping: submit never refuses an item for lack of room (a settlement is
  * never dropped). Instead, once the depth reaches high_watermark, money_writer_can_start_round()
