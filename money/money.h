@@ -169,11 +169,11 @@ int money_history_add_result(json_t *h, int seat, int64_t delta);
 /* Whether h has the four arrays seats, cards, actions, results and a string "round". */
 bool money_history_valid(const json_t *h);
 
-/* ---- Shared by the writer (not for desks) ------------------------------------------- */
+/* ---- Building blocks of the writer and of tools (not for desks) ---------------------- */
 /*
- * Builds the EVALSHA command of an operation in Redis protocol form (for pipelining with
- * redisAsyncFormattedCommand / redisAppendFormattedCommand). *cmd is malloc'ed (free()), *len
- * its length. Returns 0 or -EINVAL. The history variant takes the JSON text.
+ * Builds the EVALSHA command of an operation in Redis protocol form, for pipelining on a
+ * blocking connection (redisAppendFormattedCommand; tools and tests). *cmd is malloc'ed (free()),
+ * *len its length. Returns 0 or -EINVAL. The history variant takes the JSON text.
  */
 int money_cmd_settle(const char *service, const money_settlement_t *s, long ttl_s, char **cmd,
                      size_t *len);

@@ -121,6 +121,35 @@ START_TEST(test_money_settle_command_carries_every_key_and_argument)
 }
 END_TEST
 
+START_TEST(test_money_op_splits_keys_from_arguments)
+{
+    money_settlement_t s = sample();
+    money_op_t op;
+    ck_assert_int_eq(money_op_settle("game", &s, &op), 0);
+    /* Keys: round, fence, rake, 3 wallets; arguments: n, epoch, rake, 3 deltas (no ttl). */
+    ck_assert_int_eq(op.nkeys, 6);
+    ck_assert_int_eq(op.argc, 12);
+    ck_assert_str_eq(op.argv[0], "{croupier:money}:round:1:2:3:4");
+    ck_assert_str_eq(op.argv[1], "{croupier:lease:game}:slot:1:epoch");
+    ck_assert_str_eq(op.argv[5], "{croupier:money}:wallet:c");
+    ck_assert_str_eq(op.argv[6], "3");
+    ck_assert_str_eq(op.argv[7], "2");
+    ck_assert_str_eq(op.argv[8], "10");
+    ck_assert_str_eq(op.argv[11], "-50");
+    ck_assert_uint_eq(op.lens[11], 3);
+    ck_assert_str_eq(money_script_text(op.script), money_script_text(0));
+    money_op_free(&op);
+    ck_assert_int_eq(money_op_wallet(MONEY_KIND_CASHOUT, "p1", 5, "op:1", 60, &op), 0);
+    ck_assert_int_eq(op.nkeys, 2);
+    ck_assert_int_eq(op.argc, 5);
+    ck_assert_str_eq(op.argv[2], "credit");
+    money_op_free(&op);
+    ck_assert_int_eq(money_op_history("1:2:3", "ddz", "{}", 10, 60, &op), -EINVAL);
+    s.players[0] = "";
+    ck_assert_int_eq(money_op_settle("game", &s, &op), -EINVAL);
+}
+END_TEST
+
 START_TEST(test_money_fence_key_is_the_lease_fence)
 {
     char mine[160], theirs[160];
@@ -270,6 +299,7 @@ int main(void)
     tcase_add_test(tc, test_money_settle_command_carries_every_key_and_argument);
     tcase_add_test(tc, test_money_script_shas_are_distinct_hex);
     tcase_add_test(tc, test_money_fence_key_is_the_lease_fence);
+    tcase_add_test(tc, test_money_op_splits_keys_from_arguments);
     tcase_add_test(tc, test_money_reply_parse_maps_results_and_errors);
     suite_add_tcase(s, tc);
     tc = tcase_create("history");
