@@ -582,6 +582,60 @@ START_TEST(test_bj_snapshot_hides_hole_card_until_shown)
 }
 END_TEST
 
+typedef struct {
+    bj_event_t ev[64];
+    int n;
+} ev_log_t;
+
+static void ev_log_cb(void *ctx, const bj_event_t *ev)
+{
+    ev_log_t *log = ctx;
+    if (log->n < 64)
+        log->ev[log->n++] = *ev;
+}
+
+START_TEST(test_bj_events_hide_hole_card_and_announce_turns)
+{
+    bj_rules_t r;
+    bj_rules_default(&r);
+    ev_log_t log = {.n = 0};
+    bj_rng_t rng;
+    bj_rng_seed(&rng, 1);
+    bj_table_t *t;
+    ck_assert_int_eq(bj_table_create(&r, &rng, ev_log_cb, &log, &t), 0);
+    ck_assert_int_eq(log.ev[0].type, BJ_EV_SHUFFLE);
+    ck_assert_int_eq(log.ev[0].amount, 312);
+    ck_assert_int_eq(bj_table_sit(t, 2, 77), 0);
+    uint8_t cards[] = {C(10), C(9), C(6), C(8), C(5)};
+    ck_assert_int_eq(bj_table_stack_shoe(t, cards, 5), 0);
+    log.n = 0;
+    ck_assert_int_eq(bj_table_open_betting(t), 0);
+    ck_assert_int_eq(bj_table_bet(t, 2, 10), 0);
+    /* betting open, bet, 4 cards, turn */
+    ck_assert_int_eq(log.n, 7);
+    ck_assert_int_eq(log.ev[0].type, BJ_EV_BETTING_OPEN);
+    ck_assert_int_eq(log.ev[1].type, BJ_EV_BET);
+    ck_assert_uint_eq(log.ev[1].player, 77);
+    ck_assert_int_eq(log.ev[2].type, BJ_EV_CARD);
+    ck_assert_int_eq(log.ev[2].seat, 2);
+    ck_assert_int_eq(log.ev[3].seat, -1);
+    ck_assert_uint_eq(log.ev[3].card, C(9));
+    ck_assert_uint_eq(log.ev[5].card, BJ_CARD_HIDDEN); /* the hole card */
+    ck_assert_int_eq(log.ev[6].type, BJ_EV_TURN);
+    ck_assert_uint_eq(log.ev[6].allowed, bj_table_allowed(t));
+    ck_assert(log.ev[6].allowed & BJ_ACT_BIT(BJ_ACT_DOUBLE));
+    log.n = 0;
+    ck_assert_int_eq(bj_table_act(t, 2, BJ_ACT_HIT), 0); /* 16 + 5 = 21: done */
+    ck_assert_int_eq(log.ev[0].type, BJ_EV_ACTION);
+    ck_assert_int_eq(log.ev[1].type, BJ_EV_CARD);
+    ck_assert_int_eq(log.ev[2].type, BJ_EV_HOLE);
+    ck_assert_uint_eq(log.ev[2].card, C(8));
+    ck_assert_int_eq(log.ev[log.n - 1].type, BJ_EV_SETTLED);
+    ck_assert_int_eq(log.ev[log.n - 1].settlement->seats[2].delta, 10);
+    bj_table_destroy(t);
+}
+END_TEST
+
 START_TEST(test_bj_void_round_returns_every_bet)
 {
     bj_rules_t r;
@@ -824,6 +878,7 @@ static Suite *blackjack_suite(void)
     tcase_add_test(tc, test_bj_timeout_stands_every_remaining_hand);
     tcase_add_test(tc, test_bj_snapshot_hides_hole_card_until_shown);
     tcase_add_test(tc, test_bj_void_round_returns_every_bet);
+    tcase_add_test(tc, test_bj_events_hide_hole_card_and_announce_turns);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("random");
