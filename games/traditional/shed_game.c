@@ -12,6 +12,7 @@ static const shed_rules_t *const shed_all_rules[] = {
     &shed_rules_doudizhu,
     &shed_rules_runfast,
     &shed_rules_bigtwo,
+    &shed_rules_guandan,
 };
 
 const shed_rules_t *shed_rules_find(const char *name)

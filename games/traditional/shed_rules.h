@@ -93,5 +93,6 @@ void shed_game_push_event(shed_game_t *g, int kind, int seat, int value, shed_se
 extern const shed_rules_t shed_rules_doudizhu;
 extern const shed_rules_t shed_rules_runfast;
 extern const shed_rules_t shed_rules_bigtwo;
+extern const shed_rules_t shed_rules_guandan;
 
 #endif

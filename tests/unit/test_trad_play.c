@@ -99,7 +99,9 @@ static void inject_illegal(run_t *r)
     shed_action_t a = {0};
 
     /* wrong turn: the same kind of action by another seat, and a seat out of range */
-    a.kind = phase == SHED_PHASE_BID ? SHED_ACT_BID : SHED_ACT_PASS;
+    a.kind = phase == SHED_PHASE_BID       ? SHED_ACT_BID
+             : phase == SHED_PHASE_TRIBUTE ? SHED_ACT_GIVE
+                                           : SHED_ACT_PASS;
     a.seat = other;
     a.bid = 0;
     expect_refused(r, &a, SHED_E_TURN, "action out of turn");
@@ -134,6 +136,47 @@ static void inject_illegal(run_t *r)
     a.kind = SHED_ACT_BID;
     a.bid = 1;
     expect_refused(r, &a, SHED_E_PHASE, "bid while playing");
+
+    if (phase == SHED_PHASE_TRIBUTE) {
+        int ng = shed_game_legal_plays(g, plays, PLAYS_CAP);
+        T_CMP(ng, >, 0);
+        shed_card_t list[SHED_MAX_CARDS];
+        int n = shed_set_list(hand, list);
+        for (int i = 0; i < n; i++) {
+            shed_set_t one = {{0, 0}};
+            shed_set_add(&one, list[i]);
+            bool ok = false;
+            for (int j = 0; j < ng && !ok; j++)
+                ok = shed_set_eq(plays[j], one);
+            if (!ok) {
+                a.kind = SHED_ACT_GIVE;
+                a.cards = one;
+                expect_refused(r, &a, SHED_E_TRIBUTE, "card not allowed as tribute/return");
+                break;
+            }
+        }
+        a.kind = SHED_ACT_GIVE;
+        a.cards = plays[0];
+        for (int i = 0; i < n && shed_set_size(a.cards) < 2; i++)
+            shed_set_add(&a.cards, list[i]);
+        expect_refused(r, &a, SHED_E_TRIBUTE, "two cards as tribute");
+        a.cards = (shed_set_t){{0, 0}};
+        expect_refused(r, &a, SHED_E_TRIBUTE, "no card as tribute");
+        a.kind = SHED_ACT_PLAY;
+        a.cards = plays[0];
+        expect_refused(r, &a, SHED_E_PHASE, "play during the tribute");
+        a.kind = SHED_ACT_PASS;
+        expect_refused(r, &a, SHED_E_PHASE, "pass during the tribute");
+        return;
+    }
+    if (!shed_set_empty(hand)) {
+        shed_card_t first[SHED_MAX_CARDS];
+        shed_set_list(hand, first);
+        a.kind = SHED_ACT_GIVE;
+        a.cards = (shed_set_t){{0, 0}};
+        shed_set_add(&a.cards, first[0]);
+        expect_refused(r, &a, SHED_E_PHASE, "tribute while playing");
+    }
 
     /* cards not held: one card of someone else's hand (or of the set-aside cards) */
     shed_set_t theirs = shed_set_minus(all_held(r), hand);
@@ -207,6 +250,15 @@ static void inject_illegal(run_t *r)
     }
 }
 
+/* The next seat after `seat` still holding cards. */
+static int next_in(const run_t *r, int seat)
+{
+    for (int i = 1; i <= r->seats; i++)
+        if (!shed_game_is_out(r->g, (seat + i) % r->seats))
+            return (seat + i) % r->seats;
+    return seat;
+}
+
 /* Checks conservation: hands + extra + played are disjoint and make up the deck. */
 static void check_conservation(const run_t *r, shed_set_t deck, int deck_size)
 {
@@ -246,6 +298,15 @@ static void play_one_deal(run_t *r, shed_set_t deck, int deck_size, uint64_t see
             landlord_phase_seen = 1;
             continue;
         }
+        if (phase == SHED_PHASE_TRIBUTE) {
+            int ng = shed_game_legal_plays(g, plays, PLAYS_CAP);
+            T_CMP(ng, >, 0);
+            a.kind = SHED_ACT_GIVE;
+            a.cards = plays[shed_rng_below(&r->rng, (uint32_t)ng)];
+            T_CMP(shed_game_apply(g, &a), ==, SHED_OK);
+            check_conservation(r, deck, deck_size);
+            continue;
+        }
         int np = shed_game_legal_plays(g, plays, PLAYS_CAP);
         T_CMP(np, >=, 0);
         bool may_pass = shed_game_may_pass(g);
@@ -269,9 +330,16 @@ static void play_one_deal(run_t *r, shed_set_t deck, int deck_size, uint64_t see
         int by_after;
         shed_combo_t beat_after = shed_game_to_beat(g, &by_after);
         if (a.kind == SHED_ACT_PASS && beat_after.type == 0) {
-            T_CMP(shed_game_turn(g), ==, by_before); /* trick back to the last player */
+            /* trick back to the last player; if out, the partner (Guandan), else the next */
+            int want = by_before;
+            if (shed_game_is_out(g, want))
+                want = r->seats == 4 && !strcmp(shed_rules_name(shed_game_rules(g)), "guandan") &&
+                               !shed_game_is_out(g, (want + 2) % 4)
+                           ? (want + 2) % 4
+                           : next_in(r, want);
+            T_CMP(shed_game_turn(g), ==, want);
         } else {
-            T_CMP(shed_game_turn(g), ==, (turn + 1) % r->seats);
+            T_CMP(shed_game_turn(g), ==, next_in(r, turn));
         }
         (void)beat_before;
     }
@@ -330,6 +398,12 @@ END_TEST
 START_TEST(test_bigtwo_random_deals_keep_invariants)
 {
     run_game("bigtwo", TRAD_DEALS);
+}
+END_TEST
+
+START_TEST(test_guandan_random_deals_keep_invariants)
+{
+    run_game("guandan", TRAD_DEALS);
 }
 END_TEST
 
@@ -396,6 +470,11 @@ static Suite *play_suite(void)
     tcase_add_unchecked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 36000);
     tcase_add_test(tc, test_bigtwo_random_deals_keep_invariants);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("guandan");
+    tcase_add_unchecked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 36000);
+    tcase_add_test(tc, test_guandan_random_deals_keep_invariants);
     suite_add_tcase(s, tc);
     return s;
 }

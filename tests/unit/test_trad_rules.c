@@ -379,6 +379,164 @@ START_TEST(test_runfast_short_trio_only_as_last_cards)
 }
 END_TEST
 
+/* ---- Guandan ------------------------------------------------------------------------------ */
+
+/* A set from "rank suit deck" triples, e.g. "3d0 2h1" (deck 0 or 1); jokers "B0", "R1". */
+static shed_set_t gd_cards(const char *text)
+{
+    shed_set_t s = {{0, 0}};
+    for (const char *p = text; *p;) {
+        if (*p == ' ') {
+            p++;
+            continue;
+        }
+        int r = shed_rank_from_char(p[0]);
+        ck_assert_int_ge(r, 0);
+        int suit = 0;
+        if (r < SHED_RANK_BJ) {
+            suit = (int)(strchr(shed_suit_chars, p[1]) - shed_suit_chars);
+            p++;
+        }
+        int deck = p[1] - '0';
+        ck_assert(deck == 0 || deck == 1);
+        shed_set_add(&s, shed_card_make(deck, r, suit));
+        p += 2;
+    }
+    return s;
+}
+
+static shed_combo_t gd(const char *text)
+{
+    shed_combo_t c;
+    ck_assert_msg(shed_rules_classify(shed_rules_find("guandan"), gd_cards(text), false, &c) == 0,
+                  "'%s' should be a combination", text);
+    return c;
+}
+
+static bool gd_valid(const char *text)
+{
+    shed_combo_t c;
+    return shed_rules_classify(shed_rules_find("guandan"), gd_cards(text), false, &c) == 0;
+}
+
+static bool gd_beats(const char *a, const char *b)
+{
+    shed_combo_t x = gd(a), y = gd(b);
+    return shed_rules_beats(shed_rules_find("guandan"), &x, &y);
+}
+
+/* guandan.md "Combinations" at level 2 (the first deal): the hearts 2s are wild. */
+START_TEST(test_guandan_combinations_and_wild_hearts)
+{
+    ck_assert(gd_beats("2d0", "Ad0")); /* the level rank outranks the ace */
+    ck_assert(gd_beats("B0", "2d0"));
+    ck_assert(gd_beats("R0", "B1"));
+    ck_assert(gd_beats("R0R1", "B0B1"));
+    ck_assert(!gd_valid("B0R0")); /* jokers pair only with their twin */
+    ck_assert(gd_beats("4d04c0", "3d13c1"));
+    ck_assert(gd_beats("4d04c04h0Ad0Ac0", "3d03c13h1Kd0Kc0")); /* full house by the trio */
+    ck_assert(gd_beats("3d04c05h06s07d0", "Ad02c03h04s05d0")); /* A-2-3-4-5 is the lowest */
+    ck_assert(gd_beats("Td0Jc0Qh0Ks0Ad0", "9d0Tc0Jh0Qs0Kd0")); /* 10-J-Q-K-A the highest */
+    ck_assert(!gd_valid("Jd0Qc0Kh0As02d0"));                   /* no wrap-around */
+    ck_assert(gd_valid("Ad0Ac02d02c03d03c0"));                 /* tube A-2-3 */
+    ck_assert(gd_valid("Qd0Qc0Kd0Kc0Ad0Ac0"));                 /* tube */
+    ck_assert(gd_valid("Kd0Kc0Kh0Ad0Ac0Ah0"));                 /* plate */
+    ck_assert(!gd_valid("3d04d0"));
+    ck_assert(!gd_valid("3d03c03h0B0B1")); /* no jokers in a full house */
+    /* wild hearts of the level (2h0, 2h1) */
+    ck_assert_int_eq(gd("3d04d05d06d02h0").type, 8);              /* straight flush (a bomb) */
+    ck_assert_int_eq(gd("3d04c05d06d02h0").type, 5);              /* a plain straight */
+    ck_assert_int_eq(gd("3d03c03h04d02h0").type, 4);              /* full house, wild as a 4 */
+    ck_assert(gd_beats("3d03c03h03s02h0", "Kd0Kc0Kh0Ks0"));       /* 5-bomb > 4-bomb */
+    ck_assert(gd_beats("3d04d05d06d02h0", "Ad0Ac0Ah0As0Ad1"));    /* SF > 5-bomb */
+    ck_assert(gd_beats("3d03c03h03s03d13c1", "9s0Ts0Js0Qs0Ks0")); /* 6-bomb > SF */
+    ck_assert(gd_beats("B0B1R0R1", "3d03c03h03s03d13c13h13s1"));  /* jokers > 8-bomb */
+    ck_assert(gd_beats("4d04c04h04s0", "3d03c12h02h1"));          /* a 4-bomb of 3s with wilds */
+}
+END_TEST
+
+/*
+ * guandan.md "End of a deal", "Levels" and "Tribute": random legal deals of one match; each
+ * deal ends when a partnership is out, the winners go up 3/2/1, and the next deal starts with
+ * the tribute from the losers (unless they hold both red jokers), after which everybody again
+ * holds 27 cards and a payer leads.
+ */
+START_TEST(test_guandan_levels_rise_and_tribute_follows)
+{
+    shed_game_t *g = shed_game_create(shed_rules_find("guandan"), NULL);
+    shed_set_t *plays = malloc(4096 * sizeof *plays);
+    shed_rng_t rng;
+    shed_rng_seed(&rng, 99);
+    int tributes = 0, no_tributes = 0, matches = 0;
+    for (int deal = 0; deal < 200; deal++) {
+        int steps_before[2];
+        shed_game_level(g, steps_before);
+        shed_game_deal_seeded(g, (uint64_t)deal + 500);
+        int n;
+        const shed_event_t *ev = shed_game_events(g, &n);
+        for (int i = 0; i < n; i++)
+            no_tributes += ev[i].kind == SHED_EV_NO_TRIBUTE;
+        if (deal > 0 && shed_game_phase(g) == SHED_PHASE_TRIBUTE) {
+            tributes++;
+            while (shed_game_phase(g) == SHED_PHASE_TRIBUTE) {
+                int k = shed_game_legal_plays(g, plays, 4096);
+                ck_assert_msg(k > 0, "no legal gift: deal %d seat %d holds %d cards", deal,
+                              shed_game_turn(g),
+                              shed_set_size(shed_game_hand(g, shed_game_turn(g))));
+                shed_action_t a = {
+                    .kind = SHED_ACT_GIVE, .seat = shed_game_turn(g), .cards = plays[0]};
+                ck_assert_int_eq(shed_game_apply(g, &a), SHED_OK);
+            }
+            for (int s = 0; s < 4; s++)
+                ck_assert_int_eq(shed_set_size(shed_game_hand(g, s)), 27);
+        }
+        while (shed_game_phase(g) == SHED_PHASE_PLAY) {
+            shed_action_t a = {.seat = shed_game_turn(g)};
+            int k = shed_game_legal_plays(g, plays, 4096);
+            ck_assert_int_ge(k, 0);
+            if (shed_game_may_pass(g) && (k == 0 || shed_rng_below(&rng, 3) == 0)) {
+                a.kind = SHED_ACT_PASS;
+            } else {
+                ck_assert_int_gt(k, 0);
+                a.kind = SHED_ACT_PLAY;
+                a.cards = plays[shed_rng_below(&rng, (uint32_t)k)];
+            }
+            ck_assert_int_eq(shed_game_apply(g, &a), SHED_OK);
+        }
+        const shed_settlement_t *s = shed_game_settlement(g);
+        ck_assert_ptr_nonnull(s);
+        int team = s->winner % 2, partner = (s->winner + 2) % 4;
+        ck_assert(shed_game_is_out(g, s->winner));
+        ck_assert(s->units >= 1 && s->units <= 3);
+        ck_assert_int_eq(s->units == 3, shed_game_is_out(g, partner) &&
+                                            !shed_game_is_out(g, (s->winner + 1) % 4) &&
+                                            !shed_game_is_out(g, (s->winner + 3) % 4));
+        for (int i = 0; i < 4; i++)
+            ck_assert_int_eq(s->delta[i], (i % 2 == team ? 1 : -1) * s->units);
+        int steps_after[2];
+        shed_game_level(g, steps_after);
+        ev = shed_game_events(g, &n);
+        bool match = false;
+        for (int i = 0; i < n; i++)
+            match = match || ev[i].kind == SHED_EV_MATCH;
+        if (match) {
+            matches++;
+            ck_assert_int_eq(steps_before[team], 12);
+            ck_assert_int_eq(steps_after[0] + steps_after[1], 0);
+        } else {
+            int want = steps_before[team] + (int)s->units;
+            ck_assert_int_eq(steps_after[team], want > 12 ? 12 : want);
+            ck_assert_int_eq(steps_after[1 - team], steps_before[1 - team]);
+        }
+    }
+    ck_assert_int_gt(tributes, 100);
+    ck_assert_int_gt(matches, 0);
+    (void)no_tributes;
+    free(plays);
+    shed_game_destroy(g);
+}
+END_TEST
+
 static Suite *rules_suite(void)
 {
     Suite *s = suite_create("trad_rules");
@@ -399,6 +557,11 @@ static Suite *rules_suite(void)
     tcase_add_test(tc, test_runfast_deck_is_the_48_card_variant);
     tcase_add_test(tc, test_runfast_must_beat_when_able);
     tcase_add_test(tc, test_runfast_short_trio_only_as_last_cards);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("guandan");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_guandan_combinations_and_wild_hearts);
+    tcase_add_test(tc, test_guandan_levels_rise_and_tribute_follows);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,0 +1,621 @@
+/*
+ * guandan -- the Guandan (掼蛋) rule set for the shed state machine (docs/rules/guandan.md):
+ * four players in two partnerships (seats 0+2 and 1+3), two decks with jokers (108 cards, 27
+ * each), a level rank that outranks the aces and whose two hearts are wild, bombs of 4 to 8
+ * cards, straight flushes and the four-joker bomb, play on until a partnership is out, levels
+ * going up by 3, 2 or 1, tribute and return tribute from the second deal of a match.
+ *
+ * Ranks: a card's rank index r (0..12 = 3..2, 13/14 = jokers) has the natural value
+ * nv = (r + 1) % 13 (2 = 0, 3 = 1, ..., A = 12). A team's level step is the nv of its level
+ * rank, so the level rank index is (step + 12) % 13.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shed_rules.h"
+
+enum {
+    GD_SINGLE = 1,
+    GD_PAIR,
+    GD_TRIO,
+    GD_FULL_HOUSE,
+    GD_STRAIGHT,
+    GD_TUBE,  /* three consecutive pairs */
+    GD_PLATE, /* two consecutive trios */
+    GD_BOMB,  /* key = class * 16 + power; classes below */
+};
+
+enum { GD_B4 = 0, GD_B5 = 1, GD_BSF = 2, GD_B6 = 3, GD_B7 = 4, GD_B8 = 5, GD_BJOKER = 6 };
+
+#define GD_MAX_INTERP 24
+#define GD_CAND_MAX 2048 /* well above the ~700 candidate sets a 27-card hand yields */
+
+static inline int gd_nv(int rank)
+{
+    return (rank + 1) % 13;
+}
+
+static inline int gd_rank_of_nv(int nv)
+{
+    return (nv + 12) % 13;
+}
+
+/* The deal's level as a natural value (2 when no game is at hand). */
+static int gd_level_nv(const shed_game_t *g)
+{
+    return (g && g->level >= 0) ? gd_nv(g->level) : 0;
+}
+
+/* Strength of a rank for singles, pairs, trios, full houses and bombs. */
+static inline int gd_power(int nv, int level_nv)
+{
+    return nv == level_nv ? 13 : nv;
+}
+
+static inline bool gd_is_wild(shed_card_t c, int level_nv)
+{
+    return shed_card_rank(c) < 13 && gd_nv(shed_card_rank(c)) == level_nv &&
+           shed_card_suit(c) == SHED_SUIT_H;
+}
+
+/* The joker-aware power of a single card (for tribute): jokers highest. */
+static int gd_card_power(shed_card_t c, int level_nv)
+{
+    int r = shed_card_rank(c);
+    if (r == SHED_RANK_BJ)
+        return 14;
+    if (r == SHED_RANK_RJ)
+        return 15;
+    return gd_power(gd_nv(r), level_nv);
+}
+
+typedef struct {
+    int type;
+    uint32_t key;
+} gd_interp_t;
+
+typedef struct {
+    int n, w, bj, rj;
+    int cnt[13];        /* natural (non-wild) cards per nv */
+    int suitcnt[4][13]; /* ... per suit */
+    int distinct;
+    gd_interp_t it[GD_MAX_INTERP];
+    int nit;
+} gd_shape_t;
+
+static void gd_add(gd_shape_t *S, int type, uint32_t key)
+{
+    if (S->nit < GD_MAX_INTERP) {
+        S->it[S->nit].type = type;
+        S->it[S->nit].key = key;
+        S->nit++;
+    }
+}
+
+/* Sequences of `len` positions from s (s = -1: the ace below the 2), `unit` cards each. */
+static void gd_sequences(gd_shape_t *S, int unit, int len, int type)
+{
+    for (int s = -1; s + len - 1 <= 12; s++) {
+        int missing = 0, inside = 0;
+        bool ok = true;
+        for (int p = s; p < s + len && ok; p++) {
+            int c = S->cnt[p < 0 ? 12 : p];
+            if (c > unit)
+                ok = false;
+            missing += unit - c;
+            inside += c;
+        }
+        if (!ok || missing != S->w || inside != S->n - S->w)
+            continue;
+        gd_add(S, type, (uint32_t)(s + 1));
+        if (unit == 1) {
+            /* straight flush: every natural card of one suit */
+            for (int suit = 0; suit < 4; suit++) {
+                int have = 0;
+                for (int p = s; p < s + len; p++)
+                    have += S->suitcnt[suit][p < 0 ? 12 : p] == 1;
+                if (have == S->n - S->w)
+                    gd_add(S, GD_BOMB, (uint32_t)(GD_BSF * 16 + s + 1));
+            }
+        }
+    }
+}
+
+/* Every reading of the cards as a combination (see docs/rules/guandan.md). */
+static void gd_interpret(shed_set_t cards, int level_nv, gd_shape_t *S)
+{
+    shed_card_t list[SHED_MAX_CARDS];
+    memset(S, 0, sizeof *S);
+    S->n = shed_set_list(cards, list);
+    for (int i = 0; i < S->n; i++) {
+        int r = shed_card_rank(list[i]);
+        if (r == SHED_RANK_BJ)
+            S->bj++;
+        else if (r == SHED_RANK_RJ)
+            S->rj++;
+        else if (gd_is_wild(list[i], level_nv))
+            S->w++;
+        else {
+            if (S->cnt[gd_nv(r)]++ == 0)
+                S->distinct++;
+            S->suitcnt[shed_card_suit(list[i])][gd_nv(r)]++;
+        }
+    }
+    if (S->bj + S->rj > 0) {
+        if (S->n == 4 && S->bj == 2 && S->rj == 2)
+            gd_add(S, GD_BOMB, GD_BJOKER * 16);
+        else if (S->n == 1)
+            gd_add(S, GD_SINGLE, S->bj ? 14 : 15);
+        else if (S->n == 2 && (S->bj == 2 || S->rj == 2))
+            gd_add(S, GD_PAIR, S->bj ? 14 : 15);
+        return;
+    }
+    if (S->distinct <= 1) {
+        int nv = level_nv;
+        for (int v = 0; v < 13; v++)
+            if (S->cnt[v])
+                nv = v;
+        int pw = gd_power(nv, level_nv);
+        static const int bomb_class[9] = {0, 0, 0, 0, GD_B4, GD_B5, GD_B6, GD_B7, GD_B8};
+        if (S->n == 1)
+            gd_add(S, GD_SINGLE, (uint32_t)pw);
+        else if (S->n == 2)
+            gd_add(S, GD_PAIR, (uint32_t)pw);
+        else if (S->n == 3)
+            gd_add(S, GD_TRIO, (uint32_t)pw);
+        else if (S->n <= 8)
+            gd_add(S, GD_BOMB, (uint32_t)(bomb_class[S->n] * 16 + pw));
+    }
+    if (S->n == 5 && S->distinct <= 2) {
+        for (int t = 0; t < 13; t++) {
+            if (S->cnt[t] == 0 || S->cnt[t] > 3)
+                continue;
+            for (int p = 0; p < 13; p++) {
+                if (p == t || S->cnt[p] > 2)
+                    continue;
+                if (S->cnt[t] + S->cnt[p] != S->n - S->w)
+                    continue;
+                if ((3 - S->cnt[t]) + (2 - S->cnt[p]) != S->w)
+                    continue;
+                gd_add(S, GD_FULL_HOUSE, (uint32_t)gd_power(t, level_nv));
+                break; /* the key depends on the trio only */
+            }
+        }
+    }
+    if (S->n == 5)
+        gd_sequences(S, 1, 5, GD_STRAIGHT);
+    if (S->n == 6) {
+        gd_sequences(S, 2, 3, GD_TUBE);
+        gd_sequences(S, 3, 2, GD_PLATE);
+    }
+}
+
+/* a beats b: bombs by key over everything else; otherwise same type and a higher key. */
+static bool gd_beats(const shed_combo_t *a, const shed_combo_t *b)
+{
+    if (a->type == GD_BOMB)
+        return b->type != GD_BOMB || a->key > b->key;
+    if (b->type == GD_BOMB)
+        return false;
+    return a->type == b->type && a->key > b->key;
+}
+
+/*
+ * Classifies cards. When several readings exist (wild cards, "33344" as a full house or a
+ * 5-bomb with wilds, a straight that is also a straight flush) the reading is chosen to beat
+ * the move to beat when one does (non-bombs first), and otherwise the strongest.
+ */
+static int gd_classify(const shed_game_t *g, shed_set_t cards, bool last, shed_combo_t *out)
+{
+    gd_shape_t S;
+    (void)last;
+    gd_interpret(cards, gd_level_nv(g), &S);
+    if (S.nit == 0)
+        return SHED_E_MALFORMED;
+    int best = -1;
+    const shed_combo_t *beat = (g && g->beat.type) ? &g->beat : NULL;
+    for (int pass = 0; pass < 2 && beat && best < 0; pass++)
+        for (int i = 0; i < S.nit && best < 0; i++) {
+            shed_combo_t c = {.type = (uint8_t)S.it[i].type, .key = S.it[i].key};
+            if ((S.it[i].type == GD_BOMB) == (pass == 1) && gd_beats(&c, beat))
+                best = i;
+        }
+    if (best < 0) {
+        best = 0;
+        for (int i = 1; i < S.nit; i++) {
+            bool bi = S.it[i].type == GD_BOMB, bb = S.it[best].type == GD_BOMB;
+            if ((bi && !bb) || (bi == bb && S.it[i].key > S.it[best].key))
+                best = i;
+        }
+    }
+    memset(out, 0, sizeof *out);
+    out->type = (uint8_t)S.it[best].type;
+    out->key = S.it[best].key;
+    out->rank = (uint8_t)(S.it[best].key & 15);
+    out->len = 1;
+    out->ncards = (uint8_t)S.n;
+    return 0;
+}
+
+static void gd_deck(shed_card_t *out)
+{
+    shed_deck_build(out, 2, true);
+}
+
+static int gd_first_seat(const shed_game_t *g, int first)
+{
+    (void)g;
+    return first;
+}
+
+/* The payer's highest card by power, wild hearts excepted. */
+static int gd_top_power(const shed_game_t *g, int seat)
+{
+    shed_card_t list[SHED_MAX_CARDS];
+    int n = shed_set_list(g->hand[seat], list), lv = gd_level_nv(g), top = -1;
+    for (int i = 0; i < n; i++)
+        if (!gd_is_wild(list[i], lv) && gd_card_power(list[i], lv) > top)
+            top = gd_card_power(list[i], lv);
+    return top;
+}
+
+/* After the deal: the level of the previous deal's winners, then tribute (or none). */
+static void gd_start(shed_game_t *g)
+{
+    static const shed_set_t none = {{0, 0}};
+    g->ntrib = 0;
+    g->trib_stage = 0;
+    for (int i = 0; i < 2; i++) {
+        g->trib_payer[i] = g->trib_recv[i] = g->trib_card[i] = -1;
+        g->trib_done[i] = 0;
+    }
+    if (!g->have_prev) {
+        g->level = gd_rank_of_nv(0);
+        g->phase = SHED_PHASE_PLAY;
+        return;
+    }
+    int *f = g->prev_finish;
+    g->level = gd_rank_of_nv(g->team_step[f[0] % 2]);
+    if (g->prev_upgrade == 3) {
+        g->ntrib = 2;
+        g->trib_payer[0] = f[2];
+        g->trib_payer[1] = f[3];
+    } else {
+        g->ntrib = 1;
+        g->trib_payer[0] = f[3];
+        g->trib_recv[0] = f[0];
+    }
+    int red = 0;
+    for (int i = 0; i < g->ntrib; i++)
+        red += shed_counts_get(shed_set_counts(g->hand[g->trib_payer[i]]), SHED_RANK_RJ);
+    if (red == 2) {
+        shed_game_push_event(g, SHED_EV_NO_TRIBUTE, g->trib_payer[0], 0, none);
+        g->ntrib = 0;
+        g->phase = SHED_PHASE_PLAY;
+        g->turn = f[0];
+        return;
+    }
+    g->phase = SHED_PHASE_TRIBUTE;
+    g->trib_stage = 1;
+    g->turn = g->trib_payer[0];
+}
+
+/* Is `card` a card `seat` may give now? */
+static bool gd_give_ok(const shed_game_t *g, int seat, shed_card_t card)
+{
+    int lv = gd_level_nv(g);
+    if (g->trib_stage == 1)
+        return !gd_is_wild(card, lv) && gd_card_power(card, lv) == gd_top_power(g, seat);
+    /* return tribute: a card of 10 or lower (natural value), if the receiver has one */
+    shed_card_t list[SHED_MAX_CARDS];
+    int n = shed_set_list(g->hand[seat], list);
+    bool any_low = false;
+    for (int i = 0; i < n; i++) {
+        int r = shed_card_rank(list[i]);
+        any_low = any_low || (r < 13 && gd_nv(r) <= 8);
+    }
+    int r = shed_card_rank(card);
+    return !any_low || (r < 13 && gd_nv(r) <= 8);
+}
+
+static int gd_legal_gives(const shed_game_t *g, shed_set_t *out, int cap)
+{
+    shed_card_t list[SHED_MAX_CARDS];
+    int n = shed_set_list(g->hand[g->turn], list), k = 0;
+    for (int i = 0; i < n; i++) {
+        if (!gd_give_ok(g, g->turn, list[i]))
+            continue;
+        if (k >= cap)
+            return -ENOSPC;
+        out[k] = (shed_set_t){{0, 0}};
+        shed_set_add(&out[k++], list[i]);
+    }
+    return k;
+}
+
+/*
+ * Tribute and return tribute. Payers give in order; with two tributes the higher card goes
+ * to the first out and the other to the second (equal cards: the first payer's goes to the
+ * first out). Then each receiver returns a card to its payer, and the payer of the tribute
+ * to the first out leads.
+ */
+static int gd_give(shed_game_t *g, const shed_action_t *a)
+{
+    shed_card_t card;
+    shed_set_list(a->cards, &card);
+    if (!gd_give_ok(g, a->seat, card))
+        return SHED_E_TRIBUTE;
+    g->nev = 0;
+    g->hand[a->seat] = shed_set_minus(g->hand[a->seat], a->cards);
+    if (g->trib_stage == 1) {
+        int i = a->seat == g->trib_payer[0] ? 0 : 1;
+        g->trib_card[i] = card;
+        g->extra = shed_set_union(g->extra, a->cards); /* face down until both are given */
+        if (i + 1 < g->ntrib) {
+            g->turn = g->trib_payer[i + 1];
+            shed_game_push_event(g, SHED_EV_TRIBUTE, a->seat, -1, a->cards);
+            return SHED_OK;
+        }
+        if (g->ntrib == 2) {
+            int lv = gd_level_nv(g);
+            bool swap = gd_card_power((shed_card_t)g->trib_card[1], lv) >
+                        gd_card_power((shed_card_t)g->trib_card[0], lv);
+            g->trib_recv[swap ? 1 : 0] = g->prev_finish[0];
+            g->trib_recv[swap ? 0 : 1] = g->prev_finish[1];
+        }
+        g->extra = (shed_set_t){{0, 0}};
+        for (int t = 0; t < g->ntrib; t++) {
+            shed_set_add(&g->hand[g->trib_recv[t]], (shed_card_t)g->trib_card[t]);
+            shed_set_t one = {{0, 0}};
+            shed_set_add(&one, (shed_card_t)g->trib_card[t]);
+            shed_game_push_event(g, SHED_EV_TRIBUTE, g->trib_payer[t], g->trib_recv[t], one);
+        }
+        g->trib_stage = 2;
+        g->turn = g->trib_recv[0];
+        return SHED_OK;
+    }
+    int t = a->seat == g->trib_recv[0] && !g->trib_done[0] ? 0 : 1;
+    g->trib_done[t] = 1;
+    shed_set_add(&g->hand[g->trib_payer[t]], card);
+    shed_game_push_event(g, SHED_EV_TRIBUTE, a->seat, g->trib_payer[t], a->cards);
+    if (t + 1 < g->ntrib) {
+        g->turn = g->trib_recv[t + 1];
+        return SHED_OK;
+    }
+    g->trib_stage = 0;
+    g->phase = SHED_PHASE_PLAY;
+    g->turn = g->trib_recv[0] == g->prev_finish[0] ? g->trib_payer[0] : g->trib_payer[1];
+    return SHED_OK;
+}
+
+/* ---- legal plays ------------------------------------------------------------------------ */
+
+typedef struct {
+    const shed_game_t *g;
+    shed_card_t nat[13][8]; /* natural cards per nv */
+    int nnat[13];
+    shed_card_t wild[2];
+    int nwild;
+    shed_card_t jok[2][2]; /* [0] black, [1] red */
+    int njok[2];
+    int want_n; /* cards in the move to beat, 0 leading */
+    shed_set_t *cand;
+    int ncand;
+    bool overflow;
+} gd_gen_t;
+
+static void gd_cand(gd_gen_t *G, shed_set_t s)
+{
+    if (G->ncand < GD_CAND_MAX)
+        G->cand[G->ncand++] = s;
+    else
+        G->overflow = true;
+}
+
+static int gd_cmp_set(const void *a, const void *b)
+{
+    const shed_set_t *x = a, *y = b;
+    if (x->w[0] != y->w[0])
+        return x->w[0] < y->w[0] ? -1 : 1;
+    return x->w[1] < y->w[1] ? -1 : x->w[1] > y->w[1];
+}
+
+static bool gd_size_ok(const gd_gen_t *G, int n)
+{
+    return G->want_n == 0 || n == G->want_n || n >= 4;
+}
+
+/* Runs of `len` positions from s with `unit` cards each, wilds filling gaps; `suit` >= 0
+ * takes only cards of that suit (straight flushes). */
+static void gd_gen_runs(gd_gen_t *G, int unit, int len, int suit)
+{
+    for (int s = -1; s + len - 1 <= 12; s++) {
+        shed_set_t set = {{0, 0}};
+        int missing = 0;
+        for (int p = s; p < s + len; p++) {
+            int nv = p < 0 ? 12 : p, have = 0;
+            for (int i = 0; i < G->nnat[nv] && have < unit; i++) {
+                if (suit >= 0 && shed_card_suit(G->nat[nv][i]) != suit)
+                    continue;
+                shed_set_add(&set, G->nat[nv][i]);
+                have++;
+            }
+            missing += unit - have;
+        }
+        if (missing > G->nwild)
+            continue;
+        for (int i = 0; i < missing; i++)
+            shed_set_add(&set, G->wild[i]);
+        gd_cand(G, set);
+    }
+}
+
+static int gd_legal_plays(const shed_game_t *g, shed_set_t *out, int cap)
+{
+    static shed_set_t none;
+    gd_gen_t G;
+    shed_set_t cand[GD_CAND_MAX];
+    memset(&G, 0, sizeof G);
+    G.g = g;
+    G.cand = cand;
+    G.want_n = g->beat.type ? g->beat.ncards : 0;
+    int lv = gd_level_nv(g);
+    shed_card_t list[SHED_MAX_CARDS];
+    int n = shed_set_list(g->hand[g->turn], list);
+    for (int i = 0; i < n; i++) {
+        int r = shed_card_rank(list[i]);
+        if (r >= 13)
+            G.jok[r - 13][G.njok[r - 13]++] = list[i];
+        else if (gd_is_wild(list[i], lv))
+            G.wild[G.nwild++] = list[i];
+        else
+            G.nat[gd_nv(r)][G.nnat[gd_nv(r)]++] = list[i];
+    }
+    /* groups of one rank, with and without wilds; wilds alone are level cards */
+    for (int nv = 0; nv < 13; nv++)
+        for (int u = 0; u <= G.nwild; u++)
+            for (int m = (u == 0 ? 1 : 0); m <= G.nnat[nv] && m + u <= 8; m++) {
+                if (m == 0 && nv != lv)
+                    continue;
+                if (!gd_size_ok(&G, m + u))
+                    continue;
+                shed_set_t s = none;
+                for (int i = 0; i < m; i++)
+                    shed_set_add(&s, G.nat[nv][i]);
+                for (int i = 0; i < u; i++)
+                    shed_set_add(&s, G.wild[i]);
+                gd_cand(&G, s);
+            }
+    for (int j = 0; j < 2; j++)
+        for (int k = 1; k <= G.njok[j]; k++) {
+            shed_set_t s = none;
+            for (int i = 0; i < k; i++)
+                shed_set_add(&s, G.jok[j][i]);
+            if (gd_size_ok(&G, k))
+                gd_cand(&G, s);
+        }
+    if (G.njok[0] == 2 && G.njok[1] == 2) {
+        shed_set_t s = none;
+        for (int i = 0; i < 2; i++) {
+            shed_set_add(&s, G.jok[0][i]);
+            shed_set_add(&s, G.jok[1][i]);
+        }
+        gd_cand(&G, s);
+    }
+    if (gd_size_ok(&G, 5)) {
+        for (int t = 0; t < 13; t++) {
+            if (G.nnat[t] == 0)
+                continue;
+            for (int p = 0; p < 13; p++) {
+                if (p == t)
+                    continue;
+                int mt = G.nnat[t] < 3 ? G.nnat[t] : 3, mp = G.nnat[p] < 2 ? G.nnat[p] : 2;
+                int need = (3 - mt) + (2 - mp);
+                if (need > G.nwild)
+                    continue;
+                shed_set_t s = none;
+                for (int i = 0; i < mt; i++)
+                    shed_set_add(&s, G.nat[t][i]);
+                for (int i = 0; i < mp; i++)
+                    shed_set_add(&s, G.nat[p][i]);
+                for (int i = 0; i < need; i++)
+                    shed_set_add(&s, G.wild[i]);
+                gd_cand(&G, s);
+            }
+        }
+        gd_gen_runs(&G, 1, 5, -1);
+    }
+    for (int suit = 0; suit < 4; suit++)
+        gd_gen_runs(&G, 1, 5, suit);
+    if (gd_size_ok(&G, 6)) {
+        gd_gen_runs(&G, 2, 3, -1);
+        gd_gen_runs(&G, 3, 2, -1);
+    }
+    if (G.overflow)
+        return -ENOSPC;
+    /* keep the candidates that classify and beat, each card set once */
+    qsort(cand, (size_t)G.ncand, sizeof cand[0], gd_cmp_set);
+    int k = 0;
+    for (int i = 0; i < G.ncand; i++) {
+        if (i > 0 && shed_set_eq(cand[i], cand[i - 1]))
+            continue;
+        shed_combo_t c;
+        bool last = shed_set_eq(cand[i], g->hand[g->turn]);
+        if (gd_classify(g, cand[i], last, &c) != 0)
+            continue;
+        if (g->beat.type && !gd_beats(&c, &g->beat))
+            continue;
+        if (k >= cap)
+            return -ENOSPC;
+        out[k++] = cand[i];
+    }
+    return k;
+}
+
+/* The deal is over once both players of a partnership are out. */
+static bool gd_deal_over(const shed_game_t *g)
+{
+    return (g->out[0] && g->out[2]) || (g->out[1] && g->out[3]);
+}
+
+/*
+ * The first out's partnership wins and goes up 3 levels if the partner came second, 2 if
+ * third, 1 if last; each winner gets and each loser pays that many units x base stake. A
+ * partnership at level A that wins with its partner not last wins the match (levels restart).
+ */
+static void gd_settle(shed_game_t *g, int winner)
+{
+    static const shed_set_t none = {{0, 0}};
+    /* complete the finishing order with the seats still holding cards, in seat order */
+    int last = g->finish[g->nfinished - 1];
+    for (int i = 1; i <= 4 && g->nfinished < 4; i++) {
+        int s = (last + i) % 4;
+        if (!g->out[s])
+            g->finish[g->nfinished++] = s;
+    }
+    int partner = (winner + 2) % 4, place = 0;
+    for (int i = 0; i < 4; i++)
+        if (g->finish[i] == partner)
+            place = i;
+    int upgrade = place == 1 ? 3 : place == 2 ? 2 : 1;
+    int team = winner % 2;
+    for (int s = 0; s < 4; s++)
+        g->settle.delta[s] = (s % 2 == team ? 1 : -1) * upgrade * g->cfg.base_stake;
+    g->settle.units = upgrade;
+    if (g->team_step[team] == 12 && upgrade >= 2) {
+        shed_game_push_event(g, SHED_EV_MATCH, team, 12, none);
+        g->team_step[0] = g->team_step[1] = 0;
+        g->have_prev = 0;
+        return;
+    }
+    g->team_step[team] = g->team_step[team] + upgrade > 12 ? 12 : g->team_step[team] + upgrade;
+    shed_game_push_event(g, SHED_EV_LEVEL, team, g->team_step[team], none);
+    memcpy(g->prev_finish, g->finish, sizeof g->prev_finish);
+    g->prev_upgrade = upgrade;
+    g->have_prev = 1;
+}
+
+const shed_rules_t shed_rules_guandan = {
+    .name = "guandan",
+    .seats = 4,
+    .deck_size = 108,
+    .hand_size = 27,
+    .bidding = false,
+    .max_bid = 0,
+    .must_beat = false,
+    .deck = gd_deck,
+    .classify = gd_classify,
+    .beats = gd_beats,
+    .first_seat = gd_first_seat,
+    .check_opening = NULL,
+    .legal_plays = gd_legal_plays,
+    .on_play = NULL,
+    .settle = gd_settle,
+    .continue_after_out = true,
+    .partner_offset = 2,
+    .deal_over = gd_deal_over,
+    .start = gd_start,
+    .give = gd_give,
+    .legal_gives = gd_legal_gives,
+};
