@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "../tests/integration/money_gen.h"
@@ -109,12 +110,23 @@ int main(int argc, char **argv)
             mismatches++;
         free(v);
     }
+    /* Time Redis spent inside the settle script (per call = per batch), from INFO. */
+    char *stats = ts_redis_cmd(redis, "INFO commandstats");
+    char *line = stats ? strstr(stats, "cmdstat_evalsha:") : NULL;
+    long long calls = 0, usec = 0;
+    if (line != NULL)
+        sscanf(line, "cmdstat_evalsha:calls=%lld,usec=%lld", &calls, &usec);
+    free(stats);
     ts_redis_stop(redis);
     double secs = (double)(t1 - t0) / 1e9;
     printf("settle: %ld settlements (3 wallets each), %d desks, max_inflight %ld: %.3f s, "
            "%.0f settlements/s (flushed %ld, ok %ld, other %ld, wallet mismatches %lld)\n",
            total, ndesks, inflight, secs, (double)total / secs, flushed, atomic_load(&ok_count),
            atomic_load(&bad_count), (long long)mismatches);
+    printf("redis: %lld script calls, %.1f settlements per call, %.2f us of script time per "
+           "settlement\n",
+           calls, calls ? (double)total / (double)calls : 0.0,
+           total ? (double)usec / (double)total : 0.0);
     printf("command: bench/bench_settle %ld %d %ld\n", total, ndesks, inflight);
     return atomic_load(&ok_count) == total && mismatches == 0 ? 0 : 1;
 }
