@@ -1,0 +1,403 @@
+// tests/k8s/validate.mjs -- validates the rendered k8s/ overlays (see tests/k8s/run.sh).
+//
+//   node validate.mjs --modules DIR --prestop k8s/prestop.sh ENV=RENDERED.yaml...
+//
+// For every overlay: every object is validated against its Kubernetes JSON schema with the
+// npm package kubernetes-models (PrometheusRule and PodMonitor with
+// @kubernetes-models/prometheus-operator), then the deploy invariants of DESIGN §4, §5 and §8 are
+// checked (see checkOverlay). Then a self-test mutates a copy of each overlay once per invariant
+// and requires the check to catch it, so no invariant can pass by accident. Exits 0 when
+// everything holds, 1 otherwise, printing one line per problem and per overlay a summary.
+import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+
+const argv = process.argv.slice(2);
+let modulesDir = null;
+let prestopPath = null;
+const overlays = [];
+for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--modules') modulesDir = argv[++i];
+    else if (argv[i] === '--prestop') prestopPath = argv[++i];
+    else if (/^[a-z0-9-]+=/.test(argv[i])) {
+        const at = argv[i].indexOf('=');
+        overlays.push({ env: argv[i].slice(0, at), file: argv[i].slice(at + 1) });
+    } else {
+        console.error(`validate.mjs: unknown argument '${argv[i]}'`);
+        process.exit(2);
+    }
+}
+if (!modulesDir || !prestopPath || overlays.length === 0) {
+    console.error('usage: node validate.mjs --modules DIR --prestop FILE ENV=RENDERED.yaml...');
+    process.exit(2);
+}
+const require = createRequire(path.join(path.resolve(modulesDir), 'node_modules', 'x.js'));
+const YAML = require('yaml');
+
+// The design's drain bound of each engine (DESIGN §4); an environment may only shorten it.
+const DESIGN_BOUNDS = { traditional: 600, holdem: 600, persistent: 120 };
+const ENGINE_MARGIN_S = 60; // void, flush, deregister, release after the bound
+const GATE_MARGIN_S = 15;
+const ALERT_DELAY_S = 20; // a 10 s scrape plus a 10 s rule evaluation
+const VERSIONS_ALIVE = 2;
+
+// ---- schema validation ---------------------------------------------------------------------
+
+const MODEL_MODULES = {
+    'monitoring.coreos.com/v1': '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1',
+};
+function modelFor(apiVersion, kind) {
+    const mod = MODEL_MODULES[apiVersion] ?? `kubernetes-models/${apiVersion}`;
+    let m;
+    try {
+        m = require(mod);
+    } catch (e) {
+        return null;
+    }
+    return typeof m[kind] === 'function' ? m[kind] : null;
+}
+
+function validateSchema(obj) {
+    const Model = modelFor(obj.apiVersion, obj.kind);
+    if (!Model) return [`no schema model for ${obj.apiVersion} ${obj.kind}`];
+    try {
+        new Model(obj).validate();
+    } catch (e) {
+        return [`schema: ${e.message}`];
+    }
+    return [];
+}
+
+// ---- invariants ----------------------------------------------------------------------------
+
+const serviceLinkPrefix = (name) => name.toUpperCase().replace(/-/g, '_');
+const num = (s) => (/^[0-9]+$/.test(String(s)) ? Number(s) : NaN);
+
+// The value of a "$(VAR)" reference in args: the container's env, or a Service link variable.
+function envOf(container) {
+    const env = {};
+    for (const e of container.env ?? []) {
+        env[e.name] = e.value !== undefined ? e.value : e.valueFrom ? { from: e.valueFrom } : '';
+    }
+    return env;
+}
+
+function argValue(args, flag) {
+    const hits = args.filter((a) => a.startsWith(`--${flag}=`));
+    return hits.length === 1 ? hits[0].slice(flag.length + 3) : undefined;
+}
+
+/*
+ * Checks one rendered overlay; returns a list of "object: problem" strings (empty = all good)
+ * and fills `facts` with what was checked (bounds, graces, pools) for the summary.
+ */
+function checkOverlay(objs, prestopText, facts) {
+    const errs = [];
+    const err = (o, msg) => errs.push(`${o.kind}/${o.metadata?.name}: ${msg}`);
+    const byKind = (k) => objs.filter((o) => o.kind === k);
+    const services = byKind('Service');
+    const configMaps = byKind('ConfigMap');
+    const secrets = byKind('Secret');
+    const namespaces = byKind('Namespace').map((n) => n.metadata.name);
+    if (namespaces.length !== 1) errs.push(`overlay: expected one Namespace, found ${namespaces.length}`);
+    const ns = namespaces[0];
+
+    for (const o of objs) {
+        if (o.kind !== 'Namespace' && o.metadata?.namespace !== ns)
+            err(o, `namespace '${o.metadata?.namespace}' is not the overlay's '${ns}'`);
+    }
+
+    // Redis never evicts (lease keys, wallets) and its memory cap fits its container.
+    for (const s of byKind('StatefulSet').filter((x) => x.metadata.name === 'croupier-redis')) {
+        const c = s.spec.template.spec.containers[0];
+        const args = c.args ?? [];
+        const i = args.indexOf('--maxmemory-policy');
+        if (i < 0 || args[i + 1] !== 'noeviction') err(s, 'Redis must run with --maxmemory-policy noeviction');
+        const mm = /^([0-9]+)(mb|gb)$/.exec(envOf(c).REDIS_MAXMEMORY ?? '');
+        const lim = /^([0-9]+)(Mi|Gi)$/.exec(c.resources?.limits?.memory ?? '');
+        if (!mm || !lim) err(s, 'REDIS_MAXMEMORY (NNmb|NNgb) and a memory limit (NNMi|NNGi) are required');
+        else {
+            const mib = (v, u) => Number(v) * (u === 'gb' || u === 'Gi' ? 1024 : 1);
+            if (mib(mm[1], mm[2]) >= mib(lim[1], lim[2]))
+                err(s, `maxmemory ${mm[0]} must stay below the memory limit ${lim[0]}`);
+        }
+    }
+    if (byKind('StatefulSet').length !== 1) errs.push('overlay: expected the Redis StatefulSet');
+
+    const deployments = byKind('Deployment');
+    const engines = {};
+    let gates = 0;
+    for (const d of deployments) {
+        const ru = d.spec.strategy?.rollingUpdate;
+        if (d.spec.strategy?.type !== 'RollingUpdate' || ru?.maxSurge !== 1 || ru?.maxUnavailable !== 0)
+            err(d, 'strategy must be RollingUpdate with maxSurge 1 and maxUnavailable 0');
+        const pod = d.spec.template.spec;
+        const component = d.spec.template.metadata?.labels?.['app.kubernetes.io/component'];
+        const c = pod.containers.find((x) => x.name === component);
+        if (!c) {
+            err(d, `no container named after its component '${component}'`);
+            continue;
+        }
+        const env = envOf(c);
+        const args = c.args ?? [];
+
+        // Every $(VAR) in args resolves: the container's env or a Service link of this overlay.
+        const links = new Set();
+        if (pod.enableServiceLinks !== false)
+            for (const s of services) {
+                links.add(`${serviceLinkPrefix(s.metadata.name)}_SERVICE_HOST`);
+                links.add(`${serviceLinkPrefix(s.metadata.name)}_SERVICE_PORT`);
+            }
+        for (const a of args)
+            for (const m of a.matchAll(/\$\(([A-Za-z0-9_]+)\)/g))
+                if (!(m[1] in env) && !links.has(m[1])) err(d, `args reference $(${m[1]}), which nothing defines`);
+        if (!/^\$\(([A-Z0-9_]+)_SERVICE_HOST\):\$\(\1_SERVICE_PORT\)$/.test(argValue(args, 'redis') ?? ''))
+            err(d, '--redis must be $(<REDIS SERVICE>_SERVICE_HOST):$(<REDIS SERVICE>_SERVICE_PORT)');
+
+        // Health port: the named port, HEALTH_PORT (preStop) and --health-listen agree.
+        const hp = (c.ports ?? []).find((p) => p.name === 'health');
+        const port = num(env.HEALTH_PORT);
+        if (!hp || hp.containerPort !== port) err(d, `containerPort 'health' must equal HEALTH_PORT (${env.HEALTH_PORT})`);
+        if (argValue(args, 'health-listen') !== '0.0.0.0:$(HEALTH_PORT)')
+            err(d, '--health-listen must be 0.0.0.0:$(HEALTH_PORT)');
+        const probeOk = (p, pathWanted) =>
+            p?.httpGet && p.httpGet.path === pathWanted && (p.httpGet.port === 'health' || p.httpGet.port === port) &&
+            !p.exec && !p.tcpSocket && !p.grpc;
+        if (!probeOk(c.livenessProbe, '/healthz'))
+            err(d, 'livenessProbe must be an HTTP GET of /healthz on the health port (it never checks Redis)');
+        if (!probeOk(c.readinessProbe, '/readyz')) err(d, 'readinessProbe must GET /readyz on the health port');
+        if (!probeOk(c.startupProbe, '/healthz')) err(d, 'startupProbe must GET /healthz on the health port');
+        for (const k of ['cpu', 'memory'])
+            if (!c.resources?.requests?.[k]) err(d, `resources.requests.${k} is required`);
+        if (!c.resources?.limits?.memory) err(d, 'resources.limits.memory is required');
+
+        // preStop: the real k8s/prestop.sh, from a ConfigMap of this overlay, byte for byte.
+        const cmd = c.lifecycle?.preStop?.exec?.command ?? [];
+        const script = cmd.length === 2 && cmd[0] === '/bin/sh' ? cmd[1] : null;
+        const mount = script && (c.volumeMounts ?? []).find((m) => script === `${m.mountPath}/${path.basename(script)}`);
+        const vol = mount && (pod.volumes ?? []).find((v) => v.name === mount.name);
+        const cm = vol?.configMap && configMaps.find((x) => x.metadata.name === vol.configMap.name);
+        if (!cm) err(d, 'preStop must run /bin/sh <mount>/prestop.sh from a ConfigMap volume of this overlay');
+        else if (cm.data?.[path.basename(script)] !== prestopText)
+            err(d, `ConfigMap ${cm.metadata.name} does not hold k8s/prestop.sh byte for byte`);
+        for (const v of pod.volumes ?? []) {
+            if (v.configMap && !configMaps.some((x) => x.metadata.name === v.configMap.name))
+                err(d, `volume ${v.name}: ConfigMap ${v.configMap.name} is not in the overlay`);
+            const external = (d.metadata.annotations?.['croupier.dev/external-secrets'] ?? '').split(',');
+            if (v.secret && !secrets.some((x) => x.metadata.name === v.secret.secretName) &&
+                !external.includes(v.secret.secretName))
+                err(d, `volume ${v.name}: Secret ${v.secret.secretName} is neither in the overlay nor declared external`);
+        }
+
+        const bound = num(env.DRAIN_MAX_SECONDS);
+        const grace = pod.terminationGracePeriodSeconds;
+        if (!(bound > 0)) err(d, `DRAIN_MAX_SECONDS '${env.DRAIN_MAX_SECONDS}' must be a positive integer`);
+        const replicas = d.spec.replicas ?? 1;
+
+        if (component === 'game') {
+            const engine = env.ENGINE;
+            if (!(engine in DESIGN_BOUNDS)) {
+                err(d, `ENGINE '${engine}' is not traditional|holdem|persistent`);
+                continue;
+            }
+            if (engines[engine]) err(d, `a second Deployment for engine ${engine}`);
+            if (d.spec.template.metadata.labels.engine !== engine) err(d, `pod label engine must be '${engine}'`);
+            for (const [flag, want] of [
+                ['engine', '$(ENGINE)'], ['listen', '0.0.0.0:7000'], ['advertise', '$(POD_IP):7000'],
+                ['service', '$(ENGINE)'], ['lease-pool-size', '$(LEASE_POOL_SIZE)'],
+                ['drain-max-seconds', '$(DRAIN_MAX_SECONDS)'], ['workers', '$(WORKERS)']]) {
+                if (argValue(args, flag) !== want) err(d, `args must hold --${flag}=${want} (DESIGN §8)`);
+            }
+            if (env.POD_IP?.from?.fieldRef?.fieldPath !== 'status.podIP')
+                err(d, 'POD_IP must come from the downward API (status.podIP)');
+            if (bound > DESIGN_BOUNDS[engine])
+                err(d, `drain bound ${bound} s exceeds the design's ${DESIGN_BOUNDS[engine]} s for ${engine}`);
+            if (!(grace >= bound + ENGINE_MARGIN_S))
+                err(d, `terminationGracePeriodSeconds ${grace} must be >= drain bound ${bound} + ${ENGINE_MARGIN_S}`);
+            const pool = num(env.LEASE_POOL_SIZE);
+            const need = VERSIONS_ALIVE * (replicas + ru.maxSurge) * 2;
+            if (!(pool >= need))
+                err(d, `LEASE_POOL_SIZE ${env.LEASE_POOL_SIZE} < ${VERSIONS_ALIVE} versions x (${replicas} replicas + maxSurge ${ru.maxSurge}) x 2 = ${need}`);
+            if (!(num(env.WORKERS) >= 1)) err(d, 'WORKERS must be a positive integer');
+            engines[engine] = { d, bound, grace, pool, replicas, need };
+        } else if (component === 'gate') {
+            gates++;
+            const w = num(env.DRAIN_WINDOW_MS);
+            const cl = num(env.CLOSE_TIMEOUT_MS);
+            if (argValue(args, 'drain-window-ms') !== '$(DRAIN_WINDOW_MS)' ||
+                argValue(args, 'close-timeout-ms') !== '$(CLOSE_TIMEOUT_MS)' || argValue(args, 'listen') === undefined)
+                err(d, 'args must hold --listen, --drain-window-ms=$(DRAIN_WINDOW_MS), --close-timeout-ms=$(CLOSE_TIMEOUT_MS)');
+            const tsf = argValue(args, 'token-secret-file') ?? '';
+            const tm = (c.volumeMounts ?? []).find((m) => tsf.startsWith(`${m.mountPath}/`));
+            if (!tm || !(pod.volumes ?? []).find((v) => v.name === tm.name)?.secret)
+                err(d, '--token-secret-file must point into a Secret volume');
+            if (!(bound * 1000 >= w + cl))
+                err(d, `DRAIN_MAX_SECONDS ${bound} must cover drain window ${w} ms + close timeout ${cl} ms`);
+            const need = bound + Math.ceil((w + cl) / 1000) + GATE_MARGIN_S;
+            if (!(grace >= need)) err(d, `terminationGracePeriodSeconds ${grace} must be >= ${need} (preStop + window + close + ${GATE_MARGIN_S})`);
+            facts.gate = { bound, grace, replicas };
+        } else err(d, `unexpected component '${component}'`);
+    }
+    if (gates !== 1) errs.push(`overlay: expected one gateway Deployment, found ${gates}`);
+    for (const e of Object.keys(DESIGN_BOUNDS)) if (!engines[e]) errs.push(`overlay: no Deployment for engine ${e}`);
+
+    // Headless Service per engine (registry routing uses pod IPs); the gateway's is not headless.
+    for (const [e, x] of Object.entries(engines)) {
+        const sel = x.d.spec.selector.matchLabels;
+        const matches = (lbls) => lbls && Object.entries(lbls).every(([k, v]) => sel[k] === v) &&
+            Object.keys(lbls).length === Object.keys(sel).length;
+        const svc = services.find((s) => matches(s.spec.selector));
+        if (!svc || svc.spec.clusterIP !== 'None') err(x.d, `engine ${e} needs a headless Service selecting its pods`);
+        if (!byKind('PodDisruptionBudget').some((p) => matches(p.spec.selector.matchLabels)))
+            err(x.d, `engine ${e} needs a PodDisruptionBudget`);
+    }
+
+    // Alerts: per engine, thresholds from its own bound, grace and pool; all before SIGKILL.
+    const rules = byKind('PrometheusRule');
+    for (const [e, x] of Object.entries(engines)) {
+        const pr = rules.filter((r) => r.spec.groups.some((g) => g.rules.some((rl) => rl.expr.includes(`engine="${e}"`))));
+        if (pr.length !== 1) {
+            err(x.d, `expected one PrometheusRule for engine ${e}, found ${pr.length}`);
+            continue;
+        }
+        const all = pr[0].spec.groups.flatMap((g) => g.rules.map((r) => ({ ...r, interval: g.interval })));
+        const get = (name) => all.find((r) => r.alert === name);
+        const forS = (r) => {
+            const m = /^([0-9]+)(s|m)$/.exec(r.for ?? '0s');
+            return m ? Number(m[1]) * (m[2] === 'm' ? 60 : 1) : NaN;
+        };
+        for (const r of all) {
+            if (!r.expr.includes(`namespace="${ns}",engine="${e}"`))
+                err(pr[0], `${r.alert}: expression must select namespace="${ns}",engine="${e}"`);
+            if (r.interval !== '10s') err(pr[0], `${r.alert}: group interval must be 10s`);
+        }
+        const ob = get('CroupierDrainOverBound');
+        const obm = ob && / > ([0-9.]+)$/.exec(ob.expr);
+        if (!obm || !ob.expr.includes('game_drain_duration_seconds') || Number(obm[1]) !== x.bound)
+            err(pr[0], `CroupierDrainOverBound must fire at game_drain_duration_seconds > ${x.bound} (the bound)`);
+        else if (!(Number(obm[1]) + forS(ob) + ALERT_DELAY_S < x.grace))
+            err(pr[0], `CroupierDrainOverBound fires after SIGKILL (${obm[1]} + for + ${ALERT_DELAY_S} >= ${x.grace})`);
+        const ng = get('CroupierDrainNearGrace');
+        const ngm = ng && / > \( ([0-9]+) \+ ([0-9]+) \) \/ 2$/.exec(ng.expr);
+        if (!ngm || !ng.expr.includes('game_drain_duration_seconds') || Number(ngm[1]) !== x.bound || Number(ngm[2]) !== x.grace)
+            err(pr[0], `CroupierDrainNearGrace must fire at game_drain_duration_seconds > ( ${x.bound} + ${x.grace} ) / 2`);
+        else if (!((x.bound + x.grace) / 2 + forS(ng) + ALERT_DELAY_S < x.grace))
+            err(pr[0], `CroupierDrainNearGrace fires after SIGKILL at grace ${x.grace}`);
+        const ll = get('CroupierLeaseLost');
+        if (!ll || !/increase\(lease_renew_total\{[^}]*result="lost"\}\[[0-9]+m\]\)\) > 0$/.test(ll.expr))
+            err(pr[0], 'CroupierLeaseLost must fire on an increase of lease_renew_total{result="lost"}');
+        const ph = get('CroupierLeasePoolHigh');
+        const phm = ph && /lease_pool_in_use\{.*\}\) >= 0\.75 \* ([0-9]+)$/.exec(ph.expr);
+        if (!phm || Number(phm[1]) !== x.pool)
+            err(pr[0], `CroupierLeasePoolHigh must fire at lease_pool_in_use >= 0.75 * ${x.pool} (LEASE_POOL_SIZE)`);
+        x.rule = pr[0].metadata.name;
+    }
+    facts.engines = engines;
+
+    // The preStop script: GET only, and only through `wget -q -O-`.
+    if (/POST|--post-data|--post-file|\bcurl\b|\bnc\b/.test(prestopText))
+        errs.push('k8s/prestop.sh: must use GET only (found POST, --post-data/--post-file, curl or nc)');
+    const code = prestopText.split('\n').filter((l) => !/^\s*#/.test(l)).join('\n');
+    if (!/\bwget\b/.test(code) || /\bwget\b(?! -q -O- )/.test(code))
+        errs.push('k8s/prestop.sh: every wget call must be `wget -q -O- URL`');
+    return errs;
+}
+
+// ---- self-test: every invariant must catch a violation ---------------------------------------
+
+const dep = (objs, name) => objs.find((o) => o.kind === 'Deployment' && o.metadata.name === name);
+const ctr = (d) => d.spec.template.spec.containers[0];
+const setEnv = (d, k, v) => (ctr(d).env.find((e) => e.name === k).value = v);
+const MUTATIONS = [
+    ['maxUnavailable 1', (o) => (dep(o, 'croupier-game-holdem').spec.strategy.rollingUpdate.maxUnavailable = 1), 'maxUnavailable 0'],
+    ['maxSurge 2', (o) => (dep(o, 'croupier-gate').spec.strategy.rollingUpdate.maxSurge = 2), 'maxSurge 1'],
+    ['grace = bound', (o) => { const d = dep(o, 'croupier-game-persistent'); d.spec.template.spec.terminationGracePeriodSeconds = Number(ctr(d).env.find((e) => e.name === 'DRAIN_MAX_SECONDS').value); }, 'terminationGracePeriodSeconds'],
+    ['bound above design', (o) => setEnv(dep(o, 'croupier-game-persistent'), 'DRAIN_MAX_SECONDS', '121'), 'exceeds the design'],
+    ['pool too small', (o) => setEnv(dep(o, 'croupier-game-traditional'), 'LEASE_POOL_SIZE', '3'), 'LEASE_POOL_SIZE 3'],
+    ['liveness on /readyz', (o) => (ctr(dep(o, 'croupier-game-holdem')).livenessProbe.httpGet.path = '/readyz'), 'livenessProbe'],
+    ['liveness exec', (o) => { const p = ctr(dep(o, 'croupier-gate')).livenessProbe; delete p.httpGet; p.exec = { command: ['redis-cli', 'ping'] }; }, 'livenessProbe'],
+    ['probe on rpc port', (o) => (ctr(dep(o, 'croupier-game-holdem')).readinessProbe.httpGet.port = 'rpc'), 'readinessProbe'],
+    ['health port mismatch', (o) => setEnv(dep(o, 'croupier-game-holdem'), 'HEALTH_PORT', '9090'), 'HEALTH_PORT'],
+    ['prestop changed', (o) => { const c = o.find((x) => x.kind === 'ConfigMap' && x.metadata.name.startsWith('croupier-prestop')); c.data['prestop.sh'] += '\n'; }, 'byte for byte'],
+    ['alert over bound drifts', (o) => { const r = o.find((x) => x.kind === 'PrometheusRule' && x.metadata.name.endsWith('-holdem')); const a = r.spec.groups[0].rules.find((y) => y.alert === 'CroupierDrainOverBound'); a.expr = a.expr.replace(/ > [0-9]+$/, ' > 9999'); }, 'CroupierDrainOverBound'],
+    ['alert after SIGKILL', (o) => { const r = o.find((x) => x.kind === 'PrometheusRule' && x.metadata.name.endsWith('-persistent')); r.spec.groups[0].rules.find((y) => y.alert === 'CroupierDrainOverBound').for = '5m'; }, 'fires after SIGKILL'],
+    ['pool alert drifts', (o) => { const r = o.find((x) => x.kind === 'PrometheusRule' && x.metadata.name.endsWith('-traditional')); const a = r.spec.groups[0].rules.find((y) => y.alert === 'CroupierLeasePoolHigh'); a.expr = a.expr.replace(/ \* [0-9]+$/, ' * 1000'); }, 'CroupierLeasePoolHigh'],
+    ['redis evicts', (o) => { const c = o.find((x) => x.kind === 'StatefulSet').spec.template.spec.containers[0]; c.args[c.args.indexOf('noeviction')] = 'allkeys-lru'; }, 'noeviction'],
+    ['undefined arg variable', (o) => ctr(dep(o, 'croupier-game-holdem')).args.push('--games=$(GAMES)'), '$(GAMES)'],
+    ['gateway grace short', (o) => (dep(o, 'croupier-gate').spec.template.spec.terminationGracePeriodSeconds = 10), 'preStop + window + close'],
+];
+const PRESTOP_MUTATIONS = [
+    ['prestop POSTs', (t) => t.replace('wget -q -O- "$BASE$1"', 'wget -q -O- --post-data= "$BASE$1"'), 'GET only'],
+    ['prestop wget without -q -O-', (t) => t.replace('wget -q -O- "$BASE$1" 2>&1\n    fi', 'wget "$BASE$1"\n    fi'), 'wget -q -O-'],
+];
+
+function selfTest(env, objs, prestopText) {
+    const failures = [];
+    const clean = checkOverlay(structuredClone(objs), prestopText, {});
+    if (clean.length) return { failures: [`${env}: self-test needs a clean overlay first`], count: 1 };
+    for (const [name, mutate, expect] of MUTATIONS) {
+        const copy = structuredClone(objs);
+        mutate(copy);
+        const errs = checkOverlay(copy, prestopText, {});
+        if (!errs.some((e) => e.includes(expect))) failures.push(`${env}: self-test '${name}' was not caught (wanted '${expect}'; got ${JSON.stringify(errs)})`);
+    }
+    for (const [name, mutate, expect] of PRESTOP_MUTATIONS) {
+        const bad = mutate(prestopText);
+        if (bad === prestopText) {
+            failures.push(`${env}: self-test '${name}' could not mutate k8s/prestop.sh (update the mutation)`);
+            continue;
+        }
+        const copy = structuredClone(objs);
+        for (const c of copy) if (c.kind === 'ConfigMap' && c.data?.['prestop.sh']) c.data['prestop.sh'] = bad;
+        if (!checkOverlay(copy, bad, {}).some((e) => e.includes(expect))) failures.push(`${env}: self-test '${name}' was not caught`);
+    }
+    // Schema validation must reject a wrongly typed field too.
+    const copy = structuredClone(dep(objs, 'croupier-gate'));
+    copy.spec.replicas = 'three';
+    if (validateSchema(copy).length === 0) failures.push(`${env}: schema validation accepted replicas: "three"`);
+    return { failures, count: MUTATIONS.length + PRESTOP_MUTATIONS.length + 1 };
+}
+
+// ---- main ------------------------------------------------------------------------------------
+
+const prestopText = readFileSync(prestopPath, 'utf8');
+let bad = 0;
+for (const { env, file } of overlays) {
+    const docs = YAML.parseAllDocuments(readFileSync(file, 'utf8'));
+    const objs = [];
+    for (const doc of docs) {
+        if (doc.errors.length) {
+            console.log(`FAIL ${env}: YAML: ${doc.errors[0].message}`);
+            bad++;
+            continue;
+        }
+        const o = doc.toJSON();
+        if (o) objs.push(o);
+    }
+    const counts = {};
+    let schemaErrs = 0;
+    for (const o of objs) {
+        counts[o.kind] = (counts[o.kind] ?? 0) + 1;
+        for (const e of validateSchema(o)) {
+            console.log(`FAIL ${env}: ${o.kind}/${o.metadata?.name}: ${e}`);
+            schemaErrs++;
+        }
+    }
+    const facts = {};
+    const errs = checkOverlay(objs, prestopText, facts);
+    for (const e of errs) console.log(`FAIL ${env}: ${e}`);
+    const st = selfTest(env, objs, prestopText);
+    for (const f of st.failures) console.log(`FAIL ${f}`);
+    bad += schemaErrs + errs.length + st.failures.length;
+
+    const kinds = Object.entries(counts).sort().map(([k, n]) => `${n} ${k}`).join(', ');
+    console.log(`${env}: ${objs.length} objects validated against their schemas (${kinds})`);
+    for (const [e, x] of Object.entries(facts.engines ?? {}))
+        console.log(`  ${e.padEnd(11)} replicas ${x.replicas}, drain bound ${x.bound} s, grace ${x.grace} s, ` +
+            `lease pool ${x.pool} >= ${x.need}, alerts ${x.rule}`);
+    if (facts.gate)
+        console.log(`  gate        replicas ${facts.gate.replicas}, preStop bound ${facts.gate.bound} s, grace ${facts.gate.grace} s`);
+    console.log(`  invariants: ${errs.length} violated; self-test: ${st.count - st.failures.length}/${st.count} injected violations caught`);
+}
+console.log(bad === 0 ? 'k8s manifests: all overlays valid' : `k8s manifests: ${bad} problem(s)`);
+process.exit(bad === 0 ? 0 : 1);
