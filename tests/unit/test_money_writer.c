@@ -458,6 +458,94 @@ START_TEST(test_money_writer_producer_process_flushes_on_sigterm)
 }
 END_TEST
 
+/* Reads "slot" and "epoch" of the holder's latest "acquired" event from its log. */
+static bool holder_acquired(ts_proc_t *p, int *slot, long long *epoch)
+{
+    char *log = ts_proc_log(p);
+    char *line = NULL;
+    for (char *at = strstr(log, "\"lease_event\":\"acquired\""); at != NULL;
+         at = strstr(at + 1, "\"lease_event\":\"acquired\""))
+        line = at;
+    bool ok =
+        line != NULL && strstr(line, "\"slot\":") != NULL && strstr(line, "\"epoch\":") != NULL;
+    if (ok) {
+        *slot = atoi(strstr(line, "\"slot\":") + 7);
+        *epoch = atoll(strstr(line, "\"epoch\":") + 8);
+    }
+    free(log);
+    return ok;
+}
+
+static ts_proc_t *start_holder(void)
+{
+    char redis_addr[64];
+    snprintf(redis_addr, sizeof redis_addr, "--redis=%s", ts_redis_addr(redis));
+    char *argv[] = {(char *)ts_build_path("lease/lease_holder"),
+                    redis_addr,
+                    "--service=game",
+                    "--lease-pool-size=1",
+                    "--ttl-ms=300",
+                    NULL};
+    ts_proc_t *p = ts_proc_spawn(argv, NULL);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_int_eq(ts_proc_wait_log(p, "\"lease_event\":\"acquired\"", 10000), 0);
+    return p;
+}
+
+static int settle_one(money_writer_t *w, uint32_t slot, uint64_t epoch, uint64_t desk)
+{
+    _Atomic(money_result_t *) slot_result = NULL;
+    money_settlement_t s = {.round = {slot, epoch, desk, 1}, .game = "fenced", .nplayers = 2};
+    s.players[0] = "g0";
+    s.players[1] = "g1";
+    s.deltas[0] = 5;
+    s.deltas[1] = -5;
+    ck_assert_int_eq(money_writer_submit_settle(w, &s, capture_cb, &slot_result), 0);
+    money_result_t *r = wait_capture(&slot_result);
+    int status = r->status;
+    free(r);
+    return status;
+}
+
+START_TEST(test_money_writer_settlement_from_a_lost_lease_is_fenced_off)
+{
+    /* A real lease holder (lease/) takes the only slot of service "game". */
+    ts_proc_t *a = start_holder();
+    int slot_a;
+    long long epoch_a;
+    ck_assert(holder_acquired(a, &slot_a, &epoch_a));
+    money_writer_t *w = writer(NULL, 0, 0);
+    ck_assert_int_eq(settle_one(w, (uint32_t)slot_a, (uint64_t)epoch_a, 60), MONEY_OK);
+
+    /* A is paused past its TTL; B takes the slot with a new epoch. A's settlements are refused
+     * from then on, even though A has not noticed yet; B's go through. */
+    ck_assert_int_eq(ts_proc_signal(a, SIGSTOP), 0);
+    ts_sleep_ms(600);
+    ts_proc_t *b = start_holder();
+    int slot_b;
+    long long epoch_b;
+    ck_assert(holder_acquired(b, &slot_b, &epoch_b));
+    ck_assert_int_eq(slot_b, slot_a);
+    ck_assert_int_gt(epoch_b, epoch_a);
+    ck_assert_int_eq(settle_one(w, (uint32_t)slot_a, (uint64_t)epoch_a, 61), MONEY_ERR_STALE_EPOCH);
+    ck_assert_int_eq(settle_one(w, (uint32_t)slot_b, (uint64_t)epoch_b, 62), MONEY_OK);
+    char key[128];
+    money_key_wallet("g0", key, sizeof key);
+    char *v = ts_redis_cmd(redis, "GET %s", key);
+    ck_assert_int_eq(atoll(v), MONEY_GEN_START + 10); /* two rounds applied, not three */
+    free(v);
+
+    ts_proc_signal(a, SIGCONT);
+    int st;
+    ck_assert_int_eq(ts_proc_wait(a, 10000, &st), 0); /* A finds its slot lost and exits */
+    ts_proc_signal(b, SIGTERM);
+    ck_assert_int_eq(ts_proc_wait(b, 10000, &st), 0);
+    ts_proc_free(a);
+    ts_proc_free(b);
+    money_writer_destroy(w);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("money_writer");
@@ -471,6 +559,7 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_money_writer_reports_replay_stale_epoch_and_refused_buyin);
+    tcase_add_test(tc, test_money_writer_settlement_from_a_lost_lease_is_fenced_off);
     suite_add_tcase(s, tc);
     tc = tcase_create("failures");
     tcase_add_checked_fixture(tc, setup, teardown);
