@@ -16,25 +16,6 @@ void bj_rng_seed(bj_rng_t *rng, uint64_t seed)
         rng->s[i] = bj_rng_splitmix(&x);
 }
 
-static inline uint64_t bj_rng_rotl(uint64_t x, int k)
-{
-    return (x << k) | (x >> (64 - k));
-}
-
-uint64_t bj_rng_next(bj_rng_t *rng)
-{
-    uint64_t *s = rng->s;
-    uint64_t result = bj_rng_rotl(s[1] * 5, 7) * 9;
-    uint64_t t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = bj_rng_rotl(s[3], 45);
-    return result;
-}
-
 /*
  * Lemire's multiply-and-shift bounded integer with rejection of the biased low range
  * ("Fast Random Integer Generation in an Interval", 2019): exact uniformity, and a division

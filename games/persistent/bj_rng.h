@@ -20,8 +20,21 @@ typedef struct {
 
 /* Seeds the generator; the same seed always gives the same sequence. */
 void bj_rng_seed(bj_rng_t *rng, uint64_t seed);
-/* Next 64 random bits. */
-uint64_t bj_rng_next(bj_rng_t *rng);
+/* Next 64 random bits (inline: the shuffle calls it in its inner loop). */
+static inline uint64_t bj_rng_next(bj_rng_t *rng)
+{
+    uint64_t *s = rng->s;
+    uint64_t x = s[1] * 5;
+    uint64_t result = ((x << 7) | (x >> 57)) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = (s[3] << 45) | (s[3] >> 19);
+    return result;
+}
 /* Uniform integer in [0, bound), without modulo bias; bound must be >= 1. */
 uint32_t bj_rng_uniform(bj_rng_t *rng, uint32_t bound);
 

@@ -172,10 +172,27 @@ static inline void bj_emit(bj_table_t *t, bj_event_type_t type, int seat, int ha
 /* ---- shoe ----------------------------------------------------------------------------- */
 
 /*
- * Fisher-Yates. Production: arc4random_uniform (CSPRNG, unbiased). Seeded: each 64-bit output
- * of the generator serves two swaps through Lemire's multiply-shift on its 32-bit halves; a
- * value in the biased low range is replaced by a fresh unbiased draw, so every j stays exactly
+ * One Fisher-Yates step with a 21-bit random chunk x: swaps cards[i] with cards[j], j uniform
+ * in [0, i]. Lemire's multiply-shift maps x to j; the few values of x in the biased low range
+ * (fewer than i + 1 out of 2^21) are replaced by a fresh unbiased draw, so j is exactly
  * uniform.
+ */
+static inline void bj_shuffle_step(bj_rng_t *rng, uint8_t *cards, int i, uint32_t x)
+{
+    uint32_t bound = (uint32_t)i + 1;
+    uint32_t m = x * bound; /* < 2^21 * 2^9: no overflow (a shoe holds at most 416 cards) */
+    uint32_t j = m >> 21;
+    uint32_t low = m & ((1u << 21) - 1);
+    if (low < bound && low < ((1u << 21) % bound))
+        j = bj_rng_uniform(rng, bound);
+    uint8_t c = cards[i];
+    cards[i] = cards[j];
+    cards[j] = c;
+}
+
+/*
+ * Fisher-Yates. Production: arc4random_uniform (CSPRNG, unbiased). Seeded: each 64-bit output
+ * of the generator serves three steps (21 bits each), see bj_shuffle_step().
  */
 static void bj_shuffle(bj_table_t *t, uint8_t *cards, int n)
 {
@@ -189,21 +206,15 @@ static void bj_shuffle(bj_table_t *t, uint8_t *cards, int n)
         }
         return;
     }
-    uint64_t buf = 0;
-    for (int i = n - 1; i > 0; i--) {
-        uint32_t bound = (uint32_t)i + 1;
-        if ((i & 1) != (n & 1)) /* every other swap, from the first, takes a fresh output */
-            buf = bj_rng_next(rng);
-        else
-            buf <<= 32;
-        uint64_t m = (uint64_t)(uint32_t)(buf >> 32) * bound;
-        uint32_t j = (uint32_t)(m >> 32);
-        if ((uint32_t)m < bound && (uint32_t)m < -bound % bound)
-            j = bj_rng_uniform(rng, bound);
-        uint8_t c = cards[i];
-        cards[i] = cards[j];
-        cards[j] = c;
+    int i = n - 1;
+    for (; i >= 3; i -= 3) {
+        uint64_t r = bj_rng_next(rng);
+        bj_shuffle_step(rng, cards, i, (uint32_t)(r >> 43));
+        bj_shuffle_step(rng, cards, i - 1, (uint32_t)(r >> 22) & ((1u << 21) - 1));
+        bj_shuffle_step(rng, cards, i - 2, (uint32_t)(r >> 1) & ((1u << 21) - 1));
     }
+    for (; i > 0; i--)
+        bj_shuffle_step(rng, cards, i, (uint32_t)(bj_rng_next(rng) >> 43));
 }
 
 /*
