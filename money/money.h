@@ -13,6 +13,8 @@
  *             "server:epoch:desk:seq", checks sum(deltas) == -rake, rejects a stale fencing
  *             epoch, rejects a settlement that would make any wallet negative, and on replay
  *             returns the first result (the balances right after the first application).
+ *             One call of the script may carry a batch of rounds (the writer sends runs of
+ *             consecutive settlements together); each round is still all-or-nothing on its own.
  *   history   appends the hand history (JSON) to one Redis Stream per game, XADD MAXLEN ~ cap,
  *             at most once per round id.
  *
