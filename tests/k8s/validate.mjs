@@ -9,7 +9,7 @@
 // and requires the check to catch it, so no invariant can pass by accident. Exits 0 when
 // everything holds, 1 otherwise, printing one line per problem and per overlay a summary.
 import { createRequire } from 'node:module';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 
 const argv = process.argv.slice(2);
@@ -65,7 +65,113 @@ function validateSchema(obj) {
     } catch (e) {
         return [`schema: ${e.message}`];
     }
-    return [];
+    return unknownFields(obj).map((e) => `schema: ${e}`);
+}
+
+// ---- unknown fields ---------------------------------------------------------------------------
+// The models' JSON schemas accept unknown fields (a typo like `maxUnavialable` would pass), so the
+// field names of every core object are also checked against the models' TypeScript interfaces
+// (their .d.ts files list each field of each type).
+
+function loadFieldTable() {
+    const table = {};
+    const kinds = {};
+    const walk = (dir) => {
+        for (const ent of readdirSync(dir, { withFileTypes: true })) {
+            const p = path.join(dir, ent.name);
+            if (ent.isDirectory()) walk(p);
+            else if (ent.name.endsWith('.d.ts')) {
+                const text = readFileSync(p, 'utf8');
+                const local = {};
+                for (const m of text.matchAll(/^export interface (\w+)[^{\n]*\{\n([\s\S]*?)^\}/gm)) {
+                    // A field starts at 4 spaces of indent and may go on over several lines
+                    // (`{ [key: string]: string; }` maps); comments start with "/**".
+                    const fields = {};
+                    let cur = null;
+                    for (const line of m[2].split('\n')) {
+                        const f = /^ {4}"([^"]+)"\??: (.*)$/.exec(line);
+                        if (f) fields[(cur = f[1])] = f[2];
+                        else if (cur && /^ {4}[}\]]/.test(line)) {
+                            fields[cur] += ` ${line.trim()}`; // the end of a multi-line type
+                            cur = null;
+                        } else if (/^ {4}\S/.test(line)) cur = null;
+                        else if (cur) fields[cur] += ` ${line.trim()}`;
+                    }
+                    for (const k of Object.keys(fields)) fields[k] = fields[k].replace(/\/\*\*[\s\S]*?\*\//g, '').replace(/\s+/g, ' ').trim().replace(/;$/, '');
+                    local[m[1]] = fields;
+                }
+                for (const a of text.matchAll(/^export \{ (\w+) as (\w+)/gm)) {
+                    if (!local[a[1]]) continue;
+                    table[a[2]] = local[a[1]];
+                    const av = /^"(.+)"$/.exec(local[a[1]].apiVersion ?? '');
+                    const kd = /^"(.+)"$/.exec(local[a[1]].kind ?? '');
+                    if (av && kd) kinds[`${av[1]} ${kd[1]}`] = a[2];
+                }
+            }
+        }
+    };
+    for (const pkg of ['kubernetes-models', '@kubernetes-models/apimachinery'])
+        walk(path.dirname(require.resolve(`${pkg}/package.json`)));
+    return { table, kinds };
+}
+let FIELDS = null;
+
+// The fields of an inline object type `{ "a"?: T; "b": U }` (comments already removed).
+function inlineFields(type) {
+    const fields = {};
+    let depth = 0, start = 1;
+    const body = type.slice(0, type.lastIndexOf('}') + 1);
+    for (let i = 1; i < body.length; i++) {
+        const ch = body[i];
+        if (ch === '{' || ch === '<' || ch === '(') depth++;
+        else if (ch === '}' || ch === '>' || ch === ')') depth--;
+        if ((ch === ';' && depth === 0) || (depth < 0)) {
+            const f = /^\s*"([^"]+)"\??: ([\s\S]+)$/.exec(body.slice(start, i));
+            if (f) fields[f[1]] = f[2].trim();
+            start = i + 1;
+            if (depth < 0) break;
+        }
+    }
+    return fields;
+}
+
+function checkFields(value, type, where, errs) {
+    type = type.trim();
+    let m;
+    if ((m = /^Array<(.+)>$/.exec(type))) {
+        if (Array.isArray(value)) value.forEach((v, i) => checkFields(v, m[1], `${where}[${i}]`, errs));
+    } else if ((m = /^\{\s*\[key: string\]: (.+?);?\s*\}$/.exec(type))) {
+        if (value && typeof value === 'object') for (const [k, v] of Object.entries(value)) checkFields(v, m[1], `${where}.${k}`, errs);
+    } else if ((FIELDS.table[type] || type.startsWith('{ "')) && value && typeof value === 'object' && !Array.isArray(value)) {
+        const fields = FIELDS.table[type] ?? inlineFields(type);
+        for (const [k, v] of Object.entries(value)) {
+            if (!(k in fields)) errs.push(`unknown field ${where}.${k}`);
+            else checkFields(v, fields[k], `${where}.${k}`, errs);
+        }
+    }
+}
+
+function unknownFields(obj) {
+    FIELDS ??= loadFieldTable();
+    const type = FIELDS.kinds[`${obj.apiVersion} ${obj.kind}`];
+    const errs = [];
+    if (!type) {
+        // CRDs: the prometheus-operator model checks types; the rule fields are checked here.
+        if (obj.kind === 'PrometheusRule')
+            (obj.spec?.groups ?? []).forEach((g, i) => {
+                for (const k of Object.keys(g))
+                    if (!['name', 'interval', 'rules', 'limit', 'partial_response_strategy'].includes(k))
+                        errs.push(`unknown field spec.groups[${i}].${k}`);
+                (g.rules ?? []).forEach((r, j) => {
+                    for (const k of Object.keys(r))
+                        if (!['alert', 'record', 'expr', 'for', 'keep_firing_for', 'labels', 'annotations'].includes(k))
+                            errs.push(`unknown field spec.groups[${i}].rules[${j}].${k}`);
+                });
+            });
+        return errs;
+    }
+    checkFields(obj, type, '', errs);
+    return errs.map((e) => e.replace('field .', 'field '));
 }
 
 // ---- invariants ----------------------------------------------------------------------------
@@ -355,7 +461,12 @@ function selfTest(env, objs, prestopText) {
     const copy = structuredClone(dep(objs, 'croupier-gate'));
     copy.spec.replicas = 'three';
     if (validateSchema(copy).length === 0) failures.push(`${env}: schema validation accepted replicas: "three"`);
-    return { failures, count: MUTATIONS.length + PRESTOP_MUTATIONS.length + 1 };
+    // ... and a misspelt field.
+    const typo = structuredClone(dep(objs, 'croupier-game-holdem'));
+    typo.spec.strategy.rollingUpdate.maxUnavialable = 0;
+    if (!validateSchema(typo).some((e) => e.includes('unknown field spec.strategy.rollingUpdate.maxUnavialable')))
+        failures.push(`${env}: schema validation accepted the misspelt field maxUnavialable`);
+    return { failures, count: MUTATIONS.length + PRESTOP_MUTATIONS.length + 2 };
 }
 
 // ---- main ------------------------------------------------------------------------------------
