@@ -4,7 +4,8 @@
 //
 // For every overlay: every object is validated against its Kubernetes JSON schema with the
 // npm package kubernetes-models (PrometheusRule and PodMonitor with
-// @kubernetes-models/prometheus-operator), then the deploy invariants of DESIGN §4, §5 and §8 are
+// @kubernetes-models/prometheus-operator) and its field names against the models' interfaces
+// (unknown fields are errors), then the deploy invariants of DESIGN §4, §5 and §8 are
 // checked (see checkOverlay). Then a self-test mutates a copy of each overlay once per invariant
 // and requires the check to catch it, so no invariant can pass by accident. Exits 0 when
 // everything holds, 1 otherwise, printing one line per problem and per overlay a summary.
