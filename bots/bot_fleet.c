@@ -1,0 +1,1037 @@
+/*
+ * bot_fleet.c -- the bot client state machine; see bot_fleet.h.
+ */
+#include "bot_fleet.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include "clock.h"
+#include "config.h"
+#include "log.h"
+#include "xmalloc.h"
+
+#define FLEET_MAX_GATEWAYS 64
+
+typedef enum {
+    BS_IDLE = 0,   /* waiting for a (re)connect timer */
+    BS_CONNECTING, /* TCP connect in progress */
+    BS_LOGIN,      /* Login sent */
+    BS_RESUME,     /* Resume sent */
+    BS_JOIN,       /* Join sent */
+    BS_SEATED,     /* playing */
+    BS_LEAVING,    /* Leave sent (stopping) */
+    BS_LEFT,       /* stopping: waiting for the open round to end */
+    BS_CLOSING,    /* GoAway seen: reading to EOF */
+    BS_DONE,       /* stopped */
+} bot_state_t;
+
+typedef enum { RQ_NONE = 0, RQ_LOGIN, RQ_RESUME, RQ_JOIN, RQ_ACTION, RQ_LEAVE } bot_req_kind_t;
+
+typedef struct bot {
+    bot_fleet_t *f;
+    uint32_t idx;
+    uint64_t player;
+    bot_state_t st;
+    struct bufferevent *bev;
+    unsigned gw; /* index of the gateway in use (into the list read at connect time) */
+    bool ever_connected;
+    bool lost_connection; /* disconnected since the seat was last confirmed */
+    bool goaway;
+    uint32_t goaway_delay_ms;
+    int backoff_ms;
+    int64_t fail_since_ms; /* start of a streak of failed connects (0 = none) */
+    bool fail_reported;
+    uint64_t next_rid;
+    /* The one request in flight. */
+    bot_req_kind_t rq;
+    uint64_t rq_id;
+    int rq_attempts;    /* sends with this id */
+    int rq_newtries;    /* new requests after retriable refusals */
+    int64_t rq_sent_us; /* first send, for latency */
+    uint8_t *rq_bytes;  /* the encoded frame, for identical resends */
+    size_t rq_len;
+    struct event *rq_timer;
+    struct event *timer; /* reconnect / action / retry / closing watchdog */
+    bool timer_is_action;
+    /* Seat. */
+    bool has_seat;
+    bot_seat_t seat;
+    bool closing_seen;
+    char game[40];
+    void *sst;
+    bot_rng_t rng;
+} bot_t;
+
+struct bot_fleet {
+    bot_fleet_config_t cfg;
+    char *gw_spec;
+    bot_t *bots;
+    bool stopping;
+    void (*done)(void *);
+    void *done_arg;
+    struct event *stop_timer;
+    int64_t stop_deadline_ms;
+    uint32_t connected;
+};
+
+static void bot_connect(bot_t *b);
+static void bot_drop(bot_t *b, const char *why, bool expected);
+static void bot_after_seat(bot_t *b);
+static void bot_send_join(bot_t *b);
+static void bot_schedule_decide(bot_t *b);
+static void fleet_check_stopped(bot_fleet_t *f);
+
+/* ---- gateways ---------------------------------------------------------------------------- */
+
+/*
+ * Reads the current gateway list into out (at most FLEET_MAX_GATEWAYS). "@FILE" is read now,
+ * so a harness can change it between reconnects. Returns how many (0 = none usable).
+ */
+static unsigned fleet_gateways(const bot_fleet_t *f, config_addr_t *out)
+{
+    char buf[8192];
+    const char *spec = f->gw_spec;
+    if (spec[0] == '@') {
+        FILE *fp = fopen(spec + 1, "r");
+        if (fp == NULL)
+            return 0;
+        size_t n = fread(buf, 1, sizeof buf - 1, fp);
+        fclose(fp);
+        buf[n] = '\0';
+    } else {
+        snprintf(buf, sizeof buf, "%s", spec);
+    }
+    unsigned n = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ", \t\r\n", &save); tok != NULL && n < FLEET_MAX_GATEWAYS;
+         tok = strtok_r(NULL, ", \t\r\n", &save)) {
+        if (config_parse_addr(tok, &out[n]) == 0 && out[n].port > 0)
+            n++;
+    }
+    return n;
+}
+
+/* ---- small helpers ----------------------------------------------------------------------- */
+
+static int64_t now_ms(void)
+{
+    return clock_mono_ms();
+}
+
+static int jitter(bot_t *b, int ms)
+{
+    return ms <= 0 ? 0 : (int)bot_rng_below(&b->rng, (uint32_t)ms + 1);
+}
+
+static void timer_arm(struct event *ev, int ms)
+{
+    struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
+    evtimer_add(ev, &tv);
+}
+
+static void bot_timer_set(bot_t *b, int ms, bool is_action)
+{
+    b->timer_is_action = is_action;
+    timer_arm(b->timer, ms < 0 ? 0 : ms);
+}
+
+static void bot_req_clear(bot_t *b)
+{
+    evtimer_del(b->rq_timer);
+    free(b->rq_bytes);
+    b->rq_bytes = NULL;
+    b->rq_len = 0;
+    b->rq = RQ_NONE;
+    b->rq_id = 0;
+}
+
+static const char *code_name(int code)
+{
+    return frame_error_code_name(code);
+}
+
+/* Writes the pending request's bytes. */
+static void bot_req_write(bot_t *b)
+{
+    if (b->bev == NULL)
+        return;
+    bufferevent_write(b->bev, b->rq_bytes, b->rq_len);
+    b->rq_attempts++;
+    timer_arm(b->rq_timer, b->f->cfg.request_timeout_ms);
+}
+
+/*
+ * Sends m (its request_id is set here to a fresh id) as the bot's one request in flight.
+ * The encoded bytes are kept for resends after a deadline. Returns 0 or -EINVAL (the codec
+ * refused the message: a bug, counted as an unexpected error).
+ */
+static int bot_req_send(bot_t *b, bot_req_kind_t kind, Croupier__ClientMessage *m)
+{
+    bot_req_clear(b);
+    m->request_id = ++b->next_rid;
+    struct evbuffer *tmp = evbuffer_new();
+    frame_error_t err;
+    int rc = frame_pack_client(tmp, m, NULL, &err);
+    if (rc != 0) {
+        log_emit(LOG_ERROR, "bot_pack_failed", "{s:i,s:s}", "bot", (int)b->idx, "detail",
+                 err.detail);
+        bot_book_error(b->f->cfg.book, "pack_failed", false);
+        evbuffer_free(tmp);
+        return rc;
+    }
+    b->rq_len = evbuffer_get_length(tmp);
+    b->rq_bytes = xmalloc(b->rq_len);
+    evbuffer_remove(tmp, b->rq_bytes, b->rq_len);
+    evbuffer_free(tmp);
+    b->rq = kind;
+    b->rq_id = m->request_id;
+    b->rq_attempts = 0;
+    b->rq_sent_us = clock_mono_ns() / 1000;
+    bot_req_write(b);
+    return 0;
+}
+
+/* ---- requests ---------------------------------------------------------------------------- */
+
+static void bot_send_login(bot_t *b)
+{
+    char token[TOKEN_MAX_LEN + 1];
+    int64_t expiry = clock_wall_ms() / 1000 + 24 * 3600;
+    if (token_mint(b->f->cfg.secret, b->player, expiry, token, sizeof token) < 0) {
+        bot_book_error(b->f->cfg.book, "token_mint_failed", false);
+        bot_drop(b, "token", false);
+        return;
+    }
+    Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
+    Croupier__Login l = CROUPIER__LOGIN__INIT;
+    l.token = token;
+    l.client_version = "croupier-bot/1";
+    m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_LOGIN;
+    m.login = &l;
+    b->st = BS_LOGIN;
+    bot_req_send(b, RQ_LOGIN, &m);
+}
+
+static void bot_send_resume(bot_t *b)
+{
+    Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
+    Croupier__Resume r = CROUPIER__RESUME__INIT;
+    m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_RESUME;
+    m.resume = &r;
+    b->st = BS_RESUME;
+    bot_book_count(b->f->cfg.book, BOT_C_RESUMES);
+    bot_req_send(b, RQ_RESUME, &m);
+}
+
+static void bot_send_join(bot_t *b)
+{
+    if (b->f->stopping) {
+        b->st = BS_DONE;
+        bot_drop(b, "stopped", true);
+        return;
+    }
+    Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
+    Croupier__Join j = CROUPIER__JOIN__INIT;
+    j.engine = b->f->cfg.engine;
+    j.game = (char *)b->f->cfg.strategy->game;
+    j.stake = b->f->cfg.stake;
+    m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_JOIN;
+    m.join = &j;
+    b->st = BS_JOIN;
+    bot_book_count(b->f->cfg.book, BOT_C_JOINS);
+    bot_req_send(b, RQ_JOIN, &m);
+}
+
+static void bot_send_leave(bot_t *b)
+{
+    Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
+    Croupier__Leave l = CROUPIER__LEAVE__INIT;
+    m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_LEAVE;
+    m.leave = &l;
+    b->st = BS_LEAVING;
+    bot_book_count(b->f->cfg.book, BOT_C_LEAVES);
+    bot_req_send(b, RQ_LEAVE, &m);
+}
+
+static void bot_send_action(bot_t *b, bot_move_t *mv)
+{
+    Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
+    m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_ACTION;
+    m.action = &mv->action;
+    if (bot_req_send(b, RQ_ACTION, &m) == 0)
+        bot_book_count(b->f->cfg.book, BOT_C_ACTIONS_SENT);
+}
+
+/* ---- seat and strategy ------------------------------------------------------------------- */
+
+static void bot_set_seat(bot_t *b, uint64_t desk, uint32_t seat, Croupier__Engine engine,
+                         const char *game, int64_t stake)
+{
+    b->has_seat = true;
+    b->closing_seen = false;
+    b->seat.player_id = b->player;
+    b->seat.desk_id = desk;
+    b->seat.seat = seat;
+    b->seat.engine = engine;
+    b->seat.stake = stake;
+    snprintf(b->game, sizeof b->game, "%s", game);
+    b->seat.game = b->game;
+    b->seat.in_round = bot_book_round_open(b->f->cfg.book, b->idx);
+    memset(b->sst, 0, b->f->cfg.strategy->state_size);
+}
+
+/* The bot is at its seat: play (or, when stopping, leave). */
+static void bot_after_seat(bot_t *b)
+{
+    b->lost_connection = false;
+    b->backoff_ms = 0;
+    if (b->f->stopping) {
+        bot_send_leave(b);
+        return;
+    }
+    b->st = BS_SEATED;
+    bot_schedule_decide(b);
+}
+
+/* Asks the strategy what to do next and arms the timer accordingly. */
+static void bot_schedule_decide(bot_t *b)
+{
+    if (b->st != BS_SEATED || b->f->stopping)
+        return;
+    bot_move_t mv;
+    bot_move_init(&mv);
+    int delay = -1;
+    int r = b->f->cfg.strategy->decide(b->sst, &b->seat, &b->rng, &mv, &delay);
+    if (r < 0 || delay < 0) {
+        if (b->timer_is_action)
+            evtimer_del(b->timer);
+        return;
+    }
+    bot_timer_set(b, delay, true);
+}
+
+static void bot_act(bot_t *b)
+{
+    if (b->st != BS_SEATED || b->f->stopping)
+        return;
+    if (b->rq != RQ_NONE) {
+        bot_timer_set(b, 50, true); /* a request is in flight: ask again shortly */
+        return;
+    }
+    bot_move_t mv;
+    bot_move_init(&mv);
+    int delay = -1;
+    int r = b->f->cfg.strategy->decide(b->sst, &b->seat, &b->rng, &mv, &delay);
+    if (r == 1)
+        bot_send_action(b, &mv);
+    else if (delay >= 0)
+        bot_timer_set(b, delay, true);
+}
+
+/* ---- replies ----------------------------------------------------------------------------- */
+
+static bool code_retriable(const Croupier__Error *e)
+{
+    if (e->has_retriable && e->retriable)
+        return true;
+    switch (e->code) {
+    case CROUPIER__ERROR_CODE__DRAINING:
+    case CROUPIER__ERROR_CODE__UNAVAILABLE:
+    case CROUPIER__ERROR_CODE__OVERLOADED:
+    case CROUPIER__ERROR_CODE__RATE_LIMITED:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/*
+ * A retriable refusal: counted as expected and made again as a new request after a jittered
+ * backoff, at most max_retries times; beyond that it is an unexpected error and the bot starts
+ * over on a new connection.
+ */
+static void bot_retry_later(bot_t *b, bot_req_kind_t kind, const Croupier__Error *e)
+{
+    bot_book_t *book = b->f->cfg.book;
+    if (++b->rq_newtries > b->f->cfg.max_retries) {
+        bot_book_error(book, code_name(e->code), false);
+        b->rq_newtries = 0;
+        bot_req_clear(b);
+        bot_drop(b, "retries exhausted", false);
+        return;
+    }
+    bot_book_error(book, code_name(e->code), true);
+    bot_book_count(book, BOT_C_RETRIES);
+    bot_req_clear(b);
+    b->rq = RQ_NONE;
+    b->st = kind == RQ_JOIN ? BS_JOIN : kind == RQ_RESUME ? BS_RESUME : b->st;
+    /* The timer's handler looks at the state to know what to send again. */
+    b->timer_is_action = false;
+    timer_arm(b->timer, 100 * b->rq_newtries + jitter(b, 200 * b->rq_newtries));
+}
+
+static void bot_on_login(bot_t *b, const Croupier__ServerMessage *m)
+{
+    bot_book_t *book = b->f->cfg.book;
+    if (m->body_case != CROUPIER__SERVER_MESSAGE__BODY_LOGIN_RESULT) {
+        const Croupier__Error *e =
+            m->body_case == CROUPIER__SERVER_MESSAGE__BODY_RESULT ? m->result->error : NULL;
+        if (e != NULL && code_retriable(e)) {
+            bot_retry_later(b, RQ_LOGIN, e);
+            return;
+        }
+        bot_book_error(book, e != NULL ? code_name(e->code) : "login_bad_reply", false);
+        bot_req_clear(b);
+        bot_drop(b, "login refused", false);
+        return;
+    }
+    bot_req_clear(b);
+    b->rq_newtries = 0;
+    bot_book_count(book, BOT_C_LOGINS);
+    b->f->connected++;
+    if ((m->login_result->has_seated && m->login_result->seated) || b->has_seat) {
+        /* Resume whenever we had a seat, even if the gateway does not say so: joining again
+         * while seated could sit the player at two tables. */
+        bot_send_resume(b);
+        return;
+    }
+    bot_send_join(b);
+}
+
+static void bot_on_resume(bot_t *b, const Croupier__ServerMessage *m)
+{
+    bot_book_t *book = b->f->cfg.book;
+    const bot_strategy_ops_t *s = b->f->cfg.strategy;
+    if (m->body_case == CROUPIER__SERVER_MESSAGE__BODY_SNAPSHOT) {
+        const Croupier__Snapshot *sn = m->snapshot;
+        bot_req_clear(b);
+        b->rq_newtries = 0;
+        bot_book_seated(book, b->idx, sn->desk_id, b->lost_connection, s->round_in_snapshot,
+                        sn->round_id, now_ms());
+        if (sn->round_id != NULL && sn->round_id[0] != '\0')
+            bot_book_round_started(book, b->idx, sn->desk_id, sn->round_id, now_ms());
+        bot_set_seat(b, sn->desk_id, sn->your_seat, sn->engine, sn->game, sn->stake);
+        if (s->on_seat != NULL)
+            s->on_seat(b->sst, &b->seat, sn);
+        bot_after_seat(b);
+        return;
+    }
+    const Croupier__Error *e =
+        m->body_case == CROUPIER__SERVER_MESSAGE__BODY_RESULT ? m->result->error : NULL;
+    if (e != NULL && code_retriable(e)) {
+        bot_retry_later(b, RQ_RESUME, e);
+        return;
+    }
+    bot_req_clear(b);
+    if (e != NULL && (e->code == CROUPIER__ERROR_CODE__NOT_SEATED ||
+                      e->code == CROUPIER__ERROR_CODE__NO_SUCH_DESK ||
+                      e->code == CROUPIER__ERROR_CODE__TABLE_CLOSED)) {
+        /* The seat is gone (the table closed while we were away): join again. */
+        bot_book_error(book, code_name(e->code), b->lost_connection);
+        bot_book_seated(book, b->idx, 0, b->lost_connection, true, NULL, now_ms());
+        b->has_seat = false;
+        bot_send_join(b);
+        return;
+    }
+    bot_book_error(book, e != NULL ? code_name(e->code) : "resume_bad_reply", false);
+    bot_drop(b, "resume refused", false);
+}
+
+static void bot_on_joined(bot_t *b, const Croupier__Joined *j, bool moved)
+{
+    bot_book_t *book = b->f->cfg.book;
+    const bot_strategy_ops_t *s = b->f->cfg.strategy;
+    bot_book_seated(book, b->idx, j->desk_id, false, false, NULL, now_ms());
+    bot_set_seat(b, j->desk_id, j->seat, j->engine, j->game, j->stake);
+    if (s->on_seat != NULL)
+        s->on_seat(b->sst, &b->seat, NULL);
+    if (moved && b->rq != RQ_NONE)
+        return; /* a request is in flight; its reply continues the flow */
+    bot_after_seat(b);
+}
+
+static void bot_on_join(bot_t *b, const Croupier__ServerMessage *m)
+{
+    if (m->body_case == CROUPIER__SERVER_MESSAGE__BODY_JOINED) {
+        bot_req_clear(b);
+        b->rq_newtries = 0;
+        bot_on_joined(b, m->joined, false);
+        return;
+    }
+    const Croupier__Error *e =
+        m->body_case == CROUPIER__SERVER_MESSAGE__BODY_RESULT ? m->result->error : NULL;
+    if (e != NULL && (code_retriable(e) || e->code == CROUPIER__ERROR_CODE__TABLE_FULL)) {
+        bot_retry_later(b, RQ_JOIN, e);
+        return;
+    }
+    bot_req_clear(b);
+    bot_book_error(b->f->cfg.book, e != NULL ? code_name(e->code) : "join_bad_reply", false);
+    bot_drop(b, "join refused", false);
+}
+
+static void bot_on_action_reply(bot_t *b, const Croupier__ServerMessage *m)
+{
+    bot_book_t *book = b->f->cfg.book;
+    const bot_strategy_ops_t *s = b->f->cfg.strategy;
+    int64_t lat = clock_mono_ns() / 1000 - b->rq_sent_us;
+    bot_req_clear(b);
+    const Croupier__Error *e =
+        m->body_case == CROUPIER__SERVER_MESSAGE__BODY_RESULT ? m->result->error : NULL;
+    bot_book_latency(book, lat);
+    if (e == NULL) {
+        bot_book_count(book, BOT_C_ACTIONS_OK);
+        if (s->round_by_action && b->has_seat)
+            bot_book_round_started(book, b->idx, b->seat.desk_id, NULL, now_ms());
+    } else {
+        bot_book_count(book, BOT_C_ACTIONS_REFUSED);
+        bool expected = (s->refusal_expected != NULL && s->refusal_expected(e->code)) ||
+                        (b->closing_seen && e->code == CROUPIER__ERROR_CODE__NO_ROUND);
+        bot_book_error(book, code_name(e->code), expected);
+    }
+    if (s->on_event != NULL)
+        s->on_event(b->sst, &b->seat, m);
+    if (b->f->stopping) {
+        bot_send_leave(b);
+        return;
+    }
+    bot_schedule_decide(b);
+}
+
+static void bot_on_leave(bot_t *b, const Croupier__ServerMessage *m)
+{
+    bot_req_clear(b);
+    const Croupier__Error *e =
+        m->body_case == CROUPIER__SERVER_MESSAGE__BODY_RESULT ? m->result->error : NULL;
+    if (e != NULL && e->code != CROUPIER__ERROR_CODE__NOT_SEATED)
+        bot_book_error(b->f->cfg.book, code_name(e->code), !code_retriable(e) ? false : true);
+    b->st = BS_LEFT;
+    fleet_check_stopped(b->f);
+}
+
+static void bot_on_reply(bot_t *b, const Croupier__ServerMessage *m)
+{
+    if (m->request_id != b->rq_id || b->rq == RQ_NONE)
+        return; /* a late answer to an attempt already answered */
+    switch (b->rq) {
+    case RQ_LOGIN:
+        bot_on_login(b, m);
+        break;
+    case RQ_RESUME:
+        bot_on_resume(b, m);
+        break;
+    case RQ_JOIN:
+        bot_on_join(b, m);
+        break;
+    case RQ_ACTION:
+        bot_on_action_reply(b, m);
+        break;
+    case RQ_LEAVE:
+        bot_on_leave(b, m);
+        break;
+    case RQ_NONE:
+        break;
+    }
+}
+
+/* ---- pushed events ----------------------------------------------------------------------- */
+
+static void bot_on_event(bot_t *b, const Croupier__ServerMessage *m)
+{
+    bot_book_t *book = b->f->cfg.book;
+    const bot_strategy_ops_t *s = b->f->cfg.strategy;
+    uint64_t desk = b->has_seat ? b->seat.desk_id : 0;
+    switch (m->body_case) {
+    case CROUPIER__SERVER_MESSAGE__BODY_DEAL:
+        if (m->deal->round_id != NULL && m->deal->round_id[0] != '\0') {
+            bot_book_round_started(book, b->idx, desk, m->deal->round_id, now_ms());
+            b->seat.in_round = true;
+        }
+        break;
+    case CROUPIER__SERVER_MESSAGE__BODY_ROUND_END:
+        bot_book_round_ended(book, b->idx, desk, m->round_end->round_id,
+                             m->round_end->outcome == CROUPIER__ROUND_OUTCOME__OUTCOME_VOIDED,
+                             now_ms());
+        b->seat.in_round = false;
+        break;
+    case CROUPIER__SERVER_MESSAGE__BODY_TABLE_CLOSING: {
+        bot_book_count(book, BOT_C_TABLE_CLOSINGS);
+        b->closing_seen = true;
+        if (b->st == BS_SEATED) {
+            /* A Moved must follow; the watchdog shares the bot timer with actions. */
+            int after = m->table_closing->has_after_ms ? (int)m->table_closing->after_ms : 0;
+            bot_timer_set(b, after + 15000, false);
+        }
+        break;
+    }
+    case CROUPIER__SERVER_MESSAGE__BODY_MOVED:
+        bot_book_count(book, BOT_C_MOVES);
+        if (b->st == BS_SEATED || b->st == BS_LEAVING || b->st == BS_LEFT) {
+            bot_state_t was = b->st;
+            evtimer_del(b->timer);
+            bot_on_joined(b, m->moved->to, true);
+            if (was != BS_SEATED && b->st == BS_SEATED)
+                b->st = was;
+        } else {
+            /* Between Login and our own Join/Resume reply: the seat we will get is reported
+             * by that reply. */
+            bot_set_seat(b, m->moved->to->desk_id, m->moved->to->seat, m->moved->to->engine,
+                         m->moved->to->game, m->moved->to->stake);
+        }
+        return;
+    case CROUPIER__SERVER_MESSAGE__BODY_GO_AWAY: {
+        const char *reason = "OTHER";
+        bool expected = false;
+        switch (m->go_away->reason) {
+        case CROUPIER__GO_AWAY_REASON__GOAWAY_SHUTDOWN:
+            reason = "SHUTDOWN";
+            expected = true;
+            break;
+        case CROUPIER__GO_AWAY_REASON__GOAWAY_OVERLOADED:
+            reason = "OVERLOADED";
+            expected = true;
+            break;
+        case CROUPIER__GO_AWAY_REASON__GOAWAY_SESSION_REPLACED:
+            reason = "SESSION_REPLACED";
+            break;
+        case CROUPIER__GO_AWAY_REASON__GOAWAY_PROTOCOL_ERROR:
+            reason = "PROTOCOL_ERROR";
+            break;
+        case CROUPIER__GO_AWAY_REASON__GOAWAY_IDLE:
+            reason = "IDLE";
+            break;
+        default:
+            break;
+        }
+        bot_book_goaway(book, reason);
+        if (!expected) {
+            char name[48];
+            snprintf(name, sizeof name, "goaway_%s", reason);
+            bot_book_error(book, name, false);
+        }
+        b->goaway = true;
+        b->goaway_delay_ms = m->go_away->reconnect_delay_ms;
+        return;
+    }
+    case CROUPIER__SERVER_MESSAGE__BODY_ERROR: {
+        char name[64];
+        snprintf(name, sizeof name, "server_error_%s", code_name(m->error->code));
+        bot_book_error(book, name, false);
+        return;
+    }
+    default:
+        break;
+    }
+    if (s->on_event != NULL && b->has_seat)
+        s->on_event(b->sst, &b->seat, m);
+    if (b->st == BS_SEATED && !b->closing_seen && b->rq == RQ_NONE)
+        bot_schedule_decide(b);
+    if (b->st == BS_LEFT)
+        fleet_check_stopped(b->f);
+}
+
+/* ---- connection -------------------------------------------------------------------------- */
+
+static void bot_read_cb(struct bufferevent *bev, void *arg)
+{
+    bot_t *b = arg;
+    struct evbuffer *in = bufferevent_get_input(bev);
+    Croupier__ServerMessage *m;
+    frame_error_t err;
+    frame_result_t r;
+    while (b->bev == bev && (r = frame_read_server(in, NULL, &m, &err)) != FRAME_NEED_MORE) {
+        if (r == FRAME_TOO_LARGE) {
+            bot_book_error(b->f->cfg.book, "frame_too_large", false);
+            bot_drop(b, "frame too large", false);
+            return;
+        }
+        if (r == FRAME_MALFORMED) {
+            log_emit(LOG_WARN, "bot_bad_frame", "{s:i,s:s}", "bot", (int)b->idx, "detail",
+                     err.detail);
+            bot_book_error(b->f->cfg.book, "malformed_frame", false);
+            continue;
+        }
+        if (m->has_request_id && m->request_id != 0)
+            bot_on_reply(b, m);
+        else
+            bot_on_event(b, m);
+        frame_free_server(m);
+    }
+}
+
+/* Arms the next connect: after a GoAway its delay, else jittered exponential backoff. */
+static void bot_reconnect_later(bot_t *b, bool after_goaway)
+{
+    int delay;
+    if (after_goaway) {
+        delay = (int)b->goaway_delay_ms + jitter(b, 100);
+    } else {
+        b->backoff_ms = b->backoff_ms == 0 ? 100 : b->backoff_ms * 2;
+        if (b->backoff_ms > 3000)
+            b->backoff_ms = 3000;
+        delay = b->backoff_ms / 2 + jitter(b, b->backoff_ms / 2);
+    }
+    b->st = BS_IDLE;
+    bot_timer_set(b, delay, false);
+}
+
+/*
+ * Closes the bot's connection. expected: the close is part of normal operation (GoAway, stop).
+ * Anything in flight is abandoned; unless the fleet is stopping, a reconnect is armed.
+ */
+static void bot_drop(bot_t *b, const char *why, bool expected)
+{
+    bool had_login = b->st >= BS_RESUME && b->st != BS_DONE;
+    if (b->bev != NULL) {
+        bufferevent_free(b->bev);
+        b->bev = NULL;
+    }
+    if (had_login && b->f->connected > 0)
+        b->f->connected--;
+    if (b->rq != RQ_NONE)
+        bot_book_count(b->f->cfg.book, BOT_C_ABANDONED);
+    bot_req_clear(b);
+    b->rq_newtries = 0;
+    if (b->has_seat)
+        b->lost_connection = true;
+    bool goaway = b->goaway;
+    b->goaway = false;
+    if (b->st == BS_DONE || b->st == BS_LEFT || (b->f->stopping && !b->has_seat)) {
+        b->st = BS_DONE;
+        evtimer_del(b->timer);
+        fleet_check_stopped(b->f);
+        return;
+    }
+    if (!expected)
+        log_emit(LOG_WARN, "bot_connection_dropped", "{s:i,s:s}", "bot", (int)b->idx, "why", why);
+    bot_book_count(b->f->cfg.book, BOT_C_RECONNECTS);
+    if (goaway)
+        bot_book_count(b->f->cfg.book, BOT_C_RECONNECTS_GOAWAY);
+    b->gw++;
+    bot_reconnect_later(b, goaway);
+}
+
+static void bot_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+    bot_t *b = arg;
+    (void)bev;
+    if (what & BEV_EVENT_CONNECTED) {
+        int one = 1;
+        setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        bufferevent_set_timeouts(bev, NULL, NULL);
+        b->ever_connected = true;
+        b->fail_since_ms = 0;
+        b->fail_reported = false;
+        bot_book_count(b->f->cfg.book, BOT_C_CONNECTS);
+        bot_send_login(b);
+        return;
+    }
+    if (b->st == BS_CONNECTING) {
+        /* The gateway is not there (gone in a rollout, or not up yet): try the next one. */
+        bot_book_count(b->f->cfg.book, BOT_C_CONNECT_FAILURES);
+        if (b->fail_since_ms == 0)
+            b->fail_since_ms = now_ms();
+        if (!b->fail_reported && now_ms() - b->fail_since_ms > 20000) {
+            bot_book_error(b->f->cfg.book, "no_gateway_reachable", false);
+            b->fail_reported = true;
+        }
+        bufferevent_free(b->bev);
+        b->bev = NULL;
+        b->gw++;
+        if (b->f->stopping && !b->has_seat) {
+            b->st = BS_DONE;
+            fleet_check_stopped(b->f);
+            return;
+        }
+        bot_reconnect_later(b, false);
+        return;
+    }
+    if (b->goaway) {
+        bot_drop(b, "goaway", true);
+        return;
+    }
+    if (b->st == BS_DONE || b->st == BS_LEFT) {
+        bot_drop(b, "closed after leaving", true);
+        return;
+    }
+    bot_book_error(b->f->cfg.book, "connection_lost", false);
+    bot_drop(b, (what & BEV_EVENT_EOF) ? "eof" : "socket error", false);
+}
+
+static void bot_connect(bot_t *b)
+{
+    config_addr_t gws[FLEET_MAX_GATEWAYS];
+    unsigned n = fleet_gateways(b->f, gws);
+    if (n == 0) {
+        bot_book_count(b->f->cfg.book, BOT_C_CONNECT_FAILURES);
+        bot_reconnect_later(b, false);
+        return;
+    }
+    const config_addr_t *a = &gws[b->gw % n];
+    struct sockaddr_storage ss;
+    socklen_t sl;
+    memset(&ss, 0, sizeof ss);
+    struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+    struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+    if (inet_pton(AF_INET, a->host, &s4->sin_addr) == 1) {
+        s4->sin_family = AF_INET;
+        s4->sin_port = htons((uint16_t)a->port);
+        sl = sizeof *s4;
+    } else if (inet_pton(AF_INET6, a->host, &s6->sin6_addr) == 1) {
+        s6->sin6_family = AF_INET6;
+        s6->sin6_port = htons((uint16_t)a->port);
+        sl = sizeof *s6;
+    } else {
+        bot_book_count(b->f->cfg.book, BOT_C_CONNECT_FAILURES);
+        b->gw++;
+        bot_reconnect_later(b, false);
+        return;
+    }
+    b->bev = bufferevent_socket_new(b->f->cfg.base, -1, BEV_OPT_CLOSE_ON_FREE);
+    bufferevent_setcb(b->bev, bot_read_cb, NULL, bot_event_cb, b);
+    bufferevent_setwatermark(b->bev, EV_READ, 0, FRAME_HEADER_SIZE + FRAME_DEFAULT_MAX + 4096);
+    struct timeval tv = {.tv_sec = b->f->cfg.connect_timeout_ms / 1000,
+                         .tv_usec = (b->f->cfg.connect_timeout_ms % 1000) * 1000};
+    bufferevent_set_timeouts(b->bev, NULL, &tv);
+    bufferevent_enable(b->bev, EV_READ | EV_WRITE);
+    b->st = BS_CONNECTING;
+    b->goaway = false;
+    /* On an immediate failure libevent has already run bot_event_cb (BEV_EVENT_ERROR), which
+     * freed the bufferevent and armed the next attempt. */
+    (void)bufferevent_socket_connect(b->bev, (struct sockaddr *)&ss, (int)sl);
+}
+
+/* ---- timers ------------------------------------------------------------------------------ */
+
+static void bot_rq_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    bot_t *b = arg;
+    if (b->rq == RQ_NONE || b->bev == NULL)
+        return;
+    if (b->rq_attempts <= b->f->cfg.max_retries) {
+        bot_book_count(b->f->cfg.book, BOT_C_RETRIES);
+        bot_req_write(b); /* the same bytes, the same request id */
+        return;
+    }
+    bot_book_error(b->f->cfg.book, "request_timeout", false);
+    bot_drop(b, "request timeout", false);
+}
+
+static void bot_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    bot_t *b = arg;
+    switch (b->st) {
+    case BS_IDLE:
+        bot_connect(b);
+        return;
+    case BS_SEATED:
+        if (b->timer_is_action) {
+            bot_act(b);
+            return;
+        }
+        if (b->closing_seen) {
+            /* TableClosing without a Moved: leave and join again. */
+            bot_book_error(b->f->cfg.book, "closing_without_move", false);
+            if (b->rq == RQ_NONE) {
+                b->has_seat = false;
+                bot_send_join(b);
+            }
+        }
+        return;
+    case BS_JOIN:
+        if (b->rq == RQ_NONE)
+            bot_send_join(b);
+        return;
+    case BS_RESUME:
+        if (b->rq == RQ_NONE)
+            bot_send_resume(b);
+        return;
+    case BS_LOGIN:
+        if (b->rq == RQ_NONE)
+            bot_send_login(b);
+        return;
+    default:
+        return;
+    }
+}
+
+/* ---- fleet ------------------------------------------------------------------------------- */
+
+int bot_fleet_create(const bot_fleet_config_t *cfg, bot_fleet_t **out)
+{
+    if (cfg->base == NULL || cfg->bots == 0 || cfg->strategy == NULL || cfg->secret == NULL ||
+        cfg->book == NULL || cfg->gateways == NULL || cfg->stake <= 0) {
+        log_emit(LOG_ERROR, "bot_fleet_bad_config", NULL);
+        return -EINVAL;
+    }
+    bot_fleet_t *f = xcalloc(1, sizeof *f);
+    f->cfg = *cfg;
+    if (f->cfg.engine == 0)
+        f->cfg.engine = cfg->strategy->engine;
+    if (f->cfg.request_timeout_ms <= 0)
+        f->cfg.request_timeout_ms = 3000;
+    if (f->cfg.max_retries <= 0)
+        f->cfg.max_retries = 3;
+    if (f->cfg.connect_timeout_ms <= 0)
+        f->cfg.connect_timeout_ms = 2000;
+    if (f->cfg.ramp_ms <= 0)
+        f->cfg.ramp_ms = cfg->bots * 10 < 2000 ? (int)cfg->bots * 10 : 2000;
+    if (f->cfg.finish_timeout_ms <= 0)
+        f->cfg.finish_timeout_ms = 15000;
+    f->gw_spec = xstrdup(cfg->gateways);
+    config_addr_t gws[FLEET_MAX_GATEWAYS];
+    if (f->gw_spec[0] != '@' && fleet_gateways(f, gws) == 0) {
+        log_emit(LOG_ERROR, "bot_fleet_bad_gateways", "{s:s}", "gateways", cfg->gateways);
+        free(f->gw_spec);
+        free(f);
+        return -EINVAL;
+    }
+    f->bots = xcalloc(cfg->bots, sizeof *f->bots);
+    for (uint32_t i = 0; i < cfg->bots; i++) {
+        bot_t *b = &f->bots[i];
+        b->f = f;
+        b->idx = i;
+        b->player = cfg->player_base + i;
+        b->gw = i;
+        b->rng.s = (cfg->seed + 1) * 0x9E3779B97F4A7C15ULL ^ ((uint64_t)i * 0xBF58476D1CE4E5B9ULL);
+        b->sst = xcalloc(1, cfg->strategy->state_size > 0 ? cfg->strategy->state_size : 1);
+        b->timer = evtimer_new(cfg->base, bot_timer_cb, b);
+        b->rq_timer = evtimer_new(cfg->base, bot_rq_timer_cb, b);
+    }
+    *out = f;
+    return 0;
+}
+
+void bot_fleet_start(bot_fleet_t *f)
+{
+    for (uint32_t i = 0; i < f->cfg.bots; i++) {
+        bot_t *b = &f->bots[i];
+        b->st = BS_IDLE;
+        bot_timer_set(b, jitter(b, f->cfg.ramp_ms), false);
+    }
+}
+
+uint32_t bot_fleet_connected(const bot_fleet_t *f)
+{
+    return f->connected;
+}
+
+static void fleet_finish(bot_fleet_t *f)
+{
+    if (f->done == NULL)
+        return;
+    evtimer_del(f->stop_timer);
+    for (uint32_t i = 0; i < f->cfg.bots; i++) {
+        bot_t *b = &f->bots[i];
+        evtimer_del(b->timer);
+        evtimer_del(b->rq_timer);
+        if (b->bev != NULL) {
+            bufferevent_free(b->bev);
+            b->bev = NULL;
+        }
+        b->st = BS_DONE;
+    }
+    f->connected = 0;
+    void (*done)(void *) = f->done;
+    f->done = NULL;
+    done(f->done_arg);
+}
+
+/* Closes bots that left and whose round is over; finishes when every bot is done. */
+static void fleet_check_stopped(bot_fleet_t *f)
+{
+    if (!f->stopping)
+        return;
+    bool all = true;
+    for (uint32_t i = 0; i < f->cfg.bots; i++) {
+        bot_t *b = &f->bots[i];
+        if (b->st == BS_LEFT && !bot_book_round_open(f->cfg.book, i)) {
+            if (b->bev != NULL) {
+                bufferevent_free(b->bev);
+                b->bev = NULL;
+                if (f->connected > 0)
+                    f->connected--;
+            }
+            b->st = BS_DONE;
+        }
+        if (b->st != BS_DONE)
+            all = false;
+    }
+    if (all)
+        fleet_finish(f);
+}
+
+static void fleet_stop_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    bot_fleet_t *f = arg;
+    if (now_ms() >= f->stop_deadline_ms) {
+        fleet_finish(f);
+        return;
+    }
+    fleet_check_stopped(f);
+    if (f->done != NULL)
+        timer_arm(f->stop_timer, 100);
+}
+
+void bot_fleet_stop(bot_fleet_t *f, void (*done)(void *arg), void *arg)
+{
+    if (f->stopping)
+        return;
+    f->stopping = true;
+    f->done = done;
+    f->done_arg = arg;
+    f->stop_deadline_ms = now_ms() + f->cfg.finish_timeout_ms;
+    for (uint32_t i = 0; i < f->cfg.bots; i++) {
+        bot_t *b = &f->bots[i];
+        if (b->st == BS_SEATED) {
+            if (b->timer_is_action)
+                evtimer_del(b->timer);
+            if (b->rq == RQ_NONE)
+                bot_send_leave(b);
+            /* else: the reply of the request in flight sends the Leave */
+        } else if (b->st == BS_IDLE && !b->has_seat) {
+            evtimer_del(b->timer);
+            b->st = BS_DONE;
+        }
+    }
+    f->stop_timer = evtimer_new(f->cfg.base, fleet_stop_timer_cb, f);
+    timer_arm(f->stop_timer, 100);
+    fleet_check_stopped(f);
+}
+
+void bot_fleet_destroy(bot_fleet_t *f)
+{
+    if (f == NULL)
+        return;
+    for (uint32_t i = 0; i < f->cfg.bots; i++) {
+        bot_t *b = &f->bots[i];
+        if (b->bev != NULL)
+            bufferevent_free(b->bev);
+        event_free(b->timer);
+        event_free(b->rq_timer);
+        free(b->rq_bytes);
+        free(b->sst);
+    }
+    if (f->stop_timer != NULL)
+        event_free(f->stop_timer);
+    free(f->bots);
+    free(f->gw_spec);
+    free(f);
+}

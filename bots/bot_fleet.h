@@ -1,0 +1,80 @@
+/*
+ * bot_fleet -- many bot players on one libevent loop, speaking the real client protocol
+ * (proto/client.proto through proto/frame.h) to croupier-gate.
+ *
+ * Each bot: connects to a gateway from the list, logs in with an HMAC token minted for its
+ * player id (gateway/token.h), resumes its seat (Resume) when the gateway says it holds one or
+ * it had one before, else joins (Join engine/game/stake), then plays through its game's
+ * strategy (bot_strategy.h). It follows the protocol's lifecycle signals:
+ *
+ *   GoAway{reconnect_delay_ms}  read to EOF, close, wait the (already jittered) delay plus a
+ *                               little own jitter, connect to the next gateway in the list,
+ *                               Login again, Resume the seat. Counted as GoAway reconnects
+ *                               (expected), never as errors (SESSION_REPLACED, PROTOCOL_ERROR
+ *                               and IDLE are errors: a bot never causes them on purpose).
+ *   Moved{to}                   the new seat: play on there.
+ *   TableClosing{after_ms}      stop acting; a Moved must follow within after_ms + 15 s, else
+ *                               the bot leaves and joins again (error "closing_without_move").
+ *   connection lost otherwise   error "connection_lost"; reconnect with jittered exponential
+ *                               backoff to the next gateway; Resume.
+ *
+ * Requests: one in flight per bot, each with a deadline (request_timeout_ms). A request whose
+ * answer does not come in time is sent again byte for byte (same request id), up to
+ * max_retries times; then error "request_timeout" and the connection is dropped and remade.
+ * A retriable refusal (Error.retriable, DRAINING, UNAVAILABLE, OVERLOADED, RATE_LIMITED) is
+ * counted as expected and the request is made again, as a new request, after a jittered
+ * backoff, up to max_retries times.
+ *
+ * The gateway list is "H:P,H:P..." or "@FILE": a file of addresses (comma or newline
+ * separated) read again at every reconnect, so a harness can publish new gateways the way a
+ * Service would.
+ *
+ * Stopping (bot_fleet_stop): bots stop starting actions on their own, send Leave, and wait until
+ * their open round ends (bounded by finish_timeout_ms); then the connections are closed and
+ * done() runs. Everything is recorded in the bot_book_t given in the config.
+ */
+#ifndef CROUPIER_BOT_FLEET_H
+#define CROUPIER_BOT_FLEET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bot_book.h"
+#include "bot_strategy.h"
+#include "token.h"
+
+struct event_base;
+
+typedef struct bot_fleet bot_fleet_t;
+
+typedef struct {
+    struct event_base *base;
+    const char *gateways; /* "H:P[,H:P...]" or "@FILE" */
+    uint32_t bots;
+    const bot_strategy_ops_t *strategy;
+    Croupier__Engine engine; /* 0 = the strategy's */
+    int64_t stake;
+    const token_secret_t *secret; /* not owned */
+    uint64_t player_base;         /* bot i plays as player_base + i */
+    uint64_t seed;
+    int request_timeout_ms; /* 0 = 3000 */
+    int max_retries;        /* 0 = 3 */
+    int connect_timeout_ms; /* 0 = 2000 */
+    int ramp_ms;            /* first connects spread over this; 0 = min(2000, 10 x bots) */
+    int finish_timeout_ms;  /* bound of the stop; 0 = 15000 */
+    bot_book_t *book;       /* not owned */
+} bot_fleet_config_t;
+
+/* Creates the fleet (nothing connects before bot_fleet_start). 0, or -EINVAL with a log line
+ * (bad gateway list, no strategy...). */
+int bot_fleet_create(const bot_fleet_config_t *cfg, bot_fleet_t **out);
+/* Arms the first connects (spread over ramp_ms). */
+void bot_fleet_start(bot_fleet_t *f);
+/* Begins the graceful stop; done(arg) runs on the loop once every bot is closed. */
+void bot_fleet_stop(bot_fleet_t *f, void (*done)(void *arg), void *arg);
+/* Bots currently connected and logged in. */
+uint32_t bot_fleet_connected(const bot_fleet_t *f);
+/* Frees everything (closing connections abruptly if still open). NULL is a no-op. */
+void bot_fleet_destroy(bot_fleet_t *f);
+
+#endif

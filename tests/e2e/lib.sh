@@ -1,0 +1,193 @@
+# shellcheck shell=bash
+# tests/e2e/lib.sh -- helpers shared by the end-to-end scripts (sourced, bash): a real
+# redis-server, croupier-game / croupier-gate "pods" on loopback, and kubelet's termination of a
+# pod (preStop under busybox, SIGTERM, grace period, SIGKILL). Everything lives under $E2E_DIR
+# and listens on 127.0.0.1 only. Every process started here is stopped by e2e_cleanup (trap).
+#
+# Needs: BUILD (the meson build dir), SRC (the source tree).
+
+E2E_PIDS=()
+
+e2e_log() {
+    echo "[$(date +%H:%M:%S.%3N)] $*" >&2
+}
+
+e2e_die() {
+    e2e_log "FAIL: $*"
+    exit 1
+}
+
+# A port free on 127.0.0.1 a moment ago.
+e2e_free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+# HTTP GET with a timeout; prints the body; returns non-zero unless the status is 200.
+e2e_get() {
+    curl -fsS --max-time "${2:-2}" "http://127.0.0.1:$1" 2>/dev/null
+}
+
+# e2e_wait_ready PORT SECONDS: waits for /readyz 200.
+e2e_wait_ready() {
+    local deadline=$((SECONDS + $2))
+    while ((SECONDS < deadline)); do
+        e2e_get "$1/readyz" 1 >/dev/null && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+e2e_redis_start() {
+    REDIS_PORT=$(e2e_free_port)
+    mkdir -p "$E2E_DIR/redis"
+    redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
+        --dir "$E2E_DIR/redis" --maxmemory-policy noeviction >"$E2E_DIR/redis.log" 2>&1 &
+    E2E_PIDS+=($!)
+    REDIS_PID=$!
+    local i
+    for i in $(seq 1 50); do
+        redis-cli -p "$REDIS_PORT" ping 2>/dev/null | grep -q PONG && return 0
+        sleep 0.1
+    done
+    e2e_die "redis-server did not start (log $E2E_DIR/redis.log)"
+}
+
+e2e_redis() {
+    redis-cli -p "$REDIS_PORT" "$@"
+}
+
+# Pods: each has a name, a pid, a health port, a log. POD_<field>[name].
+declare -A POD_PID POD_HEALTH POD_PORT POD_LOG POD_KIND POD_BOUND POD_GRACE
+
+# e2e_game_start NAME ENGINE DRAIN_MAX_SECONDS [extra flags...]
+e2e_game_start() {
+    local name=$1 engine=$2 bound=$3
+    shift 3
+    local port health
+    port=$(e2e_free_port)
+    health=$(e2e_free_port)
+    POD_LOG[$name]="$E2E_DIR/$name.log"
+    "$BUILD/engine/process/croupier-game" --engine "$engine" --listen "127.0.0.1:$port" \
+        --advertise "127.0.0.1:$port" --health-listen "127.0.0.1:$health" \
+        --redis "127.0.0.1:$REDIS_PORT" --lease-ttl-ms 3000 --drain-max-seconds "$bound" \
+        --workers 1 "$@" >>"${POD_LOG[$name]}" 2>&1 &
+    POD_PID[$name]=$!
+    E2E_PIDS+=($!)
+    POD_HEALTH[$name]=$health
+    POD_PORT[$name]=$port
+    POD_KIND[$name]=game
+    POD_BOUND[$name]=$bound
+    # terminationGracePeriodSeconds: the drain bound plus the shutdown margin (k8s/: +60 s at
+    # 600 s; here proportionally, at least 10 s above the bound).
+    POD_GRACE[$name]=$((bound + 10))
+    e2e_wait_ready "$health" 20 || e2e_die "game pod $name never became ready (log ${POD_LOG[$name]})"
+    e2e_log "pod $name up: game engine=$engine rpc=$port health=$health pid=${POD_PID[$name]}"
+}
+
+# e2e_gate_start NAME [extra flags...]
+e2e_gate_start() {
+    local name=$1
+    shift
+    local port health
+    port=$(e2e_free_port)
+    health=$(e2e_free_port)
+    POD_LOG[$name]="$E2E_DIR/$name.log"
+    "$BUILD/gateway/croupier-gate" --listen "127.0.0.1:$port" --health-listen "127.0.0.1:$health" \
+        --redis "127.0.0.1:$REDIS_PORT" --token-secret-file "$E2E_DIR/secret" \
+        --gate-id "$name" --drain-window-ms "${GATE_DRAIN_WINDOW_MS:-1000}" \
+        --close-timeout-ms 5000 "$@" >>"${POD_LOG[$name]}" 2>&1 &
+    POD_PID[$name]=$!
+    E2E_PIDS+=($!)
+    POD_HEALTH[$name]=$health
+    POD_PORT[$name]=$port
+    POD_KIND[$name]=gate
+    POD_BOUND[$name]=0
+    POD_GRACE[$name]=30
+    e2e_wait_ready "$health" 20 || e2e_die "gate pod $name never became ready (log ${POD_LOG[$name]})"
+    e2e_log "pod $name up: gateway client=$port health=$health pid=${POD_PID[$name]}"
+}
+
+e2e_secret() {
+    head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$E2E_DIR/secret"
+}
+
+# e2e_pod_terminate NAME: what kubelet does to a pod being deleted. preStop (game pods: the
+# real k8s/prestop.sh under busybox sh; the gateway's preStop is none: its own SIGTERM
+# handling runs the four-step exit), then SIGTERM, then up to terminationGracePeriodSeconds
+# (counted from the start of the preStop, as kubelet does) for the exit; SIGKILL if still
+# alive, which is a failure. Returns non-zero on SIGKILL or a non-zero exit status.
+e2e_pod_terminate() {
+    local name=$1 pid=${POD_PID[$1]} t0=$SECONDS
+    local deadline=$((SECONDS + ${POD_GRACE[$1]}))
+    e2e_log "terminating pod $name (pid $pid, grace ${POD_GRACE[$name]}s)"
+    if [ "${POD_KIND[$name]}" = game ]; then
+        HEALTH_PORT=${POD_HEALTH[$name]} DRAIN_MAX_SECONDS=${POD_BOUND[$name]} \
+            timeout "${POD_GRACE[$name]}" busybox sh "$SRC/k8s/prestop.sh" \
+            >>"$E2E_DIR/$name.prestop.log" 2>&1
+        e2e_log "pod $name preStop returned after $((SECONDS - t0))s"
+    fi
+    kill -TERM "$pid" 2>/dev/null
+    while e2e_alive "$pid" && ((SECONDS < deadline)); do
+        sleep 0.1
+    done
+    if e2e_alive "$pid"; then
+        kill -KILL "$pid" 2>/dev/null
+        wait "$pid" 2>/dev/null
+        e2e_log "pod $name: SIGKILL after the grace period"
+        E2E_FAILURES+=("pod $name needed SIGKILL")
+        return 1
+    fi
+    local st=0
+    wait "$pid" 2>/dev/null || st=$?
+    e2e_log "pod $name exited status $st after $((SECONDS - t0))s"
+    if [ "$st" -ne 0 ]; then
+        E2E_FAILURES+=("pod $name exited with status $st")
+        return 1
+    fi
+    return 0
+}
+
+# Whether pid runs (a zombie child that exited does not count).
+e2e_alive() {
+    [ -e "/proc/$1" ] && ! grep -q '^[0-9]* (.*) Z' "/proc/$1/stat" 2>/dev/null
+}
+
+e2e_cleanup() {
+    local p
+    for p in "${E2E_PIDS[@]}"; do
+        kill -TERM "$p" 2>/dev/null
+    done
+    sleep 0.3
+    for p in "${E2E_PIDS[@]}"; do
+        if kill -0 "$p" 2>/dev/null; then
+            kill -TERM "$p" 2>/dev/null
+        fi
+    done
+    local i
+    for i in $(seq 1 30); do
+        local alive=0
+        for p in "${E2E_PIDS[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+        [ $alive = 0 ] && break
+        sleep 0.2
+    done
+    for p in "${E2E_PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
+    wait 2>/dev/null
+}
+
+# Sum of every wallet balance in Redis.
+e2e_wallet_sum() {
+    local sum=0 k v
+    for k in $(e2e_redis --scan --pattern '{croupier:money}:wallet:*'); do
+        v=$(e2e_redis get "$k")
+        sum=$((sum + v))
+    done
+    echo "$sum"
+}
+
+# e2e_seed_wallets FIRST COUNT AMOUNT: gives players FIRST..FIRST+COUNT-1 a balance.
+e2e_seed_wallets() {
+    local i
+    for ((i = $1; i < $1 + $2; i++)); do
+        echo "SET {croupier:money}:wallet:$i $3"
+    done | e2e_redis >/dev/null
+}

@@ -1,0 +1,439 @@
+/*
+ * Unit tests for bots/bot_book (croupier-bot's bookkeeping): torn-round detection, distinct
+ * rounds, errors, latency percentiles and the JSON report.
+ */
+#include <check.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bot_book.h"
+#include "bot_strategy.h"
+
+static bot_book_rounds_t rounds(const bot_book_t *b)
+{
+    bot_book_rounds_t r;
+    bot_book_rounds(b, &r);
+    return r;
+}
+
+/* ---- rounds ------------------------------------------------------------------------------ */
+
+START_TEST(test_book_round_started_then_ended_is_finished_not_torn)
+{
+    bot_book_t *b = bot_book_create(2);
+    bot_book_round_started(b, 0, 7, "1:1:7:1", 0);
+    ck_assert(bot_book_round_open(b, 0));
+    bot_book_round_ended(b, 0, 7, "1:1:7:1", false, 10);
+    ck_assert(!bot_book_round_open(b, 0));
+    bot_book_finish(b, 20);
+    bot_book_rounds_t r = rounds(b);
+    ck_assert_uint_eq(r.started, 1);
+    ck_assert_uint_eq(r.finished, 1);
+    ck_assert_uint_eq(r.torn, 0);
+    ck_assert(bot_book_ok(b));
+    bot_book_destroy(b);
+}
+END_TEST
+
+START_TEST(test_book_round_open_at_finish_is_torn)
+{
+    bot_book_t *b = bot_book_create(3);
+    bot_book_round_started(b, 2, 9, "1:1:9:4", 0);
+    bot_book_finish(b, 5);
+    ck_assert_uint_eq(rounds(b).torn, 1);
+    ck_assert(!bot_book_ok(b));
+    json_t *rep = bot_book_report(b, NULL);
+    json_t *torn = json_object_get(rep, "torn_rounds");
+    ck_assert_uint_eq(json_array_size(torn), 1);
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(torn, 0), "round_id")),
+                     "1:1:9:4");
+    ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(torn, 0), "bot")), 2);
+    ck_assert(json_is_false(json_object_get(rep, "ok")));
+    json_decref(rep);
+    /* finish is idempotent: nothing is counted twice */
+    bot_book_finish(b, 6);
+    ck_assert_uint_eq(rounds(b).torn, 1);
+    bot_book_destroy(b);
+}
+END_TEST
+
+START_TEST(test_book_voided_round_is_not_torn)
+{
+    bot_book_t *b = bot_book_create(1);
+    bot_book_round_started(b, 0, 3, "2:5:3:1", 0);
+    bot_book_round_ended(b, 0, 3, "2:5:3:1", true, 1);
+    bot_book_finish(b, 2);
+    bot_book_rounds_t r = rounds(b);
+    ck_assert_uint_eq(r.voided, 1);
+    ck_assert_uint_eq(r.finished, 0);
+    ck_assert_uint_eq(r.torn, 0);
+    ck_assert_uint_eq(r.distinct_voided, 1);
+    bot_book_destroy(b);
+}
+END_TEST
+
+START_TEST(test_book_end_of_another_round_tears_the_open_one)
+{
+    bot_book_t *b = bot_book_create(1);
+    bot_book_round_started(b, 0, 3, "1:1:3:1", 0);
+    bot_book_round_ended(b, 0, 3, "1:1:3:2", false, 1);
+    ck_assert_uint_eq(rounds(b).torn, 1);
+    ck_assert_uint_eq(rounds(b).finished, 1);
+    bot_book_destroy(b);
+}
+END_TEST
+
+START_TEST(test_book_next_round_starting_tears_the_open_one)
+{
+    bot_book_t *b = bot_book_create(1);
+    bot_book_round_started(b, 0, 3, "1:1:3:1", 0);
+    bot_book_round_started(b, 0, 3, "1:1:3:1", 1); /* the same round seen again: nothing */
+    ck_assert_uint_eq(rounds(b).torn, 0);
+    bot_book_round_started(b, 0, 3, "1:1:3:2", 2);
+    ck_assert_uint_eq(rounds(b).torn, 1);
+    ck_assert_uint_eq(rounds(b).started, 2);
+    bot_book_destroy(b);
+}
+END_TEST
+
+START_TEST(test_book_anonymous_round_closes_at_next_round_end_of_its_desk)
+{
+    bot_book_t *b = bot_book_create(1);
+    bot_book_round_started(b, 0, 4, NULL, 0); /* accepted action: a round runs */
+    bot_book_round_started(b, 0, 4, "", 1);   /* another accepted action in it */
+    ck_assert_uint_eq(rounds(b).started, 1);
+    bot_book_round_ended(b, 0, 4, "1:1:4:8", false, 2);
+    ck_assert(!bot_book_round_open(b, 0));
+    bot_book_finish(b, 3);
+    ck_assert_uint_eq(rounds(b).torn, 0);
+    ck_assert_uint_eq(rounds(b).finished, 1);
+    bot_book_destroy(b);
+}
+END_TEST
+
+START_TEST(test_book_anonymous_round_at_other_desk_is_torn_by_round_end)
+{
+    bot_book_t *b = bot_book_create(1);
+    bot_book_round_started(b, 0, 4, NULL, 0);
+    bot_book_round_ended(b, 0, 5, "1:1:5:1", false, 1);
+    ck_assert_uint_eq(rounds(b).torn, 1);
+    bot_book_destroy(b);
+}
+END_TEST
+
+START_TEST(test_book_move_mid_round_is_torn)
+{
+    bot_book_t *b = bot_book_create(1);
+    bot_book_round_started(b, 0, 4, "1:1:4:1", 0);
+    bot_book_seated(b, 0, 8, false, false, NULL, 1);
+    ck_assert_uint_eq(rounds(b).torn, 1);
+    ck_assert(!bot_book_round_open(b, 0));
+    bot_book_destroy(b);
+}
+END_TEST
+
+START_TEST(test_book_move_between_rounds_is_clean)
+{
+    bot_book_t *b = bot_book_create(1);
+    bot_book_round_started(b, 0, 4, "1:1:4:1", 0);
+    bot_book_round_ended(b, 0, 4, "1:1:4:1", false, 1);
+    bot_book_seated(b, 0, 8, false, false, NULL, 2);
+    bot_book_round_started(b, 0, 8, "3:1:8:1", 3);
+    bot_book_round_ended(b, 0, 8, "3:1:8:1", false, 4);
+    bot_book_finish(b, 5);
+    ck_assert_uint_eq(rounds(b).torn, 0);
+    ck_assert_uint_eq(rounds(b).finished, 2);
+    bot_book_destroy(b);
+}
+END_TEST
+
+START_TEST(test_book_round_over_after_reconnect_is_unseen_not_torn)
+{
+    bot_book_t *b = bot_book_create(1);
+    bot_book_round_started(b, 0, 4, "1:1:4:1", 0);
+    /* reconnected: the snapshot names another round (or none) */
+    bot_book_seated(b, 0, 4, true, true, "1:1:4:2", 1);
+    bot_book_rounds_t r = rounds(b);
+    ck_assert_uint_eq(r.torn, 0);
+    ck_assert_uint_eq(r.ended_unseen, 1);
+    ck_assert(!bot_book_round_open(b, 0));
+    bot_book_destroy(b);
+}
+END_TEST
+
+START_TEST(test_book_round_still_running_after_reconnect_stays_open)
+{
+    bot_book_t *b = bot_book_create(1);
+    bot_book_round_started(b, 0, 4, "1:1:4:1", 0);
+    bot_book_seated(b, 0, 4, true, true, "1:1:4:1", 1);
+    ck_assert(bot_book_round_open(b, 0));
+    /* an engine whose snapshot does not name rounds: the round stays open too */
+    bot_book_seated(b, 0, 4, true, false, NULL, 2);
+    ck_assert(bot_book_round_open(b, 0));
+    bot_book_round_ended(b, 0, 4, "1:1:4:1", false, 3);
+    bot_book_finish(b, 4);
+    ck_assert_uint_eq(rounds(b).torn, 0);
+    ck_assert_uint_eq(rounds(b).ended_unseen, 0);
+    bot_book_destroy(b);
+}
+END_TEST
+
+START_TEST(test_book_snapshot_without_round_while_connected_is_torn)
+{
+    bot_book_t *b = bot_book_create(1);
+    bot_book_round_started(b, 0, 4, "1:1:4:1", 0);
+    bot_book_seated(b, 0, 4, false, true, NULL, 1);
+    ck_assert_uint_eq(rounds(b).torn, 1);
+    bot_book_destroy(b);
+}
+END_TEST
+
+START_TEST(test_book_distinct_rounds_count_once_over_bots)
+{
+    bot_book_t *b = bot_book_create(3);
+    char id[32];
+    for (int r = 0; r < 1000; r++) {
+        snprintf(id, sizeof id, "1:1:%d:%d", r % 17, r);
+        for (uint32_t bot = 0; bot < 3; bot++) {
+            bot_book_round_started(b, bot, (uint64_t)(r % 17), id, r);
+            bot_book_round_ended(b, bot, (uint64_t)(r % 17), id, r % 10 == 0, r);
+        }
+    }
+    bot_book_finish(b, 2000);
+    bot_book_rounds_t r = rounds(b);
+    ck_assert_uint_eq(r.distinct_finished, 900);
+    ck_assert_uint_eq(r.distinct_voided, 100);
+    ck_assert_uint_eq(r.finished, 2700);
+    ck_assert_uint_eq(r.voided, 300);
+    ck_assert_uint_eq(r.torn, 0);
+    char path[] = "/tmp/bot_book_ids_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w+");
+    ck_assert_uint_eq(bot_book_write_finished_ids(b, f), 900);
+    rewind(f);
+    char line[64];
+    int lines = 0;
+    while (fgets(line, sizeof line, f) != NULL) {
+        int n = atoi(strrchr(line, ':') + 1);
+        ck_assert_msg(n % 10 != 0, "voided round %s listed as finished", line);
+        lines++;
+    }
+    ck_assert_int_eq(lines, 900);
+    fclose(f);
+    unlink(path);
+    bot_book_destroy(b);
+}
+END_TEST
+
+START_TEST(test_book_conflicting_outcomes_are_an_unexpected_error)
+{
+    bot_book_t *b = bot_book_create(2);
+    bot_book_round_ended(b, 0, 1, "1:1:1:1", false, 0);
+    bot_book_round_ended(b, 1, 1, "1:1:1:1", true, 0);
+    ck_assert_uint_eq(bot_book_unexpected(b), 1);
+    ck_assert_uint_eq(bot_book_errors(b, "round_outcome_conflict"), 1);
+    bot_book_destroy(b);
+}
+END_TEST
+
+START_TEST(test_book_bad_arguments_are_ignored)
+{
+    ck_assert_ptr_null(bot_book_create(0));
+    bot_book_destroy(NULL);
+    bot_book_t *b = bot_book_create(1);
+    bot_book_round_started(b, 5, 1, "x", 0); /* no such bot */
+    bot_book_round_ended(b, 0, 1, NULL, false, 0);
+    bot_book_round_ended(b, 0, 1, "", false, 0);
+    ck_assert_uint_eq(rounds(b).started, 0);
+    ck_assert_uint_eq(rounds(b).finished, 0);
+    /* an over-long id is cut, never overflows */
+    char longid[400];
+    memset(longid, '7', sizeof longid - 1);
+    longid[sizeof longid - 1] = '\0';
+    bot_book_round_started(b, 0, 1, longid, 0);
+    bot_book_round_ended(b, 0, 1, longid, false, 0);
+    ck_assert(!bot_book_round_open(b, 0)); /* the kept prefix names the whole id */
+    ck_assert_uint_eq(rounds(b).torn, 0);
+    bot_book_destroy(b);
+}
+END_TEST
+
+/* ---- errors, counters, latency ----------------------------------------------------------- */
+
+START_TEST(test_book_expected_errors_do_not_fail_the_run)
+{
+    bot_book_t *b = bot_book_create(1);
+    bot_book_error(b, "NO_ROUND", true);
+    bot_book_error(b, "NO_ROUND", true);
+    bot_book_goaway(b, "SHUTDOWN");
+    ck_assert(bot_book_ok(b));
+    ck_assert_uint_eq(bot_book_errors(b, "NO_ROUND"), 2);
+    ck_assert_uint_eq(bot_book_counter(b, BOT_C_GOAWAYS), 1);
+    bot_book_error(b, "connection_lost", false);
+    ck_assert(!bot_book_ok(b));
+    ck_assert_uint_eq(bot_book_unexpected(b), 1);
+    json_t *rep = bot_book_report(b, NULL);
+    json_t *e = json_object_get(json_object_get(rep, "errors"), "NO_ROUND");
+    ck_assert_int_eq(json_integer_value(json_object_get(e, "total")), 2);
+    ck_assert_int_eq(json_integer_value(json_object_get(e, "unexpected")), 0);
+    ck_assert_int_eq(json_integer_value(json_object_get(rep, "unexpected_errors")), 1);
+    ck_assert_int_eq(
+        json_integer_value(json_object_get(json_object_get(rep, "goaways"), "SHUTDOWN")), 1);
+    json_decref(rep);
+    bot_book_destroy(b);
+}
+END_TEST
+
+START_TEST(test_book_latency_percentiles_nearest_rank)
+{
+    bot_book_t *b = bot_book_create(1);
+    ck_assert_int_eq(bot_book_latency_pct(b, 50), -1);
+    for (int i = 100; i >= 1; i--)
+        bot_book_latency(b, i * 1000);
+    ck_assert_int_eq(bot_book_latency_pct(b, 50), 50000);
+    ck_assert_int_eq(bot_book_latency_pct(b, 99), 99000);
+    ck_assert_int_eq(bot_book_latency_pct(b, 100), 100000);
+    ck_assert_int_eq(bot_book_latency_pct(b, 0), 1000);
+    bot_book_latency(b, -5); /* clamped */
+    ck_assert_int_eq(bot_book_latency_pct(b, 0), 0);
+    bot_book_destroy(b);
+}
+END_TEST
+
+START_TEST(test_book_report_file_has_every_section)
+{
+    bot_book_t *b = bot_book_create(2);
+    bot_book_count(b, BOT_C_ACTIONS_SENT);
+    bot_book_count(b, BOT_C_ACTIONS_SENT);
+    bot_book_count(b, BOT_C_RECONNECTS);
+    bot_book_count(b, BOT_C_RECONNECTS);
+    bot_book_count(b, BOT_C_RECONNECTS_GOAWAY);
+    bot_book_latency(b, 1500);
+    bot_book_round_started(b, 0, 1, "1:1:1:1", 0);
+    bot_book_round_ended(b, 0, 1, "1:1:1:1", false, 1);
+    bot_book_finish(b, 2);
+    char dir[] = "/tmp/bot_book_rep_XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char path[128];
+    snprintf(path, sizeof path, "%s/report.json", dir);
+    json_t *meta = json_pack("{s:i,s:s}", "bots", 2, "game", "test");
+    ck_assert_int_eq(bot_book_write_report(b, meta, path), 0);
+    json_decref(meta);
+    json_error_t je;
+    json_t *rep = json_load_file(path, 0, &je);
+    ck_assert_ptr_nonnull(rep);
+    ck_assert_int_eq(json_integer_value(json_object_get(rep, "bots")), 2);
+    ck_assert_str_eq(json_string_value(json_object_get(rep, "game")), "test");
+    json_t *g = json_object_get(rep, "games");
+    ck_assert_int_eq(json_integer_value(json_object_get(g, "started")), 1);
+    ck_assert_int_eq(json_integer_value(json_object_get(g, "finished")), 1);
+    ck_assert_int_eq(json_integer_value(json_object_get(g, "voided")), 0);
+    ck_assert_int_eq(json_integer_value(json_object_get(g, "torn")), 0);
+    ck_assert_int_eq(json_integer_value(json_object_get(rep, "actions")), 2);
+    json_t *rc = json_object_get(rep, "reconnects");
+    ck_assert_int_eq(json_integer_value(json_object_get(rc, "total")), 2);
+    ck_assert_int_eq(json_integer_value(json_object_get(rc, "after_goaway")), 1);
+    ck_assert_int_eq(json_integer_value(json_object_get(rc, "other")), 1);
+    json_t *lat = json_object_get(rep, "action_latency_ms");
+    ck_assert(json_real_value(json_object_get(lat, "p50")) == 1.5);
+    ck_assert(json_real_value(json_object_get(lat, "p99")) == 1.5);
+    ck_assert(json_is_true(json_object_get(rep, "ok")));
+    ck_assert_ptr_nonnull(json_object_get(json_object_get(rep, "counters"), "moves"));
+    json_decref(rep);
+    /* an unwritable path is an error, and no temp file is left */
+    ck_assert_int_lt(bot_book_write_report(b, NULL, "/nonexistent-dir/x/report.json"), 0);
+    unlink(path);
+    rmdir(dir);
+    bot_book_destroy(b);
+}
+END_TEST
+
+/* ---- strategy table ---------------------------------------------------------------------- */
+
+START_TEST(test_strategy_test_game_sends_a_valid_action)
+{
+    const bot_strategy_ops_t *s = bot_strategy_find("test");
+    ck_assert_ptr_nonnull(s);
+    ck_assert_ptr_null(bot_strategy_find("no-such-game"));
+    void *st = calloc(1, s->state_size);
+    bot_seat_t seat = {.player_id = 1, .desk_id = 2, .stake = 10, .game = "test"};
+    bot_rng_t rng = {.s = 42};
+    s->on_seat(st, &seat, NULL);
+    bot_move_t mv;
+    bot_move_init(&mv);
+    int delay = -1;
+    ck_assert_int_eq(s->decide(st, &seat, &rng, &mv, &delay), 1);
+    ck_assert_int_ge(delay, 150);
+    ck_assert_int_lt(delay, 450);
+    Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
+    m.request_id = 1;
+    m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_ACTION;
+    m.action = &mv.action;
+    frame_error_t err;
+    ck_assert_int_eq(frame_check_client(&m, NULL, &err), 0);
+    ck_assert(s->refusal_expected(CROUPIER__ERROR_CODE__NO_ROUND));
+    ck_assert(!s->refusal_expected(CROUPIER__ERROR_CODE__NOT_SEATED));
+    /* after TableClosing it stops acting until it is seated again */
+    Croupier__ServerMessage tc = CROUPIER__SERVER_MESSAGE__INIT;
+    Croupier__TableClosing c = CROUPIER__TABLE_CLOSING__INIT;
+    c.reason = CROUPIER__CLOSING_REASON__CLOSING_DRAINING;
+    tc.body_case = CROUPIER__SERVER_MESSAGE__BODY_TABLE_CLOSING;
+    tc.table_closing = &c;
+    s->on_event(st, &seat, &tc);
+    ck_assert_int_eq(s->decide(st, &seat, &rng, &mv, &delay), 0);
+    s->on_seat(st, &seat, NULL);
+    ck_assert_int_eq(s->decide(st, &seat, &rng, &mv, &delay), 1);
+    free(st);
+}
+END_TEST
+
+START_TEST(test_rng_is_repeatable_and_bounded)
+{
+    bot_rng_t a = {.s = 7}, b = {.s = 7}, z = {.s = 0};
+    for (int i = 0; i < 1000; i++) {
+        ck_assert_uint_eq(bot_rng_next(&a), bot_rng_next(&b));
+        ck_assert_uint_lt(bot_rng_below(&z, 13), 13);
+    }
+    ck_assert_uint_eq(bot_rng_below(&z, 0), 0);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("bot_book");
+    TCase *tc = tcase_create("rounds");
+    tcase_add_test(tc, test_book_round_started_then_ended_is_finished_not_torn);
+    tcase_add_test(tc, test_book_round_open_at_finish_is_torn);
+    tcase_add_test(tc, test_book_voided_round_is_not_torn);
+    tcase_add_test(tc, test_book_end_of_another_round_tears_the_open_one);
+    tcase_add_test(tc, test_book_next_round_starting_tears_the_open_one);
+    tcase_add_test(tc, test_book_anonymous_round_closes_at_next_round_end_of_its_desk);
+    tcase_add_test(tc, test_book_anonymous_round_at_other_desk_is_torn_by_round_end);
+    tcase_add_test(tc, test_book_move_mid_round_is_torn);
+    tcase_add_test(tc, test_book_move_between_rounds_is_clean);
+    tcase_add_test(tc, test_book_round_over_after_reconnect_is_unseen_not_torn);
+    tcase_add_test(tc, test_book_round_still_running_after_reconnect_stays_open);
+    tcase_add_test(tc, test_book_snapshot_without_round_while_connected_is_torn);
+    tcase_add_test(tc, test_book_distinct_rounds_count_once_over_bots);
+    tcase_add_test(tc, test_book_conflicting_outcomes_are_an_unexpected_error);
+    tcase_add_test(tc, test_book_bad_arguments_are_ignored);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("report");
+    tcase_add_test(tc, test_book_expected_errors_do_not_fail_the_run);
+    tcase_add_test(tc, test_book_latency_percentiles_nearest_rank);
+    tcase_add_test(tc, test_book_report_file_has_every_section);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("strategy");
+    tcase_add_test(tc, test_strategy_test_game_sends_a_valid_action);
+    tcase_add_test(tc, test_rng_is_repeatable_and_bounded);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_ENV);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? 0 : 1;
+}
