@@ -144,6 +144,37 @@ START_TEST(test_bj_shoe_holds_each_card_once_per_deck_and_reshuffles_at_cut)
 }
 END_TEST
 
+/* Production tables shuffle with the CSPRNG (rules §2): same integrity, no seed. */
+START_TEST(test_bj_csprng_shoe_keeps_integrity)
+{
+    bj_rules_t r;
+    bj_rules_default(&r);
+    r.decks = 1;
+    r.penetration = 800;
+    bjr_track_t tr;
+    memset(&tr, 0, sizeof(tr));
+    tr.decks = 1;
+    bj_table_t *t;
+    ck_assert_int_eq(bj_table_create(&r, NULL, bjr_event_cb, &tr, &t), 0);
+    for (int s = 0; s < 4; s++)
+        ck_assert_int_eq(bj_table_sit(t, s, 10 + (uint64_t)s), 0);
+    bj_snapshot_t sn;
+    for (int round = 0; round < 300; round++) {
+        ck_assert_int_eq(bj_table_open_betting(t), 0);
+        for (int s = 0; s < 4; s++)
+            ck_assert_int_eq(bj_table_bet(t, s, 20), 0);
+        while (bj_table_phase(t) != BJ_PHASE_IDLE)
+            ck_assert_int_eq(bj_table_timeout(t), 0);
+        bj_table_snapshot(t, &sn);
+        ck_assert_int_eq(sn.cards_left, tr.shoe_size - tr.dealt);
+        bjr_check_settlement(&tr, &sn);
+    }
+    ck_assert_msg(!tr.bad, "%s", tr.why);
+    ck_assert_uint_gt(tr.shuffles, 30);
+    bj_table_destroy(t);
+}
+END_TEST
+
 START_TEST(test_bj_stack_shoe_refuses_missing_card)
 {
     bj_rules_t r;
@@ -847,6 +878,7 @@ static Suite *blackjack_suite(void)
     tc = tcase_create("shoe");
     tcase_add_test(tc, test_bj_shoe_holds_each_card_once_per_deck_and_reshuffles_at_cut);
     tcase_add_test(tc, test_bj_stack_shoe_refuses_missing_card);
+    tcase_add_test(tc, test_bj_csprng_shoe_keeps_integrity);
     tcase_add_test(tc, test_bj_shoe_running_dry_mid_round_refills_from_discards);
     suite_add_tcase(s, tc);
 
