@@ -1,0 +1,2075 @@
+/*
+ * gate.c -- the gateway core: client connections, sessions, rpc links, routing, deadlines,
+ * seats, table moves and the four-step exit. See gate.h for the contract.
+ */
+#include "gate.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <bsd/stdlib.h>
+#include <bsd/sys/queue.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+#include <jansson.h>
+
+#include "clock.h"
+#include "drain.h"
+#include "frame.h"
+#include "log.h"
+#include "rconn.h"
+#include "registry.h"
+#include "u64map.h"
+#include "xmalloc.h"
+
+/* ---- types ---------------------------------------------------------------------------------- */
+
+typedef struct gate_seat {
+    char server_id[80];
+    char address[72];
+    uint64_t desk;
+    int engine;
+    int64_t stake;
+    char game[48];
+} gate_seat_t;
+
+typedef struct gate_link gate_link_t;
+typedef struct gate_req gate_req_t;
+
+typedef struct gate_conn {
+    TAILQ_ENTRY(gate_conn) all;
+    gate_t *g;
+    uint64_t id;
+    struct bufferevent *bev;
+    uint64_t player; /* 0 until a successful login */
+    uint64_t session;
+    gate_seat_t *seat; /* NULL: not seated (or not known yet) */
+    bool seat_known;   /* the seat was read from Redis (or set by a reply) */
+    bool login_busy;   /* a login's seat lookup is in flight */
+    bool closing;
+    bool shut_wr;
+    bool eof;
+    uint16_t inflight;
+    uint64_t login_rid; /* client request id of the login in flight */
+    int64_t last_rx_ms;
+    int64_t tokens_ms;
+    double tokens;
+    struct event *close_ev; /* close-timeout timer, only while closing */
+} gate_conn_t;
+
+TAILQ_HEAD(gate_conn_list, gate_conn);
+
+enum { LINK_DOWN = 0, LINK_CONNECTING = 1, LINK_HELLO = 2, LINK_READY = 3 };
+
+struct gate_link {
+    TAILQ_ENTRY(gate_link) all;
+    gate_t *g;
+    char address[72];
+    char server_id[80]; /* registry id */
+    struct bufferevent *bev;
+    int state;
+    unsigned gen;                 /* bumped at every failure (stale callbacks check it) */
+    u64map_t *pending;            /* rpc request id -> gate_req_t * (sent, waiting for the reply) */
+    TAILQ_HEAD(, gate_req) queue; /* waiting for the link to be ready */
+    struct event *timer;          /* reconnect backoff, then ping period */
+    int backoff_ms;
+    int64_t down_until_ms; /* no reconnect before this (monotonic) */
+    int64_t last_pong_ms;
+    uint64_t nonce;
+};
+
+TAILQ_HEAD(gate_link_list, gate_link);
+
+struct gate_req {
+    TAILQ_ENTRY(gate_req) q;
+    gate_t *g;
+    gate_req_kind_t kind;
+    bool reseat;      /* a table move on the player's behalf */
+    bool internal;    /* no client waits for the answer (leave after a move) */
+    uint64_t conn_id; /* the connection that asked (0 for internal requests) */
+    uint64_t player, session, client_rid;
+    uint64_t rid; /* the rpc request id: the same for every retry */
+    int64_t deadline_mono, deadline_wall;
+    Croupier__ClientMessage *msg; /* the client's message (action / resume bodies); owned */
+    int engine;
+    int64_t stake;
+    char game[48];
+    gate_seat_t target; /* where the request goes (seat) */
+    bool have_target;
+    gate_seat_t from;  /* reseat: the closing seat */
+    char tried[4][80]; /* servers that refused a join with DRAINING/UNAVAILABLE */
+    int ntried;
+    gate_link_t *link; /* queued on or pending at */
+    bool sent;
+    int attempts;
+    int last_code;
+    bool waiting_retry;
+    struct event *timer; /* the deadline, or the next retry when earlier */
+};
+
+struct gate {
+    gate_config_t cfg;
+    char gate_id[80];
+    char advertise[96];
+    frame_limits_t lim;
+    struct event_base *base;
+    struct evconnlistener *listener;
+    int port;
+    struct gate_conn_list conns;
+    u64map_t *conn_by_id;     /* conn id -> gate_conn_t * */
+    u64map_t *conn_by_player; /* player -> conn id */
+    uint64_t next_conn_id;
+    uint64_t next_rid;
+    struct gate_link_list links;
+    _Atomic long nconns;
+    atomic_bool ready_flag;
+    bool registered;
+    rconn_t *rc;
+    registry_view_t *view;
+    struct event *sweep_ev, *register_ev, *exit_ev, *exit_timer;
+
+    /* exit machine */
+    int exit_step; /* 0 none, 1 deregistering, 2 window, 3 closing, 4 done */
+    bool exit_forced;
+
+    metrics_t *m_conns, *m_frames_in, *m_frames_out, *m_budget, *m_retries, *m_slow, *m_links,
+        *m_degraded, *m_bad_frames, *m_rate_limited, *m_logins, *m_moves_ok, *m_moves_failed;
+    metrics_t *m_reject[8];
+    metrics_t *m_goaway[6];
+};
+
+enum {
+    REJ_DEADLINE = 0,
+    REJ_UNAUTH = 1,
+    REJ_NOT_SEATED = 2,
+    REJ_RATE = 3,
+    REJ_INFLIGHT = 4,
+    REJ_TOKEN = 5,
+    REJ_NO_SERVER = 6,
+    REJ_DRAINING = 7,
+};
+static const char *const gate_reject_names[8] = {"deadline",     "unauthenticated",   "not_seated",
+                                                 "rate_limited", "too_many_inflight", "bad_token",
+                                                 "no_server",    "draining"};
+
+static const int gate_default_budget[GATE_REQ_KINDS] = {800, 500, 300, 800};
+
+static void gate_conn_close(gate_conn_t *c, const char *reason);
+static void gate_conn_free(gate_conn_t *c);
+static void gate_req_dispatch(gate_req_t *r);
+static void gate_req_retry(gate_req_t *r, int code, const char *why);
+static void gate_link_fail(gate_link_t *l, const char *why);
+static void gate_link_connect(gate_link_t *l);
+static void gate_exit_step(gate_t *g);
+
+/* ---- small helpers ------------------------------------------------------------------------- */
+
+static gate_conn_t *gate_conn_get(gate_t *g, uint64_t id)
+{
+    uint64_t p;
+    if (id == 0 || !u64map_get(g->conn_by_id, id, &p))
+        return NULL;
+    return (gate_conn_t *)(uintptr_t)p;
+}
+
+static const char *gate_engine_name(int engine)
+{
+    switch (engine) {
+    case CROUPIER__ENGINE__ENGINE_TRADITIONAL:
+        return "traditional";
+    case CROUPIER__ENGINE__ENGINE_HOLDEM:
+        return "holdem";
+    case CROUPIER__ENGINE__ENGINE_PERSISTENT:
+        return "persistent";
+    default:
+        return "";
+    }
+}
+
+static bool gate_games_has(const char *list, const char *game)
+{
+    size_t n = strlen(game);
+    for (const char *p = list; *p != '\0';) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma != NULL ? (size_t)(comma - p) : strlen(p);
+        if (len == n && memcmp(p, game, n) == 0)
+            return true;
+        if (comma == NULL)
+            break;
+        p = comma + 1;
+    }
+    return false;
+}
+
+static uint64_t gate_next_rid(gate_t *g)
+{
+    if (++g->next_rid == 0)
+        g->next_rid = 1;
+    return g->next_rid;
+}
+
+/* ---- client output --------------------------------------------------------------------------- */
+
+/*
+ * Queues one frame to a client. The connection is closed as a slow consumer when its unsent
+ * output would pass output_cap (one last GoAway is still queued, so the close has a reason).
+ * Returns 0, or -EPIPE when the connection is closing or was just closed.
+ */
+static int gate_conn_send(gate_conn_t *c, const Croupier__ServerMessage *m)
+{
+    if (c->closing)
+        return -EPIPE;
+    struct evbuffer *out = bufferevent_get_output(c->bev);
+    if (evbuffer_get_length(out) > c->g->cfg.output_cap) {
+        log_emit(LOG_WARN, "client_slow_consumer", "{s:I,s:I,s:I}", "conn", (json_int_t)c->id,
+                 "player", (json_int_t)c->player, "queued", (json_int_t)evbuffer_get_length(out));
+        metrics_add(c->g->m_slow, 1);
+        Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+        Croupier__GoAway ga = CROUPIER__GO_AWAY__INIT;
+        ga.reason = CROUPIER__GO_AWAY_REASON__GOAWAY_OVERLOADED;
+        ga.reconnect_delay_ms = arc4random_uniform(1000);
+        ga.detail = "slow consumer: output above the cap";
+        sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_GO_AWAY;
+        sm.go_away = &ga;
+        frame_pack_server(out, &sm, &c->g->lim, NULL);
+        metrics_add(c->g->m_goaway[ga.reason], 1);
+        gate_conn_close(c, "slow_consumer");
+        return -EPIPE;
+    }
+    frame_error_t err;
+    int rc = frame_pack_server(out, m, &c->g->lim, &err);
+    if (rc != 0) {
+        log_emit(LOG_ERROR, "client_encode_failed", "{s:i,s:s}", "errno", -rc, "detail",
+                 err.detail);
+        return rc;
+    }
+    metrics_add(c->g->m_frames_out, 1);
+    return 0;
+}
+
+/* Answers a client request with Result{error}. */
+static void gate_conn_error(gate_conn_t *c, uint64_t rid, int code, const char *message)
+{
+    Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+    Croupier__Result res = CROUPIER__RESULT__INIT;
+    Croupier__Error e = CROUPIER__ERROR__INIT;
+    sm.has_request_id = true;
+    sm.request_id = rid;
+    sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_RESULT;
+    sm.result = &res;
+    res.error = &e;
+    e.code = (Croupier__ErrorCode)code;
+    e.message = (char *)(message != NULL ? message : frame_error_code_name(code));
+    e.has_retriable = true;
+    e.retriable =
+        code == CROUPIER__ERROR_CODE__DRAINING || code == CROUPIER__ERROR_CODE__UNAVAILABLE ||
+        code == CROUPIER__ERROR_CODE__RATE_LIMITED || code == CROUPIER__ERROR_CODE__OVERLOADED ||
+        code == CROUPIER__ERROR_CODE__DEADLINE_EXCEEDED;
+    gate_conn_send(c, &sm);
+}
+
+static void gate_conn_goaway(gate_conn_t *c, int reason, uint32_t delay_ms, const char *detail)
+{
+    Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+    Croupier__GoAway ga = CROUPIER__GO_AWAY__INIT;
+    ga.reason = (Croupier__GoAwayReason)reason;
+    ga.reconnect_delay_ms = delay_ms;
+    ga.detail = (char *)detail;
+    sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_GO_AWAY;
+    sm.go_away = &ga;
+    if (gate_conn_send(c, &sm) == 0 && reason >= 0 && reason < 6)
+        metrics_add(c->g->m_goaway[reason], 1);
+}
+
+/* ---- graceful close ------------------------------------------------------------------------ */
+
+/*
+ * Frees the connection once the close is complete: output flushed and shut down, the peer's EOF
+ * read (so close() finds no unread input and sends FIN, not RST).
+ */
+static void gate_conn_close_progress(gate_conn_t *c)
+{
+    if (!c->closing)
+        return;
+    struct evbuffer *out = bufferevent_get_output(c->bev);
+    if (!c->shut_wr && evbuffer_get_length(out) == 0) {
+        c->shut_wr = true;
+        shutdown(bufferevent_getfd(c->bev), SHUT_WR);
+    }
+    if (c->shut_wr && c->eof)
+        gate_conn_free(c);
+}
+
+static void gate_conn_close_timeout_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    gate_conn_t *c = arg;
+    log_emit(LOG_INFO, "client_close_timeout", "{s:I,s:b,s:b}", "conn", (json_int_t)c->id,
+             "flushed", c->shut_wr, "eof", c->eof);
+    if (c->g->exit_step == 3)
+        c->g->exit_forced = true;
+    gate_conn_free(c);
+}
+
+/*
+ * Starts the graceful close: no more requests are handled, queued output is flushed, then
+ * shutdown(SHUT_WR), then input is read and dropped until EOF, bounded by close_timeout_ms.
+ * The player's session ends now (a takeover or a reconnect may already own it).
+ */
+static void gate_conn_close(gate_conn_t *c, const char *reason)
+{
+    if (c->closing)
+        return;
+    gate_t *g = c->g;
+    c->closing = true;
+    log_emit(LOG_DEBUG, "client_closing", "{s:I,s:I,s:s}", "conn", (json_int_t)c->id, "player",
+             (json_int_t)c->player, "reason", reason);
+    if (c->player != 0) {
+        uint64_t owner;
+        if (u64map_get(g->conn_by_player, c->player, &owner) && owner == c->id)
+            u64map_del(g->conn_by_player, c->player);
+    }
+    c->close_ev = evtimer_new(g->base, gate_conn_close_timeout_cb, c);
+    struct timeval tv = {g->cfg.close_timeout_ms / 1000, (g->cfg.close_timeout_ms % 1000) * 1000};
+    evtimer_add(c->close_ev, &tv);
+    bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+    evbuffer_drain(bufferevent_get_input(c->bev),
+                   evbuffer_get_length(bufferevent_get_input(c->bev)));
+    gate_conn_close_progress(c);
+}
+
+/* Tells the seat's server the player is gone (one-way; the seat stays for a resume). */
+static void gate_send_player_gone(gate_t *g, gate_conn_t *c);
+
+static void gate_conn_free(gate_conn_t *c)
+{
+    gate_t *g = c->g;
+    if (c->player != 0) {
+        uint64_t owner;
+        if (u64map_get(g->conn_by_player, c->player, &owner) && owner == c->id)
+            u64map_del(g->conn_by_player, c->player);
+        if (c->seat != NULL && !u64map_get(g->conn_by_player, c->player, NULL))
+            gate_send_player_gone(g, c);
+    }
+    TAILQ_REMOVE(&g->conns, c, all);
+    u64map_del(g->conn_by_id, c->id);
+    if (c->close_ev != NULL)
+        event_free(c->close_ev);
+    bufferevent_free(c->bev);
+    free(c->seat);
+    free(c);
+    atomic_fetch_sub(&g->nconns, 1);
+    metrics_add(g->m_conns, -1);
+    if (g->exit_step == 3 && TAILQ_EMPTY(&g->conns))
+        event_active(g->exit_ev, EV_READ, 0);
+}
+
+/* ---- seats in Redis ------------------------------------------------------------------------ */
+
+static void gate_redis_ignore_cb(rconn_t *rc, redisReply *reply, void *arg)
+{
+    (void)rc;
+    (void)arg;
+    if (reply == NULL || reply->type == REDIS_REPLY_ERROR)
+        log_emit(LOG_WARN, "seat_write_failed", "{s:s}", "error",
+                 reply != NULL ? reply->str : "no reply");
+}
+
+static void gate_seat_key(uint64_t player, char *buf, size_t cap)
+{
+    snprintf(buf, cap, GATE_SEAT_KEY_PREFIX "%" PRIu64, player);
+}
+
+static void gate_seat_store(gate_t *g, uint64_t player, const gate_seat_t *s)
+{
+    char key[64], val[320], ttl[24];
+    gate_seat_key(player, key, sizeof key);
+    snprintf(val, sizeof val, "%s %s %" PRIu64 " %d %" PRId64 " %s", s->server_id, s->address,
+             s->desk, s->engine, s->stake, s->game);
+    snprintf(ttl, sizeof ttl, "%d", g->cfg.seat_ttl_s);
+    const char *argv[] = {"SET", key, val, "EX", ttl};
+    if (rconn_command_argv(g->rc, gate_redis_ignore_cb, NULL, 5, argv, NULL) != 0)
+        log_emit(LOG_WARN, "seat_write_failed", "{s:I,s:s}", "player", (json_int_t)player, "error",
+                 "redis not connected");
+}
+
+static void gate_seat_delete(gate_t *g, uint64_t player)
+{
+    char key[64];
+    gate_seat_key(player, key, sizeof key);
+    const char *argv[] = {"DEL", key};
+    rconn_command_argv(g->rc, gate_redis_ignore_cb, NULL, 2, argv, NULL);
+}
+
+static int gate_seat_parse(const char *text, size_t len, gate_seat_t *s)
+{
+    char buf[320];
+    if (len >= sizeof buf)
+        return -EINVAL;
+    memcpy(buf, text, len);
+    buf[len] = '\0';
+    memset(s, 0, sizeof *s);
+    unsigned long long desk;
+    long long stake;
+    if (sscanf(buf, "%79s %71s %llu %d %lld %47s", s->server_id, s->address, &desk, &s->engine,
+               &stake, s->game) != 6)
+        return -EINVAL;
+    s->desk = desk;
+    s->stake = stake;
+    return 0;
+}
+
+/* Sets (or clears, s NULL) the connection's seat. */
+static void gate_conn_set_seat(gate_conn_t *c, const gate_seat_t *s)
+{
+    if (s == NULL) {
+        free(c->seat);
+        c->seat = NULL;
+    } else {
+        if (c->seat == NULL)
+            c->seat = xmalloc(sizeof *c->seat);
+        *c->seat = *s;
+    }
+    c->seat_known = true;
+}
+
+/* ---- rpc links ------------------------------------------------------------------------------- */
+
+static gate_link_t *gate_link_find(gate_t *g, const char *address)
+{
+    gate_link_t *l;
+    TAILQ_FOREACH(l, &g->links, all)
+    if (strcmp(l->address, address) == 0)
+        return l;
+    return NULL;
+}
+
+static gate_link_t *gate_link_get(gate_t *g, const char *address, const char *server_id)
+{
+    gate_link_t *l = gate_link_find(g, address);
+    if (l != NULL) {
+        if (server_id != NULL && server_id[0] != '\0')
+            snprintf(l->server_id, sizeof l->server_id, "%s", server_id);
+        return l;
+    }
+    l = xcalloc(1, sizeof *l);
+    l->g = g;
+    snprintf(l->address, sizeof l->address, "%s", address);
+    snprintf(l->server_id, sizeof l->server_id, "%s", server_id != NULL ? server_id : "");
+    l->pending = u64map_create();
+    TAILQ_INIT(&l->queue);
+    l->backoff_ms = 0;
+    TAILQ_INSERT_TAIL(&g->links, l, all);
+    return l;
+}
+
+static bool gate_link_idle(const gate_link_t *l)
+{
+    return u64map_size(l->pending) == 0 && TAILQ_EMPTY(&l->queue);
+}
+
+static void gate_link_free(gate_link_t *l)
+{
+    gate_t *g = l->g;
+    TAILQ_REMOVE(&g->links, l, all);
+    if (l->bev != NULL) {
+        bufferevent_free(l->bev);
+        if (l->state == LINK_READY)
+            metrics_add(g->m_links, -1);
+    }
+    if (l->timer != NULL)
+        event_free(l->timer);
+    u64map_destroy(l->pending);
+    free(l);
+}
+
+static void gate_link_send_frame(gate_link_t *l, const Croupier__RpcFrame *f)
+{
+    frame_error_t err;
+    int rc = frame_pack_rpc(bufferevent_get_output(l->bev), f, NULL, &err);
+    if (rc != 0)
+        log_emit(LOG_ERROR, "rpc_encode_failed", "{s:i,s:s}", "errno", -rc, "detail", err.detail);
+}
+
+/* Builds and writes the rpc frame of a request on its (ready) link. */
+static void gate_req_write(gate_req_t *r)
+{
+    gate_link_t *l = r->link;
+    Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+    Croupier__Join join = CROUPIER__JOIN__INIT;
+    Croupier__Leave leave = CROUPIER__LEAVE__INIT;
+    Croupier__Resume resume = CROUPIER__RESUME__INIT;
+    f.request_id = r->rid;
+    f.has_deadline_unix_ms = true;
+    f.deadline_unix_ms = (uint64_t)r->deadline_wall;
+    f.has_player_id = true;
+    f.player_id = r->player;
+    f.has_session_id = r->session != 0;
+    f.session_id = r->session;
+    f.has_client_request_id = r->client_rid != 0;
+    f.client_request_id = r->client_rid;
+    switch (r->kind) {
+    case GATE_REQ_JOIN:
+        join.engine = (Croupier__Engine)r->engine;
+        join.game = r->game;
+        join.stake = r->stake;
+        f.body_case = CROUPIER__RPC_FRAME__BODY_JOIN;
+        f.join = &join;
+        break;
+    case GATE_REQ_LEAVE:
+        f.body_case = CROUPIER__RPC_FRAME__BODY_LEAVE;
+        f.leave = &leave;
+        break;
+    case GATE_REQ_ACTION:
+        f.body_case = CROUPIER__RPC_FRAME__BODY_ACTION;
+        f.action = r->msg->action;
+        break;
+    case GATE_REQ_RESUME:
+        f.body_case = CROUPIER__RPC_FRAME__BODY_RESUME;
+        f.resume = r->msg != NULL && r->msg->resume != NULL ? r->msg->resume : &resume;
+        break;
+    default:
+        return;
+    }
+    gate_link_send_frame(l, &f);
+    r->sent = true;
+    u64map_put(l->pending, r->rid, (uint64_t)(uintptr_t)r);
+}
+
+static void gate_link_arm(gate_link_t *l, int ms)
+{
+    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+    evtimer_add(l->timer, &tv);
+}
+
+/* Removes a request from wherever it waits on its link. */
+static void gate_req_unlink(gate_req_t *r)
+{
+    gate_link_t *l = r->link;
+    if (l == NULL)
+        return;
+    if (r->sent)
+        u64map_del(l->pending, r->rid);
+    else
+        TAILQ_REMOVE(&l->queue, r, q);
+    r->link = NULL;
+    r->sent = false;
+}
+
+static void gate_req_detach_cb(uint64_t key, uint64_t val, void *arg)
+{
+    (void)key;
+    gate_req_t **list = arg;
+    gate_req_t *r = (gate_req_t *)(uintptr_t)val;
+    r->q.tqe_next = *list; /* reuse the queue entry as a singly linked list */
+    *list = r;
+}
+
+/*
+ * The link failed (error, EOF, missed heartbeats, protocol error): every request queued or in
+ * flight on it is retried within its budget (with the same request id: the game server answers a
+ * repeated request from memory), and the link reconnects after a jittered, doubling backoff.
+ */
+static void gate_link_fail(gate_link_t *l, const char *why)
+{
+    gate_t *g = l->g;
+    if (l->state == LINK_DOWN)
+        return;
+    log_emit(LOG_WARN, "rpc_link_down", "{s:s,s:s,s:s}", "address", l->address, "server",
+             l->server_id, "why", why);
+    if (l->state == LINK_READY)
+        metrics_add(g->m_links, -1);
+    l->state = LINK_DOWN;
+    l->gen++;
+    if (l->bev != NULL) {
+        bufferevent_free(l->bev);
+        l->bev = NULL;
+    }
+    evtimer_del(l->timer);
+    l->backoff_ms = l->backoff_ms == 0 ? 50 : (l->backoff_ms * 2 > 2000 ? 2000 : l->backoff_ms * 2);
+    int delay = l->backoff_ms / 2 + (int)arc4random_uniform((uint32_t)(l->backoff_ms / 2) + 1);
+    l->down_until_ms = clock_mono_ms() + delay;
+    gate_link_arm(l, delay);
+    gate_req_t *list = NULL;
+    u64map_each(l->pending, gate_req_detach_cb, &list);
+    gate_req_t *r;
+    while ((r = TAILQ_FIRST(&l->queue)) != NULL) {
+        TAILQ_REMOVE(&l->queue, r, q);
+        r->q.tqe_next = list;
+        list = r;
+    }
+    while (list != NULL) {
+        r = list;
+        list = r->q.tqe_next;
+        if (r->sent)
+            u64map_del(l->pending, r->rid);
+        r->link = NULL;
+        r->sent = false;
+        gate_req_retry(r, CROUPIER__ERROR_CODE__UNAVAILABLE, "rpc link lost");
+    }
+}
+
+static void gate_link_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    gate_link_t *l = arg;
+    gate_t *g = l->g;
+    if (l->state == LINK_DOWN) {
+        /* Reconnect if anyone waits or the registry still lists the server. */
+        bool listed = false;
+        for (size_t i = 0; i < registry_view_size(g->view); i++)
+            if (strcmp(registry_view_at(g->view, i)->address, l->address) == 0)
+                listed = true;
+        if (!gate_link_idle(l) || listed)
+            gate_link_connect(l);
+        else {
+            log_emit(LOG_INFO, "rpc_link_dropped", "{s:s}", "address", l->address);
+            gate_link_free(l);
+        }
+        return;
+    }
+    if (l->state != LINK_READY) {
+        gate_link_fail(l, "hello timeout");
+        return;
+    }
+    int64_t now = clock_mono_ms();
+    if (now - l->last_pong_ms > 3 * g->cfg.link_ping_ms) {
+        gate_link_fail(l, "heartbeat missed");
+        return;
+    }
+    Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+    Croupier__RpcPing ping = CROUPIER__RPC_PING__INIT;
+    f.request_id = gate_next_rid(g);
+    ping.nonce = ++l->nonce;
+    f.body_case = CROUPIER__RPC_FRAME__BODY_PING;
+    f.ping = &ping;
+    gate_link_send_frame(l, &f);
+    gate_link_arm(l, g->cfg.link_ping_ms);
+}
+
+static void gate_link_on_ready(gate_link_t *l, const Croupier__LinkHelloAck *ack)
+{
+    gate_t *g = l->g;
+    l->state = LINK_READY;
+    l->backoff_ms = 0;
+    l->last_pong_ms = clock_mono_ms();
+    metrics_add(g->m_links, 1);
+    log_emit(LOG_INFO, "rpc_link_ready", "{s:s,s:s,s:b}", "address", l->address, "server",
+             ack->server_id, "draining", ack->has_draining && ack->draining);
+    gate_link_arm(l, g->cfg.link_ping_ms);
+    gate_req_t *r;
+    while ((r = TAILQ_FIRST(&l->queue)) != NULL) {
+        TAILQ_REMOVE(&l->queue, r, q);
+        gate_req_write(r);
+    }
+}
+
+static void gate_on_reply(gate_link_t *l, Croupier__RpcFrame *f);
+static void gate_on_push(gate_link_t *l, Croupier__RpcFrame *f);
+static void gate_on_desk_closing(gate_link_t *l, Croupier__RpcFrame *f);
+
+static void gate_link_read_cb(struct bufferevent *bev, void *arg)
+{
+    gate_link_t *l = arg;
+    unsigned gen = l->gen;
+    struct evbuffer *in = bufferevent_get_input(bev);
+    while (l->gen == gen && l->state != LINK_DOWN) {
+        Croupier__RpcFrame *f;
+        frame_error_t err;
+        frame_result_t r = frame_read_rpc(in, NULL, &f, &err);
+        if (r == FRAME_NEED_MORE)
+            return;
+        if (r == FRAME_TOO_LARGE) {
+            gate_link_fail(l, "frame too large");
+            return;
+        }
+        if (r == FRAME_MALFORMED) {
+            log_emit(LOG_WARN, "rpc_frame_malformed", "{s:s,s:s}", "address", l->address, "detail",
+                     err.detail);
+            continue;
+        }
+        if (l->state == LINK_HELLO) {
+            if (f->body_case != CROUPIER__RPC_FRAME__BODY_HELLO_ACK) {
+                frame_free_rpc(f);
+                gate_link_fail(l, "no hello ack");
+                return;
+            }
+            gate_link_on_ready(l, f->hello_ack);
+            frame_free_rpc(f);
+            continue;
+        }
+        switch (f->body_case) {
+        case CROUPIER__RPC_FRAME__BODY_REPLY:
+            gate_on_reply(l, f);
+            break;
+        case CROUPIER__RPC_FRAME__BODY_PUSH:
+        case CROUPIER__RPC_FRAME__BODY_MOVED:
+            gate_on_push(l, f);
+            break;
+        case CROUPIER__RPC_FRAME__BODY_DESK_CLOSING:
+            gate_on_desk_closing(l, f);
+            break;
+        case CROUPIER__RPC_FRAME__BODY_PONG:
+            l->last_pong_ms = clock_mono_ms();
+            break;
+        case CROUPIER__RPC_FRAME__BODY_PING: {
+            Croupier__RpcFrame p = CROUPIER__RPC_FRAME__INIT;
+            Croupier__RpcPong pong = CROUPIER__RPC_PONG__INIT;
+            p.request_id = f->request_id;
+            pong.nonce = f->ping->nonce;
+            p.body_case = CROUPIER__RPC_FRAME__BODY_PONG;
+            p.pong = &pong;
+            gate_link_send_frame(l, &p);
+            break;
+        }
+        default:
+            break;
+        }
+        frame_free_rpc(f);
+    }
+}
+
+static void gate_link_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+    (void)bev;
+    gate_link_t *l = arg;
+    if (what & BEV_EVENT_CONNECTED) {
+        int one = 1;
+        setsockopt(bufferevent_getfd(l->bev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        l->state = LINK_HELLO;
+        Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+        Croupier__LinkHello h = CROUPIER__LINK_HELLO__INIT;
+        f.request_id = gate_next_rid(l->g);
+        h.version = 1;
+        h.gate_id = l->g->gate_id;
+        h.has_max_frame = true;
+        h.max_frame = FRAME_DEFAULT_MAX;
+        f.body_case = CROUPIER__RPC_FRAME__BODY_HELLO;
+        f.hello = &h;
+        gate_link_send_frame(l, &f);
+        return;
+    }
+    if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
+        gate_link_fail(l, (what & BEV_EVENT_EOF) ? "closed by peer" : "socket error");
+}
+
+/* Opens the TCP connection of a link (state DOWN -> CONNECTING); the hello follows. */
+static void gate_link_connect(gate_link_t *l)
+{
+    gate_t *g = l->g;
+    config_addr_t a;
+    struct sockaddr_storage ss;
+    socklen_t len;
+    memset(&ss, 0, sizeof ss);
+    if (config_parse_addr(l->address, &a) != 0) {
+        l->state = LINK_CONNECTING; /* so that fail runs its course */
+        gate_link_fail(l, "bad address");
+        return;
+    }
+    if (strchr(a.host, ':') != NULL) {
+        struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+        s6->sin6_family = AF_INET6;
+        s6->sin6_port = htons((uint16_t)a.port);
+        inet_pton(AF_INET6, a.host, &s6->sin6_addr);
+        len = sizeof *s6;
+    } else {
+        struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+        s4->sin_family = AF_INET;
+        s4->sin_port = htons((uint16_t)a.port);
+        inet_pton(AF_INET, a.host, &s4->sin_addr);
+        len = sizeof *s4;
+    }
+    l->bev = bufferevent_socket_new(g->base, -1, BEV_OPT_CLOSE_ON_FREE);
+    bufferevent_setcb(l->bev, gate_link_read_cb, NULL, gate_link_event_cb, l);
+    bufferevent_setwatermark(l->bev, EV_READ, 0, FRAME_HEADER_SIZE + FRAME_DEFAULT_MAX + 4096);
+    bufferevent_enable(l->bev, EV_READ | EV_WRITE);
+    l->state = LINK_CONNECTING;
+    if (bufferevent_socket_connect(l->bev, (struct sockaddr *)&ss, (int)len) != 0) {
+        gate_link_fail(l, "connect failed");
+        return;
+    }
+    gate_link_arm(l, 2000); /* connect + hello bound */
+}
+
+/* Hands a request to the link of its target: written now if ready, else queued. */
+static void gate_link_submit(gate_t *g, gate_req_t *r)
+{
+    gate_link_t *l = gate_link_get(g, r->target.address, r->target.server_id);
+    if (l->timer == NULL)
+        l->timer = evtimer_new(g->base, gate_link_timer_cb, l);
+    r->link = l;
+    r->sent = false;
+    if (l->state == LINK_READY) {
+        gate_req_write(r);
+        return;
+    }
+    TAILQ_INSERT_TAIL(&l->queue, r, q);
+    if (l->state == LINK_DOWN && clock_mono_ms() >= l->down_until_ms)
+        gate_link_connect(l);
+}
+
+/* ---- requests ----------------------------------------------------------------------------------
+ */
+
+static void gate_req_free(gate_req_t *r)
+{
+    gate_req_unlink(r);
+    if (r->timer != NULL)
+        event_free(r->timer);
+    gate_conn_t *c = gate_conn_get(r->g, r->conn_id);
+    if (c != NULL && c->inflight > 0 && !r->internal && !r->reseat)
+        c->inflight--;
+    frame_free_client(r->msg);
+    free(r);
+}
+
+/* The connection a reply goes to: the one that asked, if it still holds the same session. */
+static gate_conn_t *gate_req_conn(gate_req_t *r)
+{
+    gate_conn_t *c = gate_conn_get(r->g, r->conn_id);
+    if (c == NULL || c->closing || c->session != r->session)
+        return NULL;
+    return c;
+}
+
+static void gate_req_start_internal_leave(gate_t *g, uint64_t player, const gate_seat_t *seat);
+static void gate_reseat_failed(gate_req_t *r, const char *why);
+
+/* Ends a request with an error answered to its client (or handled for a move). */
+static void gate_req_fail(gate_req_t *r, int code, const char *message)
+{
+    gate_t *g = r->g;
+    if (code == CROUPIER__ERROR_CODE__DEADLINE_EXCEEDED ||
+        code == CROUPIER__ERROR_CODE__UNAVAILABLE)
+        metrics_add(g->m_degraded, 1);
+    if (r->reseat) {
+        gate_reseat_failed(r, message);
+    } else if (!r->internal) {
+        gate_conn_t *c = gate_req_conn(r);
+        if (c != NULL)
+            gate_conn_error(c, r->client_rid, code, message);
+    }
+    gate_req_free(r);
+}
+
+static void gate_req_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    gate_req_t *r = arg;
+    if (clock_mono_ms() >= r->deadline_mono) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "budget spent after %d attempt(s)%s%s", r->attempts,
+                 r->last_code ? ", last error " : "",
+                 r->last_code ? frame_error_code_name(r->last_code) : "");
+        gate_req_fail(r, CROUPIER__ERROR_CODE__DEADLINE_EXCEEDED, msg);
+        return;
+    }
+    if (r->waiting_retry) {
+        r->waiting_retry = false;
+        gate_req_dispatch(r);
+    }
+}
+
+static void gate_req_arm(gate_req_t *r, int64_t at_mono)
+{
+    int64_t ms = at_mono - clock_mono_ms();
+    if (ms < 0)
+        ms = 0;
+    struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)((ms % 1000) * 1000)};
+    evtimer_add(r->timer, &tv);
+}
+
+/*
+ * A retriable failure (DRAINING, UNAVAILABLE, link lost): tries again after a short doubling
+ * pause if what is left of the budget allows it, else answers DEADLINE_EXCEEDED. The request id
+ * stays the same.
+ */
+static void gate_req_retry(gate_req_t *r, int code, const char *why)
+{
+    gate_t *g = r->g;
+    r->last_code = code;
+    int64_t now = clock_mono_ms();
+    int pause = 10 << (r->attempts < 5 ? r->attempts : 5);
+    if (now + pause >= r->deadline_mono) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "budget spent after %d attempt(s), last: %s", r->attempts, why);
+        gate_req_fail(r, CROUPIER__ERROR_CODE__DEADLINE_EXCEEDED, msg);
+        return;
+    }
+    metrics_add(g->m_retries, 1);
+    r->waiting_retry = true;
+    gate_req_arm(r, now + pause);
+}
+
+/* Picks a ready server offering game, preferring the request's engine, skipping tried ones. */
+static const registry_entry_t *gate_pick(gate_t *g, gate_req_t *r, bool *any_offers)
+{
+    const registry_entry_t *best = NULL;
+    int best_rank = 0;
+    const char *ename = gate_engine_name(r->engine);
+    *any_offers = false;
+    for (size_t i = 0; i < registry_view_size(g->view); i++) {
+        const registry_entry_t *e = registry_view_at(g->view, i);
+        if (!gate_games_has(e->games, r->game))
+            continue;
+        *any_offers = true;
+        if (e->state != REGISTRY_READY)
+            continue;
+        bool skip = false;
+        for (int k = 0; k < r->ntried; k++)
+            if (strcmp(r->tried[k], e->id) == 0)
+                skip = true;
+        if (r->reseat && strcmp(e->id, r->from.server_id) == 0)
+            skip = true;
+        if (skip)
+            continue;
+        int rank = strcmp(e->engine, ename) == 0 ? 2 : 1;
+        if (best == NULL || rank > best_rank || (rank == best_rank && e->load < best->load) ||
+            (rank == best_rank && e->load == best->load && strcmp(e->id, best->id) < 0)) {
+            best = e;
+            best_rank = rank;
+        }
+    }
+    return best;
+}
+
+/*
+ * Sends (or re-sends) a request: refuses expired work, resolves the target (the seat's server,
+ * or a registry pick for a join), records the remaining budget, hands it to the link.
+ */
+static void gate_req_dispatch(gate_req_t *r)
+{
+    gate_t *g = r->g;
+    int64_t now = clock_mono_ms();
+    if (now >= r->deadline_mono) {
+        metrics_add(g->m_reject[REJ_DEADLINE], 1);
+        gate_req_fail(r, CROUPIER__ERROR_CODE__DEADLINE_EXCEEDED, "deadline passed");
+        return;
+    }
+    if (r->kind == GATE_REQ_JOIN && !r->have_target) {
+        bool offered;
+        const registry_entry_t *e = gate_pick(g, r, &offered);
+        if (e == NULL) {
+            if (!offered && !r->reseat && r->attempts == 0) {
+                metrics_add(g->m_reject[REJ_NO_SERVER], 1);
+                gate_req_fail(r, CROUPIER__ERROR_CODE__NO_SUCH_GAME, "no server offers this game");
+                return;
+            }
+            r->attempts++;
+            gate_req_retry(r, CROUPIER__ERROR_CODE__UNAVAILABLE, "no ready server");
+            return;
+        }
+        memset(&r->target, 0, sizeof r->target);
+        snprintf(r->target.server_id, sizeof r->target.server_id, "%s", e->id);
+        snprintf(r->target.address, sizeof r->target.address, "%s", e->address);
+        r->target.engine = r->engine;
+        r->target.stake = r->stake;
+        snprintf(r->target.game, sizeof r->target.game, "%s", r->game);
+        r->have_target = true;
+    }
+    r->attempts++;
+    metrics_observe(g->m_budget, (double)(r->deadline_mono - now) / 1000.0);
+    gate_req_arm(r, r->deadline_mono);
+    gate_link_submit(g, r);
+}
+
+static gate_req_t *gate_req_new(gate_t *g, gate_req_kind_t kind, uint64_t player, uint64_t session)
+{
+    gate_req_t *r = xcalloc(1, sizeof *r);
+    r->g = g;
+    r->kind = kind;
+    r->player = player;
+    r->session = session;
+    r->rid = gate_next_rid(g);
+    int budget = g->cfg.budget_ms[kind];
+    r->deadline_mono = clock_mono_ms() + budget;
+    r->deadline_wall = clock_wall_ms() + budget;
+    r->timer = evtimer_new(g->base, gate_req_timer_cb, r);
+    return r;
+}
+
+/* Fills a Joined from a reply payload (Joined, or a Snapshot when the player was seated). */
+static bool gate_payload_seat(const Croupier__ServerMessage *p, gate_seat_t *s)
+{
+    if (p == NULL)
+        return false;
+    if (p->body_case == CROUPIER__SERVER_MESSAGE__BODY_JOINED) {
+        s->desk = p->joined->desk_id;
+        s->engine = p->joined->engine;
+        s->stake = p->joined->stake;
+        snprintf(s->game, sizeof s->game, "%s", p->joined->game);
+        return true;
+    }
+    if (p->body_case == CROUPIER__SERVER_MESSAGE__BODY_SNAPSHOT) {
+        s->desk = p->snapshot->desk_id;
+        s->engine = p->snapshot->engine;
+        s->stake = p->snapshot->stake;
+        snprintf(s->game, sizeof s->game, "%s", p->snapshot->game);
+        return true;
+    }
+    return false;
+}
+
+/* Remembers a new seat for player: on its connection here (if any) and in Redis. */
+static void gate_seat_taken(gate_t *g, uint64_t player, const gate_seat_t *s)
+{
+    uint64_t cid;
+    if (u64map_get(g->conn_by_player, player, &cid)) {
+        gate_conn_t *c = gate_conn_get(g, cid);
+        if (c != NULL)
+            gate_conn_set_seat(c, s);
+    }
+    gate_seat_store(g, player, s);
+}
+
+/* Forgets player's seat if it is (still) the one at server_id. */
+static void gate_seat_gone(gate_t *g, uint64_t player, const char *server_id)
+{
+    uint64_t cid;
+    gate_conn_t *c = NULL;
+    if (u64map_get(g->conn_by_player, player, &cid))
+        c = gate_conn_get(g, cid);
+    if (c != NULL && c->seat != NULL && strcmp(c->seat->server_id, server_id) != 0)
+        return; /* seated elsewhere since */
+    if (c != NULL)
+        gate_conn_set_seat(c, NULL);
+    gate_seat_delete(g, player);
+}
+
+static void gate_reseat_done(gate_req_t *r, Croupier__ServerMessage *payload)
+{
+    gate_t *g = r->g;
+    gate_seat_t s = r->target;
+    gate_payload_seat(payload, &s);
+    gate_seat_taken(g, r->player, &s);
+    metrics_add(g->m_moves_ok, 1);
+    log_emit(LOG_INFO, "player_moved", "{s:I,s:s,s:s,s:I}", "player", (json_int_t)r->player, "from",
+             r->from.server_id, "to", s.server_id, "desk", (json_int_t)s.desk);
+    uint64_t cid;
+    gate_conn_t *c = NULL;
+    if (u64map_get(g->conn_by_player, r->player, &cid))
+        c = gate_conn_get(g, cid);
+    if (c != NULL) {
+        Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+        Croupier__Moved mv = CROUPIER__MOVED__INIT;
+        Croupier__Joined j = CROUPIER__JOINED__INIT;
+        if (payload->body_case == CROUPIER__SERVER_MESSAGE__BODY_JOINED) {
+            mv.to = payload->joined;
+        } else {
+            j.desk_id = s.desk;
+            j.seat = payload->snapshot->your_seat;
+            j.engine = (Croupier__Engine)s.engine;
+            j.game = s.game;
+            j.stake = s.stake;
+            j.n_seats = payload->snapshot->n_seats;
+            j.seats = payload->snapshot->seats;
+            mv.to = &j;
+        }
+        mv.has_reason = true;
+        mv.reason = CROUPIER__CLOSING_REASON__CLOSING_DRAINING;
+        sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_MOVED;
+        sm.moved = &mv;
+        gate_conn_send(c, &sm);
+    }
+    gate_req_start_internal_leave(g, r->player, &r->from);
+}
+
+static void gate_reseat_failed(gate_req_t *r, const char *why)
+{
+    gate_t *g = r->g;
+    metrics_add(g->m_moves_failed, 1);
+    log_emit(LOG_WARN, "player_move_failed", "{s:I,s:s,s:s}", "player", (json_int_t)r->player,
+             "from", r->from.server_id, "why", why != NULL ? why : "");
+    gate_seat_gone(g, r->player, r->from.server_id);
+    uint64_t cid;
+    gate_conn_t *c = NULL;
+    if (u64map_get(g->conn_by_player, r->player, &cid))
+        c = gate_conn_get(g, cid);
+    if (c != NULL) {
+        Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+        Croupier__TableClosing tc = CROUPIER__TABLE_CLOSING__INIT;
+        tc.reason = CROUPIER__CLOSING_REASON__CLOSING_DRAINING;
+        tc.detail = "no other server could take your seat; you are not seated, join again";
+        sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_TABLE_CLOSING;
+        sm.table_closing = &tc;
+        gate_conn_send(c, &sm);
+    }
+    gate_req_start_internal_leave(g, r->player, &r->from);
+}
+
+/* A reply from a game server: the end of a request, or a retry. */
+static void gate_on_reply(gate_link_t *l, Croupier__RpcFrame *f)
+{
+    gate_t *g = l->g;
+    uint64_t p;
+    if (!u64map_get(l->pending, f->request_id, &p))
+        return; /* late (the request expired) or unknown */
+    gate_req_t *r = (gate_req_t *)(uintptr_t)p;
+    u64map_del(l->pending, r->rid);
+    r->link = NULL;
+    r->sent = false;
+    evtimer_del(r->timer);
+    Croupier__Reply *rep = f->reply;
+    int code = rep->code;
+    if (code == CROUPIER__ERROR_CODE__DRAINING || code == CROUPIER__ERROR_CODE__UNAVAILABLE) {
+        if (r->kind == GATE_REQ_JOIN) {
+            if (r->ntried < 4)
+                snprintf(r->tried[r->ntried++], sizeof r->tried[0], "%s", r->target.server_id);
+            r->have_target = false;
+        }
+        gate_req_retry(r, code, frame_error_code_name(code));
+        return;
+    }
+    if (code != CROUPIER__ERROR_CODE__OK) {
+        if (code == CROUPIER__ERROR_CODE__NOT_SEATED && r->kind != GATE_REQ_JOIN && !r->internal)
+            gate_seat_gone(g, r->player, r->target.server_id);
+        const char *msg = rep->error != NULL && rep->error->message != NULL
+                              ? rep->error->message
+                              : frame_error_code_name(code);
+        gate_req_fail(r, code, msg);
+        return;
+    }
+    Croupier__ServerMessage *payload = rep->payload;
+    if (r->reseat) {
+        if (!gate_payload_seat(payload, &(gate_seat_t){0})) {
+            gate_reseat_failed(r, "unexpected join answer");
+            gate_req_free(r);
+            return;
+        }
+        gate_reseat_done(r, payload);
+        gate_req_free(r);
+        return;
+    }
+    if (r->kind == GATE_REQ_JOIN || r->kind == GATE_REQ_RESUME) {
+        gate_seat_t s = r->target;
+        if (gate_payload_seat(payload, &s))
+            gate_seat_taken(g, r->player, &s);
+    } else if (r->kind == GATE_REQ_LEAVE && !r->internal) {
+        gate_seat_gone(g, r->player, r->target.server_id);
+    }
+    gate_conn_t *c = r->internal ? NULL : gate_req_conn(r);
+    if (c != NULL) {
+        Croupier__ServerMessage empty = CROUPIER__SERVER_MESSAGE__INIT;
+        Croupier__Result res = CROUPIER__RESULT__INIT;
+        Croupier__ServerMessage *sm = payload;
+        if (sm == NULL) {
+            empty.body_case = CROUPIER__SERVER_MESSAGE__BODY_RESULT;
+            empty.result = &res;
+            sm = &empty;
+        }
+        sm->has_request_id = true;
+        sm->request_id = r->client_rid;
+        gate_conn_send(c, sm);
+    }
+    gate_req_free(r);
+}
+
+static void gate_on_push(gate_link_t *l, Croupier__RpcFrame *f)
+{
+    gate_t *g = l->g;
+    if (!f->has_player_id)
+        return;
+    uint64_t cid;
+    if (!u64map_get(g->conn_by_player, f->player_id, &cid))
+        return;
+    gate_conn_t *c = gate_conn_get(g, cid);
+    if (c == NULL)
+        return;
+    if (f->body_case == CROUPIER__RPC_FRAME__BODY_PUSH) {
+        gate_conn_send(c, f->push);
+        return;
+    }
+    /* A move decided by the game server itself. */
+    Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+    sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_MOVED;
+    sm.moved = f->moved;
+    if (f->moved->to != NULL && c->seat != NULL) {
+        gate_seat_t s = *c->seat;
+        s.desk = f->moved->to->desk_id;
+        gate_seat_taken(g, f->player_id, &s);
+    }
+    gate_conn_send(c, &sm);
+}
+
+/*
+ * A desk of this server closes (drain): each named player still seated there is re-seated on
+ * another ready server of the same game and stake, on their behalf.
+ */
+static void gate_on_desk_closing(gate_link_t *l, Croupier__RpcFrame *f)
+{
+    gate_t *g = l->g;
+    Croupier__DeskClosing *dc = f->desk_closing;
+    for (size_t i = 0; i < dc->n_player_ids; i++) {
+        uint64_t player = dc->player_ids[i], cid;
+        if (!u64map_get(g->conn_by_player, player, &cid))
+            continue;
+        gate_conn_t *c = gate_conn_get(g, cid);
+        if (c == NULL || c->seat == NULL || strcmp(c->seat->address, l->address) != 0)
+            continue;
+        gate_req_t *r = gate_req_new(g, GATE_REQ_JOIN, player, c->session);
+        r->reseat = true;
+        r->conn_id = c->id;
+        r->from = *c->seat;
+        r->engine = c->seat->engine;
+        r->stake = c->seat->stake;
+        snprintf(r->game, sizeof r->game, "%s", c->seat->game);
+        /* A move may wait a little longer than a client's join: twice the join budget. */
+        r->deadline_mono += g->cfg.budget_ms[GATE_REQ_JOIN];
+        r->deadline_wall += g->cfg.budget_ms[GATE_REQ_JOIN];
+        log_emit(LOG_INFO, "player_move_start", "{s:I,s:s,s:I}", "player", (json_int_t)player,
+                 "from", c->seat->server_id, "desk", (json_int_t)dc->desk_id);
+        gate_req_dispatch(r);
+    }
+}
+
+static void gate_req_start_internal_leave(gate_t *g, uint64_t player, const gate_seat_t *seat)
+{
+    gate_req_t *r = gate_req_new(g, GATE_REQ_LEAVE, player, 0);
+    r->internal = true;
+    r->target = *seat;
+    r->have_target = true;
+    gate_req_dispatch(r);
+}
+
+static void gate_send_player_gone(gate_t *g, gate_conn_t *c)
+{
+    gate_link_t *l = gate_link_find(g, c->seat->address);
+    if (l == NULL || l->state != LINK_READY)
+        return;
+    Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+    Croupier__PlayerGone pg = CROUPIER__PLAYER_GONE__INIT;
+    f.request_id = 0;
+    f.has_player_id = true;
+    f.player_id = c->player;
+    f.has_session_id = true;
+    f.session_id = c->session;
+    f.body_case = CROUPIER__RPC_FRAME__BODY_PLAYER_GONE;
+    f.player_gone = &pg;
+    gate_link_send_frame(l, &f);
+}
+
+/* ---- client requests ---------------------------------------------------------------------------
+ */
+
+typedef struct {
+    gate_t *g;
+    uint64_t conn_id, session, rid;
+    gate_req_t *then; /* a request waiting for the seat (NULL for a login) */
+} gate_lookup_t;
+
+static void gate_client_dispatch(gate_conn_t *c, gate_req_t *r);
+
+/* The seat read from Redis: completes a login (LoginResult) or resumes a waiting request. */
+static void gate_seat_lookup_cb(rconn_t *rc, redisReply *reply, void *arg)
+{
+    (void)rc;
+    gate_lookup_t *lk = arg;
+    gate_t *g = lk->g;
+    gate_conn_t *c = gate_conn_get(g, lk->conn_id);
+    if (c != NULL && (c->closing || c->session != lk->session))
+        c = NULL;
+    if (c != NULL) {
+        gate_seat_t s;
+        if (reply != NULL && reply->type == REDIS_REPLY_STRING &&
+            gate_seat_parse(reply->str, reply->len, &s) == 0)
+            gate_conn_set_seat(c, &s);
+        else if (reply != NULL && reply->type == REDIS_REPLY_NIL)
+            gate_conn_set_seat(c, NULL);
+    }
+    if (lk->then != NULL) {
+        if (c == NULL)
+            gate_req_free(lk->then);
+        else
+            gate_client_dispatch(c, lk->then);
+    } else if (c != NULL) {
+        c->login_busy = false;
+        Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+        Croupier__LoginResult lr = CROUPIER__LOGIN_RESULT__INIT;
+        sm.has_request_id = true;
+        sm.request_id = lk->rid;
+        sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_LOGIN_RESULT;
+        sm.login_result = &lr;
+        lr.player_id = c->player;
+        lr.session_id = c->session;
+        lr.has_seated = true;
+        lr.seated = c->seat != NULL;
+        lr.has_server_time_ms = true;
+        lr.server_time_ms = (uint64_t)clock_wall_ms();
+        gate_conn_send(c, &sm);
+    }
+    free(lk);
+}
+
+static int gate_seat_lookup(gate_t *g, gate_conn_t *c, uint64_t rid, gate_req_t *then)
+{
+    gate_lookup_t *lk = xcalloc(1, sizeof *lk);
+    lk->g = g;
+    lk->conn_id = c->id;
+    lk->session = c->session;
+    lk->rid = rid;
+    lk->then = then;
+    char key[64];
+    gate_seat_key(c->player, key, sizeof key);
+    const char *argv[] = {"GET", key};
+    int rc = rconn_command_argv(g->rc, gate_seat_lookup_cb, lk, 2, argv, NULL);
+    if (rc != 0)
+        free(lk);
+    return rc;
+}
+
+static void gate_client_login(gate_conn_t *c, Croupier__ClientMessage *m)
+{
+    gate_t *g = c->g;
+    if (c->player != 0) {
+        gate_conn_error(c, m->request_id, CROUPIER__ERROR_CODE__ALREADY_LOGGED_IN,
+                        "this connection is logged in already");
+        return;
+    }
+    uint64_t player;
+    const char *tok = m->login->token;
+    token_result_t tr =
+        token_verify(g->cfg.secret, tok, strlen(tok), clock_wall_ms() / 1000, &player, NULL);
+    if (tr != TOKEN_OK) {
+        metrics_add(g->m_reject[REJ_TOKEN], 1);
+        gate_conn_error(c, m->request_id,
+                        tr == TOKEN_EXPIRED ? CROUPIER__ERROR_CODE__TOKEN_EXPIRED
+                                            : CROUPIER__ERROR_CODE__TOKEN_INVALID,
+                        tr == TOKEN_EXPIRED ? "token expired" : "token invalid");
+        return;
+    }
+    uint64_t old;
+    if (u64map_get(g->conn_by_player, player, &old)) {
+        gate_conn_t *oc = gate_conn_get(g, old);
+        if (oc != NULL && oc != c) {
+            log_emit(LOG_INFO, "session_replaced", "{s:I,s:I,s:I}", "player", (json_int_t)player,
+                     "old_conn", (json_int_t)oc->id, "new_conn", (json_int_t)c->id);
+            u64map_del(g->conn_by_player, player);
+            gate_conn_goaway(oc, CROUPIER__GO_AWAY_REASON__GOAWAY_SESSION_REPLACED, 0,
+                             "a newer login of this player took the session over");
+            gate_conn_close(oc, "session_replaced");
+        }
+    }
+    c->player = player;
+    c->session = ((uint64_t)arc4random() << 32 | arc4random()) | 1;
+    u64map_put(g->conn_by_player, player, c->id);
+    metrics_add(g->m_logins, 1);
+    c->login_busy = true;
+    c->login_rid = m->request_id;
+    if (gate_seat_lookup(g, c, m->request_id, NULL) != 0) {
+        /* Redis is unreachable: the seat stays unknown and is looked up again when needed. */
+        gate_lookup_t *lk = xcalloc(1, sizeof *lk);
+        lk->g = g;
+        lk->conn_id = c->id;
+        lk->session = c->session;
+        lk->rid = m->request_id;
+        gate_seat_lookup_cb(g->rc, NULL, lk);
+    }
+}
+
+/*
+ * A client request with its seat known: requests that need a seat go to the seat's server
+ * (NOT_SEATED at once when there is none), a join goes to the seat's server when the player
+ * holds one (the server answers a Snapshot), else to a registry pick.
+ */
+static void gate_client_dispatch(gate_conn_t *c, gate_req_t *r)
+{
+    gate_t *g = c->g;
+    if (c->seat != NULL && registry_view_refreshes(g->view) > 0 &&
+        registry_view_find(g->view, c->seat->server_id) == NULL) {
+        /* The seat's server is gone from the registry: the seat went with it. */
+        gate_seat_gone(g, c->player, c->seat->server_id);
+    }
+    if (c->seat != NULL) {
+        r->target = *c->seat;
+        r->have_target = true;
+    } else if (r->kind != GATE_REQ_JOIN && !c->seat_known) {
+        gate_req_fail(r, CROUPIER__ERROR_CODE__UNAVAILABLE, "seat store unreachable");
+        return;
+    } else if (r->kind != GATE_REQ_JOIN) {
+        metrics_add(g->m_reject[REJ_NOT_SEATED], 1);
+        gate_req_fail(r, CROUPIER__ERROR_CODE__NOT_SEATED, "you hold no seat");
+        return;
+    }
+    gate_req_dispatch(r);
+}
+
+static void gate_client_request(gate_conn_t *c, Croupier__ClientMessage *m, gate_req_kind_t kind)
+{
+    gate_t *g = c->g;
+    if (c->player == 0 || c->login_busy) {
+        metrics_add(g->m_reject[REJ_UNAUTH], 1);
+        gate_conn_error(c, m->request_id, CROUPIER__ERROR_CODE__UNAUTHENTICATED,
+                        c->player == 0 ? "log in first" : "login not complete");
+        frame_free_client(m);
+        return;
+    }
+    if (g->exit_step >= 3) {
+        metrics_add(g->m_reject[REJ_DRAINING], 1);
+        gate_conn_error(c, m->request_id, CROUPIER__ERROR_CODE__DRAINING, "gateway closing");
+        frame_free_client(m);
+        return;
+    }
+    if (c->inflight >= g->cfg.max_inflight) {
+        metrics_add(g->m_reject[REJ_INFLIGHT], 1);
+        gate_conn_error(c, m->request_id, CROUPIER__ERROR_CODE__OVERLOADED,
+                        "too many requests in flight");
+        frame_free_client(m);
+        return;
+    }
+    gate_req_t *r = gate_req_new(g, kind, c->player, c->session);
+    r->conn_id = c->id;
+    r->client_rid = m->request_id;
+    r->msg = m;
+    c->inflight++;
+    if (kind == GATE_REQ_JOIN) {
+        r->engine = m->join->engine;
+        r->stake = m->join->stake;
+        snprintf(r->game, sizeof r->game, "%s", m->join->game);
+        if (strlen(m->join->game) >= sizeof r->game) {
+            gate_req_fail(r, CROUPIER__ERROR_CODE__NO_SUCH_GAME, "game name too long");
+            return;
+        }
+    }
+    if (!c->seat_known) {
+        if (gate_seat_lookup(g, c, m->request_id, r) == 0)
+            return;
+        if (kind != GATE_REQ_JOIN) {
+            gate_req_fail(r, CROUPIER__ERROR_CODE__UNAVAILABLE, "seat store unreachable");
+            return;
+        }
+    }
+    gate_client_dispatch(c, r);
+}
+
+static void gate_client_ping(gate_conn_t *c, const Croupier__ClientMessage *m)
+{
+    Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+    Croupier__Pong pong = CROUPIER__PONG__INIT;
+    sm.has_request_id = true;
+    sm.request_id = m->request_id;
+    pong.nonce = m->ping->nonce;
+    pong.has_server_time_ms = true;
+    pong.server_time_ms = (uint64_t)clock_wall_ms();
+    sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_PONG;
+    sm.pong = &pong;
+    gate_conn_send(c, &sm);
+}
+
+/* Takes one token from the connection's bucket; false when it is empty. */
+static bool gate_conn_take_token(gate_conn_t *c)
+{
+    gate_t *g = c->g;
+    int64_t now = clock_mono_ms();
+    c->tokens += (double)(now - c->tokens_ms) * g->cfg.rate_per_s / 1000.0;
+    c->tokens_ms = now;
+    if (c->tokens > g->cfg.rate_burst)
+        c->tokens = g->cfg.rate_burst;
+    if (c->tokens < 1.0)
+        return false;
+    c->tokens -= 1.0;
+    return true;
+}
+
+/* Refuses a bad frame with an Error and closes gracefully (the stream may not resync). */
+static void gate_conn_bad_frame(gate_conn_t *c, const frame_error_t *err)
+{
+    gate_t *g = c->g;
+    metrics_add(g->m_bad_frames, 1);
+    log_emit(LOG_INFO, "client_bad_frame", "{s:I,s:s,s:s}", "conn", (json_int_t)c->id, "code",
+             frame_error_code_name(err->code), "detail", err->detail);
+    Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+    Croupier__Error e = CROUPIER__ERROR__INIT;
+    e.code = err->code;
+    e.message = (char *)err->detail;
+    e.has_retriable = true;
+    e.retriable = false;
+    sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_ERROR;
+    sm.error = &e;
+    gate_conn_send(c, &sm);
+    gate_conn_close(c, "bad_frame");
+}
+
+static void gate_conn_read_cb(struct bufferevent *bev, void *arg)
+{
+    gate_conn_t *c = arg;
+    gate_t *g = c->g;
+    struct evbuffer *in = bufferevent_get_input(bev);
+    if (c->closing) {
+        evbuffer_drain(in, evbuffer_get_length(in));
+        return;
+    }
+    c->last_rx_ms = clock_mono_ms();
+    while (!c->closing) {
+        Croupier__ClientMessage *m;
+        frame_error_t err;
+        frame_result_t r = frame_read_client(in, &g->lim, &m, &err);
+        if (r == FRAME_NEED_MORE)
+            return;
+        if (r != FRAME_OK) {
+            gate_conn_bad_frame(c, &err);
+            return;
+        }
+        metrics_add(g->m_frames_in, 1);
+        if (!gate_conn_take_token(c)) {
+            metrics_add(g->m_rate_limited, 1);
+            metrics_add(g->m_reject[REJ_RATE], 1);
+            gate_conn_error(c, m->request_id, CROUPIER__ERROR_CODE__RATE_LIMITED,
+                            "too many frames; slow down");
+            frame_free_client(m);
+            continue;
+        }
+        switch (m->body_case) {
+        case CROUPIER__CLIENT_MESSAGE__BODY_LOGIN:
+            gate_client_login(c, m);
+            frame_free_client(m);
+            break;
+        case CROUPIER__CLIENT_MESSAGE__BODY_PING:
+            gate_client_ping(c, m);
+            frame_free_client(m);
+            break;
+        case CROUPIER__CLIENT_MESSAGE__BODY_JOIN:
+            gate_client_request(c, m, GATE_REQ_JOIN);
+            break;
+        case CROUPIER__CLIENT_MESSAGE__BODY_LEAVE:
+            gate_client_request(c, m, GATE_REQ_LEAVE);
+            break;
+        case CROUPIER__CLIENT_MESSAGE__BODY_ACTION:
+            gate_client_request(c, m, GATE_REQ_ACTION);
+            break;
+        case CROUPIER__CLIENT_MESSAGE__BODY_RESUME:
+            gate_client_request(c, m, GATE_REQ_RESUME);
+            break;
+        default:
+            gate_conn_error(c, m->request_id, CROUPIER__ERROR_CODE__UNKNOWN_REQUEST,
+                            "unknown request");
+            frame_free_client(m);
+            break;
+        }
+    }
+}
+
+static void gate_conn_write_cb(struct bufferevent *bev, void *arg)
+{
+    (void)bev;
+    gate_conn_close_progress(arg);
+}
+
+static void gate_conn_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+    (void)bev;
+    gate_conn_t *c = arg;
+    if (what & BEV_EVENT_EOF) {
+        c->eof = true;
+        if (!c->closing) {
+            /* The client closed its side: finish like a graceful close (flush what is queued). */
+            gate_conn_close(c, "client_eof");
+            return;
+        }
+        gate_conn_close_progress(c);
+        return;
+    }
+    if (what & BEV_EVENT_ERROR) {
+        log_emit(LOG_DEBUG, "client_socket_error", "{s:I,s:s}", "conn", (json_int_t)c->id, "error",
+                 evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+        gate_conn_free(c);
+    }
+}
+
+static void gate_accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct sockaddr *sa,
+                           int socklen, void *arg)
+{
+    (void)lis;
+    (void)sa;
+    (void)socklen;
+    gate_t *g = arg;
+    gate_conn_t *c = xcalloc(1, sizeof *c);
+    c->g = g;
+    c->id = ++g->next_conn_id;
+    c->bev = bufferevent_socket_new(g->base, fd, BEV_OPT_CLOSE_ON_FREE);
+    if (c->bev == NULL) {
+        close(fd);
+        free(c);
+        return;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    c->last_rx_ms = clock_mono_ms();
+    c->tokens_ms = c->last_rx_ms;
+    c->tokens = g->cfg.rate_burst;
+    bufferevent_setcb(c->bev, gate_conn_read_cb, gate_conn_write_cb, gate_conn_event_cb, c);
+    bufferevent_setwatermark(c->bev, EV_READ, 0, FRAME_HEADER_SIZE + g->lim.max_frame + 4096);
+    bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+    TAILQ_INSERT_TAIL(&g->conns, c, all);
+    u64map_put(g->conn_by_id, c->id, (uint64_t)(uintptr_t)c);
+    atomic_fetch_add(&g->nconns, 1);
+    metrics_add(g->m_conns, 1);
+}
+
+/* Every second: idle connections get GoAway{IDLE}; the heartbeat of the main loop. */
+static void gate_sweep_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    gate_t *g = arg;
+    int64_t now = clock_mono_ms();
+    gate_conn_t *c, *next;
+    for (c = TAILQ_FIRST(&g->conns); c != NULL; c = next) {
+        next = TAILQ_NEXT(c, all);
+        if (!c->closing && now - c->last_rx_ms > g->cfg.idle_timeout_ms) {
+            gate_conn_goaway(c, CROUPIER__GO_AWAY_REASON__GOAWAY_IDLE, 0, "idle timeout");
+            gate_conn_close(c, "idle");
+        }
+    }
+    if (g->cfg.drain != NULL)
+        drain_heartbeat_beat(g->cfg.drain, 0);
+    atomic_store(&g->ready_flag,
+                 g->registered && registry_view_refreshes(g->view) > 0 && g->exit_step == 0);
+}
+
+/* ---- gateway registration -------------------------------------------------------------------- */
+
+static const char gate_register_lua[] = "redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) "
+                                        "redis.call('PUBLISH', ARGV[3], ARGV[1]) return 1";
+static const char gate_deregister_lua[] = "local n = redis.call('DEL', KEYS[1]) "
+                                          "redis.call('PUBLISH', ARGV[2], ARGV[1]) return n";
+
+static rconn_script_t *gate_script_register, *gate_script_deregister;
+
+static void gate_register_cb(rconn_t *rc, redisReply *reply, void *arg)
+{
+    (void)rc;
+    gate_t *g = arg;
+    bool ok = reply != NULL && reply->type == REDIS_REPLY_INTEGER;
+    if (ok && !g->registered)
+        log_emit(LOG_INFO, "gate_registered", "{s:s,s:s}", "id", g->gate_id, "address",
+                 g->advertise);
+    if (g->exit_step == 0)
+        g->registered = ok;
+}
+
+static void gate_register_tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    gate_t *g = arg;
+    if (g->exit_step != 0 || !rconn_connected(g->rc))
+        return;
+    char key[128], val[256], ttl[24];
+    snprintf(key, sizeof key, GATE_KEY_PREFIX "%s", g->gate_id);
+    snprintf(val, sizeof val, "{\"id\":\"%s\",\"address\":\"%s\",\"state\":\"ready\"}", g->gate_id,
+             g->advertise);
+    snprintf(ttl, sizeof ttl, "%d", g->cfg.gate_ttl_ms);
+    const char *argv[] = {key, val, ttl, GATE_CHANNEL};
+    rconn_eval(g->rc, gate_script_register, gate_register_cb, g, 1, 4, argv, NULL);
+}
+
+static void gate_deregister_cb(rconn_t *rc, redisReply *reply, void *arg)
+{
+    (void)rc;
+    gate_t *g = arg;
+    log_emit(LOG_INFO, "gate_deregistered", "{s:s,s:b}", "id", g->gate_id, "ok",
+             reply != NULL && reply->type == REDIS_REPLY_INTEGER);
+    if (g->exit_step == 1)
+        gate_exit_step(g);
+}
+
+/* ---- the four-step exit ---------------------------------------------------------------------- */
+
+static void gate_exit_goaway_all(gate_t *g)
+{
+    gate_conn_t *c, *next;
+    uint32_t spread = (uint32_t)g->cfg.goaway_spread_ms;
+    for (c = TAILQ_FIRST(&g->conns); c != NULL; c = next) {
+        next = TAILQ_NEXT(c, all);
+        if (c->closing)
+            continue;
+        gate_conn_goaway(c, CROUPIER__GO_AWAY_REASON__GOAWAY_SHUTDOWN,
+                         arc4random_uniform(spread + 1), "gateway restarting: reconnect");
+        gate_conn_close(c, "shutdown");
+    }
+}
+
+static void gate_exit_finish(gate_t *g)
+{
+    g->exit_step = 4;
+    evtimer_del(g->exit_timer);
+    gate_conn_t *c;
+    while ((c = TAILQ_FIRST(&g->conns)) != NULL) {
+        g->exit_forced = true;
+        gate_conn_free(c);
+    }
+    log_emit(LOG_INFO, "exit", "{s:s,s:s}", "message",
+             g->exit_forced ? "exit reason=forced" : "exit reason=drained", "reason",
+             g->exit_forced ? "forced" : "drained");
+    if (g->cfg.on_exit != NULL)
+        g->cfg.on_exit(g, g->cfg.exit_arg);
+}
+
+/* Advances the exit machine by one step (called from its timer, Redis replies and the last
+ * connection's free). */
+static void gate_exit_step(gate_t *g)
+{
+    switch (g->exit_step) {
+    case 1: {
+        /* deregistered (or timed out): step 3, the drain window. */
+        g->exit_step = 2;
+        log_emit(LOG_INFO, "gate_drain_window", "{s:i,s:l}", "ms", g->cfg.drain_window_ms,
+                 "connections", atomic_load(&g->nconns));
+        struct timeval tv = {g->cfg.drain_window_ms / 1000, (g->cfg.drain_window_ms % 1000) * 1000};
+        evtimer_add(g->exit_timer, &tv);
+        return;
+    }
+    case 2: {
+        /* step 4: stop listening, GoAway, graceful closes, bounded. */
+        g->exit_step = 3;
+        if (g->listener != NULL) {
+            evconnlistener_free(g->listener);
+            g->listener = NULL;
+        }
+        log_emit(LOG_INFO, "gate_closing_clients", "{s:l}", "connections", atomic_load(&g->nconns));
+        gate_exit_goaway_all(g);
+        int ms = g->cfg.close_timeout_ms + 100;
+        struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+        evtimer_add(g->exit_timer, &tv);
+        if (TAILQ_EMPTY(&g->conns))
+            gate_exit_finish(g);
+        return;
+    }
+    case 3:
+        gate_exit_finish(g);
+        return;
+    default:
+        return;
+    }
+}
+
+static void gate_exit_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    gate_t *g = arg;
+    if (g->exit_step == 1)
+        log_emit(LOG_WARN, "gate_deregister_timeout", NULL);
+    gate_exit_step(g);
+}
+
+void gate_exit_begin(gate_t *g)
+{
+    if (g->exit_step == 2) {
+        /* A second request skips the rest of the drain window. */
+        evtimer_del(g->exit_timer);
+        gate_exit_step(g);
+        return;
+    }
+    if (g->exit_step != 0)
+        return;
+    /* step 1: readiness 503 */
+    g->exit_step = 1;
+    atomic_store(&g->ready_flag, false);
+    if (g->cfg.drain != NULL)
+        drain_start(g->cfg.drain);
+    log_emit(LOG_INFO, "gate_exit_begin", "{s:l}", "connections", atomic_load(&g->nconns));
+    /* step 2: deregister (bounded by 1 s) */
+    evtimer_del(g->register_ev);
+    g->registered = false;
+    char key[128], val[160];
+    snprintf(key, sizeof key, GATE_KEY_PREFIX "%s", g->gate_id);
+    snprintf(val, sizeof val, "{\"op\":\"del\",\"id\":\"%s\"}", g->gate_id);
+    const char *argv[] = {key, val, GATE_CHANNEL};
+    struct timeval tv = {1, 0};
+    evtimer_add(g->exit_timer, &tv);
+    if (rconn_eval(g->rc, gate_script_deregister, gate_deregister_cb, g, 1, 3, argv, NULL) != 0) {
+        log_emit(LOG_WARN, "gate_deregister_failed", "{s:s}", "error", "redis not connected");
+        evtimer_del(g->exit_timer);
+        gate_exit_step(g);
+    }
+}
+
+static void gate_exit_ev_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    gate_t *g = arg;
+    if (g->exit_step == 3) {
+        if (TAILQ_EMPTY(&g->conns))
+            gate_exit_finish(g);
+        return;
+    }
+    if (g->exit_step == 0)
+        gate_exit_begin(g);
+}
+
+void gate_exit_request(gate_t *g)
+{
+    event_active(g->exit_ev, EV_READ, 0);
+}
+
+/* ---- create / destroy ---------------------------------------------------------------------- */
+
+static int gate_listen_fd(const config_addr_t *a)
+{
+    int v6 = strchr(a->host, ':') != NULL;
+    int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -errno;
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    struct sockaddr_storage ss;
+    socklen_t len;
+    memset(&ss, 0, sizeof ss);
+    if (v6) {
+        struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+        s6->sin6_family = AF_INET6;
+        s6->sin6_port = htons((uint16_t)a->port);
+        inet_pton(AF_INET6, a->host, &s6->sin6_addr);
+        len = sizeof *s6;
+    } else {
+        struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+        s4->sin_family = AF_INET;
+        s4->sin_port = htons((uint16_t)a->port);
+        inet_pton(AF_INET, a->host, &s4->sin_addr);
+        len = sizeof *s4;
+    }
+    if (bind(fd, (struct sockaddr *)&ss, len) != 0 || listen(fd, 4096) != 0) {
+        int e = -errno;
+        close(fd);
+        return e;
+    }
+    if (getsockname(fd, (struct sockaddr *)&ss, &len) == 0)
+        return fd;
+    return fd;
+}
+
+static int gate_fd_port(int fd)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    if (getsockname(fd, (struct sockaddr *)&ss, &len) != 0)
+        return -1;
+    if (ss.ss_family == AF_INET6)
+        return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+    return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+}
+
+static void gate_view_change_cb(registry_view_t *v, const registry_entry_t *e, bool removed,
+                                void *arg)
+{
+    (void)v;
+    gate_t *g = arg;
+    log_emit(LOG_DEBUG, "registry_change", "{s:s,s:s,s:s,s:b}", "id", e->id, "address", e->address,
+             "state", registry_state_name(e->state), "removed", removed);
+    if (removed)
+        return;
+    /* One link per game server, opened as soon as the server is known. */
+    gate_link_t *l = gate_link_get(g, e->address, e->id);
+    if (l->timer == NULL)
+        l->timer = evtimer_new(g->base, gate_link_timer_cb, l);
+    if (l->state == LINK_DOWN && clock_mono_ms() >= l->down_until_ms &&
+        !evtimer_pending(l->timer, NULL))
+        gate_link_connect(l);
+}
+
+int gate_create(const gate_config_t *cfg, gate_t **out)
+{
+    if (cfg->base == NULL || cfg->secret == NULL || cfg->gate_id == NULL || cfg->metrics == NULL)
+        return -EINVAL;
+    gate_t *g = xcalloc(1, sizeof *g);
+    g->cfg = *cfg;
+    g->base = cfg->base;
+    for (int k = 0; k < GATE_REQ_KINDS; k++)
+        if (g->cfg.budget_ms[k] <= 0)
+            g->cfg.budget_ms[k] = gate_default_budget[k];
+    g->lim = frame_limits_default;
+    if (cfg->max_frame > 0)
+        g->lim.max_frame = cfg->max_frame;
+#define GATE_DEF(f, v)                                                                             \
+    if (g->cfg.f <= 0)                                                                             \
+    g->cfg.f = (v)
+    GATE_DEF(output_cap, 256 * 1024);
+    GATE_DEF(rate_per_s, 50);
+    GATE_DEF(rate_burst, 100);
+    GATE_DEF(max_inflight, 16);
+    GATE_DEF(idle_timeout_ms, 60000);
+    GATE_DEF(link_ping_ms, 1000);
+    GATE_DEF(seat_ttl_s, 3600);
+    GATE_DEF(gate_ttl_ms, 6000);
+    GATE_DEF(close_timeout_ms, 5000);
+    GATE_DEF(goaway_spread_ms, 1000);
+#undef GATE_DEF
+    if (g->cfg.drain_window_ms < 0)
+        g->cfg.drain_window_ms = 0;
+    snprintf(g->gate_id, sizeof g->gate_id, "%s", cfg->gate_id);
+    TAILQ_INIT(&g->conns);
+    TAILQ_INIT(&g->links);
+    g->conn_by_id = u64map_create();
+    g->conn_by_player = u64map_create();
+    g->next_rid = ((uint64_t)arc4random() << 32 | arc4random()) & ~0xffffffULL;
+
+    metrics_registry_t *m = cfg->metrics;
+    g->m_conns = metrics_gauge(m, "gate_connections", NULL, "Client connections open");
+    g->m_frames_in =
+        metrics_counter(m, "gate_frames_in_total", NULL, "Client frames received and decoded");
+    g->m_frames_out = metrics_counter(m, "gate_frames_out_total", NULL, "Frames sent to clients");
+    static const double budget_bounds[] = {0.001, 0.005, 0.01, 0.025, 0.05, 0.1,
+                                           0.2,   0.3,   0.5,  0.8,   1.0,  2.0};
+    g->m_budget = metrics_histogram(m, "gate_dispatch_budget_seconds", NULL,
+                                    "Budget left when a request is sent to a game server",
+                                    budget_bounds, sizeof budget_bounds / sizeof budget_bounds[0]);
+    g->m_retries = metrics_counter(m, "gate_retries_total", NULL, "Request retries");
+    g->m_slow = metrics_counter(m, "gate_slow_consumer_closes_total", NULL,
+                                "Connections closed because their output passed the cap");
+    g->m_links = metrics_gauge(m, "gate_rpc_links", NULL, "Rpc links to game servers ready");
+    g->m_degraded = metrics_counter(m, "gate_degraded_responses_total", NULL,
+                                    "Requests answered DEADLINE_EXCEEDED or UNAVAILABLE");
+    g->m_bad_frames =
+        metrics_counter(m, "gate_bad_frames_total", NULL, "Malformed or over-cap client frames");
+    g->m_rate_limited =
+        metrics_counter(m, "gate_rate_limited_total", NULL, "Frames refused by the rate limit");
+    g->m_logins = metrics_counter(m, "gate_logins_total", NULL, "Successful logins");
+    g->m_moves_ok = metrics_counter(m, "gate_moves_total", "outcome=\"moved\"",
+                                    "Players re-seated after their table closed");
+    g->m_moves_failed = metrics_counter(m, "gate_moves_total", "outcome=\"failed\"",
+                                        "Players re-seated after their table closed");
+    for (int i = 0; i < 8; i++) {
+        char lab[64];
+        snprintf(lab, sizeof lab, "reason=\"%s\"", gate_reject_names[i]);
+        g->m_reject[i] = metrics_counter(m, "gate_early_rejections_total", lab,
+                                         "Requests refused before reaching a game server");
+    }
+    static const char *const ga_names[6] = {"unspecified",    "shutdown", "session_replaced",
+                                            "protocol_error", "idle",     "overloaded"};
+    for (int i = 0; i < 6; i++) {
+        char lab[64];
+        snprintf(lab, sizeof lab, "reason=\"%s\"", ga_names[i]);
+        g->m_goaway[i] = metrics_counter(m, "gate_goaways_total", lab, "GoAway frames sent");
+    }
+
+    int fd = gate_listen_fd(&cfg->listen);
+    if (fd < 0) {
+        log_emit(LOG_FATAL, "listen_failed", "{s:s,s:i,s:s}", "host", cfg->listen.host, "port",
+                 cfg->listen.port, "error", strerror(-fd));
+        int e = fd;
+        u64map_destroy(g->conn_by_id);
+        u64map_destroy(g->conn_by_player);
+        free(g);
+        return e;
+    }
+    g->port = gate_fd_port(fd);
+    if (cfg->advertise != NULL)
+        snprintf(g->advertise, sizeof g->advertise, "%s", cfg->advertise);
+    else if (strchr(cfg->listen.host, ':') != NULL)
+        snprintf(g->advertise, sizeof g->advertise, "[%s]:%d", cfg->listen.host, g->port);
+    else
+        snprintf(g->advertise, sizeof g->advertise, "%s:%d", cfg->listen.host, g->port);
+    g->listener = evconnlistener_new(g->base, gate_accept_cb, g, LEV_OPT_CLOSE_ON_FREE, -1, fd);
+
+    if (gate_script_register == NULL) {
+        gate_script_register = rconn_script_create(gate_register_lua);
+        gate_script_deregister = rconn_script_create(gate_deregister_lua);
+    }
+    rconn_opts_t ro = {.host = cfg->redis.host, .port = cfg->redis.port, .name = "gate"};
+    g->rc = rconn_create(g->base, &ro);
+    registry_view_opts_t vo = {.host = cfg->redis.host,
+                               .port = cfg->redis.port,
+                               .refresh_ms = 1000,
+                               .metrics = cfg->metrics,
+                               .on_change = gate_view_change_cb,
+                               .arg = g};
+    g->view = registry_view_create(g->base, &vo);
+    if (g->rc == NULL || g->view == NULL) {
+        log_emit(LOG_FATAL, "redis_setup_failed", "{s:s,s:i}", "host", cfg->redis.host, "port",
+                 cfg->redis.port);
+        gate_destroy(g);
+        return -EINVAL;
+    }
+    g->sweep_ev = event_new(g->base, -1, EV_PERSIST, gate_sweep_cb, g);
+    struct timeval sweep = {0, 100000};
+    event_add(g->sweep_ev, &sweep);
+    g->register_ev = event_new(g->base, -1, EV_PERSIST, gate_register_tick_cb, g);
+    int period = g->cfg.gate_ttl_ms / 3 > 0 ? g->cfg.gate_ttl_ms / 3 : 1;
+    struct timeval rt = {period / 1000, (period % 1000) * 1000};
+    event_add(g->register_ev, &rt);
+    event_active(g->register_ev, EV_TIMEOUT, 0);
+    g->exit_ev = event_new(g->base, -1, 0, gate_exit_ev_cb, g);
+    g->exit_timer = evtimer_new(g->base, gate_exit_timer_cb, g);
+    log_emit(LOG_INFO, "gate_listening", "{s:s,s:i,s:s}", "id", g->gate_id, "port", g->port,
+             "advertise", g->advertise);
+    *out = g;
+    return 0;
+}
+
+void gate_destroy(gate_t *g)
+{
+    if (g == NULL)
+        return;
+    gate_conn_t *c;
+    while ((c = TAILQ_FIRST(&g->conns)) != NULL)
+        gate_conn_free(c);
+    /* Links: their requests are freed without answers (nobody is left to answer). */
+    gate_link_t *l;
+    while ((l = TAILQ_FIRST(&g->links)) != NULL) {
+        gate_req_t *list = NULL;
+        u64map_each(l->pending, gate_req_detach_cb, &list);
+        gate_req_t *r;
+        while ((r = TAILQ_FIRST(&l->queue)) != NULL) {
+            TAILQ_REMOVE(&l->queue, r, q);
+            r->q.tqe_next = list;
+            list = r;
+        }
+        while (list != NULL) {
+            r = list;
+            list = r->q.tqe_next;
+            if (r->sent)
+                u64map_del(l->pending, r->rid);
+            r->link = NULL;
+            r->sent = false;
+            gate_req_free(r);
+        }
+        gate_link_free(l);
+    }
+    if (g->listener != NULL)
+        evconnlistener_free(g->listener);
+    registry_view_destroy(g->view);
+    rconn_destroy(g->rc);
+    if (g->sweep_ev != NULL)
+        event_free(g->sweep_ev);
+    if (g->register_ev != NULL)
+        event_free(g->register_ev);
+    if (g->exit_ev != NULL)
+        event_free(g->exit_ev);
+    if (g->exit_timer != NULL)
+        event_free(g->exit_timer);
+    u64map_destroy(g->conn_by_id);
+    u64map_destroy(g->conn_by_player);
+    free(g);
+}
+
+int gate_port(const gate_t *g)
+{
+    return g->port;
+}
+
+bool gate_ready(const gate_t *g)
+{
+    return atomic_load(&g->ready_flag);
+}
+
+long gate_connections(const gate_t *g)
+{
+    return atomic_load(&g->nconns);
+}

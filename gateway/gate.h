@@ -1,0 +1,112 @@
+/*
+ * gate -- the gateway core (DESIGN §7): players' long connections, login, routing over rpc
+ * links to the game servers, deadlines and retries, seat memory for resume, table moves, and
+ * the four-step exit. croupier-gate (gate_main.c) is a thin shell of flags around it.
+ *
+ * Everything runs on one event_base (the main loop). The drain shell's HTTP thread only reads
+ * atomics (connection count, readiness) and wakes the loop through an event to start the exit.
+ *
+ * Client side: 4-byte big-endian length + client.proto frames (proto/frame.h). A connection
+ * must Login with a token (token.h) before anything else; the player id comes only from that
+ * token. One live session per player: a newer Login takes over and the older connection gets
+ * GoAway{SESSION_REPLACED} and a graceful close. Bad frames get an Error and a graceful close
+ * (flush, shutdown(SHUT_WR), read to EOF, close -- never an RST); input is rate limited
+ * (token bucket -> RATE_LIMITED); idle connections are closed with GoAway{IDLE}; a connection
+ * whose unsent output passes output_cap is closed (slow consumer).
+ *
+ * Routing: Join picks a ready game server from the registry (lease/registry.h) by game name
+ * (servers whose engine matches the request's Engine are preferred); Leave, Action and Resume
+ * go to the server holding the player's seat. The seat (server, address, desk, engine, game,
+ * stake) is kept in Redis under `{croupier:seat}:<player>` (TTL seat_ttl_s), written when a
+ * Join/Resume/move succeeds and deleted on Leave, so another gateway finds it after a reconnect.
+ *
+ * Deadlines: each request gets budget_ms[kind] at entry; its absolute wall-clock deadline
+ * travels in the rpc frame. DRAINING / UNAVAILABLE replies and links lost before the answer are
+ * retried within what is left of the budget, always with the same rpc request id; a Join refused
+ * with DRAINING goes to another server. When the budget is spent the client gets
+ * DEADLINE_EXCEEDED.
+ *
+ * Gateway registration: `{croupier:gates}:<gate_id>` = {"id","address","state"} with TTL
+ * gate_ttl_ms, refreshed every ttl/3; changes and deletion are published on GATE_CHANNEL.
+ */
+#ifndef CROUPIER_GATE_H
+#define CROUPIER_GATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "metrics.h"
+#include "token.h"
+
+struct event_base;
+struct drain;
+
+#define GATE_SEAT_KEY_PREFIX "{croupier:seat}:"
+#define GATE_KEY_PREFIX "{croupier:gates}:"
+#define GATE_CHANNEL "croupier:gates:events"
+
+typedef enum {
+    GATE_REQ_JOIN = 0,
+    GATE_REQ_LEAVE = 1,
+    GATE_REQ_ACTION = 2,
+    GATE_REQ_RESUME = 3,
+    GATE_REQ_KINDS = 4,
+} gate_req_kind_t;
+
+typedef struct gate gate_t;
+
+typedef struct {
+    struct event_base *base; /* the main loop (evthread_use_pthreads() before creating it) */
+    config_addr_t listen;    /* client listener; port 0 picks a free port */
+    const char *advertise;   /* address published in the gateway entry; NULL = listen */
+    config_addr_t redis;
+    const token_secret_t *secret;  /* not owned; must outlive the gate */
+    const char *gate_id;           /* copied */
+    metrics_registry_t *metrics;   /* not owned */
+    struct drain *drain;           /* not owned; NULL = no health server (tests) */
+    int budget_ms[GATE_REQ_KINDS]; /* 0 = defaults: join 800, leave 500, action 300, resume 800 */
+    size_t max_frame;              /* client frame cap; 0 = FRAME_DEFAULT_MAX */
+    size_t output_cap;             /* unsent bytes before a slow-consumer close; 0 = 256 KiB */
+    int rate_per_s;                /* client frames per second; 0 = 50 */
+    int rate_burst;                /* bucket size; 0 = 100 */
+    int max_inflight;              /* requests in flight per connection; 0 = 16 */
+    int idle_timeout_ms;           /* no frame for this long -> GoAway{IDLE}; 0 = 60000 */
+    int link_ping_ms;              /* rpc heartbeat period; 0 = 1000 (3 missed -> reconnect) */
+    int seat_ttl_s;                /* 0 = 3600 */
+    int gate_ttl_ms;               /* gateway entry TTL; 0 = 6000 */
+    int drain_window_ms;           /* exit step 3; < 0 = 0 */
+    int close_timeout_ms;          /* exit step 4 bound; 0 = 5000 */
+    int goaway_spread_ms;          /* reconnect delays drawn from [0, spread]; 0 = 1000 */
+    /* Called once on the loop when the exit sequence has finished (exit line written). */
+    void (*on_exit)(gate_t *g, void *arg);
+    void *exit_arg;
+} gate_config_t;
+
+/*
+ * Creates the gate: binds and listens, opens the Redis connections and the registry view,
+ * starts registering. Returns 0 and *out, or a negative errno (-EADDRINUSE...) with a log line.
+ */
+int gate_create(const gate_config_t *cfg, gate_t **out);
+/* Closes everything without the graceful sequence (tests, after the exit). NULL is a no-op. */
+void gate_destroy(gate_t *g);
+/* The bound client port. */
+int gate_port(const gate_t *g);
+/* Ready: registered, registry read at least once, not exiting. Any thread. */
+bool gate_ready(const gate_t *g);
+/* Live client connections. Any thread. */
+long gate_connections(const gate_t *g);
+
+/*
+ * The four-step exit (DESIGN §7): (1) drain_start (readiness 503), (2) deregister, (3) drain
+ * window still serving and accepting, (4) stop listening, GoAway to every client with a
+ * jittered reconnect delay, flush, shutdown(SHUT_WR), read to EOF, close -- bounded by
+ * close_timeout_ms. Then the line `exit reason=drained` (or `forced` if connections had to be
+ * cut at the bound) and done(). Idempotent; calling it again skips the drain window.
+ */
+void gate_exit_begin(gate_t *g);
+/* Makes the exit start from any thread (the drain shell's /drain); wakes the loop. */
+void gate_exit_request(gate_t *g);
+
+#endif

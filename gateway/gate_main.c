@@ -1,0 +1,280 @@
+/*
+ * croupier-gate -- the gateway process (DESIGN §7, §8): flags, the health server, signals, and
+ * the gate core (gate.h). `croupier-gate token ...` mints a login token (token.h) for bots and
+ * tests.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <event2/thread.h>
+
+#include "clock.h"
+#include "config.h"
+#include "drain.h"
+#include "gate.h"
+#include "log.h"
+#include "metrics.h"
+#include "token.h"
+
+static struct {
+    config_addr_t listen, health, redis;
+    const char *secret_file, *gate_id, *advertise, *drain_allow, *log_level;
+    long drain_window_ms, close_timeout_ms, goaway_spread_ms;
+    long budget[GATE_REQ_KINDS];
+    long max_frame, output_cap, rate, burst, inflight, idle_ms, ping_ms, seat_ttl_s, gate_ttl_ms;
+} O;
+
+static const config_flag_t gate_flags[] = {
+    {"listen", CONFIG_ADDR, "0.0.0.0:7100", "client listen address", &O.listen, 0, 0},
+    {"health-listen", CONFIG_ADDR, "0.0.0.0:8080", "health/drain/metrics HTTP address", &O.health,
+     0, 0},
+    {"redis", CONFIG_ADDR, "127.0.0.1:6379", "Redis address (IP literal)", &O.redis, 0, 0},
+    {"token-secret-file", CONFIG_STR, NULL, "file holding the HMAC-SHA256 token secret (required)",
+     &O.secret_file, 0, 0},
+    {"drain-window-ms", CONFIG_INT, "5000",
+     "exit step 3: still serving and accepting this long after deregistering", &O.drain_window_ms,
+     0, 3600000},
+    {"close-timeout-ms", CONFIG_INT, "5000", "exit step 4 bound: graceful closes of every client",
+     &O.close_timeout_ms, 1, 3600000},
+    {"goaway-spread-ms", CONFIG_INT, "1000", "GoAway reconnect delays drawn from [0, spread]",
+     &O.goaway_spread_ms, 1, 600000},
+    {"gate-id", CONFIG_STR, NULL, "gateway id in the registry (default gate-<pid>)", &O.gate_id, 0,
+     0},
+    {"advertise", CONFIG_STR, NULL, "client address published for this gateway (default listen)",
+     &O.advertise, 0, 0},
+    {"budget-join-ms", CONFIG_INT, "800", "deadline budget of a Join", &O.budget[GATE_REQ_JOIN], 1,
+     600000},
+    {"budget-leave-ms", CONFIG_INT, "500", "deadline budget of a Leave", &O.budget[GATE_REQ_LEAVE],
+     1, 600000},
+    {"budget-action-ms", CONFIG_INT, "300", "deadline budget of an Action",
+     &O.budget[GATE_REQ_ACTION], 1, 600000},
+    {"budget-resume-ms", CONFIG_INT, "800", "deadline budget of a Resume",
+     &O.budget[GATE_REQ_RESUME], 1, 600000},
+    {"max-frame", CONFIG_INT, "65536", "largest client frame payload (bytes)", &O.max_frame, 64,
+     65536},
+    {"output-cap", CONFIG_INT, "262144", "unsent bytes to one client before it is dropped",
+     &O.output_cap, 1024, 1 << 30},
+    {"rate-limit", CONFIG_INT, "50", "client frames per second (token bucket rate)", &O.rate, 1,
+     1000000},
+    {"rate-burst", CONFIG_INT, "100", "client frames in a burst (token bucket size)", &O.burst, 1,
+     1000000},
+    {"max-inflight", CONFIG_INT, "16", "requests in flight per connection", &O.inflight, 1, 4096},
+    {"idle-timeout-ms", CONFIG_INT, "60000", "close connections silent this long", &O.idle_ms, 100,
+     86400000},
+    {"link-ping-ms", CONFIG_INT, "1000", "rpc link heartbeat period (3 missed: reconnect)",
+     &O.ping_ms, 10, 60000},
+    {"seat-ttl-s", CONFIG_INT, "3600", "TTL of a remembered seat in Redis", &O.seat_ttl_s, 1,
+     31 * 86400},
+    {"gate-ttl-ms", CONFIG_INT, "6000", "TTL of the gateway's registry entry", &O.gate_ttl_ms, 30,
+     600000},
+    {"drain-allow", CONFIG_STR, NULL, "IPs allowed on /drain* (default loopback)", &O.drain_allow,
+     0, 0},
+    {"log-level", CONFIG_STR, "info", "debug|info|warn|error", &O.log_level, 0, 0},
+    {0},
+};
+
+static struct {
+    const char *secret_file;
+    long player, ttl;
+} T;
+
+static const config_flag_t token_flags[] = {
+    {"secret-file", CONFIG_STR, NULL, "file holding the token secret (required)", &T.secret_file, 0,
+     0},
+    {"player", CONFIG_INT, "0", "player id (required, > 0)", &T.player, 0, 0},
+    {"ttl", CONFIG_INT, "3600", "seconds until the token expires", &T.ttl, 0, 0},
+    {0},
+};
+
+/* `croupier-gate token --secret-file F --player N --ttl S`: prints one token. */
+static int gate_token_cmd(int argc, char **argv)
+{
+    char err[256];
+    int rc = config_parse(token_flags, "croupier-gate token",
+                          "Mints a login token (v1.<player>.<expiry>.<hmac>).", argc, argv, err,
+                          sizeof err);
+    if (rc == CONFIG_HELP)
+        return 0;
+    if (rc != CONFIG_OK) {
+        fprintf(stderr, "croupier-gate token: %s\n", err);
+        return 2;
+    }
+    if (T.secret_file == NULL || T.player <= 0) {
+        fprintf(stderr, "croupier-gate token: --secret-file and --player (> 0) are required\n");
+        return 2;
+    }
+    token_secret_t *s = calloc(1, sizeof *s);
+    rc = token_secret_load(T.secret_file, s);
+    if (rc != 0) {
+        fprintf(stderr, "croupier-gate token: %s: %s\n", T.secret_file,
+                rc == -EINVAL ? "secret shorter than 16 bytes" : strerror(-rc));
+        free(s);
+        return 1;
+    }
+    char tok[TOKEN_MAX_LEN + 1];
+    rc = token_mint(s, (uint64_t)T.player, clock_wall_ms() / 1000 + T.ttl, tok, sizeof tok);
+    free(s);
+    if (rc < 0) {
+        fprintf(stderr, "croupier-gate token: %s\n", strerror(-rc));
+        return 1;
+    }
+    printf("%s\n", tok);
+    return 0;
+}
+
+static struct {
+    struct event_base *base;
+    gate_t *gate;
+    drain_t *drain;
+    int signals;
+} G;
+
+static long gate_human_desks(void *ctx)
+{
+    (void)ctx;
+    return G.gate != NULL ? gate_connections(G.gate) : 0;
+}
+
+static void gate_stop_intake(void *ctx)
+{
+    (void)ctx;
+    if (G.gate != NULL)
+        gate_exit_request(G.gate);
+}
+
+static bool gate_is_ready(void *ctx)
+{
+    (void)ctx;
+    return G.gate != NULL && gate_ready(G.gate);
+}
+
+static void gate_signal_cb(evutil_socket_t sig, short what, void *arg)
+{
+    (void)what;
+    (void)arg;
+    G.signals++;
+    log_emit(LOG_INFO, "signal", "{s:i,s:i}", "signal", (int)sig, "count", G.signals);
+    gate_exit_begin(G.gate);
+}
+
+static void gate_on_exit(gate_t *g, void *arg)
+{
+    (void)g;
+    (void)arg;
+    event_base_loopexit(G.base, NULL);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "token") == 0)
+        return gate_token_cmd(argc - 1, argv + 1);
+    char err[256];
+    int rc = config_parse(gate_flags, "croupier-gate",
+                          "The croupier gateway: players' connections, routing, resume. "
+                          "`croupier-gate token --help` mints login tokens.",
+                          argc, argv, err, sizeof err);
+    if (rc == CONFIG_HELP)
+        return 0;
+    if (rc != CONFIG_OK) {
+        fprintf(stderr, "croupier-gate: %s\n", err);
+        return 2;
+    }
+    log_level_t lvl;
+    if (log_parse_level(O.log_level, &lvl) != 0) {
+        fprintf(stderr, "croupier-gate: --log-level: '%s' is not debug|info|warn|error\n",
+                O.log_level);
+        return 2;
+    }
+    log_set_level(lvl);
+    log_set_process("gate");
+    if (O.secret_file == NULL) {
+        fprintf(stderr, "croupier-gate: --token-secret-file is required\n");
+        return 2;
+    }
+    static token_secret_t secret;
+    rc = token_secret_load(O.secret_file, &secret);
+    if (rc != 0) {
+        fprintf(stderr, "croupier-gate: --token-secret-file %s: %s\n", O.secret_file,
+                rc == -EINVAL ? "secret shorter than 16 bytes" : strerror(-rc));
+        return 2;
+    }
+    char idbuf[64];
+    if (O.gate_id == NULL) {
+        snprintf(idbuf, sizeof idbuf, "gate-%d", (int)getpid());
+        O.gate_id = idbuf;
+    }
+
+    signal(SIGPIPE, SIG_IGN);
+    evthread_use_pthreads();
+    G.base = event_base_new();
+    metrics_registry_t *metrics = metrics_create();
+
+    drain_config_t dc = {.human_desks = gate_human_desks,
+                         .stop_intake = gate_stop_intake,
+                         .ready = gate_is_ready,
+                         .drain_max_seconds =
+                             (int)((O.drain_window_ms + O.close_timeout_ms) / 1000 + 1),
+                         .listen = O.health,
+                         .drain_allow = O.drain_allow,
+                         .metrics = metrics,
+                         .metric_prefix = "gate"};
+    if (drain_create(&dc, &G.drain) != 0)
+        return 2;
+    drain_heartbeat_add(G.drain, "main");
+    gate_config_t gc = {.base = G.base,
+                        .listen = O.listen,
+                        .advertise = O.advertise,
+                        .redis = O.redis,
+                        .secret = &secret,
+                        .gate_id = O.gate_id,
+                        .metrics = metrics,
+                        .drain = G.drain,
+                        .max_frame = (size_t)O.max_frame,
+                        .output_cap = (size_t)O.output_cap,
+                        .rate_per_s = (int)O.rate,
+                        .rate_burst = (int)O.burst,
+                        .max_inflight = (int)O.inflight,
+                        .idle_timeout_ms = (int)O.idle_ms,
+                        .link_ping_ms = (int)O.ping_ms,
+                        .seat_ttl_s = (int)O.seat_ttl_s,
+                        .gate_ttl_ms = (int)O.gate_ttl_ms,
+                        .drain_window_ms = (int)O.drain_window_ms,
+                        .close_timeout_ms = (int)O.close_timeout_ms,
+                        .goaway_spread_ms = (int)O.goaway_spread_ms,
+                        .on_exit = gate_on_exit};
+    for (int k = 0; k < GATE_REQ_KINDS; k++)
+        gc.budget_ms[k] = (int)O.budget[k];
+    rc = gate_create(&gc, &G.gate);
+    if (rc != 0)
+        return 1;
+    rc = drain_serve(G.drain);
+    if (rc != 0) {
+        log_emit(LOG_FATAL, "health_listen_failed", "{s:s,s:i,s:s}", "host", O.health.host, "port",
+                 O.health.port, "error", strerror(-rc));
+        return 1;
+    }
+    struct event *sigterm = evsignal_new(G.base, SIGTERM, gate_signal_cb, NULL);
+    struct event *sigint = evsignal_new(G.base, SIGINT, gate_signal_cb, NULL);
+    event_add(sigterm, NULL);
+    event_add(sigint, NULL);
+    log_emit(LOG_INFO, "listening", "{s:s,s:i,s:i}", "id", O.gate_id, "port", gate_port(G.gate),
+             "health_port", drain_port(G.drain));
+
+    event_base_dispatch(G.base);
+
+    event_free(sigterm);
+    event_free(sigint);
+    gate_t *g = G.gate;
+    G.gate = NULL;
+    drain_destroy(G.drain);
+    gate_destroy(g);
+    event_base_free(G.base);
+    metrics_destroy(metrics);
+    return 0;
+}

@@ -1,0 +1,857 @@
+/*
+ * The gateway against real processes (issue 9, DESIGN §7): a real redis-server, real
+ * croupier-game --engine test servers and real croupier-gate gateways on loopback, driven through
+ * the client protocol by gatec (tests/support/gatec.h).
+ */
+#include <check.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gatec.h"
+#include "support.h"
+#include "token.h"
+
+#define SECRET "gate-test-secret-0123456789"
+#define ENGINE_T CROUPIER__ENGINE__ENGINE_TRADITIONAL
+
+typedef struct {
+    ts_proc_t *p;
+    int port, health;
+} proc_t;
+
+typedef struct {
+    ts_redis_t *redis;
+    char *dir;
+    char secret_path[512];
+    token_secret_t secret;
+} env_t;
+
+static char *fmt(const char *f, int v)
+{
+    char *s;
+    if (asprintf(&s, f, v) < 0)
+        abort();
+    return s;
+}
+
+static void env_start(env_t *e)
+{
+    memset(e, 0, sizeof *e);
+    e->redis = ts_redis_start();
+    ck_assert_ptr_nonnull(e->redis);
+    e->dir = ts_tmpdir();
+    snprintf(e->secret_path, sizeof e->secret_path, "%s/secret", e->dir);
+    FILE *f = fopen(e->secret_path, "w");
+    fputs(SECRET "\n", f);
+    fclose(f);
+    ck_assert_int_eq(token_secret_set(&e->secret, SECRET, strlen(SECRET)), 0);
+}
+
+static void env_stop(env_t *e)
+{
+    ts_redis_stop(e->redis);
+    unlink(e->secret_path);
+    rmdir(e->dir);
+    free(e->dir);
+}
+
+/* croupier-game --engine test; round_ms sets CROUPIER_TEST_ROUND_MS. */
+static proc_t game_start(env_t *e, int round_ms)
+{
+    proc_t g = {0};
+    g.port = ts_free_port();
+    g.health = ts_free_port();
+    char *listen = fmt("127.0.0.1:%d", g.port);
+    char *health = fmt("127.0.0.1:%d", g.health);
+    char *round = fmt("CROUPIER_TEST_ROUND_MS=%d", round_ms);
+    char *env[] = {round, "CROUPIER_TEST_GAP_MS=20", NULL};
+    char *argv[] = {(char *)ts_build_path("engine/process/croupier-game"),
+                    "--engine",
+                    "test",
+                    "--listen",
+                    listen,
+                    "--advertise",
+                    listen,
+                    "--health-listen",
+                    health,
+                    "--redis",
+                    (char *)ts_redis_addr(e->redis),
+                    "--lease-ttl-ms",
+                    "900",
+                    "--drain-max-seconds",
+                    "20",
+                    NULL};
+    g.p = ts_proc_spawn(argv, env);
+    ck_assert_ptr_nonnull(g.p);
+    free(listen);
+    free(health);
+    free(round);
+    ck_assert_msg(ts_http_wait_status("127.0.0.1", g.health, "/readyz", 200, 10000) == 0,
+                  "game server not ready; log %s", ts_proc_log_path(g.p));
+    return g;
+}
+
+/* croupier-gate; extra: NULL-terminated additional flags. */
+static proc_t gate_start(env_t *e, const char *id, char *const extra[])
+{
+    proc_t g = {0};
+    g.port = ts_free_port();
+    g.health = ts_free_port();
+    char *listen = fmt("127.0.0.1:%d", g.port);
+    char *health = fmt("127.0.0.1:%d", g.health);
+    char *argv[48];
+    int n = 0;
+    argv[n++] = (char *)ts_build_path("gateway/croupier-gate");
+    argv[n++] = "--listen";
+    argv[n++] = listen;
+    argv[n++] = "--health-listen";
+    argv[n++] = health;
+    argv[n++] = "--redis";
+    argv[n++] = (char *)ts_redis_addr(e->redis);
+    argv[n++] = "--token-secret-file";
+    argv[n++] = e->secret_path;
+    argv[n++] = "--gate-id";
+    argv[n++] = (char *)id;
+    argv[n++] = "--drain-window-ms";
+    argv[n++] = "200";
+    argv[n++] = "--close-timeout-ms";
+    argv[n++] = "2000";
+    argv[n++] = "--goaway-spread-ms";
+    argv[n++] = "300";
+    argv[n++] = "--link-ping-ms";
+    argv[n++] = "200";
+    for (int i = 0; extra != NULL && extra[i] != NULL; i++)
+        argv[n++] = extra[i];
+    argv[n] = NULL;
+    g.p = ts_proc_spawn(argv, NULL);
+    ck_assert_ptr_nonnull(g.p);
+    free(listen);
+    free(health);
+    ck_assert_msg(ts_http_wait_status("127.0.0.1", g.health, "/readyz", 200, 10000) == 0,
+                  "gateway not ready; log %s", ts_proc_log_path(g.p));
+    return g;
+}
+
+static void proc_stop(proc_t *p)
+{
+    if (p->p == NULL)
+        return;
+    ts_proc_signal(p->p, SIGTERM);
+    ts_proc_signal(p->p, SIGTERM);
+    ts_proc_wait(p->p, 10000, NULL);
+    ts_proc_free(p->p);
+    p->p = NULL;
+}
+
+static void mint(env_t *e, uint64_t player, int64_t ttl, char *out)
+{
+    ck_assert_int_gt(token_mint(&e->secret, player, time(NULL) + ttl, out, TOKEN_MAX_LEN + 1), 0);
+}
+
+/* Connects to a gateway and logs player in; returns the client. */
+static gatec_t *login(env_t *e, const proc_t *gate, uint64_t player, bool *seated)
+{
+    gatec_t *c = gatec_connect("127.0.0.1", gate->port, 2000);
+    ck_assert_ptr_nonnull(c);
+    char tok[TOKEN_MAX_LEN + 1];
+    mint(e, player, 600, tok);
+    Croupier__ServerMessage *m = gatec_login(c, 1, tok, 3000);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_int_eq(m->body_case, CROUPIER__SERVER_MESSAGE__BODY_LOGIN_RESULT);
+    ck_assert_uint_eq(m->login_result->player_id, player);
+    if (seated != NULL)
+        *seated = m->login_result->seated;
+    frame_free_server(m);
+    return c;
+}
+
+/* Joins game "test" at stake 10; returns the desk and seat. */
+static uint64_t join_ok(gatec_t *c, uint64_t rid, uint32_t *seat)
+{
+    Croupier__ServerMessage *m = gatec_join(c, rid, ENGINE_T, "test", 10, 3000);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_msg(m->body_case == CROUPIER__SERVER_MESSAGE__BODY_JOINED, "join answered %d (%d)",
+                  m->body_case, gatec_code(m));
+    uint64_t desk = m->joined->desk_id;
+    if (seat != NULL)
+        *seat = m->joined->seat;
+    frame_free_server(m);
+    return desk;
+}
+
+static char *seat_of(env_t *e, uint64_t player)
+{
+    char key[64];
+    snprintf(key, sizeof key, "{croupier:seat}:%llu", (unsigned long long)player);
+    return ts_redis_cmd(e->redis, "GET %s", key);
+}
+
+/* An action, retried on NO_ROUND until a round runs; returns the Result's event_seq. */
+static uint64_t action_in_round(gatec_t *c, uint64_t *rid, int timeout_ms)
+{
+    long long end = ts_now_ms() + timeout_ms;
+    while (ts_now_ms() < end) {
+        Croupier__ServerMessage *m = gatec_action(c, (*rid)++, 3000);
+        ck_assert_ptr_nonnull(m);
+        int code = gatec_code(m);
+        uint64_t seq = m->event_seq;
+        ck_assert_int_eq(m->body_case, CROUPIER__SERVER_MESSAGE__BODY_RESULT);
+        frame_free_server(m);
+        if (code == 0)
+            return seq;
+        ck_assert_int_eq(code, CROUPIER__ERROR_CODE__NO_ROUND);
+        ts_sleep_ms(20);
+    }
+    ck_abort_msg("no round started");
+    return 0;
+}
+
+static long metric(const proc_t *gate, const char *series)
+{
+    char *body = NULL;
+    ck_assert_int_eq(ts_http_get("127.0.0.1", gate->health, "/metrics", 2000, &body), 200);
+    char want[256];
+    snprintf(want, sizeof want, "\n%s ", series);
+    const char *at = strstr(body, want);
+    long v = -1;
+    if (at != NULL)
+        v = strtol(at + strlen(want), NULL, 10);
+    free(body);
+    return v;
+}
+
+/* ---- bad input --------------------------------------------------------------------------- */
+
+START_TEST(test_gate_bad_inputs_get_their_code_and_change_nothing)
+{
+    env_t e;
+    env_start(&e);
+    proc_t game = game_start(&e, 300);
+    proc_t gate = gate_start(&e, "g1", NULL);
+
+    /* A seated player whose state must not change. */
+    gatec_t *a = login(&e, &gate, 101, NULL);
+    uint64_t desk = join_ok(a, 2, NULL);
+    gatec_t *a2 = login(&e, &gate, 104, NULL); /* a second player, so rounds run */
+    join_ok(a2, 2, NULL);
+    char *seat_before = seat_of(&e, 101);
+    ck_assert_ptr_nonnull(strstr(seat_before, " test"));
+
+    gatec_t *c = gatec_connect("127.0.0.1", gate.port, 2000);
+    /* Requests before login. */
+    Croupier__ServerMessage *m = gatec_join(c, 5, ENGINE_T, "test", 10, 2000);
+    ck_assert_int_eq(gatec_code(m), CROUPIER__ERROR_CODE__UNAUTHENTICATED);
+    frame_free_server(m);
+    m = gatec_action(c, 6, 2000);
+    ck_assert_int_eq(gatec_code(m), CROUPIER__ERROR_CODE__UNAUTHENTICATED);
+    frame_free_server(m);
+    /* Expired and forged tokens. */
+    char tok[TOKEN_MAX_LEN + 1];
+    ck_assert_int_gt(token_mint(&e.secret, 101, time(NULL) - 5, tok, sizeof tok), 0);
+    m = gatec_login(c, 7, tok, 2000);
+    ck_assert_int_eq(gatec_code(m), CROUPIER__ERROR_CODE__TOKEN_EXPIRED);
+    frame_free_server(m);
+    token_secret_t other;
+    token_secret_set(&other, "not-the-gateway-secret!!", 24);
+    ck_assert_int_gt(token_mint(&other, 101, time(NULL) + 60, tok, sizeof tok), 0);
+    m = gatec_login(c, 8, tok, 2000);
+    ck_assert_int_eq(gatec_code(m), CROUPIER__ERROR_CODE__TOKEN_INVALID);
+    frame_free_server(m);
+    m = gatec_login(c, 9, "v1.101.99999999999.zz", 2000);
+    ck_assert_int_eq(gatec_code(m), CROUPIER__ERROR_CODE__TOKEN_INVALID);
+    frame_free_server(m);
+    /* Still not logged in: the forged token took no seat, no session. */
+    m = gatec_resume(c, 10, 2000);
+    ck_assert_int_eq(gatec_code(m), CROUPIER__ERROR_CODE__UNAUTHENTICATED);
+    frame_free_server(m);
+    /* Player 102 logs in and acts for a seat it does not hold. */
+    mint(&e, 102, 60, tok);
+    m = gatec_login(c, 11, tok, 2000);
+    ck_assert_int_eq(m->body_case, CROUPIER__SERVER_MESSAGE__BODY_LOGIN_RESULT);
+    frame_free_server(m);
+    m = gatec_action(c, 12, 2000);
+    ck_assert_int_eq(gatec_code(m), CROUPIER__ERROR_CODE__NOT_SEATED);
+    frame_free_server(m);
+    m = gatec_leave(c, 13, 2000);
+    ck_assert_int_eq(gatec_code(m), CROUPIER__ERROR_CODE__NOT_SEATED);
+    frame_free_server(m);
+    m = gatec_resume(c, 14, 2000);
+    ck_assert_int_eq(gatec_code(m), CROUPIER__ERROR_CODE__NOT_SEATED);
+    frame_free_server(m);
+    m = gatec_login(c, 15, tok, 2000);
+    ck_assert_int_eq(gatec_code(m), CROUPIER__ERROR_CODE__ALREADY_LOGGED_IN);
+    frame_free_server(m);
+    /* A malformed frame: an Error and a graceful close (EOF, never a reset). */
+    static const uint8_t junk[] = {0, 0, 0, 3, 0xff, 0xff, 0xff};
+    ck_assert_int_eq(gatec_send_raw(c, junk, sizeof junk), 0);
+    m = gatec_next_event(c, CROUPIER__SERVER_MESSAGE__BODY_ERROR, 2000);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_int_eq(m->error->code, CROUPIER__ERROR_CODE__MALFORMED_FRAME);
+    frame_free_server(m);
+    ck_assert_int_eq(gatec_wait_eof(c, 3000), 0);
+    gatec_close(c);
+    ck_assert_ptr_null(strstr(seat_of(&e, 102), " test"));
+
+    /* An over-cap frame: FRAME_TOO_LARGE and a graceful close even with unread bytes. */
+    c = gatec_connect("127.0.0.1", gate.port, 2000);
+    uint8_t big[4 + 1000] = {0x00, 0x10, 0x00, 0x00};
+    memset(big + 4, 0x55, 1000);
+    ck_assert_int_eq(gatec_send_raw(c, big, sizeof big), 0);
+    m = gatec_next_event(c, CROUPIER__SERVER_MESSAGE__BODY_ERROR, 2000);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_int_eq(m->error->code, CROUPIER__ERROR_CODE__FRAME_TOO_LARGE);
+    frame_free_server(m);
+    ck_assert_int_eq(gatec_wait_eof(c, 3000), 0);
+    gatec_close(c);
+
+    /* A valid protobuf frame that breaks a rule (join with stake 0). */
+    c = login(&e, &gate, 103, NULL);
+    {
+        /* Packed by protobuf-c directly: the codec would refuse to send it. */
+        Croupier__ClientMessage cm = CROUPIER__CLIENT_MESSAGE__INIT;
+        Croupier__Join j = CROUPIER__JOIN__INIT;
+        cm.request_id = 2;
+        j.engine = ENGINE_T;
+        j.game = "test";
+        j.stake = 0;
+        cm.body_case = CROUPIER__CLIENT_MESSAGE__BODY_JOIN;
+        cm.join = &j;
+        uint8_t buf[256];
+        size_t n = croupier__client_message__pack(&cm, buf + 4);
+        frame_put_header(buf, (uint32_t)n);
+        ck_assert_int_eq(gatec_send_raw(c, buf, n + 4), 0);
+    }
+    m = gatec_next_event(c, CROUPIER__SERVER_MESSAGE__BODY_ERROR, 2000);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_int_eq(m->error->code, CROUPIER__ERROR_CODE__BAD_REQUEST);
+    frame_free_server(m);
+    ck_assert_int_eq(gatec_wait_eof(c, 3000), 0);
+    gatec_close(c);
+    char *s103 = seat_of(&e, 103);
+    ck_assert_str_eq(s103, "(nil)");
+    free(s103);
+
+    /* Player 101 is untouched: same seat stored, its actions count from 1. */
+    char *seat_after = seat_of(&e, 101);
+    ck_assert_str_eq(seat_before, seat_after);
+    uint64_t rid = 100;
+    ck_assert_uint_eq(action_in_round(a, &rid, 3000), 1);
+    m = gatec_resume(a, rid++, 2000);
+    ck_assert_int_eq(m->body_case, CROUPIER__SERVER_MESSAGE__BODY_SNAPSHOT);
+    ck_assert_uint_eq(m->snapshot->desk_id, desk);
+    frame_free_server(m);
+    ck_assert_int_ge(metric(&gate, "gate_bad_frames_total"), 3);
+    ck_assert_int_ge(metric(&gate, "gate_early_rejections_total{reason=\"unauthenticated\"}"), 3);
+    free(seat_before);
+    free(seat_after);
+    gatec_close(a);
+    gatec_close(a2);
+    proc_stop(&gate);
+    proc_stop(&game);
+    env_stop(&e);
+}
+END_TEST
+
+START_TEST(test_gate_rate_limit_refuses_a_flood_and_keeps_the_session)
+{
+    env_t e;
+    env_start(&e);
+    char *extra[] = {"--rate-limit", "5", "--rate-burst", "5", NULL};
+    proc_t gate = gate_start(&e, "g1", extra);
+    gatec_t *c = login(&e, &gate, 7, NULL); /* the login took one token */
+    for (int i = 0; i < 10; i++) {
+        Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
+        Croupier__Ping p = CROUPIER__PING__INIT;
+        m.request_id = 100 + (uint64_t)i;
+        p.nonce = (uint64_t)i;
+        m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_PING;
+        m.ping = &p;
+        ck_assert_int_eq(gatec_send(c, &m), 0);
+    }
+    int pongs = 0, limited = 0;
+    for (int i = 0; i < 10; i++) {
+        Croupier__ServerMessage *r = gatec_wait_reply(c, 100 + (uint64_t)i, 2000);
+        ck_assert_ptr_nonnull(r);
+        if (r->body_case == CROUPIER__SERVER_MESSAGE__BODY_PONG)
+            pongs++;
+        else if (gatec_code(r) == CROUPIER__ERROR_CODE__RATE_LIMITED)
+            limited++;
+        frame_free_server(r);
+    }
+    ck_assert_int_ge(pongs, 4);
+    ck_assert_int_le(pongs, 5);
+    ck_assert_int_eq(pongs + limited, 10);
+    ts_sleep_ms(500);
+    Croupier__ServerMessage *r = gatec_ping(c, 200, 9, 2000);
+    ck_assert_int_eq(r->body_case, CROUPIER__SERVER_MESSAGE__BODY_PONG);
+    ck_assert_uint_eq(r->pong->nonce, 9);
+    frame_free_server(r);
+    gatec_close(c);
+    proc_stop(&gate);
+    env_stop(&e);
+}
+END_TEST
+
+START_TEST(test_gate_idle_connection_gets_goaway_and_eof)
+{
+    env_t e;
+    env_start(&e);
+    char *extra[] = {"--idle-timeout-ms", "300", NULL};
+    proc_t gate = gate_start(&e, "g1", extra);
+    gatec_t *c = gatec_connect("127.0.0.1", gate.port, 2000);
+    Croupier__ServerMessage *m = gatec_next_event(c, CROUPIER__SERVER_MESSAGE__BODY_GO_AWAY, 3000);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_int_eq(m->go_away->reason, CROUPIER__GO_AWAY_REASON__GOAWAY_IDLE);
+    frame_free_server(m);
+    ck_assert_int_eq(gatec_wait_eof(c, 3000), 0);
+    gatec_close(c);
+    proc_stop(&gate);
+    env_stop(&e);
+}
+END_TEST
+
+/* ---- sessions ------------------------------------------------------------------------------ */
+
+START_TEST(test_gate_new_login_takes_the_session_over)
+{
+    env_t e;
+    env_start(&e);
+    proc_t game = game_start(&e, 300);
+    proc_t gate = gate_start(&e, "g1", NULL);
+    gatec_t *old = login(&e, &gate, 55, NULL);
+    uint64_t desk = join_ok(old, 2, NULL);
+    bool seated = false;
+    gatec_t *neu = login(&e, &gate, 55, &seated);
+    ck_assert(seated);
+    Croupier__ServerMessage *m =
+        gatec_next_event(old, CROUPIER__SERVER_MESSAGE__BODY_GO_AWAY, 2000);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_int_eq(m->go_away->reason, CROUPIER__GO_AWAY_REASON__GOAWAY_SESSION_REPLACED);
+    frame_free_server(m);
+    ck_assert_int_eq(gatec_wait_eof(old, 3000), 0);
+    gatec_close(old);
+    m = gatec_resume(neu, 3, 2000);
+    ck_assert_int_eq(m->body_case, CROUPIER__SERVER_MESSAGE__BODY_SNAPSHOT);
+    ck_assert_uint_eq(m->snapshot->desk_id, desk);
+    frame_free_server(m);
+    gatec_close(neu);
+    proc_stop(&gate);
+    proc_stop(&game);
+    env_stop(&e);
+}
+END_TEST
+
+/* ---- routing -------------------------------------------------------------------------------- */
+
+START_TEST(test_gate_join_action_leave_through_the_game_server)
+{
+    env_t e;
+    env_start(&e);
+    proc_t game = game_start(&e, 400);
+    proc_t gate = gate_start(&e, "g1", NULL);
+    gatec_t *a = login(&e, &gate, 1, NULL);
+    gatec_t *b = login(&e, &gate, 2, NULL);
+    uint64_t d1 = join_ok(a, 2, NULL);
+    uint64_t d2 = join_ok(b, 2, NULL);
+    ck_assert_uint_eq(d1, d2);
+    uint64_t rid = 10;
+    ck_assert_uint_eq(action_in_round(a, &rid, 3000), 1);
+    Croupier__ServerMessage *m = gatec_action(a, rid++, 2000);
+    if (gatec_code(m) == 0)
+        ck_assert_uint_eq(m->event_seq, 2);
+    frame_free_server(m);
+    /* Pushed round ends reach the players. */
+    m = gatec_next_event(a, CROUPIER__SERVER_MESSAGE__BODY_ROUND_END, 3000);
+    ck_assert_ptr_nonnull(m);
+    frame_free_server(m);
+    m = gatec_leave(b, 3, 2000);
+    ck_assert_int_eq(gatec_code(m), 0);
+    frame_free_server(m);
+    /* The seat is forgotten after the round. */
+    char *s = seat_of(&e, 2);
+    ck_assert_str_eq(s, "(nil)");
+    free(s);
+    m = gatec_action(b, 4, 2000);
+    ck_assert_int_eq(gatec_code(m), CROUPIER__ERROR_CODE__NOT_SEATED);
+    frame_free_server(m);
+    m = gatec_join(b, 5, ENGINE_T, "no-such-game", 10, 2000);
+    ck_assert_int_eq(gatec_code(m), CROUPIER__ERROR_CODE__NO_SUCH_GAME);
+    frame_free_server(m);
+    ck_assert_int_eq(metric(&gate, "gate_rpc_links"), 1);
+    gatec_close(a);
+    gatec_close(b);
+    proc_stop(&gate);
+    proc_stop(&game);
+    env_stop(&e);
+}
+END_TEST
+
+START_TEST(test_gate_resume_on_another_gateway_returns_the_same_seat)
+{
+    env_t e;
+    env_start(&e);
+    proc_t game = game_start(&e, 300);
+    proc_t g1 = gate_start(&e, "g1", NULL);
+    proc_t g2 = gate_start(&e, "g2", NULL);
+    gatec_t *a = login(&e, &g1, 31, NULL);
+    gatec_t *b = login(&e, &g1, 32, NULL);
+    uint32_t seat;
+    uint64_t desk = join_ok(a, 2, &seat);
+    join_ok(b, 2, NULL);
+    uint64_t rid = 10;
+    uint64_t n = action_in_round(a, &rid, 3000);
+    gatec_close(a);
+    bool seated = false;
+    gatec_t *a2 = login(&e, &g2, 31, &seated);
+    ck_assert(seated);
+    Croupier__ServerMessage *m = gatec_resume(a2, 2, 3000);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_int_eq(m->body_case, CROUPIER__SERVER_MESSAGE__BODY_SNAPSHOT);
+    ck_assert_uint_eq(m->snapshot->desk_id, desk);
+    ck_assert_uint_eq(m->snapshot->your_seat, seat);
+    ck_assert_str_eq(m->snapshot->game, "test");
+    frame_free_server(m);
+    /* A join of the same table through the new gateway also answers the seat. */
+    m = gatec_join(a2, 3, ENGINE_T, "test", 10, 3000);
+    ck_assert_int_eq(m->body_case, CROUPIER__SERVER_MESSAGE__BODY_SNAPSHOT);
+    ck_assert_uint_eq(m->snapshot->desk_id, desk);
+    frame_free_server(m);
+    /* Actions keep counting on the same seat (nothing lost, nothing twice). */
+    uint64_t n2 = action_in_round(a2, &rid, 3000);
+    ck_assert_uint_gt(n2, n);
+    gatec_close(a2);
+    gatec_close(b);
+    proc_stop(&g1);
+    proc_stop(&g2);
+    proc_stop(&game);
+    env_stop(&e);
+}
+END_TEST
+
+/* ---- the four-step exit ---------------------------------------------------------------------- */
+
+START_TEST(test_gate_sigterm_goaway_to_every_client_no_reset_exit_drained)
+{
+    env_t e;
+    env_start(&e);
+    proc_t game = game_start(&e, 300);
+    char *extra[] = {"--drain-window-ms", "600", NULL};
+    proc_t gate = gate_start(&e, "g1", extra);
+    char *reg = ts_redis_cmd(e.redis, "EXISTS {croupier:gates}:g1");
+    ck_assert_str_eq(reg, "1");
+    free(reg);
+    enum { N = 20 };
+    gatec_t *c[N];
+    for (int i = 0; i < N; i++) {
+        c[i] = login(&e, &gate, 500 + (uint64_t)i, NULL);
+        if (i < 4)
+            join_ok(c[i], 2, NULL);
+    }
+    gatec_t *idle = gatec_connect("127.0.0.1", gate.port, 2000); /* never logs in */
+    long long t0 = ts_now_ms();
+    ck_assert_int_eq(ts_proc_signal(gate.p, SIGTERM), 0);
+    /* (1) readiness 503 at once; (2) deregistered. */
+    ck_assert_int_eq(ts_http_wait_status("127.0.0.1", gate.health, "/readyz", 503, 1000), 0);
+    long long t503 = ts_now_ms() - t0;
+    for (int i = 0; i < 50; i++) {
+        reg = ts_redis_cmd(e.redis, "EXISTS {croupier:gates}:g1");
+        bool gone = strcmp(reg, "0") == 0;
+        free(reg);
+        if (gone)
+            break;
+        ts_sleep_ms(10);
+    }
+    reg = ts_redis_cmd(e.redis, "EXISTS {croupier:gates}:g1");
+    ck_assert_str_eq(reg, "0");
+    free(reg);
+    /* (3) the drain window still serves and still accepts. */
+    Croupier__ServerMessage *m = gatec_ping(c[0], 9, 1, 1000);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_int_eq(m->body_case, CROUPIER__SERVER_MESSAGE__BODY_PONG);
+    frame_free_server(m);
+    gatec_t *late = login(&e, &gate, 999, NULL);
+    uint64_t rid = 10;
+    action_in_round(c[0], &rid, 3000);
+    /* (4) every client gets a GoAway with a jittered delay, then EOF -- never a reset. */
+    uint32_t dmin = UINT32_MAX, dmax = 0;
+    gatec_t *all[N + 2];
+    memcpy(all, c, sizeof c);
+    all[N] = late;
+    all[N + 1] = idle;
+    for (int i = 0; i < N + 2; i++) {
+        m = gatec_next_event(all[i], CROUPIER__SERVER_MESSAGE__BODY_GO_AWAY, 5000);
+        ck_assert_msg(m != NULL, "client %d got no GoAway", i);
+        ck_assert_int_eq(m->go_away->reason, CROUPIER__GO_AWAY_REASON__GOAWAY_SHUTDOWN);
+        ck_assert_uint_le(m->go_away->reconnect_delay_ms, 300);
+        if (m->go_away->reconnect_delay_ms < dmin)
+            dmin = m->go_away->reconnect_delay_ms;
+        if (m->go_away->reconnect_delay_ms > dmax)
+            dmax = m->go_away->reconnect_delay_ms;
+        frame_free_server(m);
+        ck_assert_msg(gatec_wait_eof(all[i], 3000) == 0, "client %d: %s", i,
+                      strerror(gatec_read_error(all[i])));
+    }
+    ck_assert_uint_gt(dmax, dmin); /* spread, not one instant */
+    long long tgo = ts_now_ms() - t0;
+    ck_assert_int_ge(tgo, 600); /* not before the window ended */
+    for (int i = 0; i < N + 2; i++)
+        gatec_close(all[i]);
+    int status;
+    ck_assert_int_eq(ts_proc_wait(gate.p, 5000, &status), 0);
+    ck_assert(WIFEXITED(status));
+    ck_assert_int_eq(WEXITSTATUS(status), 0);
+    ck_assert(ts_proc_log_has(gate.p, "exit reason=drained"));
+    ck_assert_int_lt(t503, 1000);
+    ts_proc_free(gate.p);
+    gate.p = NULL;
+    proc_stop(&game);
+    env_stop(&e);
+}
+END_TEST
+
+/* ---- game-server drain -------------------------------------------------------------------------
+ */
+
+START_TEST(test_gate_game_drain_moves_players_after_their_round)
+{
+    env_t e;
+    env_start(&e);
+    proc_t a = game_start(&e, 500);
+    proc_t gate = gate_start(&e, "g1", NULL);
+    gatec_t *p1 = login(&e, &gate, 71, NULL);
+    gatec_t *p2 = login(&e, &gate, 72, NULL);
+    join_ok(p1, 2, NULL);
+    join_ok(p2, 2, NULL);
+    char *seat_a = seat_of(&e, 71);
+    proc_t b = game_start(&e, 500);
+    uint64_t rid = 10;
+    action_in_round(p1, &rid, 3000); /* a round runs on A */
+
+    long long t0 = ts_now_ms();
+    ck_assert_int_eq(ts_http_get("127.0.0.1", a.health, "/drain", 2000, NULL), 200);
+    /* New joins stop going to A within 50 ms. */
+    ts_sleep_ms(50);
+    gatec_t *p3 = login(&e, &gate, 73, NULL);
+    join_ok(p3, 2, NULL);
+    char *seat3 = seat_of(&e, 73);
+    char *seat_b_id = strndup(seat3, strcspn(seat3, " "));
+    ck_assert_msg(strncmp(seat3, seat_a, strcspn(seat_a, " ")) != 0,
+                  "a join %lld ms after the drain went to the draining server (%s)",
+                  ts_now_ms() - t0, seat3);
+
+    /* The round on A finishes (completed, not voided), then both players are moved to B. */
+    Croupier__ServerMessage *m =
+        gatec_next_event(p1, CROUPIER__SERVER_MESSAGE__BODY_ROUND_END, 3000);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_int_eq(m->round_end->outcome, CROUPIER__ROUND_OUTCOME__OUTCOME_COMPLETED);
+    frame_free_server(m);
+    gatec_t *ps[2] = {p1, p2};
+    for (int i = 0; i < 2; i++) {
+        m = gatec_next_event(ps[i], CROUPIER__SERVER_MESSAGE__BODY_MOVED, 5000);
+        ck_assert_msg(m != NULL, "player %d not moved", i);
+        ck_assert_ptr_nonnull(m->moved->to);
+        ck_assert_str_eq(m->moved->to->game, "test");
+        ck_assert_int_eq(m->moved->to->stake, 10);
+        frame_free_server(m);
+        char *s = seat_of(&e, 71 + (uint64_t)i);
+        ck_assert_msg(strncmp(s, seat_b_id, strlen(seat_b_id)) == 0, "seat %s", s);
+        free(s);
+    }
+    /* The moved players play on B. */
+    m = gatec_resume(p1, rid++, 2000);
+    ck_assert_int_eq(m->body_case, CROUPIER__SERVER_MESSAGE__BODY_SNAPSHOT);
+    frame_free_server(m);
+    ck_assert_uint_eq(action_in_round(p1, &rid, 4000), 1);
+    /* A exits cleanly (SIGTERM after /drain, as preStop does). */
+    ts_proc_signal(a.p, SIGTERM);
+    int status;
+    ck_assert_int_eq(ts_proc_wait(a.p, 10000, &status), 0);
+    ck_assert(ts_proc_log_has(a.p, "exit reason=drained"));
+    ts_proc_free(a.p);
+    a.p = NULL;
+    ck_assert_int_ge(metric(&gate, "gate_moves_total{outcome=\"moved\"}"), 2);
+    free(seat_a);
+    free(seat3);
+    free(seat_b_id);
+    gatec_close(p1);
+    gatec_close(p2);
+    gatec_close(p3);
+    proc_stop(&gate);
+    proc_stop(&b);
+    env_stop(&e);
+}
+END_TEST
+
+START_TEST(test_gate_game_drain_without_other_server_tells_table_closing)
+{
+    env_t e;
+    env_start(&e);
+    proc_t a = game_start(&e, 300);
+    proc_t gate = gate_start(&e, "g1", NULL);
+    gatec_t *p1 = login(&e, &gate, 81, NULL);
+    gatec_t *p2 = login(&e, &gate, 82, NULL);
+    join_ok(p1, 2, NULL);
+    join_ok(p2, 2, NULL);
+    ck_assert_int_eq(ts_http_get("127.0.0.1", a.health, "/drain", 2000, NULL), 200);
+    /* The gateway's own TableClosing (after the server's) says the player is unseated. */
+    bool told = false;
+    for (int i = 0; i < 3 && !told; i++) {
+        Croupier__ServerMessage *m =
+            gatec_next_event(p1, CROUPIER__SERVER_MESSAGE__BODY_TABLE_CLOSING, 5000);
+        ck_assert_ptr_nonnull(m);
+        told = strstr(m->table_closing->detail, "not seated") != NULL;
+        frame_free_server(m);
+    }
+    ck_assert(told);
+    char *s = seat_of(&e, 81);
+    ck_assert_str_eq(s, "(nil)");
+    free(s);
+    gatec_close(p1);
+    gatec_close(p2);
+    proc_stop(&gate);
+    proc_stop(&a);
+    env_stop(&e);
+}
+END_TEST
+
+/* ---- deadlines ------------------------------------------------------------------------------- */
+
+START_TEST(test_gate_expired_budget_is_refused)
+{
+    env_t e;
+    env_start(&e);
+    proc_t game = game_start(&e, 3000);
+    char *extra[] = {"--budget-action-ms", "100", NULL};
+    proc_t gate = gate_start(&e, "g1", extra);
+    gatec_t *a = login(&e, &gate, 41, NULL);
+    gatec_t *b = login(&e, &gate, 42, NULL);
+    join_ok(a, 2, NULL);
+    join_ok(b, 2, NULL);
+    uint64_t rid = 10;
+    ck_assert_uint_eq(action_in_round(a, &rid, 3000), 1);
+    long refused0 = metric(&game, "game_rpc_deadline_exceeded_total");
+    /* The game server is stopped: the gateway answers when the budget is spent... */
+    ts_proc_signal(game.p, SIGSTOP);
+    long long t0 = ts_now_ms();
+    Croupier__ServerMessage *m = gatec_action(a, rid++, 2000);
+    long long took = ts_now_ms() - t0;
+    ck_assert_ptr_nonnull(m);
+    ck_assert_int_eq(gatec_code(m), CROUPIER__ERROR_CODE__DEADLINE_EXCEEDED);
+    ck_assert_int_ge(took, 80);
+    ck_assert_int_lt(took, 600);
+    frame_free_server(m);
+    ts_sleep_ms(50);
+    ts_proc_signal(game.p, SIGCONT);
+    /* ...and the server, receiving the request after its deadline, refuses it: not applied. */
+    ts_sleep_ms(100);
+    ck_assert_int_gt(metric(&game, "game_rpc_deadline_exceeded_total"), refused0);
+    ck_assert_uint_eq(action_in_round(a, &rid, 3000), 2);
+    ck_assert_int_ge(metric(&gate, "gate_degraded_responses_total"), 1);
+    gatec_close(a);
+    gatec_close(b);
+    proc_stop(&gate);
+    proc_stop(&game);
+    env_stop(&e);
+}
+END_TEST
+
+START_TEST(test_gate_retry_stops_when_the_budget_is_spent)
+{
+    env_t e;
+    env_start(&e);
+    proc_t game = game_start(&e, 300);
+    char *extra[] = {"--budget-join-ms", "400", NULL};
+    proc_t gate = gate_start(&e, "g1", extra);
+    ck_assert_int_eq(ts_http_get("127.0.0.1", game.health, "/drain", 2000, NULL), 200);
+    ts_sleep_ms(100);
+    gatec_t *a = login(&e, &gate, 61, NULL);
+    long retries0 = metric(&gate, "gate_retries_total");
+    long long t0 = ts_now_ms();
+    Croupier__ServerMessage *m = gatec_join(a, 2, ENGINE_T, "test", 10, 3000);
+    long long took = ts_now_ms() - t0;
+    ck_assert_ptr_nonnull(m);
+    ck_assert_int_eq(gatec_code(m), CROUPIER__ERROR_CODE__DEADLINE_EXCEEDED);
+    frame_free_server(m);
+    ck_assert_int_ge(took, 250);
+    ck_assert_int_lt(took, 1500);
+    long retries = metric(&gate, "gate_retries_total") - retries0;
+    ck_assert_int_ge(retries, 1);
+    ck_assert_int_le(retries, 12); /* doubling pauses: a handful inside 400 ms */
+    char *s = seat_of(&e, 61);
+    ck_assert_str_eq(s, "(nil)");
+    free(s);
+    gatec_close(a);
+    proc_stop(&gate);
+    proc_stop(&game);
+    env_stop(&e);
+}
+END_TEST
+
+START_TEST(test_gate_stopped_game_server_gives_deadline_exceeded_in_budget)
+{
+    env_t e;
+    env_start(&e);
+    proc_t game = game_start(&e, 300);
+    char *extra[] = {"--budget-action-ms", "300", NULL};
+    proc_t gate = gate_start(&e, "g1", extra);
+    gatec_t *a = login(&e, &gate, 91, NULL);
+    join_ok(a, 2, NULL);
+    ts_proc_signal(game.p, SIGSTOP);
+    long long t0 = ts_now_ms();
+    Croupier__ServerMessage *m = gatec_action(a, 5, 3000);
+    long long took = ts_now_ms() - t0;
+    ts_proc_signal(game.p, SIGCONT);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_int_eq(gatec_code(m), CROUPIER__ERROR_CODE__DEADLINE_EXCEEDED);
+    frame_free_server(m);
+    ck_assert_int_ge(took, 250);
+    ck_assert_int_lt(took, 1000);
+    gatec_close(a);
+    proc_stop(&gate);
+    proc_stop(&game);
+    env_stop(&e);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("gate");
+    struct {
+        const char *name;
+        const TTest *tests[4];
+    } cases[] = {
+        {"bad_input",
+         {test_gate_bad_inputs_get_their_code_and_change_nothing,
+          test_gate_rate_limit_refuses_a_flood_and_keeps_the_session,
+          test_gate_idle_connection_gets_goaway_and_eof, NULL}},
+        {"sessions", {test_gate_new_login_takes_the_session_over, NULL}},
+        {"routing",
+         {test_gate_join_action_leave_through_the_game_server,
+          test_gate_resume_on_another_gateway_returns_the_same_seat, NULL}},
+        {"exit", {test_gate_sigterm_goaway_to_every_client_no_reset_exit_drained, NULL}},
+        {"game_drain",
+         {test_gate_game_drain_moves_players_after_their_round,
+          test_gate_game_drain_without_other_server_tells_table_closing, NULL}},
+        {"deadlines",
+         {test_gate_expired_budget_is_refused, test_gate_retry_stops_when_the_budget_is_spent,
+          test_gate_stopped_game_server_gives_deadline_exceeded_in_budget, NULL}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        TCase *tc = tcase_create(cases[i].name);
+        tcase_set_timeout(tc, 60);
+        for (int k = 0; cases[i].tests[k] != NULL; k++)
+            tcase_add_test(tc, cases[i].tests[k]);
+        suite_add_tcase(s, tc);
+    }
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_ENV);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? 0 : 1;
+}
