@@ -410,7 +410,10 @@ int main(int argc, char **argv)
                       .workers = (unsigned)G.o.workers,
                       .engine = G.engine,
                       .games = G.o.games,
-                      .metrics = G.metrics};
+                      .metrics = G.metrics,
+                      .redis_host = G.o.redis.host,
+                      .redis_port = G.o.redis.port,
+                      .service = G.o.service};
     rc = gs_create(&gc, &G.gs);
     if (rc != 0) {
         log_emit(LOG_FATAL, "runtime_start_failed", "{s:i}", "errno", -rc);

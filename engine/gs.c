@@ -84,6 +84,8 @@ struct gs {
     const engine_ops_t *engine;
     void *engine_state;
     char *games;
+    char *redis_host, *service;
+    int redis_port;
     char server_id[96];
     _Atomic uint32_t slot;
     _Atomic uint64_t lease_epoch;
@@ -811,6 +813,9 @@ int gs_create(const gs_config_t *cfg, gs_t **out)
     gs->base = cfg->base;
     gs->engine = cfg->engine;
     gs->games = cfg->games != NULL ? xstrdup(cfg->games) : NULL;
+    gs->redis_host = cfg->redis_host != NULL ? xstrdup(cfg->redis_host) : NULL;
+    gs->redis_port = cfg->redis_port;
+    gs->service = xstrdup(cfg->service != NULL ? cfg->service : cfg->engine->name);
     snprintf(gs->server_id, sizeof gs->server_id, "%s",
              cfg->server_id != NULL ? cfg->server_id : "unassigned");
     gs->metrics = cfg->metrics;
@@ -859,6 +864,8 @@ fail_rt:
     u64map_destroy(gs->cache_index);
     free(gs->cache);
     free(gs->games);
+    free(gs->redis_host);
+    free(gs->service);
     free(gs);
     return rc;
 }
@@ -963,7 +970,34 @@ void gs_destroy(gs_t *gs)
     pthread_mutex_destroy(&gs->out_mu);
     pthread_mutex_destroy(&gs->desks_mu);
     free(gs->games);
+    free(gs->redis_host);
+    free(gs->service);
     free(gs);
+}
+
+struct event_base *gs_base(gs_t *gs)
+{
+    return gs->base;
+}
+
+const char *gs_redis_host(const gs_t *gs)
+{
+    return gs->redis_host;
+}
+
+int gs_redis_port(const gs_t *gs)
+{
+    return gs->redis_port;
+}
+
+const char *gs_service(const gs_t *gs)
+{
+    return gs->service;
+}
+
+const char *gs_server_id(const gs_t *gs)
+{
+    return gs->server_id;
 }
 
 rt_t *gs_rt(gs_t *gs)

@@ -135,6 +135,14 @@ void gs_void_all(gs_t *gs);
 void gs_destroy(gs_t *gs);
 
 rt_t *gs_rt(gs_t *gs);
+/* The main event_base (links, engine join(); an engine may add its own events there). */
+struct event_base *gs_base(gs_t *gs);
+/* The Redis address and service name from the config (host NULL when none). */
+const char *gs_redis_host(const gs_t *gs);
+int gs_redis_port(const gs_t *gs);
+const char *gs_service(const gs_t *gs);
+/* The server id ("<service>:<slot>") once the lease is held, else "unassigned". Main thread. */
+const char *gs_server_id(const gs_t *gs);
 void *gs_engine_state(gs_t *gs);
 metrics_registry_t *gs_metrics(gs_t *gs);
 uint64_t gs_human_desks(const gs_t *gs);
