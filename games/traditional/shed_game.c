@@ -186,6 +186,43 @@ int shed_game_deal_order(shed_game_t *g, const shed_card_t *order, int n, int fi
     return 0;
 }
 
+int shed_game_setup_position(shed_game_t *g, int seat, shed_set_t hand, shed_set_t to_beat)
+{
+    shed_card_t deck[SHED_MAX_CARDS];
+    shed_set_t all = {{0, 0}};
+    int rc;
+    g->rules->deck(deck);
+    for (int i = 0; i < g->rules->deck_size; i++)
+        shed_set_add(&all, deck[i]);
+    if (seat < 0 || seat >= g->seats || shed_set_empty(hand) ||
+        !shed_set_contains(all, shed_set_union(hand, to_beat)) ||
+        shed_set_size(shed_set_union(hand, to_beat)) !=
+            shed_set_size(hand) + shed_set_size(to_beat))
+        return -EINVAL;
+    shed_game_t saved = *g;
+    game_start(g, deck, seat); /* resets the per-deal state (and runs the game's start hook) */
+    memset(g->hand, 0, sizeof g->hand);
+    g->extra = no_cards;
+    g->hand[seat] = hand;
+    g->phase = SHED_PHASE_PLAY;
+    g->turn = seat;
+    g->nplays = 1;
+    g->landlord = g->rules->bidding ? seat : -1;
+    g->bid_best = g->rules->bidding ? 1 : 0;
+    g->nev = 0;
+    if (!shed_set_empty(to_beat)) {
+        shed_combo_t c;
+        rc = g->rules->classify(g, to_beat, false, &c);
+        if (rc != 0) {
+            *g = saved;
+            return -EINVAL;
+        }
+        g->beat = c;
+        g->lead_seat = (seat + g->seats - 1) % g->seats;
+    }
+    return 0;
+}
+
 void shed_game_deal_secure(shed_game_t *g)
 {
     shed_card_t deck[SHED_MAX_CARDS];

@@ -144,6 +144,15 @@ void shed_game_deal_seeded(shed_game_t *g, uint64_t seed);
  */
 int shed_game_deal_order(shed_game_t *g, const shed_card_t *order, int n, int first);
 
+/*
+ * Sets up a position for analysis (tools, tests): `seat` to act in the play phase holding
+ * `hand`, with `to_beat` on the table as played by the previous seat (empty: `seat` leads),
+ * everybody else's hand empty, not the deal's first play. Returns 0, or -EINVAL when the
+ * hand is empty, a card is not in the game's deck, hand and to_beat share a card, or to_beat
+ * is no valid combination. On error the game is unchanged.
+ */
+int shed_game_setup_position(shed_game_t *g, int seat, shed_set_t hand, shed_set_t to_beat);
+
 /* Applies one action. Returns SHED_OK or a shed_err_t (state unchanged). */
 int shed_game_apply(shed_game_t *g, const shed_action_t *a);
 

@@ -4,8 +4,10 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "shed_game.h"
 
@@ -537,6 +539,47 @@ START_TEST(test_guandan_levels_rise_and_tribute_follows)
 }
 END_TEST
 
+/* ---- croupier-rules moves for the other games ---------------------------------------------- */
+
+/* Runs croupier-rules with args; returns its exit code and its stdout (lines joined by ' '). */
+static int run_rules(const char *args, char *out, size_t outlen)
+{
+    const char *build = getenv("CROUPIER_BUILD");
+    char cmd[512];
+    ck_assert_ptr_nonnull(build);
+    snprintf(cmd, sizeof cmd, "%s/tools/croupier-rules %s 2>/dev/null", build, args);
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    size_t n = 0;
+    int ch;
+    while ((ch = fgetc(p)) != EOF)
+        if (n + 1 < outlen)
+            out[n++] = ch == '\n' ? ' ' : (char)ch;
+    out[n] = '\0';
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+START_TEST(test_cli_lists_moves_for_every_game)
+{
+    char out[4096];
+    ck_assert_int_eq(run_rules("moves bigtwo 3d4d5d6d7d8c 7s", out, sizeof out), 0);
+    ck_assert_str_eq(out, "8c pass ");
+    /* runfast: trio with two on 333+69: 444 or 555 with any two others */
+    ck_assert_int_eq(run_rules("moves runfast 44455567 33369", out, sizeof out), 0);
+    ck_assert_str_eq(out, "44455 44555 44456 45556 44457 45557 44467 55567 pass ");
+    /* guandan at level 2: the heart 2 is wild (pairs, straight flush) */
+    ck_assert_int_eq(run_rules("moves guandan 3d4d5d6d2h 3c", out, sizeof out), 0);
+    ck_assert_str_eq(out, "4d 5d 6d 2h 3d4d5d6d2h pass ");
+    ck_assert_int_eq(run_rules("moves bigtwo 3d 3z", out, sizeof out), 2);
+    ck_assert_int_eq(run_rules("moves bigtwo 3d3c 4d5d", out, sizeof out), 2);
+    ck_assert_int_eq(run_rules("moves guandan 3d3d3d", out, sizeof out), 2);
+    ck_assert_int_eq(run_rules("moves runfast 2222", out, sizeof out), 2);
+    ck_assert_int_eq(run_rules("moves runfast 44455567 3336", out, sizeof out), 2);
+    ck_assert_str_eq(out, "");
+}
+END_TEST
+
 static Suite *rules_suite(void)
 {
     Suite *s = suite_create("trad_rules");
@@ -562,6 +605,10 @@ static Suite *rules_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_guandan_combinations_and_wild_hearts);
     tcase_add_test(tc, test_guandan_levels_rise_and_tribute_follows);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("cli");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_cli_lists_moves_for_every_game);
     suite_add_tcase(s, tc);
     return s;
 }

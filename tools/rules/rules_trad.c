@@ -1,11 +1,15 @@
 /*
  * croupier-rules moves -- every legal move of a shedding-game hand, one per line.
  *
- *     croupier-rules moves doudizhu <hand> [<move-to-beat>]
+ *     croupier-rules moves <game> <hand> [<move-to-beat>]
  *
- * Dou Dizhu cards are written by rank, 3456789TJQKA2 plus B / R for the black / red joker, in
- * any order; moves are printed as sorted rank strings (e.g. 33344455566B). With a move to beat,
- * the moves that beat it are printed and then "pass". Bad input: a message and exit code 2.
+ * doudizhu, runfast: cards by rank, 3456789TJQKA2 (plus B / R for the black / red joker in Dou
+ *   Dizhu), in any order; moves printed as sorted rank strings (e.g. 33344455566B).
+ * bigtwo, guandan: cards as rank + suit (d c h s), e.g. 3d4sTh; jokers B / R; in Guandan a card
+ *   written twice is both copies (two decks). Moves printed the same way. Guandan is read at
+ *   level 2 (the hearts 2s are wild).
+ * With a move to beat, the moves that beat it are printed and then "pass". Bad input: a message
+ * on stderr and exit code 2. Dou Dizhu with all 54 cards and nothing to beat prints 27,471 lines.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,12 +17,14 @@
 
 #include "ddz.h"
 #include "rules_cmds.h"
+#include "shed_game.h"
 #include "xmalloc.h"
 
 static int trad_usage(void)
 {
-    fprintf(stderr, "usage: croupier-rules moves doudizhu <hand> [<move-to-beat>]\n"
-                    "  cards by rank: 3456789TJQKA2, B = black joker, R = red joker\n");
+    fprintf(stderr, "usage: croupier-rules moves <game> <hand> [<move-to-beat>]\n"
+                    "  games: doudizhu, runfast (cards by rank: 3456789TJQKA2, B, R),\n"
+                    "         bigtwo, guandan (rank + suit: 3d 4c 5h 6s ..., jokers B R)\n");
     return 2;
 }
 
@@ -28,8 +34,6 @@ static int trad_moves_ddz(int argc, char **argv)
     char err[128];
     shed_counts_t hand, beat_counts = 0;
     ddz_move_t beat = {0};
-    if (argc < 3 || argc > 4)
-        return trad_usage();
     if (shed_counts_parse(argv[2], 1, &hand, err, sizeof err) != 0) {
         fprintf(stderr, "croupier-rules moves: bad hand '%s': %s\n", argv[2], err);
         return 2;
@@ -75,12 +79,150 @@ static int trad_moves_ddz(int argc, char **argv)
     return 0;
 }
 
+/*
+ * Reads cards for the other games into *out: rank strings (runfast: suits chosen from the
+ * game's deck, lowest first) or rank+suit pairs (bigtwo; guandan, where a second copy of a
+ * card is the other deck's). `taken` holds cards already used (the hand, when reading the
+ * move to beat). Returns 0 or -1 with a message in err.
+ */
+static int trad_parse(const char *game, const char *text, shed_set_t deck, shed_set_t taken,
+                      shed_set_t *out, char *err, size_t errlen)
+{
+    shed_set_t s = {{0, 0}};
+    bool suited = strcmp(game, "runfast") != 0;
+    for (const char *p = text; *p;) {
+        if (*p == ' ' || *p == ',') {
+            p++;
+            continue;
+        }
+        int r = shed_rank_from_char(*p);
+        if (r < 0) {
+            snprintf(err, errlen, "'%c' is not a rank (3456789TJQKA2, B, R)", *p);
+            return -1;
+        }
+        int suit = -1;
+        p++;
+        if (suited && r < SHED_RANK_BJ) {
+            const char *q = *p ? strchr(shed_suit_chars, *p) : NULL;
+            if (q == NULL) {
+                snprintf(err, errlen, "card '%c' needs a suit d, c, h or s", shed_rank_chars[r]);
+                return -1;
+            }
+            suit = (int)(q - shed_suit_chars);
+            p++;
+        }
+        bool placed = false;
+        for (int d = 0; d < 2 && !placed; d++)
+            for (int su = 0; su < 4 && !placed; su++) {
+                if (suit >= 0 && su != suit)
+                    continue;
+                shed_card_t c = shed_card_make(d, r, r >= SHED_RANK_BJ ? 0 : su);
+                if (shed_set_has(deck, c) && !shed_set_has(s, c) && !shed_set_has(taken, c)) {
+                    shed_set_add(&s, c);
+                    placed = true;
+                }
+            }
+        if (!placed) {
+            snprintf(err, errlen, "no more '%c%s' in the %s deck", shed_rank_chars[r],
+                     suit >= 0 ? (char[2]){shed_suit_chars[suit], 0} : "", game);
+            return -1;
+        }
+    }
+    *out = s;
+    return 0;
+}
+
+/* Writes a play: a rank string for runfast, rank+suit pairs otherwise. */
+static void trad_format(const char *game, shed_set_t s, char *buf)
+{
+    if (!strcmp(game, "runfast")) {
+        shed_counts_format(shed_set_counts(s), buf);
+        return;
+    }
+    shed_card_t list[SHED_MAX_CARDS];
+    int n = shed_set_list(s, list);
+    /* rank order, both decks together */
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && list[j] % 64 < list[j - 1] % 64; j--) {
+            shed_card_t t = list[j];
+            list[j] = list[j - 1];
+            list[j - 1] = t;
+        }
+    char *p = buf;
+    for (int i = 0; i < n; i++) {
+        int r = shed_card_rank(list[i]);
+        *p++ = shed_rank_chars[r];
+        if (r < SHED_RANK_BJ)
+            *p++ = shed_suit_chars[shed_card_suit(list[i])];
+    }
+    *p = '\0';
+}
+
+/* Run Fast, Big Two, Guandan: through the state machine's position set-up and move lister. */
+static int trad_moves_shed(const shed_rules_t *rules, int argc, char **argv)
+{
+    const char *game = argv[1];
+    char err[160];
+    shed_game_t *g = shed_game_create(rules, NULL);
+    int rc = 2;
+    /* the game's deck, as dealt */
+    shed_game_deal_seeded(g, 1);
+    shed_set_t deck = shed_game_extra(g), hand, beat = {{0, 0}};
+    for (int s = 0; s < shed_rules_seats(rules); s++)
+        deck = shed_set_union(deck, shed_game_hand(g, s));
+    if (trad_parse(game, argv[2], deck, beat, &hand, err, sizeof err) != 0) {
+        fprintf(stderr, "croupier-rules moves: bad hand '%s': %s\n", argv[2], err);
+        goto fail_input;
+    }
+    if (shed_set_empty(hand)) {
+        fprintf(stderr, "croupier-rules moves: the hand is empty\n");
+        goto fail_input;
+    }
+    if (argc == 4 && trad_parse(game, argv[3], deck, hand, &beat, err, sizeof err) != 0) {
+        fprintf(stderr, "croupier-rules moves: bad move to beat '%s': %s\n", argv[3], err);
+        goto fail_input;
+    }
+    if (argc == 4 && shed_set_empty(beat)) {
+        fprintf(stderr, "croupier-rules moves: the move to beat is empty\n");
+        goto fail_input;
+    }
+    if (shed_game_setup_position(g, 0, hand, beat) != 0) {
+        fprintf(stderr, "croupier-rules moves: '%s' is not a valid %s move\n", argv[3], game);
+        goto fail_input;
+    }
+    int cap = 1 << 16;
+    shed_set_t *plays = xreallocarray(NULL, (size_t)cap, sizeof *plays);
+    int n = shed_game_legal_plays(g, plays, cap);
+    char buf[3 * SHED_MAX_CARDS + 1];
+    for (int i = 0; i < n; i++) {
+        trad_format(game, plays[i], buf);
+        puts(buf);
+    }
+    if (argc == 4)
+        puts("pass");
+    free(plays);
+    rc = 0;
+    if (n < 0 || fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "croupier-rules moves: %s\n", n < 0 ? "too many moves" : "write error");
+        rc = 1;
+    }
+fail_input:
+    shed_game_destroy(g);
+    return rc;
+}
+
 int rules_trad_moves(int argc, char **argv)
 {
-    if (argc < 2)
+    if (argc < 3 || argc > 4)
         return trad_usage();
     if (!strcmp(argv[1], "doudizhu") || !strcmp(argv[1], "ddz"))
         return trad_moves_ddz(argc, argv);
-    fprintf(stderr, "croupier-rules moves: unknown game '%s' (known: doudizhu)\n", argv[1]);
-    return 2;
+    const shed_rules_t *rules = shed_rules_find(argv[1]);
+    if (rules == NULL) {
+        fprintf(stderr,
+                "croupier-rules moves: unknown game '%s' (doudizhu, runfast, bigtwo, guandan)\n",
+                argv[1]);
+        return 2;
+    }
+    return trad_moves_shed(rules, argc, argv);
 }
