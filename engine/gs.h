@@ -111,6 +111,11 @@ typedef struct gs_config {
     metrics_registry_t *metrics;
     size_t link_output_cap; /* bytes queued to one link before it is dropped; 0 = 8 MiB */
     int request_cache_max;  /* remembered answers for retries; 0 = 65536 */
+    /* The process's Redis (IP literal), for engines that keep state there besides money (e.g.
+     * lobby ads); NULL when none. */
+    const char *redis_host;
+    int redis_port;
+    const char *service; /* the lease service name (round ids, keys); NULL = engine name */
 } gs_config_t;
 
 /* Creates the runtime and the core (no listener yet). Returns 0 and *out, or a negative errno. */
