@@ -95,6 +95,7 @@ static bool b2_beats(const shed_combo_t *a, const shed_combo_t *b)
     return a->key > b->key;
 }
 
+/* The holder of the 3 of diamonds acts first. */
 static int b2_first_seat(const shed_game_t *g, int first)
 {
     (void)first;
@@ -118,6 +119,7 @@ typedef struct {
     bool overflow;
 } b2_list_t;
 
+/* Keeps subset s when it classifies, beats the move to beat and obeys the opening rule. */
 static void b2_try(b2_list_t *L, shed_set_t s)
 {
     shed_combo_t c;

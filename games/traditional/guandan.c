@@ -319,6 +319,7 @@ static bool gd_give_ok(const shed_game_t *g, int seat, shed_card_t card)
     return !any_low || (r < 13 && gd_nv(r) <= 8);
 }
 
+/* The cards the player to act may give now, one per set; count or -ENOSPC. */
 static int gd_legal_gives(const shed_game_t *g, shed_set_t *out, int cap)
 {
     shed_card_t list[SHED_MAX_CARDS];
@@ -421,6 +422,7 @@ static int gd_cmp_set(const void *a, const void *b)
     return x->w[1] < y->w[1] ? -1 : x->w[1] > y->w[1];
 }
 
+/* Could a set of n cards answer the move to beat (same size, or a bomb)? */
 static bool gd_size_ok(const gd_gen_t *G, int n)
 {
     return G->want_n == 0 || n == G->want_n || n >= 4;
@@ -451,6 +453,12 @@ static void gd_gen_runs(gd_gen_t *G, int unit, int len, int suit)
     }
 }
 
+/*
+ * Legal plays of the player to act: candidate card sets (groups of one rank with and without
+ * wilds, joker groups, full houses, straights and straight flushes, tubes, plates; only sizes
+ * that can answer the move to beat) are sorted, deduplicated, classified exactly as
+ * shed_game_apply() will classify them, and kept when they beat. Count or -ENOSPC.
+ */
 static int gd_legal_plays(const shed_game_t *g, shed_set_t *out, int cap)
 {
     static shed_set_t none;

@@ -117,6 +117,7 @@ static bool rf_beats(const shed_combo_t *a, const shed_combo_t *b)
     return a->type == b->type && a->len == b->len && a->rank > b->rank;
 }
 
+/* The holder of the 3 of spades acts first. */
 static int rf_first_seat(const shed_game_t *g, int first)
 {
     (void)first;

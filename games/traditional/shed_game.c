@@ -268,6 +268,11 @@ static void game_finish(shed_game_t *g, int winner)
     shed_game_push_event(g, SHED_EV_SETTLED, winner, 0, no_cards);
 }
 
+/*
+ * A bid (0 = pass) in the bidding phase. Ends the bidding after a maximum bid or once every
+ * seat has spoken: the highest bidder becomes landlord and takes the extra cards, or, with no
+ * bid at all, the deal is voided. Returns SHED_OK or an error with nothing changed.
+ */
 static int apply_bid(shed_game_t *g, const shed_action_t *a)
 {
     if (g->phase != SHED_PHASE_BID)
@@ -300,6 +305,11 @@ static int apply_bid(shed_game_t *g, const shed_action_t *a)
     return SHED_OK;
 }
 
+/*
+ * A play: checked in the order phase, turn, cards held, combination, opening rule, beats the
+ * move to beat; only then applied. Emptying the hand ends the deal, or (games that play on)
+ * marks the seat out until the game says the deal is over.
+ */
 static int apply_play(shed_game_t *g, const shed_action_t *a)
 {
     shed_combo_t c;
@@ -349,6 +359,11 @@ static bool can_beat(const shed_game_t *g)
     return n != 0;
 }
 
+/*
+ * A pass: refused to the leader, and where the game demands it to a player who can beat. When
+ * every other player still in has passed, the trick's winner (or its partner, or the next
+ * player still in) leads a new trick.
+ */
 static int apply_pass(shed_game_t *g, const shed_action_t *a)
 {
     if (g->phase != SHED_PHASE_PLAY)
@@ -382,6 +397,7 @@ static int apply_pass(shed_game_t *g, const shed_action_t *a)
     return SHED_OK;
 }
 
+/* A tribute or return card (Guandan): one held card, then the game's own checks. */
 static int apply_give(shed_game_t *g, const shed_action_t *a)
 {
     if (g->phase != SHED_PHASE_TRIBUTE || g->rules->give == NULL)
