@@ -91,7 +91,100 @@ static uint8_t bj_argmax(const double v[BJ_ACT_COUNT], int avail, bool can_hit)
     return (uint8_t)best;
 }
 
-/* Fills every table for one dealer up card (value 1..10). */
+/* Expected values against one up card for one shoe composition. */
+typedef struct {
+    double P[11];      /* probability of drawing each value */
+    double stand[32];  /* standing on a best total */
+    double hit[32][2]; /* hitting once then playing on: [hard total][holds an ace] */
+    double dbl[32][2]; /* doubling */
+    double hv[32][2];  /* best of hitting and standing */
+} bj_evs_t;
+
+/*
+ * Dealer outcome probabilities for up card c->up drawing from c->counts, then the player's
+ * values for every (hard total, ace) drawing from the same composition.
+ */
+static void bj_evs_compute(bj_deal_ctx_t *c, bj_evs_t *e)
+{
+    double dist[D_N] = {0};
+    bj_dealer_rec(c, c->up, c->up == 1, 1, 1.0, dist);
+    for (int v = 1; v <= 10; v++)
+        e->P[v] = (double)c->counts[v] / c->left;
+    for (int t = 0; t < 32; t++) {
+        double ev = dist[D_BUST] - dist[D_BJ];
+        if (t > 21) {
+            e->stand[t] = -1;
+            continue;
+        }
+        for (int d = 0; d < 5; d++)
+            ev += (t > 17 + d ? 1 : t < 17 + d ? -1 : 0) * dist[D_17 + d];
+        e->stand[t] = ev;
+    }
+    for (int h = 31; h >= 2; h--) {
+        for (int a = 0; a < 2; a++) {
+            if (h > 21) {
+                e->hv[h][a] = e->hit[h][a] = e->dbl[h][a] = -1;
+                continue;
+            }
+            double eh = 0, ed = 0;
+            for (int v = 1; v <= 10; v++) {
+                int nh = h + v;
+                bool na = a || v == 1;
+                eh += e->P[v] * (nh > 21 ? -1 : e->hv[nh][na]);
+                ed += e->P[v] * (nh > 21 ? -1 : e->stand[bj_best(nh, na)]);
+            }
+            double st = e->stand[bj_best(h, a)];
+            e->hit[h][a] = eh;
+            e->dbl[h][a] = 2 * ed;
+            e->hv[h][a] = eh > st ? eh : st;
+        }
+    }
+}
+
+/*
+ * Value of splitting a pair of v: twice the value g of one hand that starts with v. Split
+ * aces take one card; other hands play on (doubling only under DAS); a hand that draws v
+ * again may be resplit while the table allows more hands, valued by the infinite-resplit
+ * recurrence g = A + P(v) * 2g.
+ */
+static double bj_split_value(const bj_rules_t *r, const bj_evs_t *e, int v)
+{
+    if (r->max_hands < 2)
+        return -2;
+    double A = 0, B = 0;
+    for (int w = 1; w <= 10; w++) {
+        int h = v + w;
+        bool a = v == 1 || w == 1;
+        double val = e->stand[bj_best(h, a)];
+        if (v != 1 && bj_best(h, a) < 21) {
+            if (e->hit[h][a] > val)
+                val = e->hit[h][a];
+            if (r->das && bj_double_permitted(r, h, a) && e->dbl[h][a] > val)
+                val = e->dbl[h][a];
+        }
+        if (w == v)
+            B = val;
+        else
+            A += e->P[w] * val;
+    }
+    double g = A + e->P[v] * B;
+    bool resplit = r->max_hands > 2 && (v != 1 || r->rsa);
+    if (resplit && 2 * e->P[v] < 1) {
+        double g2 = A / (1 - 2 * e->P[v]);
+        if (g2 > g)
+            g = g2;
+    }
+    return 2 * g;
+}
+
+/*
+ * Fills every table for one dealer up card (value 1..10).
+ *
+ * Later decisions (three or more cards, nothing but hit or stand) use the shoe less the up
+ * card. First decisions (double, surrender, split) are computed for each two-card hand with
+ * its own two cards also removed from the shoe, then combined per total weighted by how often
+ * each two-card hand is dealt: the "total-dependent" basic strategy of published charts.
+ */
 static void bj_strategy_fill_up(bj_strategy_t *s, int up)
 {
     const bj_rules_t *r = &s->rules;
@@ -103,59 +196,21 @@ static void bj_strategy_fill_up(bj_strategy_t *s, int up)
     c.up = up;
     c.h17 = r->h17;
     c.peek = r->peek;
-    double dist[D_N] = {0};
-    bj_dealer_rec(&c, up, up == 1, 1, 1.0, dist);
-
-    double P[11];
-    for (int v = 1; v <= 10; v++)
-        P[v] = (double)c.counts[v] / c.left;
-
-    double stand[32];
-    for (int t = 0; t < 32; t++) {
-        double e = dist[D_BUST] - dist[D_BJ];
-        if (t > 21) {
-            stand[t] = -1;
-            continue;
-        }
-        for (int d = 0; d < 5; d++)
-            e += (t > 17 + d ? 1 : t < 17 + d ? -1 : 0) * dist[D_17 + d];
-        stand[t] = e;
-    }
-    /* hv: value of hitting or standing, whichever is better; hit: value of hitting once. */
-    double hv[32][2], hit[32][2], dbl[32][2];
-    for (int h = 31; h >= 2; h--) {
-        for (int a = 0; a < 2; a++) {
-            if (h > 21) {
-                hv[h][a] = hit[h][a] = dbl[h][a] = -1;
-                continue;
-            }
-            double eh = 0, ed = 0;
-            for (int v = 1; v <= 10; v++) {
-                int nh = h + v;
-                bool na = a || v == 1;
-                eh += P[v] * (nh > 21 ? -1 : hv[nh][na]);
-                ed += P[v] * (nh > 21 ? -1 : stand[bj_best(nh, na)]);
-            }
-            double st = stand[bj_best(h, a)];
-            hit[h][a] = eh;
-            dbl[h][a] = 2 * ed;
-            hv[h][a] = eh > st ? eh : st;
-        }
-    }
     /* A surrendered hand is over: it loses half its bet whatever the dealer holds, also in
      * the no-hole-card game (rules §4.6). */
-    double surrender = -0.5;
+    const double surrender = -0.5;
 
-    /* First-decision values and chart cells. */
+    bj_evs_t e; /* about 2 KiB */
+    bj_evs_compute(&c, &e);
     for (int t = 4; t <= 21; t++) {
         for (int soft = 0; soft < 2; soft++) {
             if (soft && t < 12)
                 continue;
             int h = soft ? t - 10 : t;
             double *ev = s->ev[up][t][soft];
-            ev[BJ_ACT_STAND] = stand[t];
-            ev[BJ_ACT_HIT] = hit[h][soft];
-            ev[BJ_ACT_DOUBLE] = dbl[h][soft];
+            ev[BJ_ACT_STAND] = e.stand[t];
+            ev[BJ_ACT_HIT] = e.hit[h][soft];
+            ev[BJ_ACT_DOUBLE] = e.dbl[h][soft];
             ev[BJ_ACT_SURRENDER] = surrender;
             ev[BJ_ACT_SPLIT] = -2;
             for (int avail = 0; avail < 4; avail++) {
@@ -168,38 +223,60 @@ static void bj_strategy_fill_up(bj_strategy_t *s, int up)
         }
     }
 
-    /* Splits: g is the value of one hand that starts with the pair card. */
-    for (int v = 1; v <= 10; v++) {
-        double A = 0, B = 0;
-        for (int w = 1; w <= 10; w++) {
-            int h = v + w;
-            bool a = v == 1 || w == 1;
-            double val = stand[bj_best(h, a)];
-            if (v != 1 && bj_best(h, a) < 21) {
-                if (hit[h][a] > val)
-                    val = hit[h][a];
-                if (r->das && bj_double_permitted(r, h, a) && dbl[h][a] > val)
-                    val = dbl[h][a];
+    double acc[22][2][BJ_ACT_COUNT] = {{{0}}};
+    double wsum[22][2] = {{0}};
+    for (int c1 = 1; c1 <= 10; c1++) {
+        for (int c2 = c1; c2 <= 10; c2++) {
+            if (c.counts[c1] == 0 || c.counts[c2] - (c1 == c2) <= 0)
+                continue;
+            double w = (double)c.counts[c1] * (c.counts[c2] - (c1 == c2)) * (c1 == c2 ? 1 : 2);
+            int hard = c1 + c2;
+            bool ace = c1 == 1;
+            int total = bj_best(hard, ace);
+            int soft = ace && hard + 10 <= 21;
+            if (total == 21)
+                continue; /* a blackjack: no decision */
+            c.counts[c1]--;
+            c.counts[c2]--;
+            c.left -= 2;
+            bj_evs_compute(&c, &e);
+            c.counts[c1]++;
+            c.counts[c2]++;
+            c.left += 2;
+            double ev[BJ_ACT_COUNT];
+            ev[BJ_ACT_STAND] = e.stand[total];
+            ev[BJ_ACT_HIT] = e.hit[hard][ace];
+            ev[BJ_ACT_DOUBLE] = e.dbl[hard][ace];
+            ev[BJ_ACT_SURRENDER] = surrender;
+            ev[BJ_ACT_SPLIT] = -2;
+            for (int a = 0; a < BJ_ACT_COUNT; a++)
+                acc[total][soft][a] += w * ev[a];
+            wsum[total][soft] += w;
+            if (c1 == c2) {
+                double split = bj_split_value(r, &e, c1);
+                s->split_ev[up][c1] = split;
+                /* Split when it beats the best other play available to this very pair. */
+                for (int avail = 0; avail < 4; avail++)
+                    s->split[c1][up][avail] = split > ev[bj_argmax(ev, avail, true)];
             }
-            if (w == v)
-                B = val;
-            else
-                A += P[w] * val;
         }
-        double g = A + P[v] * B;
-        bool resplit = r->max_hands > 2 && (v != 1 || r->rsa);
-        if (resplit && 2 * P[v] < 1) {
-            double g2 = A / (1 - 2 * P[v]);
-            if (g2 > g)
-                g = g2;
-        }
-        s->split_ev[up][v] = r->max_hands >= 2 ? 2 * g : -2;
-        int t = v == 1 ? 12 : 2 * v;
-        int soft = v == 1;
-        for (int avail = 0; avail < 4; avail++) {
-            /* Split when it beats the best other play available. */
-            uint8_t a = soft ? s->soft[t][up][avail] : s->hard[t][up][avail];
-            s->split[v][up][avail] = s->split_ev[up][v] > s->ev[up][t][soft][a];
+    }
+    /* Two-card decisions (double or surrender available) by total. */
+    for (int t = 4; t <= 21; t++) {
+        for (int soft = 0; soft < 2; soft++) {
+            if (wsum[t][soft] <= 0)
+                continue;
+            double *ev = s->ev[up][t][soft];
+            for (int a = 0; a < BJ_ACT_COUNT; a++)
+                ev[a] = acc[t][soft][a] / wsum[t][soft];
+            ev[BJ_ACT_SPLIT] = -2;
+            for (int avail = 1; avail < 4; avail++) {
+                uint8_t a = bj_argmax(ev, avail, t < 21);
+                if (soft)
+                    s->soft[t][up][avail] = a;
+                else
+                    s->hard[t][up][avail] = a;
+            }
         }
     }
 }

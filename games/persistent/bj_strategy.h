@@ -7,9 +7,10 @@
  *   - the dealer's final-total probabilities for each up card, drawing without replacement
  *     from the full shoe less the up card, with the hole card conditioned on "no blackjack"
  *     when the dealer peeks;
- *   - the player's stand / hit / double / surrender values, drawing from the same
- *     composition (depletion by the player's own cards is ignored, as in "total-dependent"
- *     basic strategy charts);
+ *   - the player's stand / hit / double / surrender values: first decisions are computed
+ *     for each two-card hand with its own cards removed from the shoe too, then combined per
+ *     total weighted by how often each hand is dealt ("total-dependent" basic strategy, as
+ *     in published charts); later hit/stand decisions draw from the shoe less the up card;
  *   - splits valued per hand, with resplits (up to the table's limit) approximated by the
  *     infinite-resplit recurrence, doubling after split only under DAS, and split aces
  *     getting one card.

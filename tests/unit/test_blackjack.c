@@ -727,8 +727,8 @@ START_TEST(test_bj_strategy_matches_published_charts)
     check_cell(s, 18, true, 0, 2, "S");
     check_cell(s, 18, true, 0, 3, "Ds");
     check_cell(s, 18, true, 0, 9, "H");
-    /* A,2 vs 5 (published: Dh) is the one cell where the player's own two cards tip a
-     * near-tie; the total-dependent computation says H (see docs/rules/blackjack.md). */
+    /* A,2 vs 5 is a near-tie that the player's own two cards tip towards the double. */
+    check_cell(s, 13, true, 0, 5, "Dh");
     check_cell(s, 13, true, 0, 6, "Dh");
     check_cell(s, 14, true, 0, 5, "Dh");
     check_cell(s, 13, true, 0, 4, "H");
@@ -749,6 +749,7 @@ START_TEST(test_bj_strategy_matches_published_charts)
     check_cell(s, 15, false, 0, 1, "Rh");
     check_cell(s, 17, false, 0, 1, "Rs");
     check_cell(s, 0, false, 8, 1, "Rp");
+    check_cell(s, 13, true, 0, 5, "Dh");
     bj_strategy_destroy(s);
 
     r.h17 = false;
