@@ -94,6 +94,7 @@ TAILQ_HEAD(gate_link_list, gate_link);
 
 struct gate_req {
     TAILQ_ENTRY(gate_req) q;
+    LIST_ENTRY(gate_req) live; /* every request alive, for gate_destroy */
     gate_t *g;
     gate_req_kind_t kind;
     bool reseat;      /* a table move on the player's behalf */
@@ -133,6 +134,7 @@ struct gate {
     uint64_t next_conn_id;
     uint64_t next_rid;
     struct gate_link_list links;
+    LIST_HEAD(, gate_req) reqs;
     _Atomic long nconns;
     atomic_bool ready_flag;
     bool registered;
@@ -827,6 +829,7 @@ static void gate_link_submit(gate_t *g, gate_req_t *r)
 
 static void gate_req_free(gate_req_t *r)
 {
+    LIST_REMOVE(r, live);
     gate_req_unlink(r);
     if (r->timer != NULL)
         event_free(r->timer);
@@ -1000,6 +1003,7 @@ static gate_req_t *gate_req_new(gate_t *g, gate_req_kind_t kind, uint64_t player
     r->deadline_mono = clock_mono_ms() + budget;
     r->deadline_wall = clock_wall_ms() + budget;
     r->timer = evtimer_new(g->base, gate_req_timer_cb, r);
+    LIST_INSERT_HEAD(&g->reqs, r, live);
     return r;
 }
 
@@ -1678,6 +1682,17 @@ static void gate_register_tick_cb(evutil_socket_t fd, short what, void *arg)
     rconn_eval(g->rc, gate_script_register, gate_register_cb, g, 1, 4, argv, NULL);
 }
 
+/* Registers as soon as Redis answers (and again after every reconnect). */
+static void gate_redis_state_cb(rconn_t *rc, bool connected, void *arg)
+{
+    (void)rc;
+    gate_t *g = arg;
+    if (connected)
+        gate_register_tick_cb(-1, 0, g);
+    else
+        g->registered = false;
+}
+
 static void gate_deregister_cb(rconn_t *rc, redisReply *reply, void *arg)
 {
     (void)rc;
@@ -1728,8 +1743,8 @@ static void gate_exit_step(gate_t *g)
     case 1: {
         /* deregistered (or timed out): step 3, the drain window. */
         g->exit_step = 2;
-        log_emit(LOG_INFO, "gate_drain_window", "{s:i,s:l}", "ms", g->cfg.drain_window_ms,
-                 "connections", atomic_load(&g->nconns));
+        log_emit(LOG_INFO, "gate_drain_window", "{s:i,s:I}", "ms", g->cfg.drain_window_ms,
+                 "connections", (json_int_t)atomic_load(&g->nconns));
         struct timeval tv = {g->cfg.drain_window_ms / 1000, (g->cfg.drain_window_ms % 1000) * 1000};
         evtimer_add(g->exit_timer, &tv);
         return;
@@ -1741,7 +1756,8 @@ static void gate_exit_step(gate_t *g)
             evconnlistener_free(g->listener);
             g->listener = NULL;
         }
-        log_emit(LOG_INFO, "gate_closing_clients", "{s:l}", "connections", atomic_load(&g->nconns));
+        log_emit(LOG_INFO, "gate_closing_clients", "{s:I}", "connections",
+                 (json_int_t)atomic_load(&g->nconns));
         gate_exit_goaway_all(g);
         int ms = g->cfg.close_timeout_ms + 100;
         struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
@@ -1783,7 +1799,8 @@ void gate_exit_begin(gate_t *g)
     atomic_store(&g->ready_flag, false);
     if (g->cfg.drain != NULL)
         drain_start(g->cfg.drain);
-    log_emit(LOG_INFO, "gate_exit_begin", "{s:l}", "connections", atomic_load(&g->nconns));
+    log_emit(LOG_INFO, "gate_exit_begin", "{s:I}", "connections",
+             (json_int_t)atomic_load(&g->nconns));
     /* step 2: deregister (bounded by 1 s) */
     evtimer_del(g->register_ev);
     g->registered = false;
@@ -1916,6 +1933,7 @@ int gate_create(const gate_config_t *cfg, gate_t **out)
     snprintf(g->gate_id, sizeof g->gate_id, "%s", cfg->gate_id);
     TAILQ_INIT(&g->conns);
     TAILQ_INIT(&g->links);
+    LIST_INIT(&g->reqs);
     g->conn_by_id = u64map_create();
     g->conn_by_player = u64map_create();
     g->next_rid = ((uint64_t)arc4random() << 32 | arc4random()) & ~0xffffffULL;
@@ -1982,7 +2000,11 @@ int gate_create(const gate_config_t *cfg, gate_t **out)
         gate_script_register = rconn_script_create(gate_register_lua);
         gate_script_deregister = rconn_script_create(gate_deregister_lua);
     }
-    rconn_opts_t ro = {.host = cfg->redis.host, .port = cfg->redis.port, .name = "gate"};
+    rconn_opts_t ro = {.host = cfg->redis.host,
+                       .port = cfg->redis.port,
+                       .name = "gate",
+                       .on_state = gate_redis_state_cb,
+                       .arg = g};
     g->rc = rconn_create(g->base, &ro);
     registry_view_opts_t vo = {.host = cfg->redis.host,
                                .port = cfg->redis.port,
@@ -2004,7 +2026,6 @@ int gate_create(const gate_config_t *cfg, gate_t **out)
     int period = g->cfg.gate_ttl_ms / 3 > 0 ? g->cfg.gate_ttl_ms / 3 : 1;
     struct timeval rt = {period / 1000, (period % 1000) * 1000};
     event_add(g->register_ev, &rt);
-    event_active(g->register_ev, EV_TIMEOUT, 0);
     g->exit_ev = event_new(g->base, -1, 0, gate_exit_ev_cb, g);
     g->exit_timer = evtimer_new(g->base, gate_exit_timer_cb, g);
     log_emit(LOG_INFO, "gate_listening", "{s:s,s:i,s:s}", "id", g->gate_id, "port", g->port,
@@ -2020,32 +2041,20 @@ void gate_destroy(gate_t *g)
     gate_conn_t *c;
     while ((c = TAILQ_FIRST(&g->conns)) != NULL)
         gate_conn_free(c);
-    /* Links: their requests are freed without answers (nobody is left to answer). */
+    /* Pending seat lookups end here (their callbacks run with NULL and, the connections being
+     * gone, free the requests they hold); the requests still alive are freed without answers
+     * (nobody is left to read them); then the links. */
+    rconn_destroy(g->rc);
+    g->rc = NULL;
+    gate_req_t *r;
+    while ((r = LIST_FIRST(&g->reqs)) != NULL)
+        gate_req_free(r);
     gate_link_t *l;
-    while ((l = TAILQ_FIRST(&g->links)) != NULL) {
-        gate_req_t *list = NULL;
-        u64map_each(l->pending, gate_req_detach_cb, &list);
-        gate_req_t *r;
-        while ((r = TAILQ_FIRST(&l->queue)) != NULL) {
-            TAILQ_REMOVE(&l->queue, r, q);
-            r->q.tqe_next = list;
-            list = r;
-        }
-        while (list != NULL) {
-            r = list;
-            list = r->q.tqe_next;
-            if (r->sent)
-                u64map_del(l->pending, r->rid);
-            r->link = NULL;
-            r->sent = false;
-            gate_req_free(r);
-        }
+    while ((l = TAILQ_FIRST(&g->links)) != NULL)
         gate_link_free(l);
-    }
     if (g->listener != NULL)
         evconnlistener_free(g->listener);
     registry_view_destroy(g->view);
-    rconn_destroy(g->rc);
     if (g->sweep_ev != NULL)
         event_free(g->sweep_ev);
     if (g->register_ev != NULL)

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -412,6 +413,48 @@ START_TEST(test_gate_idle_connection_gets_goaway_and_eof)
     ck_assert_int_eq(m->go_away->reason, CROUPIER__GO_AWAY_REASON__GOAWAY_IDLE);
     frame_free_server(m);
     ck_assert_int_eq(gatec_wait_eof(c, 3000), 0);
+    gatec_close(c);
+    proc_stop(&gate);
+    env_stop(&e);
+}
+END_TEST
+
+START_TEST(test_gate_slow_consumer_is_closed_with_a_reason)
+{
+    env_t e;
+    env_start(&e);
+    char *extra[] = {"--output-cap", "4096", "--rate-limit", "1000000", "--rate-burst",
+                     "1000000",      NULL};
+    proc_t gate = gate_start(&e, "g1", extra);
+    gatec_t *c = login(&e, &gate, 9, NULL);
+    int small = 4096;
+    setsockopt(gatec_fd(c), SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    /* Pings in batches, never reading the pongs, until the gateway gives up on us. */
+    static uint8_t batch[10000 * 16];
+    size_t len = 0;
+    for (int i = 0; i < 10000; i++) {
+        Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
+        Croupier__Ping p = CROUPIER__PING__INIT;
+        m.request_id = 1000 + (uint64_t)i;
+        p.nonce = (uint64_t)i;
+        m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_PING;
+        m.ping = &p;
+        ssize_t n = frame_encode(&m.base, NULL, batch + len, sizeof batch - len, NULL);
+        ck_assert_int_gt(n, 0);
+        len += (size_t)n;
+    }
+    long closes = 0;
+    for (int k = 0; k < 200 && closes == 0; k++) {
+        if (gatec_send_raw(c, batch, len) != 0)
+            break;
+        closes = metric(&gate, "gate_slow_consumer_closes_total");
+    }
+    ck_assert_int_eq(metric(&gate, "gate_slow_consumer_closes_total"), 1);
+    Croupier__ServerMessage *m = gatec_next_event(c, CROUPIER__SERVER_MESSAGE__BODY_GO_AWAY, 10000);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_int_eq(m->go_away->reason, CROUPIER__GO_AWAY_REASON__GOAWAY_OVERLOADED);
+    frame_free_server(m);
+    ck_assert_int_eq(gatec_wait_eof(c, 5000), 0);
     gatec_close(c);
     proc_stop(&gate);
     env_stop(&e);
@@ -883,12 +926,13 @@ int main(void)
     Suite *s = suite_create("gate");
     struct {
         const char *name;
-        const TTest *tests[4];
+        const TTest *tests[6];
     } cases[] = {
         {"bad_input",
          {test_gate_bad_inputs_get_their_code_and_change_nothing,
           test_gate_rate_limit_refuses_a_flood_and_keeps_the_session,
-          test_gate_idle_connection_gets_goaway_and_eof, NULL}},
+          test_gate_idle_connection_gets_goaway_and_eof,
+          test_gate_slow_consumer_is_closed_with_a_reason, NULL}},
         {"sessions", {test_gate_new_login_takes_the_session_over, NULL}},
         {"routing",
          {test_gate_join_action_leave_through_the_game_server,
