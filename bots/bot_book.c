@@ -460,12 +460,12 @@ fail_name:
     return rc;
 }
 
-size_t bot_book_write_finished_ids(const bot_book_t *b, FILE *f)
+size_t bot_book_write_round_ids(const bot_book_t *b, FILE *f)
 {
     size_t n = 0;
     for (size_t i = 0; i < b->ids.cap; i++) {
-        if (b->ids.keys[i] != NULL && b->ids.outcome[i] == 1) {
-            fprintf(f, "%s\n", b->ids.keys[i]);
+        if (b->ids.keys[i] != NULL) {
+            fprintf(f, "%s %s\n", b->ids.keys[i], b->ids.outcome[i] == 1 ? "finished" : "voided");
             n++;
         }
     }

@@ -127,7 +127,8 @@ bool bot_book_ok(const bot_book_t *b);
 json_t *bot_book_report(bot_book_t *b, json_t *meta);
 /* Writes the report to path (pretty, atomically via a temp file + rename). 0 or -errno. */
 int bot_book_write_report(bot_book_t *b, json_t *meta, const char *path);
-/* Writes the distinct finished round ids, one per line, to f. Returns how many. */
-size_t bot_book_write_finished_ids(const bot_book_t *b, FILE *f);
+/* Writes every distinct round id seen to end, one a line: "<round_id> finished|voided".
+ * Returns how many lines. */
+size_t bot_book_write_round_ids(const bot_book_t *b, FILE *f);
 
 #endif

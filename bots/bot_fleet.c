@@ -45,7 +45,8 @@ typedef struct bot {
     uint64_t player;
     bot_state_t st;
     struct bufferevent *bev;
-    unsigned gw; /* index of the gateway in use (into the list read at connect time) */
+    unsigned gw;        /* first gateway: bot index into the list */
+    config_addr_t last; /* the gateway of the last connection attempt */
     bool ever_connected;
     bool lost_connection; /* disconnected since the seat was last confirmed */
     bool goaway;
@@ -778,7 +779,19 @@ static void bot_connect(bot_t *b)
         bot_reconnect_later(b, false);
         return;
     }
-    const config_addr_t *a = &gws[b->gw % n];
+    /* The first connect spreads bots over the list by index; a reconnect picks at random among
+     * the gateways other than the one just left, so a leaving gateway's clients spread over the
+     * rest (the way a Service balances new connections). */
+    unsigned pick = b->gw % n;
+    if (b->ever_connected && n > 1) {
+        unsigned others[FLEET_MAX_GATEWAYS], k = 0;
+        for (unsigned i = 0; i < n; i++)
+            if (strcmp(gws[i].host, b->last.host) != 0 || gws[i].port != b->last.port)
+                others[k++] = i;
+        pick = k > 0 ? others[bot_rng_below(&b->rng, k)] : bot_rng_below(&b->rng, n);
+    }
+    const config_addr_t *a = &gws[pick];
+    b->last = *a;
     struct sockaddr_storage ss;
     socklen_t sl;
     memset(&ss, 0, sizeof ss);

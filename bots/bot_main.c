@@ -37,8 +37,8 @@ static const config_flag_t flags[] = {
     {"stake", CONFIG_INT, "10", "stake of the Join (> 0)", &O.stake, 1, 1000000000},
     {"seconds", CONFIG_INT, "10", "how long to play before stopping", &O.seconds, 1, 31 * 86400},
     {"report", CONFIG_STR, NULL, "write the JSON report here", &O.report, 0, 0},
-    {"rounds-file", CONFIG_STR, NULL, "write the ids of finished rounds here, one a line",
-     &O.rounds_file, 0, 0},
+    {"rounds-file", CONFIG_STR, NULL,
+     "write every round id seen to end here: \"ID finished|voided\" a line", &O.rounds_file, 0, 0},
     {"token-secret-file", CONFIG_STR, NULL, "HMAC secret of the gateways' login tokens",
      &O.secret_file, 0, 0},
     {"seed", CONFIG_INT, "1", "seed of the bots' random choices", &O.seed, 0, 0},
@@ -235,7 +235,7 @@ int main(int argc, char **argv)
     }
     if (O.rounds_file != NULL) {
         FILE *fp = fopen(O.rounds_file, "w");
-        if (fp == NULL || (bot_book_write_finished_ids(m.book, fp), fclose(fp)) != 0) {
+        if (fp == NULL || (bot_book_write_round_ids(m.book, fp), fclose(fp)) != 0) {
             fprintf(stderr, "croupier-bot: cannot write --rounds-file %s\n", O.rounds_file);
             goto fail_fleet;
         }

@@ -7,6 +7,7 @@
 # Needs: BUILD (the meson build dir), SRC (the source tree).
 
 E2E_PIDS=()
+E2E_WARNINGS=()
 
 e2e_log() {
     echo "[$(date +%H:%M:%S.%3N)] $*" >&2
@@ -67,10 +68,11 @@ e2e_game_start() {
     port=$(e2e_free_port)
     health=$(e2e_free_port)
     POD_LOG[$name]="$E2E_DIR/$name.log"
-    "$BUILD/engine/process/croupier-game" --engine "$engine" --listen "127.0.0.1:$port" \
+    mkdir -p "$E2E_DIR/$name.d" # the pod's working directory (a core dump lands there)
+    (cd "$E2E_DIR/$name.d" && exec "$BUILD/engine/process/croupier-game" --engine "$engine" --listen "127.0.0.1:$port" \
         --advertise "127.0.0.1:$port" --health-listen "127.0.0.1:$health" \
         --redis "127.0.0.1:$REDIS_PORT" --lease-ttl-ms 3000 --drain-max-seconds "$bound" \
-        --workers 1 "$@" >>"${POD_LOG[$name]}" 2>&1 &
+        --workers 1 "$@") >>"${POD_LOG[$name]}" 2>&1 &
     POD_PID[$name]=$!
     E2E_PIDS+=($!)
     POD_HEALTH[$name]=$health
@@ -92,10 +94,11 @@ e2e_gate_start() {
     port=$(e2e_free_port)
     health=$(e2e_free_port)
     POD_LOG[$name]="$E2E_DIR/$name.log"
-    "$BUILD/gateway/croupier-gate" --listen "127.0.0.1:$port" --health-listen "127.0.0.1:$health" \
+    mkdir -p "$E2E_DIR/$name.d" # the pod's working directory (a core dump lands there)
+    (cd "$E2E_DIR/$name.d" && exec "$BUILD/gateway/croupier-gate" --listen "127.0.0.1:$port" --health-listen "127.0.0.1:$health" \
         --redis "127.0.0.1:$REDIS_PORT" --token-secret-file "$E2E_DIR/secret" \
         --gate-id "$name" --drain-window-ms "${GATE_DRAIN_WINDOW_MS:-1000}" \
-        --close-timeout-ms 5000 "$@" >>"${POD_LOG[$name]}" 2>&1 &
+        --close-timeout-ms 5000 "$@") >>"${POD_LOG[$name]}" 2>&1 &
     POD_PID[$name]=$!
     E2E_PIDS+=($!)
     POD_HEALTH[$name]=$health
@@ -111,16 +114,16 @@ e2e_secret() {
     head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$E2E_DIR/secret"
 }
 
-# e2e_pod_terminate NAME: what kubelet does to a pod being deleted. preStop (game pods: the
-# real k8s/prestop.sh under busybox sh; the gateway's preStop is none: its own SIGTERM
-# handling runs the four-step exit), then SIGTERM, then up to terminationGracePeriodSeconds
+# e2e_pod_terminate NAME: what kubelet does to a pod being deleted. preStop (the real
+# k8s/prestop.sh under busybox sh, with the pod's HEALTH_PORT and DRAIN_MAX_SECONDS, as both
+# Deployments in k8s/base run it; skipped when POD_BOUND is 0), then SIGTERM, then up to terminationGracePeriodSeconds
 # (counted from the start of the preStop, as kubelet does) for the exit; SIGKILL if still
 # alive, which is a failure. Returns non-zero on SIGKILL or a non-zero exit status.
 e2e_pod_terminate() {
     local name=$1 pid=${POD_PID[$1]} t0=$SECONDS
     local deadline=$((SECONDS + ${POD_GRACE[$1]}))
     e2e_log "terminating pod $name (pid $pid, grace ${POD_GRACE[$name]}s)"
-    if [ "${POD_KIND[$name]}" = game ]; then
+    if [ "${POD_BOUND[$name]}" -gt 0 ]; then
         HEALTH_PORT=${POD_HEALTH[$name]} DRAIN_MAX_SECONDS=${POD_BOUND[$name]} \
             timeout "${POD_GRACE[$name]}" busybox sh "$SRC/k8s/prestop.sh" \
             >>"$E2E_DIR/$name.prestop.log" 2>&1
@@ -140,11 +143,32 @@ e2e_pod_terminate() {
     local st=0
     wait "$pid" 2>/dev/null || st=$?
     e2e_log "pod $name exited status $st after $((SECONDS - t0))s"
-    if [ "$st" -ne 0 ]; then
+    if [ "$st" -eq 143 ] && grep -q 'exit reason=' "${POD_LOG[$name]}"; then
+        # Killed by the SIGTERM itself after its exit line: the process had finished its exit
+        # (started by the preStop's /drain) and was past its signal handling. Kubernetes does
+        # not care for a deleted pod; reported, not failed.
+        E2E_WARNINGS+=("pod $name: SIGTERM after its exit line killed it (status 143)")
+    elif [ "$st" -ne 0 ]; then
         E2E_FAILURES+=("pod $name exited with status $st")
+        e2e_backtrace "$name"
         return 1
     fi
     return 0
+}
+
+# e2e_backtrace NAME: after a crash, the backtrace of NAME's core dump (when the run allows
+# core dumps: ulimit -c, core_pattern "core") into $E2E_DIR/NAME.backtrace.txt.
+e2e_backtrace() {
+    local core bin
+    core=$(ls "$E2E_DIR/$1.d"/core* 2>/dev/null | head -1)
+    [ -n "$core" ] && command -v gdb >/dev/null || return 0
+    if [ "${POD_KIND[$1]}" = game ]; then
+        bin=$BUILD/engine/process/croupier-game
+    else
+        bin=$BUILD/gateway/croupier-gate
+    fi
+    gdb -batch -ex 'thread apply all bt' "$bin" "$core" >"$E2E_DIR/$1.backtrace.txt" 2>&1
+    e2e_log "pod $1 crashed: backtrace in $E2E_DIR/$1.backtrace.txt"
 }
 
 # Whether pid runs (a zombie child that exited does not count).

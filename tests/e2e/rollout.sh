@@ -1,0 +1,240 @@
+#!/usr/bin/env bash
+# Rolling-update harness (issue 10): emulates Kubernetes Deployment rollouts with
+# maxSurge 1 / maxUnavailable 0 and kubelet's termination, on one machine, while croupier-bot
+# plays through the gateways.
+#
+# For each old pod of a deployment, one at a time: start the new pod process, wait for its
+# /readyz, (gateways: publish it in the bots' endpoint list and withdraw the old one, as a
+# Service's endpoints do), then terminate the old pod as kubelet does: the real k8s/prestop.sh
+# under `busybox sh`, SIGTERM, up to terminationGracePeriodSeconds, SIGKILL if still alive (a
+# failure). The game deployment(s) roll first, then the gateway deployment.
+#
+# Asserts: croupier-bot exits 0 with zero torn games and zero unexpected errors (GoAway
+# reconnects are counted apart), the bots saw finished games, table moves and GoAways (so the
+# rollout really happened under play), settlements reconcile with wallets (the sum of every
+# wallet is unchanged; every finished round the bots saw has exactly one settle record; no
+# voided round has one), no pod needed SIGKILL, and every pod logged `exit reason=drained`.
+# It samples /drain/status and /metrics of every live pod every 250 ms and writes a report with
+# a chart (gnuplot SVG; gnuplot-nox is installed with apt-get when missing and possible).
+#
+#   tests/e2e/rollout.sh BUILD_DIR [SOURCE_DIR]
+# Env:
+#   ROLLOUT_SOAK=1        long soak: more bots, longer rounds, ROLLOUT_CYCLES rollouts; runs
+#                         only with CROUPIER_SOAK=1 too (else exit 77 = skipped), so the suite
+#                         entry `rollout_soak` is opt-in
+#   ROLLOUT_CYCLES        rollouts of every deployment (default 1; soak 5)
+#   BOTS                  bots (default 60; soak 300)
+#   CROUPIER_TEST_ROUND_MS  round length of the test engine (default 500; soak 3000)
+#   GAME_REPLICAS / GATE_REPLICAS  replicas per deployment (default 2 / 2)
+#   ROLLOUT_OUT           where the run's files go (default BUILD_DIR/e2e-rollout)
+set -u
+BUILD=$(cd "${1:?usage: rollout.sh BUILD_DIR [SOURCE_DIR]}" && pwd)
+SRC=$(cd "${2:-$(dirname "$0")/../..}" && pwd)
+# shellcheck source=lib.sh
+. "$SRC/tests/e2e/lib.sh"
+
+SOAK=${ROLLOUT_SOAK:-0}
+if [ "$SOAK" = 1 ] && [ "${CROUPIER_SOAK:-0}" != 1 ]; then
+    echo "rollout soak skipped: opt in with CROUPIER_SOAK=1" >&2
+    exit 77
+fi
+if [ "$SOAK" = 1 ]; then
+    CYCLES=${ROLLOUT_CYCLES:-5}
+    BOTS=${BOTS:-300}
+    export CROUPIER_TEST_ROUND_MS=${CROUPIER_TEST_ROUND_MS:-3000}
+    GAME_BOUND=${GAME_BOUND:-60}
+    PLAY_BETWEEN=${PLAY_BETWEEN:-20}
+else
+    CYCLES=${ROLLOUT_CYCLES:-1}
+    BOTS=${BOTS:-60}
+    export CROUPIER_TEST_ROUND_MS=${CROUPIER_TEST_ROUND_MS:-500}
+    GAME_BOUND=${GAME_BOUND:-20}
+    PLAY_BETWEEN=${PLAY_BETWEEN:-2}
+fi
+GAME_REPLICAS=${GAME_REPLICAS:-2}
+GATE_REPLICAS=${GATE_REPLICAS:-2}
+GATE_DRAIN_WINDOW_MS=${GATE_DRAIN_WINDOW_MS:-1000}
+GATE_CLOSE_TIMEOUT_MS=5000
+PLAYER_BASE=7000000
+SEED_CHIPS=1000000
+
+if [ "$SOAK" = 1 ]; then
+    E2E_DIR=${ROLLOUT_OUT:-$BUILD/e2e-soak}
+else
+    E2E_DIR=${ROLLOUT_OUT:-$BUILD/e2e-rollout}
+fi
+rm -rf "$E2E_DIR"
+mkdir -p "$E2E_DIR"
+E2E_FAILURES=()
+T0=$(date +%s.%N)
+POLL_PID=
+BOT_PID=
+trap 'touch "$E2E_DIR/STOP"; e2e_cleanup' EXIT
+
+step() {
+    printf '%.2f\t%s\n' "$(echo "$(date +%s.%N) - $T0" | bc)" "$*" >>"$E2E_DIR/steps.tsv"
+    e2e_log "== $*"
+}
+
+# The live pods file the poller reads: "name kind health_port".
+pods_publish() {
+    local n
+    : >"$E2E_DIR/pods.tmp"
+    for n in "${LIVE[@]}"; do
+        echo "$n ${POD_KIND[$n]} ${POD_HEALTH[$n]}" >>"$E2E_DIR/pods.tmp"
+    done
+    mv "$E2E_DIR/pods.tmp" "$E2E_DIR/pods"
+}
+
+# The gateways' Service endpoints as the bots see them.
+endpoints_publish() {
+    local n
+    : >"$E2E_DIR/gateways.tmp"
+    for n in "${ENDPOINTS[@]}"; do
+        echo "127.0.0.1:${POD_PORT[$n]}" >>"$E2E_DIR/gateways.tmp"
+    done
+    mv "$E2E_DIR/gateways.tmp" "$E2E_DIR/gateways"
+}
+
+LIVE=()
+ENDPOINTS=()
+remove_from() { # remove_from ARRAY_NAME VALUE
+    local -n arr=$1
+    local out=() x
+    for x in "${arr[@]}"; do [ "$x" != "$2" ] && out+=("$x"); done
+    arr=("${out[@]}")
+}
+
+start_game_pod() {
+    e2e_game_start "$1" test "$GAME_BOUND" --service croupier-test --lease-pool-size 16
+    LIVE+=("$1")
+    pods_publish
+}
+
+start_gate_pod() {
+    e2e_gate_start "$1"
+    # the gateway's preStop bound (k8s/base/gate.yaml): drain window + close timeout
+    POD_BOUND[$1]=$(((GATE_DRAIN_WINDOW_MS + GATE_CLOSE_TIMEOUT_MS + 999) / 1000))
+    POD_GRACE[$1]=$((POD_BOUND[$1] + (GATE_DRAIN_WINDOW_MS + GATE_CLOSE_TIMEOUT_MS) / 1000 + 15))
+    LIVE+=("$1")
+    ENDPOINTS+=("$1")
+    pods_publish
+    endpoints_publish
+}
+
+# kubelet terminates NAME; the endpoint is withdrawn when the deletion starts.
+stop_pod() {
+    remove_from ENDPOINTS "$1"
+    endpoints_publish
+    e2e_pod_terminate "$1"
+    remove_from LIVE "$1"
+    pods_publish
+    ALL_PODS+=("$1")
+}
+ALL_PODS=()
+
+# roll_deployment KIND VERSION: replaces every live pod of KIND with a VERSION pod, one at a
+# time, surge first.
+roll_deployment() {
+    local kind=$1 ver=$2 old=() n i=0
+    for n in "${LIVE[@]}"; do [ "${POD_KIND[$n]}" = "$kind" ] && old+=("$n"); done
+    step "roll $kind deployment to $ver (${#old[@]} pods)"
+    for n in "${old[@]}"; do
+        i=$((i + 1))
+        local new="$kind-$ver-$i"
+        step "surge: start $new"
+        if [ "$kind" = game ]; then start_game_pod "$new"; else start_gate_pod "$new"; fi
+        step "terminate $n"
+        stop_pod "$n"
+        step "$n gone"
+    done
+}
+
+# ---- setup -------------------------------------------------------------------------------
+ulimit -c unlimited 2>/dev/null # keep a crashing pod's core in its directory for a backtrace
+command -v gnuplot >/dev/null || apt-get install -y -qq gnuplot-nox >/dev/null 2>&1 ||
+    e2e_log "gnuplot-nox could not be installed: the report will have no chart"
+e2e_secret
+e2e_redis_start
+e2e_seed_wallets $PLAYER_BASE "$BOTS" $SEED_CHIPS
+SUM0=$(e2e_wallet_sum)
+python3 "$SRC/tests/e2e/poll.py" "$E2E_DIR/pods" "$E2E_DIR/samples.jsonl" 0.25 "$T0" &
+POLL_PID=$!
+E2E_PIDS+=("$POLL_PID")
+step "start v1 pods"
+for ((i = 1; i <= GAME_REPLICAS; i++)); do start_game_pod "game-v1-$i"; done
+for ((i = 1; i <= GATE_REPLICAS; i++)); do start_gate_pod "gate-v1-$i"; done
+
+step "bots start"
+"$BUILD/bots/croupier-bot" --gateways "@$E2E_DIR/gateways" --bots "$BOTS" --game test \
+    --seconds 86400 --player-base $PLAYER_BASE --token-secret-file "$E2E_DIR/secret" \
+    --report "$E2E_DIR/report.json" --rounds-file "$E2E_DIR/rounds.txt" --progress-ms 250 \
+    --finish-timeout-ms $((GAME_BOUND * 1000)) >"$E2E_DIR/bot.log" 2>&1 &
+BOT_PID=$!
+E2E_PIDS+=("$BOT_PID")
+sleep $((PLAY_BETWEEN + 1))
+
+for ((c = 2; c <= CYCLES + 1; c++)); do
+    roll_deployment game "v$c"
+    sleep "$PLAY_BETWEEN"
+    roll_deployment gate "v$c"
+    sleep "$PLAY_BETWEEN"
+done
+
+step "bots stop"
+kill -TERM "$BOT_PID"
+bot_status=0
+wait "$BOT_PID" || bot_status=$?
+step "bots exited ($bot_status)"
+step "scale down"
+for n in "${LIVE[@]}"; do [ "${POD_KIND[$n]}" = gate ] && stop_pod "$n"; done
+for n in "${LIVE[@]}"; do stop_pod "$n"; done
+touch "$E2E_DIR/STOP"
+wait "$POLL_PID" 2>/dev/null
+
+# ---- checks ------------------------------------------------------------------------------
+fail=0
+check() { # check DESCRIPTION COMMAND...
+    if "${@:2}"; then
+        echo "ok   $1" >>"$E2E_DIR/checks.txt"
+    else
+        echo "FAIL $1" >>"$E2E_DIR/checks.txt"
+        fail=1
+    fi
+}
+rep() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$E2E_DIR/report.json" "$1"; }
+: >"$E2E_DIR/checks.txt"
+if [ -s "$E2E_DIR/report.json" ]; then
+    check "croupier-bot exit status 0 (was $bot_status)" test "$bot_status" -eq 0
+    check "finished games > 0 ($(rep 'd["games"]["finished"]'))" test "$(rep 'd["games"]["finished"]')" -gt 0
+    check "torn games = 0 ($(rep 'd["games"]["torn"]'))" test "$(rep 'd["games"]["torn"]')" -eq 0
+    check "unexpected client errors = 0 ($(rep 'd["unexpected_errors"]'))" test "$(rep 'd["unexpected_errors"]')" -eq 0
+    check "bots were moved off draining game pods ($(rep 'd["counters"]["moves"]') moves)" test "$(rep 'd["counters"]["moves"]')" -gt 0
+    check "bots reconnected after GoAways ($(rep 'd["reconnects"]["after_goaway"]'))" test "$(rep 'd["reconnects"]["after_goaway"]')" -gt 0
+else
+    check "croupier-bot wrote its report" false
+fi
+for f in "${E2E_FAILURES[@]}"; do check "$f" false; done
+for w in "${E2E_WARNINGS[@]}"; do echo "warn $w" >>"$E2E_DIR/checks.txt"; done
+for n in "${ALL_PODS[@]}"; do
+    check "pod $n logged exit reason=drained" grep -q 'exit reason=drained' "${POD_LOG[$n]}"
+done
+SUM1=$(e2e_wallet_sum)
+check "sum of wallets unchanged ($SUM0 -> $SUM1)" test "$SUM0" -eq "$SUM1"
+if [ -s "$E2E_DIR/rounds.txt" ]; then
+    awk '$2 == "finished" { print "EXISTS {croupier:money}:round:" $1 }' "$E2E_DIR/rounds.txt" |
+        e2e_redis >"$E2E_DIR/finished-exists.txt"
+    nfin=$(wc -l <"$E2E_DIR/finished-exists.txt")
+    missing=$(grep -vc '^1$' "$E2E_DIR/finished-exists.txt")
+    check "every finished round the bots saw has its settlement in Redis ($nfin rounds, $missing missing)" test "$missing" -eq 0
+    awk '$2 == "voided" { print "EXISTS {croupier:money}:round:" $1 }' "$E2E_DIR/rounds.txt" |
+        e2e_redis >"$E2E_DIR/voided-exists.txt"
+    settled=$(grep -c '^1$' "$E2E_DIR/voided-exists.txt")
+    check "no voided round was settled ($(wc -l <"$E2E_DIR/voided-exists.txt") voided, $settled settled)" test "$settled" -eq 0
+fi
+records=$(e2e_redis --scan --pattern '{croupier:money}:round:*' | wc -l)
+echo "settle records in Redis: $records (one per round id: the key is the id)" >>"$E2E_DIR/checks.txt"
+python3 "$SRC/tests/e2e/chart.py" "$E2E_DIR" >/dev/null || e2e_log "report generation failed"
+cat "$E2E_DIR/checks.txt" >&2
+e2e_log "report: $E2E_DIR/report.md, chart: $E2E_DIR/chart.svg"
+[ $fail -eq 0 ]
