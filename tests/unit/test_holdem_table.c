@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "holdem_eval.h"
 #include "holdem_phh.h"
@@ -225,6 +227,67 @@ START_TEST(test_phh_bad_input_is_explained)
     ck_assert_int_eq(holdem_phh_replay(h, stacks, err, sizeof err), -EINVAL);
     ck_assert_ptr_nonnull(strstr(err, "out of turn"));
     free(h);
+}
+END_TEST
+
+/* Runs a shell command; returns its exit status and the last line of its output in last. */
+static int run_last_line(const char *cmd, char *last, size_t lastlen)
+{
+    FILE *f = popen(cmd, "r");
+    ck_assert_ptr_nonnull(f);
+    char line[1024];
+    last[0] = '\0';
+    while (fgets(line, sizeof line, f) != NULL)
+        snprintf(last, lastlen, "%s", line);
+    int st = pclose(f);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+START_TEST(test_phh_replay_command_counts_and_fails_on_mismatch)
+{
+    const char *build = getenv("CROUPIER_BUILD");
+    const char *shared = getenv("CROUPIER_SHARED");
+    char exe[1024], cmd[4096], last[1024], dir[] = "/tmp/holdem_phh_XXXXXX";
+    if (build == NULL || shared == NULL) {
+        fprintf(stderr, "# SKIP: CROUPIER_BUILD / CROUPIER_SHARED not set (run through meson)\n");
+        return;
+    }
+    snprintf(exe, sizeof exe, "%s/tools/croupier-rules", build);
+    char oracle[1024];
+    snprintf(oracle, sizeof oracle, "%s/oracles/phh", shared);
+    struct stat st;
+    if (stat(exe, &st) != 0 || stat(oracle, &st) != 0) {
+        fprintf(stderr, "# SKIP: %s or %s is missing\n", exe, oracle);
+        return;
+    }
+    snprintf(cmd, sizeof cmd, "'%s' phh-replay '%s' 2>&1", exe, oracle);
+    ck_assert_int_eq(run_last_line(cmd, last, sizeof last), 0);
+    ck_assert_str_eq(last, "1930 passed, 0 failed\n");
+
+    /* One good hand and one whose finishing stacks were altered. */
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char good[1200], bad[1200];
+    snprintf(good, sizeof good, "%s/good.phh", dir);
+    snprintf(bad, sizeof bad, "%s/bad.phh", dir);
+    const char *hand = "variant = 'NT'\nantes = [0, 0, 0]\nblinds_or_straddles = [1, 2, 0]\n"
+                       "min_bet = 2\nstarting_stacks = [100, 100, 100]\n"
+                       "actions = ['d dh p1 AsAh', 'd dh p2 7c2d', 'd dh p3 9h9d', 'p3 f', "
+                       "'p1 cbr 6', 'p2 f']\n";
+    FILE *f = fopen(good, "w");
+    fprintf(f, "%sfinishing_stacks = [102, 98, 100]\n", hand);
+    fclose(f);
+    f = fopen(bad, "w");
+    fprintf(f, "%sfinishing_stacks = [103, 97, 100]\n", hand);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "'%s' phh-replay '%s' '%s' 2>&1", exe, good, bad);
+    ck_assert_int_eq(run_last_line(cmd, last, sizeof last), 1);
+    ck_assert_str_eq(last, "1 passed, 1 failed\n");
+    snprintf(cmd, sizeof cmd, "'%s' eval AsKsQsJsTs9h2c", exe);
+    ck_assert_int_eq(run_last_line(cmd, last, sizeof last), 0);
+    ck_assert_ptr_nonnull(strstr(last, "straight flush"));
+    unlink(good);
+    unlink(bad);
+    rmdir(dir);
 }
 END_TEST
 
@@ -1145,6 +1208,7 @@ int main(void)
     tcase_add_test(tc, test_phh_replays_every_oracle_hand_exactly);
     tcase_add_test(tc, test_phh_heads_up_reversed_blinds_and_bb_ante);
     tcase_add_test(tc, test_phh_bad_input_is_explained);
+    tcase_add_test(tc, test_phh_replay_command_counts_and_fails_on_mismatch);
     suite_add_tcase(s, tc);
     tc = tcase_create("pots");
     tcase_add_test(tc, test_pots_three_all_ins_of_different_sizes);
