@@ -525,6 +525,15 @@ static void bot_on_reply(bot_t *b, const Croupier__ServerMessage *m)
 {
     if (m->request_id != b->rq_id || b->rq == RQ_NONE)
         return; /* a late answer to an attempt already answered */
+    if (m->body_case == CROUPIER__SERVER_MESSAGE__BODY_RESULT && m->result->error != NULL &&
+        m->result->error->code == CROUPIER__ERROR_CODE__DEADLINE_EXCEEDED &&
+        b->rq_attempts <= b->f->cfg.max_retries) {
+        /* docs/gateway.md: the budget ran out; the request is idempotent, so it is sent again
+         * with the same id (by the request timer, after a short jittered pause). */
+        bot_book_error(b->f->cfg.book, code_name(CROUPIER__ERROR_CODE__DEADLINE_EXCEEDED), true);
+        timer_arm(b->rq_timer, 20 + jitter(b, 80 * b->rq_attempts));
+        return;
+    }
     switch (b->rq) {
     case RQ_LOGIN:
         bot_on_login(b, m);

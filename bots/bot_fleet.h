@@ -21,6 +21,8 @@
  * Requests: one in flight per bot, each with a deadline (request_timeout_ms). A request whose
  * answer does not come in time is sent again byte for byte (same request id), up to
  * max_retries times; then error "request_timeout" and the connection is dropped and remade.
+ * DEADLINE_EXCEEDED from the gateway is handled the same way (same id, the request is
+ * idempotent; docs/gateway.md), counted as an expected error while retries remain.
  * A retriable refusal (Error.retriable, DRAINING, UNAVAILABLE, OVERLOADED, RATE_LIMITED) is
  * counted as expected and the request is made again, as a new request, after a jittered
  * backoff, up to max_retries times.
