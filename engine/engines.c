@@ -4,11 +4,13 @@
 
 #include "bj_engine.h"
 #include "testgame.h"
+#include "trad_engine.h"
 
 /* Engines add themselves here as they are wired into the game server. */
 static const engine_ops_t *const engines_table[] = {
     &testgame_engine_ops,
     &bj_engine_ops,
+    &trad_engine_ops,
 };
 
 const engine_ops_t *engines_find(const char *name)

@@ -1,0 +1,718 @@
+/*
+ * The traditional engine (games/traditional/trad_engine.c) in the real croupier-game binary,
+ * with a real redis-server, driven through a real rpc link (rpcc) as a gateway would: joins,
+ * bids and plays of Dou Dizhu through the protocol, illegal moves refused with their codes and
+ * the state unchanged, resume snapshots, bot fill and trustee play, escrowed settlement that
+ * reconciles with the wallets, the drain (the deal finishes, no other starts) and the drain
+ * bound (the deal is voided, the wallets are back where they were, exit reason=forced).
+ * Rules: docs/rules/doudizhu.md, docs/rules/bigtwo.md.
+ */
+#include <check.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "rpcc.h"
+#include "support.h"
+#include "trad_engine.h"
+
+/* ---- pure helpers of the engine ----------------------------------------------------------- */
+
+START_TEST(test_trad_wire_cards_round_trip_every_card)
+{
+    shed_card_t deck[SHED_MAX_CARDS];
+    int n = shed_deck_build(deck, 1, true);
+    ck_assert_int_eq(n, 54);
+    uint8_t seen[256] = {0};
+    for (int i = 0; i < n; i++) {
+        uint8_t w = trad_card_to_wire(deck[i]);
+        ck_assert(frame_card_valid(w));
+        ck_assert_int_eq(seen[w], 0);
+        seen[w] = 1;
+        ck_assert_int_eq(trad_card_from_wire(w), deck[i]);
+    }
+    /* 3 of diamonds: core rank 0 suit 0; wire rank 3, suit 1 (diamonds). */
+    ck_assert_int_eq(trad_card_to_wire(shed_card_make(0, 0, SHED_SUIT_D)), FRAME_CARD(3, 1));
+    ck_assert_int_eq(trad_card_to_wire(shed_card_make(0, SHED_RANK_2, SHED_SUIT_S)),
+                     FRAME_CARD(2, 3));
+    ck_assert_int_eq(trad_card_to_wire(SHED_CARD_RJ), FRAME_CARD_RED_JOKER);
+    ck_assert_int_eq(trad_card_from_wire(FRAME_CARD(15, 2)), SHED_CARD_NONE);
+}
+END_TEST
+
+START_TEST(test_trad_wire_cards_map_to_held_copies)
+{
+    shed_card_t c = shed_card_make(0, 5, SHED_SUIT_H);
+    uint8_t w = trad_card_to_wire(c);
+    shed_set_t hand = {{0, 0}}, out;
+    shed_set_add(&hand, c);
+    shed_set_add(&hand, (shed_card_t)(c + 64));
+    uint8_t two[2] = {w, w};
+    /* one deck: a card listed twice is refused */
+    ck_assert_int_eq(trad_cards_from_wire(two, 2, 1, hand, &out), -EINVAL);
+    /* two decks: both copies */
+    ck_assert_int_eq(trad_cards_from_wire(two, 2, 2, hand, &out), 0);
+    ck_assert_int_eq(shed_set_size(out), 2);
+    uint8_t three[3] = {w, w, w};
+    ck_assert_int_eq(trad_cards_from_wire(three, 3, 2, hand, &out), -EINVAL);
+    /* only the deck-1 copy held: it is taken */
+    shed_set_t h1 = {{0, 0}};
+    shed_set_add(&h1, (shed_card_t)(c + 64));
+    ck_assert_int_eq(trad_cards_from_wire(&w, 1, 2, h1, &out), 0);
+    ck_assert(shed_set_has(out, (shed_card_t)(c + 64)));
+    /* not held */
+    shed_set_t empty = {{0, 0}};
+    ck_assert_int_eq(trad_cards_from_wire(&w, 1, 1, empty, &out), -ENOENT);
+}
+END_TEST
+
+START_TEST(test_trad_settle_cap_keeps_the_sum_and_the_cap)
+{
+    /* landlord lost 2 x 3 x 2^6 = 384 at stake 1, cap 96 */
+    int64_t d[3] = {-384, 192, 192};
+    int64_t rake = trad_settle_cap(d, 3, 96, 0);
+    ck_assert_int_eq(rake, 0);
+    ck_assert_int_eq(d[0], -96);
+    ck_assert_int_eq(d[1] + d[2], 96);
+    /* uneven shares with rake: the sum stays -rake, no loss above the cap */
+    int64_t e[4] = {-100, -37, 130, 7};
+    rake = trad_settle_cap(e, 4, 39, 50);
+    ck_assert_int_eq(e[0] + e[1] + e[2] + e[3], -rake);
+    ck_assert_int_ge(e[0], -39);
+    ck_assert_int_ge(e[1], -39);
+    ck_assert_int_gt(rake, 0);
+    /* under the cap nothing changes but the rake */
+    int64_t f[3] = {-10, -5, 15};
+    rake = trad_settle_cap(f, 3, 96, 100);
+    ck_assert_int_eq(f[0], -10);
+    ck_assert_int_eq(f[2], 14);
+    ck_assert_int_eq(rake, 1);
+}
+END_TEST
+
+/* ---- the real binary ------------------------------------------------------------------------ */
+
+typedef struct {
+    ts_redis_t *redis;
+    ts_proc_t *game;
+    int rpc_port, health_port;
+} env_t;
+
+static char *fmt_arg(const char *fmt, int v)
+{
+    char *s;
+    if (asprintf(&s, fmt, v) < 0)
+        abort();
+    return s;
+}
+
+static void env_start(env_t *e, const char *drain_max, const char *games, char *const env[])
+{
+    memset(e, 0, sizeof *e);
+    e->redis = ts_redis_start();
+    ck_assert_ptr_nonnull(e->redis);
+    e->rpc_port = ts_free_port();
+    e->health_port = ts_free_port();
+    char *listen = fmt_arg("127.0.0.1:%d", e->rpc_port);
+    char *health = fmt_arg("127.0.0.1:%d", e->health_port);
+    char *argv[] = {(char *)ts_build_path("engine/process/croupier-game"),
+                    "--engine",
+                    "traditional",
+                    "--games",
+                    (char *)games,
+                    "--listen",
+                    listen,
+                    "--advertise",
+                    listen,
+                    "--health-listen",
+                    health,
+                    "--redis",
+                    (char *)ts_redis_addr(e->redis),
+                    "--lease-ttl-ms",
+                    "900",
+                    "--drain-max-seconds",
+                    (char *)drain_max,
+                    NULL};
+    e->game = ts_proc_spawn(argv, env);
+    ck_assert_ptr_nonnull(e->game);
+    free(listen);
+    free(health);
+    ck_assert_msg(ts_http_wait_status("127.0.0.1", e->health_port, "/readyz", 200, 10000) == 0,
+                  "game server never became ready; log: %s", ts_proc_log_path(e->game));
+}
+
+static void env_stop(env_t *e)
+{
+    if (e->game != NULL) {
+        ts_proc_signal(e->game, SIGTERM);
+        ts_proc_signal(e->game, SIGTERM);
+        ts_proc_wait(e->game, 10000, NULL);
+        ts_proc_free(e->game);
+    }
+    ts_redis_stop(e->redis);
+}
+
+static void wallet_set(env_t *e, const char *who, long v)
+{
+    free(ts_redis_cmd(e->redis, "SET {croupier:money}:wallet:%s %ld", who, v));
+}
+
+static long redis_long(env_t *e, const char *key)
+{
+    char *r = ts_redis_cmd(e->redis, "GET %s", key);
+    ck_assert_ptr_nonnull(r);
+    long v = strcmp(r, "(nil)") == 0 ? 0 : strtol(r, NULL, 10);
+    free(r);
+    return v;
+}
+
+static long wallet(env_t *e, const char *who)
+{
+    char key[128];
+    snprintf(key, sizeof key, "{croupier:money}:wallet:%s", who);
+    return redis_long(e, key);
+}
+
+static long human_desks(env_t *e)
+{
+    char *b = NULL;
+    int st = ts_http_get("127.0.0.1", e->health_port, "/drain/status", 5000, &b);
+    ck_assert_int_eq(st, 200);
+    const char *at = strstr(b, "\"human_desks\":");
+    long v = at != NULL ? strtol(at + 14, NULL, 10) : -1;
+    free(b);
+    ck_assert_int_ge(v, 0);
+    return v;
+}
+
+static uint64_t next_rid = 100;
+
+/* Joins and returns the reply code; *seat gets the seat on success. */
+static int join(rpcc_t *c, uint64_t player, const char *game, int64_t stake, int *seat)
+{
+    uint64_t rid = next_rid++;
+    ck_assert_int_eq(rpcc_join(c, rid, player, game, stake, 0), 0);
+    Croupier__RpcFrame *r = rpcc_wait_reply(c, rid, 5000);
+    ck_assert_ptr_nonnull(r);
+    int code = r->reply->code;
+    if (code == CROUPIER__ERROR_CODE__OK) {
+        ck_assert_int_eq(r->reply->payload->body_case, CROUPIER__SERVER_MESSAGE__BODY_JOINED);
+        ck_assert_str_eq(r->reply->payload->joined->game, game);
+        if (seat != NULL)
+            *seat = (int)r->reply->payload->joined->seat;
+    }
+    frame_free_rpc(r);
+    return code;
+}
+
+/* Sends a shedding action (or a hold'em one when holdem is true); returns the reply code. */
+static int act(rpcc_t *c, uint64_t player, Croupier__SheddingMove move, const uint8_t *cards,
+               size_t n, int bid, bool holdem)
+{
+    Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+    Croupier__Action a = CROUPIER__ACTION__INIT;
+    Croupier__SheddingAction sa = CROUPIER__SHEDDING_ACTION__INIT;
+    Croupier__HoldemAction ha = CROUPIER__HOLDEM_ACTION__INIT;
+    uint64_t rid = next_rid++;
+    f.request_id = rid;
+    f.has_player_id = true;
+    f.player_id = player;
+    f.has_session_id = true;
+    f.session_id = player;
+    f.has_deadline_unix_ms = true;
+    f.deadline_unix_ms = (uint64_t)(rpcc_wall_ms() + 5000);
+    if (holdem) {
+        ha.move = CROUPIER__HOLDEM_MOVE__HOLDEM_CHECK;
+        a.kind_case = CROUPIER__ACTION__KIND_HOLDEM;
+        a.holdem = &ha;
+    } else {
+        sa.move = move;
+        if (move == CROUPIER__SHEDDING_MOVE__SHEDDING_PLAY) {
+            sa.has_cards = true;
+            sa.cards.data = (uint8_t *)cards;
+            sa.cards.len = n;
+        }
+        if (move == CROUPIER__SHEDDING_MOVE__SHEDDING_BID) {
+            sa.has_bid = true;
+            sa.bid = (uint32_t)bid;
+        }
+        a.kind_case = CROUPIER__ACTION__KIND_SHEDDING;
+        a.shedding = &sa;
+    }
+    f.body_case = CROUPIER__RPC_FRAME__BODY_ACTION;
+    f.action = &a;
+    ck_assert_int_eq(rpcc_send(c, &f), 0);
+    Croupier__RpcFrame *r = rpcc_wait_reply(c, rid, 5000);
+    ck_assert_ptr_nonnull(r);
+    int code = r->reply->code;
+    frame_free_rpc(r);
+    return code;
+}
+
+/* A player's view of the table, from a Resume. */
+typedef struct {
+    bool in_round;
+    int turn, phase, declarer, last_seat;
+    uint32_t time_left;
+    uint8_t hand[32], last[32], kitty[8];
+    size_t nhand, nlast, nkitty;
+    uint32_t left[4];
+    uint8_t packed[2048]; /* the snapshot packed with time_left cleared (for "unchanged") */
+    size_t npacked;
+} view_t;
+
+static void resume(rpcc_t *c, uint64_t player, view_t *v)
+{
+    uint64_t rid = next_rid++;
+    memset(v, 0, sizeof *v);
+    ck_assert_int_eq(rpcc_resume(c, rid, player), 0);
+    Croupier__RpcFrame *r = rpcc_wait_reply(c, rid, 5000);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->reply->code, CROUPIER__ERROR_CODE__OK);
+    ck_assert_int_eq(r->reply->payload->body_case, CROUPIER__SERVER_MESSAGE__BODY_SNAPSHOT);
+    Croupier__Snapshot *s = r->reply->payload->snapshot;
+    ck_assert_int_eq(s->engine, CROUPIER__ENGINE__ENGINE_TRADITIONAL);
+    v->in_round = s->round_id != NULL && s->round_id[0] != '\0';
+    v->turn = s->has_turn_seat ? (int)s->turn_seat : -1;
+    v->time_left = s->time_left_ms;
+    v->declarer = -1;
+    v->last_seat = -1;
+    if (s->state_case == CROUPIER__SNAPSHOT__STATE_SHEDDING) {
+        Croupier__SheddingState *st = s->shedding;
+        v->phase = st->phase;
+        v->nhand = st->hand.len;
+        memcpy(v->hand, st->hand.data, st->hand.len);
+        v->nlast = st->last_play.len;
+        memcpy(v->last, st->last_play.data, st->last_play.len);
+        v->last_seat = st->has_last_play_seat ? (int)st->last_play_seat : -1;
+        v->nkitty = st->kitty.len;
+        memcpy(v->kitty, st->kitty.data, st->kitty.len);
+        v->declarer = st->has_declarer_seat ? (int)st->declarer_seat : -1;
+        for (size_t i = 0; i < st->n_cards_left && i < 4; i++)
+            v->left[i] = st->cards_left[i];
+    }
+    s->has_time_left_ms = false;
+    s->time_left_ms = 0;
+    r->reply->payload->request_id = 0;
+    r->reply->payload->has_request_id = false;
+    size_t len = protobuf_c_message_get_packed_size(&r->reply->payload->base);
+    ck_assert_uint_le(len, sizeof v->packed);
+    v->npacked = protobuf_c_message_pack(&r->reply->payload->base, v->packed);
+    frame_free_rpc(r);
+}
+
+static bool view_same(const view_t *a, const view_t *b)
+{
+    return a->npacked == b->npacked && memcmp(a->packed, b->packed, a->npacked) == 0;
+}
+
+/* Dou Dizhu strength of a wire card: 3..A, 2, black joker, red joker = 0..14. */
+static int ddz_strength(uint8_t w)
+{
+    int r = w >> 2;
+    if (r == 15)
+        return 13 + (w & 3);
+    return r == 2 ? 12 : r - 3;
+}
+
+static int lowest(const view_t *v)
+{
+    int b = 0;
+    for (size_t i = 1; i < v->nhand; i++)
+        if (ddz_strength(v->hand[i]) < ddz_strength(v->hand[b]))
+            b = (int)i;
+    return b;
+}
+
+static int highest(const view_t *v)
+{
+    int b = 0;
+    for (size_t i = 1; i < v->nhand; i++)
+        if (ddz_strength(v->hand[i]) > ddz_strength(v->hand[b]))
+            b = (int)i;
+    return b;
+}
+
+/* What the events told the gateway so far. */
+typedef struct {
+    int round_ends, completed, voided, desk_closings, table_closings, timed_out_plays, plays;
+    int void_reason;
+    long delta[8]; /* by player index (player id - base) */
+    long rake;
+    char round_id[128];
+} seen_t;
+
+static void collect(rpcc_t *c, seen_t *s, uint64_t base, int timeout_ms)
+{
+    for (;;) {
+        Croupier__RpcFrame *f = rpcc_next_event(c, timeout_ms);
+        if (f == NULL)
+            return;
+        timeout_ms = 0;
+        if (f->body_case == CROUPIER__RPC_FRAME__BODY_DESK_CLOSING)
+            s->desk_closings += (int)f->desk_closing->n_player_ids;
+        if (f->body_case == CROUPIER__RPC_FRAME__BODY_PUSH) {
+            Croupier__ServerMessage *m = f->push;
+            if (m->body_case == CROUPIER__SERVER_MESSAGE__BODY_TABLE_CLOSING)
+                s->table_closings++;
+            if (m->body_case == CROUPIER__SERVER_MESSAGE__BODY_PLAY) {
+                s->plays++;
+                s->timed_out_plays += m->play->timed_out;
+            }
+            if (m->body_case == CROUPIER__SERVER_MESSAGE__BODY_ROUND_END &&
+                strcmp(m->round_end->round_id, s->round_id) != 0) {
+                Croupier__RoundEnd *re = m->round_end;
+                snprintf(s->round_id, sizeof s->round_id, "%s", re->round_id);
+                s->round_ends++;
+                s->completed += re->outcome == CROUPIER__ROUND_OUTCOME__OUTCOME_COMPLETED;
+                s->voided += re->outcome == CROUPIER__ROUND_OUTCOME__OUTCOME_VOIDED;
+                s->void_reason = re->void_reason;
+                s->rake += re->rake;
+                long sum = 0;
+                for (size_t i = 0; i < re->n_deltas; i++) {
+                    sum += re->deltas[i]->delta;
+                    uint64_t p = re->deltas[i]->player_id;
+                    if (p >= base && p < base + 8)
+                        s->delta[p - base] += re->deltas[i]->delta;
+                }
+                ck_assert_int_eq(sum, -re->rake);
+            }
+        }
+        frame_free_rpc(f);
+    }
+}
+
+#define P0 7001
+
+/*
+ * Three players at Dou Dizhu, stake 10: a poor player is refused; no deal before the table is
+ * full; illegal bids and plays are refused with their codes and nothing changes; the deal is
+ * played out through rpc (bid 3, then the leader sheds singles and the others pass); resume
+ * gives full snapshots; the deal settles. Then /drain: no other deal starts, human_desks stays
+ * 0 with the players seated, every seat is told; the exit is "drained" and the wallets hold
+ * exactly 5000 + the announced deltas, the house's rake making up the rest.
+ */
+START_TEST(test_ddz_three_players_play_a_deal_that_settles_and_drain_starts_no_other)
+{
+    env_t e;
+    char *env[] = {"CROUPIER_TRAD_TURN_MS=20000", "CROUPIER_TRAD_BOT_FILL_MS=-1",
+                   "CROUPIER_TRAD_GAP_MS=200", "CROUPIER_TRAD_RAKE_PERMILLE=50", NULL};
+    env_start(&e, "30", "doudizhu", env);
+    char name[16];
+    for (int i = 0; i < 3; i++) {
+        snprintf(name, sizeof name, "%d", P0 + i);
+        wallet_set(&e, name, 5000);
+    }
+    wallet_set(&e, "7009", 500);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    ck_assert_ptr_nonnull(c);
+
+    /* The escrow of Dou Dizhu at stake 10 is 960: a wallet of 500 cannot sit. */
+    ck_assert_int_eq(join(c, 7009, "doudizhu", 10, NULL), CROUPIER__ERROR_CODE__INSUFFICIENT_FUNDS);
+    ck_assert_int_eq(wallet(&e, "7009"), 500);
+    ck_assert_int_eq(join(c, 7010, "bigtwo", 1, NULL), CROUPIER__ERROR_CODE__NO_SUCH_GAME);
+
+    int seat_of[3];
+    ck_assert_int_eq(join(c, P0, "doudizhu", 10, &seat_of[0]), CROUPIER__ERROR_CODE__OK);
+    ck_assert_int_eq(join(c, P0 + 1, "doudizhu", 10, &seat_of[1]), CROUPIER__ERROR_CODE__OK);
+    ck_assert_int_eq(act(c, P0, CROUPIER__SHEDDING_MOVE__SHEDDING_PASS, NULL, 0, 0, false),
+                     CROUPIER__ERROR_CODE__NO_ROUND);
+    ck_assert_int_eq(join(c, P0 + 2, "doudizhu", 10, &seat_of[2]), CROUPIER__ERROR_CODE__OK);
+    uint64_t by_seat[3];
+    for (int i = 0; i < 3; i++)
+        by_seat[seat_of[i]] = P0 + (uint64_t)i;
+    ts_sleep_ms(100);
+    ck_assert_int_eq(human_desks(&e), 1);
+
+    /* Bidding. */
+    view_t v, w;
+    resume(c, P0, &v);
+    ck_assert(v.in_round);
+    ck_assert_int_eq(v.phase, CROUPIER__SHEDDING_PHASE__SHEDDING_BIDDING);
+    ck_assert_int_eq(v.nhand, 17);
+    ck_assert_int_ge(v.turn, 0);
+    ck_assert_uint_gt(v.time_left, 0);
+    ck_assert_uint_le(v.time_left, 20000);
+    uint64_t bidder = by_seat[v.turn];
+    uint64_t other = by_seat[(v.turn + 1) % 3];
+    resume(c, bidder, &v);
+    ck_assert_int_eq(act(c, other, CROUPIER__SHEDDING_MOVE__SHEDDING_BID, NULL, 0, 3, false),
+                     CROUPIER__ERROR_CODE__NOT_YOUR_TURN);
+    ck_assert_int_eq(act(c, bidder, CROUPIER__SHEDDING_MOVE__SHEDDING_BID, NULL, 0, 4, false),
+                     CROUPIER__ERROR_CODE__ILLEGAL_MOVE);
+    ck_assert_int_eq(act(c, bidder, CROUPIER__SHEDDING_MOVE__SHEDDING_PLAY, v.hand, 1, 0, false),
+                     CROUPIER__ERROR_CODE__ACTION_NOT_ALLOWED);
+    ck_assert_int_eq(act(c, bidder, 0, NULL, 0, 0, true), CROUPIER__ERROR_CODE__WRONG_ENGINE);
+    resume(c, bidder, &w);
+    ck_assert(view_same(&v, &w));
+    ck_assert_int_eq(act(c, bidder, CROUPIER__SHEDDING_MOVE__SHEDDING_BID, NULL, 0, 3, false),
+                     CROUPIER__ERROR_CODE__OK);
+
+    /* The landlord took the three bottom cards; everybody sees them. */
+    uint64_t landlord = bidder;
+    resume(c, landlord, &v);
+    ck_assert_int_eq(v.phase, CROUPIER__SHEDDING_PHASE__SHEDDING_PLAYING);
+    ck_assert_int_eq(v.nhand, 20);
+    ck_assert_int_eq(v.nkitty, 3);
+    ck_assert_int_eq(by_seat[v.declarer], landlord);
+    ck_assert_int_eq(by_seat[v.turn], landlord);
+    ck_assert_int_eq(v.left[v.declarer], 20);
+
+    /* Leading: a pass is refused (the leader must play). */
+    ck_assert_int_eq(act(c, landlord, CROUPIER__SHEDDING_MOVE__SHEDDING_PASS, NULL, 0, 0, false),
+                     CROUPIER__ERROR_CODE__ILLEGAL_MOVE);
+    /* Cards not held: a card from another hand. */
+    view_t ov;
+    uint64_t peasant = by_seat[(v.turn + 1) % 3];
+    resume(c, peasant, &ov);
+    ck_assert_int_eq(act(c, landlord, CROUPIER__SHEDDING_MOVE__SHEDDING_PLAY, ov.hand, 1, 0, false),
+                     CROUPIER__ERROR_CODE__CARDS_NOT_HELD);
+    /* Malformed: the lowest card and a card of another rank (no combination). */
+    uint8_t two[2] = {v.hand[lowest(&v)], v.hand[highest(&v)]};
+    ck_assert_int_ne(ddz_strength(two[0]), ddz_strength(two[1]));
+    if (!(ddz_strength(two[0]) >= 13 && ddz_strength(two[1]) >= 13))
+        ck_assert_int_eq(act(c, landlord, CROUPIER__SHEDDING_MOVE__SHEDDING_PLAY, two, 2, 0, false),
+                         CROUPIER__ERROR_CODE__ILLEGAL_MOVE);
+    /* The same card twice. */
+    uint8_t dup[2] = {two[0], two[0]};
+    ck_assert_int_eq(act(c, landlord, CROUPIER__SHEDDING_MOVE__SHEDDING_PLAY, dup, 2, 0, false),
+                     CROUPIER__ERROR_CODE__ILLEGAL_MOVE);
+    /* Bidding is over. */
+    ck_assert_int_eq(act(c, landlord, CROUPIER__SHEDDING_MOVE__SHEDDING_BID, NULL, 0, 3, false),
+                     CROUPIER__ERROR_CODE__ACTION_NOT_ALLOWED);
+    resume(c, landlord, &w);
+    ck_assert(view_same(&v, &w));
+
+    /* The landlord leads its highest single; the next player's lowest is too weak. */
+    uint8_t high = v.hand[highest(&v)];
+    ck_assert_int_eq(act(c, landlord, CROUPIER__SHEDDING_MOVE__SHEDDING_PLAY, &high, 1, 0, false),
+                     CROUPIER__ERROR_CODE__OK);
+    resume(c, peasant, &ov);
+    ck_assert_int_eq(by_seat[ov.turn], peasant);
+    ck_assert_int_eq(ov.nlast, 1);
+    ck_assert_int_eq(ov.last[0], high);
+    ck_assert_int_eq(by_seat[ov.last_seat], landlord);
+    uint8_t low = ov.hand[lowest(&ov)];
+    ck_assert_int_le(ddz_strength(low), ddz_strength(high));
+    ck_assert_int_eq(act(c, peasant, CROUPIER__SHEDDING_MOVE__SHEDDING_PLAY, &low, 1, 0, false),
+                     CROUPIER__ERROR_CODE__TOO_WEAK);
+    ck_assert_int_eq(act(c, landlord, CROUPIER__SHEDDING_MOVE__SHEDDING_PASS, NULL, 0, 0, false),
+                     CROUPIER__ERROR_CODE__NOT_YOUR_TURN);
+    resume(c, peasant, &w);
+    ck_assert(view_same(&ov, &w));
+
+    /* Play it out: the player to act leads its lowest single, or passes. */
+    seen_t seen = {0};
+    for (int steps = 0; steps < 200; steps++) {
+        resume(c, P0, &v);
+        if (!v.in_round)
+            break;
+        uint64_t p = by_seat[v.turn];
+        resume(c, p, &v);
+        if (v.nlast == 0) {
+            uint8_t card = v.hand[lowest(&v)];
+            ck_assert_int_eq(act(c, p, CROUPIER__SHEDDING_MOVE__SHEDDING_PLAY, &card, 1, 0, false),
+                             CROUPIER__ERROR_CODE__OK);
+        } else {
+            ck_assert_int_eq(act(c, p, CROUPIER__SHEDDING_MOVE__SHEDDING_PASS, NULL, 0, 0, false),
+                             CROUPIER__ERROR_CODE__OK);
+        }
+        collect(c, &seen, P0, 0);
+    }
+    collect(c, &seen, P0, 300);
+    ck_assert_int_eq(seen.completed, 1);
+    ck_assert_int_eq(seen.delta[0] + seen.delta[1] + seen.delta[2], -seen.rake);
+    ck_assert_int_ne(seen.delta[landlord - P0], 0);
+    ck_assert_int_gt(seen.rake, 0);
+
+    /* The next deal starts after the gap (escrows bought again). */
+    ts_sleep_ms(600);
+    resume(c, P0, &v);
+    ck_assert(v.in_round);
+    ck_assert_int_eq(human_desks(&e), 1);
+    /* Drain during this deal: it finishes (trustee would take 20 s a turn, so play it out). */
+    char *b = NULL;
+    ck_assert_int_eq(ts_http_get("127.0.0.1", e.health_port, "/drain", 5000, &b), 200);
+    free(b);
+    ck_assert_int_eq(join(c, 7011, "doudizhu", 10, NULL), CROUPIER__ERROR_CODE__DRAINING);
+    ck_assert_int_eq(human_desks(&e), 1);
+    for (int steps = 0; steps < 200; steps++) {
+        resume(c, P0, &v);
+        if (!v.in_round)
+            break;
+        uint64_t p = by_seat[v.turn];
+        resume(c, p, &v);
+        if (v.phase == CROUPIER__SHEDDING_PHASE__SHEDDING_BIDDING)
+            ck_assert_int_eq(act(c, p, CROUPIER__SHEDDING_MOVE__SHEDDING_BID, NULL, 0, 3, false),
+                             CROUPIER__ERROR_CODE__OK);
+        else if (v.nlast == 0) {
+            uint8_t card = v.hand[lowest(&v)];
+            ck_assert_int_eq(act(c, p, CROUPIER__SHEDDING_MOVE__SHEDDING_PLAY, &card, 1, 0, false),
+                             CROUPIER__ERROR_CODE__OK);
+        } else
+            ck_assert_int_eq(act(c, p, CROUPIER__SHEDDING_MOVE__SHEDDING_PASS, NULL, 0, 0, false),
+                             CROUPIER__ERROR_CODE__OK);
+    }
+    collect(c, &seen, P0, 300);
+    ck_assert_int_eq(seen.completed, 2);
+    ck_assert_int_eq(human_desks(&e), 0);
+    ck_assert_int_eq(seen.desk_closings, 3);
+    ck_assert_int_eq(seen.table_closings, 3);
+    /* Longer than the gap: no other deal starts, the players are still seated. */
+    ts_sleep_ms(800);
+    ck_assert_int_eq(human_desks(&e), 0);
+    resume(c, P0, &v);
+    ck_assert(!v.in_round);
+    collect(c, &seen, P0, 100);
+    ck_assert_int_eq(seen.round_ends, 2);
+
+    int st;
+    ck_assert_int_eq(ts_proc_signal(e.game, SIGTERM), 0);
+    ck_assert_int_eq(ts_proc_wait(e.game, 10000, &st), 0);
+    ck_assert(ts_proc_log_has(e.game, "exit reason=drained"));
+    /* Every chip is in Redis: escrows back, deltas applied, the rake with the house. */
+    long total = 0;
+    for (int i = 0; i < 3; i++) {
+        snprintf(name, sizeof name, "%d", P0 + i);
+        ck_assert_int_eq(wallet(&e, name), 5000 + seen.delta[i]);
+        total += wallet(&e, name);
+    }
+    ck_assert_int_eq(total + redis_long(&e, "{croupier:money}:rake:doudizhu"), 15000);
+    ck_assert_int_eq(redis_long(&e, "{croupier:money}:rake:doudizhu"), seen.rake);
+    rpcc_close(c);
+    env_stop(&e);
+}
+END_TEST
+
+/*
+ * One human at Big Two: bots from the house fill the three other seats after the wait, and
+ * the human never moves, so trustee plays each of its turns on the short timer (timed_out
+ * plays); deals complete and settle, the human's wallet and the house's add up.
+ */
+START_TEST(test_bigtwo_bots_fill_and_trustee_plays_for_the_idle_human)
+{
+    env_t e;
+    char *env[] = {"CROUPIER_TRAD_TURN_MS=40",      "CROUPIER_TRAD_BOT_MS=2",
+                   "CROUPIER_TRAD_BOT_FILL_MS=300", "CROUPIER_TRAD_GAP_MS=50",
+                   "CROUPIER_TRAD_HOUSE=house-t",   NULL};
+    env_start(&e, "30", "doudizhu,bigtwo", env);
+    wallet_set(&e, "house-t", 100000);
+    wallet_set(&e, "7101", 1000);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    ck_assert_ptr_nonnull(c);
+    int seat;
+    ck_assert_int_eq(join(c, 7101, "bigtwo", 2, &seat), CROUPIER__ERROR_CODE__OK);
+    view_t v;
+    resume(c, 7101, &v);
+    ck_assert(!v.in_round);
+    ts_sleep_ms(150);
+    resume(c, 7101, &v);
+    ck_assert(!v.in_round); /* the fill wait has not passed */
+    seen_t seen = {0};
+    long long end = ts_now_ms() + 20000;
+    while (seen.completed < 2 && ts_now_ms() < end)
+        collect(c, &seen, 7101, 200);
+    ck_assert_int_ge(seen.completed, 2);
+    ck_assert_int_gt(seen.timed_out_plays, 0);
+    /* A deal in progress shows four seats, the human's own 13-or-fewer cards. */
+    resume(c, 7101, &v);
+    if (v.in_round)
+        ck_assert_uint_le(v.nhand, 13);
+
+    char *b = NULL;
+    ck_assert_int_eq(ts_http_get("127.0.0.1", e.health_port, "/drain", 5000, &b), 200);
+    free(b);
+    end = ts_now_ms() + 10000;
+    while (human_desks(&e) != 0 && ts_now_ms() < end)
+        ts_sleep_ms(50);
+    ck_assert_int_eq(human_desks(&e), 0);
+    collect(c, &seen, 7101, 300);
+    int rounds = seen.round_ends;
+    ts_sleep_ms(300);
+    collect(c, &seen, 7101, 100);
+    ck_assert_int_eq(seen.round_ends, rounds);
+    ck_assert_int_eq(seen.desk_closings, 1);
+    int st;
+    ck_assert_int_eq(ts_proc_signal(e.game, SIGTERM), 0);
+    ck_assert_int_eq(ts_proc_wait(e.game, 10000, &st), 0);
+    ck_assert(ts_proc_log_has(e.game, "exit reason=drained"));
+    ck_assert_int_eq(wallet(&e, "7101"), 1000 + seen.delta[0]);
+    ck_assert_int_eq(wallet(&e, "7101") + wallet(&e, "house-t"), 101000);
+    rpcc_close(c);
+    env_stop(&e);
+}
+END_TEST
+
+/*
+ * The drain bound passes with a deal running (long turn timer): the deal is voided, the players
+ * are told why, the escrows go back (wallets exactly as before), and the exit is forced.
+ */
+START_TEST(test_ddz_drain_bound_mid_deal_voids_it_and_exit_is_forced)
+{
+    env_t e;
+    char *env[] = {"CROUPIER_TRAD_TURN_MS=60000", "CROUPIER_TRAD_BOT_FILL_MS=-1", NULL};
+    env_start(&e, "1", "doudizhu", env);
+    char name[16];
+    for (int i = 0; i < 3; i++) {
+        snprintf(name, sizeof name, "%d", 7201 + i);
+        wallet_set(&e, name, 500);
+    }
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    ck_assert_ptr_nonnull(c);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(join(c, 7201 + (uint64_t)i, "doudizhu", 2, NULL),
+                         CROUPIER__ERROR_CODE__OK);
+    ts_sleep_ms(200);
+    view_t v;
+    resume(c, 7201, &v);
+    ck_assert(v.in_round);
+    ck_assert_int_eq(human_desks(&e), 1);
+    /* Escrows are out of the wallets while the deal runs: 2 x 96. */
+    ck_assert_int_eq(wallet(&e, "7201"), 500 - 192);
+    long long t0 = ts_now_ms();
+    ck_assert_int_eq(ts_proc_signal(e.game, SIGTERM), 0);
+    seen_t seen = {0};
+    long long end = ts_now_ms() + 6000;
+    while (seen.round_ends == 0 && ts_now_ms() < end)
+        collect(c, &seen, 7201, 200);
+    ck_assert_int_eq(seen.voided, 1);
+    ck_assert_int_eq(seen.void_reason, CROUPIER__VOID_REASON__VOID_DRAIN_TIMEOUT);
+    int st;
+    ck_assert_int_eq(ts_proc_wait(e.game, 10000, &st), 0);
+    ck_assert_msg(ts_now_ms() - t0 < 8000, "forced exit took %lld ms", ts_now_ms() - t0);
+    ck_assert(WIFEXITED(st));
+    ck_assert(ts_proc_log_has(e.game, "exit reason=forced"));
+    for (int i = 0; i < 3; i++) {
+        snprintf(name, sizeof name, "%d", 7201 + i);
+        ck_assert_int_eq(wallet(&e, name), 500);
+    }
+    rpcc_close(c);
+    env_stop(&e);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("trad_engine");
+    TCase *tc = tcase_create("helpers");
+    tcase_add_test(tc, test_trad_wire_cards_round_trip_every_card);
+    tcase_add_test(tc, test_trad_wire_cards_map_to_held_copies);
+    tcase_add_test(tc, test_trad_settle_cap_keeps_the_sum_and_the_cap);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("deal");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_ddz_three_players_play_a_deal_that_settles_and_drain_starts_no_other);
+    tcase_add_test(tc, test_bigtwo_bots_fill_and_trustee_plays_for_the_idle_human);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("drain_bound");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_ddz_drain_bound_mid_deal_voids_it_and_exit_is_forced);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_ENV);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
