@@ -1064,7 +1064,7 @@ static void bje_on_bet(bje_table_t *t, gs_request_t *req, int i, int64_t amount)
         return;
     }
     /* Outside the window: a bet for the next one, by a seat not in the running round. */
-    if (s->state == BJE_SEAT_SEATED && snap.seats[i].in_round) {
+    if (s->state == BJE_SEAT_SEATED && snap.phase != BJ_PHASE_IDLE && snap.seats[i].in_round) {
         bje_refuse(t, req, CROUPIER__ERROR_CODE__ACTION_NOT_ALLOWED,
                    "betting is closed for this round");
         return;

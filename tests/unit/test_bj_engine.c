@@ -1,0 +1,566 @@
+/*
+ * The persistent engine (resident blackjack tables, games/persistent/bj_engine.h) against the
+ * real croupier-game binary, a real redis-server and the real k8s/prestop.sh under busybox.
+ * Players are driven through a real rpc link (rpcc), as a gateway would. Cards are put on top
+ * of the shoe with CROUPIER_BJ_TEST_STACK where a test needs a given hand.
+ */
+#include <check.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "rpcc.h"
+#include "support.h"
+
+#define FUND 1000000000000LL
+
+typedef struct {
+    ts_redis_t *redis;
+    ts_proc_t *game;
+    int rpc_port, health_port;
+    rpcc_t *c;
+} env_t;
+
+static void env_start(env_t *e, const char *drain_max, char *const extra_env[])
+{
+    memset(e, 0, sizeof *e);
+    e->redis = ts_redis_start();
+    ck_assert_ptr_nonnull(e->redis);
+    e->rpc_port = ts_free_port();
+    e->health_port = ts_free_port();
+    char listen[64], health[64];
+    snprintf(listen, sizeof listen, "127.0.0.1:%d", e->rpc_port);
+    snprintf(health, sizeof health, "127.0.0.1:%d", e->health_port);
+    char *argv[] = {(char *)ts_build_path("engine/process/croupier-game"),
+                    "--engine",
+                    "persistent",
+                    "--listen",
+                    listen,
+                    "--advertise",
+                    listen,
+                    "--health-listen",
+                    health,
+                    "--redis",
+                    (char *)ts_redis_addr(e->redis),
+                    "--lease-ttl-ms",
+                    "900",
+                    "--drain-max-seconds",
+                    (char *)drain_max,
+                    NULL};
+    e->game = ts_proc_spawn(argv, extra_env);
+    ck_assert_ptr_nonnull(e->game);
+    ck_assert_msg(ts_http_wait_status("127.0.0.1", e->health_port, "/readyz", 200, 10000) == 0,
+                  "game server never became ready; log: %s", ts_proc_log_path(e->game));
+    e->c = rpcc_connect("127.0.0.1", e->rpc_port, 5000);
+    ck_assert_ptr_nonnull(e->c);
+}
+
+static void env_stop(env_t *e)
+{
+    rpcc_close(e->c);
+    if (e->game != NULL) {
+        ts_proc_signal(e->game, SIGTERM);
+        ts_proc_signal(e->game, SIGTERM);
+        ts_proc_wait(e->game, 10000, NULL);
+        ts_proc_free(e->game);
+    }
+    ts_redis_stop(e->redis);
+}
+
+static long long wallet(env_t *e, const char *who)
+{
+    char *v = ts_redis_cmd(e->redis, "GET {croupier:money}:wallet:%s", who);
+    ck_assert_ptr_nonnull(v);
+    long long x = strcmp(v, "(nil)") == 0 ? 0 : atoll(v);
+    free(v);
+    return x;
+}
+
+static void set_wallet(env_t *e, const char *who, long long v)
+{
+    free(ts_redis_cmd(e->redis, "SET {croupier:money}:wallet:%s %lld", who, v));
+}
+
+/* Waits until a wallet holds want (the writer applies asynchronously). */
+static void wait_wallet(env_t *e, const char *who, long long want)
+{
+    long long end = ts_now_ms() + 5000, v = 0;
+    while (ts_now_ms() < end) {
+        v = wallet(e, who);
+        if (v == want)
+            return;
+        ts_sleep_ms(20);
+    }
+    ck_abort_msg("wallet %s holds %lld, want %lld", who, v, want);
+}
+
+static long human_desks(env_t *e)
+{
+    char *b = NULL;
+    ck_assert_int_eq(ts_http_get("127.0.0.1", e->health_port, "/drain/status", 5000, &b), 200);
+    const char *at = strstr(b, "\"human_desks\":");
+    long v = at != NULL ? strtol(at + 14, NULL, 10) : -1;
+    free(b);
+    ck_assert_int_ge(v, 0);
+    return v;
+}
+
+static uint64_t next_rid = 100;
+
+static Croupier__RpcFrame *reply(env_t *e, uint64_t rid, int want)
+{
+    Croupier__RpcFrame *r = rpcc_wait_reply(e->c, rid, 5000);
+    ck_assert_msg(r != NULL, "no reply to %llu", (unsigned long long)rid);
+    ck_assert_msg((int)r->reply->code == want, "request %llu: code %d (%s), want %d",
+                  (unsigned long long)rid, r->reply->code,
+                  r->reply->error && r->reply->error->message ? r->reply->error->message : "",
+                  want);
+    return r;
+}
+
+static int join(env_t *e, uint64_t player, int64_t stake)
+{
+    uint64_t rid = next_rid++;
+    ck_assert_int_eq(rpcc_join(e->c, rid, player, "blackjack", stake, 0), 0);
+    Croupier__RpcFrame *r = rpcc_wait_reply(e->c, rid, 5000);
+    ck_assert_ptr_nonnull(r);
+    int code = r->reply->code;
+    if (code == 0) {
+        ck_assert_int_eq(r->reply->payload->body_case, CROUPIER__SERVER_MESSAGE__BODY_JOINED);
+        ck_assert_int_eq(r->reply->payload->joined->engine, CROUPIER__ENGINE__ENGINE_PERSISTENT);
+    }
+    frame_free_rpc(r);
+    return code;
+}
+
+/* Sends one BlackjackAction and checks the answer's code. */
+static void act(env_t *e, uint64_t player, Croupier__BlackjackMove move, int64_t amount, int insure,
+                int want)
+{
+    Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+    Croupier__Action a = CROUPIER__ACTION__INIT;
+    Croupier__BlackjackAction ba = CROUPIER__BLACKJACK_ACTION__INIT;
+    ba.move = move;
+    if (move == CROUPIER__BLACKJACK_MOVE__BJ_BET) {
+        ba.has_amount = true;
+        ba.amount = amount;
+    }
+    if (move == CROUPIER__BLACKJACK_MOVE__BJ_INSURANCE) {
+        ba.has_insure = true;
+        ba.insure = insure;
+    }
+    a.kind_case = CROUPIER__ACTION__KIND_BLACKJACK;
+    a.blackjack = &ba;
+    uint64_t rid = next_rid++;
+    f.request_id = rid;
+    f.has_player_id = true;
+    f.player_id = player;
+    f.has_session_id = true;
+    f.session_id = player;
+    f.has_deadline_unix_ms = true;
+    f.deadline_unix_ms = (uint64_t)(rpcc_wall_ms() + 5000);
+    f.body_case = CROUPIER__RPC_FRAME__BODY_ACTION;
+    f.action = &a;
+    ck_assert_int_eq(rpcc_send(e->c, &f), 0);
+    frame_free_rpc(reply(e, rid, want));
+}
+
+static Croupier__Snapshot *snap_of(Croupier__RpcFrame *r)
+{
+    ck_assert_int_eq(r->reply->payload->body_case, CROUPIER__SERVER_MESSAGE__BODY_SNAPSHOT);
+    Croupier__Snapshot *s = r->reply->payload->snapshot;
+    ck_assert_int_eq(s->state_case, CROUPIER__SNAPSHOT__STATE_BLACKJACK);
+    return s;
+}
+
+static Croupier__RpcFrame *resume(env_t *e, uint64_t player)
+{
+    uint64_t rid = next_rid++;
+    ck_assert_int_eq(rpcc_resume(e->c, rid, player), 0);
+    return reply(e, rid, 0);
+}
+
+/* Cards of (seat, hand) in a snapshot, or -1 when the hand is absent. */
+static int hand_cards(const Croupier__Snapshot *s, uint32_t seat, uint32_t hand)
+{
+    for (size_t i = 0; i < s->blackjack->n_hands; i++)
+        if (s->blackjack->hands[i]->seat == seat && s->blackjack->hands[i]->hand == hand)
+            return (int)s->blackjack->hands[i]->cards.len;
+    return -1;
+}
+
+/* Skips events until a push of the given body arrives (a Turn must be a decision turn, with a
+ * hand, or an insurance offer with to_call, as asked). Returns it (free it) or NULL. */
+enum { WANT_DECISION = 1, WANT_INSURANCE = 2 };
+static Croupier__RpcFrame *wait_push(env_t *e, int body, int turn_kind, int timeout_ms)
+{
+    long long end = ts_now_ms() + timeout_ms;
+    for (;;) {
+        int left = (int)(end - ts_now_ms());
+        if (left <= 0)
+            return NULL;
+        Croupier__RpcFrame *f = rpcc_next_event(e->c, left);
+        if (f == NULL)
+            return NULL;
+        if (f->body_case == CROUPIER__RPC_FRAME__BODY_PUSH && (int)f->push->body_case == body) {
+            if (body != CROUPIER__SERVER_MESSAGE__BODY_TURN ||
+                (turn_kind == WANT_DECISION && f->push->turn->has_hand) ||
+                (turn_kind == WANT_INSURANCE && f->push->turn->has_to_call))
+                return f;
+        }
+        frame_free_rpc(f);
+    }
+}
+
+/* Waits for the next RoundEnd and returns the sum of its deltas for player. */
+static char last_round[128];
+
+static int64_t round_delta(env_t *e, uint64_t player, int *outcome)
+{
+    Croupier__RpcFrame *f;
+    /* Every seated player gets a copy through the one link: skip copies of the last one. */
+    for (;;) {
+        f = wait_push(e, CROUPIER__SERVER_MESSAGE__BODY_ROUND_END, 0, 8000);
+        ck_assert_msg(f != NULL, "no RoundEnd");
+        if (strcmp(f->push->round_end->round_id, last_round) != 0)
+            break;
+        frame_free_rpc(f);
+    }
+    snprintf(last_round, sizeof last_round, "%s", f->push->round_end->round_id);
+    int64_t d = 0, sum = 0;
+    Croupier__RoundEnd *re = f->push->round_end;
+    for (size_t i = 0; i < re->n_deltas; i++) {
+        sum += re->deltas[i]->delta;
+        if (re->deltas[i]->player_id == player)
+            d += re->deltas[i]->delta;
+    }
+    /* The house is the counterparty: players' deltas sum to minus the house's, not zero. */
+    ck_assert_int_eq(re->rake, 0);
+    (void)sum;
+    if (outcome != NULL)
+        *outcome = re->outcome;
+    frame_free_rpc(f);
+    return d;
+}
+
+#define BET CROUPIER__BLACKJACK_MOVE__BJ_BET
+#define HIT CROUPIER__BLACKJACK_MOVE__BJ_HIT
+#define STAND CROUPIER__BLACKJACK_MOVE__BJ_STAND
+#define DOUBLE CROUPIER__BLACKJACK_MOVE__BJ_DOUBLE
+#define SPLIT CROUPIER__BLACKJACK_MOVE__BJ_SPLIT
+#define SURRENDER CROUPIER__BLACKJACK_MOVE__BJ_SURRENDER
+#define INSURANCE CROUPIER__BLACKJACK_MOVE__BJ_INSURANCE
+#define E_OK CROUPIER__ERROR_CODE__OK
+
+/*
+ * One player, five stacked rounds: double, hit then stand, split, surrender, insurance. Each
+ * legal action is applied; each illegal one is refused with its code and changes nothing (the
+ * snapshot after it is the one before it). The wallet ends at its start plus the round deltas,
+ * and the house pays exactly what the player won.
+ */
+START_TEST(test_bj_engine_legal_and_illegal_actions_settle_with_the_house)
+{
+    env_t e;
+    char *env[] = {"CROUPIER_BJ_BET_MS=3000",
+                   "CROUPIER_BJ_TURN_MS=4000",
+                   "CROUPIER_BJ_GAP_MS=30",
+                   "CROUPIER_BJ_BUYIN=50",
+                   "CROUPIER_BJ_TEST_STACK=6c,9h,5d,7s,Tc,Kd;Tc,9h,2d,8s,5c;8c,6h,8d,Ts,3c,Kc,9d;"
+                   "Tc,Th,6d,9s;Tc,Ah,9d,7s",
+                   NULL};
+    env_start(&e, "30", env);
+    const uint64_t p = 1001;
+    /* A wallet below the buy-in (50 x 10) cannot sit. */
+    set_wallet(&e, "1001", 499);
+    ck_assert_int_eq(join(&e, p, 10), CROUPIER__ERROR_CODE__INSUFFICIENT_FUNDS);
+    ck_assert_int_eq(wallet(&e, "1001"), 499);
+    set_wallet(&e, "1001", 100000);
+    ck_assert_int_eq(join(&e, p, 10), E_OK);
+    wait_wallet(&e, "1001", 99500);
+    const char *house = "house.persistent";
+    wait_wallet(&e, house, FUND);
+
+    /* Bets outside the limits or the stack; acting with no round. */
+    act(&e, p, BET, 5, 0, CROUPIER__ERROR_CODE__BET_BELOW_MIN);
+    act(&e, p, BET, 1001, 0, CROUPIER__ERROR_CODE__BET_ABOVE_MAX);
+    act(&e, p, BET, 800, 0, CROUPIER__ERROR_CODE__INSUFFICIENT_FUNDS);
+    int64_t total = 0;
+
+    /* Round 0: 6+5 against a 9. Split of unequal cards and insurance are refused; double. */
+    act(&e, p, BET, 10, 0, E_OK);
+    Croupier__RpcFrame *f = wait_push(&e, CROUPIER__SERVER_MESSAGE__BODY_TURN, WANT_DECISION, 5000);
+    ck_assert_ptr_nonnull(f);
+    frame_free_rpc(f);
+    act(&e, p, BET, 10, 0, CROUPIER__ERROR_CODE__ACTION_NOT_ALLOWED);
+    act(&e, p, SPLIT, 0, 0, CROUPIER__ERROR_CODE__ACTION_NOT_ALLOWED);
+    act(&e, p, INSURANCE, 0, 1, CROUPIER__ERROR_CODE__ACTION_NOT_ALLOWED);
+    Croupier__RpcFrame *r = resume(&e, p);
+    Croupier__Snapshot *s = snap_of(r);
+    ck_assert_int_eq(s->blackjack->phase, CROUPIER__BLACKJACK_PHASE__BJ_PLAYING);
+    ck_assert(s->has_turn_seat);
+    ck_assert_int_eq(s->turn_seat, s->your_seat);
+    ck_assert(s->has_time_left_ms && s->time_left_ms > 0);
+    ck_assert_ptr_nonnull(s->round_id);
+    ck_assert_int_eq(hand_cards(s, s->your_seat, 0), 2);
+    ck_assert_int_eq(s->blackjack->dealer_cards.len, 1); /* the hole card stays hidden */
+    ck_assert_int_eq(s->blackjack->dealer_cards.data[0], 9 << 2 | 2);
+    uint32_t seat = s->your_seat;
+    frame_free_rpc(r);
+    act(&e, p, DOUBLE, 0, 0, E_OK);
+    int64_t d = round_delta(&e, p, NULL);
+    ck_assert_int_eq(d, 20);
+    total += d;
+
+    /* Round 1: 10+2, hit to 17; double after hitting and split are refused; stand: push. */
+    act(&e, p, BET, 10, 0, E_OK);
+    f = wait_push(&e, CROUPIER__SERVER_MESSAGE__BODY_TURN, WANT_DECISION, 5000);
+    ck_assert_ptr_nonnull(f);
+    frame_free_rpc(f);
+    act(&e, p, HIT, 0, 0, E_OK);
+    act(&e, p, DOUBLE, 0, 0, CROUPIER__ERROR_CODE__ILLEGAL_MOVE);
+    act(&e, p, SPLIT, 0, 0, CROUPIER__ERROR_CODE__ACTION_NOT_ALLOWED);
+    r = resume(&e, p);
+    s = snap_of(r);
+    ck_assert_int_eq(hand_cards(s, seat, 0), 3);
+    ck_assert_int_eq(s->blackjack->hands[0]->bet, 10);
+    frame_free_rpc(r);
+    act(&e, p, STAND, 0, 0, E_OK);
+    act(&e, p, STAND, 0, 0, CROUPIER__ERROR_CODE__NO_ROUND);
+    d = round_delta(&e, p, NULL);
+    ck_assert_int_eq(d, 0);
+
+    /* Round 2: a pair of eights against a 6: split, stand on both; the dealer busts. */
+    act(&e, p, BET, 10, 0, E_OK);
+    f = wait_push(&e, CROUPIER__SERVER_MESSAGE__BODY_TURN, WANT_DECISION, 5000);
+    ck_assert_ptr_nonnull(f);
+    frame_free_rpc(f);
+    act(&e, p, SPLIT, 0, 0, E_OK);
+    r = resume(&e, p);
+    s = snap_of(r);
+    ck_assert_int_eq(hand_cards(s, seat, 0), 2);
+    ck_assert_int_eq(hand_cards(s, seat, 1), 1);
+    frame_free_rpc(r);
+    act(&e, p, STAND, 0, 0, E_OK);
+    act(&e, p, STAND, 0, 0, E_OK);
+    d = round_delta(&e, p, NULL);
+    ck_assert_int_eq(d, 20);
+    total += d;
+
+    /* Round 3: 16 against a ten (no dealer blackjack): surrender half the bet. */
+    act(&e, p, BET, 10, 0, E_OK);
+    f = wait_push(&e, CROUPIER__SERVER_MESSAGE__BODY_TURN, WANT_DECISION, 5000);
+    ck_assert_ptr_nonnull(f);
+    frame_free_rpc(f);
+    act(&e, p, SURRENDER, 0, 0, E_OK);
+    d = round_delta(&e, p, NULL);
+    ck_assert_int_eq(d, -5);
+    total += d;
+
+    /* Round 4: 19 against an ace: insurance taken (lost: no blackjack), then stand and win. */
+    act(&e, p, BET, 10, 0, E_OK);
+    f = wait_push(&e, CROUPIER__SERVER_MESSAGE__BODY_TURN, WANT_INSURANCE, 5000);
+    ck_assert_ptr_nonnull(f);
+    frame_free_rpc(f);
+    act(&e, p, HIT, 0, 0, CROUPIER__ERROR_CODE__ACTION_NOT_ALLOWED);
+    r = resume(&e, p);
+    s = snap_of(r);
+    ck_assert_int_eq(s->blackjack->phase, CROUPIER__BLACKJACK_PHASE__BJ_INSURANCE_OFFER);
+    frame_free_rpc(r);
+    act(&e, p, INSURANCE, 0, 1, E_OK);
+    act(&e, p, INSURANCE, 0, 0, CROUPIER__ERROR_CODE__ACTION_NOT_ALLOWED);
+    f = wait_push(&e, CROUPIER__SERVER_MESSAGE__BODY_TURN, WANT_DECISION, 5000);
+    ck_assert_ptr_nonnull(f);
+    frame_free_rpc(f);
+    act(&e, p, STAND, 0, 0, E_OK);
+    d = round_delta(&e, p, NULL);
+    ck_assert_int_eq(d, 5);
+    total += d;
+
+    /* Leave: the stack goes back to the wallet; the house paid what the player won. */
+    uint64_t rid = next_rid++;
+    ck_assert_int_eq(rpcc_leave(e.c, rid, p), 0);
+    frame_free_rpc(reply(&e, rid, 0));
+    wait_wallet(&e, "1001", 100000 + total);
+    wait_wallet(&e, house, FUND - total);
+    ck_assert_int_eq(wallet(&e, "bjs.persistent.1001"), 0);
+    /* A hand history per completed round. */
+    char *n = ts_redis_cmd(e.redis, "XLEN {croupier:history:blackjack}:stream");
+    ck_assert_str_eq(n, "5");
+    free(n);
+    env_stop(&e);
+}
+END_TEST
+
+/*
+ * The classic resident-table failure: two players seated, rounds back to back (they bet every
+ * round and let the turn timer act for them). After /drain the current round finishes, no next
+ * round starts, human_desks reaches 0 within one round and stays 0 while they remain seated,
+ * the real preStop script returns, players get TableClosing, the gateway DeskClosing, and the
+ * stacks are back in the wallets: the sum of all wallets with the house is unchanged. Acting
+ * out of turn is refused along the way.
+ */
+START_TEST(test_bj_engine_drain_finishes_round_and_starts_no_next)
+{
+    env_t e;
+    char *env[] = {"CROUPIER_BJ_BET_MS=400",
+                   "CROUPIER_BJ_TURN_MS=250",
+                   "CROUPIER_BJ_GAP_MS=20",
+                   "CROUPIER_BJ_SITOUT_AFTER=1000",
+                   "CROUPIER_BJ_TEST_STACK=Tc,Td,9h,6d,6s,7s",
+                   NULL};
+    env_start(&e, "60", env);
+    set_wallet(&e, "2001", 50000);
+    set_wallet(&e, "2002", 50000);
+    ck_assert_int_eq(join(&e, 2001, 10), E_OK);
+    ck_assert_int_eq(join(&e, 2002, 10), E_OK);
+    wait_wallet(&e, "house.persistent", FUND);
+    const long long sum0 = 100000 + FUND;
+    Croupier__RpcFrame *r = resume(&e, 2001);
+    uint32_t seat1 = snap_of(r)->your_seat;
+    frame_free_rpc(r);
+
+    /* Out of turn: while one seat decides, the other player's hit is refused. */
+    act(&e, 2001, BET, 10, 0, E_OK);
+    act(&e, 2002, BET, 10, 0, E_OK);
+    bool refused = false;
+    for (int k = 0; k < 5 && !refused; k++) {
+        Croupier__RpcFrame *f =
+            wait_push(&e, CROUPIER__SERVER_MESSAGE__BODY_TURN, WANT_DECISION, 3000);
+        if (f == NULL)
+            break;
+        uint64_t other = f->push->turn->seat == seat1 ? 2002 : 2001;
+        frame_free_rpc(f);
+        act(&e, other, HIT, 0, 0, CROUPIER__ERROR_CODE__NOT_YOUR_TURN);
+        refused = true;
+    }
+    ck_assert(refused);
+    round_delta(&e, 2001, NULL);
+    act(&e, 2001, BET, 10, 0, E_OK);
+    act(&e, 2002, BET, 10, 0, E_OK);
+    round_delta(&e, 2001, NULL);
+    act(&e, 2001, BET, 10, 0, E_OK);
+    act(&e, 2002, BET, 10, 0, E_OK);
+    ts_sleep_ms(100); /* the next round has begun */
+    ck_assert_int_eq(human_desks(&e), 1);
+
+    char port[32];
+    snprintf(port, sizeof port, "HEALTH_PORT=%d", e.health_port);
+    char *pargv[] = {getenv("PRESTOP_WRAP") ? getenv("PRESTOP_WRAP") : "/bin/busybox", "sh",
+                     (char *)ts_source_path("k8s/prestop.sh"), NULL};
+    char *penv[] = {port, "DRAIN_MAX_SECONDS=60", NULL};
+    ts_proc_t *pre = ts_proc_spawn(pargv, penv);
+    ck_assert_ptr_nonnull(pre);
+    int outcome = 0;
+    round_delta(&e, 2001, &outcome);
+    ck_assert_int_eq(outcome, CROUPIER__ROUND_OUTCOME__OUTCOME_COMPLETED);
+    long long t_end = ts_now_ms();
+    int st;
+    ck_assert_int_eq(ts_proc_wait(pre, 5000, &st), 0);
+    ck_assert_msg(ts_now_ms() - t_end < 1500, "preStop returned %lld ms after the round",
+                  ts_now_ms() - t_end);
+    ts_proc_free(pre);
+    ck_assert_int_eq(human_desks(&e), 0);
+
+    int closings = 0, table_closing = 0;
+    for (;;) {
+        Croupier__RpcFrame *f = rpcc_next_event(e.c, 500);
+        if (f == NULL)
+            break;
+        if (f->body_case == CROUPIER__RPC_FRAME__BODY_DESK_CLOSING)
+            closings++;
+        if (f->body_case == CROUPIER__RPC_FRAME__BODY_PUSH &&
+            f->push->body_case == CROUPIER__SERVER_MESSAGE__BODY_TABLE_CLOSING)
+            table_closing++;
+        ck_assert(!(f->body_case == CROUPIER__RPC_FRAME__BODY_PUSH &&
+                    f->push->body_case == CROUPIER__SERVER_MESSAGE__BODY_DEAL));
+        frame_free_rpc(f);
+    }
+    ck_assert_int_ge(closings, 1);
+    ck_assert_int_eq(table_closing, 2);
+
+    /* Several round lengths later: still no round, players still seated, chips all home. */
+    ts_sleep_ms(2000);
+    ck_assert_int_eq(human_desks(&e), 0);
+    r = resume(&e, 2002);
+    snap_of(r);
+    frame_free_rpc(r);
+    act(&e, 2001, BET, 10, 0, CROUPIER__ERROR_CODE__NO_ROUND);
+    ck_assert_int_eq(wallet(&e, "bjs.persistent.2001"), 0);
+    ck_assert_int_eq(wallet(&e, "bjs.persistent.2002"), 0);
+    ck_assert_int_eq(wallet(&e, "2001") + wallet(&e, "2002") + wallet(&e, "house.persistent"),
+                     sum0);
+    ck_assert_int_eq(join(&e, 2003, 10), CROUPIER__ERROR_CODE__DRAINING);
+
+    ck_assert_int_eq(ts_proc_signal(e.game, SIGTERM), 0);
+    ck_assert_int_eq(ts_proc_wait(e.game, 5000, &st), 0);
+    ck_assert_int_eq(WEXITSTATUS(st), 0);
+    ck_assert(ts_proc_log_has(e.game, "exit reason=drained"));
+    env_stop(&e);
+}
+END_TEST
+
+/*
+ * The drain bound passes with a hand being played: the round is voided (bets returned, nothing
+ * settled), the players are told why, the stacks go home (the wallets are where they started)
+ * and the exit says forced.
+ */
+START_TEST(test_bj_engine_bound_passes_round_voided_refunded)
+{
+    env_t e;
+    char *env[] = {"CROUPIER_BJ_BET_MS=60000", "CROUPIER_BJ_TURN_MS=60000", "CROUPIER_BJ_GAP_MS=10",
+                   "CROUPIER_BJ_TEST_STACK=Tc,9h,6d,7s", NULL};
+    env_start(&e, "1", env);
+    set_wallet(&e, "3001", 5000);
+    ck_assert_int_eq(join(&e, 3001, 10), E_OK);
+    wait_wallet(&e, "house.persistent", FUND);
+    act(&e, 3001, BET, 100, 0, E_OK);
+    Croupier__RpcFrame *f = wait_push(&e, CROUPIER__SERVER_MESSAGE__BODY_TURN, WANT_DECISION, 5000);
+    ck_assert_ptr_nonnull(f);
+    frame_free_rpc(f);
+    ck_assert_int_eq(human_desks(&e), 1); /* 16 against a 9, nobody acts */
+    long long t0 = ts_now_ms();
+    ck_assert_int_eq(ts_proc_signal(e.game, SIGTERM), 0);
+    f = wait_push(&e, CROUPIER__SERVER_MESSAGE__BODY_ROUND_END, 0, 5000);
+    ck_assert_ptr_nonnull(f);
+    Croupier__RoundEnd *re = f->push->round_end;
+    ck_assert_int_eq(re->outcome, CROUPIER__ROUND_OUTCOME__OUTCOME_VOIDED);
+    ck_assert(re->has_void_reason);
+    ck_assert_int_eq(re->void_reason, CROUPIER__VOID_REASON__VOID_DRAIN_TIMEOUT);
+    ck_assert_ptr_nonnull(re->detail);
+    for (size_t i = 0; i < re->n_deltas; i++)
+        ck_assert_int_eq(re->deltas[i]->delta, 0);
+    frame_free_rpc(f);
+    int st;
+    ck_assert_int_eq(ts_proc_wait(e.game, 10000, &st), 0);
+    ck_assert_msg(ts_now_ms() - t0 < 6000, "forced exit took %lld ms", ts_now_ms() - t0);
+    ck_assert(WIFEXITED(st));
+    ck_assert_int_eq(WEXITSTATUS(st), 0);
+    ck_assert(ts_proc_log_has(e.game, "exit reason=forced"));
+    /* Refunded: the stack went home before the lease was released; nothing was settled. */
+    ck_assert_int_eq(wallet(&e, "3001"), 5000);
+    ck_assert_int_eq(wallet(&e, "bjs.persistent.3001"), 0);
+    ck_assert_int_eq(wallet(&e, "house.persistent"), FUND);
+    env_stop(&e);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("bj_engine");
+    TCase *tc = tcase_create("actions");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_bj_engine_legal_and_illegal_actions_settle_with_the_house);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("drain");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_bj_engine_drain_finishes_round_and_starts_no_next);
+    tcase_add_test(tc, test_bj_engine_bound_passes_round_voided_refunded);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_ENV);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? 0 : 1;
+}
