@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "bj_engine.h"
+#include "holdem_engine.h"
 #include "testgame.h"
 #include "trad_engine.h"
 
@@ -10,6 +11,7 @@
 static const engine_ops_t *const engines_table[] = {
     &testgame_engine_ops,
     &bj_engine_ops,
+    &holdem_engine_ops,
     &trad_engine_ops,
 };
 

@@ -1,0 +1,752 @@
+/*
+ * The hold'em engine (games/holdem/holdem_engine.h, issue 7) against the real croupier-game
+ * binary (--engine holdem) and a real redis-server; players are driven through a real rpc link
+ * (rpcc), as a gateway would. Timers are kept short with CROUPIER_HOLDEM_* variables.
+ */
+#include <check.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "rpcc.h"
+#include "support.h"
+
+#define STAKE 10
+#define MAXP 16
+
+typedef struct {
+    ts_redis_t *redis;
+    ts_proc_t *game;
+    int rpc_port, health_port;
+} env_t;
+
+/* What the players have been told so far (pushes reach every seated player; each event is
+ * counted once, by its event_seq). */
+typedef struct {
+    uint64_t last_seq;
+    int turn_seat; /* -1: nobody to act (after a round end) */
+    int64_t to_call, min_to, max_to;
+    bool min_known;
+    int rounds_completed, rounds_voided;
+    char round_id[128];
+    int plays, timed_out, deals_board;
+    int table_closing, desk_closing;
+    uint64_t seat_player[9];
+    struct {
+        uint64_t player;
+        uint8_t hole[2];
+        bool has;
+    } own[MAXP];
+    int nown;
+    int64_t round_delta_sum;
+} model_t;
+
+static char *fmt(const char *f, int v)
+{
+    char *s;
+    if (asprintf(&s, f, v) < 0)
+        abort();
+    return s;
+}
+
+static void env_start(env_t *e, const char *drain_max, char *const extra_env[])
+{
+    memset(e, 0, sizeof *e);
+    e->redis = ts_redis_start();
+    ck_assert_ptr_nonnull(e->redis);
+    e->rpc_port = ts_free_port();
+    e->health_port = ts_free_port();
+    char *listen = fmt("127.0.0.1:%d", e->rpc_port);
+    char *health = fmt("127.0.0.1:%d", e->health_port);
+    char *argv[] = {(char *)ts_build_path("engine/process/croupier-game"),
+                    "--engine",
+                    "holdem",
+                    "--listen",
+                    listen,
+                    "--advertise",
+                    listen,
+                    "--health-listen",
+                    health,
+                    "--redis",
+                    (char *)ts_redis_addr(e->redis),
+                    "--lease-ttl-ms",
+                    "900",
+                    "--drain-max-seconds",
+                    (char *)drain_max,
+                    NULL};
+    e->game = ts_proc_spawn(argv, extra_env);
+    ck_assert_ptr_nonnull(e->game);
+    free(listen);
+    free(health);
+    ck_assert_msg(ts_http_wait_status("127.0.0.1", e->health_port, "/readyz", 200, 10000) == 0,
+                  "game server never became ready; log: %s", ts_proc_log_path(e->game));
+}
+
+static void env_stop(env_t *e)
+{
+    if (e->game != NULL) {
+        ts_proc_signal(e->game, SIGTERM);
+        ts_proc_signal(e->game, SIGTERM);
+        ts_proc_wait(e->game, 10000, NULL);
+        ts_proc_free(e->game);
+    }
+    ts_redis_stop(e->redis);
+}
+
+static long long redis_int(env_t *e, const char *cmd, const char *arg)
+{
+    char *r = ts_redis_cmd(e->redis, cmd, arg);
+    ck_assert_ptr_nonnull(r);
+    long long v = strcmp(r, "(nil)") == 0 ? 0 : strtoll(r, NULL, 10);
+    free(r);
+    return v;
+}
+
+static void wallet_set(env_t *e, uint64_t player, long long amount)
+{
+    char *r = ts_redis_cmd(e->redis, "SET {croupier:money}:wallet:%d %d", (int)player, (int)amount);
+    free(r);
+}
+
+static long long wallet(env_t *e, uint64_t player)
+{
+    char key[64];
+    snprintf(key, sizeof key, "{croupier:money}:wallet:%" PRIu64, player);
+    return redis_int(e, "GET %s", key);
+}
+
+/* Sum of every seat account (wallets named hs.*), and how many hold chips. */
+static long long seat_accounts(env_t *e, int *nonzero)
+{
+    char *keys = ts_redis_cmd(e->redis, "KEYS {croupier:money}:wallet:hs.*");
+    long long sum = 0;
+    *nonzero = 0;
+    for (char *p = keys; p != NULL && *p != '\0';) {
+        char *nl = strchr(p, '\n');
+        if (nl != NULL)
+            *nl = '\0';
+        long long v = redis_int(e, "GET %s", p);
+        sum += v;
+        *nonzero += v != 0;
+        p = nl != NULL ? nl + 1 : NULL;
+    }
+    free(keys);
+    return sum;
+}
+
+static long human_desks(env_t *e)
+{
+    char *b = NULL;
+    ck_assert_int_eq(ts_http_get("127.0.0.1", e->health_port, "/drain/status", 5000, &b), 200);
+    const char *at = strstr(b, "\"human_desks\":");
+    long v = at != NULL ? strtol(at + 14, NULL, 10) : -1;
+    free(b);
+    return v;
+}
+
+static void fill(Croupier__RpcFrame *f, uint64_t rid, uint64_t player)
+{
+    f->request_id = rid;
+    f->has_player_id = true;
+    f->player_id = player;
+    f->has_session_id = true;
+    f->session_id = player;
+    f->has_deadline_unix_ms = true;
+    f->deadline_unix_ms = (uint64_t)rpcc_wall_ms() + 5000;
+}
+
+static void send_join(rpcc_t *c, uint64_t rid, uint64_t player, int64_t stake)
+{
+    Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+    Croupier__Join j = CROUPIER__JOIN__INIT;
+    j.engine = CROUPIER__ENGINE__ENGINE_HOLDEM;
+    j.game = "holdem";
+    j.stake = stake;
+    fill(&f, rid, player);
+    f.body_case = CROUPIER__RPC_FRAME__BODY_JOIN;
+    f.join = &j;
+    ck_assert_int_eq(rpcc_send(c, &f), 0);
+}
+
+static void send_act(rpcc_t *c, uint64_t rid, uint64_t player, Croupier__HoldemMove move,
+                     int64_t amount)
+{
+    Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+    Croupier__Action a = CROUPIER__ACTION__INIT;
+    Croupier__HoldemAction ha = CROUPIER__HOLDEM_ACTION__INIT;
+    ha.move = move;
+    if (move == CROUPIER__HOLDEM_MOVE__HOLDEM_BET || move == CROUPIER__HOLDEM_MOVE__HOLDEM_RAISE) {
+        ha.has_amount = true;
+        ha.amount = amount;
+    }
+    a.kind_case = CROUPIER__ACTION__KIND_HOLDEM;
+    a.holdem = &ha;
+    fill(&f, rid, player);
+    f.body_case = CROUPIER__RPC_FRAME__BODY_ACTION;
+    f.action = &a;
+    ck_assert_int_eq(rpcc_send(c, &f), 0);
+}
+
+/* Waits for the reply to rid and returns its code (the reply is freed unless out is given). */
+static int reply_code(rpcc_t *c, uint64_t rid, Croupier__RpcFrame **out)
+{
+    Croupier__RpcFrame *r = rpcc_wait_reply(c, rid, 5000);
+    ck_assert_msg(r != NULL, "no reply to request %" PRIu64, rid);
+    int code = r->reply->code;
+    if (out != NULL)
+        *out = r;
+    else
+        frame_free_rpc(r);
+    return code;
+}
+
+/* Joins and returns the seat. */
+static int join_ok(rpcc_t *c, model_t *m, uint64_t rid, uint64_t player)
+{
+    send_join(c, rid, player, STAKE);
+    Croupier__RpcFrame *r;
+    int code = reply_code(c, rid, &r);
+    ck_assert_int_eq(code, CROUPIER__ERROR_CODE__OK);
+    ck_assert_int_eq(r->reply->payload->body_case, CROUPIER__SERVER_MESSAGE__BODY_JOINED);
+    const Croupier__Joined *j = r->reply->payload->joined;
+    ck_assert_int_eq(j->engine, CROUPIER__ENGINE__ENGINE_HOLDEM);
+    ck_assert_str_eq(j->game, "holdem");
+    ck_assert_int_eq(j->stake, STAKE);
+    int seat = (int)j->seat;
+    ck_assert_int_lt(seat, 9);
+    m->seat_player[seat] = player;
+    frame_free_rpc(r);
+    return seat;
+}
+
+static void model_init(model_t *m)
+{
+    memset(m, 0, sizeof *m);
+    m->turn_seat = -1;
+}
+
+/* Applies one event frame to the model. */
+static void model_apply(model_t *m, const Croupier__RpcFrame *f)
+{
+    if (f->body_case == CROUPIER__RPC_FRAME__BODY_DESK_CLOSING) {
+        m->desk_closing += (int)f->desk_closing->n_player_ids;
+        return;
+    }
+    if (f->body_case != CROUPIER__RPC_FRAME__BODY_PUSH)
+        return;
+    const Croupier__ServerMessage *sm = f->push;
+    if (sm->body_case == CROUPIER__SERVER_MESSAGE__BODY_TABLE_CLOSING) {
+        m->table_closing++;
+        return;
+    }
+    /* Own hole cards: a Deal for a seat that carries cards reaches its owner only. */
+    if (sm->body_case == CROUPIER__SERVER_MESSAGE__BODY_DEAL && sm->deal->has_seat &&
+        sm->deal->has_cards && sm->deal->cards.len == 2) {
+        ck_assert_uint_eq(m->seat_player[sm->deal->seat], f->player_id);
+        int k;
+        for (k = 0; k < m->nown && m->own[k].player != f->player_id; k++)
+            ;
+        if (k == m->nown && m->nown < MAXP)
+            m->nown++;
+        m->own[k].player = f->player_id;
+        memcpy(m->own[k].hole, sm->deal->cards.data, 2);
+        m->own[k].has = true;
+    }
+    if (!sm->has_event_seq || sm->event_seq <= m->last_seq)
+        return; /* another player's copy of an event already counted */
+    m->last_seq = sm->event_seq;
+    switch (sm->body_case) {
+    case CROUPIER__SERVER_MESSAGE__BODY_TURN:
+        m->turn_seat = (int)sm->turn->seat;
+        m->to_call = sm->turn->to_call;
+        m->min_known = sm->turn->has_min_amount;
+        m->min_to = sm->turn->min_amount;
+        m->max_to = sm->turn->max_amount;
+        break;
+    case CROUPIER__SERVER_MESSAGE__BODY_PLAY:
+        m->plays++;
+        m->timed_out += sm->play->has_timed_out && sm->play->timed_out;
+        break;
+    case CROUPIER__SERVER_MESSAGE__BODY_DEAL:
+        m->deals_board += !sm->deal->has_seat;
+        break;
+    case CROUPIER__SERVER_MESSAGE__BODY_ROUND_END: {
+        const Croupier__RoundEnd *re = sm->round_end;
+        if (re->outcome == CROUPIER__ROUND_OUTCOME__OUTCOME_COMPLETED)
+            m->rounds_completed++;
+        else
+            m->rounds_voided++;
+        snprintf(m->round_id, sizeof m->round_id, "%s", re->round_id);
+        int64_t sum = 0;
+        for (size_t i = 0; i < re->n_deltas; i++)
+            sum += re->deltas[i]->delta;
+        ck_assert_int_eq(sum, -(re->has_rake ? re->rake : 0));
+        m->turn_seat = -1;
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+/* Pumps events until pred(m) holds or timeout_ms passes; returns whether it holds. */
+static bool pump_until(rpcc_t *c, model_t *m, bool (*pred)(const model_t *, const void *),
+                       const void *arg, int timeout_ms)
+{
+    long long end = ts_now_ms() + timeout_ms;
+    while (!pred(m, arg)) {
+        int left = (int)(end - ts_now_ms());
+        if (left <= 0)
+            return false;
+        Croupier__RpcFrame *f = rpcc_next_event(c, left);
+        if (f == NULL)
+            return pred(m, arg);
+        model_apply(m, f);
+        frame_free_rpc(f);
+    }
+    return true;
+}
+
+static bool has_turn(const model_t *m, const void *arg)
+{
+    (void)arg;
+    return m->turn_seat >= 0;
+}
+
+static bool rounds_at_least(const model_t *m, const void *arg)
+{
+    return m->rounds_completed + m->rounds_voided >= *(const int *)arg;
+}
+
+/* Plays legal passive moves (check, else call) until n rounds have ended. */
+static void play_rounds(rpcc_t *c, model_t *m, uint64_t *rid, int n)
+{
+    int target = m->rounds_completed + m->rounds_voided + n;
+    long long end = ts_now_ms() + 20000;
+    while (!rounds_at_least(m, &target)) {
+        ck_assert_msg(ts_now_ms() < end, "hands did not finish");
+        if (!pump_until(c, m, has_turn, NULL, 3000))
+            continue;
+        int seat = m->turn_seat;
+        uint64_t player = m->seat_player[seat];
+        uint64_t r = (*rid)++;
+        send_act(c, r, player,
+                 m->to_call == 0 ? CROUPIER__HOLDEM_MOVE__HOLDEM_CHECK
+                                 : CROUPIER__HOLDEM_MOVE__HOLDEM_CALL,
+                 0);
+        m->turn_seat = -1; /* until the next Turn */
+        ck_assert_int_eq(reply_code(c, r, NULL), CROUPIER__ERROR_CODE__OK);
+    }
+}
+
+/* The player's snapshot, or NULL with *code set. */
+static Croupier__RpcFrame *snapshot(rpcc_t *c, uint64_t rid, uint64_t player)
+{
+    ck_assert_int_eq(rpcc_resume(c, rid, player), 0);
+    Croupier__RpcFrame *r;
+    ck_assert_int_eq(reply_code(c, rid, &r), CROUPIER__ERROR_CODE__OK);
+    ck_assert_int_eq(r->reply->payload->body_case, CROUPIER__SERVER_MESSAGE__BODY_SNAPSHOT);
+    return r;
+}
+
+/* The snapshot's table state as bytes, without the clock (time left), for equality checks. */
+static size_t state_bytes(Croupier__RpcFrame *r, uint8_t *buf, size_t cap)
+{
+    Croupier__Snapshot *s = r->reply->payload->snapshot;
+    s->has_time_left_ms = false;
+    s->time_left_ms = 0;
+    size_t n = croupier__snapshot__get_packed_size(s);
+    ck_assert_uint_le(n, cap);
+    return croupier__snapshot__pack(s, buf);
+}
+
+/* ---- tests ------------------------------------------------------------------------------ */
+
+static char *fast_env[] = {"CROUPIER_HOLDEM_ACTION_MS=3000", "CROUPIER_HOLDEM_TIME_BANK_MS=0",
+                           "CROUPIER_HOLDEM_GAP_MS=50", "CROUPIER_HOLDEM_AD_MS=200", NULL};
+
+START_TEST(test_join_buys_in_through_the_wallet_and_hands_settle)
+{
+    env_t e;
+    env_start(&e, "30", fast_env);
+    wallet_set(&e, 101, 5000);
+    wallet_set(&e, 102, 5000);
+    wallet_set(&e, 103, 100); /* below the table minimum (20 big blinds = 200) */
+    wallet_set(&e, 104, 500); /* less than 100 big blinds: buys in with the whole wallet */
+    long long start = 5000 + 5000 + 100 + 500;
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    ck_assert_ptr_nonnull(c);
+    model_t m;
+    model_init(&m);
+    join_ok(c, &m, 1, 101);
+    ck_assert_int_eq(wallet(&e, 101), 4000); /* 100 big blinds */
+    send_join(c, 2, 103, STAKE);
+    ck_assert_int_eq(reply_code(c, 2, NULL), CROUPIER__ERROR_CODE__INSUFFICIENT_FUNDS);
+    ck_assert_int_eq(wallet(&e, 103), 100);
+    /* An unknown player has no wallet at all. */
+    send_join(c, 3, 199, STAKE);
+    ck_assert_int_eq(reply_code(c, 3, NULL), CROUPIER__ERROR_CODE__INSUFFICIENT_FUNDS);
+    /* Stakes below 2 and another game are refused. */
+    send_join(c, 4, 102, 1);
+    ck_assert_int_eq(reply_code(c, 4, NULL), CROUPIER__ERROR_CODE__BAD_REQUEST);
+    join_ok(c, &m, 5, 102);
+    join_ok(c, &m, 6, 104);
+    ck_assert_int_eq(wallet(&e, 104), 0);
+    int nz;
+    ts_sleep_ms(100);
+    ck_assert_int_eq(seat_accounts(&e, &nz), 1000 + 1000 + 500);
+    ck_assert_int_eq(nz, 3);
+
+    uint64_t rid = 100;
+    play_rounds(c, &m, &rid, 3);
+    ck_assert_int_ge(m.rounds_completed, 3);
+    ck_assert_int_gt(m.plays, 0);
+    /* Money is conserved: wallets + seat accounts = what there was (no rake by default). */
+    ts_sleep_ms(200);
+    long long total = wallet(&e, 101) + wallet(&e, 102) + wallet(&e, 103) + wallet(&e, 104) +
+                      seat_accounts(&e, &nz);
+    ck_assert_int_eq(total, start);
+    char *keys = ts_redis_cmd(e.redis, "KEYS {croupier:money}:round:*");
+    ck_assert(strlen(keys) > 0);
+    free(keys);
+
+    /* A player who leaves mid-hand checks or folds from then on and is cashed out when the
+     * hand ends. */
+    ck_assert(pump_until(c, &m, has_turn, NULL, 5000));
+    uint64_t leaver = 0;
+    for (int i = 0; i < 9 && leaver == 0; i++)
+        if (m.seat_player[i] != 0 && i != m.turn_seat)
+            leaver = m.seat_player[i];
+    long long before = wallet(&e, leaver);
+    ck_assert_int_eq(rpcc_leave(c, rid, leaver), 0);
+    ck_assert_int_eq(reply_code(c, rid++, NULL), CROUPIER__ERROR_CODE__OK);
+    play_rounds(c, &m, &rid, 1);
+    ts_sleep_ms(200);
+    ck_assert_int_gt(wallet(&e, leaver), before);
+    ck_assert_int_eq(wallet(&e, 104) + wallet(&e, 101) + wallet(&e, 102) + wallet(&e, 103) +
+                         seat_accounts(&e, &nz),
+                     start);
+    ck_assert_int_eq(nz, 2);
+    rpcc_close(c);
+    env_stop(&e);
+}
+END_TEST
+
+START_TEST(test_illegal_actions_refused_with_codes_state_unchanged)
+{
+    env_t e;
+    char *env[] = {"CROUPIER_HOLDEM_ACTION_MS=20000", "CROUPIER_HOLDEM_GAP_MS=50",
+                   "CROUPIER_HOLDEM_SEATS=2", NULL};
+    env_start(&e, "30", env);
+    wallet_set(&e, 201, 5000);
+    wallet_set(&e, 202, 5000);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    model_t m;
+    model_init(&m);
+    join_ok(c, &m, 1, 201);
+    join_ok(c, &m, 2, 202);
+    ck_assert(pump_until(c, &m, has_turn, NULL, 5000));
+    /* Heads-up preflop: the button (small blind) acts first, facing 5 more to call. */
+    int seat = m.turn_seat;
+    uint64_t me = m.seat_player[seat], other = m.seat_player[1 - seat];
+    ck_assert_int_eq(m.to_call, STAKE / 2);
+    uint8_t before[4096], after[4096];
+    Croupier__RpcFrame *s0 = snapshot(c, 10, me);
+    ck_assert_int_eq(s0->reply->payload->snapshot->turn_seat, seat);
+    size_t n0 = state_bytes(s0, before, sizeof before);
+    frame_free_rpc(s0);
+
+    struct {
+        uint64_t player;
+        Croupier__HoldemMove move;
+        int64_t amount;
+        int code;
+    } bad[] = {
+        {other, CROUPIER__HOLDEM_MOVE__HOLDEM_CALL, 0, CROUPIER__ERROR_CODE__NOT_YOUR_TURN},
+        {me, CROUPIER__HOLDEM_MOVE__HOLDEM_CHECK, 0, CROUPIER__ERROR_CODE__ACTION_NOT_ALLOWED},
+        {me, CROUPIER__HOLDEM_MOVE__HOLDEM_RAISE, 15, CROUPIER__ERROR_CODE__BET_BELOW_MIN},
+        {me, CROUPIER__HOLDEM_MOVE__HOLDEM_RAISE, 999999, CROUPIER__ERROR_CODE__BET_ABOVE_MAX},
+        {me, CROUPIER__HOLDEM_MOVE__HOLDEM_BET, 40, CROUPIER__ERROR_CODE__ACTION_NOT_ALLOWED},
+    };
+    uint64_t rid = 20;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        send_act(c, rid, bad[i].player, bad[i].move, bad[i].amount);
+        ck_assert_msg(reply_code(c, rid, NULL) == bad[i].code, "case %zu: want code %d", i,
+                      bad[i].code);
+        rid++;
+    }
+    /* Not a hold'em action at all. */
+    ck_assert_int_eq(rpcc_action(c, rid, me, 0), 0);
+    ck_assert_int_eq(reply_code(c, rid++, NULL), CROUPIER__ERROR_CODE__WRONG_ENGINE);
+    /* Malformed: a raise without an amount (sent as raw bytes). The codec refuses it before any
+     * engine sees it: a gateway answers its client BAD_REQUEST; on the rpc link the frame is
+     * counted and skipped. Either way nothing reaches the table. */
+    {
+        Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+        Croupier__Action a = CROUPIER__ACTION__INIT;
+        Croupier__HoldemAction ha = CROUPIER__HOLDEM_ACTION__INIT;
+        ha.move = CROUPIER__HOLDEM_MOVE__HOLDEM_RAISE;
+        a.kind_case = CROUPIER__ACTION__KIND_HOLDEM;
+        a.holdem = &ha;
+        fill(&f, rid, me);
+        f.body_case = CROUPIER__RPC_FRAME__BODY_ACTION;
+        f.action = &a;
+        uint8_t buf[512];
+        size_t len = croupier__rpc_frame__pack(&f, buf + 4);
+        frame_put_header(buf, (uint32_t)len);
+        ck_assert_int_eq(rpcc_send_raw(c, buf, len + 4), 0);
+        ck_assert_ptr_null(rpcc_wait_reply(c, rid++, 300));
+        char *metrics = NULL;
+        ck_assert_int_eq(ts_http_get("127.0.0.1", e.health_port, "/metrics", 5000, &metrics), 200);
+        ck_assert_ptr_nonnull(strstr(metrics, "game_rpc_bad_frames_total 1"));
+        free(metrics);
+    }
+    Croupier__RpcFrame *s1 = snapshot(c, rid++, me);
+    size_t n1 = state_bytes(s1, after, sizeof after);
+    frame_free_rpc(s1);
+    ck_assert_uint_eq(n0, n1);
+    ck_assert(memcmp(before, after, n0) == 0);
+    ck_assert_int_eq(wallet(&e, 201) + wallet(&e, 202), 8000);
+
+    /* A legal raise to the minimum (2 big blinds) is applied. */
+    send_act(c, rid, me, CROUPIER__HOLDEM_MOVE__HOLDEM_RAISE, 2 * STAKE);
+    ck_assert_int_eq(reply_code(c, rid++, NULL), CROUPIER__ERROR_CODE__OK);
+    m.turn_seat = -1;
+    ck_assert(pump_until(c, &m, has_turn, NULL, 5000));
+    ck_assert_int_eq(m.turn_seat, 1 - seat);
+    ck_assert_int_eq(m.to_call, STAKE);
+    ck_assert_int_eq(m.min_to, 3 * STAKE);
+    rpcc_close(c);
+    env_stop(&e);
+}
+END_TEST
+
+START_TEST(test_resume_snapshot_shows_own_hole_cards_only)
+{
+    env_t e;
+    char *env[] = {"CROUPIER_HOLDEM_ACTION_MS=20000", "CROUPIER_HOLDEM_TIME_BANK_MS=5000",
+                   "CROUPIER_HOLDEM_GAP_MS=50", NULL};
+    env_start(&e, "30", env);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    model_t m;
+    model_init(&m);
+    for (uint64_t p = 301; p <= 303; p++) {
+        wallet_set(&e, p, 3000);
+        join_ok(c, &m, p, p);
+    }
+    ck_assert(pump_until(c, &m, has_turn, NULL, 5000));
+    ts_sleep_ms(100);
+    while (true) { /* collect the remaining hole-card deals */
+        Croupier__RpcFrame *f = rpcc_next_event(c, 100);
+        if (f == NULL)
+            break;
+        model_apply(&m, f);
+        frame_free_rpc(f);
+    }
+    ck_assert_int_eq(m.nown, 3);
+    for (int k = 0; k < m.nown; k++) {
+        uint64_t p = m.own[k].player;
+        Croupier__RpcFrame *r = snapshot(c, 400 + p, p);
+        const Croupier__Snapshot *s = r->reply->payload->snapshot;
+        ck_assert_int_eq(s->engine, CROUPIER__ENGINE__ENGINE_HOLDEM);
+        ck_assert_int_eq(s->state_case, CROUPIER__SNAPSHOT__STATE_HOLDEM);
+        ck_assert_ptr_nonnull(s->round_id);
+        ck_assert(s->has_turn_seat);
+        ck_assert_int_eq(s->turn_seat, m.turn_seat);
+        ck_assert(s->has_time_left_ms);
+        ck_assert_uint_le(s->time_left_ms, 25000); /* action time + time bank */
+        ck_assert_uint_gt(s->time_left_ms, 15000);
+        const Croupier__HoldemState *h = s->holdem;
+        ck_assert_int_eq(h->street, CROUPIER__HOLDEM_STREET__HOLDEM_PREFLOP);
+        ck_assert_uint_eq(h->hole_cards.len, 2);
+        ck_assert(memcmp(h->hole_cards.data, m.own[k].hole, 2) == 0);
+        ck_assert_uint_eq(h->board.len, 0);
+        ck_assert_int_eq(h->pot, STAKE + STAKE / 2);
+        ck_assert_uint_eq(h->n_players, 3);
+        /* The only cards in the snapshot are this player's own (the board is still empty). */
+        for (int o = 0; o < m.nown; o++)
+            if (o != k)
+                ck_assert(memcmp(h->hole_cards.data, m.own[o].hole, 2) != 0);
+        ck_assert_uint_eq(s->n_seats, 3);
+        frame_free_rpc(r);
+    }
+    rpcc_close(c);
+    env_stop(&e);
+}
+END_TEST
+
+START_TEST(test_action_timeout_checks_or_folds)
+{
+    env_t e;
+    char *env[] = {"CROUPIER_HOLDEM_ACTION_MS=200", "CROUPIER_HOLDEM_TIME_BANK_MS=100",
+                   "CROUPIER_HOLDEM_GAP_MS=50", "CROUPIER_HOLDEM_SEATS=2", NULL};
+    env_start(&e, "30", env);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    model_t m;
+    model_init(&m);
+    wallet_set(&e, 501, 1000);
+    wallet_set(&e, 502, 1000);
+    join_ok(c, &m, 1, 501);
+    join_ok(c, &m, 2, 502);
+    int one = 1;
+    /* Nobody acts: the small blind folds on timeout (it faces a bet), ending the hand. */
+    long long t0 = ts_now_ms();
+    ck_assert(pump_until(c, &m, rounds_at_least, &one, 5000));
+    ck_assert_int_ge(ts_now_ms() - t0, 250);
+    ck_assert_int_ge(m.timed_out, 1);
+    ck_assert_int_eq(m.rounds_completed, 1);
+    rpcc_close(c);
+    env_stop(&e);
+}
+END_TEST
+
+static bool closings_done(const model_t *m, const void *arg)
+{
+    int n = *(const int *)arg;
+    return m->table_closing >= n && m->desk_closing >= n;
+}
+
+START_TEST(test_drain_finishes_hand_cashes_out_and_withdraws_ads)
+{
+    env_t e;
+    char *env[] = {"CROUPIER_HOLDEM_ACTION_MS=20000", "CROUPIER_HOLDEM_GAP_MS=50",
+                   "CROUPIER_HOLDEM_AD_MS=200", "CROUPIER_HOLDEM_SEATS=6", NULL};
+    env_start(&e, "60", env);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    model_t m;
+    model_init(&m);
+    long long start = 0;
+    for (uint64_t p = 601; p <= 603; p++) {
+        wallet_set(&e, p, 2500);
+        start += 2500;
+        join_ok(c, &m, p, p);
+    }
+    /* The table is advertised with its free seats. */
+    ts_sleep_ms(300);
+    char *keys = ts_redis_cmd(e.redis, "KEYS {croupier:lobby:holdem}:ad:*");
+    ck_assert_msg(strstr(keys, "{croupier:lobby:holdem}:ad:holdem:") != NULL, "ads: '%s'", keys);
+    char *fr = ts_redis_cmd(e.redis, "HGET %s seats_free", keys);
+    ck_assert_str_eq(fr, "3");
+    free(fr);
+    fr = ts_redis_cmd(e.redis, "HGET %s stakes", keys);
+    ck_assert_str_eq(fr, "10");
+    free(fr);
+    free(keys);
+    ck_assert_int_eq(redis_int(&e, "ZCARD %s", "{croupier:lobby:holdem}:ads"), 1);
+
+    uint64_t rid = 100;
+    play_rounds(c, &m, &rid, 1);
+    ck_assert(pump_until(c, &m, has_turn, NULL, 5000)); /* the next hand is running */
+    ck_assert_int_eq(human_desks(&e), 1);
+    int done_before = m.rounds_completed;
+
+    ck_assert_int_eq(ts_http_get("127.0.0.1", e.health_port, "/drain", 5000, NULL), 200);
+    ts_sleep_ms(200);
+    /* The ads are gone at once; joins are refused. */
+    keys = ts_redis_cmd(e.redis, "KEYS {croupier:lobby:holdem}:ad:*");
+    ck_assert_str_eq(keys, "");
+    free(keys);
+    ck_assert_int_eq(redis_int(&e, "ZCARD %s", "{croupier:lobby:holdem}:ads"), 0);
+    wallet_set(&e, 699, 5000);
+    send_join(c, rid, 699, STAKE);
+    ck_assert_int_eq(reply_code(c, rid++, NULL), CROUPIER__ERROR_CODE__DRAINING);
+    /* The current hand is still being played to its end. */
+    ck_assert_int_eq(human_desks(&e), 1);
+    play_rounds(c, &m, &rid, 1);
+    ck_assert_int_eq(m.rounds_completed, done_before + 1);
+    int three = 3;
+    ck_assert(pump_until(c, &m, closings_done, &three, 3000));
+    ck_assert_int_eq(human_desks(&e), 0);
+    /* No next hand: nothing is dealt over many gaps, human_desks stays 0. */
+    uint64_t seq = m.last_seq;
+    ck_assert(!pump_until(c, &m, has_turn, NULL, 1000));
+    ck_assert_int_eq(m.last_seq, seq);
+    ck_assert_int_eq(human_desks(&e), 0);
+    /* Every stack was cashed out: the wallets hold all the chips again. */
+    ts_sleep_ms(200);
+    int nz;
+    ck_assert_int_eq(seat_accounts(&e, &nz), 0);
+    ck_assert_int_eq(nz, 0);
+    ck_assert_int_eq(wallet(&e, 601) + wallet(&e, 602) + wallet(&e, 603), start);
+    /* Players stay seated until they leave: a resume still answers. */
+    Croupier__RpcFrame *r = snapshot(c, rid++, 601);
+    ck_assert_int_eq(r->reply->payload->snapshot->state_case, CROUPIER__SNAPSHOT__STATE__NOT_SET);
+    frame_free_rpc(r);
+    ck_assert_int_eq(rpcc_leave(c, rid, 601), 0);
+    ck_assert_int_eq(reply_code(c, rid++, NULL), CROUPIER__ERROR_CODE__OK);
+
+    ck_assert_int_eq(ts_proc_signal(e.game, SIGTERM), 0);
+    int st;
+    ck_assert_int_eq(ts_proc_wait(e.game, 10000, &st), 0);
+    ck_assert(WIFEXITED(st));
+    ck_assert_int_eq(WEXITSTATUS(st), 0);
+    ck_assert(ts_proc_log_has(e.game, "exit reason=drained"));
+    ck_assert_int_eq(wallet(&e, 601) + wallet(&e, 602) + wallet(&e, 603), start);
+    rpcc_close(c);
+    env_stop(&e);
+}
+END_TEST
+
+START_TEST(test_bound_passes_mid_hand_voided_with_refunds)
+{
+    env_t e;
+    char *env[] = {"CROUPIER_HOLDEM_ACTION_MS=60000", "CROUPIER_HOLDEM_GAP_MS=50",
+                   "CROUPIER_HOLDEM_SEATS=3", NULL};
+    env_start(&e, "1", env);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    model_t m;
+    model_init(&m);
+    for (uint64_t p = 701; p <= 703; p++) {
+        wallet_set(&e, p, 1000 + (long long)p);
+        join_ok(c, &m, p, p);
+    }
+    /* Chips go in: the first player to act raises. */
+    ck_assert(pump_until(c, &m, has_turn, NULL, 5000));
+    send_act(c, 50, m.seat_player[m.turn_seat], CROUPIER__HOLDEM_MOVE__HOLDEM_RAISE, 4 * STAKE);
+    ck_assert_int_eq(reply_code(c, 50, NULL), CROUPIER__ERROR_CODE__OK);
+    ck_assert_int_eq(human_desks(&e), 1);
+    long long t0 = ts_now_ms();
+    ck_assert_int_eq(ts_proc_signal(e.game, SIGTERM), 0);
+    int one = 1;
+    ck_assert(pump_until(c, &m, rounds_at_least, &one, 5000));
+    ck_assert_int_eq(m.rounds_voided, 1);
+    int st;
+    ck_assert_int_eq(ts_proc_wait(e.game, 10000, &st), 0);
+    ck_assert_msg(ts_now_ms() - t0 < 6000, "forced exit took %lld ms", ts_now_ms() - t0);
+    ck_assert(WIFEXITED(st));
+    ck_assert_int_eq(WEXITSTATUS(st), 0);
+    ck_assert(ts_proc_log_has(e.game, "exit reason=forced"));
+    /* Every chip committed was returned and the stacks were cashed out: each wallet is back. */
+    for (uint64_t p = 701; p <= 703; p++)
+        ck_assert_int_eq(wallet(&e, p), 1000 + (long long)p);
+    int nz;
+    ck_assert_int_eq(seat_accounts(&e, &nz), 0);
+    rpcc_close(c);
+    env_stop(&e);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("holdem_engine");
+    TCase *tc = tcase_create("play");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_join_buys_in_through_the_wallet_and_hands_settle);
+    tcase_add_test(tc, test_illegal_actions_refused_with_codes_state_unchanged);
+    tcase_add_test(tc, test_resume_snapshot_shows_own_hole_cards_only);
+    tcase_add_test(tc, test_action_timeout_checks_or_folds);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("drain");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_drain_finishes_hand_cashes_out_and_withdraws_ads);
+    tcase_add_test(tc, test_bound_passes_mid_hand_voided_with_refunds);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_ENV);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
