@@ -177,7 +177,7 @@ int64_t holdem_table_rake_total(const holdem_table_t *t);
 int holdem_table_button(const holdem_table_t *t);
 /* The board so far; returns the number of cards (0..5) written to cards. */
 int holdem_table_board(const holdem_table_t *t, uint8_t *cards);
-/* The settlement of the last finished hand; -ENOENT (as HOLDEM_E_NOT_ALLOWED) if none. */
+/* The settlement of the last finished hand; HOLDEM_E_NOT_ALLOWED before the first one. */
 int holdem_table_settlement(const holdem_table_t *t, holdem_settlement_t *out);
 /* A short name for an error code ("out of turn", ...). */
 const char *holdem_err_name(int err);
