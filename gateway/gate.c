@@ -498,13 +498,16 @@ static void gate_link_free(gate_link_t *l)
     free(l);
 }
 
-static void gate_link_send_frame(gate_link_t *l, const Croupier__RpcFrame *f)
+static int gate_link_send_frame(gate_link_t *l, const Croupier__RpcFrame *f)
 {
     frame_error_t err;
     int rc = frame_pack_rpc(bufferevent_get_output(l->bev), f, NULL, &err);
     if (rc != 0)
         log_emit(LOG_ERROR, "rpc_encode_failed", "{s:i,s:s}", "errno", -rc, "detail", err.detail);
+    return rc;
 }
+
+static void gate_req_fail(gate_req_t *r, int code, const char *message);
 
 /* Builds and writes the rpc frame of a request on its (ready) link. */
 static void gate_req_write(gate_req_t *r)
@@ -546,7 +549,11 @@ static void gate_req_write(gate_req_t *r)
     default:
         return;
     }
-    gate_link_send_frame(l, &f);
+    if (gate_link_send_frame(l, &f) != 0) {
+        r->link = NULL;
+        gate_req_fail(r, CROUPIER__ERROR_CODE__INTERNAL, "request could not be encoded");
+        return;
+    }
     r->sent = true;
     u64map_put(l->pending, r->rid, (uint64_t)(uintptr_t)r);
 }
@@ -997,7 +1004,9 @@ static gate_req_t *gate_req_new(gate_t *g, gate_req_kind_t kind, uint64_t player
     r->g = g;
     r->kind = kind;
     r->player = player;
-    r->session = session;
+    /* Requests made on a player's behalf without a connection get a session of their own (the
+     * rpc link requires one on every player request). */
+    r->session = session != 0 ? session : (((uint64_t)arc4random() << 32 | arc4random()) | 1);
     r->rid = gate_next_rid(g);
     int budget = g->cfg.budget_ms[kind];
     r->deadline_mono = clock_mono_ms() + budget;
@@ -1214,30 +1223,75 @@ static void gate_on_push(gate_link_t *l, Croupier__RpcFrame *f)
  * A desk of this server closes (drain): each named player still seated there is re-seated on
  * another ready server of the same game and stake, on their behalf.
  */
+/* Starts the move of one player from seat `from` (a closing desk). conn_id/session: the
+ * player's connection here, or 0 when the player is not connected to this gateway. */
+static void gate_reseat_start(gate_t *g, uint64_t player, uint64_t conn_id, uint64_t session,
+                              const gate_seat_t *from)
+{
+    gate_req_t *r = gate_req_new(g, GATE_REQ_JOIN, player, session);
+    r->reseat = true;
+    r->conn_id = conn_id;
+    r->from = *from;
+    r->engine = from->engine;
+    r->stake = from->stake;
+    snprintf(r->game, sizeof r->game, "%s", from->game);
+    /* A move may wait a little longer than a client's join: twice the join budget. */
+    r->deadline_mono += g->cfg.budget_ms[GATE_REQ_JOIN];
+    r->deadline_wall += g->cfg.budget_ms[GATE_REQ_JOIN];
+    log_emit(LOG_INFO, "player_move_start", "{s:I,s:s,s:I,s:b}", "player", (json_int_t)player,
+             "from", from->server_id, "desk", (json_int_t)from->desk, "connected", conn_id != 0);
+    gate_req_dispatch(r);
+}
+
+typedef struct {
+    gate_t *g;
+    uint64_t player;
+    char address[72];
+} gate_closing_lookup_t;
+
+/* The seat of a player who is not connected here, read from Redis: moved if it is still at
+ * the closing server (the player finds the new seat with Resume through any gateway). */
+static void gate_closing_lookup_cb(rconn_t *rc, redisReply *reply, void *arg)
+{
+    (void)rc;
+    gate_closing_lookup_t *lk = arg;
+    gate_seat_t s;
+    uint64_t cid;
+    if (reply != NULL && reply->type == REDIS_REPLY_STRING &&
+        gate_seat_parse(reply->str, reply->len, &s) == 0 && strcmp(s.address, lk->address) == 0 &&
+        !u64map_get(lk->g->conn_by_player, lk->player, &cid) && lk->g->rc != NULL)
+        gate_reseat_start(lk->g, lk->player, 0, 0, &s);
+    free(lk);
+}
+
+/*
+ * A desk of this server closes (drain): each named player still seated there is re-seated on
+ * another ready server of the same game and stake, on their behalf -- connected here or not
+ * (the server names the players whose last request came through this gateway).
+ */
 static void gate_on_desk_closing(gate_link_t *l, Croupier__RpcFrame *f)
 {
     gate_t *g = l->g;
     Croupier__DeskClosing *dc = f->desk_closing;
     for (size_t i = 0; i < dc->n_player_ids; i++) {
         uint64_t player = dc->player_ids[i], cid;
-        if (!u64map_get(g->conn_by_player, player, &cid))
+        gate_conn_t *c = NULL;
+        if (u64map_get(g->conn_by_player, player, &cid))
+            c = gate_conn_get(g, cid);
+        if (c != NULL && c->seat_known) {
+            if (c->seat != NULL && strcmp(c->seat->address, l->address) == 0)
+                gate_reseat_start(g, player, c->id, c->session, c->seat);
             continue;
-        gate_conn_t *c = gate_conn_get(g, cid);
-        if (c == NULL || c->seat == NULL || strcmp(c->seat->address, l->address) != 0)
-            continue;
-        gate_req_t *r = gate_req_new(g, GATE_REQ_JOIN, player, c->session);
-        r->reseat = true;
-        r->conn_id = c->id;
-        r->from = *c->seat;
-        r->engine = c->seat->engine;
-        r->stake = c->seat->stake;
-        snprintf(r->game, sizeof r->game, "%s", c->seat->game);
-        /* A move may wait a little longer than a client's join: twice the join budget. */
-        r->deadline_mono += g->cfg.budget_ms[GATE_REQ_JOIN];
-        r->deadline_wall += g->cfg.budget_ms[GATE_REQ_JOIN];
-        log_emit(LOG_INFO, "player_move_start", "{s:I,s:s,s:I}", "player", (json_int_t)player,
-                 "from", c->seat->server_id, "desk", (json_int_t)dc->desk_id);
-        gate_req_dispatch(r);
+        }
+        gate_closing_lookup_t *lk = xcalloc(1, sizeof *lk);
+        lk->g = g;
+        lk->player = player;
+        snprintf(lk->address, sizeof lk->address, "%s", l->address);
+        char key[64];
+        gate_seat_key(player, key, sizeof key);
+        const char *argv[] = {"GET", key};
+        if (rconn_command_argv(g->rc, gate_closing_lookup_cb, lk, 2, argv, NULL) != 0)
+            free(lk);
     }
 }
 
