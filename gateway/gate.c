@@ -375,6 +375,8 @@ static void gate_conn_free(gate_conn_t *c)
     free(c);
     atomic_fetch_sub(&g->nconns, 1);
     metrics_add(g->m_conns, -1);
+    if (g->exit_step != 0 && g->cfg.drain != NULL)
+        drain_notify(g->cfg.drain); /* /drain/wait counts connections down */
     if (g->exit_step == 3 && TAILQ_EMPTY(&g->conns))
         event_active(g->exit_ev, EV_READ, 0);
 }

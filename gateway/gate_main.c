@@ -44,8 +44,8 @@ static const config_flag_t gate_flags[] = {
      &O.close_timeout_ms, 1, 3600000},
     {"goaway-spread-ms", CONFIG_INT, "1000", "GoAway reconnect delays drawn from [0, spread]",
      &O.goaway_spread_ms, 1, 600000},
-    {"gate-id", CONFIG_STR, NULL, "gateway id in the registry (default gate-<pid>)", &O.gate_id, 0,
-     0},
+    {"gate-id", CONFIG_STR, NULL, "gateway id in the registry (default gate-<hostname>-<pid>)",
+     &O.gate_id, 0, 0},
     {"advertise", CONFIG_STR, NULL, "client address published for this gateway (default listen)",
      &O.advertise, 0, 0},
     {"budget-join-ms", CONFIG_INT, "800", "deadline budget of a Join", &O.budget[GATE_REQ_JOIN], 1,
@@ -204,9 +204,11 @@ int main(int argc, char **argv)
                 rc == -EINVAL ? "secret shorter than 16 bytes" : strerror(-rc));
         return 2;
     }
-    char idbuf[64];
+    char idbuf[128], host[64] = "";
     if (O.gate_id == NULL) {
-        snprintf(idbuf, sizeof idbuf, "gate-%d", (int)getpid());
+        /* The host name (the pod name under Kubernetes, where every pid is 1) and the pid. */
+        gethostname(host, sizeof host - 1);
+        snprintf(idbuf, sizeof idbuf, "gate-%s-%d", host[0] != '\0' ? host : "host", (int)getpid());
         O.gate_id = idbuf;
     }
 

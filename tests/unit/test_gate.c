@@ -717,6 +717,33 @@ START_TEST(test_gate_sigterm_clients_reconnect_to_the_other_gateway_and_resume)
 }
 END_TEST
 
+/* preStop's way in: GET /drain runs the same four steps (readiness 503 at once, GoAway, EOF)
+ * and the process then exits by itself. */
+START_TEST(test_gate_http_drain_runs_the_same_exit)
+{
+    env_t e;
+    env_start(&e);
+    proc_t gate = gate_start(&e, "g1", NULL);
+    gatec_t *c = login(&e, &gate, 5, NULL);
+    char *body = NULL;
+    ck_assert_int_eq(ts_http_get("127.0.0.1", gate.health, "/drain", 2000, &body), 200);
+    ck_assert_ptr_nonnull(strstr(body, "\"draining\":true"));
+    free(body);
+    ck_assert_int_eq(ts_http_get("127.0.0.1", gate.health, "/readyz", 2000, NULL), 503);
+    Croupier__ServerMessage *m = gatec_next_event(c, CROUPIER__SERVER_MESSAGE__BODY_GO_AWAY, 3000);
+    ck_assert_ptr_nonnull(m);
+    frame_free_server(m);
+    ck_assert_int_eq(gatec_wait_eof(c, 3000), 0);
+    gatec_close(c);
+    int status;
+    ck_assert_int_eq(ts_proc_wait(gate.p, 5000, &status), 0);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    ck_assert(ts_proc_log_has(gate.p, "exit reason=drained"));
+    ts_proc_free(gate.p);
+    env_stop(&e);
+}
+END_TEST
+
 /* ---- game-server drain -------------------------------------------------------------------------
  */
 
@@ -987,7 +1014,8 @@ int main(void)
           test_gate_resume_on_another_gateway_returns_the_same_seat, NULL}},
         {"exit",
          {test_gate_sigterm_goaway_to_every_client_no_reset_exit_drained,
-          test_gate_sigterm_clients_reconnect_to_the_other_gateway_and_resume, NULL}},
+          test_gate_sigterm_clients_reconnect_to_the_other_gateway_and_resume,
+          test_gate_http_drain_runs_the_same_exit, NULL}},
         {"game_drain",
          {test_gate_game_drain_moves_players_after_their_round,
           test_gate_game_drain_moves_a_disconnected_player_too,
