@@ -693,6 +693,75 @@ START_TEST(test_ddz_drain_bound_mid_deal_voids_it_and_exit_is_forced)
 }
 END_TEST
 
+static void player_gone(rpcc_t *c, uint64_t player)
+{
+    Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+    Croupier__PlayerGone g = CROUPIER__PLAYER_GONE__INIT;
+    f.request_id = next_rid++;
+    f.has_player_id = true;
+    f.player_id = player;
+    f.has_session_id = true;
+    f.session_id = player;
+    f.body_case = CROUPIER__RPC_FRAME__BODY_PLAYER_GONE;
+    f.player_gone = &g;
+    ck_assert_int_eq(rpcc_send(c, &f), 0);
+}
+
+/*
+ * Disconnected players (PlayerGone) are played by trustee at once, not after the 30 s turn
+ * timer: trustee declines every bid, so the deal is thrown in (completed, nothing paid) and
+ * the next one starts.
+ */
+START_TEST(test_ddz_gone_players_get_trustee_and_an_unbid_deal_is_thrown_in)
+{
+    env_t e;
+    char *env[] = {"CROUPIER_TRAD_TURN_MS=30000", "CROUPIER_TRAD_BOT_MS=10",
+                   "CROUPIER_TRAD_BOT_FILL_MS=-1", "CROUPIER_TRAD_GAP_MS=50", NULL};
+    env_start(&e, "30", "doudizhu", env);
+    char name[16];
+    for (int i = 0; i < 3; i++) {
+        snprintf(name, sizeof name, "%d", 7301 + i);
+        wallet_set(&e, name, 1000);
+    }
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    ck_assert_ptr_nonnull(c);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(join(c, 7301 + (uint64_t)i, "doudizhu", 1, NULL),
+                         CROUPIER__ERROR_CODE__OK);
+    ts_sleep_ms(100);
+    view_t v;
+    resume(c, 7301, &v);
+    ck_assert(v.in_round);
+    ck_assert_int_eq(v.phase, CROUPIER__SHEDDING_PHASE__SHEDDING_BIDDING);
+    for (int i = 0; i < 3; i++)
+        player_gone(c, 7301 + (uint64_t)i);
+    seen_t seen = {0};
+    long long t0 = ts_now_ms();
+    while (seen.completed < 2 && ts_now_ms() - t0 < 5000)
+        collect(c, &seen, 7301, 100);
+    ck_assert_int_ge(seen.completed, 2);
+    ck_assert_int_ge(seen.timed_out_plays, 3);
+    ck_assert_int_eq(seen.delta[0], 0);
+    ck_assert_int_eq(seen.delta[1], 0);
+    ck_assert_int_eq(seen.delta[2], 0);
+    ck_assert_int_eq(seen.rake, 0);
+    /* Thrown-in deals move no money: every wallet is whole once the escrows are back. */
+    char *b = NULL;
+    ck_assert_int_eq(ts_http_get("127.0.0.1", e.health_port, "/drain", 5000, &b), 200);
+    free(b);
+    int st;
+    ck_assert_int_eq(ts_proc_signal(e.game, SIGTERM), 0);
+    ck_assert_int_eq(ts_proc_wait(e.game, 10000, &st), 0);
+    ck_assert(ts_proc_log_has(e.game, "exit reason=drained"));
+    for (int i = 0; i < 3; i++) {
+        snprintf(name, sizeof name, "%d", 7301 + i);
+        ck_assert_int_eq(wallet(&e, name), 1000);
+    }
+    rpcc_close(c);
+    env_stop(&e);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("trad_engine");
@@ -705,6 +774,7 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_ddz_three_players_play_a_deal_that_settles_and_drain_starts_no_other);
     tcase_add_test(tc, test_bigtwo_bots_fill_and_trustee_plays_for_the_idle_human);
+    tcase_add_test(tc, test_ddz_gone_players_get_trustee_and_an_unbid_deal_is_thrown_in);
     suite_add_tcase(s, tc);
     tc = tcase_create("drain_bound");
     tcase_set_timeout(tc, 60);
