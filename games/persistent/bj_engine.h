@@ -38,6 +38,8 @@
  *   - leave, and every table closing on a drain: the stack goes back to the wallet (one
  *     settlement). A voided round moves nothing. Round and transfer settlements of a table
  *     share one sequence: round id "slot:epoch:desk:seq".
+ * RoundEnd lists the betting players' deltas only (the house is no seat), so they sum to minus
+ * the house's delta in the settlement, not to zero; rake is always 0.
  * Hand histories go to money_writer_submit_history (game "blackjack").
  *
  * Configuration (environment): CROUPIER_BJ_BET_MS (betting window, 10000),
