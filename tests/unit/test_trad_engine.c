@@ -762,6 +762,86 @@ START_TEST(test_ddz_gone_players_get_trustee_and_an_unbid_deal_is_thrown_in)
 }
 END_TEST
 
+/*
+ * Run Fast and Guandan through the engine: one idle human per game, bots for the other seats,
+ * trustee for the human; two deals each complete (Guandan's second deal has its tribute phase,
+ * which trustee and bots play too), and money reconciles with the house.
+ */
+START_TEST(test_runfast_and_guandan_deals_complete_with_bots_and_trustee)
+{
+    env_t e;
+    char *env[] = {"CROUPIER_TRAD_TURN_MS=15",    "CROUPIER_TRAD_BOT_MS=1",
+                   "CROUPIER_TRAD_BOT_FILL_MS=0", "CROUPIER_TRAD_GAP_MS=10",
+                   "CROUPIER_TRAD_HOUSE=house-t", NULL};
+    env_start(&e, "30", "runfast,guandan", env);
+    wallet_set(&e, "house-t", 100000);
+    wallet_set(&e, "7401", 1000);
+    wallet_set(&e, "7402", 1000);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_int_eq(join(c, 7401, "runfast", 1, NULL), CROUPIER__ERROR_CODE__OK);
+    ck_assert_int_eq(join(c, 7402, "guandan", 5, NULL), CROUPIER__ERROR_CODE__OK);
+    seen_t seen = {0};
+    int done[2] = {0, 0};
+    long long end = ts_now_ms() + 30000;
+    while ((done[0] < 2 || done[1] < 2) && ts_now_ms() < end) {
+        Croupier__RpcFrame *f = rpcc_next_event(c, 200);
+        if (f == NULL)
+            continue;
+        if (f->body_case == CROUPIER__RPC_FRAME__BODY_PUSH &&
+            f->push->body_case == CROUPIER__SERVER_MESSAGE__BODY_ROUND_END) {
+            Croupier__RoundEnd *re = f->push->round_end;
+            long sum = 0;
+            for (size_t i = 0; i < re->n_deltas; i++) {
+                sum += re->deltas[i]->delta;
+                uint64_t p = re->deltas[i]->player_id;
+                if (p == 7401 || p == 7402)
+                    seen.delta[p - 7401] += re->deltas[i]->delta;
+            }
+            ck_assert_int_eq(sum, -re->rake);
+            ck_assert_int_eq(re->outcome, CROUPIER__ROUND_OUTCOME__OUTCOME_COMPLETED);
+            done[f->player_id - 7401]++;
+        }
+        frame_free_rpc(f);
+    }
+    ck_assert_int_ge(done[0], 2);
+    ck_assert_int_ge(done[1], 2);
+    char *b = NULL;
+    ck_assert_int_eq(ts_http_get("127.0.0.1", e.health_port, "/drain", 5000, &b), 200);
+    free(b);
+    end = ts_now_ms() + 10000;
+    while (human_desks(&e) != 0 && ts_now_ms() < end)
+        ts_sleep_ms(20);
+    ck_assert_int_eq(human_desks(&e), 0);
+    /* Deals that ended while we stopped reading count too. */
+    for (;;) {
+        Croupier__RpcFrame *f = rpcc_next_event(c, 300);
+        if (f == NULL)
+            break;
+        if (f->body_case == CROUPIER__RPC_FRAME__BODY_PUSH &&
+            f->push->body_case == CROUPIER__SERVER_MESSAGE__BODY_ROUND_END) {
+            Croupier__RoundEnd *re = f->push->round_end;
+            for (size_t i = 0; i < re->n_deltas; i++) {
+                uint64_t p = re->deltas[i]->player_id;
+                if (p == 7401 || p == 7402)
+                    seen.delta[p - 7401] += re->deltas[i]->delta;
+            }
+        }
+        frame_free_rpc(f);
+    }
+    int st;
+    ck_assert_int_eq(ts_proc_signal(e.game, SIGTERM), 0);
+    ck_assert_int_eq(ts_proc_wait(e.game, 10000, &st), 0);
+    ck_assert(ts_proc_log_has(e.game, "exit reason=drained"));
+    ck_assert(!ts_proc_log_has(e.game, "trad_auto_move_refused"));
+    ck_assert_int_eq(wallet(&e, "7401"), 1000 + seen.delta[0]);
+    ck_assert_int_eq(wallet(&e, "7402"), 1000 + seen.delta[1]);
+    ck_assert_int_eq(wallet(&e, "7401") + wallet(&e, "7402") + wallet(&e, "house-t"), 102000);
+    rpcc_close(c);
+    env_stop(&e);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("trad_engine");
@@ -775,6 +855,7 @@ int main(void)
     tcase_add_test(tc, test_ddz_three_players_play_a_deal_that_settles_and_drain_starts_no_other);
     tcase_add_test(tc, test_bigtwo_bots_fill_and_trustee_plays_for_the_idle_human);
     tcase_add_test(tc, test_ddz_gone_players_get_trustee_and_an_unbid_deal_is_thrown_in);
+    tcase_add_test(tc, test_runfast_and_guandan_deals_complete_with_bots_and_trustee);
     suite_add_tcase(s, tc);
     tc = tcase_create("drain_bound");
     tcase_set_timeout(tc, 60);
