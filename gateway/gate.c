@@ -2094,6 +2094,7 @@ void gate_destroy(gate_t *g)
 {
     if (g == NULL)
         return;
+    g->cfg.drain = NULL; /* the owner may have freed the shell already */
     gate_conn_t *c;
     while ((c = TAILQ_FIRST(&g->conns)) != NULL)
         gate_conn_free(c);

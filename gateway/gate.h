@@ -89,7 +89,8 @@ typedef struct {
  * starts registering. Returns 0 and *out, or a negative errno (-EADDRINUSE...) with a log line.
  */
 int gate_create(const gate_config_t *cfg, gate_t **out);
-/* Closes everything without the graceful sequence (tests, after the exit). NULL is a no-op. */
+/* Closes everything without the graceful sequence (after the exit, or on a start-up failure);
+ * never touches cfg.drain, which may already be destroyed. NULL is a no-op. */
 void gate_destroy(gate_t *g);
 /* The bound client port. */
 int gate_port(const gate_t *g);

@@ -272,10 +272,9 @@ int main(int argc, char **argv)
 
     event_free(sigterm);
     event_free(sigint);
-    gate_t *g = G.gate;
-    G.gate = NULL;
+    /* The health thread reads G.gate: stop it first. */
     drain_destroy(G.drain);
-    gate_destroy(g);
+    gate_destroy(G.gate);
     event_base_free(G.base);
     metrics_destroy(metrics);
     return 0;
