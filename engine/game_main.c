@@ -500,16 +500,17 @@ int main(int argc, char **argv)
 
     event_base_dispatch(G.base);
 
-    /* Teardown in reverse order of start-up; the exit line has been written already. */
+    /* Teardown. The health server goes first: its thread calls back into the game server
+     * (human_desks, ready) until it is joined. The exit line has been written already. */
     event_free(G.tick_ev);
     event_free(G.draining_ev);
+    drain_exit_destroy(G.exit);
+    drain_destroy(G.drain);
     gs_destroy(G.gs);
     money_writer_destroy(G.money);
     registry_destroy(G.registry);
     lease_destroy(G.lease);
     rconn_destroy(G.rc);
-    drain_exit_destroy(G.exit);
-    drain_destroy(G.drain);
     event_base_free(G.base);
     metrics_destroy(G.metrics);
     return G.exit_code;
