@@ -139,6 +139,7 @@ struct gate {
     atomic_bool ready_flag;
     bool registered;
     rconn_t *rc;
+    rconn_t *sub; /* subscriber: logins on other gateways (GATE_SESSION_CHANNEL) */
     registry_view_t *view;
     struct event *sweep_ev, *register_ev, *exit_ev, *exit_timer;
 
@@ -1392,6 +1393,35 @@ static int gate_seat_lookup(gate_t *g, gate_conn_t *c, uint64_t rid, gate_req_t 
     return rc;
 }
 
+/* A login on another gateway: the player's connection here (if any) is replaced. */
+static void gate_session_msg_cb(rconn_t *rc, const char *channel, const char *data, size_t len,
+                                void *arg)
+{
+    (void)rc;
+    (void)channel;
+    gate_t *g = arg;
+    char buf[192], gid[96];
+    unsigned long long player, session;
+    if (len >= sizeof buf)
+        return;
+    memcpy(buf, data, len);
+    buf[len] = '\0';
+    if (sscanf(buf, "%llu %llu %95s", &player, &session, gid) != 3 || strcmp(gid, g->gate_id) == 0)
+        return;
+    uint64_t cid;
+    if (!u64map_get(g->conn_by_player, player, &cid))
+        return;
+    gate_conn_t *c = gate_conn_get(g, cid);
+    if (c == NULL || c->closing)
+        return;
+    log_emit(LOG_INFO, "session_replaced", "{s:I,s:I,s:s}", "player", (json_int_t)player,
+             "old_conn", (json_int_t)c->id, "by_gate", gid);
+    u64map_del(g->conn_by_player, player);
+    gate_conn_goaway(c, CROUPIER__GO_AWAY_REASON__GOAWAY_SESSION_REPLACED, 0,
+                     "a newer login of this player on another gateway took the session over");
+    gate_conn_close(c, "session_replaced");
+}
+
 static void gate_client_login(gate_conn_t *c, Croupier__ClientMessage *m)
 {
     gate_t *g = c->g;
@@ -1428,6 +1458,11 @@ static void gate_client_login(gate_conn_t *c, Croupier__ClientMessage *m)
     c->session = ((uint64_t)arc4random() << 32 | arc4random()) | 1;
     u64map_put(g->conn_by_player, player, c->id);
     metrics_add(g->m_logins, 1);
+    /* Other gateways close their connection of this player (one live session in all). */
+    char note[128];
+    snprintf(note, sizeof note, "%" PRIu64 " %" PRIu64 " %s", player, c->session, g->gate_id);
+    const char *pargv[] = {"PUBLISH", GATE_SESSION_CHANNEL, note};
+    rconn_command_argv(g->rc, gate_redis_ignore_cb, NULL, 3, pargv, NULL);
     c->login_busy = true;
     c->login_rid = m->request_id;
     if (gate_seat_lookup(g, c, m->request_id, NULL) != 0) {
@@ -2062,6 +2097,10 @@ int gate_create(const gate_config_t *cfg, gate_t **out)
                        .on_state = gate_redis_state_cb,
                        .arg = g};
     g->rc = rconn_create(g->base, &ro);
+    rconn_opts_t so = {.host = cfg->redis.host, .port = cfg->redis.port, .name = "gate-sub"};
+    g->sub = rconn_create(g->base, &so);
+    if (g->sub != NULL)
+        rconn_subscribe(g->sub, GATE_SESSION_CHANNEL, gate_session_msg_cb, g);
     registry_view_opts_t vo = {.host = cfg->redis.host,
                                .port = cfg->redis.port,
                                .refresh_ms = 1000,
@@ -2069,7 +2108,7 @@ int gate_create(const gate_config_t *cfg, gate_t **out)
                                .on_change = gate_view_change_cb,
                                .arg = g};
     g->view = registry_view_create(g->base, &vo);
-    if (g->rc == NULL || g->view == NULL) {
+    if (g->rc == NULL || g->sub == NULL || g->view == NULL) {
         log_emit(LOG_FATAL, "redis_setup_failed", "{s:s,s:i}", "host", cfg->redis.host, "port",
                  cfg->redis.port);
         gate_destroy(g);
@@ -2112,6 +2151,7 @@ void gate_destroy(gate_t *g)
     if (g->listener != NULL)
         evconnlistener_free(g->listener);
     registry_view_destroy(g->view);
+    rconn_destroy(g->sub);
     if (g->sweep_ev != NULL)
         event_free(g->sweep_ev);
     if (g->register_ev != NULL)

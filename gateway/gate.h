@@ -8,7 +8,8 @@
  *
  * Client side: 4-byte big-endian length + client.proto frames (proto/frame.h). A connection
  * must Login with a token (token.h) before anything else; the player id comes only from that
- * token. One live session per player: a newer Login takes over and the older connection gets
+ * token. One live session per player, across gateways: a newer Login takes over and the older
+ * connection (here, or on another gateway through GATE_SESSION_CHANNEL) gets
  * GoAway{SESSION_REPLACED} and a graceful close. Bad frames get an Error and a graceful close
  * (flush, shutdown(SHUT_WR), read to EOF, close -- never an RST); input is rate limited
  * (token bucket -> RATE_LIMITED); idle connections are closed with GoAway{IDLE}; a connection
@@ -46,6 +47,9 @@ struct drain;
 #define GATE_SEAT_KEY_PREFIX "{croupier:seat}:"
 #define GATE_KEY_PREFIX "{croupier:gates}:"
 #define GATE_CHANNEL "croupier:gates:events"
+/* "<player> <session> <gate id>" published at every login: the player's connection on any other
+ * gateway is replaced (GoAway{SESSION_REPLACED}), so a player has one live session in all. */
+#define GATE_SESSION_CHANNEL "croupier:gates:sessions"
 
 typedef enum {
     GATE_REQ_JOIN = 0,

@@ -492,6 +492,37 @@ START_TEST(test_gate_new_login_takes_the_session_over)
 }
 END_TEST
 
+START_TEST(test_gate_login_on_another_gateway_replaces_the_session)
+{
+    env_t e;
+    env_start(&e);
+    proc_t g1 = gate_start(&e, "g1", NULL);
+    proc_t g2 = gate_start(&e, "g2", NULL);
+    gatec_t *old = login(&e, &g1, 56, NULL);
+    gatec_t *other = login(&e, &g1, 57, NULL);
+    gatec_t *neu = login(&e, &g2, 56, NULL);
+    Croupier__ServerMessage *m =
+        gatec_next_event(old, CROUPIER__SERVER_MESSAGE__BODY_GO_AWAY, 2000);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_int_eq(m->go_away->reason, CROUPIER__GO_AWAY_REASON__GOAWAY_SESSION_REPLACED);
+    frame_free_server(m);
+    ck_assert_int_eq(gatec_wait_eof(old, 3000), 0);
+    /* Only that player's connection: the other stays, and the new session works. */
+    m = gatec_ping(other, 5, 1, 2000);
+    ck_assert_int_eq(m->body_case, CROUPIER__SERVER_MESSAGE__BODY_PONG);
+    frame_free_server(m);
+    m = gatec_ping(neu, 5, 2, 2000);
+    ck_assert_int_eq(m->body_case, CROUPIER__SERVER_MESSAGE__BODY_PONG);
+    frame_free_server(m);
+    gatec_close(old);
+    gatec_close(other);
+    gatec_close(neu);
+    proc_stop(&g1);
+    proc_stop(&g2);
+    env_stop(&e);
+}
+END_TEST
+
 /* ---- routing -------------------------------------------------------------------------------- */
 
 START_TEST(test_gate_join_action_leave_through_the_game_server)
@@ -1008,7 +1039,9 @@ int main(void)
           test_gate_rate_limit_refuses_a_flood_and_keeps_the_session,
           test_gate_idle_connection_gets_goaway_and_eof,
           test_gate_slow_consumer_is_closed_with_a_reason, NULL}},
-        {"sessions", {test_gate_new_login_takes_the_session_over, NULL}},
+        {"sessions",
+         {test_gate_new_login_takes_the_session_over,
+          test_gate_login_on_another_gateway_replaces_the_session, NULL}},
         {"routing",
          {test_gate_join_action_leave_through_the_game_server,
           test_gate_resume_on_another_gateway_returns_the_same_seat, NULL}},
