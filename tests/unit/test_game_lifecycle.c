@@ -69,6 +69,7 @@ static void env_start(env_t *e, const char *drain_max, char *const extra_env[],
                   "game server never became ready; log: %s", ts_proc_log_path(e->game));
 }
 
+/* Keeps the logs of a failed test: CROUPIER_KEEP_LOGS is set for the rest of this process. */
 static void env_stop(env_t *e)
 {
     if (e->game != NULL) {
@@ -193,7 +194,8 @@ START_TEST(test_bot_only_desks_never_hold_a_drain)
     ck_assert_msg(ts_now_ms() - t0 < 1500, "idle exit took %lld ms", ts_now_ms() - t0);
     ck_assert(WIFEXITED(status));
     ck_assert_int_eq(WEXITSTATUS(status), 0);
-    ck_assert(ts_proc_log_has(e.game, "exit reason=drained"));
+    ck_assert_msg(ts_proc_log_has(e.game, "exit reason=drained"), "no drained exit line in %s",
+                  ts_proc_log_path(e.game));
     env_stop(&e);
 }
 END_TEST
@@ -274,7 +276,8 @@ START_TEST(test_resident_table_drain_finishes_round_and_starts_no_next)
     ck_assert_int_eq(ts_proc_signal(e.game, SIGTERM), 0);
     ck_assert_int_eq(ts_proc_wait(e.game, 5000, &st), 0);
     ck_assert_int_eq(WEXITSTATUS(st), 0);
-    ck_assert(ts_proc_log_has(e.game, "exit reason=drained"));
+    ck_assert_msg(ts_proc_log_has(e.game, "exit reason=drained"), "no drained exit line in %s",
+                  ts_proc_log_path(e.game));
     rpcc_close(c);
     env_stop(&e);
 }
@@ -432,7 +435,8 @@ START_TEST(test_rounds_settle_exactly_once_through_redis)
     ts_proc_signal(e.game, SIGTERM);
     int st;
     ck_assert_int_eq(ts_proc_wait(e.game, 10000, &st), 0);
-    ck_assert(ts_proc_log_has(e.game, "exit reason=drained"));
+    ck_assert_msg(ts_proc_log_has(e.game, "exit reason=drained"), "no drained exit line in %s",
+                  ts_proc_log_path(e.game));
     /* Money is conserved across the three wallets, and every settled round has one record. */
     long total = 0;
     for (int p = 6001; p <= 6003; p++) {
