@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -121,6 +122,9 @@ ts_proc_t *ts_proc_spawn(char *const argv[], char *const extra_env[])
         goto fail;
     }
     if (p->pid == 0) {
+        /* A test that fails (check forks one process per test) must not leave servers behind:
+         * the child dies with the process that started it. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
         dup2(fd, 1);
         dup2(fd, 2);
         int nul = open("/dev/null", O_RDONLY);

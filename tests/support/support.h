@@ -42,7 +42,9 @@ char *ts_redis_cmd(ts_redis_t *r, const char *fmt, ...);
 void ts_redis_stop(ts_redis_t *r);
 
 typedef struct ts_proc ts_proc_t;
-/* Starts argv[0] (a path) with stdout and stderr appended to a log file in a temp dir.
+/* Starts argv[0] (a path) with stdout and stderr appended to a log file in a temp dir. The child
+ * is killed (SIGKILL) if the process that started it dies, so a failed test leaves nothing
+ * running; its log directory is kept then, and named in the failure message where it matters.
  * extra_env: NULL-terminated "K=V" strings added to the environment, or NULL. */
 ts_proc_t *ts_proc_spawn(char *const argv[], char *const extra_env[]);
 pid_t ts_proc_pid(const ts_proc_t *p);

@@ -69,7 +69,6 @@ static void env_start(env_t *e, const char *drain_max, char *const extra_env[],
                   "game server never became ready; log: %s", ts_proc_log_path(e->game));
 }
 
-/* Keeps the logs of a failed test: CROUPIER_KEEP_LOGS is set for the rest of this process. */
 static void env_stop(env_t *e)
 {
     if (e->game != NULL) {
