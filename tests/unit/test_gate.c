@@ -952,7 +952,7 @@ START_TEST(test_gate_expired_budget_is_refused)
     ck_assert_ptr_nonnull(m);
     ck_assert_int_eq(gatec_code(m), CROUPIER__ERROR_CODE__DEADLINE_EXCEEDED);
     ck_assert_int_ge(took, 80);
-    ck_assert_int_lt(took, 600);
+    ck_assert_int_lt(took, 1100); /* budget + scheduling slack on a loaded machine */
     frame_free_server(m);
     ts_sleep_ms(50);
     ts_proc_signal(game.p, SIGCONT);
@@ -1019,7 +1019,7 @@ START_TEST(test_gate_stopped_game_server_gives_deadline_exceeded_in_budget)
     ck_assert_int_eq(gatec_code(m), CROUPIER__ERROR_CODE__DEADLINE_EXCEEDED);
     frame_free_server(m);
     ck_assert_int_ge(took, 250);
-    ck_assert_int_lt(took, 1000);
+    ck_assert_int_lt(took, 1300);
     gatec_close(a);
     proc_stop(&gate);
     proc_stop(&game);
