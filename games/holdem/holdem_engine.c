@@ -41,9 +41,10 @@ enum {
     HE_MSG_SEAT_FREED,           /* table -> lobby: arg = table desk, arg2 = seats freed */
     HE_MSG_TABLE_CLOSED,         /* table -> lobby: arg = table desk */
     HE_MSG_BUYIN_DONE,           /* writer -> table: arg = seat, arg2 = op number, ptr = result */
+    HE_MSG_CASHOUT_DONE,         /* writer -> table: a closing cash-out completed */
 };
 
-enum { HE_TIMER_GAP = 1, HE_TIMER_TURN = 2 };
+enum { HE_TIMER_GAP = 1, HE_TIMER_TURN = 2, HE_TIMER_CLOSE_NOTICE = 3 };
 
 typedef enum { SEAT_EMPTY = 0, SEAT_BUYING, SEAT_SITTING, SEAT_CLOSED } he_seat_state_t;
 
@@ -121,6 +122,10 @@ typedef struct {
     int street;      /* 1 preflop .. 4 river */
     uint8_t board[5];
     int nboard;
+    json_t *history; /* the hand's history, built from the events */
+    /* closing: players are told once their cash-outs are applied (or after a bound) */
+    int pending_cashouts;
+    bool close_told;
 } he_table_t;
 
 static int64_t he_env_i64(const char *name, int64_t def, int64_t lo, int64_t hi)
@@ -198,20 +203,85 @@ static void he_player_name(uint64_t player, char *buf, size_t len)
  * Moves a seat's stack back to its player: the seat account is debited and the player's wallet
  * credited, in that order in the writer's FIFO. Nothing is queued for an empty stack.
  */
+/* One cash-out in flight: the seat account's debit, then (only once it is applied) the
+ * player's credit, so a seat account that does not hold the chips never creates any. */
+typedef struct {
+    rt_t *rt;
+    rt_desk_id_t desk;
+    money_writer_t *w;
+    bool notify; /* post HE_MSG_CASHOUT_DONE to the desk when done (the table is closing) */
+    int64_t amount;
+    char player[24];
+    char op[MONEY_ID_MAX + 1];
+} he_cash_t;
+
+static void he_cash_finish(he_cash_t *c)
+{
+    if (c->notify) {
+        rt_msg_t m = {.type = HE_MSG_CASHOUT_DONE};
+        rt_post(c->rt, c->desk, &m);
+    }
+    free(c);
+}
+
+/* Writer thread: the player's credit is applied (or failed: logged; the chips stay recorded in
+ * the idempotency record and the seat account's debit, for an operator to replay). */
+static void he_cash_credit_cb(money_result_t *res, void *arg)
+{
+    he_cash_t *c = arg;
+    if (res->status != MONEY_OK)
+        log_emit(LOG_ERROR, "holdem_cash_out_failed", "{s:s,s:s,s:I,s:i,s:s}", "player", c->player,
+                 "op", res->id, "amount", (json_int_t)c->amount, "status", res->status, "error",
+                 res->error);
+    free(res);
+    he_cash_finish(c);
+}
+
+/* Writer thread: the seat account's debit answered; the credit follows only if it applied. */
+static void he_cash_debit_cb(money_result_t *res, void *arg)
+{
+    he_cash_t *c = arg;
+    int rc = res->status;
+    if (rc == MONEY_OK)
+        rc = money_writer_submit_cashout(c->w, c->player, c->amount, c->op, he_cash_credit_cb, c);
+    if (rc != MONEY_OK) {
+        log_emit(LOG_ERROR, "holdem_cash_out_failed", "{s:s,s:s,s:I,s:i,s:s}", "player", c->player,
+                 "op", res->id, "amount", (json_int_t)c->amount, "status", rc, "error", res->error);
+        he_cash_finish(c);
+    }
+    free(res);
+}
+
+/*
+ * Moves a seat's stack back to its player: the seat account is debited and, once that applied,
+ * the player's wallet credited. Nothing is queued for an empty stack. When the table is closing
+ * the desk is told when the credit is done (pending_cashouts).
+ */
 static void he_cash_out(he_table_t *t, int seat, int64_t amount)
 {
     he_seat_t *s = &t->seat[seat];
     money_writer_t *w = gs_money(gs_of_desk(t->desk));
     if (amount <= 0 || w == NULL)
         return;
+    he_cash_t *c = xcalloc(1, sizeof *c);
+    *c = (he_cash_t){.rt = rt_desk_rt(t->desk),
+                     .desk = rt_desk_id(t->desk),
+                     .w = w,
+                     .notify = t->closed,
+                     .amount = amount};
     char op[MONEY_ID_MAX + 1], player[24];
     uint64_t n = ++s->ops;
     he_player_name(s->player, player, sizeof player);
+    memcpy(c->player, player, sizeof player);
     he_op_id(t, seat, n, "td", op, sizeof op);
-    int rc = money_writer_submit_buyin(w, t->acct[seat], amount, op, he_money_log_cb, NULL);
-    he_op_id(t, seat, n, "co", op, sizeof op);
-    if (rc == 0)
-        rc = money_writer_submit_cashout(w, player, amount, op, he_money_log_cb, NULL);
+    he_op_id(t, seat, n, "co", c->op, sizeof c->op);
+    bool notify = c->notify;
+    /* After a successful submit c belongs to the writer thread. */
+    int rc = money_writer_submit_buyin(w, t->acct[seat], amount, op, he_cash_debit_cb, c);
+    if (rc != 0)
+        free(c);
+    else if (notify)
+        t->pending_cashouts++;
     log_emit(rc == 0 ? LOG_INFO : LOG_ERROR, "holdem_cash_out", "{s:s,s:s,s:I,s:i}", "player",
              player, "account", t->acct[seat], "amount", (json_int_t)amount, "errno", -rc);
 }
@@ -325,6 +395,26 @@ static void he_push_turn(he_table_t *t)
 
 /* ---- the table's event mirror ------------------------------------------------------------ */
 
+static const char *he_action_name(int kind)
+{
+    static const char *const names[] = {"fold",  "check",  "call",   "bet",
+                                        "raise", "all_in", "timeout"};
+    return kind >= 0 && kind <= HOLDEM_TIMEOUT ? names[kind] : "unknown";
+}
+
+static const char *he_post_name(int kind)
+{
+    static const char *const names[] = {"ante", "bb_ante", "small_blind", "big_blind", "straddle"};
+    return kind >= 0 && kind <= HOLDEM_POST_STRADDLE ? names[kind] : "post";
+}
+
+static void he_history_card(he_table_t *t, int seat, uint8_t card)
+{
+    char name[4];
+    if (t->history != NULL)
+        money_history_add_card(t->history, seat, holdem_card_format(card, name));
+}
+
 static Croupier__HoldemMove he_move_of(int kind)
 {
     switch (kind) {
@@ -356,6 +446,8 @@ static void he_on_event(void *ud, const holdem_event_t *ev)
             return;
         if (ev->detail != HOLDEM_POST_ANTE && ev->detail != HOLDEM_POST_BB_ANTE)
             s->bet += ev->amount;
+        if (t->history != NULL)
+            money_history_add_action(t->history, ev->seat, he_post_name(ev->detail), ev->amount);
         s->all_in = ev->all_in;
         if (ev->amount > 0)
             he_push_play(t, ev->seat, CROUPIER__HOLDEM_MOVE__HOLDEM_BET, s->bet);
@@ -366,6 +458,13 @@ static void he_on_event(void *ud, const holdem_event_t *ev)
         s->dealt = true;
         s->hole[0] = ev->cards[0];
         s->hole[1] = ev->cards[1];
+        if (t->history != NULL) {
+            char name[24];
+            he_player_name(s->player, name, sizeof name);
+            money_history_add_seat(t->history, ev->seat, name, false, s->start_stack);
+        }
+        he_history_card(t, ev->seat, ev->cards[0]);
+        he_history_card(t, ev->seat, ev->cards[1]);
         he_push_hole(t, ev->seat);
         return;
     case HOLDEM_EV_ACTION:
@@ -375,14 +474,18 @@ static void he_on_event(void *ud, const holdem_event_t *ev)
             s->folded = true;
         s->bet = ev->to;
         s->all_in = ev->all_in;
+        if (t->history != NULL)
+            money_history_add_action(t->history, ev->seat, he_action_name(ev->detail), ev->amount);
         he_push_play(t, ev->seat, he_move_of(ev->detail), ev->to);
         return;
     case HOLDEM_EV_BOARD:
         for (int i = 0; i < t->eng->seats; i++)
             t->seat[i].bet = 0;
         t->street = ev->detail + 1;
-        for (int i = 0; i < ev->ncards && t->nboard < 5; i++)
+        for (int i = 0; i < ev->ncards && t->nboard < 5; i++) {
             t->board[t->nboard++] = ev->cards[i];
+            he_history_card(t, -1, ev->cards[i]);
+        }
         he_push_board(t, ev);
         return;
     case HOLDEM_EV_TO_ACT:
@@ -598,19 +701,37 @@ static void he_table_reply_snapshot(he_table_t *t, gs_request_t *req, int seat)
     gs_reply(gs_of_desk(t->desk), req, CROUPIER__ERROR_CODE__OK, NULL, &sm);
 }
 
+/* Tells the players still seated that the table closes (TableClosing) and the gateways to move
+ * them (DeskClosing). Once. */
+static void he_table_tell_closing(he_table_t *t)
+{
+    if (t->close_told)
+        return;
+    t->close_told = true;
+    uint64_t players[HOLDEM_MAX_SEATS];
+    size_t n = 0;
+    for (int i = 0; i < t->eng->seats; i++)
+        if (t->seat[i].state == SEAT_CLOSED)
+            players[n++] = t->seat[i].player;
+    gs_close_desk_seats(gs_of_desk(t->desk), rt_desk_id(t->desk), players, n,
+                        CROUPIER__CLOSING_REASON__CLOSING_DRAINING, "server draining");
+}
+
 /*
  * The table closes (intake stopped, after the last hand or the void): every seated player's
- * stack is cashed out (voided: the stack before the hand, which is what the seat account holds),
- * the lobby forgets the table, the players are told TableClosing and the gateways DeskClosing.
- * Players stay seated (stack 0) until they leave. Idempotent.
+ * stack is cashed out (voided: the stack before the hand, which is what the seat account holds)
+ * and the lobby forgets the table. The players are told TableClosing and the gateways
+ * DeskClosing once the cash-outs are applied (or after CLOSE_NOTICE_MS if the wallet store is
+ * slow). Players stay seated (stack 0) until they leave. Idempotent.
  */
+#define HE_CLOSE_NOTICE_MS 1000
 static void he_table_close(he_table_t *t, bool voided)
 {
     if (t->closed)
         return;
     t->closed = true;
-    uint64_t players[HOLDEM_MAX_SEATS];
-    size_t n = 0;
+    if (t->gap_armed)
+        t->gap_armed = false; /* its expiry finds the table closed */
     for (int i = 0; i < t->eng->seats; i++) {
         he_seat_t *s = &t->seat[i];
         if (s->state != SEAT_SITTING)
@@ -620,14 +741,14 @@ static void he_table_close(he_table_t *t, bool voided)
             stack = s->start_stack;
         else if (holdem_table_leave(t->core, i, &stack) != HOLDEM_OK)
             stack = holdem_table_stack(t->core, i);
-        he_cash_out(t, i, stack);
         s->state = SEAT_CLOSED;
-        players[n++] = s->player;
+        he_cash_out(t, i, stack);
     }
     rt_msg_t m = {.type = HE_MSG_TABLE_CLOSED, .arg = rt_desk_id(t->desk)};
     rt_post(rt_desk_rt(t->desk), t->lobby, &m);
-    gs_close_desk_seats(gs_of_desk(t->desk), rt_desk_id(t->desk), players, n,
-                        CROUPIER__CLOSING_REASON__CLOSING_DRAINING, "server draining");
+    if (t->pending_cashouts == 0 ||
+        rt_desk_timer_arm(t->desk, HE_CLOSE_NOTICE_MS, HE_TIMER_CLOSE_NOTICE, NULL) != 0)
+        he_table_tell_closing(t);
 }
 
 static void he_table_settle(he_table_t *t, const holdem_settlement_t *st)
@@ -652,6 +773,35 @@ static void he_table_settle(he_table_t *t, const holdem_settlement_t *st)
         log_emit(LOG_ERROR, "holdem_settle_refused", "{s:i}", "errno", -rc);
 }
 
+/* Hands the hand's history to the writer (after its settlement, in the same FIFO). A voided
+ * hand's history says so and has no results. */
+static void he_table_submit_history(he_table_t *t, const holdem_settlement_t *st)
+{
+    json_t *h = t->history;
+    t->history = NULL;
+    money_writer_t *w = gs_money(gs_of_desk(t->desk));
+    if (h == NULL)
+        return;
+    if (w == NULL) {
+        json_decref(h);
+        return;
+    }
+    json_object_set_new(h, "stakes", json_integer(t->stake));
+    json_object_set_new(h, "button", json_integer(holdem_table_button(t->core)));
+    if (st != NULL) {
+        for (int i = 0; i < t->eng->seats; i++)
+            if (st->dealt[i])
+                money_history_add_result(h, i, st->delta[i]);
+        json_object_set_new(h, "rake", json_integer(st->rake));
+    } else {
+        json_object_set_new(h, "voided", json_true());
+        json_object_set_new(h, "rake", json_integer(0));
+    }
+    int rc = money_writer_submit_history(w, HE_GAME, h, he_money_log_cb, NULL);
+    if (rc != 0)
+        log_emit(LOG_ERROR, "holdem_history_refused", "{s:i}", "errno", -rc);
+}
+
 /*
  * Ends the hand: settles it (completed) or not at all (voided: every chip committed returns to
  * the stacks as they were at the start), tells the players with RoundEnd, cashes out the
@@ -669,6 +819,7 @@ static void he_table_end_hand(he_table_t *t, bool voided)
     memset(&st, 0, sizeof st);
     if (!voided && holdem_table_settlement(t->core, &st) == 0)
         he_table_settle(t, &st);
+    he_table_submit_history(t, voided ? NULL : &st);
     Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
     Croupier__RoundEnd re = CROUPIER__ROUND_END__INIT;
     Croupier__SeatDelta deltas[HOLDEM_MAX_SEATS];
@@ -795,8 +946,14 @@ static void he_table_start_hand(he_table_t *t)
         deck[i] = deck[j];
         deck[j] = c;
     }
+    money_round_id_t rid = {
+        .server = t->slot, .epoch = t->epoch, .desk = rt_desk_id(t->desk), .seq = t->hand};
+    json_decref(t->history);
+    t->history = money_history_new(&rid, HE_GAME);
     int rc = holdem_table_start_hand(t->core, -1, deck, HOLDEM_CARDS);
     if (rc != HOLDEM_OK) {
+        json_decref(t->history);
+        t->history = NULL;
         log_emit(LOG_ERROR, "holdem_start_hand_refused", "{s:s}", "error", holdem_err_name(rc));
         rt_desk_end_round(t->desk, RT_ROUND_VOIDED);
         return;
@@ -1066,12 +1223,21 @@ static void he_table_on_message(rt_desk_t *desk, void *state, rt_msg_t *msg)
         free(j);
     } else if (msg->type == HE_MSG_BUYIN_DONE) {
         he_table_buyin_done(t, (int)msg->arg, msg->arg2, msg->ptr);
+    } else if (msg->type == HE_MSG_CASHOUT_DONE) {
+        if (t->pending_cashouts > 0 && --t->pending_cashouts == 0)
+            he_table_tell_closing(t);
     }
 }
 
 static void he_table_on_timer(rt_desk_t *desk, void *state, uint64_t cookie)
 {
     he_table_t *t = he_table_enter(desk, state);
+    if ((cookie & 0xff) == HE_TIMER_CLOSE_NOTICE) {
+        if (!t->close_told)
+            log_emit(LOG_WARN, "holdem_cash_out_slow", "{s:i}", "pending", t->pending_cashouts);
+        he_table_tell_closing(t);
+        return;
+    }
     if ((cookie & 0xff) == HE_TIMER_GAP) {
         t->gap_armed = false;
         he_table_start_hand(t);
@@ -1115,6 +1281,7 @@ static void he_table_on_destroy(rt_desk_t *desk, void *state)
             gs_reply(gs_of_desk(desk), t->seat[i].join_req, CROUPIER__ERROR_CODE__UNAVAILABLE,
                      "server stopping", NULL);
     holdem_table_destroy(t->core);
+    json_decref(t->history);
     free(t);
 }
 

@@ -365,8 +365,19 @@ static size_t state_bytes(Croupier__RpcFrame *r, uint8_t *buf, size_t cap)
 
 /* ---- tests ------------------------------------------------------------------------------ */
 
-static char *fast_env[] = {"CROUPIER_HOLDEM_ACTION_MS=3000", "CROUPIER_HOLDEM_TIME_BANK_MS=0",
-                           "CROUPIER_HOLDEM_GAP_MS=50", "CROUPIER_HOLDEM_AD_MS=200", NULL};
+/* Rake 5 % capped at 3 chips a hand, so settlements carry a rake (deltas sum to -rake). */
+static char *fast_env[] = {"CROUPIER_HOLDEM_ACTION_MS=3000",
+                           "CROUPIER_HOLDEM_TIME_BANK_MS=0",
+                           "CROUPIER_HOLDEM_GAP_MS=50",
+                           "CROUPIER_HOLDEM_AD_MS=200",
+                           "CROUPIER_HOLDEM_RAKE_BP=500",
+                           "CROUPIER_HOLDEM_RAKE_CAP=3",
+                           NULL};
+
+static long long rake(env_t *e)
+{
+    return redis_int(e, "GET %s", "{croupier:money}:rake:holdem");
+}
 
 START_TEST(test_join_buys_in_through_the_wallet_and_hands_settle)
 {
@@ -404,11 +415,14 @@ START_TEST(test_join_buys_in_through_the_wallet_and_hands_settle)
     play_rounds(c, &m, &rid, 3);
     ck_assert_int_ge(m.rounds_completed, 3);
     ck_assert_int_gt(m.plays, 0);
-    /* Money is conserved: wallets + seat accounts = what there was (no rake by default). */
+    /* Money is conserved: wallets + seat accounts + rake = what there was. */
     ts_sleep_ms(200);
     long long total = wallet(&e, 101) + wallet(&e, 102) + wallet(&e, 103) + wallet(&e, 104) +
                       seat_accounts(&e, &nz);
-    ck_assert_int_eq(total, start);
+    ck_assert_int_gt(rake(&e), 0);
+    ck_assert_int_eq(total + rake(&e), start);
+    /* Each hand left a history in the game's stream. */
+    ck_assert_int_ge(redis_int(&e, "XLEN %s", "{croupier:history:holdem}:stream"), 3);
     char *keys = ts_redis_cmd(e.redis, "KEYS {croupier:money}:round:*");
     ck_assert(strlen(keys) > 0);
     free(keys);
@@ -427,7 +441,7 @@ START_TEST(test_join_buys_in_through_the_wallet_and_hands_settle)
     ts_sleep_ms(200);
     ck_assert_int_gt(wallet(&e, leaver), before);
     ck_assert_int_eq(wallet(&e, 104) + wallet(&e, 101) + wallet(&e, 102) + wallet(&e, 103) +
-                         seat_accounts(&e, &nz),
+                         seat_accounts(&e, &nz) + rake(&e),
                      start);
     ck_assert_int_eq(nz, 2);
     rpcc_close(c);
@@ -665,8 +679,8 @@ START_TEST(test_drain_finishes_hand_cashes_out_and_withdraws_ads)
     ck_assert(!pump_until(c, &m, has_turn, NULL, 1000));
     ck_assert_int_eq(m.last_seq, seq);
     ck_assert_int_eq(human_desks(&e), 0);
-    /* Every stack was cashed out: the wallets hold all the chips again. */
-    ts_sleep_ms(200);
+    /* Every stack was cashed out before the players were told: the wallets hold all the chips
+     * again already. */
     int nz;
     ck_assert_int_eq(seat_accounts(&e, &nz), 0);
     ck_assert_int_eq(nz, 0);
