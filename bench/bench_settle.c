@@ -1,18 +1,27 @@
 /*
  * bench_settle -- settlements per second into a local Redis through the money writer queue.
  *
- *   bench_settle [TOTAL] [DESKS] [MAX_INFLIGHT]     (defaults 200000 4 512)
+ *   bench_settle [TOTAL] [DESKS] [MAX_INFLIGHT] [BATCH_MAX]   (defaults 200000 4 512 64)
  *
  * Starts its own redis-server on a free loopback port (tests/support), then DESKS threads submit
  * TOTAL settlements of 3 players each (tests/integration/money_gen.h) as fast as the writer's
  * watermark allows; the clock stops when money_writer_flush() has seen every reply. Prints the
  * rate and checks that every round was applied once (wallets reconcile).
+ *
+ * CPU: with SETTLE_REDIS_CPU=<n> the redis-server is pinned to CPU n (sched_setaffinity on the
+ * pid INFO reports); pin the bench itself with taskset, e.g.
+ *   SETTLE_REDIS_CPU=0 taskset -c 1 bench/bench_settle
+ * Besides wall-clock time it prints Redis's own CPU time (INFO cpu, user + sys) and the script
+ * time (INFO commandstats) per settlement, the bench process's CPU time per settlement
+ * (getrusage: desks + writer thread), and the submit -> done latency of the settlements.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "../tests/integration/money_gen.h"
@@ -22,15 +31,49 @@
 #include "support.h"
 
 static _Atomic long ok_count, bad_count;
+static int64_t *latencies; /* submit -> done, ns, one per settlement */
+static _Atomic long nlatencies;
 
+/* arg carries the submit time (clock_mono_ns). */
 static void done_cb(money_result_t *r, void *arg)
 {
-    (void)arg;
+    long i = atomic_fetch_add(&nlatencies, 1);
+    latencies[i] = clock_mono_ns() - (int64_t)(intptr_t)arg;
     if (r->status == MONEY_OK && !r->replayed)
         atomic_fetch_add(&ok_count, 1);
     else
         atomic_fetch_add(&bad_count, 1);
     free(r);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* A numeric field "name:value" of an INFO reply, or -1. */
+static double info_field(const char *info, const char *name)
+{
+    const char *p = info ? strstr(info, name) : NULL;
+    return p ? atof(p + strlen(name)) : -1.0;
+}
+
+/* Redis's CPU time (user + sys) in seconds, from INFO cpu; -1 on error. */
+static double redis_cpu_s(ts_redis_t *redis)
+{
+    char *info = ts_redis_cmd(redis, "INFO cpu");
+    double u = info_field(info, "used_cpu_user:"), s = info_field(info, "used_cpu_sys:");
+    free(info);
+    return u < 0 || s < 0 ? -1.0 : u + s;
+}
+
+static double self_cpu_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 }
 
 typedef struct {
@@ -44,12 +87,14 @@ static void *desk_main(void *arg)
     bench_desk_t *d = arg;
     for (uint64_t seq = 1; seq <= d->count;) {
         if (!money_writer_can_start_round(d->w)) {
-            usleep(100);
+            /* A desk at the watermark waits for its next timer tick; polling faster would only
+             * burn the writer's CPU. */
+            usleep(1000);
             continue;
         }
         money_settlement_t s;
         money_gen_settlement(1, d->desk, seq, &s);
-        if (money_writer_submit_settle(d->w, &s, done_cb, NULL) != 0)
+        if (money_writer_submit_settle(d->w, &s, done_cb, (void *)(intptr_t)clock_mono_ns()) != 0)
             abort();
         seq++;
     }
@@ -61,14 +106,38 @@ int main(int argc, char **argv)
     long total = argc > 1 ? atol(argv[1]) : 200000;
     int ndesks = argc > 2 ? atoi(argv[2]) : 4;
     long inflight = argc > 3 ? atol(argv[3]) : 512;
-    if (total < 1 || ndesks < 1 || ndesks > 64 || inflight < 1) {
-        fprintf(stderr, "usage: %s [TOTAL] [DESKS 1..64] [MAX_INFLIGHT]\n", argv[0]);
+    long batch = argc > 4 ? atol(argv[4]) : 64;
+    if (total < 1 || ndesks < 1 || ndesks > 64 || inflight < 1 || batch < 1 ||
+        batch > MONEY_WRITER_BATCH_CAP) {
+        fprintf(stderr, "usage: %s [TOTAL] [DESKS 1..64] [MAX_INFLIGHT] [BATCH_MAX 1..%d]\n",
+                argv[0], MONEY_WRITER_BATCH_CAP);
         return 2;
     }
     log_set_level(LOG_WARN);
+    latencies = calloc((size_t)total, sizeof *latencies);
     ts_redis_t *redis = ts_redis_start();
-    if (redis == NULL)
+    if (redis == NULL || latencies == NULL)
         return 1;
+    const char *rcpu = getenv("SETTLE_REDIS_CPU");
+    if (rcpu != NULL && *rcpu != '\0') {
+        char *info = ts_redis_cmd(redis, "INFO server");
+        pid_t pid = (pid_t)info_field(info, "process_id:");
+        free(info);
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(atoi(rcpu), &set);
+        if (pid <= 0 || sched_setaffinity(pid, sizeof set, &set) != 0) {
+            fprintf(stderr, "could not pin redis-server (pid %d) to CPU %s\n", (int)pid, rcpu);
+            return 1;
+        }
+    }
+    char loadavg[64] = "?";
+    FILE *lf = fopen("/proc/loadavg", "r");
+    if (lf != NULL) {
+        if (fgets(loadavg, sizeof loadavg, lf) != NULL)
+            loadavg[strcspn(loadavg, "\n")] = '\0';
+        fclose(lf);
+    }
     char key[128];
     money_key_epoch("bench", 1, key, sizeof key);
     free(ts_redis_cmd(redis, "SET %s 1", key));
@@ -80,13 +149,16 @@ int main(int argc, char **argv)
                                  .redis_port = ts_redis_port(redis),
                                  .service = "bench",
                                  .high_watermark = 8192,
-                                 .max_inflight = (size_t)inflight};
+                                 .max_inflight = (size_t)inflight,
+                                 .batch_max = (size_t)batch};
     money_writer_t *w = money_writer_create(&cfg);
     for (int i = 0; i < 200 && !money_writer_connected(w); i++)
         usleep(10000);
 
     bench_desk_t desks[64];
     pthread_t th[64];
+    free(ts_redis_cmd(redis, "CONFIG RESETSTAT"));
+    double rcpu0 = redis_cpu_s(redis), cpu0 = self_cpu_s();
     int64_t t0 = clock_mono_ns();
     for (int i = 0; i < ndesks; i++) {
         desks[i] =
@@ -97,6 +169,7 @@ int main(int argc, char **argv)
         pthread_join(th[i], NULL);
     long flushed = money_writer_flush(w, 600000);
     int64_t t1 = clock_mono_ns();
+    double cpu1 = self_cpu_s(), rcpu1 = redis_cpu_s(redis);
     money_writer_destroy(w);
 
     int64_t expected[MONEY_GEN_PLAYERS] = {0}, rake = 0, mismatches = 0;
@@ -119,14 +192,28 @@ int main(int argc, char **argv)
     free(stats);
     ts_redis_stop(redis);
     double secs = (double)(t1 - t0) / 1e9;
-    printf("settle: %ld settlements (3 wallets each), %d desks, max_inflight %ld: %.3f s, "
-           "%.0f settlements/s (flushed %ld, ok %ld, other %ld, wallet mismatches %lld)\n",
-           total, ndesks, inflight, secs, (double)total / secs, flushed, atomic_load(&ok_count),
-           atomic_load(&bad_count), (long long)mismatches);
-    printf("redis: %lld script calls, %.1f settlements per call, %.2f us of script time per "
-           "settlement\n",
-           calls, calls ? (double)total / (double)calls : 0.0,
-           total ? (double)usec / (double)total : 0.0);
-    printf("command: bench/bench_settle %ld %d %ld\n", total, ndesks, inflight);
+    long nlat = atomic_load(&nlatencies);
+    qsort(latencies, (size_t)nlat, sizeof *latencies, cmp_i64);
+    double p50 = nlat ? (double)latencies[nlat / 2] / 1e6 : 0.0;
+    double p99 = nlat ? (double)latencies[nlat * 99 / 100] / 1e6 : 0.0;
+    double pmax = nlat ? (double)latencies[nlat - 1] / 1e6 : 0.0;
+    free(latencies);
+    printf("settle: %ld settlements (3 wallets each), %d desks, max_inflight %ld, batch_max %ld: "
+           "%.3f s, %.0f settlements/s (flushed %ld, ok %ld, other %ld, wallet mismatches "
+           "%lld)\n",
+           total, ndesks, inflight, batch, secs, (double)total / secs, flushed,
+           atomic_load(&ok_count), atomic_load(&bad_count), (long long)mismatches);
+    printf("redis: cpu %.2f s = %.2f us per settlement (%.0f settlements per redis cpu second); "
+           "%lld script calls, %.1f settlements per call, script time %.2f us per settlement\n",
+           rcpu1 - rcpu0, (rcpu1 - rcpu0) * 1e6 / (double)total, (double)total / (rcpu1 - rcpu0),
+           calls, calls ? (double)total / (double)calls : 0.0, (double)usec / (double)total);
+    printf("bench process (desks + writer): cpu %.2f s = %.2f us per settlement\n", cpu1 - cpu0,
+           (cpu1 - cpu0) * 1e6 / (double)total);
+    printf("latency submit -> done: p50 %.1f ms, p99 %.1f ms, max %.1f ms (closed loop: the "
+           "queue is kept full up to the watermark 8192)\n",
+           p50, p99, pmax);
+    printf("load average at start: %s\n", loadavg);
+    printf("command: %sbench/bench_settle %ld %d %ld %ld\n",
+           rcpu ? "SETTLE_REDIS_CPU=<n> taskset -c <m> " : "", total, ndesks, inflight, batch);
     return atomic_load(&ok_count) == total && mismatches == 0 ? 0 : 1;
 }

@@ -14,17 +14,19 @@
 /* ---- Scripts ------------------------------------------------------------------------ */
 
 /*
- * int(s): an integer argument in canonical decimal with |n| <= MONEY_MAX_AMOUNT, else nil.
- * Lua 5.1 numbers are doubles; the bound keeps every sum exact. Results are formatted with
- * '%d' because tostring() would print 1e+14.
+ * int(s): the number an argument holds when it is an integer with |n| <= MONEY_MAX_AMOUNT, else
+ * nil. Lua 5.1 numbers are doubles; the bound keeps every sum exact. tonumber() alone (no pattern
+ * match: this runs for every value of every round) also accepts other spellings of the same
+ * integer ("0x10", "1e3"), which is harmless: the value is what counts. Results are formatted
+ * with '%d' (or passed as numbers, which Redis writes with %.17g, exact below 1e17) because
+ * tostring() would print 1e+14.
  */
 #define MONEY_LUA_INT                                                                              \
+    "local tonumber, format, unpack = tonumber, string.format, unpack\n"                           \
     "local function int(s)\n"                                                                      \
-    "  if type(s) ~= 'string' or #s == 0 or #s > 16 or not string.find(s, '^%-?%d+$') then\n"      \
-    "    return nil end\n"                                                                         \
     "  local n = tonumber(s)\n"                                                                    \
-    "  if n > 100000000000000 or n < -100000000000000 then return nil end\n"                       \
-    "  return n\n"                                                                                 \
+    "  if n and n % 1 == 0 and n <= 100000000000000 and n >= -100000000000000 then return n end\n" \
+    "  return nil\n"                                                                               \
     "end\n"
 
 /*
@@ -33,81 +35,178 @@
  *   ARGV: n, epoch, rake, n deltas          (ARGV[1] is the record ttl in seconds, for all)
  * Returns one {flag, value} per round: {1, balances} applied now, {0, balances} applied before
  * (the first result), {-1, "MONEY_... reason"} rejected. Every check of a round happens before
- * its first write, so a rejected round leaves everything untouched; the layout of the whole
- * batch is checked before any round runs. Batching amortises the per-EVALSHA cost; the writer
- * sends up to batch_max consecutive settlements in one call, the sync client one.
+ * it changes anything, so a rejected round leaves everything untouched; the layout of the whole
+ * batch is checked before any round runs.
+ *
+ * The work is done per batch, not per round, because each redis.call costs more than the Lua
+ * around it: one MGET reads every round record of the batch (replays), one MGET every wallet
+ * and rake account the other rounds touch; the rounds are then judged in order against those
+ * balances in a Lua table (a later round sees the earlier rounds' results, exactly as if they
+ * had been written), and the writes follow in one go: one MSET of the changed wallets, one
+ * INCRBY per rake account, one SET EX per applied round's record. Each fence is read once per
+ * batch. A round id repeated inside one batch is a replay of its first occurrence. Every check
+ * happens before the first write, so the only writes are of rounds that were accepted. A rake
+ * account that does not hold an integer rejects its rounds (INCRBY would fail half-way).
+ * Batching amortises the per-EVALSHA cost; the writer sends up to batch_max consecutive
+ * settlements in one call, the sync client one.
  */
 static const char money_lua_settle[] = MONEY_LUA_INT
     "local ttl = int(ARGV[1])\n"
     "if not ttl or ttl <= 0 then\n"
     "  return redis.error_reply('MONEY_BAD_ARGS ttl must be a positive integer') end\n"
-    "local rounds, k, a = {}, 1, 2\n"
-    "while a <= #ARGV do\n"
+    "local nkeys, nargv = #KEYS, #ARGV\n"
+    "local rk, ra, rn, nr, k, a = {}, {}, {}, 0, 1, 2\n"
+    "while a <= nargv do\n"
     "  local n = int(ARGV[a])\n"
-    "  if not n or n < 1 or n > 16 or k + 2 + n > #KEYS or a + 2 + n > #ARGV then\n"
+    "  if not n or n < 1 or n > 16 or k + 2 + n > nkeys or a + 2 + n > nargv then\n"
     "    return redis.error_reply('MONEY_BAD_ARGS malformed batch: each round needs a round, ' ..\n"
     "      'epoch and rake key, n wallets, and n, epoch, rake and n deltas') end\n"
-    "  rounds[#rounds + 1] = {k, a, n}\n"
+    "  nr = nr + 1\n"
+    "  rk[nr], ra[nr], rn[nr] = k, a, n\n"
     "  k = k + 3 + n\n"
     "  a = a + 3 + n\n"
     "end\n"
-    "if k ~= #KEYS + 1 or #rounds == 0 then\n"
+    "if k ~= nkeys + 1 or nr == 0 then\n"
     "  return redis.error_reply('MONEY_BAD_ARGS keys do not match the rounds') end\n"
-    "local epochs = {}\n"
+    "local function mget(keys)\n"
+    "  local n = #keys\n"
+    "  if n <= 1000 then return redis.call('MGET', unpack(keys)) end\n"
+    "  local vals = {}\n"
+    "  for i = 1, n, 1000 do\n"
+    "    local part = redis.call('MGET', unpack(keys, i, math.min(i + 999, n)))\n"
+    "    for j = 1, #part do vals[i + j - 1] = part[j] end\n"
+    "  end\n"
+    "  return vals\n"
+    "end\n"
+    "local recs = {}\n"
+    "for r = 1, nr do recs[r] = KEYS[rk[r]] end\n"
+    "local prev = mget(recs)\n"
+    "local names, slot, israke = {}, {}, {}\n"
+    "for r = 1, nr do\n"
+    "  if not prev[r] then\n"
+    "    local k = rk[r]\n"
+    "    israke[KEYS[k + 2]] = true\n"
+    "    for j = k + 2, k + 2 + rn[r] do\n"
+    "      local key = KEYS[j]\n"
+    "      if not slot[key] then\n"
+    "        names[#names + 1] = key\n"
+    "        slot[key] = true\n"
+    "      end\n"
+    "    end\n"
+    "  end\n"
+    "end\n"
+    "local bal = {}\n"
+    "if #names > 0 then\n"
+    "  local vals = mget(names)\n"
+    "  for i = 1, #names do\n"
+    "    local key, v = names[i], vals[i]\n"
+    "    if not v then v = 0\n"
+    "    elseif israke[key] and (#v > 18 or not string.find(v, '^%-?%d+$')) then v = false\n"
+    "    else v = tonumber(v) or false end\n"
+    "    bal[key] = v\n"
+    "  end\n"
+    "end\n"
+    "local epochs, done, deltas, out, fmts = {}, {}, {}, {}, {'%d'}\n"
+    "for i = 2, 16 do fmts[i] = fmts[i - 1] .. ' %d' end\n"
+    "local dirty, isdirty, rakes, rakekeys, reck, recv = {}, {}, {}, {}, {}, {}\n"
     "local function settle(k, a, n)\n"
-    "  local prev = redis.call('GET', KEYS[k])\n"
-    "  if prev then return {0, prev} end\n"
-    "  local epoch, rake = int(ARGV[a + 1]), int(ARGV[a + 2])\n"
-    "  if not epoch or not rake or rake < 0 then\n"
+    "  local key = KEYS[k]\n"
+    "  local rake = int(ARGV[a + 2])\n"
+    "  if not rake or rake < 0 then\n"
     "    return {-1, 'MONEY_BAD_ARGS epoch and rake must be integers, rake >= 0'} end\n"
-    "  local ek = KEYS[k + 1]\n"
+    "  local ek, ea = KEYS[k + 1], ARGV[a + 1]\n"
     "  local cur = epochs[ek]\n"
     "  if cur == nil then\n"
     "    cur = redis.call('GET', ek)\n"
+    "    if cur and not int(cur) then cur = cur .. ' (not an integer)' end\n"
     "    epochs[ek] = cur\n"
     "  end\n"
-    "  if not cur or tonumber(cur) ~= epoch then\n"
-    "    return {-1, 'MONEY_STALE_EPOCH round epoch ' .. ARGV[a + 1] .. ', current ' ..\n"
-    "      (cur or 'none')} end\n"
-    "  local sum, seen, deltas = 0, {}, {}\n"
+    "  if cur ~= ea then\n"
+    "    local epoch = int(ea)\n"
+    "    if not epoch then\n"
+    "      return {-1, 'MONEY_BAD_ARGS epoch and rake must be integers, rake >= 0'} end\n"
+    "    if not cur or tonumber(cur) ~= epoch then\n"
+    "      return {-1, 'MONEY_STALE_EPOCH round epoch ' .. ea .. ', current ' .. (cur or 'none')}\n"
+    "    end\n"
+    "  end\n"
+    "  local sum = 0\n"
     "  for i = 1, n do\n"
     "    local d = int(ARGV[a + 2 + i])\n"
-    "    if not d then return {-1, 'MONEY_BAD_ARGS delta ' .. i .. ' is not an integer in range'} "
-    "end\n"
+    "    if not d then\n"
+    "      return {-1, 'MONEY_BAD_ARGS delta ' .. i .. ' is not an integer in range'} end\n"
     "    local w = KEYS[k + 2 + i]\n"
-    "    if seen[w] then return {-1, 'MONEY_BAD_ARGS wallet ' .. w .. ' appears twice'} end\n"
-    "    seen[w] = true\n"
+    "    for j = 1, i - 1 do\n"
+    "      if KEYS[k + 2 + j] == w then\n"
+    "        return {-1, 'MONEY_BAD_ARGS wallet ' .. w .. ' appears twice'} end\n"
+    "    end\n"
     "    deltas[i] = d\n"
     "    sum = sum + d\n"
     "  end\n"
     "  if sum ~= -rake then\n"
-    "    return {-1, string.format(\n"
+    "    return {-1, format(\n"
     "      'MONEY_BAD_SUM deltas sum to %d but must sum to %d (minus the rake)', sum, -rake)} end\n"
-    "  local bals = redis.call('MGET', unpack(KEYS, k + 3, k + 2 + n))\n"
-    "  local mset, out = {}, {}\n"
+    "  local rkey = KEYS[k + 2]\n"
+    "  if bal[rkey] == false then\n"
+    "    return {-1, 'MONEY_BAD_ARGS rake account ' .. rkey .. ' does not hold an integer'} end\n"
     "  for i = 1, n do\n"
-    "    local bal = tonumber(bals[i] or '0')\n"
-    "    if not bal then\n"
-    "      return {-1, 'MONEY_BAD_ARGS wallet ' .. KEYS[k + 2 + i] .. ' does not hold an integer'} "
-    "end\n"
-    "    local after = bal + deltas[i]\n"
+    "    local w = KEYS[k + 2 + i]\n"
+    "    local b = bal[w]\n"
+    "    if not b then\n"
+    "      return {-1, 'MONEY_BAD_ARGS wallet ' .. w .. ' does not hold an integer'} end\n"
+    "    local after = b + deltas[i]\n"
     "    if after < 0 then\n"
-    "      return {-1, string.format('MONEY_NEGATIVE wallet %s holds %d, delta %d',\n"
-    "        KEYS[k + 2 + i], bal, deltas[i])} end\n"
-    "    out[i] = string.format('%d', after)\n"
-    "    mset[2 * i - 1] = KEYS[k + 2 + i]\n"
-    "    mset[2 * i] = out[i]\n"
+    "      return {-1, format('MONEY_NEGATIVE wallet %s holds %d, delta %d',\n"
+    "        w, b, deltas[i])} end\n"
+    "    out[i] = after\n"
     "  end\n"
-    "  redis.call('MSET', unpack(mset))\n"
-    "  if rake > 0 then redis.call('INCRBY', KEYS[k + 2], rake) end\n"
-    "  local res = table.concat(out, ' ')\n"
-    "  redis.call('SET', KEYS[k], res, 'EX', ttl)\n"
+    "  for i = 1, n do\n"
+    "    local w = KEYS[k + 2 + i]\n"
+    "    bal[w] = out[i]\n"
+    "    if not isdirty[w] then\n"
+    "      isdirty[w] = true\n"
+    "      dirty[#dirty + 1] = w\n"
+    "    end\n"
+    "  end\n"
+    "  if rake > 0 then\n"
+    "    local acc = rakes[rkey]\n"
+    "    if not acc then\n"
+    "      acc = 0\n"
+    "      rakekeys[#rakekeys + 1] = rkey\n"
+    "    elseif acc + rake > 1000000000000000 then\n"
+    "      redis.call('INCRBY', rkey, format('%d', acc))\n"
+    "      acc = 0\n"
+    "    end\n"
+    "    rakes[rkey] = acc + rake\n"
+    "  end\n"
+    "  local res = format(fmts[n], unpack(out, 1, n))\n"
+    "  done[key] = res\n"
+    "  reck[#reck + 1] = key\n"
+    "  recv[#recv + 1] = res\n"
     "  return {1, res}\n"
     "end\n"
     "local results = {}\n"
-    "for i = 1, #rounds do\n"
-    "  results[i] = settle(rounds[i][1], rounds[i][2], rounds[i][3])\n"
+    "for r = 1, nr do\n"
+    "  local p = prev[r] or done[KEYS[rk[r]]]\n"
+    "  if p then results[r] = {0, p}\n"
+    "  else results[r] = settle(rk[r], ra[r], rn[r]) end\n"
     "end\n"
+    "local nd = #dirty\n"
+    "for i = 1, nd, 500 do\n"
+    "  local mset, m = {}, 0\n"
+    "  for j = i, math.min(i + 499, nd) do\n"
+    "    local w = dirty[j]\n"
+    "    local b = bal[w]\n"
+    "    mset[m + 1] = w\n"
+    "    mset[m + 2] = (b < 1e15 and b > -1e15) and b or format('%d', b)\n"
+    "    m = m + 2\n"
+    "  end\n"
+    "  redis.call('MSET', unpack(mset))\n"
+    "end\n"
+    "for i = 1, #rakekeys do\n"
+    "  local rkey = rakekeys[i]\n"
+    "  redis.call('INCRBY', rkey, format('%d', rakes[rkey]))\n"
+    "end\n"
+    "for i = 1, #reck do redis.call('SET', reck[i], recv[i], 'EX', ARGV[1]) end\n"
     "return results\n";
 
 /*
