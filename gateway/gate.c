@@ -71,6 +71,9 @@ typedef struct gate_conn {
 
 TAILQ_HEAD(gate_conn_list, gate_conn);
 
+/* Bytes queued to one game server before new requests wait instead (memory bound). */
+#define GATE_LINK_OUTPUT_CAP (8u << 20)
+
 enum { LINK_DOWN = 0, LINK_CONNECTING = 1, LINK_HELLO = 2, LINK_READY = 3 };
 
 struct gate_link {
@@ -516,6 +519,13 @@ static void gate_req_fail(gate_req_t *r, int code, const char *message);
 static void gate_req_write(gate_req_t *r)
 {
     gate_link_t *l = r->link;
+    if (evbuffer_get_length(bufferevent_get_output(l->bev)) > GATE_LINK_OUTPUT_CAP) {
+        /* The game server does not keep up: memory stays bounded, the request waits (within
+         * its budget) as if the link were lost before the send. */
+        r->link = NULL;
+        gate_req_retry(r, CROUPIER__ERROR_CODE__UNAVAILABLE, "rpc link output full");
+        return;
+    }
     Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
     Croupier__Join join = CROUPIER__JOIN__INIT;
     Croupier__Leave leave = CROUPIER__LEAVE__INIT;
