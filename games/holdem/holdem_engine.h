@@ -17,11 +17,15 @@
  *            refused INSUFFICIENT_FUNDS;
  *   hand     each hand settles its deltas against the seat accounts of the seats dealt in
  *            (round id server:epoch:desk:hand, deltas sum to -rake);
- *   leave    (or the table closes) the seat account is debited by the stack and the player's
- *            wallet credited with it.
+ *   leave    (or the table closes) the seat account is debited by the stack and, only once that
+ *            applied, the player's wallet is credited with it (a seat account that does not
+ *            hold the chips never creates any; a failure is logged and the chips stay in it).
  * All of a table's money items go through the one FIFO writer, so Redis applies them in order;
- * after a graceful exit (the writer flushed) no chip is only in memory: each is in a player's
- * wallet, a seat account or the rake.
+ * every item of a hand (settlement, history, cash-outs) is queued before the round ends, so
+ * before human_desks can drop and the exit's flush can begin. After a graceful exit no chip is
+ * only in memory: each is in a player's wallet, a seat account or the rake. A crash (no flush)
+ * can leave chips in seat accounts; they are named by server slot and lease epoch so an operator
+ * can find and return them. Each hand also leaves a history (money_writer_submit_history).
  *
  * Lobby ads: kept by the engine itself on the main loop with its own common/rconn.h connection
  * (gs_redis_host/port, gs_base). The lobby desk publishes its table list into a mutex-guarded
@@ -34,12 +38,12 @@
  * connection reads a joining player's wallet balance to choose the buy-in.
  *
  * Drain. stop_intake withdraws every ad at once; each table finishes its current hand, deals no
- * next one, cashes every seated player out, then tells them TableClosing and the gateways
- * DeskClosing (they re-seat the players at the same stakes on another server, where they buy in
- * again). The players stay seated (stack 0) until they leave. When the drain bound passes
- * mid-hand the hand is voided: every chip committed this hand goes back to its stack (nothing of
- * the hand was settled, so the seat accounts already hold the pre-hand stacks), then the stacks
- * are cashed out.
+ * next one, cashes every seated player out, and once the cash-outs are applied (at most 1 s
+ * later) tells them TableClosing and the gateways DeskClosing: the gateways re-seat the players
+ * at the same stakes on another server, where they buy in again from the wallet. The players stay
+ * seated (stack 0) until they leave. When the drain bound passes mid-hand the hand is voided: every
+ * chip committed this hand goes back to its stack (nothing of the hand was settled, so the seat
+ * accounts already hold the pre-hand stacks), then the stacks are cashed out.
  *
  * Timers. Each player to act has CROUPIER_HOLDEM_ACTION_MS (default 15000) plus a time bank of
  * CROUPIER_HOLDEM_TIME_BANK_MS (default 30000, drawn on as holdem_table.h says); when both run
@@ -50,6 +54,10 @@
  * Refusals (state unchanged): NOT_YOUR_TURN, BET_BELOW_MIN, BET_ABOVE_MAX (more than the
  * stack), ACTION_NOT_ALLOWED (e.g. check facing a bet), NO_ROUND (between hands), WRONG_ENGINE
  * (not a hold'em action), BAD_REQUEST (malformed; the codec refuses most of these first).
+ *
+ * Not done: a player whose stack reaches 0 stays seated (no rebuy, no automatic unseat); two
+ * joins of the same player racing through the lobby at once are not serialized here (the
+ * gateway sends one at a time).
  *
  * Snapshot (Resume): seats with stacks, the round id, whose turn and the time left, and during a
  * hand a HoldemState with the player's own hole cards only, the board, the pot, the button,
