@@ -1502,7 +1502,8 @@ static void gate_client_dispatch(gate_conn_t *c, gate_req_t *r)
     if (c->seat != NULL) {
         r->target = *c->seat;
         r->have_target = true;
-    } else if (r->kind != GATE_REQ_JOIN && !c->seat_known) {
+    } else if (!c->seat_known) {
+        /* Without the seat store a join could seat the player twice: refuse (retriable). */
         gate_req_fail(r, CROUPIER__ERROR_CODE__UNAVAILABLE, "seat store unreachable");
         return;
     } else if (r->kind != GATE_REQ_JOIN) {
@@ -1550,14 +1551,8 @@ static void gate_client_request(gate_conn_t *c, Croupier__ClientMessage *m, gate
             return;
         }
     }
-    if (!c->seat_known) {
-        if (gate_seat_lookup(g, c, m->request_id, r) == 0)
-            return;
-        if (kind != GATE_REQ_JOIN) {
-            gate_req_fail(r, CROUPIER__ERROR_CODE__UNAVAILABLE, "seat store unreachable");
-            return;
-        }
-    }
+    if (!c->seat_known && gate_seat_lookup(g, c, m->request_id, r) == 0)
+        return; /* dispatched when the seat is known */
     gate_client_dispatch(c, r);
 }
 
