@@ -3,12 +3,15 @@
  *
  *   enumeration: all 133,784,560 seven-card hands, cards added incrementally per loop level
  *     (best of three runs);
- *   random (card arrays): 10 M random seven-card hands stored as 7 card numbers, each built
- *     from its cards and evaluated, 20 passes (total, and the best pass);
+ *   random (card arrays): 10 M random seven-card hands stored as 7 card numbers, each
+ *     evaluated from its cards with holdem_cards_value(), 20 passes (total, and the best pass);
+ *   random (card arrays, holdem_hand_add): the same, the hand built card by card with
+ *     holdem_hand_add() and evaluated with holdem_hand_value();
  *   random (prebuilt hands): the same hands stored as holdem_hand_t, evaluated only.
  *
- * The same three measurements as OMPEval's benchmark.cpp, so the figures compare side by side
- * (BENCHMARKS.md). Prints one line per figure and a checksum so nothing is optimised away.
+ * The same measurements as OMPEval's benchmark.cpp (which builds its hands card by card), so
+ * the figures compare side by side (BENCHMARKS.md). Prints one line per figure and a checksum so
+ * nothing is optimised away.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -58,6 +61,54 @@ static unsigned rnd52(void)
     rng ^= rng >> 7;
     rng ^= rng << 17;
     return (unsigned)((rng >> 32) % 52);
+}
+
+enum random_mode { RANDOM_FROM_CARDS, RANDOM_FROM_ADD, RANDOM_PREBUILT };
+
+/*
+ * One random-order figure: RANDOM_PASSES passes over the same hands, each timed. Cards: the
+ * hand's 7 card numbers through holdem_cards_value(); add: the same cards added one by one with
+ * holdem_hand_add() (what OMPEval's Hand += Hand(card) does); prebuilt: holdem_hand_value() of
+ * a holdem_hand_t built beforehand.
+ */
+static void random_run(const char *what, enum random_mode mode, const uint8_t (*cards)[8],
+                       const holdem_hand_t *hands)
+{
+    double best = 1e9;
+    uint64_t sum = 0;
+    w0 = wall_s();
+    double t0 = cpu_s();
+    for (int p = 0; p < RANDOM_PASSES; p++) {
+        double p0 = cpu_s();
+        switch (mode) {
+        case RANDOM_FROM_CARDS:
+            for (int i = 0; i < RANDOM_HANDS; i++)
+                sum += holdem_cards_value(cards[i], 7);
+            break;
+        case RANDOM_FROM_ADD:
+            for (int i = 0; i < RANDOM_HANDS; i++) {
+                const uint8_t *c = cards[i];
+                holdem_hand_t h = holdem_hand_empty();
+                h = holdem_hand_add(h, c[0]);
+                h = holdem_hand_add(h, c[1]);
+                h = holdem_hand_add(h, c[2]);
+                h = holdem_hand_add(h, c[3]);
+                h = holdem_hand_add(h, c[4]);
+                h = holdem_hand_add(h, c[5]);
+                h = holdem_hand_add(h, c[6]);
+                sum += holdem_hand_value(h);
+            }
+            break;
+        case RANDOM_PREBUILT:
+            for (int i = 0; i < RANDOM_HANDS; i++)
+                sum += holdem_hand_value(hands[i]);
+            break;
+        }
+        if (cpu_s() - p0 < best)
+            best = cpu_s() - p0;
+    }
+    report(what, (uint64_t)RANDOM_PASSES * RANDOM_HANDS, t0, sum);
+    printf("holdem_eval %s, best pass: %.0f M evals/s cpu\n", what, RANDOM_HANDS / best * 1e-6);
 }
 
 int main(void)
@@ -118,47 +169,11 @@ int main(void)
         }
         hands[i] = h;
     }
-    /* Random order: RANDOM_PASSES passes, timed one by one; the best pass is the figure least
-     * disturbed by other processes, the total is printed as well. */
-    double best = 1e9;
-    sum = 0;
-    w0 = wall_s();
-    double t0 = cpu_s();
-    for (int p = 0; p < RANDOM_PASSES; p++) {
-        double p0 = cpu_s();
-        for (int i = 0; i < RANDOM_HANDS; i++) {
-            const uint8_t *c = cards[i];
-            holdem_hand_t h = holdem_hand_empty();
-            h = holdem_hand_add(h, c[0]);
-            h = holdem_hand_add(h, c[1]);
-            h = holdem_hand_add(h, c[2]);
-            h = holdem_hand_add(h, c[3]);
-            h = holdem_hand_add(h, c[4]);
-            h = holdem_hand_add(h, c[5]);
-            h = holdem_hand_add(h, c[6]);
-            sum += holdem_hand_value(h);
-        }
-        if (cpu_s() - p0 < best)
-            best = cpu_s() - p0;
-    }
-    count = (uint64_t)RANDOM_PASSES * RANDOM_HANDS;
-    report("random (card arrays)", count, t0, sum);
-    printf("holdem_eval random (card arrays), best pass: %.0f M evals/s cpu\n",
-           RANDOM_HANDS / best * 1e-6);
-    best = 1e9;
-    sum = 0;
-    w0 = wall_s();
-    t0 = cpu_s();
-    for (int p = 0; p < RANDOM_PASSES; p++) {
-        double p0 = cpu_s();
-        for (int i = 0; i < RANDOM_HANDS; i++)
-            sum += holdem_hand_value(hands[i]);
-        if (cpu_s() - p0 < best)
-            best = cpu_s() - p0;
-    }
-    report("random (prebuilt hands)", count, t0, sum);
-    printf("holdem_eval random (prebuilt hands), best pass: %.0f M evals/s cpu\n",
-           RANDOM_HANDS / best * 1e-6);
+    /* Random order: RANDOM_PASSES passes per figure, timed one by one; the best pass is the
+     * figure least disturbed by other processes, the total is printed as well. */
+    random_run("random (card arrays)", RANDOM_FROM_CARDS, cards, hands);
+    random_run("random (card arrays, holdem_hand_add)", RANDOM_FROM_ADD, cards, hands);
+    random_run("random (prebuilt hands)", RANDOM_PREBUILT, cards, hands);
     free(cards);
     free(hands);
     return 0;

@@ -7,17 +7,33 @@
 #include <errno.h>
 #include <string.h>
 
+/*
+ * Checks the count and every card (in range, no repeat: the card-set lane of the hand built so
+ * far must not hold it yet) before adding it, so a bad array never reaches the tables.
+ */
 int holdem_eval_cards(const uint8_t *cards, int n)
 {
     if (n < 5 || n > 7)
         return -EINVAL;
     holdem_hand_t h = holdem_hand_empty();
     for (int i = 0; i < n; i++) {
-        if (cards[i] >= HOLDEM_CARDS || (h.mask & holdem_eval_cards_[cards[i]].mask))
+        if (cards[i] >= HOLDEM_CARDS || (h.lanes_[1] & holdem_eval_cards_[cards[i]][1]))
             return -EINVAL;
         h = holdem_hand_add(h, cards[i]);
     }
     return holdem_hand_value(h);
+}
+
+/*
+ * The flush path of holdem_cards_value(): collects the ranks of the flush suit from the cards.
+ * Out of line so that the common path keeps its registers.
+ */
+uint16_t holdem_eval_flush_cards_(const uint8_t *cards, int n, unsigned suit)
+{
+    unsigned ranks = 0;
+    for (int i = 0; i < n; i++)
+        ranks |= (unsigned)((cards[i] & 3u) == suit) << (cards[i] >> 2);
+    return holdem_eval_flush_values_[ranks & 0x1fff];
 }
 
 holdem_category_t holdem_value_category(uint16_t value)

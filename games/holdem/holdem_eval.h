@@ -8,14 +8,20 @@
  * equal values tie. Classes are ordered by category (high card 1..1277, one pair, two pair,
  * three of a kind, straight, flush, full house, four of a kind, straight flush 7453..7462).
  *
- * How it is fast: a hand is two 64-bit words built by adding per-card constants. The first
- * word holds, in its low 32 bits, the sum of a per-rank key (5^rank, so every multiset of at
- * most four cards per rank sums to a distinct number) and, in its high bits, one counter per
- * suit that starts at 3, so bit 3 of a suit's nibble is set once it holds five cards. The
- * second word is the set of cards, 16 bits per suit. A flush is looked up by its suit's
- * 13-bit rank set (8,192 entries); anything else by the rank key through a displacement
- * perfect hash into a table of 16-bit values. All tables are generated at build time by
- * holdem_eval_gen.c (about a second of work); nothing generated is stored in the source tree.
+ * How it is fast: a hand is a pair of 64-bit lanes built by adding one 16-byte constant per
+ * card (one SIMD add where the target has one). The first lane holds, in its low 32 bits, the
+ * sum of a per-rank key (every multiset of at most four cards per rank sums to a distinct
+ * number below 2^25) and, in bits 32..47, one counter per suit that starts at 3, so bit 3 of a
+ * suit's nibble is set once it holds five cards. The second lane is the set of cards, 16 bits
+ * per suit. A flush is looked up by its suit's 13-bit rank set (8,192 entries). Anything else
+ * goes through a perfect hash of the rank key: the key times an odd constant modulo 2^25 (a
+ * bijection, so no two keys share a row and a column; one 32-bit multiply), split into a row
+ * (high 14 bits) and a column (low 11 bits); the slot is the column plus twice the row's 16-bit
+ * displacement. The tables are ~150 KiB of 16-bit values, 32 KiB of displacements and 16 KiB
+ * of flushes, small enough to stay in L2 under random access. holdem_cards_value() evaluates a
+ * card array with one 64-bit add per card (the first lane only) and rebuilds the flush suit's
+ * ranks from the cards in the rare flush case. All tables are generated at build time by
+ * holdem_eval_gen.c; nothing generated is stored in the source tree.
  */
 #ifndef CROUPIER_HOLDEM_EVAL_H
 #define CROUPIER_HOLDEM_EVAL_H
@@ -39,52 +45,100 @@ typedef enum {
 
 #define HOLDEM_CATEGORIES 9
 
-/* A partial or complete hand; build it with holdem_hand_empty() and holdem_hand_add(). */
+/* Private: two 64-bit lanes, added as one vector (GCC/clang vector extension). */
+typedef uint64_t holdem_lanes_t_ __attribute__((vector_size(16)));
+
+/*
+ * A partial or complete hand; build it with holdem_hand_empty() and holdem_hand_add(). The
+ * fields are private: lane 0 = rank-key sum (bits 0..31) + suit counters (bits 32..47),
+ * lane 1 = bit 16 * suit + rank for each card.
+ */
 typedef struct {
-    uint64_t key;  /* rank-key sum (low 32 bits) + suit counters (bits 32..47) */
-    uint64_t mask; /* bit 16 * suit + rank for each card */
+    holdem_lanes_t_ lanes_;
 } holdem_hand_t;
 
 /* Private: the evaluator's tables, generated at build time by holdem_eval_gen.c. */
-extern const holdem_hand_t holdem_eval_cards_[HOLDEM_CARDS]; /* one card as a hand */
+extern const holdem_lanes_t_ holdem_eval_cards_[HOLDEM_CARDS]; /* one card's increment */
+extern const uint64_t holdem_eval_card_keys_[HOLDEM_CARDS];    /* its lane 0 alone */
 extern const uint16_t holdem_eval_flush_values_[8192];
-extern const uint32_t holdem_eval_offsets_[];
+extern const uint16_t holdem_eval_disp_[];
 extern const uint16_t holdem_eval_rank_values_[];
+extern const uint32_t holdem_eval_rank_values_size_; /* entries in holdem_eval_rank_values_ */
 extern const uint32_t holdem_eval_category_first_[];
 
-#define HOLDEM_EVAL_ROW_SHIFT 9
+#define HOLDEM_EVAL_EMPTY_KEY (0x3333ull << 32)  /* every suit counter at 3 */
+#define HOLDEM_EVAL_FLUSH_BITS (0x8888ull << 32) /* bit 3 of each suit counter */
+#define HOLDEM_EVAL_HASH_MUL 0x7f4a7c15u         /* odd: a bijection modulo 2^25 */
+#define HOLDEM_EVAL_HASH_BITS 25                 /* rank-key sums are below 2^25 */
+#define HOLDEM_EVAL_ROW_SHIFT 11                 /* column bits; the remaining 14 pick the row */
 
 static inline holdem_hand_t holdem_hand_empty(void)
 {
-    holdem_hand_t h = {0x3333ull << 32, 0};
+    holdem_hand_t h = {{HOLDEM_EVAL_EMPTY_KEY, 0}};
     return h;
 }
 
 /* Adds one card (0..51). Adding a card twice, or more than 7 cards, gives a meaningless hand. */
 static inline holdem_hand_t holdem_hand_add(holdem_hand_t h, int card)
 {
-    h.key += holdem_eval_cards_[card].key;
-    h.mask |= holdem_eval_cards_[card].mask;
+    h.lanes_ += holdem_eval_cards_[card];
     return h;
 }
 
+/* The union of two hands without common cards (for instance hole cards and a board). */
 static inline holdem_hand_t holdem_hand_combine(holdem_hand_t a, holdem_hand_t b)
 {
-    holdem_hand_t h = {a.key + b.key - (0x3333ull << 32), a.mask | b.mask};
+    const holdem_lanes_t_ empty = {HOLDEM_EVAL_EMPTY_KEY, 0};
+    holdem_hand_t h = {a.lanes_ + b.lanes_ - empty};
     return h;
 }
 
-/* The value (1..HOLDEM_VALUE_MAX) of the best five-card hand in a hand of 5, 6 or 7 cards. */
+/* Private: the value of a hand without a flush, from its rank-key sum (low 32 bits of key). */
+static inline uint16_t holdem_eval_rank_value_(uint64_t key)
+{
+    uint32_t x = ((uint32_t)key * HOLDEM_EVAL_HASH_MUL) & ((1u << HOLDEM_EVAL_HASH_BITS) - 1);
+    uint32_t slot = (x & ((1u << HOLDEM_EVAL_ROW_SHIFT) - 1)) +
+                    2u * holdem_eval_disp_[x >> HOLDEM_EVAL_ROW_SHIFT];
+    return holdem_eval_rank_values_[slot];
+}
+
+/* Private: the suit (0..3) whose counter in key shows five cards or more. */
+static inline unsigned holdem_eval_flush_suit_(uint64_t key)
+{
+    return ((unsigned)__builtin_ctzll(key & HOLDEM_EVAL_FLUSH_BITS) - 32) >> 2;
+}
+
+/*
+ * The value (1..HOLDEM_VALUE_MAX) of the best five-card hand in a hand of 5, 6 or 7 cards.
+ * A meaningless hand (a card added twice, more than 7 cards) gives a meaningless value but
+ * never reads outside the tables.
+ */
 static inline uint16_t holdem_hand_value(holdem_hand_t h)
 {
-    uint64_t flush = (h.key >> 32) & 0x8888;
-    if (flush) {
-        unsigned suit = (unsigned)__builtin_ctzll(flush) >> 2;
-        return holdem_eval_flush_values_[(h.mask >> (16 * suit)) & 0x1fff];
-    }
-    uint32_t k = (uint32_t)h.key;
-    return holdem_eval_rank_values_[(uint32_t)(k +
-                                               holdem_eval_offsets_[k >> HOLDEM_EVAL_ROW_SHIFT])];
+    uint64_t key = h.lanes_[0];
+    if (__builtin_expect((key & HOLDEM_EVAL_FLUSH_BITS) != 0, 0))
+        return holdem_eval_flush_values_[(h.lanes_[1] >> (16 * holdem_eval_flush_suit_(key))) &
+                                         0x1fff];
+    return holdem_eval_rank_value_(key);
+}
+
+/* Private: the flush value of cards whose given suit holds five or more (out of line: rare). */
+uint16_t holdem_eval_flush_cards_(const uint8_t *cards, int n, unsigned suit);
+
+/*
+ * The value of n (5..7) cards, UNCHECKED: the cards must be distinct and below 52 (use
+ * holdem_eval_cards() for untrusted input). The fastest way from a card array: one 64-bit
+ * table add per card; only a flush (about 3 % of seven-card hands) walks the cards again to
+ * collect its suit's ranks.
+ */
+static inline uint16_t holdem_cards_value(const uint8_t *cards, int n)
+{
+    uint64_t key = HOLDEM_EVAL_EMPTY_KEY;
+    for (int i = 0; i < n; i++)
+        key += holdem_eval_card_keys_[cards[i]];
+    if (__builtin_expect((key & HOLDEM_EVAL_FLUSH_BITS) != 0, 0))
+        return holdem_eval_flush_cards_(cards, n, holdem_eval_flush_suit_(key));
+    return holdem_eval_rank_value_(key);
 }
 
 /* Evaluates n (5..7) distinct cards. Returns the value, or -EINVAL for a bad count or card. */

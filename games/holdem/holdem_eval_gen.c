@@ -17,20 +17,23 @@
 /*
  * Per-rank keys: every multiset of at most seven cards with at most four of a rank has its own
  * sum. Found once by a greedy search (each key the smallest above the previous one that keeps
- * all sums distinct); the largest seven-card sum is 18,393,157, so the perfect hash needs
- * few rows. The generator checks the distinctness again while building the table.
+ * all sums distinct); the largest seven-card sum is 18,393,157, below 2^25, which is what the
+ * hash's multiply-modulo-2^25 needs. The generator checks the distinctness again while
+ * building the table.
  */
 static const uint32_t eval_rank_keys[13] = {1,     5,      24,     112,    521,     2247,   9244,
                                             30823, 103066, 250154, 667453, 1526359, 3453520};
 
 #define EVAL_MAX_KEY (4u * 3453520u + 3u * 1526359u)
-#define EVAL_ROWS ((EVAL_MAX_KEY >> HOLDEM_EVAL_ROW_SHIFT) + 1)
+#define EVAL_ROWS (1u << (HOLDEM_EVAL_HASH_BITS - HOLDEM_EVAL_ROW_SHIFT))
+#define EVAL_COL_MASK ((1u << HOLDEM_EVAL_ROW_SHIFT) - 1)
+_Static_assert(EVAL_MAX_KEY < (1u << HOLDEM_EVAL_HASH_BITS), "rank keys exceed the hash range");
 
 static uint32_t eval_class_scores[HOLDEM_VALUE_MAX]; /* sorted comparable scores, by value-1 */
 static int eval_category_first[HOLDEM_CATEGORIES + 1];
 static uint64_t gen_card_key[HOLDEM_CARDS], gen_card_mask[HOLDEM_CARDS];
 static uint16_t gen_flush_values[8192];
-static const uint32_t *gen_offsets;
+static const uint16_t *gen_disp;
 static const uint16_t *gen_rank_values;
 static size_t gen_rank_size;
 
@@ -191,13 +194,20 @@ static void eval_build_classes(void)
 
 typedef struct {
     uint32_t key;
+    uint32_t hash; /* key * HOLDEM_EVAL_HASH_MUL modulo 2^HOLDEM_EVAL_HASH_BITS */
     uint16_t value;
 } eval_entry_t;
+
+/* The row/column hash of a rank key, exactly as holdem_hand_value() computes it. */
+static uint32_t eval_hash(uint32_t key)
+{
+    return (key * HOLDEM_EVAL_HASH_MUL) & ((1u << HOLDEM_EVAL_HASH_BITS) - 1);
+}
 
 static int eval_cmp_entry_row(const void *a, const void *b)
 {
     const eval_entry_t *x = a, *y = b;
-    uint32_t rx = x->key >> HOLDEM_EVAL_ROW_SHIFT, ry = y->key >> HOLDEM_EVAL_ROW_SHIFT;
+    uint32_t rx = x->hash >> HOLDEM_EVAL_ROW_SHIFT, ry = y->hash >> HOLDEM_EVAL_ROW_SHIFT;
     return rx < ry ? -1 : rx > ry;
 }
 
@@ -225,13 +235,16 @@ static int eval_cmp_row_size(const void *a, const void *b)
 }
 
 /*
- * Builds the rank-key perfect hash: every rank multiset of 5..7 cards, keyed by its key sum.
- * Rows (key >> HOLDEM_EVAL_ROW_SHIFT) are placed largest first at the smallest displacement
- * where none of their keys collides with a slot already taken.
+ * Builds the rank-key perfect hash: every rank multiset of 5..7 cards (73,775 of them), keyed
+ * by its key sum. The multiply scatters the keys evenly over 16,384 rows of 2,048 columns, and
+ * because it is a bijection modulo 2^25 no two keys share a row and a column. Rows are placed
+ * largest first at the smallest even displacement where none of their columns lands on a
+ * slot already taken (first-fit decreasing), which fills about 99 % of the value table.
+ * Displacements are stored halved so that they fit 16 bits.
  */
 static void eval_build_rank_hash(void)
 {
-    size_t cap = 60000, n = 0;
+    size_t cap = 80000, n = 0;
     eval_entry_t *e = xmalloc(cap * sizeof *e);
     int count[13] = {0}, total = 0;
     for (;;) {
@@ -242,6 +255,7 @@ static void eval_build_rank_hash(void)
             if (n == cap)
                 e = xreallocarray(e, cap *= 2, sizeof *e);
             e[n].key = key;
+            e[n].hash = eval_hash(key);
             e[n++].value = eval_value_of(eval_score_counts(count));
         }
         int r = 0;
@@ -262,75 +276,81 @@ static void eval_build_rank_hash(void)
     size_t nrows = 0;
     for (size_t i = 0; i < n;) {
         size_t j = i;
-        while (j < n && (e[j].key >> HOLDEM_EVAL_ROW_SHIFT) == (e[i].key >> HOLDEM_EVAL_ROW_SHIFT))
+        uint32_t row = e[i].hash >> HOLDEM_EVAL_ROW_SHIFT;
+        while (j < n && (e[j].hash >> HOLDEM_EVAL_ROW_SHIFT) == row)
             j++;
-        rows[nrows++] =
-            (eval_row_t){e[i].key >> HOLDEM_EVAL_ROW_SHIFT, (uint32_t)i, (uint32_t)(j - i)};
+        rows[nrows++] = (eval_row_t){row, (uint32_t)i, (uint32_t)(j - i)};
         i = j;
     }
     qsort(rows, nrows, sizeof *rows, eval_cmp_row_size);
 
-    uint32_t *offsets = xcalloc(EVAL_ROWS, sizeof *offsets);
-    size_t tcap = 1u << 18;
+    uint16_t *disp = xcalloc(EVAL_ROWS, sizeof *disp);
+    const size_t tcap = 2 * 65536 + EVAL_COL_MASK + 1; /* the largest slot a disp can reach */
     uint16_t *values = xcalloc(tcap, sizeof *values);
     uint8_t *used = xcalloc(tcap, 1);
     size_t tsize = 0;
-    const uint32_t low = (1u << HOLDEM_EVAL_ROW_SHIFT) - 1;
     /*
-     * First fit: only offsets that put the row's smallest key on a free slot can work, so the
-     * search walks the free slots (found through next_free, a union-find of taken runs).
+     * First fit: only displacements that put the row's smallest column on a free slot can
+     * work, so the search walks the free slots (found through next_free, a union-find of
+     * taken runs) and skips the odd displacements.
      */
     uint32_t *next_free = xmalloc((tcap + 1) * sizeof *next_free);
     for (size_t i = 0; i <= tcap; i++)
         next_free[i] = (uint32_t)i;
     for (size_t ri = 0; ri < nrows; ri++) {
         const eval_row_t *row = &rows[ri];
-        uint32_t min_low = low;
+        uint32_t min_col = EVAL_COL_MASK;
         for (uint32_t i = 0; i < row->n; i++)
-            if ((e[row->first + i].key & low) < min_low)
-                min_low = e[row->first + i].key & low;
-        for (uint32_t slot = eval_find_free(next_free, min_low);;) {
-            uint32_t off = slot - min_low;
-            int ok = 1;
-            for (uint32_t i = 0; i < row->n && ok; i++) {
-                size_t pos = (e[row->first + i].key & low) + off;
-                if (pos >= tcap) {
-                    fprintf(stderr, "holdem_eval: rank hash table overflow\n");
-                    abort();
-                }
-                ok = !used[pos];
-            }
-            if (!ok) {
-                slot = eval_find_free(next_free, slot + 1);
+            if ((e[row->first + i].hash & EVAL_COL_MASK) < min_col)
+                min_col = e[row->first + i].hash & EVAL_COL_MASK;
+        for (uint32_t slot = eval_find_free(next_free, min_col);;
+             slot = eval_find_free(next_free, slot + 1)) {
+            uint32_t off = slot - min_col;
+            if (off % 2)
                 continue;
+            if (off / 2 > UINT16_MAX) {
+                fprintf(stderr, "holdem_eval: rank hash displacement overflow\n");
+                abort();
             }
+            int ok = 1;
+            for (uint32_t i = 0; i < row->n && ok; i++)
+                ok = !used[(e[row->first + i].hash & EVAL_COL_MASK) + off];
+            if (!ok)
+                continue;
             for (uint32_t i = 0; i < row->n; i++) {
                 const eval_entry_t *x = &e[row->first + i];
-                size_t pos = (x->key & low) + off;
+                size_t pos = (x->hash & EVAL_COL_MASK) + off;
                 used[pos] = 1;
                 next_free[pos] = (uint32_t)pos + 1;
                 values[pos] = x->value;
                 if (pos + 1 > tsize)
                     tsize = pos + 1;
             }
-            offsets[row->row] = off - (row->row << HOLDEM_EVAL_ROW_SHIFT);
+            disp[row->row] = (uint16_t)(off / 2);
             break;
         }
     }
     free(next_free);
-    /* Two multisets with one key would have landed in one slot: check every key maps home. */
+    /* Every key must map home through the same arithmetic as holdem_hand_value(). */
     for (size_t i = 0; i < n; i++) {
-        uint32_t k = e[i].key;
-        uint32_t pos = k + offsets[k >> HOLDEM_EVAL_ROW_SHIFT];
+        uint32_t x = eval_hash(e[i].key);
+        uint32_t pos = (x & EVAL_COL_MASK) + 2u * disp[x >> HOLDEM_EVAL_ROW_SHIFT];
         if (values[pos] != e[i].value) {
-            fprintf(stderr, "holdem_eval: rank key %u is not unique\n", k);
+            fprintf(stderr, "holdem_eval: rank key %u does not map home\n", e[i].key);
             abort();
         }
     }
+    /*
+     * A meaningless hand (a card added twice) may hash to any row and column: size the table
+     * to the largest slot any row can reach, so such a hand reads a zero, never past the end.
+     */
+    for (uint32_t r = 0; r < EVAL_ROWS; r++)
+        if (EVAL_COL_MASK + 2u * disp[r] + 1 > tsize)
+            tsize = EVAL_COL_MASK + 2u * disp[r] + 1;
     free(used);
     free(rows);
     free(e);
-    gen_offsets = offsets;
+    gen_disp = disp;
     gen_rank_values = values;
     gen_rank_size = tsize;
 }
@@ -375,14 +395,19 @@ int main(int argc, char **argv)
     }
     fprintf(f, "/* Generated by holdem_eval_gen at build time; do not edit or commit. */\n");
     fprintf(f, "#include \"holdem_eval.h\"\n\n");
-    fprintf(f, "_Alignas(16) const holdem_hand_t holdem_eval_cards_[%d] = {", HOLDEM_CARDS);
+    fprintf(f, "const holdem_lanes_t_ holdem_eval_cards_[%d] = {", HOLDEM_CARDS);
     for (int c = 0; c < HOLDEM_CARDS; c++)
         fprintf(f, "\n    {%#llxull, %#llxull},", (unsigned long long)gen_card_key[c],
                 (unsigned long long)gen_card_mask[c]);
     fprintf(f, "\n};\n\n");
+    fprintf(f, "const uint64_t holdem_eval_card_keys_[%d] = {", HOLDEM_CARDS);
+    for (int c = 0; c < HOLDEM_CARDS; c++)
+        fprintf(f, "%s%#llxull,", c % 4 ? " " : "\n    ", (unsigned long long)gen_card_key[c]);
+    fprintf(f, "\n};\n\n");
     gen_print_u16(f, "const uint16_t holdem_eval_flush_values_", gen_flush_values, 8192);
-    gen_print_u32(f, "const uint32_t holdem_eval_offsets_", gen_offsets, EVAL_ROWS);
+    gen_print_u16(f, "const uint16_t holdem_eval_disp_", gen_disp, EVAL_ROWS);
     gen_print_u16(f, "const uint16_t holdem_eval_rank_values_", gen_rank_values, gen_rank_size);
+    fprintf(f, "const uint32_t holdem_eval_rank_values_size_ = %zu;\n\n", gen_rank_size);
     uint32_t first[HOLDEM_CATEGORIES + 1];
     for (int i = 0; i <= HOLDEM_CATEGORIES; i++)
         first[i] = (uint32_t)eval_category_first[i];

@@ -3,7 +3,8 @@
  * 6-card hands against the counts in ../shared/oracles/poker-eval.md (and, for six cards, the
  * published table in Wikipedia's "Poker probability"), the class counts of docs/rules/holdem.md
  * section "Hand ranking", and card parsing. The 7-card enumeration is in
- * test_holdem_eval_heavy.c.
+ * test_holdem_eval_heavy.c. Also: holdem_cards_value() against the hand-building path, and the
+ * table bounds for meaningless hands.
  */
 #include <check.h>
 #include <errno.h>
@@ -146,6 +147,90 @@ START_TEST(test_eval_refuses_bad_cards)
 }
 END_TEST
 
+/* xorshift64: the same hands on every run. */
+static uint64_t test_rng = 0x2545f4914f6cdd1dull;
+
+static unsigned rnd52(void)
+{
+    test_rng ^= test_rng << 13;
+    test_rng ^= test_rng >> 7;
+    test_rng ^= test_rng << 17;
+    return (unsigned)((test_rng >> 32) % 52);
+}
+
+START_TEST(test_cards_value_matches_hand_value_for_every_five_card_hand)
+{
+    uint64_t bad = 0, total = 0;
+    uint8_t c[5];
+    for (c[0] = 0; c[0] < 52; c[0]++)
+        for (c[1] = c[0] + 1; c[1] < 52; c[1]++)
+            for (c[2] = c[1] + 1; c[2] < 52; c[2]++)
+                for (c[3] = c[2] + 1; c[3] < 52; c[3]++)
+                    for (c[4] = c[3] + 1; c[4] < 52; c[4]++) {
+                        holdem_hand_t h = holdem_hand_empty();
+                        for (int i = 0; i < 5; i++)
+                            h = holdem_hand_add(h, c[i]);
+                        bad += holdem_cards_value(c, 5) != holdem_hand_value(h);
+                        total++;
+                    }
+    ck_assert_uint_eq(total, 2598960);
+    ck_assert_uint_eq(bad, 0);
+}
+END_TEST
+
+START_TEST(test_cards_value_matches_checked_eval_for_random_six_and_seven_card_hands)
+{
+    uint64_t bad = 0, flushes = 0;
+    for (int i = 0; i < 400000; i++) {
+        uint8_t c[7];
+        uint64_t used = 0;
+        int n = 6 + (i & 1);
+        for (int k = 0; k < n;) {
+            unsigned x = rnd52();
+            if (used & (1ull << x))
+                continue;
+            used |= 1ull << x;
+            c[k++] = (uint8_t)x;
+        }
+        int want = holdem_eval_cards(c, n);
+        holdem_hand_t h = holdem_hand_empty();
+        for (int k = 0; k < n; k++)
+            h = holdem_hand_add(h, c[k]);
+        bad += holdem_cards_value(c, n) != want || holdem_hand_value(h) != want;
+        flushes += holdem_value_category((uint16_t)want) == HOLDEM_FLUSH;
+    }
+    ck_assert_uint_eq(bad, 0);
+    /* About 3 % of seven-card and 2 % of six-card hands: the flush path was taken. */
+    ck_assert_uint_gt(flushes, 4000);
+}
+END_TEST
+
+START_TEST(test_hand_value_reads_inside_tables_for_any_row)
+{
+    /* Every row's reachable slots (column 0..2047 plus twice its displacement) are inside the
+     * value table, so even a meaningless hand cannot read past it. */
+    uint32_t cols = 1u << HOLDEM_EVAL_ROW_SHIFT;
+    for (uint32_t r = 0; r < 1u << (HOLDEM_EVAL_HASH_BITS - HOLDEM_EVAL_ROW_SHIFT); r++)
+        ck_assert_uint_le(cols - 1 + 2u * holdem_eval_disp_[r], holdem_eval_rank_values_size_ - 1);
+}
+END_TEST
+
+START_TEST(test_hand_value_survives_meaningless_hands)
+{
+    /* Repeated cards and too many cards (documented as meaningless): any value, no crash and
+     * no read outside the tables (the ASan build checks the reads). */
+    uint64_t out_of_range = 0;
+    for (int i = 0; i < 200000; i++) {
+        holdem_hand_t h = holdem_hand_empty();
+        int n = 5 + i % 20;
+        for (int k = 0; k < n; k++)
+            h = holdem_hand_add(h, (int)(k && (i & 1) ? rnd52() % 4 : rnd52()));
+        out_of_range += holdem_hand_value(h) > HOLDEM_VALUE_MAX;
+    }
+    ck_assert_uint_eq(out_of_range, 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("holdem_eval");
@@ -157,6 +242,15 @@ int main(void)
     tc = tcase_create("values");
     tcase_add_test(tc, test_eval_orders_known_hands);
     tcase_add_test(tc, test_eval_refuses_bad_cards);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("card_arrays");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_cards_value_matches_hand_value_for_every_five_card_hand);
+    tcase_add_test(tc, test_cards_value_matches_checked_eval_for_random_six_and_seven_card_hands);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("robustness");
+    tcase_add_test(tc, test_hand_value_reads_inside_tables_for_any_row);
+    tcase_add_test(tc, test_hand_value_survives_meaningless_hands);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
