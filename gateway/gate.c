@@ -1377,7 +1377,7 @@ static void gate_seat_lookup_cb(rconn_t *rc, redisReply *reply, void *arg)
         sm.login_result = &lr;
         lr.player_id = c->player;
         lr.session_id = c->session;
-        lr.has_seated = true;
+        lr.has_seated = c->seat_known; /* absent: unknown (the seat store did not answer) */
         lr.seated = c->seat != NULL;
         lr.has_server_time_ms = true;
         lr.server_time_ms = (uint64_t)clock_wall_ms();
