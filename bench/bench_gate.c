@@ -5,7 +5,7 @@
  *
  *   bench_gate idle N
  *       N client connections, each logged in, held idle by one gateway; source addresses
- *       127.0.0.2, .3, ... (20,000 per address). Prints the gateway's RSS growth per connection.
+ *       127.0.0.2, .3, ... (5,000 per address). Prints the gateway's RSS growth per connection.
  *   bench_gate relay SECONDS CONNS WINDOW
  *       Closed loop: CONNS players keep WINDOW actions in flight each; every action is a frame
  *       client -> proxy -> game server and its answer back. Three paths relay the same rpc
@@ -189,18 +189,22 @@ static void start_nginx(void)
     exit(1);
 }
 
+/* Stops everything started (also at exit(), so no failure path leaves a process behind). */
 static void stop_all(void)
 {
-    ts_proc_t *ps[] = {nginx, gate, game};
+    ts_proc_t **ps[] = {&nginx, &gate, &game};
     for (int i = 0; i < 3; i++) {
-        if (ps[i] == NULL)
+        if (*ps[i] == NULL)
             continue;
-        ts_proc_signal(ps[i], SIGTERM);
-        ts_proc_signal(ps[i], SIGTERM);
-        ts_proc_wait(ps[i], 10000, NULL);
-        ts_proc_free(ps[i]);
+        ts_proc_signal(*ps[i], SIGTERM);
+        ts_proc_signal(*ps[i], SIGTERM);
+        ts_proc_wait(*ps[i], 10000, NULL);
+        ts_proc_free(*ps[i]);
+        *ps[i] = NULL;
     }
-    ts_redis_stop(redis);
+    if (redis != NULL)
+        ts_redis_stop(redis);
+    redis = NULL;
 }
 
 /* ---- connections ------------------------------------------------------------------------------
@@ -586,7 +590,7 @@ static void idle(int n)
         int m = i + BATCH <= n ? BATCH : n - i;
         for (int k = 0; k < m; k++) {
             char src[32];
-            snprintf(src, sizeof src, "127.0.0.%d", 2 + (i + k) / 20000);
+            snprintf(src, sizeof src, "127.0.0.%d", 2 + (i + k) / 5000);
             fds[i + k] = dial(gate_port, src);
             if (fds[i + k] < 0) {
                 fprintf(stderr, "connection %d: %s\n", i + k, strerror(-fds[i + k]));
@@ -629,7 +633,7 @@ static void idle(int n)
     free(body);
     printf("idle: %d connections logged in over %d source addresses in %.1f s; gateway holds "
            "%ld\n",
-           n, 1 + (n - 1) / 20000, secs, held);
+           n, 1 + (n - 1) / 5000, secs, held);
     printf("idle: gateway RSS %ld KiB -> %ld KiB: %.0f bytes per connection\n", rss0, rss1,
            (double)(rss1 - rss0) * 1024.0 / n);
     for (int i = 0; i < n; i++)
@@ -660,6 +664,7 @@ int main(int argc, char **argv)
     redis = ts_redis_start();
     if (redis == NULL)
         return 1;
+    atexit(stop_all);
     double load[3] = {0};
     getloadavg(load, 3);
     printf("bench_gate %s: load average %.2f %.2f %.2f, %ld cores\n", argv[1], load[0], load[1],
