@@ -67,6 +67,7 @@ static const char *const book_counter_names[BOT_C_COUNT] = {
     [BOT_C_MOVES] = "moves",
     [BOT_C_TABLE_CLOSINGS] = "table_closings",
     [BOT_C_LEAVES] = "leaves",
+    [BOT_C_REFRESHES] = "view_refreshes",
 };
 
 bot_book_t *bot_book_create(uint32_t nbots)
@@ -131,8 +132,8 @@ static void book_ids_grow(book_ids_t *ids)
     ids->cap = ncap;
 }
 
-/* Records id with outcome if new. Returns true when the id was not there yet. A round seen
- * voided by one bot and completed by another keeps its first outcome (never happens with a
+/* Records id with outcome (bot_round_outcome_t) if new. Returns true when the id was not there
+ * yet. A round seen with different outcomes by two bots keeps its first one (never happens with a
  * correct server; such a conflict is an unexpected error, counted by the caller). */
 static bool book_ids_add(book_ids_t *ids, const char *id, uint8_t outcome, uint8_t *existing)
 {
@@ -205,8 +206,9 @@ void bot_book_round_started(bot_book_t *b, uint32_t bot, uint64_t desk, const ch
 }
 
 void bot_book_round_ended(bot_book_t *b, uint32_t bot, uint64_t desk, const char *round_id,
-                          bool voided, int64_t now_ms)
+                          bot_round_outcome_t outcome, int64_t now_ms)
 {
+    bool voided = outcome == BOT_ROUND_VOIDED;
     (void)now_ms;
     if (bot >= b->nbots || round_id == NULL || round_id[0] == '\0')
         return;
@@ -221,13 +223,15 @@ void bot_book_round_ended(bot_book_t *b, uint32_t bot, uint64_t desk, const char
         b->rounds.voided++;
     else
         b->rounds.finished++;
+    if (outcome == BOT_ROUND_NO_MONEY)
+        b->rounds.no_money++;
     uint8_t existing = 0;
-    if (book_ids_add(&b->ids, round_id, voided ? 2 : 1, &existing)) {
+    if (book_ids_add(&b->ids, round_id, (uint8_t)outcome, &existing)) {
         if (voided)
             b->rounds.distinct_voided++;
         else
             b->rounds.distinct_finished++;
-    } else if (existing != (voided ? 2 : 1)) {
+    } else if (existing != (uint8_t)outcome) {
         bot_book_error(b, "round_outcome_conflict", false);
     }
 }
@@ -397,14 +401,14 @@ json_t *bot_book_report(bot_book_t *b, json_t *meta)
     json_t *o = json_object();
     if (meta != NULL)
         json_object_update(o, meta);
-    json_object_set_new(o, "games",
-                        json_pack("{s:I,s:I,s:I,s:I,s:I,s:{s:I,s:I}}", "started",
-                                  (json_int_t)b->rounds.started, "finished",
-                                  (json_int_t)b->rounds.finished, "voided",
-                                  (json_int_t)b->rounds.voided, "torn", (json_int_t)b->rounds.torn,
-                                  "ended_unseen", (json_int_t)b->rounds.ended_unseen, "distinct",
-                                  "finished", (json_int_t)b->rounds.distinct_finished, "voided",
-                                  (json_int_t)b->rounds.distinct_voided));
+    json_object_set_new(
+        o, "games",
+        json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:{s:I,s:I}}", "started", (json_int_t)b->rounds.started,
+                  "finished", (json_int_t)b->rounds.finished, "finished_no_money",
+                  (json_int_t)b->rounds.no_money, "voided", (json_int_t)b->rounds.voided, "torn",
+                  (json_int_t)b->rounds.torn, "ended_unseen", (json_int_t)b->rounds.ended_unseen,
+                  "distinct", "finished", (json_int_t)b->rounds.distinct_finished, "voided",
+                  (json_int_t)b->rounds.distinct_voided));
     json_object_set(o, "torn_rounds", b->torn_list);
     json_t *c = json_object();
     for (int i = 0; i < BOT_C_COUNT; i++)
@@ -465,7 +469,11 @@ size_t bot_book_write_round_ids(const bot_book_t *b, FILE *f)
     size_t n = 0;
     for (size_t i = 0; i < b->ids.cap; i++) {
         if (b->ids.keys[i] != NULL) {
-            fprintf(f, "%s %s\n", b->ids.keys[i], b->ids.outcome[i] == 1 ? "finished" : "voided");
+            uint8_t o = b->ids.outcome[i];
+            fprintf(f, "%s %s\n", b->ids.keys[i],
+                    o == BOT_ROUND_FINISHED ? "finished"
+                    : o == BOT_ROUND_VOIDED ? "voided"
+                                            : "nomoney");
             n++;
         }
     }

@@ -58,6 +58,7 @@ typedef enum {
     BOT_C_MOVES,
     BOT_C_TABLE_CLOSINGS,
     BOT_C_LEAVES,
+    BOT_C_REFRESHES, /* Resumes a strategy asked for to refresh its view of the table */
     BOT_C_COUNT,
 } bot_counter_t;
 
@@ -73,13 +74,21 @@ void bot_book_destroy(bot_book_t *b);
  */
 void bot_book_round_started(bot_book_t *b, uint32_t bot, uint64_t desk, const char *round_id,
                             int64_t now_ms);
+/* How a round ended, from its RoundEnd. */
+typedef enum {
+    BOT_ROUND_FINISHED = 1, /* OUTCOME_COMPLETED with money moved (a delta or rake non-zero) */
+    BOT_ROUND_VOIDED = 2,   /* OUTCOME_VOIDED: every stake refunded */
+    BOT_ROUND_NO_MONEY = 3, /* OUTCOME_COMPLETED with every delta zero (e.g. a Dou Dizhu deal
+                               thrown in because nobody bid): the engine need not settle it */
+} bot_round_outcome_t;
+
 /*
- * Bot `bot` sees RoundEnd{round_id, voided} at desk `desk`. Closes its open round when it is
+ * Bot `bot` sees RoundEnd{round_id, outcome} at desk `desk`. Closes its open round when it is
  * this one (or anonymous at this desk); an open round with another id is recorded torn. The
  * round counts once per distinct id in the distinct totals.
  */
 void bot_book_round_ended(bot_book_t *b, uint32_t bot, uint64_t desk, const char *round_id,
-                          bool voided, int64_t now_ms);
+                          bot_round_outcome_t outcome, int64_t now_ms);
 /*
  * Bot `bot` now sits at `desk` (Joined, Moved, or a Resume snapshot). An open round at another
  * desk is torn (a bot is moved only between rounds). snapshot_round_id: the round running per
@@ -110,9 +119,10 @@ void bot_book_latency(bot_book_t *b, int64_t us);
 /* Latency percentile p (0..100) in microseconds, nearest rank; -1 with no samples. */
 int64_t bot_book_latency_pct(bot_book_t *b, double p);
 
-/* Observed totals (per bot observation): rounds started, finished, voided, torn, unseen. */
+/* Observed totals (per bot observation): rounds started, finished (no_money among them),
+ * voided, torn, ended unseen. */
 typedef struct {
-    uint64_t started, finished, voided, torn, ended_unseen;
+    uint64_t started, finished, no_money, voided, torn, ended_unseen;
     uint64_t distinct_finished, distinct_voided; /* per round id over all bots */
 } bot_book_rounds_t;
 void bot_book_rounds(const bot_book_t *b, bot_book_rounds_t *out);
@@ -127,8 +137,8 @@ bool bot_book_ok(const bot_book_t *b);
 json_t *bot_book_report(bot_book_t *b, json_t *meta);
 /* Writes the report to path (pretty, atomically via a temp file + rename). 0 or -errno. */
 int bot_book_write_report(bot_book_t *b, json_t *meta, const char *path);
-/* Writes every distinct round id seen to end, one a line: "<round_id> finished|voided".
- * Returns how many lines. */
+/* Writes every distinct round id seen to end, one a line: "<round_id> finished|voided|nomoney"
+ * (see bot_round_outcome_t). Returns how many lines. */
 size_t bot_book_write_round_ids(const bot_book_t *b, FILE *f);
 
 #endif

@@ -70,6 +70,7 @@ typedef struct bot {
     bool has_seat;
     bot_seat_t seat;
     bool closing_seen;
+    bool left_sent; /* stopping: the Leave went out */
     char game[40];
     void *sst;
     bot_rng_t rng;
@@ -93,6 +94,7 @@ static void bot_after_seat(bot_t *b);
 static void bot_send_join(bot_t *b);
 static void bot_schedule_decide(bot_t *b);
 static void fleet_check_stopped(bot_fleet_t *f);
+static void bot_send_leave(bot_t *b);
 
 /* ---- gateways ---------------------------------------------------------------------------- */
 
@@ -262,6 +264,7 @@ static void bot_send_leave(bot_t *b)
     m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_LEAVE;
     m.leave = &l;
     b->st = BS_LEAVING;
+    b->left_sent = true;
     bot_book_count(b->f->cfg.book, BOT_C_LEAVES);
     bot_req_send(b, RQ_LEAVE, &m);
 }
@@ -290,26 +293,54 @@ static void bot_set_seat(bot_t *b, uint64_t desk, uint32_t seat, Croupier__Engin
     snprintf(b->game, sizeof b->game, "%s", game);
     b->seat.game = b->game;
     b->seat.in_round = bot_book_round_open(b->f->cfg.book, b->idx);
+    if (b->f->cfg.strategy->free_state != NULL)
+        b->f->cfg.strategy->free_state(b->sst);
     memset(b->sst, 0, b->f->cfg.strategy->state_size);
 }
 
-/* The bot is at its seat: play (or, when stopping, leave). */
+/*
+ * Whether the bot is in a round it must finish before leaving: games whose rounds need the
+ * players' moves (not the test game, whose rounds run by themselves). A Leave makes the gateway
+ * forget the seat, so a bot that left could no longer act in its round.
+ */
+static bool bot_must_finish(const bot_t *b)
+{
+    return !b->f->cfg.strategy->round_by_action && bot_book_round_open(b->f->cfg.book, b->idx);
+}
+
+/* Whether the bot plays now: seated, and not stopping unless it must finish its round. */
+static bool bot_may_play(const bot_t *b)
+{
+    return b->st == BS_SEATED && (!b->f->stopping || bot_must_finish(b));
+}
+
+/* Stopping: leave once the round in progress (if any) is over and no request is in flight. */
+static void bot_maybe_leave(bot_t *b)
+{
+    if (b->f->stopping && b->st == BS_SEATED && !b->left_sent && b->rq == RQ_NONE &&
+        !bot_must_finish(b))
+        bot_send_leave(b);
+}
+
+/* The bot is at its seat: play (or, when stopping, finish the round, then leave). */
 static void bot_after_seat(bot_t *b)
 {
     b->lost_connection = false;
     b->backoff_ms = 0;
-    if (b->f->stopping) {
-        bot_send_leave(b);
+    if (b->f->stopping && b->left_sent) {
+        b->st = BS_LEFT;
+        fleet_check_stopped(b->f);
         return;
     }
     b->st = BS_SEATED;
+    bot_maybe_leave(b);
     bot_schedule_decide(b);
 }
 
 /* Asks the strategy what to do next and arms the timer accordingly. */
 static void bot_schedule_decide(bot_t *b)
 {
-    if (b->st != BS_SEATED || b->f->stopping)
+    if (!bot_may_play(b))
         return;
     bot_move_t mv;
     bot_move_init(&mv);
@@ -325,7 +356,7 @@ static void bot_schedule_decide(bot_t *b)
 
 static void bot_act(bot_t *b)
 {
-    if (b->st != BS_SEATED || b->f->stopping)
+    if (!bot_may_play(b))
         return;
     if (b->rq != RQ_NONE) {
         bot_timer_set(b, 50, true); /* a request is in flight: ask again shortly */
@@ -335,10 +366,22 @@ static void bot_act(bot_t *b)
     bot_move_init(&mv);
     int delay = -1;
     int r = b->f->cfg.strategy->decide(b->sst, &b->seat, &b->rng, &mv, &delay);
-    if (r == 1)
+    if (log_enabled(LOG_DEBUG))
+        log_emit(LOG_DEBUG, "bot_act", "{s:i,s:i,s:i,s:i}", "bot", (int)b->idx, "state", (int)b->st,
+                 "decision", r, "delay", delay);
+    if (r == 1) {
         bot_send_action(b, &mv);
-    else if (delay >= 0)
+    } else if (r == 2) {
+        bot_book_count(b->f->cfg.book, BOT_C_REFRESHES);
+        b->st = BS_RESUME;
+        Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
+        Croupier__Resume rs = CROUPIER__RESUME__INIT;
+        m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_RESUME;
+        m.resume = &rs;
+        bot_req_send(b, RQ_RESUME, &m);
+    } else if (delay >= 0) {
         bot_timer_set(b, delay, true);
+    }
 }
 
 /* ---- replies ----------------------------------------------------------------------------- */
@@ -503,10 +546,7 @@ static void bot_on_action_reply(bot_t *b, const Croupier__ServerMessage *m)
     }
     if (s->on_event != NULL)
         s->on_event(b->sst, &b->seat, m);
-    if (b->f->stopping) {
-        bot_send_leave(b);
-        return;
-    }
+    bot_maybe_leave(b);
     bot_schedule_decide(b);
 }
 
@@ -562,6 +602,11 @@ static void bot_on_event(bot_t *b, const Croupier__ServerMessage *m)
     bot_book_t *book = b->f->cfg.book;
     const bot_strategy_ops_t *s = b->f->cfg.strategy;
     uint64_t desk = b->has_seat ? b->seat.desk_id : 0;
+    if (log_enabled(LOG_DEBUG))
+        log_emit(LOG_DEBUG, "bot_push", "{s:i,s:i,s:i,s:i,s:i}", "bot", (int)b->idx, "state",
+                 (int)b->st, "body", (int)m->body_case, "turn_seat",
+                 m->body_case == CROUPIER__SERVER_MESSAGE__BODY_TURN ? (int)m->turn->seat : -1,
+                 "rq", (int)b->rq);
     switch (m->body_case) {
     case CROUPIER__SERVER_MESSAGE__BODY_DEAL:
         if (m->deal->round_id != NULL && m->deal->round_id[0] != '\0') {
@@ -569,10 +614,18 @@ static void bot_on_event(bot_t *b, const Croupier__ServerMessage *m)
             b->seat.in_round = true;
         }
         break;
-    case CROUPIER__SERVER_MESSAGE__BODY_ROUND_END:
-        bot_book_round_ended(book, b->idx, desk, m->round_end->round_id,
-                             m->round_end->outcome == CROUPIER__ROUND_OUTCOME__OUTCOME_VOIDED,
-                             now_ms());
+    case CROUPIER__SERVER_MESSAGE__BODY_ROUND_END: {
+        const Croupier__RoundEnd *re = m->round_end;
+        bot_round_outcome_t o = BOT_ROUND_NO_MONEY;
+        if (re->outcome == CROUPIER__ROUND_OUTCOME__OUTCOME_VOIDED)
+            o = BOT_ROUND_VOIDED;
+        else if (re->has_rake && re->rake != 0)
+            o = BOT_ROUND_FINISHED;
+        for (size_t i = 0; i < re->n_deltas && o == BOT_ROUND_NO_MONEY; i++)
+            if (re->deltas[i]->delta != 0)
+                o = BOT_ROUND_FINISHED;
+        bot_book_round_ended(book, b->idx, desk, re->round_id, o, now_ms());
+    }
         b->seat.in_round = false;
         break;
     case CROUPIER__SERVER_MESSAGE__BODY_TABLE_CLOSING: {
@@ -588,11 +641,9 @@ static void bot_on_event(bot_t *b, const Croupier__ServerMessage *m)
     case CROUPIER__SERVER_MESSAGE__BODY_MOVED:
         bot_book_count(book, BOT_C_MOVES);
         if (b->st == BS_SEATED || b->st == BS_LEAVING || b->st == BS_LEFT) {
-            bot_state_t was = b->st;
             evtimer_del(b->timer);
+            b->left_sent = false; /* a Leave said at the old table: say it at the new one */
             bot_on_joined(b, m->moved->to, true);
-            if (was != BS_SEATED && b->st == BS_SEATED)
-                b->st = was;
         } else {
             /* Between Login and our own Join/Resume reply: the seat we will get is reported
              * by that reply. */
@@ -645,8 +696,9 @@ static void bot_on_event(bot_t *b, const Croupier__ServerMessage *m)
     }
     if (s->on_event != NULL && b->has_seat)
         s->on_event(b->sst, &b->seat, m);
-    if (b->st == BS_SEATED && !b->closing_seen && b->rq == RQ_NONE)
-        bot_schedule_decide(b);
+    bot_maybe_leave(b); /* stopping, and the round just ended */
+    if (!b->closing_seen && b->rq == RQ_NONE)
+        bot_schedule_decide(b); /* bot_may_play() decides whether the state allows it */
     if (b->st == BS_LEFT)
         fleet_check_stopped(b->f);
 }
@@ -717,7 +769,8 @@ static void bot_drop(bot_t *b, const char *why, bool expected)
         b->lost_connection = true;
     bool goaway = b->goaway;
     b->goaway = false;
-    if (b->st == BS_DONE || b->st == BS_LEFT || (b->f->stopping && !b->has_seat)) {
+    if (b->st == BS_DONE || (b->st == BS_LEFT && !bot_book_round_open(b->f->cfg.book, b->idx)) ||
+        (b->f->stopping && !b->has_seat)) {
         b->st = BS_DONE;
         evtimer_del(b->timer);
         fleet_check_stopped(b->f);
@@ -771,7 +824,7 @@ static void bot_event_cb(struct bufferevent *bev, short what, void *arg)
         bot_drop(b, "goaway", true);
         return;
     }
-    if (b->st == BS_DONE || b->st == BS_LEFT) {
+    if (b->st == BS_DONE || (b->st == BS_LEFT && !bot_book_round_open(b->f->cfg.book, b->idx))) {
         bot_drop(b, "closed after leaving", true);
         return;
     }
@@ -857,15 +910,15 @@ static void bot_timer_cb(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     bot_t *b = arg;
+    if (b->timer_is_action) {
+        bot_act(b); /* it checks whether the bot may play in its state */
+        return;
+    }
     switch (b->st) {
     case BS_IDLE:
         bot_connect(b);
         return;
     case BS_SEATED:
-        if (b->timer_is_action) {
-            bot_act(b);
-            return;
-        }
         if (b->closing_seen) {
             /* TableClosing without a Moved: leave and join again. */
             bot_book_error(b->f->cfg.book, "closing_without_move", false);
@@ -1023,11 +1076,10 @@ void bot_fleet_stop(bot_fleet_t *f, void (*done)(void *arg), void *arg)
     for (uint32_t i = 0; i < f->cfg.bots; i++) {
         bot_t *b = &f->bots[i];
         if (b->st == BS_SEATED) {
-            if (b->timer_is_action)
+            if (b->timer_is_action && !bot_must_finish(b))
                 evtimer_del(b->timer);
-            if (b->rq == RQ_NONE)
-                bot_send_leave(b);
-            /* else: the reply of the request in flight sends the Leave */
+            bot_maybe_leave(b);
+            /* else: the round's end or the reply of the request in flight sends the Leave */
         } else if (b->st == BS_IDLE && !b->has_seat) {
             evtimer_del(b->timer);
             b->st = BS_DONE;
@@ -1049,6 +1101,8 @@ void bot_fleet_destroy(bot_fleet_t *f)
         event_free(b->timer);
         event_free(b->rq_timer);
         free(b->rq_bytes);
+        if (f->cfg.strategy->free_state != NULL)
+            f->cfg.strategy->free_state(b->sst);
         free(b->sst);
     }
     if (f->stop_timer != NULL)

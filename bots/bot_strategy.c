@@ -6,10 +6,14 @@
 #include <string.h>
 
 extern const bot_strategy_ops_t bot_strategy_test;
+extern const bot_strategy_ops_t bot_strategy_doudizhu, bot_strategy_runfast, bot_strategy_bigtwo;
 
 /* One line per game. */
 static const bot_strategy_ops_t *const strategies[] = {
     &bot_strategy_test,
+    &bot_strategy_doudizhu,
+    &bot_strategy_runfast,
+    &bot_strategy_bigtwo,
 };
 
 const bot_strategy_ops_t *bot_strategy_find(const char *game)
@@ -22,7 +26,7 @@ const bot_strategy_ops_t *bot_strategy_find(const char *game)
 
 const char *bot_strategy_names(void)
 {
-    return "test";
+    return "test, doudizhu, runfast, bigtwo";
 }
 
 uint64_t bot_rng_next(bot_rng_t *r)

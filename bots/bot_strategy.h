@@ -12,8 +12,14 @@
  *   on_event(st, seat, msg)         for every pushed event of the seat (Deal, Turn, Play,
  *                                   RoundEnd, TableClosing) and for the reply to its own action
  *   decide(st, seat, rng, out, ms)  after each of those and when its timer fires: 1 = send
- *                                   out->action after *ms milliseconds; 0 = nothing to send, ask
- *                                   again after *ms (or only at the next event when *ms < 0)
+ *                                   out->action after *ms milliseconds; 2 = refresh the view
+ *                                   first (the client sends a Resume; its Snapshot comes back
+ *                                   through on_seat); 0 = nothing to send, ask again after *ms
+ *                                   (or only at the next event when *ms < 0). decide may be
+ *                                   called more than once for one move: it must not assume
+ *                                   that what it returned was sent.
+ *   free_state(st)                  (optional) frees what the state block points to; called
+ *                                   before the block is zeroed for a new seat and at the end
  *   refusal_expected(code)          whether an action refused with this code is part of normal
  *                                   play for the game (the "test" game cannot see when a round
  *                                   runs, so NO_ROUND is expected there; for real games a
@@ -70,6 +76,7 @@ typedef struct {
     void (*on_event)(void *st, const bot_seat_t *seat, const Croupier__ServerMessage *m);
     int (*decide)(void *st, const bot_seat_t *seat, bot_rng_t *rng, bot_move_t *out, int *delay_ms);
     bool (*refusal_expected)(int code);
+    void (*free_state)(void *st);
 } bot_strategy_ops_t;
 
 /* The strategy of a game by name, or NULL. */

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Integration test (issue 10): redis + 2 croupier-game --engine test + 2 croupier-gate +
-# croupier-bot with ~50 bots for a few seconds. Passes when the bot report shows finished
-# games > 0, torn = 0 and no unexpected error, the wallets still sum to what they were seeded
-# with, and every finished round the bots saw has its settlement in Redis.
+# Integration test (issue 10): redis + 2 croupier-game + 2 croupier-gate + croupier-bot for a few
+# seconds. Passes when each bot report shows finished games > 0, torn = 0 and no unexpected
+# error, every pod exits drained, the wallets still sum to what they were seeded with, and every
+# finished round the bots saw has its settlement in Redis (and no voided one has).
 #
 #   tests/e2e/bots_smoke.sh BUILD_DIR [SOURCE_DIR]
-# Env: BOTS (50), BOT_SECONDS (5), CROUPIER_KEEP_LOGS=1 keeps the work dir.
+# Env: ENGINE (test | traditional; default test), GAMES (default: "test", or for traditional
+# "doudizhu runfast bigtwo": one croupier-bot per game, at once), BOTS per game (50 for test,
+# 24 otherwise), BOT_SECONDS (5 for test, 8 otherwise), CROUPIER_KEEP_LOGS=1 keeps the work dir.
 set -u
 BUILD=$(cd "${1:?usage: bots_smoke.sh BUILD_DIR [SOURCE_DIR]}" && pwd)
 SRC=$(cd "${2:-$(dirname "$0")/../..}" && pwd)
@@ -14,48 +16,92 @@ SRC=$(cd "${2:-$(dirname "$0")/../..}" && pwd)
 E2E_DIR=$(mktemp -d /tmp/croupier-bots-smoke.XXXXXX)
 E2E_FAILURES=()
 trap 'e2e_cleanup; [ "${CROUPIER_KEEP_LOGS:-0}" = 1 ] || [ ${#E2E_FAILURES[@]} -gt 0 ] || rm -rf "$E2E_DIR"' EXIT
-BOTS=${BOTS:-50}
-BOT_SECONDS=${BOT_SECONDS:-5}
-PLAYER_BASE=5000000
-SEED_CHIPS=100000
-
+ENGINE=${ENGINE:-test}
+if [ "$ENGINE" = test ]; then
+    GAMES=${GAMES:-test}
+    BOTS=${BOTS:-50}
+    BOT_SECONDS=${BOT_SECONDS:-5}
+    BOT_ENGINE=traditional
+else
+    GAMES=${GAMES:-doudizhu runfast bigtwo}
+    BOTS=${BOTS:-24}
+    BOT_SECONDS=${BOT_SECONDS:-8}
+    BOT_ENGINE=$ENGINE
+fi
+SEED_CHIPS=1000000
 export CROUPIER_TEST_ROUND_MS=${CROUPIER_TEST_ROUND_MS:-500}
+
 e2e_secret
 e2e_redis_start
-e2e_seed_wallets $PLAYER_BASE "$BOTS" $SEED_CHIPS
+base=5000000
+for g in $GAMES; do
+    e2e_seed_wallets $base "$BOTS" $SEED_CHIPS
+    base=$((base + 100000))
+done
+# the house wallet the traditional engine's server bots play from
+e2e_redis set '{croupier:money}:wallet:house-traditional' 100000000 >/dev/null
 sum0=$(e2e_wallet_sum)
-e2e_game_start game-a test 30
-e2e_game_start game-b test 30
+e2e_game_start game-a "$ENGINE" 30
+e2e_game_start game-b "$ENGINE" 30
 e2e_gate_start gate-a
 e2e_gate_start gate-b
-"$BUILD/bots/croupier-bot" --gateways "127.0.0.1:${POD_PORT[gate-a]},127.0.0.1:${POD_PORT[gate-b]}" \
-    --bots "$BOTS" --game test --seconds "$BOT_SECONDS" --player-base $PLAYER_BASE \
-    --token-secret-file "$E2E_DIR/secret" --report "$E2E_DIR/report.json" \
-    --rounds-file "$E2E_DIR/rounds.txt" >"$E2E_DIR/bot.log" 2>&1
-bot_status=$?
-e2e_log "croupier-bot exited $bot_status"
-cat "$E2E_DIR/report.json" >&2 || e2e_die "no report (log $E2E_DIR/bot.log)"
+base=5000000
+pids=()
+for g in $GAMES; do
+    "$BUILD/bots/croupier-bot" --gateways "127.0.0.1:${POD_PORT[gate-a]},127.0.0.1:${POD_PORT[gate-b]}" \
+        --bots "$BOTS" --game "$g" --engine "$BOT_ENGINE" --seconds "$BOT_SECONDS" \
+        --player-base $base --token-secret-file "$E2E_DIR/secret" --finish-timeout-ms 60000 \
+        --report "$E2E_DIR/report-$g.json" --rounds-file "$E2E_DIR/rounds-$g.txt" \
+        >"$E2E_DIR/bot-$g.log" 2>&1 &
+    pids+=($!)
+    base=$((base + 100000))
+done
+statuses=()
+for p in "${pids[@]}"; do
+    st=0
+    wait "$p" || st=$?
+    statuses+=("$st")
+done
 
 fail=0
 check() { # check DESCRIPTION COMMAND...
     if "${@:2}"; then e2e_log "ok: $1"; else e2e_log "FAIL: $1"; fail=1; E2E_FAILURES+=("$1"); fi
 }
-jq_num() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$E2E_DIR/report.json" "$1"; }
-check "bot exit status 0" test "$bot_status" -eq 0
-check "finished games > 0" test "$(jq_num 'd["games"]["finished"]')" -gt 0
-check "torn games = 0" test "$(jq_num 'd["games"]["torn"]')" -eq 0
-check "unexpected errors = 0" test "$(jq_num 'd["unexpected_errors"]')" -eq 0
+i=0
+for g in $GAMES; do
+    rep=$E2E_DIR/report-$g.json
+    num() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$rep" "$1"; }
+    if [ ! -s "$rep" ]; then
+        check "$g: bot wrote its report (log $E2E_DIR/bot-$g.log)" false
+        i=$((i + 1))
+        continue
+    fi
+    check "$g: bot exit status 0" test "${statuses[$i]}" -eq 0
+    check "$g: finished games > 0 ($(num 'd["games"]["finished"]'))" test "$(num 'd["games"]["finished"]')" -gt 0
+    check "$g: torn games = 0 ($(num 'd["games"]["torn"]'))" test "$(num 'd["games"]["torn"]')" -eq 0
+    check "$g: unexpected errors = 0 ($(num 'd["unexpected_errors"]'); $(num 'd["errors"]'))" test "$(num 'd["unexpected_errors"]')" -eq 0
+    e2e_log "$g: actions $(num 'd["actions"]'), latency ms $(num 'd["action_latency_ms"]')"
+    i=$((i + 1))
+done
 # Stop the pods the way kubelet does; each must exit drained.
 for p in gate-a gate-b game-a game-b; do
-    check "pod $p terminated cleanly" e2e_pod_terminate "$p"
+    e2e_pod_terminate "$p"
     check "pod $p logged exit reason=drained" grep -q 'exit reason=drained' "${POD_LOG[$p]}"
 done
+for f in "${E2E_FAILURES[@]}"; do fail=1; done
+for w in "${E2E_WARNINGS[@]}"; do e2e_log "warning: $w"; done
 sum1=$(e2e_wallet_sum)
 check "wallets sum unchanged ($sum0 -> $sum1)" test "$sum0" -eq "$sum1"
-awk '$2 == "finished" { print "EXISTS {croupier:money}:round:" $1 }' "$E2E_DIR/rounds.txt" |
-    e2e_redis >"$E2E_DIR/exists.txt"
-missing=$(grep -vc '^1$' "$E2E_DIR/exists.txt")
-check "every finished round settled in Redis ($(wc -l <"$E2E_DIR/exists.txt") rounds, $missing missing)" test "$missing" -eq 0
+for g in $GAMES; do
+    awk '$2 == "finished" { print "EXISTS {croupier:money}:round:" $1 }' "$E2E_DIR/rounds-$g.txt" |
+        e2e_redis >"$E2E_DIR/exists-$g.txt"
+    missing=$(grep -vc '^1$' "$E2E_DIR/exists-$g.txt")
+    check "$g: every finished round settled in Redis ($(wc -l <"$E2E_DIR/exists-$g.txt") rounds, $missing missing)" test "$missing" -eq 0
+    awk '$2 == "voided" { print "EXISTS {croupier:money}:round:" $1 }' "$E2E_DIR/rounds-$g.txt" |
+        e2e_redis >"$E2E_DIR/vexists-$g.txt"
+    settled=$(grep -c '^1$' "$E2E_DIR/vexists-$g.txt")
+    check "$g: no voided round settled ($settled)" test "$settled" -eq 0
+done
 if [ $fail -ne 0 ]; then
     e2e_log "logs kept in $E2E_DIR"
     exit 1

@@ -26,7 +26,7 @@ START_TEST(test_book_round_started_then_ended_is_finished_not_torn)
     bot_book_t *b = bot_book_create(2);
     bot_book_round_started(b, 0, 7, "1:1:7:1", 0);
     ck_assert(bot_book_round_open(b, 0));
-    bot_book_round_ended(b, 0, 7, "1:1:7:1", false, 10);
+    bot_book_round_ended(b, 0, 7, "1:1:7:1", BOT_ROUND_FINISHED, 10);
     ck_assert(!bot_book_round_open(b, 0));
     bot_book_finish(b, 20);
     bot_book_rounds_t r = rounds(b);
@@ -64,7 +64,7 @@ START_TEST(test_book_voided_round_is_not_torn)
 {
     bot_book_t *b = bot_book_create(1);
     bot_book_round_started(b, 0, 3, "2:5:3:1", 0);
-    bot_book_round_ended(b, 0, 3, "2:5:3:1", true, 1);
+    bot_book_round_ended(b, 0, 3, "2:5:3:1", BOT_ROUND_VOIDED, 1);
     bot_book_finish(b, 2);
     bot_book_rounds_t r = rounds(b);
     ck_assert_uint_eq(r.voided, 1);
@@ -79,7 +79,7 @@ START_TEST(test_book_end_of_another_round_tears_the_open_one)
 {
     bot_book_t *b = bot_book_create(1);
     bot_book_round_started(b, 0, 3, "1:1:3:1", 0);
-    bot_book_round_ended(b, 0, 3, "1:1:3:2", false, 1);
+    bot_book_round_ended(b, 0, 3, "1:1:3:2", BOT_ROUND_FINISHED, 1);
     ck_assert_uint_eq(rounds(b).torn, 1);
     ck_assert_uint_eq(rounds(b).finished, 1);
     bot_book_destroy(b);
@@ -105,7 +105,7 @@ START_TEST(test_book_anonymous_round_closes_at_next_round_end_of_its_desk)
     bot_book_round_started(b, 0, 4, NULL, 0); /* accepted action: a round runs */
     bot_book_round_started(b, 0, 4, "", 1);   /* another accepted action in it */
     ck_assert_uint_eq(rounds(b).started, 1);
-    bot_book_round_ended(b, 0, 4, "1:1:4:8", false, 2);
+    bot_book_round_ended(b, 0, 4, "1:1:4:8", BOT_ROUND_FINISHED, 2);
     ck_assert(!bot_book_round_open(b, 0));
     bot_book_finish(b, 3);
     ck_assert_uint_eq(rounds(b).torn, 0);
@@ -118,7 +118,7 @@ START_TEST(test_book_anonymous_round_at_other_desk_is_torn_by_round_end)
 {
     bot_book_t *b = bot_book_create(1);
     bot_book_round_started(b, 0, 4, NULL, 0);
-    bot_book_round_ended(b, 0, 5, "1:1:5:1", false, 1);
+    bot_book_round_ended(b, 0, 5, "1:1:5:1", BOT_ROUND_FINISHED, 1);
     ck_assert_uint_eq(rounds(b).torn, 1);
     bot_book_destroy(b);
 }
@@ -139,10 +139,10 @@ START_TEST(test_book_move_between_rounds_is_clean)
 {
     bot_book_t *b = bot_book_create(1);
     bot_book_round_started(b, 0, 4, "1:1:4:1", 0);
-    bot_book_round_ended(b, 0, 4, "1:1:4:1", false, 1);
+    bot_book_round_ended(b, 0, 4, "1:1:4:1", BOT_ROUND_FINISHED, 1);
     bot_book_seated(b, 0, 8, false, false, NULL, 2);
     bot_book_round_started(b, 0, 8, "3:1:8:1", 3);
-    bot_book_round_ended(b, 0, 8, "3:1:8:1", false, 4);
+    bot_book_round_ended(b, 0, 8, "3:1:8:1", BOT_ROUND_FINISHED, 4);
     bot_book_finish(b, 5);
     ck_assert_uint_eq(rounds(b).torn, 0);
     ck_assert_uint_eq(rounds(b).finished, 2);
@@ -173,7 +173,7 @@ START_TEST(test_book_round_still_running_after_reconnect_stays_open)
     /* an engine whose snapshot does not name rounds: the round stays open too */
     bot_book_seated(b, 0, 4, true, false, NULL, 2);
     ck_assert(bot_book_round_open(b, 0));
-    bot_book_round_ended(b, 0, 4, "1:1:4:1", false, 3);
+    bot_book_round_ended(b, 0, 4, "1:1:4:1", BOT_ROUND_FINISHED, 3);
     bot_book_finish(b, 4);
     ck_assert_uint_eq(rounds(b).torn, 0);
     ck_assert_uint_eq(rounds(b).ended_unseen, 0);
@@ -199,7 +199,8 @@ START_TEST(test_book_distinct_rounds_count_once_over_bots)
         snprintf(id, sizeof id, "1:1:%d:%d", r % 17, r);
         for (uint32_t bot = 0; bot < 3; bot++) {
             bot_book_round_started(b, bot, (uint64_t)(r % 17), id, r);
-            bot_book_round_ended(b, bot, (uint64_t)(r % 17), id, r % 10 == 0, r);
+            bot_book_round_ended(b, bot, (uint64_t)(r % 17), id,
+                                 r % 10 == 0 ? BOT_ROUND_VOIDED : BOT_ROUND_FINISHED, r);
         }
     }
     bot_book_finish(b, 2000);
@@ -233,11 +234,39 @@ START_TEST(test_book_distinct_rounds_count_once_over_bots)
 }
 END_TEST
 
+START_TEST(test_book_round_without_money_is_finished_and_listed_apart)
+{
+    bot_book_t *b = bot_book_create(1);
+    bot_book_round_started(b, 0, 2, "1:1:2:1", 0);
+    bot_book_round_ended(b, 0, 2, "1:1:2:1", BOT_ROUND_NO_MONEY, 1);
+    bot_book_round_started(b, 0, 2, "1:1:2:2", 2);
+    bot_book_round_ended(b, 0, 2, "1:1:2:2", BOT_ROUND_FINISHED, 3);
+    bot_book_finish(b, 4);
+    bot_book_rounds_t r = rounds(b);
+    ck_assert_uint_eq(r.finished, 2);
+    ck_assert_uint_eq(r.no_money, 1);
+    ck_assert_uint_eq(r.torn, 0);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ck_assert_uint_eq(bot_book_write_round_ids(b, f), 2);
+    fclose(f);
+    ck_assert_ptr_nonnull(strstr(buf, "1:1:2:1 nomoney\n"));
+    ck_assert_ptr_nonnull(strstr(buf, "1:1:2:2 finished\n"));
+    free(buf);
+    json_t *rep = bot_book_report(b, NULL);
+    ck_assert_int_eq(
+        json_integer_value(json_object_get(json_object_get(rep, "games"), "finished_no_money")), 1);
+    json_decref(rep);
+    bot_book_destroy(b);
+}
+END_TEST
+
 START_TEST(test_book_conflicting_outcomes_are_an_unexpected_error)
 {
     bot_book_t *b = bot_book_create(2);
-    bot_book_round_ended(b, 0, 1, "1:1:1:1", false, 0);
-    bot_book_round_ended(b, 1, 1, "1:1:1:1", true, 0);
+    bot_book_round_ended(b, 0, 1, "1:1:1:1", BOT_ROUND_FINISHED, 0);
+    bot_book_round_ended(b, 1, 1, "1:1:1:1", BOT_ROUND_VOIDED, 0);
     ck_assert_uint_eq(bot_book_unexpected(b), 1);
     ck_assert_uint_eq(bot_book_errors(b, "round_outcome_conflict"), 1);
     bot_book_destroy(b);
@@ -250,8 +279,8 @@ START_TEST(test_book_bad_arguments_are_ignored)
     bot_book_destroy(NULL);
     bot_book_t *b = bot_book_create(1);
     bot_book_round_started(b, 5, 1, "x", 0); /* no such bot */
-    bot_book_round_ended(b, 0, 1, NULL, false, 0);
-    bot_book_round_ended(b, 0, 1, "", false, 0);
+    bot_book_round_ended(b, 0, 1, NULL, BOT_ROUND_FINISHED, 0);
+    bot_book_round_ended(b, 0, 1, "", BOT_ROUND_FINISHED, 0);
     ck_assert_uint_eq(rounds(b).started, 0);
     ck_assert_uint_eq(rounds(b).finished, 0);
     /* an over-long id is cut, never overflows */
@@ -259,7 +288,7 @@ START_TEST(test_book_bad_arguments_are_ignored)
     memset(longid, '7', sizeof longid - 1);
     longid[sizeof longid - 1] = '\0';
     bot_book_round_started(b, 0, 1, longid, 0);
-    bot_book_round_ended(b, 0, 1, longid, false, 0);
+    bot_book_round_ended(b, 0, 1, longid, BOT_ROUND_FINISHED, 0);
     ck_assert(!bot_book_round_open(b, 0)); /* the kept prefix names the whole id */
     ck_assert_uint_eq(rounds(b).torn, 0);
     bot_book_destroy(b);
@@ -318,7 +347,7 @@ START_TEST(test_book_report_file_has_every_section)
     bot_book_count(b, BOT_C_RECONNECTS_GOAWAY);
     bot_book_latency(b, 1500);
     bot_book_round_started(b, 0, 1, "1:1:1:1", 0);
-    bot_book_round_ended(b, 0, 1, "1:1:1:1", false, 1);
+    bot_book_round_ended(b, 0, 1, "1:1:1:1", BOT_ROUND_FINISHED, 1);
     bot_book_finish(b, 2);
     char dir[] = "/tmp/bot_book_rep_XXXXXX";
     ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -423,6 +452,7 @@ int main(void)
     tcase_add_test(tc, test_book_round_still_running_after_reconnect_stays_open);
     tcase_add_test(tc, test_book_snapshot_without_round_while_connected_is_torn);
     tcase_add_test(tc, test_book_distinct_rounds_count_once_over_bots);
+    tcase_add_test(tc, test_book_round_without_money_is_finished_and_listed_apart);
     tcase_add_test(tc, test_book_conflicting_outcomes_are_an_unexpected_error);
     tcase_add_test(tc, test_book_bad_arguments_are_ignored);
     suite_add_tcase(s, tc);
