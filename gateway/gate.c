@@ -469,7 +469,7 @@ static gate_link_t *gate_link_get(gate_t *g, const char *address, const char *se
 {
     gate_link_t *l = gate_link_find(g, address);
     if (l != NULL) {
-        if (server_id != NULL && server_id[0] != '\0')
+        if (server_id != NULL && server_id[0] != '\0' && strcmp(l->server_id, server_id) != 0)
             snprintf(l->server_id, sizeof l->server_id, "%s", server_id);
         return l;
     }
