@@ -459,7 +459,8 @@ int money_key_stream(const char *game, char *buf, size_t len)
 
 /* ---- Command building --------------------------------------------------------------- */
 
-#define MONEY_ARGV_MAX (2 + 1 + 3 + MONEY_MAX_PLAYERS + 3 + MONEY_MAX_PLAYERS)
+/* EVALSHA sha numkeys | 3 + n keys | ttl | n epoch rake, n deltas */
+#define MONEY_ARGV_MAX (2 + 1 + 3 + MONEY_MAX_PLAYERS + 1 + 3 + MONEY_MAX_PLAYERS)
 
 /* An argv under construction: short arguments are copied into slots, long ones borrowed. */
 typedef struct {
@@ -648,21 +649,128 @@ static void money_op_fill(money_op_t *op, const money_argv_t *a, int from, int t
     }
 }
 
+/* Writes u in decimal to buf (room for 20 digits); returns the length. */
+static size_t money_u64_text(char *buf, uint64_t u)
+{
+    char tmp[24];
+    size_t n = 0, len = 0;
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u != 0);
+    while (n > 0)
+        buf[len++] = tmp[--n];
+    return len;
+}
+
+/* Writes v in decimal to buf (room for 20 digits and a sign); returns the length. */
+static size_t money_i64_text(char *buf, int64_t v)
+{
+    if (v >= 0)
+        return money_u64_text(buf, (uint64_t)v);
+    buf[0] = '-';
+    return 1 + money_u64_text(buf + 1, (uint64_t)0 - (uint64_t)v);
+}
+
+/* One argument being appended to an op: its bytes are written at *data by the caller. */
+typedef struct {
+    money_op_t *op;
+    char *data;
+} money_op_cursor_t;
+
+static void money_op_start(money_op_cursor_t *c)
+{
+    c->op->argv[c->op->argc] = c->data;
+}
+
+static void money_op_put(money_op_cursor_t *c, const char *s, size_t len)
+{
+    memcpy(c->data, s, len);
+    c->data += len;
+}
+
+static void money_op_end(money_op_cursor_t *c)
+{
+    money_op_t *op = c->op;
+    op->lens[op->argc] = (size_t)(c->data - op->argv[op->argc]);
+    *c->data++ = '\0';
+    op->argc++;
+}
+
+static void money_op_number(money_op_cursor_t *c, int64_t v)
+{
+    money_op_start(c);
+    c->data += money_i64_text(c->data, v);
+    money_op_end(c);
+}
+
+#define MONEY_PUT_LIT(c, lit) money_op_put((c), (lit), sizeof(lit) - 1)
+
+/*
+ * The settle op is built directly (no printf, one allocation): this runs once per settlement on
+ * the desks' threads, so it is part of the writer's throughput. Same keys and arguments as
+ * money_argv_settle() without the ttl (the batch's, added by the writer).
+ */
 int money_op_settle(const char *service, const money_settlement_t *s, money_op_t *out)
 {
-    money_argv_t *a = calloc(1, sizeof *a);
-    if (a == NULL)
-        return -ENOMEM;
-    int rc = money_argv_settle(a, service, s, 1);
-    if (rc == 0) {
-        /* argv: EVALSHA sha numkeys | 3+n keys | ttl | n epoch rake deltas; the ttl is the
-         * batch's, so it is left out. */
-        out->script = SCRIPT_SETTLE;
-        out->nkeys = (int)s->nplayers + 3;
-        money_op_fill(out, a, 3, a->argc, 3 + out->nkeys);
+    char err[160];
+    if (money_settlement_check(s, err, sizeof err) != 0 || !money_valid_name(service))
+        return -EINVAL;
+    size_t n = s->nplayers, slen = strlen(service), glen = strlen(s->game);
+    size_t plen[MONEY_MAX_PLAYERS];
+    /* Per argument a NUL; numbers take at most 20 characters and a sign. */
+    size_t bytes = sizeof "{croupier:money}:round:" + 4 * 21 +
+                   sizeof "{croupier:lease:}:slot::epoch" + slen + 21 +
+                   sizeof "{croupier:money}:rake:" + glen + (3 + n) * 22;
+    for (size_t i = 0; i < n; i++) {
+        plen[i] = strlen(s->players[i]);
+        bytes += sizeof "{croupier:money}:wallet:" + plen[i];
     }
-    free(a);
-    return rc;
+    int argc = 2 * (int)n + 6;
+    char *mem = malloc((size_t)argc * (sizeof(char *) + sizeof(size_t)) + bytes);
+    if (mem == NULL)
+        abort(); /* out of memory: see xmalloc.h */
+    out->script = SCRIPT_SETTLE;
+    out->nkeys = (int)n + 3;
+    out->argc = 0;
+    out->argv = (const char **)(void *)mem;
+    out->lens = (size_t *)(void *)(mem + (size_t)argc * sizeof(char *));
+    money_op_cursor_t c = {out, mem + (size_t)argc * (sizeof(char *) + sizeof(size_t))};
+
+    money_op_start(&c); /* round record: {croupier:money}:round:server:epoch:desk:seq */
+    MONEY_PUT_LIT(&c, "{croupier:money}:round:");
+    c.data += money_u64_text(c.data, s->round.server);
+    const uint64_t parts[3] = {s->round.epoch, s->round.desk, s->round.seq};
+    for (int i = 0; i < 3; i++) {
+        *c.data++ = ':';
+        c.data += money_u64_text(c.data, parts[i]);
+    }
+    money_op_end(&c);
+    money_op_start(&c); /* fence: {croupier:lease:<service>}:slot:<server>:epoch */
+    MONEY_PUT_LIT(&c, "{croupier:lease:");
+    money_op_put(&c, service, slen);
+    MONEY_PUT_LIT(&c, "}:slot:");
+    c.data += money_u64_text(c.data, s->round.server);
+    MONEY_PUT_LIT(&c, ":epoch");
+    money_op_end(&c);
+    money_op_start(&c);
+    MONEY_PUT_LIT(&c, "{croupier:money}:rake:");
+    money_op_put(&c, s->game, glen);
+    money_op_end(&c);
+    for (size_t i = 0; i < n; i++) {
+        money_op_start(&c);
+        MONEY_PUT_LIT(&c, "{croupier:money}:wallet:");
+        money_op_put(&c, s->players[i], plen[i]);
+        money_op_end(&c);
+    }
+    money_op_number(&c, (int64_t)n);
+    money_op_start(&c); /* the epoch is a u64 */
+    c.data += money_u64_text(c.data, s->round.epoch);
+    money_op_end(&c);
+    money_op_number(&c, s->rake);
+    for (size_t i = 0; i < n; i++)
+        money_op_number(&c, s->deltas[i]);
+    return 0;
 }
 
 int money_op_wallet(money_kind_t kind, const char *player, int64_t amount, const char *op_id,

@@ -618,21 +618,20 @@ static int writer_enqueue(money_writer_t *w, money_item_t *it)
 int money_writer_submit_settle(money_writer_t *w, const money_settlement_t *s,
                                money_writer_done_cb done, void *arg)
 {
-    char err[160];
-    if (w == NULL || money_settlement_check(s, err, sizeof err) != 0) {
-        log_emit(LOG_ERROR, "money_settlement_invalid", "{s:s}", "error",
-                 w == NULL ? "no writer" : err);
+    money_item_t *it = w != NULL ? xcalloc(1, sizeof *it) : NULL;
+    if (it == NULL || money_op_settle(w->service, s, &it->op) != 0) {
+        /* money_op_settle() checked the settlement; ask again for the sentence to log. */
+        char err[160] = "no writer";
+        if (w != NULL && money_settlement_check(s, err, sizeof err) == 0)
+            snprintf(err, sizeof err, "settlement rejected by money_op_settle");
+        log_emit(LOG_ERROR, "money_settlement_invalid", "{s:s}", "error", err);
+        free(it);
         return -EINVAL;
     }
-    money_item_t *it = xcalloc(1, sizeof *it);
     it->kind = MONEY_KIND_SETTLE;
     it->done = done;
     it->arg = arg;
     money_round_id_format(&s->round, it->id, sizeof it->id);
-    if (money_op_settle(w->service, s, &it->op) != 0) {
-        writer_item_free(it);
-        return -EINVAL;
-    }
     return writer_enqueue(w, it);
 }
 

@@ -150,6 +150,65 @@ START_TEST(test_money_op_splits_keys_from_arguments)
 }
 END_TEST
 
+/* Appends op->argv[from, to) as RESP bulk strings to buf; returns the length. */
+static size_t op_resp(const money_op_t *op, int from, int to, char *buf)
+{
+    size_t off = 0;
+    for (int i = from; i < to; i++) {
+        off += (size_t)sprintf(buf + off, "$%zu\r\n", op->lens[i]);
+        memcpy(buf + off, op->argv[i], op->lens[i]);
+        off += op->lens[i];
+        memcpy(buf + off, "\r\n", 2);
+        off += 2;
+        ck_assert_uint_eq(strlen(op->argv[i]), op->lens[i]); /* NUL-terminated for logs */
+    }
+    return off;
+}
+
+/* The settle op (built without printf) carries exactly the keys and arguments of the
+ * printf-built batch parts, at the extremes too: 16 players with 64-character ids, the largest
+ * ids and amounts, negative deltas. */
+START_TEST(test_money_op_settle_matches_the_batch_parts)
+{
+    static char names[MONEY_MAX_PLAYERS][MONEY_NAME_MAX + 1];
+    for (int i = 0; i < MONEY_MAX_PLAYERS; i++) {
+        memset(names[i], 'a' + i, MONEY_NAME_MAX);
+        names[i][MONEY_NAME_MAX] = '\0';
+    }
+    money_settlement_t cases[3];
+    cases[0] = sample();
+    cases[1] = (money_settlement_t){.round = {UINT32_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX},
+                                    .game = names[0],
+                                    .nplayers = MONEY_MAX_PLAYERS,
+                                    .rake = MONEY_MAX_AMOUNT};
+    for (int i = 0; i < MONEY_MAX_PLAYERS; i++) {
+        cases[1].players[i] = names[i];
+        cases[1].deltas[i] = i % 2 ? -MONEY_MAX_AMOUNT : MONEY_MAX_AMOUNT - i;
+    }
+    cases[2] = (money_settlement_t){
+        .round = {0, 0, 0, 0}, .game = "g", .nplayers = 1, .players = {"p"}, .deltas = {0}};
+    for (int c = 0; c < 3; c++) {
+        money_op_t op;
+        money_settle_parts_t parts;
+        ck_assert_int_eq(money_op_settle("svc-1", &cases[c], &op), 0);
+        ck_assert_int_eq(money_settle_parts("svc-1", &cases[c], &parts), 0);
+        ck_assert_int_eq(op.nkeys, parts.nkeys);
+        ck_assert_int_eq(op.argc - op.nkeys, parts.nargs);
+        char *buf = malloc(op.argc * 200);
+        size_t kl = op_resp(&op, 0, op.nkeys, buf);
+        ck_assert_uint_eq(kl, parts.keys_len);
+        ck_assert(memcmp(buf, parts.buf, kl) == 0);
+        size_t al = op_resp(&op, op.nkeys, op.argc, buf);
+        ck_assert_uint_eq(al, parts.args_len);
+        ck_assert(memcmp(buf, parts.buf + parts.keys_len, al) == 0);
+        free(buf);
+        free(parts.buf);
+        money_op_free(&op);
+    }
+    ck_assert_int_eq(money_op_settle("no spaces", &cases[0], &(money_op_t){0}), -EINVAL);
+}
+END_TEST
+
 START_TEST(test_money_fence_key_is_the_lease_fence)
 {
     char mine[160], theirs[160];
@@ -300,6 +359,7 @@ int main(void)
     tcase_add_test(tc, test_money_script_shas_are_distinct_hex);
     tcase_add_test(tc, test_money_fence_key_is_the_lease_fence);
     tcase_add_test(tc, test_money_op_splits_keys_from_arguments);
+    tcase_add_test(tc, test_money_op_settle_matches_the_batch_parts);
     tcase_add_test(tc, test_money_reply_parse_maps_results_and_errors);
     suite_add_tcase(s, tc);
     tc = tcase_create("history");

@@ -281,6 +281,192 @@ START_TEST(test_settle_batch_applies_each_round_on_its_own)
 }
 END_TEST
 
+/* Sends settlements s[0..n) as one batch of the settle script and parses each round's entry
+ * into out[i]. */
+static void settle_batch(const char *service, const money_settlement_t *s, size_t n,
+                         money_result_t *out)
+{
+    redisReply *load = redisCommand(rc, "SCRIPT LOAD %s", money_script_text(0));
+    ck_assert_ptr_nonnull(load);
+    freeReplyObject(load);
+    money_settle_parts_t *p = calloc(n, sizeof *p);
+    const money_settle_parts_t **parts = calloc(n, sizeof *parts);
+    ck_assert(p != NULL && parts != NULL);
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_int_eq(money_settle_parts(service, &s[i], &p[i]), 0);
+        parts[i] = &p[i];
+    }
+    size_t len;
+    char *cmd = money_cmd_settle_batch(parts, n, 0, &len);
+    ck_assert_ptr_nonnull(cmd);
+    ck_assert_int_eq(redisAppendFormattedCommand(rc, cmd, len), REDIS_OK);
+    free(cmd);
+    redisReply *r = NULL;
+    ck_assert_int_eq(redisGetReply(rc, (void **)&r), REDIS_OK);
+    ck_assert_msg(r->type == REDIS_REPLY_ARRAY, "reply: %s", r->str ? r->str : "?");
+    ck_assert_uint_eq(r->elements, n);
+    for (size_t i = 0; i < n; i++) {
+        money_reply_parse_entry(MONEY_KIND_SETTLE, r->element[i], &out[i]);
+        free(p[i].buf);
+    }
+    freeReplyObject(r);
+    free(parts);
+    free(p);
+}
+
+START_TEST(test_settle_batch_rounds_see_the_earlier_rounds_balances)
+{
+    fund_abc();
+    set_balance("c", 150);
+    set_epoch("game", 1, 5);
+    money_settlement_t s[4] = {round3(5, 40), round3(5, 41), round3(5, 42), round3(5, 43)};
+    /* Round 41 would take c below 0 after round 40 took 100 of its 150; round 42 gives c
+     * 100 back (a wins nothing) and round 43 may then take it again. */
+    s[2].deltas[0] = -110;
+    s[2].deltas[1] = 0;
+    s[2].deltas[2] = 100;
+    money_result_t out[4];
+    settle_batch("game", s, 4, out);
+    ck_assert_int_eq(out[0].status, MONEY_OK);
+    ck_assert_int_eq(out[0].balances[2], 50);
+    ck_assert_int_eq(out[1].status, MONEY_ERR_NEGATIVE);
+    ck_assert_ptr_nonnull(strstr(out[1].error, "holds 50, delta -100"));
+    ck_assert_int_eq(out[2].status, MONEY_OK);
+    ck_assert_int_eq(out[2].balances[0], 1190 - 110);
+    ck_assert_int_eq(out[2].balances[2], 150);
+    ck_assert_int_eq(out[3].status, MONEY_OK);
+    ck_assert_int_eq(out[3].balances[0], 1080 + 190);
+    ck_assert_int_eq(out[3].balances[1], 800);
+    ck_assert_int_eq(out[3].balances[2], 50);
+    ck_assert_int_eq(balance("a"), 1270);
+    ck_assert_int_eq(balance("b"), 800);
+    ck_assert_int_eq(balance("c"), 50);
+    char key[128];
+    money_key_rake("ddz", key, sizeof key);
+    char *v = ts_redis_cmd(redis, "GET %s", key);
+    ck_assert_str_eq(v, "30"); /* rounds 40, 42 and 43 */
+    free(v);
+    money_key_round("1:5:77:41", key, sizeof key);
+    v = ts_redis_cmd(redis, "EXISTS %s", key);
+    ck_assert_str_eq(v, "0");
+    free(v);
+    /* The whole batch again: every applied round replays its first result, the rejected one is
+     * judged again (c now holds 50: rejected again), nothing moves. */
+    money_result_t again[4];
+    settle_batch("game", s, 4, again);
+    for (int i = 0; i < 4; i += 2) {
+        ck_assert(again[i].replayed);
+        ck_assert_int_eq(again[i].balances[2], out[i].balances[2]);
+    }
+    ck_assert(again[3].replayed);
+    ck_assert_int_eq(again[1].status, MONEY_ERR_NEGATIVE);
+    ck_assert_int_eq(balance("a"), 1270);
+    ck_assert_int_eq(balance("c"), 50);
+}
+END_TEST
+
+START_TEST(test_settle_batch_with_two_fences_judges_each_round_by_its_own)
+{
+    fund_abc();
+    set_epoch("game", 1, 5);
+    set_epoch("game", 2, 9);
+    money_settlement_t s[3] = {round3(5, 50), round3(8, 51), round3(9, 52)};
+    s[1].round.server = 2; /* stale: slot 2 is at epoch 9 */
+    s[2].round.server = 2;
+    money_result_t out[3];
+    settle_batch("game", s, 3, out);
+    ck_assert_int_eq(out[0].status, MONEY_OK);
+    ck_assert_int_eq(out[1].status, MONEY_ERR_STALE_EPOCH);
+    ck_assert_ptr_nonnull(strstr(out[1].error, "round epoch 8, current 9"));
+    ck_assert_int_eq(out[2].status, MONEY_OK);
+    ck_assert_int_eq(balance("a"), 1000 + 2 * 190);
+    /* A fence that does not hold an integer fences everything off. */
+    char key[128];
+    money_key_epoch("game", 3, key, sizeof key);
+    free(ts_redis_cmd(redis, "SET %s x", key));
+    money_settlement_t t = round3(5, 53);
+    t.round.server = 3;
+    money_result_t r;
+    ck_assert_int_eq(money_sync_settle(rc, "game", &t, &r), MONEY_ERR_STALE_EPOCH);
+    ck_assert_ptr_nonnull(strstr(r.error, "current x (not an integer)"));
+    ck_assert_int_eq(balance("a"), 1380);
+}
+END_TEST
+
+START_TEST(test_settle_rake_account_that_is_not_an_integer_rejects_the_round)
+{
+    fund_abc();
+    set_epoch("game", 1, 5);
+    char key[128];
+    money_key_rake("ddz", key, sizeof key);
+    free(ts_redis_cmd(redis, "SET %s 12.5", key));
+    money_settlement_t s = round3(5, 60);
+    money_result_t r;
+    ck_assert_int_eq(money_sync_settle(rc, "game", &s, &r), MONEY_ERR_BAD_ARGS);
+    ck_assert_ptr_nonnull(strstr(r.error, "rake account"));
+    ck_assert_int_eq(balance("a"), 1000);
+    ck_assert_int_eq(balance("c"), 1000);
+    char *v = ts_redis_cmd(redis, "GET %s", key);
+    ck_assert_str_eq(v, "12.5");
+    free(v);
+    /* A round without rake does not touch the account... but is judged with it all the same:
+     * the account is part of every round. */
+    free(ts_redis_cmd(redis, "SET %s 40", key));
+    ck_assert_int_eq(money_sync_settle(rc, "game", &s, &r), MONEY_OK);
+    v = ts_redis_cmd(redis, "GET %s", key);
+    ck_assert_str_eq(v, "50");
+    free(v);
+}
+END_TEST
+
+/* 100 rounds of 16 players each, all different: 1600 wallets, more than one MGET / MSET chunk
+ * of the script. Player 0 of each round wins 15 * x - rake, the others lose x each. */
+START_TEST(test_settle_batch_of_many_distinct_wallets_applies_every_round)
+{
+    enum { ROUNDS = 100, PLAYERS = 16 };
+    static char names[ROUNDS][PLAYERS][16];
+    static money_settlement_t s[ROUNDS];
+    set_epoch("game", 1, 5);
+    for (int r = 0; r < ROUNDS; r++) {
+        s[r] = (money_settlement_t){
+            .round = {1, 5, 90, (uint64_t)r + 1}, .game = "big", .nplayers = PLAYERS};
+        int64_t x = 1 + r % 5;
+        s[r].rake = r % 4;
+        for (int i = 0; i < PLAYERS; i++) {
+            snprintf(names[r][i], sizeof names[r][i], "w%d_%d", r, i);
+            s[r].players[i] = names[r][i];
+            s[r].deltas[i] = i == 0 ? (PLAYERS - 1) * x - s[r].rake : -x;
+            char key[128];
+            money_key_wallet(names[r][i], key, sizeof key);
+            redisAppendCommand(rc, "SET %s 100", key);
+        }
+    }
+    for (int i = 0; i < ROUNDS * PLAYERS; i++) {
+        redisReply *rep = NULL;
+        ck_assert_int_eq(redisGetReply(rc, (void **)&rep), REDIS_OK);
+        freeReplyObject(rep);
+    }
+    static money_result_t out[ROUNDS];
+    settle_batch("game", s, ROUNDS, out);
+    int64_t rake = 0;
+    for (int r = 0; r < ROUNDS; r++) {
+        ck_assert_msg(out[r].status == MONEY_OK, "round %d: %s", r, out[r].error);
+        ck_assert_uint_eq(out[r].nbalances, PLAYERS);
+        for (int i = 0; i < PLAYERS; i++) {
+            int64_t want = 100 + s[r].deltas[i];
+            ck_assert_int_eq(out[r].balances[i], want);
+            ck_assert_int_eq(balance(names[r][i]), want);
+        }
+        rake += s[r].rake;
+    }
+    char key[128];
+    money_key_rake("big", key, sizeof key);
+    char *v = ts_redis_cmd(redis, "GET %s", key);
+    ck_assert_int_eq(atol(v), rake);
+    free(v);
+}
+END_TEST
+
 START_TEST(test_history_is_appended_once_per_round_and_capped)
 {
     money_round_id_t id = {1, 5, 77, 1};
@@ -327,6 +513,10 @@ int main(void)
     tcase_add_test(tc, test_settle_that_would_make_a_wallet_negative_is_rejected);
     tcase_add_test(tc, test_settle_survives_a_script_flush);
     tcase_add_test(tc, test_settle_batch_applies_each_round_on_its_own);
+    tcase_add_test(tc, test_settle_batch_rounds_see_the_earlier_rounds_balances);
+    tcase_add_test(tc, test_settle_batch_with_two_fences_judges_each_round_by_its_own);
+    tcase_add_test(tc, test_settle_rake_account_that_is_not_an_integer_rejects_the_round);
+    tcase_add_test(tc, test_settle_batch_of_many_distinct_wallets_applies_every_round);
     suite_add_tcase(s, tc);
     tc = tcase_create("history");
     tcase_add_checked_fixture(tc, setup, teardown);
