@@ -804,7 +804,8 @@ static void trad_turn_begin(rt_desk_t *desk, trad_table_t *t)
     if (turn < 0)
         return;
     const trad_seat_t *s = &t->seat[turn];
-    int delay = (s->bot || s->gone) ? t->eng->bot_ms : t->eng->turn_ms;
+    /* A leaver stays in trustee even if it resumes: its seat goes when the deal ends. */
+    int delay = (s->bot || s->gone || s->leaving) ? t->eng->bot_ms : t->eng->turn_ms;
     if (rt_desk_timer_arm(desk, delay, TRAD_TIMER_TURN, &t->turn_timer) == 0) {
         t->turn_armed = true;
         t->turn_deadline_ns = clock_mono_ns() + (int64_t)delay * 1000000;

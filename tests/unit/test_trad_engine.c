@@ -842,6 +842,87 @@ START_TEST(test_runfast_and_guandan_deals_complete_with_bots_and_trustee)
 }
 END_TEST
 
+/*
+ * Leaving: mid-deal the seat is kept and played by trustee until the deal ends, then freed
+ * with its escrow returned; between deals a leave frees the seat at once. With a seat empty
+ * (and no bot fill) no deal starts.
+ */
+START_TEST(test_ddz_leave_mid_deal_frees_the_seat_after_the_deal_and_returns_the_escrow)
+{
+    env_t e;
+    char *env[] = {"CROUPIER_TRAD_TURN_MS=30000", "CROUPIER_TRAD_BOT_MS=5",
+                   "CROUPIER_TRAD_BOT_FILL_MS=-1", "CROUPIER_TRAD_GAP_MS=50", NULL};
+    env_start(&e, "30", "doudizhu", env);
+    char name[16];
+    for (int i = 0; i < 3; i++) {
+        snprintf(name, sizeof name, "%d", 7501 + i);
+        wallet_set(&e, name, 1000);
+    }
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    ck_assert_ptr_nonnull(c);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(join(c, 7501 + (uint64_t)i, "doudizhu", 1, NULL),
+                         CROUPIER__ERROR_CODE__OK);
+    ts_sleep_ms(100);
+    view_t v;
+    resume(c, 7503, &v);
+    ck_assert(v.in_round);
+    ck_assert_int_eq(wallet(&e, "7503"), 1000 - 96);
+    ck_assert_int_eq(rpcc_leave(c, next_rid, 7503), 0);
+    Croupier__RpcFrame *r = rpcc_wait_reply(c, next_rid++, 5000);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->reply->code, CROUPIER__ERROR_CODE__OK);
+    frame_free_rpc(r);
+    resume(c, 7503, &v); /* still seated while the deal runs */
+    ck_assert(v.in_round);
+    player_gone(c, 7501);
+    player_gone(c, 7502);
+    seen_t seen = {0};
+    long long end = ts_now_ms() + 5000;
+    while (seen.completed < 1 && ts_now_ms() < end)
+        collect(c, &seen, 7501, 100);
+    ck_assert_int_eq(seen.completed, 1);
+    ts_sleep_ms(200);
+    ck_assert_int_eq(rpcc_resume(c, next_rid, 7503), 0);
+    r = rpcc_wait_reply(c, next_rid++, 5000);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->reply->code, CROUPIER__ERROR_CODE__NOT_SEATED);
+    frame_free_rpc(r);
+    ck_assert_int_eq(wallet(&e, "7503"), 1000 + seen.delta[2]);
+    /* Two seated, one empty, no fill: no deal. */
+    ck_assert_int_eq(human_desks(&e), 0);
+    resume(c, 7501, &v);
+    ck_assert(!v.in_round);
+    /* A leave between deals frees the seat and the escrow at once. */
+    ck_assert_int_eq(rpcc_leave(c, next_rid, 7501), 0);
+    r = rpcc_wait_reply(c, next_rid++, 5000);
+    ck_assert_int_eq(r->reply->code, CROUPIER__ERROR_CODE__OK);
+    frame_free_rpc(r);
+    end = ts_now_ms() + 3000;
+    while (wallet(&e, "7501") != 1000 + seen.delta[0] && ts_now_ms() < end)
+        ts_sleep_ms(20);
+    ck_assert_int_eq(wallet(&e, "7501"), 1000 + seen.delta[0]);
+    /* A new player takes a free seat at the same table and a deal starts. */
+    wallet_set(&e, "7504", 1000);
+    ck_assert_int_eq(join(c, 7504, "doudizhu", 1, NULL), CROUPIER__ERROR_CODE__OK);
+    ck_assert_int_eq(join(c, 7501, "doudizhu", 1, NULL), CROUPIER__ERROR_CODE__OK);
+    ts_sleep_ms(200);
+    resume(c, 7504, &v);
+    ck_assert(v.in_round);
+    /* SIGTERM with that deal running; the players are gone, so trustee finishes it quickly and
+     * the server exits drained. */
+    ck_assert_int_eq(ts_proc_signal(e.game, SIGTERM), 0);
+    player_gone(c, 7501);
+    player_gone(c, 7502);
+    player_gone(c, 7504);
+    int st;
+    ck_assert_int_eq(ts_proc_wait(e.game, 10000, &st), 0);
+    ck_assert(ts_proc_log_has(e.game, "exit reason=drained"));
+    rpcc_close(c);
+    env_stop(&e);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("trad_engine");
@@ -856,6 +937,8 @@ int main(void)
     tcase_add_test(tc, test_bigtwo_bots_fill_and_trustee_plays_for_the_idle_human);
     tcase_add_test(tc, test_ddz_gone_players_get_trustee_and_an_unbid_deal_is_thrown_in);
     tcase_add_test(tc, test_runfast_and_guandan_deals_complete_with_bots_and_trustee);
+    tcase_add_test(tc,
+                   test_ddz_leave_mid_deal_frees_the_seat_after_the_deal_and_returns_the_escrow);
     suite_add_tcase(s, tc);
     tc = tcase_create("drain_bound");
     tcase_set_timeout(tc, 60);
