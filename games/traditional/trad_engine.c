@@ -86,6 +86,7 @@ typedef struct {
     int doublings;
     shed_set_t last_play;
     int last_play_seat;
+    json_t *hist; /* this deal's hand history (money.h), NULL between deals */
     trad_seat_t seat[SHED_MAX_SEATS];
 } trad_table_t;
 
@@ -608,6 +609,87 @@ static void trad_table_close(rt_desk_t *desk, trad_table_t *t)
                         "server draining; no further deal at this table");
 }
 
+/* ---- table: hand history ---------------------------------------------------------------- */
+
+/* Writes a set as card text ("3d", "Th", "B", "R" per card, concatenated); buf needs
+ * 2 * SHED_MAX_CARDS + 1 bytes. */
+static void trad_hist_cards(shed_set_t s, char *buf)
+{
+    static const char ranks[] = "??23456789TJQKA";
+    static const char suits[] = "cdhs";
+    uint8_t w[SHED_MAX_CARDS];
+    size_t n = trad_set_wire(s, w), k = 0;
+    for (size_t i = 0; i < n; i++) {
+        int r = FRAME_CARD_RANK(w[i]);
+        if (r == FRAME_RANK_JOKER) {
+            buf[k++] = FRAME_CARD_SUIT(w[i]) == 0 ? 'B' : 'R';
+        } else {
+            buf[k++] = ranks[r];
+            buf[k++] = suits[FRAME_CARD_SUIT(w[i])];
+        }
+    }
+    buf[k] = '\0';
+}
+
+/* Starts the deal's history: seats (stack = escrow) and every dealt hand (-1: set aside). */
+static void trad_hist_begin(rt_desk_t *desk, trad_table_t *t)
+{
+    gs_t *gs = gs_of_desk(desk);
+    money_round_id_t rid = {.server = gs_server_slot(gs),
+                            .epoch = gs_epoch(gs),
+                            .desk = rt_desk_id(desk),
+                            .seq = t->deal_seq};
+    json_decref(t->hist);
+    t->hist = money_history_new(&rid, shed_rules_name(t->rules));
+    if (t->hist == NULL)
+        return;
+    char buf[2 * SHED_MAX_CARDS + 1];
+    for (int i = 0; i < t->seats; i++) {
+        money_history_add_seat(t->hist, i, t->seat[i].wallet, t->seat[i].bot, t->escrow);
+        trad_hist_cards(shed_game_hand(t->g, i), buf);
+        money_history_add_card(t->hist, i, buf);
+    }
+    if (!shed_set_empty(shed_game_extra(t->g))) {
+        trad_hist_cards(shed_game_extra(t->g), buf);
+        money_history_add_card(t->hist, -1, buf);
+    }
+}
+
+static void trad_hist_action(trad_table_t *t, int seat, const char *what, shed_set_t cards,
+                             int64_t amount)
+{
+    if (t->hist == NULL)
+        return;
+    char buf[2 * SHED_MAX_CARDS + 8];
+    if (shed_set_empty(cards)) {
+        snprintf(buf, sizeof buf, "%s", what);
+    } else {
+        size_t n = (size_t)snprintf(buf, sizeof buf, "%s ", what);
+        trad_hist_cards(cards, buf + n);
+    }
+    money_history_add_action(t->hist, seat, buf, amount);
+}
+
+/* Completed deals: results added and the history handed to the writer; voided: dropped. */
+static void trad_hist_end(rt_desk_t *desk, trad_table_t *t, const int64_t *delta, bool completed)
+{
+    money_writer_t *w = gs_money(gs_of_desk(desk));
+    json_t *h = t->hist;
+    t->hist = NULL;
+    if (h == NULL)
+        return;
+    if (!completed || w == NULL) {
+        json_decref(h);
+        return;
+    }
+    for (int i = 0; i < t->seats; i++)
+        money_history_add_result(h, i, delta[i]);
+    json_object_set_new(h, "stake", json_integer(t->stake));
+    int rc = money_writer_submit_history(w, shed_rules_name(t->rules), h, trad_logged_cb, NULL);
+    if (rc != 0)
+        log_emit(LOG_ERROR, "trad_history_refused", "{s:i}", "errno", -rc);
+}
+
 /* ---- table: the deal --------------------------------------------------------------------- */
 
 static void trad_turn_begin(rt_desk_t *desk, trad_table_t *t);
@@ -695,23 +777,29 @@ static void trad_after_action(rt_desk_t *desk, trad_table_t *t, bool timed_out)
         const shed_event_t *e = &ev[k];
         switch (e->kind) {
         case SHED_EV_BID:
+            trad_hist_action(t, e->seat, "bid", none, e->value);
             trad_push_play(desk, t, e->seat, CROUPIER__SHEDDING_MOVE__SHEDDING_BID, none, e->value,
                            timed_out);
             break;
         case SHED_EV_LANDLORD:
+            trad_hist_action(t, e->seat, "landlord", e->cards, e->value);
             trad_push_deal_public(desk, t, e->seat, e->cards);
             break;
         case SHED_EV_PLAY:
+            trad_hist_action(t, e->seat, timed_out ? "play(auto)" : "play", e->cards,
+                             shed_set_size(e->cards));
             trad_push_play(desk, t, e->seat, CROUPIER__SHEDDING_MOVE__SHEDDING_PLAY, e->cards, 0,
                            timed_out);
             t->last_play = e->cards;
             t->last_play_seat = e->seat;
             break;
         case SHED_EV_TRIBUTE:
+            trad_hist_action(t, e->seat, "give", e->cards, e->value);
             trad_push_play(desk, t, e->seat, CROUPIER__SHEDDING_MOVE__SHEDDING_PLAY, e->cards, 0,
                            timed_out);
             break;
         case SHED_EV_PASS:
+            trad_hist_action(t, e->seat, timed_out ? "pass(auto)" : "pass", none, 0);
             trad_push_play(desk, t, e->seat, CROUPIER__SHEDDING_MOVE__SHEDDING_PASS, none, 0,
                            timed_out);
             break;
@@ -874,6 +962,7 @@ static void trad_table_maybe_start(rt_desk_t *desk, trad_table_t *t)
     t->last_play = (shed_set_t){{0, 0}};
     t->last_play_seat = -1;
     shed_game_deal_secure(t->g);
+    trad_hist_begin(desk, t);
     char round_id[MONEY_ID_MAX + 1];
     trad_round_id(desk, t, round_id);
     for (int i = 0; i < t->seats; i++) {
@@ -954,6 +1043,7 @@ static void trad_deal_end(rt_desk_t *desk, trad_table_t *t, Croupier__VoidReason
             log_emit(LOG_ERROR, "trad_settle_refused", "{s:s,s:i}", "round", round_id, "errno",
                      -rc);
     }
+    trad_hist_end(desk, t, delta, !drain_void && !thrown_in);
     Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
     Croupier__RoundEnd re = CROUPIER__ROUND_END__INIT;
     Croupier__SeatDelta deltas[SHED_MAX_SEATS];
@@ -1310,6 +1400,7 @@ static void trad_table_on_destroy(rt_desk_t *desk, void *state)
             gs_reply(gs_of_desk(desk), t->seat[i].join, CROUPIER__ERROR_CODE__UNAVAILABLE,
                      "server stopping", NULL);
     }
+    json_decref(t->hist);
     shed_game_destroy(t->g);
     free(t);
 }

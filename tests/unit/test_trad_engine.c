@@ -581,6 +581,14 @@ START_TEST(test_ddz_three_players_play_a_deal_that_settles_and_drain_starts_no_o
     }
     ck_assert_int_eq(total + redis_long(&e, "{croupier:money}:rake:doudizhu"), 15000);
     ck_assert_int_eq(redis_long(&e, "{croupier:money}:rake:doudizhu"), seen.rake);
+    /* One hand history per completed deal, with the bids and plays. */
+    char *x = ts_redis_cmd(e.redis, "XLEN {croupier:history:doudizhu}:stream");
+    ck_assert_str_eq(x, "2");
+    free(x);
+    x = ts_redis_cmd(e.redis, "XRANGE {croupier:history:doudizhu}:stream - + COUNT 1");
+    ck_assert_ptr_nonnull(strstr(x, "landlord"));
+    ck_assert_msg(strstr(x, "\"action\":\"bid\"") != NULL, "history: %.400s", x);
+    free(x);
     rpcc_close(c);
     env_stop(&e);
 }
