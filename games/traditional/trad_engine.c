@@ -160,10 +160,9 @@ int trad_cards_from_wire(const uint8_t *codes, size_t n, int decks, shed_set_t h
 
 int64_t trad_settle_cap(int64_t *delta, int seats, int64_t cap, int rake_permille)
 {
-    int64_t worst = 0, lost = 0, won = 0;
+    int64_t worst = 0, won = 0;
     for (int i = 0; i < seats; i++) {
         if (delta[i] < 0) {
-            lost += -delta[i];
             if (-delta[i] > worst)
                 worst = -delta[i];
         } else {
@@ -193,7 +192,6 @@ int64_t trad_settle_cap(int64_t *delta, int seats, int64_t cap, int rake_permill
         if (first >= 0)
             delta[first] += pot - given;
     }
-    (void)lost;
     int64_t rake = 0;
     for (int i = 0; i < seats; i++) {
         if (delta[i] > 0) {
