@@ -3,12 +3,13 @@
 
 usage: chart.py RUN_DIR
 
-Reads RUN_DIR/samples.jsonl (poll.py), RUN_DIR/bot.log (croupier-bot progress lines, JSON),
-RUN_DIR/steps.tsv ("seconds<TAB>text" of each rollout step, same clock origin as the samples
-within a fraction of a second) and RUN_DIR/report.json (the bot report). Writes
+Reads RUN_DIR/samples.jsonl (poll.py), RUN_DIR/bot-<game>.log (croupier-bot progress lines,
+JSON), RUN_DIR/steps.tsv ("seconds<TAB>text" of each rollout step, same clock origin as the
+samples within a fraction of a second) and RUN_DIR/report-<game>.json (the bot reports). Writes
 RUN_DIR/chart.svg (when gnuplot is installed) and RUN_DIR/report.md.
 """
 import collections
+import glob
 import json
 import os
 import shutil
@@ -41,16 +42,19 @@ if os.path.exists(os.path.join(run, "steps.tsv")):
             steps.append((float(t), text))
             if text == "bots start":
                 bot_t0 = float(t)
-errs = []
-with open(os.path.join(run, "bot.log")) as f:
-    for line in f:
-        try:
-            r = json.loads(line)
-        except ValueError:
-            continue
-        if r.get("event") == "bot_progress":
-            errs.append((bot_t0 + r["ms"] / 1000.0, r["unexpected_errors"], r["goaways"],
-                         r["reconnects"], r["torn"], r["connected"]))
+errs = {}  # game -> [(t, unexpected, goaways, reconnects, torn, connected)]
+for path in sorted(glob.glob(os.path.join(run, "bot-*.log"))):
+    game = os.path.basename(path)[4:-4]
+    errs[game] = []
+    with open(path) as f:
+        for line in f:
+            try:
+                r = json.loads(line)
+            except ValueError:
+                continue
+            if r.get("event") == "bot_progress":
+                errs[game].append((bot_t0 + r["ms"] / 1000.0, r["unexpected_errors"], r["goaways"],
+                                   r["reconnects"], r["torn"], r["connected"]))
 
 os.makedirs(os.path.join(run, "data"), exist_ok=True)
 files = collections.defaultdict(list)  # metric -> [(pod, path)]
@@ -60,18 +64,22 @@ for (metric, pod), pts in sorted(series.items()):
         for t, v in pts:
             out.write("%.3f %s\n" % (t, v))
     files[metric].append((pod, path))
-err_path = os.path.join(run, "data", "bot.dat")
-with open(err_path, "w") as out:
-    for e in errs:
-        out.write("%.3f %d %d %d %d %d\n" % e)
+err_paths = {}
+for game, pts in errs.items():
+    err_paths[game] = os.path.join(run, "data", "bot-%s.dat" % game)
+    with open(err_paths[game], "w") as out:
+        for e in pts:
+            out.write("%.3f %d %d %d %d %d\n" % e)
 
-report = json.load(open(os.path.join(run, "report.json")))
+reports = {}
+for path in sorted(glob.glob(os.path.join(run, "report-*.json"))):
+    reports[os.path.basename(path)[7:-5]] = json.load(open(path))
 chart = None
 if shutil.which("gnuplot") and series:
     chart = os.path.join(run, "chart.svg")
-    g = ['set terminal svg size 1100,1000 dynamic background rgb "white"',
+    g = ['set terminal svg size 1100,1400 dynamic background rgb "white"',
          'set output "%s"' % chart, "set multiplot layout 4,1 title \"rolling update under load\"",
-         "set key outside right", "set grid", "set xlabel \"seconds\""]
+         "set key below horizontal", "set grid", "set xlabel \"seconds\""]
     tmax = max([p[-1][0] for p in series.values()] + [0]) + 1
     g.append("set xrange [0:%f]" % tmax)
     arrows = ["set arrow from first %f, graph 0 to first %f, graph 1 nohead dt 3 lc rgb \"gray\""
@@ -87,37 +95,57 @@ if shutil.which("gnuplot") and series:
     g.append("unset arrow")
     g += arrows
     g.append('set title "bot view (cumulative)"')
-    g.append('plot "%s" using 1:2 with steps title "unexpected errors" lw 2, '
-             '"" using 1:3 with steps title "GoAways", "" using 1:4 with steps title "reconnects",'
-             ' "" using 1:5 with steps title "torn rounds" lw 2' % err_path)
+    plots = []
+    for game, p in sorted(err_paths.items()):
+        plots.append('"%s" using 1:2 with steps title "%s: unexpected errors" lw 2, '
+                     '"" using 1:3 with steps title "%s: GoAways", '
+                     '"" using 1:4 with steps title "%s: reconnects", '
+                     '"" using 1:5 with steps title "%s: torn rounds" lw 2'
+                     % (p, game, game, game, game))
+    g.append("plot " + ", ".join(plots) if plots else "plot 0 notitle")
     g.append("unset multiplot")
     with open(os.path.join(run, "chart.gp"), "w") as out:
         out.write("\n".join(g) + "\n")
     if subprocess.call(["gnuplot", os.path.join(run, "chart.gp")]) != 0:
         chart = None
+    # The same chart as PNG where gnuplot has the cairo terminal (some SVG viewers draw the
+    # dotted step markers badly).
+    png = os.path.join(run, "chart.png")
+    with open(os.path.join(run, "chart-png.gp"), "w") as out:
+        out.write("\n".join(['set terminal pngcairo size 1100,1400', 'set output "%s"' % png]
+                            + g[2:]) + "\n")
+    if subprocess.call(["gnuplot", os.path.join(run, "chart-png.gp")],
+                       stderr=subprocess.DEVNULL) != 0 and os.path.exists(png):
+        os.unlink(png)
 
-games = report.get("games", {})
-lat = report.get("action_latency_ms", {})
-md = ["# Rolling update report", "",
-      "| figure | value |", "|---|---|",
-      "| bots | %s |" % report.get("bots"),
-      "| games started / finished / voided / torn | %s / %s / %s / %s |" % (
-          games.get("started"), games.get("finished"), games.get("voided"), games.get("torn")),
-      "| distinct rounds finished / voided | %s / %s |" % (
-          games.get("distinct", {}).get("finished"), games.get("distinct", {}).get("voided")),
-      "| rounds that ended while a bot was reconnecting | %s |" % games.get("ended_unseen"),
-      "| actions | %s |" % report.get("actions"),
-      "| action latency p50 / p99 (ms) | %s / %s |" % (lat.get("p50"), lat.get("p99")),
-      "| GoAways | %s |" % json.dumps(report.get("goaways")),
-      "| reconnects (after GoAway / other) | %s / %s |" % (
-          report.get("reconnects", {}).get("after_goaway"),
-          report.get("reconnects", {}).get("other")),
-      "| table moves | %s |" % report.get("counters", {}).get("moves"),
-      "| unexpected errors | %s |" % report.get("unexpected_errors"),
-      "| errors by code | %s |" % json.dumps(report.get("errors")), "",
-      "## Steps", ""]
+md = ["# Rolling update report", ""]
+for game, report in sorted(reports.items()):
+    games = report.get("games", {})
+    lat = report.get("action_latency_ms", {})
+    md += ["## Bots playing %s" % game, "",
+           "| figure | value |", "|---|---|",
+           "| bots | %s |" % report.get("bots"),
+           "| games started / finished / voided / torn | %s / %s / %s / %s |" % (
+               games.get("started"), games.get("finished"), games.get("voided"),
+               games.get("torn")),
+           "| distinct rounds finished / voided | %s / %s |" % (
+               games.get("distinct", {}).get("finished"),
+               games.get("distinct", {}).get("voided")),
+           "| rounds that ended while a bot was reconnecting | %s |" % games.get("ended_unseen"),
+           "| actions | %s |" % report.get("actions"),
+           "| action latency p50 / p99 (ms) | %s / %s |" % (lat.get("p50"), lat.get("p99")),
+           "| GoAways | %s |" % json.dumps(report.get("goaways")),
+           "| reconnects (after GoAway / other) | %s / %s |" % (
+               report.get("reconnects", {}).get("after_goaway"),
+               report.get("reconnects", {}).get("other")),
+           "| table moves | %s |" % report.get("counters", {}).get("moves"),
+           "| unexpected errors | %s |" % report.get("unexpected_errors"),
+           "| errors by code | %s |" % json.dumps(report.get("errors")), ""]
+md += ["## Steps", ""]
 md += ["* %7.2f s  %s" % (t, text) for t, text in steps]
 md += ["", "Chart: %s" % (chart or "(not drawn: gnuplot missing)"), ""]
+if chart and os.path.exists(os.path.join(run, "chart.png")):
+    md += ["Chart (PNG): %s" % os.path.join(run, "chart.png"), ""]
 if os.path.exists(os.path.join(run, "checks.txt")):
     md += ["## Checks", "", "```"] + open(os.path.join(run, "checks.txt")).read().splitlines() + ["```"]
 with open(os.path.join(run, "report.md"), "w") as out:

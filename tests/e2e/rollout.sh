@@ -7,7 +7,9 @@
 # /readyz, (gateways: publish it in the bots' endpoint list and withdraw the old one, as a
 # Service's endpoints do), then terminate the old pod as kubelet does: the real k8s/prestop.sh
 # under `busybox sh`, SIGTERM, up to terminationGracePeriodSeconds, SIGKILL if still alive (a
-# failure). The game deployment(s) roll first, then the gateway deployment.
+# failure). The game deployments roll first (one per engine in ENGINES), then the gateway
+# deployment. Bots: one croupier-bot per game (test engine: game "test"; traditional engine:
+# Dou Dizhu), each with its own report.
 #
 # Asserts: croupier-bot exits 0 with zero torn games and zero unexpected errors (GoAway
 # reconnects are counted apart), the bots saw finished games, table moves and GoAways (so the
@@ -26,6 +28,8 @@
 #   BOTS                  bots (default 60; soak 300)
 #   CROUPIER_TEST_ROUND_MS  round length of the test engine (default 500; soak 3000)
 #   GAME_REPLICAS / GATE_REPLICAS  replicas per deployment (default 2 / 2)
+#   ENGINES               game deployments to roll (default "test traditional"); hold'em and
+#                         blackjack follow once bots can play them
 #   ROLLOUT_OUT           where the run's files go (default BUILD_DIR/e2e-rollout)
 set -u
 BUILD=$(cd "${1:?usage: rollout.sh BUILD_DIR [SOURCE_DIR]}" && pwd)
@@ -52,6 +56,9 @@ else
     PLAY_BETWEEN=${PLAY_BETWEEN:-2}
 fi
 GAME_REPLICAS=${GAME_REPLICAS:-2}
+ENGINES=${ENGINES:-test traditional}
+declare -A ENGINE_GAME=([test]=test [traditional]=doudizhu)
+declare -A POD_ENGINE
 GATE_REPLICAS=${GATE_REPLICAS:-2}
 GATE_DRAIN_WINDOW_MS=${GATE_DRAIN_WINDOW_MS:-1000}
 GATE_CLOSE_TIMEOUT_MS=5000
@@ -68,7 +75,6 @@ mkdir -p "$E2E_DIR"
 E2E_FAILURES=()
 T0=$(date +%s.%N)
 POLL_PID=
-BOT_PID=
 trap 'touch "$E2E_DIR/STOP"; e2e_cleanup' EXIT
 
 step() {
@@ -105,8 +111,9 @@ remove_from() { # remove_from ARRAY_NAME VALUE
     arr=("${out[@]}")
 }
 
-start_game_pod() {
-    e2e_game_start "$1" test "$GAME_BOUND" --service croupier-test --lease-pool-size 16
+start_game_pod() { # start_game_pod NAME ENGINE
+    e2e_game_start "$1" "$2" "$GAME_BOUND" --service "croupier-$2" --lease-pool-size 16
+    POD_ENGINE[$1]=$2
     LIVE+=("$1")
     pods_publish
 }
@@ -133,17 +140,21 @@ stop_pod() {
 }
 ALL_PODS=()
 
-# roll_deployment KIND VERSION: replaces every live pod of KIND with a VERSION pod, one at a
-# time, surge first.
+# roll_deployment KIND VERSION [ENGINE]: replaces every live pod of KIND (and ENGINE) with a
+# VERSION pod, one at a time, surge first.
 roll_deployment() {
-    local kind=$1 ver=$2 old=() n i=0
-    for n in "${LIVE[@]}"; do [ "${POD_KIND[$n]}" = "$kind" ] && old+=("$n"); done
-    step "roll $kind deployment to $ver (${#old[@]} pods)"
+    local kind=$1 ver=$2 engine=${3:-} old=() n i=0 dep=$1
+    [ -n "$engine" ] && dep="$kind-$engine"
+    for n in "${LIVE[@]}"; do
+        [ "${POD_KIND[$n]}" = "$kind" ] && [ -z "$engine" -o "${POD_ENGINE[$n]:-}" = "$engine" ] &&
+            old+=("$n")
+    done
+    step "roll $dep deployment to $ver (${#old[@]} pods)"
     for n in "${old[@]}"; do
         i=$((i + 1))
-        local new="$kind-$ver-$i"
+        local new="$dep-$ver-$i"
         step "surge: start $new"
-        if [ "$kind" = game ]; then start_game_pod "$new"; else start_gate_pod "$new"; fi
+        if [ "$kind" = game ]; then start_game_pod "$new" "$engine"; else start_gate_pod "$new"; fi
         step "terminate $n"
         stop_pod "$n"
         step "$n gone"
@@ -156,36 +167,56 @@ command -v gnuplot >/dev/null || apt-get install -y -qq gnuplot-nox >/dev/null 2
     e2e_log "gnuplot-nox could not be installed: the report will have no chart"
 e2e_secret
 e2e_redis_start
-e2e_seed_wallets $PLAYER_BASE "$BOTS" $SEED_CHIPS
+declare -A BOT_BASE
+base=$PLAYER_BASE
+for e in $ENGINES; do
+    BOT_BASE[$e]=$base
+    e2e_seed_wallets "$base" "$BOTS" $SEED_CHIPS
+    base=$((base + 100000))
+done
+# the house wallet the traditional engine's server bots play from
+e2e_redis set '{croupier:money}:wallet:house-traditional' 100000000 >/dev/null
 SUM0=$(e2e_wallet_sum)
 python3 "$SRC/tests/e2e/poll.py" "$E2E_DIR/pods" "$E2E_DIR/samples.jsonl" 0.25 "$T0" &
 POLL_PID=$!
 E2E_PIDS+=("$POLL_PID")
 step "start v1 pods"
-for ((i = 1; i <= GAME_REPLICAS; i++)); do start_game_pod "game-v1-$i"; done
+for e in $ENGINES; do
+    for ((i = 1; i <= GAME_REPLICAS; i++)); do start_game_pod "game-$e-v1-$i" "$e"; done
+done
 for ((i = 1; i <= GATE_REPLICAS; i++)); do start_gate_pod "gate-v1-$i"; done
 
 step "bots start"
-"$BUILD/bots/croupier-bot" --gateways "@$E2E_DIR/gateways" --bots "$BOTS" --game test \
-    --seconds 86400 --player-base $PLAYER_BASE --token-secret-file "$E2E_DIR/secret" \
-    --report "$E2E_DIR/report.json" --rounds-file "$E2E_DIR/rounds.txt" --progress-ms 250 \
-    --finish-timeout-ms $((GAME_BOUND * 1000)) >"$E2E_DIR/bot.log" 2>&1 &
-BOT_PID=$!
-E2E_PIDS+=("$BOT_PID")
+declare -A BOT_PID
+for e in $ENGINES; do
+    g=${ENGINE_GAME[$e]}
+    "$BUILD/bots/croupier-bot" --gateways "@$E2E_DIR/gateways" --bots "$BOTS" --game "$g" \
+        --engine traditional --seconds 86400 --player-base "${BOT_BASE[$e]}" \
+        --token-secret-file "$E2E_DIR/secret" --report "$E2E_DIR/report-$g.json" \
+        --rounds-file "$E2E_DIR/rounds-$g.txt" --progress-ms 250 \
+        --finish-timeout-ms $((GAME_BOUND * 1000 * 2)) >"$E2E_DIR/bot-$g.log" 2>&1 &
+    BOT_PID[$g]=$!
+    E2E_PIDS+=($!)
+done
 sleep $((PLAY_BETWEEN + 1))
 
 for ((c = 2; c <= CYCLES + 1; c++)); do
-    roll_deployment game "v$c"
-    sleep "$PLAY_BETWEEN"
+    for e in $ENGINES; do
+        roll_deployment game "v$c" "$e"
+        sleep "$PLAY_BETWEEN"
+    done
     roll_deployment gate "v$c"
     sleep "$PLAY_BETWEEN"
 done
 
 step "bots stop"
-kill -TERM "$BOT_PID"
-bot_status=0
-wait "$BOT_PID" || bot_status=$?
-step "bots exited ($bot_status)"
+declare -A BOT_STATUS
+for g in "${!BOT_PID[@]}"; do kill -TERM "${BOT_PID[$g]}"; done
+for g in "${!BOT_PID[@]}"; do
+    BOT_STATUS[$g]=0
+    wait "${BOT_PID[$g]}" || BOT_STATUS[$g]=$?
+done
+step "bots exited"
 step "scale down"
 for n in "${LIVE[@]}"; do [ "${POD_KIND[$n]}" = gate ] && stop_pod "$n"; done
 for n in "${LIVE[@]}"; do stop_pod "$n"; done
@@ -202,18 +233,21 @@ check() { # check DESCRIPTION COMMAND...
         fail=1
     fi
 }
-rep() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$E2E_DIR/report.json" "$1"; }
 : >"$E2E_DIR/checks.txt"
-if [ -s "$E2E_DIR/report.json" ]; then
-    check "croupier-bot exit status 0 (was $bot_status)" test "$bot_status" -eq 0
-    check "finished games > 0 ($(rep 'd["games"]["finished"]'))" test "$(rep 'd["games"]["finished"]')" -gt 0
-    check "torn games = 0 ($(rep 'd["games"]["torn"]'))" test "$(rep 'd["games"]["torn"]')" -eq 0
-    check "unexpected client errors = 0 ($(rep 'd["unexpected_errors"]'))" test "$(rep 'd["unexpected_errors"]')" -eq 0
-    check "bots were moved off draining game pods ($(rep 'd["counters"]["moves"]') moves)" test "$(rep 'd["counters"]["moves"]')" -gt 0
-    check "bots reconnected after GoAways ($(rep 'd["reconnects"]["after_goaway"]'))" test "$(rep 'd["reconnects"]["after_goaway"]')" -gt 0
-else
-    check "croupier-bot wrote its report" false
-fi
+for g in "${!BOT_PID[@]}"; do
+    R=$E2E_DIR/report-$g.json
+    rep() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$R" "$1"; }
+    if [ ! -s "$R" ]; then
+        check "$g: croupier-bot wrote its report" false
+        continue
+    fi
+    check "$g: croupier-bot exit status 0 (was ${BOT_STATUS[$g]})" test "${BOT_STATUS[$g]}" -eq 0
+    check "$g: finished games > 0 ($(rep 'd["games"]["finished"]'))" test "$(rep 'd["games"]["finished"]')" -gt 0
+    check "$g: torn games = 0 ($(rep 'd["games"]["torn"]'))" test "$(rep 'd["games"]["torn"]')" -eq 0
+    check "$g: unexpected client errors = 0 ($(rep 'd["unexpected_errors"]'))" test "$(rep 'd["unexpected_errors"]')" -eq 0
+    check "$g: bots were moved off draining game pods ($(rep 'd["counters"]["moves"]') moves)" test "$(rep 'd["counters"]["moves"]')" -gt 0
+    check "$g: bots reconnected after GoAways ($(rep 'd["reconnects"]["after_goaway"]'))" test "$(rep 'd["reconnects"]["after_goaway"]')" -gt 0
+done
 for f in "${E2E_FAILURES[@]}"; do check "$f" false; done
 for w in "${E2E_WARNINGS[@]}"; do echo "warn $w" >>"$E2E_DIR/checks.txt"; done
 for n in "${ALL_PODS[@]}"; do
@@ -221,17 +255,18 @@ for n in "${ALL_PODS[@]}"; do
 done
 SUM1=$(e2e_wallet_sum)
 check "sum of wallets unchanged ($SUM0 -> $SUM1)" test "$SUM0" -eq "$SUM1"
-if [ -s "$E2E_DIR/rounds.txt" ]; then
-    awk '$2 == "finished" { print "EXISTS {croupier:money}:round:" $1 }' "$E2E_DIR/rounds.txt" |
-        e2e_redis >"$E2E_DIR/finished-exists.txt"
-    nfin=$(wc -l <"$E2E_DIR/finished-exists.txt")
-    missing=$(grep -vc '^1$' "$E2E_DIR/finished-exists.txt")
-    check "every finished round the bots saw has its settlement in Redis ($nfin rounds, $missing missing)" test "$missing" -eq 0
-    awk '$2 == "voided" { print "EXISTS {croupier:money}:round:" $1 }' "$E2E_DIR/rounds.txt" |
-        e2e_redis >"$E2E_DIR/voided-exists.txt"
-    settled=$(grep -c '^1$' "$E2E_DIR/voided-exists.txt")
-    check "no voided round was settled ($(wc -l <"$E2E_DIR/voided-exists.txt") voided, $settled settled)" test "$settled" -eq 0
-fi
+for g in "${!BOT_PID[@]}"; do
+    [ -f "$E2E_DIR/rounds-$g.txt" ] || continue
+    awk '$2 == "finished" { print "EXISTS {croupier:money}:round:" $1 }' "$E2E_DIR/rounds-$g.txt" |
+        e2e_redis >"$E2E_DIR/finished-exists-$g.txt"
+    nfin=$(wc -l <"$E2E_DIR/finished-exists-$g.txt")
+    missing=$(grep -vc '^1$' "$E2E_DIR/finished-exists-$g.txt")
+    check "$g: every finished round the bots saw has its settlement in Redis ($nfin rounds, $missing missing)" test "$missing" -eq 0
+    awk '$2 == "voided" { print "EXISTS {croupier:money}:round:" $1 }' "$E2E_DIR/rounds-$g.txt" |
+        e2e_redis >"$E2E_DIR/voided-exists-$g.txt"
+    settled=$(grep -c '^1$' "$E2E_DIR/voided-exists-$g.txt")
+    check "$g: no voided round was settled ($(wc -l <"$E2E_DIR/voided-exists-$g.txt") voided, $settled settled)" test "$settled" -eq 0
+done
 records=$(e2e_redis --scan --pattern '{croupier:money}:round:*' | wc -l)
 echo "settle records in Redis: $records (one per round id: the key is the id)" >>"$E2E_DIR/checks.txt"
 python3 "$SRC/tests/e2e/chart.py" "$E2E_DIR" >/dev/null || e2e_log "report generation failed"
