@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "rpcc.h"
 #include "support.h"
@@ -743,6 +744,196 @@ START_TEST(test_bound_passes_mid_hand_voided_with_refunds)
 }
 END_TEST
 
+/* ---- random play on two tables ---------------------------------------------------------- */
+
+#define RP_PLAYERS 12
+
+/* The moves' generator: xorshift64*, seeded from the clock (or CROUPIER_TEST_SEED) and printed,
+ * so a failing run can be replayed. */
+static uint64_t rp_state;
+
+static uint32_t rp_rand(uint32_t n)
+{
+    rp_state ^= rp_state >> 12;
+    rp_state ^= rp_state << 25;
+    rp_state ^= rp_state >> 27;
+    return (uint32_t)(((rp_state * 2685821657736338717ULL) >> 32) % n);
+}
+
+typedef struct {
+    model_t m[2];
+    uint64_t desk[2];
+    int ndesks;
+    uint64_t player_desk[RP_PLAYERS];
+} multi_t;
+
+static int multi_index(multi_t *mt, uint64_t player)
+{
+    if (player < 801 || player >= 801 + RP_PLAYERS)
+        return -1;
+    for (int d = 0; d < mt->ndesks; d++)
+        if (mt->desk[d] == mt->player_desk[player - 801])
+            return d;
+    return -1;
+}
+
+/* Events of either table: each goes to the model of the desk its recipient sits at. */
+static bool multi_pump(rpcc_t *c, multi_t *mt, int timeout_ms)
+{
+    Croupier__RpcFrame *f = rpcc_next_event(c, timeout_ms);
+    if (f == NULL)
+        return false;
+    if (f->body_case == CROUPIER__RPC_FRAME__BODY_DESK_CLOSING) {
+        for (int d = 0; d < mt->ndesks; d++)
+            if (mt->desk[d] == f->desk_closing->desk_id)
+                model_apply(&mt->m[d], f);
+    } else {
+        int d = multi_index(mt, f->has_player_id ? f->player_id : 0);
+        if (d >= 0)
+            model_apply(&mt->m[d], f);
+    }
+    frame_free_rpc(f);
+    return true;
+}
+
+/* One random move for the seat to act: folds, checks, calls, bets and raises of random legal
+ * or illegal sizes, all-ins; a refused move must come back with its code and change nothing. */
+static void random_move(rpcc_t *c, model_t *m, uint64_t *rid, int *refused)
+{
+    uint64_t player = m->seat_player[m->turn_seat];
+    uint32_t r = rp_rand(100);
+    Croupier__HoldemMove move;
+    int64_t amount = 0;
+    if (r < 12 && m->to_call > 0) {
+        move = CROUPIER__HOLDEM_MOVE__HOLDEM_FOLD;
+    } else if (r < 60 || !m->min_known) {
+        move = m->to_call == 0 ? CROUPIER__HOLDEM_MOVE__HOLDEM_CHECK
+                               : CROUPIER__HOLDEM_MOVE__HOLDEM_CALL;
+    } else {
+        move = rp_rand(2) ? CROUPIER__HOLDEM_MOVE__HOLDEM_BET : CROUPIER__HOLDEM_MOVE__HOLDEM_RAISE;
+        int64_t span = m->max_to - m->min_to;
+        if (r < 70)
+            amount = m->max_to; /* all-in */
+        else if (r < 75)
+            amount = m->max_to + 1 + (int64_t)rp_rand(100); /* over the stack */
+        else if (r < 80 && m->min_to > 1)
+            amount = m->min_to - 1; /* below the minimum (legal only as an all-in) */
+        else
+            amount = m->min_to + (span > 0 ? (int64_t)rp_rand((uint32_t)(span / 3 + 1)) : 0);
+    }
+    uint64_t id = (*rid)++;
+    send_act(c, id, player, move, amount);
+    int code = reply_code(c, id, NULL);
+    if (code == CROUPIER__ERROR_CODE__OK) {
+        m->turn_seat = -1;
+        return;
+    }
+    (*refused)++;
+    ck_assert_msg(code == CROUPIER__ERROR_CODE__ACTION_NOT_ALLOWED ||
+                      code == CROUPIER__ERROR_CODE__BET_BELOW_MIN ||
+                      code == CROUPIER__ERROR_CODE__BET_ABOVE_MAX,
+                  "move %d amount %" PRId64 " refused with %d", move, amount, code);
+}
+
+START_TEST(test_random_play_on_two_tables_conserves_chips_through_drain)
+{
+    env_t e;
+    char *env[] = {"CROUPIER_HOLDEM_ACTION_MS=5000", "CROUPIER_HOLDEM_GAP_MS=0",
+                   "CROUPIER_HOLDEM_SEATS=6",        "CROUPIER_HOLDEM_RAKE_BP=300",
+                   "CROUPIER_HOLDEM_RAKE_CAP=4",     NULL};
+    const char *seed = getenv("CROUPIER_TEST_SEED");
+    rp_state = seed != NULL ? strtoull(seed, NULL, 10) : (uint64_t)time(NULL) * 2654435761ULL;
+    rp_state |= 1;
+    fprintf(stderr, "# random play seed %" PRIu64 "\n", rp_state);
+    env_start(&e, "60", env);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    multi_t mt;
+    memset(&mt, 0, sizeof mt);
+    model_init(&mt.m[0]);
+    model_init(&mt.m[1]);
+    long long start = 0;
+    for (int i = 0; i < RP_PLAYERS; i++) {
+        uint64_t p = 801 + (uint64_t)i;
+        long long w = 300 + 137 * i; /* buy-ins from 30 to 100 big blinds */
+        wallet_set(&e, p, w);
+        start += w;
+        send_join(c, p, p, STAKE);
+        Croupier__RpcFrame *r;
+        ck_assert_int_eq(reply_code(c, p, &r), CROUPIER__ERROR_CODE__OK);
+        uint64_t desk = r->reply->payload->joined->desk_id;
+        int d;
+        for (d = 0; d < mt.ndesks && mt.desk[d] != desk; d++)
+            ;
+        ck_assert_int_lt(d, 2);
+        if (d == mt.ndesks)
+            mt.desk[mt.ndesks++] = desk;
+        mt.player_desk[i] = desk;
+        mt.m[d].seat_player[r->reply->payload->joined->seat] = p;
+        frame_free_rpc(r);
+    }
+    ck_assert_int_eq(mt.ndesks, 2); /* six seats a table: the lobby opened a second one */
+    uint64_t rid = 10000;
+    int refused = 0, moves = 0;
+    long long end = ts_now_ms() + 6000;
+    while (ts_now_ms() < end && mt.m[0].rounds_completed + mt.m[1].rounds_completed < 80) {
+        bool acted = false;
+        for (int d = 0; d < 2; d++) {
+            if (mt.m[d].turn_seat >= 0) {
+                random_move(c, &mt.m[d], &rid, &refused);
+                moves++;
+                acted = true;
+            }
+        }
+        if (!acted && !multi_pump(c, &mt, 500))
+            break; /* no table is playing (too many players busted) */
+        while (multi_pump(c, &mt, 0))
+            ;
+    }
+    int hands = mt.m[0].rounds_completed + mt.m[1].rounds_completed;
+    ck_assert_int_ge(hands, 5);
+    ck_assert_int_eq(mt.m[0].rounds_voided + mt.m[1].rounds_voided, 0);
+
+    /* Drain: the hands running finish (played on passively), nothing else is dealt. */
+    ck_assert_int_eq(ts_http_get("127.0.0.1", e.health_port, "/drain", 5000, NULL), 200);
+    long long until = ts_now_ms() + 10000;
+    while (human_desks(&e) > 0) {
+        ck_assert(ts_now_ms() < until);
+        for (int d = 0; d < 2; d++) {
+            model_t *m = &mt.m[d];
+            if (m->turn_seat < 0)
+                continue;
+            uint64_t id = rid++;
+            send_act(c, id, m->seat_player[m->turn_seat],
+                     m->to_call == 0 ? CROUPIER__HOLDEM_MOVE__HOLDEM_CHECK
+                                     : CROUPIER__HOLDEM_MOVE__HOLDEM_CALL,
+                     0);
+            ck_assert_int_eq(reply_code(c, id, NULL), CROUPIER__ERROR_CODE__OK);
+            m->turn_seat = -1;
+        }
+        multi_pump(c, &mt, 50);
+    }
+    until = ts_now_ms() + 3000;
+    while (mt.m[0].desk_closing + mt.m[1].desk_closing < RP_PLAYERS && ts_now_ms() < until)
+        multi_pump(c, &mt, 100);
+    ck_assert_int_eq(mt.m[0].desk_closing + mt.m[1].desk_closing, RP_PLAYERS);
+    ck_assert_int_eq(mt.m[0].table_closing + mt.m[1].table_closing, RP_PLAYERS);
+    /* Every chip is back in a wallet or the house's rake. */
+    int nz;
+    ck_assert_int_eq(seat_accounts(&e, &nz), 0);
+    long long sum = rake(&e);
+    for (int i = 0; i < RP_PLAYERS; i++) {
+        long long w = wallet(&e, 801 + (uint64_t)i);
+        ck_assert_int_ge(w, 0);
+        sum += w;
+    }
+    ck_assert_int_eq(sum, start);
+    fprintf(stderr, "# random play: %d hands, %d moves, %d refused, rake %lld\n", hands, moves,
+            refused, rake(&e));
+    rpcc_close(c);
+    env_stop(&e);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("holdem_engine");
@@ -757,6 +948,7 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_drain_finishes_hand_cashes_out_and_withdraws_ads);
     tcase_add_test(tc, test_bound_passes_mid_hand_voided_with_refunds);
+    tcase_add_test(tc, test_random_play_on_two_tables_conserves_chips_through_drain);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
