@@ -612,6 +612,12 @@ static void bot_on_event(bot_t *b, const Croupier__ServerMessage *m)
         if (m->deal->round_id != NULL && m->deal->round_id[0] != '\0') {
             bot_book_round_started(book, b->idx, desk, m->deal->round_id, now_ms());
             b->seat.in_round = true;
+        } else if (b->has_seat && m->deal->has_seat && m->deal->seat == b->seat.seat &&
+                   m->deal->cards.len > 0) {
+            /* Our own cards without a round id (hold'em hole cards): a round started; it is
+             * named by its RoundEnd. */
+            bot_book_round_started(book, b->idx, desk, NULL, now_ms());
+            b->seat.in_round = true;
         }
         break;
     case CROUPIER__SERVER_MESSAGE__BODY_ROUND_END: {

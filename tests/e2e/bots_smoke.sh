@@ -22,6 +22,11 @@ if [ "$ENGINE" = test ]; then
     BOTS=${BOTS:-50}
     BOT_SECONDS=${BOT_SECONDS:-5}
     BOT_ENGINE=traditional
+elif [ "$ENGINE" = holdem ]; then
+    GAMES=${GAMES:-holdem}
+    BOTS=${BOTS:-30}
+    BOT_SECONDS=${BOT_SECONDS:-8}
+    BOT_ENGINE=$ENGINE
 else
     GAMES=${GAMES:-doudizhu runfast bigtwo}
     BOTS=${BOTS:-24}

@@ -1,0 +1,106 @@
+/*
+ * strategy_holdem -- plays the holdem engine (games/holdem/holdem_engine.h) from what its Turn
+ * says. The engine fills each Turn from the rules code itself (holdem_table_legal): to_call,
+ * min_amount (the smallest total a bet or raise may make this street; absent when neither is
+ * allowed) and max_amount (the stack's limit). So every move the bot picks is legal by
+ * construction:
+ *
+ *   nothing to call:  check (3 in 4), else bet min_amount when betting is allowed;
+ *   something to call: call (6 in 10), fold (2 in 10), raise to min_amount (2 in 10, when
+ *                      raising is allowed; else call).
+ *
+ * Amounts are totals put in this street, as the protocol says. Every refusal is an unexpected
+ * error.
+ */
+#include "bot_strategy.h"
+
+typedef struct {
+    bool my_turn;
+    bool closing;
+    int64_t to_call, min_to, max_to;
+    bool has_min;
+} st_holdem_t;
+
+static void st_holdem_on_seat(void *stp, const bot_seat_t *seat, const Croupier__Snapshot *snap)
+{
+    st_holdem_t *st = stp;
+    (void)seat;
+    st->closing = false;
+    st->my_turn = false;
+    /* A snapshot does not carry the Turn's limits: wait for the next Turn (the engine's turn
+     * timer acts for a player who stays silent, so nothing is stuck). */
+    (void)snap;
+}
+
+static void st_holdem_on_event(void *stp, const bot_seat_t *seat, const Croupier__ServerMessage *m)
+{
+    st_holdem_t *st = stp;
+    switch (m->body_case) {
+    case CROUPIER__SERVER_MESSAGE__BODY_TURN: {
+        const Croupier__Turn *t = m->turn;
+        st->my_turn = t->seat == seat->seat;
+        st->to_call = t->has_to_call ? t->to_call : 0;
+        st->has_min = t->has_min_amount;
+        st->min_to = t->min_amount;
+        st->max_to = t->has_max_amount ? t->max_amount : 0;
+        break;
+    }
+    case CROUPIER__SERVER_MESSAGE__BODY_ROUND_END:
+    case CROUPIER__SERVER_MESSAGE__BODY_RESULT:
+        st->my_turn = false;
+        break;
+    case CROUPIER__SERVER_MESSAGE__BODY_TABLE_CLOSING:
+        st->closing = true;
+        st->my_turn = false;
+        break;
+    default:
+        break;
+    }
+}
+
+static int st_holdem_decide(void *stp, const bot_seat_t *seat, bot_rng_t *rng, bot_move_t *out,
+                            int *delay_ms)
+{
+    (void)seat;
+    st_holdem_t *st = stp;
+    *delay_ms = -1;
+    if (!st->my_turn || st->closing)
+        return 0;
+    *delay_ms = 30 + (int)bot_rng_below(rng, 200);
+    out->action.kind_case = CROUPIER__ACTION__KIND_HOLDEM;
+    out->action.holdem = &out->holdem;
+    uint32_t r = bot_rng_below(rng, 20);
+    if (st->to_call == 0) {
+        if (r < 15 || !st->has_min || st->min_to <= 0) {
+            out->holdem.move = CROUPIER__HOLDEM_MOVE__HOLDEM_CHECK;
+        } else {
+            out->holdem.move = CROUPIER__HOLDEM_MOVE__HOLDEM_BET;
+            out->holdem.has_amount = true;
+            out->holdem.amount = st->min_to;
+        }
+        return 1;
+    }
+    if (r < 4) {
+        out->holdem.move = CROUPIER__HOLDEM_MOVE__HOLDEM_FOLD;
+    } else if (r < 8 && st->has_min && st->min_to > 0) {
+        out->holdem.move = CROUPIER__HOLDEM_MOVE__HOLDEM_RAISE;
+        out->holdem.has_amount = true;
+        out->holdem.amount = st->min_to;
+    } else {
+        out->holdem.move = CROUPIER__HOLDEM_MOVE__HOLDEM_CALL;
+    }
+    return 1;
+}
+
+const bot_strategy_ops_t bot_strategy_holdem = {
+    .game = "holdem",
+    .engine = CROUPIER__ENGINE__ENGINE_HOLDEM,
+    .state_size = sizeof(st_holdem_t),
+    .round_in_snapshot = true,
+    .round_by_action = false,
+    .on_seat = st_holdem_on_seat,
+    .on_event = st_holdem_on_event,
+    .decide = st_holdem_decide,
+    .refusal_expected = NULL,
+    .free_state = NULL,
+};
