@@ -672,9 +672,13 @@ START_TEST(test_drain_finishes_hand_cashes_out_and_withdraws_ads)
     ck_assert_int_eq(human_desks(&e), 1);
     play_rounds(c, &m, &rid, 1);
     ck_assert_int_eq(m.rounds_completed, done_before + 1);
+    long long hand_end = ts_now_ms();
     int three = 3;
     ck_assert(pump_until(c, &m, closings_done, &three, 3000));
+    long long told = ts_now_ms();
     ck_assert_int_eq(human_desks(&e), 0);
+    fprintf(stderr, "# drain: players told %lld ms after the last hand ended (cash-outs applied)\n",
+            told - hand_end);
     /* No next hand: nothing is dealt over many gaps, human_desks stays 0. */
     uint64_t seq = m.last_seq;
     ck_assert(!pump_until(c, &m, has_turn, NULL, 1000));
