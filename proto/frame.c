@@ -47,6 +47,70 @@ static void error_reset(frame_error_t *err)
     }
 }
 
+/*
+ * Where a check stands inside a message: one node per nesting level, on the stack of the
+ * recursive walks (the root names the message type). The dotted text ("ClientMessage.action.
+ * holdem") is built only when a check fails, so a valid message costs no formatting at all.
+ */
+typedef struct path_node {
+    const struct path_node *up;
+    const char *name;
+} path_node_t;
+
+/* Longest path text kept (the walks used to build it level by level in buffers of this size). */
+#define PATH_TEXT_MAX 256
+
+/* Writes the dotted path of n into buf (at most PATH_TEXT_MAX - 1 characters, cut like the
+ * level-by-level snprintf it replaces). */
+static void path_text(const path_node_t *n, char buf[PATH_TEXT_MAX])
+{
+    const char *names[FRAME_MAX_DEPTH + 8];
+    size_t k = 0;
+    for (; n != NULL && k < sizeof names / sizeof names[0]; n = n->up)
+        names[k++] = n->name;
+    size_t used = 0;
+    buf[0] = '\0';
+    while (k > 0 && used < PATH_TEXT_MAX - 1) {
+        const char *name = names[--k];
+        if (used > 0)
+            buf[used++] = '.';
+        size_t len = strlen(name);
+        if (len > PATH_TEXT_MAX - 1 - used)
+            len = PATH_TEXT_MAX - 1 - used;
+        memcpy(buf + used, name, len);
+        used += len;
+        buf[used] = '\0';
+    }
+    buf[used] = '\0';
+}
+
+/*
+ * Like fail(), for a check inside a walk: the detail is the path of at, then the text of fmt
+ * (which starts right after the path, e.g. ".%s: unspecified"). Returns -EINVAL.
+ */
+static int fail_at(frame_error_t *err, Croupier__ErrorCode code, const path_node_t *at,
+                   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static int fail_at(frame_error_t *err, Croupier__ErrorCode code, const path_node_t *at,
+                   const char *fmt, ...)
+{
+    if (err != NULL) {
+        char path[PATH_TEXT_MAX];
+        path_text(at, path);
+        err->code = code;
+        size_t n = strlen(path);
+        if (n > sizeof err->detail - 1)
+            n = sizeof err->detail - 1;
+        memcpy(err->detail, path, n);
+        err->detail[n] = '\0';
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->detail + n, sizeof err->detail - n, fmt, ap);
+        va_end(ap);
+    }
+    return -EINVAL;
+}
+
 bool frame_card_valid(uint8_t code)
 {
     unsigned rank = code >> 2, suit = code & 3u;
@@ -193,57 +257,55 @@ static bool wire_varint(const uint8_t *p, size_t len, size_t *pos, uint64_t *out
  * skipped (protobuf-c keeps them, inside the allocation budget).
  */
 static int wire_check(const ProtobufCMessageDescriptor *desc, const uint8_t *p, size_t len,
-                      const char *path, unsigned depth, const frame_limits_t *lim,
+                      const path_node_t *at, unsigned depth, const frame_limits_t *lim,
                       frame_error_t *err)
 {
     if (depth > FRAME_MAX_DEPTH)
-        return fail(err, CROUPIER__ERROR_CODE__MALFORMED_FRAME, "%s: nested too deep", path);
+        return fail_at(err, CROUPIER__ERROR_CODE__MALFORMED_FRAME, at, ": nested too deep");
     size_t pos = 0;
     while (pos < len) {
         uint64_t tag, n;
         if (!wire_varint(p, len, &pos, &tag))
-            return fail(err, CROUPIER__ERROR_CODE__MALFORMED_FRAME, "%s: truncated tag", path);
+            return fail_at(err, CROUPIER__ERROR_CODE__MALFORMED_FRAME, at, ": truncated tag");
         uint64_t id = tag >> 3;
         /* Field 0 and numbers above 2^29-1 don't exist; protobuf-c takes an overlong-encoded
          * tag 0 as an unknown field it then re-encodes as a tag it refuses itself. */
         if (id == 0 || id > 536870911u)
-            return fail(err, CROUPIER__ERROR_CODE__MALFORMED_FRAME,
-                        "%s: field number %" PRIu64 " out of range", path, id);
+            return fail_at(err, CROUPIER__ERROR_CODE__MALFORMED_FRAME, at,
+                           ": field number %" PRIu64 " out of range", id);
         switch (tag & 7) {
         case 0:
             if (!wire_varint(p, len, &pos, &n))
-                return fail(err, CROUPIER__ERROR_CODE__MALFORMED_FRAME, "%s: truncated varint",
-                            path);
+                return fail_at(err, CROUPIER__ERROR_CODE__MALFORMED_FRAME, at,
+                               ": truncated varint");
             break;
         case 1:
         case 5: {
             size_t w = (tag & 7) == 1 ? 8 : 4;
             if (len - pos < w)
-                return fail(err, CROUPIER__ERROR_CODE__MALFORMED_FRAME, "%s: truncated fixed field",
-                            path);
+                return fail_at(err, CROUPIER__ERROR_CODE__MALFORMED_FRAME, at,
+                               ": truncated fixed field");
             pos += w;
             break;
         }
         case 2: {
             if (!wire_varint(p, len, &pos, &n) || n > len - pos)
-                return fail(err, CROUPIER__ERROR_CODE__MALFORMED_FRAME,
-                            "%s: truncated length-delimited field", path);
+                return fail_at(err, CROUPIER__ERROR_CODE__MALFORMED_FRAME, at,
+                               ": truncated length-delimited field");
             const ProtobufCFieldDescriptor *f =
                 id <= UINT32_MAX ? protobuf_c_message_descriptor_get_field(desc, (unsigned)id)
                                  : NULL;
             if (f != NULL && f->type == PROTOBUF_C_TYPE_STRING) {
                 if (n > lim->max_string)
-                    return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
-                                "%s.%s: string of %" PRIu64 " bytes, at most %zu", path, f->name, n,
-                                lim->max_string);
+                    return fail_at(err, CROUPIER__ERROR_CODE__BAD_REQUEST, at,
+                                   ".%s: string of %" PRIu64 " bytes, at most %zu", f->name, n,
+                                   lim->max_string);
                 if (!frame_utf8_valid(p + pos, (size_t)n))
-                    return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
-                                "%s.%s: not valid UTF-8 (or holds NUL)", path, f->name);
+                    return fail_at(err, CROUPIER__ERROR_CODE__BAD_REQUEST, at,
+                                   ".%s: not valid UTF-8 (or holds NUL)", f->name);
             } else if (f != NULL && f->type == PROTOBUF_C_TYPE_MESSAGE) {
-                char subpath[256];
-                snprintf(subpath, sizeof subpath, "%s.%s", path, f->name);
-                int rc =
-                    wire_check(f->descriptor, p + pos, (size_t)n, subpath, depth + 1, lim, err);
+                path_node_t sub = {at, f->name};
+                int rc = wire_check(f->descriptor, p + pos, (size_t)n, &sub, depth + 1, lim, err);
                 if (rc < 0)
                     return rc;
             }
@@ -251,8 +313,8 @@ static int wire_check(const ProtobufCMessageDescriptor *desc, const uint8_t *p, 
             break;
         }
         default:
-            return fail(err, CROUPIER__ERROR_CODE__MALFORMED_FRAME, "%s: unsupported wire type %u",
-                        path, (unsigned)(tag & 7));
+            return fail_at(err, CROUPIER__ERROR_CODE__MALFORMED_FRAME, at,
+                           ": unsupported wire type %u", (unsigned)(tag & 7));
         }
     }
     return 0;
@@ -270,70 +332,90 @@ static bool enum_zero_is_unspecified(const ProtobufCEnumDescriptor *ed)
     return n >= 11 && strcmp(v->name + n - 11, "UNSPECIFIED") == 0;
 }
 
-static int check_cards(const ProtobufCBinaryData *b, const char *path, const char *field,
+static int check_cards(const ProtobufCBinaryData *b, const path_node_t *at, const char *field,
                        frame_error_t *err)
 {
     if (b->len > FRAME_MAX_CARDS)
-        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s.%s: %zu cards, at most %d", path,
-                    field, b->len, FRAME_MAX_CARDS);
+        return fail_at(err, CROUPIER__ERROR_CODE__BAD_REQUEST, at, ".%s: %zu cards, at most %d",
+                       field, b->len, FRAME_MAX_CARDS);
     if (b->len > 0 && b->data == NULL)
-        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s.%s: NULL data", path, field);
+        return fail_at(err, CROUPIER__ERROR_CODE__BAD_REQUEST, at, ".%s: NULL data", field);
     for (size_t i = 0; i < b->len; i++)
         if (!frame_card_valid(b->data[i]))
-            return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
-                        "%s.%s: byte %zu is not a card code (0x%02x)", path, field, i, b->data[i]);
+            return fail_at(err, CROUPIER__ERROR_CODE__BAD_REQUEST, at,
+                           ".%s: byte %zu is not a card code (0x%02x)", field, i, b->data[i]);
     return 0;
 }
 
-static int walk_message(const ProtobufCMessage *m, const char *path, unsigned depth,
-                        const frame_limits_t *lim, frame_error_t *err);
+/* What a walk needs besides the message: the limits, where errors go, and whether the strings
+ * were already checked on the wire (a message just unpacked: every string it holds passed the
+ * wire pass under the same limits, so only the pointers are looked at again). */
+typedef struct walk_ctx {
+    const frame_limits_t *lim;
+    frame_error_t *err;
+    bool strings_checked;
+} walk_ctx_t;
+
+static int walk_message(const ProtobufCMessage *m, const path_node_t *at, unsigned depth,
+                        const walk_ctx_t *w);
 
 /* Checks one value of field f (element k of a repeated field, or the single value). */
 static int walk_value(const ProtobufCFieldDescriptor *f, const void *elems, size_t k,
-                      const char *path, unsigned depth, const frame_limits_t *lim,
-                      frame_error_t *err)
+                      const path_node_t *at, unsigned depth, const walk_ctx_t *w)
 {
+    frame_error_t *err = w->err;
     switch (f->type) {
     case PROTOBUF_C_TYPE_ENUM: {
         int v = ((const int *)elems)[k];
         if (protobuf_c_enum_descriptor_get_value(f->descriptor, v) == NULL)
-            return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s.%s: %d is not a %s value", path,
-                        f->name, v, ((const ProtobufCEnumDescriptor *)f->descriptor)->short_name);
+            return fail_at(err, CROUPIER__ERROR_CODE__BAD_REQUEST, at, ".%s: %d is not a %s value",
+                           f->name, v,
+                           ((const ProtobufCEnumDescriptor *)f->descriptor)->short_name);
         if (v == 0 && f->label == PROTOBUF_C_LABEL_REQUIRED &&
             enum_zero_is_unspecified(f->descriptor))
-            return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s.%s: unspecified", path,
-                        f->name);
+            return fail_at(err, CROUPIER__ERROR_CODE__BAD_REQUEST, at, ".%s: unspecified", f->name);
         return 0;
     }
     case PROTOBUF_C_TYPE_STRING: {
         const char *s = ((char *const *)elems)[k];
         if (s == NULL)
-            return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s.%s: NULL string", path,
-                        f->name);
+            return fail_at(err, CROUPIER__ERROR_CODE__BAD_REQUEST, at, ".%s: NULL string", f->name);
+        if (w->strings_checked)
+            return 0;
         size_t n = strlen(s);
-        if (n > lim->max_string)
-            return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
-                        "%s.%s: string of %zu bytes, at most %zu", path, f->name, n,
-                        lim->max_string);
+        if (n > w->lim->max_string)
+            return fail_at(err, CROUPIER__ERROR_CODE__BAD_REQUEST, at,
+                           ".%s: string of %zu bytes, at most %zu", f->name, n, w->lim->max_string);
         if (!frame_utf8_valid((const uint8_t *)s, n))
-            return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s.%s: not valid UTF-8", path,
-                        f->name);
+            return fail_at(err, CROUPIER__ERROR_CODE__BAD_REQUEST, at, ".%s: not valid UTF-8",
+                           f->name);
         return 0;
     }
     case PROTOBUF_C_TYPE_BYTES:
         /* Every bytes field of the protocol is a list of card codes. */
-        return check_cards(&((const ProtobufCBinaryData *)elems)[k], path, f->name, err);
+        return check_cards(&((const ProtobufCBinaryData *)elems)[k], at, f->name, err);
     case PROTOBUF_C_TYPE_MESSAGE: {
         const ProtobufCMessage *sub = ((ProtobufCMessage *const *)elems)[k];
         if (sub == NULL)
-            return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s.%s: missing", path, f->name);
-        char subpath[256];
-        snprintf(subpath, sizeof subpath, "%s.%s", path, f->name);
-        return walk_message(sub, subpath, depth + 1, lim, err);
+            return fail_at(err, CROUPIER__ERROR_CODE__BAD_REQUEST, at, ".%s: missing", f->name);
+        path_node_t node = {at, f->name};
+        return walk_message(sub, &node, depth + 1, w);
     }
     default:
         return 0;
     }
+}
+
+/*
+ * True when case `which` (not 0, not f's own id) names a field of the oneof that f belongs to
+ * (the fields sharing f's case member). One lookup by number instead of a scan of every field.
+ */
+static bool oneof_case_known(const ProtobufCMessageDescriptor *d, const ProtobufCFieldDescriptor *f,
+                             uint32_t which)
+{
+    const ProtobufCFieldDescriptor *g = protobuf_c_message_descriptor_get_field(d, which);
+    return g != NULL && (g->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+           g->quantifier_offset == f->quantifier_offset;
 }
 
 /*
@@ -342,14 +424,14 @@ static int walk_value(const ProtobufCFieldDescriptor *f, const void *elems, size
  * UTF-8 and within max_string, bytes fields hold card codes, message and string pointers that
  * must be there are. Works the same on unpacked and hand-built messages.
  */
-static int walk_message(const ProtobufCMessage *m, const char *path, unsigned depth,
-                        const frame_limits_t *lim, frame_error_t *err)
+static int walk_message(const ProtobufCMessage *m, const path_node_t *at, unsigned depth,
+                        const walk_ctx_t *w)
 {
     const ProtobufCMessageDescriptor *d = m->descriptor;
     if (d == NULL || d->magic != PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC)
-        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s: not a message", path);
+        return fail_at(w->err, CROUPIER__ERROR_CODE__BAD_REQUEST, at, ": not a message");
     if (depth > FRAME_MAX_DEPTH)
-        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s: nested too deep", path);
+        return fail_at(w->err, CROUPIER__ERROR_CODE__BAD_REQUEST, at, ": nested too deep");
     const char *base = (const char *)m;
     for (unsigned i = 0; i < d->n_fields; i++) {
         const ProtobufCFieldDescriptor *f = &d->fields[i];
@@ -360,20 +442,16 @@ static int walk_message(const ProtobufCMessage *m, const char *path, unsigned de
             count = *(const size_t *)(base + f->quantifier_offset);
             elems = *(void *const *)member;
             if (count > 0 && elems == NULL)
-                return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s.%s: NULL array", path,
-                            f->name);
+                return fail_at(w->err, CROUPIER__ERROR_CODE__BAD_REQUEST, at, ".%s: NULL array",
+                               f->name);
         } else if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
             uint32_t which = *(const uint32_t *)(base + f->quantifier_offset);
-            bool known = which == 0;
-            for (unsigned j = 0; j < d->n_fields && !known; j++)
-                known = d->fields[j].quantifier_offset == f->quantifier_offset &&
-                        (d->fields[j].flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
-                        d->fields[j].id == which;
-            if (!known)
-                return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
-                            "%s: oneof case %u is not a field", path, which);
-            if (which != f->id)
+            if (which != f->id) {
+                if (which != 0 && !oneof_case_known(d, f, which))
+                    return fail_at(w->err, CROUPIER__ERROR_CODE__BAD_REQUEST, at,
+                                   ": oneof case %u is not a field", which);
                 continue;
+            }
         } else if (f->label == PROTOBUF_C_LABEL_OPTIONAL) {
             if (f->type == PROTOBUF_C_TYPE_MESSAGE || f->type == PROTOBUF_C_TYPE_STRING) {
                 const void *ptr = *(void *const *)member;
@@ -384,7 +462,7 @@ static int walk_message(const ProtobufCMessage *m, const char *path, unsigned de
             }
         }
         for (size_t k = 0; k < count; k++) {
-            int rc = walk_value(f, elems, k, path, depth, lim, err);
+            int rc = walk_value(f, elems, k, at, depth, w);
             if (rc < 0)
                 return rc;
         }
@@ -394,104 +472,118 @@ static int walk_message(const ProtobufCMessage *m, const char *path, unsigned de
 
 /* ---- per-message rules ------------------------------------------------------------------ */
 
-static int check_game_name(const char *g, const char *path, frame_error_t *err)
+/*
+ * The rules below name the field they refuse by a path given in two parts, path and sub,
+ * printed one after the other ("RpcFrame.push" ".play.action"): nothing is formatted unless a
+ * rule fails.
+ */
+static int check_game_name(const char *g, const char *path, const char *sub, frame_error_t *err)
 {
     size_t n = strlen(g);
     if (n == 0 || n > 32)
-        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s.game: 1..32 bytes", path);
+        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s%s.game: 1..32 bytes", path, sub);
     for (size_t i = 0; i < n; i++) {
         char c = g[i];
         if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-'))
             return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
-                        "%s.game: only a-z, 0-9, '_' and '-'", path);
+                        "%s%s.game: only a-z, 0-9, '_' and '-'", path, sub);
     }
     return 0;
 }
 
-static int check_join(const Croupier__Join *j, const char *path, frame_error_t *err)
+static int check_join(const Croupier__Join *j, const char *path, const char *sub,
+                      frame_error_t *err)
 {
-    int rc = check_game_name(j->game, path, err);
+    int rc = check_game_name(j->game, path, sub, err);
     if (rc < 0)
         return rc;
     if (j->stake <= 0)
-        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s.stake: must be > 0", path);
+        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s%s.stake: must be > 0", path, sub);
     return 0;
 }
 
-static int check_shedding(const Croupier__SheddingAction *a, const char *path, frame_error_t *err)
+static int check_shedding(const Croupier__SheddingAction *a, const char *path, const char *sub,
+                          frame_error_t *err)
 {
     switch (a->move) {
     case CROUPIER__SHEDDING_MOVE__SHEDDING_PLAY:
         if (!a->has_cards || a->cards.len == 0)
             return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
-                        "%s.shedding.cards: PLAY needs at least one card", path);
+                        "%s%s.shedding.cards: PLAY needs at least one card", path, sub);
         if (a->has_bid)
-            return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s.shedding.bid: only with BID",
-                        path);
+            return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s%s.shedding.bid: only with BID",
+                        path, sub);
         return 0;
     case CROUPIER__SHEDDING_MOVE__SHEDDING_PASS:
     case CROUPIER__SHEDDING_MOVE__SHEDDING_BID:
         if (a->has_cards)
-            return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s.shedding.cards: only with PLAY",
-                        path);
+            return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                        "%s%s.shedding.cards: only with PLAY", path, sub);
         if ((a->move == CROUPIER__SHEDDING_MOVE__SHEDDING_BID) != (bool)a->has_bid)
             return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
-                        "%s.shedding.bid: required with BID and only with BID", path);
+                        "%s%s.shedding.bid: required with BID and only with BID", path, sub);
         return 0;
     default:
-        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s.shedding.move: unspecified", path);
+        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s%s.shedding.move: unspecified", path,
+                    sub);
     }
 }
 
-static int check_holdem(const Croupier__HoldemAction *a, const char *path, frame_error_t *err)
+static int check_holdem(const Croupier__HoldemAction *a, const char *path, const char *sub,
+                        frame_error_t *err)
 {
     bool sized = a->move == CROUPIER__HOLDEM_MOVE__HOLDEM_BET ||
                  a->move == CROUPIER__HOLDEM_MOVE__HOLDEM_RAISE;
     if (sized && (!a->has_amount || a->amount <= 0))
         return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
-                    "%s.holdem.amount: required for BET/RAISE and > 0", path);
+                    "%s%s.holdem.amount: required for BET/RAISE and > 0", path, sub);
     if (!sized && a->has_amount)
-        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s.holdem.amount: only with BET/RAISE",
-                    path);
+        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                    "%s%s.holdem.amount: only with BET/RAISE", path, sub);
     return 0;
 }
 
-static int check_blackjack(const Croupier__BlackjackAction *a, const char *path, frame_error_t *err)
+static int check_blackjack(const Croupier__BlackjackAction *a, const char *path, const char *sub,
+                           frame_error_t *err)
 {
     bool bet = a->move == CROUPIER__BLACKJACK_MOVE__BJ_BET;
     bool ins = a->move == CROUPIER__BLACKJACK_MOVE__BJ_INSURANCE;
     if (bet && (!a->has_amount || a->amount <= 0))
         return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
-                    "%s.blackjack.amount: required for BET and > 0", path);
+                    "%s%s.blackjack.amount: required for BET and > 0", path, sub);
     if (!bet && a->has_amount)
-        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s.blackjack.amount: only with BET",
-                    path);
+        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s%s.blackjack.amount: only with BET",
+                    path, sub);
     if (ins != (bool)a->has_insure)
         return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
-                    "%s.blackjack.insure: required with INSURANCE and only with it", path);
+                    "%s%s.blackjack.insure: required with INSURANCE and only with it", path, sub);
     if (a->has_hand && a->hand >= 8)
-        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s.blackjack.hand: at most 7", path);
+        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s%s.blackjack.hand: at most 7", path,
+                    sub);
     return 0;
 }
 
-static int check_action(const Croupier__Action *a, const char *path, frame_error_t *err)
+static int check_action(const Croupier__Action *a, const char *path, const char *sub,
+                        frame_error_t *err)
 {
     switch (a->kind_case) {
     case CROUPIER__ACTION__KIND_SHEDDING:
-        return check_shedding(a->shedding, path, err);
+        return check_shedding(a->shedding, path, sub, err);
     case CROUPIER__ACTION__KIND_HOLDEM:
-        return check_holdem(a->holdem, path, err);
+        return check_holdem(a->holdem, path, sub, err);
     case CROUPIER__ACTION__KIND_BLACKJACK:
-        return check_blackjack(a->blackjack, path, err);
+        return check_blackjack(a->blackjack, path, sub, err);
     default:
-        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s: no move", path);
+        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s%s: no move", path, sub);
     }
 }
 
-static int check_error_msg(const Croupier__Error *e, const char *path, frame_error_t *err)
+static int check_error_msg(const Croupier__Error *e, const char *path, const char *sub,
+                           frame_error_t *err)
 {
     if (e->code == CROUPIER__ERROR_CODE__OK)
-        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s.code: an error cannot be OK", path);
+        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s%s.code: an error cannot be OK",
+                    path, sub);
     return 0;
 }
 
@@ -507,9 +599,9 @@ static int rules_client(const Croupier__ClientMessage *m, frame_error_t *err)
             return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "ClientMessage.login.token: empty");
         return 0;
     case CROUPIER__CLIENT_MESSAGE__BODY_JOIN:
-        return check_join(m->join, "ClientMessage.join", err);
+        return check_join(m->join, "ClientMessage.join", "", err);
     case CROUPIER__CLIENT_MESSAGE__BODY_ACTION:
-        return check_action(m->action, "ClientMessage.action", err);
+        return check_action(m->action, "ClientMessage.action", "", err);
     case CROUPIER__CLIENT_MESSAGE__BODY_LEAVE:
     case CROUPIER__CLIENT_MESSAGE__BODY_RESUME:
     case CROUPIER__CLIENT_MESSAGE__BODY_PING:
@@ -523,28 +615,22 @@ static int rules_client(const Croupier__ClientMessage *m, frame_error_t *err)
 /* Rules for ServerMessage beyond the generic walk. */
 static int rules_server(const Croupier__ServerMessage *m, const char *path, frame_error_t *err)
 {
-    char sub[128];
     switch (m->body_case) {
     case CROUPIER__SERVER_MESSAGE__BODY_RESULT:
-        if (m->result->error != NULL) {
-            snprintf(sub, sizeof sub, "%s.result.error", path);
-            return check_error_msg(m->result->error, sub, err);
-        }
+        if (m->result->error != NULL)
+            return check_error_msg(m->result->error, path, ".result.error", err);
         return 0;
     case CROUPIER__SERVER_MESSAGE__BODY_ERROR:
-        snprintf(sub, sizeof sub, "%s.error", path);
-        return check_error_msg(m->error, sub, err);
+        return check_error_msg(m->error, path, ".error", err);
     case CROUPIER__SERVER_MESSAGE__BODY_PLAY:
-        snprintf(sub, sizeof sub, "%s.play.action", path);
-        return check_action(m->play->action, sub, err);
+        return check_action(m->play->action, path, ".play.action", err);
     case CROUPIER__SERVER_MESSAGE__BODY_JOINED:
-        snprintf(sub, sizeof sub, "%s.joined", path);
         return check_join(&(Croupier__Join){.game = m->joined->game, .stake = m->joined->stake},
-                          sub, err);
+                          path, ".joined", err);
     case CROUPIER__SERVER_MESSAGE__BODY_MOVED:
-        snprintf(sub, sizeof sub, "%s.moved.to", path);
         return check_join(
-            &(Croupier__Join){.game = m->moved->to->game, .stake = m->moved->to->stake}, sub, err);
+            &(Croupier__Join){.game = m->moved->to->game, .stake = m->moved->to->stake}, path,
+            ".moved.to", err);
     case CROUPIER__SERVER_MESSAGE__BODY_ROUND_END: {
         const Croupier__RoundEnd *r = m->round_end;
         bool voided = r->outcome == CROUPIER__ROUND_OUTCOME__OUTCOME_VOIDED;
@@ -572,8 +658,8 @@ static int rules_server(const Croupier__ServerMessage *m, const char *path, fram
              want[sn->engine] != sn->state_case))
             return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
                         "%s.snapshot: state does not belong to its engine", path);
-        snprintf(sub, sizeof sub, "%s.snapshot", path);
-        return check_join(&(Croupier__Join){.game = sn->game, .stake = sn->stake}, sub, err);
+        return check_join(&(Croupier__Join){.game = sn->game, .stake = sn->stake}, path,
+                          ".snapshot", err);
     }
     case CROUPIER__SERVER_MESSAGE__BODY_LOGIN_RESULT:
     case CROUPIER__SERVER_MESSAGE__BODY_DEAL:
@@ -611,14 +697,14 @@ static int rules_rpc(const Croupier__RpcFrame *m, frame_error_t *err)
         break;
     case CROUPIER__RPC_FRAME__BODY_JOIN: {
         request = player = player_request = true;
-        int rc = check_join(m->join, "RpcFrame.join", err);
+        int rc = check_join(m->join, "RpcFrame.join", "", err);
         if (rc < 0)
             return rc;
         break;
     }
     case CROUPIER__RPC_FRAME__BODY_ACTION: {
         request = player = player_request = true;
-        int rc = check_action(m->action, "RpcFrame.action", err);
+        int rc = check_action(m->action, "RpcFrame.action", "", err);
         if (rc < 0)
             return rc;
         break;
@@ -653,7 +739,7 @@ static int rules_rpc(const Croupier__RpcFrame *m, frame_error_t *err)
         player = true;
         int rc =
             check_join(&(Croupier__Join){.game = m->moved->to->game, .stake = m->moved->to->stake},
-                       "RpcFrame.moved.to", err);
+                       "RpcFrame.moved.to", "", err);
         if (rc < 0)
             return rc;
         break;
@@ -680,13 +766,17 @@ static int rules_rpc(const Croupier__RpcFrame *m, frame_error_t *err)
 
 /*
  * Generic walk plus the rules of the message's own type (found by its descriptor).
- * Returns 0 or -EINVAL with err filled in.
+ * strings_checked: m was just unpacked from bytes that passed the wire pass (its strings are
+ * known good). Returns 0 or -EINVAL with err filled in.
  */
-static int check_any(const ProtobufCMessage *m, const frame_limits_t *lim, frame_error_t *err)
+static int check_any(const ProtobufCMessage *m, const frame_limits_t *lim, frame_error_t *err,
+                     bool strings_checked)
 {
     if (m == NULL)
         return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "no message");
-    int rc = walk_message(m, m->descriptor->short_name, 0, lim, err);
+    path_node_t root = {NULL, m->descriptor->short_name};
+    walk_ctx_t w = {lim, err, strings_checked};
+    int rc = walk_message(m, &root, 0, &w);
     if (rc < 0)
         return rc;
     if (m->descriptor == &croupier__client_message__descriptor)
@@ -702,20 +792,20 @@ int frame_check_client(const Croupier__ClientMessage *m, const frame_limits_t *l
                        frame_error_t *err)
 {
     error_reset(err);
-    return check_any(m != NULL ? &m->base : NULL, limits_or_default(lim), err);
+    return check_any(m != NULL ? &m->base : NULL, limits_or_default(lim), err, false);
 }
 
 int frame_check_server(const Croupier__ServerMessage *m, const frame_limits_t *lim,
                        frame_error_t *err)
 {
     error_reset(err);
-    return check_any(m != NULL ? &m->base : NULL, limits_or_default(lim), err);
+    return check_any(m != NULL ? &m->base : NULL, limits_or_default(lim), err, false);
 }
 
 int frame_check_rpc(const Croupier__RpcFrame *m, const frame_limits_t *lim, frame_error_t *err)
 {
     error_reset(err);
-    return check_any(m != NULL ? &m->base : NULL, limits_or_default(lim), err);
+    return check_any(m != NULL ? &m->base : NULL, limits_or_default(lim), err, false);
 }
 
 /* ---- encoding ----------------------------------------------------------------------------- */
@@ -737,7 +827,7 @@ static int prepare(const ProtobufCMessage *msg, const frame_limits_t *lim, frame
                    size_t *size)
 {
     error_reset(err);
-    int rc = check_any(msg, lim, err);
+    int rc = check_any(msg, lim, err, false);
     if (rc < 0)
         return rc;
     if (!protobuf_c_message_check(msg))
@@ -833,7 +923,8 @@ static ProtobufCMessage *unpack_checked(const ProtobufCMessageDescriptor *desc,
         fail(err, CROUPIER__ERROR_CODE__MALFORMED_FRAME, "no payload");
         return NULL;
     }
-    if (wire_check(desc, payload, len, desc->short_name, 0, lim, err) < 0)
+    path_node_t root = {NULL, desc->short_name};
+    if (wire_check(desc, payload, len, &root, 0, lim, err) < 0)
         return NULL;
 
     budget_t b = {.left = lim->budget_floor, .used = 0, .exhausted = false};
@@ -856,7 +947,9 @@ static ProtobufCMessage *unpack_checked(const ProtobufCMessageDescriptor *desc,
                  desc->short_name);
         return NULL;
     }
-    int rc = rules ? check_any(m, lim, err) : walk_message(m, desc->short_name, 0, lim, err);
+    /* Every string in m passed the wire pass above under the same limits. */
+    walk_ctx_t w = {lim, err, true};
+    int rc = rules ? check_any(m, lim, err, true) : walk_message(m, &root, 0, &w);
     if (rc < 0) {
         protobuf_c_message_free_unpacked(m, &free_allocator);
         return NULL;
