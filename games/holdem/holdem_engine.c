@@ -1328,7 +1328,8 @@ static int he_table_open(he_engine_t *eng, int64_t stake, rt_desk_id_t *out)
 
 /* ---- lobby ------------------------------------------------------------------------------- */
 
-/* Copies one table's entry to the shared ad list and wakes the main loop. Lobby thread. */
+/* Wakes the main loop to bring the ads in line with the table list (which the lobby changed
+ * under eng->mu). Lobby thread. */
 static void he_lobby_publish(he_engine_t *eng)
 {
     if (eng->ad_ev != NULL)
