@@ -64,6 +64,9 @@ extern const uint16_t holdem_eval_flush_values_[8192];
 extern const uint16_t holdem_eval_disp_[];
 extern const uint16_t holdem_eval_rank_values_[];
 extern const uint32_t holdem_eval_rank_values_size_; /* entries in holdem_eval_rank_values_ */
+extern const uint16_t holdem_eval_disp7_[];          /* the same for seven-card multisets alone */
+extern const uint16_t holdem_eval_rank_values7_[];
+extern const uint32_t holdem_eval_rank_values7_size_;
 extern const uint32_t holdem_eval_category_first_[];
 
 #define HOLDEM_EVAL_EMPTY_KEY (0x3333ull << 32)  /* every suit counter at 3 */
@@ -71,6 +74,7 @@ extern const uint32_t holdem_eval_category_first_[];
 #define HOLDEM_EVAL_HASH_MUL 0x7f4a7c15u         /* odd: a bijection modulo 2^25 */
 #define HOLDEM_EVAL_HASH_BITS 25                 /* rank-key sums are below 2^25 */
 #define HOLDEM_EVAL_ROW_SHIFT 11                 /* column bits; the remaining 14 pick the row */
+#define HOLDEM_EVAL_ROW_SHIFT7 12                /* seven cards alone: 12 column bits, 8,192 rows */
 
 static inline holdem_hand_t holdem_hand_empty(void)
 {
@@ -102,10 +106,21 @@ static inline uint16_t holdem_eval_rank_value_(uint64_t key)
     return holdem_eval_rank_values_[slot];
 }
 
+/* Private: the same for a hand of exactly seven cards, through the smaller seven-card table. */
+static inline uint16_t holdem_eval_rank_value7_(uint64_t key)
+{
+    uint32_t x = ((uint32_t)key * HOLDEM_EVAL_HASH_MUL) & ((1u << HOLDEM_EVAL_HASH_BITS) - 1);
+    uint32_t slot = (x & ((1u << HOLDEM_EVAL_ROW_SHIFT7) - 1)) +
+                    holdem_eval_disp7_[x >> HOLDEM_EVAL_ROW_SHIFT7];
+    return holdem_eval_rank_values7_[slot];
+}
+
 /* Private: the suit (0..3) whose counter in key shows five cards or more. */
 static inline unsigned holdem_eval_flush_suit_(uint64_t key)
 {
-    return ((unsigned)__builtin_ctzll(key & HOLDEM_EVAL_FLUSH_BITS) - 32) >> 2;
+    /* Written apart from the "key & HOLDEM_EVAL_FLUSH_BITS" test so that the test stays one
+     * instruction in the common path. */
+    return (unsigned)__builtin_ctz((uint32_t)(key >> 32) & 0x8888u) >> 2;
 }
 
 /*
@@ -126,19 +141,26 @@ static inline uint16_t holdem_hand_value(holdem_hand_t h)
 uint16_t holdem_eval_flush_cards_(const uint8_t *cards, int n, unsigned suit);
 
 /*
- * The value of n (5..7) cards, UNCHECKED: the cards must be distinct and below 52 (use
- * holdem_eval_cards() for untrusted input). The fastest way from a card array: one 64-bit
- * table add per card; only a flush (about 3 % of seven-card hands) walks the cards again to
- * collect its suit's ranks.
+ * The value of n (5..7) cards, UNCHECKED: the cards must be below 52 (use holdem_eval_cards()
+ * for untrusted input); repeated cards give a meaningless value, read inside the tables. The
+ * fastest way from a card array: one 64-bit table add per card; only a flush (about 3 % of
+ * seven-card hands) walks the cards again to collect its suit's ranks.
  */
 static inline uint16_t holdem_cards_value(const uint8_t *cards, int n)
 {
+    const uint64_t *k = holdem_eval_card_keys_;
     uint64_t key = HOLDEM_EVAL_EMPTY_KEY;
-    for (int i = 0; i < n; i++)
-        key += holdem_eval_card_keys_[cards[i]];
+    if (n == 7) {
+        /* A balanced sum: three dependent adds after the loads instead of seven. */
+        key += ((k[cards[0]] + k[cards[1]]) + (k[cards[2]] + k[cards[3]])) +
+               ((k[cards[4]] + k[cards[5]]) + k[cards[6]]);
+    } else {
+        for (int i = 0; i < n; i++)
+            key += k[cards[i]];
+    }
     if (__builtin_expect((key & HOLDEM_EVAL_FLUSH_BITS) != 0, 0))
         return holdem_eval_flush_cards_(cards, n, holdem_eval_flush_suit_(key));
-    return holdem_eval_rank_value_(key);
+    return n == 7 ? holdem_eval_rank_value7_(key) : holdem_eval_rank_value_(key);
 }
 
 /* Evaluates n (5..7) distinct cards. Returns the value, or -EINVAL for a bad count or card. */

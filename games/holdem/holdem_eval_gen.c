@@ -25,17 +25,24 @@ static const uint32_t eval_rank_keys[13] = {1,     5,      24,     112,    521, 
                                             30823, 103066, 250154, 667453, 1526359, 3453520};
 
 #define EVAL_MAX_KEY (4u * 3453520u + 3u * 1526359u)
-#define EVAL_ROWS (1u << (HOLDEM_EVAL_HASH_BITS - HOLDEM_EVAL_ROW_SHIFT))
-#define EVAL_COL_MASK ((1u << HOLDEM_EVAL_ROW_SHIFT) - 1)
 _Static_assert(EVAL_MAX_KEY < (1u << HOLDEM_EVAL_HASH_BITS), "rank keys exceed the hash range");
 
 static uint32_t eval_class_scores[HOLDEM_VALUE_MAX]; /* sorted comparable scores, by value-1 */
 static int eval_category_first[HOLDEM_CATEGORIES + 1];
 static uint64_t gen_card_key[HOLDEM_CARDS], gen_card_mask[HOLDEM_CARDS];
 static uint16_t gen_flush_values[8192];
-static const uint16_t *gen_disp;
-static const uint16_t *gen_rank_values;
-static size_t gen_rank_size;
+
+/* One rank-key perfect hash: which multisets it holds, its shape, and the tables built. */
+typedef struct {
+    int min_cards;  /* 5: every multiset of 5..7 cards; 7: seven-card multisets only */
+    unsigned shift; /* column bits (the row is the rest of the 25 hash bits) */
+    unsigned scale; /* slot = column + scale * displacement (1 or 2, to fit 16 bits) */
+    uint16_t *disp; /* 2^(25 - shift) displacements */
+    uint16_t *values;
+    size_t size; /* entries in values */
+} eval_hash_t;
+
+static unsigned eval_sort_shift; /* the row shift eval_cmp_entry_row sorts by */
 
 /* A comparable score: category in bits 20..23, then up to five ranks, most significant first. */
 static uint32_t eval_score(int cat, const int *r, int n)
@@ -207,7 +214,7 @@ static uint32_t eval_hash(uint32_t key)
 static int eval_cmp_entry_row(const void *a, const void *b)
 {
     const eval_entry_t *x = a, *y = b;
-    uint32_t rx = x->hash >> HOLDEM_EVAL_ROW_SHIFT, ry = y->hash >> HOLDEM_EVAL_ROW_SHIFT;
+    uint32_t rx = x->hash >> eval_sort_shift, ry = y->hash >> eval_sort_shift;
     return rx < ry ? -1 : rx > ry;
 }
 
@@ -235,20 +242,22 @@ static int eval_cmp_row_size(const void *a, const void *b)
 }
 
 /*
- * Builds the rank-key perfect hash: every rank multiset of 5..7 cards (73,775 of them), keyed
- * by its key sum. The multiply scatters the keys evenly over 16,384 rows of 2,048 columns, and
- * because it is a bijection modulo 2^25 no two keys share a row and a column. Rows are placed
- * largest first at the smallest even displacement where none of their columns lands on a
- * slot already taken (first-fit decreasing), which fills about 99 % of the value table.
- * Displacements are stored halved so that they fit 16 bits.
+ * Builds a rank-key perfect hash: every rank multiset of hs->min_cards..7 cards (73,775 for 5..7,
+ * 49,205 for 7 alone), keyed by its key sum. The multiply scatters the keys evenly over the
+ * rows, and because it is a bijection modulo 2^25 no two keys share a row and a column. Rows
+ * are placed largest first at the smallest displacement (a multiple of hs->scale) where none
+ * of their columns lands on a slot already taken (first-fit decreasing), which fills 94 to
+ * 99 % of the value table. Displacements are stored divided by hs->scale to fit 16 bits.
  */
-static void eval_build_rank_hash(void)
+static void eval_build_rank_hash(eval_hash_t *hs)
 {
+    const uint32_t nrows_max = 1u << (HOLDEM_EVAL_HASH_BITS - hs->shift);
+    const uint32_t col_mask = (1u << hs->shift) - 1;
     size_t cap = 80000, n = 0;
     eval_entry_t *e = xmalloc(cap * sizeof *e);
     int count[13] = {0}, total = 0;
     for (;;) {
-        if (total >= 5) {
+        if (total >= hs->min_cards) {
             uint32_t key = 0;
             for (int r = 0; r < 13; r++)
                 key += (uint32_t)count[r] * eval_rank_keys[r];
@@ -271,70 +280,72 @@ static void eval_build_rank_hash(void)
         if (r == 13)
             break;
     }
+    eval_sort_shift = hs->shift;
     qsort(e, n, sizeof *e, eval_cmp_entry_row);
-    eval_row_t *rows = xcalloc(EVAL_ROWS, sizeof *rows);
+    eval_row_t *rows = xcalloc(nrows_max, sizeof *rows);
     size_t nrows = 0;
     for (size_t i = 0; i < n;) {
         size_t j = i;
-        uint32_t row = e[i].hash >> HOLDEM_EVAL_ROW_SHIFT;
-        while (j < n && (e[j].hash >> HOLDEM_EVAL_ROW_SHIFT) == row)
+        uint32_t row = e[i].hash >> hs->shift;
+        while (j < n && (e[j].hash >> hs->shift) == row)
             j++;
         rows[nrows++] = (eval_row_t){row, (uint32_t)i, (uint32_t)(j - i)};
         i = j;
     }
     qsort(rows, nrows, sizeof *rows, eval_cmp_row_size);
 
-    uint16_t *disp = xcalloc(EVAL_ROWS, sizeof *disp);
-    const size_t tcap = 2 * 65536 + EVAL_COL_MASK + 1; /* the largest slot a disp can reach */
+    uint16_t *disp = xcalloc(nrows_max, sizeof *disp);
+    /* the largest slot a displacement can reach */
+    const size_t tcap = (size_t)hs->scale * 65536 + col_mask + 1;
     uint16_t *values = xcalloc(tcap, sizeof *values);
     uint8_t *used = xcalloc(tcap, 1);
     size_t tsize = 0;
     /*
      * First fit: only displacements that put the row's smallest column on a free slot can
      * work, so the search walks the free slots (found through next_free, a union-find of
-     * taken runs) and skips the odd displacements.
+     * taken runs) and skips displacements that are not multiples of the scale.
      */
     uint32_t *next_free = xmalloc((tcap + 1) * sizeof *next_free);
     for (size_t i = 0; i <= tcap; i++)
         next_free[i] = (uint32_t)i;
     for (size_t ri = 0; ri < nrows; ri++) {
         const eval_row_t *row = &rows[ri];
-        uint32_t min_col = EVAL_COL_MASK;
+        uint32_t min_col = col_mask;
         for (uint32_t i = 0; i < row->n; i++)
-            if ((e[row->first + i].hash & EVAL_COL_MASK) < min_col)
-                min_col = e[row->first + i].hash & EVAL_COL_MASK;
+            if ((e[row->first + i].hash & col_mask) < min_col)
+                min_col = e[row->first + i].hash & col_mask;
         for (uint32_t slot = eval_find_free(next_free, min_col);;
              slot = eval_find_free(next_free, slot + 1)) {
             uint32_t off = slot - min_col;
-            if (off % 2)
+            if (off % hs->scale)
                 continue;
-            if (off / 2 > UINT16_MAX) {
+            if (off / hs->scale > UINT16_MAX) {
                 fprintf(stderr, "holdem_eval: rank hash displacement overflow\n");
                 abort();
             }
             int ok = 1;
             for (uint32_t i = 0; i < row->n && ok; i++)
-                ok = !used[(e[row->first + i].hash & EVAL_COL_MASK) + off];
+                ok = !used[(e[row->first + i].hash & col_mask) + off];
             if (!ok)
                 continue;
             for (uint32_t i = 0; i < row->n; i++) {
                 const eval_entry_t *x = &e[row->first + i];
-                size_t pos = (x->hash & EVAL_COL_MASK) + off;
+                size_t pos = (x->hash & col_mask) + off;
                 used[pos] = 1;
                 next_free[pos] = (uint32_t)pos + 1;
                 values[pos] = x->value;
                 if (pos + 1 > tsize)
                     tsize = pos + 1;
             }
-            disp[row->row] = (uint16_t)(off / 2);
+            disp[row->row] = (uint16_t)(off / hs->scale);
             break;
         }
     }
     free(next_free);
-    /* Every key must map home through the same arithmetic as holdem_hand_value(). */
+    /* Every key must map home through the same arithmetic as the evaluator. */
     for (size_t i = 0; i < n; i++) {
         uint32_t x = eval_hash(e[i].key);
-        uint32_t pos = (x & EVAL_COL_MASK) + 2u * disp[x >> HOLDEM_EVAL_ROW_SHIFT];
+        uint32_t pos = (x & col_mask) + hs->scale * disp[x >> hs->shift];
         if (values[pos] != e[i].value) {
             fprintf(stderr, "holdem_eval: rank key %u does not map home\n", e[i].key);
             abort();
@@ -344,15 +355,15 @@ static void eval_build_rank_hash(void)
      * A meaningless hand (a card added twice) may hash to any row and column: size the table
      * to the largest slot any row can reach, so such a hand reads a zero, never past the end.
      */
-    for (uint32_t r = 0; r < EVAL_ROWS; r++)
-        if (EVAL_COL_MASK + 2u * disp[r] + 1 > tsize)
-            tsize = EVAL_COL_MASK + 2u * disp[r] + 1;
+    for (uint32_t r = 0; r < nrows_max; r++)
+        if (col_mask + hs->scale * disp[r] + 1 > tsize)
+            tsize = col_mask + hs->scale * disp[r] + 1;
     free(used);
     free(rows);
     free(e);
-    gen_disp = disp;
-    gen_rank_values = values;
-    gen_rank_size = tsize;
+    hs->disp = disp;
+    hs->values = values;
+    hs->size = tsize;
 }
 
 /* Writes one array as C. */
@@ -386,7 +397,10 @@ int main(int argc, char **argv)
     eval_build_classes();
     for (unsigned m = 0; m < 8192; m++)
         gen_flush_values[m] = __builtin_popcount(m) >= 5 ? eval_value_of(eval_score_flush(m)) : 0;
-    eval_build_rank_hash();
+    eval_hash_t all = {5, HOLDEM_EVAL_ROW_SHIFT, 2, NULL, NULL, 0};
+    eval_hash_t seven = {7, HOLDEM_EVAL_ROW_SHIFT7, 1, NULL, NULL, 0};
+    eval_build_rank_hash(&all);
+    eval_build_rank_hash(&seven);
 
     FILE *f = fopen(argv[1], "w");
     if (f == NULL) {
@@ -405,9 +419,14 @@ int main(int argc, char **argv)
         fprintf(f, "%s%#llxull,", c % 4 ? " " : "\n    ", (unsigned long long)gen_card_key[c]);
     fprintf(f, "\n};\n\n");
     gen_print_u16(f, "const uint16_t holdem_eval_flush_values_", gen_flush_values, 8192);
-    gen_print_u16(f, "const uint16_t holdem_eval_disp_", gen_disp, EVAL_ROWS);
-    gen_print_u16(f, "const uint16_t holdem_eval_rank_values_", gen_rank_values, gen_rank_size);
-    fprintf(f, "const uint32_t holdem_eval_rank_values_size_ = %zu;\n\n", gen_rank_size);
+    gen_print_u16(f, "const uint16_t holdem_eval_disp_", all.disp,
+                  1u << (HOLDEM_EVAL_HASH_BITS - all.shift));
+    gen_print_u16(f, "const uint16_t holdem_eval_rank_values_", all.values, all.size);
+    fprintf(f, "const uint32_t holdem_eval_rank_values_size_ = %zu;\n\n", all.size);
+    gen_print_u16(f, "const uint16_t holdem_eval_disp7_", seven.disp,
+                  1u << (HOLDEM_EVAL_HASH_BITS - seven.shift));
+    gen_print_u16(f, "const uint16_t holdem_eval_rank_values7_", seven.values, seven.size);
+    fprintf(f, "const uint32_t holdem_eval_rank_values7_size_ = %zu;\n\n", seven.size);
     uint32_t first[HOLDEM_CATEGORIES + 1];
     for (int i = 0; i <= HOLDEM_CATEGORIES; i++)
         first[i] = (uint32_t)eval_category_first[i];

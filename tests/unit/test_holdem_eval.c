@@ -212,6 +212,10 @@ START_TEST(test_hand_value_reads_inside_tables_for_any_row)
     uint32_t cols = 1u << HOLDEM_EVAL_ROW_SHIFT;
     for (uint32_t r = 0; r < 1u << (HOLDEM_EVAL_HASH_BITS - HOLDEM_EVAL_ROW_SHIFT); r++)
         ck_assert_uint_le(cols - 1 + 2u * holdem_eval_disp_[r], holdem_eval_rank_values_size_ - 1);
+    /* The same for the seven-card table of holdem_cards_value(). */
+    cols = 1u << HOLDEM_EVAL_ROW_SHIFT7;
+    for (uint32_t r = 0; r < 1u << (HOLDEM_EVAL_HASH_BITS - HOLDEM_EVAL_ROW_SHIFT7); r++)
+        ck_assert_uint_le(cols - 1 + holdem_eval_disp7_[r], holdem_eval_rank_values7_size_ - 1);
 }
 END_TEST
 
@@ -226,6 +230,12 @@ START_TEST(test_hand_value_survives_meaningless_hands)
         for (int k = 0; k < n; k++)
             h = holdem_hand_add(h, (int)(k && (i & 1) ? rnd52() % 4 : rnd52()));
         out_of_range += holdem_hand_value(h) > HOLDEM_VALUE_MAX;
+        /* holdem_cards_value() with repeated cards (in range): the same promise. */
+        uint8_t c[7];
+        for (int k = 0; k < 7; k++)
+            c[k] = (uint8_t)(k && (i & 1) ? rnd52() % 8 : rnd52());
+        out_of_range += holdem_cards_value(c, 7) > HOLDEM_VALUE_MAX;
+        out_of_range += holdem_cards_value(c, 6) > HOLDEM_VALUE_MAX;
     }
     ck_assert_uint_eq(out_of_range, 0);
 }

@@ -2,7 +2,8 @@
  * Heavy tests for the hold'em hand evaluator: every one of the 133,784,560 seven-card hands
  * against ../shared/oracles/poker-eval.md (category counts and the 4,824 classes that can be
  * the best of seven cards), and every six-card hand and a sample of seven-card hands against
- * the best of their five-card subsets.
+ * the best of their five-card subsets, and holdem_cards_value() against holdem_hand_value() on
+ * every six- and seven-card hand.
  */
 #include <check.h>
 #include <stdint.h>
@@ -114,6 +115,40 @@ START_TEST(test_eval_six_and_seven_cards_equal_best_five_card_subset)
 }
 END_TEST
 
+START_TEST(test_cards_value_equals_hand_value_for_every_seven_card_hand)
+{
+    /* holdem_cards_value() goes through its own seven-card table: all 133,784,560 hands. */
+    uint64_t mismatches = 0, checked = 0;
+    uint8_t c[7];
+    for (c[0] = 0; c[0] < 52; c[0]++) {
+        holdem_hand_t ha = holdem_hand_add(holdem_hand_empty(), c[0]);
+        for (c[1] = c[0] + 1; c[1] < 52; c[1]++) {
+            holdem_hand_t hb = holdem_hand_add(ha, c[1]);
+            for (c[2] = c[1] + 1; c[2] < 52; c[2]++) {
+                holdem_hand_t hc = holdem_hand_add(hb, c[2]);
+                for (c[3] = c[2] + 1; c[3] < 52; c[3]++) {
+                    holdem_hand_t hd = holdem_hand_add(hc, c[3]);
+                    for (c[4] = c[3] + 1; c[4] < 52; c[4]++) {
+                        holdem_hand_t he = holdem_hand_add(hd, c[4]);
+                        for (c[5] = c[4] + 1; c[5] < 52; c[5]++) {
+                            holdem_hand_t hf = holdem_hand_add(he, c[5]);
+                            mismatches += holdem_cards_value(c, 6) != holdem_hand_value(hf);
+                            for (c[6] = c[5] + 1; c[6] < 52; c[6]++) {
+                                holdem_hand_t hg = holdem_hand_add(hf, c[6]);
+                                mismatches += holdem_cards_value(c, 7) != holdem_hand_value(hg);
+                                checked++;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    ck_assert_uint_eq(checked, 133784560);
+    ck_assert_uint_eq(mismatches, 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("holdem_eval_heavy");
@@ -121,6 +156,7 @@ int main(void)
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, test_eval_counts_every_seven_card_hand);
     tcase_add_test(tc, test_eval_six_and_seven_cards_equal_best_five_card_subset);
+    tcase_add_test(tc, test_cards_value_equals_hand_value_for_every_seven_card_hand);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
