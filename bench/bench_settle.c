@@ -1,12 +1,16 @@
 /*
  * bench_settle -- settlements per second into a local Redis through the money writer queue.
  *
- *   bench_settle [TOTAL] [DESKS] [MAX_INFLIGHT] [BATCH_MAX]   (defaults 200000 4 512 64)
+ *   bench_settle [TOTAL] [DESKS] [MAX_INFLIGHT] [BATCH_MAX] [PLAYERS]
+ *                                                       (defaults 200000 4 512 64 8)
  *
  * Starts its own redis-server on a free loopback port (tests/support), then DESKS threads submit
- * TOTAL settlements of 3 players each (tests/integration/money_gen.h) as fast as the writer's
- * watermark allows; the clock stops when money_writer_flush() has seen every reply. Prints the
- * rate and checks that every round was applied once (wallets reconcile).
+ * TOTAL settlements of 3 players each as fast as the writer's watermark allows; the clock stops
+ * when money_writer_flush() has seen every reply. Prints the rate and checks that every round
+ * was applied once (every wallet and the rake reconcile). With PLAYERS = 8 the rounds are those
+ * of tests/integration/money_gen.h (8 players: a batch of 64 rounds touches 8 wallets); with
+ * more players each round picks 3 of them, so that a batch touches ~3 wallets per round as on a
+ * server with many desks.
  *
  * CPU: with SETTLE_REDIS_CPU=<n> the redis-server is pinned to CPU n (sched_setaffinity on the
  * pid INFO reports); pin the bench itself with taskset, e.g.
@@ -76,6 +80,29 @@ static double self_cpu_s(void)
            (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 }
 
+static int nplayers = MONEY_GEN_PLAYERS;
+static char (*player_names)[16];
+
+/* Round (desk, seq): money_gen's with 8 players, else 3 distinct players of nplayers (> 20)
+ * spread over all of them; the first wins 2x - rake, the others lose x each. */
+static void bench_settlement(uint64_t desk, uint64_t seq, money_settlement_t *s, int idx[3])
+{
+    money_gen_settlement(1, desk, seq, s);
+    if (nplayers == MONEY_GEN_PLAYERS) {
+        for (int i = 0; i < 3; i++)
+            for (int p = 0; p < MONEY_GEN_PLAYERS; p++)
+                if (s->players[i] == money_gen_names[p])
+                    idx[i] = p;
+        return;
+    }
+    uint64_t p0 = (desk * 7919 + seq * 104729) % (uint64_t)nplayers;
+    idx[0] = (int)p0;
+    idx[1] = (int)((p0 + 1 + seq % 5) % (uint64_t)nplayers);
+    idx[2] = (int)((p0 + 7 + seq % 11) % (uint64_t)nplayers);
+    for (int i = 0; i < 3; i++)
+        s->players[i] = player_names[idx[i]];
+}
+
 typedef struct {
     money_writer_t *w;
     uint64_t desk;
@@ -93,7 +120,8 @@ static void *desk_main(void *arg)
             continue;
         }
         money_settlement_t s;
-        money_gen_settlement(1, d->desk, seq, &s);
+        int idx[3];
+        bench_settlement(d->desk, seq, &s, idx);
         if (money_writer_submit_settle(d->w, &s, done_cb, (void *)(intptr_t)clock_mono_ns()) != 0)
             abort();
         seq++;
@@ -107,12 +135,19 @@ int main(int argc, char **argv)
     int ndesks = argc > 2 ? atoi(argv[2]) : 4;
     long inflight = argc > 3 ? atol(argv[3]) : 512;
     long batch = argc > 4 ? atol(argv[4]) : 64;
+    nplayers = argc > 5 ? atoi(argv[5]) : MONEY_GEN_PLAYERS;
     if (total < 1 || ndesks < 1 || ndesks > 64 || inflight < 1 || batch < 1 ||
-        batch > MONEY_WRITER_BATCH_CAP) {
-        fprintf(stderr, "usage: %s [TOTAL] [DESKS 1..64] [MAX_INFLIGHT] [BATCH_MAX 1..%d]\n",
+        batch > MONEY_WRITER_BATCH_CAP ||
+        (nplayers != MONEY_GEN_PLAYERS && (nplayers <= 20 || nplayers > 10000000))) {
+        fprintf(stderr,
+                "usage: %s [TOTAL] [DESKS 1..64] [MAX_INFLIGHT] [BATCH_MAX 1..%d] "
+                "[PLAYERS 8 or 21..10000000]\n",
                 argv[0], MONEY_WRITER_BATCH_CAP);
         return 2;
     }
+    player_names = calloc((size_t)nplayers, sizeof *player_names);
+    for (int p = 0; p < nplayers; p++)
+        snprintf(player_names[p], sizeof player_names[p], "p%d", p);
     log_set_level(LOG_WARN);
     latencies = calloc((size_t)total, sizeof *latencies);
     ts_redis_t *redis = ts_redis_start();
@@ -141,9 +176,21 @@ int main(int argc, char **argv)
     char key[128];
     money_key_epoch("bench", 1, key, sizeof key);
     free(ts_redis_cmd(redis, "SET %s 1", key));
-    for (int p = 0; p < MONEY_GEN_PLAYERS; p++) {
-        money_key_wallet(money_gen_names[p], key, sizeof key);
-        free(ts_redis_cmd(redis, "SET %s %lld", key, MONEY_GEN_START));
+    /* Every wallet starts with MONEY_GEN_START (pipelined SETs). */
+    struct timeval tv = {5, 0};
+    redisContext *rc = redisConnectWithTimeout("127.0.0.1", ts_redis_port(redis), tv);
+    if (rc == NULL || rc->err != 0)
+        return 1;
+    for (int p = 0; p < nplayers; p++) {
+        money_key_wallet(nplayers == MONEY_GEN_PLAYERS ? money_gen_names[p] : player_names[p], key,
+                         sizeof key);
+        redisAppendCommand(rc, "SET %s %lld", key, MONEY_GEN_START);
+    }
+    for (int p = 0; p < nplayers; p++) {
+        redisReply *r = NULL;
+        if (redisGetReply(rc, (void **)&r) != REDIS_OK)
+            return 1;
+        freeReplyObject(r);
     }
     money_writer_config_t cfg = {.redis_host = "127.0.0.1",
                                  .redis_port = ts_redis_port(redis),
@@ -172,17 +219,36 @@ int main(int argc, char **argv)
     double cpu1 = self_cpu_s(), rcpu1 = redis_cpu_s(redis);
     money_writer_destroy(w);
 
-    int64_t expected[MONEY_GEN_PLAYERS] = {0}, rake = 0, mismatches = 0;
-    for (int i = 0; i < ndesks; i++)
-        for (uint64_t seq = 1; seq <= desks[i].count; seq++)
-            money_gen_expect((uint64_t)i, seq, expected, &rake);
-    for (int p = 0; p < MONEY_GEN_PLAYERS; p++) {
-        money_key_wallet(money_gen_names[p], key, sizeof key);
-        char *v = ts_redis_cmd(redis, "GET %s", key);
-        if (v == NULL || atoll(v) != MONEY_GEN_START + expected[p])
-            mismatches++;
-        free(v);
+    int64_t *expected = calloc((size_t)nplayers, sizeof *expected), rake = 0, mismatches = 0;
+    for (int i = 0; i < ndesks; i++) {
+        for (uint64_t seq = 1; seq <= desks[i].count; seq++) {
+            money_settlement_t s;
+            int idx[3];
+            bench_settlement((uint64_t)i, seq, &s, idx);
+            for (int k = 0; k < 3; k++)
+                expected[idx[k]] += s.deltas[k];
+            rake += s.rake;
+        }
     }
+    for (int p = 0; p < nplayers; p++) {
+        money_key_wallet(nplayers == MONEY_GEN_PLAYERS ? money_gen_names[p] : player_names[p], key,
+                         sizeof key);
+        redisAppendCommand(rc, "GET %s", key);
+    }
+    for (int p = 0; p < nplayers; p++) {
+        redisReply *r = NULL;
+        if (redisGetReply(rc, (void **)&r) != REDIS_OK || r->type != REDIS_REPLY_STRING ||
+            atoll(r->str) != MONEY_GEN_START + expected[p])
+            mismatches++;
+        freeReplyObject(r);
+    }
+    money_key_rake(MONEY_GEN_GAME, key, sizeof key);
+    char *rv = ts_redis_cmd(redis, "GET %s", key);
+    if (rv == NULL || atoll(rv) != rake)
+        mismatches++;
+    free(rv);
+    redisFree(rc);
+    free(expected);
     /* Time Redis spent inside the settle script (per call = per batch), from INFO. */
     char *stats = ts_redis_cmd(redis, "INFO commandstats");
     char *line = stats ? strstr(stats, "cmdstat_evalsha:") : NULL;
@@ -198,10 +264,10 @@ int main(int argc, char **argv)
     double p99 = nlat ? (double)latencies[nlat * 99 / 100] / 1e6 : 0.0;
     double pmax = nlat ? (double)latencies[nlat - 1] / 1e6 : 0.0;
     free(latencies);
-    printf("settle: %ld settlements (3 wallets each), %d desks, max_inflight %ld, batch_max %ld: "
-           "%.3f s, %.0f settlements/s (flushed %ld, ok %ld, other %ld, wallet mismatches "
-           "%lld)\n",
-           total, ndesks, inflight, batch, secs, (double)total / secs, flushed,
+    printf("settle: %ld settlements (3 of %d wallets each), %d desks, max_inflight %ld, batch_max "
+           "%ld: %.3f s, %.0f settlements/s (flushed %ld, ok %ld, other %ld, wallet/rake "
+           "mismatches %lld)\n",
+           total, nplayers, ndesks, inflight, batch, secs, (double)total / secs, flushed,
            atomic_load(&ok_count), atomic_load(&bad_count), (long long)mismatches);
     printf("redis: cpu %.2f s = %.2f us per settlement (%.0f settlements per redis cpu second); "
            "%lld script calls, %.1f settlements per call, script time %.2f us per settlement\n",
@@ -213,7 +279,9 @@ int main(int argc, char **argv)
            "queue is kept full up to the watermark 8192)\n",
            p50, p99, pmax);
     printf("load average at start: %s\n", loadavg);
-    printf("command: %sbench/bench_settle %ld %d %ld %ld\n",
-           rcpu ? "SETTLE_REDIS_CPU=<n> taskset -c <m> " : "", total, ndesks, inflight, batch);
+    printf("command: %sbench/bench_settle %ld %d %ld %ld %d\n",
+           rcpu ? "SETTLE_REDIS_CPU=<n> taskset -c <m> " : "", total, ndesks, inflight, batch,
+           nplayers);
+    free(player_names);
     return atomic_load(&ok_count) == total && mismatches == 0 ? 0 : 1;
 }
