@@ -70,7 +70,8 @@ typedef struct bot {
     bool has_seat;
     bot_seat_t seat;
     bool closing_seen;
-    bool left_sent; /* stopping: the Leave went out */
+    bool left_sent;        /* stopping: the Leave went out */
+    bool action_abandoned; /* an action was in flight when the connection went away */
     char game[40];
     void *sst;
     bot_rng_t rng;
@@ -535,12 +536,19 @@ static void bot_on_action_reply(bot_t *b, const Croupier__ServerMessage *m)
         m->body_case == CROUPIER__SERVER_MESSAGE__BODY_RESULT ? m->result->error : NULL;
     bot_book_latency(book, lat);
     if (e == NULL) {
+        b->action_abandoned = false;
         bot_book_count(book, BOT_C_ACTIONS_OK);
         if (s->round_by_action && b->has_seat)
             bot_book_round_started(book, b->idx, b->seat.desk_id, NULL, now_ms());
     } else {
         bot_book_count(book, BOT_C_ACTIONS_REFUSED);
-        bool expected = (s->refusal_expected != NULL && s->refusal_expected(e->code)) ||
+        /* An action abandoned by a lost connection may still have been applied after the bot
+         * resumed elsewhere: the next move can then find the turn gone. */
+        bool stale = b->action_abandoned && (e->code == CROUPIER__ERROR_CODE__NOT_YOUR_TURN ||
+                                             e->code == CROUPIER__ERROR_CODE__ACTION_NOT_ALLOWED ||
+                                             e->code == CROUPIER__ERROR_CODE__NO_ROUND);
+        b->action_abandoned = false;
+        bool expected = stale || (s->refusal_expected != NULL && s->refusal_expected(e->code)) ||
                         (b->closing_seen && e->code == CROUPIER__ERROR_CODE__NO_ROUND);
         bot_book_error(book, code_name(e->code), expected);
     }
@@ -769,6 +777,8 @@ static void bot_drop(bot_t *b, const char *why, bool expected)
         b->f->connected--;
     if (b->rq != RQ_NONE)
         bot_book_count(b->f->cfg.book, BOT_C_ABANDONED);
+    if (b->rq == RQ_ACTION)
+        b->action_abandoned = true;
     bot_req_clear(b);
     b->rq_newtries = 0;
     if (b->has_seat)

@@ -5,7 +5,8 @@
  * allowed) and max_amount (the stack's limit). So every move the bot picks is legal by
  * construction:
  *
- *   nothing to call:  check (3 in 4), else bet min_amount when betting is allowed;
+ *   nothing to call:  check (a Turn does not tell a bet from the big blind's option, which
+ *                      decides between BET and RAISE, so the bot never opens the betting);
  *   something to call: call (6 in 10), fold (2 in 10), raise to min_amount (2 in 10, when
  *                      raising is allowed; else call).
  *
@@ -16,6 +17,7 @@
 
 typedef struct {
     bool my_turn;
+    uint32_t turn_gen, acted_gen; /* Turns for our seat seen / the one our last move answered */
     bool closing;
     int64_t to_call, min_to, max_to;
     bool has_min;
@@ -27,9 +29,17 @@ static void st_holdem_on_seat(void *stp, const bot_seat_t *seat, const Croupier_
     (void)seat;
     st->closing = false;
     st->my_turn = false;
-    /* A snapshot does not carry the Turn's limits: wait for the next Turn (the engine's turn
-     * timer acts for a player who stays silent, so nothing is stuck). */
-    (void)snap;
+    /* After a reconnect the Turn for us may have been pushed while we were away: the snapshot
+     * says whose turn it is and holds the same limits (from holdem_table_legal too). */
+    if (snap != NULL && snap->state_case == CROUPIER__SNAPSHOT__STATE_HOLDEM &&
+        snap->has_turn_seat && snap->turn_seat == snap->your_seat) {
+        const Croupier__HoldemState *h = snap->holdem;
+        st->my_turn = true;
+        st->turn_gen++;
+        st->to_call = h->has_to_call ? h->to_call : 0;
+        st->has_min = h->has_min_raise;
+        st->min_to = h->min_raise;
+    }
 }
 
 static void st_holdem_on_event(void *stp, const bot_seat_t *seat, const Croupier__ServerMessage *m)
@@ -39,6 +49,8 @@ static void st_holdem_on_event(void *stp, const bot_seat_t *seat, const Croupier
     case CROUPIER__SERVER_MESSAGE__BODY_TURN: {
         const Croupier__Turn *t = m->turn;
         st->my_turn = t->seat == seat->seat;
+        if (st->my_turn)
+            st->turn_gen++;
         st->to_call = t->has_to_call ? t->to_call : 0;
         st->has_min = t->has_min_amount;
         st->min_to = t->min_amount;
@@ -46,8 +58,13 @@ static void st_holdem_on_event(void *stp, const bot_seat_t *seat, const Croupier
         break;
     }
     case CROUPIER__SERVER_MESSAGE__BODY_ROUND_END:
-    case CROUPIER__SERVER_MESSAGE__BODY_RESULT:
         st->my_turn = false;
+        break;
+    case CROUPIER__SERVER_MESSAGE__BODY_RESULT:
+        /* The reply to our move. A Turn for us pushed before this reply (the engine may push
+         * the events of a move before answering it) is a newer turn: keep it. */
+        if (st->acted_gen == st->turn_gen)
+            st->my_turn = false;
         break;
     case CROUPIER__SERVER_MESSAGE__BODY_TABLE_CLOSING:
         st->closing = true;
@@ -67,17 +84,14 @@ static int st_holdem_decide(void *stp, const bot_seat_t *seat, bot_rng_t *rng, b
     if (!st->my_turn || st->closing)
         return 0;
     *delay_ms = 30 + (int)bot_rng_below(rng, 200);
+    st->acted_gen = st->turn_gen;
     out->action.kind_case = CROUPIER__ACTION__KIND_HOLDEM;
     out->action.holdem = &out->holdem;
     uint32_t r = bot_rng_below(rng, 20);
     if (st->to_call == 0) {
-        if (r < 15 || !st->has_min || st->min_to <= 0) {
-            out->holdem.move = CROUPIER__HOLDEM_MOVE__HOLDEM_CHECK;
-        } else {
-            out->holdem.move = CROUPIER__HOLDEM_MOVE__HOLDEM_BET;
-            out->holdem.has_amount = true;
-            out->holdem.amount = st->min_to;
-        }
+        /* Always check: a Turn does not say whether the street has a bet already (the big
+         * blind's option), which decides between BET and RAISE. */
+        out->holdem.move = CROUPIER__HOLDEM_MOVE__HOLDEM_CHECK;
         return 1;
     }
     if (r < 4) {

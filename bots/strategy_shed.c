@@ -32,8 +32,9 @@ typedef struct {
 
 typedef struct {
     const shed_bot_game_t *spec;
-    bool my_turn;   /* a Turn for our seat, not yet answered */
-    bool have_view; /* the snapshot below is newer than that Turn */
+    bool my_turn;                 /* a Turn for our seat, not yet answered */
+    uint32_t turn_gen, acted_gen; /* Turns for our seat seen / the one our last move answered */
+    bool have_view;               /* the snapshot below is newer than that Turn */
     bool closing;
     Croupier__SheddingPhase phase;
     uint8_t hand[FRAME_MAX_CARDS];
@@ -126,6 +127,8 @@ static void st_shed_on_event(void *stp, const bot_seat_t *seat, const Croupier__
     switch (m->body_case) {
     case CROUPIER__SERVER_MESSAGE__BODY_TURN:
         st->my_turn = m->turn->seat == seat->seat;
+        if (st->my_turn)
+            st->turn_gen++;
         st->have_view = false;
         break;
     case CROUPIER__SERVER_MESSAGE__BODY_ROUND_END:
@@ -136,9 +139,12 @@ static void st_shed_on_event(void *stp, const bot_seat_t *seat, const Croupier__
         st->closing = true;
         break;
     case CROUPIER__SERVER_MESSAGE__BODY_RESULT:
-        /* the reply to our action: the turn is answered (a refusal waits for the next Turn) */
-        st->my_turn = false;
-        st->have_view = false;
+        /* The reply to our action: the turn is answered (a refusal waits for the next Turn).
+         * A Turn for us pushed before this reply (the trick came back to us) is newer: keep. */
+        if (st->acted_gen == st->turn_gen) {
+            st->my_turn = false;
+            st->have_view = false;
+        }
         break;
     default:
         break;
@@ -239,6 +245,7 @@ static int st_shed_decide(void *stp, const bot_seat_t *seat, bot_rng_t *rng, bot
         return 2; /* ask for the snapshot first */
     }
     *delay_ms = 30 + (int)bot_rng_below(rng, 200);
+    st->acted_gen = st->turn_gen;
     if (st->phase == CROUPIER__SHEDDING_PHASE__SHEDDING_BIDDING) {
         out->action.kind_case = CROUPIER__ACTION__KIND_SHEDDING;
         out->action.shedding = &out->shedding;

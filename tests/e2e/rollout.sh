@@ -8,8 +8,8 @@
 # Service's endpoints do), then terminate the old pod as kubelet does: the real k8s/prestop.sh
 # under `busybox sh`, SIGTERM, up to terminationGracePeriodSeconds, SIGKILL if still alive (a
 # failure). The game deployments roll first (one per engine in ENGINES), then the gateway
-# deployment. Bots: one croupier-bot per game (test engine: game "test"; traditional engine:
-# Dou Dizhu), each with its own report.
+# deployment. Bots: one croupier-bot per engine (test engine: game "test"; traditional engine:
+# Dou Dizhu; holdem engine: hold'em), each with its own report.
 #
 # Asserts: croupier-bot exits 0 with zero torn games and zero unexpected errors (GoAway
 # reconnects are counted apart), the bots saw finished games, table moves and GoAways (so the
@@ -28,8 +28,8 @@
 #   BOTS                  bots (default 60; soak 300)
 #   CROUPIER_TEST_ROUND_MS  round length of the test engine (default 500; soak 3000)
 #   GAME_REPLICAS / GATE_REPLICAS  replicas per deployment (default 2 / 2)
-#   ENGINES               game deployments to roll (default "test traditional"); hold'em and
-#                         blackjack follow once bots can play them
+#   ENGINES               game deployments to roll (default "test traditional holdem");
+#                         blackjack follows once its engine is wired and bots can play it
 #   ROLLOUT_OUT           where the run's files go (default BUILD_DIR/e2e-rollout)
 set -u
 BUILD=$(cd "${1:?usage: rollout.sh BUILD_DIR [SOURCE_DIR]}" && pwd)
@@ -56,8 +56,9 @@ else
     PLAY_BETWEEN=${PLAY_BETWEEN:-2}
 fi
 GAME_REPLICAS=${GAME_REPLICAS:-2}
-ENGINES=${ENGINES:-test traditional}
-declare -A ENGINE_GAME=([test]=test [traditional]=doudizhu)
+ENGINES=${ENGINES:-test traditional holdem}
+declare -A ENGINE_GAME=([test]=test [traditional]=doudizhu [holdem]=holdem)
+declare -A ENGINE_JOIN=([test]=traditional [traditional]=traditional [holdem]=holdem)
 declare -A POD_ENGINE
 GATE_REPLICAS=${GATE_REPLICAS:-2}
 GATE_DRAIN_WINDOW_MS=${GATE_DRAIN_WINDOW_MS:-1000}
@@ -191,7 +192,7 @@ declare -A BOT_PID
 for e in $ENGINES; do
     g=${ENGINE_GAME[$e]}
     "$BUILD/bots/croupier-bot" --gateways "@$E2E_DIR/gateways" --bots "$BOTS" --game "$g" \
-        --engine traditional --seconds 86400 --player-base "${BOT_BASE[$e]}" \
+        --engine "${ENGINE_JOIN[$e]}" --seconds 86400 --player-base "${BOT_BASE[$e]}" \
         --token-secret-file "$E2E_DIR/secret" --report "$E2E_DIR/report-$g.json" \
         --rounds-file "$E2E_DIR/rounds-$g.txt" --progress-ms 250 \
         --finish-timeout-ms $((GAME_BOUND * 1000 * 2)) >"$E2E_DIR/bot-$g.log" 2>&1 &
