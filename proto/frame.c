@@ -587,6 +587,41 @@ static int check_error_msg(const Croupier__Error *e, const char *path, const cha
     return 0;
 }
 
+/* ListTables: the filters it names follow the Join rules (a game name, a stake > 0). */
+static int check_list_tables(const Croupier__ListTables *l, frame_error_t *err)
+{
+    if (l->game != NULL) {
+        int rc = check_game_name(l->game, "ClientMessage.list_tables", "", err);
+        if (rc < 0)
+            return rc;
+    }
+    if (l->has_stake && l->stake <= 0)
+        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                    "ClientMessage.list_tables.stake: must be > 0");
+    return 0;
+}
+
+/* TableList: every ad names its server, a valid game, a stake > 0 and 1..seats free seats. */
+static int check_table_list(const Croupier__TableList *tl, const char *path, frame_error_t *err)
+{
+    for (size_t i = 0; i < tl->n_tables; i++) {
+        const Croupier__TableAd *t = tl->tables[i];
+        if (t->server_id[0] == '\0')
+            return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                        "%s.table_list.tables[%zu].server_id: empty", path, i);
+        if (check_game_name(t->game, path, "", NULL) < 0)
+            return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                        "%s.table_list.tables[%zu].game: 1..32 of a-z, 0-9, '_' and '-'", path, i);
+        if (t->stake <= 0)
+            return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                        "%s.table_list.tables[%zu].stake: must be > 0", path, i);
+        if (t->seats_free == 0 || t->seats_free > t->seats)
+            return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                        "%s.table_list.tables[%zu].seats_free: must be 1..seats", path, i);
+    }
+    return 0;
+}
+
 /* Rules for ClientMessage beyond the generic walk. */
 static int rules_client(const Croupier__ClientMessage *m, frame_error_t *err)
 {
@@ -602,6 +637,8 @@ static int rules_client(const Croupier__ClientMessage *m, frame_error_t *err)
         return check_join(m->join, "ClientMessage.join", "", err);
     case CROUPIER__CLIENT_MESSAGE__BODY_ACTION:
         return check_action(m->action, "ClientMessage.action", "", err);
+    case CROUPIER__CLIENT_MESSAGE__BODY_LIST_TABLES:
+        return check_list_tables(m->list_tables, err);
     case CROUPIER__CLIENT_MESSAGE__BODY_LEAVE:
     case CROUPIER__CLIENT_MESSAGE__BODY_RESUME:
     case CROUPIER__CLIENT_MESSAGE__BODY_PING:
@@ -661,6 +698,8 @@ static int rules_server(const Croupier__ServerMessage *m, const char *path, fram
         return check_join(&(Croupier__Join){.game = sn->game, .stake = sn->stake}, path,
                           ".snapshot", err);
     }
+    case CROUPIER__SERVER_MESSAGE__BODY_TABLE_LIST:
+        return check_table_list(m->table_list, path, err);
     case CROUPIER__SERVER_MESSAGE__BODY_LOGIN_RESULT:
     case CROUPIER__SERVER_MESSAGE__BODY_DEAL:
     case CROUPIER__SERVER_MESSAGE__BODY_TURN:

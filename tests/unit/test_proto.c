@@ -102,14 +102,14 @@ ROUNDTRIP_CB(rpc, Croupier__RpcFrame)
 
 START_TEST(test_proto_every_client_message_kind_round_trips)
 {
-    /* login, 3 joins, leave, resume, ping, 5 shedding, 5 hold'em, 8 blackjack */
-    ck_assert_int_eq(samples_client(roundtrip_client, NULL), 25);
+    /* login, 3 joins, leave, resume, ping, 5 shedding, 5 hold'em, 8 blackjack, 2 list_tables */
+    ck_assert_int_eq(samples_client(roundtrip_client, NULL), 27);
 }
 END_TEST
 
 START_TEST(test_proto_every_server_message_kind_round_trips)
 {
-    ck_assert_int_eq(samples_server(roundtrip_server, NULL), 20);
+    ck_assert_int_eq(samples_server(roundtrip_server, NULL), 22);
 }
 END_TEST
 
@@ -541,6 +541,104 @@ START_TEST(test_check_requests_need_an_id_and_a_body)
 }
 END_TEST
 
+/* Packs sm raw and expects the pack-side check and the unpack both to refuse it. */
+static void expect_server_message_refused(const Croupier__ServerMessage *sm,
+                                          const char *detail_part)
+{
+    frame_error_t err;
+    struct evbuffer *out = evbuffer_new();
+    ck_assert_int_eq(frame_pack_server(out, sm, NULL, &err), -EINVAL);
+    ck_assert_uint_eq(evbuffer_get_length(out), 0);
+    ck_assert_msg(strstr(err.detail, detail_part) != NULL, "pack detail '%s' lacks '%s'",
+                  err.detail, detail_part);
+    evbuffer_free(out);
+    size_t n = raw_pack(&sm->base, big);
+    Croupier__ServerMessage *d = frame_unpack_server(big, n, NULL, &err);
+    if (d != NULL)
+        frame_free_server(d);
+    ck_assert_ptr_null(d);
+    ck_assert_int_eq(err.code, CROUPIER__ERROR_CODE__BAD_REQUEST);
+    ck_assert_msg(strstr(err.detail, detail_part) != NULL, "unpack detail '%s' lacks '%s'",
+                  err.detail, detail_part);
+}
+
+START_TEST(test_check_list_tables_filters_and_table_ads_follow_the_rules)
+{
+    Croupier__ListTables l = CROUPIER__LIST_TABLES__INIT;
+    Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
+    m.request_id = 4, m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_LIST_TABLES, m.list_tables = &l;
+    /* The engine is required and not UNSPECIFIED. */
+    expect_client_message_refused(&m, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                                  "list_tables.engine: unspecified");
+    l.engine = CROUPIER__ENGINE__ENGINE_HOLDEM;
+    frame_error_t err;
+    ck_assert_int_eq(frame_check_client(&m, NULL, &err), 0);
+    /* The filters follow Join's rules. */
+    l.game = "Hold em";
+    expect_client_message_refused(&m, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                                  "ClientMessage.list_tables.game: only a-z");
+    l.game = "";
+    expect_client_message_refused(&m, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                                  "list_tables.game: 1..32 bytes");
+    l.game = "holdem";
+    l.has_stake = 1, l.stake = 0;
+    expect_client_message_refused(&m, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                                  "list_tables.stake: must be > 0");
+    l.stake = -5;
+    expect_client_message_refused(&m, CROUPIER__ERROR_CODE__BAD_REQUEST, "list_tables.stake");
+    l.stake = 5;
+    ck_assert_int_eq(frame_check_client(&m, NULL, &err), 0);
+    /* Without the engine on the wire protobuf-c refuses the message (required field). */
+    static const uint8_t no_engine[] = {0x08, 0x01, 0x82, 0x01, 0x00};
+    expect_client_refused(no_engine, sizeof no_engine, CROUPIER__ERROR_CODE__MALFORMED_FRAME,
+                          "required");
+
+    /* A TableList whose ad breaks a rule is refused, naming the ad. */
+    Croupier__TableAd a = CROUPIER__TABLE_AD__INIT, b = CROUPIER__TABLE_AD__INIT;
+    a.desk_id = 1, a.server_id = "holdem:0", a.game = "holdem", a.stake = 10;
+    a.seats = 6, a.seats_free = 5;
+    b = a;
+    Croupier__TableAd *ads[] = {&a, &b};
+    Croupier__TableList tl = CROUPIER__TABLE_LIST__INIT;
+    tl.n_tables = 2, tl.tables = ads;
+    Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+    sm.has_request_id = 1, sm.request_id = 4;
+    sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_TABLE_LIST, sm.table_list = &tl;
+    ck_assert_int_eq(frame_check_server(&sm, NULL, &err), 0);
+    b.seats_free = 7;
+    expect_server_message_refused(&sm, "ServerMessage.table_list.tables[1].seats_free");
+    b.seats_free = 0;
+    expect_server_message_refused(&sm, "tables[1].seats_free: must be 1..seats");
+    b.seats_free = 6;
+    ck_assert_int_eq(frame_check_server(&sm, NULL, &err), 0);
+    b.stake = 0;
+    expect_server_message_refused(&sm, "tables[1].stake");
+    b.stake = 10;
+    b.game = "HOLDEM";
+    expect_server_message_refused(&sm, "tables[1].game");
+    b.game = "holdem";
+    a.server_id = "";
+    expect_server_message_refused(&sm, "tables[0].server_id: empty");
+    a.server_id = "holdem:0";
+    /* A NULL entry in the list is refused, not dereferenced. */
+    ads[1] = NULL;
+    struct evbuffer *out = evbuffer_new();
+    ck_assert_int_eq(frame_pack_server(out, &sm, NULL, &err), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.detail, "tables: missing"));
+    ck_assert_uint_eq(evbuffer_get_length(out), 0);
+    evbuffer_free(out);
+    /* The same rules hold for a TableList carried in an rpc reply. */
+    ads[1] = &b;
+    b.seats_free = 9;
+    Croupier__Reply r = CROUPIER__REPLY__INIT;
+    r.payload = &sm;
+    Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+    f.request_id = 9, f.body_case = CROUPIER__RPC_FRAME__BODY_REPLY, f.reply = &r;
+    ck_assert_int_eq(frame_check_rpc(&f, NULL, &err), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.detail, "RpcFrame.reply.payload.table_list.tables[1]"));
+}
+END_TEST
+
 START_TEST(test_check_action_fields_must_match_the_move)
 {
     Croupier__HoldemAction h = CROUPIER__HOLDEM_ACTION__INIT;
@@ -845,6 +943,7 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, test_check_strings_above_the_limit_are_refused);
     tcase_add_test(tc, test_check_requests_need_an_id_and_a_body);
     tcase_add_test(tc, test_check_action_fields_must_match_the_move);
+    tcase_add_test(tc, test_check_list_tables_filters_and_table_ads_follow_the_rules);
     tcase_add_test(tc, test_check_rpc_frames_follow_the_link_rules);
     tcase_add_test(tc, test_check_card_codes);
     tcase_add_test(tc, test_names_of_results_and_codes);

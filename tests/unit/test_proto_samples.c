@@ -163,6 +163,18 @@ int samples_client(samples_client_cb cb, void *arg)
             client_action(cb, arg, bm[i].name, &a, &n);
         }
     }
+    {
+        Croupier__ListTables l = CROUPIER__LIST_TABLES__INIT;
+        l.engine = CROUPIER__ENGINE__ENGINE_HOLDEM;
+        Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
+        m.request_id = 12;
+        m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_LIST_TABLES;
+        m.list_tables = &l;
+        cb(arg, "list_tables", &m), n++;
+        l.game = "holdem";
+        l.has_stake = 1, l.stake = 50;
+        cb(arg, "list_tables_filtered", &m), n++;
+    }
     return n;
 }
 
@@ -454,6 +466,22 @@ int samples_server(samples_server_cb cb, void *arg)
         m.body_case = CROUPIER__SERVER_MESSAGE__BODY_PONG;
         m.pong = &p;
         server_emit(cb, arg, "pong", &m, &n);
+    }
+    {
+        Croupier__TableAd a = CROUPIER__TABLE_AD__INIT, b = CROUPIER__TABLE_AD__INIT;
+        a.desk_id = 17, a.server_id = "holdem:3", a.game = "holdem", a.stake = 50;
+        a.seats = 6, a.seats_free = 5;
+        b.desk_id = UINT64_MAX, b.server_id = "holdem:0", b.game = "holdem", b.stake = 2;
+        b.seats = 9, b.seats_free = 9;
+        Croupier__TableAd *ads[] = {&a, &b};
+        Croupier__TableList tl = CROUPIER__TABLE_LIST__INIT;
+        tl.n_tables = 2, tl.tables = ads;
+        m.request_id = 13;
+        m.body_case = CROUPIER__SERVER_MESSAGE__BODY_TABLE_LIST;
+        m.table_list = &tl;
+        server_emit(cb, arg, "table_list", &m, &n);
+        tl.n_tables = 0, tl.tables = NULL;
+        server_emit(cb, arg, "table_list_empty", &m, &n);
     }
     return n;
 }
