@@ -15,6 +15,8 @@
  * CPU: with SETTLE_REDIS_CPU=<n> the redis-server is pinned to CPU n (sched_setaffinity on the
  * pid INFO reports); pin the bench itself with taskset, e.g.
  *   SETTLE_REDIS_CPU=0 taskset -c 1 bench/bench_settle
+ * With SETTLE_RATE=<settlements/s> the desks submit at that total rate instead of as fast as
+ * the watermark allows (to see the latency of a queue that is not full).
  * Besides wall-clock time it prints Redis's own CPU time (INFO cpu, user + sys) and the script
  * time (INFO commandstats) per settlement, the bench process's CPU time per settlement
  * (getrusage: desks + writer thread), and the submit -> done latency of the settlements.
@@ -107,12 +109,25 @@ typedef struct {
     money_writer_t *w;
     uint64_t desk;
     uint64_t count;
+    int ndesks;
 } bench_desk_t;
+
+static double rate; /* settlements/s over all desks; 0 = as fast as the watermark allows */
 
 static void *desk_main(void *arg)
 {
     bench_desk_t *d = arg;
+    int64_t start = clock_mono_ns();
     for (uint64_t seq = 1; seq <= d->count;) {
+        if (rate > 0) {
+            /* Paced: settlement seq is due at start + seq / (rate per desk). */
+            int64_t due = start + (int64_t)((double)seq * 1e9 * (double)d->ndesks / rate);
+            int64_t now = clock_mono_ns();
+            if (due > now + 200000) {
+                usleep((useconds_t)((due - now) / 1000));
+                continue;
+            }
+        }
         if (!money_writer_can_start_round(d->w)) {
             /* A desk at the watermark waits for its next timer tick; polling faster would only
              * burn the writer's CPU. */
@@ -153,6 +168,8 @@ int main(int argc, char **argv)
     ts_redis_t *redis = ts_redis_start();
     if (redis == NULL || latencies == NULL)
         return 1;
+    const char *rate_env = getenv("SETTLE_RATE");
+    rate = rate_env != NULL ? atof(rate_env) : 0.0;
     const char *rcpu = getenv("SETTLE_REDIS_CPU");
     if (rcpu != NULL && *rcpu != '\0') {
         char *info = ts_redis_cmd(redis, "INFO server");
@@ -201,6 +218,9 @@ int main(int argc, char **argv)
     money_writer_t *w = money_writer_create(&cfg);
     for (int i = 0; i < 200 && !money_writer_connected(w); i++)
         usleep(10000);
+    /* Let Redis finish rehashing its dict after the wallets were created (incremental, in
+     * serverCron), so that the run measures settlements, not the setup. */
+    usleep(1000000);
 
     bench_desk_t desks[64];
     pthread_t th[64];
@@ -208,8 +228,8 @@ int main(int argc, char **argv)
     double rcpu0 = redis_cpu_s(redis), cpu0 = self_cpu_s();
     int64_t t0 = clock_mono_ns();
     for (int i = 0; i < ndesks; i++) {
-        desks[i] =
-            (bench_desk_t){w, (uint64_t)i, (uint64_t)(total / ndesks + (i < total % ndesks))};
+        desks[i] = (bench_desk_t){w, (uint64_t)i, (uint64_t)(total / ndesks + (i < total % ndesks)),
+                                  ndesks};
         pthread_create(&th[i], NULL, desk_main, &desks[i]);
     }
     for (int i = 0; i < ndesks; i++)
@@ -275,11 +295,17 @@ int main(int argc, char **argv)
            calls, calls ? (double)total / (double)calls : 0.0, (double)usec / (double)total);
     printf("bench process (desks + writer): cpu %.2f s = %.2f us per settlement\n", cpu1 - cpu0,
            (cpu1 - cpu0) * 1e6 / (double)total);
-    printf("latency submit -> done: p50 %.1f ms, p99 %.1f ms, max %.1f ms (closed loop: the "
-           "queue is kept full up to the watermark 8192)\n",
-           p50, p99, pmax);
+    if (rate > 0)
+        printf("latency submit -> done: p50 %.2f ms, p99 %.2f ms, max %.2f ms (paced at %.0f "
+               "settlements/s)\n",
+               p50, p99, pmax, rate);
+    else
+        printf("latency submit -> done: p50 %.1f ms, p99 %.1f ms, max %.1f ms (closed loop: the "
+               "queue is kept full up to the watermark 8192)\n",
+               p50, p99, pmax);
     printf("load average at start: %s\n", loadavg);
-    printf("command: %sbench/bench_settle %ld %d %ld %ld %d\n",
+    printf("command: %s%s%s%sbench/bench_settle %ld %d %ld %ld %d\n",
+           rate > 0 ? "SETTLE_RATE=" : "", rate > 0 ? rate_env : "", rate > 0 ? " " : "",
            rcpu ? "SETTLE_REDIS_CPU=<n> taskset -c <m> " : "", total, ndesks, inflight, batch,
            nplayers);
     free(player_names);

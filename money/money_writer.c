@@ -49,6 +49,15 @@ typedef struct {
     uint64_t gen;
 } writer_cmd_t;
 
+/*
+ * Calls (batches or single items) in flight at most. While they run, new items wait in the
+ * pending list and leave in one bigger batch when a reply frees a slot: an idle Redis gets each
+ * item at once (batch of 1, lowest latency), a busy one gets batches of up to batch_max, each
+ * costing it far less per round than many small calls would. Four keep Redis busy while the
+ * writer is between replies (or descheduled) without queueing more than a few batches in it.
+ */
+#define WRITER_MAX_CALLS 4
+
 /* Most arguments one settle batch can have: per round 3 + n keys and 3 + n arguments. */
 #define WRITER_BATCH_ARGS (MONEY_WRITER_BATCH_CAP * 2 * (3 + MONEY_MAX_PLAYERS) + 1)
 
@@ -82,6 +91,7 @@ struct money_writer {
     int backoff_ms;
     money_list_t pending; /* taken from the queue, not yet sent (front = oldest) */
     money_list_t flight;  /* sent, awaiting replies, in send order */
+    size_t calls;         /* commands of the current generation in flight */
     const char *av[WRITER_BATCH_ARGS];
     size_t avlen[WRITER_BATCH_ARGS];
 
@@ -222,6 +232,7 @@ static void writer_pump(money_writer_t *w);
 static void writer_requeue(money_writer_t *w, const char *reason)
 {
     w->gen++;
+    w->calls = 0;
     size_t requeued = w->flight.n;
     list_prepend(&w->pending, &w->flight);
     log_emit(LOG_WARN, "money_writer_requeue", "{s:s,s:I,s:I}", "reason", reason, "requeued",
@@ -250,6 +261,7 @@ static void writer_reply_cb(rconn_t *rc, redisReply *r, void *arg)
         free(cmd); /* its items were requeued and sent again */
         return;
     }
+    w->calls--;
     if (r == NULL) {
         writer_requeue(w, "no reply (connection lost or request timeout)");
         free(cmd);
@@ -294,14 +306,14 @@ static void writer_reply_cb(rconn_t *rc, redisReply *r, void *arg)
 }
 
 /*
- * Sends pending items while there is room in flight. Consecutive settlements travel together
- * in one call of the settle script (up to batch_max), which keeps their order and amortises the
- * per-call cost.
+ * Sends pending items while there is room in flight (WRITER_MAX_CALLS calls, max_inflight
+ * items). Consecutive settlements travel together in one call of the settle script (up to
+ * batch_max), which keeps their order and amortises the per-call cost.
  */
 static void writer_pump(money_writer_t *w)
 {
-    while (!w->holding && w->flight.n < w->cfg.max_inflight && w->pending.head != NULL &&
-           rconn_connected(w->rc)) {
+    while (!w->holding && w->calls < WRITER_MAX_CALLS && w->flight.n < w->cfg.max_inflight &&
+           w->pending.head != NULL && rconn_connected(w->rc)) {
         money_item_t *it = w->pending.head;
         size_t n = 1;
         int rc;
@@ -340,6 +352,7 @@ static void writer_pump(money_writer_t *w)
             free(cmd); /* not connected after all: on_state will pump again */
             return;
         }
+        w->calls++;
         int64_t now = clock_mono_ns();
         for (size_t i = 0; i < n; i++) {
             money_item_t *x = list_pop(&w->pending);

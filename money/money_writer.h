@@ -4,8 +4,9 @@
  * Desks on any worker thread submit settlements, hand histories, buy-ins and cash-outs. A
  * writer thread with its own event_base and its own connection (common/rconn.h: connect and
  * request timeouts, reconnect with backoff, EVALSHA with NOSCRIPT fallback) drains the queue to
- * Redis with pipelining (up to max_inflight items in flight; runs of consecutive settlements
- * share one call of the settle script, up to batch_max rounds, each still all-or-nothing).
+ * Redis with pipelining (up to max_inflight items in at most 4 calls in flight; runs of
+ * consecutive settlements share one call of the settle script, up to batch_max rounds, each
+ * still all-or-nothing: an idle Redis gets each item at once, a busy one bigger batches).
  * All items travel in one FIFO over one connection, so Redis applies them in submission order;
  * in particular a desk's later item is never applied before an earlier one. When the connection
  * fails, a request times out (Redis down, hung, restarting) or Redis answers a server-wide

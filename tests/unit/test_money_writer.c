@@ -242,6 +242,51 @@ START_TEST(test_money_writer_10000_in_flight_then_stop_flushes_every_one_once)
 }
 END_TEST
 
+/* EVALSHA calls Redis has answered since the last CONFIG RESETSTAT. */
+static long long evalsha_calls(void)
+{
+    char *stats = ts_redis_cmd(redis, "INFO commandstats");
+    ck_assert_ptr_nonnull(stats);
+    char *line = strstr(stats, "cmdstat_evalsha:calls=");
+    long long calls = line ? atoll(line + strlen("cmdstat_evalsha:calls=")) : 0;
+    free(stats);
+    return calls;
+}
+
+/* While Redis is busy (here: stopped for a moment) settlements wait in the writer and then
+ * leave in big batches, instead of one call each: what keeps Redis's cost per settlement low
+ * under load. */
+START_TEST(test_money_writer_settlements_wait_for_a_busy_redis_and_leave_in_batches)
+{
+    money_writer_t *w = writer(NULL, 100000, 10000);
+    tally_t tally = {0};
+    money_settlement_t s;
+    money_gen_settlement(3, 0, 1, &s);
+    ck_assert_int_eq(money_writer_submit_settle(w, &s, tally_cb, &tally), 0);
+    ck_assert_int_ge(money_writer_flush(w, 10000), 1); /* connected, scripts loaded */
+    free(ts_redis_cmd(redis, "CONFIG RESETSTAT"));
+    enum { N = 1000 };
+    ts_redis_pause(redis);
+    for (uint64_t seq = 2; seq <= N + 1; seq++) {
+        money_gen_settlement(3, 0, seq, &s);
+        ck_assert_int_eq(money_writer_submit_settle(w, &s, tally_cb, &tally), 0);
+        if (seq % 10 == 0)
+            ts_sleep_ms(1); /* a trickle: the writer wakes up for a few items at a time */
+    }
+    ts_sleep_ms(100);
+    ts_redis_resume(redis);
+    ck_assert_int_ge(money_writer_flush(w, 30000), 0);
+    ck_assert_int_eq(atomic_load(&tally.ok), N + 1);
+    ck_assert_int_eq(atomic_load(&tally.replayed), 0);
+    /* At most 4 calls went out while Redis was stopped; the rest left 64 at a time. */
+    long long calls = evalsha_calls();
+    ck_assert_msg(calls <= 4 + (N + 63) / 64 + 4, "%lld calls for %d settlements", calls, N);
+    uint64_t counts[1] = {N + 1};
+    verify_rounds(1, counts);
+    money_writer_destroy(w);
+}
+END_TEST
+
 START_TEST(test_money_writer_redis_down_5s_loses_nothing_and_applies_nothing_twice)
 {
     metrics_registry_t *reg = metrics_create();
@@ -554,6 +599,7 @@ int main(void)
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, test_money_writer_10000_in_flight_then_stop_flushes_every_one_once);
     tcase_add_test(tc, test_money_writer_many_desks_settling_one_player_give_exact_totals);
+    tcase_add_test(tc, test_money_writer_settlements_wait_for_a_busy_redis_and_leave_in_batches);
     suite_add_tcase(s, tc);
     tc = tcase_create("outcomes");
     tcase_add_checked_fixture(tc, setup, teardown);
