@@ -433,6 +433,9 @@ static int walk_message(const ProtobufCMessage *m, const path_node_t *at, unsign
     if (depth > FRAME_MAX_DEPTH)
         return fail_at(w->err, CROUPIER__ERROR_CODE__BAD_REQUEST, at, ": nested too deep");
     const char *base = (const char *)m;
+    /* The oneofs whose case was already found valid (a message of the protocol has at most
+     * two), so the case is looked up once per oneof, not once per member. */
+    unsigned oneof_ok[2] = {0, 0}, n_oneof_ok = 0;
     for (unsigned i = 0; i < d->n_fields; i++) {
         const ProtobufCFieldDescriptor *f = &d->fields[i];
         const void *member = base + f->offset;
@@ -447,9 +450,14 @@ static int walk_message(const ProtobufCMessage *m, const path_node_t *at, unsign
         } else if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
             uint32_t which = *(const uint32_t *)(base + f->quantifier_offset);
             if (which != f->id) {
-                if (which != 0 && !oneof_case_known(d, f, which))
+                if (which == 0 || (n_oneof_ok > 0 && oneof_ok[0] == f->quantifier_offset) ||
+                    (n_oneof_ok > 1 && oneof_ok[1] == f->quantifier_offset))
+                    continue;
+                if (!oneof_case_known(d, f, which))
                     return fail_at(w->err, CROUPIER__ERROR_CODE__BAD_REQUEST, at,
                                    ": oneof case %u is not a field", which);
+                if (n_oneof_ok < 2)
+                    oneof_ok[n_oneof_ok++] = f->quantifier_offset;
                 continue;
             }
         } else if (f->label == PROTOBUF_C_LABEL_OPTIONAL) {
@@ -869,9 +877,14 @@ static int prepare(const ProtobufCMessage *msg, const frame_limits_t *lim, frame
     int rc = check_any(msg, lim, err, false);
     if (rc < 0)
         return rc;
+#ifndef NDEBUG
+    /* The walk of check_any() refuses everything protobuf_c_message_check() does (NULL
+     * required messages and strings, NULL arrays and bytes data, at every level), so this
+     * cannot fail; optimised builds (-Db_ndebug=true) skip the second walk of the message. */
     if (!protobuf_c_message_check(msg))
         return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s: protobuf-c check failed",
                     msg->descriptor->short_name);
+#endif
     *size = protobuf_c_message_get_packed_size(msg);
     if (*size > lim->max_frame || *size > UINT32_MAX) {
         fail(err, CROUPIER__ERROR_CODE__FRAME_TOO_LARGE, "%s: %zu bytes, cap %zu",
@@ -1136,4 +1149,149 @@ frame_result_t frame_read_rpc(struct evbuffer *in, const frame_limits_t *lim,
     if (r == FRAME_OK)
         *out = (Croupier__RpcFrame *)m;
     return r;
+}
+
+/* ---- forwarding checked bytes ------------------------------------------------------------- */
+
+/*
+ * Steps over one field at *pos of a serialized message: its number in *id, its wire type in
+ * *type, where its value starts in *value and its value's length in *value_len (for varints
+ * and fixed fields, the bytes of the value). Returns false on malformed bytes.
+ */
+static bool wire_next(const uint8_t *p, size_t len, size_t *pos, uint64_t *id, unsigned *type,
+                      size_t *value, size_t *value_len)
+{
+    uint64_t tag, n;
+    if (!wire_varint(p, len, pos, &tag) || (tag >> 3) == 0)
+        return false;
+    *id = tag >> 3;
+    *type = (unsigned)(tag & 7);
+    size_t start = *pos;
+    switch (*type) {
+    case 0:
+        if (!wire_varint(p, len, pos, &n))
+            return false;
+        break;
+    case 1:
+    case 5: {
+        size_t w = *type == 1 ? 8 : 4;
+        if (len - *pos < w)
+            return false;
+        *pos += w;
+        break;
+    }
+    case 2:
+        if (!wire_varint(p, len, pos, &n) || n > len - *pos)
+            return false;
+        start = *pos;
+        *pos += (size_t)n;
+        break;
+    default:
+        return false;
+    }
+    *value = start;
+    *value_len = *pos - start;
+    return true;
+}
+
+int frame_wire_field(const uint8_t *msg, size_t len, uint32_t field, const uint8_t **value,
+                     size_t *value_len)
+{
+    size_t pos = 0, found = 0, at = 0, at_len = 0;
+    if (len > 0 && msg == NULL)
+        return -EINVAL;
+    while (pos < len) {
+        uint64_t id;
+        unsigned type;
+        size_t v, vlen;
+        if (!wire_next(msg, len, &pos, &id, &type, &v, &vlen))
+            return -EINVAL;
+        if (id != field)
+            continue;
+        if (type != 2)
+            return -EINVAL;
+        if (++found > 1)
+            return -EEXIST;
+        at = v;
+        at_len = vlen;
+    }
+    if (found == 0)
+        return -ENOENT;
+    *value = msg + at;
+    *value_len = at_len;
+    return 0;
+}
+
+/* Writes v as a varint at p; returns the number of bytes (at most 10). */
+static size_t put_varint(uint8_t *p, uint64_t v)
+{
+    size_t n = 0;
+    while (v >= 0x80) {
+        p[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    p[n++] = (uint8_t)v;
+    return n;
+}
+
+/*
+ * The common case (the field does not occur in msg) is one reservation and two copies; when it
+ * does, the fields around each occurrence are copied piece by piece.
+ */
+int frame_write_forward(struct evbuffer *out, const uint8_t *msg, size_t len, uint32_t field,
+                        uint64_t value, const frame_limits_t *lim)
+{
+    lim = limits_or_default(lim);
+    if (len > 0 && msg == NULL)
+        return -EINVAL;
+    /* One pass: is msg well-formed, how many bytes do the occurrences of field take? */
+    size_t pos = 0, dropped = 0;
+    while (pos < len) {
+        size_t start = pos, v, vlen;
+        uint64_t id;
+        unsigned type;
+        if (!wire_next(msg, len, &pos, &id, &type, &v, &vlen))
+            return -EINVAL;
+        if (field != 0 && id == field)
+            dropped += pos - start;
+    }
+    uint8_t tail[16];
+    size_t tail_len = 0;
+    if (field != 0) {
+        tail_len = put_varint(tail, (uint64_t)field << 3);
+        tail_len += put_varint(tail + tail_len, value);
+    }
+    size_t size = len - dropped + tail_len;
+    if (size > lim->max_frame || size > UINT32_MAX)
+        return -EMSGSIZE;
+    struct evbuffer_iovec iv;
+    if (evbuffer_reserve_space(out, (ev_ssize_t)(FRAME_HEADER_SIZE + size), &iv, 1) != 1 ||
+        iv.iov_len < FRAME_HEADER_SIZE + size)
+        return -ENOMEM;
+    uint8_t *p = iv.iov_base;
+    frame_put_header(p, (uint32_t)size);
+    p += FRAME_HEADER_SIZE;
+    if (dropped == 0) {
+        if (len > 0)
+            memcpy(p, msg, len);
+        p += len;
+    } else {
+        pos = 0;
+        while (pos < len) {
+            size_t start = pos, v, vlen;
+            uint64_t id = 0;
+            unsigned type;
+            if (!wire_next(msg, len, &pos, &id, &type, &v, &vlen))
+                return -EINVAL; /* cannot happen: the first pass read the same bytes */
+            if (id == field)
+                continue;
+            memcpy(p, msg + start, pos - start);
+            p += pos - start;
+        }
+    }
+    memcpy(p, tail, tail_len);
+    iv.iov_len = FRAME_HEADER_SIZE + size;
+    if (evbuffer_commit_space(out, &iv, 1) != 0)
+        return -ENOMEM;
+    return 0;
 }

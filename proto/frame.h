@@ -199,4 +199,31 @@ const char *frame_result_name(frame_result_t r);
 /* The proto name of an error code ("NOT_YOUR_TURN"), or "UNKNOWN" for undefined values. */
 const char *frame_error_code_name(int code);
 
+/* ---- forwarding checked bytes ------------------------------------------------------------ */
+
+/*
+ * A relay (croupier-gate) that decoded and checked a frame can forward a sub-message of it as
+ * bytes instead of re-encoding it, when the checks of the outgoing type are the ones the
+ * incoming frame passed (e.g. RpcFrame.reply.payload is checked as a ServerMessage).
+ *
+ * frame_wire_field: finds the value of length-delimited field `field` in the serialized
+ * message msg. Returns 0 with *value / *value_len set when the field occurs exactly once,
+ * -ENOENT when it does not occur, -EEXIST when it occurs more than once (a decoder merges the
+ * occurrences: decode it instead), -EINVAL when the bytes are not well-formed or the field is
+ * not length-delimited. *value points into msg.
+ */
+int frame_wire_field(const uint8_t *msg, size_t len, uint32_t field, const uint8_t **value,
+                     size_t *value_len);
+
+/*
+ * Appends one frame holding the serialized message msg (len bytes, from a frame that
+ * frame_unpack_*() or frame_read_*() accepted) with the varint field `field` set to value:
+ * every occurrence of the field in msg is left out and one is written at the end. field 0
+ * forwards msg unchanged. Returns 0, -EMSGSIZE (the payload would exceed lim->max_frame; lim
+ * NULL means frame_limits_default), -EINVAL (msg is not well-formed protobuf) or -ENOMEM.
+ * Nothing is written on failure.
+ */
+int frame_write_forward(struct evbuffer *out, const uint8_t *msg, size_t len, uint32_t field,
+                        uint64_t value, const frame_limits_t *lim);
+
 #endif

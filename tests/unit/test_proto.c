@@ -915,6 +915,147 @@ START_TEST(test_names_of_results_and_codes)
 }
 END_TEST
 
+/* ---- forwarding checked bytes ------------------------------------------------------------ */
+
+/* Packs m with protobuf-c alone into a heap buffer (canonical field order: equal bytes are
+ * equal messages). */
+static uint8_t *canonical(const ProtobufCMessage *m, size_t *len)
+{
+    *len = protobuf_c_message_get_packed_size(m);
+    uint8_t *b = malloc(*len + 1);
+    protobuf_c_message_pack(m, b);
+    return b;
+}
+
+/*
+ * Wraps a server sample in RpcFrame.reply.payload and in RpcFrame.push, decodes the rpc frame,
+ * forwards the ServerMessage bytes with a new request_id and expects the client to decode the
+ * very message a re-encoding would have sent.
+ */
+static void forward_one(void *arg, const char *name, const Croupier__ServerMessage *sample)
+{
+    int *count = arg;
+    for (int push = 0; push < 2; push++) {
+        Croupier__ServerMessage sm = *sample;
+        Croupier__Reply rep = CROUPIER__REPLY__INIT;
+        Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+        f.request_id = push ? 0 : 7;
+        f.has_player_id = true;
+        f.player_id = 42;
+        if (push) {
+            f.body_case = CROUPIER__RPC_FRAME__BODY_PUSH;
+            f.push = &sm;
+        } else {
+            rep.payload = &sm;
+            f.body_case = CROUPIER__RPC_FRAME__BODY_REPLY;
+            f.reply = &rep;
+        }
+        struct evbuffer *link = evbuffer_new(), *client = evbuffer_new();
+        frame_error_t err;
+        if (frame_pack_rpc(link, &f, NULL, &err) != 0) {
+            /* a sample the rpc link cannot carry (e.g. no room for its body) */
+            evbuffer_free(link);
+            evbuffer_free(client);
+            continue;
+        }
+        const uint8_t *payload, *v, *sub;
+        size_t len, vlen, sublen;
+        ck_assert_int_eq(frame_peek(link, NULL, &payload, &len, NULL), FRAME_OK);
+        Croupier__RpcFrame *got = frame_unpack_rpc(payload, len, NULL, &err);
+        ck_assert_msg(got != NULL, "%s: %s", name, err.detail);
+        if (push) {
+            ck_assert_int_eq(frame_wire_field(payload, len, 17, &sub, &sublen), 0);
+        } else {
+            ck_assert_int_eq(frame_wire_field(payload, len, 16, &v, &vlen), 0);
+            ck_assert_int_eq(frame_wire_field(v, vlen, 3, &sub, &sublen), 0);
+        }
+        uint64_t rid = push ? 0 : 0x123456789ULL;
+        ck_assert_int_eq(frame_write_forward(client, sub, sublen, push ? 0 : 1, rid, NULL), 0);
+        Croupier__ServerMessage *out;
+        ck_assert_msg(frame_read_server(client, NULL, &out, &err) == FRAME_OK, "%s: %s", name,
+                      err.detail);
+        ck_assert_uint_eq(evbuffer_get_length(client), 0);
+        Croupier__ServerMessage *want = push ? got->push : got->reply->payload;
+        if (!push) {
+            want->has_request_id = true;
+            want->request_id = rid;
+        }
+        size_t la, lb;
+        uint8_t *a = canonical(&out->base, &la), *b = canonical(&want->base, &lb);
+        ck_assert_msg(la == lb && memcmp(a, b, la) == 0, "%s (%s): forwarded message differs", name,
+                      push ? "push" : "reply");
+        free(a);
+        free(b);
+        frame_free_server(out);
+        frame_free_rpc(got);
+        evbuffer_free(link);
+        evbuffer_free(client);
+        (*count)++;
+    }
+}
+
+START_TEST(test_forward_every_server_kind_arrives_as_the_reencoded_message)
+{
+    int count = 0;
+    int n = samples_server(forward_one, &count);
+    ck_assert_int_ge(count, n); /* every sample as a push, most as a reply too */
+}
+END_TEST
+
+START_TEST(test_forward_replaces_every_occurrence_of_the_field)
+{
+    /* ServerMessage{request_id=5, event_seq=9, pong{nonce=3}} with request_id repeated. */
+    const uint8_t msg[] = {0x08, 0x05, 0x10, 0x09, 0xb2, 0x01, 0x02, 0x08, 0x03, 0x08, 0x06};
+    struct evbuffer *out = evbuffer_new();
+    ck_assert_int_eq(frame_write_forward(out, msg, sizeof msg, 1, 300, NULL), 0);
+    /* 11 bytes - 2 x 2 for the old request_ids + 3 for the new one (300 takes 2 bytes). */
+    ck_assert_uint_eq(evbuffer_get_length(out), FRAME_HEADER_SIZE + 10);
+    uint8_t got[64];
+    evbuffer_copyout(out, got, sizeof got);
+    const uint8_t want[] = {0,    0,    0,    10,   0x10, 0x09, 0xb2,
+                            0x01, 0x02, 0x08, 0x03, 0x08, 0xac, 0x02};
+    ck_assert_mem_eq(got, want, sizeof want);
+    Croupier__ServerMessage *m;
+    frame_error_t err;
+    ck_assert_int_eq(frame_read_server(out, NULL, &m, &err), FRAME_OK);
+    ck_assert(m->has_request_id);
+    ck_assert_uint_eq(m->request_id, 300);
+    ck_assert_uint_eq(m->event_seq, 9);
+    ck_assert_uint_eq(m->pong->nonce, 3);
+    frame_free_server(m);
+    evbuffer_free(out);
+}
+END_TEST
+
+START_TEST(test_forward_refuses_what_it_cannot_forward_and_writes_nothing)
+{
+    const uint8_t two[] = {0x82, 0x01, 0x00, 0x82, 0x01, 0x00}; /* field 16 twice */
+    const uint8_t varint16[] = {0x80, 0x01, 0x05};              /* field 16 as a varint */
+    const uint8_t cut[] = {0x82, 0x01, 0x05, 0x01};             /* 5 bytes announced, 1 there */
+    const uint8_t *v;
+    size_t n;
+    ck_assert_int_eq(frame_wire_field(two, sizeof two, 16, &v, &n), -EEXIST);
+    ck_assert_int_eq(frame_wire_field(two, sizeof two, 17, &v, &n), -ENOENT);
+    ck_assert_int_eq(frame_wire_field(varint16, sizeof varint16, 16, &v, &n), -EINVAL);
+    ck_assert_int_eq(frame_wire_field(cut, sizeof cut, 16, &v, &n), -EINVAL);
+    ck_assert_int_eq(frame_wire_field(two, 3, 16, &v, &n), 0);
+    ck_assert_ptr_eq(v, two + 3);
+    ck_assert_uint_eq(n, 0);
+
+    struct evbuffer *out = evbuffer_new();
+    ck_assert_int_eq(frame_write_forward(out, cut, sizeof cut, 1, 1, NULL), -EINVAL);
+    frame_limits_t lim = frame_limits_default;
+    lim.max_frame = 7;
+    const uint8_t six[] = {0x10, 0x01, 0x10, 0x02, 0x10, 0x03};
+    ck_assert_int_eq(frame_write_forward(out, six, sizeof six, 1, 1, &lim), -EMSGSIZE);
+    ck_assert_uint_eq(evbuffer_get_length(out), 0);
+    lim.max_frame = 8;
+    ck_assert_int_eq(frame_write_forward(out, six, sizeof six, 1, 1, &lim), 0);
+    ck_assert_uint_eq(evbuffer_get_length(out), FRAME_HEADER_SIZE + 8);
+    evbuffer_free(out);
+}
+END_TEST
+
 static Suite *proto_suite(void)
 {
     Suite *s = suite_create("proto");
@@ -947,6 +1088,12 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, test_check_rpc_frames_follow_the_link_rules);
     tcase_add_test(tc, test_check_card_codes);
     tcase_add_test(tc, test_names_of_results_and_codes);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("forward");
+    tcase_add_test(tc, test_forward_every_server_kind_arrives_as_the_reencoded_message);
+    tcase_add_test(tc, test_forward_replaces_every_occurrence_of_the_field);
+    tcase_add_test(tc, test_forward_refuses_what_it_cannot_forward_and_writes_nothing);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("budget");
