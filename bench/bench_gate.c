@@ -68,6 +68,33 @@ static long rss_kib(pid_t pid)
     return v;
 }
 
+/* CPU time (user + system) a process has used so far, in seconds; -1 if unknown. */
+static double proc_cpu_s(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return -1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')'); /* the command name may hold spaces */
+    unsigned long ut = 0, st = 0;
+    if (p == NULL ||
+        sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+        return -1;
+    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* CPU time of this process (the bench's own clients). */
+static double self_cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 /* ---- processes ------------------------------------------------------------------------------ */
 
 static ts_redis_t *redis;
@@ -457,8 +484,14 @@ static void player_close(conn_t *c)
 /* ---- relay (closed loop) ----------------------------------------------------------------------
  */
 
+/* CPU time per round trip of one relay run, in microseconds: the proxy on the path (nginx or
+ * croupier-gate; 0 for direct), the game server and the bench's clients. */
+typedef struct {
+    double proxy_us, game_us, client_us;
+} relay_cpu_t;
+
 static double relay(path_t path, int seconds, int nconn, int window, uint64_t base_player,
-                    double *errors_out)
+                    double *errors_out, relay_cpu_t *cpu)
 {
     conn_t **cs = calloc((size_t)nconn, sizeof *cs);
     for (int i = 0; i < nconn; i++)
@@ -471,6 +504,11 @@ static double relay(path_t path, int seconds, int nconn, int window, uint64_t ba
         flush_out(cs[i]);
     }
     struct pollfd *p = calloc((size_t)nconn, sizeof *p);
+    pid_t proxy = path == PATH_NGINX  ? ts_proc_pid(nginx)
+                  : path == PATH_GATE ? ts_proc_pid(gate)
+                                      : 0;
+    double proxy0 = proxy != 0 ? proc_cpu_s(proxy) : 0, game0 = proc_cpu_s(ts_proc_pid(game)),
+           self0 = self_cpu_s();
     int64_t t0 = now_us(), end = t0 + (int64_t)seconds * 1000000;
     while (now_us() < end) {
         for (int i = 0; i < nconn; i++)
@@ -499,6 +537,10 @@ static double relay(path_t path, int seconds, int nconn, int window, uint64_t ba
         }
     }
     double secs = (double)(now_us() - t0) / 1e6;
+    double per = done > 0 ? 1e6 / (double)done : 0;
+    cpu->proxy_us = proxy != 0 ? (proc_cpu_s(proxy) - proxy0) * per : 0;
+    cpu->game_us = (proc_cpu_s(ts_proc_pid(game)) - game0) * per;
+    cpu->client_us = (self_cpu_s() - self0) * per;
     for (int i = 0; i < nconn; i++)
         player_close(cs[i]);
     free(cs);
@@ -678,14 +720,27 @@ int main(int argc, char **argv)
         start_gate();
         int secs = atoi(argv[2]), nconn = atoi(argv[3]), window = atoi(argv[4]);
         double r[3], err[3];
+        relay_cpu_t cpu[3];
         for (int p = 0; p < 3; p++) {
-            r[p] = relay((path_t)p, secs, nconn, window, 1 + (uint64_t)p * 1000, &err[p]);
+            r[p] = relay((path_t)p, secs, nconn, window, 1 + (uint64_t)p * 1000, &err[p], &cpu[p]);
             printf("relay %-14s %d conns x %d in flight: %9.0f frames/s (round trips), %.0f "
                    "errors\n",
                    path_names[p], nconn, window, r[p], err[p]);
+            printf("      cpu per round trip: proxy %.2f us, game server %.2f us, bench clients "
+                   "%.2f us\n",
+                   cpu[p].proxy_us, cpu[p].game_us, cpu[p].client_us);
             fflush(stdout);
         }
         printf("relay: croupier-gate / nginx-stream = %.2f\n", r[2] / r[1]);
+        /* What the proxies would relay with a core each to themselves (their own CPU time per
+         * round trip), which the shared 2 cores do not show. */
+        printf("relay: proxy cpu per round trip: croupier-gate %.2f us, nginx-stream %.2f us "
+               "(ratio %.2f); one core of croupier-gate = %.0f round trips/s = %.0f frames/s "
+               "relayed (client->game and game->client)\n",
+               cpu[2].proxy_us, cpu[1].proxy_us,
+               cpu[2].proxy_us > 0 ? cpu[1].proxy_us / cpu[2].proxy_us : 0,
+               cpu[2].proxy_us > 0 ? 1e6 / cpu[2].proxy_us : 0,
+               cpu[2].proxy_us > 0 ? 2e6 / cpu[2].proxy_us : 0);
     } else if (strcmp(argv[1], "latency") == 0 && argc >= 4) {
         start_game();
         start_nginx();
