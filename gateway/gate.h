@@ -27,6 +27,12 @@
  * with DRAINING goes to another server. When the budget is spent the client gets
  * DEADLINE_EXCEEDED.
  *
+ * Lobby: ListTables is answered by the gateway alone, from the ads the game servers keep in
+ * Redis (games/holdem/holdem_engine.h, "Lobby ads"): the index ZSET read from now to +inf (expired
+ * members left out), then each ad HASH (pipelined), filtered by game and stake, sorted by stake,
+ * server and desk, at most GATE_LIST_MAX tables. No answer from Redis within budget_ms[LIST] ->
+ * UNAVAILABLE (retriable); an engine without a lobby -> BAD_REQUEST.
+ *
  * Gateway registration: `{croupier:gates}:<gate_id>` = {"id","address","state"} with TTL
  * gate_ttl_ms, refreshed every ttl/3; changes and deletion are published on GATE_CHANNEL.
  */
@@ -50,13 +56,19 @@ struct drain;
 /* "<player> <session> <gate id>" published at every login: the player's connection on any other
  * gateway is replaced (GoAway{SESSION_REPLACED}), so a player has one live session in all. */
 #define GATE_SESSION_CHANNEL "croupier:gates:sessions"
+/* The hold'em lobby's key prefix (hash tag), as the engine writes it. */
+#define GATE_LOBBY_HOLDEM "{croupier:lobby:holdem}"
+/* Most tables in one TableList, and most index members read for one ListTables. */
+#define GATE_LIST_MAX 200
+#define GATE_LIST_SCAN 1000
 
 typedef enum {
     GATE_REQ_JOIN = 0,
     GATE_REQ_LEAVE = 1,
     GATE_REQ_ACTION = 2,
     GATE_REQ_RESUME = 3,
-    GATE_REQ_KINDS = 4,
+    GATE_REQ_LIST = 4, /* ListTables: answered by the gateway itself from the lobby in Redis */
+    GATE_REQ_KINDS = 5,
 } gate_req_kind_t;
 
 typedef struct gate gate_t;
@@ -70,7 +82,8 @@ typedef struct {
     const char *gate_id;           /* copied */
     metrics_registry_t *metrics;   /* not owned */
     struct drain *drain;           /* not owned; NULL = no health server (tests) */
-    int budget_ms[GATE_REQ_KINDS]; /* 0 = defaults: join 800, leave 500, action 300, resume 800 */
+    int budget_ms[GATE_REQ_KINDS]; /* 0 = defaults: join 800, leave 500, action 300, resume 800,
+                                      list 500 */
     size_t max_frame;              /* client frame cap; 0 = FRAME_DEFAULT_MAX */
     size_t output_cap;             /* unsent bytes before a slow-consumer close; 0 = 256 KiB */
     int rate_per_s;                /* client frames per second; 0 = 50 */

@@ -56,6 +56,8 @@ static const config_flag_t gate_flags[] = {
      &O.budget[GATE_REQ_ACTION], 1, 600000},
     {"budget-resume-ms", CONFIG_INT, "800", "deadline budget of a Resume",
      &O.budget[GATE_REQ_RESUME], 1, 600000},
+    {"budget-list-ms", CONFIG_INT, "500", "deadline budget of a ListTables (the lobby in Redis)",
+     &O.budget[GATE_REQ_LIST], 1, 600000},
     {"max-frame", CONFIG_INT, "65536", "largest client frame payload (bytes)", &O.max_frame, 64,
      65536},
     {"output-cap", CONFIG_INT, "262144", "unsent bytes to one client before it is dropped",

@@ -318,3 +318,18 @@ int gatec_code(const Croupier__ServerMessage *m)
         return m->error->code;
     return 0;
 }
+
+Croupier__ServerMessage *gatec_list_tables(gatec_t *c, uint64_t rid, int engine, const char *game,
+                                           int64_t stake, int timeout_ms)
+{
+    Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
+    Croupier__ListTables l = CROUPIER__LIST_TABLES__INIT;
+    m.request_id = rid;
+    l.engine = (Croupier__Engine)engine;
+    l.game = (char *)game;
+    l.has_stake = stake != 0;
+    l.stake = stake;
+    m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_LIST_TABLES;
+    m.list_tables = &l;
+    return gatec_call(c, &m, timeout_ms);
+}

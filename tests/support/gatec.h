@@ -46,6 +46,10 @@ Croupier__ServerMessage *gatec_resume(gatec_t *c, uint64_t rid, int timeout_ms);
 Croupier__ServerMessage *gatec_leave(gatec_t *c, uint64_t rid, int timeout_ms);
 Croupier__ServerMessage *gatec_ping(gatec_t *c, uint64_t rid, uint64_t nonce, int timeout_ms);
 
+/* ListTables for engine; game NULL and stake 0 mean no filter. */
+Croupier__ServerMessage *gatec_list_tables(gatec_t *c, uint64_t rid, int engine, const char *game,
+                                           int64_t stake, int timeout_ms);
+
 /* The error code of an answer: Result.error.code, Error.code, or 0 (OK / other bodies). */
 int gatec_code(const Croupier__ServerMessage *m);
 
