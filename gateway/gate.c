@@ -176,7 +176,7 @@ static const char *const gate_reject_names[8] = {"deadline",     "unauthenticate
                                                  "rate_limited", "too_many_inflight", "bad_token",
                                                  "no_server",    "draining"};
 
-static const int gate_default_budget[GATE_REQ_KINDS] = {800, 500, 300, 800};
+static const int gate_default_budget[GATE_REQ_KINDS] = {800, 500, 300, 800, 500};
 
 static void gate_conn_close(gate_conn_t *c, const char *reason);
 static void gate_conn_free(gate_conn_t *c);
@@ -1651,6 +1651,332 @@ static void gate_client_request(gate_conn_t *c, Croupier__ClientMessage *m, gate
     gate_client_dispatch(c, r);
 }
 
+/* ---- the lobby: ListTables ------------------------------------------------------------------ */
+
+/* The key prefix of an engine's lobby in Redis, or NULL when the engine has none. */
+static const char *gate_lobby_tag(int engine)
+{
+    return engine == CROUPIER__ENGINE__ENGINE_HOLDEM ? GATE_LOBBY_HOLDEM : NULL;
+}
+
+/* One table of a TableList being built, with room for its strings. */
+typedef struct gate_ad {
+    Croupier__TableAd ad;
+    char server_id[80];
+    char game[40];
+} gate_ad_t;
+
+/*
+ * One ListTables in flight. It lives until its last Redis callback has run (every callback of
+ * rconn runs exactly once, with NULL on a timeout, a lost connection or rconn_destroy), even
+ * when the client was answered earlier (the budget ran out, or the connection went away).
+ */
+typedef struct gate_list {
+    gate_t *g;
+    uint64_t conn_id, session, rid;
+    const char *tag;
+    char game[40]; /* filter; "" = any */
+    bool has_stake;
+    int64_t stake;
+    int pending; /* Redis callbacks still to run */
+    bool done;   /* answered (or nobody is left to answer) */
+    bool failed; /* an ad could not be read: the list would be incomplete */
+    struct event *timer;
+    gate_ad_t *ads; /* matching ads, cap entries */
+    size_t nads, cap;
+} gate_list_t;
+
+static void gate_list_free(gate_list_t *op)
+{
+    if (op->timer != NULL)
+        event_free(op->timer);
+    free(op->ads);
+    free(op);
+}
+
+/* Orders tables by stake, then server, then desk (the same list reads the same every time). */
+static int gate_ad_cmp(const void *a, const void *b)
+{
+    const Croupier__TableAd *x = &((const gate_ad_t *)a)->ad, *y = &((const gate_ad_t *)b)->ad;
+    if (x->stake != y->stake)
+        return x->stake < y->stake ? -1 : 1;
+    int c = strcmp(x->server_id, y->server_id);
+    if (c != 0)
+        return c;
+    return x->desk_id < y->desk_id ? -1 : x->desk_id > y->desk_id;
+}
+
+/* Sends the TableList: sorted, at most GATE_LIST_MAX tables, cut further to fit the frame cap. */
+static void gate_list_send(gate_conn_t *c, gate_list_t *op)
+{
+    qsort(op->ads, op->nads, sizeof op->ads[0], gate_ad_cmp);
+    size_t n = op->nads < GATE_LIST_MAX ? op->nads : GATE_LIST_MAX;
+    Croupier__TableAd **ptrs = xcalloc(n > 0 ? n : 1, sizeof *ptrs);
+    for (size_t i = 0; i < n; i++)
+        ptrs[i] = &op->ads[i].ad;
+    Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+    Croupier__TableList tl = CROUPIER__TABLE_LIST__INIT;
+    sm.has_request_id = true;
+    sm.request_id = op->rid;
+    sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_TABLE_LIST;
+    sm.table_list = &tl;
+    tl.tables = ptrs;
+    tl.n_tables = n;
+    size_t size = protobuf_c_message_get_packed_size(&sm.base);
+    while (tl.n_tables > 0 && size > c->g->lim.max_frame) {
+        size_t fit = tl.n_tables * c->g->lim.max_frame / size;
+        tl.n_tables = fit < tl.n_tables ? fit : tl.n_tables - 1;
+        size = protobuf_c_message_get_packed_size(&sm.base);
+    }
+    gate_conn_send(c, &sm);
+    free(ptrs);
+}
+
+/*
+ * Ends a list: answers the client (the TableList when code is OK, else Result{error}) if its
+ * connection and session are still there, and frees op once no Redis callback is left to run.
+ */
+static void gate_list_finish(gate_list_t *op, int code, const char *message)
+{
+    if (!op->done) {
+        op->done = true;
+        evtimer_del(op->timer);
+        gate_conn_t *c = gate_conn_get(op->g, op->conn_id);
+        if (c != NULL && c->inflight > 0)
+            c->inflight--;
+        if (c != NULL && !c->closing && c->session == op->session) {
+            if (code == CROUPIER__ERROR_CODE__OK)
+                gate_list_send(c, op);
+            else
+                gate_conn_error(c, op->rid, code, message);
+        }
+        if (code == CROUPIER__ERROR_CODE__UNAVAILABLE)
+            metrics_add(op->g->m_degraded, 1);
+    }
+    if (op->pending == 0)
+        gate_list_free(op);
+}
+
+static void gate_list_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    gate_list_finish(arg, CROUPIER__ERROR_CODE__UNAVAILABLE,
+                     "the lobby store did not answer within the budget");
+}
+
+/* Parses a decimal integer that fills the whole string. */
+static bool gate_parse_ll(const char *s, long long min, long long max, long long *out)
+{
+    if (s == NULL || *s == '\0' || (*s != '-' && (*s < '0' || *s > '9')))
+        return false;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno != 0 || *end != '\0' || v < min || v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+static bool gate_lobby_name_ok(const char *s, size_t max)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > max)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] <= ' ' || s[i] > '~')
+            return false;
+    return true;
+}
+
+/*
+ * Reads one ad HASH reply (field, value pairs) into out. False when the ad is gone (expired
+ * between the two reads: an empty reply), incomplete or not valid; such an ad is left out.
+ */
+static bool gate_ad_parse(const redisReply *reply, gate_ad_t *out)
+{
+    const char *table = NULL, *game = NULL, *stakes = NULL, *seats = NULL, *free_ = NULL,
+               *server = NULL;
+    if (reply->type != REDIS_REPLY_ARRAY || reply->elements % 2 != 0)
+        return false;
+    for (size_t i = 0; i + 1 < reply->elements; i += 2) {
+        const redisReply *k = reply->element[i], *v = reply->element[i + 1];
+        if (k->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING ||
+            strlen(v->str) != v->len)
+            continue;
+        if (strcmp(k->str, "table") == 0)
+            table = v->str;
+        else if (strcmp(k->str, "game") == 0)
+            game = v->str;
+        else if (strcmp(k->str, "stakes") == 0)
+            stakes = v->str;
+        else if (strcmp(k->str, "seats") == 0)
+            seats = v->str;
+        else if (strcmp(k->str, "seats_free") == 0)
+            free_ = v->str;
+        else if (strcmp(k->str, "server") == 0)
+            server = v->str;
+    }
+    long long stake, nseats, nfree;
+    if (table == NULL || game == NULL || server == NULL ||
+        !gate_parse_ll(stakes, 1, INT64_MAX, &stake) || !gate_parse_ll(seats, 1, 1000, &nseats) ||
+        !gate_parse_ll(free_, 1, nseats, &nfree))
+        return false;
+    char *end;
+    errno = 0;
+    unsigned long long desk = strtoull(table, &end, 10);
+    if (table[0] < '0' || table[0] > '9' || *end != '\0' || errno != 0 || desk == 0)
+        return false;
+    if (!gate_lobby_name_ok(server, sizeof out->server_id - 1) || !gate_lobby_name_ok(game, 32))
+        return false;
+    for (const char *p = game; *p != '\0'; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_' || *p == '-'))
+            return false;
+    Croupier__TableAd init = CROUPIER__TABLE_AD__INIT;
+    out->ad = init;
+    snprintf(out->server_id, sizeof out->server_id, "%s", server);
+    snprintf(out->game, sizeof out->game, "%s", game);
+    out->ad.desk_id = desk;
+    out->ad.server_id = out->server_id;
+    out->ad.game = out->game;
+    out->ad.stake = stake;
+    out->ad.seats = (uint32_t)nseats;
+    out->ad.seats_free = (uint32_t)nfree;
+    return true;
+}
+
+/* One ad arrived: kept if it matches the filters; the list is answered after the last one. */
+static void gate_list_ad_cb(rconn_t *rc, redisReply *reply, void *arg)
+{
+    (void)rc;
+    gate_list_t *op = arg;
+    op->pending--;
+    if (!op->done) {
+        if (reply == NULL || reply->type == REDIS_REPLY_ERROR) {
+            op->failed = true;
+        } else if (op->nads < op->cap && gate_ad_parse(reply, &op->ads[op->nads])) {
+            const Croupier__TableAd *a = &op->ads[op->nads].ad;
+            if ((op->game[0] == '\0' || strcmp(a->game, op->game) == 0) &&
+                (!op->has_stake || a->stake == op->stake))
+                op->nads++;
+        }
+        if (op->pending > 0)
+            return;
+        if (op->failed)
+            gate_list_finish(op, CROUPIER__ERROR_CODE__UNAVAILABLE, "the lobby store failed");
+        else
+            gate_list_finish(op, CROUPIER__ERROR_CODE__OK, NULL);
+        return;
+    }
+    if (op->pending == 0)
+        gate_list_free(op);
+}
+
+/* The index arrived (members "<server>:<desk>" not expired yet): each ad is read, pipelined. */
+static void gate_list_index_cb(rconn_t *rc, redisReply *reply, void *arg)
+{
+    gate_list_t *op = arg;
+    op->pending--;
+    if (op->done) {
+        if (op->pending == 0)
+            gate_list_free(op);
+        return;
+    }
+    if (reply == NULL || reply->type != REDIS_REPLY_ARRAY) {
+        gate_list_finish(op, CROUPIER__ERROR_CODE__UNAVAILABLE,
+                         reply == NULL ? "the lobby store did not answer"
+                                       : "the lobby store failed");
+        return;
+    }
+    op->cap = reply->elements;
+    op->ads = xcalloc(op->cap > 0 ? op->cap : 1, sizeof *op->ads);
+    /* Held while the reads are sent, so that no callback can end op in between. */
+    op->pending++;
+    for (size_t i = 0; i < reply->elements; i++) {
+        const redisReply *m = reply->element[i];
+        char key[256];
+        if (m->type != REDIS_REPLY_STRING || m->len == 0 ||
+            (size_t)snprintf(key, sizeof key, "%s:ad:%s", op->tag, m->str) >= sizeof key)
+            continue; /* not a member the engine writes: no ad to read */
+        const char *argv[] = {"HGETALL", key};
+        if (rconn_command_argv(rc, gate_list_ad_cb, op, 2, argv, NULL) != 0) {
+            op->failed = true;
+            break;
+        }
+        op->pending++;
+    }
+    op->pending--;
+    if (op->pending > 0)
+        return;
+    /* Nothing left to wait for: no members, or none could be asked for. */
+    if (op->failed)
+        gate_list_finish(op, CROUPIER__ERROR_CODE__UNAVAILABLE, "the lobby store failed");
+    else
+        gate_list_finish(op, CROUPIER__ERROR_CODE__OK, NULL);
+}
+
+/*
+ * ListTables from a logged-in client: answered here from the lobby in Redis (see gate.h), within
+ * budget_ms[GATE_REQ_LIST]. Counts as a request in flight on the connection until answered.
+ */
+static void gate_client_list(gate_conn_t *c, const Croupier__ClientMessage *m)
+{
+    gate_t *g = c->g;
+    const Croupier__ListTables *lt = m->list_tables;
+    if (c->player == 0 || c->login_busy) {
+        metrics_add(g->m_reject[REJ_UNAUTH], 1);
+        gate_conn_error(c, m->request_id, CROUPIER__ERROR_CODE__UNAUTHENTICATED,
+                        c->player == 0 ? "log in first" : "login not complete");
+        return;
+    }
+    if (g->exit_step >= 3) {
+        metrics_add(g->m_reject[REJ_DRAINING], 1);
+        gate_conn_error(c, m->request_id, CROUPIER__ERROR_CODE__DRAINING, "gateway closing");
+        return;
+    }
+    if (c->inflight >= g->cfg.max_inflight) {
+        metrics_add(g->m_reject[REJ_INFLIGHT], 1);
+        gate_conn_error(c, m->request_id, CROUPIER__ERROR_CODE__OVERLOADED,
+                        "too many requests in flight");
+        return;
+    }
+    const char *tag = gate_lobby_tag(lt->engine);
+    if (tag == NULL) {
+        gate_conn_error(c, m->request_id, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                        "this engine has no lobby (only ENGINE_HOLDEM lists tables)");
+        return;
+    }
+    gate_list_t *op = xcalloc(1, sizeof *op);
+    op->g = g;
+    op->conn_id = c->id;
+    op->session = c->session;
+    op->rid = m->request_id;
+    op->tag = tag;
+    if (lt->game != NULL)
+        snprintf(op->game, sizeof op->game, "%s", lt->game); /* the codec bounds it to 32 */
+    op->has_stake = lt->has_stake;
+    op->stake = lt->stake;
+    char index[64], now[24], scan[24];
+    snprintf(index, sizeof index, "%s:ads", tag);
+    snprintf(now, sizeof now, "%" PRId64, clock_wall_ms());
+    snprintf(scan, sizeof scan, "%d", GATE_LIST_SCAN);
+    const char *argv[] = {"ZRANGEBYSCORE", index, now, "+inf", "LIMIT", "0", scan};
+    if (rconn_command_argv(g->rc, gate_list_index_cb, op, 7, argv, NULL) != 0) {
+        free(op);
+        metrics_add(g->m_degraded, 1);
+        gate_conn_error(c, m->request_id, CROUPIER__ERROR_CODE__UNAVAILABLE,
+                        "the lobby store is not connected");
+        return;
+    }
+    op->pending = 1;
+    c->inflight++;
+    op->timer = evtimer_new(g->base, gate_list_timer_cb, op);
+    int ms = g->cfg.budget_ms[GATE_REQ_LIST];
+    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+    evtimer_add(op->timer, &tv);
+}
+
 static void gate_client_ping(gate_conn_t *c, const Croupier__ClientMessage *m)
 {
     Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
@@ -1748,6 +2074,10 @@ static void gate_conn_read_cb(struct bufferevent *bev, void *arg)
             break;
         case CROUPIER__CLIENT_MESSAGE__BODY_RESUME:
             gate_client_request(c, m, GATE_REQ_RESUME);
+            break;
+        case CROUPIER__CLIENT_MESSAGE__BODY_LIST_TABLES:
+            gate_client_list(c, m);
+            frame_free_client(m);
             break;
         default:
             gate_conn_error(c, m->request_id, CROUPIER__ERROR_CODE__UNKNOWN_REQUEST,
