@@ -109,12 +109,14 @@ static void st_shed_on_seat(void *stp, const bot_seat_t *seat, const Croupier__S
     st->nhand = s->has_hand ? s->hand.len : 0;
     if (st->nhand > FRAME_MAX_CARDS)
         st->nhand = FRAME_MAX_CARDS;
-    memcpy(st->hand, s->hand.data, st->nhand);
+    if (st->nhand > 0)
+        memcpy(st->hand, s->hand.data, st->nhand);
     st->has_last = s->has_last_play && s->last_play.len > 0 && s->has_last_play_seat;
     st->nlast = st->has_last ? s->last_play.len : 0;
     if (st->nlast > FRAME_MAX_CARDS)
         st->nlast = FRAME_MAX_CARDS;
-    memcpy(st->last, s->last_play.data, st->nlast);
+    if (st->nlast > 0)
+        memcpy(st->last, s->last_play.data, st->nlast);
     st->last_seat = s->last_play_seat;
     st->bid = s->has_bid ? s->bid : 0;
     st->my_turn = snap->has_turn_seat && snap->turn_seat == snap->your_seat;
