@@ -9,19 +9,22 @@
  * three of a kind, straight, flush, full house, four of a kind, straight flush 7453..7462).
  *
  * How it is fast: a hand is a pair of 64-bit lanes built by adding one 16-byte constant per
- * card (one SIMD add where the target has one). The first lane holds, in its low 32 bits, the
- * sum of a per-rank key (every multiset of at most four cards per rank sums to a distinct
- * number below 2^25) and, in bits 32..47, one counter per suit that starts at 3, so bit 3 of a
- * suit's nibble is set once it holds five cards. The second lane is the set of cards, 16 bits
- * per suit. A flush is looked up by its suit's 13-bit rank set (8,192 entries). Anything else
- * goes through a perfect hash of the rank key: the key times an odd constant modulo 2^25 (a
- * bijection, so no two keys share a row and a column; one 32-bit multiply), split into a row
- * (high 14 bits) and a column (low 11 bits); the slot is the column plus twice the row's 16-bit
- * displacement. The tables are ~150 KiB of 16-bit values, 32 KiB of displacements and 16 KiB
- * of flushes, small enough to stay in L2 under random access. holdem_cards_value() evaluates a
- * card array with one 64-bit add per card (the first lane only) and rebuilds the flush suit's
- * ranks from the cards in the rare flush case. All tables are generated at build time by
- * holdem_eval_gen.c; nothing generated is stored in the source tree.
+ * card (one SIMD add where the target has one). The first lane holds, in its low 16 bits, one
+ * counter per suit that starts at 3, so bit 3 of a suit's nibble is set once it holds five
+ * cards, and in its top 25 bits a perfect-hash input: the sum of per-rank keys (every multiset
+ * of at most four cards per rank sums to a distinct number below 2^25) times an odd constant,
+ * modulo 2^25. Multiplication distributes over the sum, so each card's constant carries its
+ * rank key already multiplied and the sum wraps at bit 64 by itself: no multiply at lookup
+ * time. The multiply is a bijection modulo 2^25, so no two multisets share a row (top 13 bits)
+ * and a column (low 12 bits), and it scatters them evenly, so first-fit displacement packs
+ * the 73,775 multisets of 5..7 cards into 162 KiB of 16-bit values (89 % full) with 32 KiB of
+ * 32-bit row offsets (the previous design used 230 + 144 KiB). The second lane is the set of
+ * cards, 16 bits per suit; a flush is looked up by its suit's 13-bit rank set (16 KiB).
+ * holdem_cards_value() evaluates a card array with one 64-bit add per card (the first lane
+ * only), looks seven cards up in a table of seven-card multisets alone (16 KiB of 16-bit
+ * displacements + 102 KiB of values), and rebuilds the flush suit's ranks from the cards in
+ * the rare flush case. All tables are generated at build time by holdem_eval_gen.c; nothing
+ * generated is stored in the source tree.
  */
 #ifndef CROUPIER_HOLDEM_EVAL_H
 #define CROUPIER_HOLDEM_EVAL_H
@@ -50,8 +53,8 @@ typedef uint64_t holdem_lanes_t_ __attribute__((vector_size(16)));
 
 /*
  * A partial or complete hand; build it with holdem_hand_empty() and holdem_hand_add(). The
- * fields are private: lane 0 = rank-key sum (bits 0..31) + suit counters (bits 32..47),
- * lane 1 = bit 16 * suit + rank for each card.
+ * fields are private: lane 0 = suit counters (bits 0..15) + hash of the rank-key sum (bits
+ * 39..63), lane 1 = bit 16 * suit + rank for each card.
  */
 typedef struct {
     holdem_lanes_t_ lanes_;
@@ -61,7 +64,7 @@ typedef struct {
 extern const holdem_lanes_t_ holdem_eval_cards_[HOLDEM_CARDS]; /* one card's increment */
 extern const uint64_t holdem_eval_card_keys_[HOLDEM_CARDS];    /* its lane 0 alone */
 extern const uint16_t holdem_eval_flush_values_[8192];
-extern const uint16_t holdem_eval_disp_[];
+extern const uint32_t holdem_eval_offsets_[];
 extern const uint16_t holdem_eval_rank_values_[];
 extern const uint32_t holdem_eval_rank_values_size_; /* entries in holdem_eval_rank_values_ */
 extern const uint16_t holdem_eval_disp7_[];          /* the same for seven-card multisets alone */
@@ -69,12 +72,13 @@ extern const uint16_t holdem_eval_rank_values7_[];
 extern const uint32_t holdem_eval_rank_values7_size_;
 extern const uint32_t holdem_eval_category_first_[];
 
-#define HOLDEM_EVAL_EMPTY_KEY (0x3333ull << 32)  /* every suit counter at 3 */
-#define HOLDEM_EVAL_FLUSH_BITS (0x8888ull << 32) /* bit 3 of each suit counter */
-#define HOLDEM_EVAL_HASH_MUL 0x7f4a7c15u         /* odd: a bijection modulo 2^25 */
-#define HOLDEM_EVAL_HASH_BITS 25                 /* rank-key sums are below 2^25 */
-#define HOLDEM_EVAL_ROW_SHIFT 11                 /* column bits; the remaining 14 pick the row */
-#define HOLDEM_EVAL_ROW_SHIFT7 12                /* seven cards alone: 12 column bits, 8,192 rows */
+#define HOLDEM_EVAL_EMPTY_KEY 0x3333ull  /* every suit counter at 3 */
+#define HOLDEM_EVAL_FLUSH_BITS 0x8888ull /* bit 3 of each suit counter */
+#define HOLDEM_EVAL_HASH_MUL 0x7f4a7c15u /* odd: a bijection modulo 2^25 */
+#define HOLDEM_EVAL_HASH_BITS 25         /* rank-key sums are below 2^25 */
+#define HOLDEM_EVAL_HASH_SHIFT 39        /* lane 0 bits 39..63 hold the hash */
+#define HOLDEM_EVAL_ROW_SHIFT 12         /* column bits; the remaining 13 pick the row */
+#define HOLDEM_EVAL_ROW_SHIFT7 12        /* the same for the seven-card table */
 
 static inline holdem_hand_t holdem_hand_empty(void)
 {
@@ -97,30 +101,30 @@ static inline holdem_hand_t holdem_hand_combine(holdem_hand_t a, holdem_hand_t b
     return h;
 }
 
-/* Private: the value of a hand without a flush, from its rank-key sum (low 32 bits of key). */
+/*
+ * Private: the value of a hand without a flush, from the hash in lane 0: the slot is the hash
+ * plus its row's offset (modulo 2^32), so a lookup is two shifts, an add and two loads.
+ */
 static inline uint16_t holdem_eval_rank_value_(uint64_t key)
 {
-    uint32_t x = ((uint32_t)key * HOLDEM_EVAL_HASH_MUL) & ((1u << HOLDEM_EVAL_HASH_BITS) - 1);
-    uint32_t slot = (x & ((1u << HOLDEM_EVAL_ROW_SHIFT) - 1)) +
-                    2u * holdem_eval_disp_[x >> HOLDEM_EVAL_ROW_SHIFT];
-    return holdem_eval_rank_values_[slot];
+    uint32_t x = (uint32_t)(key >> HOLDEM_EVAL_HASH_SHIFT);
+    uint32_t row = (uint32_t)(key >> (HOLDEM_EVAL_HASH_SHIFT + HOLDEM_EVAL_ROW_SHIFT));
+    return holdem_eval_rank_values_[(uint32_t)(x + holdem_eval_offsets_[row])];
 }
 
 /* Private: the same for a hand of exactly seven cards, through the smaller seven-card table. */
 static inline uint16_t holdem_eval_rank_value7_(uint64_t key)
 {
-    uint32_t x = ((uint32_t)key * HOLDEM_EVAL_HASH_MUL) & ((1u << HOLDEM_EVAL_HASH_BITS) - 1);
-    uint32_t slot = (x & ((1u << HOLDEM_EVAL_ROW_SHIFT7) - 1)) +
-                    holdem_eval_disp7_[x >> HOLDEM_EVAL_ROW_SHIFT7];
-    return holdem_eval_rank_values7_[slot];
+    uint32_t x = (uint32_t)(key >> HOLDEM_EVAL_HASH_SHIFT);
+    uint32_t row = (uint32_t)(key >> (HOLDEM_EVAL_HASH_SHIFT + HOLDEM_EVAL_ROW_SHIFT7));
+    return holdem_eval_rank_values7_[(x & ((1u << HOLDEM_EVAL_ROW_SHIFT7) - 1)) +
+                                     holdem_eval_disp7_[row]];
 }
 
 /* Private: the suit (0..3) whose counter in key shows five cards or more. */
 static inline unsigned holdem_eval_flush_suit_(uint64_t key)
 {
-    /* Written apart from the "key & HOLDEM_EVAL_FLUSH_BITS" test so that the test stays one
-     * instruction in the common path. */
-    return (unsigned)__builtin_ctz((uint32_t)(key >> 32) & 0x8888u) >> 2;
+    return (unsigned)__builtin_ctz((uint32_t)key & (uint32_t)HOLDEM_EVAL_FLUSH_BITS) >> 2;
 }
 
 /*

@@ -36,8 +36,8 @@ static uint16_t gen_flush_values[8192];
 typedef struct {
     int min_cards;  /* 5: every multiset of 5..7 cards; 7: seven-card multisets only */
     unsigned shift; /* column bits (the row is the rest of the 25 hash bits) */
-    unsigned scale; /* slot = column + scale * displacement (1 or 2, to fit 16 bits) */
-    uint16_t *disp; /* 2^(25 - shift) displacements */
+    int wide;       /* 1: 32-bit offsets, slot = hash + offset; 0: slot = column + 16-bit disp */
+    uint32_t *disp; /* 2^(25 - shift) offsets or displacements */
     uint16_t *values;
     size_t size; /* entries in values */
 } eval_hash_t;
@@ -241,13 +241,22 @@ static int eval_cmp_row_size(const void *a, const void *b)
     return x->row < y->row ? -1 : x->row > y->row;
 }
 
+/* The slot of hash x, exactly as holdem_eval_rank_value_() / _value7_() compute it. */
+static uint32_t eval_slot(const eval_hash_t *hs, uint32_t x)
+{
+    if (hs->wide)
+        return x + hs->disp[x >> hs->shift];
+    return (x & ((1u << hs->shift) - 1)) + hs->disp[x >> hs->shift];
+}
+
 /*
  * Builds a rank-key perfect hash: every rank multiset of hs->min_cards..7 cards (73,775 for 5..7,
  * 49,205 for 7 alone), keyed by its key sum. The multiply scatters the keys evenly over the
  * rows, and because it is a bijection modulo 2^25 no two keys share a row and a column. Rows
- * are placed largest first at the smallest displacement (a multiple of hs->scale) where none
- * of their columns lands on a slot already taken (first-fit decreasing), which fills 94 to
- * 99 % of the value table. Displacements are stored divided by hs->scale to fit 16 bits.
+ * are placed largest first at the smallest displacement where none of their columns lands on
+ * a slot already taken (first-fit decreasing), which fills 89 % (all) and 94 % (seven cards)
+ * of the value table. A wide table stores displacement minus row * columns, so that the
+ * evaluator adds it to the whole hash without masking out the column.
  */
 static void eval_build_rank_hash(eval_hash_t *hs)
 {
@@ -294,16 +303,20 @@ static void eval_build_rank_hash(eval_hash_t *hs)
     }
     qsort(rows, nrows, sizeof *rows, eval_cmp_row_size);
 
-    uint16_t *disp = xcalloc(nrows_max, sizeof *disp);
-    /* the largest slot a displacement can reach */
-    const size_t tcap = (size_t)hs->scale * 65536 + col_mask + 1;
+    /* An empty row keeps its columns at slots 0..col_mask, inside the table. */
+    uint32_t *disp = xcalloc(nrows_max, sizeof *disp);
+    hs->disp = disp;
+    for (uint32_t r = 0; r < nrows_max && hs->wide; r++)
+        disp[r] = 0u - (r << hs->shift);
+    /* the largest slot a displacement can reach, or more than any table needs */
+    const size_t tcap = (size_t)65536 * (hs->wide ? 4 : 1) + col_mask + 1;
     uint16_t *values = xcalloc(tcap, sizeof *values);
     uint8_t *used = xcalloc(tcap, 1);
     size_t tsize = 0;
     /*
      * First fit: only displacements that put the row's smallest column on a free slot can
      * work, so the search walks the free slots (found through next_free, a union-find of
-     * taken runs) and skips displacements that are not multiples of the scale.
+     * taken runs).
      */
     uint32_t *next_free = xmalloc((tcap + 1) * sizeof *next_free);
     for (size_t i = 0; i <= tcap; i++)
@@ -317,9 +330,7 @@ static void eval_build_rank_hash(eval_hash_t *hs)
         for (uint32_t slot = eval_find_free(next_free, min_col);;
              slot = eval_find_free(next_free, slot + 1)) {
             uint32_t off = slot - min_col;
-            if (off % hs->scale)
-                continue;
-            if (off / hs->scale > UINT16_MAX) {
+            if ((!hs->wide && off > UINT16_MAX) || off + col_mask >= tcap) {
                 fprintf(stderr, "holdem_eval: rank hash displacement overflow\n");
                 abort();
             }
@@ -337,7 +348,7 @@ static void eval_build_rank_hash(eval_hash_t *hs)
                 if (pos + 1 > tsize)
                     tsize = pos + 1;
             }
-            disp[row->row] = (uint16_t)(off / hs->scale);
+            disp[row->row] = hs->wide ? off - (row->row << hs->shift) : off;
             break;
         }
     }
@@ -345,7 +356,7 @@ static void eval_build_rank_hash(eval_hash_t *hs)
     /* Every key must map home through the same arithmetic as the evaluator. */
     for (size_t i = 0; i < n; i++) {
         uint32_t x = eval_hash(e[i].key);
-        uint32_t pos = (x & col_mask) + hs->scale * disp[x >> hs->shift];
+        uint32_t pos = eval_slot(hs, x);
         if (values[pos] != e[i].value) {
             fprintf(stderr, "holdem_eval: rank key %u does not map home\n", e[i].key);
             abort();
@@ -355,9 +366,15 @@ static void eval_build_rank_hash(eval_hash_t *hs)
      * A meaningless hand (a card added twice) may hash to any row and column: size the table
      * to the largest slot any row can reach, so such a hand reads a zero, never past the end.
      */
-    for (uint32_t r = 0; r < nrows_max; r++)
-        if (col_mask + hs->scale * disp[r] + 1 > tsize)
-            tsize = col_mask + hs->scale * disp[r] + 1;
+    for (uint32_t r = 0; r < nrows_max; r++) {
+        uint32_t last = eval_slot(hs, (r << hs->shift) | col_mask);
+        if (last >= tcap) {
+            fprintf(stderr, "holdem_eval: rank hash row %u reaches past the table\n", r);
+            abort();
+        }
+        if (last + 1 > tsize)
+            tsize = last + 1;
+    }
     free(used);
     free(rows);
     free(e);
@@ -391,22 +408,22 @@ int main(int argc, char **argv)
     }
     for (int c = 0; c < HOLDEM_CARDS; c++) {
         int rank = c >> 2, suit = c & 3;
-        gen_card_key[c] = eval_rank_keys[rank] + (1ull << (32 + 4 * suit));
+        gen_card_key[c] = ((uint64_t)eval_hash(eval_rank_keys[rank]) << HOLDEM_EVAL_HASH_SHIFT) +
+                          (1ull << (4 * suit));
         gen_card_mask[c] = 1ull << (16 * suit + rank);
     }
     eval_build_classes();
     for (unsigned m = 0; m < 8192; m++)
         gen_flush_values[m] = __builtin_popcount(m) >= 5 ? eval_value_of(eval_score_flush(m)) : 0;
-    eval_hash_t all = {5, HOLDEM_EVAL_ROW_SHIFT, 2, NULL, NULL, 0};
-    eval_hash_t seven = {7, HOLDEM_EVAL_ROW_SHIFT7, 1, NULL, NULL, 0};
-    eval_build_rank_hash(&all);
-    eval_build_rank_hash(&seven);
-
     FILE *f = fopen(argv[1], "w");
     if (f == NULL) {
         perror(argv[1]);
         return 1;
     }
+    eval_hash_t all = {5, HOLDEM_EVAL_ROW_SHIFT, 1, NULL, NULL, 0};
+    eval_hash_t seven = {7, HOLDEM_EVAL_ROW_SHIFT7, 0, NULL, NULL, 0};
+    eval_build_rank_hash(&all);
+    eval_build_rank_hash(&seven);
     fprintf(f, "/* Generated by holdem_eval_gen at build time; do not edit or commit. */\n");
     fprintf(f, "#include \"holdem_eval.h\"\n\n");
     fprintf(f, "const holdem_lanes_t_ holdem_eval_cards_[%d] = {", HOLDEM_CARDS);
@@ -419,21 +436,28 @@ int main(int argc, char **argv)
         fprintf(f, "%s%#llxull,", c % 4 ? " " : "\n    ", (unsigned long long)gen_card_key[c]);
     fprintf(f, "\n};\n\n");
     gen_print_u16(f, "const uint16_t holdem_eval_flush_values_", gen_flush_values, 8192);
-    gen_print_u16(f, "const uint16_t holdem_eval_disp_", all.disp,
+    gen_print_u32(f, "const uint32_t holdem_eval_offsets_", all.disp,
                   1u << (HOLDEM_EVAL_HASH_BITS - all.shift));
     gen_print_u16(f, "const uint16_t holdem_eval_rank_values_", all.values, all.size);
     fprintf(f, "const uint32_t holdem_eval_rank_values_size_ = %zu;\n\n", all.size);
-    gen_print_u16(f, "const uint16_t holdem_eval_disp7_", seven.disp,
-                  1u << (HOLDEM_EVAL_HASH_BITS - seven.shift));
+    uint16_t disp7[1u << (HOLDEM_EVAL_HASH_BITS - HOLDEM_EVAL_ROW_SHIFT7)];
+    for (size_t r = 0; r < sizeof disp7 / sizeof disp7[0]; r++)
+        disp7[r] = (uint16_t)seven.disp[r];
+    gen_print_u16(f, "const uint16_t holdem_eval_disp7_", disp7, sizeof disp7 / sizeof disp7[0]);
     gen_print_u16(f, "const uint16_t holdem_eval_rank_values7_", seven.values, seven.size);
     fprintf(f, "const uint32_t holdem_eval_rank_values7_size_ = %zu;\n\n", seven.size);
     uint32_t first[HOLDEM_CATEGORIES + 1];
     for (int i = 0; i <= HOLDEM_CATEGORIES; i++)
         first[i] = (uint32_t)eval_category_first[i];
     gen_print_u32(f, "const uint32_t holdem_eval_category_first_", first, HOLDEM_CATEGORIES + 1);
+    int rc = 0;
     if (fclose(f) != 0) {
         perror(argv[1]);
-        return 1;
+        rc = 1;
     }
-    return 0;
+    free(all.disp);
+    free(all.values);
+    free(seven.disp);
+    free(seven.values);
+    return rc;
 }

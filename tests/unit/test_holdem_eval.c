@@ -210,8 +210,12 @@ START_TEST(test_hand_value_reads_inside_tables_for_any_row)
     /* Every row's reachable slots (column 0..2047 plus twice its displacement) are inside the
      * value table, so even a meaningless hand cannot read past it. */
     uint32_t cols = 1u << HOLDEM_EVAL_ROW_SHIFT;
-    for (uint32_t r = 0; r < 1u << (HOLDEM_EVAL_HASH_BITS - HOLDEM_EVAL_ROW_SHIFT); r++)
-        ck_assert_uint_le(cols - 1 + 2u * holdem_eval_disp_[r], holdem_eval_rank_values_size_ - 1);
+    for (uint32_t r = 0; r < 1u << (HOLDEM_EVAL_HASH_BITS - HOLDEM_EVAL_ROW_SHIFT); r++) {
+        /* slot = hash + offset modulo 2^32: the row's first column must be far enough from
+         * the end for the whole row */
+        uint32_t first = (r << HOLDEM_EVAL_ROW_SHIFT) + holdem_eval_offsets_[r];
+        ck_assert_uint_le(first, holdem_eval_rank_values_size_ - cols);
+    }
     /* The same for the seven-card table of holdem_cards_value(). */
     cols = 1u << HOLDEM_EVAL_ROW_SHIFT7;
     for (uint32_t r = 0; r < 1u << (HOLDEM_EVAL_HASH_BITS - HOLDEM_EVAL_ROW_SHIFT7); r++)
