@@ -500,6 +500,11 @@ int main(int argc, char **argv)
 
     event_base_dispatch(G.base);
 
+    /* The exit line is written: a late SIGTERM (kubelet sends one after preStop) or SIGINT must
+     * not turn the clean exit into a kill while the teardown runs. */
+    signal(SIGTERM, SIG_IGN);
+    signal(SIGINT, SIG_IGN);
+
     /* Teardown. The health server goes first: its thread calls back into the game server
      * (human_desks, ready) until it is joined. The exit line has been written already. */
     event_free(G.tick_ev);

@@ -272,6 +272,11 @@ int main(int argc, char **argv)
 
     event_base_dispatch(G.base);
 
+    /* The exit line is written. kubelet sends SIGTERM after the preStop hook (which may have run
+     * this whole exit through /drain): from here on a signal must not turn a clean exit into a
+     * kill (status 143) while the teardown runs. */
+    signal(SIGTERM, SIG_IGN);
+    signal(SIGINT, SIG_IGN);
     event_free(sigterm);
     event_free(sigint);
     /* The health thread reads G.gate: stop it first. */
