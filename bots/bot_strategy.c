@@ -8,11 +8,12 @@
 extern const bot_strategy_ops_t bot_strategy_test;
 extern const bot_strategy_ops_t bot_strategy_doudizhu, bot_strategy_runfast, bot_strategy_bigtwo;
 extern const bot_strategy_ops_t bot_strategy_holdem;
+extern const bot_strategy_ops_t bot_strategy_blackjack;
 
 /* One line per game. */
 static const bot_strategy_ops_t *const strategies[] = {
     &bot_strategy_test,   &bot_strategy_doudizhu, &bot_strategy_runfast,
-    &bot_strategy_bigtwo, &bot_strategy_holdem,
+    &bot_strategy_bigtwo, &bot_strategy_holdem,   &bot_strategy_blackjack,
 };
 
 const bot_strategy_ops_t *bot_strategy_find(const char *game)
@@ -25,7 +26,7 @@ const bot_strategy_ops_t *bot_strategy_find(const char *game)
 
 const char *bot_strategy_names(void)
 {
-    return "test, doudizhu, runfast, bigtwo, holdem";
+    return "test, doudizhu, runfast, bigtwo, holdem, blackjack";
 }
 
 uint64_t bot_rng_next(bot_rng_t *r)
