@@ -124,7 +124,9 @@ static inline uint16_t holdem_eval_rank_value7_(uint64_t key)
 /* Private: the suit (0..3) whose counter in key shows five cards or more. */
 static inline unsigned holdem_eval_flush_suit_(uint64_t key)
 {
-    return (unsigned)__builtin_ctz((uint32_t)key & (uint32_t)HOLDEM_EVAL_FLUSH_BITS) >> 2;
+    /* Written apart from the "key & HOLDEM_EVAL_FLUSH_BITS" test (bits 3, 7, 11, 15 moved to
+     * 19, 23, 27, 31) so that the compiler keeps that test a single instruction. */
+    return ((unsigned)__builtin_ctz((uint32_t)key << 16 & 0x88880000u) - 19) >> 2;
 }
 
 /*
