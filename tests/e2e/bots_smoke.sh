@@ -5,9 +5,12 @@
 # finished round the bots saw has its settlement in Redis (and no voided one has).
 #
 #   tests/e2e/bots_smoke.sh BUILD_DIR [SOURCE_DIR]
-# Env: ENGINE (test | traditional; default test), GAMES (default: "test", or for traditional
-# "doudizhu runfast bigtwo": one croupier-bot per game, at once), BOTS per game (50 for test,
-# 24 otherwise), BOT_SECONDS (5 for test, 8 otherwise), CROUPIER_KEEP_LOGS=1 keeps the work dir.
+# Env: ENGINE (test | traditional | holdem | persistent; default test), GAMES (default: "test",
+# for traditional "doudizhu runfast bigtwo": one croupier-bot per game, at once; "holdem";
+# "blackjack" for persistent), BOTS per game (50 for test, 28 for persistent, 24 otherwise),
+# BOT_SECONDS (5 for test, 10 for persistent, 8 otherwise), CROUPIER_KEEP_LOGS=1 keeps the work
+# dir. The persistent engine funds its house wallet (house.persistent) once at start: the wallet
+# sum must then be the seeded sum plus CROUPIER_BJ_HOUSE_FUND, whatever the pods do after.
 set -u
 BUILD=$(cd "${1:?usage: bots_smoke.sh BUILD_DIR [SOURCE_DIR]}" && pwd)
 SRC=$(cd "${2:-$(dirname "$0")/../..}" && pwd)
@@ -22,6 +25,14 @@ if [ "$ENGINE" = test ]; then
     BOTS=${BOTS:-50}
     BOT_SECONDS=${BOT_SECONDS:-5}
     BOT_ENGINE=traditional
+elif [ "$ENGINE" = persistent ]; then
+    GAMES=${GAMES:-blackjack}
+    BOTS=${BOTS:-28}
+    BOT_SECONDS=${BOT_SECONDS:-10}
+    BOT_ENGINE=$ENGINE
+    # short timers, like the test engine's 500 ms rounds
+    export CROUPIER_BJ_BET_MS=${CROUPIER_BJ_BET_MS:-500} CROUPIER_BJ_TURN_MS=${CROUPIER_BJ_TURN_MS:-2000}
+    export CROUPIER_BJ_GAP_MS=${CROUPIER_BJ_GAP_MS:-200} CROUPIER_BJ_HOUSE_FUND=${CROUPIER_BJ_HOUSE_FUND:-100000000}
 elif [ "$ENGINE" = holdem ]; then
     GAMES=${GAMES:-holdem}
     BOTS=${BOTS:-30}
@@ -48,6 +59,14 @@ e2e_redis set '{croupier:money}:wallet:house-traditional' 100000000 >/dev/null
 sum0=$(e2e_wallet_sum)
 e2e_game_start game-a "$ENGINE" 30
 e2e_game_start game-b "$ENGINE" 30
+if [ "$ENGINE" = persistent ]; then
+    # both pods fund the same service's house wallet; the fixed operation id makes it once
+    for _ in $(seq 1 100); do
+        [ "$(e2e_redis exists '{croupier:money}:wallet:house.persistent')" = 1 ] && break
+        sleep 0.1
+    done
+    sum0=$((sum0 + CROUPIER_BJ_HOUSE_FUND))
+fi
 e2e_gate_start gate-a
 e2e_gate_start gate-b
 base=5000000
