@@ -173,7 +173,11 @@ e2e_backtrace() {
 
 # Whether pid runs (a zombie child that exited does not count).
 e2e_alive() {
-    [ -e "/proc/$1" ] && ! grep -q '^[0-9]* (.*) Z' "/proc/$1/stat" 2>/dev/null
+    # Read the state in one go: a child bash has just reaped can still pass `[ -e /proc/PID ]`
+    # while its stat is no longer readable, which once made a clean exit look alive (SIGKILL).
+    local st
+    { read -r st <"/proc/$1/stat"; } 2>/dev/null || return 1
+    [[ ${st##*) } != [ZXx]* ]]
 }
 
 e2e_cleanup() {
@@ -214,4 +218,101 @@ e2e_seed_wallets() {
     for ((i = $1; i < $1 + $2; i++)); do
         echo "SET {croupier:money}:wallet:$i $3"
     done | e2e_redis >/dev/null
+}
+
+# ---- used by scripts/demo-cluster.sh (the `./dev run` demo); additions only ------------------
+
+# e2e_pods_publish FILE NAME...: the live pods as poll.py reads them ("name kind health_port" a
+# line), replaced atomically (written beside, then renamed).
+e2e_pods_publish() {
+    local file=$1 n
+    shift
+    : >"$file.tmp"
+    for n in "$@"; do
+        echo "$n ${POD_KIND[$n]} ${POD_HEALTH[$n]}" >>"$file.tmp"
+    done
+    mv "$file.tmp" "$file"
+}
+
+# e2e_endpoints_publish FILE NAME...: the gateway pods' client addresses as croupier-bot's
+# --gateways @FILE reads them (a Service's endpoints), replaced atomically.
+e2e_endpoints_publish() {
+    local file=$1 n
+    shift
+    : >"$file.tmp"
+    for n in "$@"; do
+        echo "127.0.0.1:${POD_PORT[$n]}" >>"$file.tmp"
+    done
+    mv "$file.tmp" "$file"
+}
+
+# e2e_gate_prestop NAME: gives a pod started by e2e_gate_start the preStop hook and grace period
+# of k8s/base/gate.yaml, so e2e_pod_terminate runs k8s/prestop.sh for it too: bound = drain
+# window + close timeout (e2e_gate_start passes --close-timeout-ms 5000), grace = bound +
+# window + close + 15 s (the rule tests/k8s checks).
+e2e_gate_prestop() {
+    local window=${GATE_DRAIN_WINDOW_MS:-1000} close=5000
+    POD_BOUND[$1]=$(((window + close + 999) / 1000))
+    POD_GRACE[$1]=$((POD_BOUND[$1] + (window + close) / 1000 + 15))
+}
+
+# e2e_exit_reason NAME: the reason of the pod's last "exit reason=..." log line, or "none".
+e2e_exit_reason() {
+    local r
+    r=$(grep -o 'exit reason=[a-z_]*' "${POD_LOG[$1]}" 2>/dev/null | tail -n 1)
+    echo "${r#exit reason=}" | sed 's/^$/none/'
+}
+
+# Sum of the rake every game collected ({croupier:money}:rake:*); wallets + rake is what a
+# settlement conserves.
+e2e_rake_sum() {
+    local sum=0 k v
+    for k in $(e2e_redis --scan --pattern '{croupier:money}:rake:*'); do
+        v=$(e2e_redis get "$k")
+        sum=$((sum + v))
+    done
+    echo "$sum"
+}
+
+# e2e_rounds_check ROUNDS_FILE: checks croupier-bot's --rounds-file against Redis. Prints
+# "FINISHED MISSING VOIDED SETTLED": distinct rounds the bots saw finish with money moved, how
+# many of those have no settle record {croupier:money}:round:<id>, distinct voided rounds, how
+# many of those have one (both must be 0). "nomoney" rounds need no record and are not counted.
+e2e_rounds_check() {
+    local fin=0 missing=0 void=0 settled=0
+    if [ -s "$1" ]; then
+        fin=$(awk '$2 == "finished" { print $1 }' "$1" | sort -u | wc -l)
+        void=$(awk '$2 == "voided" { print $1 }' "$1" | sort -u | wc -l)
+        if [ "$fin" -gt 0 ]; then
+            missing=$(awk '$2 == "finished" { print $1 }' "$1" | sort -u |
+                sed 's/^/EXISTS {croupier:money}:round:/' | e2e_redis | grep -vc '^1$')
+        fi
+        if [ "$void" -gt 0 ]; then
+            settled=$(awk '$2 == "voided" { print $1 }' "$1" | sort -u |
+                sed 's/^/EXISTS {croupier:money}:round:/' | e2e_redis | grep -c '^1$')
+        fi
+    fi
+    echo "$fin $missing $void $settled"
+}
+
+# e2e_stop_pids SECONDS PID...: SIGTERM each, wait up to SECONDS for all to exit, SIGKILL the
+# rest; reaps those that are children of this shell. Prints how many needed SIGKILL.
+e2e_stop_pids() {
+    local deadline=$((SECONDS + $1)) p alive killed=0
+    shift
+    for p in "$@"; do kill -TERM "$p" 2>/dev/null; done
+    while ((SECONDS < deadline)); do
+        alive=0
+        for p in "$@"; do e2e_alive "$p" && alive=1; done
+        [ $alive = 0 ] && break
+        sleep 0.1
+    done
+    for p in "$@"; do
+        if e2e_alive "$p"; then
+            kill -KILL "$p" 2>/dev/null
+            killed=$((killed + 1))
+        fi
+        wait "$p" 2>/dev/null
+    done
+    echo "$killed"
 }
