@@ -9,13 +9,18 @@
 # under `busybox sh`, SIGTERM, up to terminationGracePeriodSeconds, SIGKILL if still alive (a
 # failure). The game deployments roll first (one per engine in ENGINES), then the gateway
 # deployment. Bots: one croupier-bot per engine (test engine: game "test"; traditional engine:
-# Dou Dizhu; holdem engine: hold'em), each with its own report.
+# Dou Dizhu; holdem engine: hold'em; persistent engine: blackjack), each with its own report,
+# all playing at once through every roll.
 #
 # Asserts: croupier-bot exits 0 with zero torn games and zero unexpected errors (GoAway
 # reconnects are counted apart), the bots saw finished games, table moves and GoAways (so the
 # rollout really happened under play), settlements reconcile with wallets (the sum of every
 # wallet is unchanged; every finished round the bots saw has exactly one settle record; no
 # voided round has one), no pod needed SIGKILL, and every pod logged `exit reason=drained`.
+# Blackjack's money lives in more wallets: the house wallet house.croupier-persistent, funded
+# once (fixed operation id) by the first persistent pod, so the expected sum is the seeded sum
+# plus CROUPIER_BJ_HOUSE_FUND; and one table-chip wallet bjs.croupier-persistent.<player> per
+# player, all back at 0 once every table has closed on its drain and the bots have left.
 # It samples /drain/status and /metrics of every live pod every 250 ms and writes a report with
 # a chart (gnuplot SVG; gnuplot-nox is installed with apt-get when missing and possible).
 #
@@ -28,8 +33,11 @@
 #   BOTS                  bots (default 60; soak 300)
 #   CROUPIER_TEST_ROUND_MS  round length of the test engine (default 500; soak 3000)
 #   GAME_REPLICAS / GATE_REPLICAS  replicas per deployment (default 2 / 2)
-#   ENGINES               game deployments to roll (default "test traditional holdem");
-#                         blackjack follows once its engine is wired and bots can play it
+#   ENGINES               game deployments to roll (default "test traditional holdem
+#                         persistent")
+#   Drain bounds: GAME_BOUND (20 s; soak 60 s) for every engine but persistent, whose bound in
+#   the soak is DESIGN's 120 s with a 180 s grace period (short test: GAME_BOUND too, with the
+#   blackjack timers CROUPIER_BJ_BET_MS/_TURN_MS/_GAP_MS short like the test engine's rounds)
 #   ROLLOUT_OUT           where the run's files go (default BUILD_DIR/e2e-rollout)
 set -u
 BUILD=$(cd "${1:?usage: rollout.sh BUILD_DIR [SOURCE_DIR]}" && pwd)
@@ -48,17 +56,28 @@ if [ "$SOAK" = 1 ]; then
     export CROUPIER_TEST_ROUND_MS=${CROUPIER_TEST_ROUND_MS:-3000}
     GAME_BOUND=${GAME_BOUND:-60}
     PLAY_BETWEEN=${PLAY_BETWEEN:-20}
+    BJ_BOUND=${BJ_BOUND:-120}
+    BJ_GRACE=${BJ_GRACE:-180}
+    export CROUPIER_BJ_BET_MS=${CROUPIER_BJ_BET_MS:-3000} CROUPIER_BJ_TURN_MS=${CROUPIER_BJ_TURN_MS:-5000}
+    export CROUPIER_BJ_GAP_MS=${CROUPIER_BJ_GAP_MS:-1000}
 else
     CYCLES=${ROLLOUT_CYCLES:-1}
     BOTS=${BOTS:-60}
     export CROUPIER_TEST_ROUND_MS=${CROUPIER_TEST_ROUND_MS:-500}
     GAME_BOUND=${GAME_BOUND:-20}
     PLAY_BETWEEN=${PLAY_BETWEEN:-2}
+    BJ_BOUND=${BJ_BOUND:-$GAME_BOUND}
+    BJ_GRACE=${BJ_GRACE:-$((BJ_BOUND + 10))}
+    export CROUPIER_BJ_BET_MS=${CROUPIER_BJ_BET_MS:-500} CROUPIER_BJ_TURN_MS=${CROUPIER_BJ_TURN_MS:-2000}
+    export CROUPIER_BJ_GAP_MS=${CROUPIER_BJ_GAP_MS:-200}
 fi
+export CROUPIER_BJ_HOUSE_FUND=${CROUPIER_BJ_HOUSE_FUND:-100000000}
 GAME_REPLICAS=${GAME_REPLICAS:-2}
-ENGINES=${ENGINES:-test traditional holdem}
-declare -A ENGINE_GAME=([test]=test [traditional]=doudizhu [holdem]=holdem)
-declare -A ENGINE_JOIN=([test]=traditional [traditional]=traditional [holdem]=holdem)
+ENGINES=${ENGINES:-test traditional holdem persistent}
+declare -A ENGINE_GAME=([test]=test [traditional]=doudizhu [holdem]=holdem [persistent]=blackjack)
+declare -A ENGINE_JOIN=([test]=traditional [traditional]=traditional [holdem]=holdem
+    [persistent]=persistent)
+declare -A ENGINE_BOUND=([persistent]=$BJ_BOUND) ENGINE_GRACE=([persistent]=$BJ_GRACE)
 declare -A POD_ENGINE
 GATE_REPLICAS=${GATE_REPLICAS:-2}
 GATE_DRAIN_WINDOW_MS=${GATE_DRAIN_WINDOW_MS:-1000}
@@ -113,7 +132,9 @@ remove_from() { # remove_from ARRAY_NAME VALUE
 }
 
 start_game_pod() { # start_game_pod NAME ENGINE
-    e2e_game_start "$1" "$2" "$GAME_BOUND" --service "croupier-$2" --lease-pool-size 16
+    e2e_game_start "$1" "$2" "${ENGINE_BOUND[$2]:-$GAME_BOUND}" --service "croupier-$2" \
+        --lease-pool-size 16
+    [ -n "${ENGINE_GRACE[$2]:-}" ] && POD_GRACE[$1]=${ENGINE_GRACE[$2]}
     POD_ENGINE[$1]=$2
     LIVE+=("$1")
     pods_publish
@@ -186,6 +207,15 @@ for e in $ENGINES; do
     for ((i = 1; i <= GAME_REPLICAS; i++)); do start_game_pod "game-$e-v1-$i" "$e"; done
 done
 for ((i = 1; i <= GATE_REPLICAS; i++)); do start_gate_pod "gate-v1-$i"; done
+BJ_HOUSE='{croupier:money}:wallet:house.croupier-persistent'
+if [[ " $ENGINES " == *" persistent "* ]]; then
+    # the first persistent pod funds the house (asynchronously, once for the service)
+    for _ in $(seq 1 100); do
+        [ "$(e2e_redis exists "$BJ_HOUSE")" = 1 ] && break
+        sleep 0.1
+    done
+    SUM0=$((SUM0 + CROUPIER_BJ_HOUSE_FUND))
+fi
 
 step "bots start"
 declare -A BOT_PID
@@ -195,7 +225,8 @@ for e in $ENGINES; do
         --engine "${ENGINE_JOIN[$e]}" --seconds 86400 --player-base "${BOT_BASE[$e]}" \
         --token-secret-file "$E2E_DIR/secret" --report "$E2E_DIR/report-$g.json" \
         --rounds-file "$E2E_DIR/rounds-$g.txt" --progress-ms 250 \
-        --finish-timeout-ms $((GAME_BOUND * 1000 * 2)) >"$E2E_DIR/bot-$g.log" 2>&1 &
+        --finish-timeout-ms $((${ENGINE_BOUND[$e]:-$GAME_BOUND} * 1000 * 2)) \
+        >"$E2E_DIR/bot-$g.log" 2>&1 &
     BOT_PID[$g]=$!
     E2E_PIDS+=($!)
 done
@@ -256,6 +287,17 @@ for n in "${ALL_PODS[@]}"; do
 done
 SUM1=$(e2e_wallet_sum)
 check "sum of wallets unchanged ($SUM0 -> $SUM1)" test "$SUM0" -eq "$SUM1"
+if [[ " $ENGINES " == *" persistent "* ]]; then
+    check "blackjack: house wallet funded once ($(e2e_redis get "$BJ_HOUSE"))" \
+        test "$(e2e_redis exists "$BJ_HOUSE")" = 1
+    nbjs=0 bjs_left=0
+    for k in $(e2e_redis --scan --pattern '{croupier:money}:wallet:bjs.*'); do
+        nbjs=$((nbjs + 1))
+        [ "$(e2e_redis get "$k")" = 0 ] || bjs_left=$((bjs_left + 1))
+    done
+    check "blackjack: every table-chip wallet back at 0 ($nbjs wallets, $bjs_left not)" \
+        test "$bjs_left" -eq 0 -a "$nbjs" -gt 0
+fi
 for g in "${!BOT_PID[@]}"; do
     [ -f "$E2E_DIR/rounds-$g.txt" ] || continue
     awk '$2 == "finished" { print "EXISTS {croupier:money}:round:" $1 }' "$E2E_DIR/rounds-$g.txt" |
