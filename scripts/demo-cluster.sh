@@ -1,0 +1,540 @@
+#!/usr/bin/env bash
+# scripts/demo-cluster.sh -- the local cluster demo (`./dev run`; issue 10, "The demo").
+#
+# Everything on 127.0.0.1, on ports free at start, in a temporary directory:
+#   * redis-server;
+#   * one croupier-game per engine (traditional, holdem, persistent) plus one --engine test;
+#   * two croupier-gate;
+#   * croupier-bot processes, one per game the bots have a strategy for (asked of croupier-bot
+#     itself); the bots of every game without a strategy yet play the "test" game on the test
+#     engine instead, and the output says so;
+#   * a live summary once a second (scripts/demo_summary.py: each pod's /readyz, /drain/status
+#     and /metrics, the seats in Redis, the bots' progress lines);
+#   * the harness's pod sampler (tests/e2e/poll.py) for the chart.
+# After a warm-up every Deployment rolls once as tests/e2e/rollout.sh does it (maxSurge 1,
+# maxUnavailable 0): the new pod starts and becomes ready, then kubelet's termination of the old
+# one (tests/e2e/lib.sh e2e_pod_terminate: the real k8s/prestop.sh under busybox, SIGTERM, grace
+# period, SIGKILL = failure). The game Deployments roll first, then the gateways. Then the bots
+# stop, every pod is terminated the same way, and the zero-loss report is printed
+# (scripts/demo_report.py; chart and report.md by tests/e2e/chart.py).
+#
+#   scripts/demo-cluster.sh [--seconds N] [--bots N] [--help]
+#
+# Files: the run's report, chart, samples, bot reports and pod logs stay in BUILD/demo/ (replaced
+# by the next run); Redis's directory and the pods' working directories live in a temporary
+# directory that is removed at exit. Exit status 0 when every zero-loss check passed, 1 when one
+# failed, 2 on a usage error, 130 when interrupted.
+#
+# Ctrl-C (or SIGTERM / SIGHUP): the bots are stopped, then every pod and Redis are sent SIGTERM
+# and waited for (SIGKILL after a bound), and the temporary directory is removed. The children
+# run in a session of their own, so the terminal's Ctrl-C reaches only this script, which stops
+# them in that order.
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${CROUPIER_BUILD_DIR:-$ROOT/build}
+SRC=$ROOT
+
+usage() {
+    cat <<EOF
+usage: ./dev run [--seconds N] [--bots N]
+       scripts/run-main.sh [--seconds N] [--bots N]      (scripts/demo-cluster.sh)
+       scripts/run-main.sh --runtime-demo [ARGS]         (the desk-actor runtime demo instead)
+
+Starts a local cluster on 127.0.0.1: redis-server, one croupier-game per engine (traditional,
+holdem, persistent, and test), two croupier-gate, and croupier-bot players for every game the
+bots have a strategy for (the others' share plays the test engine instead). Prints a live
+summary once a second, rolls every deployment once while the bots play (new pod ready, then
+k8s/prestop.sh under busybox and SIGTERM for the old one), stops, and prints the zero-loss
+report (torn games, client errors, settlements vs wallets, exit reasons) and the chart's path.
+
+  --seconds N   how long the bots play (default 75; at least 20; the rollouts need ~35 s, and
+                the bots play on until 3 s after the last one)
+  --bots N      bots in all (default 300; 12..5000)
+  --help        this text
+
+Files: BUILD/demo/ (report.md, chart.svg, reports, logs). Ctrl-C stops everything cleanly.
+EOF
+}
+
+PLAY_SECONDS=75
+BOTS=300
+while [ $# -gt 0 ]; do
+    case $1 in
+    --seconds | --bots)
+        [ $# -ge 2 ] || { echo "demo: $1 needs a value (see --help)" >&2; exit 2; }
+        case $2 in '' | *[!0-9]*) echo "demo: $1 '$2' is not a whole number" >&2; exit 2 ;; esac
+        if [ "$1" = --seconds ]; then PLAY_SECONDS=$((10#$2)); else BOTS=$((10#$2)); fi
+        shift 2
+        ;;
+    --seconds=* | --bots=*)
+        set -- "${1%%=*}" "${1#*=}" "${@:2}"
+        ;;
+    -h | --help)
+        usage
+        exit 0
+        ;;
+    *)
+        echo "demo: unknown argument '$1' (see --help)" >&2
+        exit 2
+        ;;
+    esac
+done
+if [ "$PLAY_SECONDS" -lt 20 ] || [ "$PLAY_SECONDS" -gt 86400 ]; then
+    echo "demo: --seconds must be 20..86400" >&2
+    exit 2
+fi
+if [ "$BOTS" -lt 12 ] || [ "$BOTS" -gt 5000 ]; then
+    echo "demo: --bots must be 12..5000" >&2
+    exit 2
+fi
+
+# ---- outer process: keep the terminal's Ctrl-C away from the children --------------------
+# The cluster runs in a session of its own (setsid), so a Ctrl-C reaches only this process; it
+# forwards SIGTERM to the inner script (and to a preStop hook it may be waiting on), whose trap
+# stops the children in order.
+if [ "${CROUPIER_DEMO_INNER:-0}" != 1 ]; then
+    for tool in setsid redis-server redis-cli busybox python3 curl; do
+        command -v "$tool" >/dev/null ||
+            { echo "demo: '$tool' is missing (./dev setup installs what the demo needs)" >&2; exit 1; }
+    done
+    CROUPIER_DEMO_INNER=1 CROUPIER_BUILD_DIR=$BUILD setsid "$0" --seconds "$PLAY_SECONDS" \
+        --bots "$BOTS" </dev/null &
+    inner=$!
+    forward() {
+        kill -TERM "$inner" 2>/dev/null
+        # a foreground `timeout ... prestop.sh` or `sleep` of the inner script would delay its
+        # trap; end those helpers (children of the inner script only)
+        local p c
+        while read -r p c; do
+            case $c in timeout | sleep) kill -TERM "$p" 2>/dev/null ;; esac
+        done < <(ps -o pid=,comm= --ppid "$inner" 2>/dev/null)
+    }
+    trap forward INT TERM HUP
+    st=0
+    while kill -0 "$inner" 2>/dev/null; do
+        wait "$inner"
+        st=$?
+    done
+    exit "$st"
+fi
+
+# ---- inner process -----------------------------------------------------------------------
+BUILD=$(cd "$BUILD" 2>/dev/null && pwd) || { echo "demo: no build directory ${CROUPIER_BUILD_DIR:-build}" >&2; exit 1; }
+# shellcheck source=../tests/e2e/lib.sh
+. "$SRC/tests/e2e/lib.sh"
+
+for b in engine/process/croupier-game gateway/croupier-gate bots/croupier-bot; do
+    [ -x "$BUILD/$b" ] || { echo "demo: $BUILD/$b is missing; build first (./dev setup)" >&2; exit 1; }
+done
+
+OUT=${CROUPIER_DEMO_OUT:-$BUILD/demo}
+rm -rf "$OUT"
+mkdir -p "$OUT" || exit 1
+OUT=$(cd "$OUT" && pwd)
+E2E_DIR=$(mktemp -d /tmp/croupier-demo.XXXXXX) || exit 1
+E2E_FAILURES=()
+# Short timers so that a minute shows many rounds (as the harness's tests use them): the test
+# engine's rounds, blackjack's betting window, turn and gap; a smaller blackjack house fund (the
+# persistent engine credits it once per Redis, with a fixed operation id) for readable sums.
+export CROUPIER_TEST_ROUND_MS=${CROUPIER_TEST_ROUND_MS:-500}
+export CROUPIER_BJ_BET_MS=${CROUPIER_BJ_BET_MS:-500} CROUPIER_BJ_TURN_MS=${CROUPIER_BJ_TURN_MS:-2000}
+export CROUPIER_BJ_GAP_MS=${CROUPIER_BJ_GAP_MS:-200}
+export CROUPIER_BJ_HOUSE_FUND=${CROUPIER_BJ_HOUSE_FUND:-100000000}
+GATE_DRAIN_WINDOW_MS=1000
+SEED_CHIPS=1000000
+HOUSE_CHIPS=100000000
+PLAYER_BASE=7000000
+WARMUP=6  # seconds of play before the first rollout
+PAUSE=2   # seconds between two Deployments' rollouts
+declare -A BOUND=([traditional]=40 [holdem]=40 [persistent]=30 [test]=20)
+ENGINES=(traditional holdem persistent test)
+
+T0=$(date +%s.%N)
+LIVE=()      # pods alive now
+ENDPOINTS=() # gateway pods in the bots' endpoint list
+ALL_PODS=()  # pods terminated so far
+BOT_PIDS=()
+BOT_GAMES=()
+SUMMARY_PID=
+POLL_PID=
+STDERR_SAVED=0
+declare -A POD_ENGINE CURRENT
+
+# Seconds since the start, 1 decimal.
+elapsed() {
+    awk -v a="$(date +%s.%N)" -v b="$T0" 'BEGIN { printf "%.1f", a - b }'
+}
+
+# step TEXT: a rollout step: steps.tsv (chart.py draws it) and the log.
+step() {
+    printf '%s\t%s\n' "$(elapsed)" "$*" >>"$OUT/steps.tsv"
+    e2e_log "== $*"
+}
+
+# nap SECONDS: a sleep a signal interrupts at once (the trap runs without waiting for it).
+nap() {
+    sleep "$1" &
+    local p=$!
+    wait "$p" 2>/dev/null
+    kill "$p" 2>/dev/null
+}
+
+remove_from() { # remove_from ARRAY_NAME VALUE
+    local -n arr=$1
+    local out=() x
+    for x in "${arr[@]}"; do [ "$x" != "$2" ] && out+=("$x"); done
+    arr=("${out[@]}")
+}
+
+publish() {
+    e2e_pods_publish "$OUT/pods" "${LIVE[@]}"
+    e2e_endpoints_publish "$OUT/gateways" "${ENDPOINTS[@]}"
+}
+
+# Every pod ever started: what the summary and the report read.
+pod_info() {
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "${POD_KIND[$1]}" "${POD_ENGINE[$1]}" \
+        "${POD_HEALTH[$1]}" "${POD_PORT[$1]}" "${POD_PID[$1]}" "${POD_LOG[$1]}" >>"$OUT/pods-info.tsv"
+}
+
+start_game() { # NAME ENGINE
+    e2e_game_start "$1" "$2" "${BOUND[$2]}" --lease-pool-size 16
+    POD_ENGINE[$1]=$2
+    CURRENT[$2]=$1
+    LIVE+=("$1")
+    pod_info "$1"
+    publish
+}
+
+start_gate() { # NAME
+    e2e_gate_start "$1"
+    e2e_gate_prestop "$1"
+    POD_ENGINE[$1]=gateway
+    LIVE+=("$1")
+    ENDPOINTS+=("$1")
+    pod_info "$1"
+    publish
+}
+
+# kubelet deletes NAME: its endpoint is withdrawn when the deletion starts.
+stop_pod() {
+    remove_from ENDPOINTS "$1"
+    publish
+    e2e_pod_terminate "$1"
+    remove_from LIVE "$1"
+    publish
+    ALL_PODS+=("$1")
+    e2e_log "pod $1: exit reason=$(e2e_exit_reason "$1")"
+}
+
+roll_game() { # ENGINE
+    local eng=$1 old=${CURRENT[$1]}
+    local ver=${old##*-v}
+    local new="$eng-v$((ver + 1))"
+    step "roll $eng: surge $new"
+    start_game "$new" "$eng"
+    step "roll $eng: terminate $old"
+    stop_pod "$old"
+    step "roll $eng: $old gone"
+}
+
+roll_gates() {
+    local old=() n i=0
+    for n in "${LIVE[@]}"; do [ "${POD_KIND[$n]}" = gate ] && old+=("$n"); done
+    for n in "${old[@]}"; do
+        i=$((i + 1))
+        step "roll gateway: surge gate-v2-$i"
+        start_gate "gate-v2-$i"
+        step "roll gateway: terminate $n"
+        stop_pod "$n"
+        step "roll gateway: $n gone"
+    done
+}
+
+# Waits (bounded) until no game pod has settlements queued: the money at rest.
+wait_money_idle() {
+    local deadline=$((SECONDS + 15)) n busy
+    while ((SECONDS < deadline)); do
+        busy=0
+        for n in "${LIVE[@]}"; do
+            [ "${POD_KIND[$n]}" = game ] || continue
+            e2e_get "${POD_HEALTH[$n]}/metrics" 1 | grep -q '^money_writer_depth 0$' || busy=1
+        done
+        [ $busy = 0 ] && return 0
+        sleep 0.2
+    done
+    e2e_log "warning: settlements still queued after 15 s"
+}
+
+money_now() {
+    echo $(($(e2e_wallet_sum) + $(e2e_rake_sum)))
+}
+
+restore_stderr() {
+    if [ "$STDERR_SAVED" = 1 ]; then
+        exec 2>&3 3>&-
+        STDERR_SAVED=0
+    fi
+}
+
+stop_watchers() {
+    touch "$OUT/STOP"
+    local p=() i
+    # they stop by themselves at STOP (the summary prints the last log lines first)
+    for i in $(seq 1 30); do
+        { [ -n "$SUMMARY_PID" ] && e2e_alive "$SUMMARY_PID"; } ||
+            { [ -n "$POLL_PID" ] && e2e_alive "$POLL_PID"; } || break
+        sleep 0.1
+    done
+    [ -n "$SUMMARY_PID" ] && p+=("$SUMMARY_PID")
+    [ -n "$POLL_PID" ] && p+=("$POLL_PID")
+    [ ${#p[@]} -gt 0 ] && e2e_stop_pids 5 "${p[@]}" >/dev/null
+    SUMMARY_PID=
+    POLL_PID=
+}
+
+# Ctrl-C / SIGTERM / SIGHUP: stop the bots, then the pods, then Redis; the EXIT trap removes the
+# temporary directory.
+on_signal() {
+    trap '' INT TERM HUP
+    stop_watchers
+    restore_stderr
+    echo
+    echo "demo: interrupted -- stopping everything (bots, then pods, then Redis)"
+    if [ ${#BOT_PIDS[@]} -gt 0 ]; then
+        echo "demo: SIGTERM to ${#BOT_PIDS[@]} croupier-bot (they leave their tables; 10 s at most)"
+        e2e_stop_pids 10 "${BOT_PIDS[@]}" >/dev/null
+    fi
+    local pods=() n
+    for n in "${LIVE[@]}"; do e2e_alive "${POD_PID[$n]}" && pods+=("${POD_PID[$n]}"); done
+    if [ ${#pods[@]} -gt 0 ]; then
+        echo "demo: SIGTERM to ${#pods[@]} pods (twice: a second SIGTERM skips the drain wait)"
+        for n in "${pods[@]}"; do kill -TERM "$n" 2>/dev/null; done
+        sleep 0.3
+        e2e_stop_pids 15 "${pods[@]}" >/dev/null
+    fi
+    [ -n "${REDIS_PID:-}" ] && e2e_stop_pids 5 "$REDIS_PID" >/dev/null
+    echo "demo: stopped; logs of this run in $OUT"
+    exit 130
+}
+
+on_exit() {
+    local st=$?
+    trap '' INT TERM HUP
+    stop_watchers
+    restore_stderr
+    # anything still running (a failure path): SIGTERM, wait, SIGKILL
+    local alive=() p
+    for p in "${E2E_PIDS[@]}"; do e2e_alive "$p" && alive+=("$p"); done
+    [ ${#alive[@]} -gt 0 ] && e2e_cleanup
+    if [ "$st" -ne 0 ] && [ "$st" -ne 130 ] && [ -s "$OUT/demo.log" ] && [ -z "${REPORTED:-}" ]; then
+        echo "demo: failed; the last lines of $OUT/demo.log:" >&2
+        tail -n 15 "$OUT/demo.log" >&2
+    fi
+    if [ -d "$E2E_DIR" ]; then
+        mkdir -p "$OUT/logs"
+        cp "$E2E_DIR"/*.log "$OUT/logs/" 2>/dev/null
+        rm -rf "$E2E_DIR"
+    fi
+}
+trap on_signal INT TERM HUP
+trap on_exit EXIT
+
+# ---- start ---------------------------------------------------------------------------------
+cat <<EOF
+croupier local cluster demo: $BOTS bots play for $PLAY_SECONDS s while every deployment rolls once.
+All processes listen on 127.0.0.1 only; temporary directory $E2E_DIR; run files in $OUT.
+Ctrl-C stops everything.
+
+EOF
+e2e_secret
+e2e_redis_start
+e2e_log "redis-server up: 127.0.0.1:$REDIS_PORT pid $REDIS_PID (no persistence; dir $E2E_DIR/redis)"
+e2e_redis set '{croupier:money}:wallet:house-traditional' $HOUSE_CHIPS >/dev/null
+python3 "$SRC/tests/e2e/poll.py" "$OUT/pods" "$OUT/samples.jsonl" 0.25 "$T0" &
+POLL_PID=$!
+E2E_PIDS+=("$POLL_PID")
+step "start v1 pods"
+for e in "${ENGINES[@]}"; do start_game "$e-v1" "$e"; done
+start_gate gate-v1-1
+start_gate gate-v1-2
+
+# Which games each engine offers (the registry entries in Redis), which of them the bots can
+# play (croupier-bot refuses a game it has no strategy for), and the bots' share of each.
+REG=$(for k in $(e2e_redis --scan --pattern '{croupier:registry}:server:*'); do e2e_redis get "$k"; done)
+mapfile -t OFFERS < <(printf '%s\n' "$REG" | python3 -c '
+import json, sys
+seen = {}
+for line in sys.stdin:
+    try:
+        e = json.loads(line)
+    except ValueError:
+        continue
+    for g in e.get("games", "").split(","):
+        if g and g not in seen:
+            seen[g] = e["engine"]
+order = ["traditional", "holdem", "persistent", "test"]
+for g, eng in sorted(seen.items(), key=lambda x: (order.index(x[1]) if x[1] in order else 9, x[0])):
+    print(g, eng)')
+PLAYABLE=()   # "game engine"
+FALLBACK=()   # "game(engine)"
+for ge in "${OFFERS[@]}"; do
+    read -r g eng <<<"$ge"
+    [ "$eng" = test ] && continue
+    if "$BUILD/bots/croupier-bot" --game "$g" --gateways 127.0.0.1:1 --report /dev/null \
+        --token-secret-file /nonexistent 2>&1 | grep -q 'cannot play game'; then
+        FALLBACK+=("$g $eng")
+    else
+        PLAYABLE+=("$g $eng")
+    fi
+done
+NGAMES=$((${#PLAYABLE[@]} + ${#FALLBACK[@]}))
+[ "$NGAMES" -gt 0 ] || e2e_die "no game server registered a game (registry: $REG)"
+SHARE=$((BOTS / NGAMES))
+BOT_GROUPS=() # "game engine bots"
+for ge in "${PLAYABLE[@]}"; do BOT_GROUPS+=("$ge $SHARE"); done
+TEST_BOTS=$((BOTS - SHARE * ${#PLAYABLE[@]}))
+[ "$TEST_BOTS" -gt 0 ] && BOT_GROUPS+=("test test $TEST_BOTS")
+
+: >"$OUT/groups.tsv"
+base=$PLAYER_BASE
+for grp in "${BOT_GROUPS[@]}"; do
+    read -r g eng n <<<"$grp"
+    e2e_seed_wallets "$base" "$n" $SEED_CHIPS
+    printf '%s\t%s\t%s\t%s\n' "$g" "$eng" "$n" "$base" >>"$OUT/groups.tsv"
+    base=$((base + 100000))
+done
+wait_money_idle
+MONEY0=$(money_now)
+
+echo
+echo "Running (every figure below comes from these processes and from Redis):"
+printf '  %-16s pid %-7s 127.0.0.1:%s\n' redis-server "$REDIS_PID" "$REDIS_PORT"
+for n in "${LIVE[@]}"; do
+    if [ "${POD_KIND[$n]}" = game ]; then
+        printf '  %-16s pid %-7s croupier-game --engine %-11s rpc :%s health :%s drain bound %s s\n' \
+            "$n" "${POD_PID[$n]}" "${POD_ENGINE[$n]}" "${POD_PORT[$n]}" "${POD_HEALTH[$n]}" \
+            "${POD_BOUND[$n]}"
+    else
+        printf '  %-16s pid %-7s croupier-gate clients :%s health :%s preStop bound %s s\n' "$n" \
+            "${POD_PID[$n]}" "${POD_PORT[$n]}" "${POD_HEALTH[$n]}" "${POD_BOUND[$n]}"
+    fi
+done
+games_list() { # "game engine"... (grouped by engine) -> "g1, g2 (engine); g3 (engine2)"
+    local ge g eng out= cur= list=
+    for ge in "$@"; do
+        read -r g eng <<<"$ge"
+        if [ "$eng" != "$cur" ]; then
+            [ -n "$cur" ] && out+="${out:+; }$list ($cur)"
+            cur=$eng
+            list=$g
+        else
+            list+=", $g"
+        fi
+    done
+    [ -n "$cur" ] && out+="${out:+; }$list ($cur)"
+    echo "${out:-(none)}"
+}
+echo "Games the servers offer (from the registry in Redis): $(games_list "${OFFERS[@]}")" | fold -s -w 100
+echo "Games the bots have a strategy for (asked of croupier-bot): $(games_list "${PLAYABLE[@]}")" | fold -s -w 100
+if [ ${#FALLBACK[@]} -gt 0 ]; then
+    echo "No bot strategy yet for: $(games_list "${FALLBACK[@]}"). Their share of the bots"
+    echo "  ($TEST_BOTS) plays the \"test\" game on the test engine instead (croupier-game --engine test)."
+else
+    echo "Every game has a bot strategy; the test engine runs without bots."
+fi
+echo "Wallets seeded: $SEED_CHIPS chips per bot, house-traditional $HOUSE_CHIPS;" \
+    "wallets + rake now: $MONEY0"
+echo
+
+# ---- play ----------------------------------------------------------------------------------
+step "bots start"
+i=0
+while IFS=$'\t' read -r g eng n base; do
+    i=$((i + 1))
+    engflag=()
+    [ "$eng" != test ] && engflag=(--engine "$eng")
+    "$BUILD/bots/croupier-bot" --gateways "@$OUT/gateways" --bots "$n" --game "$g" "${engflag[@]}" \
+        --seconds 86400 --player-base "$base" --seed "$i" --token-secret-file "$E2E_DIR/secret" \
+        --report "$OUT/report-$g.json" --rounds-file "$OUT/rounds-$g.txt" --progress-ms 1000 \
+        --finish-timeout-ms 60000 >"$OUT/bot-$g.log" 2>&1 &
+    BOT_PIDS+=($!)
+    BOT_GAMES+=("$g")
+    E2E_PIDS+=($!)
+    printf '  %-16s pid %-7s croupier-bot --game %s --bots %s%s\n' "bots $g" "$!" "$g" "$n" \
+        "${engflag[*]:+ ${engflag[*]}}"
+done <"$OUT/groups.tsv"
+BOTS_T0=$SECONDS
+echo
+echo "Live summary, once a second, read from the pods' /readyz, /drain/status and /metrics, the"
+echo "seats in Redis and the bots' progress lines. players = seated players (game servers) or"
+echo "connections (gateways); rounds = completed rounds. Rollout steps appear as they happen."
+python3 "$SRC/scripts/demo_summary.py" "$OUT" "$REDIS_PORT" "$T0" &
+SUMMARY_PID=$!
+E2E_PIDS+=("$SUMMARY_PID")
+exec 3>&2 2>>"$OUT/demo.log"
+STDERR_SAVED=1
+
+nap "$WARMUP"
+for e in "${ENGINES[@]}"; do
+    roll_game "$e"
+    nap "$PAUSE"
+done
+roll_gates
+left=$((BOTS_T0 + PLAY_SECONDS - SECONDS))
+[ "$left" -lt 3 ] && left=3
+e2e_log "all deployments rolled; the bots play $left s more"
+nap "$left"
+
+step "bots stop"
+BOT_STATUS=()
+for p in "${BOT_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
+for p in "${BOT_PIDS[@]}"; do
+    st=0
+    wait "$p" || st=$?
+    BOT_STATUS+=("$st")
+done
+step "bots exited (${BOT_STATUS[*]})"
+step "scale down"
+for n in "${LIVE[@]}"; do [ "${POD_KIND[$n]}" = gate ] && stop_pod "$n"; done
+for n in "${LIVE[@]}"; do stop_pod "$n"; done
+stop_watchers
+restore_stderr
+
+# ---- report --------------------------------------------------------------------------------
+MONEY1=$(money_now)
+: >"$OUT/final.tsv"
+i=0
+while IFS=$'\t' read -r g eng n base; do
+    read -r fin missing void settled <<<"$(e2e_rounds_check "$OUT/rounds-$g.txt")"
+    printf 'group\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$g" "$eng" "$n" "${BOT_STATUS[$i]}" \
+        "$fin" "$missing" "$void" "$settled" >>"$OUT/final.tsv"
+    i=$((i + 1))
+done <"$OUT/groups.tsv"
+for n in "${ALL_PODS[@]}"; do
+    printf 'pod\t%s\t%s\t%s\n' "$n" "${POD_ENGINE[$n]}" "$(e2e_exit_reason "$n")" >>"$OUT/final.tsv"
+done
+printf 'money\t%s\t%s\n' "$MONEY0" "$MONEY1" >>"$OUT/final.tsv"
+printf 'settle_records\t%s\n' "$(e2e_redis --scan --pattern '{croupier:money}:round:*' | wc -l)" \
+    >>"$OUT/final.tsv"
+for f in "${E2E_FAILURES[@]}"; do printf 'failure\t%s\n' "$f" >>"$OUT/final.tsv"; done
+for w in "${E2E_WARNINGS[@]}"; do printf 'warning\t%s\n' "$w" >>"$OUT/final.tsv"; done
+if [ ${#FALLBACK[@]} -gt 0 ]; then
+    printf 'fallback\t%s\n' "$(games_list "${FALLBACK[@]}")" >>"$OUT/final.tsv"
+fi
+e2e_stop_pids 5 "$REDIS_PID" >/dev/null
+
+echo
+REPORTED=1
+python3 "$SRC/scripts/demo_report.py" "$OUT"
+verdict=$?
+python3 "$SRC/tests/e2e/chart.py" "$OUT" >/dev/null 2>"$OUT/chart.log" ||
+    echo "demo: chart.py failed (see $OUT/chart.log)"
+if [ -s "$OUT/chart.svg" ]; then
+    echo "Chart (desks and human desks per game pod, connections per gateway, the bots' errors,"
+    echo "GoAways, reconnects and torn rounds over time; rollout steps dotted): $OUT/chart.svg"
+else
+    echo "Chart: not drawn (gnuplot missing?): see $OUT/chart.log"
+fi
+echo "Report: $OUT/report.md   bot reports: $OUT/report-*.json   pod logs: $OUT/logs/"
+exit "$verdict"

@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""The demo's zero-loss report (scripts/demo-cluster.sh), printed at the end of a run.
+
+usage: demo_report.py RUN_DIR
+
+Reads what the demo collected after the cluster stopped:
+  RUN_DIR/final.tsv        tab-separated facts gathered with tests/e2e/lib.sh against Redis and
+                           the pods' logs:
+                             group  GAME ENGINE BOTS EXIT_STATUS FINISHED MISSING VOIDED SETTLED
+                             pod    NAME ENGINE EXIT_REASON
+                             money  BEFORE AFTER        (sum of wallets + rake in Redis)
+                             settle_records N
+                             failure TEXT / warning TEXT / fallback TEXT
+  RUN_DIR/report-GAME.json croupier-bot's report of each group
+and prints the report with a verdict. Writes RUN_DIR/checks.txt ("ok"/"FAIL" lines), and, for
+tests/e2e/chart.py (which draws one bot view), RUN_DIR/report.json (the groups' reports summed;
+latencies listed per game) and RUN_DIR/bot.log (the groups' progress lines summed at each
+moment). Exit status 0 when every check passed, 1 otherwise.
+"""
+import json
+import os
+import sys
+
+run = sys.argv[1]
+groups, pods, failures, warnings, fallback = [], [], [], [], None
+money = settle_records = None
+with open(os.path.join(run, "final.tsv")) as f:
+    for line in f:
+        r = line.rstrip("\n").split("\t")
+        if r[0] == "group":
+            groups.append(r[1:])
+        elif r[0] == "pod":
+            pods.append(r[1:])
+        elif r[0] == "money":
+            money = (int(r[1]), int(r[2]))
+        elif r[0] == "settle_records":
+            settle_records = int(r[1])
+        elif r[0] == "failure":
+            failures.append(r[1])
+        elif r[0] == "warning":
+            warnings.append(r[1])
+        elif r[0] == "fallback":
+            fallback = r[1]
+
+checks = []  # (ok, text)
+
+
+def check(ok, text):
+    checks.append((bool(ok), text))
+
+
+reports = {}
+for g in groups:
+    path = os.path.join(run, "report-%s.json" % g[0])
+    try:
+        with open(path) as f:
+            reports[g[0]] = json.load(f)
+    except (OSError, ValueError):
+        reports[g[0]] = None
+
+print("=" * 78)
+print("Zero-loss report")
+print("=" * 78)
+print("Bots (from each croupier-bot's JSON report; games counted per bot seat, so three bots at")
+print("one table see one deal three times; 'rounds' are distinct round ids):")
+print("  %-9s %-11s %5s %9s %7s %5s %7s %7s %7s %6s" % (
+    "game", "engine", "bots", "finished", "voided", "torn", "rounds", "goaways", "reconn",
+    "errors"))
+for game, engine, bots, status, fin, missing, void, settled in groups:
+    d = reports[game]
+    if d is None:
+        print("  %-9s %-11s %5s  (no report: see bot-%s.log)" % (game, engine, bots, game))
+        check(False, "%s: croupier-bot wrote its report (exit status %s)" % (game, status))
+        continue
+    gm = d.get("games", {})
+    print("  %-9s %-11s %5s %9s %7s %5s %7s %7s %7s %6s" % (
+        game, engine, bots, gm.get("finished"), gm.get("voided"), gm.get("torn"),
+        gm.get("distinct", {}).get("finished"), sum(d.get("goaways", {}).values()),
+        d.get("reconnects", {}).get("total"), d.get("unexpected_errors")))
+    check(status == "0", "%s: croupier-bot exit status 0 (was %s)" % (game, status))
+    check(gm.get("finished", 0) > 0, "%s: games finished > 0 (%s)" % (game, gm.get("finished")))
+    check(gm.get("torn", 1) == 0, "%s: torn games = 0 (%s)" % (game, gm.get("torn")))
+    errs = {k: v for k, v in d.get("errors", {}).items() if v.get("unexpected")}
+    check(d.get("unexpected_errors", 1) == 0,
+          "%s: client errors other than GoAway reconnects = 0 (%s%s)" % (
+              game, d.get("unexpected_errors"), " " + json.dumps(errs) if errs else ""))
+    check(int(missing) == 0, "%s: every finished round settled in Redis (%s rounds, %s missing)"
+          % (game, fin, missing))
+    check(int(settled) == 0, "%s: no voided round settled (%s voided, %s settled)"
+          % (game, void, settled))
+    expected = {k: v["total"] for k, v in d.get("errors", {}).items()
+                if v.get("total") and not v.get("unexpected")}
+    if expected:
+        print("  %-9s expected refusals/notices: %s" % ("", json.dumps(expected)))
+moves = sum((d or {}).get("counters", {}).get("moves", 0) for d in reports.values())
+after_goaway = sum((d or {}).get("reconnects", {}).get("after_goaway", 0)
+                   for d in reports.values())
+print("  table moves off draining game servers: %d; reconnects after a gateway's GoAway: %d"
+      % (moves, after_goaway))
+if fallback:
+    print("  (no bot strategy yet for %s: those bots played the test game instead)" % fallback)
+check(moves > 0, "the game rollouts moved players to new servers (%d moves)" % moves)
+check(after_goaway > 0, "the gateway rollout sent GoAways and bots reconnected (%d)" % after_goaway)
+
+print()
+print("Pods (exit reason from each pod's log line 'exit reason=...'):")
+for name, engine, reason in pods:
+    print("  %-16s %-11s exit reason=%s" % (name, engine, reason))
+    check(reason == "drained", "pod %s exit reason=drained (%s)" % (name, reason))
+for f in failures:
+    check(False, f)
+for w in warnings:
+    print("  warning: %s" % w)
+
+print()
+print("Money (Redis):")
+if money is not None:
+    print("  wallets + rake before the bots: %d, after every pod exited: %d (difference %d)"
+          % (money[0], money[1], money[1] - money[0]))
+    check(money[0] == money[1], "wallets + rake unchanged (%d -> %d)" % money)
+if settle_records is not None:
+    print("  settle records {croupier:money}:round:<id> in Redis: %d (the key is the round id, "
+          "so a round cannot settle twice)" % settle_records)
+
+print()
+print("Checks:")
+for ok, text in checks:
+    print("  %s %s" % ("ok  " if ok else "FAIL", text))
+with open(os.path.join(run, "checks.txt"), "w") as out:
+    for ok, text in checks:
+        out.write("%s %s\n" % ("ok  " if ok else "FAIL", text))
+    for w in warnings:
+        out.write("warn %s\n" % w)
+passed = all(ok for ok, _ in checks)
+print()
+print("ZERO LOSS: %s" % ("yes -- every check passed" if passed else
+                         "NO -- %d check(s) failed" % sum(1 for ok, _ in checks if not ok)))
+
+# ---- inputs of tests/e2e/chart.py (one bot view: the groups summed) -------------------------
+
+
+def add(a, b):
+    """a + b for numbers, recursively for dicts (b's keys added to a)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = dict(a)
+        for k, v in b.items():
+            out[k] = add(out[k], v) if k in out else v
+        return out
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and \
+            not isinstance(a, bool) and not isinstance(b, bool):
+        return a + b
+    return a
+
+
+merged = {}
+lat = []
+for game, d in reports.items():
+    if d is None:
+        continue
+    d = dict(d)
+    l = d.pop("action_latency_ms", {})
+    lat.append("%s %s/%s" % (game, l.get("p50"), l.get("p99")))
+    for k in ("game", "gateways", "seed", "torn_rounds", "ok", "seconds", "stake", "duration_ms"):
+        d.pop(k, None)
+    merged = add(merged, d) if merged else d
+merged["action_latency_ms"] = {"p50": "per game (p50/p99): " + ", ".join(lat), "p99": "-"}
+with open(os.path.join(run, "report.json"), "w") as out:
+    json.dump(merged, out, indent=1, sort_keys=True)
+
+# progress lines: at each line's moment, the sum of every group's latest line
+events = []
+for game, *_ in groups:
+    try:
+        with open(os.path.join(run, "bot-%s.log" % game), errors="replace") as f:
+            for line in f:
+                if '"bot_progress"' not in line:
+                    continue
+                try:
+                    events.append((json.loads(line)["ms"], game, json.loads(line)))
+                except (ValueError, KeyError):
+                    pass
+    except OSError:
+        pass
+events.sort(key=lambda e: e[0])
+latest = {}
+fields = ("connected", "finished", "voided", "torn", "actions", "goaways", "reconnects",
+          "unexpected_errors")
+with open(os.path.join(run, "bot.log"), "w") as out:
+    for ms, game, rec in events:
+        latest[game] = rec
+        s = {"event": "bot_progress", "ms": ms}
+        for k in fields:
+            s[k] = sum(r.get(k, 0) for r in latest.values())
+        out.write(json.dumps(s) + "\n")
+sys.exit(0 if passed else 1)
