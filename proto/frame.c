@@ -190,14 +190,54 @@ const char *frame_error_code_name(int code)
  * strings, unknown fields, its own scratch slabs) through a ProtobufCAllocator. This one counts
  * the bytes handed out and refuses once the total would pass the budget; protobuf-c then frees
  * what it made and returns NULL. The count is cumulative (frees don't give budget back), which
- * is simpler and stricter. Memory comes from malloc, so one stateless free serves every
- * message whatever budget it was unpacked with.
+ * is simpler and stricter.
+ *
+ * The memory comes from an arena: a chain of blocks handed out by bumping a pointer, where
+ * frees do nothing and the whole chain is freed at once. protobuf-c (1.4.x) allocates the
+ * message itself first, so it sits right after the first block's header, and frame_free(m)
+ * finds the arena from m alone (unpack_checked checks that the message is where it should be).
+ * A small message is one malloc and one free instead of one per sub-message and string, and
+ * freeing it walks no descriptor.
  */
+typedef struct arena_block {
+    struct arena_block *next; /* the blocks after the first (first block: all others) */
+    size_t cap, used;
+    /* then the data, aligned for any type */
+} arena_block_t;
+
+#define ARENA_ALIGN 16
+#define ARENA_HEADER ((sizeof(arena_block_t) + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1))
+/* Data bytes of the first block (most frames of the protocol fit) and of later ones. */
+#define ARENA_FIRST 512
+#define ARENA_MORE 4096
+
 typedef struct budget {
     size_t left;
     size_t used;
     bool exhausted;
+    arena_block_t *first; /* NULL until the first allocation */
+    arena_block_t *cur;   /* the block allocations come from */
 } budget_t;
+
+static arena_block_t *arena_block_new(size_t data)
+{
+    arena_block_t *blk = malloc(ARENA_HEADER + data);
+    if (blk == NULL)
+        return NULL;
+    blk->next = NULL;
+    blk->cap = data;
+    blk->used = 0;
+    return blk;
+}
+
+static void arena_release(arena_block_t *first)
+{
+    while (first != NULL) {
+        arena_block_t *next = first->next;
+        free(first);
+        first = next;
+    }
+}
 
 static void *budget_alloc(void *data, size_t size)
 {
@@ -206,29 +246,44 @@ static void *budget_alloc(void *data, size_t size)
         b->exhausted = true;
         return NULL;
     }
-    void *p = malloc(size);
-    if (p == NULL)
+    size_t need = (size + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
+    if (need < size)
         return NULL;
+    arena_block_t *blk = b->cur;
+    if (blk == NULL || blk->cap - blk->used < need) {
+        size_t cap = b->first == NULL ? ARENA_FIRST : ARENA_MORE;
+        if (need > cap)
+            cap = need;
+        blk = arena_block_new(cap);
+        if (blk == NULL)
+            return NULL;
+        if (b->first == NULL) {
+            b->first = blk;
+        } else {
+            blk->next = b->first->next;
+            b->first->next = blk;
+        }
+        b->cur = blk;
+    }
+    void *p = (char *)blk + ARENA_HEADER + blk->used;
+    blk->used += need;
     b->left -= size;
     b->used += size;
     return p;
 }
 
+/* Frees inside an arena are no-ops: the arena goes as a whole. */
 static void budget_free(void *data, void *p)
 {
     (void)data;
-    free(p);
+    (void)p;
 }
 
-static void *refuse_alloc(void *data, size_t size)
+/* Frees a message unpacked by unpack_checked (the arena whose first block it starts). */
+static void arena_free_message(ProtobufCMessage *m)
 {
-    (void)data;
-    (void)size;
-    return NULL;
+    arena_release((arena_block_t *)(void *)((char *)m - ARENA_HEADER));
 }
-
-/* Frees messages made by budget_alloc (its free needs no state). */
-static ProtobufCAllocator free_allocator = {refuse_alloc, budget_free, NULL};
 
 /* ---- the wire pass: strings ------------------------------------------------------------- */
 
@@ -979,7 +1034,7 @@ static ProtobufCMessage *unpack_checked(const ProtobufCMessageDescriptor *desc,
     if (wire_check(desc, payload, len, &root, 0, lim, err) < 0)
         return NULL;
 
-    budget_t b = {.left = lim->budget_floor, .used = 0, .exhausted = false};
+    budget_t b = {.left = lim->budget_floor, .used = 0, .exhausted = false, NULL, NULL};
     if (lim->budget_factor > 0 && len > (SIZE_MAX - b.left) / lim->budget_factor)
         b.left = SIZE_MAX;
     else
@@ -988,7 +1043,16 @@ static ProtobufCMessage *unpack_checked(const ProtobufCMessageDescriptor *desc,
     ProtobufCMessage *m = protobuf_c_message_unpack(desc, &alloc, len, payload);
     if (err != NULL)
         err->alloc_bytes = b.used;
+    if (m != NULL && (b.first == NULL || (char *)m != (char *)b.first + ARENA_HEADER)) {
+        /* A protobuf-c that does not allocate the message first: refused rather than freed
+         * wrongly later (the unit tests fail at once on such a version). */
+        arena_release(b.first);
+        fail(err, CROUPIER__ERROR_CODE__MALFORMED_FRAME,
+             "%s: protobuf-c did not allocate the message first", desc->short_name);
+        return NULL;
+    }
     if (m == NULL) {
+        arena_release(b.first);
         if (b.exhausted)
             fail(err, CROUPIER__ERROR_CODE__MALFORMED_FRAME,
                  "%s: needs more than the allocation budget (%zu bytes for %zu)", desc->short_name,
@@ -1003,7 +1067,7 @@ static ProtobufCMessage *unpack_checked(const ProtobufCMessageDescriptor *desc,
     walk_ctx_t w = {lim, err, true};
     int rc = rules ? check_any(m, lim, err, true) : walk_message(m, &root, 0, &w);
     if (rc < 0) {
-        protobuf_c_message_free_unpacked(m, &free_allocator);
+        arena_free_message(m);
         return NULL;
     }
     return m;
@@ -1018,7 +1082,7 @@ ProtobufCMessage *frame_unpack(const ProtobufCMessageDescriptor *desc, const uin
 void frame_free(ProtobufCMessage *m)
 {
     if (m != NULL)
-        protobuf_c_message_free_unpacked(m, &free_allocator);
+        arena_free_message(m);
 }
 
 Croupier__ClientMessage *frame_unpack_client(const uint8_t *payload, size_t len,
