@@ -618,6 +618,11 @@ static void bot_on_event(bot_t *b, const Croupier__ServerMessage *m)
     switch (m->body_case) {
     case CROUPIER__SERVER_MESSAGE__BODY_DEAL:
         if (m->deal->round_id != NULL && m->deal->round_id[0] != '\0') {
+            /* Only a Deal to our seat says we play the round: blackjack deals every seat's and
+             * the dealer's cards to the whole table, also to seats without a bet (or whose
+             * Leave is on its way: a round counted as ours then would never end for us). */
+            if (!b->has_seat || !m->deal->has_seat || m->deal->seat != b->seat.seat)
+                break;
             bot_book_round_started(book, b->idx, desk, m->deal->round_id, now_ms());
             b->seat.in_round = true;
         } else if (b->has_seat && m->deal->has_seat && m->deal->seat == b->seat.seat &&
