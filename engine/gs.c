@@ -139,13 +139,24 @@ static uint64_t gs_pair_key(uint64_t a, uint64_t b)
 }
 
 /* Encodes an RpcFrame into a fresh malloc'd buffer (header included). Returns NULL and logs if
- * the frame breaks a protocol rule: that is a bug on this side, never silently sent. */
+ * the frame breaks a protocol rule: that is a bug on this side, never silently sent. Frames
+ * that fit GS_ENCODE_SMALL bytes (replies, most pushes) are checked and sized once, encoded on
+ * the stack and copied; larger ones are sized again once the checks passed. */
+#define GS_ENCODE_SMALL 1024
 static uint8_t *gs_encode(const Croupier__RpcFrame *f, size_t *len)
 {
-    size_t need = protobuf_c_message_get_packed_size(&f->base) + FRAME_HEADER_SIZE;
-    uint8_t *buf = xmalloc(need);
+    uint8_t small[GS_ENCODE_SMALL];
     frame_error_t err;
-    ssize_t n = frame_encode(&f->base, NULL, buf, need, &err);
+    uint8_t *buf = NULL;
+    ssize_t n = frame_encode(&f->base, NULL, small, sizeof small, &err);
+    if (n >= 0) {
+        buf = xmalloc((size_t)n);
+        memcpy(buf, small, (size_t)n);
+    } else if (n == -ENOBUFS) {
+        size_t need = protobuf_c_message_get_packed_size(&f->base) + FRAME_HEADER_SIZE;
+        buf = xmalloc(need);
+        n = frame_encode(&f->base, NULL, buf, need, &err);
+    }
     if (n < 0) {
         log_emit(LOG_ERROR, "rpc_encode_failed", "{s:i,s:s}", "errno", (int)-n, "detail",
                  err.detail);
