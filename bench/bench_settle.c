@@ -36,7 +36,9 @@
 #include "money_writer.h"
 #include "support.h"
 
-static _Atomic long ok_count, bad_count;
+/* ok: applied (replayed: of those, answered as a replay -- sent again after a request timeout
+ * or a lost connection, already applied the first time); failed: any error. */
+static _Atomic long ok_count, replayed_count, bad_count;
 static int64_t *latencies; /* submit -> done, ns, one per settlement */
 static _Atomic long nlatencies;
 
@@ -45,10 +47,12 @@ static void done_cb(money_result_t *r, void *arg)
 {
     long i = atomic_fetch_add(&nlatencies, 1);
     latencies[i] = clock_mono_ns() - (int64_t)(intptr_t)arg;
-    if (r->status == MONEY_OK && !r->replayed)
+    if (r->status == MONEY_OK)
         atomic_fetch_add(&ok_count, 1);
     else
         atomic_fetch_add(&bad_count, 1);
+    if (r->status == MONEY_OK && r->replayed)
+        atomic_fetch_add(&replayed_count, 1);
     free(r);
 }
 
@@ -285,10 +289,12 @@ int main(int argc, char **argv)
     double pmax = nlat ? (double)latencies[nlat - 1] / 1e6 : 0.0;
     free(latencies);
     printf("settle: %ld settlements (3 of %d wallets each), %d desks, max_inflight %ld, batch_max "
-           "%ld: %.3f s, %.0f settlements/s (flushed %ld, ok %ld, other %ld, wallet/rake "
-           "mismatches %lld)\n",
+           "%ld: %.3f s, %.0f settlements/s (flushed %ld, ok %ld of which replayed after a resend "
+           "%ld, "
+           "failed %ld, wallet/rake mismatches %lld)\n",
            total, nplayers, ndesks, inflight, batch, secs, (double)total / secs, flushed,
-           atomic_load(&ok_count), atomic_load(&bad_count), (long long)mismatches);
+           atomic_load(&ok_count), atomic_load(&replayed_count), atomic_load(&bad_count),
+           (long long)mismatches);
     printf("redis: cpu %.2f s = %.2f us per settlement (%.0f settlements per redis cpu second); "
            "%lld script calls, %.1f settlements per call, script time %.2f us per settlement\n",
            rcpu1 - rcpu0, (rcpu1 - rcpu0) * 1e6 / (double)total, (double)total / (rcpu1 - rcpu0),
