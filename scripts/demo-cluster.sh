@@ -531,8 +531,10 @@ verdict=$?
 python3 "$SRC/tests/e2e/chart.py" "$OUT" >/dev/null 2>"$OUT/chart.log" ||
     echo "demo: chart.py failed (see $OUT/chart.log)"
 if [ -s "$OUT/chart.svg" ]; then
-    echo "Chart (desks and human desks per game pod, connections per gateway, the bots' errors,"
-    echo "GoAways, reconnects and torn rounds over time; rollout steps dotted): $OUT/chart.svg"
+    echo "Chart (desks and human desks per game pod, connections per gateway, each bot group's"
+    echo "errors, GoAways, reconnects and torn rounds over time; rollout steps dotted):"
+    echo "  $OUT/chart.svg"
+    [ -s "$OUT/chart.png" ] && echo "  $OUT/chart.png"
 else
     echo "Chart: not drawn (gnuplot missing?): see $OUT/chart.log"
 fi

@@ -12,10 +12,9 @@ Reads what the demo collected after the cluster stopped:
                              settle_records N
                              failure TEXT / warning TEXT / fallback TEXT
   RUN_DIR/report-GAME.json croupier-bot's report of each group
-and prints the report with a verdict. Writes RUN_DIR/checks.txt ("ok"/"FAIL" lines), and, for
-tests/e2e/chart.py (which draws one bot view), RUN_DIR/report.json (the groups' reports summed;
-latencies listed per game) and RUN_DIR/bot.log (the groups' progress lines summed at each
-moment). Exit status 0 when every check passed, 1 otherwise.
+and prints the report with a verdict. Writes RUN_DIR/checks.txt ("ok"/"FAIL"/"warn" lines;
+tests/e2e/chart.py copies them into report.md). Exit status 0 when every check passed, 1
+otherwise.
 """
 import json
 import os
@@ -136,60 +135,4 @@ print()
 print("ZERO LOSS: %s" % ("yes -- every check passed" if passed else
                          "NO -- %d check(s) failed" % sum(1 for ok, _ in checks if not ok)))
 
-# ---- inputs of tests/e2e/chart.py (one bot view: the groups summed) -------------------------
-
-
-def add(a, b):
-    """a + b for numbers, recursively for dicts (b's keys added to a)."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        out = dict(a)
-        for k, v in b.items():
-            out[k] = add(out[k], v) if k in out else v
-        return out
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and \
-            not isinstance(a, bool) and not isinstance(b, bool):
-        return a + b
-    return a
-
-
-merged = {}
-lat = []
-for game, d in reports.items():
-    if d is None:
-        continue
-    d = dict(d)
-    l = d.pop("action_latency_ms", {})
-    lat.append("%s %s/%s" % (game, l.get("p50"), l.get("p99")))
-    for k in ("game", "gateways", "seed", "torn_rounds", "ok", "seconds", "stake", "duration_ms"):
-        d.pop(k, None)
-    merged = add(merged, d) if merged else d
-merged["action_latency_ms"] = {"p50": "per game (p50/p99): " + ", ".join(lat), "p99": "-"}
-with open(os.path.join(run, "report.json"), "w") as out:
-    json.dump(merged, out, indent=1, sort_keys=True)
-
-# progress lines: at each line's moment, the sum of every group's latest line
-events = []
-for game, *_ in groups:
-    try:
-        with open(os.path.join(run, "bot-%s.log" % game), errors="replace") as f:
-            for line in f:
-                if '"bot_progress"' not in line:
-                    continue
-                try:
-                    events.append((json.loads(line)["ms"], game, json.loads(line)))
-                except (ValueError, KeyError):
-                    pass
-    except OSError:
-        pass
-events.sort(key=lambda e: e[0])
-latest = {}
-fields = ("connected", "finished", "voided", "torn", "actions", "goaways", "reconnects",
-          "unexpected_errors")
-with open(os.path.join(run, "bot.log"), "w") as out:
-    for ms, game, rec in events:
-        latest[game] = rec
-        s = {"event": "bot_progress", "ms": ms}
-        for k in fields:
-            s[k] = sum(r.get(k, 0) for r in latest.values())
-        out.write(json.dumps(s) + "\n")
 sys.exit(0 if passed else 1)
