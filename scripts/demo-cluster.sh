@@ -140,7 +140,7 @@ export CROUPIER_TEST_ROUND_MS=${CROUPIER_TEST_ROUND_MS:-500}
 export CROUPIER_BJ_BET_MS=${CROUPIER_BJ_BET_MS:-500} CROUPIER_BJ_TURN_MS=${CROUPIER_BJ_TURN_MS:-2000}
 export CROUPIER_BJ_GAP_MS=${CROUPIER_BJ_GAP_MS:-200}
 export CROUPIER_BJ_HOUSE_FUND=${CROUPIER_BJ_HOUSE_FUND:-100000000}
-GATE_DRAIN_WINDOW_MS=1000
+GATE_DRAIN_WINDOW_MS=1000 # read by e2e_gate_start / e2e_gate_prestop
 SEED_CHIPS=1000000
 HOUSE_CHIPS=100000000
 PLAYER_BASE=7000000
@@ -420,20 +420,21 @@ for n in "${LIVE[@]}"; do
             "${POD_PID[$n]}" "${POD_PORT[$n]}" "${POD_HEALTH[$n]}" "${POD_BOUND[$n]}"
     fi
 done
-games_list() { # "game engine"... (grouped by engine) -> "g1, g2 (engine); g3 (engine2)"
-    local ge g eng out= cur= list=
+# games_list "game engine"...: "g1, g2 (engine); g3 (engine2)" (consecutive games of one engine grouped)
+games_list() {
+    local ge g eng res='' cur='' names=''
     for ge in "$@"; do
         read -r g eng <<<"$ge"
         if [ "$eng" != "$cur" ]; then
-            [ -n "$cur" ] && out+="${out:+; }$list ($cur)"
+            [ -n "$cur" ] && res+="${res:+; }$names ($cur)"
             cur=$eng
-            list=$g
+            names=$g
         else
-            list+=", $g"
+            names+=", $g"
         fi
     done
-    [ -n "$cur" ] && out+="${out:+; }$list ($cur)"
-    echo "${out:-(none)}"
+    [ -n "$cur" ] && res+="${res:+; }$names ($cur)"
+    echo "${res:-(none)}"
 }
 echo "Games the servers offer (from the registry in Redis): $(games_list "${OFFERS[@]}")" | fold -s -w 100
 echo "Games the bots have a strategy for (asked of croupier-bot): $(games_list "${PLAYABLE[@]}")" | fold -s -w 100
