@@ -420,7 +420,7 @@ for n in "${LIVE[@]}"; do
             "${POD_PID[$n]}" "${POD_PORT[$n]}" "${POD_HEALTH[$n]}" "${POD_BOUND[$n]}"
     fi
 done
-# games_list "game engine"...: "g1, g2 (engine); g3 (engine2)" (consecutive games of one engine grouped)
+# games_list "game engine"...: "g1, g2 (engine); g3 (engine2)" (one engine's games grouped)
 games_list() {
     local ge g eng res='' cur='' names=''
     for ge in "$@"; do
