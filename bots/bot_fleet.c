@@ -1003,6 +1003,10 @@ int bot_fleet_create(const bot_fleet_config_t *cfg, bot_fleet_t **out)
         b->f = f;
         b->idx = i;
         b->player = cfg->player_base + i;
+        /* Request ids must never repeat for a player, also across bot processes: game servers
+         * remember answers by (player, client request id), so a restarted process counting from
+         * 1 again would be answered from another run's memory. Start from the clock. */
+        b->next_rid = (uint64_t)clock_wall_ms() << 20;
         b->gw = i;
         b->rng.s = (cfg->seed + 1) * 0x9E3779B97F4A7C15ULL ^ ((uint64_t)i * 0xBF58476D1CE4E5B9ULL);
         b->sst = xcalloc(1, cfg->strategy->state_size > 0 ? cfg->strategy->state_size : 1);

@@ -45,6 +45,7 @@ typedef struct gs_out {
     uint64_t link_id;
     uint64_t player_id;
     uint64_t request_id;
+    uint64_t dedupe_id; /* GS_OUT_REPLY: the key the answer is remembered under */
     uint64_t desk_id;
     uint8_t *bytes; /* a whole frame (header included) */
     size_t len;
@@ -72,7 +73,8 @@ typedef struct gs_link {
 typedef struct {
     uint64_t player_id, request_id, key;
     bool in_flight;
-    uint64_t wait_link[4]; /* retries that arrived in flight want the answer on these links */
+    uint64_t wait_link[4]; /* retries that arrived in flight want the answer on these links, */
+    uint64_t wait_rid[4];  /* under these rpc request ids */
     int nwait;
     uint8_t *reply;
     size_t reply_len;
@@ -254,6 +256,7 @@ void gs_reply(gs_t *gs, gs_request_t *req, Croupier__ErrorCode code, const char 
     o->link_id = req->link_id;
     o->player_id = req->player_id;
     o->request_id = req->request_id;
+    o->dedupe_id = req->_dedupe;
     o->bytes = gs_encode(&f, &o->len);
     gs_request_free(req);
     if (o->bytes == NULL) {
@@ -476,11 +479,32 @@ static gs_cached_t *gs_cache_insert(gs_t *gs, uint64_t player, uint64_t rid)
     return c;
 }
 
+/*
+ * Sends a remembered answer for a retry. The retry may come through another link (the player
+ * moved to another gateway), where the rpc request id differs: the answer is then re-addressed
+ * to the retry's id, so the gateway can match it.
+ */
+static void gs_send_cached(gs_link_t *l, const gs_cached_t *c, uint64_t rid)
+{
+    Croupier__RpcFrame *f = frame_unpack_rpc(c->reply + FRAME_HEADER_SIZE,
+                                             c->reply_len - FRAME_HEADER_SIZE, NULL, NULL);
+    if (f == NULL)
+        return;
+    if (f->request_id == rid) {
+        frame_free_rpc(f);
+        gs_link_send(l, c->reply, c->reply_len);
+        return;
+    }
+    f->request_id = rid;
+    gs_send_frame(l, f);
+    frame_free_rpc(f);
+}
+
 static void gs_out_apply(gs_t *gs, gs_out_t *o)
 {
     switch (o->kind) {
     case GS_OUT_REPLY: {
-        gs_cached_t *c = gs_cache_find(gs, o->player_id, o->request_id);
+        gs_cached_t *c = gs_cache_find(gs, o->player_id, o->dedupe_id);
         uint64_t link_id = o->link_id;
         if (c != NULL && c->in_flight) {
             c->in_flight = false;
@@ -492,7 +516,7 @@ static void gs_out_apply(gs_t *gs, gs_out_t *o)
                 gs_link_send(l, c->reply, c->reply_len);
             for (int i = 0; i < c->nwait; i++)
                 if ((l = gs_link_get(gs, c->wait_link[i])) != NULL)
-                    gs_link_send(l, c->reply, c->reply_len);
+                    gs_send_cached(l, c, c->wait_rid[i]);
             c->nwait = 0;
             break;
         }
@@ -615,6 +639,15 @@ static void gs_link_request(gs_link_t *l, Croupier__RpcFrame *in, gs_req_kind_t 
     }
     u64map_put(gs->player_link, player, l->id);
     int64_t deadline = in->has_deadline_unix_ms ? (int64_t)in->deadline_unix_ms : 0;
+    /* Retries of an action are recognised by the id the CLIENT gave it, which stays the same
+     * through any gateway (a retry after a reconnect comes with a new session and a new rpc
+     * request id). Joins, resumes and leaves are idempotent at the desk by nature, and rpc
+     * request ids are only unique per link, so for them (and for actions without a client id)
+     * the link is part of the key. */
+    uint64_t dedupe =
+        kind == GS_REQ_ACTION && in->has_client_request_id && in->client_request_id != 0
+            ? in->client_request_id
+            : (in->request_id ^ (l->id << 48) ^ (1ULL << 63));
     if (kind != GS_REQ_PLAYER_GONE) {
         if (deadline != 0 && clock_wall_ms() > deadline) {
             metrics_add(gs->m_deadline, 1);
@@ -623,18 +656,21 @@ static void gs_link_request(gs_link_t *l, Croupier__RpcFrame *in, gs_req_kind_t 
             frame_free_rpc(in);
             return;
         }
-        gs_cached_t *c = gs_cache_find(gs, player, in->request_id);
+        gs_cached_t *c = gs_cache_find(gs, player, dedupe);
         if (c != NULL) {
             metrics_add(gs->m_dupes, 1);
             if (c->in_flight) {
-                if (c->nwait < 4)
-                    c->wait_link[c->nwait++] = l->id;
-            } else
-                gs_link_send(l, c->reply, c->reply_len);
+                if (c->nwait < 4) {
+                    c->wait_link[c->nwait] = l->id;
+                    c->wait_rid[c->nwait++] = in->request_id;
+                }
+            } else {
+                gs_send_cached(l, c, in->request_id);
+            }
             frame_free_rpc(in);
             return;
         }
-        gs_cache_insert(gs, player, in->request_id);
+        gs_cache_insert(gs, player, dedupe);
     }
     gs_request_t *req = xcalloc(1, sizeof *req);
     req->kind = kind;
@@ -645,6 +681,7 @@ static void gs_link_request(gs_link_t *l, Croupier__RpcFrame *in, gs_req_kind_t 
     req->trace_id = in->has_trace_id ? in->trace_id : 0;
     req->deadline_ms = deadline;
     req->frame = in;
+    req->_dedupe = dedupe;
     if (kind == GS_REQ_JOIN) {
         uint64_t seated;
         if (u64map_get(gs->player_desk, player, &seated)) {

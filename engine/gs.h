@@ -21,8 +21,13 @@
  * A request reaches a desk as a gs_request_t through gs_desk_ops_t.on_request, after the gs
  * has refused it with DEADLINE_EXCEEDED if its deadline passed while it was queued. The desk
  * answers with gs_reply() exactly once (player-gone excepted); the gs remembers the answer, and
- * a retry carrying the same (player, request id) gets the same answer without being applied
- * again. A retry that arrives while the first attempt is in flight is answered when it is.
+ * a retry of an action carrying the same (player, client request id) -- through any gateway,
+ * since client ids survive a reconnect -- gets the same answer (re-addressed to the retry's rpc
+ * request id) without being applied again; other requests (idempotent at the desk) and actions
+ * without a client id are remembered per (player, link, rpc request id). A retry that arrives
+ * while the first attempt is in flight is answered when it is. Clients must therefore never
+ * reuse an action's request id for another action of the same player (e.g. a new process
+ * starts its counter from the clock, not from 1).
  *
  * Ownership. A gs_request_t belongs to whoever holds it: gs_request_post() passes it to a desk
  * (or frees it if the desk is gone, answering UNAVAILABLE), gs_reply() consumes it.
@@ -59,6 +64,7 @@ typedef struct gs_request {
     int64_t deadline_ms;       /* absolute, wall clock unix ms; 0 = none */
     Croupier__RpcFrame *frame; /* the decoded frame (body: join/leave/action/resume) */
     gs_t *_gs;                 /* private: set by gs_request_post */
+    uint64_t _dedupe;          /* private: the key its answer is remembered under */
 } gs_request_t;
 
 /* Desk callbacks of an engine. Every callback runs on the desk's worker thread. */
