@@ -22,6 +22,7 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
+#include <event2/event_struct.h>
 #include <event2/listener.h>
 #include <jansson.h>
 
@@ -120,7 +121,8 @@ struct gate_req {
     int attempts;
     int last_code;
     bool waiting_retry;
-    struct event *timer; /* the deadline, or the next retry when earlier */
+    struct event *timer;   /* the deadline, or the next retry when earlier: &timer_ev */
+    struct event timer_ev; /* embedded: no allocation per request */
 };
 
 struct gate {
@@ -944,7 +946,7 @@ static void gate_req_free(gate_req_t *r)
     LIST_REMOVE(r, live);
     gate_req_unlink(r);
     if (r->timer != NULL)
-        event_free(r->timer);
+        event_del(r->timer);
     gate_conn_t *c = gate_conn_get(r->g, r->conn_id);
     if (c != NULL && c->inflight > 0 && !r->internal && !r->reseat)
         c->inflight--;
@@ -1000,9 +1002,10 @@ static void gate_req_timer_cb(evutil_socket_t fd, short what, void *arg)
     }
 }
 
-static void gate_req_arm(gate_req_t *r, int64_t at_mono)
+/* Arms the request's timer for at_mono; now is the monotonic clock read by the caller. */
+static void gate_req_arm(gate_req_t *r, int64_t at_mono, int64_t now)
 {
-    int64_t ms = at_mono - clock_mono_ms();
+    int64_t ms = at_mono - now;
     if (ms < 0)
         ms = 0;
     struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)((ms % 1000) * 1000)};
@@ -1028,7 +1031,7 @@ static void gate_req_retry(gate_req_t *r, int code, const char *why)
     }
     metrics_add(g->m_retries, 1);
     r->waiting_retry = true;
-    gate_req_arm(r, now + pause);
+    gate_req_arm(r, now + pause, now);
 }
 
 /* Picks a ready server offering game, preferring the request's engine, skipping tried ones. */
@@ -1099,7 +1102,7 @@ static void gate_req_dispatch(gate_req_t *r)
     }
     r->attempts++;
     metrics_observe(g->m_budget, (double)(r->deadline_mono - now) / 1000.0);
-    gate_req_arm(r, r->deadline_mono);
+    gate_req_arm(r, r->deadline_mono, now);
     gate_link_submit(g, r);
 }
 
@@ -1116,7 +1119,8 @@ static gate_req_t *gate_req_new(gate_t *g, gate_req_kind_t kind, uint64_t player
     int budget = g->cfg.budget_ms[kind];
     r->deadline_mono = clock_mono_ms() + budget;
     r->deadline_wall = clock_wall_ms() + budget;
-    r->timer = evtimer_new(g->base, gate_req_timer_cb, r);
+    evtimer_assign(&r->timer_ev, g->base, gate_req_timer_cb, r);
+    r->timer = &r->timer_ev;
     LIST_INSERT_HEAD(&g->reqs, r, live);
     return r;
 }
