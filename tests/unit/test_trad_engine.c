@@ -283,12 +283,15 @@ static void resume(rpcc_t *c, uint64_t player, view_t *v)
         Croupier__SheddingState *st = s->shedding;
         v->phase = st->phase;
         v->nhand = st->hand.len;
-        memcpy(v->hand, st->hand.data, st->hand.len);
+        if (st->hand.len > 0) /* an empty bytes field may have no data pointer */
+            memcpy(v->hand, st->hand.data, st->hand.len);
         v->nlast = st->last_play.len;
-        memcpy(v->last, st->last_play.data, st->last_play.len);
+        if (st->last_play.len > 0)
+            memcpy(v->last, st->last_play.data, st->last_play.len);
         v->last_seat = st->has_last_play_seat ? (int)st->last_play_seat : -1;
         v->nkitty = st->kitty.len;
-        memcpy(v->kitty, st->kitty.data, st->kitty.len);
+        if (st->kitty.len > 0)
+            memcpy(v->kitty, st->kitty.data, st->kitty.len);
         v->declarer = st->has_declarer_seat ? (int)st->declarer_seat : -1;
         for (size_t i = 0; i < st->n_cards_left && i < 4; i++)
             v->left[i] = st->cards_left[i];
