@@ -309,14 +309,16 @@ static void gs_desk_on_message(rt_desk_t *desk, void *state, rt_msg_t *msg)
         return;
     }
     case GS_MSG_VOID:
-        if (rt_desk_in_round(desk))
+        if (rt_desk_in_round(desk) && d->ops->on_void != NULL)
             d->ops->on_void(desk, d->state);
         return;
     case RT_MSG_TIMER:
-        d->ops->on_timer(desk, d->state, msg->arg);
+        if (d->ops->on_timer != NULL)
+            d->ops->on_timer(desk, d->state, msg->arg);
         return;
     case RT_MSG_INTAKE_STOPPED:
-        d->ops->on_intake_stopped(desk, d->state);
+        if (d->ops->on_intake_stopped != NULL)
+            d->ops->on_intake_stopped(desk, d->state);
         return;
     default:
         if (d->ops->on_message != NULL)

@@ -72,13 +72,15 @@ typedef struct gs_desk_ops {
     /* A player request (never an expired one). Answer with gs_reply() exactly once, except for
      * GS_REQ_PLAYER_GONE, which needs no answer (free it with gs_request_free()). Required. */
     void (*on_request)(rt_desk_t *desk, void *state, gs_request_t *req);
-    /* A timer armed with rt_desk_timer_arm() expired. Required. */
+    /* A timer armed with rt_desk_timer_arm() expired. NULL: the desk arms no timers. */
     void (*on_timer)(rt_desk_t *desk, void *state, uint64_t cookie);
     /* Intake stopped (the server drains): start no next round; when the current round ends,
-     * tell the seated players the table closes (gs_close_desk_seats). Required. */
+     * tell the seated players the table closes (gs_close_desk_seats). NULL only for desks that
+     * never run rounds (a lobby). */
     void (*on_intake_stopped)(rt_desk_t *desk, void *state);
     /* The drain bound passed: void the unfinished round with refunds, tell the players why,
-     * end it with rt_desk_end_round(RT_ROUND_VOIDED). Required. */
+     * end it with rt_desk_end_round(RT_ROUND_VOIDED). NULL only for desks that never run
+     * rounds (a lobby). */
     void (*on_void)(rt_desk_t *desk, void *state);
     /* Messages of the engine's own types (>= GS_MSG_ENGINE). May be NULL. */
     void (*on_message)(rt_desk_t *desk, void *state, rt_msg_t *msg);

@@ -551,25 +551,6 @@ static void tg_lobby_on_message(rt_desk_t *desk, void *state, rt_msg_t *msg)
             lb->tables[i].free += (int)msg->arg2;
 }
 
-static void tg_lobby_on_timer(rt_desk_t *desk, void *state, uint64_t cookie)
-{
-    (void)desk;
-    (void)state;
-    (void)cookie;
-}
-
-static void tg_lobby_on_intake_stopped(rt_desk_t *desk, void *state)
-{
-    (void)desk;
-    (void)state;
-}
-
-static void tg_lobby_on_void(rt_desk_t *desk, void *state)
-{
-    (void)desk;
-    (void)state;
-}
-
 static void tg_lobby_on_destroy(rt_desk_t *desk, void *state)
 {
     (void)desk;
@@ -578,9 +559,6 @@ static void tg_lobby_on_destroy(rt_desk_t *desk, void *state)
 
 static const gs_desk_ops_t tg_lobby_ops = {
     .on_request = tg_lobby_on_request,
-    .on_timer = tg_lobby_on_timer,
-    .on_intake_stopped = tg_lobby_on_intake_stopped,
-    .on_void = tg_lobby_on_void,
     .on_message = tg_lobby_on_message,
     .on_destroy = tg_lobby_on_destroy,
 };
