@@ -551,6 +551,12 @@ static void bot_on_action_reply(bot_t *b, const Croupier__ServerMessage *m)
         bool expected = stale || (s->refusal_expected != NULL && s->refusal_expected(e->code)) ||
                         (b->closing_seen && e->code == CROUPIER__ERROR_CODE__NO_ROUND);
         bot_book_error(book, code_name(e->code), expected);
+        if (!expected)
+            log_emit(LOG_WARN, "bot_action_refused", "{s:i,s:s,s:s,s:I,s:i}", "bot",
+                     (int)b->idx, "code", code_name(e->code), "message",
+                     e->message != NULL ? e->message : "", "desk", (json_int_t)b->seat.desk_id,
+                     "attempts", (int)b->rq_attempts);
+
     }
     if (s->on_event != NULL)
         s->on_event(b->sst, &b->seat, m);

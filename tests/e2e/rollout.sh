@@ -276,7 +276,11 @@ for g in "${!BOT_PID[@]}"; do
     check "$g: croupier-bot exit status 0 (was ${BOT_STATUS[$g]})" test "${BOT_STATUS[$g]}" -eq 0
     check "$g: finished games > 0 ($(rep 'd["games"]["finished"]'))" test "$(rep 'd["games"]["finished"]')" -gt 0
     check "$g: torn games = 0 ($(rep 'd["games"]["torn"]'))" test "$(rep 'd["games"]["torn"]')" -eq 0
-    check "$g: unexpected client errors = 0 ($(rep 'd["unexpected_errors"]'))" test "$(rep 'd["unexpected_errors"]')" -eq 0
+    check "$g: unexpected client errors = 0 ($(rep 'd["unexpected_errors"]') $(rep '",".join("%s:%d" % (k, v["unexpected"]) for k, v in d["errors"].items() if v["unexpected"])'))" test "$(rep 'd["unexpected_errors"]')" -eq 0
+    if [ "$(rep 'd["unexpected_errors"]')" -ne 0 ]; then
+        grep -E '"level":"(warn|error)"' "$E2E_DIR/bot-$g.log" | grep -v bot_connection_dropped |
+            tail -n 20 | sed "s/^/  bot-$g: /" || true
+    fi
     check "$g: bots were moved off draining game pods ($(rep 'd["counters"]["moves"]') moves)" test "$(rep 'd["counters"]["moves"]')" -gt 0
     check "$g: bots reconnected after GoAways ($(rep 'd["reconnects"]["after_goaway"]'))" test "$(rep 'd["reconnects"]["after_goaway"]')" -gt 0
 done
