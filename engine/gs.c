@@ -639,7 +639,12 @@ static void gs_link_request(gs_link_t *l, Croupier__RpcFrame *in, gs_req_kind_t 
         frame_free_rpc(in);
         return;
     }
-    u64map_put(gs->player_link, player, l->id);
+    /* Pushes follow the player's last request. A PlayerGone is not one: the gateway the player
+     * left sends it when it frees the old connection, which can be after the player already
+     * resumed through another gateway; re-routing then would send every later push to a link
+     * without that player (the client waits for events that never come). */
+    if (kind != GS_REQ_PLAYER_GONE)
+        u64map_put(gs->player_link, player, l->id);
     int64_t deadline = in->has_deadline_unix_ms ? (int64_t)in->deadline_unix_ms : 0;
     /* Retries of an action are recognised by the id the CLIENT gave it, which stays the same
      * through any gateway (a retry after a reconnect comes with a new session and a new rpc

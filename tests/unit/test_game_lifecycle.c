@@ -414,6 +414,46 @@ START_TEST(test_rpc_deadline_idempotency_and_routing_errors)
 }
 END_TEST
 
+/* A player who resumed through another gateway keeps getting pushes there when the gateway it
+ * left says "player gone" afterwards (it frees the old connection late): the pushes of a seat
+ * follow the player's last request, and a PlayerGone is not one. */
+START_TEST(test_late_player_gone_from_old_gateway_keeps_pushes_on_new_one)
+{
+    env_t e;
+    char *env[] = {"CROUPIER_TEST_ROUND_MS=300", "CROUPIER_TEST_GAP_MS=0", NULL};
+    env_start(&e, "30", env, NULL);
+    rpcc_t *old_gw = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    rpcc_t *new_gw = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    ck_assert_ptr_nonnull(old_gw);
+    ck_assert_ptr_nonnull(new_gw);
+    join_ok(old_gw, 71, 7001);
+    join_ok(old_gw, 70, 7002); /* rounds need two players */
+    ck_assert_int_eq(rpcc_resume(new_gw, 72, 7001), 0);
+    Croupier__RpcFrame *r = rpcc_wait_reply(new_gw, 72, 3000);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->reply->code, CROUPIER__ERROR_CODE__OK);
+    frame_free_rpc(r);
+    Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+    Croupier__PlayerGone pg = CROUPIER__PLAYER_GONE__INIT;
+    f.has_player_id = true;
+    f.player_id = 7001;
+    f.body_case = CROUPIER__RPC_FRAME__BODY_PLAYER_GONE;
+    f.player_gone = &pg;
+    ck_assert_int_eq(rpcc_send(old_gw, &f), 0);
+    /* A request after it on the same link: once answered, the PlayerGone was handled. */
+    ck_assert_int_eq(rpcc_resume(old_gw, 73, 7999), 0);
+    r = rpcc_wait_reply(old_gw, 73, 3000);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->reply->code, CROUPIER__ERROR_CODE__NOT_SEATED);
+    frame_free_rpc(r);
+    /* Rounds of 300 ms: the next RoundEnd reaches the player through the new link. */
+    ck_assert_int_eq(next_round_end(new_gw, 3000), CROUPIER__ROUND_OUTCOME__OUTCOME_COMPLETED);
+    rpcc_close(old_gw);
+    rpcc_close(new_gw);
+    env_stop(&e);
+}
+END_TEST
+
 START_TEST(test_rounds_settle_exactly_once_through_redis)
 {
     env_t e;
@@ -537,6 +577,7 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_rpc_deadline_idempotency_and_routing_errors);
     tcase_add_test(tc, test_rounds_settle_exactly_once_through_redis);
+    tcase_add_test(tc, test_late_player_gone_from_old_gateway_keeps_pushes_on_new_one);
     suite_add_tcase(s, tc);
     tc = tcase_create("startup");
     tcase_set_timeout(tc, 60);
