@@ -6,14 +6,21 @@
  *   bench_gate idle N
  *       N client connections, each logged in, held idle by one gateway; source addresses
  *       127.0.0.2, .3, ... (5,000 per address). Prints the gateway's RSS growth per connection.
- *   bench_gate relay SECONDS CONNS WINDOW
+ *   bench_gate relay SECONDS CONNS WINDOW [ROUNDS]
  *       Closed loop: CONNS players keep WINDOW actions in flight each; every action is a frame
- *       client -> proxy -> game server and its answer back. Three paths relay the same rpc
- *       traffic to the same game server: direct (no proxy), nginx's TCP stream proxy, and
- *       croupier-gate (client protocol in, rpc out). Prints frames/s per path.
- *   bench_gate latency SECONDS RATE
- *       Open loop at RATE actions/s in total over 8 players: p50/p99/p999 round trip per path,
- *       and the p99 added by each proxy over the direct path.
+ *       client -> proxy -> game server and its answer back (a round trip: 2 frames relayed by
+ *       the proxy). Three paths relay the same rpc traffic to the same game server: direct (no
+ *       proxy), nginx's TCP stream proxy, and croupier-gate (client protocol in, rpc out).
+ *       ROUNDS (default 3) times: direct, then nginx and croupier-gate alternately. Prints round
+ *       trips/s, frames relayed/s, the ratio, and CPU per frame of each process.
+ *   bench_gate latency SECONDS FRAMES_PER_S [CONNS [ROUNDS]]
+ *       Open loop at FRAMES_PER_S frames relayed per second through a proxy (FRAMES_PER_S / 2
+ *       actions/s, each with its answer) over CONNS players (default 100): p50/p99/p99.9 round
+ *       trip per path, and what each proxy adds over the direct path; ROUNDS (default 3) times.
+ *
+ * The load generator is one thread (epoll, non-blocking sockets, frames built from pre-encoded
+ * bytes and answers read by scanning the wire); every answer is checked: one per action, in
+ * order per connection, none lost or duplicated (the bench exits otherwise).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -27,7 +34,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -247,7 +256,7 @@ typedef struct {
     struct evbuffer *in;
     uint8_t out[1 << 16];
     size_t outlen;
-    int inflight;
+    int idx; /* its index in the relay and latency loops */
 } conn_t;
 
 static int dial(int port, const char *src)
@@ -379,34 +388,6 @@ static uint64_t wait_answer(conn_t *c, int *code)
     exit(1);
 }
 
-static void send_action(conn_t *c, uint64_t rid)
-{
-    Croupier__Action a = CROUPIER__ACTION__INIT;
-    Croupier__SheddingAction s = CROUPIER__SHEDDING_ACTION__INIT;
-    s.move = CROUPIER__SHEDDING_MOVE__SHEDDING_PASS;
-    a.kind_case = CROUPIER__ACTION__KIND_SHEDDING;
-    a.shedding = &s;
-    if (c->path == PATH_GATE) {
-        Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
-        m.request_id = rid;
-        m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_ACTION;
-        m.action = &a;
-        put_frame(c, &m.base);
-    } else {
-        Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
-        f.request_id = rid;
-        f.has_player_id = true;
-        f.player_id = c->player;
-        f.has_deadline_unix_ms = true;
-        f.deadline_unix_ms = (uint64_t)(wall_ms() + 5000);
-        f.has_session_id = true;
-        f.session_id = c->player;
-        f.body_case = CROUPIER__RPC_FRAME__BODY_ACTION;
-        f.action = &a;
-        put_frame(c, &f.base);
-    }
-}
-
 /* Connects a player on a path: hello (rpc) or login (gate), then a join at stake 10. */
 static conn_t *player_open(path_t path, uint64_t player)
 {
@@ -481,6 +462,241 @@ static void player_close(conn_t *c)
     free(c);
 }
 
+/* ---- the load generator's wire work ------------------------------------------------------------
+ * After the setup (login/hello, join), the relay and latency loops build their action frames
+ * from a pre-encoded Action and read answers by scanning the top-level protobuf fields, with no
+ * allocation and no full decode: the load generator shares the 2 cores with what it measures,
+ * so it should cost as little as it can. Every answer is still matched to its request id. */
+
+static uint8_t action_bytes[64];
+static size_t action_len;
+
+static void action_prepare(void)
+{
+    Croupier__Action a = CROUPIER__ACTION__INIT;
+    Croupier__SheddingAction s = CROUPIER__SHEDDING_ACTION__INIT;
+    s.move = CROUPIER__SHEDDING_MOVE__SHEDDING_PASS;
+    a.kind_case = CROUPIER__ACTION__KIND_SHEDDING;
+    a.shedding = &s;
+    action_len = protobuf_c_message_get_packed_size(&a.base);
+    if (action_len > sizeof action_bytes)
+        abort();
+    protobuf_c_message_pack(&a.base, action_bytes);
+}
+
+static uint8_t *put_varint(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+/* Appends one action frame: ClientMessage{request_id, action} on the gateway path, RpcFrame
+ * {request_id, deadline, player, session, action} on the rpc paths (the same Action bytes). */
+static void put_action(conn_t *c, uint64_t rid)
+{
+    if (sizeof c->out - c->outlen < 128) {
+        fprintf(stderr, "output buffer full\n");
+        exit(1);
+    }
+    uint8_t *h = c->out + c->outlen, *p = h + FRAME_HEADER_SIZE;
+    p = put_varint(p, 1 << 3);
+    p = put_varint(p, rid);
+    if (c->path != PATH_GATE) {
+        p = put_varint(p, 3 << 3);
+        p = put_varint(p, (uint64_t)(wall_ms() + 5000));
+        p = put_varint(p, 4 << 3);
+        p = put_varint(p, c->player);
+        p = put_varint(p, 5 << 3);
+        p = put_varint(p, c->player);
+    }
+    p = put_varint(p, 14 << 3 | 2); /* ClientMessage.action and RpcFrame.action are both 14 */
+    p = put_varint(p, action_len);
+    memcpy(p, action_bytes, action_len);
+    p += action_len;
+    frame_put_header(h, (uint32_t)(p - h - FRAME_HEADER_SIZE));
+    c->outlen += (size_t)(p - h);
+}
+
+static bool get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+    uint64_t x = 0;
+    for (int sh = 0; sh < 64 && *p < end; sh += 7) {
+        uint8_t b = *(*p)++;
+        x |= (uint64_t)(b & 0x7f) << sh;
+        if (!(b & 0x80)) {
+            *v = x;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Scans a message's top-level fields: the varint field vf into *v (left alone when absent) and
+ * the bytes of the length-delimited field lf into *lp and *ll (NULL when absent). False when the
+ * bytes are not well-formed protobuf. */
+static bool scan_fields(const uint8_t *p, size_t len, uint32_t vf, uint64_t *v, uint32_t lf,
+                        const uint8_t **lp, size_t *ll)
+{
+    const uint8_t *end = p + len;
+    *lp = NULL;
+    *ll = 0;
+    while (p < end) {
+        uint64_t key, x;
+        if (!get_varint(&p, end, &key))
+            return false;
+        switch (key & 7) {
+        case 0:
+            if (!get_varint(&p, end, &x))
+                return false;
+            if ((key >> 3) == vf)
+                *v = x;
+            break;
+        case 1:
+            if (end - p < 8)
+                return false;
+            p += 8;
+            break;
+        case 5:
+            if (end - p < 4)
+                return false;
+            p += 4;
+            break;
+        case 2:
+            if (!get_varint(&p, end, &x) || x > (uint64_t)(end - p))
+                return false;
+            if ((key >> 3) == lf) {
+                *lp = p;
+                *ll = (size_t)x;
+            }
+            p += x;
+            break;
+        default:
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The request id and error code of one answer frame's payload (rid 0: a push, not an answer).
+ * Gateway path: ServerMessage{request_id=1, result=12{error=1{code=1}}}; rpc paths:
+ * RpcFrame{request_id=1, reply=16{code=1}}. Exits on bytes that are not protobuf. */
+static uint64_t answer_of(const conn_t *c, const uint8_t *m, size_t len, int *code)
+{
+    uint64_t rid = 0, cd = 0;
+    const uint8_t *sub, *sub2;
+    size_t sublen, sub2len;
+    bool ok;
+    if (c->path == PATH_GATE) {
+        ok = scan_fields(m, len, 1, &rid, 12, &sub, &sublen);
+        if (ok && sub != NULL) {
+            uint64_t unused;
+            ok = scan_fields(sub, sublen, 0, &unused, 1, &sub2, &sub2len);
+            if (ok && sub2 != NULL)
+                ok = scan_fields(sub2, sub2len, 1, &cd, 0, &sub, &sublen);
+        }
+    } else {
+        ok = scan_fields(m, len, 1, &rid, 16, &sub, &sublen);
+        if (ok && sub != NULL)
+            ok = scan_fields(sub, sublen, 1, &cd, 0, &sub2, &sub2len);
+        else if (ok)
+            rid = 0; /* hello ack, push, ping: not an action's answer */
+    }
+    if (!ok) {
+        fprintf(stderr, "%s: malformed answer\n", path_names[c->path]);
+        exit(1);
+    }
+    *code = (int)cd;
+    return rid;
+}
+
+/* The input side of a connection in the loops: bytes read, answers taken from the front. */
+typedef struct {
+    uint8_t buf[1 << 17];
+    size_t len;
+} inbuf_t;
+
+/* Reads what the socket has (the connection is non-blocking) and calls on_answer for every
+ * complete answer frame. Exits when the peer closed or a frame is over 64 KiB. */
+static void read_answers(conn_t *c, inbuf_t *ib, void (*on_answer)(conn_t *, uint64_t, int, void *),
+                         void *arg)
+{
+    for (;;) {
+        ssize_t n = recv(c->fd, ib->buf + ib->len, sizeof ib->buf - ib->len, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return;
+        if (n <= 0) {
+            fprintf(stderr, "%s: connection lost\n", path_names[c->path]);
+            exit(1);
+        }
+        ib->len += (size_t)n;
+        size_t off = 0;
+        while (ib->len - off >= FRAME_HEADER_SIZE) {
+            const uint8_t *h = ib->buf + off;
+            size_t flen = (size_t)h[0] << 24 | (size_t)h[1] << 16 | (size_t)h[2] << 8 | h[3];
+            if (flen > 65536) {
+                fprintf(stderr, "%s: frame of %zu bytes\n", path_names[c->path], flen);
+                exit(1);
+            }
+            if (ib->len - off < FRAME_HEADER_SIZE + flen)
+                break;
+            int code;
+            uint64_t rid = answer_of(c, h + FRAME_HEADER_SIZE, flen, &code);
+            off += FRAME_HEADER_SIZE + flen;
+            if (rid != 0)
+                on_answer(c, rid, code, arg);
+        }
+        memmove(ib->buf, ib->buf + off, ib->len - off);
+        ib->len -= off;
+        if ((size_t)n < sizeof ib->buf / 2)
+            return; /* short read: the socket is drained */
+    }
+}
+
+/* Switches a connection from the blocking setup to the loops; bytes already read must be
+ * none (the setup waited for every answer). */
+static void conn_to_loop(conn_t *c, int ep, int idx)
+{
+    if (evbuffer_get_length(c->in) != 0) {
+        fprintf(stderr, "%s: unexpected frame after the join\n", path_names[c->path]);
+        exit(1);
+    }
+    fcntl(c->fd, F_SETFL, fcntl(c->fd, F_GETFL) | O_NONBLOCK);
+    struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)idx};
+    if (epoll_ctl(ep, EPOLL_CTL_ADD, c->fd, &ev) != 0) {
+        perror("epoll_ctl");
+        exit(1);
+    }
+}
+
+/* Sends what a connection has queued (non-blocking socket: waits in poll if the kernel's
+ * buffer is full, which the windows used here never reach). */
+static void flush_nb(conn_t *c)
+{
+    size_t off = 0;
+    while (off < c->outlen) {
+        ssize_t n = send(c->fd, c->out + off, c->outlen - off, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            struct pollfd p = {.fd = c->fd, .events = POLLOUT};
+            poll(&p, 1, 100);
+            continue;
+        }
+        if (n < 0) {
+            perror("send");
+            exit(1);
+        }
+        off += (size_t)n;
+    }
+    c->outlen = 0;
+}
+
 /* ---- relay (closed loop) ----------------------------------------------------------------------
  */
 
@@ -490,63 +706,108 @@ typedef struct {
     double proxy_us, game_us, client_us;
 } relay_cpu_t;
 
+typedef struct {
+    uint64_t *next_rid;   /* per connection: the next request id to send */
+    uint64_t *expect_rid; /* per connection: the id the next answer must carry (order check) */
+    int *index;           /* conn -> its index */
+    uint64_t done, errors;
+    bool refill;
+} relay_state_t;
+
+static void relay_answer(conn_t *c, uint64_t rid, int code, void *arg)
+{
+    relay_state_t *st = arg;
+    int i = c->idx;
+    if (rid != st->expect_rid[i]) {
+        /* Every frame of a connection must come back once, in order: no loss, no duplicate,
+         * no reordering. */
+        fprintf(stderr, "%s: answer %" PRIu64 " where %" PRIu64 " was due\n", path_names[c->path],
+                rid, st->expect_rid[i]);
+        exit(1);
+    }
+    st->expect_rid[i]++;
+    st->done++;
+    if (code != 0 && code != CROUPIER__ERROR_CODE__NO_ROUND)
+        st->errors++;
+    if (st->refill)
+        put_action(c, st->next_rid[i]++);
+}
+
+/*
+ * One closed-loop run on a path: nconn players with `window` actions in flight each, every
+ * answer immediately replaced by a new action on the same connection, for `seconds`; then the
+ * windows are drained (every action sent is answered, checked in order). Returns round trips
+ * per second; each is 2 frames relayed by the proxy (client -> game server, game server ->
+ * client).
+ */
 static double relay(path_t path, int seconds, int nconn, int window, uint64_t base_player,
                     double *errors_out, relay_cpu_t *cpu)
 {
     conn_t **cs = calloc((size_t)nconn, sizeof *cs);
-    for (int i = 0; i < nconn; i++)
-        cs[i] = player_open(path, base_player + (uint64_t)i);
-    uint64_t rid = 1000, done = 0, errors = 0;
+    inbuf_t *ibs = malloc((size_t)nconn * sizeof *ibs);
+    relay_state_t st = {.next_rid = calloc((size_t)nconn, sizeof(uint64_t)),
+                        .expect_rid = calloc((size_t)nconn, sizeof(uint64_t)),
+                        .refill = true};
+    int ep = epoll_create1(EPOLL_CLOEXEC);
     for (int i = 0; i < nconn; i++) {
-        for (int k = 0; k < window; k++)
-            send_action(cs[i], rid++);
-        cs[i]->inflight = window;
-        flush_out(cs[i]);
+        cs[i] = player_open(path, base_player + (uint64_t)i);
+        conn_to_loop(cs[i], ep, i);
+        cs[i]->idx = i;
+        ibs[i].len = 0;
+        st.next_rid[i] = st.expect_rid[i] = 1000;
     }
-    struct pollfd *p = calloc((size_t)nconn, sizeof *p);
     pid_t proxy = path == PATH_NGINX  ? ts_proc_pid(nginx)
                   : path == PATH_GATE ? ts_proc_pid(gate)
                                       : 0;
     double proxy0 = proxy != 0 ? proc_cpu_s(proxy) : 0, game0 = proc_cpu_s(ts_proc_pid(game)),
            self0 = self_cpu_s();
+    for (int i = 0; i < nconn; i++) {
+        for (int k = 0; k < window; k++)
+            put_action(cs[i], st.next_rid[i]++);
+        flush_nb(cs[i]);
+    }
     int64_t t0 = now_us(), end = t0 + (int64_t)seconds * 1000000;
-    while (now_us() < end) {
-        for (int i = 0; i < nconn; i++)
-            p[i] = (struct pollfd){.fd = cs[i]->fd, .events = POLLIN};
-        if (poll(p, (nfds_t)nconn, 100) <= 0)
-            continue;
-        for (int i = 0; i < nconn; i++) {
-            if (!(p[i].revents & POLLIN))
-                continue;
-            conn_t *c = cs[i];
-            char buf[65536];
-            ssize_t n = recv(c->fd, buf, sizeof buf, 0);
-            if (n <= 0) {
-                fprintf(stderr, "%s: connection lost\n", path_names[path]);
-                exit(1);
-            }
-            evbuffer_add(c->in, buf, (size_t)n);
-            int code;
-            while (next_answer(c, &code) != 0) {
-                done++;
-                if (code != 0 && code != CROUPIER__ERROR_CODE__NO_ROUND)
-                    errors++;
-                send_action(c, rid++);
-            }
-            flush_out(c);
+    uint64_t done_at_end = 0;
+    int64_t t_end = 0;
+    struct epoll_event evs[256];
+    for (;;) {
+        int64_t now = now_us();
+        if (st.refill && now >= end) {
+            st.refill = false; /* stop sending; drain what is in flight */
+            done_at_end = st.done;
+            t_end = now;
+        }
+        bool drained = true;
+        for (int i = 0; i < nconn && !st.refill; i++)
+            if (st.expect_rid[i] != st.next_rid[i])
+                drained = false;
+        if (!st.refill && drained)
+            break;
+        if (!st.refill && now > end + 10000000) {
+            fprintf(stderr, "%s: answers missing after the run\n", path_names[path]);
+            exit(1);
+        }
+        int n = epoll_wait(ep, evs, 256, 100);
+        for (int k = 0; k < n; k++) {
+            conn_t *c = cs[evs[k].data.u32];
+            read_answers(c, &ibs[evs[k].data.u32], relay_answer, &st);
+            flush_nb(c);
         }
     }
-    double secs = (double)(now_us() - t0) / 1e6;
-    double per = done > 0 ? 1e6 / (double)done : 0;
+    double secs = (double)(t_end - t0) / 1e6;
+    double per = done_at_end > 0 ? 1e6 / (double)st.done : 0;
     cpu->proxy_us = proxy != 0 ? (proc_cpu_s(proxy) - proxy0) * per : 0;
     cpu->game_us = (proc_cpu_s(ts_proc_pid(game)) - game0) * per;
     cpu->client_us = (self_cpu_s() - self0) * per;
     for (int i = 0; i < nconn; i++)
         player_close(cs[i]);
+    close(ep);
     free(cs);
-    free(p);
-    *errors_out = (double)errors;
-    return (double)done / secs;
+    free(ibs);
+    free(st.next_rid);
+    free(st.expect_rid);
+    *errors_out = (double)st.errors;
+    return (double)done_at_end / secs;
 }
 
 /* ---- latency (open loop) --------------------------------------------------------------------- */
@@ -557,64 +818,100 @@ static int cmp_i64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static void latency(path_t path, int seconds, int rate, uint64_t base_player, double pct[3])
+typedef struct {
+    int64_t *sent_at; /* by sequence number (request id - 1000) */
+    int64_t *rtt;
+    size_t nrtt, total;
+    uint64_t *expect_rid; /* per connection: the next answer due (its sends are i, i + nconn...) */
+    int nconn;
+} lat_state_t;
+
+static void lat_answer(conn_t *c, uint64_t rid, int code, void *arg)
 {
-    enum { NC = 8 };
-    conn_t *cs[NC];
-    for (int i = 0; i < NC; i++)
+    (void)code;
+    lat_state_t *st = arg;
+    int i = c->idx;
+    if (rid != st->expect_rid[i] || rid < 1000 || rid - 1000 >= st->total) {
+        fprintf(stderr, "%s: answer %" PRIu64 " where %" PRIu64 " was due\n", path_names[c->path],
+                rid, st->expect_rid[i]);
+        exit(1);
+    }
+    st->expect_rid[i] += (uint64_t)st->nconn;
+    st->rtt[st->nrtt++] = now_us() - st->sent_at[rid - 1000];
+}
+
+/*
+ * Open loop: `rate` actions per second in total over nconn players, the k-th sent at t0 +
+ * k / rate (a 100 us timer paces the sends; each frame is sent on its own, as a player would),
+ * each on its own connection in turn (round robin: a connection sends every nconn / rate
+ * seconds). The round trip of every action is measured from its send to its answer; every
+ * answer is checked to come once and in order. pct: p50, p99, p99.9 in microseconds.
+ */
+static void latency(path_t path, int seconds, int rate, int nconn, uint64_t base_player,
+                    double pct[3])
+{
+    conn_t **cs = calloc((size_t)nconn, sizeof *cs);
+    inbuf_t *ibs = malloc((size_t)nconn * sizeof *ibs);
+    int ep = epoll_create1(EPOLL_CLOEXEC);
+    lat_state_t st = {.total = (size_t)rate * (size_t)seconds,
+                      .expect_rid = calloc((size_t)nconn, sizeof(uint64_t)),
+                      .nconn = nconn};
+    for (int i = 0; i < nconn; i++) {
         cs[i] = player_open(path, base_player + (uint64_t)i);
-    size_t total = (size_t)rate * (size_t)seconds;
-    int64_t *sent_at = calloc(total + 1, sizeof *sent_at);
-    int64_t *rtt = calloc(total + 1, sizeof *rtt);
-    size_t nsent = 0, nrtt = 0;
+        conn_to_loop(cs[i], ep, i);
+        cs[i]->idx = i;
+        ibs[i].len = 0;
+        st.expect_rid[i] = 1000 + (uint64_t)i;
+    }
+    st.sent_at = calloc(st.total + 1, sizeof *st.sent_at);
+    st.rtt = calloc(st.total + 1, sizeof *st.rtt);
+    int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    struct itimerspec its = {.it_interval = {0, 100000}, .it_value = {0, 100000}};
+    timerfd_settime(tfd, 0, &its, NULL);
+    struct epoll_event tev = {.events = EPOLLIN, .data.u32 = UINT32_MAX};
+    epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &tev);
+    size_t nsent = 0;
     int64_t t0 = now_us();
     double interval = 1e6 / rate;
-    struct pollfd p[NC];
-    while (nrtt < nsent || nsent < total) {
+    struct epoll_event evs[256];
+    while (st.nrtt < st.total) {
         int64_t now = now_us();
-        if (now - t0 > (int64_t)seconds * 1000000 + 5000000)
-            break;
-        while (nsent < total && now >= t0 + (int64_t)(nsent * interval)) {
-            conn_t *c = cs[nsent % NC];
-            sent_at[nsent] = now;
-            send_action(c, 1000 + nsent);
-            flush_out(c);
+        if (now - t0 > (int64_t)seconds * 1000000 + 10000000) {
+            fprintf(stderr, "%s: %zu of %zu answered\n", path_names[path], st.nrtt, st.total);
+            exit(1);
+        }
+        while (nsent < st.total && now >= t0 + (int64_t)((double)nsent * interval)) {
+            conn_t *c = cs[nsent % (size_t)nconn];
+            st.sent_at[nsent] = now;
+            put_action(c, 1000 + nsent);
+            flush_nb(c);
             nsent++;
         }
-        for (int i = 0; i < NC; i++)
-            p[i] = (struct pollfd){.fd = cs[i]->fd, .events = POLLIN};
-        if (poll(p, NC, 0) <= 0) {
-            int64_t next = t0 + (int64_t)(nsent * interval);
-            if (next > now_us() + 50)
-                usleep(30);
-            continue;
-        }
-        for (int i = 0; i < NC; i++) {
-            if (!(p[i].revents & POLLIN))
+        int n = epoll_wait(ep, evs, 256, 100);
+        for (int k = 0; k < n; k++) {
+            if (evs[k].data.u32 == UINT32_MAX) {
+                uint64_t ticks;
+                if (read(tfd, &ticks, sizeof ticks) < 0 && errno != EAGAIN)
+                    exit(1);
                 continue;
-            char buf[65536];
-            ssize_t n = recv(cs[i]->fd, buf, sizeof buf, 0);
-            if (n <= 0)
-                exit(1);
-            evbuffer_add(cs[i]->in, buf, (size_t)n);
-            int code;
-            uint64_t rid;
-            int64_t t = now_us();
-            while ((rid = next_answer(cs[i], &code)) != 0)
-                if (rid >= 1000 && rid - 1000 < total)
-                    rtt[nrtt++] = t - sent_at[rid - 1000];
+            }
+            conn_t *c = cs[evs[k].data.u32];
+            read_answers(c, &ibs[evs[k].data.u32], lat_answer, &st);
         }
     }
-    qsort(rtt, nrtt, sizeof *rtt, cmp_i64);
-    pct[0] = nrtt ? (double)rtt[nrtt / 2] : -1;
-    pct[1] = nrtt ? (double)rtt[(size_t)(nrtt * 0.99)] : -1;
-    pct[2] = nrtt ? (double)rtt[(size_t)(nrtt * 0.999)] : -1;
-    if (nrtt < total)
-        fprintf(stderr, "%s: %zu of %zu answered\n", path_names[path], nrtt, total);
-    for (int i = 0; i < NC; i++)
+    qsort(st.rtt, st.nrtt, sizeof *st.rtt, cmp_i64);
+    pct[0] = (double)st.rtt[st.nrtt / 2];
+    pct[1] = (double)st.rtt[(size_t)((double)st.nrtt * 0.99)];
+    pct[2] = (double)st.rtt[(size_t)((double)st.nrtt * 0.999)];
+    for (int i = 0; i < nconn; i++)
         player_close(cs[i]);
-    free(sent_at);
-    free(rtt);
+    close(tfd);
+    close(ep);
+    free(cs);
+    free(ibs);
+    free(st.sent_at);
+    free(st.rtt);
+    free(st.expect_rid);
 }
 
 /* ---- idle connections ------------------------------------------------------------------------ */
@@ -687,8 +984,8 @@ static void idle(int n)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: bench_gate idle N | relay SECONDS CONNS WINDOW | latency "
-                        "SECONDS RATE\n");
+        fprintf(stderr, "usage: bench_gate idle N | relay SECONDS CONNS WINDOW [ROUNDS] | "
+                        "latency SECONDS FRAMES_PER_S [CONNS [ROUNDS]]\n");
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);
@@ -718,43 +1015,93 @@ int main(int argc, char **argv)
         start_game();
         start_nginx();
         start_gate();
+        action_prepare();
         int secs = atoi(argv[2]), nconn = atoi(argv[3]), window = atoi(argv[4]);
-        double r[3], err[3];
-        relay_cpu_t cpu[3];
-        for (int p = 0; p < 3; p++) {
-            r[p] = relay((path_t)p, secs, nconn, window, 1 + (uint64_t)p * 1000, &err[p], &cpu[p]);
-            printf("relay %-14s %d conns x %d in flight: %9.0f frames/s (round trips), %.0f "
-                   "errors\n",
-                   path_names[p], nconn, window, r[p], err[p]);
-            printf("      cpu per round trip: proxy %.2f us, game server %.2f us, bench clients "
-                   "%.2f us\n",
-                   cpu[p].proxy_us, cpu[p].game_us, cpu[p].client_us);
-            fflush(stdout);
+        int rounds = argc >= 6 ? atoi(argv[5]) : 3;
+        if (secs < 1 || nconn < 1 || nconn > 1000 || window < 1 || window > 256 || rounds < 1 ||
+            rounds > 20) {
+            fprintf(stderr, "relay: SECONDS >= 1, CONNS 1..1000, WINDOW 1..256, ROUNDS 1..20\n");
+            return 2;
         }
-        printf("relay: croupier-gate / nginx-stream = %.2f\n", r[2] / r[1]);
-        /* What the proxies would relay with a core each to themselves (their own CPU time per
-         * round trip), which the shared 2 cores do not show. */
-        printf("relay: proxy cpu per round trip: croupier-gate %.2f us, nginx-stream %.2f us "
-               "(ratio %.2f); one core of croupier-gate = %.0f round trips/s = %.0f frames/s "
-               "relayed (client->game and game->client)\n",
-               cpu[2].proxy_us, cpu[1].proxy_us,
-               cpu[2].proxy_us > 0 ? cpu[1].proxy_us / cpu[2].proxy_us : 0,
-               cpu[2].proxy_us > 0 ? 1e6 / cpu[2].proxy_us : 0,
-               cpu[2].proxy_us > 0 ? 2e6 / cpu[2].proxy_us : 0);
+        printf("relay: %d conns x %d actions in flight, %d s per run; a round trip (action "
+               "client -> game server and its answer back) is 2 frames relayed by a proxy\n",
+               nconn, window, secs);
+        double rt[20][3], err, ratio[20], gcpu[20], ncpu[20];
+        relay_cpu_t cpu;
+        for (int k = 0; k < rounds; k++) {
+            /* direct (the game server alone), then nginx and croupier-gate alternately (the
+             * order flips every round so neither always runs first). */
+            path_t order[3] = {PATH_DIRECT, k % 2 ? PATH_GATE : PATH_NGINX,
+                               k % 2 ? PATH_NGINX : PATH_GATE};
+            for (int j = 0; j < 3; j++) {
+                path_t p = order[j];
+                rt[k][p] = relay(p, secs, nconn, window, 1 + (uint64_t)(k * 3 + (int)p) * 2000,
+                                 &err, &cpu);
+                printf("relay #%d %-14s %8.0f round trips/s = %8.0f frames relayed/s, %.0f "
+                       "errors\n",
+                       k + 1, path_names[p], rt[k][p], p == PATH_DIRECT ? 0 : 2 * rt[k][p], err);
+                printf("      cpu per frame relayed: proxy %.2f us; per round trip: proxy %.2f "
+                       "us, game server %.2f us, bench clients %.2f us\n",
+                       cpu.proxy_us / 2, cpu.proxy_us, cpu.game_us, cpu.client_us);
+                fflush(stdout);
+                if (p == PATH_GATE)
+                    gcpu[k] = cpu.proxy_us / 2;
+                if (p == PATH_NGINX)
+                    ncpu[k] = cpu.proxy_us / 2;
+            }
+            ratio[k] = rt[k][PATH_GATE] / rt[k][PATH_NGINX];
+            printf("relay #%d: croupier-gate / nginx-stream = %.2f\n", k + 1, ratio[k]);
+        }
+        printf("relay summary: croupier-gate frames relayed/s:");
+        for (int k = 0; k < rounds; k++)
+            printf(" %.0f", 2 * rt[k][PATH_GATE]);
+        printf("\nrelay summary: nginx-stream frames relayed/s:");
+        for (int k = 0; k < rounds; k++)
+            printf(" %.0f", 2 * rt[k][PATH_NGINX]);
+        printf("\nrelay summary: ratio croupier-gate / nginx-stream:");
+        for (int k = 0; k < rounds; k++)
+            printf(" %.2f", ratio[k]);
+        printf("\nrelay summary: cpu per frame relayed (us), croupier-gate:");
+        for (int k = 0; k < rounds; k++)
+            printf(" %.2f", gcpu[k]);
+        printf(" / nginx-stream:");
+        for (int k = 0; k < rounds; k++)
+            printf(" %.2f", ncpu[k]);
+        printf("\n");
     } else if (strcmp(argv[1], "latency") == 0 && argc >= 4) {
         start_game();
         start_nginx();
         start_gate();
-        int secs = atoi(argv[2]), rate = atoi(argv[3]);
-        double pct[3][3];
-        for (int p = 0; p < 3; p++) {
-            latency((path_t)p, secs, rate, 5000 + (uint64_t)p * 1000, pct[p]);
-            printf("latency %-14s %d/s: p50 %6.0f us  p99 %6.0f us  p99.9 %6.0f us\n",
-                   path_names[p], rate, pct[p][0], pct[p][1], pct[p][2]);
-            fflush(stdout);
+        action_prepare();
+        int secs = atoi(argv[2]), frames = atoi(argv[3]);
+        int nconn = argc >= 5 ? atoi(argv[4]) : 100, rounds = argc >= 6 ? atoi(argv[5]) : 3;
+        if (secs < 1 || frames < 2 || nconn < 1 || nconn > 1000 || rounds < 1 || rounds > 20) {
+            fprintf(stderr, "latency: SECONDS >= 1, FRAMES_PER_S >= 2, CONNS 1..1000, ROUNDS "
+                            "1..20\n");
+            return 2;
         }
-        printf("latency: p99 added over direct: nginx-stream %.0f us, croupier-gate %.0f us\n",
-               pct[1][1] - pct[0][1], pct[2][1] - pct[0][1]);
+        int rate = frames / 2;
+        printf("latency: %d frames/s relayed through a proxy = %d actions/s (each action and its "
+               "answer), over %d connections, %d s per run\n",
+               frames, rate, nconn, secs);
+        for (int k = 0; k < rounds; k++) {
+            double pct[3][3];
+            path_t order[3] = {PATH_DIRECT, k % 2 ? PATH_GATE : PATH_NGINX,
+                               k % 2 ? PATH_NGINX : PATH_GATE};
+            for (int j = 0; j < 3; j++) {
+                path_t p = order[j];
+                latency(p, secs, rate, nconn, 100000 + (uint64_t)(k * 3 + (int)p) * 2000, pct[p]);
+                printf("latency #%d %-14s: p50 %6.0f us  p99 %6.0f us  p99.9 %6.0f us\n", k + 1,
+                       path_names[p], pct[p][0], pct[p][1], pct[p][2]);
+                fflush(stdout);
+            }
+            printf("latency #%d: added over direct: p99 nginx-stream %.0f us, croupier-gate %.0f "
+                   "us; p50 nginx-stream %.0f us, croupier-gate %.0f us\n",
+                   k + 1, pct[PATH_NGINX][1] - pct[PATH_DIRECT][1],
+                   pct[PATH_GATE][1] - pct[PATH_DIRECT][1],
+                   pct[PATH_NGINX][0] - pct[PATH_DIRECT][0],
+                   pct[PATH_GATE][0] - pct[PATH_DIRECT][0]);
+        }
     } else {
         fprintf(stderr, "bad arguments\n");
         return 2;

@@ -21,6 +21,7 @@
 #include <bsd/sys/queue.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/bufferevent_struct.h>
 #include <event2/event.h>
 #include <event2/event_struct.h>
 #include <event2/listener.h>
@@ -67,7 +68,9 @@ typedef struct gate_conn {
     int64_t last_rx_ms;
     int64_t tokens_ms;
     double tokens;
-    struct event *close_ev; /* close-timeout timer, only while closing */
+    struct event *close_ev;       /* close-timeout timer, only while closing */
+    TAILQ_ENTRY(gate_conn) dirty; /* on g->dirty_conns: output queued this loop iteration */
+    bool in_dirty;
 } gate_conn_t;
 
 TAILQ_HEAD(gate_conn_list, gate_conn);
@@ -92,6 +95,8 @@ struct gate_link {
     int64_t down_until_ms; /* no reconnect before this (monotonic) */
     int64_t last_pong_ms;
     uint64_t nonce;
+    TAILQ_ENTRY(gate_link) dirty; /* on g->dirty_links: output queued this loop iteration */
+    bool in_dirty;
 };
 
 TAILQ_HEAD(gate_link_list, gate_link);
@@ -147,6 +152,15 @@ struct gate {
     rconn_t *sub; /* subscriber: logins on other gateways (GATE_SESSION_CHANNEL) */
     registry_view_t *view;
     struct event *sweep_ev, *register_ev, *exit_ev, *exit_timer;
+
+    /* Output batching: frames queued to a client or a link during one loop iteration are
+     * written with one writev at its end (flush_ev, activated by the first of them). */
+    struct event *flush_ev;
+    TAILQ_HEAD(, gate_conn) dirty_conns;
+    TAILQ_HEAD(, gate_link) dirty_links;
+    /* Request records kept for reuse (no malloc/free per request). */
+    gate_req_t *req_free;
+    int nreq_free;
 
     /* exit machine */
     int exit_step; /* 0 none, 1 deregistering, 2 window, 3 closing, 4 done */
@@ -234,6 +248,83 @@ static uint64_t gate_next_rid(gate_t *g)
     return g->next_rid;
 }
 
+/* ---- output batching ------------------------------------------------------------------------- */
+
+/*
+ * Writes what a bufferevent has queued now, with one writev, instead of leaving it to
+ * libevent's write event (that costs an epoll round and two epoll_ctl per frame at low rates:
+ * the event is added when data is queued and removed once the buffer is empty). When all of it
+ * was written, the write event the bufferevent added in this same loop iteration is removed
+ * again: with the event base's changelist (gate_main.c) the kernel hears of neither. What
+ * cannot be written now (EAGAIN, an error) stays queued in order, and the write event handles
+ * it as before (so errors still reach the event callback).
+ */
+static void gate_bev_flush(struct bufferevent *bev)
+{
+    struct evbuffer *out = bufferevent_get_output(bev);
+    if (evbuffer_get_length(out) == 0)
+        return;
+    if (evbuffer_write(out, bufferevent_getfd(bev)) < 0)
+        return;
+    if (evbuffer_get_length(out) == 0 && event_pending(&bev->ev_write, EV_WRITE, NULL))
+        event_del(&bev->ev_write);
+}
+
+/*
+ * The end of a loop iteration's callbacks (flush_ev runs after the reads that were ready, being
+ * activated by the first frame they queued): every link, then every client connection, that
+ * had output queued is written once. Links first, so requests reach the game servers sooner.
+ * Connections that are closing, and links still connecting, are left to libevent (their write
+ * events drive the close and the connect).
+ */
+static void gate_flush_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    gate_t *g = arg;
+    gate_link_t *l;
+    while ((l = TAILQ_FIRST(&g->dirty_links)) != NULL) {
+        TAILQ_REMOVE(&g->dirty_links, l, dirty);
+        l->in_dirty = false;
+        if (l->bev != NULL && (l->state == LINK_HELLO || l->state == LINK_READY))
+            gate_bev_flush(l->bev);
+    }
+    gate_conn_t *c;
+    while ((c = TAILQ_FIRST(&g->dirty_conns)) != NULL) {
+        TAILQ_REMOVE(&g->dirty_conns, c, dirty);
+        c->in_dirty = false;
+        if (!c->closing)
+            gate_bev_flush(c->bev);
+    }
+}
+
+/* Notes that a connection has output queued in this loop iteration (see gate_flush_cb). */
+static void gate_conn_dirty(gate_conn_t *c)
+{
+    if (c->in_dirty)
+        return;
+    c->in_dirty = true;
+    TAILQ_INSERT_TAIL(&c->g->dirty_conns, c, dirty);
+    event_active(c->g->flush_ev, EV_TIMEOUT, 0);
+}
+
+/* Notes that a link has output queued in this loop iteration (see gate_flush_cb). */
+static void gate_link_dirty(gate_link_t *l)
+{
+    if (l->in_dirty)
+        return;
+    l->in_dirty = true;
+    TAILQ_INSERT_TAIL(&l->g->dirty_links, l, dirty);
+    event_active(l->g->flush_ev, EV_TIMEOUT, 0);
+}
+
+static void gate_link_undirty(gate_link_t *l)
+{
+    if (l->in_dirty)
+        TAILQ_REMOVE(&l->g->dirty_links, l, dirty);
+    l->in_dirty = false;
+}
+
 /* ---- client output --------------------------------------------------------------------------- */
 
 /*
@@ -280,6 +371,7 @@ static int gate_conn_send(gate_conn_t *c, const Croupier__ServerMessage *m)
         return rc;
     }
     metrics_add(c->g->m_frames_out, 1);
+    gate_conn_dirty(c);
     return 0;
 }
 
@@ -311,6 +403,7 @@ static int gate_conn_forward(gate_conn_t *c, const gate_fwd_t *fwd, uint64_t rid
     if (rc != 0)
         return gate_conn_send(c, m);
     metrics_add(c->g->m_frames_out, 1);
+    gate_conn_dirty(c);
     return 0;
 }
 
@@ -420,6 +513,8 @@ static void gate_conn_free(gate_conn_t *c)
             gate_send_player_gone(g, c);
     }
     TAILQ_REMOVE(&g->conns, c, all);
+    if (c->in_dirty)
+        TAILQ_REMOVE(&g->dirty_conns, c, dirty);
     u64map_del(g->conn_by_id, c->id);
     if (c->close_ev != NULL)
         event_free(c->close_ev);
@@ -542,6 +637,7 @@ static void gate_link_free(gate_link_t *l)
 {
     gate_t *g = l->g;
     TAILQ_REMOVE(&g->links, l, all);
+    gate_link_undirty(l);
     if (l->bev != NULL) {
         bufferevent_free(l->bev);
         if (l->state == LINK_READY)
@@ -559,6 +655,8 @@ static int gate_link_send_frame(gate_link_t *l, const Croupier__RpcFrame *f)
     int rc = frame_pack_rpc(bufferevent_get_output(l->bev), f, NULL, &err);
     if (rc != 0)
         log_emit(LOG_ERROR, "rpc_encode_failed", "{s:i,s:s}", "errno", -rc, "detail", err.detail);
+    else
+        gate_link_dirty(l);
     return rc;
 }
 
@@ -665,6 +763,7 @@ static void gate_link_fail(gate_link_t *l, const char *why)
         metrics_add(g->m_links, -1);
     l->state = LINK_DOWN;
     l->gen++;
+    gate_link_undirty(l);
     if (l->bev != NULL) {
         bufferevent_free(l->bev);
         l->bev = NULL;
@@ -941,6 +1040,10 @@ static void gate_link_submit(gate_t *g, gate_req_t *r)
 /* ---- requests ----------------------------------------------------------------------------------
  */
 
+/* Freed request records kept for reuse, at most (about 1 KiB each). */
+#define GATE_REQ_KEEP 1024
+
+/* Ends a request: unlinked, its timer stopped, its record kept for reuse (or freed). */
 static void gate_req_free(gate_req_t *r)
 {
     LIST_REMOVE(r, live);
@@ -951,7 +1054,13 @@ static void gate_req_free(gate_req_t *r)
     if (c != NULL && c->inflight > 0 && !r->internal && !r->reseat)
         c->inflight--;
     frame_free_client(r->msg);
-    free(r);
+    if (r->g->nreq_free < GATE_REQ_KEEP) {
+        r->q.tqe_next = r->g->req_free; /* the queue entry links the free list */
+        r->g->req_free = r;
+        r->g->nreq_free++;
+    } else {
+        free(r);
+    }
 }
 
 /* The connection a reply goes to: the one that asked, if it still holds the same session. */
@@ -1108,7 +1217,14 @@ static void gate_req_dispatch(gate_req_t *r)
 
 static gate_req_t *gate_req_new(gate_t *g, gate_req_kind_t kind, uint64_t player, uint64_t session)
 {
-    gate_req_t *r = xcalloc(1, sizeof *r);
+    gate_req_t *r = g->req_free;
+    if (r != NULL) {
+        g->req_free = r->q.tqe_next;
+        g->nreq_free--;
+        memset(r, 0, sizeof *r);
+    } else {
+        r = xcalloc(1, sizeof *r);
+    }
     r->g = g;
     r->kind = kind;
     r->player = player;
@@ -2473,6 +2589,9 @@ int gate_create(const gate_config_t *cfg, gate_t **out)
     TAILQ_INIT(&g->conns);
     TAILQ_INIT(&g->links);
     LIST_INIT(&g->reqs);
+    TAILQ_INIT(&g->dirty_conns);
+    TAILQ_INIT(&g->dirty_links);
+    g->flush_ev = event_new(g->base, -1, 0, gate_flush_cb, g);
     g->conn_by_id = u64map_create();
     g->conn_by_player = u64map_create();
     g->next_rid = ((uint64_t)arc4random() << 32 | arc4random()) & ~0xffffffULL;
@@ -2608,6 +2727,13 @@ void gate_destroy(gate_t *g)
         event_free(g->exit_ev);
     if (g->exit_timer != NULL)
         event_free(g->exit_timer);
+    if (g->flush_ev != NULL)
+        event_free(g->flush_ev);
+    while (g->req_free != NULL) {
+        r = g->req_free;
+        g->req_free = r->q.tqe_next;
+        free(r);
+    }
     u64map_destroy(g->conn_by_id);
     u64map_destroy(g->conn_by_player);
     free(g);
