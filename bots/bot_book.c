@@ -68,6 +68,7 @@ static const char *const book_counter_names[BOT_C_COUNT] = {
     [BOT_C_TABLE_CLOSINGS] = "table_closings",
     [BOT_C_LEAVES] = "leaves",
     [BOT_C_REFRESHES] = "view_refreshes",
+    [BOT_C_PINGS] = "pings",
 };
 
 bot_book_t *bot_book_create(uint32_t nbots)

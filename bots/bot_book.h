@@ -59,6 +59,7 @@ typedef enum {
     BOT_C_TABLE_CLOSINGS,
     BOT_C_LEAVES,
     BOT_C_REFRESHES, /* Resumes a strategy asked for to refresh its view of the table */
+    BOT_C_PINGS,     /* keepalive Pings (nothing else sent for --ping-ms) */
     BOT_C_COUNT,
 } bot_counter_t;
 

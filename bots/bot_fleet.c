@@ -55,6 +55,7 @@ typedef struct bot {
     int64_t fail_since_ms; /* start of a streak of failed connects (0 = none) */
     bool fail_reported;
     uint64_t next_rid;
+    int64_t last_tx_ms; /* the last frame sent (keepalive: a Ping after ping_ms of silence) */
     /* The one request in flight. */
     bot_req_kind_t rq;
     uint64_t rq_id;
@@ -85,6 +86,7 @@ struct bot_fleet {
     void (*done)(void *);
     void *done_arg;
     struct event *stop_timer;
+    struct event *ping_timer; /* keepalive sweep */
     int64_t stop_deadline_ms;
     uint32_t connected;
 };
@@ -172,6 +174,7 @@ static void bot_req_write(bot_t *b)
     if (b->bev == NULL)
         return;
     bufferevent_write(b->bev, b->rq_bytes, b->rq_len);
+    b->last_tx_ms = now_ms();
     b->rq_attempts++;
     timer_arm(b->rq_timer, b->f->cfg.request_timeout_ms);
 }
@@ -277,6 +280,29 @@ static void bot_send_action(bot_t *b, bot_move_t *mv)
     m.action = &mv->action;
     if (bot_req_send(b, RQ_ACTION, &m) == 0)
         bot_book_count(b->f->cfg.book, BOT_C_ACTIONS_SENT);
+}
+
+/*
+ * Keepalive: a Ping (outside the one-request-in-flight discipline; its Pong is ignored). The
+ * gateway closes a connection that sent nothing for its idle timeout with GoAway{IDLE}, and a
+ * live bot can be silent that long: at a table where no round runs, or when stopping and
+ * waiting for the end of a round it no longer acts in.
+ */
+static void bot_send_ping(bot_t *b)
+{
+    Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
+    Croupier__Ping p = CROUPIER__PING__INIT;
+    p.nonce = (uint64_t)now_ms();
+    m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_PING;
+    m.ping = &p;
+    m.request_id = ++b->next_rid;
+    frame_error_t err;
+    if (frame_pack_client(bufferevent_get_output(b->bev), &m, NULL, &err) != 0) {
+        bot_book_error(b->f->cfg.book, "pack_failed", false);
+        return;
+    }
+    b->last_tx_ms = now_ms();
+    bot_book_count(b->f->cfg.book, BOT_C_PINGS);
 }
 
 /* ---- seat and strategy ------------------------------------------------------------------- */
@@ -552,11 +578,9 @@ static void bot_on_action_reply(bot_t *b, const Croupier__ServerMessage *m)
                         (b->closing_seen && e->code == CROUPIER__ERROR_CODE__NO_ROUND);
         bot_book_error(book, code_name(e->code), expected);
         if (!expected)
-            log_emit(LOG_WARN, "bot_action_refused", "{s:i,s:s,s:s,s:I,s:i}", "bot",
-                     (int)b->idx, "code", code_name(e->code), "message",
-                     e->message != NULL ? e->message : "", "desk", (json_int_t)b->seat.desk_id,
-                     "attempts", (int)b->rq_attempts);
-
+            log_emit(LOG_WARN, "bot_action_refused", "{s:i,s:s,s:s,s:I,s:i}", "bot", (int)b->idx,
+                     "code", code_name(e->code), "message", e->message != NULL ? e->message : "",
+                     "desk", (json_int_t)b->seat.desk_id, "attempts", (int)b->rq_attempts);
     }
     if (s->on_event != NULL)
         s->on_event(b->sst, &b->seat, m);
@@ -972,6 +996,22 @@ static void bot_timer_cb(evutil_socket_t fd, short what, void *arg)
     }
 }
 
+/* Every second: a Ping from each logged-in bot that sent nothing for ping_ms. */
+static void fleet_ping_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    bot_fleet_t *f = arg;
+    int64_t now = now_ms();
+    for (uint32_t i = 0; i < f->cfg.bots; i++) {
+        bot_t *b = &f->bots[i];
+        if (b->bev != NULL && b->st >= BS_RESUME && b->st <= BS_LEFT &&
+            now - b->last_tx_ms >= f->cfg.ping_ms)
+            bot_send_ping(b);
+    }
+    timer_arm(f->ping_timer, f->cfg.ping_ms < 2000 ? f->cfg.ping_ms / 2 : 1000);
+}
+
 /* ---- fleet ------------------------------------------------------------------------------- */
 
 int bot_fleet_create(const bot_fleet_config_t *cfg, bot_fleet_t **out)
@@ -995,6 +1035,8 @@ int bot_fleet_create(const bot_fleet_config_t *cfg, bot_fleet_t **out)
         f->cfg.ramp_ms = cfg->bots * 10 < 2000 ? (int)cfg->bots * 10 : 2000;
     if (f->cfg.finish_timeout_ms <= 0)
         f->cfg.finish_timeout_ms = 15000;
+    if (f->cfg.ping_ms <= 0)
+        f->cfg.ping_ms = 20000;
     f->gw_spec = xstrdup(cfg->gateways);
     config_addr_t gws[FLEET_MAX_GATEWAYS];
     if (f->gw_spec[0] != '@' && fleet_gateways(f, gws) == 0) {
@@ -1025,6 +1067,8 @@ int bot_fleet_create(const bot_fleet_config_t *cfg, bot_fleet_t **out)
 
 void bot_fleet_start(bot_fleet_t *f)
 {
+    f->ping_timer = evtimer_new(f->cfg.base, fleet_ping_timer_cb, f);
+    timer_arm(f->ping_timer, f->cfg.ping_ms < 2000 ? f->cfg.ping_ms / 2 : 1000);
     for (uint32_t i = 0; i < f->cfg.bots; i++) {
         bot_t *b = &f->bots[i];
         b->st = BS_IDLE;
@@ -1042,6 +1086,8 @@ static void fleet_finish(bot_fleet_t *f)
     if (f->done == NULL)
         return;
     evtimer_del(f->stop_timer);
+    if (f->ping_timer != NULL)
+        evtimer_del(f->ping_timer);
     for (uint32_t i = 0; i < f->cfg.bots; i++) {
         bot_t *b = &f->bots[i];
         evtimer_del(b->timer);
@@ -1138,6 +1184,8 @@ void bot_fleet_destroy(bot_fleet_t *f)
     }
     if (f->stop_timer != NULL)
         event_free(f->stop_timer);
+    if (f->ping_timer != NULL)
+        event_free(f->ping_timer);
     free(f->bots);
     free(f->gw_spec);
     free(f);

@@ -31,6 +31,10 @@
  * separated) read again at every reconnect, so a harness can publish new gateways the way a
  * Service would.
  *
+ * Keepalive: a logged-in bot that sent nothing for ping_ms sends a Ping, so the gateway's idle
+ * timeout (GoAway{IDLE}) never closes a live bot: one at a table where no round runs, or one
+ * that stopped acting and waits for the end of its round.
+ *
  * Stopping (bot_fleet_stop): bots stop starting actions on their own, send Leave, and wait until
  * their open round ends (bounded by finish_timeout_ms); then the connections are closed and
  * done() runs. Everything is recorded in the bot_book_t given in the config.
@@ -64,6 +68,7 @@ typedef struct {
     int connect_timeout_ms; /* 0 = 2000 */
     int ramp_ms;            /* first connects spread over this; 0 = min(2000, 10 x bots) */
     int finish_timeout_ms;  /* bound of the stop; 0 = 15000 */
+    int ping_ms;            /* a Ping after this long without sending anything; 0 = 20000 */
     bot_book_t *book;       /* not owned */
 } bot_fleet_config_t;
 

@@ -22,7 +22,7 @@
 static struct {
     const char *gateways, *game, *engine, *report, *rounds_file, *secret_file, *log_level;
     long bots, stake, seconds, seed, player_base, request_timeout_ms, max_retries;
-    long finish_timeout_ms, ramp_ms, progress_ms;
+    long finish_timeout_ms, ramp_ms, progress_ms, ping_ms;
 } O;
 
 static const config_flag_t flags[] = {
@@ -51,6 +51,9 @@ static const config_flag_t flags[] = {
      &O.max_retries, 1, 100},
     {"finish-timeout-ms", CONFIG_INT, "15000", "bound of the stop (leave, wait for rounds)",
      &O.finish_timeout_ms, 100, 3600000},
+    {"ping-ms", CONFIG_INT, "20000",
+     "keepalive: a Ping after this long without sending (below the gateways' idle timeout)",
+     &O.ping_ms, 100, 3600000},
     {"ramp-ms", CONFIG_INT, "0", "spread the first connects over this (0 = min(2000, 10 x bots))",
      &O.ramp_ms, 0, 600000},
     {"progress-ms", CONFIG_INT, "1000", "log a progress line this often (0 = never)",
@@ -195,6 +198,7 @@ int main(int argc, char **argv)
         .max_retries = (int)O.max_retries,
         .ramp_ms = (int)O.ramp_ms,
         .finish_timeout_ms = (int)O.finish_timeout_ms,
+        .ping_ms = (int)O.ping_ms,
         .book = m.book,
     };
     if (bot_fleet_create(&fc, &m.fleet) != 0) {

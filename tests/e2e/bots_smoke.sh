@@ -8,7 +8,8 @@
 # Env: ENGINE (test | traditional | holdem | persistent; default test), GAMES (default: "test",
 # for traditional "doudizhu runfast bigtwo": one croupier-bot per game, at once; "holdem";
 # "blackjack" for persistent), BOTS per game (50 for test, 28 for persistent, 24 otherwise),
-# BOT_SECONDS (5 for test, 10 for persistent, 8 otherwise), CROUPIER_KEEP_LOGS=1 keeps the work
+# BOT_SECONDS (5 for test, 10 for persistent, 8 otherwise), GATE_ARGS / BOT_ARGS (extra flags of
+# every croupier-gate / croupier-bot, split on spaces), CROUPIER_KEEP_LOGS=1 keeps the work
 # dir. The persistent engine funds its house wallet (house.persistent) once at start: the wallet
 # sum must then be the seeded sum plus CROUPIER_BJ_HOUSE_FUND, whatever the pods do after.
 set -u
@@ -67,15 +68,17 @@ if [ "$ENGINE" = persistent ]; then
     done
     sum0=$((sum0 + CROUPIER_BJ_HOUSE_FUND))
 fi
-e2e_gate_start gate-a
-e2e_gate_start gate-b
+# shellcheck disable=SC2086 # GATE_ARGS / BOT_ARGS are lists of flags
+e2e_gate_start gate-a ${GATE_ARGS:-}
+# shellcheck disable=SC2086
+e2e_gate_start gate-b ${GATE_ARGS:-}
 base=5000000
 pids=()
 for g in $GAMES; do
     "$BUILD/bots/croupier-bot" --gateways "127.0.0.1:${POD_PORT[gate-a]},127.0.0.1:${POD_PORT[gate-b]}" \
         --bots "$BOTS" --game "$g" --engine "$BOT_ENGINE" --seconds "$BOT_SECONDS" \
         --player-base $base --token-secret-file "$E2E_DIR/secret" --finish-timeout-ms 60000 \
-        --report "$E2E_DIR/report-$g.json" --rounds-file "$E2E_DIR/rounds-$g.txt" \
+        --report "$E2E_DIR/report-$g.json" --rounds-file "$E2E_DIR/rounds-$g.txt" ${BOT_ARGS:-} \
         >"$E2E_DIR/bot-$g.log" 2>&1 &
     pids+=($!)
     base=$((base + 100000))
