@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +102,9 @@ struct gate_link {
 
 TAILQ_HEAD(gate_link_list, gate_link);
 
+/* Largest client Action forwarded to the game server as bytes; larger ones are re-encoded. */
+#define GATE_ACTION_FWD_MAX 256
+
 struct gate_req {
     TAILQ_ENTRY(gate_req) q;
     LIST_ENTRY(gate_req) live; /* every request alive, for gate_destroy */
@@ -118,8 +122,6 @@ struct gate_req {
     char game[48];
     gate_seat_t target; /* where the request goes (seat) */
     bool have_target;
-    gate_seat_t from;  /* reseat: the closing seat */
-    char tried[4][80]; /* servers that refused a join with DRAINING/UNAVAILABLE */
     int ntried;
     gate_link_t *link; /* queued on or pending at */
     bool sent;
@@ -128,6 +130,12 @@ struct gate_req {
     bool waiting_retry;
     struct event *timer;   /* the deadline, or the next retry when earlier: &timer_ev */
     struct event timer_ev; /* embedded: no allocation per request */
+    size_t action_len;     /* > 0: the client's Action bytes are in action (forwarded as is) */
+
+    /* Not cleared when a record is reused (gate_req_new): each is read only after it is set. */
+    gate_seat_t from;  /* reseat: the closing seat (set when reseat is) */
+    char tried[4][80]; /* servers that refused a join with DRAINING/UNAVAILABLE (ntried) */
+    uint8_t action[GATE_ACTION_FWD_MAX]; /* action_len bytes */
 };
 
 struct gate {
@@ -175,6 +183,8 @@ struct gate {
      * RpcFrame.push, ServerMessage.request_id. forward: the client limits let every payload the
      * rpc link accepts through unchanged (max_string at least the link's). */
     uint32_t fid_reply, fid_payload, fid_push, fid_request_id;
+    uint32_t fid_client_action, fid_action; /* ClientMessage.action, RpcFrame.action */
+    bool forward_action;
     bool forward;
 };
 
@@ -662,6 +672,61 @@ static int gate_link_send_frame(gate_link_t *l, const Croupier__RpcFrame *f)
 
 static void gate_req_fail(gate_req_t *r, int code, const char *message);
 
+static uint8_t *gate_put_varint(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+/*
+ * Writes an action's RpcFrame around the client's Action bytes, without decoding and
+ * re-encoding them: RpcFrame{request_id, deadline_unix_ms, player_id, session_id,
+ * client_request_id, action}, the fields and order frame_pack_rpc() writes. The bytes passed
+ * the client frame's checks as an Action (the same message type RpcFrame.action holds), and
+ * are at most GATE_ACTION_FWD_MAX long, far under the link's frame cap.
+ */
+static void gate_req_write_action(gate_req_t *r)
+{
+    gate_link_t *l = r->link;
+    struct evbuffer_iovec v;
+    size_t cap = FRAME_HEADER_SIZE + 6 * 11 + 3 + r->action_len;
+    if (evbuffer_reserve_space(bufferevent_get_output(l->bev), (ev_ssize_t)cap, &v, 1) != 1 ||
+        v.iov_len < cap) {
+        r->link = NULL;
+        gate_req_fail(r, CROUPIER__ERROR_CODE__INTERNAL, "request could not be encoded");
+        return;
+    }
+    uint8_t *h = v.iov_base, *p = h + FRAME_HEADER_SIZE;
+    p = gate_put_varint(p, 1 << 3);
+    p = gate_put_varint(p, r->rid);
+    p = gate_put_varint(p, 3 << 3);
+    p = gate_put_varint(p, (uint64_t)r->deadline_wall);
+    p = gate_put_varint(p, 4 << 3);
+    p = gate_put_varint(p, r->player);
+    if (r->session != 0) {
+        p = gate_put_varint(p, 5 << 3);
+        p = gate_put_varint(p, r->session);
+    }
+    if (r->client_rid != 0) {
+        p = gate_put_varint(p, 6 << 3);
+        p = gate_put_varint(p, r->client_rid);
+    }
+    p = gate_put_varint(p, r->g->fid_action << 3 | 2);
+    p = gate_put_varint(p, r->action_len);
+    memcpy(p, r->action, r->action_len);
+    p += r->action_len;
+    frame_put_header(h, (uint32_t)(p - h - FRAME_HEADER_SIZE));
+    v.iov_len = (size_t)(p - h);
+    evbuffer_commit_space(bufferevent_get_output(l->bev), &v, 1);
+    gate_link_dirty(l);
+    r->sent = true;
+    u64map_put(l->pending, r->rid, (uint64_t)(uintptr_t)r);
+}
+
 /* Builds and writes the rpc frame of a request on its (ready) link. */
 static void gate_req_write(gate_req_t *r)
 {
@@ -671,6 +736,10 @@ static void gate_req_write(gate_req_t *r)
          * its budget) as if the link were lost before the send. */
         r->link = NULL;
         gate_req_retry(r, CROUPIER__ERROR_CODE__UNAVAILABLE, "rpc link output full");
+        return;
+    }
+    if (r->kind == GATE_REQ_ACTION && r->action_len > 0) {
+        gate_req_write_action(r);
         return;
     }
     Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
@@ -1221,7 +1290,7 @@ static gate_req_t *gate_req_new(gate_t *g, gate_req_kind_t kind, uint64_t player
     if (r != NULL) {
         g->req_free = r->q.tqe_next;
         g->nreq_free--;
-        memset(r, 0, sizeof *r);
+        memset(r, 0, offsetof(gate_req_t, from));
     } else {
         r = xcalloc(1, sizeof *r);
     }
@@ -1729,7 +1798,10 @@ static void gate_client_dispatch(gate_conn_t *c, gate_req_t *r)
     gate_req_dispatch(r);
 }
 
-static void gate_client_request(gate_conn_t *c, Croupier__ClientMessage *m, gate_req_kind_t kind)
+/* A client request that needs a game server. act/act_len: the Action's bytes inside the
+ * client's frame (NULL for other kinds, or when they cannot be forwarded as they are). */
+static void gate_client_request(gate_conn_t *c, Croupier__ClientMessage *m, gate_req_kind_t kind,
+                                const uint8_t *act, size_t act_len)
 {
     gate_t *g = c->g;
     if (c->player == 0 || c->login_busy) {
@@ -1756,6 +1828,10 @@ static void gate_client_request(gate_conn_t *c, Croupier__ClientMessage *m, gate
     r->conn_id = c->id;
     r->client_rid = m->request_id;
     r->msg = m;
+    if (act != NULL && act_len > 0 && act_len <= sizeof r->action) {
+        memcpy(r->action, act, act_len);
+        r->action_len = act_len;
+    }
     c->inflight++;
     if (kind == GATE_REQ_JOIN) {
         r->engine = m->join->engine;
@@ -2156,12 +2232,38 @@ static void gate_conn_read_cb(struct bufferevent *bev, void *arg)
     }
     c->last_rx_ms = clock_mono_ms();
     while (!c->closing) {
-        Croupier__ClientMessage *m;
+        /* frame_read_client() in steps, so that an Action's bytes can be taken from the frame
+         * for forwarding before it is consumed. */
+        const uint8_t *payload;
+        size_t len;
         frame_error_t err;
-        frame_result_t r = frame_read_client(in, &g->lim, &m, &err);
+        frame_result_t r = frame_peek(in, &g->lim, &payload, &len, NULL);
         if (r == FRAME_NEED_MORE)
             return;
-        if (r != FRAME_OK) {
+        if (r == FRAME_TOO_LARGE) {
+            memset(&err, 0, sizeof err);
+            err.code = CROUPIER__ERROR_CODE__FRAME_TOO_LARGE;
+            snprintf(err.detail, sizeof err.detail, "frame of %zu bytes, cap %zu", len,
+                     g->lim.max_frame);
+            gate_conn_bad_frame(c, &err);
+            return;
+        }
+        Croupier__ClientMessage *m = frame_unpack_client(payload, len, &g->lim, &err);
+        const uint8_t *act = NULL;
+        size_t act_len = 0;
+        uint8_t act_buf[GATE_ACTION_FWD_MAX];
+        if (m != NULL && m->body_case == CROUPIER__CLIENT_MESSAGE__BODY_ACTION &&
+            g->forward_action &&
+            frame_wire_field(payload, len, g->fid_client_action, &act, &act_len) == 0 &&
+            act_len <= sizeof act_buf) {
+            memcpy(act_buf, act, act_len);
+            act = act_buf;
+        } else {
+            act = NULL;
+            act_len = 0;
+        }
+        frame_consume(in, len);
+        if (m == NULL) {
             gate_conn_bad_frame(c, &err);
             return;
         }
@@ -2184,16 +2286,16 @@ static void gate_conn_read_cb(struct bufferevent *bev, void *arg)
             frame_free_client(m);
             break;
         case CROUPIER__CLIENT_MESSAGE__BODY_JOIN:
-            gate_client_request(c, m, GATE_REQ_JOIN);
+            gate_client_request(c, m, GATE_REQ_JOIN, NULL, 0);
             break;
         case CROUPIER__CLIENT_MESSAGE__BODY_LEAVE:
-            gate_client_request(c, m, GATE_REQ_LEAVE);
+            gate_client_request(c, m, GATE_REQ_LEAVE, NULL, 0);
             break;
         case CROUPIER__CLIENT_MESSAGE__BODY_ACTION:
-            gate_client_request(c, m, GATE_REQ_ACTION);
+            gate_client_request(c, m, GATE_REQ_ACTION, act, act_len);
             break;
         case CROUPIER__CLIENT_MESSAGE__BODY_RESUME:
-            gate_client_request(c, m, GATE_REQ_RESUME);
+            gate_client_request(c, m, GATE_REQ_RESUME, NULL, 0);
             break;
         case CROUPIER__CLIENT_MESSAGE__BODY_LIST_TABLES:
             gate_client_list(c, m);
@@ -2569,6 +2671,29 @@ int gate_create(const gate_config_t *cfg, gate_t **out)
                             ->id;
     /* Rpc frames are read with the default limits; their payloads go out under g->lim. */
     g->forward = g->lim.max_string >= frame_limits_default.max_string;
+    /* Actions go out as the client's bytes in an RpcFrame written by gate_req_write_action(),
+     * which uses the field numbers of rpc.proto: checked here against the descriptors. */
+    g->fid_client_action = protobuf_c_message_descriptor_get_field_by_name(
+                               &croupier__client_message__descriptor, "action")
+                               ->id;
+    g->fid_action =
+        protobuf_c_message_descriptor_get_field_by_name(&croupier__rpc_frame__descriptor, "action")
+            ->id;
+    static const struct {
+        const char *name;
+        uint32_t id;
+    } rpc_fields[] = {{"request_id", 1},
+                      {"deadline_unix_ms", 3},
+                      {"player_id", 4},
+                      {"session_id", 5},
+                      {"client_request_id", 6}};
+    g->forward_action = true;
+    for (size_t i = 0; i < sizeof rpc_fields / sizeof rpc_fields[0]; i++) {
+        const ProtobufCFieldDescriptor *fd = protobuf_c_message_descriptor_get_field_by_name(
+            &croupier__rpc_frame__descriptor, rpc_fields[i].name);
+        if (fd == NULL || fd->id != rpc_fields[i].id || fd->type != PROTOBUF_C_TYPE_UINT64)
+            g->forward_action = false;
+    }
 #define GATE_DEF(f, v)                                                                             \
     if (g->cfg.f <= 0)                                                                             \
     g->cfg.f = (v)
