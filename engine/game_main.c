@@ -227,14 +227,44 @@ static void game_hook_void(drain_exit_t *x, unsigned token, void *ctx)
     G.void_deadline_ms = clock_mono_ms() + 3000;
 }
 
+/*
+ * Flushes the settlement writer. A result that comes back during the flush may make its desk
+ * queue more money (a buy-in that lands after its table closed is returned), so the flush is
+ * repeated until no such follow-up is pending and the queue is empty (gs.h, money follow-ups),
+ * bounded by 8 s in all.
+ */
 static void game_hook_flush(drain_exit_t *x, unsigned token, void *ctx)
 {
     (void)ctx;
-    long n = G.money != NULL ? money_writer_flush(G.money, 8000) : 0;
-    if (n < 0)
-        log_emit(LOG_ERROR, "flush_incomplete", "{s:I}", "left",
-                 (json_int_t)money_writer_depth(G.money));
-    drain_exit_hook_done(x, token, n);
+    if (G.money == NULL) {
+        drain_exit_hook_done(x, token, 0);
+        return;
+    }
+    int64_t deadline = clock_mono_ms() + 8000;
+    long total = 0;
+    for (;;) {
+        int64_t left = deadline - clock_mono_ms();
+        long n = money_writer_flush(G.money, left > 0 ? (int)left : 0);
+        if (n < 0) {
+            log_emit(LOG_ERROR, "flush_incomplete", "{s:I,s:I}", "left",
+                     (json_int_t)money_writer_depth(G.money), "followups",
+                     (json_int_t)gs_money_followups(G.gs));
+            total = n;
+            break;
+        }
+        total += n;
+        if (gs_money_followups(G.gs) == 0 && money_writer_depth(G.money) == 0)
+            break;
+        if (clock_mono_ms() >= deadline) {
+            log_emit(LOG_ERROR, "flush_incomplete", "{s:I,s:I}", "left",
+                     (json_int_t)money_writer_depth(G.money), "followups",
+                     (json_int_t)gs_money_followups(G.gs));
+            total = -ETIMEDOUT;
+            break;
+        }
+        usleep(1000); /* the desks handle the results on their own threads */
+    }
+    drain_exit_hook_done(x, token, total);
 }
 
 typedef struct {

@@ -114,6 +114,7 @@ struct gs {
     u64map_t *desks; /* live desk ids (value unused) */
 
     atomic_bool intake_stopped;
+    atomic_uint_fast64_t money_followups;
 
     struct event *watch_ev; /* polls human desks for the observer */
     uint64_t last_human_desks;
@@ -960,6 +961,32 @@ void gs_set_money(gs_t *gs, money_writer_t *w)
 money_writer_t *gs_money(gs_t *gs)
 {
     return gs->money;
+}
+
+void gs_money_followup_begin(gs_t *gs)
+{
+    atomic_fetch_add(&gs->money_followups, 1);
+}
+
+void gs_money_followup_end(gs_t *gs)
+{
+    atomic_fetch_sub(&gs->money_followups, 1);
+}
+
+void gs_money_result_free(void *money_result)
+{
+    money_result_t *res = money_result;
+    if (res == NULL)
+        return;
+    gs_t *gs = res->arg;
+    free(res);
+    if (gs != NULL)
+        gs_money_followup_end(gs);
+}
+
+uint64_t gs_money_followups(const gs_t *gs)
+{
+    return atomic_load(&gs->money_followups);
 }
 
 uint32_t gs_server_slot(const gs_t *gs)

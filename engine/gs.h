@@ -198,6 +198,20 @@ struct money_writer;
 /* Gives the gs the process's settlement writer (not owned). Main thread, before desks run. */
 void gs_set_money(gs_t *gs, struct money_writer *w);
 struct money_writer *gs_money(gs_t *gs);
+/*
+ * Money follow-ups: an operation whose result a desk must still act on (a buy-in whose escrow
+ * goes back when the table closed meanwhile, a debit that seats chips). Call
+ * gs_money_followup_begin() before submitting it; the writer callback sets res->arg = gs and
+ * posts the result to the desk with free_fn = gs_money_result_free, which ends the follow-up
+ * once the desk has handled the message (any money it submits then is queued first) or the
+ * message was dropped. The exit's flush waits until no follow-up is left, so a result that
+ * arrives during the flush cannot leave chips behind. Any thread.
+ */
+void gs_money_followup_begin(gs_t *gs);
+/* Ends one without a result (the submission was refused before it was queued). */
+void gs_money_followup_end(gs_t *gs);
+void gs_money_result_free(void *money_result);
+uint64_t gs_money_followups(const gs_t *gs);
 /* The server slot and fencing epoch rounds are played under (0 before the lease is held). */
 uint32_t gs_server_slot(const gs_t *gs);
 uint64_t gs_epoch(const gs_t *gs);

@@ -159,6 +159,7 @@ static uint8_t he_card(uint8_t core_card)
 /* ---- money ------------------------------------------------------------------------------- */
 
 typedef struct {
+    gs_t *gs;
     rt_t *rt;
     rt_desk_id_t desk;
     int seat;
@@ -179,11 +180,13 @@ static void he_money_log_cb(money_result_t *res, void *arg)
 static void he_buyin_cb(money_result_t *res, void *arg)
 {
     he_op_t *op = arg;
+    /* A money follow-up (gs.h): a table that closed meanwhile sends the chips back. */
+    res->arg = op->gs;
     rt_msg_t m = {.type = HE_MSG_BUYIN_DONE,
                   .arg = (uint64_t)op->seat,
                   .arg2 = op->n,
                   .ptr = res,
-                  .free_fn = free};
+                  .free_fn = gs_money_result_free};
     rt_post(op->rt, op->desk, &m);
     free(op);
 }
@@ -1144,11 +1147,14 @@ static void he_table_join(he_table_t *t, he_join_t *j)
     he_op_id(t, i, n, "bi", op, sizeof op);
     he_player_name(s->player, player, sizeof player);
     he_op_t *o = xcalloc(1, sizeof *o);
-    *o = (he_op_t){.rt = rt_desk_rt(t->desk), .desk = rt_desk_id(t->desk), .seat = i, .n = n};
+    *o = (he_op_t){
+        .gs = gs, .rt = rt_desk_rt(t->desk), .desk = rt_desk_id(t->desk), .seat = i, .n = n};
     money_writer_t *w = gs_money(gs);
+    gs_money_followup_begin(gs);
     int rc =
         w != NULL ? money_writer_submit_buyin(w, player, j->amount, op, he_buyin_cb, o) : -ENOTCONN;
     if (rc != 0) {
+        gs_money_followup_end(gs);
         free(o);
         s->state = SEAT_EMPTY;
         s->player = 0;

@@ -95,6 +95,7 @@ typedef struct {
 } bje_lobby_t;
 
 typedef struct {
+    gs_t *gs;
     rt_t *rt;
     rt_desk_id_t desk;
     int kind, seat;
@@ -281,11 +282,13 @@ static int64_t bje_committed(const bj_snapshot_t *snap, int seat)
 static void bje_money_cb(money_result_t *res, void *arg)
 {
     bje_money_ctx_t *ctx = arg;
+    /* A money follow-up (gs.h): e.g. a buy-in that lands after the table closed goes back. */
+    res->arg = ctx->gs;
     rt_msg_t m = {.type = BJE_MSG_MONEY,
                   .arg = (uint64_t)ctx->kind,
                   .arg2 = (uint64_t)ctx->seat,
                   .ptr = res,
-                  .free_fn = free};
+                  .free_fn = gs_money_result_free};
     rt_post(ctx->rt, ctx->desk, &m);
     free(ctx);
 }
@@ -313,10 +316,14 @@ static int bje_transfer(bje_table_t *t, const char *from, const char *to, int64_
     s.deltas[0] = -amount;
     s.deltas[1] = amount;
     bje_money_ctx_t *ctx = xcalloc(1, sizeof *ctx);
-    *ctx = (bje_money_ctx_t){.rt = rt_desk_rt(t->desk), .desk = t->id, .kind = kind, .seat = seat};
+    *ctx = (bje_money_ctx_t){
+        .gs = t->eng->gs, .rt = rt_desk_rt(t->desk), .desk = t->id, .kind = kind, .seat = seat};
+    gs_money_followup_begin(t->eng->gs);
     int rc = money_writer_submit_settle(w, &s, bje_money_cb, ctx);
-    if (rc != 0)
+    if (rc != 0) {
+        gs_money_followup_end(t->eng->gs);
         free(ctx);
+    }
     return rc;
 }
 
@@ -596,10 +603,15 @@ static void bje_settle_money(bje_table_t *t)
     s.deltas[s.nplayers++] = house;
     money_writer_t *w = gs_money(t->eng->gs);
     bje_money_ctx_t *ctx = xcalloc(1, sizeof *ctx);
-    *ctx = (bje_money_ctx_t){
-        .rt = rt_desk_rt(t->desk), .desk = t->id, .kind = BJE_MONEY_ROUND, .seat = -1};
+    *ctx = (bje_money_ctx_t){.gs = t->eng->gs,
+                             .rt = rt_desk_rt(t->desk),
+                             .desk = t->id,
+                             .kind = BJE_MONEY_ROUND,
+                             .seat = -1};
+    gs_money_followup_begin(t->eng->gs);
     int rc = w != NULL ? money_writer_submit_settle(w, &s, bje_money_cb, ctx) : -ENOTCONN;
     if (rc != 0) {
+        gs_money_followup_end(t->eng->gs);
         free(ctx);
         log_emit(LOG_ERROR, "bj_settle_refused", "{s:s,s:i}", "round", t->round_id, "errno", -rc);
     }

@@ -423,21 +423,28 @@ static void trad_to_lobby(rt_desk_t *desk, trad_table_t *t, uint32_t type, int n
 /* ---- table: money ------------------------------------------------------------------------ */
 
 typedef struct {
+    gs_t *gs;
     rt_t *rt;
     rt_desk_id_t desk;
     int seat;
     uint64_t gen;
 } trad_money_arg_t;
 
-/* Writer thread: hands an escrow buy-in's result to its table (a dead table drops it). */
+/*
+ * Writer thread: hands an escrow buy-in's result to its table. It is a money follow-up
+ * (gs.h): the exit's flush waits until the table has handled it, since a table that closed
+ * meanwhile returns the escrow then. A dead table drops it (a table lives while a seat waits
+ * for its escrow).
+ */
 static void trad_escrow_cb(money_result_t *res, void *arg)
 {
     trad_money_arg_t *a = arg;
+    res->arg = a->gs;
     rt_msg_t m = {.type = TRAD_MSG_MONEY,
                   .arg = (uint64_t)a->seat,
                   .arg2 = a->gen,
                   .ptr = res,
-                  .free_fn = free};
+                  .free_fn = gs_money_result_free};
     rt_post(a->rt, a->desk, &m);
     free(a);
 }
@@ -475,9 +482,11 @@ static void trad_escrow_buy(rt_desk_t *desk, trad_table_t *t, int i)
     }
     char op[MONEY_ID_MAX + 1];
     trad_op_id(desk, t, op, sizeof op);
+    gs_t *gs = gs_of_desk(desk);
     trad_money_arg_t *a = xmalloc(sizeof *a);
-    *a = (trad_money_arg_t){rt_desk_rt(desk), rt_desk_id(desk), i, s->gen};
+    *a = (trad_money_arg_t){gs, rt_desk_rt(desk), rt_desk_id(desk), i, s->gen};
     s->escrow = ESC_PENDING;
+    gs_money_followup_begin(gs);
     int rc = money_writer_submit_buyin(w, s->wallet, t->escrow, op, trad_escrow_cb, a);
     if (rc != 0) {
         free(a);
@@ -485,11 +494,12 @@ static void trad_escrow_buy(rt_desk_t *desk, trad_table_t *t, int i)
         money_result_t *res = xcalloc(1, sizeof *res);
         res->kind = MONEY_KIND_BUYIN;
         res->status = rc;
+        res->arg = gs;
         rt_msg_t m = {.type = TRAD_MSG_MONEY,
                       .arg = (uint64_t)i,
                       .arg2 = s->gen,
                       .ptr = res,
-                      .free_fn = free};
+                      .free_fn = gs_money_result_free};
         rt_post(rt_desk_rt(desk), rt_desk_id(desk), &m);
     }
 }

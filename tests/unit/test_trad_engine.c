@@ -934,6 +934,42 @@ START_TEST(test_ddz_leave_mid_deal_frees_the_seat_after_the_deal_and_returns_the
 }
 END_TEST
 
+/*
+ * A buy-in still on its way when the server is told to leave: Redis is paused with the join's
+ * escrow in flight, SIGTERM arrives (no human desk, so the exit goes straight to the flush),
+ * and only then does Redis answer. The escrow lands after the table closed, so the table sends
+ * it back -- a cash-out queued during the exit's flush, which must still reach Redis.
+ */
+START_TEST(test_ddz_escrow_answered_during_the_exit_flush_is_returned)
+{
+    env_t e;
+    char *env[] = {"CROUPIER_TRAD_BOT_FILL_MS=-1", NULL};
+    env_start(&e, "30", "doudizhu", env);
+    wallet_set(&e, "7601", 1000);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    ck_assert_ptr_nonnull(c);
+    ts_redis_pause(e.redis);
+    uint64_t rid = next_rid++;
+    ck_assert_int_eq(rpcc_join(c, rid, 7601, "doudizhu", 1, 0), 0);
+    ts_sleep_ms(300);
+    ck_assert_int_eq(ts_proc_signal(e.game, SIGTERM), 0);
+    ts_sleep_ms(700);
+    ts_redis_resume(e.redis);
+    Croupier__RpcFrame *r = rpcc_wait_reply(c, rid, 8000);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->reply->code, CROUPIER__ERROR_CODE__DRAINING);
+    frame_free_rpc(r);
+    int st;
+    ck_assert_int_eq(ts_proc_wait(e.game, 15000, &st), 0);
+    ck_assert(ts_proc_log_has(e.game, "exit reason=drained"));
+    ck_assert_msg(!ts_proc_log_has(e.game, "flush_incomplete"), "log: %s",
+                  ts_proc_log_path(e.game));
+    ck_assert_int_eq(wallet(&e, "7601"), 1000);
+    rpcc_close(c);
+    env_stop(&e);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("trad_engine");
@@ -954,6 +990,7 @@ int main(void)
     tc = tcase_create("drain_bound");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_ddz_drain_bound_mid_deal_voids_it_and_exit_is_forced);
+    tcase_add_test(tc, test_ddz_escrow_answered_during_the_exit_flush_is_returned);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
