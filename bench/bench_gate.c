@@ -462,6 +462,28 @@ static void player_close(conn_t *c)
     free(c);
 }
 
+/* Keeps the gateway's and the game server's logs (removed with the processes at exit) as
+ * bench_gate-gate.log and bench_gate-game.log in the current directory, for a failed check. */
+static void keep_logs(void)
+{
+    const ts_proc_t *ps[2] = {gate, game};
+    const char *names[2] = {"bench_gate-gate.log", "bench_gate-game.log"};
+    for (int i = 0; i < 2; i++) {
+        if (ps[i] == NULL)
+            continue;
+        FILE *in = fopen(ts_proc_log_path(ps[i]), "r"), *out = fopen(names[i], "w");
+        char buf[4096];
+        size_t n;
+        while (in != NULL && out != NULL && (n = fread(buf, 1, sizeof buf, in)) > 0)
+            fwrite(buf, 1, n, out);
+        if (in != NULL)
+            fclose(in);
+        if (out != NULL)
+            fclose(out);
+        fprintf(stderr, "log kept: %s\n", names[i]);
+    }
+}
+
 /* ---- the load generator's wire work ------------------------------------------------------------
  * After the setup (login/hello, join), the relay and latency loops build their action frames
  * from a pre-encoded Action and read answers by scanning the top-level protobuf fields, with no
@@ -723,6 +745,7 @@ static void relay_answer(conn_t *c, uint64_t rid, int code, void *arg)
          * no reordering. */
         fprintf(stderr, "%s: answer %" PRIu64 " where %" PRIu64 " was due\n", path_names[c->path],
                 rid, st->expect_rid[i]);
+        keep_logs();
         exit(1);
     }
     st->expect_rid[i]++;
@@ -824,6 +847,7 @@ typedef struct {
     size_t nrtt, total;
     uint64_t *expect_rid; /* per connection: the next answer due (its sends are i, i + nconn...) */
     int nconn;
+    size_t reordered;
 } lat_state_t;
 
 static void lat_answer(conn_t *c, uint64_t rid, int code, void *arg)
@@ -831,13 +855,19 @@ static void lat_answer(conn_t *c, uint64_t rid, int code, void *arg)
     (void)code;
     lat_state_t *st = arg;
     int i = c->idx;
-    if (rid != st->expect_rid[i] || rid < 1000 || rid - 1000 >= st->total) {
-        fprintf(stderr, "%s: answer %" PRIu64 " where %" PRIu64 " was due\n", path_names[c->path],
-                rid, st->expect_rid[i]);
+    if (rid < 1000 || rid - 1000 >= st->total ||
+        (rid - 1000) % (uint64_t)st->nconn != (uint64_t)i || st->sent_at[rid - 1000] <= 0) {
+        /* Not sent on this connection, not sent yet, or answered before: a duplicate. */
+        fprintf(stderr, "%s: unexpected answer %" PRIu64 " (duplicate or never sent)\n",
+                path_names[c->path], rid);
+        keep_logs();
         exit(1);
     }
-    st->expect_rid[i] += (uint64_t)st->nconn;
+    if (rid != st->expect_rid[i])
+        st->reordered++; /* answered out of the order sent (a retry after a link loss) */
+    st->expect_rid[i] = rid + (uint64_t)st->nconn;
     st->rtt[st->nrtt++] = now_us() - st->sent_at[rid - 1000];
+    st->sent_at[rid - 1000] = -1;
 }
 
 /*
@@ -898,6 +928,11 @@ static void latency(path_t path, int seconds, int rate, int nconn, uint64_t base
             conn_t *c = cs[evs[k].data.u32];
             read_answers(c, &ibs[evs[k].data.u32], lat_answer, &st);
         }
+    }
+    if (st.reordered > 0) {
+        fprintf(stderr, "%s: %zu answers came out of the order sent (none lost or duplicated)\n",
+                path_names[path], st.reordered);
+        keep_logs();
     }
     qsort(st.rtt, st.nrtt, sizeof *st.rtt, cmp_i64);
     pct[0] = (double)st.rtt[st.nrtt / 2];
