@@ -30,7 +30,8 @@ static const config_flag_t flags[] = {
      &O.gateways, 0, 0},
     {"bots", CONFIG_INT, "10", "number of bots", &O.bots, 1, 100000},
     {"game", CONFIG_STR, "test",
-     "game to play (bots know: test, doudizhu, runfast, bigtwo, holdem)", &O.game, 0, 0},
+     "game to play (bots know: test, doudizhu, runfast, bigtwo, guandan, holdem, blackjack)",
+     &O.game, 0, 0},
     {"engine", CONFIG_STR, NULL,
      "engine of the Join: traditional|holdem|persistent (default: the "
      "game's)",

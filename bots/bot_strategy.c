@@ -7,13 +7,14 @@
 
 extern const bot_strategy_ops_t bot_strategy_test;
 extern const bot_strategy_ops_t bot_strategy_doudizhu, bot_strategy_runfast, bot_strategy_bigtwo;
+extern const bot_strategy_ops_t bot_strategy_guandan;
 extern const bot_strategy_ops_t bot_strategy_holdem;
 extern const bot_strategy_ops_t bot_strategy_blackjack;
 
 /* One line per game. */
 static const bot_strategy_ops_t *const strategies[] = {
-    &bot_strategy_test,   &bot_strategy_doudizhu, &bot_strategy_runfast,
-    &bot_strategy_bigtwo, &bot_strategy_holdem,   &bot_strategy_blackjack,
+    &bot_strategy_test,   &bot_strategy_doudizhu,  &bot_strategy_runfast, &bot_strategy_bigtwo,
+    &bot_strategy_holdem, &bot_strategy_blackjack, &bot_strategy_guandan,
 };
 
 const bot_strategy_ops_t *bot_strategy_find(const char *game)
@@ -26,7 +27,7 @@ const bot_strategy_ops_t *bot_strategy_find(const char *game)
 
 const char *bot_strategy_names(void)
 {
-    return "test, doudizhu, runfast, bigtwo, holdem, blackjack";
+    return "test, doudizhu, runfast, bigtwo, guandan, holdem, blackjack";
 }
 
 uint64_t bot_rng_next(bot_rng_t *r)

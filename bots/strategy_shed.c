@@ -1,6 +1,7 @@
 /*
- * strategy_shed -- plays the traditional engine's shedding games (Dou Dizhu, Run Fast, Big Two)
- * with legal moves from the same rules code the server uses (games/traditional/shed_game.h).
+ * strategy_shed -- plays the traditional engine's shedding games (Dou Dizhu, Run Fast, Big Two,
+ * Guandan) with legal moves from the same rules code the server uses
+ * (games/traditional/shed_game.h).
  *
  * The engine's events do not carry everything a player needs to know what beats what (a
  * trick's reset is not pushed), so on its turn the bot asks for the authoritative view: a
@@ -14,7 +15,13 @@
  * the holder of that card leads the deal and must include it, so a bot that leads while still
  * holding it only considers plays containing it.
  *
- * Guandan is not played: its level and wild cards are not in the snapshot.
+ * Guandan: the snapshot gives the deal's level rank (wild hearts, level cards above the aces),
+ * and in the tribute phase whether the bot pays tribute or returns a card. The position is set
+ * up at that level (shed_game_setup_level_position, or shed_game_setup_tribute, whose legal
+ * plays are the cards it may give; a card is given as a SHEDDING_PLAY of that one card). A play
+ * to beat that holds a wild card can have several readings and the engine keeps the one it
+ * read when the card was played; the bot reads the strongest, so it then answers only with a
+ * bomb (a bomb beats every non-bomb reading, and a bomb reading is the strongest) or passes.
  */
 #include <string.h>
 
@@ -28,6 +35,7 @@ typedef struct {
     const char *game;
     int decks;
     shed_card_t opening; /* SHED_CARD_NONE: no opening rule */
+    bool levels;         /* Guandan: level, wild cards and tribute from the snapshot */
 } shed_bot_game_t;
 
 typedef struct {
@@ -45,7 +53,9 @@ typedef struct {
     bool has_last;
     uint32_t bid;
     uint32_t seat;
-    shed_game_t *g; /* analysis game, created on first use */
+    int level;           /* Guandan: the level's core rank index, -1 when not known */
+    bool tribute_return; /* Guandan, tribute phase: returning a card (else paying tribute) */
+    shed_game_t *g;      /* analysis game, created on first use */
 } st_shed_t;
 
 /* Core card (deck 0) of a wire code; SHED_CARD_NONE when no card. Same mapping as the engine
@@ -119,6 +129,11 @@ static void st_shed_on_seat(void *stp, const bot_seat_t *seat, const Croupier__S
         memcpy(st->last, s->last_play.data, st->nlast);
     st->last_seat = s->last_play_seat;
     st->bid = s->has_bid ? s->bid : 0;
+    /* Wire rank 2..14 (ace 14) to the core's rank index (0 = "3" ... 11 = "A", 12 = "2"). */
+    st->level = !s->has_level || s->level < 2 || s->level > 14 ? -1
+                : s->level == 2                                ? SHED_RANK_2
+                                                               : (int)s->level - 3;
+    st->tribute_return = s->has_tribute_return && s->tribute_return;
     st->my_turn = snap->has_turn_seat && snap->turn_seat == snap->your_seat;
     st->have_view = st->my_turn;
 }
@@ -165,14 +180,73 @@ static void shed_bot_cards(bot_move_t *out, shed_set_t cards)
     out->shedding.cards.len = n;
 }
 
-/* Picks a play or pass from the position in the view. 1 with *out filled, 0 when no move. */
-static int st_shed_play(st_shed_t *st, bot_rng_t *rng, bot_move_t *out)
+/* The private analysis game, created on first use; NULL when the game is unknown. */
+static shed_game_t *st_shed_game(st_shed_t *st)
 {
     if (st->g == NULL) {
         const shed_rules_t *rules = shed_rules_find(st->spec->game);
-        if (rules == NULL || (st->g = shed_game_create(rules, NULL)) == NULL)
-            return 0;
+        if (rules != NULL)
+            st->g = shed_game_create(rules, NULL);
     }
+    return st->g;
+}
+
+/* Guandan: whether `cards` hold a wild card (a heart of the level rank). */
+static bool shed_bot_has_wild(shed_set_t cards, int level)
+{
+    for (int c = 0; c < 128; c++)
+        if (shed_card_valid((shed_card_t)c) && shed_set_has(cards, (shed_card_t)c) &&
+            shed_card_rank((shed_card_t)c) == level &&
+            shed_card_suit((shed_card_t)c) == SHED_SUIT_H)
+            return true;
+    return false;
+}
+
+/* The combination type the game gives a natural four of a kind (a bomb in Guandan). */
+static int shed_bot_bomb_type(const shed_game_t *g)
+{
+    shed_set_t four = {{0, 0}};
+    for (int suit = 0; suit < 4; suit++)
+        shed_set_add(&four, shed_card_make(0, 2, suit)); /* the four 5s */
+    shed_combo_t c;
+    return shed_game_classify(g, four, false, &c) == 0 ? c.type : -1;
+}
+
+/* Guandan's tribute phase: gives one of the cards the rules allow (mostly the lowest listed).
+ * 1 with *out filled, 0 when no move. */
+static int st_shed_give(st_shed_t *st, bot_rng_t *rng, bot_move_t *out)
+{
+    static const shed_set_t none = {{0, 0}};
+    shed_set_t hand, gives[SHED_MAX_CARDS];
+    shed_game_t *g = st_shed_game(st);
+    const char *why = NULL;
+    int n = 0;
+    if (g == NULL || !st->spec->levels)
+        why = "no tribute in this game";
+    else if (st->level < 0)
+        why = "no level in the snapshot";
+    else if (shed_bot_set(st->hand, st->nhand, st->spec->decks, none, &hand) != 0)
+        why = "hand has bad codes";
+    else if (shed_game_setup_tribute(g, (int)st->seat, hand, st->level, st->tribute_return) != 0)
+        why = "tribute position refused by the rules";
+    else if ((n = shed_game_legal_plays(g, gives, SHED_MAX_CARDS)) <= 0)
+        why = "no card may be given";
+    if (why != NULL) {
+        log_emit(LOG_WARN, "bot_shed_no_give", "{s:s,s:s,s:i}", "game", st->spec->game, "why", why,
+                 "hand", (int)st->nhand);
+        return 0;
+    }
+    out->action.kind_case = CROUPIER__ACTION__KIND_SHEDDING;
+    out->action.shedding = &out->shedding;
+    shed_bot_cards(out, gives[bot_rng_below(rng, 4) == 0 ? bot_rng_below(rng, (uint32_t)n) : 0]);
+    return 1;
+}
+
+/* Picks a play or pass from the position in the view. 1 with *out filled, 0 when no move. */
+static int st_shed_play(st_shed_t *st, bot_rng_t *rng, bot_move_t *out)
+{
+    if (st_shed_game(st) == NULL)
+        return 0;
     shed_set_t hand, beat = {{0, 0}};
     static const shed_set_t none = {{0, 0}};
     const char *why = NULL;
@@ -181,7 +255,11 @@ static int st_shed_play(st_shed_t *st, bot_rng_t *rng, bot_move_t *out)
         why = "hand has bad codes";
     else if (!lead && shed_bot_set(st->last, st->nlast, st->spec->decks, hand, &beat) != 0)
         why = "play to beat has bad codes";
-    else if (shed_game_setup_position(st->g, (int)st->seat, hand, beat) != 0)
+    else if (st->spec->levels && st->level < 0)
+        why = "no level in the snapshot";
+    else if (st->spec->levels
+                 ? shed_game_setup_level_position(st->g, (int)st->seat, hand, beat, st->level) != 0
+                 : shed_game_setup_position(st->g, (int)st->seat, hand, beat) != 0)
         why = "position refused by the rules";
     if (why != NULL) {
         log_emit(LOG_WARN, "bot_shed_no_view", "{s:s,s:s,s:i,s:i,s:b}", "game", st->spec->game,
@@ -198,6 +276,20 @@ static int st_shed_play(st_shed_t *st, bot_rng_t *rng, bot_move_t *out)
             if (shed_set_has(moves[i], st->spec->opening))
                 moves[k++] = moves[i];
         n = k;
+    }
+    if (st->spec->levels && !lead && shed_bot_has_wild(beat, st->level)) {
+        /* Several readings of the play to beat: answer with bombs only (see the top). */
+        shed_combo_t bc;
+        int bomb = shed_bot_bomb_type(st->g);
+        if (shed_game_classify(st->g, beat, false, &bc) != 0 || bc.type != bomb) {
+            int k = 0;
+            for (int i = 0; i < n; i++) {
+                shed_combo_t c;
+                if (shed_game_classify(st->g, moves[i], false, &c) == 0 && c.type == bomb)
+                    moves[k++] = moves[i];
+            }
+            n = k;
+        }
     }
     bool may_pass = !lead && shed_game_may_pass(st->g);
     out->action.kind_case = CROUPIER__ACTION__KIND_SHEDDING;
@@ -256,6 +348,8 @@ static int st_shed_decide(void *stp, const bot_seat_t *seat, bot_rng_t *rng, bot
         out->shedding.bid = (st->bid == 0 && bot_rng_below(rng, 2) == 0) ? 1 : 0;
         return 1;
     }
+    if (st->phase == CROUPIER__SHEDDING_PHASE__SHEDDING_TRIBUTE)
+        return st_shed_give(st, rng, out);
     return st_shed_play(st, rng, out);
 }
 
@@ -266,10 +360,11 @@ static void st_shed_free(void *stp)
     st->g = NULL;
 }
 
-static const shed_bot_game_t shed_bot_ddz = {"doudizhu", 1, SHED_CARD_NONE};
+static const shed_bot_game_t shed_bot_ddz = {"doudizhu", 1, SHED_CARD_NONE, false};
 /* Core id of the 3 of spades (rank index 0) and of the 3 of diamonds. */
-static const shed_bot_game_t shed_bot_runfast = {"runfast", 1, 0 * 4 + SHED_SUIT_S};
-static const shed_bot_game_t shed_bot_bigtwo = {"bigtwo", 1, 0 * 4 + SHED_SUIT_D};
+static const shed_bot_game_t shed_bot_runfast = {"runfast", 1, 0 * 4 + SHED_SUIT_S, false};
+static const shed_bot_game_t shed_bot_bigtwo = {"bigtwo", 1, 0 * 4 + SHED_SUIT_D, false};
+static const shed_bot_game_t shed_bot_guandan = {"guandan", 2, SHED_CARD_NONE, true};
 
 static void st_ddz_on_seat(void *st, const bot_seat_t *seat, const Croupier__Snapshot *snap)
 {
@@ -284,6 +379,11 @@ static void st_runfast_on_seat(void *st, const bot_seat_t *seat, const Croupier_
 static void st_bigtwo_on_seat(void *st, const bot_seat_t *seat, const Croupier__Snapshot *snap)
 {
     ((st_shed_t *)st)->spec = &shed_bot_bigtwo;
+    st_shed_on_seat(st, seat, snap);
+}
+static void st_guandan_on_seat(void *st, const bot_seat_t *seat, const Croupier__Snapshot *snap)
+{
+    ((st_shed_t *)st)->spec = &shed_bot_guandan;
     st_shed_on_seat(st, seat, snap);
 }
 
@@ -304,3 +404,4 @@ static void st_bigtwo_on_seat(void *st, const bot_seat_t *seat, const Croupier__
 SHED_BOT_STRATEGY(bot_strategy_doudizhu, "doudizhu", st_ddz_on_seat);
 SHED_BOT_STRATEGY(bot_strategy_runfast, "runfast", st_runfast_on_seat);
 SHED_BOT_STRATEGY(bot_strategy_bigtwo, "bigtwo", st_bigtwo_on_seat);
+SHED_BOT_STRATEGY(bot_strategy_guandan, "guandan", st_guandan_on_seat);

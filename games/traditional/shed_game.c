@@ -186,7 +186,9 @@ int shed_game_deal_order(shed_game_t *g, const shed_card_t *order, int n, int fi
     return 0;
 }
 
-int shed_game_setup_position(shed_game_t *g, int seat, shed_set_t hand, shed_set_t to_beat)
+/* shed_game_setup_position with, when level >= 0, the deal's level rank index set before the
+ * play to beat is classified (Guandan reads wild cards and level cards by it). */
+static int setup_position(shed_game_t *g, int seat, shed_set_t hand, shed_set_t to_beat, int level)
 {
     shed_card_t deck[SHED_MAX_CARDS];
     shed_set_t all = {{0, 0}};
@@ -210,6 +212,8 @@ int shed_game_setup_position(shed_game_t *g, int seat, shed_set_t hand, shed_set
     g->landlord = g->rules->bidding ? seat : -1;
     g->bid_best = g->rules->bidding ? 1 : 0;
     g->nev = 0;
+    if (level >= 0)
+        g->level = level;
     if (!shed_set_empty(to_beat)) {
         shed_combo_t c;
         rc = g->rules->classify(g, to_beat, false, &c);
@@ -221,6 +225,61 @@ int shed_game_setup_position(shed_game_t *g, int seat, shed_set_t hand, shed_set
         g->lead_seat = (seat + g->seats - 1) % g->seats;
     }
     return 0;
+}
+
+int shed_game_setup_position(shed_game_t *g, int seat, shed_set_t hand, shed_set_t to_beat)
+{
+    return setup_position(g, seat, hand, to_beat, -1);
+}
+
+int shed_game_setup_level_position(shed_game_t *g, int seat, shed_set_t hand, shed_set_t to_beat,
+                                   int level)
+{
+    if (g->rules->legal_gives == NULL || level < 0 || level > 12)
+        return -EINVAL;
+    return setup_position(g, seat, hand, to_beat, level);
+}
+
+int shed_game_setup_tribute(shed_game_t *g, int seat, shed_set_t hand, int level, bool returning)
+{
+    if (g->rules->legal_gives == NULL || level < 0 || level > 12 || g->seats < 2)
+        return -EINVAL;
+    int rc = setup_position(g, seat, hand, no_cards, level);
+    if (rc != 0)
+        return rc;
+    /* One tribute between `seat` and the next seat; only the giver's hand, the stage and the
+     * level decide which cards may be given. */
+    int other = (seat + 1) % g->seats;
+    g->phase = SHED_PHASE_TRIBUTE;
+    g->ntrib = 1;
+    g->trib_stage = returning ? 2 : 1;
+    g->trib_payer[0] = returning ? other : seat;
+    g->trib_recv[0] = returning ? seat : other;
+    g->trib_card[0] = -1;
+    g->trib_payer[1] = g->trib_recv[1] = g->trib_card[1] = -1;
+    g->trib_done[0] = g->trib_done[1] = 0;
+    return 0;
+}
+
+int shed_game_tribute(const shed_game_t *g, int *to_seat)
+{
+    int to = -1;
+    if (g->phase != SHED_PHASE_TRIBUTE || g->trib_stage == 0) {
+        if (to_seat)
+            *to_seat = -1;
+        return 0;
+    }
+    if (g->trib_stage == 1) {
+        /* One tribute goes to the first out; with two, the cards decide after both are in. */
+        if (g->ntrib == 1)
+            to = g->trib_recv[0];
+    } else {
+        int t = g->turn == g->trib_recv[0] && !g->trib_done[0] ? 0 : 1;
+        to = g->trib_payer[t];
+    }
+    if (to_seat)
+        *to_seat = to;
+    return g->trib_stage;
 }
 
 void shed_game_deal_secure(shed_game_t *g)

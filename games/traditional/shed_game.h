@@ -152,6 +152,21 @@ int shed_game_deal_order(shed_game_t *g, const shed_card_t *order, int n, int fi
  * is no valid combination. On error the game is unchanged.
  */
 int shed_game_setup_position(shed_game_t *g, int seat, shed_set_t hand, shed_set_t to_beat);
+/*
+ * Guandan (games with a level and tribute; bots, tools): shed_game_setup_position at the deal
+ * level rank index `level` (0..12, shed_card_rank order: 0 = "3" ... 11 = "A", 12 = "2"), which
+ * decides the wild cards and the level cards' strength, also in reading `to_beat`.
+ * Returns 0, or -EINVAL as shed_game_setup_position, for a level out of range or a game
+ * without levels. On error the game is unchanged.
+ */
+int shed_game_setup_level_position(shed_game_t *g, int seat, shed_set_t hand, shed_set_t to_beat,
+                                   int level);
+/*
+ * Guandan: sets up the tribute phase at level `level`: `seat` holding `hand` gives one card,
+ * paying tribute (returning false) or returning one (true); shed_game_legal_plays then lists
+ * the cards it may give. Returns 0 or -EINVAL (as above). On error the game is unchanged.
+ */
+int shed_game_setup_tribute(shed_game_t *g, int seat, shed_set_t hand, int level, bool returning);
 
 /* Applies one action. Returns SHED_OK or a shed_err_t (state unchanged). */
 int shed_game_apply(shed_game_t *g, const shed_action_t *a);
@@ -173,6 +188,10 @@ bool shed_game_is_out(const shed_game_t *g, int seat);
 /* Guandan: the deal's level rank index (-1 for other games); team_steps (may be NULL) gets
  * each team's level step (0 = "2" ... 12 = "A"). */
 int shed_game_level(const shed_game_t *g, int *team_steps);
+/* Guandan: the tribute stage (0 none, 1 paying tribute, 2 returning it); to_seat (may be NULL)
+ * gets the seat that receives the card the seat to act gives, -1 when not known yet (two
+ * tributes go to the first and second out by their strength once both are given). */
+int shed_game_tribute(const shed_game_t *g, int *to_seat);
 /* Dou Dizhu: the landlord seat (-1 before bidding ends) and the winning bid. */
 int shed_game_landlord(const shed_game_t *g, int *bid);
 /* The settlement, or NULL while the deal is not over. */

@@ -330,6 +330,42 @@ static void trad_reply_joined(rt_desk_t *desk, trad_table_t *t, gs_request_t *re
     gs_reply(gs_of_desk(desk), req, CROUPIER__ERROR_CODE__OK, NULL, &sm);
 }
 
+/* Wire rank (2..14, ace 14) of a core rank index (0 = "3" ... 11 = "A", 12 = "2"). */
+static uint32_t trad_rank_wire(int rank)
+{
+    return rank == SHED_RANK_2 ? 2u : (uint32_t)rank + 3u;
+}
+
+/*
+ * Guandan's part of a snapshot (nothing for games without levels): the deal's level rank, each
+ * team's level rank (a team's level step 0 = "2" ... 12 = "A"), and in the tribute phase
+ * whether the seat to act returns a card and to whom the card goes. team_levels: room for 2.
+ */
+static void trad_snapshot_levels(const trad_table_t *t, Croupier__SheddingState *st,
+                                 uint32_t *team_levels)
+{
+    int steps[2];
+    int level = shed_game_level(t->g, steps);
+    if (level < 0)
+        return;
+    st->has_level = true;
+    st->level = trad_rank_wire(level);
+    for (int i = 0; i < 2; i++)
+        team_levels[i] = trad_rank_wire((steps[i] + 12) % 13);
+    st->n_team_levels = 2;
+    st->team_levels = team_levels;
+    int to = -1;
+    int stage = shed_game_tribute(t->g, &to);
+    if (stage != 0) {
+        st->has_tribute_return = true;
+        st->tribute_return = stage == 2;
+        if (to >= 0) {
+            st->has_tribute_to = true;
+            st->tribute_to = (uint32_t)to;
+        }
+    }
+}
+
 /*
  * Answers a resume with the full state: the seats, the round, whose turn and how long is left,
  * and the shedding state as seat `seat` may see it (own hand only; the others' card counts;
@@ -344,6 +380,7 @@ static void trad_reply_snapshot(rt_desk_t *desk, trad_table_t *t, gs_request_t *
     Croupier__SeatInfo *ptrs[SHED_MAX_SEATS];
     uint8_t hand[SHED_MAX_CARDS], last[SHED_MAX_CARDS], kitty[SHED_MAX_CARDS];
     uint32_t left[SHED_MAX_SEATS];
+    uint32_t team_levels[2];
     char round_id[MONEY_ID_MAX + 1];
     s.desk_id = rt_desk_id(desk);
     s.your_seat = (uint32_t)seat;
@@ -365,8 +402,9 @@ static void trad_reply_snapshot(rt_desk_t *desk, trad_table_t *t, gs_request_t *
             s.has_time_left_ms = true;
             s.time_left_ms = trad_time_left(t);
         }
-        st.phase = phase == SHED_PHASE_BID ? CROUPIER__SHEDDING_PHASE__SHEDDING_BIDDING
-                                           : CROUPIER__SHEDDING_PHASE__SHEDDING_PLAYING;
+        st.phase = phase == SHED_PHASE_BID       ? CROUPIER__SHEDDING_PHASE__SHEDDING_BIDDING
+                   : phase == SHED_PHASE_TRIBUTE ? CROUPIER__SHEDDING_PHASE__SHEDDING_TRIBUTE
+                                                 : CROUPIER__SHEDDING_PHASE__SHEDDING_PLAYING;
         st.has_hand = true;
         st.hand.data = hand;
         st.hand.len = trad_set_wire(shed_game_hand(t->g, seat), hand);
@@ -398,6 +436,7 @@ static void trad_reply_snapshot(rt_desk_t *desk, trad_table_t *t, gs_request_t *
         }
         st.has_multiplier = true;
         st.multiplier = 1u << (t->doublings > 20 ? 20 : t->doublings);
+        trad_snapshot_levels(t, &st, team_levels);
         s.state_case = CROUPIER__SNAPSHOT__STATE_SHEDDING;
         s.shedding = &st;
     }
