@@ -8,9 +8,9 @@
 # Service's endpoints do), then terminate the old pod as kubelet does: the real k8s/prestop.sh
 # under `busybox sh`, SIGTERM, up to terminationGracePeriodSeconds, SIGKILL if still alive (a
 # failure). The game deployments roll first (one per engine in ENGINES), then the gateway
-# deployment. Bots: one croupier-bot per engine (test engine: game "test"; traditional engine:
-# Dou Dizhu; holdem engine: hold'em; persistent engine: blackjack), each with its own report,
-# all playing at once through every roll.
+# deployment. Bots: one croupier-bot per game (test engine: game "test"; traditional engine:
+# Dou Dizhu and Guandan; holdem engine: hold'em; persistent engine: blackjack), each with its
+# own report, all playing at once through every roll.
 #
 # Asserts: croupier-bot exits 0 with zero torn games and zero unexpected errors (GoAway
 # reconnects are counted apart), the bots saw finished games, table moves and GoAways (so the
@@ -30,7 +30,7 @@
 #                         only with CROUPIER_SOAK=1 too (else exit 77 = skipped), so the suite
 #                         entry `rollout_soak` is opt-in
 #   ROLLOUT_CYCLES        rollouts of every deployment (default 1; soak 5)
-#   BOTS                  bots (default 60; soak 300)
+#   BOTS                  bots per game (default 60; soak 300)
 #   CROUPIER_TEST_ROUND_MS  round length of the test engine (default 500; soak 3000)
 #   GAME_REPLICAS / GATE_REPLICAS  replicas per deployment (default 2 / 2)
 #   ENGINES               game deployments to roll (default "test traditional holdem
@@ -74,7 +74,9 @@ fi
 export CROUPIER_BJ_HOUSE_FUND=${CROUPIER_BJ_HOUSE_FUND:-100000000}
 GAME_REPLICAS=${GAME_REPLICAS:-2}
 ENGINES=${ENGINES:-test traditional holdem persistent}
-declare -A ENGINE_GAME=([test]=test [traditional]=doudizhu [holdem]=holdem [persistent]=blackjack)
+# The games the bots play on each engine: one croupier-bot per game.
+declare -A ENGINE_GAMES=([test]=test [traditional]="doudizhu guandan" [holdem]=holdem
+    [persistent]=blackjack)
 declare -A ENGINE_JOIN=([test]=traditional [traditional]=traditional [holdem]=holdem
     [persistent]=persistent)
 declare -A ENGINE_BOUND=([persistent]=$BJ_BOUND) ENGINE_GRACE=([persistent]=$BJ_GRACE)
@@ -192,9 +194,11 @@ e2e_redis_start
 declare -A BOT_BASE
 base=$PLAYER_BASE
 for e in $ENGINES; do
-    BOT_BASE[$e]=$base
-    e2e_seed_wallets "$base" "$BOTS" $SEED_CHIPS
-    base=$((base + 100000))
+    for g in ${ENGINE_GAMES[$e]}; do
+        BOT_BASE[$g]=$base
+        e2e_seed_wallets "$base" "$BOTS" $SEED_CHIPS
+        base=$((base + 100000))
+    done
 done
 # the house wallet the traditional engine's server bots play from
 e2e_redis set '{croupier:money}:wallet:house-traditional' 100000000 >/dev/null
@@ -220,15 +224,16 @@ fi
 step "bots start"
 declare -A BOT_PID
 for e in $ENGINES; do
-    g=${ENGINE_GAME[$e]}
-    "$BUILD/bots/croupier-bot" --gateways "@$E2E_DIR/gateways" --bots "$BOTS" --game "$g" \
-        --engine "${ENGINE_JOIN[$e]}" --seconds 86400 --player-base "${BOT_BASE[$e]}" \
-        --token-secret-file "$E2E_DIR/secret" --report "$E2E_DIR/report-$g.json" \
-        --rounds-file "$E2E_DIR/rounds-$g.txt" --progress-ms 250 \
-        --finish-timeout-ms $((${ENGINE_BOUND[$e]:-$GAME_BOUND} * 1000 * 2)) \
-        >"$E2E_DIR/bot-$g.log" 2>&1 &
-    BOT_PID[$g]=$!
-    E2E_PIDS+=($!)
+    for g in ${ENGINE_GAMES[$e]}; do
+        "$BUILD/bots/croupier-bot" --gateways "@$E2E_DIR/gateways" --bots "$BOTS" --game "$g" \
+            --engine "${ENGINE_JOIN[$e]}" --seconds 86400 --player-base "${BOT_BASE[$g]}" \
+            --token-secret-file "$E2E_DIR/secret" --report "$E2E_DIR/report-$g.json" \
+            --rounds-file "$E2E_DIR/rounds-$g.txt" --progress-ms 250 \
+            --finish-timeout-ms $((${ENGINE_BOUND[$e]:-$GAME_BOUND} * 1000 * 2)) \
+            >"$E2E_DIR/bot-$g.log" 2>&1 &
+        BOT_PID[$g]=$!
+        E2E_PIDS+=($!)
+    done
 done
 sleep $((PLAY_BETWEEN + 1))
 

@@ -970,6 +970,108 @@ START_TEST(test_ddz_escrow_answered_during_the_exit_flush_is_returned)
 }
 END_TEST
 
+/* The Snapshot of a seat (Resume), as its player sees it; NULL on no answer. */
+static Croupier__RpcFrame *snapshot_of(rpcc_t *c, uint64_t player)
+{
+    uint64_t rid = next_rid++;
+    ck_assert_int_eq(rpcc_resume(c, rid, player), 0);
+    Croupier__RpcFrame *r = rpcc_wait_reply(c, rid, 5000);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->reply->code, CROUPIER__ERROR_CODE__OK);
+    ck_assert_int_eq(r->reply->payload->body_case, CROUPIER__SERVER_MESSAGE__BODY_SNAPSHOT);
+    return r;
+}
+
+/*
+ * Guandan's snapshot carries what a client needs to play legally: the deal's level rank (2 in
+ * a match's first deal, then the level of the previous deal's winners, which went up), both
+ * team levels, and in the tribute phase whether the seat to act pays or returns and to whom
+ * (a return always names the payer). Other games carry none of it. The snapshot is taken at
+ * every Turn while server bots (100 ms a move) and trustee (for the idle human) play deals.
+ */
+START_TEST(test_guandan_snapshot_has_level_team_levels_and_tribute_step)
+{
+    env_t e;
+    char *env[] = {"CROUPIER_TRAD_TURN_MS=100",   "CROUPIER_TRAD_BOT_MS=100",
+                   "CROUPIER_TRAD_BOT_FILL_MS=0", "CROUPIER_TRAD_GAP_MS=10",
+                   "CROUPIER_TRAD_HOUSE=house-t", NULL};
+    env_start(&e, "30", "doudizhu,guandan", env);
+    wallet_set(&e, "house-t", 1000000);
+    wallet_set(&e, "7701", 100000);
+    wallet_set(&e, "7702", 100000);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_int_eq(join(c, 7701, "guandan", 1, NULL), CROUPIER__ERROR_CODE__OK);
+    ck_assert_int_eq(join(c, 7702, "doudizhu", 1, NULL), CROUPIER__ERROR_CODE__OK);
+    int deals = 0, snaps = 0, tributes = 0, returns = 0, raised = 0, ddz = 0;
+    long long end = ts_now_ms() + 100000;
+    while ((tributes == 0 || returns == 0 || ddz == 0) && ts_now_ms() < end) {
+        Croupier__RpcFrame *f = rpcc_next_event(c, 200);
+        if (f == NULL)
+            continue;
+        bool turn = f->body_case == CROUPIER__RPC_FRAME__BODY_PUSH &&
+                    f->push->body_case == CROUPIER__SERVER_MESSAGE__BODY_TURN;
+        if (f->body_case == CROUPIER__RPC_FRAME__BODY_PUSH &&
+            f->push->body_case == CROUPIER__SERVER_MESSAGE__BODY_ROUND_END && f->player_id == 7701)
+            deals++;
+        uint64_t who = f->player_id;
+        frame_free_rpc(f);
+        if (!turn)
+            continue;
+        Croupier__RpcFrame *r = snapshot_of(c, who);
+        const Croupier__Snapshot *sn = r->reply->payload->snapshot;
+        if (sn->state_case != CROUPIER__SNAPSHOT__STATE_SHEDDING) {
+            frame_free_rpc(r);
+            continue;
+        }
+        const Croupier__SheddingState *st = sn->shedding;
+        if (who == 7702) {
+            ck_assert(!st->has_level);
+            ck_assert_int_eq(st->n_team_levels, 0);
+            ck_assert(!st->has_tribute_return);
+            ck_assert_int_ne(st->phase, CROUPIER__SHEDDING_PHASE__SHEDDING_TRIBUTE);
+            ddz++;
+            frame_free_rpc(r);
+            continue;
+        }
+        snaps++;
+        ck_assert(st->has_level);
+        ck_assert_int_eq(st->n_team_levels, 2);
+        for (int t = 0; t < 2; t++)
+            ck_assert(st->team_levels[t] >= 2 && st->team_levels[t] <= 14);
+        /* the deal's level is one team's level: 2 in the first deal */
+        ck_assert(st->level == st->team_levels[0] || st->level == st->team_levels[1]);
+        if (deals == 0)
+            ck_assert_int_eq(st->level, 2);
+        if (st->team_levels[0] != 2 || st->team_levels[1] != 2)
+            raised++;
+        if (st->phase == CROUPIER__SHEDDING_PHASE__SHEDDING_TRIBUTE) {
+            ck_assert(st->has_tribute_return);
+            ck_assert(sn->has_turn_seat);
+            if (st->tribute_return) {
+                ck_assert(st->has_tribute_to);
+                ck_assert_int_ne(st->tribute_to, sn->turn_seat);
+                returns++;
+            } else {
+                tributes++;
+                if (st->has_tribute_to)
+                    ck_assert_int_ne(st->tribute_to, sn->turn_seat);
+            }
+        } else {
+            ck_assert(!st->has_tribute_return);
+        }
+        frame_free_rpc(r);
+    }
+    ck_assert_int_gt(snaps, 0);
+    ck_assert_int_gt(ddz, 0);
+    ck_assert_msg(tributes > 0 && returns > 0,
+                  "tribute steps seen: %d paid, %d returned (%d deals)", tributes, returns, deals);
+    ck_assert_int_gt(raised, 0);
+    rpcc_close(c);
+    env_stop(&e);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("trad_engine");
@@ -986,6 +1088,10 @@ int main(void)
     tcase_add_test(tc, test_runfast_and_guandan_deals_complete_with_bots_and_trustee);
     tcase_add_test(tc,
                    test_ddz_leave_mid_deal_frees_the_seat_after_the_deal_and_returns_the_escrow);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("guandan_snapshot");
+    tcase_set_timeout(tc, 150);
+    tcase_add_test(tc, test_guandan_snapshot_has_level_team_levels_and_tribute_step);
     suite_add_tcase(s, tc);
     tc = tcase_create("drain_bound");
     tcase_set_timeout(tc, 60);
