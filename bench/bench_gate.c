@@ -878,7 +878,7 @@ static void lat_answer(conn_t *c, uint64_t rid, int code, void *arg)
  * answer is checked to come once and in order. pct: p50, p99, p99.9 in microseconds.
  */
 static void latency(path_t path, int seconds, int rate, int nconn, uint64_t base_player,
-                    double pct[3])
+                    double pct[3], relay_cpu_t *cpu)
 {
     conn_t **cs = calloc((size_t)nconn, sizeof *cs);
     inbuf_t *ibs = malloc((size_t)nconn * sizeof *ibs);
@@ -901,6 +901,11 @@ static void latency(path_t path, int seconds, int rate, int nconn, uint64_t base
     struct epoll_event tev = {.events = EPOLLIN, .data.u32 = UINT32_MAX};
     epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &tev);
     size_t nsent = 0;
+    pid_t proxy = path == PATH_NGINX  ? ts_proc_pid(nginx)
+                  : path == PATH_GATE ? ts_proc_pid(gate)
+                                      : 0;
+    double proxy0 = proxy != 0 ? proc_cpu_s(proxy) : 0, game0 = proc_cpu_s(ts_proc_pid(game)),
+           self0 = self_cpu_s();
     int64_t t0 = now_us();
     double interval = 1e6 / rate;
     struct epoll_event evs[256];
@@ -929,6 +934,10 @@ static void latency(path_t path, int seconds, int rate, int nconn, uint64_t base
             read_answers(c, &ibs[evs[k].data.u32], lat_answer, &st);
         }
     }
+    double per = 1e6 / (double)st.nrtt;
+    cpu->proxy_us = proxy != 0 ? (proc_cpu_s(proxy) - proxy0) * per : 0;
+    cpu->game_us = (proc_cpu_s(ts_proc_pid(game)) - game0) * per;
+    cpu->client_us = (self_cpu_s() - self0) * per;
     if (st.reordered > 0) {
         fprintf(stderr, "%s: %zu answers came out of the order sent (none lost or duplicated)\n",
                 path_names[path], st.reordered);
@@ -1125,9 +1134,13 @@ int main(int argc, char **argv)
                                k % 2 ? PATH_NGINX : PATH_GATE};
             for (int j = 0; j < 3; j++) {
                 path_t p = order[j];
-                latency(p, secs, rate, nconn, 100000 + (uint64_t)(k * 3 + (int)p) * 2000, pct[p]);
-                printf("latency #%d %-14s: p50 %6.0f us  p99 %6.0f us  p99.9 %6.0f us\n", k + 1,
-                       path_names[p], pct[p][0], pct[p][1], pct[p][2]);
+                relay_cpu_t cpu;
+                latency(p, secs, rate, nconn, 100000 + (uint64_t)(k * 3 + (int)p) * 2000, pct[p],
+                        &cpu);
+                printf("latency #%d %-14s: p50 %6.0f us  p99 %6.0f us  p99.9 %6.0f us; cpu per "
+                       "round trip: proxy %.2f us, game server %.2f us, bench %.2f us\n",
+                       k + 1, path_names[p], pct[p][0], pct[p][1], pct[p][2], cpu.proxy_us,
+                       cpu.game_us, cpu.client_us);
                 fflush(stdout);
             }
             printf("latency #%d: added over direct: p99 nginx-stream %.0f us, croupier-gate %.0f "
