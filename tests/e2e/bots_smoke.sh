@@ -6,7 +6,7 @@
 #
 #   tests/e2e/bots_smoke.sh BUILD_DIR [SOURCE_DIR]
 # Env: ENGINE (test | traditional | holdem | persistent; default test), GAMES (default: "test",
-# for traditional "doudizhu runfast bigtwo": one croupier-bot per game, at once; "holdem";
+# for traditional "doudizhu runfast bigtwo guandan": one croupier-bot per game, at once; "holdem";
 # "blackjack" for persistent), BOTS per game (50 for test, 28 for persistent, 24 otherwise),
 # BOT_SECONDS (5 for test, 10 for persistent, 8 otherwise), GATE_ARGS / BOT_ARGS (extra flags of
 # every croupier-gate / croupier-bot, split on spaces), CROUPIER_KEEP_LOGS=1 keeps the work
@@ -40,7 +40,7 @@ elif [ "$ENGINE" = holdem ]; then
     BOT_SECONDS=${BOT_SECONDS:-8}
     BOT_ENGINE=$ENGINE
 else
-    GAMES=${GAMES:-doudizhu runfast bigtwo}
+    GAMES=${GAMES:-doudizhu runfast bigtwo guandan}
     BOTS=${BOTS:-24}
     BOT_SECONDS=${BOT_SECONDS:-8}
     BOT_ENGINE=$ENGINE
