@@ -253,6 +253,13 @@ int drain_exit_watch_signals(drain_exit_t *x)
 {
     if (x->sig_term != NULL)
         return 0;
+    /* libevent saves the disposition it finds and puts it back when the events are freed (or
+     * the base is). Ignoring the signals first makes that restored disposition "ignore": a late
+     * SIGTERM (kubelet sends one after the preStop hook, which may have run the whole exit)
+     * arriving during the teardown can no longer turn a clean exit into a kill (status 143).
+     * A signal in the few instructions until evsignal_add() is ignored. */
+    signal(SIGTERM, SIG_IGN);
+    signal(SIGINT, SIG_IGN);
     x->sig_term = evsignal_new(x->base, SIGTERM, drain_exit_signal_cb, x);
     x->sig_int = evsignal_new(x->base, SIGINT, drain_exit_signal_cb, x);
     if (x->sig_term == NULL || x->sig_int == NULL || evsignal_add(x->sig_term, NULL) != 0 ||

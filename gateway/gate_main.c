@@ -274,6 +274,11 @@ int main(int argc, char **argv)
                  O.health.port, "error", strerror(-rc));
         return 1;
     }
+    /* Ignored first: libevent restores the disposition it found when the events are freed, so
+     * a late SIGTERM (kubelet sends one after the preStop hook, which may have run the whole
+     * exit) cannot kill the teardown (status 143). */
+    signal(SIGTERM, SIG_IGN);
+    signal(SIGINT, SIG_IGN);
     struct event *sigterm = evsignal_new(G.base, SIGTERM, gate_signal_cb, NULL);
     struct event *sigint = evsignal_new(G.base, SIGINT, gate_signal_cb, NULL);
     event_add(sigterm, NULL);
@@ -283,11 +288,7 @@ int main(int argc, char **argv)
 
     event_base_dispatch(G.base);
 
-    /* The exit line is written. kubelet sends SIGTERM after the preStop hook (which may have run
-     * this whole exit through /drain): from here on a signal must not turn a clean exit into a
-     * kill (status 143) while the teardown runs. */
-    signal(SIGTERM, SIG_IGN);
-    signal(SIGINT, SIG_IGN);
+    /* The exit line is written; freeing the signal events puts back SIG_IGN (set above). */
     event_free(sigterm);
     event_free(sigint);
     /* The health thread reads G.gate: stop it first. */

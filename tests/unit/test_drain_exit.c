@@ -305,6 +305,14 @@ START_TEST(test_drain_exit_second_signal_skips_the_wait)
     event_free(t1);
     event_free(t2);
     rig_stop(&r);
+    /* Torn down, the signals stay ignored: kubelet's SIGTERM after the preStop hook cannot
+     * kill a process that already wrote its exit line. */
+    struct sigaction sa;
+    ck_assert_int_eq(sigaction(SIGTERM, NULL, &sa), 0);
+    ck_assert_ptr_eq((void *)sa.sa_handler, (void *)SIG_IGN);
+    ck_assert_int_eq(sigaction(SIGINT, NULL, &sa), 0);
+    ck_assert_ptr_eq((void *)sa.sa_handler, (void *)SIG_IGN);
+    ck_assert_int_eq(raise(SIGTERM), 0); /* survived */
 }
 END_TEST
 
