@@ -234,6 +234,27 @@ static int enum_key_realize(enum_key_t k, uint8_t *cards)
 }
 
 /*
+ * The value of a seven-card key. With seven cards a live suit holds five or more, and then the
+ * flush (or straight flush) of its rank set is the hand's value: the two other cards cannot
+ * make four of a kind or a full house with it. Otherwise the value depends on the ranks alone
+ * and comes from the evaluator's seven-card rank table (holdem_eval.h), whose hash part of a
+ * card's key depends on its rank only.
+ */
+static uint32_t enum_key_value(enum_key_t k)
+{
+    for (int s = 0; s < 4; s++) {
+        unsigned l = (unsigned)(k.hi >> (16 * s)) & 0xffffu;
+        if (l & ENUM_LIVE)
+            return holdem_eval_flush_values_[l & 0x1fffu];
+    }
+    uint64_t key = HOLDEM_EVAL_EMPTY_KEY;
+    for (int r = 0; r < 13; r++)
+        for (int n = (int)(k.lo >> (3 * r)) & 7; n > 0; n--)
+            key += holdem_eval_card_keys_[r * 4 + n - 1];
+    return holdem_eval_rank_value7_(key);
+}
+
+/*
  * Step 1: every state reachable from the empty hand, with its raw row: the raw ids of its
  * successors (ENUM_NONE when impossible) or, for six cards, the seven cards' values (0 when
  * impossible). level_first[k] is the first raw id of level k (level_first[7] = total).
@@ -286,11 +307,8 @@ static int enum_explore(enum_raw_t *raw, uint32_t level_first[8])
     for (uint32_t id = level_first[6]; id < level_first[7]; id++) {
         for (int c = 0; c < HOLDEM_CARDS; c++) {
             enum_key_t k;
-            uint8_t cards[7];
-            uint32_t v = 0;
-            if (enum_key_add(raw->keys[id], c, &k) == 0 && enum_key_realize(k, cards) == 7)
-                v = holdem_cards_value(cards, 7);
-            raw->rows[(size_t)id * HOLDEM_CARDS + c] = v;
+            raw->rows[(size_t)id * HOLDEM_CARDS + c] =
+                enum_key_add(raw->keys[id], c, &k) == 0 ? enum_key_value(k) : 0;
         }
     }
     enum_map_free(&map);
@@ -326,9 +344,8 @@ static long enum_merge_level(const enum_raw_t *raw, uint32_t first, uint32_t end
     for (uint32_t id = first; id < end; id++) {
         const uint32_t *row = raw->rows + (size_t)id * HOLDEM_CARDS;
         size_t i = (size_t)enum_row_hash(row) & (cap - 1);
-        while (slots[i] != ENUM_NONE &&
-               memcmp(raw->rows + (size_t)slots[i] * HOLDEM_CARDS, row,
-                      HOLDEM_CARDS * sizeof *row) != 0)
+        while (slots[i] != ENUM_NONE && memcmp(raw->rows + (size_t)slots[i] * HOLDEM_CARDS, row,
+                                               HOLDEM_CARDS * sizeof *row) != 0)
             i = (i + 1) & (cap - 1);
         if (slots[i] == ENUM_NONE) {
             slots[i] = id;
@@ -341,10 +358,10 @@ static long enum_merge_level(const enum_raw_t *raw, uint32_t first, uint32_t end
 }
 
 /* Allocates the final table, on huge pages where the kernel gives them (fewer TLB misses). */
-static uint32_t *enum_table_alloc(size_t entries, void **mem, size_t *mem_size)
+static uint32_t *enum_table_alloc(size_t bytes, void **mem, size_t *mem_size)
 {
     size_t huge = (size_t)2 << 20;
-    size_t size = (entries * sizeof(uint32_t) + huge - 1) / huge * huge;
+    size_t size = (bytes + huge - 1) / huge * huge;
     void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
         return NULL;
@@ -385,30 +402,43 @@ holdem_enum_t *holdem_enum_create(void)
     }
 
     /* Step 3: number the classes (each named by its first raw id) in raw order, which is
-     * level by level and, within a level, the exploration's order. */
-    uint32_t states = 0;
+     * level by level and, within a level, the exploration's order. States of 0..5 cards get
+     * rows of the uint32 table, six-card states rows of the uint16 value table (numbered from
+     * 0 again). */
+    uint32_t states = 0, states6 = 0;
     for (uint32_t id = 0; id < nraw; id++)
         if (cls[id] == id)
-            final[id] = states++;
-    size_t entries = (size_t)states * HOLDEM_CARDS;
-    uint32_t *table = enum_table_alloc(entries, &e->mem_, &e->mem_size_);
+            final[id] = id < level_first[6] ? states++ : states6++;
+    /* A repeated card can send a hand back to the root mid-way, so that the state passed to
+     * holdem_enum_value() is a row of the uint32 table: the value table is padded (with 0) to
+     * at least as many entries, so that such a read stays inside it. */
+    size_t entries = (size_t)states * HOLDEM_CARDS, entries6 = (size_t)states6 * HOLDEM_CARDS;
+    if (entries6 < entries)
+        entries6 = entries;
+    size_t bytes = entries * sizeof(uint32_t) + entries6 * sizeof(uint16_t);
+    uint32_t *table = enum_table_alloc(bytes, &e->mem_, &e->mem_size_);
     if (table == NULL)
         goto fail_merge;
+    uint16_t *values = (uint16_t *)(table + entries);
     for (uint32_t id = 0; id < nraw; id++) {
         if (cls[id] != id)
             continue;
-        uint32_t *out = table + (size_t)final[id] * HOLDEM_CARDS;
         const uint32_t *row = raw.rows + (size_t)id * HOLDEM_CARDS;
-        for (int c = 0; c < HOLDEM_CARDS; c++) {
-            if (id >= level_first[6])
-                out[c] = row[c];
-            else
-                out[c] = row[c] == ENUM_NONE ? 0 : final[row[c]] * HOLDEM_CARDS;
+        if (id >= level_first[6]) {
+            uint16_t *out = values + (size_t) final[id] * HOLDEM_CARDS;
+            for (int c = 0; c < HOLDEM_CARDS; c++)
+                out[c] = (uint16_t)row[c];
+            continue;
         }
+        uint32_t *out = table + (size_t) final[id] * HOLDEM_CARDS;
+        for (int c = 0; c < HOLDEM_CARDS; c++)
+            out[c] = row[c] == ENUM_NONE ? 0 : final[row[c]] * HOLDEM_CARDS;
     }
     e->table_ = table;
+    e->values_ = values;
     e->entries_ = entries;
-    e->states_ = states;
+    e->entries6_ = entries6;
+    e->states_ = states + states6;
     e->raw_states_ = nraw;
     free(cls);
     free(final);

@@ -31,12 +31,14 @@
 
 /* The evaluator: an immutable table, safe to share between threads once created. */
 typedef struct holdem_enum {
-    const uint32_t *table_; /* private: rows of 52 entries */
-    size_t entries_;        /* private: entries in table_ */
-    uint32_t states_;       /* private: states (rows) after merging */
-    uint32_t raw_states_;   /* private: states before merging */
-    void *mem_;             /* private: the allocation holding table_ */
-    size_t mem_size_;       /* private */
+    const uint32_t *table_;  /* private: rows of 52 successors, states of 0..5 cards */
+    const uint16_t *values_; /* private: rows of 52 values, six-card states */
+    size_t entries_;         /* private: entries in table_ */
+    size_t entries6_;        /* private: entries in values_ */
+    uint32_t states_;        /* private: states (rows) after merging */
+    uint32_t raw_states_;    /* private: states before merging */
+    void *mem_;              /* private: the allocation holding table_ */
+    size_t mem_size_;        /* private */
 } holdem_enum_t;
 
 /*
@@ -50,7 +52,7 @@ void holdem_enum_destroy(holdem_enum_t *e);
 /* Bytes of the transition table. */
 static inline size_t holdem_enum_table_bytes(const holdem_enum_t *e)
 {
-    return e->entries_ * sizeof(uint32_t);
+    return e->entries_ * sizeof(uint32_t) + e->entries6_ * sizeof(uint16_t);
 }
 
 /* States after merging (rows of the table), and before merging. */
@@ -82,7 +84,7 @@ static inline uint32_t holdem_enum_next(const holdem_enum_t *e, uint32_t state, 
  */
 static inline uint32_t holdem_enum_value(const holdem_enum_t *e, uint32_t state, int card)
 {
-    return e->table_[state + (uint32_t)card];
+    return e->values_[state + (uint32_t)card];
 }
 
 #endif

@@ -4,14 +4,17 @@
  * published table in Wikipedia's "Poker probability"), the class counts of docs/rules/holdem.md
  * section "Hand ranking", and card parsing. The 7-card enumeration is in
  * test_holdem_eval_heavy.c. Also: holdem_cards_value() against the hand-building path, and the
- * table bounds for meaningless hands.
+ * table bounds for meaningless hands. The state machine of holdem_enum.h: a million random
+ * hands in two orders against holdem_cards_value(), and its bounds for repeated cards.
  */
 #include <check.h>
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "holdem_enum.h"
 #include "holdem_eval.h"
 
 static int value_of(const char *s)
@@ -245,6 +248,99 @@ START_TEST(test_hand_value_survives_meaningless_hands)
 }
 END_TEST
 
+/*
+ * The state machine of holdem_enum.h, built once for the "state_machine" case (an unchecked
+ * fixture: built in check's parent process, shared by the forked tests). Under valgrind
+ * (CROUPIER_VALGRIND=1, set by ./dev) it is not built: about 2 s natively and 80 MiB, far
+ * beyond the valgrind stage's budget; the tests then say so and return.
+ */
+static holdem_enum_t *test_enum;
+static int test_enum_skipped;
+
+static void enum_setup(void)
+{
+    const char *vg = getenv("CROUPIER_VALGRIND");
+    test_enum_skipped = vg != NULL && strcmp(vg, "1") == 0;
+    if (!test_enum_skipped)
+        test_enum = holdem_enum_create();
+}
+
+static void enum_teardown(void)
+{
+    holdem_enum_destroy(test_enum);
+    test_enum = NULL;
+}
+
+static int enum_skip(const char *test)
+{
+    if (test_enum_skipped)
+        fprintf(stderr,
+                "%s: SKIPPED under valgrind (CROUPIER_VALGRIND=1): the state machine's "
+                "table takes minutes to build there; run natively or under ASan\n",
+                test);
+    return test_enum_skipped;
+}
+
+START_TEST(test_enum_value_equals_cards_value_for_random_hands_in_any_order)
+{
+    if (enum_skip("test_enum_value_equals_cards_value_for_random_hands_in_any_order"))
+        return;
+    ck_assert_ptr_nonnull(test_enum);
+    const holdem_enum_t *e = test_enum;
+    uint64_t bad = 0, flushes = 0;
+    for (int i = 0; i < 1000000; i++) {
+        uint8_t c[7];
+        uint64_t used = 0;
+        for (int k = 0; k < 7;) {
+            unsigned x = rnd52();
+            if (used & (1ull << x))
+                continue;
+            used |= 1ull << x;
+            c[k++] = (uint8_t)x;
+        }
+        /* The cards as drawn (random order), then reversed: the same value both ways. */
+        uint32_t s = holdem_enum_root(e), r = holdem_enum_root(e);
+        for (int k = 0; k < 6; k++) {
+            s = holdem_enum_next(e, s, c[k]);
+            r = holdem_enum_next(e, r, c[6 - k]);
+        }
+        uint16_t want = holdem_cards_value(c, 7);
+        bad += holdem_enum_value(e, s, c[6]) != want || holdem_enum_value(e, r, c[0]) != want;
+        flushes += holdem_value_category(want) >= HOLDEM_FLUSH;
+    }
+    ck_assert_uint_eq(bad, 0);
+    ck_assert_uint_gt(flushes, 30000); /* about 3 % flushes: the live-suit states were used */
+}
+END_TEST
+
+START_TEST(test_enum_repeated_cards_stay_inside_table)
+{
+    if (enum_skip("test_enum_repeated_cards_stay_inside_table"))
+        return;
+    ck_assert_ptr_nonnull(test_enum);
+    const holdem_enum_t *e = test_enum;
+    /* A repeated card or a fifth copy of a rank is the caller's error: any state or value,
+     * but every read inside the table (ASan checks the reads too). */
+    uint64_t outside = 0;
+    for (int i = 0; i < 200000; i++) {
+        uint32_t s = holdem_enum_root(e);
+        for (int k = 0; k < 6; k++) {
+            s = holdem_enum_next(e, s, (int)(k && (i & 1) ? rnd52() % 8 : rnd52()));
+            /* rows of the uint32 table, then (the sixth card) of the value table */
+            outside += s > (k < 5 ? e->entries_ : e->entries6_) - HOLDEM_CARDS;
+        }
+        outside += holdem_enum_value(e, s, (int)rnd52()) > HOLDEM_VALUE_MAX;
+    }
+    ck_assert_uint_eq(outside, 0);
+    /* Four aces then a fifth copy of the ace of spades: the impossible successor is the root. */
+    uint32_t s = holdem_enum_root(e);
+    for (int k = 48; k < 52; k++)
+        s = holdem_enum_next(e, s, k);
+    ck_assert_uint_eq(holdem_enum_next(e, s, 51), holdem_enum_root(e));
+    holdem_enum_destroy(NULL);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("holdem_eval");
@@ -265,6 +361,12 @@ int main(void)
     tc = tcase_create("robustness");
     tcase_add_test(tc, test_hand_value_reads_inside_tables_for_any_row);
     tcase_add_test(tc, test_hand_value_survives_meaningless_hands);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("state_machine");
+    tcase_set_timeout(tc, 120);
+    tcase_add_unchecked_fixture(tc, enum_setup, enum_teardown);
+    tcase_add_test(tc, test_enum_value_equals_cards_value_for_random_hands_in_any_order);
+    tcase_add_test(tc, test_enum_repeated_cards_stay_inside_table);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

@@ -3,25 +3,52 @@
  * against ../shared/oracles/poker-eval.md (category counts and the 4,824 classes that can be
  * the best of seven cards), and every six-card hand and a sample of seven-card hands against
  * the best of their five-card subsets, and holdem_cards_value() against holdem_hand_value() on
- * every six- and seven-card hand.
+ * every six- and seven-card hand; the same oracle counts through the state machine of
+ * holdem_enum.h.
  */
 #include <check.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "holdem_enum.h"
 #include "holdem_eval.h"
 
-START_TEST(test_eval_counts_every_seven_card_hand)
+/*
+ * Checks a histogram of the values of all seven-card hands against oracles/poker-eval.md, "All
+ * 7-card hands" and "Equivalence classes": the count of every category and the number of
+ * classes that occur, per category.
+ */
+static void check_seven_card_counts(const uint64_t *by_value)
 {
-    /* oracles/poker-eval.md, "All 7-card hands" and "Equivalence classes". */
     static const uint64_t want[HOLDEM_CATEGORIES] = {23294460, 58627800, 31433400, 6461620, 6180020,
                                                      4047644,  3473184,  224848,   41584};
     static const int want_classes[HOLDEM_CATEGORIES] = {407,  1470, 763, 575, 10,
                                                         1277, 156,  156, 10};
+    uint64_t total = 0, got[HOLDEM_CATEGORIES] = {0};
+    int classes = 0, per_cat[HOLDEM_CATEGORIES] = {0};
+    ck_assert_uint_eq(by_value[0], 0);
+    for (int v = 1; v <= HOLDEM_VALUE_MAX; v++) {
+        total += by_value[v];
+        got[holdem_value_category((uint16_t)v)] += by_value[v];
+        if (by_value[v]) {
+            classes++;
+            per_cat[holdem_value_category((uint16_t)v)]++;
+        }
+    }
+    ck_assert_uint_eq(total, 133784560);
+    for (int i = 0; i < HOLDEM_CATEGORIES; i++)
+        ck_assert_msg(got[i] == want[i], "%s: %llu, expected %llu", holdem_category_name(i),
+                      (unsigned long long)got[i], (unsigned long long)want[i]);
+    ck_assert_int_eq(classes, 4824);
+    for (int i = 0; i < HOLDEM_CATEGORIES; i++)
+        ck_assert_int_eq(per_cat[i], want_classes[i]);
+}
+
+START_TEST(test_eval_counts_every_seven_card_hand)
+{
     static uint64_t by_value[HOLDEM_VALUE_MAX + 1];
     memset(by_value, 0, sizeof by_value);
-    uint64_t total = 0;
     for (int a = 0; a < 52; a++) {
         holdem_hand_t ha = holdem_hand_add(holdem_hand_empty(), a);
         for (int b = a + 1; b < 52; b++) {
@@ -42,24 +69,43 @@ START_TEST(test_eval_counts_every_seven_card_hand)
             }
         }
     }
-    uint64_t got[HOLDEM_CATEGORIES] = {0};
-    int classes = 0, per_cat[HOLDEM_CATEGORIES] = {0};
-    ck_assert_uint_eq(by_value[0], 0);
-    for (int v = 1; v <= HOLDEM_VALUE_MAX; v++) {
-        total += by_value[v];
-        got[holdem_value_category((uint16_t)v)] += by_value[v];
-        if (by_value[v]) {
-            classes++;
-            per_cat[holdem_value_category((uint16_t)v)]++;
+    check_seven_card_counts(by_value);
+}
+END_TEST
+
+START_TEST(test_enum_counts_every_seven_card_hand)
+{
+    /* The same oracle through the state machine of holdem_enum.h, cards in increasing order;
+     * a value outside 1..HOLDEM_VALUE_MAX is counted in by_value[0] and fails the check. */
+    static uint64_t by_value[HOLDEM_VALUE_MAX + 1];
+    memset(by_value, 0, sizeof by_value);
+    holdem_enum_t *en = holdem_enum_create();
+    ck_assert_ptr_nonnull(en);
+    uint32_t s0 = holdem_enum_root(en);
+    for (int a = 0; a < 52; a++) {
+        uint32_t sa = holdem_enum_next(en, s0, a);
+        for (int b = a + 1; b < 52; b++) {
+            uint32_t sb = holdem_enum_next(en, sa, b);
+            for (int c = b + 1; c < 52; c++) {
+                uint32_t sc = holdem_enum_next(en, sb, c);
+                for (int d = c + 1; d < 52; d++) {
+                    uint32_t sd = holdem_enum_next(en, sc, d);
+                    for (int e = d + 1; e < 52; e++) {
+                        uint32_t se = holdem_enum_next(en, sd, e);
+                        for (int f = e + 1; f < 52; f++) {
+                            uint32_t sf = holdem_enum_next(en, se, f);
+                            for (int g = f + 1; g < 52; g++) {
+                                uint32_t v = holdem_enum_value(en, sf, g);
+                                by_value[v <= HOLDEM_VALUE_MAX ? v : 0]++;
+                            }
+                        }
+                    }
+                }
+            }
         }
     }
-    ck_assert_uint_eq(total, 133784560);
-    for (int i = 0; i < HOLDEM_CATEGORIES; i++)
-        ck_assert_msg(got[i] == want[i], "%s: %llu, expected %llu", holdem_category_name(i),
-                      (unsigned long long)got[i], (unsigned long long)want[i]);
-    ck_assert_int_eq(classes, 4824);
-    for (int i = 0; i < HOLDEM_CATEGORIES; i++)
-        ck_assert_int_eq(per_cat[i], want_classes[i]);
+    holdem_enum_destroy(en);
+    check_seven_card_counts(by_value);
 }
 END_TEST
 
@@ -155,6 +201,7 @@ int main(void)
     TCase *tc = tcase_create("enumeration");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, test_eval_counts_every_seven_card_hand);
+    tcase_add_test(tc, test_enum_counts_every_seven_card_hand);
     tcase_add_test(tc, test_eval_six_and_seven_cards_equal_best_five_card_subset);
     tcase_add_test(tc, test_cards_value_equals_hand_value_for_every_seven_card_hand);
     suite_add_tcase(s, tc);
