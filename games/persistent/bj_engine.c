@@ -1005,7 +1005,11 @@ static void bje_on_buyin(bje_table_t *t, int i, money_result_t *res)
                    msg);
         return;
     }
-    s->stack = res->nbalances == 2 ? res->balances[1] : t->stake * t->eng->buyin_mult;
+    /* The stack is what this buy-in moved, never the stack wallet's balance: the wallet is the
+     * player's for the whole service, so it may still hold another table's chips (a table on
+     * the pod being replaced whose cash-out has not landed yet); counted here they would be
+     * cashed out twice (the second transfer is refused and strands the chips). */
+    s->stack = t->stake * t->eng->buyin_mult;
     if (t->closing || rt_intake_stopped(rt_desk_rt(t->desk))) {
         bje_cash_out(t, s, i);
         bje_free_seat(t, i);

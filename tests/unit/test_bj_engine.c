@@ -394,6 +394,32 @@ START_TEST(test_bj_engine_legal_and_illegal_actions_settle_with_the_house)
 END_TEST
 
 /*
+ * A player's stack wallet (bjs.<service>.<player>) is shared by the tables of the service: during
+ * a rollout the old pod's table may still hold chips there (its cash-out not applied yet) when
+ * the new pod's table buys in. The new stack is the buy-in only; leaving returns exactly it,
+ * and the other table's chips stay in the wallet for its own cash-out.
+ */
+START_TEST(test_bj_engine_buyin_stack_ignores_other_tables_chips_in_the_wallet)
+{
+    env_t e;
+    char *env[] = {"CROUPIER_BJ_GAP_MS=60000", "CROUPIER_BJ_BUYIN=50", NULL};
+    env_start(&e, "30", env);
+    const uint64_t p = 1002;
+    set_wallet(&e, "1002", 100000);
+    set_wallet(&e, "bjs.persistent.1002", 700);
+    ck_assert_int_eq(join(&e, p, 10), E_OK);
+    wait_wallet(&e, "1002", 99500);
+    wait_wallet(&e, "bjs.persistent.1002", 1200);
+    uint64_t rid = next_rid++;
+    ck_assert_int_eq(rpcc_leave(e.c, rid, p), 0);
+    frame_free_rpc(reply(&e, rid, 0));
+    wait_wallet(&e, "1002", 100000);
+    wait_wallet(&e, "bjs.persistent.1002", 700);
+    env_stop(&e);
+}
+END_TEST
+
+/*
  * The classic resident-table failure: two players seated, rounds back to back (they bet every
  * round and let the turn timer act for them). After /drain the current round finishes, no next
  * round starts, human_desks reaches 0 within one round and stays 0 while they remain seated,
@@ -552,6 +578,7 @@ int main(void)
     TCase *tc = tcase_create("actions");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_bj_engine_legal_and_illegal_actions_settle_with_the_house);
+    tcase_add_test(tc, test_bj_engine_buyin_stack_ignores_other_tables_chips_in_the_wallet);
     suite_add_tcase(s, tc);
     tc = tcase_create("drain");
     tcase_set_timeout(tc, 60);
