@@ -918,6 +918,8 @@ static void gate_link_on_ready(gate_link_t *l, const Croupier__LinkHelloAck *ack
 }
 
 static void gate_on_reply(gate_link_t *l, Croupier__RpcFrame *f, const gate_fwd_t *fwd);
+static void gate_req_free(gate_req_t *r);
+static gate_conn_t *gate_req_conn(gate_req_t *r);
 static void gate_on_push(gate_link_t *l, Croupier__RpcFrame *f, const gate_fwd_t *fwd);
 static void gate_on_desk_closing(gate_link_t *l, Croupier__RpcFrame *f);
 
@@ -957,6 +959,66 @@ static void gate_fwd_find(const gate_t *g, const Croupier__RpcFrame *f, const ui
     fwd->len = n;
 }
 
+/*
+ * Queues the serialized ServerMessage msg (from a frame frame_scan_rpc() vouched for) to a
+ * client as it is, with request_id = rid written in front when field is not 0 (msg does not
+ * set request_id itself). The caller checked that the frame fits the client's cap.
+ */
+static void gate_conn_put(gate_conn_t *c, uint32_t field, uint64_t rid, const uint8_t *msg,
+                          size_t len)
+{
+    if (gate_conn_room(c) != 0)
+        return;
+    int rc = frame_write_prefixed(bufferevent_get_output(c->bev), field, rid, msg, len, &c->g->lim);
+    if (rc != 0) {
+        log_emit(LOG_ERROR, "client_forward_failed", "{s:i}", "errno", -rc);
+        return;
+    }
+    metrics_add(c->g->m_frames_out, 1);
+    gate_conn_dirty(c);
+}
+
+/*
+ * The relay's fast path: a reply to an action (code OK, a payload without request_id) or a
+ * push, read with frame_scan_rpc() instead of being decoded, and its ServerMessage bytes
+ * queued to the client as they are. Does what gate_on_reply() and gate_on_push() do for those
+ * frames. Returns false, having changed nothing, for every frame it does not handle (other
+ * bodies, error codes, a reply to a join, resume, leave or move, which read the payload,
+ * unusual encodings, invalid frames): the caller decodes those.
+ */
+static bool gate_link_fast(gate_link_t *l, const uint8_t *payload, size_t len)
+{
+    gate_t *g = l->g;
+    frame_rpc_scan_t s;
+    if (frame_scan_rpc(payload, len, NULL, &s) != 0)
+        return false;
+    if (s.body == CROUPIER__RPC_FRAME__BODY_PUSH) {
+        if (s.msg_len > g->lim.max_frame)
+            return false;
+        uint64_t cid;
+        gate_conn_t *c;
+        if (u64map_get(g->conn_by_player, s.player_id, &cid) && (c = gate_conn_get(g, cid)) != NULL)
+            gate_conn_put(c, 0, 0, s.msg, s.msg_len);
+        return true;
+    }
+    uint64_t p;
+    if (!u64map_get(l->pending, s.request_id, &p))
+        return true; /* late (the request expired) or unknown: dropped, as gate_on_reply does */
+    gate_req_t *r = (gate_req_t *)(uintptr_t)p;
+    if (r->kind != GATE_REQ_ACTION || r->reseat || r->internal || s.msg_request_id ||
+        s.msg_len + 11 > g->lim.max_frame)
+        return false;
+    u64map_del(l->pending, r->rid);
+    r->link = NULL;
+    r->sent = false;
+    evtimer_del(r->timer);
+    gate_conn_t *c = gate_req_conn(r);
+    if (c != NULL)
+        gate_conn_put(c, g->fid_request_id, r->client_rid, s.msg, s.msg_len);
+    gate_req_free(r);
+    return true;
+}
+
 static void gate_link_read_cb(struct bufferevent *bev, void *arg)
 {
     gate_link_t *l = arg;
@@ -974,6 +1036,15 @@ static void gate_link_read_cb(struct bufferevent *bev, void *arg)
         if (r == FRAME_TOO_LARGE) {
             gate_link_fail(l, "frame too large");
             return;
+        }
+        if (l->state == LINK_READY && l->g->forward) {
+            bool done = gate_link_fast(l, payload, len);
+            if (l->gen != gen)
+                return;
+            if (done) {
+                frame_consume(in, len);
+                continue;
+            }
         }
         frame_error_t err;
         Croupier__RpcFrame *f = frame_unpack_rpc(payload, len, NULL, &err);

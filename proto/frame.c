@@ -1359,3 +1359,332 @@ int frame_write_forward(struct evbuffer *out, const uint8_t *msg, size_t len, ui
         return -ENOMEM;
     return 0;
 }
+
+/* ---- reading the wire format without decoding ---------------------------------------------- */
+
+void frame_wire_init(frame_wire_reader_t *r, const uint8_t *msg, size_t len)
+{
+    r->p = msg;
+    r->len = msg != NULL ? len : 0;
+    r->pos = 0;
+}
+
+int frame_wire_next(frame_wire_reader_t *r, frame_wire_value_t *v)
+{
+    if (r->pos >= r->len)
+        return 0;
+    size_t pos = r->pos;
+    uint64_t tag, n;
+    if (!wire_varint(r->p, r->len, &pos, &tag))
+        return -EINVAL;
+    uint64_t id = tag >> 3;
+    unsigned type = (unsigned)(tag & 7);
+    if (id == 0 || id > 536870911u)
+        return -EINVAL;
+    size_t start = pos;
+    switch (type) {
+    case 0:
+        if (!wire_varint(r->p, r->len, &pos, &n))
+            return -EINVAL;
+        v->num = n;
+        break;
+    case 1:
+    case 5: {
+        size_t w = type == 1 ? 8 : 4;
+        if (r->len - pos < w)
+            return -EINVAL;
+        n = 0;
+        for (size_t i = w; i-- > 0;)
+            n = n << 8 | r->p[pos + i];
+        v->num = n;
+        pos += w;
+        break;
+    }
+    case 2:
+        if (!wire_varint(r->p, r->len, &pos, &n) || n > r->len - pos)
+            return -EINVAL;
+        v->num = n;
+        start = pos;
+        pos += (size_t)n;
+        break;
+    default:
+        return -EINVAL;
+    }
+    v->field = (uint32_t)id;
+    v->type = (uint8_t)type;
+    v->data = r->p + start;
+    v->len = pos - start;
+    v->start = r->pos;
+    r->pos = pos;
+    return 1;
+}
+
+size_t frame_wire_put_varint(uint8_t *p, uint64_t v)
+{
+    return put_varint(p, v);
+}
+
+/* The wire type a field of type t has when not packed. */
+static unsigned wire_type_of(ProtobufCType t)
+{
+    switch (t) {
+    case PROTOBUF_C_TYPE_SFIXED32:
+    case PROTOBUF_C_TYPE_FIXED32:
+    case PROTOBUF_C_TYPE_FLOAT:
+        return 5;
+    case PROTOBUF_C_TYPE_SFIXED64:
+    case PROTOBUF_C_TYPE_FIXED64:
+    case PROTOBUF_C_TYPE_DOUBLE:
+        return 1;
+    case PROTOBUF_C_TYPE_STRING:
+    case PROTOBUF_C_TYPE_BYTES:
+    case PROTOBUF_C_TYPE_MESSAGE:
+        return 2;
+    default:
+        return 0;
+    }
+}
+
+/* What one vouch pass carries: the limits, the estimated unpack size, half the budget. */
+typedef struct vouch {
+    const frame_limits_t *lim;
+    size_t cost;
+    size_t budget;
+} vouch_t;
+
+/* Oneofs per message tracked by the vouch (the protocol's messages have at most two). */
+#define VOUCH_ONEOFS 4
+
+/*
+ * One message of frame_wire_vouch(): true when unpack_checked() would accept it. The cost
+ * estimate over-counts what protobuf-c allocates: the message, 64 bytes per field occurrence
+ * (its scan slab entry and array slot), the bytes of every string and bytes field.
+ */
+static bool vouch_message(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t len,
+                          unsigned depth, vouch_t *v)
+{
+    if (depth > FRAME_MAX_DEPTH || d->n_fields > 64)
+        return false;
+    uint64_t seen = 0;
+    unsigned oneof_at[VOUCH_ONEOFS], n_oneof = 0;
+    v->cost += d->sizeof_message + 64;
+    frame_wire_reader_t r;
+    frame_wire_value_t f;
+    int rc;
+    frame_wire_init(&r, p, len);
+    while ((rc = frame_wire_next(&r, &f)) > 0) {
+        const ProtobufCFieldDescriptor *fd = protobuf_c_message_descriptor_get_field(d, f.field);
+        if (fd == NULL || f.type != wire_type_of(fd->type))
+            return false;
+        uint64_t bit = 1ull << (unsigned)(fd - d->fields);
+        if (fd->label != PROTOBUF_C_LABEL_REPEATED && (seen & bit))
+            return false;
+        seen |= bit;
+        if (fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
+            for (unsigned k = 0; k < n_oneof; k++)
+                if (oneof_at[k] == fd->quantifier_offset)
+                    return false;
+            if (n_oneof == VOUCH_ONEOFS)
+                return false;
+            oneof_at[n_oneof++] = fd->quantifier_offset;
+        }
+        if (f.type == 0 && f.len == 10 && f.data[9] > 1)
+            return false; /* above 2^64-1: leave the verdict to protobuf-c */
+        v->cost += 64;
+        switch (fd->type) {
+        case PROTOBUF_C_TYPE_ENUM:
+            if (f.num > INT32_MAX ||
+                protobuf_c_enum_descriptor_get_value(fd->descriptor, (int)f.num) == NULL)
+                return false;
+            if (f.num == 0 && fd->label == PROTOBUF_C_LABEL_REQUIRED &&
+                enum_zero_is_unspecified(fd->descriptor))
+                return false;
+            break;
+        case PROTOBUF_C_TYPE_STRING:
+            if (f.len > v->lim->max_string || !frame_utf8_valid(f.data, f.len))
+                return false;
+            v->cost += f.len + 1;
+            break;
+        case PROTOBUF_C_TYPE_BYTES:
+            /* Every bytes field of the protocol is a list of card codes (walk_value). */
+            if (f.len > FRAME_MAX_CARDS)
+                return false;
+            for (size_t i = 0; i < f.len; i++)
+                if (!frame_card_valid(f.data[i]))
+                    return false;
+            v->cost += f.len;
+            break;
+        case PROTOBUF_C_TYPE_MESSAGE:
+            if (!vouch_message(fd->descriptor, f.data, f.len, depth + 1, v))
+                return false;
+            break;
+        default:
+            break;
+        }
+        if (v->cost > v->budget)
+            return false;
+    }
+    if (rc < 0)
+        return false;
+    for (unsigned i = 0; i < d->n_fields; i++)
+        if (d->fields[i].label == PROTOBUF_C_LABEL_REQUIRED && !(seen & (1ull << i)))
+            return false;
+    return true;
+}
+
+int frame_wire_vouch(const ProtobufCMessageDescriptor *desc, const uint8_t *msg, size_t len,
+                     const frame_limits_t *lim)
+{
+    lim = limits_or_default(lim);
+    if (desc == NULL || len > lim->max_frame || (len > 0 && msg == NULL))
+        return -EAGAIN;
+    vouch_t v = {lim, 0, lim->budget_floor};
+    if (lim->budget_factor > 0 && len > (SIZE_MAX - v.budget) / lim->budget_factor)
+        v.budget = SIZE_MAX;
+    else
+        v.budget += lim->budget_factor * len;
+    v.budget /= 2;
+    return vouch_message(desc, msg, len, 0, &v) ? 0 : -EAGAIN;
+}
+
+/*
+ * The ServerMessage bodies frame_scan_rpc() vouches for: those rules_server() has no rule for
+ * (a Result only without its error, checked by the caller). Keep in step with rules_server().
+ */
+static bool scan_plain_server_body(uint32_t body)
+{
+    switch (body) {
+    case CROUPIER__SERVER_MESSAGE__BODY_RESULT:
+    case CROUPIER__SERVER_MESSAGE__BODY_LOGIN_RESULT:
+    case CROUPIER__SERVER_MESSAGE__BODY_DEAL:
+    case CROUPIER__SERVER_MESSAGE__BODY_TURN:
+    case CROUPIER__SERVER_MESSAGE__BODY_TABLE_CLOSING:
+    case CROUPIER__SERVER_MESSAGE__BODY_GO_AWAY:
+    case CROUPIER__SERVER_MESSAGE__BODY_PONG:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Field numbers the scan reads (the unit test checks them against the descriptors). */
+enum {
+    SCAN_RPC_REQUEST_ID = 1,
+    SCAN_RPC_PLAYER_ID = 4,
+    SCAN_RPC_SESSION_ID = 5,
+    SCAN_RPC_FIRST_BODY = 10,
+    SCAN_REPLY_CODE = 1,
+    SCAN_REPLY_ERROR = 2,
+    SCAN_REPLY_PAYLOAD = 3,
+    SCAN_SERVER_REQUEST_ID = 1,
+    SCAN_SERVER_FIRST_BODY = 10,
+    SCAN_RESULT_ERROR = 1,
+};
+
+/*
+ * The frame passed frame_wire_vouch() as an RpcFrame first (so every field below is known,
+ * well-typed and at most once, and the generic checks hold); the reads after it only pick the
+ * values out and apply rules_rpc()'s rules for a reply and a push.
+ */
+int frame_scan_rpc(const uint8_t *payload, size_t len, const frame_limits_t *lim,
+                   frame_rpc_scan_t *out)
+{
+    memset(out, 0, sizeof *out);
+    if (frame_wire_vouch(&croupier__rpc_frame__descriptor, payload, len, lim) != 0)
+        return -EAGAIN;
+    frame_wire_reader_t r;
+    frame_wire_value_t f;
+    const uint8_t *body = NULL;
+    size_t body_len = 0;
+    frame_wire_init(&r, payload, len);
+    while (frame_wire_next(&r, &f) > 0) {
+        if (f.field == SCAN_RPC_REQUEST_ID) {
+            out->request_id = f.num;
+        } else if (f.field == SCAN_RPC_PLAYER_ID) {
+            out->player_id = f.num;
+            out->has_player_id = true;
+        } else if (f.field == SCAN_RPC_SESSION_ID) {
+            out->session_id = f.num;
+            out->has_session_id = true;
+        } else if (f.field >= SCAN_RPC_FIRST_BODY) {
+            out->body = f.field;
+            body = f.data;
+            body_len = f.len;
+        }
+    }
+    if (out->body == CROUPIER__RPC_FRAME__BODY_REPLY) {
+        if (out->request_id == 0)
+            return -EAGAIN;
+        bool ok = false;
+        frame_wire_init(&r, body, body_len);
+        while (frame_wire_next(&r, &f) > 0) {
+            if (f.field == SCAN_REPLY_CODE)
+                ok = f.num == CROUPIER__ERROR_CODE__OK;
+            else if (f.field == SCAN_REPLY_ERROR)
+                return -EAGAIN;
+            else if (f.field == SCAN_REPLY_PAYLOAD) {
+                out->msg = f.data;
+                out->msg_len = f.len;
+            }
+        }
+        if (!ok || out->msg == NULL)
+            return -EAGAIN;
+    } else if (out->body == CROUPIER__RPC_FRAME__BODY_PUSH) {
+        if (!out->has_player_id || out->player_id == 0)
+            return -EAGAIN;
+        out->msg = body;
+        out->msg_len = body_len;
+    } else {
+        return -EAGAIN;
+    }
+    const uint8_t *sub = NULL;
+    size_t sub_len = 0;
+    frame_wire_init(&r, out->msg, out->msg_len);
+    while (frame_wire_next(&r, &f) > 0) {
+        if (f.field == SCAN_SERVER_REQUEST_ID) {
+            out->msg_request_id = true;
+        } else if (f.field >= SCAN_SERVER_FIRST_BODY) {
+            out->msg_body = f.field;
+            sub = f.data;
+            sub_len = f.len;
+        }
+    }
+    if (!scan_plain_server_body(out->msg_body))
+        return -EAGAIN;
+    if (out->msg_body == CROUPIER__SERVER_MESSAGE__BODY_RESULT) {
+        frame_wire_init(&r, sub, sub_len);
+        while (frame_wire_next(&r, &f) > 0)
+            if (f.field == SCAN_RESULT_ERROR)
+                return -EAGAIN;
+    }
+    return 0;
+}
+
+int frame_write_prefixed(struct evbuffer *out, uint32_t field, uint64_t value, const uint8_t *msg,
+                         size_t len, const frame_limits_t *lim)
+{
+    lim = limits_or_default(lim);
+    if (len > 0 && msg == NULL)
+        return -EINVAL;
+    uint8_t head[FRAME_HEADER_SIZE + 20];
+    size_t n = FRAME_HEADER_SIZE;
+    if (field != 0) {
+        n += put_varint(head + n, (uint64_t)field << 3);
+        n += put_varint(head + n, value);
+    }
+    size_t size = n - FRAME_HEADER_SIZE + len;
+    if (size > lim->max_frame || size > UINT32_MAX)
+        return -EMSGSIZE;
+    frame_put_header(head, (uint32_t)size);
+    struct evbuffer_iovec iv;
+    if (evbuffer_reserve_space(out, (ev_ssize_t)(FRAME_HEADER_SIZE + size), &iv, 1) != 1 ||
+        iv.iov_len < FRAME_HEADER_SIZE + size)
+        return -ENOMEM;
+    memcpy(iv.iov_base, head, n);
+    if (len > 0)
+        memcpy((uint8_t *)iv.iov_base + n, msg, len);
+    iv.iov_len = FRAME_HEADER_SIZE + size;
+    if (evbuffer_commit_space(out, &iv, 1) != 0)
+        return -ENOMEM;
+    return 0;
+}

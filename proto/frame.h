@@ -226,4 +226,89 @@ int frame_wire_field(const uint8_t *msg, size_t len, uint32_t field, const uint8
 int frame_write_forward(struct evbuffer *out, const uint8_t *msg, size_t len, uint32_t field,
                         uint64_t value, const frame_limits_t *lim);
 
+/* ---- reading the wire format without decoding ------------------------------------------- */
+
+/*
+ * A bounds-checked reader of serialized protobuf: one field per frame_wire_next() call, no
+ * allocation, no schema. The reader never reads outside msg[0, len).
+ */
+typedef struct frame_wire_reader {
+    const uint8_t *p;
+    size_t len;
+    size_t pos; /* where the next field's tag starts */
+} frame_wire_reader_t;
+
+typedef struct frame_wire_value {
+    uint32_t field;      /* field number, 1 .. 2^29-1 */
+    uint8_t type;        /* wire type: 0 varint, 1 fixed64, 2 length-delimited, 5 fixed32 */
+    uint64_t num;        /* types 0, 1, 5: the value (fixed values little-endian); type 2: len */
+    const uint8_t *data; /* the value's bytes inside msg (type 2: without the length prefix) */
+    size_t len;          /* their number (type 0: the varint's length in bytes) */
+    size_t start;        /* offset of the field's tag: the field is msg[start, reader.pos) */
+} frame_wire_value_t;
+
+/* Starts reading the len bytes at msg (NULL with len 0 is an empty message). */
+void frame_wire_init(frame_wire_reader_t *r, const uint8_t *msg, size_t len);
+
+/*
+ * Reads the next field into *v. Returns 1 (a field), 0 (the end of the message) or -EINVAL
+ * (malformed: a truncated tag, varint or value, a varint of more than 10 bytes, field number 0
+ * or above 2^29-1, wire types 3, 4, 6, 7); after -EINVAL the reader stays at the bad field.
+ */
+int frame_wire_next(frame_wire_reader_t *r, frame_wire_value_t *v);
+
+/* Writes v as a varint at p (room for 10 bytes); returns the number of bytes written. */
+size_t frame_wire_put_varint(uint8_t *p, uint64_t v);
+
+/*
+ * Vouches for serialized bytes without unpacking them: returns 0 when frame_unpack(desc, msg,
+ * len, lim) would accept them (every generic check: structure, strings, enums, oneofs, cards,
+ * required fields, allocation budget), -EAGAIN when it cannot say so cheaply. -EAGAIN is not a
+ * refusal: decode the bytes to get the verdict and its reason. Only plainly encoded messages
+ * are vouched for: every field known to desc, with the wire type of its declared type (packed
+ * repeated fields are not), no singular field twice, at most one member per oneof, no varint
+ * of 10 bytes above 2^64-1, an estimated unpack size under half the budget. Allocates nothing.
+ */
+int frame_wire_vouch(const ProtobufCMessageDescriptor *desc, const uint8_t *msg, size_t len,
+                     const frame_limits_t *lim);
+
+/*
+ * What a relay needs of an rpc frame that carries a ServerMessage for a client, read without
+ * decoding the frame (frame_scan_rpc).
+ */
+typedef struct frame_rpc_scan {
+    uint64_t request_id;
+    uint64_t player_id; /* has_player_id: RpcFrame.player_id is set */
+    uint64_t session_id;
+    bool has_player_id, has_session_id;
+    uint32_t body;       /* a Croupier__RpcFrame__BodyCase: BODY_REPLY or BODY_PUSH */
+    const uint8_t *msg;  /* the ServerMessage's bytes (reply.payload or push), inside payload */
+    size_t msg_len;      /* their number */
+    uint32_t msg_body;   /* the ServerMessage's Croupier__ServerMessage__BodyCase */
+    bool msg_request_id; /* the ServerMessage sets its own request_id field */
+} frame_rpc_scan_t;
+
+/*
+ * The fast path of frame_unpack_rpc() for the frames a relay forwards. Returns 0 when payload
+ * is a reply with code OK, no error and a payload, or a push, whose ServerMessage has a body
+ * with no rules beyond the generic checks (LoginResult, Deal, Turn, TableClosing, GoAway,
+ * Pong, a Result without error), and frame_unpack_rpc(payload, len, lim) would accept the
+ * frame: *out says what the relay needs. Returns -EAGAIN for everything else (other bodies,
+ * error replies, unusual encodings, invalid frames): decode those with frame_unpack_rpc(),
+ * which gives the verdict and its reason. Allocates nothing; lim NULL means the defaults.
+ */
+int frame_scan_rpc(const uint8_t *payload, size_t len, const frame_limits_t *lim,
+                   frame_rpc_scan_t *out);
+
+/*
+ * Appends one frame holding the serialized message msg with the varint field `field` = value
+ * written in front of it (one reservation, two copies; field 0: msg alone). msg must not set
+ * the field itself (a later occurrence wins over an earlier one: use frame_write_forward()
+ * then). Returns 0,
+ * -EMSGSIZE (above lim->max_frame; lim NULL means the defaults) or -ENOMEM; nothing is
+ * written on failure. msg is not checked.
+ */
+int frame_write_prefixed(struct evbuffer *out, uint32_t field, uint64_t value, const uint8_t *msg,
+                         size_t len, const frame_limits_t *lim);
+
 #endif
