@@ -37,7 +37,9 @@
 #                         persistent")
 #   Drain bounds: GAME_BOUND (20 s; soak 60 s) for every engine but persistent, whose bound in
 #   the soak is DESIGN's 120 s with a 180 s grace period (short test: GAME_BOUND too, with the
-#   blackjack timers CROUPIER_BJ_BET_MS/_TURN_MS/_GAP_MS short like the test engine's rounds)
+#   blackjack timers CROUPIER_BJ_BET_MS/_TURN_MS/_GAP_MS short like the test engine's rounds);
+#   the traditional engine's is TRAD_BOUND (short test 45 s: a Guandan deal can take longer than
+#   20 s; soak GAME_BOUND)
 #   ROLLOUT_OUT           where the run's files go (default BUILD_DIR/e2e-rollout)
 set -u
 BUILD=$(cd "${1:?usage: rollout.sh BUILD_DIR [SOURCE_DIR]}" && pwd)
@@ -58,6 +60,7 @@ if [ "$SOAK" = 1 ]; then
     PLAY_BETWEEN=${PLAY_BETWEEN:-20}
     BJ_BOUND=${BJ_BOUND:-120}
     BJ_GRACE=${BJ_GRACE:-180}
+    TRAD_BOUND=${TRAD_BOUND:-$GAME_BOUND}
     export CROUPIER_BJ_BET_MS=${CROUPIER_BJ_BET_MS:-3000} CROUPIER_BJ_TURN_MS=${CROUPIER_BJ_TURN_MS:-5000}
     export CROUPIER_BJ_GAP_MS=${CROUPIER_BJ_GAP_MS:-1000}
 else
@@ -68,6 +71,8 @@ else
     PLAY_BETWEEN=${PLAY_BETWEEN:-2}
     BJ_BOUND=${BJ_BOUND:-$GAME_BOUND}
     BJ_GRACE=${BJ_GRACE:-$((BJ_BOUND + 10))}
+    # a Guandan deal (108 cards, every move a bot's) can outlast 20 s on the shared cores
+    TRAD_BOUND=${TRAD_BOUND:-45}
     export CROUPIER_BJ_BET_MS=${CROUPIER_BJ_BET_MS:-500} CROUPIER_BJ_TURN_MS=${CROUPIER_BJ_TURN_MS:-2000}
     export CROUPIER_BJ_GAP_MS=${CROUPIER_BJ_GAP_MS:-200}
 fi
@@ -79,7 +84,8 @@ declare -A ENGINE_GAMES=([test]=test [traditional]="doudizhu guandan" [holdem]=h
     [persistent]=blackjack)
 declare -A ENGINE_JOIN=([test]=traditional [traditional]=traditional [holdem]=holdem
     [persistent]=persistent)
-declare -A ENGINE_BOUND=([persistent]=$BJ_BOUND) ENGINE_GRACE=([persistent]=$BJ_GRACE)
+declare -A ENGINE_BOUND=([persistent]=$BJ_BOUND [traditional]=$TRAD_BOUND)
+declare -A ENGINE_GRACE=([persistent]=$BJ_GRACE)
 declare -A POD_ENGINE
 GATE_REPLICAS=${GATE_REPLICAS:-2}
 GATE_DRAIN_WINDOW_MS=${GATE_DRAIN_WINDOW_MS:-1000}
