@@ -7,13 +7,14 @@
  *      open-addressing map gives each new key a raw id. A successor that no set of distinct
  *      cards can produce (a fifth copy of a rank, a card already in a live suit's set, rank
  *      copies that do not fit the dead suits) is marked impossible. A six-card state's entries
- *      are the values of the seven cards, evaluated with holdem_cards_value() on a
- *      representative hand: the live suit's cards exactly, every other copy in a dead suit.
+ *      are the values of the seven cards: the flush of the live suit's set if one is left,
+ *      otherwise the evaluator's rank-only value of the rank counts (enum_key_value()).
  *   2. Merge, bottom-up: two six-card states with the same 52 values are one state; then two
  *      five-card states whose successors are the same merged states are one, and so on up.
  *   3. Lay out: the merged states level after level, each level in the order the exploration
  *      (cards in increasing order) first reached them; entries become row offsets (state * 52),
- *      impossible ones 0 (the root row: still inside the table).
+ *      impossible ones 0 (the root row: still inside the table). Six-card rows go to a uint16
+ *      value table: half the bytes of the level the enumeration visits most (18 M times).
  */
 #include "holdem_enum.h"
 

@@ -4,19 +4,20 @@
  *
  * A state stands for a partial hand of k = 0..6 cards, reduced to what can still matter for
  * the seven-card value: the 13 rank counts and, for each of the four real suits, either "dead"
- * (it can no longer reach five cards: count + (7 - k) < 5) or its 13-bit rank set. Adding a card
- * to a state is one read of a flat uint32 table: entry [state + card] holds the next state
- * (its row's first entry, a multiple of 52) for partial hands of 0..5 cards, and for a
- * six-card state the final value of the seven cards, exactly what holdem_cards_value() gives.
- * The builder then merges states whose rows are identical (bottom-up, so two states merge when
- * every completion of them gets the same value) and numbers the survivors in the order the
- * nested loops c1 < c2 < ... < c7 first reach them, so that an enumeration walks the table
- * mostly forward.
+ * (it can no longer reach five cards: count + (7 - k) < 5) or its 13-bit rank set. Real suit
+ * labels are kept, so adding a card to a state is one read: entry [state + card] of a flat
+ * uint32 table holds the next state (its row's first entry, a multiple of 52) for partial hands
+ * of 0..5 cards; for a six-card state, entry [state + card] of a uint16 table holds the value of
+ * the seven cards, exactly what holdem_cards_value() gives. The builder merges states whose rows
+ * are identical (bottom-up, so two states merge when every completion gets the same value) and
+ * numbers them level by level in the order an exploration with cards in increasing order first
+ * reaches them. Result: 612,977 states explored, 546,082 after merging (260,534 of 0..5 cards,
+ * 285,548 of six cards), 52 MiB + 28 MiB = 80 MiB, built in about 2.3 s of one core.
  *
  * Use: for an enumeration of many hands sharing prefixes (every hand of a deck, every board for
  * given hole cards), where a hand costs one table read per card added and the seventh read is
  * the value. For hands in random order use holdem_cards_value() (holdem_eval.h): this table is
- * tens of MiB, so a random hand costs up to seven cache misses.
+ * 80 MiB, so a random hand costs up to seven cache misses.
  *
  * Any order of the same distinct cards reaches the same state and value. A repeated card (or a
  * fifth copy of a rank) is the caller's error: it gives a meaningless state or value, but every
@@ -42,7 +43,7 @@ typedef struct holdem_enum {
 } holdem_enum_t;
 
 /*
- * Builds the table (about a second on one core, tens of MiB). Returns the evaluator, owned by
+ * Builds the tables (about 2.3 s on one core, 80 MiB). Returns the evaluator, owned by
  * the caller (free it with holdem_enum_destroy()), or NULL when memory runs out.
  */
 holdem_enum_t *holdem_enum_create(void);

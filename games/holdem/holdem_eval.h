@@ -25,6 +25,9 @@
  * displacements + 102 KiB of values), and rebuilds the flush suit's ranks from the cards in
  * the rare flush case. All tables are generated at build time by holdem_eval_gen.c; nothing
  * generated is stored in the source tree.
+ *
+ * For enumerations (many hands sharing their first cards) holdem_enum.h has a card-by-card
+ * state machine: one table read per card, but an 80 MiB table built at run time.
  */
 #ifndef CROUPIER_HOLDEM_EVAL_H
 #define CROUPIER_HOLDEM_EVAL_H
