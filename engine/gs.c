@@ -643,9 +643,18 @@ static void gs_link_request(gs_link_t *l, Croupier__RpcFrame *in, gs_req_kind_t 
     /* Pushes follow the player's last request. A PlayerGone is not one: the gateway the player
      * left sends it when it frees the old connection, which can be after the player already
      * resumed through another gateway; re-routing then would send every later push to a link
-     * without that player (the client waits for events that never come). */
-    if (kind != GS_REQ_PLAYER_GONE)
+     * without that player (the client waits for events that never come). Such a late
+     * PlayerGone is dropped: the player is back, and a desk told it is gone would let trustee
+     * play its turns at bot speed (its own move then finds the turn gone). */
+    uint64_t cur_link;
+    if (kind == GS_REQ_PLAYER_GONE) {
+        if (u64map_get(gs->player_link, player, &cur_link) && cur_link != l->id) {
+            frame_free_rpc(in);
+            return;
+        }
+    } else {
         u64map_put(gs->player_link, player, l->id);
+    }
     int64_t deadline = in->has_deadline_unix_ms ? (int64_t)in->deadline_unix_ms : 0;
     /* Retries of an action are recognised by the id the CLIENT gave it, which stays the same
      * through any gateway (a retry after a reconnect comes with a new session and a new rpc

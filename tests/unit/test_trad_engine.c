@@ -1072,6 +1072,49 @@ START_TEST(test_guandan_snapshot_has_level_team_levels_and_tribute_step)
 }
 END_TEST
 
+/*
+ * A player who resumed through another gateway is not "gone" when the gateway it left reports
+ * its old connection gone afterwards (it frees it late): trustee would otherwise play its turns
+ * at bot speed and its own move would find the turn gone (NOT_YOUR_TURN).
+ */
+START_TEST(test_late_player_gone_from_the_old_gateway_leaves_a_resumed_player_connected)
+{
+    env_t e;
+    char *env[] = {"CROUPIER_TRAD_TURN_MS=20000", "CROUPIER_TRAD_BOT_MS=50",
+                   "CROUPIER_TRAD_BOT_FILL_MS=0", "CROUPIER_TRAD_HOUSE=house-t", NULL};
+    env_start(&e, "30", "doudizhu", env);
+    wallet_set(&e, "house-t", 100000);
+    wallet_set(&e, "7801", 1000);
+    rpcc_t *old_gw = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    rpcc_t *new_gw = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    ck_assert_ptr_nonnull(old_gw);
+    ck_assert_ptr_nonnull(new_gw);
+    int seat = -1;
+    ck_assert_int_eq(join(old_gw, 7801, "doudizhu", 1, &seat), CROUPIER__ERROR_CODE__OK);
+    frame_free_rpc(snapshot_of(new_gw, 7801)); /* resumed through the new gateway */
+    Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+    Croupier__PlayerGone pg = CROUPIER__PLAYER_GONE__INIT;
+    f.has_player_id = true;
+    f.player_id = 7801;
+    f.body_case = CROUPIER__RPC_FRAME__BODY_PLAYER_GONE;
+    f.player_gone = &pg;
+    ck_assert_int_eq(rpcc_send(old_gw, &f), 0);
+    /* Server bots fill the table and move in 50 ms; the human's turn, once it comes, waits
+     * its 20 s (a seat taken for gone would be played by trustee after 50 ms). */
+    ts_sleep_ms(3000);
+    Croupier__RpcFrame *r = snapshot_of(new_gw, 7801);
+    const Croupier__Snapshot *sn = r->reply->payload->snapshot;
+    ck_assert_ptr_nonnull(sn->round_id);
+    ck_assert(sn->has_turn_seat);
+    ck_assert_int_eq(sn->turn_seat, seat);
+    ck_assert_msg(sn->time_left_ms > 10000, "the turn has %u ms left", sn->time_left_ms);
+    frame_free_rpc(r);
+    rpcc_close(old_gw);
+    rpcc_close(new_gw);
+    env_stop(&e);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("trad_engine");
@@ -1092,6 +1135,8 @@ int main(void)
     tc = tcase_create("guandan_snapshot");
     tcase_set_timeout(tc, 150);
     tcase_add_test(tc, test_guandan_snapshot_has_level_team_levels_and_tribute_step);
+    tcase_add_test(tc,
+                   test_late_player_gone_from_the_old_gateway_leaves_a_resumed_player_connected);
     suite_add_tcase(s, tc);
     tc = tcase_create("drain_bound");
     tcase_set_timeout(tc, 60);
