@@ -63,10 +63,41 @@ static void fuzz_roundtrip(const FUZZ_TYPE *m)
     FUZZ_FREE(again);
 }
 
+#ifdef FUZZ_SCAN
+/* The relay's fast path (frame_scan_rpc) may only take frames the decoder accepts, and must
+ * read the same values from them. */
+static void fuzz_scan(const uint8_t *data, size_t size, const FUZZ_TYPE *m)
+{
+    frame_rpc_scan_t s;
+    frame_error_t none = {0};
+    if (frame_scan_rpc(data, size, &fuzz_limits, &s) != 0)
+        return;
+    if (m == NULL)
+        fuzz_die("scanned a frame the decoder refuses", &none);
+    const Croupier__ServerMessage *sm =
+        m->body_case == CROUPIER__RPC_FRAME__BODY_PUSH
+            ? m->push
+            : (m->body_case == CROUPIER__RPC_FRAME__BODY_REPLY ? m->reply->payload : NULL);
+    if (sm == NULL || s.body != (uint32_t)m->body_case || s.request_id != m->request_id ||
+        s.has_player_id != (bool)m->has_player_id || s.player_id != m->player_id ||
+        s.has_session_id != (bool)m->has_session_id || s.session_id != m->session_id ||
+        s.msg_body != (uint32_t)sm->body_case || s.msg_request_id != (bool)sm->has_request_id ||
+        s.msg < data || s.msg + s.msg_len > data + size)
+        fuzz_die("scan differs from the decoder", &none);
+    Croupier__ServerMessage *again = frame_unpack_server(s.msg, s.msg_len, &fuzz_limits, NULL);
+    if (again == NULL)
+        fuzz_die("scanned ServerMessage does not decode", &none);
+    frame_free_server(again);
+}
+#endif
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     frame_error_t err;
     FUZZ_TYPE *m = FUZZ_UNPACK(data, size, &fuzz_limits, &err);
+#ifdef FUZZ_SCAN
+    fuzz_scan(data, size, m);
+#endif
     if (m != NULL) {
         fuzz_roundtrip(m);
         FUZZ_FREE(m);

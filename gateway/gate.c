@@ -119,22 +119,22 @@ struct gate_req {
     Croupier__ClientMessage *msg; /* the client's message (action / resume bodies); owned */
     int engine;
     int64_t stake;
-    char game[48];
-    gate_seat_t target; /* where the request goes (seat) */
-    bool have_target;
+    bool have_target; /* target is set */
     int ntried;
     gate_link_t *link; /* queued on or pending at */
     bool sent;
     int attempts;
     int last_code;
     bool waiting_retry;
-    struct event *timer;   /* the deadline, or the next retry when earlier: &timer_ev */
-    struct event timer_ev; /* embedded: no allocation per request */
-    size_t action_len;     /* > 0: the client's Action bytes are in action (forwarded as is) */
+    struct event *timer; /* the deadline, or the next retry when earlier: &timer_ev */
+    size_t action_len;   /* > 0: the client's Action bytes are in action (forwarded as is) */
 
     /* Not cleared when a record is reused (gate_req_new): each is read only after it is set. */
-    gate_seat_t from;  /* reseat: the closing seat (set when reseat is) */
-    char tried[4][80]; /* servers that refused a join with DRAINING/UNAVAILABLE (ntried) */
+    struct event timer_ev; /* embedded, assigned once per record (no allocation per request) */
+    gate_seat_t target;    /* where the request goes (seat): set when have_target is */
+    char game[48];         /* joins: the game asked for (set for every join) */
+    gate_seat_t from;      /* reseat: the closing seat (set when reseat is) */
+    char tried[4][80];     /* servers that refused a join with DRAINING/UNAVAILABLE (ntried) */
     uint8_t action[GATE_ACTION_FWD_MAX]; /* action_len bytes */
 };
 
@@ -184,8 +184,17 @@ struct gate {
      * rpc link accepts through unchanged (max_string at least the link's). */
     uint32_t fid_reply, fid_payload, fid_push, fid_request_id;
     uint32_t fid_client_action, fid_action; /* ClientMessage.action, RpcFrame.action */
+    frame_scratch_t scratch; /* the client message being read (gate_conn_read_frames) */
     bool forward_action;
     bool forward;
+
+    /* The clocks as read once at the start of a client read callback: the requests it makes
+     * take their time from them (microseconds apart) instead of reading the clocks per frame
+     * (gate_now_mono / gate_now_wall; rx_clock is true only while the callback runs). */
+    bool rx_clock;
+    int64_t rx_mono_ms, rx_wall_ms;
+    /* libevent common timeouts of each request kind's budget (gate_req_arm); NULL: none. */
+    const struct timeval *budget_tv[GATE_REQ_KINDS];
 };
 
 enum {
@@ -249,6 +258,17 @@ static bool gate_games_has(const char *list, const char *game)
         p = comma + 1;
     }
     return false;
+}
+
+/* Monotonic and wall-clock milliseconds: the read callback's reading while one runs. */
+static int64_t gate_now_mono(const gate_t *g)
+{
+    return g->rx_clock ? g->rx_mono_ms : clock_mono_ms();
+}
+
+static int64_t gate_now_wall(const gate_t *g)
+{
+    return g->rx_clock ? g->rx_wall_ms : clock_wall_ms();
 }
 
 static uint64_t gate_next_rid(gate_t *g)
@@ -885,7 +905,7 @@ static void gate_link_timer_cb(evutil_socket_t fd, short what, void *arg)
         gate_link_fail(l, "hello timeout");
         return;
     }
-    int64_t now = clock_mono_ms();
+    int64_t now = gate_now_mono(g);
     if (now - l->last_pong_ms > 3 * g->cfg.link_ping_ms) {
         gate_link_fail(l, "heartbeat missed");
         return;
@@ -1232,12 +1252,15 @@ static void gate_req_fail(gate_req_t *r, int code, const char *message)
     gate_req_free(r);
 }
 
+static void gate_req_arm(gate_req_t *r, int64_t at_mono, int64_t now);
+
 static void gate_req_timer_cb(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
     gate_req_t *r = arg;
-    if (clock_mono_ms() >= r->deadline_mono) {
+    int64_t now = clock_mono_ms();
+    if (now >= r->deadline_mono) {
         char msg[96];
         snprintf(msg, sizeof msg, "budget spent after %d attempt(s)%s%s", r->attempts,
                  r->last_code ? ", last error " : "",
@@ -1248,15 +1271,26 @@ static void gate_req_timer_cb(evutil_socket_t fd, short what, void *arg)
     if (r->waiting_retry) {
         r->waiting_retry = false;
         gate_req_dispatch(r);
+        return;
     }
+    /* Early by the difference between libevent's cached time and this clock: wait the rest. */
+    gate_req_arm(r, r->deadline_mono, now);
 }
 
-/* Arms the request's timer for at_mono; now is the monotonic clock read by the caller. */
+/*
+ * Arms the request's timer for at_mono; now is the monotonic clock read by the caller. A whole
+ * budget (a request's first dispatch) goes on libevent's common timeout queue of its kind: an
+ * O(1) add and remove instead of the timer heap, since all of them have the same duration.
+ */
 static void gate_req_arm(gate_req_t *r, int64_t at_mono, int64_t now)
 {
     int64_t ms = at_mono - now;
     if (ms < 0)
         ms = 0;
+    if (ms == r->g->cfg.budget_ms[r->kind] && r->g->budget_tv[r->kind] != NULL) {
+        evtimer_add(r->timer, r->g->budget_tv[r->kind]);
+        return;
+    }
     struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)((ms % 1000) * 1000)};
     evtimer_add(r->timer, &tv);
 }
@@ -1361,9 +1395,10 @@ static gate_req_t *gate_req_new(gate_t *g, gate_req_kind_t kind, uint64_t player
     if (r != NULL) {
         g->req_free = r->q.tqe_next;
         g->nreq_free--;
-        memset(r, 0, offsetof(gate_req_t, from));
+        memset(r, 0, offsetof(gate_req_t, timer_ev));
     } else {
         r = xcalloc(1, sizeof *r);
+        evtimer_assign(&r->timer_ev, g->base, gate_req_timer_cb, r);
     }
     r->g = g;
     r->kind = kind;
@@ -1373,9 +1408,8 @@ static gate_req_t *gate_req_new(gate_t *g, gate_req_kind_t kind, uint64_t player
     r->session = session != 0 ? session : (((uint64_t)arc4random() << 32 | arc4random()) | 1);
     r->rid = gate_next_rid(g);
     int budget = g->cfg.budget_ms[kind];
-    r->deadline_mono = clock_mono_ms() + budget;
-    r->deadline_wall = clock_wall_ms() + budget;
-    evtimer_assign(&r->timer_ev, g->base, gate_req_timer_cb, r);
+    r->deadline_mono = gate_now_mono(g) + budget;
+    r->deadline_wall = gate_now_wall(g) + budget;
     r->timer = &r->timer_ev;
     LIST_INSERT_HEAD(&g->reqs, r, live);
     return r;
@@ -1869,8 +1903,20 @@ static void gate_client_dispatch(gate_conn_t *c, gate_req_t *r)
     gate_req_dispatch(r);
 }
 
+/*
+ * Whether a request keeps the client's message after gate_client_request() (r->msg): a resume
+ * (its body is sent, maybe after retries) and an action whose bytes are not forwarded. Only
+ * those are decoded on the heap; every other message lives in the read loop's scratch.
+ */
+static bool gate_msg_kept(int body_case, size_t act_len)
+{
+    return body_case == CROUPIER__CLIENT_MESSAGE__BODY_RESUME ||
+           (body_case == CROUPIER__CLIENT_MESSAGE__BODY_ACTION && act_len == 0);
+}
+
 /* A client request that needs a game server. act/act_len: the Action's bytes inside the
- * client's frame (NULL for other kinds, or when they cannot be forwarded as they are). */
+ * client's frame (NULL for other kinds, or when they cannot be forwarded as they are). m may
+ * live in the read loop's scratch: it is freed here unless gate_msg_kept() says otherwise. */
 static void gate_client_request(gate_conn_t *c, Croupier__ClientMessage *m, gate_req_kind_t kind,
                                 const uint8_t *act, size_t act_len)
 {
@@ -1913,7 +1959,12 @@ static void gate_client_request(gate_conn_t *c, Croupier__ClientMessage *m, gate
             return;
         }
     }
-    if (!c->seat_known && gate_seat_lookup(g, c, m->request_id, r) == 0)
+    if (!gate_msg_kept(m->body_case, r->action_len)) {
+        r->msg = NULL;
+        frame_free_client(m);
+        m = NULL;
+    }
+    if (!c->seat_known && gate_seat_lookup(g, c, r->client_rid, r) == 0)
         return; /* dispatched when the seat is known */
     gate_client_dispatch(c, r);
 }
@@ -2262,7 +2313,7 @@ static void gate_client_ping(gate_conn_t *c, const Croupier__ClientMessage *m)
 static bool gate_conn_take_token(gate_conn_t *c)
 {
     gate_t *g = c->g;
-    int64_t now = clock_mono_ms();
+    int64_t now = gate_now_mono(g);
     c->tokens += (double)(now - c->tokens_ms) * g->cfg.rate_per_s / 1000.0;
     c->tokens_ms = now;
     if (c->tokens > g->cfg.rate_burst)
@@ -2292,6 +2343,9 @@ static void gate_conn_bad_frame(gate_conn_t *c, const frame_error_t *err)
     gate_conn_close(c, "bad_frame");
 }
 
+static void gate_conn_read_frames(gate_conn_t *c, struct evbuffer *in);
+
+/* Reads the clocks once for the frames of this read (see gate_t.rx_clock). */
 static void gate_conn_read_cb(struct bufferevent *bev, void *arg)
 {
     gate_conn_t *c = arg;
@@ -2301,7 +2355,22 @@ static void gate_conn_read_cb(struct bufferevent *bev, void *arg)
         evbuffer_drain(in, evbuffer_get_length(in));
         return;
     }
-    c->last_rx_ms = clock_mono_ms();
+    bool saved = g->rx_clock;
+    int64_t saved_mono = g->rx_mono_ms, saved_wall = g->rx_wall_ms;
+    g->rx_mono_ms = clock_mono_ms();
+    g->rx_wall_ms = clock_wall_ms();
+    g->rx_clock = true;
+    c->last_rx_ms = g->rx_mono_ms;
+    gate_conn_read_frames(c, in);
+    g->rx_clock = saved;
+    g->rx_mono_ms = saved_mono;
+    g->rx_wall_ms = saved_wall;
+}
+
+/* The frames of one read callback, one at a time (the connection may close on the way). */
+static void gate_conn_read_frames(gate_conn_t *c, struct evbuffer *in)
+{
+    gate_t *g = c->g;
     while (!c->closing) {
         /* frame_read_client() in steps, so that an Action's bytes can be taken from the frame
          * for forwarding before it is consumed. */
@@ -2319,7 +2388,10 @@ static void gate_conn_read_cb(struct bufferevent *bev, void *arg)
             gate_conn_bad_frame(c, &err);
             return;
         }
-        Croupier__ClientMessage *m = frame_unpack_client(payload, len, &g->lim, &err);
+        /* Decoded into the scratch (no malloc): every path below frees it before the next
+         * frame, except the requests that keep their message, decoded again on the heap. */
+        Croupier__ClientMessage *m =
+            frame_unpack_client_scratch(payload, len, &g->lim, &err, &g->scratch);
         const uint8_t *act = NULL;
         size_t act_len = 0;
         uint8_t act_buf[GATE_ACTION_FWD_MAX];
@@ -2332,6 +2404,10 @@ static void gate_conn_read_cb(struct bufferevent *bev, void *arg)
         } else {
             act = NULL;
             act_len = 0;
+        }
+        if (m != NULL && gate_msg_kept(m->body_case, act_len)) {
+            frame_free_client(m);
+            m = frame_unpack_client(payload, len, &g->lim, &err);
         }
         frame_consume(in, len);
         if (m == NULL) {
@@ -2788,6 +2864,10 @@ int gate_create(const gate_config_t *cfg, gate_t **out)
     TAILQ_INIT(&g->dirty_conns);
     TAILQ_INIT(&g->dirty_links);
     g->flush_ev = event_new(g->base, -1, 0, gate_flush_cb, g);
+    for (int k = 0; k < GATE_REQ_KINDS; k++) {
+        struct timeval tv = {g->cfg.budget_ms[k] / 1000, (g->cfg.budget_ms[k] % 1000) * 1000};
+        g->budget_tv[k] = event_base_init_common_timeout(g->base, &tv);
+    }
     g->conn_by_id = u64map_create();
     g->conn_by_player = u64map_create();
     g->next_rid = ((uint64_t)arc4random() << 32 | arc4random()) & ~0xffffffULL;

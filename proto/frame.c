@@ -202,6 +202,7 @@ const char *frame_error_code_name(int code)
 typedef struct arena_block {
     struct arena_block *next; /* the blocks after the first (first block: all others) */
     size_t cap, used;
+    bool heap; /* from malloc (false: a caller's frame_scratch_t) */
     /* then the data, aligned for any type */
 } arena_block_t;
 
@@ -215,9 +216,12 @@ typedef struct budget {
     size_t left;
     size_t used;
     bool exhausted;
-    arena_block_t *first; /* NULL until the first allocation */
-    arena_block_t *cur;   /* the block allocations come from */
+    arena_block_t *first;     /* NULL until the first allocation */
+    arena_block_t *cur;       /* the block allocations come from */
+    frame_scratch_t *scratch; /* the first block's memory when not NULL */
 } budget_t;
+
+_Static_assert(sizeof(frame_scratch_t) > 256, "frame_scratch_t holds a first block");
 
 static arena_block_t *arena_block_new(size_t data)
 {
@@ -227,6 +231,18 @@ static arena_block_t *arena_block_new(size_t data)
     blk->next = NULL;
     blk->cap = data;
     blk->used = 0;
+    blk->heap = true;
+    return blk;
+}
+
+/* The first block of an arena in a caller's scratch memory. */
+static arena_block_t *arena_block_scratch(frame_scratch_t *s)
+{
+    arena_block_t *blk = (arena_block_t *)(void *)s->mem;
+    blk->next = NULL;
+    blk->cap = sizeof s->mem - ARENA_HEADER;
+    blk->used = 0;
+    blk->heap = false;
     return blk;
 }
 
@@ -234,7 +250,8 @@ static void arena_release(arena_block_t *first)
 {
     while (first != NULL) {
         arena_block_t *next = first->next;
-        free(first);
+        if (first->heap)
+            free(first);
         first = next;
     }
 }
@@ -254,7 +271,10 @@ static void *budget_alloc(void *data, size_t size)
         size_t cap = b->first == NULL ? ARENA_FIRST : ARENA_MORE;
         if (need > cap)
             cap = need;
-        blk = arena_block_new(cap);
+        if (b->first == NULL && b->scratch != NULL && need <= sizeof b->scratch->mem - ARENA_HEADER)
+            blk = arena_block_scratch(b->scratch);
+        else
+            blk = arena_block_new(cap);
         if (blk == NULL)
             return NULL;
         if (b->first == NULL) {
@@ -1017,7 +1037,8 @@ int frame_pack_rpc(struct evbuffer *out, const Croupier__RpcFrame *m, const fram
  */
 static ProtobufCMessage *unpack_checked(const ProtobufCMessageDescriptor *desc,
                                         const uint8_t *payload, size_t len,
-                                        const frame_limits_t *lim, frame_error_t *err, bool rules)
+                                        const frame_limits_t *lim, frame_error_t *err, bool rules,
+                                        frame_scratch_t *scratch)
 {
     lim = limits_or_default(lim);
     error_reset(err);
@@ -1034,7 +1055,7 @@ static ProtobufCMessage *unpack_checked(const ProtobufCMessageDescriptor *desc,
     if (wire_check(desc, payload, len, &root, 0, lim, err) < 0)
         return NULL;
 
-    budget_t b = {.left = lim->budget_floor, .used = 0, .exhausted = false, NULL, NULL};
+    budget_t b = {.left = lim->budget_floor, .used = 0, .exhausted = false, NULL, NULL, scratch};
     if (lim->budget_factor > 0 && len > (SIZE_MAX - b.left) / lim->budget_factor)
         b.left = SIZE_MAX;
     else
@@ -1076,7 +1097,7 @@ static ProtobufCMessage *unpack_checked(const ProtobufCMessageDescriptor *desc,
 ProtobufCMessage *frame_unpack(const ProtobufCMessageDescriptor *desc, const uint8_t *payload,
                                size_t len, const frame_limits_t *lim, frame_error_t *err)
 {
-    return unpack_checked(desc, payload, len, lim, err, false);
+    return unpack_checked(desc, payload, len, lim, err, false, NULL);
 }
 
 void frame_free(ProtobufCMessage *m)
@@ -1089,21 +1110,29 @@ Croupier__ClientMessage *frame_unpack_client(const uint8_t *payload, size_t len,
                                              const frame_limits_t *lim, frame_error_t *err)
 {
     return (Croupier__ClientMessage *)unpack_checked(&croupier__client_message__descriptor, payload,
-                                                     len, lim, err, true);
+                                                     len, lim, err, true, NULL);
 }
 
 Croupier__ServerMessage *frame_unpack_server(const uint8_t *payload, size_t len,
                                              const frame_limits_t *lim, frame_error_t *err)
 {
     return (Croupier__ServerMessage *)unpack_checked(&croupier__server_message__descriptor, payload,
-                                                     len, lim, err, true);
+                                                     len, lim, err, true, NULL);
 }
 
 Croupier__RpcFrame *frame_unpack_rpc(const uint8_t *payload, size_t len, const frame_limits_t *lim,
                                      frame_error_t *err)
 {
     return (Croupier__RpcFrame *)unpack_checked(&croupier__rpc_frame__descriptor, payload, len, lim,
-                                                err, true);
+                                                err, true, NULL);
+}
+
+Croupier__ClientMessage *frame_unpack_client_scratch(const uint8_t *payload, size_t len,
+                                                     const frame_limits_t *lim, frame_error_t *err,
+                                                     frame_scratch_t *scratch)
+{
+    return (Croupier__ClientMessage *)unpack_checked(&croupier__client_message__descriptor, payload,
+                                                     len, lim, err, true, scratch);
 }
 
 void frame_free_client(Croupier__ClientMessage *m)
@@ -1177,7 +1206,7 @@ static frame_result_t read_one(struct evbuffer *in, const frame_limits_t *lim,
     }
     if (r != FRAME_OK)
         return r;
-    ProtobufCMessage *m = unpack_checked(desc, payload, len, lim, err, true);
+    ProtobufCMessage *m = unpack_checked(desc, payload, len, lim, err, true, NULL);
     frame_consume(in, len);
     if (m == NULL)
         return FRAME_MALFORMED;
@@ -1369,13 +1398,16 @@ void frame_wire_init(frame_wire_reader_t *r, const uint8_t *msg, size_t len)
     r->pos = 0;
 }
 
-int frame_wire_next(frame_wire_reader_t *r, frame_wire_value_t *v)
+/* frame_wire_next(), inlined into the vouch and the scan (the relay's hot path). */
+static inline int wire_read(frame_wire_reader_t *r, frame_wire_value_t *v)
 {
     if (r->pos >= r->len)
         return 0;
     size_t pos = r->pos;
     uint64_t tag, n;
-    if (!wire_varint(r->p, r->len, &pos, &tag))
+    if (r->p[pos] < 0x80)
+        tag = r->p[pos++]; /* fields 1-15: one-byte tags */
+    else if (!wire_varint(r->p, r->len, &pos, &tag))
         return -EINVAL;
     uint64_t id = tag >> 3;
     unsigned type = (unsigned)(tag & 7);
@@ -1417,6 +1449,11 @@ int frame_wire_next(frame_wire_reader_t *r, frame_wire_value_t *v)
     v->start = r->pos;
     r->pos = pos;
     return 1;
+}
+
+int frame_wire_next(frame_wire_reader_t *r, frame_wire_value_t *v)
+{
+    return wire_read(r, v);
 }
 
 size_t frame_wire_put_varint(uint8_t *p, uint64_t v)
@@ -1472,7 +1509,7 @@ static bool vouch_message(const ProtobufCMessageDescriptor *d, const uint8_t *p,
     frame_wire_value_t f;
     int rc;
     frame_wire_init(&r, p, len);
-    while ((rc = frame_wire_next(&r, &f)) > 0) {
+    while ((rc = wire_read(&r, &f)) > 0) {
         const ProtobufCFieldDescriptor *fd = protobuf_c_message_descriptor_get_field(d, f.field);
         if (fd == NULL || f.type != wire_type_of(fd->type))
             return false;
@@ -1597,7 +1634,7 @@ int frame_scan_rpc(const uint8_t *payload, size_t len, const frame_limits_t *lim
     const uint8_t *body = NULL;
     size_t body_len = 0;
     frame_wire_init(&r, payload, len);
-    while (frame_wire_next(&r, &f) > 0) {
+    while (wire_read(&r, &f) > 0) {
         if (f.field == SCAN_RPC_REQUEST_ID) {
             out->request_id = f.num;
         } else if (f.field == SCAN_RPC_PLAYER_ID) {
@@ -1617,7 +1654,7 @@ int frame_scan_rpc(const uint8_t *payload, size_t len, const frame_limits_t *lim
             return -EAGAIN;
         bool ok = false;
         frame_wire_init(&r, body, body_len);
-        while (frame_wire_next(&r, &f) > 0) {
+        while (wire_read(&r, &f) > 0) {
             if (f.field == SCAN_REPLY_CODE)
                 ok = f.num == CROUPIER__ERROR_CODE__OK;
             else if (f.field == SCAN_REPLY_ERROR)
@@ -1640,7 +1677,7 @@ int frame_scan_rpc(const uint8_t *payload, size_t len, const frame_limits_t *lim
     const uint8_t *sub = NULL;
     size_t sub_len = 0;
     frame_wire_init(&r, out->msg, out->msg_len);
-    while (frame_wire_next(&r, &f) > 0) {
+    while (wire_read(&r, &f) > 0) {
         if (f.field == SCAN_SERVER_REQUEST_ID) {
             out->msg_request_id = true;
         } else if (f.field >= SCAN_SERVER_FIRST_BODY) {
@@ -1653,7 +1690,7 @@ int frame_scan_rpc(const uint8_t *payload, size_t len, const frame_limits_t *lim
         return -EAGAIN;
     if (out->msg_body == CROUPIER__SERVER_MESSAGE__BODY_RESULT) {
         frame_wire_init(&r, sub, sub_len);
-        while (frame_wire_next(&r, &f) > 0)
+        while (wire_read(&r, &f) > 0)
             if (f.field == SCAN_RESULT_ERROR)
                 return -EAGAIN;
     }

@@ -144,6 +144,21 @@ Croupier__ServerMessage *frame_unpack_server(const uint8_t *payload, size_t len,
 Croupier__RpcFrame *frame_unpack_rpc(const uint8_t *payload, size_t len, const frame_limits_t *lim,
                                      frame_error_t *err);
 
+/*
+ * Caller-owned memory for the first block of one decoded message, so that a small message
+ * costs no malloc/free: frame_unpack_client_scratch() decodes as frame_unpack_client() (same
+ * checks, same verdicts), with the message in scratch when it fits (larger ones spill to the
+ * heap). Free the message with frame_free_client() as usual (it frees only what is on the
+ * heap), before scratch is used again or goes away: scratch holds one message at a time.
+ */
+typedef struct frame_scratch {
+    _Alignas(16) uint8_t mem[1024];
+} frame_scratch_t;
+
+Croupier__ClientMessage *frame_unpack_client_scratch(const uint8_t *payload, size_t len,
+                                                     const frame_limits_t *lim, frame_error_t *err,
+                                                     frame_scratch_t *scratch);
+
 /* Frees a decoded message with the allocator it was made with. NULL is a no-op. */
 void frame_free_client(Croupier__ClientMessage *m);
 void frame_free_server(Croupier__ServerMessage *m);

@@ -1536,6 +1536,65 @@ START_TEST(test_prefixed_request_id_in_front_decodes_as_the_answer)
 }
 END_TEST
 
+/* A client sample decoded into a scratch and on the heap: the same message. */
+static void scratch_one(void *arg, const char *name, const Croupier__ClientMessage *sample)
+{
+    frame_scratch_t *scratch = arg;
+    size_t n = raw_pack(&sample->base, big);
+    frame_error_t err;
+    Croupier__ClientMessage *a = frame_unpack_client_scratch(big, n, NULL, &err, scratch);
+    ck_assert_msg(a != NULL, "%s: %s", name, err.detail);
+    Croupier__ClientMessage *b = frame_unpack_client(big, n, NULL, &err);
+    ck_assert_msg(b != NULL, "%s: %s", name, err.detail);
+    size_t la, lb;
+    uint8_t *pa = canonical(&a->base, &la), *pb = canonical(&b->base, &lb);
+    ck_assert_msg(la == lb && memcmp(pa, pb, la) == 0, "%s: scratch decode differs", name);
+    free(pa);
+    free(pb);
+    frame_free_client(a);
+    frame_free_client(b);
+}
+
+START_TEST(test_scratch_decode_gives_the_same_messages_and_verdicts)
+{
+    frame_scratch_t *scratch = malloc(sizeof *scratch);
+    ck_assert_int_gt(samples_client(scratch_one, scratch), 0);
+
+    /* A message larger than the scratch spills to the heap (freed by frame_free_client). */
+    Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
+    Croupier__Login login = CROUPIER__LOGIN__INIT;
+    char token[3000];
+    memset(token, 'x', sizeof token - 1);
+    token[sizeof token - 1] = '\0';
+    login.token = token;
+    m.request_id = 1;
+    m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_LOGIN;
+    m.login = &login;
+    size_t n = raw_pack(&m.base, big);
+    frame_error_t err;
+    Croupier__ClientMessage *got = frame_unpack_client_scratch(big, n, NULL, &err, scratch);
+    ck_assert_msg(got != NULL, "%s", err.detail);
+    ck_assert_str_eq(got->login->token, token);
+    frame_free_client(got);
+
+    /* Refusals are the same, with the same reasons. */
+    const uint8_t junk[] = {0x08, 0x01, 0x52, 0x05, 0x01};
+    frame_error_t e2;
+    ck_assert_ptr_null(frame_unpack_client_scratch(junk, sizeof junk, NULL, &err, scratch));
+    ck_assert_ptr_null(frame_unpack_client(junk, sizeof junk, NULL, &e2));
+    ck_assert_int_eq(err.code, e2.code);
+    ck_assert_str_eq(err.detail, e2.detail);
+    login.token = "";
+    m.body_case = CROUPIER__CLIENT_MESSAGE__BODY__NOT_SET;
+    n = raw_pack(&m.base, big);
+    ck_assert_ptr_null(frame_unpack_client_scratch(big, n, NULL, &err, scratch));
+    ck_assert_ptr_null(frame_unpack_client(big, n, NULL, &e2));
+    ck_assert_int_eq(err.code, e2.code);
+    ck_assert_str_eq(err.detail, e2.detail);
+    free(scratch);
+}
+END_TEST
+
 static Suite *proto_suite(void)
 {
     Suite *s = suite_create("proto");
@@ -1585,6 +1644,7 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, test_scan_rpc_reads_replies_and_pushes_as_the_decoder_does);
     tcase_add_test(tc, test_scan_rpc_leaves_errors_and_other_bodies_to_the_decoder);
     tcase_add_test(tc, test_prefixed_request_id_in_front_decodes_as_the_answer);
+    tcase_add_test(tc, test_scratch_decode_gives_the_same_messages_and_verdicts);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("budget");
