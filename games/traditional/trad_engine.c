@@ -1362,10 +1362,18 @@ static void trad_table_on_request(rt_desk_t *desk, void *state, gs_request_t *re
     }
     trad_seat_t *s = &t->seat[i];
     switch (req->kind) {
-    case GS_REQ_RESUME:
+    case GS_REQ_RESUME: {
+        bool was_gone = s->gone;
         s->gone = false;
+        /* Back (usually through another gateway after a GoAway): if its turn runs on the
+         * trustee's short timer since the old connection was reported gone, it gets its own
+         * turn time again (a new Turn, pushed before the snapshot), or trustee would move
+         * under it and its own move would find the turn gone. A leaver stays in trustee. */
+        if (was_gone && !s->leaving && rt_desk_in_round(desk) && shed_game_turn(t->g) == i)
+            trad_turn_begin(desk, t);
         trad_reply_snapshot(desk, t, req, i);
         return;
+    }
     case GS_REQ_LEAVE:
         gs_reply(gs, req, CROUPIER__ERROR_CODE__OK, NULL, NULL);
         if (rt_desk_in_round(desk)) {

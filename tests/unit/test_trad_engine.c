@@ -1115,6 +1115,52 @@ START_TEST(test_late_player_gone_from_the_old_gateway_leaves_a_resumed_player_co
 }
 END_TEST
 
+/*
+ * A player reported gone during its turn (trustee's short timer starts) who resumes before
+ * trustee moved gets its own turn time back, so its move is not refused as NOT_YOUR_TURN.
+ */
+START_TEST(test_resume_during_own_turn_after_player_gone_restores_the_turn_time)
+{
+    env_t e;
+    char *env[] = {"CROUPIER_TRAD_TURN_MS=20000", "CROUPIER_TRAD_BOT_MS=1500",
+                   "CROUPIER_TRAD_BOT_FILL_MS=0", "CROUPIER_TRAD_HOUSE=house-t", NULL};
+    env_start(&e, "30", "doudizhu", env);
+    wallet_set(&e, "house-t", 100000);
+    wallet_set(&e, "7802", 1000);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    ck_assert_ptr_nonnull(c);
+    int seat = -1;
+    ck_assert_int_eq(join(c, 7802, "doudizhu", 1, &seat), CROUPIER__ERROR_CODE__OK);
+    /* Wait for our turn (the server bots bid after 1.5 s each). */
+    long long end = ts_now_ms() + 15000;
+    bool mine = false;
+    while (!mine && ts_now_ms() < end) {
+        Croupier__RpcFrame *r = snapshot_of(c, 7802);
+        const Croupier__Snapshot *sn = r->reply->payload->snapshot;
+        mine = sn->round_id != NULL && sn->has_turn_seat && sn->turn_seat == (uint32_t)seat;
+        frame_free_rpc(r);
+        if (!mine)
+            ts_sleep_ms(100);
+    }
+    ck_assert(mine);
+    Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+    Croupier__PlayerGone pg = CROUPIER__PLAYER_GONE__INIT;
+    f.has_player_id = true;
+    f.player_id = 7802;
+    f.body_case = CROUPIER__RPC_FRAME__BODY_PLAYER_GONE;
+    f.player_gone = &pg;
+    ck_assert_int_eq(rpcc_send(c, &f), 0);        /* trustee's 1.5 s timer starts */
+    Croupier__RpcFrame *r = snapshot_of(c, 7802); /* back at once */
+    const Croupier__Snapshot *sn = r->reply->payload->snapshot;
+    ck_assert(sn->has_turn_seat);
+    ck_assert_int_eq(sn->turn_seat, seat);
+    ck_assert_msg(sn->time_left_ms > 10000, "the turn has %u ms left", sn->time_left_ms);
+    frame_free_rpc(r);
+    rpcc_close(c);
+    env_stop(&e);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("trad_engine");
@@ -1132,11 +1178,12 @@ int main(void)
     tcase_add_test(tc,
                    test_ddz_leave_mid_deal_frees_the_seat_after_the_deal_and_returns_the_escrow);
     suite_add_tcase(s, tc);
-    tc = tcase_create("guandan_snapshot");
+    tc = tcase_create("snapshot_reconnect");
     tcase_set_timeout(tc, 150);
     tcase_add_test(tc, test_guandan_snapshot_has_level_team_levels_and_tribute_step);
     tcase_add_test(tc,
                    test_late_player_gone_from_the_old_gateway_leaves_a_resumed_player_connected);
+    tcase_add_test(tc, test_resume_during_own_turn_after_player_gone_restores_the_turn_time);
     suite_add_tcase(s, tc);
     tc = tcase_create("drain_bound");
     tcase_set_timeout(tc, 60);
