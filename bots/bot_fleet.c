@@ -679,6 +679,21 @@ static void bot_on_event(bot_t *b, const Croupier__ServerMessage *m)
         break;
     case CROUPIER__SERVER_MESSAGE__BODY_TABLE_CLOSING: {
         bot_book_count(book, BOT_C_TABLE_CLOSINGS);
+        if (m->table_closing->reason == CROUPIER__CLOSING_REASON__CLOSING_BUSTED) {
+            /* Out of chips (hold'em): the seat is gone, no Moved follows; buy in again. */
+            log_emit(LOG_DEBUG, "bot_busted", "{s:i}", "bot", (int)b->idx);
+            if (b->st == BS_SEATED) {
+                b->has_seat = false;
+                evtimer_del(b->timer);
+                if (b->rq == RQ_NONE)
+                    bot_send_join(b);
+                else {
+                    b->st = BS_JOIN; /* joins once the request in flight is answered */
+                    bot_timer_set(b, 50, false);
+                }
+            }
+            return;
+        }
         b->closing_seen = true;
         if (b->st == BS_SEATED) {
             /* A Moved must follow; the watchdog shares the bot timer with actions. */

@@ -566,6 +566,27 @@ static void he_table_cash_out_and_unseat(he_table_t *t, int i)
     he_table_unseat(t, i);
 }
 
+/*
+ * A player who lost their whole stack leaves the table at the end of the hand instead of
+ * holding a seat nobody can deal to: they are told TableClosing{CLOSING_BUSTED} (join again to
+ * buy in; no Moved follows) and the seat is freed in the lobby. Nothing to cash out.
+ */
+static void he_table_bust(he_table_t *t, int i)
+{
+    Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+    Croupier__TableClosing tc = CROUPIER__TABLE_CLOSING__INIT;
+    tc.reason = CROUPIER__CLOSING_REASON__CLOSING_BUSTED;
+    tc.detail = "no chips left at this table: you have left it; join again to buy in";
+    sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_TABLE_CLOSING;
+    sm.table_closing = &tc;
+    sm.has_event_seq = true;
+    sm.event_seq = ++t->event_seq;
+    gs_push(gs_of_desk(t->desk), t->seat[i].player, &sm);
+    log_emit(LOG_INFO, "holdem_busted", "{s:I,s:i}", "player", (json_int_t)t->seat[i].player,
+             "seat", i);
+    he_table_cash_out_and_unseat(t, i);
+}
+
 static void he_table_fill_seats(he_table_t *t, Croupier__SeatInfo *infos, Croupier__SeatInfo **ptrs,
                                 size_t *n)
 {
@@ -870,9 +891,14 @@ static void he_table_end_hand(he_table_t *t, bool voided)
     if (voided || rt_intake_stopped(rt_desk_rt(t->desk))) {
         he_table_close(t, voided);
     } else {
-        for (int i = 0; i < t->eng->seats; i++)
-            if (t->seat[i].state == SEAT_SITTING && t->seat[i].leaving)
+        for (int i = 0; i < t->eng->seats; i++) {
+            if (t->seat[i].state != SEAT_SITTING)
+                continue;
+            if (t->seat[i].leaving)
                 he_table_cash_out_and_unseat(t, i);
+            else if (holdem_table_stack(t->core, i) == 0)
+                he_table_bust(t, i);
+        }
     }
     rt_outcome_t outcome = voided ? RT_ROUND_VOIDED : RT_ROUND_COMPLETED;
     rt_desk_end_round(t->desk, outcome);

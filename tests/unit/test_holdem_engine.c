@@ -35,6 +35,8 @@ typedef struct {
     char round_id[128];
     int plays, timed_out, deals_board;
     int table_closing, desk_closing;
+    uint64_t busted; /* the player last told TableClosing{CLOSING_BUSTED} */
+    int busted_count;
     uint64_t seat_player[9];
     struct {
         uint64_t player;
@@ -240,7 +242,11 @@ static void model_apply(model_t *m, const Croupier__RpcFrame *f)
         return;
     const Croupier__ServerMessage *sm = f->push;
     if (sm->body_case == CROUPIER__SERVER_MESSAGE__BODY_TABLE_CLOSING) {
-        m->table_closing++;
+        if (sm->table_closing->reason == CROUPIER__CLOSING_REASON__CLOSING_BUSTED) {
+            m->busted = f->player_id;
+            m->busted_count++;
+        } else
+            m->table_closing++;
         return;
     }
     /* Own hole cards: a Deal for a seat that carries cards reaches its owner only. */
@@ -445,6 +451,70 @@ START_TEST(test_join_buys_in_through_the_wallet_and_hands_settle)
                          seat_accounts(&e, &nz) + rake(&e),
                      start);
     ck_assert_int_eq(nz, 2);
+    rpcc_close(c);
+    env_stop(&e);
+}
+END_TEST
+
+static bool busted_seen(const model_t *m, const void *arg)
+{
+    (void)arg;
+    return m->busted != 0 || m->turn_seat >= 0;
+}
+
+/*
+ * Heads-up, both all-in every hand until one loses everything: the loser is told
+ * TableClosing{CLOSING_BUSTED} and leaves the table (their seat is free, Resume says NOT_SEATED),
+ * chips are conserved, and they can buy in again once their wallet has chips.
+ */
+START_TEST(test_busted_player_leaves_the_table_and_may_buy_in_again)
+{
+    env_t e;
+    env_start(&e, "30", fast_env);
+    wallet_set(&e, 301, 200); /* 20 big blinds: the table minimum, all of it bought in */
+    wallet_set(&e, 302, 200);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    ck_assert_ptr_nonnull(c);
+    model_t m;
+    model_init(&m);
+    join_ok(c, &m, 1, 301);
+    join_ok(c, &m, 2, 302);
+    uint64_t rid = 100;
+    long long end = ts_now_ms() + 30000;
+    while (m.busted == 0) {
+        ck_assert_msg(ts_now_ms() < end, "nobody busted in 30 s");
+        if (!pump_until(c, &m, busted_seen, NULL, 3000) || m.busted != 0)
+            continue;
+        uint64_t player = m.seat_player[m.turn_seat];
+        uint64_t r = rid++;
+        if (m.min_known && m.max_to > 0)
+            send_act(c, r, player,
+                     m.to_call == 0 ? CROUPIER__HOLDEM_MOVE__HOLDEM_BET
+                                    : CROUPIER__HOLDEM_MOVE__HOLDEM_RAISE,
+                     m.max_to);
+        else
+            send_act(c, r, player,
+                     m.to_call == 0 ? CROUPIER__HOLDEM_MOVE__HOLDEM_CHECK
+                                    : CROUPIER__HOLDEM_MOVE__HOLDEM_CALL,
+                     0);
+        m.turn_seat = -1;
+        ck_assert_int_eq(reply_code(c, r, NULL), CROUPIER__ERROR_CODE__OK);
+    }
+    uint64_t loser = m.busted, winner = loser == 301 ? 302 : 301;
+    ck_assert_int_eq(rpcc_resume(c, rid, loser), 0);
+    ck_assert_int_eq(reply_code(c, rid++, NULL), CROUPIER__ERROR_CODE__NOT_SEATED);
+    Croupier__RpcFrame *r = snapshot(c, rid++, winner); /* the winner still sits */
+    frame_free_rpc(r);
+    ts_sleep_ms(200);
+    int nz;
+    ck_assert_int_eq(wallet(&e, 301) + wallet(&e, 302) + seat_accounts(&e, &nz) + rake(&e), 400);
+    ck_assert_int_eq(nz, 1); /* only the winner's seat holds chips */
+    ck_assert_int_eq(wallet(&e, loser), 0);
+    send_join(c, rid, loser, STAKE);
+    ck_assert_int_eq(reply_code(c, rid++, NULL), CROUPIER__ERROR_CODE__INSUFFICIENT_FUNDS);
+    wallet_set(&e, loser, 300);
+    join_ok(c, &m, rid++, loser);
+    ck_assert_int_eq(wallet(&e, loser), 0);
     rpcc_close(c);
     env_stop(&e);
 }
@@ -916,11 +986,17 @@ START_TEST(test_random_play_on_two_tables_conserves_chips_through_drain)
         }
         multi_pump(c, &mt, 50);
     }
+    /* Players who lost their stack left their table when they busted; the others are told
+     * the table closes. */
+    int busted = mt.m[0].busted_count + mt.m[1].busted_count;
     until = ts_now_ms() + 3000;
-    while (mt.m[0].desk_closing + mt.m[1].desk_closing < RP_PLAYERS && ts_now_ms() < until)
+    while (mt.m[0].desk_closing + mt.m[1].desk_closing + busted < RP_PLAYERS &&
+           ts_now_ms() < until) {
         multi_pump(c, &mt, 100);
-    ck_assert_int_eq(mt.m[0].desk_closing + mt.m[1].desk_closing, RP_PLAYERS);
-    ck_assert_int_eq(mt.m[0].table_closing + mt.m[1].table_closing, RP_PLAYERS);
+        busted = mt.m[0].busted_count + mt.m[1].busted_count;
+    }
+    ck_assert_int_eq(mt.m[0].desk_closing + mt.m[1].desk_closing + busted, RP_PLAYERS);
+    ck_assert_int_eq(mt.m[0].table_closing + mt.m[1].table_closing + busted, RP_PLAYERS);
     /* Every chip is back in a wallet or the house's rake. */
     int nz;
     ck_assert_int_eq(seat_accounts(&e, &nz), 0);
@@ -931,8 +1007,8 @@ START_TEST(test_random_play_on_two_tables_conserves_chips_through_drain)
         sum += w;
     }
     ck_assert_int_eq(sum, start);
-    fprintf(stderr, "# random play: %d hands, %d moves, %d refused, rake %lld\n", hands, moves,
-            refused, rake(&e));
+    fprintf(stderr, "# random play: %d hands, %d moves, %d refused, %d busted, rake %lld\n", hands,
+            moves, refused, busted, rake(&e));
     rpcc_close(c);
     env_stop(&e);
 }
@@ -944,6 +1020,7 @@ int main(void)
     TCase *tc = tcase_create("play");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_join_buys_in_through_the_wallet_and_hands_settle);
+    tcase_add_test(tc, test_busted_player_leaves_the_table_and_may_buy_in_again);
     tcase_add_test(tc, test_illegal_actions_refused_with_codes_state_unchanged);
     tcase_add_test(tc, test_resume_snapshot_shows_own_hole_cards_only);
     tcase_add_test(tc, test_action_timeout_checks_or_folds);
