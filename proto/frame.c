@@ -1585,8 +1585,9 @@ int frame_wire_vouch(const ProtobufCMessageDescriptor *desc, const uint8_t *msg,
 }
 
 /*
- * The ServerMessage bodies frame_scan_rpc() vouches for: those rules_server() has no rule for
- * (a Result only without its error, checked by the caller). Keep in step with rules_server().
+ * The ServerMessage bodies frame_scan_rpc() takes on the wire check alone: those rules_server()
+ * has no rule for (a Result only without its error, checked by the caller). The others are
+ * decoded alone for their rules (scan_body_rules). Keep in step with rules_server().
  */
 static bool scan_plain_server_body(uint32_t body)
 {
@@ -1602,6 +1603,32 @@ static bool scan_plain_server_body(uint32_t body)
     default:
         return false;
     }
+}
+
+/*
+ * The rules of a ServerMessage body that has some (Play, RoundEnd, Snapshot, Joined...): the
+ * body alone is decoded, into scratch memory on the stack (a proto2 sub-message decodes the
+ * same alone as inside its parent), and rules_server() runs on a ServerMessage that holds only
+ * it. Returns 0 when the rules pass, -EAGAIN otherwise (the full decode gives the reason).
+ */
+static int scan_body_rules(uint32_t body, const uint8_t *p, size_t len, const frame_limits_t *lim)
+{
+    const ProtobufCFieldDescriptor *fd =
+        protobuf_c_message_descriptor_get_field(&croupier__server_message__descriptor, body);
+    if (fd == NULL || fd->type != PROTOBUF_C_TYPE_MESSAGE ||
+        !(fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF))
+        return -EAGAIN;
+    frame_scratch_t scratch;
+    ProtobufCMessage *m =
+        unpack_checked(fd->descriptor, p, len, limits_or_default(lim), NULL, false, &scratch);
+    if (m == NULL)
+        return -EAGAIN;
+    Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+    sm.body_case = (Croupier__ServerMessage__BodyCase)body;
+    memcpy((char *)&sm + fd->offset, &m, sizeof m);
+    int rc = rules_server(&sm, "ServerMessage", NULL);
+    arena_free_message(m);
+    return rc == 0 ? 0 : -EAGAIN;
 }
 
 /* Field numbers the scan reads (the unit test checks them against the descriptors). */
@@ -1686,15 +1713,17 @@ int frame_scan_rpc(const uint8_t *payload, size_t len, const frame_limits_t *lim
             sub_len = f.len;
         }
     }
-    if (!scan_plain_server_body(out->msg_body))
-        return -EAGAIN;
+    bool plain = scan_plain_server_body(out->msg_body);
     if (out->msg_body == CROUPIER__SERVER_MESSAGE__BODY_RESULT) {
+        /* plain without its error (whose code must not be OK: decoded for that rule) */
         frame_wire_init(&r, sub, sub_len);
         while (wire_read(&r, &f) > 0)
             if (f.field == SCAN_RESULT_ERROR)
-                return -EAGAIN;
+                plain = false;
     }
-    return 0;
+    if (plain)
+        return 0;
+    return scan_body_rules(out->msg_body, sub, sub_len, lim);
 }
 
 int frame_write_prefixed(struct evbuffer *out, uint32_t field, uint64_t value, const uint8_t *msg,

@@ -305,12 +305,13 @@ typedef struct frame_rpc_scan {
 
 /*
  * The fast path of frame_unpack_rpc() for the frames a relay forwards. Returns 0 when payload
- * is a reply with code OK, no error and a payload, or a push, whose ServerMessage has a body
- * with no rules beyond the generic checks (LoginResult, Deal, Turn, TableClosing, GoAway,
- * Pong, a Result without error), and frame_unpack_rpc(payload, len, lim) would accept the
- * frame: *out says what the relay needs. Returns -EAGAIN for everything else (other bodies,
- * error replies, unusual encodings, invalid frames): decode those with frame_unpack_rpc(),
- * which gives the verdict and its reason. Allocates nothing; lim NULL means the defaults.
+ * is a reply with code OK, no error and a payload, or a push, and frame_unpack_rpc(payload,
+ * len, lim) would accept the frame: *out says what the relay needs. The frame is checked at
+ * the wire level (frame_wire_vouch()); a ServerMessage body with rules of its own (Play,
+ * RoundEnd, Snapshot, Joined, a Result with an error...) is decoded alone, on the stack, for
+ * them. Returns -EAGAIN for everything else (other bodies, error replies, unusual
+ * encodings, invalid frames): decode those with frame_unpack_rpc(), which gives the verdict
+ * and its reason. Allocates nothing for frames of the usual sizes; lim NULL means the defaults.
  */
 int frame_scan_rpc(const uint8_t *payload, size_t len, const frame_limits_t *lim,
                    frame_rpc_scan_t *out);
