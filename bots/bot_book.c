@@ -11,7 +11,7 @@
 
 #include "xmalloc.h"
 
-#define BOOK_RID_MAX 96
+#define BOOK_RID_MAX 160
 #define BOOK_TORN_LIST_MAX 100
 
 typedef struct {

@@ -253,6 +253,7 @@ static void tg_table_settle(rt_desk_t *desk, tg_table_t *t, Croupier__SeatDelta 
     s.round.epoch = gs_epoch(gs);
     s.round.desk = rt_desk_id(desk);
     s.round.seq = t->seq;
+    money_round_id_set_service(&s.round, gs_service(gs));
     s.game = "test";
     s.rake = 0;
     int rc = money_writer_submit_settle(w, &s, tg_settled_cb, NULL);
@@ -272,6 +273,7 @@ static void tg_table_round_end(rt_desk_t *desk, tg_table_t *t, bool voided)
                             .epoch = gs_epoch(gs),
                             .desk = rt_desk_id(desk),
                             .seq = t->seq};
+    money_round_id_set_service(&rid, gs_service(gs));
     money_round_id_format(&rid, round_id, sizeof round_id);
     re.round_id = round_id;
     int n = tg_table_count(t, NULL);

@@ -326,9 +326,24 @@ const char *money_strerror(int code)
 
 int money_round_id_format(const money_round_id_t *id, char *buf, size_t len)
 {
-    int n = snprintf(buf, len, "%" PRIu32 ":%" PRIu64 ":%" PRIu64 ":%" PRIu64, id->server,
-                     id->epoch, id->desk, id->seq);
+    int n = snprintf(buf, len, "%s%s%" PRIu32 ":%" PRIu64 ":%" PRIu64 ":%" PRIu64, id->service,
+                     id->service[0] != '\0' ? ":" : "", id->server, id->epoch, id->desk, id->seq);
     return n < 0 || (size_t)n >= len ? -ENOSPC : 0;
+}
+
+/* A service in a round id starts with a letter, so "1:2:3:4:5" is not read as service "1". */
+static bool money_valid_service(const char *service)
+{
+    return money_valid_name(service) &&
+           ((service[0] >= 'a' && service[0] <= 'z') || (service[0] >= 'A' && service[0] <= 'Z'));
+}
+
+int money_round_id_set_service(money_round_id_t *id, const char *service)
+{
+    if (!money_valid_service(service))
+        return -EINVAL;
+    snprintf(id->service, sizeof id->service, "%s", service);
+    return 0;
 }
 
 static int money_parse_u64(const char **p, char stop, uint64_t *out)
@@ -349,10 +364,9 @@ static int money_parse_u64(const char **p, char stop, uint64_t *out)
     return 0;
 }
 
-int money_round_id_parse(const char *text, money_round_id_t *out)
+static int money_round_id_parse_numbers(const char *p, money_round_id_t *out)
 {
     uint64_t server, epoch, desk, seq;
-    const char *p = text;
     if (money_parse_u64(&p, ':', &server) != 0 || server > UINT32_MAX ||
         money_parse_u64(&p, ':', &epoch) != 0 || money_parse_u64(&p, ':', &desk) != 0 ||
         money_parse_u64(&p, '\0', &seq) != 0)
@@ -361,6 +375,25 @@ int money_round_id_parse(const char *text, money_round_id_t *out)
     out->epoch = epoch;
     out->desk = desk;
     out->seq = seq;
+    return 0;
+}
+
+int money_round_id_parse(const char *text, money_round_id_t *out)
+{
+    money_round_id_t id = {0};
+    if (text == NULL)
+        return -EINVAL;
+    if (money_round_id_parse_numbers(text, &id) != 0) {
+        const char *colon = strchr(text, ':');
+        size_t n = colon != NULL ? (size_t)(colon - text) : 0;
+        if (n == 0 || n > MONEY_NAME_MAX)
+            return -EINVAL;
+        memcpy(id.service, text, n);
+        id.service[n] = '\0';
+        if (!money_valid_service(id.service) || money_round_id_parse_numbers(colon + 1, &id) != 0)
+            return -EINVAL;
+    }
+    *out = id;
     return 0;
 }
 
@@ -407,6 +440,12 @@ int money_settlement_check(const money_settlement_t *s, char *err, size_t errlen
     }
     if (!money_valid_name(s->game)) {
         snprintf(err, errlen, "game name missing or not [A-Za-z0-9_.-]{1,64}");
+        return -EINVAL;
+    }
+    if (s->round.service[0] != '\0' &&
+        (memchr(s->round.service, '\0', sizeof s->round.service) == NULL ||
+         !money_valid_service(s->round.service))) {
+        snprintf(err, errlen, "round id service not [A-Za-z][A-Za-z0-9_.-]{0,63}");
         return -EINVAL;
     }
     if (s->nplayers < 1 || s->nplayers > MONEY_MAX_PLAYERS) {
@@ -734,7 +773,7 @@ int money_op_settle(const char *service, const money_settlement_t *s, money_op_t
     size_t n = s->nplayers, slen = strlen(service), glen = strlen(s->game);
     size_t plen[MONEY_MAX_PLAYERS];
     /* Per argument a NUL; numbers take at most 20 characters and a sign. */
-    size_t bytes = sizeof "{croupier:money}:round:" + 4 * 21 +
+    size_t bytes = sizeof "{croupier:money}:round:" + MONEY_ID_MAX + 1 +
                    sizeof "{croupier:lease:}:slot::epoch" + slen + 21 +
                    sizeof "{croupier:money}:rake:" + glen + (3 + n) * 22;
     for (size_t i = 0; i < n; i++) {
@@ -752,14 +791,10 @@ int money_op_settle(const char *service, const money_settlement_t *s, money_op_t
     out->lens = (size_t *)(void *)(mem + (size_t)argc * sizeof(char *));
     money_op_cursor_t c = {out, mem + (size_t)argc * (sizeof(char *) + sizeof(size_t))};
 
-    money_op_start(&c); /* round record: {croupier:money}:round:server:epoch:desk:seq */
+    money_op_start(&c); /* round record: {croupier:money}:round:<round id> */
     MONEY_PUT_LIT(&c, "{croupier:money}:round:");
-    c.data += money_u64_text(c.data, s->round.server);
-    const uint64_t parts[3] = {s->round.epoch, s->round.desk, s->round.seq};
-    for (int i = 0; i < 3; i++) {
-        *c.data++ = ':';
-        c.data += money_u64_text(c.data, parts[i]);
-    }
+    money_round_id_format(&s->round, c.data, MONEY_ID_MAX + 1); /* fits: service checked */
+    c.data += strlen(c.data);
     money_op_end(&c);
     money_op_start(&c); /* fence: {croupier:lease:<service>}:slot:<server>:epoch */
     MONEY_PUT_LIT(&c, "{croupier:lease:");

@@ -22,7 +22,8 @@
  *
  *   {croupier:money}:wallet:<player>      integer balance (absent = 0)
  *   {croupier:money}:op:<op_id>           buy-in/cash-out record: balance after (EX ttl)
- *   {croupier:money}:round:<round_id>     settle record: balances after, space separated (EX ttl)
+ *   {croupier:money}:round:<round_id>     settle record: balances after, space separated (EX ttl);
+ *                                         round_id = service:slot:epoch:desk:seq (see below)
  *   {croupier:money}:rake:<game>          rake collected by the house, per game
  *   {croupier:lease:<service>}:slot:<slot>:epoch  fence of server slot <slot> (lease/ owns it)
  *   {croupier:history:<game>}:stream      hand histories of one game (Stream)
@@ -57,7 +58,7 @@
 
 #define MONEY_MAX_PLAYERS 16
 #define MONEY_MAX_AMOUNT 100000000000000LL /* 1e14 chips */
-#define MONEY_ID_MAX 96                    /* longest op id / round id text, without NUL */
+#define MONEY_ID_MAX 160                   /* longest op id / round id text, without NUL */
 #define MONEY_NAME_MAX 64                  /* longest player id / game name / service */
 
 /* Results beyond 0 / -errno. Script errors start with the matching token (e.g.
@@ -75,8 +76,16 @@ typedef enum {
 /* A short English text for a money_err_t or a negative errno. */
 const char *money_strerror(int code);
 
-/* Round id: "server:epoch:desk:seq" (server = the lease slot the game server holds). */
+/*
+ * Round id: "service:server:epoch:desk:seq" -- the lease service, the slot the game server holds
+ * in that service's pool, the fencing epoch, the desk and the desk's round number. The service
+ * keeps ids apart across services: each has its own slot pool, so two game servers of different
+ * services can hold the same slot and epoch and number their desks alike (a settlement whose id
+ * another service used first would be taken for a replay and never applied). An empty service
+ * gives the short form "server:epoch:desk:seq" (tools and tests that run one service).
+ */
 typedef struct {
+    char service[MONEY_NAME_MAX + 1];
     uint32_t server;
     uint64_t epoch;
     uint64_t desk;
@@ -85,8 +94,11 @@ typedef struct {
 
 /* Writes the text form into buf (at least MONEY_ID_MAX + 1 bytes); returns 0 or -ENOSPC. */
 int money_round_id_format(const money_round_id_t *id, char *buf, size_t len);
-/* Parses the text form; returns 0 or -EINVAL. */
+/* Parses the text form (either form); returns 0 or -EINVAL. */
 int money_round_id_parse(const char *text, money_round_id_t *out);
+/* Sets id's service (a name, see money_valid_name, starting with a letter). Returns 0 or
+ * -EINVAL (id unchanged). */
+int money_round_id_set_service(money_round_id_t *id, const char *service);
 
 /* One round's settlement. Pointers are borrowed for the duration of the call that takes it. */
 typedef struct {

@@ -193,8 +193,10 @@ static void he_buyin_cb(money_result_t *res, void *arg)
 
 static void he_op_id(he_table_t *t, int seat, uint64_t n, const char *tag, char *buf, size_t len)
 {
-    snprintf(buf, len, "he:%" PRIu32 ":%" PRIu64 ":%" PRIu64 ":%d:%" PRIu64 ":%s", t->slot,
-             t->epoch, rt_desk_id(t->desk), seat, n, tag);
+    /* The service keeps op ids apart across services (each has its own slot pool). */
+    const char *svc = gs_service(gs_of_desk(t->desk));
+    snprintf(buf, len, "he:%s:%" PRIu32 ":%" PRIu64 ":%" PRIu64 ":%d:%" PRIu64 ":%s",
+             svc != NULL ? svc : "", t->slot, t->epoch, rt_desk_id(t->desk), seat, n, tag);
 }
 
 static void he_player_name(uint64_t player, char *buf, size_t len)
@@ -631,6 +633,7 @@ static void he_table_round_id(he_table_t *t, char *buf, size_t len)
 {
     money_round_id_t rid = {
         .server = t->slot, .epoch = t->epoch, .desk = rt_desk_id(t->desk), .seq = t->hand};
+    money_round_id_set_service(&rid, gs_service(gs_of_desk(t->desk)));
     money_round_id_format(&rid, buf, len);
 }
 
@@ -790,6 +793,7 @@ static void he_table_settle(he_table_t *t, const holdem_settlement_t *st)
         return;
     s.round = (money_round_id_t){
         .server = t->slot, .epoch = t->epoch, .desk = rt_desk_id(t->desk), .seq = t->hand};
+    money_round_id_set_service(&s.round, gs_service(gs_of_desk(t->desk)));
     s.game = HE_GAME;
     s.rake = st->rake;
     int rc = money_writer_submit_settle(w, &s, he_money_log_cb, NULL);
@@ -977,6 +981,7 @@ static void he_table_start_hand(he_table_t *t)
     }
     money_round_id_t rid = {
         .server = t->slot, .epoch = t->epoch, .desk = rt_desk_id(t->desk), .seq = t->hand};
+    money_round_id_set_service(&rid, gs_service(gs_of_desk(t->desk)));
     json_decref(t->history);
     t->history = money_history_new(&rid, HE_GAME);
     int rc = holdem_table_start_hand(t->core, -1, deck, HOLDEM_CARDS);

@@ -309,6 +309,7 @@ static int bje_transfer(bje_table_t *t, const char *from, const char *to, int64_
                                  .epoch = gs_epoch(t->eng->gs),
                                  .desk = t->id,
                                  .seq = ++t->mseq};
+    money_round_id_set_service(&s.round, gs_service(t->eng->gs));
     s.game = BJE_GAME;
     s.nplayers = 2;
     s.players[0] = from;
@@ -743,6 +744,7 @@ static void bje_start_round(bje_table_t *t)
     }
     t->rid = (money_round_id_t){
         .server = gs_server_slot(gs), .epoch = gs_epoch(gs), .desk = t->id, .seq = ++t->mseq};
+    money_round_id_set_service(&t->rid, gs_service(gs));
     money_round_id_format(&t->rid, t->round_id, sizeof t->round_id);
     t->void_reason = CROUPIER__VOID_REASON__VOID_INTERNAL_ERROR;
     t->hist = money_history_new(&t->rid, BJE_GAME);

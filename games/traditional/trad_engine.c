@@ -278,6 +278,7 @@ static void trad_round_id(rt_desk_t *desk, trad_table_t *t, char *buf)
                             .epoch = gs_epoch(gs),
                             .desk = rt_desk_id(desk),
                             .seq = t->deal_seq};
+    money_round_id_set_service(&rid, gs_service(gs));
     money_round_id_format(&rid, buf, MONEY_ID_MAX + 1);
 }
 
@@ -501,7 +502,9 @@ static void trad_logged_cb(money_result_t *res, void *arg)
 static void trad_op_id(rt_desk_t *desk, trad_table_t *t, char *buf, size_t len)
 {
     gs_t *gs = gs_of_desk(desk);
-    snprintf(buf, len, "trad:%u:%llu:%llx:%llu", gs_server_slot(gs),
+    /* The service keeps op ids apart across services (each has its own slot pool). */
+    const char *svc = gs_service(gs) != NULL ? gs_service(gs) : "";
+    snprintf(buf, len, "trad:%s:%u:%llu:%llx:%llu", svc, gs_server_slot(gs),
              (unsigned long long)gs_epoch(gs), (unsigned long long)rt_desk_id(desk),
              (unsigned long long)++t->op_seq);
 }
@@ -686,6 +689,7 @@ static void trad_hist_begin(rt_desk_t *desk, trad_table_t *t)
                             .epoch = gs_epoch(gs),
                             .desk = rt_desk_id(desk),
                             .seq = t->deal_seq};
+    money_round_id_set_service(&rid, gs_service(gs));
     json_decref(t->hist);
     t->hist = money_history_new(&rid, shed_rules_name(t->rules));
     if (t->hist == NULL)
@@ -1072,6 +1076,7 @@ static void trad_deal_end(rt_desk_t *desk, trad_table_t *t, Croupier__VoidReason
         ms.round.epoch = gs_epoch(gs);
         ms.round.desk = rt_desk_id(desk);
         ms.round.seq = t->deal_seq;
+        money_round_id_set_service(&ms.round, gs_service(gs));
         ms.game = shed_rules_name(t->rules);
         ms.rake = rake;
         for (int i = 0; i < t->seats; i++) {

@@ -27,8 +27,10 @@ static inline void money_gen_settlement(uint64_t epoch, uint64_t desk, uint64_t 
     int idx[3] = {base, (int)((base + 1 + seq % 3) % MONEY_GEN_PLAYERS),
                   (int)((base + 4 + seq % 4) % MONEY_GEN_PLAYERS)};
     int64_t x = 1 + (int64_t)(seq % 7), rake = (int64_t)(seq % 3);
-    *s = (money_settlement_t){
-        .round = {1, epoch, desk, seq}, .game = MONEY_GEN_GAME, .nplayers = 3, .rake = rake};
+    *s = (money_settlement_t){.round = {.server = 1, .epoch = epoch, .desk = desk, .seq = seq},
+                              .game = MONEY_GEN_GAME,
+                              .nplayers = 3,
+                              .rake = rake};
     for (int i = 0; i < 3; i++)
         s->players[i] = money_gen_names[idx[i]];
     s->deltas[0] = 2 * x - rake;

@@ -10,7 +10,7 @@
 
 START_TEST(test_money_round_id_round_trips)
 {
-    money_round_id_t id = {7, 42, 1234567890123ULL, 99}, back;
+    money_round_id_t id = {.server = 7, .epoch = 42, .desk = 1234567890123ULL, .seq = 99}, back;
     char buf[MONEY_ID_MAX + 1];
     ck_assert_int_eq(money_round_id_format(&id, buf, sizeof buf), 0);
     ck_assert_str_eq(buf, "7:42:1234567890123:99");
@@ -62,7 +62,10 @@ END_TEST
 
 static money_settlement_t sample(void)
 {
-    money_settlement_t s = {.round = {1, 2, 3, 4}, .game = "ddz", .nplayers = 3, .rake = 10};
+    money_settlement_t s = {.round = {.server = 1, .epoch = 2, .desk = 3, .seq = 4},
+                            .game = "ddz",
+                            .nplayers = 3,
+                            .rake = 10};
     s.players[0] = "a";
     s.players[1] = "b";
     s.players[2] = "c";
@@ -177,16 +180,20 @@ START_TEST(test_money_op_settle_matches_the_batch_parts)
     }
     money_settlement_t cases[3];
     cases[0] = sample();
-    cases[1] = (money_settlement_t){.round = {UINT32_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX},
-                                    .game = names[0],
-                                    .nplayers = MONEY_MAX_PLAYERS,
-                                    .rake = MONEY_MAX_AMOUNT};
+    cases[1] = (money_settlement_t){
+        .round = {.server = UINT32_MAX, .epoch = UINT64_MAX, .desk = UINT64_MAX, .seq = UINT64_MAX},
+        .game = names[0],
+        .nplayers = MONEY_MAX_PLAYERS,
+        .rake = MONEY_MAX_AMOUNT};
     for (int i = 0; i < MONEY_MAX_PLAYERS; i++) {
         cases[1].players[i] = names[i];
         cases[1].deltas[i] = i % 2 ? -MONEY_MAX_AMOUNT : MONEY_MAX_AMOUNT - i;
     }
-    cases[2] = (money_settlement_t){
-        .round = {0, 0, 0, 0}, .game = "g", .nplayers = 1, .players = {"p"}, .deltas = {0}};
+    cases[2] = (money_settlement_t){.round = {.server = 0, .epoch = 0, .desk = 0, .seq = 0},
+                                    .game = "g",
+                                    .nplayers = 1,
+                                    .players = {"p"},
+                                    .deltas = {0}};
     for (int c = 0; c < 3; c++) {
         money_op_t op;
         money_settle_parts_t parts;
@@ -321,7 +328,7 @@ END_TEST
 
 START_TEST(test_money_history_builder_makes_a_replayable_record)
 {
-    money_round_id_t id = {1, 2, 3, 4};
+    money_round_id_t id = {.server = 1, .epoch = 2, .desk = 3, .seq = 4};
     json_t *h = money_history_new(&id, "holdem");
     ck_assert_ptr_nonnull(h);
     ck_assert(money_history_valid(h));
@@ -345,12 +352,48 @@ START_TEST(test_money_history_builder_makes_a_replayable_record)
 }
 END_TEST
 
+START_TEST(test_round_id_with_service_formats_and_parses_both_forms)
+{
+    money_round_id_t id = {.server = 3, .epoch = 7, .desk = 12, .seq = 40};
+    char buf[MONEY_ID_MAX + 1];
+    ck_assert_int_eq(money_round_id_format(&id, buf, sizeof buf), 0);
+    ck_assert_str_eq(buf, "3:7:12:40");
+    ck_assert_int_eq(money_round_id_set_service(&id, "bad:name"), -EINVAL);
+    ck_assert_int_eq(money_round_id_set_service(&id, NULL), -EINVAL);
+    ck_assert_str_eq(id.service, "");
+    ck_assert_int_eq(money_round_id_set_service(&id, "game-traditional"), 0);
+    ck_assert_int_eq(money_round_id_format(&id, buf, sizeof buf), 0);
+    ck_assert_str_eq(buf, "game-traditional:3:7:12:40");
+    money_round_id_t back;
+    ck_assert_int_eq(money_round_id_parse(buf, &back), 0);
+    ck_assert_str_eq(back.service, "game-traditional");
+    ck_assert_uint_eq(back.server, 3);
+    ck_assert_uint_eq(back.epoch, 7);
+    ck_assert_uint_eq(back.desk, 12);
+    ck_assert_uint_eq(back.seq, 40);
+    ck_assert_int_eq(money_round_id_parse("3:7:12:40", &back), 0);
+    ck_assert_str_eq(back.service, "");
+    ck_assert_int_eq(money_round_id_parse("1:3:7:12:40", &back), -EINVAL); /* starts with a digit */
+    ck_assert_int_eq(money_round_id_set_service(&back, "9lives"), -EINVAL);
+    ck_assert_int_eq(money_round_id_parse(":3:7:12:40", &back), -EINVAL);
+    ck_assert_int_eq(money_round_id_parse("svc:3:7:12", &back), -EINVAL);
+    ck_assert_int_eq(money_round_id_parse("s c:3:7:12:40", &back), -EINVAL);
+    /* the longest service and numbers fit MONEY_ID_MAX */
+    money_round_id_t big = {
+        .server = UINT32_MAX, .epoch = UINT64_MAX, .desk = UINT64_MAX, .seq = UINT64_MAX};
+    memset(big.service, 'x', MONEY_NAME_MAX);
+    big.service[MONEY_NAME_MAX] = '\0';
+    ck_assert_int_eq(money_round_id_format(&big, buf, sizeof buf), 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("money");
     TCase *tc = tcase_create("ids");
     tcase_add_test(tc, test_money_round_id_round_trips);
     tcase_add_test(tc, test_money_round_id_parse_rejects_garbage);
+    tcase_add_test(tc, test_round_id_with_service_formats_and_parses_both_forms);
     tcase_add_test(tc, test_money_names_are_validated);
     suite_add_tcase(s, tc);
     tc = tcase_create("commands");

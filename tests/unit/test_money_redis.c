@@ -94,7 +94,10 @@ END_TEST
 
 static money_settlement_t round3(uint64_t epoch, uint64_t seq)
 {
-    money_settlement_t s = {.round = {1, epoch, 77, seq}, .game = "ddz", .nplayers = 3, .rake = 10};
+    money_settlement_t s = {.round = {.server = 1, .epoch = epoch, .desk = 77, .seq = seq},
+                            .game = "ddz",
+                            .nplayers = 3,
+                            .rake = 10};
     s.players[0] = "a";
     s.players[1] = "b";
     s.players[2] = "c";
@@ -110,6 +113,36 @@ static void fund_abc(void)
     set_balance("b", 1000);
     set_balance("c", 1000);
 }
+
+/* Two services can hold the same slot and epoch and number their desks alike: the service in
+ * the round id keeps their settlements apart (neither is taken for a replay of the other). */
+START_TEST(test_settle_same_numbers_in_two_services_both_apply)
+{
+    fund_abc();
+    set_epoch("traditional", 1, 5);
+    set_epoch("holdem", 1, 5);
+    money_settlement_t s = round3(5, 1);
+    ck_assert_int_eq(money_round_id_set_service(&s.round, "traditional"), 0);
+    money_result_t r;
+    ck_assert_int_eq(money_sync_settle(rc, "traditional", &s, &r), MONEY_OK);
+    ck_assert(!r.replayed);
+    ck_assert_str_eq(r.id, "traditional:1:5:77:1");
+    ck_assert_int_eq(money_round_id_set_service(&s.round, "holdem"), 0);
+    ck_assert_int_eq(money_sync_settle(rc, "holdem", &s, &r), MONEY_OK);
+    ck_assert(!r.replayed);
+    ck_assert_int_eq(balance("a"), 1000 + 2 * 190);
+    ck_assert_int_eq(balance("b"), 800);
+    /* Each is still idempotent on its own. */
+    ck_assert_int_eq(money_sync_settle(rc, "holdem", &s, &r), MONEY_OK);
+    ck_assert(r.replayed);
+    ck_assert_int_eq(balance("a"), 1000 + 2 * 190);
+    char key[MONEY_ID_MAX + 64];
+    money_key_round("holdem:1:5:77:1", key, sizeof key);
+    char *v = ts_redis_cmd(redis, "EXISTS %s", key);
+    ck_assert_str_eq(v, "1");
+    free(v);
+}
+END_TEST
 
 START_TEST(test_settle_applies_all_deltas_and_the_rake)
 {
@@ -429,7 +462,9 @@ START_TEST(test_settle_batch_of_many_distinct_wallets_applies_every_round)
     set_epoch("game", 1, 5);
     for (int r = 0; r < ROUNDS; r++) {
         s[r] = (money_settlement_t){
-            .round = {1, 5, 90, (uint64_t)r + 1}, .game = "big", .nplayers = PLAYERS};
+            .round = {.server = 1, .epoch = 5, .desk = 90, .seq = (uint64_t)r + 1},
+            .game = "big",
+            .nplayers = PLAYERS};
         int64_t x = 1 + r % 5;
         s[r].rake = r % 4;
         for (int i = 0; i < PLAYERS; i++) {
@@ -469,7 +504,7 @@ END_TEST
 
 START_TEST(test_history_is_appended_once_per_round_and_capped)
 {
-    money_round_id_t id = {1, 5, 77, 1};
+    money_round_id_t id = {.server = 1, .epoch = 5, .desk = 77, .seq = 1};
     money_result_t r, again;
     ck_assert_int_eq(money_sync_history(rc, &id, "ddz", "{\"x\":1}", 50, &r), MONEY_OK);
     ck_assert(r.stream_id[0] != '\0');
@@ -507,6 +542,7 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_settle_applies_all_deltas_and_the_rake);
+    tcase_add_test(tc, test_settle_same_numbers_in_two_services_both_apply);
     tcase_add_test(tc, test_settle_replay_returns_first_result_without_applying_again);
     tcase_add_test(tc, test_settle_stale_epoch_is_rejected_and_changes_nothing);
     tcase_add_test(tc, test_settle_deltas_not_summing_to_minus_rake_are_rejected);

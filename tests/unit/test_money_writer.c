@@ -345,7 +345,9 @@ static void *shared_desk_main(void *arg)
     snprintf(other, sizeof other, "t%llu", (unsigned long long)d->desk);
     for (uint64_t seq = 1; seq <= d->limit; seq++) {
         money_settlement_t s = {
-            .round = {1, 3, 100 + d->desk, seq}, .game = "shared", .nplayers = 2};
+            .round = {.server = 1, .epoch = 3, .desk = 100 + d->desk, .seq = seq},
+            .game = "shared",
+            .nplayers = 2};
         s.players[0] = "shared";
         s.players[1] = other;
         s.deltas[0] = 3;
@@ -540,7 +542,9 @@ static ts_proc_t *start_holder(void)
 static int settle_one(money_writer_t *w, uint32_t slot, uint64_t epoch, uint64_t desk)
 {
     _Atomic(money_result_t *) slot_result = NULL;
-    money_settlement_t s = {.round = {slot, epoch, desk, 1}, .game = "fenced", .nplayers = 2};
+    money_settlement_t s = {.round = {.server = slot, .epoch = epoch, .desk = desk, .seq = 1},
+                            .game = "fenced",
+                            .nplayers = 2};
     s.players[0] = "g0";
     s.players[1] = "g1";
     s.deltas[0] = 5;
