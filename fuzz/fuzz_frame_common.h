@@ -30,11 +30,15 @@ static const frame_limits_t fuzz_limits = {
     .max_string = 1024,
 };
 
-/* Re-encoding may grow a message (packed repeated fields come back unpacked): allow 3x. */
+/* Re-encoding may grow a message (packed repeated fields come back unpacked): allow 3x. It may
+ * also shrink it while the decoded tree stays the same (over-long varints come back short,
+ * unknown fields are kept), so the allocation budget, which scales with the frame's size, gets
+ * room too: the budget itself is checked on the first decode, the round trip checks only the
+ * canonical fixed point. */
 static const frame_limits_t fuzz_limits_big = {
     .max_frame = 3 * 16 * 1024 + 64,
-    .budget_factor = FRAME_DEFAULT_BUDGET_FACTOR,
-    .budget_floor = FRAME_DEFAULT_BUDGET_FLOOR,
+    .budget_factor = 16 * FRAME_DEFAULT_BUDGET_FACTOR,
+    .budget_floor = 16 * FRAME_DEFAULT_BUDGET_FLOOR + 3 * 16 * 1024 * FRAME_DEFAULT_BUDGET_FACTOR,
     .max_string = 1024,
 };
 
