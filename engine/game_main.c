@@ -242,9 +242,12 @@ static void game_hook_flush(drain_exit_t *x, unsigned token, void *ctx)
     }
     int64_t deadline = clock_mono_ms() + 8000;
     long total = 0;
-    for (;;) {
+    for (bool first = true;; first = false) {
         int64_t left = deadline - clock_mono_ms();
-        long n = money_writer_flush(G.money, left > 0 ? (int)left : 0);
+        /* The first pass always flushes (and logs); later ones only when a follow-up queued. */
+        long n = first || money_writer_depth(G.money) > 0
+                     ? money_writer_flush(G.money, left > 0 ? (int)left : 0)
+                     : 0;
         if (n < 0) {
             log_emit(LOG_ERROR, "flush_incomplete", "{s:I,s:I}", "left",
                      (json_int_t)money_writer_depth(G.money), "followups",
