@@ -10,7 +10,7 @@
  *             when the amount is larger than the balance. Nothing ever goes negative.
  *   cash-out  credits a wallet, idempotent by operation id.
  *   settle    applies every player's delta of one round or none: keyed by the round id
- *             "server:epoch:desk:seq", checks sum(deltas) == -rake, rejects a stale fencing
+ *             "service:server:epoch:desk:seq", checks sum(deltas) == -rake, rejects a stale fencing
  *             epoch, rejects a settlement that would make any wallet negative, and on replay
  *             returns the first result (the balances right after the first application).
  *             One call of the script may carry a batch of rounds (the writer sends runs of
@@ -167,7 +167,7 @@ int money_sync_balance(redisContext *c, const char *player, int64_t *out);
 /* ---- Hand histories (jansson) ------------------------------------------------------- */
 /*
  * A hand history is a JSON object complete enough to replay the round:
- *   {"round":"1:4:17:9","game":"holdem","ts":<wall ms>,
+ *   {"round":"holdem:1:4:17:9","game":"holdem","ts":<wall ms>,
  *    "seats":[{"seat":0,"player":"p1","bot":false,"stack":1000},...],
  *    "cards":[{"seat":0,"card":"As"},{"seat":-1,"card":"Kd"},...],   (-1 = board / table)
  *    "actions":[{"seat":0,"action":"raise","amount":40},...],       (in the order played)
