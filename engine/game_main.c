@@ -248,21 +248,15 @@ static void game_hook_flush(drain_exit_t *x, unsigned token, void *ctx)
         long n = first || money_writer_depth(G.money) > 0
                      ? money_writer_flush(G.money, left > 0 ? (int)left : 0)
                      : 0;
-        if (n < 0) {
-            log_emit(LOG_ERROR, "flush_incomplete", "{s:I,s:I}", "left",
-                     (json_int_t)money_writer_depth(G.money), "followups",
-                     (json_int_t)gs_money_followups(G.gs));
-            total = n;
-            break;
-        }
-        total += n;
+        if (n > 0)
+            total += n;
         if (gs_money_followups(G.gs) == 0 && money_writer_depth(G.money) == 0)
             break;
-        if (clock_mono_ms() >= deadline) {
+        if (n < 0 || clock_mono_ms() >= deadline) {
             log_emit(LOG_ERROR, "flush_incomplete", "{s:I,s:I}", "left",
                      (json_int_t)money_writer_depth(G.money), "followups",
                      (json_int_t)gs_money_followups(G.gs));
-            total = -ETIMEDOUT;
+            total = n < 0 ? n : -ETIMEDOUT;
             break;
         }
         usleep(1000); /* the desks handle the results on their own threads */
