@@ -113,19 +113,18 @@ static int b2_check_opening(const shed_game_t *g, shed_set_t cards)
 
 typedef struct {
     const shed_game_t *g;
+    shed_card_t c[SHED_MAX_CARDS]; /* the hand, ascending */
+    int nc;
     shed_set_t *out;
     int cap;
     int n;
     bool overflow;
 } b2_list_t;
 
-/* Keeps subset s when it classifies, beats the move to beat and obeys the opening rule. */
-static void b2_try(b2_list_t *L, shed_set_t s)
+/* Keeps a hand that beats the move to beat and obeys the opening rule; c is its combination. */
+static void b2_keep(b2_list_t *L, shed_set_t s, const shed_combo_t *c)
 {
-    shed_combo_t c;
-    if (L->overflow || b2_classify(L->g, s, false, &c) != 0)
-        return;
-    if (L->g->beat.type != 0 && !b2_beats(&c, &L->g->beat))
+    if (L->g->beat.type != 0 && !b2_beats(c, &L->g->beat))
         return;
     if (L->g->nplays == 0 && b2_check_opening(L->g, s) != 0)
         return;
@@ -136,38 +135,92 @@ static void b2_try(b2_list_t *L, shed_set_t s)
     L->out[L->n++] = s;
 }
 
-/* Every subset of 1, 2, 3 or 5 cards that is a hand, beats the move to beat and obeys the
- * opening rule. At most 13 + 78 + 286 + 1287 subsets of a 13-card hand are tried. */
-static int b2_legal_plays(const shed_game_t *g, shed_set_t *out, int cap)
+/* Keeps the group c[i], c[j], c[k] (repeated indexes count once) of `size` cards. */
+static void b2_group_keep(b2_list_t *L, int size, int i, int j, int k)
 {
-    shed_card_t c[SHED_MAX_CARDS];
-    int n = shed_set_list(g->hand[g->turn], c);
-    b2_list_t L = {.g = g, .out = out, .cap = cap};
-    int want = g->beat.type ? g->beat.ncards : 0;
-    for (int size = 1; size <= 5; size++) {
-        if (size == 4 || (want && size != want) || size > n)
+    static const int types[4] = {0, B2_SINGLE, B2_PAIR, B2_TRIPLE};
+    shed_set_t s = {{0, 0}};
+    shed_set_add(&s, L->c[i]);
+    shed_set_add(&s, L->c[j]);
+    shed_set_add(&s, L->c[k]);
+    shed_combo_t cb = {.type = (uint8_t)types[size],
+                       .rank = (uint8_t)shed_card_rank(L->c[k]),
+                       .len = 1,
+                       .ncards = (uint8_t)size,
+                       .key = L->c[k]};
+    b2_keep(L, s, &cb);
+}
+
+/*
+ * Every set of `size` (1, 2 or 3) cards of one rank, in the order of the index combinations of
+ * the ascending hand. Such a set is always a single, pair or triple: its combination is set
+ * directly (as b2_classify would: key = highest card).
+ */
+static void b2_groups(b2_list_t *L, int size)
+{
+    const shed_card_t *c = L->c;
+    for (int i = 0; i < L->nc && !L->overflow; i++) {
+        int r = shed_card_rank(c[i]);
+        if (size == 1) {
+            b2_group_keep(L, 1, i, i, i);
             continue;
-        int idx[5];
-        for (int i = 0; i < size; i++)
-            idx[i] = i;
-        for (;;) {
-            shed_set_t s = {{0, 0}};
-            for (int i = 0; i < size; i++)
-                shed_set_add(&s, c[idx[i]]);
-            b2_try(&L, s);
-            if (L.overflow)
-                return -ENOSPC;
-            int i = size - 1;
-            while (i >= 0 && idx[i] == n - size + i)
-                i--;
-            if (i < 0)
-                break;
-            idx[i]++;
-            for (int j = i + 1; j < size; j++)
-                idx[j] = idx[j - 1] + 1;
+        }
+        for (int j = i + 1; j < L->nc && shed_card_rank(c[j]) == r; j++) {
+            if (size == 2)
+                b2_group_keep(L, 2, i, j, j);
+            else
+                for (int k = j + 1; k < L->nc && shed_card_rank(c[k]) == r; k++)
+                    b2_group_keep(L, 3, i, j, k);
         }
     }
-    return L.n;
+}
+
+/*
+ * Five-card hands by depth-first search over the index combinations of the ascending hand, in
+ * their lexicographic order, following only prefixes that can still become a hand: one suit
+ * (flush), consecutive ranks from at most a 7 up (straight, no 2), or at most two ranks (full
+ * house, four of a kind). Every completed set is one of these, classified by b2_classify.
+ */
+static void b2_five(b2_list_t *L, shed_set_t s, int depth, int from, int suit, int rank0, int rprev,
+                    bool same_suit, bool run, int nranks)
+{
+    if (depth == 5) {
+        shed_combo_t cb;
+        if (b2_classify(L->g, s, false, &cb) == 0)
+            b2_keep(L, s, &cb);
+        return;
+    }
+    for (int i = from; i < L->nc - (4 - depth) && !L->overflow; i++) {
+        shed_card_t card = L->c[i];
+        int r = shed_card_rank(card), su = shed_card_suit(card);
+        bool ss = depth == 0 || (same_suit && su == suit);
+        bool rn = depth == 0 ? r <= 7 : run && r == rprev + 1;
+        int nr = depth == 0 ? 1 : nranks + (r != rprev);
+        if (!ss && !rn && nr > 2)
+            continue;
+        shed_set_t t = s;
+        shed_set_add(&t, card);
+        b2_five(L, t, depth + 1, i + 1, depth == 0 ? su : suit, depth == 0 ? r : rank0, r, ss, rn,
+                nr);
+    }
+}
+
+/* Every set of 1, 2, 3 or 5 cards that is a hand, beats the move to beat and obeys the opening
+ * rule: by size, then in the lexicographic order of the cards' positions in the hand. */
+static int b2_legal_plays(const shed_game_t *g, shed_set_t *out, int cap)
+{
+    b2_list_t L = {.g = g, .out = out, .cap = cap};
+    L.nc = shed_set_list(g->hand[g->turn], L.c);
+    int want = g->beat.type ? g->beat.ncards : 0;
+    for (int size = 1; size <= 5 && !L.overflow; size++) {
+        if (size == 4 || (want && size != want) || size > L.nc)
+            continue;
+        if (size < 4)
+            b2_groups(&L, size);
+        else
+            b2_five(&L, (shed_set_t){{0, 0}}, 0, 0, -1, -1, -1, true, true, 0);
+    }
+    return L.overflow ? -ENOSPC : L.n;
 }
 
 /*

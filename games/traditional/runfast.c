@@ -6,7 +6,6 @@
  * trio or airplane only as a player's last cards; must beat when able.
  */
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "shed_rules.h"
@@ -45,24 +44,37 @@ static void rf_set(shed_combo_t *c, int type, int rank, int len, int n)
     c->key = (uint32_t)rank;
 }
 
-/* Classifies per-rank counts; see the combination list in docs/rules/runfast.md. */
+#define RF_NIB7 0x7777777777777ull /* 7 in each of the 13 rank nibbles */
+#define RF_NIB8 0x8888888888888ull
+#define RF_NIB3 0x3333333333333ull
+#define RF_NIB5 0x5555555555555ull
+#define RF_NIB_RANK2 (8ull << (4 * SHED_RANK_2))
+
+/* Bit 4r+3 set for each rank r whose count is not zero (13 ranks, no jokers). */
+static inline uint64_t rf_nonzero(shed_counts_t c)
+{
+    return (((c & RF_NIB7) + RF_NIB7) | c) & RF_NIB8;
+}
+
+/* Number of cards in per-rank counts (the nibbles added up). */
+static inline int rf_counts_size(shed_counts_t c)
+{
+    uint64_t t = (c & 0x0f0f0f0f0f0f0f0full) + ((c >> 4) & 0x0f0f0f0f0f0f0f0full);
+    return (int)((t * 0x0101010101010101ull) >> 56);
+}
+
+/*
+ * Classifies per-rank counts; see the combination list in docs/rules/runfast.md. Works on the
+ * 13 rank nibbles at once (bit masks of the non-empty ranks, of the ranks holding exactly
+ * three): it runs for every candidate shape of the move generator.
+ */
 static int rf_classify_counts(shed_counts_t counts, bool last, shed_combo_t *out)
 {
-    int cnt[13], n = 0, lo = -1, hi = -1, distinct = 0, maxc = 0;
-    for (int r = 0; r < 13; r++) {
-        cnt[r] = shed_counts_get(counts, r);
-        n += cnt[r];
-        if (cnt[r]) {
-            if (lo < 0)
-                lo = r;
-            hi = r;
-            distinct++;
-            if (cnt[r] > maxc)
-                maxc = cnt[r];
-        }
-    }
-    if (n == 0 || (counts >> 52) != 0)
+    if (counts == 0 || (counts >> 52) != 0)
         return SHED_E_MALFORMED;
+    uint64_t nz = rf_nonzero(counts);
+    int n = rf_counts_size(counts), distinct = __builtin_popcountll(nz);
+    int lo = __builtin_ctzll(nz) >> 2, hi = (63 - __builtin_clzll(nz)) >> 2;
     if (distinct == 1 && n <= 2) {
         rf_set(out, n == 1 ? RF_SINGLE : RF_PAIR, lo, 1, n);
         return 0;
@@ -71,29 +83,29 @@ static int rf_classify_counts(shed_counts_t counts, bool last, shed_combo_t *out
         rf_set(out, RF_BOMB, lo, 1, n);
         return 0;
     }
-    if (hi <= RF_RANK_A && hi - lo + 1 == distinct && maxc * distinct == n) {
-        if (maxc == 1 && n >= 5) {
+    if (hi <= RF_RANK_A && hi - lo + 1 == distinct) {
+        if (n == distinct && n >= 5) { /* every count 1 */
             rf_set(out, RF_STRAIGHT, lo, n, n);
             return 0;
         }
-        if (maxc == 2 && distinct >= 2) {
+        /* every count 2: twice as many cards as ranks and none with 3 or more */
+        if (n == 2 * distinct && distinct >= 2 && ((counts + RF_NIB5) & RF_NIB8) == 0) {
             rf_set(out, RF_PAIRS, lo, distinct, n);
             return 0;
         }
     }
     /* trios: the longest run of exactly-three ranks first, highest first */
+    uint64_t three = ~rf_nonzero(counts ^ RF_NIB3) & RF_NIB8; /* ranks with exactly 3 */
     for (int k = 5; k >= 1; k--) {
         int kick = n - 3 * k;
         if (kick < 0 || kick > 2 * k || (kick < 2 * k && !last))
             continue;
-        for (int s = (k == 1 ? SHED_RANK_2 : RF_RANK_A) - k + 1; s >= 0; s--) {
-            bool ok = true;
-            for (int r = s; r < s + k && ok; r++)
-                ok = cnt[r] == 3;
-            if (ok) {
-                rf_set(out, RF_TRIO, s, k, n);
-                return 0;
-            }
+        uint64_t e = k == 1 ? three : three & ~RF_NIB_RANK2, run = e; /* runs end at the ace */
+        for (int i = 1; i < k; i++)
+            run &= e >> (4 * i);
+        if (run != 0) {
+            rf_set(out, RF_TRIO, (63 - __builtin_clzll(run)) >> 2, k, n);
+            return 0;
         }
     }
     return SHED_E_MALFORMED;
@@ -135,75 +147,110 @@ static int rf_check_opening(const shed_game_t *g, shed_set_t cards)
 
 typedef struct {
     shed_counts_t hand;
+    int cnt[13];
     int nhand;
-    shed_counts_t cand[RF_CAND_MAX];
+    const shed_combo_t *beat; /* NULL when leading */
+    bool opening;             /* the deal's first play: the 3 of spades must be in it */
+    shed_counts_t keep[RF_CAND_MAX];
     int n;
     bool overflow;
 } rf_gen_t;
-
-static void rf_emit(rf_gen_t *G, shed_counts_t c)
-{
-    if (G->n < RF_CAND_MAX)
-        G->cand[G->n++] = c;
-    else
-        G->overflow = true;
-}
 
 static inline shed_counts_t one(int rank, int k)
 {
     return (shed_counts_t)k << (4 * rank);
 }
 
+/* Keeps shape c (classified as *cb) when it beats the move to beat and obeys the opening. */
+static void rf_keep(rf_gen_t *G, shed_counts_t c, const shed_combo_t *cb)
+{
+    if (G->beat != NULL && !rf_beats(cb, G->beat))
+        return;
+    if (G->opening && (c & 15) == 0)
+        return;
+    if (G->n < RF_CAND_MAX)
+        G->keep[G->n++] = c;
+    else
+        G->overflow = true;
+}
+
+/* A shape of a known type (singles, pairs, runs, bombs): no classification needed. */
+static void rf_keep_typed(rf_gen_t *G, shed_counts_t c, int type, int rank, int len, int n)
+{
+    shed_combo_t cb;
+    rf_set(&cb, type, rank, len, n);
+    rf_keep(G, c, &cb);
+}
+
+/* A trio shape: classified, since kickers may form other trios (a longer or higher run). */
+static void rf_keep_trio(rf_gen_t *G, shed_counts_t c)
+{
+    shed_combo_t cb;
+    if (rf_classify_counts(c, rf_counts_size(c) == G->nhand, &cb) == 0)
+        rf_keep(G, c, &cb);
+}
+
 /* Kicker multisets of size `left` over ranks r..12 not in [s, s+k). */
 static void rf_kickers(rf_gen_t *G, shed_counts_t body, int s, int k, int r, int left)
 {
     if (left == 0) {
-        rf_emit(G, body);
+        rf_keep_trio(G, body);
         return;
     }
     for (; r < 13; r++) {
         if (r >= s && r < s + k)
             continue;
-        int have = shed_counts_get(G->hand, r);
+        int have = G->cnt[r];
         for (int t = 1; t <= have && t <= left; t++)
             rf_kickers(G, body + one(r, t), s, k, r + 1, left - t);
     }
 }
 
 /*
- * Candidate shapes of the hand as per-rank counts (a superset of the legal plays, possibly
- * with repeats); the caller keeps those that classify and beat.
+ * The shapes of the hand that are legal plays, as per-rank counts (possibly with repeats,
+ * in no particular order). Shapes are generated type by type; when following, only the move
+ * to beat's type and bombs (no shape of one family ever classifies as another's type).
+ * Trios with kickers longer than the move to beat cannot match its length and are skipped
+ * (a shape built on k trios classifies as at least k trios).
  */
 static void rf_candidates(rf_gen_t *G)
 {
-    int cnt[13];
-    for (int r = 0; r < 13; r++)
-        cnt[r] = shed_counts_get(G->hand, r);
+    const int *cnt = G->cnt;
+    int bt = G->beat ? G->beat->type : 0;
     for (int r = 0; r < 13; r++) {
-        for (int t = 1; t <= cnt[r] && t <= 2; t++)
-            rf_emit(G, one(r, t));
+        if (cnt[r] >= 1 && (bt == 0 || bt == RF_SINGLE))
+            rf_keep_typed(G, one(r, 1), RF_SINGLE, r, 1, 1);
+        if (cnt[r] >= 2 && (bt == 0 || bt == RF_PAIR))
+            rf_keep_typed(G, one(r, 2), RF_PAIR, r, 1, 2);
         if (cnt[r] == 4)
-            rf_emit(G, one(r, 4));
+            rf_keep_typed(G, one(r, 4), RF_BOMB, r, 1, 4);
     }
-    for (int unit = 1; unit <= 2; unit++)
+    for (int unit = 1; unit <= 2; unit++) {
+        int type = unit == 1 ? RF_STRAIGHT : RF_PAIRS, min = unit == 1 ? 5 : 2;
+        if (bt != 0 && bt != type)
+            continue;
         for (int s = 0; s <= RF_RANK_A; s++) {
             shed_counts_t c = 0;
             for (int e = s; e <= RF_RANK_A && cnt[e] >= unit; e++) {
                 c += one(e, unit);
-                if (e - s + 1 >= (unit == 1 ? 5 : 2))
-                    rf_emit(G, c);
+                int len = e - s + 1;
+                if (len >= min)
+                    rf_keep_typed(G, c, type, s, len, len * unit);
             }
         }
+    }
+    if (bt != 0 && bt != RF_TRIO)
+        return;
+    int kmax = bt == RF_TRIO ? G->beat->len : 5;
     for (int s = 0; s <= SHED_RANK_2; s++) {
         shed_counts_t body = 0;
-        for (int k = 1; k <= 5 && s + k - 1 <= (k == 1 ? SHED_RANK_2 : RF_RANK_A); k++) {
+        for (int k = 1; k <= kmax && s + k - 1 <= (k == 1 ? SHED_RANK_2 : RF_RANK_A); k++) {
             if (cnt[s + k - 1] < 3)
                 break;
             body += one(s + k - 1, 3);
-            int others = 0;
-            for (int r = 0; r < 13; r++)
-                if (r < s || r >= s + k)
-                    others += cnt[r];
+            int others = G->nhand;
+            for (int r = s; r < s + k; r++)
+                others -= cnt[r];
             if (others >= 2 * k) {
                 rf_kickers(G, body, s, k, 0, 2 * k);
             } else {
@@ -213,67 +260,91 @@ static void rf_candidates(rf_gen_t *G)
                     if (r < s || r >= s + k)
                         all += one(r, cnt[r]);
                 if (all == G->hand)
-                    rf_emit(G, all);
+                    rf_keep_trio(G, all);
             }
         }
     }
 }
 
-static int cmp_counts(const void *a, const void *b)
+/* Sorts shapes in ascending numeric order (an inline quicksort: no comparator calls). */
+static void rf_sort(shed_counts_t *a, int n)
 {
-    shed_counts_t x = *(const shed_counts_t *)a, y = *(const shed_counts_t *)b;
-    return x < y ? -1 : x > y;
+    while (n > 16) {
+        shed_counts_t x = a[0], y = a[n / 2], z = a[n - 1];
+        shed_counts_t pivot = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
+        int i = 0, j = n - 1;
+        for (;;) {
+            while (a[i] < pivot)
+                i++;
+            while (a[j] > pivot)
+                j--;
+            if (i >= j)
+                break;
+            shed_counts_t t = a[i];
+            a[i++] = a[j];
+            a[j--] = t;
+        }
+        /* [0, j] <= pivot <= [j + 1, n): recurse into the smaller part, loop on the larger */
+        if (j + 1 < n - j - 1) {
+            rf_sort(a, j + 1);
+            a += j + 1;
+            n -= j + 1;
+        } else {
+            rf_sort(a + j + 1, n - j - 1);
+            n = j + 1;
+        }
+    }
+    for (int i = 1; i < n; i++) {
+        shed_counts_t v = a[i];
+        int j = i;
+        for (; j > 0 && a[j - 1] > v; j--)
+            a[j] = a[j - 1];
+        a[j] = v;
+    }
 }
 
 /*
- * Legal plays of the player to act: candidate shapes that classify (short trios only as the
- * last cards), beat the move to beat and include the 3 of spades on the deal's first play;
- * cards picked lowest suit first (the 3 of spades kept in when required).
+ * Legal plays of the player to act: shapes that classify (short trios only as the last
+ * cards), beat the move to beat and include the 3 of spades on the deal's first play, in
+ * ascending order of their per-rank counts, each once; cards picked lowest suit first (the 3
+ * of spades kept in when required).
  */
 static int rf_legal_plays(const shed_game_t *g, shed_set_t *out, int cap)
 {
     shed_set_t hand = g->hand[g->turn];
     rf_gen_t G;
     G.hand = shed_set_counts(hand);
+    for (int r = 0; r < 13; r++)
+        G.cnt[r] = shed_counts_get(G.hand, r);
     G.nhand = shed_set_size(hand);
+    G.beat = g->beat.type != 0 ? &g->beat : NULL;
+    G.opening = g->nplays == 0;
     G.n = 0;
     G.overflow = false;
     rf_candidates(&G);
     if (G.overflow)
         return -ENOSPC;
-    qsort(G.cand, (size_t)G.n, sizeof *G.cand, cmp_counts);
-    int n = 0, rc = 0;
+    rf_sort(G.keep, G.n);
+    int n = 0;
     shed_card_t s3 = shed_card_make(0, 0, SHED_SUIT_S);
     for (int i = 0; i < G.n; i++) {
-        if (i > 0 && G.cand[i] == G.cand[i - 1])
+        if (i > 0 && G.keep[i] == G.keep[i - 1])
             continue;
-        shed_combo_t c;
-        int size = 0;
-        for (int r = 0; r < 13; r++)
-            size += shed_counts_get(G.cand[i], r);
-        if (rf_classify_counts(G.cand[i], size == G.nhand, &c) != 0)
-            continue;
-        if (g->beat.type != 0 && !rf_beats(&c, &g->beat))
-            continue;
+        if (n >= cap)
+            return -ENOSPC;
         shed_set_t cards;
-        if (g->nplays == 0) {
-            /* opening: must hold the 3 of spades, picked first */
-            if (shed_counts_get(G.cand[i], 0) == 0)
-                continue;
+        if (G.opening) {
+            /* opening: the 3 of spades picked first */
             shed_set_t rest = hand;
             shed_set_del(&rest, s3);
-            shed_set_pick(rest, G.cand[i] - one(0, 1), &cards);
+            shed_set_pick(rest, G.keep[i] - one(0, 1), &cards);
             shed_set_add(&cards, s3);
         } else {
-            shed_set_pick(hand, G.cand[i], &cards);
-        }
-        if (n >= cap) {
-            rc = -ENOSPC;
-            break;
+            shed_set_pick(hand, G.keep[i], &cards);
         }
         out[n++] = cards;
     }
-    return rc ? rc : n;
+    return n;
 }
 
 static void rf_on_play(shed_game_t *g, int seat, const shed_combo_t *c)
