@@ -10,7 +10,6 @@
  * rank, so the level rank index is (step + 12) % 13.
  */
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "shed_rules.h"
@@ -77,8 +76,8 @@ typedef struct {
 
 typedef struct {
     int n, w, bj, rj;
-    int cnt[13];        /* natural (non-wild) cards per nv */
-    int suitcnt[4][13]; /* ... per suit */
+    shed_set_t nat; /* the natural (non-wild, non-joker) cards */
+    int cnt[13];    /* natural cards per nv (filled for 5 and 6 cards only) */
     int distinct;
     gd_interp_t it[GD_MAX_INTERP];
     int nit;
@@ -91,6 +90,13 @@ static void gd_add(gd_shape_t *S, int type, uint32_t key)
         S->it[S->nit].key = key;
         S->nit++;
     }
+}
+
+/* Natural cards of `suit` at natural value nv (0, 1 or 2 with two decks). */
+static inline int gd_suit_count(const gd_shape_t *S, int nv, int suit)
+{
+    int bit = 4 * gd_rank_of_nv(nv) + suit;
+    return (int)((S->nat.w[0] >> bit) & 1) + (int)((S->nat.w[1] >> bit) & 1);
 }
 
 /* Sequences of `len` positions from s (s = -1: the ace below the 2), `unit` cards each. */
@@ -114,7 +120,7 @@ static void gd_sequences(gd_shape_t *S, int unit, int len, int type)
             for (int suit = 0; suit < 4; suit++) {
                 int have = 0;
                 for (int p = s; p < s + len; p++)
-                    have += S->suitcnt[suit][p < 0 ? 12 : p] == 1;
+                    have += gd_suit_count(S, p < 0 ? 12 : p, suit) == 1;
                 if (have == S->n - S->w)
                     gd_add(S, GD_BOMB, (uint32_t)(GD_BSF * 16 + s + 1));
             }
@@ -122,26 +128,35 @@ static void gd_sequences(gd_shape_t *S, int unit, int len, int type)
     }
 }
 
-/* Every reading of the cards as a combination (see docs/rules/guandan.md). */
+/* The 16 nibbles of x added up (each at most 8 here, so the bytes do not overflow). */
+static inline int gd_nibble_sum(uint64_t x)
+{
+    uint64_t t = (x & 0x0f0f0f0f0f0f0f0full) + ((x >> 4) & 0x0f0f0f0f0f0f0f0full);
+    return (int)((t * 0x0101010101010101ull) >> 56);
+}
+
+/*
+ * Every reading of the cards as a combination (see docs/rules/guandan.md), in a fixed order
+ * (gd_classify picks the first of equals). Counts come from the set's bits (nibble per rank),
+ * not from a card list: this runs for every candidate of the move generator.
+ */
 static void gd_interpret(shed_set_t cards, int level_nv, gd_shape_t *S)
 {
-    shed_card_t list[SHED_MAX_CARDS];
-    memset(S, 0, sizeof *S);
-    S->n = shed_set_list(cards, list);
-    for (int i = 0; i < S->n; i++) {
-        int r = shed_card_rank(list[i]);
-        if (r == SHED_RANK_BJ)
-            S->bj++;
-        else if (r == SHED_RANK_RJ)
-            S->rj++;
-        else if (gd_is_wild(list[i], level_nv))
-            S->w++;
-        else {
-            if (S->cnt[gd_nv(r)]++ == 0)
-                S->distinct++;
-            S->suitcnt[shed_card_suit(list[i])][gd_nv(r)]++;
-        }
-    }
+    const uint64_t ranks = ((uint64_t)1 << 52) - 1, nib1 = 0x1111111111111ull;
+    int lr = gd_rank_of_nv(level_nv);
+    uint64_t wild = (uint64_t)1 << (4 * lr + SHED_SUIT_H);
+    shed_counts_t all = shed_set_counts(cards);
+    S->nit = 0;
+    S->n = gd_nibble_sum(all);
+    S->bj = shed_counts_get(all, SHED_RANK_BJ);
+    S->rj = shed_counts_get(all, SHED_RANK_RJ);
+    S->w = ((cards.w[0] & wild) != 0) + ((cards.w[1] & wild) != 0);
+    S->nat.w[0] = cards.w[0] & ranks & ~wild;
+    S->nat.w[1] = cards.w[1] & ranks & ~wild;
+    shed_counts_t counts = (all & ranks) - ((shed_counts_t)S->w << (4 * lr));
+    uint64_t nz = (((counts & 0x7777777777777ull) + 0x7777777777777ull) | counts) &
+                  0x8888888888888ull; /* bit 4r+3: rank r has natural cards */
+    S->distinct = gd_nibble_sum((nz >> 3) & nib1);
     if (S->bj + S->rj > 0) {
         if (S->n == 4 && S->bj == 2 && S->rj == 2)
             gd_add(S, GD_BOMB, GD_BJOKER * 16);
@@ -152,10 +167,7 @@ static void gd_interpret(shed_set_t cards, int level_nv, gd_shape_t *S)
         return;
     }
     if (S->distinct <= 1) {
-        int nv = level_nv;
-        for (int v = 0; v < 13; v++)
-            if (S->cnt[v])
-                nv = v;
+        int nv = nz ? gd_nv(__builtin_ctzll(nz) >> 2) : level_nv;
         int pw = gd_power(nv, level_nv);
         static const int bomb_class[9] = {0, 0, 0, 0, GD_B4, GD_B5, GD_B6, GD_B7, GD_B8};
         if (S->n == 1)
@@ -167,6 +179,10 @@ static void gd_interpret(shed_set_t cards, int level_nv, gd_shape_t *S)
         else if (S->n <= 8)
             gd_add(S, GD_BOMB, (uint32_t)(bomb_class[S->n] * 16 + pw));
     }
+    if (S->n != 5 && S->n != 6)
+        return;
+    for (int r = 0; r < 13; r++)
+        S->cnt[gd_nv(r)] = shed_counts_get(counts, r);
     if (S->n == 5 && S->distinct <= 2) {
         for (int t = 0; t < 13; t++) {
             if (S->cnt[t] == 0 || S->cnt[t] > 3)
@@ -394,32 +410,51 @@ static int gd_give(shed_game_t *g, const shed_action_t *a)
 
 typedef struct {
     const shed_game_t *g;
-    shed_card_t nat[13][8]; /* natural cards per nv */
+    shed_set_t hand;
+    int lv;                    /* level as a natural value */
+    const shed_combo_t *beat;  /* NULL when leading */
+    shed_set_t nat_pre[13][9]; /* the first m natural cards of each nv (card id order) */
     int nnat[13];
-    shed_card_t wild[2];
+    shed_set_t suit_first[13][4]; /* the first natural card of each nv and suit, or none */
+    shed_set_t wild_pre[3];       /* the first u wild cards */
     int nwild;
-    shed_card_t jok[2][2]; /* [0] black, [1] red */
+    shed_set_t jok_pre[2][3]; /* [0] black, [1] red: the first k jokers */
     int njok[2];
     int want_n; /* cards in the move to beat, 0 leading */
-    shed_set_t *cand;
-    int ncand;
+    shed_set_t *keep;
+    int nkeep;
     bool overflow;
 } gd_gen_t;
 
-static void gd_cand(gd_gen_t *G, shed_set_t s)
+/* Keeps candidate s when it classifies (as shed_game_apply() will) and beats. */
+static void gd_try(gd_gen_t *G, shed_set_t s)
 {
-    if (G->ncand < GD_CAND_MAX)
-        G->cand[G->ncand++] = s;
+    shed_combo_t c;
+    if (gd_classify(G->g, s, shed_set_eq(s, G->hand), &c) != 0)
+        return;
+    if (G->beat != NULL && !gd_beats(&c, G->beat))
+        return;
+    if (G->nkeep < GD_CAND_MAX)
+        G->keep[G->nkeep++] = s;
     else
         G->overflow = true;
 }
 
-static int gd_cmp_set(const void *a, const void *b)
+/* Keeps s, whose only reading is known (wild-free groups of one rank, jokers), when it beats:
+ * the combination is the one gd_classify() gives such a set. */
+static void gd_try_typed(gd_gen_t *G, shed_set_t s, int type, uint32_t key, int n)
 {
-    const shed_set_t *x = a, *y = b;
-    if (x->w[0] != y->w[0])
-        return x->w[0] < y->w[0] ? -1 : 1;
-    return x->w[1] < y->w[1] ? -1 : x->w[1] > y->w[1];
+    shed_combo_t c = {.type = (uint8_t)type,
+                      .key = key,
+                      .rank = (uint8_t)(key & 15),
+                      .len = 1,
+                      .ncards = (uint8_t)n};
+    if (G->beat != NULL && !gd_beats(&c, G->beat))
+        return;
+    if (G->nkeep < GD_CAND_MAX)
+        G->keep[G->nkeep++] = s;
+    else
+        G->overflow = true;
 }
 
 /* Could a set of n cards answer the move to beat (same size, or a bomb)? */
@@ -435,50 +470,125 @@ static void gd_gen_runs(gd_gen_t *G, int unit, int len, int suit)
     for (int s = -1; s + len - 1 <= 12; s++) {
         shed_set_t set = {{0, 0}};
         int missing = 0;
-        for (int p = s; p < s + len; p++) {
-            int nv = p < 0 ? 12 : p, have = 0;
-            for (int i = 0; i < G->nnat[nv] && have < unit; i++) {
-                if (suit >= 0 && shed_card_suit(G->nat[nv][i]) != suit)
-                    continue;
-                shed_set_add(&set, G->nat[nv][i]);
-                have++;
+        for (int p = s; p < s + len && missing <= G->nwild; p++) {
+            int nv = p < 0 ? 12 : p;
+            shed_set_t add;
+            int have;
+            if (suit >= 0) {
+                add = G->suit_first[nv][suit];
+                have = !shed_set_empty(add);
+            } else {
+                have = G->nnat[nv] < unit ? G->nnat[nv] : unit;
+                add = G->nat_pre[nv][have];
             }
+            set = shed_set_union(set, add);
             missing += unit - have;
         }
         if (missing > G->nwild)
             continue;
-        for (int i = 0; i < missing; i++)
-            shed_set_add(&set, G->wild[i]);
-        gd_cand(G, set);
+        gd_try(G, shed_set_union(set, G->wild_pre[missing]));
+    }
+}
+
+/* Orders card sets by (w[0], w[1]) (an inline quicksort: no comparator calls). */
+static inline bool gd_set_less(shed_set_t x, shed_set_t y)
+{
+    return x.w[0] != y.w[0] ? x.w[0] < y.w[0] : x.w[1] < y.w[1];
+}
+
+static void gd_sort(shed_set_t *a, int n)
+{
+    while (n > 16) {
+        shed_set_t x = a[0], y = a[n / 2], z = a[n - 1], pivot;
+        if (gd_set_less(x, y))
+            pivot = gd_set_less(y, z) ? y : (gd_set_less(x, z) ? z : x);
+        else
+            pivot = gd_set_less(x, z) ? x : (gd_set_less(y, z) ? z : y);
+        int i = 0, j = n - 1;
+        for (;;) {
+            while (gd_set_less(a[i], pivot))
+                i++;
+            while (gd_set_less(pivot, a[j]))
+                j--;
+            if (i >= j)
+                break;
+            shed_set_t t = a[i];
+            a[i++] = a[j];
+            a[j--] = t;
+        }
+        /* [0, j] <= pivot <= [j + 1, n): recurse into the smaller part, loop on the larger */
+        if (j + 1 < n - j - 1) {
+            gd_sort(a, j + 1);
+            a += j + 1;
+            n -= j + 1;
+        } else {
+            gd_sort(a + j + 1, n - j - 1);
+            n = j + 1;
+        }
+    }
+    for (int i = 1; i < n; i++) {
+        shed_set_t v = a[i];
+        int j = i;
+        for (; j > 0 && gd_set_less(v, a[j - 1]); j--)
+            a[j] = a[j - 1];
+        a[j] = v;
     }
 }
 
 /*
  * Legal plays of the player to act: candidate card sets (groups of one rank with and without
  * wilds, joker groups, full houses, straights and straight flushes, tubes, plates; only sizes
- * that can answer the move to beat) are sorted, deduplicated, classified exactly as
- * shed_game_apply() will classify them, and kept when they beat. Count or -ENOSPC.
+ * that can answer the move to beat) are classified exactly as shed_game_apply() will classify
+ * them, kept when they beat, then sorted by (w[0], w[1]) and listed once each. Count or
+ * -ENOSPC.
+ *
+ * When following, a family of candidates is skipped when none of its sets can read as the
+ * move to beat's type or as a bomb: full houses (read as a full house, or as a 5-bomb that
+ * is also a group of one rank with wilds), straights (a straight, or a straight flush that
+ * is also the suit's run), tubes and plates (each other's type: "3344" + two wilds is both).
  */
 static int gd_legal_plays(const shed_game_t *g, shed_set_t *out, int cap)
 {
-    static shed_set_t none;
+    static const shed_set_t none;
     gd_gen_t G;
-    shed_set_t cand[GD_CAND_MAX];
-    memset(&G, 0, sizeof G);
+    shed_set_t keep[GD_CAND_MAX];
     G.g = g;
-    G.cand = cand;
+    G.hand = g->hand[g->turn];
+    G.lv = gd_level_nv(g);
+    G.beat = g->beat.type ? &g->beat : NULL;
     G.want_n = g->beat.type ? g->beat.ncards : 0;
-    int lv = gd_level_nv(g);
+    G.keep = keep;
+    G.nkeep = 0;
+    G.overflow = false;
+    G.nwild = 0;
+    G.njok[0] = G.njok[1] = 0;
+    G.wild_pre[0] = G.wild_pre[1] = G.wild_pre[2] = none;
+    G.jok_pre[0][0] = G.jok_pre[1][0] = none;
+    for (int nv = 0; nv < 13; nv++) {
+        G.nnat[nv] = 0;
+        G.nat_pre[nv][0] = none;
+        for (int suit = 0; suit < 4; suit++)
+            G.suit_first[nv][suit] = none;
+    }
     shed_card_t list[SHED_MAX_CARDS];
-    int n = shed_set_list(g->hand[g->turn], list);
+    int n = shed_set_list(G.hand, list), lv = G.lv;
     for (int i = 0; i < n; i++) {
-        int r = shed_card_rank(list[i]);
-        if (r >= 13)
-            G.jok[r - 13][G.njok[r - 13]++] = list[i];
-        else if (gd_is_wild(list[i], lv))
-            G.wild[G.nwild++] = list[i];
-        else
-            G.nat[gd_nv(r)][G.nnat[gd_nv(r)]++] = list[i];
+        shed_card_t c = list[i];
+        int r = shed_card_rank(c);
+        shed_set_t one = none;
+        shed_set_add(&one, c);
+        if (r >= 13) {
+            int j = r - 13, k = G.njok[j]++;
+            G.jok_pre[j][k + 1] = shed_set_union(G.jok_pre[j][k], one);
+        } else if (gd_is_wild(c, lv)) {
+            G.wild_pre[G.nwild + 1] = shed_set_union(G.wild_pre[G.nwild], one);
+            G.nwild++;
+        } else {
+            int nv = gd_nv(r), m = G.nnat[nv]++, suit = shed_card_suit(c);
+            G.nat_pre[nv][m + 1] = shed_set_union(G.nat_pre[nv][m], one);
+            if (shed_set_empty(G.suit_first[nv][suit]))
+                G.suit_first[nv][suit] = one;
+        }
     }
     /* groups of one rank, with and without wilds; wilds alone are level cards */
     for (int nv = 0; nv < 13; nv++)
@@ -488,30 +598,28 @@ static int gd_legal_plays(const shed_game_t *g, shed_set_t *out, int cap)
                     continue;
                 if (!gd_size_ok(&G, m + u))
                     continue;
-                shed_set_t s = none;
-                for (int i = 0; i < m; i++)
-                    shed_set_add(&s, G.nat[nv][i]);
-                for (int i = 0; i < u; i++)
-                    shed_set_add(&s, G.wild[i]);
-                gd_cand(&G, s);
+                if (u > 0) {
+                    gd_try(&G, shed_set_union(G.nat_pre[nv][m], G.wild_pre[u]));
+                    continue;
+                }
+                /* m natural cards of one rank: a single, pair, trio or bomb, nothing else */
+                static const int type[9] = {0,       GD_SINGLE, GD_PAIR, GD_TRIO, GD_BOMB,
+                                            GD_BOMB, GD_BOMB,   GD_BOMB, GD_BOMB};
+                static const int bomb_class[9] = {0, 0, 0, 0, GD_B4, GD_B5, GD_B6, GD_B7, GD_B8};
+                int pw = gd_power(nv, lv);
+                gd_try_typed(&G, G.nat_pre[nv][m], type[m], (uint32_t)(bomb_class[m] * 16 + pw), m);
             }
+    /* jokers: one or two of a colour (single, pair), all four (the joker bomb) */
     for (int j = 0; j < 2; j++)
-        for (int k = 1; k <= G.njok[j]; k++) {
-            shed_set_t s = none;
-            for (int i = 0; i < k; i++)
-                shed_set_add(&s, G.jok[j][i]);
+        for (int k = 1; k <= G.njok[j]; k++)
             if (gd_size_ok(&G, k))
-                gd_cand(&G, s);
-        }
-    if (G.njok[0] == 2 && G.njok[1] == 2) {
-        shed_set_t s = none;
-        for (int i = 0; i < 2; i++) {
-            shed_set_add(&s, G.jok[0][i]);
-            shed_set_add(&s, G.jok[1][i]);
-        }
-        gd_cand(&G, s);
-    }
-    if (gd_size_ok(&G, 5)) {
+                gd_try_typed(&G, G.jok_pre[j][k], k == 1 ? GD_SINGLE : GD_PAIR, (uint32_t)(14 + j),
+                             k);
+    if (G.njok[0] == 2 && G.njok[1] == 2)
+        gd_try_typed(&G, shed_set_union(G.jok_pre[0][2], G.jok_pre[1][2]), GD_BOMB, GD_BJOKER * 16,
+                     4);
+    int bt = G.beat ? G.beat->type : 0;
+    if (bt == 0 || bt == GD_FULL_HOUSE) {
         for (int t = 0; t < 13; t++) {
             if (G.nnat[t] == 0)
                 continue;
@@ -522,41 +630,30 @@ static int gd_legal_plays(const shed_game_t *g, shed_set_t *out, int cap)
                 int need = (3 - mt) + (2 - mp);
                 if (need > G.nwild)
                     continue;
-                shed_set_t s = none;
-                for (int i = 0; i < mt; i++)
-                    shed_set_add(&s, G.nat[t][i]);
-                for (int i = 0; i < mp; i++)
-                    shed_set_add(&s, G.nat[p][i]);
-                for (int i = 0; i < need; i++)
-                    shed_set_add(&s, G.wild[i]);
-                gd_cand(&G, s);
+                gd_try(&G, shed_set_union(shed_set_union(G.nat_pre[t][mt], G.nat_pre[p][mp]),
+                                          G.wild_pre[need]));
             }
         }
-        gd_gen_runs(&G, 1, 5, -1);
     }
+    if (bt == 0 || bt == GD_STRAIGHT)
+        gd_gen_runs(&G, 1, 5, -1);
     for (int suit = 0; suit < 4; suit++)
         gd_gen_runs(&G, 1, 5, suit);
-    if (gd_size_ok(&G, 6)) {
+    if (bt == 0 || bt == GD_TUBE || bt == GD_PLATE) {
         gd_gen_runs(&G, 2, 3, -1);
         gd_gen_runs(&G, 3, 2, -1);
     }
     if (G.overflow)
         return -ENOSPC;
-    /* keep the candidates that classify and beat, each card set once */
-    qsort(cand, (size_t)G.ncand, sizeof cand[0], gd_cmp_set);
+    /* each card set once, in order */
+    gd_sort(keep, G.nkeep);
     int k = 0;
-    for (int i = 0; i < G.ncand; i++) {
-        if (i > 0 && shed_set_eq(cand[i], cand[i - 1]))
-            continue;
-        shed_combo_t c;
-        bool last = shed_set_eq(cand[i], g->hand[g->turn]);
-        if (gd_classify(g, cand[i], last, &c) != 0)
-            continue;
-        if (g->beat.type && !gd_beats(&c, &g->beat))
+    for (int i = 0; i < G.nkeep; i++) {
+        if (i > 0 && shed_set_eq(keep[i], keep[i - 1]))
             continue;
         if (k >= cap)
             return -ENOSPC;
-        out[k++] = cand[i];
+        out[k++] = keep[i];
     }
     return k;
 }
