@@ -73,7 +73,7 @@ static int rf_classify_counts(shed_counts_t counts, bool last, shed_combo_t *out
     if (counts == 0 || (counts >> 52) != 0)
         return SHED_E_MALFORMED;
     uint64_t nz = rf_nonzero(counts);
-    int n = rf_counts_size(counts), distinct = __builtin_popcountll(nz);
+    int n = rf_counts_size(counts), distinct = rf_counts_size(nz >> 3);
     int lo = __builtin_ctzll(nz) >> 2, hi = (63 - __builtin_clzll(nz)) >> 2;
     if (distinct == 1 && n <= 2) {
         rf_set(out, n == 1 ? RF_SINGLE : RF_PAIR, lo, 1, n);

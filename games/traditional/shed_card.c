@@ -10,19 +10,29 @@
 const char shed_rank_chars[SHED_NRANKS + 1] = "3456789TJQKA2BR";
 const char shed_suit_chars[5] = "dchs";
 
+/* The lowest `k` set bits of nibble x (k >= 0). */
+static inline uint64_t pick_low_bits(uint64_t x, int k)
+{
+    uint64_t r = 0;
+    for (; k > 0 && x; k--) {
+        r |= x & -x;
+        x &= x - 1;
+    }
+    return r;
+}
+
+/* Only the ranks asked for are visited (the move generators call this for every play). */
 int shed_set_pick(shed_set_t hand, shed_counts_t counts, shed_set_t *out)
 {
     shed_set_t r = {{0, 0}};
-    for (int rank = 0; rank < SHED_NRANKS; rank++) {
-        int need = shed_counts_get(counts, rank);
+    counts &= ((uint64_t)1 << (4 * SHED_NRANKS)) - 1;
+    while (counts) {
+        int sh = __builtin_ctzll(counts) & ~3, need = (int)((counts >> sh) & 15);
+        counts &= ~((uint64_t)15 << sh);
         for (int deck = 0; deck < 2 && need > 0; deck++) {
-            uint64_t nib = (hand.w[deck] >> (4 * rank)) & 15;
-            while (nib && need > 0) {
-                int bit = __builtin_ctzll(nib);
-                nib &= nib - 1;
-                r.w[deck] |= (uint64_t)1 << (4 * rank + bit);
-                need--;
-            }
+            uint64_t nib = (hand.w[deck] >> sh) & 15, got = pick_low_bits(nib, need);
+            r.w[deck] |= got << sh;
+            need -= (int)((got & 1) + ((got >> 1) & 1) + ((got >> 2) & 1) + ((got >> 3) & 1));
         }
         if (need > 0)
             return -ENOENT;

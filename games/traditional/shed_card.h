@@ -86,10 +86,6 @@ static inline bool shed_set_has(shed_set_t s, shed_card_t c)
 {
     return (s.w[c / 64] >> (c % 64)) & 1;
 }
-static inline int shed_set_size(shed_set_t s)
-{
-    return __builtin_popcountll(s.w[0]) + __builtin_popcountll(s.w[1]);
-}
 static inline bool shed_set_empty(shed_set_t s)
 {
     return (s.w[0] | s.w[1]) == 0;
@@ -128,6 +124,14 @@ static inline shed_counts_t shed_set_counts(shed_set_t s)
 static inline int shed_counts_get(shed_counts_t c, int rank)
 {
     return (int)((c >> (4 * rank)) & 15);
+}
+/* Number of cards in a set: its per-rank counts added up (SWAR, no popcount call on targets
+ * without a popcount instruction). */
+static inline int shed_set_size(shed_set_t s)
+{
+    shed_counts_t c = shed_set_counts(s); /* at most 8 per nibble */
+    uint64_t t = (c & 0x0f0f0f0f0f0f0f0full) + ((c >> 4) & 0x0f0f0f0f0f0f0f0full);
+    return (int)((t * 0x0101010101010101ull) >> 56);
 }
 
 /*
