@@ -415,8 +415,10 @@ typedef struct {
     const shed_combo_t *beat;  /* NULL when leading */
     shed_set_t nat_pre[13][9]; /* the first m natural cards of each nv (card id order) */
     int nnat[13];
-    shed_set_t suit_first[13][4]; /* the first natural card of each nv and suit, or none */
-    shed_set_t wild_pre[3];       /* the first u wild cards */
+    shed_set_t nat;         /* the natural (non-wild, non-joker) cards */
+    uint32_t present[5];    /* bit b = nv + 1 (and bit 0 for the ace, nv 12): a natural card of
+                               suit 0..3, or of any suit [4], at that position */
+    shed_set_t wild_pre[3]; /* the first u wild cards */
     int nwild;
     shed_set_t jok_pre[2][3]; /* [0] black, [1] red: the first k jokers */
     int njok[2];
@@ -463,30 +465,59 @@ static bool gd_size_ok(const gd_gen_t *G, int n)
     return G->want_n == 0 || n == G->want_n || n >= 4;
 }
 
-/* Runs of `len` positions from s with `unit` cards each, wilds filling gaps; `suit` >= 0
- * takes only cards of that suit (straight flushes). */
+/* The first natural card of natural value nv and `suit` (deck 0 before deck 1), or none. */
+static inline shed_set_t gd_suit_card(const gd_gen_t *G, int nv, int suit)
+{
+    uint64_t bit = (uint64_t)1 << (4 * gd_rank_of_nv(nv) + suit);
+    shed_set_t c = {{G->nat.w[0] & bit, 0}};
+    if (c.w[0] == 0)
+        c.w[1] = G->nat.w[1] & bit;
+    return c;
+}
+
+/*
+ * Runs of `len` positions from s with `unit` cards each, wilds filling gaps; `suit` >= 0
+ * takes only cards of that suit (straight flushes). Position b = p + 1 of p = -1..12 (-1: the
+ * ace below the 2). Only the runs the wilds can complete are built: for single cards the
+ * missing positions of a run come from a presence mask, for pairs and trios from prefix sums.
+ */
 static void gd_gen_runs(gd_gen_t *G, int unit, int len, int suit)
 {
-    for (int s = -1; s + len - 1 <= 12; s++) {
-        shed_set_t set = {{0, 0}};
-        int missing = 0;
-        for (int p = s; p < s + len && missing <= G->nwild; p++) {
-            int nv = p < 0 ? 12 : p;
-            shed_set_t add;
-            int have;
-            if (suit >= 0) {
-                add = G->suit_first[nv][suit];
-                have = !shed_set_empty(add);
-            } else {
-                have = G->nnat[nv] < unit ? G->nnat[nv] : unit;
-                add = G->nat_pre[nv][have];
+    static const uint8_t absent5[32] = {5, 4, 4, 3, 4, 3, 3, 2, 4, 3, 3, 2, 3, 2, 2, 1,
+                                        4, 3, 3, 2, 3, 2, 2, 1, 3, 2, 2, 1, 2, 1, 1, 0};
+    if (unit == 1) {
+        uint32_t m = G->present[suit >= 0 ? suit : 4];
+        for (int b0 = 0; b0 + 5 <= 14; b0++) {
+            int missing = absent5[(m >> b0) & 31];
+            if (missing > G->nwild)
+                continue;
+            shed_set_t set = G->wild_pre[missing];
+            for (int b = b0; b < b0 + 5; b++) {
+                int nv = b == 0 ? 12 : b - 1;
+                if ((m >> b) & 1)
+                    set = shed_set_union(set,
+                                         suit >= 0 ? gd_suit_card(G, nv, suit) : G->nat_pre[nv][1]);
             }
-            set = shed_set_union(set, add);
-            missing += unit - have;
+            gd_try(G, set);
         }
+        return;
+    }
+    int miss[15];
+    miss[0] = 0;
+    for (int b = 0; b < 14; b++) {
+        int nv = b == 0 ? 12 : b - 1;
+        miss[b + 1] = miss[b] + unit - (G->nnat[nv] < unit ? G->nnat[nv] : unit);
+    }
+    for (int b0 = 0; b0 + len <= 14; b0++) {
+        int missing = miss[b0 + len] - miss[b0];
         if (missing > G->nwild)
             continue;
-        gd_try(G, shed_set_union(set, G->wild_pre[missing]));
+        shed_set_t set = G->wild_pre[missing];
+        for (int b = b0; b < b0 + len; b++) {
+            int nv = b == 0 ? 12 : b - 1;
+            set = shed_set_union(set, G->nat_pre[nv][G->nnat[nv] < unit ? G->nnat[nv] : unit]);
+        }
+        gd_try(G, set);
     }
 }
 
@@ -564,30 +595,41 @@ static int gd_legal_plays(const shed_game_t *g, shed_set_t *out, int cap)
     G.njok[0] = G.njok[1] = 0;
     G.wild_pre[0] = G.wild_pre[1] = G.wild_pre[2] = none;
     G.jok_pre[0][0] = G.jok_pre[1][0] = none;
-    for (int nv = 0; nv < 13; nv++) {
-        G.nnat[nv] = 0;
+    /* the hand rank by rank (deck 0's suits, then deck 1's: card id order) */
+    int lv = G.lv, lr = gd_rank_of_nv(lv);
+    uint64_t wild = (uint64_t)1 << (4 * lr + SHED_SUIT_H), ranks = ((uint64_t)1 << 52) - 1;
+    G.nat.w[0] = G.hand.w[0] & ranks & ~wild;
+    G.nat.w[1] = G.hand.w[1] & ranks & ~wild;
+    for (int i = 0; i < 5; i++)
+        G.present[i] = 0;
+    for (int r = 0; r < 13; r++) {
+        int nv = gd_nv(r), m = 0;
         G.nat_pre[nv][0] = none;
-        for (int suit = 0; suit < 4; suit++)
-            G.suit_first[nv][suit] = none;
+        for (int deck = 0; deck < 2; deck++)
+            for (uint64_t nib = (G.nat.w[deck] >> (4 * r)) & 15; nib; nib &= nib - 1) {
+                int suit = __builtin_ctzll(nib);
+                G.nat_pre[nv][m + 1] = G.nat_pre[nv][m];
+                G.nat_pre[nv][m + 1].w[deck] |= (uint64_t)1 << (4 * r + suit);
+                m++;
+                uint32_t pos = (uint32_t)1 << (nv + 1) | (nv == 12 ? 1u : 0u);
+                G.present[suit] |= pos;
+                G.present[4] |= pos;
+            }
+        G.nnat[nv] = m;
     }
-    shed_card_t list[SHED_MAX_CARDS];
-    int n = shed_set_list(G.hand, list), lv = G.lv;
-    for (int i = 0; i < n; i++) {
-        shed_card_t c = list[i];
-        int r = shed_card_rank(c);
-        shed_set_t one = none;
-        shed_set_add(&one, c);
-        if (r >= 13) {
-            int j = r - 13, k = G.njok[j]++;
-            G.jok_pre[j][k + 1] = shed_set_union(G.jok_pre[j][k], one);
-        } else if (gd_is_wild(c, lv)) {
-            G.wild_pre[G.nwild + 1] = shed_set_union(G.wild_pre[G.nwild], one);
+    for (int deck = 0; deck < 2; deck++) {
+        if ((G.hand.w[deck] >> (4 * lr + SHED_SUIT_H)) & 1) {
+            G.wild_pre[G.nwild + 1] = G.wild_pre[G.nwild];
+            G.wild_pre[G.nwild + 1].w[deck] |= wild;
             G.nwild++;
-        } else {
-            int nv = gd_nv(r), m = G.nnat[nv]++, suit = shed_card_suit(c);
-            G.nat_pre[nv][m + 1] = shed_set_union(G.nat_pre[nv][m], one);
-            if (shed_set_empty(G.suit_first[nv][suit]))
-                G.suit_first[nv][suit] = one;
+        }
+        for (int j = 0; j < 2; j++) {
+            uint64_t bit = (uint64_t)1 << (j == 0 ? SHED_CARD_BJ : SHED_CARD_RJ);
+            if (G.hand.w[deck] & bit) {
+                int k = G.njok[j]++;
+                G.jok_pre[j][k + 1] = G.jok_pre[j][k];
+                G.jok_pre[j][k + 1].w[deck] |= bit;
+            }
         }
     }
     /* groups of one rank, with and without wilds; wilds alone are level cards */
@@ -630,6 +672,11 @@ static int gd_legal_plays(const shed_game_t *g, shed_set_t *out, int cap)
                 int need = (3 - mt) + (2 - mp);
                 if (need > G.nwild)
                     continue;
+                if (need == 0) { /* three and two natural cards: a full house, nothing else */
+                    gd_try_typed(&G, shed_set_union(G.nat_pre[t][3], G.nat_pre[p][2]),
+                                 GD_FULL_HOUSE, (uint32_t)gd_power(t, lv), 5);
+                    continue;
+                }
                 gd_try(&G, shed_set_union(shed_set_union(G.nat_pre[t][mt], G.nat_pre[p][mp]),
                                           G.wild_pre[need]));
             }
