@@ -317,22 +317,38 @@ static void gd_start(shed_game_t *g)
     g->turn = g->trib_payer[0];
 }
 
-/* Is `card` a card `seat` may give now? */
-static bool gd_give_ok(const shed_game_t *g, int seat, shed_card_t card)
+/* What a seat's hand says about giving: its highest power (tribute) and whether it holds a
+ * card of 10 or lower (return tribute). */
+typedef struct {
+    int top;
+    bool any_low;
+} gd_give_info_t;
+
+static gd_give_info_t gd_give_info(const shed_game_t *g, int seat)
+{
+    gd_give_info_t info = {.top = -1, .any_low = false};
+    if (g->trib_stage == 1) {
+        info.top = gd_top_power(g, seat);
+        return info;
+    }
+    shed_card_t list[SHED_MAX_CARDS];
+    int n = shed_set_list(g->hand[seat], list);
+    for (int i = 0; i < n; i++) {
+        int r = shed_card_rank(list[i]);
+        info.any_low = info.any_low || (r < 13 && gd_nv(r) <= 8);
+    }
+    return info;
+}
+
+/* Is `card` a card the seat described by `info` may give now? */
+static bool gd_give_ok(const shed_game_t *g, const gd_give_info_t *info, shed_card_t card)
 {
     int lv = gd_level_nv(g);
     if (g->trib_stage == 1)
-        return !gd_is_wild(card, lv) && gd_card_power(card, lv) == gd_top_power(g, seat);
+        return !gd_is_wild(card, lv) && gd_card_power(card, lv) == info->top;
     /* return tribute: a card of 10 or lower (natural value), if the receiver has one */
-    shed_card_t list[SHED_MAX_CARDS];
-    int n = shed_set_list(g->hand[seat], list);
-    bool any_low = false;
-    for (int i = 0; i < n; i++) {
-        int r = shed_card_rank(list[i]);
-        any_low = any_low || (r < 13 && gd_nv(r) <= 8);
-    }
     int r = shed_card_rank(card);
-    return !any_low || (r < 13 && gd_nv(r) <= 8);
+    return !info->any_low || (r < 13 && gd_nv(r) <= 8);
 }
 
 /* The cards the player to act may give now, one per set; count or -ENOSPC. */
@@ -340,8 +356,9 @@ static int gd_legal_gives(const shed_game_t *g, shed_set_t *out, int cap)
 {
     shed_card_t list[SHED_MAX_CARDS];
     int n = shed_set_list(g->hand[g->turn], list), k = 0;
+    gd_give_info_t info = gd_give_info(g, g->turn);
     for (int i = 0; i < n; i++) {
-        if (!gd_give_ok(g, g->turn, list[i]))
+        if (!gd_give_ok(g, &info, list[i]))
             continue;
         if (k >= cap)
             return -ENOSPC;
@@ -361,7 +378,8 @@ static int gd_give(shed_game_t *g, const shed_action_t *a)
 {
     shed_card_t card;
     shed_set_list(a->cards, &card);
-    if (!gd_give_ok(g, a->seat, card))
+    gd_give_info_t info = gd_give_info(g, a->seat);
+    if (!gd_give_ok(g, &info, card))
         return SHED_E_TRIBUTE;
     g->nev = 0;
     g->hand[a->seat] = shed_set_minus(g->hand[a->seat], a->cards);
@@ -473,6 +491,21 @@ static inline shed_set_t gd_suit_card(const gd_gen_t *G, int nv, int suit)
     if (c.w[0] == 0)
         c.w[1] = G->nat.w[1] & bit;
     return c;
+}
+
+/*
+ * Run positions from a rank mask with one bit per nibble (bit 4r for rank r): position b =
+ * nv + 1 of natural value nv = (r + 1) % 13, and position 0 for the ace below the 2. The
+ * nibble bits are gathered into 13 contiguous bits first.
+ */
+static inline uint32_t gd_positions(uint64_t y)
+{
+    y = (y | y >> 3) & 0x0303030303030303ull;
+    y = (y | y >> 6) & 0x000f000f000f000full;
+    y = (y | y >> 12) & 0x000000ff000000ffull;
+    y = (y | y >> 24) & 0xffffull; /* bit r: rank r */
+    return (uint32_t)((y & 0x7ff) << 2 | ((y >> 11) & 1) << 13 | ((y >> 11) & 1) |
+                      ((y >> 12) & 1) << 1);
 }
 
 /*
@@ -600,21 +633,21 @@ static int gd_legal_plays(const shed_game_t *g, shed_set_t *out, int cap)
     uint64_t wild = (uint64_t)1 << (4 * lr + SHED_SUIT_H), ranks = ((uint64_t)1 << 52) - 1;
     G.nat.w[0] = G.hand.w[0] & ranks & ~wild;
     G.nat.w[1] = G.hand.w[1] & ranks & ~wild;
-    for (int i = 0; i < 5; i++)
-        G.present[i] = 0;
+    uint64_t both = G.nat.w[0] | G.nat.w[1];
+    for (int suit = 0; suit < 4; suit++)
+        G.present[suit] = gd_positions((both >> suit) & 0x1111111111111ull);
+    G.present[4] = gd_positions((both | both >> 1 | both >> 2 | both >> 3) & 0x1111111111111ull);
     for (int r = 0; r < 13; r++) {
-        int nv = gd_nv(r), m = 0;
+        int nv = r == 12 ? 0 : r + 1, m = 0;
+        shed_set_t acc = none;
         G.nat_pre[nv][0] = none;
-        for (int deck = 0; deck < 2; deck++)
-            for (uint64_t nib = (G.nat.w[deck] >> (4 * r)) & 15; nib; nib &= nib - 1) {
-                int suit = __builtin_ctzll(nib);
-                G.nat_pre[nv][m + 1] = G.nat_pre[nv][m];
-                G.nat_pre[nv][m + 1].w[deck] |= (uint64_t)1 << (4 * r + suit);
-                m++;
-                uint32_t pos = (uint32_t)1 << (nv + 1) | (nv == 12 ? 1u : 0u);
-                G.present[suit] |= pos;
-                G.present[4] |= pos;
+        for (int deck = 0; deck < 2; deck++) {
+            uint64_t nib = (G.nat.w[deck] >> (4 * r)) & 15;
+            for (uint64_t x = nib; x; x &= x - 1) {
+                acc.w[deck] |= (x & -x) << (4 * r);
+                G.nat_pre[nv][++m] = acc;
             }
+        }
         G.nnat[nv] = m;
     }
     for (int deck = 0; deck < 2; deck++) {

@@ -54,12 +54,14 @@ typedef struct {
     shed_set_t played;
     int seats;
     long refused;
+    uint64_t digest; /* digest of the current state, set before a series of refusals */
 } run_t;
 
-/* Refused with `want` and nothing changed. */
+/* Refused with `want` and nothing changed. r->digest holds the state's digest beforehand (each
+ * refusal leaves it unchanged, so one digest serves a whole series of refusals). */
 static void expect_refused(run_t *r, const shed_action_t *a, int want, const char *what)
 {
-    uint64_t before = shed_game_digest(r->g);
+    uint64_t before = r->digest;
     int nev0;
     shed_game_events(r->g, &nev0);
     int rc = shed_game_apply(r->g, a);
@@ -97,6 +99,7 @@ static void inject_illegal(run_t *r)
     int other = (turn + 1 + (int)shed_rng_below(&r->rng, (uint32_t)r->seats - 1)) % r->seats;
     shed_set_t hand = shed_game_hand(g, turn);
     shed_action_t a = {0};
+    r->digest = shed_game_digest(g);
 
     /* wrong turn: the same kind of action by another seat, and a seat out of range */
     a.kind = phase == SHED_PHASE_BID       ? SHED_ACT_BID
@@ -361,6 +364,7 @@ static void play_one_deal(run_t *r, shed_set_t deck, int deck_size, uint64_t see
     }
     /* after the end every action is refused */
     shed_action_t a = {.kind = SHED_ACT_PASS, .seat = 0};
+    r->digest = shed_game_digest(g);
     expect_refused(r, &a, SHED_E_PHASE, "pass after the end");
 }
 
