@@ -99,20 +99,23 @@ static inline int gd_suit_count(const gd_shape_t *S, int nv, int suit)
     return (int)((S->nat.w[0] >> bit) & 1) + (int)((S->nat.w[1] >> bit) & 1);
 }
 
-/* Sequences of `len` positions from s (s = -1: the ace below the 2), `unit` cards each. */
+/*
+ * Sequences of `len` positions from s (s = -1: the ace below the 2), `unit` cards each, wilds
+ * filling the gaps. Called with n = unit * len cards, so once no rank has more than `unit`
+ * cards a window is a reading exactly when it holds every natural card (the wilds then fill
+ * precisely the missing places).
+ */
 static void gd_sequences(gd_shape_t *S, int unit, int len, int type)
 {
+    uint32_t nat = 0; /* bit v: natural cards of value v */
+    for (int v = 0; v < 13; v++) {
+        if (S->cnt[v] > unit)
+            return; /* a rank with more than `unit` cards fits in no run */
+        nat |= (uint32_t)(S->cnt[v] > 0) << v;
+    }
     for (int s = -1; s + len - 1 <= 12; s++) {
-        int missing = 0, inside = 0;
-        bool ok = true;
-        for (int p = s; p < s + len && ok; p++) {
-            int c = S->cnt[p < 0 ? 12 : p];
-            if (c > unit)
-                ok = false;
-            missing += unit - c;
-            inside += c;
-        }
-        if (!ok || missing != S->w || inside != S->n - S->w)
+        uint32_t window = s < 0 ? ((1u << (len - 1)) - 1) | (1u << 12) : ((1u << len) - 1) << s;
+        if ((nat & ~window) != 0)
             continue;
         gd_add(S, type, (uint32_t)(s + 1));
         if (unit == 1) {
@@ -184,19 +187,19 @@ static void gd_interpret(shed_set_t cards, int level_nv, gd_shape_t *S)
     for (int r = 0; r < 13; r++)
         S->cnt[gd_nv(r)] = shed_counts_get(counts, r);
     if (S->n == 5 && S->distinct <= 2) {
+        /* trio rank t (1 to 3 natural cards) and a pair rank p != t holding every other
+         * natural card (0 to 2), wilds making up the rest: with five cards, p needs exactly
+         * 5 - w - cnt[t] cards, and a rank with none always exists (at most two ranks have
+         * any). One reading per t, in ascending t (the key depends on the trio only). */
         for (int t = 0; t < 13; t++) {
             if (S->cnt[t] == 0 || S->cnt[t] > 3)
                 continue;
-            for (int p = 0; p < 13; p++) {
-                if (p == t || S->cnt[p] > 2)
-                    continue;
-                if (S->cnt[t] + S->cnt[p] != S->n - S->w)
-                    continue;
-                if ((3 - S->cnt[t]) + (2 - S->cnt[p]) != S->w)
-                    continue;
+            int need = S->n - S->w - S->cnt[t];
+            bool ok = need == 0;
+            for (int p = 0; p < 13 && !ok && need > 0 && need <= 2; p++)
+                ok = p != t && S->cnt[p] == need;
+            if (ok)
                 gd_add(S, GD_FULL_HOUSE, (uint32_t)gd_power(t, level_nv));
-                break; /* the key depends on the trio only */
-            }
         }
     }
     if (S->n == 5)
@@ -520,7 +523,11 @@ static void gd_gen_runs(gd_gen_t *G, int unit, int len, int suit)
                                         4, 3, 3, 2, 3, 2, 2, 1, 3, 2, 2, 1, 2, 1, 1, 0};
     if (unit == 1) {
         uint32_t m = G->present[suit >= 0 ? suit : 4];
+        /* without wilds only complete windows count: bit b0 of `full` says b0..b0+4 is one */
+        uint32_t full = m & m >> 1 & m >> 2 & m >> 3 & m >> 4;
         for (int b0 = 0; b0 + 5 <= 14; b0++) {
+            if (G->nwild == 0 && !((full >> b0) & 1))
+                continue;
             int missing = absent5[(m >> b0) & 31];
             if (missing > G->nwild)
                 continue;
