@@ -4,7 +4,8 @@
  *   enumeration: all 133,784,560 seven-card hands, cards added incrementally per loop level
  *     (best of three runs);
  *   holdem_enum enumeration: the same hands through the state machine of holdem_enum.h (one
- *     table read per card; its build time and table size are printed too);
+ *     table read per card; its build time and table size are printed too); for a side-by-side
+ *     comparison with OMPEval in one process see bench/sidebyside/;
  *   random (card arrays): 10 M random seven-card hands stored as 7 card numbers, each
  *     evaluated from its cards with holdem_cards_value(), 20 passes (total, and the best pass);
  *   random (card arrays, holdem_hand_add): the same, the hand built card by card with

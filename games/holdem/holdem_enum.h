@@ -16,8 +16,9 @@
  *
  * Use: for an enumeration of many hands sharing prefixes (every hand of a deck, every board for
  * given hole cards), where a hand costs one table read per card added and the seventh read is
- * the value. For hands in random order use holdem_cards_value() (holdem_eval.h): this table is
- * 80 MiB, so a random hand costs up to seven cache misses.
+ * the value; a loop over the seventh card reads consecutive entries of one row, which the compiler
+ * vectorises (several values per load). For hands in random order use holdem_cards_value()
+ * (holdem_eval.h): this table is 80 MiB, so a random hand costs up to seven cache misses.
  *
  * Any order of the same distinct cards reaches the same state and value. A repeated card (or a
  * fifth copy of a rank) is the caller's error: it gives a meaningless state or value, but every
