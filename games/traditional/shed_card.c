@@ -10,16 +10,13 @@
 const char shed_rank_chars[SHED_NRANKS + 1] = "3456789TJQKA2BR";
 const char shed_suit_chars[5] = "dchs";
 
-/* The lowest `k` set bits of nibble x (k >= 0). */
-static inline uint64_t pick_low_bits(uint64_t x, int k)
-{
-    uint64_t r = 0;
-    for (; k > 0 && x; k--) {
-        r |= x & -x;
-        x &= x - 1;
-    }
-    return r;
-}
+/* pick_low[x][k]: the lowest k (0..4) set bits of nibble x; pick_count[x]: its set bits. */
+static const uint8_t pick_low[16][5] = {
+    {0, 0, 0, 0, 0},    {0, 1, 1, 1, 1},   {0, 2, 2, 2, 2},    {0, 1, 3, 3, 3},
+    {0, 4, 4, 4, 4},    {0, 1, 5, 5, 5},   {0, 2, 6, 6, 6},    {0, 1, 3, 7, 7},
+    {0, 8, 8, 8, 8},    {0, 1, 9, 9, 9},   {0, 2, 10, 10, 10}, {0, 1, 3, 11, 11},
+    {0, 4, 12, 12, 12}, {0, 1, 5, 13, 13}, {0, 2, 6, 14, 14},  {0, 1, 3, 7, 15}};
+static const uint8_t pick_count[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};
 
 /* Only the ranks asked for are visited (the move generators call this for every play). */
 int shed_set_pick(shed_set_t hand, shed_counts_t counts, shed_set_t *out)
@@ -30,9 +27,10 @@ int shed_set_pick(shed_set_t hand, shed_counts_t counts, shed_set_t *out)
         int sh = __builtin_ctzll(counts) & ~3, need = (int)((counts >> sh) & 15);
         counts &= ~((uint64_t)15 << sh);
         for (int deck = 0; deck < 2 && need > 0; deck++) {
-            uint64_t nib = (hand.w[deck] >> sh) & 15, got = pick_low_bits(nib, need);
-            r.w[deck] |= got << sh;
-            need -= (int)((got & 1) + ((got >> 1) & 1) + ((got >> 2) & 1) + ((got >> 3) & 1));
+            unsigned nib = (unsigned)(hand.w[deck] >> sh) & 15;
+            unsigned got = pick_low[nib][need < 4 ? need : 4];
+            r.w[deck] |= (uint64_t)got << sh;
+            need -= pick_count[got];
         }
         if (need > 0)
             return -ENOENT;

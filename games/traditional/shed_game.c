@@ -595,52 +595,41 @@ static uint64_t mix(uint64_t h, uint64_t v)
  */
 uint64_t shed_game_digest(const shed_game_t *g)
 {
-    uint64_t v[64];
-    int n = 0;
-    v[n++] = (uint64_t)g->phase;
-    v[n++] = (uint64_t)(int64_t)g->turn;
-    for (int i = 0; i < g->seats; i++) {
-        v[n++] = g->hand[i].w[0];
-        v[n++] = g->hand[i].w[1];
-        v[n++] = (uint64_t)g->plays[i];
-        v[n++] = (uint64_t)g->settle.delta[i];
-    }
-    v[n++] = g->extra.w[0];
-    v[n++] = g->extra.w[1];
-    v[n++] = (uint64_t)(int64_t)g->lead_seat;
-    v[n++] = ((uint64_t)g->beat.type << 24) | ((uint64_t)g->beat.rank << 16) |
-             ((uint64_t)g->beat.len << 8) | g->beat.ncards;
-    v[n++] = g->beat.key;
-    v[n++] = (uint64_t)g->passes;
-    v[n++] = ((uint64_t)g->bid_best << 32) | (uint32_t)(g->bid_seat + 1);
-    v[n++] = (uint64_t)g->bids_made;
-    v[n++] = (uint64_t)(int64_t)g->landlord;
-    v[n++] = (uint64_t)g->doublings;
-    v[n++] = (uint64_t)g->nplays;
-    v[n++] = (uint64_t)g->settle.rake;
-    for (int i = 0; i < g->seats; i++) {
-        v[n++] =
-            (uint64_t)g->out[i] | (uint64_t)g->finish[i] << 8 | (uint64_t)g->prev_finish[i] << 16;
-    }
-    v[n++] = (uint64_t)g->nfinished | (uint64_t)(g->level + 1) << 8 |
-             (uint64_t)g->team_step[0] << 16 | (uint64_t)g->team_step[1] << 24 |
-             (uint64_t)g->have_prev << 32 | (uint64_t)g->prev_upgrade << 40;
-    for (int i = 0; i < 2; i++)
-        v[n++] = (uint64_t)(g->trib_payer[i] + 1) | (uint64_t)(g->trib_recv[i] + 1) << 8 |
-                 (uint64_t)(g->trib_card[i] + 1) << 16 | (uint64_t)g->trib_done[i] << 32;
-    v[n++] = (uint64_t)g->ntrib | (uint64_t)g->trib_stage << 8;
-    /* four independent lanes (the values in turn), then folded: a quarter of the latency */
-    while (n % 4 != 0)
-        v[n++] = 0;
     /* each step (h ^ v) * odd is a bijection of h: a lane differs once one of its values does */
     const uint64_t k = 0x9e3779b97f4a7c15ull;
     uint64_t h0 = 1469598103934665603ull, h1 = 0x6a09e667f3bcc908ull;
     uint64_t h2 = 0xbb67ae8584caa73bull, h3 = 0x3c6ef372fe94f82bull;
-    for (int i = 0; i < n; i += 4) {
-        h0 = (h0 ^ v[i]) * k;
-        h1 = (h1 ^ v[i + 1]) * k;
-        h2 = (h2 ^ v[i + 2]) * k;
-        h3 = (h3 ^ v[i + 3]) * k;
-    }
+#define DIGEST_ROUND(a, b, c, d)                                                                   \
+    do {                                                                                           \
+        h0 = (h0 ^ (uint64_t)(a)) * k;                                                             \
+        h1 = (h1 ^ (uint64_t)(b)) * k;                                                             \
+        h2 = (h2 ^ (uint64_t)(c)) * k;                                                             \
+        h3 = (h3 ^ (uint64_t)(d)) * k;                                                             \
+    } while (0)
+    DIGEST_ROUND(g->phase, (int64_t)g->turn, g->extra.w[0], g->extra.w[1]);
+    for (int i = 0; i < g->seats; i++)
+        DIGEST_ROUND(g->hand[i].w[0], g->hand[i].w[1], g->plays[i], g->settle.delta[i]);
+    DIGEST_ROUND((int64_t)g->lead_seat,
+                 ((uint64_t)g->beat.type << 24) | ((uint64_t)g->beat.rank << 16) |
+                     ((uint64_t)g->beat.len << 8) | g->beat.ncards,
+                 g->beat.key, g->passes);
+    DIGEST_ROUND(((uint64_t)g->bid_best << 32) | (uint32_t)(g->bid_seat + 1), g->bids_made,
+                 (int64_t)g->landlord, g->doublings);
+    uint64_t seat[SHED_MAX_SEATS] = {0};
+    for (int i = 0; i < g->seats; i++)
+        seat[i] =
+            (uint64_t)g->out[i] | (uint64_t)g->finish[i] << 8 | (uint64_t)g->prev_finish[i] << 16;
+    DIGEST_ROUND(seat[0], seat[1], seat[2], seat[3]);
+    uint64_t trib[2];
+    for (int i = 0; i < 2; i++)
+        trib[i] = (uint64_t)(g->trib_payer[i] + 1) | (uint64_t)(g->trib_recv[i] + 1) << 8 |
+                  (uint64_t)(g->trib_card[i] + 1) << 16 | (uint64_t)g->trib_done[i] << 32;
+    DIGEST_ROUND(g->nplays, g->settle.rake,
+                 (uint64_t)g->nfinished | (uint64_t)(g->level + 1) << 8 |
+                     (uint64_t)g->team_step[0] << 16 | (uint64_t)g->team_step[1] << 24 |
+                     (uint64_t)g->have_prev << 32 | (uint64_t)g->prev_upgrade << 40,
+                 (uint64_t)g->ntrib | (uint64_t)g->trib_stage << 8);
+    DIGEST_ROUND(trib[0], trib[1], 0, 0);
+#undef DIGEST_ROUND
     return mix(mix(mix(h0, h1), h2), h3);
 }
