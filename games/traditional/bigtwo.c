@@ -115,6 +115,8 @@ typedef struct {
     const shed_game_t *g;
     shed_card_t c[SHED_MAX_CARDS]; /* the hand, ascending */
     int nc;
+    uint8_t suit_after[SHED_MAX_CARDS]; /* cards of c[i]'s suit after c[i] */
+    uint8_t rank_after[SHED_MAX_CARDS]; /* cards of c[i]'s rank after c[i] */
     shed_set_t *out;
     int cap;
     int n;
@@ -195,8 +197,10 @@ static void b2_five(b2_list_t *L, shed_set_t s, int depth, int from, int suit, i
         int r = shed_card_rank(card), su = shed_card_suit(card);
         bool ss = depth == 0 || (same_suit && su == suit);
         bool rn = depth == 0 ? r <= 7 : run && r == rprev + 1;
-        int nr = depth == 0 ? 1 : nranks + (r != rprev);
-        if (!ss && !rn && nr > 2)
+        int nr = depth == 0 ? 1 : nranks + (r != rprev), rem = 4 - depth;
+        /* a flush needs `rem` more cards of the suit; with two ranks, the rest are of this one */
+        ss = ss && L->suit_after[i] >= rem;
+        if (!ss && !rn && (nr > 2 || (nr == 2 && L->rank_after[i] < rem)))
             continue;
         shed_set_t t = s;
         shed_set_add(&t, card);
@@ -215,10 +219,18 @@ static int b2_legal_plays(const shed_game_t *g, shed_set_t *out, int cap)
     for (int size = 1; size <= 5 && !L.overflow; size++) {
         if (size == 4 || (want && size != want) || size > L.nc)
             continue;
-        if (size < 4)
+        if (size < 4) {
             b2_groups(&L, size);
-        else
+        } else {
+            int per_suit[4] = {0, 0, 0, 0};
+            for (int i = L.nc - 1; i >= 0; i--) {
+                int su = shed_card_suit(L.c[i]);
+                L.suit_after[i] = (uint8_t)per_suit[su]++;
+                bool same = i + 1 < L.nc && shed_card_rank(L.c[i + 1]) == shed_card_rank(L.c[i]);
+                L.rank_after[i] = (uint8_t)(same ? L.rank_after[i + 1] + 1 : 0);
+            }
             b2_five(&L, (shed_set_t){{0, 0}}, 0, 0, -1, -1, -1, true, true, 0);
+        }
     }
     return L.overflow ? -ENOSPC : L.n;
 }
