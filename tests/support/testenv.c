@@ -1,0 +1,209 @@
+#include "testenv.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* How long a server may take to answer /readyz 200, and to exit after testenv_stop_server's
+ * SIGTERMs. */
+#define TESTENV_READY_MS 10000
+#define TESTENV_STOP_MS 10000
+
+/* Room for the fixed flags of either binary plus the caller's args. */
+#define TESTENV_MAX_ARGS 64
+
+int testenv_start(testenv_t *e, const char *secret)
+{
+    int rc;
+    memset(e, 0, sizeof *e);
+    e->redis = ts_redis_start();
+    if (e->redis == NULL)
+        return -EIO;
+    if (secret == NULL)
+        return 0;
+    char *dir = ts_tmpdir();
+    if (dir == NULL) {
+        rc = -errno;
+        goto fail_dir;
+    }
+    if (asprintf(&e->secret_path, "%s/secret", dir) < 0) {
+        e->secret_path = NULL;
+        rc = -ENOMEM;
+        goto fail_path;
+    }
+    FILE *f = fopen(e->secret_path, "w");
+    if (f == NULL) {
+        rc = -errno;
+        goto fail_file;
+    }
+    bool written = fprintf(f, "%s\n", secret) >= 0;
+    if (fclose(f) != 0 || !written) {
+        rc = -EIO;
+        goto fail_write;
+    }
+    free(dir);
+    return 0;
+fail_write:
+    unlink(e->secret_path);
+fail_file:
+    free(e->secret_path);
+fail_path:
+    rmdir(dir);
+    free(dir);
+fail_dir:
+    ts_redis_stop(e->redis);
+    memset(e, 0, sizeof *e);
+    return rc;
+}
+
+/*
+ * Spawns argv (built by the caller around the ports already in *s) with env added to its
+ * environment and waits up to TESTENV_READY_MS for /readyz 200 on s->health. what names the
+ * binary in messages. Returns 0 with s->proc set, or -EIO / -ETIMEDOUT after killing the process,
+ * copying its log to stderr and zeroing *s.
+ */
+static int testenv_launch(testenv_server_t *s, const char *what, char *const argv[],
+                          char *const env[])
+{
+    s->proc = ts_proc_spawn(argv, env);
+    if (s->proc == NULL) {
+        fprintf(stderr, "# could not spawn %s\n", argv[0]);
+        memset(s, 0, sizeof *s);
+        return -EIO;
+    }
+    if (ts_http_wait_status("127.0.0.1", s->health, "/readyz", 200, TESTENV_READY_MS) != 0) {
+        char *log = ts_proc_log(s->proc);
+        fprintf(stderr, "# %s never became ready within %d ms; its log (%s):\n%s\n", what,
+                TESTENV_READY_MS, ts_proc_log_path(s->proc), log != NULL ? log : "(unreadable)");
+        free(log);
+        ts_proc_free(s->proc);
+        memset(s, 0, sizeof *s);
+        return -ETIMEDOUT;
+    }
+    return 0;
+}
+
+/* Zeroes *s and gives it two free loopback ports, formatted as "127.0.0.1:PORT" into listen and
+ * health (64 bytes each). Returns 0 or the negative errno of ts_free_port. */
+static int testenv_pick_ports(testenv_server_t *s, char *listen, char *health)
+{
+    memset(s, 0, sizeof *s);
+    int port = ts_free_port();
+    if (port < 0)
+        return port;
+    int hport = ts_free_port();
+    if (hport < 0)
+        return hport;
+    s->port = port;
+    s->health = hport;
+    snprintf(listen, 64, "127.0.0.1:%d", port);
+    snprintf(health, 64, "127.0.0.1:%d", hport);
+    return 0;
+}
+
+/* Appends the NULL-terminated args to argv at *n; returns -E2BIG if they do not fit. */
+static int testenv_append(char **argv, int *n, char *const args[])
+{
+    for (int i = 0; args != NULL && args[i] != NULL; i++) {
+        if (*n >= TESTENV_MAX_ARGS - 1)
+            return -E2BIG;
+        argv[(*n)++] = args[i];
+    }
+    argv[*n] = NULL;
+    return 0;
+}
+
+int testenv_start_game(testenv_t *e, testenv_server_t *s, const char *engine, int drain_max_s,
+                       char *const args[], char *const env[])
+{
+    char listen[64], health[64], drain[16];
+    int rc = testenv_pick_ports(s, listen, health);
+    if (rc != 0)
+        return rc;
+    snprintf(drain, sizeof drain, "%d", drain_max_s);
+    char *argv[TESTENV_MAX_ARGS];
+    int n = 0;
+    argv[n++] = (char *)ts_build_path("engine/process/croupier-game");
+    argv[n++] = "--engine";
+    argv[n++] = (char *)engine;
+    argv[n++] = "--listen";
+    argv[n++] = listen;
+    argv[n++] = "--advertise";
+    argv[n++] = listen;
+    argv[n++] = "--health-listen";
+    argv[n++] = health;
+    argv[n++] = "--redis";
+    argv[n++] = (char *)ts_redis_addr(e->redis);
+    argv[n++] = "--lease-ttl-ms";
+    argv[n++] = "900";
+    argv[n++] = "--drain-max-seconds";
+    argv[n++] = drain;
+    rc = testenv_append(argv, &n, args);
+    if (rc != 0) {
+        memset(s, 0, sizeof *s);
+        return rc;
+    }
+    return testenv_launch(s, "croupier-game", argv, env);
+}
+
+int testenv_start_gate(testenv_t *e, testenv_server_t *s, const char *gate_id, char *const args[])
+{
+    char listen[64], health[64];
+    if (e->secret_path == NULL) {
+        memset(s, 0, sizeof *s);
+        return -EINVAL;
+    }
+    int rc = testenv_pick_ports(s, listen, health);
+    if (rc != 0)
+        return rc;
+    char *argv[TESTENV_MAX_ARGS];
+    int n = 0;
+    argv[n++] = (char *)ts_build_path("gateway/croupier-gate");
+    argv[n++] = "--listen";
+    argv[n++] = listen;
+    argv[n++] = "--health-listen";
+    argv[n++] = health;
+    argv[n++] = "--redis";
+    argv[n++] = (char *)ts_redis_addr(e->redis);
+    argv[n++] = "--token-secret-file";
+    argv[n++] = e->secret_path;
+    argv[n++] = "--gate-id";
+    argv[n++] = (char *)gate_id;
+    rc = testenv_append(argv, &n, args);
+    if (rc != 0) {
+        memset(s, 0, sizeof *s);
+        return rc;
+    }
+    return testenv_launch(s, "croupier-gate", argv, NULL);
+}
+
+void testenv_stop_server(testenv_server_t *s)
+{
+    if (s->proc == NULL)
+        return;
+    ts_proc_signal(s->proc, SIGTERM);
+    ts_proc_signal(s->proc, SIGTERM);
+    ts_proc_wait(s->proc, TESTENV_STOP_MS, NULL);
+    ts_proc_free(s->proc);
+    s->proc = NULL;
+}
+
+void testenv_stop(testenv_t *e)
+{
+    testenv_stop_server(&e->game);
+    ts_redis_stop(e->redis);
+    if (e->secret_path != NULL) {
+        unlink(e->secret_path);
+        char *slash = strrchr(e->secret_path, '/');
+        if (slash != NULL) {
+            *slash = '\0';
+            rmdir(e->secret_path);
+        }
+        free(e->secret_path);
+    }
+    memset(e, 0, sizeof *e);
+}
