@@ -13,65 +13,38 @@
 
 #include "rpcc.h"
 #include "support.h"
+#include "testenv.h"
 
 #define FUND 1000000000000LL
 
+/* redis-server and croupier-game --engine persistent (tests/support/testenv.h), and one rpc
+ * link to the game server. */
 typedef struct {
-    ts_redis_t *redis;
-    ts_proc_t *game;
-    int rpc_port, health_port;
+    testenv_t rig;
     rpcc_t *c;
 } env_t;
 
-static void env_start(env_t *e, const char *drain_max, char *const extra_env[])
+/* Starts redis-server and croupier-game --engine persistent, then connects the rpc link;
+ * extra_env holds CROUPIER_BJ_* settings. */
+static void env_start(env_t *e, int drain_max_s, char *const extra_env[])
 {
     memset(e, 0, sizeof *e);
-    e->redis = ts_redis_start();
-    ck_assert_ptr_nonnull(e->redis);
-    e->rpc_port = ts_free_port();
-    e->health_port = ts_free_port();
-    char listen[64], health[64];
-    snprintf(listen, sizeof listen, "127.0.0.1:%d", e->rpc_port);
-    snprintf(health, sizeof health, "127.0.0.1:%d", e->health_port);
-    char *argv[] = {(char *)ts_build_path("engine/process/croupier-game"),
-                    "--engine",
-                    "persistent",
-                    "--listen",
-                    listen,
-                    "--advertise",
-                    listen,
-                    "--health-listen",
-                    health,
-                    "--redis",
-                    (char *)ts_redis_addr(e->redis),
-                    "--lease-ttl-ms",
-                    "900",
-                    "--drain-max-seconds",
-                    (char *)drain_max,
-                    NULL};
-    e->game = ts_proc_spawn(argv, extra_env);
-    ck_assert_ptr_nonnull(e->game);
-    ck_assert_msg(ts_http_wait_status("127.0.0.1", e->health_port, "/readyz", 200, 10000) == 0,
-                  "game server never became ready; log: %s", ts_proc_log_path(e->game));
-    e->c = rpcc_connect("127.0.0.1", e->rpc_port, 5000);
+    ck_assert_int_eq(testenv_start(&e->rig, NULL), 0);
+    ck_assert_int_eq(
+        testenv_start_game(&e->rig, &e->rig.game, "persistent", drain_max_s, NULL, extra_env), 0);
+    e->c = rpcc_connect("127.0.0.1", e->rig.game.port, 5000);
     ck_assert_ptr_nonnull(e->c);
 }
 
 static void env_stop(env_t *e)
 {
     rpcc_close(e->c);
-    if (e->game != NULL) {
-        ts_proc_signal(e->game, SIGTERM);
-        ts_proc_signal(e->game, SIGTERM);
-        ts_proc_wait(e->game, 10000, NULL);
-        ts_proc_free(e->game);
-    }
-    ts_redis_stop(e->redis);
+    testenv_stop(&e->rig);
 }
 
 static long long wallet(env_t *e, const char *who)
 {
-    char *v = ts_redis_cmd(e->redis, "GET {croupier:money}:wallet:%s", who);
+    char *v = ts_redis_cmd(e->rig.redis, "GET {croupier:money}:wallet:%s", who);
     ck_assert_ptr_nonnull(v);
     long long x = strcmp(v, "(nil)") == 0 ? 0 : atoll(v);
     free(v);
@@ -80,7 +53,7 @@ static long long wallet(env_t *e, const char *who)
 
 static void set_wallet(env_t *e, const char *who, long long v)
 {
-    free(ts_redis_cmd(e->redis, "SET {croupier:money}:wallet:%s %lld", who, v));
+    free(ts_redis_cmd(e->rig.redis, "SET {croupier:money}:wallet:%s %lld", who, v));
 }
 
 /* Waits until a wallet holds want (the writer applies asynchronously). */
@@ -99,7 +72,7 @@ static void wait_wallet(env_t *e, const char *who, long long want)
 static long human_desks(env_t *e)
 {
     char *b = NULL;
-    ck_assert_int_eq(ts_http_get("127.0.0.1", e->health_port, "/drain/status", 5000, &b), 200);
+    ck_assert_int_eq(ts_http_get("127.0.0.1", e->rig.game.health, "/drain/status", 5000, &b), 200);
     const char *at = strstr(b, "\"human_desks\":");
     long v = at != NULL ? strtol(at + 14, NULL, 10) : -1;
     free(b);
@@ -270,7 +243,7 @@ START_TEST(test_bj_engine_legal_and_illegal_actions_settle_with_the_house)
                    "CROUPIER_BJ_TEST_STACK=6c,9h,5d,7s,Tc,Kd;Tc,9h,2d,8s,5c;8c,6h,8d,Ts,3c,Kc,9d;"
                    "Tc,Th,6d,9s;Tc,Ah,9d,7s",
                    NULL};
-    env_start(&e, "30", env);
+    env_start(&e, 30, env);
     const uint64_t p = 1001;
     /* A wallet below the buy-in (50 x 10) cannot sit. */
     set_wallet(&e, "1001", 499);
@@ -386,7 +359,7 @@ START_TEST(test_bj_engine_legal_and_illegal_actions_settle_with_the_house)
     wait_wallet(&e, house, FUND - total);
     ck_assert_int_eq(wallet(&e, "bjs.persistent.1001"), 0);
     /* A hand history per completed round. */
-    char *n = ts_redis_cmd(e.redis, "XLEN {croupier:history:blackjack}:stream");
+    char *n = ts_redis_cmd(e.rig.redis, "XLEN {croupier:history:blackjack}:stream");
     ck_assert_str_eq(n, "5");
     free(n);
     env_stop(&e);
@@ -403,7 +376,7 @@ START_TEST(test_bj_engine_buyin_stack_ignores_other_tables_chips_in_the_wallet)
 {
     env_t e;
     char *env[] = {"CROUPIER_BJ_GAP_MS=60000", "CROUPIER_BJ_BUYIN=50", NULL};
-    env_start(&e, "30", env);
+    env_start(&e, 30, env);
     const uint64_t p = 1002;
     set_wallet(&e, "1002", 100000);
     set_wallet(&e, "bjs.persistent.1002", 700);
@@ -436,7 +409,7 @@ START_TEST(test_bj_engine_drain_finishes_round_and_starts_no_next)
                    "CROUPIER_BJ_SITOUT_AFTER=1000",
                    "CROUPIER_BJ_TEST_STACK=Tc,Td,9h,6d,6s,7s",
                    NULL};
-    env_start(&e, "60", env);
+    env_start(&e, 60, env);
     set_wallet(&e, "2001", 50000);
     set_wallet(&e, "2002", 50000);
     ck_assert_int_eq(join(&e, 2001, 10), E_OK);
@@ -472,7 +445,7 @@ START_TEST(test_bj_engine_drain_finishes_round_and_starts_no_next)
     ck_assert_int_eq(human_desks(&e), 1);
 
     char port[32];
-    snprintf(port, sizeof port, "HEALTH_PORT=%d", e.health_port);
+    snprintf(port, sizeof port, "HEALTH_PORT=%d", e.rig.game.health);
     char *pargv[] = {getenv("PRESTOP_WRAP") ? getenv("PRESTOP_WRAP") : "/bin/busybox", "sh",
                      (char *)ts_source_path("k8s/prestop.sh"), NULL};
     char *penv[] = {port, "DRAIN_MAX_SECONDS=60", NULL};
@@ -519,10 +492,10 @@ START_TEST(test_bj_engine_drain_finishes_round_and_starts_no_next)
                      sum0);
     ck_assert_int_eq(join(&e, 2003, 10), CROUPIER__ERROR_CODE__DRAINING);
 
-    ck_assert_int_eq(ts_proc_signal(e.game, SIGTERM), 0);
-    ck_assert_int_eq(ts_proc_wait(e.game, 5000, &st), 0);
+    ck_assert_int_eq(ts_proc_signal(e.rig.game.proc, SIGTERM), 0);
+    ck_assert_int_eq(ts_proc_wait(e.rig.game.proc, 5000, &st), 0);
     ck_assert_int_eq(WEXITSTATUS(st), 0);
-    ck_assert(ts_proc_log_has(e.game, "exit reason=drained"));
+    ck_assert(ts_proc_log_has(e.rig.game.proc, "exit reason=drained"));
     env_stop(&e);
 }
 END_TEST
@@ -537,7 +510,7 @@ START_TEST(test_bj_engine_bound_passes_round_voided_refunded)
     env_t e;
     char *env[] = {"CROUPIER_BJ_BET_MS=60000", "CROUPIER_BJ_TURN_MS=60000", "CROUPIER_BJ_GAP_MS=10",
                    "CROUPIER_BJ_TEST_STACK=Tc,9h,6d,7s", NULL};
-    env_start(&e, "1", env);
+    env_start(&e, 1, env);
     set_wallet(&e, "3001", 5000);
     ck_assert_int_eq(join(&e, 3001, 10), E_OK);
     wait_wallet(&e, "house.persistent", FUND);
@@ -547,7 +520,7 @@ START_TEST(test_bj_engine_bound_passes_round_voided_refunded)
     frame_free_rpc(f);
     ck_assert_int_eq(human_desks(&e), 1); /* 16 against a 9, nobody acts */
     long long t0 = ts_now_ms();
-    ck_assert_int_eq(ts_proc_signal(e.game, SIGTERM), 0);
+    ck_assert_int_eq(ts_proc_signal(e.rig.game.proc, SIGTERM), 0);
     f = wait_push(&e, CROUPIER__SERVER_MESSAGE__BODY_ROUND_END, 0, 5000);
     ck_assert_ptr_nonnull(f);
     Croupier__RoundEnd *re = f->push->round_end;
@@ -559,11 +532,11 @@ START_TEST(test_bj_engine_bound_passes_round_voided_refunded)
         ck_assert_int_eq(re->deltas[i]->delta, 0);
     frame_free_rpc(f);
     int st;
-    ck_assert_int_eq(ts_proc_wait(e.game, 10000, &st), 0);
+    ck_assert_int_eq(ts_proc_wait(e.rig.game.proc, 10000, &st), 0);
     ck_assert_msg(ts_now_ms() - t0 < 6000, "forced exit took %lld ms", ts_now_ms() - t0);
     ck_assert(WIFEXITED(st));
     ck_assert_int_eq(WEXITSTATUS(st), 0);
-    ck_assert(ts_proc_log_has(e.game, "exit reason=forced"));
+    ck_assert(ts_proc_log_has(e.rig.game.proc, "exit reason=forced"));
     /* Refunded: the stack went home before the lease was released; nothing was settled. */
     ck_assert_int_eq(wallet(&e, "3001"), 5000);
     ck_assert_int_eq(wallet(&e, "bjs.persistent.3001"), 0);

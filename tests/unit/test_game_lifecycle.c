@@ -13,12 +13,10 @@
 
 #include "rpcc.h"
 #include "support.h"
+#include "testenv.h"
 
-typedef struct {
-    ts_redis_t *redis;
-    ts_proc_t *game;
-    int rpc_port, health_port;
-} env_t;
+/* redis-server and croupier-game --engine test (tests/support/testenv.h). */
+typedef testenv_t env_t;
 
 static char *game_arg(const char *fmt, int v)
 {
@@ -28,62 +26,21 @@ static char *game_arg(const char *fmt, int v)
     return s;
 }
 
-/* Starts croupier-game with the test engine; extra_env adds CROUPIER_TEST_* settings. */
-static void env_start(env_t *e, const char *drain_max, char *const extra_env[],
-                      const char *drain_allow)
+/* Starts redis-server and croupier-game with the test engine; extra_env adds CROUPIER_TEST_*
+ * settings, drain_allow (or NULL) is passed as --drain-allow. */
+static void env_start(env_t *e, int drain_max_s, char *const extra_env[], const char *drain_allow)
 {
-    memset(e, 0, sizeof *e);
-    e->redis = ts_redis_start();
-    ck_assert_ptr_nonnull(e->redis);
-    e->rpc_port = ts_free_port();
-    e->health_port = ts_free_port();
-    char *listen = game_arg("127.0.0.1:%d", e->rpc_port);
-    char *health = game_arg("127.0.0.1:%d", e->health_port);
-    char *argv[32];
-    int n = 0;
-    argv[n++] = (char *)ts_build_path("engine/process/croupier-game");
-    argv[n++] = "--engine";
-    argv[n++] = "test";
-    argv[n++] = "--listen";
-    argv[n++] = listen;
-    argv[n++] = "--advertise";
-    argv[n++] = listen;
-    argv[n++] = "--health-listen";
-    argv[n++] = health;
-    argv[n++] = "--redis";
-    argv[n++] = (char *)ts_redis_addr(e->redis);
-    argv[n++] = "--lease-ttl-ms";
-    argv[n++] = "900";
-    argv[n++] = "--drain-max-seconds";
-    argv[n++] = (char *)drain_max;
-    if (drain_allow != NULL) {
-        argv[n++] = "--drain-allow";
-        argv[n++] = (char *)drain_allow;
-    }
-    argv[n] = NULL;
-    e->game = ts_proc_spawn(argv, extra_env);
-    ck_assert_ptr_nonnull(e->game);
-    free(listen);
-    free(health);
-    ck_assert_msg(ts_http_wait_status("127.0.0.1", e->health_port, "/readyz", 200, 10000) == 0,
-                  "game server never became ready; log: %s", ts_proc_log_path(e->game));
-}
-
-static void env_stop(env_t *e)
-{
-    if (e->game != NULL) {
-        ts_proc_signal(e->game, SIGTERM);
-        ts_proc_signal(e->game, SIGTERM);
-        ts_proc_wait(e->game, 10000, NULL);
-        ts_proc_free(e->game);
-    }
-    ts_redis_stop(e->redis);
+    char *allow[] = {"--drain-allow", (char *)drain_allow, NULL};
+    ck_assert_int_eq(testenv_start(e, NULL), 0);
+    ck_assert_int_eq(testenv_start_game(e, &e->game, "test", drain_max_s,
+                                        drain_allow != NULL ? allow : NULL, extra_env),
+                     0);
 }
 
 __attribute__((noinline)) static char *get(env_t *e, const char *path, int *status)
 {
     char *body = NULL;
-    *status = ts_http_get("127.0.0.1", e->health_port, path, 5000, &body);
+    *status = ts_http_get("127.0.0.1", e->game.health, path, 5000, &body);
     return body;
 }
 
@@ -139,7 +96,7 @@ static int next_round_end(rpcc_t *c, int timeout_ms)
 START_TEST(test_drain_is_idempotent_and_elapsed_stays_zero_before)
 {
     env_t e;
-    env_start(&e, "30", NULL, NULL);
+    env_start(&e, 30, NULL, NULL);
     int st;
     char *b = get(&e, "/drain/status", &st);
     ck_assert_int_eq(st, 200);
@@ -157,19 +114,19 @@ START_TEST(test_drain_is_idempotent_and_elapsed_stays_zero_before)
     ck_assert_ptr_nonnull(strstr(b, "\"draining\":true"));
     free(b);
     /* Readiness is 503 from the first moment of the drain. */
-    ck_assert_int_eq(ts_http_get("127.0.0.1", e.health_port, "/readyz", 2000, NULL), 503);
+    ck_assert_int_eq(ts_http_get("127.0.0.1", e.game.health, "/readyz", 2000, NULL), 503);
     ts_sleep_ms(1100);
     b = get(&e, "/drain", &st);
     ck_assert_int_eq(st, 200);
     ck_assert_ptr_nonnull(strstr(b, "\"draining\":true"));
     ck_assert_ptr_null(strstr(b, "\"elapsedSeconds\":0,")); /* still counting from the first */
     free(b);
-    ck_assert_int_eq(ts_http_get("127.0.0.1", e.health_port, "/healthz", 2000, NULL), 200);
+    ck_assert_int_eq(ts_http_get("127.0.0.1", e.game.health, "/healthz", 2000, NULL), 200);
     b = get(&e, "/metrics", &st);
     ck_assert_int_eq(st, 200);
     ck_assert_ptr_nonnull(strstr(b, "game_draining 1"));
     free(b);
-    env_stop(&e);
+    testenv_stop(&e);
 }
 END_TEST
 
@@ -177,7 +134,7 @@ START_TEST(test_bot_only_desks_never_hold_a_drain)
 {
     env_t e;
     char *env[] = {"CROUPIER_TEST_BOT_TABLES=4", "CROUPIER_TEST_ROUND_MS=300", NULL};
-    env_start(&e, "30", env, NULL);
+    env_start(&e, 30, env, NULL);
     ts_sleep_ms(800); /* bot rounds are running */
     int st;
     char *b = get(&e, "/drain/status", &st);
@@ -187,15 +144,15 @@ START_TEST(test_bot_only_desks_never_hold_a_drain)
     ck_assert_ptr_nonnull(strstr(b, "game_rounds_total{game=\"test\",outcome=\"completed\"}"));
     free(b);
     long long t0 = ts_now_ms();
-    ck_assert_int_eq(ts_proc_signal(e.game, SIGTERM), 0);
+    ck_assert_int_eq(ts_proc_signal(e.game.proc, SIGTERM), 0);
     int status;
-    ck_assert_int_eq(ts_proc_wait(e.game, 5000, &status), 0);
+    ck_assert_int_eq(ts_proc_wait(e.game.proc, 5000, &status), 0);
     ck_assert_msg(ts_now_ms() - t0 < 1500, "idle exit took %lld ms", ts_now_ms() - t0);
     ck_assert(WIFEXITED(status));
     ck_assert_int_eq(WEXITSTATUS(status), 0);
-    ck_assert_msg(ts_proc_log_has(e.game, "exit reason=drained"), "no drained exit line in %s",
-                  ts_proc_log_path(e.game));
-    env_stop(&e);
+    ck_assert_msg(ts_proc_log_has(e.game.proc, "exit reason=drained"), "no drained exit line in %s",
+                  ts_proc_log_path(e.game.proc));
+    testenv_stop(&e);
 }
 END_TEST
 
@@ -208,8 +165,8 @@ START_TEST(test_resident_table_drain_finishes_round_and_starts_no_next)
 {
     env_t e;
     char *env[] = {"CROUPIER_TEST_ROUND_MS=1200", "CROUPIER_TEST_GAP_MS=10", NULL};
-    env_start(&e, "60", env, NULL);
-    rpcc_t *c = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    env_start(&e, 60, env, NULL);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.game.port, 5000);
     ck_assert_ptr_nonnull(c);
     join_ok(c, 11, 1001);
     join_ok(c, 12, 1002);
@@ -220,7 +177,7 @@ START_TEST(test_resident_table_drain_finishes_round_and_starts_no_next)
 
     /* The real preStop script under busybox, as kubelet would run it. */
     char port[32];
-    snprintf(port, sizeof port, "HEALTH_PORT=%d", e.health_port);
+    snprintf(port, sizeof port, "HEALTH_PORT=%d", e.game.health);
     char *pargv[] = {getenv("PRESTOP_WRAP") ? getenv("PRESTOP_WRAP") : "/bin/busybox", "sh",
                      (char *)ts_source_path("k8s/prestop.sh"), NULL};
     char *penv[] = {port, "DRAIN_MAX_SECONDS=60", NULL};
@@ -272,13 +229,13 @@ START_TEST(test_resident_table_drain_finishes_round_and_starts_no_next)
     frame_free_rpc(r);
     ck_assert_int_eq(next_round_end(c, 100), 0);
 
-    ck_assert_int_eq(ts_proc_signal(e.game, SIGTERM), 0);
-    ck_assert_int_eq(ts_proc_wait(e.game, 5000, &st), 0);
+    ck_assert_int_eq(ts_proc_signal(e.game.proc, SIGTERM), 0);
+    ck_assert_int_eq(ts_proc_wait(e.game.proc, 5000, &st), 0);
     ck_assert_int_eq(WEXITSTATUS(st), 0);
-    ck_assert_msg(ts_proc_log_has(e.game, "exit reason=drained"), "no drained exit line in %s",
-                  ts_proc_log_path(e.game));
+    ck_assert_msg(ts_proc_log_has(e.game.proc, "exit reason=drained"), "no drained exit line in %s",
+                  ts_proc_log_path(e.game.proc));
     rpcc_close(c);
-    env_stop(&e);
+    testenv_stop(&e);
 }
 END_TEST
 
@@ -286,28 +243,28 @@ START_TEST(test_bound_passes_round_voided_exit_forced)
 {
     env_t e;
     char *env[] = {"CROUPIER_TEST_ROUND_MS=60000", "CROUPIER_TEST_GAP_MS=0", NULL};
-    env_start(&e, "1", env, NULL);
-    rpcc_t *c = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    env_start(&e, 1, env, NULL);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.game.port, 5000);
     ck_assert_ptr_nonnull(c);
     join_ok(c, 21, 3001);
     join_ok(c, 22, 3002);
     ts_sleep_ms(300);
     ck_assert_int_eq(human_desks(&e), 1);
     long long t0 = ts_now_ms();
-    ck_assert_int_eq(ts_proc_signal(e.game, SIGTERM), 0);
+    ck_assert_int_eq(ts_proc_signal(e.game.proc, SIGTERM), 0);
     ck_assert_int_eq(next_round_end(c, 5000), CROUPIER__ROUND_OUTCOME__OUTCOME_VOIDED);
     int st;
-    ck_assert_int_eq(ts_proc_wait(e.game, 10000, &st), 0);
+    ck_assert_int_eq(ts_proc_wait(e.game.proc, 10000, &st), 0);
     ck_assert_msg(ts_now_ms() - t0 < 6000, "forced exit took %lld ms", ts_now_ms() - t0);
     ck_assert(WIFEXITED(st));
     ck_assert_int_eq(WEXITSTATUS(st), 0);
-    ck_assert(ts_proc_log_has(e.game, "exit reason=forced"));
+    ck_assert(ts_proc_log_has(e.game.proc, "exit reason=forced"));
     /* Voiding moved no money: the wallets were never touched. */
     char *w = ts_redis_cmd(e.redis, "EXISTS {croupier:money}:wallet:3001");
     ck_assert_str_eq(w, "0");
     free(w);
     rpcc_close(c);
-    env_stop(&e);
+    testenv_stop(&e);
 }
 END_TEST
 
@@ -315,32 +272,32 @@ START_TEST(test_second_sigterm_skips_the_wait)
 {
     env_t e;
     char *env[] = {"CROUPIER_TEST_ROUND_MS=60000", "CROUPIER_TEST_GAP_MS=0", NULL};
-    env_start(&e, "600", env, NULL);
-    rpcc_t *c = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    env_start(&e, 600, env, NULL);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.game.port, 5000);
     join_ok(c, 31, 4001);
     join_ok(c, 32, 4002);
     ts_sleep_ms(300);
-    ts_proc_signal(e.game, SIGTERM);
+    ts_proc_signal(e.game.proc, SIGTERM);
     ts_sleep_ms(300);
-    ck_assert(ts_proc_alive(e.game)); /* waiting for the round */
-    ts_proc_signal(e.game, SIGTERM);
+    ck_assert(ts_proc_alive(e.game.proc)); /* waiting for the round */
+    ts_proc_signal(e.game.proc, SIGTERM);
     int st;
-    ck_assert_int_eq(ts_proc_wait(e.game, 6000, &st), 0);
-    ck_assert(ts_proc_log_has(e.game, "exit reason=forced"));
+    ck_assert_int_eq(ts_proc_wait(e.game.proc, 6000, &st), 0);
+    ck_assert(ts_proc_log_has(e.game.proc, "exit reason=forced"));
     ck_assert_int_eq(next_round_end(c, 2000), CROUPIER__ROUND_OUTCOME__OUTCOME_VOIDED);
     rpcc_close(c);
-    env_stop(&e);
+    testenv_stop(&e);
 }
 END_TEST
 
 START_TEST(test_drain_from_a_peer_not_allowed_is_403)
 {
     env_t e;
-    env_start(&e, "30", NULL, "127.0.0.2");
-    ck_assert_int_eq(ts_http_get("127.0.0.1", e.health_port, "/drain", 2000, NULL), 403);
-    ck_assert_int_eq(ts_http_get("127.0.0.1", e.health_port, "/drain/status", 2000, NULL), 403);
-    ck_assert_int_eq(ts_http_get("127.0.0.1", e.health_port, "/readyz", 2000, NULL), 200);
-    env_stop(&e);
+    env_start(&e, 30, NULL, "127.0.0.2");
+    ck_assert_int_eq(ts_http_get("127.0.0.1", e.game.health, "/drain", 2000, NULL), 403);
+    ck_assert_int_eq(ts_http_get("127.0.0.1", e.game.health, "/drain/status", 2000, NULL), 403);
+    ck_assert_int_eq(ts_http_get("127.0.0.1", e.game.health, "/readyz", 2000, NULL), 200);
+    testenv_stop(&e);
 }
 END_TEST
 
@@ -348,8 +305,8 @@ START_TEST(test_rpc_deadline_idempotency_and_routing_errors)
 {
     env_t e;
     char *env[] = {"CROUPIER_TEST_ROUND_MS=60000", "CROUPIER_TEST_GAP_MS=0", NULL};
-    env_start(&e, "30", env, NULL);
-    rpcc_t *c = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    env_start(&e, 30, env, NULL);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.game.port, 5000);
     ck_assert_ptr_nonnull(c);
     /* An action from a player with no seat. */
     ck_assert_int_eq(rpcc_action(c, 41, 5001, 0), 0);
@@ -410,7 +367,7 @@ START_TEST(test_rpc_deadline_idempotency_and_routing_errors)
     ck_assert_ptr_nonnull(strstr(m, "game_rpc_duplicate_requests_total 2"));
     ck_assert_ptr_nonnull(strstr(m, "game_rpc_bad_frames_total 2"));
     free(m);
-    env_stop(&e);
+    testenv_stop(&e);
 }
 END_TEST
 
@@ -421,9 +378,9 @@ START_TEST(test_late_player_gone_from_old_gateway_keeps_pushes_on_new_one)
 {
     env_t e;
     char *env[] = {"CROUPIER_TEST_ROUND_MS=300", "CROUPIER_TEST_GAP_MS=0", NULL};
-    env_start(&e, "30", env, NULL);
-    rpcc_t *old_gw = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
-    rpcc_t *new_gw = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    env_start(&e, 30, env, NULL);
+    rpcc_t *old_gw = rpcc_connect("127.0.0.1", e.game.port, 5000);
+    rpcc_t *new_gw = rpcc_connect("127.0.0.1", e.game.port, 5000);
     ck_assert_ptr_nonnull(old_gw);
     ck_assert_ptr_nonnull(new_gw);
     join_ok(old_gw, 71, 7001);
@@ -450,7 +407,7 @@ START_TEST(test_late_player_gone_from_old_gateway_keeps_pushes_on_new_one)
     ck_assert_int_eq(next_round_end(new_gw, 3000), CROUPIER__ROUND_OUTCOME__OUTCOME_COMPLETED);
     rpcc_close(old_gw);
     rpcc_close(new_gw);
-    env_stop(&e);
+    testenv_stop(&e);
 }
 END_TEST
 
@@ -458,12 +415,12 @@ START_TEST(test_rounds_settle_exactly_once_through_redis)
 {
     env_t e;
     char *env[] = {"CROUPIER_TEST_ROUND_MS=150", "CROUPIER_TEST_GAP_MS=0", NULL};
-    env_start(&e, "30", env, NULL);
+    env_start(&e, 30, env, NULL);
     for (int p = 6001; p <= 6003; p++) {
         char *r = ts_redis_cmd(e.redis, "SET {croupier:money}:wallet:%d 1000", p);
         free(r);
     }
-    rpcc_t *c = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.game.port, 5000);
     join_ok(c, 51, 6001);
     join_ok(c, 52, 6002);
     join_ok(c, 53, 6003);
@@ -471,11 +428,11 @@ START_TEST(test_rounds_settle_exactly_once_through_redis)
     while (rounds < 5)
         if (next_round_end(c, 3000) == CROUPIER__ROUND_OUTCOME__OUTCOME_COMPLETED)
             rounds++;
-    ts_proc_signal(e.game, SIGTERM);
+    ts_proc_signal(e.game.proc, SIGTERM);
     int st;
-    ck_assert_int_eq(ts_proc_wait(e.game, 10000, &st), 0);
-    ck_assert_msg(ts_proc_log_has(e.game, "exit reason=drained"), "no drained exit line in %s",
-                  ts_proc_log_path(e.game));
+    ck_assert_int_eq(ts_proc_wait(e.game.proc, 10000, &st), 0);
+    ck_assert_msg(ts_proc_log_has(e.game.proc, "exit reason=drained"), "no drained exit line in %s",
+                  ts_proc_log_path(e.game.proc));
     /* Money is conserved across the three wallets, and every settled round has one record. */
     long total = 0;
     for (int p = 6001; p <= 6003; p++) {
@@ -491,7 +448,7 @@ START_TEST(test_rounds_settle_exactly_once_through_redis)
     free(keys);
     ck_assert_int_ge(records, 5);
     rpcc_close(c);
-    env_stop(&e);
+    testenv_stop(&e);
 }
 END_TEST
 

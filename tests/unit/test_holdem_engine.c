@@ -14,15 +14,13 @@
 
 #include "rpcc.h"
 #include "support.h"
+#include "testenv.h"
 
 #define STAKE 10
 #define MAXP 16
 
-typedef struct {
-    ts_redis_t *redis;
-    ts_proc_t *game;
-    int rpc_port, health_port;
-} env_t;
+/* redis-server and croupier-game --engine holdem (tests/support/testenv.h). */
+typedef testenv_t env_t;
 
 /* What the players have been told so far (pushes reach every seated player; each event is
  * counted once, by its event_seq). */
@@ -47,56 +45,12 @@ typedef struct {
     int64_t round_delta_sum;
 } model_t;
 
-static char *fmt(const char *f, int v)
+/* Starts redis-server and croupier-game --engine holdem; extra_env holds CROUPIER_HOLDEM_*
+ * settings. */
+static void env_start(env_t *e, int drain_max_s, char *const extra_env[])
 {
-    char *s;
-    if (asprintf(&s, f, v) < 0)
-        abort();
-    return s;
-}
-
-static void env_start(env_t *e, const char *drain_max, char *const extra_env[])
-{
-    memset(e, 0, sizeof *e);
-    e->redis = ts_redis_start();
-    ck_assert_ptr_nonnull(e->redis);
-    e->rpc_port = ts_free_port();
-    e->health_port = ts_free_port();
-    char *listen = fmt("127.0.0.1:%d", e->rpc_port);
-    char *health = fmt("127.0.0.1:%d", e->health_port);
-    char *argv[] = {(char *)ts_build_path("engine/process/croupier-game"),
-                    "--engine",
-                    "holdem",
-                    "--listen",
-                    listen,
-                    "--advertise",
-                    listen,
-                    "--health-listen",
-                    health,
-                    "--redis",
-                    (char *)ts_redis_addr(e->redis),
-                    "--lease-ttl-ms",
-                    "900",
-                    "--drain-max-seconds",
-                    (char *)drain_max,
-                    NULL};
-    e->game = ts_proc_spawn(argv, extra_env);
-    ck_assert_ptr_nonnull(e->game);
-    free(listen);
-    free(health);
-    ck_assert_msg(ts_http_wait_status("127.0.0.1", e->health_port, "/readyz", 200, 10000) == 0,
-                  "game server never became ready; log: %s", ts_proc_log_path(e->game));
-}
-
-static void env_stop(env_t *e)
-{
-    if (e->game != NULL) {
-        ts_proc_signal(e->game, SIGTERM);
-        ts_proc_signal(e->game, SIGTERM);
-        ts_proc_wait(e->game, 10000, NULL);
-        ts_proc_free(e->game);
-    }
-    ts_redis_stop(e->redis);
+    ck_assert_int_eq(testenv_start(e, NULL), 0);
+    ck_assert_int_eq(testenv_start_game(e, &e->game, "holdem", drain_max_s, NULL, extra_env), 0);
 }
 
 static long long redis_int(env_t *e, const char *cmd, const char *arg)
@@ -143,7 +97,7 @@ static long long seat_accounts(env_t *e, int *nonzero)
 static long human_desks(env_t *e)
 {
     char *b = NULL;
-    ck_assert_int_eq(ts_http_get("127.0.0.1", e->health_port, "/drain/status", 5000, &b), 200);
+    ck_assert_int_eq(ts_http_get("127.0.0.1", e->game.health, "/drain/status", 5000, &b), 200);
     const char *at = strstr(b, "\"human_desks\":");
     long v = at != NULL ? strtol(at + 14, NULL, 10) : -1;
     free(b);
@@ -389,13 +343,13 @@ static long long rake(env_t *e)
 START_TEST(test_join_buys_in_through_the_wallet_and_hands_settle)
 {
     env_t e;
-    env_start(&e, "30", fast_env);
+    env_start(&e, 30, fast_env);
     wallet_set(&e, 101, 5000);
     wallet_set(&e, 102, 5000);
     wallet_set(&e, 103, 100); /* below the table minimum (20 big blinds = 200) */
     wallet_set(&e, 104, 500); /* less than 100 big blinds: buys in with the whole wallet */
     long long start = 5000 + 5000 + 100 + 500;
-    rpcc_t *c = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.game.port, 5000);
     ck_assert_ptr_nonnull(c);
     model_t m;
     model_init(&m);
@@ -452,7 +406,7 @@ START_TEST(test_join_buys_in_through_the_wallet_and_hands_settle)
                      start);
     ck_assert_int_eq(nz, 2);
     rpcc_close(c);
-    env_stop(&e);
+    testenv_stop(&e);
 }
 END_TEST
 
@@ -470,10 +424,10 @@ static bool busted_seen(const model_t *m, const void *arg)
 START_TEST(test_busted_player_leaves_the_table_and_may_buy_in_again)
 {
     env_t e;
-    env_start(&e, "30", fast_env);
+    env_start(&e, 30, fast_env);
     wallet_set(&e, 301, 200); /* 20 big blinds: the table minimum, all of it bought in */
     wallet_set(&e, 302, 200);
-    rpcc_t *c = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.game.port, 5000);
     ck_assert_ptr_nonnull(c);
     model_t m;
     model_init(&m);
@@ -516,7 +470,7 @@ START_TEST(test_busted_player_leaves_the_table_and_may_buy_in_again)
     join_ok(c, &m, rid++, loser);
     ck_assert_int_eq(wallet(&e, loser), 0);
     rpcc_close(c);
-    env_stop(&e);
+    testenv_stop(&e);
 }
 END_TEST
 
@@ -525,10 +479,10 @@ START_TEST(test_illegal_actions_refused_with_codes_state_unchanged)
     env_t e;
     char *env[] = {"CROUPIER_HOLDEM_ACTION_MS=20000", "CROUPIER_HOLDEM_GAP_MS=50",
                    "CROUPIER_HOLDEM_SEATS=2", NULL};
-    env_start(&e, "30", env);
+    env_start(&e, 30, env);
     wallet_set(&e, 201, 5000);
     wallet_set(&e, 202, 5000);
-    rpcc_t *c = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.game.port, 5000);
     model_t m;
     model_init(&m);
     join_ok(c, &m, 1, 201);
@@ -585,7 +539,7 @@ START_TEST(test_illegal_actions_refused_with_codes_state_unchanged)
         ck_assert_int_eq(rpcc_send_raw(c, buf, len + 4), 0);
         ck_assert_ptr_null(rpcc_wait_reply(c, rid++, 300));
         char *metrics = NULL;
-        ck_assert_int_eq(ts_http_get("127.0.0.1", e.health_port, "/metrics", 5000, &metrics), 200);
+        ck_assert_int_eq(ts_http_get("127.0.0.1", e.game.health, "/metrics", 5000, &metrics), 200);
         ck_assert_ptr_nonnull(strstr(metrics, "game_rpc_bad_frames_total 1"));
         free(metrics);
     }
@@ -605,7 +559,7 @@ START_TEST(test_illegal_actions_refused_with_codes_state_unchanged)
     ck_assert_int_eq(m.to_call, STAKE);
     ck_assert_int_eq(m.min_to, 3 * STAKE);
     rpcc_close(c);
-    env_stop(&e);
+    testenv_stop(&e);
 }
 END_TEST
 
@@ -614,8 +568,8 @@ START_TEST(test_resume_snapshot_shows_own_hole_cards_only)
     env_t e;
     char *env[] = {"CROUPIER_HOLDEM_ACTION_MS=20000", "CROUPIER_HOLDEM_TIME_BANK_MS=5000",
                    "CROUPIER_HOLDEM_GAP_MS=50", NULL};
-    env_start(&e, "30", env);
-    rpcc_t *c = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    env_start(&e, 30, env);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.game.port, 5000);
     model_t m;
     model_init(&m);
     for (uint64_t p = 301; p <= 303; p++) {
@@ -659,7 +613,7 @@ START_TEST(test_resume_snapshot_shows_own_hole_cards_only)
         frame_free_rpc(r);
     }
     rpcc_close(c);
-    env_stop(&e);
+    testenv_stop(&e);
 }
 END_TEST
 
@@ -668,8 +622,8 @@ START_TEST(test_action_timeout_checks_or_folds)
     env_t e;
     char *env[] = {"CROUPIER_HOLDEM_ACTION_MS=200", "CROUPIER_HOLDEM_TIME_BANK_MS=100",
                    "CROUPIER_HOLDEM_GAP_MS=50", "CROUPIER_HOLDEM_SEATS=2", NULL};
-    env_start(&e, "30", env);
-    rpcc_t *c = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    env_start(&e, 30, env);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.game.port, 5000);
     model_t m;
     model_init(&m);
     wallet_set(&e, 501, 1000);
@@ -684,7 +638,7 @@ START_TEST(test_action_timeout_checks_or_folds)
     ck_assert_int_ge(m.timed_out, 1);
     ck_assert_int_eq(m.rounds_completed, 1);
     rpcc_close(c);
-    env_stop(&e);
+    testenv_stop(&e);
 }
 END_TEST
 
@@ -699,8 +653,8 @@ START_TEST(test_drain_finishes_hand_cashes_out_and_withdraws_ads)
     env_t e;
     char *env[] = {"CROUPIER_HOLDEM_ACTION_MS=20000", "CROUPIER_HOLDEM_GAP_MS=50",
                    "CROUPIER_HOLDEM_AD_MS=200", "CROUPIER_HOLDEM_SEATS=6", NULL};
-    env_start(&e, "60", env);
-    rpcc_t *c = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    env_start(&e, 60, env);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.game.port, 5000);
     model_t m;
     model_init(&m);
     long long start = 0;
@@ -728,7 +682,7 @@ START_TEST(test_drain_finishes_hand_cashes_out_and_withdraws_ads)
     ck_assert_int_eq(human_desks(&e), 1);
     int done_before = m.rounds_completed;
 
-    ck_assert_int_eq(ts_http_get("127.0.0.1", e.health_port, "/drain", 5000, NULL), 200);
+    ck_assert_int_eq(ts_http_get("127.0.0.1", e.game.health, "/drain", 5000, NULL), 200);
     ts_sleep_ms(200);
     /* The ads are gone at once; joins are refused. */
     keys = ts_redis_cmd(e.redis, "KEYS {croupier:lobby:holdem}:ad:*");
@@ -767,15 +721,15 @@ START_TEST(test_drain_finishes_hand_cashes_out_and_withdraws_ads)
     ck_assert_int_eq(rpcc_leave(c, rid, 601), 0);
     ck_assert_int_eq(reply_code(c, rid++, NULL), CROUPIER__ERROR_CODE__OK);
 
-    ck_assert_int_eq(ts_proc_signal(e.game, SIGTERM), 0);
+    ck_assert_int_eq(ts_proc_signal(e.game.proc, SIGTERM), 0);
     int st;
-    ck_assert_int_eq(ts_proc_wait(e.game, 10000, &st), 0);
+    ck_assert_int_eq(ts_proc_wait(e.game.proc, 10000, &st), 0);
     ck_assert(WIFEXITED(st));
     ck_assert_int_eq(WEXITSTATUS(st), 0);
-    ck_assert(ts_proc_log_has(e.game, "exit reason=drained"));
+    ck_assert(ts_proc_log_has(e.game.proc, "exit reason=drained"));
     ck_assert_int_eq(wallet(&e, 601) + wallet(&e, 602) + wallet(&e, 603), start);
     rpcc_close(c);
-    env_stop(&e);
+    testenv_stop(&e);
 }
 END_TEST
 
@@ -784,8 +738,8 @@ START_TEST(test_bound_passes_mid_hand_voided_with_refunds)
     env_t e;
     char *env[] = {"CROUPIER_HOLDEM_ACTION_MS=60000", "CROUPIER_HOLDEM_GAP_MS=50",
                    "CROUPIER_HOLDEM_SEATS=3", NULL};
-    env_start(&e, "1", env);
-    rpcc_t *c = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    env_start(&e, 1, env);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.game.port, 5000);
     model_t m;
     model_init(&m);
     for (uint64_t p = 701; p <= 703; p++) {
@@ -798,23 +752,23 @@ START_TEST(test_bound_passes_mid_hand_voided_with_refunds)
     ck_assert_int_eq(reply_code(c, 50, NULL), CROUPIER__ERROR_CODE__OK);
     ck_assert_int_eq(human_desks(&e), 1);
     long long t0 = ts_now_ms();
-    ck_assert_int_eq(ts_proc_signal(e.game, SIGTERM), 0);
+    ck_assert_int_eq(ts_proc_signal(e.game.proc, SIGTERM), 0);
     int one = 1;
     ck_assert(pump_until(c, &m, rounds_at_least, &one, 5000));
     ck_assert_int_eq(m.rounds_voided, 1);
     int st;
-    ck_assert_int_eq(ts_proc_wait(e.game, 10000, &st), 0);
+    ck_assert_int_eq(ts_proc_wait(e.game.proc, 10000, &st), 0);
     ck_assert_msg(ts_now_ms() - t0 < 6000, "forced exit took %lld ms", ts_now_ms() - t0);
     ck_assert(WIFEXITED(st));
     ck_assert_int_eq(WEXITSTATUS(st), 0);
-    ck_assert(ts_proc_log_has(e.game, "exit reason=forced"));
+    ck_assert(ts_proc_log_has(e.game.proc, "exit reason=forced"));
     /* Every chip committed was returned and the stacks were cashed out: each wallet is back. */
     for (uint64_t p = 701; p <= 703; p++)
         ck_assert_int_eq(wallet(&e, p), 1000 + (long long)p);
     int nz;
     ck_assert_int_eq(seat_accounts(&e, &nz), 0);
     rpcc_close(c);
-    env_stop(&e);
+    testenv_stop(&e);
 }
 END_TEST
 
@@ -919,8 +873,8 @@ START_TEST(test_random_play_on_two_tables_conserves_chips_through_drain)
     rp_state = seed != NULL ? strtoull(seed, NULL, 10) : (uint64_t)time(NULL) * 2654435761ULL;
     rp_state |= 1;
     fprintf(stderr, "# random play seed %" PRIu64 "\n", rp_state);
-    env_start(&e, "60", env);
-    rpcc_t *c = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    env_start(&e, 60, env);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.game.port, 5000);
     multi_t mt;
     memset(&mt, 0, sizeof mt);
     model_init(&mt.m[0]);
@@ -968,7 +922,7 @@ START_TEST(test_random_play_on_two_tables_conserves_chips_through_drain)
     ck_assert_int_eq(mt.m[0].rounds_voided + mt.m[1].rounds_voided, 0);
 
     /* Drain: the hands running finish (played on passively), nothing else is dealt. */
-    ck_assert_int_eq(ts_http_get("127.0.0.1", e.health_port, "/drain", 5000, NULL), 200);
+    ck_assert_int_eq(ts_http_get("127.0.0.1", e.game.health, "/drain", 5000, NULL), 200);
     long long until = ts_now_ms() + 10000;
     while (human_desks(&e) > 0) {
         ck_assert(ts_now_ms() < until);
@@ -1010,7 +964,7 @@ START_TEST(test_random_play_on_two_tables_conserves_chips_through_drain)
     fprintf(stderr, "# random play: %d hands, %d moves, %d refused, %d busted, rake %lld\n", hands,
             moves, refused, busted, rake(&e));
     rpcc_close(c);
-    env_stop(&e);
+    testenv_stop(&e);
 }
 END_TEST
 
