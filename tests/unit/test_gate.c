@@ -16,138 +16,52 @@
 
 #include "gatec.h"
 #include "support.h"
+#include "testenv.h"
 #include "token.h"
 
 #define SECRET "gate-test-secret-0123456789"
 #define ENGINE_T CROUPIER__ENGINE__ENGINE_TRADITIONAL
 
+/* redis-server with the token secret in a file (tests/support/testenv.h), and the secret itself
+ * for minting tokens. Game servers and gateways are started into testenv_server_t values. */
 typedef struct {
-    ts_proc_t *p;
-    int port, health;
-} proc_t;
-
-typedef struct {
-    ts_redis_t *redis;
-    char *dir;
-    char secret_path[512];
+    testenv_t rig;
     token_secret_t secret;
 } env_t;
-
-static char *fmt(const char *f, int v)
-{
-    char *s;
-    if (asprintf(&s, f, v) < 0)
-        abort();
-    return s;
-}
 
 static void env_start(env_t *e)
 {
     memset(e, 0, sizeof *e);
-    e->redis = ts_redis_start();
-    ck_assert_ptr_nonnull(e->redis);
-    e->dir = ts_tmpdir();
-    snprintf(e->secret_path, sizeof e->secret_path, "%s/secret", e->dir);
-    FILE *f = fopen(e->secret_path, "w");
-    fputs(SECRET "\n", f);
-    fclose(f);
+    ck_assert_int_eq(testenv_start(&e->rig, SECRET), 0);
     ck_assert_int_eq(token_secret_set(&e->secret, SECRET, strlen(SECRET)), 0);
 }
 
-static void env_stop(env_t *e)
+/* croupier-game --engine test, --drain-max-seconds 20; round_ms sets CROUPIER_TEST_ROUND_MS. */
+static testenv_server_t game_start(env_t *e, int round_ms)
 {
-    ts_redis_stop(e->redis);
-    unlink(e->secret_path);
-    rmdir(e->dir);
-    free(e->dir);
-}
-
-/* croupier-game --engine test; round_ms sets CROUPIER_TEST_ROUND_MS. */
-static proc_t game_start(env_t *e, int round_ms)
-{
-    proc_t g = {0};
-    g.port = ts_free_port();
-    g.health = ts_free_port();
-    char *listen = fmt("127.0.0.1:%d", g.port);
-    char *health = fmt("127.0.0.1:%d", g.health);
-    char *round = fmt("CROUPIER_TEST_ROUND_MS=%d", round_ms);
+    char round[64];
+    snprintf(round, sizeof round, "CROUPIER_TEST_ROUND_MS=%d", round_ms);
     char *env[] = {round, "CROUPIER_TEST_GAP_MS=20", NULL};
-    char *argv[] = {(char *)ts_build_path("engine/process/croupier-game"),
-                    "--engine",
-                    "test",
-                    "--listen",
-                    listen,
-                    "--advertise",
-                    listen,
-                    "--health-listen",
-                    health,
-                    "--redis",
-                    (char *)ts_redis_addr(e->redis),
-                    "--lease-ttl-ms",
-                    "900",
-                    "--drain-max-seconds",
-                    "20",
-                    NULL};
-    g.p = ts_proc_spawn(argv, env);
-    ck_assert_ptr_nonnull(g.p);
-    free(listen);
-    free(health);
-    free(round);
-    ck_assert_msg(ts_http_wait_status("127.0.0.1", g.health, "/readyz", 200, 10000) == 0,
-                  "game server not ready; log %s", ts_proc_log_path(g.p));
+    testenv_server_t g;
+    ck_assert_int_eq(testenv_start_game(&e->rig, &g, "test", 20, NULL, env), 0);
     return g;
 }
 
-/* croupier-gate; extra: NULL-terminated additional flags. */
-static proc_t gate_start(env_t *e, const char *id, char *const extra[])
+/* croupier-gate with short drain, close, goaway and link-ping timers; extra: NULL-terminated
+ * additional flags. */
+static testenv_server_t gate_start(env_t *e, const char *id, char *const extra[])
 {
-    proc_t g = {0};
-    g.port = ts_free_port();
-    g.health = ts_free_port();
-    char *listen = fmt("127.0.0.1:%d", g.port);
-    char *health = fmt("127.0.0.1:%d", g.health);
-    char *argv[48];
-    int n = 0;
-    argv[n++] = (char *)ts_build_path("gateway/croupier-gate");
-    argv[n++] = "--listen";
-    argv[n++] = listen;
-    argv[n++] = "--health-listen";
-    argv[n++] = health;
-    argv[n++] = "--redis";
-    argv[n++] = (char *)ts_redis_addr(e->redis);
-    argv[n++] = "--token-secret-file";
-    argv[n++] = e->secret_path;
-    argv[n++] = "--gate-id";
-    argv[n++] = (char *)id;
-    argv[n++] = "--drain-window-ms";
-    argv[n++] = "200";
-    argv[n++] = "--close-timeout-ms";
-    argv[n++] = "2000";
-    argv[n++] = "--goaway-spread-ms";
-    argv[n++] = "300";
-    argv[n++] = "--link-ping-ms";
-    argv[n++] = "200";
-    for (int i = 0; extra != NULL && extra[i] != NULL; i++)
-        argv[n++] = extra[i];
-    argv[n] = NULL;
-    g.p = ts_proc_spawn(argv, NULL);
-    ck_assert_ptr_nonnull(g.p);
-    free(listen);
-    free(health);
-    ck_assert_msg(ts_http_wait_status("127.0.0.1", g.health, "/readyz", 200, 10000) == 0,
-                  "gateway not ready; log %s", ts_proc_log_path(g.p));
+    char *args[40] = {"--drain-window-ms",  "200", "--close-timeout-ms", "2000",
+                      "--goaway-spread-ms", "300", "--link-ping-ms",     "200"};
+    int n = 8;
+    for (int i = 0; extra != NULL && extra[i] != NULL; i++) {
+        ck_assert_int_lt(n, 39);
+        args[n++] = extra[i];
+    }
+    args[n] = NULL;
+    testenv_server_t g;
+    ck_assert_int_eq(testenv_start_gate(&e->rig, &g, id, args), 0);
     return g;
-}
-
-static void proc_stop(proc_t *p)
-{
-    if (p->p == NULL)
-        return;
-    ts_proc_signal(p->p, SIGTERM);
-    ts_proc_signal(p->p, SIGTERM);
-    ts_proc_wait(p->p, 10000, NULL);
-    ts_proc_free(p->p);
-    p->p = NULL;
 }
 
 static void mint(env_t *e, uint64_t player, int64_t ttl, char *out)
@@ -156,7 +70,7 @@ static void mint(env_t *e, uint64_t player, int64_t ttl, char *out)
 }
 
 /* Connects to a gateway and logs player in; returns the client. */
-static gatec_t *login(env_t *e, const proc_t *gate, uint64_t player, bool *seated)
+static gatec_t *login(env_t *e, const testenv_server_t *gate, uint64_t player, bool *seated)
 {
     gatec_t *c = gatec_connect("127.0.0.1", gate->port, 2000);
     ck_assert_ptr_nonnull(c);
@@ -190,7 +104,7 @@ static char *seat_of(env_t *e, uint64_t player)
 {
     char key[64];
     snprintf(key, sizeof key, "{croupier:seat}:%llu", (unsigned long long)player);
-    return ts_redis_cmd(e->redis, "GET %s", key);
+    return ts_redis_cmd(e->rig.redis, "GET %s", key);
 }
 
 /* An action, retried on NO_ROUND until a round runs; returns the Result's event_seq. */
@@ -213,7 +127,7 @@ static uint64_t action_in_round(gatec_t *c, uint64_t *rid, int timeout_ms)
     return 0;
 }
 
-static long metric(const proc_t *gate, const char *series)
+static long metric(const testenv_server_t *gate, const char *series)
 {
     char *body = NULL;
     ck_assert_int_eq(ts_http_get("127.0.0.1", gate->health, "/metrics", 2000, &body), 200);
@@ -233,8 +147,8 @@ START_TEST(test_gate_bad_inputs_get_their_code_and_change_nothing)
 {
     env_t e;
     env_start(&e);
-    proc_t game = game_start(&e, 300);
-    proc_t gate = gate_start(&e, "g1", NULL);
+    testenv_server_t game = game_start(&e, 300);
+    testenv_server_t gate = gate_start(&e, "g1", NULL);
 
     /* A seated player whose state must not change. */
     gatec_t *a = login(&e, &gate, 101, NULL);
@@ -355,9 +269,9 @@ START_TEST(test_gate_bad_inputs_get_their_code_and_change_nothing)
     free(seat_after);
     gatec_close(a);
     gatec_close(a2);
-    proc_stop(&gate);
-    proc_stop(&game);
-    env_stop(&e);
+    testenv_stop_server(&gate);
+    testenv_stop_server(&game);
+    testenv_stop(&e.rig);
 }
 END_TEST
 
@@ -366,7 +280,7 @@ START_TEST(test_gate_rate_limit_refuses_a_flood_and_keeps_the_session)
     env_t e;
     env_start(&e);
     char *extra[] = {"--rate-limit", "5", "--rate-burst", "5", NULL};
-    proc_t gate = gate_start(&e, "g1", extra);
+    testenv_server_t gate = gate_start(&e, "g1", extra);
     gatec_t *c = login(&e, &gate, 7, NULL); /* the login took one token */
     for (int i = 0; i < 10; i++) {
         Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
@@ -396,8 +310,8 @@ START_TEST(test_gate_rate_limit_refuses_a_flood_and_keeps_the_session)
     ck_assert_uint_eq(r->pong->nonce, 9);
     frame_free_server(r);
     gatec_close(c);
-    proc_stop(&gate);
-    env_stop(&e);
+    testenv_stop_server(&gate);
+    testenv_stop(&e.rig);
 }
 END_TEST
 
@@ -406,7 +320,7 @@ START_TEST(test_gate_idle_connection_gets_goaway_and_eof)
     env_t e;
     env_start(&e);
     char *extra[] = {"--idle-timeout-ms", "300", NULL};
-    proc_t gate = gate_start(&e, "g1", extra);
+    testenv_server_t gate = gate_start(&e, "g1", extra);
     gatec_t *c = gatec_connect("127.0.0.1", gate.port, 2000);
     Croupier__ServerMessage *m = gatec_next_event(c, CROUPIER__SERVER_MESSAGE__BODY_GO_AWAY, 3000);
     ck_assert_ptr_nonnull(m);
@@ -414,8 +328,8 @@ START_TEST(test_gate_idle_connection_gets_goaway_and_eof)
     frame_free_server(m);
     ck_assert_int_eq(gatec_wait_eof(c, 3000), 0);
     gatec_close(c);
-    proc_stop(&gate);
-    env_stop(&e);
+    testenv_stop_server(&gate);
+    testenv_stop(&e.rig);
 }
 END_TEST
 
@@ -425,7 +339,7 @@ START_TEST(test_gate_slow_consumer_is_closed_with_a_reason)
     env_start(&e);
     char *extra[] = {"--output-cap", "4096", "--rate-limit", "1000000", "--rate-burst",
                      "1000000",      NULL};
-    proc_t gate = gate_start(&e, "g1", extra);
+    testenv_server_t gate = gate_start(&e, "g1", extra);
     gatec_t *c = login(&e, &gate, 9, NULL);
     int small = 4096;
     setsockopt(gatec_fd(c), SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
@@ -456,8 +370,8 @@ START_TEST(test_gate_slow_consumer_is_closed_with_a_reason)
     frame_free_server(m);
     ck_assert_int_eq(gatec_wait_eof(c, 5000), 0);
     gatec_close(c);
-    proc_stop(&gate);
-    env_stop(&e);
+    testenv_stop_server(&gate);
+    testenv_stop(&e.rig);
 }
 END_TEST
 
@@ -467,8 +381,8 @@ START_TEST(test_gate_new_login_takes_the_session_over)
 {
     env_t e;
     env_start(&e);
-    proc_t game = game_start(&e, 300);
-    proc_t gate = gate_start(&e, "g1", NULL);
+    testenv_server_t game = game_start(&e, 300);
+    testenv_server_t gate = gate_start(&e, "g1", NULL);
     gatec_t *old = login(&e, &gate, 55, NULL);
     uint64_t desk = join_ok(old, 2, NULL);
     bool seated = false;
@@ -486,9 +400,9 @@ START_TEST(test_gate_new_login_takes_the_session_over)
     ck_assert_uint_eq(m->snapshot->desk_id, desk);
     frame_free_server(m);
     gatec_close(neu);
-    proc_stop(&gate);
-    proc_stop(&game);
-    env_stop(&e);
+    testenv_stop_server(&gate);
+    testenv_stop_server(&game);
+    testenv_stop(&e.rig);
 }
 END_TEST
 
@@ -496,8 +410,8 @@ START_TEST(test_gate_login_on_another_gateway_replaces_the_session)
 {
     env_t e;
     env_start(&e);
-    proc_t g1 = gate_start(&e, "g1", NULL);
-    proc_t g2 = gate_start(&e, "g2", NULL);
+    testenv_server_t g1 = gate_start(&e, "g1", NULL);
+    testenv_server_t g2 = gate_start(&e, "g2", NULL);
     gatec_t *old = login(&e, &g1, 56, NULL);
     gatec_t *other = login(&e, &g1, 57, NULL);
     gatec_t *neu = login(&e, &g2, 56, NULL);
@@ -517,9 +431,9 @@ START_TEST(test_gate_login_on_another_gateway_replaces_the_session)
     gatec_close(old);
     gatec_close(other);
     gatec_close(neu);
-    proc_stop(&g1);
-    proc_stop(&g2);
-    env_stop(&e);
+    testenv_stop_server(&g1);
+    testenv_stop_server(&g2);
+    testenv_stop(&e.rig);
 }
 END_TEST
 
@@ -529,8 +443,8 @@ START_TEST(test_gate_join_action_leave_through_the_game_server)
 {
     env_t e;
     env_start(&e);
-    proc_t game = game_start(&e, 400);
-    proc_t gate = gate_start(&e, "g1", NULL);
+    testenv_server_t game = game_start(&e, 400);
+    testenv_server_t gate = gate_start(&e, "g1", NULL);
     gatec_t *a = login(&e, &gate, 1, NULL);
     gatec_t *b = login(&e, &gate, 2, NULL);
     uint64_t d1 = join_ok(a, 2, NULL);
@@ -562,9 +476,9 @@ START_TEST(test_gate_join_action_leave_through_the_game_server)
     ck_assert_int_eq(metric(&gate, "gate_rpc_links"), 1);
     gatec_close(a);
     gatec_close(b);
-    proc_stop(&gate);
-    proc_stop(&game);
-    env_stop(&e);
+    testenv_stop_server(&gate);
+    testenv_stop_server(&game);
+    testenv_stop(&e.rig);
 }
 END_TEST
 
@@ -572,9 +486,9 @@ START_TEST(test_gate_resume_on_another_gateway_returns_the_same_seat)
 {
     env_t e;
     env_start(&e);
-    proc_t game = game_start(&e, 300);
-    proc_t g1 = gate_start(&e, "g1", NULL);
-    proc_t g2 = gate_start(&e, "g2", NULL);
+    testenv_server_t game = game_start(&e, 300);
+    testenv_server_t g1 = gate_start(&e, "g1", NULL);
+    testenv_server_t g2 = gate_start(&e, "g2", NULL);
     gatec_t *a = login(&e, &g1, 31, NULL);
     gatec_t *b = login(&e, &g1, 32, NULL);
     uint32_t seat;
@@ -603,10 +517,10 @@ START_TEST(test_gate_resume_on_another_gateway_returns_the_same_seat)
     ck_assert_uint_gt(n2, n);
     gatec_close(a2);
     gatec_close(b);
-    proc_stop(&g1);
-    proc_stop(&g2);
-    proc_stop(&game);
-    env_stop(&e);
+    testenv_stop_server(&g1);
+    testenv_stop_server(&g2);
+    testenv_stop_server(&game);
+    testenv_stop(&e.rig);
 }
 END_TEST
 
@@ -616,10 +530,10 @@ START_TEST(test_gate_sigterm_goaway_to_every_client_no_reset_exit_drained)
 {
     env_t e;
     env_start(&e);
-    proc_t game = game_start(&e, 300);
+    testenv_server_t game = game_start(&e, 300);
     char *extra[] = {"--drain-window-ms", "600", NULL};
-    proc_t gate = gate_start(&e, "g1", extra);
-    char *reg = ts_redis_cmd(e.redis, "EXISTS {croupier:gates}:g1");
+    testenv_server_t gate = gate_start(&e, "g1", extra);
+    char *reg = ts_redis_cmd(e.rig.redis, "EXISTS {croupier:gates}:g1");
     ck_assert_str_eq(reg, "1");
     free(reg);
     enum { N = 20 };
@@ -631,19 +545,19 @@ START_TEST(test_gate_sigterm_goaway_to_every_client_no_reset_exit_drained)
     }
     gatec_t *idle = gatec_connect("127.0.0.1", gate.port, 2000); /* never logs in */
     long long t0 = ts_now_ms();
-    ck_assert_int_eq(ts_proc_signal(gate.p, SIGTERM), 0);
+    ck_assert_int_eq(ts_proc_signal(gate.proc, SIGTERM), 0);
     /* (1) readiness 503 at once; (2) deregistered. */
     ck_assert_int_eq(ts_http_wait_status("127.0.0.1", gate.health, "/readyz", 503, 1000), 0);
     long long t503 = ts_now_ms() - t0;
     for (int i = 0; i < 50; i++) {
-        reg = ts_redis_cmd(e.redis, "EXISTS {croupier:gates}:g1");
+        reg = ts_redis_cmd(e.rig.redis, "EXISTS {croupier:gates}:g1");
         bool gone = strcmp(reg, "0") == 0;
         free(reg);
         if (gone)
             break;
         ts_sleep_ms(10);
     }
-    reg = ts_redis_cmd(e.redis, "EXISTS {croupier:gates}:g1");
+    reg = ts_redis_cmd(e.rig.redis, "EXISTS {croupier:gates}:g1");
     ck_assert_str_eq(reg, "0");
     free(reg);
     /* (3) the drain window still serves and still accepts. */
@@ -679,15 +593,15 @@ START_TEST(test_gate_sigterm_goaway_to_every_client_no_reset_exit_drained)
     for (int i = 0; i < N + 2; i++)
         gatec_close(all[i]);
     int status;
-    ck_assert_int_eq(ts_proc_wait(gate.p, 5000, &status), 0);
+    ck_assert_int_eq(ts_proc_wait(gate.proc, 5000, &status), 0);
     ck_assert(WIFEXITED(status));
     ck_assert_int_eq(WEXITSTATUS(status), 0);
-    ck_assert(ts_proc_log_has(gate.p, "exit reason=drained"));
+    ck_assert(ts_proc_log_has(gate.proc, "exit reason=drained"));
     ck_assert_int_lt(t503, 1000);
-    ts_proc_free(gate.p);
-    gate.p = NULL;
-    proc_stop(&game);
-    env_stop(&e);
+    ts_proc_free(gate.proc);
+    gate.proc = NULL;
+    testenv_stop_server(&game);
+    testenv_stop(&e.rig);
 }
 END_TEST
 
@@ -700,10 +614,10 @@ START_TEST(test_gate_sigterm_clients_reconnect_to_the_other_gateway_and_resume)
 {
     env_t e;
     env_start(&e);
-    proc_t game = game_start(&e, 2000);
+    testenv_server_t game = game_start(&e, 2000);
     char *extra[] = {"--drain-window-ms", "300", NULL};
-    proc_t g1 = gate_start(&e, "g1", extra);
-    proc_t g2 = gate_start(&e, "g2", NULL);
+    testenv_server_t g1 = gate_start(&e, "g1", extra);
+    testenv_server_t g2 = gate_start(&e, "g2", NULL);
     enum { N = 6 };
     gatec_t *c[N];
     uint64_t desk[N], count[N], rid = 10;
@@ -713,7 +627,7 @@ START_TEST(test_gate_sigterm_clients_reconnect_to_the_other_gateway_and_resume)
     }
     for (int i = 0; i < N; i++)
         count[i] = action_in_round(c[i], &rid, 4000);
-    ck_assert_int_eq(ts_proc_signal(g1.p, SIGTERM), 0);
+    ck_assert_int_eq(ts_proc_signal(g1.proc, SIGTERM), 0);
     for (int i = 0; i < N; i++) {
         Croupier__ServerMessage *m =
             gatec_next_event(c[i], CROUPIER__SERVER_MESSAGE__BODY_GO_AWAY, 5000);
@@ -735,16 +649,16 @@ START_TEST(test_gate_sigterm_clients_reconnect_to_the_other_gateway_and_resume)
     for (int i = 0; i < N; i++)
         ck_assert_uint_eq(action_in_round(c[i], &rid, 4000), count[i] + 1);
     int status;
-    ck_assert_int_eq(ts_proc_wait(g1.p, 5000, &status), 0);
+    ck_assert_int_eq(ts_proc_wait(g1.proc, 5000, &status), 0);
     ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    ck_assert(ts_proc_log_has(g1.p, "exit reason=drained"));
-    ts_proc_free(g1.p);
-    g1.p = NULL;
+    ck_assert(ts_proc_log_has(g1.proc, "exit reason=drained"));
+    ts_proc_free(g1.proc);
+    g1.proc = NULL;
     for (int i = 0; i < N; i++)
         gatec_close(c[i]);
-    proc_stop(&g2);
-    proc_stop(&game);
-    env_stop(&e);
+    testenv_stop_server(&g2);
+    testenv_stop_server(&game);
+    testenv_stop(&e.rig);
 }
 END_TEST
 
@@ -754,7 +668,7 @@ START_TEST(test_gate_http_drain_runs_the_same_exit)
 {
     env_t e;
     env_start(&e);
-    proc_t gate = gate_start(&e, "g1", NULL);
+    testenv_server_t gate = gate_start(&e, "g1", NULL);
     gatec_t *c = login(&e, &gate, 5, NULL);
     char *body = NULL;
     ck_assert_int_eq(ts_http_get("127.0.0.1", gate.health, "/drain", 2000, &body), 200);
@@ -767,11 +681,11 @@ START_TEST(test_gate_http_drain_runs_the_same_exit)
     ck_assert_int_eq(gatec_wait_eof(c, 3000), 0);
     gatec_close(c);
     int status;
-    ck_assert_int_eq(ts_proc_wait(gate.p, 5000, &status), 0);
+    ck_assert_int_eq(ts_proc_wait(gate.proc, 5000, &status), 0);
     ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    ck_assert(ts_proc_log_has(gate.p, "exit reason=drained"));
-    ts_proc_free(gate.p);
-    env_stop(&e);
+    ck_assert(ts_proc_log_has(gate.proc, "exit reason=drained"));
+    ts_proc_free(gate.proc);
+    testenv_stop(&e.rig);
 }
 END_TEST
 
@@ -782,14 +696,14 @@ START_TEST(test_gate_game_drain_moves_players_after_their_round)
 {
     env_t e;
     env_start(&e);
-    proc_t a = game_start(&e, 500);
-    proc_t gate = gate_start(&e, "g1", NULL);
+    testenv_server_t a = game_start(&e, 500);
+    testenv_server_t gate = gate_start(&e, "g1", NULL);
     gatec_t *p1 = login(&e, &gate, 71, NULL);
     gatec_t *p2 = login(&e, &gate, 72, NULL);
     join_ok(p1, 2, NULL);
     join_ok(p2, 2, NULL);
     char *seat_a = seat_of(&e, 71);
-    proc_t b = game_start(&e, 500);
+    testenv_server_t b = game_start(&e, 500);
     uint64_t rid = 10;
     action_in_round(p1, &rid, 3000); /* a round runs on A */
 
@@ -829,12 +743,12 @@ START_TEST(test_gate_game_drain_moves_players_after_their_round)
     frame_free_server(m);
     ck_assert_uint_eq(action_in_round(p1, &rid, 4000), 1);
     /* A exits cleanly (SIGTERM after /drain, as preStop does). */
-    ts_proc_signal(a.p, SIGTERM);
+    ts_proc_signal(a.proc, SIGTERM);
     int status;
-    ck_assert_int_eq(ts_proc_wait(a.p, 10000, &status), 0);
-    ck_assert(ts_proc_log_has(a.p, "exit reason=drained"));
-    ts_proc_free(a.p);
-    a.p = NULL;
+    ck_assert_int_eq(ts_proc_wait(a.proc, 10000, &status), 0);
+    ck_assert(ts_proc_log_has(a.proc, "exit reason=drained"));
+    ts_proc_free(a.proc);
+    a.proc = NULL;
     ck_assert_int_ge(metric(&gate, "gate_moves_total{outcome=\"moved\"}"), 2);
     free(seat_a);
     free(seat3);
@@ -842,9 +756,9 @@ START_TEST(test_gate_game_drain_moves_players_after_their_round)
     gatec_close(p1);
     gatec_close(p2);
     gatec_close(p3);
-    proc_stop(&gate);
-    proc_stop(&b);
-    env_stop(&e);
+    testenv_stop_server(&gate);
+    testenv_stop_server(&b);
+    testenv_stop(&e.rig);
 }
 END_TEST
 
@@ -854,16 +768,16 @@ START_TEST(test_gate_game_drain_moves_a_disconnected_player_too)
 {
     env_t e;
     env_start(&e);
-    proc_t a = game_start(&e, 300);
-    proc_t g1 = gate_start(&e, "g1", NULL);
-    proc_t g2 = gate_start(&e, "g2", NULL);
+    testenv_server_t a = game_start(&e, 300);
+    testenv_server_t g1 = gate_start(&e, "g1", NULL);
+    testenv_server_t g2 = gate_start(&e, "g2", NULL);
     gatec_t *p1 = login(&e, &g1, 75, NULL);
     gatec_t *p2 = login(&e, &g1, 76, NULL);
     join_ok(p1, 2, NULL);
     join_ok(p2, 2, NULL);
     char *seat_a = seat_of(&e, 75);
     gatec_close(p1); /* gone, still seated */
-    proc_t b = game_start(&e, 300);
+    testenv_server_t b = game_start(&e, 300);
     ck_assert_int_eq(ts_http_get("127.0.0.1", a.health, "/drain", 2000, NULL), 200);
     /* Wait for the move of the disconnected player (its seat record changes server). */
     char *s = NULL;
@@ -888,11 +802,11 @@ START_TEST(test_gate_game_drain_moves_a_disconnected_player_too)
     free(seat_a);
     gatec_close(again);
     gatec_close(p2);
-    proc_stop(&g1);
-    proc_stop(&g2);
-    proc_stop(&a);
-    proc_stop(&b);
-    env_stop(&e);
+    testenv_stop_server(&g1);
+    testenv_stop_server(&g2);
+    testenv_stop_server(&a);
+    testenv_stop_server(&b);
+    testenv_stop(&e.rig);
 }
 END_TEST
 
@@ -900,8 +814,8 @@ START_TEST(test_gate_game_drain_without_other_server_tells_table_closing)
 {
     env_t e;
     env_start(&e);
-    proc_t a = game_start(&e, 300);
-    proc_t gate = gate_start(&e, "g1", NULL);
+    testenv_server_t a = game_start(&e, 300);
+    testenv_server_t gate = gate_start(&e, "g1", NULL);
     gatec_t *p1 = login(&e, &gate, 81, NULL);
     gatec_t *p2 = login(&e, &gate, 82, NULL);
     join_ok(p1, 2, NULL);
@@ -922,9 +836,9 @@ START_TEST(test_gate_game_drain_without_other_server_tells_table_closing)
     free(s);
     gatec_close(p1);
     gatec_close(p2);
-    proc_stop(&gate);
-    proc_stop(&a);
-    env_stop(&e);
+    testenv_stop_server(&gate);
+    testenv_stop_server(&a);
+    testenv_stop(&e.rig);
 }
 END_TEST
 
@@ -934,9 +848,9 @@ START_TEST(test_gate_expired_budget_is_refused)
 {
     env_t e;
     env_start(&e);
-    proc_t game = game_start(&e, 3000);
+    testenv_server_t game = game_start(&e, 3000);
     char *extra[] = {"--budget-action-ms", "100", NULL};
-    proc_t gate = gate_start(&e, "g1", extra);
+    testenv_server_t gate = gate_start(&e, "g1", extra);
     gatec_t *a = login(&e, &gate, 41, NULL);
     gatec_t *b = login(&e, &gate, 42, NULL);
     join_ok(a, 2, NULL);
@@ -945,7 +859,7 @@ START_TEST(test_gate_expired_budget_is_refused)
     ck_assert_uint_eq(action_in_round(a, &rid, 3000), 1);
     long refused0 = metric(&game, "game_rpc_deadline_exceeded_total");
     /* The game server is stopped: the gateway answers when the budget is spent... */
-    ts_proc_signal(game.p, SIGSTOP);
+    ts_proc_signal(game.proc, SIGSTOP);
     long long t0 = ts_now_ms();
     Croupier__ServerMessage *m = gatec_action(a, rid++, 2000);
     long long took = ts_now_ms() - t0;
@@ -955,7 +869,7 @@ START_TEST(test_gate_expired_budget_is_refused)
     ck_assert_int_lt(took, 1100); /* budget + scheduling slack on a loaded machine */
     frame_free_server(m);
     ts_sleep_ms(50);
-    ts_proc_signal(game.p, SIGCONT);
+    ts_proc_signal(game.proc, SIGCONT);
     /* ...and the server, receiving the request after its deadline, refuses it: not applied. */
     ts_sleep_ms(100);
     ck_assert_int_gt(metric(&game, "game_rpc_deadline_exceeded_total"), refused0);
@@ -963,9 +877,9 @@ START_TEST(test_gate_expired_budget_is_refused)
     ck_assert_int_ge(metric(&gate, "gate_degraded_responses_total"), 1);
     gatec_close(a);
     gatec_close(b);
-    proc_stop(&gate);
-    proc_stop(&game);
-    env_stop(&e);
+    testenv_stop_server(&gate);
+    testenv_stop_server(&game);
+    testenv_stop(&e.rig);
 }
 END_TEST
 
@@ -973,9 +887,9 @@ START_TEST(test_gate_retry_stops_when_the_budget_is_spent)
 {
     env_t e;
     env_start(&e);
-    proc_t game = game_start(&e, 300);
+    testenv_server_t game = game_start(&e, 300);
     char *extra[] = {"--budget-join-ms", "400", NULL};
-    proc_t gate = gate_start(&e, "g1", extra);
+    testenv_server_t gate = gate_start(&e, "g1", extra);
     ck_assert_int_eq(ts_http_get("127.0.0.1", game.health, "/drain", 2000, NULL), 200);
     ts_sleep_ms(100);
     gatec_t *a = login(&e, &gate, 61, NULL);
@@ -995,9 +909,9 @@ START_TEST(test_gate_retry_stops_when_the_budget_is_spent)
     ck_assert_str_eq(s, "(nil)");
     free(s);
     gatec_close(a);
-    proc_stop(&gate);
-    proc_stop(&game);
-    env_stop(&e);
+    testenv_stop_server(&gate);
+    testenv_stop_server(&game);
+    testenv_stop(&e.rig);
 }
 END_TEST
 
@@ -1005,25 +919,25 @@ START_TEST(test_gate_stopped_game_server_gives_deadline_exceeded_in_budget)
 {
     env_t e;
     env_start(&e);
-    proc_t game = game_start(&e, 300);
+    testenv_server_t game = game_start(&e, 300);
     char *extra[] = {"--budget-action-ms", "300", NULL};
-    proc_t gate = gate_start(&e, "g1", extra);
+    testenv_server_t gate = gate_start(&e, "g1", extra);
     gatec_t *a = login(&e, &gate, 91, NULL);
     join_ok(a, 2, NULL);
-    ts_proc_signal(game.p, SIGSTOP);
+    ts_proc_signal(game.proc, SIGSTOP);
     long long t0 = ts_now_ms();
     Croupier__ServerMessage *m = gatec_action(a, 5, 3000);
     long long took = ts_now_ms() - t0;
-    ts_proc_signal(game.p, SIGCONT);
+    ts_proc_signal(game.proc, SIGCONT);
     ck_assert_ptr_nonnull(m);
     ck_assert_int_eq(gatec_code(m), CROUPIER__ERROR_CODE__DEADLINE_EXCEEDED);
     frame_free_server(m);
     ck_assert_int_ge(took, 250);
     ck_assert_int_lt(took, 1300);
     gatec_close(a);
-    proc_stop(&gate);
-    proc_stop(&game);
-    env_stop(&e);
+    testenv_stop_server(&gate);
+    testenv_stop_server(&game);
+    testenv_stop(&e.rig);
 }
 END_TEST
 

@@ -16,6 +16,7 @@
 
 #include "gatec.h"
 #include "support.h"
+#include "testenv.h"
 #include "token.h"
 
 #define SECRET "gate-lobby-test-secret-0123456789"
@@ -23,25 +24,12 @@
 #define LOBBY "{croupier:lobby:holdem}"
 #define SEATS 4
 
+/* redis-server with the token secret in a file (tests/support/testenv.h), and the secret itself
+ * for minting tokens. Game servers and gateways are started into testenv_server_t values. */
 typedef struct {
-    ts_proc_t *p;
-    int port, health;
-} proc_t;
-
-typedef struct {
-    ts_redis_t *redis;
-    char *dir;
-    char secret_path[512];
+    testenv_t rig;
     token_secret_t secret;
 } env_t;
-
-static char *fmt(const char *f, int v)
-{
-    char *s;
-    if (asprintf(&s, f, v) < 0)
-        abort();
-    return s;
-}
 
 static long long wall_ms(void)
 {
@@ -53,110 +41,34 @@ static long long wall_ms(void)
 static void env_start(env_t *e)
 {
     memset(e, 0, sizeof *e);
-    e->redis = ts_redis_start();
-    ck_assert_ptr_nonnull(e->redis);
-    e->dir = ts_tmpdir();
-    snprintf(e->secret_path, sizeof e->secret_path, "%s/secret", e->dir);
-    FILE *f = fopen(e->secret_path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(SECRET "\n", f);
-    fclose(f);
+    ck_assert_int_eq(testenv_start(&e->rig, SECRET), 0);
     ck_assert_int_eq(token_secret_set(&e->secret, SECRET, strlen(SECRET)), 0);
 }
 
-static void env_stop(env_t *e)
+/* croupier-game --engine holdem, --drain-max-seconds 20: SEATS seats a table, ads refreshed every
+ * 300 ms, no hand starts during a test (a minute between hands). */
+static testenv_server_t holdem_start(env_t *e)
 {
-    ts_redis_stop(e->redis);
-    unlink(e->secret_path);
-    rmdir(e->dir);
-    free(e->dir);
-}
-
-/* croupier-game --engine holdem: SEATS seats a table, ads refreshed every 300 ms, no hand
- * starts during a test (a minute between hands). */
-static proc_t holdem_start(env_t *e)
-{
-    proc_t g = {0};
-    g.port = ts_free_port();
-    g.health = ts_free_port();
-    char *listen = fmt("127.0.0.1:%d", g.port);
-    char *health = fmt("127.0.0.1:%d", g.health);
-    char *seats = fmt("CROUPIER_HOLDEM_SEATS=%d", SEATS);
+    char seats[64];
+    snprintf(seats, sizeof seats, "CROUPIER_HOLDEM_SEATS=%d", SEATS);
     char *env[] = {seats, "CROUPIER_HOLDEM_AD_MS=300", "CROUPIER_HOLDEM_GAP_MS=60000", NULL};
-    char *argv[] = {(char *)ts_build_path("engine/process/croupier-game"),
-                    "--engine",
-                    "holdem",
-                    "--listen",
-                    listen,
-                    "--advertise",
-                    listen,
-                    "--health-listen",
-                    health,
-                    "--redis",
-                    (char *)ts_redis_addr(e->redis),
-                    "--lease-ttl-ms",
-                    "900",
-                    "--drain-max-seconds",
-                    "20",
-                    NULL};
-    g.p = ts_proc_spawn(argv, env);
-    ck_assert_ptr_nonnull(g.p);
-    free(listen);
-    free(health);
-    free(seats);
-    ck_assert_msg(ts_http_wait_status("127.0.0.1", g.health, "/readyz", 200, 10000) == 0,
-                  "game server not ready; log %s", ts_proc_log_path(g.p));
+    testenv_server_t g;
+    ck_assert_int_eq(testenv_start_game(&e->rig, &g, "holdem", 20, NULL, env), 0);
     return g;
 }
 
-/* croupier-gate with a 300 ms list budget. */
-static proc_t gate_start(env_t *e)
+/* croupier-gate "lobby-gate" with a 300 ms list budget. */
+static testenv_server_t gate_start(env_t *e)
 {
-    proc_t g = {0};
-    g.port = ts_free_port();
-    g.health = ts_free_port();
-    char *listen = fmt("127.0.0.1:%d", g.port);
-    char *health = fmt("127.0.0.1:%d", g.health);
-    char *argv[] = {(char *)ts_build_path("gateway/croupier-gate"),
-                    "--listen",
-                    listen,
-                    "--health-listen",
-                    health,
-                    "--redis",
-                    (char *)ts_redis_addr(e->redis),
-                    "--token-secret-file",
-                    e->secret_path,
-                    "--gate-id",
-                    "lobby-gate",
-                    "--drain-window-ms",
-                    "100",
-                    "--close-timeout-ms",
-                    "2000",
-                    "--budget-list-ms",
-                    "300",
-                    NULL};
-    g.p = ts_proc_spawn(argv, NULL);
-    ck_assert_ptr_nonnull(g.p);
-    free(listen);
-    free(health);
-    ck_assert_msg(ts_http_wait_status("127.0.0.1", g.health, "/readyz", 200, 10000) == 0,
-                  "gateway not ready; log %s", ts_proc_log_path(g.p));
+    char *args[] = {
+        "--drain-window-ms", "100", "--close-timeout-ms", "2000", "--budget-list-ms", "300", NULL};
+    testenv_server_t g;
+    ck_assert_int_eq(testenv_start_gate(&e->rig, &g, "lobby-gate", args), 0);
     return g;
-}
-
-static void proc_stop(proc_t *p)
-{
-    if (p->p == NULL)
-        return;
-    ts_proc_signal(p->p, SIGTERM);
-    ts_proc_signal(p->p, SIGTERM);
-    ts_proc_wait(p->p, 10000, NULL);
-    ts_proc_free(p->p);
-    p->p = NULL;
 }
 
 /* Connects to the gateway and logs player in. */
-static gatec_t *login(env_t *e, const proc_t *gate, uint64_t player)
+static gatec_t *login(env_t *e, const testenv_server_t *gate, uint64_t player)
 {
     gatec_t *c = gatec_connect("127.0.0.1", gate->port, 2000);
     ck_assert_ptr_nonnull(c);
@@ -171,8 +83,8 @@ static gatec_t *login(env_t *e, const proc_t *gate, uint64_t player)
 
 static void wallet_set(env_t *e, uint64_t player, long long amount)
 {
-    free(ts_redis_cmd(e->redis, "SET {croupier:money}:wallet:%llu %lld", (unsigned long long)player,
-                      amount));
+    free(ts_redis_cmd(e->rig.redis, "SET {croupier:money}:wallet:%llu %lld",
+                      (unsigned long long)player, amount));
 }
 
 /* ListTables; asserts the answer is a TableList and returns it (free with frame_free_server). */
@@ -217,8 +129,8 @@ START_TEST(test_list_shows_a_joined_table_until_the_server_drains)
 {
     env_t e;
     env_start(&e);
-    proc_t game = holdem_start(&e);
-    proc_t gate = gate_start(&e);
+    testenv_server_t game = holdem_start(&e);
+    testenv_server_t gate = gate_start(&e);
     wallet_set(&e, 501, 100000);
     wallet_set(&e, 502, 100000);
     gatec_t *watcher = login(&e, &gate, 500); /* lists without a seat */
@@ -243,7 +155,7 @@ START_TEST(test_list_shows_a_joined_table_until_the_server_drains)
     ck_assert_uint_eq(ad->seats, SEATS);
     ck_assert_uint_eq(ad->seats_free, SEATS - 1);
     /* server_id is the one the engine advertises under (the index member names it). */
-    char *members = ts_redis_cmd(e.redis, "ZRANGE %s 0 -1", LOBBY ":ads");
+    char *members = ts_redis_cmd(e.rig.redis, "ZRANGE %s 0 -1", LOBBY ":ads");
     char want[160];
     snprintf(want, sizeof want, "%s:%" PRIu64, ad->server_id, desk);
     ck_assert_msg(members != NULL && strcmp(members, want) == 0, "index '%s', want '%s'",
@@ -284,16 +196,16 @@ START_TEST(test_list_shows_a_joined_table_until_the_server_drains)
     ck_assert_uint_eq(n, 0);
     ts_sleep_ms(1000);
     ck_assert_uint_eq(list_count(watcher, rid++), 0);
-    char *idx = ts_redis_cmd(e.redis, "ZCARD %s", LOBBY ":ads");
+    char *idx = ts_redis_cmd(e.rig.redis, "ZCARD %s", LOBBY ":ads");
     ck_assert_str_eq(idx, "0");
     free(idx);
 
     gatec_close(watcher);
     gatec_close(p1);
     gatec_close(p2);
-    proc_stop(&gate);
-    proc_stop(&game);
-    env_stop(&e);
+    testenv_stop_server(&gate);
+    testenv_stop_server(&game);
+    testenv_stop(&e.rig);
 }
 END_TEST
 
@@ -301,7 +213,7 @@ START_TEST(test_list_needs_a_login_and_an_engine_with_a_lobby)
 {
     env_t e;
     env_start(&e);
-    proc_t gate = gate_start(&e);
+    testenv_server_t gate = gate_start(&e);
     gatec_t *c = gatec_connect("127.0.0.1", gate.port, 2000);
     ck_assert_ptr_nonnull(c);
     /* Before Login: UNAUTHENTICATED, and the connection stays usable. */
@@ -330,8 +242,8 @@ START_TEST(test_list_needs_a_login_and_an_engine_with_a_lobby)
     /* Logged in, hold'em: an empty lobby is an empty list. */
     ck_assert_uint_eq(list_count(c, 20), 0);
     gatec_close(c);
-    proc_stop(&gate);
-    env_stop(&e);
+    testenv_stop_server(&gate);
+    testenv_stop(&e.rig);
 }
 END_TEST
 
@@ -342,12 +254,12 @@ static void ad_put(env_t *e, const char *server, int desk, const char *game, int
     char member[96], key[160];
     snprintf(member, sizeof member, "%s:%d", server, desk);
     snprintf(key, sizeof key, LOBBY ":ad:%s", member);
-    char *r = ts_redis_cmd(e->redis,
+    char *r = ts_redis_cmd(e->rig.redis,
                            "HSET %s table %d game %s stakes %d seats %d seats_free %d server %s",
                            key, desk, game, stake, seats, free_seats, server);
     ck_assert_ptr_nonnull(r);
     free(r);
-    r = ts_redis_cmd(e->redis, "ZADD %s %lld %s", LOBBY ":ads", expiry_ms, member);
+    r = ts_redis_cmd(e->rig.redis, "ZADD %s %lld %s", LOBBY ":ads", expiry_ms, member);
     ck_assert_ptr_nonnull(r);
     free(r);
 }
@@ -356,7 +268,7 @@ START_TEST(test_list_leaves_out_expired_broken_and_vanished_ads)
 {
     env_t e;
     env_start(&e);
-    proc_t gate = gate_start(&e);
+    testenv_server_t gate = gate_start(&e);
     gatec_t *c = login(&e, &gate, 88);
     long long later = wall_ms() + 600000;
     ad_put(&e, "srv-e", 3, "shortdeck", 20, 6, 1, later);
@@ -366,7 +278,7 @@ START_TEST(test_list_leaves_out_expired_broken_and_vanished_ads)
     ad_put(&e, "srv-c", 7, "holdem", 20, 6, 9, later);            /* more free than seats */
     ad_put(&e, "srv-c", 8, "Hold Em", 20, 6, 1, later);           /* not a game name */
     ad_put(&e, "srv-c", 9, "holdem", 0, 6, 1, later);             /* no stake */
-    free(ts_redis_cmd(e.redis, "ZADD %s %lld %s", LOBBY ":ads", later, "srv-d:10")); /* no ad */
+    free(ts_redis_cmd(e.rig.redis, "ZADD %s %lld %s", LOBBY ":ads", later, "srv-d:10")); /* no ad */
 
     /* Sorted by stake, then server, then desk. */
     Croupier__ServerMessage *m = list_ok(c, 30, NULL, 0);
@@ -396,12 +308,12 @@ START_TEST(test_list_leaves_out_expired_broken_and_vanished_ads)
     ck_assert_uint_eq(m->table_list->tables[0]->desk_id, 5);
     frame_free_server(m);
     /* The gateway only reads: the index is as it was. */
-    char *n = ts_redis_cmd(e.redis, "ZCARD %s", LOBBY ":ads");
+    char *n = ts_redis_cmd(e.rig.redis, "ZCARD %s", LOBBY ":ads");
     ck_assert_str_eq(n, "8");
     free(n);
     gatec_close(c);
-    proc_stop(&gate);
-    env_stop(&e);
+    testenv_stop_server(&gate);
+    testenv_stop(&e.rig);
 }
 END_TEST
 
@@ -409,7 +321,7 @@ START_TEST(test_list_holds_at_most_200_tables_the_lowest_stakes_first)
 {
     env_t e;
     env_start(&e);
-    proc_t gate = gate_start(&e);
+    testenv_server_t gate = gate_start(&e);
     gatec_t *c = login(&e, &gate, 89);
     /* 250 ads, stakes 250 down to 1, in one script. */
     static const char script[] =
@@ -419,7 +331,7 @@ START_TEST(test_list_holds_at_most_200_tables_the_lowest_stakes_first)
         "    'stakes', 251 - i, 'seats', 6, 'seats_free', 3, 'server', 'srv-bulk') "
         "  redis.call('ZADD', '" LOBBY ":ads', ARGV[1], m) "
         "end return 250";
-    char *r = ts_redis_cmd(e.redis, "EVAL %s 0 %lld", script, wall_ms() + 600000);
+    char *r = ts_redis_cmd(e.rig.redis, "EVAL %s 0 %lld", script, wall_ms() + 600000);
     ck_assert_str_eq(r, "250");
     free(r);
     Croupier__ServerMessage *m = list_ok(c, 40, NULL, 0);
@@ -436,8 +348,8 @@ START_TEST(test_list_holds_at_most_200_tables_the_lowest_stakes_first)
     ck_assert_uint_eq(m->table_list->tables[0]->desk_id, 11);
     frame_free_server(m);
     gatec_close(c);
-    proc_stop(&gate);
-    env_stop(&e);
+    testenv_stop_server(&gate);
+    testenv_stop(&e.rig);
 }
 END_TEST
 
@@ -445,15 +357,15 @@ START_TEST(test_list_is_unavailable_when_redis_does_not_answer_within_the_budget
 {
     env_t e;
     env_start(&e);
-    proc_t gate = gate_start(&e);
+    testenv_server_t gate = gate_start(&e);
     gatec_t *c = login(&e, &gate, 90);
     ad_put(&e, "srv-a", 5, "holdem", 20, 6, 2, wall_ms() + 600000);
     ck_assert_uint_eq(list_count(c, 50), 1);
-    ts_redis_pause(e.redis);
+    ts_redis_pause(e.rig.redis);
     long long t0 = ts_now_ms();
     Croupier__ServerMessage *m = gatec_list_tables(c, 51, HOLDEM, NULL, 0, 5000);
     long long took = ts_now_ms() - t0;
-    ts_redis_resume(e.redis);
+    ts_redis_resume(e.rig.redis);
     ck_assert_msg(m != NULL, "no answer while Redis hangs");
     ck_assert_int_eq(m->body_case, CROUPIER__SERVER_MESSAGE__BODY_RESULT);
     ck_assert_int_eq(gatec_code(m), CROUPIER__ERROR_CODE__UNAVAILABLE);
@@ -484,8 +396,8 @@ START_TEST(test_list_is_unavailable_when_redis_does_not_answer_within_the_budget
     ck_assert_int_eq(m->body_case, CROUPIER__SERVER_MESSAGE__BODY_PONG);
     frame_free_server(m);
     gatec_close(c);
-    proc_stop(&gate);
-    env_stop(&e);
+    testenv_stop_server(&gate);
+    testenv_stop(&e.rig);
 }
 END_TEST
 
