@@ -61,30 +61,51 @@ fail_dir:
 }
 
 /*
- * Spawns argv (built by the caller around the ports already in *s) with env added to its
- * environment and waits up to TESTENV_READY_MS for /readyz 200 on s->health. what names the
- * binary in messages. Returns 0 with s->proc set, or -EIO / -ETIMEDOUT after killing the process,
- * copying its log to stderr and zeroing *s.
+ * Appends the NULL-terminated args (or none) to argv, whose first n entries the caller filled
+ * around the ports already in *s, spawns it with env added to its environment and waits up to
+ * TESTENV_READY_MS for /readyz 200 on s->health. what names the binary in messages. argv must
+ * have room for TESTENV_MAX_ARGS entries. Returns 0 with s->proc set; -E2BIG if args do not fit;
+ * -EIO if the spawn fails; -ESRCH if it exited before it became ready, -ETIMEDOUT if it was not
+ * ready in time (both after copying its log to stderr and killing it). On failure *s is zeroed.
  */
-static int testenv_launch(testenv_server_t *s, const char *what, char *const argv[],
-                          char *const env[])
+static int testenv_launch(testenv_server_t *s, const char *what, char **argv, int n,
+                          char *const args[], char *const env[])
 {
+    for (int i = 0; args != NULL && args[i] != NULL; i++) {
+        if (n >= TESTENV_MAX_ARGS - 1) {
+            fprintf(stderr, "# too many flags for %s\n", what);
+            memset(s, 0, sizeof *s);
+            return -E2BIG;
+        }
+        argv[n++] = args[i];
+    }
+    argv[n] = NULL;
     s->proc = ts_proc_spawn(argv, env);
     if (s->proc == NULL) {
         fprintf(stderr, "# could not spawn %s\n", argv[0]);
         memset(s, 0, sizeof *s);
         return -EIO;
     }
-    if (ts_http_wait_status("127.0.0.1", s->health, "/readyz", 200, TESTENV_READY_MS) != 0) {
-        char *log = ts_proc_log(s->proc);
-        fprintf(stderr, "# %s never became ready within %d ms; its log (%s):\n%s\n", what,
-                TESTENV_READY_MS, ts_proc_log_path(s->proc), log != NULL ? log : "(unreadable)");
-        free(log);
-        ts_proc_free(s->proc);
-        memset(s, 0, sizeof *s);
-        return -ETIMEDOUT;
+    /* Polls in short slices so that a server which exits at once (a refused flag) is reported
+     * then, not after the whole wait. */
+    long long end = ts_now_ms() + TESTENV_READY_MS;
+    int rc = -ETIMEDOUT;
+    while (ts_now_ms() < end) {
+        if (!ts_proc_alive(s->proc)) {
+            rc = -ESRCH;
+            break;
+        }
+        if (ts_http_wait_status("127.0.0.1", s->health, "/readyz", 200, 100) == 0)
+            return 0;
     }
-    return 0;
+    char *log = ts_proc_log(s->proc);
+    fprintf(stderr, "# %s %s; its log (%s):\n%s\n", what,
+            rc == -ESRCH ? "exited before it became ready" : "was not ready within 10 s",
+            ts_proc_log_path(s->proc), log != NULL ? log : "(unreadable)");
+    free(log);
+    ts_proc_free(s->proc);
+    memset(s, 0, sizeof *s);
+    return rc;
 }
 
 /* Zeroes *s and gives it two free loopback ports, formatted as "127.0.0.1:PORT" into listen and
@@ -102,18 +123,6 @@ static int testenv_pick_ports(testenv_server_t *s, char *listen, char *health)
     s->health = hport;
     snprintf(listen, 64, "127.0.0.1:%d", port);
     snprintf(health, 64, "127.0.0.1:%d", hport);
-    return 0;
-}
-
-/* Appends the NULL-terminated args to argv at *n; returns -E2BIG if they do not fit. */
-static int testenv_append(char **argv, int *n, char *const args[])
-{
-    for (int i = 0; args != NULL && args[i] != NULL; i++) {
-        if (*n >= TESTENV_MAX_ARGS - 1)
-            return -E2BIG;
-        argv[(*n)++] = args[i];
-    }
-    argv[*n] = NULL;
     return 0;
 }
 
@@ -142,12 +151,7 @@ int testenv_start_game(testenv_t *e, testenv_server_t *s, const char *engine, in
     argv[n++] = "900";
     argv[n++] = "--drain-max-seconds";
     argv[n++] = drain;
-    rc = testenv_append(argv, &n, args);
-    if (rc != 0) {
-        memset(s, 0, sizeof *s);
-        return rc;
-    }
-    return testenv_launch(s, "croupier-game", argv, env);
+    return testenv_launch(s, "croupier-game", argv, n, args, env);
 }
 
 int testenv_start_gate(testenv_t *e, testenv_server_t *s, const char *gate_id, char *const args[])
@@ -173,12 +177,7 @@ int testenv_start_gate(testenv_t *e, testenv_server_t *s, const char *gate_id, c
     argv[n++] = e->secret_path;
     argv[n++] = "--gate-id";
     argv[n++] = (char *)gate_id;
-    rc = testenv_append(argv, &n, args);
-    if (rc != 0) {
-        memset(s, 0, sizeof *s);
-        return rc;
-    }
-    return testenv_launch(s, "croupier-gate", argv, NULL);
+    return testenv_launch(s, "croupier-gate", argv, n, args, NULL);
 }
 
 void testenv_stop_server(testenv_server_t *s)

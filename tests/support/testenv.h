@@ -5,9 +5,9 @@
  *
  * Every server listens on two free loopback ports (its main listener and its health listener) and
  * counts as started only once GET /readyz on the health port answers 200 (within 10 s). A server
- * that does not get there is killed and its log is copied to stderr, so nothing is left running
- * and the reason is in the test's error log. Functions return 0 or a negative errno; the test
- * asserts on that (ck_assert_int_eq(testenv_start(...), 0)).
+ * that does not get there (or exits first) is killed and its log is copied to stderr, so nothing is
+ * left running and the reason is in the test's error log. Functions return 0 or a negative errno;
+ * the test asserts on that (ck_assert_int_eq(testenv_start(...), 0)).
  *
  * Built on support.h (ts_redis_*, ts_proc_*, ts_http_*); everything talks only to 127.0.0.1.
  */
@@ -48,8 +48,9 @@ int testenv_start(testenv_t *e, const char *secret);
  * with the NULL-terminated "K=V" strings of env (or NULL) added to its environment, and waits up
  * to 10 s for /readyz 200. args: NULL-terminated extra flags appended as they are, or NULL; the
  * strings are only read during the call. Zeroes *s first.
- * Returns 0; -ETIMEDOUT if it never became ready (its log is copied to stderr); -EIO if it could
- * not be spawned; or a negative errno for want of a free port. On failure *s stays zeroed and
+ * Returns 0; -ETIMEDOUT if it was not ready within 10 s, -ESRCH if it exited before (a refused
+ * flag, say), in both cases with its log copied to stderr; -EIO if it could not be spawned; -E2BIG
+ * for too many args; or a negative errno for want of a free port. On failure *s stays zeroed and
  * nothing is left running. Stop with testenv_stop_server().
  */
 int testenv_start_game(testenv_t *e, testenv_server_t *s, const char *engine, int drain_max_s,
