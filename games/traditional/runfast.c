@@ -20,7 +20,7 @@ enum {
 };
 
 #define RF_RANK_A 11
-#define RF_CAND_MAX 4096 /* far above the most shapes a 16-card hand has (about 2,000) */
+#define RF_CAND_MAX 4096 /* legal shapes kept before removing repeats: far above a hand's */
 
 static void rf_deck(shed_card_t *out)
 {
