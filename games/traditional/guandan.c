@@ -28,7 +28,7 @@ enum {
 enum { GD_B4 = 0, GD_B5 = 1, GD_BSF = 2, GD_B6 = 3, GD_B7 = 4, GD_B8 = 5, GD_BJOKER = 6 };
 
 #define GD_MAX_INTERP 24
-#define GD_CAND_MAX 2048 /* legal sets kept before removing repeats: well above a 27-card hand's */
+#define GD_CAND_MAX 2048 /* legal sets kept before removing repeats (far above a hand's) */
 
 static inline int gd_nv(int rank)
 {
