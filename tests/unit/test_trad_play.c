@@ -372,7 +372,7 @@ static void run_game(const char *name, long deals)
 {
     /* Under valgrind (./dev test sets CROUPIER_VALGRIND=1) a fiftieth of the deals checks the
      * same code paths for memory errors in a bearable time; the full count runs natively. */
-    /* CROUPIER_TRAD_DEALS overrides the count (the suite keeps Guandan's heavy run shorter). */
+    /* CROUPIER_TRAD_DEALS overrides the count (a shorter or longer run by hand). */
     const char *ov = getenv("CROUPIER_TRAD_DEALS");
     if (ov != NULL && atol(ov) > 0)
         deals = atol(ov);
