@@ -16,6 +16,7 @@
 
 #include "rpcc.h"
 #include "support.h"
+#include "testenv.h"
 #include "trad_engine.h"
 
 /* ---- pure helpers of the engine ----------------------------------------------------------- */
@@ -94,74 +95,33 @@ END_TEST
 
 /* ---- the real binary ------------------------------------------------------------------------ */
 
+/* redis-server and croupier-game --engine traditional (tests/support/testenv.h). */
 typedef struct {
-    ts_redis_t *redis;
-    ts_proc_t *game;
-    int rpc_port, health_port;
+    testenv_t rig;
 } env_t;
 
-static char *fmt_arg(const char *fmt, int v)
-{
-    char *s;
-    if (asprintf(&s, fmt, v) < 0)
-        abort();
-    return s;
-}
-
-static void env_start(env_t *e, const char *drain_max, const char *games, char *const env[])
+static void env_start(env_t *e, int drain_max_s, const char *games, char *const env[])
 {
     memset(e, 0, sizeof *e);
-    e->redis = ts_redis_start();
-    ck_assert_ptr_nonnull(e->redis);
-    e->rpc_port = ts_free_port();
-    e->health_port = ts_free_port();
-    char *listen = fmt_arg("127.0.0.1:%d", e->rpc_port);
-    char *health = fmt_arg("127.0.0.1:%d", e->health_port);
-    char *argv[] = {(char *)ts_build_path("engine/process/croupier-game"),
-                    "--engine",
-                    "traditional",
-                    "--games",
-                    (char *)games,
-                    "--listen",
-                    listen,
-                    "--advertise",
-                    listen,
-                    "--health-listen",
-                    health,
-                    "--redis",
-                    (char *)ts_redis_addr(e->redis),
-                    "--lease-ttl-ms",
-                    "900",
-                    "--drain-max-seconds",
-                    (char *)drain_max,
-                    NULL};
-    e->game = ts_proc_spawn(argv, env);
-    ck_assert_ptr_nonnull(e->game);
-    free(listen);
-    free(health);
-    ck_assert_msg(ts_http_wait_status("127.0.0.1", e->health_port, "/readyz", 200, 10000) == 0,
-                  "game server never became ready; log: %s", ts_proc_log_path(e->game));
+    ck_assert_int_eq(testenv_start(&e->rig, NULL), 0);
+    ck_assert_int_eq(testenv_start_game(&e->rig, &e->rig.game, "traditional", drain_max_s,
+                                        (char *[]){"--games", (char *)games, NULL}, env),
+                     0);
 }
 
 static void env_stop(env_t *e)
 {
-    if (e->game != NULL) {
-        ts_proc_signal(e->game, SIGTERM);
-        ts_proc_signal(e->game, SIGTERM);
-        ts_proc_wait(e->game, 10000, NULL);
-        ts_proc_free(e->game);
-    }
-    ts_redis_stop(e->redis);
+    testenv_stop(&e->rig);
 }
 
 static void wallet_set(env_t *e, const char *who, long v)
 {
-    free(ts_redis_cmd(e->redis, "SET {croupier:money}:wallet:%s %ld", who, v));
+    free(ts_redis_cmd(e->rig.redis, "SET {croupier:money}:wallet:%s %ld", who, v));
 }
 
 static long redis_long(env_t *e, const char *key)
 {
-    char *r = ts_redis_cmd(e->redis, "GET %s", key);
+    char *r = ts_redis_cmd(e->rig.redis, "GET %s", key);
     ck_assert_ptr_nonnull(r);
     long v = strcmp(r, "(nil)") == 0 ? 0 : strtol(r, NULL, 10);
     free(r);
@@ -178,7 +138,7 @@ static long wallet(env_t *e, const char *who)
 static long human_desks(env_t *e)
 {
     char *b = NULL;
-    int st = ts_http_get("127.0.0.1", e->health_port, "/drain/status", 5000, &b);
+    int st = ts_http_get("127.0.0.1", e->rig.game.health, "/drain/status", 5000, &b);
     ck_assert_int_eq(st, 200);
     const char *at = strstr(b, "\"human_desks\":");
     long v = at != NULL ? strtol(at + 14, NULL, 10) : -1;
@@ -402,14 +362,14 @@ START_TEST(test_ddz_three_players_play_a_deal_that_settles_and_drain_starts_no_o
     env_t e;
     char *env[] = {"CROUPIER_TRAD_TURN_MS=20000", "CROUPIER_TRAD_BOT_FILL_MS=-1",
                    "CROUPIER_TRAD_GAP_MS=200", "CROUPIER_TRAD_RAKE_PERMILLE=50", NULL};
-    env_start(&e, "30", "doudizhu", env);
+    env_start(&e, 30, "doudizhu", env);
     char name[16];
     for (int i = 0; i < 3; i++) {
         snprintf(name, sizeof name, "%d", P0 + i);
         wallet_set(&e, name, 5000);
     }
     wallet_set(&e, "7009", 500);
-    rpcc_t *c = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.rig.game.port, 5000);
     ck_assert_ptr_nonnull(c);
 
     /* The escrow of Dou Dizhu at stake 10 is 960: a wallet of 500 cannot sit. */
@@ -537,7 +497,7 @@ START_TEST(test_ddz_three_players_play_a_deal_that_settles_and_drain_starts_no_o
     ck_assert_int_eq(human_desks(&e), 1);
     /* Drain during this deal: it finishes (trustee would take 20 s a turn, so play it out). */
     char *b = NULL;
-    ck_assert_int_eq(ts_http_get("127.0.0.1", e.health_port, "/drain", 5000, &b), 200);
+    ck_assert_int_eq(ts_http_get("127.0.0.1", e.rig.game.health, "/drain", 5000, &b), 200);
     free(b);
     ck_assert_int_eq(join(c, 7011, "doudizhu", 10, NULL), CROUPIER__ERROR_CODE__DRAINING);
     ck_assert_int_eq(human_desks(&e), 1);
@@ -572,9 +532,9 @@ START_TEST(test_ddz_three_players_play_a_deal_that_settles_and_drain_starts_no_o
     ck_assert_int_eq(seen.round_ends, 2);
 
     int st;
-    ck_assert_int_eq(ts_proc_signal(e.game, SIGTERM), 0);
-    ck_assert_int_eq(ts_proc_wait(e.game, 10000, &st), 0);
-    ck_assert(ts_proc_log_has(e.game, "exit reason=drained"));
+    ck_assert_int_eq(ts_proc_signal(e.rig.game.proc, SIGTERM), 0);
+    ck_assert_int_eq(ts_proc_wait(e.rig.game.proc, 10000, &st), 0);
+    ck_assert(ts_proc_log_has(e.rig.game.proc, "exit reason=drained"));
     /* Every chip is in Redis: escrows back, deltas applied, the rake with the house. */
     long total = 0;
     for (int i = 0; i < 3; i++) {
@@ -585,10 +545,10 @@ START_TEST(test_ddz_three_players_play_a_deal_that_settles_and_drain_starts_no_o
     ck_assert_int_eq(total + redis_long(&e, "{croupier:money}:rake:doudizhu"), 15000);
     ck_assert_int_eq(redis_long(&e, "{croupier:money}:rake:doudizhu"), seen.rake);
     /* One hand history per completed deal, with the bids and plays. */
-    char *x = ts_redis_cmd(e.redis, "XLEN {croupier:history:doudizhu}:stream");
+    char *x = ts_redis_cmd(e.rig.redis, "XLEN {croupier:history:doudizhu}:stream");
     ck_assert_str_eq(x, "2");
     free(x);
-    x = ts_redis_cmd(e.redis, "XRANGE {croupier:history:doudizhu}:stream - + COUNT 1");
+    x = ts_redis_cmd(e.rig.redis, "XRANGE {croupier:history:doudizhu}:stream - + COUNT 1");
     ck_assert_ptr_nonnull(strstr(x, "landlord"));
     ck_assert_msg(strstr(x, "\"action\":\"bid\"") != NULL, "history: %.400s", x);
     free(x);
@@ -608,10 +568,10 @@ START_TEST(test_bigtwo_bots_fill_and_trustee_plays_for_the_idle_human)
     char *env[] = {"CROUPIER_TRAD_TURN_MS=40",      "CROUPIER_TRAD_BOT_MS=2",
                    "CROUPIER_TRAD_BOT_FILL_MS=300", "CROUPIER_TRAD_GAP_MS=50",
                    "CROUPIER_TRAD_HOUSE=house-t",   NULL};
-    env_start(&e, "30", "doudizhu,bigtwo", env);
+    env_start(&e, 30, "doudizhu,bigtwo", env);
     wallet_set(&e, "house-t", 100000);
     wallet_set(&e, "7101", 1000);
-    rpcc_t *c = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.rig.game.port, 5000);
     ck_assert_ptr_nonnull(c);
     int seat;
     ck_assert_int_eq(join(c, 7101, "bigtwo", 2, &seat), CROUPIER__ERROR_CODE__OK);
@@ -633,7 +593,7 @@ START_TEST(test_bigtwo_bots_fill_and_trustee_plays_for_the_idle_human)
         ck_assert_uint_le(v.nhand, 13);
 
     char *b = NULL;
-    ck_assert_int_eq(ts_http_get("127.0.0.1", e.health_port, "/drain", 5000, &b), 200);
+    ck_assert_int_eq(ts_http_get("127.0.0.1", e.rig.game.health, "/drain", 5000, &b), 200);
     free(b);
     end = ts_now_ms() + 10000;
     while (human_desks(&e) != 0 && ts_now_ms() < end)
@@ -646,9 +606,9 @@ START_TEST(test_bigtwo_bots_fill_and_trustee_plays_for_the_idle_human)
     ck_assert_int_eq(seen.round_ends, rounds);
     ck_assert_int_eq(seen.desk_closings, 1);
     int st;
-    ck_assert_int_eq(ts_proc_signal(e.game, SIGTERM), 0);
-    ck_assert_int_eq(ts_proc_wait(e.game, 10000, &st), 0);
-    ck_assert(ts_proc_log_has(e.game, "exit reason=drained"));
+    ck_assert_int_eq(ts_proc_signal(e.rig.game.proc, SIGTERM), 0);
+    ck_assert_int_eq(ts_proc_wait(e.rig.game.proc, 10000, &st), 0);
+    ck_assert(ts_proc_log_has(e.rig.game.proc, "exit reason=drained"));
     ck_assert_int_eq(wallet(&e, "7101"), 1000 + seen.delta[0]);
     ck_assert_int_eq(wallet(&e, "7101") + wallet(&e, "house-t"), 101000);
     rpcc_close(c);
@@ -664,13 +624,13 @@ START_TEST(test_ddz_drain_bound_mid_deal_voids_it_and_exit_is_forced)
 {
     env_t e;
     char *env[] = {"CROUPIER_TRAD_TURN_MS=60000", "CROUPIER_TRAD_BOT_FILL_MS=-1", NULL};
-    env_start(&e, "1", "doudizhu", env);
+    env_start(&e, 1, "doudizhu", env);
     char name[16];
     for (int i = 0; i < 3; i++) {
         snprintf(name, sizeof name, "%d", 7201 + i);
         wallet_set(&e, name, 500);
     }
-    rpcc_t *c = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.rig.game.port, 5000);
     ck_assert_ptr_nonnull(c);
     for (int i = 0; i < 3; i++)
         ck_assert_int_eq(join(c, 7201 + (uint64_t)i, "doudizhu", 2, NULL),
@@ -683,7 +643,7 @@ START_TEST(test_ddz_drain_bound_mid_deal_voids_it_and_exit_is_forced)
     /* Escrows are out of the wallets while the deal runs: 2 x 96. */
     ck_assert_int_eq(wallet(&e, "7201"), 500 - 192);
     long long t0 = ts_now_ms();
-    ck_assert_int_eq(ts_proc_signal(e.game, SIGTERM), 0);
+    ck_assert_int_eq(ts_proc_signal(e.rig.game.proc, SIGTERM), 0);
     seen_t seen = {0};
     long long end = ts_now_ms() + 6000;
     while (seen.round_ends == 0 && ts_now_ms() < end)
@@ -691,10 +651,10 @@ START_TEST(test_ddz_drain_bound_mid_deal_voids_it_and_exit_is_forced)
     ck_assert_int_eq(seen.voided, 1);
     ck_assert_int_eq(seen.void_reason, CROUPIER__VOID_REASON__VOID_DRAIN_TIMEOUT);
     int st;
-    ck_assert_int_eq(ts_proc_wait(e.game, 10000, &st), 0);
+    ck_assert_int_eq(ts_proc_wait(e.rig.game.proc, 10000, &st), 0);
     ck_assert_msg(ts_now_ms() - t0 < 8000, "forced exit took %lld ms", ts_now_ms() - t0);
     ck_assert(WIFEXITED(st));
-    ck_assert(ts_proc_log_has(e.game, "exit reason=forced"));
+    ck_assert(ts_proc_log_has(e.rig.game.proc, "exit reason=forced"));
     for (int i = 0; i < 3; i++) {
         snprintf(name, sizeof name, "%d", 7201 + i);
         ck_assert_int_eq(wallet(&e, name), 500);
@@ -728,13 +688,13 @@ START_TEST(test_ddz_gone_players_get_trustee_and_an_unbid_deal_is_thrown_in)
     env_t e;
     char *env[] = {"CROUPIER_TRAD_TURN_MS=30000", "CROUPIER_TRAD_BOT_MS=10",
                    "CROUPIER_TRAD_BOT_FILL_MS=-1", "CROUPIER_TRAD_GAP_MS=50", NULL};
-    env_start(&e, "30", "doudizhu", env);
+    env_start(&e, 30, "doudizhu", env);
     char name[16];
     for (int i = 0; i < 3; i++) {
         snprintf(name, sizeof name, "%d", 7301 + i);
         wallet_set(&e, name, 1000);
     }
-    rpcc_t *c = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.rig.game.port, 5000);
     ck_assert_ptr_nonnull(c);
     for (int i = 0; i < 3; i++)
         ck_assert_int_eq(join(c, 7301 + (uint64_t)i, "doudizhu", 1, NULL),
@@ -758,12 +718,12 @@ START_TEST(test_ddz_gone_players_get_trustee_and_an_unbid_deal_is_thrown_in)
     ck_assert_int_eq(seen.rake, 0);
     /* Thrown-in deals move no money: every wallet is whole once the escrows are back. */
     char *b = NULL;
-    ck_assert_int_eq(ts_http_get("127.0.0.1", e.health_port, "/drain", 5000, &b), 200);
+    ck_assert_int_eq(ts_http_get("127.0.0.1", e.rig.game.health, "/drain", 5000, &b), 200);
     free(b);
     int st;
-    ck_assert_int_eq(ts_proc_signal(e.game, SIGTERM), 0);
-    ck_assert_int_eq(ts_proc_wait(e.game, 10000, &st), 0);
-    ck_assert(ts_proc_log_has(e.game, "exit reason=drained"));
+    ck_assert_int_eq(ts_proc_signal(e.rig.game.proc, SIGTERM), 0);
+    ck_assert_int_eq(ts_proc_wait(e.rig.game.proc, 10000, &st), 0);
+    ck_assert(ts_proc_log_has(e.rig.game.proc, "exit reason=drained"));
     for (int i = 0; i < 3; i++) {
         snprintf(name, sizeof name, "%d", 7301 + i);
         ck_assert_int_eq(wallet(&e, name), 1000);
@@ -784,11 +744,11 @@ START_TEST(test_runfast_and_guandan_deals_complete_with_bots_and_trustee)
     char *env[] = {"CROUPIER_TRAD_TURN_MS=15",    "CROUPIER_TRAD_BOT_MS=1",
                    "CROUPIER_TRAD_BOT_FILL_MS=0", "CROUPIER_TRAD_GAP_MS=10",
                    "CROUPIER_TRAD_HOUSE=house-t", NULL};
-    env_start(&e, "30", "runfast,guandan", env);
+    env_start(&e, 30, "runfast,guandan", env);
     wallet_set(&e, "house-t", 100000);
     wallet_set(&e, "7401", 1000);
     wallet_set(&e, "7402", 1000);
-    rpcc_t *c = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.rig.game.port, 5000);
     ck_assert_ptr_nonnull(c);
     ck_assert_int_eq(join(c, 7401, "runfast", 1, NULL), CROUPIER__ERROR_CODE__OK);
     ck_assert_int_eq(join(c, 7402, "guandan", 5, NULL), CROUPIER__ERROR_CODE__OK);
@@ -818,7 +778,7 @@ START_TEST(test_runfast_and_guandan_deals_complete_with_bots_and_trustee)
     ck_assert_int_ge(done[0], 2);
     ck_assert_int_ge(done[1], 2);
     char *b = NULL;
-    ck_assert_int_eq(ts_http_get("127.0.0.1", e.health_port, "/drain", 5000, &b), 200);
+    ck_assert_int_eq(ts_http_get("127.0.0.1", e.rig.game.health, "/drain", 5000, &b), 200);
     free(b);
     end = ts_now_ms() + 10000;
     while (human_desks(&e) != 0 && ts_now_ms() < end)
@@ -841,10 +801,10 @@ START_TEST(test_runfast_and_guandan_deals_complete_with_bots_and_trustee)
         frame_free_rpc(f);
     }
     int st;
-    ck_assert_int_eq(ts_proc_signal(e.game, SIGTERM), 0);
-    ck_assert_int_eq(ts_proc_wait(e.game, 10000, &st), 0);
-    ck_assert(ts_proc_log_has(e.game, "exit reason=drained"));
-    ck_assert(!ts_proc_log_has(e.game, "trad_auto_move_refused"));
+    ck_assert_int_eq(ts_proc_signal(e.rig.game.proc, SIGTERM), 0);
+    ck_assert_int_eq(ts_proc_wait(e.rig.game.proc, 10000, &st), 0);
+    ck_assert(ts_proc_log_has(e.rig.game.proc, "exit reason=drained"));
+    ck_assert(!ts_proc_log_has(e.rig.game.proc, "trad_auto_move_refused"));
     ck_assert_int_eq(wallet(&e, "7401"), 1000 + seen.delta[0]);
     ck_assert_int_eq(wallet(&e, "7402"), 1000 + seen.delta[1]);
     ck_assert_int_eq(wallet(&e, "7401") + wallet(&e, "7402") + wallet(&e, "house-t"), 102000);
@@ -863,13 +823,13 @@ START_TEST(test_ddz_leave_mid_deal_frees_the_seat_after_the_deal_and_returns_the
     env_t e;
     char *env[] = {"CROUPIER_TRAD_TURN_MS=30000", "CROUPIER_TRAD_BOT_MS=5",
                    "CROUPIER_TRAD_BOT_FILL_MS=-1", "CROUPIER_TRAD_GAP_MS=50", NULL};
-    env_start(&e, "30", "doudizhu", env);
+    env_start(&e, 30, "doudizhu", env);
     char name[16];
     for (int i = 0; i < 3; i++) {
         snprintf(name, sizeof name, "%d", 7501 + i);
         wallet_set(&e, name, 1000);
     }
-    rpcc_t *c = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.rig.game.port, 5000);
     ck_assert_ptr_nonnull(c);
     for (int i = 0; i < 3; i++)
         ck_assert_int_eq(join(c, 7501 + (uint64_t)i, "doudizhu", 1, NULL),
@@ -922,13 +882,13 @@ START_TEST(test_ddz_leave_mid_deal_frees_the_seat_after_the_deal_and_returns_the
     ck_assert(v.in_round);
     /* SIGTERM with that deal running; the players are gone, so trustee finishes it quickly and
      * the server exits drained. */
-    ck_assert_int_eq(ts_proc_signal(e.game, SIGTERM), 0);
+    ck_assert_int_eq(ts_proc_signal(e.rig.game.proc, SIGTERM), 0);
     player_gone(c, 7501);
     player_gone(c, 7502);
     player_gone(c, 7504);
     int st;
-    ck_assert_int_eq(ts_proc_wait(e.game, 10000, &st), 0);
-    ck_assert(ts_proc_log_has(e.game, "exit reason=drained"));
+    ck_assert_int_eq(ts_proc_wait(e.rig.game.proc, 10000, &st), 0);
+    ck_assert(ts_proc_log_has(e.rig.game.proc, "exit reason=drained"));
     rpcc_close(c);
     env_stop(&e);
 }
@@ -944,26 +904,26 @@ START_TEST(test_ddz_escrow_answered_during_the_exit_flush_is_returned)
 {
     env_t e;
     char *env[] = {"CROUPIER_TRAD_BOT_FILL_MS=-1", NULL};
-    env_start(&e, "30", "doudizhu", env);
+    env_start(&e, 30, "doudizhu", env);
     wallet_set(&e, "7601", 1000);
-    rpcc_t *c = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.rig.game.port, 5000);
     ck_assert_ptr_nonnull(c);
-    ts_redis_pause(e.redis);
+    ts_redis_pause(e.rig.redis);
     uint64_t rid = next_rid++;
     ck_assert_int_eq(rpcc_join(c, rid, 7601, "doudizhu", 1, 0), 0);
     ts_sleep_ms(300);
-    ck_assert_int_eq(ts_proc_signal(e.game, SIGTERM), 0);
+    ck_assert_int_eq(ts_proc_signal(e.rig.game.proc, SIGTERM), 0);
     ts_sleep_ms(700);
-    ts_redis_resume(e.redis);
+    ts_redis_resume(e.rig.redis);
     Croupier__RpcFrame *r = rpcc_wait_reply(c, rid, 8000);
     ck_assert_ptr_nonnull(r);
     ck_assert_int_eq(r->reply->code, CROUPIER__ERROR_CODE__DRAINING);
     frame_free_rpc(r);
     int st;
-    ck_assert_int_eq(ts_proc_wait(e.game, 15000, &st), 0);
-    ck_assert(ts_proc_log_has(e.game, "exit reason=drained"));
-    ck_assert_msg(!ts_proc_log_has(e.game, "flush_incomplete"), "log: %s",
-                  ts_proc_log_path(e.game));
+    ck_assert_int_eq(ts_proc_wait(e.rig.game.proc, 15000, &st), 0);
+    ck_assert(ts_proc_log_has(e.rig.game.proc, "exit reason=drained"));
+    ck_assert_msg(!ts_proc_log_has(e.rig.game.proc, "flush_incomplete"), "log: %s",
+                  ts_proc_log_path(e.rig.game.proc));
     ck_assert_int_eq(wallet(&e, "7601"), 1000);
     rpcc_close(c);
     env_stop(&e);
@@ -995,11 +955,11 @@ START_TEST(test_guandan_snapshot_has_level_team_levels_and_tribute_step)
     char *env[] = {"CROUPIER_TRAD_TURN_MS=100",   "CROUPIER_TRAD_BOT_MS=100",
                    "CROUPIER_TRAD_BOT_FILL_MS=0", "CROUPIER_TRAD_GAP_MS=10",
                    "CROUPIER_TRAD_HOUSE=house-t", NULL};
-    env_start(&e, "30", "doudizhu,guandan", env);
+    env_start(&e, 30, "doudizhu,guandan", env);
     wallet_set(&e, "house-t", 1000000);
     wallet_set(&e, "7701", 100000);
     wallet_set(&e, "7702", 100000);
-    rpcc_t *c = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.rig.game.port, 5000);
     ck_assert_ptr_nonnull(c);
     ck_assert_int_eq(join(c, 7701, "guandan", 1, NULL), CROUPIER__ERROR_CODE__OK);
     ck_assert_int_eq(join(c, 7702, "doudizhu", 1, NULL), CROUPIER__ERROR_CODE__OK);
@@ -1082,11 +1042,11 @@ START_TEST(test_late_player_gone_from_the_old_gateway_leaves_a_resumed_player_co
     env_t e;
     char *env[] = {"CROUPIER_TRAD_TURN_MS=20000", "CROUPIER_TRAD_BOT_MS=50",
                    "CROUPIER_TRAD_BOT_FILL_MS=0", "CROUPIER_TRAD_HOUSE=house-t", NULL};
-    env_start(&e, "30", "doudizhu", env);
+    env_start(&e, 30, "doudizhu", env);
     wallet_set(&e, "house-t", 100000);
     wallet_set(&e, "7801", 1000);
-    rpcc_t *old_gw = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
-    rpcc_t *new_gw = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    rpcc_t *old_gw = rpcc_connect("127.0.0.1", e.rig.game.port, 5000);
+    rpcc_t *new_gw = rpcc_connect("127.0.0.1", e.rig.game.port, 5000);
     ck_assert_ptr_nonnull(old_gw);
     ck_assert_ptr_nonnull(new_gw);
     int seat = -1;
@@ -1124,10 +1084,10 @@ START_TEST(test_resume_during_own_turn_after_player_gone_restores_the_turn_time)
     env_t e;
     char *env[] = {"CROUPIER_TRAD_TURN_MS=20000", "CROUPIER_TRAD_BOT_MS=1500",
                    "CROUPIER_TRAD_BOT_FILL_MS=0", "CROUPIER_TRAD_HOUSE=house-t", NULL};
-    env_start(&e, "30", "doudizhu", env);
+    env_start(&e, 30, "doudizhu", env);
     wallet_set(&e, "house-t", 100000);
     wallet_set(&e, "7802", 1000);
-    rpcc_t *c = rpcc_connect("127.0.0.1", e.rpc_port, 5000);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.rig.game.port, 5000);
     ck_assert_ptr_nonnull(c);
     int seat = -1;
     ck_assert_int_eq(join(c, 7802, "doudizhu", 1, &seat), CROUPIER__ERROR_CODE__OK);
