@@ -755,6 +755,9 @@ static bool gd_deal_over(const shed_game_t *g)
  * The first out's partnership wins and goes up 3 levels if the partner came second, 2 if
  * third, 1 if last; each winner gets and each loser pays that many units x base stake. A
  * partnership at level A that wins with its partner not last wins the match (levels restart).
+ * With SHED_OPT_GD_A_THREE_FAILS, a deal played at a partnership's own level A (it won the
+ * previous deal) that does not win it the match is a failure at A; at the third, its level
+ * drops back to 2.
  */
 static void gd_settle(shed_game_t *g, int winner)
 {
@@ -778,11 +781,25 @@ static void gd_settle(shed_game_t *g, int winner)
     if (g->team_step[team] == 12 && upgrade >= 2) {
         shed_game_push_event(g, SHED_EV_MATCH, team, 12, none);
         g->team_step[0] = g->team_step[1] = 0;
+        g->a_fails[0] = g->a_fails[1] = 0;
         g->have_prev = 0;
         return;
     }
+    /* the partnership whose level this deal was played at (none in a match's first deal) */
+    int declarer = g->have_prev ? g->prev_finish[0] % 2 : -1;
+    bool failed_a = (g->cfg.options & SHED_OPT_GD_A_THREE_FAILS) && declarer >= 0 &&
+                    g->team_step[declarer] == 12;
     g->team_step[team] = g->team_step[team] + upgrade > 12 ? 12 : g->team_step[team] + upgrade;
     shed_game_push_event(g, SHED_EV_LEVEL, team, g->team_step[team], none);
+    if (failed_a) {
+        g->a_fails[declarer]++;
+        shed_game_push_event(g, SHED_EV_A_FAILED, declarer, g->a_fails[declarer], none);
+        if (g->a_fails[declarer] >= 3) {
+            g->a_fails[declarer] = 0;
+            g->team_step[declarer] = 0;
+            shed_game_push_event(g, SHED_EV_LEVEL, declarer, 0, none);
+        }
+    }
     memcpy(g->prev_finish, g->finish, sizeof g->prev_finish);
     g->prev_upgrade = upgrade;
     g->have_prev = 1;
@@ -796,6 +813,7 @@ const shed_rules_t shed_rules_guandan = {
     .bidding = false,
     .max_bid = 0,
     .must_beat = false,
+    .options = SHED_OPT_GD_A_THREE_FAILS,
     .deck = gd_deck,
     .classify = gd_classify,
     .beats = gd_beats,

@@ -3,7 +3,8 @@
  * (docs/rules/runfast.md): three players, the 48-card deck (no jokers, no 2 but the 2 of
  * hearts, no ace of spades), 16 cards each; the holder of the 3 of spades leads it; singles,
  * pairs, runs of pairs, straights, trio with two, airplanes with two per trio, bombs; a short
- * trio or airplane only as a player's last cards; must beat when able.
+ * trio or airplane only as a player's last cards; must beat when able. Options (shed_config_t):
+ * "report single", four of a kind with two or three kickers, bombs paying at once.
  */
 #include <errno.h>
 #include <string.h>
@@ -17,6 +18,7 @@ enum {
     RF_STRAIGHT, /* 5+ consecutive singles */
     RF_TRIO,     /* len consecutive trios with two cards each (fewer only as the last cards) */
     RF_BOMB,
+    RF_FOUR, /* four of a kind with len (2 or 3) kickers, not a bomb (an option) */
 };
 
 #define RF_RANK_A 11
@@ -48,6 +50,7 @@ static void rf_set(shed_combo_t *c, int type, int rank, int len, int n)
 #define RF_NIB8 0x8888888888888ull
 #define RF_NIB3 0x3333333333333ull
 #define RF_NIB5 0x5555555555555ull
+#define RF_NIB4 0x4444444444444ull
 #define RF_NIB_RANK2 (8ull << (4 * SHED_RANK_2))
 
 /* Bit 4r+3 set for each rank r whose count is not zero (13 ranks, no jokers). */
@@ -66,9 +69,10 @@ static inline int rf_counts_size(shed_counts_t c)
 /*
  * Classifies per-rank counts; see the combination list in docs/rules/runfast.md. Works on the
  * 13 rank nibbles at once (bit masks of the non-empty ranks, of the ranks holding exactly
- * three): it runs for every candidate shape of the move generator.
+ * three): it runs for every candidate shape of the move generator. `opts` are the game's
+ * SHED_OPT_* flags (four of a kind with kickers).
  */
-static int rf_classify_counts(shed_counts_t counts, bool last, shed_combo_t *out)
+static int rf_classify_counts(shed_counts_t counts, bool last, unsigned opts, shed_combo_t *out)
 {
     if (counts == 0 || (counts >> 52) != 0)
         return SHED_E_MALFORMED;
@@ -82,6 +86,14 @@ static int rf_classify_counts(shed_counts_t counts, bool last, shed_combo_t *out
     if (distinct == 1 && n == 4) {
         rf_set(out, RF_BOMB, lo, 1, n);
         return 0;
+    }
+    if ((n == 6 && (opts & SHED_OPT_RF_FOUR_WITH_TWO)) ||
+        (n == 7 && (opts & SHED_OPT_RF_FOUR_WITH_THREE))) {
+        uint64_t four = ~rf_nonzero(counts ^ RF_NIB4) & RF_NIB8; /* ranks with exactly 4 */
+        if (four != 0) { /* one such rank: the other 2 or 3 cards are its kickers */
+            rf_set(out, RF_FOUR, __builtin_ctzll(four) >> 2, n - 4, n);
+            return 0;
+        }
     }
     if (hi <= RF_RANK_A && hi - lo + 1 == distinct) {
         if (n == distinct && n >= 5) { /* every count 1 */
@@ -113,10 +125,33 @@ static int rf_classify_counts(shed_counts_t counts, bool last, shed_combo_t *out
 
 static int rf_classify(const shed_game_t *g, shed_set_t cards, bool last, shed_combo_t *out)
 {
-    (void)g;
     if (cards.w[1] != 0)
         return SHED_E_MALFORMED;
-    return rf_classify_counts(shed_set_counts(cards), last, out);
+    return rf_classify_counts(shed_set_counts(cards), last, g ? g->cfg.options : 0, out);
+}
+
+/* The highest rank in a hand (-1 when empty). */
+static int rf_top_rank(shed_set_t hand)
+{
+    uint64_t nz = rf_nonzero(shed_set_counts(hand));
+    return nz ? (63 - __builtin_clzll(nz)) >> 2 : -1;
+}
+
+/* "Report single" is in force for the player to act: the option is on and the next player
+ * holds exactly one card. */
+static bool rf_report_single(const shed_game_t *g)
+{
+    return (g->cfg.options & SHED_OPT_RF_REPORT_SINGLE) &&
+           shed_set_size(g->hand[(g->turn + 1) % g->seats]) == 1;
+}
+
+/* Report single: a single played must be of the highest rank the player holds. */
+static int rf_check_play(const shed_game_t *g, shed_set_t cards, const shed_combo_t *c)
+{
+    (void)cards;
+    if (c->type == RF_SINGLE && rf_report_single(g) && c->rank != rf_top_rank(g->hand[g->turn]))
+        return SHED_E_NOT_HIGHEST;
+    return 0;
 }
 
 /* Same type and length and a higher main rank; a bomb beats anything but a higher bomb. */
@@ -151,6 +186,8 @@ typedef struct {
     int nhand;
     const shed_combo_t *beat; /* NULL when leading */
     bool opening;             /* the deal's first play: the 3 of spades must be in it */
+    unsigned opts;            /* the game's SHED_OPT_* flags */
+    int single_rank;          /* report single: the only rank a single may have (-1: any) */
     shed_counts_t keep[RF_CAND_MAX];
     int n;
     bool overflow;
@@ -182,11 +219,12 @@ static void rf_keep_typed(rf_gen_t *G, shed_counts_t c, int type, int rank, int 
     rf_keep(G, c, &cb);
 }
 
-/* A trio shape: classified, since kickers may form other trios (a longer or higher run). */
+/* A shape with kickers: classified, since kickers may form other trios (a longer or higher
+ * run). */
 static void rf_keep_trio(rf_gen_t *G, shed_counts_t c)
 {
     shed_combo_t cb;
-    if (rf_classify_counts(c, rf_counts_size(c) == G->nhand, &cb) == 0)
+    if (rf_classify_counts(c, rf_counts_size(c) == G->nhand, G->opts, &cb) == 0)
         rf_keep(G, c, &cb);
 }
 
@@ -218,7 +256,8 @@ static void rf_candidates(rf_gen_t *G)
     const int *cnt = G->cnt;
     int bt = G->beat ? G->beat->type : 0;
     for (int r = 0; r < 13; r++) {
-        if (cnt[r] >= 1 && (bt == 0 || bt == RF_SINGLE))
+        if (cnt[r] >= 1 && (bt == 0 || bt == RF_SINGLE) &&
+            (G->single_rank < 0 || r == G->single_rank))
             rf_keep_typed(G, one(r, 1), RF_SINGLE, r, 1, 1);
         if (cnt[r] >= 2 && (bt == 0 || bt == RF_PAIR))
             rf_keep_typed(G, one(r, 2), RF_PAIR, r, 1, 2);
@@ -238,6 +277,15 @@ static void rf_candidates(rf_gen_t *G)
                     rf_keep_typed(G, c, type, s, len, len * unit);
             }
         }
+    }
+    /* four of a kind with two or three kickers (options) */
+    for (int kick = 2; kick <= 3; kick++) {
+        unsigned opt = kick == 2 ? SHED_OPT_RF_FOUR_WITH_TWO : SHED_OPT_RF_FOUR_WITH_THREE;
+        if (!(G->opts & opt) || (bt != 0 && (bt != RF_FOUR || G->beat->len != kick)))
+            continue;
+        for (int r = 0; r < 13; r++)
+            if (cnt[r] == 4 && G->nhand - 4 >= kick)
+                rf_kickers(G, one(r, 4), r, 1, 0, kick);
     }
     if (bt != 0 && bt != RF_TRIO)
         return;
@@ -319,6 +367,8 @@ static int rf_legal_plays(const shed_game_t *g, shed_set_t *out, int cap)
     G.nhand = shed_set_size(hand);
     G.beat = g->beat.type != 0 ? &g->beat : NULL;
     G.opening = g->nplays == 0;
+    G.opts = g->cfg.options;
+    G.single_rank = rf_report_single(g) ? rf_top_rank(hand) : -1;
     G.n = 0;
     G.overflow = false;
     rf_candidates(&G);
@@ -347,18 +397,26 @@ static int rf_legal_plays(const shed_game_t *g, shed_set_t *out, int cap)
     return n;
 }
 
+/* A bomb doubles the stake, or with SHED_OPT_RF_BOMB_PAYS earns its player bomb_units from
+ * each other player (counted now, settled with the deal). */
 static void rf_on_play(shed_game_t *g, int seat, const shed_combo_t *c)
 {
     static const shed_set_t none = {{0, 0}};
-    if (c->type == RF_BOMB) {
-        g->doublings++;
-        shed_game_push_event(g, SHED_EV_DOUBLE, seat, g->doublings, none);
+    if (c->type != RF_BOMB)
+        return;
+    if (g->cfg.options & SHED_OPT_RF_BOMB_PAYS) {
+        g->bombs[seat]++;
+        shed_game_push_event(g, SHED_EV_BOMB_PAID, seat, g->cfg.bomb_units, none);
+        return;
     }
+    g->doublings++;
+    shed_game_push_event(g, SHED_EV_DOUBLE, seat, g->doublings, none);
 }
 
 /*
  * Each loser pays the winner one unit per card left, double if it never played a card
- * ("closed in"); every bomb played in the deal doubles all payments.
+ * ("closed in"); every bomb played in the deal doubles all payments, or (SHED_OPT_RF_BOMB_PAYS)
+ * each bomb is paid bomb_units by each other player, winner or not. units = all units paid.
  */
 static void rf_settle(shed_game_t *g, int winner)
 {
@@ -371,6 +429,16 @@ static void rf_settle(shed_game_t *g, int winner)
         total += units;
     }
     g->settle.delta[winner] = total * g->cfg.base_stake;
+    for (int b = 0; b < g->seats; b++) {
+        int64_t each = (int64_t)g->bombs[b] * g->cfg.bomb_units;
+        for (int s = 0; s < g->seats && each > 0; s++) {
+            if (s == b)
+                continue;
+            g->settle.delta[s] -= each * g->cfg.base_stake;
+            g->settle.delta[b] += each * g->cfg.base_stake;
+            total += each;
+        }
+    }
     g->settle.units = total;
 }
 
@@ -382,11 +450,14 @@ const shed_rules_t shed_rules_runfast = {
     .bidding = false,
     .max_bid = 0,
     .must_beat = true,
+    .options = SHED_OPT_RF_REPORT_SINGLE | SHED_OPT_RF_FOUR_WITH_TWO | SHED_OPT_RF_FOUR_WITH_THREE |
+               SHED_OPT_RF_BOMB_PAYS,
     .deck = rf_deck,
     .classify = rf_classify,
     .beats = rf_beats,
     .first_seat = rf_first_seat,
     .check_opening = rf_check_opening,
+    .check_play = rf_check_play,
     .legal_plays = rf_legal_plays,
     .on_play = rf_on_play,
     .settle = rf_settle,

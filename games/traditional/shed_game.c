@@ -33,6 +33,29 @@ int shed_rules_seats(const shed_rules_t *rules)
     return rules->seats;
 }
 
+unsigned shed_rules_options(const shed_rules_t *rules)
+{
+    return rules->options;
+}
+
+unsigned shed_option_from_name(const char *name)
+{
+    static const struct {
+        const char *name;
+        unsigned flag;
+    } opts[] = {
+        {"report-single", SHED_OPT_RF_REPORT_SINGLE},
+        {"four-with-two", SHED_OPT_RF_FOUR_WITH_TWO},
+        {"four-with-three", SHED_OPT_RF_FOUR_WITH_THREE},
+        {"bomb-pays", SHED_OPT_RF_BOMB_PAYS},
+        {"a-three-fails", SHED_OPT_GD_A_THREE_FAILS},
+    };
+    for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
+        if (!strcmp(opts[i].name, name))
+            return opts[i].flag;
+    return 0;
+}
+
 int shed_rules_classify(const shed_rules_t *rules, shed_set_t cards, bool last, shed_combo_t *out)
 {
     if (shed_set_empty(cards))
@@ -72,6 +95,8 @@ const char *shed_strerror(int err)
         return "unknown action";
     case SHED_E_TRIBUTE:
         return "card not allowed as tribute or return";
+    case SHED_E_NOT_HIGHEST:
+        return "the next player has one card left: a single must be your highest card";
     default:
         return "unknown error";
     }
@@ -84,9 +109,13 @@ shed_game_t *shed_game_create(const shed_rules_t *rules, const shed_config_t *cf
         return NULL;
     if (cfg != NULL) {
         if (cfg->base_stake < 1 || cfg->base_stake > ((int64_t)1 << 40) || cfg->rake_permille < 0 ||
-            cfg->rake_permille > 1000)
+            cfg->rake_permille > 1000 || (cfg->options & ~rules->options) != 0 ||
+            cfg->bomb_units < 0 || cfg->bomb_units > 1000 ||
+            (cfg->bomb_units != 0 && !(cfg->options & SHED_OPT_RF_BOMB_PAYS)))
             return NULL;
         c = *cfg;
+        if ((c.options & SHED_OPT_RF_BOMB_PAYS) && c.bomb_units == 0)
+            c.bomb_units = SHED_BOMB_UNITS_DEFAULT;
     }
     shed_game_t *g = xcalloc(1, sizeof *g);
     g->rules = rules;
@@ -141,6 +170,7 @@ static void game_start(shed_game_t *g, const shed_card_t *order, int first)
     g->bids_made = 0;
     g->landlord = -1;
     g->doublings = 0;
+    memset(g->bombs, 0, sizeof g->bombs);
     memset(g->plays, 0, sizeof g->plays);
     g->nplays = 0;
     memset(g->out, 0, sizeof g->out);
@@ -230,6 +260,25 @@ static int setup_position(shed_game_t *g, int seat, shed_set_t hand, shed_set_t 
 int shed_game_setup_position(shed_game_t *g, int seat, shed_set_t hand, shed_set_t to_beat)
 {
     return setup_position(g, seat, hand, to_beat, -1);
+}
+
+int shed_game_setup_hand(shed_game_t *g, int seat, shed_set_t hand)
+{
+    shed_card_t deck[SHED_MAX_CARDS];
+    shed_set_t all = {{0, 0}}, used = g->extra;
+    if (g->phase != SHED_PHASE_PLAY || seat < 0 || seat >= g->seats || seat == g->turn)
+        return -EINVAL;
+    g->rules->deck(deck);
+    for (int i = 0; i < g->rules->deck_size; i++)
+        shed_set_add(&all, deck[i]);
+    for (int s = 0; s < g->seats; s++)
+        if (s != seat)
+            used = shed_set_union(used, g->hand[s]);
+    if (!shed_set_contains(all, hand) || !shed_set_eq(shed_set_minus(hand, used), hand))
+        return -EINVAL;
+    g->hand[seat] = hand;
+    g->out[seat] = false;
+    return 0;
 }
 
 int shed_game_setup_level_position(shed_game_t *g, int seat, shed_set_t hand, shed_set_t to_beat,
@@ -387,6 +436,11 @@ static int apply_play(shed_game_t *g, const shed_action_t *a)
         return SHED_E_OPENING;
     if (g->beat.type != 0 && !g->rules->beats(&c, &g->beat))
         return SHED_E_WEAKER;
+    if (g->rules->check_play) {
+        int rc = g->rules->check_play(g, a->cards, &c);
+        if (rc != 0)
+            return rc;
+    }
     g->nev = 0;
     g->hand[a->seat] = after;
     g->plays[a->seat]++;
@@ -574,6 +628,16 @@ bool shed_game_is_out(const shed_game_t *g, int seat)
     return seat >= 0 && seat < g->seats && g->out[seat];
 }
 
+unsigned shed_game_options(const shed_game_t *g)
+{
+    return g->cfg.options;
+}
+
+int shed_game_a_failures(const shed_game_t *g, int team)
+{
+    return (team == 0 || team == 1) ? g->a_fails[team] : 0;
+}
+
 int shed_game_level(const shed_game_t *g, int *team_steps)
 {
     if (team_steps) {
@@ -629,7 +693,9 @@ uint64_t shed_game_digest(const shed_game_t *g)
                      (uint64_t)g->team_step[0] << 16 | (uint64_t)g->team_step[1] << 24 |
                      (uint64_t)g->have_prev << 32 | (uint64_t)g->prev_upgrade << 40,
                  (uint64_t)g->ntrib | (uint64_t)g->trib_stage << 8);
-    DIGEST_ROUND(trib[0], trib[1], 0, 0);
+    DIGEST_ROUND(trib[0], trib[1], g->a_fails[0] | (uint64_t)g->a_fails[1] << 8,
+                 (uint64_t)g->bombs[0] | (uint64_t)g->bombs[1] << 16 | (uint64_t)g->bombs[2] << 32 |
+                     (uint64_t)g->bombs[3] << 48);
 #undef DIGEST_ROUND
     return mix(mix(mix(h0, h1), h2), h3);
 }

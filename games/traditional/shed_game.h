@@ -45,6 +45,8 @@ typedef enum {
     SHED_E_OPENING = -9,   /* the deal's first play breaks the opening rule (e.g. 3 of diamonds) */
     SHED_E_ACTION = -10,   /* unknown action kind */
     SHED_E_TRIBUTE = -11,  /* Guandan: not a card that may be given as tribute / return */
+    SHED_E_NOT_HIGHEST = -12, /* Run Fast "report single": the next player holds one card, so a
+                                 single must be the player's highest card */
 } shed_err_t;
 
 /* Human-readable name of an error code ("wrong turn", ...). */
@@ -92,6 +94,10 @@ typedef enum {
     SHED_EV_NO_TRIBUTE, /* the payers hold both red jokers: no tribute this deal */
     SHED_EV_LEVEL,      /* team `seat` (0: seats 0+2, 1: seats 1+3) is now at level step value */
     SHED_EV_MATCH,      /* team `seat` won the match (levels start again at 2) */
+    SHED_EV_BOMB_PAID,  /* Run Fast, SHED_OPT_RF_BOMB_PAYS: each other seat owes `seat` value
+                           units for the bomb just played (settled with the deal) */
+    SHED_EV_A_FAILED,   /* Guandan, SHED_OPT_GD_A_THREE_FAILS: team `seat` failed a deal at its
+                           level A for the value-th time (3: its level is back at 2) */
 } shed_ev_kind_t;
 
 typedef struct {
@@ -101,10 +107,35 @@ typedef struct {
     shed_set_t cards;
 } shed_event_t;
 
+/*
+ * Rule options (shed_config_t.options): variants a rule set may play, all off by default (the
+ * rules of docs/rules/<game>.md without them). A game refuses options of another rule set.
+ */
+enum {
+    /* Run Fast: when the next player holds a single card, a single played must be the
+     * player's highest card ("report single", docs/rules/runfast.md). */
+    SHED_OPT_RF_REPORT_SINGLE = 1u << 0,
+    /* Run Fast: four of a kind with exactly two other cards is a (non-bomb) combination. */
+    SHED_OPT_RF_FOUR_WITH_TWO = 1u << 1,
+    /* Run Fast: four of a kind with exactly three other cards is a (non-bomb) combination. */
+    SHED_OPT_RF_FOUR_WITH_THREE = 1u << 2,
+    /* Run Fast: a bomb no longer doubles the payments; instead each other player owes the
+     * bomber bomb_units units at once, whoever wins the deal. */
+    SHED_OPT_RF_BOMB_PAYS = 1u << 3,
+    /* Guandan: a partnership failing three deals at its level A drops back to level 2. */
+    SHED_OPT_GD_A_THREE_FAILS = 1u << 8,
+};
+
 typedef struct {
     int64_t base_stake; /* chips per unit of stake, >= 1 */
     int rake_permille;  /* taken from each winner's gain, 0..1000 */
+    unsigned options;   /* SHED_OPT_* of the game's rule set; 0: none */
+    int bomb_units;     /* SHED_OPT_RF_BOMB_PAYS: units per bomb from each other player, 0..1000
+                           (0: the default, 10); must be 0 without that option */
 } shed_config_t;
+
+/* Default units a bomb collects from each other player under SHED_OPT_RF_BOMB_PAYS. */
+#define SHED_BOMB_UNITS_DEFAULT 10
 
 typedef struct {
     int seats;
@@ -119,15 +150,23 @@ typedef struct {
 const shed_rules_t *shed_rules_find(const char *name);
 const char *shed_rules_name(const shed_rules_t *rules);
 int shed_rules_seats(const shed_rules_t *rules);
-/* Classifies cards under a rule set; `last` says they would be a player's last cards.
- * Returns 0 or SHED_E_MALFORMED. */
+/* The SHED_OPT_* flags a rule set accepts (0: none). */
+unsigned shed_rules_options(const shed_rules_t *rules);
+/*
+ * The option flag called `name` ("report-single", "four-with-two", "four-with-three",
+ * "bomb-pays", "a-three-fails"), or 0 when unknown.
+ */
+unsigned shed_option_from_name(const char *name);
+/* Classifies cards under a rule set without options; `last` says they would be a player's last
+ * cards. Returns 0 or SHED_E_MALFORMED. */
 int shed_rules_classify(const shed_rules_t *rules, shed_set_t cards, bool last, shed_combo_t *out);
 /* True when combination `a` may be played on `b` under the rule set. */
 bool shed_rules_beats(const shed_rules_t *rules, const shed_combo_t *a, const shed_combo_t *b);
 
 /*
- * Creates a game for a rule set. cfg may be NULL (base stake 1, no rake). Returns NULL when
- * cfg is out of range. The game is freed with shed_game_destroy (NULL is a no-op).
+ * Creates a game for a rule set. cfg may be NULL (base stake 1, no rake, no options). Returns
+ * NULL when cfg is out of range (including options the rule set does not have, or bomb_units
+ * without SHED_OPT_RF_BOMB_PAYS). The game is freed with shed_game_destroy (NULL is a no-op).
  */
 shed_game_t *shed_game_create(const shed_rules_t *rules, const shed_config_t *cfg);
 void shed_game_destroy(shed_game_t *g);
@@ -152,6 +191,14 @@ int shed_game_deal_order(shed_game_t *g, const shed_card_t *order, int n, int fi
  * is no valid combination. On error the game is unchanged.
  */
 int shed_game_setup_position(shed_game_t *g, int seat, shed_set_t hand, shed_set_t to_beat);
+/*
+ * Completes a position set up by shed_game_setup_position (tools, tests): gives `seat`, which
+ * is not the seat to act, the cards `hand` (e.g. one card, for Run Fast's "report single").
+ * Returns 0, or -EINVAL when the game is not in the play phase, `seat` is the seat to act or
+ * out of range, or a card is not in the game's deck or is held by another seat (the caller
+ * keeps it apart from the move to beat). On error the game is unchanged.
+ */
+int shed_game_setup_hand(shed_game_t *g, int seat, shed_set_t hand);
 /*
  * Guandan (games with a level and tribute; bots, tools): shed_game_setup_position at the deal
  * level rank index `level` (0..12, shed_card_rank order: 0 = "3" ... 11 = "A", 12 = "2"), which
@@ -188,6 +235,11 @@ bool shed_game_is_out(const shed_game_t *g, int seat);
 /* Guandan: the deal's level rank index (-1 for other games); team_steps (may be NULL) gets
  * each team's level step (0 = "2" ... 12 = "A"). */
 int shed_game_level(const shed_game_t *g, int *team_steps);
+/* The game's SHED_OPT_* flags. */
+unsigned shed_game_options(const shed_game_t *g);
+/* Guandan with SHED_OPT_GD_A_THREE_FAILS: the deals team (0 or 1) has failed at its level A
+ * since it last reached A (0 otherwise). */
+int shed_game_a_failures(const shed_game_t *g, int team);
 /* Guandan: the tribute stage (0 none, 1 paying tribute, 2 returning it); to_seat (may be NULL)
  * gets the seat that receives the card the seat to act gives, -1 when not known yet (two
  * tributes go to the first and second out by their strength once both are given). */

@@ -26,6 +26,7 @@ struct shed_game {
     int bids_made;
     int landlord;
     int doublings;              /* stake doublings so far (bombs, rocket, spring, ...) */
+    int bombs[SHED_MAX_SEATS];  /* Run Fast, SHED_OPT_RF_BOMB_PAYS: bombs played per seat */
     int plays[SHED_MAX_SEATS];  /* non-pass plays made per seat this deal */
     int nplays;                 /* non-pass plays made this deal */
     bool out[SHED_MAX_SEATS];   /* emptied their hand (games that play on) */
@@ -34,6 +35,7 @@ struct shed_game {
     /* Guandan: match state that survives deals, and this deal's tribute */
     int level;                       /* rank index of this deal's level cards, -1 when none */
     int team_step[2];                /* each team's level: 0 = "2", 1 = "3", ..., 12 = "A" */
+    int a_fails[2];                  /* deals each team failed at its level A (an option) */
     int prev_finish[SHED_MAX_SEATS]; /* finishing order of the previous deal */
     int have_prev;                   /* a previous deal of this match exists */
     int prev_upgrade;                /* levels the previous deal's winners went up (1..3) */
@@ -55,7 +57,8 @@ struct shed_rules {
     int hand_size; /* cards per seat at the deal */
     bool bidding;  /* Dou Dizhu style 1..max_bid auction for the extra cards */
     int max_bid;
-    bool must_beat; /* a player who can beat the move to beat may not pass */
+    bool must_beat;   /* a player who can beat the move to beat may not pass */
+    unsigned options; /* the SHED_OPT_* flags this rule set accepts */
     /* Fills out with the game's deck (deck_size cards). */
     void (*deck)(shed_card_t *out);
     /* Classifies cards; 0 or SHED_E_MALFORMED. `last` says the cards would empty the hand
@@ -68,6 +71,8 @@ struct shed_rules {
     int (*first_seat)(const shed_game_t *g, int first);
     /* Extra rule for the deal's first play (may be NULL): 0 or SHED_E_OPENING. */
     int (*check_opening)(const shed_game_t *g, shed_set_t cards);
+    /* Extra rule for a play that classifies and beats (may be NULL): 0 or a shed_err_t. */
+    int (*check_play)(const shed_game_t *g, shed_set_t cards, const shed_combo_t *c);
     /* Lists the plays of g->turn as card sets; count or -ENOSPC. */
     int (*legal_plays)(const shed_game_t *g, shed_set_t *out, int cap);
     /* Called after a play is applied (e.g. bombs double the stake). May push events. */
