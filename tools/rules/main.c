@@ -15,7 +15,7 @@ typedef struct {
 
 static const rules_cmd_t rules_cmds[] = {
     /* Engines add their subcommands here (one line each), declared in rules_cmds.h. */
-    {"moves", "moves <game> <hand> [<move-to-beat>]   list every legal move", rules_trad_moves},
+    {"moves", "moves <game> [--option...] <hand> [<move-to-beat>]   list every legal move", rules_trad_moves},
     {"bj-sim", "bj-sim [rule flags] [--rounds N --seed N --bet N]  blackjack simulator", rules_bj_sim},
     {"bj-strategy", "bj-strategy [rule flags]  blackjack basic-strategy chart", rules_bj_strategy},
     {"eval", "eval CARDS   best hold'em hand of 5-7 cards, e.g. AsKsQsJsTs9h2c", rules_holdem_eval},

@@ -1,7 +1,7 @@
 /*
  * croupier-rules moves -- every legal move of a shedding-game hand, one per line.
  *
- *     croupier-rules moves <game> <hand> [<move-to-beat>]
+ *     croupier-rules moves <game> [--<option>...] <hand> [<move-to-beat>]
  *
  * doudizhu, runfast: cards by rank, 3456789TJQKA2 (plus B / R for the black / red joker in Dou
  *   Dizhu), in any order; moves printed as sorted rank strings (e.g. 33344455566B).
@@ -10,6 +10,12 @@
  *   level 2 (the hearts 2s are wild).
  * With a move to beat, the moves that beat it are printed and then "pass". Bad input: a message
  * on stderr and exit code 2. Dou Dizhu with all 54 cards and nothing to beat prints 27,471 lines.
+ *
+ * Options switch on the rule variants of shed_game.h (SHED_OPT_*), by name: runfast
+ * --report-single (the position then has the next player holding one card, so singles are
+ * limited to the highest), --four-with-two, --four-with-three, --bomb-pays (no effect on the
+ * moves); guandan --a-three-fails (none on the moves either). An option the game does not have
+ * is refused (exit code 2).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,9 +28,11 @@
 
 static int trad_usage(void)
 {
-    fprintf(stderr, "usage: croupier-rules moves <game> <hand> [<move-to-beat>]\n"
+    fprintf(stderr, "usage: croupier-rules moves <game> [--<option>...] <hand> [<move-to-beat>]\n"
                     "  games: doudizhu, runfast (cards by rank: 3456789TJQKA2, B, R),\n"
-                    "         bigtwo, guandan (rank + suit: 3d 4c 5h 6s ..., jokers B R)\n");
+                    "         bigtwo, guandan (rank + suit: 3d 4c 5h 6s ..., jokers B R)\n"
+                    "  options: runfast --report-single --four-with-two --four-with-three\n"
+                    "           --bomb-pays; guandan --a-three-fails\n");
     return 2;
 }
 
@@ -158,12 +166,14 @@ static void trad_format(const char *game, shed_set_t s, char *buf)
     *p = '\0';
 }
 
-/* Run Fast, Big Two, Guandan: through the state machine's position set-up and move lister. */
-static int trad_moves_shed(const shed_rules_t *rules, int argc, char **argv)
+/* Run Fast, Big Two, Guandan: through the state machine's position set-up and move lister,
+ * under the SHED_OPT_* flags `opts` (already checked against the game). */
+static int trad_moves_shed(const shed_rules_t *rules, unsigned opts, int argc, char **argv)
 {
     const char *game = argv[1];
     char err[160];
-    shed_game_t *g = shed_game_create(rules, NULL);
+    shed_config_t cfg = {.base_stake = 1, .rake_permille = 0, .options = opts};
+    shed_game_t *g = shed_game_create(rules, &cfg);
     int rc = 2;
     /* the game's deck, as dealt */
     shed_game_deal_seeded(g, 1);
@@ -190,6 +200,20 @@ static int trad_moves_shed(const shed_rules_t *rules, int argc, char **argv)
         fprintf(stderr, "croupier-rules moves: '%s' is not a valid %s move\n", argv[3], game);
         goto fail_input;
     }
+    if (opts & SHED_OPT_RF_REPORT_SINGLE) {
+        /* the next player holds one card: the first of the deck nobody else has */
+        shed_set_t rest = shed_set_minus(shed_set_minus(deck, hand), beat), one = {{0, 0}};
+        shed_card_t list[SHED_MAX_CARDS];
+        if (shed_set_list(rest, list) == 0) {
+            fprintf(stderr, "croupier-rules moves: no card left for the next player\n");
+            goto fail_input;
+        }
+        shed_set_add(&one, list[0]);
+        if (shed_game_setup_hand(g, 1, one) != 0) {
+            fprintf(stderr, "croupier-rules moves: cannot give the next player one card\n");
+            goto fail_input;
+        }
+    }
     int cap = 1 << 16;
     shed_set_t *plays = xreallocarray(NULL, (size_t)cap, sizeof *plays);
     int n = shed_game_legal_plays(g, plays, cap);
@@ -213,16 +237,42 @@ fail_input:
 
 int rules_trad_moves(int argc, char **argv)
 {
-    if (argc < 3 || argc > 4)
+    if (argc < 3)
         return trad_usage();
-    if (!strcmp(argv[1], "doudizhu") || !strcmp(argv[1], "ddz"))
-        return trad_moves_ddz(argc, argv);
-    const shed_rules_t *rules = shed_rules_find(argv[1]);
+    const char *game = argv[1];
+    bool ddz = !strcmp(game, "doudizhu") || !strcmp(game, "ddz");
+    const shed_rules_t *rules = shed_rules_find(ddz ? "doudizhu" : game);
     if (rules == NULL) {
         fprintf(stderr,
                 "croupier-rules moves: unknown game '%s' (doudizhu, runfast, bigtwo, guandan)\n",
-                argv[1]);
+                game);
         return 2;
     }
-    return trad_moves_shed(rules, argc, argv);
+    /* "--name" arguments are rule options; the others stay in order (subcommand, game, ...) */
+    char *pos[4] = {argv[0], argv[1], NULL, NULL};
+    int npos = 2;
+    unsigned opts = 0;
+    for (int i = 2; i < argc; i++) {
+        if (!strncmp(argv[i], "--", 2)) {
+            unsigned f = shed_option_from_name(argv[i] + 2);
+            if (f == 0 || (f & ~shed_rules_options(rules)) != 0) {
+                fprintf(stderr,
+                        "croupier-rules moves: '%s' is no %s option (runfast: --report-single, "
+                        "--four-with-two, --four-with-three, --bomb-pays; guandan: "
+                        "--a-three-fails)\n",
+                        argv[i], shed_rules_name(rules));
+                return 2;
+            }
+            opts |= f;
+        } else if (npos < 4) {
+            pos[npos++] = argv[i];
+        } else {
+            return trad_usage();
+        }
+    }
+    if (npos < 3)
+        return trad_usage();
+    if (ddz)
+        return trad_moves_ddz(npos, pos);
+    return trad_moves_shed(rules, opts, npos, pos);
 }
