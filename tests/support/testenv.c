@@ -206,3 +206,13 @@ void testenv_stop(testenv_t *e)
     }
     memset(e, 0, sizeof *e);
 }
+
+long testenv_human_desks(const testenv_server_t *s)
+{
+    char *body = NULL;
+    int status = ts_http_get("127.0.0.1", s->health, "/drain/status", 5000, &body);
+    const char *at = body != NULL ? strstr(body, "\"human_desks\":") : NULL;
+    long v = status == 200 && at != NULL ? strtol(at + strlen("\"human_desks\":"), NULL, 10) : -1;
+    free(body);
+    return v < 0 ? -1 : v;
+}

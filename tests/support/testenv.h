@@ -81,4 +81,11 @@ void testenv_stop_server(testenv_server_t *s);
  */
 void testenv_stop(testenv_t *e);
 
+/*
+ * The "human_desks" count of a croupier-game's GET /drain/status (the desks that hold a drain
+ * back: a human seated in a round). Returns it, or -1 when the server does not answer 200 within
+ * 5 s or the field is missing.
+ */
+long testenv_human_desks(const testenv_server_t *s);
+
 #endif

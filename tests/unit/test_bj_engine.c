@@ -69,13 +69,10 @@ static void wait_wallet(env_t *e, const char *who, long long want)
     ck_abort_msg("wallet %s holds %lld, want %lld", who, v, want);
 }
 
+/* /drain/status's human_desks (testenv_human_desks), asserted to be there. */
 static long human_desks(env_t *e)
 {
-    char *b = NULL;
-    ck_assert_int_eq(ts_http_get("127.0.0.1", e->rig.game.health, "/drain/status", 5000, &b), 200);
-    const char *at = strstr(b, "\"human_desks\":");
-    long v = at != NULL ? strtol(at + 14, NULL, 10) : -1;
-    free(b);
+    long v = testenv_human_desks(&e->rig.game);
     ck_assert_int_ge(v, 0);
     return v;
 }

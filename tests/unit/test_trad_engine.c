@@ -135,14 +135,10 @@ static long wallet(env_t *e, const char *who)
     return redis_long(e, key);
 }
 
+/* /drain/status's human_desks (testenv_human_desks), asserted to be there. */
 static long human_desks(env_t *e)
 {
-    char *b = NULL;
-    int st = ts_http_get("127.0.0.1", e->rig.game.health, "/drain/status", 5000, &b);
-    ck_assert_int_eq(st, 200);
-    const char *at = strstr(b, "\"human_desks\":");
-    long v = at != NULL ? strtol(at + 14, NULL, 10) : -1;
-    free(b);
+    long v = testenv_human_desks(&e->rig.game);
     ck_assert_int_ge(v, 0);
     return v;
 }
