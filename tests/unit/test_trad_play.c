@@ -7,7 +7,8 @@
  *   - cards are conserved (hands + set-aside + played = the deck, nothing twice);
  *   - turns go round in seat order, and a trick returns to whoever made the last play;
  *   - the settlement sums to minus the rake, the rake is never negative.
- * TRAD_DEALS deals per game (5,000 in suite 'unit', 1,000,000 in 'heavy').
+ * TRAD_DEALS deals per game (5,000 in suite 'unit', 1,000,000 in 'heavy'); the rule options
+ * (shed_config_t.options) get their own shorter runs in suite 'unit'.
  */
 #include <check.h>
 #include <errno.h>
@@ -21,6 +22,9 @@
 #define TRAD_DEALS 5000
 #endif
 #define PLAYS_CAP 30000
+#ifndef TRAD_OPTION_DEALS
+#define TRAD_OPTION_DEALS 5000
+#endif
 
 /* check's ck_assert reports every passing call to the parent process in fork mode, which
  * dominates a loop of millions of checks; these only call into check when they fail. */
@@ -55,7 +59,28 @@ typedef struct {
     int seats;
     long refused;
     uint64_t digest; /* digest of the current state, set before a series of refusals */
+    unsigned opts;   /* the game's SHED_OPT_* flags */
+    long not_highest, fours, bomb_paid, a_failed, a_fallbacks; /* what the options did */
 } run_t;
+
+#define RF_FOUR_TYPE 7 /* runfast.c's type of four of a kind with kickers */
+
+/* Run Fast "report single" in force: the option is on and the next player holds one card. */
+static bool report_single(const run_t *r)
+{
+    int next = (shed_game_turn(r->g) + 1) % r->seats;
+    return (r->opts & SHED_OPT_RF_REPORT_SINGLE) && shed_set_size(shed_game_hand(r->g, next)) == 1;
+}
+
+/* The highest rank of a one-deck hand (-1 when empty). */
+static int top_rank(shed_set_t hand)
+{
+    int top = -1;
+    for (int r = 0; r < 13; r++)
+        if (shed_counts_get(shed_set_counts(hand), r) > 0)
+            top = r;
+    return top;
+}
 
 /* Refused with `want` and nothing changed. r->digest holds the state's digest beforehand (each
  * refusal leaves it unchanged, so one digest serves a whole series of refusals). */
@@ -221,10 +246,23 @@ static void inject_illegal(run_t *r)
 
     int by;
     shed_combo_t beat = shed_game_to_beat(g, &by);
+    bool rs = report_single(r);
+    int top = rs ? top_rank(hand) : -1;
     a.kind = SHED_ACT_PASS;
     a.cards = (shed_set_t){{0, 0}};
     if (beat.type == 0) {
         expect_refused(r, &a, SHED_E_MUST_LEAD, "pass when leading");
+        /* report single: leading a single below the highest */
+        for (int i = 0; i < n && rs; i++) {
+            if (shed_card_rank(list[i]) == top)
+                continue;
+            a.kind = SHED_ACT_PLAY;
+            a.cards = (shed_set_t){{0, 0}};
+            shed_set_add(&a.cards, list[i]);
+            expect_refused(r, &a, SHED_E_NOT_HIGHEST, "leading a single below the highest");
+            r->not_highest++;
+            break;
+        }
     } else {
         /* weaker: single cards that are valid combinations but do not beat */
         int np = shed_game_legal_plays(g, plays, PLAYS_CAP);
@@ -240,8 +278,15 @@ static void inject_illegal(run_t *r)
             if (!listed && shed_game_classify(g, one, n == 1, &c) == 0) {
                 a.kind = SHED_ACT_PLAY;
                 a.cards = one;
-                /* Big Two's opening rule never applies here: someone already played */
-                expect_refused(r, &a, SHED_E_WEAKER, "single that does not beat");
+                /* Big Two's opening rule never applies here: someone already played; under
+                 * report single, a single that beats is unlisted for being below the highest */
+                if (rs && shed_rules_beats(shed_game_rules(g), &c, &beat)) {
+                    T_CMP(shed_card_rank(list[i]), !=, top);
+                    expect_refused(r, &a, SHED_E_NOT_HIGHEST, "single below the highest");
+                    r->not_highest++;
+                } else {
+                    expect_refused(r, &a, SHED_E_WEAKER, "single that does not beat");
+                }
                 break;
             }
         }
@@ -270,6 +315,46 @@ static void check_conservation(const run_t *r, shed_set_t deck, int deck_size)
         sum += shed_set_size(shed_game_hand(r->g, s));
     T_CMP(sum, ==, deck_size);
     T_ASSERT(shed_set_eq(shed_set_union(all_held(r), r->played), deck));
+}
+
+/*
+ * What the options did in the last accepted action: report single lists only the highest
+ * single, four of a kind with kickers only when switched on, bomb payments of the configured
+ * units, Guandan's failures at A counted and the level back at 2 after the third. `np` plays
+ * were listed before the action (in plays[]).
+ */
+static void check_options(run_t *r, bool rs, int top, int np)
+{
+    for (int i = 0; i < np && rs; i++)
+        if (shed_set_size(plays[i]) == 1)
+            T_CMP(top_rank(plays[i]), ==, top);
+    int nev;
+    const shed_event_t *ev = shed_game_events(r->g, &nev);
+    for (int i = 0; i < nev; i++) {
+        if (ev[i].kind == SHED_EV_PLAY && ev[i].value == RF_FOUR_TYPE &&
+            !strcmp(shed_rules_name(shed_game_rules(r->g)), "runfast")) {
+            int k = shed_set_size(ev[i].cards) - 4;
+            T_ASSERT(r->opts & (k == 2 ? SHED_OPT_RF_FOUR_WITH_TWO : SHED_OPT_RF_FOUR_WITH_THREE));
+            r->fours++;
+        }
+        if (ev[i].kind == SHED_EV_BOMB_PAID) {
+            T_ASSERT(r->opts & SHED_OPT_RF_BOMB_PAYS);
+            T_CMP(ev[i].value, ==, SHED_BOMB_UNITS_DEFAULT);
+            r->bomb_paid++;
+        }
+        if (ev[i].kind == SHED_EV_DOUBLE)
+            T_ASSERT(!(r->opts & SHED_OPT_RF_BOMB_PAYS));
+        if (ev[i].kind == SHED_EV_A_FAILED) {
+            int steps[2], team = ev[i].seat;
+            T_ASSERT(r->opts & SHED_OPT_GD_A_THREE_FAILS);
+            T_ASSERT(ev[i].value >= 1 && ev[i].value <= 3);
+            shed_game_level(r->g, steps);
+            T_CMP(steps[team], ==, ev[i].value == 3 ? 0 : 12);
+            T_CMP(shed_game_a_failures(r->g, team), ==, ev[i].value == 3 ? 0 : ev[i].value);
+            r->a_failed++;
+            r->a_fallbacks += ev[i].value == 3;
+        }
+    }
 }
 
 /* Plays one whole deal with random legal actions, checking every invariant on the way. */
@@ -314,6 +399,8 @@ static void play_one_deal(run_t *r, shed_set_t deck, int deck_size, uint64_t see
         T_CMP(np, >=, 0);
         bool may_pass = shed_game_may_pass(g);
         T_ASSERT(np > 0 || may_pass);
+        bool rs = report_single(r);
+        int top = rs ? top_rank(shed_game_hand(g, turn)) : -1;
         int pick = (int)shed_rng_below(&r->rng, (uint32_t)np + (may_pass ? 1 : 0));
         if (pick == np) {
             a.kind = SHED_ACT_PASS;
@@ -327,6 +414,8 @@ static void play_one_deal(run_t *r, shed_set_t deck, int deck_size, uint64_t see
         if (a.kind == SHED_ACT_PLAY)
             r->played = shed_set_union(r->played, a.cards);
         check_conservation(r, deck, deck_size);
+        if (r->opts)
+            check_options(r, rs, top, np);
         if (shed_game_phase(g) == SHED_PHASE_OVER)
             break;
         /* turn order */
@@ -356,7 +445,9 @@ static void play_one_deal(run_t *r, shed_set_t deck, int deck_size, uint64_t see
     T_CMP(sum, ==, -s->rake);
     if (!s->voided) {
         T_ASSERT(shed_set_empty(shed_game_hand(g, s->winner)));
-        T_CMP(s->delta[s->winner], >, 0); /* the first out is always on the winning side */
+        /* the first out is always on the winning side (bombs paid at once may outweigh it) */
+        if (!(r->opts & SHED_OPT_RF_BOMB_PAYS))
+            T_CMP(s->delta[s->winner], >, 0);
     } else {
         T_ASSERT(landlord_phase_seen);
         for (int i = 0; i < r->seats; i++)
@@ -368,7 +459,9 @@ static void play_one_deal(run_t *r, shed_set_t deck, int deck_size, uint64_t see
     expect_refused(r, &a, SHED_E_PHASE, "pass after the end");
 }
 
-static void run_game(const char *name, long deals)
+/* Plays `deals` random deals of game `name` with the rule options `opts`; *out (may be NULL)
+ * gets the run's counters. */
+static void run_game_opts(const char *name, long deals, unsigned opts, run_t *out)
 {
     /* Under valgrind (./dev test sets CROUPIER_VALGRIND=1) a fiftieth of the deals checks the
      * same code paths for memory errors in a bearable time; the full count runs natively. */
@@ -381,8 +474,8 @@ static void run_game(const char *name, long deals)
         deals /= 50;
     const shed_rules_t *rules = shed_rules_find(name);
     T_ASSERT(NULL != rules);
-    shed_config_t cfg = {.base_stake = 10, .rake_permille = 50};
-    run_t r = {.g = shed_game_create(rules, &cfg), .seats = shed_rules_seats(rules)};
+    shed_config_t cfg = {.base_stake = 10, .rake_permille = 50, .options = opts};
+    run_t r = {.g = shed_game_create(rules, &cfg), .seats = shed_rules_seats(rules), .opts = opts};
     T_ASSERT(NULL != r.g);
     shed_rng_seed(&r.rng, 7);
     /* the deck: union of all cards right after a deal */
@@ -394,6 +487,14 @@ static void run_game(const char *name, long deals)
         play_one_deal(&r, deck, deck_size, 1000003ull * (uint64_t)d + 17);
     T_CMP(r.refused, >, deals);
     shed_game_destroy(r.g);
+    r.g = NULL;
+    if (out)
+        *out = r;
+}
+
+static void run_game(const char *name, long deals)
+{
+    run_game_opts(name, deals, 0, NULL);
 }
 
 START_TEST(test_doudizhu_random_deals_keep_invariants)
@@ -417,6 +518,31 @@ END_TEST
 START_TEST(test_guandan_random_deals_keep_invariants)
 {
     run_game("guandan", TRAD_DEALS);
+}
+END_TEST
+
+/* Run Fast with every option on: the same invariants, and each option at work (a report
+ * single refused below the highest, fours with kickers played, bombs paid at once). */
+START_TEST(test_runfast_random_deals_with_all_options_keep_invariants)
+{
+    run_t r;
+    run_game_opts("runfast", TRAD_OPTION_DEALS,
+                  SHED_OPT_RF_REPORT_SINGLE | SHED_OPT_RF_FOUR_WITH_TWO |
+                      SHED_OPT_RF_FOUR_WITH_THREE | SHED_OPT_RF_BOMB_PAYS,
+                  &r);
+    T_CMP(r.not_highest, >, 0);
+    T_CMP(r.fours, >, 0);
+    T_CMP(r.bomb_paid, >, 0);
+}
+END_TEST
+
+/* Guandan with three failures at A: the same invariants; failures counted, levels back at 2. */
+START_TEST(test_guandan_random_deals_with_a_three_fails_keep_invariants)
+{
+    run_t r;
+    run_game_opts("guandan", TRAD_OPTION_DEALS / 2, SHED_OPT_GD_A_THREE_FAILS, &r);
+    T_CMP(r.a_failed, >, 0);
+    T_CMP(r.a_fallbacks, >, 0);
 }
 END_TEST
 
@@ -567,6 +693,12 @@ static Suite *play_suite(void)
     tcase_add_unchecked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 36000);
     tcase_add_test(tc, test_guandan_random_deals_keep_invariants);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("options");
+    tcase_add_unchecked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 36000);
+    tcase_add_test(tc, test_runfast_random_deals_with_all_options_keep_invariants);
+    tcase_add_test(tc, test_guandan_random_deals_with_a_three_fails_keep_invariants);
     suite_add_tcase(s, tc);
     return s;
 }
