@@ -381,6 +381,281 @@ START_TEST(test_runfast_short_trio_only_as_last_cards)
 }
 END_TEST
 
+/* ---- Run Fast options ----------------------------------------------------------------------- */
+
+static shed_game_t *rf_game(unsigned opts, int64_t base, int rake)
+{
+    shed_config_t cfg = {.base_stake = base, .rake_permille = rake, .options = opts};
+    shed_game_t *g = shed_game_create(shed_rules_find("runfast"), &cfg);
+    ck_assert_ptr_nonnull(g);
+    return g;
+}
+
+/* Seat 0 to act holding `hand` on `beat` (NULL: leads), seat 1 (next) holding `next`, seat 2
+ * holding `third` (NULL: nothing). */
+static void rf_position(shed_game_t *g, const char *hand, const char *beat, const char *next,
+                        const char *third)
+{
+    ck_assert_int_eq(shed_game_setup_position(g, 0, cards(hand), cards(beat ? beat : "")), 0);
+    ck_assert_int_eq(shed_game_setup_hand(g, 1, cards(next)), 0);
+    if (third)
+        ck_assert_int_eq(shed_game_setup_hand(g, 2, cards(third)), 0);
+}
+
+/* The legal plays as rank strings joined by ' ' (e.g. "33 K "). */
+static const char *listing(const shed_game_t *g, char *buf, size_t len)
+{
+    shed_set_t plays[512];
+    int n = shed_game_legal_plays(g, plays, 512);
+    ck_assert_int_ge(n, 0);
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        char one[SHED_MAX_CARDS + 1];
+        shed_counts_format(shed_set_counts(plays[i]), one);
+        at += (size_t)snprintf(buf + at, len - at, "%s ", one);
+        ck_assert_uint_lt(at, len);
+    }
+    return buf;
+}
+
+/* Refused with `want` and nothing changed (state digest and events). */
+static void rf_refused(shed_game_t *g, int seat, const char *text, int want)
+{
+    uint64_t before = shed_game_digest(g);
+    int nev0, nev1;
+    shed_game_events(g, &nev0);
+    ck_assert_int_eq(PLAY(g, seat, text), want);
+    shed_game_events(g, &nev1);
+    ck_assert(shed_game_digest(g) == before);
+    ck_assert_int_eq(nev0, nev1);
+}
+
+/* runfast.md "Options": without "report single" any single may be played on a one-card
+ * next player. */
+START_TEST(test_runfast_report_single_off_allows_any_single)
+{
+    shed_game_t *g = rf_game(0, 1, 0);
+    char buf[512];
+    rf_position(g, "3d3c5d9dKd", NULL, "7h", NULL);
+    ck_assert_str_eq(listing(g, buf, sizeof buf), "3 33 5 9 K ");
+    ck_assert_int_eq(PLAY(g, 0, "5d"), SHED_OK);
+    shed_game_destroy(g);
+}
+END_TEST
+
+/* runfast.md "Options": with "report single" and a one-card next player, a single led must be
+ * the highest; other combinations stay free. Refused: SHED_E_NOT_HIGHEST, nothing changed. */
+START_TEST(test_runfast_report_single_leads_only_the_highest_single)
+{
+    shed_game_t *g = rf_game(SHED_OPT_RF_REPORT_SINGLE, 1, 0);
+    char buf[512];
+    rf_position(g, "3d3c5d9dKd", NULL, "7h", NULL);
+    ck_assert_str_eq(listing(g, buf, sizeof buf), "33 K ");
+    rf_refused(g, 0, "5d", SHED_E_NOT_HIGHEST);
+    rf_refused(g, 0, "3d", SHED_E_NOT_HIGHEST);
+    ck_assert_int_eq(PLAY(g, 0, "3d3c"), SHED_OK);
+    shed_game_destroy(g);
+    /* next player with two cards: no restriction */
+    g = rf_game(SHED_OPT_RF_REPORT_SINGLE, 1, 0);
+    rf_position(g, "3d3c5d9dKd", NULL, "7h8h", NULL);
+    ck_assert_str_eq(listing(g, buf, sizeof buf), "3 33 5 9 K ");
+    ck_assert_int_eq(PLAY(g, 0, "5d"), SHED_OK);
+    shed_game_destroy(g);
+}
+END_TEST
+
+/* runfast.md "Options": following a single under "report single": only the highest beats it
+ * legally, passing is refused (must beat), a lower single that beats is SHED_E_NOT_HIGHEST and
+ * one that does not beat stays SHED_E_WEAKER. */
+START_TEST(test_runfast_report_single_follows_with_the_highest_single)
+{
+    shed_game_t *g = rf_game(SHED_OPT_RF_REPORT_SINGLE, 1, 0);
+    char buf[512];
+    rf_position(g, "3d5d9dKd", "4c", "7h", NULL);
+    ck_assert_str_eq(listing(g, buf, sizeof buf), "K ");
+    ck_assert(!shed_game_may_pass(g));
+    ck_assert_int_eq(PASS(g, 0), SHED_E_MUST_BEAT);
+    rf_refused(g, 0, "9d", SHED_E_NOT_HIGHEST);
+    rf_refused(g, 0, "3d", SHED_E_WEAKER);
+    ck_assert_int_eq(PLAY(g, 0, "Kd"), SHED_OK);
+    shed_game_destroy(g);
+    /* the highest single does not beat: nothing to play, the pass is allowed */
+    g = rf_game(SHED_OPT_RF_REPORT_SINGLE, 1, 0);
+    rf_position(g, "3d5d9dKd", "2h", "7h", NULL);
+    ck_assert_str_eq(listing(g, buf, sizeof buf), "");
+    ck_assert_int_eq(PASS(g, 0), SHED_OK);
+    shed_game_destroy(g);
+}
+END_TEST
+
+/* runfast.md "Options": four of a kind with exactly two (or three) kickers, each only with its
+ * option; compared by the four's rank within the same number of kickers; bombs beat them. */
+START_TEST(test_runfast_four_with_kickers_only_under_its_option)
+{
+    shed_game_t *off = rf_game(0, 1, 0);
+    shed_game_t *two = rf_game(SHED_OPT_RF_FOUR_WITH_TWO, 1, 0);
+    shed_game_t *three = rf_game(SHED_OPT_RF_FOUR_WITH_THREE, 1, 0);
+    shed_game_t *both = rf_game(SHED_OPT_RF_FOUR_WITH_TWO | SHED_OPT_RF_FOUR_WITH_THREE, 1, 0);
+    const shed_rules_t *R = shed_rules_find("runfast");
+    shed_combo_t a, b, c, bomb;
+    shed_set_t f2 = cards("5d5c5h5s3d4d"), f3 = cards("5d5c5h5s3d4d9c");
+    ck_assert_int_eq(shed_game_classify(off, f2, false, &a), SHED_E_MALFORMED);
+    ck_assert_int_eq(shed_game_classify(off, f3, false, &a), SHED_E_MALFORMED);
+    ck_assert_int_eq(shed_rules_classify(R, f2, false, &a), SHED_E_MALFORMED); /* no options */
+    ck_assert_int_eq(shed_game_classify(two, f3, false, &a), SHED_E_MALFORMED);
+    ck_assert_int_eq(shed_game_classify(three, f2, false, &a), SHED_E_MALFORMED);
+    ck_assert_int_eq(shed_game_classify(two, f2, false, &a), 0);
+    ck_assert_int_eq(a.len, 2);
+    ck_assert_int_eq(shed_game_classify(three, f3, false, &b), 0);
+    ck_assert_int_eq(b.len, 3);
+    ck_assert_int_eq(a.type, b.type); /* one type, told apart by the number of kickers */
+    ck_assert(!shed_rules_beats(R, &a, &b) && !shed_rules_beats(R, &b, &a));
+    ck_assert_int_eq(shed_game_classify(both, cards("6d6c6h6s3c4c"), false, &c), 0);
+    ck_assert(shed_rules_beats(R, &c, &a) && !shed_rules_beats(R, &a, &c));
+    ck_assert_int_eq(shed_game_classify(both, cards("3d3c3h3s"), false, &bomb), 0);
+    ck_assert(shed_rules_beats(R, &bomb, &c) && !shed_rules_beats(R, &c, &bomb));
+    /* kickers may be a pair or a trio of one rank */
+    ck_assert_int_eq(shed_game_classify(both, cards("6d6c6h6s3c3d"), false, &c), 0);
+    ck_assert_int_eq(shed_game_classify(both, cards("6d6c6h6s3c3d3h"), false, &c), 0);
+    ck_assert_int_eq(c.len, 3);
+    shed_game_destroy(off);
+    shed_game_destroy(two);
+    shed_game_destroy(three);
+    shed_game_destroy(both);
+}
+END_TEST
+
+/* runfast.md "Options": the generator lists exactly the fours with kickers that beat (and the
+ * bomb); plays are checked with the specific errors and must beat applies to them. */
+START_TEST(test_runfast_four_with_kickers_listed_and_checked)
+{
+    shed_game_t *g = rf_game(SHED_OPT_RF_FOUR_WITH_TWO, 1, 0);
+    char buf[512];
+    rf_position(g, "6d6c6h6s3d5d7dTd", "4d4c4h4s8d9d", "JdQd", NULL);
+    ck_assert_str_eq(listing(g, buf, sizeof buf),
+                     "6666 356666 366667 566667 36666T 56666T 66667T ");
+    ck_assert(!shed_game_may_pass(g));
+    rf_refused(g, 0, "6d6c6h6s3d5d7d", SHED_E_MALFORMED); /* three kickers: not this option */
+    rf_refused(g, 0, "6d6c6h6s3d", SHED_E_MALFORMED);
+    ck_assert_int_eq(PLAY(g, 0, "6d6c6h6s3d5d"), SHED_OK);
+    shed_game_destroy(g);
+    /* both options: a four with three kickers is valid but does not beat one with two */
+    g = rf_game(SHED_OPT_RF_FOUR_WITH_TWO | SHED_OPT_RF_FOUR_WITH_THREE, 1, 0);
+    rf_position(g, "6d6c6h6s3d5d7dTd", "4d4c4h4s8d9d", "JdQd", NULL);
+    rf_refused(g, 0, "6d6c6h6s3d5d7d", SHED_E_WEAKER);
+    shed_game_destroy(g);
+    /* leading with four-with-three on: listed as plays of 7 cards */
+    g = rf_game(SHED_OPT_RF_FOUR_WITH_THREE, 1, 0);
+    rf_position(g, "6d6c6h6s3d5d7d", NULL, "JdQd", NULL);
+    ck_assert_str_eq(listing(g, buf, sizeof buf), "3 5 6 66 35666 6666 7 36667 56667 3566667 ");
+    shed_game_destroy(g);
+    /* off: the same hand has no such play */
+    g = rf_game(0, 1, 0);
+    rf_position(g, "6d6c6h6s3d5d7d", NULL, "JdQd", NULL);
+    ck_assert_str_eq(listing(g, buf, sizeof buf), "3 5 6 66 35666 6666 7 36667 56667 ");
+    shed_game_destroy(g);
+}
+END_TEST
+
+/* runfast.md "Scoring": without the option a bomb doubles every payment. */
+START_TEST(test_runfast_bomb_doubles_without_bomb_pays)
+{
+    shed_game_t *g = rf_game(0, 3, 100);
+    rf_position(g, "5d5c5h5s7d", NULL, "3d4d", "8d");
+    ck_assert_int_eq(PLAY(g, 0, "5d5c5h5s"), SHED_OK);
+    ck_assert(has_event(g, SHED_EV_DOUBLE, 0, 1));
+    ck_assert_int_eq(PASS(g, 1), SHED_OK);
+    ck_assert_int_eq(PASS(g, 2), SHED_OK);
+    ck_assert_int_eq(PLAY(g, 0, "7d"), SHED_OK);
+    const shed_settlement_t *s = shed_game_settlement(g);
+    ck_assert_ptr_nonnull(s);
+    /* closed in (x2) and the bomb (x2): 2 cards -> 8, 1 card -> 4 units; stake 3, rake 10% */
+    ck_assert_int_eq(s->delta[1], -24);
+    ck_assert_int_eq(s->delta[2], -12);
+    ck_assert_int_eq(s->rake, 3);
+    ck_assert_int_eq(s->delta[0], 33);
+    ck_assert_int_eq(s->delta[0] + s->delta[1] + s->delta[2], -s->rake);
+    shed_game_destroy(g);
+}
+END_TEST
+
+/* runfast.md "Options": with "bombs pay at once" a bomb collects 10 units from each other
+ * player, doubles nothing, and is paid even when the bomber loses the deal. */
+START_TEST(test_runfast_bomb_pays_at_once_even_to_a_loser)
+{
+    shed_game_t *g = rf_game(SHED_OPT_RF_BOMB_PAYS, 3, 100);
+    rf_position(g, "5d5c5h5s7d", NULL, "3d4d", "8d");
+    ck_assert_int_eq(PLAY(g, 0, "5d5c5h5s"), SHED_OK);
+    ck_assert(has_event(g, SHED_EV_BOMB_PAID, 0, 10));
+    ck_assert(!has_event(g, SHED_EV_DOUBLE, 0, 1));
+    ck_assert_int_eq(PASS(g, 1), SHED_OK);
+    ck_assert_int_eq(PASS(g, 2), SHED_OK);
+    ck_assert_int_eq(PLAY(g, 0, "7d"), SHED_OK);
+    const shed_settlement_t *s = shed_game_settlement(g);
+    ck_assert_ptr_nonnull(s);
+    /* cards: 2 x 2 = 4 and 1 x 2 = 2 units (closed in), the bomb 10 from each; stake 3 */
+    ck_assert_int_eq(s->delta[1], -(4 + 10) * 3);
+    ck_assert_int_eq(s->delta[2], -(2 + 10) * 3);
+    ck_assert_int_eq(s->rake, (6 + 20) * 3 / 10);
+    ck_assert_int_eq(s->delta[0], (6 + 20) * 3 - s->rake);
+    ck_assert_int_eq(s->delta[0] + s->delta[1] + s->delta[2], -s->rake);
+    ck_assert_int_eq(s->units, 26);
+    shed_game_destroy(g);
+    /* the bomber (seat 1) loses the deal to seat 2 and is still paid; units per bomb set to 5 */
+    shed_config_t cfg = {
+        .base_stake = 1, .rake_permille = 0, .options = SHED_OPT_RF_BOMB_PAYS, .bomb_units = 5};
+    g = shed_game_create(shed_rules_find("runfast"), &cfg);
+    rf_position(g, "7d8d", NULL, "9d9c9h9s3dJd", "4d");
+    ck_assert_int_eq(PLAY(g, 0, "7d"), SHED_OK);
+    ck_assert_int_eq(PLAY(g, 1, "9d9c9h9s"), SHED_OK);
+    ck_assert(has_event(g, SHED_EV_BOMB_PAID, 1, 5));
+    ck_assert_int_eq(PASS(g, 2), SHED_OK);
+    ck_assert_int_eq(PASS(g, 0), SHED_OK);
+    ck_assert_int_eq(PLAY(g, 1, "3d"), SHED_OK);
+    ck_assert_int_eq(PLAY(g, 2, "4d"), SHED_OK);
+    s = shed_game_settlement(g);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_int_eq(s->winner, 2);
+    ck_assert_int_eq(s->delta[0], -1 - 5);
+    ck_assert_int_eq(s->delta[1], -1 + 10);
+    ck_assert_int_eq(s->delta[2], 2 - 5);
+    ck_assert_int_eq(s->delta[0] + s->delta[1] + s->delta[2], 0);
+    shed_game_destroy(g);
+}
+END_TEST
+
+/* Options belong to one rule set; bomb units only with the bomb option and in range. */
+START_TEST(test_options_of_another_game_are_refused)
+{
+    shed_config_t cfg = {.base_stake = 1, .options = SHED_OPT_GD_A_THREE_FAILS};
+    ck_assert_ptr_null(shed_game_create(shed_rules_find("runfast"), &cfg));
+    cfg.options = SHED_OPT_RF_REPORT_SINGLE;
+    ck_assert_ptr_null(shed_game_create(shed_rules_find("guandan"), &cfg));
+    ck_assert_ptr_null(shed_game_create(shed_rules_find("doudizhu"), &cfg));
+    ck_assert_ptr_null(shed_game_create(shed_rules_find("bigtwo"), &cfg));
+    cfg.options = 1u << 20;
+    ck_assert_ptr_null(shed_game_create(shed_rules_find("runfast"), &cfg));
+    cfg.options = 0;
+    cfg.bomb_units = 5; /* without the option */
+    ck_assert_ptr_null(shed_game_create(shed_rules_find("runfast"), &cfg));
+    cfg.options = SHED_OPT_RF_BOMB_PAYS;
+    cfg.bomb_units = 1001;
+    ck_assert_ptr_null(shed_game_create(shed_rules_find("runfast"), &cfg));
+    cfg.bomb_units = -1;
+    ck_assert_ptr_null(shed_game_create(shed_rules_find("runfast"), &cfg));
+    cfg.bomb_units = 0; /* the default, 10 */
+    shed_game_t *g = shed_game_create(shed_rules_find("runfast"), &cfg);
+    ck_assert_ptr_nonnull(g);
+    ck_assert_uint_eq(shed_game_options(g), SHED_OPT_RF_BOMB_PAYS);
+    shed_game_destroy(g);
+    ck_assert_uint_eq(shed_option_from_name("report-single"), SHED_OPT_RF_REPORT_SINGLE);
+    ck_assert_uint_eq(shed_option_from_name("a-three-fails"), SHED_OPT_GD_A_THREE_FAILS);
+    ck_assert_uint_eq(shed_option_from_name("nope"), 0);
+    ck_assert_uint_eq(shed_rules_options(shed_rules_find("bigtwo")), 0);
+}
+END_TEST
+
 /* ---- Guandan ------------------------------------------------------------------------------ */
 
 /* A set from "rank suit deck" triples, e.g. "3d0 2h1" (deck 0 or 1); jokers "B0", "R1". */
@@ -539,6 +814,154 @@ START_TEST(test_guandan_levels_rise_and_tribute_follows)
 }
 END_TEST
 
+/* ---- Guandan: three failures at A ---------------------------------------------------------- */
+
+/*
+ * How a scripted Guandan deal goes: GD_TEAM_WINS: the players of `team` play the first listed
+ * play whenever they can, the others pass whenever they may (so `team` goes out first and
+ * second: 3 levels); GD_LAST_PARTNER: only seat `seat` plays until it is out, then its
+ * opponents play and its partner passes (the partner comes last: 1 level).
+ */
+enum { GD_TEAM_WINS, GD_LAST_PARTNER };
+
+/* Plays one deal of g (tribute included) as the mode says; returns the settlement, checked to
+ * sum to minus the rake. */
+static const shed_settlement_t *gd_scripted_deal(shed_game_t *g, uint64_t seed, int mode, int who)
+{
+    shed_set_t *plays = malloc(4096 * sizeof *plays);
+    shed_game_deal_seeded(g, seed);
+    for (int step = 0; step < 2000 && shed_game_phase(g) != SHED_PHASE_OVER; step++) {
+        int turn = shed_game_turn(g), k = shed_game_legal_plays(g, plays, 4096);
+        ck_assert_int_ge(k, 0);
+        shed_action_t a = {.seat = turn, .kind = SHED_ACT_PLAY};
+        if (shed_game_phase(g) == SHED_PHASE_TRIBUTE) {
+            a.kind = SHED_ACT_GIVE;
+            a.cards = plays[0];
+            ck_assert_int_eq(shed_game_apply(g, &a), SHED_OK);
+            continue;
+        }
+        bool eager;
+        if (mode == GD_TEAM_WINS)
+            eager = turn % 2 == who;
+        else if (!shed_game_is_out(g, who))
+            eager = turn == who;
+        else
+            eager = turn % 2 != who % 2;
+        if ((!eager || k == 0) && shed_game_may_pass(g)) {
+            a.kind = SHED_ACT_PASS;
+        } else {
+            ck_assert_int_gt(k, 0);
+            a.cards = plays[0];
+        }
+        ck_assert_int_eq(shed_game_apply(g, &a), SHED_OK);
+    }
+    free(plays);
+    const shed_settlement_t *s = shed_game_settlement(g);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_int_eq(s->delta[0] + s->delta[1] + s->delta[2] + s->delta[3], -s->rake);
+    if (mode == GD_TEAM_WINS) {
+        ck_assert_int_eq(s->winner % 2, who);
+        ck_assert_int_eq(s->units, 3);
+    } else {
+        ck_assert_int_eq(s->winner, who);
+        ck_assert_int_eq(s->units, 1);
+    }
+    return s;
+}
+
+static shed_game_t *gd_game(unsigned opts)
+{
+    shed_config_t cfg = {.base_stake = 10, .rake_permille = 50, .options = opts};
+    shed_game_t *g = shed_game_create(shed_rules_find("guandan"), &cfg);
+    ck_assert_ptr_nonnull(g);
+    return g;
+}
+
+/* Team 0 wins four deals by 3 levels (2 -> 5 -> 8 -> J -> A) and then plays at A; returns the
+ * next seed to deal. */
+static uint64_t gd_reach_a(shed_game_t *g)
+{
+    int steps[2];
+    uint64_t seed = 1;
+    for (int d = 0; d < 4; d++)
+        gd_scripted_deal(g, seed++, GD_TEAM_WINS, 0);
+    shed_game_level(g, steps);
+    ck_assert_int_eq(steps[0], 12);
+    ck_assert_int_eq(steps[1], 0);
+    ck_assert_int_eq(shed_game_a_failures(g, 0), 0); /* reaching A is no failure */
+    return seed;
+}
+
+/* guandan.md "Options": at A, winning with the partner last (1 level) twice and then losing is
+ * three failures: team 0 is back at level 2 after the third, still at A after two. */
+START_TEST(test_guandan_third_failure_at_a_drops_the_level_to_2)
+{
+    shed_game_t *g = gd_game(SHED_OPT_GD_A_THREE_FAILS);
+    uint64_t seed = gd_reach_a(g);
+    int steps[2];
+    for (int fail = 1; fail <= 2; fail++) {
+        gd_scripted_deal(g, seed++, GD_LAST_PARTNER, 0); /* seat 0 first, seat 2 last */
+        ck_assert(has_event(g, SHED_EV_A_FAILED, 0, fail));
+        ck_assert(!has_event(g, SHED_EV_MATCH, 0, 12));
+        shed_game_level(g, steps);
+        ck_assert_int_eq(steps[0], 12);
+        ck_assert_int_eq(shed_game_a_failures(g, 0), fail);
+    }
+    gd_scripted_deal(g, seed++, GD_TEAM_WINS, 1); /* the opponents win at team 0's A */
+    ck_assert(has_event(g, SHED_EV_A_FAILED, 0, 3));
+    ck_assert(has_event(g, SHED_EV_LEVEL, 0, 0));
+    shed_game_level(g, steps);
+    ck_assert_int_eq(steps[0], 0);
+    ck_assert_int_eq(steps[1], 3);
+    ck_assert_int_eq(shed_game_a_failures(g, 0), 0);
+    /* the next deal is at the opponents' level 5, nobody at A: no failure counted */
+    gd_scripted_deal(g, seed++, GD_TEAM_WINS, 1);
+    ck_assert_int_eq(shed_game_level(g, steps), 2); /* the deal just played: at 5 (rank 2) */
+    ck_assert(!has_event(g, SHED_EV_A_FAILED, 0, 1) && !has_event(g, SHED_EV_A_FAILED, 1, 1));
+    ck_assert_int_eq(steps[0], 0);
+    ck_assert_int_eq(steps[1], 6);
+    shed_game_destroy(g);
+}
+END_TEST
+
+/* guandan.md: without the option the same deals leave team 0 at A (no failures counted). */
+START_TEST(test_guandan_without_option_stays_at_a_after_three_failures)
+{
+    shed_game_t *g = gd_game(0);
+    uint64_t seed = gd_reach_a(g);
+    int steps[2];
+    gd_scripted_deal(g, seed++, GD_LAST_PARTNER, 0);
+    gd_scripted_deal(g, seed++, GD_LAST_PARTNER, 0);
+    gd_scripted_deal(g, seed++, GD_TEAM_WINS, 1);
+    ck_assert(!has_event(g, SHED_EV_A_FAILED, 0, 3));
+    shed_game_level(g, steps);
+    ck_assert_int_eq(steps[0], 12);
+    ck_assert_int_eq(steps[1], 3);
+    ck_assert_int_eq(shed_game_a_failures(g, 0), 0);
+    shed_game_destroy(g);
+}
+END_TEST
+
+/* guandan.md "Options": after two failures a win at A with the partner not last still wins the
+ * match (levels and failures start again). */
+START_TEST(test_guandan_win_at_a_after_two_failures_wins_the_match)
+{
+    shed_game_t *g = gd_game(SHED_OPT_GD_A_THREE_FAILS);
+    uint64_t seed = gd_reach_a(g);
+    int steps[2];
+    gd_scripted_deal(g, seed++, GD_LAST_PARTNER, 0);
+    gd_scripted_deal(g, seed++, GD_LAST_PARTNER, 0);
+    ck_assert_int_eq(shed_game_a_failures(g, 0), 2);
+    gd_scripted_deal(g, seed++, GD_TEAM_WINS, 0);
+    ck_assert(has_event(g, SHED_EV_MATCH, 0, 12));
+    ck_assert(!has_event(g, SHED_EV_A_FAILED, 0, 3));
+    shed_game_level(g, steps);
+    ck_assert_int_eq(steps[0] + steps[1], 0);
+    ck_assert_int_eq(shed_game_a_failures(g, 0), 0);
+    shed_game_destroy(g);
+}
+END_TEST
+
 /* ---- croupier-rules moves for the other games ---------------------------------------------- */
 
 /* Runs croupier-rules with args; returns its exit code and its stdout (lines joined by ' '). */
@@ -580,6 +1003,30 @@ START_TEST(test_cli_lists_moves_for_every_game)
 }
 END_TEST
 
+/* croupier-rules moves with rule options: report single (the next player then holds one
+ * card), four with kickers; an option of another game or an unknown one is refused. */
+START_TEST(test_cli_lists_moves_under_rule_options)
+{
+    char out[4096];
+    ck_assert_int_eq(run_rules("moves runfast 3356K 4", out, sizeof out), 0);
+    ck_assert_str_eq(out, "5 6 K pass ");
+    ck_assert_int_eq(run_rules("moves runfast --report-single 3356K 4", out, sizeof out), 0);
+    ck_assert_str_eq(out, "K pass ");
+    ck_assert_int_eq(run_rules("moves runfast --report-single 3356K", out, sizeof out), 0);
+    ck_assert_str_eq(out, "33 K ");
+    ck_assert_int_eq(run_rules("moves runfast --four-with-two 6666357T 444489", out, sizeof out),
+                     0);
+    ck_assert_str_eq(out, "6666 356666 366667 566667 36666T 56666T 66667T pass ");
+    ck_assert_int_eq(run_rules("moves runfast 6666357T 444489", out, sizeof out), 2);
+    ck_assert_int_eq(run_rules("moves guandan --a-three-fails 3d4d 3c", out, sizeof out), 0);
+    ck_assert_str_eq(out, "4d pass ");
+    ck_assert_int_eq(run_rules("moves guandan --report-single 3d", out, sizeof out), 2);
+    ck_assert_int_eq(run_rules("moves runfast --no-such-option 3", out, sizeof out), 2);
+    ck_assert_int_eq(run_rules("moves doudizhu --bomb-pays 3", out, sizeof out), 2);
+    ck_assert_str_eq(out, "");
+}
+END_TEST
+
 static Suite *rules_suite(void)
 {
     Suite *s = suite_create("trad_rules");
@@ -601,6 +1048,28 @@ static Suite *rules_suite(void)
     tcase_add_test(tc, test_runfast_must_beat_when_able);
     tcase_add_test(tc, test_runfast_short_trio_only_as_last_cards);
     suite_add_tcase(s, tc);
+    tc = tcase_create("runfast_report_single");
+    tcase_add_test(tc, test_runfast_report_single_off_allows_any_single);
+    tcase_add_test(tc, test_runfast_report_single_leads_only_the_highest_single);
+    tcase_add_test(tc, test_runfast_report_single_follows_with_the_highest_single);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("runfast_four_with_kickers");
+    tcase_add_test(tc, test_runfast_four_with_kickers_only_under_its_option);
+    tcase_add_test(tc, test_runfast_four_with_kickers_listed_and_checked);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("runfast_bomb_pays");
+    tcase_add_test(tc, test_runfast_bomb_doubles_without_bomb_pays);
+    tcase_add_test(tc, test_runfast_bomb_pays_at_once_even_to_a_loser);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("options");
+    tcase_add_test(tc, test_options_of_another_game_are_refused);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("guandan_a_three_fails");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_guandan_third_failure_at_a_drops_the_level_to_2);
+    tcase_add_test(tc, test_guandan_without_option_stays_at_a_after_three_failures);
+    tcase_add_test(tc, test_guandan_win_at_a_after_two_failures_wins_the_match);
+    suite_add_tcase(s, tc);
     tc = tcase_create("guandan");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_guandan_combinations_and_wild_hearts);
@@ -609,6 +1078,7 @@ static Suite *rules_suite(void)
     tc = tcase_create("cli");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_cli_lists_moves_for_every_game);
+    tcase_add_test(tc, test_cli_lists_moves_under_rule_options);
     suite_add_tcase(s, tc);
     return s;
 }
