@@ -1008,6 +1008,14 @@ uint64_t gs_epoch(const gs_t *gs)
     return atomic_load(&gs->lease_epoch);
 }
 
+money_round_id_t gs_round_id(const gs_t *gs, uint64_t desk, uint64_t seq)
+{
+    money_round_id_t rid = {
+        .server = gs_server_slot(gs), .epoch = gs_epoch(gs), .desk = desk, .seq = seq};
+    money_round_id_set_service(&rid, gs_service(gs));
+    return rid;
+}
+
 bool gs_can_start_round(const gs_t *gs)
 {
     if (atomic_load(&gs->intake_stopped))

@@ -40,6 +40,7 @@
 
 #include "frame.h"
 #include "metrics.h"
+#include "money.h"
 #include "runtime.h"
 
 struct event_base;
@@ -215,6 +216,14 @@ uint64_t gs_money_followups(const gs_t *gs);
 /* The server slot and fencing epoch rounds are played under (0 before the lease is held). */
 uint32_t gs_server_slot(const gs_t *gs);
 uint64_t gs_epoch(const gs_t *gs);
+/*
+ * The round id (money.h: service:slot:epoch:desk:seq) of round seq of desk under the server's
+ * identity now. Engines take it again when they settle a round, so that a round (or a table) that
+ * outlived a lease regain (lease.h REGAINED: the same slot, a new epoch, nobody else held it in
+ * between) settles under the epoch the fence holds now instead of being refused as stale. Any
+ * thread.
+ */
+money_round_id_t gs_round_id(const gs_t *gs, uint64_t desk, uint64_t seq);
 /* Whether a desk may start a round now: intake open and the settlement queue below its high
  * watermark (a round is never started when its settlement could not be queued promptly). */
 bool gs_can_start_round(const gs_t *gs);

@@ -249,11 +249,7 @@ static void tg_table_settle(rt_desk_t *desk, tg_table_t *t, Croupier__SeatDelta 
             s.deltas[k++] = d[i]->delta;
     if (w == NULL || s.nplayers == 0)
         return;
-    s.round.server = gs_server_slot(gs);
-    s.round.epoch = gs_epoch(gs);
-    s.round.desk = rt_desk_id(desk);
-    s.round.seq = t->seq;
-    money_round_id_set_service(&s.round, gs_service(gs));
+    s.round = gs_round_id(gs, rt_desk_id(desk), t->seq);
     s.game = "test";
     s.rake = 0;
     int rc = money_writer_submit_settle(w, &s, tg_settled_cb, NULL);
@@ -269,11 +265,7 @@ static void tg_table_round_end(rt_desk_t *desk, tg_table_t *t, bool voided)
     Croupier__SeatDelta deltas[TG_MAX_SEATS];
     Croupier__SeatDelta *dptr[TG_MAX_SEATS];
     char round_id[MONEY_ID_MAX + 1];
-    money_round_id_t rid = {.server = gs_server_slot(gs),
-                            .epoch = gs_epoch(gs),
-                            .desk = rt_desk_id(desk),
-                            .seq = t->seq};
-    money_round_id_set_service(&rid, gs_service(gs));
+    money_round_id_t rid = gs_round_id(gs, rt_desk_id(desk), t->seq);
     money_round_id_format(&rid, round_id, sizeof round_id);
     re.round_id = round_id;
     int n = tg_table_count(t, NULL);

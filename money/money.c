@@ -1221,6 +1221,14 @@ json_t *money_history_new(const money_round_id_t *round, const char *game)
                      (json_int_t)clock_wall_ms(), "seats", "cards", "actions", "results");
 }
 
+int money_history_set_round(json_t *h, const money_round_id_t *round)
+{
+    char rid[MONEY_ID_MAX + 1];
+    if (!json_is_object(h) || round == NULL || money_round_id_format(round, rid, sizeof rid) != 0)
+        return -EINVAL;
+    return json_object_set_new(h, "round", json_string(rid)) == 0 ? 0 : -EINVAL;
+}
+
 static int money_history_append(json_t *h, const char *array, json_t *item)
 {
     json_t *arr = h ? json_object_get(h, array) : NULL;

@@ -180,6 +180,9 @@ int money_history_add_seat(json_t *h, int seat, const char *player, bool bot, in
 int money_history_add_card(json_t *h, int seat, const char *card);
 int money_history_add_action(json_t *h, int seat, const char *action, int64_t amount);
 int money_history_add_result(json_t *h, int seat, int64_t delta);
+/* Sets the history's "round" to round (the round id its settlement carried: gs_round_id() may
+ * have given the round a newer epoch since the history began). 0 or -EINVAL. */
+int money_history_set_round(json_t *h, const money_round_id_t *round);
 /* Whether h has the four arrays seats, cards, actions, results and a string "round". */
 bool money_history_valid(const json_t *h);
 

@@ -106,8 +106,8 @@ typedef struct {
     holdem_table_t *core;
     he_seat_t seat[HOLDEM_MAX_SEATS];
     char acct[HOLDEM_MAX_SEATS][HE_ACCT_MAX];
-    uint32_t slot;
-    uint64_t epoch;
+    uint32_t slot;      /* the server's slot and epoch when the table was made: they name its */
+    uint64_t epoch;     /* seat accounts and buy-in/cash-out ops for the table's whole life */
     uint64_t hand;      /* hands begun; the round id's seq */
     uint64_t event_seq; /* events pushed */
     bool gap_armed, closed;
@@ -631,9 +631,7 @@ static void he_table_reply_joined(he_table_t *t, gs_request_t *req, int seat)
 
 static void he_table_round_id(he_table_t *t, char *buf, size_t len)
 {
-    money_round_id_t rid = {
-        .server = t->slot, .epoch = t->epoch, .desk = rt_desk_id(t->desk), .seq = t->hand};
-    money_round_id_set_service(&rid, gs_service(gs_of_desk(t->desk)));
+    money_round_id_t rid = gs_round_id(gs_of_desk(t->desk), rt_desk_id(t->desk), t->hand);
     money_round_id_format(&rid, buf, len);
 }
 
@@ -791,9 +789,7 @@ static void he_table_settle(he_table_t *t, const holdem_settlement_t *st)
     }
     if (w == NULL || s.nplayers == 0)
         return;
-    s.round = (money_round_id_t){
-        .server = t->slot, .epoch = t->epoch, .desk = rt_desk_id(t->desk), .seq = t->hand};
-    money_round_id_set_service(&s.round, gs_service(gs_of_desk(t->desk)));
+    s.round = gs_round_id(gs_of_desk(t->desk), rt_desk_id(t->desk), t->hand);
     s.game = HE_GAME;
     s.rake = st->rake;
     int rc = money_writer_submit_settle(w, &s, he_money_log_cb, NULL);
@@ -815,6 +811,8 @@ static void he_table_submit_history(he_table_t *t, const holdem_settlement_t *st
         return;
     }
     json_object_set_new(h, "stakes", json_integer(t->stake));
+    money_round_id_t rid = gs_round_id(gs_of_desk(t->desk), rt_desk_id(t->desk), t->hand);
+    money_history_set_round(h, &rid); /* the settlement's id (gs_round_id) */
     json_object_set_new(h, "button", json_integer(holdem_table_button(t->core)));
     if (st != NULL) {
         for (int i = 0; i < t->eng->seats; i++)
@@ -979,9 +977,7 @@ static void he_table_start_hand(he_table_t *t)
         deck[i] = deck[j];
         deck[j] = c;
     }
-    money_round_id_t rid = {
-        .server = t->slot, .epoch = t->epoch, .desk = rt_desk_id(t->desk), .seq = t->hand};
-    money_round_id_set_service(&rid, gs_service(gs_of_desk(t->desk)));
+    money_round_id_t rid = gs_round_id(gs_of_desk(t->desk), rt_desk_id(t->desk), t->hand);
     json_decref(t->history);
     t->history = money_history_new(&rid, HE_GAME);
     int rc = holdem_table_start_hand(t->core, -1, deck, HOLDEM_CARDS);

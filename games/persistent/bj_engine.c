@@ -632,6 +632,10 @@ static void bje_finish_round(bje_table_t *t)
     Croupier__SeatDelta deltas[BJ_MAX_SEATS];
     Croupier__SeatDelta *dptr[BJ_MAX_SEATS];
     size_t nd = 0;
+    /* the id under the server's identity now (gs_round_id): the round may have outlived a
+     * lease regain, and settles under the epoch the fence holds now */
+    t->rid = gs_round_id(t->eng->gs, t->rid.desk, t->rid.seq);
+    money_round_id_format(&t->rid, t->round_id, sizeof t->round_id);
     re.round_id = t->round_id;
     re.has_rake = true;
     re.rake = 0;
@@ -669,6 +673,7 @@ static void bje_finish_round(bje_table_t *t)
             money_writer_t *w = gs_money(t->eng->gs);
             if (w != NULL && t->hist != NULL) {
                 json_object_set_new(t->hist, "rake", json_integer(0));
+                money_history_set_round(t->hist, &t->rid);
                 money_writer_submit_history(w, BJE_GAME, t->hist, bje_history_cb, NULL);
                 t->hist = NULL;
             }
@@ -742,9 +747,7 @@ static void bje_start_round(bje_table_t *t)
             log_emit(LOG_WARN, "bj_test_stack_failed", "{s:I,s:s}", "round", (json_int_t)n, "error",
                      bj_strerror(rc));
     }
-    t->rid = (money_round_id_t){
-        .server = gs_server_slot(gs), .epoch = gs_epoch(gs), .desk = t->id, .seq = ++t->mseq};
-    money_round_id_set_service(&t->rid, gs_service(gs));
+    t->rid = gs_round_id(gs, t->id, ++t->mseq);
     money_round_id_format(&t->rid, t->round_id, sizeof t->round_id);
     t->void_reason = CROUPIER__VOID_REASON__VOID_INTERNAL_ERROR;
     t->hist = money_history_new(&t->rid, BJE_GAME);

@@ -273,12 +273,7 @@ static size_t trad_set_wire(shed_set_t s, uint8_t *buf)
 
 static void trad_round_id(rt_desk_t *desk, trad_table_t *t, char *buf)
 {
-    gs_t *gs = gs_of_desk(desk);
-    money_round_id_t rid = {.server = gs_server_slot(gs),
-                            .epoch = gs_epoch(gs),
-                            .desk = rt_desk_id(desk),
-                            .seq = t->deal_seq};
-    money_round_id_set_service(&rid, gs_service(gs));
+    money_round_id_t rid = gs_round_id(gs_of_desk(desk), rt_desk_id(desk), t->deal_seq);
     money_round_id_format(&rid, buf, MONEY_ID_MAX + 1);
 }
 
@@ -684,12 +679,7 @@ static void trad_hist_cards(shed_set_t s, char *buf)
 /* Starts the deal's history: seats (stack = escrow) and every dealt hand (-1: set aside). */
 static void trad_hist_begin(rt_desk_t *desk, trad_table_t *t)
 {
-    gs_t *gs = gs_of_desk(desk);
-    money_round_id_t rid = {.server = gs_server_slot(gs),
-                            .epoch = gs_epoch(gs),
-                            .desk = rt_desk_id(desk),
-                            .seq = t->deal_seq};
-    money_round_id_set_service(&rid, gs_service(gs));
+    money_round_id_t rid = gs_round_id(gs_of_desk(desk), rt_desk_id(desk), t->deal_seq);
     json_decref(t->hist);
     t->hist = money_history_new(&rid, shed_rules_name(t->rules));
     if (t->hist == NULL)
@@ -736,6 +726,8 @@ static void trad_hist_end(rt_desk_t *desk, trad_table_t *t, const int64_t *delta
     for (int i = 0; i < t->seats; i++)
         money_history_add_result(h, i, delta[i]);
     json_object_set_new(h, "stake", json_integer(t->stake));
+    money_round_id_t rid = gs_round_id(gs_of_desk(desk), rt_desk_id(desk), t->deal_seq);
+    money_history_set_round(h, &rid); /* the settlement's id (gs_round_id) */
     int rc = money_writer_submit_history(w, shed_rules_name(t->rules), h, trad_logged_cb, NULL);
     if (rc != 0)
         log_emit(LOG_ERROR, "trad_history_refused", "{s:i}", "errno", -rc);
@@ -1072,11 +1064,7 @@ static void trad_deal_end(rt_desk_t *desk, trad_table_t *t, Croupier__VoidReason
     money_writer_t *w = gs_money(gs);
     if (!drain_void && !thrown_in && w != NULL) {
         money_settlement_t ms = {0};
-        ms.round.server = gs_server_slot(gs);
-        ms.round.epoch = gs_epoch(gs);
-        ms.round.desk = rt_desk_id(desk);
-        ms.round.seq = t->deal_seq;
-        money_round_id_set_service(&ms.round, gs_service(gs));
+        ms.round = gs_round_id(gs, rt_desk_id(desk), t->deal_seq);
         ms.game = shed_rules_name(t->rules);
         ms.rake = rake;
         for (int i = 0; i < t->seats; i++) {

@@ -94,13 +94,11 @@ static long long seat_accounts(env_t *e, int *nonzero)
     return sum;
 }
 
+/* /drain/status's human_desks (testenv_human_desks), asserted to be there. */
 static long human_desks(env_t *e)
 {
-    char *b = NULL;
-    ck_assert_int_eq(ts_http_get("127.0.0.1", e->game.health, "/drain/status", 5000, &b), 200);
-    const char *at = strstr(b, "\"human_desks\":");
-    long v = at != NULL ? strtol(at + 14, NULL, 10) : -1;
-    free(b);
+    long v = testenv_human_desks(&e->game);
+    ck_assert_int_ge(v, 0);
     return v;
 }
 
@@ -405,6 +403,65 @@ START_TEST(test_join_buys_in_through_the_wallet_and_hands_settle)
                          seat_accounts(&e, &nz) + rake(&e),
                      start);
     ck_assert_int_eq(nz, 2);
+    rpcc_close(c);
+    testenv_stop(&e);
+}
+END_TEST
+
+/* The name of the holdem pool's slot key this server holds ("{croupier:lease:holdem}:slot:N"),
+ * into key; false when there is none. */
+static bool lease_slot_key(env_t *e, char *key, size_t len)
+{
+    char *keys = ts_redis_cmd(e->redis, "KEYS %s", "{croupier:lease:holdem}:slot:*");
+    bool found = false;
+    for (char *p = keys; p != NULL && *p != '\0' && !found;) {
+        char *nl = strchr(p, '\n');
+        if (nl != NULL)
+            *nl = '\0';
+        if (strstr(p, ":epoch") == NULL) {
+            snprintf(key, len, "%s", p);
+            found = true;
+        }
+        p = nl != NULL ? nl + 1 : NULL;
+    }
+    free(keys);
+    return found;
+}
+
+/*
+ * The server's lease key vanishes (a Redis failover that lost it) and the server takes its slot
+ * back under a new epoch (lease.h REGAINED). The table made before goes on settling its hands,
+ * under the epoch the fence holds now, instead of having every later settlement refused as
+ * stale; chips stay conserved.
+ */
+START_TEST(test_hands_settle_after_the_lease_is_regained)
+{
+    env_t e;
+    env_start(&e, 30, fast_env);
+    wallet_set(&e, 201, 5000);
+    wallet_set(&e, 202, 5000);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.game.port, 5000);
+    ck_assert_ptr_nonnull(c);
+    model_t m;
+    model_init(&m);
+    join_ok(c, &m, 1, 201);
+    join_ok(c, &m, 2, 202);
+    uint64_t rid = 100;
+    play_rounds(c, &m, &rid, 1);
+    char key[128];
+    ck_assert(lease_slot_key(&e, key, sizeof key));
+    char *del = ts_redis_cmd(e.redis, "DEL %s", key);
+    ck_assert_str_eq(del, "1");
+    free(del);
+    ck_assert_int_eq(ts_proc_wait_log(e.game.proc, "\"event\":\"lease_regained\"", 5000), 0);
+    long long histories = redis_int(&e, "XLEN %s", "{croupier:history:holdem}:stream");
+    play_rounds(c, &m, &rid, 3);
+    ts_sleep_ms(300);
+    ck_assert_msg(!ts_proc_log_has(e.game.proc, "holdem_money_failed"), "log: %s",
+                  ts_proc_log_path(e.game.proc));
+    ck_assert_int_ge(redis_int(&e, "XLEN %s", "{croupier:history:holdem}:stream"), histories + 3);
+    int nz;
+    ck_assert_int_eq(wallet(&e, 201) + wallet(&e, 202) + seat_accounts(&e, &nz) + rake(&e), 10000);
     rpcc_close(c);
     testenv_stop(&e);
 }
@@ -974,6 +1031,7 @@ int main(void)
     TCase *tc = tcase_create("play");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_join_buys_in_through_the_wallet_and_hands_settle);
+    tcase_add_test(tc, test_hands_settle_after_the_lease_is_regained);
     tcase_add_test(tc, test_busted_player_leaves_the_table_and_may_buy_in_again);
     tcase_add_test(tc, test_illegal_actions_refused_with_codes_state_unchanged);
     tcase_add_test(tc, test_resume_snapshot_shows_own_hole_cards_only);

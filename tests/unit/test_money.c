@@ -341,6 +341,13 @@ START_TEST(test_money_history_builder_makes_a_replayable_record)
     ck_assert_int_eq(money_history_add_card(h, -2, "Kd"), -EINVAL);
     ck_assert_int_eq(money_history_add_seat(NULL, 0, "p", false, 1), -EINVAL);
     ck_assert_str_eq(json_string_value(json_object_get(h, "round")), "1:2:3:4");
+    /* the settlement's id replaces it (a newer epoch after a lease regain) */
+    money_round_id_t later = {.server = 1, .epoch = 5, .desk = 3, .seq = 4};
+    ck_assert_int_eq(money_round_id_set_service(&later, "holdem"), 0);
+    ck_assert_int_eq(money_history_set_round(h, &later), 0);
+    ck_assert_str_eq(json_string_value(json_object_get(h, "round")), "holdem:1:5:3:4");
+    ck_assert_int_eq(money_history_set_round(NULL, &later), -EINVAL);
+    ck_assert(money_history_valid(h));
     json_t *seats = json_object_get(h, "seats");
     ck_assert_uint_eq(json_array_size(seats), 2);
     ck_assert(json_is_true(json_object_get(json_array_get(seats, 1), "bot")));
