@@ -58,6 +58,7 @@ typedef struct {
     shed_set_t played;
     int seats;
     long refused;
+    long deals;      /* deals played (fewer under valgrind) */
     uint64_t digest; /* digest of the current state, set before a series of refusals */
     unsigned opts;   /* the game's SHED_OPT_* flags */
     long not_highest, fours, bomb_paid, a_failed, a_fallbacks; /* what the options did */
@@ -475,7 +476,10 @@ static void run_game_opts(const char *name, long deals, unsigned opts, run_t *ou
     const shed_rules_t *rules = shed_rules_find(name);
     T_ASSERT(NULL != rules);
     shed_config_t cfg = {.base_stake = 10, .rake_permille = 50, .options = opts};
-    run_t r = {.g = shed_game_create(rules, &cfg), .seats = shed_rules_seats(rules), .opts = opts};
+    run_t r = {.g = shed_game_create(rules, &cfg),
+               .seats = shed_rules_seats(rules),
+               .opts = opts,
+               .deals = deals};
     T_ASSERT(NULL != r.g);
     shed_rng_seed(&r.rng, 7);
     /* the deck: union of all cards right after a deal */
@@ -530,9 +534,12 @@ START_TEST(test_runfast_random_deals_with_all_options_keep_invariants)
                   SHED_OPT_RF_REPORT_SINGLE | SHED_OPT_RF_FOUR_WITH_TWO |
                       SHED_OPT_RF_FOUR_WITH_THREE | SHED_OPT_RF_BOMB_PAYS,
                   &r);
-    T_CMP(r.not_highest, >, 0);
-    T_CMP(r.fours, >, 0);
-    T_CMP(r.bomb_paid, >, 0);
+    /* each option at work (a run shortened for valgrind may be too short to see all) */
+    if (r.deals >= 1000) {
+        T_CMP(r.not_highest, >, 0);
+        T_CMP(r.fours, >, 0);
+        T_CMP(r.bomb_paid, >, 0);
+    }
 }
 END_TEST
 
@@ -541,8 +548,10 @@ START_TEST(test_guandan_random_deals_with_a_three_fails_keep_invariants)
 {
     run_t r;
     run_game_opts("guandan", TRAD_OPTION_DEALS / 2, SHED_OPT_GD_A_THREE_FAILS, &r);
-    T_CMP(r.a_failed, >, 0);
-    T_CMP(r.a_fallbacks, >, 0);
+    if (r.deals >= 1000) {
+        T_CMP(r.a_failed, >, 0);
+        T_CMP(r.a_fallbacks, >, 0);
+    }
 }
 END_TEST
 
