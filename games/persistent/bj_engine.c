@@ -305,11 +305,7 @@ static int bje_transfer(bje_table_t *t, const char *from, const char *to, int64_
     if (w == NULL)
         return -ENOTCONN;
     money_settlement_t s = {0};
-    s.round = (money_round_id_t){.server = gs_server_slot(t->eng->gs),
-                                 .epoch = gs_epoch(t->eng->gs),
-                                 .desk = t->id,
-                                 .seq = ++t->mseq};
-    money_round_id_set_service(&s.round, gs_service(t->eng->gs));
+    s.round = gs_round_id(t->eng->gs, t->id, ++t->mseq);
     s.game = BJE_GAME;
     s.nplayers = 2;
     s.players[0] = from;
