@@ -33,13 +33,14 @@
 #include "money_writer.h"
 #include "rconn.h"
 #include "registry.h"
+#include "trad_engine.h"
 
 #ifndef CROUPIER_VERSION
 #define CROUPIER_VERSION "dev"
 #endif
 
 typedef struct {
-    const char *engine, *games, *service, *log_level, *drain_allow, *version;
+    const char *engine, *games, *trad_options, *service, *log_level, *drain_allow, *version;
     config_addr_t listen, advertise, health, redis;
     long pool_size, drain_max, workers, lease_ttl_ms, money_hwm;
 } game_opts_t;
@@ -74,6 +75,10 @@ static const config_flag_t game_flags[] = {
     {"engine", CONFIG_STR, NULL, "engine: traditional|holdem|persistent|test", &G.o.engine, 0, 0},
     {"games", CONFIG_STR, NULL, "comma-separated games (default: all of the engine's)", &G.o.games,
      0, 0},
+    {"trad-options", CONFIG_STR, NULL,
+     "traditional engine: rule options per game, GAME=OPT[+OPT...][,...] (e.g. "
+     "runfast=report-single+bomb-pays:10,guandan=a-three-fails; default: none)",
+     &G.o.trad_options, 0, 0},
     {"listen", CONFIG_ADDR, "0.0.0.0:7000", "rpc listen address for gateway links", &G.o.listen, 0,
      0},
     {"advertise", CONFIG_ADDR, "127.0.0.1:7000",
@@ -425,6 +430,16 @@ int main(int argc, char **argv)
                 engines_names());
         return 2;
     }
+    if (G.o.trad_options != NULL && G.o.trad_options[0] != '\0') {
+        if (G.engine != &trad_engine_ops) {
+            fprintf(stderr, "croupier-game: --trad-options: only for --engine traditional\n");
+            return 2;
+        }
+        if (trad_options_parse(G.o.trad_options, G.o.games, NULL, err, sizeof err) != 0) {
+            fprintf(stderr, "croupier-game: --trad-options: %s\n", err);
+            return 2;
+        }
+    }
     if (G.o.service == NULL)
         G.o.service = G.engine->name;
 
@@ -437,6 +452,7 @@ int main(int argc, char **argv)
                       .workers = (unsigned)G.o.workers,
                       .engine = G.engine,
                       .games = G.o.games,
+                      .engine_options = G.o.trad_options,
                       .metrics = G.metrics,
                       .redis_host = G.o.redis.host,
                       .redis_port = G.o.redis.port,

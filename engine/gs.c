@@ -86,6 +86,7 @@ struct gs {
     const engine_ops_t *engine;
     void *engine_state;
     char *games;
+    char *engine_options;
     char *redis_host, *service;
     int redis_port;
     char server_id[96];
@@ -878,6 +879,7 @@ int gs_create(const gs_config_t *cfg, gs_t **out)
     gs->base = cfg->base;
     gs->engine = cfg->engine;
     gs->games = cfg->games != NULL ? xstrdup(cfg->games) : NULL;
+    gs->engine_options = cfg->engine_options != NULL ? xstrdup(cfg->engine_options) : NULL;
     gs->redis_host = cfg->redis_host != NULL ? xstrdup(cfg->redis_host) : NULL;
     gs->redis_port = cfg->redis_port;
     gs->service = xstrdup(cfg->service != NULL ? cfg->service : cfg->engine->name);
@@ -929,6 +931,7 @@ fail_rt:
     u64map_destroy(gs->cache_index);
     free(gs->cache);
     free(gs->games);
+    free(gs->engine_options);
     free(gs->redis_host);
     free(gs->service);
     free(gs);
@@ -1069,6 +1072,7 @@ void gs_destroy(gs_t *gs)
     pthread_mutex_destroy(&gs->out_mu);
     pthread_mutex_destroy(&gs->desks_mu);
     free(gs->games);
+    free(gs->engine_options);
     free(gs->redis_host);
     free(gs->service);
     free(gs);
@@ -1092,6 +1096,11 @@ int gs_redis_port(const gs_t *gs)
 const char *gs_service(const gs_t *gs)
 {
     return gs->service;
+}
+
+const char *gs_engine_options(const gs_t *gs)
+{
+    return gs->engine_options;
 }
 
 const char *gs_server_id(const gs_t *gs)

@@ -125,6 +125,9 @@ typedef struct gs_config {
     const char *redis_host;
     int redis_port;
     const char *service; /* the lease service name (round ids, keys); NULL = engine name */
+    /* Engine-specific rule options (the traditional engine's --trad-options), already checked
+     * by the process; NULL = none. Copied. */
+    const char *engine_options;
 } gs_config_t;
 
 /* Creates the runtime and the core (no listener yet). Returns 0 and *out, or a negative errno. */
@@ -155,6 +158,8 @@ struct event_base *gs_base(gs_t *gs);
 const char *gs_redis_host(const gs_t *gs);
 int gs_redis_port(const gs_t *gs);
 const char *gs_service(const gs_t *gs);
+/* gs_config_t.engine_options (NULL when none), for the engine's create. */
+const char *gs_engine_options(const gs_t *gs);
 /* The server id ("<service>:<slot>") once the lease is held, else "unassigned". Main thread. */
 const char *gs_server_id(const gs_t *gs);
 void *gs_engine_state(gs_t *gs);

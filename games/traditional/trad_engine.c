@@ -40,6 +40,12 @@ typedef struct {
     int turn_ms, bot_ms, bot_fill_ms, gap_ms, rake_permille;
     int64_t max_units_override;
     char house[MONEY_NAME_MAX + 1];
+    trad_options_t opts; /* --trad-options: each table of a game is created with its options */
+    /* CROUPIER_TRAD_TEST_DECK (tests only): every deal of test_deck_rules tables is dealt from
+     * this deck order instead of the CSPRNG. */
+    const shed_rules_t *test_deck_rules;
+    shed_card_t test_deck[SHED_MAX_CARDS];
+    int test_deck_n;
 } trad_engine_t;
 
 typedef struct {
@@ -216,6 +222,163 @@ int64_t trad_max_units(const char *game)
     return 0;
 }
 
+/* ---- rule options (--trad-options) -------------------------------------------------------- */
+
+/* Every option name, in the order trad_option_names() lists them. */
+static const char *const trad_option_order[] = {"report-single", "four-with-two", "four-with-three",
+                                                "bomb-pays", "a-three-fails"};
+
+int trad_option_names(unsigned options, const char **names, int cap)
+{
+    int n = 0;
+    for (size_t i = 0; i < sizeof trad_option_order / sizeof trad_option_order[0]; i++)
+        if ((options & shed_option_from_name(trad_option_order[i])) && n < cap)
+            names[n++] = trad_option_order[i];
+    return n;
+}
+
+/* Writes the option names a rule set accepts ("report-single, four-with-two, ...") to buf. */
+static void trad_option_list(const shed_rules_t *r, char *buf, size_t len)
+{
+    const char *names[8];
+    int n = trad_option_names(shed_rules_options(r), names, 8);
+    buf[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        if (i > 0)
+            strlcat(buf, ", ", len);
+        strlcat(buf, names[i], len);
+    }
+    if (n == 0)
+        strlcpy(buf, "none", len);
+}
+
+/* True when `game` is in the comma-separated list (NULL: every game). */
+static bool trad_list_has(const char *list, const char *game)
+{
+    if (list == NULL)
+        return true;
+    size_t gl = strlen(game);
+    for (const char *p = list; *p != '\0';) {
+        const char *end = strchr(p, ',');
+        size_t l = end != NULL ? (size_t)(end - p) : strlen(p);
+        if (l == gl && strncmp(p, game, l) == 0)
+            return true;
+        if (end == NULL)
+            break;
+        p = end + 1;
+    }
+    return false;
+}
+
+/*
+ * Parses one game's option list "OPT[+OPT...]" (NUL-terminated, modified in place) for rules r
+ * into *options and *units. Returns 0, or -EINVAL with the reason in err.
+ */
+static int trad_options_game(char *list, const shed_rules_t *r, unsigned *options, int *units,
+                             char *err, size_t errlen)
+{
+    const char *game = shed_rules_name(r);
+    char known[128];
+    trad_option_list(r, known, sizeof known);
+    *options = 0;
+    *units = 0;
+    if (*list == '\0') {
+        snprintf(err, errlen, "%s: no options after '=' (options: %s)", game, known);
+        return -EINVAL;
+    }
+    char *save = NULL;
+    for (char *tok = strtok_r(list, "+", &save); tok != NULL; tok = strtok_r(NULL, "+", &save)) {
+        char *colon = strchr(tok, ':');
+        if (colon != NULL)
+            *colon++ = '\0';
+        unsigned f = shed_option_from_name(tok);
+        if (f == 0 || (shed_rules_options(r) & f) == 0) {
+            snprintf(err, errlen, "%s: '%s' is not an option of %s (options: %s)", game, tok, game,
+                     known);
+            return -EINVAL;
+        }
+        if (*options & f) {
+            snprintf(err, errlen, "%s: option '%s' given twice", game, tok);
+            return -EINVAL;
+        }
+        *options |= f;
+        if (colon != NULL) {
+            char *end;
+            long u = strtol(colon, &end, 10);
+            if (f != SHED_OPT_RF_BOMB_PAYS || *colon == '\0' || *end != '\0' || u < 1 || u > 1000) {
+                snprintf(err, errlen,
+                         f != SHED_OPT_RF_BOMB_PAYS
+                             ? "%s: option '%s' takes no value"
+                             : "%s: '%s:' wants bomb units 1..1000 (e.g. bomb-pays:10)",
+                         game, tok);
+                return -EINVAL;
+            }
+            *units = (int)u;
+        }
+    }
+    if ((*options & SHED_OPT_RF_BOMB_PAYS) && *units == 0)
+        *units = SHED_BOMB_UNITS_DEFAULT;
+    return 0;
+}
+
+int trad_options_parse(const char *text, const char *games, trad_options_t *out, char *err,
+                       size_t errlen)
+{
+    trad_options_t o = {0};
+    char buf[512];
+    if (text == NULL)
+        text = "";
+    if (strlen(text) >= sizeof buf) {
+        snprintf(err, errlen, "too long (at most %zu characters)", sizeof buf - 1);
+        return -EINVAL;
+    }
+    snprintf(buf, sizeof buf, "%s", text);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        if (eq == NULL) {
+            snprintf(err, errlen, "'%s' is not GAME=OPTION[+OPTION...] (e.g. %s)", tok,
+                     "runfast=report-single+four-with-two,guandan=a-three-fails");
+            return -EINVAL;
+        }
+        *eq = '\0';
+        const shed_rules_t *r = shed_rules_find(tok);
+        if (r == NULL) {
+            snprintf(err, errlen, "unknown game '%s' (doudizhu, runfast, bigtwo, guandan)", tok);
+            return -EINVAL;
+        }
+        if (!trad_list_has(games, tok)) {
+            snprintf(err, errlen, "%s has options but is not served (--games %s)", tok, games);
+            return -EINVAL;
+        }
+        for (int i = 0; i < o.n; i++) {
+            if (o.game[i].rules == r) {
+                snprintf(err, errlen, "game '%s' given twice", tok);
+                return -EINVAL;
+            }
+        }
+        unsigned options;
+        int units;
+        if (trad_options_game(eq + 1, r, &options, &units, err, errlen) != 0)
+            return -EINVAL;
+        shed_config_t cfg = {
+            .base_stake = 1, .rake_permille = 0, .options = options, .bomb_units = units};
+        shed_game_t *g = shed_game_create(r, &cfg);
+        if (g == NULL) {
+            snprintf(err, errlen, "%s: the rules refuse this set of options", tok);
+            return -EINVAL;
+        }
+        shed_game_destroy(g);
+        o.game[o.n].rules = r;
+        o.game[o.n].options = options;
+        o.game[o.n].bomb_units = units;
+        o.n++;
+    }
+    if (out != NULL)
+        *out = o;
+    return 0;
+}
+
 /* ---- table: pushes and views ------------------------------------------------------------ */
 
 static int trad_table_humans(const trad_table_t *t)
@@ -362,6 +525,27 @@ static void trad_snapshot_levels(const trad_table_t *t, Croupier__SheddingState 
     }
 }
 
+/* The bomb units of the table's game (SHED_OPT_RF_BOMB_PAYS), from the engine's options. */
+static int trad_bomb_units(const trad_table_t *t)
+{
+    for (int i = 0; i < t->eng->opts.n; i++)
+        if (t->eng->opts.game[i].rules == t->rules)
+            return t->eng->opts.game[i].bomb_units;
+    return 0;
+}
+
+/* Fills a seat's own Deal with the table's rule options; names: room for 8 (outlives d). */
+static void trad_deal_options(const trad_table_t *t, Croupier__Deal *d, const char **names)
+{
+    unsigned o = shed_game_options(t->g);
+    d->n_rule_options = (size_t)trad_option_names(o, names, 8);
+    d->rule_options = (char **)names;
+    if (o & SHED_OPT_RF_BOMB_PAYS) {
+        d->has_bomb_units = true;
+        d->bomb_units = (uint32_t)trad_bomb_units(t);
+    }
+}
+
 /*
  * Answers a resume with the full state: the seats, the round, whose turn and how long is left,
  * and the shedding state as seat `seat` may see it (own hand only; the others' card counts;
@@ -377,6 +561,7 @@ static void trad_reply_snapshot(rt_desk_t *desk, trad_table_t *t, gs_request_t *
     uint8_t hand[SHED_MAX_CARDS], last[SHED_MAX_CARDS], kitty[SHED_MAX_CARDS];
     uint32_t left[SHED_MAX_SEATS];
     uint32_t team_levels[2];
+    const char *opt_names[8];
     char round_id[MONEY_ID_MAX + 1];
     s.desk_id = rt_desk_id(desk);
     s.your_seat = (uint32_t)seat;
@@ -433,6 +618,12 @@ static void trad_reply_snapshot(rt_desk_t *desk, trad_table_t *t, gs_request_t *
         st.has_multiplier = true;
         st.multiplier = 1u << (t->doublings > 20 ? 20 : t->doublings);
         trad_snapshot_levels(t, &st, team_levels);
+        st.n_rule_options = (size_t)trad_option_names(shed_game_options(t->g), opt_names, 8);
+        st.rule_options = (char **)opt_names;
+        if (shed_game_options(t->g) & SHED_OPT_RF_BOMB_PAYS) {
+            st.has_bomb_units = true;
+            st.bomb_units = (uint32_t)trad_bomb_units(t);
+        }
         s.state_case = CROUPIER__SNAPSHOT__STATE_SHEDDING;
         s.shedding = &st;
     }
@@ -1004,10 +1195,14 @@ static void trad_table_maybe_start(rt_desk_t *desk, trad_table_t *t)
     t->doublings = 0;
     t->last_play = (shed_set_t){{0, 0}};
     t->last_play_seat = -1;
-    shed_game_deal_secure(t->g);
+    if (t->rules == t->eng->test_deck_rules)
+        shed_game_deal_order(t->g, t->eng->test_deck, t->eng->test_deck_n, 0);
+    else
+        shed_game_deal_secure(t->g);
     trad_hist_begin(desk, t);
     char round_id[MONEY_ID_MAX + 1];
     trad_round_id(desk, t, round_id);
+    const char *opt_names[8];
     for (int i = 0; i < t->seats; i++) {
         if (!trad_seat_human(&t->seat[i]))
             continue;
@@ -1026,6 +1221,8 @@ static void trad_table_maybe_start(rt_desk_t *desk, trad_table_t *t)
                 d.cards.len = trad_set_wire(h, buf);
             }
             d.round_id = round_id;
+            if (k == i)
+                trad_deal_options(t, &d, opt_names);
             sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_DEAL;
             sm.deal = &d;
             trad_push(desk, t, i, &sm);
@@ -1482,6 +1679,12 @@ static int trad_table_open(trad_engine_t *eng, const shed_rules_t *rules, int64_
                            rt_desk_id_t *out)
 {
     shed_config_t cfg = {.base_stake = stake, .rake_permille = 0};
+    for (int i = 0; i < eng->opts.n; i++) {
+        if (eng->opts.game[i].rules == rules) {
+            cfg.options = eng->opts.game[i].options;
+            cfg.bomb_units = eng->opts.game[i].bomb_units;
+        }
+    }
     trad_table_t *t = xcalloc(1, sizeof *t);
     t->g = shed_game_create(rules, &cfg);
     if (t->g == NULL) {
@@ -1611,8 +1814,49 @@ static const gs_desk_ops_t trad_lobby_ops = {
 /* ---- engine ------------------------------------------------------------------------------ */
 
 /*
- * Creates the engine: parses --games (default: all four), reads the CROUPIER_TRAD_* settings
- * and opens the lobby desk. Returns 0 or -EINVAL (unknown game, logged) or a desk error.
+ * Reads CROUPIER_TRAD_TEST_DECK, "GAME:CARDS" with CARDS the game's whole deck as rank+suit
+ * pairs in deal order ("3s4h..."; one-deck games), for tests that need a known deal. Returns 0
+ * (also when unset) or -EINVAL (logged) when the text is no deck order of that game.
+ */
+static int trad_test_deck(trad_engine_t *eng)
+{
+    const char *v = getenv("CROUPIER_TRAD_TEST_DECK");
+    if (v == NULL)
+        return 0;
+    const char *colon = strchr(v, ':');
+    char game[16] = "";
+    if (colon != NULL && (size_t)(colon - v) < sizeof game)
+        memcpy(game, v, (size_t)(colon - v));
+    const shed_rules_t *r = colon != NULL ? trad_engine_game(eng, game) : NULL;
+    int n = 0;
+    bool ok = r != NULL;
+    for (const char *p = ok ? colon + 1 : ""; ok && *p != '\0'; p += 2) {
+        int rank = shed_rank_from_char(p[0]);
+        const char *su = p[1] != '\0' ? strchr(shed_suit_chars, p[1]) : NULL;
+        ok = rank >= 0 && rank < SHED_RANK_BJ && su != NULL && n < SHED_MAX_CARDS;
+        if (ok)
+            eng->test_deck[n++] = shed_card_make(0, rank, (int)(su - shed_suit_chars));
+    }
+    if (ok) {
+        shed_game_t *g = shed_game_create(r, NULL);
+        ok = g != NULL && shed_game_deal_order(g, eng->test_deck, n, 0) == 0;
+        shed_game_destroy(g);
+    }
+    if (!ok) {
+        log_emit(LOG_ERROR, "trad_bad_test_deck", "{s:s,s:s}", "value", v, "reason",
+                 "want GAME:CARDS, a served one-deck game's whole deck in deal order");
+        return -EINVAL;
+    }
+    eng->test_deck_rules = r;
+    eng->test_deck_n = n;
+    log_emit(LOG_WARN, "trad_test_deck_in_use", "{s:s}", "game", game);
+    return 0;
+}
+
+/*
+ * Creates the engine: parses --games (default: all four) and --trad-options (gs_config_t's
+ * engine_options), reads the CROUPIER_TRAD_* settings and opens the lobby desk. Returns 0 or
+ * -EINVAL (unknown game, bad options or test deck, logged) or a desk error.
  */
 static int trad_create(gs_t *gs, const char *games, void **out)
 {
@@ -1649,6 +1893,17 @@ static int trad_create(gs_t *gs, const char *games, void **out)
     eng->gap_ms = trad_env_int("CROUPIER_TRAD_GAP_MS", 1500, 0, 600000);
     eng->rake_permille = trad_env_int("CROUPIER_TRAD_RAKE_PERMILLE", 0, 0, 1000);
     eng->max_units_override = trad_env_int("CROUPIER_TRAD_MAX_UNITS", 0, 0, 1 << 20);
+    char err[256];
+    if (trad_options_parse(gs_engine_options(gs), games, &eng->opts, err, sizeof err) != 0) {
+        log_emit(LOG_ERROR, "engine_bad_trad_options", "{s:s,s:s}", "trad_options",
+                 gs_engine_options(gs), "reason", err);
+        free(eng);
+        return -EINVAL;
+    }
+    if (trad_test_deck(eng) != 0) {
+        free(eng);
+        return -EINVAL;
+    }
     const char *house = getenv("CROUPIER_TRAD_HOUSE");
     if (house == NULL || !money_valid_player(house))
         house = "house-traditional";
@@ -1661,9 +1916,10 @@ static int trad_create(gs_t *gs, const char *games, void **out)
         free(eng);
         return rc;
     }
-    log_emit(LOG_INFO, "trad_engine_ready", "{s:s,s:i,s:i,s:i,s:s}", "games", eng->games_text,
+    log_emit(LOG_INFO, "trad_engine_ready", "{s:s,s:i,s:i,s:i,s:s,s:s}", "games", eng->games_text,
              "turn_ms", eng->turn_ms, "bot_fill_ms", eng->bot_fill_ms, "rake_permille",
-             eng->rake_permille, "house", eng->house);
+             eng->rake_permille, "house", eng->house, "trad_options",
+             gs_engine_options(gs) != NULL ? gs_engine_options(gs) : "");
     *out = eng;
     return 0;
 }

@@ -29,6 +29,13 @@
  * (default "house-traditional"), which must be funded for bots to sit. A deal voided by the
  * drain bound only cashes the escrows out: the wallets are back where they were.
  *
+ * Rule options. croupier-game --trad-options (CROUPIER_TRAD_OPTIONS) switches rule options on
+ * per game, e.g. "runfast=report-single+four-with-two,guandan=a-three-fails" (trad_options_parse
+ * below; the options of docs/rules/runfast.md and guandan.md). Every table of that game is
+ * created with them, and clients learn them from the Deal of their own cards and from
+ * SheddingState in snapshots (rule_options, bomb_units). Server bots and trustee play move from
+ * the table's own game, so they follow them too.
+ *
  * Drain. stop_intake: the lobby leaves the pool (joins answered DRAINING), a table between
  * deals closes at once (escrows cashed out, TableClosing to the players, DeskClosing to the
  * gateway), a table in a deal finishes it and then closes; no table deals again.
@@ -37,6 +44,7 @@
 #define CROUPIER_TRAD_ENGINE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "gs.h"
@@ -69,5 +77,37 @@ int64_t trad_settle_cap(int64_t *delta, int seats, int64_t cap, int rake_permill
 
 /* The loss cap of a game in stake units (per-game default; see above). */
 int64_t trad_max_units(const char *game);
+
+/* Rule options of the games of one server (croupier-game --trad-options). */
+#define TRAD_OPTIONS_MAX_GAMES 4
+typedef struct {
+    int n;
+    struct {
+        const shed_rules_t *rules;
+        unsigned options; /* SHED_OPT_* of that rule set */
+        int bomb_units;   /* SHED_OPT_RF_BOMB_PAYS: units per bomb (0 without the option) */
+    } game[TRAD_OPTIONS_MAX_GAMES];
+} trad_options_t;
+
+/*
+ * Parses rule options per game: "GAME=OPT[+OPT...][,GAME=OPT...]", e.g.
+ * "runfast=report-single+four-with-two,guandan=a-three-fails"; OPT is an option name of that
+ * game's rule set (shed_option_from_name), and "bomb-pays" may carry its units as
+ * "bomb-pays:N" (1..1000; default SHED_BOMB_UNITS_DEFAULT). An empty text means no options.
+ * `games` is the --games list (comma-separated; NULL: all four): a game given options must be
+ * one of them. Each game's set is also checked by creating a game with it (shed_game_create).
+ * Returns 0 and *out (may be NULL: check only), or -EINVAL with one line saying what is wrong
+ * written to err (unknown game or option, an option of another game, a game or option given
+ * twice, bad units, a game not served).
+ */
+int trad_options_parse(const char *text, const char *games, trad_options_t *out, char *err,
+                       size_t errlen);
+
+/*
+ * Writes the option names of `options` (SHED_OPT_* bits) to names[] in a fixed order
+ * (report-single, four-with-two, four-with-three, bomb-pays, a-three-fails) and returns how
+ * many (at most cap). The strings are static.
+ */
+int trad_option_names(unsigned options, const char **names, int cap);
 
 #endif
