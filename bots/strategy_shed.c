@@ -22,6 +22,12 @@
  * to beat that holds a wild card can have several readings and the engine keeps the one it
  * read when the card was played; the bot reads the strongest, so it then answers only with a
  * bomb (a bomb beats every non-bomb reading, and a bomb reading is the strongest) or passes.
+ *
+ * Rule options: the table's options (SheddingState.rule_options and bomb_units, croupier-game
+ * --trad-options) are applied to the analysis game, which is created again when they change.
+ * Under Run Fast's "report single" the next seat's card count matters: when the snapshot says
+ * it holds one card, the position gives that seat one card the bot cannot see, so the legal
+ * singles are the bot's highest ones (and "must beat when able" follows from them).
  */
 #include <string.h>
 
@@ -55,7 +61,10 @@ typedef struct {
     uint32_t seat;
     int level;           /* Guandan: the level's core rank index, -1 when not known */
     bool tribute_return; /* Guandan, tribute phase: returning a card (else paying tribute) */
-    shed_game_t *g;      /* analysis game, created on first use */
+    unsigned options;    /* the table's SHED_OPT_* (from the snapshot) */
+    int bomb_units;      /* SHED_OPT_RF_BOMB_PAYS: units per bomb, 0 = the default */
+    uint32_t next_left;  /* cards held by the seat after ours (UINT32_MAX: not known) */
+    shed_game_t *g;      /* analysis game for `options`, created on first use */
 } st_shed_t;
 
 /* Core card (deck 0) of a wire code; SHED_CARD_NONE when no card. Same mapping as the engine
@@ -105,6 +114,30 @@ static int shed_bot_set(const uint8_t *codes, size_t n, int decks, shed_set_t av
     return 0;
 }
 
+/*
+ * Reads the table's rule options from a snapshot. A name this bot does not know, or one of
+ * another game, is logged and left out (the bot then plays the rules it knows).
+ */
+static void st_shed_read_options(st_shed_t *st, const Croupier__SheddingState *s)
+{
+    const shed_rules_t *rules = shed_rules_find(st->spec->game);
+    unsigned accepted = rules != NULL ? shed_rules_options(rules) : 0, o = 0;
+    for (size_t i = 0; i < s->n_rule_options; i++) {
+        unsigned f = shed_option_from_name(s->rule_options[i]);
+        if (f == 0 || (accepted & f) == 0) {
+            log_emit(LOG_WARN, "bot_shed_unknown_option", "{s:s,s:s}", "game", st->spec->game,
+                     "option", s->rule_options[i]);
+            continue;
+        }
+        o |= f;
+    }
+    st->options = o;
+    st->bomb_units = 0;
+    if ((o & SHED_OPT_RF_BOMB_PAYS) && s->has_bomb_units && s->bomb_units >= 1 &&
+        s->bomb_units <= 1000)
+        st->bomb_units = (int)s->bomb_units;
+}
+
 static void st_shed_on_seat(void *stp, const bot_seat_t *seat, const Croupier__Snapshot *snap)
 {
     st_shed_t *st = stp;
@@ -134,6 +167,9 @@ static void st_shed_on_seat(void *stp, const bot_seat_t *seat, const Croupier__S
                 : s->level == 2                                ? SHED_RANK_2
                                                                : (int)s->level - 3;
     st->tribute_return = s->has_tribute_return && s->tribute_return;
+    st_shed_read_options(st, s);
+    size_t next = s->n_cards_left > 0 ? (st->seat + 1) % s->n_cards_left : 0;
+    st->next_left = next < s->n_cards_left ? s->cards_left[next] : UINT32_MAX;
     st->my_turn = snap->has_turn_seat && snap->turn_seat == snap->your_seat;
     st->have_view = st->my_turn;
 }
@@ -180,15 +216,47 @@ static void shed_bot_cards(bot_move_t *out, shed_set_t cards)
     out->shedding.cards.len = n;
 }
 
-/* The private analysis game, created on first use; NULL when the game is unknown. */
+/* The private analysis game with the table's options, created on first use and again when the
+ * options change; NULL when the game is unknown. */
 static shed_game_t *st_shed_game(st_shed_t *st)
 {
+    if (st->g != NULL && shed_game_options(st->g) != st->options) {
+        shed_game_destroy(st->g);
+        st->g = NULL;
+    }
     if (st->g == NULL) {
         const shed_rules_t *rules = shed_rules_find(st->spec->game);
+        shed_config_t cfg = {.base_stake = 1,
+                             .rake_permille = 0,
+                             .options = st->options,
+                             .bomb_units =
+                                 (st->options & SHED_OPT_RF_BOMB_PAYS) ? st->bomb_units : 0};
         if (rules != NULL)
-            st->g = shed_game_create(rules, NULL);
+            st->g = shed_game_create(rules, &cfg);
     }
     return st->g;
+}
+
+/*
+ * Run Fast "report single": when the next seat holds one card, gives it one card of the deck
+ * that is neither in `hand` nor in `beat` (which one does not matter: only the count is read).
+ * Returns 0, or -1 when no card could be placed.
+ */
+static int st_shed_report_single(st_shed_t *st, shed_set_t hand, shed_set_t beat)
+{
+    if (!(st->options & SHED_OPT_RF_REPORT_SINGLE) || st->next_left != 1)
+        return 0;
+    int next = (int)(st->seat + 1) % shed_game_seats(st->g);
+    for (int c = 0; c < 64; c++) {
+        if (!shed_card_valid((shed_card_t)c) || shed_set_has(hand, (shed_card_t)c) ||
+            shed_set_has(beat, (shed_card_t)c))
+            continue;
+        shed_set_t one = {{0, 0}};
+        shed_set_add(&one, (shed_card_t)c);
+        if (shed_game_setup_hand(st->g, next, one) == 0)
+            return 0;
+    }
+    return -1;
 }
 
 /* Guandan: whether `cards` hold a wild card (a heart of the level rank). */
@@ -261,6 +329,8 @@ static int st_shed_play(st_shed_t *st, bot_rng_t *rng, bot_move_t *out)
                  ? shed_game_setup_level_position(st->g, (int)st->seat, hand, beat, st->level) != 0
                  : shed_game_setup_position(st->g, (int)st->seat, hand, beat) != 0)
         why = "position refused by the rules";
+    else if (st_shed_report_single(st, hand, beat) != 0)
+        why = "no card to give the next seat (report single)";
     if (why != NULL) {
         log_emit(LOG_WARN, "bot_shed_no_view", "{s:s,s:s,s:i,s:i,s:b}", "game", st->spec->game,
                  "why", why, "hand", (int)st->nhand, "to_beat", (int)st->nlast, "lead", lead);
