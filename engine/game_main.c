@@ -33,7 +33,6 @@
 #include "money_writer.h"
 #include "rconn.h"
 #include "registry.h"
-#include "trad_engine.h"
 
 #ifndef CROUPIER_VERSION
 #define CROUPIER_VERSION "dev"
@@ -431,11 +430,11 @@ int main(int argc, char **argv)
         return 2;
     }
     if (G.o.trad_options != NULL && G.o.trad_options[0] != '\0') {
-        if (G.engine != &trad_engine_ops) {
+        if (G.engine->check_options == NULL) {
             fprintf(stderr, "croupier-game: --trad-options: only for --engine traditional\n");
             return 2;
         }
-        if (trad_options_parse(G.o.trad_options, G.o.games, NULL, err, sizeof err) != 0) {
+        if (G.engine->check_options(G.o.trad_options, G.o.games, err, sizeof err) != 0) {
             fprintf(stderr, "croupier-game: --trad-options: %s\n", err);
             return 2;
         }

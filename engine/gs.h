@@ -109,6 +109,10 @@ typedef struct engine_ops {
     void (*stop_intake)(void *eng);
     /* Called after the runtime stopped (all desks destroyed). */
     void (*destroy)(void *eng);
+    /* Optional: checks the engine's rule options (gs_config_t.engine_options) against the
+     * --games list before anything starts; 0, or -1 with the reason in err. NULL: the engine
+     * takes no options. */
+    int (*check_options)(const char *options, const char *games, char *err, size_t errlen);
 } engine_ops_t;
 
 typedef struct gs_config {

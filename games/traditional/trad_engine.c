@@ -1950,6 +1950,12 @@ static void trad_destroy(void *e)
     free(e);
 }
 
+/* engine_ops_t.check_options: --trad-options checked at start (trad_options_parse). */
+static int trad_check_options(const char *options, const char *games, char *err, size_t errlen)
+{
+    return trad_options_parse(options, games, NULL, err, errlen) == 0 ? 0 : -1;
+}
+
 const engine_ops_t trad_engine_ops = {
     .name = "traditional",
     .engine = CROUPIER__ENGINE__ENGINE_TRADITIONAL,
@@ -1957,4 +1963,5 @@ const engine_ops_t trad_engine_ops = {
     .join = trad_join,
     .games = trad_games,
     .destroy = trad_destroy,
+    .check_options = trad_check_options,
 };
