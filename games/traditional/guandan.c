@@ -449,18 +449,23 @@ typedef struct {
     bool overflow;
 } gd_gen_t;
 
-/* Keeps candidate s when it classifies (as shed_game_apply() will) and beats. */
-static void gd_try(gd_gen_t *G, shed_set_t s)
+/* Keeps candidate s, read as c, when it beats the move to beat (or there is none). */
+static void gd_keep(gd_gen_t *G, shed_set_t s, const shed_combo_t *c)
 {
-    shed_combo_t c;
-    if (gd_classify(G->g, s, shed_set_eq(s, G->hand), &c) != 0)
-        return;
-    if (G->beat != NULL && !gd_beats(&c, G->beat))
+    if (G->beat != NULL && !gd_beats(c, G->beat))
         return;
     if (G->nkeep < GD_CAND_MAX)
         G->keep[G->nkeep++] = s;
     else
         G->overflow = true;
+}
+
+/* Keeps candidate s when it classifies (as shed_game_apply() will) and beats. */
+static void gd_try(gd_gen_t *G, shed_set_t s)
+{
+    shed_combo_t c;
+    if (gd_classify(G->g, s, shed_set_eq(s, G->hand), &c) == 0)
+        gd_keep(G, s, &c);
 }
 
 /* Keeps s, whose only reading is known (wild-free groups of one rank, jokers), when it beats:
@@ -472,12 +477,7 @@ static void gd_try_typed(gd_gen_t *G, shed_set_t s, int type, uint32_t key, int 
                       .rank = (uint8_t)(key & 15),
                       .len = 1,
                       .ncards = (uint8_t)n};
-    if (G->beat != NULL && !gd_beats(&c, G->beat))
-        return;
-    if (G->nkeep < GD_CAND_MAX)
-        G->keep[G->nkeep++] = s;
-    else
-        G->overflow = true;
+    gd_keep(G, s, &c);
 }
 
 /* Could a set of n cards answer the move to beat (same size, or a bomb)? */
