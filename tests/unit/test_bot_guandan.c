@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bot_shed_view.h"
 #include "bot_strategy.h"
 #include "shed_game.h"
 
@@ -159,22 +160,7 @@ static void bot_env_init(bot_env_t *e, int level, const uint8_t *hand, size_t nh
     ck_assert_ptr_nonnull(e->ops);
     e->st = calloc(1, e->ops->state_size);
     e->seat = (bot_seat_t){.player_id = 1, .desk_id = 9, .seat = 1, .game = "guandan"};
-    Croupier__Snapshot sn = CROUPIER__SNAPSHOT__INIT;
-    Croupier__SheddingState ss = CROUPIER__SHEDDING_STATE__INIT;
-    e->sn = sn;
-    e->ss = ss;
-    e->sn.desk_id = 9;
-    e->sn.your_seat = 1;
-    e->sn.game = "guandan";
-    e->sn.has_turn_seat = true;
-    e->sn.turn_seat = 1;
-    e->sn.state_case = CROUPIER__SNAPSHOT__STATE_SHEDDING;
-    e->sn.shedding = &e->ss;
-    e->ss.phase = CROUPIER__SHEDDING_PHASE__SHEDDING_PLAYING;
-    memcpy(e->hand, hand, nhand);
-    e->ss.has_hand = true;
-    e->ss.hand.data = e->hand;
-    e->ss.hand.len = nhand;
+    bot_shed_view_init(&e->sn, &e->ss, "guandan", e->hand, hand, nhand);
     if (level > 0) {
         e->ss.has_level = true;
         e->ss.level = (uint32_t)level;
@@ -183,12 +169,7 @@ static void bot_env_init(bot_env_t *e, int level, const uint8_t *hand, size_t nh
 
 static void bot_env_beat(bot_env_t *e, const uint8_t *cards, size_t n, uint32_t by)
 {
-    memcpy(e->last, cards, n);
-    e->ss.has_last_play = true;
-    e->ss.last_play.data = e->last;
-    e->ss.last_play.len = n;
-    e->ss.has_last_play_seat = true;
-    e->ss.last_play_seat = by;
+    bot_shed_view_beat(&e->ss, e->last, cards, n, by);
 }
 
 /* The bot's answer to the snapshot: 1 with *mv, 0 for nothing (new state each time). */

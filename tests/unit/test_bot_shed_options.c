@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bot_shed_view.h"
 #include "bot_strategy.h"
 #include "shed_game.h"
 
@@ -49,22 +50,7 @@ static void env_init(env_t *e, const uint8_t *hand, size_t nhand, uint32_t next_
     ck_assert_ptr_nonnull(e->ops);
     e->st = calloc(1, e->ops->state_size);
     e->seat = (bot_seat_t){.player_id = 1, .desk_id = 9, .seat = 1, .game = "runfast"};
-    Croupier__Snapshot sn = CROUPIER__SNAPSHOT__INIT;
-    Croupier__SheddingState ss = CROUPIER__SHEDDING_STATE__INIT;
-    e->sn = sn;
-    e->ss = ss;
-    e->sn.desk_id = 9;
-    e->sn.your_seat = 1;
-    e->sn.game = "runfast";
-    e->sn.has_turn_seat = true;
-    e->sn.turn_seat = 1;
-    e->sn.state_case = CROUPIER__SNAPSHOT__STATE_SHEDDING;
-    e->sn.shedding = &e->ss;
-    e->ss.phase = CROUPIER__SHEDDING_PHASE__SHEDDING_PLAYING;
-    memcpy(e->hand, hand, nhand);
-    e->ss.has_hand = true;
-    e->ss.hand.data = e->hand;
-    e->ss.hand.len = nhand;
+    bot_shed_view_init(&e->sn, &e->ss, "runfast", e->hand, hand, nhand);
     e->left[0] = 9;
     e->left[1] = (uint32_t)nhand;
     e->left[2] = next_left;
@@ -74,12 +60,7 @@ static void env_init(env_t *e, const uint8_t *hand, size_t nhand, uint32_t next_
 
 static void env_beat(env_t *e, const uint8_t *cards, size_t n)
 {
-    memcpy(e->last, cards, n);
-    e->ss.has_last_play = true;
-    e->ss.last_play.data = e->last;
-    e->ss.last_play.len = n;
-    e->ss.has_last_play_seat = true;
-    e->ss.last_play_seat = 0;
+    bot_shed_view_beat(&e->ss, e->last, cards, n, 0);
 }
 
 static void env_options(env_t *e, const char *a, const char *b)
