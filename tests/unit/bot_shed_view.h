@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "bot_strategy.h"
 #include "client.pb-c.h"
 
 /*
@@ -48,6 +49,25 @@ static inline void bot_shed_view_beat(Croupier__SheddingState *ss, uint8_t *last
     ss->last_play.len = n;
     ss->has_last_play_seat = true;
     ss->last_play_seat = by;
+}
+
+/*
+ * The bot's answer to the view: a fresh strategy state in st (the old one freed, as after a
+ * Resume), seated with sn, then decide() with an rng from seed. Returns decide()'s result (1
+ * with *mv, 0 for nothing).
+ */
+static inline int bot_shed_view_decide(const bot_strategy_ops_t *ops, void *st,
+                                       const bot_seat_t *seat, const Croupier__Snapshot *sn,
+                                       uint64_t seed, bot_move_t *mv)
+{
+    if (ops->free_state)
+        ops->free_state(st);
+    memset(st, 0, ops->state_size);
+    ops->on_seat(st, seat, sn);
+    bot_rng_t rng = {.s = seed * 0x9E3779B97F4A7C15ULL + 1};
+    bot_move_init(mv);
+    int delay = 0;
+    return ops->decide(st, seat, &rng, mv, &delay);
 }
 
 #endif

@@ -175,14 +175,7 @@ static void bot_env_beat(bot_env_t *e, const uint8_t *cards, size_t n, uint32_t 
 /* The bot's answer to the snapshot: 1 with *mv, 0 for nothing (new state each time). */
 static int bot_env_decide(bot_env_t *e, uint64_t seed, bot_move_t *mv)
 {
-    if (e->ops->free_state)
-        e->ops->free_state(e->st);
-    memset(e->st, 0, e->ops->state_size);
-    e->ops->on_seat(e->st, &e->seat, &e->sn);
-    bot_rng_t rng = {.s = seed * 0x9E3779B97F4A7C15ULL + 1};
-    bot_move_init(mv);
-    int delay = 0;
-    return e->ops->decide(e->st, &e->seat, &rng, mv, &delay);
+    return bot_shed_view_decide(e->ops, e->st, &e->seat, &e->sn, seed, mv);
 }
 
 static void bot_env_free(bot_env_t *e)

@@ -76,14 +76,7 @@ static void env_options(env_t *e, const char *a, const char *b)
 /* The bot's answer: 1 with *mv (new strategy state each time, as after a Resume). */
 static int env_decide(env_t *e, uint64_t seed, bot_move_t *mv)
 {
-    if (e->ops->free_state)
-        e->ops->free_state(e->st);
-    memset(e->st, 0, e->ops->state_size);
-    e->ops->on_seat(e->st, &e->seat, &e->sn);
-    bot_rng_t rng = {.s = seed * 0x9E3779B97F4A7C15ULL + 1};
-    bot_move_init(mv);
-    int delay = 0;
-    return e->ops->decide(e->st, &e->seat, &rng, mv, &delay);
+    return bot_shed_view_decide(e->ops, e->st, &e->seat, &e->sn, seed, mv);
 }
 
 static void env_free(env_t *e)
