@@ -5,8 +5,8 @@
  * may start the drain or read it. Everything evhttp lives on the HTTP thread: its event_base,
  * the evhttp object (created, bound and freed there) and the list of waiting /drain/wait
  * requests. Other threads reach it only through event_active() on events of that base
- * (notify, stop), which is safe because evthread_use_pthreads() is in force before the base
- * is created.
+ * (notify, stop), which is safe because evthreads_enable() has turned libevent's locking on
+ * before the base is created.
  */
 #include "drain.h"
 
@@ -23,14 +23,15 @@
 #include <sys/socket.h>
 
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
-#include <event2/thread.h>
 
 #include <jansson.h>
 
 #include "clock.h"
+#include "evthreads.h"
 #include "log.h"
 #include "xmalloc.h"
 
@@ -626,6 +627,22 @@ static void drain_http_cb(struct evhttp_request *req, void *arg)
     }
 }
 
+/*
+ * The bufferevent of each accepted connection. libevent 2.1's evhttp otherwise makes one that
+ * does not own the descriptor and closes the descriptor itself in evhttp_connection_free(),
+ * while the bufferevent, still referenced by the callback that freed the connection, has not
+ * yet taken it out of epoll: every connection the server closed (HTTP/1.0, errors, resets)
+ * ended with an EPOLL_CTL_DEL on a closed number that another thread may have been given in
+ * between. A bufferevent that owns the descriptor closes it from its finalizer, after its
+ * events are gone; evhttp then skips its own close (evhttp_connection_reset_() still closes
+ * and clears the descriptor first, so it is never closed twice).
+ */
+static struct bufferevent *drain_conn_bev(struct event_base *base, void *arg)
+{
+    (void)arg;
+    return bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+}
+
 /* Creates the base, events and evhttp on the HTTP thread and binds. Returns 0 or -errno. */
 static int drain_http_setup(drain_t *d)
 {
@@ -650,6 +667,7 @@ static int drain_http_setup(drain_t *d)
                                             EVHTTP_REQ_OPTIONS | EVHTTP_REQ_TRACE |
                                             EVHTTP_REQ_CONNECT | EVHTTP_REQ_PATCH);
     evhttp_set_gencb(d->http, drain_http_cb, d);
+    evhttp_set_bevcb(d->http, drain_conn_bev, NULL);
     struct evhttp_bound_socket *bs =
         evhttp_bind_socket_with_handle(d->http, d->cfg.listen.host, (uint16_t)d->cfg.listen.port);
     if (bs == NULL) {
@@ -716,7 +734,7 @@ int drain_serve(drain_t *d)
 {
     if (d->thread_started)
         return -EALREADY;
-    evthread_use_pthreads();
+    evthreads_enable();
     d->serve_rc = 1;
     int rc = pthread_create(&d->thread, NULL, drain_thread_main, d);
     if (rc != 0)

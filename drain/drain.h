@@ -161,7 +161,7 @@ typedef void (*drain_exit_done_cb)(drain_exit_t *x, drain_exit_reason_t reason, 
                                    void *arg);
 
 /*
- * Creates the exit machine on base (the owner's main loop; evthread_use_pthreads() must have
+ * Creates the exit machine on base (the owner's main loop; evthreads_enable() must have
  * been called before the base was created). Nothing happens until drain_exit_begin or a watched
  * signal. The shell must outlive x. Returns NULL only on a libevent failure.
  */

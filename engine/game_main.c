@@ -18,7 +18,6 @@
 
 #include <arpa/inet.h>
 #include <event2/event.h>
-#include <event2/thread.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 
@@ -26,6 +25,7 @@
 #include "config.h"
 #include "drain.h"
 #include "engines.h"
+#include "evthreads.h"
 #include "gs.h"
 #include "lease.h"
 #include "log.h"
@@ -443,7 +443,7 @@ int main(int argc, char **argv)
         G.o.service = G.engine->name;
 
     signal(SIGPIPE, SIG_IGN);
-    evthread_use_pthreads();
+    evthreads_enable();
     G.base = event_base_new();
     G.metrics = metrics_create();
 

@@ -30,7 +30,6 @@
 
 #include <errno.h>
 #include <event2/event.h>
-#include <event2/thread.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -39,6 +38,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "evthreads.h"
 #include "log.h"
 #include "xmalloc.h"
 
@@ -152,13 +152,6 @@ struct rt {
 };
 
 static _Thread_local rt_worker_t *tls_worker;
-static pthread_once_t rt_evthread_once = PTHREAD_ONCE_INIT;
-static int rt_evthread_rc;
-
-static void rt_evthread_init(void)
-{
-    rt_evthread_rc = evthread_use_pthreads();
-}
 
 /* ---- small containers --------------------------------------------------------------------- */
 
@@ -1072,8 +1065,7 @@ int rt_create(unsigned workers, rt_t **out)
 {
     if (!out || workers == 0 || workers > RT_MAX_WORKERS)
         return -EINVAL;
-    pthread_once(&rt_evthread_once, rt_evthread_init);
-    if (rt_evthread_rc < 0)
+    if (evthreads_enable() < 0)
         return -ENOSYS;
     rt_t *rt = xcalloc(1, sizeof(*rt));
     rt->nworkers = workers;

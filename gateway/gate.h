@@ -74,7 +74,7 @@ typedef enum {
 typedef struct gate gate_t;
 
 typedef struct {
-    struct event_base *base; /* the main loop (evthread_use_pthreads() before creating it) */
+    struct event_base *base; /* the main loop (evthreads_enable() before creating it) */
     config_addr_t listen;    /* client listener; port 0 picks a free port */
     const char *advertise;   /* address published in the gateway entry; NULL = listen */
     config_addr_t redis;

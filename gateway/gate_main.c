@@ -12,11 +12,11 @@
 #include <unistd.h>
 
 #include <event2/event.h>
-#include <event2/thread.h>
 
 #include "clock.h"
 #include "config.h"
 #include "drain.h"
+#include "evthreads.h"
 #include "gate.h"
 #include "log.h"
 #include "metrics.h"
@@ -215,7 +215,7 @@ int main(int argc, char **argv)
     }
 
     signal(SIGPIPE, SIG_IGN);
-    evthread_use_pthreads();
+    evthreads_enable();
     /* The changelist lets gate.c's end-of-iteration flush write a client's or a link's output
      * directly without the kernel hearing of the write event libevent adds and it removes in the
      * same iteration (no epoll_ctl per frame). No descriptor is ever dup()ed here, which is the

@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <event2/event.h>
-#include <event2/thread.h>
 #include <hiredis/hiredis.h>
 #include <pthread.h>
 #include <signal.h>
@@ -13,6 +12,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "evthreads.h"
 #include "log.h"
 #include "rconn.h"
 #include "xmalloc.h"
@@ -510,7 +510,7 @@ money_writer_t *money_writer_create(const money_writer_config_t *cfg)
     pthread_cond_init(&w->drained, &ca);
     pthread_condattr_destroy(&ca);
 
-    if (evthread_use_pthreads() != 0)
+    if (evthreads_enable() != 0)
         goto fail_base;
     w->base = event_base_new();
     if (w->base == NULL)

@@ -14,10 +14,10 @@
 #include <stdlib.h>
 
 #include <event2/event.h>
-#include <event2/thread.h>
 
 #include "config.h"
 #include "drain.h"
+#include "evthreads.h"
 #include "log.h"
 
 static _Atomic long human;
@@ -94,7 +94,7 @@ int main(int argc, char **argv)
     }
     log_set_process("drain_test_server");
     atomic_store(&human, human_start);
-    evthread_use_pthreads();
+    evthreads_enable();
     base = event_base_new();
     drain_config_t c = {
         .human_desks = test_human_desks,

@@ -5,6 +5,7 @@
  */
 #include <arpa/inet.h>
 #include <check.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -489,6 +491,120 @@ START_TEST(test_drain_http_oversized_request_is_refused_and_server_survives)
 }
 END_TEST
 
+/*
+ * HTTP/1.0 clients, which the server closes once the reply is written, and clients that reset
+ * the connection right after sending a request, while other threads of the
+ * process open and close sockets (as the game's Redis connections do). libevent 2.1's evhttp
+ * closed such a connection's descriptor before the bufferevent holding it had removed it from
+ * epoll, so the HTTP thread issued EPOLL_CTL_DEL on a closed number, one that another thread
+ * may have been given in between (ThreadSanitizer reports that as a race on the descriptor).
+ *
+ * This test binary interposes epoll_ctl (libevent calls it through the PLT) and counts every
+ * EPOLL_CTL_DEL that finds the descriptor closed (EBADF) or no longer the one registered
+ * (ENOENT): there must be none. It also checks that no descriptor is left open and the server
+ * still answers.
+ */
+static _Atomic long stale_epoll_del;
+
+int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
+{
+    static int (*_Atomic real)(int, int, int, struct epoll_event *);
+    int (*f)(int, int, int, struct epoll_event *) = atomic_load(&real);
+    if (f == NULL) {
+        *(void **)&f = dlsym(RTLD_NEXT, "epoll_ctl");
+        atomic_store(&real, f);
+    }
+    int rc = f(epfd, op, fd, ev);
+    if (rc == -1 && op == EPOLL_CTL_DEL && (errno == EBADF || errno == ENOENT))
+        atomic_fetch_add(&stale_epoll_del, 1);
+    return rc;
+}
+
+typedef struct {
+    _Atomic bool stop;
+    long opened;
+} churn_t;
+
+static void *churn_main(void *arg)
+{
+    churn_t *c = arg;
+    while (!atomic_load(&c->stop)) {
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd >= 0) {
+            c->opened++;
+            close(fd);
+        }
+        usleep(50); /* never starve the client loop (valgrind runs one thread at a time) */
+    }
+    return NULL;
+}
+
+static int open_fds(void)
+{
+    int n = 0;
+    for (int fd = 0; fd < 4096; fd++)
+        if (fcntl(fd, F_GETFD) != -1)
+            n++;
+    return n;
+}
+
+/* Sends one request and resets the connection without reading the reply. */
+static void request_and_reset(int port, const char *path)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ck_assert_int_ge(fd, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+    char req[128];
+    int n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", path);
+    ck_assert_int_eq(write(fd, req, (size_t)n), n);
+    struct linger lg = {.l_onoff = 1, .l_linger = 0};
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+    close(fd);
+}
+
+START_TEST(test_drain_http_clients_resetting_mid_reply_leave_no_descriptor_behind)
+{
+    engine_t e = {.human = 1, .ready = true};
+    drain_config_t c = test_config(&e);
+    drain_t *d = start_shell(&c);
+    ck_assert_int_eq(get(d, "/readyz", NULL), 200);
+    int before = open_fds();
+    churn_t ch = {0};
+    pthread_t t;
+    pthread_create(&t, NULL, churn_main, &ch);
+    const char *paths[] = {"/readyz", "/healthz", "/drain/status", "/metrics"};
+    long long end = ts_now_ms() + 3000;
+    int sent = 0;
+    for (; sent < 3000 && ts_now_ms() < end; sent++) {
+        if (sent % 2 == 0)
+            request_and_reset(drain_port(d), paths[sent / 2 % 4]);
+        else /* HTTP/1.0: the server closes the connection once the reply is written */
+            ck_assert_int_gt(get(d, paths[sent / 2 % 4], NULL), 0);
+    }
+    atomic_store(&ch.stop, true);
+    pthread_join(t, NULL);
+    ck_assert_int_gt(sent, 100);
+    ck_assert_int_gt(ch.opened, 0);
+    /* The server still answers, and every connection it accepted is closed again. */
+    ck_assert_int_eq(get(d, "/readyz", NULL), 200);
+    int after = -1;
+    for (int i = 0; i < 200; i++) {
+        after = open_fds();
+        if (after <= before)
+            break;
+        ts_sleep_ms(10);
+    }
+    ck_assert_msg(after <= before, "%d descriptors open before, %d after %d requests", before,
+                  after, sent);
+    ck_assert_msg(atomic_load(&stale_epoll_del) == 0,
+                  "%ld epoll_ctl(DEL) calls on a closed descriptor in %d requests",
+                  atomic_load(&stale_epoll_del), sent);
+    drain_destroy(d);
+}
+END_TEST
+
 /* ---- /drain/wait ---- */
 
 typedef struct {
@@ -678,6 +794,7 @@ int main(void)
     tcase_add_test(tc, test_drain_serve_reports_port_in_use);
     tcase_add_test(tc, test_drain_http_ipv6_loopback_is_allowed_and_allow_list_applies);
     tcase_add_test(tc, test_drain_http_oversized_request_is_refused_and_server_survives);
+    tcase_add_test(tc, test_drain_http_clients_resetting_mid_reply_leave_no_descriptor_behind);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("wait");

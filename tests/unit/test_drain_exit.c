@@ -14,9 +14,9 @@
 #include <unistd.h>
 
 #include <event2/event.h>
-#include <event2/thread.h>
 
 #include "drain.h"
+#include "evthreads.h"
 #include "log.h"
 #include "support.h"
 
@@ -144,7 +144,7 @@ typedef struct {
 
 static void rig_start(exit_rig_t *r, owner_t *o, engine_t *e, int max_seconds)
 {
-    evthread_use_pthreads();
+    evthreads_enable();
     snprintf(r->log_path, sizeof r->log_path, "/tmp/test_drain_log_XXXXXX");
     r->log_fd = mkstemp(r->log_path);
     ck_assert_int_ge(r->log_fd, 0);
