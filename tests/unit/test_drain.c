@@ -506,12 +506,20 @@ END_TEST
  */
 static _Atomic long stale_epoll_del;
 
+/* ThreadSanitizer's own epoll_ctl wrapper (it models the ordering through epoll): this
+ * definition replaces it, so it is called when present. Other builds go to libc. */
+extern int __interceptor_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
+    __attribute__((weak));
+
 int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 {
     static int (*_Atomic real)(int, int, int, struct epoll_event *);
     int (*f)(int, int, int, struct epoll_event *) = atomic_load(&real);
     if (f == NULL) {
-        *(void **)&f = dlsym(RTLD_NEXT, "epoll_ctl");
+        if (__interceptor_epoll_ctl != NULL)
+            f = __interceptor_epoll_ctl;
+        else
+            *(void **)&f = dlsym(RTLD_NEXT, "epoll_ctl");
         atomic_store(&real, f);
     }
     int rc = f(epfd, op, fd, ev);
