@@ -19,6 +19,7 @@ typedef struct {
     uint64_t desk;
     int64_t since_ms;
     char rid[BOOK_RID_MAX + 1]; /* "" = anonymous */
+    bool away; /* the connection was lost; no Snapshot or Joined since (bot_book_seated) */
 } book_round_t;
 
 typedef struct {
@@ -47,6 +48,8 @@ struct bot_book {
     bot_book_rounds_t rounds;
     book_ids_t ids;
     json_t *torn_list;
+    char **unseen; /* ids of the rounds that ended unseen (bot_book_write_round_ids) */
+    size_t nunseen, capunseen;
     bool finished;
 };
 
@@ -99,6 +102,9 @@ void bot_book_destroy(bot_book_t *b)
     free(b->lat);
     free(b->open);
     json_decref(b->torn_list);
+    for (size_t i = 0; i < b->nunseen; i++)
+        free(b->unseen[i]);
+    free(b->unseen);
     free(b);
 }
 
@@ -173,6 +179,21 @@ static void book_torn(bot_book_t *b, uint32_t bot, const char *why)
     r->open = false;
 }
 
+/* The bot's open round ended while it was away: counted apart, its id kept for the harness. */
+static void book_unseen(bot_book_t *b, uint32_t bot)
+{
+    book_round_t *r = &b->open[bot];
+    b->rounds.ended_unseen++;
+    if (r->rid[0] != '\0') {
+        if (b->nunseen == b->capunseen) {
+            b->capunseen = b->capunseen ? b->capunseen * 2 : 16;
+            b->unseen = xreallocarray(b->unseen, b->capunseen, sizeof *b->unseen);
+        }
+        b->unseen[b->nunseen++] = xstrdup(r->rid);
+    }
+    r->open = false;
+}
+
 static void book_open(bot_book_t *b, uint32_t bot, uint64_t desk, const char *rid, int64_t now)
 {
     book_round_t *r = &b->open[bot];
@@ -199,9 +220,12 @@ void bot_book_round_started(bot_book_t *b, uint32_t bot, uint64_t desk, const ch
                 return;
             }
         }
-        book_torn(b, bot,
-                  desk == r->desk ? "next round started before its end"
-                                  : "round at another desk started before its end");
+        if (r->away)
+            book_unseen(b, bot); /* it ended while the bot was disconnected */
+        else
+            book_torn(b, bot,
+                      desk == r->desk ? "next round started before its end"
+                                      : "round at another desk started before its end");
     }
     book_open(b, bot, desk, round_id, now_ms);
 }
@@ -217,6 +241,8 @@ void bot_book_round_ended(bot_book_t *b, uint32_t bot, uint64_t desk, const char
     if (r->open) {
         if (r->desk == desk && (r->rid[0] == '\0' || book_same_id(r->rid, round_id)))
             r->open = false;
+        else if (r->away)
+            book_unseen(b, bot); /* events reach a reconnected bot before its Snapshot */
         else
             book_torn(b, bot, "another round ended first");
     }
@@ -244,6 +270,7 @@ void bot_book_seated(bot_book_t *b, uint32_t bot, uint64_t desk, bool after_disc
     if (bot >= b->nbots)
         return;
     book_round_t *r = &b->open[bot];
+    r->away = false;
     if (!r->open)
         return;
     bool still = false;
@@ -260,11 +287,16 @@ void bot_book_seated(bot_book_t *b, uint32_t bot, uint64_t desk, bool after_disc
         return;
     }
     if (after_disconnect) {
-        b->rounds.ended_unseen++;
-        r->open = false;
+        book_unseen(b, bot);
         return;
     }
     book_torn(b, bot, r->desk == desk ? "snapshot shows the round gone" : "moved mid-round");
+}
+
+void bot_book_disconnected(bot_book_t *b, uint32_t bot)
+{
+    if (bot < b->nbots)
+        b->open[bot].away = true;
 }
 
 bool bot_book_round_open(const bot_book_t *b, uint32_t bot)
@@ -478,5 +510,7 @@ size_t bot_book_write_round_ids(const bot_book_t *b, FILE *f)
             n++;
         }
     }
+    for (size_t i = 0; i < b->nunseen; i++, n++)
+        fprintf(f, "%s unseen\n", b->unseen[i]);
     return n;
 }

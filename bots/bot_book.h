@@ -15,8 +15,11 @@
  *     (bot_book_finish) with the round still open.
  *   * It ended *unseen* when the bot lost its connection while it was open and, after the
  *     reconnect, the Resume snapshot shows the round is no longer running (the protocol does not
- *     replay events missed while disconnected). These are counted apart, never as torn, and
- *     only for disconnects; the harness checks such rounds against Redis.
+ *     replay events missed while disconnected), or, before that snapshot, an event of a later
+ *     round arrives (pushes follow a player's newest request at once, so they can reach the
+ *     new connection ahead of the Resume's answer). These are counted apart, never as torn,
+ *     and only for disconnects; their ids go to the round-id file, and the harness checks each
+ *     against Redis.
  *
  * Distinct rounds (by round id, over all bots) are counted too, and their ids can be written to
  * a file for reconciliation against the settlements in Redis.
@@ -98,6 +101,12 @@ void bot_book_round_ended(bot_book_t *b, uint32_t bot, uint64_t desk, const char
  */
 void bot_book_seated(bot_book_t *b, uint32_t bot, uint64_t desk, bool after_disconnect,
                      bool snapshot_says_round, const char *snapshot_round_id, int64_t now_ms);
+/*
+ * Bot `bot` lost its connection while seated. Until its next bot_book_seated (the Resume
+ * snapshot, or a Joined), a RoundEnd or Deal of another round ends its open round as unseen
+ * instead of torn.
+ */
+void bot_book_disconnected(bot_book_t *b, uint32_t bot);
 /* Whether the bot has an open round. */
 bool bot_book_round_open(const bot_book_t *b, uint32_t bot);
 /* Ends the run: every round still open is torn. Idempotent. */
@@ -139,7 +148,8 @@ json_t *bot_book_report(bot_book_t *b, json_t *meta);
 /* Writes the report to path (pretty, atomically via a temp file + rename). 0 or -errno. */
 int bot_book_write_report(bot_book_t *b, json_t *meta, const char *path);
 /* Writes every distinct round id seen to end, one a line: "<round_id> finished|voided|nomoney"
- * (see bot_round_outcome_t). Returns how many lines. */
+ * (see bot_round_outcome_t), then the id of every round that ended unseen: "<round_id> unseen"
+ * (an id may appear on both kinds of line). Returns how many lines. */
 size_t bot_book_write_round_ids(const bot_book_t *b, FILE *f);
 
 #endif

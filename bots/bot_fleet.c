@@ -831,8 +831,10 @@ static void bot_drop(bot_t *b, const char *why, bool expected)
         b->action_abandoned = true;
     bot_req_clear(b);
     b->rq_newtries = 0;
-    if (b->has_seat)
+    if (b->has_seat) {
         b->lost_connection = true;
+        bot_book_disconnected(b->f->cfg.book, b->idx);
+    }
     bool goaway = b->goaway;
     b->goaway = false;
     if (b->st == BS_DONE || (b->st == BS_LEFT && !bot_book_round_open(b->f->cfg.book, b->idx)) ||

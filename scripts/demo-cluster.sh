@@ -508,6 +508,9 @@ MONEY1=$(money_now)
 i=0
 while IFS=$'\t' read -r g eng n base; do
     read -r fin missing void settled <<<"$(e2e_rounds_check "$OUT/rounds-$g.txt")"
+    read -r unseen unaccounted <<<"$(e2e_unseen_check "$OUT/rounds-$g.txt")"
+    [ "$unaccounted" -eq 0 ] ||
+        E2E_FAILURES+=("$g: $unaccounted of $unseen rounds that ended while a bot reconnected were never finished")
     printf 'group\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$g" "$eng" "$n" "${BOT_STATUS[$i]}" \
         "$fin" "$missing" "$void" "$settled" >>"$OUT/final.tsv"
     i=$((i + 1))

@@ -128,6 +128,8 @@ for g in $GAMES; do
         e2e_redis >"$E2E_DIR/vexists-$g.txt"
     settled=$(grep -c '^1$' "$E2E_DIR/vexists-$g.txt")
     check "$g: no voided round settled ($settled)" test "$settled" -eq 0
+    read -r unseen unaccounted <<<"$(e2e_unseen_check "$E2E_DIR/rounds-$g.txt")"
+    check "$g: every round that ended while its bot reconnected was finished ($unseen rounds, $unaccounted not)" test "$unaccounted" -eq 0
 done
 if [ $fail -ne 0 ]; then
     e2e_log "logs kept in $E2E_DIR"

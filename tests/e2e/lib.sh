@@ -308,6 +308,24 @@ e2e_rounds_check() {
     echo "$fin $missing $void $settled"
 }
 
+# e2e_unseen_check ROUNDS_FILE: the rounds a bot had open when it lost its connection and that
+# ended while it was away ("ID unseen" lines of the --rounds-file). Prints "UNSEEN UNACCOUNTED":
+# distinct such rounds, and how many of them have no settle record and were not seen by any bot
+# to end voided or without money. UNACCOUNTED must be 0: the server finished every such round.
+e2e_unseen_check() {
+    local unseen=0 bad=0
+    if [ -s "$1" ]; then
+        unseen=$(awk '$2 == "unseen" { print $1 }' "$1" | sort -u | wc -l)
+        if [ "$unseen" -gt 0 ]; then
+            bad=$(awk '$2 == "unseen" { u[$1] = 1 }
+                       $2 == "voided" || $2 == "nomoney" { ok[$1] = 1 }
+                       END { for (id in u) if (!(id in ok)) print id }' "$1" |
+                sed 's/^/EXISTS {croupier:money}:round:/' | e2e_redis | grep -vc '^1$')
+        fi
+    fi
+    echo "$unseen $bad"
+}
+
 # e2e_stop_pids SECONDS PID...: SIGTERM each, wait up to SECONDS for all to exit, SIGKILL the
 # rest; reaps those that are children of this shell. Prints how many needed SIGKILL.
 e2e_stop_pids() {

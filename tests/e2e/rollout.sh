@@ -324,6 +324,8 @@ for g in "${!BOT_PID[@]}"; do
         e2e_redis >"$E2E_DIR/voided-exists-$g.txt"
     settled=$(grep -c '^1$' "$E2E_DIR/voided-exists-$g.txt")
     check "$g: no voided round was settled ($(wc -l <"$E2E_DIR/voided-exists-$g.txt") voided, $settled settled)" test "$settled" -eq 0
+    read -r unseen unaccounted <<<"$(e2e_unseen_check "$E2E_DIR/rounds-$g.txt")"
+    check "$g: every round that ended while its bot reconnected was finished ($unseen rounds, $unaccounted not)" test "$unaccounted" -eq 0
 done
 records=$(e2e_redis --scan --pattern '{croupier:money}:round:*' | wc -l)
 echo "settle records in Redis: $records (one per round id: the key is the id)" >>"$E2E_DIR/checks.txt"

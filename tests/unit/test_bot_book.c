@@ -164,6 +164,62 @@ START_TEST(test_book_round_over_after_reconnect_is_unseen_not_torn)
 }
 END_TEST
 
+/* The lines bot_book_write_round_ids writes, in one string (caller frees). */
+static char *round_id_lines(const bot_book_t *b)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ck_assert_ptr_nonnull(f);
+    bot_book_write_round_ids(b, f);
+    fclose(f);
+    return buf;
+}
+
+/*
+ * After a reconnect, pushes follow the player's newest request at once, so a RoundEnd or a Deal
+ * of a later round can reach the bot before its Resume snapshot: its open round ended while it
+ * was away (unseen, id listed for the harness), not torn. Connected, the same is torn.
+ */
+START_TEST(test_book_later_round_before_the_snapshot_after_reconnect_is_unseen)
+{
+    bot_book_t *b = bot_book_create(2);
+    bot_book_round_started(b, 0, 4, "1:1:4:23", 0);
+    bot_book_disconnected(b, 0);
+    bot_book_round_ended(b, 0, 4, "1:1:4:24", BOT_ROUND_FINISHED, 1);
+    ck_assert(!bot_book_round_open(b, 0));
+    bot_book_round_started(b, 1, 4, "1:1:4:23", 0);
+    bot_book_disconnected(b, 1);
+    bot_book_round_started(b, 1, 4, "1:1:4:25", 1); /* dealt in by an action sent before */
+    ck_assert(bot_book_round_open(b, 1));
+    bot_book_rounds_t r = rounds(b);
+    ck_assert_uint_eq(r.torn, 0);
+    ck_assert_uint_eq(r.ended_unseen, 2);
+    char *lines = round_id_lines(b);
+    ck_assert_msg(strstr(lines, "1:1:4:23 unseen\n") != NULL, "%s", lines);
+    ck_assert_msg(strstr(lines, "1:1:4:24 finished\n") != NULL, "%s", lines);
+    free(lines);
+    /* the snapshot ends the away time: the same sequence is torn again */
+    bot_book_seated(b, 1, 4, true, true, "1:1:4:25", 2);
+    bot_book_round_ended(b, 1, 4, "1:1:4:26", BOT_ROUND_FINISHED, 3);
+    ck_assert_uint_eq(rounds(b).torn, 1);
+    bot_book_destroy(b);
+}
+END_TEST
+
+START_TEST(test_book_round_over_after_reconnect_lists_its_id_as_unseen)
+{
+    bot_book_t *b = bot_book_create(1);
+    bot_book_round_started(b, 0, 4, "1:1:4:1", 0);
+    bot_book_disconnected(b, 0);
+    bot_book_seated(b, 0, 4, true, true, "1:1:4:2", 1);
+    char *lines = round_id_lines(b);
+    ck_assert_str_eq(lines, "1:1:4:1 unseen\n");
+    free(lines);
+    bot_book_destroy(b);
+}
+END_TEST
+
 START_TEST(test_book_round_still_running_after_reconnect_stays_open)
 {
     bot_book_t *b = bot_book_create(1);
@@ -449,6 +505,8 @@ int main(void)
     tcase_add_test(tc, test_book_move_mid_round_is_torn);
     tcase_add_test(tc, test_book_move_between_rounds_is_clean);
     tcase_add_test(tc, test_book_round_over_after_reconnect_is_unseen_not_torn);
+    tcase_add_test(tc, test_book_later_round_before_the_snapshot_after_reconnect_is_unseen);
+    tcase_add_test(tc, test_book_round_over_after_reconnect_lists_its_id_as_unseen);
     tcase_add_test(tc, test_book_round_still_running_after_reconnect_stays_open);
     tcase_add_test(tc, test_book_snapshot_without_round_while_connected_is_torn);
     tcase_add_test(tc, test_book_distinct_rounds_count_once_over_bots);
