@@ -471,6 +471,28 @@ static void trad_fill_seats(trad_table_t *t, Croupier__SeatInfo *infos, Croupier
     }
 }
 
+/* The bomb units of the table's game (SHED_OPT_RF_BOMB_PAYS), from the engine's options. */
+static int trad_bomb_units(const trad_table_t *t)
+{
+    for (int i = 0; i < t->eng->opts.n; i++)
+        if (t->eng->opts.game[i].rules == t->rules)
+            return t->eng->opts.game[i].bomb_units;
+    return 0;
+}
+
+/*
+ * The table's rule options, as Joined, a seat's own Deal and SheddingState carry them: names
+ * (room for 8, must outlive the message) and their count; the bomb units with "bomb-pays".
+ */
+static size_t trad_table_options(const trad_table_t *t, const char **names,
+                                 protobuf_c_boolean *has_units, uint32_t *units)
+{
+    unsigned o = shed_game_options(t->g);
+    *has_units = (o & SHED_OPT_RF_BOMB_PAYS) != 0;
+    *units = *has_units ? (uint32_t)trad_bomb_units(t) : 0;
+    return (size_t)trad_option_names(o, names, 8);
+}
+
 static void trad_reply_joined(rt_desk_t *desk, trad_table_t *t, gs_request_t *req, int seat)
 {
     Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
@@ -484,6 +506,9 @@ static void trad_reply_joined(rt_desk_t *desk, trad_table_t *t, gs_request_t *re
     j.stake = t->stake;
     trad_fill_seats(t, infos, ptrs, &j.n_seats);
     j.seats = ptrs;
+    const char *opt_names[8];
+    j.n_rule_options = trad_table_options(t, opt_names, &j.has_bomb_units, &j.bomb_units);
+    j.rule_options = (char **)opt_names;
     sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_JOINED;
     sm.joined = &j;
     gs_reply(gs_of_desk(desk), req, CROUPIER__ERROR_CODE__OK, NULL, &sm);
@@ -525,25 +550,11 @@ static void trad_snapshot_levels(const trad_table_t *t, Croupier__SheddingState 
     }
 }
 
-/* The bomb units of the table's game (SHED_OPT_RF_BOMB_PAYS), from the engine's options. */
-static int trad_bomb_units(const trad_table_t *t)
-{
-    for (int i = 0; i < t->eng->opts.n; i++)
-        if (t->eng->opts.game[i].rules == t->rules)
-            return t->eng->opts.game[i].bomb_units;
-    return 0;
-}
-
 /* Fills a seat's own Deal with the table's rule options; names: room for 8 (outlives d). */
 static void trad_deal_options(const trad_table_t *t, Croupier__Deal *d, const char **names)
 {
-    unsigned o = shed_game_options(t->g);
-    d->n_rule_options = (size_t)trad_option_names(o, names, 8);
+    d->n_rule_options = trad_table_options(t, names, &d->has_bomb_units, &d->bomb_units);
     d->rule_options = (char **)names;
-    if (o & SHED_OPT_RF_BOMB_PAYS) {
-        d->has_bomb_units = true;
-        d->bomb_units = (uint32_t)trad_bomb_units(t);
-    }
 }
 
 /*
@@ -618,12 +629,8 @@ static void trad_reply_snapshot(rt_desk_t *desk, trad_table_t *t, gs_request_t *
         st.has_multiplier = true;
         st.multiplier = 1u << (t->doublings > 20 ? 20 : t->doublings);
         trad_snapshot_levels(t, &st, team_levels);
-        st.n_rule_options = (size_t)trad_option_names(shed_game_options(t->g), opt_names, 8);
+        st.n_rule_options = trad_table_options(t, opt_names, &st.has_bomb_units, &st.bomb_units);
         st.rule_options = (char **)opt_names;
-        if (shed_game_options(t->g) & SHED_OPT_RF_BOMB_PAYS) {
-            st.has_bomb_units = true;
-            st.bomb_units = (uint32_t)trad_bomb_units(t);
-        }
         s.state_case = CROUPIER__SNAPSHOT__STATE_SHEDDING;
         s.shedding = &st;
     }

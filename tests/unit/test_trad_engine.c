@@ -146,7 +146,10 @@ static long human_desks(env_t *e)
 static uint64_t next_rid = 100;
 
 /* Joins and returns the reply code; *seat gets the seat on success. */
-static int join(rpcc_t *c, uint64_t player, const char *game, int64_t stake, int *seat)
+/* Joins; on OK gives the seat and, when opts is not NULL, the Joined's rule options joined by
+ * '+' and its bomb units (0 when absent). Returns the reply code. */
+static int join_options(rpcc_t *c, uint64_t player, const char *game, int64_t stake, int *seat,
+                        char *opts, size_t len, uint32_t *units)
 {
     uint64_t rid = next_rid++;
     ck_assert_int_eq(rpcc_join(c, rid, player, game, stake, 0), 0);
@@ -155,12 +158,26 @@ static int join(rpcc_t *c, uint64_t player, const char *game, int64_t stake, int
     int code = r->reply->code;
     if (code == CROUPIER__ERROR_CODE__OK) {
         ck_assert_int_eq(r->reply->payload->body_case, CROUPIER__SERVER_MESSAGE__BODY_JOINED);
-        ck_assert_str_eq(r->reply->payload->joined->game, game);
+        const Croupier__Joined *j = r->reply->payload->joined;
+        ck_assert_str_eq(j->game, game);
         if (seat != NULL)
-            *seat = (int)r->reply->payload->joined->seat;
+            *seat = (int)j->seat;
+        if (opts != NULL) {
+            size_t at = 0;
+            opts[0] = '\0';
+            for (size_t i = 0; i < j->n_rule_options && at < len; i++)
+                at += (size_t)snprintf(opts + at, len - at, "%s%s", i ? "+" : "",
+                                       j->rule_options[i]);
+            *units = j->has_bomb_units ? j->bomb_units : 0;
+        }
     }
     frame_free_rpc(r);
     return code;
+}
+
+static int join(rpcc_t *c, uint64_t player, const char *game, int64_t stake, int *seat)
+{
+    return join_options(c, player, game, stake, seat, NULL, 0, NULL);
 }
 
 /* Sends a shedding action (or a hold'em one when holdem is true); returns the reply code. */
@@ -1197,8 +1214,14 @@ START_TEST(test_runfast_report_single_refuses_a_lower_single_at_a_table_with_opt
     uint64_t of_seat[3] = {0};
     for (int i = 0; i < 3; i++) {
         int seat = -1;
-        ck_assert_int_eq(join(c, base + (uint64_t)i, "runfast", 1, &seat),
+        char jopts[128];
+        uint32_t junits = 0;
+        ck_assert_int_eq(join_options(c, base + (uint64_t)i, "runfast", 1, &seat, jopts,
+                                      sizeof jopts, &junits),
                          CROUPIER__ERROR_CODE__OK);
+        /* Joined names them already, before the first deal */
+        ck_assert_str_eq(jopts, "report-single+four-with-two+bomb-pays");
+        ck_assert_uint_eq(junits, 7);
         ck_assert(seat >= 0 && seat < 3);
         of_seat[seat] = base + (uint64_t)i;
     }
