@@ -146,6 +146,15 @@ static long human_desks(env_t *e)
 static uint64_t next_rid = 100;
 
 /* Joins and returns the reply code; *seat gets the seat on success. */
+/* Rule option names joined by '+' into buf (len bytes). */
+static void format_options(char *const *names, size_t n, char *buf, size_t len)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && at < len; i++)
+        at += (size_t)snprintf(buf + at, len - at, "%s%s", i > 0 ? "+" : "", names[i]);
+}
+
 /* Joins; on OK gives the seat and, when opts is not NULL, the Joined's rule options joined by
  * '+' and its bomb units (0 when absent). Returns the reply code. */
 static int join_options(rpcc_t *c, uint64_t player, const char *game, int64_t stake, int *seat,
@@ -163,11 +172,7 @@ static int join_options(rpcc_t *c, uint64_t player, const char *game, int64_t st
         if (seat != NULL)
             *seat = (int)j->seat;
         if (opts != NULL) {
-            size_t at = 0;
-            opts[0] = '\0';
-            for (size_t i = 0; i < j->n_rule_options && at < len; i++)
-                at += (size_t)snprintf(opts + at, len - at, "%s%s", i ? "+" : "",
-                                       j->rule_options[i]);
+            format_options(j->rule_options, j->n_rule_options, opts, len);
             *units = j->has_bomb_units ? j->bomb_units : 0;
         }
     }
@@ -1160,11 +1165,7 @@ static void snapshot_options(rpcc_t *c, uint64_t player, char *buf, size_t len, 
     Croupier__RpcFrame *r = snapshot_of(c, player);
     const Croupier__Snapshot *sn = r->reply->payload->snapshot;
     ck_assert_int_eq(sn->state_case, CROUPIER__SNAPSHOT__STATE_SHEDDING);
-    size_t at = 0;
-    buf[0] = '\0';
-    for (size_t i = 0; i < sn->shedding->n_rule_options && at < len; i++)
-        at += (size_t)snprintf(buf + at, len - at, "%s%s", i > 0 ? "+" : "",
-                               sn->shedding->rule_options[i]);
+    format_options(sn->shedding->rule_options, sn->shedding->n_rule_options, buf, len);
     *units = sn->shedding->has_bomb_units ? sn->shedding->bomb_units : 0;
     frame_free_rpc(r);
 }
