@@ -51,6 +51,13 @@ static inline void bot_shed_view_beat(Croupier__SheddingState *ss, uint8_t *last
     ss->last_play_seat = by;
 }
 
+/* Frees what the strategy holds in st (not st itself). */
+static inline void bot_shed_view_free(const bot_strategy_ops_t *ops, void *st)
+{
+    if (ops->free_state)
+        ops->free_state(st);
+}
+
 /*
  * The bot's answer to the view: a fresh strategy state in st (the old one freed, as after a
  * Resume), seated with sn, then decide() with an rng from seed. Returns decide()'s result (1
@@ -60,8 +67,7 @@ static inline int bot_shed_view_decide(const bot_strategy_ops_t *ops, void *st,
                                        const bot_seat_t *seat, const Croupier__Snapshot *sn,
                                        uint64_t seed, bot_move_t *mv)
 {
-    if (ops->free_state)
-        ops->free_state(st);
+    bot_shed_view_free(ops, st);
     memset(st, 0, ops->state_size);
     ops->on_seat(st, seat, sn);
     bot_rng_t rng = {.s = seed * 0x9E3779B97F4A7C15ULL + 1};

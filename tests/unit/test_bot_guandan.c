@@ -180,8 +180,7 @@ static int bot_env_decide(bot_env_t *e, uint64_t seed, bot_move_t *mv)
 
 static void bot_env_free(bot_env_t *e)
 {
-    if (e->ops->free_state)
-        e->ops->free_state(e->st);
+    bot_shed_view_free(e->ops, e->st);
     free(e->st);
 }
 

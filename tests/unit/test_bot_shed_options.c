@@ -81,8 +81,7 @@ static int env_decide(env_t *e, uint64_t seed, bot_move_t *mv)
 
 static void env_free(env_t *e)
 {
-    if (e->ops->free_state)
-        e->ops->free_state(e->st);
+    bot_shed_view_free(e->ops, e->st);
     free(e->st);
 }
 

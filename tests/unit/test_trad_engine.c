@@ -229,6 +229,13 @@ static int act(rpcc_t *c, uint64_t player, Croupier__SheddingMove move, const ui
     return code;
 }
 
+/* A pass by player, which the server accepts. */
+static void pass_ok(rpcc_t *c, uint64_t player)
+{
+    ck_assert_int_eq(act(c, player, CROUPIER__SHEDDING_MOVE__SHEDDING_PASS, NULL, 0, 0, false),
+                     CROUPIER__ERROR_CODE__OK);
+}
+
 /* A player's view of the table, from a Resume. */
 typedef struct {
     bool in_round;
@@ -1261,15 +1268,12 @@ START_TEST(test_runfast_report_single_refuses_a_lower_single_at_a_table_with_opt
     size_t n = wcs("3s 3h 3c 4s 4h 4c 5s 5h 5c 6s 7s 8s 9s Ts Js", cards);
     ck_assert_int_eq(act(c, of_seat[0], CROUPIER__SHEDDING_MOVE__SHEDDING_PLAY, cards, n, 0, false),
                      CROUPIER__ERROR_CODE__OK);
-    ck_assert_int_eq(act(c, of_seat[1], CROUPIER__SHEDDING_MOVE__SHEDDING_PASS, NULL, 0, 0, false),
-                     CROUPIER__ERROR_CODE__OK);
+    pass_ok(c, of_seat[1]);
     n = wcs("Ks Kh Kc Kd", cards);
     ck_assert_int_eq(act(c, of_seat[2], CROUPIER__SHEDDING_MOVE__SHEDDING_PLAY, cards, n, 0, false),
                      CROUPIER__ERROR_CODE__OK);
-    ck_assert_int_eq(act(c, of_seat[0], CROUPIER__SHEDDING_MOVE__SHEDDING_PASS, NULL, 0, 0, false),
-                     CROUPIER__ERROR_CODE__OK);
-    ck_assert_int_eq(act(c, of_seat[1], CROUPIER__SHEDDING_MOVE__SHEDDING_PASS, NULL, 0, 0, false),
-                     CROUPIER__ERROR_CODE__OK);
+    pass_ok(c, of_seat[0]);
+    pass_ok(c, of_seat[1]);
     /* Seat 2 leads; seat 0 holds one card. */
     view_t before, after;
     resume(c, of_seat[2], &before);
@@ -1283,17 +1287,13 @@ START_TEST(test_runfast_report_single_refuses_a_lower_single_at_a_table_with_opt
     ck_assert(view_same(&before, &after));
     ck_assert_int_eq(act(c, of_seat[2], CROUPIER__SHEDDING_MOVE__SHEDDING_PLAY, &top, 1, 0, false),
                      CROUPIER__ERROR_CODE__OK);
-    ck_assert_int_eq(act(c, of_seat[0], CROUPIER__SHEDDING_MOVE__SHEDDING_PASS, NULL, 0, 0, false),
-                     CROUPIER__ERROR_CODE__OK);
-    ck_assert_int_eq(act(c, of_seat[1], CROUPIER__SHEDDING_MOVE__SHEDDING_PASS, NULL, 0, 0, false),
-                     CROUPIER__ERROR_CODE__OK);
+    pass_ok(c, of_seat[0]);
+    pass_ok(c, of_seat[1]);
     n = wcs("6d 7d 8d 9d Td Jd Qd", cards);
     ck_assert_int_eq(act(c, of_seat[2], CROUPIER__SHEDDING_MOVE__SHEDDING_PLAY, cards, n, 0, false),
                      CROUPIER__ERROR_CODE__OK);
-    ck_assert_int_eq(act(c, of_seat[0], CROUPIER__SHEDDING_MOVE__SHEDDING_PASS, NULL, 0, 0, false),
-                     CROUPIER__ERROR_CODE__OK);
-    ck_assert_int_eq(act(c, of_seat[1], CROUPIER__SHEDDING_MOVE__SHEDDING_PASS, NULL, 0, 0, false),
-                     CROUPIER__ERROR_CODE__OK);
+    pass_ok(c, of_seat[0]);
+    pass_ok(c, of_seat[1]);
     n = wcs("Ah Ac Ad Qc", cards);
     ck_assert_int_eq(act(c, of_seat[2], CROUPIER__SHEDDING_MOVE__SHEDDING_PLAY, cards, n, 0, false),
                      CROUPIER__ERROR_CODE__OK);
