@@ -7,6 +7,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+bool config_list_has(const char *list, const char *item)
+{
+    size_t n = strlen(item);
+    for (const char *p = list; *p != '\0';) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma != NULL ? (size_t)(comma - p) : strlen(p);
+        if (len == n && memcmp(p, item, n) == 0)
+            return true;
+        if (comma == NULL)
+            break;
+        p = comma + 1;
+    }
+    return false;
+}
+
 void config_env_name(const char *flag, char *buf, size_t len)
 {
     size_t o = (size_t)snprintf(buf, len, "CROUPIER_");

@@ -48,6 +48,8 @@ void config_print_help(const config_flag_t *flags, const char *prog, const char 
                        FILE *to);
 /* Parses HOST:PORT into out; returns 0 or -EINVAL. */
 int config_parse_addr(const char *text, config_addr_t *out);
+/* Whether item is one of the comma-separated names of list ("a,b,c"). */
+bool config_list_has(const char *list, const char *item);
 /* Writes the variable name for a flag ("drain-max-seconds" -> "CROUPIER_DRAIN_MAX_SECONDS"). */
 void config_env_name(const char *flag, char *buf, size_t len);
 

@@ -29,6 +29,7 @@
 #include <jansson.h>
 
 #include "clock.h"
+#include "config.h"
 #include "drain.h"
 #include "frame.h"
 #include "log.h"
@@ -243,21 +244,6 @@ static const char *gate_engine_name(int engine)
     default:
         return "";
     }
-}
-
-static bool gate_games_has(const char *list, const char *game)
-{
-    size_t n = strlen(game);
-    for (const char *p = list; *p != '\0';) {
-        const char *comma = strchr(p, ',');
-        size_t len = comma != NULL ? (size_t)(comma - p) : strlen(p);
-        if (len == n && memcmp(p, game, n) == 0)
-            return true;
-        if (comma == NULL)
-            break;
-        p = comma + 1;
-    }
-    return false;
 }
 
 /* Monotonic and wall-clock milliseconds: the read callback's reading while one runs. */
@@ -1326,7 +1312,7 @@ static const registry_entry_t *gate_pick(gate_t *g, gate_req_t *r, bool *any_off
     *any_offers = false;
     for (size_t i = 0; i < registry_view_size(g->view); i++) {
         const registry_entry_t *e = registry_view_at(g->view, i);
-        if (!gate_games_has(e->games, r->game))
+        if (!config_list_has(e->games, r->game))
             continue;
         *any_offers = true;
         if (e->state != REGISTRY_READY)

@@ -633,6 +633,11 @@ unsigned shed_game_options(const shed_game_t *g)
     return g->cfg.options;
 }
 
+int shed_game_bomb_units(const shed_game_t *g)
+{
+    return g->cfg.bomb_units;
+}
+
 int shed_game_a_failures(const shed_game_t *g, int team)
 {
     return (team == 0 || team == 1) ? g->a_fails[team] : 0;

@@ -237,6 +237,8 @@ bool shed_game_is_out(const shed_game_t *g, int seat);
 int shed_game_level(const shed_game_t *g, int *team_steps);
 /* The game's SHED_OPT_* flags. */
 unsigned shed_game_options(const shed_game_t *g);
+/* With SHED_OPT_RF_BOMB_PAYS: the units each other player owes a bomber (default applied). */
+int shed_game_bomb_units(const shed_game_t *g);
 /* Guandan with SHED_OPT_GD_A_THREE_FAILS: the deals team (0 or 1) has failed at its level A
  * since it last reached A (0 otherwise). */
 int shed_game_a_failures(const shed_game_t *g, int team);

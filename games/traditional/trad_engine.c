@@ -13,6 +13,7 @@
 #include <bsd/string.h>
 
 #include "clock.h"
+#include "config.h"
 #include "log.h"
 #include "money_writer.h"
 #include "xmalloc.h"
@@ -252,24 +253,6 @@ static void trad_option_list(const shed_rules_t *r, char *buf, size_t len)
         strlcpy(buf, "none", len);
 }
 
-/* True when `game` is in the comma-separated list (NULL: every game). */
-static bool trad_list_has(const char *list, const char *game)
-{
-    if (list == NULL)
-        return true;
-    size_t gl = strlen(game);
-    for (const char *p = list; *p != '\0';) {
-        const char *end = strchr(p, ',');
-        size_t l = end != NULL ? (size_t)(end - p) : strlen(p);
-        if (l == gl && strncmp(p, game, l) == 0)
-            return true;
-        if (end == NULL)
-            break;
-        p = end + 1;
-    }
-    return false;
-}
-
 /*
  * Parses one game's option list "OPT[+OPT...]" (NUL-terminated, modified in place) for rules r
  * into *options and *units. Returns 0, or -EINVAL with the reason in err.
@@ -347,7 +330,7 @@ int trad_options_parse(const char *text, const char *games, trad_options_t *out,
             snprintf(err, errlen, "unknown game '%s' (doudizhu, runfast, bigtwo, guandan)", tok);
             return -EINVAL;
         }
-        if (!trad_list_has(games, tok)) {
+        if (games != NULL && !config_list_has(games, tok)) { /* NULL: every game */
             snprintf(err, errlen, "%s has options but is not served (--games %s)", tok, games);
             return -EINVAL;
         }
@@ -471,15 +454,6 @@ static void trad_fill_seats(trad_table_t *t, Croupier__SeatInfo *infos, Croupier
     }
 }
 
-/* The bomb units of the table's game (SHED_OPT_RF_BOMB_PAYS), from the engine's options. */
-static int trad_bomb_units(const trad_table_t *t)
-{
-    for (int i = 0; i < t->eng->opts.n; i++)
-        if (t->eng->opts.game[i].rules == t->rules)
-            return t->eng->opts.game[i].bomb_units;
-    return 0;
-}
-
 /*
  * The table's rule options, as Joined, a seat's own Deal and SheddingState carry them: names
  * (room for 8, must outlive the message) and their count; the bomb units with "bomb-pays".
@@ -489,7 +463,7 @@ static size_t trad_table_options(const trad_table_t *t, const char **names,
 {
     unsigned o = shed_game_options(t->g);
     *has_units = (o & SHED_OPT_RF_BOMB_PAYS) != 0;
-    *units = *has_units ? (uint32_t)trad_bomb_units(t) : 0;
+    *units = *has_units ? (uint32_t)shed_game_bomb_units(t->g) : 0;
     return (size_t)trad_option_names(o, names, 8);
 }
 

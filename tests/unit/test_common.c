@@ -99,6 +99,18 @@ START_TEST(test_config_env_name_derivation)
 }
 END_TEST
 
+START_TEST(test_config_list_has_matches_whole_names_only)
+{
+    ck_assert(config_list_has("doudizhu,runfast,guandan", "runfast"));
+    ck_assert(config_list_has("doudizhu,runfast,guandan", "doudizhu"));
+    ck_assert(config_list_has("doudizhu,runfast,guandan", "guandan"));
+    ck_assert(!config_list_has("doudizhu,runfast,guandan", "run"));
+    ck_assert(!config_list_has("doudizhu,runfast", "runfast2"));
+    ck_assert(!config_list_has("", "runfast"));
+    ck_assert(!config_list_has("runfast", ""));
+}
+END_TEST
+
 START_TEST(test_config_addr_forms)
 {
     config_addr_t a;
@@ -257,6 +269,7 @@ int main(void)
     tcase_add_test(tc, test_config_bad_input_is_explained);
     tcase_add_test(tc, test_config_env_name_derivation);
     tcase_add_test(tc, test_config_addr_forms);
+    tcase_add_test(tc, test_config_list_has_matches_whole_names_only);
     suite_add_tcase(s, tc);
     tc = tcase_create("metrics");
     tcase_add_test(tc, test_metrics_render_prometheus_text);
