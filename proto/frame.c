@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "xmalloc.h"
+
 const frame_limits_t frame_limits_default = {
     .max_frame = FRAME_DEFAULT_MAX,
     .budget_factor = FRAME_DEFAULT_BUDGET_FACTOR,
@@ -422,21 +424,65 @@ static int check_cards(const ProtobufCBinaryData *b, const path_node_t *at, cons
     return 0;
 }
 
-/* What a walk needs besides the message: the limits, where errors go, and whether the strings
+/* True for the envelopes of table-kit games, whose bytes field is a game's message. */
+static bool is_game_envelope(const ProtobufCMessageDescriptor *d)
+{
+    return d == &croupier__game_action__descriptor || d == &croupier__game_state__descriptor ||
+           d == &croupier__game_event__descriptor;
+}
+
+/* The card-field convention of a game's own messages (frame.h): `cards` or `*_cards`. */
+static bool is_card_field_name(const char *name)
+{
+    size_t n = strlen(name);
+    return strcmp(name, "cards") == 0 || (n > 6 && strcmp(name + n - 6, "_cards") == 0);
+}
+
+/* What a bytes field holds: a card list, an envelope's body (FRAME_GAME_BODY_MAX opaque bytes)
+ * or, in a game's own message, opaque bytes of at most max_string. */
+typedef enum { BYTES_CARDS, BYTES_GAME_BODY, BYTES_OPAQUE } bytes_kind_t;
+
+/* In the protocol every bytes field is a card list but the envelopes' bodies; in a game's own
+ * messages (game true) the fields named by the convention are. d is the field's message. */
+static bytes_kind_t bytes_kind(const ProtobufCMessageDescriptor *d,
+                               const ProtobufCFieldDescriptor *f, bool game)
+{
+    if (game)
+        return is_card_field_name(f->name) ? BYTES_CARDS : BYTES_OPAQUE;
+    return is_game_envelope(d) ? BYTES_GAME_BODY : BYTES_CARDS;
+}
+
+/* Checks a bytes field that is not a card list: data present, at most max bytes. */
+static int check_opaque(const ProtobufCBinaryData *b, size_t max, const path_node_t *at,
+                        const char *field, frame_error_t *err)
+{
+    if (b->len > max)
+        return fail_at(err, CROUPIER__ERROR_CODE__BAD_REQUEST, at, ".%s: %zu bytes, at most %zu",
+                       field, b->len, max);
+    if (b->len > 0 && b->data == NULL)
+        return fail_at(err, CROUPIER__ERROR_CODE__BAD_REQUEST, at, ".%s: NULL data", field);
+    return 0;
+}
+
+/* What a walk needs besides the message: the limits, where errors go, whether the strings
  * were already checked on the wire (a message just unpacked: every string it holds passed the
- * wire pass under the same limits, so only the pointers are looked at again). */
+ * wire pass under the same limits, so only the pointers are looked at again), and whether the
+ * message is a game's own (its bytes fields follow the card-field convention of frame.h). */
 typedef struct walk_ctx {
     const frame_limits_t *lim;
     frame_error_t *err;
     bool strings_checked;
+    bool game;
 } walk_ctx_t;
 
 static int walk_message(const ProtobufCMessage *m, const path_node_t *at, unsigned depth,
                         const walk_ctx_t *w);
 
-/* Checks one value of field f (element k of a repeated field, or the single value). */
-static int walk_value(const ProtobufCFieldDescriptor *f, const void *elems, size_t k,
-                      const path_node_t *at, unsigned depth, const walk_ctx_t *w)
+/* Checks one value of field f of a message of type d (element k of a repeated field, or the
+ * single value). */
+static int walk_value(const ProtobufCMessageDescriptor *d, const ProtobufCFieldDescriptor *f,
+                      const void *elems, size_t k, const path_node_t *at, unsigned depth,
+                      const walk_ctx_t *w)
 {
     frame_error_t *err = w->err;
     switch (f->type) {
@@ -466,9 +512,18 @@ static int walk_value(const ProtobufCFieldDescriptor *f, const void *elems, size
                            f->name);
         return 0;
     }
-    case PROTOBUF_C_TYPE_BYTES:
-        /* Every bytes field of the protocol is a list of card codes. */
-        return check_cards(&((const ProtobufCBinaryData *)elems)[k], at, f->name, err);
+    case PROTOBUF_C_TYPE_BYTES: {
+        /* Card lists, but for the envelopes' bodies and a game's opaque fields (bytes_kind). */
+        const ProtobufCBinaryData *b = &((const ProtobufCBinaryData *)elems)[k];
+        switch (bytes_kind(d, f, w->game)) {
+        case BYTES_GAME_BODY:
+            return check_opaque(b, FRAME_GAME_BODY_MAX, at, f->name, err);
+        case BYTES_OPAQUE:
+            return check_opaque(b, w->lim->max_string, at, f->name, err);
+        default:
+            return check_cards(b, at, f->name, err);
+        }
+    }
     case PROTOBUF_C_TYPE_MESSAGE: {
         const ProtobufCMessage *sub = ((ProtobufCMessage *const *)elems)[k];
         if (sub == NULL)
@@ -545,7 +600,7 @@ static int walk_message(const ProtobufCMessage *m, const path_node_t *at, unsign
             }
         }
         for (size_t k = 0; k < count; k++) {
-            int rc = walk_value(f, elems, k, at, depth, w);
+            int rc = walk_value(d, f, elems, k, at, depth, w);
             if (rc < 0)
                 return rc;
         }
@@ -656,6 +711,8 @@ static int check_action(const Croupier__Action *a, const char *path, const char 
         return check_holdem(a->holdem, path, sub, err);
     case CROUPIER__ACTION__KIND_BLACKJACK:
         return check_blackjack(a->blackjack, path, sub, err);
+    case CROUPIER__ACTION__KIND_GAME:
+        return 0; /* the game's own body: capped by the walk, decoded by the game */
     default:
         return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s%s: no move", path, sub);
     }
@@ -772,6 +829,7 @@ static int rules_server(const Croupier__ServerMessage *m, const char *path, fram
             [CROUPIER__ENGINE__ENGINE_TRADITIONAL] = CROUPIER__SNAPSHOT__STATE_SHEDDING,
             [CROUPIER__ENGINE__ENGINE_HOLDEM] = CROUPIER__SNAPSHOT__STATE_HOLDEM,
             [CROUPIER__ENGINE__ENGINE_PERSISTENT] = CROUPIER__SNAPSHOT__STATE_BLACKJACK,
+            [CROUPIER__ENGINE__ENGINE_GAME] = CROUPIER__SNAPSHOT__STATE_GAME_STATE,
         };
         if (sn->state_case != CROUPIER__SNAPSHOT__STATE__NOT_SET &&
             (sn->engine < 0 || (size_t)sn->engine >= sizeof want / sizeof want[0] ||
@@ -783,6 +841,7 @@ static int rules_server(const Croupier__ServerMessage *m, const char *path, fram
     }
     case CROUPIER__SERVER_MESSAGE__BODY_TABLE_LIST:
         return check_table_list(m->table_list, path, err);
+    case CROUPIER__SERVER_MESSAGE__BODY_GAME_EVENT: /* body capped by the walk */
     case CROUPIER__SERVER_MESSAGE__BODY_LOGIN_RESULT:
     case CROUPIER__SERVER_MESSAGE__BODY_DEAL:
     case CROUPIER__SERVER_MESSAGE__BODY_TURN:
@@ -897,7 +956,7 @@ static int check_any(const ProtobufCMessage *m, const frame_limits_t *lim, frame
     if (m == NULL)
         return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "no message");
     path_node_t root = {NULL, m->descriptor->short_name};
-    walk_ctx_t w = {lim, err, strings_checked};
+    walk_ctx_t w = {lim, err, strings_checked, false};
     int rc = walk_message(m, &root, 0, &w);
     if (rc < 0)
         return rc;
@@ -1032,13 +1091,37 @@ int frame_pack_rpc(struct evbuffer *out, const Croupier__RpcFrame *m, const fram
 /* ---- decoding ----------------------------------------------------------------------------- */
 
 /*
- * The whole decoding pipeline of one payload: cap, wire pass, budgeted unpack, walk and the
- * type's rules. Returns the message (free with frame_free) or NULL with err filled in.
+ * Runs a game's rules callback on m (frame_game_rules_cb): a refusal that left err's code OK
+ * is a BAD_REQUEST, one that left no detail names the message type. Returns 0 or -EINVAL.
  */
-static ProtobufCMessage *unpack_checked(const ProtobufCMessageDescriptor *desc,
-                                        const uint8_t *payload, size_t len,
-                                        const frame_limits_t *lim, frame_error_t *err, bool rules,
-                                        frame_scratch_t *scratch)
+static int run_game_rules(const ProtobufCMessage *m, frame_game_rules_cb rules, frame_error_t *err)
+{
+    if (rules == NULL)
+        return 0;
+    frame_error_t own;
+    frame_error_t *e = err != NULL ? err : &own;
+    e->code = CROUPIER__ERROR_CODE__OK;
+    e->detail[0] = '\0';
+    if (rules(m, e) == 0)
+        return 0;
+    if (e->code == CROUPIER__ERROR_CODE__OK)
+        e->code = CROUPIER__ERROR_CODE__BAD_REQUEST;
+    if (e->detail[0] == '\0')
+        snprintf(e->detail, sizeof e->detail, "%s: refused by the game's rules",
+                 m->descriptor->short_name);
+    return -EINVAL;
+}
+
+/*
+ * The whole decoding pipeline of one payload: cap, wire pass, budgeted unpack, walk and the
+ * type's rules (rules: the protocol's, by descriptor; game: a game's own message, with the
+ * card-field convention and game_rules). Returns the message (free with frame_free) or NULL
+ * with err filled in.
+ */
+static ProtobufCMessage *unpack_core(const ProtobufCMessageDescriptor *desc,
+                                     const uint8_t *payload, size_t len, const frame_limits_t *lim,
+                                     frame_error_t *err, bool rules, bool game,
+                                     frame_game_rules_cb game_rules, frame_scratch_t *scratch)
 {
     lim = limits_or_default(lim);
     error_reset(err);
@@ -1085,13 +1168,98 @@ static ProtobufCMessage *unpack_checked(const ProtobufCMessageDescriptor *desc,
         return NULL;
     }
     /* Every string in m passed the wire pass above under the same limits. */
-    walk_ctx_t w = {lim, err, true};
+    walk_ctx_t w = {lim, err, true, game};
     int rc = rules ? check_any(m, lim, err, true) : walk_message(m, &root, 0, &w);
+    if (rc == 0 && game)
+        rc = run_game_rules(m, game_rules, err);
     if (rc < 0) {
         arena_free_message(m);
         return NULL;
     }
     return m;
+}
+
+/* unpack_core() for the protocol's messages (rules: the type's own, by descriptor). */
+static ProtobufCMessage *unpack_checked(const ProtobufCMessageDescriptor *desc,
+                                        const uint8_t *payload, size_t len,
+                                        const frame_limits_t *lim, frame_error_t *err, bool rules,
+                                        frame_scratch_t *scratch)
+{
+    return unpack_core(desc, payload, len, lim, err, rules, false, NULL, scratch);
+}
+
+/* ---- a table-kit game's own messages -------------------------------------------------------- */
+
+ProtobufCMessage *frame_unpack_game(const ProtobufCMessageDescriptor *desc, const uint8_t *data,
+                                    size_t len, const frame_limits_t *lim,
+                                    frame_game_rules_cb rules, frame_error_t *err)
+{
+    error_reset(err);
+    if (desc == NULL || desc->magic != PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC) {
+        fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "no message type");
+        return NULL;
+    }
+    if (len > FRAME_GAME_BODY_MAX) {
+        fail(err, CROUPIER__ERROR_CODE__FRAME_TOO_LARGE, "%s: %zu bytes, at most %d",
+             desc->short_name, len, FRAME_GAME_BODY_MAX);
+        return NULL;
+    }
+    return unpack_core(desc, data, len, lim, err, false, true, rules, NULL);
+}
+
+int frame_check_game(const ProtobufCMessage *m, const frame_limits_t *lim,
+                     frame_game_rules_cb rules, frame_error_t *err)
+{
+    error_reset(err);
+    if (m == NULL || m->descriptor == NULL)
+        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "no message");
+    path_node_t root = {NULL, m->descriptor->short_name};
+    walk_ctx_t w = {limits_or_default(lim), err, false, true};
+    int rc = walk_message(m, &root, 0, &w);
+    if (rc < 0)
+        return rc;
+    return run_game_rules(m, rules, err);
+}
+
+ssize_t frame_pack_game(const ProtobufCMessage *m, const frame_limits_t *lim,
+                        frame_game_rules_cb rules, uint8_t *buf, size_t cap, frame_error_t *err)
+{
+    lim = limits_or_default(lim);
+    int rc = frame_check_game(m, lim, rules, err);
+    if (rc < 0)
+        return rc;
+#ifndef NDEBUG
+    /* As in prepare(): the walk refuses everything this check does. */
+    if (!protobuf_c_message_check(m))
+        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s: protobuf-c check failed",
+                    m->descriptor->short_name);
+#endif
+    size_t size = protobuf_c_message_get_packed_size(m);
+    size_t max = lim->max_frame < FRAME_GAME_BODY_MAX ? lim->max_frame : FRAME_GAME_BODY_MAX;
+    if (size > max) {
+        fail(err, CROUPIER__ERROR_CODE__FRAME_TOO_LARGE, "%s: %zu bytes, at most %zu",
+             m->descriptor->short_name, size, max);
+        return -EMSGSIZE;
+    }
+    if (cap < size)
+        return -ENOBUFS;
+    if (size > 0)
+        protobuf_c_message_pack(m, buf);
+    return (ssize_t)size;
+}
+
+int frame_pack_game_body(const ProtobufCMessage *m, const frame_limits_t *lim,
+                         frame_game_rules_cb rules, ProtobufCBinaryData *body, frame_error_t *err)
+{
+    uint8_t *buf = xmalloc(FRAME_GAME_BODY_MAX);
+    ssize_t n = frame_pack_game(m, lim, rules, buf, FRAME_GAME_BODY_MAX, err);
+    if (n < 0) {
+        free(buf);
+        return (int)n;
+    }
+    body->len = (size_t)n;
+    body->data = xrealloc(buf, n > 0 ? (size_t)n : 1);
+    return 0;
 }
 
 ProtobufCMessage *frame_unpack(const ProtobufCMessageDescriptor *desc, const uint8_t *payload,
@@ -1543,7 +1711,13 @@ static bool vouch_message(const ProtobufCMessageDescriptor *d, const uint8_t *p,
             v->cost += f.len + 1;
             break;
         case PROTOBUF_C_TYPE_BYTES:
-            /* Every bytes field of the protocol is a list of card codes (walk_value). */
+            /* A list of card codes, but an envelope's body (walk_value, bytes_kind). */
+            if (bytes_kind(d, fd, false) == BYTES_GAME_BODY) {
+                if (f.len > FRAME_GAME_BODY_MAX)
+                    return false;
+                v->cost += f.len;
+                break;
+            }
             if (f.len > FRAME_MAX_CARDS)
                 return false;
             for (size_t i = 0; i < f.len; i++)
@@ -1599,6 +1773,7 @@ static bool scan_plain_server_body(uint32_t body)
     case CROUPIER__SERVER_MESSAGE__BODY_TABLE_CLOSING:
     case CROUPIER__SERVER_MESSAGE__BODY_GO_AWAY:
     case CROUPIER__SERVER_MESSAGE__BODY_PONG:
+    case CROUPIER__SERVER_MESSAGE__BODY_GAME_EVENT:
         return true;
     default:
         return false;

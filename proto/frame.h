@@ -46,6 +46,10 @@
 #define FRAME_MAX_CARDS 108
 /* Nesting limit of the descriptor walks (the schema itself nests less than 8 deep). */
 #define FRAME_MAX_DEPTH 16
+/* The largest body of a table-kit envelope (GameAction, GameState, GameEvent): a game's own
+ * message, serialized. The codec refuses a longer body (BAD_REQUEST, the field's path in the
+ * detail) and never opens one; the game decodes it with frame_unpack_game(). */
+#define FRAME_GAME_BODY_MAX 8192
 
 typedef struct frame_limits {
     size_t max_frame;     /* largest payload accepted or sent (bytes, excluding the header) */
@@ -171,6 +175,65 @@ void frame_free_rpc(Croupier__RpcFrame *m);
 ProtobufCMessage *frame_unpack(const ProtobufCMessageDescriptor *desc, const uint8_t *payload,
                                size_t len, const frame_limits_t *lim, frame_error_t *err);
 void frame_free(ProtobufCMessage *m);
+
+/* ---- a table-kit game's own messages ----------------------------------------------------- */
+
+/*
+ * A game on the table kit (ENGINE_GAME) sends its actions, snapshot state and events as its own
+ * protobuf messages (from the game's own .proto), serialized into the body of a GameAction,
+ * GameState or GameEvent. The gateway forwards those bodies unopened; the game decodes and
+ * encodes them here, under the same caps and checks as the client protocol:
+ *
+ *   1. the length: at most FRAME_GAME_BODY_MAX and lim->max_frame (FRAME_TOO_LARGE);
+ *   2. the wire pass: every string field, at any depth, valid UTF-8 without NUL and at most
+ *      lim->max_string bytes; field numbers and nesting (FRAME_MAX_DEPTH) bounded;
+ *   3. the budgeted unpack (budget_floor + budget_factor x len), freed with frame_free();
+ *   4. the descriptor walk: every enum value defined, a required enum whose zero value is
+ *      *_UNSPECIFIED not zero, each oneof case one of its fields, required fields present;
+ *   5. the game's own rules: rules(m, err), when not NULL, on the decoded message.
+ *
+ * Cards. A bytes field of a game message is a card list (at most FRAME_MAX_CARDS valid card
+ * codes, as everywhere in the protocol, docs/protocol.md "Cards") when its name is `cards` or
+ * ends in `_cards` (`hole_cards`, `shown_cards`); the naming convention is the
+ * declaration, read from the descriptor at any depth. Every other bytes field is opaque to the
+ * codec and at most lim->max_string bytes long. So a game declares
+ *
+ *     message ZjhAction { required ZjhMove move = 1; optional bytes cards = 2; }
+ *
+ * and its cards are checked like those of the built-in engines.
+ *
+ * Errors (err->code): MALFORMED_FRAME (not protobuf, over the budget), BAD_REQUEST (a check or
+ * the rules refused it; detail names the field, e.g. "ZjhAction.cards: byte 0 is not a card
+ * code (0x00)"), FRAME_TOO_LARGE. A rules callback returns 0, or a negative value after filling
+ * err (code and detail; it may leave the code OK, which is then taken as BAD_REQUEST).
+ */
+typedef int (*frame_game_rules_cb)(const ProtobufCMessage *m, frame_error_t *err);
+
+/* Decodes len bytes as a message of type desc (a game's own). Returns the message, freed with
+ * frame_free(), or NULL with err filled in (err may be NULL). lim NULL: frame_limits_default. */
+ProtobufCMessage *frame_unpack_game(const ProtobufCMessageDescriptor *desc, const uint8_t *data,
+                                    size_t len, const frame_limits_t *lim,
+                                    frame_game_rules_cb rules, frame_error_t *err);
+
+/* The checks of frame_unpack_game() (the walk, strings included, and rules) on a message built
+ * in memory. Returns 0 or -EINVAL with err filled in. */
+int frame_check_game(const ProtobufCMessage *m, const frame_limits_t *lim,
+                     frame_game_rules_cb rules, frame_error_t *err);
+
+/*
+ * Checks m as frame_check_game() and serializes it into buf (cap bytes), e.g. the body of a
+ * GameState or GameEvent. Returns its length, -EINVAL (a check refused it; err says why),
+ * -EMSGSIZE (longer than FRAME_GAME_BODY_MAX or lim->max_frame) or -ENOBUFS (cap too small).
+ * Nothing is written on failure. A buffer of FRAME_GAME_BODY_MAX bytes always suffices.
+ */
+ssize_t frame_pack_game(const ProtobufCMessage *m, const frame_limits_t *lim,
+                        frame_game_rules_cb rules, uint8_t *buf, size_t cap, frame_error_t *err);
+
+/* Like frame_pack_game(), into a new buffer: on success body->data (malloc'd; the caller frees
+ * it with free()) and body->len. Returns 0, -EINVAL or -EMSGSIZE; body is untouched on
+ * failure. */
+int frame_pack_game_body(const ProtobufCMessage *m, const frame_limits_t *lim,
+                         frame_game_rules_cb rules, ProtobufCBinaryData *body, frame_error_t *err);
 
 /* ---- incremental decoding from an evbuffer ----------------------------------------------- */
 

@@ -325,6 +325,7 @@ Croupier__ServerMessage *gatec_list_tables(gatec_t *c, uint64_t rid, int engine,
     Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
     Croupier__ListTables l = CROUPIER__LIST_TABLES__INIT;
     m.request_id = rid;
+    l.has_engine = engine != CROUPIER__ENGINE__ENGINE_UNSPECIFIED;
     l.engine = (Croupier__Engine)engine;
     l.game = (char *)game;
     l.has_stake = stake != 0;

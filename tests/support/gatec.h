@@ -46,7 +46,8 @@ Croupier__ServerMessage *gatec_resume(gatec_t *c, uint64_t rid, int timeout_ms);
 Croupier__ServerMessage *gatec_leave(gatec_t *c, uint64_t rid, int timeout_ms);
 Croupier__ServerMessage *gatec_ping(gatec_t *c, uint64_t rid, uint64_t nonce, int timeout_ms);
 
-/* ListTables for engine; game NULL and stake 0 mean no filter. */
+/* ListTables for engine; engine 0 (ENGINE_UNSPECIFIED: not sent), game NULL and stake 0 mean
+ * no filter. */
 Croupier__ServerMessage *gatec_list_tables(gatec_t *c, uint64_t rid, int engine, const char *game,
                                            int64_t stake, int timeout_ms);
 

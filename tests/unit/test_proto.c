@@ -4,12 +4,14 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <event2/buffer.h>
 
 #include "frame.h"
+#include "test_game_msg.pb-c.h"
 #include "test_proto_samples.h"
 
 /* ---- helpers ------------------------------------------------------------------------------ */
@@ -103,13 +105,13 @@ ROUNDTRIP_CB(rpc, Croupier__RpcFrame)
 START_TEST(test_proto_every_client_message_kind_round_trips)
 {
     /* login, 3 joins, leave, resume, ping, 5 shedding, 5 hold'em, 8 blackjack, 2 list_tables */
-    ck_assert_int_eq(samples_client(roundtrip_client, NULL), 27);
+    ck_assert_int_eq(samples_client(roundtrip_client, NULL), 32);
 }
 END_TEST
 
 START_TEST(test_proto_every_server_message_kind_round_trips)
 {
-    ck_assert_int_eq(samples_server(roundtrip_server, NULL), 22);
+    ck_assert_int_eq(samples_server(roundtrip_server, NULL), 25);
 }
 END_TEST
 
@@ -567,11 +569,18 @@ START_TEST(test_check_list_tables_filters_and_table_ads_follow_the_rules)
     Croupier__ListTables l = CROUPIER__LIST_TABLES__INIT;
     Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
     m.request_id = 4, m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_LIST_TABLES, m.list_tables = &l;
-    /* The engine is required and not UNSPECIFIED. */
-    expect_client_message_refused(&m, CROUPIER__ERROR_CODE__BAD_REQUEST,
-                                  "list_tables.engine: unspecified");
-    l.engine = CROUPIER__ENGINE__ENGINE_HOLDEM;
+    /* The engine filter is optional: absent or UNSPECIFIED lists every engine; a value the
+     * schema does not define is refused. */
     frame_error_t err;
+    ck_assert_int_eq(frame_check_client(&m, NULL, &err), 0);
+    l.has_engine = 1, l.engine = CROUPIER__ENGINE__ENGINE_UNSPECIFIED;
+    ck_assert_int_eq(frame_check_client(&m, NULL, &err), 0);
+    l.engine = (Croupier__Engine)77;
+    expect_client_message_refused(&m, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                                  "list_tables.engine: 77 is not a Engine value");
+    l.engine = CROUPIER__ENGINE__ENGINE_GAME;
+    ck_assert_int_eq(frame_check_client(&m, NULL, &err), 0);
+    l.engine = CROUPIER__ENGINE__ENGINE_HOLDEM;
     ck_assert_int_eq(frame_check_client(&m, NULL, &err), 0);
     /* The filters follow Join's rules. */
     l.game = "Hold em";
@@ -588,10 +597,12 @@ START_TEST(test_check_list_tables_filters_and_table_ads_follow_the_rules)
     expect_client_message_refused(&m, CROUPIER__ERROR_CODE__BAD_REQUEST, "list_tables.stake");
     l.stake = 5;
     ck_assert_int_eq(frame_check_client(&m, NULL, &err), 0);
-    /* Without the engine on the wire protobuf-c refuses the message (required field). */
+    /* Without the engine on the wire: a list of every engine. */
     static const uint8_t no_engine[] = {0x08, 0x01, 0x82, 0x01, 0x00};
-    expect_client_refused(no_engine, sizeof no_engine, CROUPIER__ERROR_CODE__MALFORMED_FRAME,
-                          "required");
+    Croupier__ClientMessage *any = frame_unpack_client(no_engine, sizeof no_engine, NULL, &err);
+    ck_assert_ptr_nonnull(any);
+    ck_assert(!any->list_tables->has_engine);
+    frame_free_client(any);
 
     /* A TableList whose ad breaks a rule is refused, naming the ad. */
     Croupier__TableAd a = CROUPIER__TABLE_AD__INIT, b = CROUPIER__TABLE_AD__INIT;
@@ -1603,6 +1614,393 @@ START_TEST(test_scratch_decode_gives_the_same_messages_and_verdicts)
 }
 END_TEST
 
+/* ---- a table-kit game's own messages (frame_unpack_game, frame_pack_game) ---------------- */
+
+/* The test game's rules: a bet has an amount > 0, a show has at least one card. */
+static int tg_rules(const ProtobufCMessage *m, frame_error_t *err)
+{
+    if (m->descriptor != &testgame__tg_action__descriptor)
+        return 0;
+    const Testgame__TgAction *a = (const Testgame__TgAction *)m;
+    if (a->move == TESTGAME__TG_MOVE__TG_BET && (!a->has_amount || a->amount <= 0)) {
+        err->code = CROUPIER__ERROR_CODE__BAD_REQUEST;
+        snprintf(err->detail, sizeof err->detail, "TgAction.amount: a bet needs > 0");
+        return -EINVAL;
+    }
+    if (a->move == TESTGAME__TG_MOVE__TG_SHOW && (!a->has_cards || a->cards.len == 0))
+        return -1; /* no detail: the codec names the message */
+    return 0;
+}
+
+/* Decodes n raw bytes as a game message of type d and expects a refusal with code and detail. */
+static void expect_game_refused(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t n,
+                                const frame_limits_t *lim, Croupier__ErrorCode code,
+                                const char *detail_part)
+{
+    frame_error_t err;
+    ProtobufCMessage *m = frame_unpack_game(d, p, n, lim, tg_rules, &err);
+    frame_free(m);
+    ck_assert_ptr_null(m);
+    ck_assert_msg(err.code == code, "code %s, want %s (%s)", frame_error_code_name(err.code),
+                  frame_error_code_name(code), err.detail);
+    ck_assert_msg(strstr(err.detail, detail_part) != NULL, "detail '%s' lacks '%s'", err.detail,
+                  detail_part);
+}
+
+/* A game message built in memory: frame_pack_game() refuses it (nothing written) and its raw
+ * bytes are refused by frame_unpack_game() the same way. */
+static void expect_game_message_refused(const ProtobufCMessage *m, Croupier__ErrorCode code,
+                                        const char *detail_part)
+{
+    uint8_t buf[FRAME_GAME_BODY_MAX];
+    memset(buf, 0xAA, sizeof buf);
+    frame_error_t err;
+    ck_assert_int_eq(frame_pack_game(m, NULL, tg_rules, buf, sizeof buf, &err), -EINVAL);
+    ck_assert_uint_eq(buf[0], 0xAA);
+    ck_assert_msg(strstr(err.detail, detail_part) != NULL, "pack detail '%s' lacks '%s'",
+                  err.detail, detail_part);
+    size_t n = raw_pack(m, big);
+    expect_game_refused(m->descriptor, big, n, NULL, code, detail_part);
+}
+
+static uint8_t tg_cards[] = {FRAME_CARD(14, 3), FRAME_CARD(14, 2), FRAME_CARD_RED_JOKER};
+static uint8_t tg_token[] = {0x00, 0x01, 0xff, 0xfe}; /* opaque: no card code among them */
+
+START_TEST(test_game_message_round_trips_inside_its_envelope)
+{
+    /* The game packs its action into a GameAction body... */
+    Testgame__TgAction a = TESTGAME__TG_ACTION__INIT;
+    a.move = TESTGAME__TG_MOVE__TG_SHOW;
+    a.has_cards = 1, a.cards = (ProtobufCBinaryData){sizeof tg_cards, tg_cards};
+    a.note = "ünïcödé";
+    a.has_token = 1, a.token = (ProtobufCBinaryData){sizeof tg_token, tg_token};
+    frame_error_t err;
+    ProtobufCBinaryData body = {0, NULL};
+    ck_assert_int_eq(frame_pack_game_body(&a.base, NULL, tg_rules, &body, &err), 0);
+    ck_assert_uint_eq(body.len, protobuf_c_message_get_packed_size(&a.base));
+    Croupier__GameAction ga = CROUPIER__GAME_ACTION__INIT;
+    ga.body = body;
+    Croupier__Action act = CROUPIER__ACTION__INIT;
+    act.kind_case = CROUPIER__ACTION__KIND_GAME, act.game = &ga;
+    Croupier__ClientMessage cm = action_msg(&act);
+    /* ... the client protocol carries it unopened ... */
+    struct evbuffer *out = evbuffer_new();
+    ck_assert_int_eq(frame_pack_client(out, &cm, NULL, &err), 0);
+    Croupier__ClientMessage *got = NULL;
+    ck_assert_int_eq(frame_read_client(out, NULL, &got, &err), FRAME_OK);
+    ck_assert_int_eq(got->action->kind_case, CROUPIER__ACTION__KIND_GAME);
+    const ProtobufCBinaryData *gb = &got->action->game->body;
+    ck_assert_uint_eq(gb->len, body.len);
+    ck_assert_mem_eq(gb->data, body.data, body.len);
+    /* ... and the game decodes it with its own descriptor and rules. */
+    Testgame__TgAction *d = (Testgame__TgAction *)frame_unpack_game(
+        &testgame__tg_action__descriptor, gb->data, gb->len, NULL, tg_rules, &err);
+    ck_assert_msg(d != NULL, "refused: %s", err.detail);
+    ck_assert_int_eq(d->move, TESTGAME__TG_MOVE__TG_SHOW);
+    ck_assert_uint_eq(d->cards.len, sizeof tg_cards);
+    ck_assert_mem_eq(d->cards.data, tg_cards, sizeof tg_cards);
+    ck_assert_str_eq(d->note, "ünïcödé");
+    ck_assert_uint_eq(d->token.len, sizeof tg_token);
+    ck_assert_uint_gt(err.alloc_bytes, 0);
+    /* Re-encoding gives the same bytes. */
+    uint8_t again[FRAME_GAME_BODY_MAX];
+    ck_assert_int_eq(frame_pack_game(&d->base, NULL, tg_rules, again, sizeof again, &err),
+                     (ssize_t)body.len);
+    ck_assert_mem_eq(again, body.data, body.len);
+    ck_assert_int_eq(frame_pack_game(&d->base, NULL, tg_rules, again, body.len - 1, &err),
+                     -ENOBUFS);
+    frame_free(&d->base);
+    frame_free_client(got);
+    evbuffer_free(out);
+    free(body.data);
+
+    /* A state with nested card lists, a oneof and a repeated field, in a Snapshot. */
+    Testgame__TgSeat s0 = TESTGAME__TG_SEAT__INIT, s1 = TESTGAME__TG_SEAT__INIT;
+    Testgame__TgSeat *seats[] = {&s0, &s1};
+    s0.seat = 0, s0.has_hole_cards = 1;
+    s0.hole_cards = (ProtobufCBinaryData){2, tg_cards};
+    s1.seat = 1;
+    Testgame__TgShowdown sd = TESTGAME__TG_SHOWDOWN__INIT;
+    uint32_t winners[] = {1};
+    sd.n_winners = 1, sd.winners = winners;
+    Testgame__TgState st = TESTGAME__TG_STATE__INIT;
+    st.round = 3, st.n_seats = 2, st.seats = seats;
+    st.phase_case = TESTGAME__TG_STATE__PHASE_SHOWDOWN, st.showdown = &sd;
+    uint8_t sbuf[FRAME_GAME_BODY_MAX];
+    ssize_t sn = frame_pack_game(&st.base, NULL, NULL, sbuf, sizeof sbuf, &err);
+    ck_assert_int_gt(sn, 0);
+    Croupier__GameState gs = CROUPIER__GAME_STATE__INIT;
+    gs.body = (ProtobufCBinaryData){(size_t)sn, sbuf};
+    Croupier__Snapshot snap = CROUPIER__SNAPSHOT__INIT;
+    snap.desk_id = 1, snap.engine = CROUPIER__ENGINE__ENGINE_GAME, snap.game = "testgame";
+    snap.stake = 5, snap.state_case = CROUPIER__SNAPSHOT__STATE_GAME_STATE, snap.game_state = &gs;
+    Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+    sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_SNAPSHOT, sm.snapshot = &snap;
+    ck_assert_int_eq(frame_check_server(&sm, NULL, &err), 0);
+    Testgame__TgState *ds = (Testgame__TgState *)frame_unpack_game(
+        &testgame__tg_state__descriptor, sbuf, (size_t)sn, NULL, NULL, &err);
+    ck_assert_msg(ds != NULL, "refused: %s", err.detail);
+    ck_assert_uint_eq(ds->n_seats, 2);
+    ck_assert_uint_eq(ds->seats[0]->hole_cards.len, 2);
+    ck_assert_int_eq(ds->phase_case, TESTGAME__TG_STATE__PHASE_SHOWDOWN);
+    ck_assert_uint_eq(ds->showdown->winners[0], 1);
+    frame_free(&ds->base);
+    /* An empty body is a message with every field at its default. */
+    Testgame__TgBetting *eb = (Testgame__TgBetting *)frame_unpack_game(
+        &testgame__tg_betting__descriptor, NULL, 0, NULL, NULL, &err);
+    ck_assert_ptr_nonnull(eb);
+    ck_assert(!eb->has_pot);
+    frame_free(&eb->base);
+}
+END_TEST
+
+START_TEST(test_game_envelope_bodies_are_capped_and_never_card_checked)
+{
+    static uint8_t huge[FRAME_GAME_BODY_MAX + 1];
+    memset(huge, 0, sizeof huge); /* zero bytes: no card code, refused only by the length */
+    frame_error_t err;
+    Croupier__GameAction ga = CROUPIER__GAME_ACTION__INIT;
+    ga.body = (ProtobufCBinaryData){FRAME_GAME_BODY_MAX, huge};
+    Croupier__Action act = CROUPIER__ACTION__INIT;
+    act.kind_case = CROUPIER__ACTION__KIND_GAME, act.game = &ga;
+    Croupier__ClientMessage cm = action_msg(&act);
+    ck_assert_int_eq(frame_check_client(&cm, NULL, &err), 0);
+    ga.body.len = FRAME_GAME_BODY_MAX + 1;
+    expect_client_message_refused(&cm, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                                  "ClientMessage.action.game.body: 8193 bytes, at most 8192");
+    /* The same cap on the way out: an event, a snapshot state, a Play's action. */
+    Croupier__GameEvent ge = CROUPIER__GAME_EVENT__INIT;
+    ge.body = (ProtobufCBinaryData){FRAME_GAME_BODY_MAX + 1, huge};
+    Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+    sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_GAME_EVENT, sm.game_event = &ge;
+    ck_assert_int_eq(frame_check_server(&sm, NULL, &err), -EINVAL);
+    ck_assert_str_eq(err.detail, "ServerMessage.game_event.body: 8193 bytes, at most 8192");
+    ge.body.len = 3;
+    ck_assert_int_eq(frame_check_server(&sm, NULL, &err), 0);
+    Croupier__Play play = CROUPIER__PLAY__INIT;
+    play.seat = 2, play.action = &act;
+    sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_PLAY, sm.play = &play;
+    ck_assert_int_eq(frame_check_server(&sm, NULL, &err), -EINVAL);
+    ck_assert_str_eq(err.detail, "ServerMessage.play.action.game.body: 8193 bytes, at most 8192");
+    ga.body.len = 1;
+    ck_assert_int_eq(frame_check_server(&sm, NULL, &err), 0);
+
+    /* A Snapshot's GAME state belongs to ENGINE_GAME and to no other engine. */
+    Croupier__GameState gs = CROUPIER__GAME_STATE__INIT;
+    gs.body = (ProtobufCBinaryData){2, huge};
+    Croupier__Snapshot snap = CROUPIER__SNAPSHOT__INIT;
+    snap.desk_id = 1, snap.game = "testgame", snap.stake = 5;
+    snap.engine = CROUPIER__ENGINE__ENGINE_HOLDEM;
+    snap.state_case = CROUPIER__SNAPSHOT__STATE_GAME_STATE, snap.game_state = &gs;
+    sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_SNAPSHOT, sm.snapshot = &snap;
+    ck_assert_int_eq(frame_check_server(&sm, NULL, &err), -EINVAL);
+    ck_assert_str_eq(err.detail, "ServerMessage.snapshot: state does not belong to its engine");
+    snap.engine = CROUPIER__ENGINE__ENGINE_GAME;
+    ck_assert_int_eq(frame_check_server(&sm, NULL, &err), 0);
+    Croupier__HoldemState ho = CROUPIER__HOLDEM_STATE__INIT;
+    ho.street = CROUPIER__HOLDEM_STREET__HOLDEM_FLOP;
+    snap.state_case = CROUPIER__SNAPSHOT__STATE_HOLDEM, snap.holdem = &ho;
+    ck_assert_int_eq(frame_check_server(&sm, NULL, &err), -EINVAL);
+    snap.state_case = CROUPIER__SNAPSHOT__STATE__NOT_SET;
+    ck_assert_int_eq(frame_check_server(&sm, NULL, &err), 0);
+
+    /* A Join of ENGINE_GAME is a Join like any other. */
+    Croupier__Join j = CROUPIER__JOIN__INIT;
+    j.engine = CROUPIER__ENGINE__ENGINE_GAME, j.game = "testgame", j.stake = 5;
+    Croupier__ClientMessage jm = CROUPIER__CLIENT_MESSAGE__INIT;
+    jm.request_id = 9, jm.body_case = CROUPIER__CLIENT_MESSAGE__BODY_JOIN, jm.join = &j;
+    ck_assert_int_eq(frame_check_client(&jm, NULL, &err), 0);
+
+    /* The wire vouch knows the body is no card list, and the cap. */
+    uint8_t buf[FRAME_GAME_BODY_MAX + 64];
+    ga.body.len = 16;
+    size_t n = protobuf_c_message_pack(&cm.base, buf);
+    ck_assert_int_eq(frame_wire_vouch(&croupier__client_message__descriptor, buf, n, NULL), 0);
+    ga.body.len = FRAME_GAME_BODY_MAX + 1;
+    n = protobuf_c_message_pack(&cm.base, buf);
+    ck_assert_int_eq(frame_wire_vouch(&croupier__client_message__descriptor, buf, n, NULL),
+                     -EAGAIN);
+
+    /* A game body longer than an envelope holds is refused by the game decoder too. */
+    expect_game_refused(&testgame__tg_betting__descriptor, huge, sizeof huge, NULL,
+                        CROUPIER__ERROR_CODE__FRAME_TOO_LARGE, "TgBetting: 8193 bytes");
+    /* And so is one above the limits' frame cap. */
+    frame_limits_t small = frame_limits_default;
+    small.max_frame = 16;
+    expect_game_refused(&testgame__tg_betting__descriptor, huge, 17, &small,
+                        CROUPIER__ERROR_CODE__FRAME_TOO_LARGE, "TgBetting");
+}
+END_TEST
+
+START_TEST(test_game_message_checks_enums_strings_cards_and_required_fields)
+{
+    Testgame__TgAction a = TESTGAME__TG_ACTION__INIT;
+    a.move = (Testgame__TgMove)9;
+    expect_game_message_refused(&a.base, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                                "TgAction.move: 9 is not a TgMove value");
+    a.move = TESTGAME__TG_MOVE__TG_MOVE_UNSPECIFIED;
+    expect_game_message_refused(&a.base, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                                "TgAction.move: unspecified");
+    a.move = TESTGAME__TG_MOVE__TG_FOLD;
+    /* Strings: UTF-8, no NUL, at most max_string (checked on the wire, before unpacking). */
+    a.note = "\xc3\x28";
+    expect_game_message_refused(&a.base, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                                "TgAction.note: not valid UTF-8");
+    static char longnote[FRAME_DEFAULT_MAX_STRING + 2];
+    memset(longnote, 'x', sizeof longnote - 1);
+    a.note = longnote;
+    expect_game_message_refused(&a.base, CROUPIER__ERROR_CODE__BAD_REQUEST, "TgAction.note");
+    a.note = NULL;
+    /* `cards` is a card list: every byte a card code, at most FRAME_MAX_CARDS. */
+    static uint8_t bad[] = {FRAME_CARD(2, 0), 0x00};
+    a.has_cards = 1, a.cards = (ProtobufCBinaryData){sizeof bad, bad};
+    expect_game_message_refused(&a.base, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                                "TgAction.cards: byte 1 is not a card code (0x00)");
+    static uint8_t many[FRAME_MAX_CARDS + 1];
+    memset(many, FRAME_CARD(5, 1), sizeof many);
+    a.cards = (ProtobufCBinaryData){sizeof many, many};
+    expect_game_message_refused(&a.base, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                                "TgAction.cards: 109 cards, at most 108");
+    a.has_cards = 0;
+    /* `token` is opaque: any bytes, at most max_string. */
+    a.has_token = 1, a.token = (ProtobufCBinaryData){sizeof bad, bad};
+    frame_error_t err;
+    ck_assert_int_eq(frame_check_game(&a.base, NULL, tg_rules, &err), 0);
+    static uint8_t longtok[FRAME_DEFAULT_MAX_STRING + 1];
+    a.token = (ProtobufCBinaryData){sizeof longtok, longtok};
+    expect_game_message_refused(&a.base, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                                "TgAction.token: 4097 bytes, at most 4096");
+    a.has_token = 0;
+    ck_assert_int_eq(frame_check_game(&a.base, NULL, tg_rules, &err), 0);
+
+    /* Card lists one level down are found by their name too, with the field's path. */
+    Testgame__TgSeat s0 = TESTGAME__TG_SEAT__INIT;
+    Testgame__TgSeat *seats[] = {&s0};
+    s0.has_hole_cards = 1, s0.hole_cards = (ProtobufCBinaryData){sizeof bad, bad};
+    Testgame__TgState st = TESTGAME__TG_STATE__INIT;
+    st.round = 1, st.n_seats = 1, st.seats = seats;
+    expect_game_message_refused(&st.base, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                                "TgState.seats.hole_cards: byte 1 is not a card code");
+    s0.has_hole_cards = 0;
+    /* An enum one level down, and a oneof case that names no field (in memory only). */
+    st.has_last_move = 1, st.last_move = (Testgame__TgMove)42;
+    expect_game_message_refused(&st.base, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                                "TgState.last_move: 42 is not a TgMove value");
+    st.last_move = TESTGAME__TG_MOVE__TG_MOVE_UNSPECIFIED; /* optional: zero is fine */
+    ck_assert_int_eq(frame_check_game(&st.base, NULL, NULL, &err), 0);
+    st.phase_case = (Testgame__TgState__PhaseCase)99;
+    ck_assert_int_eq(frame_check_game(&st.base, NULL, NULL, &err), -EINVAL);
+    ck_assert_msg(strstr(err.detail, "oneof case 99") != NULL, "%s", err.detail);
+    st.phase_case = TESTGAME__TG_STATE__PHASE__NOT_SET;
+
+    /* Missing required fields: refused on the wire by protobuf-c. */
+    static const uint8_t no_move[] = {0x10, 0x05};        /* amount = 5, no move */
+    expect_game_refused(&testgame__tg_action__descriptor, no_move, sizeof no_move, NULL,
+                        CROUPIER__ERROR_CODE__MALFORMED_FRAME, "required");
+    static const uint8_t seat_no_id[] = {0x08, 0x01, 0x12, 0x00}; /* round 1, seats: {} */
+    expect_game_refused(&testgame__tg_state__descriptor, seat_no_id, sizeof seat_no_id, NULL,
+                        CROUPIER__ERROR_CODE__MALFORMED_FRAME, "TgState");
+    /* Not protobuf at all; a NUL inside a string; nesting too deep. */
+    static const uint8_t junk[] = {0x0f, 0xff, 0xff};
+    expect_game_refused(&testgame__tg_action__descriptor, junk, sizeof junk, NULL,
+                        CROUPIER__ERROR_CODE__MALFORMED_FRAME, "TgAction");
+    static const uint8_t nul[] = {0x08, 0x02, 0x22, 0x02, 'a', 0x00};
+    expect_game_refused(&testgame__tg_action__descriptor, nul, sizeof nul, NULL,
+                        CROUPIER__ERROR_CODE__BAD_REQUEST, "TgAction.note: not valid UTF-8");
+    uint8_t deep[2 * (FRAME_MAX_DEPTH + 2)];
+    size_t dn = 0;
+    for (int i = 0; i < FRAME_MAX_DEPTH + 2; i++) {
+        deep[dn++] = 0x0a;
+        deep[dn++] = (uint8_t)(2 * (FRAME_MAX_DEPTH + 1 - i));
+    }
+    deep[sizeof deep - 1] = 0; /* the innermost is empty */
+    expect_game_refused(&testgame__tg_nest__descriptor, deep, sizeof deep, NULL,
+                        CROUPIER__ERROR_CODE__MALFORMED_FRAME, "nested too deep");
+}
+END_TEST
+
+START_TEST(test_game_message_rules_callback_refuses_with_its_reason)
+{
+    Testgame__TgAction a = TESTGAME__TG_ACTION__INIT;
+    a.move = TESTGAME__TG_MOVE__TG_BET;
+    expect_game_message_refused(&a.base, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                                "TgAction.amount: a bet needs > 0");
+    /* A callback that refuses without a reason: BAD_REQUEST naming the message. */
+    a.move = TESTGAME__TG_MOVE__TG_SHOW;
+    expect_game_message_refused(&a.base, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                                "TgAction: refused by the game's rules");
+    /* The rules run only on a message the generic checks accepted. */
+    a.has_cards = 1, a.cards = (ProtobufCBinaryData){1, (uint8_t[]){0x01}};
+    expect_game_message_refused(&a.base, CROUPIER__ERROR_CODE__BAD_REQUEST, "TgAction.cards");
+    a.cards = (ProtobufCBinaryData){1, tg_cards};
+    frame_error_t err;
+    ck_assert_int_eq(frame_check_game(&a.base, NULL, tg_rules, &err), 0);
+    /* Without a callback only the generic checks run. */
+    a.move = TESTGAME__TG_MOVE__TG_BET;
+    ck_assert_int_eq(frame_check_game(&a.base, NULL, NULL, &err), 0);
+    uint8_t buf[64];
+    ssize_t n = frame_pack_game(&a.base, NULL, NULL, buf, sizeof buf, &err);
+    ck_assert_int_gt(n, 0);
+    ProtobufCMessage *m =
+        frame_unpack_game(&testgame__tg_action__descriptor, buf, (size_t)n, NULL, NULL, &err);
+    ck_assert_ptr_nonnull(m);
+    frame_free(m);
+    /* err may be NULL. */
+    ck_assert_ptr_null(
+        frame_unpack_game(&testgame__tg_action__descriptor, buf, (size_t)n, NULL, tg_rules, NULL));
+    ProtobufCBinaryData body = {7, (uint8_t *)"keep"};
+    ck_assert_int_eq(frame_pack_game_body(&a.base, NULL, tg_rules, &body, NULL), -EINVAL);
+    ck_assert_uint_eq(body.len, 7);
+}
+END_TEST
+
+START_TEST(test_game_message_unpack_stays_within_the_budget)
+{
+    /* 2,000 seats of 4 bytes: each a message protobuf-c allocates, more than the default
+     * budget of 16 KiB + 8 x the payload allows. */
+    static uint8_t p[FRAME_GAME_BODY_MAX];
+    size_t n = 0;
+    p[n++] = 0x08, p[n++] = 0x01;
+    while (n + 4 <= 8002)
+        p[n++] = 0x12, p[n++] = 0x02, p[n++] = 0x08, p[n++] = 0x00;
+    expect_game_refused(&testgame__tg_state__descriptor, p, n, NULL,
+                        CROUPIER__ERROR_CODE__MALFORMED_FRAME, "allocation budget");
+    /* 100 seats fit the default budget, not one of 1 KiB + the payload's size. */
+    n = 2 + 100 * 4;
+    frame_error_t err;
+    Testgame__TgState *st = (Testgame__TgState *)frame_unpack_game(
+        &testgame__tg_state__descriptor, p, n, NULL, NULL, &err);
+    ck_assert_msg(st != NULL, "refused: %s", err.detail);
+    ck_assert_uint_eq(st->n_seats, 100);
+    ck_assert_uint_le(err.alloc_bytes, FRAME_DEFAULT_BUDGET_FLOOR + 8 * n);
+    frame_free(&st->base);
+    frame_limits_t lim = frame_limits_default;
+    lim.budget_floor = 1024;
+    lim.budget_factor = 1;
+    expect_game_refused(&testgame__tg_state__descriptor, p, n, &lim,
+                        CROUPIER__ERROR_CODE__MALFORMED_FRAME, "allocation budget");
+    /* Every allocation failure on the way is clean (ASan/valgrind see no leak). */
+    Testgame__TgAction a = TESTGAME__TG_ACTION__INIT;
+    a.move = TESTGAME__TG_MOVE__TG_SHOW;
+    a.has_cards = 1, a.cards = (ProtobufCBinaryData){sizeof tg_cards, tg_cards};
+    a.note = "a note";
+    uint8_t buf[128];
+    ssize_t an = frame_pack_game(&a.base, NULL, NULL, buf, sizeof buf, &err);
+    ck_assert_int_gt(an, 0);
+    for (size_t floor = 0; floor < 1024; floor += 8) {
+        lim.budget_floor = floor;
+        lim.budget_factor = 0;
+        ProtobufCMessage *m = frame_unpack_game(&testgame__tg_action__descriptor, buf,
+                                                (size_t)an, &lim, tg_rules, &err);
+        if (m != NULL) {
+            frame_free(m);
+            break;
+        }
+        ck_assert_int_eq(err.code, CROUPIER__ERROR_CODE__MALFORMED_FRAME);
+    }
+}
+END_TEST
+
 static Suite *proto_suite(void)
 {
     Suite *s = suite_create("proto");
@@ -1653,6 +2051,14 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, test_scan_rpc_leaves_errors_and_other_bodies_to_the_decoder);
     tcase_add_test(tc, test_prefixed_request_id_in_front_decodes_as_the_answer);
     tcase_add_test(tc, test_scratch_decode_gives_the_same_messages_and_verdicts);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("game");
+    tcase_add_test(tc, test_game_message_round_trips_inside_its_envelope);
+    tcase_add_test(tc, test_game_envelope_bodies_are_capped_and_never_card_checked);
+    tcase_add_test(tc, test_game_message_checks_enums_strings_cards_and_required_fields);
+    tcase_add_test(tc, test_game_message_rules_callback_refuses_with_its_reason);
+    tcase_add_test(tc, test_game_message_unpack_stays_within_the_budget);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("budget");

@@ -8,6 +8,8 @@ static uint8_t cards_rocket[] = {FRAME_CARD_BLACK_JOKER, FRAME_CARD_RED_JOKER};
 static uint8_t cards_hand[] = {FRAME_CARD(3, 0),  FRAME_CARD(3, 1),  FRAME_CARD(5, 2),
                                FRAME_CARD(11, 3), FRAME_CARD(14, 0), FRAME_CARD_RED_JOKER};
 static uint8_t cards_bj[] = {FRAME_CARD(10, 2), FRAME_CARD(6, 1)};
+/* A table-kit game's own message, serialized: opaque to the codec (bytes no card code holds). */
+static uint8_t game_body[] = {0x08, 0x02, 0x12, 0x02, 0x00, 0xff, 0x18, 0x64};
 
 #define BIN(a) ((ProtobufCBinaryData){sizeof(a), (a)})
 
@@ -165,7 +167,7 @@ int samples_client(samples_client_cb cb, void *arg)
     }
     {
         Croupier__ListTables l = CROUPIER__LIST_TABLES__INIT;
-        l.engine = CROUPIER__ENGINE__ENGINE_HOLDEM;
+        l.has_engine = 1, l.engine = CROUPIER__ENGINE__ENGINE_HOLDEM;
         Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
         m.request_id = 12;
         m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_LIST_TABLES;
@@ -174,6 +176,31 @@ int samples_client(samples_client_cb cb, void *arg)
         l.game = "holdem";
         l.has_stake = 1, l.stake = 50;
         cb(arg, "list_tables_filtered", &m), n++;
+        Croupier__ListTables any = CROUPIER__LIST_TABLES__INIT;
+        m.list_tables = &any;
+        cb(arg, "list_tables_any_engine", &m), n++;
+        any.has_engine = 1, any.engine = CROUPIER__ENGINE__ENGINE_GAME;
+        any.game = "zhajinhua";
+        cb(arg, "list_tables_game", &m), n++;
+    }
+    {
+        Croupier__Join j = CROUPIER__JOIN__INIT;
+        j.engine = CROUPIER__ENGINE__ENGINE_GAME;
+        j.game = "zhajinhua";
+        j.stake = 5;
+        Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
+        m.request_id = 13;
+        m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_JOIN;
+        m.join = &j;
+        cb(arg, "join_game", &m), n++;
+        Croupier__GameAction g = CROUPIER__GAME_ACTION__INIT;
+        g.body = BIN(game_body);
+        Croupier__Action a = CROUPIER__ACTION__INIT;
+        a.kind_case = CROUPIER__ACTION__KIND_GAME;
+        a.game = &g;
+        client_action(cb, arg, "game_action", &a, &n);
+        g.body = (ProtobufCBinaryData){0, NULL};
+        client_action(cb, arg, "game_action_empty", &a, &n);
     }
     return n;
 }
@@ -304,6 +331,15 @@ static void server_snapshots(samples_server_cb cb, void *arg, int *n)
     s.state_case = CROUPIER__SNAPSHOT__STATE_BLACKJACK;
     s.blackjack = &bj;
     server_emit(cb, arg, "snapshot_blackjack", &m, n);
+
+    Croupier__GameState gs = CROUPIER__GAME_STATE__INIT;
+    gs.body = BIN(game_body);
+    s.engine = CROUPIER__ENGINE__ENGINE_GAME;
+    s.game = "zhajinhua";
+    s.stake = 5;
+    s.state_case = CROUPIER__SNAPSHOT__STATE_GAME_STATE;
+    s.game_state = &gs;
+    server_emit(cb, arg, "snapshot_game", &m, n);
 }
 
 int samples_server(samples_server_cb cb, void *arg)
@@ -403,6 +439,20 @@ int samples_server(samples_server_cb cb, void *arg)
         p.has_cards_left = 1, p.cards_left = 4, p.has_timed_out = 1, p.timed_out = 1;
         m.event_seq = 6;
         server_emit(cb, arg, "play_shedding", &m, &n);
+        Croupier__GameAction g = CROUPIER__GAME_ACTION__INIT;
+        g.body = BIN(game_body);
+        a.kind_case = CROUPIER__ACTION__KIND_GAME, a.game = &g;
+        p.has_cards_left = 0, p.has_timed_out = 0;
+        m.event_seq = 61;
+        server_emit(cb, arg, "play_game", &m, &n);
+    }
+    {
+        Croupier__GameEvent ge = CROUPIER__GAME_EVENT__INIT;
+        ge.body = BIN(game_body);
+        m.event_seq = 62;
+        m.body_case = CROUPIER__SERVER_MESSAGE__BODY_GAME_EVENT;
+        m.game_event = &ge;
+        server_emit(cb, arg, "game_event", &m, &n);
     }
     {
         Croupier__SeatDelta d0 = CROUPIER__SEAT_DELTA__INIT;
