@@ -1,8 +1,8 @@
 /*
- * croupier-bot -- many bot players in one process (DESIGN §1, §8): they log in through the
- * gateways, join tables, play, follow GoAway / Moved / TableClosing, and at the end write a JSON
- * report (bot_book.h). Exit status: 0 when no round was torn and no unexpected error happened,
- * 1 otherwise, 2 on a usage error.
+ * croupier-bot -- many bot players in one process (docs/architecture.md §1, §8): they log in
+ * through the gateways, join tables, play, follow GoAway / Moved / TableClosing, and at the end
+ * write a JSON report (bot_book.h). Exit status: 0 when no round was torn and no unexpected
+ * error happened, 1 otherwise, 2 on a usage error.
  */
 #include <errno.h>
 #include <signal.h>

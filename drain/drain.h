@@ -1,6 +1,6 @@
 /*
  * drain -- the drain shell and the health HTTP server shared by every engine and the gateway
- * (DESIGN §4 and §7; the paths and the status JSON are a contract).
+ * (docs/architecture.md §4 and §7; the paths and the status JSON are a contract).
  *
  * The owner (a game-server engine or the gateway) injects what the shell needs to know through
  * drain_config_t: how many human desks are still in a round, how to stop intake, whether the

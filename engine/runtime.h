@@ -1,5 +1,5 @@
 /*
- * runtime -- the desk-actor runtime (DESIGN §3).
+ * runtime -- the desk-actor runtime (docs/architecture.md §3).
  *
  * W worker threads, each running its own libevent event_base. A desk (a card table, or any
  * actor) is pinned to one worker for life and is touched only on that worker's thread. Desks
@@ -24,11 +24,11 @@
  * Jobs. rt_post_job runs a function on a given worker thread (for non-desk work such as
  * accepting links). rt_worker_base exposes the worker's event_base for events added from jobs.
  *
- * Rounds (DESIGN §3, "round discipline"). The runtime owns each desk's in_round flag.
- * rt_desk_begin_round fails once intake is stopped (rt_stop_intake) or when a round is already
- * running; rt_desk_end_round is the only way a round ends. A "human desk" is a desk in a round
- * with at least one human seated (rt_desk_set_humans); the runtime keeps the count exact at
- * every transition, so rt_human_desks() can be read by the drain shell from any thread.
+ * Rounds (docs/architecture.md §3, "round discipline"). The runtime owns each desk's in_round
+ * flag. rt_desk_begin_round fails once intake is stopped (rt_stop_intake) or when a round is
+ * already running; rt_desk_end_round is the only way a round ends. A "human desk" is a desk in a
+ * round with at least one human seated (rt_desk_set_humans); the runtime keeps the count exact
+ * at every transition, so rt_human_desks() can be read by the drain shell from any thread.
  * When intake stops, every live desk receives RT_MSG_INTAKE_STOPPED on its own thread so the
  * engine can tell seated players that the table closes.
  *

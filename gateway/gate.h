@@ -1,7 +1,7 @@
 /*
- * gate -- the gateway core (DESIGN §7): players' long connections, login, routing over rpc
- * links to the game servers, deadlines and retries, seat memory for resume, table moves, and
- * the four-step exit. croupier-gate (gate_main.c) is a thin shell of flags around it.
+ * gate -- the gateway core (docs/architecture.md §7): players' long connections, login, routing
+ * over rpc links to the game servers, deadlines and retries, seat memory for resume, table moves,
+ * and the four-step exit. croupier-gate (gate_main.c) is a thin shell of flags around it.
  *
  * Everything runs on one event_base (the main loop). The drain shell's HTTP thread only reads
  * atomics (connection count, readiness) and wakes the loop through an event to start the exit.
@@ -117,9 +117,9 @@ bool gate_ready(const gate_t *g);
 long gate_connections(const gate_t *g);
 
 /*
- * The four-step exit (DESIGN §7): (1) drain_start (readiness 503), (2) deregister, (3) drain
- * window still serving and accepting, (4) stop listening, GoAway to every client with a
- * jittered reconnect delay, flush, shutdown(SHUT_WR), read to EOF, close -- bounded by
+ * The four-step exit (docs/architecture.md §7): (1) drain_start (readiness 503), (2) deregister,
+ * (3) drain window still serving and accepting, (4) stop listening, GoAway to every client with
+ * a jittered reconnect delay, flush, shutdown(SHUT_WR), read to EOF, close -- bounded by
  * close_timeout_ms. Then the line `exit reason=drained` (or `forced` if connections had to be
  * cut at the bound) and done(). Idempotent; calling it again skips the drain window.
  */

@@ -1,7 +1,7 @@
 /*
- * croupier-gate -- the gateway process (DESIGN §7, §8): flags, the health server, signals, and
- * the gate core (gate.h). `croupier-gate token ...` mints a login token (token.h) for bots and
- * tests.
+ * croupier-gate -- the gateway process (docs/architecture.md §7, §8): flags, the health server,
+ * signals, and the gate core (gate.h). `croupier-gate token ...` mints a login token (token.h)
+ * for bots and tests.
  */
 #include <errno.h>
 #include <inttypes.h>

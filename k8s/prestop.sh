@@ -1,6 +1,6 @@
 #!/bin/sh
-# preStop hook of croupier-game (DESIGN §4 "preStop"): start the drain and wait, bounded by the
-# engine's drain bound, until no desk with a human seated is in a round.
+# preStop hook of croupier-game (docs/architecture.md §4 "preStop"): start the drain and wait,
+# bounded by the engine's drain bound, until no desk with a human seated is in a round.
 #
 #   HEALTH_PORT        port of the health server on 127.0.0.1 (default 8080)
 #   DRAIN_MAX_SECONDS  the engine's drain bound, the most this script waits (default 600)

@@ -1,5 +1,5 @@
 /*
- * money -- wallets, round settlement and hand histories in Redis (DESIGN §6).
+ * money -- wallets, round settlement and hand histories in Redis (docs/architecture.md §6).
  *
  * Every change of money is one Redis Lua script, and every script is idempotent by an id the
  * caller chooses, so a command that is sent again (after a lost reply, a reconnect or a restart)

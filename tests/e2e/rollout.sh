@@ -36,8 +36,9 @@
 #   ENGINES               game deployments to roll (default "test traditional holdem
 #                         persistent")
 #   Drain bounds: GAME_BOUND (20 s; soak 60 s) for every engine but persistent, whose bound in
-#   the soak is DESIGN's 120 s with a 180 s grace period (short test: GAME_BOUND too, with the
-#   blackjack timers CROUPIER_BJ_BET_MS/_TURN_MS/_GAP_MS short like the test engine's rounds);
+#   the soak is its real 120 s (docs/architecture.md §4) with a 180 s grace period (short test:
+#   GAME_BOUND too, with the blackjack timers CROUPIER_BJ_BET_MS/_TURN_MS/_GAP_MS short like
+#   the test engine's rounds);
 #   the traditional engine's is TRAD_BOUND (short test 45 s: a Guandan deal can take longer than
 #   20 s; soak GAME_BOUND)
 #   ROLLOUT_OUT           where the run's files go (default BUILD_DIR/e2e-rollout)

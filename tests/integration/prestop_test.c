@@ -1,7 +1,7 @@
 /*
  * k8s/prestop.sh under `busybox sh` (with busybox's wget, date, sleep and timeout first in PATH,
  * as in an alpine image) against a live health server: tests/integration/drain_test_server,
- * whose human_desks drops to 0 when the test sends it SIGUSR1. DESIGN §4 "preStop".
+ * whose human_desks drops to 0 when the test sends it SIGUSR1. docs/architecture.md §4 "preStop".
  */
 #include <check.h>
 #include <signal.h>

@@ -5,10 +5,10 @@
 // For every overlay: every object is validated against its Kubernetes JSON schema with the
 // npm package kubernetes-models (PrometheusRule and PodMonitor with
 // @kubernetes-models/prometheus-operator) and its field names against the models' interfaces
-// (unknown fields are errors), then the deploy invariants of DESIGN §4, §5 and §8 are
-// checked (see checkOverlay). Then a self-test mutates a copy of each overlay once per invariant
-// and requires the check to catch it, so no invariant can pass by accident. Exits 0 when
-// everything holds, 1 otherwise, printing one line per problem and per overlay a summary.
+// (unknown fields are errors), then the deploy invariants of docs/architecture.md §4, §5 and §8
+// are checked (see checkOverlay). Then a self-test mutates a copy of each overlay once per
+// invariant and requires the check to catch it, so no invariant can pass by accident. Exits 0
+// when everything holds, 1 otherwise, printing one line per problem and per overlay a summary.
 import { createRequire } from 'node:module';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
@@ -35,8 +35,8 @@ if (!modulesDir || !prestopPath || overlays.length === 0) {
 const require = createRequire(path.join(path.resolve(modulesDir), 'node_modules', 'x.js'));
 const YAML = require('yaml');
 
-// The design's drain bound of each engine (DESIGN §4); an environment may only shorten it.
-const DESIGN_BOUNDS = { traditional: 600, holdem: 600, persistent: 120 };
+// The drain bound of each engine (docs/architecture.md §4); an environment may only shorten it.
+const MAX_BOUNDS = { traditional: 600, holdem: 600, persistent: 120 };
 const ENGINE_MARGIN_S = 60; // void, flush, deregister, release after the bound
 const GATE_MARGIN_S = 15;
 const ALERT_DELAY_S = 20; // a 10 s scrape plus a 10 s rule evaluation
@@ -303,7 +303,7 @@ function checkOverlay(objs, prestopText, facts) {
 
         if (component === 'game') {
             const engine = env.ENGINE;
-            if (!(engine in DESIGN_BOUNDS)) {
+            if (!(engine in MAX_BOUNDS)) {
                 err(d, `ENGINE '${engine}' is not traditional|holdem|persistent`);
                 continue;
             }
@@ -313,12 +313,12 @@ function checkOverlay(objs, prestopText, facts) {
                 ['engine', '$(ENGINE)'], ['listen', '0.0.0.0:7000'], ['advertise', '$(POD_IP):7000'],
                 ['service', '$(ENGINE)'], ['lease-pool-size', '$(LEASE_POOL_SIZE)'],
                 ['drain-max-seconds', '$(DRAIN_MAX_SECONDS)'], ['workers', '$(WORKERS)']]) {
-                if (argValue(args, flag) !== want) err(d, `args must hold --${flag}=${want} (DESIGN §8)`);
+                if (argValue(args, flag) !== want) err(d, `args must hold --${flag}=${want} (docs/architecture.md §8)`);
             }
             if (env.POD_IP?.from?.fieldRef?.fieldPath !== 'status.podIP')
                 err(d, 'POD_IP must come from the downward API (status.podIP)');
-            if (bound > DESIGN_BOUNDS[engine])
-                err(d, `drain bound ${bound} s exceeds the design's ${DESIGN_BOUNDS[engine]} s for ${engine}`);
+            if (bound > MAX_BOUNDS[engine])
+                err(d, `drain bound ${bound} s exceeds the design's ${MAX_BOUNDS[engine]} s for ${engine}`);
             if (!(grace >= bound + ENGINE_MARGIN_S))
                 err(d, `terminationGracePeriodSeconds ${grace} must be >= drain bound ${bound} + ${ENGINE_MARGIN_S}`);
             const pool = num(env.LEASE_POOL_SIZE);
@@ -346,7 +346,7 @@ function checkOverlay(objs, prestopText, facts) {
         } else err(d, `unexpected component '${component}'`);
     }
     if (gates !== 1) errs.push(`overlay: expected one gateway Deployment, found ${gates}`);
-    for (const e of Object.keys(DESIGN_BOUNDS)) if (!engines[e]) errs.push(`overlay: no Deployment for engine ${e}`);
+    for (const e of Object.keys(MAX_BOUNDS)) if (!engines[e]) errs.push(`overlay: no Deployment for engine ${e}`);
 
     // Headless Service per engine (registry routing uses pod IPs); the gateway's is not headless.
     for (const [e, x] of Object.entries(engines)) {

@@ -1,7 +1,7 @@
 /*
  * The drain shell (drain/drain.h) against a test engine made of atomics, through the real health
  * HTTP server on 127.0.0.1 (random ports), and the exit sequence on a real event_base.
- * Contract: DESIGN §4 (paths, status JSON, loopback-only /drain*, exit reasons).
+ * Contract: docs/architecture.md §4 (paths, status JSON, loopback-only /drain*, exit reasons).
  */
 #include <arpa/inet.h>
 #include <check.h>

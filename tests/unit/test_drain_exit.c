@@ -1,7 +1,8 @@
 /*
  * The exit sequence of the drain shell (drain/drain.h, drain_exit_*) on a real event_base, with
- * a test engine made of atomics and hooks that record their order. Contract: DESIGN §4 steps 4-6
- * (bounded wait, void only when not drained, flush -> deregister -> release, one exit line).
+ * a test engine made of atomics and hooks that record their order. Contract:
+ * docs/architecture.md §4 steps 4-7 (bounded wait, void only when not drained, flush ->
+ * deregister -> release, one exit line).
  */
 #include <check.h>
 #include <errno.h>

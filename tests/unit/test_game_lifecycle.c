@@ -1,8 +1,8 @@
 /*
  * The game-server lifecycle against the real croupier-game binary, a real redis-server and the
- * real k8s/prestop.sh under busybox (DESIGN §4, issue 4). The "test" engine (engine/testgame.c)
- * plays simple resident-table rounds; players are driven through a real rpc link (rpcc), as a
- * gateway would.
+ * real k8s/prestop.sh under busybox (docs/architecture.md §4, issue 4). The "test" engine
+ * (engine/testgame.c) plays simple resident-table rounds; players are driven through a real rpc
+ * link (rpcc), as a gateway would.
  */
 #include <check.h>
 #include <signal.h>

@@ -1,7 +1,7 @@
 /*
- * The gateway against real processes (issue 9, DESIGN §7): a real redis-server, real
- * croupier-game --engine test servers and real croupier-gate gateways on loopback, driven through
- * the client protocol by gatec (tests/support/gatec.h).
+ * The gateway against real processes (issue 9, docs/architecture.md §7): a real redis-server,
+ * real croupier-game --engine test servers and real croupier-gate gateways on loopback, driven
+ * through the client protocol by gatec (tests/support/gatec.h).
  */
 #include <check.h>
 #include <errno.h>
