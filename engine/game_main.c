@@ -1,7 +1,7 @@
 /*
  * croupier-game -- one game server: one engine, its desks, a server-ID lease, a registry entry,
  * gateway links, the health server, the settlement writer, and the exit that never tears a
- * round (DESIGN §4).
+ * round (docs/architecture.md §4).
  *
  * Start order: config -> Redis connection -> lease -> rpc listener + health server (/readyz 503)
  * -> warm-up (engine created once the lease is held) -> register -> ready.

@@ -1,5 +1,5 @@
 /*
- * gs -- the game-server core that every engine plugs into (DESIGN §3, §4).
+ * gs -- the game-server core that every engine plugs into (docs/architecture.md §3, §4).
  *
  * A gs owns the process-wide pieces an engine should never re-implement: the desk runtime, the
  * rpc links from gateways (one multiplexed link per gateway), routing of player requests to
