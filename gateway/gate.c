@@ -232,20 +232,6 @@ static gate_conn_t *gate_conn_get(gate_t *g, uint64_t id)
     return (gate_conn_t *)(uintptr_t)p;
 }
 
-static const char *gate_engine_name(int engine)
-{
-    switch (engine) {
-    case CROUPIER__ENGINE__ENGINE_TRADITIONAL:
-        return "traditional";
-    case CROUPIER__ENGINE__ENGINE_HOLDEM:
-        return "holdem";
-    case CROUPIER__ENGINE__ENGINE_PERSISTENT:
-        return "persistent";
-    default:
-        return "";
-    }
-}
-
 /* Monotonic and wall-clock milliseconds: the read callback's reading while one runs. */
 static int64_t gate_now_mono(const gate_t *g)
 {
@@ -1303,12 +1289,18 @@ static void gate_req_retry(gate_req_t *r, int code, const char *why)
     gate_req_arm(r, now + pause, now);
 }
 
-/* Picks a ready server offering game, preferring the request's engine, skipping tried ones. */
+/*
+ * Picks a ready server offering game, skipping tried ones. Servers whose registry entry names
+ * the request's engine number (registry_entry_t.engine_id) come first; a Join of ENGINE_GAME
+ * (a table-kit game, routed by its game name alone) or of no engine prefers none. The gateway
+ * compares numbers only: it knows no engine by name.
+ */
 static const registry_entry_t *gate_pick(gate_t *g, gate_req_t *r, bool *any_offers)
 {
     const registry_entry_t *best = NULL;
     int best_rank = 0;
-    const char *ename = gate_engine_name(r->engine);
+    bool prefer = r->engine != CROUPIER__ENGINE__ENGINE_UNSPECIFIED &&
+                  r->engine != CROUPIER__ENGINE__ENGINE_GAME;
     *any_offers = false;
     for (size_t i = 0; i < registry_view_size(g->view); i++) {
         const registry_entry_t *e = registry_view_at(g->view, i);
@@ -1325,7 +1317,7 @@ static const registry_entry_t *gate_pick(gate_t *g, gate_req_t *r, bool *any_off
             skip = true;
         if (skip)
             continue;
-        int rank = strcmp(e->engine, ename) == 0 ? 2 : 1;
+        int rank = prefer && e->engine_id == r->engine ? 2 : 1;
         if (best == NULL || rank > best_rank || (rank == best_rank && e->load < best->load) ||
             (rank == best_rank && e->load == best->load && strcmp(e->id, best->id) < 0)) {
             best = e;

@@ -60,10 +60,11 @@ static int registry_copy(char *dst, size_t cap, const char *src)
 static char *registry_entry_json(const registry_entry_t *e)
 {
     json_t *o =
-        json_pack("{s:s,s:s,s:i,s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:I}", "id", e->id, "service",
-                  e->service, "slot", e->slot, "address", e->address, "engine", e->engine, "games",
-                  e->games, "version", e->version, "state", registry_state_name(e->state), "load",
-                  (json_int_t)e->load, "epoch", (json_int_t)e->epoch, "seq", (json_int_t)e->seq);
+        json_pack("{s:s,s:s,s:i,s:s,s:s,s:i,s:s,s:s,s:s,s:I,s:I,s:I}", "id", e->id, "service",
+                  e->service, "slot", e->slot, "address", e->address, "engine", e->engine,
+                  "engine_id", e->engine_id, "games", e->games, "version", e->version, "state",
+                  registry_state_name(e->state), "load", (json_int_t)e->load, "epoch",
+                  (json_int_t)e->epoch, "seq", (json_int_t)e->seq);
     char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(o);
     return s;
@@ -93,7 +94,7 @@ static int registry_entry_from_json(json_t *o, registry_entry_t *out)
 {
     registry_entry_t e;
     memset(&e, 0, sizeof e);
-    int64_t slot = 0;
+    int64_t slot = 0, engine_id = 0;
     char state[16];
     int err = 0;
     if (!json_is_object(o) || registry_json_str(o, "id", e.id, sizeof e.id, true) ||
@@ -104,7 +105,8 @@ static int registry_entry_from_json(json_t *o, registry_entry_t *out)
         registry_json_str(o, "version", e.version, sizeof e.version, false) ||
         registry_json_str(o, "state", state, sizeof state, true) ||
         registry_json_int(o, "slot", &slot) || registry_json_int(o, "load", &e.load) ||
-        registry_json_int(o, "epoch", &e.epoch) || registry_json_int(o, "seq", &e.seq))
+        registry_json_int(o, "epoch", &e.epoch) || registry_json_int(o, "seq", &e.seq) ||
+        (json_object_get(o, "engine_id") != NULL && registry_json_int(o, "engine_id", &engine_id)))
         err = -EINVAL;
     if (err == 0 && strcmp(state, "ready") == 0)
         e.state = REGISTRY_READY;
@@ -114,7 +116,10 @@ static int registry_entry_from_json(json_t *o, registry_entry_t *out)
         err = -EINVAL;
     if (err == 0 && (slot < 0 || slot > 1000000))
         err = -EINVAL;
+    if (err == 0 && (engine_id < 0 || engine_id > 1000))
+        err = -EINVAL;
     e.slot = (int)slot;
+    e.engine_id = (int)engine_id;
     if (err == 0)
         *out = e;
     return err;
@@ -159,7 +164,8 @@ registry_t *registry_create(struct event_base *base, rconn_t *rc, lease_t *lease
                             const registry_info_t *info)
 {
     if (base == NULL || rc == NULL || lease == NULL || info == NULL || info->address == NULL ||
-        info->engine == NULL || info->engine[0] == '\0' || info->address[0] == '\0') {
+        info->engine == NULL || info->engine[0] == '\0' || info->address[0] == '\0' ||
+        info->engine_id < 0 || info->engine_id > 1000) {
         errno = EINVAL;
         return NULL;
     }
@@ -173,6 +179,7 @@ registry_t *registry_create(struct event_base *base, rconn_t *rc, lease_t *lease
         registry_copy(r->e.version, sizeof r->e.version, info->version) ||
         registry_copy(r->e.service, sizeof r->e.service, lease_service(lease)))
         goto fail_info;
+    r->e.engine_id = info->engine_id;
     r->e.state = REGISTRY_READY;
     LIST_INIT(&r->reqs);
     r->tick_ev = evtimer_new(base, registry_tick_cb, r);

@@ -5,7 +5,11 @@
  * started, the entry is written as a compact JSON string
  *
  *   {"id":"holdem:3","service":"holdem","slot":3,"address":"10.0.0.7:7001","engine":"holdem",
- *    "games":"holdem","version":"1.4.0","state":"ready","load":12,"epoch":42,"seq":5}
+ *    "engine_id":2,"games":"holdem","version":"1.4.0","state":"ready","load":12,"epoch":42,
+ *    "seq":5}
+ *
+ * ("engine_id": the protocol's engine number, proto/client.proto Engine, so that a gateway
+ * compares a Join's engine with it without knowing any engine's name; optional when parsed.)
  *
  * under `{croupier:registry}:server:<id>` (id = "<service>:<slot>", the server ID) with a TTL
  * equal to the lease TTL, refreshed every ttl/3 while the lease is VALID -- so an entry vanishes
@@ -50,6 +54,9 @@ typedef struct {
     int slot;
     char address[72]; /* HOST:PORT the gateways connect to */
     char engine[32];
+    /* The protocol's engine number (a Croupier__Engine of proto/client.proto: what a Join names),
+     * published as "engine_id"; 0 when the entry does not say (an older publisher). */
+    int engine_id;
     char games[256]; /* comma-separated game names */
     char version[48];
     registry_state_t state;
@@ -69,6 +76,7 @@ typedef void (*registry_done_cb)(registry_t *r, int result, void *arg);
 typedef struct {
     const char *address; /* required */
     const char *engine;  /* required */
+    int engine_id;       /* the protocol's engine number (engine_ops_t.engine); 0..1000 */
     const char *games;   /* comma-separated; may be NULL (= engine) */
     const char *version; /* may be NULL ("") */
 } registry_info_t;

@@ -153,7 +153,7 @@ int main(int argc, char **argv)
 {
     config_addr_t redis;
     const char *service = NULL, *address = NULL, *engine = NULL, *games = NULL, *version = NULL;
-    long pool = 0, ttl = 0, load = 0;
+    long pool = 0, ttl = 0, load = 0, engine_id = 0;
     bool do_register = false;
     config_flag_t flags[] = {
         {"redis", CONFIG_ADDR, "127.0.0.1:6379", "Redis HOST:PORT", &redis, 0, 0},
@@ -163,6 +163,8 @@ int main(int argc, char **argv)
         {"register", CONFIG_BOOL, "false", "publish a registry entry", &do_register, 0, 0},
         {"advertise", CONFIG_STR, "127.0.0.1:7000", "address in the registry", &address, 0, 0},
         {"engine", CONFIG_STR, "holdem", "engine in the registry", &engine, 0, 0},
+        {"engine-id", CONFIG_INT, "2", "protocol engine number in the registry", &engine_id, 0,
+         1000},
         {"games", CONFIG_STR, NULL, "games in the registry", &games, 0, 0},
         {"version", CONFIG_STR, "test", "version in the registry", &version, 0, 0},
         {"load", CONFIG_INT, "0", "load in the registry", &load, 0, 1000000},
@@ -207,7 +209,11 @@ int main(int argc, char **argv)
         return 1;
     }
     registry_info_t info = {
-        .address = address, .engine = engine, .games = games, .version = version};
+        .address = address,
+        .engine = engine,
+        .engine_id = (int)engine_id,
+        .games = games,
+        .version = version};
     h.reg = registry_create(h.base, h.rc, h.lease, &info);
     if (h.reg == NULL) {
         log_emit(LOG_FATAL, "exit", "{s:s,s:s}", "reason", "fatal", "msg", "bad registry info");

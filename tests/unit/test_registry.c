@@ -122,6 +122,8 @@ START_TEST(test_registry_draining_reaches_subscribers_and_release_removes_entry)
     ck_assert_str_eq(e->address, "127.0.0.1:7002");
     ck_assert_int_eq(e->load, 2);
     ck_assert_int_gt(e->epoch, 0);
+    /* The protocol's engine number travels with the entry (lease_holder: ENGINE_HOLDEM). */
+    ck_assert_int_eq(e->engine_id, 2);
     ck_assert_ptr_nonnull(registry_pick(v, "holdem", "shortdeck"));
     ck_assert_ptr_null(registry_pick(v, "holdem", "ddz"));
     ck_assert_ptr_null(registry_pick(v, "traditional", NULL));
@@ -235,6 +237,13 @@ START_TEST(test_registry_entry_parse_rejects_malformed_entries)
     ck_assert_int_eq(registry_entry_parse(good, strlen(good), &e), 0);
     ck_assert_int_eq(e.state, REGISTRY_DRAINING);
     ck_assert_int_eq(e.epoch, 9);
+    /* Without "engine_id" (an older publisher) the engine number is 0: no preference. */
+    ck_assert_int_eq(e.engine_id, 0);
+    const char *with_id = "{\"id\":\"s:1\",\"slot\":1,\"address\":\"a\",\"engine\":\"kit\","
+                          "\"engine_id\":4,\"state\":\"ready\",\"load\":1,\"epoch\":1,\"seq\":1}";
+    ck_assert_int_eq(registry_entry_parse(with_id, strlen(with_id), &e), 0);
+    ck_assert_int_eq(e.engine_id, 4);
+    ck_assert_str_eq(e.engine, "kit");
     const char *bad[] = {
         "",
         "[]",
@@ -247,6 +256,10 @@ START_TEST(test_registry_entry_parse_rejects_malformed_entries)
         "{\"id\":\"s:1\",\"slot\":1,\"address\":\"a\",\"engine\":"
         "\"an-engine-name-that-is-far-too-long-to-fit\",\"state\":\"ready\","
         "\"load\":1,\"epoch\":1,\"seq\":1}",
+        "{\"id\":\"s:1\",\"slot\":1,\"address\":\"a\",\"engine\":\"e\",\"engine_id\":\"2\","
+        "\"state\":\"ready\",\"load\":1,\"epoch\":1,\"seq\":1}",
+        "{\"id\":\"s:1\",\"slot\":1,\"address\":\"a\",\"engine\":\"e\",\"engine_id\":-1,"
+        "\"state\":\"ready\",\"load\":1,\"epoch\":1,\"seq\":1}",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         ck_assert_int_eq(registry_entry_parse(bad[i], strlen(bad[i]), &e), -EINVAL);
