@@ -10,6 +10,7 @@
  *   - showdown: the forced showdown, split pots and odd chips, the 2-3-5 rule at a showdown,
  *     rake ("Showdown", "Split pots and rake");
  *   - all-in: all-in calls and all-in compares ("All-in");
+ *   - croupier-rules zhajinhua rank / compare;
  *   - random play with injected illegal inputs: chips conserved, no negative stack, every
  *     accepted action checked by an observer, every hand ends. 100,000 hands here (a fiftieth
  *     under valgrind); test_zjh_heavy.c runs 1,000,000.
@@ -19,6 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "zjh.h"
 
@@ -1152,6 +1155,86 @@ START_TEST(test_stack_equal_to_the_call_is_a_plain_call)
 }
 END_TEST
 
+/* ---- croupier-rules zhajinhua ---------------------------------------------------------- */
+
+/* Runs croupier-rules with args (stderr joined to stdout); returns its exit code, or -1 when
+ * the binary is not there (the test is then skipped). */
+static int run_rules(const char *args, char *out, size_t outlen)
+{
+    const char *build = getenv("CROUPIER_BUILD");
+    char exe[1024], cmd[2048];
+    struct stat st;
+    out[0] = '\0';
+    if (build == NULL)
+        return -1;
+    snprintf(exe, sizeof exe, "%s/tools/croupier-rules", build);
+    if (stat(exe, &st) != 0)
+        return -1;
+    snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", exe, args);
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    size_t n = fread(out, 1, outlen - 1, p);
+    out[n] = '\0';
+    int rc = pclose(p);
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+static int lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+START_TEST(test_rules_command_ranks_compares_and_rejects_bad_input)
+{
+    char out[4096];
+    if (run_rules("zhajinhua rank AsKsQs", out, sizeof out) == -1) {
+        fprintf(stderr, "# SKIP: croupier-rules not found (CROUPIER_BUILD unset or not built)\n");
+        return;
+    }
+    ck_assert_int_eq(run_rules("zhajinhua rank AsKsQs", out, sizeof out), 0);
+    ck_assert_str_eq(out, "straight_flush 4141312\n");
+    ck_assert_int_eq(run_rules("zhajinhua rank 2c3d5h", out, sizeof out), 0);
+    ck_assert_str_eq(out, "high_card 50302\n");
+    ck_assert_int_eq(run_rules("zhajinhua rank Ah2c3d", out, sizeof out), 0);
+    ck_assert_str_eq(out, "straight 2030201\n");
+    ck_assert_int_eq(run_rules("zhajinhua rank KsKdKh", out, sizeof out), 0);
+    ck_assert_str_eq(out, "three_of_a_kind 5131313\n");
+    ck_assert_int_eq(run_rules("zhajinhua rank 5cKsKd", out, sizeof out), 0);
+    ck_assert_str_eq(out, "pair 1131305\n");
+    ck_assert_int_eq(run_rules("zhajinhua rank 2h3h5h", out, sizeof out), 0);
+    ck_assert_str_eq(out, "flush 3050302\n");
+    ck_assert_int_eq(run_rules("zhajinhua compare 2c3d5h AsAdAh", out, sizeof out), 0);
+    ck_assert_str_eq(out, "A\n");
+    ck_assert_int_eq(run_rules("zhajinhua compare 2c3d5h 2d3h6s", out, sizeof out), 0);
+    ck_assert_str_eq(out, "B\n");
+    ck_assert_int_eq(run_rules("zhajinhua compare AsKd9c AhKs9d", out, sizeof out), 0);
+    ck_assert_str_eq(out, "tie\n");
+    ck_assert_int_eq(run_rules("zhajinhua compare Ah2c3d QsKdAc", out, sizeof out), 0);
+    ck_assert_str_eq(out, "B\n");
+    const char *bad[] = {
+        "zhajinhua rank AsKs",
+        "zhajinhua rank AsKsQsJs",
+        "zhajinhua rank AsAsKs",
+        "zhajinhua rank XxKsQs",
+        "zhajinhua rank",
+        "zhajinhua compare AsKsQs",
+        "zhajinhua compare AsKsQs 2c",
+        "zhajinhua compare 2c AsKsQs",
+        "zhajinhua",
+        "zhajinhua bogus AsKsQs",
+        "zhajinhua rank AsKsQs extra",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert_int_eq(run_rules(bad[i], out, sizeof out), 2);
+        ck_assert_int_eq(lines(out), 1); /* one line, on stderr (stdout is empty) */
+        ck_assert_ptr_null(strstr(out, "straight"));
+    }
+}
+END_TEST
+
 /* ---- random play ------------------------------------------------------------------------ */
 
 typedef struct {
@@ -1537,6 +1620,10 @@ int main(void)
     tcase_add_test(tc, test_all_in_call_tie_loses);
     tcase_add_test(tc, test_all_in_compare_pays_the_stack_against_the_target_only);
     tcase_add_test(tc, test_stack_equal_to_the_call_is_a_plain_call);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("tools");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_rules_command_ranks_compares_and_rejects_bad_input);
     suite_add_tcase(s, tc);
     tc = tcase_create("random");
     tcase_set_timeout(tc, 3600);

@@ -20,6 +20,7 @@ static const rules_cmd_t rules_cmds[] = {
     {"bj-strategy", "bj-strategy [rule flags]  blackjack basic-strategy chart", rules_bj_strategy},
     {"eval", "eval CARDS   best hold'em hand of 5-7 cards, e.g. AsKsQsJsTs9h2c", rules_holdem_eval},
     {"phh-replay", "phh-replay FILE|DIR...   replay PHH hands through the hold'em table", rules_holdem_phh_replay},
+    {"zhajinhua", "zhajinhua rank CARDS | compare HAND_A HAND_B   Zha Jin Hua hands, e.g. AsKd2c", rules_zjh},
     {NULL, NULL, NULL},
 };
 

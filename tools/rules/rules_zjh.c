@@ -1,0 +1,51 @@
+/*
+ * croupier-rules Zha Jin Hua subcommands (docs/rules/zhajinhua.md, "Hand ranking"):
+ *   zhajinhua rank CARDS              the category and the comparable value of three cards
+ *   zhajinhua compare HAND_A HAND_B   which hand wins: A, B or tie (the 2-3-5 rule applied)
+ * Bad input: one line on stderr, exit code 2.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "rules_cmds.h"
+#include "zjh.h"
+
+static int rules_zjh_usage(void)
+{
+    fprintf(stderr, "usage: croupier-rules zhajinhua rank CARDS | compare HAND_A HAND_B   "
+                    "(three cards each, e.g. AsKd2c)\n");
+    return 2;
+}
+
+/* Parses three distinct cards into out; prints the error and returns -1 otherwise. */
+static int rules_zjh_hand(const char *cmd, const char *text, uint8_t out[ZJH_HAND_CARDS])
+{
+    if (zjh_cards_parse(text, out, ZJH_HAND_CARDS) != ZJH_HAND_CARDS) {
+        fprintf(stderr,
+                "croupier-rules zhajinhua %s: '%s' is not three distinct cards like AsKd2c\n", cmd,
+                text);
+        return -1;
+    }
+    return 0;
+}
+
+int rules_zjh(int argc, char **argv)
+{
+    uint8_t a[ZJH_HAND_CARDS], b[ZJH_HAND_CARDS];
+    if (argc == 3 && !strcmp(argv[1], "rank")) {
+        if (rules_zjh_hand("rank", argv[2], a) != 0)
+            return 2;
+        zjh_rank_t r = zjh_rank(a);
+        printf("%s %d\n", zjh_category_name(r.category), (int)r.value);
+        return 0;
+    }
+    if (argc == 4 && !strcmp(argv[1], "compare")) {
+        if (rules_zjh_hand("compare", argv[2], a) != 0 ||
+            rules_zjh_hand("compare", argv[3], b) != 0)
+            return 2;
+        int c = zjh_compare(a, b);
+        printf("%s\n", c > 0 ? "A" : c < 0 ? "B" : "tie");
+        return 0;
+    }
+    return rules_zjh_usage();
+}
