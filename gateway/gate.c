@@ -32,6 +32,7 @@
 #include "config.h"
 #include "drain.h"
 #include "frame.h"
+#include "lobby.h"
 #include "log.h"
 #include "rconn.h"
 #include "registry.h"
@@ -1949,17 +1950,10 @@ static void gate_client_request(gate_conn_t *c, Croupier__ClientMessage *m, gate
 
 /* ---- the lobby: ListTables ------------------------------------------------------------------ */
 
-/* The key prefix of an engine's lobby in Redis, or NULL when the engine has none. */
-static const char *gate_lobby_tag(int engine)
-{
-    return engine == CROUPIER__ENGINE__ENGINE_HOLDEM ? GATE_LOBBY_HOLDEM : NULL;
-}
-
-/* One table of a TableList being built, with room for its strings. */
+/* One table of a TableList being built, with the ad it was read from (holding its strings). */
 typedef struct gate_ad {
     Croupier__TableAd ad;
-    char server_id[80];
-    char game[40];
+    lobby_ad_t lobby;
 } gate_ad_t;
 
 /*
@@ -1970,10 +1964,8 @@ typedef struct gate_ad {
 typedef struct gate_list {
     gate_t *g;
     uint64_t conn_id, session, rid;
-    const char *tag;
-    char game[40]; /* filter; "" = any */
-    bool has_stake;
-    int64_t stake;
+    char game[40];       /* filter; "" = any */
+    lobby_filter_t want; /* the filters (engine 0: any); want.game points at game */
     int pending; /* Redis callbacks still to run */
     bool done;   /* answered (or nobody is left to answer) */
     bool failed; /* an ad could not be read: the list would be incomplete */
@@ -1993,13 +1985,27 @@ static void gate_list_free(gate_list_t *op)
 /* Orders tables by stake, then server, then desk (the same list reads the same every time). */
 static int gate_ad_cmp(const void *a, const void *b)
 {
-    const Croupier__TableAd *x = &((const gate_ad_t *)a)->ad, *y = &((const gate_ad_t *)b)->ad;
+    const lobby_ad_t *x = &((const gate_ad_t *)a)->lobby, *y = &((const gate_ad_t *)b)->lobby;
     if (x->stake != y->stake)
         return x->stake < y->stake ? -1 : 1;
     int c = strcmp(x->server_id, y->server_id);
     if (c != 0)
         return c;
-    return x->desk_id < y->desk_id ? -1 : x->desk_id > y->desk_id;
+    return x->desk < y->desk ? -1 : x->desk > y->desk;
+}
+
+/* Fills out's TableAd from the ad read back from the lobby. Its strings point into out, so this
+ * runs once the ads are sorted (sorting moves them). */
+static void gate_ad_fill(gate_ad_t *out)
+{
+    Croupier__TableAd init = CROUPIER__TABLE_AD__INIT;
+    out->ad = init;
+    out->ad.desk_id = out->lobby.desk;
+    out->ad.server_id = out->lobby.server_id;
+    out->ad.game = out->lobby.game;
+    out->ad.stake = out->lobby.stake;
+    out->ad.seats = out->lobby.seats;
+    out->ad.seats_free = out->lobby.seats_free;
 }
 
 /* Sends the TableList: sorted, at most GATE_LIST_MAX tables, cut further to fit the frame cap. */
@@ -2008,8 +2014,10 @@ static void gate_list_send(gate_conn_t *c, gate_list_t *op)
     qsort(op->ads, op->nads, sizeof op->ads[0], gate_ad_cmp);
     size_t n = op->nads < GATE_LIST_MAX ? op->nads : GATE_LIST_MAX;
     Croupier__TableAd **ptrs = xcalloc(n > 0 ? n : 1, sizeof *ptrs);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        gate_ad_fill(&op->ads[i]);
         ptrs[i] = &op->ads[i].ad;
+    }
     Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
     Croupier__TableList tl = CROUPIER__TABLE_LIST__INIT;
     sm.has_request_id = true;
@@ -2061,87 +2069,6 @@ static void gate_list_timer_cb(evutil_socket_t fd, short what, void *arg)
                      "the lobby store did not answer within the budget");
 }
 
-/* Parses a decimal integer that fills the whole string. */
-static bool gate_parse_ll(const char *s, long long min, long long max, long long *out)
-{
-    if (s == NULL || *s == '\0' || (*s != '-' && (*s < '0' || *s > '9')))
-        return false;
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno != 0 || *end != '\0' || v < min || v > max)
-        return false;
-    *out = v;
-    return true;
-}
-
-static bool gate_lobby_name_ok(const char *s, size_t max)
-{
-    size_t n = strlen(s);
-    if (n == 0 || n > max)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (s[i] <= ' ' || s[i] > '~')
-            return false;
-    return true;
-}
-
-/*
- * Reads one ad HASH reply (field, value pairs) into out. False when the ad is gone (expired
- * between the two reads: an empty reply), incomplete or not valid; such an ad is left out.
- */
-static bool gate_ad_parse(const redisReply *reply, gate_ad_t *out)
-{
-    const char *table = NULL, *game = NULL, *stakes = NULL, *seats = NULL, *free_ = NULL,
-               *server = NULL;
-    if (reply->type != REDIS_REPLY_ARRAY || reply->elements % 2 != 0)
-        return false;
-    for (size_t i = 0; i + 1 < reply->elements; i += 2) {
-        const redisReply *k = reply->element[i], *v = reply->element[i + 1];
-        if (k->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING ||
-            strlen(v->str) != v->len)
-            continue;
-        if (strcmp(k->str, "table") == 0)
-            table = v->str;
-        else if (strcmp(k->str, "game") == 0)
-            game = v->str;
-        else if (strcmp(k->str, "stakes") == 0)
-            stakes = v->str;
-        else if (strcmp(k->str, "seats") == 0)
-            seats = v->str;
-        else if (strcmp(k->str, "seats_free") == 0)
-            free_ = v->str;
-        else if (strcmp(k->str, "server") == 0)
-            server = v->str;
-    }
-    long long stake, nseats, nfree;
-    if (table == NULL || game == NULL || server == NULL ||
-        !gate_parse_ll(stakes, 1, INT64_MAX, &stake) || !gate_parse_ll(seats, 1, 1000, &nseats) ||
-        !gate_parse_ll(free_, 1, nseats, &nfree))
-        return false;
-    char *end;
-    errno = 0;
-    unsigned long long desk = strtoull(table, &end, 10);
-    if (table[0] < '0' || table[0] > '9' || *end != '\0' || errno != 0 || desk == 0)
-        return false;
-    if (!gate_lobby_name_ok(server, sizeof out->server_id - 1) || !gate_lobby_name_ok(game, 32))
-        return false;
-    for (const char *p = game; *p != '\0'; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_' || *p == '-'))
-            return false;
-    Croupier__TableAd init = CROUPIER__TABLE_AD__INIT;
-    out->ad = init;
-    snprintf(out->server_id, sizeof out->server_id, "%s", server);
-    snprintf(out->game, sizeof out->game, "%s", game);
-    out->ad.desk_id = desk;
-    out->ad.server_id = out->server_id;
-    out->ad.game = out->game;
-    out->ad.stake = stake;
-    out->ad.seats = (uint32_t)nseats;
-    out->ad.seats_free = (uint32_t)nfree;
-    return true;
-}
-
 /* One ad arrived: kept if it matches the filters; the list is answered after the last one. */
 static void gate_list_ad_cb(rconn_t *rc, redisReply *reply, void *arg)
 {
@@ -2151,12 +2078,9 @@ static void gate_list_ad_cb(rconn_t *rc, redisReply *reply, void *arg)
     if (!op->done) {
         if (reply == NULL || reply->type == REDIS_REPLY_ERROR) {
             op->failed = true;
-        } else if (op->nads < op->cap && gate_ad_parse(reply, &op->ads[op->nads])) {
-            const Croupier__TableAd *a = &op->ads[op->nads].ad;
-            if ((op->game[0] == '\0' || strcmp(a->game, op->game) == 0) &&
-                (!op->has_stake || a->stake == op->stake))
-                op->nads++;
-        }
+        } else if (op->nads < op->cap && lobby_ad_parse(reply, &op->ads[op->nads].lobby) == 0 &&
+                   lobby_ad_matches(&op->ads[op->nads].lobby, &op->want))
+            op->nads++;
         if (op->pending > 0)
             return;
         if (op->failed)
@@ -2192,9 +2116,8 @@ static void gate_list_index_cb(rconn_t *rc, redisReply *reply, void *arg)
     for (size_t i = 0; i < reply->elements; i++) {
         const redisReply *m = reply->element[i];
         char key[256];
-        if (m->type != REDIS_REPLY_STRING || m->len == 0 ||
-            (size_t)snprintf(key, sizeof key, "%s:ad:%s", op->tag, m->str) >= sizeof key)
-            continue; /* not a member the engine writes: no ad to read */
+        if (m->type != REDIS_REPLY_STRING || lobby_ad_key(m->str, m->len, key, sizeof key) != 0)
+            continue; /* not a member a publisher writes: no ad to read */
         const char *argv[] = {"HGETALL", key};
         if (rconn_command_argv(rc, gate_list_ad_cb, op, 2, argv, NULL) != 0) {
             op->failed = true;
@@ -2237,27 +2160,21 @@ static void gate_client_list(gate_conn_t *c, const Croupier__ClientMessage *m)
                         "too many requests in flight");
         return;
     }
-    const char *tag = gate_lobby_tag(lt->engine);
-    if (tag == NULL) {
-        gate_conn_error(c, m->request_id, CROUPIER__ERROR_CODE__BAD_REQUEST,
-                        "this engine has no lobby (only ENGINE_HOLDEM lists tables)");
-        return;
-    }
     gate_list_t *op = xcalloc(1, sizeof *op);
     op->g = g;
     op->conn_id = c->id;
     op->session = c->session;
     op->rid = m->request_id;
-    op->tag = tag;
     if (lt->game != NULL)
         snprintf(op->game, sizeof op->game, "%s", lt->game); /* the codec bounds it to 32 */
-    op->has_stake = lt->has_stake;
-    op->stake = lt->stake;
-    char index[64], now[24], scan[24];
-    snprintf(index, sizeof index, "%s:ads", tag);
+    op->want.engine = lt->has_engine ? (int)lt->engine : 0;
+    op->want.game = op->game;
+    op->want.has_stake = lt->has_stake;
+    op->want.stake = lt->stake;
+    char now[24], scan[24];
     snprintf(now, sizeof now, "%" PRId64, clock_wall_ms());
     snprintf(scan, sizeof scan, "%d", GATE_LIST_SCAN);
-    const char *argv[] = {"ZRANGEBYSCORE", index, now, "+inf", "LIMIT", "0", scan};
+    const char *argv[] = {"ZRANGEBYSCORE", LOBBY_INDEX_KEY, now, "+inf", "LIMIT", "0", scan};
     if (rconn_command_argv(g->rc, gate_list_index_cb, op, 7, argv, NULL) != 0) {
         free(op);
         metrics_add(g->m_degraded, 1);

@@ -27,11 +27,11 @@
  * with DRAINING goes to another server. When the budget is spent the client gets
  * DEADLINE_EXCEEDED.
  *
- * Lobby: ListTables is answered by the gateway alone, from the ads the game servers keep in
- * Redis (games/holdem/holdem_engine.h, "Lobby ads"): the index ZSET read from now to +inf (expired
- * members left out), then each ad HASH (pipelined), filtered by game and stake, sorted by stake,
- * server and desk, at most GATE_LIST_MAX tables. No answer from Redis within budget_ms[LIST] ->
- * UNAVAILABLE (retriable); an engine without a lobby -> BAD_REQUEST.
+ * Lobby: ListTables is answered by the gateway alone, from the ads the game servers of every
+ * engine keep in Redis (lease/lobby.h): the index ZSET read from now to +inf (expired members
+ * left out), then each ad HASH (pipelined), filtered by engine number, game and stake (each when
+ * given), sorted by stake, server and desk, at most GATE_LIST_MAX tables. No answer from Redis
+ * within budget_ms[LIST] -> UNAVAILABLE (retriable). The gateway knows no engine by name.
  *
  * Gateway registration: `{croupier:gates}:<gate_id>` = {"id","address","state"} with TTL
  * gate_ttl_ms, refreshed every ttl/3; changes and deletion are published on GATE_CHANNEL.
@@ -56,8 +56,6 @@ struct drain;
 /* "<player> <session> <gate id>" published at every login: the player's connection on any other
  * gateway is replaced (GoAway{SESSION_REPLACED}), so a player has one live session in all. */
 #define GATE_SESSION_CHANNEL "croupier:gates:sessions"
-/* The hold'em lobby's key prefix (hash tag), as the engine writes it. */
-#define GATE_LOBBY_HOLDEM "{croupier:lobby:holdem}"
 /* Most tables in one TableList, and most index members read for one ListTables. */
 #define GATE_LIST_MAX 200
 #define GATE_LIST_SCAN 1000

@@ -4,14 +4,13 @@
  * machine's (holdem_table.h, docs/rules/holdem.md).
  *
  * Threads. The lobby and the tables are desks (worker threads). The engine's Redis connection
- * (ads, wallet balance look-ups for joins) lives on the main loop; the lobby hands it the table
- * list through a mutex-guarded array and an event_active() wake-up. Money results arrive on the
- * writer thread and are posted back to the table desk.
+ * (ads, wallet balance look-ups for joins) lives on the main loop; the lobby desk hands each
+ * table's state to the lobby publisher (lease/lobby.h), which writes the ads there. Money
+ * results arrive on the writer thread and are posted back to the table desk.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +26,7 @@
 #include "log.h"
 #include "money.h"
 #include "money_writer.h"
+#include "lobby.h"
 #include "rconn.h"
 #include "xmalloc.h"
 
@@ -34,7 +34,6 @@
 #define HE_MAX_TABLES 4096
 #define HE_MAX_STAKE (MONEY_MAX_AMOUNT / 1000000)
 #define HE_ACCT_MAX 64
-#define HE_LOBBY_TAG "{croupier:lobby:holdem}"
 
 enum {
     HE_MSG_JOIN = GS_MSG_ENGINE, /* main -> lobby -> table: ptr = he_join_t */
@@ -53,8 +52,6 @@ typedef struct {
     int64_t stake;
     int free;
     bool closed;
-    bool dirty;     /* changed since the main loop last wrote it */
-    bool published; /* main thread only: an ad is in Redis */
 } he_ad_t;
 
 typedef struct {
@@ -66,14 +63,14 @@ typedef struct {
     int rake_bp;
     /* main thread */
     rconn_t *rc;
-    struct event *ad_ev, *ad_tick;
     char server_id[MONEY_NAME_MAX + 1];
     bool destroying;
-    /* shared: the lobby writes, the main loop publishes */
+    /* the lobby's ads (lease/lobby.h): set from the lobby desk, written on the main loop */
+    lobby_pub_t *pub;
+    /* the lobby desk's table list (the lock: tests and the lobby desk) */
     pthread_mutex_t mu;
     he_ad_t *ads;
     int nads;
-    atomic_bool withdraw;
 } he_engine_t;
 
 /* A join on its way from the main loop to a table, with the buy-in chosen. */
@@ -1361,12 +1358,14 @@ static int he_table_open(he_engine_t *eng, int64_t stake, rt_desk_id_t *out)
 
 /* ---- lobby ------------------------------------------------------------------------------- */
 
-/* Wakes the main loop to bring the ads in line with the table list (which the lobby changed
- * under eng->mu). Lobby thread. */
-static void he_lobby_publish(he_engine_t *eng)
+/* Hands a table's state (a copy taken under eng->mu) to the lobby publisher: an ad while it
+ * has free seats, none once it is full, gone once it closed. Lobby thread. */
+static void he_lobby_publish(he_engine_t *eng, he_ad_t ad)
 {
-    if (eng->ad_ev != NULL)
-        event_active(eng->ad_ev, EV_READ, 0);
+    if (ad.closed)
+        lobby_pub_remove(eng->pub, ad.desk);
+    else
+        lobby_pub_set(eng->pub, ad.desk, HE_GAME, ad.stake, eng->seats, ad.free);
 }
 
 static he_ad_t *he_lobby_find(he_engine_t *eng, rt_desk_id_t desk)
@@ -1401,9 +1400,10 @@ static void he_lobby_join(rt_desk_t *desk, he_engine_t *eng, rt_msg_t *msg)
             *ref = (he_ad_t){.desk = id, .stake = stake, .free = eng->seats};
         }
     }
+    he_ad_t now = {0};
     if (ref != NULL) {
         ref->free--;
-        ref->dirty = true;
+        now = *ref;
     }
     rt_desk_id_t to = ref != NULL ? ref->desk : 0;
     pthread_mutex_unlock(&eng->mu);
@@ -1414,7 +1414,7 @@ static void he_lobby_join(rt_desk_t *desk, he_engine_t *eng, rt_msg_t *msg)
         msg->free_fn = NULL;
         return;
     }
-    he_lobby_publish(eng);
+    he_lobby_publish(eng, now);
     rt_msg_t m = {.type = HE_MSG_JOIN, .ptr = j, .free_fn = msg->free_fn};
     msg->ptr = NULL;
     msg->free_fn = NULL;
@@ -1430,16 +1430,16 @@ static void he_lobby_on_message(rt_desk_t *desk, void *state, rt_msg_t *msg)
     }
     pthread_mutex_lock(&eng->mu);
     he_ad_t *ad = he_lobby_find(eng, msg->arg);
-    if (ad != NULL)
-        ad->dirty = true;
     if (ad != NULL && msg->type == HE_MSG_SEAT_FREED)
         ad->free += (int)msg->arg2;
     if (ad != NULL && msg->type == HE_MSG_TABLE_CLOSED) {
         ad->closed = true;
         ad->free = 0;
     }
+    he_ad_t now = ad != NULL ? *ad : (he_ad_t){0};
     pthread_mutex_unlock(&eng->mu);
-    he_lobby_publish(eng);
+    if (ad != NULL)
+        he_lobby_publish(eng, now);
 }
 
 static void he_lobby_on_request(rt_desk_t *desk, void *state, gs_request_t *req)
@@ -1470,94 +1470,14 @@ static const gs_desk_ops_t he_lobby_ops = {
     .on_message = he_lobby_on_message,
 };
 
-/* ---- main loop: ads and joins ------------------------------------------------------------ */
-
-static void he_ad_reply_cb(rconn_t *rc, redisReply *reply, void *arg)
-{
-    (void)rc;
-    (void)arg;
-    if (reply == NULL || reply->type == REDIS_REPLY_ERROR)
-        log_emit(LOG_WARN, "holdem_ad_write_failed", "{s:s}", "error",
-                 reply != NULL ? reply->str : "no reply");
-}
-
-/*
- * Brings Redis in line with the lobby's table list (main thread): tables with free seats are
- * (re)advertised with a fresh expiry when refresh is true or their entry changed; full or
- * closed tables, and every table once intake stopped, have their ad deleted.
- */
-static void he_ads_sync(he_engine_t *eng, bool refresh)
-{
-    if (eng->rc == NULL || !rconn_connected(eng->rc))
-        return;
-    bool withdraw = atomic_load(&eng->withdraw);
-    int64_t ttl = eng->ad_ms * 3;
-    int64_t expiry = clock_wall_ms() + ttl;
-    pthread_mutex_lock(&eng->mu);
-    for (int i = 0; i < eng->nads; i++) {
-        he_ad_t *ad = &eng->ads[i];
-        char key[160], member[120], v_table[24], v_stakes[24], v_seats[8], v_free[8], v_ttl[24],
-            v_score[24];
-        snprintf(member, sizeof member, "%s:%" PRIu64, eng->server_id, ad->desk);
-        snprintf(key, sizeof key, HE_LOBBY_TAG ":ad:%s", member);
-        bool want = !withdraw && !ad->closed && ad->free > 0;
-        if (!want) {
-            if (ad->published) {
-                rconn_command(eng->rc, he_ad_reply_cb, NULL, "DEL %s", key);
-                rconn_command(eng->rc, he_ad_reply_cb, NULL, "ZREM %s %s", HE_LOBBY_TAG ":ads",
-                              member);
-                ad->published = false;
-            }
-            continue;
-        }
-        if (!refresh && !ad->dirty && ad->published)
-            continue;
-        ad->dirty = false;
-        snprintf(v_table, sizeof v_table, "%" PRIu64, ad->desk);
-        snprintf(v_stakes, sizeof v_stakes, "%" PRId64, ad->stake);
-        snprintf(v_seats, sizeof v_seats, "%d", eng->seats);
-        snprintf(v_free, sizeof v_free, "%d", ad->free);
-        snprintf(v_ttl, sizeof v_ttl, "%" PRId64, ttl);
-        snprintf(v_score, sizeof v_score, "%" PRId64, expiry);
-        const char *hset[] = {"HSET",       key,      "table",  v_table,       "game",
-                              HE_GAME,      "stakes", v_stakes, "seats",       v_seats,
-                              "seats_free", v_free,   "server", eng->server_id};
-        rconn_command_argv(eng->rc, he_ad_reply_cb, NULL, 14, hset, NULL);
-        rconn_command(eng->rc, he_ad_reply_cb, NULL, "PEXPIRE %s %s", key, v_ttl);
-        rconn_command(eng->rc, he_ad_reply_cb, NULL, "ZADD %s %s %s", HE_LOBBY_TAG ":ads", v_score,
-                      member);
-        ad->published = true;
-    }
-    pthread_mutex_unlock(&eng->mu);
-}
-
-static void he_ad_ev_cb(evutil_socket_t fd, short what, void *arg)
-{
-    (void)fd;
-    (void)what;
-    he_ads_sync(arg, false);
-}
-
-static void he_ad_tick_cb(evutil_socket_t fd, short what, void *arg)
-{
-    (void)fd;
-    (void)what;
-    he_engine_t *eng = arg;
-    /* Expired members of the index (servers that died) are pruned by whoever writes it. */
-    if (eng->rc != NULL && rconn_connected(eng->rc)) {
-        char now[24];
-        snprintf(now, sizeof now, "%" PRId64, clock_wall_ms());
-        rconn_command(eng->rc, he_ad_reply_cb, NULL, "ZREMRANGEBYSCORE %s -inf (%s",
-                      HE_LOBBY_TAG ":ads", now);
-    }
-    he_ads_sync(eng, true);
-}
+/* ---- main loop: joins --------------------------------------------------------------------- */
 
 static void he_rconn_state_cb(rconn_t *rc, bool connected, void *arg)
 {
     (void)rc;
+    he_engine_t *eng = arg;
     if (connected)
-        he_ads_sync(arg, true);
+        lobby_pub_refresh(eng->pub);
 }
 
 static void he_join_dropped(void *p)
@@ -1657,10 +1577,6 @@ static int he_create(gs_t *gs, const char *games, void **out)
     pthread_mutex_init(&eng->mu, NULL);
     eng->ads = xcalloc(HE_MAX_TABLES, sizeof *eng->ads);
     struct event_base *base = gs_base(gs);
-    eng->ad_ev = event_new(base, -1, 0, he_ad_ev_cb, eng);
-    eng->ad_tick = event_new(base, -1, EV_PERSIST, he_ad_tick_cb, eng);
-    struct timeval tv = {.tv_sec = eng->ad_ms / 1000, .tv_usec = (eng->ad_ms % 1000) * 1000};
-    event_add(eng->ad_tick, &tv);
     if (gs_redis_host(gs) != NULL) {
         rconn_opts_t ro = {.host = gs_redis_host(gs),
                            .port = gs_redis_port(gs),
@@ -1669,11 +1585,14 @@ static int he_create(gs_t *gs, const char *games, void **out)
                            .arg = eng};
         eng->rc = rconn_create(base, &ro);
     }
-    int rc = gs_desk_create(gs, &he_lobby_ops, eng, 0, &eng->lobby);
+    lobby_pub_opts_t lo = {.server_id = eng->server_id,
+                           .engine = CROUPIER__ENGINE__ENGINE_HOLDEM,
+                           .refresh_ms = (int)eng->ad_ms};
+    eng->pub = lobby_pub_create(base, eng->rc, &lo);
+    int rc = eng->pub != NULL ? gs_desk_create(gs, &he_lobby_ops, eng, 0, &eng->lobby) : -errno;
     if (rc != 0) {
+        lobby_pub_destroy(eng->pub);
         rconn_destroy(eng->rc);
-        event_free(eng->ad_ev);
-        event_free(eng->ad_tick);
         free(eng->ads);
         pthread_mutex_destroy(&eng->mu);
         free(eng);
@@ -1696,17 +1615,15 @@ static const char *he_games(void *e)
 static void he_stop_intake(void *e)
 {
     he_engine_t *eng = e;
-    atomic_store(&eng->withdraw, true);
-    event_active(eng->ad_ev, EV_READ, 0);
+    lobby_pub_withdraw_all(eng->pub);
 }
 
 static void he_destroy(void *e)
 {
     he_engine_t *eng = e;
     eng->destroying = true;
+    lobby_pub_destroy(eng->pub);
     rconn_destroy(eng->rc);
-    event_free(eng->ad_ev);
-    event_free(eng->ad_tick);
     free(eng->ads);
     pthread_mutex_destroy(&eng->mu);
     free(eng);

@@ -27,21 +27,19 @@
  * can leave chips in seat accounts; they are named by server slot and lease epoch so an operator
  * can find and return them. Each hand also leaves a history (money_writer_submit_history).
  *
- * Lobby ads: kept by the engine itself on the main loop with its own common/rconn.h connection
- * (gs_redis_host/port, gs_base). The lobby desk publishes its table list into a mutex-guarded
- * array and wakes the main loop; every table with free seats is advertised as
- *   HASH  {croupier:lobby:holdem}:ad:<server_id>:<desk>
- *         table, game, stakes (big blind), seats, seats_free, server   (PEXPIRE 3 x refresh)
- *   ZSET  {croupier:lobby:holdem}:ads   member "<server_id>:<desk>", score = expiry (unix ms)
+ * Lobby ads: through the lobby publisher every engine uses (lease/lobby.h, the keys
+ * {croupier:lobby}:ads and {croupier:lobby}:ad:<server_id>:<desk>, engine ENGINE_HOLDEM, stake =
+ * the big blind), on the engine's own common/rconn.h connection (gs_redis_host/port, gs_base).
+ * The lobby desk hands it each table's free seats; every table with free seats is advertised,
  * refreshed every CROUPIER_HOLDEM_AD_MS (default 2000) and on every change; a full or closed
- * table's ad is deleted. A lister reads the ZSET from now to +inf, then each HASH. The same
- * connection reads a joining player's wallet balance to choose the buy-in.
+ * table's ad is deleted. The same connection reads a joining player's wallet balance to choose
+ * the buy-in.
  *
- * Drain. stop_intake withdraws every ad at once; each table finishes its current hand, deals no
- * next one, cashes every seated player out, and once the cash-outs are applied (at most 1 s
- * later) tells them TableClosing and the gateways DeskClosing: the gateways re-seat the players
- * at the same stakes on another server, where they buy in again from the wallet. The players stay
- * seated (stack 0) until they leave. When the drain bound passes mid-hand the hand is voided: every
+ * Drain. stop_intake withdraws every ad at once (lobby_pub_withdraw_all); each table finishes
+ * its current hand, deals no next one, cashes every seated player out, and once the cash-outs
+ * are applied (at most 1 s later) tells them TableClosing and the gateways DeskClosing: the
+ * gateways re-seat the players at the same stakes on another server, where they buy in again
+ * from the wallet. The players stay seated (stack 0) until they leave. When the drain bound passes mid-hand the hand is voided: every
  * chip committed this hand goes back to its stack (nothing of the hand was settled, so the seat
  * accounts already hold the pre-hand stacks), then the stacks are cashed out.
  *

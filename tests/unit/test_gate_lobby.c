@@ -1,12 +1,15 @@
 /*
- * The hold'em lobby listed through the gateway (issue 7): ListTables against a real
- * redis-server, a real croupier-game --engine holdem and a real croupier-gate on loopback,
- * driven through the client protocol by gatec (tests/support/gatec.h). The ads themselves are
- * the engine's (games/holdem/holdem_engine.h, "Lobby ads"); some tests write ads by hand to
- * reach the cases a live engine does not produce (expired, broken, more than a list holds).
+ * The lobby of every engine listed through the gateway (issue 7, docs/gateway.md "The lobby"):
+ * ListTables against a real redis-server, a real croupier-game --engine holdem and a real
+ * croupier-gate on loopback, driven through the client protocol by gatec (tests/support/gatec.h).
+ * The hold'em ads are the engine's (games/holdem/holdem_engine.h, "Lobby ads"); a second
+ * engine's ads come from a lobby publisher (lease/lobby.h) run in this process, fed from
+ * another thread as desks do; some tests write ads by hand to reach the cases a live engine
+ * does not produce (expired, broken, more than a list holds).
  */
 #include <check.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,14 +17,20 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <event2/event.h>
+
+#include "evthreads.h"
 #include "gatec.h"
+#include "lobby.h"
+#include "rconn.h"
 #include "support.h"
 #include "testenv.h"
 #include "token.h"
 
 #define SECRET "gate-lobby-test-secret-0123456789"
 #define HOLDEM CROUPIER__ENGINE__ENGINE_HOLDEM
-#define LOBBY "{croupier:lobby:holdem}"
+#define GAME CROUPIER__ENGINE__ENGINE_GAME
+#define LOBBY "{croupier:lobby}"
 #define SEATS 4
 
 /* redis-server with the token secret in a file (tests/support/testenv.h), and the secret itself
@@ -87,15 +96,23 @@ static void wallet_set(env_t *e, uint64_t player, long long amount)
                       (unsigned long long)player, amount));
 }
 
-/* ListTables; asserts the answer is a TableList and returns it (free with frame_free_server). */
-static Croupier__ServerMessage *list_ok(gatec_t *c, uint64_t rid, const char *game, int64_t stake)
+/* ListTables of engine; asserts the answer is a TableList and returns it (free with
+ * frame_free_server). */
+static Croupier__ServerMessage *list_engine_ok(gatec_t *c, uint64_t rid, int engine,
+                                               const char *game, int64_t stake)
 {
-    Croupier__ServerMessage *m = gatec_list_tables(c, rid, HOLDEM, game, stake, 3000);
+    Croupier__ServerMessage *m = gatec_list_tables(c, rid, engine, game, stake, 3000);
     ck_assert_msg(m != NULL, "no answer to ListTables %" PRIu64, rid);
     ck_assert_msg(m->body_case == CROUPIER__SERVER_MESSAGE__BODY_TABLE_LIST,
                   "ListTables answered body %d, code %d", m->body_case, gatec_code(m));
     ck_assert_uint_eq(m->request_id, rid);
     return m;
+}
+
+/* ListTables of hold'em tables. */
+static Croupier__ServerMessage *list_ok(gatec_t *c, uint64_t rid, const char *game, int64_t stake)
+{
+    return list_engine_ok(c, rid, HOLDEM, game, stake);
 }
 
 /* How many tables a list shows, without filters. */
@@ -209,7 +226,7 @@ START_TEST(test_list_shows_a_joined_table_until_the_server_drains)
 }
 END_TEST
 
-START_TEST(test_list_needs_a_login_and_an_engine_with_a_lobby)
+START_TEST(test_list_needs_a_login_and_answers_for_every_engine)
 {
     env_t e;
     env_start(&e);
@@ -229,17 +246,15 @@ START_TEST(test_list_needs_a_login_and_an_engine_with_a_lobby)
     ck_assert_ptr_nonnull(m);
     ck_assert_int_eq(m->body_case, CROUPIER__SERVER_MESSAGE__BODY_LOGIN_RESULT);
     frame_free_server(m);
-    /* Engines without a lobby: BAD_REQUEST (not retriable), connection still open. */
-    static const int no_lobby[] = {CROUPIER__ENGINE__ENGINE_TRADITIONAL,
-                                   CROUPIER__ENGINE__ENGINE_PERSISTENT};
-    for (size_t i = 0; i < 2; i++) {
-        m = gatec_list_tables(c, 9 + i, no_lobby[i], NULL, 0, 3000);
-        ck_assert_ptr_nonnull(m);
-        ck_assert_int_eq(gatec_code(m), CROUPIER__ERROR_CODE__BAD_REQUEST);
-        ck_assert(m->result->error->has_retriable && !m->result->error->retriable);
+    /* Logged in: one lobby for every engine (and for none named); empty, it is an empty list. */
+    static const int engines[] = {CROUPIER__ENGINE__ENGINE_UNSPECIFIED,
+                                  CROUPIER__ENGINE__ENGINE_TRADITIONAL, HOLDEM,
+                                  CROUPIER__ENGINE__ENGINE_PERSISTENT, GAME};
+    for (size_t i = 0; i < sizeof engines / sizeof engines[0]; i++) {
+        m = list_engine_ok(c, 9 + i, engines[i], NULL, 0);
+        ck_assert_uint_eq(m->table_list->n_tables, 0);
         frame_free_server(m);
     }
-    /* Logged in, hold'em: an empty lobby is an empty list. */
     ck_assert_uint_eq(list_count(c, 20), 0);
     gatec_close(c);
     testenv_stop_server(&gate);
@@ -247,7 +262,7 @@ START_TEST(test_list_needs_a_login_and_an_engine_with_a_lobby)
 }
 END_TEST
 
-/* Writes one ad as the engine does (HASH + index member with score = expiry). */
+/* Writes one hold'em ad as a publisher does (HASH + index member with score = expiry). */
 static void ad_put(env_t *e, const char *server, int desk, const char *game, int stake, int seats,
                    int free_seats, long long expiry_ms)
 {
@@ -255,8 +270,9 @@ static void ad_put(env_t *e, const char *server, int desk, const char *game, int
     snprintf(member, sizeof member, "%s:%d", server, desk);
     snprintf(key, sizeof key, LOBBY ":ad:%s", member);
     char *r = ts_redis_cmd(e->rig.redis,
-                           "HSET %s table %d game %s stakes %d seats %d seats_free %d server %s",
-                           key, desk, game, stake, seats, free_seats, server);
+                           "HSET %s table %d engine %d game %s stakes %d seats %d seats_free %d "
+                           "server %s",
+                           key, desk, HOLDEM, game, stake, seats, free_seats, server);
     ck_assert_ptr_nonnull(r);
     free(r);
     r = ts_redis_cmd(e->rig.redis, "ZADD %s %lld %s", LOBBY ":ads", expiry_ms, member);
@@ -279,6 +295,11 @@ START_TEST(test_list_leaves_out_expired_broken_and_vanished_ads)
     ad_put(&e, "srv-c", 8, "Hold Em", 20, 6, 1, later);           /* not a game name */
     ad_put(&e, "srv-c", 9, "holdem", 0, 6, 1, later);             /* no stake */
     free(ts_redis_cmd(e.rig.redis, "ZADD %s %lld %s", LOBBY ":ads", later, "srv-d:10")); /* no ad */
+    /* An ad that does not name its engine is incomplete. */
+    free(ts_redis_cmd(e.rig.redis,
+                      "HSET %s table 11 game holdem stakes 20 seats 6 seats_free 1 server srv-f",
+                      LOBBY ":ad:srv-f:11"));
+    free(ts_redis_cmd(e.rig.redis, "ZADD %s %lld %s", LOBBY ":ads", later, "srv-f:11"));
 
     /* Sorted by stake, then server, then desk. */
     Croupier__ServerMessage *m = list_ok(c, 30, NULL, 0);
@@ -309,7 +330,7 @@ START_TEST(test_list_leaves_out_expired_broken_and_vanished_ads)
     frame_free_server(m);
     /* The gateway only reads: the index is as it was. */
     char *n = ts_redis_cmd(e.rig.redis, "ZCARD %s", LOBBY ":ads");
-    ck_assert_str_eq(n, "8");
+    ck_assert_str_eq(n, "9");
     free(n);
     gatec_close(c);
     testenv_stop_server(&gate);
@@ -327,7 +348,7 @@ START_TEST(test_list_holds_at_most_200_tables_the_lowest_stakes_first)
     static const char script[] =
         "for i = 1, 250 do "
         "  local m = 'srv-bulk:' .. i "
-        "  redis.call('HSET', '" LOBBY ":ad:' .. m, 'table', i, 'game', 'holdem', "
+        "  redis.call('HSET', '" LOBBY ":ad:' .. m, 'table', i, 'engine', 2, 'game', 'holdem', "
         "    'stakes', 251 - i, 'seats', 6, 'seats_free', 3, 'server', 'srv-bulk') "
         "  redis.call('ZADD', '" LOBBY ":ads', ARGV[1], m) "
         "end return 250";
@@ -401,6 +422,181 @@ START_TEST(test_list_is_unavailable_when_redis_does_not_answer_within_the_budget
 }
 END_TEST
 
+/* ---- a second engine's ads, from the lobby publisher ------------------------------------ */
+
+/* The publisher on this test's own main loop, driven from a "desk" thread. */
+typedef struct {
+    struct event_base *base;
+    rconn_t *rc;
+    lobby_pub_t *pub;
+    int step; /* what the desk thread does: 1 advertise, 2 change, 3 withdraw */
+} pub_rig_t;
+
+static void *desk_thread(void *arg)
+{
+    pub_rig_t *r = arg;
+    if (r->step == 1) {
+        ck_assert_int_eq(lobby_pub_set(r->pub, 21, "zhajinhua", 5, 6, 5), 0);
+        ck_assert_int_eq(lobby_pub_set(r->pub, 22, "zhajinhua", 50, 6, 6), 0);
+        ck_assert_int_eq(lobby_pub_set(r->pub, 23, "testkit", 5, 4, 0), 0); /* full: no ad */
+        ck_assert_int_eq(lobby_pub_set(r->pub, 24, "Bad Name", 5, 4, 1), -EINVAL);
+        ck_assert_int_eq(lobby_pub_set(r->pub, 24, "testkit", 5, 4, 5), -EINVAL);
+    } else if (r->step == 2) {
+        ck_assert_int_eq(lobby_pub_set(r->pub, 22, "zhajinhua", 50, 6, 2), 0);
+        ck_assert_int_eq(lobby_pub_set(r->pub, 23, "testkit", 5, 4, 1), 0);
+        ck_assert_int_eq(lobby_pub_remove(r->pub, 21), 0);
+        ck_assert_int_eq(lobby_pub_remove(r->pub, 99), -ENOENT);
+    } else {
+        lobby_pub_withdraw_all(r->pub);
+    }
+    return NULL;
+}
+
+/* Runs step on another thread, then this loop until the list of engine shows want tables, the
+ * first of them at desk first (0: any), 3 s at most. Returns the last list. */
+static Croupier__ServerMessage *pub_step(pub_rig_t *r, int step, gatec_t *c, uint64_t *rid,
+                                         int engine, size_t want, uint64_t first)
+{
+    r->step = step;
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, desk_thread, r), 0);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    long long end = ts_now_ms() + 3000;
+    for (;;) {
+        struct timeval tv = {0, 20000};
+        event_base_loopexit(r->base, &tv);
+        event_base_dispatch(r->base);
+        Croupier__ServerMessage *m = list_engine_ok(c, (*rid)++, engine, NULL, 0);
+        const Croupier__TableList *tl = m->table_list;
+        if ((tl->n_tables == want && (first == 0 || tl->tables[0]->desk_id == first)) ||
+            ts_now_ms() >= end)
+            return m;
+        frame_free_server(m);
+    }
+}
+
+START_TEST(test_list_shows_a_second_engines_tables_from_the_publisher)
+{
+    env_t e;
+    env_start(&e);
+    testenv_server_t gate = gate_start(&e);
+    gatec_t *c = login(&e, &gate, 91);
+    /* A hold'em table written by hand, beside the second engine's. */
+    ad_put(&e, "srv-h", 7, "holdem", 10, 6, 3, wall_ms() + 600000);
+
+    ck_assert_int_eq(evthreads_enable(), 0);
+    pub_rig_t r = {0};
+    r.base = event_base_new();
+    ck_assert_ptr_nonnull(r.base);
+    rconn_opts_t ro = {.host = "127.0.0.1", .port = ts_redis_port(e.rig.redis), .name = "lobby"};
+    r.rc = rconn_create(r.base, &ro);
+    ck_assert_ptr_nonnull(r.rc);
+    long long end = ts_now_ms() + 3000;
+    while (!rconn_connected(r.rc) && ts_now_ms() < end) {
+        struct timeval tv = {0, 10000};
+        event_base_loopexit(r.base, &tv);
+        event_base_dispatch(r.base);
+    }
+    ck_assert(rconn_connected(r.rc));
+    lobby_pub_opts_t po = {.server_id = "kit:3", .engine = GAME, .refresh_ms = 200};
+    r.pub = lobby_pub_create(r.base, r.rc, &po);
+    ck_assert_ptr_nonnull(r.pub);
+    lobby_pub_opts_t bad = {.server_id = "with space", .engine = GAME};
+    ck_assert_ptr_null(lobby_pub_create(r.base, r.rc, &bad));
+
+    /* Advertised from a desk thread: the two tables with free seats, of ENGINE_GAME only. */
+    uint64_t rid = 60;
+    Croupier__ServerMessage *m = pub_step(&r, 1, c, &rid, GAME, 2, 0);
+    const Croupier__TableList *tl = m->table_list;
+    ck_assert_uint_eq(tl->n_tables, 2);
+    ck_assert_uint_eq(tl->tables[0]->desk_id, 21);
+    ck_assert_str_eq(tl->tables[0]->server_id, "kit:3");
+    ck_assert_str_eq(tl->tables[0]->game, "zhajinhua");
+    ck_assert_int_eq(tl->tables[0]->stake, 5);
+    ck_assert_uint_eq(tl->tables[0]->seats, 6);
+    ck_assert_uint_eq(tl->tables[0]->seats_free, 5);
+    ck_assert_uint_eq(tl->tables[1]->desk_id, 22);
+    frame_free_server(m);
+    /* The keys the publisher wrote: the index member and a hash with an expiry. */
+    char *f = ts_redis_cmd(e.rig.redis, "HGET %s engine", LOBBY ":ad:kit:3:21");
+    ck_assert_str_eq(f, "4");
+    free(f);
+    f = ts_redis_cmd(e.rig.redis, "PTTL %s", LOBBY ":ad:kit:3:21");
+    ck_assert_int_gt(atoll(f), 0);
+    ck_assert_int_le(atoll(f), 600);
+    free(f);
+    /* The filters: engine (hold'em sees only its own), game, stake; no engine: all. */
+    m = list_ok(c, rid++, NULL, 0);
+    ck_assert_uint_eq(m->table_list->n_tables, 1);
+    ck_assert_str_eq(m->table_list->tables[0]->game, "holdem");
+    frame_free_server(m);
+    m = list_engine_ok(c, rid++, CROUPIER__ENGINE__ENGINE_UNSPECIFIED, NULL, 0);
+    ck_assert_uint_eq(m->table_list->n_tables, 3);
+    frame_free_server(m);
+    m = list_engine_ok(c, rid++, GAME, "zhajinhua", 50);
+    ck_assert_uint_eq(m->table_list->n_tables, 1);
+    ck_assert_uint_eq(m->table_list->tables[0]->desk_id, 22);
+    frame_free_server(m);
+    m = list_engine_ok(c, rid++, CROUPIER__ENGINE__ENGINE_TRADITIONAL, NULL, 0);
+    ck_assert_uint_eq(m->table_list->n_tables, 0);
+    frame_free_server(m);
+
+    /* Changes from the desk thread: free seats, a full table with a seat again, a removal. */
+    m = pub_step(&r, 2, c, &rid, GAME, 2, 23);
+    tl = m->table_list;
+    ck_assert_uint_eq(tl->n_tables, 2);
+    ck_assert_uint_eq(tl->tables[0]->desk_id, 23);
+    ck_assert_str_eq(tl->tables[0]->game, "testkit");
+    ck_assert_uint_eq(tl->tables[1]->desk_id, 22);
+    ck_assert_uint_eq(tl->tables[1]->seats_free, 2);
+    frame_free_server(m);
+    f = ts_redis_cmd(e.rig.redis, "EXISTS %s", LOBBY ":ad:kit:3:21");
+    ck_assert_str_eq(f, "0");
+    free(f);
+
+    /* Refreshed: after several TTLs (3 x 200 ms) the ads are still there. */
+    end = ts_now_ms() + 1000;
+    while (ts_now_ms() < end) {
+        struct timeval tv = {0, 50000};
+        event_base_loopexit(r.base, &tv);
+        event_base_dispatch(r.base);
+    }
+    m = list_engine_ok(c, rid++, GAME, NULL, 0);
+    ck_assert_uint_eq(m->table_list->n_tables, 2);
+    frame_free_server(m);
+
+    /* Withdrawn (drain): every ad of the publisher goes at once; the hold'em one stays. */
+    m = pub_step(&r, 3, c, &rid, GAME, 0, 0);
+    ck_assert_uint_eq(m->table_list->n_tables, 0);
+    frame_free_server(m);
+    m = list_engine_ok(c, rid++, CROUPIER__ENGINE__ENGINE_UNSPECIFIED, NULL, 0);
+    ck_assert_uint_eq(m->table_list->n_tables, 1);
+    frame_free_server(m);
+    f = ts_redis_cmd(e.rig.redis, "ZCARD %s", LOBBY ":ads");
+    ck_assert_str_eq(f, "1");
+    free(f);
+
+    /* A dead publisher's ads vanish by themselves: advertise again with a new publisher, then
+     * destroy it without withdrawing; the list is empty once the TTL has passed. */
+    lobby_pub_destroy(r.pub);
+    r.pub = lobby_pub_create(r.base, r.rc, &po);
+    m = pub_step(&r, 1, c, &rid, GAME, 2, 0);
+    ck_assert_uint_eq(m->table_list->n_tables, 2);
+    frame_free_server(m);
+    lobby_pub_destroy(r.pub);
+    ts_sleep_ms(700);
+    m = list_engine_ok(c, rid++, GAME, NULL, 0);
+    ck_assert_uint_eq(m->table_list->n_tables, 0);
+    frame_free_server(m);
+
+    rconn_destroy(r.rc);
+    event_base_free(r.base);
+    gatec_close(c);
+    testenv_stop_server(&gate);
+    testenv_stop(&e.rig);
+}
+END_TEST
+
 static Suite *gate_lobby_suite(void)
 {
     Suite *s = suite_create("gate_lobby");
@@ -410,13 +606,17 @@ static Suite *gate_lobby_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("requests");
     tcase_set_timeout(tc, 30);
-    tcase_add_test(tc, test_list_needs_a_login_and_an_engine_with_a_lobby);
+    tcase_add_test(tc, test_list_needs_a_login_and_answers_for_every_engine);
     tcase_add_test(tc, test_list_is_unavailable_when_redis_does_not_answer_within_the_budget);
     suite_add_tcase(s, tc);
     tc = tcase_create("ads");
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_list_leaves_out_expired_broken_and_vanished_ads);
     tcase_add_test(tc, test_list_holds_at_most_200_tables_the_lowest_stakes_first);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("publisher");
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, test_list_shows_a_second_engines_tables_from_the_publisher);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -722,16 +722,24 @@ START_TEST(test_drain_finishes_hand_cashes_out_and_withdraws_ads)
     }
     /* The table is advertised with its free seats. */
     ts_sleep_ms(300);
-    char *keys = ts_redis_cmd(e.redis, "KEYS {croupier:lobby:holdem}:ad:*");
-    ck_assert_msg(strstr(keys, "{croupier:lobby:holdem}:ad:holdem:") != NULL, "ads: '%s'", keys);
+    char *keys = ts_redis_cmd(e.redis, "KEYS {croupier:lobby}:ad:*");
+    ck_assert_msg(strstr(keys, "{croupier:lobby}:ad:holdem:") != NULL, "ads: '%s'", keys);
     char *fr = ts_redis_cmd(e.redis, "HGET %s seats_free", keys);
     ck_assert_str_eq(fr, "3");
     free(fr);
     fr = ts_redis_cmd(e.redis, "HGET %s stakes", keys);
     ck_assert_str_eq(fr, "10");
     free(fr);
+    /* The lobby of every engine: the ad names its engine by the protocol's number. */
+    fr = ts_redis_cmd(e.redis, "HGET %s engine", keys);
+    ck_assert_str_eq(fr, "2");
+    free(fr);
+    fr = ts_redis_cmd(e.redis, "HGET %s game", keys);
+    ck_assert_str_eq(fr, "holdem");
+    free(fr);
+    ck_assert_int_gt(redis_int(&e, "PTTL %s", keys), 0);
     free(keys);
-    ck_assert_int_eq(redis_int(&e, "ZCARD %s", "{croupier:lobby:holdem}:ads"), 1);
+    ck_assert_int_eq(redis_int(&e, "ZCARD %s", "{croupier:lobby}:ads"), 1);
 
     uint64_t rid = 100;
     play_rounds(c, &m, &rid, 1);
@@ -742,10 +750,10 @@ START_TEST(test_drain_finishes_hand_cashes_out_and_withdraws_ads)
     ck_assert_int_eq(ts_http_get("127.0.0.1", e.game.health, "/drain", 5000, NULL), 200);
     ts_sleep_ms(200);
     /* The ads are gone at once; joins are refused. */
-    keys = ts_redis_cmd(e.redis, "KEYS {croupier:lobby:holdem}:ad:*");
+    keys = ts_redis_cmd(e.redis, "KEYS {croupier:lobby}:ad:*");
     ck_assert_str_eq(keys, "");
     free(keys);
-    ck_assert_int_eq(redis_int(&e, "ZCARD %s", "{croupier:lobby:holdem}:ads"), 0);
+    ck_assert_int_eq(redis_int(&e, "ZCARD %s", "{croupier:lobby}:ads"), 0);
     wallet_set(&e, 699, 5000);
     send_join(c, rid, 699, STAKE);
     ck_assert_int_eq(reply_code(c, rid++, NULL), CROUPIER__ERROR_CODE__DRAINING);
