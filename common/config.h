@@ -26,7 +26,7 @@ typedef struct {
     int port;      /* 0..65535; 0 asks the kernel for a free port where listening */
 } config_addr_t;
 
-typedef struct {
+typedef struct config_flag {
     const char *name; /* without the leading "--" */
     config_type_t type;
     const char *def;  /* default as text; NULL means "no default" (string stays NULL) */

@@ -8,7 +8,10 @@
 
 /* The engine called name, or NULL. */
 const engine_ops_t *engines_find(const char *name);
-/* "traditional|holdem|persistent|test" for messages (the engines built in). */
+/* "test|persistent|holdem|traditional|..." for messages (the engines built in). */
 const char *engines_names(void);
+/* The engines built in, in the build's order. */
+size_t engines_count(void);
+const engine_ops_t *engines_at(size_t i);
 
 #endif

@@ -33,6 +33,7 @@
 #include "money_writer.h"
 #include "rconn.h"
 #include "registry.h"
+#include "xmalloc.h"
 
 #ifndef CROUPIER_VERSION
 #define CROUPIER_VERSION "dev"
@@ -41,7 +42,7 @@
 typedef struct {
     const char *engine, *games, *trad_options, *service, *log_level, *drain_allow, *version;
     config_addr_t listen, advertise, health, redis;
-    long pool_size, drain_max, workers, lease_ttl_ms, money_hwm;
+    long pool_size, drain_max, workers, lease_ttl_ms, money_hwm, request_cache;
 } game_opts_t;
 
 typedef struct {
@@ -71,7 +72,7 @@ typedef struct {
 static game_t G;
 
 static const config_flag_t game_flags[] = {
-    {"engine", CONFIG_STR, NULL, "engine: traditional|holdem|persistent|test", &G.o.engine, 0, 0},
+    {"engine", CONFIG_STR, NULL, "engine (the list is the build's)", &G.o.engine, 0, 0},
     {"games", CONFIG_STR, NULL, "comma-separated games (default: all of the engine's)", &G.o.games,
      0, 0},
     {"trad-options", CONFIG_STR, NULL,
@@ -96,6 +97,9 @@ static const config_flag_t game_flags[] = {
     {"workers", CONFIG_INT, "2", "desk worker threads", &G.o.workers, 1, RT_MAX_WORKERS},
     {"money-high-watermark", CONFIG_INT, "4096",
      "settlement queue depth at which desks stop starting rounds", &G.o.money_hwm, 1, 10000000},
+    {"request-cache-max", CONFIG_INT, "65536",
+     "answers remembered for retries by request id (the oldest are forgotten first)",
+     &G.o.request_cache, 16, 10000000},
     {"drain-allow", CONFIG_STR, NULL,
      "peers allowed on /drain* (comma-separated IPs; default: loopback only)", &G.o.drain_allow, 0,
      0},
@@ -400,10 +404,42 @@ static int game_bound_port(int fd)
     return ntohs(((struct sockaddr_in *)&ss)->sin_port);
 }
 
+/*
+ * The process's flags followed by every engine's own flags (engine_ops_t.flags), so --help lists
+ * them all and each is checked at start. Built once; lives as long as the process.
+ */
+static const config_flag_t *game_all_flags(void)
+{
+    size_t n = 0, cap = sizeof game_flags / sizeof game_flags[0];
+    config_flag_t *all = xcalloc(cap, sizeof *all);
+    static char engine_help[600];
+    snprintf(engine_help, sizeof engine_help, "engine: %s", engines_names());
+    for (const config_flag_t *f = game_flags; f->name != NULL; f++) {
+        all[n] = *f;
+        if (strcmp(f->name, "engine") == 0)
+            all[n].help = engine_help;
+        n++;
+    }
+    for (size_t e = 0; e < engines_count(); e++) {
+        const engine_ops_t *ops = engines_at(e);
+        if (ops->flags == NULL)
+            continue;
+        for (const config_flag_t *f = ops->flags(); f->name != NULL; f++) {
+            if (n + 2 > cap) {
+                cap *= 2;
+                all = xreallocarray(all, cap, sizeof *all);
+            }
+            all[n++] = *f;
+        }
+    }
+    memset(&all[n], 0, sizeof all[n]);
+    return all;
+}
+
 int main(int argc, char **argv)
 {
     char err[256];
-    int rc = config_parse(game_flags, "croupier-game",
+    int rc = config_parse(game_all_flags(), "croupier-game",
                           "A croupier game server: one engine's desks, drained gracefully.", argc,
                           argv, err, sizeof err);
     if (rc == CONFIG_HELP)
@@ -454,6 +490,7 @@ int main(int argc, char **argv)
                       .games = G.o.games,
                       .engine_options = G.o.trad_options,
                       .metrics = G.metrics,
+                      .request_cache_max = (int)G.o.request_cache,
                       .redis_host = G.o.redis.host,
                       .redis_port = G.o.redis.port,
                       .service = G.o.service};

@@ -113,6 +113,10 @@ typedef struct engine_ops {
      * --games list before anything starts; 0, or -1 with the reason in err. NULL: the engine
      * takes no options. */
     int (*check_options)(const char *options, const char *games, char *err, size_t errlen);
+    /* Optional: the engine's own flags (config.h table, names prefixed with the engine's name,
+     * e.g. --zhajinhua-seats), parsed with the process's flags, listed by --help and checked at
+     * start; they apply only when this engine runs. NULL: the engine has none. */
+    const struct config_flag *(*flags)(void);
 } engine_ops_t;
 
 typedef struct gs_config {

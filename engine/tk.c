@@ -1,0 +1,1734 @@
+/*
+ * tk -- the table kit. The contract is tk.h; this file is its one implementation.
+ *
+ * Desks. One lobby desk per engine (worker 0) routes joins to table desks (spread over the
+ * workers). The engine's main-loop side looks up the joining player's wallet (rconn) to choose
+ * the buy-in, and keeps the lobby ads (lobby.h publisher, any thread).
+ *
+ * Messages between them:
+ *   main  -> lobby  TK_MSG_JOIN          a join with its buy-in chosen (ptr = tk_join_t)
+ *   lobby -> table  TK_MSG_JOIN          the same join, a seat reserved for it
+ *   table -> lobby  TK_MSG_SEATS         arg = table desk, arg2 = seats free now
+ *   table -> lobby  TK_MSG_IDLE          the table has been empty for idle_ms
+ *   lobby -> table  TK_MSG_RETIRE        no join is on its way: destroy yourself if still empty
+ *   table -> lobby  TK_MSG_CLOSED        the table closed (drain): forget its free seats
+ *   writer -> table TK_MSG_BUYIN_DONE    a buy-in's result (a money follow-up, gs.h)
+ *   writer -> table TK_MSG_CASHOUT_DONE  a closing cash-out's credit was applied
+ */
+#include "tk.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "clock.h"
+#include "lobby.h"
+#include "log.h"
+#include "money.h"
+#include "money_writer.h"
+#include "rconn.h"
+#include "xmalloc.h"
+
+#define TK_MAX_STAKE (MONEY_MAX_AMOUNT / 1000000)
+#define TK_SNAP_MAX 8192
+
+enum {
+    TK_MSG_JOIN = GS_MSG_ENGINE,
+    TK_MSG_SEATS,
+    TK_MSG_IDLE,
+    TK_MSG_RETIRE,
+    TK_MSG_CLOSED,
+    TK_MSG_BUYIN_DONE,
+    TK_MSG_CASHOUT_DONE,
+};
+
+enum { TK_TIMER_GAP = 1, TK_TIMER_TURN, TK_TIMER_IDLE, TK_TIMER_NOTICE };
+
+typedef enum { TK_EMPTY = 0, TK_BUYING, TK_SEATED, TK_LEAVING, TK_CLOSED } tk_seat_state_t;
+
+typedef struct tk_engine {
+    gs_t *gs;
+    const tk_game_t *game;
+    tk_settings_t set;
+    rt_desk_id_t lobby;
+    rconn_t *rc; /* main loop: wallet look-ups */
+    lobby_pub_t *ads;
+    bool destroying;
+    metrics_t *m_tables, *m_opened, *m_seated, *m_timeouts, *m_auto;
+    char labels[96];
+} tk_engine_t;
+
+/* A join on its way from the main loop to a table, with the buy-in chosen. */
+typedef struct {
+    gs_t *gs;
+    gs_request_t *req;
+    int64_t amount;
+} tk_join_t;
+
+typedef struct {
+    rt_desk_id_t desk;
+    char game[MONEY_NAME_MAX + 1];
+    int64_t stake;
+    int free;
+    bool closed;
+} tk_ref_t;
+
+typedef struct {
+    tk_engine_t *eng;
+    tk_ref_t *refs;
+    size_t nrefs, cap;
+} tk_lobby_t;
+
+typedef struct {
+    uint64_t player;
+    tk_seat_state_t state;
+    bool away;    /* the connection is gone (PlayerGone); cleared by a resume or an action */
+    bool trustee; /* timed out: the automatic move plays after TK_TRUSTEE_MS */
+    bool playing; /* dealt into the current round */
+    int64_t stack;
+    int64_t bank_ms;
+    uint64_t ops; /* money operations of this seat so far (op ids), kept across occupants */
+    gs_request_t *join_req;
+    int64_t buyin;
+    uint8_t shown[16];
+    size_t nshown;
+    char acct[MONEY_NAME_MAX + 1];
+} tk_seat_t;
+
+struct tk_table {
+    tk_engine_t *eng;
+    rt_desk_t *desk; /* the desk of the callback running now */
+    void *g;
+    char game[MONEY_NAME_MAX + 1];
+    int64_t stake;
+    int nseats;
+    tk_seat_t seat[TK_MAX_SEATS];
+    uint32_t slot;  /* the server's slot and epoch when the table was made: they name its */
+    uint64_t epoch; /* seat accounts and op ids for the table's whole life */
+    uint64_t seq;   /* rounds begun */
+    uint64_t event_seq;
+    int button;
+    bool gap_armed, closed, close_told, idle_armed, retiring;
+    int pending_cashouts;
+    uint64_t serial; /* of the turn / idle timers */
+    int turn_seat;
+    rt_timer_id_t turn_timer;
+    bool turn_armed;
+    int64_t turn_start_ms, turn_allowed_ms;
+    json_t *history;
+    char round_id[MONEY_ID_MAX + 1];
+    uint8_t *snap; /* tk_snapshot_state() writes the state body here */
+    size_t snap_len;
+    bool snap_set;
+};
+
+static const char *tk_code_name(Croupier__ErrorCode code)
+{
+    const ProtobufCEnumValue *v =
+        protobuf_c_enum_descriptor_get_value(&croupier__error_code__descriptor, (int)code);
+    return v != NULL ? v->name : "UNKNOWN";
+}
+
+static void tk_count_refusal(tk_engine_t *eng, Croupier__ErrorCode code)
+{
+    char labels[160];
+    snprintf(labels, sizeof labels, "%s,code=\"%s\"", eng->labels, tk_code_name(code));
+    metrics_add(metrics_counter(gs_metrics(eng->gs), "tk_refusals_total", labels,
+                                "Requests a kit table refused, by code"),
+                1);
+}
+
+static void tk_player_name(uint64_t player, char *buf, size_t len)
+{
+    snprintf(buf, len, "%" PRIu64, player);
+}
+
+/* ---- money ------------------------------------------------------------------------------- */
+
+typedef struct {
+    gs_t *gs;
+    rt_t *rt;
+    rt_desk_id_t desk;
+    int seat;
+    uint64_t n;
+} tk_op_t;
+
+static void tk_op_id(tk_table_t *t, int seat, uint64_t n, const char *tag, char *buf, size_t len)
+{
+    const char *svc = gs_service(gs_of_desk(t->desk));
+    snprintf(buf, len, "tk:%s:%" PRIu32 ":%" PRIu64 ":%" PRIu64 ":%d:%" PRIu64 ":%s",
+             svc != NULL ? svc : "", t->slot, t->epoch, rt_desk_id(t->desk), seat, n, tag);
+}
+
+/* Writer thread: logs a failed money item that needs no answer at the desk. */
+static void tk_money_log_cb(money_result_t *res, void *arg)
+{
+    (void)arg;
+    if (res->status != MONEY_OK)
+        log_emit(LOG_ERROR, "tk_money_failed", "{s:i,s:s,s:i,s:s}", "kind", res->kind, "id",
+                 res->id, "status", res->status, "error", res->error);
+    free(res);
+}
+
+/* Writer thread: a buy-in's result goes back to its table desk (a money follow-up). */
+static void tk_buyin_cb(money_result_t *res, void *arg)
+{
+    tk_op_t *op = arg;
+    res->arg = op->gs;
+    rt_msg_t m = {.type = TK_MSG_BUYIN_DONE,
+                  .arg = (uint64_t)op->seat,
+                  .arg2 = op->n,
+                  .ptr = res,
+                  .free_fn = gs_money_result_free};
+    rt_post(op->rt, op->desk, &m);
+    free(op);
+}
+
+/* One cash-out in flight: the seat account's debit, then (only once it applied) the player's
+ * credit, so a seat account that does not hold the chips never creates any. */
+typedef struct {
+    rt_t *rt;
+    rt_desk_id_t desk;
+    money_writer_t *w;
+    bool notify; /* tell the desk when the credit is done (the table is closing) */
+    int64_t amount;
+    char player[24];
+    char op[MONEY_ID_MAX + 1];
+} tk_cash_t;
+
+static void tk_cash_finish(tk_cash_t *c)
+{
+    if (c->notify) {
+        rt_msg_t m = {.type = TK_MSG_CASHOUT_DONE};
+        rt_post(c->rt, c->desk, &m);
+    }
+    free(c);
+}
+
+/* Writer thread: the credit answered. A failure is logged; the chips stay recorded in the seat
+ * account's debit record for an operator to replay. */
+static void tk_cash_credit_cb(money_result_t *res, void *arg)
+{
+    tk_cash_t *c = arg;
+    if (res->status != MONEY_OK)
+        log_emit(LOG_ERROR, "tk_cash_out_failed", "{s:s,s:s,s:I,s:i,s:s}", "player", c->player,
+                 "op", res->id, "amount", (json_int_t)c->amount, "status", res->status, "error",
+                 res->error);
+    free(res);
+    tk_cash_finish(c);
+}
+
+static void tk_cash_debit_cb(money_result_t *res, void *arg)
+{
+    tk_cash_t *c = arg;
+    int rc = res->status;
+    if (rc == MONEY_OK)
+        rc = money_writer_submit_cashout(c->w, c->player, c->amount, c->op, tk_cash_credit_cb, c);
+    if (rc != MONEY_OK) {
+        log_emit(LOG_ERROR, "tk_cash_out_failed", "{s:s,s:s,s:I,s:i,s:s}", "player", c->player,
+                 "op", res->id, "amount", (json_int_t)c->amount, "status", rc, "error", res->error);
+        tk_cash_finish(c);
+    }
+    free(res);
+}
+
+/* Moves seat's stack back to its player's wallet; the stack is 0 afterwards. When the table is
+ * closing the desk counts the cash-out until its credit is applied (pending_cashouts). */
+static void tk_cash_out(tk_table_t *t, int seat)
+{
+    tk_seat_t *s = &t->seat[seat];
+    int64_t amount = s->stack;
+    s->stack = 0;
+    money_writer_t *w = gs_money(gs_of_desk(t->desk));
+    if (amount <= 0 || w == NULL)
+        return;
+    tk_cash_t *c = xcalloc(1, sizeof *c);
+    *c = (tk_cash_t){.rt = rt_desk_rt(t->desk),
+                     .desk = rt_desk_id(t->desk),
+                     .w = w,
+                     .notify = t->closed,
+                     .amount = amount};
+    tk_player_name(s->player, c->player, sizeof c->player);
+    char op[MONEY_ID_MAX + 1];
+    uint64_t n = ++s->ops;
+    tk_op_id(t, seat, n, "td", op, sizeof op);
+    tk_op_id(t, seat, n, "co", c->op, sizeof c->op);
+    bool notify = c->notify;
+    char player[24];
+    memcpy(player, c->player, sizeof player);
+    /* After a successful submit c belongs to the writer thread. */
+    int rc = money_writer_submit_buyin(w, s->acct, amount, op, tk_cash_debit_cb, c);
+    if (rc != 0)
+        free(c);
+    else if (notify)
+        t->pending_cashouts++;
+    log_emit(rc == 0 ? LOG_INFO : LOG_ERROR, "tk_cash_out", "{s:s,s:s,s:I,s:i}", "player", player,
+             "account", s->acct, "amount", (json_int_t)amount, "errno", -rc);
+}
+
+/* ---- pushes ------------------------------------------------------------------------------ */
+
+static bool tk_seat_told(const tk_seat_t *s)
+{
+    return s->state == TK_SEATED || s->state == TK_LEAVING || s->state == TK_CLOSED;
+}
+
+void tk_push_seat(tk_table_t *t, int seat, Croupier__ServerMessage *m)
+{
+    m->has_event_seq = true;
+    m->event_seq = ++t->event_seq;
+    if (seat >= 0 && seat < t->nseats && tk_seat_told(&t->seat[seat]))
+        gs_push(gs_of_desk(t->desk), t->seat[seat].player, m);
+}
+
+void tk_push_all(tk_table_t *t, Croupier__ServerMessage *m)
+{
+    m->has_event_seq = true;
+    m->event_seq = ++t->event_seq;
+    for (int i = 0; i < t->nseats; i++)
+        if (tk_seat_told(&t->seat[i]))
+            gs_push(gs_of_desk(t->desk), t->seat[i].player, m);
+}
+
+/* Encodes a game message into a fresh buffer (caller frees); NULL when it breaks a rule (a bug
+ * of the game, logged). */
+static uint8_t *tk_pack(const ProtobufCMessage *msg, size_t *len)
+{
+    frame_error_t err;
+    ProtobufCBinaryData body = {0};
+    if (frame_pack_game_body(msg, NULL, NULL, &body, &err) != 0) {
+        log_emit(LOG_ERROR, "tk_game_message_refused", "{s:s,s:s}", "message",
+                 msg->descriptor->name, "detail", err.detail);
+        return NULL;
+    }
+    *len = body.len;
+    return body.data;
+}
+
+int tk_push_event(tk_table_t *t, int seat, const ProtobufCMessage *ev)
+{
+    size_t len;
+    uint8_t *body = tk_pack(ev, &len);
+    if (body == NULL)
+        return -EINVAL;
+    Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+    Croupier__GameEvent ge = CROUPIER__GAME_EVENT__INIT;
+    ge.body.data = body;
+    ge.body.len = len;
+    sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_GAME_EVENT;
+    sm.game_event = &ge;
+    if (seat < 0)
+        tk_push_all(t, &sm);
+    else
+        tk_push_seat(t, seat, &sm);
+    free(body);
+    return 0;
+}
+
+int tk_push_play(tk_table_t *t, int seat, const ProtobufCMessage *a, bool timed_out)
+{
+    size_t len;
+    uint8_t *body = tk_pack(a, &len);
+    if (body == NULL)
+        return -EINVAL;
+    Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+    Croupier__Play play = CROUPIER__PLAY__INIT;
+    Croupier__Action act = CROUPIER__ACTION__INIT;
+    Croupier__GameAction ga = CROUPIER__GAME_ACTION__INIT;
+    ga.body.data = body;
+    ga.body.len = len;
+    act.kind_case = CROUPIER__ACTION__KIND_GAME;
+    act.game = &ga;
+    play.seat = (uint32_t)seat;
+    play.action = &act;
+    if (timed_out) {
+        play.has_timed_out = true;
+        play.timed_out = true;
+    }
+    sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_PLAY;
+    sm.play = &play;
+    tk_push_all(t, &sm);
+    free(body);
+    return 0;
+}
+
+void tk_push_deal(tk_table_t *t, int seat, const uint8_t *cards, size_t n)
+{
+    Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+    Croupier__Deal d = CROUPIER__DEAL__INIT;
+    d.has_seat = seat >= 0;
+    d.seat = seat >= 0 ? (uint32_t)seat : 0;
+    d.round_id = t->round_id;
+    sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_DEAL;
+    sm.deal = &d;
+    sm.has_event_seq = true;
+    sm.event_seq = ++t->event_seq;
+    gs_t *gs = gs_of_desk(t->desk);
+    for (int i = 0; i < t->nseats; i++) {
+        if (!tk_seat_told(&t->seat[i]))
+            continue;
+        bool own = cards != NULL && (i == seat || seat < 0);
+        d.has_cards = own && n > 0;
+        d.cards.data = own ? (uint8_t *)cards : NULL;
+        d.cards.len = own ? n : 0;
+        d.has_count = !own;
+        d.count = (uint32_t)n;
+        gs_push(gs, t->seat[i].player, &sm);
+    }
+}
+
+/* ---- accessors --------------------------------------------------------------------------- */
+
+int tk_seats(const tk_table_t *t)
+{
+    return t->nseats;
+}
+
+const char *tk_game_name(const tk_table_t *t)
+{
+    return t->game;
+}
+
+int64_t tk_stake(const tk_table_t *t)
+{
+    return t->stake;
+}
+
+const tk_settings_t *tk_settings(const tk_table_t *t)
+{
+    return &t->eng->set;
+}
+
+uint64_t tk_seat_player(const tk_table_t *t, int seat)
+{
+    return seat >= 0 && seat < t->nseats && tk_seat_told(&t->seat[seat]) ? t->seat[seat].player : 0;
+}
+
+bool tk_seat_playing(const tk_table_t *t, int seat)
+{
+    return seat >= 0 && seat < t->nseats && t->seat[seat].playing;
+}
+
+int64_t tk_seat_stack(const tk_table_t *t, int seat)
+{
+    return seat >= 0 && seat < t->nseats ? t->seat[seat].stack : 0;
+}
+
+int tk_button(const tk_table_t *t)
+{
+    return t->button;
+}
+
+uint64_t tk_round_seq(const tk_table_t *t)
+{
+    return t->seq;
+}
+
+const char *tk_round_id(tk_table_t *t)
+{
+    return t->round_id;
+}
+
+int64_t tk_rake(const tk_table_t *t, int64_t pot)
+{
+    const tk_settings_t *s = &t->eng->set;
+    int64_t rake = pot / 10000 * s->rake_bp + pot % 10000 * s->rake_bp / 10000;
+    if (s->rake_cap > 0 && rake > s->rake_cap * t->stake)
+        rake = s->rake_cap * t->stake;
+    return rake < 0 ? 0 : rake;
+}
+
+/* ---- history ----------------------------------------------------------------------------- */
+
+void tk_history_card(tk_table_t *t, int seat, uint8_t card)
+{
+    static const char ranks[] = "??23456789TJQKA";
+    static const char suits[] = "cdhs";
+    unsigned r = FRAME_CARD_RANK(card);
+    char text[3] = {r < sizeof ranks - 1 ? ranks[r] : '?', suits[FRAME_CARD_SUIT(card)], '\0'};
+    if (t->history != NULL)
+        money_history_add_card(t->history, seat, text);
+}
+
+void tk_history_action(tk_table_t *t, int seat, const char *action, int64_t amount)
+{
+    if (t->history != NULL)
+        money_history_add_action(t->history, seat, action, amount);
+}
+
+void tk_round_show(tk_table_t *t, int seat, const uint8_t *cards, size_t n)
+{
+    if (seat < 0 || seat >= t->nseats || n > sizeof t->seat[seat].shown)
+        return;
+    memcpy(t->seat[seat].shown, cards, n);
+    t->seat[seat].nshown = n;
+}
+
+/* Hands the round's history to the writer (after its settlement, in the same FIFO): one record
+ * for every round, completed or voided (docs/hand-history.md). */
+static void tk_history_submit(tk_table_t *t, const int64_t *delta, int64_t rake, bool voided)
+{
+    json_t *h = t->history;
+    t->history = NULL;
+    money_writer_t *w = gs_money(gs_of_desk(t->desk));
+    if (h == NULL)
+        return;
+    if (w == NULL) {
+        json_decref(h);
+        return;
+    }
+    money_round_id_t rid = gs_round_id(gs_of_desk(t->desk), rt_desk_id(t->desk), t->seq);
+    money_history_set_round(h, &rid);
+    json_object_set_new(h, "engine", json_string(t->eng->game->engine));
+    json_object_set_new(h, "stake", json_integer(t->stake));
+    json_object_set_new(h, "button", json_integer(t->button));
+    json_object_set_new(h, "outcome", json_string(voided ? "voided" : "completed"));
+    for (int i = 0; i < t->nseats; i++)
+        if (t->seat[i].playing)
+            money_history_add_result(h, i, voided ? 0 : delta[i]);
+    json_object_set_new(h, "rake", json_integer(voided ? 0 : rake));
+    int rc = money_writer_submit_history(w, t->game, h, tk_money_log_cb, NULL);
+    if (rc != 0)
+        log_emit(LOG_ERROR, "tk_history_refused", "{s:i}", "errno", -rc);
+}
+
+/* ---- seats ------------------------------------------------------------------------------- */
+
+static void tk_sync(tk_table_t *t)
+{
+    unsigned humans = 0;
+    for (int i = 0; i < t->nseats; i++)
+        humans += t->seat[i].state != TK_EMPTY;
+    unsigned before = rt_desk_humans(t->desk);
+    rt_desk_set_humans(t->desk, humans);
+    metrics_add(t->eng->m_seated, (double)humans - (double)before);
+}
+
+static int tk_free_seats(const tk_table_t *t)
+{
+    int n = 0;
+    for (int i = 0; i < t->nseats; i++)
+        n += t->seat[i].state == TK_EMPTY;
+    return n;
+}
+
+/* Tells the lobby how many seats are free now (it re-advertises the table). */
+static void tk_tell_lobby(tk_table_t *t)
+{
+    if (t->closed)
+        return;
+    rt_msg_t m = {
+        .type = TK_MSG_SEATS, .arg = rt_desk_id(t->desk), .arg2 = (uint64_t)tk_free_seats(t)};
+    rt_post(rt_desk_rt(t->desk), t->eng->lobby, &m);
+}
+
+static void tk_maybe_idle(tk_table_t *t);
+static void tk_maybe_schedule(tk_table_t *t);
+
+/* Empties seat i (its chips must be cashed out already). */
+static void tk_unseat(tk_table_t *t, int i)
+{
+    tk_seat_t *s = &t->seat[i];
+    gs_seat(gs_of_desk(t->desk), s->player, 0);
+    uint64_t ops = s->ops;
+    char acct[sizeof s->acct];
+    memcpy(acct, s->acct, sizeof acct);
+    memset(s, 0, sizeof *s);
+    s->ops = ops; /* op ids of the seat stay unique for the next occupant */
+    memcpy(s->acct, acct, sizeof acct);
+    tk_sync(t);
+    tk_tell_lobby(t);
+    tk_maybe_idle(t);
+}
+
+static void tk_fill_seats(tk_table_t *t, Croupier__SeatInfo *infos, Croupier__SeatInfo **ptrs,
+                          size_t *n)
+{
+    *n = 0;
+    for (int i = 0; i < t->nseats; i++) {
+        const tk_seat_t *s = &t->seat[i];
+        if (!tk_seat_told(s))
+            continue;
+        Croupier__SeatInfo si = CROUPIER__SEAT_INFO__INIT;
+        si.seat = (uint32_t)i;
+        si.has_player_id = true;
+        si.player_id = s->player;
+        si.has_chips = true;
+        si.chips = s->stack;
+        si.has_bot = true;
+        si.bot = false;
+        si.has_connected = true;
+        si.connected = !s->away;
+        infos[*n] = si;
+        ptrs[*n] = &infos[*n];
+        (*n)++;
+    }
+}
+
+static void tk_reply_joined(tk_table_t *t, gs_request_t *req, int seat)
+{
+    Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+    Croupier__Joined j = CROUPIER__JOINED__INIT;
+    Croupier__SeatInfo infos[TK_MAX_SEATS];
+    Croupier__SeatInfo *ptrs[TK_MAX_SEATS];
+    j.desk_id = rt_desk_id(t->desk);
+    j.seat = (uint32_t)seat;
+    j.engine = t->eng->game->proto_engine;
+    j.game = t->game;
+    j.stake = t->stake;
+    tk_fill_seats(t, infos, ptrs, &j.n_seats);
+    j.seats = ptrs;
+    sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_JOINED;
+    sm.joined = &j;
+    gs_reply(gs_of_desk(t->desk), req, CROUPIER__ERROR_CODE__OK, NULL, &sm);
+}
+
+int tk_snapshot_state(tk_table_t *t, const ProtobufCMessage *state)
+{
+    size_t len;
+    uint8_t *body = tk_pack(state, &len);
+    if (body == NULL)
+        return -EINVAL;
+    free(t->snap);
+    t->snap = body;
+    t->snap_len = len;
+    t->snap_set = true;
+    return 0;
+}
+
+/* The full state for a (re)connecting player: the kit's header and the game's state. */
+static void tk_reply_snapshot(tk_table_t *t, gs_request_t *req, int seat)
+{
+    Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+    Croupier__Snapshot s = CROUPIER__SNAPSHOT__INIT;
+    Croupier__GameState gst = CROUPIER__GAME_STATE__INIT;
+    Croupier__SeatInfo infos[TK_MAX_SEATS];
+    Croupier__SeatInfo *ptrs[TK_MAX_SEATS];
+    s.desk_id = rt_desk_id(t->desk);
+    s.your_seat = (uint32_t)seat;
+    s.engine = t->eng->game->proto_engine;
+    s.game = t->game;
+    s.stake = t->stake;
+    tk_fill_seats(t, infos, ptrs, &s.n_seats);
+    s.seats = ptrs;
+    s.has_event_seq = true;
+    s.event_seq = t->event_seq;
+    if (rt_desk_in_round(t->desk)) {
+        s.round_id = t->round_id;
+        if (t->turn_armed) {
+            s.has_turn_seat = true;
+            s.turn_seat = (uint32_t)t->turn_seat;
+            int64_t left = t->turn_allowed_ms - (clock_mono_ms() - t->turn_start_ms);
+            s.has_time_left_ms = true;
+            s.time_left_ms = (uint32_t)(left < 0 ? 0 : left);
+        }
+    }
+    t->snap_set = false;
+    t->eng->game->snapshot(t, t->g, seat);
+    if (t->snap_set) {
+        gst.body.data = t->snap;
+        gst.body.len = t->snap_len;
+        s.state_case = CROUPIER__SNAPSHOT__STATE_GAME_STATE;
+        s.game_state = &gst;
+    }
+    sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_SNAPSHOT;
+    sm.snapshot = &s;
+    gs_reply(gs_of_desk(t->desk), req, CROUPIER__ERROR_CODE__OK, NULL, &sm);
+}
+
+/* ---- closing ----------------------------------------------------------------------------- */
+
+/* Tells the players still seated that the table closes and the gateways to move them. Once,
+ * after the closing cash-outs are applied (or TK_CLOSE_NOTICE_MS passed). */
+static void tk_tell_closing(tk_table_t *t)
+{
+    if (t->close_told)
+        return;
+    t->close_told = true;
+    uint64_t players[TK_MAX_SEATS];
+    size_t n = 0;
+    for (int i = 0; i < t->nseats; i++)
+        if (t->seat[i].state == TK_CLOSED)
+            players[n++] = t->seat[i].player;
+    gs_close_desk_seats(gs_of_desk(t->desk), rt_desk_id(t->desk), players, n,
+                        CROUPIER__CLOSING_REASON__CLOSING_DRAINING, "server draining");
+}
+
+/*
+ * The table closes (intake stopped, after the last round or the void): every seated player is
+ * cashed out and the lobby forgets the table. Players stay seated (stack 0) until they leave, so
+ * a resume or a leave still reaches this desk. Idempotent.
+ */
+static void tk_close(tk_table_t *t)
+{
+    if (t->closed)
+        return;
+    t->closed = true;
+    t->gap_armed = false; /* its expiry finds the table closed */
+    for (int i = 0; i < t->nseats; i++) {
+        tk_seat_t *s = &t->seat[i];
+        if (s->state != TK_SEATED && s->state != TK_LEAVING)
+            continue;
+        s->state = TK_CLOSED;
+        tk_cash_out(t, i);
+    }
+    rt_msg_t m = {.type = TK_MSG_CLOSED, .arg = rt_desk_id(t->desk)};
+    rt_post(rt_desk_rt(t->desk), t->eng->lobby, &m);
+    if (t->pending_cashouts == 0 ||
+        rt_desk_timer_arm(t->desk, TK_CLOSE_NOTICE_MS, TK_TIMER_NOTICE, NULL) != 0)
+        tk_tell_closing(t);
+}
+
+/* A player who can no longer cover a round leaves: TableClosing{BUSTED}, cash-out, unseat. */
+static void tk_bust(tk_table_t *t, int i)
+{
+    Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+    Croupier__TableClosing tc = CROUPIER__TABLE_CLOSING__INIT;
+    tc.reason = CROUPIER__CLOSING_REASON__CLOSING_BUSTED;
+    tc.detail = "not enough chips left at this table: you have left it; join again to buy in";
+    sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_TABLE_CLOSING;
+    sm.table_closing = &tc;
+    tk_push_seat(t, i, &sm);
+    tk_cash_out(t, i);
+    tk_unseat(t, i);
+}
+
+/* ---- rounds ------------------------------------------------------------------------------ */
+
+static int64_t tk_min_stack(tk_table_t *t)
+{
+    const tk_game_t *gm = t->eng->game;
+    int64_t least = gm->min_stack != NULL ? gm->min_stack(t, t->g) : 1;
+    return least < 1 ? 1 : least;
+}
+
+static int tk_ready(tk_table_t *t)
+{
+    int n = 0;
+    int64_t least = tk_min_stack(t);
+    for (int i = 0; i < t->nseats; i++)
+        n += t->seat[i].state == TK_SEATED && t->seat[i].stack >= least;
+    return n;
+}
+
+static void tk_maybe_schedule(tk_table_t *t)
+{
+    if (t->gap_armed || t->closed || rt_desk_in_round(t->desk) ||
+        tk_ready(t) < t->eng->game->min_players)
+        return;
+    if (rt_desk_timer_arm(t->desk, t->eng->set.gap_ms, TK_TIMER_GAP, NULL) == 0)
+        t->gap_armed = true;
+}
+
+/* Arms the idle timer of an empty table (a new serial: an older timer finds it stale). */
+static void tk_maybe_idle(tk_table_t *t)
+{
+    if (t->closed || t->retiring || rt_desk_in_round(t->desk) || tk_free_seats(t) != t->nseats)
+        return;
+    t->serial++;
+    if (rt_desk_timer_arm(t->desk, t->eng->set.idle_ms, TK_TIMER_IDLE | (t->serial << 8), NULL) ==
+        0)
+        t->idle_armed = true;
+}
+
+void tk_turn_clear(tk_table_t *t)
+{
+    if (t->turn_armed)
+        rt_desk_timer_cancel(t->desk, t->turn_timer);
+    t->turn_armed = false;
+    t->turn_seat = -1;
+}
+
+void tk_turn(tk_table_t *t, int seat, Croupier__Turn *turn)
+{
+    tk_turn_clear(t);
+    if (seat < 0 || seat >= t->nseats)
+        return;
+    tk_seat_t *s = &t->seat[seat];
+    t->serial++;
+    t->turn_seat = seat;
+    t->turn_start_ms = clock_mono_ms();
+    t->turn_allowed_ms = s->trustee ? TK_TRUSTEE_MS : t->eng->set.action_ms + s->bank_ms;
+    if (rt_desk_timer_arm(t->desk, t->turn_allowed_ms, TK_TIMER_TURN | (t->serial << 8),
+                          &t->turn_timer) == 0)
+        t->turn_armed = true;
+    Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+    turn->seat = (uint32_t)seat;
+    turn->time_left_ms = (uint32_t)t->turn_allowed_ms;
+    sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_TURN;
+    sm.turn = turn;
+    tk_push_all(t, &sm);
+}
+
+void tk_turn_update(tk_table_t *t, int seat, Croupier__Turn *turn)
+{
+    if (seat != t->turn_seat || !t->turn_armed) {
+        tk_turn(t, seat, turn);
+        return;
+    }
+    int64_t left = t->turn_allowed_ms - (clock_mono_ms() - t->turn_start_ms);
+    Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+    turn->seat = (uint32_t)seat;
+    turn->time_left_ms = (uint32_t)(left < 0 ? 0 : left);
+    sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_TURN;
+    sm.turn = turn;
+    tk_push_all(t, &sm);
+}
+
+/* The seat to act is on trustee now (it is leaving): its automatic move comes after
+ * TK_TRUSTEE_MS instead of the rest of its time. */
+static void tk_turn_hurry(tk_table_t *t)
+{
+    rt_desk_timer_cancel(t->desk, t->turn_timer);
+    t->serial++;
+    t->turn_start_ms = clock_mono_ms();
+    t->turn_allowed_ms = TK_TRUSTEE_MS;
+    t->turn_armed = rt_desk_timer_arm(t->desk, TK_TRUSTEE_MS, TK_TIMER_TURN | (t->serial << 8),
+                                      &t->turn_timer) == 0;
+}
+
+/* The seat to act moved (an action or its timeout): what it used beyond action_ms comes off
+ * its time bank. */
+static void tk_spend_bank(tk_table_t *t, int seat)
+{
+    if (seat != t->turn_seat || !t->turn_armed || t->seat[seat].trustee)
+        return;
+    int64_t used = clock_mono_ms() - t->turn_start_ms - t->eng->set.action_ms;
+    if (used > 0)
+        t->seat[seat].bank_ms = used >= t->seat[seat].bank_ms ? 0 : t->seat[seat].bank_ms - used;
+}
+
+static void tk_settle(tk_table_t *t, const int64_t *delta, int64_t rake)
+{
+    money_writer_t *w = gs_money(gs_of_desk(t->desk));
+    money_settlement_t s = {0};
+    for (int i = 0; i < t->nseats && s.nplayers < MONEY_MAX_PLAYERS; i++) {
+        if (!t->seat[i].playing)
+            continue;
+        s.players[s.nplayers] = t->seat[i].acct;
+        s.deltas[s.nplayers] = delta[i];
+        s.nplayers++;
+    }
+    if (w == NULL || s.nplayers == 0)
+        return;
+    s.round = gs_round_id(gs_of_desk(t->desk), rt_desk_id(t->desk), t->seq);
+    s.game = t->game;
+    s.rake = rake;
+    int rc = money_writer_submit_settle(w, &s, tk_money_log_cb, NULL);
+    if (rc != 0)
+        log_emit(LOG_ERROR, "tk_settle_refused", "{s:s,s:i}", "round", t->round_id, "errno", -rc);
+}
+
+/*
+ * Ends the round (completed with delta/rake, or voided: nothing moves), in the order every
+ * engine needs: settlement and history queued, RoundEnd pushed, leavers and busted players
+ * cashed out, the table closed when intake stopped, and only then the runtime's round ended.
+ */
+static void tk_finish(tk_table_t *t, const int64_t *delta, int64_t rake, bool voided,
+                      Croupier__VoidReason why)
+{
+    gs_t *gs = gs_of_desk(t->desk);
+    tk_turn_clear(t);
+    money_round_id_t rid = gs_round_id(gs, rt_desk_id(t->desk), t->seq);
+    money_round_id_format(&rid, t->round_id, sizeof t->round_id);
+    if (!voided) {
+        for (int i = 0; i < t->nseats; i++)
+            if (t->seat[i].playing)
+                t->seat[i].stack += delta[i];
+        tk_settle(t, delta, rake);
+    }
+    tk_history_submit(t, delta, rake, voided);
+
+    Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+    Croupier__RoundEnd re = CROUPIER__ROUND_END__INIT;
+    Croupier__SeatDelta deltas[TK_MAX_SEATS];
+    Croupier__SeatDelta *dptr[TK_MAX_SEATS];
+    re.round_id = t->round_id;
+    re.outcome = voided ? CROUPIER__ROUND_OUTCOME__OUTCOME_VOIDED
+                        : CROUPIER__ROUND_OUTCOME__OUTCOME_COMPLETED;
+    if (voided) {
+        re.has_void_reason = true;
+        re.void_reason = why;
+        re.detail = why == CROUPIER__VOID_REASON__VOID_INTERNAL_ERROR
+                        ? "the round could not go on; every chip committed was returned"
+                        : "the server had to stop before the round could finish; every chip "
+                          "committed was returned";
+    }
+    size_t nd = 0;
+    for (int i = 0; i < t->nseats; i++) {
+        tk_seat_t *s = &t->seat[i];
+        if (!s->playing)
+            continue;
+        Croupier__SeatDelta d = CROUPIER__SEAT_DELTA__INIT;
+        d.seat = (uint32_t)i;
+        d.player_id = s->player;
+        d.delta = voided ? 0 : delta[i];
+        if (!voided && s->nshown > 0) {
+            d.has_shown_cards = true;
+            d.shown_cards.data = s->shown;
+            d.shown_cards.len = s->nshown;
+        }
+        deltas[nd] = d;
+        dptr[nd] = &deltas[nd];
+        nd++;
+    }
+    re.n_deltas = nd;
+    re.deltas = dptr;
+    re.has_rake = true;
+    re.rake = voided ? 0 : rake;
+    sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_ROUND_END;
+    sm.round_end = &re;
+    tk_push_all(t, &sm);
+    for (int i = 0; i < t->nseats; i++) {
+        t->seat[i].playing = false;
+        t->seat[i].nshown = 0;
+    }
+
+    if (voided || rt_intake_stopped(rt_desk_rt(t->desk))) {
+        tk_close(t);
+    } else {
+        int64_t least = tk_min_stack(t);
+        for (int i = 0; i < t->nseats; i++) {
+            tk_seat_t *s = &t->seat[i];
+            if (s->state == TK_LEAVING) {
+                tk_cash_out(t, i);
+                tk_unseat(t, i);
+            } else if (s->state == TK_SEATED && s->stack < least) {
+                tk_bust(t, i);
+            }
+        }
+    }
+    rt_outcome_t outcome = voided ? RT_ROUND_VOIDED : RT_ROUND_COMPLETED;
+    rt_desk_end_round(t->desk, outcome);
+    gs_count_round(gs, t->game, outcome);
+    tk_maybe_schedule(t);
+    tk_maybe_idle(t);
+}
+
+int tk_round_end(tk_table_t *t, const int64_t delta[TK_MAX_SEATS], int64_t rake)
+{
+    if (!rt_desk_in_round(t->desk))
+        return -EINVAL;
+    int64_t sum = 0;
+    bool ok = rake >= 0;
+    for (int i = 0; i < t->nseats; i++) {
+        if (!t->seat[i].playing) {
+            ok = ok && delta[i] == 0;
+            continue;
+        }
+        sum += delta[i];
+        ok = ok && t->seat[i].stack + delta[i] >= 0;
+    }
+    if (!ok || sum != -rake) {
+        log_emit(LOG_ERROR, "tk_round_end_refused", "{s:s,s:I,s:I}", "round", t->round_id, "sum",
+                 (json_int_t)sum, "rake", (json_int_t)rake);
+        t->eng->game->round_void(t, t->g);
+        tk_finish(t, NULL, 0, true, CROUPIER__VOID_REASON__VOID_INTERNAL_ERROR);
+        return -EINVAL;
+    }
+    tk_finish(t, delta, rake, false, CROUPIER__VOID_REASON__VOID_NONE);
+    return 0;
+}
+
+/* Voids the round in progress (drain bound, shutdown): the game forgets it, nothing moves. */
+static void tk_void(tk_table_t *t, Croupier__VoidReason why)
+{
+    if (!rt_desk_in_round(t->desk))
+        return;
+    t->eng->game->round_void(t, t->g);
+    tk_finish(t, NULL, 0, true, why);
+}
+
+static int tk_next_playing(const tk_table_t *t, int from)
+{
+    for (int k = 1; k <= t->nseats; k++) {
+        int i = (from + k) % t->nseats;
+        if (t->seat[i].playing)
+            return i;
+    }
+    return -1;
+}
+
+static void tk_start_round(tk_table_t *t)
+{
+    if (t->closed || tk_ready(t) < t->eng->game->min_players)
+        return;
+    if (!gs_can_start_round(gs_of_desk(t->desk))) {
+        if (!rt_intake_stopped(rt_desk_rt(t->desk)))
+            tk_maybe_schedule(t); /* settlement queue above its watermark: later */
+        return;
+    }
+    if (rt_desk_begin_round(t->desk) != 0)
+        return; /* intake stopped: the table closes */
+    t->seq++;
+    int64_t least = tk_min_stack(t);
+    money_round_id_t rid = gs_round_id(gs_of_desk(t->desk), rt_desk_id(t->desk), t->seq);
+    money_round_id_format(&rid, t->round_id, sizeof t->round_id);
+    json_decref(t->history);
+    t->history = money_history_new(&rid, t->game);
+    for (int i = 0; i < t->nseats; i++) {
+        tk_seat_t *s = &t->seat[i];
+        s->playing = s->state == TK_SEATED && s->stack >= least;
+        s->nshown = 0;
+        if (s->playing) {
+            char player[24];
+            tk_player_name(s->player, player, sizeof player);
+            money_history_add_seat(t->history, i, player, false, s->stack);
+        }
+    }
+    t->button = tk_next_playing(t, t->button < 0 ? t->nseats - 1 : t->button);
+    int rc = t->eng->game->round_start(t, t->g);
+    if (rc != 0) {
+        log_emit(LOG_ERROR, "tk_round_start_failed", "{s:s,s:i}", "round", t->round_id, "errno",
+                 -rc);
+        tk_void(t, CROUPIER__VOID_REASON__VOID_INTERNAL_ERROR);
+    }
+}
+
+/* ---- requests ---------------------------------------------------------------------------- */
+
+static int tk_find(const tk_table_t *t, uint64_t player)
+{
+    for (int i = 0; i < t->nseats; i++)
+        if (t->seat[i].state != TK_EMPTY && t->seat[i].player == player)
+            return i;
+    return -1;
+}
+
+static void tk_refuse(tk_table_t *t, gs_request_t *req, Croupier__ErrorCode code, const char *why)
+{
+    tk_count_refusal(t->eng, code);
+    gs_reply(gs_of_desk(t->desk), req, code, why, NULL);
+}
+
+static void tk_action(tk_table_t *t, gs_request_t *req, int seat)
+{
+    tk_seat_t *s = &t->seat[seat];
+    if (!rt_desk_in_round(t->desk) || !s->playing) {
+        tk_refuse(t, req, CROUPIER__ERROR_CODE__NO_ROUND,
+                  rt_desk_in_round(t->desk) ? "not dealt into this round" : "no round in progress");
+        return;
+    }
+    const Croupier__Action *a = req->frame->action;
+    if (a == NULL || a->kind_case != CROUPIER__ACTION__KIND_GAME || a->game == NULL) {
+        tk_refuse(t, req, CROUPIER__ERROR_CODE__WRONG_ENGINE,
+                  "this table takes Action.game with the game's own action message");
+        return;
+    }
+    frame_error_t err;
+    ProtobufCMessage *m =
+        frame_unpack_game(t->eng->game->action_desc, a->game->body.data, a->game->body.len,
+                          &frame_limits_default, t->eng->game->action_rules, &err);
+    if (m == NULL) {
+        tk_refuse(t, req, err.code, err.detail);
+        return;
+    }
+    s->away = false;
+    int turn_before = t->turn_seat;
+    const char *why = NULL;
+    if (seat == turn_before)
+        tk_spend_bank(t, seat);
+    Croupier__ErrorCode code = t->eng->game->action(t, t->g, seat, m, &why);
+    frame_free(m);
+    if (code != CROUPIER__ERROR_CODE__OK) {
+        tk_refuse(t, req, code, why);
+        return;
+    }
+    s->trustee = false;
+    Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+    Croupier__Result r = CROUPIER__RESULT__INIT;
+    sm.has_event_seq = true;
+    sm.event_seq = t->event_seq;
+    sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_RESULT;
+    sm.result = &r;
+    gs_reply(gs_of_desk(t->desk), req, CROUPIER__ERROR_CODE__OK, NULL, &sm);
+}
+
+static void tk_leave(tk_table_t *t, gs_request_t *req, int i)
+{
+    tk_seat_t *s = &t->seat[i];
+    gs_t *gs = gs_of_desk(t->desk);
+    if (s->state == TK_CLOSED) {
+        tk_unseat(t, i); /* cashed out when the table closed */
+    } else if (rt_desk_in_round(t->desk) && s->playing) {
+        s->state = TK_LEAVING; /* after the round: a seat is never torn mid-round */
+        s->trustee = true;     /* its turns meanwhile are the automatic move */
+        if (t->turn_seat == i && t->turn_armed)
+            tk_turn_hurry(t);
+    } else if (s->state == TK_SEATED) {
+        tk_cash_out(t, i);
+        tk_unseat(t, i);
+    }
+    gs_reply(gs, req, CROUPIER__ERROR_CODE__OK, NULL, NULL);
+}
+
+static tk_table_t *tk_enter(rt_desk_t *desk, void *state)
+{
+    tk_table_t *t = state;
+    t->desk = desk;
+    if (t->seat[0].acct[0] == '\0') {
+        const char *svc = gs_service(gs_of_desk(desk));
+        for (int i = 0; i < t->nseats; i++)
+            snprintf(t->seat[i].acct, sizeof t->seat[i].acct,
+                     TK_ACCOUNT_PREFIX "%s.%" PRIu32 ".%" PRIu64 ".%" PRIu64 ".%d",
+                     svc != NULL ? svc : "", t->slot, t->epoch, rt_desk_id(desk), i);
+    }
+    return t;
+}
+
+static void tk_table_on_request(rt_desk_t *desk, void *state, gs_request_t *req)
+{
+    tk_table_t *t = tk_enter(desk, state);
+    int i = tk_find(t, req->player_id);
+    if (req->kind == GS_REQ_PLAYER_GONE) {
+        if (i >= 0)
+            t->seat[i].away = true; /* the seat is kept: the player may resume */
+        gs_request_free(req);
+        return;
+    }
+    if (i >= 0 && t->seat[i].state == TK_BUYING && req->kind != GS_REQ_ACTION) {
+        /* The player's join is in progress (its buy-in not applied yet): a retry of the join,
+         * through any gateway, gets its seat once the buy-in is done. */
+        tk_refuse(t, req, CROUPIER__ERROR_CODE__UNAVAILABLE, "join in progress; retry");
+        return;
+    }
+    if (i < 0 || !tk_seat_told(&t->seat[i])) {
+        tk_refuse(t, req, CROUPIER__ERROR_CODE__NOT_SEATED, "not seated at this table");
+        return;
+    }
+    switch (req->kind) {
+    case GS_REQ_JOIN:
+    case GS_REQ_RESUME:
+        t->seat[i].away = false;
+        t->seat[i].trustee = t->seat[i].state == TK_LEAVING;
+        tk_reply_snapshot(t, req, i);
+        return;
+    case GS_REQ_LEAVE:
+        tk_leave(t, req, i);
+        return;
+    case GS_REQ_ACTION:
+        tk_action(t, req, i);
+        return;
+    default:
+        tk_refuse(t, req, CROUPIER__ERROR_CODE__UNKNOWN_REQUEST, "unknown request");
+    }
+}
+
+/* A join with its buy-in chosen reaches the table: reserve a seat and submit the buy-in. */
+static void tk_table_join(tk_table_t *t, tk_join_t *j)
+{
+    gs_t *gs = gs_of_desk(t->desk);
+    gs_request_t *req = j->req;
+    int i = tk_find(t, req->player_id);
+    if (i >= 0) {
+        /* The same player's joins crossed on their way here (the gs routes a join of a player
+         * it knows to be seated as a resume): the seat it has, or its join is in progress. */
+        if (tk_seat_told(&t->seat[i]))
+            tk_reply_snapshot(t, req, i);
+        else
+            tk_refuse(t, req, CROUPIER__ERROR_CODE__UNAVAILABLE, "join in progress; retry");
+        tk_tell_lobby(t);
+        return;
+    }
+    if (t->closed || rt_intake_stopped(rt_desk_rt(t->desk))) {
+        tk_refuse(t, req, CROUPIER__ERROR_CODE__DRAINING, "table closing");
+        return;
+    }
+    for (i = 0; i < t->nseats && t->seat[i].state != TK_EMPTY; i++)
+        ;
+    if (i == t->nseats) {
+        tk_refuse(t, req, CROUPIER__ERROR_CODE__TABLE_FULL, "table full");
+        tk_tell_lobby(t);
+        return;
+    }
+    tk_seat_t *s = &t->seat[i];
+    s->state = TK_BUYING;
+    s->player = req->player_id;
+    s->buyin = j->amount;
+    s->join_req = req;
+    s->bank_ms = t->eng->set.time_bank_ms;
+    uint64_t n = ++s->ops;
+    char op[MONEY_ID_MAX + 1], player[24];
+    tk_op_id(t, i, n, "bi", op, sizeof op);
+    tk_player_name(s->player, player, sizeof player);
+    tk_op_t *o = xcalloc(1, sizeof *o);
+    *o = (tk_op_t){
+        .gs = gs, .rt = rt_desk_rt(t->desk), .desk = rt_desk_id(t->desk), .seat = i, .n = n};
+    money_writer_t *w = gs_money(gs);
+    gs_money_followup_begin(gs);
+    int rc =
+        w != NULL ? money_writer_submit_buyin(w, player, j->amount, op, tk_buyin_cb, o) : -ENOTCONN;
+    if (rc != 0) {
+        gs_money_followup_end(gs);
+        free(o);
+        s->state = TK_EMPTY;
+        s->player = 0;
+        s->join_req = NULL;
+        tk_refuse(t, req, CROUPIER__ERROR_CODE__UNAVAILABLE, "wallet unavailable");
+        t->serial++;
+        tk_maybe_idle(t);
+        tk_tell_lobby(t);
+        return;
+    }
+    t->serial++; /* an idle timer armed before this join is stale now */
+    gs_seat(gs, s->player, rt_desk_id(t->desk)); /* a second join now reaches this seat */
+    tk_sync(t);
+}
+
+/* The buy-in's result: the seat account is credited and the player sits, or (the table closed
+ * meanwhile) the chips go straight back; a failure frees the seat. */
+static void tk_buyin_done(tk_table_t *t, int i, uint64_t n, const money_result_t *res)
+{
+    gs_t *gs = gs_of_desk(t->desk);
+    if (i < 0 || i >= t->nseats || t->seat[i].state != TK_BUYING || t->seat[i].ops != n) {
+        log_emit(LOG_ERROR, "tk_buyin_stray", "{s:i,s:s,s:i}", "seat", i, "op", res->id, "status",
+                 res->status);
+        return;
+    }
+    tk_seat_t *s = &t->seat[i];
+    gs_request_t *req = s->join_req;
+    s->join_req = NULL;
+    char player[24], op[MONEY_ID_MAX + 1];
+    tk_player_name(s->player, player, sizeof player);
+    if (res->status != MONEY_OK) {
+        bool poor = res->status == MONEY_ERR_INSUFFICIENT;
+        tk_refuse(t, req,
+                  poor ? CROUPIER__ERROR_CODE__INSUFFICIENT_FUNDS
+                       : CROUPIER__ERROR_CODE__UNAVAILABLE,
+                  poor ? "wallet balance below the buy-in" : "wallet unavailable");
+        gs_seat(gs, s->player, 0);
+        s->state = TK_EMPTY;
+        s->player = 0;
+        tk_sync(t);
+        tk_tell_lobby(t);
+        tk_maybe_idle(t);
+        return;
+    }
+    money_writer_t *w = gs_money(gs);
+    if (t->closed) {
+        tk_op_id(t, i, n, "rf", op, sizeof op);
+        money_writer_submit_cashout(w, player, s->buyin, op, tk_money_log_cb, NULL);
+        tk_refuse(t, req, CROUPIER__ERROR_CODE__DRAINING, "table closing; buy-in refunded");
+        gs_seat(gs, s->player, 0);
+        s->state = TK_EMPTY;
+        s->player = 0;
+        tk_sync(t);
+        return;
+    }
+    tk_op_id(t, i, n, "tc", op, sizeof op);
+    int rc = money_writer_submit_cashout(w, s->acct, s->buyin, op, tk_money_log_cb, NULL);
+    if (rc != 0)
+        log_emit(LOG_ERROR, "tk_seat_credit_refused", "{s:s,s:i}", "op", op, "errno", -rc);
+    s->state = TK_SEATED;
+    s->stack = s->buyin;
+    log_emit(LOG_INFO, "tk_sat", "{s:s,s:s,s:I,s:i,s:I}", "engine", t->eng->game->engine, "player",
+             player, "desk", (json_int_t)rt_desk_id(t->desk), "seat", i, "buyin",
+             (json_int_t)s->buyin);
+    tk_reply_joined(t, req, i);
+    tk_maybe_schedule(t);
+}
+
+static void tk_table_on_message(rt_desk_t *desk, void *state, rt_msg_t *msg)
+{
+    tk_table_t *t = tk_enter(desk, state);
+    switch (msg->type) {
+    case TK_MSG_JOIN: {
+        tk_join_t *j = msg->ptr;
+        msg->ptr = NULL;
+        msg->free_fn = NULL;
+        tk_table_join(t, j);
+        free(j);
+        return;
+    }
+    case TK_MSG_BUYIN_DONE:
+        tk_buyin_done(t, (int)msg->arg, msg->arg2, msg->ptr);
+        return;
+    case TK_MSG_CASHOUT_DONE:
+        if (t->pending_cashouts > 0 && --t->pending_cashouts == 0)
+            tk_tell_closing(t);
+        return;
+    case TK_MSG_RETIRE:
+        /* The lobby no longer routes joins here. Still empty: the table goes. */
+        if (tk_free_seats(t) == t->nseats && !rt_desk_in_round(desk) && !t->closed) {
+            rt_desk_destroy(desk);
+            return;
+        }
+        t->retiring = false;
+        tk_tell_lobby(t); /* someone sat meanwhile (a join that was already here) */
+        return;
+    default:
+        return;
+    }
+}
+
+static void tk_table_on_timer(rt_desk_t *desk, void *state, uint64_t cookie)
+{
+    tk_table_t *t = tk_enter(desk, state);
+    uint64_t kind = cookie & 0xff, serial = cookie >> 8;
+    if (kind == TK_TIMER_NOTICE) {
+        if (!t->close_told)
+            log_emit(LOG_WARN, "tk_cash_out_slow", "{s:i}", "pending", t->pending_cashouts);
+        tk_tell_closing(t);
+    } else if (kind == TK_TIMER_GAP) {
+        t->gap_armed = false;
+        tk_start_round(t);
+    } else if (kind == TK_TIMER_IDLE) {
+        t->idle_armed = false;
+        if (serial != t->serial || t->closed || t->retiring || tk_free_seats(t) != t->nseats ||
+            rt_desk_in_round(desk))
+            return;
+        t->retiring = true;
+        rt_msg_t m = {.type = TK_MSG_IDLE, .arg = rt_desk_id(desk)};
+        rt_post(rt_desk_rt(desk), t->eng->lobby, &m);
+    } else if (kind == TK_TIMER_TURN && serial == t->serial && t->turn_armed) {
+        t->turn_armed = false;
+        int seat = t->turn_seat;
+        if (!rt_desk_in_round(desk) || seat < 0)
+            return;
+        tk_seat_t *s = &t->seat[seat];
+        if (s->trustee) {
+            metrics_add(t->eng->m_auto, 1);
+        } else {
+            metrics_add(t->eng->m_timeouts, 1);
+            s->bank_ms = 0;
+            s->trustee = true;
+        }
+        t->eng->game->timeout(t, t->g, seat);
+    }
+}
+
+static void tk_table_on_intake_stopped(rt_desk_t *desk, void *state)
+{
+    tk_table_t *t = tk_enter(desk, state);
+    if (!rt_desk_in_round(desk))
+        tk_close(t);
+    /* else: the round finishes, then the table closes (tk_finish). */
+}
+
+static void tk_table_on_void(rt_desk_t *desk, void *state)
+{
+    tk_table_t *t = tk_enter(desk, state);
+    if (rt_desk_in_round(desk))
+        tk_void(t, CROUPIER__VOID_REASON__VOID_DRAIN_TIMEOUT);
+    tk_close(t);
+}
+
+static void tk_table_on_destroy(rt_desk_t *desk, void *state)
+{
+    tk_table_t *t = tk_enter(desk, state);
+    if (rt_desk_in_round(desk))
+        tk_void(t, CROUPIER__VOID_REASON__VOID_SHUTDOWN);
+    for (int i = 0; i < t->nseats; i++)
+        if (t->seat[i].state == TK_BUYING && t->seat[i].join_req != NULL)
+            gs_reply(gs_of_desk(desk), t->seat[i].join_req, CROUPIER__ERROR_CODE__UNAVAILABLE,
+                     "server stopping", NULL);
+    rt_desk_set_humans(desk, 0);
+    unsigned humans = 0;
+    for (int i = 0; i < t->nseats; i++)
+        humans += t->seat[i].state != TK_EMPTY;
+    metrics_add(t->eng->m_seated, -(double)humans);
+    metrics_add(t->eng->m_tables, -1);
+    t->eng->game->table_destroy(t->g);
+    json_decref(t->history);
+    free(t->snap);
+    free(t);
+}
+
+static const gs_desk_ops_t tk_table_ops = {
+    .on_request = tk_table_on_request,
+    .on_timer = tk_table_on_timer,
+    .on_intake_stopped = tk_table_on_intake_stopped,
+    .on_void = tk_table_on_void,
+    .on_message = tk_table_on_message,
+    .on_destroy = tk_table_on_destroy,
+};
+
+/* Opens a table desk of game at stake. Lobby thread. */
+static int tk_table_open(tk_engine_t *eng, const char *game, int64_t stake, rt_desk_id_t *out)
+{
+    tk_table_t *t = xcalloc(1, sizeof *t);
+    t->eng = eng;
+    snprintf(t->game, sizeof t->game, "%s", game);
+    t->stake = stake;
+    t->nseats = (int)eng->set.seats;
+    t->slot = gs_server_slot(eng->gs);
+    t->epoch = gs_epoch(eng->gs);
+    t->button = -1;
+    t->turn_seat = -1;
+    t->g = eng->game->table_create(t, t->game, stake);
+    if (t->g == NULL) {
+        free(t);
+        return -EINVAL;
+    }
+    int rc = gs_desk_create(eng->gs, &tk_table_ops, t, -1, out);
+    if (rc != 0) {
+        eng->game->table_destroy(t->g);
+        free(t);
+        return rc;
+    }
+    metrics_add(eng->m_tables, 1);
+    metrics_add(eng->m_opened, 1);
+    return 0;
+}
+
+/* ---- lobby ------------------------------------------------------------------------------- */
+
+static tk_ref_t *tk_lobby_find(tk_lobby_t *lb, rt_desk_id_t desk)
+{
+    for (size_t i = 0; i < lb->nrefs; i++)
+        if (lb->refs[i].desk == desk)
+            return &lb->refs[i];
+    return NULL;
+}
+
+static void tk_lobby_forget(tk_lobby_t *lb, tk_ref_t *ref)
+{
+    if (lb->eng->ads != NULL)
+        lobby_pub_remove(lb->eng->ads, ref->desk);
+    *ref = lb->refs[--lb->nrefs];
+}
+
+static void tk_lobby_advertise(tk_lobby_t *lb, const tk_ref_t *ref)
+{
+    if (lb->eng->ads == NULL)
+        return;
+    if (ref->closed || ref->free <= 0)
+        lobby_pub_remove(lb->eng->ads, ref->desk);
+    else
+        lobby_pub_set(lb->eng->ads, ref->desk, ref->game, ref->stake, (int)lb->eng->set.seats,
+                      ref->free);
+}
+
+static void tk_join_dropped(void *p)
+{
+    tk_join_t *j = p;
+    gs_reply(j->gs, j->req, CROUPIER__ERROR_CODE__UNAVAILABLE, "desk unavailable", NULL);
+    free(j);
+}
+
+static void tk_lobby_join(rt_desk_t *desk, tk_lobby_t *lb, rt_msg_t *msg)
+{
+    tk_join_t *j = msg->ptr;
+    msg->ptr = NULL;
+    msg->free_fn = NULL;
+    gs_t *gs = gs_of_desk(desk);
+    if (rt_intake_stopped(rt_desk_rt(desk))) {
+        gs_reply(gs, j->req, CROUPIER__ERROR_CODE__DRAINING, "server is draining", NULL);
+        free(j);
+        return;
+    }
+    const Croupier__Join *jn = j->req->frame->join;
+    tk_ref_t *ref = NULL;
+    for (size_t i = 0; i < lb->nrefs && ref == NULL; i++)
+        if (lb->refs[i].stake == jn->stake && lb->refs[i].free > 0 && !lb->refs[i].closed &&
+            strcmp(lb->refs[i].game, jn->game) == 0)
+            ref = &lb->refs[i];
+    if (ref == NULL) {
+        rt_desk_id_t id;
+        int rc = tk_table_open(lb->eng, jn->game, jn->stake, &id);
+        if (rc != 0) {
+            gs_reply(gs, j->req, CROUPIER__ERROR_CODE__UNAVAILABLE, "could not open a table", NULL);
+            free(j);
+            return;
+        }
+        if (lb->nrefs == lb->cap) {
+            lb->cap = lb->cap == 0 ? 16 : lb->cap * 2;
+            lb->refs = xreallocarray(lb->refs, lb->cap, sizeof *lb->refs);
+        }
+        ref = &lb->refs[lb->nrefs++];
+        *ref = (tk_ref_t){.desk = id, .stake = jn->stake, .free = (int)lb->eng->set.seats};
+        snprintf(ref->game, sizeof ref->game, "%s", jn->game);
+    }
+    ref->free--;
+    tk_lobby_advertise(lb, ref);
+    rt_msg_t m = {.type = TK_MSG_JOIN, .ptr = j, .free_fn = tk_join_dropped};
+    rt_post(rt_desk_rt(desk), ref->desk, &m);
+}
+
+static void tk_lobby_on_message(rt_desk_t *desk, void *state, rt_msg_t *msg)
+{
+    tk_lobby_t *lb = state;
+    if (msg->type == TK_MSG_JOIN) {
+        tk_lobby_join(desk, lb, msg);
+        return;
+    }
+    tk_ref_t *ref = tk_lobby_find(lb, msg->arg);
+    if (ref == NULL)
+        return;
+    switch (msg->type) {
+    case TK_MSG_SEATS:
+        ref->free = (int)msg->arg2;
+        tk_lobby_advertise(lb, ref);
+        return;
+    case TK_MSG_CLOSED:
+        ref->closed = true;
+        ref->free = 0;
+        tk_lobby_advertise(lb, ref);
+        return;
+    case TK_MSG_IDLE: {
+        /* No join may be on its way to the table (every seat free here too): retire it. */
+        if (ref->free != (int)lb->eng->set.seats || ref->closed)
+            return;
+        rt_desk_id_t id = ref->desk;
+        tk_lobby_forget(lb, ref);
+        rt_msg_t m = {.type = TK_MSG_RETIRE};
+        rt_post(rt_desk_rt(desk), id, &m);
+        return;
+    }
+    default:
+        return;
+    }
+}
+
+static void tk_lobby_on_request(rt_desk_t *desk, void *state, gs_request_t *req)
+{
+    (void)state;
+    gs_reply(gs_of_desk(desk), req, CROUPIER__ERROR_CODE__NOT_SEATED, "not seated on this server",
+             NULL);
+}
+
+static void tk_lobby_on_nothing(rt_desk_t *desk, void *state)
+{
+    (void)desk;
+    (void)state;
+}
+
+static void tk_lobby_on_destroy(rt_desk_t *desk, void *state)
+{
+    (void)desk;
+    tk_lobby_t *lb = state;
+    free(lb->refs);
+    free(lb);
+}
+
+static const gs_desk_ops_t tk_lobby_ops = {
+    .on_request = tk_lobby_on_request,
+    .on_intake_stopped = tk_lobby_on_nothing,
+    .on_void = tk_lobby_on_nothing,
+    .on_message = tk_lobby_on_message,
+    .on_destroy = tk_lobby_on_destroy,
+};
+
+/* ---- engine (main loop) ------------------------------------------------------------------ */
+
+/* The joining player's wallet balance arrived: choose the buy-in, or refuse. */
+static void tk_balance_cb(rconn_t *rc, redisReply *reply, void *arg)
+{
+    (void)rc;
+    tk_join_t *j = arg;
+    tk_engine_t *eng = gs_engine_state(j->gs);
+    if (eng == NULL || eng->destroying) {
+        gs_request_free(j->req);
+        free(j);
+        return;
+    }
+    if (reply == NULL || reply->type == REDIS_REPLY_ERROR) {
+        tk_count_refusal(eng, CROUPIER__ERROR_CODE__UNAVAILABLE);
+        gs_reply(j->gs, j->req, CROUPIER__ERROR_CODE__UNAVAILABLE, "wallet unavailable", NULL);
+        free(j);
+        return;
+    }
+    long long balance = reply->type == REDIS_REPLY_STRING ? strtoll(reply->str, NULL, 10) : 0;
+    int64_t stake = j->req->frame->join->stake;
+    int64_t want = stake * eng->set.buyin, least = stake * eng->set.min_buyin;
+    j->amount = balance < want ? balance : want;
+    if (j->amount < least) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "wallet %lld is below the table minimum %" PRId64, balance,
+                 least);
+        tk_count_refusal(eng, CROUPIER__ERROR_CODE__INSUFFICIENT_FUNDS);
+        gs_reply(j->gs, j->req, CROUPIER__ERROR_CODE__INSUFFICIENT_FUNDS, msg, NULL);
+        free(j);
+        return;
+    }
+    rt_msg_t m = {.type = TK_MSG_JOIN, .ptr = j, .free_fn = tk_join_dropped};
+    rt_post(gs_rt(j->gs), eng->lobby, &m);
+}
+
+void tk_engine_join(void *e, gs_request_t *req)
+{
+    tk_engine_t *eng = e;
+    const Croupier__Join *j = req->frame->join;
+    Croupier__ErrorCode code = CROUPIER__ERROR_CODE__OK;
+    const char *why = NULL;
+    if (!config_list_has(eng->game->games, j->game)) {
+        code = CROUPIER__ERROR_CODE__NO_SUCH_GAME;
+        why = "this server does not run that game";
+    } else if (j->engine != eng->game->proto_engine &&
+               j->engine != CROUPIER__ENGINE__ENGINE_UNSPECIFIED) {
+        code = CROUPIER__ERROR_CODE__WRONG_ENGINE;
+        why = "the game is not played on that engine";
+    } else if (j->stake < 1 || j->stake > TK_MAX_STAKE) {
+        code = CROUPIER__ERROR_CODE__BAD_REQUEST;
+        why = "stake out of range";
+    } else if (eng->rc == NULL) {
+        code = CROUPIER__ERROR_CODE__UNAVAILABLE;
+        why = "wallet store not configured";
+    }
+    if (code != CROUPIER__ERROR_CODE__OK) {
+        tk_count_refusal(eng, code);
+        gs_reply(eng->gs, req, code, why, NULL);
+        return;
+    }
+    char player[24], key[128];
+    tk_player_name(req->player_id, player, sizeof player);
+    money_key_wallet(player, key, sizeof key);
+    tk_join_t *tj = xcalloc(1, sizeof *tj);
+    tj->gs = eng->gs;
+    tj->req = req;
+    if (rconn_command(eng->rc, tk_balance_cb, tj, "GET %s", key) != 0) {
+        tk_count_refusal(eng, CROUPIER__ERROR_CODE__UNAVAILABLE);
+        gs_reply(eng->gs, req, CROUPIER__ERROR_CODE__UNAVAILABLE, "wallet store unreachable", NULL);
+        free(tj);
+    }
+}
+
+const char *tk_engine_games(void *e)
+{
+    tk_engine_t *eng = e;
+    return eng->game->games;
+}
+
+void tk_engine_stop_intake(void *e)
+{
+    tk_engine_t *eng = e;
+    if (eng->ads != NULL)
+        lobby_pub_withdraw_all(eng->ads);
+}
+
+void tk_engine_destroy(void *e)
+{
+    tk_engine_t *eng = e;
+    if (eng == NULL)
+        return;
+    eng->destroying = true;
+    lobby_pub_destroy(eng->ads); /* before the connection it writes through */
+    rconn_destroy(eng->rc);
+    free(eng);
+}
+
+static const struct {
+    const char *suffix, *help;
+    size_t off;
+    long min, max;
+} tk_flag_spec[] = {
+    {"seats", "seats per table", offsetof(tk_settings_t, seats), 2, TK_MAX_SEATS},
+    {"action-ms", "time for one turn (ms)", offsetof(tk_settings_t, action_ms), 1, 3600000},
+    {"time-bank-ms", "extra time per seat, spent beyond the turn time (ms)",
+     offsetof(tk_settings_t, time_bank_ms), 0, 3600000},
+    {"gap-ms", "pause between rounds (ms)", offsetof(tk_settings_t, gap_ms), 0, 600000},
+    {"idle-ms", "an empty table is closed after this long (ms)", offsetof(tk_settings_t, idle_ms),
+     1, 86400000},
+    {"buyin", "largest buy-in, in stakes", offsetof(tk_settings_t, buyin), 1, 1000000},
+    {"min-buyin", "smallest buy-in, in stakes", offsetof(tk_settings_t, min_buyin), 1, 1000000},
+    {"rake-bp", "rake in basis points of the pot", offsetof(tk_settings_t, rake_bp), 0, 10000},
+    {"rake-cap", "rake cap in stakes (0 = none)", offsetof(tk_settings_t, rake_cap), 0, 1000000},
+};
+#define TK_NFLAGS (sizeof tk_flag_spec / sizeof tk_flag_spec[0])
+
+const config_flag_t *tk_engine_flags(tk_engine_def_t *def)
+{
+    if (def->flags != NULL)
+        return def->flags;
+    const tk_game_t *gm = def->game;
+    size_t nextra = 0;
+    while (gm->extra_flags != NULL && gm->extra_flags[nextra].name != NULL)
+        nextra++;
+    config_flag_t *f = xcalloc(TK_NFLAGS + nextra + 1, sizeof *f);
+    for (size_t i = 0; i < nextra; i++)
+        f[TK_NFLAGS + i] = gm->extra_flags[i];
+    static char defaults[TK_NFLAGS * 8][24]; /* up to 8 kit engines */
+    static int used;
+    for (size_t i = 0; i < TK_NFLAGS; i++) {
+        snprintf(def->names[i], sizeof def->names[i], "%s-%s", gm->engine, tk_flag_spec[i].suffix);
+        long dv = *(const long *)((const char *)&gm->defaults + tk_flag_spec[i].off);
+        char *d = used < (int)(sizeof defaults / sizeof defaults[0]) ? defaults[used++] : NULL;
+        if (d != NULL)
+            snprintf(d, sizeof defaults[0], "%ld", dv);
+        long lo = tk_flag_spec[i].min, hi = tk_flag_spec[i].max;
+        if (tk_flag_spec[i].off == offsetof(tk_settings_t, seats)) {
+            lo = gm->min_seats;
+            hi = gm->max_seats;
+        }
+        f[i] = (config_flag_t){.name = def->names[i],
+                               .type = CONFIG_INT,
+                               .def = d,
+                               .help = tk_flag_spec[i].help,
+                               .out = (char *)def->settings + tk_flag_spec[i].off,
+                               .min = lo,
+                               .max = hi};
+    }
+    def->flags = f;
+    return f;
+}
+
+/* The engine's Redis connection came (back): the lobby ads are rewritten at once. */
+static void tk_rconn_state_cb(rconn_t *rc, bool connected, void *arg)
+{
+    (void)rc;
+    tk_engine_t *eng = arg;
+    if (connected && eng->ads != NULL)
+        lobby_pub_refresh(eng->ads);
+}
+
+int tk_engine_create(tk_engine_def_t *def, gs_t *gs, const char *games, void **out)
+{
+    const tk_game_t *gm = def->game;
+    if (games != NULL && strcmp(games, gm->games) != 0) {
+        log_emit(LOG_ERROR, "engine_bad_games", "{s:s,s:s}", "engine", gm->engine, "games", games);
+        return -EINVAL;
+    }
+    tk_engine_t *eng = xcalloc(1, sizeof *eng);
+    eng->gs = gs;
+    eng->game = gm;
+    /* The settings were parsed with the process's flags when the engine's flags were part of
+     * the table (croupier-game); otherwise (tests, tools) the game's defaults apply. */
+    eng->set = def->flags != NULL ? *def->settings : gm->defaults;
+    if (eng->set.min_buyin > eng->set.buyin) {
+        log_emit(LOG_ERROR, "tk_bad_settings", "{s:s,s:s}", "engine", gm->engine, "error",
+                 "min-buyin is above buyin");
+        free(eng);
+        return -EINVAL;
+    }
+    snprintf(eng->labels, sizeof eng->labels, "engine=\"%s\"", gm->engine);
+    metrics_registry_t *reg = gs_metrics(gs);
+    eng->m_tables = metrics_gauge(reg, "tk_tables", eng->labels, "Kit tables open");
+    eng->m_opened =
+        metrics_counter(reg, "tk_tables_opened_total", eng->labels, "Kit tables opened");
+    eng->m_seated = metrics_gauge(reg, "tk_seated", eng->labels, "Players seated at kit tables");
+    eng->m_timeouts =
+        metrics_counter(reg, "tk_timeouts_total", eng->labels, "Turns that timed out");
+    eng->m_auto = metrics_counter(reg, "tk_auto_actions_total", eng->labels,
+                                  "Automatic moves for players on trustee or leaving");
+    struct event_base *base = gs_base(gs);
+    if (gs_redis_host(gs) != NULL) {
+        rconn_opts_t ro = {.host = gs_redis_host(gs),
+                           .port = gs_redis_port(gs),
+                           .name = "tk",
+                           .on_state = tk_rconn_state_cb,
+                           .arg = eng};
+        eng->rc = rconn_create(base, &ro);
+        lobby_pub_opts_t lo = {.server_id = gs_server_id(gs), .engine = gm->proto_engine};
+        if (eng->rc != NULL)
+            eng->ads = lobby_pub_create(base, eng->rc, &lo);
+    }
+    tk_lobby_t *lb = xcalloc(1, sizeof *lb);
+    lb->eng = eng;
+    int rc = gs_desk_create(gs, &tk_lobby_ops, lb, 0, &eng->lobby);
+    if (rc != 0) {
+        free(lb);
+        lobby_pub_destroy(eng->ads);
+        rconn_destroy(eng->rc);
+        free(eng);
+        return rc;
+    }
+    log_emit(LOG_INFO, "tk_engine_started", "{s:s,s:i,s:I,s:I,s:I}", "engine", gm->engine, "seats",
+             (int)eng->set.seats, "action_ms", (json_int_t)eng->set.action_ms, "gap_ms",
+             (json_int_t)eng->set.gap_ms, "idle_ms", (json_int_t)eng->set.idle_ms);
+    *out = eng;
+    return 0;
+}

@@ -1,0 +1,234 @@
+/*
+ * tk -- the table kit: everything a card table needs besides its rules, written once
+ * (docs/architecture.md §12, docs/writing-a-game.md).
+ *
+ * A game on the kit supplies its rules through a tk_game_t and gets, without writing them:
+ *
+ *   lobby      one lobby desk per engine seats players by (game, stake): the first table of that
+ *              game and stake with a free seat, else a new one. Tables with free seats are
+ *              advertised in the shared lobby (lease/lobby.h), so ListTables lists them.
+ *   seats      the seat state machine: EMPTY -> BUYING (join; buy-in submitted) -> SEATED
+ *              (buy-in applied; Joined answered) -> LEAVING (asked to leave during a round) ->
+ *              EMPTY (cashed out, unseated). A SEATED player whose connection is gone stays
+ *              seated (they may resume through any gateway) and is marked away; their turns are
+ *              played by the game's automatic move (trustee) until they are back.
+ *   money      stack mode: a join buys in from the player's wallet into a seat account of the
+ *              table (TK_ACCOUNT_PREFIX...), chosen as min(wallet, max buy-in) and refused
+ *              INSUFFICIENT_FUNDS below the minimum; every round settles the game's deltas
+ *              against the seat accounts in one idempotent settlement (sum = -rake); a leaver,
+ *              a busted player (stack below what a round needs) and, when the table closes,
+ *              everyone is cashed out (seat account debit, then wallet credit). Every buy-in
+ *              result a desk still has to act on is a money follow-up (gs.h).
+ *   moves      when the table closes (the server drains) every stack is cashed out and only
+ *              once the credits are applied (or TK_CLOSE_NOTICE_MS passed) are the players told
+ *              TableClosing and the gateways DeskClosing, so the server a player is moved to
+ *              can never find their chips still at the old table.
+ *   rounds     the kit starts a round (rt_desk_begin_round, so intake and the money watermark
+ *              are honoured) after gap_ms once min_players are seated, and ends it when the game
+ *              calls tk_round_end() (completed) -- or voids it on the drain bound (no money
+ *              moves: the seat accounts still hold the stacks of the round's start). It settles,
+ *              writes the hand history (docs/hand-history.md: one record for every round,
+ *              completed or voided), pushes RoundEnd, counts the round
+ *              (game_rounds_total{game,outcome}), cashes out leavers and busted players, closes
+ *              the table when intake stopped, and only then ends the runtime's round, so every
+ *              money item of the round is queued before human_desks can drop.
+ *   turns      tk_turn() arms the turn timer (action_ms plus the seat's time bank, which is
+ *              spent by the time used beyond action_ms) and pushes Turn with the time left; on
+ *              expiry the game's timeout() makes the automatic move and the seat goes on
+ *              trustee: its next turns are played after TK_TRUSTEE_MS until the player acts or
+ *              resumes. A timer of an older turn never fires a newer one (serials).
+ *   events     every ServerMessage a table pushes carries event_seq, one counter per table:
+ *              every event takes the next number, a player sees the numbers of the events sent
+ *              to them (gaps are events sent only to others), and a Snapshot carries the last.
+ *   resume     Resume (and a repeated Join) is answered with a Snapshot: the header (desk, seat,
+ *              engine, game, stake, seats, round id, turn seat and time left, event_seq) from
+ *              the kit, the state from the game's snapshot().
+ *   lifecycle  a table left empty and idle for idle_ms is destroyed and the lobby forgets it;
+ *              the next join opens a new one. There is no fixed table cap: memory is bounded by
+ *              the live tables.
+ *   settings   each kit engine has flags (--<engine>-seats, -action-ms, -time-bank-ms, -gap-ms,
+ *              -idle-ms, -buyin, -min-buyin, -rake-bp, -rake-cap) with environment variables,
+ *              shown by croupier-game --help and checked at start (bad values exit 2).
+ *   metrics    tk_tables{engine}, tk_tables_opened_total{engine}, tk_seated{engine},
+ * tk_timeouts_total{engine}, tk_auto_actions_total{engine}, tk_refusals_total{engine,code}, and the
+ * gs's game_rounds_total{game,outcome}. protocol   a kit game's actions arrive as Action.game
+ * (GameAction: the body is the game's own message, decoded with frame_unpack_game() against
+ * tk_game_t.action_desc and action_rules, the same caps and checks as the client protocol); its
+ * snapshot state goes out as Snapshot.game and its own events as ServerMessage.game_event. The
+ * gateway forwards them without knowing the game.
+ *
+ * Threads. Every tk_* function below that takes a tk_table_t runs on that table's desk thread,
+ * inside one of the game's callbacks (the kit calls the game only there). Nothing of a table is
+ * touched from another thread.
+ *
+ * Ownership. The game's per-table state is created by table_create() and freed by
+ * table_destroy(); messages handed to tk_push_*() are borrowed for the call (encoded at once).
+ */
+#ifndef CROUPIER_TK_H
+#define CROUPIER_TK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "frame.h"
+#include "gs.h"
+
+#define TK_MAX_SEATS 9
+#define TK_TRUSTEE_MS 1000
+#define TK_CLOSE_NOTICE_MS 2000
+/* Seat accounts: wallets named TK_ACCOUNT_PREFIX<service>.<slot>.<epoch>.<desk>.<seat>. */
+#define TK_ACCOUNT_PREFIX "ts."
+
+typedef struct tk_table tk_table_t;
+
+/* The settings of one kit engine (its flags; tk_game_t.defaults gives their defaults). */
+typedef struct tk_settings {
+    long seats;        /* seats per table */
+    long action_ms;    /* time for one turn */
+    long time_bank_ms; /* extra time per seat, spent beyond action_ms, refilled never */
+    long gap_ms;       /* pause between rounds */
+    long idle_ms;      /* an empty table lives this long */
+    long buyin;        /* largest buy-in, in stakes (the game's unit: ante, big blind...) */
+    long min_buyin;    /* smallest buy-in, in stakes */
+    long rake_bp;      /* rake in basis points of what the game calls the pot */
+    long rake_cap;     /* rake cap in stakes (0 = none) */
+} tk_settings_t;
+
+/* A game's rules, as the kit calls them. Every callback runs on the table's desk thread. */
+typedef struct tk_game {
+    const char *engine;            /* --engine name and the registry's engine, e.g. "zhajinhua" */
+    const char *games;             /* the games it serves, comma-separated, e.g. "zhajinhua" */
+    Croupier__Engine proto_engine; /* what Joined/Snapshot say: ENGINE_GAME for new games */
+    int min_seats, max_seats;      /* bounds of --<engine>-seats (2..TK_MAX_SEATS) */
+    int min_players;               /* seated players a round needs (>= 2) */
+    tk_settings_t defaults;
+    /* The game's own flags besides the kit's (names starting "<engine>-", zero-terminated;
+     * out pointers into the game's own settings), parsed and listed with them. May be NULL. */
+    const config_flag_t *extra_flags;
+    /* The game's action message (Action.game body) and its own rules on it (NULL: generic
+     * checks only). Decoded by the kit before action() runs; a refusal there is BAD_REQUEST. */
+    const ProtobufCMessageDescriptor *action_desc;
+    frame_game_rules_cb action_rules;
+    /* Per-table state for a table of game at stake; NULL refuses the table (out of memory or
+     * bad stake). Required. */
+    void *(*table_create)(tk_table_t *t, const char *game, int64_t stake);
+    void (*table_destroy)(void *g);
+    /* Deals a round among the seats with tk_seat_playing() true (stacks: tk_seat_stack()). The
+     * game pushes its events and calls tk_turn() for the first turn, or tk_round_end() at once.
+     * Returns 0, or a negative errno (the kit voids the round). Required. */
+    int (*round_start)(tk_table_t *t, void *g);
+    /* A move of seat in the round. Returns CROUPIER__ERROR_CODE__OK, or a refusal code with a
+     * sentence in *why (the game's state unchanged). Required. */
+    Croupier__ErrorCode (*action)(tk_table_t *t, void *g, int seat, const ProtobufCMessage *a,
+                                  const char **why);
+    /* The turn of seat timed out (or the seat is on trustee): make the automatic move (it must
+     * end the turn). Required. */
+    void (*timeout)(tk_table_t *t, void *g, int seat);
+    /* The round is voided (drain bound, shutdown): forget it; no money moves. Required. */
+    void (*round_void)(tk_table_t *t, void *g);
+    /* seat's view of the game state for a Snapshot: call tk_snapshot_state() with the game's
+     * state message (cards of others hidden). Called between rounds too. Required. */
+    void (*snapshot)(tk_table_t *t, void *g, int seat);
+    /* The least stack a seat needs to be dealt in (an ante); a seat below it after a round is
+     * busted: told TableClosing{CLOSING_BUSTED}, cashed out and unseated. */
+    int64_t (*min_stack)(tk_table_t *t, void *g);
+} tk_game_t;
+
+/*
+ * The engine of a kit game, for croupier-game's table of engines (engine/engines.c, generated
+ * by the build): TK_ENGINE(zhajinhua, &zjh_game, CROUPIER__ENGINE__ENGINE_GAME) defines
+ * `const engine_ops_t zhajinhua_engine_ops` with the engine's flags (--zhajinhua-seats ...)
+ * bound to its own settings; the engine's name is the symbol's.
+ */
+typedef struct tk_engine_def {
+    const tk_game_t *game;
+    tk_settings_t *settings; /* written by config_parse through flags */
+    config_flag_t *flags;    /* filled by tk_engine_flags() the first time */
+    char names[9][48];
+} tk_engine_def_t;
+
+int tk_engine_create(tk_engine_def_t *def, gs_t *gs, const char *games, void **out);
+void tk_engine_join(void *eng, gs_request_t *req);
+const char *tk_engine_games(void *eng);
+void tk_engine_stop_intake(void *eng);
+void tk_engine_destroy(void *eng);
+/* The engine's flag table (prefixed with its name), built once. */
+const config_flag_t *tk_engine_flags(tk_engine_def_t *def);
+
+#define TK_ENGINE(sym, gamep, proto)                                                               \
+    static tk_settings_t sym##_tk_settings;                                                        \
+    static tk_engine_def_t sym##_tk_def = {.game = (gamep), .settings = &sym##_tk_settings};       \
+    static int sym##_tk_create(gs_t *gs, const char *games, void **out)                            \
+    {                                                                                              \
+        return tk_engine_create(&sym##_tk_def, gs, games, out);                                    \
+    }                                                                                              \
+    static const config_flag_t *sym##_tk_flags(void)                                               \
+    {                                                                                              \
+        return tk_engine_flags(&sym##_tk_def);                                                     \
+    }                                                                                              \
+    const engine_ops_t sym##_engine_ops = {.name = #sym,                                           \
+                                           .engine = (proto),                                      \
+                                           .create = sym##_tk_create,                              \
+                                           .join = tk_engine_join,                                 \
+                                           .games = tk_engine_games,                               \
+                                           .stop_intake = tk_engine_stop_intake,                   \
+                                           .destroy = tk_engine_destroy,                           \
+                                           .flags = sym##_tk_flags}
+
+/* ---- what a game may ask of its table (desk thread, inside a callback) ------------------- */
+
+int tk_seats(const tk_table_t *t);
+const char *tk_game_name(const tk_table_t *t);
+int64_t tk_stake(const tk_table_t *t);
+const tk_settings_t *tk_settings(const tk_table_t *t);
+/* The player at seat (0 = empty), whether they are dealt into the current round, their stack
+ * (chips at the table before the round), whether they are a house bot. */
+uint64_t tk_seat_player(const tk_table_t *t, int seat);
+bool tk_seat_playing(const tk_table_t *t, int seat);
+int64_t tk_seat_stack(const tk_table_t *t, int seat);
+/* The dealer button: the kit moves it to the next playing seat at every round start. */
+int tk_button(const tk_table_t *t);
+/* The round number (1, 2...) and its id text ("service:slot:epoch:desk:seq"). */
+uint64_t tk_round_seq(const tk_table_t *t);
+const char *tk_round_id(tk_table_t *t);
+
+/* Pushes to every seated player / to one seat. event_seq is set by the kit. */
+void tk_push_all(tk_table_t *t, Croupier__ServerMessage *m);
+void tk_push_seat(tk_table_t *t, int seat, Croupier__ServerMessage *m);
+/* Pushes a ServerMessage.game_event whose body is the game's message ev (checked and encoded
+ * with frame_pack_game), to every seated player (seat -1) or one seat. 0 or -EINVAL. */
+int tk_push_event(tk_table_t *t, int seat, const ProtobufCMessage *ev);
+/* Pushes Play{seat, Action.game = a} to everyone (timed_out: the kit's automatic move). */
+int tk_push_play(tk_table_t *t, int seat, const ProtobufCMessage *a, bool timed_out);
+/* Pushes Deal{seat, cards} to seat and Deal{seat, count} to the others (round id set); cards
+ * NULL deals n cards face down: Deal{seat, count} to everyone, seat included. */
+void tk_push_deal(tk_table_t *t, int seat, const uint8_t *cards, size_t n);
+
+/* It is seat's turn: arms the turn timer and pushes turn (seat and time_left_ms set by the
+ * kit). A seat that is away or on trustee gets its automatic move after TK_TRUSTEE_MS. */
+void tk_turn(tk_table_t *t, int seat, Croupier__Turn *turn);
+/* The same turn goes on with new terms (e.g. the seat's costs changed): pushes turn with the
+ * time left, the clock keeps running. A seat that is not the one to act gets tk_turn(). */
+void tk_turn_update(tk_table_t *t, int seat, Croupier__Turn *turn);
+/* Nobody is to act (e.g. the round ends): cancels the turn timer. */
+void tk_turn_clear(tk_table_t *t);
+
+/* The hand history of the round (docs/hand-history.md): cards (seat -1 = table) and actions. */
+void tk_history_card(tk_table_t *t, int seat, uint8_t card);
+void tk_history_action(tk_table_t *t, int seat, const char *action, int64_t amount);
+/* Cards seat showed at the end (RoundEnd's shown_cards and the history). */
+void tk_round_show(tk_table_t *t, int seat, const uint8_t *cards, size_t n);
+/*
+ * Ends the round: delta[seat] for every playing seat (chips won or lost), rake >= 0, sum of
+ * deltas == -rake, no stack below zero. Returns 0, or -EINVAL when the numbers break a rule (the
+ * round is then voided and logged: a bug in the game). After this call the game's round is over.
+ */
+int tk_round_end(tk_table_t *t, const int64_t delta[TK_MAX_SEATS], int64_t rake);
+/* The rake of a pot under the table's settings (rake_bp of pot, at most rake_cap stakes). */
+int64_t tk_rake(const tk_table_t *t, int64_t pot);
+
+/* Inside snapshot(): the game's state message for the Snapshot being built. 0 or -EINVAL. */
+int tk_snapshot_state(tk_table_t *t, const ProtobufCMessage *state);
+
+#endif
