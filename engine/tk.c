@@ -124,7 +124,13 @@ struct tk_table {
     uint8_t *snap; /* tk_snapshot_state() writes the state body here */
     size_t snap_len;
     bool snap_set;
+    Croupier__Snapshot *snap_msg; /* the Snapshot being built, during snapshot() only */
 };
+
+Croupier__Snapshot *tk_snapshot_msg(tk_table_t *t)
+{
+    return t->snap_msg;
+}
 
 static const char *tk_code_name(Croupier__ErrorCode code)
 {
@@ -437,8 +443,8 @@ int64_t tk_rake(const tk_table_t *t, int64_t pot)
 {
     const tk_settings_t *s = &t->eng->set;
     int64_t rake = pot / 10000 * s->rake_bp + pot % 10000 * s->rake_bp / 10000;
-    if (s->rake_cap > 0 && rake > s->rake_cap * t->stake)
-        rake = s->rake_cap * t->stake;
+    if (s->rake_cap > 0 && rake > s->rake_cap)
+        rake = s->rake_cap;
     return rake < 0 ? 0 : rake;
 }
 
@@ -534,6 +540,8 @@ static void tk_unseat(tk_table_t *t, int i)
 {
     tk_seat_t *s = &t->seat[i];
     gs_seat(gs_of_desk(t->desk), s->player, 0);
+    if (t->eng->game->seat_changed != NULL)
+        t->eng->game->seat_changed(t, t->g, i, false);
     uint64_t ops = s->ops;
     char acct[sizeof s->acct];
     memcpy(acct, s->acct, sizeof acct);
@@ -628,7 +636,9 @@ static void tk_reply_snapshot(tk_table_t *t, gs_request_t *req, int seat)
         }
     }
     t->snap_set = false;
+    t->snap_msg = &s;
     t->eng->game->snapshot(t, t->g, seat);
+    t->snap_msg = NULL;
     if (t->snap_set) {
         gst.body.data = t->snap;
         gst.body.len = t->snap_len;
@@ -1014,26 +1024,37 @@ static void tk_action(tk_table_t *t, gs_request_t *req, int seat)
         return;
     }
     const Croupier__Action *a = req->frame->action;
-    if (a == NULL || a->kind_case != CROUPIER__ACTION__KIND_GAME || a->game == NULL) {
-        tk_refuse(t, req, CROUPIER__ERROR_CODE__WRONG_ENGINE,
-                  "this table takes Action.game with the game's own action message");
-        return;
-    }
-    frame_error_t err;
-    ProtobufCMessage *m =
-        frame_unpack_game(t->eng->game->action_desc, a->game->body.data, a->game->body.len,
-                          &frame_limits_default, t->eng->game->action_rules, &err);
-    if (m == NULL) {
-        tk_refuse(t, req, err.code, err.detail);
-        return;
+    const tk_game_t *gm = t->eng->game;
+    ProtobufCMessage *m = NULL;
+    if (gm->action_desc == NULL) {
+        /* An engine with its own member of Action.kind: it judges the Action itself. */
+        if (a == NULL) {
+            tk_refuse(t, req, CROUPIER__ERROR_CODE__BAD_REQUEST, "an action needs a body");
+            return;
+        }
+    } else {
+        if (a == NULL || a->kind_case != CROUPIER__ACTION__KIND_GAME || a->game == NULL) {
+            tk_refuse(t, req, CROUPIER__ERROR_CODE__WRONG_ENGINE,
+                      "this table takes Action.game with the game's own action message");
+            return;
+        }
+        frame_error_t err;
+        m = frame_unpack_game(gm->action_desc, a->game->body.data, a->game->body.len,
+                              &frame_limits_default, gm->action_rules, &err);
+        if (m == NULL) {
+            tk_refuse(t, req, err.code, err.detail);
+            return;
+        }
     }
     s->away = false;
     int turn_before = t->turn_seat;
     const char *why = NULL;
     if (seat == turn_before)
         tk_spend_bank(t, seat);
-    Croupier__ErrorCode code = t->eng->game->action(t, t->g, seat, m, &why);
-    frame_free(m);
+    Croupier__ErrorCode code =
+        gm->action(t, t->g, seat, m != NULL ? m : (const ProtobufCMessage *)&a->base, &why);
+    if (m != NULL)
+        frame_free(m);
     if (code != CROUPIER__ERROR_CODE__OK) {
         tk_refuse(t, req, code, why);
         return;
@@ -1225,6 +1246,8 @@ static void tk_buyin_done(tk_table_t *t, int i, uint64_t n, const money_result_t
         log_emit(LOG_ERROR, "tk_seat_credit_refused", "{s:s,s:i}", "op", op, "errno", -rc);
     s->state = TK_SEATED;
     s->stack = s->buyin;
+    if (t->eng->game->seat_changed != NULL)
+        t->eng->game->seat_changed(t, t->g, i, true);
     log_emit(LOG_INFO, "tk_sat", "{s:s,s:s,s:I,s:i,s:I}", "engine", t->eng->game->engine, "player",
              player, "desk", (json_int_t)rt_desk_id(t->desk), "seat", i, "buyin",
              (json_int_t)s->buyin);
@@ -1626,7 +1649,8 @@ static const struct {
     {"buyin", "largest buy-in, in stakes", offsetof(tk_settings_t, buyin), 1, 1000000},
     {"min-buyin", "smallest buy-in, in stakes", offsetof(tk_settings_t, min_buyin), 1, 1000000},
     {"rake-bp", "rake in basis points of the pot", offsetof(tk_settings_t, rake_bp), 0, 10000},
-    {"rake-cap", "rake cap in stakes (0 = none)", offsetof(tk_settings_t, rake_cap), 0, 1000000},
+    {"rake-cap", "rake cap in chips per round (0 = none)", offsetof(tk_settings_t, rake_cap), 0,
+     1000000},
 };
 #define TK_NFLAGS (sizeof tk_flag_spec / sizeof tk_flag_spec[0])
 

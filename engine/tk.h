@@ -92,7 +92,7 @@ typedef struct tk_settings {
     long buyin;        /* largest buy-in, in stakes (the game's unit: ante, big blind...) */
     long min_buyin;    /* smallest buy-in, in stakes */
     long rake_bp;      /* rake in basis points of what the game calls the pot */
-    long rake_cap;     /* rake cap in stakes (0 = none) */
+    long rake_cap;     /* rake cap in chips per round (0 = none) */
 } tk_settings_t;
 
 /* A game's rules, as the kit calls them. Every callback runs on the table's desk thread. */
@@ -107,7 +107,9 @@ typedef struct tk_game {
      * out pointers into the game's own settings), parsed and listed with them. May be NULL. */
     const config_flag_t *extra_flags;
     /* The game's action message (Action.game body) and its own rules on it (NULL: generic
-     * checks only). Decoded by the kit before action() runs; a refusal there is BAD_REQUEST. */
+     * checks only). Decoded by the kit before action() runs; a refusal there is BAD_REQUEST.
+     * action_desc NULL: an engine with its own member of Action.kind (the built-in engines);
+     * action() then gets the Croupier__Action itself and judges its kind. */
     const ProtobufCMessageDescriptor *action_desc;
     frame_game_rules_cb action_rules;
     /* Per-table state for a table of game at stake; NULL refuses the table (out of memory or
@@ -128,8 +130,14 @@ typedef struct tk_game {
     /* The round is voided (drain bound, shutdown): forget it; no money moves. Required. */
     void (*round_void)(tk_table_t *t, void *g);
     /* seat's view of the game state for a Snapshot: call tk_snapshot_state() with the game's
-     * state message (cards of others hidden). Called between rounds too. Required. */
+     * state message (cards of others hidden), or -- an engine with its own member of
+     * Snapshot.state -- set it on tk_snapshot_msg() pointing at memory the game owns (its
+     * per-table state: the Snapshot is sent after this returns). Called between rounds too.
+     * Required. */
     void (*snapshot)(tk_table_t *t, void *g, int seat);
+    /* A seat was taken (seated true: the buy-in applied, tk_seat_stack() holds it) or emptied
+     * (false: cashed out, the player gone). May be NULL. */
+    void (*seat_changed)(tk_table_t *t, void *g, int seat, bool seated);
     /* The least stack a seat needs to be dealt in (an ante); a seat below it after a round is
      * busted: told TableClosing{CLOSING_BUSTED}, cashed out and unseated. */
     int64_t (*min_stack)(tk_table_t *t, void *g);
@@ -230,5 +238,8 @@ int64_t tk_rake(const tk_table_t *t, int64_t pot);
 
 /* Inside snapshot(): the game's state message for the Snapshot being built. 0 or -EINVAL. */
 int tk_snapshot_state(tk_table_t *t, const ProtobufCMessage *state);
+/* Inside snapshot(): the Snapshot being built (its header already filled), for an engine that
+ * sets its own member of Snapshot.state. NULL outside snapshot(). */
+Croupier__Snapshot *tk_snapshot_msg(tk_table_t *t);
 
 #endif

@@ -193,7 +193,7 @@ static void *zjh_table_new(tk_table_t *t, const char *game, int64_t stake)
                         .max_unit = stake * zjh_max_units,
                         .max_rounds = (int)zjh_max_rounds,
                         .rake_basis_points = (int)set->rake_bp,
-                        .rake_cap = set->rake_cap * stake,
+                        .rake_cap = set->rake_cap,
                         .action_ms = set->action_ms};
     zjh_game_t *z = calloc(1, sizeof *z);
     if (z == NULL)

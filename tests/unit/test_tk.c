@@ -424,7 +424,7 @@ START_TEST(test_tk_rounds_settle_against_seat_accounts_with_history_and_rake)
     ts_sleep_ms(300);
     int nz;
     long long rake = redis_int(&e, "GET %s", "{croupier:money}:rake:zhajinhua");
-    ck_assert_int_gt(rake, 0); /* 5 % of a 30-chip pot, capped at one stake */
+    ck_assert_int_gt(rake, 0); /* 5 % of the pot, capped at 10 chips */
     ck_assert_int_eq(wallets(&m) + seat_accounts(&e, &nz) + rake, 3000);
     /* One settle record per completed hand, one history per hand, with the kit's schema. */
     char key[256];
