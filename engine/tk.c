@@ -44,9 +44,15 @@ enum {
     TK_MSG_CLOSED,
     TK_MSG_BUYIN_DONE,
     TK_MSG_CASHOUT_DONE,
+    TK_MSG_TOPUP_DONE, /* writer -> table: a top-up's result (arg = seat, arg2 = op number) */
+    TK_MSG_OPEN,       /* any -> lobby: open a table with bots (ptr = tk_open_t) */
+    TK_MSG_ADD_BOTS,   /* lobby -> table: seat arg bots, the table plays by itself */
 };
 
-enum { TK_TIMER_GAP = 1, TK_TIMER_TURN, TK_TIMER_IDLE, TK_TIMER_NOTICE };
+enum { TK_TIMER_GAP = 1, TK_TIMER_TURN, TK_TIMER_IDLE, TK_TIMER_NOTICE, TK_TIMER_FILL };
+
+/* Server bots' player ids: a range no wallet player uses. */
+#define TK_BOT_ID_BASE (1ULL << 62)
 
 typedef enum { TK_EMPTY = 0, TK_BUYING, TK_SEATED, TK_LEAVING, TK_CLOSED } tk_seat_state_t;
 
@@ -58,6 +64,7 @@ typedef struct tk_engine {
     rconn_t *rc; /* main loop: wallet look-ups */
     lobby_pub_t *ads;
     bool destroying;
+    char house[MONEY_NAME_MAX + 1]; /* the house wallet (bots, banking games) */
     metrics_t *m_tables, *m_opened, *m_seated, *m_timeouts, *m_auto;
     char labels[96];
 } tk_engine_t;
@@ -73,9 +80,16 @@ typedef struct {
     rt_desk_id_t desk;
     char game[MONEY_NAME_MAX + 1];
     int64_t stake;
-    int free;
+    int seats, free;
     bool closed;
 } tk_ref_t;
+
+/* A table with bots to open (tk_engine_open_table). */
+typedef struct {
+    char game[MONEY_NAME_MAX + 1];
+    int64_t stake;
+    int bots;
+} tk_open_t;
 
 typedef struct {
     tk_engine_t *eng;
@@ -89,13 +103,16 @@ typedef struct {
     bool away;    /* the connection is gone (PlayerGone); cleared by a resume or an action */
     bool trustee; /* timed out: the automatic move plays after TK_TRUSTEE_MS */
     bool playing; /* dealt into the current round */
+    bool bot;     /* a server bot: plays for the house, never counts as a human */
+    bool topping; /* a top-up is in flight (tk_game_t.topup) */
     int64_t stack;
     int64_t bank_ms;
-    uint64_t ops; /* money operations of this seat so far (op ids), kept across occupants */
     gs_request_t *join_req;
-    int64_t buyin;
+    int64_t buyin; /* the buy-in (or top-up) in flight */
     uint8_t shown[16];
     size_t nshown;
+    /* kept across occupants (memset up to ops clears an occupant): */
+    uint64_t ops; /* money operations of this seat so far (op ids) */
     char acct[MONEY_NAME_MAX + 1];
 } tk_seat_t;
 
@@ -112,7 +129,8 @@ struct tk_table {
     uint64_t seq;   /* rounds begun */
     uint64_t event_seq;
     int button;
-    bool gap_armed, closed, close_told, idle_armed, retiring;
+    bool gap_armed, closed, close_told, idle_armed, retiring, fill_armed;
+    bool bot_table; /* opened with bots (tk_engine_open_table): they never stand up */
     int pending_cashouts;
     uint64_t serial; /* of the turn / idle timers */
     int turn_seat;
@@ -151,6 +169,15 @@ static void tk_count_refusal(tk_engine_t *eng, Croupier__ErrorCode code)
 static void tk_player_name(uint64_t player, char *buf, size_t len)
 {
     snprintf(buf, len, "%" PRIu64, player);
+}
+
+/* The wallet a seat's chips come from and go back to: the player's, or the house's for a bot. */
+static void tk_owner_wallet(const tk_engine_t *eng, const tk_seat_t *s, char *buf, size_t len)
+{
+    if (s->bot)
+        snprintf(buf, len, "%s", eng->house);
+    else
+        tk_player_name(s->player, buf, len);
 }
 
 /* ---- money ------------------------------------------------------------------------------- */
@@ -194,6 +221,20 @@ static void tk_buyin_cb(money_result_t *res, void *arg)
     free(op);
 }
 
+/* Writer thread: a top-up's result goes back to its table desk (a money follow-up). */
+static void tk_topup_cb(money_result_t *res, void *arg)
+{
+    tk_op_t *op = arg;
+    res->arg = op->gs;
+    rt_msg_t m = {.type = TK_MSG_TOPUP_DONE,
+                  .arg = (uint64_t)op->seat,
+                  .arg2 = op->n,
+                  .ptr = res,
+                  .free_fn = gs_money_result_free};
+    rt_post(op->rt, op->desk, &m);
+    free(op);
+}
+
 /* One cash-out in flight: the seat account's debit, then (only once it applied) the player's
  * credit, so a seat account that does not hold the chips never creates any. */
 typedef struct {
@@ -202,7 +243,7 @@ typedef struct {
     money_writer_t *w;
     bool notify; /* tell the desk when the credit is done (the table is closing) */
     int64_t amount;
-    char player[24];
+    char player[MONEY_NAME_MAX + 1];
     char op[MONEY_ID_MAX + 1];
 } tk_cash_t;
 
@@ -250,7 +291,7 @@ static void tk_cash_out(tk_table_t *t, int seat)
     int64_t amount = s->stack;
     s->stack = 0;
     money_writer_t *w = gs_money(gs_of_desk(t->desk));
-    if (amount <= 0 || w == NULL)
+    if (amount <= 0 || w == NULL || t->eng->game->money == TK_MONEY_WALLET)
         return;
     tk_cash_t *c = xcalloc(1, sizeof *c);
     *c = (tk_cash_t){.rt = rt_desk_rt(t->desk),
@@ -258,13 +299,13 @@ static void tk_cash_out(tk_table_t *t, int seat)
                      .w = w,
                      .notify = t->closed,
                      .amount = amount};
-    tk_player_name(s->player, c->player, sizeof c->player);
+    tk_owner_wallet(t->eng, s, c->player, sizeof c->player);
     char op[MONEY_ID_MAX + 1];
     uint64_t n = ++s->ops;
     tk_op_id(t, seat, n, "td", op, sizeof op);
     tk_op_id(t, seat, n, "co", c->op, sizeof c->op);
     bool notify = c->notify;
-    char player[24];
+    char player[MONEY_NAME_MAX + 1];
     memcpy(player, c->player, sizeof player);
     /* After a successful submit c belongs to the writer thread. */
     int rc = money_writer_submit_buyin(w, s->acct, amount, op, tk_cash_debit_cb, c);
@@ -287,7 +328,7 @@ void tk_push_seat(tk_table_t *t, int seat, Croupier__ServerMessage *m)
 {
     m->has_event_seq = true;
     m->event_seq = ++t->event_seq;
-    if (seat >= 0 && seat < t->nseats && tk_seat_told(&t->seat[seat]))
+    if (seat >= 0 && seat < t->nseats && tk_seat_told(&t->seat[seat]) && !t->seat[seat].bot)
         gs_push(gs_of_desk(t->desk), t->seat[seat].player, m);
 }
 
@@ -296,7 +337,7 @@ void tk_push_all(tk_table_t *t, Croupier__ServerMessage *m)
     m->has_event_seq = true;
     m->event_seq = ++t->event_seq;
     for (int i = 0; i < t->nseats; i++)
-        if (tk_seat_told(&t->seat[i]))
+        if (tk_seat_told(&t->seat[i]) && !t->seat[i].bot)
             gs_push(gs_of_desk(t->desk), t->seat[i].player, m);
 }
 
@@ -375,7 +416,7 @@ void tk_push_deal(tk_table_t *t, int seat, const uint8_t *cards, size_t n)
     sm.event_seq = ++t->event_seq;
     gs_t *gs = gs_of_desk(t->desk);
     for (int i = 0; i < t->nseats; i++) {
-        if (!tk_seat_told(&t->seat[i]))
+        if (!tk_seat_told(&t->seat[i]) || t->seat[i].bot)
             continue;
         bool own = cards != NULL && (i == seat || seat < 0);
         d.has_cards = own && n > 0;
@@ -422,6 +463,11 @@ bool tk_seat_playing(const tk_table_t *t, int seat)
 int64_t tk_seat_stack(const tk_table_t *t, int seat)
 {
     return seat >= 0 && seat < t->nseats ? t->seat[seat].stack : 0;
+}
+
+bool tk_seat_bot(const tk_table_t *t, int seat)
+{
+    return seat >= 0 && seat < t->nseats && t->seat[seat].bot;
 }
 
 int tk_button(const tk_table_t *t)
@@ -504,11 +550,17 @@ static void tk_history_submit(tk_table_t *t, const int64_t *delta, int64_t rake,
 
 /* ---- seats ------------------------------------------------------------------------------- */
 
-static void tk_sync(tk_table_t *t)
+static unsigned tk_humans(const tk_table_t *t)
 {
     unsigned humans = 0;
     for (int i = 0; i < t->nseats; i++)
-        humans += t->seat[i].state != TK_EMPTY;
+        humans += t->seat[i].state != TK_EMPTY && !t->seat[i].bot;
+    return humans;
+}
+
+static void tk_sync(tk_table_t *t)
+{
+    unsigned humans = tk_humans(t);
     unsigned before = rt_desk_humans(t->desk);
     rt_desk_set_humans(t->desk, humans);
     metrics_add(t->eng->m_seated, (double)humans - (double)before);
@@ -534,23 +586,38 @@ static void tk_tell_lobby(tk_table_t *t)
 
 static void tk_maybe_idle(tk_table_t *t);
 static void tk_maybe_schedule(tk_table_t *t);
+static void tk_bots_stand(tk_table_t *t);
+static void tk_maybe_fill(tk_table_t *t);
 
 /* Empties seat i (its chips must be cashed out already). */
 static void tk_unseat(tk_table_t *t, int i)
 {
     tk_seat_t *s = &t->seat[i];
-    gs_seat(gs_of_desk(t->desk), s->player, 0);
+    bool human = !s->bot;
+    if (human)
+        gs_seat(gs_of_desk(t->desk), s->player, 0);
     if (t->eng->game->seat_changed != NULL)
         t->eng->game->seat_changed(t, t->g, i, false);
-    uint64_t ops = s->ops;
-    char acct[sizeof s->acct];
-    memcpy(acct, s->acct, sizeof acct);
-    memset(s, 0, sizeof *s);
-    s->ops = ops; /* op ids of the seat stay unique for the next occupant */
-    memcpy(s->acct, acct, sizeof acct);
+    memset(s, 0, offsetof(tk_seat_t, ops)); /* op ids stay unique for the next occupant */
     tk_sync(t);
+    if (human)
+        tk_bots_stand(t);
     tk_tell_lobby(t);
     tk_maybe_idle(t);
+}
+
+/* The last human left (and no round runs): the bots stand up too, cashed out to the house. A
+ * table opened with bots keeps them. */
+static void tk_bots_stand(tk_table_t *t)
+{
+    if (t->bot_table || rt_desk_in_round(t->desk) || tk_humans(t) > 0)
+        return;
+    for (int i = 0; i < t->nseats; i++) {
+        if (t->seat[i].bot && t->seat[i].state == TK_SEATED) {
+            tk_cash_out(t, i);
+            tk_unseat(t, i);
+        }
+    }
 }
 
 static void tk_fill_seats(tk_table_t *t, Croupier__SeatInfo *infos, Croupier__SeatInfo **ptrs,
@@ -568,7 +635,7 @@ static void tk_fill_seats(tk_table_t *t, Croupier__SeatInfo *infos, Croupier__Se
         si.has_chips = true;
         si.chips = s->stack;
         si.has_bot = true;
-        si.bot = false;
+        si.bot = s->bot;
         si.has_connected = true;
         si.connected = !s->away;
         infos[*n] = si;
@@ -712,8 +779,17 @@ static void tk_bust(tk_table_t *t, int i)
 static int64_t tk_min_stack(tk_table_t *t)
 {
     const tk_game_t *gm = t->eng->game;
+    if (gm->money == TK_MONEY_WALLET)
+        return 0;
     int64_t least = gm->min_stack != NULL ? gm->min_stack(t, t->g) : 1;
     return least < 1 ? 1 : least;
+}
+
+/* Players a round needs: tk_game_t.min_players, 0 meaning every seat. */
+static int tk_min_players(const tk_table_t *t)
+{
+    int n = t->eng->game->min_players;
+    return n <= 0 || n > t->nseats ? t->nseats : n;
 }
 
 static int tk_ready(tk_table_t *t)
@@ -721,14 +797,13 @@ static int tk_ready(tk_table_t *t)
     int n = 0;
     int64_t least = tk_min_stack(t);
     for (int i = 0; i < t->nseats; i++)
-        n += t->seat[i].state == TK_SEATED && t->seat[i].stack >= least;
+        n += t->seat[i].state == TK_SEATED && !t->seat[i].topping && t->seat[i].stack >= least;
     return n;
 }
 
 static void tk_maybe_schedule(tk_table_t *t)
 {
-    if (t->gap_armed || t->closed || rt_desk_in_round(t->desk) ||
-        tk_ready(t) < t->eng->game->min_players)
+    if (t->gap_armed || t->closed || rt_desk_in_round(t->desk) || tk_ready(t) < tk_min_players(t))
         return;
     if (rt_desk_timer_arm(t->desk, t->eng->set.gap_ms, TK_TIMER_GAP, NULL) == 0)
         t->gap_armed = true;
@@ -762,7 +837,9 @@ void tk_turn(tk_table_t *t, int seat, Croupier__Turn *turn)
     t->serial++;
     t->turn_seat = seat;
     t->turn_start_ms = clock_mono_ms();
-    t->turn_allowed_ms = s->trustee ? TK_TRUSTEE_MS : t->eng->set.action_ms + s->bank_ms;
+    t->turn_allowed_ms = s->bot       ? t->eng->set.bot_ms
+                         : s->trustee ? TK_TRUSTEE_MS
+                                      : t->eng->set.action_ms + s->bank_ms;
     if (rt_desk_timer_arm(t->desk, t->turn_allowed_ms, TK_TIMER_TURN | (t->serial << 8),
                           &t->turn_timer) == 0)
         t->turn_armed = true;
@@ -812,15 +889,28 @@ static void tk_spend_bank(tk_table_t *t, int seat)
         t->seat[seat].bank_ms = used >= t->seat[seat].bank_ms ? 0 : t->seat[seat].bank_ms - used;
 }
 
-static void tk_settle(tk_table_t *t, const int64_t *delta, int64_t rake)
+static void tk_settle(tk_table_t *t, const int64_t *delta, bool house, int64_t house_delta,
+                      int64_t rake)
 {
     money_writer_t *w = gs_money(gs_of_desk(t->desk));
     money_settlement_t s = {0};
+    bool wallets = t->eng->game->money == TK_MONEY_WALLET;
+    char names[TK_MAX_SEATS][24];
     for (int i = 0; i < t->nseats && s.nplayers < MONEY_MAX_PLAYERS; i++) {
-        if (!t->seat[i].playing)
-            continue;
-        s.players[s.nplayers] = t->seat[i].acct;
+        if (!t->seat[i].playing || (wallets && t->seat[i].bot))
+            continue; /* a bot has no wallet of its own at a play-money table */
+        if (wallets) {
+            tk_player_name(t->seat[i].player, names[i], sizeof names[i]);
+            s.players[s.nplayers] = names[i];
+        } else {
+            s.players[s.nplayers] = t->seat[i].acct;
+        }
         s.deltas[s.nplayers] = delta[i];
+        s.nplayers++;
+    }
+    if (house && s.nplayers < MONEY_MAX_PLAYERS) {
+        s.players[s.nplayers] = t->eng->house;
+        s.deltas[s.nplayers] = house_delta;
         s.nplayers++;
     }
     if (w == NULL || s.nplayers == 0)
@@ -838,8 +928,10 @@ static void tk_settle(tk_table_t *t, const int64_t *delta, int64_t rake)
  * engine needs: settlement and history queued, RoundEnd pushed, leavers and busted players
  * cashed out, the table closed when intake stopped, and only then the runtime's round ended.
  */
-static void tk_finish(tk_table_t *t, const int64_t *delta, int64_t rake, bool voided,
-                      Croupier__VoidReason why)
+static void tk_topup(tk_table_t *t, int i);
+
+static void tk_finish(tk_table_t *t, const int64_t *delta, bool house, int64_t house_delta,
+                      int64_t rake, bool voided, Croupier__VoidReason why)
 {
     gs_t *gs = gs_of_desk(t->desk);
     tk_turn_clear(t);
@@ -849,7 +941,7 @@ static void tk_finish(tk_table_t *t, const int64_t *delta, int64_t rake, bool vo
         for (int i = 0; i < t->nseats; i++)
             if (t->seat[i].playing)
                 t->seat[i].stack += delta[i];
-        tk_settle(t, delta, rake);
+        tk_settle(t, delta, house, house_delta, rake);
     }
     tk_history_submit(t, delta, rake, voided);
 
@@ -908,40 +1000,58 @@ static void tk_finish(tk_table_t *t, const int64_t *delta, int64_t rake, bool vo
                 tk_cash_out(t, i);
                 tk_unseat(t, i);
             } else if (s->state == TK_SEATED && s->stack < least) {
-                tk_bust(t, i);
+                if (t->eng->game->topup)
+                    tk_topup(t, i);
+                else
+                    tk_bust(t, i);
             }
         }
     }
     rt_outcome_t outcome = voided ? RT_ROUND_VOIDED : RT_ROUND_COMPLETED;
     rt_desk_end_round(t->desk, outcome);
     gs_count_round(gs, t->game, outcome);
+    tk_bots_stand(t);
     tk_maybe_schedule(t);
+    tk_maybe_fill(t);
     tk_maybe_idle(t);
 }
 
-int tk_round_end(tk_table_t *t, const int64_t delta[TK_MAX_SEATS], int64_t rake)
+static int tk_round_close(tk_table_t *t, const int64_t *delta, bool house, int64_t house_delta,
+                          int64_t rake)
 {
     if (!rt_desk_in_round(t->desk))
         return -EINVAL;
-    int64_t sum = 0;
-    bool ok = rake >= 0;
+    bool wallets = t->eng->game->money == TK_MONEY_WALLET;
+    int64_t sum = house ? house_delta : 0;
+    bool ok = rake >= 0 && (!house || !wallets);
     for (int i = 0; i < t->nseats; i++) {
-        if (!t->seat[i].playing) {
-            ok = ok && delta[i] == 0;
+        if (!t->seat[i].playing || (wallets && t->seat[i].bot)) {
+            ok = ok && delta[i] == 0; /* out of the round, or a play-money bot: nothing moves */
             continue;
         }
         sum += delta[i];
-        ok = ok && t->seat[i].stack + delta[i] >= 0;
+        ok = ok && (wallets || t->seat[i].stack + delta[i] >= 0);
     }
     if (!ok || sum != -rake) {
         log_emit(LOG_ERROR, "tk_round_end_refused", "{s:s,s:I,s:I}", "round", t->round_id, "sum",
                  (json_int_t)sum, "rake", (json_int_t)rake);
         t->eng->game->round_void(t, t->g);
-        tk_finish(t, NULL, 0, true, CROUPIER__VOID_REASON__VOID_INTERNAL_ERROR);
+        tk_finish(t, NULL, false, 0, 0, true, CROUPIER__VOID_REASON__VOID_INTERNAL_ERROR);
         return -EINVAL;
     }
-    tk_finish(t, delta, rake, false, CROUPIER__VOID_REASON__VOID_NONE);
+    tk_finish(t, delta, house, house_delta, rake, false, CROUPIER__VOID_REASON__VOID_NONE);
     return 0;
+}
+
+int tk_round_end(tk_table_t *t, const int64_t delta[TK_MAX_SEATS], int64_t rake)
+{
+    return tk_round_close(t, delta, false, 0, rake);
+}
+
+int tk_round_end_house(tk_table_t *t, const int64_t delta[TK_MAX_SEATS], int64_t house_delta,
+                       int64_t rake)
+{
+    return tk_round_close(t, delta, true, house_delta, rake);
 }
 
 /* Voids the round in progress (drain bound, shutdown): the game forgets it, nothing moves. */
@@ -950,7 +1060,7 @@ static void tk_void(tk_table_t *t, Croupier__VoidReason why)
     if (!rt_desk_in_round(t->desk))
         return;
     t->eng->game->round_void(t, t->g);
-    tk_finish(t, NULL, 0, true, why);
+    tk_finish(t, NULL, false, 0, 0, true, why);
 }
 
 static int tk_next_playing(const tk_table_t *t, int from)
@@ -965,7 +1075,7 @@ static int tk_next_playing(const tk_table_t *t, int from)
 
 static void tk_start_round(tk_table_t *t)
 {
-    if (t->closed || tk_ready(t) < t->eng->game->min_players)
+    if (t->closed || tk_ready(t) < tk_min_players(t))
         return;
     if (!gs_can_start_round(gs_of_desk(t->desk))) {
         if (!rt_intake_stopped(rt_desk_rt(t->desk)))
@@ -982,12 +1092,12 @@ static void tk_start_round(tk_table_t *t)
     t->history = money_history_new(&rid, t->game);
     for (int i = 0; i < t->nseats; i++) {
         tk_seat_t *s = &t->seat[i];
-        s->playing = s->state == TK_SEATED && s->stack >= least;
+        s->playing = s->state == TK_SEATED && !s->topping && s->stack >= least;
         s->nshown = 0;
         if (s->playing) {
             char player[24];
             tk_player_name(s->player, player, sizeof player);
-            money_history_add_seat(t->history, i, player, false, s->stack);
+            money_history_add_seat(t->history, i, player, s->bot, s->stack);
         }
     }
     t->button = tk_next_playing(t, t->button < 0 ? t->nseats - 1 : t->button);
@@ -1139,6 +1249,54 @@ static void tk_table_on_request(rt_desk_t *desk, void *state, gs_request_t *req)
     }
 }
 
+/* Submits the buy-in of seat i (BUYING) from wallet: a money follow-up whose result comes back
+ * as TK_MSG_BUYIN_DONE (or, topup, TK_MSG_TOPUP_DONE). Returns 0 or a negative errno. */
+static int tk_submit_buyin(tk_table_t *t, int i, const char *wallet, int64_t amount, bool topup)
+{
+    gs_t *gs = gs_of_desk(t->desk);
+    tk_seat_t *s = &t->seat[i];
+    uint64_t n = ++s->ops;
+    char op[MONEY_ID_MAX + 1];
+    tk_op_id(t, i, n, topup ? "tu" : "bi", op, sizeof op);
+    tk_op_t *o = xcalloc(1, sizeof *o);
+    *o = (tk_op_t){
+        .gs = gs, .rt = rt_desk_rt(t->desk), .desk = rt_desk_id(t->desk), .seat = i, .n = n};
+    money_writer_t *w = gs_money(gs);
+    gs_money_followup_begin(gs);
+    int rc = w != NULL ? money_writer_submit_buyin(w, wallet, amount, op,
+                                                   topup ? tk_topup_cb : tk_buyin_cb, o)
+                       : -ENOTCONN;
+    if (rc != 0) {
+        gs_money_followup_end(gs);
+        free(o);
+    }
+    return rc;
+}
+
+/* A seat whose buy-in went through sits: its seat account is credited with the chips. */
+static void tk_seat_credit(tk_table_t *t, int i, uint64_t n, int64_t amount)
+{
+    char op[MONEY_ID_MAX + 1];
+    tk_op_id(t, i, n, "tc", op, sizeof op);
+    int rc = money_writer_submit_cashout(gs_money(gs_of_desk(t->desk)), t->seat[i].acct, amount, op,
+                                         tk_money_log_cb, NULL);
+    if (rc != 0)
+        log_emit(LOG_ERROR, "tk_seat_credit_refused", "{s:s,s:i}", "op", op, "errno", -rc);
+}
+
+/* Seat i is taken for good (buy-in applied, or a play-money seat). */
+static void tk_seated(tk_table_t *t, int i)
+{
+    tk_seat_t *s = &t->seat[i];
+    s->state = TK_SEATED;
+    if (t->eng->game->seat_changed != NULL)
+        t->eng->game->seat_changed(t, t->g, i, true);
+    tk_sync(t);
+    tk_maybe_schedule(t);
+    if (!s->bot)
+        tk_maybe_fill(t);
+}
+
 /* A join with its buy-in chosen reaches the table: reserve a seat and submit the buy-in. */
 static void tk_table_join(tk_table_t *t, tk_join_t *j)
 {
@@ -1167,41 +1325,66 @@ static void tk_table_join(tk_table_t *t, tk_join_t *j)
         return;
     }
     tk_seat_t *s = &t->seat[i];
-    s->state = TK_BUYING;
     s->player = req->player_id;
+    s->bank_ms = t->eng->set.time_bank_ms;
+    t->serial++; /* an idle timer armed before this join is stale now */
+    gs_seat(gs, s->player, rt_desk_id(t->desk)); /* a second join now reaches this seat */
+    if (t->eng->game->money == TK_MONEY_WALLET) {
+        tk_seated(t, i);
+        tk_reply_joined(t, req, i);
+        return;
+    }
+    s->state = TK_BUYING;
     s->buyin = j->amount;
     s->join_req = req;
-    s->bank_ms = t->eng->set.time_bank_ms;
-    uint64_t n = ++s->ops;
-    char op[MONEY_ID_MAX + 1], player[24];
-    tk_op_id(t, i, n, "bi", op, sizeof op);
+    char player[24];
     tk_player_name(s->player, player, sizeof player);
-    tk_op_t *o = xcalloc(1, sizeof *o);
-    *o = (tk_op_t){
-        .gs = gs, .rt = rt_desk_rt(t->desk), .desk = rt_desk_id(t->desk), .seat = i, .n = n};
-    money_writer_t *w = gs_money(gs);
-    gs_money_followup_begin(gs);
-    int rc =
-        w != NULL ? money_writer_submit_buyin(w, player, j->amount, op, tk_buyin_cb, o) : -ENOTCONN;
-    if (rc != 0) {
-        gs_money_followup_end(gs);
-        free(o);
+    if (tk_submit_buyin(t, i, player, j->amount, false) != 0) {
+        gs_seat(gs, s->player, 0);
         s->state = TK_EMPTY;
         s->player = 0;
         s->join_req = NULL;
         tk_refuse(t, req, CROUPIER__ERROR_CODE__UNAVAILABLE, "wallet unavailable");
-        t->serial++;
         tk_maybe_idle(t);
         tk_tell_lobby(t);
         return;
     }
-    t->serial++; /* an idle timer armed before this join is stale now */
-    gs_seat(gs, s->player, rt_desk_id(t->desk)); /* a second join now reaches this seat */
     tk_sync(t);
 }
 
+int tk_seat_add_bot(tk_table_t *t)
+{
+    if (t->closed || rt_intake_stopped(rt_desk_rt(t->desk)))
+        return -ESHUTDOWN;
+    int i;
+    for (i = 0; i < t->nseats && t->seat[i].state != TK_EMPTY; i++)
+        ;
+    if (i == t->nseats)
+        return -ENOSPC;
+    static _Atomic uint64_t next_bot = 1;
+    tk_seat_t *s = &t->seat[i];
+    s->player = TK_BOT_ID_BASE | next_bot++;
+    s->bot = true;
+    t->serial++;
+    if (t->eng->game->money == TK_MONEY_WALLET) {
+        tk_seated(t, i);
+        tk_tell_lobby(t);
+        return i;
+    }
+    s->state = TK_BUYING;
+    s->buyin = t->eng->set.buyin * t->stake;
+    if (tk_submit_buyin(t, i, t->eng->house, s->buyin, false) != 0) {
+        memset(s, 0, offsetof(tk_seat_t, ops));
+        tk_maybe_idle(t);
+        return -ENOTCONN;
+    }
+    tk_tell_lobby(t);
+    return i;
+}
+
 /* The buy-in's result: the seat account is credited and the player sits, or (the table closed
- * meanwhile) the chips go straight back; a failure frees the seat. */
+ * meanwhile) the chips go straight back; a failure frees the seat. A bot's buy-in is answered
+ * to nobody. */
 static void tk_buyin_done(tk_table_t *t, int i, uint64_t n, const money_result_t *res)
 {
     gs_t *gs = gs_of_desk(t->desk);
@@ -1213,46 +1396,99 @@ static void tk_buyin_done(tk_table_t *t, int i, uint64_t n, const money_result_t
     tk_seat_t *s = &t->seat[i];
     gs_request_t *req = s->join_req;
     s->join_req = NULL;
-    char player[24], op[MONEY_ID_MAX + 1];
-    tk_player_name(s->player, player, sizeof player);
-    if (res->status != MONEY_OK) {
+    char wallet[MONEY_NAME_MAX + 1], op[MONEY_ID_MAX + 1];
+    tk_owner_wallet(t->eng, s, wallet, sizeof wallet);
+    if (res->status != MONEY_OK || t->closed) {
+        if (res->status == MONEY_OK) {
+            /* The table closed meanwhile: the chips go straight back. */
+            tk_op_id(t, i, n, "rf", op, sizeof op);
+            money_writer_submit_cashout(gs_money(gs), wallet, s->buyin, op, tk_money_log_cb, NULL);
+        }
         bool poor = res->status == MONEY_ERR_INSUFFICIENT;
-        tk_refuse(t, req,
-                  poor ? CROUPIER__ERROR_CODE__INSUFFICIENT_FUNDS
-                       : CROUPIER__ERROR_CODE__UNAVAILABLE,
-                  poor ? "wallet balance below the buy-in" : "wallet unavailable");
-        gs_seat(gs, s->player, 0);
-        s->state = TK_EMPTY;
-        s->player = 0;
+        if (req != NULL)
+            tk_refuse(t, req,
+                      t->closed ? CROUPIER__ERROR_CODE__DRAINING
+                      : poor    ? CROUPIER__ERROR_CODE__INSUFFICIENT_FUNDS
+                                : CROUPIER__ERROR_CODE__UNAVAILABLE,
+                      t->closed ? "table closing; buy-in refunded"
+                      : poor    ? "wallet balance below the buy-in"
+                                : "wallet unavailable");
+        else
+            log_emit(LOG_WARN, "tk_bot_buyin_failed", "{s:s,s:s,s:i}", "engine",
+                     t->eng->game->engine, "house", wallet, "status", res->status);
+        if (!s->bot)
+            gs_seat(gs, s->player, 0);
+        memset(s, 0, offsetof(tk_seat_t, ops));
         tk_sync(t);
         tk_tell_lobby(t);
         tk_maybe_idle(t);
         return;
     }
-    money_writer_t *w = gs_money(gs);
-    if (t->closed) {
-        tk_op_id(t, i, n, "rf", op, sizeof op);
-        money_writer_submit_cashout(w, player, s->buyin, op, tk_money_log_cb, NULL);
-        tk_refuse(t, req, CROUPIER__ERROR_CODE__DRAINING, "table closing; buy-in refunded");
-        gs_seat(gs, s->player, 0);
-        s->state = TK_EMPTY;
-        s->player = 0;
-        tk_sync(t);
+    tk_seat_credit(t, i, n, s->buyin);
+    s->stack = s->buyin;
+    log_emit(LOG_INFO, "tk_sat", "{s:s,s:s,s:I,s:i,s:I,s:b}", "engine", t->eng->game->engine,
+             "player", wallet, "desk", (json_int_t)rt_desk_id(t->desk), "seat", i, "buyin",
+             (json_int_t)s->buyin, "bot", s->bot);
+    tk_seated(t, i);
+    if (req != NULL)
+        tk_reply_joined(t, req, i);
+}
+
+/* After a round (tk_game_t.topup): seat i's stack is brought back to the largest buy-in from
+ * its owner's wallet before it plays again. */
+static void tk_topup(tk_table_t *t, int i)
+{
+    tk_seat_t *s = &t->seat[i];
+    int64_t amount = t->eng->set.buyin * t->stake - s->stack;
+    if (amount <= 0 || s->topping)
+        return;
+    char wallet[MONEY_NAME_MAX + 1];
+    tk_owner_wallet(t->eng, s, wallet, sizeof wallet);
+    s->buyin = amount;
+    if (tk_submit_buyin(t, i, wallet, amount, true) != 0) {
+        tk_bust(t, i);
         return;
     }
-    tk_op_id(t, i, n, "tc", op, sizeof op);
-    int rc = money_writer_submit_cashout(w, s->acct, s->buyin, op, tk_money_log_cb, NULL);
-    if (rc != 0)
-        log_emit(LOG_ERROR, "tk_seat_credit_refused", "{s:s,s:i}", "op", op, "errno", -rc);
-    s->state = TK_SEATED;
-    s->stack = s->buyin;
-    if (t->eng->game->seat_changed != NULL)
-        t->eng->game->seat_changed(t, t->g, i, true);
-    log_emit(LOG_INFO, "tk_sat", "{s:s,s:s,s:I,s:i,s:I}", "engine", t->eng->game->engine, "player",
-             player, "desk", (json_int_t)rt_desk_id(t->desk), "seat", i, "buyin",
-             (json_int_t)s->buyin);
-    tk_reply_joined(t, req, i);
+    s->topping = true;
+}
+
+/* A top-up's result: the seat plays on with its stack restored, or (its wallet cannot cover
+ * it) leaves the table like a busted seat. */
+static void tk_topup_done(tk_table_t *t, int i, uint64_t n, const money_result_t *res)
+{
+    if (i < 0 || i >= t->nseats || !t->seat[i].topping || t->seat[i].ops != n) {
+        log_emit(LOG_ERROR, "tk_topup_stray", "{s:i,s:s,s:i}", "seat", i, "op", res->id, "status",
+                 res->status);
+        return;
+    }
+    tk_seat_t *s = &t->seat[i];
+    s->topping = false;
+    if (res->status == MONEY_OK) {
+        tk_seat_credit(t, i, n, s->buyin);
+        s->stack += s->buyin;
+    }
+    if (t->closed) {
+        /* Closed meanwhile: the seat is cashed out with everyone else's (tk_close) unless the
+         * credit came after it; then this seat goes now. */
+        if (s->state == TK_CLOSED)
+            tk_cash_out(t, i);
+        return;
+    }
+    if (res->status != MONEY_OK) {
+        tk_bust(t, i);
+        return;
+    }
     tk_maybe_schedule(t);
+}
+
+/* A table with a human and empty seats gets server bots after bot_fill_ms (tk_game_t.bots). */
+static void tk_maybe_fill(tk_table_t *t)
+{
+    if (!t->eng->game->bots || t->eng->set.bot_fill_ms < 0 || t->fill_armed || t->closed ||
+        tk_humans(t) == 0 || tk_free_seats(t) == 0)
+        return;
+    if (rt_desk_timer_arm(t->desk, t->eng->set.bot_fill_ms, TK_TIMER_FILL, NULL) == 0)
+        t->fill_armed = true;
 }
 
 static void tk_table_on_message(rt_desk_t *desk, void *state, rt_msg_t *msg)
@@ -1269,6 +1505,15 @@ static void tk_table_on_message(rt_desk_t *desk, void *state, rt_msg_t *msg)
     }
     case TK_MSG_BUYIN_DONE:
         tk_buyin_done(t, (int)msg->arg, msg->arg2, msg->ptr);
+        return;
+    case TK_MSG_TOPUP_DONE:
+        tk_topup_done(t, (int)msg->arg, msg->arg2, msg->ptr);
+        return;
+    case TK_MSG_ADD_BOTS:
+        t->bot_table = true;
+        for (uint64_t k = 0; k < msg->arg; k++)
+            if (tk_seat_add_bot(t) < 0)
+                break;
         return;
     case TK_MSG_CASHOUT_DONE:
         if (t->pending_cashouts > 0 && --t->pending_cashouts == 0)
@@ -1296,6 +1541,12 @@ static void tk_table_on_timer(rt_desk_t *desk, void *state, uint64_t cookie)
         if (!t->close_told)
             log_emit(LOG_WARN, "tk_cash_out_slow", "{s:i}", "pending", t->pending_cashouts);
         tk_tell_closing(t);
+    } else if (kind == TK_TIMER_FILL) {
+        t->fill_armed = false;
+        if (t->closed || tk_humans(t) == 0)
+            return;
+        while (tk_free_seats(t) > 0 && tk_seat_add_bot(t) >= 0)
+            ;
     } else if (kind == TK_TIMER_GAP) {
         t->gap_armed = false;
         tk_start_round(t);
@@ -1313,6 +1564,13 @@ static void tk_table_on_timer(rt_desk_t *desk, void *state, uint64_t cookie)
         if (!rt_desk_in_round(desk) || seat < 0)
             return;
         tk_seat_t *s = &t->seat[seat];
+        if (s->bot) {
+            if (t->eng->game->bot_move != NULL)
+                t->eng->game->bot_move(t, t->g, seat);
+            else
+                t->eng->game->timeout(t, t->g, seat);
+            return;
+        }
         if (s->trustee) {
             metrics_add(t->eng->m_auto, 1);
         } else {
@@ -1349,11 +1607,8 @@ static void tk_table_on_destroy(rt_desk_t *desk, void *state)
         if (t->seat[i].state == TK_BUYING && t->seat[i].join_req != NULL)
             gs_reply(gs_of_desk(desk), t->seat[i].join_req, CROUPIER__ERROR_CODE__UNAVAILABLE,
                      "server stopping", NULL);
+    metrics_add(t->eng->m_seated, -(double)rt_desk_humans(desk));
     rt_desk_set_humans(desk, 0);
-    unsigned humans = 0;
-    for (int i = 0; i < t->nseats; i++)
-        humans += t->seat[i].state != TK_EMPTY;
-    metrics_add(t->eng->m_seated, -(double)humans);
     metrics_add(t->eng->m_tables, -1);
     t->eng->game->table_destroy(t->g);
     json_decref(t->history);
@@ -1370,6 +1625,15 @@ static const gs_desk_ops_t tk_table_ops = {
     .on_destroy = tk_table_on_destroy,
 };
 
+/* Seats of a table of game: the game's own count, or the setting. */
+static int tk_game_seats(const tk_engine_t *eng, const char *game)
+{
+    int n = (int)eng->set.seats;
+    if (eng->game->seats_for != NULL)
+        n = eng->game->seats_for(game, n);
+    return n < 2 ? 2 : n > TK_MAX_SEATS ? TK_MAX_SEATS : n;
+}
+
 /* Opens a table desk of game at stake. Lobby thread. */
 static int tk_table_open(tk_engine_t *eng, const char *game, int64_t stake, rt_desk_id_t *out)
 {
@@ -1377,7 +1641,7 @@ static int tk_table_open(tk_engine_t *eng, const char *game, int64_t stake, rt_d
     t->eng = eng;
     snprintf(t->game, sizeof t->game, "%s", game);
     t->stake = stake;
-    t->nseats = (int)eng->set.seats;
+    t->nseats = tk_game_seats(eng, game);
     t->slot = gs_server_slot(eng->gs);
     t->epoch = gs_epoch(eng->gs);
     t->button = -1;
@@ -1422,8 +1686,36 @@ static void tk_lobby_advertise(tk_lobby_t *lb, const tk_ref_t *ref)
     if (ref->closed || ref->free <= 0)
         lobby_pub_remove(lb->eng->ads, ref->desk);
     else
-        lobby_pub_set(lb->eng->ads, ref->desk, ref->game, ref->stake, (int)lb->eng->set.seats,
-                      ref->free);
+        lobby_pub_set(lb->eng->ads, ref->desk, ref->game, ref->stake, ref->seats, ref->free);
+}
+
+static tk_ref_t *tk_lobby_add(tk_lobby_t *lb, rt_desk_id_t id, const char *game, int64_t stake)
+{
+    if (lb->nrefs == lb->cap) {
+        lb->cap = lb->cap == 0 ? 16 : lb->cap * 2;
+        lb->refs = xreallocarray(lb->refs, lb->cap, sizeof *lb->refs);
+    }
+    tk_ref_t *ref = &lb->refs[lb->nrefs++];
+    int seats = tk_game_seats(lb->eng, game);
+    *ref = (tk_ref_t){.desk = id, .stake = stake, .seats = seats, .free = seats};
+    snprintf(ref->game, sizeof ref->game, "%s", game);
+    return ref;
+}
+
+/* Lobby: opens a table with bots (tk_engine_open_table). */
+static void tk_lobby_open(rt_desk_t *desk, tk_lobby_t *lb, const tk_open_t *o)
+{
+    rt_desk_id_t id;
+    if (tk_table_open(lb->eng, o->game, o->stake, &id) != 0) {
+        log_emit(LOG_ERROR, "tk_open_table_failed", "{s:s,s:I}", "game", o->game, "stake",
+                 (json_int_t)o->stake);
+        return;
+    }
+    tk_ref_t *ref = tk_lobby_add(lb, id, o->game, o->stake);
+    ref->free -= o->bots < ref->seats ? o->bots : ref->seats;
+    tk_lobby_advertise(lb, ref);
+    rt_msg_t m = {.type = TK_MSG_ADD_BOTS, .arg = (uint64_t)o->bots};
+    rt_post(rt_desk_rt(desk), id, &m);
 }
 
 static void tk_join_dropped(void *p)
@@ -1458,13 +1750,7 @@ static void tk_lobby_join(rt_desk_t *desk, tk_lobby_t *lb, rt_msg_t *msg)
             free(j);
             return;
         }
-        if (lb->nrefs == lb->cap) {
-            lb->cap = lb->cap == 0 ? 16 : lb->cap * 2;
-            lb->refs = xreallocarray(lb->refs, lb->cap, sizeof *lb->refs);
-        }
-        ref = &lb->refs[lb->nrefs++];
-        *ref = (tk_ref_t){.desk = id, .stake = jn->stake, .free = (int)lb->eng->set.seats};
-        snprintf(ref->game, sizeof ref->game, "%s", jn->game);
+        ref = tk_lobby_add(lb, id, jn->game, jn->stake);
     }
     ref->free--;
     tk_lobby_advertise(lb, ref);
@@ -1477,6 +1763,10 @@ static void tk_lobby_on_message(rt_desk_t *desk, void *state, rt_msg_t *msg)
     tk_lobby_t *lb = state;
     if (msg->type == TK_MSG_JOIN) {
         tk_lobby_join(desk, lb, msg);
+        return;
+    }
+    if (msg->type == TK_MSG_OPEN) {
+        tk_lobby_open(desk, lb, msg->ptr);
         return;
     }
     tk_ref_t *ref = tk_lobby_find(lb, msg->arg);
@@ -1494,7 +1784,7 @@ static void tk_lobby_on_message(rt_desk_t *desk, void *state, rt_msg_t *msg)
         return;
     case TK_MSG_IDLE: {
         /* No join may be on its way to the table (every seat free here too): retire it. */
-        if (ref->free != (int)lb->eng->set.seats || ref->closed)
+        if (ref->free != ref->seats || ref->closed)
             return;
         rt_desk_id_t id = ref->desk;
         tk_lobby_forget(lb, ref);
@@ -1585,10 +1875,11 @@ void tk_engine_join(void *e, gs_request_t *req)
                j->engine != CROUPIER__ENGINE__ENGINE_UNSPECIFIED) {
         code = CROUPIER__ERROR_CODE__WRONG_ENGINE;
         why = "the game is not played on that engine";
-    } else if (j->stake < 1 || j->stake > TK_MAX_STAKE) {
+    } else if (j->stake < (eng->game->min_stake > 1 ? eng->game->min_stake : 1) ||
+               j->stake > TK_MAX_STAKE) {
         code = CROUPIER__ERROR_CODE__BAD_REQUEST;
         why = "stake out of range";
-    } else if (eng->rc == NULL) {
+    } else if (eng->rc == NULL && eng->game->money != TK_MONEY_WALLET) {
         code = CROUPIER__ERROR_CODE__UNAVAILABLE;
         why = "wallet store not configured";
     }
@@ -1597,17 +1888,35 @@ void tk_engine_join(void *e, gs_request_t *req)
         gs_reply(eng->gs, req, code, why, NULL);
         return;
     }
-    char player[24], key[128];
-    tk_player_name(req->player_id, player, sizeof player);
-    money_key_wallet(player, key, sizeof key);
     tk_join_t *tj = xcalloc(1, sizeof *tj);
     tj->gs = eng->gs;
     tj->req = req;
+    if (eng->game->money == TK_MONEY_WALLET) {
+        /* No buy-in: straight to the lobby. */
+        rt_msg_t m = {.type = TK_MSG_JOIN, .ptr = tj, .free_fn = tk_join_dropped};
+        rt_post(gs_rt(eng->gs), eng->lobby, &m);
+        return;
+    }
+    char player[24], key[128];
+    tk_player_name(req->player_id, player, sizeof player);
+    money_key_wallet(player, key, sizeof key);
     if (rconn_command(eng->rc, tk_balance_cb, tj, "GET %s", key) != 0) {
         tk_count_refusal(eng, CROUPIER__ERROR_CODE__UNAVAILABLE);
         gs_reply(eng->gs, req, CROUPIER__ERROR_CODE__UNAVAILABLE, "wallet store unreachable", NULL);
         free(tj);
     }
+}
+
+int tk_engine_open_table(tk_engine_t *eng, const char *game, int64_t stake, int bots)
+{
+    if (!config_list_has(eng->game->games, game) || stake < 1 || bots < 0)
+        return -EINVAL;
+    tk_open_t *o = xcalloc(1, sizeof *o);
+    snprintf(o->game, sizeof o->game, "%s", game);
+    o->stake = stake;
+    o->bots = bots;
+    rt_msg_t m = {.type = TK_MSG_OPEN, .ptr = o, .free_fn = free};
+    return rt_post(gs_rt(eng->gs), eng->lobby, &m);
 }
 
 const char *tk_engine_games(void *e)
@@ -1634,23 +1943,31 @@ void tk_engine_destroy(void *e)
     free(eng);
 }
 
+/* The kit's flags of every engine: name suffix, help, setting, bounds; `need` says which games
+ * get the flag (0: all, 1: games with bots, 2: games with bots or a house). */
 static const struct {
     const char *suffix, *help;
     size_t off;
     long min, max;
+    int need;
 } tk_flag_spec[] = {
-    {"seats", "seats per table", offsetof(tk_settings_t, seats), 2, TK_MAX_SEATS},
-    {"action-ms", "time for one turn (ms)", offsetof(tk_settings_t, action_ms), 1, 3600000},
+    {"seats", "seats per table", offsetof(tk_settings_t, seats), 2, TK_MAX_SEATS, 0},
+    {"action-ms", "time for one turn (ms)", offsetof(tk_settings_t, action_ms), 1, 3600000, 0},
     {"time-bank-ms", "extra time per seat, spent beyond the turn time (ms)",
-     offsetof(tk_settings_t, time_bank_ms), 0, 3600000},
-    {"gap-ms", "pause between rounds (ms)", offsetof(tk_settings_t, gap_ms), 0, 600000},
+     offsetof(tk_settings_t, time_bank_ms), 0, 3600000, 0},
+    {"gap-ms", "pause between rounds (ms)", offsetof(tk_settings_t, gap_ms), 0, 600000, 0},
     {"idle-ms", "an empty table is closed after this long (ms)", offsetof(tk_settings_t, idle_ms),
-     1, 86400000},
-    {"buyin", "largest buy-in, in stakes", offsetof(tk_settings_t, buyin), 1, 1000000},
-    {"min-buyin", "smallest buy-in, in stakes", offsetof(tk_settings_t, min_buyin), 1, 1000000},
-    {"rake-bp", "rake in basis points of the pot", offsetof(tk_settings_t, rake_bp), 0, 10000},
+     1, 86400000, 0},
+    {"buyin", "largest buy-in, in stakes", offsetof(tk_settings_t, buyin), 1, 1000000, 0},
+    {"min-buyin", "smallest buy-in, in stakes", offsetof(tk_settings_t, min_buyin), 1, 1000000, 0},
+    {"rake-bp", "rake in basis points of the pot", offsetof(tk_settings_t, rake_bp), 0, 10000, 0},
     {"rake-cap", "rake cap in chips per round (0 = none)", offsetof(tk_settings_t, rake_cap), 0,
-     1000000},
+     1000000, 0},
+    {"bot-ms", "a server bot's move delay (ms)", offsetof(tk_settings_t, bot_ms), 0, 600000, 1},
+    {"bot-fill-ms", "a table with a human and empty seats gets bots after this long (ms; -1 never)",
+     offsetof(tk_settings_t, bot_fill_ms), -1, 86400000, 1},
+    {"house-fund", "chips the house wallet is funded with once per service (0: never)",
+     offsetof(tk_settings_t, house_fund), 0, 1000000000000000L, 2},
 };
 #define TK_NFLAGS (sizeof tk_flag_spec / sizeof tk_flag_spec[0])
 
@@ -1659,16 +1976,18 @@ const config_flag_t *tk_engine_flags(tk_engine_def_t *def)
     if (def->flags != NULL)
         return def->flags;
     const tk_game_t *gm = def->game;
-    size_t nextra = 0;
+    size_t nextra = 0, n = 0;
     while (gm->extra_flags != NULL && gm->extra_flags[nextra].name != NULL)
         nextra++;
-    config_flag_t *f = xcalloc(TK_NFLAGS + nextra + 1, sizeof *f);
-    for (size_t i = 0; i < nextra; i++)
-        f[TK_NFLAGS + i] = gm->extra_flags[i];
-    static char defaults[TK_NFLAGS * 8][24]; /* up to 8 kit engines */
+    config_flag_t *f = xcalloc(TK_NFLAGS + 1 + nextra + 1, sizeof *f);
+    static char defaults[(TK_NFLAGS + 1) * 8][24]; /* up to 8 kit engines */
     static int used;
+    *def->settings = gm->defaults;
     for (size_t i = 0; i < TK_NFLAGS; i++) {
-        snprintf(def->names[i], sizeof def->names[i], "%s-%s", gm->engine, tk_flag_spec[i].suffix);
+        int need = tk_flag_spec[i].need;
+        if ((need == 1 && !gm->bots) || (need == 2 && !gm->bots && !gm->house))
+            continue;
+        snprintf(def->names[n], sizeof def->names[n], "%s-%s", gm->engine, tk_flag_spec[i].suffix);
         long dv = *(const long *)((const char *)&gm->defaults + tk_flag_spec[i].off);
         char *d = used < (int)(sizeof defaults / sizeof defaults[0]) ? defaults[used++] : NULL;
         if (d != NULL)
@@ -1678,16 +1997,44 @@ const config_flag_t *tk_engine_flags(tk_engine_def_t *def)
             lo = gm->min_seats;
             hi = gm->max_seats;
         }
-        f[i] = (config_flag_t){.name = def->names[i],
+        f[n] = (config_flag_t){.name = def->names[n],
                                .type = CONFIG_INT,
                                .def = d,
                                .help = tk_flag_spec[i].help,
                                .out = (char *)def->settings + tk_flag_spec[i].off,
                                .min = lo,
                                .max = hi};
+        n++;
     }
+    if (gm->bots || gm->house) {
+        snprintf(def->names[n], sizeof def->names[n], "%s-house", gm->engine);
+        f[n++] = (config_flag_t){.name = def->names[n - 1],
+                                 .type = CONFIG_STR,
+                                 .def = gm->defaults.house,
+                                 .help = "the house wallet (server bots play for it)",
+                                 .out = &def->settings->house};
+    }
+    for (size_t i = 0; i < nextra; i++)
+        f[n++] = gm->extra_flags[i];
     def->flags = f;
     return f;
+}
+
+/* Funds the house wallet once per service (tk_settings_t.house_fund): a cash-out with a fixed
+ * operation id, so restarts and other replicas do not fund it again. */
+static void tk_fund_house(tk_engine_t *eng)
+{
+    money_writer_t *w = gs_money(eng->gs);
+    if (eng->set.house_fund <= 0 || w == NULL || (!eng->game->bots && !eng->game->house))
+        return;
+    char op[MONEY_ID_MAX + 1];
+    const char *svc = gs_service(eng->gs);
+    snprintf(op, sizeof op, "tk-house-fund.%s", svc != NULL ? svc : eng->game->engine);
+    int rc =
+        money_writer_submit_cashout(w, eng->house, eng->set.house_fund, op, tk_money_log_cb, NULL);
+    if (rc != 0)
+        log_emit(LOG_ERROR, "tk_house_fund_refused", "{s:s,s:i}", "house", eng->house, "errno",
+                 -rc);
 }
 
 /* The engine's Redis connection came (back): the lobby ads are rewritten at once. */
@@ -1715,6 +2062,16 @@ int tk_engine_create(tk_engine_def_t *def, gs_t *gs, const char *games, void **o
     if (eng->set.min_buyin > eng->set.buyin) {
         log_emit(LOG_ERROR, "tk_bad_settings", "{s:s,s:s}", "engine", gm->engine, "error",
                  "min-buyin is above buyin");
+        free(eng);
+        return -EINVAL;
+    }
+    if (eng->set.house != NULL && eng->set.house[0] != '\0')
+        snprintf(eng->house, sizeof eng->house, "%s", eng->set.house);
+    else
+        snprintf(eng->house, sizeof eng->house, "house-%s", gm->engine);
+    if ((gm->bots || gm->house) && !money_valid_player(eng->house)) {
+        log_emit(LOG_ERROR, "tk_bad_settings", "{s:s,s:s}", "engine", gm->engine, "error",
+                 "the house wallet name is not a valid wallet name");
         free(eng);
         return -EINVAL;
     }
@@ -1750,6 +2107,9 @@ int tk_engine_create(tk_engine_def_t *def, gs_t *gs, const char *games, void **o
         free(eng);
         return rc;
     }
+    tk_fund_house(eng);
+    if (gm->engine_started != NULL)
+        gm->engine_started(eng);
     log_emit(LOG_INFO, "tk_engine_started", "{s:s,s:i,s:I,s:I,s:I}", "engine", gm->engine, "seats",
              (int)eng->set.seats, "action_ms", (json_int_t)eng->set.action_ms, "gap_ms",
              (json_int_t)eng->set.gap_ms, "idle_ms", (json_int_t)eng->set.idle_ms);

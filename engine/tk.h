@@ -93,7 +93,21 @@ typedef struct tk_settings {
     long min_buyin;    /* smallest buy-in, in stakes */
     long rake_bp;      /* rake in basis points of what the game calls the pot */
     long rake_cap;     /* rake cap in chips per round (0 = none) */
+    long bot_ms;       /* a server bot's move delay */
+    long bot_fill_ms;  /* a table with a human and empty seats gets bots after this; -1 never */
+    long house_fund;   /* chips the house wallet is funded with once per service (0: never) */
+    const char *house; /* the wallet server bots play for (and the counterparty of
+                          tk_round_end_house); NULL: "house-<engine>" */
 } tk_settings_t;
+
+/* Where a table's chips live (tk_game_t.money). */
+typedef enum {
+    TK_MONEY_STACK = 0, /* buy-in into seat accounts; rounds settle the seat accounts */
+    TK_MONEY_WALLET,    /* no table chips: no buy-in, rounds settle the players' wallets
+                           directly (play-money and test games); stacks read 0 */
+} tk_money_t;
+
+typedef struct tk_engine tk_engine_t;
 
 /* A game's rules, as the kit calls them. Every callback runs on the table's desk thread. */
 typedef struct tk_game {
@@ -101,7 +115,19 @@ typedef struct tk_game {
     const char *games;             /* the games it serves, comma-separated, e.g. "zhajinhua" */
     Croupier__Engine proto_engine; /* what Joined/Snapshot say: ENGINE_GAME for new games */
     int min_seats, max_seats;      /* bounds of --<engine>-seats (2..TK_MAX_SEATS) */
-    int min_players;               /* seated players a round needs (>= 2) */
+    int min_players;               /* seated players a round needs (>= 2; 0: every seat) */
+    int64_t min_stake;             /* least Join.stake (0: 1); below it a join is BAD_REQUEST */
+    tk_money_t money;
+    /* The game has server bots (bot fill after bot_fill_ms, tk_seat_add_bot, tables of bots;
+     * flags --<engine>-bot-ms / -bot-fill-ms) and/or the house as a wallet (bots play for it;
+     * tk_round_end_house; flags --<engine>-house / -house-fund). */
+    bool bots, house;
+    /* After a round, a seat whose stack fell below min_stack() is topped up from its wallet
+     * (a bot's from the house) back to the largest buy-in instead of being busted; a wallet
+     * that cannot cover it busts the seat. The next round waits for the top-ups. */
+    bool topup;
+    /* Seats of a table of game (NULL: the --<engine>-seats setting, which is passed). */
+    int (*seats_for)(const char *game, int configured);
     tk_settings_t defaults;
     /* The game's own flags besides the kit's (names starting "<engine>-", zero-terminated;
      * out pointers into the game's own settings), parsed and listed with them. May be NULL. */
@@ -139,8 +165,14 @@ typedef struct tk_game {
      * (false: cashed out, the player gone). May be NULL. */
     void (*seat_changed)(tk_table_t *t, void *g, int seat, bool seated);
     /* The least stack a seat needs to be dealt in (an ante); a seat below it after a round is
-     * busted: told TableClosing{CLOSING_BUSTED}, cashed out and unseated. */
+     * busted: told TableClosing{CLOSING_BUSTED}, cashed out and unseated (or topped up, see
+     * topup). NULL: 1 chip. Ignored with TK_MONEY_WALLET. */
     int64_t (*min_stack)(tk_table_t *t, void *g);
+    /* A server bot's move (its turn, after bot_ms). NULL: timeout(), the automatic move. */
+    void (*bot_move)(tk_table_t *t, void *g, int seat);
+    /* The engine runs (main thread, once, after the lobby exists): e.g. open tables of bots
+     * with tk_engine_open_table(). May be NULL. */
+    void (*engine_started)(tk_engine_t *eng);
 } tk_game_t;
 
 /*
@@ -153,7 +185,7 @@ typedef struct tk_engine_def {
     const tk_game_t *game;
     tk_settings_t *settings; /* written by config_parse through flags */
     config_flag_t *flags;    /* filled by tk_engine_flags() the first time */
-    char names[9][48];
+    char names[16][48];
 } tk_engine_def_t;
 
 int tk_engine_create(tk_engine_def_t *def, gs_t *gs, const char *games, void **out);
@@ -184,6 +216,10 @@ const config_flag_t *tk_engine_flags(tk_engine_def_t *def);
                                            .destroy = tk_engine_destroy,                           \
                                            .flags = sym##_tk_flags}
 
+/* Opens a table of game at stake with bots server bots seated (a table of bots only plays by
+ * itself and never counts as a human desk). Any thread; the lobby desk opens it. 0 or -errno. */
+int tk_engine_open_table(tk_engine_t *eng, const char *game, int64_t stake, int bots);
+
 /* ---- what a game may ask of its table (desk thread, inside a callback) ------------------- */
 
 int tk_seats(const tk_table_t *t);
@@ -195,6 +231,10 @@ const tk_settings_t *tk_settings(const tk_table_t *t);
 uint64_t tk_seat_player(const tk_table_t *t, int seat);
 bool tk_seat_playing(const tk_table_t *t, int seat);
 int64_t tk_seat_stack(const tk_table_t *t, int seat);
+bool tk_seat_bot(const tk_table_t *t, int seat);
+/* Seats a server bot in the first empty seat (stack mode: bought in from the house wallet).
+ * Returns the seat, or -ENOSPC (full), -ESHUTDOWN (closing). */
+int tk_seat_add_bot(tk_table_t *t);
 /* The dealer button: the kit moves it to the next playing seat at every round start. */
 int tk_button(const tk_table_t *t);
 /* The round number (1, 2...) and its id text ("service:slot:epoch:desk:seq"). */
@@ -233,6 +273,11 @@ void tk_round_show(tk_table_t *t, int seat, const uint8_t *cards, size_t n);
  * round is then voided and logged: a bug in the game). After this call the game's round is over.
  */
 int tk_round_end(tk_table_t *t, const int64_t delta[TK_MAX_SEATS], int64_t rake);
+/* tk_round_end() with the house as counterparty (banking games: blackjack): the house wallet
+ * (tk_settings_t.house) takes house_delta; sum of deltas + house_delta == -rake. RoundEnd lists
+ * the seats only. */
+int tk_round_end_house(tk_table_t *t, const int64_t delta[TK_MAX_SEATS], int64_t house_delta,
+                       int64_t rake);
 /* The rake of a pot under the table's settings (rake_bp of pot, at most rake_cap stakes). */
 int64_t tk_rake(const tk_table_t *t, int64_t pot);
 
