@@ -273,13 +273,16 @@ static void bot_send_leave(bot_t *b)
     bot_req_send(b, RQ_LEAVE, &m);
 }
 
-static void bot_send_action(bot_t *b, bot_move_t *mv)
+/* Sends the strategy's move. Returns 0, or -EINVAL when the codec refused it (counted). */
+static int bot_send_action(bot_t *b, bot_move_t *mv)
 {
     Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
     m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_ACTION;
     m.action = &mv->action;
-    if (bot_req_send(b, RQ_ACTION, &m) == 0)
+    int rc = bot_req_send(b, RQ_ACTION, &m);
+    if (rc == 0)
         bot_book_count(b->f->cfg.book, BOT_C_ACTIONS_SENT);
+    return rc;
 }
 
 /*
@@ -349,6 +352,55 @@ static void bot_maybe_leave(bot_t *b)
         bot_send_leave(b);
 }
 
+/*
+ * A table-kit game's envelope body in m (Snapshot.game_state, ServerMessage.game_event,
+ * Play.action.game; docs/protocol.md "Games on the table kit"): decoded with the strategy's
+ * descriptor for that kind (frame_unpack_game(), the client protocol's checks) and handed to
+ * its on_game. Nothing happens for a strategy without on_game or without that descriptor. A
+ * body that does not decode is an unexpected error ("malformed_game_body"): the server sent
+ * what its own game cannot have meant.
+ */
+static void bot_game_body(bot_t *b, const Croupier__ServerMessage *m)
+{
+    const bot_strategy_ops_t *s = b->f->cfg.strategy;
+    const ProtobufCMessageDescriptor *desc = NULL;
+    const ProtobufCBinaryData *body = NULL;
+    if (s->on_game == NULL)
+        return;
+    switch (m->body_case) {
+    case CROUPIER__SERVER_MESSAGE__BODY_SNAPSHOT:
+        if (m->snapshot->state_case == CROUPIER__SNAPSHOT__STATE_GAME_STATE) {
+            desc = s->game_state_desc;
+            body = &m->snapshot->game_state->body;
+        }
+        break;
+    case CROUPIER__SERVER_MESSAGE__BODY_GAME_EVENT:
+        desc = s->game_event_desc;
+        body = &m->game_event->body;
+        break;
+    case CROUPIER__SERVER_MESSAGE__BODY_PLAY:
+        if (m->play->action != NULL && m->play->action->kind_case == CROUPIER__ACTION__KIND_GAME) {
+            desc = s->game_action_desc;
+            body = &m->play->action->game->body;
+        }
+        break;
+    default:
+        break;
+    }
+    if (desc == NULL || body == NULL)
+        return;
+    frame_error_t err;
+    ProtobufCMessage *g = frame_unpack_game(desc, body->data, body->len, NULL, NULL, &err);
+    if (g == NULL) {
+        log_emit(LOG_WARN, "bot_bad_game_body", "{s:i,s:s,s:s}", "bot", (int)b->idx, "message",
+                 desc->short_name, "detail", err.detail);
+        bot_book_error(b->f->cfg.book, "malformed_game_body", false);
+        return;
+    }
+    s->on_game(b->sst, &b->seat, m, g);
+    frame_free(g);
+}
+
 /* The bot is at its seat: play (or, when stopping, finish the round, then leave). */
 static void bot_after_seat(bot_t *b)
 {
@@ -397,7 +449,8 @@ static void bot_act(bot_t *b)
         log_emit(LOG_DEBUG, "bot_act", "{s:i,s:i,s:i,s:i}", "bot", (int)b->idx, "state", (int)b->st,
                  "decision", r, "delay", delay);
     if (r == 1) {
-        bot_send_action(b, &mv);
+        if (bot_send_action(b, &mv) == 0 && b->f->cfg.strategy->on_sent != NULL)
+            b->f->cfg.strategy->on_sent(b->sst, &b->seat, &mv);
     } else if (r == 2) {
         bot_book_count(b->f->cfg.book, BOT_C_REFRESHES);
         b->st = BS_RESUME;
@@ -496,6 +549,7 @@ static void bot_on_resume(bot_t *b, const Croupier__ServerMessage *m)
         bot_set_seat(b, sn->desk_id, sn->your_seat, sn->engine, sn->game, sn->stake);
         if (s->on_seat != NULL)
             s->on_seat(b->sst, &b->seat, sn);
+        bot_game_body(b, m);
         bot_after_seat(b);
         return;
     }
@@ -760,6 +814,8 @@ static void bot_on_event(bot_t *b, const Croupier__ServerMessage *m)
     }
     if (s->on_event != NULL && b->has_seat)
         s->on_event(b->sst, &b->seat, m);
+    if (b->has_seat)
+        bot_game_body(b, m);
     bot_maybe_leave(b); /* stopping, and the round just ended */
     if (!b->closing_seen && b->rq == RQ_NONE)
         bot_schedule_decide(b); /* bot_may_play() decides whether the state allows it */

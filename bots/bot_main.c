@@ -15,6 +15,10 @@
 #include "bot_book.h"
 #include "bot_fleet.h"
 #include "bot_strategy.h"
+/* BOT_STRATEGY_NAMES: the games of the generated table (bots/meson.build). */
+#define BOT_STRATEGY(game)
+#include "bot_strategies_list.h"
+#undef BOT_STRATEGY
 #include "clock.h"
 #include "config.h"
 #include "log.h"
@@ -29,12 +33,10 @@ static const config_flag_t flags[] = {
     {"gateways", CONFIG_STR, NULL, "gateways H:P[,H:P...] or @FILE (re-read at each reconnect)",
      &O.gateways, 0, 0},
     {"bots", CONFIG_INT, "10", "number of bots", &O.bots, 1, 100000},
-    {"game", CONFIG_STR, "test",
-     "game to play (bots know: test, doudizhu, runfast, bigtwo, guandan, holdem, blackjack)",
-     &O.game, 0, 0},
+    {"game", CONFIG_STR, "test", "game to play (bots know: " BOT_STRATEGY_NAMES ")", &O.game, 0, 0},
     {"engine", CONFIG_STR, NULL,
-     "engine of the Join: traditional|holdem|persistent (default: the "
-     "game's)",
+     "engine of the Join: traditional|holdem|persistent|game (game: a table-kit game, "
+     "ENGINE_GAME; default: the game's)",
      &O.engine, 0, 0},
     {"stake", CONFIG_INT, "10", "stake of the Join (> 0)", &O.stake, 1, 1000000000},
     {"seconds", CONFIG_INT, "10", "how long to play before stopping", &O.seconds, 1, 31 * 86400},
@@ -129,6 +131,8 @@ static int parse_engine(const char *s, Croupier__Engine *out)
         *out = CROUPIER__ENGINE__ENGINE_HOLDEM;
     else if (strcmp(s, "persistent") == 0)
         *out = CROUPIER__ENGINE__ENGINE_PERSISTENT;
+    else if (strcmp(s, "game") == 0)
+        *out = CROUPIER__ENGINE__ENGINE_GAME;
     else
         return -EINVAL;
     return 0;
@@ -166,7 +170,7 @@ int main(int argc, char **argv)
     }
     Croupier__Engine engine;
     if (parse_engine(O.engine, &engine) != 0) {
-        fprintf(stderr, "croupier-bot: --engine '%s' is not traditional|holdem|persistent\n",
+        fprintf(stderr, "croupier-bot: --engine '%s' is not traditional|holdem|persistent|game\n",
                 O.engine);
         return 2;
     }

@@ -1,6 +1,14 @@
 /*
- * bot_strategy -- how a bot plays one game. Adding a game is one file: a bot_strategy_ops_t
- * (strategy_<game>.c) and one line in bot_strategy.c's table.
+ * bot_strategy -- how a bot plays one game. Adding a game is one file, a bot_strategy_ops_t
+ * named bot_strategy_<game> (strategy_<game>.c, in bots/ or in the game's own folder), and its
+ * registration in the build, never in a shared C table: the meson.build that compiles it adds
+ *
+ *     bot_strategies += ['<game>']
+ *     bot_strategy_sources += files('strategy_<game>.c')
+ *     bot_strategy_deps += [the rules it uses]
+ *
+ * and bots/meson.build generates croupier-bot's table of games from the list (one
+ * BOT_STRATEGY(<game>) line per entry in bot_strategies_list.h, docs/bots.md).
  *
  * The client (bot_client.c) owns the connection, the seat, requests, retries and bookkeeping;
  * a strategy only sees the events of its seat and answers "what do I send, and when". It keeps
@@ -28,6 +36,21 @@
  *                                   a reconnect can tell a round that ended while away)
  *   round_by_action                 whether an accepted action is the only sign that a round
  *                                   runs (the "test" engine pushes no event at a round start)
+ *   on_sent(st, seat, mv)           (optional) the move decide() returned was sent just now;
+ *                                   the next Result the client hands over answers it
+ *
+ * Games on the table kit (engine ENGINE_GAME, docs/protocol.md "Games on the table kit"): the
+ * Join names the game alone, and everything game-specific travels as the game's own protobuf
+ * messages inside the envelope. The client decodes every body it receives with
+ * frame_unpack_game() against the strategy's descriptors -- Snapshot.game_state
+ * (game_state_desc), ServerMessage.game_event (game_event_desc), Play.action.game
+ * (game_action_desc) -- and hands the decoded message to
+ *   on_game(st, seat, m, body)      right after on_seat (m is the Snapshot's ServerMessage) or
+ *                                   on_event (the game_event or the Play) saw m; body is
+ *                                   borrowed for the call. A body that does not decode is the
+ *                                   unexpected error "malformed_game_body" and is not handed
+ *                                   over; a NULL descriptor leaves that kind of body undecoded.
+ * A strategy sends its action message with bot_move_game(out, msg) from decide().
  */
 #ifndef CROUPIER_BOT_STRATEGY_H
 #define CROUPIER_BOT_STRATEGY_H
@@ -55,7 +78,9 @@ typedef struct {
     Croupier__SheddingAction shedding;
     Croupier__HoldemAction holdem;
     Croupier__BlackjackAction blackjack;
+    Croupier__GameAction game; /* a table-kit game's envelope; body in game_body */
     uint8_t cards[FRAME_MAX_CARDS];
+    uint8_t game_body[FRAME_GAME_BODY_MAX];
 } bot_move_t;
 
 /* A small deterministic generator per bot (xorshift64*), so a run is repeatable by --seed. */
@@ -77,6 +102,13 @@ typedef struct {
     int (*decide)(void *st, const bot_seat_t *seat, bot_rng_t *rng, bot_move_t *out, int *delay_ms);
     bool (*refusal_expected)(int code);
     void (*free_state)(void *st);
+    void (*on_sent)(void *st, const bot_seat_t *seat, const bot_move_t *mv);
+    /* ENGINE_GAME: the game's own messages (see above). */
+    const ProtobufCMessageDescriptor *game_state_desc;
+    const ProtobufCMessageDescriptor *game_event_desc;
+    const ProtobufCMessageDescriptor *game_action_desc;
+    void (*on_game)(void *st, const bot_seat_t *seat, const Croupier__ServerMessage *m,
+                    const ProtobufCMessage *body);
 } bot_strategy_ops_t;
 
 /* The strategy of a game by name, or NULL. */
@@ -86,5 +118,11 @@ const char *bot_strategy_names(void);
 
 /* Clears m and sets its action body (the client fills the rest). */
 void bot_move_init(bot_move_t *m);
+/*
+ * Makes m a table-kit game's action: body (the game's own action message, borrowed) is checked
+ * and serialized into m->game_body (frame_pack_game()) and m->action carries it as Action.game.
+ * Returns 0, or a negative errno (the codec refused the message; m's action is then unset).
+ */
+int bot_move_game(bot_move_t *m, const ProtobufCMessage *body);
 
 #endif
