@@ -5,13 +5,16 @@
 # finished round the bots saw has its settlement in Redis (and no voided one has).
 #
 #   tests/e2e/bots_smoke.sh BUILD_DIR [SOURCE_DIR]
-# Env: ENGINE (test | traditional | holdem | persistent; default test), GAMES (default: "test",
-# for traditional "doudizhu runfast bigtwo guandan": one croupier-bot per game, at once; "holdem";
-# "blackjack" for persistent), BOTS per game (50 for test, 28 for persistent, 24 otherwise),
-# BOT_SECONDS (5 for test, 10 for persistent, 8 otherwise), GATE_ARGS / BOT_ARGS (extra flags of
+# Env: ENGINE (test | traditional | holdem | persistent | zhajinhua; default test), GAMES
+# (default: "test", for traditional "doudizhu runfast bigtwo guandan": one croupier-bot per game,
+# at once; "holdem"; "blackjack" for persistent; "zhajinhua", joined as ENGINE_GAME), BOTS per
+# game (50 for test, 28 for persistent, 30 for zhajinhua, 24 otherwise), BOT_SECONDS (5 for
+# test, 10 for persistent, 8 otherwise), GATE_ARGS / BOT_ARGS (extra flags of
 # every croupier-gate / croupier-bot, split on spaces), CROUPIER_KEEP_LOGS=1 keeps the work
 # dir. The persistent engine funds its house wallet (house.persistent) once at start: the wallet
-# sum must then be the seeded sum plus CROUPIER_BJ_HOUSE_FUND, whatever the pods do after.
+# sum must then be the seeded sum plus CROUPIER_BJ_HOUSE_FUND, whatever the pods do after. Zha
+# Jin Hua (the table kit) buys in from the wallets into seat accounts ts.*: they are in the
+# wallet sum, and every one must be back at 0 once the pods have drained (tables cash out).
 set -u
 BUILD=$(cd "${1:?usage: bots_smoke.sh BUILD_DIR [SOURCE_DIR]}" && pwd)
 SRC=$(cd "${2:-$(dirname "$0")/../..}" && pwd)
@@ -34,6 +37,13 @@ elif [ "$ENGINE" = persistent ]; then
     # short timers, like the test engine's 500 ms rounds
     export CROUPIER_BJ_BET_MS=${CROUPIER_BJ_BET_MS:-500} CROUPIER_BJ_TURN_MS=${CROUPIER_BJ_TURN_MS:-2000}
     export CROUPIER_BJ_GAP_MS=${CROUPIER_BJ_GAP_MS:-200} CROUPIER_BJ_HOUSE_FUND=${CROUPIER_BJ_HOUSE_FUND:-100000000}
+elif [ "$ENGINE" = zhajinhua ]; then
+    GAMES=${GAMES:-zhajinhua}
+    BOTS=${BOTS:-30}
+    BOT_SECONDS=${BOT_SECONDS:-8}
+    BOT_ENGINE=game
+    # a short pause between hands (croupier-game --help lists every --zhajinhua-* flag)
+    export CROUPIER_ZHAJINHUA_GAP_MS=${CROUPIER_ZHAJINHUA_GAP_MS:-100}
 elif [ "$ENGINE" = holdem ]; then
     GAMES=${GAMES:-holdem}
     BOTS=${BOTS:-30}
@@ -119,6 +129,11 @@ for f in "${E2E_FAILURES[@]}"; do fail=1; done
 for w in "${E2E_WARNINGS[@]}"; do e2e_log "warning: $w"; done
 sum1=$(e2e_wallet_sum)
 check "wallets sum unchanged ($sum0 -> $sum1)" test "$sum0" -eq "$sum1"
+if [ "$ENGINE" = zhajinhua ]; then
+    read -r nts ts_left <<<"$(e2e_accounts_left 'ts.*')"
+    check "every seat account ts.* back at 0 ($nts accounts, $ts_left not)" \
+        test "$nts" -gt 0 -a "$ts_left" -eq 0
+fi
 for g in $GAMES; do
     awk '$2 == "finished" { print "EXISTS {croupier:money}:round:" $1 }' "$E2E_DIR/rounds-$g.txt" |
         e2e_redis >"$E2E_DIR/exists-$g.txt"

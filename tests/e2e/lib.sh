@@ -225,6 +225,19 @@ e2e_wallet_sum() {
     echo "$sum"
 }
 
+# e2e_accounts_left GLOB: the wallets {croupier:money}:wallet:GLOB of chips held at a table
+# (seat accounts: the table kit's ts.*, hold'em's hs.*; blackjack's table chips bjs.*), which
+# every cash-out (a leave, a bust, the table closing on a drain) brings back to 0; the keys stay.
+# Prints "COUNT NONZERO": how many exist and how many still hold chips.
+e2e_accounts_left() {
+    local n=0 left=0 k
+    for k in $(e2e_redis --scan --pattern "{croupier:money}:wallet:$1"); do
+        n=$((n + 1))
+        [ "$(e2e_redis get "$k")" = 0 ] || left=$((left + 1))
+    done
+    echo "$n $left"
+}
+
 # e2e_seed_wallets FIRST COUNT AMOUNT: gives players FIRST..FIRST+COUNT-1 a balance.
 e2e_seed_wallets() {
     local i
