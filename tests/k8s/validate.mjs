@@ -36,7 +36,7 @@ const require = createRequire(path.join(path.resolve(modulesDir), 'node_modules'
 const YAML = require('yaml');
 
 // The drain bound of each engine (docs/architecture.md §4); an environment may only shorten it.
-const MAX_BOUNDS = { traditional: 600, holdem: 600, persistent: 120 };
+const MAX_BOUNDS = { traditional: 600, holdem: 600, persistent: 120, zhajinhua: 600 };
 const ENGINE_MARGIN_S = 60; // void, flush, deregister, release after the bound
 const GATE_MARGIN_S = 15;
 const ALERT_DELAY_S = 20; // a 10 s scrape plus a 10 s rule evaluation
@@ -304,7 +304,7 @@ function checkOverlay(objs, prestopText, facts) {
         if (component === 'game') {
             const engine = env.ENGINE;
             if (!(engine in MAX_BOUNDS)) {
-                err(d, `ENGINE '${engine}' is not traditional|holdem|persistent`);
+                err(d, `ENGINE '${engine}' is not ${Object.keys(MAX_BOUNDS).join('|')}`);
                 continue;
             }
             if (engines[engine]) err(d, `a second Deployment for engine ${engine}`);
@@ -428,6 +428,8 @@ const MUTATIONS = [
     ['prestop changed', (o) => { const c = o.find((x) => x.kind === 'ConfigMap' && x.metadata.name.startsWith('croupier-prestop')); c.data['prestop.sh'] += '\n'; }, 'byte for byte'],
     ['alert over bound drifts', (o) => { const r = o.find((x) => x.kind === 'PrometheusRule' && x.metadata.name.endsWith('-holdem')); const a = r.spec.groups[0].rules.find((y) => y.alert === 'CroupierDrainOverBound'); a.expr = a.expr.replace(/ > [0-9]+$/, ' > 9999'); }, 'CroupierDrainOverBound'],
     ['alert after SIGKILL', (o) => { const r = o.find((x) => x.kind === 'PrometheusRule' && x.metadata.name.endsWith('-persistent')); r.spec.groups[0].rules.find((y) => y.alert === 'CroupierDrainOverBound').for = '5m'; }, 'fires after SIGKILL'],
+    ['zhajinhua alert over bound drifts', (o) => { const r = o.find((x) => x.kind === 'PrometheusRule' && x.metadata.name.endsWith('-zhajinhua')); const a = r.spec.groups[0].rules.find((y) => y.alert === 'CroupierDrainOverBound'); a.expr = a.expr.replace(/ > [0-9]+$/, ' > 9999'); }, 'CroupierDrainOverBound'],
+    ['zhajinhua without its Deployment', (o) => o.splice(o.indexOf(dep(o, 'croupier-game-zhajinhua')), 1), 'no Deployment for engine zhajinhua'],
     ['pool alert drifts', (o) => { const r = o.find((x) => x.kind === 'PrometheusRule' && x.metadata.name.endsWith('-traditional')); const a = r.spec.groups[0].rules.find((y) => y.alert === 'CroupierLeasePoolHigh'); a.expr = a.expr.replace(/ \* [0-9]+$/, ' * 1000'); }, 'CroupierLeasePoolHigh'],
     ['redis evicts', (o) => { const c = o.find((x) => x.kind === 'StatefulSet').spec.template.spec.containers[0]; c.args[c.args.indexOf('noeviction')] = 'allkeys-lru'; }, 'noeviction'],
     ['undefined arg variable', (o) => ctr(dep(o, 'croupier-game-holdem')).args.push('--games=$(GAMES)'), '$(GAMES)'],
