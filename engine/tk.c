@@ -49,7 +49,14 @@ enum {
     TK_MSG_ADD_BOTS,   /* lobby -> table: seat arg bots, the table plays by itself */
 };
 
-enum { TK_TIMER_GAP = 1, TK_TIMER_TURN, TK_TIMER_IDLE, TK_TIMER_NOTICE, TK_TIMER_FILL };
+enum {
+    TK_TIMER_GAP = 1,
+    TK_TIMER_TURN,
+    TK_TIMER_IDLE,
+    TK_TIMER_NOTICE,
+    TK_TIMER_FILL,
+    TK_TIMER_GAME
+};
 
 /* Server bots' player ids: a range no wallet player uses. */
 #define TK_BOT_ID_BASE (1ULL << 62)
@@ -105,6 +112,7 @@ typedef struct {
     bool playing; /* dealt into the current round */
     bool bot;     /* a server bot: plays for the house, never counts as a human */
     bool topping; /* a top-up is in flight (tk_game_t.topup) */
+    bool out;     /* sitting out: no round deals it in (tk_seat_sit_out) */
     int64_t stack;
     int64_t bank_ms;
     gs_request_t *join_req;
@@ -144,6 +152,10 @@ struct tk_table {
     bool snap_set;
     Croupier__Snapshot *snap_msg; /* the Snapshot being built, during snapshot() only */
 };
+
+static void tk_maybe_schedule(tk_table_t *t);
+static void tk_buyin_range(const tk_engine_t *eng, const char *game, int64_t stake, int64_t *max,
+                           int64_t *min);
 
 Croupier__Snapshot *tk_snapshot_msg(tk_table_t *t)
 {
@@ -465,6 +477,45 @@ int64_t tk_seat_stack(const tk_table_t *t, int seat)
     return seat >= 0 && seat < t->nseats ? t->seat[seat].stack : 0;
 }
 
+int tk_timer(tk_table_t *t, int64_t delay_ms, uint64_t cookie, rt_timer_id_t *out)
+{
+    return rt_desk_timer_arm(t->desk, delay_ms, TK_TIMER_GAME | (cookie << 8), out);
+}
+
+int tk_timer_cancel(tk_table_t *t, rt_timer_id_t id)
+{
+    return rt_desk_timer_cancel(t->desk, id);
+}
+
+void tk_seat_sit_out(tk_table_t *t, int seat, bool out)
+{
+    if (seat < 0 || seat >= t->nseats || t->seat[seat].out == out)
+        return;
+    t->seat[seat].out = out;
+    if (!out)
+        tk_maybe_schedule(t);
+}
+
+bool tk_seat_sitting_out(const tk_table_t *t, int seat)
+{
+    return seat >= 0 && seat < t->nseats && t->seat[seat].out;
+}
+
+const char *tk_engine_options(const tk_table_t *t)
+{
+    return gs_engine_options(t->eng->gs);
+}
+
+void *tk_game_state(tk_table_t *t)
+{
+    return t->g;
+}
+
+uint64_t tk_desk_id(tk_table_t *t)
+{
+    return rt_desk_id(t->desk);
+}
+
 bool tk_seat_bot(const tk_table_t *t, int seat)
 {
     return seat >= 0 && seat < t->nseats && t->seat[seat].bot;
@@ -585,7 +636,6 @@ static void tk_tell_lobby(tk_table_t *t)
 }
 
 static void tk_maybe_idle(tk_table_t *t);
-static void tk_maybe_schedule(tk_table_t *t);
 static void tk_bots_stand(tk_table_t *t);
 static void tk_maybe_fill(tk_table_t *t);
 
@@ -797,7 +847,8 @@ static int tk_ready(tk_table_t *t)
     int n = 0;
     int64_t least = tk_min_stack(t);
     for (int i = 0; i < t->nseats; i++)
-        n += t->seat[i].state == TK_SEATED && !t->seat[i].topping && t->seat[i].stack >= least;
+        n += t->seat[i].state == TK_SEATED && !t->seat[i].topping && !t->seat[i].out &&
+             t->seat[i].stack >= least;
     return n;
 }
 
@@ -820,6 +871,11 @@ static void tk_maybe_idle(tk_table_t *t)
         t->idle_armed = true;
 }
 
+static int64_t tk_trustee_ms(const tk_table_t *t)
+{
+    return t->eng->set.trustee_ms > 0 ? t->eng->set.trustee_ms : TK_TRUSTEE_MS;
+}
+
 void tk_turn_clear(tk_table_t *t)
 {
     if (t->turn_armed)
@@ -837,9 +893,10 @@ void tk_turn(tk_table_t *t, int seat, Croupier__Turn *turn)
     t->serial++;
     t->turn_seat = seat;
     t->turn_start_ms = clock_mono_ms();
-    t->turn_allowed_ms = s->bot       ? t->eng->set.bot_ms
-                         : s->trustee ? TK_TRUSTEE_MS
-                                      : t->eng->set.action_ms + s->bank_ms;
+    bool automatic = s->trustee || (s->away && t->eng->game->trustee_when_away);
+    t->turn_allowed_ms = s->bot      ? t->eng->set.bot_ms
+                         : automatic ? tk_trustee_ms(t)
+                                     : t->eng->set.action_ms + s->bank_ms;
     if (rt_desk_timer_arm(t->desk, t->turn_allowed_ms, TK_TIMER_TURN | (t->serial << 8),
                           &t->turn_timer) == 0)
         t->turn_armed = true;
@@ -873,8 +930,8 @@ static void tk_turn_hurry(tk_table_t *t)
     rt_desk_timer_cancel(t->desk, t->turn_timer);
     t->serial++;
     t->turn_start_ms = clock_mono_ms();
-    t->turn_allowed_ms = TK_TRUSTEE_MS;
-    t->turn_armed = rt_desk_timer_arm(t->desk, TK_TRUSTEE_MS, TK_TIMER_TURN | (t->serial << 8),
+    t->turn_allowed_ms = tk_trustee_ms(t);
+    t->turn_armed = rt_desk_timer_arm(t->desk, t->turn_allowed_ms, TK_TIMER_TURN | (t->serial << 8),
                                       &t->turn_timer) == 0;
 }
 
@@ -1092,7 +1149,7 @@ static void tk_start_round(tk_table_t *t)
     t->history = money_history_new(&rid, t->game);
     for (int i = 0; i < t->nseats; i++) {
         tk_seat_t *s = &t->seat[i];
-        s->playing = s->state == TK_SEATED && !s->topping && s->stack >= least;
+        s->playing = s->state == TK_SEATED && !s->topping && !s->out && s->stack >= least;
         s->nshown = 0;
         if (s->playing) {
             char player[24];
@@ -1128,7 +1185,7 @@ static void tk_refuse(tk_table_t *t, gs_request_t *req, Croupier__ErrorCode code
 static void tk_action(tk_table_t *t, gs_request_t *req, int seat)
 {
     tk_seat_t *s = &t->seat[seat];
-    if (!rt_desk_in_round(t->desk) || !s->playing) {
+    if ((!rt_desk_in_round(t->desk) || !s->playing) && !t->eng->game->any_time_actions) {
         tk_refuse(t, req, CROUPIER__ERROR_CODE__NO_ROUND,
                   rt_desk_in_round(t->desk) ? "not dealt into this round" : "no round in progress");
         return;
@@ -1216,8 +1273,11 @@ static void tk_table_on_request(rt_desk_t *desk, void *state, gs_request_t *req)
     tk_table_t *t = tk_enter(desk, state);
     int i = tk_find(t, req->player_id);
     if (req->kind == GS_REQ_PLAYER_GONE) {
-        if (i >= 0)
+        if (i >= 0) {
             t->seat[i].away = true; /* the seat is kept: the player may resume */
+            if (t->eng->game->trustee_when_away && t->turn_seat == i && t->turn_armed)
+                tk_turn_hurry(t);
+        }
         gs_request_free(req);
         return;
     }
@@ -1372,7 +1432,8 @@ int tk_seat_add_bot(tk_table_t *t)
         return i;
     }
     s->state = TK_BUYING;
-    s->buyin = t->eng->set.buyin * t->stake;
+    int64_t least;
+    tk_buyin_range(t->eng, t->game, t->stake, &s->buyin, &least);
     if (tk_submit_buyin(t, i, t->eng->house, s->buyin, false) != 0) {
         memset(s, 0, offsetof(tk_seat_t, ops));
         tk_maybe_idle(t);
@@ -1439,7 +1500,9 @@ static void tk_buyin_done(tk_table_t *t, int i, uint64_t n, const money_result_t
 static void tk_topup(tk_table_t *t, int i)
 {
     tk_seat_t *s = &t->seat[i];
-    int64_t amount = t->eng->set.buyin * t->stake - s->stack;
+    int64_t want, least;
+    tk_buyin_range(t->eng, t->game, t->stake, &want, &least);
+    int64_t amount = want - s->stack;
     if (amount <= 0 || s->topping)
         return;
     char wallet[MONEY_NAME_MAX + 1];
@@ -1541,6 +1604,9 @@ static void tk_table_on_timer(rt_desk_t *desk, void *state, uint64_t cookie)
         if (!t->close_told)
             log_emit(LOG_WARN, "tk_cash_out_slow", "{s:i}", "pending", t->pending_cashouts);
         tk_tell_closing(t);
+    } else if (kind == TK_TIMER_GAME) {
+        if (t->eng->game->on_timer != NULL)
+            t->eng->game->on_timer(t, t->g, cookie >> 8);
     } else if (kind == TK_TIMER_FILL) {
         t->fill_armed = false;
         if (t->closed || tk_humans(t) == 0)
@@ -1828,6 +1894,15 @@ static const gs_desk_ops_t tk_lobby_ops = {
 
 /* ---- engine (main loop) ------------------------------------------------------------------ */
 
+/* The largest and smallest buy-in at a table of game at stake (chips). */
+static void tk_buyin_range(const tk_engine_t *eng, const char *game, int64_t stake, int64_t *max,
+                           int64_t *min)
+{
+    long units = eng->game->buyin_for != NULL ? eng->game->buyin_for(game) : 0;
+    *max = stake * (units > 0 ? units : eng->set.buyin);
+    *min = stake * (units > 0 ? units : eng->set.min_buyin);
+}
+
 /* The joining player's wallet balance arrived: choose the buy-in, or refuse. */
 static void tk_balance_cb(rconn_t *rc, redisReply *reply, void *arg)
 {
@@ -1846,8 +1921,8 @@ static void tk_balance_cb(rconn_t *rc, redisReply *reply, void *arg)
         return;
     }
     long long balance = reply->type == REDIS_REPLY_STRING ? strtoll(reply->str, NULL, 10) : 0;
-    int64_t stake = j->req->frame->join->stake;
-    int64_t want = stake * eng->set.buyin, least = stake * eng->set.min_buyin;
+    int64_t stake = j->req->frame->join->stake, want, least;
+    tk_buyin_range(eng, j->req->frame->join->game, stake, &want, &least);
     j->amount = balance < want ? balance : want;
     if (j->amount < least) {
         char msg[128];
@@ -1966,6 +2041,8 @@ static const struct {
     {"bot-ms", "a server bot's move delay (ms)", offsetof(tk_settings_t, bot_ms), 0, 600000, 1},
     {"bot-fill-ms", "a table with a human and empty seats gets bots after this long (ms; -1 never)",
      offsetof(tk_settings_t, bot_fill_ms), -1, 86400000, 1},
+    {"trustee-ms", "delay of the automatic move for a player on trustee (ms)",
+     offsetof(tk_settings_t, trustee_ms), 1, 600000, 0},
     {"house-fund", "chips the house wallet is funded with once per service (0: never)",
      offsetof(tk_settings_t, house_fund), 0, 1000000000000000L, 2},
 };
@@ -1983,12 +2060,15 @@ const config_flag_t *tk_engine_flags(tk_engine_def_t *def)
     static char defaults[(TK_NFLAGS + 1) * 8][24]; /* up to 8 kit engines */
     static int used;
     *def->settings = gm->defaults;
+    const char *prefix = gm->flag_prefix != NULL ? gm->flag_prefix : gm->engine;
     for (size_t i = 0; i < TK_NFLAGS; i++) {
         int need = tk_flag_spec[i].need;
         if ((need == 1 && !gm->bots) || (need == 2 && !gm->bots && !gm->house))
             continue;
-        snprintf(def->names[n], sizeof def->names[n], "%s-%s", gm->engine, tk_flag_spec[i].suffix);
+        snprintf(def->names[n], sizeof def->names[n], "%s-%s", prefix, tk_flag_spec[i].suffix);
         long dv = *(const long *)((const char *)&gm->defaults + tk_flag_spec[i].off);
+        if (tk_flag_spec[i].off == offsetof(tk_settings_t, trustee_ms) && dv <= 0)
+            dv = TK_TRUSTEE_MS;
         char *d = used < (int)(sizeof defaults / sizeof defaults[0]) ? defaults[used++] : NULL;
         if (d != NULL)
             snprintf(d, sizeof defaults[0], "%ld", dv);
@@ -2007,7 +2087,7 @@ const config_flag_t *tk_engine_flags(tk_engine_def_t *def)
         n++;
     }
     if (gm->bots || gm->house) {
-        snprintf(def->names[n], sizeof def->names[n], "%s-house", gm->engine);
+        snprintf(def->names[n], sizeof def->names[n], "%s-house", prefix);
         f[n++] = (config_flag_t){.name = def->names[n - 1],
                                  .type = CONFIG_STR,
                                  .def = gm->defaults.house,
@@ -2018,6 +2098,17 @@ const config_flag_t *tk_engine_flags(tk_engine_def_t *def)
         f[n++] = gm->extra_flags[i];
     def->flags = f;
     return f;
+}
+
+int tk_engine_check_options(tk_engine_def_t *def, const char *options, const char *games, char *err,
+                            size_t errlen)
+{
+    if (def->game->check_options != NULL)
+        return def->game->check_options(options, games, err, errlen);
+    if (options == NULL || options[0] == '\0')
+        return 0;
+    snprintf(err, errlen, "the %s engine takes no rule options", def->game->engine);
+    return -1;
 }
 
 /* Funds the house wallet once per service (tk_settings_t.house_fund): a cash-out with a fixed

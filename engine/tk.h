@@ -96,6 +96,7 @@ typedef struct tk_settings {
     long bot_ms;       /* a server bot's move delay */
     long bot_fill_ms;  /* a table with a human and empty seats gets bots after this; -1 never */
     long house_fund;   /* chips the house wallet is funded with once per service (0: never) */
+    long trustee_ms;   /* the automatic move's delay for a seat on trustee (0: TK_TRUSTEE_MS) */
     const char *house; /* the wallet server bots play for (and the counterparty of
                           tk_round_end_house); NULL: "house-<engine>" */
 } tk_settings_t;
@@ -128,6 +129,23 @@ typedef struct tk_game {
     bool topup;
     /* Seats of a table of game (NULL: the --<engine>-seats setting, which is passed). */
     int (*seats_for)(const char *game, int configured);
+    /* The buy-in of a table of game in stakes, both largest and smallest (a fixed escrow, e.g.
+     * a game's maximum loss); NULL or <= 0: the --<engine>-buyin / -min-buyin settings. */
+    long (*buyin_for)(const char *game);
+    /* The prefix of the engine's flags and variables (--<prefix>-seats, CROUPIER_<PREFIX>_SEATS);
+     * NULL: the engine's name. */
+    const char *flag_prefix;
+    /* Every action of a seated player reaches action(), in a round or not, dealt in or not (the
+     * game refuses NO_ROUND itself): e.g. blackjack's bet for the next betting window. */
+    bool any_time_actions;
+    /* A disconnected player's turns are played by the automatic move (after trustee_ms) until
+     * they resume, as for a player on trustee (shedding games); otherwise a disconnected
+     * player keeps their full turn time (they may be back in a second through another
+     * gateway). */
+    bool trustee_when_away;
+    /* The engine's option text (croupier-game's engine options), checked before anything
+     * starts: engine_ops_t.check_options. May be NULL. */
+    int (*check_options)(const char *options, const char *games, char *err, size_t errlen);
     tk_settings_t defaults;
     /* The game's own flags besides the kit's (names starting "<engine>-", zero-terminated;
      * out pointers into the game's own settings), parsed and listed with them. May be NULL. */
@@ -173,6 +191,8 @@ typedef struct tk_game {
     /* The engine runs (main thread, once, after the lobby exists): e.g. open tables of bots
      * with tk_engine_open_table(). May be NULL. */
     void (*engine_started)(tk_engine_t *eng);
+    /* A timer the game armed with tk_timer() expired (a betting window, say). May be NULL. */
+    void (*on_timer)(tk_table_t *t, void *g, uint64_t cookie);
 } tk_game_t;
 
 /*
@@ -193,6 +213,9 @@ void tk_engine_join(void *eng, gs_request_t *req);
 const char *tk_engine_games(void *eng);
 void tk_engine_stop_intake(void *eng);
 void tk_engine_destroy(void *eng);
+/* tk_game_t.check_options, or a refusal of any option text when the game takes none. */
+int tk_engine_check_options(tk_engine_def_t *def, const char *options, const char *games, char *err,
+                            size_t errlen);
 /* The engine's flag table (prefixed with its name), built once. */
 const config_flag_t *tk_engine_flags(tk_engine_def_t *def);
 
@@ -202,6 +225,10 @@ const config_flag_t *tk_engine_flags(tk_engine_def_t *def);
     static int sym##_tk_create(gs_t *gs, const char *games, void **out)                            \
     {                                                                                              \
         return tk_engine_create(&sym##_tk_def, gs, games, out);                                    \
+    }                                                                                              \
+    static int sym##_tk_check(const char *o, const char *g, char *err, size_t errlen)              \
+    {                                                                                              \
+        return tk_engine_check_options(&sym##_tk_def, o, g, err, errlen);                          \
     }                                                                                              \
     static const config_flag_t *sym##_tk_flags(void)                                               \
     {                                                                                              \
@@ -214,6 +241,7 @@ const config_flag_t *tk_engine_flags(tk_engine_def_t *def);
                                            .games = tk_engine_games,                               \
                                            .stop_intake = tk_engine_stop_intake,                   \
                                            .destroy = tk_engine_destroy,                           \
+                                           .check_options = sym##_tk_check,                        \
                                            .flags = sym##_tk_flags}
 
 /* Opens a table of game at stake with bots server bots seated (a table of bots only plays by
@@ -259,6 +287,20 @@ void tk_turn(tk_table_t *t, int seat, Croupier__Turn *turn);
 /* The same turn goes on with new terms (e.g. the seat's costs changed): pushes turn with the
  * time left, the clock keeps running. A seat that is not the one to act gets tk_turn(). */
 void tk_turn_update(tk_table_t *t, int seat, Croupier__Turn *turn);
+/* Arms a timer of the game's own (cookie < 2^48 is handed back to on_timer); the kit drops it
+ * when the table is destroyed. 0 or a negative errno from rt_desk_timer_arm. */
+int tk_timer(tk_table_t *t, int64_t delay_ms, uint64_t cookie, rt_timer_id_t *out);
+int tk_timer_cancel(tk_table_t *t, rt_timer_id_t id);
+/* A seat sits out (no round deals it in) or comes back. */
+void tk_seat_sit_out(tk_table_t *t, int seat, bool out);
+bool tk_seat_sitting_out(const tk_table_t *t, int seat);
+/* The engine's option text (croupier-game's engine options; NULL when none). */
+const char *tk_engine_options(const tk_table_t *t);
+/* The game's per-table state (what table_create returned). */
+void *tk_game_state(tk_table_t *t);
+/* The desk of the table (for log lines and ids). */
+uint64_t tk_desk_id(tk_table_t *t);
+
 /* Nobody is to act (e.g. the round ends): cancels the turn timer. */
 void tk_turn_clear(tk_table_t *t);
 
