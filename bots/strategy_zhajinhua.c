@@ -7,7 +7,8 @@
  *
  * The view of a hand, kept from the events: which seats were dealt in (every Deal, face down,
  * names its seat and the round id; a new round id is a new hand), which are out (a Play of
- * ZJH_FOLD, the loser of a compare, an all-in call that lost), whether this seat looked and its
+ * ZJH_FOLD, the loser of a compare asked for, an all-in call that lost; the compares of an
+ * all-in call put nobody out, its ZjhAllIn decides), whether this seat looked and its
  * cards (ZjhEvent.cards, sent to it alone after its look), the betting round (1 at the deal,
  * then ZjhEvent.round). A Turn for this seat carries what the rules allow: to_call (the cost of
  * a call or compare; the whole stack when short, an all-in), min_amount / max_amount (the units
@@ -25,7 +26,7 @@
  *             or ace high): calls, or from betting round 2 compares with a random live player
  *             (4 in 10, 7 in 10 from round 4, so hands end); strong (tens or better, a straight
  *             or above): raises 6 in 10 within [min_amount, max_amount] (the lower half), else
- *             compares from round 2 (3 in 10), else calls.
+ *             compares from round 2 (3 in 10; 9 in 10 when no raise is allowed), else calls.
  * A compare is sent only from betting round 2 and names a seat dealt in and still live. A move
  * refused by the server (none should be: every one is built from what the rules allow) makes
  * the bot refresh its view with a Resume before its next move; every refusal is an unexpected

@@ -9,8 +9,9 @@
 # under `busybox sh`, SIGTERM, up to terminationGracePeriodSeconds, SIGKILL if still alive (a
 # failure). The game deployments roll first (one per engine in ENGINES), then the gateway
 # deployment. Bots: one croupier-bot per game (test engine: game "test"; traditional engine:
-# Dou Dizhu and Guandan; holdem engine: hold'em; persistent engine: blackjack), each with its
-# own report, all playing at once through every roll.
+# Dou Dizhu and Guandan; holdem engine: hold'em; persistent engine: blackjack; zhajinhua engine,
+# on the table kit: Zha Jin Hua, joined as ENGINE_GAME), each with its own report, all playing
+# at once through every roll.
 #
 # Asserts: croupier-bot exits 0 with zero torn games and zero unexpected errors (GoAway
 # reconnects are counted apart), the bots saw finished games, table moves and GoAways (so the
@@ -20,7 +21,9 @@
 # Blackjack's money lives in more wallets: the house wallet house.croupier-persistent, funded
 # once (fixed operation id) by the first persistent pod, so the expected sum is the seeded sum
 # plus CROUPIER_BJ_HOUSE_FUND; and one table-chip wallet bjs.croupier-persistent.<player> per
-# player, all back at 0 once every table has closed on its drain and the bots have left.
+# player, all back at 0 once every table has closed on its drain and the bots have left. Zha Jin
+# Hua buys in from the wallets into seat accounts ts.* (in the wallet sum); every one is back at
+# 0 at the end too.
 # It samples /drain/status and /metrics of every live pod every 250 ms and writes a report with
 # a chart (gnuplot SVG; gnuplot-nox is installed with apt-get when missing and possible).
 #
@@ -34,7 +37,8 @@
 #   CROUPIER_TEST_ROUND_MS  round length of the test engine (default 500; soak 3000)
 #   GAME_REPLICAS / GATE_REPLICAS  replicas per deployment (default 2 / 2)
 #   ENGINES               game deployments to roll (default "test traditional holdem
-#                         persistent")
+#                         persistent zhajinhua")
+#   CROUPIER_ZHAJINHUA_GAP_MS  pause between Zha Jin Hua hands (default 200; soak 1000)
 #   Drain bounds: GAME_BOUND (20 s; soak 60 s) for every engine but persistent, whose bound in
 #   the soak is its real 120 s (docs/architecture.md §4) with a 180 s grace period (short test:
 #   GAME_BOUND too, with the blackjack timers CROUPIER_BJ_BET_MS/_TURN_MS/_GAP_MS short like
@@ -64,6 +68,7 @@ if [ "$SOAK" = 1 ]; then
     TRAD_BOUND=${TRAD_BOUND:-$GAME_BOUND}
     export CROUPIER_BJ_BET_MS=${CROUPIER_BJ_BET_MS:-3000} CROUPIER_BJ_TURN_MS=${CROUPIER_BJ_TURN_MS:-5000}
     export CROUPIER_BJ_GAP_MS=${CROUPIER_BJ_GAP_MS:-1000}
+    export CROUPIER_ZHAJINHUA_GAP_MS=${CROUPIER_ZHAJINHUA_GAP_MS:-1000}
 else
     CYCLES=${ROLLOUT_CYCLES:-1}
     BOTS=${BOTS:-60}
@@ -76,15 +81,16 @@ else
     TRAD_BOUND=${TRAD_BOUND:-45}
     export CROUPIER_BJ_BET_MS=${CROUPIER_BJ_BET_MS:-500} CROUPIER_BJ_TURN_MS=${CROUPIER_BJ_TURN_MS:-2000}
     export CROUPIER_BJ_GAP_MS=${CROUPIER_BJ_GAP_MS:-200}
+    export CROUPIER_ZHAJINHUA_GAP_MS=${CROUPIER_ZHAJINHUA_GAP_MS:-200}
 fi
 export CROUPIER_BJ_HOUSE_FUND=${CROUPIER_BJ_HOUSE_FUND:-100000000}
 GAME_REPLICAS=${GAME_REPLICAS:-2}
-ENGINES=${ENGINES:-test traditional holdem persistent}
+ENGINES=${ENGINES:-test traditional holdem persistent zhajinhua}
 # The games the bots play on each engine: one croupier-bot per game.
 declare -A ENGINE_GAMES=([test]=test [traditional]="doudizhu guandan" [holdem]=holdem
-    [persistent]=blackjack)
+    [persistent]=blackjack [zhajinhua]=zhajinhua)
 declare -A ENGINE_JOIN=([test]=traditional [traditional]=traditional [holdem]=holdem
-    [persistent]=persistent)
+    [persistent]=persistent [zhajinhua]=game)
 declare -A ENGINE_BOUND=([persistent]=$BJ_BOUND [traditional]=$TRAD_BOUND)
 declare -A ENGINE_GRACE=([persistent]=$BJ_GRACE)
 declare -A POD_ENGINE
@@ -313,6 +319,11 @@ if [[ " $ENGINES " == *" persistent "* ]]; then
     done
     check "blackjack: every table-chip wallet back at 0 ($nbjs wallets, $bjs_left not)" \
         test "$bjs_left" -eq 0 -a "$nbjs" -gt 0
+fi
+if [[ " $ENGINES " == *" zhajinhua "* ]]; then
+    read -r nts ts_left <<<"$(e2e_accounts_left 'ts.*')"
+    check "table-kit seat accounts ts.* all back at 0 ($nts accounts, $ts_left not)" \
+        test "$nts" -gt 0 -a "$ts_left" -eq 0
 fi
 for g in "${!BOT_PID[@]}"; do
     [ -f "$E2E_DIR/rounds-$g.txt" ] || continue
