@@ -8,9 +8,13 @@
  * Messages between them:
  *   main  -> lobby  TK_MSG_JOIN          a join with its buy-in chosen (ptr = tk_join_t)
  *   lobby -> table  TK_MSG_JOIN          the same join, a seat reserved for it
- *   table -> lobby  TK_MSG_SEATS         arg = table desk, arg2 = seats free now
- *   table -> lobby  TK_MSG_IDLE          the table has been empty for idle_ms
- *   lobby -> table  TK_MSG_RETIRE        no join is on its way: destroy yourself if still empty
+ *   table -> lobby  TK_MSG_SEATS         arg = table desk, arg2 = joins seen << 32 | seats free
+ *   table -> lobby  TK_MSG_IDLE          the table has been empty for idle_ms (arg2 as SEATS)
+ *   lobby -> table  TK_MSG_RETIRE        arg2 = 1: no join is on its way, destroy yourself if
+ *                                        still empty; 0: stay (a join is on its way)
+ *
+ * The lobby counts the joins it sent to each table and the table the joins it received, so a
+ * table's report of its free seats never forgets a join still on its way there.
  *   table -> lobby  TK_MSG_CLOSED        the table closed (drain): forget its free seats
  *   writer -> table TK_MSG_BUYIN_DONE    a buy-in's result (a money follow-up, gs.h)
  *   writer -> table TK_MSG_CASHOUT_DONE  a closing cash-out's credit was applied
@@ -72,6 +76,7 @@ typedef struct tk_engine {
     lobby_pub_t *ads;
     bool destroying;
     char house[MONEY_NAME_MAX + 1]; /* the house wallet (bots, banking games) */
+    char svc[24];                   /* the service in seat accounts and op ids (tk_service_token) */
     metrics_t *m_tables, *m_opened, *m_seated, *m_timeouts, *m_auto;
     char labels[96];
 } tk_engine_t;
@@ -88,6 +93,7 @@ typedef struct {
     char game[MONEY_NAME_MAX + 1];
     int64_t stake;
     int seats, free;
+    uint32_t joins_sent; /* joins posted to the table (it reports the number it received) */
     bool closed;
 } tk_ref_t;
 
@@ -138,9 +144,11 @@ struct tk_table {
     uint64_t event_seq;
     int button;
     bool gap_armed, closed, close_told, idle_armed, retiring, fill_armed;
-    bool bot_table; /* opened with bots (tk_engine_open_table): they never stand up */
+    bool bot_table;    /* opened with bots (tk_engine_open_table): they never stand up */
+    bool forget_round; /* round_void() is still owed for a round the kit voided */
     int pending_cashouts;
-    uint64_t serial; /* of the turn / idle timers */
+    uint32_t joins_seen;               /* TK_MSG_JOIN received (tk_tell_lobby reports it) */
+    uint64_t turn_serial, idle_serial; /* of the turn / idle timers: an older one is stale */
     int turn_seat;
     rt_timer_id_t turn_timer;
     bool turn_armed;
@@ -204,9 +212,8 @@ typedef struct {
 
 static void tk_op_id(tk_table_t *t, int seat, uint64_t n, const char *tag, char *buf, size_t len)
 {
-    const char *svc = gs_service(gs_of_desk(t->desk));
-    snprintf(buf, len, "tk:%s:%" PRIu32 ":%" PRIu64 ":%" PRIu64 ":%d:%" PRIu64 ":%s",
-             svc != NULL ? svc : "", t->slot, t->epoch, rt_desk_id(t->desk), seat, n, tag);
+    snprintf(buf, len, "tk:%s:%" PRIu32 ":%" PRIu64 ":%" PRIx64 ":%d:%" PRIu64 ":%s", t->eng->svc,
+             t->slot, t->epoch, rt_desk_id(t->desk), seat, n, tag);
 }
 
 /* Writer thread: logs a failed money item that needs no answer at the desk. */
@@ -547,12 +554,24 @@ int64_t tk_rake(const tk_table_t *t, int64_t pot)
 
 /* ---- history ----------------------------------------------------------------------------- */
 
+/* The text form of wire cards ("AsKd", jokers "Xb" / "Xr"), into out (2 * n + 1 bytes). */
+static void tk_cards_text(const uint8_t *cards, size_t n, char *out)
+{
+    static const char ranks[] = "??23456789TJQKAX";
+    static const char suits[] = "cdhs";
+    for (size_t i = 0; i < n; i++) {
+        unsigned r = FRAME_CARD_RANK(cards[i]);
+        out[2 * i] = r < sizeof ranks - 1 ? ranks[r] : '?';
+        out[2 * i + 1] = r == FRAME_RANK_JOKER ? "br??"[FRAME_CARD_SUIT(cards[i])]
+                                               : suits[FRAME_CARD_SUIT(cards[i])];
+    }
+    out[2 * n] = '\0';
+}
+
 void tk_history_card(tk_table_t *t, int seat, uint8_t card)
 {
-    static const char ranks[] = "??23456789TJQKA";
-    static const char suits[] = "cdhs";
-    unsigned r = FRAME_CARD_RANK(card);
-    char text[3] = {r < sizeof ranks - 1 ? ranks[r] : '?', suits[FRAME_CARD_SUIT(card)], '\0'};
+    char text[3];
+    tk_cards_text(&card, 1, text);
     if (t->history != NULL)
         money_history_add_card(t->history, seat, text);
 }
@@ -573,7 +592,8 @@ void tk_round_show(tk_table_t *t, int seat, const uint8_t *cards, size_t n)
 
 /* Hands the round's history to the writer (after its settlement, in the same FIFO): one record
  * for every round, completed or voided (docs/hand-history.md). */
-static void tk_history_submit(tk_table_t *t, const int64_t *delta, int64_t rake, bool voided)
+static void tk_history_submit(tk_table_t *t, const int64_t *delta, int64_t rake, bool voided,
+                              Croupier__VoidReason why)
 {
     json_t *h = t->history;
     t->history = NULL;
@@ -590,10 +610,24 @@ static void tk_history_submit(tk_table_t *t, const int64_t *delta, int64_t rake,
     json_object_set_new(h, "stake", json_integer(t->stake));
     json_object_set_new(h, "button", json_integer(t->button));
     json_object_set_new(h, "outcome", json_string(voided ? "voided" : "completed"));
-    for (int i = 0; i < t->nseats; i++)
-        if (t->seat[i].playing)
-            money_history_add_result(h, i, voided ? 0 : delta[i]);
+    json_t *shown = json_array();
+    for (int i = 0; i < t->nseats; i++) {
+        if (!t->seat[i].playing)
+            continue;
+        money_history_add_result(h, i, voided ? 0 : delta[i]);
+        if (voided || t->seat[i].nshown == 0)
+            continue;
+        char text[2 * sizeof t->seat[i].shown + 1];
+        tk_cards_text(t->seat[i].shown, t->seat[i].nshown, text);
+        json_array_append_new(shown, json_pack("{s:i,s:s}", "seat", i, "cards", text));
+    }
+    json_object_set_new(h, "shown", shown);
     json_object_set_new(h, "rake", json_integer(voided ? 0 : rake));
+    if (voided) {
+        const ProtobufCEnumValue *v =
+            protobuf_c_enum_descriptor_get_value(&croupier__void_reason__descriptor, (int)why);
+        json_object_set_new(h, "void_reason", json_string(v != NULL ? v->name : "VOID_NONE"));
+    }
     int rc = money_writer_submit_history(w, t->game, h, tk_money_log_cb, NULL);
     if (rc != 0)
         log_emit(LOG_ERROR, "tk_history_refused", "{s:i}", "errno", -rc);
@@ -625,13 +659,18 @@ static int tk_free_seats(const tk_table_t *t)
     return n;
 }
 
+/* The free seats and the joins received, as TK_MSG_SEATS / TK_MSG_IDLE carry them. */
+static uint64_t tk_seats_word(const tk_table_t *t)
+{
+    return (uint64_t)t->joins_seen << 32 | (uint32_t)tk_free_seats(t);
+}
+
 /* Tells the lobby how many seats are free now (it re-advertises the table). */
 static void tk_tell_lobby(tk_table_t *t)
 {
     if (t->closed)
         return;
-    rt_msg_t m = {
-        .type = TK_MSG_SEATS, .arg = rt_desk_id(t->desk), .arg2 = (uint64_t)tk_free_seats(t)};
+    rt_msg_t m = {.type = TK_MSG_SEATS, .arg = rt_desk_id(t->desk), .arg2 = tk_seats_word(t)};
     rt_post(rt_desk_rt(t->desk), t->eng->lobby, &m);
 }
 
@@ -865,9 +904,9 @@ static void tk_maybe_idle(tk_table_t *t)
 {
     if (t->closed || t->retiring || rt_desk_in_round(t->desk) || tk_free_seats(t) != t->nseats)
         return;
-    t->serial++;
-    if (rt_desk_timer_arm(t->desk, t->eng->set.idle_ms, TK_TIMER_IDLE | (t->serial << 8), NULL) ==
-        0)
+    t->idle_serial++;
+    if (rt_desk_timer_arm(t->desk, t->eng->set.idle_ms, TK_TIMER_IDLE | (t->idle_serial << 8),
+                          NULL) == 0)
         t->idle_armed = true;
 }
 
@@ -890,14 +929,14 @@ void tk_turn(tk_table_t *t, int seat, Croupier__Turn *turn)
     if (seat < 0 || seat >= t->nseats)
         return;
     tk_seat_t *s = &t->seat[seat];
-    t->serial++;
+    t->turn_serial++;
     t->turn_seat = seat;
     t->turn_start_ms = clock_mono_ms();
     bool automatic = s->trustee || (s->away && t->eng->game->trustee_when_away);
     t->turn_allowed_ms = s->bot      ? t->eng->set.bot_ms
                          : automatic ? tk_trustee_ms(t)
                                      : t->eng->set.action_ms + s->bank_ms;
-    if (rt_desk_timer_arm(t->desk, t->turn_allowed_ms, TK_TIMER_TURN | (t->serial << 8),
+    if (rt_desk_timer_arm(t->desk, t->turn_allowed_ms, TK_TIMER_TURN | (t->turn_serial << 8),
                           &t->turn_timer) == 0)
         t->turn_armed = true;
     Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
@@ -928,22 +967,20 @@ void tk_turn_update(tk_table_t *t, int seat, Croupier__Turn *turn)
 static void tk_turn_hurry(tk_table_t *t)
 {
     rt_desk_timer_cancel(t->desk, t->turn_timer);
-    t->serial++;
+    t->turn_serial++;
     t->turn_start_ms = clock_mono_ms();
     t->turn_allowed_ms = tk_trustee_ms(t);
-    t->turn_armed = rt_desk_timer_arm(t->desk, t->turn_allowed_ms, TK_TIMER_TURN | (t->serial << 8),
-                                      &t->turn_timer) == 0;
+    t->turn_armed = rt_desk_timer_arm(t->desk, t->turn_allowed_ms,
+                                      TK_TIMER_TURN | (t->turn_serial << 8), &t->turn_timer) == 0;
 }
 
 /* The seat to act moved (an action or its timeout): what it used beyond action_ms comes off
  * its time bank. */
-static void tk_spend_bank(tk_table_t *t, int seat)
+static void tk_spend_bank(tk_table_t *t, int seat, int64_t used_ms)
 {
-    if (seat != t->turn_seat || !t->turn_armed || t->seat[seat].trustee)
-        return;
-    int64_t used = clock_mono_ms() - t->turn_start_ms - t->eng->set.action_ms;
-    if (used > 0)
-        t->seat[seat].bank_ms = used >= t->seat[seat].bank_ms ? 0 : t->seat[seat].bank_ms - used;
+    int64_t over = used_ms - t->eng->set.action_ms;
+    if (over > 0)
+        t->seat[seat].bank_ms = over >= t->seat[seat].bank_ms ? 0 : t->seat[seat].bank_ms - over;
 }
 
 static void tk_settle(tk_table_t *t, const int64_t *delta, bool house, int64_t house_delta,
@@ -1000,7 +1037,7 @@ static void tk_finish(tk_table_t *t, const int64_t *delta, bool house, int64_t h
                 t->seat[i].stack += delta[i];
         tk_settle(t, delta, house, house_delta, rake);
     }
-    tk_history_submit(t, delta, rake, voided);
+    tk_history_submit(t, delta, rake, voided, why);
 
     Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
     Croupier__RoundEnd re = CROUPIER__ROUND_END__INIT;
@@ -1047,8 +1084,9 @@ static void tk_finish(tk_table_t *t, const int64_t *delta, bool house, int64_t h
         t->seat[i].nshown = 0;
     }
 
-    if (voided || rt_intake_stopped(rt_desk_rt(t->desk))) {
-        tk_close(t);
+    if ((voided && why != CROUPIER__VOID_REASON__VOID_INTERNAL_ERROR) ||
+        rt_intake_stopped(rt_desk_rt(t->desk))) {
+        tk_close(t); /* drained, voided by the drain bound or the shutdown */
     } else {
         int64_t least = tk_min_stack(t);
         for (int i = 0; i < t->nseats; i++) {
@@ -1092,7 +1130,9 @@ static int tk_round_close(tk_table_t *t, const int64_t *delta, bool house, int64
     if (!ok || sum != -rake) {
         log_emit(LOG_ERROR, "tk_round_end_refused", "{s:s,s:I,s:I}", "round", t->round_id, "sum",
                  (json_int_t)sum, "rake", (json_int_t)rake);
-        t->eng->game->round_void(t, t->g);
+        /* The game may be inside its own rules code (an event callback): it forgets the round
+         * before the next one starts, not now. */
+        t->forget_round = true;
         tk_finish(t, NULL, false, 0, 0, true, CROUPIER__VOID_REASON__VOID_INTERNAL_ERROR);
         return -EINVAL;
     }
@@ -1141,6 +1181,10 @@ static void tk_start_round(tk_table_t *t)
     }
     if (rt_desk_begin_round(t->desk) != 0)
         return; /* intake stopped: the table closes */
+    if (t->forget_round) {
+        t->forget_round = false;
+        t->eng->game->round_void(t, t->g);
+    }
     t->seq++;
     int64_t least = tk_min_stack(t);
     money_round_id_t rid = gs_round_id(gs_of_desk(t->desk), rt_desk_id(t->desk), t->seq);
@@ -1214,10 +1258,12 @@ static void tk_action(tk_table_t *t, gs_request_t *req, int seat)
         }
     }
     s->away = false;
-    int turn_before = t->turn_seat;
+    /* The time bank pays for what a move took beyond action_ms, once: only for an accepted
+     * move that ended the seat's turn (a refusal, or a move that keeps the turn, costs none). */
+    bool my_turn = seat == t->turn_seat && t->turn_armed && !s->trustee;
+    uint64_t turn = t->turn_serial;
+    int64_t used = clock_mono_ms() - t->turn_start_ms;
     const char *why = NULL;
-    if (seat == turn_before)
-        tk_spend_bank(t, seat);
     Croupier__ErrorCode code =
         gm->action(t, t->g, seat, m != NULL ? m : (const ProtobufCMessage *)&a->base, &why);
     if (m != NULL)
@@ -1226,6 +1272,8 @@ static void tk_action(tk_table_t *t, gs_request_t *req, int seat)
         tk_refuse(t, req, code, why);
         return;
     }
+    if (my_turn && t->turn_serial != turn)
+        tk_spend_bank(t, seat, used);
     s->trustee = false;
     Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
     Croupier__Result r = CROUPIER__RESULT__INIT;
@@ -1259,11 +1307,11 @@ static tk_table_t *tk_enter(rt_desk_t *desk, void *state)
     tk_table_t *t = state;
     t->desk = desk;
     if (t->seat[0].acct[0] == '\0') {
-        const char *svc = gs_service(gs_of_desk(desk));
+
         for (int i = 0; i < t->nseats; i++)
             snprintf(t->seat[i].acct, sizeof t->seat[i].acct,
-                     TK_ACCOUNT_PREFIX "%s.%" PRIu32 ".%" PRIu64 ".%" PRIu64 ".%d",
-                     svc != NULL ? svc : "", t->slot, t->epoch, rt_desk_id(desk), i);
+                     TK_ACCOUNT_PREFIX "%s.%" PRIu32 ".%" PRIu64 ".%" PRIx64 ".%d", t->eng->svc,
+                     t->slot, t->epoch, rt_desk_id(desk), i);
     }
     return t;
 }
@@ -1362,6 +1410,8 @@ static void tk_table_join(tk_table_t *t, tk_join_t *j)
 {
     gs_t *gs = gs_of_desk(t->desk);
     gs_request_t *req = j->req;
+    t->joins_seen++;
+    t->retiring = false; /* the lobby counted this join: it will not retire the table */
     int i = tk_find(t, req->player_id);
     if (i >= 0) {
         /* The same player's joins crossed on their way here (the gs routes a join of a player
@@ -1387,7 +1437,7 @@ static void tk_table_join(tk_table_t *t, tk_join_t *j)
     tk_seat_t *s = &t->seat[i];
     s->player = req->player_id;
     s->bank_ms = t->eng->set.time_bank_ms;
-    t->serial++; /* an idle timer armed before this join is stale now */
+    t->idle_serial++; /* an idle timer armed before this join is stale now */
     gs_seat(gs, s->player, rt_desk_id(t->desk)); /* a second join now reaches this seat */
     if (t->eng->game->money == TK_MONEY_WALLET) {
         tk_seated(t, i);
@@ -1425,7 +1475,7 @@ int tk_seat_add_bot(tk_table_t *t)
     tk_seat_t *s = &t->seat[i];
     s->player = TK_BOT_ID_BASE | next_bot++;
     s->bot = true;
-    t->serial++;
+    t->idle_serial++;
     if (t->eng->game->money == TK_MONEY_WALLET) {
         tk_seated(t, i);
         tk_tell_lobby(t);
@@ -1463,7 +1513,11 @@ static void tk_buyin_done(tk_table_t *t, int i, uint64_t n, const money_result_t
         if (res->status == MONEY_OK) {
             /* The table closed meanwhile: the chips go straight back. */
             tk_op_id(t, i, n, "rf", op, sizeof op);
-            money_writer_submit_cashout(gs_money(gs), wallet, s->buyin, op, tk_money_log_cb, NULL);
+            int rc = money_writer_submit_cashout(gs_money(gs), wallet, s->buyin, op,
+                                                 tk_money_log_cb, NULL);
+            if (rc != 0)
+                log_emit(LOG_ERROR, "tk_refund_refused", "{s:s,s:s,s:I,s:i}", "wallet", wallet,
+                         "op", op, "amount", (json_int_t)s->buyin, "errno", -rc);
         }
         bool poor = res->status == MONEY_ERR_INSUFFICIENT;
         if (req != NULL)
@@ -1583,13 +1637,17 @@ static void tk_table_on_message(rt_desk_t *desk, void *state, rt_msg_t *msg)
             tk_tell_closing(t);
         return;
     case TK_MSG_RETIRE:
-        /* The lobby no longer routes joins here. Still empty: the table goes. */
-        if (tk_free_seats(t) == t->nseats && !rt_desk_in_round(desk) && !t->closed) {
+        /* arg2 1: the lobby no longer routes joins here (it forgot the table), and every join
+         * it sent has arrived; still empty, the table goes. 0: a join is on its way. */
+        if (msg->arg2 == 1 && tk_free_seats(t) == t->nseats && !rt_desk_in_round(desk) &&
+            !t->closed) {
             rt_desk_destroy(desk);
             return;
         }
         t->retiring = false;
-        tk_tell_lobby(t); /* someone sat meanwhile (a join that was already here) */
+        if (msg->arg2 == 1)
+            log_emit(LOG_ERROR, "tk_retire_refused", "{s:I}", "desk", (json_int_t)rt_desk_id(desk));
+        tk_maybe_idle(t);
         return;
     default:
         return;
@@ -1618,13 +1676,13 @@ static void tk_table_on_timer(rt_desk_t *desk, void *state, uint64_t cookie)
         tk_start_round(t);
     } else if (kind == TK_TIMER_IDLE) {
         t->idle_armed = false;
-        if (serial != t->serial || t->closed || t->retiring || tk_free_seats(t) != t->nseats ||
+        if (serial != t->idle_serial || t->closed || t->retiring || tk_free_seats(t) != t->nseats ||
             rt_desk_in_round(desk))
             return;
         t->retiring = true;
-        rt_msg_t m = {.type = TK_MSG_IDLE, .arg = rt_desk_id(desk)};
+        rt_msg_t m = {.type = TK_MSG_IDLE, .arg = rt_desk_id(desk), .arg2 = tk_seats_word(t)};
         rt_post(rt_desk_rt(desk), t->eng->lobby, &m);
-    } else if (kind == TK_TIMER_TURN && serial == t->serial && t->turn_armed) {
+    } else if (kind == TK_TIMER_TURN && serial == t->turn_serial && t->turn_armed) {
         t->turn_armed = false;
         int seat = t->turn_seat;
         if (!rt_desk_in_round(desk) || seat < 0)
@@ -1798,6 +1856,7 @@ static void tk_lobby_join(rt_desk_t *desk, tk_lobby_t *lb, rt_msg_t *msg)
     msg->free_fn = NULL;
     gs_t *gs = gs_of_desk(desk);
     if (rt_intake_stopped(rt_desk_rt(desk))) {
+        tk_count_refusal(lb->eng, CROUPIER__ERROR_CODE__DRAINING);
         gs_reply(gs, j->req, CROUPIER__ERROR_CODE__DRAINING, "server is draining", NULL);
         free(j);
         return;
@@ -1812,6 +1871,7 @@ static void tk_lobby_join(rt_desk_t *desk, tk_lobby_t *lb, rt_msg_t *msg)
         rt_desk_id_t id;
         int rc = tk_table_open(lb->eng, jn->game, jn->stake, &id);
         if (rc != 0) {
+            tk_count_refusal(lb->eng, CROUPIER__ERROR_CODE__UNAVAILABLE);
             gs_reply(gs, j->req, CROUPIER__ERROR_CODE__UNAVAILABLE, "could not open a table", NULL);
             free(j);
             return;
@@ -1819,6 +1879,7 @@ static void tk_lobby_join(rt_desk_t *desk, tk_lobby_t *lb, rt_msg_t *msg)
         ref = tk_lobby_add(lb, id, jn->game, jn->stake);
     }
     ref->free--;
+    ref->joins_sent++;
     tk_lobby_advertise(lb, ref);
     rt_msg_t m = {.type = TK_MSG_JOIN, .ptr = j, .free_fn = tk_join_dropped};
     rt_post(rt_desk_rt(desk), ref->desk, &m);
@@ -1839,22 +1900,26 @@ static void tk_lobby_on_message(rt_desk_t *desk, void *state, rt_msg_t *msg)
     if (ref == NULL)
         return;
     switch (msg->type) {
-    case TK_MSG_SEATS:
-        ref->free = (int)msg->arg2;
+    case TK_MSG_SEATS: {
+        /* The table's free seats, less the joins still on their way there. */
+        uint32_t seen = (uint32_t)(msg->arg2 >> 32), inflight = ref->joins_sent - seen;
+        ref->free = (int)(uint32_t)msg->arg2 - (int)inflight;
         tk_lobby_advertise(lb, ref);
         return;
+    }
     case TK_MSG_CLOSED:
         ref->closed = true;
         ref->free = 0;
         tk_lobby_advertise(lb, ref);
         return;
     case TK_MSG_IDLE: {
-        /* No join may be on its way to the table (every seat free here too): retire it. */
-        if (ref->free != ref->seats || ref->closed)
-            return;
+        /* Retire the table only when no join is on its way there; either way it is told. */
+        uint32_t seen = (uint32_t)(msg->arg2 >> 32);
+        bool go = seen == ref->joins_sent && !ref->closed;
         rt_desk_id_t id = ref->desk;
-        tk_lobby_forget(lb, ref);
-        rt_msg_t m = {.type = TK_MSG_RETIRE};
+        if (go)
+            tk_lobby_forget(lb, ref);
+        rt_msg_t m = {.type = TK_MSG_RETIRE, .arg2 = go};
         rt_post(rt_desk_rt(desk), id, &m);
         return;
     }
@@ -2111,6 +2176,24 @@ int tk_engine_check_options(tk_engine_def_t *def, const char *options, const cha
     return -1;
 }
 
+/*
+ * The service as seat accounts and op ids name it: the name itself when it has at most 20
+ * characters, else "h" and the 8 hex digits of its FNV-1a hash, so that the longest account
+ * (ts.<svc>.<slot>.<epoch>.<desk hex>.<seat>) stays within MONEY_NAME_MAX and the longest op
+ * id within the 96 characters money.h allows, whatever the service is called.
+ */
+static void tk_service_token(const char *svc, char *out, size_t len)
+{
+    if (strlen(svc) <= 20) {
+        snprintf(out, len, "%s", svc);
+        return;
+    }
+    uint32_t h = 2166136261u;
+    for (const unsigned char *p = (const unsigned char *)svc; *p != '\0'; p++)
+        h = (h ^ *p) * 16777619u;
+    snprintf(out, len, "h%08" PRIx32, h);
+}
+
 /* Funds the house wallet once per service (tk_settings_t.house_fund): a cash-out with a fixed
  * operation id, so restarts and other replicas do not fund it again. */
 static void tk_fund_house(tk_engine_t *eng)
@@ -2160,6 +2243,8 @@ int tk_engine_create(tk_engine_def_t *def, gs_t *gs, const char *games, void **o
         snprintf(eng->house, sizeof eng->house, "%s", eng->set.house);
     else
         snprintf(eng->house, sizeof eng->house, "house-%s", gm->engine);
+    tk_service_token(gs_service(gs) != NULL ? gs_service(gs) : gm->engine, eng->svc,
+                     sizeof eng->svc);
     if ((gm->bots || gm->house) && !money_valid_player(eng->house)) {
         log_emit(LOG_ERROR, "tk_bad_settings", "{s:s,s:s}", "engine", gm->engine, "error",
                  "the house wallet name is not a valid wallet name");

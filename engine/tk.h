@@ -10,8 +10,12 @@
  *   seats      the seat state machine: EMPTY -> BUYING (join; buy-in submitted) -> SEATED
  *              (buy-in applied; Joined answered) -> LEAVING (asked to leave during a round) ->
  *              EMPTY (cashed out, unseated). A SEATED player whose connection is gone stays
- *              seated (they may resume through any gateway) and is marked away; their turns are
- *              played by the game's automatic move (trustee) until they are back.
+ *              seated (they may resume through any gateway) and is marked away (SeatInfo
+ *              connected false); with tk_game_t.trustee_when_away their turns are played by the
+ *              game's automatic move after trustee_ms until they are back, otherwise they keep
+ *              their full turn time. A second join of a player whose buy-in is still in
+ *              flight is answered UNAVAILABLE ("join in progress; retry"), so a retry gets the
+ *              seat once it is taken; a join of a seated player is answered with its Snapshot.
  *   money      stack mode: a join buys in from the player's wallet into a seat account of the
  *              table (TK_ACCOUNT_PREFIX...), chosen as min(wallet, max buy-in) and refused
  *              INSUFFICIENT_FUNDS below the minimum; every round settles the game's deltas
@@ -28,12 +32,15 @@
  *              calls tk_round_end() (completed) -- or voids it on the drain bound (no money
  *              moves: the seat accounts still hold the stacks of the round's start). It settles,
  *              writes the hand history (docs/hand-history.md: one record for every round,
- *              completed or voided), pushes RoundEnd, counts the round
- *              (game_rounds_total{game,outcome}), cashes out leavers and busted players, closes
- *              the table when intake stopped, and only then ends the runtime's round, so every
- *              money item of the round is queued before human_desks can drop.
- *   turns      tk_turn() arms the turn timer (action_ms plus the seat's time bank, which is
- *              spent by the time used beyond action_ms) and pushes Turn with the time left; on
+ *              completed or voided), pushes RoundEnd, cashes out leavers and busted players (or
+ *              tops them up), closes the table when intake stopped or the drain voided the
+ *              round, and only then ends the runtime's round, so every money item of the round
+ *              is queued before human_desks can drop; then it counts the round
+ *              (game_rounds_total{game,outcome}). A round the kit voids for an internal error
+ *              (a refused round_start or numbers that break a rule) does not close the table.
+ *   turns      tk_turn() arms the turn timer (action_ms plus the seat's time bank, which pays
+ *              for the time an accepted move that ends the turn took beyond action_ms) and
+ *              pushes Turn with the time left; on
  *              expiry the game's timeout() makes the automatic move and the seat goes on
  *              trustee: its next turns are played after TK_TRUSTEE_MS until the player acts or
  *              resumes. A timer of an older turn never fires a newer one (serials).
@@ -77,7 +84,8 @@
 #define TK_MAX_SEATS 9
 #define TK_TRUSTEE_MS 1000
 #define TK_CLOSE_NOTICE_MS 2000
-/* Seat accounts: wallets named TK_ACCOUNT_PREFIX<service>.<slot>.<epoch>.<desk>.<seat>. */
+/* Seat accounts: wallets named TK_ACCOUNT_PREFIX<service>.<slot>.<epoch>.<desk hex>.<seat>
+ * (a service of more than 20 characters is named by a hash, see tk.c). */
 #define TK_ACCOUNT_PREFIX "ts."
 
 typedef struct tk_table tk_table_t;

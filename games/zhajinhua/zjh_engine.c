@@ -12,11 +12,11 @@
 #include <string.h>
 
 #include <bsd/stdlib.h>
-#include <bsd/string.h>
 
 #include "tk.h"
 #include "zhajinhua.pb-c.h"
 #include "zjh.h"
+#include "zjh_wire.h"
 
 typedef Croupier__Zjh__ZjhEvent zjh_ev_t;
 
@@ -265,37 +265,17 @@ static Croupier__ErrorCode zjh_action(tk_table_t *t, void *g, int seat, const Pr
     (void)t;
     zjh_game_t *z = g;
     const Croupier__Zjh__ZjhAction *a = (const Croupier__Zjh__ZjhAction *)m;
-    static const zjh_action_t of[] = {
-        [CROUPIER__ZJH__ZJH_MOVE__ZJH_FOLD] = ZJH_FOLD,
-        [CROUPIER__ZJH__ZJH_MOVE__ZJH_CALL] = ZJH_CALL,
-        [CROUPIER__ZJH__ZJH_MOVE__ZJH_RAISE] = ZJH_RAISE,
-        [CROUPIER__ZJH__ZJH_MOVE__ZJH_LOOK] = ZJH_LOOK,
-        [CROUPIER__ZJH__ZJH_MOVE__ZJH_COMPARE] = ZJH_COMPARE,
-    };
-    int64_t arg = a->move == CROUPIER__ZJH__ZJH_MOVE__ZJH_RAISE     ? a->unit
-                  : a->move == CROUPIER__ZJH__ZJH_MOVE__ZJH_COMPARE ? (int64_t)a->target
-                                                                    : 0;
+    zjh_action_t act;
+    int64_t arg;
+    if (zjh_wire_action_input(a, &act, &arg) != 0) {
+        *why = "unknown move";
+        return CROUPIER__ERROR_CODE__BAD_REQUEST;
+    }
     z->looking = a->move == CROUPIER__ZJH__ZJH_MOVE__ZJH_LOOK;
-    int rc = zjh_table_act(z->core, seat, of[a->move], arg);
+    int rc = zjh_table_act(z->core, seat, act, arg);
     z->looking = false;
     *why = rc == ZJH_OK ? NULL : zjh_err_name(rc);
     return zjh_code(rc);
-}
-
-/* The action message's own rules: a raise names its unit, a compare its target. */
-static int zjh_action_rules(const ProtobufCMessage *m, frame_error_t *err)
-{
-    const Croupier__Zjh__ZjhAction *a = (const Croupier__Zjh__ZjhAction *)m;
-    const char *bad = NULL;
-    if (a->move == CROUPIER__ZJH__ZJH_MOVE__ZJH_RAISE && (!a->has_unit || a->unit <= 0))
-        bad = "ZjhAction.unit: required for ZJH_RAISE and > 0";
-    else if (a->move == CROUPIER__ZJH__ZJH_MOVE__ZJH_COMPARE && !a->has_target)
-        bad = "ZjhAction.target: required for ZJH_COMPARE";
-    if (bad == NULL)
-        return 0;
-    err->code = CROUPIER__ERROR_CODE__BAD_REQUEST;
-    strlcpy(err->detail, bad, sizeof err->detail);
-    return -1;
 }
 
 static void zjh_timeout(tk_table_t *t, void *g, int seat)
@@ -390,7 +370,7 @@ static const tk_game_t zjh_game = {
                  .rake_cap = 0},
     .extra_flags = zjh_flags,
     .action_desc = &croupier__zjh__zjh_action__descriptor,
-    .action_rules = zjh_action_rules,
+    .action_rules = zjh_wire_action_rules,
     .table_create = zjh_table_new,
     .table_destroy = zjh_table_free,
     .round_start = zjh_round_start,
