@@ -3,7 +3,8 @@
 #
 # Everything on 127.0.0.1, on ports free at start, in a temporary directory:
 #   * redis-server;
-#   * one croupier-game per engine (traditional, holdem, persistent) plus one --engine test;
+#   * one croupier-game per engine (traditional, holdem, persistent, zhajinhua) plus one
+#     --engine test;
 #   * two croupier-gate;
 #   * croupier-bot processes, one per game the bots have a strategy for (asked of croupier-bot
 #     itself); the bots of every game without a strategy yet play the "test" game on the test
@@ -41,8 +42,8 @@ usage: ./dev run [--seconds N] [--bots N]
        scripts/run-main.sh --runtime-demo [ARGS]         (the desk-actor runtime demo instead)
 
 Starts a local cluster on 127.0.0.1: redis-server, one croupier-game per engine (traditional,
-holdem, persistent, and test), two croupier-gate, and croupier-bot players for every game the
-bots have a strategy for (the others' share plays the test engine instead). Prints a live
+holdem, persistent, zhajinhua, and test), two croupier-gate, and croupier-bot players for every
+game the bots have a strategy for (the others' share plays the test engine instead). Prints a live
 summary once a second, rolls every deployment once while the bots play (new pod ready, then
 k8s/prestop.sh under busybox and SIGTERM for the old one), stops, and prints the zero-loss
 report (torn games, client errors, settlements vs wallets, exit reasons) and the chart's path.
@@ -134,20 +135,22 @@ OUT=$(cd "$OUT" && pwd)
 E2E_DIR=$(mktemp -d /tmp/croupier-demo.XXXXXX) || exit 1
 E2E_FAILURES=()
 # Short timers so that a minute shows many rounds (as the harness's tests use them): the test
-# engine's rounds, blackjack's betting window, turn and gap; a smaller blackjack house fund (the
-# persistent engine credits it once per Redis, with a fixed operation id) for readable sums.
+# engine's rounds, blackjack's betting window, turn and gap, Zha Jin Hua's gap between hands; a
+# smaller blackjack house fund (the persistent engine credits it once per Redis, with a fixed
+# operation id) for readable sums.
 export CROUPIER_TEST_ROUND_MS=${CROUPIER_TEST_ROUND_MS:-500}
 export CROUPIER_BJ_BET_MS=${CROUPIER_BJ_BET_MS:-500} CROUPIER_BJ_TURN_MS=${CROUPIER_BJ_TURN_MS:-2000}
 export CROUPIER_BJ_GAP_MS=${CROUPIER_BJ_GAP_MS:-200}
 export CROUPIER_BJ_HOUSE_FUND=${CROUPIER_BJ_HOUSE_FUND:-100000000}
+export CROUPIER_ZHAJINHUA_GAP_MS=${CROUPIER_ZHAJINHUA_GAP_MS:-200}
 GATE_DRAIN_WINDOW_MS=1000 # read by e2e_gate_start / e2e_gate_prestop
 SEED_CHIPS=1000000
 HOUSE_CHIPS=100000000
 PLAYER_BASE=7000000
 WARMUP=6  # seconds of play before the first rollout
 PAUSE=2   # seconds between two Deployments' rollouts
-declare -A BOUND=([traditional]=40 [holdem]=40 [persistent]=30 [test]=20)
-ENGINES=(traditional holdem persistent test)
+declare -A BOUND=([traditional]=40 [holdem]=40 [persistent]=30 [zhajinhua]=30 [test]=20)
+ENGINES=(traditional holdem persistent zhajinhua test)
 
 T0=$(date +%s.%N)
 LIVE=()      # pods alive now
@@ -373,7 +376,7 @@ for line in sys.stdin:
     for g in e.get("games", "").split(","):
         if g and g not in seen:
             seen[g] = e["engine"]
-order = ["traditional", "holdem", "persistent", "test"]
+order = ["traditional", "holdem", "persistent", "zhajinhua", "test"]
 for g, eng in sorted(seen.items(), key=lambda x: (order.index(x[1]) if x[1] in order else 9, x[0])):
     print(g, eng)')
 PLAYABLE=()   # "game engine"
@@ -454,7 +457,11 @@ i=0
 while IFS=$'\t' read -r g eng n base; do
     i=$((i + 1))
     engflag=()
-    [ "$eng" != test ] && engflag=(--engine "$eng")
+    case $eng in
+    test) ;;
+    traditional | holdem | persistent) engflag=(--engine "$eng") ;;
+    *) engflag=(--engine game) ;; # a table-kit engine: its Join names the game alone
+    esac
     "$BUILD/bots/croupier-bot" --gateways "@$OUT/gateways" --bots "$n" --game "$g" "${engflag[@]}" \
         --seconds 86400 --player-base "$base" --seed "$i" --token-secret-file "$E2E_DIR/secret" \
         --report "$OUT/report-$g.json" --rounds-file "$OUT/rounds-$g.txt" --progress-ms 1000 \
@@ -519,6 +526,8 @@ for n in "${ALL_PODS[@]}"; do
     printf 'pod\t%s\t%s\t%s\n' "$n" "${POD_ENGINE[$n]}" "$(e2e_exit_reason "$n")" >>"$OUT/final.tsv"
 done
 printf 'money\t%s\t%s\n' "$MONEY0" "$MONEY1" >>"$OUT/final.tsv"
+# the table-kit games' seat accounts (Zha Jin Hua): every table cashed out when it closed
+printf 'accounts\t%s\t%s\t%s\n' 'ts.*' $(e2e_accounts_left 'ts.*') >>"$OUT/final.tsv"
 printf 'settle_records\t%s\n' "$(e2e_redis --scan --pattern '{croupier:money}:round:*' | wc -l)" \
     >>"$OUT/final.tsv"
 for f in "${E2E_FAILURES[@]}"; do printf 'failure\t%s\n' "$f" >>"$OUT/final.tsv"; done

@@ -9,6 +9,7 @@ Reads what the demo collected after the cluster stopped:
                              group  GAME ENGINE BOTS EXIT_STATUS FINISHED MISSING VOIDED SETTLED
                              pod    NAME ENGINE EXIT_REASON
                              money  BEFORE AFTER        (sum of wallets + rake in Redis)
+                             accounts GLOB COUNT NONZERO (table chips: seat accounts ts.*)
                              settle_records N
                              failure TEXT / warning TEXT / fallback TEXT
   RUN_DIR/report-GAME.json croupier-bot's report of each group
@@ -21,7 +22,7 @@ import os
 import sys
 
 run = sys.argv[1]
-groups, pods, failures, warnings, fallback = [], [], [], [], None
+groups, pods, failures, warnings, fallback, accounts = [], [], [], [], None, []
 money = settle_records = None
 with open(os.path.join(run, "final.tsv")) as f:
     for line in f:
@@ -32,6 +33,8 @@ with open(os.path.join(run, "final.tsv")) as f:
             pods.append(r[1:])
         elif r[0] == "money":
             money = (int(r[1]), int(r[2]))
+        elif r[0] == "accounts":
+            accounts.append((r[1], int(r[2]), int(r[3])))
         elif r[0] == "settle_records":
             settle_records = int(r[1])
         elif r[0] == "failure":
@@ -117,6 +120,11 @@ if money is not None:
     print("  wallets + rake before the bots: %d, after every pod exited: %d (difference %d)"
           % (money[0], money[1], money[1] - money[0]))
     check(money[0] == money[1], "wallets + rake unchanged (%d -> %d)" % money)
+for glob, count, nonzero in accounts:
+    print("  table chips {croupier:money}:wallet:%s: %d accounts, %d still holding chips"
+          % (glob, count, nonzero))
+    check(nonzero == 0, "every %s account back at 0 after the tables closed (%d accounts, %d not)"
+          % (glob, count, nonzero))
 if settle_records is not None:
     print("  settle records {croupier:money}:round:<id> in Redis: %d (the key is the round id, "
           "so a round cannot settle twice)" % settle_records)
