@@ -1033,8 +1033,8 @@ static void tk_finish(tk_table_t *t, const int64_t *delta, bool house, int64_t h
     money_round_id_format(&rid, t->round_id, sizeof t->round_id);
     if (!voided) {
         for (int i = 0; i < t->nseats; i++)
-            if (t->seat[i].playing)
-                t->seat[i].stack += delta[i];
+            if (t->seat[i].playing && t->eng->game->money == TK_MONEY_STACK)
+                t->seat[i].stack += delta[i]; /* play money lives in the wallets only */
         tk_settle(t, delta, house, house_delta, rake);
     }
     tk_history_submit(t, delta, rake, voided, why);

@@ -451,10 +451,13 @@ START_TEST(test_gate_join_action_leave_through_the_game_server)
     uint64_t d2 = join_ok(b, 2, NULL);
     ck_assert_uint_eq(d1, d2);
     uint64_t rid = 10;
-    ck_assert_uint_eq(action_in_round(a, &rid, 3000), 1);
+    /* A Result's event_seq is the table's number of the Play the action made (one counter per
+     * table, engine/tk.h): each new action gets a later one. */
+    uint64_t first = action_in_round(a, &rid, 3000);
+    ck_assert_uint_gt(first, 0);
     Croupier__ServerMessage *m = gatec_action(a, rid++, 2000);
     if (gatec_code(m) == 0)
-        ck_assert_uint_eq(m->event_seq, 2);
+        ck_assert_uint_gt(m->event_seq, first);
     frame_free_server(m);
     /* Pushed round ends reach the players. */
     m = gatec_next_event(a, CROUPIER__SERVER_MESSAGE__BODY_ROUND_END, 3000);
@@ -607,8 +610,9 @@ END_TEST
 
 /*
  * Players on gateway 1 while it is replaced: each gets a GoAway, sees EOF (no reset), waits its
- * jittered delay, reconnects to gateway 2, resumes the same seat and keeps playing; the per-seat
- * action count proves no action was lost or applied twice.
+ * jittered delay, reconnects to gateway 2, resumes the same seat and keeps playing; the table's
+ * event numbers prove the seat is the same table, which went on (the Snapshot carries the last
+ * event; the next action's Play comes later).
  */
 START_TEST(test_gate_sigterm_clients_reconnect_to_the_other_gateway_and_resume)
 {
@@ -644,10 +648,11 @@ START_TEST(test_gate_sigterm_clients_reconnect_to_the_other_gateway_and_resume)
         ck_assert_ptr_nonnull(m);
         ck_assert_int_eq(m->body_case, CROUPIER__SERVER_MESSAGE__BODY_SNAPSHOT);
         ck_assert_uint_eq(m->snapshot->desk_id, desk[i]);
+        ck_assert_uint_ge(m->snapshot->event_seq, count[i]);
         frame_free_server(m);
     }
     for (int i = 0; i < N; i++)
-        ck_assert_uint_eq(action_in_round(c[i], &rid, 4000), count[i] + 1);
+        ck_assert_uint_gt(action_in_round(c[i], &rid, 4000), count[i]);
     int status;
     ck_assert_int_eq(ts_proc_wait(g1.proc, 5000, &status), 0);
     ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);

@@ -484,7 +484,7 @@ START_TEST(test_tk_refusals_have_codes_and_change_nothing)
     const uint8_t junk[] = {0xff, 0xff, 0xff};
     send_body(c, rid, actor, junk, sizeof junk);
     ck_assert_int_eq(reply_code(c, rid++, NULL), CROUPIER__ERROR_CODE__MALFORMED_FRAME);
-    ck_assert_int_eq(rpcc_action(c, rid, actor, 0), 0); /* an empty Action: no game body */
+    ck_assert_int_eq(rpcc_action(c, rid, actor, 0), 0); /* a SheddingAction: not this game's */
     int code = reply_code(c, rid++, NULL);
     ck_assert(code == CROUPIER__ERROR_CODE__WRONG_ENGINE ||
               code == CROUPIER__ERROR_CODE__BAD_REQUEST);
