@@ -256,3 +256,7 @@ int rules_bj_strategy(int argc, char **argv)
     bj_strategy_destroy(s);
     return 0;
 }
+
+/* croupier-rules commands of this file (named in the game's meson.build: rules_commands). */
+const rules_cmd_t rules_cmd_bj_sim = {"bj-sim", "bj-sim [rule flags] [--rounds N --seed N --bet N]  blackjack simulator", rules_bj_sim};
+const rules_cmd_t rules_cmd_bj_strategy = {"bj-strategy", "bj-strategy [rule flags]  blackjack basic-strategy chart", rules_bj_strategy};

@@ -1,13 +1,16 @@
-/* Subcommands of croupier-rules; each returns the process exit code. */
+/*
+ * Subcommands of croupier-rules. Each game's rules source defines its commands as rules_cmd_t
+ * objects and names them in its meson.build (rules_commands += ['rules_cmd_zhajinhua']); the
+ * build generates the table main.c dispatches from (tools/meson.build), so adding a game's
+ * command edits no shared file.
+ */
 #ifndef CROUPIER_RULES_CMDS_H
 #define CROUPIER_RULES_CMDS_H
 
-/* Engines add their declarations here, one per subcommand. */
-int rules_trad_moves(int argc, char **argv); /* games/traditional: moves */
-int rules_bj_sim(int argc, char **argv);      /* games/persistent: bj-sim */
-int rules_bj_strategy(int argc, char **argv); /* games/persistent: bj-strategy */
-int rules_holdem_eval(int argc, char **argv);       /* games/holdem: eval */
-int rules_holdem_phh_replay(int argc, char **argv); /* games/holdem: phh-replay */
-int rules_zjh(int argc, char **argv); /* games/zhajinhua: zhajinhua rank / compare */
+typedef struct {
+    const char *name;
+    const char *usage;
+    int (*run)(int argc, char **argv); /* argv[0] is the subcommand name; returns the exit code */
+} rules_cmd_t;
 
 #endif

@@ -108,3 +108,7 @@ int rules_holdem_phh_replay(int argc, char **argv)
     free(c.scratch);
     return c.failed ? 1 : 0;
 }
+
+/* croupier-rules commands of this file (named in the game's meson.build: rules_commands). */
+const rules_cmd_t rules_cmd_eval = {"eval", "eval CARDS   best hold'em hand of 5-7 cards, e.g. AsKsQsJsTs9h2c", rules_holdem_eval};
+const rules_cmd_t rules_cmd_phh_replay = {"phh-replay", "phh-replay FILE|DIR...   replay PHH hands through the hold'em table", rules_holdem_phh_replay};

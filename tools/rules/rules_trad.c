@@ -276,3 +276,6 @@ int rules_trad_moves(int argc, char **argv)
         return trad_moves_ddz(npos, pos);
     return trad_moves_shed(rules, opts, npos, pos);
 }
+
+/* croupier-rules commands of this file (named in the game's meson.build: rules_commands). */
+const rules_cmd_t rules_cmd_moves = {"moves", "moves <game> [--option...] <hand> [<move-to-beat>]   list every legal move", rules_trad_moves};

@@ -49,3 +49,6 @@ int rules_zjh(int argc, char **argv)
     }
     return rules_zjh_usage();
 }
+
+/* croupier-rules commands of this file (named in the game's meson.build: rules_commands). */
+const rules_cmd_t rules_cmd_zhajinhua = {"zhajinhua", "zhajinhua rank CARDS | compare HAND_A HAND_B   Zha Jin Hua hands, e.g. AsKd2c", rules_zjh};
