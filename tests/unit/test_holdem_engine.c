@@ -1,7 +1,8 @@
 /*
  * The hold'em engine (games/holdem/holdem_engine.h, issue 7) against the real croupier-game
  * binary (--engine holdem) and a real redis-server; players are driven through a real rpc link
- * (rpcc), as a gateway would. Timers are kept short with CROUPIER_HOLDEM_* variables.
+ * (rpcc), as a gateway would. Timers are kept short with the engine's CROUPIER_HOLDEM_* variables
+ * (the table kit's flags, engine/tk.h). Rules: docs/rules/holdem.md.
  */
 #include <check.h>
 #include <inttypes.h>
@@ -43,6 +44,8 @@ typedef struct {
     } own[MAXP];
     int nown;
     int64_t round_delta_sum;
+    uint64_t leaver;  /* a player who left during a hand: play_rounds never acts for them */
+    int leaver_turns; /* Turns of the leaver's seat play_rounds left to the kit */
 } model_t;
 
 /* Starts redis-server and croupier-game --engine holdem; extra_env holds CROUPIER_HOLDEM_*
@@ -75,10 +78,10 @@ static long long wallet(env_t *e, uint64_t player)
     return redis_int(e, "GET %s", key);
 }
 
-/* Sum of every seat account (wallets named hs.*), and how many hold chips. */
+/* Sum of every seat account (the kit's wallets named ts.*), and how many hold chips. */
 static long long seat_accounts(env_t *e, int *nonzero)
 {
-    char *keys = ts_redis_cmd(e->redis, "KEYS {croupier:money}:wallet:hs.*");
+    char *keys = ts_redis_cmd(e->redis, "KEYS {croupier:money}:wallet:ts.*");
     long long sum = 0;
     *nonzero = 0;
     for (char *p = keys; p != NULL && *p != '\0';) {
@@ -291,6 +294,11 @@ static void play_rounds(rpcc_t *c, model_t *m, uint64_t *rid, int n)
             continue;
         int seat = m->turn_seat;
         uint64_t player = m->seat_player[seat];
+        if (player == m->leaver) {
+            m->leaver_turns++;
+            m->turn_seat = -1; /* the kit's automatic move comes after TK_TRUSTEE_MS */
+            continue;
+        }
         uint64_t r = (*rid)++;
         send_act(c, r, player,
                  m->to_call == 0 ? CROUPIER__HOLDEM_MOVE__HOLDEM_CHECK
@@ -325,13 +333,9 @@ static size_t state_bytes(Croupier__RpcFrame *r, uint8_t *buf, size_t cap)
 /* ---- tests ------------------------------------------------------------------------------ */
 
 /* Rake 5 % capped at 3 chips a hand, so settlements carry a rake (deltas sum to -rake). */
-static char *fast_env[] = {"CROUPIER_HOLDEM_ACTION_MS=3000",
-                           "CROUPIER_HOLDEM_TIME_BANK_MS=0",
-                           "CROUPIER_HOLDEM_GAP_MS=50",
-                           "CROUPIER_HOLDEM_AD_MS=200",
-                           "CROUPIER_HOLDEM_RAKE_BP=500",
-                           "CROUPIER_HOLDEM_RAKE_CAP=3",
-                           NULL};
+static char *fast_env[] = {"CROUPIER_HOLDEM_ACTION_MS=3000", "CROUPIER_HOLDEM_TIME_BANK_MS=0",
+                           "CROUPIER_HOLDEM_GAP_MS=50",      "CROUPIER_HOLDEM_RAKE_BP=500",
+                           "CROUPIER_HOLDEM_RAKE_CAP=3",     NULL};
 
 static long long rake(env_t *e)
 {
@@ -386,17 +390,22 @@ START_TEST(test_join_buys_in_through_the_wallet_and_hands_settle)
     ck_assert(strlen(keys) > 0);
     free(keys);
 
-    /* A player who leaves mid-hand checks or folds from then on and is cashed out when the
-     * hand ends. */
+    /* A player who leaves mid-hand is on trustee (engine/tk.h): the kit plays their turns, a
+     * check or a fold, after TK_TRUSTEE_MS -- the old engine did at once (docs/rules/holdem.md,
+     * "The engine") -- and they are cashed out when the hand ends. */
     ck_assert(pump_until(c, &m, has_turn, NULL, 5000));
     uint64_t leaver = 0;
     for (int i = 0; i < 9 && leaver == 0; i++)
         if (m.seat_player[i] != 0 && i != m.turn_seat)
             leaver = m.seat_player[i];
     long long before = wallet(&e, leaver);
+    int timed_out = m.timed_out;
     ck_assert_int_eq(rpcc_leave(c, rid, leaver), 0);
     ck_assert_int_eq(reply_code(c, rid++, NULL), CROUPIER__ERROR_CODE__OK);
+    m.leaver = leaver;
     play_rounds(c, &m, &rid, 1);
+    if (m.leaver_turns > 0)
+        ck_assert_int_gt(m.timed_out, timed_out);
     ts_sleep_ms(200);
     ck_assert_int_gt(wallet(&e, leaver), before);
     ck_assert_int_eq(wallet(&e, 104) + wallet(&e, 101) + wallet(&e, 102) + wallet(&e, 103) +
@@ -457,7 +466,7 @@ START_TEST(test_hands_settle_after_the_lease_is_regained)
     long long histories = redis_int(&e, "XLEN %s", "{croupier:history:holdem}:stream");
     play_rounds(c, &m, &rid, 3);
     ts_sleep_ms(300);
-    ck_assert_msg(!ts_proc_log_has(e.game.proc, "holdem_money_failed"), "log: %s",
+    ck_assert_msg(!ts_proc_log_has(e.game.proc, "tk_money_failed"), "log: %s",
                   ts_proc_log_path(e.game.proc));
     ck_assert_int_ge(redis_int(&e, "XLEN %s", "{croupier:history:holdem}:stream"), histories + 3);
     int nz;
@@ -709,7 +718,7 @@ START_TEST(test_drain_finishes_hand_cashes_out_and_withdraws_ads)
 {
     env_t e;
     char *env[] = {"CROUPIER_HOLDEM_ACTION_MS=20000", "CROUPIER_HOLDEM_GAP_MS=50",
-                   "CROUPIER_HOLDEM_AD_MS=200", "CROUPIER_HOLDEM_SEATS=6", NULL};
+                   "CROUPIER_HOLDEM_SEATS=6", NULL};
     env_start(&e, 60, env);
     rpcc_t *c = rpcc_connect("127.0.0.1", e.game.port, 5000);
     model_t m;
