@@ -2153,11 +2153,12 @@ const config_flag_t *tk_engine_flags(tk_engine_def_t *def)
     }
     if (gm->bots || gm->house) {
         snprintf(def->names[n], sizeof def->names[n], "%s-house", prefix);
-        f[n++] = (config_flag_t){.name = def->names[n - 1],
-                                 .type = CONFIG_STR,
-                                 .def = gm->defaults.house,
-                                 .help = "the house wallet (server bots play for it)",
-                                 .out = &def->settings->house};
+        f[n] = (config_flag_t){.name = def->names[n],
+                               .type = CONFIG_STR,
+                               .def = gm->defaults.house,
+                               .help = "the house wallet (server bots play for it)",
+                               .out = &def->settings->house};
+        n++;
     }
     for (size_t i = 0; i < nextra; i++)
         f[n++] = gm->extra_flags[i];
