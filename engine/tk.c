@@ -2242,6 +2242,9 @@ int tk_engine_create(tk_engine_def_t *def, gs_t *gs, const char *games, void **o
     }
     if (eng->set.house != NULL && eng->set.house[0] != '\0')
         snprintf(eng->house, sizeof eng->house, "%s", eng->set.house);
+    else if (gm->house_name != NULL)
+        gm->house_name(gs_service(gs) != NULL ? gs_service(gs) : gm->engine, eng->house,
+                       sizeof eng->house);
     else
         snprintf(eng->house, sizeof eng->house, "house-%s", gm->engine);
     tk_service_token(gs_service(gs) != NULL ? gs_service(gs) : gm->engine, eng->svc,

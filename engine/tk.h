@@ -106,7 +106,8 @@ typedef struct tk_settings {
     long house_fund;   /* chips the house wallet is funded with once per service (0: never) */
     long trustee_ms;   /* the automatic move's delay for a seat on trustee (0: TK_TRUSTEE_MS) */
     const char *house; /* the wallet server bots play for (and the counterparty of
-                          tk_round_end_house); NULL: "house-<engine>" */
+                          tk_round_end_house); NULL: tk_game_t.house_name's, or
+                          "house-<engine>" */
 } tk_settings_t;
 
 /* Where a table's chips live (tk_game_t.money). */
@@ -131,6 +132,10 @@ typedef struct tk_game {
      * flags --<engine>-bot-ms / -bot-fill-ms) and/or the house as a wallet (bots play for it;
      * tk_round_end_house; flags --<engine>-house / -house-fund). */
     bool bots, house;
+    /* The house wallet's name when --<engine>-house is not given, made from the service
+     * (croupier-game --service; the engine's name without one), e.g. blackjack's
+     * "house.<service>". NULL: "house-<engine>". */
+    void (*house_name)(const char *service, char *buf, size_t len);
     /* After a round, a seat whose stack fell below min_stack() is topped up from its wallet
      * (a bot's from the house) back to the largest buy-in instead of being busted; a wallet
      * that cannot cover it busts the seat. The next round waits for the top-ups. */

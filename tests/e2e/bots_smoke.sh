@@ -13,8 +13,8 @@
 # every croupier-gate / croupier-bot, split on spaces), CROUPIER_KEEP_LOGS=1 keeps the work
 # dir. The persistent engine funds its house wallet (house.persistent) once at start: the wallet
 # sum must then be the seeded sum plus CROUPIER_BJ_HOUSE_FUND, whatever the pods do after. Zha
-# Jin Hua (the table kit) buys in from the wallets into seat accounts ts.*: they are in the
-# wallet sum, and every one must be back at 0 once the pods have drained (tables cash out).
+# Jin Hua and blackjack (the table kit) buy in from the wallets into seat accounts ts.*: they are
+# in the wallet sum, and every one must be back at 0 once the pods have drained (tables cash out).
 set -u
 BUILD=$(cd "${1:?usage: bots_smoke.sh BUILD_DIR [SOURCE_DIR]}" && pwd)
 SRC=$(cd "${2:-$(dirname "$0")/../..}" && pwd)
@@ -35,7 +35,7 @@ elif [ "$ENGINE" = persistent ]; then
     BOT_SECONDS=${BOT_SECONDS:-10}
     BOT_ENGINE=$ENGINE
     # short timers, like the test engine's 500 ms rounds
-    export CROUPIER_BJ_BET_MS=${CROUPIER_BJ_BET_MS:-500} CROUPIER_BJ_TURN_MS=${CROUPIER_BJ_TURN_MS:-2000}
+    export CROUPIER_BJ_BET_MS=${CROUPIER_BJ_BET_MS:-500} CROUPIER_BJ_ACTION_MS=${CROUPIER_BJ_ACTION_MS:-2000}
     export CROUPIER_BJ_GAP_MS=${CROUPIER_BJ_GAP_MS:-200} CROUPIER_BJ_HOUSE_FUND=${CROUPIER_BJ_HOUSE_FUND:-100000000}
 elif [ "$ENGINE" = zhajinhua ]; then
     GAMES=${GAMES:-zhajinhua}
@@ -129,7 +129,7 @@ for f in "${E2E_FAILURES[@]}"; do fail=1; done
 for w in "${E2E_WARNINGS[@]}"; do e2e_log "warning: $w"; done
 sum1=$(e2e_wallet_sum)
 check "wallets sum unchanged ($sum0 -> $sum1)" test "$sum0" -eq "$sum1"
-if [ "$ENGINE" = zhajinhua ]; then
+if [ "$ENGINE" = zhajinhua ] || [ "$ENGINE" = persistent ]; then
     read -r nts ts_left <<<"$(e2e_accounts_left 'ts.*')"
     check "every seat account ts.* back at 0 ($nts accounts, $ts_left not)" \
         test "$nts" -gt 0 -a "$ts_left" -eq 0

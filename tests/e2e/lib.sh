@@ -226,7 +226,7 @@ e2e_wallet_sum() {
 }
 
 # e2e_accounts_left GLOB: the wallets {croupier:money}:wallet:GLOB of chips held at a table
-# (seat accounts: the table kit's ts.*, hold'em's hs.*; blackjack's table chips bjs.*), which
+# (seat accounts: the table kit's ts.*, hold'em's hs.*), which
 # every cash-out (a leave, a bust, the table closing on a drain) brings back to 0; the keys stay.
 # Prints "COUNT NONZERO": how many exist and how many still hold chips.
 e2e_accounts_left() {

@@ -18,12 +18,11 @@
 # rollout really happened under play), settlements reconcile with wallets (the sum of every
 # wallet is unchanged; every finished round the bots saw has exactly one settle record; no
 # voided round has one), no pod needed SIGKILL, and every pod logged `exit reason=drained`.
-# Blackjack's money lives in more wallets: the house wallet house.croupier-persistent, funded
+# Blackjack's money lives in one more wallet: the house wallet house.croupier-persistent, funded
 # once (fixed operation id) by the first persistent pod, so the expected sum is the seeded sum
-# plus CROUPIER_BJ_HOUSE_FUND; and one table-chip wallet bjs.croupier-persistent.<player> per
-# player, all back at 0 once every table has closed on its drain and the bots have left. Zha Jin
-# Hua buys in from the wallets into seat accounts ts.* (in the wallet sum); every one is back at
-# 0 at the end too.
+# plus CROUPIER_BJ_HOUSE_FUND. Blackjack and Zha Jin Hua (the table kit) buy in from the wallets
+# into seat accounts ts.* (in the wallet sum; blackjack's ts.croupier-persistent.*), all back at
+# 0 once every table has closed on its drain and the bots have left.
 # It samples /drain/status and /metrics of every live pod every 250 ms and writes a report with
 # a chart (gnuplot SVG; gnuplot-nox is installed with apt-get when missing and possible).
 #
@@ -41,7 +40,7 @@
 #   CROUPIER_ZHAJINHUA_GAP_MS  pause between Zha Jin Hua hands (default 200; soak 1000)
 #   Drain bounds: GAME_BOUND (20 s; soak 60 s) for every engine but persistent, whose bound in
 #   the soak is its real 120 s (docs/architecture.md §4) with a 180 s grace period (short test:
-#   GAME_BOUND too, with the blackjack timers CROUPIER_BJ_BET_MS/_TURN_MS/_GAP_MS short like
+#   GAME_BOUND too, with the blackjack timers CROUPIER_BJ_BET_MS/_ACTION_MS/_GAP_MS short like
 #   the test engine's rounds);
 #   the traditional engine's is TRAD_BOUND (short test 45 s: a Guandan deal can take longer than
 #   20 s; soak GAME_BOUND)
@@ -66,7 +65,7 @@ if [ "$SOAK" = 1 ]; then
     BJ_BOUND=${BJ_BOUND:-120}
     BJ_GRACE=${BJ_GRACE:-180}
     TRAD_BOUND=${TRAD_BOUND:-$GAME_BOUND}
-    export CROUPIER_BJ_BET_MS=${CROUPIER_BJ_BET_MS:-3000} CROUPIER_BJ_TURN_MS=${CROUPIER_BJ_TURN_MS:-5000}
+    export CROUPIER_BJ_BET_MS=${CROUPIER_BJ_BET_MS:-3000} CROUPIER_BJ_ACTION_MS=${CROUPIER_BJ_ACTION_MS:-5000}
     export CROUPIER_BJ_GAP_MS=${CROUPIER_BJ_GAP_MS:-1000}
     export CROUPIER_ZHAJINHUA_GAP_MS=${CROUPIER_ZHAJINHUA_GAP_MS:-1000}
 else
@@ -79,7 +78,7 @@ else
     BJ_GRACE=${BJ_GRACE:-$((BJ_BOUND + 10))}
     # a Guandan deal (108 cards, every move a bot's) can outlast 20 s on the shared cores
     TRAD_BOUND=${TRAD_BOUND:-45}
-    export CROUPIER_BJ_BET_MS=${CROUPIER_BJ_BET_MS:-500} CROUPIER_BJ_TURN_MS=${CROUPIER_BJ_TURN_MS:-2000}
+    export CROUPIER_BJ_BET_MS=${CROUPIER_BJ_BET_MS:-500} CROUPIER_BJ_ACTION_MS=${CROUPIER_BJ_ACTION_MS:-2000}
     export CROUPIER_BJ_GAP_MS=${CROUPIER_BJ_GAP_MS:-200}
     export CROUPIER_ZHAJINHUA_GAP_MS=${CROUPIER_ZHAJINHUA_GAP_MS:-200}
 fi
@@ -312,12 +311,8 @@ check "sum of wallets unchanged ($SUM0 -> $SUM1)" test "$SUM0" -eq "$SUM1"
 if [[ " $ENGINES " == *" persistent "* ]]; then
     check "blackjack: house wallet funded once ($(e2e_redis get "$BJ_HOUSE"))" \
         test "$(e2e_redis exists "$BJ_HOUSE")" = 1
-    nbjs=0 bjs_left=0
-    for k in $(e2e_redis --scan --pattern '{croupier:money}:wallet:bjs.*'); do
-        nbjs=$((nbjs + 1))
-        [ "$(e2e_redis get "$k")" = 0 ] || bjs_left=$((bjs_left + 1))
-    done
-    check "blackjack: every table-chip wallet back at 0 ($nbjs wallets, $bjs_left not)" \
+    read -r nbjs bjs_left <<<"$(e2e_accounts_left 'ts.croupier-persistent.*')"
+    check "blackjack: every seat account ts.croupier-persistent.* back at 0 ($nbjs accounts, $bjs_left not)" \
         test "$bjs_left" -eq 0 -a "$nbjs" -gt 0
 fi
 if [[ " $ENGINES " == *" zhajinhua "* ]]; then

@@ -1,8 +1,15 @@
 /*
- * The persistent engine (resident blackjack tables, games/persistent/bj_engine.h) against the
- * real croupier-game binary, a real redis-server and the real k8s/prestop.sh under busybox.
- * Players are driven through a real rpc link (rpcc), as a gateway would. Cards are put on top
- * of the shoe with CROUPIER_BJ_TEST_STACK where a test needs a given hand.
+ * The persistent engine (resident blackjack tables on the table kit, games/persistent/
+ * bj_engine.h) against the real croupier-game binary, a real redis-server and the real
+ * k8s/prestop.sh under busybox. Players are driven through a real rpc link (rpcc), as a gateway
+ * would. Cards are put on top of the shoe with CROUPIER_BJ_TEST_STACK where a test needs a given
+ * hand.
+ *
+ * Since the engine stands on the kit (docs/architecture.md §12) a player's chips at a table are
+ * in the kit's seat account of their seat (ts.<service>.<slot>.<epoch>.<desk>.<seat>) instead of
+ * one wallet bjs.<service>.<player>, the turn timer's variable is CROUPIER_BJ_ACTION_MS (the
+ * kit's --bj-action-ms; it was CROUPIER_BJ_TURN_MS) and the buy-in's floor is
+ * CROUPIER_BJ_MIN_BUYIN (the kit's --bj-min-buyin; the old fixed buy-in is BUYIN = MIN_BUYIN).
  */
 #include <check.h>
 #include <signal.h>
@@ -56,6 +63,55 @@ static void set_wallet(env_t *e, const char *who, long long v)
     free(ts_redis_cmd(e->rig.redis, "SET {croupier:money}:wallet:%s %lld", who, v));
 }
 
+/* The kit's seat accounts of the service "persistent" (ts.persistent.*): how many exist, how
+ * many hold chips, and the chips they hold. */
+static long long seat_accounts(env_t *e, int *count, int *nonzero)
+{
+    char *keys = ts_redis_cmd(e->rig.redis, "KEYS {croupier:money}:wallet:ts.persistent.*");
+    ck_assert_ptr_nonnull(keys);
+    long long sum = 0;
+    *count = *nonzero = 0;
+    for (char *p = keys; *p != '\0';) {
+        char *nl = strchr(p, '\n');
+        if (nl != NULL)
+            *nl = '\0';
+        const char *name = strstr(p, "wallet:");
+        if (name != NULL) {
+            long long v = wallet(e, name + strlen("wallet:"));
+            sum += v;
+            *count += 1;
+            *nonzero += v != 0;
+        }
+        if (nl == NULL)
+            break;
+        p = nl + 1;
+    }
+    free(keys);
+    return sum;
+}
+
+/* Waits until the service's seat accounts hold want chips in want_nonzero accounts, at least
+ * one account existing (the writer applies buy-ins and cash-outs asynchronously). */
+static void wait_accounts(env_t *e, long long want, int want_nonzero)
+{
+    long long end = ts_now_ms() + 5000, sum = 0;
+    int n = 0, left = 0;
+    while (ts_now_ms() < end) {
+        sum = seat_accounts(e, &n, &left);
+        if (n > 0 && sum == want && left == want_nonzero)
+            return;
+        ts_sleep_ms(20);
+    }
+    ck_abort_msg("%d seat accounts, %d hold %lld chips; want %d holding %lld", n, left, sum,
+                 want_nonzero, want);
+}
+
+/* Every seat account of the service is back at 0. */
+static void wait_accounts_empty(env_t *e)
+{
+    wait_accounts(e, 0, 0);
+}
+
 /* Waits until a wallet holds want (the writer applies asynchronously). */
 static void wait_wallet(env_t *e, const char *who, long long want)
 {
@@ -90,10 +146,26 @@ static Croupier__RpcFrame *reply(env_t *e, uint64_t rid, int want)
     return r;
 }
 
+/* Joins a blackjack table of stake as the persistent engine (the kit refuses a Join naming
+ * another engine with WRONG_ENGINE, and rpcc_join names the traditional one). Returns the code. */
 static int join(env_t *e, uint64_t player, int64_t stake)
 {
     uint64_t rid = next_rid++;
-    ck_assert_int_eq(rpcc_join(e->c, rid, player, "blackjack", stake, 0), 0);
+    Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+    Croupier__Join j = CROUPIER__JOIN__INIT;
+    j.engine = CROUPIER__ENGINE__ENGINE_PERSISTENT;
+    j.game = "blackjack";
+    j.stake = stake;
+    f.request_id = rid;
+    f.has_player_id = true;
+    f.player_id = player;
+    f.has_session_id = true;
+    f.session_id = player;
+    f.has_deadline_unix_ms = true;
+    f.deadline_unix_ms = (uint64_t)(rpcc_wall_ms() + 5000);
+    f.body_case = CROUPIER__RPC_FRAME__BODY_JOIN;
+    f.join = &j;
+    ck_assert_int_eq(rpcc_send(e->c, &f), 0);
     Croupier__RpcFrame *r = rpcc_wait_reply(e->c, rid, 5000);
     ck_assert_ptr_nonnull(r);
     int code = r->reply->code;
@@ -233,22 +305,26 @@ static int64_t round_delta(env_t *e, uint64_t player, int *outcome)
 START_TEST(test_bj_engine_legal_and_illegal_actions_settle_with_the_house)
 {
     env_t e;
+    /* A 200 ms gap: each next bet (and the final leave) lands between rounds, so no betting
+     * window passes without a bet (the kit writes a hand history for every round). */
     char *env[] = {"CROUPIER_BJ_BET_MS=3000",
-                   "CROUPIER_BJ_TURN_MS=4000",
-                   "CROUPIER_BJ_GAP_MS=30",
+                   "CROUPIER_BJ_ACTION_MS=4000",
+                   "CROUPIER_BJ_GAP_MS=200",
                    "CROUPIER_BJ_BUYIN=50",
+                   "CROUPIER_BJ_MIN_BUYIN=50",
                    "CROUPIER_BJ_TEST_STACK=6c,9h,5d,7s,Tc,Kd;Tc,9h,2d,8s,5c;8c,6h,8d,Ts,3c,Kc,9d;"
                    "Tc,Th,6d,9s;Tc,Ah,9d,7s",
                    NULL};
     env_start(&e, 30, env);
     const uint64_t p = 1001;
-    /* A wallet below the buy-in (50 x 10) cannot sit. */
+    /* A wallet below the buy-in (50 x 10, the floor too) cannot sit. */
     set_wallet(&e, "1001", 499);
     ck_assert_int_eq(join(&e, p, 10), CROUPIER__ERROR_CODE__INSUFFICIENT_FUNDS);
     ck_assert_int_eq(wallet(&e, "1001"), 499);
     set_wallet(&e, "1001", 100000);
     ck_assert_int_eq(join(&e, p, 10), E_OK);
     wait_wallet(&e, "1001", 99500);
+    wait_accounts(&e, 500, 1); /* the seat's account */
     const char *house = "house.persistent";
     wait_wallet(&e, house, FUND);
 
@@ -354,7 +430,7 @@ START_TEST(test_bj_engine_legal_and_illegal_actions_settle_with_the_house)
     frame_free_rpc(reply(&e, rid, 0));
     wait_wallet(&e, "1001", 100000 + total);
     wait_wallet(&e, house, FUND - total);
-    ck_assert_int_eq(wallet(&e, "bjs.persistent.1001"), 0);
+    wait_accounts_empty(&e);
     /* A hand history per completed round. */
     char *n = ts_redis_cmd(e.rig.redis, "XLEN {croupier:history:blackjack}:stream");
     ck_assert_str_eq(n, "5");
@@ -364,27 +440,30 @@ START_TEST(test_bj_engine_legal_and_illegal_actions_settle_with_the_house)
 END_TEST
 
 /*
- * A player's stack wallet (bjs.<service>.<player>) is shared by the tables of the service: during
- * a rollout the old pod's table may still hold chips there (its cash-out not applied yet) when
- * the new pod's table buys in. The new stack is the buy-in only; leaving returns exactly it,
- * and the other table's chips stay in the wallet for its own cash-out.
+ * The chips at a table are in the seat's own account (the kit's ts.<service>.<slot>.<epoch>.
+ * <desk>.<seat>), not in a wallet of the player's shared by the service's tables (the engine
+ * before the kit used bjs.<service>.<player>, which another table's pending cash-out could share
+ * during a rollout): a wallet of that old name is neither read nor touched; the buy-in lands in
+ * the seat account, and leaving returns exactly it.
  */
-START_TEST(test_bj_engine_buyin_stack_ignores_other_tables_chips_in_the_wallet)
+START_TEST(test_bj_engine_buyin_goes_to_the_seat_account_and_back)
 {
     env_t e;
-    char *env[] = {"CROUPIER_BJ_GAP_MS=60000", "CROUPIER_BJ_BUYIN=50", NULL};
+    char *env[] = {"CROUPIER_BJ_GAP_MS=60000", "CROUPIER_BJ_BUYIN=50", "CROUPIER_BJ_MIN_BUYIN=50",
+                   NULL};
     env_start(&e, 30, env);
     const uint64_t p = 1002;
     set_wallet(&e, "1002", 100000);
     set_wallet(&e, "bjs.persistent.1002", 700);
     ck_assert_int_eq(join(&e, p, 10), E_OK);
     wait_wallet(&e, "1002", 99500);
-    wait_wallet(&e, "bjs.persistent.1002", 1200);
+    wait_accounts(&e, 500, 1);
     uint64_t rid = next_rid++;
     ck_assert_int_eq(rpcc_leave(e.c, rid, p), 0);
     frame_free_rpc(reply(&e, rid, 0));
     wait_wallet(&e, "1002", 100000);
-    wait_wallet(&e, "bjs.persistent.1002", 700);
+    wait_accounts_empty(&e);
+    ck_assert_int_eq(wallet(&e, "bjs.persistent.1002"), 700);
     env_stop(&e);
 }
 END_TEST
@@ -401,7 +480,7 @@ START_TEST(test_bj_engine_drain_finishes_round_and_starts_no_next)
 {
     env_t e;
     char *env[] = {"CROUPIER_BJ_BET_MS=400",
-                   "CROUPIER_BJ_TURN_MS=250",
+                   "CROUPIER_BJ_ACTION_MS=250",
                    "CROUPIER_BJ_GAP_MS=20",
                    "CROUPIER_BJ_SITOUT_AFTER=1000",
                    "CROUPIER_BJ_TEST_STACK=Tc,Td,9h,6d,6s,7s",
@@ -483,8 +562,7 @@ START_TEST(test_bj_engine_drain_finishes_round_and_starts_no_next)
     snap_of(r);
     frame_free_rpc(r);
     act(&e, 2001, BET, 10, 0, CROUPIER__ERROR_CODE__NO_ROUND);
-    ck_assert_int_eq(wallet(&e, "bjs.persistent.2001"), 0);
-    ck_assert_int_eq(wallet(&e, "bjs.persistent.2002"), 0);
+    wait_accounts_empty(&e);
     ck_assert_int_eq(wallet(&e, "2001") + wallet(&e, "2002") + wallet(&e, "house.persistent"),
                      sum0);
     ck_assert_int_eq(join(&e, 2003, 10), CROUPIER__ERROR_CODE__DRAINING);
@@ -505,7 +583,7 @@ END_TEST
 START_TEST(test_bj_engine_bound_passes_round_voided_refunded)
 {
     env_t e;
-    char *env[] = {"CROUPIER_BJ_BET_MS=60000", "CROUPIER_BJ_TURN_MS=60000", "CROUPIER_BJ_GAP_MS=10",
+    char *env[] = {"CROUPIER_BJ_BET_MS=60000", "CROUPIER_BJ_ACTION_MS=60000", "CROUPIER_BJ_GAP_MS=10",
                    "CROUPIER_BJ_TEST_STACK=Tc,9h,6d,7s", NULL};
     env_start(&e, 1, env);
     set_wallet(&e, "3001", 5000);
@@ -536,7 +614,10 @@ START_TEST(test_bj_engine_bound_passes_round_voided_refunded)
     ck_assert(ts_proc_log_has(e.rig.game.proc, "exit reason=forced"));
     /* Refunded: the stack went home before the lease was released; nothing was settled. */
     ck_assert_int_eq(wallet(&e, "3001"), 5000);
-    ck_assert_int_eq(wallet(&e, "bjs.persistent.3001"), 0);
+    int n, left;
+    seat_accounts(&e, &n, &left);
+    ck_assert_int_eq(n, 1);
+    ck_assert_int_eq(left, 0);
     ck_assert_int_eq(wallet(&e, "house.persistent"), FUND);
     env_stop(&e);
 }
@@ -548,7 +629,7 @@ int main(void)
     TCase *tc = tcase_create("actions");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_bj_engine_legal_and_illegal_actions_settle_with_the_house);
-    tcase_add_test(tc, test_bj_engine_buyin_stack_ignores_other_tables_chips_in_the_wallet);
+    tcase_add_test(tc, test_bj_engine_buyin_goes_to_the_seat_account_and_back);
     suite_add_tcase(s, tc);
     tc = tcase_create("drain");
     tcase_set_timeout(tc, 60);
