@@ -40,7 +40,7 @@ engine_setup() {
     holdem) GAME=holdem BOT_ENGINE=holdem BUYIN=$((100 * STAKE))
         export CROUPIER_HOLDEM_GAP_MS=100 ;;
     persistent) GAME=blackjack BOT_ENGINE=persistent BUYIN=$((100 * STAKE))
-        export CROUPIER_BJ_BET_MS=500 CROUPIER_BJ_TURN_MS=2000 CROUPIER_BJ_GAP_MS=200
+        export CROUPIER_BJ_BET_MS=500 CROUPIER_BJ_ACTION_MS=2000 CROUPIER_BJ_GAP_MS=200
         export CROUPIER_BJ_HOUSE_FUND=100000000 ;;
     traditional) GAME=doudizhu BOT_ENGINE=traditional BUYIN=$((96 * STAKE))
         export CROUPIER_TRAD_GAP_MS=100 CROUPIER_TRAD_BOT_FILL_MS=500 ;;
