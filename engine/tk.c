@@ -76,6 +76,7 @@ typedef struct tk_engine {
     lobby_pub_t *ads;
     bool destroying;
     char house[MONEY_NAME_MAX + 1]; /* the house wallet (bots, banking games) */
+    char games[128];                /* the games served: tk_game_t.games or a subset (--games) */
     char svc[24];                   /* the service in seat accounts and op ids (tk_service_token) */
     metrics_t *m_tables, *m_opened, *m_seated, *m_timeouts, *m_auto;
     char labels[96];
@@ -118,12 +119,14 @@ typedef struct {
     bool playing; /* dealt into the current round */
     bool bot;     /* a server bot: plays for the house, never counts as a human */
     bool topping; /* a top-up is in flight (tk_game_t.topup) */
-    bool out;     /* sitting out: no round deals it in (tk_seat_sit_out) */
+    bool leave_after_topup; /* left while topping: unseated once the top-up is applied */
+    uint64_t topup_op;      /* the op number of the top-up in flight (a cash-out may follow it) */
+    bool out;               /* sitting out: no round deals it in (tk_seat_sit_out) */
     int64_t stack;
     int64_t bank_ms;
     gs_request_t *join_req;
     int64_t buyin; /* the buy-in (or top-up) in flight */
-    uint8_t shown[16];
+    uint8_t shown[TK_SHOWN_MAX];
     size_t nshown;
     /* kept across occupants (memset up to ops clears an occupant): */
     uint64_t ops; /* money operations of this seat so far (op ids) */
@@ -702,7 +705,8 @@ static void tk_bots_stand(tk_table_t *t)
     if (t->bot_table || rt_desk_in_round(t->desk) || tk_humans(t) > 0)
         return;
     for (int i = 0; i < t->nseats; i++) {
-        if (t->seat[i].bot && t->seat[i].state == TK_SEATED) {
+        /* A bot still topping up stands when its top-up is applied (tk_topup_done). */
+        if (t->seat[i].bot && t->seat[i].state == TK_SEATED && !t->seat[i].topping) {
             tk_cash_out(t, i);
             tk_unseat(t, i);
         }
@@ -746,6 +750,8 @@ static void tk_reply_joined(tk_table_t *t, gs_request_t *req, int seat)
     j.stake = t->stake;
     tk_fill_seats(t, infos, ptrs, &j.n_seats);
     j.seats = ptrs;
+    if (t->eng->game->joined != NULL)
+        t->eng->game->joined(t, t->g, seat, &j);
     sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_JOINED;
     sm.joined = &j;
     gs_reply(gs_of_desk(t->desk), req, CROUPIER__ERROR_CODE__OK, NULL, &sm);
@@ -972,6 +978,26 @@ static void tk_turn_hurry(tk_table_t *t)
     t->turn_allowed_ms = tk_trustee_ms(t);
     t->turn_armed = rt_desk_timer_arm(t->desk, t->turn_allowed_ms,
                                       TK_TIMER_TURN | (t->turn_serial << 8), &t->turn_timer) == 0;
+}
+
+/* The seat to act is back (a resume, tk_game_t.trustee_when_away) while its turn ran on the
+ * automatic move's short timer: the turn gets its full time again from now, and everyone a Turn
+ * saying so. */
+static void tk_turn_restore(tk_table_t *t)
+{
+    rt_desk_timer_cancel(t->desk, t->turn_timer);
+    t->turn_serial++;
+    t->turn_start_ms = clock_mono_ms();
+    t->turn_allowed_ms = t->eng->set.action_ms + t->seat[t->turn_seat].bank_ms;
+    t->turn_armed = rt_desk_timer_arm(t->desk, t->turn_allowed_ms,
+                                      TK_TIMER_TURN | (t->turn_serial << 8), &t->turn_timer) == 0;
+    Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+    Croupier__Turn turn = CROUPIER__TURN__INIT;
+    turn.seat = (uint32_t)t->turn_seat;
+    turn.time_left_ms = (uint32_t)t->turn_allowed_ms;
+    sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_TURN;
+    sm.turn = &turn;
+    tk_push_all(t, &sm);
 }
 
 /* The seat to act moved (an action or its timeout): what it used beyond action_ms comes off
@@ -1288,7 +1314,11 @@ static void tk_leave(tk_table_t *t, gs_request_t *req, int i)
 {
     tk_seat_t *s = &t->seat[i];
     gs_t *gs = gs_of_desk(t->desk);
-    if (s->state == TK_CLOSED) {
+    if (s->topping && (s->state == TK_SEATED || s->state == TK_CLOSED)) {
+        /* Its top-up's chips are on their way from the wallet: it leaves once they are in the
+         * seat account (tk_topup_done), so they go back with the stack. */
+        s->leave_after_topup = true;
+    } else if (s->state == TK_CLOSED) {
         tk_unseat(t, i); /* cashed out when the table closed */
     } else if (rt_desk_in_round(t->desk) && s->playing) {
         s->state = TK_LEAVING; /* after the round: a seat is never torn mid-round */
@@ -1341,11 +1371,17 @@ static void tk_table_on_request(rt_desk_t *desk, void *state, gs_request_t *req)
     }
     switch (req->kind) {
     case GS_REQ_JOIN:
-    case GS_REQ_RESUME:
-        t->seat[i].away = false;
-        t->seat[i].trustee = t->seat[i].state == TK_LEAVING;
+    case GS_REQ_RESUME: {
+        tk_seat_t *s = &t->seat[i];
+        bool hurried = s->trustee || (s->away && t->eng->game->trustee_when_away);
+        s->away = false;
+        s->trustee = s->state == TK_LEAVING;
+        if (hurried && !s->trustee && t->eng->game->trustee_when_away && t->turn_seat == i &&
+            t->turn_armed)
+            tk_turn_restore(t);
         tk_reply_snapshot(t, req, i);
         return;
+    }
     case GS_REQ_LEAVE:
         tk_leave(t, req, i);
         return;
@@ -1567,13 +1603,14 @@ static void tk_topup(tk_table_t *t, int i)
         return;
     }
     s->topping = true;
+    s->topup_op = s->ops; /* a closing cash-out may take the next op numbers meanwhile */
 }
 
 /* A top-up's result: the seat plays on with its stack restored, or (its wallet cannot cover
  * it) leaves the table like a busted seat. */
 static void tk_topup_done(tk_table_t *t, int i, uint64_t n, const money_result_t *res)
 {
-    if (i < 0 || i >= t->nseats || !t->seat[i].topping || t->seat[i].ops != n) {
+    if (i < 0 || i >= t->nseats || !t->seat[i].topping || t->seat[i].topup_op != n) {
         log_emit(LOG_ERROR, "tk_topup_stray", "{s:i,s:s,s:i}", "seat", i, "op", res->id, "status",
                  res->status);
         return;
@@ -1583,6 +1620,11 @@ static void tk_topup_done(tk_table_t *t, int i, uint64_t n, const money_result_t
     if (res->status == MONEY_OK) {
         tk_seat_credit(t, i, n, s->buyin);
         s->stack += s->buyin;
+    }
+    if (s->leave_after_topup) {
+        tk_cash_out(t, i);
+        tk_unseat(t, i);
+        return;
     }
     if (t->closed) {
         /* Closed meanwhile: the seat is cashed out with everyone else's (tk_close) unless the
@@ -1595,6 +1637,8 @@ static void tk_topup_done(tk_table_t *t, int i, uint64_t n, const money_result_t
         tk_bust(t, i);
         return;
     }
+    if (s->bot)
+        tk_bots_stand(t); /* the last human left while this bot topped up */
     tk_maybe_schedule(t);
 }
 
@@ -2008,7 +2052,7 @@ void tk_engine_join(void *e, gs_request_t *req)
     const Croupier__Join *j = req->frame->join;
     Croupier__ErrorCode code = CROUPIER__ERROR_CODE__OK;
     const char *why = NULL;
-    if (!config_list_has(eng->game->games, j->game)) {
+    if (!config_list_has(eng->games, j->game)) {
         code = CROUPIER__ERROR_CODE__NO_SUCH_GAME;
         why = "this server does not run that game";
     } else if (j->engine != eng->game->proto_engine &&
@@ -2049,7 +2093,7 @@ void tk_engine_join(void *e, gs_request_t *req)
 
 int tk_engine_open_table(tk_engine_t *eng, const char *game, int64_t stake, int bots)
 {
-    if (!config_list_has(eng->game->games, game) || stake < 1 || bots < 0)
+    if (!config_list_has(eng->games, game) || stake < 1 || bots < 0)
         return -EINVAL;
     tk_open_t *o = xcalloc(1, sizeof *o);
     snprintf(o->game, sizeof o->game, "%s", game);
@@ -2062,7 +2106,7 @@ int tk_engine_open_table(tk_engine_t *eng, const char *game, int64_t stake, int 
 const char *tk_engine_games(void *e)
 {
     tk_engine_t *eng = e;
-    return eng->game->games;
+    return eng->games;
 }
 
 void tk_engine_stop_intake(void *e)
@@ -2221,14 +2265,33 @@ static void tk_rconn_state_cb(rconn_t *rc, bool connected, void *arg)
         lobby_pub_refresh(eng->ads);
 }
 
+/* games (croupier-game --games) is a subset of the game's list, each game once: 0, or -EINVAL. */
+static int tk_games_check(const tk_game_t *gm, const char *games)
+{
+    char buf[128], seen[128] = "";
+    if (strlen(games) >= sizeof buf)
+        return -EINVAL;
+    snprintf(buf, sizeof buf, "%s", games);
+    int n = 0;
+    char *save = NULL;
+    for (char *g = strtok_r(buf, ",", &save); g != NULL; g = strtok_r(NULL, ",", &save), n++) {
+        if (!config_list_has(gm->games, g) || config_list_has(seen, g))
+            return -EINVAL;
+        snprintf(seen + strlen(seen), sizeof seen - strlen(seen), "%s%s", n > 0 ? "," : "", g);
+    }
+    return n > 0 ? 0 : -EINVAL;
+}
+
 int tk_engine_create(tk_engine_def_t *def, gs_t *gs, const char *games, void **out)
 {
     const tk_game_t *gm = def->game;
-    if (games != NULL && strcmp(games, gm->games) != 0) {
-        log_emit(LOG_ERROR, "engine_bad_games", "{s:s,s:s}", "engine", gm->engine, "games", games);
+    if (games != NULL && tk_games_check(gm, games) != 0) {
+        log_emit(LOG_ERROR, "engine_bad_games", "{s:s,s:s,s:s}", "engine", gm->engine, "games",
+                 games, "served", gm->games);
         return -EINVAL;
     }
     tk_engine_t *eng = xcalloc(1, sizeof *eng);
+    snprintf(eng->games, sizeof eng->games, "%s", games != NULL ? games : gm->games);
     eng->gs = gs;
     eng->game = gm;
     /* The settings were parsed with the process's flags when the engine's flags were part of

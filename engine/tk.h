@@ -84,6 +84,7 @@
 #define TK_MAX_SEATS 9
 #define TK_TRUSTEE_MS 1000
 #define TK_CLOSE_NOTICE_MS 2000
+#define TK_SHOWN_MAX 32 /* cards a seat may show at a round's end (tk_round_show) */
 /* Seat accounts: wallets named TK_ACCOUNT_PREFIX<service>.<slot>.<epoch>.<desk hex>.<seat>
  * (a service of more than 20 characters is named by a hash, see tk.c). */
 #define TK_ACCOUNT_PREFIX "ts."
@@ -122,7 +123,9 @@ typedef struct tk_engine tk_engine_t;
 /* A game's rules, as the kit calls them. Every callback runs on the table's desk thread. */
 typedef struct tk_game {
     const char *engine;            /* --engine name and the registry's engine, e.g. "zhajinhua" */
-    const char *games;             /* the games it serves, comma-separated, e.g. "zhajinhua" */
+    /* The games it serves, comma-separated, e.g. "zhajinhua"; croupier-game --games may name a
+     * subset of them (each once): the engine then serves, advertises and lists only those. */
+    const char *games;
     Croupier__Engine proto_engine; /* what Joined/Snapshot say: ENGINE_GAME for new games */
     int min_seats, max_seats;      /* bounds of --<engine>-seats (2..TK_MAX_SEATS) */
     int min_players;               /* seated players a round needs (>= 2; 0: every seat) */
@@ -138,7 +141,9 @@ typedef struct tk_game {
     void (*house_name)(const char *service, char *buf, size_t len);
     /* After a round, a seat whose stack fell below min_stack() is topped up from its wallet
      * (a bot's from the house) back to the largest buy-in instead of being busted; a wallet
-     * that cannot cover it busts the seat. The next round waits for the top-ups. */
+     * that cannot cover it busts the seat. The next round waits for the top-ups; a seat that
+     * leaves (or a bot that stands up) while its top-up is in flight goes once it is applied,
+     * its chips cashed out with the stack. */
     bool topup;
     /* Seats of a table of game (NULL: the --<engine>-seats setting, which is passed). */
     int (*seats_for)(const char *game, int configured);
@@ -154,7 +159,10 @@ typedef struct tk_game {
     /* A disconnected player's turns are played by the automatic move (after trustee_ms) until
      * they resume, as for a player on trustee (shedding games); otherwise a disconnected
      * player keeps their full turn time (they may be back in a second through another
-     * gateway). */
+     * gateway). A player who resumes during their own turn while it runs on the automatic
+     * move's short timer (away, or on trustee, and not leaving) gets the full turn time
+     * again (action_ms plus their time bank), from the resume on: the Snapshot answering it
+     * says so, and everyone gets a Turn with the new time left (no terms). */
     bool trustee_when_away;
     /* The engine's option text (croupier-game's engine options), checked before anything
      * starts: engine_ops_t.check_options. May be NULL. */
@@ -192,6 +200,10 @@ typedef struct tk_game {
      * per-table state: the Snapshot is sent after this returns). Called between rounds too.
      * Required. */
     void (*snapshot)(tk_table_t *t, void *g, int seat);
+    /* The Joined answering seat's join, filled by the kit, for the game to add its own fields
+     * (e.g. the traditional engine's rule options), pointing at memory the game owns (its
+     * per-table state: the Joined is sent after this returns). May be NULL. */
+    void (*joined)(tk_table_t *t, void *g, int seat, Croupier__Joined *j);
     /* A seat was taken (seated true: the buy-in applied, tk_seat_stack() holds it) or emptied
      * (false: cashed out, the player gone). May be NULL. */
     void (*seat_changed)(tk_table_t *t, void *g, int seat, bool seated);
@@ -320,7 +332,8 @@ void tk_turn_clear(tk_table_t *t);
 /* The hand history of the round (docs/hand-history.md): cards (seat -1 = table) and actions. */
 void tk_history_card(tk_table_t *t, int seat, uint8_t card);
 void tk_history_action(tk_table_t *t, int seat, const char *action, int64_t amount);
-/* Cards seat showed at the end (RoundEnd's shown_cards and the history). */
+/* Cards seat showed at the end (RoundEnd's shown_cards and the history; at most
+ * TK_SHOWN_MAX, more are ignored). */
 void tk_round_show(tk_table_t *t, int seat, const uint8_t *cards, size_t n);
 /*
  * Ends the round: delta[seat] for every playing seat (chips won or lost), rake >= 0, sum of

@@ -323,17 +323,41 @@ e2e_rounds_check() {
 
 # e2e_unseen_check ROUNDS_FILE: the rounds a bot had open when it lost its connection and that
 # ended while it was away ("ID unseen" lines of the --rounds-file). Prints "UNSEEN UNACCOUNTED":
-# distinct such rounds, and how many of them have no settle record and were not seen by any bot
-# to end voided or without money. UNACCOUNTED must be 0: the server finished every such round.
+# distinct such rounds, and how many of them have neither a settle record
+# ({croupier:money}:round:<id>) nor a hand-history record for their round id
+# ({croupier:history:<game>}:seen:<id>, docs/hand-history.md: every round a table-kit game
+# begins has exactly one, settled, thrown in or voided). UNACCOUNTED must be 0: the server
+# finished every such round. Which record each round has goes to ROUNDS_FILE's sibling
+# <name>-unseen.txt ("ID settle|history|settle+history|none"), and a count of each to stderr.
 e2e_unseen_check() {
-    local unseen=0 bad=0
+    local unseen=0 bad=0 ids games k out
+    out="${1%.txt}-unseen.txt"
     if [ -s "$1" ]; then
-        unseen=$(awk '$2 == "unseen" { print $1 }' "$1" | sort -u | wc -l)
+        ids=$(awk '$2 == "unseen" { print $1 }' "$1" | sort -u)
+        unseen=$(printf '%s' "$ids" | grep -c .)
         if [ "$unseen" -gt 0 ]; then
-            bad=$(awk '$2 == "unseen" { u[$1] = 1 }
-                       $2 == "voided" || $2 == "nomoney" { ok[$1] = 1 }
-                       END { for (id in u) if (!(id in ok)) print id }' "$1" |
-                sed 's/^/EXISTS {croupier:money}:round:/' | e2e_redis | grep -vc '^1$')
+            # the games that have hand histories: {croupier:history:<game>}:stream
+            games=$(e2e_redis --scan --pattern '{croupier:history:*}:stream' |
+                sed -n 's/^{croupier:history:\(.*\)}:stream$/\1/p' | sort -u | tr '\n' ' ')
+            k=$(printf '%s' "$games" | wc -w)
+            # per round id: its settle record, then its history record in each game
+            printf '%s\n' "$ids" |
+                awk -v games="$games" '{
+                    print "EXISTS {croupier:money}:round:" $1
+                    n = split(games, g, " ")
+                    for (i = 1; i <= n; i++) print "EXISTS {croupier:history:" g[i] "}:seen:" $1
+                }' | e2e_redis >"$out.raw"
+            printf '%s\n' "$ids" |
+                awk -v k="$k" -v raw="$out.raw" '{
+                    getline r <raw; s = r == "1"; h = 0
+                    for (i = 0; i < k; i++) { getline r <raw; if (r == "1") h = 1 }
+                    print $1, s && h ? "settle+history" : s ? "settle" : h ? "history" : "none"
+                }' >"$out"
+            rm -f "$out.raw"
+            bad=$(awk '$2 == "none"' "$out" | wc -l)
+            awk '{ n[$2]++ } END { for (w in n) printf "%s %d ", w, n[w] }' "$out" |
+                sed "s|^|unseen rounds of $(basename "$1") by record: |" >&2
+            echo >&2
         fi
     fi
     echo "$unseen $bad"
