@@ -1290,11 +1290,17 @@ static void tk_action(tk_table_t *t, gs_request_t *req, int seat)
     uint64_t turn = t->turn_serial;
     int64_t used = clock_mono_ms() - t->turn_start_ms;
     const char *why = NULL;
+    /* The player acts: a turn this move starts for the same seat (blackjack: the bet that
+     * closes the window deals, and the seat's first hand is on turn) is theirs again, not the
+     * trustee's short one. A refused move changes nothing. */
+    bool was_trustee = s->trustee;
+    s->trustee = false;
     Croupier__ErrorCode code =
         gm->action(t, t->g, seat, m != NULL ? m : (const ProtobufCMessage *)&a->base, &why);
     if (m != NULL)
         frame_free(m);
     if (code != CROUPIER__ERROR_CODE__OK) {
+        s->trustee = was_trustee;
         tk_refuse(t, req, code, why);
         return;
     }

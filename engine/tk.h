@@ -43,7 +43,8 @@
  *              pushes Turn with the time left; on
  *              expiry the game's timeout() makes the automatic move and the seat goes on
  *              trustee: its next turns are played after TK_TRUSTEE_MS until the player acts or
- *              resumes. A timer of an older turn never fires a newer one (serials).
+ *              resumes (a turn the accepted move itself starts for the seat is a full one).
+ *              A timer of an older turn never fires a newer one (serials).
  *   events     every ServerMessage a table pushes carries event_seq, one counter per table:
  *              every event takes the next number, a player sees the numbers of the events sent
  *              to them (gaps are events sent only to others), and a Snapshot carries the last.

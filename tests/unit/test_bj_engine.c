@@ -125,6 +125,22 @@ static void wait_wallet(env_t *e, const char *who, long long want)
     ck_abort_msg("wallet %s holds %lld, want %lld", who, v, want);
 }
 
+/* Waits until the blackjack hand-history stream holds want records (written asynchronously). */
+static void wait_histories(env_t *e, long long want)
+{
+    long long end = ts_now_ms() + 5000, n = 0;
+    while (ts_now_ms() < end) {
+        char *v = ts_redis_cmd(e->rig.redis, "XLEN {croupier:history:blackjack}:stream");
+        ck_assert_ptr_nonnull(v);
+        n = atoll(v);
+        free(v);
+        if (n >= want)
+            break;
+        ts_sleep_ms(20);
+    }
+    ck_assert_int_eq(n, want);
+}
+
 /* /drain/status's human_desks (testenv_human_desks), asserted to be there. */
 static long human_desks(env_t *e)
 {
@@ -234,8 +250,9 @@ static int hand_cards(const Croupier__Snapshot *s, uint32_t seat, uint32_t hand)
 }
 
 /* Skips events until a push of the given body arrives (a Turn must be a decision turn, with a
- * hand, or an insurance offer with to_call, as asked). Returns it (free it) or NULL. */
-enum { WANT_DECISION = 1, WANT_INSURANCE = 2 };
+ * hand, an insurance offer with to_call, or a betting window's with min_amount, as asked).
+ * Returns it (free it) or NULL. */
+enum { WANT_DECISION = 1, WANT_INSURANCE = 2, WANT_BET = 3 };
 static Croupier__RpcFrame *wait_push(env_t *e, int body, int turn_kind, int timeout_ms)
 {
     long long end = ts_now_ms() + timeout_ms;
@@ -249,7 +266,8 @@ static Croupier__RpcFrame *wait_push(env_t *e, int body, int turn_kind, int time
         if (f->body_case == CROUPIER__RPC_FRAME__BODY_PUSH && (int)f->push->body_case == body) {
             if (body != CROUPIER__SERVER_MESSAGE__BODY_TURN ||
                 (turn_kind == WANT_DECISION && f->push->turn->has_hand) ||
-                (turn_kind == WANT_INSURANCE && f->push->turn->has_to_call))
+                (turn_kind == WANT_INSURANCE && f->push->turn->has_to_call) ||
+                (turn_kind == WANT_BET && f->push->turn->has_min_amount))
                 return f;
         }
         frame_free_rpc(f);
@@ -432,9 +450,7 @@ START_TEST(test_bj_engine_legal_and_illegal_actions_settle_with_the_house)
     wait_wallet(&e, house, FUND - total);
     wait_accounts_empty(&e);
     /* A hand history per completed round. */
-    char *n = ts_redis_cmd(e.rig.redis, "XLEN {croupier:history:blackjack}:stream");
-    ck_assert_str_eq(n, "5");
-    free(n);
+    wait_histories(&e, 5);
     env_stop(&e);
 }
 END_TEST
@@ -464,6 +480,87 @@ START_TEST(test_bj_engine_buyin_goes_to_the_seat_account_and_back)
     wait_wallet(&e, "1002", 100000);
     wait_accounts_empty(&e);
     ck_assert_int_eq(wallet(&e, "bjs.persistent.1002"), 700);
+    env_stop(&e);
+}
+END_TEST
+
+/*
+ * Sit-out (bj_engine.h): a seat that lets CROUPIER_BJ_SITOUT_AFTER betting windows pass without
+ * a bet sits out, and no round is dealt while nobody else plays; a BJ_BET between rounds is the
+ * bet for the next window and brings the seat back. Each window without a bet is a round of the
+ * kit: RoundEnd lists the seat with delta 0 and the kit writes its hand history (the engine
+ * before the kit wrote none for it).
+ */
+START_TEST(test_bj_engine_sits_out_after_windows_without_a_bet_and_a_bet_brings_it_back)
+{
+    env_t e;
+    char *env[] = {"CROUPIER_BJ_BET_MS=200", "CROUPIER_BJ_GAP_MS=50", "CROUPIER_BJ_SITOUT_AFTER=2",
+                   "CROUPIER_BJ_ACTION_MS=5000", "CROUPIER_BJ_TEST_STACK=;;Tc,9h,6d,7s", NULL};
+    env_start(&e, 30, env);
+    const uint64_t p = 4001;
+    set_wallet(&e, "4001", 100000);
+    ck_assert_int_eq(join(&e, p, 10), E_OK);
+    for (int k = 0; k < 2; k++) {
+        Croupier__RpcFrame *f = wait_push(&e, CROUPIER__SERVER_MESSAGE__BODY_ROUND_END, 0, 5000);
+        ck_assert_ptr_nonnull(f);
+        Croupier__RoundEnd *re = f->push->round_end;
+        ck_assert_int_eq(re->outcome, CROUPIER__ROUND_OUTCOME__OUTCOME_COMPLETED);
+        ck_assert_int_eq(re->n_deltas, 1);
+        ck_assert_int_eq(re->deltas[0]->player_id, p);
+        ck_assert_int_eq(re->deltas[0]->delta, 0);
+        frame_free_rpc(f);
+    }
+    /* Sitting out: five windows' time without a round. */
+    Croupier__RpcFrame *f = wait_push(&e, CROUPIER__SERVER_MESSAGE__BODY_ROUND_END, 0, 1250);
+    ck_assert_ptr_null(f);
+    ck_assert_int_eq(human_desks(&e), 0);
+    /* A bet brings it back: the next window opens with it placed (16 against a 9). */
+    act(&e, p, BET, 10, 0, E_OK);
+    act(&e, p, BET, 20, 0, CROUPIER__ERROR_CODE__ACTION_NOT_ALLOWED); /* one bet per window */
+    f = wait_push(&e, CROUPIER__SERVER_MESSAGE__BODY_TURN, WANT_DECISION, 5000);
+    ck_assert_ptr_nonnull(f);
+    frame_free_rpc(f);
+    act(&e, p, STAND, 0, 0, E_OK);
+    f = wait_push(&e, CROUPIER__SERVER_MESSAGE__BODY_ROUND_END, 0, 5000);
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(f->push->round_end->n_deltas, 1);
+    ck_assert_int_ne(f->push->round_end->deltas[0]->delta, 0); /* 16 v 16: the dealer draws */
+    frame_free_rpc(f);
+    wait_histories(&e, 3);
+    env_stop(&e);
+}
+END_TEST
+
+/*
+ * A seat whose decision timed out is on the kit's trustee (its next turns are the automatic
+ * move after CROUPIER_BJ_TRUSTEE_MS) until the player acts: the bet that closes the next window
+ * deals, and the seat's first hand then gets the full CROUPIER_BJ_ACTION_MS (docs/architecture.md
+ * §12, engine/tk.h "turns"), not the trustee's short delay.
+ */
+START_TEST(test_bj_engine_a_bet_after_a_timeout_gets_full_decision_time)
+{
+    env_t e;
+    char *env[] = {"CROUPIER_BJ_BET_MS=5000", "CROUPIER_BJ_GAP_MS=50", "CROUPIER_BJ_ACTION_MS=800",
+                   "CROUPIER_BJ_TRUSTEE_MS=100", "CROUPIER_BJ_TEST_STACK=Tc,9h,6d,7s;Tc,9h,6d,7s",
+                   NULL};
+    env_start(&e, 30, env);
+    const uint64_t p = 5001;
+    set_wallet(&e, "5001", 100000);
+    ck_assert_int_eq(join(&e, p, 10), E_OK);
+    for (int round = 0; round < 2; round++) {
+        Croupier__RpcFrame *f = wait_push(&e, CROUPIER__SERVER_MESSAGE__BODY_TURN, WANT_BET, 5000);
+        ck_assert_ptr_nonnull(f);
+        frame_free_rpc(f);
+        act(&e, p, BET, 10, 0, E_OK); /* the only seat: the window closes, 16 against a 9 */
+        f = wait_push(&e, CROUPIER__SERVER_MESSAGE__BODY_TURN, WANT_DECISION, 5000);
+        ck_assert_ptr_nonnull(f);
+        ck_assert_int_eq(f->push->turn->time_left_ms, 800);
+        frame_free_rpc(f);
+        /* Round 0: nobody decides, the hand stands on the timeout; round 1: the same. */
+        f = wait_push(&e, CROUPIER__SERVER_MESSAGE__BODY_ROUND_END, 0, 5000);
+        ck_assert_ptr_nonnull(f);
+        frame_free_rpc(f);
+    }
     env_stop(&e);
 }
 END_TEST
@@ -630,6 +727,8 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_bj_engine_legal_and_illegal_actions_settle_with_the_house);
     tcase_add_test(tc, test_bj_engine_buyin_goes_to_the_seat_account_and_back);
+    tcase_add_test(tc, test_bj_engine_sits_out_after_windows_without_a_bet_and_a_bet_brings_it_back);
+    tcase_add_test(tc, test_bj_engine_a_bet_after_a_timeout_gets_full_decision_time);
     suite_add_tcase(s, tc);
     tc = tcase_create("drain");
     tcase_set_timeout(tc, 60);
