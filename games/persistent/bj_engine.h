@@ -29,9 +29,10 @@
  * Money (the house is the counterparty). A player's chips at a table live in the kit's seat
  * account of that seat (ts.<service>.<slot>.<epoch>.<desk hex>.<seat>, TK_ACCOUNT_PREFIX), so
  * nothing the table holds exists only in memory:
- *   - join: the buy-in of --bj-buyin table minimums, at least --bj-min-buyin (both 100 by
- *     default: a fixed buy-in) moves from the wallet "<player>" to the seat account; a wallet
- *     below the minimum is refused INSUFFICIENT_FUNDS;
+ *   - join: the buy-in, min(wallet, --bj-buyin table minimums (100)) and at least --bj-min-buyin
+ *     (1: one minimum bet), moves from the wallet "<player>" to the seat account; a wallet
+ *     below the minimum is refused INSUFFICIENT_FUNDS. So a player who lost a few chips is
+ *     seated again when a drain moves the table (tests/e2e/move_exact_buyin.sh);
  *   - every bet, double, split and insurance is checked at once against the stack (the chips
  *     at the table before the round): INSUFFICIENT_FUNDS when it would not cover the round's
  *     total stake, so no settlement can take a seat account below zero;
@@ -47,7 +48,7 @@
  *
  * Settings: the kit's flags with the prefix bj (croupier-game --help; variables
  * CROUPIER_BJ_SEATS (7), CROUPIER_BJ_ACTION_MS (decision and insurance timer, 15000),
- * CROUPIER_BJ_GAP_MS (1500), CROUPIER_BJ_IDLE_MS, CROUPIER_BJ_BUYIN / _MIN_BUYIN (100 / 100),
+ * CROUPIER_BJ_GAP_MS (1500), CROUPIER_BJ_IDLE_MS, CROUPIER_BJ_BUYIN / _MIN_BUYIN (100 / 1),
  * CROUPIER_BJ_HOUSE (house.<service>), CROUPIER_BJ_HOUSE_FUND (10^12), CROUPIER_BJ_TRUSTEE_MS
  * ...) and the engine's own: CROUPIER_BJ_BET_MS (betting window, 10000), CROUPIER_BJ_DECKS (6),
  * CROUPIER_BJ_MAX_MULT (maximum bet in table minimums, 100), CROUPIER_BJ_SITOUT_AFTER (2). For
@@ -58,7 +59,8 @@
  * What the kit changed against the engine before it (the tests say so where they look):
  * stacks are per seat of a table, not one bjs.<service>.<player> wallet per player across the
  * service's tables; CROUPIER_BJ_TURN_MS is CROUPIER_BJ_ACTION_MS; the buy-in is min(wallet,
- * --bj-buyin) with --bj-min-buyin as the floor (the defaults keep the fixed 100 minimums); a
+ * --bj-buyin) with --bj-min-buyin as the floor (one table minimum: the fixed buy-in of 100
+ * minimums refused a player moved by a drain who had lost a chip); a
  * second join while the first's buy-in is in flight is answered UNAVAILABLE "join in progress;
  * retry"; a player who joins during a betting window bets in the next one; a seat that timed
  * out plays its later hands by the automatic move (stand) after --bj-trustee-ms until it acts;

@@ -10,10 +10,11 @@
 # For each engine: redis, two croupier-game of the engine, one croupier-gate, bots of one game
 # whose wallets hold exactly the buy-in of the stake they join at (hold'em 100 big blinds,
 # blackjack 100 table minimums, Zha Jin Hua 200 antes, Dou Dizhu its escrow of 96 stakes).
-# After a few rounds game-a is terminated as kubelet does (preStop, SIGTERM); its tables finish
-# their round, cash out and close; the gateway moves every player to game-b. Checks: the bots
+# After a few rounds the game server that seats more of the players is terminated as kubelet
+# does (preStop, SIGTERM); its tables finish their round, cash out and close; the gateway moves
+# every player to the other one. Checks: the bots
 # were moved (moves > 0), the gateway logged no failed move and no INSUFFICIENT_FUNDS answer
-# reached a moved player, the moved players finished rounds on game-b, no torn round, every pod
+# reached a moved player, rounds finished on the other server, no torn round, every pod
 # exited drained, wallets conserved and every seat account back at 0.
 # Env: ENGINES (default "zhajinhua holdem persistent traditional"), CROUPIER_KEEP_LOGS=1.
 set -u
@@ -54,6 +55,11 @@ pod_slot() {
         grep -o '[0-9]*$'
 }
 
+# Players seated at a game pod's kit tables (its /metrics tk_seated), 0 when unknown.
+pod_seated() {
+    e2e_get "${POD_HEALTH[$1]}/metrics" | awk '/^tk_seated\{/ { n += $2 } END { print n + 0 }'
+}
+
 run_engine() {
     local engine=$1
     engine_setup "$engine"
@@ -85,13 +91,19 @@ run_engine() {
         >"$E2E_DIR/bot.log" 2>&1 &
     local bot=$!
     sleep 3
+    # Drain the server that seats more of the players (the gateway spreads joins by load).
+    local from=game-a to=game-b
+    if [ "$(pod_seated game-b)" -gt "$(pod_seated game-a)" ]; then
+        from=game-b to=game-a
+    fi
     local slot_a slot_b
-    slot_a=$(pod_slot game-a)
-    slot_b=$(pod_slot game-b)
-    e2e_pod_terminate game-a
+    slot_a=$(pod_slot $from)
+    slot_b=$(pod_slot $to)
+    e2e_log "$engine: draining $from ($(pod_seated $from) seated; $to has $(pod_seated $to))"
+    e2e_pod_terminate $from
     local st=0
     wait "$bot" || st=$?
-    for p in gate-a game-b; do
+    for p in gate-a $to; do
         e2e_pod_terminate "$p"
     done
     local rep=$E2E_DIR/report.json
@@ -116,10 +128,10 @@ run_engine() {
     local failed
     failed=$(grep -c '"event":"player_move_failed"' "${POD_LOG[gate-a]}")
     check "$engine: the gateway logged no failed move ($failed)" test "$failed" -eq 0
-    # Rounds finished on game-b after the move: round ids are service:slot:epoch:desk:seq.
+    # Rounds finished on the other server: round ids are service:slot:epoch:desk:seq.
     local on_b
     on_b=$(awk -v s="$slot_b" '$2 == "finished" { split($1, f, ":"); if (f[2] == s) n++ } END { print n + 0 }' "$E2E_DIR/rounds.txt")
-    check "$engine: rounds finished on game-b, where the players were moved ($on_b; slots a=$slot_a b=$slot_b)" \
+    check "$engine: rounds finished on $to, where the players were moved ($on_b; slots $slot_a -> $slot_b)" \
         test "$on_b" -gt 0
     for p in gate-a game-a game-b; do
         check "$engine: pod $p logged exit reason=drained" grep -q 'exit reason=drained' "${POD_LOG[$p]}"
