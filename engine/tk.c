@@ -211,6 +211,7 @@ typedef struct {
     rt_desk_id_t desk;
     int seat;
     uint64_t n;
+    int msg; /* TK_MSG_BUYIN_DONE or TK_MSG_TOPUP_DONE */
 } tk_op_t;
 
 static void tk_op_id(tk_table_t *t, int seat, uint64_t n, const char *tag, char *buf, size_t len)
@@ -229,26 +230,13 @@ static void tk_money_log_cb(money_result_t *res, void *arg)
     free(res);
 }
 
-/* Writer thread: a buy-in's result goes back to its table desk (a money follow-up). */
-static void tk_buyin_cb(money_result_t *res, void *arg)
+/* Writer thread: a buy-in's or a top-up's result goes back to its table desk as op->msg (a
+ * money follow-up, gs.h). */
+static void tk_seat_op_cb(money_result_t *res, void *arg)
 {
     tk_op_t *op = arg;
     res->arg = op->gs;
-    rt_msg_t m = {.type = TK_MSG_BUYIN_DONE,
-                  .arg = (uint64_t)op->seat,
-                  .arg2 = op->n,
-                  .ptr = res,
-                  .free_fn = gs_money_result_free};
-    rt_post(op->rt, op->desk, &m);
-    free(op);
-}
-
-/* Writer thread: a top-up's result goes back to its table desk (a money follow-up). */
-static void tk_topup_cb(money_result_t *res, void *arg)
-{
-    tk_op_t *op = arg;
-    res->arg = op->gs;
-    rt_msg_t m = {.type = TK_MSG_TOPUP_DONE,
+    rt_msg_t m = {.type = op->msg,
                   .arg = (uint64_t)op->seat,
                   .arg2 = op->n,
                   .ptr = res,
@@ -1409,13 +1397,16 @@ static int tk_submit_buyin(tk_table_t *t, int i, const char *wallet, int64_t amo
     char op[MONEY_ID_MAX + 1];
     tk_op_id(t, i, n, topup ? "tu" : "bi", op, sizeof op);
     tk_op_t *o = xcalloc(1, sizeof *o);
-    *o = (tk_op_t){
-        .gs = gs, .rt = rt_desk_rt(t->desk), .desk = rt_desk_id(t->desk), .seat = i, .n = n};
+    *o = (tk_op_t){.gs = gs,
+                   .rt = rt_desk_rt(t->desk),
+                   .desk = rt_desk_id(t->desk),
+                   .seat = i,
+                   .n = n,
+                   .msg = topup ? TK_MSG_TOPUP_DONE : TK_MSG_BUYIN_DONE};
     money_writer_t *w = gs_money(gs);
     gs_money_followup_begin(gs);
-    int rc = w != NULL ? money_writer_submit_buyin(w, wallet, amount, op,
-                                                   topup ? tk_topup_cb : tk_buyin_cb, o)
-                       : -ENOTCONN;
+    int rc =
+        w != NULL ? money_writer_submit_buyin(w, wallet, amount, op, tk_seat_op_cb, o) : -ENOTCONN;
     if (rc != 0) {
         gs_money_followup_end(gs);
         free(o);
