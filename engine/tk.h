@@ -40,11 +40,11 @@
  *              (a refused round_start or numbers that break a rule) does not close the table.
  *   turns      tk_turn() arms the turn timer (action_ms plus the seat's time bank, which pays
  *              for the time an accepted move that ends the turn took beyond action_ms) and
- *              pushes Turn with the time left; on
- *              expiry the game's timeout() makes the automatic move and the seat goes on
- *              trustee: its next turns are played after TK_TRUSTEE_MS until the player acts or
- *              resumes (a turn the accepted move itself starts for the seat is a full one).
- *              A timer of an older turn never fires a newer one (serials).
+ *              pushes Turn with the time left; on expiry the game's timeout() makes the
+ *              automatic move and the seat goes on trustee: its next turns are played after
+ *              trustee_ms until the player acts or resumes (a turn the accepted move itself
+ *              starts for the seat is a full one). A timer of an older turn never fires a newer
+ *              one (serials). A server bot's turn is its bot_move() after bot_ms.
  *   events     every ServerMessage a table pushes carries event_seq, one counter per table:
  *              every event takes the next number, a player sees the numbers of the events sent
  *              to them (gaps are events sent only to others), and a Snapshot carries the last.
@@ -54,16 +54,24 @@
  *   lifecycle  a table left empty and idle for idle_ms is destroyed and the lobby forgets it;
  *              the next join opens a new one. There is no fixed table cap: memory is bounded by
  *              the live tables.
- *   settings   each kit engine has flags (--<engine>-seats, -action-ms, -time-bank-ms, -gap-ms,
- *              -idle-ms, -buyin, -min-buyin, -rake-bp, -rake-cap) with environment variables,
- *              shown by croupier-game --help and checked at start (bad values exit 2).
- *   metrics    tk_tables{engine}, tk_tables_opened_total{engine}, tk_seated{engine},
- * tk_timeouts_total{engine}, tk_auto_actions_total{engine}, tk_refusals_total{engine,code}, and the
- * gs's game_rounds_total{game,outcome}. protocol   a kit game's actions arrive as Action.game
- * (GameAction: the body is the game's own message, decoded with frame_unpack_game() against
- * tk_game_t.action_desc and action_rules, the same caps and checks as the client protocol); its
- * snapshot state goes out as Snapshot.game and its own events as ServerMessage.game_event. The
- * gateway forwards them without knowing the game.
+ *   settings   each kit engine has flags (--<prefix>-seats, -action-ms, -time-bank-ms,
+ *              -gap-ms, -idle-ms, -buyin, -min-buyin, -rake-bp, -rake-cap, -trustee-ms; with
+ *              bots -bot-ms, -bot-fill-ms; with bots or a house -house, -house-fund; and the
+ *              game's extra_flags), each with its environment variable, shown by croupier-game
+ *              --help and checked at start (a bad value exits 2).
+ *   metrics    tk_tables, tk_tables_opened_total, tk_seated, tk_timeouts_total,
+ *              tk_auto_actions_total (each labelled engine), tk_refusals_total (engine, code),
+ *              and the gs's game_rounds_total (game, outcome).
+ *   protocol   a kit game's actions arrive as Action.game (GameAction: the body is the game's
+ *              own message, decoded with frame_unpack_game() against tk_game_t.action_desc and
+ *              action_rules, the same caps and checks as the client protocol); its snapshot
+ *              state goes out as Snapshot.game_state and its own events as
+ *              ServerMessage.game_event. The gateway forwards them without knowing the game.
+ *              An engine that keeps its own members of Action/Snapshot (the built-in ones) sets
+ *              action_desc NULL and uses tk_snapshot_msg().
+ *
+ * The engines on the kit: test (engine/testgame.c), holdem, persistent (blackjack),
+ * traditional (the shedding games) and zhajinhua (games/<game>/).
  *
  * Threads. Every tk_* function below that takes a tk_table_t runs on that table's desk thread,
  * inside one of the game's callbacks (the kit calls the game only there). Nothing of a table is
