@@ -131,7 +131,7 @@ typedef struct tk_engine tk_engine_t;
 
 /* A game's rules, as the kit calls them. Every callback runs on the table's desk thread. */
 typedef struct tk_game {
-    const char *engine;            /* --engine name and the registry's engine, e.g. "zhajinhua" */
+    const char *engine; /* --engine name and the registry's engine, e.g. "zhajinhua" */
     /* The games it serves, comma-separated, e.g. "zhajinhua"; croupier-game --games may name a
      * subset of them (each once): the engine then serves, advertises and lists only those. */
     const char *games;
