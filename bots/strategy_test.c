@@ -1,8 +1,10 @@
 /*
  * strategy_test -- plays the "test" engine (engine/testgame.c): rounds run by themselves; an
- * action of any kind during a round is counted. The engine pushes nothing when a round begins,
- * so the bot sends an action every 150..450 ms while seated; an accepted one is the sign that a
- * round runs (round_by_action), and NO_ROUND between rounds is expected.
+ * action of any kind during a round is shown as a Play. The engine pushes nothing when a round
+ * begins, so the bot sends an action every 150..450 ms while seated; an accepted one is the sign
+ * that a round runs (round_by_action), and NO_ROUND between rounds is expected. Its Snapshot
+ * names the running round (the table kit's header, engine/tk.h), so a resume tells whether the
+ * round the bot had open is still on (round_in_snapshot).
  */
 #include "bot_strategy.h"
 
@@ -49,7 +51,7 @@ const bot_strategy_ops_t bot_strategy_test = {
     .game = "test",
     .engine = CROUPIER__ENGINE__ENGINE_TRADITIONAL,
     .state_size = sizeof(st_test_t),
-    .round_in_snapshot = false,
+    .round_in_snapshot = true,
     .round_by_action = true,
     .on_seat = st_test_on_seat,
     .on_event = st_test_on_event,
