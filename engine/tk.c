@@ -2245,7 +2245,9 @@ static void tk_fund_house(tk_engine_t *eng)
         return;
     char op[MONEY_ID_MAX + 1];
     const char *svc = gs_service(eng->gs);
-    snprintf(op, sizeof op, "tk-house-fund.%s", svc != NULL ? svc : eng->game->engine);
+    snprintf(op, sizeof op, "%s.%s",
+             eng->game->house_fund_op != NULL ? eng->game->house_fund_op : "tk-house-fund",
+             svc != NULL ? svc : eng->game->engine);
     int rc =
         money_writer_submit_cashout(w, eng->house, eng->set.house_fund, op, tk_money_log_cb, NULL);
     if (rc != 0)

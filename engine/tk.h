@@ -144,6 +144,10 @@ typedef struct tk_game {
      * flags --<engine>-bot-ms / -bot-fill-ms) and/or the house as a wallet (bots play for it;
      * tk_round_end_house; flags --<engine>-house / -house-fund). */
     bool bots, house;
+    /* The fixed operation id of the house's one funding is "<house_fund_op>.<service>"; NULL:
+     * "tk-house-fund". An engine that funded its house before it stood on the kit keeps its
+     * old id, so an upgraded service is not funded a second time. */
+    const char *house_fund_op;
     /* The house wallet's name when --<engine>-house is not given, made from the service
      * (croupier-game --service; the engine's name without one), e.g. blackjack's
      * "house.<service>". NULL: "house-<engine>". */

@@ -105,8 +105,8 @@ static int bj_parse_stack(const char *spec)
         for (const char *q = p; q < stop;) {
             const char *c = memchr(q, ',', (size_t)(stop - q));
             size_t cl = (size_t)((c != NULL ? c : stop) - q);
-            if (cl > 0 && (n == BJ_STACK_CARDS ||
-                           bj_parse_card(q, cl, &bj_stacked[bj_nstacked][n++]) != 0))
+            if (cl > 0 &&
+                (n == BJ_STACK_CARDS || bj_parse_card(q, cl, &bj_stacked[bj_nstacked][n++]) != 0))
                 return -EINVAL;
             q += cl + (c != NULL);
         }
@@ -751,6 +751,7 @@ static const tk_game_t bj_game = {
     .min_players = 1,
     .house = true,
     .house_name = bj_house_name,
+    .house_fund_op = "bj-house-fund", /* the id the engine used before the kit: funded once */
     .flag_prefix = "bj",
     .any_time_actions = true,
     .defaults = {.seats = 7,

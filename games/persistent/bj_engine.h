@@ -66,8 +66,9 @@
  * out plays its later hands by the automatic move (stand) after --bj-trustee-ms until it acts;
  * a leave in the betting window takes effect when the round ends, not at once; a stack below
  * the table minimum after a round is busted (cashed out, unseated); a window without a bet is
- * a round with its settlement of zeros and its hand history; the house's funding operation id
- * is the kit's ("tk-house-fund.<service>"); tables with free seats are in the lobby's ads
+ * a round with its settlement of zeros and its hand history; the house's funding keeps its
+ * operation id ("bj-house-fund.<service>", tk_game_t.house_fund_op), so a service upgraded to
+ * the kit is not funded again; tables with free seats are in the lobby's ads
  * (ListTables); seats per table are 2..7.
  *
  * Cards on the wire: the core's card c (suit c / 13, rank c % 13 with 0 = ace) becomes the
