@@ -304,6 +304,19 @@ static void model_init(model_t *m, env_t *e, const uint64_t *players, int n)
     m->nplayers = n;
 }
 
+/* Gives each player a wallet of 1000, connects a link and seats them all (rids 1..n). */
+static rpcc_t *seat_players(env_t *e, model_t *m, const uint64_t *players, int n)
+{
+    for (int i = 0; i < n; i++)
+        wallet_set(e, players[i], 1000);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e->game.port, 5000);
+    ck_assert_ptr_nonnull(c);
+    model_init(m, e, players, n);
+    for (int i = 0; i < n; i++)
+        join_ok(c, m, (uint64_t)i + 1, players[i], NULL);
+    return c;
+}
+
 /* The seat to act folds; returns the reply code. */
 static int fold_turn(rpcc_t *c, model_t *m, uint64_t rid)
 {
@@ -402,13 +415,8 @@ START_TEST(test_tk_rounds_settle_against_seat_accounts_with_history_and_rake)
     env_t e;
     env_start(&e, 30, "5000");
     const uint64_t players[] = {11, 12, 13};
-    for (int i = 0; i < 3; i++)
-        wallet_set(&e, players[i], 1000);
-    rpcc_t *c = rpcc_connect("127.0.0.1", e.game.port, 5000);
     model_t m;
-    model_init(&m, &e, players, 3);
-    for (int i = 0; i < 3; i++)
-        join_ok(c, &m, (uint64_t)i + 1, players[i], NULL);
+    rpcc_t *c = seat_players(&e, &m, players, 3);
     uint64_t rid = 10;
     /* Hands end when all but one fold: fold twice per hand, three hands. */
     for (int hand = 0; hand < 3; hand++) {
@@ -446,13 +454,8 @@ START_TEST(test_tk_refusals_have_codes_and_change_nothing)
     env_t e;
     env_start(&e, 30, "10000");
     const uint64_t players[] = {21, 22};
-    for (int i = 0; i < 2; i++)
-        wallet_set(&e, players[i], 1000);
-    rpcc_t *c = rpcc_connect("127.0.0.1", e.game.port, 5000);
     model_t m;
-    model_init(&m, &e, players, 2);
-    join_ok(c, &m, 1, 21, NULL);
-    join_ok(c, &m, 2, 22, NULL);
+    rpcc_t *c = seat_players(&e, &m, players, 2);
     ck_assert(pump_until(c, &m, has_turn, 5000));
     int to = m.turn_seat;
     uint64_t actor = m.seat_player[to], other = m.seat_player[1 - to];
@@ -511,13 +514,8 @@ START_TEST(test_tk_resume_shows_own_cards_only_after_looking)
     env_t e;
     env_start(&e, 30, "10000");
     const uint64_t players[] = {31, 32};
-    for (int i = 0; i < 2; i++)
-        wallet_set(&e, players[i], 1000);
-    rpcc_t *c = rpcc_connect("127.0.0.1", e.game.port, 5000);
     model_t m;
-    model_init(&m, &e, players, 2);
-    join_ok(c, &m, 1, 31, NULL);
-    join_ok(c, &m, 2, 32, NULL);
+    rpcc_t *c = seat_players(&e, &m, players, 2);
     ck_assert(pump_until(c, &m, has_turn, 5000));
     Croupier__RpcFrame *r = snapshot(c, 10, 31);
     const Croupier__Snapshot *s = r->reply->payload->snapshot;
@@ -555,13 +553,8 @@ START_TEST(test_tk_timeout_folds_and_puts_the_seat_on_trustee)
     env_t e;
     env_start(&e, 30, "300");
     const uint64_t players[] = {41, 42};
-    for (int i = 0; i < 2; i++)
-        wallet_set(&e, players[i], 1000);
-    rpcc_t *c = rpcc_connect("127.0.0.1", e.game.port, 5000);
     model_t m;
-    model_init(&m, &e, players, 2);
-    join_ok(c, &m, 1, 41, NULL);
-    join_ok(c, &m, 2, 42, NULL);
+    rpcc_t *c = seat_players(&e, &m, players, 2);
     /* Nobody acts: the seat to act is folded for, and the hand ends. */
     ck_assert(pump_until(c, &m, round_over, 5000));
     ck_assert_int_ge(m.timed_out, 1);
@@ -577,13 +570,8 @@ START_TEST(test_tk_leaver_is_cashed_out_after_the_round)
     env_t e;
     env_start(&e, 30, "10000");
     const uint64_t players[] = {51, 52, 53};
-    for (int i = 0; i < 3; i++)
-        wallet_set(&e, players[i], 1000);
-    rpcc_t *c = rpcc_connect("127.0.0.1", e.game.port, 5000);
     model_t m;
-    model_init(&m, &e, players, 3);
-    for (int i = 0; i < 3; i++)
-        join_ok(c, &m, (uint64_t)i + 1, players[i], NULL);
+    rpcc_t *c = seat_players(&e, &m, players, 3);
     ck_assert(pump_until(c, &m, has_turn, 5000));
     uint64_t leaver = m.seat_player[(m.turn_seat + 1) % 3];
     ck_assert_int_eq(rpcc_leave(c, 10, leaver), 0);
@@ -619,13 +607,8 @@ START_TEST(test_tk_drain_cashes_out_before_the_move_is_announced)
     env_t e;
     env_start(&e, 30, "10000");
     const uint64_t players[] = {61, 62};
-    for (int i = 0; i < 2; i++)
-        wallet_set(&e, players[i], 1000);
-    rpcc_t *c = rpcc_connect("127.0.0.1", e.game.port, 5000);
     model_t m;
-    model_init(&m, &e, players, 2);
-    join_ok(c, &m, 1, 61, NULL);
-    join_ok(c, &m, 2, 62, NULL);
+    rpcc_t *c = seat_players(&e, &m, players, 2);
     ck_assert(pump_until(c, &m, has_turn, 5000));
     char *body = NULL;
     ck_assert_int_eq(ts_http_get("127.0.0.1", e.game.health, "/drain", 5000, &body), 200);
@@ -650,13 +633,8 @@ START_TEST(test_tk_drain_bound_voids_the_round_and_refunds)
     env_t e;
     env_start(&e, 1, "60000");
     const uint64_t players[] = {71, 72};
-    for (int i = 0; i < 2; i++)
-        wallet_set(&e, players[i], 1000);
-    rpcc_t *c = rpcc_connect("127.0.0.1", e.game.port, 5000);
     model_t m;
-    model_init(&m, &e, players, 2);
-    join_ok(c, &m, 1, 71, NULL);
-    join_ok(c, &m, 2, 72, NULL);
+    rpcc_t *c = seat_players(&e, &m, players, 2);
     ck_assert(pump_until(c, &m, has_turn, 5000));
     /* The antes are in the pot; nobody acts; the drain bound (1 s) passes. */
     ck_assert_int_eq(ts_proc_signal(e.game.proc, SIGTERM), 0);
