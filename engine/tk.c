@@ -917,28 +917,40 @@ void tk_turn_clear(tk_table_t *t)
     t->turn_seat = -1;
 }
 
+/* (Re)arms the turn timer of the seat to act for allowed_ms from now, under a new serial (an
+ * older timer finds itself stale). The caller cancelled the previous one. */
+static void tk_turn_arm(tk_table_t *t, int64_t allowed_ms)
+{
+    t->turn_serial++;
+    t->turn_start_ms = clock_mono_ms();
+    t->turn_allowed_ms = allowed_ms;
+    t->turn_armed = rt_desk_timer_arm(t->desk, allowed_ms, TK_TIMER_TURN | (t->turn_serial << 8),
+                                      &t->turn_timer) == 0;
+}
+
+/* Pushes turn for the seat to act with time_left_ms. */
+static void tk_push_turn(tk_table_t *t, Croupier__Turn *turn, int64_t time_left_ms)
+{
+    Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+    turn->seat = (uint32_t)t->turn_seat;
+    turn->time_left_ms = (uint32_t)(time_left_ms < 0 ? 0 : time_left_ms);
+    sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_TURN;
+    sm.turn = turn;
+    tk_push_all(t, &sm);
+}
+
 void tk_turn(tk_table_t *t, int seat, Croupier__Turn *turn)
 {
     tk_turn_clear(t);
     if (seat < 0 || seat >= t->nseats)
         return;
     tk_seat_t *s = &t->seat[seat];
-    t->turn_serial++;
     t->turn_seat = seat;
-    t->turn_start_ms = clock_mono_ms();
     bool automatic = s->trustee || (s->away && t->eng->game->trustee_when_away);
-    t->turn_allowed_ms = s->bot      ? t->eng->set.bot_ms
-                         : automatic ? tk_trustee_ms(t)
-                                     : t->eng->set.action_ms + s->bank_ms;
-    if (rt_desk_timer_arm(t->desk, t->turn_allowed_ms, TK_TIMER_TURN | (t->turn_serial << 8),
-                          &t->turn_timer) == 0)
-        t->turn_armed = true;
-    Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
-    turn->seat = (uint32_t)seat;
-    turn->time_left_ms = (uint32_t)t->turn_allowed_ms;
-    sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_TURN;
-    sm.turn = turn;
-    tk_push_all(t, &sm);
+    tk_turn_arm(t, s->bot      ? t->eng->set.bot_ms
+                   : automatic ? tk_trustee_ms(t)
+                               : t->eng->set.action_ms + s->bank_ms);
+    tk_push_turn(t, turn, t->turn_allowed_ms);
 }
 
 void tk_turn_update(tk_table_t *t, int seat, Croupier__Turn *turn)
@@ -947,13 +959,7 @@ void tk_turn_update(tk_table_t *t, int seat, Croupier__Turn *turn)
         tk_turn(t, seat, turn);
         return;
     }
-    int64_t left = t->turn_allowed_ms - (clock_mono_ms() - t->turn_start_ms);
-    Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
-    turn->seat = (uint32_t)seat;
-    turn->time_left_ms = (uint32_t)(left < 0 ? 0 : left);
-    sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_TURN;
-    sm.turn = turn;
-    tk_push_all(t, &sm);
+    tk_push_turn(t, turn, t->turn_allowed_ms - (clock_mono_ms() - t->turn_start_ms));
 }
 
 /* The seat to act is on trustee now (it is leaving): its automatic move comes after
@@ -961,11 +967,7 @@ void tk_turn_update(tk_table_t *t, int seat, Croupier__Turn *turn)
 static void tk_turn_hurry(tk_table_t *t)
 {
     rt_desk_timer_cancel(t->desk, t->turn_timer);
-    t->turn_serial++;
-    t->turn_start_ms = clock_mono_ms();
-    t->turn_allowed_ms = tk_trustee_ms(t);
-    t->turn_armed = rt_desk_timer_arm(t->desk, t->turn_allowed_ms,
-                                      TK_TIMER_TURN | (t->turn_serial << 8), &t->turn_timer) == 0;
+    tk_turn_arm(t, tk_trustee_ms(t));
 }
 
 /* The seat to act is back (a resume, tk_game_t.trustee_when_away) while its turn ran on the
@@ -974,18 +976,9 @@ static void tk_turn_hurry(tk_table_t *t)
 static void tk_turn_restore(tk_table_t *t)
 {
     rt_desk_timer_cancel(t->desk, t->turn_timer);
-    t->turn_serial++;
-    t->turn_start_ms = clock_mono_ms();
-    t->turn_allowed_ms = t->eng->set.action_ms + t->seat[t->turn_seat].bank_ms;
-    t->turn_armed = rt_desk_timer_arm(t->desk, t->turn_allowed_ms,
-                                      TK_TIMER_TURN | (t->turn_serial << 8), &t->turn_timer) == 0;
-    Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+    tk_turn_arm(t, t->eng->set.action_ms + t->seat[t->turn_seat].bank_ms);
     Croupier__Turn turn = CROUPIER__TURN__INIT;
-    turn.seat = (uint32_t)t->turn_seat;
-    turn.time_left_ms = (uint32_t)t->turn_allowed_ms;
-    sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_TURN;
-    sm.turn = &turn;
-    tk_push_all(t, &sm);
+    tk_push_turn(t, &turn, t->turn_allowed_ms);
 }
 
 /* The seat to act moved (an action or its timeout): what it used beyond action_ms comes off
