@@ -256,8 +256,12 @@ static const char money_lua_wallet[] = MONEY_LUA_INT
     "return {1, res}\n";
 
 /*
- * Hand history, at most once per round. KEYS[1] stream, KEYS[2] dedupe record.
- * ARGV[1] MAXLEN (approximate), ARGV[2] record ttl (s), ARGV[3] round id, ARGV[4] JSON.
+ * Hand history, at most once per round. KEYS[1] stream, KEYS[2] dedupe record, KEYS[3] (round
+ * ids with a service) the slot's fence. ARGV[1] MAXLEN (approximate), ARGV[2] record ttl (s),
+ * ARGV[3] round id, ARGV[4] JSON, ARGV[5] epoch and ARGV[6] 'live' | 'void' (with KEYS[3]).
+ * 'live' (the server that played the round) is written only while the fence equals the epoch,
+ * so a server that lost its slot cannot record as completed a round whose settlement the fence
+ * refuses; 'void' (a recovery) only once the fence has moved past it.
  */
 static const char money_lua_history[] = MONEY_LUA_INT
     "local prev = redis.call('GET', KEYS[2])\n"
@@ -265,15 +269,163 @@ static const char money_lua_history[] = MONEY_LUA_INT
     "local cap, ttl = int(ARGV[1]), int(ARGV[2])\n"
     "if not cap or cap <= 0 or not ttl or ttl <= 0 then\n"
     "  return redis.error_reply('MONEY_BAD_ARGS maxlen and ttl must be positive integers') end\n"
+    "if KEYS[3] then\n"
+    "  local cur = redis.call('GET', KEYS[3])\n"
+    "  if ARGV[6] == 'live' and cur ~= ARGV[5] then\n"
+    "    return redis.error_reply('MONEY_STALE_EPOCH round epoch ' .. ARGV[5] .. ', current ' ..\n"
+    "      (cur or 'none')) end\n"
+    "  if ARGV[6] == 'void' and cur == ARGV[5] then\n"
+    "    return redis.error_reply('MONEY_ALIVE epoch ' .. ARGV[5] .. ' is still the fence') end\n"
+    "  if ARGV[6] ~= 'live' and ARGV[6] ~= 'void' then\n"
+    "    return redis.error_reply('MONEY_BAD_ARGS mode must be live or void') end\n"
+    "end\n"
     "local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'round', ARGV[3],\n"
     "  'data', ARGV[4])\n"
     "redis.call('SET', KEYS[2], id, 'EX', ttl)\n"
     "return {1, id}\n";
 
-enum { SCRIPT_SETTLE = 0, SCRIPT_WALLET = 1, SCRIPT_HISTORY = 2 };
+/*
+ * Seat transfer. KEYS: owner wallet, seat account, operation record, held HASH, held index,
+ * fence. ARGV: 'in' | 'out', amount (> 0), record ttl (s), epoch, account name, owner name,
+ * index member. Replays answer the first result (the owner's balance after). The fence must
+ * equal the epoch. 'in' moves amount from the owner to the account and records the account
+ * (refused when the account holds chips of another owner); 'out' moves it back and forgets an
+ * account left empty (refused when the account holds less, or belongs to another owner).
+ */
+static const char money_lua_seat[] = MONEY_LUA_INT
+    "local prev = call('GET', KEYS[3])\n"
+    "if prev then return {0, prev} end\n"
+    "local amount, ttl = int(ARGV[2]), int(ARGV[3])\n"
+    "if not amount or amount <= 0 or not ttl or ttl <= 0 then\n"
+    "  return redis.error_reply('MONEY_BAD_ARGS amount and ttl must be positive integers') end\n"
+    "local cur = call('GET', KEYS[6])\n"
+    "if cur ~= ARGV[4] then\n"
+    "  return redis.error_reply('MONEY_STALE_EPOCH seat account epoch ' .. ARGV[4] ..\n"
+    "    ', current ' .. (cur or 'none')) end\n"
+    "local own, acc = int(call('GET', KEYS[1]) or '0'), int(call('GET', KEYS[2]) or '0')\n"
+    "if not own or not acc or acc < 0 then\n"
+    "  return redis.error_reply('MONEY_BAD_ARGS a wallet does not hold an integer') end\n"
+    "local held = call('HGET', KEYS[4], ARGV[5])\n"
+    "local after\n"
+    "if ARGV[1] == 'in' then\n"
+    "  if held and held ~= ARGV[6] and acc > 0 then\n"
+    "    return redis.error_reply('MONEY_BAD_ARGS seat account ' .. ARGV[5] ..\n"
+    "      ' holds chips of ' .. held) end\n"
+    "  if amount > own then\n"
+    "    return redis.error_reply(format(\n"
+    "      'MONEY_INSUFFICIENT balance %d is less than the buy-in %d', own, amount)) end\n"
+    "  if acc + amount > MAX then\n"
+    "    return redis.error_reply('MONEY_BAD_ARGS balance would exceed the maximum') end\n"
+    "  after = call('DECRBY', KEYS[1], amount)\n"
+    "  call('INCRBY', KEYS[2], amount)\n"
+    "  call('HSET', KEYS[4], ARGV[5], ARGV[6])\n"
+    "  call('SADD', KEYS[5], ARGV[7])\n"
+    "elseif ARGV[1] == 'out' then\n"
+    "  if held and held ~= ARGV[6] then\n"
+    "    return redis.error_reply('MONEY_BAD_ARGS seat account ' .. ARGV[5] ..\n"
+    "      ' belongs to ' .. held) end\n"
+    "  if amount > acc then\n"
+    "    return redis.error_reply(format(\n"
+    "      'MONEY_INSUFFICIENT seat account holds %d, less than the cash-out %d', acc, amount))\n"
+    "  end\n"
+    "  if own + amount > MAX then\n"
+    "    return redis.error_reply('MONEY_BAD_ARGS balance would exceed the maximum') end\n"
+    "  after = call('INCRBY', KEYS[1], amount)\n"
+    "  if acc == amount then\n"
+    "    call('DEL', KEYS[2])\n"
+    "    call('HDEL', KEYS[4], ARGV[5])\n"
+    "  else call('DECRBY', KEYS[2], amount) end\n"
+    "else\n"
+    "  return redis.error_reply('MONEY_BAD_ARGS direction must be in or out') end\n"
+    "local res = format('%d', after)\n"
+    "call('SET', KEYS[3], res, 'EX', ttl)\n"
+    "return {1, res}\n";
 
-static const char *const money_scripts[MONEY_NSCRIPTS] = {money_lua_settle, money_lua_wallet,
-                                                          money_lua_history};
+/*
+ * A round in progress. KEYS: held HASH, held index, fence. ARGV: epoch, field, value, index
+ * member. Written only while the fence equals the epoch.
+ */
+static const char money_lua_mark[] =
+    "local cur = redis.call('GET', KEYS[3])\n"
+    "if cur ~= ARGV[1] then\n"
+    "  return redis.error_reply('MONEY_STALE_EPOCH mark epoch ' .. ARGV[1] .. ', current ' ..\n"
+    "    (cur or 'none')) end\n"
+    "redis.call('HSET', KEYS[1], ARGV[2], ARGV[3])\n"
+    "redis.call('SADD', KEYS[2], ARGV[4])\n"
+    "return {1, '0'}\n";
+
+/*
+ * Recovery of a held epoch (money_recover). KEYS: fence, lease slot key, the lease's epoch
+ * counter, held HASH, held index, recovered record, then n pairs (seat account, owner wallet).
+ * ARGV: epoch, mode ('dead' | 'claim' | 'self'), index member, token (self), record ttl, n,
+ * n pairs (account name, owner name), then r: fields to forget.
+ * The epoch is recoverable when the fence has moved past it (or is gone: data loss); 'claim'
+ * also when the fence equals it and nobody holds the slot -- the fence then moves to a new
+ * epoch first; 'self' when the caller holds the slot under that epoch. An account is returned
+ * only while its record still names that owner; an emptied HASH leaves the index.
+ * Returns {1, chips, accounts, fields left, new fence or 0}.
+ */
+static const char money_lua_recover[] = MONEY_LUA_INT
+    "local E, mode = ARGV[1], ARGV[2]\n"
+    "local e, ttl, n = int(E), int(ARGV[5]), int(ARGV[6])\n"
+    "if not e or not ttl or ttl <= 0 or not n or n < 0 or #KEYS ~= 6 + 2 * n or\n"
+    "   #ARGV < 6 + 2 * n then\n"
+    "  return redis.error_reply('MONEY_BAD_ARGS malformed recovery') end\n"
+    "local cur, moved = call('GET', KEYS[1]), 0\n"
+    "if cur == E then\n"
+    "  local holder = call('GET', KEYS[2])\n"
+    "  if mode == 'self' and holder and holder == ARGV[4] then\n"
+    "  elseif mode == 'claim' and not holder then\n"
+    "    local c = call('INCR', KEYS[3])\n"
+    "    if c <= e then\n"
+    "      c = e + 1\n"
+    "      call('SET', KEYS[3], c)\n"
+    "    end\n"
+    "    call('SET', KEYS[1], c)\n"
+    "    moved = c\n"
+    "  else\n"
+    "    return redis.error_reply('MONEY_ALIVE slot epoch ' .. E .. ' is the fence and ' ..\n"
+    "      (holder and 'held' or 'not claimed')) end\n"
+    "elseif cur and (not int(cur) or int(cur) < e) then\n"
+    "  return redis.error_reply('MONEY_BAD_ARGS fence ' .. cur .. ' is behind epoch ' .. E) end\n"
+    "local chips, accounts = 0, 0\n"
+    "for i = 1, n do\n"
+    "  local acct, owner = ARGV[5 + 2 * i], ARGV[6 + 2 * i]\n"
+    "  if call('HGET', KEYS[4], acct) == owner then\n"
+    "    local b = int(call('GET', KEYS[5 + 2 * i]) or '0')\n"
+    "    if b and b >= 0 then\n"
+    "      if b > 0 then\n"
+    "        call('INCRBY', KEYS[6 + 2 * i], b)\n"
+    "        chips = chips + b\n"
+    "        accounts = accounts + 1\n"
+    "      end\n"
+    "      call('DEL', KEYS[5 + 2 * i])\n"
+    "      call('HDEL', KEYS[4], acct)\n"
+    "    end\n"
+    "  end\n"
+    "end\n"
+    "for j = 7 + 2 * n, #ARGV do call('HDEL', KEYS[4], ARGV[j]) end\n"
+    "local left = call('HLEN', KEYS[4])\n"
+    "if left == 0 then call('SREM', KEYS[5], ARGV[3]) end\n"
+    "if chips > 0 then\n"
+    "  call('HINCRBY', KEYS[6], 'chips', format('%d', chips))\n"
+    "  call('HINCRBY', KEYS[6], 'accounts', accounts)\n"
+    "  call('EXPIRE', KEYS[6], ttl)\n"
+    "end\n"
+    "return {1, chips, accounts, left, moved}\n";
+
+enum {
+    SCRIPT_SETTLE = 0,
+    SCRIPT_WALLET = 1,
+    SCRIPT_HISTORY = 2,
+    SCRIPT_SEAT = 3,
+    SCRIPT_MARK = 4,
+    SCRIPT_RECOVER = 5
+};
+
+static const char *const money_scripts[MONEY_NSCRIPTS] = {
+    money_lua_settle, money_lua_wallet, money_lua_history,
+    money_lua_seat,   money_lua_mark,   money_lua_recover};
 static char money_shas[MONEY_NSCRIPTS][41];
 static pthread_once_t money_sha_once = PTHREAD_ONCE_INIT;
 
@@ -319,6 +471,8 @@ const char *money_strerror(int code)
         return "malformed money operation";
     case MONEY_ERR_REDIS:
         return "unexpected Redis reply";
+    case MONEY_ERR_ALIVE:
+        return "the slot's epoch is still live: nothing to recover yet";
     default:
         return code < 0 ? strerror(-code) : "unknown";
     }
@@ -614,21 +768,88 @@ static int money_argv_wallet(money_argv_t *a, money_kind_t kind, const char *pla
     return a->overflow ? -EINVAL : 0;
 }
 
+/* A round id with a service is fenced by its slot (mode "live", or "void" for a recovery). */
 static int money_argv_history(money_argv_t *a, const char *round_id, const char *game,
-                              const char *json, long maxlen, long ttl_s)
+                              const char *json, long maxlen, long ttl_s, const char *mode)
 {
     money_round_id_t rid;
     if (!money_valid_name(game) || round_id == NULL || money_round_id_parse(round_id, &rid) != 0 ||
         json == NULL || maxlen <= 0)
         return -EINVAL;
+    bool fenced = rid.service[0] != '\0';
     money_argv_script(a, SCRIPT_HISTORY);
-    money_argv_fmt(a, "2");
+    money_argv_fmt(a, fenced ? "3" : "2");
     money_argv_fmt(a, "{croupier:history:%s}:stream", game);
     money_argv_fmt(a, "{croupier:history:%s}:seen:%s", game, round_id);
+    if (fenced)
+        money_argv_fmt(a, "{croupier:lease:%s}:slot:%" PRIu32 ":epoch", rid.service, rid.server);
     money_argv_fmt(a, "%ld", maxlen);
     money_argv_fmt(a, "%ld", ttl_s > 0 ? ttl_s : MONEY_RECORD_TTL_S);
     money_argv_fmt(a, "%s", round_id);
     money_argv_borrow(a, json, strlen(json));
+    if (fenced) {
+        money_argv_fmt(a, "%" PRIu64, rid.epoch);
+        money_argv_fmt(a, "%s", mode);
+    }
+    return a->overflow ? -EINVAL : 0;
+}
+
+int money_key_held(const char *service, uint32_t slot, uint64_t epoch, char *buf, size_t len)
+{
+    return money_fmt(buf, len, "{croupier:money}:held:%s:%" PRIu32 ":%" PRIu64, service, slot,
+                     epoch);
+}
+
+int money_held_parse(const char *member, char *service, size_t len, uint32_t *slot,
+                     uint64_t *epoch)
+{
+    const char *c2 = member != NULL ? strrchr(member, ':') : NULL;
+    if (c2 == NULL || c2 == member)
+        return -EINVAL;
+    const char *c1 = c2 - 1;
+    while (c1 > member && *c1 != ':')
+        c1--;
+    size_t n = (size_t)(c1 - member);
+    if (*c1 != ':' || n == 0 || n >= len || n > MONEY_NAME_MAX)
+        return -EINVAL;
+    char svc[MONEY_NAME_MAX + 1];
+    memcpy(svc, member, n);
+    svc[n] = '\0';
+    const char *p = c1 + 1;
+    uint64_t sl, ep;
+    if (!money_valid_name(svc) || money_parse_u64(&p, ':', &sl) != 0 || sl > UINT32_MAX ||
+        money_parse_u64(&p, '\0', &ep) != 0)
+        return -EINVAL;
+    memcpy(service, svc, n + 1);
+    *slot = (uint32_t)sl;
+    *epoch = ep;
+    return 0;
+}
+
+static int money_argv_seat(money_argv_t *a, const char *service, money_kind_t kind,
+                           const money_seat_t *st, int64_t amount, const char *op_id, long ttl_s)
+{
+    if ((kind != MONEY_KIND_SEAT_IN && kind != MONEY_KIND_SEAT_OUT) || st == NULL ||
+        !money_valid_name(service) || !money_valid_player(st->account) ||
+        !money_valid_player(st->owner) || strcmp(st->account, st->owner) == 0 ||
+        !money_valid_op_id(op_id) || amount <= 0 || amount > MONEY_MAX_AMOUNT)
+        return -EINVAL;
+    money_argv_script(a, SCRIPT_SEAT);
+    money_argv_fmt(a, "6");
+    money_argv_fmt(a, "{croupier:money}:wallet:%s", st->owner);
+    money_argv_fmt(a, "{croupier:money}:wallet:%s", st->account);
+    money_argv_fmt(a, "{croupier:money}:op:%s", op_id);
+    money_argv_fmt(a, "{croupier:money}:held:%s:%" PRIu32 ":%" PRIu64, service, st->slot,
+                   st->epoch);
+    money_argv_fmt(a, "%s", MONEY_HELD_INDEX_KEY);
+    money_argv_fmt(a, "{croupier:lease:%s}:slot:%" PRIu32 ":epoch", service, st->slot);
+    money_argv_fmt(a, "%s", kind == MONEY_KIND_SEAT_IN ? "in" : "out");
+    money_argv_fmt(a, "%" PRId64, amount);
+    money_argv_fmt(a, "%ld", ttl_s > 0 ? ttl_s : MONEY_RECORD_TTL_S);
+    money_argv_fmt(a, "%" PRIu64, st->epoch);
+    money_argv_fmt(a, "%s", st->account);
+    money_argv_fmt(a, "%s", st->owner);
+    money_argv_fmt(a, "%s:%" PRIu32 ":%" PRIu64, service, st->slot, st->epoch);
     return a->overflow ? -EINVAL : 0;
 }
 
@@ -845,10 +1066,54 @@ int money_op_history(const char *round_id, const char *game, const char *json, l
     money_argv_t *a = calloc(1, sizeof *a);
     if (a == NULL)
         return -ENOMEM;
-    int rc = money_argv_history(a, round_id, game, json, maxlen, ttl_s);
+    int rc = money_argv_history(a, round_id, game, json, maxlen, ttl_s, "live");
     if (rc == 0) {
         out->script = SCRIPT_HISTORY;
-        out->nkeys = 2;
+        out->nkeys = a->argv[2][0] - '0';
+        money_op_fill(out, a, 3, a->argc, -1);
+    }
+    free(a);
+    return rc;
+}
+
+int money_op_seat(const char *service, money_kind_t kind, const money_seat_t *s, int64_t amount,
+                  const char *op_id, long ttl_s, money_op_t *out)
+{
+    money_argv_t *a = calloc(1, sizeof *a);
+    if (a == NULL)
+        return -ENOMEM;
+    int rc = money_argv_seat(a, service, kind, s, amount, op_id, ttl_s);
+    if (rc == 0) {
+        out->script = SCRIPT_SEAT;
+        out->nkeys = 6;
+        money_op_fill(out, a, 3, a->argc, -1);
+    }
+    free(a);
+    return rc;
+}
+
+int money_op_mark(const char *service, uint32_t slot, uint64_t epoch, const char *field,
+                  const char *value, money_op_t *out)
+{
+    if (!money_valid_name(service) || field == NULL || field[0] == '\0' || strlen(field) > 64 ||
+        value == NULL)
+        return -EINVAL;
+    money_argv_t *a = calloc(1, sizeof *a);
+    if (a == NULL)
+        return -ENOMEM;
+    money_argv_script(a, SCRIPT_MARK);
+    money_argv_fmt(a, "3");
+    money_argv_fmt(a, "{croupier:money}:held:%s:%" PRIu32 ":%" PRIu64, service, slot, epoch);
+    money_argv_fmt(a, "%s", MONEY_HELD_INDEX_KEY);
+    money_argv_fmt(a, "{croupier:lease:%s}:slot:%" PRIu32 ":epoch", service, slot);
+    money_argv_fmt(a, "%" PRIu64, epoch);
+    money_argv_fmt(a, "%s", field);
+    money_argv_borrow(a, value, strlen(value));
+    money_argv_fmt(a, "%s:%" PRIu32 ":%" PRIu64, service, slot, epoch);
+    int rc = a->overflow ? -EINVAL : 0;
+    if (rc == 0) {
+        out->script = SCRIPT_MARK;
+        out->nkeys = 3;
         money_op_fill(out, a, 3, a->argc, -1);
     }
     free(a);
@@ -947,7 +1212,7 @@ int money_cmd_history(const char *round_id, const char *game, const char *json, 
     money_argv_t *a = calloc(1, sizeof *a);
     if (a == NULL)
         return -ENOMEM;
-    int rc = money_argv_history(a, round_id, game, json, maxlen, ttl_s);
+    int rc = money_argv_history(a, round_id, game, json, maxlen, ttl_s, "live");
     if (rc == 0)
         rc = money_argv_format(a, cmd, len);
     free(a);
@@ -976,6 +1241,7 @@ static money_reply_action_t money_reply_error(const char *str, size_t len, money
         {"MONEY_BAD_SUM", MONEY_ERR_BAD_SUM},
         {"MONEY_NEGATIVE", MONEY_ERR_NEGATIVE},
         {"MONEY_BAD_ARGS", MONEY_ERR_BAD_ARGS},
+        {"MONEY_ALIVE", MONEY_ERR_ALIVE},
     };
     snprintf(out->error, sizeof out->error, "%.*s", (int)len, str);
     for (size_t i = 0; i < sizeof transient / sizeof transient[0]; i++) {
@@ -1145,6 +1411,26 @@ int money_sync_cashout(redisContext *c, const char *player, int64_t amount, cons
     return money_sync_wallet(c, MONEY_KIND_CASHOUT, player, amount, op_id, out);
 }
 
+int money_sync_seat(redisContext *c, const char *service, money_kind_t kind, const money_seat_t *s,
+                    int64_t amount, const char *op_id, money_result_t *out)
+{
+    memset(out, 0, sizeof *out);
+    out->kind = kind;
+    money_argv_t *a = calloc(1, sizeof *a);
+    if (a == NULL)
+        return -ENOMEM;
+    int rc = money_argv_seat(a, service, kind, s, amount, op_id, 0);
+    if (rc != 0) {
+        out->status = rc;
+        snprintf(out->error, sizeof out->error, "invalid service, seat, op id or amount");
+    } else {
+        snprintf(out->id, sizeof out->id, "%s", op_id);
+        rc = money_sync_run(c, a, SCRIPT_SEAT, kind, out);
+    }
+    free(a);
+    return rc;
+}
+
 int money_sync_settle(redisContext *c, const char *service, const money_settlement_t *s,
                       money_result_t *out)
 {
@@ -1180,11 +1466,31 @@ int money_sync_history(redisContext *c, const money_round_id_t *round, const cha
         return -ENOMEM;
     int rc = money_round_id_format(round, out->id, sizeof out->id);
     if (rc == 0)
-        rc = money_argv_history(a, out->id, game, json, maxlen, 0);
+        rc = money_argv_history(a, out->id, game, json, maxlen, 0, "live");
     if (rc != 0) {
         out->status = -EINVAL;
         snprintf(out->error, sizeof out->error, "invalid round, game, json or maxlen");
         rc = -EINVAL;
+    } else {
+        rc = money_sync_run(c, a, SCRIPT_HISTORY, MONEY_KIND_HISTORY, out);
+    }
+    free(a);
+    return rc;
+}
+
+int money_sync_history_void(redisContext *c, const char *round_id, const char *game,
+                            const char *json, long maxlen, money_result_t *out)
+{
+    memset(out, 0, sizeof *out);
+    out->kind = MONEY_KIND_HISTORY;
+    money_argv_t *a = calloc(1, sizeof *a);
+    if (a == NULL)
+        return -ENOMEM;
+    snprintf(out->id, sizeof out->id, "%s", round_id != NULL ? round_id : "");
+    int rc = money_argv_history(a, round_id, game, json, maxlen, 0, "void");
+    if (rc != 0) {
+        out->status = -EINVAL;
+        snprintf(out->error, sizeof out->error, "invalid round, game, json or maxlen");
     } else {
         rc = money_sync_run(c, a, SCRIPT_HISTORY, MONEY_KIND_HISTORY, out);
     }

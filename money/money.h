@@ -71,6 +71,7 @@ typedef enum {
     MONEY_ERR_NEGATIVE = -1004,     /* a delta would make a wallet negative; nothing changed */
     MONEY_ERR_BAD_ARGS = -1005,     /* malformed arguments reached the script */
     MONEY_ERR_REDIS = -1006,        /* another error reply or an unexpected reply shape */
+    MONEY_ERR_ALIVE = -1007,        /* recovery: the slot's epoch is still held (or may be) */
 } money_err_t;
 
 /* A short English text for a money_err_t or a negative errno. */
@@ -115,7 +116,11 @@ typedef enum {
     MONEY_KIND_HISTORY,
     MONEY_KIND_BUYIN,
     MONEY_KIND_CASHOUT,
+    MONEY_KIND_SEAT_IN,  /* owner wallet -> seat account, recorded as held (see below) */
+    MONEY_KIND_SEAT_OUT, /* seat account -> owner wallet */
+    MONEY_KIND_MARK,     /* a round in progress, recorded as held */
 } money_kind_t;
+#define MONEY_NKINDS 8 /* kinds + 1: for tables indexed by kind */
 
 /* The outcome of one operation. */
 typedef struct money_result {
@@ -164,6 +169,87 @@ int money_sync_history(redisContext *c, const money_round_id_t *round, const cha
 /* Reads a wallet (absent = 0). Returns 0, -EIO or MONEY_ERR_REDIS. */
 int money_sync_balance(redisContext *c, const char *player, int64_t *out);
 
+/* ---- Held chips: seat accounts and rounds in progress (docs/queues.md) --------------- */
+/*
+ * Every chip outside a player's wallet sits in a seat account (a wallet named by the table kit,
+ * engine/tk.h) and every seat account is recorded, in the same script that moves chips into it,
+ * under the lease slot and epoch of the server that holds it:
+ *
+ *   {croupier:money}:held:<service>:<slot>:<epoch>  HASH: <seat account> -> <owner wallet>,
+ *                                      and r:<desk hex> -> the JSON of that desk's latest round
+ *                                      start (round id, game, seats), see money_writer_submit_mark
+ *   {croupier:money}:held             SET of "<service>:<slot>:<epoch>" with a held HASH
+ *   {croupier:money}:recovered:<service>:<slot>:<epoch>  HASH chips, accounts, voided: what a
+ *                                      recovery returned (EX record ttl)
+ *
+ * A seat transfer (MONEY_KIND_SEAT_IN / _OUT) moves amount between the owner's wallet and the
+ * seat account atomically, idempotent by operation id, and only while the slot's fence equals
+ * the epoch (MONEY_ERR_STALE_EPOCH otherwise): a server that lost its slot can neither buy in
+ * nor cash out. SEAT_IN records the account (and refuses INSUFFICIENT beyond the owner's
+ * balance); SEAT_OUT forgets it once it is empty. Settlements move chips between seat accounts
+ * (and the rake), so the held records stay true. Recovery (money_recover) returns the held
+ * accounts of a dead epoch to their owners and voids its rounds in progress.
+ */
+typedef struct {
+    uint32_t slot;       /* the holder's lease slot and epoch */
+    uint64_t epoch;
+    const char *account; /* seat account (a wallet name) */
+    const char *owner;   /* the wallet the chips belong to (a player, or the house) */
+} money_seat_t;
+
+int money_key_held(const char *service, uint32_t slot, uint64_t epoch, char *buf, size_t len);
+#define MONEY_HELD_INDEX_KEY "{croupier:money}:held"
+
+/* out->balances[0] is the owner's balance after. Returns out->status as money_sync_buyin. */
+int money_sync_seat(redisContext *c, const char *service, money_kind_t kind, const money_seat_t *s,
+                    int64_t amount, const char *op_id, money_result_t *out);
+
+/*
+ * Recovery of the held chips of (service, slot, epoch):
+ *   MONEY_RECOVER_DEAD   only when the fence has moved past epoch (the slot was taken again or
+ *                        recovered): the next holder of a slot does this at start.
+ *   MONEY_RECOVER_CLAIM  also when the fence still equals epoch but nobody holds the slot (the
+ *                        lease expired): the fence is first moved to a new epoch (the lease's
+ *                        epoch counter), so that the old holder -- if it was only paused --
+ *                        can never settle, buy in, cash out or mark again. The caller decides
+ *                        when an unheld slot counts as dead (money/sweeper.h: a grace period).
+ *   MONEY_RECOVER_SELF   the holder itself at the end of a graceful exit (token = its lease
+ *                        token): returns what a failed cash-out left and clears its records.
+ * Then every held seat account goes back to its owner's wallet (exactly once: the account and
+ * its record are deleted in the same script), and every round in progress (an r: record whose
+ * round has no settle record) gets a hand history with "outcome":"voided" and
+ * "void_reason":"VOID_SERVER_CRASHED" (at most once per round id, like every history). Safe to
+ * run twice and to race: each step re-checks in its script.
+ * Returns 0 (out filled), MONEY_ERR_ALIVE (the epoch is live or not claimable; nothing changed),
+ * -EIO (connection) or another money_err_t.
+ */
+typedef enum {
+    MONEY_RECOVER_DEAD = 0,
+    MONEY_RECOVER_CLAIM,
+    MONEY_RECOVER_SELF,
+} money_recover_mode_t;
+
+typedef struct {
+    int64_t chips;     /* returned to wallets by this call */
+    int accounts;      /* seat accounts that held chips */
+    int voided;        /* rounds in progress voided (histories written now) */
+    uint64_t new_fence; /* CLAIM: the fence it set; 0 when it did not move it */
+    char error[200];
+} money_recover_result_t;
+
+int money_recover(redisContext *c, const char *service, uint32_t slot, uint64_t epoch,
+                  money_recover_mode_t mode, const char *token, long history_maxlen,
+                  money_recover_result_t *out);
+
+/* A hand history of a round of a dead epoch (the history script's "void" mode: only once the
+ * round's fence has moved past its epoch). For money_recover and tools. */
+int money_sync_history_void(redisContext *c, const char *round_id, const char *game,
+                            const char *json, long maxlen, money_result_t *out);
+
+/* Parses an index member "<service>:<slot>:<epoch>". 0 or -EINVAL. */
+int money_held_parse(const char *member, char *service, size_t len, uint32_t *slot,
+                     uint64_t *epoch);
+
 /* ---- Hand histories (jansson) ------------------------------------------------------- */
 /*
  * A hand history is a JSON object complete enough to replay the round:
@@ -211,6 +297,10 @@ int money_op_wallet(money_kind_t kind, const char *player, int64_t amount, const
                     long ttl_s, money_op_t *out);
 int money_op_history(const char *round_id, const char *game, const char *json, long maxlen,
                      long ttl_s, money_op_t *out);
+int money_op_seat(const char *service, money_kind_t kind, const money_seat_t *s, int64_t amount,
+                  const char *op_id, long ttl_s, money_op_t *out);
+int money_op_mark(const char *service, uint32_t slot, uint64_t epoch, const char *field,
+                  const char *value, money_op_t *out);
 void money_op_free(money_op_t *op);
 
 /*
@@ -241,7 +331,7 @@ money_reply_action_t money_reply_parse(money_kind_t kind, const redisReply *r, m
 money_reply_action_t money_reply_parse_entry(money_kind_t kind, const redisReply *entry,
                                              money_result_t *out);
 /* The scripts' text and SHA1 (hex), for SCRIPT LOAD. index 0..MONEY_NSCRIPTS-1. */
-#define MONEY_NSCRIPTS 3
+#define MONEY_NSCRIPTS 6
 const char *money_script_text(int index);
 const char *money_script_sha(int index);
 

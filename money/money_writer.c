@@ -97,7 +97,7 @@ struct money_writer {
 
     metrics_registry_t *own_metrics;
     metrics_t *m_depth, *m_oldest, *m_latency, *m_retries, *m_reconnects;
-    metrics_t *m_items[5][2]; /* [kind][0 ok, 1 error] */
+    metrics_t *m_items[MONEY_NKINDS][2]; /* [kind][0 ok, 1 error] */
 };
 
 static void list_init(money_list_t *l)
@@ -151,7 +151,9 @@ static void list_prepend(money_list_t *dst, money_list_t *src)
     list_init(src);
 }
 
-static const char *const kind_names[5] = {"none", "settle", "history", "buyin", "cashout"};
+static const char *const kind_names[MONEY_NKINDS] = {"none",    "settle",   "history",
+                                                     "buyin",   "cashout",  "seat_in",
+                                                     "seat_out", "mark"};
 
 static void writer_item_free(money_item_t *it)
 {
@@ -493,7 +495,7 @@ money_writer_t *money_writer_create(const money_writer_config_t *cfg)
     w->m_reconnects = metrics_counter(reg, "money_writer_reconnects_total", NULL,
                                       "Money writer failures that made it resend (connection "
                                       "lost, request timeout, transient error)");
-    for (int k = 1; k < 5; k++) {
+    for (int k = 1; k < MONEY_NKINDS; k++) {
         for (int o = 0; o < 2; o++) {
             char labels[64];
             snprintf(labels, sizeof labels, "kind=\"%s\",outcome=\"%s\"", kind_names[k],
@@ -708,6 +710,46 @@ int money_writer_submit_cashout(money_writer_t *w, const char *player, int64_t a
                                 const char *op_id, money_writer_done_cb done, void *arg)
 {
     return writer_submit_wallet(w, MONEY_KIND_CASHOUT, player, amount, op_id, done, arg);
+}
+
+int money_writer_submit_seat(money_writer_t *w, money_kind_t kind, const money_seat_t *s,
+                             int64_t amount, const char *op_id, money_writer_done_cb done,
+                             void *arg)
+{
+    if (w == NULL)
+        return -EINVAL;
+    money_item_t *it = xcalloc(1, sizeof *it);
+    it->kind = kind;
+    it->done = done;
+    it->arg = arg;
+    if (money_op_seat(w->service, kind, s, amount, op_id, w->cfg.record_ttl_s, &it->op) != 0) {
+        writer_item_free(it);
+        log_emit(LOG_ERROR, "money_seat_op_invalid", "{s:s}", "error",
+                 "a seat transfer needs a service, an account and an owner (different), an op "
+                 "id and 0 < amount <= 1e14");
+        return -EINVAL;
+    }
+    snprintf(it->id, sizeof it->id, "%s", op_id);
+    return writer_enqueue(w, it);
+}
+
+int money_writer_submit_mark(money_writer_t *w, uint32_t slot, uint64_t epoch, const char *field,
+                             const char *value, money_writer_done_cb done, void *arg)
+{
+    if (w == NULL)
+        return -EINVAL;
+    money_item_t *it = xcalloc(1, sizeof *it);
+    it->kind = MONEY_KIND_MARK;
+    it->done = done;
+    it->arg = arg;
+    if (money_op_mark(w->service, slot, epoch, field, value, &it->op) != 0) {
+        writer_item_free(it);
+        log_emit(LOG_ERROR, "money_mark_invalid", "{s:s}", "error",
+                 "a round record needs a service, a field of 1..64 characters and a value");
+        return -EINVAL;
+    }
+    snprintf(it->id, sizeof it->id, "%s", field);
+    return writer_enqueue(w, it);
 }
 
 bool money_writer_can_start_round(const money_writer_t *w)

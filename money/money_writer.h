@@ -86,6 +86,16 @@ int money_writer_submit_buyin(money_writer_t *w, const char *player, int64_t amo
 int money_writer_submit_cashout(money_writer_t *w, const char *player, int64_t amount,
                                 const char *op_id, money_writer_done_cb done, void *arg);
 
+/* A seat transfer (kind MONEY_KIND_SEAT_IN or _SEAT_OUT, money.h "Held chips") under the
+ * writer's service; res->balances[0] is the owner's balance after. */
+int money_writer_submit_seat(money_writer_t *w, money_kind_t kind, const money_seat_t *s,
+                             int64_t amount, const char *op_id, money_writer_done_cb done,
+                             void *arg);
+/* Records a round in progress in the held HASH of (service, slot, epoch): field (e.g.
+ * "r:<desk hex>", replaced by the desk's next round) = value (the round start's JSON). */
+int money_writer_submit_mark(money_writer_t *w, uint32_t slot, uint64_t epoch, const char *field,
+                             const char *value, money_writer_done_cb done, void *arg);
+
 /* False while the depth is at or above the high watermark: desks must not start rounds. */
 bool money_writer_can_start_round(const money_writer_t *w);
 /* Items submitted and not yet completed. */

@@ -528,6 +528,246 @@ START_TEST(test_history_is_appended_once_per_round_and_capped)
 }
 END_TEST
 
+/* ---- held chips: seat transfers and recovery (money.h "Held chips") ---------------------- */
+
+static money_seat_t seat_of(const char *account, const char *owner, unsigned epoch)
+{
+    return (money_seat_t){.slot = 3, .epoch = epoch, .account = account, .owner = owner};
+}
+
+static long long held_len(unsigned epoch)
+{
+    char key[128];
+    money_key_held("svc", 3, epoch, key, sizeof key);
+    char *v = ts_redis_cmd(redis, "HLEN %s", key);
+    long long n = atoll(v);
+    free(v);
+    return n;
+}
+
+static bool indexed(unsigned epoch)
+{
+    char member[64];
+    snprintf(member, sizeof member, "svc:3:%u", epoch);
+    char *v = ts_redis_cmd(redis, "SISMEMBER %s %s", MONEY_HELD_INDEX_KEY, member);
+    bool yes = strcmp(v, "1") == 0;
+    free(v);
+    return yes;
+}
+
+START_TEST(test_seat_in_and_out_move_chips_atomically_and_keep_the_held_record)
+{
+    money_result_t r;
+    set_balance("carol", 1000);
+    set_epoch("svc", 3, 7);
+    money_seat_t st = seat_of("ts.svc.3.7.a.0", "carol", 7);
+    ck_assert_int_eq(money_sync_seat(rc, "svc", MONEY_KIND_SEAT_IN, &st, 400, "bi:1", &r), MONEY_OK);
+    ck_assert_int_eq(r.balances[0], 600);
+    ck_assert_int_eq(balance("ts.svc.3.7.a.0"), 400);
+    ck_assert_int_eq(held_len(7), 1);
+    ck_assert(indexed(7));
+    /* A replay answers the first result and moves nothing. */
+    ck_assert_int_eq(money_sync_seat(rc, "svc", MONEY_KIND_SEAT_IN, &st, 400, "bi:1", &r), MONEY_OK);
+    ck_assert(r.replayed);
+    ck_assert_int_eq(balance("carol"), 600);
+    /* More than the owner has: refused, nothing moves. */
+    ck_assert_int_eq(money_sync_seat(rc, "svc", MONEY_KIND_SEAT_IN, &st, 601, "bi:2", &r),
+                     MONEY_ERR_INSUFFICIENT);
+    ck_assert_int_eq(balance("carol"), 600);
+    /* Another owner cannot buy into an account that holds carol's chips. */
+    set_balance("dave", 50);
+    money_seat_t other = seat_of("ts.svc.3.7.a.0", "dave", 7);
+    ck_assert_int_eq(money_sync_seat(rc, "svc", MONEY_KIND_SEAT_IN, &other, 10, "bi:3", &r),
+                     MONEY_ERR_BAD_ARGS);
+    ck_assert_int_eq(money_sync_seat(rc, "svc", MONEY_KIND_SEAT_OUT, &other, 10, "co:0", &r),
+                     MONEY_ERR_BAD_ARGS);
+    /* Part of it out, then the rest: the empty account is forgotten. */
+    ck_assert_int_eq(money_sync_seat(rc, "svc", MONEY_KIND_SEAT_OUT, &st, 100, "co:1", &r), MONEY_OK);
+    ck_assert_int_eq(r.balances[0], 700);
+    ck_assert_int_eq(held_len(7), 1);
+    ck_assert_int_eq(money_sync_seat(rc, "svc", MONEY_KIND_SEAT_OUT, &st, 301, "co:2", &r),
+                     MONEY_ERR_INSUFFICIENT);
+    ck_assert_int_eq(money_sync_seat(rc, "svc", MONEY_KIND_SEAT_OUT, &st, 300, "co:3", &r), MONEY_OK);
+    ck_assert_int_eq(balance("carol"), 1000);
+    ck_assert_int_eq(balance("ts.svc.3.7.a.0"), 0);
+    ck_assert_int_eq(held_len(7), 0);
+    /* Malformed: the account is its own owner, amount 0. */
+    money_seat_t self = seat_of("carol", "carol", 7);
+    ck_assert_int_eq(money_sync_seat(rc, "svc", MONEY_KIND_SEAT_IN, &self, 1, "bi:4", &r), -EINVAL);
+    ck_assert_int_eq(money_sync_seat(rc, "svc", MONEY_KIND_SEAT_IN, &st, 0, "bi:5", &r), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_seat_transfers_of_a_lost_epoch_are_refused)
+{
+    money_result_t r;
+    set_balance("erin", 500);
+    set_epoch("svc", 3, 7);
+    money_seat_t st = seat_of("ts.svc.3.7.a.1", "erin", 7);
+    ck_assert_int_eq(money_sync_seat(rc, "svc", MONEY_KIND_SEAT_IN, &st, 200, "bi:e1", &r), MONEY_OK);
+    set_epoch("svc", 3, 8); /* the slot moved on */
+    ck_assert_int_eq(money_sync_seat(rc, "svc", MONEY_KIND_SEAT_OUT, &st, 200, "co:e1", &r),
+                     MONEY_ERR_STALE_EPOCH);
+    ck_assert_int_eq(money_sync_seat(rc, "svc", MONEY_KIND_SEAT_IN, &st, 100, "bi:e2", &r),
+                     MONEY_ERR_STALE_EPOCH);
+    ck_assert_int_eq(balance("erin"), 300);
+    ck_assert_int_eq(balance("ts.svc.3.7.a.1"), 200);
+}
+END_TEST
+
+/* A round record as the table kit writes it (engine/tk.c). */
+static void mark_round(unsigned epoch, const char *desk, unsigned seq, const char *player)
+{
+    char key[128], rid[96], json[512];
+    money_key_held("svc", 3, epoch, key, sizeof key);
+    snprintf(rid, sizeof rid, "svc:3:%u:%ld:%u", epoch, strtol(desk, NULL, 16), seq);
+    snprintf(json, sizeof json,
+             "{\"round\":\"%s\",\"game\":\"holdem\",\"seats\":[{\"seat\":0,\"player\":\"%s\","
+             "\"bot\":false,\"stack\":200}],\"cards\":[],\"actions\":[],\"results\":[]}",
+             rid, player);
+    free(ts_redis_cmd(redis, "HSET %s r:%s %s", key, desk, json));
+}
+
+static long long stream_len(const char *game)
+{
+    char key[128];
+    money_key_stream(game, key, sizeof key);
+    char *v = ts_redis_cmd(redis, "XLEN %s", key);
+    long long n = atoll(v);
+    free(v);
+    return n;
+}
+
+START_TEST(test_recover_returns_held_chips_once_and_voids_the_round_in_progress)
+{
+    money_result_t r;
+    set_balance("fay", 1000);
+    set_balance("gus", 1000);
+    set_epoch("svc", 3, 7);
+    free(ts_redis_cmd(redis, "SET {croupier:lease:svc}:epoch 7"));
+    free(ts_redis_cmd(redis, "SET {croupier:lease:svc}:slot:3 tok PX 60000"));
+    money_seat_t a = seat_of("ts.svc.3.7.a.0", "fay", 7), b = seat_of("ts.svc.3.7.a.1", "gus", 7);
+    ck_assert_int_eq(money_sync_seat(rc, "svc", MONEY_KIND_SEAT_IN, &a, 300, "bi:f", &r), MONEY_OK);
+    ck_assert_int_eq(money_sync_seat(rc, "svc", MONEY_KIND_SEAT_IN, &b, 300, "bi:g", &r), MONEY_OK);
+    /* Round 1 settles (fay wins 50 from gus); round 2 is in progress when the server dies. */
+    money_settlement_t s = {.round = {.server = 3, .epoch = 7, .desk = 10, .seq = 1},
+                            .game = "holdem",
+                            .nplayers = 2,
+                            .players = {"ts.svc.3.7.a.0", "ts.svc.3.7.a.1"},
+                            .deltas = {50, -50}};
+    ck_assert_int_eq(money_round_id_set_service(&s.round, "svc"), 0);
+    ck_assert_int_eq(money_sync_settle(rc, "svc", &s, &r), MONEY_OK);
+    mark_round(7, "a", 2, "fay");
+    money_recover_result_t out;
+    /* Held and fenced: nothing may be recovered, in any mode but the holder's own. */
+    ck_assert_int_eq(money_recover(rc, "svc", 3, 7, MONEY_RECOVER_DEAD, NULL, 100, &out),
+                     MONEY_ERR_ALIVE);
+    ck_assert_int_eq(money_recover(rc, "svc", 3, 7, MONEY_RECOVER_CLAIM, NULL, 100, &out),
+                     MONEY_ERR_ALIVE);
+    ck_assert_int_eq(balance("fay"), 700);
+    /* The lease expires: a claim moves the fence and returns everything. */
+    free(ts_redis_cmd(redis, "DEL {croupier:lease:svc}:slot:3"));
+    ck_assert_int_eq(money_recover(rc, "svc", 3, 7, MONEY_RECOVER_DEAD, NULL, 100, &out),
+                     MONEY_ERR_ALIVE);
+    ck_assert_int_eq(money_recover(rc, "svc", 3, 7, MONEY_RECOVER_CLAIM, NULL, 100, &out), 0);
+    ck_assert_int_eq(out.chips, 600);
+    ck_assert_int_eq(out.accounts, 2);
+    ck_assert_int_eq(out.voided, 1);
+    ck_assert_uint_eq(out.new_fence, 8);
+    ck_assert_int_eq(balance("fay"), 1050);
+    ck_assert_int_eq(balance("gus"), 950);
+    ck_assert_int_eq(balance("ts.svc.3.7.a.0"), 0);
+    ck_assert_int_eq(held_len(7), 0);
+    ck_assert(!indexed(7));
+    ck_assert_int_eq(stream_len("holdem"), 1);
+    char key[128];
+    money_key_stream("holdem", key, sizeof key);
+    char *v = ts_redis_cmd(redis, "XRANGE %s - +", key);
+    ck_assert_ptr_nonnull(strstr(v, "VOID_SERVER_CRASHED"));
+    ck_assert_ptr_nonnull(strstr(v, "svc:3:7:10:2"));
+    free(v);
+    /* The dead server's late writes are refused: settlement, history, seat transfers. */
+    s.round.seq = 2;
+    ck_assert_int_eq(money_sync_settle(rc, "svc", &s, &r), MONEY_ERR_STALE_EPOCH);
+    /* (Round 2's id already holds its void record; a history of it is answered as a replay.) */
+    ck_assert_int_eq(money_sync_history(rc, &s.round, "holdem", "{}", 100, &r), MONEY_OK);
+    ck_assert(r.replayed);
+    s.round.seq = 3;
+    ck_assert_int_eq(money_sync_history(rc, &s.round, "holdem", "{}", 100, &r),
+                     MONEY_ERR_STALE_EPOCH);
+    ck_assert_int_eq(money_sync_seat(rc, "svc", MONEY_KIND_SEAT_OUT, &a, 10, "co:late", &r),
+                     MONEY_ERR_STALE_EPOCH);
+    /* Again, and by a second recoverer: nothing more moves. */
+    ck_assert_int_eq(money_recover(rc, "svc", 3, 7, MONEY_RECOVER_DEAD, NULL, 100, &out), 0);
+    ck_assert_int_eq(out.chips, 0);
+    ck_assert_int_eq(out.voided, 0);
+    ck_assert_int_eq(money_recover(rc, "svc", 3, 7, MONEY_RECOVER_CLAIM, NULL, 100, &out), 0);
+    ck_assert_int_eq(out.chips, 0);
+    ck_assert_uint_eq(out.new_fence, 0);
+    ck_assert_int_eq(balance("fay") + balance("gus"), 2000);
+    ck_assert_int_eq(stream_len("holdem"), 1);
+}
+END_TEST
+
+START_TEST(test_recover_self_needs_the_holders_token_and_skips_voids)
+{
+    money_result_t r;
+    set_balance("hal", 100);
+    set_epoch("svc", 3, 9);
+    free(ts_redis_cmd(redis, "SET {croupier:lease:svc}:slot:3 mine PX 60000"));
+    money_seat_t a = seat_of("ts.svc.3.9.b.0", "hal", 9);
+    ck_assert_int_eq(money_sync_seat(rc, "svc", MONEY_KIND_SEAT_IN, &a, 60, "bi:h", &r), MONEY_OK);
+    mark_round(9, "b", 1, "hal");
+    money_recover_result_t out;
+    ck_assert_int_eq(money_recover(rc, "svc", 3, 9, MONEY_RECOVER_SELF, "theirs", 100, &out),
+                     MONEY_ERR_ALIVE);
+    ck_assert_int_eq(money_recover(rc, "svc", 3, 9, MONEY_RECOVER_SELF, "mine", 100, &out), 0);
+    ck_assert_int_eq(out.chips, 60);
+    ck_assert_int_eq(out.voided, 0);
+    ck_assert_int_eq(balance("hal"), 100);
+    ck_assert_int_eq(held_len(9), 0);
+    ck_assert_int_eq(stream_len("holdem"), 0);
+    /* The fence did not move: the holder goes on. */
+    char key[128];
+    money_key_epoch("svc", 3, key, sizeof key);
+    char *v = ts_redis_cmd(redis, "GET %s", key);
+    ck_assert_str_eq(v, "9");
+    free(v);
+}
+END_TEST
+
+START_TEST(test_recover_of_a_slot_taken_again_needs_no_claim_and_races_safely)
+{
+    money_result_t r;
+    set_balance("ivy", 500);
+    set_epoch("svc", 3, 4);
+    money_seat_t a = seat_of("ts.svc.3.4.c.0", "ivy", 4);
+    ck_assert_int_eq(money_sync_seat(rc, "svc", MONEY_KIND_SEAT_IN, &a, 500, "bi:i", &r), MONEY_OK);
+    /* A replacement took the slot (new epoch, lease held): epoch 4 is dead. */
+    set_epoch("svc", 3, 5);
+    free(ts_redis_cmd(redis, "SET {croupier:lease:svc}:slot:3 new PX 60000"));
+    money_recover_result_t out;
+    ck_assert_int_eq(money_recover(rc, "svc", 3, 4, MONEY_RECOVER_DEAD, NULL, 100, &out), 0);
+    ck_assert_int_eq(out.chips, 500);
+    ck_assert_uint_eq(out.new_fence, 0);
+    ck_assert_int_eq(money_recover(rc, "svc", 3, 4, MONEY_RECOVER_CLAIM, NULL, 100, &out), 0);
+    ck_assert_int_eq(out.chips, 0);
+    ck_assert_int_eq(balance("ivy"), 500);
+    /* An epoch from the future (a fence behind it) is refused. */
+    ck_assert_int_eq(money_recover(rc, "svc", 3, 6, MONEY_RECOVER_DEAD, NULL, 100, &out),
+                     MONEY_ERR_BAD_ARGS);
+    char svc[65];
+    uint32_t slot;
+    uint64_t epoch;
+    ck_assert_int_eq(money_held_parse("a.b-c:12:345", svc, sizeof svc, &slot, &epoch), 0);
+    ck_assert_str_eq(svc, "a.b-c");
+    ck_assert_uint_eq(slot, 12);
+    ck_assert_uint_eq(epoch, 345);
+    ck_assert_int_eq(money_held_parse("12:345", svc, sizeof svc, &slot, &epoch), -EINVAL);
+    ck_assert_int_eq(money_held_parse("x:y:1", svc, sizeof svc, &slot, &epoch), -EINVAL);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("money_redis");
@@ -558,6 +798,15 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_history_is_appended_once_per_round_and_capped);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("held");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, test_seat_in_and_out_move_chips_atomically_and_keep_the_held_record);
+    tcase_add_test(tc, test_seat_transfers_of_a_lost_epoch_are_refused);
+    tcase_add_test(tc, test_recover_returns_held_chips_once_and_voids_the_round_in_progress);
+    tcase_add_test(tc, test_recover_self_needs_the_holders_token_and_skips_voids);
+    tcase_add_test(tc, test_recover_of_a_slot_taken_again_needs_no_claim_and_races_safely);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
