@@ -32,6 +32,7 @@
 #include "config.h"
 #include "drain.h"
 #include "frame.h"
+#include "gate_seat.h"
 #include "lobby.h"
 #include "log.h"
 #include "rconn.h"
@@ -40,15 +41,6 @@
 #include "xmalloc.h"
 
 /* ---- types ---------------------------------------------------------------------------------- */
-
-typedef struct gate_seat {
-    char server_id[80];
-    char address[72];
-    uint64_t desk;
-    int engine;
-    int64_t stake;
-    char game[48];
-} gate_seat_t;
 
 typedef struct gate_link gate_link_t;
 typedef struct gate_req gate_req_t;
@@ -62,6 +54,8 @@ typedef struct gate_conn {
     uint64_t session;
     gate_seat_t *seat; /* NULL: not seated (or not known yet) */
     bool seat_known;   /* the seat was read from Redis (or set by a reply) */
+    bool seat_lost;    /* the seat was forgotten because its server is gone (gate_seat.h); a
+                          request needing a seat then gets TABLE_CLOSED, not NOT_SEATED */
     bool login_busy;   /* a login's seat lookup is in flight */
     bool closing;
     bool shut_wr;
@@ -100,6 +94,20 @@ struct gate_link {
     uint64_t nonce;
     TAILQ_ENTRY(gate_link) dirty; /* on g->dirty_links: output queued this loop iteration */
     bool in_dirty;
+    /* The process behind the link, from its hello and the registry (gate_seat.h): the server
+     * id it holds, the lowest and highest lease epochs known to be its own (a process that
+     * regains its slot under a new epoch keeps its floor while the link stays up). Kept after
+     * the link is lost: they name the process that was lost. */
+    char ack_server_id[80];
+    int64_t floor_epoch, known_epoch;
+    int64_t down_since_ms; /* monotonic time the link was lost; 0 while ready or never lost */
+    bool gone_reported;    /* that process was found gone (logged once) */
+    /* Direct reads of the server's registry entry while the link is lost (gate_probe_send). */
+    struct event *probe_ev;
+    uint64_t probe_token; /* of the read in flight; 0 = none */
+    bool probed, probed_absent;
+    int64_t probed_epoch;
+    char probed_id[80], probed_address[72];
 };
 
 TAILQ_HEAD(gate_link_list, gate_link);
@@ -113,6 +121,8 @@ struct gate_req {
     gate_t *g;
     gate_req_kind_t kind;
     bool reseat;      /* a table move on the player's behalf */
+    bool crash;       /* reseat: the old table's server is gone (no leave there afterwards) */
+    bool seat_target; /* target is the player's seat (not a join's pick) */
     bool internal;    /* no client waits for the answer (leave after a move) */
     uint64_t conn_id; /* the connection that asked (0 for internal requests) */
     uint64_t player, session, client_rid;
@@ -161,6 +171,22 @@ struct gate {
     rconn_t *rc;
     rconn_t *sub; /* subscriber: logins on other gateways (GATE_SESSION_CHANNEL) */
     registry_view_t *view;
+    bool destroying;
+    /* Each listed server's epoch and address as last seen (gate_view_change_cb). */
+    struct {
+        char id[80];
+        char address[72];
+        int64_t epoch;
+    } * seen;
+    size_t nseen, capseen;
+    /* Players with a table move in flight (player -> moves), and those of them moved because
+     * their server is gone (player -> 1): their requests wait (UNAVAILABLE) until it ends. */
+    u64map_t *moves, *crash_moves;
+    /* Servers whose seats are to be judged again (gate_check_cb), and the event that runs it. */
+    char (*check_ids)[80];
+    size_t ncheck, capcheck;
+    struct event *check_ev;
+    uint64_t next_probe_token;
     struct event *sweep_ev, *register_ev, *exit_ev, *exit_timer;
 
     /* Output batching: frames queued to a client or a link during one loop iteration are
@@ -177,7 +203,8 @@ struct gate {
     bool exit_forced;
 
     metrics_t *m_conns, *m_frames_in, *m_frames_out, *m_budget, *m_retries, *m_slow, *m_links,
-        *m_degraded, *m_bad_frames, *m_rate_limited, *m_logins, *m_moves_ok, *m_moves_failed;
+        *m_degraded, *m_bad_frames, *m_rate_limited, *m_logins, *m_moves_ok, *m_moves_failed,
+        *m_servers_gone, *m_stale_seats;
     metrics_t *m_reject[8];
     metrics_t *m_goaway[6];
 
@@ -222,6 +249,9 @@ static void gate_req_retry(gate_req_t *r, int code, const char *why);
 static void gate_link_fail(gate_link_t *l, const char *why);
 static void gate_link_connect(gate_link_t *l);
 static void gate_exit_step(gate_t *g);
+static void gate_check_queue(gate_t *g, const char *server_id);
+static void gate_probe_send(gate_link_t *l);
+static bool gate_entry_gone(gate_t *g, const registry_entry_t *e);
 
 /* ---- small helpers ------------------------------------------------------------------------- */
 
@@ -550,10 +580,13 @@ static void gate_seat_key(uint64_t player, char *buf, size_t cap)
 
 static void gate_seat_store(gate_t *g, uint64_t player, const gate_seat_t *s)
 {
-    char key[64], val[320], ttl[24];
+    char key[64], val[GATE_SEAT_RECORD_MAX + 1], ttl[24];
     gate_seat_key(player, key, sizeof key);
-    snprintf(val, sizeof val, "%s %s %" PRIu64 " %d %" PRId64 " %s", s->server_id, s->address,
-             s->desk, s->engine, s->stake, s->game);
+    if (gate_seat_format(s, val, sizeof val) < 0) {
+        log_emit(LOG_ERROR, "seat_write_failed", "{s:I,s:s}", "player", (json_int_t)player, "error",
+                 "seat not representable");
+        return;
+    }
     snprintf(ttl, sizeof ttl, "%d", g->cfg.seat_ttl_s);
     const char *argv[] = {"SET", key, val, "EX", ttl};
     if (rconn_command_argv(g->rc, gate_redis_ignore_cb, NULL, 5, argv, NULL) != 0)
@@ -569,22 +602,23 @@ static void gate_seat_delete(gate_t *g, uint64_t player)
     rconn_command_argv(g->rc, gate_redis_ignore_cb, NULL, 2, argv, NULL);
 }
 
-static int gate_seat_parse(const char *text, size_t len, gate_seat_t *s)
+/*
+ * Deletes player's record only while it still names the seat s (its server, address and desk):
+ * a record written since for another seat (by a move, or by another gateway) is kept.
+ */
+static const char gate_seat_del_lua[] =
+    "local v = redis.call('GET', KEYS[1]) "
+    "if v and string.sub(v, 1, #ARGV[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end "
+    "return 0";
+static rconn_script_t *gate_script_seat_del;
+
+static void gate_seat_delete_if(gate_t *g, uint64_t player, const gate_seat_t *s)
 {
-    char buf[320];
-    if (len >= sizeof buf)
-        return -EINVAL;
-    memcpy(buf, text, len);
-    buf[len] = '\0';
-    memset(s, 0, sizeof *s);
-    unsigned long long desk;
-    long long stake;
-    if (sscanf(buf, "%79s %71s %llu %d %lld %47s", s->server_id, s->address, &desk, &s->engine,
-               &stake, s->game) != 6)
-        return -EINVAL;
-    s->desk = desk;
-    s->stake = stake;
-    return 0;
+    char key[64], head[GATE_SEAT_RECORD_MAX + 1];
+    gate_seat_key(player, key, sizeof key);
+    snprintf(head, sizeof head, "%s %s %" PRIu64 " ", s->server_id, s->address, s->desk);
+    const char *argv[] = {key, head};
+    rconn_eval(g->rc, gate_script_seat_del, gate_redis_ignore_cb, NULL, 1, 2, argv, NULL);
 }
 
 /* Sets (or clears, s NULL) the connection's seat. */
@@ -597,6 +631,7 @@ static void gate_conn_set_seat(gate_conn_t *c, const gate_seat_t *s)
         if (c->seat == NULL)
             c->seat = xmalloc(sizeof *c->seat);
         *c->seat = *s;
+        c->seat_lost = false;
     }
     c->seat_known = true;
 }
@@ -610,6 +645,12 @@ static gate_link_t *gate_link_find(gate_t *g, const char *address)
     if (strcmp(l->address, address) == 0)
         return l;
     return NULL;
+}
+
+/* The server id of the process behind a link: its hello's, else the registry's. */
+static const char *gate_link_id(const gate_link_t *l)
+{
+    return l->ack_server_id[0] != '\0' ? l->ack_server_id : l->server_id;
 }
 
 static gate_link_t *gate_link_get(gate_t *g, const char *address, const char *server_id)
@@ -648,6 +689,8 @@ static void gate_link_free(gate_link_t *l)
     }
     if (l->timer != NULL)
         event_free(l->timer);
+    if (l->probe_ev != NULL)
+        event_free(l->probe_ev);
     u64map_destroy(l->pending);
     free(l);
 }
@@ -834,7 +877,17 @@ static void gate_link_fail(gate_link_t *l, const char *why)
     l->backoff_ms = l->backoff_ms == 0 ? 50 : (l->backoff_ms * 2 > 2000 ? 2000 : l->backoff_ms * 2);
     int delay = l->backoff_ms / 2 + (int)arc4random_uniform((uint32_t)(l->backoff_ms / 2) + 1);
     l->down_until_ms = clock_mono_ms() + delay;
+    if (l->down_since_ms == 0)
+        l->down_since_ms = clock_mono_ms();
     gate_link_arm(l, delay);
+    /* Lost alone proves nothing (a blip, a listener restarting): the registry says whether the
+     * process is gone. Read its entry directly (its expiry is the earliest proof), and judge
+     * the seats there again with what is known now. */
+    if (!l->gone_reported) {
+        if (l->probe_token == 0 && (l->probe_ev == NULL || !evtimer_pending(l->probe_ev, NULL)))
+            gate_probe_send(l);
+        gate_check_queue(g, gate_link_id(l));
+    }
     gate_req_t *list = NULL;
     u64map_each(l->pending, gate_req_detach_cb, &list);
     gate_req_t *r;
@@ -861,15 +914,23 @@ static void gate_link_timer_cb(evutil_socket_t fd, short what, void *arg)
     gate_link_t *l = arg;
     gate_t *g = l->g;
     if (l->state == LINK_DOWN) {
-        /* Reconnect if anyone waits or the registry still lists the server. */
-        bool listed = false;
-        for (size_t i = 0; i < registry_view_size(g->view); i++)
-            if (strcmp(registry_view_at(g->view, i)->address, l->address) == 0)
+        /* Reconnect if anyone waits or the registry lists a server here that is not known to be
+         * gone (a probe may know before the view does: then wait, so the facts are kept). */
+        bool listed = false, live = false;
+        for (size_t i = 0; i < registry_view_size(g->view); i++) {
+            const registry_entry_t *e = registry_view_at(g->view, i);
+            if (strcmp(e->address, l->address) == 0) {
                 listed = true;
-        if (!gate_link_idle(l) || listed)
+                live = live || !gate_entry_gone(g, e);
+            }
+        }
+        if (!gate_link_idle(l) || live) {
             gate_link_connect(l);
-        else {
-            log_emit(LOG_INFO, "rpc_link_dropped", "{s:s}", "address", l->address);
+        } else if (listed) {
+            gate_link_arm(l, 1000);
+        } else {
+            log_emit(LOG_INFO, "rpc_link_dropped", "{s:s,s:s}", "address", l->address, "server",
+                     gate_link_id(l));
             gate_link_free(l);
         }
         return;
@@ -893,6 +954,12 @@ static void gate_link_timer_cb(evutil_socket_t fd, short what, void *arg)
     gate_link_arm(l, g->cfg.link_ping_ms);
 }
 
+/*
+ * The link is ready: its hello names the process behind it. The same server id under the epoch
+ * the link knew is the same process (a fencing epoch belongs to one holder), which keeps the
+ * lowest epoch it served under; anything else is a new process, and the seats of the one that
+ * was there before are judged again (gate_seat.h).
+ */
 static void gate_link_on_ready(gate_link_t *l, const Croupier__LinkHelloAck *ack)
 {
     gate_t *g = l->g;
@@ -900,8 +967,27 @@ static void gate_link_on_ready(gate_link_t *l, const Croupier__LinkHelloAck *ack
     l->backoff_ms = 0;
     l->last_pong_ms = clock_mono_ms();
     metrics_add(g->m_links, 1);
-    log_emit(LOG_INFO, "rpc_link_ready", "{s:s,s:s,s:b}", "address", l->address, "server",
-             ack->server_id, "draining", ack->has_draining && ack->draining);
+    int64_t epoch = ack->has_lease_epoch ? (int64_t)ack->lease_epoch : 0;
+    char prev[sizeof l->ack_server_id];
+    snprintf(prev, sizeof prev, "%s", l->ack_server_id);
+    bool same = prev[0] != '\0' && strcmp(prev, ack->server_id) == 0 && epoch > 0 &&
+                epoch == l->known_epoch;
+    if (!same) {
+        snprintf(l->ack_server_id, sizeof l->ack_server_id, "%s", ack->server_id);
+        l->floor_epoch = epoch;
+        l->known_epoch = epoch;
+    }
+    l->down_since_ms = 0;
+    l->gone_reported = false;
+    l->probed = false;
+    l->probe_token = 0; /* a read still in flight is ignored */
+    if (l->probe_ev != NULL)
+        evtimer_del(l->probe_ev);
+    log_emit(LOG_INFO, "rpc_link_ready", "{s:s,s:s,s:I,s:b,s:b}", "address", l->address, "server",
+             ack->server_id, "epoch", (json_int_t)epoch, "same_process", same, "draining",
+             ack->has_draining && ack->draining);
+    if (prev[0] != '\0' && !same)
+        gate_check_queue(g, prev);
     gate_link_arm(l, g->cfg.link_ping_ms);
     gate_req_t *r;
     while ((r = TAILQ_FIRST(&l->queue)) != NULL) {
@@ -1314,9 +1400,11 @@ static const registry_entry_t *gate_pick(gate_t *g, gate_req_t *r, bool *any_off
         for (int k = 0; k < r->ntried; k++)
             if (strcmp(r->tried[k], e->id) == 0)
                 skip = true;
-        if (r->reseat && strcmp(e->id, r->from.server_id) == 0)
+        /* A move leaves the closing server; a crash move may go to a new holder of its slot. */
+        if (r->reseat && strcmp(e->id, r->from.server_id) == 0 &&
+            !(r->crash && r->from.epoch > 0 && e->epoch > r->from.epoch))
             skip = true;
-        if (skip)
+        if (skip || gate_entry_gone(g, e))
             continue;
         int rank = prefer && e->engine_id == r->engine ? 2 : 1;
         if (best == NULL || rank > best_rank || (rank == best_rank && e->load < best->load) ||
@@ -1328,9 +1416,13 @@ static const registry_entry_t *gate_pick(gate_t *g, gate_req_t *r, bool *any_off
     return best;
 }
 
+static bool gate_target_gone(gate_req_t *r);
+
 /*
  * Sends (or re-sends) a request: refuses expired work, resolves the target (the seat's server,
- * or a registry pick for a join), records the remaining budget, hands it to the link.
+ * or a registry pick for a join), records the remaining budget, hands it to the link. A target
+ * whose server is gone (gate_target_gone) is not sent to: a join picks again, anything else
+ * ends TABLE_CLOSED.
  */
 static void gate_req_dispatch(gate_req_t *r)
 {
@@ -1341,6 +1433,8 @@ static void gate_req_dispatch(gate_req_t *r)
         gate_req_fail(r, CROUPIER__ERROR_CODE__DEADLINE_EXCEEDED, "deadline passed");
         return;
     }
+    if (r->have_target && gate_target_gone(r))
+        return;
     if (r->kind == GATE_REQ_JOIN && !r->have_target) {
         bool offered;
         const registry_entry_t *e = gate_pick(g, r, &offered);
@@ -1357,6 +1451,7 @@ static void gate_req_dispatch(gate_req_t *r)
         memset(&r->target, 0, sizeof r->target);
         snprintf(r->target.server_id, sizeof r->target.server_id, "%s", e->id);
         snprintf(r->target.address, sizeof r->target.address, "%s", e->address);
+        r->target.epoch = e->epoch;
         r->target.engine = r->engine;
         r->target.stake = r->stake;
         snprintf(r->target.game, sizeof r->target.game, "%s", r->game);
@@ -1442,15 +1537,39 @@ static void gate_seat_gone(gate_t *g, uint64_t player, const char *server_id)
     gate_seat_delete(g, player);
 }
 
+/* A move of r->player begins (crash: its server is gone, its requests wait) or ends. */
+static void gate_move_begin(gate_t *g, uint64_t player, bool crash)
+{
+    uint64_t n = 0;
+    u64map_get(g->moves, player, &n);
+    u64map_put(g->moves, player, n + 1);
+    if (crash)
+        u64map_put(g->crash_moves, player, 1);
+}
+
+static void gate_move_end(gate_req_t *r)
+{
+    gate_t *g = r->g;
+    uint64_t n = 0;
+    if (u64map_get(g->moves, r->player, &n) && n > 1)
+        u64map_put(g->moves, r->player, n - 1);
+    else
+        u64map_del(g->moves, r->player);
+    if (r->crash)
+        u64map_del(g->crash_moves, r->player);
+}
+
 static void gate_reseat_done(gate_req_t *r, Croupier__ServerMessage *payload)
 {
     gate_t *g = r->g;
+    gate_move_end(r);
     gate_seat_t s = r->target;
     gate_payload_seat(payload, &s);
     gate_seat_taken(g, r->player, &s);
     metrics_add(g->m_moves_ok, 1);
-    log_emit(LOG_INFO, "player_moved", "{s:I,s:s,s:s,s:I}", "player", (json_int_t)r->player, "from",
-             r->from.server_id, "to", s.server_id, "desk", (json_int_t)s.desk);
+    log_emit(LOG_INFO, "player_moved", "{s:I,s:s,s:s,s:I,s:s}", "player", (json_int_t)r->player,
+             "from", r->from.server_id, "to", s.server_id, "desk", (json_int_t)s.desk, "reason",
+             r->crash ? "crashed" : "draining");
     uint64_t cid;
     gate_conn_t *c = NULL;
     if (u64map_get(g->conn_by_player, r->player, &cid))
@@ -1472,21 +1591,28 @@ static void gate_reseat_done(gate_req_t *r, Croupier__ServerMessage *payload)
             mv.to = &j;
         }
         mv.has_reason = true;
-        mv.reason = CROUPIER__CLOSING_REASON__CLOSING_DRAINING;
+        mv.reason = r->crash ? CROUPIER__CLOSING_REASON__CLOSING_CRASHED
+                             : CROUPIER__CLOSING_REASON__CLOSING_DRAINING;
         sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_MOVED;
         sm.moved = &mv;
         gate_conn_send(c, &sm);
     }
-    gate_req_start_internal_leave(g, r->player, &r->from);
+    /* A closing table gives the seat up after the move; a gone server has nothing to give up
+     * (and a new holder of its slot at the same address must not hear of this player). */
+    if (!r->crash)
+        gate_req_start_internal_leave(g, r->player, &r->from);
 }
 
 static void gate_reseat_failed(gate_req_t *r, const char *why)
 {
     gate_t *g = r->g;
+    gate_move_end(r);
     metrics_add(g->m_moves_failed, 1);
-    log_emit(LOG_WARN, "player_move_failed", "{s:I,s:s,s:s}", "player", (json_int_t)r->player,
-             "from", r->from.server_id, "why", why != NULL ? why : "");
-    gate_seat_gone(g, r->player, r->from.server_id);
+    log_emit(LOG_WARN, "player_move_failed", "{s:I,s:s,s:s,s:s}", "player", (json_int_t)r->player,
+             "from", r->from.server_id, "why", why != NULL ? why : "", "reason",
+             r->crash ? "crashed" : "draining");
+    if (!r->crash)
+        gate_seat_gone(g, r->player, r->from.server_id);
     uint64_t cid;
     gate_conn_t *c = NULL;
     if (u64map_get(g->conn_by_player, r->player, &cid))
@@ -1494,13 +1620,15 @@ static void gate_reseat_failed(gate_req_t *r, const char *why)
     if (c != NULL) {
         Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
         Croupier__TableClosing tc = CROUPIER__TABLE_CLOSING__INIT;
-        tc.reason = CROUPIER__CLOSING_REASON__CLOSING_DRAINING;
+        tc.reason = r->crash ? CROUPIER__CLOSING_REASON__CLOSING_CRASHED
+                             : CROUPIER__CLOSING_REASON__CLOSING_DRAINING;
         tc.detail = "no other server could take your seat; you are not seated, join again";
         sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_TABLE_CLOSING;
         sm.table_closing = &tc;
         gate_conn_send(c, &sm);
     }
-    gate_req_start_internal_leave(g, r->player, &r->from);
+    if (!r->crash)
+        gate_req_start_internal_leave(g, r->player, &r->from);
 }
 
 /* A reply from a game server: the end of a request, or a retry. */
@@ -1536,6 +1664,9 @@ static void gate_on_reply(gate_link_t *l, Croupier__RpcFrame *f, const gate_fwd_
         return;
     }
     Croupier__ServerMessage *payload = rep->payload;
+    /* The seat is the process's that answered: it carries that process's epoch. */
+    if (l->known_epoch > 0 && strcmp(gate_link_id(l), r->target.server_id) == 0)
+        r->target.epoch = l->known_epoch;
     if (r->reseat) {
         if (!gate_payload_seat(payload, &(gate_seat_t){0})) {
             gate_reseat_failed(r, "unexpected join answer");
@@ -1604,24 +1735,40 @@ static void gate_on_push(gate_link_t *l, Croupier__RpcFrame *f, const gate_fwd_t
  * A desk of this server closes (drain): each named player still seated there is re-seated on
  * another ready server of the same game and stake, on their behalf.
  */
-/* Starts the move of one player from seat `from` (a closing desk). conn_id/session: the
- * player's connection here, or 0 when the player is not connected to this gateway. */
-static void gate_reseat_start(gate_t *g, uint64_t player, uint64_t conn_id, uint64_t session,
-                              const gate_seat_t *from)
+/* The join that moves one player from seat `from` (a closing desk, or a gone server's), not
+ * sent yet. conn_id/session: the player's connection here, or 0 when the player is not
+ * connected to this gateway. A move may wait longer than a client's join: twice its budget. */
+static gate_req_t *gate_reseat_new(gate_t *g, uint64_t player, uint64_t conn_id, uint64_t session,
+                                   const gate_seat_t *from, bool crash)
 {
     gate_req_t *r = gate_req_new(g, GATE_REQ_JOIN, player, session);
     r->reseat = true;
+    r->crash = crash;
     r->conn_id = conn_id;
     r->from = *from;
     r->engine = from->engine;
     r->stake = from->stake;
     snprintf(r->game, sizeof r->game, "%s", from->game);
-    /* A move may wait a little longer than a client's join: twice the join budget. */
     r->deadline_mono += g->cfg.budget_ms[GATE_REQ_JOIN];
     r->deadline_wall += g->cfg.budget_ms[GATE_REQ_JOIN];
-    log_emit(LOG_INFO, "player_move_start", "{s:I,s:s,s:I,s:b}", "player", (json_int_t)player,
-             "from", from->server_id, "desk", (json_int_t)from->desk, "connected", conn_id != 0);
+    return r;
+}
+
+/* Sends a move made by gate_reseat_new(). */
+static void gate_reseat_send(gate_req_t *r)
+{
+    gate_move_begin(r->g, r->player, r->crash);
+    log_emit(LOG_INFO, "player_move_start", "{s:I,s:s,s:I,s:b,s:s}", "player",
+             (json_int_t)r->player, "from", r->from.server_id, "desk", (json_int_t)r->from.desk,
+             "connected", r->conn_id != 0, "reason", r->crash ? "crashed" : "draining");
     gate_req_dispatch(r);
+}
+
+/* Starts the move of one player from a closing desk (see gate_reseat_new). */
+static void gate_reseat_start(gate_t *g, uint64_t player, uint64_t conn_id, uint64_t session,
+                              const gate_seat_t *from)
+{
+    gate_reseat_send(gate_reseat_new(g, player, conn_id, session, from, false));
 }
 
 typedef struct {
@@ -1702,6 +1849,364 @@ static void gate_send_player_gone(gate_t *g, gate_conn_t *c)
     gate_link_send_frame(l, &f);
 }
 
+/* ---- servers gone: seats that went with their server (gate_seat.h) --------------------------- */
+
+#define GATE_TABLE_GONE_MSG "table gone: its server stopped"
+
+/* What is known now of the server a seat names (gate_seat_facts_t). */
+static void gate_seat_facts(gate_t *g, const gate_seat_t *s, gate_seat_facts_t *f)
+{
+    memset(f, 0, sizeof *f);
+    f->view_read = registry_view_refreshes(g->view) > 0;
+    const registry_entry_t *e = registry_view_find(g->view, s->server_id);
+    if (e != NULL) {
+        f->listed = true;
+        f->listed_epoch = e->epoch;
+        f->listed_address = e->address;
+    }
+    gate_link_t *l = gate_link_find(g, s->address);
+    if (l == NULL)
+        return;
+    if (l->state == LINK_READY) {
+        f->link_ready = true;
+        f->link_server_id = gate_link_id(l);
+        f->link_floor = l->floor_epoch;
+    } else if (l->probed && strcmp(l->probed_id, s->server_id) == 0) {
+        f->probed = true;
+        f->probed_absent = l->probed_absent;
+        f->probed_epoch = l->probed_epoch;
+        f->probed_address = l->probed_absent ? NULL : l->probed_address;
+    }
+}
+
+static gate_seat_verdict_t gate_seat_check(gate_t *g, const gate_seat_t *s)
+{
+    gate_seat_facts_t f;
+    gate_seat_facts(g, s, &f);
+    return gate_seat_judge(s, &f);
+}
+
+/*
+ * Whether the server of a registry entry is known to be gone although the view still lists it:
+ * a probe found its entry expired or moved, or another process answers at its address. Joins
+ * are not sent there and its link is not dialed. (The entry's own epoch is not compared: a view
+ * that lags behind a process's new epoch lists a live server.)
+ */
+static bool gate_entry_gone(gate_t *g, const registry_entry_t *e)
+{
+    gate_seat_t s;
+    memset(&s, 0, sizeof s);
+    snprintf(s.server_id, sizeof s.server_id, "%s", e->id);
+    snprintf(s.address, sizeof s.address, "%s", e->address);
+    return gate_seat_check(g, &s) != GATE_SEAT_LIVE;
+}
+
+static gate_conn_t *gate_player_conn(gate_t *g, uint64_t player)
+{
+    uint64_t cid;
+    return u64map_get(g->conn_by_player, player, &cid) ? gate_conn_get(g, cid) : NULL;
+}
+
+/*
+ * Forgets a seat found gone with its server (verdict v): on the player's connection here while
+ * it still holds that seat (later requests needing a seat get TABLE_CLOSED), and in Redis while
+ * the record still names it. where: what found it (logs).
+ */
+static void gate_seat_forget(gate_t *g, uint64_t player, const gate_seat_t *gone,
+                             gate_seat_verdict_t v, const char *where)
+{
+    gate_seat_t s = *gone; /* gone may be the connection's seat, freed below */
+    metrics_add(g->m_stale_seats, 1);
+    log_emit(LOG_INFO, "seat_gone", "{s:I,s:s,s:s,s:I,s:I,s:s,s:s}", "player", (json_int_t)player,
+             "server", s.server_id, "address", s.address, "desk", (json_int_t)s.desk, "epoch",
+             (json_int_t)s.epoch, "why", gate_seat_verdict_name(v), "where", where);
+    gate_conn_t *c = gate_player_conn(g, player);
+    if (c != NULL && c->seat != NULL && strcmp(c->seat->server_id, s.server_id) == 0 &&
+        strcmp(c->seat->address, s.address) == 0 && c->seat->desk == s.desk) {
+        gate_conn_set_seat(c, NULL);
+        c->seat_lost = true;
+    }
+    gate_seat_delete_if(g, player, &s);
+}
+
+/*
+ * A request whose target is gone (gate_seat_check): a join of the gateway's own choosing picks
+ * another server (the gone one is remembered as tried); a request for a seat there ends
+ * TABLE_CLOSED, the seat forgotten. Returns true when r ended (freed).
+ */
+static bool gate_target_gone(gate_req_t *r)
+{
+    gate_t *g = r->g;
+    gate_seat_verdict_t v = gate_seat_check(g, &r->target);
+    if (v == GATE_SEAT_LIVE)
+        return false;
+    if (r->kind == GATE_REQ_JOIN && !r->seat_target) {
+        if (r->ntried < 4)
+            snprintf(r->tried[r->ntried++], sizeof r->tried[0], "%s", r->target.server_id);
+        r->have_target = false;
+        return false;
+    }
+    if (r->seat_target && !r->internal)
+        gate_seat_forget(g, r->player, &r->target, v, "request");
+    gate_req_fail(r, CROUPIER__ERROR_CODE__TABLE_CLOSED, GATE_TABLE_GONE_MSG);
+    return true;
+}
+
+/*
+ * Ends now what waits for a gone server (its link down, or a new process at its address): every
+ * request targeting server_id at address that is not in flight on a ready link, or only
+ * player's when player is not 0. Joins pick another server; the rest end TABLE_CLOSED
+ * (gate_target_gone). Collected first: ending one request never ends another.
+ */
+static void gate_reqs_of_gone(gate_t *g, const char *server_id, const char *address,
+                              uint64_t player)
+{
+    gate_req_t **list = NULL, *r;
+    size_t n = 0, cap = 0;
+    LIST_FOREACH(r, &g->reqs, live)
+    {
+        if (!r->have_target || (player != 0 && r->player != player) ||
+            (r->link != NULL && r->sent) || strcmp(r->target.server_id, server_id) != 0 ||
+            strcmp(r->target.address, address) != 0)
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 16;
+            list = xreallocarray(list, cap, sizeof *list);
+        }
+        list[n++] = r;
+    }
+    for (size_t i = 0; i < n; i++) {
+        r = list[i];
+        if (gate_seat_check(g, &r->target) == GATE_SEAT_LIVE)
+            continue;
+        gate_req_unlink(r);
+        r->waiting_retry = false;
+        evtimer_del(r->timer);
+        if (!gate_target_gone(r))
+            gate_req_dispatch(r); /* a join: to another server */
+    }
+    free(list);
+}
+
+/*
+ * A connected player's seat went with its server: the player is told TableClosing{CRASHED}, the
+ * seat is forgotten (here and in Redis), and, when a ready server offers the seat's game, the
+ * player is moved there as a drain's move does (Moved{reason CRASHED}); else nothing follows and
+ * the player may Join again. Requests of the player waiting for that seat end TABLE_CLOSED,
+ * after the TableClosing. Until the move ends the player's requests get UNAVAILABLE.
+ */
+static void gate_seat_crashed(gate_t *g, gate_conn_t *c, gate_seat_verdict_t v)
+{
+    gate_seat_t from = *c->seat;
+    gate_seat_forget(g, c->player, &from, v, "server_gone");
+    gate_req_t *r = gate_reseat_new(g, c->player, c->id, c->session, &from, true);
+    bool offered;
+    bool can_move = gate_pick(g, r, &offered) != NULL;
+    Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+    Croupier__TableClosing tc = CROUPIER__TABLE_CLOSING__INIT;
+    tc.reason = CROUPIER__CLOSING_REASON__CLOSING_CRASHED;
+    if (can_move) {
+        tc.detail = "your table's server stopped without a clean exit: the round in progress is "
+                    "voided; you are being moved to another table";
+        tc.has_after_ms = true; /* the move's bound: a Moved comes before it, or a TableClosing */
+        tc.after_ms = (uint32_t)(r->deadline_mono - clock_mono_ms());
+    } else {
+        tc.detail = "your table's server stopped without a clean exit: the round in progress is "
+                    "voided; no other server can take your seat now: you are not seated, join "
+                    "again later";
+    }
+    sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_TABLE_CLOSING;
+    sm.table_closing = &tc;
+    gate_conn_send(c, &sm);
+    gate_reqs_of_gone(g, from.server_id, from.address, c->player);
+    if (!can_move) {
+        metrics_add(g->m_moves_failed, 1);
+        log_emit(LOG_WARN, "player_move_failed", "{s:I,s:s,s:s,s:s}", "player",
+                 (json_int_t)c->player, "from", from.server_id, "why", "no ready server", "reason",
+                 "crashed");
+        gate_req_free(r);
+        return;
+    }
+    gate_reseat_send(r);
+}
+
+/*
+ * Judges again the seats at server_id (what changed: its link, its registry entry, a probe):
+ * the process that was lost is reported gone once (and what waits on it ends), and every
+ * connected player seated there whose seat is gone is moved (gate_seat_crashed). Players already
+ * being moved are left to their move.
+ */
+static void gate_check_server(gate_t *g, const char *server_id)
+{
+    int64_t now = clock_mono_ms();
+    gate_link_t *l;
+    TAILQ_FOREACH(l, &g->links, all)
+    {
+        if (l->gone_reported || l->state == LINK_READY || strcmp(gate_link_id(l), server_id) != 0)
+            continue;
+        gate_seat_t self;
+        memset(&self, 0, sizeof self);
+        snprintf(self.server_id, sizeof self.server_id, "%s", server_id);
+        snprintf(self.address, sizeof self.address, "%s", l->address);
+        self.epoch = l->known_epoch;
+        gate_seat_verdict_t v = gate_seat_check(g, &self);
+        if (v == GATE_SEAT_LIVE)
+            continue;
+        l->gone_reported = true;
+        metrics_add(g->m_servers_gone, 1);
+        log_emit(LOG_WARN, "server_gone", "{s:s,s:s,s:I,s:s,s:I}", "server", server_id, "address",
+                 l->address, "epoch", (json_int_t)l->known_epoch, "why", gate_seat_verdict_name(v),
+                 "link_lost_ms", (json_int_t)(l->down_since_ms > 0 ? now - l->down_since_ms : -1));
+        gate_reqs_of_gone(g, server_id, l->address, 0);
+    }
+    gate_conn_t *c, *next;
+    for (c = TAILQ_FIRST(&g->conns); c != NULL; c = next) {
+        next = TAILQ_NEXT(c, all);
+        if (c->closing || c->seat == NULL || strcmp(c->seat->server_id, server_id) != 0 ||
+            u64map_get(g->moves, c->player, NULL))
+            continue;
+        gate_seat_verdict_t v = gate_seat_check(g, c->seat);
+        if (v != GATE_SEAT_LIVE)
+            gate_seat_crashed(g, c, v);
+    }
+}
+
+/* Queues server_id for gate_check_server() on the next loop iteration (never from inside the
+ * link, registry or Redis callbacks that noticed the change). */
+static void gate_check_queue(gate_t *g, const char *server_id)
+{
+    if (server_id[0] == '\0' || g->check_ev == NULL)
+        return;
+    for (size_t i = 0; i < g->ncheck; i++)
+        if (strcmp(g->check_ids[i], server_id) == 0)
+            return;
+    if (g->ncheck == g->capcheck) {
+        g->capcheck = g->capcheck ? g->capcheck * 2 : 8;
+        g->check_ids = xreallocarray(g->check_ids, g->capcheck, sizeof *g->check_ids);
+    }
+    snprintf(g->check_ids[g->ncheck++], sizeof g->check_ids[0], "%s", server_id);
+    event_active(g->check_ev, EV_TIMEOUT, 0);
+}
+
+static void gate_check_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    gate_t *g = arg;
+    /* Checks may queue more (a move's join failing over): those run on the next iteration. */
+    size_t n = g->ncheck;
+    char(*ids)[80] = xcalloc(n > 0 ? n : 1, sizeof *ids);
+    memcpy(ids, g->check_ids, n * sizeof *ids);
+    g->ncheck = 0;
+    for (size_t i = 0; i < n; i++)
+        gate_check_server(g, ids[i]);
+    free(ids);
+}
+
+/*
+ * Probes: while a link is lost, its server's registry entry is read directly, timed to its
+ * expiry (PTTL), so the gateway knows the process is gone as soon as Redis does rather than at
+ * the view's next full read. A live entry (a blip, a partition between this gateway and the
+ * server) is read again when it would expire; an absent, moved or re-taken one ends the probing
+ * and the seats there are judged again.
+ */
+static const char gate_probe_lua[] = "local v = redis.call('GET', KEYS[1]) "
+                                     "if not v then return {} end "
+                                     "return {v, redis.call('PTTL', KEYS[1])}";
+static rconn_script_t *gate_script_probe;
+
+typedef struct {
+    gate_t *g;
+    uint64_t token;
+    char address[72];
+} gate_probe_t;
+
+static void gate_probe_arm(gate_link_t *l, int ms)
+{
+    if (l->probe_ev == NULL)
+        return;
+    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+    evtimer_add(l->probe_ev, &tv);
+}
+
+static void gate_probe_cb(rconn_t *rc, redisReply *reply, void *arg)
+{
+    (void)rc;
+    gate_probe_t *p = arg;
+    gate_t *g = p->g;
+    gate_link_t *l = g->destroying ? NULL : gate_link_find(g, p->address);
+    if (l == NULL || l->probe_token != p->token || l->state == LINK_READY) {
+        free(p);
+        return;
+    }
+    l->probe_token = 0;
+    free(p);
+    if (reply == NULL || reply->type != REDIS_REPLY_ARRAY) {
+        gate_probe_arm(l, 500); /* Redis did not answer: try again */
+        return;
+    }
+    registry_entry_t e;
+    if (reply->elements == 0) {
+        l->probed = true;
+        l->probed_absent = true;
+        gate_check_queue(g, l->probed_id);
+        return;
+    }
+    if (reply->elements != 2 || reply->element[0]->type != REDIS_REPLY_STRING ||
+        registry_entry_parse(reply->element[0]->str, reply->element[0]->len, &e) != 0) {
+        gate_probe_arm(l, 1000);
+        return;
+    }
+    long long pttl =
+        reply->element[1]->type == REDIS_REPLY_INTEGER ? reply->element[1]->integer : -1;
+    l->probed = true;
+    l->probed_absent = false;
+    l->probed_epoch = e.epoch;
+    snprintf(l->probed_address, sizeof l->probed_address, "%s", e.address);
+    if ((l->known_epoch > 0 && e.epoch > l->known_epoch) || strcmp(e.address, l->address) != 0) {
+        gate_check_queue(g, l->probed_id); /* the slot was taken again */
+        return;
+    }
+    /* Still there: read it again just after it would expire (a live server re-arms it). */
+    int ms = pttl < 0 ? 1000 : (int)(pttl > 2000 ? 2000 : pttl) + 5;
+    gate_probe_arm(l, ms);
+}
+
+static void gate_probe_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    gate_probe_send(arg);
+}
+
+/* Sends one probe of the link's server (none while the link is ready or one is in flight). */
+static void gate_probe_send(gate_link_t *l)
+{
+    gate_t *g = l->g;
+    const char *id = gate_link_id(l);
+    if (l->state == LINK_READY || l->probe_token != 0 || id[0] == '\0' || g->destroying)
+        return;
+    if (l->probe_ev == NULL)
+        l->probe_ev = evtimer_new(g->base, gate_probe_timer_cb, l);
+    if (strcmp(l->probed_id, id) != 0) {
+        l->probed = false;
+        snprintf(l->probed_id, sizeof l->probed_id, "%s", id);
+    }
+    char key[160];
+    snprintf(key, sizeof key, REGISTRY_KEY_PREFIX "%s", id);
+    gate_probe_t *p = xcalloc(1, sizeof *p);
+    p->g = g;
+    p->token = ++g->next_probe_token;
+    snprintf(p->address, sizeof p->address, "%s", l->address);
+    const char *argv[] = {key};
+    if (rconn_eval(g->rc, gate_script_probe, gate_probe_cb, p, 1, 1, argv, NULL) != 0) {
+        free(p);
+        gate_probe_arm(l, 500);
+        return;
+    }
+    l->probe_token = p->token;
+}
+
 /* ---- client requests ---------------------------------------------------------------------------
  */
 
@@ -1725,10 +2230,15 @@ static void gate_seat_lookup_cb(rconn_t *rc, redisReply *reply, void *arg)
     if (c != NULL) {
         gate_seat_t s;
         if (reply != NULL && reply->type == REDIS_REPLY_STRING &&
-            gate_seat_parse(reply->str, reply->len, &s) == 0)
+            gate_seat_parse(reply->str, reply->len, &s) == 0) {
             gate_conn_set_seat(c, &s);
-        else if (reply != NULL && reply->type == REDIS_REPLY_NIL)
+            /* A login is not told of a seat that went with its server (gate_seat.h). */
+            gate_seat_verdict_t v = lk->then == NULL ? gate_seat_check(g, &s) : GATE_SEAT_LIVE;
+            if (v != GATE_SEAT_LIVE)
+                gate_seat_forget(g, c->player, &s, v, "login");
+        } else if (reply != NULL && reply->type == REDIS_REPLY_NIL) {
             gate_conn_set_seat(c, NULL);
+        }
     }
     if (lk->then != NULL) {
         if (c == NULL)
@@ -1862,21 +2372,32 @@ static void gate_client_login(gate_conn_t *c, Croupier__ClientMessage *m)
 static void gate_client_dispatch(gate_conn_t *c, gate_req_t *r)
 {
     gate_t *g = c->g;
-    if (c->seat != NULL && registry_view_refreshes(g->view) > 0 &&
-        registry_view_find(g->view, c->seat->server_id) == NULL) {
-        /* The seat's server is gone from the registry: the seat went with it. */
-        gate_seat_gone(g, c->player, c->seat->server_id);
+    if (u64map_get(g->crash_moves, c->player, NULL)) {
+        /* The gateway is moving the player off a gone server: answered once that is done. */
+        gate_req_fail(r, CROUPIER__ERROR_CODE__UNAVAILABLE,
+                      "your table's server stopped; you are being moved to another table");
+        return;
+    }
+    if (c->seat != NULL) {
+        /* A seat whose server is gone (gate_seat.h) went with it: forgotten at once. */
+        gate_seat_verdict_t v = gate_seat_check(g, c->seat);
+        if (v != GATE_SEAT_LIVE)
+            gate_seat_forget(g, c->player, c->seat, v, "request");
     }
     if (c->seat != NULL) {
         r->target = *c->seat;
         r->have_target = true;
+        r->seat_target = true;
     } else if (!c->seat_known) {
         /* Without the seat store a join could seat the player twice: refuse (retriable). */
         gate_req_fail(r, CROUPIER__ERROR_CODE__UNAVAILABLE, "seat store unreachable");
         return;
     } else if (r->kind != GATE_REQ_JOIN) {
         metrics_add(g->m_reject[REJ_NOT_SEATED], 1);
-        gate_req_fail(r, CROUPIER__ERROR_CODE__NOT_SEATED, "you hold no seat");
+        if (c->seat_lost)
+            gate_req_fail(r, CROUPIER__ERROR_CODE__TABLE_CLOSED, GATE_TABLE_GONE_MSG);
+        else
+            gate_req_fail(r, CROUPIER__ERROR_CODE__NOT_SEATED, "you hold no seat");
         return;
     }
     gate_req_dispatch(r);
@@ -1966,9 +2487,9 @@ typedef struct gate_list {
     uint64_t conn_id, session, rid;
     char game[40];       /* filter; "" = any */
     lobby_filter_t want; /* the filters (engine 0: any); want.game points at game */
-    int pending; /* Redis callbacks still to run */
-    bool done;   /* answered (or nobody is left to answer) */
-    bool failed; /* an ad could not be read: the list would be incomplete */
+    int pending;         /* Redis callbacks still to run */
+    bool done;           /* answered (or nobody is left to answer) */
+    bool failed;         /* an ad could not be read: the list would be incomplete */
     struct event *timer;
     gate_ad_t *ads; /* matching ads, cap entries */
     size_t nads, cap;
@@ -2668,15 +3189,56 @@ static int gate_fd_port(int fd)
     return ntohs(((struct sockaddr_in *)&ss)->sin_port);
 }
 
+/*
+ * A registry change. The seats at a server are judged again (gate_check_server, on the next
+ * iteration) when its entry is removed or names another epoch or address than the gateway last
+ * saw: not on a load or state change, which are frequent. A ready link to the entry's address
+ * learns the process's epoch from it (a process that regained its slot under a new epoch keeps
+ * its floor), or its server id when its hello came before it had one ("unassigned").
+ */
 static void gate_view_change_cb(registry_view_t *v, const registry_entry_t *e, bool removed,
                                 void *arg)
 {
     (void)v;
     gate_t *g = arg;
-    log_emit(LOG_DEBUG, "registry_change", "{s:s,s:s,s:s,s:b}", "id", e->id, "address", e->address,
-             "state", registry_state_name(e->state), "removed", removed);
-    if (removed)
+    log_emit(LOG_DEBUG, "registry_change", "{s:s,s:s,s:s,s:I,s:b}", "id", e->id, "address",
+             e->address, "state", registry_state_name(e->state), "epoch", (json_int_t)e->epoch,
+             "removed", removed);
+    size_t i;
+    for (i = 0; i < g->nseen && strcmp(g->seen[i].id, e->id) != 0; i++)
+        ;
+    if (removed) {
+        if (i < g->nseen)
+            g->seen[i] = g->seen[--g->nseen];
+        gate_check_queue(g, e->id);
         return;
+    }
+    if (i == g->nseen) {
+        if (g->nseen == g->capseen) {
+            g->capseen = g->capseen ? g->capseen * 2 : 16;
+            g->seen = xreallocarray(g->seen, g->capseen, sizeof *g->seen);
+        }
+        g->nseen++;
+        g->seen[i].epoch = -1;
+    }
+    if (g->seen[i].epoch != e->epoch || strcmp(g->seen[i].address, e->address) != 0) {
+        snprintf(g->seen[i].id, sizeof g->seen[i].id, "%s", e->id);
+        snprintf(g->seen[i].address, sizeof g->seen[i].address, "%s", e->address);
+        g->seen[i].epoch = e->epoch;
+        gate_check_queue(g, e->id);
+    }
+    gate_link_t *fl = gate_link_find(g, e->address);
+    if (fl != NULL && fl->state == LINK_READY &&
+        (strcmp(fl->ack_server_id, e->id) == 0 || fl->known_epoch == 0)) {
+        if (strcmp(fl->ack_server_id, e->id) != 0) {
+            snprintf(fl->ack_server_id, sizeof fl->ack_server_id, "%s", e->id);
+            fl->floor_epoch = e->epoch;
+        }
+        if (e->epoch > fl->known_epoch)
+            fl->known_epoch = e->epoch;
+        if (fl->floor_epoch == 0)
+            fl->floor_epoch = e->epoch;
+    }
     /* One link per game server, opened as soon as the server is known. */
     gate_link_t *l = gate_link_get(g, e->address, e->id);
     if (l->timer == NULL)
@@ -2765,6 +3327,9 @@ int gate_create(const gate_config_t *cfg, gate_t **out)
     }
     g->conn_by_id = u64map_create();
     g->conn_by_player = u64map_create();
+    g->moves = u64map_create();
+    g->crash_moves = u64map_create();
+    g->check_ev = event_new(g->base, -1, 0, gate_check_cb, g);
     g->next_rid = ((uint64_t)arc4random() << 32 | arc4random()) & ~0xffffffULL;
 
     metrics_registry_t *m = cfg->metrics;
@@ -2792,6 +3357,11 @@ int gate_create(const gate_config_t *cfg, gate_t **out)
                                     "Players re-seated after their table closed");
     g->m_moves_failed = metrics_counter(m, "gate_moves_total", "outcome=\"failed\"",
                                         "Players re-seated after their table closed");
+    g->m_servers_gone = metrics_counter(
+        m, "gate_servers_gone_total", NULL,
+        "Game server processes found gone (rpc link lost, registry entry expired or taken again)");
+    g->m_stale_seats = metrics_counter(m, "gate_stale_seats_total", NULL,
+                                       "Seats forgotten because their server was gone");
     for (int i = 0; i < 8; i++) {
         char lab[64];
         snprintf(lab, sizeof lab, "reason=\"%s\"", gate_reject_names[i]);
@@ -2813,6 +3383,10 @@ int gate_create(const gate_config_t *cfg, gate_t **out)
         int e = fd;
         u64map_destroy(g->conn_by_id);
         u64map_destroy(g->conn_by_player);
+        u64map_destroy(g->moves);
+        u64map_destroy(g->crash_moves);
+        event_free(g->check_ev);
+        event_free(g->flush_ev);
         free(g);
         return e;
     }
@@ -2828,6 +3402,8 @@ int gate_create(const gate_config_t *cfg, gate_t **out)
     if (gate_script_register == NULL) {
         gate_script_register = rconn_script_create(gate_register_lua);
         gate_script_deregister = rconn_script_create(gate_deregister_lua);
+        gate_script_seat_del = rconn_script_create(gate_seat_del_lua);
+        gate_script_probe = rconn_script_create(gate_probe_lua);
     }
     rconn_opts_t ro = {.host = cfg->redis.host,
                        .port = cfg->redis.port,
@@ -2872,6 +3448,7 @@ void gate_destroy(gate_t *g)
     if (g == NULL)
         return;
     g->cfg.drain = NULL; /* the owner may have freed the shell already */
+    g->destroying = true;
     gate_conn_t *c;
     while ((c = TAILQ_FIRST(&g->conns)) != NULL)
         gate_conn_free(c);
@@ -2905,6 +3482,12 @@ void gate_destroy(gate_t *g)
         g->req_free = r->q.tqe_next;
         free(r);
     }
+    if (g->check_ev != NULL)
+        event_free(g->check_ev);
+    free(g->check_ids);
+    free(g->seen);
+    u64map_destroy(g->moves);
+    u64map_destroy(g->crash_moves);
     u64map_destroy(g->conn_by_id);
     u64map_destroy(g->conn_by_player);
     free(g);

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gate_seat.h"
 #include "gatec.h"
 #include "support.h"
 #include "testenv.h"
@@ -946,6 +947,387 @@ START_TEST(test_gate_stopped_game_server_gives_deadline_exceeded_in_budget)
 }
 END_TEST
 
+/* ---- seats that went with their server (gateway/gate_seat.h) --------------------------------- */
+
+START_TEST(test_gate_seat_record_keeps_the_epoch_and_reads_old_records)
+{
+    gate_seat_t s = {.server_id = "test:3",
+                     .address = "127.0.0.1:7001",
+                     .desk = 42,
+                     .engine = 1,
+                     .stake = 10,
+                     .game = "test",
+                     .epoch = 17};
+    char buf[GATE_SEAT_RECORD_MAX + 1];
+    ck_assert_int_gt(gate_seat_format(&s, buf, sizeof buf), 0);
+    ck_assert_str_eq(buf, "test:3 127.0.0.1:7001 42 1 10 test 17");
+    gate_seat_t r;
+    ck_assert_int_eq(gate_seat_parse(buf, strlen(buf), &r), 0);
+    ck_assert_str_eq(r.server_id, "test:3");
+    ck_assert_str_eq(r.address, "127.0.0.1:7001");
+    ck_assert_uint_eq(r.desk, 42);
+    ck_assert_int_eq(r.engine, 1);
+    ck_assert_int_eq(r.stake, 10);
+    ck_assert_str_eq(r.game, "test");
+    ck_assert_int_eq(r.epoch, 17);
+    /* A record written before the epoch was kept: epoch 0, "not known". */
+    const char *old = "holdem:1 10.0.0.7:7001 5 2 20 holdem";
+    ck_assert_int_eq(gate_seat_parse(old, strlen(old), &r), 0);
+    ck_assert_str_eq(r.game, "holdem");
+    ck_assert_int_eq(r.epoch, 0);
+    /* Not a record: too few fields, bad numbers, a negative epoch, trailing text. */
+    const char *bad[] = {"",
+                         "test:3 127.0.0.1:7001 42 1 10",
+                         "test:3 127.0.0.1:7001 x 1 10 test",
+                         "test:3 127.0.0.1:7001 42 1 10 test -4",
+                         "test:3 127.0.0.1:7001 42 1 10 test 17 more",
+                         "test:3 127.0.0.1:7001 42 1 10 test abc"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        ck_assert_msg(gate_seat_parse(bad[i], strlen(bad[i]), &r) == -EINVAL, "parsed '%s'",
+                      bad[i]);
+    ck_assert_str_eq(r.server_id, ""); /* zeroed on failure */
+    /* Nothing is written that would not read back. */
+    gate_seat_t sp = s;
+    snprintf(sp.game, sizeof sp.game, "a b");
+    ck_assert_int_eq(gate_seat_format(&sp, buf, sizeof buf), -EINVAL);
+    ck_assert_int_eq(gate_seat_format(&s, buf, 10), -ENOSPC);
+}
+END_TEST
+
+/* The seat a rule is asked about: server test:3 at 127.0.0.1:7001, taken under epoch 17. */
+static gate_seat_t judged_seat(int64_t epoch)
+{
+    gate_seat_t s = {.server_id = "test:3",
+                     .address = "127.0.0.1:7001",
+                     .desk = 1,
+                     .engine = 1,
+                     .stake = 10,
+                     .game = "test",
+                     .epoch = epoch};
+    return s;
+}
+
+START_TEST(test_gate_seat_live_link_proves_its_process_lives)
+{
+    gate_seat_t s = judged_seat(17);
+    gate_seat_facts_t f = {
+        .view_read = true, .link_ready = true, .link_server_id = "test:3", .link_floor = 17};
+    /* Listed at its epoch, unlisted (an exit deregistering, a Redis hiccup), or listed under a
+     * larger epoch the same process regained its slot with: the process answers for its seat. */
+    ck_assert_int_eq(gate_seat_judge(&s, &f), GATE_SEAT_LIVE);
+    f.listed = true;
+    f.listed_epoch = 19;
+    f.listed_address = "127.0.0.1:7001";
+    ck_assert_int_eq(gate_seat_judge(&s, &f), GATE_SEAT_LIVE);
+    /* The process behind the link started after the seat was taken: a replacement. */
+    f.link_floor = 19;
+    ck_assert_int_eq(gate_seat_judge(&s, &f), GATE_SEAT_GONE_NEW_PROCESS);
+    /* ...unless the record does not say its epoch. */
+    gate_seat_t old = judged_seat(0);
+    ck_assert_int_eq(gate_seat_judge(&old, &f), GATE_SEAT_LIVE);
+    /* Another server id answers at the address (also a process with no slot yet). */
+    f.link_floor = 17;
+    f.link_server_id = "test:5";
+    ck_assert_int_eq(gate_seat_judge(&s, &f), GATE_SEAT_GONE_REPLACED);
+    f.link_server_id = "unassigned";
+    ck_assert_int_eq(gate_seat_judge(&old, &f), GATE_SEAT_GONE_REPLACED);
+}
+END_TEST
+
+START_TEST(test_gate_seat_lost_link_follows_the_registry)
+{
+    gate_seat_t s = judged_seat(17);
+    gate_seat_facts_t f = {0};
+    /* Before the first full read nothing is known: the request finds out (and is retried). */
+    ck_assert_int_eq(gate_seat_judge(&s, &f), GATE_SEAT_LIVE);
+    f.view_read = true;
+    ck_assert_int_eq(gate_seat_judge(&s, &f), GATE_SEAT_GONE_UNLISTED);
+    /* Link lost, entry live at the seat's epoch: a blip, not a death. */
+    f.listed = true;
+    f.listed_epoch = 17;
+    f.listed_address = "127.0.0.1:7001";
+    ck_assert_int_eq(gate_seat_judge(&s, &f), GATE_SEAT_LIVE);
+    /* An older view (the seat is newer than what the view read) proves nothing either. */
+    f.listed_epoch = 12;
+    ck_assert_int_eq(gate_seat_judge(&s, &f), GATE_SEAT_LIVE);
+    /* The slot was taken again: a larger epoch, or another address. */
+    f.listed_epoch = 18;
+    ck_assert_int_eq(gate_seat_judge(&s, &f), GATE_SEAT_GONE_REPLACED);
+    f.listed_epoch = 17;
+    f.listed_address = "127.0.0.1:7002";
+    ck_assert_int_eq(gate_seat_judge(&s, &f), GATE_SEAT_GONE_REPLACED);
+    /* A record without an epoch is judged by presence (and address) alone. */
+    gate_seat_t old = judged_seat(0);
+    f.listed_epoch = 99;
+    f.listed_address = "127.0.0.1:7001";
+    ck_assert_int_eq(gate_seat_judge(&old, &f), GATE_SEAT_LIVE);
+    f.listed = false;
+    ck_assert_int_eq(gate_seat_judge(&old, &f), GATE_SEAT_GONE_UNLISTED);
+    /* A direct read since the link was lost knows before the view's next full read. */
+    f.listed = true;
+    f.listed_epoch = 17;
+    f.probed = true;
+    f.probed_absent = true;
+    ck_assert_int_eq(gate_seat_judge(&s, &f), GATE_SEAT_GONE_UNLISTED);
+    f.probed_absent = false;
+    f.probed_epoch = 20;
+    f.probed_address = "127.0.0.1:7001";
+    ck_assert_int_eq(gate_seat_judge(&s, &f), GATE_SEAT_GONE_REPLACED);
+    f.probed_epoch = 17;
+    ck_assert_int_eq(gate_seat_judge(&s, &f), GATE_SEAT_LIVE);
+    ck_assert_str_eq(gate_seat_verdict_name(GATE_SEAT_GONE_REPLACED), "replaced");
+}
+END_TEST
+
+/* croupier-game --engine test with extra flags (NULL-terminated). */
+static testenv_server_t game_start_args(env_t *e, int round_ms, char *const args[])
+{
+    char round[64];
+    snprintf(round, sizeof round, "CROUPIER_TEST_ROUND_MS=%d", round_ms);
+    char *env[] = {round, "CROUPIER_TEST_GAP_MS=20", NULL};
+    testenv_server_t g;
+    ck_assert_int_eq(testenv_start_game(&e->rig, &g, "test", 20, args, env), 0);
+    return g;
+}
+
+/* SIGKILL: no preStop, no drain, no exit sequence. */
+static void game_kill(testenv_server_t *s)
+{
+    ck_assert_int_eq(ts_proc_signal(s->proc, SIGKILL), 0);
+    int status;
+    ck_assert_int_eq(ts_proc_wait(s->proc, 5000, &status), 0);
+    ts_proc_free(s->proc);
+    s->proc = NULL;
+}
+
+/* The seat record of player, parsed (ck fails when there is none). */
+static gate_seat_t seat_rec(env_t *e, uint64_t player)
+{
+    char *v = seat_of(e, player);
+    gate_seat_t s;
+    ck_assert_msg(gate_seat_parse(v, strlen(v), &s) == 0, "seat of %llu: %s",
+                  (unsigned long long)player, v);
+    free(v);
+    return s;
+}
+
+/* Waits until player's seat record is gone (the gateways delete it asynchronously). */
+static bool seat_gone_within(env_t *e, uint64_t player, int ms)
+{
+    long long end = ts_now_ms() + ms;
+    for (;;) {
+        char *v = seat_of(e, player);
+        bool gone = strcmp(v, "(nil)") == 0;
+        free(v);
+        if (gone)
+            return true;
+        if (ts_now_ms() >= end)
+            return false;
+        ts_sleep_ms(10);
+    }
+}
+
+/*
+ * A game server SIGKILLed mid-round (issue 15): every player seated there through either gateway
+ * is told TableClosing{CRASHED} and moved to the other server as soon as the server's registry
+ * entry expires (the lease TTL, 900 ms here: the time is printed); a player who was away finds
+ * its seat gone at once when it comes back (not seated; a Resume answers TABLE_CLOSED at once,
+ * not DEADLINE_EXCEEDED) and joins again.
+ */
+START_TEST(test_gate_sigkilled_server_players_are_told_crashed_and_moved)
+{
+    env_t e;
+    env_start(&e);
+    char *pool[] = {"--lease-pool-size", "4", NULL};
+    testenv_server_t a = game_start_args(&e, 500, pool);
+    testenv_server_t g1 = gate_start(&e, "g1", NULL);
+    testenv_server_t g2 = gate_start(&e, "g2", NULL);
+    gatec_t *p[3] = {login(&e, &g1, 201, NULL), login(&e, &g1, 202, NULL),
+                     login(&e, &g2, 203, NULL)};
+    for (int i = 0; i < 3; i++)
+        join_ok(p[i], 2, NULL);
+    gatec_t *away = login(&e, &g1, 204, NULL);
+    join_ok(away, 2, NULL);
+    gatec_close(away); /* its record names A */
+    gate_seat_t at_a = seat_rec(&e, 201);
+    ck_assert_int_gt(at_a.epoch, 0); /* written with the server's epoch */
+    testenv_server_t b = game_start_args(&e, 500, pool);
+    uint64_t rid = 10;
+    action_in_round(p[0], &rid, 3000); /* a round runs on A */
+
+    game_kill(&a);
+    long long t0 = ts_now_ms(), worst_closing = 0, worst_moved = 0;
+    for (int i = 0; i < 3; i++) {
+        Croupier__ServerMessage *m =
+            gatec_next_event(p[i], CROUPIER__SERVER_MESSAGE__BODY_TABLE_CLOSING, 5000);
+        ck_assert_msg(m != NULL, "player %d: no TableClosing", i);
+        ck_assert_int_eq(m->table_closing->reason, CROUPIER__CLOSING_REASON__CLOSING_CRASHED);
+        ck_assert(m->table_closing->has_after_ms); /* a move follows */
+        ck_assert_ptr_nonnull(strstr(m->table_closing->detail, "stopped"));
+        frame_free_server(m);
+        long long tc = ts_now_ms() - t0;
+        m = gatec_next_event(p[i], CROUPIER__SERVER_MESSAGE__BODY_MOVED, 5000);
+        ck_assert_msg(m != NULL, "player %d: not moved", i);
+        ck_assert(m->moved->has_reason);
+        ck_assert_int_eq(m->moved->reason, CROUPIER__CLOSING_REASON__CLOSING_CRASHED);
+        ck_assert_str_eq(m->moved->to->game, "test");
+        ck_assert_int_eq(m->moved->to->stake, 10);
+        frame_free_server(m);
+        long long mv = ts_now_ms() - t0;
+        worst_closing = tc > worst_closing ? tc : worst_closing;
+        worst_moved = mv > worst_moved ? mv : worst_moved;
+        gate_seat_t now = seat_rec(&e, 201 + (uint64_t)i);
+        ck_assert_str_ne(now.server_id, at_a.server_id);
+        ck_assert_int_gt(now.epoch, 0);
+    }
+    fprintf(stderr,
+            "# crash: every player told TableClosing{CRASHED} within %lld ms and moved within "
+            "%lld ms of the SIGKILL (lease TTL 900 ms, registry refresh 1000 ms)\n",
+            worst_closing, worst_moved);
+    /* Bounded by the entry's expiry (at most one TTL after the kill), not the view's next
+     * full read: TTL + scheduling slack on a loaded machine. */
+    ck_assert_int_lt(worst_closing, 900 + 900);
+    ck_assert_int_ge(metric(&g1, "gate_servers_gone_total"), 1);
+    ck_assert_int_ge(metric(&g2, "gate_servers_gone_total"), 1);
+    /* The moved players play on B. */
+    ck_assert_uint_gt(action_in_round(p[0], &rid, 4000), 0);
+
+    /* The player who was away: not seated any more, its record gone at once. */
+    bool seated = true;
+    gatec_t *back = login(&e, &g2, 204, &seated);
+    ck_assert(!seated);
+    ck_assert(seat_gone_within(&e, 204, 1000));
+    long long r0 = ts_now_ms();
+    Croupier__ServerMessage *m = gatec_resume(back, 2, 3000);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_int_eq(gatec_code(m), CROUPIER__ERROR_CODE__TABLE_CLOSED);
+    ck_assert_ptr_nonnull(strstr(m->result->error->message, "table gone"));
+    frame_free_server(m);
+    ck_assert_int_lt(ts_now_ms() - r0, 500); /* at once, not after a budget */
+    join_ok(back, 3, NULL);
+    gate_seat_t joined = seat_rec(&e, 204);
+    ck_assert_str_ne(joined.server_id, at_a.server_id);
+    gatec_close(back);
+    for (int i = 0; i < 3; i++)
+        gatec_close(p[i]);
+    testenv_stop_server(&g1);
+    testenv_stop_server(&g2);
+    testenv_stop_server(&b);
+    testenv_stop(&e.rig);
+}
+END_TEST
+
+/*
+ * The killed server's slot is taken again by a new process (another epoch, another address):
+ * records naming the old process are gone at once -- new records by their epoch, records of the
+ * old format (no epoch) by the address -- and a Join proceeds as a fresh join. A connected
+ * player with no other server to go to is told TableClosing{CRASHED} without a move.
+ */
+START_TEST(test_gate_seat_of_a_replaced_server_is_gone_at_once)
+{
+    env_t e;
+    env_start(&e);
+    char *pool[] = {"--lease-pool-size", "1", NULL};
+    testenv_server_t a = game_start_args(&e, 500, pool);
+    testenv_server_t gate = gate_start(&e, "g1", NULL);
+    gatec_t *p1 = login(&e, &gate, 301, NULL);
+    gatec_t *p2 = login(&e, &gate, 302, NULL);
+    join_ok(p1, 2, NULL);
+    join_ok(p2, 2, NULL);
+    gatec_close(p1);
+    gate_seat_t old = seat_rec(&e, 301);
+    /* A record of the old format for a third player. */
+    char rec[GATE_SEAT_RECORD_MAX + 1];
+    snprintf(rec, sizeof rec, "%s %s %llu 1 10 test", old.server_id, old.address,
+             (unsigned long long)old.desk);
+    char *r = ts_redis_cmd(e.rig.redis, "SET {croupier:seat}:303 %s", rec);
+    ck_assert_str_eq(r, "OK");
+    free(r);
+
+    game_kill(&a);
+    Croupier__ServerMessage *m =
+        gatec_next_event(p2, CROUPIER__SERVER_MESSAGE__BODY_TABLE_CLOSING, 5000);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_int_eq(m->table_closing->reason, CROUPIER__CLOSING_REASON__CLOSING_CRASHED);
+    ck_assert(!m->table_closing->has_after_ms); /* nowhere to go: no Moved follows */
+    frame_free_server(m);
+    ck_assert(seat_gone_within(&e, 302, 1000));
+    /* The replacement takes the only slot: the same server id under a larger epoch. */
+    testenv_server_t c = game_start_args(&e, 500, pool);
+    char *entry = ts_redis_cmd(e.rig.redis, "GET {croupier:registry}:server:%s", old.server_id);
+    char want[64];
+    snprintf(want, sizeof want, "\"address\":\"127.0.0.1:%d\"", c.port);
+    ck_assert_msg(strstr(entry, want) != NULL, "slot not taken again: %s", entry);
+    free(entry);
+    ts_sleep_ms(1100); /* the view reads the new entry (refresh 1000 ms) */
+
+    uint64_t players[2] = {301, 303};
+    for (int i = 0; i < 2; i++) {
+        bool seated = true;
+        gatec_t *q = login(&e, &gate, players[i], &seated);
+        ck_assert_msg(!seated, "player %llu still seated", (unsigned long long)players[i]);
+        ck_assert(seat_gone_within(&e, players[i], 1000));
+        m = gatec_resume(q, 2, 3000);
+        ck_assert_int_eq(gatec_code(m), CROUPIER__ERROR_CODE__TABLE_CLOSED);
+        frame_free_server(m);
+        join_ok(q, 3, NULL);
+        gate_seat_t now = seat_rec(&e, players[i]);
+        ck_assert_str_eq(now.server_id, old.server_id); /* the slot's new holder */
+        ck_assert_int_gt(now.epoch, old.epoch);
+        gatec_close(q);
+    }
+    /* The connected player, unseated by the crash, joins again. */
+    join_ok(p2, 3, NULL);
+    ck_assert_int_eq(seat_rec(&e, 302).epoch > old.epoch, 1);
+    gatec_close(p2);
+    testenv_stop_server(&gate);
+    testenv_stop_server(&c);
+    testenv_stop(&e.rig);
+}
+END_TEST
+
+/*
+ * A lost link with a live registry entry (the server stopped for a moment, its lease still
+ * valid) is retried, never taken for a crash: nobody is told TableClosing, the seats stay.
+ */
+START_TEST(test_gate_lost_link_with_live_entry_is_retried_not_crashed)
+{
+    env_t e;
+    env_start(&e);
+    char *ttl[] = {"--lease-ttl-ms", "5000", NULL};
+    testenv_server_t a = game_start_args(&e, 500, ttl);
+    char *ping[] = {"--link-ping-ms", "100", NULL};
+    testenv_server_t gate = gate_start(&e, "g1", ping);
+    gatec_t *p1 = login(&e, &gate, 401, NULL);
+    gatec_t *p2 = login(&e, &gate, 402, NULL);
+    join_ok(p1, 2, NULL);
+    join_ok(p2, 2, NULL);
+    char *before = seat_of(&e, 401);
+    ts_proc_signal(a.proc, SIGSTOP);
+    /* Three missed heartbeats (300 ms) lose the link; the entry lives 5 s from its last
+     * refresh (every 1.67 s), so for at least 3.3 s. */
+    ck_assert_int_eq(ts_proc_wait_log(gate.proc, "rpc_link_down", 3000), 0);
+    ts_sleep_ms(700);
+    ts_proc_signal(a.proc, SIGCONT);
+    Croupier__ServerMessage *m =
+        gatec_next_event(p1, CROUPIER__SERVER_MESSAGE__BODY_TABLE_CLOSING, 1500);
+    ck_assert_msg(m == NULL, "told TableClosing reason %d", m ? (int)m->table_closing->reason : 0);
+    char *after = seat_of(&e, 401);
+    ck_assert_str_eq(after, before);
+    uint64_t rid = 10;
+    ck_assert_uint_gt(action_in_round(p1, &rid, 4000), 0);
+    ck_assert_int_eq(metric(&gate, "gate_servers_gone_total"), 0);
+    ck_assert_int_eq(metric(&gate, "gate_stale_seats_total"), 0);
+    free(before);
+    free(after);
+    gatec_close(p1);
+    gatec_close(p2);
+    testenv_stop_server(&gate);
+    testenv_stop_server(&a);
+    testenv_stop(&e.rig);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("gate");
@@ -975,6 +1357,14 @@ int main(void)
         {"deadlines",
          {test_gate_expired_budget_is_refused, test_gate_retry_stops_when_the_budget_is_spent,
           test_gate_stopped_game_server_gives_deadline_exceeded_in_budget, NULL}},
+        {"seat_staleness",
+         {test_gate_seat_record_keeps_the_epoch_and_reads_old_records,
+          test_gate_seat_live_link_proves_its_process_lives,
+          test_gate_seat_lost_link_follows_the_registry, NULL}},
+        {"crash",
+         {test_gate_sigkilled_server_players_are_told_crashed_and_moved,
+          test_gate_seat_of_a_replaced_server_is_gone_at_once,
+          test_gate_lost_link_with_live_entry_is_retried_not_crashed, NULL}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         TCase *tc = tcase_create(cases[i].name);
