@@ -50,6 +50,8 @@ struct bot_book {
     json_t *torn_list;
     char **unseen; /* ids of the rounds that ended unseen (bot_book_write_round_ids) */
     size_t nunseen, capunseen;
+    char **crashed; /* ids of the crash-voided rounds */
+    size_t ncrashed, capcrashed;
     bool finished;
 };
 
@@ -72,6 +74,9 @@ static const char *const book_counter_names[BOT_C_COUNT] = {
     [BOT_C_LEAVES] = "leaves",
     [BOT_C_REFRESHES] = "view_refreshes",
     [BOT_C_PINGS] = "pings",
+    [BOT_C_CONNECTIONS_LOST] = "connections_lost",
+    [BOT_C_RECONNECTS_LOST] = "reconnects_after_loss",
+    [BOT_C_CRASH_CLOSINGS] = "crash_closings",
 };
 
 bot_book_t *bot_book_create(uint32_t nbots)
@@ -105,6 +110,9 @@ void bot_book_destroy(bot_book_t *b)
     for (size_t i = 0; i < b->nunseen; i++)
         free(b->unseen[i]);
     free(b->unseen);
+    for (size_t i = 0; i < b->ncrashed; i++)
+        free(b->crashed[i]);
+    free(b->crashed);
     free(b);
 }
 
@@ -179,18 +187,23 @@ static void book_torn(bot_book_t *b, uint32_t bot, const char *why)
     r->open = false;
 }
 
+/* Appends a copy of id to a growing list of ids. */
+static void book_list_add(char ***list, size_t *n, size_t *cap, const char *id)
+{
+    if (*n == *cap) {
+        *cap = *cap ? *cap * 2 : 16;
+        *list = xreallocarray(*list, *cap, sizeof **list);
+    }
+    (*list)[(*n)++] = xstrdup(id);
+}
+
 /* The bot's open round ended while it was away: counted apart, its id kept for the harness. */
 static void book_unseen(bot_book_t *b, uint32_t bot)
 {
     book_round_t *r = &b->open[bot];
     b->rounds.ended_unseen++;
-    if (r->rid[0] != '\0') {
-        if (b->nunseen == b->capunseen) {
-            b->capunseen = b->capunseen ? b->capunseen * 2 : 16;
-            b->unseen = xreallocarray(b->unseen, b->capunseen, sizeof *b->unseen);
-        }
-        b->unseen[b->nunseen++] = xstrdup(r->rid);
-    }
+    if (r->rid[0] != '\0')
+        book_list_add(&b->unseen, &b->nunseen, &b->capunseen, r->rid);
     r->open = false;
 }
 
@@ -291,6 +304,22 @@ void bot_book_seated(bot_book_t *b, uint32_t bot, uint64_t desk, bool after_disc
         return;
     }
     book_torn(b, bot, r->desk == desk ? "snapshot shows the round gone" : "moved mid-round");
+}
+
+bool bot_book_crash_voided(bot_book_t *b, uint32_t bot, int64_t now_ms)
+{
+    (void)now_ms;
+    if (bot >= b->nbots || b->finished)
+        return false;
+    book_round_t *r = &b->open[bot];
+    r->away = false;
+    if (!r->open)
+        return false;
+    b->rounds.crash_voided++;
+    if (r->rid[0] != '\0')
+        book_list_add(&b->crashed, &b->ncrashed, &b->capcrashed, r->rid);
+    r->open = false;
+    return true;
 }
 
 void bot_book_disconnected(bot_book_t *b, uint32_t bot)
@@ -434,26 +463,31 @@ json_t *bot_book_report(bot_book_t *b, json_t *meta)
     json_t *o = json_object();
     if (meta != NULL)
         json_object_update(o, meta);
-    json_object_set_new(
-        o, "games",
-        json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:{s:I,s:I}}", "started", (json_int_t)b->rounds.started,
-                  "finished", (json_int_t)b->rounds.finished, "finished_no_money",
-                  (json_int_t)b->rounds.no_money, "voided", (json_int_t)b->rounds.voided, "torn",
-                  (json_int_t)b->rounds.torn, "ended_unseen", (json_int_t)b->rounds.ended_unseen,
-                  "distinct", "finished", (json_int_t)b->rounds.distinct_finished, "voided",
-                  (json_int_t)b->rounds.distinct_voided));
+    json_object_set_new(o, "games",
+                        json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:{s:I,s:I}}", "started",
+                                  (json_int_t)b->rounds.started, "finished",
+                                  (json_int_t)b->rounds.finished, "finished_no_money",
+                                  (json_int_t)b->rounds.no_money, "voided",
+                                  (json_int_t)b->rounds.voided, "torn", (json_int_t)b->rounds.torn,
+                                  "ended_unseen", (json_int_t)b->rounds.ended_unseen,
+                                  "crash_voided", (json_int_t)b->rounds.crash_voided, "distinct",
+                                  "finished", (json_int_t)b->rounds.distinct_finished, "voided",
+                                  (json_int_t)b->rounds.distinct_voided));
     json_object_set(o, "torn_rounds", b->torn_list);
     json_t *c = json_object();
     for (int i = 0; i < BOT_C_COUNT; i++)
         json_object_set_new(c, book_counter_names[i], json_integer((json_int_t)b->counters[i]));
     json_object_set_new(o, "counters", c);
     json_object_set_new(o, "actions", json_integer((json_int_t)b->counters[BOT_C_ACTIONS_SENT]));
-    json_object_set_new(
-        o, "reconnects",
-        json_pack(
-            "{s:I,s:I,s:I}", "total", (json_int_t)b->counters[BOT_C_RECONNECTS], "after_goaway",
-            (json_int_t)b->counters[BOT_C_RECONNECTS_GOAWAY], "other",
-            (json_int_t)(b->counters[BOT_C_RECONNECTS] - b->counters[BOT_C_RECONNECTS_GOAWAY])));
+    /* after_loss: connections lost without a GoAway and recovered (connected again, seated);
+     * other: the rest (a request timed out, a refusal that made the bot start over...). */
+    uint64_t total = b->counters[BOT_C_RECONNECTS], goaway = b->counters[BOT_C_RECONNECTS_GOAWAY],
+             loss = b->counters[BOT_C_RECONNECTS_LOST];
+    uint64_t other = total > goaway + loss ? total - goaway - loss : 0;
+    json_object_set_new(o, "reconnects",
+                        json_pack("{s:I,s:I,s:I,s:I}", "total", (json_int_t)total, "after_goaway",
+                                  (json_int_t)goaway, "after_loss", (json_int_t)loss, "other",
+                                  (json_int_t)other));
     json_t *g = json_object();
     for (size_t i = 0; i < b->ngoaways; i++)
         json_object_set_new(g, b->goaways[i].name, json_integer((json_int_t)b->goaways[i].total));
@@ -512,5 +546,7 @@ size_t bot_book_write_round_ids(const bot_book_t *b, FILE *f)
     }
     for (size_t i = 0; i < b->nunseen; i++, n++)
         fprintf(f, "%s unseen\n", b->unseen[i]);
+    for (size_t i = 0; i < b->ncrashed; i++, n++)
+        fprintf(f, "%s crash_voided\n", b->crashed[i]);
     return n;
 }

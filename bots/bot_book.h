@@ -13,6 +13,11 @@
  *   * It is *torn* when the bot saw it start and never saw it end or void: a RoundEnd naming a
  *     different round arrives first, the bot is moved to another desk, or the run finishes
  *     (bot_book_finish) with the round still open.
+ *   * It was *crash-voided* when its table's server stopped without a clean exit while it was
+ *     open: the gateway says TableClosing{CLOSING_CRASHED} (and moves the bot), or answers
+ *     TABLE_CLOSED ("table gone") to a Resume or an action. No RoundEnd ever comes for such a
+ *     round (the recovery voids it in the records, docs/queues.md): counted apart, never as
+ *     torn; its id, when known, goes to the round-id file.
  *   * It ended *unseen* when the bot lost its connection while it was open and, after the
  *     reconnect, the Resume snapshot shows the round is no longer running (the protocol does not
  *     replay events missed while disconnected), or, before that snapshot, an event of a later
@@ -61,8 +66,11 @@ typedef enum {
     BOT_C_MOVES,
     BOT_C_TABLE_CLOSINGS,
     BOT_C_LEAVES,
-    BOT_C_REFRESHES, /* Resumes a strategy asked for to refresh its view of the table */
-    BOT_C_PINGS,     /* keepalive Pings (nothing else sent for --ping-ms) */
+    BOT_C_REFRESHES,        /* Resumes a strategy asked for to refresh its view of the table */
+    BOT_C_PINGS,            /* keepalive Pings (nothing else sent for --ping-ms) */
+    BOT_C_CONNECTIONS_LOST, /* connections lost without a GoAway (a gateway died, a reset) */
+    BOT_C_RECONNECTS_LOST,  /* of those, recovered: connected again and seated (or joined) */
+    BOT_C_CRASH_CLOSINGS,   /* TableClosing{CLOSING_CRASHED}: the table's server is gone */
     BOT_C_COUNT,
 } bot_counter_t;
 
@@ -107,6 +115,12 @@ void bot_book_seated(bot_book_t *b, uint32_t bot, uint64_t desk, bool after_disc
  * instead of torn.
  */
 void bot_book_disconnected(bot_book_t *b, uint32_t bot);
+/*
+ * Bot `bot`'s table is gone with its server (TableClosing{CLOSING_CRASHED}, or TABLE_CLOSED to
+ * a Resume or an action): its open round, if any, is crash-voided (counted apart, never torn;
+ * its id, when known, listed). Returns whether there was one.
+ */
+bool bot_book_crash_voided(bot_book_t *b, uint32_t bot, int64_t now_ms);
 /* Whether the bot has an open round. */
 bool bot_book_round_open(const bot_book_t *b, uint32_t bot);
 /* Ends the run: every round still open is torn. Idempotent. */
@@ -130,9 +144,9 @@ void bot_book_latency(bot_book_t *b, int64_t us);
 int64_t bot_book_latency_pct(bot_book_t *b, double p);
 
 /* Observed totals (per bot observation): rounds started, finished (no_money among them),
- * voided, torn, ended unseen. */
+ * voided, torn, ended unseen, crash-voided. */
 typedef struct {
-    uint64_t started, finished, no_money, voided, torn, ended_unseen;
+    uint64_t started, finished, no_money, voided, torn, ended_unseen, crash_voided;
     uint64_t distinct_finished, distinct_voided; /* per round id over all bots */
 } bot_book_rounds_t;
 void bot_book_rounds(const bot_book_t *b, bot_book_rounds_t *out);
@@ -148,8 +162,9 @@ json_t *bot_book_report(bot_book_t *b, json_t *meta);
 /* Writes the report to path (pretty, atomically via a temp file + rename). 0 or -errno. */
 int bot_book_write_report(bot_book_t *b, json_t *meta, const char *path);
 /* Writes every distinct round id seen to end, one a line: "<round_id> finished|voided|nomoney"
- * (see bot_round_outcome_t), then the id of every round that ended unseen: "<round_id> unseen"
- * (an id may appear on both kinds of line). Returns how many lines. */
+ * (see bot_round_outcome_t), then the id of every round that ended unseen: "<round_id> unseen",
+ * then of every crash-voided round: "<round_id> crash_voided" (an id may appear on several
+ * kinds of line). Returns how many lines. */
 size_t bot_book_write_round_ids(const bot_book_t *b, FILE *f);
 
 #endif

@@ -49,6 +49,7 @@ typedef struct bot {
     config_addr_t last; /* the gateway of the last connection attempt */
     bool ever_connected;
     bool lost_connection; /* disconnected since the seat was last confirmed */
+    bool loss_pending;    /* a connection lost without a GoAway, not recovered yet */
     bool goaway;
     uint32_t goaway_delay_ms;
     int backoff_ms;
@@ -71,6 +72,7 @@ typedef struct bot {
     bool has_seat;
     bot_seat_t seat;
     bool closing_seen;
+    bool crash_wait;       /* TableClosing{CRASHED}: the seat is gone, a Moved is on its way */
     bool left_sent;        /* stopping: the Leave went out */
     bool action_abandoned; /* an action was in flight when the connection went away */
     char game[40];
@@ -315,6 +317,7 @@ static void bot_set_seat(bot_t *b, uint64_t desk, uint32_t seat, Croupier__Engin
 {
     b->has_seat = true;
     b->closing_seen = false;
+    b->crash_wait = false;
     b->seat.player_id = b->player;
     b->seat.desk_id = desk;
     b->seat.seat = seat;
@@ -338,10 +341,11 @@ static bool bot_must_finish(const bot_t *b)
     return !b->f->cfg.strategy->round_by_action && bot_book_round_open(b->f->cfg.book, b->idx);
 }
 
-/* Whether the bot plays now: seated, and not stopping unless it must finish its round. */
+/* Whether the bot plays now: seated (its table not gone), and not stopping unless it must finish
+ * its round. */
 static bool bot_may_play(const bot_t *b)
 {
-    return b->st == BS_SEATED && (!b->f->stopping || bot_must_finish(b));
+    return b->st == BS_SEATED && !b->crash_wait && (!b->f->stopping || bot_must_finish(b));
 }
 
 /* Stopping: leave once the round in progress (if any) is over and no request is in flight. */
@@ -401,11 +405,17 @@ static void bot_game_body(bot_t *b, const Croupier__ServerMessage *m)
     frame_free(g);
 }
 
-/* The bot is at its seat: play (or, when stopping, finish the round, then leave). */
+/* The bot is at its seat: play (or, when stopping, finish the round, then leave). A lost
+ * connection that led here was recovered: a reconnect, not an error. */
 static void bot_after_seat(bot_t *b)
 {
     b->lost_connection = false;
     b->backoff_ms = 0;
+    if (b->loss_pending) {
+        b->loss_pending = false;
+        bot_book_count(b->f->cfg.book, BOT_C_RECONNECTS_LOST);
+        bot_book_error(b->f->cfg.book, "connection_lost", true);
+    }
     if (b->f->stopping && b->left_sent) {
         b->st = BS_LEFT;
         fleet_check_stopped(b->f);
@@ -563,8 +573,12 @@ static void bot_on_resume(bot_t *b, const Croupier__ServerMessage *m)
     if (e != NULL && (e->code == CROUPIER__ERROR_CODE__NOT_SEATED ||
                       e->code == CROUPIER__ERROR_CODE__NO_SUCH_DESK ||
                       e->code == CROUPIER__ERROR_CODE__TABLE_CLOSED)) {
-        /* The seat is gone (the table closed while we were away): join again. */
-        bot_book_error(book, code_name(e->code), b->lost_connection);
+        /* The seat is gone (the table closed while we were away): join again. TABLE_CLOSED:
+         * its server is gone (docs/gateway.md), the round we were in was crash-voided. */
+        bool gone = e->code == CROUPIER__ERROR_CODE__TABLE_CLOSED;
+        if (gone)
+            bot_book_crash_voided(book, b->idx, now_ms());
+        bot_book_error(book, code_name(e->code), b->lost_connection || gone);
         bot_book_seated(book, b->idx, 0, b->lost_connection, true, NULL, now_ms());
         b->has_seat = false;
         bot_send_join(b);
@@ -589,6 +603,11 @@ static void bot_on_joined(bot_t *b, const Croupier__Joined *j, bool moved)
 
 static void bot_on_join(bot_t *b, const Croupier__ServerMessage *m)
 {
+    if (m->body_case == CROUPIER__SERVER_MESSAGE__BODY_SNAPSHOT) {
+        /* Seated already (a move the gateway made landed first): the seat's state. */
+        bot_on_resume(b, m);
+        return;
+    }
     if (m->body_case == CROUPIER__SERVER_MESSAGE__BODY_JOINED) {
         bot_req_clear(b);
         b->rq_newtries = 0;
@@ -615,6 +634,17 @@ static void bot_on_action_reply(bot_t *b, const Croupier__ServerMessage *m)
     const Croupier__Error *e =
         m->body_case == CROUPIER__SERVER_MESSAGE__BODY_RESULT ? m->result->error : NULL;
     bot_book_latency(book, lat);
+    if (e != NULL && e->code == CROUPIER__ERROR_CODE__TABLE_CLOSED && !b->crash_wait) {
+        /* The gateway found the seat's server gone: the round is crash-voided, join again. */
+        bot_book_count(book, BOT_C_ACTIONS_REFUSED);
+        bot_book_error(book, code_name(e->code), true);
+        bot_book_crash_voided(book, b->idx, now_ms());
+        b->action_abandoned = false;
+        b->has_seat = false;
+        evtimer_del(b->timer);
+        bot_send_join(b);
+        return;
+    }
     if (e == NULL) {
         b->action_abandoned = false;
         bot_book_count(book, BOT_C_ACTIONS_OK);
@@ -628,8 +658,11 @@ static void bot_on_action_reply(bot_t *b, const Croupier__ServerMessage *m)
                                              e->code == CROUPIER__ERROR_CODE__ACTION_NOT_ALLOWED ||
                                              e->code == CROUPIER__ERROR_CODE__NO_ROUND);
         b->action_abandoned = false;
+        /* After TableClosing{CRASHED} the seat is gone: TABLE_CLOSED, or UNAVAILABLE while the
+         * gateway moves us, answer what was in flight. */
         bool expected = stale || (s->refusal_expected != NULL && s->refusal_expected(e->code)) ||
-                        (b->closing_seen && e->code == CROUPIER__ERROR_CODE__NO_ROUND);
+                        (b->closing_seen && e->code == CROUPIER__ERROR_CODE__NO_ROUND) ||
+                        b->crash_wait;
         bot_book_error(book, code_name(e->code), expected);
         if (!expected)
             log_emit(LOG_WARN, "bot_action_refused", "{s:i,s:s,s:s,s:I,s:i}", "bot", (int)b->idx,
@@ -647,8 +680,21 @@ static void bot_on_leave(bot_t *b, const Croupier__ServerMessage *m)
     bot_req_clear(b);
     const Croupier__Error *e =
         m->body_case == CROUPIER__SERVER_MESSAGE__BODY_RESULT ? m->result->error : NULL;
-    if (e != NULL && e->code != CROUPIER__ERROR_CODE__NOT_SEATED)
+    if (e != NULL && b->crash_wait) {
+        /* Our table's server is gone and the gateway is moving us: say the Leave at the new
+         * table (the Moved brings it), or nowhere if no move follows. */
+        bot_book_error(b->f->cfg.book, code_name(e->code), true);
+        b->left_sent = false;
+        b->st = BS_SEATED;
+        return;
+    }
+    if (e != NULL && e->code == CROUPIER__ERROR_CODE__TABLE_CLOSED) {
+        /* The seat went with its server: nothing is left to leave. */
+        bot_book_error(b->f->cfg.book, code_name(e->code), true);
+        bot_book_crash_voided(b->f->cfg.book, b->idx, now_ms());
+    } else if (e != NULL && e->code != CROUPIER__ERROR_CODE__NOT_SEATED) {
         bot_book_error(b->f->cfg.book, code_name(e->code), !code_retriable(e) ? false : true);
+    }
     b->st = BS_LEFT;
     fleet_check_stopped(b->f);
 }
@@ -688,6 +734,47 @@ static void bot_on_reply(bot_t *b, const Croupier__ServerMessage *m)
 }
 
 /* ---- pushed events ----------------------------------------------------------------------- */
+
+/*
+ * TableClosing{CLOSING_CRASHED} (docs/gateway.md): the table's server stopped without a clean
+ * exit. The round in progress is crash-voided (no RoundEnd comes for it), the gateway forgot the
+ * seat. With after_ms the gateway moves us: a Moved (or a second TableClosing) comes within it,
+ * watched by the bot timer; without after_ms nothing follows and the bot joins again.
+ */
+static void bot_on_crash_closing(bot_t *b, const Croupier__TableClosing *tc)
+{
+    bot_book_t *book = b->f->cfg.book;
+    bot_book_count(book, BOT_C_CRASH_CLOSINGS);
+    bot_book_crash_voided(book, b->idx, now_ms());
+    b->seat.in_round = false;
+    b->action_abandoned = false;
+    if (b->st != BS_SEATED && b->st != BS_LEAVING && b->st != BS_LEFT)
+        return; /* between Login and the seat: the Resume or Join in flight tells */
+    if (b->st == BS_LEFT) {
+        b->has_seat = false; /* left already: nothing to wait for */
+        fleet_check_stopped(b->f);
+        return;
+    }
+    if (b->timer_is_action)
+        evtimer_del(b->timer);
+    if (tc->has_after_ms) {
+        b->crash_wait = true;
+        b->closing_seen = true;
+        bot_timer_set(b, (int)tc->after_ms + 5000, false);
+        return;
+    }
+    /* No move follows: join again (at once, or when the request in flight is answered). */
+    b->crash_wait = false;
+    b->closing_seen = false;
+    b->has_seat = false;
+    evtimer_del(b->timer);
+    if (b->rq == RQ_NONE) {
+        bot_send_join(b);
+    } else {
+        b->st = BS_JOIN;
+        bot_timer_set(b, 50, false);
+    }
+}
 
 static void bot_on_event(bot_t *b, const Croupier__ServerMessage *m)
 {
@@ -746,6 +833,10 @@ static void bot_on_event(bot_t *b, const Croupier__ServerMessage *m)
                     bot_timer_set(b, 50, false);
                 }
             }
+            return;
+        }
+        if (m->table_closing->reason == CROUPIER__CLOSING_REASON__CLOSING_CRASHED) {
+            bot_on_crash_closing(b, m->table_closing);
             return;
         }
         b->closing_seen = true;
@@ -952,7 +1043,10 @@ static void bot_event_cb(struct bufferevent *bev, short what, void *arg)
         bot_drop(b, "closed after leaving", true);
         return;
     }
-    bot_book_error(b->f->cfg.book, "connection_lost", false);
+    /* Lost without a GoAway (the gateway died, a reset): a reconnect if the bot gets back to its
+     * seat through a gateway (bot_after_seat), an error if it never does (fleet_finish). */
+    bot_book_count(b->f->cfg.book, BOT_C_CONNECTIONS_LOST);
+    b->loss_pending = true;
     bot_drop(b, (what & BEV_EVENT_EOF) ? "eof" : "socket error", false);
 }
 
@@ -1045,7 +1139,9 @@ static void bot_timer_cb(evutil_socket_t fd, short what, void *arg)
     case BS_SEATED:
         if (b->closing_seen) {
             /* TableClosing without a Moved: leave and join again. */
-            bot_book_error(b->f->cfg.book, "closing_without_move", false);
+            bot_book_error(b->f->cfg.book,
+                           b->crash_wait ? "crash_without_move" : "closing_without_move", false);
+            b->crash_wait = false;
             if (b->rq == RQ_NONE) {
                 b->has_seat = false;
                 bot_send_join(b);
@@ -1158,6 +1254,17 @@ static void fleet_finish(bot_fleet_t *f)
 {
     if (f->done == NULL)
         return;
+    for (uint32_t i = 0; i < f->cfg.bots; i++) {
+        bot_t *b = &f->bots[i];
+        if (b->loss_pending) {
+            /* The connection was lost and the bot never got back to its seat: an error. Without
+             * a seat (lost while joining, then stopped) nothing was left to get back to. */
+            if (b->has_seat)
+                log_emit(LOG_WARN, "bot_connection_not_recovered", "{s:i}", "bot", (int)b->idx);
+            bot_book_error(f->cfg.book, "connection_lost", !b->has_seat);
+            b->loss_pending = false;
+        }
+    }
     evtimer_del(f->stop_timer);
     if (f->ping_timer != NULL)
         evtimer_del(f->ping_timer);

@@ -247,6 +247,42 @@ START_TEST(test_book_snapshot_without_round_while_connected_is_torn)
 }
 END_TEST
 
+/* A table whose server stopped without a clean exit (TableClosing{CRASHED}, TABLE_CLOSED): the
+ * round in progress never ends by a RoundEnd. It is crash-voided, never torn, and listed. */
+START_TEST(test_book_crash_voided_round_is_counted_apart_not_torn)
+{
+    bot_book_t *b = bot_book_create(2);
+    bot_book_round_started(b, 0, 4, "1:1:4:7", 0);
+    ck_assert(bot_book_crash_voided(b, 0, 1));
+    ck_assert(!bot_book_round_open(b, 0));
+    ck_assert(!bot_book_crash_voided(b, 0, 2)); /* nothing open any more */
+    ck_assert(!bot_book_crash_voided(b, 1, 2)); /* a bot between rounds: nothing to void */
+    /* The move: seated at another desk, between rounds; a round there ends as usual. */
+    bot_book_seated(b, 0, 9, false, false, NULL, 3);
+    bot_book_round_started(b, 0, 9, "1:2:9:1", 4);
+    bot_book_round_ended(b, 0, 9, "1:2:9:1", BOT_ROUND_FINISHED, 5);
+    /* An anonymous round (the test engine's) is counted too, without a line. */
+    bot_book_round_started(b, 1, 4, NULL, 6);
+    ck_assert(bot_book_crash_voided(b, 1, 7));
+    bot_book_finish(b, 8);
+    bot_book_rounds_t r = rounds(b);
+    ck_assert_uint_eq(r.crash_voided, 2);
+    ck_assert_uint_eq(r.torn, 0);
+    ck_assert_uint_eq(r.voided, 0);
+    ck_assert_uint_eq(r.finished, 1);
+    ck_assert(bot_book_ok(b));
+    char *lines = round_id_lines(b);
+    ck_assert_msg(strstr(lines, "1:1:4:7 crash_voided\n") != NULL, "%s", lines);
+    ck_assert_msg(strstr(lines, "1:2:9:1 finished\n") != NULL, "%s", lines);
+    free(lines);
+    json_t *rep = bot_book_report(b, NULL);
+    ck_assert_int_eq(
+        json_integer_value(json_object_get(json_object_get(rep, "games"), "crash_voided")), 2);
+    json_decref(rep);
+    bot_book_destroy(b);
+}
+END_TEST
+
 START_TEST(test_book_distinct_rounds_count_once_over_bots)
 {
     bot_book_t *b = bot_book_create(3);
@@ -400,7 +436,10 @@ START_TEST(test_book_report_file_has_every_section)
     bot_book_count(b, BOT_C_ACTIONS_SENT);
     bot_book_count(b, BOT_C_RECONNECTS);
     bot_book_count(b, BOT_C_RECONNECTS);
+    bot_book_count(b, BOT_C_RECONNECTS);
     bot_book_count(b, BOT_C_RECONNECTS_GOAWAY);
+    bot_book_count(b, BOT_C_CONNECTIONS_LOST);
+    bot_book_count(b, BOT_C_RECONNECTS_LOST);
     bot_book_latency(b, 1500);
     bot_book_round_started(b, 0, 1, "1:1:1:1", 0);
     bot_book_round_ended(b, 0, 1, "1:1:1:1", BOT_ROUND_FINISHED, 1);
@@ -424,9 +463,14 @@ START_TEST(test_book_report_file_has_every_section)
     ck_assert_int_eq(json_integer_value(json_object_get(g, "torn")), 0);
     ck_assert_int_eq(json_integer_value(json_object_get(rep, "actions")), 2);
     json_t *rc = json_object_get(rep, "reconnects");
-    ck_assert_int_eq(json_integer_value(json_object_get(rc, "total")), 2);
+    ck_assert_int_eq(json_integer_value(json_object_get(rc, "total")), 3);
     ck_assert_int_eq(json_integer_value(json_object_get(rc, "after_goaway")), 1);
+    ck_assert_int_eq(json_integer_value(json_object_get(rc, "after_loss")), 1);
     ck_assert_int_eq(json_integer_value(json_object_get(rc, "other")), 1);
+    ck_assert_int_eq(json_integer_value(json_object_get(g, "crash_voided")), 0);
+    ck_assert_int_eq(
+        json_integer_value(json_object_get(json_object_get(rep, "counters"), "connections_lost")),
+        1);
     json_t *lat = json_object_get(rep, "action_latency_ms");
     ck_assert(json_real_value(json_object_get(lat, "p50")) == 1.5);
     ck_assert(json_real_value(json_object_get(lat, "p99")) == 1.5);
@@ -509,6 +553,7 @@ int main(void)
     tcase_add_test(tc, test_book_round_over_after_reconnect_lists_its_id_as_unseen);
     tcase_add_test(tc, test_book_round_still_running_after_reconnect_stays_open);
     tcase_add_test(tc, test_book_snapshot_without_round_while_connected_is_torn);
+    tcase_add_test(tc, test_book_crash_voided_round_is_counted_apart_not_torn);
     tcase_add_test(tc, test_book_distinct_rounds_count_once_over_bots);
     tcase_add_test(tc, test_book_round_without_money_is_finished_and_listed_apart);
     tcase_add_test(tc, test_book_conflicting_outcomes_are_an_unexpected_error);
