@@ -18,6 +18,7 @@
 
 #include <arpa/inet.h>
 #include <event2/event.h>
+#include <hiredis/hiredis.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 
@@ -33,6 +34,7 @@
 #include "money_writer.h"
 #include "rconn.h"
 #include "registry.h"
+#include "sweeper.h"
 #include "xmalloc.h"
 
 #ifndef CROUPIER_VERSION
@@ -42,7 +44,7 @@
 typedef struct {
     const char *engine, *games, *trad_options, *service, *log_level, *drain_allow, *version;
     config_addr_t listen, advertise, health, redis;
-    long pool_size, drain_max, workers, lease_ttl_ms, money_hwm, request_cache;
+    long pool_size, drain_max, workers, lease_ttl_ms, money_hwm, request_cache, sweep_ms, grace_ms;
 } game_opts_t;
 
 typedef struct {
@@ -57,6 +59,7 @@ typedef struct {
     lease_t *lease;
     registry_t *registry;
     money_writer_t *money;
+    money_sweeper_t *sweeper;
     struct event *draining_ev; /* main-thread work when the drain starts (any thread fires it) */
     struct event *tick_ev;     /* heartbeats, load, void wait */
     int hb_main, hb_workers[RT_MAX_WORKERS];
@@ -100,6 +103,13 @@ static const config_flag_t game_flags[] = {
     {"request-cache-max", CONFIG_INT, "65536",
      "answers remembered for retries by request id (the oldest are forgotten first)",
      &G.o.request_cache, 16, 10000000},
+    {"sweep-ms", CONFIG_INT, "1000",
+     "how often the held chips of dead servers are looked for (docs/queues.md)", &G.o.sweep_ms,
+     50, 600000},
+    {"recover-grace-ms", CONFIG_INT, "0",
+     "an unheld slot's chips are recovered after it was seen unheld this long (0: 2 x the lease "
+     "TTL)",
+     &G.o.grace_ms, 0, 3600000},
     {"drain-allow", CONFIG_STR, NULL,
      "peers allowed on /drain* (comma-separated IPs; default: loopback only)", &G.o.drain_allow, 0,
      0},
@@ -171,8 +181,23 @@ static void game_on_lease(lease_t *l, lease_event_t ev, void *arg)
     char id[96];
     atomic_store(&G.lease_valid, lease_state(l) == LEASE_VALID);
     switch (ev) {
-    case LEASE_EV_ACQUIRED:
     case LEASE_EV_REGAINED:
+        if ((uint64_t)lease_epoch(l) != gs_epoch(G.gs)) {
+            /* Redis lost its data (lease.h): the tables' seat accounts, round records and
+             * settlements are named by the old epoch, which nothing can write any more. */
+            log_emit(LOG_ERROR, "lease_lost", "{s:s,s:i,s:s}", "service", G.o.service, "slot",
+                     lease_slot(l), "why", "regained under a new epoch");
+            gs_stop_intake(G.gs);
+            G.exit_code = 3;
+            drain_exit_begin(G.exit, DRAIN_EXIT_LEASE_LOST);
+            break;
+        }
+        /* The same epoch, the same tables: */
+        /* fall through */
+    case LEASE_EV_ACQUIRED:
+        /* The new holder returns its predecessors' chips at once (their epochs are dead). */
+        money_sweeper_set_own(G.sweeper, G.o.service, (uint32_t)lease_slot(l),
+                              (uint64_t)lease_epoch(l));
         snprintf(id, sizeof id, "%s:%d", G.o.service, lease_slot(l));
         gs_set_identity(G.gs, id, (uint32_t)lease_slot(l), (uint64_t)lease_epoch(l));
         if (!atomic_load(&G.engine_started)) {
@@ -306,6 +331,35 @@ static void game_release_done(lease_t *l, int result, void *arg)
     drain_exit_hook_done(c->x, c->token, result);
 }
 
+/*
+ * The end of a graceful exit, before the lease goes: whatever our seat accounts still hold (a
+ * cash-out that failed) goes back to its owners now, and our held records are cleared
+ * (MONEY_RECOVER_SELF), so a clean exit leaves nothing for a sweeper. Blocking, like the
+ * flush; bounded by the connection's timeouts.
+ */
+static void game_recover_self(void)
+{
+    if (G.lease == NULL || lease_slot(G.lease) < 0)
+        return;
+    struct timeval tv = {1, 0};
+    redisContext *c = redisConnectWithTimeout(G.o.redis.host, G.o.redis.port, tv);
+    if (c == NULL || c->err != 0) {
+        log_emit(LOG_ERROR, "recover_self_failed", "{s:s}", "error",
+                 c != NULL ? c->errstr : "out of memory");
+        redisFree(c);
+        return;
+    }
+    redisSetTimeout(c, tv);
+    money_recover_result_t out;
+    int rc = money_recover(c, G.o.service, (uint32_t)lease_slot(G.lease),
+                           (uint64_t)lease_epoch(G.lease), MONEY_RECOVER_SELF,
+                           lease_token(G.lease), 0, &out);
+    if (rc == 0 && out.chips > 0)
+        log_emit(LOG_WARN, "recover_self_returned", "{s:I,s:i}", "chips", (json_int_t)out.chips,
+                 "accounts", out.accounts);
+    redisFree(c);
+}
+
 static void game_hook_release(drain_exit_t *x, unsigned token, void *ctx)
 {
     (void)ctx;
@@ -313,6 +367,7 @@ static void game_hook_release(drain_exit_t *x, unsigned token, void *ctx)
         drain_exit_hook_done(x, token, 0);
         return;
     }
+    game_recover_self();
     game_release_ctx = (game_hook_ctx_t){x, token};
     lease_release(G.lease, game_release_done, &game_release_ctx);
 }
@@ -557,6 +612,15 @@ int main(int argc, char **argv)
     if (G.money == NULL)
         return 1;
     gs_set_money(G.gs, G.money);
+    money_sweeper_config_t sc = {.redis_host = G.o.redis.host,
+                                 .redis_port = G.o.redis.port,
+                                 .interval_ms = (int)G.o.sweep_ms,
+                                 .grace_ms = (int)(G.o.grace_ms > 0 ? G.o.grace_ms
+                                                                    : 2 * G.o.lease_ttl_ms),
+                                 .metrics = G.metrics};
+    G.sweeper = money_sweeper_create(&sc);
+    if (G.sweeper == NULL)
+        return 1;
 
     rconn_opts_t ro = {.host = G.o.redis.host,
                        .port = G.o.redis.port,
@@ -594,6 +658,7 @@ int main(int argc, char **argv)
     drain_exit_destroy(G.exit);
     drain_destroy(G.drain);
     gs_destroy(G.gs);
+    money_sweeper_destroy(G.sweeper);
     money_writer_destroy(G.money);
     registry_destroy(G.registry);
     lease_destroy(G.lease);

@@ -17,7 +17,9 @@
  * table's report of its free seats never forgets a join still on its way there.
  *   table -> lobby  TK_MSG_CLOSED        the table closed (drain): forget its free seats
  *   writer -> table TK_MSG_BUYIN_DONE    a buy-in's result (a money follow-up, gs.h)
- *   writer -> table TK_MSG_CASHOUT_DONE  a closing cash-out's credit was applied
+ *   writer -> table TK_MSG_CASHOUT_DONE  a closing cash-out was applied
+ *   writer -> table TK_MSG_SETTLED       a round's settlement result (a money follow-up): only
+ *                                        now is RoundEnd pushed
  */
 #include "tk.h"
 
@@ -51,6 +53,7 @@ enum {
     TK_MSG_TOPUP_DONE, /* writer -> table: a top-up's result (arg = seat, arg2 = op number) */
     TK_MSG_OPEN,       /* any -> lobby: open a table with bots (ptr = tk_open_t) */
     TK_MSG_ADD_BOTS,   /* lobby -> table: seat arg bots, the table plays by itself */
+    TK_MSG_SETTLED,    /* writer -> table: the round's settlement result (arg2 = round seq) */
 };
 
 enum {
@@ -149,6 +152,10 @@ struct tk_table {
     bool gap_armed, closed, close_told, idle_armed, retiring, fill_armed;
     bool bot_table;    /* opened with bots (tk_engine_open_table): they never stand up */
     bool forget_round; /* round_void() is still owed for a round the kit voided */
+    /* The round ended and its settlement is on its way: RoundEnd (and everything after it) waits
+     * for the settlement to be applied, so no player is ever shown a result that is not. */
+    bool settling;
+    int64_t settle_delta[TK_MAX_SEATS], settle_rake;
     int pending_cashouts;
     uint32_t joins_seen;               /* TK_MSG_JOIN received (tk_tell_lobby reports it) */
     uint64_t turn_serial, idle_serial; /* of the turn / idle timers: an older one is stale */
@@ -245,30 +252,20 @@ static void tk_seat_op_cb(money_result_t *res, void *arg)
     free(op);
 }
 
-/* One cash-out in flight: the seat account's debit, then (only once it applied) the player's
- * credit, so a seat account that does not hold the chips never creates any. */
+/* One cash-out in flight (one seat transfer: the seat account's chips back to their owner's
+ * wallet, atomically, money.h "Held chips"). */
 typedef struct {
     rt_t *rt;
     rt_desk_id_t desk;
-    money_writer_t *w;
-    bool notify; /* tell the desk when the credit is done (the table is closing) */
+    bool notify; /* tell the desk when it is applied (the table is closing) */
     int64_t amount;
     char player[MONEY_NAME_MAX + 1];
-    char op[MONEY_ID_MAX + 1];
 } tk_cash_t;
 
-static void tk_cash_finish(tk_cash_t *c)
-{
-    if (c->notify) {
-        rt_msg_t m = {.type = TK_MSG_CASHOUT_DONE};
-        rt_post(c->rt, c->desk, &m);
-    }
-    free(c);
-}
-
-/* Writer thread: the credit answered. A failure is logged; the chips stay recorded in the seat
- * account's debit record for an operator to replay. */
-static void tk_cash_credit_cb(money_result_t *res, void *arg)
+/* Writer thread: the cash-out answered. A failure is logged; the chips stay in the seat account,
+ * which is recorded as held, so the recovery at the server's exit (or after a crash) returns
+ * them (docs/queues.md). */
+static void tk_cash_cb(money_result_t *res, void *arg)
 {
     tk_cash_t *c = arg;
     if (res->status != MONEY_OK)
@@ -276,25 +273,22 @@ static void tk_cash_credit_cb(money_result_t *res, void *arg)
                  "op", res->id, "amount", (json_int_t)c->amount, "status", res->status, "error",
                  res->error);
     free(res);
-    tk_cash_finish(c);
+    if (c->notify) {
+        rt_msg_t m = {.type = TK_MSG_CASHOUT_DONE};
+        rt_post(c->rt, c->desk, &m);
+    }
+    free(c);
 }
 
-static void tk_cash_debit_cb(money_result_t *res, void *arg)
+/* The seat transfer record of seat i (its account and owner under the table's lease). */
+static money_seat_t tk_money_seat(const tk_table_t *t, int i, const char *owner)
 {
-    tk_cash_t *c = arg;
-    int rc = res->status;
-    if (rc == MONEY_OK)
-        rc = money_writer_submit_cashout(c->w, c->player, c->amount, c->op, tk_cash_credit_cb, c);
-    if (rc != MONEY_OK) {
-        log_emit(LOG_ERROR, "tk_cash_out_failed", "{s:s,s:s,s:I,s:i,s:s}", "player", c->player,
-                 "op", res->id, "amount", (json_int_t)c->amount, "status", rc, "error", res->error);
-        tk_cash_finish(c);
-    }
-    free(res);
+    return (money_seat_t){
+        .slot = t->slot, .epoch = t->epoch, .account = t->seat[i].acct, .owner = owner};
 }
 
 /* Moves seat's stack back to its player's wallet; the stack is 0 afterwards. When the table is
- * closing the desk counts the cash-out until its credit is applied (pending_cashouts). */
+ * closing the desk counts the cash-out until it is applied (pending_cashouts). */
 static void tk_cash_out(tk_table_t *t, int seat)
 {
     tk_seat_t *s = &t->seat[seat];
@@ -304,21 +298,17 @@ static void tk_cash_out(tk_table_t *t, int seat)
     if (amount <= 0 || w == NULL || t->eng->game->money == TK_MONEY_WALLET)
         return;
     tk_cash_t *c = xcalloc(1, sizeof *c);
-    *c = (tk_cash_t){.rt = rt_desk_rt(t->desk),
-                     .desk = rt_desk_id(t->desk),
-                     .w = w,
-                     .notify = t->closed,
-                     .amount = amount};
+    *c = (tk_cash_t){
+        .rt = rt_desk_rt(t->desk), .desk = rt_desk_id(t->desk), .notify = t->closed, .amount = amount};
     tk_owner_wallet(t->eng, s, c->player, sizeof c->player);
     char op[MONEY_ID_MAX + 1];
-    uint64_t n = ++s->ops;
-    tk_op_id(t, seat, n, "td", op, sizeof op);
-    tk_op_id(t, seat, n, "co", c->op, sizeof c->op);
+    tk_op_id(t, seat, ++s->ops, "co", op, sizeof op);
     bool notify = c->notify;
     char player[MONEY_NAME_MAX + 1];
     memcpy(player, c->player, sizeof player);
+    money_seat_t ms = tk_money_seat(t, seat, player);
     /* After a successful submit c belongs to the writer thread. */
-    int rc = money_writer_submit_buyin(w, s->acct, amount, op, tk_cash_debit_cb, c);
+    int rc = money_writer_submit_seat(w, MONEY_KIND_SEAT_OUT, &ms, amount, op, tk_cash_cb, c);
     if (rc != 0)
         free(c);
     else if (notify)
@@ -990,7 +980,9 @@ static void tk_spend_bank(tk_table_t *t, int seat, int64_t used_ms)
         t->seat[seat].bank_ms = over >= t->seat[seat].bank_ms ? 0 : t->seat[seat].bank_ms - over;
 }
 
-static void tk_settle(tk_table_t *t, const int64_t *delta, bool house, int64_t house_delta,
+/* Submits the round's settlement as a money follow-up whose result comes back as
+ * TK_MSG_SETTLED. Returns true when it was submitted (the round's end then waits for it). */
+static bool tk_settle(tk_table_t *t, const int64_t *delta, bool house, int64_t house_delta,
                       int64_t rake)
 {
     money_writer_t *w = gs_money(gs_of_desk(t->desk));
@@ -1015,13 +1007,27 @@ static void tk_settle(tk_table_t *t, const int64_t *delta, bool house, int64_t h
         s.nplayers++;
     }
     if (w == NULL || s.nplayers == 0)
-        return;
-    s.round = gs_round_id(gs_of_desk(t->desk), rt_desk_id(t->desk), t->seq);
+        return false;
+    gs_t *gs = gs_of_desk(t->desk);
+    s.round = gs_round_id(gs, rt_desk_id(t->desk), t->seq);
     s.game = t->game;
     s.rake = rake;
-    int rc = money_writer_submit_settle(w, &s, tk_money_log_cb, NULL);
-    if (rc != 0)
+    tk_op_t *o = xcalloc(1, sizeof *o);
+    *o = (tk_op_t){.gs = gs,
+                   .rt = rt_desk_rt(t->desk),
+                   .desk = rt_desk_id(t->desk),
+                   .seat = -1,
+                   .n = t->seq,
+                   .msg = TK_MSG_SETTLED};
+    gs_money_followup_begin(gs);
+    int rc = money_writer_submit_settle(w, &s, tk_seat_op_cb, o);
+    if (rc != 0) {
+        gs_money_followup_end(gs);
+        free(o);
         log_emit(LOG_ERROR, "tk_settle_refused", "{s:s,s:i}", "round", t->round_id, "errno", -rc);
+        return false;
+    }
+    return true;
 }
 
 /*
@@ -1030,6 +1036,8 @@ static void tk_settle(tk_table_t *t, const int64_t *delta, bool house, int64_t h
  * cashed out, the table closed when intake stopped, and only then the runtime's round ended.
  */
 static void tk_topup(tk_table_t *t, int i);
+static void tk_finish_rest(tk_table_t *t, const int64_t *delta, int64_t rake, bool voided,
+                           Croupier__VoidReason why);
 
 static void tk_finish(tk_table_t *t, const int64_t *delta, bool house, int64_t house_delta,
                       int64_t rake, bool voided, Croupier__VoidReason why)
@@ -1038,14 +1046,57 @@ static void tk_finish(tk_table_t *t, const int64_t *delta, bool house, int64_t h
     tk_turn_clear(t);
     money_round_id_t rid = gs_round_id(gs, rt_desk_id(t->desk), t->seq);
     money_round_id_format(&rid, t->round_id, sizeof t->round_id);
+    bool settling = false;
     if (!voided) {
         for (int i = 0; i < t->nseats; i++)
             if (t->seat[i].playing && t->eng->game->money == TK_MONEY_STACK)
                 t->seat[i].stack += delta[i]; /* play money lives in the wallets only */
-        tk_settle(t, delta, house, house_delta, rake);
+        settling = tk_settle(t, delta, house, house_delta, rake);
     }
     tk_history_submit(t, delta, rake, voided, why);
+    if (settling) {
+        /* The rest waits for the settlement (TK_MSG_SETTLED): the round stays in progress for
+         * the runtime (no next round, the drain waits), and no one sees the result before it
+         * is applied -- a crash meanwhile leaves the round for the recovery to void. */
+        t->settling = true;
+        memcpy(t->settle_delta, delta, sizeof t->settle_delta);
+        t->settle_rake = rake;
+        return;
+    }
+    tk_finish_rest(t, delta, rake, voided, why);
+}
 
+/* The settlement of the round that ended came back: RoundEnd now, or -- refused -- the round
+ * is voided for its players (nothing moved: the stacks go back to the round's start). */
+static void tk_settled(tk_table_t *t, uint64_t seq, const money_result_t *res)
+{
+    if (!t->settling || seq != t->seq) {
+        log_emit(LOG_ERROR, "tk_settled_stray", "{s:I,s:s,s:i}", "seq", (json_int_t)seq, "id",
+                 res->id, "status", res->status);
+        return;
+    }
+    t->settling = false;
+    if (res->status == MONEY_OK) {
+        tk_finish_rest(t, t->settle_delta, t->settle_rake, false,
+                       CROUPIER__VOID_REASON__VOID_NONE);
+        return;
+    }
+    log_emit(LOG_ERROR, "tk_settlement_failed", "{s:s,s:i,s:s}", "round", t->round_id, "status",
+             res->status, "error", res->error);
+    for (int i = 0; i < t->nseats; i++)
+        if (t->seat[i].playing && t->eng->game->money == TK_MONEY_STACK)
+            t->seat[i].stack -= t->settle_delta[i];
+    tk_finish_rest(t, NULL, 0, true,
+                   res->status == MONEY_ERR_STALE_EPOCH ? CROUPIER__VOID_REASON__VOID_LEASE_LOST
+                                                        : CROUPIER__VOID_REASON__VOID_INTERNAL_ERROR);
+}
+
+/* The second half of tk_finish: RoundEnd, leavers, busted players, the table's close, the
+ * runtime's round end. */
+static void tk_finish_rest(tk_table_t *t, const int64_t *delta, int64_t rake, bool voided,
+                           Croupier__VoidReason why)
+{
+    gs_t *gs = gs_of_desk(t->desk);
     Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
     Croupier__RoundEnd re = CROUPIER__ROUND_END__INIT;
     Croupier__SeatDelta deltas[TK_MAX_SEATS];
@@ -1058,6 +1109,9 @@ static void tk_finish(tk_table_t *t, const int64_t *delta, bool house, int64_t h
         re.void_reason = why;
         re.detail = why == CROUPIER__VOID_REASON__VOID_INTERNAL_ERROR
                         ? "the round could not go on; every chip committed was returned"
+                    : why == CROUPIER__VOID_REASON__VOID_LEASE_LOST
+                        ? "the server lost its lease before the round's result could be "
+                          "recorded; no chip moved"
                         : "the server had to stop before the round could finish; every chip "
                           "committed was returned";
     }
@@ -1158,10 +1212,11 @@ int tk_round_end_house(tk_table_t *t, const int64_t delta[TK_MAX_SEATS], int64_t
     return tk_round_close(t, delta, true, house_delta, rake);
 }
 
-/* Voids the round in progress (drain bound, shutdown): the game forgets it, nothing moves. */
+/* Voids the round in progress (drain bound, shutdown): the game forgets it, nothing moves. A
+ * round that ended and waits for its settlement is not voided: it ends once that is applied. */
 static void tk_void(tk_table_t *t, Croupier__VoidReason why)
 {
-    if (!rt_desk_in_round(t->desk))
+    if (!rt_desk_in_round(t->desk) || t->settling)
         return;
     t->eng->game->round_void(t, t->g);
     tk_finish(t, NULL, false, 0, 0, true, why);
@@ -1175,6 +1230,34 @@ static int tk_next_playing(const tk_table_t *t, int from)
             return i;
     }
     return -1;
+}
+
+
+/*
+ * Records the round that starts as held (money.h "Held chips"): the desk's r: record names the
+ * round and its seats, so that if this server dies before the round settles, the recovery
+ * voids it in the hand history (VOID_SERVER_CRASHED). It travels in the writer's FIFO before
+ * anything of the round.
+ */
+static void tk_mark_round(tk_table_t *t)
+{
+    money_writer_t *w = gs_money(gs_of_desk(t->desk));
+    if (w == NULL || t->history == NULL)
+        return;
+    json_t *h = json_deep_copy(t->history);
+    json_object_set_new(h, "engine", json_string(t->eng->game->engine));
+    json_object_set_new(h, "stake", json_integer(t->stake));
+    char *json = json_dumps(h, JSON_COMPACT);
+    json_decref(h);
+    char field[32];
+    snprintf(field, sizeof field, "r:%" PRIx64, rt_desk_id(t->desk));
+    int rc = json != NULL ? money_writer_submit_mark(w, t->slot, t->epoch, field, json,
+                                                     tk_money_log_cb, NULL)
+                          : -ENOMEM;
+    free(json);
+    if (rc != 0)
+        log_emit(LOG_ERROR, "tk_round_mark_refused", "{s:s,s:i}", "round", t->round_id, "errno",
+                 -rc);
 }
 
 static void tk_start_round(tk_table_t *t)
@@ -1209,6 +1292,7 @@ static void tk_start_round(tk_table_t *t)
         }
     }
     t->button = tk_next_playing(t, t->button < 0 ? t->nseats - 1 : t->button);
+    tk_mark_round(t);
     int rc = t->eng->game->round_start(t, t->g);
     if (rc != 0) {
         log_emit(LOG_ERROR, "tk_round_start_failed", "{s:s,s:i}", "round", t->round_id, "errno",
@@ -1398,24 +1482,15 @@ static int tk_submit_buyin(tk_table_t *t, int i, const char *wallet, int64_t amo
                    .msg = topup ? TK_MSG_TOPUP_DONE : TK_MSG_BUYIN_DONE};
     money_writer_t *w = gs_money(gs);
     gs_money_followup_begin(gs);
-    int rc =
-        w != NULL ? money_writer_submit_buyin(w, wallet, amount, op, tk_seat_op_cb, o) : -ENOTCONN;
+    money_seat_t ms = tk_money_seat(t, i, wallet);
+    int rc = w != NULL ? money_writer_submit_seat(w, MONEY_KIND_SEAT_IN, &ms, amount, op,
+                                                  tk_seat_op_cb, o)
+                       : -ENOTCONN;
     if (rc != 0) {
         gs_money_followup_end(gs);
         free(o);
     }
     return rc;
-}
-
-/* A seat whose buy-in went through sits: its seat account is credited with the chips. */
-static void tk_seat_credit(tk_table_t *t, int i, uint64_t n, int64_t amount)
-{
-    char op[MONEY_ID_MAX + 1];
-    tk_op_id(t, i, n, "tc", op, sizeof op);
-    int rc = money_writer_submit_cashout(gs_money(gs_of_desk(t->desk)), t->seat[i].acct, amount, op,
-                                         tk_money_log_cb, NULL);
-    if (rc != 0)
-        log_emit(LOG_ERROR, "tk_seat_credit_refused", "{s:s,s:i}", "op", op, "errno", -rc);
 }
 
 /* Seat i is taken for good (buy-in applied, or a play-money seat). */
@@ -1539,8 +1614,9 @@ static void tk_buyin_done(tk_table_t *t, int i, uint64_t n, const money_result_t
         if (res->status == MONEY_OK) {
             /* The table closed meanwhile: the chips go straight back. */
             tk_op_id(t, i, n, "rf", op, sizeof op);
-            int rc = money_writer_submit_cashout(gs_money(gs), wallet, s->buyin, op,
-                                                 tk_money_log_cb, NULL);
+            money_seat_t ms = tk_money_seat(t, i, wallet);
+            int rc = money_writer_submit_seat(gs_money(gs), MONEY_KIND_SEAT_OUT, &ms, s->buyin, op,
+                                              tk_money_log_cb, NULL);
             if (rc != 0)
                 log_emit(LOG_ERROR, "tk_refund_refused", "{s:s,s:s,s:I,s:i}", "wallet", wallet,
                          "op", op, "amount", (json_int_t)s->buyin, "errno", -rc);
@@ -1565,8 +1641,7 @@ static void tk_buyin_done(tk_table_t *t, int i, uint64_t n, const money_result_t
         tk_maybe_idle(t);
         return;
     }
-    tk_seat_credit(t, i, n, s->buyin);
-    s->stack = s->buyin;
+    s->stack = s->buyin; /* the transfer put it into the seat account */
     log_emit(LOG_INFO, "tk_sat", "{s:s,s:s,s:I,s:i,s:I,s:b}", "engine", t->eng->game->engine,
              "player", wallet, "desk", (json_int_t)rt_desk_id(t->desk), "seat", i, "buyin",
              (json_int_t)s->buyin, "bot", s->bot);
@@ -1607,10 +1682,8 @@ static void tk_topup_done(tk_table_t *t, int i, uint64_t n, const money_result_t
     }
     tk_seat_t *s = &t->seat[i];
     s->topping = false;
-    if (res->status == MONEY_OK) {
-        tk_seat_credit(t, i, n, s->buyin);
-        s->stack += s->buyin;
-    }
+    if (res->status == MONEY_OK)
+        s->stack += s->buyin; /* the transfer put it into the seat account */
     if (s->leave_after_topup) {
         tk_cash_out(t, i);
         tk_unseat(t, i);
@@ -1659,6 +1732,9 @@ static void tk_table_on_message(rt_desk_t *desk, void *state, rt_msg_t *msg)
         return;
     case TK_MSG_TOPUP_DONE:
         tk_topup_done(t, (int)msg->arg, msg->arg2, msg->ptr);
+        return;
+    case TK_MSG_SETTLED:
+        tk_settled(t, msg->arg2, msg->ptr);
         return;
     case TK_MSG_ADD_BOTS:
         t->bot_table = true;

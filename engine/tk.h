@@ -17,11 +17,15 @@
  *              flight is answered UNAVAILABLE ("join in progress; retry"), so a retry gets the
  *              seat once it is taken; a join of a seated player is answered with its Snapshot.
  *   money      stack mode: a join buys in from the player's wallet into a seat account of the
- *              table (TK_ACCOUNT_PREFIX...), chosen as min(wallet, max buy-in) and refused
+ *              table (TK_ACCOUNT_PREFIX...) in one fenced seat transfer that also records the
+ *              account as held by this server's slot and epoch (money.h "Held chips": if the
+ *              server dies, the recovery returns it; every round start is recorded there too,
+ *              so the recovery can void the round in progress), chosen as min(wallet, max
+ *              buy-in) and refused
  *              INSUFFICIENT_FUNDS below the minimum; every round settles the game's deltas
  *              against the seat accounts in one idempotent settlement (sum = -rake); a leaver,
  *              a busted player (stack below what a round needs) and, when the table closes,
- *              everyone is cashed out (seat account debit, then wallet credit). Every buy-in
+ *              everyone is cashed out (one seat transfer back to the wallet). Every buy-in
  *              result a desk still has to act on is a money follow-up (gs.h).
  *   moves      when the table closes (the server drains) every stack is cashed out and only
  *              once the credits are applied (or TK_CLOSE_NOTICE_MS passed) are the players told
@@ -32,7 +36,11 @@
  *              calls tk_round_end() (completed) -- or voids it on the drain bound (no money
  *              moves: the seat accounts still hold the stacks of the round's start). It settles,
  *              writes the hand history (docs/hand-history.md: one record for every round,
- *              completed or voided), pushes RoundEnd, cashes out leavers and busted players (or
+ *              completed or voided), and only once the settlement is applied (a money
+ *              follow-up; meanwhile the round is still in progress, with nobody to act) pushes
+ *              RoundEnd -- no player is ever shown a result that is not recorded; a settlement
+ *              refused (the epoch was lost) voids the round for its players instead
+ *              (VOID_LEASE_LOST) -- then cashes out leavers and busted players (or
  *              tops them up), closes the table when intake stopped or the drain voided the
  *              round, and only then ends the runtime's round, so every money item of the round
  *              is queued before human_desks can drop; then it counts the round

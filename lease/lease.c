@@ -41,18 +41,28 @@ static const char lease_acquire_lua[] =
 
 /*
  * renew: KEYS = slot key, epoch key, fence key; ARGV = token, ttl, slot key prefix, size,
- * our current epoch. Ours -> PEXPIRE, {1, fence epoch, in_use}. Gone -> take it back and INCR
- * the epoch into the fence, {2, new epoch, in_use}. Someone else's -> {0, 0, 0}.
- * If Redis lost its data (restart without persistence) the counter restarts at 1; a holder
- * taking its slot back then lifts it above its own epoch, so epochs never go backwards for a
- * slot that live processes still know.
+ * our current epoch. Ours -> PEXPIRE, {1, fence epoch, in_use}. Someone else's -> {0, 0, 0}.
+ * Gone (it expired: Redis was unreachable or restarted for longer than the TTL, or we were
+ * paused) -> taken back, {2, epoch, in_use}:
+ *   - under the SAME epoch when the fence still holds it: every acquisition and every recovery
+ *     of the slot (money.h, money_recover) moves the fence, so an unchanged fence proves that
+ *     nobody held the slot in between, and the rounds, seat accounts and settlements of our
+ *     epoch stay valid (docs/queues.md "A round the players saw finish always settles");
+ *   - under a NEW epoch when the fence is gone: Redis lost its data (a restart without
+ *     persistence) and the counter restarts at 1; the holder lifts it above its own epoch, so
+ *     epochs never go backwards for a slot that live processes still know;
+ *   - not at all when the fence moved on (someone took the slot meanwhile, or recovered its
+ *     held chips): {0, 0, 0}, the lease is lost.
  */
 static const char lease_renew_lua[] = "local v = redis.call('GET', KEYS[1])\n"
                                       "local r\n"
                                       "if v == ARGV[1] then\n"
                                       "  redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
                                       "  r = {1, tonumber(redis.call('GET', KEYS[3]) or '0')}\n"
-                                      "elseif not v then\n"
+                                      "elseif not v and redis.call('GET', KEYS[3]) == ARGV[5] then\n"
+                                      "  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])\n"
+                                      "  r = {2, tonumber(ARGV[5])}\n"
+                                      "elseif not v and not redis.call('GET', KEYS[3]) then\n"
                                       "  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])\n"
                                       "  local e = redis.call('INCR', KEYS[2])\n"
                                       "  if e <= tonumber(ARGV[5]) then\n"

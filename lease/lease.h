@@ -17,10 +17,15 @@
  * Fencing rule (settlements and the registry use it): a write made on behalf of slot n carries
  * the epoch its writer got with the slot (lease_epoch()). A Redis script applies the write only
  * if `GET {croupier:lease:S}:slot:<n>:epoch` equals the carried epoch, and otherwise answers
- * the error `STALE_EPOCH ...` and changes nothing. Every acquisition of slot n (first take, or
- * a renew that found the key gone and took it back) stores a new, strictly larger epoch in the
- * fence, so a process that lost its slot -- e.g. it was paused longer than the TTL while another
+ * the error `STALE_EPOCH ...` and changes nothing. Every acquisition of slot n (and a renew
+ * that found the key and the fence gone: Redis lost its data) stores a new, strictly larger
+ * epoch in the fence, so a process that lost its slot -- e.g. it was paused longer than the TTL while another
  * process took the slot -- can no longer write anything, even if it has not noticed yet.
+ * Exception: a holder whose key merely expired (Redis unreachable or restarted for longer than
+ * the TTL, or the holder paused) takes it back under its SAME epoch when the fence still holds
+ * that epoch -- proof that nobody held or recovered the slot in between (a recovery of a dead
+ * slot's held chips moves the fence too, money.h) -- so its rounds still settle. When the fence
+ * moved on, the renew answers LOST.
  * LEASE_FENCE_CHECK_LUA is the check to put at the top of such a script (fence key in KEYS[1],
  * carried epoch in ARGV[1]); LEASE_FENCED_SET_LUA is a complete example.
  *
@@ -56,7 +61,9 @@
  *     on_lease(l, ev, srv):
  *         ACQUIRED     -> server ID = lease_slot(l); open listeners; registry_start(); ready
  *         UNCONFIRMED  -> readiness 503, no new desks (running rounds go on)
- *         CONFIRMED / REGAINED -> ready again (REGAINED: settlements now carry lease_epoch(l))
+ *         CONFIRMED / REGAINED -> ready again (REGAINED under a new epoch -- Redis lost its
+ *                                 data -- a game server exits: its tables' seat accounts are
+ *                                 named by the old epoch)
  *         LOST         -> stop intake, readiness 503, log exit reason=lease_lost, exit
  *         EXHAUSTED    -> stay unready (the module already logged the sizing rule and retries)
  *     ready = lease_state(l) == LEASE_VALID && registered && !draining
@@ -93,7 +100,9 @@ typedef enum {
     LEASE_EV_RENEWED,     /* a renew confirmed the slot (state stays VALID) */
     LEASE_EV_UNCONFIRMED, /* VALID -> UNCONFIRMED */
     LEASE_EV_CONFIRMED,   /* UNCONFIRMED -> VALID, same epoch */
-    LEASE_EV_REGAINED,    /* the key had vanished and was taken back: gap, NEW epoch; VALID */
+    LEASE_EV_REGAINED,    /* the key had vanished and was taken back: gap; VALID. The same
+                             epoch (the fence proved nobody held the slot meanwhile), or a new
+                             one only after Redis lost its data (the fence was gone) */
     LEASE_EV_LOST,        /* -> LOST: exit with reason lease_lost */
 } lease_event_t;
 

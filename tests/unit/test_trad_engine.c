@@ -515,6 +515,10 @@ START_TEST(test_ddz_three_players_play_a_deal_that_settles_and_drain_starts_no_o
         resume(c, P0, &v);
         if (!v.in_round)
             break;
+        if (v.turn < 0) { /* the deal ended: its RoundEnd waits for the settlement (tk.h) */
+            ts_sleep_ms(10);
+            continue;
+        }
         uint64_t p = by_seat[v.turn];
         resume(c, p, &v);
         if (v.nlast == 0) {
@@ -546,6 +550,10 @@ START_TEST(test_ddz_three_players_play_a_deal_that_settles_and_drain_starts_no_o
         resume(c, P0, &v);
         if (!v.in_round)
             break;
+        if (v.turn < 0) { /* the deal ended: its RoundEnd waits for the settlement (tk.h) */
+            ts_sleep_ms(10);
+            continue;
+        }
         uint64_t p = by_seat[v.turn];
         resume(c, p, &v);
         if (v.phase == CROUPIER__SHEDDING_PHASE__SHEDDING_BIDDING)
