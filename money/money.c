@@ -290,7 +290,8 @@ static const char money_lua_history[] = MONEY_LUA_INT
  * index member. Replays answer the first result (the owner's balance after). The fence must
  * equal the epoch. 'in' moves amount from the owner to the account and records the account
  * (refused when the account holds chips of another owner); 'out' moves it back and forgets an
- * account left empty (refused when the account holds less, or belongs to another owner).
+ * account left empty (refused when the account holds less, or belongs to another owner); the account's key stays
+ * (at 0), as a wallet's does.
  */
 static const char money_lua_seat[] = MONEY_LUA_INT
     "local prev = call('GET', KEYS[3])\n"
@@ -331,10 +332,8 @@ static const char money_lua_seat[] = MONEY_LUA_INT
     "  if own + amount > MAX then\n"
     "    return redis.error_reply('MONEY_BAD_ARGS balance would exceed the maximum') end\n"
     "  after = call('INCRBY', KEYS[1], amount)\n"
-    "  if acc == amount then\n"
-    "    call('DEL', KEYS[2])\n"
-    "    call('HDEL', KEYS[4], ARGV[5])\n"
-    "  else call('DECRBY', KEYS[2], amount) end\n"
+    "  call('DECRBY', KEYS[2], amount)\n"
+    "  if acc == amount then call('HDEL', KEYS[4], ARGV[5]) end\n"
     "else\n"
     "  return redis.error_reply('MONEY_BAD_ARGS direction must be in or out') end\n"
     "local res = format('%d', after)\n"
