@@ -2032,13 +2032,25 @@ static void gate_seat_crashed(gate_t *g, gate_conn_t *c, gate_seat_verdict_t v)
 
 /*
  * Judges again the seats at server_id (what changed: its link, its registry entry, a probe):
- * the process that was lost is reported gone once (and what waits on it ends), and every
- * connected player seated there whose seat is gone is moved (gate_seat_crashed). Players already
- * being moved are left to their move.
+ * every connected player seated there whose seat is gone is moved (gate_seat_crashed: told
+ * first, then its requests end); then the process that was lost is reported gone once, and what
+ * else waits on it ends. Players already being moved are left to their move.
  */
 static void gate_check_server(gate_t *g, const char *server_id)
 {
+    gate_conn_t *c, *next;
+    for (c = TAILQ_FIRST(&g->conns); c != NULL; c = next) {
+        next = TAILQ_NEXT(c, all);
+        if (c->closing || c->seat == NULL || strcmp(c->seat->server_id, server_id) != 0 ||
+            u64map_get(g->moves, c->player, NULL))
+            continue;
+        gate_seat_verdict_t v = gate_seat_check(g, c->seat);
+        if (v != GATE_SEAT_LIVE)
+            gate_seat_crashed(g, c, v);
+    }
     int64_t now = clock_mono_ms();
+    char gone[8][72];
+    size_t ngone = 0;
     gate_link_t *l;
     TAILQ_FOREACH(l, &g->links, all)
     {
@@ -2057,18 +2069,11 @@ static void gate_check_server(gate_t *g, const char *server_id)
         log_emit(LOG_WARN, "server_gone", "{s:s,s:s,s:I,s:s,s:I}", "server", server_id, "address",
                  l->address, "epoch", (json_int_t)l->known_epoch, "why", gate_seat_verdict_name(v),
                  "link_lost_ms", (json_int_t)(l->down_since_ms > 0 ? now - l->down_since_ms : -1));
-        gate_reqs_of_gone(g, server_id, l->address, 0);
+        if (ngone < sizeof gone / sizeof gone[0])
+            snprintf(gone[ngone++], sizeof gone[0], "%s", l->address);
     }
-    gate_conn_t *c, *next;
-    for (c = TAILQ_FIRST(&g->conns); c != NULL; c = next) {
-        next = TAILQ_NEXT(c, all);
-        if (c->closing || c->seat == NULL || strcmp(c->seat->server_id, server_id) != 0 ||
-            u64map_get(g->moves, c->player, NULL))
-            continue;
-        gate_seat_verdict_t v = gate_seat_check(g, c->seat);
-        if (v != GATE_SEAT_LIVE)
-            gate_seat_crashed(g, c, v);
-    }
+    for (size_t i = 0; i < ngone; i++)
+        gate_reqs_of_gone(g, server_id, gone[i], 0);
 }
 
 /* Queues server_id for gate_check_server() on the next loop iteration (never from inside the
