@@ -1433,6 +1433,12 @@ static void gate_req_dispatch(gate_req_t *r)
         gate_req_fail(r, CROUPIER__ERROR_CODE__DEADLINE_EXCEEDED, "deadline passed");
         return;
     }
+    if (r->seat_target && !r->internal && u64map_get(g->crash_moves, r->player, NULL)) {
+        /* A retry while the gateway moves the player off a gone server (gate_crash_move). */
+        gate_req_fail(r, CROUPIER__ERROR_CODE__UNAVAILABLE,
+                      "your table's server stopped; you are being moved to another table");
+        return;
+    }
     if (r->have_target && gate_target_gone(r))
         return;
     if (r->kind == GATE_REQ_JOIN && !r->have_target) {
@@ -1547,16 +1553,20 @@ static void gate_move_begin(gate_t *g, uint64_t player, bool crash)
         u64map_put(g->crash_moves, player, 1);
 }
 
+static void gate_move_end_player(gate_t *g, uint64_t player, bool crash)
+{
+    uint64_t n = 0;
+    if (u64map_get(g->moves, player, &n) && n > 1)
+        u64map_put(g->moves, player, n - 1);
+    else
+        u64map_del(g->moves, player);
+    if (crash)
+        u64map_del(g->crash_moves, player);
+}
+
 static void gate_move_end(gate_req_t *r)
 {
-    gate_t *g = r->g;
-    uint64_t n = 0;
-    if (u64map_get(g->moves, r->player, &n) && n > 1)
-        u64map_put(g->moves, r->player, n - 1);
-    else
-        u64map_del(g->moves, r->player);
-    if (r->crash)
-        u64map_del(g->crash_moves, r->player);
+    gate_move_end_player(r->g, r->player, r->crash);
 }
 
 static void gate_reseat_done(gate_req_t *r, Croupier__ServerMessage *payload)
@@ -1754,14 +1764,20 @@ static gate_req_t *gate_reseat_new(gate_t *g, uint64_t player, uint64_t conn_id,
     return r;
 }
 
-/* Sends a move made by gate_reseat_new(). */
-static void gate_reseat_send(gate_req_t *r)
+/* Sends a move made by gate_reseat_new() whose gate_move_begin() was done. */
+static void gate_reseat_go(gate_req_t *r)
 {
-    gate_move_begin(r->g, r->player, r->crash);
     log_emit(LOG_INFO, "player_move_start", "{s:I,s:s,s:I,s:b,s:s}", "player",
              (json_int_t)r->player, "from", r->from.server_id, "desk", (json_int_t)r->from.desk,
              "connected", r->conn_id != 0, "reason", r->crash ? "crashed" : "draining");
     gate_req_dispatch(r);
+}
+
+/* Sends a move made by gate_reseat_new(). */
+static void gate_reseat_send(gate_req_t *r)
+{
+    gate_move_begin(r->g, r->player, r->crash);
+    gate_reseat_go(r);
 }
 
 /* Starts the move of one player from a closing desk (see gate_reseat_new). */
@@ -1946,7 +1962,8 @@ static bool gate_target_gone(gate_req_t *r)
         r->have_target = false;
         return false;
     }
-    if (r->seat_target && !r->internal)
+    /* The seat is forgotten here unless a crash move of the player does it (gate_crash_move). */
+    if (r->seat_target && !r->internal && !u64map_get(g->crash_moves, r->player, NULL))
         gate_seat_forget(g, r->player, &r->target, v, "request");
     gate_req_fail(r, CROUPIER__ERROR_CODE__TABLE_CLOSED, GATE_TABLE_GONE_MSG);
     return true;
@@ -1955,8 +1972,10 @@ static bool gate_target_gone(gate_req_t *r)
 /*
  * Ends now what waits for a gone server (its link down, or a new process at its address): every
  * request targeting server_id at address that is not in flight on a ready link, or only
- * player's when player is not 0. Joins pick another server; the rest end TABLE_CLOSED
- * (gate_target_gone). Collected first: ending one request never ends another.
+ * player's when player is not 0 (else the requests of players with a crash move in flight are
+ * left to their move, which ends them after telling the player). Joins pick another server;
+ * the rest end TABLE_CLOSED (gate_target_gone). Collected first: ending one request never ends
+ * another.
  */
 static void gate_reqs_of_gone(gate_t *g, const char *server_id, const char *address,
                               uint64_t player)
@@ -1966,6 +1985,7 @@ static void gate_reqs_of_gone(gate_t *g, const char *server_id, const char *addr
     LIST_FOREACH(r, &g->reqs, live)
     {
         if (!r->have_target || (player != 0 && r->player != player) ||
+            (player == 0 && !r->reseat && u64map_get(g->crash_moves, r->player, NULL)) ||
             (r->link != NULL && r->sent) || strcmp(r->target.server_id, server_id) != 0 ||
             strcmp(r->target.address, address) != 0)
             continue;
@@ -1988,17 +2008,32 @@ static void gate_reqs_of_gone(gate_t *g, const char *server_id, const char *addr
     free(list);
 }
 
-/*
- * A connected player's seat went with its server: the player is told TableClosing{CRASHED}, the
- * seat is forgotten (here and in Redis), and, when a ready server offers the seat's game, the
- * player is moved there as a drain's move does (Moved{reason CRASHED}); else nothing follows and
- * the player may Join again. Requests of the player waiting for that seat end TABLE_CLOSED,
- * after the TableClosing. Until the move ends the player's requests get UNAVAILABLE.
- */
-static void gate_seat_crashed(gate_t *g, gate_conn_t *c, gate_seat_verdict_t v)
+/* Whether two seats are the same seat (server, address, desk). */
+static bool gate_seat_same(const gate_seat_t *a, const gate_seat_t *b)
 {
-    gate_seat_t from = *c->seat;
-    gate_seat_forget(g, c->player, &from, v, "server_gone");
+    return strcmp(a->server_id, b->server_id) == 0 && strcmp(a->address, b->address) == 0 &&
+           a->desk == b->desk;
+}
+
+/* A connected player's seat found gone, while its record is read (gate_seat_crashed). */
+typedef struct {
+    gate_t *g;
+    uint64_t conn_id, session, player;
+    gate_seat_t from;
+    gate_seat_verdict_t verdict;
+} gate_crash_t;
+
+/*
+ * The crash move of a connected player whose record still names the gone seat: the player is
+ * told TableClosing{CRASHED}, the seat is forgotten (here and in Redis), and, when a ready server
+ * offers the seat's game, the player is moved there as a drain's move does (Moved{reason
+ * CRASHED}); else nothing follows and the player may Join again. Requests of the player waiting
+ * for that seat end TABLE_CLOSED, after the TableClosing. The move was begun (gate_move_begin).
+ */
+static void gate_crash_move(gate_t *g, gate_conn_t *c, const gate_crash_t *k)
+{
+    gate_seat_t from = k->from;
+    gate_seat_forget(g, c->player, &from, k->verdict, "server_gone");
     gate_req_t *r = gate_reseat_new(g, c->player, c->id, c->session, &from, true);
     bool offered;
     bool can_move = gate_pick(g, r, &offered) != NULL;
@@ -2020,6 +2055,7 @@ static void gate_seat_crashed(gate_t *g, gate_conn_t *c, gate_seat_verdict_t v)
     gate_conn_send(c, &sm);
     gate_reqs_of_gone(g, from.server_id, from.address, c->player);
     if (!can_move) {
+        gate_move_end_player(g, c->player, true);
         metrics_add(g->m_moves_failed, 1);
         log_emit(LOG_WARN, "player_move_failed", "{s:I,s:s,s:s,s:s}", "player",
                  (json_int_t)c->player, "from", from.server_id, "why", "no ready server", "reason",
@@ -2027,7 +2063,67 @@ static void gate_seat_crashed(gate_t *g, gate_conn_t *c, gate_seat_verdict_t v)
         gate_req_free(r);
         return;
     }
-    gate_reseat_send(r);
+    gate_reseat_go(r);
+}
+
+/*
+ * The player's record, read before the crash move: another gateway may have moved the player
+ * since this connection's seat was set (a drain's move of a player whose last request went
+ * through that gateway), and the seat here was only stale -- then the record's seat is taken
+ * and nothing is moved. A record that names the gone seat, none, or no answer: the move.
+ */
+static void gate_crash_lookup_cb(rconn_t *rc, redisReply *reply, void *arg)
+{
+    (void)rc;
+    gate_crash_t *k = arg;
+    gate_t *g = k->g;
+    if (g->destroying) {
+        free(k);
+        return;
+    }
+    gate_conn_t *c = gate_conn_get(g, k->conn_id);
+    if (c != NULL && (c->closing || c->session != k->session))
+        c = NULL;
+    gate_seat_t rec;
+    bool elsewhere = reply != NULL && reply->type == REDIS_REPLY_STRING &&
+                     gate_seat_parse(reply->str, reply->len, &rec) == 0 &&
+                     !gate_seat_same(&rec, &k->from);
+    if (c != NULL && c->seat != NULL && gate_seat_same(c->seat, &k->from) && !elsewhere) {
+        gate_crash_move(g, c, k);
+        free(k);
+        return;
+    }
+    gate_move_end_player(g, k->player, true);
+    if (elsewhere && c != NULL && c->seat != NULL && gate_seat_same(c->seat, &k->from)) {
+        log_emit(LOG_INFO, "seat_moved_elsewhere", "{s:I,s:s,s:s,s:I}", "player",
+                 (json_int_t)k->player, "from", k->from.server_id, "to", rec.server_id, "desk",
+                 (json_int_t)rec.desk);
+        gate_conn_set_seat(c, &rec);
+    } else if (c == NULL && !elsewhere) {
+        gate_seat_forget(g, k->player, &k->from, k->verdict, "server_gone");
+    }
+    free(k);
+}
+
+/*
+ * A connected player's seat went with its server: its requests wait (UNAVAILABLE) while its
+ * record is read (gate_crash_lookup_cb), then it is moved (gate_crash_move).
+ */
+static void gate_seat_crashed(gate_t *g, gate_conn_t *c, gate_seat_verdict_t v)
+{
+    gate_crash_t *k = xcalloc(1, sizeof *k);
+    k->g = g;
+    k->conn_id = c->id;
+    k->session = c->session;
+    k->player = c->player;
+    k->from = *c->seat;
+    k->verdict = v;
+    gate_move_begin(g, c->player, true);
+    char key[64];
+    gate_seat_key(c->player, key, sizeof key);
+    const char *argv[] = {"GET", key};
+    if (rconn_command_argv(g->rc, gate_crash_lookup_cb, k, 2, argv, NULL) != 0)
+        gate_crash_lookup_cb(g->rc, NULL, k);
 }
 
 /*

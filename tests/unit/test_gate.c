@@ -1287,6 +1287,63 @@ START_TEST(test_gate_seat_of_a_replaced_server_is_gone_at_once)
 END_TEST
 
 /*
+ * A player whose connection here holds a seat that another gateway has since moved (a drain's
+ * move of a player whose last request went through that gateway): when the old server is gone,
+ * the gateway reads the record first and takes the new seat -- no TableClosing{CRASHED}, no
+ * second move that would seat the player twice.
+ */
+START_TEST(test_gate_seat_moved_by_another_gateway_is_taken_not_crashed)
+{
+    env_t e;
+    env_start(&e);
+    testenv_server_t a = game_start(&e, 300);
+    testenv_server_t g1 = gate_start(&e, "g1", NULL);
+    testenv_server_t g2 = gate_start(&e, "g2", NULL);
+    gatec_t *p = login(&e, &g2, 501, NULL);
+    gatec_t *other = login(&e, &g2, 502, NULL);
+    join_ok(p, 2, NULL);
+    join_ok(other, 2, NULL);
+    gatec_close(p);
+    gate_seat_t at_a = seat_rec(&e, 501);
+    bool seated = false;
+    gatec_t *here = login(&e, &g1, 501, &seated); /* holds the seat at A, sends nothing */
+    ck_assert(seated);
+    testenv_server_t b = game_start(&e, 300);
+    ck_assert_int_eq(ts_http_get("127.0.0.1", a.health, "/drain", 2000, NULL), 200);
+    /* g2 carried the player's last request: it moves the player (not connected there). */
+    gate_seat_t now = at_a;
+    for (int i = 0; i < 100 && strcmp(now.server_id, at_a.server_id) == 0; i++) {
+        ts_sleep_ms(50);
+        now = seat_rec(&e, 501);
+    }
+    ck_assert_str_ne(now.server_id, at_a.server_id);
+    /* A leaves; g1 finds it gone with the player's connection still naming it. */
+    ts_proc_signal(a.proc, SIGTERM);
+    int status;
+    ck_assert_int_eq(ts_proc_wait(a.proc, 10000, &status), 0);
+    ts_proc_free(a.proc);
+    a.proc = NULL;
+    ck_assert_int_eq(ts_proc_wait_log(g1.proc, "seat_moved_elsewhere", 5000), 0);
+    Croupier__ServerMessage *m =
+        gatec_next_event(here, CROUPIER__SERVER_MESSAGE__BODY_TABLE_CLOSING, 300);
+    ck_assert_msg(m == NULL, "told TableClosing reason %d", m ? (int)m->table_closing->reason : 0);
+    m = gatec_resume(here, 2, 3000);
+    ck_assert_int_eq(m->body_case, CROUPIER__SERVER_MESSAGE__BODY_SNAPSHOT);
+    ck_assert_uint_eq(m->snapshot->desk_id, now.desk);
+    frame_free_server(m);
+    gate_seat_t after = seat_rec(&e, 501);
+    ck_assert_str_eq(after.server_id, now.server_id);
+    ck_assert_uint_eq(after.desk, now.desk);
+    gatec_close(here);
+    gatec_close(other);
+    testenv_stop_server(&g1);
+    testenv_stop_server(&g2);
+    testenv_stop_server(&b);
+    testenv_stop(&e.rig);
+}
+END_TEST
+
+/*
  * A lost link with a live registry entry (the server stopped for a moment, its lease still
  * valid) is retried, never taken for a crash: nobody is told TableClosing, the seats stay.
  */
@@ -1364,6 +1421,7 @@ int main(void)
         {"crash",
          {test_gate_sigkilled_server_players_are_told_crashed_and_moved,
           test_gate_seat_of_a_replaced_server_is_gone_at_once,
+          test_gate_seat_moved_by_another_gateway_is_taken_not_crashed,
           test_gate_lost_link_with_live_entry_is_retried_not_crashed, NULL}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
