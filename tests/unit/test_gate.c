@@ -70,9 +70,13 @@ static void mint(env_t *e, uint64_t player, int64_t ttl, char *out)
     ck_assert_int_gt(token_mint(&e->secret, player, time(NULL) + ttl, out, TOKEN_MAX_LEN + 1), 0);
 }
 
-/* Connects to a gateway and logs player in; returns the client. */
+/* Connects to a gateway and logs player in; returns the client. The player's wallet is seeded
+ * first (once): the test engine settles every round on the players' wallets, and a round whose
+ * settlement is refused (a wallet going negative) ends voided. */
 static gatec_t *login(env_t *e, const testenv_server_t *gate, uint64_t player, bool *seated)
 {
+    free(ts_redis_cmd(e->rig.redis, "SET {croupier:money}:wallet:%llu 1000000 NX",
+                      (unsigned long long)player));
     gatec_t *c = gatec_connect("127.0.0.1", gate->port, 2000);
     ck_assert_ptr_nonnull(c);
     char tok[TOKEN_MAX_LEN + 1];
