@@ -15,8 +15,15 @@
  *   Moved{to}                   the new seat: play on there.
  *   TableClosing{after_ms}      stop acting; a Moved must follow within after_ms + 15 s, else
  *                               the bot leaves and joins again (error "closing_without_move").
- *   connection lost otherwise   error "connection_lost"; reconnect with jittered exponential
- *                               backoff to the next gateway; Resume.
+ *   TableClosing{CRASHED}       the table's server died: the open round is crash-voided (never
+ *                               torn), the bot stops acting; with after_ms a Moved follows
+ *                               within it (+5 s, else error "crash_without_move"), without it
+ *                               the bot joins again. TABLE_CLOSED ("table gone") to a Resume,
+ *                               an action or a Leave means the same.
+ *   connection lost otherwise   counted (connections_lost); reconnect with jittered exponential
+ *                               backoff to another gateway; Resume. Recovered (seated again)
+ *                               it is a reconnect (reconnects.after_loss); still not recovered
+ *                               when the run ends, the unexpected error "connection_lost".
  *
  * Requests: one in flight per bot, each with a deadline (request_timeout_ms). A request whose
  * answer does not come in time is sent again byte for byte (same request id), up to

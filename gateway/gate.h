@@ -18,8 +18,18 @@
  * Routing: Join picks a ready game server from the registry (lease/registry.h) by game name
  * (servers whose engine matches the request's Engine are preferred); Leave, Action and Resume
  * go to the server holding the player's seat. The seat (server, address, desk, engine, game,
- * stake) is kept in Redis under `{croupier:seat}:<player>` (TTL seat_ttl_s), written when a
- * Join/Resume/move succeeds and deleted on Leave, so another gateway finds it after a reconnect.
+ * stake, the server process's lease epoch: gate_seat.h) is kept in Redis under
+ * `{croupier:seat}:<player>` (TTL seat_ttl_s), written when a Join/Resume/move succeeds and
+ * deleted on Leave, so another gateway finds it after a reconnect.
+ *
+ * Crashes (docs/gateway.md "When a game server dies"): a server is gone when its rpc link is
+ * lost and its registry entry is gone or taken again (another epoch or address), or a new
+ * process answers at its address (gate_seat.h has the rule). While a link is lost the entry is
+ * read directly at its expiry, so that takes at most the lease TTL. Connected players seated
+ * there get TableClosing{CLOSING_CRASHED} and are moved like a drain's move (Moved{CRASHED});
+ * a seat found naming a gone server by a request or a login is forgotten at once (Resume,
+ * Action, Leave: TABLE_CLOSED "table gone"; a Join: a fresh join). A lost link with a live entry
+ * is retried as any lost link.
  *
  * Deadlines: each request gets budget_ms[kind] at entry; its absolute wall-clock deadline
  * travels in the rpc frame. DRAINING / UNAVAILABLE replies and links lost before the answer are
