@@ -51,11 +51,24 @@ e2e_wait_ready() {
     return 1
 }
 
+# e2e_redis_start: redis-server on a free port (REDIS_PORT, REDIS_PID), without persistence
+# unless E2E_REDIS_AOF=1 (appendonly, appendfsync always: e2e_redis_restart, on the same port,
+# reloads every acknowledged write).
 e2e_redis_start() {
     REDIS_PORT=$(e2e_free_port)
+    e2e_redis_run
+}
+
+e2e_redis_restart() {
+    e2e_redis_run
+}
+
+e2e_redis_run() {
     mkdir -p "$E2E_DIR/redis"
-    redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
-        --dir "$E2E_DIR/redis" --maxmemory-policy noeviction >"$E2E_DIR/redis.log" 2>&1 &
+    local persist=(--appendonly no)
+    [ "${E2E_REDIS_AOF:-0}" = 1 ] && persist=(--appendonly yes --appendfsync always)
+    redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' "${persist[@]}" \
+        --dir "$E2E_DIR/redis" --maxmemory-policy noeviction >>"$E2E_DIR/redis.log" 2>&1 &
     E2E_PIDS+=($!)
     REDIS_PID=$!
     local i

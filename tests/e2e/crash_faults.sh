@@ -1,0 +1,254 @@
+#!/usr/bin/env bash
+# End-to-end test (issue 15): faults other than a clean exit, with bots playing through two
+# gateways (docs/queues.md "Where every chip is").
+#
+#   FAULT=redis     Redis (AOF, appendfsync always) is SIGKILLed and restarted from its AOF
+#                   after longer than the lease TTL, with a game server of every kit engine
+#                   playing. Every server takes its slot back under the SAME epoch (the fence
+#                   proves nobody held it meanwhile, lease.h) and stays up; every round the bots
+#                   saw finish settled once, no player got NOT_SEATED, nothing stays held.
+#   FAULT=pause     A hold'em server is paused (SIGSTOP) until its lease expired and the other
+#                   server's sweeper claimed its epoch and returned its chips; then it is
+#                   resumed (SIGCONT): it must not settle, buy in or cash out anything (the
+#                   moved fence refuses it), it finds its lease lost and exits (status 3), and
+#                   its players are moved.
+#   FAULT=inflight  Redis pauses writes (CLIENT PAUSE WRITE) while hold'em bots join and play,
+#                   so buy-ins, settlements and cash-outs are in flight, and the server is
+#                   SIGKILLed in that window; a replacement recovers what it held. Then the same
+#                   during the exit flush (SIGTERM, then SIGKILL while its cash-outs wait).
+# Always: wallets + rake equal what was seeded, no held epoch and no seat account with chips is
+# left, every round the bots saw finish has its settle record and no voided one has.
+#
+#   tests/e2e/crash_faults.sh BUILD_DIR [SOURCE_DIR]
+# Env: FAULT (redis | pause | inflight; default redis), CROUPIER_KEEP_LOGS=1 keeps the work dir.
+set -u
+BUILD=$(cd "${1:?usage: crash_faults.sh BUILD_DIR [SOURCE_DIR]}" && pwd)
+SRC=$(cd "${2:-$(dirname "$0")/../..}" && pwd)
+# shellcheck source=lib.sh
+. "$SRC/tests/e2e/lib.sh"
+E2E_DIR=$(mktemp -d /tmp/croupier-crash-faults.XXXXXX)
+E2E_FAILURES=()
+E2E_WARNINGS=()
+trap 'e2e_cleanup; [ "${CROUPIER_KEEP_LOGS:-0}" = 1 ] || [ ${#E2E_FAILURES[@]} -gt 0 ] || rm -rf "$E2E_DIR"' EXIT
+FAULT=${FAULT:-redis}
+TTL=2000
+GRACE=3000
+export CROUPIER_TEST_ROUND_MS=500 CROUPIER_ZHAJINHUA_GAP_MS=100
+export CROUPIER_BJ_BET_MS=500 CROUPIER_BJ_ACTION_MS=2000 CROUPIER_BJ_GAP_MS=200
+export CROUPIER_BJ_HOUSE_FUND=100000000
+
+fail=0
+check() { # check DESCRIPTION COMMAND...
+    if "${@:2}"; then e2e_log "ok: $1"; else e2e_log "FAIL: $1"; fail=1; E2E_FAILURES+=("$1"); fi
+}
+now_ms() { date +%s%3N; }
+lease_of() { # NAME: "slot epoch" of its first lease_acquired
+    python3 - "${POD_LOG[$1]}" <<'EOF'
+import json, sys
+for line in open(sys.argv[1]):
+    if '"lease_acquired"' in line:
+        d = json.loads(line[line.index('{'):])
+        print(d["slot"], d["epoch"])
+        break
+EOF
+}
+game_pod() { # NAME ENGINE [flags]
+    local n=$1 e=$2
+    shift 2
+    e2e_game_start "$n" "$e" 30 --lease-ttl-ms "$TTL" --recover-grace-ms "$GRACE" --sweep-ms 200 "$@"
+}
+declare -A BOT_PID BOT_GAME
+# (Seed the wallets -- e2e_seed_wallets BASE COUNT 1000000 -- and sum them first: a sum read
+# while bots play is not a snapshot.)
+bots_start() { # GAME ENGINE BASE COUNT SECONDS
+    "$BUILD/bots/croupier-bot" --gateways "127.0.0.1:${POD_PORT[gate-a]},127.0.0.1:${POD_PORT[gate-b]}" \
+        --bots "$4" --game "$1" --engine "$2" --seconds "$5" --player-base "$3" \
+        --token-secret-file "$E2E_DIR/secret" --finish-timeout-ms 60000 \
+        --report "$E2E_DIR/report-$1.json" --rounds-file "$E2E_DIR/rounds-$1.txt" \
+        >"$E2E_DIR/bot-$1.log" 2>&1 &
+    BOT_PID[$1]=$!
+    E2E_PIDS+=($!)
+}
+# Waits for every bot fleet and checks its report; $1 = 1: players are moved by a crash.
+bots_check() {
+    local g st rep
+    for g in "${!BOT_PID[@]}"; do
+        st=0
+        wait "${BOT_PID[$g]}" || st=$?
+        rep=$E2E_DIR/report-$g.json
+        if [ ! -s "$rep" ]; then
+            check "$g: bot wrote its report (log $E2E_DIR/bot-$g.log)" false
+            continue
+        fi
+        num() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$rep" "$1"; }
+        check "$g: bot exit status 0" test "$st" -eq 0
+        check "$g: finished games > 0 ($(num 'd["games"]["finished"]'))" test "$(num 'd["games"]["finished"]')" -gt 0
+        check "$g: torn games = 0 ($(num 'd["games"]["torn"]'))" test "$(num 'd["games"]["torn"]')" -eq 0
+        check "$g: unexpected errors = 0 ($(num 'd["errors"]'))" \
+            test "$(num 'sum(e["unexpected"] for e in d["errors"].values())')" -eq 0
+        check "$g: no NOT_SEATED ($(num 'd["errors"].get("NOT_SEATED", {}).get("total", 0)'))" \
+            test "$(num 'd["errors"].get("NOT_SEATED", {}).get("total", 0)')" -eq 0
+        read -r fin missing void settled <<<"$(e2e_rounds_check "$E2E_DIR/rounds-$g.txt")"
+        check "$g: every round the bots saw finish settled ($fin finished, $missing without a record)" \
+            test "$missing" -eq 0
+        check "$g: no voided round settled ($void voided, $settled settled)" test "$settled" -eq 0
+        if [ "$1" = 1 ]; then
+            check "$g: the bots were moved off the crashed server ($(num 'd["counters"]["moves"]') moves)" \
+                test "$(num 'd["counters"]["moves"]')" -gt 0
+        fi
+    done
+}
+money_check() { # SUM0
+    local sum1 nts ts_left
+    sum1=$(($(e2e_wallet_sum) + $(e2e_rake_sum)))
+    check "wallets + rake equal what was seeded ($1 -> $sum1)" test "$1" -eq "$sum1"
+    check "no held epoch is left ($(e2e_redis smembers '{croupier:money}:held' | tr '\n' ' '))" \
+        test "$(e2e_redis scard '{croupier:money}:held')" -eq 0
+    read -r nts ts_left <<<"$(e2e_accounts_left "ts.*")"
+    check "no seat account holds chips ($nts accounts, $ts_left not at 0)" test "$ts_left" -eq 0
+}
+wait_unheld() { # MEMBER SECONDS
+    local deadline=$((SECONDS + $2))
+    while [ "$(e2e_redis sismember '{croupier:money}:held' "$1")" = 1 ] && ((SECONDS < deadline)); do
+        sleep 0.05
+    done
+    [ "$(e2e_redis sismember '{croupier:money}:held' "$1")" = 0 ]
+}
+
+e2e_secret
+case $FAULT in
+redis)
+    export E2E_REDIS_AOF=1
+    e2e_redis_start
+    e2e_redis set '{croupier:money}:wallet:house-traditional' 100000000 >/dev/null
+    ENGINES="test holdem persistent traditional zhajinhua"
+    for e in $ENGINES; do game_pod "game-$e" "$e"; done
+    for _ in $(seq 1 100); do
+        [ "$(e2e_redis exists '{croupier:money}:wallet:house.persistent')" = 1 ] && break
+        sleep 0.1
+    done
+    e2e_gate_start gate-a
+    e2e_gate_start gate-b
+    e2e_seed_wallets 7000000 16 1000000
+    for base in 7100000 7200000 7300000 7400000; do e2e_seed_wallets $base 12 1000000; done
+    sum0=$(($(e2e_wallet_sum) + $(e2e_rake_sum)))
+    bots_start test traditional 7000000 16 22
+    bots_start holdem holdem 7100000 12 22
+    bots_start blackjack persistent 7200000 12 22
+    bots_start doudizhu traditional 7300000 12 22
+    bots_start zhajinhua game 7400000 12 22
+    sleep 6
+    kill -KILL "$REDIS_PID"
+    e2e_log "redis SIGKILLed; down for 4 s (lease TTL $TTL ms)"
+    sleep 4
+    e2e_redis_restart
+    e2e_log "redis restarted from its AOF"
+    bots_check 0
+    for e in $ENGINES; do
+        read -r slot epoch <<<"$(lease_of "game-$e")"
+        check "game-$e stayed up through the outage" e2e_alive "${POD_PID[game-$e]}"
+        check "game-$e took its slot back under the same epoch ($slot:$epoch)" \
+            grep -q "\"lease_regained\".*\"slot\":$slot,\"epoch\":$epoch," "${POD_LOG[game-$e]}"
+        check "game-$e: no settlement refused" bash -c "! grep -q 'tk_settlement_failed\|MONEY_STALE_EPOCH' '${POD_LOG[game-$e]}'"
+    done
+    for p in gate-a gate-b; do e2e_pod_terminate "$p"; done
+    for e in $ENGINES; do e2e_pod_terminate "game-$e"; done
+    money_check "$sum0"
+    ;;
+pause)
+    e2e_redis_start
+    game_pod game-a holdem --lease-pool-size 2
+    game_pod game-b holdem --lease-pool-size 2
+    e2e_gate_start gate-a
+    e2e_gate_start gate-b
+    e2e_seed_wallets 7500000 24 1000000
+    sum0=$(($(e2e_wallet_sum) + $(e2e_rake_sum)))
+    bots_start holdem holdem 7500000 24 24
+    sleep 5
+    read -r sa ea <<<"$(lease_of game-a)"
+    read -r sb eb <<<"$(lease_of game-b)"
+    victim=game-a survivor=game-b
+    if [ "$(e2e_redis hlen "{croupier:money}:held:holdem:$sb:$eb")" -gt "$(e2e_redis hlen "{croupier:money}:held:holdem:$sa:$ea")" ]; then
+        victim=game-b survivor=game-a sa=$sb ea=$eb
+    fi
+    kill -STOP "${POD_PID[$victim]}"
+    e2e_log "$victim (slot $sa epoch $ea) paused"
+    wait_unheld "holdem:$sa:$ea" 30
+    check "$survivor's sweeper claimed the paused server's epoch" \
+        grep -q "\"money_recovered\".*\"slot\":$sa,\"epoch\":$ea,\"mode\":\"claim\".*\"status\":0" "${POD_LOG[$survivor]}"
+    before=$(($(e2e_wallet_sum) + $(e2e_rake_sum)))
+    kill -CONT "${POD_PID[$victim]}"
+    e2e_log "$victim resumed"
+    st=0
+    for _ in $(seq 1 100); do e2e_alive "${POD_PID[$victim]}" || break; sleep 0.1; done
+    wait "${POD_PID[$victim]}" || st=$?
+    check "the resumed server found its lease lost and exited (status $st)" test "$st" -eq 3
+    check "it logged the lost lease" grep -q '"lease_lost"' "${POD_LOG[$victim]}"
+    # Everything it tried after resuming was refused by the moved fence: no held record of its
+    # epoch came back, and the wallets did not move on its account.
+    check "nothing of the paused epoch is held again" \
+        test "$(e2e_redis exists "{croupier:money}:held:holdem:$sa:$ea")" = 0
+    bots_check 1
+    for p in gate-a gate-b "$survivor"; do e2e_pod_terminate "$p"; done
+    e2e_log "wallets + rake when the paused server resumed: $before"
+    money_check "$sum0"
+    ;;
+inflight)
+    e2e_redis_start
+    game_pod game-1 holdem
+    e2e_gate_start gate-a
+    e2e_gate_start gate-b
+    e2e_seed_wallets 7600000 20 1000000
+    sum0=$(($(e2e_wallet_sum) + $(e2e_rake_sum)))
+    held_of() { # NAME: held records of its epoch
+        local sl ep
+        read -r sl ep <<<"$(lease_of "$1")"
+        e2e_redis hlen "{croupier:money}:held:holdem:$sl:$ep"
+    }
+    # kill_in_pause VICTIM PAUSE_MS DELAY WHAT [NEW...]: Redis pauses writes, VICTIM is
+    # SIGKILLed DELAY s later with its writes waiting, the NEW pods start; VICTIM held
+    # something, and its epoch ends up recovered with nothing left held.
+    # MUST_HOLD=0: the victim may have held nothing (its first writes never ran: a killed
+    # client's waiting commands are dropped by Redis, so its buy-ins never debited anyone).
+    # SIGNAL_FIRST=TERM: the victim gets that signal once writes are paused (its exit flush).
+    kill_in_pause() {
+        local v=$1 pause=$2 delay=$3 what=$4 sl ep n
+        shift 4
+        read -r sl ep <<<"$(lease_of "$v")"
+        e2e_redis client pause "$pause" write >/dev/null
+        [ -n "${SIGNAL_FIRST:-}" ] && kill "-$SIGNAL_FIRST" "${POD_PID[$v]}"
+        sleep "$delay"
+        kill -KILL "${POD_PID[$v]}"
+        e2e_log "$v (slot $sl epoch $ep) SIGKILLed with $what waiting in Redis"
+        for n in "$@"; do game_pod "$n" holdem; done
+        sleep "$((pause / 1000 + 1))"
+        local held
+        held=$(e2e_redis exists "{croupier:money}:held:holdem:$sl:$ep")
+        [ "${MUST_HOLD:-1}" = 0 ] || check "$v held something when it died" test "$held" = 1
+        wait_unheld "holdem:$sl:$ep" 30
+        [ "$held" = 0 ] || check "$v's epoch was recovered" \
+            grep -qh "\"money_recovered\".*\"slot\":$sl,\"epoch\":$ep,.*\"status\":0" "$E2E_DIR"/game-*.log
+        check "$v's epoch left nothing held" \
+            test "$(e2e_redis exists "{croupier:money}:held:holdem:$sl:$ep")" = 0
+    }
+    # (a) The bots join game-1 while writes wait: buy-ins in flight.
+    e2e_redis client pause 1500 write >/dev/null
+    bots_start holdem holdem 7600000 20 24
+    sleep 1
+    MUST_HOLD=0 kill_in_pause game-1 1000 0.1 "buy-ins" game-2 game-3
+    # (b) Mid-play on the server holding more: settlements, marks, top-ups, cash-outs.
+    sleep 3
+    if [ "$(held_of game-2)" -ge "$(held_of game-3)" ]; then v=game-2 s=game-3; else v=game-3 s=game-2; fi
+    kill_in_pause "$v" 1500 0.5 "settlements" game-4
+    bots_check 1
+    # (c) The exit flush of the one left with the players: SIGTERM, then SIGKILL while its
+    # closing cash-outs wait.
+    if [ "$(held_of "$s")" -ge "$(held_of game-4)" ]; then v=$s s=game-4; else v=game-4; fi
+    SIGNAL_FIRST=TERM kill_in_pause "$v" 1500 0.5 "its exit flush"
+    for p in gate-a gate-b "$s"; do e2e_pod_terminate "$p"; done
+    money_check "$sum0"
+    ;;
+*) e2e_die "unknown FAULT $FAULT" ;;
+esac
+for w in "${E2E_WARNINGS[@]}"; do e2e_log "warning: $w"; done
+exit $fail
