@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "money.h"
 #include "support.h"
@@ -768,6 +770,71 @@ START_TEST(test_recover_of_a_slot_taken_again_needs_no_claim_and_races_safely)
 }
 END_TEST
 
+/* Two recoverers (processes) race over the same 30 dead epochs: every chip comes back once. */
+START_TEST(test_recover_races_return_every_chip_exactly_once)
+{
+    money_result_t r;
+    enum { EPOCHS = 30, SEATS = 3 };
+    for (int e = 1; e <= EPOCHS; e++) {
+        char key[128];
+        money_key_epoch("svc", (uint32_t)e, key, sizeof key);
+        free(ts_redis_cmd(redis, "SET %s 1", key));
+        for (int i = 0; i < SEATS; i++) {
+            char owner[32], acct[64], op[64];
+            snprintf(owner, sizeof owner, "p%d_%d", e, i);
+            snprintf(acct, sizeof acct, "ts.svc.%d.1.1.%d", e, i);
+            snprintf(op, sizeof op, "bi:%d:%d", e, i);
+            set_balance(owner, 100);
+            money_seat_t st = {.slot = (uint32_t)e, .epoch = 1, .account = acct, .owner = owner};
+            ck_assert_int_eq(money_sync_seat(rc, "svc", MONEY_KIND_SEAT_IN, &st, 100, op, &r),
+                             MONEY_OK);
+        }
+    }
+    pid_t kids[2];
+    for (int k = 0; k < 2; k++) {
+        kids[k] = fork();
+        ck_assert_int_ge(kids[k], 0);
+        if (kids[k] == 0) {
+            struct timeval tv = {5, 0};
+            redisContext *c = redisConnectWithTimeout("127.0.0.1", ts_redis_port(redis), tv);
+            int bad = c == NULL || c->err != 0;
+            for (int e = 1; e <= EPOCHS && !bad; e++) {
+                /* One walks forwards, the other backwards: they meet on every epoch. */
+                int ep = k == 0 ? e : EPOCHS + 1 - e;
+                money_recover_result_t out;
+                bad = money_recover(c, "svc", (uint32_t)ep, 1, MONEY_RECOVER_CLAIM, NULL, 100,
+                                    &out) != 0;
+            }
+            redisFree(c);
+            _exit(bad);
+        }
+    }
+    for (int k = 0; k < 2; k++) {
+        int st;
+        ck_assert_int_eq(waitpid(kids[k], &st, 0), kids[k]);
+        ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    }
+    for (int e = 1; e <= EPOCHS; e++) {
+        for (int i = 0; i < SEATS; i++) {
+            char owner[32];
+            snprintf(owner, sizeof owner, "p%d_%d", e, i);
+            ck_assert_int_eq(balance(owner), 100);
+        }
+        char *v = ts_redis_cmd(redis, "HGET {croupier:money}:recovered:svc:%d:1 chips", e);
+        ck_assert_str_eq(v, "300");
+        free(v);
+        char key[128];
+        money_key_epoch("svc", (uint32_t)e, key, sizeof key);
+        v = ts_redis_cmd(redis, "GET %s", key);
+        ck_assert_int_gt(atoll(v), 1);
+        free(v);
+    }
+    char *v = ts_redis_cmd(redis, "SCARD %s", MONEY_HELD_INDEX_KEY);
+    ck_assert_str_eq(v, "0");
+    free(v);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("money_redis");
@@ -807,6 +874,7 @@ int main(void)
     tcase_add_test(tc, test_recover_returns_held_chips_once_and_voids_the_round_in_progress);
     tcase_add_test(tc, test_recover_self_needs_the_holders_token_and_skips_voids);
     tcase_add_test(tc, test_recover_of_a_slot_taken_again_needs_no_claim_and_races_safely);
+    tcase_add_test(tc, test_recover_races_return_every_chip_exactly_once);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
