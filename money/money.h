@@ -16,7 +16,12 @@
  *             One call of the script may carry a batch of rounds (the writer sends runs of
  *             consecutive settlements together); each round is still all-or-nothing on its own.
  *   history   appends the hand history (JSON) to one Redis Stream per game, XADD MAXLEN ~ cap,
- *             at most once per round id.
+ *             at most once per round id; fenced like a settlement (a round id with a service:
+ *             only while its slot's fence equals its epoch; a recovery's void only after).
+ *   seat      moves chips between a wallet and a seat account and records the account as held
+ *             by the server's slot and epoch ("Held chips" below), fenced.
+ *   mark      records a round in progress as held, fenced.
+ *   recover   returns a dead epoch's held chips to their owners (money_recover).
  *
  * Keys (all passed in KEYS; see docs/queues.md and money.c for the scripts):
  *
