@@ -15,8 +15,10 @@
 # After a warm-up every Deployment rolls once as tests/e2e/rollout.sh does it (maxSurge 1,
 # maxUnavailable 0): the new pod starts and becomes ready, then kubelet's termination of the old
 # one (tests/e2e/lib.sh e2e_pod_terminate: the real k8s/prestop.sh under busybox, SIGTERM, grace
-# period, SIGKILL = failure). The game Deployments roll first, then the gateways. Then the bots
-# stop, every pod is terminated the same way, and the zero-loss report is printed
+# period, SIGKILL = failure). The game Deployments roll first, then the gateways. Then the crash
+# step (crash_step below): one game server of every engine and one gateway are SIGKILLed once and
+# replaced, and the demo waits until the killed servers' held chips are back in the wallets. Then
+# the bots stop, every pod is terminated the same way, and the zero-loss report is printed
 # (scripts/demo_report.py; chart and report.md by tests/e2e/chart.py).
 #
 #   scripts/demo-cluster.sh [--seconds N] [--bots N] [--help]
@@ -45,11 +47,13 @@ Starts a local cluster on 127.0.0.1: redis-server, one croupier-game per engine 
 holdem, persistent, zhajinhua, and test), two croupier-gate, and croupier-bot players for every
 game the bots have a strategy for (the others' share plays the test engine instead). Prints a live
 summary once a second, rolls every deployment once while the bots play (new pod ready, then
-k8s/prestop.sh under busybox and SIGTERM for the old one), stops, and prints the zero-loss
-report (torn games, client errors, settlements vs wallets, exit reasons) and the chart's path.
+k8s/prestop.sh under busybox and SIGTERM for the old one), SIGKILLs one game server of every
+engine and one gateway (replaced; their held chips come back), stops, and prints the zero-loss
+report (torn games, client errors, settlements vs wallets, chips back after the kills,
+crash-voided rounds, exit reasons) and the chart's path.
 
-  --seconds N   how long the bots play (default 75; at least 20; the rollouts need ~35 s, and
-                the bots play on until 3 s after the last one)
+  --seconds N   how long the bots play (default 75; at least 20; the rollouts and the crash step
+                need ~45 s, and the bots play on until 3 s after them)
   --bots N      bots in all (default 300; 12..5000)
   --help        this text
 
@@ -148,6 +152,12 @@ SEED_CHIPS=1000000
 HOUSE_CHIPS=100000000
 PLAYER_BASE=7000000
 WARMUP=6  # seconds of play before the first rollout
+# The game servers' lease TTL (the gateways find a dead server gone within it) and how long a
+# sweeper waits after the lease of a dead server expired before it returns its chips (default 2
+# x the TTL: time for a server whose Redis blipped to take its slot back; the demo restarts no
+# Redis). A kill's chips are back within TTL + grace + one sweep (250 ms).
+LEASE_TTL_MS=3000
+RECOVER_GRACE_MS=2000
 PAUSE=2   # seconds between two Deployments' rollouts
 declare -A BOUND=([traditional]=40 [holdem]=40 [persistent]=30 [zhajinhua]=30 [test]=20)
 ENGINES=(traditional holdem persistent zhajinhua test)
@@ -201,7 +211,8 @@ pod_info() {
 }
 
 start_game() { # NAME ENGINE
-    e2e_game_start "$1" "$2" "${BOUND[$2]}" --lease-pool-size 16
+    e2e_game_start "$1" "$2" "${BOUND[$2]}" --lease-pool-size 16 --lease-ttl-ms "$LEASE_TTL_MS" \
+        --recover-grace-ms "$RECOVER_GRACE_MS" --sweep-ms 250
     POD_ENGINE[$1]=$2
     CURRENT[$2]=$1
     LIVE+=("$1")
@@ -252,6 +263,163 @@ roll_gates() {
         stop_pod "$n"
         step "roll gateway: $n gone"
     done
+}
+
+# ---- the crash step (issue 15) -------------------------------------------------------------
+# One game server of every engine and one gateway die without a clean exit (SIGKILL: no preStop,
+# no SIGTERM). What the cluster does about it (docs/gateway.md "When a game server dies",
+# docs/queues.md "Where every chip is"): the gateways find each dead server gone within the lease
+# TTL and move its players (TableClosing{CLOSING_CRASHED}, Moved) to the other server of its
+# engine; any croupier-game's sweeper returns the dead server's held chips to the wallets once
+# its lease expired and the grace passed, and voids its rounds in progress in the hand history
+# (VOID_SERVER_CRASHED); the dead gateway's clients reconnect to the other one and resume.
+CRASHED=()      # pods SIGKILLed by the crash step (not terminated: no exit reason to check)
+CRASH_GAMES=()  # the game servers among them
+declare -A CRASH_MEMBER CRASH_SEATS CRASH_T CRASH_MS
+
+now_ms() { date +%s%3N; }
+
+# lease_of NAME: "service slot epoch" of a game pod (its first "lease_acquired" log line).
+lease_of() {
+    python3 - "${POD_LOG[$1]}" <<'EOF'
+import json, sys
+for line in open(sys.argv[1], errors="replace"):
+    if '"lease_acquired"' in line:
+        d = json.loads(line[line.index("{"):])
+        print(d["service"], d["slot"], d["epoch"])
+        break
+EOF
+}
+
+# crash_kill NAME: SIGKILL, reaped; the pod leaves the live list and the endpoints at once (the
+# kubelet reports it dead; nothing of it runs any more).
+crash_kill() {
+    kill -KILL "${POD_PID[$1]}" 2>/dev/null
+    wait "${POD_PID[$1]}" 2>/dev/null
+    CRASH_T[$1]=$(now_ms)
+    remove_from LIVE "$1"
+    remove_from ENDPOINTS "$1"
+    publish
+    CRASHED+=("$1")
+}
+
+# The gateway with the most client connections (the one whose kill hits the most bots).
+busiest_gate() {
+    local n c best= bestc=-1
+    for n in "${ENDPOINTS[@]}"; do
+        c=$(e2e_get "${POD_HEALTH[$n]}/metrics" 1 | awk '$1 == "gate_connections" { print int($2) }')
+        [ "${c:-0}" -gt "$bestc" ] && best=$n bestc=${c:-0}
+    done
+    echo "$best"
+}
+
+# The crash step: a replacement of every engine's server starts first (a second server of the
+# engine for its players to be moved to: the demo runs one per engine), then the old one of every
+# engine is SIGKILLed at once; once the gateways have found them gone (lease TTL + 1 s), the
+# busiest gateway is SIGKILLed and replaced; then it waits (bounded) until every killed server's
+# held epoch has left {croupier:money}:held, i.e. its chips are back in the wallets.
+crash_step() {
+    local e n g victims=() left deadline
+    for e in "${ENGINES[@]}"; do victims+=("${CURRENT[$e]}"); done
+    step "crash: start ${victims[*]/%/-r} (replacements first: a server of each engine stays up)"
+    for n in "${victims[@]}"; do start_game "$n-r" "${POD_ENGINE[$n]}"; done
+    for n in "${victims[@]}"; do
+        read -r svc slot epoch <<<"$(lease_of "$n")"
+        CRASH_MEMBER[$n]="$svc:$slot:$epoch"
+        CRASH_SEATS[$n]=$(e2e_redis hkeys "{croupier:money}:held:$svc:$slot:$epoch" | grep -vc '^r:')
+    done
+    step "crash: SIGKILL ${victims[*]}"
+    for n in "${victims[@]}"; do crash_kill "$n"; done
+    CRASH_GAMES=("${victims[@]}")
+    for n in "${victims[@]}"; do
+        e2e_log "crash: $n SIGKILLed (held epoch ${CRASH_MEMBER[$n]}, ${CRASH_SEATS[$n]} seat accounts)"
+    done
+    nap $((LEASE_TTL_MS / 1000 + 1))
+    g=$(busiest_gate)
+    step "crash: SIGKILL $g"
+    crash_kill "$g"
+    step "crash: start $g-r (replacement)"
+    start_gate "$g-r"
+    deadline=$((SECONDS + 30))
+    while :; do
+        left=0
+        for n in "${victims[@]}"; do
+            [ -n "${CRASH_MS[$n]:-}" ] && continue
+            if [ "$(e2e_redis sismember '{croupier:money}:held' "${CRASH_MEMBER[$n]}")" = 0 ]; then
+                CRASH_MS[$n]=$(($(now_ms) - CRASH_T[$n]))
+                e2e_log "crash: $n's chips are back ${CRASH_MS[$n]} ms after its kill"
+            else
+                left=$((left + 1))
+            fi
+        done
+        [ "$left" -eq 0 ] && break
+        ((SECONDS < deadline)) || { e2e_log "crash: $left killed servers still hold chips after 30 s"; break; }
+        nap 0.1
+    done
+    step "crash: the killed servers' chips are back"
+}
+
+# recovered_of MEMBER: what the pods logged of recovering that held epoch ("money_recovered",
+# modes dead and claim, status 0; several sweepers may race, each chip comes back once):
+# "CHIPS VOIDED BY" -- chips returned, rounds voided, the pod(s) that returned something.
+recovered_of() {
+    python3 - "$1" "$E2E_DIR" <<'EOF'
+import glob, json, os, sys
+svc, slot, epoch = sys.argv[1].rsplit(":", 2)
+chips = voided = 0
+by = []
+for path in sorted(glob.glob(os.path.join(sys.argv[2], "*.log"))):
+    for line in open(path, errors="replace"):
+        if '"money_recovered"' not in line:
+            continue
+        try:
+            d = json.loads(line[line.index("{"):])
+        except ValueError:
+            continue
+        if (d.get("service"), str(d.get("slot")), str(d.get("epoch"))) != (svc, slot, epoch) \
+                or d.get("status") != 0 or d.get("mode") == "self":
+            continue
+        chips += d.get("chips", 0)
+        voided += d.get("voided", 0)
+        name = os.path.basename(path)[:-4]
+        if (d.get("chips") or d.get("voided") or not by) and name + "/" + d["mode"] not in by:
+            by.append(name + "/" + d["mode"])
+print(chips, voided, ",".join(by) or "-")
+EOF
+}
+
+# crash_voids MEMBER...: the crash-voided rounds of the hand histories (entries of every
+# {croupier:history:<game>}:stream with "void_reason":"VOID_SERVER_CRASHED"): "TOTAL KILLED
+# SETTLED" -- distinct rounds, how many of them a killed server's (round id
+# "<service>:<slot>:<epoch>:<desk>:<seq>" of one of the MEMBERs), how many have a settle record
+# (none may: the fence refuses a dead epoch's settlement). The ids go to OUT/crash-voids.txt.
+crash_voids() {
+    python3 - "$REDIS_PORT" "$OUT/crash-voids.txt" "$@" <<'EOF'
+import json, subprocess, sys
+port, out, dead = sys.argv[1], sys.argv[2], set(sys.argv[3:])
+def redis(*args, stdin=None):
+    return subprocess.run(["redis-cli", "-p", port] + list(args), input=stdin,
+                          capture_output=True, text=True).stdout.splitlines()
+rounds = set()
+for key in redis("--scan", "--pattern", "{croupier:history:*}:stream"):
+    for line in redis("xrange", key, "-", "+"):
+        if line.startswith("{") and "VOID_SERVER_CRASHED" in line:
+            try:
+                d = json.loads(line)
+            except ValueError:
+                continue
+            if d.get("void_reason") == "VOID_SERVER_CRASHED":
+                rounds.add(d["round"])
+rounds = sorted(rounds)
+killed = sum(1 for r in rounds if r.rsplit(":", 2)[0] in dead)
+settled = 0
+if rounds:
+    cmds = "".join("EXISTS {croupier:money}:round:%s\n" % r for r in rounds)
+    settled = sum(1 for l in redis(stdin=cmds) if l.strip() == "1")
+with open(out, "w") as f:
+    f.write("".join(r + "\n" for r in rounds))
+print(len(rounds), killed, settled)
+EOF
 }
 
 # Waits (bounded) until no game pod has settlements queued: the money at rest.
@@ -345,7 +513,8 @@ trap on_exit EXIT
 
 # ---- start ---------------------------------------------------------------------------------
 cat <<EOF
-croupier local cluster demo: $BOTS bots play for $PLAY_SECONDS s while every deployment rolls once.
+croupier local cluster demo: $BOTS bots play for $PLAY_SECONDS s while every deployment rolls once,
+then one game server of every engine and one gateway are SIGKILLed once (and replaced).
 All processes listen on 127.0.0.1 only; temporary directory $E2E_DIR; run files in $OUT.
 Ctrl-C stops everything.
 
@@ -489,9 +658,10 @@ for e in "${ENGINES[@]}"; do
     nap "$PAUSE"
 done
 roll_gates
+crash_step
 left=$((BOTS_T0 + PLAY_SECONDS - SECONDS))
 [ "$left" -lt 3 ] && left=3
-e2e_log "all deployments rolled; the bots play $left s more"
+e2e_log "all deployments rolled, the crash step done; the bots play $left s more"
 nap "$left"
 
 step "bots stop"
@@ -512,9 +682,37 @@ restore_stderr
 # ---- report --------------------------------------------------------------------------------
 MONEY1=$(money_now)
 : >"$OUT/final.tsv"
+# The crash step: per killed pod, whether its held epoch is still in the index (0: its chips came
+# back), after how long it left it, and what the pods logged of its recovery; the crash-voided
+# rounds in the hand histories; what is left held now that every pod has exited.
+members=()
+for n in "${CRASHED[@]}"; do
+    if [ "${POD_KIND[$n]}" = game ]; then
+        m=${CRASH_MEMBER[$n]}
+        members+=("$m")
+        read -r chips voided by <<<"$(recovered_of "$m")"
+        printf 'crash\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "${POD_ENGINE[$n]}" "$m" \
+            "${CRASH_SEATS[$n]}" "$(e2e_redis sismember '{croupier:money}:held' "$m")" \
+            "${CRASH_MS[$n]:--1}" "$chips" "$voided" "$by" >>"$OUT/final.tsv"
+    else
+        printf 'crash\t%s\tgateway\t-\t-\t-\t-\t-\t-\t-\n' "$n" >>"$OUT/final.tsv"
+    fi
+done
+printf 'held_index\t%s\n' "$(e2e_redis scard '{croupier:money}:held')" >>"$OUT/final.tsv"
+printf 'crash_voids\t%s\t%s\t%s\n' $(crash_voids "${members[@]}") >>"$OUT/final.tsv"
 i=0
 while IFS=$'\t' read -r g eng n base; do
     read -r fin missing void settled <<<"$(e2e_rounds_check "$OUT/rounds-$g.txt")"
+    # the rounds the bots saw crash-voided: with a crash-void hand history, settled (their
+    # result was applied just before the kill), or neither (their start never reached Redis,
+    # so nothing of them moved)
+    awk '$2 == "crash_voided" { print $1 }' "$OUT/rounds-$g.txt" 2>/dev/null | sort -u >"$OUT/crashed-$g.txt"
+    cv_n=$(wc -l <"$OUT/crashed-$g.txt")
+    cv_hist=$(grep -cFxf "$OUT/crash-voids.txt" "$OUT/crashed-$g.txt")
+    cv_settled=0
+    [ "$cv_n" -gt 0 ] && cv_settled=$(sed 's/^/EXISTS {croupier:money}:round:/' "$OUT/crashed-$g.txt" |
+        e2e_redis | grep -c '^1$')
+    printf 'bot_crash\t%s\t%s\t%s\t%s\n' "$g" "$cv_n" "$cv_hist" "$cv_settled" >>"$OUT/final.tsv"
     read -r unseen unaccounted <<<"$(e2e_unseen_check "$OUT/rounds-$g.txt")"
     [ "$unaccounted" -eq 0 ] ||
         E2E_FAILURES+=("$g: $unaccounted of $unseen rounds that ended while a bot reconnected were never finished")

@@ -11,6 +11,12 @@ Reads what the demo collected after the cluster stopped:
                              money  BEFORE AFTER        (sum of wallets + rake in Redis)
                              accounts GLOB COUNT NONZERO (table chips: seat accounts ts.*)
                              settle_records N
+                             crash    NAME ENGINE HELD_EPOCH SEATS IN_INDEX MS CHIPS VOIDED BY
+                                      (a pod the crash step SIGKILLed; a gateway's fields "-")
+                             held_index N       (held epochs left in {croupier:money}:held)
+                             crash_voids TOTAL KILLED SETTLED (crash-voided hand histories)
+                             bot_crash GAME ROUNDS WITH_HISTORY SETTLED (rounds the bots saw
+                                      crash-voided)
                              failure TEXT / warning TEXT / fallback TEXT
   RUN_DIR/report-GAME.json croupier-bot's report of each group
 and prints the report with a verdict. Writes RUN_DIR/checks.txt ("ok"/"FAIL"/"warn" lines;
@@ -23,7 +29,8 @@ import sys
 
 run = sys.argv[1]
 groups, pods, failures, warnings, fallback, accounts = [], [], [], [], None, []
-money = settle_records = None
+crashed, bot_crash = [], {}
+money = settle_records = held_index = crash_voids = None
 with open(os.path.join(run, "final.tsv")) as f:
     for line in f:
         r = line.rstrip("\n").split("\t")
@@ -37,6 +44,14 @@ with open(os.path.join(run, "final.tsv")) as f:
             accounts.append((r[1], int(r[2]), int(r[3])))
         elif r[0] == "settle_records":
             settle_records = int(r[1])
+        elif r[0] == "crash":
+            crashed.append(r[1:])
+        elif r[0] == "held_index":
+            held_index = int(r[1])
+        elif r[0] == "crash_voids":
+            crash_voids = tuple(int(x) for x in r[1:4])
+        elif r[0] == "bot_crash":
+            bot_crash[r[1]] = tuple(int(x) for x in r[2:5])
         elif r[0] == "failure":
             failures.append(r[1])
         elif r[0] == "warning":
@@ -65,9 +80,9 @@ print("Zero-loss report")
 print("=" * 78)
 print("Bots (from each croupier-bot's JSON report; games counted per bot seat, so three bots at")
 print("one table see one deal three times; 'rounds' are distinct round ids):")
-print("  %-9s %-11s %5s %9s %7s %5s %7s %7s %7s %6s" % (
+print("  %-9s %-11s %5s %9s %7s %5s %7s %7s %7s %6s %6s" % (
     "game", "engine", "bots", "finished", "voided", "torn", "rounds", "goaways", "reconn",
-    "errors"))
+    "errors", "crashv"))
 for game, engine, bots, status, fin, missing, void, settled in groups:
     d = reports[game]
     if d is None:
@@ -75,10 +90,11 @@ for game, engine, bots, status, fin, missing, void, settled in groups:
         check(False, "%s: croupier-bot wrote its report (exit status %s)" % (game, status))
         continue
     gm = d.get("games", {})
-    print("  %-9s %-11s %5s %9s %7s %5s %7s %7s %7s %6s" % (
+    print("  %-9s %-11s %5s %9s %7s %5s %7s %7s %7s %6s %6s" % (
         game, engine, bots, gm.get("finished"), gm.get("voided"), gm.get("torn"),
         gm.get("distinct", {}).get("finished"), sum(d.get("goaways", {}).values()),
-        d.get("reconnects", {}).get("total"), d.get("unexpected_errors")))
+        d.get("reconnects", {}).get("total"), d.get("unexpected_errors"),
+        gm.get("crash_voided")))
     check(status == "0", "%s: croupier-bot exit status 0 (was %s)" % (game, status))
     check(gm.get("finished", 0) > 0, "%s: games finished > 0 (%s)" % (game, gm.get("finished")))
     check(gm.get("torn", 1) == 0, "%s: torn games = 0 (%s)" % (game, gm.get("torn")))
@@ -94,11 +110,23 @@ for game, engine, bots, status, fin, missing, void, settled in groups:
                 if v.get("total") and not v.get("unexpected")}
     if expected:
         print("  %-9s expected refusals/notices: %s" % ("", json.dumps(expected)))
-moves = sum((d or {}).get("counters", {}).get("moves", 0) for d in reports.values())
-after_goaway = sum((d or {}).get("reconnects", {}).get("after_goaway", 0)
-                   for d in reports.values())
-print("  table moves off draining game servers: %d; reconnects after a gateway's GoAway: %d"
-      % (moves, after_goaway))
+
+
+def total(section, key):
+    return sum((d or {}).get(section, {}).get(key, 0) for d in reports.values())
+
+
+moves = total("counters", "moves")
+after_goaway = total("reconnects", "after_goaway")
+after_loss = total("reconnects", "after_loss")
+crash_closings = total("counters", "crash_closings")
+crash_voided = total("games", "crash_voided")
+print("  (crashv: rounds the bots saw voided because their server was killed -- expected, not"
+      " torn)")
+print("  table moves off draining and killed game servers: %d; reconnects after a gateway's"
+      " GoAway: %d," % (moves, after_goaway))
+print("  after a lost connection (the killed gateway): %d; crash closings"
+      " (TableClosing{CLOSING_CRASHED}): %d" % (after_loss, crash_closings))
 if fallback:
     print("  (no bot strategy yet for %s: those bots played the test game instead)" % fallback)
 check(moves > 0, "the game rollouts moved players to new servers (%d moves)" % moves)
@@ -109,10 +137,43 @@ print("Pods (exit reason from each pod's log line 'exit reason=...'):")
 for name, engine, reason in pods:
     print("  %-16s %-11s exit reason=%s" % (name, engine, reason))
     check(reason == "drained", "pod %s exit reason=drained (%s)" % (name, reason))
+for c in crashed:
+    print("  %-16s %-11s SIGKILLed by the crash step" % (c[0], c[1]))
 for f in failures:
     check(False, f)
 for w in warnings:
     print("  warning: %s" % w)
+
+if crashed:
+    print()
+    print("Crash step (one game server of every engine and one gateway SIGKILLed while the bots"
+          " played):")
+    for name, engine, member, seats, in_index, ms, chips, voided, by in crashed:
+        if engine == "gateway":
+            print("  %-16s gateway: its bots reconnected to the other one (%d after a lost"
+                  " connection)" % (name, after_loss))
+            continue
+        print("  %-16s held epoch %s: %s seat accounts at the kill; back in the wallets %s ms"
+              " later (%s chips, %s rounds voided, by %s)" % (
+                  name, member, seats, ms if ms != "-1" else "never", chips, voided, by))
+        check(in_index == "0" and ms != "-1",
+              "crash: %s's held epoch %s left {croupier:money}:held -- its chips came back"
+              " (%s ms after the kill, %s chips)" % (name, member, ms, chips))
+    if crash_voids is not None:
+        print("  crash-voided rounds in the hand histories (VOID_SERVER_CRASHED): %d (%d of the"
+              " killed servers' epochs, %d settled)" % crash_voids)
+        check(crash_voids[1] == crash_voids[0] and crash_voids[2] == 0,
+              "every crash-voided round in the hand histories is a killed server's and none"
+              " settled (%d rounds, %d of killed epochs, %d settled)" % crash_voids)
+    seen = [sum(v[i] for v in bot_crash.values()) for i in range(3)]
+    print("  the bots saw %d rounds crash-voided (%d per bot seat): %d with a crash-void hand"
+          " history, %d settled" % (seen[0], crash_voided, seen[1], seen[2]))
+    print("    just before the kill, %d whose start never reached Redis (nothing of them moved)"
+          % (seen[0] - seen[1] - seen[2]))
+    check(crash_closings > 0, "crash: the gateways told the killed servers' players"
+          " (%d crash closings) and moved them" % crash_closings)
+    check(after_loss > 0, "crash: the killed gateway's bots reconnected to another and resumed"
+          " (%d)" % after_loss)
 
 print()
 print("Money (Redis):")
@@ -125,6 +186,10 @@ for glob, count, nonzero in accounts:
           % (glob, count, nonzero))
     check(nonzero == 0, "every %s account back at 0 after the tables closed (%d accounts, %d not)"
           % (glob, count, nonzero))
+if held_index is not None:
+    print("  held epochs left in {croupier:money}:held after every pod exited: %d" % held_index)
+    check(held_index == 0, "nothing is held any more: {croupier:money}:held is empty (%d)"
+          % held_index)
 if settle_records is not None:
     print("  settle records {croupier:money}:round:<id> in Redis: %d (the key is the round id, "
           "so a round cannot settle twice)" % settle_records)

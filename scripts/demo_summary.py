@@ -10,9 +10,11 @@ Reads, every second, until RUN_DIR/STOP exists:
   RUN_DIR/groups.tsv     the bot groups: game, engine, bots, first player id
   RUN_DIR/bot-GAME.log   croupier-bot's log; its last "bot_progress" line (JSON)
   RUN_DIR/demo.log       the demo's own log; lines added since the last tick are printed first
-and from the live processes: each pod's /readyz, /drain/status and /metrics on 127.0.0.1, and
-the seats the gateways keep in Redis ({croupier:seat}:<player> = "server address desk ...",
-counted per game server address). ORIGIN (unix seconds) is the demo's start.
+and from the live processes: each pod's /readyz, /drain/status and /metrics on 127.0.0.1, the
+seats the gateways keep in Redis ({croupier:seat}:<player> = "server address desk ...",
+counted per game server address) and the held epochs ({croupier:money}:held: one per game
+server holding chips in seat accounts; a killed server's stays until its chips are recovered).
+ORIGIN (unix seconds) is the demo's start.
 
 On a terminal the table is redrawn in place below the scrolling log; otherwise it is printed
 anew every second. Nothing here is computed from a model: every figure is read from a process
@@ -88,6 +90,15 @@ def seats():
     return {out[i]: int(out[i + 1]) for i in range(0, len(out), 2)}
 
 
+def held_epochs():
+    try:
+        out = subprocess.run(["redis-cli", "-p", redis_port, "SCARD", "{croupier:money}:held"],
+                             capture_output=True, text=True, timeout=2).stdout.strip()
+        return int(out)
+    except Exception:  # noqa: BLE001 -- Redis busy or gone: shown as "-"
+        return None
+
+
 def read_tsv(name):
     try:
         with open(os.path.join(run, name)) as f:
@@ -137,7 +148,8 @@ def table():
     except OSError:
         live = []
     seat = seats()
-    rows = ["--- t=%5.1fs " % (time.time() - origin) + "-" * 60,
+    held = held_epochs()
+    rows = ["--- t=%5.1fs --- held epochs %s " % (time.time() - origin, fmt(held)) + "-" * 44,
             "%-16s %-11s %-9s %6s %6s %8s %7s %7s" % (
                 "pod", "engine", "state", "desks", "human", "players", "rounds", "voided")]
     for name, kind, hport in live:
@@ -169,9 +181,9 @@ def table():
         else:
             rows.append("%-16s %-11s %-9s %6s %6s %8s %7s %7s" % (
                 name, "gateway", state, "", "", fmt(metric_sum(m, "gate_connections")), "", ""))
-    rows.append("%-16s %-11s %9s %8s %7s %5s %7s %7s %6s" % (
+    rows.append("%-16s %-11s %9s %8s %7s %5s %7s %7s %6s %6s" % (
         "bots (game)", "engine", "conn/bots", "finished", "voided", "torn", "goaways",
-        "reconn", "errors"))
+        "reconn", "errors", "crashv"))
     for g in read_tsv("groups.tsv"):
         if len(g) < 3:
             continue
@@ -184,10 +196,11 @@ def table():
                 except ValueError:
                     pass
         p = progress.get(game, {})
-        rows.append("%-16s %-11s %9s %8s %7s %5s %7s %7s %6s" % (
+        rows.append("%-16s %-11s %9s %8s %7s %5s %7s %7s %6s %6s" % (
             game, g[1], "%s/%s" % (p.get("connected", "-"), g[2]), p.get("finished", "-"),
             p.get("voided", "-"), p.get("torn", "-"), p.get("goaways", "-"),
-            p.get("reconnects", "-"), p.get("unexpected_errors", "-")))
+            p.get("reconnects", "-"), p.get("unexpected_errors", "-"),
+            p.get("crash_voided", "-")))
     return [r[:width - 1] for r in rows]
 
 
