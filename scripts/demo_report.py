@@ -153,23 +153,25 @@ if crashed:
             print("  %-16s gateway: its bots reconnected to the other one (%d after a lost"
                   " connection)" % (name, after_loss))
             continue
-        print("  %-16s held epoch %s: %s seat accounts at the kill; back in the wallets %s ms"
-              " later (%s chips, %s rounds voided, by %s)" % (
-                  name, member, seats, ms if ms != "-1" else "never", chips, voided, by))
+        print("  %-16s held epoch %s: %s seat accounts at the kill, %s" % (
+            name, member, seats, "back in the wallets after %s ms" % ms if ms != "-1" else
+            "NOT back within 30 s"))
+        print("  %-16s (%s chips returned to wallets, %s rounds voided, by %s)" % (
+            "", chips, voided, by))
         check(in_index == "0" and ms != "-1",
               "crash: %s's held epoch %s left {croupier:money}:held -- its chips came back"
               " (%s ms after the kill, %s chips)" % (name, member, ms, chips))
     if crash_voids is not None:
-        print("  crash-voided rounds in the hand histories (VOID_SERVER_CRASHED): %d (%d of the"
-              " killed servers' epochs, %d settled)" % crash_voids)
+        print("  hand histories voided VOID_SERVER_CRASHED: %d rounds (%d of the killed epochs,"
+              " %d settled)" % crash_voids)
         check(crash_voids[1] == crash_voids[0] and crash_voids[2] == 0,
               "every crash-voided round in the hand histories is a killed server's and none"
               " settled (%d rounds, %d of killed epochs, %d settled)" % crash_voids)
     seen = [sum(v[i] for v in bot_crash.values()) for i in range(3)]
-    print("  the bots saw %d rounds crash-voided (%d per bot seat): %d with a crash-void hand"
-          " history, %d settled" % (seen[0], crash_voided, seen[1], seen[2]))
-    print("    just before the kill, %d whose start never reached Redis (nothing of them moved)"
-          % (seen[0] - seen[1] - seen[2]))
+    print("  rounds the bots saw crash-voided: %d (%d per bot seat); of them %d have a crash-void"
+          % (seen[0], crash_voided, seen[1]))
+    print("    hand history, %d had settled just before the kill, %d had not reached Redis"
+          " (nothing moved)" % (seen[2], seen[0] - seen[1] - seen[2]))
     check(crash_closings > 0, "crash: the gateways told the killed servers' players"
           " (%d crash closings) and moved them" % crash_closings)
     check(after_loss > 0, "crash: the killed gateway's bots reconnected to another and resumed"
