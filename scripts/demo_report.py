@@ -154,7 +154,7 @@ if crashed:
                   " connection)" % (name, after_loss))
             continue
         print("  %-16s held epoch %s: %s seat accounts at the kill, %s" % (
-            name, member, seats, "back in the wallets after %s ms" % ms if ms != "-1" else
+            name, member, seats, "chips back after %s ms" % ms if ms != "-1" else
             "NOT back within 30 s"))
         print("  %-16s (%s chips returned to wallets, %s rounds voided, by %s)" % (
             "", chips, voided, by))
