@@ -11,13 +11,21 @@
 # deployment. Bots: one croupier-bot per game (test engine: game "test"; traditional engine:
 # Dou Dizhu and Guandan; holdem engine: hold'em; persistent engine: blackjack; zhajinhua engine,
 # on the table kit: Zha Jin Hua, joined as ENGINE_GAME), each with its own report, all playing
-# at once through every roll.
+# at once through every roll. After the first rollout of every deployment, the crash step
+# (crash_step below): one game server of every engine and one gateway are SIGKILLed once and
+# replaced, and the harness waits until the killed servers' held chips are back in the wallets.
 #
 # Asserts: croupier-bot exits 0 with zero torn games and zero unexpected errors (GoAway
 # reconnects are counted apart), the bots saw finished games, table moves and GoAways (so the
 # rollout really happened under play), settlements reconcile with wallets (the sum of every
 # wallet is unchanged; every finished round the bots saw has exactly one settle record; no
 # voided round has one), no pod needed SIGKILL, and every pod logged `exit reason=drained`.
+# The crash step: rounds the bots saw crash-voided are expected (not torn: torn stays 0, and no
+# unexpected error either); every engine's killed server had players told and moved (crash
+# closings), the killed gateway's bots reconnected (reconnects after a lost connection), every
+# killed server's held epoch left {croupier:money}:held (its chips back in the wallets: wallets
+# + rake equal what was seeded), every crash-voided hand history (VOID_SERVER_CRASHED) is a
+# killed epoch's round without a settle record, and nothing is held when every pod has exited.
 # Blackjack's money lives in one more wallet: the house wallet house.croupier-persistent, funded
 # once (fixed operation id) by the first persistent pod, so the expected sum is the seeded sum
 # plus CROUPIER_BJ_HOUSE_FUND. Blackjack and Zha Jin Hua (the table kit) buy in from the wallets
@@ -98,6 +106,12 @@ GATE_DRAIN_WINDOW_MS=${GATE_DRAIN_WINDOW_MS:-1000}
 GATE_CLOSE_TIMEOUT_MS=5000
 PLAYER_BASE=7000000
 SEED_CHIPS=1000000
+# The game servers' lease TTL (a dead server's registry entry expires within it: the gateways'
+# detection) and the sweepers' grace after a dead server's lease expired (default 2 x TTL, the
+# time a server whose Redis blipped has to take its slot back; no Redis restarts here). A killed
+# server's chips are back within TTL + grace + one sweep.
+LEASE_TTL_MS=3000
+RECOVER_GRACE_MS=${RECOVER_GRACE_MS:-2000}
 
 if [ "$SOAK" = 1 ]; then
     E2E_DIR=${ROLLOUT_OUT:-$BUILD/e2e-soak}
@@ -147,7 +161,8 @@ remove_from() { # remove_from ARRAY_NAME VALUE
 
 start_game_pod() { # start_game_pod NAME ENGINE
     e2e_game_start "$1" "$2" "${ENGINE_BOUND[$2]:-$GAME_BOUND}" --service "croupier-$2" \
-        --lease-pool-size 16
+        --lease-pool-size 16 --lease-ttl-ms "$LEASE_TTL_MS" --recover-grace-ms "$RECOVER_GRACE_MS" \
+        --sweep-ms 250
     [ -n "${ENGINE_GRACE[$2]:-}" ] && POD_GRACE[$1]=${ENGINE_GRACE[$2]}
     POD_ENGINE[$1]=$2
     LIVE+=("$1")
@@ -195,6 +210,111 @@ roll_deployment() {
         stop_pod "$n"
         step "$n gone"
     done
+}
+
+# ---- the crash step (issue 15) -------------------------------------------------------------
+# Once, after the first rollout of every deployment: one game server of every engine (of each,
+# the pod holding the most in {croupier:money}:held) and the gateway with the most connections
+# are SIGKILLed -- no preStop, no SIGTERM -- and replaced as a ReplicaSet would (a pod named
+# <old>-r; started first when the engine has no other pod, so that its players can be moved).
+# Then the gateways find each dead server gone within the lease TTL and move its players
+# (TableClosing{CLOSING_CRASHED}, Moved), a sweeper returns its held chips once its lease expired
+# and the grace (RECOVER_GRACE_MS) passed, voiding its rounds in progress in the hand history
+# (VOID_SERVER_CRASHED), and the dead gateway's bots reconnect to another one and resume.
+# docs/gateway.md "When a game server dies", docs/queues.md "Where every chip is".
+CRASHED=()
+CRASH_GAMES=()
+declare -A CRASH_MEMBER CRASH_SEATS CRASH_T CRASH_MS
+now_ms() { date +%s%3N; }
+lease_of() { # NAME: "service slot epoch" of its first lease_acquired
+    python3 - "${POD_LOG[$1]}" <<'EOF'
+import json, sys
+for line in open(sys.argv[1], errors="replace"):
+    if '"lease_acquired"' in line:
+        d = json.loads(line[line.index("{"):])
+        print(d["service"], d["slot"], d["epoch"])
+        break
+EOF
+}
+held_member() { # NAME: "<service>:<slot>:<epoch>", the pod's member of the held index
+    local svc slot epoch
+    read -r svc slot epoch <<<"$(lease_of "$1")"
+    echo "$svc:$slot:$epoch"
+}
+crash_kill() { # NAME: SIGKILL, reaped; out of the live pods and the endpoints at once
+    kill -KILL "${POD_PID[$1]}" 2>/dev/null
+    wait "${POD_PID[$1]}" 2>/dev/null
+    CRASH_T[$1]=$(now_ms)
+    remove_from LIVE "$1"
+    remove_from ENDPOINTS "$1"
+    pods_publish
+    endpoints_publish
+    CRASHED+=("$1")
+}
+crash_step() {
+    local e n m h best bestn g left deadline victims=() later=()
+    declare -A alive
+    for n in "${LIVE[@]}"; do
+        [ "${POD_KIND[$n]}" = game ] && alive[${POD_ENGINE[$n]}]=$((${alive[${POD_ENGINE[$n]}]:-0} + 1))
+    done
+    for e in $ENGINES; do
+        best= bestn=-1
+        for n in "${LIVE[@]}"; do
+            [ "${POD_KIND[$n]}" = game ] && [ "${POD_ENGINE[$n]}" = "$e" ] || continue
+            m=$(held_member "$n")
+            h=$(e2e_redis hlen "{croupier:money}:held:$m")
+            [ "$h" -gt "$bestn" ] && best=$n bestn=$h
+        done
+        [ -n "$best" ] || continue
+        victims+=("$best")
+        CRASH_MEMBER[$best]=$(held_member "$best")
+        CRASH_SEATS[$best]=$(e2e_redis hkeys "{croupier:money}:held:${CRASH_MEMBER[$best]}" | grep -vc '^r:')
+        if [ "${alive[$e]}" -lt 2 ]; then
+            step "crash: start $best-r first (no other $e pod)"
+            start_game_pod "$best-r" "$e"
+        else
+            later+=("$best")
+        fi
+    done
+    step "crash: SIGKILL ${victims[*]}"
+    for n in "${victims[@]}"; do crash_kill "$n"; done
+    CRASH_GAMES=("${victims[@]}")
+    for n in "${victims[@]}"; do
+        e2e_log "crash: $n SIGKILLed (held epoch ${CRASH_MEMBER[$n]}, ${CRASH_SEATS[$n]} seat accounts)"
+    done
+    for n in "${later[@]}"; do
+        step "crash: replace $n with $n-r"
+        start_game_pod "$n-r" "${POD_ENGINE[$n]}"
+    done
+    # the gateways find the servers gone within the lease TTL: then one gateway dies
+    while (($(now_ms) < CRASH_T[${victims[0]}] + LEASE_TTL_MS + 1000)); do sleep 0.1; done
+    best= bestn=-1
+    for n in "${ENDPOINTS[@]}"; do
+        h=$(e2e_get "${POD_HEALTH[$n]}/metrics" 1 | awk '$1 == "gate_connections" { print int($2) }')
+        [ "${h:-0}" -gt "$bestn" ] && best=$n bestn=${h:-0}
+    done
+    g=$best
+    step "crash: SIGKILL $g ($bestn connections)"
+    crash_kill "$g"
+    step "crash: replace $g with $g-r"
+    start_gate_pod "$g-r"
+    deadline=$((SECONDS + 30))
+    while :; do
+        left=0
+        for n in "${victims[@]}"; do
+            [ -n "${CRASH_MS[$n]:-}" ] && continue
+            if [ "$(e2e_redis sismember '{croupier:money}:held' "${CRASH_MEMBER[$n]}")" = 0 ]; then
+                CRASH_MS[$n]=$(($(now_ms) - CRASH_T[$n]))
+                e2e_log "crash: $n's chips are back ${CRASH_MS[$n]} ms after its kill"
+            else
+                left=$((left + 1))
+            fi
+        done
+        [ "$left" -eq 0 ] && break
+        ((SECONDS < deadline)) || { e2e_log "crash: $left killed servers still hold chips after 30 s"; break; }
+        sleep 0.1
+    done
+    step "crash: the killed servers' chips are back"
 }
 
 # ---- setup -------------------------------------------------------------------------------
@@ -255,6 +375,7 @@ for ((c = 2; c <= CYCLES + 1; c++)); do
         sleep "$PLAY_BETWEEN"
     done
     roll_deployment gate "v$c"
+    [ "$c" = 2 ] && crash_step
     sleep "$PLAY_BETWEEN"
 done
 
@@ -274,6 +395,9 @@ wait "$POLL_PID" 2>/dev/null
 
 # ---- checks ------------------------------------------------------------------------------
 fail=0
+declare -A CRASH_CLOSINGS GAME_ENGINE
+AFTER_LOSS=0
+for e in $ENGINES; do for g in ${ENGINE_GAMES[$e]}; do GAME_ENGINE[$g]=$e; done; done
 check() { # check DESCRIPTION COMMAND...
     if "${@:2}"; then
         echo "ok   $1" >>"$E2E_DIR/checks.txt"
@@ -300,14 +424,74 @@ for g in "${!BOT_PID[@]}"; do
     fi
     check "$g: bots were moved off draining game pods ($(rep 'd["counters"]["moves"]') moves)" test "$(rep 'd["counters"]["moves"]')" -gt 0
     check "$g: bots reconnected after GoAways ($(rep 'd["reconnects"]["after_goaway"]'))" test "$(rep 'd["reconnects"]["after_goaway"]')" -gt 0
+    # the crash step: rounds voided by a killed server are expected (crash_voided, not torn)
+    echo "info $g: crash step: $(rep 'd["games"]["crash_voided"]') rounds crash-voided (per bot seat), $(rep 'd["counters"]["crash_closings"]') crash closings, $(rep 'd["counters"]["moves"]') moves, $(rep 'd["reconnects"]["after_loss"]') reconnects after a lost connection" >>"$E2E_DIR/checks.txt"
+    CRASH_CLOSINGS[${GAME_ENGINE[$g]}]=$((${CRASH_CLOSINGS[${GAME_ENGINE[$g]}]:-0} + $(rep 'd["counters"]["crash_closings"]')))
+    AFTER_LOSS=$((AFTER_LOSS + $(rep 'd["reconnects"]["after_loss"]')))
 done
+if [ ${#CRASHED[@]} -gt 0 ]; then
+    for e in $ENGINES; do
+        check "crash: the gateways told the killed $e server's players and moved them (${CRASH_CLOSINGS[$e]:-0} crash closings)" \
+            test "${CRASH_CLOSINGS[$e]:-0}" -gt 0
+    done
+    check "crash: the killed gateway's bots reconnected to another one and resumed ($AFTER_LOSS after a lost connection)" \
+        test "$AFTER_LOSS" -gt 0
+fi
 for f in "${E2E_FAILURES[@]}"; do check "$f" false; done
 for w in "${E2E_WARNINGS[@]}"; do echo "warn $w" >>"$E2E_DIR/checks.txt"; done
 for n in "${ALL_PODS[@]}"; do
     check "pod $n logged exit reason=drained" grep -q 'exit reason=drained' "${POD_LOG[$n]}"
 done
-SUM1=$(e2e_wallet_sum)
-check "sum of wallets unchanged ($SUM0 -> $SUM1)" test "$SUM0" -eq "$SUM1"
+SUM1=$(($(e2e_wallet_sum) + $(e2e_rake_sum)))
+check "sum of wallets + rake unchanged ($SUM0 -> $SUM1)" test "$SUM0" -eq "$SUM1"
+# The crash step: every killed server's held epoch left the index (its chips are back in the
+# wallets: in the sum above), recovered by a sweeper; its rounds in progress voided in the hand
+# history and never settled; nothing is held by anyone now that every pod has exited.
+members=()
+for n in "${CRASHED[@]}"; do
+    if [ "${POD_KIND[$n]}" != game ]; then
+        echo "info pod $n (gateway) SIGKILLed by the crash step" >>"$E2E_DIR/checks.txt"
+        continue
+    fi
+    m=${CRASH_MEMBER[$n]}
+    members+=("$m")
+    # what the pods logged of recovering it (money_recovered, modes dead/claim, status 0)
+    rec=$(cat "$E2E_DIR"/*.log | grep -F '"money_recovered"' | grep -F "\"service\":\"${m%%:*}\"" |
+        python3 -c '
+import json, sys
+slot, epoch = sys.argv[1].split(":")[-2:]
+chips = voided = 0
+modes = set()
+for line in sys.stdin:
+    d = json.loads(line[line.index("{"):])
+    if str(d["slot"]) == slot and str(d["epoch"]) == epoch and d["status"] == 0 and d["mode"] != "self":
+        chips += d["chips"]; voided += d["voided"]; modes.add(d["mode"])
+print("%d chips, %d rounds voided, by %s" % (chips, voided, "+".join(sorted(modes)) or "nobody"))' "$m")
+    check "crash: $n's held epoch $m (${CRASH_SEATS[$n]} seat accounts at the kill) left {croupier:money}:held: chips back ${CRASH_MS[$n]:-never} ms after the kill ($rec)" \
+        test -n "${CRASH_MS[$n]:-}" -a "$(e2e_redis sismember '{croupier:money}:held' "$m")" = 0
+done
+if [ ${#CRASHED[@]} -gt 0 ]; then
+    # crash-voided hand histories: every {croupier:history:<game>}:stream entry with
+    # "void_reason":"VOID_SERVER_CRASHED"; each must be a killed epoch's round
+    # ("<service>:<slot>:<epoch>:<desk>:<seq>") without a settle record
+    for k in $(e2e_redis --scan --pattern '{croupier:history:*}:stream'); do
+        e2e_redis xrange "$k" - +
+    done | python3 -c '
+import json, sys
+for line in sys.stdin:
+    if line.startswith("{") and "VOID_SERVER_CRASHED" in line:
+        d = json.loads(line)
+        if d.get("void_reason") == "VOID_SERVER_CRASHED":
+            print(d["round"])' | sort -u >"$E2E_DIR/crash-voids.txt"
+    ncv=$(wc -l <"$E2E_DIR/crash-voids.txt")
+    cv_killed=$(awk -v m=" ${members[*]} " '{ r = $1; sub(/:[^:]*:[^:]*$/, "", r); if (index(m, " " r " ")) n++ } END { print n + 0 }' "$E2E_DIR/crash-voids.txt")
+    cv_settled=0
+    [ "$ncv" -gt 0 ] && cv_settled=$(sed 's/^/EXISTS {croupier:money}:round:/' "$E2E_DIR/crash-voids.txt" | e2e_redis | grep -c '^1$')
+    check "crash: $ncv crash-voided rounds in the hand histories (VOID_SERVER_CRASHED), all of killed epochs ($cv_killed) and none settled ($cv_settled)" \
+        test "$cv_killed" -eq "$ncv" -a "$cv_settled" -eq 0
+fi
+check "nothing is left held: {croupier:money}:held is empty ($(e2e_redis scard '{croupier:money}:held'))" \
+    test "$(e2e_redis scard '{croupier:money}:held')" -eq 0
 if [[ " $ENGINES " == *" persistent "* ]]; then
     check "blackjack: house wallet funded once ($(e2e_redis get "$BJ_HOUSE"))" \
         test "$(e2e_redis exists "$BJ_HOUSE")" = 1
