@@ -355,9 +355,11 @@ static const char money_lua_mark[] =
 
 /*
  * Recovery of a held epoch (money_recover). KEYS: fence, lease slot key, the lease's epoch
- * counter, held HASH, held index, recovered record, then n pairs (seat account, owner wallet).
- * ARGV: epoch, mode ('dead' | 'claim' | 'self'), index member, token (self), record ttl, n,
- * n pairs (account name, owner name), then r: fields to forget.
+ * counter, held HASH, held index, recovered record, then n pairs (seat account, owner wallet),
+ * then m table offers (their HASHes). ARGV: epoch, mode ('dead' | 'claim' | 'self'), index
+ * member, token (self), record ttl, n, n pairs (account name, owner name), m, the m offer ids,
+ * then r: fields to forget. An offer still "offered" becomes "void" (no one can adopt it now:
+ * its accounts go back to their owners with the rest).
  * The epoch is recoverable when the fence has moved past it (or is gone: data loss); 'claim'
  * also when the fence equals it and nobody holds the slot -- the fence then moves to a new
  * epoch first; 'self' when the caller holds the slot under that epoch. An account is returned
@@ -367,8 +369,8 @@ static const char money_lua_mark[] =
 static const char money_lua_recover[] = MONEY_LUA_INT
     "local E, mode = ARGV[1], ARGV[2]\n"
     "local e, ttl, n = int(E), int(ARGV[5]), int(ARGV[6])\n"
-    "if not e or not ttl or ttl <= 0 or not n or n < 0 or #KEYS ~= 6 + 2 * n or\n"
-    "   #ARGV < 6 + 2 * n then\n"
+    "if not e or not ttl or ttl <= 0 or not n or n < 0 or #KEYS < 6 + 2 * n or\n"
+    "   #ARGV < 7 + 2 * n or #KEYS - 6 - 2 * n ~= (tonumber(ARGV[7 + 2 * n]) or -1) then\n"
     "  return redis.error_reply('MONEY_BAD_ARGS malformed recovery') end\n"
     "local cur, moved = call('GET', KEYS[1]), 0\n"
     "if cur == E then\n"
@@ -403,7 +405,13 @@ static const char money_lua_recover[] = MONEY_LUA_INT
     "    end\n"
     "  end\n"
     "end\n"
-    "for j = 7 + 2 * n, #ARGV do call('HDEL', KEYS[4], ARGV[j]) end\n"
+    "local m = int(ARGV[7 + 2 * n]) or 0\n"
+    "for j = 1, m do\n"
+    "  local key = KEYS[6 + 2 * n + j]\n"
+    "  if call('HGET', key, 'status') == 'offered' then call('HSET', key, 'status', 'void') end\n"
+    "  call('HDEL', KEYS[4], 'h:' .. ARGV[7 + 2 * n + j])\n"
+    "end\n"
+    "for j = 8 + 2 * n + m, #ARGV do call('HDEL', KEYS[4], ARGV[j]) end\n"
     "local left = call('HLEN', KEYS[4])\n"
     "if left == 0 then call('SREM', KEYS[5], ARGV[3]) end\n"
     "if chips > 0 then\n"
@@ -413,18 +421,103 @@ static const char money_lua_recover[] = MONEY_LUA_INT
     "end\n"
     "return {1, chips, accounts, left, moved}\n";
 
+/*
+ * Offer of a whole table to another server (money.h "Table handoff"). KEYS: offer HASH, the old
+ * slot's fence, the old held HASH. ARGV: epoch, offer id, state, record ttl, n, then n triples
+ * (seat account, owner, seat). Fenced; every account must be held for its owner. A repeated
+ * offer answers the offer's status.
+ */
+static const char money_lua_offer[] = MONEY_LUA_INT
+    "local st = call('HGET', KEYS[1], 'status')\n"
+    "if st then return {0, st} end\n"
+    "local cur = call('GET', KEYS[2])\n"
+    "if cur ~= ARGV[1] then\n"
+    "  return redis.error_reply('MONEY_STALE_EPOCH offer epoch ' .. ARGV[1] .. ', current ' ..\n"
+    "    (cur or 'none')) end\n"
+    "local n, ttl = int(ARGV[5]), int(ARGV[4])\n"
+    "if not n or n < 0 or n > 16 or #ARGV ~= 5 + 3 * n or not ttl or ttl <= 0 then\n"
+    "  return redis.error_reply('MONEY_BAD_ARGS malformed offer') end\n"
+    "for i = 1, n do\n"
+    "  local acct, owner = ARGV[3 + 3 * i], ARGV[4 + 3 * i]\n"
+    "  if call('HGET', KEYS[3], acct) ~= owner then\n"
+    "    return redis.error_reply('MONEY_BAD_ARGS seat account ' .. acct .. ' is not held for ' ..\n"
+    "      owner) end\n"
+    "end\n"
+    "call('HSET', KEYS[1], 'status', 'offered', 'state', ARGV[3], 'n', n)\n"
+    "for i = 1, n do\n"
+    "  call('HSET', KEYS[1], 'a' .. i, ARGV[3 + 3 * i], 'o' .. i, ARGV[4 + 3 * i], 's' .. i,\n"
+    "    ARGV[5 + 3 * i])\n"
+    "end\n"
+    "call('EXPIRE', KEYS[1], ttl)\n"
+    "call('HSET', KEYS[3], 'h:' .. ARGV[2], '1')\n"
+    "return {1, 'offered'}\n";
+
+/*
+ * Adoption of an offered table (money.h "Table handoff"). KEYS: offer HASH, old held HASH, new
+ * fence, new held HASH, held index, then n pairs (old seat account, new seat account). ARGV:
+ * new epoch, adopter id, new index member, offer id, n, then n triples (old account, new
+ * account, owner). Exactly once: an adopted offer answers its first result to the same adopter
+ * and MONEY_ADOPTED to any other; a voided one (its server's chips were recovered) is
+ * MONEY_OFFER_VOID. Every account's chips move to the new account, recorded as held by the new
+ * epoch, in this one script. Returns {1 | 0, "stack stack ..."} ("" for no accounts).
+ */
+static const char money_lua_adopt[] = MONEY_LUA_INT
+    "local st = call('HGET', KEYS[1], 'status')\n"
+    "if not st then return redis.error_reply('MONEY_NO_OFFER ' .. ARGV[4]) end\n"
+    "if st == 'adopted' then\n"
+    "  local by = call('HGET', KEYS[1], 'adopter')\n"
+    "  if by == ARGV[2] then return {0, call('HGET', KEYS[1], 'stacks')} end\n"
+    "  return redis.error_reply('MONEY_ADOPTED by ' .. (by or '?')) end\n"
+    "if st ~= 'offered' then\n"
+    "  return redis.error_reply('MONEY_OFFER_VOID ' .. ARGV[4] .. ' is ' .. st) end\n"
+    "local cur = call('GET', KEYS[3])\n"
+    "if cur ~= ARGV[1] then\n"
+    "  return redis.error_reply('MONEY_STALE_EPOCH adopter epoch ' .. ARGV[1] .. ', current ' ..\n"
+    "    (cur or 'none')) end\n"
+    "local n = int(ARGV[5])\n"
+    "if not n or n < 0 or tostring(n) ~= call('HGET', KEYS[1], 'n') or #ARGV ~= 5 + 3 * n or\n"
+    "   #KEYS ~= 5 + 2 * n then\n"
+    "  return redis.error_reply('MONEY_BAD_ARGS the adoption does not match the offer') end\n"
+    "local bal = {}\n"
+    "for i = 1, n do\n"
+    "  local old, owner = ARGV[3 + 3 * i], ARGV[5 + 3 * i]\n"
+    "  if call('HGET', KEYS[1], 'a' .. i) ~= old or call('HGET', KEYS[1], 'o' .. i) ~= owner or\n"
+    "     call('HGET', KEYS[2], old) ~= owner then\n"
+    "    return redis.error_reply('MONEY_BAD_ARGS seat account ' .. old ..\n"
+    "      ' is not in the offer or not held') end\n"
+    "  local b = int(call('GET', KEYS[4 + 2 * i]) or '0')\n"
+    "  if not b or b < 0 then\n"
+    "    return redis.error_reply('MONEY_BAD_ARGS seat account ' .. old .. ' holds no integer') end\n"
+    "  bal[i] = b\n"
+    "end\n"
+    "for i = 1, n do\n"
+    "  local old, new, owner = ARGV[3 + 3 * i], ARGV[4 + 3 * i], ARGV[5 + 3 * i]\n"
+    "  if bal[i] > 0 then call('INCRBY', KEYS[5 + 2 * i], bal[i]) end\n"
+    "  call('SET', KEYS[4 + 2 * i], '0')\n"
+    "  call('HDEL', KEYS[2], old)\n"
+    "  call('HSET', KEYS[4], new, owner)\n"
+    "  bal[i] = format('%d', bal[i])\n"
+    "end\n"
+    "if n > 0 then call('SADD', KEYS[5], ARGV[3]) end\n"
+    "call('HDEL', KEYS[2], 'h:' .. ARGV[4])\n"
+    "local stacks = table.concat(bal, ' ')\n"
+    "call('HSET', KEYS[1], 'status', 'adopted', 'adopter', ARGV[2], 'stacks', stacks)\n"
+    "return {1, stacks}\n";
+
 enum {
     SCRIPT_SETTLE = 0,
     SCRIPT_WALLET = 1,
     SCRIPT_HISTORY = 2,
     SCRIPT_SEAT = 3,
     SCRIPT_MARK = 4,
-    SCRIPT_RECOVER = 5
+    SCRIPT_RECOVER = 5,
+    SCRIPT_OFFER = 6,
+    SCRIPT_ADOPT = 7
 };
 
 static const char *const money_scripts[MONEY_NSCRIPTS] = {
-    money_lua_settle, money_lua_wallet, money_lua_history,
-    money_lua_seat,   money_lua_mark,   money_lua_recover};
+    money_lua_settle, money_lua_wallet, money_lua_history, money_lua_seat,
+    money_lua_mark,   money_lua_recover, money_lua_offer,  money_lua_adopt};
 static char money_shas[MONEY_NSCRIPTS][41];
 static pthread_once_t money_sha_once = PTHREAD_ONCE_INIT;
 
@@ -472,6 +565,12 @@ const char *money_strerror(int code)
         return "unexpected Redis reply";
     case MONEY_ERR_ALIVE:
         return "the slot's epoch is still live: nothing to recover yet";
+    case MONEY_ERR_ADOPTED:
+        return "the table was adopted by another server";
+    case MONEY_ERR_OFFER_VOID:
+        return "the table's offer was voided: its chips went back to the wallets";
+    case MONEY_ERR_NO_OFFER:
+        return "no such table offer";
     default:
         return code < 0 ? strerror(-code) : "unknown";
     }
@@ -1241,6 +1340,9 @@ static money_reply_action_t money_reply_error(const char *str, size_t len, money
         {"MONEY_NEGATIVE", MONEY_ERR_NEGATIVE},
         {"MONEY_BAD_ARGS", MONEY_ERR_BAD_ARGS},
         {"MONEY_ALIVE", MONEY_ERR_ALIVE},
+        {"MONEY_ADOPTED", MONEY_ERR_ADOPTED},
+        {"MONEY_OFFER_VOID", MONEY_ERR_OFFER_VOID},
+        {"MONEY_NO_OFFER", MONEY_ERR_NO_OFFER},
     };
     snprintf(out->error, sizeof out->error, "%.*s", (int)len, str);
     for (size_t i = 0; i < sizeof transient / sizeof transient[0]; i++) {

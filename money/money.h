@@ -77,6 +77,9 @@ typedef enum {
     MONEY_ERR_BAD_ARGS = -1005,     /* malformed arguments reached the script */
     MONEY_ERR_REDIS = -1006,        /* another error reply or an unexpected reply shape */
     MONEY_ERR_ALIVE = -1007,        /* recovery: the slot's epoch is still held (or may be) */
+    MONEY_ERR_ADOPTED = -1008,      /* handoff: the offer was adopted by another server */
+    MONEY_ERR_OFFER_VOID = -1009,   /* handoff: the offer was voided (its chips recovered) */
+    MONEY_ERR_NO_OFFER = -1010,     /* handoff: no such offer (never made, or expired) */
 } money_err_t;
 
 /* A short English text for a money_err_t or a negative errno. */
@@ -251,6 +254,72 @@ int money_recover(redisContext *c, const char *service, uint32_t slot, uint64_t 
 int money_sync_history_void(redisContext *c, const char *round_id, const char *game,
                             const char *json, long maxlen, money_result_t *out);
 
+/* ---- Table handoff: a whole table moves to another server (money/handoff.c) ---------- */
+/*
+ * A table that moves as a whole (a drain, issue 16) takes its seat accounts with it, exactly
+ * once and fenced:
+ *   offer   the old server, under its epoch, records the table's state (opaque to money) and
+ *           its seat accounts at {croupier:money}:handoff:<offer id> (status "offered", EX
+ *           record ttl) and marks it in its held HASH (field h:<offer id>). Each account must be
+ *           held for its owner. From then on the old table must not touch its accounts.
+ *   adopt   one new server, under its own epoch, moves every offered account's chips into a
+ *           seat account of its own (recorded as held by its epoch) and marks the offer
+ *           "adopted" by it, in one script: exactly one adopter ever (another gets
+ *           MONEY_ERR_ADOPTED, the same adopter again its first result).
+ *   void    if the old server dies before an adoption, the recovery of its epoch
+ *           (money_recover) marks the offer "void" in the same script that returns the accounts
+ *           to their owners; an adoption after that is refused (MONEY_ERR_OFFER_VOID). If the
+ *           adopter dies after adopting, the chips are held by its epoch: its recovery returns
+ *           them.
+ * Either way every chip is in exactly one held record, or back in its wallet.
+ * Offer ids: "<service>:<slot>:<epoch>:<desk hex>:<n>" (n: the desk's handoff number).
+ */
+#define MONEY_HANDOFF_KEY_PREFIX "{croupier:money}:handoff:"
+
+typedef struct {
+    const char *account; /* the old table's seat account */
+    const char *owner;
+    int seat;
+} money_handoff_seat_t;
+
+typedef struct {
+    uint32_t slot;  /* the old server's lease slot and epoch */
+    uint64_t epoch;
+    uint64_t desk;
+    uint64_t n;
+    const char *state; /* the table's state, e.g. JSON (at most 64 KiB) */
+    size_t nseats;     /* 0..MONEY_MAX_PLAYERS */
+    money_handoff_seat_t seats[MONEY_MAX_PLAYERS];
+} money_offer_t;
+
+int money_offer_id(const char *service, const money_offer_t *o, char *buf, size_t len);
+/* Records the offer. out->status: MONEY_OK (out->replayed: it existed), MONEY_ERR_STALE_EPOCH,
+ * MONEY_ERR_BAD_ARGS (an account not held for its owner), -EIO. */
+int money_sync_offer(redisContext *c, const char *service, const money_offer_t *o,
+                     money_result_t *out);
+
+/* An offer as read back (by an adopter, a tool, a test). */
+typedef struct {
+    char status[16]; /* offered | adopted | void */
+    char adopter[MONEY_ID_MAX + 1];
+    char *state;     /* malloc'ed; free it */
+    size_t nseats;
+    char accounts[MONEY_MAX_PLAYERS][MONEY_NAME_MAX + 1];
+    char owners[MONEY_MAX_PLAYERS][MONEY_NAME_MAX + 1];
+    int seats[MONEY_MAX_PLAYERS];
+} money_offer_info_t;
+/* 0, MONEY_ERR_NO_OFFER, MONEY_ERR_REDIS (malformed record) or -EIO. */
+int money_sync_offer_read(redisContext *c, const char *offer_id, money_offer_info_t *out);
+
+/* Adopts offer_id for (service, slot, epoch, desk): new_accounts[i] (the adopter's seat
+ * accounts, distinct from the old ones) receive the chips of the offer's account i; stacks[i] is
+ * what each held. out->status: MONEY_OK (replayed: adopted before by the same adopter),
+ * MONEY_ERR_ADOPTED, MONEY_ERR_OFFER_VOID, MONEY_ERR_NO_OFFER, MONEY_ERR_STALE_EPOCH (the
+ * adopter's own epoch is not its slot's fence), MONEY_ERR_BAD_ARGS, -EIO. */
+int money_sync_adopt(redisContext *c, const char *offer_id, const char *service, uint32_t slot,
+                     uint64_t epoch, uint64_t desk, const char *const *new_accounts, size_t n,
+                     int64_t *stacks, money_result_t *out);
+
 /* Parses an index member "<service>:<slot>:<epoch>". 0 or -EINVAL. */
 int money_held_parse(const char *member, char *service, size_t len, uint32_t *slot,
                      uint64_t *epoch);
@@ -336,7 +405,7 @@ money_reply_action_t money_reply_parse(money_kind_t kind, const redisReply *r, m
 money_reply_action_t money_reply_parse_entry(money_kind_t kind, const redisReply *entry,
                                              money_result_t *out);
 /* The scripts' text and SHA1 (hex), for SCRIPT LOAD. index 0..MONEY_NSCRIPTS-1. */
-#define MONEY_NSCRIPTS 6
+#define MONEY_NSCRIPTS 8
 const char *money_script_text(int index);
 const char *money_script_sha(int index);
 

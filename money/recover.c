@@ -68,12 +68,13 @@ typedef struct {
 /* One call of the recovery script with pairs [0, n) and the round fields; fills *out. */
 static int rv_call(redisContext *c, const char *service, uint32_t slot, uint64_t epoch,
                    const char *mode, const char *token, const rv_pair_t *pairs, size_t n,
-                   char *const *fields, size_t nfields, money_recover_result_t *out)
+                   char *const *offers, size_t noffers, char *const *fields, size_t nfields,
+                   money_recover_result_t *out)
 {
     rv_argv_t a = {0};
     rv_push(&a, "EVALSHA");
     rv_push(&a, "%s", money_script_sha(RECOVER_SCRIPT));
-    rv_push(&a, "%zu", 6 + 2 * n);
+    rv_push(&a, "%zu", 6 + 2 * n + noffers);
     rv_push(&a, "{croupier:lease:%s}:slot:%" PRIu32 ":epoch", service, slot);
     rv_push(&a, "{croupier:lease:%s}:slot:%" PRIu32, service, slot);
     rv_push(&a, "{croupier:lease:%s}:epoch", service);
@@ -84,6 +85,8 @@ static int rv_call(redisContext *c, const char *service, uint32_t slot, uint64_t
         rv_push(&a, "{croupier:money}:wallet:%s", pairs[i].account);
         rv_push(&a, "{croupier:money}:wallet:%s", pairs[i].owner);
     }
+    for (size_t i = 0; i < noffers; i++)
+        rv_push(&a, "%s%s", MONEY_HANDOFF_KEY_PREFIX, offers[i]);
     rv_push(&a, "%" PRIu64, epoch);
     rv_push(&a, "%s", mode);
     rv_push(&a, "%s:%" PRIu32 ":%" PRIu64, service, slot, epoch);
@@ -94,6 +97,9 @@ static int rv_call(redisContext *c, const char *service, uint32_t slot, uint64_t
         rv_push(&a, "%s", pairs[i].account);
         rv_push(&a, "%s", pairs[i].owner);
     }
+    rv_push(&a, "%zu", noffers);
+    for (size_t i = 0; i < noffers; i++)
+        rv_push(&a, "%s", offers[i]);
     for (size_t i = 0; i < nfields; i++)
         rv_push(&a, "%s", fields[i]);
     int rc = MONEY_ERR_REDIS;
@@ -211,7 +217,7 @@ int money_recover(redisContext *c, const char *service, uint32_t slot, uint64_t 
     }
     static const char *const modes[] = {"dead", "claim", "self"};
     const char *m = modes[mode];
-    int rc = rv_call(c, service, slot, epoch, m, token, NULL, 0, NULL, 0, out);
+    int rc = rv_call(c, service, slot, epoch, m, token, NULL, 0, NULL, 0, NULL, 0, out);
     if (rc != 0)
         return rc;
     /* After a claim the fence has moved: the rest is the recovery of a dead epoch. */
@@ -230,9 +236,10 @@ int money_recover(redisContext *c, const char *service, uint32_t slot, uint64_t 
         freeReplyObject(r);
         return MONEY_ERR_REDIS;
     }
-    size_t nfields = r->elements / 2, npairs = 0, nrounds = 0;
+    size_t nfields = r->elements / 2, npairs = 0, nrounds = 0, noffers = 0;
     rv_pair_t *pairs = xcalloc(nfields + 1, sizeof *pairs);
     char **rounds = xcalloc(nfields + 1, sizeof *rounds);
+    char **offers = xcalloc(nfields + 1, sizeof *offers);
     for (size_t i = 0; i < nfields && rc == 0; i++) {
         const redisReply *f = r->element[2 * i], *v = r->element[2 * i + 1];
         if (f->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING)
@@ -246,6 +253,8 @@ int money_recover(redisContext *c, const char *service, uint32_t slot, uint64_t 
                     out->voided += vr;
             }
             rounds[nrounds++] = xstrdup(f->str);
+        } else if (strncmp(f->str, "h:", 2) == 0) {
+            offers[noffers++] = xstrdup(f->str + 2); /* a table offered and not adopted */
         } else if (money_valid_player(f->str) && money_valid_player(v->str)) {
             pairs[npairs].account = xstrdup(f->str);
             pairs[npairs].owner = xstrdup(v->str);
@@ -258,11 +267,13 @@ int money_recover(redisContext *c, const char *service, uint32_t slot, uint64_t 
     freeReplyObject(r);
     if (rc == -EIO)
         snprintf(out->error, sizeof out->error, "redis: %s", c->errstr);
-    /* The round records go with the first chunk (which may hold no account). */
+    /* The offers and round records go with the first chunk (which may hold no account): an
+     * offer is voided before its accounts go back, in the same script. */
     for (size_t off = 0; rc == 0 && (off < npairs || off == 0); off += RECOVER_CHUNK) {
         size_t n = npairs - off < RECOVER_CHUNK ? npairs - off : RECOVER_CHUNK;
-        rc = rv_call(c, service, slot, epoch, m, token, pairs + off, n, off == 0 ? rounds : NULL,
-                     off == 0 ? nrounds : 0, out);
+        rc = rv_call(c, service, slot, epoch, m, token, pairs + off, n, off == 0 ? offers : NULL,
+                     off == 0 ? noffers : 0, off == 0 ? rounds : NULL, off == 0 ? nrounds : 0,
+                     out);
         if (npairs == 0)
             break;
     }
@@ -272,8 +283,11 @@ int money_recover(redisContext *c, const char *service, uint32_t slot, uint64_t 
     }
     for (size_t i = 0; i < nrounds; i++)
         free(rounds[i]);
+    for (size_t i = 0; i < noffers; i++)
+        free(offers[i]);
     free(pairs);
     free(rounds);
+    free(offers);
     log_emit(rc == 0 ? LOG_INFO : LOG_ERROR, "money_recovered",
              "{s:s,s:i,s:I,s:s,s:I,s:i,s:i,s:I,s:i,s:s}", "service", service, "slot", (int)slot,
              "epoch", (json_int_t)epoch, "mode", modes[mode], "chips", (json_int_t)out->chips,

@@ -835,6 +835,176 @@ START_TEST(test_recover_races_return_every_chip_exactly_once)
 }
 END_TEST
 
+/* ---- table handoff (money.h "Table handoff") -------------------------------------------- */
+
+/* Seats two players at a table of slot 3 epoch 7 (accounts holding 300 and 200) and offers it. */
+static void offer_table(money_offer_t *o, char *id, size_t idlen)
+{
+    money_result_t r;
+    set_balance("kim", 1000);
+    set_balance("lee", 1000);
+    set_epoch("svc", 3, 7);
+    free(ts_redis_cmd(redis, "SET {croupier:lease:svc}:epoch 9"));
+    money_seat_t a = seat_of("ts.svc.3.7.d.0", "kim", 7), b = seat_of("ts.svc.3.7.d.2", "lee", 7);
+    ck_assert_int_eq(money_sync_seat(rc, "svc", MONEY_KIND_SEAT_IN, &a, 300, "bi:k", &r), MONEY_OK);
+    ck_assert_int_eq(money_sync_seat(rc, "svc", MONEY_KIND_SEAT_IN, &b, 200, "bi:l", &r), MONEY_OK);
+    *o = (money_offer_t){.slot = 3, .epoch = 7, .desk = 13, .n = 1, .state = "{\"level\":5}",
+                         .nseats = 2};
+    o->seats[0] = (money_handoff_seat_t){"ts.svc.3.7.d.0", "kim", 0};
+    o->seats[1] = (money_handoff_seat_t){"ts.svc.3.7.d.2", "lee", 2};
+    ck_assert_int_eq(money_offer_id("svc", o, id, idlen), 0);
+    ck_assert_str_eq(id, "svc:3:7:d:1");
+    ck_assert_int_eq(money_sync_offer(rc, "svc", o, &r), MONEY_OK);
+    ck_assert(!r.replayed);
+    ck_assert_int_eq(money_sync_offer(rc, "svc", o, &r), MONEY_OK);
+    ck_assert(r.replayed);
+}
+
+static const char *const new_accts[2] = {"ts.svc.4.8.e.0", "ts.svc.4.8.e.2"};
+
+START_TEST(test_handoff_adopted_once_moves_every_chip_to_the_new_epoch)
+{
+    money_offer_t o;
+    char id[96];
+    offer_table(&o, id, sizeof id);
+    money_offer_info_t info;
+    ck_assert_int_eq(money_sync_offer_read(rc, id, &info), 0);
+    ck_assert_str_eq(info.status, "offered");
+    ck_assert_str_eq(info.state, "{\"level\":5}");
+    ck_assert_uint_eq(info.nseats, 2);
+    ck_assert_str_eq(info.owners[1], "lee");
+    ck_assert_int_eq(info.seats[1], 2);
+    free(info.state);
+    /* The adopter's own fence must be its epoch. */
+    money_result_t r;
+    int64_t stacks[2] = {0};
+    set_epoch("svc", 4, 7);
+    ck_assert_msg(money_sync_adopt(rc, id, "svc", 4, 8, 14, new_accts, 2, stacks, &r) ==
+                      MONEY_ERR_STALE_EPOCH,
+                  "%s", r.error);
+    ck_assert_int_eq(balance("ts.svc.3.7.d.0"), 300);
+    set_epoch("svc", 4, 8);
+    ck_assert_int_eq(money_sync_adopt(rc, id, "svc", 4, 8, 14, new_accts, 2, stacks, &r), MONEY_OK);
+    ck_assert(!r.replayed);
+    ck_assert_int_eq(stacks[0], 300);
+    ck_assert_int_eq(stacks[1], 200);
+    ck_assert_int_eq(balance("ts.svc.3.7.d.0"), 0);
+    ck_assert_int_eq(balance("ts.svc.4.8.e.0"), 300);
+    ck_assert_int_eq(balance("ts.svc.4.8.e.2"), 200);
+    ck_assert_int_eq(held_len(7), 0); /* the accounts and the h: mark left the old epoch */
+    char *v = ts_redis_cmd(redis, "HGET {croupier:money}:held:svc:4:8 ts.svc.4.8.e.2");
+    ck_assert_str_eq(v, "lee");
+    free(v);
+    /* The same adopter again: its first result. Another: refused, nothing moves. */
+    ck_assert_int_eq(money_sync_adopt(rc, id, "svc", 4, 8, 14, new_accts, 2, stacks, &r), MONEY_OK);
+    ck_assert(r.replayed);
+    ck_assert_int_eq(stacks[1], 200);
+    set_epoch("svc", 5, 2);
+    const char *other[2] = {"ts.svc.5.2.f.0", "ts.svc.5.2.f.2"};
+    ck_assert_int_eq(money_sync_adopt(rc, id, "svc", 5, 2, 1, other, 2, stacks, &r),
+                     MONEY_ERR_ADOPTED);
+    ck_assert_int_eq(balance("ts.svc.5.2.f.0"), 0);
+    /* The new holder's recovery (it died after adopting) returns the chips to the owners. */
+    free(ts_redis_cmd(redis, "SET {croupier:lease:svc}:slot:4:epoch 9"));
+    money_recover_result_t out;
+    ck_assert_int_eq(money_recover(rc, "svc", 4, 8, MONEY_RECOVER_DEAD, NULL, 100, &out), 0);
+    ck_assert_int_eq(out.chips, 500);
+    ck_assert_int_eq(balance("kim") + balance("lee"), 2000);
+    /* A malformed adoption changes nothing. */
+    ck_assert_int_eq(money_sync_adopt(rc, id, "svc", 4, 8, 14, new_accts, 1, stacks, &r),
+                     MONEY_ERR_BAD_ARGS);
+    ck_assert_int_eq(money_sync_adopt(rc, "svc:3:7:d:99", "svc", 4, 8, 14, new_accts, 2, stacks,
+                                      &r),
+                     MONEY_ERR_NO_OFFER);
+}
+END_TEST
+
+START_TEST(test_handoff_offer_is_fenced_and_needs_held_accounts)
+{
+    money_result_t r;
+    set_balance("max", 100);
+    set_epoch("svc", 3, 7);
+    money_seat_t a = seat_of("ts.svc.3.7.d.0", "max", 7);
+    ck_assert_int_eq(money_sync_seat(rc, "svc", MONEY_KIND_SEAT_IN, &a, 100, "bi:m", &r), MONEY_OK);
+    money_offer_t o = {.slot = 3, .epoch = 7, .desk = 13, .n = 1, .state = "{}", .nseats = 1};
+    o.seats[0] = (money_handoff_seat_t){"ts.svc.3.7.d.0", "someone-else", 0};
+    ck_assert_int_eq(money_sync_offer(rc, "svc", &o, &r), MONEY_ERR_BAD_ARGS);
+    o.seats[0].owner = "max";
+    set_epoch("svc", 3, 8);
+    ck_assert_int_eq(money_sync_offer(rc, "svc", &o, &r), MONEY_ERR_STALE_EPOCH);
+    money_offer_info_t info;
+    ck_assert_int_eq(money_sync_offer_read(rc, "svc:3:7:d:1", &info), MONEY_ERR_NO_OFFER);
+}
+END_TEST
+
+/* The old server dies after its offer: the recovery voids the offer in the same script that
+ * returns its accounts, and a late adoption is refused. */
+START_TEST(test_handoff_offer_of_a_dead_server_is_voided_by_its_recovery)
+{
+    money_offer_t o;
+    char id[96];
+    offer_table(&o, id, sizeof id);
+    money_recover_result_t out;
+    ck_assert_int_eq(money_recover(rc, "svc", 3, 7, MONEY_RECOVER_CLAIM, NULL, 100, &out), 0);
+    ck_assert_int_eq(out.chips, 500);
+    money_offer_info_t info;
+    ck_assert_int_eq(money_sync_offer_read(rc, id, &info), 0);
+    ck_assert_str_eq(info.status, "void");
+    free(info.state);
+    money_result_t r;
+    int64_t stacks[2];
+    set_epoch("svc", 4, 8);
+    ck_assert_int_eq(money_sync_adopt(rc, id, "svc", 4, 8, 14, new_accts, 2, stacks, &r),
+                     MONEY_ERR_OFFER_VOID);
+    ck_assert_int_eq(balance("kim"), 1000);
+    ck_assert_int_eq(balance("lee"), 1000);
+    ck_assert_int_eq(balance("ts.svc.4.8.e.0"), 0);
+}
+END_TEST
+
+/* Two servers race to adopt one offer (processes): exactly one gets it, every chip moves once. */
+START_TEST(test_handoff_two_adopters_racing_one_wins)
+{
+    money_offer_t o;
+    char id[96];
+    offer_table(&o, id, sizeof id);
+    set_epoch("svc", 4, 8);
+    set_epoch("svc", 5, 2);
+    pid_t kids[2];
+    for (int k = 0; k < 2; k++) {
+        kids[k] = fork();
+        ck_assert_int_ge(kids[k], 0);
+        if (kids[k] == 0) {
+            struct timeval tv = {5, 0};
+            redisContext *c = redisConnectWithTimeout("127.0.0.1", ts_redis_port(redis), tv);
+            const char *mine[2][2] = {{"ts.svc.4.8.e.0", "ts.svc.4.8.e.2"},
+                                      {"ts.svc.5.2.f.0", "ts.svc.5.2.f.2"}};
+            money_result_t r;
+            int64_t stacks[2];
+            int st = c != NULL && c->err == 0
+                         ? money_sync_adopt(c, id, "svc", k == 0 ? 4 : 5, k == 0 ? 8 : 2, 1,
+                                            mine[k], 2, stacks, &r)
+                         : -EIO;
+            redisFree(c);
+            _exit(st == MONEY_OK ? 0 : st == MONEY_ERR_ADOPTED ? 1 : 2);
+        }
+    }
+    int won = 0, lost = 0;
+    for (int k = 0; k < 2; k++) {
+        int st;
+        ck_assert_int_eq(waitpid(kids[k], &st, 0), kids[k]);
+        ck_assert(WIFEXITED(st));
+        won += WEXITSTATUS(st) == 0;
+        lost += WEXITSTATUS(st) == 1;
+    }
+    ck_assert_int_eq(won, 1);
+    ck_assert_int_eq(lost, 1);
+    ck_assert_int_eq(balance("ts.svc.4.8.e.0") + balance("ts.svc.5.2.f.0"), 300);
+    ck_assert_int_eq(balance("ts.svc.4.8.e.2") + balance("ts.svc.5.2.f.2"), 200);
+    ck_assert_int_eq(balance("ts.svc.3.7.d.0") + balance("ts.svc.3.7.d.2"), 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("money_redis");
@@ -875,6 +1045,14 @@ int main(void)
     tcase_add_test(tc, test_recover_self_needs_the_holders_token_and_skips_voids);
     tcase_add_test(tc, test_recover_of_a_slot_taken_again_needs_no_claim_and_races_safely);
     tcase_add_test(tc, test_recover_races_return_every_chip_exactly_once);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("handoff");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, test_handoff_adopted_once_moves_every_chip_to_the_new_epoch);
+    tcase_add_test(tc, test_handoff_offer_is_fenced_and_needs_held_accounts);
+    tcase_add_test(tc, test_handoff_offer_of_a_dead_server_is_voided_by_its_recovery);
+    tcase_add_test(tc, test_handoff_two_adopters_racing_one_wins);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
