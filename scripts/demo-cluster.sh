@@ -307,7 +307,8 @@ crash_kill() {
 busiest_gate() {
     local n c best= bestc=-1
     for n in "${ENDPOINTS[@]}"; do
-        c=$(e2e_get "${POD_HEALTH[$n]}/metrics" 1 | awk '$1 == "gate_connections" { print int($2) }')
+        c=$(e2e_get "${POD_HEALTH[$n]}/metrics" 1 |
+            awk '$1 == "gate_connections" { print int($2) }')
         [ "${c:-0}" -gt "$bestc" ] && best=$n bestc=${c:-0}
     done
     echo "$best"
@@ -326,13 +327,15 @@ crash_step() {
     for n in "${victims[@]}"; do
         read -r svc slot epoch <<<"$(lease_of "$n")"
         CRASH_MEMBER[$n]="$svc:$slot:$epoch"
-        CRASH_SEATS[$n]=$(e2e_redis hkeys "{croupier:money}:held:$svc:$slot:$epoch" | grep -vc '^r:')
+        CRASH_SEATS[$n]=$(e2e_redis hkeys "{croupier:money}:held:$svc:$slot:$epoch" |
+            grep -vc '^r:')
     done
     step "crash: SIGKILL ${victims[*]}"
     for n in "${victims[@]}"; do crash_kill "$n"; done
     CRASH_GAMES=("${victims[@]}")
     for n in "${victims[@]}"; do
-        e2e_log "crash: $n SIGKILLed (held epoch ${CRASH_MEMBER[$n]}, ${CRASH_SEATS[$n]} seat accounts)"
+        e2e_log "crash: $n SIGKILLed (held epoch ${CRASH_MEMBER[$n]}," \
+            "${CRASH_SEATS[$n]} seat accounts)"
     done
     nap $((LEASE_TTL_MS / 1000 + 1))
     g=$(busiest_gate)
@@ -353,7 +356,10 @@ crash_step() {
             fi
         done
         [ "$left" -eq 0 ] && break
-        ((SECONDS < deadline)) || { e2e_log "crash: $left killed servers still hold chips after 30 s"; break; }
+        if ((SECONDS >= deadline)); then
+            e2e_log "crash: $left killed servers still hold chips after 30 s"
+            break
+        fi
         nap 0.1
     done
     step "crash: the killed servers' chips are back"
@@ -706,12 +712,13 @@ while IFS=$'\t' read -r g eng n base; do
     # the rounds the bots saw crash-voided: with a crash-void hand history, settled (their
     # result was applied just before the kill), or neither (their start never reached Redis,
     # so nothing of them moved)
-    awk '$2 == "crash_voided" { print $1 }' "$OUT/rounds-$g.txt" 2>/dev/null | sort -u >"$OUT/crashed-$g.txt"
+    awk '$2 == "crash_voided" { print $1 }' "$OUT/rounds-$g.txt" 2>/dev/null | sort -u \
+        >"$OUT/crashed-$g.txt"
     cv_n=$(wc -l <"$OUT/crashed-$g.txt")
     cv_hist=$(grep -cFxf "$OUT/crash-voids.txt" "$OUT/crashed-$g.txt")
     cv_settled=0
-    [ "$cv_n" -gt 0 ] && cv_settled=$(sed 's/^/EXISTS {croupier:money}:round:/' "$OUT/crashed-$g.txt" |
-        e2e_redis | grep -c '^1$')
+    [ "$cv_n" -gt 0 ] && cv_settled=$(sed 's/^/EXISTS {croupier:money}:round:/' \
+        "$OUT/crashed-$g.txt" | e2e_redis | grep -c '^1$')
     printf 'bot_crash\t%s\t%s\t%s\t%s\n' "$g" "$cv_n" "$cv_hist" "$cv_settled" >>"$OUT/final.tsv"
     read -r unseen unaccounted <<<"$(e2e_unseen_check "$OUT/rounds-$g.txt")"
     [ "$unaccounted" -eq 0 ] ||

@@ -255,7 +255,9 @@ crash_step() {
     local e n m h best bestn g left deadline victims=() later=()
     declare -A alive
     for n in "${LIVE[@]}"; do
-        [ "${POD_KIND[$n]}" = game ] && alive[${POD_ENGINE[$n]}]=$((${alive[${POD_ENGINE[$n]}]:-0} + 1))
+        [ "${POD_KIND[$n]}" = game ] || continue
+        e=${POD_ENGINE[$n]}
+        alive[$e]=$((${alive[$e]:-0} + 1))
     done
     for e in $ENGINES; do
         best= bestn=-1
@@ -268,7 +270,8 @@ crash_step() {
         [ -n "$best" ] || continue
         victims+=("$best")
         CRASH_MEMBER[$best]=$(held_member "$best")
-        CRASH_SEATS[$best]=$(e2e_redis hkeys "{croupier:money}:held:${CRASH_MEMBER[$best]}" | grep -vc '^r:')
+        CRASH_SEATS[$best]=$(e2e_redis hkeys "{croupier:money}:held:${CRASH_MEMBER[$best]}" |
+            grep -vc '^r:')
         if [ "${alive[$e]}" -lt 2 ]; then
             step "crash: start $best-r first (no other $e pod)"
             start_game_pod "$best-r" "$e"
@@ -280,7 +283,8 @@ crash_step() {
     for n in "${victims[@]}"; do crash_kill "$n"; done
     CRASH_GAMES=("${victims[@]}")
     for n in "${victims[@]}"; do
-        e2e_log "crash: $n SIGKILLed (held epoch ${CRASH_MEMBER[$n]}, ${CRASH_SEATS[$n]} seat accounts)"
+        e2e_log "crash: $n SIGKILLed (held epoch ${CRASH_MEMBER[$n]}," \
+            "${CRASH_SEATS[$n]} seat accounts)"
     done
     for n in "${later[@]}"; do
         step "crash: replace $n with $n-r"
@@ -290,7 +294,8 @@ crash_step() {
     while (($(now_ms) < CRASH_T[${victims[0]}] + LEASE_TTL_MS + 1000)); do sleep 0.1; done
     best= bestn=-1
     for n in "${ENDPOINTS[@]}"; do
-        h=$(e2e_get "${POD_HEALTH[$n]}/metrics" 1 | awk '$1 == "gate_connections" { print int($2) }')
+        h=$(e2e_get "${POD_HEALTH[$n]}/metrics" 1 |
+            awk '$1 == "gate_connections" { print int($2) }')
         [ "${h:-0}" -gt "$bestn" ] && best=$n bestn=${h:-0}
     done
     g=$best
@@ -311,7 +316,10 @@ crash_step() {
             fi
         done
         [ "$left" -eq 0 ] && break
-        ((SECONDS < deadline)) || { e2e_log "crash: $left killed servers still hold chips after 30 s"; break; }
+        if ((SECONDS >= deadline)); then
+            e2e_log "crash: $left killed servers still hold chips after 30 s"
+            break
+        fi
         sleep 0.1
     done
     step "crash: the killed servers' chips are back"
@@ -425,16 +433,21 @@ for g in "${!BOT_PID[@]}"; do
     check "$g: bots were moved off draining game pods ($(rep 'd["counters"]["moves"]') moves)" test "$(rep 'd["counters"]["moves"]')" -gt 0
     check "$g: bots reconnected after GoAways ($(rep 'd["reconnects"]["after_goaway"]'))" test "$(rep 'd["reconnects"]["after_goaway"]')" -gt 0
     # the crash step: rounds voided by a killed server are expected (crash_voided, not torn)
-    echo "info $g: crash step: $(rep 'd["games"]["crash_voided"]') rounds crash-voided (per bot seat), $(rep 'd["counters"]["crash_closings"]') crash closings, $(rep 'd["counters"]["moves"]') moves, $(rep 'd["reconnects"]["after_loss"]') reconnects after a lost connection" >>"$E2E_DIR/checks.txt"
-    CRASH_CLOSINGS[${GAME_ENGINE[$g]}]=$((${CRASH_CLOSINGS[${GAME_ENGINE[$g]}]:-0} + $(rep 'd["counters"]["crash_closings"]')))
-    AFTER_LOSS=$((AFTER_LOSS + $(rep 'd["reconnects"]["after_loss"]')))
+    read -r cv cc mv al <<<"$(rep '"%d %d %d %d" % (d["games"]["crash_voided"],
+        d["counters"]["crash_closings"], d["counters"]["moves"], d["reconnects"]["after_loss"])')"
+    echo "info $g: crash step: $cv rounds crash-voided (per bot seat), $cc crash closings," \
+        "$mv moves, $al reconnects after a lost connection" >>"$E2E_DIR/checks.txt"
+    e=${GAME_ENGINE[$g]}
+    CRASH_CLOSINGS[$e]=$((${CRASH_CLOSINGS[$e]:-0} + cc))
+    AFTER_LOSS=$((AFTER_LOSS + al))
 done
 if [ ${#CRASHED[@]} -gt 0 ]; then
     for e in $ENGINES; do
-        check "crash: the gateways told the killed $e server's players and moved them (${CRASH_CLOSINGS[$e]:-0} crash closings)" \
-            test "${CRASH_CLOSINGS[$e]:-0}" -gt 0
+        cc=${CRASH_CLOSINGS[$e]:-0}
+        check "crash: the gateways told the killed $e server's players and moved them ($cc crash closings)" \
+            test "$cc" -gt 0
     done
-    check "crash: the killed gateway's bots reconnected to another one and resumed ($AFTER_LOSS after a lost connection)" \
+    check "crash: the killed gateway's bots reconnected to another one and resumed ($AFTER_LOSS)" \
         test "$AFTER_LOSS" -gt 0
 fi
 for f in "${E2E_FAILURES[@]}"; do check "$f" false; done
@@ -467,7 +480,8 @@ for line in sys.stdin:
     if str(d["slot"]) == slot and str(d["epoch"]) == epoch and d["status"] == 0 and d["mode"] != "self":
         chips += d["chips"]; voided += d["voided"]; modes.add(d["mode"])
 print("%d chips, %d rounds voided, by %s" % (chips, voided, "+".join(sorted(modes)) or "nobody"))' "$m")
-    check "crash: $n's held epoch $m (${CRASH_SEATS[$n]} seat accounts at the kill) left {croupier:money}:held: chips back ${CRASH_MS[$n]:-never} ms after the kill ($rec)" \
+    what="$n's held epoch $m (${CRASH_SEATS[$n]} seat accounts at the kill) left the index"
+    check "crash: $what: chips back ${CRASH_MS[$n]:-never} ms after the kill ($rec)" \
         test -n "${CRASH_MS[$n]:-}" -a "$(e2e_redis sismember '{croupier:money}:held' "$m")" = 0
 done
 if [ ${#CRASHED[@]} -gt 0 ]; then
@@ -484,10 +498,14 @@ for line in sys.stdin:
         if d.get("void_reason") == "VOID_SERVER_CRASHED":
             print(d["round"])' | sort -u >"$E2E_DIR/crash-voids.txt"
     ncv=$(wc -l <"$E2E_DIR/crash-voids.txt")
-    cv_killed=$(awk -v m=" ${members[*]} " '{ r = $1; sub(/:[^:]*:[^:]*$/, "", r); if (index(m, " " r " ")) n++ } END { print n + 0 }' "$E2E_DIR/crash-voids.txt")
+    # (a round id without its last two fields, desk and seq, is its epoch's member)
+    cv_killed=$(awk -v m=" ${members[*]} " '{ r = $1; sub(/:[^:]*:[^:]*$/, "", r)
+        if (index(m, " " r " ")) n++ } END { print n + 0 }' "$E2E_DIR/crash-voids.txt")
     cv_settled=0
-    [ "$ncv" -gt 0 ] && cv_settled=$(sed 's/^/EXISTS {croupier:money}:round:/' "$E2E_DIR/crash-voids.txt" | e2e_redis | grep -c '^1$')
-    check "crash: $ncv crash-voided rounds in the hand histories (VOID_SERVER_CRASHED), all of killed epochs ($cv_killed) and none settled ($cv_settled)" \
+    [ "$ncv" -gt 0 ] && cv_settled=$(sed 's/^/EXISTS {croupier:money}:round:/' \
+        "$E2E_DIR/crash-voids.txt" | e2e_redis | grep -c '^1$')
+    what="$ncv crash-voided rounds in the hand histories (VOID_SERVER_CRASHED)"
+    check "crash: $what, all of killed epochs ($cv_killed) and none settled ($cv_settled)" \
         test "$cv_killed" -eq "$ncv" -a "$cv_settled" -eq 0
 fi
 check "nothing is left held: {croupier:money}:held is empty ($(e2e_redis scard '{croupier:money}:held'))" \
