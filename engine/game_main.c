@@ -104,8 +104,8 @@ static const config_flag_t game_flags[] = {
      "answers remembered for retries by request id (the oldest are forgotten first)",
      &G.o.request_cache, 16, 10000000},
     {"sweep-ms", CONFIG_INT, "1000",
-     "how often the held chips of dead servers are looked for (docs/queues.md)", &G.o.sweep_ms,
-     50, 600000},
+     "how often the held chips of dead servers are looked for (docs/queues.md)", &G.o.sweep_ms, 50,
+     600000},
     {"recover-grace-ms", CONFIG_INT, "0",
      "an unheld slot's chips are recovered after it was seen unheld this long (0: 2 x the lease "
      "TTL)",
@@ -351,9 +351,9 @@ static void game_recover_self(void)
     }
     redisSetTimeout(c, tv);
     money_recover_result_t out;
-    int rc = money_recover(c, G.o.service, (uint32_t)lease_slot(G.lease),
-                           (uint64_t)lease_epoch(G.lease), MONEY_RECOVER_SELF,
-                           lease_token(G.lease), 0, &out);
+    int rc =
+        money_recover(c, G.o.service, (uint32_t)lease_slot(G.lease), (uint64_t)lease_epoch(G.lease),
+                      MONEY_RECOVER_SELF, lease_token(G.lease), 0, &out);
     if (rc == 0 && out.chips > 0)
         log_emit(LOG_WARN, "recover_self_returned", "{s:I,s:i}", "chips", (json_int_t)out.chips,
                  "accounts", out.accounts);
@@ -615,8 +615,8 @@ int main(int argc, char **argv)
     money_sweeper_config_t sc = {.redis_host = G.o.redis.host,
                                  .redis_port = G.o.redis.port,
                                  .interval_ms = (int)G.o.sweep_ms,
-                                 .grace_ms = (int)(G.o.grace_ms > 0 ? G.o.grace_ms
-                                                                    : 2 * G.o.lease_ttl_ms),
+                                 .grace_ms =
+                                     (int)(G.o.grace_ms > 0 ? G.o.grace_ms : 2 * G.o.lease_ttl_ms),
                                  .metrics = G.metrics};
     G.sweeper = money_sweeper_create(&sc);
     if (G.sweeper == NULL)

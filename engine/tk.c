@@ -298,8 +298,10 @@ static void tk_cash_out(tk_table_t *t, int seat)
     if (amount <= 0 || w == NULL || t->eng->game->money == TK_MONEY_WALLET)
         return;
     tk_cash_t *c = xcalloc(1, sizeof *c);
-    *c = (tk_cash_t){
-        .rt = rt_desk_rt(t->desk), .desk = rt_desk_id(t->desk), .notify = t->closed, .amount = amount};
+    *c = (tk_cash_t){.rt = rt_desk_rt(t->desk),
+                     .desk = rt_desk_id(t->desk),
+                     .notify = t->closed,
+                     .amount = amount};
     tk_owner_wallet(t->eng, s, c->player, sizeof c->player);
     char op[MONEY_ID_MAX + 1];
     tk_op_id(t, seat, ++s->ops, "co", op, sizeof op);
@@ -1077,8 +1079,7 @@ static void tk_settled(tk_table_t *t, uint64_t seq, const money_result_t *res)
     }
     t->settling = false;
     if (res->status == MONEY_OK) {
-        tk_finish_rest(t, t->settle_delta, t->settle_rake, false,
-                       CROUPIER__VOID_REASON__VOID_NONE);
+        tk_finish_rest(t, t->settle_delta, t->settle_rake, false, CROUPIER__VOID_REASON__VOID_NONE);
         return;
     }
     log_emit(LOG_ERROR, "tk_settlement_failed", "{s:s,s:i,s:s}", "round", t->round_id, "status",
@@ -1087,8 +1088,9 @@ static void tk_settled(tk_table_t *t, uint64_t seq, const money_result_t *res)
         if (t->seat[i].playing && t->eng->game->money == TK_MONEY_STACK)
             t->seat[i].stack -= t->settle_delta[i];
     tk_finish_rest(t, NULL, 0, true,
-                   res->status == MONEY_ERR_STALE_EPOCH ? CROUPIER__VOID_REASON__VOID_LEASE_LOST
-                                                        : CROUPIER__VOID_REASON__VOID_INTERNAL_ERROR);
+                   res->status == MONEY_ERR_STALE_EPOCH
+                       ? CROUPIER__VOID_REASON__VOID_LEASE_LOST
+                       : CROUPIER__VOID_REASON__VOID_INTERNAL_ERROR);
 }
 
 /* The second half of tk_finish: RoundEnd, leavers, busted players, the table's close, the
@@ -1231,7 +1233,6 @@ static int tk_next_playing(const tk_table_t *t, int from)
     }
     return -1;
 }
-
 
 /*
  * Records the round that starts as held (money.h "Held chips"): the desk's r: record names the

@@ -19,9 +19,9 @@
  * if `GET {croupier:lease:S}:slot:<n>:epoch` equals the carried epoch, and otherwise answers
  * the error `STALE_EPOCH ...` and changes nothing. Every acquisition of slot n (and a renew
  * that found the key and the fence gone: Redis lost its data) stores a new, strictly larger
- * epoch in the fence, so a process that lost its slot -- e.g. it was paused longer than the TTL while another
- * process took the slot -- can no longer write anything, even if it has not noticed yet.
- * Exception: a holder whose key merely expired (Redis unreachable or restarted for longer than
+ * epoch in the fence, so a process that lost its slot -- e.g. it was paused longer than the TTL
+ * while another process took the slot -- can no longer write anything, even if it has not noticed
+ * yet. Exception: a holder whose key merely expired (Redis unreachable or restarted for longer than
  * the TTL, or the holder paused) takes it back under its SAME epoch when the fence still holds
  * that epoch -- proof that nobody held or recovered the slot in between (a recovery of a dead
  * slot's held chips moves the fence too, money.h) -- so its rounds still settle. When the fence

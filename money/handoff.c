@@ -236,7 +236,8 @@ int money_sync_adopt(redisContext *c, const char *offer_id, const char *service,
         return out->status;
     }
     for (size_t i = 0; i < n; i++) {
-        if (!money_valid_player(new_accounts[i]) || strcmp(new_accounts[i], info.accounts[i]) == 0) {
+        if (!money_valid_player(new_accounts[i]) ||
+            strcmp(new_accounts[i], info.accounts[i]) == 0) {
             out->status = MONEY_ERR_BAD_ARGS;
             snprintf(out->error, sizeof out->error, "new seat account %zu invalid", i);
             return out->status;

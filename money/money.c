@@ -290,8 +290,8 @@ static const char money_lua_history[] = MONEY_LUA_INT
  * index member. Replays answer the first result (the owner's balance after). The fence must
  * equal the epoch. 'in' moves amount from the owner to the account and records the account
  * (refused when the account holds chips of another owner); 'out' moves it back and forgets an
- * account left empty (refused when the account holds less, or belongs to another owner); the account's key stays
- * (at 0), as a wallet's does.
+ * account left empty (refused when the account holds less, or belongs to another owner); the
+ * account's key stays (at 0), as a wallet's does.
  */
 static const char money_lua_seat[] = MONEY_LUA_INT
     "local prev = call('GET', KEYS[3])\n"
@@ -440,7 +440,8 @@ static const char money_lua_offer[] = MONEY_LUA_INT
     "for i = 1, n do\n"
     "  local acct, owner = ARGV[3 + 3 * i], ARGV[4 + 3 * i]\n"
     "  if call('HGET', KEYS[3], acct) ~= owner then\n"
-    "    return redis.error_reply('MONEY_BAD_ARGS seat account ' .. acct .. ' is not held for ' ..\n"
+    "    return redis.error_reply('MONEY_BAD_ARGS seat account ' .. acct .. ' is not held for ' "
+    "..\n"
     "      owner) end\n"
     "end\n"
     "call('HSET', KEYS[1], 'status', 'offered', 'state', ARGV[3], 'n', n)\n"
@@ -487,7 +488,8 @@ static const char money_lua_adopt[] = MONEY_LUA_INT
     "      ' is not in the offer or not held') end\n"
     "  local b = int(call('GET', KEYS[4 + 2 * i]) or '0')\n"
     "  if not b or b < 0 then\n"
-    "    return redis.error_reply('MONEY_BAD_ARGS seat account ' .. old .. ' holds no integer') end\n"
+    "    return redis.error_reply('MONEY_BAD_ARGS seat account ' .. old .. ' holds no integer') "
+    "end\n"
     "  bal[i] = b\n"
     "end\n"
     "for i = 1, n do\n"
@@ -516,8 +518,8 @@ enum {
 };
 
 static const char *const money_scripts[MONEY_NSCRIPTS] = {
-    money_lua_settle, money_lua_wallet, money_lua_history, money_lua_seat,
-    money_lua_mark,   money_lua_recover, money_lua_offer,  money_lua_adopt};
+    money_lua_settle, money_lua_wallet,  money_lua_history, money_lua_seat,
+    money_lua_mark,   money_lua_recover, money_lua_offer,   money_lua_adopt};
 static char money_shas[MONEY_NSCRIPTS][41];
 static pthread_once_t money_sha_once = PTHREAD_ONCE_INIT;
 
@@ -898,8 +900,7 @@ int money_key_held(const char *service, uint32_t slot, uint64_t epoch, char *buf
                      epoch);
 }
 
-int money_held_parse(const char *member, char *service, size_t len, uint32_t *slot,
-                     uint64_t *epoch)
+int money_held_parse(const char *member, char *service, size_t len, uint32_t *slot, uint64_t *epoch)
 {
     const char *c2 = member != NULL ? strrchr(member, ':') : NULL;
     if (c2 == NULL || c2 == member)

@@ -199,7 +199,7 @@ int money_sync_balance(redisContext *c, const char *player, int64_t *out);
  * accounts of a dead epoch to their owners and voids its rounds in progress.
  */
 typedef struct {
-    uint32_t slot;       /* the holder's lease slot and epoch */
+    uint32_t slot; /* the holder's lease slot and epoch */
     uint64_t epoch;
     const char *account; /* seat account (a wallet name) */
     const char *owner;   /* the wallet the chips belong to (a player, or the house) */
@@ -238,9 +238,9 @@ typedef enum {
 } money_recover_mode_t;
 
 typedef struct {
-    int64_t chips;     /* returned to wallets by this call */
-    int accounts;      /* seat accounts that held chips */
-    int voided;        /* rounds in progress voided (histories written now) */
+    int64_t chips;      /* returned to wallets by this call */
+    int accounts;       /* seat accounts that held chips */
+    int voided;         /* rounds in progress voided (histories written now) */
     uint64_t new_fence; /* CLAIM: the fence it set; 0 when it did not move it */
     char error[200];
 } money_recover_result_t;
@@ -283,7 +283,7 @@ typedef struct {
 } money_handoff_seat_t;
 
 typedef struct {
-    uint32_t slot;  /* the old server's lease slot and epoch */
+    uint32_t slot; /* the old server's lease slot and epoch */
     uint64_t epoch;
     uint64_t desk;
     uint64_t n;
@@ -302,7 +302,7 @@ int money_sync_offer(redisContext *c, const char *service, const money_offer_t *
 typedef struct {
     char status[16]; /* offered | adopted | void */
     char adopter[MONEY_ID_MAX + 1];
-    char *state;     /* malloc'ed; free it */
+    char *state; /* malloc'ed; free it */
     size_t nseats;
     char accounts[MONEY_MAX_PLAYERS][MONEY_NAME_MAX + 1];
     char owners[MONEY_MAX_PLAYERS][MONEY_NAME_MAX + 1];

@@ -151,9 +151,8 @@ static void list_prepend(money_list_t *dst, money_list_t *src)
     list_init(src);
 }
 
-static const char *const kind_names[MONEY_NKINDS] = {"none",    "settle",   "history",
-                                                     "buyin",   "cashout",  "seat_in",
-                                                     "seat_out", "mark"};
+static const char *const kind_names[MONEY_NKINDS] = {"none",    "settle",  "history",  "buyin",
+                                                     "cashout", "seat_in", "seat_out", "mark"};
 
 static void writer_item_free(money_item_t *it)
 {

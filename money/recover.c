@@ -176,9 +176,8 @@ static int rv_void_round(redisContext *c, const char *value, long maxlen)
     json_t *seat;
     json_array_foreach(seats, i, seat)
     {
-        json_array_append_new(results,
-                              json_pack("{s:O,s:i}", "seat", json_object_get(seat, "seat"),
-                                        "delta", 0));
+        json_array_append_new(
+            results, json_pack("{s:O,s:i}", "seat", json_object_get(seat, "seat"), "delta", 0));
     }
     json_object_set_new(h, "results", results);
     if (!json_is_array(json_object_get(h, "cards")))
@@ -197,8 +196,8 @@ static int rv_void_round(redisContext *c, const char *value, long maxlen)
     int rc = money_sync_history_void(c, round, game, json, maxlen, &res);
     free(json);
     if (rc != MONEY_OK && rc != -EIO)
-        log_emit(LOG_ERROR, "money_recover_void_failed", "{s:s,s:i,s:s}", "round", round,
-                 "status", rc, "error", res.error);
+        log_emit(LOG_ERROR, "money_recover_void_failed", "{s:s,s:i,s:s}", "round", round, "status",
+                 rc, "error", res.error);
     json_decref(h);
     if (rc == -EIO)
         return -EIO;
@@ -272,8 +271,7 @@ int money_recover(redisContext *c, const char *service, uint32_t slot, uint64_t 
     for (size_t off = 0; rc == 0 && (off < npairs || off == 0); off += RECOVER_CHUNK) {
         size_t n = npairs - off < RECOVER_CHUNK ? npairs - off : RECOVER_CHUNK;
         rc = rv_call(c, service, slot, epoch, m, token, pairs + off, n, off == 0 ? offers : NULL,
-                     off == 0 ? noffers : 0, off == 0 ? rounds : NULL, off == 0 ? nrounds : 0,
-                     out);
+                     off == 0 ? noffers : 0, off == 0 ? rounds : NULL, off == 0 ? nrounds : 0, out);
         if (npairs == 0)
             break;
     }

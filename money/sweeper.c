@@ -91,7 +91,8 @@ static int sw_judge(money_sweeper_t *s, const char *member, int64_t now)
     redisAppendCommand(s->c, "GET {croupier:lease:%s}:slot:%" PRIu32 ":epoch", service, slot);
     redisAppendCommand(s->c, "EXISTS {croupier:lease:%s}:slot:%" PRIu32, service, slot);
     redisReply *fr = NULL, *hr = NULL;
-    if (redisGetReply(s->c, (void **)&fr) != REDIS_OK || redisGetReply(s->c, (void **)&hr) != REDIS_OK) {
+    if (redisGetReply(s->c, (void **)&fr) != REDIS_OK ||
+        redisGetReply(s->c, (void **)&hr) != REDIS_OK) {
         freeReplyObject(fr);
         return -EIO;
     }

@@ -34,9 +34,9 @@ typedef struct money_sweeper money_sweeper_t;
 typedef struct {
     const char *redis_host; /* IP literal */
     int redis_port;
-    int interval_ms;   /* between sweeps; default 1000 */
-    int grace_ms;      /* an unheld slot counts as dead after this long; default 12000 */
-    long history_maxlen; /* for the voided rounds' histories; default 100000 */
+    int interval_ms;             /* between sweeps; default 1000 */
+    int grace_ms;                /* an unheld slot counts as dead after this long; default 12000 */
+    long history_maxlen;         /* for the voided rounds' histories; default 100000 */
     metrics_registry_t *metrics; /* may be NULL; borrowed, must outlive the sweeper */
 } money_sweeper_config_t;
 

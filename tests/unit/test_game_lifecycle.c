@@ -53,8 +53,8 @@ __attribute__((noinline)) static char *get(env_t *e, const char *path, int *stat
 
 static void join_ok(rpcc_t *c, uint64_t rid, uint64_t player)
 {
-    free(ts_redis_cmd(cur_redis, "SETNX {croupier:money}:wallet:%llu %d", (unsigned long long)player,
-                      WALLET_SEED));
+    free(ts_redis_cmd(cur_redis, "SETNX {croupier:money}:wallet:%llu %d",
+                      (unsigned long long)player, WALLET_SEED));
     ck_assert_int_eq(rpcc_join(c, rid, player, "test", 10, 0), 0);
     Croupier__RpcFrame *r = rpcc_wait_reply(c, rid, 5000);
     ck_assert_ptr_nonnull(r);

@@ -563,13 +563,15 @@ START_TEST(test_seat_in_and_out_move_chips_atomically_and_keep_the_held_record)
     set_balance("carol", 1000);
     set_epoch("svc", 3, 7);
     money_seat_t st = seat_of("ts.svc.3.7.a.0", "carol", 7);
-    ck_assert_int_eq(money_sync_seat(rc, "svc", MONEY_KIND_SEAT_IN, &st, 400, "bi:1", &r), MONEY_OK);
+    ck_assert_int_eq(money_sync_seat(rc, "svc", MONEY_KIND_SEAT_IN, &st, 400, "bi:1", &r),
+                     MONEY_OK);
     ck_assert_int_eq(r.balances[0], 600);
     ck_assert_int_eq(balance("ts.svc.3.7.a.0"), 400);
     ck_assert_int_eq(held_len(7), 1);
     ck_assert(indexed(7));
     /* A replay answers the first result and moves nothing. */
-    ck_assert_int_eq(money_sync_seat(rc, "svc", MONEY_KIND_SEAT_IN, &st, 400, "bi:1", &r), MONEY_OK);
+    ck_assert_int_eq(money_sync_seat(rc, "svc", MONEY_KIND_SEAT_IN, &st, 400, "bi:1", &r),
+                     MONEY_OK);
     ck_assert(r.replayed);
     ck_assert_int_eq(balance("carol"), 600);
     /* More than the owner has: refused, nothing moves. */
@@ -584,12 +586,14 @@ START_TEST(test_seat_in_and_out_move_chips_atomically_and_keep_the_held_record)
     ck_assert_int_eq(money_sync_seat(rc, "svc", MONEY_KIND_SEAT_OUT, &other, 10, "co:0", &r),
                      MONEY_ERR_BAD_ARGS);
     /* Part of it out, then the rest: the empty account is forgotten. */
-    ck_assert_int_eq(money_sync_seat(rc, "svc", MONEY_KIND_SEAT_OUT, &st, 100, "co:1", &r), MONEY_OK);
+    ck_assert_int_eq(money_sync_seat(rc, "svc", MONEY_KIND_SEAT_OUT, &st, 100, "co:1", &r),
+                     MONEY_OK);
     ck_assert_int_eq(r.balances[0], 700);
     ck_assert_int_eq(held_len(7), 1);
     ck_assert_int_eq(money_sync_seat(rc, "svc", MONEY_KIND_SEAT_OUT, &st, 301, "co:2", &r),
                      MONEY_ERR_INSUFFICIENT);
-    ck_assert_int_eq(money_sync_seat(rc, "svc", MONEY_KIND_SEAT_OUT, &st, 300, "co:3", &r), MONEY_OK);
+    ck_assert_int_eq(money_sync_seat(rc, "svc", MONEY_KIND_SEAT_OUT, &st, 300, "co:3", &r),
+                     MONEY_OK);
     ck_assert_int_eq(balance("carol"), 1000);
     ck_assert_int_eq(balance("ts.svc.3.7.a.0"), 0);
     ck_assert_int_eq(held_len(7), 0);
@@ -606,7 +610,8 @@ START_TEST(test_seat_transfers_of_a_lost_epoch_are_refused)
     set_balance("erin", 500);
     set_epoch("svc", 3, 7);
     money_seat_t st = seat_of("ts.svc.3.7.a.1", "erin", 7);
-    ck_assert_int_eq(money_sync_seat(rc, "svc", MONEY_KIND_SEAT_IN, &st, 200, "bi:e1", &r), MONEY_OK);
+    ck_assert_int_eq(money_sync_seat(rc, "svc", MONEY_KIND_SEAT_IN, &st, 200, "bi:e1", &r),
+                     MONEY_OK);
     set_epoch("svc", 3, 8); /* the slot moved on */
     ck_assert_int_eq(money_sync_seat(rc, "svc", MONEY_KIND_SEAT_OUT, &st, 200, "co:e1", &r),
                      MONEY_ERR_STALE_EPOCH);
@@ -848,8 +853,8 @@ static void offer_table(money_offer_t *o, char *id, size_t idlen)
     money_seat_t a = seat_of("ts.svc.3.7.d.0", "kim", 7), b = seat_of("ts.svc.3.7.d.2", "lee", 7);
     ck_assert_int_eq(money_sync_seat(rc, "svc", MONEY_KIND_SEAT_IN, &a, 300, "bi:k", &r), MONEY_OK);
     ck_assert_int_eq(money_sync_seat(rc, "svc", MONEY_KIND_SEAT_IN, &b, 200, "bi:l", &r), MONEY_OK);
-    *o = (money_offer_t){.slot = 3, .epoch = 7, .desk = 13, .n = 1, .state = "{\"level\":5}",
-                         .nseats = 2};
+    *o = (money_offer_t){
+        .slot = 3, .epoch = 7, .desk = 13, .n = 1, .state = "{\"level\":5}", .nseats = 2};
     o->seats[0] = (money_handoff_seat_t){"ts.svc.3.7.d.0", "kim", 0};
     o->seats[1] = (money_handoff_seat_t){"ts.svc.3.7.d.2", "lee", 2};
     ck_assert_int_eq(money_offer_id("svc", o, id, idlen), 0);
@@ -913,9 +918,9 @@ START_TEST(test_handoff_adopted_once_moves_every_chip_to_the_new_epoch)
     /* A malformed adoption changes nothing. */
     ck_assert_int_eq(money_sync_adopt(rc, id, "svc", 4, 8, 14, new_accts, 1, stacks, &r),
                      MONEY_ERR_BAD_ARGS);
-    ck_assert_int_eq(money_sync_adopt(rc, "svc:3:7:d:99", "svc", 4, 8, 14, new_accts, 2, stacks,
-                                      &r),
-                     MONEY_ERR_NO_OFFER);
+    ck_assert_int_eq(
+        money_sync_adopt(rc, "svc:3:7:d:99", "svc", 4, 8, 14, new_accts, 2, stacks, &r),
+        MONEY_ERR_NO_OFFER);
 }
 END_TEST
 
