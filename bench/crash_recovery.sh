@@ -23,16 +23,6 @@ E2E_FAILURES=()
 trap 'e2e_cleanup; rm -rf "$E2E_DIR"' EXIT
 SERVICE=bench-crash
 now_ms() { date +%s%3N; }
-lease_of() {
-    python3 - "${POD_LOG[$1]}" <<'EOF'
-import json, sys
-for line in open(sys.argv[1]):
-    if '"lease_acquired"' in line:
-        d = json.loads(line[line.index('{'):])
-        print(d["slot"], d["epoch"])
-        break
-EOF
-}
 n=0
 game_pod() {
     n=$((n + 1))
@@ -60,12 +50,12 @@ for ((k = 0; k < KILLS; k++)); do
     [ $((k % 2)) = 1 ] && mode=unheld
     # The victim: the live server holding more.
     v=${ALIVE[0]} s=${ALIVE[1]}
-    read -r sv ev <<<"$(lease_of "$v")"
-    read -r ss es <<<"$(lease_of "$s")"
+    read -r sv ev <<<"$(e2e_lease_of "$v")"
+    read -r ss es <<<"$(e2e_lease_of "$s")"
     if [ "$(e2e_redis hlen "{croupier:money}:held:$SERVICE:$ss:$es")" -gt \
         "$(e2e_redis hlen "{croupier:money}:held:$SERVICE:$sv:$ev")" ]; then
         t=$v v=$s s=$t
-        read -r sv ev <<<"$(lease_of "$v")"
+        read -r sv ev <<<"$(e2e_lease_of "$v")"
     fi
     players=$(e2e_redis hvals "{croupier:money}:held:$SERVICE:$sv:$ev" | grep -E '^[0-9]+$' | sort -u)
     np=$(printf '%s' "$players" | grep -c .)

@@ -42,16 +42,6 @@ check() { # check DESCRIPTION COMMAND...
     if "${@:2}"; then e2e_log "ok: $1"; else e2e_log "FAIL: $1"; fail=1; E2E_FAILURES+=("$1"); fi
 }
 now_ms() { date +%s%3N; }
-lease_of() { # NAME: "slot epoch" of its first lease_acquired
-    python3 - "${POD_LOG[$1]}" <<'EOF'
-import json, sys
-for line in open(sys.argv[1]):
-    if '"lease_acquired"' in line:
-        d = json.loads(line[line.index('{'):])
-        print(d["slot"], d["epoch"])
-        break
-EOF
-}
 game_pod() { # NAME ENGINE [flags]
     local n=$1 e=$2
     shift 2
@@ -107,13 +97,6 @@ money_check() { # SUM0
     read -r nts ts_left <<<"$(e2e_accounts_left "ts.*")"
     check "no seat account holds chips ($nts accounts, $ts_left not at 0)" test "$ts_left" -eq 0
 }
-wait_unheld() { # MEMBER SECONDS
-    local deadline=$((SECONDS + $2))
-    while [ "$(e2e_redis sismember '{croupier:money}:held' "$1")" = 1 ] && ((SECONDS < deadline)); do
-        sleep 0.05
-    done
-    [ "$(e2e_redis sismember '{croupier:money}:held' "$1")" = 0 ]
-}
 
 e2e_secret
 case $FAULT in
@@ -145,7 +128,7 @@ redis)
     e2e_log "redis restarted from its AOF"
     bots_check 0
     for e in $ENGINES; do
-        read -r slot epoch <<<"$(lease_of "game-$e")"
+        read -r slot epoch <<<"$(e2e_lease_of "game-$e")"
         check "game-$e stayed up through the outage" e2e_alive "${POD_PID[game-$e]}"
         check "game-$e took its slot back under the same epoch ($slot:$epoch)" \
             grep -q "\"lease_regained\".*\"slot\":$slot,\"epoch\":$epoch," "${POD_LOG[game-$e]}"
@@ -165,15 +148,15 @@ pause)
     sum0=$(($(e2e_wallet_sum) + $(e2e_rake_sum)))
     bots_start holdem holdem 7500000 24 24
     sleep 5
-    read -r sa ea <<<"$(lease_of game-a)"
-    read -r sb eb <<<"$(lease_of game-b)"
+    read -r sa ea <<<"$(e2e_lease_of game-a)"
+    read -r sb eb <<<"$(e2e_lease_of game-b)"
     victim=game-a survivor=game-b
     if [ "$(e2e_redis hlen "{croupier:money}:held:holdem:$sb:$eb")" -gt "$(e2e_redis hlen "{croupier:money}:held:holdem:$sa:$ea")" ]; then
         victim=game-b survivor=game-a sa=$sb ea=$eb
     fi
     kill -STOP "${POD_PID[$victim]}"
     e2e_log "$victim (slot $sa epoch $ea) paused"
-    wait_unheld "holdem:$sa:$ea" 30
+    e2e_wait_unheld "holdem:$sa:$ea" 30
     check "$survivor's sweeper claimed the paused server's epoch" \
         grep -q "\"money_recovered\".*\"slot\":$sa,\"epoch\":$ea,\"mode\":\"claim\".*\"status\":0" "${POD_LOG[$survivor]}"
     before=$(($(e2e_wallet_sum) + $(e2e_rake_sum)))
@@ -202,7 +185,7 @@ inflight)
     sum0=$(($(e2e_wallet_sum) + $(e2e_rake_sum)))
     held_of() { # NAME: held records of its epoch
         local sl ep
-        read -r sl ep <<<"$(lease_of "$1")"
+        read -r sl ep <<<"$(e2e_lease_of "$1")"
         e2e_redis hlen "{croupier:money}:held:holdem:$sl:$ep"
     }
     # kill_in_pause VICTIM PAUSE_MS DELAY WHAT [NEW...]: Redis pauses writes, VICTIM is
@@ -214,7 +197,7 @@ inflight)
     kill_in_pause() {
         local v=$1 pause=$2 delay=$3 what=$4 sl ep n
         shift 4
-        read -r sl ep <<<"$(lease_of "$v")"
+        read -r sl ep <<<"$(e2e_lease_of "$v")"
         e2e_redis client pause "$pause" write >/dev/null
         [ -n "${SIGNAL_FIRST:-}" ] && kill "-$SIGNAL_FIRST" "${POD_PID[$v]}"
         sleep "$delay"
@@ -225,7 +208,7 @@ inflight)
         local held
         held=$(e2e_redis exists "{croupier:money}:held:holdem:$sl:$ep")
         [ "${MUST_HOLD:-1}" = 0 ] || check "$v held something when it died" test "$held" = 1
-        wait_unheld "holdem:$sl:$ep" 30
+        e2e_wait_unheld "holdem:$sl:$ep" 30
         [ "$held" = 0 ] || check "$v's epoch was recovered" \
             grep -qh "\"money_recovered\".*\"slot\":$sl,\"epoch\":$ep,.*\"status\":0" "$E2E_DIR"/game-*.log
         check "$v's epoch left nothing held" \

@@ -60,25 +60,6 @@ check() { # check DESCRIPTION COMMAND...
     if "${@:2}"; then e2e_log "ok: $1"; else e2e_log "FAIL: $1"; fail=1; E2E_FAILURES+=("$1"); fi
 }
 now_ms() { date +%s%3N; }
-# The slot and epoch a game pod acquired (its lease_acquired log line).
-lease_of() {
-    python3 - "${POD_LOG[$1]}" <<'EOF'
-import json, sys
-for line in open(sys.argv[1]):
-    if '"lease_acquired"' in line:
-        d = json.loads(line[line.index('{'):])
-        print(d["slot"], d["epoch"])
-        break
-EOF
-}
-# Waits up to $2 seconds until the held index has no member $1; fails if it still has.
-wait_recovered() {
-    local deadline=$((SECONDS + $2))
-    while [ "$(e2e_redis sismember '{croupier:money}:held' "$1")" = 1 ] && ((SECONDS < deadline)); do
-        sleep 0.05
-    done
-    [ "$(e2e_redis sismember '{croupier:money}:held' "$1")" = 0 ]
-}
 game_pod() { # NAME
     e2e_game_start "$1" "$ENGINE" 30 --service "$SERVICE" --lease-pool-size 2 \
         --lease-ttl-ms "$TTL" --recover-grace-ms "$GRACE" --sweep-ms 200
@@ -103,8 +84,8 @@ E2E_PIDS+=("$BOT")
 sleep 6
 
 # 1. The server holding more dies (called game-a from here on); its replacement takes its slot.
-read -r slot_a epoch_a <<<"$(lease_of game-a)"
-read -r slot_b epoch_b <<<"$(lease_of game-b)"
+read -r slot_a epoch_a <<<"$(e2e_lease_of game-a)"
+read -r slot_b epoch_b <<<"$(e2e_lease_of game-b)"
 held_a=$(e2e_redis hlen "{croupier:money}:held:$SERVICE:$slot_a:$epoch_a")
 held_b=$(e2e_redis hlen "{croupier:money}:held:$SERVICE:$slot_b:$epoch_b")
 if [ "$held_b" -gt "$held_a" ]; then
@@ -119,9 +100,9 @@ kill -KILL "${POD_PID[game-a]}"
 t_kill=$(now_ms)
 e2e_log "game-a (slot $slot_a epoch $epoch_a, $held_a held records) SIGKILLed"
 game_pod game-c # ready once game-a's lease expired and it took the slot
-read -r slot_c epoch_c <<<"$(lease_of game-c)"
+read -r slot_c epoch_c <<<"$(e2e_lease_of game-c)"
 ms_a=-1
-wait_recovered "$SERVICE:$slot_a:$epoch_a" 30 && ms_a=$(($(now_ms) - t_kill))
+e2e_wait_unheld "$SERVICE:$slot_a:$epoch_a" 30 && ms_a=$(($(now_ms) - t_kill))
 e2e_log "game-c took slot $slot_c epoch $epoch_c; game-a's chips back ${ms_a} ms after the kill"
 check "the replacement took the dead server's slot under a newer epoch ($slot_a:$epoch_a -> $slot_c:$epoch_c)" \
     test "$slot_c" = "$slot_a" -a "$epoch_c" -gt "$epoch_a"
@@ -148,7 +129,7 @@ kill -KILL "${POD_PID[game-b]}"
 t_kill=$(now_ms)
 e2e_log "game-b (slot $slot_b epoch $epoch_b) SIGKILLed"
 ms_b=-1
-wait_recovered "$SERVICE:$slot_b:$epoch_b" 40 && ms_b=$(($(now_ms) - t_kill))
+e2e_wait_unheld "$SERVICE:$slot_b:$epoch_b" 40 && ms_b=$(($(now_ms) - t_kill))
 e2e_log "game-b's chips back ${ms_b} ms after the kill (lease TTL $TTL ms + grace $GRACE ms)"
 check "game-b's held records were claimed and recovered (${ms_b} ms after the kill)" test "$ms_b" -ge 0
 # The lease expires a TTL after its last renew (every TTL/3), so at least 2/3 TTL after the kill.

@@ -251,6 +251,29 @@ e2e_accounts_left() {
     echo "$n $left"
 }
 
+# e2e_lease_of NAME: "SLOT EPOCH" of the lease the game pod NAME acquired first (its
+# lease_acquired log line).
+e2e_lease_of() {
+    python3 - "${POD_LOG[$1]}" <<'EOF'
+import json, sys
+for line in open(sys.argv[1]):
+    if '"lease_acquired"' in line:
+        d = json.loads(line[line.index('{'):])
+        print(d["slot"], d["epoch"])
+        break
+EOF
+}
+
+# e2e_wait_unheld MEMBER SECONDS: waits until the held index ({croupier:money}:held, money.h
+# "Held chips") no longer has MEMBER ("service:slot:epoch"); fails if it still has it then.
+e2e_wait_unheld() {
+    local deadline=$((SECONDS + $2))
+    while [ "$(e2e_redis sismember '{croupier:money}:held' "$1")" = 1 ] && ((SECONDS < deadline)); do
+        sleep 0.05
+    done
+    [ "$(e2e_redis sismember '{croupier:money}:held' "$1")" = 0 ]
+}
+
 # e2e_seed_wallets FIRST COUNT AMOUNT: gives players FIRST..FIRST+COUNT-1 a balance.
 e2e_seed_wallets() {
     local i
