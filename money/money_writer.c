@@ -679,24 +679,40 @@ out:
     return rc;
 }
 
+/* Queues an item whose op the caller built into it (rc its builder's result): on a refusal the
+ * item is freed and why is logged. */
+static int writer_submit_op(money_writer_t *w, money_item_t *it, int rc, const char *id,
+                            const char *event, const char *why)
+{
+    if (rc != 0) {
+        writer_item_free(it);
+        log_emit(LOG_ERROR, event, "{s:s}", "error", why);
+        return -EINVAL;
+    }
+    snprintf(it->id, sizeof it->id, "%s", id);
+    return writer_enqueue(w, it);
+}
+
+static money_item_t *writer_item_new(money_kind_t kind, money_writer_done_cb done, void *arg)
+{
+    money_item_t *it = xcalloc(1, sizeof *it);
+    it->kind = kind;
+    it->done = done;
+    it->arg = arg;
+    return it;
+}
+
 static int writer_submit_wallet(money_writer_t *w, money_kind_t kind, const char *player,
                                 int64_t amount, const char *op_id, money_writer_done_cb done,
                                 void *arg)
 {
     if (w == NULL)
         return -EINVAL;
-    money_item_t *it = xcalloc(1, sizeof *it);
-    it->kind = kind;
-    it->done = done;
-    it->arg = arg;
-    if (money_op_wallet(kind, player, amount, op_id, w->cfg.record_ttl_s, &it->op) != 0) {
-        writer_item_free(it);
-        log_emit(LOG_ERROR, "money_wallet_op_invalid", "{s:s}", "error",
-                 "a wallet operation needs a valid player, op id and 0 < amount <= 1e14");
-        return -EINVAL;
-    }
-    snprintf(it->id, sizeof it->id, "%s", op_id);
-    return writer_enqueue(w, it);
+    money_item_t *it = writer_item_new(kind, done, arg);
+    int rc = money_op_wallet(kind, player, amount, op_id, w->cfg.record_ttl_s, &it->op);
+    return writer_submit_op(
+        w, it, rc, op_id, "money_wallet_op_invalid",
+        "a wallet operation needs a valid player, op id and 0 < amount <= 1e14");
 }
 
 int money_writer_submit_buyin(money_writer_t *w, const char *player, int64_t amount,
@@ -717,19 +733,11 @@ int money_writer_submit_seat(money_writer_t *w, money_kind_t kind, const money_s
 {
     if (w == NULL)
         return -EINVAL;
-    money_item_t *it = xcalloc(1, sizeof *it);
-    it->kind = kind;
-    it->done = done;
-    it->arg = arg;
-    if (money_op_seat(w->service, kind, s, amount, op_id, w->cfg.record_ttl_s, &it->op) != 0) {
-        writer_item_free(it);
-        log_emit(LOG_ERROR, "money_seat_op_invalid", "{s:s}", "error",
-                 "a seat transfer needs a service, an account and an owner (different), an op "
-                 "id and 0 < amount <= 1e14");
-        return -EINVAL;
-    }
-    snprintf(it->id, sizeof it->id, "%s", op_id);
-    return writer_enqueue(w, it);
+    money_item_t *it = writer_item_new(kind, done, arg);
+    int rc = money_op_seat(w->service, kind, s, amount, op_id, w->cfg.record_ttl_s, &it->op);
+    return writer_submit_op(w, it, rc, op_id, "money_seat_op_invalid",
+                            "a seat transfer needs a service, an account and an owner "
+                            "(different), an op id and 0 < amount <= 1e14");
 }
 
 int money_writer_submit_mark(money_writer_t *w, uint32_t slot, uint64_t epoch, const char *field,
@@ -737,18 +745,11 @@ int money_writer_submit_mark(money_writer_t *w, uint32_t slot, uint64_t epoch, c
 {
     if (w == NULL)
         return -EINVAL;
-    money_item_t *it = xcalloc(1, sizeof *it);
-    it->kind = MONEY_KIND_MARK;
-    it->done = done;
-    it->arg = arg;
-    if (money_op_mark(w->service, slot, epoch, field, value, &it->op) != 0) {
-        writer_item_free(it);
-        log_emit(LOG_ERROR, "money_mark_invalid", "{s:s}", "error",
-                 "a round record needs a service, a field of 1..64 characters and a value");
-        return -EINVAL;
-    }
-    snprintf(it->id, sizeof it->id, "%s", field);
-    return writer_enqueue(w, it);
+    money_item_t *it = writer_item_new(MONEY_KIND_MARK, done, arg);
+    int rc = money_op_mark(w->service, slot, epoch, field, value, &it->op);
+    return writer_submit_op(w, it, rc, field, "money_mark_invalid",
+                            "a round record needs a service, a field of 1..64 characters and a "
+                            "value");
 }
 
 bool money_writer_can_start_round(const money_writer_t *w)
