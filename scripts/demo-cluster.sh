@@ -279,18 +279,6 @@ declare -A CRASH_MEMBER CRASH_SEATS CRASH_T CRASH_MS
 
 now_ms() { date +%s%3N; }
 
-# lease_of NAME: "service slot epoch" of a game pod (its first "lease_acquired" log line).
-lease_of() {
-    python3 - "${POD_LOG[$1]}" <<'EOF'
-import json, sys
-for line in open(sys.argv[1], errors="replace"):
-    if '"lease_acquired"' in line:
-        d = json.loads(line[line.index("{"):])
-        print(d["service"], d["slot"], d["epoch"])
-        break
-EOF
-}
-
 # crash_kill NAME: SIGKILL, reaped; the pod leaves the live list and the endpoints at once (the
 # kubelet reports it dead; nothing of it runs any more).
 crash_kill() {
@@ -320,12 +308,14 @@ busiest_gate() {
 # busiest gateway is SIGKILLed and replaced; then it waits (bounded) until every killed server's
 # held epoch has left {croupier:money}:held, i.e. its chips are back in the wallets.
 crash_step() {
-    local e n g victims=() left deadline
+    local e n g svc slot epoch victims=() left deadline
     for e in "${ENGINES[@]}"; do victims+=("${CURRENT[$e]}"); done
     step "crash: start ${victims[*]/%/-r} (replacements first: a server of each engine stays up)"
     for n in "${victims[@]}"; do start_game "$n-r" "${POD_ENGINE[$n]}"; done
     for n in "${victims[@]}"; do
-        read -r svc slot epoch <<<"$(lease_of "$n")"
+        # (a demo game pod's lease service is its engine's name, --service's default)
+        read -r slot epoch <<<"$(e2e_lease_of "$n")"
+        svc=${POD_ENGINE[$n]}
         CRASH_MEMBER[$n]="$svc:$slot:$epoch"
         CRASH_SEATS[$n]=$(e2e_redis hkeys "{croupier:money}:held:$svc:$slot:$epoch" |
             grep -vc '^r:')

@@ -226,20 +226,10 @@ CRASHED=()
 CRASH_GAMES=()
 declare -A CRASH_MEMBER CRASH_SEATS CRASH_T CRASH_MS
 now_ms() { date +%s%3N; }
-lease_of() { # NAME: "service slot epoch" of its first lease_acquired
-    python3 - "${POD_LOG[$1]}" <<'EOF'
-import json, sys
-for line in open(sys.argv[1], errors="replace"):
-    if '"lease_acquired"' in line:
-        d = json.loads(line[line.index("{"):])
-        print(d["service"], d["slot"], d["epoch"])
-        break
-EOF
-}
-held_member() { # NAME: "<service>:<slot>:<epoch>", the pod's member of the held index
-    local svc slot epoch
-    read -r svc slot epoch <<<"$(lease_of "$1")"
-    echo "$svc:$slot:$epoch"
+held_member() { # NAME: "<service>:<slot>:<epoch>", the game pod's member of the held index
+    local slot epoch
+    read -r slot epoch <<<"$(e2e_lease_of "$1")"
+    echo "croupier-${POD_ENGINE[$1]}:$slot:$epoch"
 }
 crash_kill() { # NAME: SIGKILL, reaped; out of the live pods and the endpoints at once
     kill -KILL "${POD_PID[$1]}" 2>/dev/null
