@@ -34,6 +34,7 @@ typedef struct {
     long long wallets_at_closing; /* sum of the test's wallets when DeskClosing arrived */
     uint64_t seat_player[NP];
     char round_id[160];
+    int void_reason; /* of the last voided RoundEnd */
     bool own_cards_seen;
     env_t *env;
     const uint64_t *players;
@@ -247,10 +248,12 @@ static void model_apply(model_t *m, const Croupier__RpcFrame *f)
         break;
     case CROUPIER__SERVER_MESSAGE__BODY_ROUND_END: {
         const Croupier__RoundEnd *re = sm->round_end;
-        if (re->outcome == CROUPIER__ROUND_OUTCOME__OUTCOME_COMPLETED)
+        if (re->outcome == CROUPIER__ROUND_OUTCOME__OUTCOME_COMPLETED) {
             m->completed++;
-        else
+        } else {
             m->voided++;
+            m->void_reason = re->has_void_reason ? (int)re->void_reason : -1;
+        }
         snprintf(m->round_id, sizeof m->round_id, "%s", re->round_id);
         int64_t sum = 0;
         for (size_t i = 0; i < re->n_deltas; i++)
@@ -444,6 +447,59 @@ START_TEST(test_tk_rounds_settle_against_seat_accounts_with_history_and_rake)
     ck_assert_ptr_nonnull(strstr(h, "\"stake\":10"));
     ck_assert_ptr_nonnull(strstr(h, "\"engine\":\"zhajinhua\""));
     free(h);
+    rpcc_close(c);
+    testenv_stop(&e);
+}
+END_TEST
+
+/*
+ * RoundEnd is pushed only once the round's settlement is applied: with Redis pausing writes the
+ * hand's end shows nothing, and the RoundEnd comes after the pause with its settle record in
+ * place. A settlement the fence refuses (the server's epoch was recovered meanwhile) voids the
+ * round for its players (VOID_LEASE_LOST) with no chip moved, instead of showing a result.
+ */
+START_TEST(test_tk_round_end_waits_for_its_settlement_and_a_refused_one_voids_the_round)
+{
+    env_t e;
+    env_start(&e, 30, "5000");
+    const uint64_t players[] = {41, 42, 43};
+    model_t m;
+    rpcc_t *c = seat_players(&e, &m, players, 3);
+    uint64_t rid = 10;
+    ck_assert(pump_until(c, &m, has_turn, 5000));
+    ck_assert_int_eq(fold_turn(c, &m, rid++), CROUPIER__ERROR_CODE__OK);
+    free(ts_redis_cmd(e.redis, "CLIENT PAUSE 800 WRITE"));
+    long long paused = ts_now_ms();
+    ck_assert_int_eq(fold_turn(c, &m, rid++), CROUPIER__ERROR_CODE__OK); /* the hand is won */
+    pump_until(c, &m, round_over, 400);
+    ck_assert_int_eq(m.completed, 0); /* nothing shown while the settlement waits */
+    ck_assert(pump_until(c, &m, round_over, 5000));
+    ck_assert_int_eq(m.completed, 1);
+    ck_assert_int_ge(ts_now_ms() - paused, 700);
+    char key[256];
+    snprintf(key, sizeof key, "{croupier:money}:round:%s", m.round_id);
+    ck_assert_int_eq(redis_int(&e, "EXISTS %s", key), 1);
+
+    /* The next hand: the fence moves (as a recovery by another server would move it). */
+    ck_assert(pump_until(c, &m, has_turn, 5000));
+    char svc[64];
+    unsigned slot;
+    unsigned long long epoch;
+    ck_assert_int_eq(sscanf(m.round_id, "%63[^:]:%u:%llu:", svc, &slot, &epoch), 3);
+    int nz;
+    long long held = seat_accounts(&e, &nz);
+    free(ts_redis_cmd(e.redis, "SET {croupier:lease:%s}:slot:%u:epoch %llu", svc, slot,
+                      epoch + 100));
+    ck_assert_int_eq(fold_turn(c, &m, rid++), CROUPIER__ERROR_CODE__OK);
+    ck_assert_int_eq(fold_turn(c, &m, rid++), CROUPIER__ERROR_CODE__OK);
+    m.completed = m.voided = 0;
+    ck_assert(pump_until(c, &m, round_over, 5000));
+    ck_assert_int_eq(m.completed, 0);
+    ck_assert_int_eq(m.voided, 1);
+    ck_assert_int_eq(m.void_reason, CROUPIER__VOID_REASON__VOID_LEASE_LOST);
+    snprintf(key, sizeof key, "{croupier:money}:round:%s", m.round_id);
+    ck_assert_int_eq(redis_int(&e, "EXISTS %s", key), 0);
+    ck_assert_int_eq(seat_accounts(&e, &nz), held); /* no chip moved */
     rpcc_close(c);
     testenv_stop(&e);
 }
@@ -780,6 +836,8 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_tk_rounds_settle_against_seat_accounts_with_history_and_rake);
     tcase_add_test(tc, test_tk_refusals_have_codes_and_change_nothing);
+    tcase_add_test(tc,
+                   test_tk_round_end_waits_for_its_settlement_and_a_refused_one_voids_the_round);
     tcase_add_test(tc, test_tk_resume_shows_own_cards_only_after_looking);
     tcase_add_test(tc, test_tk_timeout_folds_and_puts_the_seat_on_trustee);
     suite_add_tcase(s, tc);
