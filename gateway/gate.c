@@ -45,6 +45,15 @@
 typedef struct gate_link gate_link_t;
 typedef struct gate_req gate_req_t;
 
+/* Requests of a connection kept after DEADLINE_EXCEEDED (gate_conn_expired_keep), at most. */
+#define GATE_EXPIRED_KEEP 4
+
+/* An Action or Leave answered DEADLINE_EXCEEDED, and the seat it was made for. */
+typedef struct gate_expired {
+    uint64_t client_rid; /* 0: a free entry */
+    gate_seat_t seat;
+} gate_expired_t;
+
 typedef struct gate_conn {
     TAILQ_ENTRY(gate_conn) all;
     gate_t *g;
@@ -57,6 +66,10 @@ typedef struct gate_conn {
     bool seat_lost;    /* the seat was forgotten because its server is gone (gate_seat.h); a
                           request needing a seat then gets TABLE_CLOSED, not NOT_SEATED */
     bool login_busy;   /* a login's seat lookup is in flight */
+    /* Seat requests answered DEADLINE_EXCEEDED, which the client may send again with the same
+     * request id: GATE_EXPIRED_KEEP entries (allocated at the first), the oldest reused. */
+    gate_expired_t *expired;
+    unsigned expired_next;
     bool closing;
     bool shut_wr;
     bool eof;
@@ -553,6 +566,7 @@ static void gate_conn_free(gate_conn_t *c)
         event_free(c->close_ev);
     bufferevent_free(c->bev);
     free(c->seat);
+    free(c->expired);
     free(c);
     atomic_fetch_sub(&g->nconns, 1);
     metrics_add(g->m_conns, -1);
@@ -634,6 +648,42 @@ static void gate_conn_set_seat(gate_conn_t *c, const gate_seat_t *s)
         c->seat_lost = false;
     }
     c->seat_known = true;
+}
+
+/*
+ * Remembers that the client's request client_rid, made for seat, was answered DEADLINE_EXCEEDED:
+ * its outcome is unknown, and the client may send it again with the same request id
+ * (docs/gateway.md), which must then go to that seat and no other (gate_client_dispatch). The
+ * last GATE_EXPIRED_KEEP are kept (a client has few requests in flight); an entry stays until a
+ * newer one takes its place, so every repeat of the request is answered alike.
+ */
+static void gate_conn_expired_keep(gate_conn_t *c, uint64_t client_rid, const gate_seat_t *seat)
+{
+    if (c->expired == NULL)
+        c->expired = xcalloc(GATE_EXPIRED_KEEP, sizeof *c->expired);
+    gate_expired_t *x = NULL;
+    for (unsigned i = 0; i < GATE_EXPIRED_KEEP && x == NULL; i++)
+        if (c->expired[i].client_rid == client_rid)
+            x = &c->expired[i];
+    if (x == NULL)
+        x = &c->expired[c->expired_next++ % GATE_EXPIRED_KEEP];
+    x->client_rid = client_rid;
+    x->seat = *seat;
+}
+
+/*
+ * The seat a request with this client request id was made for, when an attempt of it was
+ * answered DEADLINE_EXCEEDED (gate_conn_expired_keep); NULL otherwise. Borrowed: valid until the
+ * next gate_conn_expired_keep() or the connection's end.
+ */
+static const gate_seat_t *gate_conn_expired_seat(const gate_conn_t *c, uint64_t client_rid)
+{
+    if (c->expired == NULL || client_rid == 0)
+        return NULL;
+    for (unsigned i = 0; i < GATE_EXPIRED_KEEP; i++)
+        if (c->expired[i].client_rid == client_rid)
+            return &c->expired[i].seat;
+    return NULL;
 }
 
 /* ---- rpc links ------------------------------------------------------------------------------- */
@@ -1305,6 +1355,10 @@ static void gate_req_fail(gate_req_t *r, int code, const char *message)
         gate_reseat_failed(r, message);
     } else if (!r->internal) {
         gate_conn_t *c = gate_req_conn(r);
+        if (c != NULL && code == CROUPIER__ERROR_CODE__DEADLINE_EXCEEDED && r->seat_target &&
+            r->have_target && r->client_rid != 0 &&
+            (r->kind == GATE_REQ_ACTION || r->kind == GATE_REQ_LEAVE))
+            gate_conn_expired_keep(c, r->client_rid, &r->target);
         if (c != NULL)
             gate_conn_error(c, r->client_rid, code, message);
     }
@@ -2484,6 +2538,24 @@ static void gate_client_dispatch(gate_conn_t *c, gate_req_t *r)
         gate_seat_verdict_t v = gate_seat_check(g, c->seat);
         if (v != GATE_SEAT_LIVE)
             gate_seat_forget(g, c->player, c->seat, v, "request");
+    }
+    const gate_seat_t *made_for = r->kind == GATE_REQ_ACTION || r->kind == GATE_REQ_LEAVE
+                                      ? gate_conn_expired_seat(c, r->client_rid)
+                                      : NULL;
+    if (made_for != NULL && (c->seat == NULL || !gate_seat_same(c->seat, made_for))) {
+        /* Sent again after DEADLINE_EXCEEDED, and the player holds another seat by now (moved,
+         * or the seat was lost): the request is still the one made for the earlier seat. It
+         * goes there (whose server answers a repeat from memory), or ends TABLE_CLOSED when that
+         * server is gone -- never to the seat taken since, where it would be another move. */
+        if (gate_seat_check(g, made_for) != GATE_SEAT_LIVE) {
+            gate_req_fail(r, CROUPIER__ERROR_CODE__TABLE_CLOSED, GATE_TABLE_GONE_MSG);
+            return;
+        }
+        r->target = *made_for;
+        r->have_target = true;
+        r->seat_target = true;
+        gate_req_dispatch(r);
+        return;
     }
     if (c->seat != NULL) {
         r->target = *c->seat;

@@ -1222,6 +1222,70 @@ START_TEST(test_gate_sigkilled_server_players_are_told_crashed_and_moved)
 END_TEST
 
 /*
+ * An action answered DEADLINE_EXCEEDED while its server was dead but not yet found gone, sent
+ * again with the same request id (docs/gateway.md: it is idempotent) after the crash move: it
+ * was made for the gone seat, so it ends TABLE_CLOSED and never runs at the new table (it used
+ * to be routed to the player's new seat, where hold'em answered NO_ROUND between hands -- the
+ * crash_recovery e2e's flake -- or, during a hand, could have played the player's new turn). A
+ * new request after the Moved plays at the new seat.
+ */
+START_TEST(test_gate_retry_of_a_crashed_seat_request_never_runs_at_the_new_table)
+{
+    env_t e;
+    env_start(&e);
+    char *pool[] = {"--lease-pool-size", "4", NULL};
+    testenv_server_t a = game_start_args(&e, 500, pool);
+    char *budget[] = {"--budget-action-ms", "200", NULL};
+    testenv_server_t gate = gate_start(&e, "g1", budget);
+    gatec_t *p = login(&e, &gate, 251, NULL);
+    gatec_t *q = login(&e, &gate, 252, NULL);
+    join_ok(p, 2, NULL);
+    join_ok(q, 2, NULL);
+    testenv_server_t b = game_start_args(&e, 500, pool);
+    uint64_t rid = 10;
+    action_in_round(p, &rid, 3000);
+    game_kill(&a);
+    /* Sent at once: the entry lives 600..900 ms more, the budget is 200 ms. */
+    uint64_t stale = rid++;
+    Croupier__ServerMessage *m = gatec_action(p, stale, 3000);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_msg(gatec_code(m) == CROUPIER__ERROR_CODE__DEADLINE_EXCEEDED,
+                  "first attempt answered %d, not DEADLINE_EXCEEDED", gatec_code(m));
+    frame_free_server(m);
+    m = gatec_next_event(p, CROUPIER__SERVER_MESSAGE__BODY_TABLE_CLOSING, 5000);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_int_eq(m->table_closing->reason, CROUPIER__CLOSING_REASON__CLOSING_CRASHED);
+    frame_free_server(m);
+    m = gatec_next_event(p, CROUPIER__SERVER_MESSAGE__BODY_MOVED, 5000);
+    ck_assert_ptr_nonnull(m);
+    frame_free_server(m);
+    char addr_b[32];
+    snprintf(addr_b, sizeof addr_b, "127.0.0.1:%d", b.port);
+    ck_assert_str_eq(seat_rec(&e, 251).address, addr_b);
+
+    /* The same request again, after the move: for the gone seat, not the new one -- every
+     * time it is sent. */
+    for (int i = 0; i < 2; i++) {
+        m = gatec_action(p, stale, 3000);
+        ck_assert_ptr_nonnull(m);
+        ck_assert_msg(gatec_code(m) == CROUPIER__ERROR_CODE__TABLE_CLOSED,
+                      "retry %d answered %d: it ran at the new table", i, gatec_code(m));
+        ck_assert_ptr_nonnull(strstr(m->result->error->message, "table gone"));
+        frame_free_server(m);
+    }
+    /* New requests play at the new seat, which the retries left alone. */
+    ck_assert_uint_gt(action_in_round(p, &rid, 4000), 0);
+    ck_assert_str_eq(seat_rec(&e, 251).address, addr_b);
+
+    gatec_close(p);
+    gatec_close(q);
+    testenv_stop_server(&gate);
+    testenv_stop_server(&b);
+    testenv_stop(&e.rig);
+}
+END_TEST
+
+/*
  * The killed server's slot is taken again by a new process (another epoch, another address):
  * records naming the old process are gone at once -- new records by their epoch, records of the
  * old format (no epoch) by the address -- and a Join proceeds as a fresh join. A connected
@@ -1426,7 +1490,8 @@ int main(void)
          {test_gate_sigkilled_server_players_are_told_crashed_and_moved,
           test_gate_seat_of_a_replaced_server_is_gone_at_once,
           test_gate_seat_moved_by_another_gateway_is_taken_not_crashed,
-          test_gate_lost_link_with_live_entry_is_retried_not_crashed, NULL}},
+          test_gate_lost_link_with_live_entry_is_retried_not_crashed,
+          test_gate_retry_of_a_crashed_seat_request_never_runs_at_the_new_table, NULL}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         TCase *tc = tcase_create(cases[i].name);
