@@ -63,6 +63,7 @@ typedef struct bot {
     int rq_attempts;    /* sends with this id */
     int rq_newtries;    /* new requests after retriable refusals */
     int64_t rq_sent_us; /* first send, for latency */
+    bool rq_moved;      /* a Moved came while it was in flight: it was made for the old seat */
     uint8_t *rq_bytes;  /* the encoded frame, for identical resends */
     size_t rq_len;
     struct event *rq_timer;
@@ -163,6 +164,7 @@ static void bot_req_clear(bot_t *b)
     b->rq_len = 0;
     b->rq = RQ_NONE;
     b->rq_id = 0;
+    b->rq_moved = false;
 }
 
 static const char *code_name(int code)
@@ -630,11 +632,12 @@ static void bot_on_action_reply(bot_t *b, const Croupier__ServerMessage *m)
     bot_book_t *book = b->f->cfg.book;
     const bot_strategy_ops_t *s = b->f->cfg.strategy;
     int64_t lat = clock_mono_ns() / 1000 - b->rq_sent_us;
+    bool old_seat = b->rq_moved;
     bot_req_clear(b);
     const Croupier__Error *e =
         m->body_case == CROUPIER__SERVER_MESSAGE__BODY_RESULT ? m->result->error : NULL;
     bot_book_latency(book, lat);
-    if (e != NULL && e->code == CROUPIER__ERROR_CODE__TABLE_CLOSED && !b->crash_wait) {
+    if (e != NULL && e->code == CROUPIER__ERROR_CODE__TABLE_CLOSED && !b->crash_wait && !old_seat) {
         /* The gateway found the seat's server gone: the round is crash-voided, join again. */
         bot_book_count(book, BOT_C_ACTIONS_REFUSED);
         bot_book_error(book, code_name(e->code), true);
@@ -658,9 +661,22 @@ static void bot_on_action_reply(bot_t *b, const Croupier__ServerMessage *m)
                                              e->code == CROUPIER__ERROR_CODE__ACTION_NOT_ALLOWED ||
                                              e->code == CROUPIER__ERROR_CODE__NO_ROUND);
         b->action_abandoned = false;
+        /* A Moved came while the action was in flight (maybe sent again after it, on
+         * DEADLINE_EXCEEDED): it was made at the old table, and the gateway answers it for that
+         * seat, never plays it at the new one (docs/gateway.md): TABLE_CLOSED when its server is
+         * gone, NOT_SEATED / NO_SUCH_DESK from a live server that closed it. Those leave the new
+         * seat alone; any other refusal stays unexpected. */
+        bool for_old_seat = old_seat && (e->code == CROUPIER__ERROR_CODE__TABLE_CLOSED ||
+                                         e->code == CROUPIER__ERROR_CODE__NOT_SEATED ||
+                                         e->code == CROUPIER__ERROR_CODE__NO_SUCH_DESK);
+        if (for_old_seat)
+            log_emit(LOG_INFO, "bot_reply_for_old_seat", "{s:i,s:s,s:s,s:I,s:i}", "bot",
+                     (int)b->idx, "request", "action", "code", code_name(e->code), "desk",
+                     (json_int_t)b->seat.desk_id, "attempts", (int)b->rq_attempts);
         /* After TableClosing{CRASHED} the seat is gone: TABLE_CLOSED, or UNAVAILABLE while the
          * gateway moves us, answer what was in flight. */
-        bool expected = stale || (s->refusal_expected != NULL && s->refusal_expected(e->code)) ||
+        bool expected = stale || for_old_seat ||
+                        (s->refusal_expected != NULL && s->refusal_expected(e->code)) ||
                         (b->closing_seen && e->code == CROUPIER__ERROR_CODE__NO_ROUND) ||
                         b->crash_wait;
         bot_book_error(book, code_name(e->code), expected);
@@ -677,9 +693,23 @@ static void bot_on_action_reply(bot_t *b, const Croupier__ServerMessage *m)
 
 static void bot_on_leave(bot_t *b, const Croupier__ServerMessage *m)
 {
+    bool old_seat = b->rq_moved;
     bot_req_clear(b);
     const Croupier__Error *e =
         m->body_case == CROUPIER__SERVER_MESSAGE__BODY_RESULT ? m->result->error : NULL;
+    if (e != NULL && old_seat && b->has_seat && !b->crash_wait) {
+        /* Refused for the seat we were moved from (a Moved came while it was in flight): we sit
+         * at the new table, so say the Leave there. */
+        log_emit(LOG_INFO, "bot_reply_for_old_seat", "{s:i,s:s,s:s,s:I,s:i}", "bot", (int)b->idx,
+                 "request", "leave", "code", code_name(e->code), "desk",
+                 (json_int_t)b->seat.desk_id, "attempts", (int)b->rq_attempts);
+        bot_book_error(b->f->cfg.book, code_name(e->code), true);
+        b->left_sent = false;
+        b->st = BS_SEATED;
+        bot_maybe_leave(b);
+        bot_schedule_decide(b); /* a round it is dealt into there is finished first */
+        return;
+    }
     if (e != NULL && b->crash_wait) {
         /* Our table's server is gone and the gateway is moving us: say the Leave at the new
          * table (the Moved brings it), or nowhere if no move follows. */
@@ -849,6 +879,8 @@ static void bot_on_event(bot_t *b, const Croupier__ServerMessage *m)
     }
     case CROUPIER__SERVER_MESSAGE__BODY_MOVED:
         bot_book_count(book, BOT_C_MOVES);
+        if (b->rq != RQ_NONE)
+            b->rq_moved = true; /* its answer is about the seat we leave now */
         if (b->st == BS_SEATED || b->st == BS_LEAVING || b->st == BS_LEFT) {
             evtimer_del(b->timer);
             b->left_sent = false; /* a Leave said at the old table: say it at the new one */
