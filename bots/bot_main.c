@@ -111,14 +111,15 @@ static void main_progress_cb(evutil_socket_t fd, short what, void *arg)
     bot_main_t *m = arg;
     bot_book_rounds_t r;
     bot_book_rounds(m->book, &r);
-    log_emit(LOG_INFO, "bot_progress", "{s:I,s:i,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "ms",
+    log_emit(LOG_INFO, "bot_progress", "{s:I,s:i,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "ms",
              (json_int_t)(clock_mono_ms() - m->start_ms), "connected",
              (int)bot_fleet_connected(m->fleet), "finished", (json_int_t)r.finished, "voided",
              (json_int_t)r.voided, "torn", (json_int_t)r.torn, "crash_voided",
              (json_int_t)r.crash_voided, "actions",
              (json_int_t)bot_book_counter(m->book, BOT_C_ACTIONS_SENT), "goaways",
              (json_int_t)bot_book_counter(m->book, BOT_C_GOAWAYS), "reconnects",
-             (json_int_t)bot_book_counter(m->book, BOT_C_RECONNECTS), "unexpected_errors",
+             (json_int_t)bot_book_counter(m->book, BOT_C_RECONNECTS), "reconnects_after_loss",
+             (json_int_t)bot_book_counter(m->book, BOT_C_RECONNECTS_LOST), "unexpected_errors",
              (json_int_t)bot_book_unexpected(m->book));
 }
 

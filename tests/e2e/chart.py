@@ -42,7 +42,9 @@ if os.path.exists(os.path.join(run, "steps.tsv")):
             steps.append((float(t), text))
             if text == "bots start":
                 bot_t0 = float(t)
-errs = {}  # game -> [(t, unexpected, goaways, reconnects, torn, connected)]
+# game -> [(t, unexpected, goaways, reconnects, torn, connected, reconnects after a lost
+# connection)]; the last is 0 in logs of bots older than its field.
+errs = {}
 for path in sorted(glob.glob(os.path.join(run, "bot-*.log"))):
     game = os.path.basename(path)[4:-4]
     errs[game] = []
@@ -54,7 +56,8 @@ for path in sorted(glob.glob(os.path.join(run, "bot-*.log"))):
                 continue
             if r.get("event") == "bot_progress":
                 errs[game].append((bot_t0 + r["ms"] / 1000.0, r["unexpected_errors"], r["goaways"],
-                                   r["reconnects"], r["torn"], r["connected"]))
+                                   r["reconnects"], r["torn"], r["connected"],
+                                   r.get("reconnects_after_loss", 0)))
 
 os.makedirs(os.path.join(run, "data"), exist_ok=True)
 files = collections.defaultdict(list)  # metric -> [(pod, path)]
@@ -69,7 +72,7 @@ for game, pts in errs.items():
     err_paths[game] = os.path.join(run, "data", "bot-%s.dat" % game)
     with open(err_paths[game], "w") as out:
         for e in pts:
-            out.write("%.3f %d %d %d %d %d\n" % e)
+            out.write("%.3f %d %d %d %d %d %d\n" % e)
 
 reports = {}
 for path in sorted(glob.glob(os.path.join(run, "report-*.json"))):
@@ -77,9 +80,27 @@ for path in sorted(glob.glob(os.path.join(run, "report-*.json"))):
 chart = None
 if shutil.which("gnuplot") and series:
     chart = os.path.join(run, "chart.svg")
-    g = ['set terminal svg size 1100,1400 dynamic background rgb "white"',
-         'set output "%s"' % chart, "set multiplot layout 4,1 title \"rolling update under load\"",
+    # Four panels, one above the other, each with its key below it inside the panel: each is
+    # 300 px of plot plus 20 px per key row (as many titles to a row as about fit in 1000 px),
+    # so many pods or games (five bot series each) do not squash the plots.
+    pod_keys = {m: [pod for pod, _ in files[m]] for m in ("desks", "human_desks", "connections")}
+    bot_kinds = ("unexpected errors", "GoAways", "reconnects",
+                 "reconnects after a lost connection", "torn rounds")
+    bot_keys = ["%s: %s" % (game, k) for game in sorted(err_paths) for k in bot_kinds]
+
+    def panel_height(titles):
+        per_row = max(1, 1000 // (7 * max([len(t) for t in titles] + [1]) + 90))
+        return 300 + 20 * ((len(titles) + per_row - 1) // per_row)
+
+    heights = [panel_height(pod_keys[m]) for m in ("desks", "human_desks", "connections")]
+    heights.append(panel_height(bot_keys))
+    height = 40 + sum(heights)
+    g = ['set terminal svg size 1100,%d dynamic background rgb "white"' % height,
+         'set output "%s"' % chart, "set multiplot title \"rolling update under load\"",
          "set key below horizontal", "set grid", "set xlabel \"seconds\""]
+    # Panel i's origin and size as fractions of the canvas, top to bottom.
+    panel = ["set origin 0,%f; set size 1,%f" % (sum(heights[i + 1:]) / height, h / height)
+             for i, h in enumerate(heights)]
     tmax = max([p[-1][0] for p in series.values()] + [0]) + 1
     g.append("set xrange [0:%f]" % tmax)
     arrows = ["set arrow from first %f, graph 0 to first %f, graph 1 nohead dt 3 lc rgb \"gray\""
@@ -89,19 +110,22 @@ if shutil.which("gnuplot") and series:
                           ("connections", "connections per gateway")):
         g.append("unset arrow")
         g += arrows
+        g.append(panel.pop(0))
         g.append('set title "%s"' % title)
         plots = ['"%s" using 1:2 with steps title "%s"' % (p, pod) for pod, p in files[metric]]
         g.append("plot " + ", ".join(plots) if plots else "plot 0 notitle")
     g.append("unset arrow")
     g += arrows
+    g.append(panel.pop(0))
     g.append('set title "bot view (cumulative)"')
     plots = []
     for game, p in sorted(err_paths.items()):
         plots.append('"%s" using 1:2 with steps title "%s: unexpected errors" lw 2, '
                      '"" using 1:3 with steps title "%s: GoAways", '
                      '"" using 1:4 with steps title "%s: reconnects", '
+                     '"" using 1:7 with steps title "%s: reconnects after a lost connection", '
                      '"" using 1:5 with steps title "%s: torn rounds" lw 2'
-                     % (p, game, game, game, game))
+                     % (p, game, game, game, game, game))
     g.append("plot " + ", ".join(plots) if plots else "plot 0 notitle")
     g.append("unset multiplot")
     with open(os.path.join(run, "chart.gp"), "w") as out:
@@ -112,7 +136,7 @@ if shutil.which("gnuplot") and series:
     # dotted step markers badly).
     png = os.path.join(run, "chart.png")
     with open(os.path.join(run, "chart-png.gp"), "w") as out:
-        out.write("\n".join(['set terminal pngcairo size 1100,1400', 'set output "%s"' % png]
+        out.write("\n".join(['set terminal pngcairo size 1100,%d' % height, 'set output "%s"' % png]
                             + g[2:]) + "\n")
     if subprocess.call(["gnuplot", os.path.join(run, "chart-png.gp")],
                        stderr=subprocess.DEVNULL) != 0 and os.path.exists(png):
@@ -135,8 +159,11 @@ for game, report in sorted(reports.items()):
            "| actions | %s |" % report.get("actions"),
            "| action latency p50 / p99 (ms) | %s / %s |" % (lat.get("p50"), lat.get("p99")),
            "| GoAways | %s |" % json.dumps(report.get("goaways")),
-           "| reconnects (after GoAway / other) | %s / %s |" % (
+           # after_loss: connections lost without a GoAway (a gateway killed) and recovered;
+           # "other" no longer counts them (bots/bot_book.c).
+           "| reconnects (after GoAway / after a lost connection / other) | %s / %s / %s |" % (
                report.get("reconnects", {}).get("after_goaway"),
+               report.get("reconnects", {}).get("after_loss", 0),
                report.get("reconnects", {}).get("other")),
            "| table moves | %s |" % report.get("counters", {}).get("moves"),
            "| unexpected errors | %s |" % report.get("unexpected_errors"),
