@@ -1055,16 +1055,17 @@ static void tk_finish(tk_table_t *t, const int64_t *delta, bool house, int64_t h
                 t->seat[i].stack += delta[i]; /* play money lives in the wallets only */
         settling = tk_settle(t, delta, house, house_delta, rake);
     }
-    tk_history_submit(t, delta, rake, voided, why);
     if (settling) {
         /* The rest waits for the settlement (TK_MSG_SETTLED): the round stays in progress for
          * the runtime (no next round, the drain waits), and no one sees the result before it
-         * is applied -- a crash meanwhile leaves the round for the recovery to void. */
+         * is applied -- a crash meanwhile leaves the round for the recovery to void. Its hand
+         * history, too, says what the settlement's answer decides. */
         t->settling = true;
         memcpy(t->settle_delta, delta, sizeof t->settle_delta);
         t->settle_rake = rake;
         return;
     }
+    tk_history_submit(t, delta, rake, voided, why);
     tk_finish_rest(t, delta, rake, voided, why);
 }
 
@@ -1079,6 +1080,8 @@ static void tk_settled(tk_table_t *t, uint64_t seq, const money_result_t *res)
     }
     t->settling = false;
     if (res->status == MONEY_OK) {
+        tk_history_submit(t, t->settle_delta, t->settle_rake, false,
+                          CROUPIER__VOID_REASON__VOID_NONE);
         tk_finish_rest(t, t->settle_delta, t->settle_rake, false, CROUPIER__VOID_REASON__VOID_NONE);
         return;
     }
@@ -1087,10 +1090,11 @@ static void tk_settled(tk_table_t *t, uint64_t seq, const money_result_t *res)
     for (int i = 0; i < t->nseats; i++)
         if (t->seat[i].playing && t->eng->game->money == TK_MONEY_STACK)
             t->seat[i].stack -= t->settle_delta[i];
-    tk_finish_rest(t, NULL, 0, true,
-                   res->status == MONEY_ERR_STALE_EPOCH
-                       ? CROUPIER__VOID_REASON__VOID_LEASE_LOST
-                       : CROUPIER__VOID_REASON__VOID_INTERNAL_ERROR);
+    Croupier__VoidReason why = res->status == MONEY_ERR_STALE_EPOCH
+                                   ? CROUPIER__VOID_REASON__VOID_LEASE_LOST
+                                   : CROUPIER__VOID_REASON__VOID_INTERNAL_ERROR;
+    tk_history_submit(t, NULL, 0, true, why);
+    tk_finish_rest(t, NULL, 0, true, why);
 }
 
 /* The second half of tk_finish: RoundEnd, leavers, busted players, the table's close, the
