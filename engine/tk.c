@@ -573,7 +573,7 @@ void tk_round_show(tk_table_t *t, int seat, const uint8_t *cards, size_t n)
     t->seat[seat].nshown = n;
 }
 
-/* Hands the round's history to the writer (after its settlement, in the same FIFO): one record
+/* Hands the round's history to the writer (once its settlement answered, tk_settled): one record
  * for every round, completed or voided (docs/hand-history.md). */
 static void tk_history_submit(tk_table_t *t, const int64_t *delta, int64_t rake, bool voided,
                               Croupier__VoidReason why)
