@@ -115,11 +115,11 @@ redis)
     e2e_seed_wallets 7000000 16 1000000
     for base in 7100000 7200000 7300000 7400000; do e2e_seed_wallets $base 12 1000000; done
     sum0=$(($(e2e_wallet_sum) + $(e2e_rake_sum)))
-    bots_start test traditional 7000000 16 22
-    bots_start holdem holdem 7100000 12 22
-    bots_start blackjack persistent 7200000 12 22
-    bots_start doudizhu traditional 7300000 12 22
-    bots_start zhajinhua game 7400000 12 22
+    bots_start test traditional 7000000 16 18
+    bots_start holdem holdem 7100000 12 18
+    bots_start blackjack persistent 7200000 12 18
+    bots_start doudizhu traditional 7300000 12 18
+    bots_start zhajinhua game 7400000 12 18
     sleep 6
     kill -KILL "$REDIS_PID"
     e2e_log "redis SIGKILLed; down for 4 s (lease TTL $TTL ms)"
@@ -146,7 +146,7 @@ pause)
     e2e_gate_start gate-b
     e2e_seed_wallets 7500000 24 1000000
     sum0=$(($(e2e_wallet_sum) + $(e2e_rake_sum)))
-    bots_start holdem holdem 7500000 24 24
+    bots_start holdem holdem 7500000 24 20
     sleep 5
     read -r sa ea <<<"$(e2e_lease_of game-a)"
     read -r sb eb <<<"$(e2e_lease_of game-b)"
@@ -216,7 +216,7 @@ inflight)
     }
     # (a) The bots join game-1 while writes wait: buy-ins in flight.
     e2e_redis client pause 1500 write >/dev/null
-    bots_start holdem holdem 7600000 20 24
+    bots_start holdem holdem 7600000 20 20
     sleep 1
     MUST_HOLD=0 kill_in_pause game-1 1000 0.1 "buy-ins" game-2 game-3
     # (b) Mid-play on the server holding more: settlements, marks, top-ups, cash-outs.

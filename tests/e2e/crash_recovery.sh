@@ -88,7 +88,7 @@ game_pod game-b
 e2e_gate_start gate-a
 e2e_gate_start gate-b
 "$BUILD/bots/croupier-bot" --gateways "127.0.0.1:${POD_PORT[gate-a]},127.0.0.1:${POD_PORT[gate-b]}" \
-    --bots "$BOTS" --game "$GAME" --engine "$BOT_ENGINE" --seconds 24 --player-base 6000000 \
+    --bots "$BOTS" --game "$GAME" --engine "$BOT_ENGINE" --seconds 19 --player-base 6000000 \
     --token-secret-file "$E2E_DIR/secret" --finish-timeout-ms 60000 \
     --report "$E2E_DIR/report.json" --rounds-file "$E2E_DIR/rounds.txt" \
     >"$E2E_DIR/bot.log" 2>&1 &
