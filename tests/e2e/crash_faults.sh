@@ -179,6 +179,7 @@ pause)
 inflight)
     e2e_redis_start
     game_pod game-1 holdem
+    game_pod game-2 holdem # (so that game-1's players always have a server to be moved to)
     e2e_gate_start gate-a
     e2e_gate_start gate-b
     e2e_seed_wallets 7600000 20 1000000
@@ -214,11 +215,11 @@ inflight)
         check "$v's epoch left nothing held" \
             test "$(e2e_redis exists "{croupier:money}:held:holdem:$sl:$ep")" = 0
     }
-    # (a) The bots join game-1 while writes wait: buy-ins in flight.
+    # (a) The bots join game-1 and game-2 while writes wait: buy-ins in flight.
     e2e_redis client pause 1500 write >/dev/null
     bots_start holdem holdem 7600000 20 20
     sleep 1
-    MUST_HOLD=0 kill_in_pause game-1 1000 0.1 "buy-ins" game-2 game-3
+    MUST_HOLD=0 kill_in_pause game-1 1000 0.1 "buy-ins" game-3
     # (b) Mid-play on the server holding more: settlements, marks, top-ups, cash-outs.
     sleep 3
     if [ "$(held_of game-2)" -ge "$(held_of game-3)" ]; then v=game-2 s=game-3; else v=game-3 s=game-2; fi
