@@ -333,25 +333,7 @@ crash_step() {
     crash_kill "$g"
     step "crash: start $g-r (replacement)"
     start_gate "$g-r"
-    deadline=$((SECONDS + 30))
-    while :; do
-        left=0
-        for n in "${victims[@]}"; do
-            [ -n "${CRASH_MS[$n]:-}" ] && continue
-            if [ "$(e2e_redis sismember '{croupier:money}:held' "${CRASH_MEMBER[$n]}")" = 0 ]; then
-                CRASH_MS[$n]=$(($(now_ms) - CRASH_T[$n]))
-                e2e_log "crash: $n's chips are back ${CRASH_MS[$n]} ms after its kill"
-            else
-                left=$((left + 1))
-            fi
-        done
-        [ "$left" -eq 0 ] && break
-        if ((SECONDS >= deadline)); then
-            e2e_log "crash: $left killed servers still hold chips after 30 s"
-            break
-        fi
-        nap 0.1
-    done
+    e2e_wait_crash_recovered nap "${victims[@]}"
     step "crash: the killed servers' chips are back"
 }
 

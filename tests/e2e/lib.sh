@@ -274,6 +274,33 @@ e2e_wait_unheld() {
     [ "$(e2e_redis sismember '{croupier:money}:held' "$1")" = 0 ]
 }
 
+# e2e_wait_crash_recovered SLEEP NAME...: the crash step of the demo and of rollout.sh waits, at
+# most 30 s, until each SIGKILLed game pod NAME's held epoch (CRASH_MEMBER[NAME]) has left the
+# held index, and sets CRASH_MS[NAME] to the time since its kill (CRASH_T[NAME], ms); SLEEP is
+# the command that pauses between looks (the demo's Ctrl-C-aware nap, or sleep).
+e2e_wait_crash_recovered() {
+    local nap=$1 deadline=$((SECONDS + 30)) left n
+    shift
+    while :; do
+        left=0
+        for n in "$@"; do
+            [ -n "${CRASH_MS[$n]:-}" ] && continue
+            if [ "$(e2e_redis sismember '{croupier:money}:held' "${CRASH_MEMBER[$n]}")" = 0 ]; then
+                CRASH_MS[$n]=$(($(date +%s%3N) - CRASH_T[$n]))
+                e2e_log "crash: $n's chips are back ${CRASH_MS[$n]} ms after its kill"
+            else
+                left=$((left + 1))
+            fi
+        done
+        [ "$left" -eq 0 ] && return 0
+        if ((SECONDS >= deadline)); then
+            e2e_log "crash: $left killed servers still hold chips after 30 s"
+            return 0
+        fi
+        "$nap" 0.1
+    done
+}
+
 # e2e_seed_wallets FIRST COUNT AMOUNT: gives players FIRST..FIRST+COUNT-1 a balance.
 e2e_seed_wallets() {
     local i
