@@ -726,7 +726,7 @@ if [ -s "$OUT/chart.svg" ]; then
     echo "  $OUT/chart.svg"
     [ -s "$OUT/chart.png" ] && echo "  $OUT/chart.png"
 else
-    echo "Chart: not drawn (gnuplot missing?): see $OUT/chart.log"
+    echo "Chart: not drawn (./dev installs gnuplot-nox; is it there?): see $OUT/chart.log"
 fi
 echo "Report: $OUT/report.md   bot reports: $OUT/report-*.json   pod logs: $OUT/logs/"
 exit "$verdict"

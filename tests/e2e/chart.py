@@ -2,11 +2,12 @@
 """Turns a rollout run into a report: data files, a gnuplot chart (SVG) and report.md.
 
 usage: chart.py RUN_DIR
+       chart.py --check-svg FILE   exit 0 if FILE exists and is an SVG document (root <svg>)
 
 Reads RUN_DIR/samples.jsonl (poll.py), RUN_DIR/bot-<game>.log (croupier-bot progress lines,
 JSON), RUN_DIR/steps.tsv ("seconds<TAB>text" of each rollout step, same clock origin as the
 samples within a fraction of a second) and RUN_DIR/report-<game>.json (the bot reports). Writes
-RUN_DIR/chart.svg (when gnuplot is installed) and RUN_DIR/report.md.
+RUN_DIR/chart.svg (gnuplot; ./dev installs gnuplot-nox) and RUN_DIR/report.md.
 """
 import collections
 import glob
@@ -15,7 +16,31 @@ import os
 import shutil
 import subprocess
 import sys
+import xml.etree.ElementTree as ElementTree
 
+
+def svg_problem(path):
+    """None if path is a well-formed XML document whose root is <svg>, else what is wrong."""
+    try:
+        root = ElementTree.parse(path).getroot()
+    except (OSError, ElementTree.ParseError) as e:
+        return str(e)
+    if root.tag not in ("svg", "{http://www.w3.org/2000/svg}svg"):
+        return "root element is <%s>, not <svg>" % root.tag
+    if len(root) == 0:
+        return "the <svg> element is empty"
+    return None
+
+
+if len(sys.argv) == 3 and sys.argv[1] == "--check-svg":
+    problem = svg_problem(sys.argv[2])
+    if problem:
+        print("chart.py: %s is not a valid SVG: %s" % (sys.argv[2], problem), file=sys.stderr)
+        sys.exit(1)
+    sys.exit(0)
+if len(sys.argv) != 2:
+    print(__doc__.strip(), file=sys.stderr)
+    sys.exit(2)
 run = sys.argv[1]
 series = collections.defaultdict(list)  # (metric, pod) -> [(t, v)]
 with open(os.path.join(run, "samples.jsonl")) as f:
@@ -78,6 +103,10 @@ reports = {}
 for path in sorted(glob.glob(os.path.join(run, "report-*.json"))):
     reports[os.path.basename(path)[7:-5]] = json.load(open(path))
 chart = None
+if not shutil.which("gnuplot"):
+    print("chart.py: gnuplot not found (./dev installs gnuplot-nox): no chart", file=sys.stderr)
+elif not series:
+    print("chart.py: no pod samples in %s: no chart" % run, file=sys.stderr)
 if shutil.which("gnuplot") and series:
     chart = os.path.join(run, "chart.svg")
     # Four panels, one above the other, each with its key below it inside the panel: each is
@@ -132,6 +161,10 @@ if shutil.which("gnuplot") and series:
         out.write("\n".join(g) + "\n")
     if subprocess.call(["gnuplot", os.path.join(run, "chart.gp")]) != 0:
         chart = None
+    elif svg_problem(chart):
+        print("chart.py: gnuplot wrote an invalid %s: %s" % (chart, svg_problem(chart)),
+              file=sys.stderr)
+        chart = None
     # The same chart as PNG where gnuplot has the cairo terminal (some SVG viewers draw the
     # dotted step markers badly).
     png = os.path.join(run, "chart.png")
@@ -170,7 +203,7 @@ for game, report in sorted(reports.items()):
            "| errors by code | %s |" % json.dumps(report.get("errors")), ""]
 md += ["## Steps", ""]
 md += ["* %7.2f s  %s" % (t, text) for t, text in steps]
-md += ["", "Chart: %s" % (chart or "(not drawn: gnuplot missing)"), ""]
+md += ["", "Chart: %s" % (chart or "(not drawn: see chart.py's error output)"), ""]
 if chart and os.path.exists(os.path.join(run, "chart.png")):
     md += ["Chart (PNG): %s" % os.path.join(run, "chart.png"), ""]
 if os.path.exists(os.path.join(run, "checks.txt")):

@@ -32,7 +32,7 @@
 # into seat accounts ts.* (in the wallet sum; blackjack's ts.croupier-persistent.*), all back at
 # 0 once every table has closed on its drain and the bots have left.
 # It samples /drain/status and /metrics of every live pod every 250 ms and writes a report with
-# a chart (gnuplot SVG; gnuplot-nox is installed with apt-get when missing and possible).
+# a chart (gnuplot SVG; ./dev installs gnuplot-nox); a check fails unless chart.svg is a valid SVG.
 #
 #   tests/e2e/rollout.sh BUILD_DIR [SOURCE_DIR]
 # Env:
@@ -299,8 +299,8 @@ crash_step() {
 
 # ---- setup -------------------------------------------------------------------------------
 ulimit -c unlimited 2>/dev/null # keep a crashing pod's core in its directory for a backtrace
-command -v gnuplot >/dev/null || apt-get install -y -qq gnuplot-nox >/dev/null 2>&1 ||
-    e2e_log "gnuplot-nox could not be installed: the report will have no chart"
+command -v gnuplot >/dev/null ||
+    e2e_log "gnuplot missing (./dev installs gnuplot-nox): the chart check below will fail"
 e2e_secret
 e2e_redis_start
 declare -A BOT_BASE
@@ -511,6 +511,8 @@ done
 records=$(e2e_redis --scan --pattern '{croupier:money}:round:*' | wc -l)
 echo "settle records in Redis: $records (one per round id: the key is the id)" >>"$E2E_DIR/checks.txt"
 python3 "$SRC/tests/e2e/chart.py" "$E2E_DIR" >/dev/null || e2e_log "report generation failed"
+check "the chart $E2E_DIR/chart.svg exists and is a valid SVG" \
+    python3 "$SRC/tests/e2e/chart.py" --check-svg "$E2E_DIR/chart.svg"
 cat "$E2E_DIR/checks.txt" >&2
 e2e_log "report: $E2E_DIR/report.md, chart: $E2E_DIR/chart.svg"
 [ $fail -eq 0 ]
