@@ -226,8 +226,9 @@ void gs_request_free(gs_request_t *req)
     free(req);
 }
 
-void gs_reply(gs_t *gs, gs_request_t *req, Croupier__ErrorCode code, const char *message,
-              const Croupier__ServerMessage *payload)
+static void gs_reply_full(gs_t *gs, gs_request_t *req, Croupier__ErrorCode code,
+                          const char *message, const Croupier__ServerMessage *payload,
+                          const char *adopted_by)
 {
     Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
     Croupier__Reply r = CROUPIER__REPLY__INIT;
@@ -242,6 +243,7 @@ void gs_reply(gs_t *gs, gs_request_t *req, Croupier__ErrorCode code, const char 
     f.body_case = CROUPIER__RPC_FRAME__BODY_REPLY;
     f.reply = &r;
     r.code = code;
+    r.adopted_by = (char *)adopted_by;
     if (code == CROUPIER__ERROR_CODE__OK) {
         r.payload = (Croupier__ServerMessage *)payload;
     } else {
@@ -266,6 +268,18 @@ void gs_reply(gs_t *gs, gs_request_t *req, Croupier__ErrorCode code, const char 
         return;
     }
     gs_out_enqueue(gs, o);
+}
+
+void gs_reply(gs_t *gs, gs_request_t *req, Croupier__ErrorCode code, const char *message,
+              const Croupier__ServerMessage *payload)
+{
+    gs_reply_full(gs, req, code, message, payload, NULL);
+}
+
+void gs_reply_adopted_by(gs_t *gs, gs_request_t *req, const char *server_id)
+{
+    gs_reply_full(gs, req, CROUPIER__ERROR_CODE__UNAVAILABLE,
+                  "the table was adopted by another server", NULL, server_id);
 }
 
 /*
@@ -437,6 +451,34 @@ void gs_close_desk_seats(gs_t *gs, rt_desk_id_t desk, const uint64_t *players, s
         dc.n_player_ids = 1;
         dc.player_ids = (uint64_t *)&players[i];
         dc.detail = (char *)(detail != NULL ? detail : "");
+        f.has_player_id = true;
+        f.player_id = players[i];
+        f.body_case = CROUPIER__RPC_FRAME__BODY_DESK_CLOSING;
+        f.desk_closing = &dc;
+        gs_out_t *o = xcalloc(1, sizeof *o);
+        o->kind = GS_OUT_NOTICE;
+        o->player_id = players[i];
+        o->bytes = gs_encode(&f, &o->len);
+        if (o->bytes == NULL) {
+            free(o);
+            continue;
+        }
+        gs_out_enqueue(gs, o);
+    }
+}
+
+void gs_move_desk_seats(gs_t *gs, rt_desk_id_t desk, const uint64_t *players, size_t n,
+                        const char *offer_id)
+{
+    for (size_t i = 0; i < n; i++) {
+        Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+        Croupier__DeskClosing dc = CROUPIER__DESK_CLOSING__INIT;
+        dc.desk_id = desk;
+        dc.reason = CROUPIER__CLOSING_REASON__CLOSING_DRAINING;
+        dc.n_player_ids = 1;
+        dc.player_ids = (uint64_t *)&players[i];
+        dc.detail = "server draining: the table moves";
+        dc.offer_id = (char *)offer_id;
         f.has_player_id = true;
         f.player_id = players[i];
         f.body_case = CROUPIER__RPC_FRAME__BODY_DESK_CLOSING;
@@ -700,6 +742,26 @@ static void gs_link_request(gs_link_t *l, Croupier__RpcFrame *in, gs_req_kind_t 
     req->deadline_ms = deadline;
     req->frame = in;
     req->_dedupe = dedupe;
+    if (kind == GS_REQ_ADOPT) {
+        uint64_t seated;
+        if (u64map_get(gs->player_desk, player, &seated)) {
+            /* Seated here already (its table was adopted here): answered with its Snapshot. */
+            req->kind = GS_REQ_RESUME;
+            gs_request_post(gs, seated, req);
+            return;
+        }
+        if (atomic_load(&gs->intake_stopped)) {
+            gs_reply(gs, req, CROUPIER__ERROR_CODE__DRAINING, "server is draining", NULL);
+            return;
+        }
+        if (gs->engine->adopt == NULL) {
+            gs_reply(gs, req, CROUPIER__ERROR_CODE__UNKNOWN_REQUEST,
+                     "this engine does not adopt tables", NULL);
+            return;
+        }
+        gs->engine->adopt(gs->engine_state, req);
+        return;
+    }
     if (kind == GS_REQ_JOIN) {
         uint64_t seated;
         if (u64map_get(gs->player_desk, player, &seated)) {
@@ -778,6 +840,9 @@ static void gs_link_read_cb(struct bufferevent *bev, void *arg)
             break;
         case CROUPIER__RPC_FRAME__BODY_PLAYER_GONE:
             gs_link_request(l, f, GS_REQ_PLAYER_GONE);
+            break;
+        case CROUPIER__RPC_FRAME__BODY_ADOPT:
+            gs_link_request(l, f, GS_REQ_ADOPT);
             break;
         case CROUPIER__RPC_FRAME__BODY_PONG:
             frame_free_rpc(f);

@@ -53,6 +53,7 @@ typedef enum {
     GS_REQ_ACTION = 3,
     GS_REQ_RESUME = 4,
     GS_REQ_PLAYER_GONE = 5,
+    GS_REQ_ADOPT = 6, /* take a whole table's handoff offer (engine_ops_t.adopt) */
 } gs_req_kind_t;
 
 typedef struct gs_request {
@@ -117,6 +118,11 @@ typedef struct engine_ops {
      * e.g. --zhajinhua-seats), parsed with the process's flags, listed by --help and checked at
      * start; they apply only when this engine runs. NULL: the engine has none. */
     const struct config_flag *(*flags)(void);
+    /* Optional: an Adopt request (a whole table moving here from a draining server, rpc.proto
+     * Adopt), on the main thread, like join(): post it to a desk or answer it. NULL: such
+     * requests are answered UNKNOWN_REQUEST (the gateway then re-seats the players one by
+     * one). A player already seated here never reaches it (answered with its Snapshot). */
+    void (*adopt)(void *eng, gs_request_t *req);
 } engine_ops_t;
 
 typedef struct gs_config {
@@ -206,6 +212,16 @@ void gs_seat(gs_t *gs, uint64_t player_id, rt_desk_id_t desk);
  * or a leave still reaches the desk meanwhile; the desk starts no round. Any thread. */
 void gs_close_desk_seats(gs_t *gs, rt_desk_id_t desk, const uint64_t *players, size_t n,
                          Croupier__ClosingReason reason, const char *detail);
+
+/* The desk's table moves as a whole (docs/protocol.md "Whole-table moves"): each gateway of the
+ * players gets a DeskClosing{CLOSING_DRAINING, offer_id} naming them, and asks a ready server
+ * to adopt the table. No TableClosing is pushed: the players next get Moved and the Snapshot
+ * of the adopted table. Any thread. */
+void gs_move_desk_seats(gs_t *gs, rt_desk_id_t desk, const uint64_t *players, size_t n,
+                        const char *offer_id);
+/* Answers an Adopt that lost the race: another server (server_id, "<service>:<slot>") adopted
+ * the table; the gateway sends it there. Any thread. */
+void gs_reply_adopted_by(gs_t *gs, gs_request_t *req, const char *server_id);
 
 /* ---- money ---- */
 struct money_writer;

@@ -14,8 +14,9 @@
 #include "money.h"
 #include "xmalloc.h"
 
-#define OFFER_SCRIPT 6 /* SCRIPT_OFFER in money.c */
-#define ADOPT_SCRIPT 7 /* SCRIPT_ADOPT */
+#define OFFER_SCRIPT 6    /* SCRIPT_OFFER in money.c */
+#define ADOPT_SCRIPT 7    /* SCRIPT_ADOPT */
+#define WITHDRAW_SCRIPT 8 /* SCRIPT_WITHDRAW */
 #define STATE_MAX (64 * 1024)
 
 typedef struct {
@@ -295,4 +296,31 @@ int money_sync_adopt(redisContext *c, const char *offer_id, const char *service,
             out->balances[i] = stacks[i];
     }
     return rc;
+}
+
+int money_sync_offer_withdraw(redisContext *c, const char *service, const money_offer_t *o,
+                              char status[16], money_result_t *out)
+{
+    memset(out, 0, sizeof *out);
+    out->kind = MONEY_KIND_SEAT_OUT;
+    status[0] = '\0';
+    char id[MONEY_ID_MAX + 1];
+    if (o == NULL || money_offer_id(service, o, id, sizeof id) != 0) {
+        out->status = MONEY_ERR_BAD_ARGS;
+        snprintf(out->error, sizeof out->error, "invalid service or offer");
+        return out->status;
+    }
+    snprintf(out->id, sizeof out->id, "%s", id);
+    ho_argv_t a = {0};
+    ho_push(&a, "EVALSHA");
+    ho_push(&a, "%s", money_script_sha(WITHDRAW_SCRIPT));
+    ho_push(&a, "3");
+    ho_push(&a, "%s%s", MONEY_HANDOFF_KEY_PREFIX, id);
+    ho_push(&a, "{croupier:lease:%s}:slot:%" PRIu32 ":epoch", service, o->slot);
+    ho_push(&a, "{croupier:money}:held:%s:%" PRIu32 ":%" PRIu64, service, o->slot, o->epoch);
+    ho_push(&a, "%" PRIu64, o->epoch);
+    ho_push(&a, "%s", id);
+    redisReply *r = ho_run(c, &a, WITHDRAW_SCRIPT);
+    ho_free(&a);
+    return ho_reply(c, r, MONEY_KIND_SEAT_OUT, out, status, 16);
 }

@@ -506,6 +506,25 @@ static const char money_lua_adopt[] = MONEY_LUA_INT
     "call('HSET', KEYS[1], 'status', 'adopted', 'adopter', ARGV[2], 'stacks', stacks)\n"
     "return {1, stacks}\n";
 
+/*
+ * Withdrawal of an offer nobody adopted (money.h "Table handoff"). KEYS: offer HASH, the old
+ * server's fence, its held HASH. ARGV: epoch, offer id. An offered table goes back to its old
+ * server ("withdrawn": its accounts stay held by the old epoch, the h: mark goes); an adopted,
+ * void or withdrawn one answers its status unchanged. Returns {1 | 0, status}.
+ */
+static const char money_lua_withdraw[] = MONEY_LUA_INT
+    "local st = call('HGET', KEYS[1], 'status')\n"
+    "if not st then return redis.error_reply('MONEY_NO_OFFER ' .. ARGV[2]) end\n"
+    "if st ~= 'offered' then return {0, st} end\n"
+    "local cur = call('GET', KEYS[2])\n"
+    "if cur ~= ARGV[1] then\n"
+    "  return redis.error_reply('MONEY_STALE_EPOCH withdraw epoch ' .. ARGV[1] .. ', current ' "
+    "..\n"
+    "    (cur or 'none')) end\n"
+    "call('HSET', KEYS[1], 'status', 'withdrawn')\n"
+    "call('HDEL', KEYS[3], 'h:' .. ARGV[2])\n"
+    "return {1, 'withdrawn'}\n";
+
 enum {
     SCRIPT_SETTLE = 0,
     SCRIPT_WALLET = 1,
@@ -514,12 +533,13 @@ enum {
     SCRIPT_MARK = 4,
     SCRIPT_RECOVER = 5,
     SCRIPT_OFFER = 6,
-    SCRIPT_ADOPT = 7
+    SCRIPT_ADOPT = 7,
+    SCRIPT_WITHDRAW = 8
 };
 
 static const char *const money_scripts[MONEY_NSCRIPTS] = {
     money_lua_settle, money_lua_wallet,  money_lua_history, money_lua_seat,
-    money_lua_mark,   money_lua_recover, money_lua_offer,   money_lua_adopt};
+    money_lua_mark,   money_lua_recover, money_lua_offer,   money_lua_adopt, money_lua_withdraw};
 static char money_shas[MONEY_NSCRIPTS][41];
 static pthread_once_t money_sha_once = PTHREAD_ONCE_INIT;
 

@@ -266,6 +266,8 @@ int money_sync_history_void(redisContext *c, const char *round_id, const char *g
  *           seat account of its own (recorded as held by its epoch) and marks the offer
  *           "adopted" by it, in one script: exactly one adopter ever (another gets
  *           MONEY_ERR_ADOPTED, the same adopter again its first result).
+ *   withdraw  nobody adopted it in time: the old server takes it back (money_sync_offer_withdraw)
+ *           and re-seats or refunds its players itself; an adoption after that is refused.
  *   void    if the old server dies before an adoption, the recovery of its epoch
  *           (money_recover) marks the offer "void" in the same script that returns the accounts
  *           to their owners; an adoption after that is refused (MONEY_ERR_OFFER_VOID). If the
@@ -319,6 +321,13 @@ int money_sync_offer_read(redisContext *c, const char *offer_id, money_offer_inf
 int money_sync_adopt(redisContext *c, const char *offer_id, const char *service, uint32_t slot,
                      uint64_t epoch, uint64_t desk, const char *const *new_accounts, size_t n,
                      int64_t *stacks, money_result_t *out);
+
+/* The old server takes back an offer nobody adopted (its accounts stay held by its epoch; the
+ * table goes on or closes there). status[]: "withdrawn" (out->replayed: it was already), or
+ * "adopted" / "void" when that happened first (nothing changes). out->status: MONEY_OK,
+ * MONEY_ERR_NO_OFFER, MONEY_ERR_STALE_EPOCH (the fence moved: the recovery voids it), -EIO. */
+int money_sync_offer_withdraw(redisContext *c, const char *service, const money_offer_t *o,
+                              char status[16], money_result_t *out);
 
 /* Parses an index member "<service>:<slot>:<epoch>". 0 or -EINVAL. */
 int money_held_parse(const char *member, char *service, size_t len, uint32_t *slot,
@@ -405,7 +414,7 @@ money_reply_action_t money_reply_parse(money_kind_t kind, const redisReply *r, m
 money_reply_action_t money_reply_parse_entry(money_kind_t kind, const redisReply *entry,
                                              money_result_t *out);
 /* The scripts' text and SHA1 (hex), for SCRIPT LOAD. index 0..MONEY_NSCRIPTS-1. */
-#define MONEY_NSCRIPTS 8
+#define MONEY_NSCRIPTS 9
 const char *money_script_text(int index);
 const char *money_script_sha(int index);
 

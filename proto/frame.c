@@ -894,6 +894,19 @@ static int rules_rpc(const Croupier__RpcFrame *m, frame_error_t *err)
     case CROUPIER__RPC_FRAME__BODY_RESUME:
         request = player = player_request = true;
         break;
+    case CROUPIER__RPC_FRAME__BODY_ADOPT: {
+        request = player = player_request = true;
+        const Croupier__Adopt *a = m->adopt;
+        if (a->offer_id[0] == '\0' || strlen(a->offer_id) > 160)
+            return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                        "RpcFrame.adopt.offer_id: 1..160 characters");
+        int rc =
+            check_join(&(Croupier__Join){.engine = a->engine, .game = a->game, .stake = a->stake},
+                       "RpcFrame.adopt", "", err);
+        if (rc < 0)
+            return rc;
+        break;
+    }
     case CROUPIER__RPC_FRAME__BODY_REPLY: {
         const Croupier__Reply *r = m->reply;
         if (m->request_id == 0)
@@ -1118,10 +1131,10 @@ static int run_game_rules(const ProtobufCMessage *m, frame_game_rules_cb rules, 
  * card-field convention and game_rules). Returns the message (free with frame_free) or NULL
  * with err filled in.
  */
-static ProtobufCMessage *unpack_core(const ProtobufCMessageDescriptor *desc,
-                                     const uint8_t *payload, size_t len, const frame_limits_t *lim,
-                                     frame_error_t *err, bool rules, bool game,
-                                     frame_game_rules_cb game_rules, frame_scratch_t *scratch)
+static ProtobufCMessage *unpack_core(const ProtobufCMessageDescriptor *desc, const uint8_t *payload,
+                                     size_t len, const frame_limits_t *lim, frame_error_t *err,
+                                     bool rules, bool game, frame_game_rules_cb game_rules,
+                                     frame_scratch_t *scratch)
 {
     lim = limits_or_default(lim);
     error_reset(err);

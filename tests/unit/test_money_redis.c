@@ -1,11 +1,13 @@
 /* money/ scripts against a real redis-server: wallets, settlement, fencing, histories. */
 #include <check.h>
+#include <pthread.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "jobs.h"
 #include "money.h"
 #include "support.h"
 
@@ -967,6 +969,116 @@ START_TEST(test_handoff_offer_of_a_dead_server_is_voided_by_its_recovery)
 }
 END_TEST
 
+/* Nobody adopted in time: the old server withdraws its offer (fenced); an adoption after that
+ * is refused, a withdrawal after an adoption changes nothing, and the chips stay held. */
+START_TEST(test_handoff_withdrawn_offer_cannot_be_adopted)
+{
+    money_offer_t o;
+    char id[96];
+    offer_table(&o, id, sizeof id);
+    money_result_t r;
+    char st[16];
+    set_epoch("svc", 3, 8);
+    ck_assert_int_eq(money_sync_offer_withdraw(rc, "svc", &o, st, &r), MONEY_ERR_STALE_EPOCH);
+    set_epoch("svc", 3, 7);
+    ck_assert_int_eq(money_sync_offer_withdraw(rc, "svc", &o, st, &r), MONEY_OK);
+    ck_assert_str_eq(st, "withdrawn");
+    ck_assert(!r.replayed);
+    ck_assert_int_eq(money_sync_offer_withdraw(rc, "svc", &o, st, &r), MONEY_OK);
+    ck_assert(r.replayed);
+    char *v = ts_redis_cmd(redis, "HEXISTS {croupier:money}:held:svc:3:7 h:%s", id);
+    ck_assert_str_eq(v, "0");
+    free(v);
+    ck_assert_int_eq(held_len(7), 2); /* the two seat accounts, still held by the old epoch */
+    int64_t stacks[2];
+    set_epoch("svc", 4, 8);
+    ck_assert_int_eq(money_sync_adopt(rc, id, "svc", 4, 8, 14, new_accts, 2, stacks, &r),
+                     MONEY_ERR_OFFER_VOID);
+    ck_assert_int_eq(balance("ts.svc.3.7.d.0"), 300);
+    ck_assert_int_eq(balance("ts.svc.4.8.e.0"), 0);
+    /* An adopted offer: the withdrawal answers "adopted" and moves nothing. */
+    o.n = 2;
+    ck_assert_int_eq(money_sync_offer(rc, "svc", &o, &r), MONEY_OK);
+    char id2[96];
+    ck_assert_int_eq(money_offer_id("svc", &o, id2, sizeof id2), 0);
+    ck_assert_int_eq(money_sync_adopt(rc, id2, "svc", 4, 8, 14, new_accts, 2, stacks, &r),
+                     MONEY_OK);
+    ck_assert_int_eq(money_sync_offer_withdraw(rc, "svc", &o, st, &r), MONEY_OK);
+    ck_assert_str_eq(st, "adopted");
+    ck_assert(r.replayed);
+    ck_assert_int_eq(balance("ts.svc.4.8.e.0"), 300);
+    o.n = 3;
+    ck_assert_int_eq(money_sync_offer_withdraw(rc, "svc", &o, st, &r), MONEY_ERR_NO_OFFER);
+}
+END_TEST
+
+/* money_jobs: jobs run in order on the thread's connection, each done() once; without Redis
+ * a job gets no connection (and says so itself); destroy runs what is still queued. */
+typedef struct {
+    money_job_t job;
+    int n;
+    long long seen;
+    bool had_conn;
+    int *done_count;
+    pthread_mutex_t *mu;
+} jobs_case_t;
+
+static void jobs_case_run(redisContext *c, money_job_t *job)
+{
+    jobs_case_t *jc = (jobs_case_t *)job;
+    jc->had_conn = c != NULL;
+    if (c == NULL)
+        return;
+    redisReply *r = redisCommand(c, "RPUSH jobs-order %d", jc->n);
+    jc->seen = r != NULL && r->type == REDIS_REPLY_INTEGER ? r->integer : -1;
+    freeReplyObject(r);
+}
+
+static void jobs_case_done(money_job_t *job)
+{
+    jobs_case_t *jc = (jobs_case_t *)job;
+    pthread_mutex_lock(jc->mu);
+    (*jc->done_count)++;
+    pthread_mutex_unlock(jc->mu);
+}
+
+START_TEST(test_jobs_run_in_order_and_report_a_missing_redis)
+{
+    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    int done = 0;
+    jobs_case_t cases[5];
+    money_jobs_t *j = money_jobs_create("127.0.0.1", ts_redis_port(redis));
+    ck_assert_ptr_nonnull(j);
+    for (int i = 0; i < 5; i++) {
+        cases[i] = (jobs_case_t){.job = {.run = jobs_case_run, .done = jobs_case_done},
+                                 .n = i,
+                                 .done_count = &done,
+                                 .mu = &mu};
+        ck_assert_int_eq(money_jobs_submit(j, &cases[i].job), 0);
+    }
+    money_jobs_destroy(j); /* runs the queued jobs first */
+    ck_assert_int_eq(done, 5);
+    for (int i = 0; i < 5; i++) {
+        ck_assert(cases[i].had_conn);
+        ck_assert_int_eq(cases[i].seen, i + 1);
+    }
+    char *v = ts_redis_cmd(redis, "LINDEX jobs-order 4");
+    ck_assert_str_eq(v, "4");
+    free(v);
+    /* A port nobody listens on: the job runs without a connection. */
+    int port = ts_free_port();
+    j = money_jobs_create("127.0.0.1", port);
+    ck_assert_ptr_nonnull(j);
+    cases[0].had_conn = true;
+    ck_assert_int_eq(money_jobs_submit(j, &cases[0].job), 0);
+    money_jobs_destroy(j);
+    ck_assert(!cases[0].had_conn);
+    ck_assert_int_eq(done, 6);
+    ck_assert_ptr_null(money_jobs_create(NULL, 6379));
+    ck_assert_ptr_null(money_jobs_create("127.0.0.1", 0));
+}
+END_TEST
+
 /* Two servers race to adopt one offer (processes): exactly one gets it, every chip moves once. */
 START_TEST(test_handoff_two_adopters_racing_one_wins)
 {
@@ -1058,6 +1170,8 @@ int main(void)
     tcase_add_test(tc, test_handoff_offer_is_fenced_and_needs_held_accounts);
     tcase_add_test(tc, test_handoff_offer_of_a_dead_server_is_voided_by_its_recovery);
     tcase_add_test(tc, test_handoff_two_adopters_racing_one_wins);
+    tcase_add_test(tc, test_handoff_withdrawn_offer_cannot_be_adopted);
+    tcase_add_test(tc, test_jobs_run_in_order_and_report_a_missing_redis);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

@@ -1,0 +1,40 @@
+/*
+ * money_jobs -- a thread with a blocking Redis connection for the money calls that are not
+ * the writer's steady stream: a table handoff's offer, read, adoption and withdrawal
+ * (money.h "Table handoff", docs/queues.md "Whole-table moves").
+ *
+ * A desk submits a job (any thread); the thread runs job->run(c, job) with its connection (or
+ * c NULL when Redis cannot be reached: the job reports -EIO itself), then job->done(job), which
+ * must not block: it posts the outcome to the desk and frees the job. Jobs run one at a time in
+ * submission order. The connection has a 1 s connect and a 2 s request timeout; a broken one
+ * is dropped and made again for the next job.
+ *
+ * Ordering with the writer: the two use different connections, so a job must only be
+ * submitted once every writer item it depends on has been answered (the table kit offers a
+ * table only after its last settlement and cash-outs were applied).
+ *
+ * Shutdown: money_jobs_destroy() runs the jobs still queued (so every done() is called) and
+ * joins the thread.
+ */
+#ifndef CROUPIER_MONEY_JOBS_H
+#define CROUPIER_MONEY_JOBS_H
+
+#include <hiredis/hiredis.h>
+
+typedef struct money_jobs money_jobs_t;
+
+typedef struct money_job money_job_t;
+struct money_job {
+    void (*run)(redisContext *c, money_job_t *job); /* c NULL: no connection */
+    void (*done)(money_job_t *job);                 /* then: post the outcome, free the job */
+    money_job_t *_next;                             /* private */
+};
+
+/* Starts the thread (host: an IP literal). NULL on bad arguments (logged). */
+money_jobs_t *money_jobs_create(const char *redis_host, int redis_port);
+/* Queues job; 0, or -ESHUTDOWN once destroy began (the job is not run). Any thread. */
+int money_jobs_submit(money_jobs_t *j, money_job_t *job);
+/* Runs what is queued, stops the thread, frees. NULL is a no-op. */
+void money_jobs_destroy(money_jobs_t *j);
+
+#endif
