@@ -324,13 +324,22 @@ static int phh_config(const holdem_phh_t *h, holdem_config_t *cfg, char *err, si
         return phh_fail(err, errlen, "list lengths differ from the %d players", n);
     cfg->small_blind = h->blinds[0];
     cfg->big_blind = h->blinds[1];
-    for (int i = 2; i < n; i++) {
-        if (h->blinds[i] == 0)
-            continue;
-        if (i == 2 && n >= 3)
-            cfg->straddle = h->blinds[2];
-        else
-            return phh_fail(err, errlen, "blinds_or_straddles: only one straddle is supported");
+    cfg->pokerkit_rules = true; /* PHH means what PokerKit does (docs/rules/holdem.md) */
+    /* Straddles: a chain from under the gun (p3), each twice the one before. */
+    int chain = 0;
+    while (2 + chain < n && h->blinds[2 + chain] != 0)
+        chain++;
+    for (int i = 2 + chain; i < n; i++)
+        if (h->blinds[i] != 0)
+            return phh_fail(err, errlen,
+                            "blinds_or_straddles: straddles must follow each other from p3");
+    for (int i = 1; i < chain; i++)
+        if (h->blinds[2 + i] != 2 * h->blinds[1 + i])
+            return phh_fail(err, errlen,
+                            "blinds_or_straddles: each straddle must be twice the one before");
+    if (chain > 0) {
+        cfg->straddle = h->blinds[2];
+        cfg->max_straddles = chain;
     }
     int nz = 0;
     for (int i = 0; i < h->nantes; i++)
@@ -414,6 +423,18 @@ static int phh_deck(const holdem_phh_t *h, uint8_t *deck, char *err, size_t errl
     return pos;
 }
 
+/* What the replay notes of the table's events: the seats whose turn had no decision. */
+typedef struct {
+    int no_decision[HOLDEM_MAX_SEATS];
+} phh_watch_t;
+
+static void phh_on_event(void *ud, const holdem_event_t *ev)
+{
+    phh_watch_t *w = ud;
+    if (ev->kind == HOLDEM_EV_NO_DECISION && ev->seat >= 0 && ev->seat < HOLDEM_MAX_SEATS)
+        w->no_decision[ev->seat]++;
+}
+
 int holdem_phh_replay(const holdem_phh_t *h, int64_t *stacks, char *err, size_t errlen)
 {
     holdem_config_t cfg;
@@ -425,7 +446,8 @@ int holdem_phh_replay(const holdem_phh_t *h, int64_t *stacks, char *err, size_t 
     if (ndeck < 0)
         return ndeck;
     int n = h->players;
-    holdem_table_t *t = holdem_table_create(&cfg, NULL, NULL, &rc);
+    phh_watch_t watch = {{0}};
+    holdem_table_t *t = holdem_table_create(&cfg, phh_on_event, &watch, &rc);
     if (t == NULL)
         return phh_fail(err, errlen, "table config refused: %s", holdem_err_name(rc));
     for (int s = 0; s < n; s++) {
@@ -434,6 +456,8 @@ int holdem_phh_replay(const holdem_phh_t *h, int64_t *stacks, char *err, size_t 
             goto done;
         }
         holdem_table_sit(t, s, h->starting[s]);
+        if (s >= 2 && s < 2 + cfg.max_straddles)
+            holdem_table_set_straddle(t, s, true);
     }
     rc = holdem_table_start_hand(t, n - 1, deck, ndeck);
     if (rc != HOLDEM_OK) {
@@ -486,6 +510,13 @@ int holdem_phh_replay(const holdem_phh_t *h, int64_t *stacks, char *err, size_t 
                         goto done;
                     }
             }
+            continue;
+        }
+        /* PokerKit gives a player whose decision vanished during the round (the others folded
+         * or went all-in, nothing to call) a turn anyway, where it can only check; the table
+         * gives none. Such a check must be one the table skipped. */
+        if (!strcmp(verb, "cc") && holdem_table_to_act(t) != seat && watch.no_decision[seat] > 0) {
+            watch.no_decision[seat]--;
             continue;
         }
         holdem_action_kind_t kind;

@@ -31,9 +31,10 @@ typedef struct {
     uint8_t in_hand; /* dealt into the current hand */
     uint8_t folded;
     uint8_t all_in;
-    uint8_t acted; /* acted voluntarily this street */
+    uint8_t acted;    /* acted voluntarily this street */
+    uint8_t pk_acted; /* pokerkit_rules: acted since the last raise that reopened the betting */
     uint8_t hole[2];
-    uint8_t pad_[7];
+    uint8_t pad_[6];
 } table_seat_t;
 
 typedef struct {
@@ -50,6 +51,15 @@ typedef struct {
     int button, sb, bb;
     int to_act;
     int last_aggressor; /* seat that made the last bet or raise this street, or -1 */
+    int last_blind;     /* the big blind or the last straddler: preflop action starts after it */
+    int straddles;      /* straddles posted this hand */
+    int offering;       /* straddle offers running: to_act is offered offer_amount */
+    int64_t offer_amount;
+    /* pokerkit_rules: the largest bet or raise increment this street, and the all-in raises
+     * since the last raise that was not all-in (their count and the sum of their increments). */
+    int64_t pk_completion;
+    int64_t pk_allin_run;
+    int pk_allin_n;
     int has_settlement;
     int deck_pos, deck_len;
     int nboard;
@@ -108,9 +118,10 @@ static int table_config_ok(const holdem_config_t *c)
 {
     return c->seats >= 2 && c->seats <= HOLDEM_MAX_SEATS && c->small_blind > 0 &&
            c->big_blind >= c->small_blind && c->ante >= 0 && c->big_blind_ante >= 0 &&
-           c->straddle >= 0 && c->min_bet >= 0 && c->rake_basis_points >= 0 &&
-           c->rake_basis_points <= 10000 && c->rake_cap >= 0 && c->action_ms >= 0 &&
-           c->time_bank_ms >= 0;
+           c->straddle >= 0 && c->max_straddles >= 0 && c->max_straddles < HOLDEM_MAX_SEATS &&
+           (c->straddle == 0 || c->straddle <= INT64_MAX >> HOLDEM_MAX_SEATS) && c->min_bet >= 0 &&
+           c->rake_basis_points >= 0 && c->rake_basis_points <= 10000 && c->rake_cap >= 0 &&
+           c->action_ms >= 0 && c->time_bank_ms >= 0;
 }
 
 holdem_table_t *holdem_table_create(const holdem_config_t *cfg, holdem_event_cb cb, void *ud,
@@ -125,6 +136,8 @@ holdem_table_t *holdem_table_create(const holdem_config_t *cfg, holdem_event_cb 
     t->s.cfg = *cfg;
     if (t->s.cfg.min_bet == 0)
         t->s.cfg.min_bet = cfg->big_blind;
+    if (t->s.cfg.max_straddles == 0)
+        t->s.cfg.max_straddles = 1;
     t->s.button = -1;
     t->s.to_act = -1;
     t->s.last_aggressor = -1;
@@ -303,14 +316,30 @@ static void table_post(holdem_table_t *t, int seat, int64_t want, holdem_post_ki
     }
 }
 
-/* Does this seat still have to act in the current betting round? */
+/* Live seats other than `seat` that still have chips to bet with. */
+static int table_others_can_act(const holdem_table_t *t, int seat)
+{
+    int others = 0;
+    for (int s = 0; s < t->s.cfg.seats; s++)
+        if (s != seat && t->s.seat[s].in_hand && !t->s.seat[s].folded && !t->s.seat[s].all_in)
+            others++;
+    return others;
+}
+
+/*
+ * Does this seat still have to act in the current betting round? 1 yes; 0 no; 2 it has not
+ * acted but has no decision to make (docs/rules/holdem.md "Betting", no-decision turns): it owes
+ * nothing and every other live player is all-in, so it could only check.
+ */
 static int table_needs_action(const holdem_table_t *t, int seat)
 {
     const table_seat_t *p = &t->s.seat[seat];
     if (!p->in_hand || p->folded || p->all_in)
         return 0;
-    if (!p->acted || p->bet < t->s.high)
+    if (p->bet < t->s.high)
         return 1;
+    if (!p->acted)
+        return table_others_can_act(t, seat) > 0 ? 1 : 2;
     return 0;
 }
 
@@ -321,12 +350,15 @@ static int table_may_raise(const holdem_table_t *t, int seat)
     if (p->stack + p->bet <= t->s.high)
         return 0;
     /* Someone else must be able to answer a raise. */
-    int others = 0;
-    for (int s = 0; s < t->s.cfg.seats; s++)
-        if (s != seat && t->s.seat[s].in_hand && !t->s.seat[s].folded && !t->s.seat[s].all_in)
-            others++;
-    if (others == 0)
+    if (table_others_can_act(t, seat) == 0)
         return 0;
+    if (t->s.cfg.pokerkit_rules) {
+        /* PokerKit: a player who acted may raise again unless the all-in raises since the last
+         * full one add up to less than the largest raise of the street. */
+        if (!p->pk_acted || t->s.pk_allin_n == 0)
+            return 1;
+        return t->s.pk_allin_run >= t->s.pk_completion;
+    }
     if (!p->acted)
         return 1;
     return p->faced == 0 || t->s.high - p->faced >= t->s.last_raise;
@@ -339,6 +371,13 @@ void holdem_table_legal(const holdem_table_t *t, holdem_legal_t *out)
     if (out->seat < 0)
         return;
     const table_seat_t *p = &t->s.seat[out->seat];
+    if (t->s.offering) {
+        out->straddle_offer = true;
+        out->can_check = true;
+        out->can_bet = true;
+        out->min_to = out->max_to = t->s.offer_amount;
+        return;
+    }
     int64_t need = t->s.high - p->bet;
     out->can_check = need <= 0;
     out->to_call = need <= 0 ? 0 : (need < p->stack ? need : p->stack);
@@ -364,6 +403,7 @@ static void table_emit_to_act(holdem_table_t *t)
     memset(&ev, 0, sizeof ev);
     ev.kind = HOLDEM_EV_TO_ACT;
     ev.seat = l.seat;
+    ev.detail = l.straddle_offer ? 1 : 0;
     ev.amount = l.to_call;
     ev.to = (l.can_bet || l.can_raise) ? l.min_to : 0;
     ev.max = l.max_to;
@@ -393,7 +433,7 @@ static void table_split(holdem_table_t *t, int pot, int64_t amount, const int *w
 {
     int64_t share = amount / k, odd = amount % k;
     for (int i = 0; i < k; i++) {
-        int64_t win = share + (i < odd ? 1 : 0);
+        int64_t win = share + (t->s.cfg.pokerkit_rules ? (i == 0 ? odd : 0) : (i < odd ? 1 : 0));
         t->s.seat[winners[i]].stack += win;
         if (win > 0)
             table_emit_simple(t, HOLDEM_EV_AWARD, winners[i], pot, win);
@@ -597,6 +637,8 @@ static void table_showdown(holdem_table_t *t)
         }
         table_emit(t, &ev);
     }
+    int winners[HOLDEM_MAX_POTS][HOLDEM_MAX_SEATS], nwin[HOLDEM_MAX_POTS];
+    unsigned can_win = 0; /* seats that win or tie some pot */
     for (int pi = 0; pi < np; pi++) {
         uint16_t best = 0;
         for (int e = 0; e < pots[pi].n; e++) {
@@ -604,17 +646,39 @@ static void table_showdown(holdem_table_t *t)
             if (shown[o] && value[o] > best)
                 best = value[o];
         }
-        int winners[HOLDEM_MAX_SEATS], k = 0;
+        int k = 0;
         for (int e = 0; e < pots[pi].n; e++) /* eligible[] is ordered from the button's left */
             if (shown[pots[pi].eligible[e]] && value[pots[pi].eligible[e]] == best)
-                winners[k++] = pots[pi].eligible[e];
+                winners[pi][k++] = pots[pi].eligible[e];
         if (k == 0) {
             /* Nobody eligible showed (cannot happen: the first eligible seat always shows). */
             for (int e = 0; e < pots[pi].n; e++)
-                winners[k++] = pots[pi].eligible[e];
+                winners[pi][k++] = pots[pi].eligible[e];
         }
-        if (k > 0 && pots[pi].amount > 0)
-            table_split(t, pi, pots[pi].amount, winners, k);
+        nwin[pi] = k;
+        for (int w = 0; w < k; w++)
+            can_win |= 1u << winners[pi][w];
+    }
+    for (int pi = 0; pi < np; pi++) {
+        int64_t amount = pots[pi].amount;
+        if (t->s.cfg.pokerkit_rules) {
+            /* PokerKit kills the hands that win nothing, then merges neighbouring pots that the
+             * same remaining players are in and splits each merged pot once. */
+            unsigned in = 0;
+            for (int e = 0; e < pots[pi].n; e++)
+                in |= 1u << pots[pi].eligible[e];
+            in &= can_win;
+            while (pi + 1 < np) {
+                unsigned next = 0;
+                for (int e = 0; e < pots[pi + 1].n; e++)
+                    next |= 1u << pots[pi + 1].eligible[e];
+                if ((next & can_win) != in)
+                    break;
+                amount += pots[++pi].amount;
+            }
+        }
+        if (nwin[pi] > 0 && amount > 0)
+            table_split(t, pi, amount, winners[pi], nwin[pi]);
     }
     table_finish(t, rake);
 }
@@ -654,15 +718,25 @@ static void table_advance(holdem_table_t *t, int from)
     int n = t->s.cfg.seats;
     for (int i = 1; i <= n; i++) {
         int s = (from + i) % n;
-        if (table_needs_action(t, s)) {
+        int need = table_needs_action(t, s);
+        if (need == 1) {
             table_open_round(t, s);
             return;
+        }
+        if (need == 2) {
+            /* Nothing to decide: no turn, no timer (the board runs out below). */
+            t->s.seat[s].acted = 1;
+            t->s.seat[s].faced = t->s.high;
+            table_emit_simple(t, HOLDEM_EV_NO_DECISION, s, 0, 0);
         }
     }
     /* The street is over. */
     for (;;) {
         for (int s = 0; s < n; s++)
-            t->s.seat[s].bet = 0, t->s.seat[s].acted = 0, t->s.seat[s].faced = 0;
+            t->s.seat[s].bet = 0, t->s.seat[s].acted = 0, t->s.seat[s].faced = 0,
+            t->s.seat[s].pk_acted = 0;
+        t->s.pk_completion = t->s.pk_allin_run = 0;
+        t->s.pk_allin_n = 0;
         if (t->s.street == STREET_RIVER) {
             table_return_uncalled(t);
             table_showdown(t);
@@ -680,6 +754,170 @@ static void table_advance(holdem_table_t *t, int from)
             return;
         }
     }
+}
+
+/* The k-th straddle of a hand (0 = the first): each is twice the one before. */
+static int64_t table_straddle_amount(const holdem_table_t *t, int k)
+{
+    return t->s.cfg.straddle << k;
+}
+
+/*
+ * The seat whose turn in the straddle chain comes next -- the seat after the big blind, then
+ * the seat after each straddler -- or -1 when the chain cannot go on: no straddles configured,
+ * heads-up, as many straddles as cfg.max_straddles, or the chain would reach the blinds.
+ */
+static int table_next_straddler(const holdem_table_t *t)
+{
+    const table_state_t *S = &t->s;
+    if (S->cfg.straddle == 0 || table_count(t, NEXT_DEALT) < 3 ||
+        S->straddles >= S->cfg.max_straddles)
+        return -1;
+    int s = table_next(t, S->last_blind, NEXT_DEALT);
+    return s == S->sb || s == S->bb ? -1 : s;
+}
+
+/*
+ * Seat s posts the next straddle of the chain (what it has, when its stack is short) and is the
+ * new last blind: the action starts after it and it acts last before the flop. A full straddle
+ * is the new big blind: the minimum raise is its size (PokerKit: still the big blind). A short
+ * one raises the bet to call without changing the minimum raise.
+ */
+static void table_post_straddle(holdem_table_t *t, int s)
+{
+    table_state_t *S = &t->s;
+    int64_t amount = table_straddle_amount(t, S->straddles);
+    table_post(t, s, amount, HOLDEM_POST_STRADDLE);
+    S->straddles++;
+    S->last_blind = s;
+    const table_seat_t *p = &S->seat[s];
+    if (p->bet > S->high) {
+        if (p->bet >= amount && !S->cfg.pokerkit_rules)
+            S->last_raise = amount;
+        S->high = p->bet;
+    }
+}
+
+/*
+ * With cfg.straddle_offers: offers the next straddle of the chain to the seat whose turn it is,
+ * if it can post it in full (house choice: no all-in straddles on offer). Returns 1 when an
+ * offer is out (the seat is to act), 0 when the chain is over.
+ */
+static int table_offer_next(holdem_table_t *t)
+{
+    table_state_t *S = &t->s;
+    int s = table_next_straddler(t);
+    if (s < 0 || S->seat[s].stack < table_straddle_amount(t, S->straddles)) {
+        S->offering = 0;
+        return 0;
+    }
+    S->offering = 1;
+    S->offer_amount = table_straddle_amount(t, S->straddles);
+    S->to_act = s;
+    table_emit_to_act(t);
+    return 1;
+}
+
+/* Blinds and straddles are in: deals the hole cards and opens the betting after the last blind. */
+static void table_deal_and_open(holdem_table_t *t)
+{
+    table_state_t *S = &t->s;
+    int n = S->cfg.seats;
+    S->offering = 0;
+    S->to_act = -1;
+    for (int s = 0; s < n; s++)
+        if (S->seat[s].bet > S->high)
+            S->high = S->seat[s].bet;
+    /* Deal: one card at a time from the button's left, twice round. */
+    for (int r = 0; r < 2; r++)
+        for (int k = 1; k <= n; k++) {
+            int s = (S->button + k) % n;
+            if (S->seat[s].in_hand)
+                S->seat[s].hole[r] = S->deck[S->deck_pos++];
+        }
+    if (t->cb != NULL)
+        for (int k = 1; k <= n; k++) {
+            int s = (S->button + k) % n;
+            if (!S->seat[s].in_hand)
+                continue;
+            holdem_event_t ev;
+            memset(&ev, 0, sizeof ev);
+            ev.kind = HOLDEM_EV_HOLE;
+            ev.seat = s;
+            ev.ncards = 2;
+            ev.cards[0] = S->seat[s].hole[0];
+            ev.cards[1] = S->seat[s].hole[1];
+            t->cb(t->ud, &ev);
+        }
+    table_advance(t, S->last_blind);
+}
+
+/* Time: what exceeds the action time comes out of the bank; a timeout empties it. */
+static void table_spend_time(holdem_table_t *t, int seat, int timeout, int64_t elapsed_ms)
+{
+    table_seat_t *p = &t->s.seat[seat];
+    if (timeout) {
+        p->bank_ms = 0;
+    } else if (elapsed_ms > t->s.cfg.action_ms) {
+        int64_t over = elapsed_ms - t->s.cfg.action_ms;
+        p->bank_ms = over >= p->bank_ms ? 0 : p->bank_ms - over;
+    }
+}
+
+/*
+ * The answer to a straddle offer (see holdem_table.h): the exact amount straddles (and the next
+ * seat is offered the double), a check or a timeout declines and ends the chain; then the deal.
+ */
+static int table_answer_offer(holdem_table_t *t, int seat, holdem_action_kind_t kind,
+                              int64_t amount, int64_t elapsed_ms)
+{
+    table_state_t *S = &t->s;
+    if (!table_seat_ok(t, seat) || (unsigned)kind > HOLDEM_TIMEOUT || elapsed_ms < 0)
+        return HOLDEM_E_MALFORMED;
+    if (seat != S->to_act)
+        return HOLDEM_E_OUT_OF_TURN;
+    const table_seat_t *p = &S->seat[seat];
+    int accept;
+    switch (kind) {
+    case HOLDEM_CHECK:
+    case HOLDEM_TIMEOUT:
+        accept = 0;
+        break;
+    case HOLDEM_ALL_IN:
+        amount = p->stack;
+        /* fall through */
+    case HOLDEM_BET:
+    case HOLDEM_RAISE:
+        if (amount < 0)
+            return HOLDEM_E_MALFORMED;
+        if (amount > p->stack)
+            return HOLDEM_E_OVER_STACK;
+        if (amount < S->offer_amount)
+            return HOLDEM_E_BELOW_MIN;
+        if (amount > S->offer_amount)
+            return HOLDEM_E_NOT_ALLOWED;
+        accept = 1;
+        break;
+    default:
+        return HOLDEM_E_NOT_ALLOWED;
+    }
+    table_spend_time(t, seat, kind == HOLDEM_TIMEOUT, elapsed_ms);
+    if (accept) {
+        table_post_straddle(t, seat);
+        if (table_offer_next(t))
+            return HOLDEM_OK;
+    } else if (t->cb != NULL) {
+        holdem_event_t ev;
+        memset(&ev, 0, sizeof ev);
+        ev.kind = HOLDEM_EV_ACTION;
+        ev.seat = seat;
+        ev.detail = HOLDEM_CHECK;
+        ev.to = p->bet;
+        ev.all_in = p->all_in;
+        t->cb(t->ud, &ev);
+    }
+    table_deal_and_open(t);
+    return HOLDEM_OK;
 }
 
 int holdem_table_start_hand(holdem_table_t *t, int button, const uint8_t *deck, int ncards)
@@ -723,6 +961,8 @@ int holdem_table_start_hand(holdem_table_t *t, int button, const uint8_t *deck, 
     S->dead = 0;
     S->nboard = 0;
     S->last_aggressor = -1;
+    S->pk_completion = S->pk_allin_run = 0;
+    S->pk_allin_n = 0;
     memcpy(S->deck, deck, (size_t)ncards);
     S->deck_len = ncards;
     S->deck_pos = 0;
@@ -731,6 +971,7 @@ int holdem_table_start_hand(holdem_table_t *t, int button, const uint8_t *deck, 
         p->in_hand = (uint8_t)table_eligible(t, s);
         p->folded = p->all_in = p->acted = 0;
         p->bet = p->total = p->faced = 0;
+        p->pk_acted = 0;
         p->start_stack = p->stack;
     }
     table_emit_simple(t, HOLDEM_EV_HAND_START, button, 0, (int64_t)S->hand_no);
@@ -740,59 +981,42 @@ int holdem_table_start_hand(holdem_table_t *t, int button, const uint8_t *deck, 
     int bb = table_next(t, sb, NEXT_DEALT);
     S->sb = sb;
     S->bb = bb;
+    S->last_blind = bb;
+    S->straddles = 0;
+    S->offering = 0;
     if (S->cfg.ante > 0)
         for (int k = 1; k <= n; k++) {
             int s = (button + k) % n;
             if (S->seat[s].in_hand)
                 table_post(t, s, S->cfg.ante, HOLDEM_POST_ANTE);
         }
+    /* PokerKit posts every ante, the big-blind ante included, before the blinds. */
+    int bb_ante_first = S->cfg.pokerkit_rules && S->cfg.big_blind_ante > 0;
+    if (bb_ante_first)
+        table_post(t, bb, S->cfg.big_blind_ante, HOLDEM_POST_BB_ANTE);
     table_post(t, sb, S->cfg.small_blind, HOLDEM_POST_SMALL_BLIND);
     table_post(t, bb, S->cfg.big_blind, HOLDEM_POST_BIG_BLIND);
     /* The big blind has priority over the big-blind ante when the stack is short (TDA). */
-    if (S->cfg.big_blind_ante > 0 && !S->seat[bb].all_in)
+    if (S->cfg.big_blind_ante > 0 && !bb_ante_first && !S->seat[bb].all_in)
         table_post(t, bb, S->cfg.big_blind_ante, HOLDEM_POST_BB_ANTE);
+    /* Callers call the full big blind even when it is short (TDA); PokerKit: what it posted. */
     S->high = S->cfg.big_blind;
-    S->last_raise = S->cfg.big_blind;
-    int last_blind = bb;
-    int utg = table_next(t, bb, NEXT_DEALT);
-    if (players >= 3 && S->cfg.straddle > 0 && S->seat[utg].straddle_opt && !S->seat[utg].all_in) {
-        table_post(t, utg, S->cfg.straddle, HOLDEM_POST_STRADDLE);
-        if (S->seat[utg].bet > S->high) {
-            S->last_raise = S->seat[utg].bet - S->high > S->cfg.big_blind
-                                ? S->seat[utg].bet - S->high
-                                : S->cfg.big_blind;
-            if (S->seat[utg].bet >= S->cfg.straddle)
-                S->last_raise = S->cfg.straddle;
-            S->high = S->seat[utg].bet;
-        }
-        last_blind = utg;
+    if (S->cfg.pokerkit_rules)
+        S->high = S->seat[sb].bet > S->seat[bb].bet ? S->seat[sb].bet : S->seat[bb].bet;
+    S->last_raise = S->cfg.pokerkit_rules ? S->cfg.min_bet : S->cfg.big_blind;
+    /* PokerKit opens after the last seat with the highest blind: heads-up with blinds that came
+     * out equal, that is the button (the small blind), so the big blind acts first. */
+    if (S->cfg.pokerkit_rules && players == 2 && S->seat[sb].bet >= S->seat[bb].bet)
+        S->last_blind = sb;
+    if (S->cfg.straddle_offers) {
+        if (table_offer_next(t))
+            return HOLDEM_OK; /* the deal waits for the answers */
+    } else {
+        int s;
+        while ((s = table_next_straddler(t)) >= 0 && S->seat[s].straddle_opt)
+            table_post_straddle(t, s);
     }
-    for (int s = 0; s < n; s++)
-        if (S->seat[s].bet > S->high)
-            S->high = S->seat[s].bet;
-
-    /* Deal: one card at a time from the button's left, twice round. */
-    for (int r = 0; r < 2; r++)
-        for (int k = 1; k <= n; k++) {
-            int s = (button + k) % n;
-            if (S->seat[s].in_hand)
-                S->seat[s].hole[r] = S->deck[S->deck_pos++];
-        }
-    if (t->cb != NULL)
-        for (int k = 1; k <= n; k++) {
-            int s = (button + k) % n;
-            if (!S->seat[s].in_hand)
-                continue;
-            holdem_event_t ev;
-            memset(&ev, 0, sizeof ev);
-            ev.kind = HOLDEM_EV_HOLE;
-            ev.seat = s;
-            ev.ncards = 2;
-            ev.cards[0] = S->seat[s].hole[0];
-            ev.cards[1] = S->seat[s].hole[1];
-            t->cb(t->ud, &ev);
-        }
-    table_advance(t, last_blind);
+    table_deal_and_open(t);
     return HOLDEM_OK;
 }
 
@@ -867,19 +1091,15 @@ int holdem_table_act(holdem_table_t *t, int seat, holdem_action_kind_t kind, int
     int64_t to = amount;
     if (elapsed_ms < 0)
         return HOLDEM_E_MALFORMED;
+    if (t->s.in_hand && t->s.offering)
+        return table_answer_offer(t, seat, kind, amount, elapsed_ms);
     int rc = table_check_action(t, seat, &kind, &to);
     if (rc != HOLDEM_OK)
         return rc;
     table_state_t *S = &t->s;
     table_seat_t *p = &S->seat[seat];
 
-    /* Time: what exceeds the action time comes out of the bank; a timeout empties it. */
-    if (asked == HOLDEM_TIMEOUT) {
-        p->bank_ms = 0;
-    } else if (elapsed_ms > S->cfg.action_ms) {
-        int64_t over = elapsed_ms - S->cfg.action_ms;
-        p->bank_ms = over >= p->bank_ms ? 0 : p->bank_ms - over;
-    }
+    table_spend_time(t, seat, asked == HOLDEM_TIMEOUT, elapsed_ms);
 
     int64_t put = 0;
     if (kind == HOLDEM_FOLD) {
@@ -893,9 +1113,22 @@ int holdem_table_act(holdem_table_t *t, int seat, holdem_action_kind_t kind, int
                 S->last_raise = inc; /* a full bet or raise */
             S->high = p->bet;
             S->last_aggressor = seat;
+            if (inc >= S->pk_completion) /* PokerKit reopens the betting for everyone */
+                for (int s = 0; s < S->cfg.seats; s++)
+                    S->seat[s].pk_acted = 0;
+            if (inc > S->pk_completion)
+                S->pk_completion = inc;
+            if (p->all_in) {
+                S->pk_allin_n++;
+                S->pk_allin_run += inc;
+            } else {
+                S->pk_allin_n = 0;
+                S->pk_allin_run = 0;
+            }
         }
     }
     p->acted = 1;
+    p->pk_acted = 1;
     p->faced = S->high;
     if (t->cb != NULL) {
         holdem_event_t ev;

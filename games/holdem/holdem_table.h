@@ -37,7 +37,17 @@ typedef struct {
     int64_t big_blind;      /* >= small_blind */
     int64_t ante;           /* paid by every player dealt in; 0 = none */
     int64_t big_blind_ante; /* paid by the big blind alone, for the table; 0 = none */
-    int64_t straddle;       /* posted by an opted-in player under the gun; 0 = no straddles */
+    int64_t straddle;       /* the first straddle (under the gun); 0 = no straddles */
+    int max_straddles;      /* straddles a hand may have: the first and its re-straddles, each
+                               twice the one before, by the next seats in order; 0 = 1 */
+    bool straddle_offers;   /* ask each seat in turn before the deal (a straddle offer, see
+                               holdem_table_act()) instead of the seats' standing choices
+                               (holdem_table_set_straddle()) */
+    bool pokerkit_rules;    /* PokerKit's conventions where the house rules differ (replays of
+                               PHH files, docs/rules/holdem.md "Replays"): the minimum raise over
+                               a straddle is the big blind, a short big blind is called for what
+                               it posted, a big-blind ante comes before the blind, and a split
+                               pot's odd chips all go to the first winner */
     int64_t min_bet;        /* smallest opening bet; 0 = the big blind */
     int rake_basis_points;  /* rake per hand in 1/10000 of the pots; 0 = no rake (default) */
     int64_t rake_cap;       /* most rake per hand; 0 = no cap */
@@ -55,6 +65,9 @@ typedef enum {
     HOLDEM_ALL_IN = 5, /* the whole stack: a call, bet or raise as the amount makes it */
     HOLDEM_TIMEOUT = 6 /* the player's time ran out: check if possible, else fold */
 } holdem_action_kind_t;
+/* A straddle offer (holdem_legal_t.straddle_offer) is answered with HOLDEM_BET (or HOLDEM_RAISE)
+ * for exactly the offered amount (legal.min_to) or HOLDEM_ALL_IN to straddle, HOLDEM_CHECK or
+ * HOLDEM_TIMEOUT to decline; a fold or a call is refused HOLDEM_E_NOT_ALLOWED. */
 
 typedef enum {
     HOLDEM_POST_ANTE = 0,
@@ -65,19 +78,22 @@ typedef enum {
 } holdem_post_kind_t;
 
 typedef enum {
-    HOLDEM_EV_HAND_START, /* seat = button; amount = hand number */
-    HOLDEM_EV_POST,       /* seat posts (detail = holdem_post_kind_t) amount; all_in */
-    HOLDEM_EV_HOLE,       /* seat's two cards: private to that seat */
-    HOLDEM_EV_TO_ACT,     /* seat must act; amount = to call; to = min raise-to; max = most */
-    HOLDEM_EV_ACTION,     /* seat did detail (holdem_action_kind_t after timeout resolution):
-                             amount = chips put in, to = street total after; all_in */
-    HOLDEM_EV_BOARD,      /* detail = street (1 flop, 2 turn, 3 river); cards = new cards */
-    HOLDEM_EV_RETURN,     /* uncalled chips amount returned to seat */
-    HOLDEM_EV_SHOW,       /* seat shows cards; value = hand value (holdem_eval.h) */
-    HOLDEM_EV_MUCK,       /* seat mucks (gives up its claim unseen) */
-    HOLDEM_EV_RAKE,       /* amount taken as rake */
-    HOLDEM_EV_AWARD,      /* seat wins amount from pot number detail (0 = main) */
-    HOLDEM_EV_HAND_END,   /* amount = hand number */
+    HOLDEM_EV_HAND_START,  /* seat = button; amount = hand number */
+    HOLDEM_EV_POST,        /* seat posts (detail = holdem_post_kind_t) amount; all_in */
+    HOLDEM_EV_HOLE,        /* seat's two cards: private to that seat */
+    HOLDEM_EV_TO_ACT,      /* seat must act; amount = to call; to = min raise-to; max = most;
+                              detail 1: a straddle offer of `to` chips (before the deal) */
+    HOLDEM_EV_ACTION,      /* seat did detail (holdem_action_kind_t after timeout resolution):
+                              amount = chips put in, to = street total after; all_in */
+    HOLDEM_EV_BOARD,       /* detail = street (1 flop, 2 turn, 3 river); cards = new cards */
+    HOLDEM_EV_RETURN,      /* uncalled chips amount returned to seat */
+    HOLDEM_EV_SHOW,        /* seat shows cards; value = hand value (holdem_eval.h) */
+    HOLDEM_EV_MUCK,        /* seat mucks (gives up its claim unseen) */
+    HOLDEM_EV_RAKE,        /* amount taken as rake */
+    HOLDEM_EV_AWARD,       /* seat wins amount from pot number detail (0 = main) */
+    HOLDEM_EV_HAND_END,    /* amount = hand number */
+    HOLDEM_EV_NO_DECISION, /* seat gets no turn: it owes nothing and every other live player
+                              is all-in (nothing to call, nobody to raise against) */
 } holdem_event_kind_t;
 
 typedef struct {
@@ -100,11 +116,12 @@ typedef void (*holdem_event_cb)(void *ud, const holdem_event_t *ev);
 typedef struct {
     int seat; /* -1 when nobody is to act */
     bool can_check;
-    int64_t to_call; /* chips a call puts in (0 when checking is possible) */
-    bool can_bet;    /* no bet yet this street: HOLDEM_BET */
-    bool can_raise;  /* a bet stands and raising is open to this seat: HOLDEM_RAISE */
-    int64_t min_to;  /* smallest legal bet-to / raise-to (below it only an all-in) */
-    int64_t max_to;  /* the seat's street bet plus its whole stack */
+    int64_t to_call;     /* chips a call puts in (0 when checking is possible) */
+    bool can_bet;        /* no bet yet this street: HOLDEM_BET */
+    bool can_raise;      /* a bet stands and raising is open to this seat: HOLDEM_RAISE */
+    int64_t min_to;      /* smallest legal bet-to / raise-to (below it only an all-in) */
+    int64_t max_to;      /* the seat's street bet plus its whole stack */
+    bool straddle_offer; /* before the deal: straddle min_to (== max_to) chips, or check */
 } holdem_legal_t;
 
 /* The result of the last finished hand. Deltas sum to minus the rake. */
@@ -138,7 +155,9 @@ int holdem_table_sit_out(holdem_table_t *t, int seat);
 int holdem_table_sit_in(holdem_table_t *t, int seat);
 /* Adds chips to a seated player's stack between hands (or while not dealt in). */
 int holdem_table_add_chips(holdem_table_t *t, int seat, int64_t chips);
-/* Whether the seat straddles when it is under the gun (needs cfg.straddle > 0). */
+/* Whether the seat straddles when its turn in the straddle chain comes (under the gun, or the
+ * next seat after a straddler while cfg.max_straddles allows); needs cfg.straddle > 0. Not used
+ * with cfg.straddle_offers. */
 int holdem_table_set_straddle(holdem_table_t *t, int seat, bool on);
 
 /*
@@ -147,7 +166,8 @@ int holdem_table_set_straddle(holdem_table_t *t, int seat, bool on);
  * Dealing: one card at a time round the table from the seat left of the button, twice; then a
  * burn card before the flop, the turn and the river. The deck needs 2 * players + 8 distinct
  * cards (a whole shuffled deck is fine). Needs at least two seated players with chips who are
- * not sitting out. The hand may end at once (everyone all-in on the blinds).
+ * not sitting out. The hand may end at once (everyone all-in on the blinds). With
+ * cfg.straddle_offers the hole cards are dealt only once the straddle offers are answered.
  */
 int holdem_table_start_hand(holdem_table_t *t, int button, const uint8_t *deck, int ncards);
 

@@ -226,6 +226,49 @@ START_TEST(test_phh_bad_input_is_explained)
     int64_t stacks[2];
     ck_assert_int_eq(holdem_phh_replay(h, stacks, err, sizeof err), -EINVAL);
     ck_assert_ptr_nonnull(strstr(err, "out of turn"));
+    /* Straddles must be a chain from p3, each twice the one before. */
+    const char *bad_chain[] = {"[1, 2, 4, 6, 0]", "[1, 2, 0, 4, 0]"};
+    const char *why[] = {"twice the one before", "follow each other"};
+    for (int i = 0; i < 2; i++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "variant = 'NT'\nantes = [0, 0, 0, 0, 0]\nblinds_or_straddles = %s\n"
+                 "min_bet = 2\nstarting_stacks = [100, 100, 100, 100, 100]\nactions = []\n",
+                 bad_chain[i]);
+        ck_assert_int_eq(holdem_phh_parse(text, h, err, sizeof err), 0);
+        ck_assert_int_eq(holdem_phh_replay(h, stacks, err, sizeof err), -EINVAL);
+        ck_assert_msg(strstr(err, why[i]) != NULL, "%s", err);
+    }
+    free(h);
+}
+END_TEST
+
+/* PokerKit gives the big blind a turn with nothing to decide once the last player who could
+ * act folds (here the small blind is all-in on its blind); it can only check. The table gives
+ * none; the replay takes that check as the turn the table skipped, and no other. */
+START_TEST(test_phh_pokerkit_check_without_a_decision)
+{
+    holdem_phh_t *h = malloc(sizeof *h);
+    char err[200];
+    int64_t stacks[3];
+    const char *hand = "variant = 'NT'\nantes = [0, 0, 0]\nblinds_or_straddles = [1, 2, 0]\n"
+                       "min_bet = 2\nstarting_stacks = [1, 100, 100]\n"
+                       "actions = ['d dh p1 AsAh', 'd dh p2 7c2d', 'd dh p3 KsKd', 'p3 f', "
+                       "'p2 cc', 'p1 sm AsAh', 'p2 sm 7c2d', 'd db 2c3d4h', 'd db 9s', "
+                       "'d db Jd']\nfinishing_stacks = [2, 99, 100]\n";
+    ck_assert_int_eq(holdem_phh_parse(hand, h, err, sizeof err), 0);
+    ck_assert_msg(holdem_phh_replay(h, stacks, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(stacks[0], 2);
+    ck_assert_int_eq(stacks[1], 99);
+    ck_assert_int_eq(stacks[2], 100);
+    /* A check by the seat that folded is no skipped turn. */
+    char *bad = strdup(hand);
+    char *at = strstr(bad, "'p2 cc'");
+    at[2] = '3';
+    ck_assert_int_eq(holdem_phh_parse(bad, h, err, sizeof err), 0);
+    ck_assert_int_eq(holdem_phh_replay(h, stacks, err, sizeof err), -EINVAL);
+    ck_assert_msg(strstr(err, "'p3 cc'") != NULL, "%s", err);
+    free(bad);
     free(h);
 }
 END_TEST
@@ -570,6 +613,281 @@ START_TEST(test_betting_straddle_acts_last_and_sets_min_raise)
 }
 END_TEST
 
+/* The first event of a kind (for seat, or any seat when seat < 0) at or after index from. */
+static int log_find(const log_t *l, int from, holdem_event_kind_t kind, int seat)
+{
+    for (int i = from; i < l->n; i++)
+        if (l->ev[i].kind == kind && (seat < 0 || l->ev[i].seat == seat))
+            return i;
+    return -1;
+}
+
+/* docs/rules/holdem.md "Blinds, antes, straddles": a chain of straddles by the seats' standing
+ * choices, each twice the one before; the action starts left of the last straddler, who acts
+ * last (its option), and the minimum raise is twice the last straddle. */
+START_TEST(test_betting_restraddle_chain_acts_left_of_last_straddler)
+{
+    holdem_config_t c = config(7, 1, 2);
+    c.straddle = 4;
+    c.max_straddles = 3;
+    holdem_table_t *t = holdem_table_create(&c, NULL, NULL, NULL);
+    for (int s = 0; s < 7; s++)
+        holdem_table_sit(t, s, 1000);
+    /* Button 6: blinds 0 and 1, straddles 2 (4), 3 (8), 4 (16); seat 5 opted in too, but the
+     * chain is three long at most. */
+    for (int s = 2; s <= 5; s++)
+        ck_assert_int_eq(holdem_table_set_straddle(t, s, true), HOLDEM_OK);
+    uint8_t deck[52];
+    for (int i = 0; i < 52; i++)
+        deck[i] = (uint8_t)i;
+    ck_assert_int_eq(holdem_table_start_hand(t, 6, deck, 52), HOLDEM_OK);
+    ck_assert_int_eq(stack_of(t, 2), 996);
+    ck_assert_int_eq(stack_of(t, 3), 992);
+    ck_assert_int_eq(stack_of(t, 4), 984);
+    ck_assert_int_eq(stack_of(t, 5), 1000);
+    holdem_legal_t l;
+    holdem_table_legal(t, &l);
+    ck_assert_int_eq(l.seat, 5);
+    ck_assert_int_eq(l.to_call, 16);
+    ck_assert_int_eq(l.min_to, 32);
+    act_refused(t, 5, HOLDEM_RAISE, 31, HOLDEM_E_BELOW_MIN);
+    for (int s = 5; s <= 7 + 3; s++)
+        act_ok(t, s % 7, HOLDEM_CALL, 0);
+    holdem_table_legal(t, &l);
+    ck_assert_int_eq(l.seat, 4); /* the last straddler's option */
+    ck_assert(l.can_check && l.can_raise);
+    ck_assert_int_eq(l.min_to, 32);
+    holdem_table_destroy(t);
+
+    /* The chain stops at the first seat that does not straddle, and never reaches the
+     * blinds: at 4 seats with no limit it ends at the button. */
+    c = config(4, 1, 2);
+    c.straddle = 4;
+    c.max_straddles = 8;
+    t = holdem_table_create(&c, NULL, NULL, NULL);
+    for (int s = 0; s < 4; s++) {
+        holdem_table_sit(t, s, 1000);
+        holdem_table_set_straddle(t, s, true);
+    }
+    ck_assert_int_eq(holdem_table_start_hand(t, 3, deck, 52), HOLDEM_OK);
+    ck_assert_int_eq(stack_of(t, 0), 999);
+    ck_assert_int_eq(stack_of(t, 1), 998);
+    ck_assert_int_eq(stack_of(t, 2), 996);
+    ck_assert_int_eq(stack_of(t, 3), 992);
+    ck_assert_int_eq(holdem_table_to_act(t), 0);
+    holdem_table_destroy(t);
+}
+END_TEST
+
+/* Straddle offers (cfg.straddle_offers): before the deal each seat of the chain is asked in
+ * order; the exact amount straddles, a check or a timeout declines and ends the chain; wrong
+ * answers are refused with the table unchanged; the hole cards come after the answers. */
+START_TEST(test_straddle_offers_go_to_the_seats_in_order)
+{
+    holdem_config_t c = config(6, 5, 10);
+    c.straddle = 20;
+    c.max_straddles = 3;
+    c.straddle_offers = true;
+    log_t *l = calloc(1, sizeof *l);
+    holdem_table_t *t = holdem_table_create(&c, log_cb, l, NULL);
+    for (int s = 0; s < 6; s++)
+        holdem_table_sit(t, s, s == 4 ? 30 : 1000); /* seat 4 cannot cover a re-re-straddle */
+    uint8_t deck[52];
+    for (int i = 0; i < 52; i++)
+        deck[i] = (uint8_t)i;
+    ck_assert_int_eq(holdem_table_start_hand(t, 5, deck, 52), HOLDEM_OK);
+    holdem_legal_t lg;
+    holdem_table_legal(t, &lg);
+    ck_assert_int_eq(lg.seat, 2);
+    ck_assert(lg.straddle_offer && lg.can_check && lg.can_bet);
+    ck_assert_int_eq(lg.min_to, 20);
+    ck_assert_int_eq(lg.max_to, 20);
+    ck_assert_int_eq(log_count(l, HOLDEM_EV_HOLE, -1), 0);
+    int ta = log_find(l, 0, HOLDEM_EV_TO_ACT, 2);
+    ck_assert_int_ge(ta, 0);
+    ck_assert_int_eq(l->ev[ta].detail, 1);
+    ck_assert_int_eq(l->ev[ta].to, 20);
+    act_refused(t, 3, HOLDEM_BET, 20, HOLDEM_E_OUT_OF_TURN);
+    act_refused(t, 2, HOLDEM_FOLD, 0, HOLDEM_E_NOT_ALLOWED);
+    act_refused(t, 2, HOLDEM_CALL, 0, HOLDEM_E_NOT_ALLOWED);
+    act_refused(t, 2, HOLDEM_BET, 19, HOLDEM_E_BELOW_MIN);
+    act_refused(t, 2, HOLDEM_BET, 21, HOLDEM_E_NOT_ALLOWED);
+    act_refused(t, 2, HOLDEM_BET, 5000, HOLDEM_E_OVER_STACK);
+    act_ok(t, 2, HOLDEM_BET, 20);
+    ck_assert_int_eq(stack_of(t, 2), 980);
+    holdem_table_legal(t, &lg);
+    ck_assert_int_eq(lg.seat, 3); /* the re-straddle, twice the straddle */
+    ck_assert(lg.straddle_offer);
+    ck_assert_int_eq(lg.min_to, 40);
+    ck_assert_int_eq(holdem_table_time_allowed_ms(t), 10000 + 30000);
+    act_ok(t, 3, HOLDEM_RAISE, 40);
+    /* Seat 4 (30 chips) cannot post 80: the chain ends, the cards are dealt, and the action
+     * starts left of the last straddler. */
+    ck_assert_int_eq(log_count(l, HOLDEM_EV_HOLE, -1), 6);
+    holdem_table_legal(t, &lg);
+    ck_assert(!lg.straddle_offer);
+    ck_assert_int_eq(lg.seat, 4);
+    ck_assert_int_eq(lg.to_call, 30);
+    act_ok(t, 4, HOLDEM_FOLD, 0);
+    ck_assert_int_eq(holdem_table_to_act(t), 5);
+    holdem_legal_t l5;
+    holdem_table_legal(t, &l5);
+    ck_assert_int_eq(l5.min_to, 80);
+    holdem_table_destroy(t);
+
+    /* A check or a timeout declines: no straddle, and the chain is over. */
+    memset(l, 0, sizeof *l);
+    t = holdem_table_create(&c, log_cb, l, NULL);
+    for (int s = 0; s < 6; s++)
+        holdem_table_sit(t, s, 1000);
+    ck_assert_int_eq(holdem_table_start_hand(t, 5, deck, 52), HOLDEM_OK);
+    act_ok(t, 2, HOLDEM_TIMEOUT, 0);
+    ck_assert_int_eq(stack_of(t, 2), 1000);
+    ck_assert_int_eq(log_count(l, HOLDEM_EV_POST, 2), 0);
+    ck_assert_int_eq(log_count(l, HOLDEM_EV_HOLE, -1), 6);
+    holdem_table_legal(t, &lg);
+    ck_assert(!lg.straddle_offer);
+    ck_assert_int_eq(lg.seat, 2); /* under the gun acts first, as without straddles */
+    ck_assert_int_eq(lg.to_call, 10);
+    ck_assert_int_eq(lg.min_to, 20);
+    holdem_table_destroy(t);
+
+    /* Heads-up nobody is offered a straddle. */
+    c.seats = 2;
+    t = holdem_table_create(&c, NULL, NULL, NULL);
+    holdem_table_sit(t, 0, 1000);
+    holdem_table_sit(t, 1, 1000);
+    ck_assert_int_eq(holdem_table_start_hand(t, 1, deck, 52), HOLDEM_OK);
+    holdem_table_legal(t, &lg);
+    ck_assert(!lg.straddle_offer);
+    ck_assert_int_eq(lg.seat, 1);
+    holdem_table_destroy(t);
+    free(l);
+}
+END_TEST
+
+/* docs/rules/holdem.md "Betting", no-decision turns: a player who owes nothing while every other
+ * live player is all-in gets no turn (HOLDEM_EV_NO_DECISION); the board runs out. */
+START_TEST(test_betting_no_turn_without_a_decision)
+{
+    uint8_t deck[52];
+    for (int i = 0; i < 52; i++)
+        deck[i] = (uint8_t)i;
+    /* Heads-up: the small blind (the button) is all-in for less than the big blind. */
+    holdem_config_t c = config(2, 5, 10);
+    log_t *l = calloc(1, sizeof *l);
+    holdem_table_t *t = holdem_table_create(&c, log_cb, l, NULL);
+    holdem_table_sit(t, 0, 500);
+    holdem_table_sit(t, 1, 3);
+    ck_assert_int_eq(holdem_table_start_hand(t, 1, deck, 52), HOLDEM_OK);
+    ck_assert(!holdem_table_in_hand(t));
+    ck_assert_int_eq(log_count(l, HOLDEM_EV_TO_ACT, -1), 0);
+    ck_assert_int_eq(log_count(l, HOLDEM_EV_NO_DECISION, 0), 1);
+    ck_assert_int_eq(log_count(l, HOLDEM_EV_BOARD, -1), 3);
+    ck_assert_int_eq(stack_of(t, 0) + stack_of(t, 1), 503);
+    holdem_table_destroy(t);
+
+    /* Multi-way: both opponents all-in for less than the big blind; it owes nothing. */
+    memset(l, 0, sizeof *l);
+    c = config(3, 5, 10);
+    t = holdem_table_create(&c, log_cb, l, NULL);
+    holdem_table_sit(t, 0, 4);   /* small blind, all-in on it */
+    holdem_table_sit(t, 1, 500); /* big blind */
+    holdem_table_sit(t, 2, 8);   /* button: calls all-in for less */
+    ck_assert_int_eq(holdem_table_start_hand(t, 2, deck, 52), HOLDEM_OK);
+    ck_assert_int_eq(holdem_table_to_act(t), 2);
+    act_ok(t, 2, HOLDEM_CALL, 0);
+    ck_assert(!holdem_table_in_hand(t));
+    ck_assert_int_eq(log_count(l, HOLDEM_EV_TO_ACT, 1), 0);
+    ck_assert_int_eq(log_count(l, HOLDEM_EV_NO_DECISION, 1), 1);
+    ck_assert_int_eq(log_count(l, HOLDEM_EV_BOARD, -1), 3);
+    holdem_table_destroy(t);
+
+    /* The last opponent who could act folds: the big blind, facing only an all-in small
+     * blind it covers, has nothing to decide either. */
+    memset(l, 0, sizeof *l);
+    t = holdem_table_create(&c, log_cb, l, NULL);
+    holdem_table_sit(t, 0, 4);
+    holdem_table_sit(t, 1, 500);
+    holdem_table_sit(t, 2, 500);
+    ck_assert_int_eq(holdem_table_start_hand(t, 2, deck, 52), HOLDEM_OK);
+    act_ok(t, 2, HOLDEM_FOLD, 0);
+    ck_assert(!holdem_table_in_hand(t));
+    ck_assert_int_eq(log_count(l, HOLDEM_EV_TO_ACT, 1), 0);
+    ck_assert_int_eq(log_count(l, HOLDEM_EV_NO_DECISION, 1), 1);
+    holdem_table_destroy(t);
+
+    /* But a big blind with an opponent who can still answer a raise keeps its option, and one
+     * who owes chips to an all-in player decides whether to call. */
+    memset(l, 0, sizeof *l);
+    t = holdem_table_create(&c, log_cb, l, NULL);
+    holdem_table_sit(t, 0, 4);
+    holdem_table_sit(t, 1, 500);
+    holdem_table_sit(t, 2, 500);
+    ck_assert_int_eq(holdem_table_start_hand(t, 2, deck, 52), HOLDEM_OK);
+    act_ok(t, 2, HOLDEM_CALL, 0);
+    ck_assert_int_eq(holdem_table_to_act(t), 1);
+    act_ok(t, 1, HOLDEM_CHECK, 0);
+    ck_assert_int_eq(holdem_table_to_act(t), 1); /* the flop: the two with chips bet on */
+    holdem_table_destroy(t);
+    memset(l, 0, sizeof *l);
+    t = holdem_table_create(&c, log_cb, l, NULL);
+    holdem_table_sit(t, 0, 400);
+    holdem_table_sit(t, 1, 500);
+    holdem_table_sit(t, 2, 30);
+    ck_assert_int_eq(holdem_table_start_hand(t, 2, deck, 52), HOLDEM_OK);
+    act_ok(t, 2, HOLDEM_ALL_IN, 0);
+    act_ok(t, 0, HOLDEM_FOLD, 0);
+    holdem_legal_t lg;
+    holdem_table_legal(t, &lg);
+    ck_assert_int_eq(lg.seat, 1);
+    ck_assert_int_eq(lg.to_call, 20);
+    ck_assert(!lg.can_raise);
+    ck_assert_int_eq(log_count(l, HOLDEM_EV_NO_DECISION, -1), 0);
+    holdem_table_destroy(t);
+    free(l);
+}
+END_TEST
+
+/* PokerKit's conventions for replays (cfg.pokerkit_rules, docs/rules/holdem.md "Replays"):
+ * the minimum raise over a straddle is the big blind; a big-blind ante comes before a short big
+ * blind, which is called for what it posted (the reopening rule, the odd chips and equal blinds
+ * heads-up are covered by the PokerKit hands of tests/phh). */
+START_TEST(test_pokerkit_rules_where_the_house_rules_differ)
+{
+    uint8_t deck[52];
+    for (int i = 0; i < 52; i++)
+        deck[i] = (uint8_t)i;
+    holdem_config_t c = config(4, 1, 2);
+    c.straddle = 4;
+    c.pokerkit_rules = true;
+    holdem_table_t *t = holdem_table_create(&c, NULL, NULL, NULL);
+    for (int s = 0; s < 4; s++)
+        holdem_table_sit(t, s, 100);
+    holdem_table_set_straddle(t, 2, true);
+    ck_assert_int_eq(holdem_table_start_hand(t, 3, deck, 52), HOLDEM_OK);
+    holdem_legal_t lg;
+    holdem_table_legal(t, &lg);
+    ck_assert_int_eq(lg.seat, 3);
+    ck_assert_int_eq(lg.min_to, 6); /* house rule: 8 */
+    holdem_table_destroy(t);
+
+    c = config(3, 5, 10);
+    c.big_blind_ante = 10;
+    c.pokerkit_rules = true;
+    t = holdem_table_create(&c, NULL, NULL, NULL);
+    holdem_table_sit(t, 0, 100);
+    holdem_table_sit(t, 1, 16); /* ante 10 first, then 6 of the blind */
+    holdem_table_sit(t, 2, 100);
+    ck_assert_int_eq(holdem_table_start_hand(t, 2, deck, 52), HOLDEM_OK);
+    holdem_table_legal(t, &lg);
+    ck_assert_int_eq(lg.seat, 2);
+    ck_assert_int_eq(lg.to_call, 6); /* house rule: the full big blind, 10 */
+    ck_assert_int_eq(lg.min_to, 16);
+    holdem_table_destroy(t);
+}
+END_TEST
+
 START_TEST(test_betting_big_blind_ante_is_dead_and_blind_comes_first)
 {
     holdem_config_t c = config(3, 50, 100);
@@ -842,6 +1160,7 @@ typedef struct {
     int64_t big_blind, min_bet, last_full, high;
     int64_t bet[HOLDEM_MAX_SEATS], stack[HOLDEM_MAX_SEATS];
     int to_act;
+    int offer; /* the seat to act was offered a straddle */
     long violations;
     char first[200];
     long events;
@@ -891,6 +1210,7 @@ static void obs_cb(void *ud, const holdem_event_t *ev)
         break;
     case HOLDEM_EV_TO_ACT:
         o->to_act = ev->seat;
+        o->offer = ev->detail == 1;
         break;
     case HOLDEM_EV_AWARD:
         o->side_pot_awards += ev->detail > 0;
@@ -908,6 +1228,12 @@ static void obs_cb(void *ud, const holdem_event_t *ev)
         if (ev->seat != o->to_act)
             obs_violation(o, "acted out of turn", ev);
         o->to_act = -1;
+        if (o->offer) { /* only a declined straddle is an action (a taken one is a post) */
+            o->offer = 0;
+            if (ev->detail != HOLDEM_CHECK || ev->amount != 0)
+                obs_violation(o, "a straddle offer answered with a bet", ev);
+            break;
+        }
         int64_t before = o->bet[ev->seat];
         if (ev->to - before != ev->amount)
             obs_violation(o, "amount does not match the new total", ev);
@@ -1051,8 +1377,11 @@ static void random_play(long hands, uint64_t seed)
             c.ante = rnd_between(1, 3);
         else if (rnd() % 3 == 0)
             c.big_blind_ante = c.big_blind;
-        if (rnd() % 3 == 0)
+        if (rnd() % 3 == 0) {
             c.straddle = 2 * c.big_blind;
+            c.max_straddles = (int)rnd_between(1, 4);
+            c.straddle_offers = rnd() % 2;
+        }
         if (rnd() % 3 == 0) {
             c.rake_basis_points = (int)rnd_between(100, 1000);
             c.rake_cap = rnd_between(0, 20);
@@ -1124,9 +1453,22 @@ static void random_play(long hands, uint64_t seed)
             int steps = 0;
             while (holdem_table_in_hand(t)) {
                 REQUIRE((++steps) < (500), "++steps >= 500");
+                holdem_legal_t l;
+                holdem_table_legal(t, &l);
+                if (l.straddle_offer) {
+                    /* Straddle, decline, or let the time run out. */
+                    REQUIRE(l.min_to == l.max_to && l.min_to > 0, "bad straddle offer");
+                    unsigned a = (unsigned)(rnd() % 3);
+                    rc = holdem_table_act(t, l.seat,
+                                          a == 0   ? HOLDEM_BET
+                                          : a == 1 ? HOLDEM_CHECK
+                                                   : HOLDEM_TIMEOUT,
+                                          l.min_to, 0);
+                    REQUIRE(rc == HOLDEM_OK, "straddle answer refused: %s", holdem_err_name(rc));
+                    continue;
+                }
                 if (rnd() % 4 == 0)
                     inject_illegal(t, o, &injected);
-                holdem_legal_t l;
                 holdem_table_legal(t, &l);
                 REQUIRE((l.seat) >= (0), "l.seat < 0");
                 REQUIRE(l.min_to <= l.max_to, "failed: l.min_to <= l.max_to");
@@ -1208,6 +1550,7 @@ int main(void)
     tcase_add_test(tc, test_phh_replays_every_oracle_hand_exactly);
     tcase_add_test(tc, test_phh_heads_up_reversed_blinds_and_bb_ante);
     tcase_add_test(tc, test_phh_bad_input_is_explained);
+    tcase_add_test(tc, test_phh_pokerkit_check_without_a_decision);
     tcase_add_test(tc, test_phh_replay_command_counts_and_fails_on_mismatch);
     suite_add_tcase(s, tc);
     tc = tcase_create("pots");
@@ -1223,6 +1566,10 @@ int main(void)
     tcase_add_test(tc, test_betting_two_short_all_ins_adding_to_full_raise_reopen);
     tcase_add_test(tc, test_betting_big_blind_has_option_and_heads_up_order);
     tcase_add_test(tc, test_betting_straddle_acts_last_and_sets_min_raise);
+    tcase_add_test(tc, test_betting_restraddle_chain_acts_left_of_last_straddler);
+    tcase_add_test(tc, test_straddle_offers_go_to_the_seats_in_order);
+    tcase_add_test(tc, test_betting_no_turn_without_a_decision);
+    tcase_add_test(tc, test_pokerkit_rules_where_the_house_rules_differ);
     tcase_add_test(tc, test_betting_big_blind_ante_is_dead_and_blind_comes_first);
     suite_add_tcase(s, tc);
     tc = tcase_create("table");
