@@ -22,6 +22,7 @@
 #include "clock.h"
 #include "config.h"
 #include "log.h"
+#include "version.h"
 
 static struct {
     const char *gateways, *game, *engine, *report, *rounds_file, *secret_file, *log_level;
@@ -144,6 +145,7 @@ int main(int argc, char **argv)
 {
     char err[256];
     const char *summary = "many bot players through the gateways; writes a JSON report";
+    config_program_version = croupier_version;
     int rc = config_parse(flags, "croupier-bot", summary, argc, argv, err, sizeof err);
     if (rc == CONFIG_HELP)
         return 0;

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+const char *config_program_version;
+
 bool config_list_has(const char *list, const char *item)
 {
     size_t n = strlen(item);
@@ -111,8 +113,7 @@ static int config_set(const config_flag_t *f, const char *val, const char *origi
     return CONFIG_ERROR;
 }
 
-void config_print_help(const config_flag_t *flags, const char *prog, const char *summary,
-                       FILE *to)
+void config_print_help(const config_flag_t *flags, const char *prog, const char *summary, FILE *to)
 {
     fprintf(to, "usage: %s [flags]\n%s\n\nflags (each also read from its environment variable):\n",
             prog, summary);
@@ -123,6 +124,8 @@ void config_print_help(const config_flag_t *flags, const char *prog, const char 
                 f->def != NULL ? (f->def[0] ? f->def : "\"\"") : "(none)");
     }
     fprintf(to, "  --%-22s print this help and exit\n", "help");
+    if (config_program_version != NULL)
+        fprintf(to, "  --%-22s print the build's version and exit\n", "version");
 }
 
 /*
@@ -159,6 +162,10 @@ int config_parse(const config_flag_t *flags, const char *prog, const char *summa
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             config_print_help(flags, prog, summary, stdout);
+            return CONFIG_HELP;
+        }
+        if (config_program_version != NULL && !strcmp(a, "--version")) {
+            printf("%s %s\n", prog, config_program_version);
             return CONFIG_HELP;
         }
         if (strncmp(a, "--", 2) != 0) {

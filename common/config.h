@@ -29,7 +29,7 @@ typedef struct {
 typedef struct config_flag {
     const char *name; /* without the leading "--" */
     config_type_t type;
-    const char *def;  /* default as text; NULL means "no default" (string stays NULL) */
+    const char *def; /* default as text; NULL means "no default" (string stays NULL) */
     const char *help;
     void *out;
     long min, max; /* CONFIG_INT bounds (both 0 = unbounded) */
@@ -38,14 +38,18 @@ typedef struct config_flag {
 /* Results of config_parse(). */
 enum {
     CONFIG_OK = 0,
-    CONFIG_HELP = 1,    /* --help was given; usage was printed to stdout */
+    CONFIG_HELP = 1,    /* --help (usage) or --version was given; printed to stdout: exit 0 */
     CONFIG_ERROR = -22, /* a bad flag or value; one line explaining it is in errbuf */
 };
 
+/* The version a program prints for "--version" ("<prog> <version>"), which --help then lists;
+ * NULL (the default): "--version" is an unknown flag. An installed binary sets it to
+ * croupier_version (common/version.h) before config_parse(). */
+extern const char *config_program_version;
+
 int config_parse(const config_flag_t *flags, const char *prog, const char *summary, int argc,
                  char **argv, char *errbuf, size_t errlen);
-void config_print_help(const config_flag_t *flags, const char *prog, const char *summary,
-                       FILE *to);
+void config_print_help(const config_flag_t *flags, const char *prog, const char *summary, FILE *to);
 /* Parses HOST:PORT into out; returns 0 or -EINVAL. */
 int config_parse_addr(const char *text, config_addr_t *out);
 /* Whether item is one of the comma-separated names of list ("a,b,c"). */

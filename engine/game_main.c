@@ -35,14 +35,11 @@
 #include "rconn.h"
 #include "registry.h"
 #include "sweeper.h"
+#include "version.h"
 #include "xmalloc.h"
 
-#ifndef CROUPIER_VERSION
-#define CROUPIER_VERSION "dev"
-#endif
-
 typedef struct {
-    const char *engine, *games, *trad_options, *service, *log_level, *drain_allow, *version;
+    const char *engine, *games, *trad_options, *service, *log_level, *drain_allow;
     config_addr_t listen, advertise, health, redis;
     long pool_size, drain_max, workers, lease_ttl_ms, money_hwm, request_cache, sweep_ms, grace_ms;
 } game_opts_t;
@@ -112,8 +109,6 @@ static const config_flag_t game_flags[] = {
      &G.o.grace_ms, 0, 3600000},
     {"drain-allow", CONFIG_STR, NULL,
      "peers allowed on /drain* (comma-separated IPs; default: loopback only)", &G.o.drain_allow, 0,
-     0},
-    {"version", CONFIG_STR, CROUPIER_VERSION, "version published in the registry", &G.o.version, 0,
      0},
     {"log-level", CONFIG_STR, "info", "debug|info|warn|error", &G.o.log_level, 0, 0},
     {0},
@@ -220,7 +215,7 @@ static void game_on_lease(lease_t *l, lease_event_t ev, void *arg)
                                     .engine = G.engine->name,
                                     .engine_id = (int)G.engine->engine,
                                     .games = G.engine->games(gs_engine_state(G.gs)),
-                                    .version = G.o.version};
+                                    .version = croupier_version};
             G.registry = registry_create(G.base, G.rc, G.lease, &info);
             if (G.registry == NULL) {
                 log_emit(LOG_FATAL, "registry_create_failed", "{s:s}", "address", addr);
@@ -496,6 +491,7 @@ static const config_flag_t *game_all_flags(void)
 int main(int argc, char **argv)
 {
     char err[256];
+    config_program_version = croupier_version;
     int rc = config_parse(game_all_flags(), "croupier-game",
                           "A croupier game server: one engine's desks, drained gracefully.", argc,
                           argv, err, sizeof err);
@@ -599,9 +595,10 @@ int main(int argc, char **argv)
     G.exit = drain_exit_create(G.drain, G.base, &hooks, game_exit_done, NULL);
     drain_exit_watch_signals(G.exit);
 
-    log_emit(LOG_INFO, "listening", "{s:s,s:s,s:i,s:i,s:s,s:i}", "engine", G.engine->name,
+    log_emit(LOG_INFO, "listening", "{s:s,s:s,s:i,s:i,s:s,s:i,s:s}", "engine", G.engine->name,
              "service", G.o.service, "rpc_port", G.o.listen.port, "health_port",
-             drain_port(G.drain), "redis", G.o.redis.host, "redis_port", G.o.redis.port);
+             drain_port(G.drain), "redis", G.o.redis.host, "redis_port", G.o.redis.port, "version",
+             croupier_version);
 
     money_writer_config_t mc = {.redis_host = G.o.redis.host,
                                 .redis_port = G.o.redis.port,

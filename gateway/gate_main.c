@@ -21,6 +21,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "token.h"
+#include "version.h"
 
 static struct {
     config_addr_t listen, health, redis;
@@ -174,6 +175,7 @@ static void gate_on_exit(gate_t *g, void *arg)
 
 int main(int argc, char **argv)
 {
+    config_program_version = croupier_version;
     if (argc > 1 && strcmp(argv[1], "token") == 0)
         return gate_token_cmd(argc - 1, argv + 1);
     char err[256];
@@ -283,8 +285,8 @@ int main(int argc, char **argv)
     struct event *sigint = evsignal_new(G.base, SIGINT, gate_signal_cb, NULL);
     event_add(sigterm, NULL);
     event_add(sigint, NULL);
-    log_emit(LOG_INFO, "listening", "{s:s,s:i,s:i}", "id", O.gate_id, "port", gate_port(G.gate),
-             "health_port", drain_port(G.drain));
+    log_emit(LOG_INFO, "listening", "{s:s,s:i,s:i,s:s}", "id", O.gate_id, "port", gate_port(G.gate),
+             "health_port", drain_port(G.drain), "version", croupier_version);
 
     event_base_dispatch(G.base);
 

@@ -5,8 +5,11 @@
  * started, the entry is written as a compact JSON string
  *
  *   {"id":"holdem:3","service":"holdem","slot":3,"address":"10.0.0.7:7001","engine":"holdem",
- *    "engine_id":2,"games":"holdem","version":"1.4.0","state":"ready","load":12,"epoch":42,
+ *    "engine_id":2,"games":"holdem","version":"f4bae56","state":"ready","load":12,"epoch":42,
  *    "seq":5}
+ *
+ * ("version": the build's `git describe --always --dirty`, what `croupier-game --version` prints,
+ * common/version.h: during a rollout the entries tell the old version's servers from the new.)
  *
  * ("engine_id": the protocol's engine number, proto/client.proto Engine, so that a gateway
  * compares a Join's engine with it without knowing any engine's name; optional when parsed.)

@@ -5,6 +5,7 @@
 #include <jansson.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -91,6 +92,64 @@ START_TEST(test_config_bad_input_is_explained)
 }
 END_TEST
 
+/* Runs parse() with stdout (the TAP stream) sent to a file; returns what it printed (caller
+ * frees) and the result in *rc. */
+static char *parse_printed(int argc, char **argv, char *err, int *rc)
+{
+    char path[] = "/tmp/croupier-test-stdout-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    unlink(path);
+    fflush(stdout);
+    int saved = dup(STDOUT_FILENO);
+    ck_assert_int_ge(saved, 0);
+    ck_assert_int_ge(dup2(fd, STDOUT_FILENO), 0);
+    *rc = parse(argc, argv, err);
+    fflush(stdout);
+    dup2(saved, STDOUT_FILENO);
+    close(saved);
+    off_t n = lseek(fd, 0, SEEK_END);
+    char *out = calloc(1, (size_t)n + 1);
+    ck_assert_int_eq(pread(fd, out, (size_t)n, 0), n);
+    close(fd);
+    return out;
+}
+
+/* --version exists only in programs that set config_program_version (the installed binaries,
+ * common/version.h); it prints "<prog> <version>" and ends the program like --help. */
+START_TEST(test_config_version_flag_only_when_the_program_has_one)
+{
+    char err[256];
+    int rc;
+    char *a1[] = {"t", "--version", NULL};
+    config_program_version = NULL;
+    free(parse_printed(2, a1, err, &rc));
+    ck_assert_int_eq(rc, CONFIG_ERROR);
+    ck_assert_ptr_nonnull(strstr(err, "unknown flag '--version'"));
+    char *a2[] = {"t", "--help", NULL};
+    char *help = parse_printed(2, a2, err, &rc);
+    ck_assert_int_eq(rc, CONFIG_HELP);
+    ck_assert_ptr_null(strstr(help, "--version"));
+    free(help);
+
+    config_program_version = "v1.2-3-gabc-dirty";
+    char *out = parse_printed(2, a1, err, &rc);
+    ck_assert_int_eq(rc, CONFIG_HELP);
+    ck_assert_str_eq(out, "t v1.2-3-gabc-dirty\n");
+    free(out);
+    char *a3[] = {"t", "--drain-max-seconds", "30", "--version", NULL};
+    out = parse_printed(4, a3, err, &rc);
+    ck_assert_int_eq(rc, CONFIG_HELP);
+    ck_assert_str_eq(out, "t v1.2-3-gabc-dirty\n");
+    free(out);
+    help = parse_printed(2, a2, err, &rc);
+    ck_assert_int_eq(rc, CONFIG_HELP);
+    ck_assert_ptr_nonnull(strstr(help, "--version"));
+    free(help);
+    config_program_version = NULL;
+}
+END_TEST
+
 START_TEST(test_config_env_name_derivation)
 {
     char buf[64];
@@ -127,10 +186,10 @@ END_TEST
 START_TEST(test_metrics_render_prometheus_text)
 {
     metrics_registry_t *r = metrics_create();
-    metrics_t *c = metrics_counter(r, "game_rounds_total", "game=\"ddz\",outcome=\"completed\"",
-                                   "Rounds");
-    ck_assert_ptr_eq(c, metrics_counter(r, "game_rounds_total",
-                                        "game=\"ddz\",outcome=\"completed\"", "Rounds"));
+    metrics_t *c =
+        metrics_counter(r, "game_rounds_total", "game=\"ddz\",outcome=\"completed\"", "Rounds");
+    ck_assert_ptr_eq(
+        c, metrics_counter(r, "game_rounds_total", "game=\"ddz\",outcome=\"completed\"", "Rounds"));
     metrics_add(c, 3);
     metrics_t *g = metrics_gauge(r, "game_draining", NULL, "Draining");
     metrics_set(g, 1);
@@ -142,7 +201,8 @@ START_TEST(test_metrics_render_prometheus_text)
     metrics_observe(h, 5);
     char *text = metrics_render(r, NULL);
     ck_assert_ptr_nonnull(strstr(text, "# TYPE game_rounds_total counter\n"));
-    ck_assert_ptr_nonnull(strstr(text, "game_rounds_total{game=\"ddz\",outcome=\"completed\"} 3\n"));
+    ck_assert_ptr_nonnull(
+        strstr(text, "game_rounds_total{game=\"ddz\",outcome=\"completed\"} 3\n"));
     ck_assert_ptr_nonnull(strstr(text, "game_draining 1\n"));
     ck_assert_ptr_nonnull(strstr(text, "lat_seconds_bucket{le=\"0.1\"} 1\n"));
     ck_assert_ptr_nonnull(strstr(text, "lat_seconds_bucket{le=\"1\"} 2\n"));
@@ -268,6 +328,7 @@ int main(void)
     tcase_add_test(tc, test_config_flag_beats_env_beats_default);
     tcase_add_test(tc, test_config_bad_input_is_explained);
     tcase_add_test(tc, test_config_env_name_derivation);
+    tcase_add_test(tc, test_config_version_flag_only_when_the_program_has_one);
     tcase_add_test(tc, test_config_addr_forms);
     tcase_add_test(tc, test_config_list_has_matches_whole_names_only);
     suite_add_tcase(s, tc);

@@ -14,6 +14,7 @@
 #include "rpcc.h"
 #include "support.h"
 #include "testenv.h"
+#include "version.h"
 
 /* redis-server and croupier-game --engine test (tests/support/testenv.h). */
 typedef testenv_t env_t;
@@ -526,6 +527,37 @@ START_TEST(test_bad_flags_are_refused_clearly)
 }
 END_TEST
 
+/* --version prints the build's version (common/version.h), and the registry entry publishes the
+ * same one (lease/registry.h "version"), so that a rollout can be followed version by version. */
+START_TEST(test_version_printed_and_published_in_the_registry)
+{
+    ck_assert_str_ne(croupier_version, "");
+    char want[160];
+    snprintf(want, sizeof want, "croupier-game %s\n", croupier_version);
+    char *argv[] = {(char *)ts_build_path("engine/process/croupier-game"), "--version", NULL};
+    ts_proc_t *g = ts_proc_spawn(argv, NULL);
+    int st;
+    ck_assert_int_eq(ts_proc_wait(g, 5000, &st), 0);
+    ck_assert_int_eq(WEXITSTATUS(st), 0);
+    char *out = ts_proc_log(g);
+    ck_assert_str_eq(out, want);
+    free(out);
+    ts_proc_free(g);
+
+    env_t e;
+    env_start(&e, 30, NULL, NULL);
+    char *id = ts_redis_cmd(e.redis, "SRANDMEMBER {croupier:registry}:members");
+    ck_assert_ptr_nonnull(id);
+    char *entry = ts_redis_cmd(e.redis, "GET {croupier:registry}:server:%s", id);
+    ck_assert_ptr_nonnull(entry);
+    snprintf(want, sizeof want, "\"version\":\"%s\"", croupier_version);
+    ck_assert_msg(strstr(entry, want) != NULL, "entry of %s lacks %s: %s", id, want, entry);
+    free(entry);
+    free(id);
+    testenv_stop(&e);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("game_lifecycle");
@@ -548,6 +580,7 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_redis_unreachable_at_start_retries_then_becomes_ready);
     tcase_add_test(tc, test_bad_flags_are_refused_clearly);
+    tcase_add_test(tc, test_version_printed_and_published_in_the_registry);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "rules_cmds.h"
+#include "version.h"
 
 /* The commands the build lists (tools/meson.build generates rules_list.h). */
 #define RULES_CMD(sym) extern const rules_cmd_t sym;
@@ -21,7 +22,8 @@ static const rules_cmd_t *const rules_cmds[] = {
 
 static void rules_usage(FILE *to)
 {
-    fprintf(to, "usage: croupier-rules <command> [args...]\n\ncommands:\n");
+    fprintf(to, "usage: croupier-rules <command> [args...]\n"
+                "       croupier-rules --version   (prints the build's version)\n\ncommands:\n");
     for (const rules_cmd_t *const *c = rules_cmds; *c != NULL; c++)
         fprintf(to, "  %s\n", (*c)->usage);
 }
@@ -31,6 +33,10 @@ int main(int argc, char **argv)
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         rules_usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("croupier-rules %s\n", croupier_version);
+        return 0;
     }
     for (const rules_cmd_t *const *c = rules_cmds; *c != NULL; c++)
         if (!strcmp(argv[1], (*c)->name))
