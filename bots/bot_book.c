@@ -77,6 +77,7 @@ static const char *const book_counter_names[BOT_C_COUNT] = {
     [BOT_C_CONNECTIONS_LOST] = "connections_lost",
     [BOT_C_RECONNECTS_LOST] = "reconnects_after_loss",
     [BOT_C_CRASH_CLOSINGS] = "crash_closings",
+    [BOT_C_TABLE_MOVES] = "table_moves",
 };
 
 bot_book_t *bot_book_create(uint32_t nbots)

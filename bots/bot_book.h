@@ -71,6 +71,7 @@ typedef enum {
     BOT_C_CONNECTIONS_LOST, /* connections lost without a GoAway (a gateway died, a reset) */
     BOT_C_RECONNECTS_LOST,  /* of those, recovered: connected again and seated (or joined) */
     BOT_C_CRASH_CLOSINGS,   /* TableClosing{CLOSING_CRASHED}: the table's server is gone */
+    BOT_C_TABLE_MOVES,      /* of the moves, whole-table moves (Moved.whole_table) */
     BOT_C_COUNT,
 } bot_counter_t;
 

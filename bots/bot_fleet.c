@@ -879,6 +879,8 @@ static void bot_on_event(bot_t *b, const Croupier__ServerMessage *m)
     }
     case CROUPIER__SERVER_MESSAGE__BODY_MOVED:
         bot_book_count(book, BOT_C_MOVES);
+        if (m->moved->has_whole_table && m->moved->whole_table)
+            bot_book_count(book, BOT_C_TABLE_MOVES);
         if (b->rq != RQ_NONE)
             b->rq_moved = true; /* its answer is about the seat we leave now */
         if (b->st == BS_SEATED || b->st == BS_LEAVING || b->st == BS_LEFT) {
@@ -932,6 +934,19 @@ static void bot_on_event(bot_t *b, const Croupier__ServerMessage *m)
         bot_book_error(book, name, false);
         return;
     }
+    case CROUPIER__SERVER_MESSAGE__BODY_SNAPSHOT:
+        /* The whole table moved (after its Moved): the table's state on its new server. */
+        if (b->has_seat && m->snapshot->desk_id == b->seat.desk_id) {
+            const Croupier__Snapshot *sn = m->snapshot;
+            bot_set_seat(b, sn->desk_id, sn->your_seat, sn->engine, sn->game, sn->stake);
+            if (s->on_seat != NULL)
+                s->on_seat(b->sst, &b->seat, sn);
+            bot_game_body(b, m);
+            if (!b->closing_seen && b->rq == RQ_NONE)
+                bot_schedule_decide(b);
+            return;
+        }
+        break;
     default:
         break;
     }

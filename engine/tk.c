@@ -20,11 +20,18 @@
  *   writer -> table TK_MSG_CASHOUT_DONE  a closing cash-out was applied
  *   writer -> table TK_MSG_SETTLED       a round's settlement result (a money follow-up): only
  *                                        now is RoundEnd pushed
+ * Whole-table moves (tk.h "moves"; the handoff calls run on the engine's money_jobs thread):
+ *   main  -> lobby  TK_MSG_ADOPT         an Adopt request (ptr = gs_request_t): to the table of
+ *                                        that offer, or to a new table opened for it
+ *   lobby -> table  TK_MSG_ADOPT         the same request
+ *   jobs  -> table  TK_MSG_MOVE_DONE     a handoff call's result (ptr = tk_job_t)
+ *   table -> lobby  TK_MSG_GONE          the table moved away, or an adoption failed: forget it
  */
 #include "tk.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +39,7 @@
 #include <event2/event.h>
 
 #include "clock.h"
+#include "jobs.h"
 #include "lobby.h"
 #include "log.h"
 #include "money.h"
@@ -54,6 +62,9 @@ enum {
     TK_MSG_OPEN,       /* any -> lobby: open a table with bots (ptr = tk_open_t) */
     TK_MSG_ADD_BOTS,   /* lobby -> table: seat arg bots, the table plays by itself */
     TK_MSG_SETTLED,    /* writer -> table: the round's settlement result (arg2 = round seq) */
+    TK_MSG_ADOPT,      /* main -> lobby -> table: an Adopt request (ptr = gs_request_t) */
+    TK_MSG_MOVE_DONE,  /* jobs -> table: a handoff call's result (ptr = tk_job_t) */
+    TK_MSG_GONE,       /* table -> lobby: forget the table (arg = desk) */
 };
 
 enum {
@@ -62,7 +73,8 @@ enum {
     TK_TIMER_IDLE,
     TK_TIMER_NOTICE,
     TK_TIMER_FILL,
-    TK_TIMER_GAME
+    TK_TIMER_GAME,
+    TK_TIMER_MOVE
 };
 
 /* Server bots' player ids: a range no wallet player uses. */
@@ -82,6 +94,10 @@ typedef struct tk_engine {
     char games[128];                /* the games served: tk_game_t.games or a subset (--games) */
     char svc[24];                   /* the service in seat accounts and op ids (tk_service_token) */
     metrics_t *m_tables, *m_opened, *m_seated, *m_timeouts, *m_auto;
+    metrics_t *m_moved_out, *m_moved_in, *m_move_withdrawn, *m_move_failed;
+    money_jobs_t *jobs; /* handoff calls (NULL without Redis: tables close instead of moving) */
+    pthread_mutex_t jobs_mu;
+    bool rt_stopped; /* under jobs_mu: the lobby desk is gone, results are no longer posted */
     char labels[96];
 } tk_engine_t;
 
@@ -99,6 +115,7 @@ typedef struct {
     int seats, free;
     uint32_t joins_sent; /* joins posted to the table (it reports the number it received) */
     bool closed;
+    char offer[MONEY_ID_MAX + 1]; /* the handoff offer the table was opened to adopt, or "" */
 } tk_ref_t;
 
 /* A table with bots to open (tk_engine_open_table). */
@@ -136,6 +153,19 @@ typedef struct {
     char acct[MONEY_NAME_MAX + 1];
 } tk_seat_t;
 
+/* A whole-table move (tk.h "moves"): the old table's side, then the adopter's. */
+typedef enum {
+    TK_MOVE_NONE = 0,
+    TK_MOVE_PREPARING,   /* waiting for the seats' money in flight before the offer */
+    TK_MOVE_OFFERING,    /* the offer is being written */
+    TK_MOVE_OFFERED,     /* waiting for an adopter (TK_TIMER_MOVE checks the offer) */
+    TK_MOVE_CHECKING,    /* a check of the offer is in flight */
+    TK_MOVE_WITHDRAWING, /* nobody adopted in time: taking the offer back */
+    TK_MOVE_ADOPTING,    /* adopter: the adoption is in flight (Adopt requests wait) */
+} tk_move_t;
+
+#define TK_ADOPT_QUEUE (2 * TK_MAX_SEATS)
+
 struct tk_table {
     tk_engine_t *eng;
     rt_desk_t *desk; /* the desk of the callback running now */
@@ -169,9 +199,21 @@ struct tk_table {
     size_t snap_len;
     bool snap_set;
     Croupier__Snapshot *snap_msg; /* the Snapshot being built, during snapshot() only */
+    /* Whole-table moves. */
+    tk_move_t move;
+    bool move_refused;  /* it closes instead (a withdrawn or failed offer) */
+    bool adopted;       /* the table came here by a move (offer_id is the offer it adopted) */
+    bool move_followup; /* the move counts as a money follow-up: the exit's flush waits */
+    int64_t move_until_ms;
+    int64_t move_start_ms;
+    char offer_id[MONEY_ID_MAX + 1];
+    gs_request_t *adopt_q[TK_ADOPT_QUEUE]; /* Adopt requests waiting for the adoption */
+    int nadopt_q;
 };
 
 static void tk_maybe_schedule(tk_table_t *t);
+static void tk_move_or_close(tk_table_t *t);
+static void tk_topup(tk_table_t *t, int i);
 static void tk_buyin_range(const tk_engine_t *eng, const char *game, int64_t stake, int64_t *max,
                            int64_t *min);
 
@@ -1151,9 +1193,10 @@ static void tk_finish_rest(tk_table_t *t, const int64_t *delta, int64_t rake, bo
         t->seat[i].nshown = 0;
     }
 
-    if ((voided && why != CROUPIER__VOID_REASON__VOID_INTERNAL_ERROR) ||
-        rt_intake_stopped(rt_desk_rt(t->desk))) {
-        tk_close(t); /* drained, voided by the drain bound or the shutdown */
+    if (voided && why != CROUPIER__VOID_REASON__VOID_INTERNAL_ERROR) {
+        tk_close(t); /* voided by the drain bound or the shutdown */
+    } else if (rt_intake_stopped(rt_desk_rt(t->desk))) {
+        tk_move_or_close(t); /* drained: the table moves as a whole, or closes */
     } else {
         int64_t least = tk_min_stack(t);
         for (int i = 0; i < t->nseats; i++) {
@@ -1422,6 +1465,635 @@ static tk_table_t *tk_enter(rt_desk_t *desk, void *state)
     return t;
 }
 
+/* ---- whole-table moves (tk.h "moves", money.h "Table handoff") --------------------------- */
+
+typedef enum { TK_JOB_OFFER = 1, TK_JOB_CHECK, TK_JOB_WITHDRAW, TK_JOB_ADOPT } tk_job_kind_t;
+
+/* One handoff call, run on the engine's jobs thread and posted back to its table. */
+typedef struct {
+    money_job_t job;
+    tk_job_kind_t kind;
+    tk_engine_t *eng;
+    rt_t *rt;
+    rt_desk_id_t desk;
+    char service[MONEY_NAME_MAX + 1];
+    char offer_id[MONEY_ID_MAX + 1];
+    /* OFFER, WITHDRAW: the offer (its strings point into accts/owners and state) */
+    money_offer_t offer;
+    char accts[MONEY_MAX_PLAYERS][MONEY_NAME_MAX + 1];
+    char owners[MONEY_MAX_PLAYERS][MONEY_NAME_MAX + 1];
+    char *state; /* OFFER: the state written; ADOPT: the state read back (owned) */
+    /* ADOPT: the adopter's table */
+    uint32_t slot;
+    uint64_t epoch;
+    char game[MONEY_NAME_MAX + 1];
+    int64_t stake;
+    int nseats;
+    char table_accts[TK_MAX_SEATS][MONEY_NAME_MAX + 1];
+    /* results */
+    int status;
+    char status_text[16]; /* CHECK, WITHDRAW: offered | adopted | void | withdrawn */
+    char error[200];
+    size_t n; /* ADOPT: the seat accounts adopted, their seats and stacks */
+    int seats[MONEY_MAX_PLAYERS];
+    int64_t stacks[MONEY_MAX_PLAYERS];
+    char adopter[MONEY_ID_MAX + 1]; /* ADOPT refused MONEY_ERR_ADOPTED: who has it */
+} tk_job_t;
+
+static void tk_job_free(void *p)
+{
+    tk_job_t *j = p;
+    if (j == NULL)
+        return;
+    free(j->state);
+    free(j);
+}
+
+static void tk_job_set_error(tk_job_t *j, int status, const char *error)
+{
+    j->status = status;
+    snprintf(j->error, sizeof j->error, "%s", error != NULL ? error : money_strerror(status));
+}
+
+/* ADOPT on the jobs thread: read the offer, check it fits the table, adopt its accounts. */
+static void tk_job_adopt(redisContext *c, tk_job_t *j)
+{
+    money_offer_info_t info;
+    int rc = money_sync_offer_read(c, j->offer_id, &info);
+    if (rc != 0) {
+        tk_job_set_error(j, rc, NULL);
+        return;
+    }
+    j->state = info.state;
+    if (strcmp(info.status, "adopted") == 0 && info.adopter[0] != '\0')
+        snprintf(j->adopter, sizeof j->adopter, "%s", info.adopter);
+    json_error_t jerr;
+    json_t *st = json_loads(info.state, 0, &jerr);
+    const char *game = st != NULL ? json_string_value(json_object_get(st, "game")) : NULL;
+    json_int_t stake = json_integer_value(json_object_get(st, "stake"));
+    json_int_t seats = json_integer_value(json_object_get(st, "seats"));
+    bool fits = game != NULL && strcmp(game, j->game) == 0 && stake == j->stake &&
+                seats == j->nseats && info.nseats <= (size_t)j->nseats;
+    json_decref(st);
+    const char *accts[MONEY_MAX_PLAYERS];
+    for (size_t i = 0; fits && i < info.nseats; i++) {
+        fits = info.seats[i] >= 0 && info.seats[i] < j->nseats;
+        if (fits) {
+            accts[i] = j->table_accts[info.seats[i]];
+            j->seats[i] = info.seats[i];
+        }
+    }
+    if (!fits) {
+        tk_job_set_error(j, MONEY_ERR_BAD_ARGS,
+                         "the offered table is not one of this game and stake");
+        return;
+    }
+    money_result_t res;
+    rc = money_sync_adopt(c, j->offer_id, j->service, j->slot, j->epoch, j->desk, accts,
+                          info.nseats, j->stacks, &res);
+    j->status = rc;
+    if (rc != MONEY_OK) {
+        tk_job_set_error(j, rc, res.error);
+        if (rc == MONEY_ERR_ADOPTED && j->adopter[0] == '\0') {
+            money_offer_info_t again;
+            if (money_sync_offer_read(c, j->offer_id, &again) == 0) {
+                snprintf(j->adopter, sizeof j->adopter, "%s", again.adopter);
+                free(again.state);
+            }
+        }
+        return;
+    }
+    j->n = info.nseats;
+}
+
+static void tk_job_run(redisContext *c, money_job_t *job)
+{
+    tk_job_t *j = (tk_job_t *)job;
+    if (c == NULL) {
+        tk_job_set_error(j, -EIO, "redis unreachable");
+        return;
+    }
+    money_result_t res;
+    switch (j->kind) {
+    case TK_JOB_OFFER:
+        j->status = money_sync_offer(c, j->service, &j->offer, &res);
+        if (j->status != MONEY_OK)
+            tk_job_set_error(j, j->status, res.error);
+        return;
+    case TK_JOB_CHECK: {
+        money_offer_info_t info;
+        j->status = money_sync_offer_read(c, j->offer_id, &info);
+        if (j->status == 0) {
+            snprintf(j->status_text, sizeof j->status_text, "%s", info.status);
+            free(info.state);
+        } else {
+            tk_job_set_error(j, j->status, NULL);
+        }
+        return;
+    }
+    case TK_JOB_WITHDRAW:
+        j->status = money_sync_offer_withdraw(c, j->service, &j->offer, j->status_text, &res);
+        if (j->status != MONEY_OK)
+            tk_job_set_error(j, j->status, res.error);
+        return;
+    case TK_JOB_ADOPT:
+        tk_job_adopt(c, j);
+        return;
+    }
+}
+
+/* Jobs thread: the result goes back to its table (dropped with the job if the desk is gone).
+ * Once the runtime stops (the lobby desk is destroyed then, before the runtime is freed) a
+ * result is only freed. */
+static void tk_job_done(money_job_t *job)
+{
+    tk_job_t *j = (tk_job_t *)job;
+    tk_engine_t *eng = j->eng;
+    pthread_mutex_lock(&eng->jobs_mu);
+    if (eng->rt_stopped) {
+        tk_job_free(j);
+    } else {
+        rt_msg_t m = {.type = TK_MSG_MOVE_DONE, .ptr = j, .free_fn = tk_job_free};
+        rt_post(j->rt, j->desk, &m);
+    }
+    pthread_mutex_unlock(&eng->jobs_mu);
+}
+
+static tk_job_t *tk_job_new(tk_table_t *t, tk_job_kind_t kind)
+{
+    tk_job_t *j = xcalloc(1, sizeof *j);
+    j->job.run = tk_job_run;
+    j->job.done = tk_job_done;
+    j->kind = kind;
+    j->eng = t->eng;
+    j->rt = rt_desk_rt(t->desk);
+    j->desk = rt_desk_id(t->desk);
+    const char *svc = gs_service(gs_of_desk(t->desk));
+    snprintf(j->service, sizeof j->service, "%s", svc != NULL ? svc : t->eng->game->engine);
+    snprintf(j->offer_id, sizeof j->offer_id, "%s", t->offer_id);
+    return j;
+}
+
+static int tk_job_submit(tk_table_t *t, tk_job_t *j)
+{
+    int rc = money_jobs_submit(t->eng->jobs, &j->job);
+    if (rc != 0)
+        tk_job_free(j);
+    return rc;
+}
+
+/* The offer of this table (desk, handoff number 1: a desk moves at most once). */
+static void tk_offer_base(const tk_table_t *t, money_offer_t *o)
+{
+    *o = (money_offer_t){.slot = t->slot, .epoch = t->epoch, .desk = rt_desk_id(t->desk), .n = 1};
+}
+
+/* The kit's state of the table (and the game's export_state) as the offer's JSON text. */
+static char *tk_move_state(tk_table_t *t)
+{
+    json_t *st = json_object();
+    json_object_set_new(st, "v", json_integer(1));
+    json_object_set_new(st, "engine", json_string(t->eng->game->engine));
+    json_object_set_new(st, "game", json_string(t->game));
+    json_object_set_new(st, "stake", json_integer(t->stake));
+    json_object_set_new(st, "seats", json_integer(t->nseats));
+    json_object_set_new(st, "seq", json_integer((json_int_t)t->seq));
+    json_object_set_new(st, "button", json_integer(t->button));
+    json_object_set_new(st, "event_seq", json_integer((json_int_t)t->event_seq));
+    json_t *players = json_array();
+    for (int i = 0; i < t->nseats; i++) {
+        const tk_seat_t *s = &t->seat[i];
+        if (s->state != TK_SEATED)
+            continue;
+        char id[24];
+        tk_player_name(s->player, id, sizeof id);
+        json_array_append_new(players, json_pack("{s:i,s:s,s:b,s:I,s:I,s:b}", "seat", i, "player",
+                                                 id, "bot", s->bot, "stack", (json_int_t)s->stack,
+                                                 "bank_ms", (json_int_t)s->bank_ms, "out", s->out));
+    }
+    json_object_set_new(st, "players", players);
+    if (t->eng->game->export_state != NULL) {
+        json_t *g = t->eng->game->export_state(t, t->g);
+        if (g != NULL)
+            json_object_set_new(st, "game_state", g);
+    }
+    char *text = json_dumps(st, JSON_COMPACT);
+    json_decref(st);
+    return text;
+}
+
+static void tk_close(tk_table_t *t);
+
+/* A move in progress holds the server's exit (gs.h money follow-ups): its round is over, so the
+ * drain no longer counts the table as a human desk, but the flush before the lease is released
+ * waits until the move ended (adopted, or the table closed and its cash-outs were queued). */
+static void tk_move_hold(tk_table_t *t, bool hold)
+{
+    if (hold == t->move_followup)
+        return;
+    t->move_followup = hold;
+    if (hold)
+        gs_money_followup_begin(gs_of_desk(t->desk));
+    else
+        gs_money_followup_end(gs_of_desk(t->desk));
+}
+
+/* The table cannot move (or gave up): it closes as before, each player re-seated alone. */
+static void tk_move_fallback(tk_table_t *t, const char *why)
+{
+    log_emit(LOG_WARN, "tk_table_move_fallback", "{s:I,s:s,s:s}", "desk",
+             (json_int_t)rt_desk_id(t->desk), "offer", t->offer_id, "why", why);
+    t->move = TK_MOVE_NONE;
+    t->move_refused = true;
+    t->closed = false;
+    tk_close(t);
+    tk_move_hold(t, false);
+}
+
+static void tk_move_arm(tk_table_t *t, int64_t ms)
+{
+    if (rt_desk_timer_arm(t->desk, ms, TK_TIMER_MOVE, NULL) != 0)
+        log_emit(LOG_ERROR, "tk_move_timer_failed", "{s:I}", "desk",
+                 (json_int_t)rt_desk_id(t->desk));
+}
+
+/* Writes the offer once no seat has money in flight (TK_MOVE_PREPARING). */
+static void tk_move_offer(tk_table_t *t)
+{
+    bool busy = t->pending_cashouts > 0;
+    for (int i = 0; i < t->nseats; i++)
+        busy = busy || t->seat[i].state == TK_BUYING || t->seat[i].topping;
+    if (busy) {
+        if (clock_mono_ms() >= t->move_until_ms)
+            tk_move_fallback(t, "seats still had money in flight");
+        else
+            tk_move_arm(t, 20);
+        return;
+    }
+    tk_job_t *j = tk_job_new(t, TK_JOB_OFFER);
+    tk_offer_base(t, &j->offer);
+    if (money_offer_id(j->service, &j->offer, t->offer_id, sizeof t->offer_id) != 0) {
+        tk_job_free(j);
+        tk_move_fallback(t, "no offer id");
+        return;
+    }
+    snprintf(j->offer_id, sizeof j->offer_id, "%s", t->offer_id);
+    j->state = tk_move_state(t);
+    j->offer.state = j->state;
+    if (t->eng->game->money == TK_MONEY_STACK) {
+        for (int i = 0; i < t->nseats; i++) {
+            tk_seat_t *s = &t->seat[i];
+            if (s->state != TK_SEATED)
+                continue;
+            size_t k = j->offer.nseats++;
+            snprintf(j->accts[k], sizeof j->accts[k], "%s", s->acct);
+            tk_owner_wallet(t->eng, s, j->owners[k], sizeof j->owners[k]);
+            j->offer.seats[k] =
+                (money_handoff_seat_t){.account = j->accts[k], .owner = j->owners[k], .seat = i};
+        }
+    }
+    if (j->state == NULL || tk_job_submit(t, j) != 0) {
+        tk_move_fallback(t, "the offer could not be queued");
+        return;
+    }
+    t->move = TK_MOVE_OFFERING;
+}
+
+/*
+ * The server drains and the table's round is over: it moves as a whole when it can (players
+ * seated, Redis for the handoff, not a table of bots), else it closes (tk_close). Leavers go
+ * first, and players who cannot cover a round are busted, as after any round.
+ */
+static void tk_move_or_close(tk_table_t *t)
+{
+    if (t->closed || t->move != TK_MOVE_NONE)
+        return;
+    if (t->eng->jobs == NULL || t->bot_table || t->move_refused || tk_humans(t) == 0 ||
+        t->eng->set.move_wait_ms < 0) {
+        tk_close(t);
+        return;
+    }
+    t->closed = true; /* no round, fill or idle from now on */
+    t->gap_armed = false;
+    int64_t least = tk_min_stack(t);
+    for (int i = 0; i < t->nseats; i++) {
+        tk_seat_t *s = &t->seat[i];
+        if (s->state == TK_LEAVING) {
+            tk_cash_out(t, i);
+            tk_unseat(t, i);
+        } else if (s->state == TK_SEATED && s->stack < least) {
+            if (t->eng->game->topup)
+                tk_topup(t, i); /* the offer waits for it (tk_move_offer) */
+            else
+                tk_bust(t, i);
+        }
+    }
+    rt_msg_t m = {.type = TK_MSG_CLOSED, .arg = rt_desk_id(t->desk)};
+    rt_post(rt_desk_rt(t->desk), t->eng->lobby, &m);
+    unsigned humans = 0;
+    for (int i = 0; i < t->nseats; i++)
+        humans += t->seat[i].state == TK_SEATED && !t->seat[i].bot;
+    if (humans == 0) {
+        t->closed = false;
+        tk_close(t);
+        return;
+    }
+    t->move = TK_MOVE_PREPARING;
+    tk_move_hold(t, true);
+    t->move_start_ms = clock_mono_ms();
+    t->move_until_ms = t->move_start_ms +
+                       (t->eng->set.move_wait_ms > 0 ? t->eng->set.move_wait_ms : TK_MOVE_WAIT_MS);
+    tk_move_offer(t);
+}
+
+/* The table was adopted elsewhere: its players sit there now; the desk lets go. */
+static void tk_move_release(tk_table_t *t)
+{
+    gs_t *gs = gs_of_desk(t->desk);
+    unsigned moved = 0;
+    for (int i = 0; i < t->nseats; i++) {
+        tk_seat_t *s = &t->seat[i];
+        if (s->state == TK_EMPTY)
+            continue;
+        if (!s->bot) {
+            gs_seat(gs, s->player, 0);
+            moved++;
+        }
+        memset(s, 0, offsetof(tk_seat_t, ops));
+    }
+    tk_sync(t);
+    metrics_add(t->eng->m_moved_out, 1);
+    log_emit(LOG_INFO, "tk_table_moved", "{s:I,s:s,s:i,s:I}", "desk",
+             (json_int_t)rt_desk_id(t->desk), "offer", t->offer_id, "players", (int)moved, "ms",
+             (json_int_t)(clock_mono_ms() - t->move_start_ms));
+    t->move = TK_MOVE_NONE;
+    tk_move_hold(t, false);
+    rt_msg_t m = {.type = TK_MSG_GONE, .arg = rt_desk_id(t->desk)};
+    rt_post(rt_desk_rt(t->desk), t->eng->lobby, &m);
+    rt_desk_destroy(t->desk);
+}
+
+/* The offer was voided (this server's epoch was recovered elsewhere: the chips are back in
+ * the wallets): the players are told and re-seated by their gateways; nothing to cash out. */
+static void tk_move_voided(tk_table_t *t)
+{
+    for (int i = 0; i < t->nseats; i++)
+        if (t->seat[i].state == TK_SEATED || t->seat[i].state == TK_LEAVING) {
+            t->seat[i].stack = 0;
+            t->seat[i].state = TK_CLOSED;
+        }
+    t->move = TK_MOVE_NONE;
+    t->move_refused = true;
+    tk_tell_closing(t);
+    tk_move_hold(t, false);
+}
+
+/* TK_TIMER_MOVE: go on with the move (check the offer, withdraw it when time is up). */
+static void tk_move_timer(tk_table_t *t)
+{
+    if (t->move == TK_MOVE_PREPARING) {
+        tk_move_offer(t);
+        return;
+    }
+    if (t->move != TK_MOVE_OFFERED)
+        return;
+    bool late = clock_mono_ms() >= t->move_until_ms;
+    tk_job_t *j = tk_job_new(t, late ? TK_JOB_WITHDRAW : TK_JOB_CHECK);
+    tk_offer_base(t, &j->offer);
+    if (tk_job_submit(t, j) != 0) {
+        tk_move_arm(t, 100);
+        return;
+    }
+    t->move = late ? TK_MOVE_WITHDRAWING : TK_MOVE_CHECKING;
+}
+
+/* Old table: an offer, check or withdrawal answered. */
+static void tk_move_done_old(tk_table_t *t, tk_job_t *j)
+{
+    if (j->kind == TK_JOB_OFFER) {
+        if (j->status != MONEY_OK) {
+            tk_move_fallback(t, j->error);
+            return;
+        }
+        t->move = TK_MOVE_OFFERED;
+        uint64_t players[TK_MAX_SEATS];
+        size_t n = 0;
+        for (int i = 0; i < t->nseats; i++)
+            if (t->seat[i].state == TK_SEATED && !t->seat[i].bot)
+                players[n++] = t->seat[i].player;
+        gs_move_desk_seats(gs_of_desk(t->desk), rt_desk_id(t->desk), players, n, t->offer_id);
+        log_emit(LOG_INFO, "tk_table_offered", "{s:I,s:s,s:i,s:I}", "desk",
+                 (json_int_t)rt_desk_id(t->desk), "offer", t->offer_id, "players", (int)n, "ms",
+                 (json_int_t)(clock_mono_ms() - t->move_start_ms));
+        tk_move_arm(t, 25);
+        return;
+    }
+    /* CHECK or WITHDRAW */
+    t->move = TK_MOVE_OFFERED;
+    if (j->status != MONEY_OK) {
+        if (j->status == MONEY_ERR_STALE_EPOCH || j->status == MONEY_ERR_NO_OFFER) {
+            /* The fence moved (the recovery voids the offer) or the record is gone. */
+            tk_move_voided(t);
+            return;
+        }
+        log_emit(LOG_WARN, "tk_move_check_failed", "{s:s,s:i,s:s}", "offer", t->offer_id, "status",
+                 j->status, "error", j->error);
+        tk_move_arm(t, 100);
+        return;
+    }
+    if (strcmp(j->status_text, "adopted") == 0) {
+        tk_move_release(t);
+    } else if (strcmp(j->status_text, "withdrawn") == 0) {
+        metrics_add(t->eng->m_move_withdrawn, 1);
+        tk_move_fallback(t, "no server adopted the table in time");
+    } else if (strcmp(j->status_text, "void") == 0) {
+        tk_move_voided(t);
+    } else {
+        tk_move_arm(t, 25); /* still offered */
+    }
+}
+
+static void tk_adopt_answer_all(tk_table_t *t, Croupier__ErrorCode code, const char *why,
+                                const char *adopted_by)
+{
+    gs_t *gs = gs_of_desk(t->desk);
+    for (int k = 0; k < t->nadopt_q; k++) {
+        if (adopted_by != NULL)
+            gs_reply_adopted_by(gs, t->adopt_q[k], adopted_by);
+        else
+            gs_reply(gs, t->adopt_q[k], code, why, NULL);
+    }
+    t->nadopt_q = 0;
+}
+
+/* The adoption failed here: the requests are answered, the table goes. */
+static void tk_adopt_abandon(tk_table_t *t, tk_job_t *j)
+{
+    metrics_add(t->eng->m_move_failed, 1);
+    log_emit(LOG_INFO, "tk_adopt_failed", "{s:s,s:i,s:s,s:s}", "offer", t->offer_id, "status",
+             j->status, "error", j->error, "adopter", j->adopter);
+    char by[MONEY_ID_MAX + 1] = "";
+    if (j->status == MONEY_ERR_ADOPTED && j->adopter[0] != '\0') {
+        /* "<service>:<slot>:<epoch>:<desk>" -> the server id "<service>:<slot>" */
+        snprintf(by, sizeof by, "%s", j->adopter);
+        char *c = strchr(by, ':');
+        c = c != NULL ? strchr(c + 1, ':') : NULL;
+        if (c != NULL)
+            *c = '\0';
+        if (strcmp(by, gs_server_id(gs_of_desk(t->desk))) == 0)
+            by[0] = '\0'; /* never send a gateway back here */
+    }
+    if (by[0] != '\0')
+        tk_adopt_answer_all(t, CROUPIER__ERROR_CODE__UNAVAILABLE, NULL, by);
+    else if (j->status == MONEY_ERR_OFFER_VOID || j->status == MONEY_ERR_NO_OFFER ||
+             j->status == MONEY_ERR_BAD_ARGS || j->status == MONEY_ERR_ADOPTED)
+        tk_adopt_answer_all(t, CROUPIER__ERROR_CODE__TABLE_CLOSED,
+                            "the table's move was called off; its server re-seats its players",
+                            NULL);
+    else
+        tk_adopt_answer_all(t, CROUPIER__ERROR_CODE__UNAVAILABLE, j->error, NULL);
+    t->move = TK_MOVE_NONE;
+    rt_msg_t m = {.type = TK_MSG_GONE, .arg = rt_desk_id(t->desk)};
+    rt_post(rt_desk_rt(t->desk), t->eng->lobby, &m);
+    rt_desk_destroy(t->desk);
+}
+
+/* The adopted table takes its seats, players and match state. */
+static void tk_adopt_import(tk_table_t *t, tk_job_t *j)
+{
+    gs_t *gs = gs_of_desk(t->desk);
+    json_t *st = json_loads(j->state, 0, NULL);
+    bool stacks = t->eng->game->money == TK_MONEY_STACK;
+    t->seq = (uint64_t)json_integer_value(json_object_get(st, "seq"));
+    t->event_seq = (uint64_t)json_integer_value(json_object_get(st, "event_seq"));
+    json_t *b = json_object_get(st, "button");
+    t->button =
+        json_is_integer(b) && json_integer_value(b) >= -1 && json_integer_value(b) < t->nseats
+            ? (int)json_integer_value(b)
+            : -1;
+    size_t idx;
+    json_t *p;
+    json_array_foreach(json_object_get(st, "players"), idx, p)
+    {
+        json_int_t seat = json_integer_value(json_object_get(p, "seat"));
+        const char *id = json_string_value(json_object_get(p, "player"));
+        if (seat < 0 || seat >= t->nseats || id == NULL || t->seat[seat].state != TK_EMPTY)
+            continue;
+        tk_seat_t *s = &t->seat[seat];
+        int64_t stack = json_integer_value(json_object_get(p, "stack"));
+        if (stacks) {
+            bool found = false;
+            for (size_t k = 0; k < j->n && !found; k++)
+                if (j->seats[k] == seat) {
+                    stack = j->stacks[k]; /* what the account held: the chips themselves */
+                    found = true;
+                }
+            if (!found)
+                continue;
+        } else {
+            stack = 0;
+        }
+        s->player = strtoull(id, NULL, 10);
+        s->state = TK_SEATED;
+        s->bot = json_is_true(json_object_get(p, "bot"));
+        s->away = !s->bot; /* until the player's Adopt or resume arrives */
+        s->stack = stack;
+        s->bank_ms = json_integer_value(json_object_get(p, "bank_ms"));
+        s->out = json_is_true(json_object_get(p, "out"));
+        if (!s->bot)
+            gs_seat(gs, s->player, rt_desk_id(t->desk));
+        if (t->eng->game->seat_changed != NULL)
+            t->eng->game->seat_changed(t, t->g, (int)seat, true);
+    }
+    json_t *gst = json_object_get(st, "game_state");
+    if (gst != NULL && t->eng->game->import_state != NULL &&
+        t->eng->game->import_state(t, t->g, gst) != 0)
+        log_emit(LOG_ERROR, "tk_import_state_refused", "{s:s,s:s}", "offer", t->offer_id, "game",
+                 t->game);
+    json_decref(st);
+    t->adopted = true;
+    t->move = TK_MOVE_NONE;
+    tk_sync(t);
+    metrics_add(t->eng->m_moved_in, 1);
+    log_emit(LOG_INFO, "tk_table_adopted", "{s:I,s:s,s:i,s:I}", "desk",
+             (json_int_t)rt_desk_id(t->desk), "offer", t->offer_id, "players", (int)tk_humans(t),
+             "ms", (json_int_t)(clock_mono_ms() - t->move_start_ms));
+    for (int k = 0; k < t->nadopt_q; k++) {
+        gs_request_t *req = t->adopt_q[k];
+        int i = tk_find(t, req->player_id);
+        if (i < 0) {
+            gs_reply(gs, req, CROUPIER__ERROR_CODE__NOT_SEATED, "not at the moved table", NULL);
+            continue;
+        }
+        t->seat[i].away = false;
+        tk_reply_snapshot(t, req, i);
+    }
+    t->nadopt_q = 0;
+    tk_tell_lobby(t);
+    if (stacks) {
+        int64_t least = tk_min_stack(t);
+        for (int i = 0; i < t->nseats; i++)
+            if (t->seat[i].state == TK_SEATED && t->seat[i].stack < least && t->eng->game->topup)
+                tk_topup(t, i);
+    }
+    tk_maybe_schedule(t);
+    tk_maybe_fill(t);
+}
+
+/* Table: an Adopt request (from the lobby). */
+static void tk_table_adopt(tk_table_t *t, gs_request_t *req)
+{
+    if (t->adopted) {
+        int i = tk_find(t, req->player_id);
+        if (i < 0) {
+            tk_refuse(t, req, CROUPIER__ERROR_CODE__NOT_SEATED, "not at the moved table");
+            return;
+        }
+        t->seat[i].away = false;
+        tk_reply_snapshot(t, req, i);
+        return;
+    }
+    if (t->move == TK_MOVE_NONE && tk_free_seats(t) == t->nseats) {
+        snprintf(t->offer_id, sizeof t->offer_id, "%s", req->frame->adopt->offer_id);
+        tk_job_t *j = tk_job_new(t, TK_JOB_ADOPT);
+        snprintf(j->game, sizeof j->game, "%s", t->game);
+        j->stake = t->stake;
+        j->nseats = t->nseats;
+        for (int i = 0; i < t->nseats; i++)
+            snprintf(j->table_accts[i], sizeof j->table_accts[i], "%s", t->seat[i].acct);
+        /* the adopter's accounts carry the adopter's epoch: the table's own */
+        j->slot = t->slot;
+        j->epoch = t->epoch;
+        if (tk_job_submit(t, j) != 0) {
+            tk_refuse(t, req, CROUPIER__ERROR_CODE__UNAVAILABLE, "server stopping");
+            return;
+        }
+        t->move = TK_MOVE_ADOPTING;
+        t->move_start_ms = clock_mono_ms();
+    }
+    if (t->move != TK_MOVE_ADOPTING || t->nadopt_q == TK_ADOPT_QUEUE) {
+        tk_refuse(t, req, CROUPIER__ERROR_CODE__UNAVAILABLE, "the table is busy; retry");
+        return;
+    }
+    t->adopt_q[t->nadopt_q++] = req;
+}
+
+static void tk_move_done(tk_table_t *t, tk_job_t *j)
+{
+    if (j->kind == TK_JOB_ADOPT) {
+        if (t->move != TK_MOVE_ADOPTING)
+            return;
+        if (j->status == MONEY_OK)
+            tk_adopt_import(t, j);
+        else
+            tk_adopt_abandon(t, j);
+        return;
+    }
+    if (t->move == TK_MOVE_OFFERING || t->move == TK_MOVE_CHECKING ||
+        t->move == TK_MOVE_WITHDRAWING)
+        tk_move_done_old(t, j);
+}
+
 static void tk_table_on_request(rt_desk_t *desk, void *state, gs_request_t *req)
 {
     tk_table_t *t = tk_enter(desk, state);
@@ -1443,6 +2115,12 @@ static void tk_table_on_request(rt_desk_t *desk, void *state, gs_request_t *req)
     }
     if (i < 0 || !tk_seat_told(&t->seat[i])) {
         tk_refuse(t, req, CROUPIER__ERROR_CODE__NOT_SEATED, "not seated at this table");
+        return;
+    }
+    if (t->move != TK_MOVE_NONE && t->move != TK_MOVE_ADOPTING &&
+        (req->kind == GS_REQ_ACTION || req->kind == GS_REQ_LEAVE)) {
+        tk_refuse(t, req, CROUPIER__ERROR_CODE__UNAVAILABLE,
+                  "the table is moving to another server; retry");
         return;
     }
     switch (req->kind) {
@@ -1694,15 +2372,17 @@ static void tk_topup_done(tk_table_t *t, int i, uint64_t n, const money_result_t
         tk_unseat(t, i);
         return;
     }
-    if (t->closed) {
+    if (t->closed && t->move == TK_MOVE_NONE) {
         /* Closed meanwhile: the seat is cashed out with everyone else's (tk_close) unless the
-         * credit came after it; then this seat goes now. */
+         * credit came after it; then this seat goes now. (A table preparing a whole-table move
+         * tops up as after any round: the offer waits for it.) */
         if (s->state == TK_CLOSED)
             tk_cash_out(t, i);
         return;
     }
     if (res->status != MONEY_OK) {
         tk_bust(t, i);
+        tk_maybe_fill(t);
         return;
     }
     if (s->bot)
@@ -1741,6 +2421,18 @@ static void tk_table_on_message(rt_desk_t *desk, void *state, rt_msg_t *msg)
     case TK_MSG_SETTLED:
         tk_settled(t, msg->arg2, msg->ptr);
         return;
+    case TK_MSG_ADOPT: {
+        tk_join_t *j = msg->ptr;
+        msg->ptr = NULL;
+        msg->free_fn = NULL;
+        gs_request_t *req = j->req;
+        free(j);
+        tk_table_adopt(t, req);
+        return;
+    }
+    case TK_MSG_MOVE_DONE:
+        tk_move_done(t, msg->ptr); /* the runtime frees the job after this */
+        return;
     case TK_MSG_ADD_BOTS:
         t->bot_table = true;
         for (uint64_t k = 0; k < msg->arg; k++)
@@ -1777,6 +2469,8 @@ static void tk_table_on_timer(rt_desk_t *desk, void *state, uint64_t cookie)
         if (!t->close_told)
             log_emit(LOG_WARN, "tk_cash_out_slow", "{s:i}", "pending", t->pending_cashouts);
         tk_tell_closing(t);
+    } else if (kind == TK_TIMER_MOVE) {
+        tk_move_timer(t);
     } else if (kind == TK_TIMER_GAME) {
         if (t->eng->game->on_timer != NULL)
             t->eng->game->on_timer(t, t->g, cookie >> 8);
@@ -1824,17 +2518,27 @@ static void tk_table_on_timer(rt_desk_t *desk, void *state, uint64_t cookie)
 static void tk_table_on_intake_stopped(rt_desk_t *desk, void *state)
 {
     tk_table_t *t = tk_enter(desk, state);
-    if (!rt_desk_in_round(desk))
-        tk_close(t);
-    /* else: the round finishes, then the table closes (tk_finish). */
+    if (!rt_desk_in_round(desk) && !t->settling)
+        tk_move_or_close(t);
+    /* else: the round finishes, then the table moves or closes (tk_finish). */
 }
 
 static void tk_table_on_void(rt_desk_t *desk, void *state)
 {
     tk_table_t *t = tk_enter(desk, state);
+    if (t->move >= TK_MOVE_OFFERING && t->move <= TK_MOVE_WITHDRAWING) {
+        /* Offered: the seat accounts are the offer's now (an adopter may be taking them); the
+         * exit's recovery voids an offer nobody adopted and returns its chips. */
+        log_emit(LOG_WARN, "tk_move_unfinished_at_drain_bound", "{s:s}", "offer", t->offer_id);
+        return;
+    }
+    t->move = TK_MOVE_NONE;
     if (rt_desk_in_round(desk))
         tk_void(t, CROUPIER__VOID_REASON__VOID_DRAIN_TIMEOUT);
+    t->closed = false;
+    t->move_refused = true;
     tk_close(t);
+    tk_move_hold(t, false);
 }
 
 static void tk_table_on_destroy(rt_desk_t *desk, void *state)
@@ -1846,6 +2550,8 @@ static void tk_table_on_destroy(rt_desk_t *desk, void *state)
         if (t->seat[i].state == TK_BUYING && t->seat[i].join_req != NULL)
             gs_reply(gs_of_desk(desk), t->seat[i].join_req, CROUPIER__ERROR_CODE__UNAVAILABLE,
                      "server stopping", NULL);
+    tk_adopt_answer_all(t, CROUPIER__ERROR_CODE__UNAVAILABLE, "server stopping", NULL);
+    tk_move_hold(t, false);
     metrics_add(t->eng->m_seated, -(double)rt_desk_humans(desk));
     rt_desk_set_humans(desk, 0);
     metrics_add(t->eng->m_tables, -1);
@@ -2000,11 +2706,50 @@ static void tk_lobby_join(rt_desk_t *desk, tk_lobby_t *lb, rt_msg_t *msg)
     rt_post(rt_desk_rt(desk), ref->desk, &m);
 }
 
+/* Lobby: an Adopt goes to the table of its offer, or to a new table opened for it (not
+ * joinable until the adopted table reports its free seats). */
+static void tk_lobby_adopt(rt_desk_t *desk, tk_lobby_t *lb, rt_msg_t *msg)
+{
+    tk_join_t *j = msg->ptr;
+    msg->ptr = NULL;
+    msg->free_fn = NULL;
+    gs_t *gs = gs_of_desk(desk);
+    const Croupier__Adopt *a = j->req->frame->adopt;
+    tk_ref_t *ref = NULL;
+    for (size_t i = 0; i < lb->nrefs && ref == NULL; i++)
+        if (strcmp(lb->refs[i].offer, a->offer_id) == 0)
+            ref = &lb->refs[i];
+    if (ref == NULL) {
+        rt_desk_id_t id;
+        int rc = rt_intake_stopped(rt_desk_rt(desk))
+                     ? -ESHUTDOWN
+                     : tk_table_open(lb->eng, a->game, a->stake, &id);
+        if (rc != 0) {
+            Croupier__ErrorCode code = rc == -ESHUTDOWN ? CROUPIER__ERROR_CODE__DRAINING
+                                                        : CROUPIER__ERROR_CODE__UNAVAILABLE;
+            tk_count_refusal(lb->eng, code);
+            gs_reply(gs, j->req, code,
+                     rc == -ESHUTDOWN ? "server is draining" : "could not open a table", NULL);
+            free(j);
+            return;
+        }
+        ref = tk_lobby_add(lb, id, a->game, a->stake);
+        ref->free = 0;
+        snprintf(ref->offer, sizeof ref->offer, "%s", a->offer_id);
+    }
+    rt_msg_t m = {.type = TK_MSG_ADOPT, .ptr = j, .free_fn = tk_join_dropped};
+    rt_post(rt_desk_rt(desk), ref->desk, &m);
+}
+
 static void tk_lobby_on_message(rt_desk_t *desk, void *state, rt_msg_t *msg)
 {
     tk_lobby_t *lb = state;
     if (msg->type == TK_MSG_JOIN) {
         tk_lobby_join(desk, lb, msg);
+        return;
+    }
+    if (msg->type == TK_MSG_ADOPT) {
+        tk_lobby_adopt(desk, lb, msg);
         return;
     }
     if (msg->type == TK_MSG_OPEN) {
@@ -2026,6 +2771,9 @@ static void tk_lobby_on_message(rt_desk_t *desk, void *state, rt_msg_t *msg)
         ref->closed = true;
         ref->free = 0;
         tk_lobby_advertise(lb, ref);
+        return;
+    case TK_MSG_GONE:
+        tk_lobby_forget(lb, ref);
         return;
     case TK_MSG_IDLE: {
         /* Retire the table only when no join is on its way there; either way it is told. */
@@ -2060,6 +2808,10 @@ static void tk_lobby_on_destroy(rt_desk_t *desk, void *state)
 {
     (void)desk;
     tk_lobby_t *lb = state;
+    /* The runtime stops: handoff results are no longer posted (tk_job_done). */
+    pthread_mutex_lock(&lb->eng->jobs_mu);
+    lb->eng->rt_stopped = true;
+    pthread_mutex_unlock(&lb->eng->jobs_mu);
     free(lb->refs);
     free(lb);
 }
@@ -2162,6 +2914,38 @@ void tk_engine_join(void *e, gs_request_t *req)
     }
 }
 
+void tk_engine_adopt(void *e, gs_request_t *req)
+{
+    tk_engine_t *eng = e;
+    const Croupier__Adopt *a = req->frame->adopt;
+    Croupier__ErrorCode code = CROUPIER__ERROR_CODE__OK;
+    const char *why = NULL;
+    if (!config_list_has(eng->games, a->game)) {
+        code = CROUPIER__ERROR_CODE__NO_SUCH_GAME;
+        why = "this server does not run that game";
+    } else if (a->engine != eng->game->proto_engine &&
+               a->engine != CROUPIER__ENGINE__ENGINE_UNSPECIFIED) {
+        code = CROUPIER__ERROR_CODE__WRONG_ENGINE;
+        why = "the game is not played on that engine";
+    } else if (a->stake < 1 || a->stake > TK_MAX_STAKE) {
+        code = CROUPIER__ERROR_CODE__BAD_REQUEST;
+        why = "stake out of range";
+    } else if (eng->jobs == NULL) {
+        code = CROUPIER__ERROR_CODE__UNAVAILABLE;
+        why = "no money store for table handoffs";
+    }
+    if (code != CROUPIER__ERROR_CODE__OK) {
+        tk_count_refusal(eng, code);
+        gs_reply(eng->gs, req, code, why, NULL);
+        return;
+    }
+    tk_join_t *tj = xcalloc(1, sizeof *tj);
+    tj->gs = eng->gs;
+    tj->req = req;
+    rt_msg_t m = {.type = TK_MSG_ADOPT, .ptr = tj, .free_fn = tk_join_dropped};
+    rt_post(gs_rt(eng->gs), eng->lobby, &m);
+}
+
 int tk_engine_open_table(tk_engine_t *eng, const char *game, int64_t stake, int bots)
 {
     if (!config_list_has(eng->games, game) || stake < 1 || bots < 0)
@@ -2193,6 +2977,8 @@ void tk_engine_destroy(void *e)
     if (eng == NULL)
         return;
     eng->destroying = true;
+    money_jobs_destroy(eng->jobs); /* the runtime is gone: its results are only freed */
+    pthread_mutex_destroy(&eng->jobs_mu);
     lobby_pub_destroy(eng->ads); /* before the connection it writes through */
     rconn_destroy(eng->rc);
     free(eng);
@@ -2225,6 +3011,10 @@ static const struct {
      offsetof(tk_settings_t, trustee_ms), 1, 600000, 0},
     {"house-fund", "chips the house wallet is funded with once per service (0: never)",
      offsetof(tk_settings_t, house_fund), 0, 1000000000000000L, 2},
+    {"move-wait-ms",
+     "at a drain, a table moves as a whole when a server adopts it within this long (ms; 0: "
+     "3000; -1: never, each player is re-seated alone)",
+     offsetof(tk_settings_t, move_wait_ms), -1, 600000, 0},
 };
 #define TK_NFLAGS (sizeof tk_flag_spec / sizeof tk_flag_spec[0])
 
@@ -2401,6 +3191,18 @@ int tk_engine_create(tk_engine_def_t *def, gs_t *gs, const char *games, void **o
         metrics_counter(reg, "tk_timeouts_total", eng->labels, "Turns that timed out");
     eng->m_auto = metrics_counter(reg, "tk_auto_actions_total", eng->labels,
                                   "Automatic moves for players on trustee or leaving");
+    char ml[128];
+    const char *mh = "Whole-table moves (docs/protocol.md): tables that moved away, were adopted "
+                     "here, whose offer was withdrawn, or whose adoption failed here";
+    snprintf(ml, sizeof ml, "%s,outcome=\"moved_out\"", eng->labels);
+    eng->m_moved_out = metrics_counter(reg, "tk_table_moves_total", ml, mh);
+    snprintf(ml, sizeof ml, "%s,outcome=\"adopted\"", eng->labels);
+    eng->m_moved_in = metrics_counter(reg, "tk_table_moves_total", ml, mh);
+    snprintf(ml, sizeof ml, "%s,outcome=\"withdrawn\"", eng->labels);
+    eng->m_move_withdrawn = metrics_counter(reg, "tk_table_moves_total", ml, mh);
+    snprintf(ml, sizeof ml, "%s,outcome=\"adopt_failed\"", eng->labels);
+    eng->m_move_failed = metrics_counter(reg, "tk_table_moves_total", ml, mh);
+    pthread_mutex_init(&eng->jobs_mu, NULL);
     struct event_base *base = gs_base(gs);
     if (gs_redis_host(gs) != NULL) {
         rconn_opts_t ro = {.host = gs_redis_host(gs),
@@ -2409,6 +3211,7 @@ int tk_engine_create(tk_engine_def_t *def, gs_t *gs, const char *games, void **o
                            .on_state = tk_rconn_state_cb,
                            .arg = eng};
         eng->rc = rconn_create(base, &ro);
+        eng->jobs = money_jobs_create(gs_redis_host(gs), gs_redis_port(gs));
         lobby_pub_opts_t lo = {.server_id = gs_server_id(gs), .engine = gm->proto_engine};
         if (eng->rc != NULL)
             eng->ads = lobby_pub_create(base, eng->rc, &lo);
@@ -2418,6 +3221,8 @@ int tk_engine_create(tk_engine_def_t *def, gs_t *gs, const char *games, void **o
     int rc = gs_desk_create(gs, &tk_lobby_ops, lb, 0, &eng->lobby);
     if (rc != 0) {
         free(lb);
+        money_jobs_destroy(eng->jobs);
+        pthread_mutex_destroy(&eng->jobs_mu);
         lobby_pub_destroy(eng->ads);
         rconn_destroy(eng->rc);
         free(eng);

@@ -59,13 +59,26 @@
  *   resume     Resume (and a repeated Join) is answered with a Snapshot: the header (desk, seat,
  *              engine, game, stake, seats, round id, turn seat and time left, event_seq) from
  *              the kit, the state from the game's snapshot().
+ *   moves (whole tables)  when the server drains, a table with players that is between rounds
+ *              (or once its round ended and settled) moves as a whole instead (docs/protocol.md
+ *              "Whole-table moves"): the kit writes a handoff offer (money.h "Table handoff":
+ *              its seats, players, stacks, button, round count, event_seq and the game's
+ *              export_state(), with its seat accounts) under the server's epoch, and the
+ *              gateways ask a ready server of the engine to adopt it (Adopt); the adopter takes
+ *              the seat accounts' chips in one fenced script (exactly one adopter ever), seats
+ *              the same players in the same seats, calls the game's import_state() and answers
+ *              every player with the table's Snapshot. The old desk lets go only once the offer
+ *              reads adopted; nobody adopting within TK_MOVE_WAIT_MS, it withdraws the offer
+ *              and closes as before (each player re-seated by the gateway). A crash at any step
+ *              leaves the table adopted or its chips returned by the recovery.
  *   lifecycle  a table left empty and idle for idle_ms is destroyed and the lobby forgets it;
  *              the next join opens a new one. There is no fixed table cap: memory is bounded by
  *              the live tables.
  *   settings   each kit engine has flags (--<prefix>-seats, -action-ms, -time-bank-ms,
- *              -gap-ms, -idle-ms, -buyin, -min-buyin, -rake-bp, -rake-cap, -trustee-ms; with
- *              bots -bot-ms, -bot-fill-ms; with bots or a house -house, -house-fund; and the
- *              game's extra_flags), each with its environment variable, shown by croupier-game
+ *              -gap-ms, -idle-ms, -buyin, -min-buyin, -rake-bp, -rake-cap, -trustee-ms,
+ *              -move-wait-ms; with bots -bot-ms, -bot-fill-ms; with bots or a house -house,
+ * -house-fund; and the game's extra_flags), each with its environment variable, shown by
+ * croupier-game
  *              --help and checked at start (a bad value exits 2).
  *   metrics    tk_tables, tk_tables_opened_total, tk_seated, tk_timeouts_total,
  *              tk_auto_actions_total (each labelled engine), tk_refusals_total (engine, code),
@@ -94,6 +107,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "config.h"
 #include "frame.h"
 #include "gs.h"
@@ -101,7 +116,8 @@
 #define TK_MAX_SEATS 9
 #define TK_TRUSTEE_MS 1000
 #define TK_CLOSE_NOTICE_MS 2000
-#define TK_SHOWN_MAX 32 /* cards a seat may show at a round's end (tk_round_show) */
+#define TK_MOVE_WAIT_MS 3000 /* a handoff offer nobody adopted by then is withdrawn */
+#define TK_SHOWN_MAX 32      /* cards a seat may show at a round's end (tk_round_show) */
 /* Seat accounts: wallets named TK_ACCOUNT_PREFIX<service>.<slot>.<epoch>.<desk hex>.<seat>
  * (a service of more than 20 characters is named by a hash, see tk.c). */
 #define TK_ACCOUNT_PREFIX "ts."
@@ -123,6 +139,8 @@ typedef struct tk_settings {
     long bot_fill_ms;  /* a table with a human and empty seats gets bots after this; -1 never */
     long house_fund;   /* chips the house wallet is funded with once per service (0: never) */
     long trustee_ms;   /* the automatic move's delay for a seat on trustee (0: TK_TRUSTEE_MS) */
+    long move_wait_ms; /* a drain's handoff offer waits this long for an adopter (0:
+                          TK_MOVE_WAIT_MS; -1: tables never move as a whole) */
     const char *house; /* the wallet server bots play for (and the counterparty of
                           tk_round_end_house); NULL: tk_game_t.house_name's, or
                           "house-<engine>" */
@@ -239,6 +257,14 @@ typedef struct tk_game {
     void (*engine_started)(tk_engine_t *eng);
     /* A timer the game armed with tk_timer() expired (a betting window, say). May be NULL. */
     void (*on_timer)(tk_table_t *t, void *g, uint64_t cookie);
+    /* Whole-table moves (see "moves" above). export_state: the match state that outlives a
+     * round (a Guandan match's levels, a room's deal count...), between rounds, as a new JSON
+     * reference (NULL: none). import_state: at the adopting server, on the new table (after
+     * table_create, the seats already taken), the state export_state gave; 0, or -EINVAL when
+     * it is not one (logged: the table plays on with the game's fresh state). Both may be NULL:
+     * only the kit's state moves. */
+    json_t *(*export_state)(tk_table_t *t, void *g);
+    int (*import_state)(tk_table_t *t, void *g, const json_t *state);
 } tk_game_t;
 
 /*
@@ -251,11 +277,12 @@ typedef struct tk_engine_def {
     const tk_game_t *game;
     tk_settings_t *settings; /* written by config_parse through flags */
     config_flag_t *flags;    /* filled by tk_engine_flags() the first time */
-    char names[16][48];
+    char names[20][48];
 } tk_engine_def_t;
 
 int tk_engine_create(tk_engine_def_t *def, gs_t *gs, const char *games, void **out);
 void tk_engine_join(void *eng, gs_request_t *req);
+void tk_engine_adopt(void *eng, gs_request_t *req);
 const char *tk_engine_games(void *eng);
 void tk_engine_stop_intake(void *eng);
 void tk_engine_destroy(void *eng);
@@ -284,6 +311,7 @@ const config_flag_t *tk_engine_flags(tk_engine_def_t *def);
                                            .engine = (proto),                                      \
                                            .create = sym##_tk_create,                              \
                                            .join = tk_engine_join,                                 \
+                                           .adopt = tk_engine_adopt,                               \
                                            .games = tk_engine_games,                               \
                                            .stop_intake = tk_engine_stop_intake,                   \
                                            .destroy = tk_engine_destroy,                           \

@@ -134,6 +134,7 @@ struct gate_req {
     gate_t *g;
     gate_req_kind_t kind;
     bool reseat;      /* a table move on the player's behalf */
+    bool adopt;       /* reseat of a whole table: an Adopt of offer (docs/protocol.md) */
     bool crash;       /* reseat: the old table's server is gone (no leave there afterwards) */
     bool seat_target; /* target is the player's seat (not a join's pick) */
     bool internal;    /* no client waits for the answer (leave after a move) */
@@ -160,6 +161,8 @@ struct gate_req {
     char game[48];         /* joins: the game asked for (set for every join) */
     gate_seat_t from;      /* reseat: the closing seat (set when reseat is) */
     char tried[4][80];     /* servers that refused a join with DRAINING/UNAVAILABLE (ntried) */
+    char offer[168];       /* adopt: the handoff offer id (set when adopt is) */
+    int redirects;         /* adopt: answers naming the adopter followed */
     uint8_t action[GATE_ACTION_FWD_MAX]; /* action_len bytes */
 };
 
@@ -217,7 +220,7 @@ struct gate {
 
     metrics_t *m_conns, *m_frames_in, *m_frames_out, *m_budget, *m_retries, *m_slow, *m_links,
         *m_degraded, *m_bad_frames, *m_rate_limited, *m_logins, *m_moves_ok, *m_moves_failed,
-        *m_servers_gone, *m_stale_seats;
+        *m_table_moves, *m_servers_gone, *m_stale_seats;
     metrics_t *m_reject[8];
     metrics_t *m_goaway[6];
 
@@ -832,6 +835,7 @@ static void gate_req_write(gate_req_t *r)
     Croupier__Join join = CROUPIER__JOIN__INIT;
     Croupier__Leave leave = CROUPIER__LEAVE__INIT;
     Croupier__Resume resume = CROUPIER__RESUME__INIT;
+    Croupier__Adopt adopt = CROUPIER__ADOPT__INIT;
     f.request_id = r->rid;
     f.has_deadline_unix_ms = true;
     f.deadline_unix_ms = (uint64_t)r->deadline_wall;
@@ -843,6 +847,15 @@ static void gate_req_write(gate_req_t *r)
     f.client_request_id = r->client_rid;
     switch (r->kind) {
     case GATE_REQ_JOIN:
+        if (r->adopt) {
+            adopt.offer_id = r->offer;
+            adopt.engine = (Croupier__Engine)r->engine;
+            adopt.game = r->game;
+            adopt.stake = r->stake;
+            f.body_case = CROUPIER__RPC_FRAME__BODY_ADOPT;
+            f.adopt = &adopt;
+            break;
+        }
         join.engine = (Croupier__Engine)r->engine;
         join.game = r->game;
         join.stake = r->stake;
@@ -1436,9 +1449,22 @@ static void gate_req_retry(gate_req_t *r, int code, const char *why)
  * (a table-kit game, routed by its game name alone) or of no engine prefers none. The gateway
  * compares numbers only: it knows no engine by name.
  */
+/* FNV-1a of "offer|server": the rendezvous weight of a server for an offer. */
+static uint64_t gate_offer_hash(const char *offer, const char *server)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (const char *p = offer; *p != '\0'; p++)
+        h = (h ^ (uint8_t)*p) * 1099511628211ULL;
+    h = (h ^ '|') * 1099511628211ULL;
+    for (const char *p = server; *p != '\0'; p++)
+        h = (h ^ (uint8_t)*p) * 1099511628211ULL;
+    return h;
+}
+
 static const registry_entry_t *gate_pick(gate_t *g, gate_req_t *r, bool *any_offers)
 {
     const registry_entry_t *best = NULL;
+    uint64_t best_hash = 0;
     int best_rank = 0;
     bool prefer = r->engine != CROUPIER__ENGINE__ENGINE_UNSPECIFIED &&
                   r->engine != CROUPIER__ENGINE__ENGINE_GAME;
@@ -1461,6 +1487,18 @@ static const registry_entry_t *gate_pick(gate_t *g, gate_req_t *r, bool *any_off
         if (skip || gate_entry_gone(g, e))
             continue;
         int rank = prefer && e->engine_id == r->engine ? 2 : 1;
+        if (r->adopt) {
+            /* Every gateway of the table's players picks the same server for its offer (the
+             * highest hash of offer and server id), so they converge on one adopter; one that
+             * lost the race redirects (Reply.adopted_by). */
+            uint64_t h = gate_offer_hash(r->offer, e->id);
+            if (best == NULL || rank > best_rank || (rank == best_rank && h > best_hash)) {
+                best = e;
+                best_rank = rank;
+                best_hash = h;
+            }
+            continue;
+        }
         if (best == NULL || rank > best_rank || (rank == best_rank && e->load < best->load) ||
             (rank == best_rank && e->load == best->load && strcmp(e->id, best->id) < 0)) {
             best = e;
@@ -1657,13 +1695,21 @@ static void gate_reseat_done(gate_req_t *r, Croupier__ServerMessage *payload)
         mv.has_reason = true;
         mv.reason = r->crash ? CROUPIER__CLOSING_REASON__CLOSING_CRASHED
                              : CROUPIER__CLOSING_REASON__CLOSING_DRAINING;
+        mv.has_whole_table = r->adopt;
+        mv.whole_table = r->adopt;
         sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_MOVED;
         sm.moved = &mv;
         gate_conn_send(c, &sm);
+        /* A whole table moved: the player's view of it there follows the Moved. */
+        if (r->adopt && payload->body_case == CROUPIER__SERVER_MESSAGE__BODY_SNAPSHOT)
+            gate_conn_send(c, payload);
     }
+    if (r->adopt)
+        metrics_add(g->m_table_moves, 1);
     /* A closing table gives the seat up after the move; a gone server has nothing to give up
-     * (and a new holder of its slot at the same address must not hear of this player). */
-    if (!r->crash)
+     * (and a new holder of its slot at the same address must not hear of this player); an
+     * adopted table's old desk lets go by itself once the adoption is recorded. */
+    if (!r->crash && !r->adopt)
         gate_req_start_internal_leave(g, r->player, &r->from);
 }
 
@@ -1671,6 +1717,15 @@ static void gate_reseat_failed(gate_req_t *r, const char *why)
 {
     gate_t *g = r->g;
     gate_move_end(r);
+    if (r->adopt) {
+        /* The table stays with its server, which withdraws the offer and re-seats its players
+         * one by one (or its recovery returns their chips if it died): nothing to tell yet. */
+        metrics_add(g->m_moves_failed, 1);
+        log_emit(LOG_WARN, "table_adopt_failed", "{s:I,s:s,s:s,s:s}", "player",
+                 (json_int_t)r->player, "from", r->from.server_id, "offer", r->offer, "why",
+                 why != NULL ? why : "");
+        return;
+    }
     metrics_add(g->m_moves_failed, 1);
     log_emit(LOG_WARN, "player_move_failed", "{s:I,s:s,s:s,s:s}", "player", (json_int_t)r->player,
              "from", r->from.server_id, "why", why != NULL ? why : "", "reason",
@@ -1709,6 +1764,23 @@ static void gate_on_reply(gate_link_t *l, Croupier__RpcFrame *f, const gate_fwd_
     evtimer_del(r->timer);
     Croupier__Reply *rep = f->reply;
     int code = rep->code;
+    if (r->adopt && rep->adopted_by != NULL && rep->adopted_by[0] != '\0' && r->redirects < 3) {
+        /* Another server adopted the table first: ask that one. */
+        const registry_entry_t *e = registry_view_find(g->view, rep->adopted_by);
+        if (e != NULL) {
+            r->redirects++;
+            memset(&r->target, 0, sizeof r->target);
+            snprintf(r->target.server_id, sizeof r->target.server_id, "%s", e->id);
+            snprintf(r->target.address, sizeof r->target.address, "%s", e->address);
+            r->target.epoch = e->epoch;
+            r->target.engine = r->engine;
+            r->target.stake = r->stake;
+            snprintf(r->target.game, sizeof r->target.game, "%s", r->game);
+            r->have_target = true;
+            gate_req_dispatch(r);
+            return;
+        }
+    }
     if (code == CROUPIER__ERROR_CODE__DRAINING || code == CROUPIER__ERROR_CODE__UNAVAILABLE) {
         if (r->kind == GATE_REQ_JOIN) {
             if (r->ntried < 4)
@@ -1845,7 +1917,18 @@ typedef struct {
     gate_t *g;
     uint64_t player;
     char address[72];
+    char offer[168]; /* a whole-table move's offer, or "" */
 } gate_closing_lookup_t;
+
+/* Starts the Adopt of a whole table's offer for one player (see gate_reseat_new). */
+static void gate_adopt_start(gate_t *g, uint64_t player, uint64_t conn_id, uint64_t session,
+                             const gate_seat_t *from, const char *offer)
+{
+    gate_req_t *r = gate_reseat_new(g, player, conn_id, session, from, false);
+    r->adopt = true;
+    snprintf(r->offer, sizeof r->offer, "%s", offer);
+    gate_reseat_send(r);
+}
 
 /* The seat of a player who is not connected here, read from Redis: moved if it is still at
  * the closing server (the player finds the new seat with Resume through any gateway). */
@@ -1857,8 +1940,12 @@ static void gate_closing_lookup_cb(rconn_t *rc, redisReply *reply, void *arg)
     uint64_t cid;
     if (reply != NULL && reply->type == REDIS_REPLY_STRING &&
         gate_seat_parse(reply->str, reply->len, &s) == 0 && strcmp(s.address, lk->address) == 0 &&
-        !u64map_get(lk->g->conn_by_player, lk->player, &cid) && lk->g->rc != NULL)
-        gate_reseat_start(lk->g, lk->player, 0, 0, &s);
+        !u64map_get(lk->g->conn_by_player, lk->player, &cid) && lk->g->rc != NULL) {
+        if (lk->offer[0] != '\0')
+            gate_adopt_start(lk->g, lk->player, 0, 0, &s, lk->offer);
+        else
+            gate_reseat_start(lk->g, lk->player, 0, 0, &s);
+    }
     free(lk);
 }
 
@@ -1871,20 +1958,29 @@ static void gate_on_desk_closing(gate_link_t *l, Croupier__RpcFrame *f)
 {
     gate_t *g = l->g;
     Croupier__DeskClosing *dc = f->desk_closing;
+    const char *offer = dc->offer_id != NULL && dc->offer_id[0] != '\0' &&
+                                strlen(dc->offer_id) < sizeof(((gate_req_t *)0)->offer)
+                            ? dc->offer_id
+                            : NULL;
     for (size_t i = 0; i < dc->n_player_ids; i++) {
         uint64_t player = dc->player_ids[i], cid;
         gate_conn_t *c = NULL;
         if (u64map_get(g->conn_by_player, player, &cid))
             c = gate_conn_get(g, cid);
         if (c != NULL && c->seat_known) {
-            if (c->seat != NULL && strcmp(c->seat->address, l->address) == 0)
-                gate_reseat_start(g, player, c->id, c->session, c->seat);
+            if (c->seat != NULL && strcmp(c->seat->address, l->address) == 0) {
+                if (offer != NULL)
+                    gate_adopt_start(g, player, c->id, c->session, c->seat, offer);
+                else
+                    gate_reseat_start(g, player, c->id, c->session, c->seat);
+            }
             continue;
         }
         gate_closing_lookup_t *lk = xcalloc(1, sizeof *lk);
         lk->g = g;
         lk->player = player;
         snprintf(lk->address, sizeof lk->address, "%s", l->address);
+        snprintf(lk->offer, sizeof lk->offer, "%s", offer != NULL ? offer : "");
         char key[64];
         gate_seat_key(player, key, sizeof key);
         const char *argv[] = {"GET", key};
@@ -3526,6 +3622,8 @@ int gate_create(const gate_config_t *cfg, gate_t **out)
     g->m_rate_limited =
         metrics_counter(m, "gate_rate_limited_total", NULL, "Frames refused by the rate limit");
     g->m_logins = metrics_counter(m, "gate_logins_total", NULL, "Successful logins");
+    g->m_table_moves = metrics_counter(m, "gate_table_moves_total", NULL,
+                                       "players moved with their whole table (Adopt answered)");
     g->m_moves_ok = metrics_counter(m, "gate_moves_total", "outcome=\"moved\"",
                                     "Players re-seated after their table closed");
     g->m_moves_failed = metrics_counter(m, "gate_moves_total", "outcome=\"failed\"",

@@ -43,7 +43,10 @@ engine_setup() {
     persistent) GAME=blackjack BOT_ENGINE=persistent BUYIN=$((100 * STAKE))
         export CROUPIER_BJ_BET_MS=500 CROUPIER_BJ_ACTION_MS=2000 CROUPIER_BJ_GAP_MS=200
         export CROUPIER_BJ_HOUSE_FUND=100000000 ;;
-    traditional) GAME=doudizhu BOT_ENGINE=traditional BUYIN=$((96 * STAKE))
+    # A shedding seat needs its whole escrow for every deal: after a lost deal the kit tops it
+    # up from the wallet, at the old table before a whole-table move as after any deal
+    # (engine/tk.h "moves"), so these wallets hold one more escrow than the buy-in.
+    traditional) GAME=doudizhu BOT_ENGINE=traditional BUYIN=$((96 * STAKE)) WALLET=$((192 * STAKE))
         # quick server bots and trustee, so that a deal ends well within the drain bound
         export CROUPIER_TRAD_GAP_MS=100 CROUPIER_TRAD_BOT_FILL_MS=500 CROUPIER_TRAD_BOT_MS=50
         export CROUPIER_TRAD_TRUSTEE_MS=100 ;;
@@ -73,7 +76,7 @@ run_engine() {
     e2e_secret
     e2e_redis_start
     local base=7000000
-    e2e_seed_wallets $base "$BOTS" "$BUYIN"
+    e2e_seed_wallets $base "$BOTS" "${WALLET:-$BUYIN}"
     e2e_redis set '{croupier:money}:wallet:house-traditional' 100000000 >/dev/null
     e2e_game_start game-a "$engine" 90
     e2e_game_start game-b "$engine" 90

@@ -31,14 +31,19 @@ typedef struct {
     rpcc_t *c;
 } env_t;
 
+/* These tests drive one server without a gateway: a drained table closes and its players are
+ * re-seated one by one (tk.h "moves"; whole-table moves are tested in test_tk and test_gate). */
+static char *const per_player_moves[] = {"--bj-move-wait-ms", "-1", NULL};
+
 /* Starts redis-server and croupier-game --engine persistent, then connects the rpc link;
  * extra_env holds CROUPIER_BJ_* settings. */
 static void env_start(env_t *e, int drain_max_s, char *const extra_env[])
 {
     memset(e, 0, sizeof *e);
     ck_assert_int_eq(testenv_start(&e->rig, NULL), 0);
-    ck_assert_int_eq(
-        testenv_start_game(&e->rig, &e->rig.game, "persistent", drain_max_s, NULL, extra_env), 0);
+    ck_assert_int_eq(testenv_start_game(&e->rig, &e->rig.game, "persistent", drain_max_s,
+                                        per_player_moves, extra_env),
+                     0);
     e->c = rpcc_connect("127.0.0.1", e->rig.game.port, 5000);
     ck_assert_ptr_nonnull(e->c);
 }
@@ -494,8 +499,12 @@ END_TEST
 START_TEST(test_bj_engine_sits_out_after_windows_without_a_bet_and_a_bet_brings_it_back)
 {
     env_t e;
-    char *env[] = {"CROUPIER_BJ_BET_MS=200", "CROUPIER_BJ_GAP_MS=50", "CROUPIER_BJ_SITOUT_AFTER=2",
-                   "CROUPIER_BJ_ACTION_MS=5000", "CROUPIER_BJ_TEST_STACK=;;Tc,9h,6d,7s", NULL};
+    char *env[] = {"CROUPIER_BJ_BET_MS=200",
+                   "CROUPIER_BJ_GAP_MS=50",
+                   "CROUPIER_BJ_SITOUT_AFTER=2",
+                   "CROUPIER_BJ_ACTION_MS=5000",
+                   "CROUPIER_BJ_TEST_STACK=;;Tc,9h,6d,7s",
+                   NULL};
     env_start(&e, 30, env);
     const uint64_t p = 4001;
     set_wallet(&e, "4001", 100000);
@@ -540,8 +549,11 @@ END_TEST
 START_TEST(test_bj_engine_a_bet_after_a_timeout_gets_full_decision_time)
 {
     env_t e;
-    char *env[] = {"CROUPIER_BJ_BET_MS=5000", "CROUPIER_BJ_GAP_MS=50", "CROUPIER_BJ_ACTION_MS=800",
-                   "CROUPIER_BJ_TRUSTEE_MS=100", "CROUPIER_BJ_TEST_STACK=Tc,9h,6d,7s;Tc,9h,6d,7s",
+    char *env[] = {"CROUPIER_BJ_BET_MS=5000",
+                   "CROUPIER_BJ_GAP_MS=50",
+                   "CROUPIER_BJ_ACTION_MS=800",
+                   "CROUPIER_BJ_TRUSTEE_MS=100",
+                   "CROUPIER_BJ_TEST_STACK=Tc,9h,6d,7s;Tc,9h,6d,7s",
                    NULL};
     env_start(&e, 30, env);
     const uint64_t p = 5001;
@@ -680,8 +692,8 @@ END_TEST
 START_TEST(test_bj_engine_bound_passes_round_voided_refunded)
 {
     env_t e;
-    char *env[] = {"CROUPIER_BJ_BET_MS=60000", "CROUPIER_BJ_ACTION_MS=60000", "CROUPIER_BJ_GAP_MS=10",
-                   "CROUPIER_BJ_TEST_STACK=Tc,9h,6d,7s", NULL};
+    char *env[] = {"CROUPIER_BJ_BET_MS=60000", "CROUPIER_BJ_ACTION_MS=60000",
+                   "CROUPIER_BJ_GAP_MS=10", "CROUPIER_BJ_TEST_STACK=Tc,9h,6d,7s", NULL};
     env_start(&e, 1, env);
     set_wallet(&e, "3001", 5000);
     ck_assert_int_eq(join(&e, 3001, 10), E_OK);
@@ -727,7 +739,8 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_bj_engine_legal_and_illegal_actions_settle_with_the_house);
     tcase_add_test(tc, test_bj_engine_buyin_goes_to_the_seat_account_and_back);
-    tcase_add_test(tc, test_bj_engine_sits_out_after_windows_without_a_bet_and_a_bet_brings_it_back);
+    tcase_add_test(tc,
+                   test_bj_engine_sits_out_after_windows_without_a_bet_and_a_bet_brings_it_back);
     tcase_add_test(tc, test_bj_engine_a_bet_after_a_timeout_gets_full_decision_time);
     suite_add_tcase(s, tc);
     tc = tcase_create("drain");

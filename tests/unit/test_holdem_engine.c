@@ -48,12 +48,17 @@ typedef struct {
     int leaver_turns; /* Turns of the leaver's seat play_rounds left to the kit */
 } model_t;
 
+/* These tests drive one server without a gateway: a drained table closes and its players are
+ * re-seated one by one (tk.h "moves"; whole-table moves are tested in test_tk and test_gate). */
+static char *const per_player_moves[] = {"--holdem-move-wait-ms", "-1", NULL};
+
 /* Starts redis-server and croupier-game --engine holdem; extra_env holds CROUPIER_HOLDEM_*
  * settings. */
 static void env_start(env_t *e, int drain_max_s, char *const extra_env[])
 {
     ck_assert_int_eq(testenv_start(e, NULL), 0);
-    ck_assert_int_eq(testenv_start_game(e, &e->game, "holdem", drain_max_s, NULL, extra_env), 0);
+    ck_assert_int_eq(
+        testenv_start_game(e, &e->game, "holdem", drain_max_s, per_player_moves, extra_env), 0);
 }
 
 static long long redis_int(env_t *e, const char *cmd, const char *arg)

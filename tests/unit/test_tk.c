@@ -31,6 +31,8 @@ typedef struct {
     int64_t to_call;
     int completed, voided, timed_out, plays;
     int table_closing, desk_closing;
+    int offers;         /* DeskClosing naming a whole-table move's offer (one per player) */
+    char offer_id[160]; /* the last one's */
     long long wallets_at_closing; /* sum of the test's wallets when DeskClosing arrived */
     uint64_t seat_player[NP];
     char round_id[160];
@@ -109,9 +111,30 @@ static void env_start(env_t *e, int drain_max_s, const char *action_ms)
                     "500",
                     "--zhajinhua-rake-cap",
                     "1",
+                    "--zhajinhua-move-wait-ms",
+                    "300",
                     NULL};
     ck_assert_int_eq(testenv_start(e, NULL), 0);
     ck_assert_int_eq(testenv_start_game(e, &e->game, "zhajinhua", drain_max_s, args, NULL), 0);
+}
+
+/* Another game server of the same engine and settings on e's Redis. */
+static void env_start_other(env_t *e, testenv_server_t *s)
+{
+    char *args[] = {"--zhajinhua-seats",
+                    "3",
+                    "--zhajinhua-gap-ms",
+                    "50",
+                    "--zhajinhua-action-ms",
+                    "10000",
+                    "--zhajinhua-time-bank-ms",
+                    "0",
+                    "--zhajinhua-rake-bp",
+                    "500",
+                    "--zhajinhua-rake-cap",
+                    "1",
+                    NULL};
+    ck_assert_int_eq(testenv_start_game(e, s, "zhajinhua", 30, args, NULL), 0);
 }
 
 static void fill(Croupier__RpcFrame *f, uint64_t rid, uint64_t player)
@@ -208,6 +231,11 @@ static int join_ok(rpcc_t *c, model_t *m, uint64_t rid, uint64_t player, uint64_
 static void model_apply(model_t *m, const Croupier__RpcFrame *f)
 {
     if (f->body_case == CROUPIER__RPC_FRAME__BODY_DESK_CLOSING) {
+        if (f->desk_closing->offer_id != NULL && f->desk_closing->offer_id[0] != '\0') {
+            m->offers++;
+            snprintf(m->offer_id, sizeof m->offer_id, "%s", f->desk_closing->offer_id);
+            return;
+        }
         if (m->desk_closing++ == 0 && m->env != NULL)
             m->wallets_at_closing = wallets(m);
         return;
@@ -669,10 +697,16 @@ START_TEST(test_tk_drain_cashes_out_before_the_move_is_announced)
     char *body = NULL;
     ck_assert_int_eq(ts_http_get("127.0.0.1", e.game.health, "/drain", 5000, &body), 200);
     free(body);
-    /* The hand in progress finishes; no other starts; then the table closes. */
+    /* The hand in progress finishes; no other starts; the table offers itself for a whole-table
+     * move, nobody adopts it (no other server), so after --zhajinhua-move-wait-ms it withdraws
+     * the offer and closes as before: cash-outs first, then the players are re-seated alone. */
     ck_assert_int_eq(fold_turn(c, &m, 10), CROUPIER__ERROR_CODE__OK);
     ck_assert(pump_until(c, &m, desk_closed, 5000));
     ck_assert_int_eq(m.completed, 1);
+    ck_assert_int_eq(m.offers, 2); /* one notice per player */
+    char *st = ts_redis_cmd(e.redis, "HGET {croupier:money}:handoff:%s status", m.offer_id);
+    ck_assert_str_eq(st, "withdrawn");
+    free(st);
     long long rake = redis_int(&e, "GET %s", "{croupier:money}:rake:zhajinhua");
     /* When the gateways were told to move the players, every chip was back in the wallets. */
     ck_assert_int_eq(m.wallets_at_closing + rake, 2000);
@@ -680,6 +714,120 @@ START_TEST(test_tk_drain_cashes_out_before_the_move_is_announced)
     ck_assert_int_eq(seat_accounts(&e, &nz), 0);
     ck_assert_int_ge(m.table_closing, 2);
     rpcc_close(c);
+    testenv_stop(&e);
+}
+END_TEST
+
+static void send_adopt(rpcc_t *c, uint64_t rid, uint64_t player, const char *offer)
+{
+    Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+    Croupier__Adopt a = CROUPIER__ADOPT__INIT;
+    a.offer_id = (char *)offer;
+    a.engine = CROUPIER__ENGINE__ENGINE_GAME;
+    a.game = "zhajinhua";
+    a.stake = STAKE;
+    fill(&f, rid, player);
+    f.body_case = CROUPIER__RPC_FRAME__BODY_ADOPT;
+    f.adopt = &a;
+    ck_assert_int_eq(rpcc_send(c, &f), 0);
+}
+
+/* A Snapshot answering an Adopt: the player's old seat, both players, chips that add up. */
+static int64_t check_adopted(Croupier__RpcFrame *r, int seat, const uint64_t *players)
+{
+    ck_assert_int_eq(r->reply->code, CROUPIER__ERROR_CODE__OK);
+    ck_assert_int_eq(r->reply->payload->body_case, CROUPIER__SERVER_MESSAGE__BODY_SNAPSHOT);
+    const Croupier__Snapshot *sn = r->reply->payload->snapshot;
+    ck_assert_int_eq((int)sn->your_seat, seat);
+    ck_assert_str_eq(sn->game, "zhajinhua");
+    ck_assert_uint_eq(sn->n_seats, 2);
+    int64_t chips = 0;
+    for (size_t i = 0; i < sn->n_seats; i++) {
+        ck_assert(sn->seats[i]->player_id == players[0] || sn->seats[i]->player_id == players[1]);
+        chips += sn->seats[i]->chips;
+    }
+    ck_assert(sn->event_seq > 0); /* the table's numbering goes on */
+    return chips;
+}
+
+/* Whole-table moves (tk.h "moves"): a draining server's table moves to the server that adopts
+ * its offer -- same seats, players and stacks, exactly once even when two servers race for it
+ * (the loser names the winner), and the new table deals the next round. Every chip is counted
+ * before and after. */
+START_TEST(test_tk_drain_moves_the_table_whole_to_one_adopter)
+{
+    env_t e;
+    env_start(&e, 30, "10000");
+    testenv_server_t b, cs;
+    env_start_other(&e, &b);
+    env_start_other(&e, &cs);
+    const uint64_t players[] = {81, 82};
+    model_t m;
+    rpcc_t *c = seat_players(&e, &m, players, 2);
+    int seat_of[2] = {-1, -1};
+    for (int i = 0; i < NP; i++)
+        for (int k = 0; k < 2; k++)
+            if (m.seat_player[i] == players[k])
+                seat_of[k] = i;
+    ck_assert(pump_until(c, &m, has_turn, 5000));
+    ck_assert_int_eq(ts_http_get("127.0.0.1", e.game.health, "/drain", 5000, NULL), 200);
+    ck_assert_int_eq(fold_turn(c, &m, 10), CROUPIER__ERROR_CODE__OK);
+    ck_assert(pump_until(c, &m, round_over, 5000));
+    while (m.offers == 0) {
+        Croupier__RpcFrame *f = rpcc_next_event(c, 3000);
+        ck_assert_msg(f != NULL, "no offer");
+        model_apply(&m, f);
+        frame_free_rpc(f);
+    }
+    ck_assert_int_eq(m.table_closing, 0); /* a whole-table move tells no one to leave */
+    /* Two servers race for the table, one player each. */
+    rpcc_t *cb = rpcc_connect("127.0.0.1", b.port, 5000),
+           *cc = rpcc_connect("127.0.0.1", cs.port, 5000);
+    ck_assert(cb != NULL && cc != NULL);
+    send_adopt(cb, 100, players[0], m.offer_id);
+    send_adopt(cc, 100, players[1], m.offer_id);
+    Croupier__RpcFrame *rb = rpcc_wait_reply(cb, 100, 5000), *rc = rpcc_wait_reply(cc, 100, 5000);
+    ck_assert(rb != NULL && rc != NULL);
+    bool b_won = rb->reply->code == CROUPIER__ERROR_CODE__OK;
+    Croupier__RpcFrame *won = b_won ? rb : rc, *lost = b_won ? rc : rb;
+    rpcc_t *winner = b_won ? cb : cc;
+    int k_won = b_won ? 0 : 1, k_lost = 1 - k_won;
+    int64_t chips = check_adopted(won, seat_of[k_won], players);
+    ck_assert_int_eq(lost->reply->code, CROUPIER__ERROR_CODE__UNAVAILABLE);
+    ck_assert_ptr_nonnull(lost->reply->adopted_by);
+    ck_assert(lost->reply->adopted_by[0] != '\0');
+    frame_free_rpc(rb);
+    frame_free_rpc(rc);
+    /* The loser's player goes to the winner (as its gateway does): the same table. */
+    send_adopt(winner, 101, players[k_lost], m.offer_id);
+    Croupier__RpcFrame *r2 = rpcc_wait_reply(winner, 101, 5000);
+    ck_assert_ptr_nonnull(r2);
+    ck_assert_int_eq(check_adopted(r2, seat_of[k_lost], players), chips);
+    frame_free_rpc(r2);
+    char *st = ts_redis_cmd(e.redis, "HGET {croupier:money}:handoff:%s status", m.offer_id);
+    ck_assert_str_eq(st, "adopted");
+    free(st);
+    long long rake = redis_int(&e, "GET %s", "{croupier:money}:rake:zhajinhua");
+    int nz;
+    ck_assert_int_eq(wallets(&m) + seat_accounts(&e, &nz) + rake, 2000);
+    ck_assert_int_eq(wallets(&m) + chips, 2000 - rake);
+    /* The old server lets go of the table and exits drained, holding nothing. */
+    ck_assert_int_eq(ts_proc_signal(e.game.proc, SIGTERM), 0);
+    int status;
+    ck_assert_int_eq(ts_proc_wait(e.game.proc, 10000, &status), 0);
+    ck_assert(ts_proc_log_has(e.game.proc, "\"event\":\"tk_table_moved\""));
+    ck_assert(ts_proc_log_has(e.game.proc, "exit reason=drained"));
+    /* The moved table deals on: a turn arrives on the winner's link. */
+    model_t m2;
+    model_init(&m2, &e, players, 2);
+    for (int i = 0; i < NP; i++)
+        m2.seat_player[i] = m.seat_player[i];
+    ck_assert(pump_until(winner, &m2, has_turn, 5000));
+    rpcc_close(c);
+    rpcc_close(cb);
+    rpcc_close(cc);
+    testenv_stop_server(&b);
+    testenv_stop_server(&cs);
     testenv_stop(&e);
 }
 END_TEST
@@ -844,6 +992,7 @@ int main(void)
     tc = tcase_create("drain");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_tk_drain_cashes_out_before_the_move_is_announced);
+    tcase_add_test(tc, test_tk_drain_moves_the_table_whole_to_one_adopter);
     tcase_add_test(tc, test_tk_drain_bound_voids_the_round_and_refunds);
     suite_add_tcase(s, tc);
     tc = tcase_create("lifecycle");

@@ -110,9 +110,14 @@ static void env_start(env_t *e, int drain_max_s, const char *games, char *const 
 {
     memset(e, 0, sizeof *e);
     ck_assert_int_eq(testenv_start(&e->rig, NULL), 0);
-    ck_assert_int_eq(testenv_start_game(&e->rig, &e->rig.game, "traditional", drain_max_s,
-                                        (char *[]){"--games", (char *)games, NULL}, env),
-                     0);
+    /* One server without a gateway: a drained table closes and its players are re-seated one
+     * by one (tk.h "moves"; whole-table moves are tested in test_tk, test_gate and the e2e
+     * move_exact_buyin). */
+    ck_assert_int_eq(
+        testenv_start_game(&e->rig, &e->rig.game, "traditional", drain_max_s,
+                           (char *[]){"--games", (char *)games, "--trad-move-wait-ms", "-1", NULL},
+                           env),
+        0);
 }
 
 static void env_stop(env_t *e)
