@@ -8,7 +8,10 @@
  *   nothing to call:  check (a Turn does not tell a bet from the big blind's option, which
  *                      decides between BET and RAISE, so the bot never opens the betting);
  *   something to call: call (6 in 10), fold (2 in 10), raise to min_amount (2 in 10, when
- *                      raising is allowed; else call).
+ *                      raising is allowed; else call);
+ *   a straddle offer:  (tables with --holdem-straddles: a Turn before the hand's own hole cards,
+ *                      nothing to call, min_amount = max_amount = the straddle) straddle with a
+ *                      BET of exactly that amount 1 in 4, else decline with a check.
  *
  * Amounts are totals put in this street, as the protocol says. Every refusal is an unexpected
  * error.
@@ -21,6 +24,7 @@ typedef struct {
     bool closing;
     int64_t to_call, min_to, max_to;
     bool has_min;
+    bool dealt; /* our hole cards of the hand in play have come (a Turn before them is an offer) */
 } st_holdem_t;
 
 static void st_holdem_on_seat(void *stp, const bot_seat_t *seat, const Croupier__Snapshot *snap)
@@ -29,6 +33,7 @@ static void st_holdem_on_seat(void *stp, const bot_seat_t *seat, const Croupier_
     (void)seat;
     st->closing = false;
     st->my_turn = false;
+    st->dealt = false;
     /* After a reconnect the Turn for us may have been pushed while we were away: the snapshot
      * says whose turn it is and holds the same limits (from holdem_table_legal too). */
     if (snap != NULL && snap->state_case == CROUPIER__SNAPSHOT__STATE_HOLDEM &&
@@ -36,9 +41,12 @@ static void st_holdem_on_seat(void *stp, const bot_seat_t *seat, const Croupier_
         const Croupier__HoldemState *h = snap->holdem;
         st->my_turn = true;
         st->turn_gen++;
+        st->dealt = h->has_hole_cards;
         st->to_call = h->has_to_call ? h->to_call : 0;
         st->has_min = h->has_min_raise;
         st->min_to = h->min_raise;
+        /* The snapshot has no max; it only matters for an offer, whose max is its min. */
+        st->max_to = st->dealt ? 0 : h->min_raise;
     }
 }
 
@@ -57,8 +65,13 @@ static void st_holdem_on_event(void *stp, const bot_seat_t *seat, const Croupier
         st->max_to = t->has_max_amount ? t->max_amount : 0;
         break;
     }
+    case CROUPIER__SERVER_MESSAGE__BODY_DEAL:
+        if (m->deal->has_seat && m->deal->seat == seat->seat)
+            st->dealt = true;
+        break;
     case CROUPIER__SERVER_MESSAGE__BODY_ROUND_END:
         st->my_turn = false;
+        st->dealt = false;
         break;
     case CROUPIER__SERVER_MESSAGE__BODY_RESULT:
         /* The reply to our move. A Turn for us pushed before this reply (the engine may push
@@ -88,6 +101,18 @@ static int st_holdem_decide(void *stp, const bot_seat_t *seat, bot_rng_t *rng, b
     out->action.kind_case = CROUPIER__ACTION__KIND_HOLDEM;
     out->action.holdem = &out->holdem;
     uint32_t r = bot_rng_below(rng, 20);
+    if (!st->dealt && st->to_call == 0 && st->has_min && st->min_to > 0 &&
+        st->min_to == st->max_to) {
+        /* A straddle offer: the only bet is the straddle itself; a check declines. */
+        if (r < 5) {
+            out->holdem.move = CROUPIER__HOLDEM_MOVE__HOLDEM_BET;
+            out->holdem.has_amount = true;
+            out->holdem.amount = st->min_to;
+        } else {
+            out->holdem.move = CROUPIER__HOLDEM_MOVE__HOLDEM_CHECK;
+        }
+        return 1;
+    }
     if (st->to_call == 0) {
         /* Always check: a Turn does not say whether the street has a bet already (the big
          * blind's option), which decides between BET and RAISE. */

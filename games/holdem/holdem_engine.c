@@ -20,6 +20,18 @@
 #include "log.h"
 #include "tk.h"
 
+/* --holdem-straddles: straddles a hand may have (the first is two big blinds, each re-straddle
+ * twice the one before), offered to the seats in order before the deal; 0 = none. */
+static long he_straddles = 0;
+
+static const config_flag_t he_flags[] = {
+    {"holdem-straddles", CONFIG_INT, "0",
+     "straddles a hand may have: a straddle of 2 big blinds under the gun and re-straddles, each "
+     "twice the one before, offered to the seats in order before the deal (0 = none)",
+     &he_straddles, 0, HOLDEM_MAX_SEATS - 2},
+    {0},
+};
+
 /* What the snapshot needs of the hand in progress, mirrored from the table's events. */
 typedef struct {
     bool dealt, folded, all_in;
@@ -35,6 +47,7 @@ typedef struct {
     bool in_round;   /* a hand the kit started and the game has not ended yet */
     bool new_turn;   /* the table asked a seat to act since the last Turn */
     bool timing_out; /* the move being applied is the kit's automatic one */
+    bool offer_open; /* the seat to act was offered a straddle (a check declines it) */
     he_seat_t seat[HOLDEM_MAX_SEATS];
     int street; /* 1 preflop .. 4 river */
     uint8_t board[5];
@@ -122,6 +135,8 @@ static void he_on_event(void *ud, const holdem_event_t *ev)
         if (ev->detail != HOLDEM_POST_ANTE && ev->detail != HOLDEM_POST_BB_ANTE)
             s->bet += ev->amount;
         s->all_in = ev->all_in;
+        if (ev->detail == HOLDEM_POST_STRADDLE)
+            h->offer_open = false;
         tk_history_action(h->t, ev->seat, he_post_name(ev->detail), ev->amount);
         if (ev->amount > 0)
             he_push_play(h, ev->seat, CROUPIER__HOLDEM_MOVE__HOLDEM_BET, s->bet);
@@ -141,7 +156,10 @@ static void he_on_event(void *ud, const holdem_event_t *ev)
         s->folded = s->folded || ev->detail == HOLDEM_FOLD;
         s->bet = ev->to;
         s->all_in = ev->all_in;
-        tk_history_action(h->t, ev->seat, he_action_name(ev->detail), ev->amount);
+        /* A declined straddle is pushed as the check it was sent as; the history says more. */
+        tk_history_action(h->t, ev->seat,
+                          h->offer_open ? "no_straddle" : he_action_name(ev->detail), ev->amount);
+        h->offer_open = false;
         he_push_play(h, ev->seat, he_move_of(ev->detail), ev->to);
         return;
     case HOLDEM_EV_BOARD:
@@ -156,6 +174,7 @@ static void he_on_event(void *ud, const holdem_event_t *ev)
         return;
     case HOLDEM_EV_TO_ACT:
         h->new_turn = true;
+        h->offer_open = ev->detail == 1;
         return;
     case HOLDEM_EV_SHOW:
         if (s != NULL && ev->ncards == 2)
@@ -226,6 +245,11 @@ static void *he_table_new(tk_table_t *t, const char *game, int64_t stake)
                                .rake_basis_points = (int)set->rake_bp,
                                .rake_cap = set->rake_cap,
                                .action_ms = set->action_ms};
+    if (he_straddles > 0) {
+        h->cfg.straddle = 2 * stake;
+        h->cfg.max_straddles = (int)he_straddles;
+        h->cfg.straddle_offers = true;
+    }
     h->core = holdem_table_create(&h->cfg, he_on_event, h, NULL);
     if (h->core == NULL) {
         free(h);
@@ -272,6 +296,7 @@ static int he_round_start(tk_table_t *t, void *g)
     h->street = 1;
     h->nboard = 0;
     h->new_turn = false;
+    h->offer_open = false;
     uint8_t deck[HOLDEM_CARDS];
     for (int i = 0; i < HOLDEM_CARDS; i++)
         deck[i] = (uint8_t)i;
@@ -464,6 +489,7 @@ static const tk_game_t holdem_game = {
                  .min_buyin = 20,
                  .rake_bp = 0,
                  .rake_cap = 0},
+    .extra_flags = he_flags,
     .action_desc = NULL, /* Action.holdem, the client protocol's own member */
     .table_create = he_table_new,
     .table_destroy = he_table_free,

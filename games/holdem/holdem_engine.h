@@ -25,11 +25,21 @@
  *   --holdem-min-buyin     20     smallest buy-in, in big blinds
  *   --holdem-rake-bp       0      rake in basis points of the pots (the table's rule)
  *   --holdem-rake-cap      0      rake cap per hand in chips (0 = none)
+ *   --holdem-straddles     0      straddles a hand may have (0..7): a straddle of two big blinds
+ *                                 under the gun and re-straddles, each twice the one before,
+ *                                 offered to the seats in order before the deal
  *
  * Timers. When the action time and the time bank run out the table applies HOLDEM_TIMEOUT
  * (check if possible, else fold) and the seat is on trustee (tk.h): its next turns are played
  * the same way after TK_TRUSTEE_MS until the player acts or resumes. A player who leaves during
  * a hand is on trustee at once and is cashed out when the hand ends.
+ *
+ * Straddle offers (--holdem-straddles > 0, from three players on): after the blinds, before any
+ * hole card, the seat under the gun gets a Turn with to_call 0 and min_amount = max_amount = the
+ * straddle; HOLDEM_BET of exactly that amount straddles (pushed as a Play BET, like a blind) and
+ * the next seat is offered twice as much, HOLDEM_CHECK declines and ends the chain (pushed as a
+ * Play CHECK; "no_straddle" in the hand history), and so do a timeout and trustee. Then the
+ * cards are dealt and the betting starts left of the last straddler.
  *
  * Refusals (state unchanged): NOT_YOUR_TURN, BET_BELOW_MIN, BET_ABOVE_MAX (more than the
  * stack), ACTION_NOT_ALLOWED (e.g. check facing a bet), NO_ROUND (between hands, or not dealt

@@ -30,6 +30,8 @@ typedef struct {
     int turn_seat; /* -1: nobody to act (after a round end) */
     int64_t to_call, min_to, max_to;
     bool min_known;
+    int hand_hole_deals;   /* Deals of hole cards (any copy) since the last RoundEnd */
+    bool turn_before_deal; /* the last Turn came before the hand's hole cards: a straddle offer */
     int rounds_completed, rounds_voided;
     char round_id[128];
     int plays, timed_out, deals_board;
@@ -210,6 +212,8 @@ static void model_apply(model_t *m, const Croupier__RpcFrame *f)
         return;
     }
     /* Own hole cards: a Deal for a seat that carries cards reaches its owner only. */
+    if (sm->body_case == CROUPIER__SERVER_MESSAGE__BODY_DEAL && sm->deal->has_seat)
+        m->hand_hole_deals++;
     if (sm->body_case == CROUPIER__SERVER_MESSAGE__BODY_DEAL && sm->deal->has_seat &&
         sm->deal->has_cards && sm->deal->cards.len == 2) {
         ck_assert_uint_eq(m->seat_player[sm->deal->seat], f->player_id);
@@ -232,6 +236,7 @@ static void model_apply(model_t *m, const Croupier__RpcFrame *f)
         m->min_known = sm->turn->has_min_amount;
         m->min_to = sm->turn->min_amount;
         m->max_to = sm->turn->max_amount;
+        m->turn_before_deal = m->hand_hole_deals == 0;
         break;
     case CROUPIER__SERVER_MESSAGE__BODY_PLAY:
         m->plays++;
@@ -252,6 +257,7 @@ static void model_apply(model_t *m, const Croupier__RpcFrame *f)
             sum += re->deltas[i]->delta;
         ck_assert_int_eq(sum, -(re->has_rake ? re->rake : 0));
         m->turn_seat = -1;
+        m->hand_hole_deals = 0;
         break;
     }
     default:
@@ -713,6 +719,95 @@ START_TEST(test_action_timeout_checks_or_folds)
 }
 END_TEST
 
+/*
+ * --holdem-straddles 2 (docs/rules/holdem.md "Blinds, antes, straddles", "The engine"): before
+ * the deal of a four-handed hand the seat under the gun is offered a straddle of two big blinds
+ * (a Turn with nothing to call whose only amount is the straddle), wrong answers are refused
+ * with their codes, the straddle is posted, the next seat is offered the re-straddle and
+ * declines with a check; then the cards come and that seat, left of the straddler, acts first
+ * facing the straddle with the minimum raise at twice it. Chips stay conserved.
+ */
+START_TEST(test_straddles_offered_to_the_seats_in_order)
+{
+    env_t e;
+    char *env[] = {"CROUPIER_HOLDEM_ACTION_MS=3000", "CROUPIER_HOLDEM_TIME_BANK_MS=0",
+                   "CROUPIER_HOLDEM_GAP_MS=50", "CROUPIER_HOLDEM_STRADDLES=2", NULL};
+    env_start(&e, 30, env);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.game.port, 5000);
+    ck_assert_ptr_nonnull(c);
+    model_t m;
+    model_init(&m);
+    for (uint64_t p = 701; p <= 704; p++) {
+        wallet_set(&e, p, 5000);
+        join_ok(c, &m, p, p);
+    }
+    uint64_t rid = 800;
+    /* A hand may have started before the fourth player sat down: it is played passively (its
+     * offers declined) until a hand that began with everyone seated offers its straddle. */
+    int ended = m.rounds_completed + m.rounds_voided;
+    long long end = ts_now_ms() + 20000;
+    for (;;) {
+        ck_assert_msg(ts_now_ms() < end, "no four-handed hand began");
+        ck_assert(pump_until(c, &m, has_turn, NULL, 5000));
+        if (m.turn_before_deal && m.rounds_completed + m.rounds_voided > ended)
+            break;
+        uint64_t r = rid++;
+        send_act(c, r, m.seat_player[m.turn_seat],
+                 m.to_call == 0 ? CROUPIER__HOLDEM_MOVE__HOLDEM_CHECK
+                                : CROUPIER__HOLDEM_MOVE__HOLDEM_CALL,
+                 0);
+        m.turn_seat = -1;
+        ck_assert_int_eq(reply_code(c, r, NULL), CROUPIER__ERROR_CODE__OK);
+    }
+    ck_assert_int_eq(m.to_call, 0);
+    ck_assert(m.min_known);
+    ck_assert_int_eq(m.min_to, 2 * STAKE);
+    ck_assert_int_eq(m.max_to, 2 * STAKE);
+    int utg = m.turn_seat;
+    uint64_t player = m.seat_player[utg];
+    send_act(c, rid, player, CROUPIER__HOLDEM_MOVE__HOLDEM_BET, 2 * STAKE + 1);
+    ck_assert_int_eq(reply_code(c, rid++, NULL), CROUPIER__ERROR_CODE__ACTION_NOT_ALLOWED);
+    send_act(c, rid, player, CROUPIER__HOLDEM_MOVE__HOLDEM_BET, 2 * STAKE - 1);
+    ck_assert_int_eq(reply_code(c, rid++, NULL), CROUPIER__ERROR_CODE__BET_BELOW_MIN);
+    send_act(c, rid, player, CROUPIER__HOLDEM_MOVE__HOLDEM_FOLD, 0);
+    ck_assert_int_eq(reply_code(c, rid++, NULL), CROUPIER__ERROR_CODE__ACTION_NOT_ALLOWED);
+    m.turn_seat = -1;
+    send_act(c, rid, player, CROUPIER__HOLDEM_MOVE__HOLDEM_BET, 2 * STAKE);
+    ck_assert_int_eq(reply_code(c, rid++, NULL), CROUPIER__ERROR_CODE__OK);
+    /* The re-straddle, to the next seat. */
+    ck_assert(pump_until(c, &m, has_turn, NULL, 5000));
+    ck_assert(m.turn_before_deal);
+    ck_assert_int_ne(m.turn_seat, utg);
+    ck_assert_int_eq(m.min_to, 4 * STAKE);
+    ck_assert_int_eq(m.max_to, 4 * STAKE);
+    int next = m.turn_seat;
+    m.turn_seat = -1;
+    send_act(c, rid, m.seat_player[next], CROUPIER__HOLDEM_MOVE__HOLDEM_CHECK, 0);
+    ck_assert_int_eq(reply_code(c, rid++, NULL), CROUPIER__ERROR_CODE__OK);
+    /* Declined: the cards are dealt and the seat left of the straddler acts first. */
+    ck_assert(pump_until(c, &m, has_turn, NULL, 5000));
+    ck_assert(!m.turn_before_deal);
+    ck_assert_int_eq(m.turn_seat, next);
+    ck_assert_int_eq(m.to_call, 2 * STAKE);
+    ck_assert_int_eq(m.min_to, 4 * STAKE);
+    play_rounds(c, &m, &rid, 2); /* this hand and one more: its offers declined by checks */
+    ts_sleep_ms(200);
+    /* The hand history names the straddle and the declined re-straddle. */
+    char *hist = ts_redis_cmd(e.redis, "XRANGE %s - +", "{croupier:history:holdem}:stream");
+    ck_assert_ptr_nonnull(hist);
+    ck_assert_ptr_nonnull(strstr(hist, "\"action\":\"straddle\",\"amount\":20"));
+    ck_assert_ptr_nonnull(strstr(hist, "\"action\":\"no_straddle\""));
+    free(hist);
+    int nz;
+    long long total = seat_accounts(&e, &nz);
+    for (uint64_t p = 701; p <= 704; p++)
+        total += wallet(&e, p);
+    ck_assert_int_eq(total, 4 * 5000);
+    rpcc_close(c);
+    testenv_stop(&e);
+}
+END_TEST
+
 static bool closings_done(const model_t *m, const void *arg)
 {
     int n = *(const int *)arg;
@@ -1058,6 +1153,7 @@ int main(void)
     tcase_add_test(tc, test_illegal_actions_refused_with_codes_state_unchanged);
     tcase_add_test(tc, test_resume_snapshot_shows_own_hole_cards_only);
     tcase_add_test(tc, test_action_timeout_checks_or_folds);
+    tcase_add_test(tc, test_straddles_offered_to_the_seats_in_order);
     suite_add_tcase(s, tc);
     tc = tcase_create("drain");
     tcase_set_timeout(tc, 60);
