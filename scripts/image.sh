@@ -23,7 +23,7 @@
 #
 # Images: localhost/croupier:<version> (git describe --always --dirty, what every binary in it
 # prints for --version) and localhost/croupier:dev (the dev overlay's tag, k8s/overlays/dev).
-set -euo pipefail
+# Sourced, it only defines the functions (and sets no shell options).
 
 IMAGE_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 IMAGE_STORE=${CROUPIER_IMAGE_STORE:-/var/lib/croupier-image}
@@ -179,6 +179,7 @@ image_build() {
 }
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+    set -euo pipefail
     case "${1:-}" in
     build) shift; image_build "$@" ;;
     podman) shift; image_podman "$@" ;;
