@@ -33,6 +33,7 @@
 #include "drain.h"
 #include "frame.h"
 #include "gate_seat.h"
+#include "gate_ws.h"
 #include "lobby.h"
 #include "log.h"
 #include "rconn.h"
@@ -59,6 +60,7 @@ typedef struct gate_conn {
     gate_t *g;
     uint64_t id;
     struct bufferevent *bev;
+    gate_ws_t *ws;   /* a WebSocket connection (gate_ws.h); NULL: the TCP framing */
     uint64_t player; /* 0 until a successful login */
     uint64_t session;
     gate_seat_t *seat; /* NULL: not seated (or not known yet) */
@@ -172,8 +174,9 @@ struct gate {
     char advertise[96];
     frame_limits_t lim;
     struct event_base *base;
-    struct evconnlistener *listener;
-    int port;
+    struct evconnlistener *listener, *ws_listener;
+    int port, ws_port;
+    gate_ws_server_t *ws_srv; /* the WebSocket listener's settings (NULL: none) */
     struct gate_conn_list conns;
     u64map_t *conn_by_id;     /* conn id -> gate_conn_t * */
     u64map_t *conn_by_player; /* player -> conn id */
@@ -222,6 +225,7 @@ struct gate {
         *m_degraded, *m_bad_frames, *m_rate_limited, *m_logins, *m_moves_ok, *m_moves_failed,
         *m_table_moves, *m_servers_gone, *m_stale_seats;
     metrics_t *m_reject[8];
+    metrics_t *m_tconns[2], *m_tin[2], *m_tout[2]; /* by transport: [0] tcp, [1] ws */
     metrics_t *m_goaway[6];
 
     /* Field numbers for forwarding bytes (from the descriptors): RpcFrame.reply, Reply.payload,
@@ -342,6 +346,8 @@ static void gate_flush_cb(evutil_socket_t fd, short what, void *arg)
     while ((c = TAILQ_FIRST(&g->dirty_conns)) != NULL) {
         TAILQ_REMOVE(&g->dirty_conns, c, dirty);
         c->in_dirty = false;
+        if (!c->closing && c->ws != NULL)
+            gate_ws_flush(c->ws);
         if (!c->closing)
             gate_bev_flush(c->bev);
     }
@@ -376,6 +382,24 @@ static void gate_link_undirty(gate_link_t *l)
 
 /* ---- client output --------------------------------------------------------------------------- */
 
+/* Where a client's frames are queued: the socket's output, or the WebSocket layer's (gate_ws.h
+ * turns each frame into one binary message when it is flushed). */
+static struct evbuffer *gate_conn_out(gate_conn_t *c)
+{
+    return c->ws != NULL ? gate_ws_out(c->ws) : bufferevent_get_output(c->bev);
+}
+
+static size_t gate_conn_queued(gate_conn_t *c)
+{
+    return c->ws != NULL ? gate_ws_queued(c->ws) : evbuffer_get_length(gate_conn_out(c));
+}
+
+static void gate_conn_count_out(gate_conn_t *c)
+{
+    metrics_add(c->g->m_frames_out, 1);
+    metrics_add(c->g->m_tout[c->ws != NULL], 1);
+}
+
 /*
  * Whether one more frame may be queued to a client. The connection is closed as a slow consumer
  * when its unsent output would pass output_cap (one last GoAway is still queued, so the close
@@ -385,10 +409,10 @@ static int gate_conn_room(gate_conn_t *c)
 {
     if (c->closing)
         return -EPIPE;
-    struct evbuffer *out = bufferevent_get_output(c->bev);
-    if (evbuffer_get_length(out) > c->g->cfg.output_cap) {
+    struct evbuffer *out = gate_conn_out(c);
+    if (gate_conn_queued(c) > c->g->cfg.output_cap) {
         log_emit(LOG_WARN, "client_slow_consumer", "{s:I,s:I,s:I}", "conn", (json_int_t)c->id,
-                 "player", (json_int_t)c->player, "queued", (json_int_t)evbuffer_get_length(out));
+                 "player", (json_int_t)c->player, "queued", (json_int_t)gate_conn_queued(c));
         metrics_add(c->g->m_slow, 1);
         Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
         Croupier__GoAway ga = CROUPIER__GO_AWAY__INIT;
@@ -411,7 +435,7 @@ static int gate_conn_send(gate_conn_t *c, const Croupier__ServerMessage *m)
     int rc = gate_conn_room(c);
     if (rc != 0)
         return rc;
-    struct evbuffer *out = bufferevent_get_output(c->bev);
+    struct evbuffer *out = gate_conn_out(c);
     frame_error_t err;
     rc = frame_pack_server(out, m, &c->g->lim, &err);
     if (rc != 0) {
@@ -419,7 +443,7 @@ static int gate_conn_send(gate_conn_t *c, const Croupier__ServerMessage *m)
                  err.detail);
         return rc;
     }
-    metrics_add(c->g->m_frames_out, 1);
+    gate_conn_count_out(c);
     gate_conn_dirty(c);
     return 0;
 }
@@ -447,11 +471,11 @@ static int gate_conn_forward(gate_conn_t *c, const gate_fwd_t *fwd, uint64_t rid
     int rc = gate_conn_room(c);
     if (rc != 0)
         return rc;
-    rc = frame_write_forward(bufferevent_get_output(c->bev), fwd->p, fwd->len,
+    rc = frame_write_forward(gate_conn_out(c), fwd->p, fwd->len,
                              rid != 0 ? c->g->fid_request_id : 0, rid, &c->g->lim);
     if (rc != 0)
         return gate_conn_send(c, m);
-    metrics_add(c->g->m_frames_out, 1);
+    gate_conn_count_out(c);
     gate_conn_dirty(c);
     return 0;
 }
@@ -488,6 +512,8 @@ static void gate_conn_goaway(gate_conn_t *c, int reason, uint32_t delay_ms, cons
     sm.go_away = &ga;
     if (gate_conn_send(c, &sm) == 0 && reason >= 0 && reason < 6)
         metrics_add(c->g->m_goaway[reason], 1);
+    if (c->ws != NULL)
+        gate_ws_goaway(c->ws, reason, delay_ms); /* the WS close that follows names it */
 }
 
 /* ---- graceful close ------------------------------------------------------------------------ */
@@ -539,6 +565,8 @@ static void gate_conn_close(gate_conn_t *c, const char *reason)
         if (u64map_get(g->conn_by_player, c->player, &owner) && owner == c->id)
             u64map_del(g->conn_by_player, c->player);
     }
+    if (c->ws != NULL)
+        gate_ws_close(c->ws, reason); /* the WebSocket close frame before the TCP close */
     c->close_ev = evtimer_new(g->base, gate_conn_close_timeout_cb, c);
     struct timeval tv = {g->cfg.close_timeout_ms / 1000, (g->cfg.close_timeout_ms % 1000) * 1000};
     evtimer_add(c->close_ev, &tv);
@@ -568,6 +596,8 @@ static void gate_conn_free(gate_conn_t *c)
     if (c->close_ev != NULL)
         event_free(c->close_ev);
     bufferevent_free(c->bev);
+    gate_ws_destroy(c->ws);
+    metrics_add(g->m_tconns[c->ws != NULL], -1);
     free(c->seat);
     free(c->expired);
     free(c);
@@ -1111,12 +1141,12 @@ static void gate_conn_put(gate_conn_t *c, uint32_t field, uint64_t rid, const ui
 {
     if (gate_conn_room(c) != 0)
         return;
-    int rc = frame_write_prefixed(bufferevent_get_output(c->bev), field, rid, msg, len, &c->g->lim);
+    int rc = frame_write_prefixed(gate_conn_out(c), field, rid, msg, len, &c->g->lim);
     if (rc != 0) {
         log_emit(LOG_ERROR, "client_forward_failed", "{s:i}", "errno", -rc);
         return;
     }
-    metrics_add(c->g->m_frames_out, 1);
+    gate_conn_count_out(c);
     gate_conn_dirty(c);
 }
 
@@ -3045,8 +3075,11 @@ static void gate_conn_read_cb(struct bufferevent *bev, void *arg)
     g->rx_mono_ms = clock_mono_ms();
     g->rx_wall_ms = clock_wall_ms();
     g->rx_clock = true;
-    c->last_rx_ms = g->rx_mono_ms;
+    c->last_rx_ms = g->rx_mono_ms; /* any bytes: for WebSocket, pings and pongs count */
+    int ws_close = c->ws != NULL ? gate_ws_read(c->ws, &in) : 0;
     gate_conn_read_frames(c, in);
+    if (ws_close)
+        gate_conn_close(c, "ws_close");
     g->rx_clock = saved;
     g->rx_mono_ms = saved_mono;
     g->rx_wall_ms = saved_wall;
@@ -3100,6 +3133,7 @@ static void gate_conn_read_frames(gate_conn_t *c, struct evbuffer *in)
             return;
         }
         metrics_add(g->m_frames_in, 1);
+        metrics_add(g->m_tin[c->ws != NULL], 1);
         if (!gate_conn_take_token(c)) {
             metrics_add(g->m_rate_limited, 1);
             metrics_add(g->m_reject[REJ_RATE], 1);
@@ -3169,19 +3203,21 @@ static void gate_conn_event_cb(struct bufferevent *bev, short what, void *arg)
     }
 }
 
-static void gate_accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct sockaddr *sa,
-                           int socklen, void *arg)
+/* A client connection on fd, speaking the TCP framing or (ws) WebSocket. */
+static void gate_conn_accept(gate_t *g, evutil_socket_t fd, bool ws)
 {
-    (void)lis;
-    (void)sa;
-    (void)socklen;
-    gate_t *g = arg;
     gate_conn_t *c = xcalloc(1, sizeof *c);
     c->g = g;
     c->id = ++g->next_conn_id;
     c->bev = bufferevent_socket_new(g->base, fd, BEV_OPT_CLOSE_ON_FREE);
+    if (c->bev != NULL && ws && (c->ws = gate_ws_create(g->ws_srv, c->bev, c->id)) == NULL) {
+        bufferevent_free(c->bev);
+        c->bev = NULL;
+        fd = -1;
+    }
     if (c->bev == NULL) {
-        close(fd);
+        if (fd >= 0)
+            close(fd);
         free(c);
         return;
     }
@@ -3197,6 +3233,25 @@ static void gate_accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struc
     u64map_put(g->conn_by_id, c->id, (uint64_t)(uintptr_t)c);
     atomic_fetch_add(&g->nconns, 1);
     metrics_add(g->m_conns, 1);
+    metrics_add(g->m_tconns[ws], 1);
+}
+
+static void gate_accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct sockaddr *sa,
+                           int socklen, void *arg)
+{
+    (void)lis;
+    (void)sa;
+    (void)socklen;
+    gate_conn_accept(arg, fd, false);
+}
+
+static void gate_ws_accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct sockaddr *sa,
+                              int socklen, void *arg)
+{
+    (void)lis;
+    (void)sa;
+    (void)socklen;
+    gate_conn_accept(arg, fd, true);
 }
 
 /* Every second: idle connections get GoAway{IDLE}; the heartbeat of the main loop. */
@@ -3330,6 +3385,10 @@ static void gate_exit_step(gate_t *g)
         if (g->listener != NULL) {
             evconnlistener_free(g->listener);
             g->listener = NULL;
+        }
+        if (g->ws_listener != NULL) {
+            evconnlistener_free(g->ws_listener);
+            g->ws_listener = NULL;
         }
         log_emit(LOG_INFO, "gate_closing_clients", "{s:I}", "connections",
                  (json_int_t)atomic_load(&g->nconns));
@@ -3517,6 +3576,27 @@ static void gate_view_change_cb(registry_view_t *v, const registry_entry_t *e, b
         gate_link_connect(l);
 }
 
+/* The WebSocket listener (cfg.ws_listen): the same connections behind gate_ws.h. 0 or a
+ * negative errno with a log line. */
+static int gate_ws_listen(gate_t *g)
+{
+    int fd = gate_listen_fd(&g->cfg.ws_listen);
+    if (fd < 0) {
+        log_emit(LOG_FATAL, "listen_failed", "{s:s,s:s,s:i,s:s}", "transport", "ws", "host",
+                 g->cfg.ws_listen.host, "port", g->cfg.ws_listen.port, "error", strerror(-fd));
+        return fd;
+    }
+    g->ws_port = gate_fd_port(fd);
+    gate_ws_config_t wc = {.path = g->cfg.ws_path,
+                           .origins = g->cfg.ws_origins,
+                           .max_msg = g->lim.max_frame,
+                           .metrics = g->cfg.metrics};
+    g->ws_srv = gate_ws_server_create(&wc);
+    g->ws_listener =
+        evconnlistener_new(g->base, gate_ws_accept_cb, g, LEV_OPT_CLOSE_ON_FREE, -1, fd);
+    return 0;
+}
+
 int gate_create(const gate_config_t *cfg, gate_t **out)
 {
     if (cfg->base == NULL || cfg->secret == NULL || cfg->gate_id == NULL || cfg->metrics == NULL)
@@ -3633,6 +3713,15 @@ int gate_create(const gate_config_t *cfg, gate_t **out)
         "Game server processes found gone (rpc link lost, registry entry expired or taken again)");
     g->m_stale_seats = metrics_counter(m, "gate_stale_seats_total", NULL,
                                        "Seats forgotten because their server was gone");
+    for (int i = 0; i < 2; i++) {
+        const char *lab = i == 0 ? "transport=\"tcp\"" : "transport=\"ws\"";
+        g->m_tconns[i] = metrics_gauge(m, "gate_transport_connections", lab,
+                                       "Client connections open, by transport");
+        g->m_tin[i] = metrics_counter(m, "gate_transport_frames_in_total", lab,
+                                      "Client frames received and decoded, by transport");
+        g->m_tout[i] = metrics_counter(m, "gate_transport_frames_out_total", lab,
+                                       "Frames sent to clients, by transport");
+    }
     for (int i = 0; i < 8; i++) {
         char lab[64];
         snprintf(lab, sizeof lab, "reason=\"%s\"", gate_reject_names[i]);
@@ -3699,6 +3788,11 @@ int gate_create(const gate_config_t *cfg, gate_t **out)
         gate_destroy(g);
         return -EINVAL;
     }
+    int wrc;
+    if (cfg->ws_listen.host[0] != '\0' && (wrc = gate_ws_listen(g)) != 0) {
+        gate_destroy(g);
+        return wrc;
+    }
     g->sweep_ev = event_new(g->base, -1, EV_PERSIST, gate_sweep_cb, g);
     struct timeval sweep = {0, 100000};
     event_add(g->sweep_ev, &sweep);
@@ -3736,6 +3830,9 @@ void gate_destroy(gate_t *g)
         gate_link_free(l);
     if (g->listener != NULL)
         evconnlistener_free(g->listener);
+    if (g->ws_listener != NULL)
+        evconnlistener_free(g->ws_listener);
+    gate_ws_server_destroy(g->ws_srv);
     registry_view_destroy(g->view);
     rconn_destroy(g->sub);
     if (g->sweep_ev != NULL)
@@ -3762,6 +3859,11 @@ void gate_destroy(gate_t *g)
     u64map_destroy(g->conn_by_id);
     u64map_destroy(g->conn_by_player);
     free(g);
+}
+
+int gate_port_ws(const gate_t *g)
+{
+    return g->ws_port;
 }
 
 int gate_port(const gate_t *g)

@@ -84,6 +84,9 @@ typedef struct gate gate_t;
 typedef struct {
     struct event_base *base; /* the main loop (evthreads_enable() before creating it) */
     config_addr_t listen;    /* client listener; port 0 picks a free port */
+    config_addr_t ws_listen; /* WebSocket listener (gate_ws.h); host "" = none; port 0: free */
+    const char *ws_path;     /* its request path; NULL = "/" */
+    const char *ws_origins;  /* Origin allow-list, comma-separated; NULL = any */
     const char *advertise;   /* address published in the gateway entry; NULL = listen */
     config_addr_t redis;
     const token_secret_t *secret;  /* not owned; must outlive the gate */
@@ -119,6 +122,8 @@ int gate_create(const gate_config_t *cfg, gate_t **out);
 void gate_destroy(gate_t *g);
 /* The bound client port. */
 int gate_port(const gate_t *g);
+/* The bound WebSocket port; 0 without a WebSocket listener. */
+int gate_port_ws(const gate_t *g);
 /* Ready: registered, registry read at least once, not exiting. Any thread. */
 bool gate_ready(const gate_t *g);
 /* Live client connections. Any thread. */

@@ -24,7 +24,8 @@
 #include "version.h"
 
 static struct {
-    config_addr_t listen, health, redis;
+    config_addr_t listen, ws_listen, health, redis;
+    const char *ws_path, *ws_origins;
     const char *secret_file, *gate_id, *advertise, *drain_allow, *log_level;
     long drain_window_ms, close_timeout_ms, goaway_spread_ms;
     long budget[GATE_REQ_KINDS];
@@ -33,6 +34,13 @@ static struct {
 
 static const config_flag_t gate_flags[] = {
     {"listen", CONFIG_ADDR, "0.0.0.0:7100", "client listen address", &O.listen, 0, 0},
+    {"ws-listen", CONFIG_ADDR, NULL,
+     "WebSocket listen address (RFC 6455; one binary message = one ClientMessage); none if unset",
+     &O.ws_listen, 0, 0},
+    {"ws-path", CONFIG_STR, "/", "WebSocket request path (others get 404)", &O.ws_path, 0, 0},
+    {"ws-origins", CONFIG_STR, NULL,
+     "comma-separated Origins allowed on the WebSocket listener, others get 403 (default any)",
+     &O.ws_origins, 0, 0},
     {"health-listen", CONFIG_ADDR, "0.0.0.0:8080", "health/drain/metrics HTTP address", &O.health,
      0, 0},
     {"redis", CONFIG_ADDR, "127.0.0.1:6379", "Redis address (IP literal)", &O.redis, 0, 0},
@@ -246,6 +254,9 @@ int main(int argc, char **argv)
     drain_heartbeat_add(G.drain, "main");
     gate_config_t gc = {.base = G.base,
                         .listen = O.listen,
+                        .ws_listen = O.ws_listen,
+                        .ws_path = O.ws_path,
+                        .ws_origins = O.ws_origins,
                         .advertise = O.advertise,
                         .redis = O.redis,
                         .secret = &secret,
@@ -285,8 +296,9 @@ int main(int argc, char **argv)
     struct event *sigint = evsignal_new(G.base, SIGINT, gate_signal_cb, NULL);
     event_add(sigterm, NULL);
     event_add(sigint, NULL);
-    log_emit(LOG_INFO, "listening", "{s:s,s:i,s:i,s:s}", "id", O.gate_id, "port", gate_port(G.gate),
-             "health_port", drain_port(G.drain), "version", croupier_version);
+    log_emit(LOG_INFO, "listening", "{s:s,s:i,s:i,s:i,s:s}", "id", O.gate_id, "port",
+             gate_port(G.gate), "ws_port", gate_port_ws(G.gate), "health_port", drain_port(G.drain),
+             "version", croupier_version);
 
     event_base_dispatch(G.base);
 
