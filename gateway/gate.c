@@ -22,17 +22,20 @@
 #include <bsd/sys/queue.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
 #include <event2/bufferevent_struct.h>
 #include <event2/event.h>
 #include <event2/event_struct.h>
 #include <event2/listener.h>
 #include <jansson.h>
+#include <openssl/ssl.h>
 
 #include "clock.h"
 #include "config.h"
 #include "drain.h"
 #include "frame.h"
 #include "gate_seat.h"
+#include "gate_tls.h"
 #include "gate_ws.h"
 #include "lobby.h"
 #include "log.h"
@@ -61,6 +64,7 @@ typedef struct gate_conn {
     uint64_t id;
     struct bufferevent *bev;
     gate_ws_t *ws;   /* a WebSocket connection (gate_ws.h); NULL: the TCP framing */
+    bool tls;        /* bev is a bufferevent_openssl (gate_tls.h): never written to directly */
     uint64_t player; /* 0 until a successful login */
     uint64_t session;
     gate_seat_t *seat; /* NULL: not seated (or not known yet) */
@@ -348,7 +352,7 @@ static void gate_flush_cb(evutil_socket_t fd, short what, void *arg)
         c->in_dirty = false;
         if (!c->closing && c->ws != NULL)
             gate_ws_flush(c->ws);
-        if (!c->closing)
+        if (!c->closing && !c->tls)
             gate_bev_flush(c->bev);
     }
 }
@@ -529,6 +533,8 @@ static void gate_conn_close_progress(gate_conn_t *c)
     struct evbuffer *out = bufferevent_get_output(c->bev);
     if (!c->shut_wr && evbuffer_get_length(out) == 0) {
         c->shut_wr = true;
+        if (c->tls)
+            SSL_shutdown(bufferevent_openssl_get_ssl(c->bev)); /* close_notify, then the FIN */
         shutdown(bufferevent_getfd(c->bev), SHUT_WR);
     }
     if (c->shut_wr && c->eof)
@@ -3209,7 +3215,19 @@ static void gate_conn_accept(gate_t *g, evutil_socket_t fd, bool ws)
     gate_conn_t *c = xcalloc(1, sizeof *c);
     c->g = g;
     c->id = ++g->next_conn_id;
-    c->bev = bufferevent_socket_new(g->base, fd, BEV_OPT_CLOSE_ON_FREE);
+    SSL *ssl = g->cfg.tls != NULL ? gate_tls_new_ssl(g->cfg.tls) : NULL;
+    if (g->cfg.tls == NULL)
+        c->bev = bufferevent_socket_new(g->base, fd, BEV_OPT_CLOSE_ON_FREE);
+    else if (ssl != NULL)
+        c->bev = bufferevent_openssl_socket_new(g->base, fd, ssl, BUFFEREVENT_SSL_ACCEPTING,
+                                                BEV_OPT_CLOSE_ON_FREE);
+    if (c->bev == NULL && ssl != NULL)
+        SSL_free(ssl);
+    if (c->bev != NULL && ssl != NULL) {
+        c->tls = true;
+        /* A client that closes without close_notify reads as EOF, not as an error. */
+        bufferevent_openssl_set_allow_dirty_shutdown(c->bev, 1);
+    }
     if (c->bev != NULL && ws && (c->ws = gate_ws_create(g->ws_srv, c->bev, c->id)) == NULL) {
         bufferevent_free(c->bev);
         c->bev = NULL;

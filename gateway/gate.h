@@ -87,6 +87,7 @@ typedef struct {
     config_addr_t ws_listen; /* WebSocket listener (gate_ws.h); host "" = none; port 0: free */
     const char *ws_path;     /* its request path; NULL = "/" */
     const char *ws_origins;  /* Origin allow-list, comma-separated; NULL = any */
+    struct gate_tls *tls;    /* TLS on both listeners (gate_tls.h), not owned; NULL = none */
     const char *advertise;   /* address published in the gateway entry; NULL = listen */
     config_addr_t redis;
     const token_secret_t *secret;  /* not owned; must outlive the gate */

@@ -18,6 +18,7 @@
 #include "drain.h"
 #include "evthreads.h"
 #include "gate.h"
+#include "gate_tls.h"
 #include "log.h"
 #include "metrics.h"
 #include "token.h"
@@ -25,7 +26,7 @@
 
 static struct {
     config_addr_t listen, ws_listen, health, redis;
-    const char *ws_path, *ws_origins;
+    const char *ws_path, *ws_origins, *tls_cert, *tls_key;
     const char *secret_file, *gate_id, *advertise, *drain_allow, *log_level;
     long drain_window_ms, close_timeout_ms, goaway_spread_ms;
     long budget[GATE_REQ_KINDS];
@@ -41,6 +42,11 @@ static const config_flag_t gate_flags[] = {
     {"ws-origins", CONFIG_STR, NULL,
      "comma-separated Origins allowed on the WebSocket listener, others get 403 (default any)",
      &O.ws_origins, 0, 0},
+    {"tls-cert", CONFIG_STR, NULL,
+     "PEM certificate chain: both listeners speak TLS 1.2+ (re-read on SIGHUP); with --tls-key",
+     &O.tls_cert, 0, 0},
+    {"tls-key", CONFIG_STR, NULL, "PEM private key of --tls-cert (re-read on SIGHUP)", &O.tls_key,
+     0, 0},
     {"health-listen", CONFIG_ADDR, "0.0.0.0:8080", "health/drain/metrics HTTP address", &O.health,
      0, 0},
     {"redis", CONFIG_ADDR, "127.0.0.1:6379", "Redis address (IP literal)", &O.redis, 0, 0},
@@ -143,8 +149,27 @@ static struct {
     struct event_base *base;
     gate_t *gate;
     drain_t *drain;
+    gate_tls_t *tls;
     int signals;
 } G;
+
+/* SIGHUP: the certificate and key are read again; a failure keeps the current ones. */
+static void gate_sighup_cb(evutil_socket_t sig, short what, void *arg)
+{
+    (void)sig;
+    (void)what;
+    (void)arg;
+    if (G.tls == NULL) {
+        log_emit(LOG_INFO, "sighup_ignored", "{s:s}", "why", "no --tls-cert");
+        return;
+    }
+    char err[512];
+    if (gate_tls_reload(G.tls, err, sizeof err) == 0)
+        log_emit(LOG_INFO, "tls_reloaded", "{s:s,s:i}", "cert", O.tls_cert, "generation",
+                 (int)gate_tls_generation(G.tls));
+    else
+        log_emit(LOG_ERROR, "tls_reload_failed", "{s:s,s:s}", "error", err, "kept", "previous");
+}
 
 static long gate_human_desks(void *ctx)
 {
@@ -224,6 +249,11 @@ int main(int argc, char **argv)
         O.gate_id = idbuf;
     }
 
+    if ((O.tls_cert == NULL) != (O.tls_key == NULL)) {
+        fprintf(stderr, "croupier-gate: --tls-cert and --tls-key go together\n");
+        return 2;
+    }
+
     signal(SIGPIPE, SIG_IGN);
     evthreads_enable();
     /* The changelist lets gate.c's end-of-iteration flush write a client's or a link's output
@@ -239,6 +269,11 @@ int main(int argc, char **argv)
         return 1;
     }
     metrics_registry_t *metrics = metrics_create();
+    if (O.tls_cert != NULL &&
+        gate_tls_create(O.tls_cert, O.tls_key, metrics, &G.tls, err, sizeof err) != 0) {
+        fprintf(stderr, "croupier-gate: TLS: %s\n", err);
+        return 2;
+    }
 
     drain_config_t dc = {.human_desks = gate_human_desks,
                          .stop_intake = gate_stop_intake,
@@ -257,6 +292,7 @@ int main(int argc, char **argv)
                         .ws_listen = O.ws_listen,
                         .ws_path = O.ws_path,
                         .ws_origins = O.ws_origins,
+                        .tls = G.tls,
                         .advertise = O.advertise,
                         .redis = O.redis,
                         .secret = &secret,
@@ -294,20 +330,25 @@ int main(int argc, char **argv)
     signal(SIGINT, SIG_IGN);
     struct event *sigterm = evsignal_new(G.base, SIGTERM, gate_signal_cb, NULL);
     struct event *sigint = evsignal_new(G.base, SIGINT, gate_signal_cb, NULL);
+    signal(SIGHUP, SIG_IGN);
+    struct event *sighup = evsignal_new(G.base, SIGHUP, gate_sighup_cb, NULL);
     event_add(sigterm, NULL);
     event_add(sigint, NULL);
-    log_emit(LOG_INFO, "listening", "{s:s,s:i,s:i,s:i,s:s}", "id", O.gate_id, "port",
+    event_add(sighup, NULL);
+    log_emit(LOG_INFO, "listening", "{s:s,s:i,s:i,s:i,s:b,s:s}", "id", O.gate_id, "port",
              gate_port(G.gate), "ws_port", gate_port_ws(G.gate), "health_port", drain_port(G.drain),
-             "version", croupier_version);
+             "tls", G.tls != NULL, "version", croupier_version);
 
     event_base_dispatch(G.base);
 
     /* The exit line is written; freeing the signal events puts back SIG_IGN (set above). */
     event_free(sigterm);
     event_free(sigint);
+    event_free(sighup);
     /* The health thread reads G.gate: stop it first. */
     drain_destroy(G.drain);
     gate_destroy(G.gate);
+    gate_tls_destroy(G.tls);
     event_base_free(G.base);
     metrics_destroy(metrics);
     return 0;

@@ -20,6 +20,7 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <openssl/sha.h>
+#include <openssl/ssl.h>
 #include <wslay/wslay.h>
 
 typedef struct wsc_q {
@@ -32,6 +33,7 @@ typedef struct wsc_q {
 
 struct wsc {
     int fd;
+    SSL *ssl; /* TLS (wsc_open_tls): every byte goes through it */
     uint8_t buf[1 << 17];
     size_t have, off; /* unread input: buf[off..have) */
     bool eof;
@@ -68,6 +70,29 @@ wsc_t *wsc_open(const char *host, int port, int timeout_ms)
     return w;
 }
 
+wsc_t *wsc_open_tls(const char *host, int port, SSL_CTX *tls, int timeout_ms)
+{
+    wsc_t *w = wsc_open(host, port, timeout_ms);
+    if (w == NULL || tls == NULL)
+        return w;
+    struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+    setsockopt(w->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    w->ssl = SSL_new(tls);
+    SSL_set_fd(w->ssl, w->fd);
+    if (SSL_connect(w->ssl) != 1) {
+        wsc_close(w);
+        return NULL;
+    }
+    struct timeval none = {0, 0};
+    setsockopt(w->fd, SOL_SOCKET, SO_RCVTIMEO, &none, sizeof none);
+    return w;
+}
+
+SSL *wsc_ssl(const wsc_t *w)
+{
+    return w->ssl;
+}
+
 static void wsc_drop_last(wsc_t *w)
 {
     free(w->last);
@@ -88,6 +113,7 @@ void wsc_close(wsc_t *w)
         wslay_event_context_free(w->ev);
     if (w->fr != NULL)
         wslay_frame_context_free(w->fr);
+    SSL_free(w->ssl);
     close(w->fd);
     free(w);
 }
@@ -100,6 +126,8 @@ int wsc_fd(const wsc_t *w)
 int wsc_send_raw(wsc_t *w, const void *buf, size_t len)
 {
     const uint8_t *p = buf;
+    if (w->ssl != NULL && len > 0)
+        return SSL_write(w->ssl, buf, (int)len) == (int)len ? 0 : -EPIPE;
     while (len > 0) {
         ssize_t n = send(w->fd, p, len, MSG_NOSIGNAL);
         if (n < 0) {
@@ -129,11 +157,32 @@ static int wsc_fill(wsc_t *w, long long end)
     if (left < 0)
         left = 0;
     struct pollfd pfd = {.fd = w->fd, .events = POLLIN};
-    int pr = poll(&pfd, 1, (int)left);
+    int pr = w->ssl != NULL && SSL_pending(w->ssl) > 0 ? 1 : poll(&pfd, 1, (int)left);
     if (pr == 0)
         return -ETIMEDOUT;
     if (pr < 0)
         return -errno;
+    if (w->ssl != NULL) {
+        errno = 0;
+        int r = SSL_read(w->ssl, w->buf + w->have, (int)(sizeof w->buf - w->have));
+        if (r > 0) {
+            w->have += (size_t)r;
+            return 0;
+        }
+        int e = SSL_get_error(w->ssl, r);
+        if (e == SSL_ERROR_WANT_READ)
+            return 0;
+        if (e == SSL_ERROR_ZERO_RETURN) { /* close_notify */
+            w->eof = true;
+            return -EPIPE;
+        }
+        if (e == SSL_ERROR_SYSCALL && errno == 0) { /* EOF without close_notify */
+            w->eof = true;
+            return -EPIPE;
+        }
+        w->read_err = errno != 0 ? errno : EPROTO;
+        return -w->read_err;
+    }
     ssize_t n = recv(w->fd, w->buf + w->have, sizeof w->buf - w->have, 0);
     if (n == 0) {
         w->eof = true;
@@ -270,7 +319,13 @@ static int wsc_start(wsc_t *w)
 
 wsc_t *wsc_connect(const char *host, int port, const char *path, const char *origin, int timeout_ms)
 {
-    wsc_t *w = wsc_open(host, port, timeout_ms);
+    return wsc_connect_tls(host, port, path, origin, NULL, timeout_ms);
+}
+
+wsc_t *wsc_connect_tls(const char *host, int port, const char *path, const char *origin,
+                       SSL_CTX *tls, int timeout_ms)
+{
+    wsc_t *w = wsc_open_tls(host, port, tls, timeout_ms);
     if (w == NULL)
         return NULL;
     unsigned char raw[16], key[32], md[SHA_DIGEST_LENGTH], acc[40];
@@ -425,4 +480,33 @@ int wsc_wait_eof(wsc_t *w, int timeout_ms)
         if (rc != 0)
             return rc;
     }
+}
+
+Croupier__ServerMessage *wsc_recv_framed(wsc_t *w, int timeout_ms)
+{
+    long long end = wsc_now_ms() + timeout_ms;
+    for (;;) {
+        size_t n = w->have - w->off;
+        if (n >= FRAME_HEADER_SIZE) {
+            const uint8_t *p = w->buf + w->off;
+            size_t len = (size_t)p[0] << 24 | (size_t)p[1] << 16 | (size_t)p[2] << 8 | p[3];
+            if (len > FRAME_DEFAULT_MAX)
+                return NULL;
+            if (n >= FRAME_HEADER_SIZE + len) {
+                w->off += FRAME_HEADER_SIZE + len;
+                return frame_unpack_server(p + FRAME_HEADER_SIZE, len, NULL, NULL);
+            }
+        }
+        if (wsc_fill(w, end) != 0)
+            return NULL;
+    }
+}
+
+int wsc_send_framed(wsc_t *w, const Croupier__ClientMessage *m)
+{
+    uint8_t buf[FRAME_HEADER_SIZE + 4096];
+    ssize_t n = frame_encode(&m->base, NULL, buf, sizeof buf, NULL);
+    if (n < 0)
+        return (int)n;
+    return wsc_send_raw(w, buf, (size_t)n);
 }

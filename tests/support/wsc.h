@@ -14,9 +14,16 @@
 #include "frame.h"
 
 typedef struct wsc wsc_t;
+struct ssl_st;
+struct ssl_ctx_st;
 
 /* A TCP connection only (no handshake). NULL on failure (message on stderr). */
 wsc_t *wsc_open(const char *host, int port, int timeout_ms);
+/* The same over TLS: the TLS handshake with a client context of tls (NULL: plain TCP) is done
+ * (blocking) before it returns; NULL if it fails. */
+wsc_t *wsc_open_tls(const char *host, int port, struct ssl_ctx_st *tls, int timeout_ms);
+/* The connection's SSL (NULL without TLS), to look at the version and the peer certificate. */
+struct ssl_st *wsc_ssl(const wsc_t *w);
 /* Closes the socket and frees. NULL is a no-op. */
 void wsc_close(wsc_t *w);
 int wsc_fd(const wsc_t *w);
@@ -30,6 +37,10 @@ int wsc_read_http(wsc_t *w, int timeout_ms, char *head, size_t cap);
  * Origin when not NULL; checks 101 and Sec-WebSocket-Accept. NULL on any failure. */
 wsc_t *wsc_connect(const char *host, int port, const char *path, const char *origin,
                    int timeout_ms);
+
+/* wsc_connect over TLS (tls NULL: plain). */
+wsc_t *wsc_connect_tls(const char *host, int port, const char *path, const char *origin,
+                       struct ssl_ctx_st *tls, int timeout_ms);
 
 /* Sends one frame (masked unless mask is false; rsv: the three reserved bits). 0 or -errno. */
 int wsc_send_frame(wsc_t *w, int opcode, bool fin, int rsv, bool mask, const void *p, size_t len);
@@ -58,5 +69,11 @@ Croupier__ServerMessage *wsc_wait_reply(wsc_t *w, uint64_t request_id, int timeo
 int wsc_wait_close(wsc_t *w, int timeout_ms, char *reason, size_t cap);
 /* Reads to EOF: 0 on a clean EOF, -ECONNRESET on a reset, -ETIMEDOUT. */
 int wsc_wait_eof(wsc_t *w, int timeout_ms);
+
+/* The TCP transport on the same connection (the gateway's --listen, e.g. over TLS): one
+ * length-prefixed ClientMessage; the next length-prefixed ServerMessage (NULL on timeout, EOF
+ * or a bad frame). */
+int wsc_send_framed(wsc_t *w, const Croupier__ClientMessage *m);
+Croupier__ServerMessage *wsc_recv_framed(wsc_t *w, int timeout_ms);
 
 #endif
