@@ -704,3 +704,41 @@ uint64_t shed_game_digest(const shed_game_t *g)
 #undef DIGEST_ROUND
     return mix(mix(mix(h0, h1), h2), h3);
 }
+
+void shed_game_match_get(const shed_game_t *g, shed_match_t *out)
+{
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < 2; i++) {
+        out->team_step[i] = g->team_step[i];
+        out->a_fails[i] = g->a_fails[i];
+    }
+    memcpy(out->prev_finish, g->prev_finish, sizeof out->prev_finish);
+    out->have_prev = g->have_prev;
+    out->prev_upgrade = g->prev_upgrade;
+}
+
+int shed_game_match_set(shed_game_t *g, const shed_match_t *m)
+{
+    bool ok =
+        (m->have_prev == 0 || m->have_prev == 1) && m->prev_upgrade >= 0 && m->prev_upgrade <= 3;
+    for (int i = 0; i < 2; i++)
+        ok = ok && m->team_step[i] >= 0 && m->team_step[i] <= 12 && m->a_fails[i] >= 0 &&
+             m->a_fails[i] <= 3;
+    /* a previous deal's finishing order is a permutation of the seats */
+    unsigned seen = 0;
+    for (int i = 0; ok && m->have_prev && i < g->seats; i++) {
+        int f = m->prev_finish[i];
+        ok = f >= 0 && f < g->seats && !(seen & (1u << f));
+        seen |= 1u << (f >= 0 && f < 32 ? f : 0);
+    }
+    if (!ok)
+        return -EINVAL;
+    for (int i = 0; i < 2; i++) {
+        g->team_step[i] = m->team_step[i];
+        g->a_fails[i] = m->a_fails[i];
+    }
+    memcpy(g->prev_finish, m->prev_finish, sizeof g->prev_finish);
+    g->have_prev = m->have_prev;
+    g->prev_upgrade = m->prev_upgrade;
+    return 0;
+}

@@ -232,6 +232,23 @@ shed_set_t shed_game_extra(const shed_game_t *g);
 shed_combo_t shed_game_to_beat(const shed_game_t *g, int *by_seat);
 /* True when the seat has played out all its cards (games that play on after that). */
 bool shed_game_is_out(const shed_game_t *g, int seat);
+/*
+ * The match state that outlives a deal (Guandan's team levels, the failures at level A and what
+ * the next deal's level and tribute are decided from), for a table that moves to another server
+ * as a whole (engine/tk.h "moves"): read between deals, and set on a new game of the same rules
+ * before its first deal. Other games keep none (the fields stay zero).
+ */
+typedef struct {
+    int team_step[2]; /* 0 = "2" ... 12 = "A" */
+    int a_fails[2];
+    int prev_finish[SHED_MAX_SEATS];
+    int have_prev;
+    int prev_upgrade;
+} shed_match_t;
+void shed_game_match_get(const shed_game_t *g, shed_match_t *out);
+/* 0, or -EINVAL for values out of range (the game is unchanged). */
+int shed_game_match_set(shed_game_t *g, const shed_match_t *m);
+
 /* Guandan: the deal's level rank index (-1 for other games); team_steps (may be NULL) gets
  * each team's level step (0 = "2" ... 12 = "A"). */
 int shed_game_level(const shed_game_t *g, int *team_steps);

@@ -955,6 +955,46 @@ static void trad_engine_started(tk_engine_t *eng)
     log_emit(LOG_WARN, "trad_test_deck_in_use", "{s:s}", "game", game);
 }
 
+/* Whole-table moves (engine/tk.h "moves"): the match between deals -- Guandan's team levels,
+ * failures at level A and the previous deal's finishing order, which decide the next deal's
+ * level and tribute. Games without a match state export nothing. */
+static json_t *trad_export_state(tk_table_t *t, void *gp)
+{
+    (void)t;
+    trad_table_t *x = gp;
+    if (strcmp(shed_rules_name(x->rules), "guandan") != 0)
+        return NULL;
+    shed_match_t m;
+    shed_game_match_get(x->g, &m);
+    json_t *fin = json_array();
+    for (int i = 0; i < x->seats; i++)
+        json_array_append_new(fin, json_integer(m.prev_finish[i]));
+    return json_pack("{s:[i,i],s:[i,i],s:o,s:i,s:i}", "team_steps", m.team_step[0], m.team_step[1],
+                     "a_fails", m.a_fails[0], m.a_fails[1], "prev_finish", fin, "have_prev",
+                     m.have_prev, "prev_upgrade", m.prev_upgrade);
+}
+
+static int trad_import_state(tk_table_t *t, void *gp, const json_t *st)
+{
+    (void)t;
+    trad_table_t *x = gp;
+    shed_match_t m = {0};
+    const json_t *ts = json_object_get(st, "team_steps"), *af = json_object_get(st, "a_fails"),
+                 *fin = json_object_get(st, "prev_finish");
+    if (json_array_size(ts) != 2 || json_array_size(af) != 2 ||
+        json_array_size(fin) != (size_t)x->seats)
+        return -EINVAL;
+    for (int i = 0; i < 2; i++) {
+        m.team_step[i] = (int)json_integer_value(json_array_get(ts, (size_t)i));
+        m.a_fails[i] = (int)json_integer_value(json_array_get(af, (size_t)i));
+    }
+    for (int i = 0; i < x->seats; i++)
+        m.prev_finish[i] = (int)json_integer_value(json_array_get(fin, (size_t)i));
+    m.have_prev = (int)json_integer_value(json_object_get(st, "have_prev"));
+    m.prev_upgrade = (int)json_integer_value(json_object_get(st, "prev_upgrade"));
+    return shed_game_match_set(x->g, &m);
+}
+
 static const tk_game_t trad_game = {
     .engine = "traditional",
     .games = "doudizhu,runfast,bigtwo,guandan",
@@ -996,6 +1036,8 @@ static const tk_game_t trad_game = {
     .min_stack = trad_min_stack,
     .bot_move = trad_bot_move,
     .engine_started = trad_engine_started,
+    .export_state = trad_export_state,
+    .import_state = trad_import_state,
 };
 
 TK_ENGINE(traditional, &trad_game, CROUPIER__ENGINE__ENGINE_TRADITIONAL);
