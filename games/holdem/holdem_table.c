@@ -780,8 +780,9 @@ static int table_next_straddler(const holdem_table_t *t)
 /*
  * Seat s posts the next straddle of the chain (what it has, when its stack is short) and is the
  * new last blind: the action starts after it and it acts last before the flop. A full straddle
- * is the new big blind: the minimum raise is its size (PokerKit: still the big blind). A short
- * one raises the bet to call without changing the minimum raise.
+ * is the new big blind: the minimum raise is its size. A short (all-in) one is an all-in raise:
+ * it sets the minimum raise only when it raises by at least a full raise (PokerKit: straddles
+ * never change it, the big blind stays the minimum raise).
  */
 static void table_post_straddle(holdem_table_t *t, int s)
 {
@@ -792,8 +793,12 @@ static void table_post_straddle(holdem_table_t *t, int s)
     S->last_blind = s;
     const table_seat_t *p = &S->seat[s];
     if (p->bet > S->high) {
-        if (p->bet >= amount && !S->cfg.pokerkit_rules)
+        if (S->cfg.pokerkit_rules)
+            ; /* the minimum raise stays */
+        else if (p->bet >= amount)
             S->last_raise = amount;
+        else if (p->bet - S->high >= S->last_raise)
+            S->last_raise = p->bet - S->high;
         S->high = p->bet;
     }
 }

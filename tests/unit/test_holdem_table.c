@@ -1163,12 +1163,16 @@ typedef struct {
     int offer; /* the seat to act was offered a straddle */
     long violations;
     char first[200];
+    char hand[4096];       /* the events of the hand so far, "kind:seat:detail:amount:to" */
+    char first_hand[4096]; /* ... of the hand of the first violation */
     long events;
     long side_pot_awards, shows, mucks, returns, boards;
 } observer_t;
 
 static void obs_violation(observer_t *o, const char *what, const holdem_event_t *ev)
 {
+    if (o->violations == 0)
+        memcpy(o->first_hand, o->hand, sizeof o->hand);
     if (o->violations++ == 0)
         snprintf(o->first, sizeof o->first,
                  "%s (seat %d, detail %d, amount %lld, to %lld; high %lld, last full %lld)", what,
@@ -1180,6 +1184,13 @@ static void obs_cb(void *ud, const holdem_event_t *ev)
 {
     observer_t *o = ud;
     o->events++;
+    if (ev->kind == HOLDEM_EV_HAND_START)
+        o->hand[0] = '\0';
+    size_t hl = strlen(o->hand);
+    if (hl + 48 < sizeof o->hand)
+        snprintf(o->hand + hl, sizeof o->hand - hl, " %d:%d:%d:%lld:%lld%s", (int)ev->kind,
+                 ev->seat, ev->detail, (long long)ev->amount, (long long)ev->to,
+                 ev->all_in ? "A" : "");
     switch (ev->kind) {
     case HOLDEM_EV_HAND_START:
         memset(o->bet, 0, sizeof o->bet);
@@ -1515,7 +1526,8 @@ static void random_play(long hands, uint64_t seed)
             settled += holdem_table_pot_total(t) == 0;
             played++;
         }
-        REQUIRE(o->violations == 0, "%ld rule violations, first: %s", o->violations, o->first);
+        REQUIRE(o->violations == 0, "%ld rule violations, first: %s; its hand's events:%s",
+                o->violations, o->first, o->first_hand);
         seen.side_pot_awards += o->side_pot_awards;
         seen.shows += o->shows;
         seen.mucks += o->mucks;
