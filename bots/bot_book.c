@@ -78,6 +78,7 @@ static const char *const book_counter_names[BOT_C_COUNT] = {
     [BOT_C_RECONNECTS_LOST] = "reconnects_after_loss",
     [BOT_C_CRASH_CLOSINGS] = "crash_closings",
     [BOT_C_TABLE_MOVES] = "table_moves",
+    [BOT_C_MATCH_LOST] = "match_state_lost",
 };
 
 bot_book_t *bot_book_create(uint32_t nbots)

@@ -72,6 +72,8 @@ typedef enum {
     BOT_C_RECONNECTS_LOST,  /* of those, recovered: connected again and seated (or joined) */
     BOT_C_CRASH_CLOSINGS,   /* TableClosing{CLOSING_CRASHED}: the table's server is gone */
     BOT_C_TABLE_MOVES,      /* of the moves, whole-table moves (Moved.whole_table) */
+    BOT_C_MATCH_LOST,       /* whole-table moves whose new table differed (seats, players,
+                               a match's levels) from the one the bot left */
     BOT_C_COUNT,
 } bot_counter_t;
 

@@ -73,7 +73,12 @@ typedef struct bot {
     bool has_seat;
     bot_seat_t seat;
     bool closing_seen;
-    bool crash_wait;       /* TableClosing{CRASHED}: the seat is gone, a Moved is on its way */
+    bool crash_wait; /* TableClosing{CRASHED}: the seat is gone, a Moved is on its way */
+    /* The table as last seen (Joined / Snapshot seats): the player of each seat. A whole-table
+     * Moved keeps it to check the Snapshot of the new table against (BOT_C_MATCH_LOST). */
+    uint64_t seen_players[9];
+    bool check_move;
+    uint32_t move_seat;
     bool left_sent;        /* stopping: the Leave went out */
     bool action_abandoned; /* an action was in flight when the connection went away */
     char game[40];
@@ -313,6 +318,34 @@ static void bot_send_ping(bot_t *b)
 }
 
 /* ---- seat and strategy ------------------------------------------------------------------- */
+
+/* Remembers the table's seats as a message shows them. */
+static void bot_seen_table(bot_t *b, Croupier__SeatInfo **seats, size_t n)
+{
+    memset(b->seen_players, 0, sizeof b->seen_players);
+    for (size_t i = 0; i < n; i++)
+        if (seats[i]->seat < 9 && seats[i]->has_player_id)
+            b->seen_players[seats[i]->seat] = seats[i]->player_id;
+}
+
+/* The Snapshot after a whole-table Moved: the same seat and the same player in every seat it
+ * knew (the match state itself is checked server-side: the adopter's own offer of the table
+ * equals the one it adopted, tests/e2e/table_move.sh). */
+static void bot_check_moved_table(bot_t *b, const Croupier__Snapshot *sn)
+{
+    b->check_move = false;
+    bool same = sn->your_seat == b->move_seat;
+    for (size_t i = 0; same && i < sn->n_seats; i++) {
+        uint32_t k = sn->seats[i]->seat;
+        same = k >= 9 || b->seen_players[k] == 0 || b->seen_players[k] == sn->seats[i]->player_id;
+    }
+    if (!same) {
+        bot_book_count(b->f->cfg.book, BOT_C_MATCH_LOST);
+        log_emit(LOG_WARN, "bot_match_state_lost", "{s:I,s:I,s:i,s:i}", "player",
+                 (json_int_t)b->player, "desk", (json_int_t)sn->desk_id, "seat_before",
+                 (int)b->move_seat, "seat_after", (int)sn->your_seat);
+    }
+}
 
 static void bot_set_seat(bot_t *b, uint64_t desk, uint32_t seat, Croupier__Engine engine,
                          const char *game, int64_t stake)
@@ -559,6 +592,9 @@ static void bot_on_resume(bot_t *b, const Croupier__ServerMessage *m)
         if (sn->round_id != NULL && sn->round_id[0] != '\0')
             bot_book_round_started(book, b->idx, sn->desk_id, sn->round_id, now_ms());
         bot_set_seat(b, sn->desk_id, sn->your_seat, sn->engine, sn->game, sn->stake);
+        if (b->check_move)
+            bot_check_moved_table(b, sn);
+        bot_seen_table(b, sn->seats, sn->n_seats);
         if (s->on_seat != NULL)
             s->on_seat(b->sst, &b->seat, sn);
         bot_game_body(b, m);
@@ -596,6 +632,8 @@ static void bot_on_joined(bot_t *b, const Croupier__Joined *j, bool moved)
     const bot_strategy_ops_t *s = b->f->cfg.strategy;
     bot_book_seated(book, b->idx, j->desk_id, false, false, NULL, now_ms());
     bot_set_seat(b, j->desk_id, j->seat, j->engine, j->game, j->stake);
+    if (!moved)
+        bot_seen_table(b, j->seats, j->n_seats);
     if (s->on_seat != NULL)
         s->on_seat(b->sst, &b->seat, NULL);
     if (moved && b->rq != RQ_NONE)
@@ -879,8 +917,11 @@ static void bot_on_event(bot_t *b, const Croupier__ServerMessage *m)
     }
     case CROUPIER__SERVER_MESSAGE__BODY_MOVED:
         bot_book_count(book, BOT_C_MOVES);
-        if (m->moved->has_whole_table && m->moved->whole_table)
+        if (m->moved->has_whole_table && m->moved->whole_table) {
             bot_book_count(book, BOT_C_TABLE_MOVES);
+            b->check_move = true; /* against the Snapshot that follows */
+            b->move_seat = b->seat.seat;
+        }
         if (b->rq != RQ_NONE)
             b->rq_moved = true; /* its answer is about the seat we leave now */
         if (b->st == BS_SEATED || b->st == BS_LEAVING || b->st == BS_LEFT) {
@@ -939,6 +980,9 @@ static void bot_on_event(bot_t *b, const Croupier__ServerMessage *m)
         if (b->has_seat && m->snapshot->desk_id == b->seat.desk_id) {
             const Croupier__Snapshot *sn = m->snapshot;
             bot_set_seat(b, sn->desk_id, sn->your_seat, sn->engine, sn->game, sn->stake);
+            if (b->check_move)
+                bot_check_moved_table(b, sn);
+            bot_seen_table(b, sn->seats, sn->n_seats);
             if (s->on_seat != NULL)
                 s->on_seat(b->sst, &b->seat, sn);
             bot_game_body(b, m);

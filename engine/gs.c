@@ -116,6 +116,7 @@ struct gs {
 
     atomic_bool intake_stopped;
     atomic_uint_fast64_t money_followups;
+    atomic_uint_fast64_t moving; /* desks moving their table as a whole (gs_table_move_begin) */
 
     struct event *watch_ev; /* polls human desks for the observer */
     uint64_t last_human_desks;
@@ -664,7 +665,7 @@ static void gs_link_ping(gs_link_t *l, const Croupier__RpcFrame *in)
     pong.has_draining = true;
     pong.draining = atomic_load(&l->gs->intake_stopped);
     pong.has_human_desks = true;
-    pong.human_desks = (uint32_t)rt_human_desks(l->gs->rt);
+    pong.human_desks = (uint32_t)gs_human_desks(l->gs);
     gs_send_frame(l, &f);
 }
 
@@ -928,7 +929,7 @@ static void gs_watch_cb(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     gs_t *gs = arg;
-    uint64_t h = rt_human_desks(gs->rt);
+    uint64_t h = gs_human_desks(gs);
     if (h != gs->last_human_desks) {
         gs->last_human_desks = h;
         if (gs->observer != NULL)
@@ -1188,9 +1189,19 @@ metrics_registry_t *gs_metrics(gs_t *gs)
     return gs->metrics;
 }
 
+void gs_table_move_begin(gs_t *gs)
+{
+    atomic_fetch_add(&gs->moving, 1);
+}
+
+void gs_table_move_end(gs_t *gs)
+{
+    atomic_fetch_sub(&gs->moving, 1);
+}
+
 uint64_t gs_human_desks(const gs_t *gs)
 {
-    return rt_human_desks(gs->rt);
+    return rt_human_desks(gs->rt) + atomic_load(&gs->moving);
 }
 
 uint64_t gs_desks(const gs_t *gs)

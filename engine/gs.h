@@ -178,7 +178,13 @@ const char *gs_engine_options(const gs_t *gs);
 const char *gs_server_id(const gs_t *gs);
 void *gs_engine_state(gs_t *gs);
 metrics_registry_t *gs_metrics(gs_t *gs);
+/* Desks in a round with a human seated, plus desks moving their table as a whole (between
+ * gs_table_move_begin and _end: the players are still there, waiting for the adopter): what the
+ * drain waits for. */
 uint64_t gs_human_desks(const gs_t *gs);
+/* A desk's whole-table move begins / ends (tk.h "moves"). Any thread. */
+void gs_table_move_begin(gs_t *gs);
+void gs_table_move_end(gs_t *gs);
 uint64_t gs_desks(const gs_t *gs);
 /* Number of gateway links connected now. */
 unsigned gs_links(const gs_t *gs);

@@ -1684,18 +1684,18 @@ static char *tk_move_state(tk_table_t *t)
 
 static void tk_close(tk_table_t *t);
 
-/* A move in progress holds the server's exit (gs.h money follow-ups): its round is over, so the
- * drain no longer counts the table as a human desk, but the flush before the lease is released
- * waits until the move ended (adopted, or the table closed and its cash-outs were queued). */
+/* A move in progress counts as a human desk (gs_table_move_begin): its round is over, but its
+ * players are still here until the adopter has them, so the drain waits for it (within its
+ * bound) before the server exits. */
 static void tk_move_hold(tk_table_t *t, bool hold)
 {
     if (hold == t->move_followup)
         return;
     t->move_followup = hold;
     if (hold)
-        gs_money_followup_begin(gs_of_desk(t->desk));
+        gs_table_move_begin(gs_of_desk(t->desk));
     else
-        gs_money_followup_end(gs_of_desk(t->desk));
+        gs_table_move_end(gs_of_desk(t->desk));
 }
 
 /* The table cannot move (or gave up): it closes as before, each player re-seated alone. */
@@ -2530,6 +2530,7 @@ static void tk_table_on_void(rt_desk_t *desk, void *state)
         /* Offered: the seat accounts are the offer's now (an adopter may be taking them); the
          * exit's recovery voids an offer nobody adopted and returns its chips. */
         log_emit(LOG_WARN, "tk_move_unfinished_at_drain_bound", "{s:s}", "offer", t->offer_id);
+        tk_move_hold(t, false);
         return;
     }
     t->move = TK_MOVE_NONE;
