@@ -1,0 +1,431 @@
+// The croupier client: one player's session with croupier-gate over WebSocket
+// (docs/protocol.md "Transports"; one binary message = one ClientMessage / ServerMessage).
+//
+// The lossless part lives here (docs/gateway.md "GoAway and reconnects"): on GoAway{SHUTDOWN}
+// (or a lost connection) the client waits the gateway's jittered reconnect delay, connects to
+// another gateway of its list, logs in again, resumes the seat, and sends the requests that
+// were waiting for an answer again with the same request id (the gateway and the game server
+// answer a repeat from memory, so nothing is applied twice). Request ids come from one counter
+// per client and survive reconnects. The application sees one "reconnected" event and a
+// "snapshot", never a dropped game.
+import { croupier } from "../gen/client.js";
+
+export { croupier };
+export type ServerMessage = croupier.ServerMessage;
+
+/** A request the gateway refused: the protocol's ErrorCode, its name, and whether a retry may
+ * succeed. */
+export class CroupierError extends Error {
+    readonly code: number;
+    readonly codeName: string;
+    readonly retriable: boolean;
+    constructor(code: number, message: string, retriable: boolean) {
+        const name = croupier.ErrorCode[code] ?? `ERROR_${code}`;
+        super(`${name}: ${message}`);
+        this.code = code;
+        this.codeName = name;
+        this.retriable = retriable;
+    }
+}
+
+/** What a WebSocket constructor must offer: the browser's, or the `ws` package in Node. */
+export interface WebSocketLike {
+    binaryType: string;
+    readyState: number;
+    send(data: Uint8Array): void;
+    close(code?: number, reason?: string): void;
+    onopen: ((ev: unknown) => void) | null;
+    onmessage: ((ev: { data: unknown }) => void) | null;
+    onclose: ((ev: { code: number; reason: string }) => void) | null;
+    onerror: ((ev: unknown) => void) | null;
+}
+export type WebSocketCtor = new (url: string) => WebSocketLike;
+
+export interface ClientOptions {
+    /** Gateway WebSocket URLs (ws:// or wss://); the client starts with the first and moves to
+     * the next one on every reconnect. */
+    urls: string[];
+    /** The login token, or a function returning a fresh one (called at every login). */
+    token: string | (() => string | Promise<string>);
+    /** The WebSocket constructor; default: globalThis.WebSocket, else the `ws` package. */
+    WebSocket?: WebSocketCtor;
+    /** How long a request may take in all, retries and reconnects included (ms; 10000). */
+    requestBudgetMs?: number;
+    /** Waiting for a connection and its login (ms; 5000). */
+    connectTimeoutMs?: number;
+    /** Upper bound of the backoff between failed reconnects (ms; 5000). */
+    maxBackoffMs?: number;
+}
+
+type EventMap = {
+    deal: croupier.IDeal;
+    turn: croupier.ITurn;
+    play: croupier.IPlay;
+    roundEnd: croupier.IRoundEnd;
+    snapshot: croupier.ISnapshot;
+    moved: croupier.IMoved;
+    tableClosing: croupier.ITableClosing;
+    goAway: croupier.IGoAway;
+    reconnected: { url: string; snapshot: croupier.ISnapshot | null };
+    disconnected: { code: number; reason: string };
+    closed: { reason: string };
+};
+export type ClientEvent = keyof EventMap;
+
+type Pending = {
+    id: number;
+    msg: croupier.IClientMessage;
+    deadline: number;
+    resolve: (m: croupier.ServerMessage) => void;
+    reject: (e: Error) => void;
+    timer?: ReturnType<typeof setTimeout>;
+    sentGen: number; /* the connection it was last sent on */
+};
+
+const RETRIABLE = new Set([
+    croupier.ErrorCode.DEADLINE_EXCEEDED,
+    croupier.ErrorCode.UNAVAILABLE,
+    croupier.ErrorCode.DRAINING,
+]);
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+async function defaultWebSocket(): Promise<WebSocketCtor> {
+    const g = globalThis as unknown as { WebSocket?: WebSocketCtor };
+    if (g.WebSocket !== undefined)
+        return g.WebSocket;
+    const mod = await import("ws");
+    return mod.default as unknown as WebSocketCtor;
+}
+
+export class Client {
+    private readonly opts: Required<Omit<ClientOptions, "WebSocket">> & { WebSocket?: WebSocketCtor };
+    private ws: WebSocketLike | null = null;
+    private urlIndex = 0;
+    private nextId = 1;
+    private readonly pending = new Map<number, Pending>();
+    private readonly listeners = new Map<string, Set<(arg: unknown) => void>>();
+    private state: "idle" | "open" | "reconnecting" | "closed" = "idle";
+    private seated = false;
+    private reconnectDelay = 0;
+    private reconnecting: Promise<void> | null = null;
+    private gen = 0; /* connections opened */
+    /** The player id and the last LoginResult, once logged in. */
+    playerId = 0;
+    login: croupier.ILoginResult | null = null;
+
+    constructor(opts: ClientOptions) {
+        if (opts.urls.length === 0)
+            throw new Error("croupier: no gateway URL");
+        this.opts = {
+            requestBudgetMs: 10000,
+            connectTimeoutMs: 5000,
+            maxBackoffMs: 5000,
+            ...opts,
+        };
+    }
+
+    on<E extends ClientEvent>(event: E, fn: (arg: EventMap[E]) => void): this {
+        let set = this.listeners.get(event);
+        if (set === undefined)
+            this.listeners.set(event, (set = new Set()));
+        set.add(fn as (arg: unknown) => void);
+        return this;
+    }
+
+    off<E extends ClientEvent>(event: E, fn: (arg: EventMap[E]) => void): this {
+        this.listeners.get(event)?.delete(fn as (arg: unknown) => void);
+        return this;
+    }
+
+    private emit<E extends ClientEvent>(event: E, arg: EventMap[E]): void {
+        for (const fn of this.listeners.get(event) ?? [])
+            fn(arg);
+    }
+
+    /** The URL the client is connected (or connecting) to. */
+    get url(): string {
+        return this.opts.urls[this.urlIndex % this.opts.urls.length];
+    }
+
+    /** Connects to the first gateway that answers (in list order) and logs in. */
+    async connect(): Promise<croupier.ILoginResult> {
+        let last: unknown = null;
+        for (let i = 0; i < this.opts.urls.length; i++) {
+            try {
+                const r = await this.open(this.url);
+                this.state = "open";
+                return r;
+            } catch (e) {
+                if (e instanceof CroupierError)
+                    throw e; /* the token is refused: another gateway would refuse it too */
+                last = e;
+                this.urlIndex++;
+            }
+        }
+        throw last instanceof Error ? last : new Error("croupier: no gateway answered");
+    }
+
+    /** Closes the connection for good (no reconnect); waiting requests are rejected. */
+    close(): void {
+        this.state = "closed";
+        this.ws?.close(1000, "client closing");
+        this.ws = null;
+        for (const p of this.pending.values()) {
+            clearTimeout(p.timer);
+            p.reject(new Error("croupier: client closed"));
+        }
+        this.pending.clear();
+    }
+
+    listTables(filter: { engine?: croupier.Engine; game?: string; stake?: number } = {}):
+        Promise<croupier.ITableAd[]> {
+        return this.request({ listTables: filter }).then((m) => m.tableList?.tables ?? []);
+    }
+
+    /** Joins a table: the Joined answer, or the seat's Snapshot when already seated. */
+    async join(engine: croupier.Engine, game: string, stake: number):
+        Promise<{ joined?: croupier.IJoined; snapshot?: croupier.ISnapshot }> {
+        const m = await this.request({ join: { engine, game, stake } });
+        this.seated = true;
+        return m.joined ? { joined: m.joined } : { snapshot: m.snapshot ?? undefined };
+    }
+
+    /** One move; resolves with the Result (its event_seq is the table's number of the Play). */
+    async act(action: croupier.IAction): Promise<{ eventSeq: number }> {
+        const m = await this.request({ action });
+        return { eventSeq: Number(m.eventSeq ?? 0) };
+    }
+
+    async leave(): Promise<void> {
+        await this.request({ leave: {} });
+        this.seated = false;
+    }
+
+    async resume(): Promise<croupier.ISnapshot> {
+        const m = await this.request({ resume: {} });
+        this.seated = true;
+        return m.snapshot as croupier.ISnapshot;
+    }
+
+    async ping(): Promise<number> {
+        const m = await this.request({ ping: { nonce: Date.now() } });
+        return Number(m.pong?.serverTimeMs ?? 0);
+    }
+
+    /** Sends a request and waits for its answer, retrying retriable refusals with the same id
+     * within the budget, across reconnects. Rejects with CroupierError. */
+    request(body: Omit<croupier.IClientMessage, "requestId">): Promise<croupier.ServerMessage> {
+        if (this.state === "closed")
+            return Promise.reject(new Error("croupier: client closed"));
+        const id = this.nextId++;
+        const msg: croupier.IClientMessage = { ...body, requestId: id };
+        return new Promise((resolve, reject) => {
+            const p: Pending = { id, msg, deadline: Date.now() + this.opts.requestBudgetMs, resolve,
+                                 reject, sentGen: 0 };
+            p.timer = setTimeout(() => this.expire(p), this.opts.requestBudgetMs);
+            this.pending.set(id, p);
+            if (this.state === "open")
+                this.send(p);
+            /* else: sent once the reconnect has logged in */
+        });
+    }
+
+    private expire(p: Pending): void {
+        if (!this.pending.delete(p.id))
+            return;
+        p.reject(new CroupierError(croupier.ErrorCode.DEADLINE_EXCEEDED,
+            "no answer within the request budget", true));
+    }
+
+    private send(p: Pending): void {
+        if (this.ws !== null && this.ws.readyState === 1) {
+            p.sentGen = this.gen;
+            this.ws.send(croupier.ClientMessage.encode(p.msg).finish());
+        }
+    }
+
+    /* One connection: open, login (LoginResult or CroupierError), then the message loop. */
+    private async open(url: string): Promise<croupier.ILoginResult> {
+        const WS = this.opts.WebSocket ?? (await defaultWebSocket());
+        const ws = new WS(url);
+        ws.binaryType = "arraybuffer";
+        this.ws = ws;
+        this.gen++;
+        const token = typeof this.opts.token === "function" ? await this.opts.token()
+                                                             : this.opts.token;
+        return new Promise((resolve, reject) => {
+            const loginId = this.nextId++;
+            let done = false;
+            const timer = setTimeout(() => {
+                if (!done) {
+                    done = true;
+                    ws.close(1000, "login timeout");
+                    reject(new Error(`croupier: ${url}: no login answer`));
+                }
+            }, this.opts.connectTimeoutMs);
+            ws.onopen = () => {
+                ws.send(croupier.ClientMessage.encode({ requestId: loginId, login: { token } })
+                            .finish());
+            };
+            ws.onerror = () => {};
+            ws.onclose = (ev) => {
+                if (!done) {
+                    done = true;
+                    clearTimeout(timer);
+                    reject(new Error(`croupier: ${url}: closed (${ev.code} ${ev.reason})`));
+                    return;
+                }
+                if (this.ws === ws)
+                    this.lost(ev.code, ev.reason);
+            };
+            ws.onmessage = (ev) => {
+                const m = croupier.ServerMessage.decode(new Uint8Array(ev.data as ArrayBuffer));
+                if (!done && Number(m.requestId ?? 0) === loginId) {
+                    done = true;
+                    clearTimeout(timer);
+                    if (m.loginResult) {
+                        this.login = m.loginResult;
+                        this.playerId = Number(m.loginResult.playerId);
+                        resolve(m.loginResult);
+                    } else {
+                        const e = m.result?.error ?? m.error;
+                        reject(new CroupierError(e?.code ?? 0, e?.message ?? "login refused",
+                                                 e?.retriable ?? false));
+                        ws.close(1000, "login refused");
+                    }
+                    return;
+                }
+                if (this.ws === ws)
+                    this.onMessage(m);
+            };
+        });
+    }
+
+    private onMessage(m: croupier.ServerMessage): void {
+        const rid = Number(m.requestId ?? 0);
+        if (rid !== 0) {
+            const p = this.pending.get(rid);
+            if (p === undefined)
+                return; /* an answer to a request given up on */
+            const e = m.result?.error ?? (m.body === "error" ? m.error : null);
+            if (e) {
+                const code = e.code ?? 0;
+                if (RETRIABLE.has(code) && Date.now() + 50 < p.deadline) {
+                    /* the same id: the gateway and the game server apply it at most once */
+                    setTimeout(() => {
+                        if (this.pending.has(p.id) && this.state === "open")
+                            this.send(p);
+                    }, 50);
+                    return;
+                }
+                this.pending.delete(rid);
+                clearTimeout(p.timer);
+                p.reject(new CroupierError(code, e.message ?? "", e.retriable ?? false));
+                return;
+            }
+            this.pending.delete(rid);
+            clearTimeout(p.timer);
+            p.resolve(m);
+            return;
+        }
+        switch (m.body) {
+        case "deal": this.emit("deal", m.deal!); break;
+        case "turn": this.emit("turn", m.turn!); break;
+        case "play": this.emit("play", m.play!); break;
+        case "roundEnd": this.emit("roundEnd", m.roundEnd!); break;
+        case "snapshot": this.emit("snapshot", m.snapshot!); break;
+        case "moved":
+            this.seated = true;
+            this.emit("moved", m.moved!);
+            break;
+        case "tableClosing":
+            if (!m.tableClosing?.afterMs)
+                this.seated = false; /* no move follows: join again */
+            this.emit("tableClosing", m.tableClosing!);
+            break;
+        case "goAway": {
+            const g = m.goAway!;
+            this.emit("goAway", g);
+            if (g.reason === croupier.GoAwayReason.GOAWAY_SESSION_REPLACED) {
+                this.state = "closed";
+                this.emit("closed", { reason: "session replaced by a newer login" });
+            } else {
+                this.reconnectDelay = Number(g.reconnectDelayMs ?? 0);
+            }
+            break;
+        }
+        default:
+            break;
+        }
+    }
+
+    /* The connection ended: reconnect unless closed on purpose. */
+    private lost(code: number, reason: string): void {
+        this.ws = null;
+        this.emit("disconnected", { code, reason });
+        if (this.state === "closed" || this.reconnecting !== null)
+            return;
+        this.state = "reconnecting";
+        this.reconnecting = this.reconnect().finally(() => (this.reconnecting = null));
+    }
+
+    private async reconnect(): Promise<void> {
+        let delay = this.reconnectDelay;
+        this.reconnectDelay = 0;
+        let backoff = 100;
+        for (;;) {
+            if (delay > 0)
+                await sleep(delay);
+            if (this.state === "closed")
+                return;
+            this.urlIndex++; /* another gateway */
+            try {
+                const login = await this.open(this.url);
+                let snapshot: croupier.ISnapshot | null = null;
+                this.state = "open";
+                if (login.seated || this.seated) {
+                    const id = this.nextId++;
+                    snapshot = await this.resumeNow(id);
+                }
+                /* The requests still waiting go again, with their ids (those not sent on this
+                 * connection yet). */
+                for (const p of this.pending.values())
+                    if (p.sentGen !== this.gen)
+                        this.send(p);
+                if (snapshot !== null)
+                    this.emit("snapshot", snapshot);
+                this.emit("reconnected", { url: this.url, snapshot });
+                return;
+            } catch (e) {
+                if (e instanceof CroupierError && !e.retriable) {
+                    this.close();
+                    this.emit("closed", { reason: e.message });
+                    return;
+                }
+                delay = Math.min(backoff, this.opts.maxBackoffMs) * (0.5 + Math.random() / 2);
+                backoff *= 2;
+            }
+        }
+    }
+
+    /* A Resume sent ahead of the waiting requests; null when there is no seat any more. */
+    private resumeNow(id: number): Promise<croupier.ISnapshot | null> {
+        return new Promise((resolve) => {
+            const p: Pending = {
+                id,
+                msg: { requestId: id, resume: {} },
+                deadline: Date.now() + this.opts.requestBudgetMs,
+                resolve: (m) => resolve(m.snapshot ?? null),
+                reject: () => {
+                    this.seated = false;
+                    resolve(null);
+                },
+                sentGen: 0,
+            };
+            p.timer = setTimeout(() => this.expire(p), this.opts.requestBudgetMs);
+            this.pending.set(id, p);
+            this.send(p);
+        });
+    }
+}

@@ -1,0 +1,137 @@
+// The SDK against the real gateway and game servers (tests/rig.ts): login errors, a table
+// played through, a gateway SIGTERM and a game-server drain while clients play.
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+
+import { Client, CroupierError, croupier } from "../src/index.js";
+import * as rig from "./rig.js";
+
+const ENGINE = croupier.Engine.ENGINE_TRADITIONAL;
+const PASS: croupier.IAction = { shedding: { move: croupier.SheddingMove.SHEDDING_PASS } };
+
+before(async () => {
+    await rig.startRedis();
+});
+after(async () => {
+    await rig.stopAll();
+});
+
+/* Acts until one action is played in a round (NO_ROUND between rounds). */
+async function playOne(c: Client): Promise<number> {
+    const end = Date.now() + 8000;
+    while (Date.now() < end) {
+        try {
+            return (await c.act(PASS)).eventSeq;
+        } catch (e) {
+            if (!(e instanceof CroupierError) || e.code !== croupier.ErrorCode.NO_ROUND)
+                throw e;
+            await rig.sleep(20);
+        }
+    }
+    throw new Error("no round started");
+}
+
+function nextEvent<T>(c: Client, ev: "roundEnd" | "reconnected" | "moved" | "tableClosing",
+                      ms: number): Promise<T> {
+    return new Promise((res, rej) => {
+        const t = setTimeout(() => rej(new Error(`no ${ev} within ${ms} ms`)), ms);
+        const fn = (arg: unknown) => {
+            clearTimeout(t);
+            c.off(ev, fn);
+            res(arg as T);
+        };
+        c.on(ev, fn);
+    });
+}
+
+async function player(gates: string[], id: number): Promise<Client> {
+    await rig.seedWallet(id);
+    const c = new Client({ urls: gates, token: () => rig.token(id) });
+    const login = await c.connect();
+    assert.equal(Number(login.playerId), id);
+    return c;
+}
+
+test("login errors reject with the protocol's code", async () => {
+    const gate = await rig.startGate("sdk-login");
+    const bad = new Client({ urls: [rig.url(gate)], token: "v1.1.9999999999.00" });
+    await assert.rejects(bad.connect(), (e: unknown) =>
+        e instanceof CroupierError && e.code === croupier.ErrorCode.TOKEN_INVALID);
+    const old = new Client({ urls: [rig.url(gate)], token: rig.token(5, -60) });
+    await assert.rejects(old.connect(), (e: unknown) =>
+        e instanceof CroupierError && e.code === croupier.ErrorCode.TOKEN_EXPIRED);
+    /* Before a seat: NOT_SEATED, typed. */
+    const c = await player([rig.url(gate)], 6);
+    await assert.rejects(c.act(PASS), (e: unknown) =>
+        e instanceof CroupierError && e.codeName === "NOT_SEATED");
+    c.close();
+});
+
+test("two players join, play and see the round end; the lobby lists tables", async () => {
+    await rig.startGame();
+    const gate = await rig.startGate("sdk-play");
+    const a = await player([rig.url(gate)], 21), b = await player([rig.url(gate)], 22);
+    const ja = await a.join(ENGINE, "test", 10), jb = await b.join(ENGINE, "test", 10);
+    assert.ok(ja.joined && jb.joined);
+    assert.equal(Number(ja.joined.deskId), Number(jb.joined.deskId));
+    const ends = nextEvent<croupier.IRoundEnd>(a, "roundEnd", 8000);
+    assert.ok((await playOne(a)) > 0);
+    await ends;
+    const tables = await a.listTables({ engine: ENGINE });
+    assert.ok(Array.isArray(tables));
+    await b.leave();
+    a.close();
+    b.close();
+});
+
+test("a gateway SIGTERM: the clients reconnect to the other gateway, resume and play on", async () => {
+    const g1 = await rig.startGate("sdk-g1"), g2 = await rig.startGate("sdk-g2");
+    const urls = [rig.url(g1), rig.url(g2)];
+    const a = await player(urls, 31), b = await player(urls, 32);
+    await a.join(ENGINE, "test", 10);
+    await b.join(ENGINE, "test", 10);
+    await playOne(a);
+    let reconnects = 0;
+    a.on("reconnected", () => reconnects++);
+    const back = nextEvent<{ url: string; snapshot: croupier.ISnapshot | null }>(a, "reconnected",
+                                                                               10000);
+    const backB = nextEvent(b, "reconnected", 10000);
+    g1.child.kill("SIGTERM");
+    /* A request made while the gateway goes away is answered after the reconnect. */
+    const during = a.ping();
+    const r = await back;
+    await backB;
+    assert.equal(r.url, urls[1]);
+    assert.ok(r.snapshot !== null, "the seat was resumed");
+    assert.ok((await during) > 0);
+    assert.equal(await rig.exited(g1, 5000), 0);
+    assert.ok((await playOne(a)) > 0);
+    await nextEvent(a, "roundEnd", 8000);
+    assert.equal(reconnects, 1);
+    a.close();
+    b.close();
+});
+
+test("a game server drain: the table moves, the clients follow and finish a round", async () => {
+    const games = [await rig.startGame(), await rig.startGame()];
+    const gate = await rig.startGate("sdk-drain");
+    const a = await player([rig.url(gate)], 41), b = await player([rig.url(gate)], 42);
+    await a.join(ENGINE, "test", 10);
+    await b.join(ENGINE, "test", 10);
+    await playOne(a);
+    /* The server holding the seat, from the seat record ("<server> <address> ..."). */
+    const rec = await rig.redis(rig.redisPort, "GET {croupier:seat}:41");
+    const address = rec.split("\r\n")[1].split(" ")[1];
+    const holder = games.find((g) => address === `127.0.0.1:${g.port}`);
+    assert.ok(holder !== undefined, `the seat is on ${address}, a server of this test`);
+    const moved = nextEvent<croupier.IMoved>(a, "moved", 15000);
+    assert.equal(await rig.drainGame(holder), 200);
+    const m = await moved;
+    assert.ok(m.to?.deskId !== undefined);
+    /* The new table plays a round through. */
+    const ends = nextEvent(a, "roundEnd", 10000);
+    assert.ok((await playOne(a)) > 0);
+    await ends;
+    a.close();
+    b.close();
+});

@@ -1,0 +1,177 @@
+// The test rig: a real redis-server, real croupier-game and croupier-gate processes from the
+// meson build ($CROUPIER_BUILD, default ../../build), all on loopback with free ports, stopped
+// again by stopAll(). Nothing is mocked.
+import { ChildProcess, execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createConnection, createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+export const build = resolve(process.env.CROUPIER_BUILD ?? join(import.meta.dirname, "..", "..", "..", "..", "build"));
+const gateBin = join(build, "gateway", "croupier-gate");
+const gameBin = join(build, "engine", "process", "croupier-game");
+const SECRET = "sdk-test-secret-0123456789";
+
+export function checkBuild(): void {
+    for (const b of [gateBin, gameBin])
+        if (!existsSync(b))
+            throw new Error(`${b} is missing: build croupier first (meson) or set CROUPIER_BUILD`);
+}
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+export function freePort(): Promise<number> {
+    return new Promise((res, rej) => {
+        const s = createServer();
+        s.listen(0, "127.0.0.1", () => {
+            const a = s.address();
+            s.close(() => (typeof a === "object" && a !== null ? res(a.port) : rej(new Error("port"))));
+        });
+    });
+}
+
+/* One inline Redis command; the raw reply. */
+export function redis(port: number, cmd: string): Promise<string> {
+    return new Promise((res, rej) => {
+        const c = createConnection(port, "127.0.0.1", () => c.write(cmd + "\r\n"));
+        let buf = "";
+        c.on("data", (d) => {
+            buf += d.toString();
+            if (buf.endsWith("\r\n")) {
+                c.end();
+                res(buf);
+            }
+        });
+        c.on("error", rej);
+    });
+}
+
+async function httpStatus(port: number, path: string): Promise<number> {
+    try {
+        const r = await fetch(`http://127.0.0.1:${port}${path}`);
+        await r.text();
+        return r.status;
+    } catch {
+        return 0;
+    }
+}
+
+export interface Proc {
+    child: ChildProcess;
+    log: string[];
+    port: number;
+    health: number;
+    ws: number;
+}
+
+const procs: Proc[] = [];
+let dir = "";
+let secretPath = "";
+export let redisPort = 0;
+
+function track(child: ChildProcess, p: Omit<Proc, "child" | "log">): Proc {
+    const proc: Proc = { child, log: [], ...p };
+    child.stdout?.on("data", (d) => proc.log.push(d.toString()));
+    child.stderr?.on("data", (d) => proc.log.push(d.toString()));
+    procs.push(proc);
+    return proc;
+}
+
+async function ready(p: Proc, what: string): Promise<void> {
+    const end = Date.now() + 10000;
+    while (Date.now() < end) {
+        if (p.child.exitCode !== null)
+            break;
+        if ((await httpStatus(p.health, "/readyz")) === 200)
+            return;
+        await sleep(50);
+    }
+    throw new Error(`${what} did not become ready:\n${p.log.join("")}`);
+}
+
+export async function startRedis(): Promise<void> {
+    checkBuild();
+    dir = mkdtempSync(join(tmpdir(), "croupier-sdk-"));
+    secretPath = join(dir, "secret");
+    writeFileSync(secretPath, SECRET + "\n");
+    redisPort = await freePort();
+    const child = spawn("redis-server", ["--port", String(redisPort), "--bind", "127.0.0.1",
+        "--save", "", "--appendonly", "no", "--dir", dir], { stdio: ["ignore", "pipe", "pipe"] });
+    track(child, { port: redisPort, health: 0, ws: 0 });
+    const end = Date.now() + 5000;
+    while (Date.now() < end) {
+        try {
+            if ((await redis(redisPort, "PING")).startsWith("+PONG"))
+                return;
+        } catch { /* not yet */ }
+        await sleep(50);
+    }
+    throw new Error("redis-server did not start (is it installed?)");
+}
+
+export async function startGame(): Promise<Proc> {
+    const port = await freePort(), health = await freePort();
+    const child = spawn(gameBin, ["--engine", "test", "--listen", `127.0.0.1:${port}`,
+        "--advertise", `127.0.0.1:${port}`, "--health-listen", `127.0.0.1:${health}`,
+        "--redis", `127.0.0.1:${redisPort}`, "--lease-ttl-ms", "900", "--drain-max-seconds", "20"],
+        { stdio: ["ignore", "pipe", "pipe"],
+          env: { ...process.env, CROUPIER_TEST_ROUND_MS: "300", CROUPIER_TEST_GAP_MS: "20" } });
+    const p = track(child, { port, health, ws: 0 });
+    await ready(p, "croupier-game");
+    return p;
+}
+
+export async function startGate(id: string): Promise<Proc> {
+    const port = await freePort(), health = await freePort(), ws = await freePort();
+    const child = spawn(gateBin, ["--listen", `127.0.0.1:${port}`, "--ws-listen", `127.0.0.1:${ws}`,
+        "--health-listen", `127.0.0.1:${health}`, "--redis", `127.0.0.1:${redisPort}`,
+        "--token-secret-file", secretPath, "--gate-id", id, "--drain-window-ms", "200",
+        "--close-timeout-ms", "2000", "--goaway-spread-ms", "300", "--link-ping-ms", "200"],
+        { stdio: ["ignore", "pipe", "pipe"] });
+    const p = track(child, { port, health, ws });
+    await ready(p, `croupier-gate ${id}`);
+    return p;
+}
+
+/* A token for player (ttl in seconds; negative: already expired), minted by croupier-gate. */
+export function token(player: number, ttl = 600): string {
+    return execFileSync(gateBin, ["token", "--secret-file", secretPath, "--player", String(player),
+        "--ttl", String(ttl)]).toString().trim();
+}
+
+export async function seedWallet(player: number): Promise<void> {
+    await redis(redisPort, `SET {croupier:money}:wallet:${player} 1000000 NX`);
+}
+
+export function exited(p: Proc, ms: number): Promise<number | null> {
+    if (p.child.exitCode !== null)
+        return Promise.resolve(p.child.exitCode);
+    return new Promise((res) => {
+        const t = setTimeout(() => res(null), ms);
+        p.child.once("exit", (code) => {
+            clearTimeout(t);
+            res(code);
+        });
+    });
+}
+
+export async function stopAll(): Promise<void> {
+    for (const p of procs.reverse()) {
+        if (p.child.exitCode === null) {
+            p.child.kill("SIGTERM");
+            if ((await exited(p, 5000)) === null)
+                p.child.kill("SIGKILL");
+        }
+    }
+    procs.length = 0;
+    if (dir !== "")
+        rmSync(dir, { recursive: true, force: true });
+}
+
+export function url(p: Proc): string {
+    return `ws://127.0.0.1:${p.ws}/`;
+}
+
+export async function drainGame(p: Proc): Promise<number> {
+    return httpStatus(p.health, "/drain");
+}
