@@ -34,6 +34,13 @@ typedef struct {
     size_t cap, len;
 } book_ids_t;
 
+/* Samples for percentiles (nearest rank). */
+typedef struct {
+    int64_t *v;
+    size_t n, cap;
+    bool sorted;
+} book_samples_t;
+
 struct bot_book {
     uint32_t nbots;
     book_round_t *open;
@@ -42,9 +49,8 @@ struct bot_book {
     size_t nerrs;
     book_err_t *goaways;
     size_t ngoaways;
-    int64_t *lat;
-    size_t nlat, caplat;
-    bool lat_sorted;
+    book_samples_t lat;  /* action latency, us */
+    book_samples_t move; /* whole-table moves: the old table's last RoundEnd -> the Moved, us */
     bot_book_rounds_t rounds;
     book_ids_t ids;
     json_t *torn_list;
@@ -106,7 +112,8 @@ void bot_book_destroy(bot_book_t *b)
     free(b->ids.outcome);
     free(b->errs);
     free(b->goaways);
-    free(b->lat);
+    free(b->lat.v);
+    free(b->move.v);
     free(b->open);
     json_decref(b->torn_list);
     for (size_t i = 0; i < b->nunseen; i++)
@@ -411,16 +418,16 @@ void bot_book_goaway(bot_book_t *b, const char *reason)
     b->counters[BOT_C_GOAWAYS]++;
 }
 
-void bot_book_latency(bot_book_t *b, int64_t us)
+static void book_sample(book_samples_t *s, int64_t us)
 {
     if (us < 0)
         us = 0;
-    if (b->nlat == b->caplat) {
-        b->caplat = b->caplat == 0 ? 1024 : b->caplat * 2;
-        b->lat = xrealloc(b->lat, b->caplat * sizeof *b->lat);
+    if (s->n == s->cap) {
+        s->cap = s->cap == 0 ? 1024 : s->cap * 2;
+        s->v = xrealloc(s->v, s->cap * sizeof *s->v);
     }
-    b->lat[b->nlat++] = us;
-    b->lat_sorted = false;
+    s->v[s->n++] = us;
+    s->sorted = false;
 }
 
 static int book_cmp_i64(const void *x, const void *y)
@@ -429,23 +436,43 @@ static int book_cmp_i64(const void *x, const void *y)
     return (a > c) - (a < c);
 }
 
-int64_t bot_book_latency_pct(bot_book_t *b, double p)
+static int64_t book_pct(book_samples_t *s, double p)
 {
-    if (b->nlat == 0)
+    if (s->n == 0)
         return -1;
-    if (!b->lat_sorted) {
-        qsort(b->lat, b->nlat, sizeof *b->lat, book_cmp_i64);
-        b->lat_sorted = true;
+    if (!s->sorted) {
+        qsort(s->v, s->n, sizeof *s->v, book_cmp_i64);
+        s->sorted = true;
     }
     if (p <= 0)
-        return b->lat[0];
+        return s->v[0];
     /* Nearest rank: the smallest sample with at least p% of samples at or below it. */
-    size_t rank = (size_t)ceil(p / 100.0 * (double)b->nlat);
+    size_t rank = (size_t)ceil(p / 100.0 * (double)s->n);
     if (rank < 1)
         rank = 1;
-    if (rank > b->nlat)
-        rank = b->nlat;
-    return b->lat[rank - 1];
+    if (rank > s->n)
+        rank = s->n;
+    return s->v[rank - 1];
+}
+
+void bot_book_latency(bot_book_t *b, int64_t us)
+{
+    book_sample(&b->lat, us);
+}
+
+int64_t bot_book_latency_pct(bot_book_t *b, double p)
+{
+    return book_pct(&b->lat, p);
+}
+
+void bot_book_move_latency(bot_book_t *b, int64_t us)
+{
+    book_sample(&b->move, us);
+}
+
+int64_t bot_book_move_latency_pct(bot_book_t *b, double p)
+{
+    return book_pct(&b->move, p);
 }
 
 bool bot_book_ok(const bot_book_t *b)
@@ -502,10 +529,15 @@ json_t *bot_book_report(bot_book_t *b, json_t *meta)
     json_object_set_new(o, "errors", e);
     json_object_set_new(o, "unexpected_errors", json_integer((json_int_t)bot_book_unexpected(b)));
     json_object_set_new(o, "action_latency_ms",
-                        json_pack("{s:o,s:o,s:o,s:I}", "p50", book_ms(bot_book_latency_pct(b, 50)),
-                                  "p99", book_ms(bot_book_latency_pct(b, 99)), "max",
-                                  book_ms(bot_book_latency_pct(b, 100)), "samples",
-                                  (json_int_t)b->nlat));
+                        json_pack("{s:o,s:o,s:o,s:I}", "p50", book_ms(book_pct(&b->lat, 50)), "p99",
+                                  book_ms(book_pct(&b->lat, 99)), "max",
+                                  book_ms(book_pct(&b->lat, 100)), "samples",
+                                  (json_int_t)b->lat.n));
+    json_object_set_new(o, "table_move_ms",
+                        json_pack("{s:o,s:o,s:o,s:I}", "p50", book_ms(book_pct(&b->move, 50)),
+                                  "p99", book_ms(book_pct(&b->move, 99)), "max",
+                                  book_ms(book_pct(&b->move, 100)), "samples",
+                                  (json_int_t)b->move.n));
     json_object_set_new(o, "ok", json_boolean(bot_book_ok(b)));
     return o;
 }

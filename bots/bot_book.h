@@ -145,6 +145,10 @@ void bot_book_goaway(bot_book_t *b, const char *reason);
 void bot_book_latency(bot_book_t *b, int64_t us);
 /* Latency percentile p (0..100) in microseconds, nearest rank; -1 with no samples. */
 int64_t bot_book_latency_pct(bot_book_t *b, double p);
+/* Records one whole-table move's latency, in microseconds: the old table's last RoundEnd ->
+ * the Moved (the report's table_move_ms; bench/table_move.sh). */
+void bot_book_move_latency(bot_book_t *b, int64_t us);
+int64_t bot_book_move_latency_pct(bot_book_t *b, double p);
 
 /* Observed totals (per bot observation): rounds started, finished (no_money among them),
  * voided, torn, ended unseen, crash-voided. */

@@ -79,8 +79,9 @@ typedef struct bot {
     uint64_t seen_players[9];
     bool check_move;
     uint32_t move_seat;
-    bool left_sent;        /* stopping: the Leave went out */
-    bool action_abandoned; /* an action was in flight when the connection went away */
+    int64_t last_round_end_us; /* when the last RoundEnd arrived (monotonic us; 0: none) */
+    bool left_sent;            /* stopping: the Leave went out */
+    bool action_abandoned;     /* an action was in flight when the connection went away */
     char game[40];
     void *sst;
     bot_rng_t rng;
@@ -873,6 +874,7 @@ static void bot_on_event(bot_t *b, const Croupier__ServerMessage *m)
         }
         break;
     case CROUPIER__SERVER_MESSAGE__BODY_ROUND_END: {
+        b->last_round_end_us = clock_mono_ns() / 1000;
         const Croupier__RoundEnd *re = m->round_end;
         bot_round_outcome_t o = BOT_ROUND_NO_MONEY;
         if (re->outcome == CROUPIER__ROUND_OUTCOME__OUTCOME_VOIDED)
@@ -919,6 +921,8 @@ static void bot_on_event(bot_t *b, const Croupier__ServerMessage *m)
         bot_book_count(book, BOT_C_MOVES);
         if (m->moved->has_whole_table && m->moved->whole_table) {
             bot_book_count(book, BOT_C_TABLE_MOVES);
+            if (b->last_round_end_us > 0)
+                bot_book_move_latency(book, clock_mono_ns() / 1000 - b->last_round_end_us);
             b->check_move = true; /* against the Snapshot that follows */
             b->move_seat = b->seat.seat;
         }

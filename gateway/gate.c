@@ -1705,9 +1705,9 @@ static void gate_reseat_done(gate_req_t *r, Croupier__ServerMessage *payload)
     gate_payload_seat(payload, &s);
     gate_seat_taken(g, r->player, &s);
     metrics_add(g->m_moves_ok, 1);
-    log_emit(LOG_INFO, "player_moved", "{s:I,s:s,s:s,s:I,s:s}", "player", (json_int_t)r->player,
+    log_emit(LOG_INFO, "player_moved", "{s:I,s:s,s:s,s:I,s:s,s:s}", "player", (json_int_t)r->player,
              "from", r->from.server_id, "to", s.server_id, "desk", (json_int_t)s.desk, "reason",
-             r->crash ? "crashed" : "draining");
+             r->crash ? "crashed" : "draining", "offer", r->adopt ? r->offer : "");
     uint64_t cid;
     gate_conn_t *c = NULL;
     if (u64map_get(g->conn_by_player, r->player, &cid))
