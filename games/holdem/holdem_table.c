@@ -638,7 +638,6 @@ static void table_showdown(holdem_table_t *t)
         table_emit(t, &ev);
     }
     int winners[HOLDEM_MAX_POTS][HOLDEM_MAX_SEATS], nwin[HOLDEM_MAX_POTS];
-    unsigned can_win = 0; /* seats that win or tie some pot */
     for (int pi = 0; pi < np; pi++) {
         uint16_t best = 0;
         for (int e = 0; e < pots[pi].n; e++) {
@@ -656,23 +655,43 @@ static void table_showdown(holdem_table_t *t)
                 winners[pi][k++] = pots[pi].eligible[e];
         }
         nwin[pi] = k;
-        for (int w = 0; w < k; w++)
-            can_win |= 1u << winners[pi][w];
+    }
+    /*
+     * PokerKit keeps, for the split, the live hands at least as good as the best hand of some
+     * pot -- any pot, one the player is not in included -- and kills the others; then it merges
+     * neighbouring pots that the same kept players are in and splits each merged pot once.
+     */
+    unsigned kept = 0;
+    if (t->s.cfg.pokerkit_rules) {
+        uint16_t all[HOLDEM_MAX_SEATS] = {0}, low = UINT16_MAX;
+        for (int s = 0; s < n; s++)
+            if (t->s.seat[s].in_hand && !t->s.seat[s].folded)
+                all[s] = holdem_hand_value(holdem_hand_add(
+                    holdem_hand_add(board, t->s.seat[s].hole[0]), t->s.seat[s].hole[1]));
+        for (int pi = 0; pi < np; pi++) {
+            uint16_t best = 0;
+            for (int e = 0; e < pots[pi].n; e++)
+                if (all[pots[pi].eligible[e]] > best)
+                    best = all[pots[pi].eligible[e]];
+            if (pots[pi].amount > 0 && pots[pi].n > 0 && best < low)
+                low = best;
+        }
+        for (int s = 0; s < n; s++)
+            if (t->s.seat[s].in_hand && !t->s.seat[s].folded && all[s] >= low)
+                kept |= 1u << s;
     }
     for (int pi = 0; pi < np; pi++) {
         int64_t amount = pots[pi].amount;
         if (t->s.cfg.pokerkit_rules) {
-            /* PokerKit kills the hands that win nothing, then merges neighbouring pots that the
-             * same remaining players are in and splits each merged pot once. */
             unsigned in = 0;
             for (int e = 0; e < pots[pi].n; e++)
                 in |= 1u << pots[pi].eligible[e];
-            in &= can_win;
+            in &= kept;
             while (pi + 1 < np) {
                 unsigned next = 0;
                 for (int e = 0; e < pots[pi + 1].n; e++)
                     next |= 1u << pots[pi + 1].eligible[e];
-                if ((next & can_win) != in)
+                if ((next & kept) != in)
                     break;
                 amount += pots[++pi].amount;
             }

@@ -14,6 +14,12 @@ Getting PokerKit without PyPI, from the fetched mirror's git directory:
     PYTHONPATH=/tmp/pokerkit python3 tests/phh/gen_pokerkit.py --count 400 --seed 20 \\
         --out tests/phh/pokerkit
 
+To check many more hands than the committed ones (20,000 with --seed 99 replayed: every one
+passes), generate them into a temporary folder and replay it:
+
+    PYTHONPATH=/tmp/pokerkit python3 tests/phh/gen_pokerkit.py --count 20000 --seed 99 \
+        --out /tmp/phh && build/tools/croupier-rules phh-replay /tmp/phh
+
 What the hands have, at random (the seed makes a run repeatable): 2 to 9 players; blinds (the
 small blind mostly half the big blind); no ante, an ante for everyone or a big-blind ante; from
 3 players on, often a straddle chain from under the gun (a straddle and up to three
