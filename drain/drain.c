@@ -68,7 +68,7 @@ struct drain {
 
     metrics_registry_t *reg;
     bool own_reg;
-    metrics_t *m_draining, *m_duration, *m_human, *m_desks;
+    metrics_t *m_draining, *m_duration, *m_human, *m_desks, *m_ready;
 
     /* HTTP thread. */
     pthread_t thread;
@@ -175,7 +175,9 @@ int drain_create(const drain_config_t *cfg, drain_t **out)
         drain_gauge(d, "drain_duration_seconds", "Seconds since the drain started (0 if not)");
     d->m_human = drain_gauge(d, "human_desks", "Desks in a round with a human seated");
     d->m_desks = cfg->total_desks ? drain_gauge(d, "desks", "Desks hosted") : NULL;
-    if (!d->m_draining || !d->m_duration || !d->m_human || (cfg->total_desks && !d->m_desks)) {
+    d->m_ready = drain_gauge(d, "ready", "1 while /readyz answers 200 (ready and not draining)");
+    if (!d->m_draining || !d->m_duration || !d->m_human || !d->m_ready ||
+        (cfg->total_desks && !d->m_desks)) {
         log_emit(LOG_ERROR, "drain_config_invalid", "{s:s,s:s}", "reason",
                  "a drain metric name is already registered with another type", "prefix",
                  d->prefix);
@@ -298,6 +300,7 @@ int drain_status_json(drain_t *d, char *buf, int cap)
     metrics_set(d->m_human, (double)human);
     if (d->m_desks != NULL)
         metrics_set(d->m_desks, (double)total);
+    metrics_set(d->m_ready, !draining && d->cfg.ready(d->cfg.ctx) ? 1 : 0);
     if (n < 0 || n >= cap) {
         if (cap > 0)
             buf[0] = '\0';

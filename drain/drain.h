@@ -17,8 +17,9 @@
  *
  * Status JSON is compact: {"draining":true,"human_desks":1,"elapsedSeconds":12,"total_desks":5}
  * ("total_desks" only when the owner provides total_desks(); "elapsedSeconds" is 0 whenever not
- * draining). The gauges <prefix>_draining, <prefix>_drain_duration_seconds, <prefix>_human_desks
- * and <prefix>_desks are refreshed whenever the status is written.
+ * draining). The gauges <prefix>_draining, <prefix>_drain_duration_seconds, <prefix>_human_desks,
+ * <prefix>_desks and <prefix>_ready (1 while /readyz would answer 200) are refreshed whenever the
+ * status is written (every /metrics scrape).
  *
  * The exit sequence (drain_exit_*) is a state machine on the owner's event_base, driven by
  * SIGTERM: start the drain, wait (bounded) for human_desks to reach 0, then void unfinished rounds

@@ -226,8 +226,8 @@ struct gate {
     bool exit_forced;
 
     metrics_t *m_conns, *m_frames_in, *m_frames_out, *m_budget, *m_retries, *m_slow, *m_links,
-        *m_degraded, *m_bad_frames, *m_rate_limited, *m_logins, *m_moves_ok, *m_moves_failed,
-        *m_table_moves, *m_servers_gone, *m_stale_seats;
+        *m_degraded, *m_bad_frames, *m_rate_limited, *m_logins, *m_reconnects, *m_moves_ok,
+        *m_moves_failed, *m_table_moves, *m_servers_gone, *m_stale_seats;
     metrics_t *m_reject[8];
     metrics_t *m_tconns[2], *m_tin[2], *m_tout[2]; /* by transport: [0] tcp, [1] ws */
     metrics_t *m_goaway[6];
@@ -2523,6 +2523,8 @@ static void gate_seat_lookup_cb(rconn_t *rc, redisReply *reply, void *arg)
             gate_seat_verdict_t v = lk->then == NULL ? gate_seat_check(g, &s) : GATE_SEAT_LIVE;
             if (v != GATE_SEAT_LIVE)
                 gate_seat_forget(g, c->player, &s, v, "login");
+            else if (lk->then == NULL)
+                metrics_add(g->m_reconnects, 1); /* a login back to a live seat */
         } else if (reply != NULL && reply->type == REDIS_REPLY_NIL) {
             gate_conn_set_seat(c, NULL);
         }
@@ -3722,6 +3724,8 @@ int gate_create(const gate_config_t *cfg, gate_t **out)
     g->m_logins = metrics_counter(m, "gate_logins_total", NULL, "Successful logins");
     g->m_table_moves = metrics_counter(m, "gate_table_moves_total", NULL,
                                        "players moved with their whole table (Adopt answered)");
+    g->m_reconnects = metrics_counter(m, "gate_reconnects_total", NULL,
+                                      "Logins of a player whose seat was live (a reconnect)");
     g->m_moves_ok = metrics_counter(m, "gate_moves_total", "outcome=\"moved\"",
                                     "Players re-seated after their table closed");
     g->m_moves_failed = metrics_counter(m, "gate_moves_total", "outcome=\"failed\"",

@@ -484,6 +484,12 @@ money_writer_t *money_writer_create(const money_writer_config_t *cfg)
         reg = w->own_metrics = metrics_create();
     w->m_depth = metrics_gauge(reg, "money_writer_depth", NULL,
                                "Money writer items submitted and not yet completed");
+    /* Constant: the depth at which desks stop starting rounds (alerts compare the depth with it,
+     * k8s/base/game/template/alerts.yaml). */
+    metrics_t *hwm = metrics_gauge(reg, "money_writer_high_watermark", NULL,
+                                   "Money writer depth at which desks start no new round");
+    if (hwm != NULL)
+        metrics_set(hwm, (double)c->high_watermark);
     w->m_oldest = metrics_gauge(reg, "money_writer_oldest_age_seconds", NULL,
                                 "Age of the oldest uncompleted money writer item");
     w->m_latency = metrics_histogram(reg, "money_writer_write_seconds", NULL,

@@ -401,6 +401,26 @@ function checkOverlay(objs, prestopText, facts) {
     }
     facts.engines = engines;
 
+    // The gateway's alert rules (scoped to this namespace) and the Grafana dashboard; their
+    // expressions are proven by tests/prom (promtool and the metrics of the real binaries).
+    const gr = rules.filter((r) => r.metadata.name === 'croupier-gate-alerts');
+    if (gr.length !== 1) errs.push('overlay: expected one PrometheusRule croupier-gate-alerts');
+    for (const r of gr.flatMap((x) => x.spec.groups.flatMap((g) => g.rules)))
+        if (!r.expr.includes(`namespace="${ns}"`)) err(gr[0], `${r.alert}: expression must select namespace="${ns}"`);
+    const dash = configMaps.filter((c) => c.metadata.labels?.grafana_dashboard !== undefined);
+    if (dash.length !== 1) errs.push(`overlay: expected one ConfigMap labelled grafana_dashboard, found ${dash.length}`);
+    for (const c of dash)
+        for (const [k, v] of Object.entries(c.data ?? {})) {
+            let d;
+            try {
+                d = JSON.parse(v);
+            } catch (e) {
+                err(c, `${k}: not JSON (${e.message})`);
+                continue;
+            }
+            if (!Array.isArray(d.panels) || !d.panels.length || !d.uid) err(c, `${k}: a dashboard needs a uid and panels`);
+        }
+
     // The preStop script: GET only, and only through `wget -q -O-`.
     if (/POST|--post-data|--post-file|\bcurl\b|\bnc\b/.test(prestopText))
         errs.push('k8s/prestop.sh: must use GET only (found POST, --post-data/--post-file, curl or nc)');
@@ -433,6 +453,8 @@ const MUTATIONS = [
     ['pool alert drifts', (o) => { const r = o.find((x) => x.kind === 'PrometheusRule' && x.metadata.name.endsWith('-traditional')); const a = r.spec.groups[0].rules.find((y) => y.alert === 'CroupierLeasePoolHigh'); a.expr = a.expr.replace(/ \* [0-9]+$/, ' * 1000'); }, 'CroupierLeasePoolHigh'],
     ['redis evicts', (o) => { const c = o.find((x) => x.kind === 'StatefulSet').spec.template.spec.containers[0]; c.args[c.args.indexOf('noeviction')] = 'allkeys-lru'; }, 'noeviction'],
     ['undefined arg variable', (o) => ctr(dep(o, 'croupier-game-holdem')).args.push('--games=$(GAMES)'), '$(GAMES)'],
+    ['gate alerts unscoped', (o) => { const r = o.find((x) => x.kind === 'PrometheusRule' && x.metadata.name === 'croupier-gate-alerts'); r.spec.groups[0].rules[0].expr = r.spec.groups[0].rules[0].expr.replace(/namespace="[^"]*"/, 'namespace="other"'); }, 'must select namespace'],
+    ['dashboard not JSON', (o) => { const c = o.find((x) => x.kind === 'ConfigMap' && x.metadata.labels?.grafana_dashboard !== undefined); const k = Object.keys(c.data)[0]; c.data[k] = c.data[k].slice(1); }, 'not JSON'],
     ['gateway grace short', (o) => (dep(o, 'croupier-gate').spec.template.spec.terminationGracePeriodSeconds = 10), 'preStop + window + close'],
 ];
 const PRESTOP_MUTATIONS = [
