@@ -562,7 +562,46 @@ static void drain_handle_metrics(drain_t *d, struct evhttp_request *req)
     free(text);
 }
 
-enum { R_NONE, R_HEALTHZ, R_READYZ, R_DRAIN, R_STATUS, R_WAIT, R_METRICS };
+/*
+ * POST /admin/drain: the operator's drain (croupier-ctl drain, docs/ops.md). Any peer may ask,
+ * but only with "Authorization: Bearer <token>" that cfg.admin_auth accepts; every attempt,
+ * refused or not, leaves one audit line (admin_drain / admin_drain_refused) with the peer.
+ */
+static void drain_handle_admin_drain(drain_t *d, struct evhttp_request *req)
+{
+    char peer[INET6_ADDRSTRLEN + 8] = "?";
+    struct evhttp_connection *evcon = evhttp_request_get_connection(req);
+    if (evcon != NULL) {
+        char *host = NULL;
+        ev_uint16_t port = 0;
+        evhttp_connection_get_peer(evcon, &host, &port);
+        if (host != NULL)
+            snprintf(peer, sizeof peer, "%s:%u", host, (unsigned)port);
+    }
+    const char *auth = evhttp_find_header(evhttp_request_get_input_headers(req), "Authorization");
+    const char *token = NULL;
+    if (auth != NULL && strncmp(auth, "Bearer ", 7) == 0 && auth[7] != '\0')
+        token = auth + 7;
+    char who[64] = "";
+    const char *why = "no bearer token";
+    if (token == NULL || d->cfg.admin_auth(d->cfg.ctx, token, who, sizeof who, &why) != 0) {
+        log_emit(LOG_WARN, "admin_drain_refused", "{s:s,s:s}", "peer", peer, "reason",
+                 why != NULL ? why : "refused");
+        if (token == NULL) {
+            evhttp_add_header(evhttp_request_get_output_headers(req), "WWW-Authenticate", "Bearer");
+            drain_reply_text(req, 401, "Unauthorized", "admin token required\n");
+        } else {
+            drain_reply_text(req, 403, "Forbidden", "admin token refused\n");
+        }
+        return;
+    }
+    int started = drain_start(d);
+    log_emit(LOG_WARN, "admin_drain", "{s:s,s:s,s:b}", "operator", who, "peer", peer, "started",
+             started == 1);
+    drain_reply_status(d, req);
+}
+
+enum { R_NONE, R_HEALTHZ, R_READYZ, R_DRAIN, R_STATUS, R_WAIT, R_METRICS, R_ADMIN_DRAIN };
 
 /*
  * Every request lands here: route on the decoded path (query ignored), then the allow-list for
@@ -588,6 +627,8 @@ static void drain_http_cb(struct evhttp_request *req, void *arg)
             route = R_WAIT;
         else if (strcmp(path, "/metrics") == 0)
             route = R_METRICS;
+        else if (strcmp(path, "/admin/drain") == 0 && d->cfg.admin_auth != NULL)
+            route = R_ADMIN_DRAIN;
     }
     free(path);
     if (route == R_NONE) {
@@ -601,6 +642,15 @@ static void drain_http_cb(struct evhttp_request *req, void *arg)
             drain_reply_text(req, 403, "Forbidden", "drain endpoints answer loopback only\n");
             return;
         }
+    }
+    if (route == R_ADMIN_DRAIN) { /* not the allow-list: the token decides */
+        if (evhttp_request_get_command(req) != EVHTTP_REQ_POST) {
+            evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", "POST");
+            drain_reply_text(req, 405, "Method Not Allowed", "POST only\n");
+            return;
+        }
+        drain_handle_admin_drain(d, req);
+        return;
     }
     if (evhttp_request_get_command(req) != EVHTTP_REQ_GET) {
         evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", "GET");

@@ -14,6 +14,10 @@
  *   /drain/status          status JSON                                            (allow-list)
  *   /drain/wait?timeout=S  long poll: answers when human_desks reaches 0, or after S seconds
  *   /metrics               Prometheus text of the owner's registry
+ *   POST /admin/drain      starts the drain like /drain, for any peer that sends
+ *                          "Authorization: Bearer <token>" accepted by cfg.admin_auth (401
+ *                          without a token, 403 with a refused one; an audit line either way);
+ *                          only when admin_auth is set (docs/ops.md, croupier-ctl drain)
  *
  * Status JSON is compact: {"draining":true,"human_desks":1,"elapsedSeconds":12,"total_desks":5}
  * ("total_desks" only when the owner provides total_desks(); "elapsedSeconds" is 0 whenever not
@@ -30,6 +34,7 @@
 #define CROUPIER_DRAIN_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "config.h"
@@ -58,6 +63,11 @@ typedef struct {
     long (*total_desks)(void *ctx);
     /* Optional, any thread: liveness beyond the heartbeats (false makes /healthz 503). */
     bool (*alive)(void *ctx);
+
+    /* Optional, HTTP thread: judges the bearer token of POST /admin/drain. Returns 0 and writes
+     * who asked (for the audit line) into who, or non-zero with a short reason ("invalid",
+     * "expired"). NULL: no /admin/drain (404). */
+    int (*admin_auth)(void *ctx, const char *token, char *who, size_t wholen, const char **reason);
 
     int drain_max_seconds; /* the engine's bound; also /drain/wait's default timeout */
     config_addr_t listen;  /* health listen address; port 0 picks a free port */

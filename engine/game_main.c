@@ -27,6 +27,7 @@
 #include "drain.h"
 #include "engines.h"
 #include "evthreads.h"
+#include "game_admin.h"
 #include "gs.h"
 #include "lease.h"
 #include "log.h"
@@ -39,7 +40,7 @@
 #include "xmalloc.h"
 
 typedef struct {
-    const char *engine, *games, *trad_options, *service, *log_level, *drain_allow;
+    const char *engine, *games, *trad_options, *service, *log_level, *drain_allow, *admin_secret;
     config_addr_t listen, advertise, health, redis;
     long pool_size, drain_max, workers, lease_ttl_ms, money_hwm, request_cache, sweep_ms, grace_ms;
 } game_opts_t;
@@ -110,6 +111,10 @@ static const config_flag_t game_flags[] = {
     {"drain-allow", CONFIG_STR, NULL,
      "peers allowed on /drain* (comma-separated IPs; default: loopback only)", &G.o.drain_allow, 0,
      0},
+    {"admin-secret-file", CONFIG_STR, NULL,
+     "secret of the operator tokens of POST /admin/drain, open to any peer (croupier-ctl drain, "
+     "docs/ops.md; default: no /admin/drain)",
+     &G.o.admin_secret, 0, 0},
     {"log-level", CONFIG_STR, "info", "debug|info|warn|error", &G.o.log_level, 0, 0},
     {0},
 };
@@ -211,11 +216,15 @@ static void game_on_lease(lease_t *l, lease_event_t ev, void *arg)
             int port = G.o.advertise.port ? G.o.advertise.port : G.o.listen.port;
             snprintf(addr, sizeof addr, strchr(G.o.advertise.host, ':') ? "[%s]:%d" : "%s:%d",
                      G.o.advertise.host, port);
+            char admin[96]; /* the health/admin endpoint, for croupier-ctl */
+            snprintf(admin, sizeof admin, strchr(G.o.advertise.host, ':') ? "[%s]:%d" : "%s:%d",
+                     G.o.advertise.host, drain_port(G.drain));
             registry_info_t info = {.address = addr,
                                     .engine = G.engine->name,
                                     .engine_id = (int)G.engine->engine,
                                     .games = G.engine->games(gs_engine_state(G.gs)),
-                                    .version = croupier_version};
+                                    .version = croupier_version,
+                                    .admin = admin};
             G.registry = registry_create(G.base, G.rc, G.lease, &info);
             if (G.registry == NULL) {
                 log_emit(LOG_FATAL, "registry_create_failed", "{s:s}", "address", addr);
@@ -531,6 +540,11 @@ int main(int argc, char **argv)
     }
     if (G.o.service == NULL)
         G.o.service = G.engine->name;
+    if (G.o.admin_secret != NULL && (rc = game_admin_load(G.o.admin_secret)) != 0) {
+        fprintf(stderr, "croupier-game: --admin-secret-file %s: %s\n", G.o.admin_secret,
+                rc == -EINVAL ? "shorter than 16 bytes" : strerror(-rc));
+        return 2;
+    }
 
     signal(SIGPIPE, SIG_IGN);
     evthreads_enable();
@@ -571,6 +585,7 @@ int main(int argc, char **argv)
                          .drain_max_seconds = (int)G.o.drain_max,
                          .listen = G.o.health,
                          .drain_allow = G.o.drain_allow,
+                         .admin_auth = G.o.admin_secret != NULL ? game_admin_auth : NULL,
                          .metrics = G.metrics,
                          .metric_prefix = "game"};
     rc = drain_create(&dc, &G.drain);

@@ -59,12 +59,13 @@ static int registry_copy(char *dst, size_t cap, const char *src)
 
 static char *registry_entry_json(const registry_entry_t *e)
 {
-    json_t *o =
-        json_pack("{s:s,s:s,s:i,s:s,s:s,s:i,s:s,s:s,s:s,s:I,s:I,s:I}", "id", e->id, "service",
-                  e->service, "slot", e->slot, "address", e->address, "engine", e->engine,
-                  "engine_id", e->engine_id, "games", e->games, "version", e->version, "state",
-                  registry_state_name(e->state), "load", (json_int_t)e->load, "epoch",
-                  (json_int_t)e->epoch, "seq", (json_int_t)e->seq);
+    json_t *o = json_pack(
+        "{s:s,s:s,s:i,s:s,s:s,s:i,s:s,s:s,s:s,s:I,s:I,s:I}", "id", e->id, "service", e->service,
+        "slot", e->slot, "address", e->address, "engine", e->engine, "engine_id", e->engine_id,
+        "games", e->games, "version", e->version, "state", registry_state_name(e->state), "load",
+        (json_int_t)e->load, "epoch", (json_int_t)e->epoch, "seq", (json_int_t)e->seq);
+    if (o != NULL && e->admin[0] != '\0')
+        json_object_set_new(o, "admin", json_string(e->admin));
     char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(o);
     return s;
@@ -103,6 +104,7 @@ static int registry_entry_from_json(json_t *o, registry_entry_t *out)
         registry_json_str(o, "engine", e.engine, sizeof e.engine, true) ||
         registry_json_str(o, "games", e.games, sizeof e.games, false) ||
         registry_json_str(o, "version", e.version, sizeof e.version, false) ||
+        registry_json_str(o, "admin", e.admin, sizeof e.admin, false) ||
         registry_json_str(o, "state", state, sizeof state, true) ||
         registry_json_int(o, "slot", &slot) || registry_json_int(o, "load", &e.load) ||
         registry_json_int(o, "epoch", &e.epoch) || registry_json_int(o, "seq", &e.seq) ||
@@ -177,6 +179,7 @@ registry_t *registry_create(struct event_base *base, rconn_t *rc, lease_t *lease
         registry_copy(r->e.engine, sizeof r->e.engine, info->engine) ||
         registry_copy(r->e.games, sizeof r->e.games, info->games ? info->games : info->engine) ||
         registry_copy(r->e.version, sizeof r->e.version, info->version) ||
+        registry_copy(r->e.admin, sizeof r->e.admin, info->admin) ||
         registry_copy(r->e.service, sizeof r->e.service, lease_service(lease)))
         goto fail_info;
     r->e.engine_id = info->engine_id;

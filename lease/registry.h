@@ -6,13 +6,14 @@
  *
  *   {"id":"holdem:3","service":"holdem","slot":3,"address":"10.0.0.7:7001","engine":"holdem",
  *    "engine_id":2,"games":"holdem","version":"f4bae56","state":"ready","load":12,"epoch":42,
- *    "seq":5}
+ *    "seq":5,"admin":"10.0.0.7:8080"}
  *
  * ("version": the build's `git describe --always --dirty`, what `croupier-game --version` prints,
  * common/version.h: during a rollout the entries tell the old version's servers from the new.)
  *
  * ("engine_id": the protocol's engine number, proto/client.proto Engine, so that a gateway
- * compares a Join's engine with it without knowing any engine's name; optional when parsed.)
+ * compares a Join's engine with it without knowing any engine's name; optional when parsed.
+ * "admin": the health/admin HTTP address of drain/drain.h, for croupier-ctl; optional.)
  *
  * under `{croupier:registry}:server:<id>` (id = "<service>:<slot>", the server ID) with a TTL
  * equal to the lease TTL, refreshed every ttl/3 while the lease is VALID -- so an entry vanishes
@@ -62,6 +63,9 @@ typedef struct {
     int engine_id;
     char games[256]; /* comma-separated game names */
     char version[48];
+    /* HOST:PORT of the server's health/admin HTTP endpoint (drain/drain.h), published as "admin"
+     * when known, for croupier-ctl (docs/ops.md); "" when the entry does not say. */
+    char admin[72];
     registry_state_t state;
     int64_t load;
     int64_t epoch;
@@ -82,6 +86,7 @@ typedef struct {
     int engine_id;       /* the protocol's engine number (engine_ops_t.engine); 0..1000 */
     const char *games;   /* comma-separated; may be NULL (= engine) */
     const char *version; /* may be NULL ("") */
+    const char *admin;   /* health/admin HOST:PORT; may be NULL (not published) */
 } registry_info_t;
 
 /* Creates an idle publisher (strings copied). NULL with errno EINVAL on missing or oversized

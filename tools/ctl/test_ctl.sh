@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# Integration test of croupier-ctl (docs/ops.md) against real redis-server, croupier-game
+# (zhajinhua with an admin secret and a /drain allow-list that excludes loopback; test without
+# an admin secret), croupier-gate and six croupier-bot players on loopback:
+#   servers, where, tables while the bots play; wallet and round after; credit (applied once,
+#   replayed, a reused op id refused, a debit beyond the balance refused, the audit entries);
+#   drain refused without a token, with a wrong one and where there is no admin endpoint, then
+#   done with the right one (the allow-list refuses /drain to the same peer); bad arguments
+#   (exit 2) and unknown ids (exit 1) for every command.
+#
+#   tools/ctl/test_ctl.sh BUILD_DIR [SOURCE_DIR]        (CROUPIER_KEEP_LOGS=1 keeps the work dir)
+set -u
+BUILD=$(cd "${1:?usage: test_ctl.sh BUILD_DIR [SOURCE_DIR]}" && pwd)
+SRC=$(cd "${2:-$(dirname "$0")/../..}" && pwd)
+# shellcheck source=../../tests/e2e/lib.sh
+. "$SRC/tests/e2e/lib.sh"
+E2E_DIR=$(mktemp -d /tmp/croupier-ctl.XXXXXX)
+FAILS=0
+trap 'e2e_cleanup; [ "${CROUPIER_KEEP_LOGS:-0}" = 1 ] || [ $FAILS -gt 0 ] || rm -rf "$E2E_DIR"' EXIT
+CTL=$BUILD/tools/croupier-ctl
+[ -x "$CTL" ] || e2e_die "no $CTL (build first)"
+export CROUPIER_ZHAJINHUA_GAP_MS=100 CROUPIER_TEST_ROUND_MS=300
+
+ok() { e2e_log "ok: $1"; }
+bad() {
+    e2e_log "FAIL: $1"
+    FAILS=$((FAILS + 1))
+}
+check() { # check DESCRIPTION COMMAND...
+    if "${@:2}"; then ok "$1"; else bad "$1"; fi
+}
+# ctl ARGS...: runs croupier-ctl against this Redis; stdout in $OUT, stderr in $ERR, status in $RC.
+ctl() {
+    OUT=$("$CTL" --redis "127.0.0.1:$REDIS_PORT" "$@" 2>"$E2E_DIR/ctl.err")
+    RC=$?
+    ERR=$(cat "$E2E_DIR/ctl.err")
+}
+# expect STATUS DESCRIPTION ARGS...: croupier-ctl ARGS must exit with STATUS and say why on stderr.
+expect() {
+    local want=$1 what=$2
+    shift 2
+    ctl "$@"
+    if [ "$RC" -eq "$want" ] && { [ "$want" -eq 0 ] || [ -n "$ERR" ]; }; then
+        ok "$what (exit $RC${ERR:+: $ERR})"
+    else
+        bad "$what: exit $RC, wanted $want (stdout: $OUT; stderr: $ERR)"
+    fi
+}
+# jq-like: j EXPR (Python, over the JSON in $OUT)
+j() { python3 -c "import json,sys; d=json.loads(sys.argv[1]); print($1)" "$OUT"; }
+
+e2e_secret
+head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$E2E_DIR/admin"
+head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$E2E_DIR/wrong"
+e2e_redis_start
+BASE=6100000
+e2e_seed_wallets $BASE 6 1000000
+e2e_game_start zjh zhajinhua 10 --admin-secret-file "$E2E_DIR/admin" --drain-allow 10.255.255.1
+e2e_game_start plain test 10
+e2e_gate_start gate
+"$BUILD/bots/croupier-bot" --gateways "127.0.0.1:${POD_PORT[gate]}" --bots 6 --game zhajinhua \
+    --engine game --seconds 6 --player-base $BASE --token-secret-file "$E2E_DIR/secret" \
+    --finish-timeout-ms 20000 --report "$E2E_DIR/report.json" >"$E2E_DIR/bot.log" 2>&1 &
+BOT=$!
+
+# ---- while the bots play -------------------------------------------------------------------
+ctl servers --json
+check "servers --json lists both servers" test "$(j 'len(d["servers"])')" = 2
+ZJH=$(j '[s["id"] for s in d["servers"] if s["engine"]=="zhajinhua"][0]')
+PLAIN=$(j '[s["id"] for s in d["servers"] if s["engine"]=="test"][0]')
+check "servers: $ZJH has engine, games, version, ready, epoch, admin, desks" \
+    test "$(j '[(s["games"], s["version"] != None, s["ready"], s["epoch"] >= 1, s["admin"] == "127.0.0.1:'"${POD_HEALTH[zjh]}"'", s["desks"] >= 1) for s in d["servers"] if s["id"]=="'"$ZJH"'"][0]')" \
+    = "(['zhajinhua'], True, True, True, True, True)"
+ctl servers
+check "servers prints a table with a header and both ids" \
+    bash -c '[[ "$1" == SERVER* && "$1" == *"$2"* && "$1" == *"$3"* ]]' _ "$OUT" "$ZJH" "$PLAIN"
+
+seated=""
+for _ in $(seq 1 100); do
+    for p in $(seq $BASE $((BASE + 5))); do
+        ctl where "$p" --json
+        if [ "$RC" = 0 ] && [ "$(j 'd["seat"] is not None')" = True ]; then
+            seated=$p
+            break 2
+        fi
+    done
+    sleep 0.1
+done
+[ -n "$seated" ] || e2e_die "no bot got a seat within 10 s (log $E2E_DIR/bot.log)"
+TABLE=$(j 'd["table"]')
+SEAT=$(j 'd["seat"]')
+check "where $seated: on $ZJH, table $TABLE, seat $SEAT, game zhajinhua" \
+    test "$(j '(d["server"], d["game"], d["server_state"])')" = "('$ZJH', 'zhajinhua', 'ready')"
+ctl tables "$ZJH" --json
+check "tables $ZJH: table $TABLE seats $seated at seat $SEAT" \
+    test "$(j '[[s["seat"] for s in t["seats"] if s["player"]=="'"$seated"'"] for t in d["tables"] if t["desk"]=='"$TABLE"'][0]')" = "[$SEAT]"
+ctl where "$seated"
+check "where prints a table" bash -c '[[ "$1" == PLAYER* && "$1" == *"$2"* ]]' _ "$OUT" "$ZJH"
+ctl tables "$ZJH"
+check "tables prints a table" bash -c '[[ "$1" == *DESK* && "$1" == *"$2"* ]]' _ "$OUT" "$seated"
+wait $BOT || bad "croupier-bot exited non-zero (log $E2E_DIR/bot.log)"
+
+# ---- wallet, round -------------------------------------------------------------------------
+P=$seated # a player who played rounds
+ctl wallet $P --json
+bal=$(e2e_redis get "{croupier:money}:wallet:$P")
+check "wallet $P: balance $(j 'd["balance"]') = Redis $bal" test "$(j 'd["balance"]')" = "$bal"
+check "wallet $P: recent rounds with their deltas" test "$(j 'len([o for o in d["recent"] if o["kind"]=="round" and "delta" in o]) > 0')" = True
+ROUND=$(j '[o["round"] for o in d["recent"] if o["kind"]=="round" and o["outcome"]=="completed"][0]')
+ctl round "$ROUND" --json
+check "round $ROUND: settled, its settle record and hand history" \
+    test "$(j '(d["settled"], d["history"]["game"], d["history"]["record"]["round"], len(d["settle"]["balances_after"]) == len(d["history"]["record"]["seats"]))')" \
+    = "(True, 'zhajinhua', '$ROUND', True)"
+check "round: the hand history has $P at a seat" test "$(j '"'$P'" in [s["player"] for s in d["history"]["record"]["seats"]]')" = True
+ctl round "$ROUND"
+check "round prints the seats" bash -c '[[ "$1" == *"settled: yes"* && "$1" == *SEAT* ]]' _ "$OUT"
+
+# ---- credit --------------------------------------------------------------------------------
+b0=$(e2e_redis get "{croupier:money}:wallet:$P")
+expect 0 "credit +250" credit $P 250 --reason "goodwill: lost hand" --op-id test-1 --operator 9 --json
+check "credit: balance_after = $((b0 + 250)), not replayed" test "$(j '(d["balance_after"], d["replayed"])')" = "($((b0 + 250)), False)"
+expect 0 "the same credit again" credit $P 250 --reason "goodwill: lost hand" --op-id test-1 --json
+check "replay: replayed, balance unchanged" test "$(j '(d["balance_after"], d["replayed"])')" = "($((b0 + 250)), True)"
+check "replay: the wallet holds $((b0 + 250))" test "$(e2e_redis get "{croupier:money}:wallet:$P")" = $((b0 + 250))
+expect 1 "the op id reused for another amount" credit $P 300 --reason x --op-id test-1
+expect 1 "the op id reused for another player" credit $((P + 1)) 250 --reason x --op-id test-1
+expect 0 "credit -100 (a debit)" credit $P -100 --reason "chargeback" --op-id test-2
+expect 1 "a debit beyond the balance" credit $P -99999999 --reason x --op-id test-3
+check "after the refusals the wallet holds $((b0 + 150))" test "$(e2e_redis get "{croupier:money}:wallet:$P")" = $((b0 + 150))
+check "two audit entries (one per applied op id)" test "$(e2e_redis xlen '{croupier:money}:audit')" = 2
+ctl wallet $P --json --limit 2
+check "wallet: the two credits are the recent operations, with reason and operator" \
+    test "$(j '[(o["kind"], o["delta"], o["reason"]) for o in d["recent"]]')" = "[('credit', -100, 'chargeback'), ('credit', 250, 'goodwill: lost hand')]"
+ctl wallet $P
+check "wallet prints the balance" bash -c '[[ "$1" == "player $2: balance $3"* ]]' _ "$OUT" $P $((b0 + 150))
+
+# ---- drain ---------------------------------------------------------------------------------
+H=${POD_HEALTH[zjh]}
+code=$(curl -s -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$H/admin/drain")
+check "POST /admin/drain without a token: 401 ($code)" test "$code" = 401
+code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Authorization: Bearer v1.1.9999999999.00' "http://127.0.0.1:$H/admin/drain")
+check "POST /admin/drain with a malformed token: 403 ($code)" test "$code" = 403
+code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$H/admin/drain")
+check "GET /admin/drain: 405 ($code)" test "$code" = 405
+code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$H/drain")
+check "the allow-list refuses /drain to this peer: 403 ($code)" test "$code" = 403
+expect 2 "drain without --admin-secret-file" drain "$ZJH"
+expect 1 "drain with a wrong admin secret" drain "$ZJH" --admin-secret-file "$E2E_DIR/wrong"
+expect 1 "drain of a player token signed with the players' secret" drain "$ZJH" --admin-secret-file "$E2E_DIR/secret"
+check "after the refusals $ZJH is still ready" e2e_get "$H/readyz" 2
+expect 1 "drain of a server without an admin endpoint (404)" drain "$PLAIN" --admin-secret-file "$E2E_DIR/admin"
+check "each of the 4 refusals is audited in the server's log (admin_drain_refused)" \
+    test "$(grep -c '"event":"admin_drain_refused"' "${POD_LOG[zjh]}")" -eq 4
+expect 0 "drain $ZJH with the admin secret" drain "$ZJH" --admin-secret-file "$E2E_DIR/admin" --operator 42 --json
+check "drain: the answer says draining" test "$(j 'd["status"]["draining"]')" = True
+check "drain: /readyz answers 503" bash -c '! curl -fsS "http://127.0.0.1:$1/readyz" >/dev/null 2>&1' _ "$H"
+check "drain: the audit line names operator 42 and the peer" \
+    grep -q '"event":"admin_drain","operator":"operator 42","peer":"127.0.0.1:[0-9]*","started":true' "${POD_LOG[zjh]}"
+ctl servers --json
+check "servers: $ZJH draining" test "$(j '[s["draining"] for s in d["servers"] if s["id"]=="'"$ZJH"'"][0]')" = True
+
+# ---- bad arguments (exit 2) and unknown ids (exit 1) ---------------------------------------
+expect 2 "no command"
+expect 2 "an unknown command" frobnicate
+expect 2 "an unknown flag" servers --frob
+expect 2 "servers with an argument" servers extra
+expect 2 "tables without SERVER" tables
+expect 2 "where without PLAYER" where
+expect 2 "where of a malformed player id" where 'no such!'
+expect 2 "wallet of a malformed player id" wallet '../x'
+expect 2 "round of a malformed round id" round not-a-round
+expect 2 "credit of 0" credit $P 0 --reason x --op-id t9
+expect 2 "credit of a non-number" credit $P 12abc --reason x --op-id t9
+expect 2 "credit beyond the maximum" credit $P 100000000000001 --reason x --op-id t9
+expect 2 "credit without --reason" credit $P 5 --op-id t9
+expect 2 "credit without --op-id" credit $P 5 --reason x
+expect 2 "credit with a malformed --op-id" credit $P 5 --reason x --op-id 'a b'
+expect 2 "credit with a control character in --reason" credit $P 5 --reason $'a\tb' --op-id t9
+expect 2 "--op-id on another command" wallet $P --op-id t9
+expect 1 "tables of an unknown server" tables nosuch:1
+expect 1 "where of a player without a seat" where 999999999
+expect 1 "wallet of an unknown player" wallet 999999999
+expect 1 "round of an unknown round" round zhajinhua:1:1:1:999999
+expect 1 "drain of an unknown server" drain nosuch:1 --admin-secret-file "$E2E_DIR/admin"
+check "nothing of t9 was applied" test "$(e2e_redis exists '{croupier:money}:op:ctl:t9')" = 0
+"$CTL" --redis 127.0.0.1:1 servers >/dev/null 2>&1
+check "Redis unreachable: exit 1" test $? = 1
+
+for p in gate zjh plain; do
+    e2e_pod_terminate "$p" || bad "pod $p did not exit cleanly"
+    check "pod $p exit reason=drained" grep -q 'exit reason=drained' "${POD_LOG[$p]}"
+done
+[ $FAILS -eq 0 ] || e2e_log "$FAILS check(s) failed; work dir $E2E_DIR"
+[ $FAILS -eq 0 ]
