@@ -133,6 +133,8 @@ static void env_start_other(env_t *e, testenv_server_t *s)
                     "500",
                     "--zhajinhua-rake-cap",
                     "1",
+                    "--zhajinhua-move-wait-ms",
+                    "300",
                     NULL};
     ck_assert_int_eq(testenv_start_game(e, s, "zhajinhua", 30, args, NULL), 0);
 }
@@ -832,6 +834,192 @@ START_TEST(test_tk_drain_moves_the_table_whole_to_one_adopter)
 }
 END_TEST
 
+/* Seats players 91.. on e->game, drains it after one hand and waits for its whole-table offer. */
+static rpcc_t *drain_to_offer(env_t *e, model_t *m, const uint64_t *players)
+{
+    rpcc_t *c = seat_players(e, m, players, 2);
+    ck_assert(pump_until(c, m, has_turn, 5000));
+    ck_assert_int_eq(ts_http_get("127.0.0.1", e->game.health, "/drain", 5000, NULL), 200);
+    ck_assert_int_eq(fold_turn(c, m, 10), CROUPIER__ERROR_CODE__OK);
+    long long end = ts_now_ms() + 5000;
+    while (m->offers == 0 && ts_now_ms() < end) {
+        Croupier__RpcFrame *f = rpcc_next_event(c, 500);
+        if (f != NULL) {
+            model_apply(m, f);
+            frame_free_rpc(f);
+        }
+    }
+    ck_assert_msg(m->offers > 0, "no whole-table offer");
+    return c;
+}
+
+/* Every chip is home: wallets + rake = what the players brought, no seat account holds any. */
+static bool all_home(env_t *e, model_t *m)
+{
+    int nz;
+    long long acc = seat_accounts(e, &nz);
+    long long rake = redis_int(e, "GET %s", "{croupier:money}:rake:zhajinhua");
+    return acc == 0 && wallets(m) + rake == 2000;
+}
+
+static bool wait_all_home(env_t *e, model_t *m, int timeout_ms)
+{
+    long long end = ts_now_ms() + timeout_ms;
+    while (!all_home(e, m)) {
+        if (ts_now_ms() >= end)
+            return false;
+        ts_sleep_ms(50);
+    }
+    return true;
+}
+
+/* After the servers of a test stopped: every chip home, if need be by the recovery of a fresh
+ * server's sweeper (an epoch whose server was killed, or stopped before its table was out). */
+static bool home_at_last(env_t *e, model_t *m)
+{
+    if (all_home(e, m))
+        return true;
+    testenv_server_t s;
+    env_start_other(e, &s);
+    bool ok = wait_all_home(e, m, 15000);
+    testenv_stop_server(&s);
+    return ok;
+}
+
+/* Handoff fault: the old server is SIGKILLed right after writing its offer. The table ends
+ * adopted by one server (its chips there, returned when that one exits) or, if the dead
+ * server's recovery came first, voided with every chip returned -- never both, never lost. */
+START_TEST(test_tk_handoff_old_server_killed_after_the_offer)
+{
+    env_t e;
+    env_start(&e, 30, "10000");
+    testenv_server_t b;
+    env_start_other(&e, &b);
+    const uint64_t players[] = {91, 92};
+    model_t m;
+    rpcc_t *c = drain_to_offer(&e, &m, players);
+    ck_assert_int_eq(ts_proc_signal(e.game.proc, SIGKILL), 0);
+    int st;
+    ts_proc_wait(e.game.proc, 5000, &st);
+    rpcc_t *cb = rpcc_connect("127.0.0.1", b.port, 5000);
+    ck_assert_ptr_nonnull(cb);
+    send_adopt(cb, 200, players[0], m.offer_id);
+    Croupier__RpcFrame *r = rpcc_wait_reply(cb, 200, 8000);
+    ck_assert_ptr_nonnull(r);
+    char *status = ts_redis_cmd(e.redis, "HGET {croupier:money}:handoff:%s status", m.offer_id);
+    if (r->reply->code == CROUPIER__ERROR_CODE__OK) {
+        ck_assert_str_eq(status, "adopted");
+    } else {
+        ck_assert_int_eq(r->reply->code, CROUPIER__ERROR_CODE__TABLE_CLOSED);
+        ck_assert_str_eq(status, "void");
+    }
+    free(status);
+    frame_free_rpc(r);
+    /* Wherever the chips are, B's graceful exit (or its sweeper, for the dead epoch) brings them
+     * home. */
+    rpcc_close(cb);
+    testenv_stop_server(&b);
+    ck_assert_msg(home_at_last(&e, &m), "chips lost after the old server's SIGKILL");
+    rpcc_close(c);
+    testenv_stop(&e);
+}
+END_TEST
+
+/* Handoff fault: the adopter is SIGKILLed right after adopting (before the old desk read the
+ * adoption or a round was dealt there): the old desk lets go, and the adopter's recovery (a
+ * third server's sweeper) returns every chip. */
+START_TEST(test_tk_handoff_adopter_killed_after_adopting)
+{
+    env_t e;
+    env_start(&e, 30, "10000");
+    testenv_server_t b, d;
+    env_start_other(&e, &b);
+    const uint64_t players[] = {93, 94};
+    model_t m;
+    rpcc_t *c = drain_to_offer(&e, &m, players);
+    rpcc_t *cb = rpcc_connect("127.0.0.1", b.port, 5000);
+    ck_assert_ptr_nonnull(cb);
+    send_adopt(cb, 300, players[0], m.offer_id);
+    Croupier__RpcFrame *r = rpcc_wait_reply(cb, 300, 5000);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->reply->code, CROUPIER__ERROR_CODE__OK);
+    frame_free_rpc(r);
+    ck_assert_int_eq(ts_proc_signal(b.proc, SIGKILL), 0);
+    int st;
+    ts_proc_wait(b.proc, 5000, &st);
+    /* The old server saw the adoption and exits drained, holding nothing. */
+    ck_assert_int_eq(ts_proc_signal(e.game.proc, SIGTERM), 0);
+    ck_assert_int_eq(ts_proc_wait(e.game.proc, 10000, &st), 0);
+    ck_assert(ts_proc_log_has(e.game.proc, "\"event\":\"tk_table_moved\""));
+    /* A third server's sweeper recovers the dead adopter's epoch (lease TTL 900 ms + grace). */
+    env_start_other(&e, &d);
+    ck_assert_msg(wait_all_home(&e, &m, 15000), "the dead adopter's chips never came home");
+    rpcc_close(cb);
+    rpcc_close(c);
+    testenv_stop_server(&b);
+    testenv_stop_server(&d);
+    testenv_stop(&e);
+}
+END_TEST
+
+/* Handoff fault: Redis hangs (SIGSTOP, 2 s) right after the offer. Nothing can be adopted
+ * meanwhile (a retriable UNAVAILABLE, nothing moved). Once Redis is back the table is either
+ * adopted, exactly once, and the old desk lets go -- or, the old server's move wait (300 ms)
+ * having passed, withdrawn and closed there as before (its players told to re-seat, an adoption
+ * refused TABLE_CLOSED): one or the other, never both, and every chip comes home. */
+START_TEST(test_tk_handoff_survives_redis_paused_mid_handoff)
+{
+    env_t e;
+    env_start(&e, 30, "10000");
+    testenv_server_t b;
+    env_start_other(&e, &b);
+    const uint64_t players[] = {95, 96};
+    model_t m;
+    rpcc_t *c = drain_to_offer(&e, &m, players);
+    ts_redis_pause(e.redis);
+    rpcc_t *cb = rpcc_connect("127.0.0.1", b.port, 5000);
+    ck_assert_ptr_nonnull(cb);
+    send_adopt(cb, 400, players[0], m.offer_id);
+    Croupier__RpcFrame *r = rpcc_wait_reply(cb, 400, 8000);
+    ts_redis_resume(e.redis);
+    ck_assert_ptr_nonnull(r);
+    int first = r->reply->code;
+    frame_free_rpc(r);
+    ck_assert(first == CROUPIER__ERROR_CODE__UNAVAILABLE || first == CROUPIER__ERROR_CODE__OK ||
+              first == CROUPIER__ERROR_CODE__DEADLINE_EXCEEDED);
+    int code = first;
+    for (uint64_t rid = 401; code != CROUPIER__ERROR_CODE__OK &&
+                             code != CROUPIER__ERROR_CODE__TABLE_CLOSED && rid < 420;
+         rid++) {
+        ts_sleep_ms(200);
+        send_adopt(cb, rid, players[0], m.offer_id);
+        r = rpcc_wait_reply(cb, rid, 8000);
+        ck_assert_ptr_nonnull(r);
+        code = r->reply->code;
+        frame_free_rpc(r);
+    }
+    char *status = ts_redis_cmd(e.redis, "HGET {croupier:money}:handoff:%s status", m.offer_id);
+    if (code == CROUPIER__ERROR_CODE__OK)
+        ck_assert_str_eq(status, "adopted");
+    else
+        ck_assert_msg(code == CROUPIER__ERROR_CODE__TABLE_CLOSED &&
+                          strcmp(status, "withdrawn") == 0,
+                      "adopt answered %d, offer %s", code, status);
+    free(status);
+    int st;
+    ck_assert_int_eq(ts_proc_signal(e.game.proc, SIGTERM), 0);
+    ck_assert_int_eq(ts_proc_wait(e.game.proc, 15000, &st), 0);
+    ck_assert(ts_proc_log_has(e.game.proc, code == CROUPIER__ERROR_CODE__OK
+                                               ? "\"event\":\"tk_table_moved\""
+                                               : "\"event\":\"tk_table_move_fallback\""));
+    rpcc_close(cb);
+    testenv_stop_server(&b); /* its exit cashes an adopted table out */
+    ck_assert_msg(home_at_last(&e, &m), "chips lost around the Redis pause");
+    rpcc_close(c);
+    testenv_stop(&e);
+}
+END_TEST
+
 START_TEST(test_tk_drain_bound_voids_the_round_and_refunds)
 {
     env_t e;
@@ -993,6 +1181,9 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_tk_drain_cashes_out_before_the_move_is_announced);
     tcase_add_test(tc, test_tk_drain_moves_the_table_whole_to_one_adopter);
+    tcase_add_test(tc, test_tk_handoff_old_server_killed_after_the_offer);
+    tcase_add_test(tc, test_tk_handoff_adopter_killed_after_adopting);
+    tcase_add_test(tc, test_tk_handoff_survives_redis_paused_mid_handoff);
     tcase_add_test(tc, test_tk_drain_bound_voids_the_round_and_refunds);
     suite_add_tcase(s, tc);
     tc = tcase_create("lifecycle");
