@@ -59,7 +59,7 @@ e2e_game_start zjh zhajinhua 10 --admin-secret-file "$E2E_DIR/admin" --drain-all
 e2e_game_start plain test 10
 e2e_gate_start gate
 "$BUILD/bots/croupier-bot" --gateways "127.0.0.1:${POD_PORT[gate]}" --bots 6 --game zhajinhua \
-    --engine game --seconds 6 --player-base $BASE --token-secret-file "$E2E_DIR/secret" \
+    --engine game --seconds 12 --player-base $BASE --token-secret-file "$E2E_DIR/secret" \
     --finish-timeout-ms 20000 --report "$E2E_DIR/report.json" >"$E2E_DIR/bot.log" 2>&1 &
 BOT=$!
 
@@ -95,9 +95,9 @@ ctl tables "$ZJH" --json
 check "tables $ZJH: table $TABLE seats $seated at seat $SEAT" \
     test "$(j '[[s["seat"] for s in t["seats"] if s["player"]=="'"$seated"'"] for t in d["tables"] if t["desk"]=='"$TABLE"'][0]')" = "[$SEAT]"
 ctl where "$seated"
-check "where prints a table" bash -c '[[ "$1" == PLAYER* && "$1" == *"$2"* ]]' _ "$OUT" "$ZJH"
+check "where prints a table (exit $RC: $OUT$ERR)" bash -c '[[ "$1" == PLAYER* && "$1" == *"$2"* ]]' _ "$OUT" "$ZJH"
 ctl tables "$ZJH"
-check "tables prints a table" bash -c '[[ "$1" == *DESK* && "$1" == *"$2"* ]]' _ "$OUT" "$seated"
+check "tables prints a table (exit $RC: $ERR)" bash -c '[[ "$1" == *DESK* && "$1" == *"$2"* ]]' _ "$OUT" "$seated"
 wait $BOT || bad "croupier-bot exited non-zero (log $E2E_DIR/bot.log)"
 
 # ---- wallet, round -------------------------------------------------------------------------
