@@ -117,6 +117,8 @@ def total(section, key):
 
 
 moves = total("counters", "moves")
+table_moves = total("counters", "table_moves")
+match_lost = total("counters", "match_state_lost")
 after_goaway = total("reconnects", "after_goaway")
 after_loss = total("reconnects", "after_loss")
 crash_closings = total("counters", "crash_closings")
@@ -127,9 +129,14 @@ print("  table moves off draining and killed game servers: %d; reconnects after 
       " GoAway: %d," % (moves, after_goaway))
 print("  after a lost connection (the killed gateway): %d; crash closings"
       " (TableClosing{CLOSING_CRASHED}): %d" % (after_loss, crash_closings))
+print("  of the moves, whole-table moves (the table moved with its seats and match,"
+      " docs/protocol.md): %d; match state lost across them: %d" % (table_moves, match_lost))
 if fallback:
     print("  (no bot strategy yet for %s: those bots played the test game instead)" % fallback)
 check(moves > 0, "the game rollouts moved players to new servers (%d moves)" % moves)
+check(table_moves > 0, "the game rollouts moved whole tables (%d players moved with their table)"
+      % table_moves)
+check(match_lost == 0, "no match state lost across whole-table moves (%d)" % match_lost)
 check(after_goaway > 0, "the gateway rollout sent GoAways and bots reconnected (%d)" % after_goaway)
 
 print()

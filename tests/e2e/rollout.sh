@@ -404,6 +404,8 @@ for g in "${!BOT_PID[@]}"; do
     fi
     check "$g: bots were moved off draining game pods ($(rep 'd["counters"]["moves"]') moves)" test "$(rep 'd["counters"]["moves"]')" -gt 0
     check "$g: bots reconnected after GoAways ($(rep 'd["reconnects"]["after_goaway"]'))" test "$(rep 'd["reconnects"]["after_goaway"]')" -gt 0
+    # whole-table moves (docs/protocol.md): the tables the rollouts moved kept their seats
+    check "$g: no match state lost across $(rep 'd["counters"]["table_moves"]') whole-table moves ($(rep 'd["counters"]["match_state_lost"]'))" test "$(rep 'd["counters"]["match_state_lost"]')" -eq 0
     # the crash step: rounds voided by a killed server are expected (crash_voided, not torn)
     read -r cv cc mv al <<<"$(rep '"%d %d %d %d" % (d["games"]["crash_voided"],
         d["counters"]["crash_closings"], d["counters"]["moves"], d["reconnects"]["after_loss"])')"
