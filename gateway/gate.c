@@ -176,6 +176,7 @@ struct gate {
     gate_config_t cfg;
     char gate_id[80];
     char advertise[96];
+    char version[48];
     frame_limits_t lim;
     struct event_base *base;
     struct evconnlistener *listener, *ws_listener;
@@ -3323,13 +3324,18 @@ static void gate_register_tick_cb(evutil_socket_t fd, short what, void *arg)
     gate_t *g = arg;
     if (g->exit_step != 0 || !rconn_connected(g->rc))
         return;
-    char key[128], val[256], ttl[24];
+    char key[128], ttl[24];
     snprintf(key, sizeof key, GATE_KEY_PREFIX "%s", g->gate_id);
-    snprintf(val, sizeof val, "{\"id\":\"%s\",\"address\":\"%s\",\"state\":\"ready\"}", g->gate_id,
-             g->advertise);
+    json_t *o = json_pack("{s:s,s:s,s:s,s:s}", "id", g->gate_id, "address", g->advertise, "state",
+                          "ready", "version", g->version);
+    char *val = o != NULL ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    if (val == NULL)
+        return; /* out of memory: the next tick tries again */
     snprintf(ttl, sizeof ttl, "%d", g->cfg.gate_ttl_ms);
     const char *argv[] = {key, val, ttl, GATE_CHANNEL};
     rconn_eval(g->rc, gate_script_register, gate_register_cb, g, 1, 4, argv, NULL);
+    free(val);
 }
 
 /* Registers as soon as Redis answers (and again after every reconnect). */
@@ -3621,6 +3627,8 @@ int gate_create(const gate_config_t *cfg, gate_t **out)
 {
     if (cfg->base == NULL || cfg->secret == NULL || cfg->gate_id == NULL || cfg->metrics == NULL)
         return -EINVAL;
+    if (cfg->version != NULL && strlen(cfg->version) >= sizeof((gate_t *)0)->version)
+        return -EINVAL;
     gate_t *g = xcalloc(1, sizeof *g);
     g->cfg = *cfg;
     g->base = cfg->base;
@@ -3773,6 +3781,7 @@ int gate_create(const gate_config_t *cfg, gate_t **out)
         return e;
     }
     g->port = gate_fd_port(fd);
+    snprintf(g->version, sizeof g->version, "%s", cfg->version != NULL ? cfg->version : "");
     if (cfg->advertise != NULL)
         snprintf(g->advertise, sizeof g->advertise, "%s", cfg->advertise);
     else if (strchr(cfg->listen.host, ':') != NULL)

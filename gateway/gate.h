@@ -43,7 +43,8 @@
  * given), sorted by stake, server and desk, at most GATE_LIST_MAX tables. No answer from Redis
  * within budget_ms[LIST] -> UNAVAILABLE (retriable). The gateway knows no engine by name.
  *
- * Gateway registration: `{croupier:gates}:<gate_id>` = {"id","address","state"} with TTL
+ * Gateway registration: `{croupier:gates}:<gate_id>` = {"id","address","state","version"} (version:
+ * the build's, common/version.h) with TTL
  * gate_ttl_ms, refreshed every ttl/3; changes and deletion are published on GATE_CHANNEL.
  */
 #ifndef CROUPIER_GATE_H
@@ -92,6 +93,7 @@ typedef struct {
     config_addr_t redis;
     const token_secret_t *secret;  /* not owned; must outlive the gate */
     const char *gate_id;           /* copied */
+    const char *version;           /* published in the gateway entry; copied; NULL = "" */
     metrics_registry_t *metrics;   /* not owned */
     struct drain *drain;           /* not owned; NULL = no health server (tests) */
     int budget_ms[GATE_REQ_KINDS]; /* 0 = defaults: join 800, leave 500, action 300, resume 800,

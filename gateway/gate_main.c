@@ -297,6 +297,7 @@ int main(int argc, char **argv)
                         .redis = O.redis,
                         .secret = &secret,
                         .gate_id = O.gate_id,
+                        .version = croupier_version,
                         .metrics = metrics,
                         .drain = G.drain,
                         .max_frame = (size_t)O.max_frame,

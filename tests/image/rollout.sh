@@ -14,7 +14,7 @@
 # drained game server, GoAway reconnects off the replaced gateway, every finished round settled
 # in Redis and no voided one, wallets + rake unchanged, every container exited 0 with
 # `exit reason=drained` and none needed SIGKILL, and the registry entries of the game
-# containers carried the image's version.
+# containers and the gateway containers' entries carried the image's version.
 #
 # Env: ENGINE (default test), BOTS (default 40), GAME_BOUND (drain bound, default 20 s),
 # IMAGE_OUT (the run's files, default BUILD/image-rollout).
@@ -155,6 +155,7 @@ publish
 VERSION=$(image_podman run --rm --network none "$IMAGE" /usr/local/bin/croupier-game --version |
     awk '{ print $2 }')
 ENTRIES=$(for k in $(e2e_redis --scan --pattern '{croupier:registry}:server:*'); do e2e_redis get "$k"; done)
+GATE_ENTRIES=$(for k in $(e2e_redis --scan --pattern '{croupier:gates}:*'); do e2e_redis get "$k"; done)
 
 e2e_log "== bots start ($BOTS playing $GAME)"
 "$BUILD/bots/croupier-bot" --gateways "@$E2E_DIR/gateways" --bots "$BOTS" --game "$GAME" \
@@ -244,6 +245,10 @@ done
 nentries=$(grep -c '"version"' <<<"$ENTRIES")
 nversion=$(grep -cF "\"version\":\"$VERSION\"" <<<"$ENTRIES")
 check "the game containers' registry entries carry the image's version $VERSION ($nversion of $nentries)" \
+    test "$nentries" -eq 2 -a "$nversion" -eq 2
+nentries=$(grep -c '"version"' <<<"$GATE_ENTRIES")
+nversion=$(grep -cF "\"version\":\"$VERSION\"" <<<"$GATE_ENTRIES")
+check "the gateway containers' entries carry the image's version $VERSION ($nversion of $nentries)" \
     test "$nentries" -eq 2 -a "$nversion" -eq 2
 check "nothing is left held ($(e2e_redis scard '{croupier:money}:held'))" \
     test "$(e2e_redis scard '{croupier:money}:held')" -eq 0

@@ -19,6 +19,7 @@
 #include "support.h"
 #include "testenv.h"
 #include "token.h"
+#include "version.h"
 
 #define SECRET "gate-test-secret-0123456789"
 #define ENGINE_T CROUPIER__ENGINE__ENGINE_TRADITIONAL
@@ -543,6 +544,13 @@ START_TEST(test_gate_sigterm_goaway_to_every_client_no_reset_exit_drained)
     testenv_server_t gate = gate_start(&e, "g1", extra);
     char *reg = ts_redis_cmd(e.rig.redis, "EXISTS {croupier:gates}:g1");
     ck_assert_str_eq(reg, "1");
+    free(reg);
+    /* The entry names the gateway, its address and the build's version (common/version.h). */
+    reg = ts_redis_cmd(e.rig.redis, "GET {croupier:gates}:g1");
+    char want[160];
+    snprintf(want, sizeof want, "\"version\":\"%s\"", croupier_version);
+    ck_assert_msg(strstr(reg, want) != NULL && strstr(reg, "\"id\":\"g1\"") != NULL,
+                  "gateway entry lacks %s: %s", want, reg);
     free(reg);
     enum { N = 20 };
     gatec_t *c[N];
