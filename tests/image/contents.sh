@@ -75,6 +75,21 @@ while read -r b; do
     check "$b --version prints '${b##*/} $label' ($out)" test "$out" = "${b##*/} $label"
 done <"$tmp/want"
 
+# The same features as the build's binaries (an optional dependency missing from the image's
+# build, libwslay say, would drop flags): each binary's --help lists the same flags.
+python3 -c '
+import json, sys
+for built, dest in json.load(open(sys.argv[1])).items():
+    if dest.startswith("/usr/local/bin/"):
+        print(dest, built)' "$BUILD/meson-info/intro-installed.json" | sort >"$tmp/built"
+while read -r b built; do
+    "$built" --help 2>&1 | grep -oE '^  --[a-z0-9-]+' | sort >"$tmp/help-build"
+    image_podman run --rm --network none "$IMAGE" "$b" --help 2>&1 | grep -oE '^  --[a-z0-9-]+' |
+        sort >"$tmp/help-image"
+    check "$b --help lists the build's flags ($(wc -l <"$tmp/help-image") flags; differing: $(comm -3 "$tmp/help-build" "$tmp/help-image" | tr -d ' \t' | tr '\n' ' '))" \
+        cmp -s "$tmp/help-build" "$tmp/help-image"
+done <"$tmp/built"
+
 # What the preStop hook needs, and the user.
 for a in sh wget timeout date sleep; do
     check "busybox $a is /bin/$a" grep -qx "/bin/$a" "$tmp/files"
