@@ -41,6 +41,7 @@
 #include "money.h"
 #include "registry.h"
 #include "token.h"
+#include "version.h"
 
 #define CTL_AUDIT_KEY "{croupier:money}:audit"
 #define CTL_AUDIT_SEEN_PREFIX "{croupier:money}:audit:seen:"
@@ -1205,6 +1206,7 @@ int main(int argc, char **argv)
         }
     }
     char err[256];
+    config_program_version = croupier_version;
     int rc = config_parse(ctl_flags, "croupier-ctl", ctl_summary, nf, flags, err, sizeof err);
     free(flags);
     if (rc == CONFIG_HELP)
