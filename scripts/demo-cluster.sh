@@ -21,7 +21,11 @@
 # the bots stop, every pod is terminated the same way, and the zero-loss report is printed
 # (scripts/demo_report.py; chart and report.md by tests/e2e/chart.py).
 #
-#   scripts/demo-cluster.sh [--seconds N] [--bots N] [--help]
+#   scripts/demo-cluster.sh [--seconds N] [--bots N] [--prometheus] [--help]
+#
+# --prometheus: Debian's prometheus on 127.0.0.1 scrapes every live pod's /metrics every second
+# (file_sd targets rewritten as pods come and go); the zero-loss report quotes the rounds by game
+# it holds beside the bots' count.
 #
 # Files: the run's report, chart, samples, bot reports and pod logs stay in BUILD/demo/ (replaced
 # by the next run); Redis's directory and the pods' working directories live in a temporary
@@ -39,8 +43,8 @@ SRC=$ROOT
 
 usage() {
     cat <<EOF
-usage: ./dev run [--seconds N] [--bots N]
-       scripts/run-main.sh [--seconds N] [--bots N]      (scripts/demo-cluster.sh)
+usage: ./dev run [--seconds N] [--bots N] [--prometheus]
+       scripts/run-main.sh [--seconds N] [--bots N] [--prometheus]   (scripts/demo-cluster.sh)
        scripts/run-main.sh --runtime-demo [ARGS]         (the desk-actor runtime demo instead)
 
 Starts a local cluster on 127.0.0.1: redis-server, one croupier-game per engine (traditional,
@@ -55,6 +59,8 @@ crash-voided rounds, exit reasons) and the chart's path.
   --seconds N   how long the bots play (default 75; at least 20; the rollouts and the crash step
                 need ~45 s, and the bots play on until 3 s after them)
   --bots N      bots in all (default 300; 12..5000)
+  --prometheus  also run Debian's prometheus on 127.0.0.1, scraping every pod every second; the
+                report quotes its rounds by game beside the bots' count (its URL is printed)
   --help        this text
 
 Files: BUILD/demo/ (report.md, chart.svg, reports, logs). Ctrl-C stops everything cleanly.
@@ -63,8 +69,13 @@ EOF
 
 PLAY_SECONDS=75
 BOTS=300
+PROMETHEUS=0
 while [ $# -gt 0 ]; do
     case $1 in
+    --prometheus)
+        PROMETHEUS=1
+        shift
+        ;;
     --seconds | --bots)
         [ $# -ge 2 ] || { echo "demo: $1 needs a value (see --help)" >&2; exit 2; }
         case $2 in '' | *[!0-9]*) echo "demo: $1 '$2' is not a whole number" >&2; exit 2 ;; esac
@@ -98,12 +109,16 @@ fi
 # forwards SIGTERM to the inner script (and to a preStop hook it may be waiting on), whose trap
 # stops the children in order.
 if [ "${CROUPIER_DEMO_INNER:-0}" != 1 ]; then
-    for tool in setsid redis-server redis-cli busybox python3 curl; do
+    tools=(setsid redis-server redis-cli busybox python3 curl)
+    [ "$PROMETHEUS" = 1 ] && tools+=(prometheus)
+    for tool in "${tools[@]}"; do
         command -v "$tool" >/dev/null ||
             { echo "demo: '$tool' is missing (./dev setup installs what the demo needs)" >&2; exit 1; }
     done
+    pflag=()
+    [ "$PROMETHEUS" = 1 ] && pflag=(--prometheus)
     CROUPIER_DEMO_INNER=1 CROUPIER_BUILD_DIR=$BUILD setsid "$0" --seconds "$PLAY_SECONDS" \
-        --bots "$BOTS" </dev/null &
+        --bots "$BOTS" "${pflag[@]}" </dev/null &
     inner=$!
     forward() {
         kill -TERM "$inner" 2>/dev/null
@@ -202,6 +217,58 @@ remove_from() { # remove_from ARRAY_NAME VALUE
 publish() {
     e2e_pods_publish "$OUT/pods" "${LIVE[@]}"
     e2e_endpoints_publish "$OUT/gateways" "${ENDPOINTS[@]}"
+    [ "$PROMETHEUS" = 1 ] && prom_targets_publish
+}
+
+# ---- Prometheus (--prometheus) -------------------------------------------------------------
+# Debian's prometheus on 127.0.0.1, its data in the temporary directory; it scrapes the live
+# pods' health ports every second, read from a file_sd file rewritten (atomically) with the pods,
+# each target labelled pod, kind and engine as the PodMonitor of k8s/ labels them.
+PROM_PID=
+PROM_PORT=
+prom_targets_publish() {
+    local n sep=
+    {
+        echo "["
+        for n in "${LIVE[@]}"; do
+            printf '%s{"targets":["127.0.0.1:%s"],"labels":{"pod":"%s","kind":"%s","engine":"%s"}}\n' \
+                "$sep" "${POD_HEALTH[$n]}" "$n" "${POD_KIND[$n]}" "${POD_ENGINE[$n]:-}"
+            sep=,
+        done
+        echo "]"
+    } >"$OUT/prom-targets.json.tmp"
+    mv "$OUT/prom-targets.json.tmp" "$OUT/prom-targets.json"
+}
+
+prom_start() {
+    PROM_PORT=$(e2e_free_port)
+    echo "[]" >"$OUT/prom-targets.json"
+    cat >"$E2E_DIR/prometheus.yml" <<PEOF
+global:
+  scrape_interval: 1s
+  scrape_timeout: 900ms
+scrape_configs:
+- job_name: croupier
+  file_sd_configs:
+  - files: ["$OUT/prom-targets.json"]
+    refresh_interval: 1s
+PEOF
+    prometheus --config.file="$E2E_DIR/prometheus.yml" --storage.tsdb.path="$E2E_DIR/prometheus" \
+        --web.listen-address="127.0.0.1:$PROM_PORT" --log.level=warn \
+        >>"$E2E_DIR/prometheus.log" 2>&1 &
+    PROM_PID=$!
+    E2E_PIDS+=("$PROM_PID")
+    local i
+    for i in $(seq 1 100); do
+        curl -fsS --max-time 1 "http://127.0.0.1:$PROM_PORT/-/ready" >/dev/null 2>&1 && return 0
+        sleep 0.1
+    done
+    e2e_die "prometheus did not become ready (log $E2E_DIR/prometheus.log)"
+}
+
+# prom_query EXPR: the instant query's JSON answer.
+prom_query() {
+    curl -fsS --max-time 10 -G "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode "query=$1"
 }
 
 # Every pod ever started: what the summary and the report read.
@@ -501,6 +568,10 @@ e2e_secret
 e2e_redis_start
 e2e_log "redis-server up: 127.0.0.1:$REDIS_PORT pid $REDIS_PID (no persistence; dir $E2E_DIR/redis)"
 e2e_redis set '{croupier:money}:wallet:house-traditional' $HOUSE_CHIPS >/dev/null
+if [ "$PROMETHEUS" = 1 ]; then
+    prom_start
+    e2e_log "prometheus up: http://127.0.0.1:$PROM_PORT pid $PROM_PID (scrapes every pod every 1 s)"
+fi
 python3 "$SRC/tests/e2e/poll.py" "$OUT/pods" "$OUT/samples.jsonl" 0.25 "$T0" &
 POLL_PID=$!
 E2E_PIDS+=("$POLL_PID")
@@ -560,6 +631,8 @@ MONEY0=$(money_now)
 echo
 echo "Running (every figure below comes from these processes and from Redis):"
 printf '  %-16s pid %-7s 127.0.0.1:%s\n' redis-server "$REDIS_PID" "$REDIS_PORT"
+[ "$PROMETHEUS" = 1 ] && printf '  %-16s pid %-7s http://127.0.0.1:%s (scrapes every pod every 1 s)\n' \
+    prometheus "$PROM_PID" "$PROM_PORT"
 for n in "${LIVE[@]}"; do
     if [ "${POD_KIND[$n]}" = game ]; then
         printf '  %-16s pid %-7s croupier-game --engine %-11s rpc :%s health :%s drain bound %s s\n' \
@@ -711,6 +784,25 @@ for f in "${E2E_FAILURES[@]}"; do printf 'failure\t%s\n' "$f" >>"$OUT/final.tsv"
 for w in "${E2E_WARNINGS[@]}"; do printf 'warning\t%s\n' "$w" >>"$OUT/final.tsv"; done
 if [ ${#FALLBACK[@]} -gt 0 ]; then
     printf 'fallback\t%s\n' "$(games_list "${FALLBACK[@]}")" >>"$OUT/final.tsv"
+fi
+if [ "$PROMETHEUS" = 1 ]; then
+    # Every pod has exited: each round counter's last scrape is in the TSDB. A counter lives as
+    # long as its pod, so its maximum over the run is what that pod counted; summed by game.
+    range=$(awk -v a="$(date +%s)" -v b="$T0" 'BEGIN { printf "%d", a - b + 60 }')
+    q="sum by (game) (max_over_time(game_rounds_total{outcome=\"completed\"}[${range}s]))"
+    if prom_query "$q" >"$OUT/prometheus-rounds.json" 2>>"$OUT/demo.log"; then
+        python3 - "$OUT/prometheus-rounds.json" "$q" "$PROM_PORT" >>"$OUT/final.tsv" <<'PEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+print("prom_query\t%s\t%s" % (sys.argv[3], sys.argv[2]))
+for r in d["data"]["result"]:
+    print("prom_rounds\t%s\t%d" % (r["metric"].get("game", "?"), round(float(r["value"][1]))))
+PEOF
+    else
+        printf 'failure\t%s\n' "prometheus did not answer the rounds query (log $E2E_DIR/prometheus.log)" \
+            >>"$OUT/final.tsv"
+    fi
+    e2e_stop_pids 5 "$PROM_PID" >/dev/null
 fi
 e2e_stop_pids 5 "$REDIS_PID" >/dev/null
 

@@ -18,6 +18,8 @@ Reads what the demo collected after the cluster stopped:
                              bot_crash GAME ROUNDS WITH_HISTORY SETTLED (rounds the bots saw
                                       crash-voided)
                              failure TEXT / warning TEXT / fallback TEXT
+                             prom_query PORT EXPR / prom_rounds GAME N (--prometheus: the rounds
+                                      by game Prometheus scraped from the pods)
   RUN_DIR/report-GAME.json croupier-bot's report of each group
 and prints the report with a verdict. Writes RUN_DIR/checks.txt ("ok"/"FAIL"/"warn" lines;
 tests/e2e/chart.py copies them into report.md). Exit status 0 when every check passed, 1
@@ -30,6 +32,7 @@ import sys
 run = sys.argv[1]
 groups, pods, failures, warnings, fallback, accounts = [], [], [], [], None, []
 crashed, bot_crash = [], {}
+prom_query, prom_rounds = None, {}
 money = settle_records = held_index = crash_voids = None
 with open(os.path.join(run, "final.tsv")) as f:
     for line in f:
@@ -58,6 +61,10 @@ with open(os.path.join(run, "final.tsv")) as f:
             warnings.append(r[1])
         elif r[0] == "fallback":
             fallback = r[1]
+        elif r[0] == "prom_query":
+            prom_query = (r[1], r[2])
+        elif r[0] == "prom_rounds":
+            prom_rounds[r[1]] = int(r[2])
 
 checks = []  # (ok, text)
 
@@ -133,6 +140,23 @@ print("  of the moves, whole-table moves (the table moved with its seats and mat
       " docs/protocol.md): %d; match state lost across them: %d" % (table_moves, match_lost))
 if fallback:
     print("  (no bot strategy yet for %s: those bots played the test game instead)" % fallback)
+if prom_query:
+    print()
+    print("Prometheus (Debian's prometheus on http://127.0.0.1:%s, scraping every pod every 1 s):"
+          % prom_query[0])
+    print("  %s" % prom_query[1])
+    print("  %-9s %22s %22s" % ("game", "rounds (Prometheus)", "rounds the bots saw"))
+    for game, engine, bots, status, fin, missing, void, settled in groups:
+        d = reports.get(game) or {}
+        print("  %-9s %22s %22s" % (game, prom_rounds.get(game, "-"),
+                                     d.get("games", {}).get("distinct", {}).get("finished", "-")))
+    print("  (Prometheus counts every completed round of the servers, the bots the distinct rounds"
+          " they saw finish;\n  rounds that ended in a pod's last second before its exit are not"
+          " in its last scrape)")
+    for game, engine, bots, status, fin, missing, void, settled in groups:
+        check(prom_rounds.get(game, 0) > 0,
+              "%s: Prometheus scraped completed rounds from the pods (%s)" % (
+                  game, prom_rounds.get(game, 0)))
 check(moves > 0, "the game rollouts moved players to new servers (%d moves)" % moves)
 check(table_moves > 0, "the game rollouts moved whole tables (%d players moved with their table)"
       % table_moves)
