@@ -44,10 +44,12 @@ typedef struct {
                                holdem_table_act()) instead of the seats' standing choices
                                (holdem_table_set_straddle()) */
     bool pokerkit_rules;    /* PokerKit's conventions where the house rules differ (replays of
-                               PHH files, docs/rules/holdem.md "Replays"): the minimum raise over
-                               a straddle is the big blind, a short big blind is called for what
-                               it posted, a big-blind ante comes before the blind, and a split
-                               pot's odd chips all go to the first winner */
+                               PHH files, docs/rules/holdem.md "Replays (PHH)"): the minimum
+                               raise over a straddle is the big blind; all-in raises reopen the
+                               betting as PokerKit counts them; a short big blind is called for
+                               what it posted and its ante comes first; equal blinds heads-up:
+                               the big blind acts first; pots merged for the split, the odd
+                               chips to the first winner */
     int64_t min_bet;        /* smallest opening bet; 0 = the big blind */
     int rake_basis_points;  /* rake per hand in 1/10000 of the pots; 0 = no rake (default) */
     int64_t rake_cap;       /* most rake per hand; 0 = no cap */
