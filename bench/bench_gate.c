@@ -13,6 +13,12 @@
  *       proxy), nginx's TCP stream proxy, and croupier-gate (client protocol in, rpc out).
  *       ROUNDS (default 3) times: direct, then nginx and croupier-gate alternately. Prints round
  *       trips/s, frames relayed/s, the ratio, and CPU per frame of each process.
+ *   bench_gate transports SECONDS CONNS WINDOW [ROUNDS]
+ *       The relay's closed loop through croupier-gate over its three client transports, in one
+ *       run against one game server: TCP and WebSocket on one gateway (--listen, --ws-listen),
+ *       TLS (TCP framing, a certificate the bench makes) on a second one started with
+ *       --tls-cert. ROUNDS (default 3) times, the order rotating. Prints frames relayed/s, the
+ *       ratios WebSocket / TCP and TLS / TCP, and the gateway's CPU per frame of each.
  *   bench_gate latency SECONDS FRAMES_PER_S [CONNS [ROUNDS]]
  *       Open loop at FRAMES_PER_S frames relayed per second through a proxy (FRAMES_PER_S / 2
  *       actions/s, each with its answer) over CONNS players (default 100): p50/p99/p99.9 round
@@ -39,6 +45,10 @@
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <openssl/rand.h>
+#include <openssl/ssl.h>
+#include <wslay/wslay.h>
 
 #include "frame.h"
 #include "support.h"
@@ -109,6 +119,10 @@ static double self_cpu_s(void)
 static ts_redis_t *redis;
 static char secret_path[256];
 static int game_port, game_health, gate_port, gate_health, nginx_port;
+/* transports: the first gateway's WebSocket port; the TLS gateway and its ports. */
+static int gate_ws_port, tls_port, tls_health;
+static ts_proc_t *tls_gate;
+static char tls_cert[600], tls_key[600];
 static ts_proc_t *game, *gate, *nginx;
 static char nginx_dir[256];
 
@@ -147,48 +161,95 @@ static void start_game(void)
     }
 }
 
+/* A croupier-gate on the given ports (ws 0: no WebSocket listener; tls: with --tls-cert). */
+static ts_proc_t *spawn_gate(int port, int health_port, int ws, bool tls)
+{
+    char *listen = fmt("127.0.0.1:%d", port), *health = fmt("127.0.0.1:%d", health_port);
+    char *argv[48] = {(char *)ts_build_path("gateway/croupier-gate"),
+                      "--listen",
+                      listen,
+                      "--health-listen",
+                      health,
+                      "--redis",
+                      (char *)ts_redis_addr(redis),
+                      "--token-secret-file",
+                      secret_path,
+                      "--gate-id",
+                      "bench",
+                      "--rate-limit",
+                      "1000000",
+                      "--rate-burst",
+                      "1000000",
+                      "--max-inflight",
+                      "4096",
+                      "--idle-timeout-ms",
+                      "3600000",
+                      "--budget-action-ms",
+                      "5000",
+                      "--budget-join-ms",
+                      "5000",
+                      "--output-cap",
+                      "16777216",
+                      "--log-level",
+                      "warn",
+                      "--drain-window-ms",
+                      "0",
+                      "--close-timeout-ms",
+                      "3000",
+                      NULL};
+    int n = 0;
+    while (argv[n] != NULL)
+        n++;
+    if (ws != 0) {
+        argv[n++] = "--ws-listen";
+        argv[n++] = fmt("127.0.0.1:%d", ws);
+    }
+    if (tls) {
+        argv[n++] = "--tls-cert";
+        argv[n++] = tls_cert;
+        argv[n++] = "--tls-key";
+        argv[n++] = tls_key;
+        argv[n++] = "--gate-id";
+        argv[n++] = "bench-tls";
+    }
+    argv[n] = NULL;
+    ts_proc_t *p = ts_proc_spawn(argv, NULL);
+    if (p == NULL || ts_http_wait_status("127.0.0.1", health_port, "/readyz", 200, 10000)) {
+        fprintf(stderr, "gateway did not start\n");
+        exit(1);
+    }
+    return p;
+}
+
 static void start_gate(void)
 {
     gate_port = ts_free_port();
     gate_health = ts_free_port();
-    char *listen = fmt("127.0.0.1:%d", gate_port), *health = fmt("127.0.0.1:%d", gate_health);
-    char *argv[] = {(char *)ts_build_path("gateway/croupier-gate"),
-                    "--listen",
-                    listen,
-                    "--health-listen",
-                    health,
-                    "--redis",
-                    (char *)ts_redis_addr(redis),
-                    "--token-secret-file",
-                    secret_path,
-                    "--gate-id",
-                    "bench",
-                    "--rate-limit",
-                    "1000000",
-                    "--rate-burst",
-                    "1000000",
-                    "--max-inflight",
-                    "4096",
-                    "--idle-timeout-ms",
-                    "3600000",
-                    "--budget-action-ms",
-                    "5000",
-                    "--budget-join-ms",
-                    "5000",
-                    "--output-cap",
-                    "16777216",
-                    "--log-level",
-                    "warn",
-                    "--drain-window-ms",
-                    "0",
-                    "--close-timeout-ms",
-                    "3000",
-                    NULL};
-    gate = ts_proc_spawn(argv, NULL);
-    if (gate == NULL || ts_http_wait_status("127.0.0.1", gate_health, "/readyz", 200, 10000)) {
-        fprintf(stderr, "gateway did not start\n");
+    gate = spawn_gate(gate_port, gate_health, 0, false);
+}
+
+/* transports: one gateway with TCP and WebSocket, one with TLS (a P-256 certificate made with
+ * the openssl command in a private directory). */
+static void start_gates_transports(const char *dir)
+{
+    gate_port = ts_free_port();
+    gate_health = ts_free_port();
+    gate_ws_port = ts_free_port();
+    gate = spawn_gate(gate_port, gate_health, gate_ws_port, false);
+    snprintf(tls_cert, sizeof tls_cert, "%s/cert.pem", dir);
+    snprintf(tls_key, sizeof tls_key, "%s/key.pem", dir);
+    char cmd[2000];
+    snprintf(cmd, sizeof cmd,
+             "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
+             "-keyout %s -out %s -days 2 -subj /CN=bench >/dev/null 2>&1",
+             tls_key, tls_cert);
+    if (system(cmd) != 0) {
+        fprintf(stderr, "transports: cannot make a certificate (openssl command failed)\n");
         exit(1);
     }
+    tls_port = ts_free_port();
+    tls_health = ts_free_port();
+    tls_gate = spawn_gate(tls_port, tls_health, 0, true);
 }
 
 static void start_nginx(void)
@@ -238,6 +299,12 @@ static void stop_all(void)
         ts_proc_free(*ps[i]);
         *ps[i] = NULL;
     }
+    if (tls_gate != NULL) {
+        ts_proc_signal(tls_gate, SIGTERM);
+        ts_proc_wait(tls_gate, 5000, NULL);
+        ts_proc_free(tls_gate);
+        tls_gate = NULL;
+    }
     if (redis != NULL)
         ts_redis_stop(redis);
     redis = NULL;
@@ -246,12 +313,29 @@ static void stop_all(void)
 /* ---- connections ------------------------------------------------------------------------------
  */
 
-typedef enum { PATH_DIRECT = 0, PATH_NGINX = 1, PATH_GATE = 2 } path_t;
-static const char *const path_names[3] = {"direct", "nginx-stream", "croupier-gate"};
+/* PATH_GATE and the paths after it all speak the client protocol through a croupier-gate. */
+typedef enum {
+    PATH_DIRECT = 0,
+    PATH_NGINX = 1,
+    PATH_GATE = 2,
+    PATH_GATE_WS = 3,
+    PATH_GATE_TLS = 4,
+} path_t;
+static const char *const path_names[5] = {"direct", "nginx-stream", "croupier-gate",
+                                          "gate-websocket", "gate-tls"};
 
 typedef struct {
     int fd;
     path_t path;
+    /* WebSocket: outgoing messages framed (masked) by wslay's frame API into out, incoming
+     * ones read by a wslay client event context, each handed on as a 4-byte-length frame. */
+    wslay_frame_context_ptr ws_fr;
+    wslay_event_context_ptr ws_ev;
+    const uint8_t *ws_raw; /* the bytes being fed to ws_ev */
+    size_t ws_raw_len;
+    uint8_t *ws_dst; /* where framed messages go, and how much room */
+    size_t ws_dst_len, ws_dst_cap;
+    SSL *ssl; /* TLS */
     uint64_t player;
     struct evbuffer *in;
     uint8_t out[1 << 16];
@@ -287,22 +371,260 @@ static int dial(int port, const char *src)
     return fd;
 }
 
+static SSL_CTX *tls_client;
+/* transports: each run's players join at a stake of their own (10 + player / 2000), so that no
+ * run shares a table with the players a previous run left seated (a table of the test engine
+ * has 9 seats; 8 players a run would otherwise fill the last run's table up, a different mix in
+ * every run). */
+static bool stake_per_run;
+
+/* Bytes to the socket (through TLS when the connection has it): like send(), -1 with errno
+ * EAGAIN when the socket cannot take them now. */
+static ssize_t conn_send(conn_t *c, const uint8_t *p, size_t len)
+{
+    if (c->ssl == NULL)
+        return send(c->fd, p, len, MSG_NOSIGNAL);
+    int r = SSL_write(c->ssl, p, (int)len);
+    if (r > 0)
+        return r;
+    int e = SSL_get_error(c->ssl, r);
+    errno = e == SSL_ERROR_WANT_WRITE || e == SSL_ERROR_WANT_READ ? EAGAIN : EPIPE;
+    return -1;
+}
+
+static ssize_t ws_recv_cb(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, int flags,
+                          void *arg)
+{
+    (void)flags;
+    conn_t *c = arg;
+    if (c->ws_raw_len == 0) {
+        wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
+        return -1;
+    }
+    size_t n = len < c->ws_raw_len ? len : c->ws_raw_len;
+    memcpy(buf, c->ws_raw, n);
+    c->ws_raw += n;
+    c->ws_raw_len -= n;
+    return (ssize_t)n;
+}
+
+static ssize_t ws_send_cb(wslay_event_context_ptr ctx, const uint8_t *data, size_t len, int flags,
+                          void *arg)
+{
+    (void)ctx;
+    (void)data;
+    (void)flags;
+    (void)arg;
+    return (ssize_t)len; /* pongs are not sent: the gateway pings nobody */
+}
+
+static int ws_genmask_cb(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, void *arg)
+{
+    (void)ctx;
+    (void)arg;
+    return RAND_bytes(buf, (int)len) == 1 ? 0 : -1;
+}
+
+static void ws_msg_cb(wslay_event_context_ptr ctx, const struct wslay_event_on_msg_recv_arg *a,
+                      void *arg)
+{
+    (void)ctx;
+    conn_t *c = arg;
+    if (a->opcode != WSLAY_BINARY_FRAME) {
+        fprintf(stderr, "gate-websocket: opcode %d (close code %d)\n", a->opcode, a->status_code);
+        exit(1);
+    }
+    if (c->ws_dst_cap - c->ws_dst_len < FRAME_HEADER_SIZE + a->msg_length) {
+        fprintf(stderr, "gate-websocket: input buffer full\n");
+        exit(1);
+    }
+    frame_put_header(c->ws_dst + c->ws_dst_len, (uint32_t)a->msg_length);
+    memcpy(c->ws_dst + c->ws_dst_len + FRAME_HEADER_SIZE, a->msg, a->msg_length);
+    c->ws_dst_len += FRAME_HEADER_SIZE + a->msg_length;
+}
+
+static ssize_t ws_fr_send_cb(const uint8_t *data, size_t len, int flags, void *arg)
+{
+    (void)flags;
+    conn_t *c = arg;
+    if (sizeof c->out - c->outlen < len) {
+        fprintf(stderr, "output buffer full\n");
+        exit(1);
+    }
+    memcpy(c->out + c->outlen, data, len);
+    c->outlen += len;
+    return (ssize_t)len;
+}
+
+static ssize_t ws_fr_recv_cb(uint8_t *buf, size_t len, int flags, void *arg)
+{
+    (void)buf;
+    (void)len;
+    (void)flags;
+    (void)arg;
+    return -1;
+}
+
+/* Masks from a xorshift: a load generator needs no unpredictable masks (browsers do: RFC 6455
+ * section 10.3), and RAND_bytes per frame would weigh on the cores the gateway shares. */
+static int ws_fr_genmask_cb(uint8_t *buf, size_t len, void *arg)
+{
+    (void)arg;
+    static uint64_t x = 0x9e3779b97f4a7c15ULL;
+    for (size_t i = 0; i < len; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        buf[i] = (uint8_t)x;
+    }
+    return 0;
+}
+
+/*
+ * Reads what the connection has into buf as the gateway's TCP framing would carry it: the bytes
+ * (through TLS when it has it), or each WebSocket binary message as a 4-byte-length frame.
+ * Returns the bytes put in buf (> 0), 0 when nothing is there now, -1 at EOF or an error.
+ */
+static ssize_t conn_recv(conn_t *c, uint8_t *buf, size_t cap)
+{
+    static uint8_t raw[1 << 16];
+    for (;;) {
+        uint8_t *to = c->ws_ev != NULL ? raw : buf;
+        size_t room = c->ws_ev != NULL ? (cap / 2 < sizeof raw ? cap / 2 : sizeof raw) : cap;
+        ssize_t n;
+        if (c->ssl != NULL) {
+            int r = SSL_read(c->ssl, to, (int)room);
+            if (r <= 0) {
+                int e = SSL_get_error(c->ssl, r);
+                if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE)
+                    return 0;
+                return -1;
+            }
+            n = r;
+        } else {
+            n = recv(c->fd, to, room, 0);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+                return 0;
+            if (n <= 0)
+                return -1;
+        }
+        if (c->ws_ev == NULL)
+            return n;
+        c->ws_raw = raw;
+        c->ws_raw_len = (size_t)n;
+        c->ws_dst = buf;
+        c->ws_dst_len = 0;
+        c->ws_dst_cap = cap;
+        if (wslay_event_recv(c->ws_ev) != 0 || !wslay_event_get_read_enabled(c->ws_ev)) {
+            fprintf(stderr, "gate-websocket: the gateway closed or sent a bad frame\n");
+            exit(1);
+        }
+        if (c->ws_dst_len > 0)
+            return (ssize_t)c->ws_dst_len;
+    }
+}
+
+/* Queues one message's payload: framed as a masked binary WebSocket message, or with the
+ * 4-byte length. */
+static void put_payload(conn_t *c, const uint8_t *p, size_t len)
+{
+    if (c->ws_fr != NULL) {
+        struct wslay_frame_iocb io = {.fin = 1,
+                                      .opcode = WSLAY_BINARY_FRAME,
+                                      .mask = 1,
+                                      .payload_length = len,
+                                      .data = p,
+                                      .data_length = len};
+        if (wslay_frame_send(c->ws_fr, &io) != (ssize_t)len) {
+            fprintf(stderr, "gate-websocket: wslay_frame_send failed\n");
+            exit(1);
+        }
+        return;
+    }
+    if (sizeof c->out - c->outlen < FRAME_HEADER_SIZE + len) {
+        fprintf(stderr, "output buffer full\n");
+        exit(1);
+    }
+    frame_put_header(c->out + c->outlen, (uint32_t)len);
+    memcpy(c->out + c->outlen + FRAME_HEADER_SIZE, p, len);
+    c->outlen += FRAME_HEADER_SIZE + len;
+}
+
 static void put_frame(conn_t *c, const ProtobufCMessage *m)
 {
+    uint8_t buf[4096];
     frame_error_t err;
-    ssize_t n = frame_encode(m, NULL, c->out + c->outlen, sizeof c->out - c->outlen, &err);
+    ssize_t n = frame_encode(m, NULL, buf, sizeof buf, &err);
     if (n < 0) {
         fprintf(stderr, "encode failed: %s\n", err.detail);
         exit(1);
     }
-    c->outlen += (size_t)n;
+    put_payload(c, buf + FRAME_HEADER_SIZE, (size_t)n - FRAME_HEADER_SIZE);
+}
+
+/* The WebSocket opening handshake on a fresh (blocking) connection; exits if refused. */
+static void ws_handshake(conn_t *c)
+{
+    static const char req[] =
+        "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+        "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+        "Sec-WebSocket-Version: 13\r\n\r\n";
+    if (send(c->fd, req, sizeof req - 1, MSG_NOSIGNAL) != (ssize_t)(sizeof req - 1)) {
+        perror("gate-websocket: send");
+        exit(1);
+    }
+    /* The answer, byte by byte up to its empty line (nothing follows it before a request). */
+    char head[1024];
+    size_t n = 0;
+    while (n < sizeof head - 1 && (n < 4 || memcmp(head + n - 4, "\r\n\r\n", 4) != 0)) {
+        if (recv(c->fd, head + n, 1, 0) != 1) {
+            fprintf(stderr, "gate-websocket: no handshake answer\n");
+            exit(1);
+        }
+        n++;
+    }
+    head[n] = '\0';
+    if (strncmp(head, "HTTP/1.1 101 ", 13) != 0 ||
+        strstr(head, "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n") == NULL) {
+        fprintf(stderr, "gate-websocket: handshake refused: %s\n", head);
+        exit(1);
+    }
+    static const struct wslay_event_callbacks cbs = {.recv_callback = ws_recv_cb,
+                                                     .send_callback = ws_send_cb,
+                                                     .genmask_callback = ws_genmask_cb,
+                                                     .on_msg_recv_callback = ws_msg_cb};
+    static const struct wslay_frame_callbacks fcbs = {.send_callback = ws_fr_send_cb,
+                                                      .recv_callback = ws_fr_recv_cb,
+                                                      .genmask_callback = ws_fr_genmask_cb};
+    if (wslay_event_context_client_init(&c->ws_ev, &cbs, c) != 0 ||
+        wslay_frame_context_init(&c->ws_fr, &fcbs, c) != 0) {
+        fprintf(stderr, "gate-websocket: wslay init failed\n");
+        exit(1);
+    }
+}
+
+/* The TLS handshake on a fresh (blocking) connection; exits if it fails. */
+static void tls_handshake(conn_t *c)
+{
+    if (tls_client == NULL) {
+        tls_client = SSL_CTX_new(TLS_client_method());
+        SSL_CTX_set_verify(tls_client, SSL_VERIFY_NONE, NULL); /* the bench's own certificate */
+    }
+    c->ssl = SSL_new(tls_client);
+    SSL_set_fd(c->ssl, c->fd);
+    if (SSL_connect(c->ssl) != 1) {
+        fprintf(stderr, "gate-tls: TLS handshake failed\n");
+        exit(1);
+    }
 }
 
 static void flush_out(conn_t *c)
 {
     size_t off = 0;
     while (off < c->outlen) {
-        ssize_t n = send(c->fd, c->out + off, c->outlen - off, MSG_NOSIGNAL);
+        ssize_t n = conn_send(c, c->out + off, c->outlen - off);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
@@ -318,11 +640,11 @@ static void flush_out(conn_t *c)
 static bool fill(conn_t *c, int ms)
 {
     struct pollfd p = {.fd = c->fd, .events = POLLIN};
-    if (poll(&p, 1, ms) <= 0)
+    if ((c->ssl == NULL || SSL_pending(c->ssl) == 0) && poll(&p, 1, ms) <= 0)
         return true;
-    char buf[65536];
-    ssize_t n = recv(c->fd, buf, sizeof buf, 0);
-    if (n <= 0)
+    uint8_t buf[65536];
+    ssize_t n = conn_recv(c, buf, sizeof buf);
+    if (n < 0)
         return false;
     evbuffer_add(c->in, buf, (size_t)n);
     return true;
@@ -332,7 +654,7 @@ static bool fill(conn_t *c, int ms)
 static uint64_t next_answer(conn_t *c, int *code)
 {
     for (;;) {
-        if (c->path == PATH_GATE) {
+        if (c->path >= PATH_GATE) {
             Croupier__ServerMessage *m;
             frame_error_t err;
             frame_result_t r = frame_read_server(c->in, NULL, &m, &err);
@@ -395,18 +717,26 @@ static conn_t *player_open(path_t path, uint64_t player)
     c->path = path;
     c->player = player;
     c->in = evbuffer_new();
-    int port = path == PATH_DIRECT ? game_port : path == PATH_NGINX ? nginx_port : gate_port;
+    int port = path == PATH_DIRECT     ? game_port
+               : path == PATH_NGINX    ? nginx_port
+               : path == PATH_GATE_WS  ? gate_ws_port
+               : path == PATH_GATE_TLS ? tls_port
+                                       : gate_port;
     c->fd = dial(port, NULL);
     if (c->fd < 0) {
         fprintf(stderr, "dial %s: %s\n", path_names[path], strerror(-c->fd));
         exit(1);
     }
+    if (path == PATH_GATE_WS)
+        ws_handshake(c);
+    if (path == PATH_GATE_TLS)
+        tls_handshake(c);
     int code;
     Croupier__Join j = CROUPIER__JOIN__INIT;
     j.engine = CROUPIER__ENGINE__ENGINE_TRADITIONAL;
     j.game = "test";
-    j.stake = 10;
-    if (path == PATH_GATE) {
+    j.stake = stake_per_run ? 10 + (int64_t)(player / 2000) : 10;
+    if (path >= PATH_GATE) {
         char tok[TOKEN_MAX_LEN + 1];
         token_mint(&secret, player, time(NULL) + 3600, tok, sizeof tok);
         Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
@@ -457,6 +787,11 @@ static conn_t *player_open(path_t path, uint64_t player)
 
 static void player_close(conn_t *c)
 {
+    if (c->ws_ev != NULL)
+        wslay_event_context_free(c->ws_ev);
+    if (c->ws_fr != NULL)
+        wslay_frame_context_free(c->ws_fr);
+    SSL_free(c->ssl);
     close(c->fd);
     evbuffer_free(c->in);
     free(c);
@@ -520,14 +855,11 @@ static uint8_t *put_varint(uint8_t *p, uint64_t v)
  * {request_id, deadline, player, session, action} on the rpc paths (the same Action bytes). */
 static void put_action(conn_t *c, uint64_t rid)
 {
-    if (sizeof c->out - c->outlen < 128) {
-        fprintf(stderr, "output buffer full\n");
-        exit(1);
-    }
-    uint8_t *h = c->out + c->outlen, *p = h + FRAME_HEADER_SIZE;
+    uint8_t msg[128];
+    uint8_t *h = msg, *p = h + FRAME_HEADER_SIZE;
     p = put_varint(p, 1 << 3);
     p = put_varint(p, rid);
-    if (c->path != PATH_GATE) {
+    if (c->path < PATH_GATE) {
         p = put_varint(p, 3 << 3);
         p = put_varint(p, (uint64_t)(wall_ms() + 5000));
         p = put_varint(p, 4 << 3);
@@ -539,8 +871,7 @@ static void put_action(conn_t *c, uint64_t rid)
     p = put_varint(p, action_len);
     memcpy(p, action_bytes, action_len);
     p += action_len;
-    frame_put_header(h, (uint32_t)(p - h - FRAME_HEADER_SIZE));
-    c->outlen += (size_t)(p - h);
+    put_payload(c, h + FRAME_HEADER_SIZE, (size_t)(p - h - FRAME_HEADER_SIZE));
 }
 
 static bool get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
@@ -612,7 +943,7 @@ static uint64_t answer_of(const conn_t *c, const uint8_t *m, size_t len, int *co
     const uint8_t *sub, *sub2;
     size_t sublen, sub2len;
     bool ok;
-    if (c->path == PATH_GATE) {
+    if (c->path >= PATH_GATE) {
         ok = scan_fields(m, len, 1, &rid, 12, &sub, &sublen);
         if (ok && sub != NULL) {
             uint64_t unused;
@@ -647,12 +978,10 @@ static void read_answers(conn_t *c, inbuf_t *ib, void (*on_answer)(conn_t *, uin
                          void *arg)
 {
     for (;;) {
-        ssize_t n = recv(c->fd, ib->buf + ib->len, sizeof ib->buf - ib->len, 0);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        ssize_t n = conn_recv(c, ib->buf + ib->len, sizeof ib->buf - ib->len);
+        if (n == 0)
             return;
-        if (n <= 0) {
+        if (n < 0) {
             fprintf(stderr, "%s: connection lost\n", path_names[c->path]);
             exit(1);
         }
@@ -675,7 +1004,7 @@ static void read_answers(conn_t *c, inbuf_t *ib, void (*on_answer)(conn_t *, uin
         }
         memmove(ib->buf, ib->buf + off, ib->len - off);
         ib->len -= off;
-        if ((size_t)n < sizeof ib->buf / 2)
+        if ((size_t)n < sizeof ib->buf / 4 && (c->ssl == NULL || SSL_pending(c->ssl) == 0))
             return; /* short read: the socket is drained */
     }
 }
@@ -702,7 +1031,7 @@ static void flush_nb(conn_t *c)
 {
     size_t off = 0;
     while (off < c->outlen) {
-        ssize_t n = send(c->fd, c->out + off, c->outlen - off, MSG_NOSIGNAL);
+        ssize_t n = conn_send(c, c->out + off, c->outlen - off);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
@@ -779,9 +1108,10 @@ static double relay(path_t path, int seconds, int nconn, int window, uint64_t ba
         ibs[i].len = 0;
         st.next_rid[i] = st.expect_rid[i] = 1000;
     }
-    pid_t proxy = path == PATH_NGINX  ? ts_proc_pid(nginx)
-                  : path == PATH_GATE ? ts_proc_pid(gate)
-                                      : 0;
+    pid_t proxy = path == PATH_NGINX      ? ts_proc_pid(nginx)
+                  : path == PATH_GATE_TLS ? ts_proc_pid(tls_gate)
+                  : path >= PATH_GATE     ? ts_proc_pid(gate)
+                                          : 0;
     double proxy0 = proxy != 0 ? proc_cpu_s(proxy) : 0, game0 = proc_cpu_s(ts_proc_pid(game)),
            self0 = self_cpu_s();
     for (int i = 0; i < nconn; i++) {
@@ -901,9 +1231,10 @@ static void latency(path_t path, int seconds, int rate, int nconn, uint64_t base
     struct epoll_event tev = {.events = EPOLLIN, .data.u32 = UINT32_MAX};
     epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &tev);
     size_t nsent = 0;
-    pid_t proxy = path == PATH_NGINX  ? ts_proc_pid(nginx)
-                  : path == PATH_GATE ? ts_proc_pid(gate)
-                                      : 0;
+    pid_t proxy = path == PATH_NGINX      ? ts_proc_pid(nginx)
+                  : path == PATH_GATE_TLS ? ts_proc_pid(tls_gate)
+                  : path >= PATH_GATE     ? ts_proc_pid(gate)
+                                          : 0;
     double proxy0 = proxy != 0 ? proc_cpu_s(proxy) : 0, game0 = proc_cpu_s(ts_proc_pid(game)),
            self0 = self_cpu_s();
     int64_t t0 = now_us();
@@ -1029,6 +1360,7 @@ int main(int argc, char **argv)
 {
     if (argc < 3) {
         fprintf(stderr, "usage: bench_gate idle N | relay SECONDS CONNS WINDOW [ROUNDS] | "
+                        "transports SECONDS CONNS WINDOW [ROUNDS] | "
                         "latency SECONDS FRAMES_PER_S [CONNS [ROUNDS]]\n");
         return 2;
     }
@@ -1111,6 +1443,62 @@ int main(int argc, char **argv)
         printf(" / nginx-stream:");
         for (int k = 0; k < rounds; k++)
             printf(" %.2f", ncpu[k]);
+        printf("\n");
+    } else if (strcmp(argv[1], "transports") == 0 && argc >= 5) {
+        start_game();
+        start_gates_transports(dir);
+        action_prepare();
+        stake_per_run = true;
+        int secs = atoi(argv[2]), nconn = atoi(argv[3]), window = atoi(argv[4]);
+        int rounds = argc >= 6 ? atoi(argv[5]) : 3;
+        if (secs < 1 || nconn < 1 || nconn > 1000 || window < 1 || window > 256 || rounds < 1 ||
+            rounds > 20) {
+            fprintf(stderr, "transports: SECONDS >= 1, CONNS 1..1000, WINDOW 1..256, ROUNDS "
+                            "1..20\n");
+            return 2;
+        }
+        printf("transports: %d conns x %d actions in flight, %d s per run, through croupier-gate "
+               "over TCP, WebSocket (same gateway) and TLS (a second gateway); a round trip is 2 "
+               "frames relayed\n",
+               nconn, window, secs);
+        path_t ps[3] = {PATH_GATE, PATH_GATE_WS, PATH_GATE_TLS};
+        /* BENCH_TRANSPORTS_ONLY=ws|tcp|tls: every run on that one (to look at one alone). */
+        const char *only = getenv("BENCH_TRANSPORTS_ONLY");
+        if (only != NULL)
+            ps[0] = ps[1] = ps[2] = strcmp(only, "ws") == 0    ? PATH_GATE_WS
+                                    : strcmp(only, "tls") == 0 ? PATH_GATE_TLS
+                                                               : PATH_GATE;
+        double fr[20][5], cpuf[20][5], err;
+        relay_cpu_t cpu;
+        for (int k = 0; k < rounds; k++) {
+            for (int j = 0; j < 3; j++) {
+                path_t p = ps[(j + k) % 3]; /* the order rotates every round */
+                fr[k][p] =
+                    2 * relay(p, secs, nconn, window, 1 + (uint64_t)(k * 3 + j) * 2000, &err, &cpu);
+                cpuf[k][p] = cpu.proxy_us / 2;
+                printf("transports #%d %-14s %8.0f frames relayed/s, cpu per frame: gateway "
+                       "%.2f us, bench clients %.2f us; %.0f errors\n",
+                       k + 1, path_names[p], fr[k][p], cpuf[k][p], cpu.client_us / 2, err);
+                fflush(stdout);
+            }
+            printf("transports #%d: websocket / tcp = %.2f, tls / tcp = %.2f\n", k + 1,
+                   fr[k][PATH_GATE_WS] / fr[k][PATH_GATE], fr[k][PATH_GATE_TLS] / fr[k][PATH_GATE]);
+        }
+        for (int j = 0; j < 3; j++) {
+            printf("transports summary: %s frames relayed/s:", path_names[ps[j]]);
+            for (int k = 0; k < rounds; k++)
+                printf(" %.0f", fr[k][ps[j]]);
+            printf("; gateway cpu us per frame:");
+            for (int k = 0; k < rounds; k++)
+                printf(" %.2f", cpuf[k][ps[j]]);
+            printf("\n");
+        }
+        printf("transports summary: ratio websocket / tcp:");
+        for (int k = 0; k < rounds; k++)
+            printf(" %.2f", fr[k][PATH_GATE_WS] / fr[k][PATH_GATE]);
+        printf("; ratio tls / tcp:");
+        for (int k = 0; k < rounds; k++)
+            printf(" %.2f", fr[k][PATH_GATE_TLS] / fr[k][PATH_GATE]);
         printf("\n");
     } else if (strcmp(argv[1], "latency") == 0 && argc >= 4) {
         start_game();
