@@ -4,7 +4,8 @@
 # an admin secret), croupier-gate and six croupier-bot players on loopback:
 #   servers, where, tables while the bots play; wallet and round after; credit (applied once,
 #   replayed, a reused op id refused, a debit beyond the balance refused, the audit entries);
-#   drain refused without a token, with a wrong one and where there is no admin endpoint, then
+#   drain refused without a token, with a malformed, expired or wrongly signed one and where there
+#   is no admin endpoint, then
 #   done with the right one (the allow-list refuses /drain to the same peer); bad arguments
 #   (exit 2) and unknown ids (exit 1) for every command.
 #
@@ -140,6 +141,11 @@ code=$(curl -s -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$H/admin
 check "POST /admin/drain without a token: 401 ($code)" test "$code" = 401
 code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Authorization: Bearer v1.1.9999999999.00' "http://127.0.0.1:$H/admin/drain")
 check "POST /admin/drain with a malformed token: 403 ($code)" test "$code" = 403
+expired=$("$BUILD/gateway/croupier-gate" token --secret-file "$E2E_DIR/admin" --player 3 --ttl 1)
+sleep 2.1
+code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $expired" "http://127.0.0.1:$H/admin/drain")
+check "POST /admin/drain with an expired admin token: 403 ($code)" test "$code" = 403
+check "the refusal names the reason: expired" grep -q '"event":"admin_drain_refused".*"reason":"expired"' "${POD_LOG[zjh]}"
 code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$H/admin/drain")
 check "GET /admin/drain: 405 ($code)" test "$code" = 405
 code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$H/drain")
@@ -149,8 +155,8 @@ expect 1 "drain with a wrong admin secret" drain "$ZJH" --admin-secret-file "$E2
 expect 1 "drain of a player token signed with the players' secret" drain "$ZJH" --admin-secret-file "$E2E_DIR/secret"
 check "after the refusals $ZJH is still ready" e2e_get "$H/readyz" 2
 expect 1 "drain of a server without an admin endpoint (404)" drain "$PLAIN" --admin-secret-file "$E2E_DIR/admin"
-check "each of the 4 refusals is audited in the server's log (admin_drain_refused)" \
-    test "$(grep -c '"event":"admin_drain_refused"' "${POD_LOG[zjh]}")" -eq 4
+check "each of the 5 refusals is audited in the server's log (admin_drain_refused)" \
+    test "$(grep -c '"event":"admin_drain_refused"' "${POD_LOG[zjh]}")" -eq 5
 expect 0 "drain $ZJH with the admin secret" drain "$ZJH" --admin-secret-file "$E2E_DIR/admin" --operator 42 --json
 check "drain: the answer says draining" test "$(j 'd["status"]["draining"]')" = True
 check "drain: /readyz answers 503" bash -c '! curl -fsS "http://127.0.0.1:$1/readyz" >/dev/null 2>&1' _ "$H"
