@@ -15,12 +15,14 @@
 
 #include "clock.h"
 #include "log.h"
+#include "sentinel.h"
 #include "xmalloc.h"
 
 typedef enum {
     RCONN_BACKOFF,    /* no context; conn_ev is the retry timer */
+    RCONN_RESOLVING,  /* sentinel mode: asking the sentinels for the master (query) */
     RCONN_CONNECTING, /* TCP connect in progress; conn_ev is the connect timeout */
-    RCONN_HANDSHAKE,  /* connected, PING sent; conn_ev still the connect timeout */
+    RCONN_HANDSHAKE,  /* connected, PING (then ROLE) sent; conn_ev still the connect timeout */
     RCONN_READY,      /* PING answered; commands accepted */
 } rconn_phase_t;
 
@@ -73,14 +75,24 @@ struct rconn {
     bool destroyed;
     bool need_drop; /* drop the context from the loop (a handshake step failed) */
     int depth;      /* > 0 while a user callback runs */
-    char last_error[160];
-    char logged_error[160];
+    char last_error[300];
+    char logged_error[300];
+    /* sentinel mode (sset != NULL) */
+    sentinel_set_t *sset;
+    sentinel_query_t *query; /* RCONN_RESOLVING */
+    rconn_t *watch;          /* subscribed to +switch-master on sentinel watch_idx */
+    size_t watch_idx;
+    int watch_down_ticks;  /* role ticks the watch has been down */
+    struct event *role_ev; /* every second: ROLE check, watch health */
+    bool role_inflight;
 };
 
 static void rconn_start_connect(rconn_t *rc);
 static void rconn_drop(rconn_t *rc, const char *why);
 static void rconn_finalize(rconn_t *rc);
 static void rconn_send_subscribe(rconn_sub_t *s);
+static void rconn_connect_addr(rconn_t *rc);
+static void rconn_watch_ensure(rconn_t *rc);
 
 static void rconn_poke(rconn_t *rc)
 {
@@ -113,9 +125,17 @@ static void rconn_schedule_retry(rconn_t *rc)
     delay = half + (int64_t)arc4random_uniform((uint32_t)(delay - half + 1));
     rc->attempts++;
     if (strcmp(rc->last_error, rc->logged_error) != 0) {
-        log_emit(LOG_WARN, "redis_unavailable", "{s:s,s:s,s:i,s:s,s:I,s:i}", "conn", rc->name,
-                 "host", rc->host, "port", rc->port, "error", rc->last_error, "retry_ms",
-                 (json_int_t)delay, "attempt", (int)rc->attempts);
+        if (rc->opts.quiet)
+            ;
+        else if (rc->sset != NULL)
+            log_emit(LOG_WARN, "redis_unavailable", "{s:s,s:s,s:s,s:i,s:s,s:I,s:i}", "conn",
+                     rc->name, "master", sentinel_set_master(rc->sset), "host", rc->host, "port",
+                     rc->port, "error", rc->last_error, "retry_ms", (json_int_t)delay, "attempt",
+                     (int)rc->attempts);
+        else
+            log_emit(LOG_WARN, "redis_unavailable", "{s:s,s:s,s:i,s:s,s:I,s:i}", "conn", rc->name,
+                     "host", rc->host, "port", rc->port, "error", rc->last_error, "retry_ms",
+                     (json_int_t)delay, "attempt", (int)rc->attempts);
         memcpy(rc->logged_error, rc->last_error, sizeof rc->logged_error);
     }
     struct timeval tv = {.tv_sec = delay / 1000, .tv_usec = (delay % 1000) * 1000};
@@ -189,6 +209,16 @@ static void rconn_reply_trampoline(redisAsyncContext *ac, void *r, void *privdat
         }
     }
     rconn_arm_req_timer(rc);
+    if (rc->sset != NULL && !rc->destroyed && !rc->need_drop &&
+        rconn_reply_is_error(reply, "READONLY")) {
+        /* A demoted master: leave it (from the loop, not from inside hiredis) and resolve. */
+        log_emit(LOG_WARN, "redis_not_master", "{s:s,s:s,s:s,s:i,s:s}", "conn", rc->name, "master",
+                 sentinel_set_master(rc->sset), "host", rc->host, "port", rc->port, "reason",
+                 "READONLY");
+        rconn_set_error(rc, "not the master", "READONLY reply");
+        rc->need_drop = true;
+        rconn_poke(rc);
+    }
     rconn_call_user(rc, req->cb, reply, req->arg);
     rconn_req_free(req);
 }
@@ -219,23 +249,87 @@ static rconn_req_t *rconn_req_new(rconn_t *rc, rconn_reply_cb cb, void *arg)
     return req;
 }
 
+static void rconn_role_cb(rconn_t *rc, redisReply *reply, void *arg);
+
+static void rconn_become_ready(rconn_t *rc)
+{
+    rc->phase = RCONN_READY;
+    evtimer_del(rc->conn_ev);
+    rc->connects++;
+    if (rc->logged_error[0] != '\0' || rc->connects > 1)
+        log_emit(LOG_INFO, "redis_connected", "{s:s,s:s,s:i,s:i}", "conn", rc->name, "host",
+                 rc->host, "port", rc->port, "attempts", (int)rc->attempts + 1);
+    rc->attempts = 0;
+    rc->logged_error[0] = '\0';
+    rc->last_error[0] = '\0';
+    for (rconn_sub_t *s = rc->subs; s != NULL; s = s->_next)
+        rconn_send_subscribe(s);
+    rconn_poke(rc);
+    if (rc->sset != NULL)
+        rconn_watch_ensure(rc);
+}
+
+/* Sends ROLE; handshake: as the second step of the connect (bounded by the connect timeout). */
+static int rconn_send_role(rconn_t *rc, bool handshake)
+{
+    rconn_req_t *req = rconn_req_new(rc, rconn_role_cb, handshake ? rc : NULL);
+    const char *argv[] = {"ROLE"};
+    if (rconn_send_req(req, 1, argv, NULL) != 0) {
+        rconn_req_free(req);
+        return -ENOTCONN;
+    }
+    if (handshake) {
+        req->deadline_ms = clock_mono_ms() + rc->opts.connect_timeout_ms;
+        rconn_arm_req_timer(rc);
+    } else {
+        rc->role_inflight = true;
+    }
+    return 0;
+}
+
+/* The answer to ROLE (sentinel mode): a node that is not the master is left and resolved. */
+static void rconn_role_cb(rconn_t *rc, redisReply *reply, void *arg)
+{
+    bool handshake = arg != NULL;
+    if (!handshake)
+        rc->role_inflight = false;
+    if (reply == NULL || rc->destroyed)
+        return;
+    const char *role = NULL;
+    if (reply->type == REDIS_REPLY_ARRAY && reply->elements > 0 &&
+        reply->element[0]->type == REDIS_REPLY_STRING)
+        role = reply->element[0]->str;
+    if (role != NULL && strcasecmp(role, "master") == 0) {
+        if (handshake && rc->phase == RCONN_HANDSHAKE)
+            rconn_become_ready(rc);
+        return;
+    }
+    char why[160];
+    snprintf(why, sizeof why, "ROLE is %s",
+             role                               ? role
+             : reply->type == REDIS_REPLY_ERROR ? reply->str
+                                                : "unexpected");
+    log_emit(LOG_WARN, "redis_not_master", "{s:s,s:s,s:s,s:i,s:s}", "conn", rc->name, "master",
+             sentinel_set_master(rc->sset), "host", rc->host, "port", rc->port, "reason", why);
+    rconn_set_error(rc, "not the master", why);
+    rc->need_drop = true;
+    rconn_poke(rc);
+}
+
 static void rconn_handshake_cb(rconn_t *rc, redisReply *reply, void *arg)
 {
     (void)arg;
     if (reply == NULL)
         return; /* the context is being freed; whoever freed it schedules the retry */
     if (reply->type == REDIS_REPLY_STATUS && strcasecmp(reply->str, "PONG") == 0) {
-        rc->phase = RCONN_READY;
-        evtimer_del(rc->conn_ev);
-        rc->connects++;
-        if (rc->logged_error[0] != '\0' || rc->connects > 1)
-            log_emit(LOG_INFO, "redis_connected", "{s:s,s:s,s:i,s:i}", "conn", rc->name, "host",
-                     rc->host, "port", rc->port, "attempts", (int)rc->attempts + 1);
-        rc->attempts = 0;
-        rc->logged_error[0] = '\0';
-        rc->last_error[0] = '\0';
-        for (rconn_sub_t *s = rc->subs; s != NULL; s = s->_next)
-            rconn_send_subscribe(s);
+        if (rc->sset == NULL) {
+            rconn_become_ready(rc);
+            return;
+        }
+        if (rconn_send_role(rc, true) == 0)
+            return;
+        rconn_set_error(rc, "handshake refused", "cannot send ROLE");
+        rc->need_drop = true;
         rconn_poke(rc);
         return;
     }
@@ -382,10 +476,141 @@ static void rconn_state_timer_cb(evutil_socket_t fd, short what, void *arg)
     }
 }
 
+/*
+ * +switch-master from the watched sentinel: when this master moved elsewhere, the connection is
+ * closed (from the loop) and the reconnect resolves the new address at once.
+ */
+static void rconn_switch_cb(rconn_t *w, const char *channel, const char *data, size_t len,
+                            void *arg)
+{
+    (void)w;
+    (void)channel;
+    rconn_t *rc = arg;
+    char host[64];
+    int port;
+    if (rc->destroyed ||
+        !sentinel_parse_switch(data, len, sentinel_set_master(rc->sset), host, sizeof host, &port))
+        return;
+    bool here = rc->phase == RCONN_READY && strcmp(host, rc->host) == 0 && port == rc->port;
+    log_emit(LOG_INFO, "redis_switch_master", "{s:s,s:s,s:s,s:i,s:b}", "conn", rc->name, "master",
+             sentinel_set_master(rc->sset), "host", host, "port", port, "reconnect", !here);
+    if (here)
+        return;
+    rc->attempts = 0;
+    if (rc->ac != NULL) {
+        rconn_set_error(rc, "master switched", NULL);
+        rc->need_drop = true;
+        rconn_poke(rc);
+    } else if (rc->phase == RCONN_BACKOFF) {
+        evtimer_del(rc->conn_ev);
+        event_active(rc->conn_ev, EV_TIMEOUT, 0);
+    }
+}
+
+static void rconn_watch_state_cb(rconn_t *w, bool connected, void *arg);
+
+static void rconn_watch_open(rconn_t *rc)
+{
+    size_t i = rc->watch_idx % sentinel_set_count(rc->sset);
+    char name[48];
+    snprintf(name, sizeof name, "%s-sentinel", rc->name);
+    rconn_opts_t o = {
+        .host = sentinel_set_host(rc->sset, i),
+        .port = sentinel_set_port(rc->sset, i),
+        .connect_timeout_ms = rc->opts.connect_timeout_ms,
+        .request_timeout_ms = rc->opts.request_timeout_ms,
+        .backoff_min_ms = rc->opts.backoff_min_ms,
+        .backoff_max_ms = rc->opts.backoff_max_ms,
+        .name = name,
+        .quiet = true,
+        .on_state = rconn_watch_state_cb,
+        .arg = rc,
+    };
+    rc->watch = rconn_create(rc->base, &o);
+    rc->watch_down_ticks = 0;
+    if (rc->watch != NULL)
+        rconn_subscribe(rc->watch, "+switch-master", rconn_switch_cb, rc);
+}
+
+/* Moves the watch to the next sentinel of the list (this one was lost or never answered). */
+static void rconn_watch_rotate(rconn_t *rc)
+{
+    rconn_t *w = rc->watch;
+    rc->watch = NULL;
+    rconn_destroy(w); /* may be inside its own callback: rconn defers the free */
+    rc->watch_idx++;
+    rconn_watch_open(rc);
+}
+
+static void rconn_watch_state_cb(rconn_t *w, bool connected, void *arg)
+{
+    rconn_t *rc = arg;
+    if (w != rc->watch || rc->destroyed)
+        return;
+    rc->watch_down_ticks = 0;
+    if (!connected)
+        rconn_watch_rotate(rc);
+}
+
+/* After a connect: watch the sentinel that just answered, unless a watch is already up. */
+static void rconn_watch_ensure(rconn_t *rc)
+{
+    if (rc->watch != NULL && rconn_connected(rc->watch))
+        return;
+    rconn_t *w = rc->watch;
+    rc->watch = NULL;
+    rconn_destroy(w);
+    rc->watch_idx = 0;
+    rconn_watch_open(rc);
+}
+
+/* Every second in sentinel mode: ask ROLE again; move a watch that stays down. */
+static void rconn_role_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    rconn_t *rc = arg;
+    if (rc->destroyed)
+        return;
+    if (rc->phase == RCONN_READY && rc->subs == NULL && !rc->role_inflight && !rc->need_drop)
+        (void)rconn_send_role(rc, false);
+    if (rc->watch != NULL && !rconn_connected(rc->watch) && ++rc->watch_down_ticks >= 3)
+        rconn_watch_rotate(rc);
+}
+
+static void rconn_resolved_cb(const char *host, int port, const char *err, void *arg)
+{
+    rconn_t *rc = arg;
+    rc->query = NULL;
+    if (err != NULL) {
+        rconn_set_error(rc, "master not found", err);
+        rconn_schedule_retry(rc);
+        return;
+    }
+    if (strcmp(rc->host, host) != 0 || rc->port != port)
+        log_emit(LOG_INFO, "redis_master_resolved", "{s:s,s:s,s:s,s:i,s:s,s:i}", "conn", rc->name,
+                 "master", sentinel_set_master(rc->sset), "host", host, "port", port, "sentinel",
+                 sentinel_set_host(rc->sset, 0), "sentinel_port", sentinel_set_port(rc->sset, 0));
+    snprintf(rc->host, sizeof rc->host, "%s", host);
+    rc->port = port;
+    rconn_connect_addr(rc);
+}
+
 static void rconn_start_connect(rconn_t *rc)
 {
     if (rc->destroyed)
         return;
+    if (rc->sset != NULL) {
+        rc->phase = RCONN_RESOLVING;
+        rc->query = sentinel_query_start(rc->base, rc->sset, rc->opts.connect_timeout_ms,
+                                         rconn_resolved_cb, rc);
+        return;
+    }
+    rconn_connect_addr(rc);
+}
+
+static void rconn_connect_addr(rconn_t *rc)
+{
     redisAsyncContext *ac = redisAsyncConnect(rc->host, rc->port);
     if (ac == NULL) {
         rconn_set_error(rc, "connect failed", "out of memory");
@@ -422,20 +647,34 @@ static void rconn_start_connect(rconn_t *rc)
 rconn_t *rconn_create(struct event_base *base, const rconn_opts_t *opts)
 {
     unsigned char buf[sizeof(struct in6_addr)];
-    if (base == NULL || opts == NULL || opts->host == NULL || opts->port <= 0 ||
-        opts->port > 65535 || strlen(opts->host) >= 64 ||
-        (inet_pton(AF_INET, opts->host, buf) != 1 && inet_pton(AF_INET6, opts->host, buf) != 1)) {
+    sentinel_set_t *sset = NULL;
+    if (base != NULL && opts != NULL && opts->sentinels != NULL) {
+        char err[200];
+        sset = sentinel_set_create(opts->sentinels, opts->master_name, err, sizeof err);
+        if (sset == NULL) {
+            errno = EINVAL;
+            return NULL;
+        }
+    } else if (base == NULL || opts == NULL || opts->host == NULL || opts->port <= 0 ||
+               opts->port > 65535 || strlen(opts->host) >= 64 ||
+               (inet_pton(AF_INET, opts->host, buf) != 1 &&
+                inet_pton(AF_INET6, opts->host, buf) != 1)) {
         errno = EINVAL;
         return NULL;
     }
     rconn_t *rc = xcalloc(1, sizeof *rc);
     rc->base = base;
     rc->opts = *opts;
-    snprintf(rc->host, sizeof rc->host, "%s", opts->host);
+    rc->sset = sset;
+    if (sset == NULL) {
+        snprintf(rc->host, sizeof rc->host, "%s", opts->host);
+        rc->port = opts->port;
+    }
     snprintf(rc->name, sizeof rc->name, "%s", opts->name ? opts->name : "redis");
-    rc->port = opts->port;
     rc->opts.host = NULL;
     rc->opts.name = NULL;
+    rc->opts.sentinels = NULL;
+    rc->opts.master_name = NULL;
     if (rc->opts.connect_timeout_ms <= 0)
         rc->opts.connect_timeout_ms = 1000;
     if (rc->opts.request_timeout_ms <= 0)
@@ -452,6 +691,13 @@ rconn_t *rconn_create(struct event_base *base, const rconn_opts_t *opts)
     rc->state_ev = evtimer_new(base, rconn_state_timer_cb, rc);
     if (rc->conn_ev == NULL || rc->req_ev == NULL || rc->state_ev == NULL)
         goto fail_events;
+    if (sset != NULL) {
+        rc->role_ev = event_new(base, -1, EV_PERSIST, rconn_role_timer_cb, rc);
+        if (rc->role_ev == NULL)
+            goto fail_events;
+        struct timeval tv = {.tv_sec = 1, .tv_usec = 0};
+        evtimer_add(rc->role_ev, &tv);
+    }
     rconn_start_connect(rc);
     return rc;
 
@@ -462,6 +708,7 @@ fail_events:
         event_free(rc->req_ev);
     if (rc->state_ev)
         event_free(rc->state_ev);
+    sentinel_set_free(sset);
     free(rc);
     errno = ENOMEM;
     return NULL;
@@ -469,6 +716,15 @@ fail_events:
 
 static void rconn_finalize(rconn_t *rc)
 {
+    sentinel_query_cancel(rc->query);
+    rc->query = NULL;
+    rconn_t *w = rc->watch;
+    rc->watch = NULL;
+    rconn_destroy(w);
+    if (rc->role_ev != NULL)
+        event_free(rc->role_ev);
+    sentinel_set_free(rc->sset);
+    rc->sset = NULL;
     if (rc->ac != NULL) {
         redisAsyncContext *ac = rc->ac;
         rc->ac = NULL;
@@ -510,6 +766,10 @@ void rconn_destroy(rconn_t *rc)
     } else {
         evtimer_del(rc->conn_ev);
         evtimer_del(rc->req_ev);
+        if (rc->role_ev != NULL)
+            evtimer_del(rc->role_ev);
+        sentinel_query_cancel(rc->query);
+        rc->query = NULL;
         rconn_poke(rc);
     }
 }
@@ -532,6 +792,16 @@ const char *rconn_last_error(const rconn_t *rc)
 unsigned rconn_connect_count(const rconn_t *rc)
 {
     return rc->connects;
+}
+
+const char *rconn_host(const rconn_t *rc)
+{
+    return rc->host;
+}
+
+int rconn_port(const rconn_t *rc)
+{
+    return rc->port;
 }
 
 static int rconn_check_usable(const rconn_t *rc)

@@ -30,6 +30,19 @@
  * so every process that uses this module must ignore it once at start-up:
  * `signal(SIGPIPE, SIG_IGN);` (this module never changes process-wide signal state itself).
  *
+ * Sentinel mode (opts.sentinels + opts.master_name; common/sentinel.h, docs/deploy.md "Redis
+ * Sentinel"): before every (re)connect the master is resolved anew through the sentinels, and
+ * the connection counts as connected only once the node has answered PING and then `ROLE` with
+ * `master` (else it is closed and resolved again after the backoff). While connected:
+ *   - a connection to one sentinel is subscribed to `+switch-master`; a switch of this master
+ *     closes the connection (pending callbacks get NULL) and the next connect goes to the new
+ *     master. If that sentinel connection is lost, the next sentinel of the list takes over.
+ *   - every second the node is asked `ROLE` again (not on subscriber connections, which
+ *     Redis allows no other command), and any reply `-READONLY` closes the connection: a demoted
+ *     master is left within about a second even when the switch message was missed.
+ * A wrong master name or no reachable sentinel is one more connection error: logged once,
+ * retried with backoff, kept in rconn_last_error().
+ *
  * Subscriber connections: rconn_subscribe() puts the connection into pub/sub mode for good; such
  * a connection must be used for nothing else. Subscriptions are renewed after every reconnect.
  */
@@ -64,11 +77,17 @@ typedef struct {
     const char *name;        /* label in log records (e.g. "lease"); copied; may be NULL */
     rconn_state_cb on_state; /* may be NULL */
     void *arg;               /* passed to on_state */
+    bool quiet;              /* log no connection errors (the owner reports them) */
+    /* Sentinel mode (see below): "IP:PORT,..." of the sentinels and the master's name; both
+     * copied. When sentinels is set, host and port are ignored. */
+    const char *sentinels;
+    const char *master_name;
 } rconn_opts_t;
 
 /*
  * Creates the connection and starts connecting at once (the result arrives through on_state).
- * Returns NULL with errno = EINVAL if host is not an IP literal or the port is out of range.
+ * Returns NULL with errno = EINVAL if host is not an IP literal or the port is out of range, or
+ * (sentinel mode) the sentinel list or the master name is malformed.
  * The base must outlive the rconn.
  */
 rconn_t *rconn_create(struct event_base *base, const rconn_opts_t *opts);
@@ -88,6 +107,10 @@ size_t rconn_pending(const rconn_t *rc);
 const char *rconn_last_error(const rconn_t *rc);
 /* Successful connections so far (the first connect counts). */
 unsigned rconn_connect_count(const rconn_t *rc);
+/* The address connected to (or last tried): a fixed host, or the master last resolved through
+ * the sentinels ("" and 0 before the first resolution). Static storage inside rc. */
+const char *rconn_host(const rconn_t *rc);
+int rconn_port(const rconn_t *rc);
 
 /*
  * Sends one command built from a printf-like format (hiredis rules: %s for C strings, %b for

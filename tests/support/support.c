@@ -250,6 +250,7 @@ struct ts_redis {
     char addr[32];
     char *dir;
     ts_proc_t *proc;
+    int replicaof; /* master's port, or 0 */
 };
 
 static int ts_redis_ping(int port, int timeout_ms)
@@ -294,7 +295,17 @@ static int ts_redis_launch(ts_redis_t *r)
                     "noeviction",
                     "--daemonize",
                     "no",
+                    NULL,
+                    NULL,
+                    NULL,
                     NULL};
+    char master[16];
+    if (r->replicaof > 0) {
+        snprintf(master, sizeof master, "%d", r->replicaof);
+        argv[15] = "--replicaof";
+        argv[16] = "127.0.0.1";
+        argv[17] = master;
+    }
     r->proc = ts_proc_spawn(argv, NULL);
     if (r->proc == NULL)
         return -EIO;
@@ -308,7 +319,13 @@ static int ts_redis_launch(ts_redis_t *r)
 
 ts_redis_t *ts_redis_start(void)
 {
+    return ts_redis_start_replica(0);
+}
+
+ts_redis_t *ts_redis_start_replica(int master_port)
+{
     ts_redis_t *r = calloc(1, sizeof *r);
+    r->replicaof = master_port;
     r->dir = ts_tmpdir();
     for (int attempt = 0; attempt < 5; attempt++) {
         r->port = ts_free_port();
@@ -353,6 +370,16 @@ void ts_redis_kill(ts_redis_t *r)
     ts_proc_signal(r->proc, SIGTERM);
     if (ts_proc_wait(r->proc, 5000, NULL) != 0)
         ts_proc_signal(r->proc, SIGKILL);
+    ts_proc_free(r->proc);
+    r->proc = NULL;
+}
+
+void ts_redis_crash(ts_redis_t *r)
+{
+    if (r->proc == NULL)
+        return;
+    ts_proc_signal(r->proc, SIGKILL);
+    ts_proc_wait(r->proc, 5000, NULL);
     ts_proc_free(r->proc);
     r->proc = NULL;
 }
@@ -411,6 +438,32 @@ static char *ts_reply_text(const redisReply *rep)
     return out;
 }
 
+static char *ts_vcmd(int port, const char *fmt, va_list ap)
+{
+    struct timeval tv = {2, 0};
+    redisContext *c = redisConnectWithTimeout("127.0.0.1", port, tv);
+    if (c == NULL || c->err) {
+        if (c != NULL)
+            redisFree(c);
+        return NULL;
+    }
+    redisSetTimeout(c, tv);
+    redisReply *rep = redisvCommand(c, fmt, ap);
+    char *out = rep != NULL ? ts_reply_text(rep) : NULL;
+    freeReplyObject(rep);
+    redisFree(c);
+    return out;
+}
+
+char *ts_redis_cmd_port(int port, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *out = ts_vcmd(port, fmt, ap);
+    va_end(ap);
+    return out;
+}
+
 char *ts_redis_cmd(ts_redis_t *r, const char *fmt, ...)
 {
     struct timeval tv = {2, 0};
@@ -439,6 +492,88 @@ void ts_redis_stop(ts_redis_t *r)
     ts_rmtree(r->dir);
     free(r->dir);
     free(r);
+}
+
+/* ---- sentinel ---------------------------------------------------------------------- */
+
+struct ts_sentinel {
+    int port;
+    char *dir;
+    ts_proc_t *proc;
+};
+
+ts_sentinel_t *ts_sentinel_start(const char *master, int master_port, int quorum, int down_after_ms,
+                                 int failover_timeout_ms)
+{
+    ts_sentinel_t *s = calloc(1, sizeof *s);
+    s->dir = ts_tmpdir();
+    char conf[512];
+    snprintf(conf, sizeof conf, "%s/sentinel.conf", s->dir);
+    for (int attempt = 0; attempt < 5; attempt++) {
+        s->port = ts_free_port();
+        FILE *f = fopen(conf, "w");
+        if (f == NULL || s->port <= 0) {
+            if (f != NULL)
+                fclose(f);
+            continue;
+        }
+        /* Sentinel rewrites its config file: it must be writable and its own. */
+        fprintf(f,
+                "port %d\nbind 127.0.0.1\ndir %s\ndaemonize no\n"
+                "sentinel monitor %s 127.0.0.1 %d %d\n"
+                "sentinel down-after-milliseconds %s %d\n"
+                "sentinel failover-timeout %s %d\n"
+                "sentinel parallel-syncs %s 1\n",
+                s->port, s->dir, master, master_port, quorum, master, down_after_ms, master,
+                failover_timeout_ms, master);
+        fclose(f);
+        char *argv[] = {"/usr/bin/redis-server", conf, "--sentinel", NULL};
+        s->proc = ts_proc_spawn(argv, NULL);
+        if (s->proc != NULL && ts_redis_ping(s->port, 5000) == 0)
+            return s;
+        ts_proc_free(s->proc);
+        s->proc = NULL;
+    }
+    fprintf(stderr, "# could not start redis-server --sentinel\n");
+    ts_rmtree(s->dir);
+    free(s->dir);
+    free(s);
+    return NULL;
+}
+
+int ts_sentinel_port(const ts_sentinel_t *s)
+{
+    return s->port;
+}
+
+const char *ts_sentinel_log_path(const ts_sentinel_t *s)
+{
+    return s->proc != NULL ? ts_proc_log_path(s->proc) : "";
+}
+
+void ts_sentinel_crash(ts_sentinel_t *s)
+{
+    if (s->proc == NULL)
+        return;
+    ts_proc_signal(s->proc, SIGKILL);
+    ts_proc_wait(s->proc, 5000, NULL);
+    ts_proc_free(s->proc);
+    s->proc = NULL;
+}
+
+void ts_sentinel_stop(ts_sentinel_t *s)
+{
+    if (s == NULL)
+        return;
+    if (s->proc != NULL) {
+        ts_proc_signal(s->proc, SIGTERM);
+        if (ts_proc_wait(s->proc, 5000, NULL) != 0)
+            ts_proc_signal(s->proc, SIGKILL);
+        ts_proc_free(s->proc);
+    }
+    ts_rmtree(s->dir);
+    free(s->dir);
+    free(s);
 }
 
 /* ---- http --------------------------------------------------------------------------- */

@@ -34,12 +34,32 @@ void ts_redis_pause(ts_redis_t *r);
 void ts_redis_resume(ts_redis_t *r);
 /* Stops the server (SIGTERM + wait) and starts a new, empty one on the same port. */
 int ts_redis_restart(ts_redis_t *r);
+/* Starts an empty redis-server like ts_redis_start() that replicates 127.0.0.1:master_port
+ * (--replicaof); master_port 0 is ts_redis_start(). */
+ts_redis_t *ts_redis_start_replica(int master_port);
+/* SIGKILLs the server (a crash: no shutdown, no goodbye to clients), keeping the port. */
+void ts_redis_crash(ts_redis_t *r);
+/* ts_redis_cmd() towards any Redis protocol server on 127.0.0.1:port (e.g. a sentinel). */
+char *ts_redis_cmd_port(int port, const char *fmt, ...);
 /* Stops only the process, keeping the port so ts_redis_restart() can bring it back. */
 void ts_redis_kill(ts_redis_t *r);
 /* Runs one command with redis-cli-like argv and returns the reply as text (integers and
  * status as their text, nil as "(nil)", errors as "ERR ..."); caller frees. NULL on I/O error. */
 char *ts_redis_cmd(ts_redis_t *r, const char *fmt, ...);
 void ts_redis_stop(ts_redis_t *r);
+
+/* A Redis Sentinel (`redis-server CONF --sentinel`) on a free loopback port monitoring master
+ * at 127.0.0.1:master_port with the given quorum, down-after-milliseconds and failover-timeout;
+ * its config file lives in a private temp dir. NULL (message on stderr) if it cannot start. */
+typedef struct ts_sentinel ts_sentinel_t;
+ts_sentinel_t *ts_sentinel_start(const char *master, int master_port, int quorum, int down_after_ms,
+                                 int failover_timeout_ms);
+int ts_sentinel_port(const ts_sentinel_t *s);
+const char *ts_sentinel_log_path(const ts_sentinel_t *s);
+/* SIGKILLs the sentinel and reaps it (its port stays unused). */
+void ts_sentinel_crash(ts_sentinel_t *s);
+/* Stops it (SIGTERM + wait) if still running and removes its directory. NULL is a no-op. */
+void ts_sentinel_stop(ts_sentinel_t *s);
 
 typedef struct ts_proc ts_proc_t;
 /* Starts argv[0] (a path) with stdout and stderr appended to a log file in a temp dir. The child
