@@ -13,6 +13,10 @@
  *       proxy), nginx's TCP stream proxy, and croupier-gate (client protocol in, rpc out).
  *       ROUNDS (default 3) times: direct, then nginx and croupier-gate alternately. Prints round
  *       trips/s, frames relayed/s, the ratio, and CPU per frame of each process.
+ *   bench_gate idle-ws N
+ *       The same over the WebSocket listener: each connection shakes hands and logs in with one
+ *       binary message (both in one write); prints the RSS growth per connection and the
+ *       handshakes (with their logins) per second.
  *   bench_gate transports SECONDS CONNS WINDOW [ROUNDS]
  *       The relay's closed loop through croupier-gate over its three client transports, in one
  *       run against one game server: TCP and WebSocket on one gateway (--listen, --ws-listen),
@@ -1356,12 +1360,110 @@ static void idle(int n)
     free(fds);
 }
 
+/* idle over WebSocket (see the top comment). */
+static void idle_ws(int n)
+{
+    int *fds = calloc((size_t)n, sizeof *fds);
+    pid_t pid = ts_proc_pid(gate);
+    conn_t *scratch = calloc(1, sizeof *scratch); /* frames the logins with wslay */
+    static const struct wslay_frame_callbacks fcbs = {.send_callback = ws_fr_send_cb,
+                                                      .recv_callback = ws_fr_recv_cb,
+                                                      .genmask_callback = ws_fr_genmask_cb};
+    if (wslay_frame_context_init(&scratch->ws_fr, &fcbs, scratch) != 0)
+        exit(1);
+    static const char req[] = "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+                              "Connection: Upgrade\r\nSec-WebSocket-Key: "
+                              "dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n";
+    ts_sleep_ms(300);
+    long rss0 = rss_kib(pid);
+    int64_t t0 = now_us();
+    enum { BATCH = 500 };
+    for (int i = 0; i < n; i += BATCH) {
+        int m = i + BATCH <= n ? BATCH : n - i;
+        for (int k = 0; k < m; k++) {
+            char src[32];
+            snprintf(src, sizeof src, "127.0.0.%d", 2 + (i + k) / 5000);
+            fds[i + k] = dial(gate_ws_port, src);
+            if (fds[i + k] < 0) {
+                fprintf(stderr, "connection %d: %s\n", i + k, strerror(-fds[i + k]));
+                exit(1);
+            }
+            char tok[TOKEN_MAX_LEN + 1];
+            token_mint(&secret, 1000000 + (uint64_t)(i + k), time(NULL) + 3600, tok, sizeof tok);
+            Croupier__ClientMessage cm = CROUPIER__CLIENT_MESSAGE__INIT;
+            Croupier__Login l = CROUPIER__LOGIN__INIT;
+            l.token = tok;
+            cm.request_id = 1;
+            cm.body_case = CROUPIER__CLIENT_MESSAGE__BODY_LOGIN;
+            cm.login = &l;
+            memcpy(scratch->out, req, sizeof req - 1);
+            scratch->outlen = sizeof req - 1;
+            put_frame(scratch, &cm.base);
+            if (send(fds[i + k], scratch->out, scratch->outlen, MSG_NOSIGNAL) !=
+                (ssize_t)scratch->outlen)
+                exit(1);
+        }
+        for (int k = 0; k < m; k++) {
+            /* the 101 and the LoginResult message after it */
+            char buf[1024];
+            size_t have = 0;
+            for (;;) {
+                char *e = have >= 4 ? memmem(buf, have, "\r\n\r\n", 4) : NULL;
+                if (e != NULL && (size_t)(e + 4 - buf) + 2 <= have)
+                    break;
+                struct pollfd p = {.fd = fds[i + k], .events = POLLIN};
+                ssize_t r = poll(&p, 1, 10000) > 0
+                                ? recv(fds[i + k], buf + have, sizeof buf - have, 0)
+                                : -1;
+                if (r <= 0) {
+                    fprintf(stderr, "no handshake and login answer on %d\n", i + k);
+                    exit(1);
+                }
+                have += (size_t)r;
+            }
+            if (strncmp(buf, "HTTP/1.1 101 ", 13) != 0) {
+                fprintf(stderr, "connection %d: handshake refused\n", i + k);
+                exit(1);
+            }
+        }
+    }
+    double secs = (double)(now_us() - t0) / 1e6;
+    ts_sleep_ms(1000);
+    long rss1 = rss_kib(pid);
+    char *body = NULL;
+    ts_http_get("127.0.0.1", gate_health, "/metrics", 5000, &body);
+    const char *at =
+        body != NULL ? strstr(body, "\ngate_transport_connections{transport=\"ws\"} ") : NULL;
+    long held = at != NULL ? strtol(at + strlen("\ngate_transport_connections{transport=\"ws\"} "),
+                                    NULL, 10)
+                           : -1;
+    at = body != NULL ? strstr(body, "\ngate_logins_total ") : NULL;
+    long logins = at != NULL ? strtol(at + strlen("\ngate_logins_total "), NULL, 10) : -1;
+    free(body);
+    printf("idle-ws: %d WebSocket connections shaken hands and logged in over %d source addresses "
+           "in %.1f s (%.0f handshakes+logins/s); gateway holds %ld, logins %ld\n",
+           n, 1 + (n - 1) / 5000, secs, n / secs, held, logins);
+    printf("idle-ws: gateway RSS %ld KiB -> %ld KiB: %.0f bytes per connection\n", rss0, rss1,
+           (double)(rss1 - rss0) * 1024.0 / n);
+    if (held != n || logins != n) {
+        fprintf(stderr, "idle-ws: the gateway holds %ld connections with %ld logins, not %d\n",
+                held, logins, n);
+        exit(1);
+    }
+    for (int i = 0; i < n; i++)
+        close(fds[i]);
+    wslay_frame_context_free(scratch->ws_fr);
+    free(scratch);
+    free(fds);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: bench_gate idle N | relay SECONDS CONNS WINDOW [ROUNDS] | "
-                        "transports SECONDS CONNS WINDOW [ROUNDS] | "
-                        "latency SECONDS FRAMES_PER_S [CONNS [ROUNDS]]\n");
+        fprintf(stderr,
+                "usage: bench_gate idle N | idle-ws N | relay SECONDS CONNS WINDOW [ROUNDS] | "
+                "transports SECONDS CONNS WINDOW [ROUNDS] | "
+                "latency SECONDS FRAMES_PER_S [CONNS [ROUNDS]]\n");
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);
@@ -1387,6 +1489,12 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "idle") == 0) {
         start_gate();
         idle(atoi(argv[2]));
+    } else if (strcmp(argv[1], "idle-ws") == 0) {
+        gate_port = ts_free_port();
+        gate_health = ts_free_port();
+        gate_ws_port = ts_free_port();
+        gate = spawn_gate(gate_port, gate_health, gate_ws_port, false);
+        idle_ws(atoi(argv[2]));
     } else if (strcmp(argv[1], "relay") == 0 && argc >= 5) {
         start_game();
         start_nginx();

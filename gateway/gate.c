@@ -3618,6 +3618,10 @@ static int gate_ws_listen(gate_t *g)
                            .max_msg = g->lim.max_frame,
                            .metrics = g->cfg.metrics};
     g->ws_srv = gate_ws_server_create(&wc);
+    if (g->ws_srv == NULL) {
+        close(fd);
+        return -ENOMEM;
+    }
     g->ws_listener =
         evconnlistener_new(g->base, gate_ws_accept_cb, g, LEV_OPT_CLOSE_ON_FREE, -1, fd);
     return 0;

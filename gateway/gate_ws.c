@@ -34,6 +34,12 @@ struct gate_ws_server {
     size_t max_msg;
     metrics_t *m_hs[4]; /* ok, bad, forbidden, not_found */
     metrics_t *m_close[GATE_WS_NCODES + 1];
+    /* The gate's messages are framed by one wslay frame context for all connections (it holds
+     * a 4 KiB input buffer it never uses here): every frame is written whole at once, so the
+     * context is back in its initial state after each, and `cur` names the connection whose
+     * frame is being written (one event loop, no other caller). */
+    wslay_frame_context_ptr frames;
+    gate_ws_t *cur;
 };
 
 struct gate_ws {
@@ -41,19 +47,31 @@ struct gate_ws {
     struct bufferevent *wire;
     uint64_t conn_id;
     int state;
-    wslay_event_context_ptr ev;     /* reading, pongs, closes (after the handshake) */
-    wslay_frame_context_ptr frames; /* the gate's messages */
-    struct evbuffer *in, *out;      /* length-prefixed frames to and from the gate */
-    bool framing_error;             /* wslay's frame layer refused a frame: close 1002 by hand */
-    int goaway_reason;              /* the GoAway queued before the close; -1 none */
-    uint8_t *wbuf;                  /* gate_ws_flush: space reserved in the wire's output */
+    wslay_event_context_ptr ev; /* reading, pongs, closes (after the handshake) */
+    struct evbuffer *in, *out;  /* length-prefixed frames to and from the gate */
+    bool framing_error;         /* wslay's frame layer refused a frame: close 1002 by hand */
+    int goaway_reason;          /* the GoAway queued before the close; -1 none */
+    uint8_t *wbuf;              /* gate_ws_flush: space reserved in the wire's output */
     size_t wlen, wcap;
     uint32_t goaway_delay_ms;
 };
 
+static ssize_t gate_ws_frame_send_cb(const uint8_t *data, size_t len, int flags, void *arg);
+static ssize_t gate_ws_frame_recv_cb(uint8_t *buf, size_t len, int flags, void *arg);
+static int gate_ws_genmask_cb(uint8_t *buf, size_t len, void *arg);
+
 gate_ws_server_t *gate_ws_server_create(const gate_ws_config_t *cfg)
 {
+    static const struct wslay_frame_callbacks fcbs = {
+        .send_callback = gate_ws_frame_send_cb,
+        .recv_callback = gate_ws_frame_recv_cb,
+        .genmask_callback = gate_ws_genmask_cb,
+    };
     gate_ws_server_t *s = xcalloc(1, sizeof *s);
+    if (wslay_frame_context_init(&s->frames, &fcbs, s) != 0) {
+        free(s);
+        return NULL;
+    }
     s->path = xstrdup(cfg->path != NULL && cfg->path[0] != '\0' ? cfg->path : "/");
     s->origins = cfg->origins != NULL ? xstrdup(cfg->origins) : NULL;
     s->max_msg = cfg->max_msg > 0 ? cfg->max_msg : FRAME_DEFAULT_MAX;
@@ -82,6 +100,7 @@ void gate_ws_server_destroy(gate_ws_server_t *s)
 {
     if (s == NULL)
         return;
+    wslay_frame_context_free(s->frames);
     free(s->path);
     free(s->origins);
     free(s);
@@ -131,7 +150,17 @@ static ssize_t gate_ws_send_cb(wslay_event_context_ptr ctx, const uint8_t *data,
 static ssize_t gate_ws_frame_send_cb(const uint8_t *data, size_t len, int flags, void *arg)
 {
     (void)flags;
-    return gate_ws_put(arg, data, len);
+    gate_ws_server_t *s = arg;
+    return gate_ws_put(s->cur, data, len);
+}
+
+/* One whole frame of ws through the shared frame context. Returns what wslay_frame_send does. */
+static ssize_t gate_ws_frame_send(gate_ws_t *ws, struct wslay_frame_iocb *io)
+{
+    ws->srv->cur = ws;
+    ssize_t r = wslay_frame_send(ws->srv->frames, io);
+    ws->srv->cur = NULL;
+    return r;
 }
 
 /* Never called: a server does not mask. */
@@ -193,8 +222,6 @@ void gate_ws_destroy(gate_ws_t *ws)
         return;
     if (ws->ev != NULL)
         wslay_event_context_free(ws->ev);
-    if (ws->frames != NULL)
-        wslay_frame_context_free(ws->frames);
     if (ws->in != NULL)
         evbuffer_free(ws->in);
     if (ws->out != NULL)
@@ -225,14 +252,7 @@ static int gate_ws_start(gate_ws_t *ws)
         .send_callback = gate_ws_send_cb,
         .on_msg_recv_callback = gate_ws_msg_cb,
     };
-    static const struct wslay_frame_callbacks fcbs = {
-        .send_callback = gate_ws_frame_send_cb,
-        .recv_callback = gate_ws_frame_recv_cb,
-        .genmask_callback = gate_ws_genmask_cb,
-    };
     if (wslay_event_context_server_init(&ws->ev, &cbs, ws) != 0)
-        return -ENOMEM;
-    if (wslay_frame_context_init(&ws->frames, &fcbs, ws) != 0)
         return -ENOMEM;
     /* No extension is negotiated, so every reserved bit is refused (1002). */
     wslay_event_config_set_allowed_rsv_bits(ws->ev, WSLAY_RSV_NONE);
@@ -346,7 +366,7 @@ void gate_ws_flush(gate_ws_t *ws)
                                           .payload_length = len,
                                           .data = h + FRAME_HEADER_SIZE,
                                           .data_length = len};
-            if (wslay_frame_send(ws->frames, &io) != (ssize_t)len) {
+            if (gate_ws_frame_send(ws, &io) != (ssize_t)len) {
                 log_emit(LOG_ERROR, "ws_send_failed", "{s:I,s:I}", "conn", (json_int_t)ws->conn_id,
                          "len", (json_int_t)len);
                 off = have;
@@ -398,7 +418,7 @@ void gate_ws_close(gate_ws_t *ws, const char *reason)
                                       .payload_length = 2 + sizeof why - 1,
                                       .data = msg,
                                       .data_length = 2 + sizeof why - 1};
-        wslay_frame_send(ws->frames, &io);
+        gate_ws_frame_send(ws, &io);
         gate_ws_count_close(ws, WSLAY_CODE_PROTOCOL_ERROR);
         ws->state = WS_CLOSED;
         return;
