@@ -681,6 +681,8 @@ static void trad_table_free(void *gp)
     free(x);
 }
 
+static uint32_t trad_rank_wire(int rank);
+
 /* Deals to every seat (min_players 0: a deal starts when every seat is taken and holds its
  * escrow): a CSPRNG shuffle, or CROUPIER_TRAD_TEST_DECK's order. */
 static int trad_round_start(tk_table_t *t, void *gp)
@@ -701,6 +703,15 @@ static int trad_round_start(tk_table_t *t, void *gp)
         size_t n = trad_set_wire(i < 0 ? shed_game_extra(x->g) : shed_game_hand(x->g, i), buf);
         for (size_t k = 0; k < n; k++)
             tk_history_card(t, i, buf[k]);
+    }
+    int steps[2];
+    int level = shed_game_level(x->g, steps);
+    if (level >= 0) {
+        /* Guandan: the deal's level (its wild cards and level cards) and each team's level, as
+         * wire ranks (2..14): the history replays only with them. */
+        tk_history_action(t, -1, "level", trad_rank_wire(level));
+        for (int k = 0; k < 2; k++)
+            tk_history_action(t, k, "team_level", trad_rank_wire((steps[k] + 12) % 13));
     }
     trad_push_deals(x);
     trad_next(x);

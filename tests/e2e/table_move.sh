@@ -48,20 +48,35 @@ e2e_game_start game-a traditional 60 --games guandan
 e2e_gate_start gate-a
 sum0=$(( $(e2e_wallet_sum) + $(e2e_rake_sum) ))
 "$BUILD/bots/croupier-bot" --gateways "127.0.0.1:${POD_PORT[gate-a]}" --bots "$BOTS" \
-    --game guandan --engine traditional --stake "$STAKE" --seconds 25 \
+    --game guandan --engine traditional --stake "$STAKE" --seconds 150 \
     --player-base $base --token-secret-file "$E2E_DIR/secret" --finish-timeout-ms 60000 \
     --report "$E2E_DIR/report.json" --rounds-file "$E2E_DIR/rounds.txt" \
     >"$E2E_DIR/bot.log" 2>&1 &
 bot=$!
 
-# Deals of the match on A first (the hand histories of the guandan stream).
-deals=0
-for _ in $(seq 1 300); do
+# Deals of the match on A first, until a team is at level 5 or more (the hand histories of the
+# guandan stream record each deal's team levels, docs/hand-history.md).
+deals=0 top=0
+for _ in $(seq 1 1200); do
     deals=$(e2e_redis xlen '{croupier:history:guandan}:stream')
-    [ "${deals:-0}" -ge 1 ] && break
+    if [ "${deals:-0}" -ge 1 ]; then
+        top=$(e2e_redis xrevrange '{croupier:history:guandan}:stream' + - COUNT 1 | python3 -c '
+import json, sys
+best = 0
+for line in sys.stdin:
+    line = line.strip()
+    if line.startswith("{"):
+        h = json.loads(line)
+        for a in h.get("actions", []):
+            if a.get("action") == "team_level":
+                best = max(best, a.get("amount", 0))
+print(best)')
+        [ "${top:-0}" -ge 5 ] && break
+    fi
     sleep 0.1
 done
-e2e_log "deals played on game-a: $deals"
+e2e_log "deals played on game-a: $deals, the highest team level at the last deal's start: $top"
+check "a team reached level 5 on game-a before the drains (level $top)" test "${top:-0}" -ge 5
 
 # offer_of POD: the offer id of the pod's tk_table_offered line (empty when none yet).
 offer_of() {
@@ -97,6 +112,7 @@ e2e_game_start game-c traditional 60 --games guandan
 e2e_pod_terminate game-b &
 term_b=$!
 offer2=$(wait_adopted game-c game-b)
+deals_at_move=$(e2e_redis xlen '{croupier:history:guandan}:stream')
 check "game-c adopted game-b's table (offer $offer2)" adopted_on game-c "$offer2"
 wait $term_a || true
 wait $term_b || true
@@ -130,6 +146,12 @@ for o in "$offer1" "$offer2"; do
     check "offer $o is adopted" test "$(e2e_redis hget "{croupier:money}:handoff:$o" status)" = adopted
 done
 
+# A deal on C, the third server, then the bots stop (SIGTERM: they finish their round and leave).
+for _ in $(seq 1 600); do
+    [ "$(e2e_redis xlen '{croupier:history:guandan}:stream')" -gt "$deals_at_move" ] && break
+    sleep 0.1
+done
+kill -TERM "$bot" 2>/dev/null
 st=0
 wait "$bot" || st=$?
 e2e_pod_terminate gate-a
