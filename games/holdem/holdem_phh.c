@@ -325,21 +325,24 @@ static int phh_config(const holdem_phh_t *h, holdem_config_t *cfg, char *err, si
     cfg->small_blind = h->blinds[0];
     cfg->big_blind = h->blinds[1];
     cfg->pokerkit_rules = true; /* PHH means what PokerKit does (docs/rules/holdem.md) */
-    /* Straddles: a chain from under the gun (p3), each twice the one before. */
-    int chain = 0;
-    while (2 + chain < n && h->blinds[2 + chain] != 0)
+    /* Straddles: a chain of neighbours, each twice the one before, from under the gun (p3) or
+     * a later seat (a Mississippi or button straddle). */
+    int first = 2, chain = 0;
+    while (first < n && h->blinds[first] == 0)
+        first++;
+    while (first + chain < n && h->blinds[first + chain] != 0)
         chain++;
-    for (int i = 2 + chain; i < n; i++)
+    for (int i = first + chain; i < n; i++)
         if (h->blinds[i] != 0)
-            return phh_fail(err, errlen,
-                            "blinds_or_straddles: straddles must follow each other from p3");
+            return phh_fail(err, errlen, "blinds_or_straddles: straddles must follow each other");
     for (int i = 1; i < chain; i++)
-        if (h->blinds[2 + i] != 2 * h->blinds[1 + i])
+        if (h->blinds[first + i] != 2 * h->blinds[first + i - 1])
             return phh_fail(err, errlen,
                             "blinds_or_straddles: each straddle must be twice the one before");
     if (chain > 0) {
-        cfg->straddle = h->blinds[2];
+        cfg->straddle = h->blinds[first];
         cfg->max_straddles = chain;
+        cfg->straddle_position = first - 2;
     }
     int nz = 0;
     for (int i = 0; i < h->nantes; i++)
@@ -456,7 +459,8 @@ int holdem_phh_replay(const holdem_phh_t *h, int64_t *stacks, char *err, size_t 
             goto done;
         }
         holdem_table_sit(t, s, h->starting[s]);
-        if (s >= 2 && s < 2 + cfg.max_straddles)
+        if (cfg.straddle > 0 && s >= 2 + cfg.straddle_position &&
+            s < 2 + cfg.straddle_position + cfg.max_straddles)
             holdem_table_set_straddle(t, s, true);
     }
     rc = holdem_table_start_hand(t, n - 1, deck, ndeck);

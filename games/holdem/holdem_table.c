@@ -51,9 +51,12 @@ typedef struct {
     int button, sb, bb;
     int to_act;
     int last_aggressor; /* seat that made the last bet or raise this street, or -1 */
-    int last_blind;     /* the big blind or the last straddler: preflop action starts after it */
+    int last_blind;     /* the last seat with the highest blind or straddle: preflop action
+                           starts after it */
     int straddles;      /* straddles posted this hand */
-    int offering;       /* straddle offers running: to_act is offered offer_amount */
+    int chain_seat; /* the big blind or the last seat that straddled: the chain goes on after it */
+    int offering;   /* straddle offers running: to_act is offered offer_amount */
+    int pad_i_;
     int64_t offer_amount;
     /* pokerkit_rules: the largest bet or raise increment this street, and the all-in raises
      * since the last raise that was not all-in (their count and the sum of their increments). */
@@ -119,6 +122,7 @@ static int table_config_ok(const holdem_config_t *c)
     return c->seats >= 2 && c->seats <= HOLDEM_MAX_SEATS && c->small_blind > 0 &&
            c->big_blind >= c->small_blind && c->ante >= 0 && c->big_blind_ante >= 0 &&
            c->straddle >= 0 && c->max_straddles >= 0 && c->max_straddles < HOLDEM_MAX_SEATS &&
+           c->straddle_position >= 0 && c->straddle_position < HOLDEM_MAX_SEATS &&
            (c->straddle == 0 || c->straddle <= INT64_MAX >> HOLDEM_MAX_SEATS) && c->min_bet >= 0 &&
            c->rake_basis_points >= 0 && c->rake_basis_points <= 10000 && c->rake_cap >= 0 &&
            c->action_ms >= 0 && c->time_bank_ms >= 0;
@@ -782,9 +786,10 @@ static int64_t table_straddle_amount(const holdem_table_t *t, int k)
 }
 
 /*
- * The seat whose turn in the straddle chain comes next -- the seat after the big blind, then
- * the seat after each straddler -- or -1 when the chain cannot go on: no straddles configured,
- * heads-up, as many straddles as cfg.max_straddles, or the chain would reach the blinds.
+ * The seat whose turn in the straddle chain comes next -- the seat after the big blind (or
+ * cfg.straddle_position seats later), then the seat after each straddler -- or -1 when the
+ * chain cannot go on: no straddles configured, heads-up, as many straddles as
+ * cfg.max_straddles, or the chain would reach the blinds.
  */
 static int table_next_straddler(const holdem_table_t *t)
 {
@@ -792,13 +797,19 @@ static int table_next_straddler(const holdem_table_t *t)
     if (S->cfg.straddle == 0 || table_count(t, NEXT_DEALT) < 3 ||
         S->straddles >= S->cfg.max_straddles)
         return -1;
-    int s = table_next(t, S->last_blind, NEXT_DEALT);
-    return s == S->sb || s == S->bb ? -1 : s;
+    int s = S->chain_seat;
+    for (int k = 0; k <= (S->straddles == 0 ? S->cfg.straddle_position : 0); k++) {
+        s = table_next(t, s, NEXT_DEALT);
+        if (s == S->sb || s == S->bb)
+            return -1;
+    }
+    return s;
 }
 
 /*
  * Seat s posts the next straddle of the chain (what it has, when its stack is short) and is the
- * new last blind: the action starts after it and it acts last before the flop. A full straddle
+ * new last blind: the action starts after it and it acts last before the flop (unless it is so
+ * short that it does not reach the bet to call). A full straddle
  * is the new big blind: the minimum raise is its size. A short (all-in) one is an all-in raise:
  * it sets the minimum raise only when it raises by at least a full raise (PokerKit: straddles
  * never change it, the big blind stays the minimum raise).
@@ -809,8 +820,12 @@ static void table_post_straddle(holdem_table_t *t, int s)
     int64_t amount = table_straddle_amount(t, S->straddles);
     table_post(t, s, amount, HOLDEM_POST_STRADDLE);
     S->straddles++;
-    S->last_blind = s;
+    S->chain_seat = s;
     const table_seat_t *p = &S->seat[s];
+    /* The action starts after the (last) seat with the highest blind: a straddle too short to
+     * reach the bet to call does not move it. */
+    if (p->bet >= S->high)
+        S->last_blind = s;
     if (p->bet > S->high) {
         if (S->cfg.pokerkit_rules)
             ; /* the minimum raise stays */
@@ -1006,6 +1021,7 @@ int holdem_table_start_hand(holdem_table_t *t, int button, const uint8_t *deck, 
     S->sb = sb;
     S->bb = bb;
     S->last_blind = bb;
+    S->chain_seat = bb;
     S->straddles = 0;
     S->offering = 0;
     if (S->cfg.ante > 0)

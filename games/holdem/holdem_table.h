@@ -40,6 +40,8 @@ typedef struct {
     int64_t straddle;       /* the first straddle (under the gun); 0 = no straddles */
     int max_straddles;      /* straddles a hand may have: the first and its re-straddles, each
                                twice the one before, by the next seats in order; 0 = 1 */
+    int straddle_position;  /* where the chain starts: 0 = under the gun; k = k seats later (a
+                               Mississippi straddle; at the button a button straddle) */
     bool straddle_offers;   /* ask each seat in turn before the deal (a straddle offer, see
                                holdem_table_act()) instead of the seats' standing choices
                                (holdem_table_set_straddle()) */

@@ -226,8 +226,8 @@ START_TEST(test_phh_bad_input_is_explained)
     int64_t stacks[2];
     ck_assert_int_eq(holdem_phh_replay(h, stacks, err, sizeof err), -EINVAL);
     ck_assert_ptr_nonnull(strstr(err, "out of turn"));
-    /* Straddles must be a chain from p3, each twice the one before. */
-    const char *bad_chain[] = {"[1, 2, 4, 6, 0]", "[1, 2, 0, 4, 0]"};
+    /* Straddles must be a chain of neighbours, each twice the one before. */
+    const char *bad_chain[] = {"[1, 2, 4, 6, 0]", "[1, 2, 4, 0, 8]"};
     const char *why[] = {"twice the one before", "follow each other"};
     for (int i = 0; i < 2; i++) {
         char text[512];
@@ -675,6 +675,35 @@ START_TEST(test_betting_restraddle_chain_acts_left_of_last_straddler)
     ck_assert_int_eq(stack_of(t, 2), 996);
     ck_assert_int_eq(stack_of(t, 3), 992);
     ck_assert_int_eq(holdem_table_to_act(t), 0);
+    holdem_table_destroy(t);
+
+    /* A Mississippi straddle two seats after under the gun, re-straddled by the button: the
+     * action starts with the small blind, under the gun acts after the blinds, and the button
+     * acts last. */
+    c = config(6, 1, 2);
+    c.straddle = 4;
+    c.max_straddles = 2;
+    c.straddle_position = 2;
+    t = holdem_table_create(&c, NULL, NULL, NULL);
+    for (int s = 0; s < 6; s++) {
+        holdem_table_sit(t, s, 1000);
+        holdem_table_set_straddle(t, s, true);
+    }
+    ck_assert_int_eq(holdem_table_start_hand(t, 5, deck, 52), HOLDEM_OK);
+    ck_assert_int_eq(stack_of(t, 2), 1000);
+    ck_assert_int_eq(stack_of(t, 3), 1000);
+    ck_assert_int_eq(stack_of(t, 4), 996);
+    ck_assert_int_eq(stack_of(t, 5), 992);
+    holdem_legal_t ml;
+    holdem_table_legal(t, &ml);
+    ck_assert_int_eq(ml.seat, 0);
+    ck_assert_int_eq(ml.to_call, 7);
+    ck_assert_int_eq(ml.min_to, 16);
+    for (int s = 0; s <= 4; s++)
+        act_ok(t, s, HOLDEM_CALL, 0);
+    holdem_table_legal(t, &ml);
+    ck_assert_int_eq(ml.seat, 5);
+    ck_assert(ml.can_check && ml.can_raise);
     holdem_table_destroy(t);
 }
 END_TEST
@@ -1392,6 +1421,7 @@ static void random_play(long hands, uint64_t seed)
             c.straddle = 2 * c.big_blind;
             c.max_straddles = (int)rnd_between(1, 4);
             c.straddle_offers = rnd() % 2;
+            c.straddle_position = rnd() % 3 == 0 ? (int)rnd_between(1, 3) : 0;
         }
         if (rnd() % 3 == 0) {
             c.rake_basis_points = (int)rnd_between(100, 1000);
