@@ -44,6 +44,7 @@
 #include "log.h"
 #include "money.h"
 #include "money_writer.h"
+#include "registry.h"
 #include "rconn.h"
 #include "xmalloc.h"
 
@@ -1478,6 +1479,7 @@ typedef struct {
     rt_desk_id_t desk;
     char service[MONEY_NAME_MAX + 1];
     char offer_id[MONEY_ID_MAX + 1];
+    char self[MONEY_ID_MAX + 1]; /* OFFER: this server's id (registry entry id) */
     /* OFFER, WITHDRAW: the offer (its strings point into accts/owners and state) */
     money_offer_t offer;
     char accts[MONEY_MAX_PLAYERS][MONEY_NAME_MAX + 1];
@@ -1513,6 +1515,33 @@ static void tk_job_set_error(tk_job_t *j, int status, const char *error)
 {
     j->status = status;
     snprintf(j->error, sizeof j->error, "%s", error != NULL ? error : money_strerror(status));
+}
+
+/* Whether another server that could adopt the table is registered and ready: serving the game,
+ * not this server (its entry id is the server id, "<service>:<slot>"). An offer nobody can take
+ * would only hold the drain for the move wait. -EIO when the registry cannot be read. */
+static int tk_job_adopter_exists(redisContext *c, const char *self, const char *game)
+{
+    redisReply *m = redisCommand(c, "SMEMBERS %s", REGISTRY_MEMBERS_KEY);
+    if (m == NULL || m->type != REDIS_REPLY_ARRAY) {
+        freeReplyObject(m);
+        return -EIO;
+    }
+    int found = 0;
+    for (size_t i = 0; i < m->elements && !found; i++) {
+        const redisReply *id = m->element[i];
+        if (id->type != REDIS_REPLY_STRING || strcmp(id->str, self) == 0)
+            continue;
+        redisReply *r = redisCommand(c, "GET %s%s", REGISTRY_KEY_PREFIX, id->str);
+        registry_entry_t e;
+        if (r != NULL && r->type == REDIS_REPLY_STRING &&
+            registry_entry_parse(r->str, r->len, &e) == 0 && e.state == REGISTRY_READY &&
+            config_list_has(e.games, game))
+            found = 1;
+        freeReplyObject(r);
+    }
+    freeReplyObject(m);
+    return found;
 }
 
 /* ADOPT on the jobs thread: read the offer, check it fits the table, adopt its accounts. */
@@ -1575,11 +1604,17 @@ static void tk_job_run(redisContext *c, money_job_t *job)
     }
     money_result_t res;
     switch (j->kind) {
-    case TK_JOB_OFFER:
+    case TK_JOB_OFFER: {
+        int any = tk_job_adopter_exists(c, j->self, j->game);
+        if (any == 0) {
+            tk_job_set_error(j, -ENOENT, "no other ready server of the game to adopt the table");
+            return;
+        }
         j->status = money_sync_offer(c, j->service, &j->offer, &res);
         if (j->status != MONEY_OK)
             tk_job_set_error(j, j->status, res.error);
         return;
+    }
     case TK_JOB_CHECK: {
         money_offer_info_t info;
         j->status = money_sync_offer_read(c, j->offer_id, &info);
@@ -1617,6 +1652,14 @@ static void tk_job_done(money_job_t *job)
         rt_post(j->rt, j->desk, &m);
     }
     pthread_mutex_unlock(&eng->jobs_mu);
+}
+
+/* This server's id ("<service>:<slot>", its registry entry), from any thread. */
+static void tk_server_id(tk_table_t *t, char *buf, size_t len)
+{
+    gs_t *gs = gs_of_desk(t->desk);
+    const char *svc = gs_service(gs);
+    snprintf(buf, len, "%s:%" PRIu32, svc != NULL ? svc : t->eng->game->engine, gs_server_slot(gs));
 }
 
 static tk_job_t *tk_job_new(tk_table_t *t, tk_job_kind_t kind)
@@ -1738,6 +1781,8 @@ static void tk_move_offer(tk_table_t *t)
         return;
     }
     snprintf(j->offer_id, sizeof j->offer_id, "%s", t->offer_id);
+    tk_server_id(t, j->self, sizeof j->self);
+    snprintf(j->game, sizeof j->game, "%s", t->game);
     j->state = tk_move_state(t);
     j->offer.state = j->state;
     if (t->eng->game->money == TK_MONEY_STACK) {
@@ -1940,7 +1985,9 @@ static void tk_adopt_abandon(tk_table_t *t, tk_job_t *j)
         c = c != NULL ? strchr(c + 1, ':') : NULL;
         if (c != NULL)
             *c = '\0';
-        if (strcmp(by, gs_server_id(gs_of_desk(t->desk))) == 0)
+        char self[MONEY_ID_MAX + 1];
+        tk_server_id(t, self, sizeof self);
+        if (strcmp(by, self) == 0)
             by[0] = '\0'; /* never send a gateway back here */
     }
     if (by[0] != '\0')

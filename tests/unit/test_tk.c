@@ -692,6 +692,10 @@ START_TEST(test_tk_drain_cashes_out_before_the_move_is_announced)
 {
     env_t e;
     env_start(&e, 30, "10000");
+    /* Another ready server that could adopt the table (so the table offers itself), which this
+     * test, playing the gateway, never asks to. */
+    testenv_server_t b;
+    env_start_other(&e, &b);
     const uint64_t players[] = {61, 62};
     model_t m;
     rpcc_t *c = seat_players(&e, &m, players, 2);
@@ -700,8 +704,8 @@ START_TEST(test_tk_drain_cashes_out_before_the_move_is_announced)
     ck_assert_int_eq(ts_http_get("127.0.0.1", e.game.health, "/drain", 5000, &body), 200);
     free(body);
     /* The hand in progress finishes; no other starts; the table offers itself for a whole-table
-     * move, nobody adopts it (no other server), so after --zhajinhua-move-wait-ms it withdraws
-     * the offer and closes as before: cash-outs first, then the players are re-seated alone. */
+     * move, nobody adopts it, so after --zhajinhua-move-wait-ms it withdraws the offer and
+     * closes as before: cash-outs first, then the players are re-seated alone. */
     ck_assert_int_eq(fold_turn(c, &m, 10), CROUPIER__ERROR_CODE__OK);
     ck_assert(pump_until(c, &m, desk_closed, 5000));
     ck_assert_int_eq(m.completed, 1);
@@ -715,6 +719,7 @@ START_TEST(test_tk_drain_cashes_out_before_the_move_is_announced)
     int nz;
     ck_assert_int_eq(seat_accounts(&e, &nz), 0);
     ck_assert_int_ge(m.table_closing, 2);
+    testenv_stop_server(&b);
     rpcc_close(c);
     testenv_stop(&e);
 }
