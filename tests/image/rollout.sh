@@ -16,8 +16,10 @@
 # `exit reason=drained` and none needed SIGKILL, and the registry entries of the game
 # containers and the gateway containers' entries carried the image's version.
 #
-# Env: ENGINE (default test), BOTS (default 40), GAME_BOUND (drain bound, default 20 s),
-# IMAGE_OUT (the run's files, default BUILD/image-rollout).
+# Env: ENGINE, GAME, JOIN (default test, test, traditional: the test engine; the image suite also
+# runs holdem, holdem, holdem: chips in seat accounts, all back in the wallets at the end),
+# BOTS (default 40), GAME_BOUND (drain bound, default 20 s), IMAGE_OUT (the run's files, default
+# BUILD/image-rollout).
 set -u
 BUILD=$(cd "${1:?usage: rollout.sh BUILD SRC IMAGE}" && pwd)
 SRC=$(cd "${2:?}" && pwd)
@@ -250,6 +252,12 @@ nentries=$(grep -c '"version"' <<<"$GATE_ENTRIES")
 nversion=$(grep -cF "\"version\":\"$VERSION\"" <<<"$GATE_ENTRIES")
 check "the gateway containers' entries carry the image's version $VERSION ($nversion of $nentries)" \
     test "$nentries" -eq 2 -a "$nversion" -eq 2
+# chips at a table live in seat accounts (hold'em's hs.*, the table kit's ts.*; in the wallet sum
+# above): every table closed on its drain, so all must be back at 0
+for glob in 'hs.*' 'ts.*'; do
+    read -r nacc left <<<"$(e2e_accounts_left "$glob")"
+    check "seat accounts $glob all back at 0 ($nacc accounts, $left not)" test "$left" -eq 0
+done
 check "nothing is left held ($(e2e_redis scard '{croupier:money}:held'))" \
     test "$(e2e_redis scard '{croupier:money}:held')" -eq 0
 for f in "${E2E_FAILURES[@]}"; do check "$f" false; done

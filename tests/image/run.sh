@@ -6,7 +6,8 @@
 #      --version, busybox for the preStop hook, uid 65532;
 #   3. tests/image/manifest_flags.py --image: every flag and variable k8s/ passes to a binary
 #      exists in the --help of the binary inside the image, and its value parses;
-#   4. tests/image/rollout.sh: a rollout run from the image's containers under bots.
+#   4. tests/image/rollout.sh: a rollout run from the image's containers under bots, on the test
+#      engine, then on hold'em.
 # Prints how long the build and the rollout took (also in BUILD/image-suite/timings.txt).
 # Runs only with CROUPIER_TEST_IMAGE=1 (else exit 77 = skipped); needs root and podman
 # (`./dev image` installs podman, buildah, runc and debootstrap), and fails saying so without.
@@ -45,11 +46,14 @@ if step build "$SRC/scripts/image.sh" build; then
     step contents "$SRC/tests/image/contents.sh" "$BUILD" "$SRC" "$IMAGE"
     step manifest_flags python3 "$SRC/tests/image/manifest_flags.py" --source "$SRC" --image "$IMAGE"
     step rollout "$SRC/tests/image/rollout.sh" "$BUILD" "$SRC" "$IMAGE"
+    ENGINE=holdem GAME=holdem JOIN=holdem IMAGE_OUT=$BUILD/image-rollout-holdem \
+        step rollout_holdem "$SRC/tests/image/rollout.sh" "$BUILD" "$SRC" "$IMAGE"
 fi
 {
     echo "image build: ${TIME[build]:-?} s (scripts/image.sh build)"
     echo "image contents check: ${TIME[contents]:-not run} s"
     echo "manifest flags in the image: ${TIME[manifest_flags]:-not run} s"
-    echo "image rollout test: ${TIME[rollout]:-not run} s (tests/image/rollout.sh)"
+    echo "image rollout test: ${TIME[rollout]:-not run} s (tests/image/rollout.sh, test engine)"
+    echo "image rollout test, hold'em: ${TIME[rollout_holdem]:-not run} s"
 } | tee "$OUT/timings.txt"
 exit $fail
