@@ -16,7 +16,8 @@ Getting PokerKit without PyPI, from the fetched mirror's git directory:
 
 To check many more hands than the committed ones (every one replayed so far: 20,000 with
 --seed 99 and 30,000 with --seed 2026 before this generator dealt Mississippi straddles,
-3,000 with --seed 5 and 15,000 with --seed 11 since), generate them into a temporary folder and replay it:
+3,000 with --seed 5 and 15,000 with --seed 11 since), generate them into a temporary folder
+and replay it:
 
     PYTHONPATH=/tmp/pokerkit python3 tests/phh/gen_pokerkit.py --count 20000 --seed 99 \
         --out /tmp/phh && build/tools/croupier-rules phh-replay /tmp/phh
