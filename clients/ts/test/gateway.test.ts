@@ -135,3 +135,60 @@ test("a game server drain: the table moves, the clients follow and finish a roun
     a.close();
     b.close();
 });
+
+/* A hold'em player the way an application would write one: it acts on its Turn (check with
+ * nothing to call, else call), and after a reconnect on the Snapshot when the turn is its own. */
+function holdemPlayer(c: Client, seat: () => number): { ends: croupier.IRoundEnd[] } {
+    const st = { ends: [] as croupier.IRoundEnd[] };
+    const act = (toCall: number) => {
+        const move = toCall > 0 ? croupier.HoldemMove.HOLDEM_CALL : croupier.HoldemMove.HOLDEM_CHECK;
+        c.act({ holdem: { move } }).catch((e: unknown) => {
+            /* a turn already played (answered before the reconnect) or over: the next Turn or
+             * Snapshot tells */
+            if (!(e instanceof CroupierError))
+                throw e;
+        });
+    };
+    c.on("turn", (t) => {
+        if (t.seat === seat())
+            act(Number(t.toCall ?? 0));
+    });
+    c.on("snapshot", (s) => {
+        if (s.turnSeat !== undefined && s.turnSeat !== null && s.turnSeat === s.yourSeat)
+            act(Number(s.holdem?.toCall ?? 0));
+    });
+    c.on("roundEnd", (e) => st.ends.push(e));
+    return st;
+}
+
+test("hold'em through a gateway SIGTERM during play: both players resume and the hands complete",
+     async () => {
+    await rig.startGame("holdem", ["--holdem-seats", "2", "--holdem-action-ms", "5000"]);
+    const g1 = await rig.startGate("sdk-he1"), g2 = await rig.startGate("sdk-he2");
+    const urls = [rig.url(g1), rig.url(g2)];
+    const a = await player(urls, 51), b = await player(urls, 52);
+    let seatA = -1, seatB = -1;
+    const pa = holdemPlayer(a, () => seatA), pb = holdemPlayer(b, () => seatB);
+    const HOLDEM = croupier.Engine.ENGINE_HOLDEM;
+    const ja = await a.join(HOLDEM, "holdem", 10), jb = await b.join(HOLDEM, "holdem", 10);
+    seatA = ja.joined?.seat ?? -1;
+    seatB = jb.joined?.seat ?? -1;
+    assert.ok(seatA >= 0 && seatB >= 0 && seatA !== seatB);
+    /* A first hand ends, then the gateway goes away during the next one. */
+    const end = Date.now() + 20000;
+    while (pa.ends.length < 1 && Date.now() < end)
+        await rig.sleep(20);
+    assert.ok(pa.ends.length >= 1, "a first hand ended");
+    const before = pa.ends.length;
+    const back = Promise.all([nextEvent(a, "reconnected", 10000), nextEvent(b, "reconnected", 10000)]);
+    g1.child.kill("SIGTERM");
+    await back;
+    while (pa.ends.length < before + 2 && Date.now() < end + 20000)
+        await rig.sleep(20);
+    assert.ok(pa.ends.length >= before + 2, "hands go on after the reconnect");
+    const completed = pa.ends.filter((e) => e.outcome === croupier.RoundOutcome.OUTCOME_COMPLETED);
+    assert.ok(completed.length >= 2, `completed hands: ${completed.length} of ${pa.ends.length}`);
+    assert.ok(pb.ends.length >= 2);
+    a.close();
+    b.close();
+});

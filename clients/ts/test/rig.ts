@@ -109,9 +109,9 @@ export async function startRedis(): Promise<void> {
     throw new Error("redis-server did not start (is it installed?)");
 }
 
-export async function startGame(): Promise<Proc> {
+export async function startGame(engine = "test", extra: string[] = []): Promise<Proc> {
     const port = await freePort(), health = await freePort();
-    const child = spawn(gameBin, ["--engine", "test", "--listen", `127.0.0.1:${port}`,
+    const child = spawn(gameBin, ["--engine", engine, ...extra, "--listen", `127.0.0.1:${port}`,
         "--advertise", `127.0.0.1:${port}`, "--health-listen", `127.0.0.1:${health}`,
         "--redis", `127.0.0.1:${redisPort}`, "--lease-ttl-ms", "900", "--drain-max-seconds", "20"],
         { stdio: ["ignore", "pipe", "pipe"],
