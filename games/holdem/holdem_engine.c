@@ -278,8 +278,8 @@ static void he_seat_changed(tk_table_t *t, void *g, int seat, bool seated)
 
 /*
  * Deals a hand to the kit's playing seats (the others sit out) with a fresh CSPRNG shuffle
- * (Fisher-Yates with arc4random_uniform). The table moves its own button, to the next seat
- * dealt in -- the same rule as the kit's, so tk_button() agrees.
+ * (Fisher-Yates with arc4random_uniform), the button at the kit's (tk_button(): the next seat
+ * dealt in, which is the table's own rule too; it moves with a whole table).
  */
 static int he_round_start(tk_table_t *t, void *g)
 {
@@ -306,7 +306,11 @@ static int he_round_start(tk_table_t *t, void *g)
         deck[i] = deck[j];
         deck[j] = c;
     }
-    int rc = holdem_table_start_hand(h->core, -1, deck, HOLDEM_CARDS);
+    /* The kit's button (it moved it to the next seat dealt in): the same seat the table's own
+     * rule picks, and after a whole-table move the button the table had on its old server. */
+    int rc = holdem_table_start_hand(h->core, tk_button(t), deck, HOLDEM_CARDS);
+    if (rc == HOLDEM_E_MALFORMED && tk_button(t) >= 0)
+        rc = holdem_table_start_hand(h->core, -1, deck, HOLDEM_CARDS);
     if (rc != HOLDEM_OK) {
         log_emit(LOG_ERROR, "holdem_start_hand_refused", "{s:s}", "error", holdem_err_name(rc));
         return -EINVAL;
