@@ -426,3 +426,38 @@ bool sentinel_parse_switch(const char *data, size_t len, const char *master, cha
     *port = a.port;
     return true;
 }
+
+int sentinel_flags_check(const char *sentinels, const char *master, char *err, size_t errlen)
+{
+    if (sentinels == NULL && master == NULL)
+        return 0;
+    if (sentinels == NULL || master == NULL) {
+        snprintf(err, errlen, "--redis-sentinels and --redis-master go together");
+        return -EINVAL;
+    }
+    char why[400];
+    sentinel_set_t *s = sentinel_set_create(sentinels, master, why, sizeof why);
+    if (s == NULL) {
+        snprintf(err, errlen, "--redis-sentinels/--redis-master: %s", why);
+        return -EINVAL;
+    }
+    sentinel_set_free(s);
+    return 0;
+}
+
+int sentinel_connect_addr(const char *fixed_host, int fixed_port, const char *sentinels,
+                          const char *master, int timeout_ms, char *host, size_t hostlen, int *port,
+                          char *err, size_t errlen)
+{
+    if (sentinels == NULL) {
+        snprintf(host, hostlen, "%s", fixed_host);
+        *port = fixed_port;
+        return 0;
+    }
+    sentinel_set_t *s = sentinel_set_create(sentinels, master, err, errlen);
+    if (s == NULL)
+        return -ENOENT;
+    int rc = sentinel_resolve_sync(s, timeout_ms, host, hostlen, port, err, errlen);
+    sentinel_set_free(s);
+    return rc;
+}

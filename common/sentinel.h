@@ -27,6 +27,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "config.h"
+
 struct event_base;
 
 typedef struct sentinel_set sentinel_set_t;
@@ -74,5 +76,31 @@ void sentinel_query_cancel(sentinel_query_t *q);
  */
 bool sentinel_parse_switch(const char *data, size_t len, const char *master, char *host,
                            size_t hostlen, int *port);
+
+/*
+ * Program flags (common/config.h): the two entries of a config_flag_t table that offer
+ * --redis-sentinels IP:PORT,... and --redis-master NAME as the alternative to --redis. Both are
+ * CONFIG_STR and default to NULL (use --redis). After config_parse(), sentinel_flags_check().
+ */
+/* clang-format off */
+#define SENTINEL_CONFIG_FLAGS(sentinels_out, master_out)                                         \
+    {"redis-sentinels", CONFIG_STR, NULL,                                                        \
+     "Redis Sentinel addresses IP:PORT,... (instead of --redis; with --redis-master)",           \
+     (sentinels_out), 0, 0},                                                                    \
+    {"redis-master", CONFIG_STR, NULL,                                                           \
+     "name of the master the sentinels monitor (with --redis-sentinels)", (master_out), 0, 0}
+/* clang-format on */
+
+/* Whether the two flags go together and parse; 0, or -EINVAL with one line in err. */
+int sentinel_flags_check(const char *sentinels, const char *master, char *err, size_t errlen);
+
+/*
+ * Blocking: the address a blocking connection should use now -- the fixed host when sentinels
+ * is NULL, else the master resolved through the sentinels (sentinel_resolve_sync). Returns 0 or
+ * -ENOENT with the reason in err.
+ */
+int sentinel_connect_addr(const char *fixed_host, int fixed_port, const char *sentinels,
+                          const char *master, int timeout_ms, char *host, size_t hostlen, int *port,
+                          char *err, size_t errlen);
 
 #endif

@@ -88,6 +88,7 @@ struct gs {
     char *games;
     char *engine_options;
     char *redis_host, *service;
+    char *redis_sentinels, *redis_master; /* NULL: redis_host */
     int redis_port;
     char server_id[96];
     _Atomic uint32_t slot;
@@ -948,6 +949,8 @@ int gs_create(const gs_config_t *cfg, gs_t **out)
     gs->engine_options = cfg->engine_options != NULL ? xstrdup(cfg->engine_options) : NULL;
     gs->redis_host = cfg->redis_host != NULL ? xstrdup(cfg->redis_host) : NULL;
     gs->redis_port = cfg->redis_port;
+    gs->redis_sentinels = cfg->redis_sentinels != NULL ? xstrdup(cfg->redis_sentinels) : NULL;
+    gs->redis_master = cfg->redis_master != NULL ? xstrdup(cfg->redis_master) : NULL;
     gs->service = xstrdup(cfg->service != NULL ? cfg->service : cfg->engine->name);
     snprintf(gs->server_id, sizeof gs->server_id, "%s",
              cfg->server_id != NULL ? cfg->server_id : "unassigned");
@@ -999,6 +1002,8 @@ fail_rt:
     free(gs->games);
     free(gs->engine_options);
     free(gs->redis_host);
+    free(gs->redis_sentinels);
+    free(gs->redis_master);
     free(gs->service);
     free(gs);
     return rc;
@@ -1140,6 +1145,8 @@ void gs_destroy(gs_t *gs)
     free(gs->games);
     free(gs->engine_options);
     free(gs->redis_host);
+    free(gs->redis_sentinels);
+    free(gs->redis_master);
     free(gs->service);
     free(gs);
 }
@@ -1157,6 +1164,16 @@ const char *gs_redis_host(const gs_t *gs)
 int gs_redis_port(const gs_t *gs)
 {
     return gs->redis_port;
+}
+
+const char *gs_redis_sentinels(const gs_t *gs)
+{
+    return gs->redis_sentinels;
+}
+
+const char *gs_redis_master(const gs_t *gs)
+{
+    return gs->redis_master;
 }
 
 const char *gs_service(const gs_t *gs)

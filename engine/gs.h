@@ -138,6 +138,9 @@ typedef struct gs_config {
      * lobby ads); NULL when none. */
     const char *redis_host;
     int redis_port;
+    /* With redis_master: find that Redis through Sentinel (common/sentinel.h); NULL = none. */
+    const char *redis_sentinels;
+    const char *redis_master;
     const char *service; /* the lease service name (round ids, keys); NULL = engine name */
     /* Engine-specific rule options (the traditional engine's --trad-options), already checked
      * by the process; NULL = none. Copied. */
@@ -171,6 +174,9 @@ struct event_base *gs_base(gs_t *gs);
 /* The Redis address and service name from the config (host NULL when none). */
 const char *gs_redis_host(const gs_t *gs);
 int gs_redis_port(const gs_t *gs);
+/* The config's Sentinel list and master name (NULL when Redis is at the fixed host). */
+const char *gs_redis_sentinels(const gs_t *gs);
+const char *gs_redis_master(const gs_t *gs);
 const char *gs_service(const gs_t *gs);
 /* gs_config_t.engine_options (NULL when none), for the engine's create. */
 const char *gs_engine_options(const gs_t *gs);

@@ -3804,14 +3804,22 @@ int gate_create(const gate_config_t *cfg, gate_t **out)
                        .port = cfg->redis.port,
                        .name = "gate",
                        .on_state = gate_redis_state_cb,
-                       .arg = g};
+                       .arg = g,
+                       .sentinels = cfg->redis_sentinels,
+                       .master_name = cfg->redis_master};
     g->rc = rconn_create(g->base, &ro);
-    rconn_opts_t so = {.host = cfg->redis.host, .port = cfg->redis.port, .name = "gate-sub"};
+    rconn_opts_t so = {.host = cfg->redis.host,
+                       .port = cfg->redis.port,
+                       .name = "gate-sub",
+                       .sentinels = cfg->redis_sentinels,
+                       .master_name = cfg->redis_master};
     g->sub = rconn_create(g->base, &so);
     if (g->sub != NULL)
         rconn_subscribe(g->sub, GATE_SESSION_CHANNEL, gate_session_msg_cb, g);
     registry_view_opts_t vo = {.host = cfg->redis.host,
                                .port = cfg->redis.port,
+                               .sentinels = cfg->redis_sentinels,
+                               .master_name = cfg->redis_master,
                                .refresh_ms = 1000,
                                .metrics = cfg->metrics,
                                .on_change = gate_view_change_cb,

@@ -91,6 +91,8 @@ typedef struct {
     struct gate_tls *tls;    /* TLS on both listeners (gate_tls.h), not owned; NULL = none */
     const char *advertise;   /* address published in the gateway entry; NULL = listen */
     config_addr_t redis;
+    const char *redis_sentinels; /* with redis_master: find Redis through Sentinel, ignore redis */
+    const char *redis_master;
     const token_secret_t *secret;  /* not owned; must outlive the gate */
     const char *gate_id;           /* copied */
     const char *version;           /* published in the gateway entry; copied; NULL = "" */

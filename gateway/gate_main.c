@@ -21,6 +21,7 @@
 #include "gate_tls.h"
 #include "log.h"
 #include "metrics.h"
+#include "sentinel.h"
 #include "token.h"
 #include "version.h"
 
@@ -28,6 +29,7 @@ static struct {
     config_addr_t listen, ws_listen, health, redis;
     const char *ws_path, *ws_origins, *tls_cert, *tls_key;
     const char *secret_file, *gate_id, *advertise, *drain_allow, *log_level;
+    const char *redis_sentinels, *redis_master;
     long drain_window_ms, close_timeout_ms, goaway_spread_ms;
     long budget[GATE_REQ_KINDS];
     long max_frame, output_cap, rate, burst, inflight, idle_ms, ping_ms, seat_ttl_s, gate_ttl_ms;
@@ -50,6 +52,7 @@ static const config_flag_t gate_flags[] = {
     {"health-listen", CONFIG_ADDR, "0.0.0.0:8080", "health/drain/metrics HTTP address", &O.health,
      0, 0},
     {"redis", CONFIG_ADDR, "127.0.0.1:6379", "Redis address (IP literal)", &O.redis, 0, 0},
+    SENTINEL_CONFIG_FLAGS(&O.redis_sentinels, &O.redis_master),
     {"token-secret-file", CONFIG_STR, NULL, "file holding the HMAC-SHA256 token secret (required)",
      &O.secret_file, 0, 0},
     {"drain-window-ms", CONFIG_INT, "5000",
@@ -218,6 +221,9 @@ int main(int argc, char **argv)
                           argc, argv, err, sizeof err);
     if (rc == CONFIG_HELP)
         return 0;
+    if (rc == CONFIG_OK &&
+        sentinel_flags_check(O.redis_sentinels, O.redis_master, err, sizeof err) != 0)
+        rc = CONFIG_ERROR;
     if (rc != CONFIG_OK) {
         fprintf(stderr, "croupier-gate: %s\n", err);
         return 2;
@@ -295,6 +301,8 @@ int main(int argc, char **argv)
                         .tls = G.tls,
                         .advertise = O.advertise,
                         .redis = O.redis,
+                        .redis_sentinels = O.redis_sentinels,
+                        .redis_master = O.redis_master,
                         .secret = &secret,
                         .gate_id = O.gate_id,
                         .version = croupier_version,

@@ -635,6 +635,8 @@ registry_view_t *registry_view_create(struct event_base *base, const registry_vi
     v->base = base;
     v->opts = *opts;
     v->opts.host = NULL;
+    v->opts.sentinels = NULL;
+    v->opts.master_name = NULL;
     if (v->opts.refresh_ms <= 0)
         v->opts.refresh_ms = 2000;
     if (v->opts.request_timeout_ms <= 0)
@@ -647,7 +649,9 @@ registry_view_t *registry_view_create(struct event_base *base, const registry_vi
                        .backoff_max_ms = 2000,
                        .name = "registry",
                        .on_state = registry_view_state_cb,
-                       .arg = v};
+                       .arg = v,
+                       .sentinels = opts->sentinels,
+                       .master_name = opts->master_name};
     v->cmd = rconn_create(base, &ro);
     if (v->cmd == NULL)
         goto fail_cmd;

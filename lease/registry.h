@@ -117,6 +117,8 @@ typedef void (*registry_change_cb)(registry_view_t *v, const registry_entry_t *e
 typedef struct {
     const char *host; /* Redis, IP literal */
     int port;
+    const char *sentinels;        /* instead of host/port: rconn's sentinel mode (common/rconn.h) */
+    const char *master_name;      /* with sentinels */
     int refresh_ms;               /* full read period; 0 = 2000 */
     int request_timeout_ms;       /* 0 = 1000 */
     metrics_registry_t *metrics;  /* may be NULL */

@@ -8,11 +8,13 @@
 #include <string.h>
 
 #include "log.h"
+#include "sentinel.h"
 #include "xmalloc.h"
 
 struct money_jobs {
     char *host;
     int port;
+    char *sentinels, *master; /* NULL: host/port */
     pthread_t thread;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -27,8 +29,15 @@ static redisContext *jobs_conn(money_jobs_t *j)
         return j->c;
     if (j->c != NULL)
         redisFree(j->c);
+    char host[64], err[600];
+    int port = 0;
+    if (sentinel_connect_addr(j->host, j->port, j->sentinels, j->master, 500, host, sizeof host,
+                              &port, err, sizeof err) != 0) {
+        log_emit(LOG_WARN, "money_jobs_connect_failed", "{s:s}", "error", err);
+        return NULL;
+    }
     struct timeval tv = {1, 0};
-    j->c = redisConnectWithTimeout(j->host, j->port, tv);
+    j->c = redisConnectWithTimeout(host, port, tv);
     if (j->c == NULL || j->c->err != 0) {
         log_emit(LOG_WARN, "money_jobs_connect_failed", "{s:s}", "error",
                  j->c != NULL ? j->c->errstr : "out of memory");
@@ -69,6 +78,12 @@ static void *jobs_main(void *arg)
 
 money_jobs_t *money_jobs_create(const char *redis_host, int redis_port)
 {
+    return money_jobs_create_sentinel(redis_host, redis_port, NULL, NULL);
+}
+
+money_jobs_t *money_jobs_create_sentinel(const char *redis_host, int redis_port,
+                                         const char *sentinels, const char *master)
+{
     if (redis_host == NULL || redis_port <= 0 || redis_port > 65535) {
         log_emit(LOG_ERROR, "money_jobs_bad_config", "{s:s}", "error",
                  "needs a Redis host and port");
@@ -77,6 +92,8 @@ money_jobs_t *money_jobs_create(const char *redis_host, int redis_port)
     money_jobs_t *j = xcalloc(1, sizeof *j);
     j->host = xstrdup(redis_host);
     j->port = redis_port;
+    j->sentinels = sentinels != NULL ? xstrdup(sentinels) : NULL;
+    j->master = sentinels != NULL && master != NULL ? xstrdup(master) : NULL;
     pthread_mutex_init(&j->mu, NULL);
     pthread_cond_init(&j->cv, NULL);
     if (pthread_create(&j->thread, NULL, jobs_main, j) != 0) {
@@ -84,6 +101,8 @@ money_jobs_t *money_jobs_create(const char *redis_host, int redis_port)
         pthread_cond_destroy(&j->cv);
         pthread_mutex_destroy(&j->mu);
         free(j->host);
+        free(j->sentinels);
+        free(j->master);
         free(j);
         return NULL;
     }
@@ -120,5 +139,7 @@ void money_jobs_destroy(money_jobs_t *j)
     pthread_cond_destroy(&j->cv);
     pthread_mutex_destroy(&j->mu);
     free(j->host);
+    free(j->sentinels);
+    free(j->master);
     free(j);
 }

@@ -32,6 +32,10 @@ struct money_job {
 
 /* Starts the thread (host: an IP literal). NULL on bad arguments (logged). */
 money_jobs_t *money_jobs_create(const char *redis_host, int redis_port);
+/* The same, but with sentinels ("IP:PORT,...", with master; NULL = use host) every connect
+ * resolves the master through Redis Sentinel first (common/sentinel.h). */
+money_jobs_t *money_jobs_create_sentinel(const char *redis_host, int redis_port,
+                                         const char *sentinels, const char *master);
 /* Queues job; 0, or -ESHUTDOWN once destroy began (the job is not run). Any thread. */
 int money_jobs_submit(money_jobs_t *j, money_job_t *job);
 /* Runs what is queued, stops the thread, frees. NULL is a no-op. */

@@ -537,7 +537,9 @@ money_writer_t *money_writer_create(const money_writer_config_t *cfg)
                        .backoff_max_ms = c->backoff_max_ms,
                        .name = "money",
                        .on_state = writer_state_cb,
-                       .arg = w};
+                       .arg = w,
+                       .sentinels = c->redis_sentinels,
+                       .master_name = c->redis_master};
     w->rc = rconn_create(w->base, &ro); /* starts connecting; the loop runs it */
     if (w->rc == NULL)
         goto fail_rconn;

@@ -53,6 +53,8 @@ typedef void (*money_writer_done_cb)(money_result_t *res, void *arg);
 typedef struct {
     const char *redis_host; /* IP literal (hiredis resolves names with blocking calls) */
     int redis_port;
+    const char *redis_sentinels; /* with redis_master: rconn's sentinel mode (common/rconn.h) */
+    const char *redis_master;
     const char *service;    /* lease service: fence {croupier:lease:<service>}:slot:<n>:epoch */
     size_t high_watermark;  /* default 4096 */
     size_t max_inflight;    /* items sent and not answered; default 1024 */

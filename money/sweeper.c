@@ -13,6 +13,7 @@
 #include "clock.h"
 #include "log.h"
 #include "money.h"
+#include "sentinel.h"
 #include "xmalloc.h"
 
 /* A held epoch seen with its fence in place and nobody holding its slot, since first_ms. */
@@ -51,8 +52,14 @@ static bool sw_connect(money_sweeper_t *s)
 {
     if (s->c != NULL)
         return true;
+    char host[64], err[600];
+    int port = 0;
+    if (sentinel_connect_addr(s->host, s->cfg.redis_port, s->cfg.redis_sentinels,
+                              s->cfg.redis_master, 500, host, sizeof host, &port, err,
+                              sizeof err) != 0)
+        return false; /* like a refused connect: tried again next sweep (rconns log it) */
     struct timeval tv = {1, 0};
-    s->c = redisConnectWithTimeout(s->host, s->cfg.redis_port, tv);
+    s->c = redisConnectWithTimeout(host, port, tv);
     if (s->c == NULL || s->c->err != 0) {
         sw_disconnect(s);
         return false;
@@ -230,6 +237,8 @@ money_sweeper_t *money_sweeper_create(const money_sweeper_config_t *cfg)
         s->cfg.history_maxlen = 100000;
     s->host = xstrdup(cfg->redis_host);
     s->cfg.redis_host = s->host;
+    s->cfg.redis_sentinels = cfg->redis_sentinels ? xstrdup(cfg->redis_sentinels) : NULL;
+    s->cfg.redis_master = cfg->redis_master ? xstrdup(cfg->redis_master) : NULL;
     metrics_registry_t *m = cfg->metrics;
     if (m == NULL)
         m = s->own_metrics = metrics_create();
@@ -256,6 +265,8 @@ money_sweeper_t *money_sweeper_create(const money_sweeper_config_t *cfg)
         pthread_mutex_destroy(&s->mu);
         metrics_destroy(s->own_metrics);
         free(s->host);
+        free((char *)s->cfg.redis_sentinels);
+        free((char *)s->cfg.redis_master);
         free(s);
         return NULL;
     }
@@ -297,5 +308,7 @@ void money_sweeper_destroy(money_sweeper_t *s)
     free(s->watch);
     metrics_destroy(s->own_metrics);
     free(s->host);
+    free((char *)s->cfg.redis_sentinels);
+    free((char *)s->cfg.redis_master);
     free(s);
 }

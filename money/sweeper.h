@@ -34,6 +34,10 @@ typedef struct money_sweeper money_sweeper_t;
 typedef struct {
     const char *redis_host; /* IP literal */
     int redis_port;
+    /* with redis_master: each connect resolves the master through Redis Sentinel first
+     * (common/sentinel.h); both copied */
+    const char *redis_sentinels;
+    const char *redis_master;
     int interval_ms;             /* between sweeps; default 1000 */
     int grace_ms;                /* an unheld slot counts as dead after this long; default 12000 */
     long history_maxlen;         /* for the voided rounds' histories; default 100000 */

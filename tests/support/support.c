@@ -280,31 +280,17 @@ static int ts_redis_launch(ts_redis_t *r)
 {
     char port[16];
     snprintf(port, sizeof port, "%d", r->port);
-    char *argv[] = {"/usr/bin/redis-server",
-                    "--port",
-                    port,
-                    "--bind",
-                    "127.0.0.1",
-                    "--save",
-                    "",
-                    "--appendonly",
-                    "no",
-                    "--dir",
-                    r->dir,
-                    "--maxmemory-policy",
-                    "noeviction",
-                    "--daemonize",
-                    "no",
-                    NULL,
-                    NULL,
-                    NULL,
-                    NULL};
+    char *argv[] = {"/usr/bin/redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "",
+                    "--appendonly", "no", "--dir", r->dir, "--maxmemory-policy", "noeviction",
+                    "--daemonize", "no",
+                    /* a replica's first sync starts at once, not after the default 5 s */
+                    "--repl-diskless-sync-delay", "0", NULL, NULL, NULL, NULL};
     char master[16];
     if (r->replicaof > 0) {
         snprintf(master, sizeof master, "%d", r->replicaof);
-        argv[15] = "--replicaof";
-        argv[16] = "127.0.0.1";
-        argv[17] = master;
+        argv[17] = "--replicaof";
+        argv[18] = "127.0.0.1";
+        argv[19] = master;
     }
     r->proc = ts_proc_spawn(argv, NULL);
     if (r->proc == NULL)
@@ -372,6 +358,21 @@ void ts_redis_kill(ts_redis_t *r)
         ts_proc_signal(r->proc, SIGKILL);
     ts_proc_free(r->proc);
     r->proc = NULL;
+}
+
+int ts_redis_wait_synced(ts_redis_t *r, int timeout_ms)
+{
+    long long end = ts_now_ms() + timeout_ms;
+    for (;;) {
+        char *info = ts_redis_cmd(r, "INFO replication");
+        bool up = info != NULL && strstr(info, "master_link_status:up") != NULL;
+        free(info);
+        if (up)
+            return 0;
+        if (ts_now_ms() >= end)
+            return -ETIMEDOUT;
+        ts_sleep_ms(20);
+    }
 }
 
 void ts_redis_crash(ts_redis_t *r)

@@ -37,6 +37,8 @@ int ts_redis_restart(ts_redis_t *r);
 /* Starts an empty redis-server like ts_redis_start() that replicates 127.0.0.1:master_port
  * (--replicaof); master_port 0 is ts_redis_start(). */
 ts_redis_t *ts_redis_start_replica(int master_port);
+/* Waits until a replica's link to its master is up (first sync done); 0 or -ETIMEDOUT. */
+int ts_redis_wait_synced(ts_redis_t *r, int timeout_ms);
 /* SIGKILLs the server (a crash: no shutdown, no goodbye to clients), keeping the port. */
 void ts_redis_crash(ts_redis_t *r);
 /* ts_redis_cmd() towards any Redis protocol server on 127.0.0.1:port (e.g. a sentinel). */

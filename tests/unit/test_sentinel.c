@@ -20,6 +20,7 @@
 #include "rconn.h"
 #include "sentinel.h"
 #include "support.h"
+#include "testenv.h"
 
 #define MASTER "croupier"
 
@@ -65,18 +66,9 @@ static void setup(void)
     g_replica = ts_redis_start_replica(ts_redis_port(g_master));
     if (g_replica == NULL)
         return;
-    long long end = ts_now_ms() + 10000;
-    for (;;) {
-        char *info = ts_redis_cmd(g_replica, "INFO replication");
-        bool up = info != NULL && strstr(info, "master_link_status:up") != NULL;
-        free(info);
-        if (up)
-            break;
-        if (ts_now_ms() > end) {
-            fprintf(stderr, "# the replica never linked to the master\n");
-            return;
-        }
-        ts_sleep_ms(50);
+    if (ts_redis_wait_synced(g_replica, 10000) != 0) {
+        fprintf(stderr, "# the replica never linked to the master\n");
+        return;
     }
     size_t len = 0;
     for (int i = 0; i < 3; i++) {
@@ -87,7 +79,7 @@ static void setup(void)
                                 ts_sentinel_port(g_sent[i]));
     }
     /* Sentinels find each other through hello messages on the master (every 2 s). */
-    end = ts_now_ms() + 15000;
+    long long end = ts_now_ms() + 15000;
     while (!sentinels_see_everyone()) {
         if (ts_now_ms() > end) {
             fprintf(stderr, "# the sentinels never saw the replica and each other\n");
@@ -401,6 +393,119 @@ START_TEST(test_rconn_leaves_a_demoted_master_and_comes_back)
 }
 END_TEST
 
+/* ---- croupier-gate with --redis-sentinels ---------------------------- */
+
+#define SECRET "sentinel-test-secret-0123456789"
+
+static testenv_t g_env;
+static ts_redis_t *g_env_replica;
+static ts_sentinel_t *g_env_sent[3];
+static char g_env_list[256];
+static bool g_env_ready;
+
+static void env_setup(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    if (testenv_start(&g_env, SECRET) != 0)
+        return;
+    int mport = ts_redis_port(g_env.redis);
+    g_env_replica = ts_redis_start_replica(mport);
+    if (g_env_replica == NULL || ts_redis_wait_synced(g_env_replica, 10000) != 0) {
+        fprintf(stderr, "# could not start a replica linked to the master\n");
+        return;
+    }
+    size_t len = 0;
+    for (int i = 0; i < 3; i++) {
+        g_env_sent[i] = ts_sentinel_start(MASTER, mport, 2, 1000, 3000);
+        if (g_env_sent[i] == NULL)
+            return;
+        len += (size_t)snprintf(g_env_list + len, sizeof g_env_list - len, "%s127.0.0.1:%d",
+                                i ? "," : "", ts_sentinel_port(g_env_sent[i]));
+    }
+    long long end = ts_now_ms() + 15000;
+    for (;;) {
+        bool ok = true;
+        for (int i = 0; i < 3 && ok; i++) {
+            char *t =
+                ts_redis_cmd_port(ts_sentinel_port(g_env_sent[i]), "SENTINEL master %s", MASTER);
+            ok = reply_has(t, "num-slaves", "1") && reply_has(t, "num-other-sentinels", "2");
+            free(t);
+        }
+        if (ok)
+            break;
+        if (ts_now_ms() > end) {
+            fprintf(stderr, "# the sentinels never saw the replica and each other\n");
+            return;
+        }
+        ts_sleep_ms(100);
+    }
+    g_env_ready = true;
+}
+
+static void env_teardown(void)
+{
+    for (int i = 0; i < 3; i++)
+        ts_sentinel_stop(g_env_sent[i]);
+    ts_redis_stop(g_env_replica);
+    testenv_stop(&g_env);
+}
+
+/* Subscribers of channel on the node (PUBSUB NUMSUB). */
+static int subscribers(ts_redis_t *r, const char *channel)
+{
+    char *t = ts_redis_cmd(r, "PUBSUB NUMSUB %s", channel);
+    const char *nl = t ? strchr(t, '\n') : NULL;
+    int n = nl ? atoi(nl + 1) : -1;
+    free(t);
+    return n;
+}
+
+/*
+ * croupier-gate finds Redis through the sentinels (its --redis points at a port where nothing
+ * listens), gets ready, and after the master is SIGKILLed its connections come back on the
+ * promoted replica by themselves (its two subscriber connections: sessions, registry events).
+ */
+START_TEST(test_gate_follows_the_master_through_sentinel)
+{
+    ck_assert_msg(g_env_ready, "could not start redis-server x2 + sentinel x3");
+    char dead[32];
+    snprintf(dead, sizeof dead, "127.0.0.1:%d", ts_free_port());
+    char *args[] = {
+        "--redis-sentinels", g_env_list, "--redis-master", MASTER, "--redis", dead, NULL};
+    testenv_server_t gate;
+    ck_assert_int_eq(testenv_start_gate(&g_env, &gate, "g1", args), 0);
+
+    long long t0 = ts_now_ms();
+    ts_redis_crash(g_env.redis);
+    long long end = t0 + 20000;
+    bool promoted = false;
+    while (!promoted && ts_now_ms() < end) {
+        char *role = ts_redis_cmd(g_env_replica, "ROLE");
+        promoted = role != NULL && strncmp(role, "master", 6) == 0;
+        free(role);
+        if (!promoted)
+            ts_sleep_ms(50);
+    }
+    ck_assert_msg(promoted, "no failover within 20 s");
+    end = ts_now_ms() + 12000;
+    int sess = 0, reg = 0;
+    while (ts_now_ms() < end) {
+        sess = subscribers(g_env_replica, "croupier:gates:sessions");
+        reg = subscribers(g_env_replica, "croupier:registry:events");
+        if (sess >= 1 && reg >= 1)
+            break;
+        ts_sleep_ms(100);
+    }
+    fprintf(stderr, "# new master %d ms after the SIGKILL: subscribers %d+%d\n",
+            (int)(ts_now_ms() - t0), sess, reg);
+    ck_assert_int_ge(sess, 1);
+    ck_assert_int_ge(reg, 1);
+    ck_assert_int_eq(ts_http_wait_status("127.0.0.1", gate.health, "/readyz", 200, 5000), 0);
+    ck_assert(ts_proc_alive(gate.proc));
+    testenv_stop_server(&gate);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("sentinel");
@@ -415,6 +520,11 @@ int main(void)
     tcase_add_test(tc, test_rconn_wrong_master_name_or_no_sentinel_is_an_error_retried);
     tcase_add_test(tc, test_rconn_follows_a_failover_by_itself);
     tcase_add_test(tc, test_rconn_leaves_a_demoted_master_and_comes_back);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("processes");
+    tcase_set_timeout(tc, 60);
+    tcase_add_unchecked_fixture(tc, env_setup, env_teardown);
+    tcase_add_test(tc, test_gate_follows_the_master_through_sentinel);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
