@@ -207,6 +207,7 @@ struct tk_table {
     bool move_followup; /* the move counts as a money follow-up: the exit's flush waits */
     int64_t move_until_ms;
     int64_t move_start_ms;
+    int move_checks; /* reads of the offer so far (tk_move_check_ms) */
     char offer_id[MONEY_ID_MAX + 1];
     gs_request_t *adopt_q[TK_ADOPT_QUEUE]; /* Adopt requests waiting for the adoption */
     int nadopt_q;
@@ -1893,6 +1894,16 @@ static void tk_move_voided(tk_table_t *t)
     tk_move_hold(t, false);
 }
 
+/* When to read the offer again: 25 ms, then twice as long each time up to 400 ms. The players
+ * have moved once their gateway has the adopter's answer; this only decides how soon the old
+ * desk lets go, and keeps a drain of many tables from flooding the handoff thread. */
+static int64_t tk_move_check_ms(tk_table_t *t)
+{
+    int k = t->move_checks < 4 ? t->move_checks : 4;
+    t->move_checks++;
+    return 25LL << k;
+}
+
 /* TK_TIMER_MOVE: go on with the move (check the offer, withdraw it when time is up). */
 static void tk_move_timer(tk_table_t *t)
 {
@@ -1930,7 +1941,8 @@ static void tk_move_done_old(tk_table_t *t, tk_job_t *j)
         log_emit(LOG_INFO, "tk_table_offered", "{s:I,s:s,s:i,s:I}", "desk",
                  (json_int_t)rt_desk_id(t->desk), "offer", t->offer_id, "players", (int)n, "ms",
                  (json_int_t)(clock_mono_ms() - t->move_start_ms));
-        tk_move_arm(t, 25);
+        t->move_checks = 0;
+        tk_move_arm(t, tk_move_check_ms(t));
         return;
     }
     /* CHECK or WITHDRAW */
@@ -1954,7 +1966,7 @@ static void tk_move_done_old(tk_table_t *t, tk_job_t *j)
     } else if (strcmp(j->status_text, "void") == 0) {
         tk_move_voided(t);
     } else {
-        tk_move_arm(t, 25); /* still offered */
+        tk_move_arm(t, tk_move_check_ms(t)); /* still offered */
     }
 }
 

@@ -172,8 +172,21 @@ struct gate_req {
     uint8_t action[GATE_ACTION_FWD_MAX]; /* action_len bytes */
 };
 
+/* A game some registry entry offered, and when (gate_game_offered). */
+typedef struct {
+    char game[48];
+    int64_t seen_ms;
+} gate_offered_t;
+#define GATE_OFFERED_MAX 64
+/* A game offered this recently is not "no such game" while no entry offers it: a registry gap
+ * (entries expired while Redis could not be written, a failover) is waited out like a server
+ * that is not ready. */
+#define GATE_OFFERED_RECENT_MS 60000
+
 struct gate {
     gate_config_t cfg;
+    gate_offered_t offered[GATE_OFFERED_MAX];
+    unsigned noffered;
     char gate_id[80];
     char advertise[96];
     char version[48];
@@ -1498,6 +1511,32 @@ static uint64_t gate_offer_hash(const char *offer, const char *server)
     return h;
 }
 
+/* Notes that an entry offers game now. */
+static void gate_game_seen(gate_t *g, const char *game)
+{
+    unsigned oldest = 0;
+    for (unsigned i = 0; i < g->noffered; i++) {
+        if (strcmp(g->offered[i].game, game) == 0) {
+            g->offered[i].seen_ms = clock_mono_ms();
+            return;
+        }
+        if (g->offered[i].seen_ms < g->offered[oldest].seen_ms)
+            oldest = i;
+    }
+    unsigned k = g->noffered < GATE_OFFERED_MAX ? g->noffered++ : oldest;
+    snprintf(g->offered[k].game, sizeof g->offered[k].game, "%s", game);
+    g->offered[k].seen_ms = clock_mono_ms();
+}
+
+/* Whether an entry offered game within GATE_OFFERED_RECENT_MS. */
+static bool gate_game_offered_recently(const gate_t *g, const char *game)
+{
+    for (unsigned i = 0; i < g->noffered; i++)
+        if (strcmp(g->offered[i].game, game) == 0)
+            return clock_mono_ms() - g->offered[i].seen_ms < GATE_OFFERED_RECENT_MS;
+    return false;
+}
+
 static const registry_entry_t *gate_pick(gate_t *g, gate_req_t *r, bool *any_offers)
 {
     const registry_entry_t *best = NULL;
@@ -1510,6 +1549,8 @@ static const registry_entry_t *gate_pick(gate_t *g, gate_req_t *r, bool *any_off
         const registry_entry_t *e = registry_view_at(g->view, i);
         if (!config_list_has(e->games, r->game))
             continue;
+        if (!*any_offers)
+            gate_game_seen(g, r->game);
         *any_offers = true;
         if (e->state != REGISTRY_READY)
             continue;
@@ -1574,7 +1615,8 @@ static void gate_req_dispatch(gate_req_t *r)
         bool offered;
         const registry_entry_t *e = gate_pick(g, r, &offered);
         if (e == NULL) {
-            if (!offered && !r->reseat && r->attempts == 0) {
+            if (!offered && !r->reseat && r->attempts == 0 &&
+                !gate_game_offered_recently(g, r->game)) {
                 metrics_add(g->m_reject[REJ_NO_SERVER], 1);
                 gate_req_fail(r, CROUPIER__ERROR_CODE__NO_SUCH_GAME, "no server offers this game");
                 return;
