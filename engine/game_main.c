@@ -35,6 +35,7 @@
 #include "money_writer.h"
 #include "rconn.h"
 #include "registry.h"
+#include "sentinel.h"
 #include "sweeper.h"
 #include "version.h"
 #include "xmalloc.h"
@@ -42,6 +43,7 @@
 typedef struct {
     const char *engine, *games, *trad_options, *service, *log_level, *drain_allow, *admin_secret;
     config_addr_t listen, advertise, health, redis;
+    const char *redis_sentinels, *redis_master;
     long pool_size, drain_max, workers, lease_ttl_ms, money_hwm, request_cache, sweep_ms, grace_ms;
 } game_opts_t;
 
@@ -87,6 +89,7 @@ static const config_flag_t game_flags[] = {
     {"health-listen", CONFIG_ADDR, "0.0.0.0:8080", "health/drain/metrics HTTP address", &G.o.health,
      0, 0},
     {"redis", CONFIG_ADDR, "127.0.0.1:6379", "Redis address (IP literal)", &G.o.redis, 0, 0},
+    SENTINEL_CONFIG_FLAGS(&G.o.redis_sentinels, &G.o.redis_master),
     {"service", CONFIG_STR, NULL, "lease pool / service name (default: the engine's name)",
      &G.o.service, 0, 0},
     {"lease-pool-size", CONFIG_INT, "64", "server-ID pool size (>= versions x replicas x 2)",
@@ -345,8 +348,15 @@ static void game_recover_self(void)
 {
     if (G.lease == NULL || lease_slot(G.lease) < 0)
         return;
+    char host[64], err[600];
+    int port = 0;
+    if (sentinel_connect_addr(G.o.redis.host, G.o.redis.port, G.o.redis_sentinels, G.o.redis_master,
+                              500, host, sizeof host, &port, err, sizeof err) != 0) {
+        log_emit(LOG_ERROR, "recover_self_failed", "{s:s}", "error", err);
+        return;
+    }
     struct timeval tv = {1, 0};
-    redisContext *c = redisConnectWithTimeout(G.o.redis.host, G.o.redis.port, tv);
+    redisContext *c = redisConnectWithTimeout(host, port, tv);
     if (c == NULL || c->err != 0) {
         log_emit(LOG_ERROR, "recover_self_failed", "{s:s}", "error",
                  c != NULL ? c->errstr : "out of memory");
@@ -506,6 +516,9 @@ int main(int argc, char **argv)
                           argv, err, sizeof err);
     if (rc == CONFIG_HELP)
         return 0;
+    if (rc == CONFIG_OK &&
+        sentinel_flags_check(G.o.redis_sentinels, G.o.redis_master, err, sizeof err) != 0)
+        rc = CONFIG_ERROR;
     if (rc != CONFIG_OK) {
         fprintf(stderr, "croupier-game: %s\n", err);
         return 2;
@@ -560,6 +573,8 @@ int main(int argc, char **argv)
                       .request_cache_max = (int)G.o.request_cache,
                       .redis_host = G.o.redis.host,
                       .redis_port = G.o.redis.port,
+                      .redis_sentinels = G.o.redis_sentinels,
+                      .redis_master = G.o.redis_master,
                       .service = G.o.service};
     rc = gs_create(&gc, &G.gs);
     if (rc != 0) {
@@ -617,6 +632,8 @@ int main(int argc, char **argv)
 
     money_writer_config_t mc = {.redis_host = G.o.redis.host,
                                 .redis_port = G.o.redis.port,
+                                .redis_sentinels = G.o.redis_sentinels,
+                                .redis_master = G.o.redis_master,
                                 .service = G.o.service,
                                 .high_watermark = (size_t)G.o.money_hwm,
                                 .metrics = G.metrics};
@@ -626,6 +643,8 @@ int main(int argc, char **argv)
     gs_set_money(G.gs, G.money);
     money_sweeper_config_t sc = {.redis_host = G.o.redis.host,
                                  .redis_port = G.o.redis.port,
+                                 .redis_sentinels = G.o.redis_sentinels,
+                                 .redis_master = G.o.redis_master,
                                  .interval_ms = (int)G.o.sweep_ms,
                                  .grace_ms =
                                      (int)(G.o.grace_ms > 0 ? G.o.grace_ms : 2 * G.o.lease_ttl_ms),
@@ -638,7 +657,9 @@ int main(int argc, char **argv)
                        .port = G.o.redis.port,
                        .request_timeout_ms =
                            (int)(G.o.lease_ttl_ms / 3 > 0 ? G.o.lease_ttl_ms / 3 : 1),
-                       .name = "lease"};
+                       .name = "lease",
+                       .sentinels = G.o.redis_sentinels,
+                       .master_name = G.o.redis_master};
     G.rc = rconn_create(G.base, &ro);
     lease_opts_t lo = {.service = G.o.service,
                        .pool_size = (int)G.o.pool_size,

@@ -3269,9 +3269,12 @@ int tk_engine_create(tk_engine_def_t *def, gs_t *gs, const char *games, void **o
                            .port = gs_redis_port(gs),
                            .name = "tk",
                            .on_state = tk_rconn_state_cb,
-                           .arg = eng};
+                           .arg = eng,
+                           .sentinels = gs_redis_sentinels(gs),
+                           .master_name = gs_redis_master(gs)};
         eng->rc = rconn_create(base, &ro);
-        eng->jobs = money_jobs_create(gs_redis_host(gs), gs_redis_port(gs));
+        eng->jobs = money_jobs_create_sentinel(gs_redis_host(gs), gs_redis_port(gs),
+                                               gs_redis_sentinels(gs), gs_redis_master(gs));
         lobby_pub_opts_t lo = {.server_id = gs_server_id(gs), .engine = gm->proto_engine};
         if (eng->rc != NULL)
             eng->ads = lobby_pub_create(base, eng->rc, &lo);

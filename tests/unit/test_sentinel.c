@@ -393,7 +393,7 @@ START_TEST(test_rconn_leaves_a_demoted_master_and_comes_back)
 }
 END_TEST
 
-/* ---- croupier-gate with --redis-sentinels ---------------------------- */
+/* ---- croupier-game and croupier-gate with --redis-sentinels ---------------------------- */
 
 #define SECRET "sentinel-test-secret-0123456789"
 
@@ -460,19 +460,44 @@ static int subscribers(ts_redis_t *r, const char *channel)
     return n;
 }
 
+/* A command's call count since the last CONFIG RESETSTAT (INFO commandstats), 0 if none. */
+static long command_calls(ts_redis_t *r, const char *cmd)
+{
+    char *t = ts_redis_cmd(r, "INFO commandstats");
+    char want[64];
+    snprintf(want, sizeof want, "cmdstat_%s:calls=", cmd);
+    const char *p = t ? strstr(t, want) : NULL;
+    long n = p ? atol(p + strlen(want)) : 0;
+    free(t);
+    return n;
+}
+
 /*
- * croupier-gate finds Redis through the sentinels (its --redis points at a port where nothing
- * listens), gets ready, and after the master is SIGKILLed its connections come back on the
- * promoted replica by themselves (its two subscriber connections: sessions, registry events).
+ * croupier-game and croupier-gate find Redis through the sentinels (their --redis points at a
+ * port where nothing listens), get ready, and after the master is SIGKILLed they work on the
+ * promoted replica by themselves: the game keeps renewing its lease there (EVALSHA calls on the
+ * new master) and both stay ready.
  */
-START_TEST(test_gate_follows_the_master_through_sentinel)
+START_TEST(test_game_and_gate_follow_the_master_through_sentinel)
 {
     ck_assert_msg(g_env_ready, "could not start redis-server x2 + sentinel x3");
     char dead[32];
     snprintf(dead, sizeof dead, "127.0.0.1:%d", ts_free_port());
     char *args[] = {
         "--redis-sentinels", g_env_list, "--redis-master", MASTER, "--redis", dead, NULL};
-    testenv_server_t gate;
+    /* A lease outlives the failover (about 2-3 s here): this test is about finding the master,
+     * not about a lease that expired meanwhile (the lease's own states handle that). */
+    char *game_args[] = {"--redis-sentinels",
+                         g_env_list,
+                         "--redis-master",
+                         MASTER,
+                         "--redis",
+                         dead,
+                         "--lease-ttl-ms",
+                         "6000",
+                         NULL};
+    testenv_server_t game, gate;
+    ck_assert_int_eq(testenv_start_game(&g_env, &game, "test", 5, game_args, NULL), 0);
     ck_assert_int_eq(testenv_start_gate(&g_env, &gate, "g1", args), 0);
 
     long long t0 = ts_now_ms();
@@ -487,22 +512,39 @@ START_TEST(test_gate_follows_the_master_through_sentinel)
             ts_sleep_ms(50);
     }
     ck_assert_msg(promoted, "no failover within 20 s");
+    free(ts_redis_cmd(g_env_replica, "CONFIG RESETSTAT"));
+    /* The game's lease is renewed every ttl/3 (2 s) with EVALSHA; the gate's two subscriber
+     * connections (sessions, registry events) come back on the new master. */
     end = ts_now_ms() + 12000;
+    long calls = 0;
     int sess = 0, reg = 0;
     while (ts_now_ms() < end) {
+        calls = command_calls(g_env_replica, "evalsha") + command_calls(g_env_replica, "eval");
         sess = subscribers(g_env_replica, "croupier:gates:sessions");
         reg = subscribers(g_env_replica, "croupier:registry:events");
-        if (sess >= 1 && reg >= 1)
+        if (calls > 1 && sess >= 1 && reg >= 1)
             break;
         ts_sleep_ms(100);
     }
-    fprintf(stderr, "# new master %d ms after the SIGKILL: subscribers %d+%d\n",
-            (int)(ts_now_ms() - t0), sess, reg);
+    fprintf(stderr, "# new master %d ms after the SIGKILL: %ld script calls, subscribers %d+%d\n",
+            (int)(ts_now_ms() - t0), calls, sess, reg);
+    ck_assert_msg(calls > 1, "no lease renewals on the new master (game log %s)",
+                  ts_proc_log_path(game.proc));
     ck_assert_int_ge(sess, 1);
     ck_assert_int_ge(reg, 1);
+    int ready = ts_http_wait_status("127.0.0.1", game.health, "/readyz", 200, 5000);
+    if (ready != 0) {
+        char *log = ts_proc_log(game.proc);
+        fprintf(stderr, "%s\n", log ? log : "");
+        free(log);
+    }
+    ck_assert_int_eq(ready, 0);
     ck_assert_int_eq(ts_http_wait_status("127.0.0.1", gate.health, "/readyz", 200, 5000), 0);
+    ck_assert(ts_proc_alive(game.proc));
     ck_assert(ts_proc_alive(gate.proc));
+    ck_assert(!ts_proc_log_has(game.proc, "\"level\":\"fatal\""));
     testenv_stop_server(&gate);
+    testenv_stop_server(&game);
 }
 END_TEST
 
@@ -524,7 +566,7 @@ int main(void)
     tc = tcase_create("processes");
     tcase_set_timeout(tc, 60);
     tcase_add_unchecked_fixture(tc, env_setup, env_teardown);
-    tcase_add_test(tc, test_gate_follows_the_master_through_sentinel);
+    tcase_add_test(tc, test_game_and_gate_follow_the_master_through_sentinel);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
