@@ -602,8 +602,10 @@ static void rconn_start_connect(rconn_t *rc)
         return;
     if (rc->sset != NULL) {
         rc->phase = RCONN_RESOLVING;
-        rc->query = sentinel_query_start(rc->base, rc->sset, rc->opts.connect_timeout_ms,
-                                         rconn_resolved_cb, rc);
+        /* A short timeout per sentinel (the sentinel client guide: a few hundred ms), so that
+         * a dead or hung sentinel delays the connect little. */
+        int ms = rc->opts.connect_timeout_ms < 500 ? rc->opts.connect_timeout_ms : 500;
+        rc->query = sentinel_query_start(rc->base, rc->sset, ms, rconn_resolved_cb, rc);
         return;
     }
     rconn_connect_addr(rc);

@@ -31,7 +31,8 @@
  * `signal(SIGPIPE, SIG_IGN);` (this module never changes process-wide signal state itself).
  *
  * Sentinel mode (opts.sentinels + opts.master_name; common/sentinel.h, docs/deploy.md "Redis
- * Sentinel"): before every (re)connect the master is resolved anew through the sentinels, and
+ * Sentinel"): before every (re)connect the master is resolved anew through the sentinels (each
+ * asked with the connect timeout, at most 500 ms, to connect and as much to answer), and
  * the connection counts as connected only once the node has answered PING and then `ROLE` with
  * `master` (else it is closed and resolved again after the backoff). While connected:
  *   - a connection to one sentinel is subscribed to `+switch-master`; a switch of this master
