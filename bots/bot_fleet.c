@@ -580,6 +580,21 @@ static void bot_on_login(bot_t *b, const Croupier__ServerMessage *m)
     bot_send_join(b);
 }
 
+/* The seat and the strategy's view from a Snapshot (a Resume's answer, or the table's state
+ * after a whole-table Moved), checked against the table left when it follows such a move. */
+static void bot_take_snapshot(bot_t *b, const Croupier__ServerMessage *m)
+{
+    const bot_strategy_ops_t *s = b->f->cfg.strategy;
+    const Croupier__Snapshot *sn = m->snapshot;
+    bot_set_seat(b, sn->desk_id, sn->your_seat, sn->engine, sn->game, sn->stake);
+    if (b->check_move)
+        bot_check_moved_table(b, sn);
+    bot_seen_table(b, sn->seats, sn->n_seats);
+    if (s->on_seat != NULL)
+        s->on_seat(b->sst, &b->seat, sn);
+    bot_game_body(b, m);
+}
+
 static void bot_on_resume(bot_t *b, const Croupier__ServerMessage *m)
 {
     bot_book_t *book = b->f->cfg.book;
@@ -592,13 +607,7 @@ static void bot_on_resume(bot_t *b, const Croupier__ServerMessage *m)
                         sn->round_id, now_ms());
         if (sn->round_id != NULL && sn->round_id[0] != '\0')
             bot_book_round_started(book, b->idx, sn->desk_id, sn->round_id, now_ms());
-        bot_set_seat(b, sn->desk_id, sn->your_seat, sn->engine, sn->game, sn->stake);
-        if (b->check_move)
-            bot_check_moved_table(b, sn);
-        bot_seen_table(b, sn->seats, sn->n_seats);
-        if (s->on_seat != NULL)
-            s->on_seat(b->sst, &b->seat, sn);
-        bot_game_body(b, m);
+        bot_take_snapshot(b, m);
         bot_after_seat(b);
         return;
     }
@@ -982,14 +991,7 @@ static void bot_on_event(bot_t *b, const Croupier__ServerMessage *m)
     case CROUPIER__SERVER_MESSAGE__BODY_SNAPSHOT:
         /* The whole table moved (after its Moved): the table's state on its new server. */
         if (b->has_seat && m->snapshot->desk_id == b->seat.desk_id) {
-            const Croupier__Snapshot *sn = m->snapshot;
-            bot_set_seat(b, sn->desk_id, sn->your_seat, sn->engine, sn->game, sn->stake);
-            if (b->check_move)
-                bot_check_moved_table(b, sn);
-            bot_seen_table(b, sn->seats, sn->n_seats);
-            if (s->on_seat != NULL)
-                s->on_seat(b->sst, &b->seat, sn);
-            bot_game_body(b, m);
+            bot_take_snapshot(b, m);
             if (!b->closing_seen && b->rq == RQ_NONE)
                 bot_schedule_decide(b);
             return;

@@ -429,22 +429,13 @@ void gs_seat(gs_t *gs, uint64_t player_id, rt_desk_id_t desk)
     gs_out_enqueue(gs, o);
 }
 
-void gs_close_desk_seats(gs_t *gs, rt_desk_id_t desk, const uint64_t *players, size_t n,
-                         Croupier__ClosingReason reason, const char *detail)
+/* One DeskClosing per player, addressed through the player's link: the main thread sends it on
+ * the link that serves that player, so each gateway hears of its own players. offer_id: a
+ * whole-table move's offer, or NULL. */
+static void gs_desk_notices(gs_t *gs, rt_desk_id_t desk, const uint64_t *players, size_t n,
+                            Croupier__ClosingReason reason, const char *detail,
+                            const char *offer_id)
 {
-    Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
-    Croupier__TableClosing tc = CROUPIER__TABLE_CLOSING__INIT;
-    tc.reason = reason;
-    tc.detail = (char *)(detail != NULL ? detail : "");
-    sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_TABLE_CLOSING;
-    sm.table_closing = &tc;
-    for (size_t i = 0; i < n; i++) {
-        gs_push(gs, players[i], &sm);
-    }
-    if (n == 0)
-        return;
-    /* One DeskClosing per player, addressed through the player's link: the main thread sends
-     * it on the link that serves that player, so each gateway hears of its own players. */
     for (size_t i = 0; i < n; i++) {
         Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
         Croupier__DeskClosing dc = CROUPIER__DESK_CLOSING__INIT;
@@ -453,6 +444,7 @@ void gs_close_desk_seats(gs_t *gs, rt_desk_id_t desk, const uint64_t *players, s
         dc.n_player_ids = 1;
         dc.player_ids = (uint64_t *)&players[i];
         dc.detail = (char *)(detail != NULL ? detail : "");
+        dc.offer_id = (char *)offer_id;
         f.has_player_id = true;
         f.player_id = players[i];
         f.body_case = CROUPIER__RPC_FRAME__BODY_DESK_CLOSING;
@@ -469,32 +461,26 @@ void gs_close_desk_seats(gs_t *gs, rt_desk_id_t desk, const uint64_t *players, s
     }
 }
 
+void gs_close_desk_seats(gs_t *gs, rt_desk_id_t desk, const uint64_t *players, size_t n,
+                         Croupier__ClosingReason reason, const char *detail)
+{
+    Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+    Croupier__TableClosing tc = CROUPIER__TABLE_CLOSING__INIT;
+    tc.reason = reason;
+    tc.detail = (char *)(detail != NULL ? detail : "");
+    sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_TABLE_CLOSING;
+    sm.table_closing = &tc;
+    for (size_t i = 0; i < n; i++) {
+        gs_push(gs, players[i], &sm);
+    }
+    gs_desk_notices(gs, desk, players, n, reason, detail, NULL);
+}
+
 void gs_move_desk_seats(gs_t *gs, rt_desk_id_t desk, const uint64_t *players, size_t n,
                         const char *offer_id)
 {
-    for (size_t i = 0; i < n; i++) {
-        Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
-        Croupier__DeskClosing dc = CROUPIER__DESK_CLOSING__INIT;
-        dc.desk_id = desk;
-        dc.reason = CROUPIER__CLOSING_REASON__CLOSING_DRAINING;
-        dc.n_player_ids = 1;
-        dc.player_ids = (uint64_t *)&players[i];
-        dc.detail = "server draining: the table moves";
-        dc.offer_id = (char *)offer_id;
-        f.has_player_id = true;
-        f.player_id = players[i];
-        f.body_case = CROUPIER__RPC_FRAME__BODY_DESK_CLOSING;
-        f.desk_closing = &dc;
-        gs_out_t *o = xcalloc(1, sizeof *o);
-        o->kind = GS_OUT_NOTICE;
-        o->player_id = players[i];
-        o->bytes = gs_encode(&f, &o->len);
-        if (o->bytes == NULL) {
-            free(o);
-            continue;
-        }
-        gs_out_enqueue(gs, o);
-    }
+    gs_desk_notices(gs, desk, players, n, CROUPIER__CLOSING_REASON__CLOSING_DRAINING,
+                    "server draining: the table moves", offer_id);
 }
 
 /* ---- the main-thread side of the outbox -------------------------------------------------- */

@@ -2929,23 +2929,34 @@ static void tk_balance_cb(rconn_t *rc, redisReply *reply, void *arg)
     rt_post(gs_rt(j->gs), eng->lobby, &m);
 }
 
+/* Whether a table of (engine, game, stake) is one this engine runs; the refusal and its reason
+ * otherwise. */
+static Croupier__ErrorCode tk_engine_serves(const tk_engine_t *eng, Croupier__Engine engine,
+                                            const char *game, int64_t stake, const char **why)
+{
+    if (!config_list_has(eng->games, game)) {
+        *why = "this server does not run that game";
+        return CROUPIER__ERROR_CODE__NO_SUCH_GAME;
+    }
+    if (engine != eng->game->proto_engine && engine != CROUPIER__ENGINE__ENGINE_UNSPECIFIED) {
+        *why = "the game is not played on that engine";
+        return CROUPIER__ERROR_CODE__WRONG_ENGINE;
+    }
+    if (stake < (eng->game->min_stake > 1 ? eng->game->min_stake : 1) || stake > TK_MAX_STAKE) {
+        *why = "stake out of range";
+        return CROUPIER__ERROR_CODE__BAD_REQUEST;
+    }
+    return CROUPIER__ERROR_CODE__OK;
+}
+
 void tk_engine_join(void *e, gs_request_t *req)
 {
     tk_engine_t *eng = e;
     const Croupier__Join *j = req->frame->join;
-    Croupier__ErrorCode code = CROUPIER__ERROR_CODE__OK;
     const char *why = NULL;
-    if (!config_list_has(eng->games, j->game)) {
-        code = CROUPIER__ERROR_CODE__NO_SUCH_GAME;
-        why = "this server does not run that game";
-    } else if (j->engine != eng->game->proto_engine &&
-               j->engine != CROUPIER__ENGINE__ENGINE_UNSPECIFIED) {
-        code = CROUPIER__ERROR_CODE__WRONG_ENGINE;
-        why = "the game is not played on that engine";
-    } else if (j->stake < (eng->game->min_stake > 1 ? eng->game->min_stake : 1) ||
-               j->stake > TK_MAX_STAKE) {
-        code = CROUPIER__ERROR_CODE__BAD_REQUEST;
-        why = "stake out of range";
+    Croupier__ErrorCode code = tk_engine_serves(eng, j->engine, j->game, j->stake, &why);
+    if (code != CROUPIER__ERROR_CODE__OK) {
+        /* refused below */
     } else if (eng->rc == NULL && eng->game->money != TK_MONEY_WALLET) {
         code = CROUPIER__ERROR_CODE__UNAVAILABLE;
         why = "wallet store not configured";
@@ -2978,18 +2989,10 @@ void tk_engine_adopt(void *e, gs_request_t *req)
 {
     tk_engine_t *eng = e;
     const Croupier__Adopt *a = req->frame->adopt;
-    Croupier__ErrorCode code = CROUPIER__ERROR_CODE__OK;
     const char *why = NULL;
-    if (!config_list_has(eng->games, a->game)) {
-        code = CROUPIER__ERROR_CODE__NO_SUCH_GAME;
-        why = "this server does not run that game";
-    } else if (a->engine != eng->game->proto_engine &&
-               a->engine != CROUPIER__ENGINE__ENGINE_UNSPECIFIED) {
-        code = CROUPIER__ERROR_CODE__WRONG_ENGINE;
-        why = "the game is not played on that engine";
-    } else if (a->stake < 1 || a->stake > TK_MAX_STAKE) {
-        code = CROUPIER__ERROR_CODE__BAD_REQUEST;
-        why = "stake out of range";
+    Croupier__ErrorCode code = tk_engine_serves(eng, a->engine, a->game, a->stake, &why);
+    if (code != CROUPIER__ERROR_CODE__OK) {
+        /* refused below */
     } else if (eng->jobs == NULL) {
         code = CROUPIER__ERROR_CODE__UNAVAILABLE;
         why = "no money store for table handoffs";

@@ -1588,6 +1588,19 @@ static const registry_entry_t *gate_pick(gate_t *g, gate_req_t *r, bool *any_off
 
 static bool gate_target_gone(gate_req_t *r);
 
+/* A join's target: the server of registry entry e, at the join's game and stake. */
+static void gate_req_target_entry(gate_req_t *r, const registry_entry_t *e)
+{
+    memset(&r->target, 0, sizeof r->target);
+    snprintf(r->target.server_id, sizeof r->target.server_id, "%s", e->id);
+    snprintf(r->target.address, sizeof r->target.address, "%s", e->address);
+    r->target.epoch = e->epoch;
+    r->target.engine = r->engine;
+    r->target.stake = r->stake;
+    snprintf(r->target.game, sizeof r->target.game, "%s", r->game);
+    r->have_target = true;
+}
+
 /*
  * Sends (or re-sends) a request: refuses expired work, resolves the target (the seat's server,
  * or a registry pick for a join), records the remaining budget, hands it to the link. A target
@@ -1625,14 +1638,7 @@ static void gate_req_dispatch(gate_req_t *r)
             gate_req_retry(r, CROUPIER__ERROR_CODE__UNAVAILABLE, "no ready server");
             return;
         }
-        memset(&r->target, 0, sizeof r->target);
-        snprintf(r->target.server_id, sizeof r->target.server_id, "%s", e->id);
-        snprintf(r->target.address, sizeof r->target.address, "%s", e->address);
-        r->target.epoch = e->epoch;
-        r->target.engine = r->engine;
-        r->target.stake = r->stake;
-        snprintf(r->target.game, sizeof r->target.game, "%s", r->game);
-        r->have_target = true;
+        gate_req_target_entry(r, e);
     }
     r->attempts++;
     metrics_observe(g->m_budget, (double)(r->deadline_mono - now) / 1000.0);
@@ -1848,14 +1854,7 @@ static void gate_on_reply(gate_link_t *l, Croupier__RpcFrame *f, const gate_fwd_
         const registry_entry_t *e = registry_view_find(g->view, rep->adopted_by);
         if (e != NULL) {
             r->redirects++;
-            memset(&r->target, 0, sizeof r->target);
-            snprintf(r->target.server_id, sizeof r->target.server_id, "%s", e->id);
-            snprintf(r->target.address, sizeof r->target.address, "%s", e->address);
-            r->target.epoch = e->epoch;
-            r->target.engine = r->engine;
-            r->target.stake = r->stake;
-            snprintf(r->target.game, sizeof r->target.game, "%s", r->game);
-            r->have_target = true;
+            gate_req_target_entry(r, e);
             gate_req_dispatch(r);
             return;
         }

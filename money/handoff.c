@@ -106,6 +106,21 @@ static int ho_reply(redisContext *c, redisReply *r, money_kind_t kind, money_res
     return out->status;
 }
 
+/* The start of an offer's or a withdrawal's call: KEYS the offer, the old server's fence and its
+ * held HASH; ARGV its epoch and the offer id. */
+static void ho_push_offer_call(ho_argv_t *a, int script, const char *service,
+                               const money_offer_t *o, const char *id)
+{
+    ho_push(a, "EVALSHA");
+    ho_push(a, "%s", money_script_sha(script));
+    ho_push(a, "3");
+    ho_push(a, "%s%s", MONEY_HANDOFF_KEY_PREFIX, id);
+    ho_push(a, "{croupier:lease:%s}:slot:%" PRIu32 ":epoch", service, o->slot);
+    ho_push(a, "{croupier:money}:held:%s:%" PRIu32 ":%" PRIu64, service, o->slot, o->epoch);
+    ho_push(a, "%" PRIu64, o->epoch);
+    ho_push(a, "%s", id);
+}
+
 int money_offer_id(const char *service, const money_offer_t *o, char *buf, size_t len)
 {
     if (!money_valid_name(service) || o == NULL)
@@ -133,14 +148,7 @@ int money_sync_offer(redisContext *c, const char *service, const money_offer_t *
     }
     snprintf(out->id, sizeof out->id, "%s", id);
     ho_argv_t a = {0};
-    ho_push(&a, "EVALSHA");
-    ho_push(&a, "%s", money_script_sha(OFFER_SCRIPT));
-    ho_push(&a, "3");
-    ho_push(&a, "%s%s", MONEY_HANDOFF_KEY_PREFIX, id);
-    ho_push(&a, "{croupier:lease:%s}:slot:%" PRIu32 ":epoch", service, o->slot);
-    ho_push(&a, "{croupier:money}:held:%s:%" PRIu32 ":%" PRIu64, service, o->slot, o->epoch);
-    ho_push(&a, "%" PRIu64, o->epoch);
-    ho_push(&a, "%s", id);
+    ho_push_offer_call(&a, OFFER_SCRIPT, service, o, id);
     ho_push_len(&a, o->state, strlen(o->state));
     ho_push(&a, "%ld", MONEY_RECORD_TTL_S);
     ho_push(&a, "%zu", o->nseats);
@@ -312,14 +320,7 @@ int money_sync_offer_withdraw(redisContext *c, const char *service, const money_
     }
     snprintf(out->id, sizeof out->id, "%s", id);
     ho_argv_t a = {0};
-    ho_push(&a, "EVALSHA");
-    ho_push(&a, "%s", money_script_sha(WITHDRAW_SCRIPT));
-    ho_push(&a, "3");
-    ho_push(&a, "%s%s", MONEY_HANDOFF_KEY_PREFIX, id);
-    ho_push(&a, "{croupier:lease:%s}:slot:%" PRIu32 ":epoch", service, o->slot);
-    ho_push(&a, "{croupier:money}:held:%s:%" PRIu32 ":%" PRIu64, service, o->slot, o->epoch);
-    ho_push(&a, "%" PRIu64, o->epoch);
-    ho_push(&a, "%s", id);
+    ho_push_offer_call(&a, WITHDRAW_SCRIPT, service, o, id);
     redisReply *r = ho_run(c, &a, WITHDRAW_SCRIPT);
     ho_free(&a);
     return ho_reply(c, r, MONEY_KIND_SEAT_OUT, out, status, 16);
