@@ -2097,6 +2097,9 @@ static void tk_adopt_import(tk_table_t *t, tk_job_t *j)
     }
     tk_maybe_schedule(t);
     tk_maybe_fill(t);
+    /* This server began to drain while the adoption was in flight: the table moves on again. */
+    if (rt_intake_stopped(rt_desk_rt(t->desk)))
+        tk_move_or_close(t);
 }
 
 /* Table: an Adopt request (from the lobby). */
