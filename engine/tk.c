@@ -202,9 +202,9 @@ struct tk_table {
     Croupier__Snapshot *snap_msg; /* the Snapshot being built, during snapshot() only */
     /* Whole-table moves. */
     tk_move_t move;
-    bool move_refused;  /* it closes instead (a withdrawn or failed offer) */
-    bool adopted;       /* the table came here by a move (offer_id is the offer it adopted) */
-    bool move_followup; /* the move counts as a money follow-up: the exit's flush waits */
+    bool move_refused; /* it closes instead (a withdrawn or failed offer) */
+    bool adopted;      /* the table came here by a move (offer_id is the offer it adopted) */
+    bool move_held;    /* the move counts as a human desk: the drain waits (tk_move_hold) */
     int64_t move_until_ms;
     int64_t move_start_ms;
     int move_checks; /* reads of the offer so far (tk_move_check_ms) */
@@ -1733,9 +1733,9 @@ static void tk_close(tk_table_t *t);
  * bound) before the server exits. */
 static void tk_move_hold(tk_table_t *t, bool hold)
 {
-    if (hold == t->move_followup)
+    if (hold == t->move_held)
         return;
-    t->move_followup = hold;
+    t->move_held = hold;
     if (hold)
         gs_table_move_begin(gs_of_desk(t->desk));
     else
@@ -2952,15 +2952,25 @@ static Croupier__ErrorCode tk_engine_serves(const tk_engine_t *eng, Croupier__En
     return CROUPIER__ERROR_CODE__OK;
 }
 
+/* Main loop: hands a request to the lobby desk as message type (a dropped one is answered
+ * UNAVAILABLE). */
+static void tk_engine_to_lobby(tk_engine_t *eng, int type, gs_request_t *req)
+{
+    tk_join_t *tj = xcalloc(1, sizeof *tj);
+    tj->gs = eng->gs;
+    tj->req = req;
+    rt_msg_t m = {.type = type, .ptr = tj, .free_fn = tk_join_dropped};
+    rt_post(gs_rt(eng->gs), eng->lobby, &m);
+}
+
 void tk_engine_join(void *e, gs_request_t *req)
 {
     tk_engine_t *eng = e;
     const Croupier__Join *j = req->frame->join;
     const char *why = NULL;
     Croupier__ErrorCode code = tk_engine_serves(eng, j->engine, j->game, j->stake, &why);
-    if (code != CROUPIER__ERROR_CODE__OK) {
-        /* refused below */
-    } else if (eng->rc == NULL && eng->game->money != TK_MONEY_WALLET) {
+    if (code == CROUPIER__ERROR_CODE__OK && eng->rc == NULL &&
+        eng->game->money != TK_MONEY_WALLET) {
         code = CROUPIER__ERROR_CODE__UNAVAILABLE;
         why = "wallet store not configured";
     }
@@ -2969,15 +2979,13 @@ void tk_engine_join(void *e, gs_request_t *req)
         gs_reply(eng->gs, req, code, why, NULL);
         return;
     }
+    if (eng->game->money == TK_MONEY_WALLET) {
+        tk_engine_to_lobby(eng, TK_MSG_JOIN, req); /* no buy-in: straight to the lobby */
+        return;
+    }
     tk_join_t *tj = xcalloc(1, sizeof *tj);
     tj->gs = eng->gs;
     tj->req = req;
-    if (eng->game->money == TK_MONEY_WALLET) {
-        /* No buy-in: straight to the lobby. */
-        rt_msg_t m = {.type = TK_MSG_JOIN, .ptr = tj, .free_fn = tk_join_dropped};
-        rt_post(gs_rt(eng->gs), eng->lobby, &m);
-        return;
-    }
     char player[24], key[128];
     tk_player_name(req->player_id, player, sizeof player);
     money_key_wallet(player, key, sizeof key);
@@ -2994,9 +3002,7 @@ void tk_engine_adopt(void *e, gs_request_t *req)
     const Croupier__Adopt *a = req->frame->adopt;
     const char *why = NULL;
     Croupier__ErrorCode code = tk_engine_serves(eng, a->engine, a->game, a->stake, &why);
-    if (code != CROUPIER__ERROR_CODE__OK) {
-        /* refused below */
-    } else if (eng->jobs == NULL) {
+    if (code == CROUPIER__ERROR_CODE__OK && eng->jobs == NULL) {
         code = CROUPIER__ERROR_CODE__UNAVAILABLE;
         why = "no money store for table handoffs";
     }
@@ -3005,11 +3011,7 @@ void tk_engine_adopt(void *e, gs_request_t *req)
         gs_reply(eng->gs, req, code, why, NULL);
         return;
     }
-    tk_join_t *tj = xcalloc(1, sizeof *tj);
-    tj->gs = eng->gs;
-    tj->req = req;
-    rt_msg_t m = {.type = TK_MSG_ADOPT, .ptr = tj, .free_fn = tk_join_dropped};
-    rt_post(gs_rt(eng->gs), eng->lobby, &m);
+    tk_engine_to_lobby(eng, TK_MSG_ADOPT, req);
 }
 
 int tk_engine_open_table(tk_engine_t *eng, const char *game, int64_t stake, int bots)
