@@ -761,6 +761,25 @@ static int64_t check_adopted(Croupier__RpcFrame *r, int seat, const uint64_t *pl
  * its offer -- same seats, players and stacks, exactly once even when two servers race for it
  * (the loser names the winner), and the new table deals the next round. Every chip is counted
  * before and after. */
+/* Seats two players on e->game, drains it after one hand and waits for its whole-table offer. */
+static rpcc_t *drain_to_offer(env_t *e, model_t *m, const uint64_t *players)
+{
+    rpcc_t *c = seat_players(e, m, players, 2);
+    ck_assert(pump_until(c, m, has_turn, 5000));
+    ck_assert_int_eq(ts_http_get("127.0.0.1", e->game.health, "/drain", 5000, NULL), 200);
+    ck_assert_int_eq(fold_turn(c, m, 10), CROUPIER__ERROR_CODE__OK);
+    long long end = ts_now_ms() + 5000;
+    while (m->offers == 0 && ts_now_ms() < end) {
+        Croupier__RpcFrame *f = rpcc_next_event(c, 500);
+        if (f != NULL) {
+            model_apply(m, f);
+            frame_free_rpc(f);
+        }
+    }
+    ck_assert_msg(m->offers > 0, "no whole-table offer");
+    return c;
+}
+
 START_TEST(test_tk_drain_moves_the_table_whole_to_one_adopter)
 {
     env_t e;
@@ -770,22 +789,13 @@ START_TEST(test_tk_drain_moves_the_table_whole_to_one_adopter)
     env_start_other(&e, &cs);
     const uint64_t players[] = {81, 82};
     model_t m;
-    rpcc_t *c = seat_players(&e, &m, players, 2);
+    rpcc_t *c = drain_to_offer(&e, &m, players);
+    ck_assert(round_over(&m));
     int seat_of[2] = {-1, -1};
     for (int i = 0; i < NP; i++)
         for (int k = 0; k < 2; k++)
             if (m.seat_player[i] == players[k])
                 seat_of[k] = i;
-    ck_assert(pump_until(c, &m, has_turn, 5000));
-    ck_assert_int_eq(ts_http_get("127.0.0.1", e.game.health, "/drain", 5000, NULL), 200);
-    ck_assert_int_eq(fold_turn(c, &m, 10), CROUPIER__ERROR_CODE__OK);
-    ck_assert(pump_until(c, &m, round_over, 5000));
-    while (m.offers == 0) {
-        Croupier__RpcFrame *f = rpcc_next_event(c, 3000);
-        ck_assert_msg(f != NULL, "no offer");
-        model_apply(&m, f);
-        frame_free_rpc(f);
-    }
     ck_assert_int_eq(m.table_closing, 0); /* a whole-table move tells no one to leave */
     /* Two servers race for the table, one player each. */
     rpcc_t *cb = rpcc_connect("127.0.0.1", b.port, 5000),
@@ -838,25 +848,6 @@ START_TEST(test_tk_drain_moves_the_table_whole_to_one_adopter)
     testenv_stop(&e);
 }
 END_TEST
-
-/* Seats players 91.. on e->game, drains it after one hand and waits for its whole-table offer. */
-static rpcc_t *drain_to_offer(env_t *e, model_t *m, const uint64_t *players)
-{
-    rpcc_t *c = seat_players(e, m, players, 2);
-    ck_assert(pump_until(c, m, has_turn, 5000));
-    ck_assert_int_eq(ts_http_get("127.0.0.1", e->game.health, "/drain", 5000, NULL), 200);
-    ck_assert_int_eq(fold_turn(c, m, 10), CROUPIER__ERROR_CODE__OK);
-    long long end = ts_now_ms() + 5000;
-    while (m->offers == 0 && ts_now_ms() < end) {
-        Croupier__RpcFrame *f = rpcc_next_event(c, 500);
-        if (f != NULL) {
-            model_apply(m, f);
-            frame_free_rpc(f);
-        }
-    }
-    ck_assert_msg(m->offers > 0, "no whole-table offer");
-    return c;
-}
 
 /* Every chip is home: wallets + rake = what the players brought, no seat account holds any. */
 static bool all_home(env_t *e, model_t *m)
