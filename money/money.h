@@ -30,6 +30,8 @@
  *   {croupier:money}:round:<round_id>     settle record: balances after, space separated (EX ttl);
  *                                         round_id = service:slot:epoch:desk:seq (see below)
  *   {croupier:money}:rake:<game>          rake collected by the house, per game
+ *   {croupier:money}:rake:credits         the house's account of operator credits ("Operator
+ *                                         credits"; their settle records: round:ctl:credit:<id>)
  *   {croupier:lease:<service>}:slot:<slot>:epoch  fence of server slot <slot> (lease/ owns it)
  *   {croupier:history:<game>}:stream      hand histories of one game (Stream)
  *   {croupier:history:<game>}:seen:<round_id>  history dedupe record: stream id (EX ttl)
@@ -176,6 +178,59 @@ int money_sync_history(redisContext *c, const money_round_id_t *round, const cha
                        const char *json, long maxlen, money_result_t *out);
 /* Reads a wallet (absent = 0). Returns 0, -EIO or MONEY_ERR_REDIS. */
 int money_sync_balance(redisContext *c, const char *player, int64_t *out);
+
+/* ---- Operator credits (money/credit.c; croupier-ctl credit, docs/ops.md) ------------- */
+/*
+ * A credit moves AMOUNT (negative: a debit) between a player's wallet and the house's account
+ * of operator adjustments, the rake account {croupier:money}:rake:credits (minus what operators
+ * credited, plus what they debited; it may go negative), and is booked like a round: one script
+ * applies it, writes its settle record {croupier:money}:round:ctl:credit:<id> (the balance
+ * after, the settle records' format) and appends its audit entry to {croupier:money}:audit
+ * (kind credit, op_id ctl:<id>, round, player, amount, reason, operator, unix, balance_after),
+ * all or nothing. So wallets + rake is what a credit conserves too, and every chip that entered
+ * or left a wallet has a settle record. The round id's second field is not a number, so it never
+ * parses as (or collides with) a server's round id. Idempotent by id: the same id again returns
+ * the first result (replayed) for MONEY_RECORD_TTL_S; the same id for another player or amount
+ * is MONEY_ERR_BAD_ARGS; a debit beyond the balance MONEY_ERR_INSUFFICIENT (nothing changed).
+ */
+#define MONEY_CREDIT_OP_PREFIX "ctl:"
+#define MONEY_CREDIT_ROUND_PREFIX "ctl:credit:"
+#define MONEY_CREDIT_ACCOUNT "credits" /* the rake account {croupier:money}:rake:credits */
+#define MONEY_CREDIT_ID_MAX 92         /* 96 - strlen(MONEY_CREDIT_OP_PREFIX) */
+#define MONEY_CREDIT_REASON_MAX 200
+#define MONEY_AUDIT_KEY "{croupier:money}:audit"
+/* + op id; it holds "<audit entry id> <player> <amount>" */
+#define MONEY_AUDIT_SEEN_PREFIX "{croupier:money}:audit:seen:"
+#define MONEY_AUDIT_MAXLEN 100000L
+
+typedef struct {
+    const char *player;
+    int64_t amount;     /* non-zero, |amount| <= MONEY_MAX_AMOUNT */
+    const char *id;     /* the operator's id: 1..MONEY_CREDIT_ID_MAX of [A-Za-z0-9_.:-] */
+    const char *reason; /* 1..MONEY_CREDIT_REASON_MAX printable characters */
+    long operator_id;
+    int64_t unix_s; /* wall time of the request, in the audit entry */
+} money_credit_t;
+
+typedef struct {
+    int status;    /* as returned */
+    bool replayed; /* applied earlier: the first application's result */
+    bool balance_known; /* false only for a replay whose settle record expired */
+    int64_t balance_after;
+    char op_id[MONEY_ID_MAX + 1];    /* ctl:<id> */
+    char round_id[MONEY_ID_MAX + 1]; /* ctl:credit:<id> */
+    char audit_id[48];               /* the audit entry's stream id ("" if unknown) */
+    char error[200];
+} money_credit_result_t;
+
+/* Returns 0, -EINVAL (bad input, nothing sent), -EIO, MONEY_ERR_INSUFFICIENT, MONEY_ERR_BAD_ARGS
+ * (the id was used for another credit) or MONEY_ERR_REDIS; out->error says why. */
+int money_sync_credit(redisContext *c, const money_credit_t *cr, money_credit_result_t *out);
+/* Fills op_id ("ctl:<id>") and round_id ("ctl:credit:<id>"), each len bytes. Returns 0,
+ * -EINVAL or -ENOSPC. */
+int money_credit_ids(const char *id, char *op_id, char *round_id, size_t len);
+/* Whether round_id names a credit's settle record (MONEY_CREDIT_ROUND_PREFIX). */
+bool money_credit_round(const char *round_id);
 
 /* ---- Held chips: seat accounts and rounds in progress (docs/queues.md) --------------- */
 /*

@@ -15,8 +15,8 @@
  *   round ROUND_ID               settle record and hand history
  *   drain SERVER                 POST /admin/drain with an operator token (game_admin.h)
  *   credit PLAYER AMOUNT --reason TEXT --op-id ID
- *                                idempotent wallet adjustment (money_sync_cashout / _buyin)
- *                                with an audit entry in {croupier:money}:audit
+ *                                idempotent wallet adjustment (money_sync_credit): a settle
+ *                                record ctl:credit:ID and an audit entry, in one script
  *
  * Exit status: 0 done, 1 not found / refused / unreachable, 2 bad arguments.
  */
@@ -43,12 +43,9 @@
 #include "token.h"
 #include "version.h"
 
-#define CTL_AUDIT_KEY "{croupier:money}:audit"
-#define CTL_AUDIT_SEEN_PREFIX "{croupier:money}:audit:seen:"
-#define CTL_AUDIT_MAXLEN "100000"
-#define CTL_OP_PREFIX "ctl:"
+#define CTL_AUDIT_KEY MONEY_AUDIT_KEY
 #define CTL_SEAT_PREFIX "{croupier:seat}:"
-#define CTL_REASON_MAX 200
+#define CTL_REASON_MAX MONEY_CREDIT_REASON_MAX
 
 /* ---- options ------------------------------------------------------------------------------ */
 
@@ -65,7 +62,7 @@ static const config_flag_t ctl_flags[] = {
     {"reason", CONFIG_STR, NULL, "credit: why (1..200 printable characters; in the audit entry)",
      &O.reason, 0, 0},
     {"op-id", CONFIG_STR, NULL,
-     "credit: operation id; the same id again changes nothing (1..90 of [A-Za-z0-9_.:-])", &O.op_id,
+     "credit: operation id; the same id again changes nothing (1..92 of [A-Za-z0-9_.:-])", &O.op_id,
      0, 0},
     {"admin-secret-file", CONFIG_STR, NULL,
      "drain: the game servers' --admin-secret-file (signs the operator token)", &O.admin_secret, 0,
@@ -793,9 +790,10 @@ static int ctl_wallet(const char *player)
             json_array_append_new(
                 ops,
                 json_pack(
-                    "{s:I,s:s,s:O?,s:I,s:O?,s:O?,s:O?}", "ts",
+                    "{s:I,s:s,s:O?,s:O?,s:I,s:O?,s:O?,s:O?}", "ts",
                     (json_int_t)ctl_stream_ms(json_string_value(json_object_get(en, "stream_id"))),
-                    "kind", "credit", "op_id", json_object_get(en, "op_id"), "delta",
+                    "kind", "credit", "op_id", json_object_get(en, "op_id"), "round",
+                    json_object_get(en, "round"), "delta",
                     (json_int_t)strtoll(json_string_value(json_object_get(en, "amount")), NULL, 10),
                     "reason", json_object_get(en, "reason"), "operator",
                     json_object_get(en, "operator"), "balance_after",
@@ -871,8 +869,76 @@ static int ctl_wallet(const char *player)
     return 0;
 }
 
+/*
+ * round ctl:credit:ID: a credit's settle record (money.h, "Operator credits") and its audit
+ * entry, found through the seen record of its op id ("<entry> <player> <amount>").
+ */
+static int ctl_round_credit(const char *round_id)
+{
+    const char *id = round_id + strlen(MONEY_CREDIT_ROUND_PREFIX);
+    char op_id[MONEY_ID_MAX + 1], rid[MONEY_ID_MAX + 1];
+    if (money_credit_ids(id, op_id, rid, sizeof op_id) != 0)
+        return ctl_fail(2, "'%s' is not a credit's round id (ctl:credit:ID)", round_id);
+    char key[256], seen[256], *rec, *sv;
+    bool found_rec, found_seen;
+    money_key_round(rid, key, sizeof key);
+    snprintf(seen, sizeof seen, MONEY_AUDIT_SEEN_PREFIX "%s", op_id);
+    if (ctl_get(key, &rec, &found_rec) != 0)
+        return 1;
+    if (ctl_get(seen, &sv, &found_seen) != 0) {
+        free(rec);
+        return 1;
+    }
+    if (!found_rec && !found_seen) {
+        free(rec);
+        free(sv);
+        return ctl_fail(1, "no credit %s: no settle record and no audit entry", round_id);
+    }
+    json_t *settle = json_null();
+    if (found_rec)
+        settle = json_pack("{s:s,s:[I]}", "key", key, "balances_after",
+                           (json_int_t)strtoll(rec, NULL, 10));
+    json_t *audit = json_null();
+    if (found_seen) {
+        char *sp = strchr(sv, ' ');
+        if (sp != NULL)
+            *sp = '\0';
+        redisReply *x = CTL_CMD("XRANGE", CTL_AUDIT_KEY, sv, sv);
+        audit = x && x->type == REDIS_REPLY_ARRAY && x->elements == 1
+                    ? ctl_stream_entry(x->element[0])
+                    : json_pack("{s:s}", "stream_id", sv); /* trimmed: only its id is known */
+        if (x != NULL)
+            freeReplyObject(x);
+    }
+    free(rec);
+    free(sv);
+    json_t *doc = json_pack("{s:s,s:s,s:b,s:o,s:o}", "round", rid, "kind", "credit", "settled",
+                            !json_is_null(settle), "settle", settle, "audit", audit);
+    if (O.json) {
+        ctl_print_json(doc);
+    } else {
+        char b1[256], b2[256], b3[256];
+        printf("round %s (an operator credit)\n  settled: %s", rid,
+               json_is_null(settle) ? "no (the record expired)" : "yes");
+        if (!json_is_null(settle))
+            printf(" (%s: balance after %s)", key,
+                   ctl_cell(json_object_get(settle, "balances_after"), b1, sizeof b1));
+        printf("\n");
+        if (json_object_get(audit, "player") != NULL)
+            printf("  player: %s   amount: %s   operator: %s   reason: %s\n",
+                   ctl_cell(json_object_get(audit, "player"), b1, sizeof b1),
+                   ctl_cell(json_object_get(audit, "amount"), b2, sizeof b2),
+                   ctl_cell(json_object_get(audit, "operator"), b3, sizeof b3),
+                   json_string_value(json_object_get(audit, "reason")));
+    }
+    json_decref(doc);
+    return 0;
+}
+
 static int ctl_round(const char *round_id)
 {
+    if (money_credit_round(round_id))
+        return ctl_round_credit(round_id);
     money_round_id_t rid;
     if (money_round_id_parse(round_id, &rid) != 0)
         return ctl_fail(2, "'%s' is not a round id (service:server:epoch:desk:seq)", round_id);
@@ -1040,37 +1106,6 @@ static int ctl_drain(const char *server)
 
 /* ---- credit ------------------------------------------------------------------------------- */
 
-/* The audit entry: appended at most once per op id (the seen key holds its stream id). */
-static const char ctl_audit_lua[] =
-    "local s = redis.call('GET', KEYS[2])\n"
-    "if s then return {0, s} end\n"
-    "local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '*', unpack(ARGV, 3))\n"
-    "redis.call('SET', KEYS[2], id, 'EX', ARGV[1])\n"
-    "return {1, id}\n";
-
-/* The audit entry of op_id, or NULL (none / error: *err set). */
-static json_t *ctl_audit_find(const char *op_id, bool *err)
-{
-    *err = false;
-    char seen[256], *sid;
-    bool found;
-    snprintf(seen, sizeof seen, CTL_AUDIT_SEEN_PREFIX "%s", op_id);
-    if (ctl_get(seen, &sid, &found) != 0) {
-        *err = true;
-        return NULL;
-    }
-    if (!found)
-        return NULL;
-    redisReply *x = CTL_CMD("XRANGE", CTL_AUDIT_KEY, sid, sid);
-    json_t *en = x && x->type == REDIS_REPLY_ARRAY && x->elements == 1
-                     ? ctl_stream_entry(x->element[0])
-                     : json_pack("{s:s}", "stream_id", sid); /* trimmed: only its id is known */
-    if (x != NULL)
-        freeReplyObject(x);
-    free(sid);
-    return en;
-}
-
 static bool ctl_parse_amount(const char *s, int64_t *out)
 {
     char *end;
@@ -1083,6 +1118,10 @@ static bool ctl_parse_amount(const char *s, int64_t *out)
     return true;
 }
 
+/*
+ * One money_sync_credit (money.h, "Operator credits"): the wallet change, its settle record
+ * {croupier:money}:round:ctl:credit:<ID> and its audit entry in one script, idempotent by ID.
+ */
 static int ctl_credit(const char *player, const char *amount_text)
 {
     int64_t amount;
@@ -1096,77 +1135,47 @@ static int ctl_credit(const char *player, const char *amount_text)
     for (const char *p = O.reason; *p; p++)
         if ((unsigned char)*p < 0x20 || *p == 0x7f)
             return ctl_fail(2, "--reason must be printable text (no control characters)");
-    char op_id[MONEY_ID_MAX + 1];
-    if (O.op_id == NULL || strlen(O.op_id) + strlen(CTL_OP_PREFIX) > 96)
-        return ctl_fail(2, "credit needs --op-id ID (1..%zu of [A-Za-z0-9_.:-])",
-                        96 - strlen(CTL_OP_PREFIX));
-    snprintf(op_id, sizeof op_id, CTL_OP_PREFIX "%s", O.op_id);
-    if (O.op_id[0] == '\0' || !money_valid_op_id(op_id))
-        return ctl_fail(2, "--op-id '%s' must be 1..%zu of [A-Za-z0-9_.:-]", O.op_id,
-                        96 - strlen(CTL_OP_PREFIX));
+    char op_id[MONEY_ID_MAX + 1], round_id[MONEY_ID_MAX + 1];
+    if (O.op_id == NULL)
+        return ctl_fail(2, "credit needs --op-id ID (1..%d of [A-Za-z0-9_.:-])",
+                        MONEY_CREDIT_ID_MAX);
+    if (money_credit_ids(O.op_id, op_id, round_id, sizeof op_id) != 0)
+        return ctl_fail(2, "--op-id '%s' must be 1..%d of [A-Za-z0-9_.:-]", O.op_id,
+                        MONEY_CREDIT_ID_MAX);
 
-    /* An op id already audited: the same credit is a replay, another one a mistake. */
-    bool err;
-    json_t *prev = ctl_audit_find(op_id, &err);
-    if (err)
-        return 1;
-    if (prev != NULL) {
-        const char *pp = json_string_value(json_object_get(prev, "player"));
-        const char *pa = json_string_value(json_object_get(prev, "amount"));
-        if (pp == NULL || pa == NULL || strcmp(pp, player) != 0 ||
-            strtoll(pa, NULL, 10) != amount) {
-            int code = ctl_fail(1, "--op-id %s was used for %s %s; nothing changed", O.op_id,
-                                pa ? pa : "?", pp ? pp : "(trimmed audit entry)");
-            json_decref(prev);
-            return code;
-        }
-    }
-    money_result_t res;
-    int rc = amount > 0 ? money_sync_cashout(R, player, amount, op_id, &res)
-                        : money_sync_buyin(R, player, -amount, op_id, &res);
-    if (rc != MONEY_OK) {
-        json_decref(prev);
-        return ctl_fail(1, "credit %s %" PRId64 " refused: %s%s%s", player, amount,
-                        money_strerror(rc), res.error[0] ? ": " : "", res.error);
-    }
-    char ttl[32], bal[32], amt[32], opn[32], ts[32];
-    snprintf(ttl, sizeof ttl, "%ld", MONEY_RECORD_TTL_S);
-    snprintf(bal, sizeof bal, "%" PRId64, res.balances[0]);
-    snprintf(amt, sizeof amt, "%" PRId64, amount);
-    snprintf(opn, sizeof opn, "%ld", O.operator_id);
-    snprintf(ts, sizeof ts, "%lld", (long long)time(NULL));
-    char seen[256];
-    snprintf(seen, sizeof seen, CTL_AUDIT_SEEN_PREFIX "%s", op_id);
-    const char *argv[] = {"EVAL",   ctl_audit_lua,    "2",        CTL_AUDIT_KEY, seen,
-                          ttl,      CTL_AUDIT_MAXLEN, "kind",     "credit",      "op_id",
-                          op_id,    "player",         player,     "amount",      amt,
-                          "reason", O.reason,         "operator", opn,           "balance_after",
-                          bal,      "unix",           ts};
-    redisReply *a = ctl_cmd((int)(sizeof argv / sizeof argv[0]), argv);
-    if (a == NULL || a->type != REDIS_REPLY_ARRAY || a->elements != 2) {
-        if (a != NULL)
-            freeReplyObject(a);
-        json_decref(prev);
-        return ctl_fail(1,
-                        "the credit of %s was applied (balance %" PRId64 ") but its audit entry "
-                        "was not written: run the same command again (it changes nothing)",
-                        player, res.balances[0]);
-    }
-    bool audited_now = a->element[0]->integer == 1;
-    json_t *doc = json_pack("{s:s,s:s,s:I,s:s,s:I,s:b,s:s}", "op_id", op_id, "player", player,
-                            "amount", (json_int_t)amount, "reason", O.reason, "balance_after",
-                            (json_int_t)res.balances[0], "replayed", res.replayed || !audited_now,
-                            "audit_id", a->element[1]->str);
-    freeReplyObject(a);
-    json_decref(prev);
-    if (O.json)
+    money_credit_t cr = {.player = player,
+                         .amount = amount,
+                         .id = O.op_id,
+                         .reason = O.reason,
+                         .operator_id = O.operator_id,
+                         .unix_s = (int64_t)time(NULL)};
+    money_credit_result_t res;
+    int rc = money_sync_credit(R, &cr, &res);
+    if (rc == MONEY_ERR_BAD_ARGS && strstr(res.error, "op id was used") != NULL)
+        return ctl_fail(1, "--op-id %s: %s; nothing changed", O.op_id,
+                        res.error + strlen("MONEY_BAD_ARGS "));
+    if (rc != 0)
+        return ctl_fail(1, "credit %s %" PRId64 " refused, nothing changed: %s", player, amount,
+                        res.error[0] ? res.error : money_strerror(rc));
+    char key[256];
+    money_key_round(res.round_id, key, sizeof key);
+    json_t *doc =
+        json_pack("{s:s,s:s,s:s,s:s,s:I,s:s,s:b,s:s}", "op_id", res.op_id, "round", res.round_id,
+                  "settle_record", key, "player", player, "amount", (json_int_t)amount, "reason",
+                  O.reason, "replayed", res.replayed, "audit_id", res.audit_id);
+    json_object_set_new(doc, "balance_after",
+                        res.balance_known ? json_integer((json_int_t)res.balance_after)
+                                          : json_null());
+    if (O.json) {
         ctl_print_json(doc);
-    else
-        printf("%s %s: %+" PRId64 " chips, balance %" PRId64 " (audit %s)\n",
-               json_is_true(json_object_get(doc, "replayed")) ? "replayed, nothing changed:"
-                                                              : "credited",
-               player, amount, res.balances[0],
-               json_string_value(json_object_get(doc, "audit_id")));
+    } else {
+        char bal[32] = "unknown (its record expired)";
+        if (res.balance_known)
+            snprintf(bal, sizeof bal, "%" PRId64, res.balance_after);
+        printf("%s %s: %+" PRId64 " chips, balance %s (settle record %s, audit %s)\n",
+               res.replayed ? "replayed, nothing changed:" : "credited", player, amount, bal, key,
+               res.audit_id[0] ? res.audit_id : "unknown");
+    }
     json_decref(doc);
     return 0;
 }

@@ -56,12 +56,14 @@ head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$E2E_DIR/wrong"
 e2e_redis_start
 BASE=6100000
 e2e_seed_wallets $BASE 6 1000000
+MONEY0=$(($(e2e_wallet_sum) + $(e2e_rake_sum))) # wallets + rake: what rounds and credits conserve
 e2e_game_start zjh zhajinhua 10 --admin-secret-file "$E2E_DIR/admin" --drain-allow 10.255.255.1
 e2e_game_start plain test 10
 e2e_gate_start gate
 "$BUILD/bots/croupier-bot" --gateways "127.0.0.1:${POD_PORT[gate]}" --bots 6 --game zhajinhua \
     --engine game --seconds 12 --player-base $BASE --token-secret-file "$E2E_DIR/secret" \
-    --finish-timeout-ms 20000 --report "$E2E_DIR/report.json" >"$E2E_DIR/bot.log" 2>&1 &
+    --finish-timeout-ms 20000 --report "$E2E_DIR/report.json" \
+    --rounds-file "$E2E_DIR/rounds.txt" >"$E2E_DIR/bot.log" 2>&1 &
 BOT=$!
 
 # ---- while the bots play -------------------------------------------------------------------
@@ -99,6 +101,8 @@ ctl where "$seated"
 check "where prints a table (exit $RC: $OUT$ERR)" bash -c '[[ "$1" == PLAYER* && "$1" == *"$2"* ]]' _ "$OUT" "$ZJH"
 ctl tables "$ZJH"
 check "tables prints a table (exit $RC: $ERR)" bash -c '[[ "$1" == *DESK* && "$1" == *"$2"* ]]' _ "$OUT" "$seated"
+# a credit while the bots play: its chips come from the house's account, not from nowhere
+expect 0 "credit +40 to $((BASE + 5)) while the bots play" credit $((BASE + 5)) 40 --reason "mid-game goodwill" --op-id live-1
 wait $BOT || bad "croupier-bot exited non-zero (log $E2E_DIR/bot.log)"
 
 # ---- wallet, round -------------------------------------------------------------------------
@@ -128,7 +132,23 @@ expect 1 "the op id reused for another player" credit $((P + 1)) 250 --reason x 
 expect 0 "credit -100 (a debit)" credit $P -100 --reason "chargeback" --op-id test-2
 expect 1 "a debit beyond the balance" credit $P -99999999 --reason x --op-id test-3
 check "after the refusals the wallet holds $((b0 + 150))" test "$(e2e_redis get "{croupier:money}:wallet:$P")" = $((b0 + 150))
-check "two audit entries (one per applied op id)" test "$(e2e_redis xlen '{croupier:money}:audit')" = 2
+check "three audit entries (one per applied op id)" test "$(e2e_redis xlen '{croupier:money}:audit')" = 3
+CR='{croupier:money}:round:ctl:credit'
+check "credit test-1 has its settle record (balance after $((b0 + 250)))" test "$(e2e_redis get "$CR:test-1")" = $((b0 + 250))
+check "credit test-2 has its settle record (balance after $((b0 + 150)))" test "$(e2e_redis get "$CR:test-2")" = $((b0 + 150))
+check "the refused debit test-3 has no settle record" test "$(e2e_redis exists "$CR:test-3")" = 0
+check "the settle records of credits expire like a round's" test "$(e2e_redis ttl "$CR:test-1")" -gt 600000
+check "the house account rake:credits paid the net 190 credited" test "$(e2e_redis get '{croupier:money}:rake:credits')" = -190
+ctl round ctl:credit:test-1 --json
+check "round ctl:credit:test-1: settled, balance after, the audit entry" \
+    test "$(j '(d["kind"], d["settled"], d["settle"]["balances_after"], d["audit"]["player"], d["audit"]["amount"], d["audit"]["reason"], d["audit"]["operator"])')" \
+    = "('credit', True, [$((b0 + 250))], '$P', '250', 'goodwill: lost hand', '9')"
+ctl round ctl:credit:test-1
+check "round ctl:credit:test-1 prints the credit" bash -c '[[ "$1" == *"operator credit"* && "$1" == *"settled: yes"* && "$1" == *"goodwill"* ]]' _ "$OUT"
+expect 0 "the same credit a third time, as a table" credit $P 250 --reason "goodwill: lost hand" --op-id test-1
+check "the table says replayed" bash -c '[[ "$1" == "replayed, nothing changed"* ]]' _ "$OUT"
+check "the replays wrote no audit entry and changed no wallet" \
+    test "$(e2e_redis xlen '{croupier:money}:audit') $(e2e_redis get "{croupier:money}:wallet:$P")" = "3 $((b0 + 150))"
 ctl wallet $P --json --limit 2
 check "wallet: the two credits are the recent operations, with reason and operator" \
     test "$(j '[(o["kind"], o["delta"], o["reason"]) for o in d["recent"]]')" = "[('credit', -100, 'chargeback'), ('credit', 250, 'goodwill: lost hand')]"
@@ -183,12 +203,14 @@ expect 2 "credit without --op-id" credit $P 5 --reason x
 expect 2 "credit with a malformed --op-id" credit $P 5 --reason x --op-id 'a b'
 expect 2 "credit with a control character in --reason" credit $P 5 --reason $'a\tb' --op-id t9
 expect 2 "--op-id on another command" wallet $P --op-id t9
+expect 2 "round of a malformed credit id" round 'ctl:credit:a b'
+expect 1 "round of an unknown credit" round ctl:credit:nosuch
 expect 1 "tables of an unknown server" tables nosuch:1
 expect 1 "where of a player without a seat" where 999999999
 expect 1 "wallet of an unknown player" wallet 999999999
 expect 1 "round of an unknown round" round zhajinhua:1:1:1:999999
 expect 1 "drain of an unknown server" drain nosuch:1 --admin-secret-file "$E2E_DIR/admin"
-check "nothing of t9 was applied" test "$(e2e_redis exists '{croupier:money}:op:ctl:t9')" = 0
+check "nothing of t9 was applied" test "$(e2e_redis exists "$CR:t9" '{croupier:money}:audit:seen:ctl:t9')" = 0
 "$CTL" --redis 127.0.0.1:1 servers >/dev/null 2>&1
 check "Redis unreachable: exit 1" test $? = 1
 
@@ -196,5 +218,13 @@ for p in gate zjh plain; do
     e2e_pod_terminate "$p" || bad "pod $p did not exit cleanly"
     check "pod $p exit reason=drained" grep -q 'exit reason=drained' "${POD_LOG[$p]}"
 done
+# ---- the money audit (docs/ops.md, "credit"): every chip is in a wallet or a rake account ----
+MONEY1=$(($(e2e_wallet_sum) + $(e2e_rake_sum)))
+check "wallets + rake unchanged by the rounds and the credits ($MONEY0 -> $MONEY1)" test "$MONEY0" = "$MONEY1"
+read -r fin missing void settled <<<"$(e2e_rounds_check "$E2E_DIR/rounds.txt")"
+check "every finished round has its settle record ($fin rounds, $missing missing), no voided one ($void, $settled)" \
+    test "$fin" -gt 0 -a "$missing" = 0 -a "$settled" = 0
+check "the three applied credits have settle records" \
+    test "$(e2e_redis --scan --pattern "$CR:*" | wc -l)" = 3
 [ $FAILS -eq 0 ] || e2e_log "$FAILS check(s) failed; work dir $E2E_DIR"
 [ $FAILS -eq 0 ]
