@@ -1,7 +1,8 @@
 /*
  * croupier-ctl -- the operator's tool (docs/ops.md).
  *
- * It finds everything through Redis like the other binaries: the registry entries
+ * It finds everything through Redis like the other binaries (--redis, or --redis-sentinels and
+ * --redis-master, common/sentinel.h): the registry entries
  * (lease/registry.h) name every game server and its admin endpoint (drain/drain.h), the seat
  * records (gateway/gate_seat.h) where each player sits, the held records (money/money.h, "Held
  * chips") which tables a server runs and who sits where, the settle records and hand-history
@@ -40,6 +41,7 @@
 #include "gate_seat.h"
 #include "money.h"
 #include "registry.h"
+#include "sentinel.h"
 #include "token.h"
 #include "version.h"
 
@@ -51,6 +53,7 @@
 
 static struct {
     config_addr_t redis;
+    const char *redis_sentinels, *redis_master;
     bool json;
     const char *reason, *op_id, *admin_secret;
     long operator_id, limit, timeout_ms;
@@ -58,6 +61,7 @@ static struct {
 
 static const config_flag_t ctl_flags[] = {
     {"redis", CONFIG_ADDR, "127.0.0.1:6379", "Redis address (IP literal)", &O.redis, 0, 0},
+    SENTINEL_CONFIG_FLAGS(&O.redis_sentinels, &O.redis_master),
     {"json", CONFIG_BOOL, "false", "print JSON instead of a table", &O.json, 0, 0},
     {"reason", CONFIG_STR, NULL, "credit: why (1..200 printable characters; in the audit entry)",
      &O.reason, 0, 0},
@@ -104,13 +108,26 @@ static int ctl_fail(int code, const char *fmt, ...)
 
 static redisContext *R;
 
+/*
+ * Connects to --redis, or to the master the sentinels name (sentinel_connect_addr: each
+ * sentinel in turn, the master confirmed with ROLE; docs/deploy.md, "Redis Sentinel").
+ */
 static int ctl_redis_connect(void)
 {
     struct timeval tv = {O.timeout_ms / 1000, (O.timeout_ms % 1000) * 1000};
-    R = redisConnectWithTimeout(O.redis.host, O.redis.port, tv);
+    char host[64], err[600];
+    int port = 0;
+    int sentinel_ms = O.timeout_ms < 500 ? (int)O.timeout_ms : 500;
+    if (sentinel_connect_addr(O.redis.host, O.redis.port, O.redis_sentinels, O.redis_master,
+                              sentinel_ms, host, sizeof host, &port, err, sizeof err) != 0) {
+        ctl_fail(1, "Redis through the sentinels: %s", err);
+        return -1;
+    }
+    R = redisConnectWithTimeout(host, port, tv);
     if (R == NULL || R->err) {
-        ctl_fail(1, "cannot connect to Redis at %s:%d: %s", O.redis.host, O.redis.port,
-                 R ? R->errstr : "out of memory");
+        ctl_fail(1, "cannot connect to Redis at %s:%d%s%s: %s", host, port,
+                 O.redis_sentinels ? ", the master sentinels name " : "",
+                 O.redis_sentinels ? O.redis_master : "", R ? R->errstr : "out of memory");
         return -1;
     }
     redisSetTimeout(R, tv);
@@ -1220,6 +1237,9 @@ int main(int argc, char **argv)
     free(flags);
     if (rc == CONFIG_HELP)
         return 0;
+    if (rc == CONFIG_OK &&
+        sentinel_flags_check(O.redis_sentinels, O.redis_master, err, sizeof err) != 0)
+        rc = CONFIG_ERROR;
     if (rc != CONFIG_OK)
         return ctl_fail(2, "%s", err);
     if (np == 0)
