@@ -315,6 +315,17 @@ function checkOverlay(objs, prestopText, facts) {
                 ['drain-max-seconds', '$(DRAIN_MAX_SECONDS)'], ['workers', '$(WORKERS)']]) {
                 if (argValue(args, flag) !== want) err(d, `args must hold --${flag}=${want} (docs/architecture.md §8)`);
             }
+            // croupier-ctl drain reaches POST /admin/drain only with an admin secret (docs/ops.md):
+            // a file of a Secret volume of its own, readable by the pod's group.
+            const asf = argValue(args, 'admin-secret-file') ?? '';
+            const am = (c.volumeMounts ?? []).find((m) => asf.startsWith(`${m.mountPath}/`));
+            const av = am && (pod.volumes ?? []).find((v) => v.name === am.name)?.secret;
+            if (!av) err(d, '--admin-secret-file must point into a Secret volume (docs/ops.md, "drain")');
+            else {
+                facts.adminSecrets = [...(facts.adminSecrets ?? []), av.secretName];
+                if (pod.securityContext?.fsGroup === undefined || ((av.defaultMode ?? 420) & 0o040) === 0)
+                    err(d, `the admin Secret ${av.secretName} must be group-readable with an fsGroup (the process runs as ${pod.securityContext?.runAsUser})`);
+            }
             if (env.POD_IP?.from?.fieldRef?.fieldPath !== 'status.podIP')
                 err(d, 'POD_IP must come from the downward API (status.podIP)');
             if (bound > MAX_BOUNDS[engine])
@@ -336,8 +347,9 @@ function checkOverlay(objs, prestopText, facts) {
                 err(d, 'args must hold --listen, --drain-window-ms=$(DRAIN_WINDOW_MS), --close-timeout-ms=$(CLOSE_TIMEOUT_MS)');
             const tsf = argValue(args, 'token-secret-file') ?? '';
             const tm = (c.volumeMounts ?? []).find((m) => tsf.startsWith(`${m.mountPath}/`));
-            if (!tm || !(pod.volumes ?? []).find((v) => v.name === tm.name)?.secret)
-                err(d, '--token-secret-file must point into a Secret volume');
+            const tv = tm && (pod.volumes ?? []).find((v) => v.name === tm.name)?.secret;
+            if (!tv) err(d, '--token-secret-file must point into a Secret volume');
+            else facts.tokenSecret = tv.secretName;
             if (!(bound * 1000 >= w + cl))
                 err(d, `DRAIN_MAX_SECONDS ${bound} must cover drain window ${w} ms + close timeout ${cl} ms`);
             const need = bound + Math.ceil((w + cl) / 1000) + GATE_MARGIN_S;
@@ -346,6 +358,9 @@ function checkOverlay(objs, prestopText, facts) {
         } else err(d, `unexpected component '${component}'`);
     }
     if (gates !== 1) errs.push(`overlay: expected one gateway Deployment, found ${gates}`);
+    // A player token must never be an admin token: the two secrets are different Secrets.
+    if (facts.tokenSecret && (facts.adminSecrets ?? []).includes(facts.tokenSecret))
+        errs.push(`overlay: the game servers' admin secret is the gateways' token Secret ${facts.tokenSecret} (docs/ops.md: a Secret of its own)`);
     for (const e of Object.keys(MAX_BOUNDS)) if (!engines[e]) errs.push(`overlay: no Deployment for engine ${e}`);
 
     // Headless Service per engine (registry routing uses pod IPs); the gateway's is not headless.
@@ -455,6 +470,9 @@ const MUTATIONS = [
     ['undefined arg variable', (o) => ctr(dep(o, 'croupier-game-holdem')).args.push('--games=$(GAMES)'), '$(GAMES)'],
     ['gate alerts unscoped', (o) => { const r = o.find((x) => x.kind === 'PrometheusRule' && x.metadata.name === 'croupier-gate-alerts'); r.spec.groups[0].rules[0].expr = r.spec.groups[0].rules[0].expr.replace(/namespace="[^"]*"/, 'namespace="other"'); }, 'must select namespace'],
     ['dashboard not JSON', (o) => { const c = o.find((x) => x.kind === 'ConfigMap' && x.metadata.labels?.grafana_dashboard !== undefined); const k = Object.keys(c.data)[0]; c.data[k] = c.data[k].slice(1); }, 'not JSON'],
+    ['no admin secret', (o) => { const a = ctr(dep(o, 'croupier-game-holdem')).args; a.splice(a.findIndex((x) => x.startsWith('--admin-secret-file=')), 1); }, '--admin-secret-file must point'],
+    ['admin secret = token secret', (o) => { const t = dep(o, 'croupier-gate').spec.template.spec.volumes.find((v) => v.name === 'token').secret.secretName; dep(o, 'croupier-game-zhajinhua').spec.template.spec.volumes.find((v) => v.name === 'admin').secret.secretName = t; }, "token Secret"],
+    ['admin secret unreadable', (o) => { delete dep(o, 'croupier-game-traditional').spec.template.spec.securityContext.fsGroup; }, 'group-readable'],
     ['gateway grace short', (o) => (dep(o, 'croupier-gate').spec.template.spec.terminationGracePeriodSeconds = 10), 'preStop + window + close'],
 ];
 const PRESTOP_MUTATIONS = [
