@@ -45,6 +45,7 @@ typedef struct {
     config_addr_t listen, advertise, health, redis;
     const char *redis_sentinels, *redis_master;
     long pool_size, drain_max, workers, lease_ttl_ms, money_hwm, request_cache, sweep_ms, grace_ms;
+    long min_replicas, wait_ms;
 } game_opts_t;
 
 typedef struct {
@@ -90,6 +91,14 @@ static const config_flag_t game_flags[] = {
      0, 0},
     {"redis", CONFIG_ADDR, "127.0.0.1:6379", "Redis address (IP literal)", &G.o.redis, 0, 0},
     SENTINEL_CONFIG_FLAGS(&G.o.redis_sentinels, &G.o.redis_master),
+    {"redis-min-replicas", CONFIG_INT, "-1",
+     "replicas a money operation or a lease epoch must reach (WAIT) before it counts "
+     "(-1: 1 with --redis-sentinels, else 0; docs/deploy.md)",
+     &G.o.min_replicas, -1, 100},
+    {"redis-wait-ms", CONFIG_INT, "500",
+     "bound of each WAIT for --redis-min-replicas; short of them, the operation is sent again "
+     "and no round starts",
+     &G.o.wait_ms, 1, 60000},
     {"service", CONFIG_STR, NULL, "lease pool / service name (default: the engine's name)",
      &G.o.service, 0, 0},
     {"lease-pool-size", CONFIG_INT, "64", "server-ID pool size (>= versions x replicas x 2)",
@@ -553,6 +562,8 @@ int main(int argc, char **argv)
     }
     if (G.o.service == NULL)
         G.o.service = G.engine->name;
+    if (G.o.min_replicas < 0)
+        G.o.min_replicas = G.o.redis_sentinels != NULL ? 1 : 0;
     if (G.o.admin_secret != NULL && (rc = game_admin_load(G.o.admin_secret)) != 0) {
         fprintf(stderr, "croupier-game: --admin-secret-file %s: %s\n", G.o.admin_secret,
                 rc == -EINVAL ? "shorter than 16 bytes" : strerror(-rc));
@@ -636,6 +647,8 @@ int main(int argc, char **argv)
                                 .redis_master = G.o.redis_master,
                                 .service = G.o.service,
                                 .high_watermark = (size_t)G.o.money_hwm,
+                                .min_replicas = (int)G.o.min_replicas,
+                                .wait_timeout_ms = (int)G.o.wait_ms,
                                 .metrics = G.metrics};
     G.money = money_writer_create(&mc);
     if (G.money == NULL)
@@ -665,6 +678,8 @@ int main(int argc, char **argv)
                        .pool_size = (int)G.o.pool_size,
                        .ttl_ms = (int)G.o.lease_ttl_ms,
                        .metrics = G.metrics,
+                       .min_replicas = (int)G.o.min_replicas,
+                       .wait_timeout_ms = (int)G.o.wait_ms,
                        .on_event = game_on_lease};
     G.lease = lease_create(G.base, G.rc, &lo);
     if (G.rc == NULL || G.lease == NULL) {

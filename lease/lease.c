@@ -17,33 +17,41 @@
 #define LEASE_RULE "SIZE >= versions alive x replicas x 2"
 
 /*
- * acquire: KEYS[1] = epoch key; ARGV = slot key prefix, token, ttl, size, first slot.
- * Scans the pool from the given slot, takes the first free one with SET NX PX and INCRs the
- * epoch into the slot's fence. Returns {slot, epoch, in_use} or {-1, 0, in_use}.
+ * acquire: KEYS[1] = epoch key; ARGV = slot key prefix, token, ttl, size, first slot, floor.
+ * Scans the pool from the given slot and takes the slot that already holds our token (an
+ * earlier attempt whose WAIT fell short) or else the first free one, then INCRs the epoch into
+ * the slot's fence -- lifted above floor, the highest epoch this process has seen, so that an
+ * epoch a failover lost is never handed out again (docs/deploy.md "Failover and durability").
+ * Returns {slot, epoch, in_use} or {-1, 0, in_use}.
  */
 static const char lease_acquire_lua[] =
     "local prefix, token, ttl = ARGV[1], ARGV[2], ARGV[3]\n"
-    "local size, start = tonumber(ARGV[4]), tonumber(ARGV[5])\n"
-    "local got, inuse = -1, 0\n"
+    "local size, start, floor = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])\n"
+    "local mine, free, inuse = -1, -1, 0\n"
     "for i = 0, size - 1 do\n"
     "  local n = (start + i) % size\n"
-    "  if got < 0 then\n"
-    "    if redis.call('SET', prefix .. n, token, 'NX', 'PX', ttl) then got = n end\n"
-    "    inuse = inuse + 1\n"
-    "  else\n"
-    "    inuse = inuse + redis.call('EXISTS', prefix .. n)\n"
-    "  end\n"
+    "  local v = redis.call('GET', prefix .. n)\n"
+    "  if v == token then mine = n elseif not v and free < 0 then free = n end\n"
+    "  if v then inuse = inuse + 1 end\n"
     "end\n"
-    "if got < 0 then return {-1, 0, inuse} end\n"
+    "local got = free\n"
+    "if mine >= 0 then got = mine else inuse = inuse + 1 end\n"
+    "if got < 0 then return {-1, 0, inuse - 1} end\n"
+    "redis.call('SET', prefix .. got, token, 'PX', ttl)\n"
     "local e = redis.call('INCR', KEYS[1])\n"
+    "if e <= floor then\n"
+    "  e = floor + 1\n"
+    "  redis.call('SET', KEYS[1], e)\n"
+    "end\n"
     "redis.call('SET', prefix .. got .. ':epoch', e)\n"
     "return {got, e, inuse}\n";
 
 /*
  * renew: KEYS = slot key, epoch key, fence key; ARGV = token, ttl, slot key prefix, size,
- * our current epoch. Ours -> PEXPIRE, {1, fence epoch, in_use}. Someone else's -> {0, 0, 0}.
- * Gone (it expired: Redis was unreachable or restarted for longer than the TTL, or we were
- * paused) -> taken back, {2, epoch, in_use}:
+ * our current epoch, the highest epoch this process has seen (a new epoch is lifted above it). Ours
+ * -> PEXPIRE, {1, fence epoch, in_use}. Someone else's -> {0, 0, 0}. Gone (it expired: Redis was
+ * unreachable or restarted for longer than the TTL, or we were paused) -> taken back, {2, epoch,
+ * in_use}:
  *   - under the SAME epoch when the fence still holds it: every acquisition and every recovery
  *     of the slot (money.h, money_recover) moves the fence, so an unchanged fence proves that
  *     nobody held the slot in between, and the rounds, seat accounts and settlements of our
@@ -66,8 +74,9 @@ static const char lease_renew_lua[] =
     "elseif not v and not redis.call('GET', KEYS[3]) then\n"
     "  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])\n"
     "  local e = redis.call('INCR', KEYS[2])\n"
-    "  if e <= tonumber(ARGV[5]) then\n"
-    "    e = tonumber(ARGV[5]) + 1\n"
+    "  local floor = math.max(tonumber(ARGV[5]), tonumber(ARGV[6]))\n"
+    "  if e <= floor then\n"
+    "    e = floor + 1\n"
     "    redis.call('SET', KEYS[2], e)\n"
     "  end\n"
     "  redis.call('SET', KEYS[3], e)\n"
@@ -87,7 +96,13 @@ static const char lease_release_lua[] =
     "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end\n"
     "return 0\n";
 
-typedef enum { LEASE_REQ_ACQUIRE, LEASE_REQ_RENEW, LEASE_REQ_RELEASE } lease_req_kind_t;
+typedef enum {
+    LEASE_REQ_ACQUIRE,
+    LEASE_REQ_RENEW,
+    LEASE_REQ_RELEASE,
+    LEASE_REQ_WAIT_ACQUIRE, /* WAIT behind an acquisition: slot, epoch, inuse */
+    LEASE_REQ_WAIT_REGAIN,  /* WAIT behind a renew that took the slot back under a new epoch */
+} lease_req_kind_t;
 
 /* One command in flight; outlives the lease if the lease is destroyed first (l = NULL). */
 typedef struct lease_req {
@@ -95,6 +110,9 @@ typedef struct lease_req {
     lease_t *l;
     lease_req_kind_t kind;
     int64_t sent_boot_ms;
+    int slot; /* WAIT requests: what they make durable */
+    int64_t epoch;
+    long long inuse;
 } lease_req_t;
 
 struct lease {
@@ -109,6 +127,8 @@ struct lease {
     bool exhausted_logged;
     int slot;
     int64_t epoch;
+    int64_t seen_epoch;    /* the highest epoch any reply gave us: new epochs are lifted above it */
+    char wait_args[2][16]; /* WAIT's numreplicas and timeout as text */
     uint64_t gaps;
     unsigned attempts; /* failed acquisition attempts in a row */
     uint8_t token_raw[16];
@@ -128,7 +148,7 @@ struct lease {
     void *release_arg;
     metrics_registry_t *own_metrics;
     metrics_t *m_renew_ok, *m_renew_regained, *m_renew_lost, *m_renew_error;
-    metrics_t *m_in_use, *m_epoch, *m_gaps, *m_exhausted, *m_valid;
+    metrics_t *m_in_use, *m_epoch, *m_gaps, *m_exhausted, *m_valid, *m_wait_short;
 };
 
 static const char *const lease_state_names[] = {"acquiring",   "exhausted", "valid",
@@ -243,16 +263,44 @@ static int64_t lease_poll_ms(const lease_t *l)
 }
 
 static void lease_acquire_reply_cb(rconn_t *rc, redisReply *reply, void *arg);
+static void lease_apply_acquired(lease_t *l, int slot, int64_t epoch, int64_t sent);
+static void lease_apply_regained(lease_t *l, int64_t epoch, int64_t sent);
+static void lease_wait_reply_cb(rconn_t *rc, redisReply *reply, void *arg);
+
+static void lease_note_epoch(lease_t *l, int64_t epoch)
+{
+    if (epoch > l->seen_epoch)
+        l->seen_epoch = epoch;
+}
+
+/*
+ * Sends `WAIT min_replicas timeout` behind an acquisition or a new-epoch regain on the same
+ * connection: the new epoch counts only once enough replicas have it (docs/deploy.md "Failover
+ * and durability"). A refused send counts as a WAIT that fell short.
+ */
+static void lease_send_wait(lease_t *l, lease_req_kind_t kind, int slot, int64_t epoch,
+                            long long inuse, int64_t sent)
+{
+    lease_req_t *req = lease_req_new(l, kind);
+    req->sent_boot_ms = sent; /* the validity counts from the write, not from the WAIT */
+    req->slot = slot;
+    req->epoch = epoch;
+    req->inuse = inuse;
+    const char *argv[] = {"WAIT", l->wait_args[0], l->wait_args[1]};
+    if (rconn_command_argv(l->rc, lease_wait_reply_cb, req, 3, argv, NULL) != 0)
+        lease_wait_reply_cb(l->rc, NULL, req);
+}
 
 static void lease_send_acquire(lease_t *l)
 {
-    char ttl[16], size[16], start[16];
+    char ttl[16], size[16], start[16], floor[24];
     snprintf(ttl, sizeof ttl, "%d", l->ttl_ms);
     snprintf(size, sizeof size, "%d", l->size);
     snprintf(start, sizeof start, "%" PRIu32, arc4random_uniform((uint32_t)l->size));
-    const char *argv[] = {l->epoch_key, l->slot_prefix, l->token, ttl, size, start};
+    snprintf(floor, sizeof floor, "%" PRId64, l->seen_epoch);
+    const char *argv[] = {l->epoch_key, l->slot_prefix, l->token, ttl, size, start, floor};
     lease_req_t *req = lease_req_new(l, LEASE_REQ_ACQUIRE);
-    int err = rconn_eval(l->rc, l->acquire_script, lease_acquire_reply_cb, req, 1, 6, argv, NULL);
+    int err = rconn_eval(l->rc, l->acquire_script, lease_acquire_reply_cb, req, 1, 7, argv, NULL);
     if (err != 0) {
         LIST_REMOVE(req, _link);
         free(req);
@@ -325,8 +373,21 @@ static void lease_acquire_reply_cb(rconn_t *rc, redisReply *reply, void *arg)
         lease_emit(l, LEASE_EV_EXHAUSTED); /* last: the owner may destroy the lease */
         return;
     }
-    l->slot = (int)slot;
-    l->epoch = reply->element[1]->integer;
+    int64_t epoch = reply->element[1]->integer;
+    lease_note_epoch(l, epoch);
+    if (l->opts.min_replicas > 0) {
+        lease_send_wait(l, LEASE_REQ_WAIT_ACQUIRE, (int)slot, epoch, reply->element[2]->integer,
+                        sent);
+        return;
+    }
+    lease_apply_acquired(l, (int)slot, epoch, sent);
+}
+
+/* The acquisition of slot (sent at sent) counts: the lease is VALID under epoch. */
+static void lease_apply_acquired(lease_t *l, int slot, int64_t epoch, int64_t sent)
+{
+    l->slot = slot;
+    l->epoch = epoch;
     l->attempts = 0;
     l->exhausted_logged = false;
     lease_format_slot_key(l->service, l->slot, l->slot_key, sizeof l->slot_key);
@@ -353,14 +414,15 @@ static void lease_renew_timer_cb(evutil_socket_t fd, short what, void *arg)
     lease_arm_ms(l->renew_ev, l->ttl_ms / 3);
     if (l->renew_inflight)
         return; /* the previous one is still waiting (its request timeout bounds the wait) */
-    char ttl[16], size[16], epoch[24];
+    char ttl[16], size[16], epoch[24], floor[24];
     snprintf(ttl, sizeof ttl, "%d", l->ttl_ms);
     snprintf(size, sizeof size, "%d", l->size);
     snprintf(epoch, sizeof epoch, "%" PRId64, l->epoch);
-    const char *argv[] = {l->slot_key, l->epoch_key,   l->fence_key, l->token,
-                          ttl,         l->slot_prefix, size,         epoch};
+    snprintf(floor, sizeof floor, "%" PRId64, l->seen_epoch);
+    const char *argv[] = {l->slot_key,    l->epoch_key, l->fence_key, l->token, ttl,
+                          l->slot_prefix, size,         epoch,        floor};
     lease_req_t *req = lease_req_new(l, LEASE_REQ_RENEW);
-    int err = rconn_eval(l->rc, l->renew_script, lease_renew_reply_cb, req, 3, 8, argv, NULL);
+    int err = rconn_eval(l->rc, l->renew_script, lease_renew_reply_cb, req, 3, 9, argv, NULL);
     if (err != 0) {
         LIST_REMOVE(req, _link);
         free(req);
@@ -413,12 +475,24 @@ static void lease_renew_reply_cb(rconn_t *rc, redisReply *reply, void *arg)
         return;
     }
     metrics_set(l->m_in_use, (double)reply->element[2]->integer);
+    int64_t fence = reply->element[1]->integer;
+    lease_note_epoch(l, fence);
+    if (l->opts.min_replicas > 0 && fence != l->epoch && (verdict == 2 || fence > 0)) {
+        /* A new epoch (just taken, or taken by an earlier renew whose WAIT fell short: the key
+         * is ours, so nobody else moved the fence) counts only once replicated. */
+        l->renew_inflight = true;
+        lease_send_wait(l, LEASE_REQ_WAIT_REGAIN, l->slot, fence, reply->element[2]->integer, sent);
+        return;
+    }
+    if (verdict == 2 && fence != l->epoch) {
+        lease_apply_regained(l, fence, sent);
+        return;
+    }
     bool was_unconfirmed = l->state == LEASE_UNCONFIRMED;
     lease_confirm(l, sent);
     bool now_valid = l->valid_until_boot_ms > clock_boot_ms();
     if (verdict == 2) {
         l->gaps++;
-        l->epoch = reply->element[1]->integer;
         metrics_add(l->m_gaps, 1);
         metrics_add(l->m_renew_regained, 1);
         metrics_set(l->m_epoch, (double)l->epoch);
@@ -438,6 +512,83 @@ static void lease_renew_reply_cb(rconn_t *rc, redisReply *reply, void *arg)
     } else if (now_valid) {
         lease_emit(l, LEASE_EV_RENEWED);
     }
+}
+
+/* A renew took the vanished slot back under a new epoch (sent at sent): a gap; VALID. */
+static void lease_apply_regained(lease_t *l, int64_t epoch, int64_t sent)
+{
+    lease_confirm(l, sent);
+    l->gaps++;
+    l->epoch = epoch;
+    metrics_add(l->m_gaps, 1);
+    metrics_add(l->m_renew_regained, 1);
+    metrics_set(l->m_epoch, (double)l->epoch);
+    if (l->valid_until_boot_ms > clock_boot_ms())
+        lease_set_state(l, LEASE_VALID);
+    log_emit(LOG_WARN, "lease_regained", "{s:s,s:i,s:I,s:I}", "service", l->service, "slot",
+             l->slot, "epoch", (json_int_t)l->epoch, "gaps", (json_int_t)l->gaps);
+    lease_emit(l, LEASE_EV_REGAINED);
+}
+
+/*
+ * Answer to the WAIT behind a new epoch. Enough replicas: the acquisition or regain counts
+ * now. Fewer (or an error, or no answer): the epoch is not used; an acquisition is tried again
+ * after the retry delay (it takes the same slot back under a newer epoch, lifted above every
+ * epoch seen), a regain is confirmed by the next renew.
+ */
+static void lease_wait_reply_cb(rconn_t *rc, redisReply *reply, void *arg)
+{
+    (void)rc;
+    lease_req_t *req = arg;
+    lease_req_kind_t kind = req->kind;
+    int slot = req->slot;
+    int64_t epoch = req->epoch;
+    long long inuse = req->inuse;
+    int64_t sent;
+    lease_t *l = lease_req_done(req, &sent);
+    if (l == NULL)
+        return;
+    if (kind == LEASE_REQ_WAIT_REGAIN)
+        l->renew_inflight = false;
+    if (l->state == LEASE_RELEASED) {
+        if (kind == LEASE_REQ_WAIT_ACQUIRE) { /* give back what the acquisition took */
+            char key[160];
+            lease_format_slot_key(l->service, slot, key, sizeof key);
+            const char *argv[] = {key, l->token};
+            rconn_eval(l->rc, l->release_script, NULL, NULL, 1, 2, argv, NULL);
+        }
+        return;
+    }
+    if (reply != NULL && reply->type == REDIS_REPLY_INTEGER &&
+        reply->integer >= l->opts.min_replicas) {
+        if (kind == LEASE_REQ_WAIT_ACQUIRE &&
+            (l->state == LEASE_ACQUIRING || l->state == LEASE_EXHAUSTED)) {
+            metrics_set(l->m_in_use, (double)inuse);
+            lease_apply_acquired(l, slot, epoch, sent);
+        } else if (kind == LEASE_REQ_WAIT_REGAIN &&
+                   (l->state == LEASE_VALID || l->state == LEASE_UNCONFIRMED)) {
+            lease_apply_regained(l, epoch, sent);
+        }
+        return;
+    }
+    char reason[200];
+    if (reply == NULL)
+        snprintf(reason, sizeof reason, "no reply to WAIT (connection lost or request timeout)");
+    else if (reply->type == REDIS_REPLY_INTEGER)
+        snprintf(reason, sizeof reason, "WAIT reached %lld of %d replicas within %s ms",
+                 reply->integer, l->opts.min_replicas, l->wait_args[1]);
+    else
+        snprintf(reason, sizeof reason, "WAIT refused: %.150s",
+                 reply->type == REDIS_REPLY_ERROR ? reply->str : "unexpected reply");
+    metrics_add(l->m_wait_short, 1);
+    log_emit(LOG_ERROR, "lease_not_durable", "{s:s,s:i,s:I,s:s,s:s}", "service", l->service, "slot",
+             slot, "epoch", (json_int_t)epoch, "reason", reason, "msg",
+             kind == LEASE_REQ_WAIT_ACQUIRE
+                 ? "the new epoch is not used: the acquisition is tried again"
+                 : "the new epoch is not used yet: the next renew confirms it");
+    if (kind == LEASE_REQ_WAIT_ACQUIRE &&
+        (l->state == LEASE_ACQUIRING || l->state == LEASE_EXHAUSTED))
+        lease_arm_ms(l->acquire_ev, lease_retry_delay(l));
 }
 
 static void lease_validity_timer_cb(evutil_socket_t fd, short what, void *arg)
@@ -484,6 +635,13 @@ lease_t *lease_create(struct event_base *base, rconn_t *rc, const lease_opts_t *
     for (size_t i = 0; i < sizeof l->token_raw; i++)
         snprintf(l->token + 2 * i, 3, "%02x", l->token_raw[i]);
     snprintf(l->slot_prefix, sizeof l->slot_prefix, "{croupier:lease:%s}:slot:", l->service);
+    /* The WAIT bound stays well inside the connection's request timeout (at most ttl/3). */
+    int wait_ms = opts->wait_timeout_ms > 0 ? opts->wait_timeout_ms : 500;
+    if (wait_ms > opts->ttl_ms / 6)
+        wait_ms = opts->ttl_ms / 6 > 0 ? opts->ttl_ms / 6 : 1;
+    snprintf(l->wait_args[0], sizeof l->wait_args[0], "%d",
+             opts->min_replicas > 0 ? opts->min_replicas : 0);
+    snprintf(l->wait_args[1], sizeof l->wait_args[1], "%d", wait_ms);
     lease_format_epoch_key(l->service, l->epoch_key, sizeof l->epoch_key);
 
     l->acquire_ev = evtimer_new(base, lease_acquire_timer_cb, l);
@@ -511,6 +669,9 @@ lease_t *lease_create(struct event_base *base, rconn_t *rc, const lease_opts_t *
     l->m_exhausted = metrics_counter(m, "lease_exhausted_total", NULL,
                                      "Acquisition attempts that found the pool full");
     l->m_valid = metrics_gauge(m, "lease_valid", NULL, "1 while the lease is held and confirmed");
+    l->m_wait_short = metrics_counter(m, "lease_wait_short_total", NULL,
+                                      "New epochs not used because WAIT reached fewer replicas "
+                                      "than required");
     return l;
 
 fail_events:

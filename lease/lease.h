@@ -29,6 +29,15 @@
  * LEASE_FENCE_CHECK_LUA is the check to put at the top of such a script (fence key in KEYS[1],
  * carried epoch in ARGV[1]); LEASE_FENCED_SET_LUA is a complete example.
  *
+ * Failover (docs/deploy.md "Failover and durability"): Redis replicates asynchronously, so a
+ * promoted replica may lack an epoch the old master handed out. With opts.min_replicas, an
+ * acquisition (and a regain under a new epoch) counts only once `WAIT min_replicas` on the same
+ * connection confirms it; when WAIT falls short the epoch is not used and the acquisition is
+ * tried again (it takes back the slot holding our token). Every epoch this process was given is
+ * remembered, and the scripts lift the counter above the highest of them: an epoch lost in a
+ * failover is never handed out to this process again, and one that was used was replicated
+ * first. Logged as lease_not_durable; counted in lease_wait_short_total.
+ *
  * States (lease_state()):
  *   ACQUIRING    no slot yet (Redis may also be unreachable: it is retried with backoff)
  *   EXHAUSTED    every slot is taken: no static fallback, ever. One log line names the rule
@@ -118,6 +127,10 @@ typedef struct {
     metrics_registry_t *metrics; /* may be NULL (a private registry is used) */
     lease_event_cb on_event;     /* may be NULL */
     void *arg;
+    /* Durability (see "Failover"): a new epoch counts only after `WAIT min_replicas` confirms
+     * it within wait_timeout_ms (default 500, at most ttl/6). 0 = no WAIT. */
+    int min_replicas;
+    int wait_timeout_ms;
 } lease_opts_t;
 
 /* Checks the options and creates an idle lease. Returns NULL with errno EINVAL on bad options.

@@ -28,6 +28,7 @@ typedef struct money_item {
     int64_t submitted_ns;
     int64_t sent_ns;
     int sends;
+    money_result_t *held; /* answered, waiting for WAIT (min_replicas > 0); owned */
 } money_item_t;
 
 /* A FIFO of items linked through next. */
@@ -48,6 +49,13 @@ typedef struct {
     size_t n;
     uint64_t gen;
 } writer_cmd_t;
+
+/* A WAIT in flight (min_replicas > 0): it covers every item answered before its reply. */
+typedef struct {
+    money_writer_t *w;
+    uint64_t gen;
+    int64_t sent_ns;
+} writer_wait_t;
 
 /*
  * Calls (batches or single items) in flight at most. While they run, new items wait in the
@@ -77,6 +85,7 @@ struct money_writer {
     _Atomic bool wake_pending;
     _Atomic int64_t oldest_ns; /* submit time of the oldest item, 0 when none */
     _Atomic bool connected;
+    _Atomic bool durable; /* false from a WAIT that fell short until one succeeds */
 
     /* Writer thread only. */
     pthread_t thread;
@@ -89,14 +98,18 @@ struct money_writer {
     uint64_t gen;
     bool holding; /* after a failure: send nothing until retry_ev fires */
     int backoff_ms;
-    money_list_t pending; /* taken from the queue, not yet sent (front = oldest) */
-    money_list_t flight;  /* sent, awaiting replies, in send order */
-    size_t calls;         /* commands of the current generation in flight */
+    money_list_t pending;  /* taken from the queue, not yet sent (front = oldest) */
+    money_list_t flight;   /* sent, awaiting replies, in send order */
+    money_list_t acked;    /* answered, awaiting the WAIT that makes them durable (in order) */
+    bool wait_inflight;    /* a WAIT of the current generation is in flight */
+    char wait_args[2][24]; /* WAIT's numreplicas and timeout as text */
+    size_t calls;          /* commands of the current generation in flight */
     const char *av[WRITER_BATCH_ARGS];
     size_t avlen[WRITER_BATCH_ARGS];
 
     metrics_registry_t *own_metrics;
     metrics_t *m_depth, *m_oldest, *m_latency, *m_retries, *m_reconnects;
+    metrics_t *m_durable, *m_wait_short, *m_wait_latency;
     metrics_t *m_items[MONEY_NKINDS][2]; /* [kind][0 ok, 1 error] */
 };
 
@@ -159,6 +172,7 @@ static void writer_item_free(money_item_t *it)
     if (it == NULL)
         return;
     money_op_free(&it->op);
+    free(it->held);
     free(it);
 }
 
@@ -220,6 +234,7 @@ static void writer_complete(money_writer_t *w, money_item_t *it, money_result_t 
 }
 
 static void writer_pump(money_writer_t *w);
+static void writer_pump_calls(money_writer_t *w);
 
 /*
  * Something went wrong with the commands in flight (connection lost, request timeout, a
@@ -234,8 +249,14 @@ static void writer_requeue(money_writer_t *w, const char *reason)
 {
     w->gen++;
     w->calls = 0;
-    size_t requeued = w->flight.n;
+    w->wait_inflight = false;
+    size_t requeued = w->flight.n + w->acked.n;
     list_prepend(&w->pending, &w->flight);
+    for (money_item_t *x = w->acked.head; x != NULL; x = x->next) {
+        free(x->held); /* answered but never made durable: it is sent again */
+        x->held = NULL;
+    }
+    list_prepend(&w->pending, &w->acked);
     log_emit(LOG_WARN, "money_writer_requeue", "{s:s,s:I,s:I}", "reason", reason, "requeued",
              (json_int_t)requeued, "pending", (json_int_t)w->pending.n);
     metrics_add(w->m_reconnects, 1);
@@ -286,7 +307,9 @@ static void writer_reply_cb(rconn_t *rc, redisReply *r, void *arg)
         writer_requeue(w, res.error);
         return;
     }
-    w->backoff_ms = w->cfg.backoff_min_ms;
+    bool wait = w->cfg.min_replicas > 0;
+    if (!wait)
+        w->backoff_ms = w->cfg.backoff_min_ms;
     if (per_entry && r->elements != n) {
         per_entry = false;
         res.status = MONEY_ERR_REDIS;
@@ -300,10 +323,97 @@ static void writer_reply_cb(rconn_t *rc, redisReply *r, void *arg)
             money_reply_parse_entry(x->kind, r->element[i], &res);
         }
         metrics_observe(w->m_latency, (double)(now - x->sent_ns) / 1e9);
+        if (wait) {
+            /* Applied on the master; acknowledged only once a WAIT confirms the replicas. */
+            x->held = xmalloc(sizeof *x->held);
+            *x->held = res;
+            list_push(&w->acked, x);
+            continue;
+        }
         money_result_t copy = res;
         writer_complete(w, x, &copy);
     }
     writer_pump(w);
+}
+
+/* Records whether money can be made durable; logs and counts each change. */
+static void writer_set_durable(money_writer_t *w, bool durable, const char *reason)
+{
+    if (atomic_exchange(&w->durable, durable) == durable)
+        return;
+    metrics_set(w->m_durable, durable ? 1 : 0);
+    if (durable)
+        log_emit(LOG_INFO, "money_writer_durable", "{s:i}", "min_replicas", w->cfg.min_replicas);
+    else
+        log_emit(LOG_ERROR, "money_writer_not_durable", "{s:s,s:i,s:i,s:s}", "reason", reason,
+                 "min_replicas", w->cfg.min_replicas, "wait_timeout_ms", w->cfg.wait_timeout_ms,
+                 "msg",
+                 "money cannot be made durable on enough replicas: no new round starts, the "
+                 "operations are sent again under their ids");
+}
+
+/*
+ * Answer to a WAIT. Every item answered before it was applied before the WAIT ran on the
+ * master (one connection, answers in order), so a count of at least min_replicas makes all of
+ * the acked list durable: they complete now, in order. A shorter count, an error (a demoted
+ * master refuses WAIT) or no answer sends them all again under their ids (the scripts answer
+ * "replayed" with the first result) after the backoff, and rounds wait meanwhile.
+ */
+static void writer_wait_reply_cb(rconn_t *rc, redisReply *r, void *arg)
+{
+    (void)rc;
+    writer_wait_t *wt = arg;
+    money_writer_t *w = wt->w;
+    int64_t sent_ns = wt->sent_ns;
+    bool current = wt->gen == w->gen;
+    free(wt);
+    if (!current)
+        return;
+    w->wait_inflight = false;
+    if (r == NULL) {
+        writer_requeue(w, "no reply to WAIT (connection lost or request timeout)");
+        return;
+    }
+    metrics_observe(w->m_wait_latency, (double)(clock_mono_ns() - sent_ns) / 1e9);
+    if (r->type != REDIS_REPLY_INTEGER || r->integer < w->cfg.min_replicas) {
+        char reason[200];
+        if (r->type == REDIS_REPLY_INTEGER)
+            snprintf(reason, sizeof reason, "WAIT reached %lld of %d replicas within %d ms",
+                     r->integer, w->cfg.min_replicas, w->cfg.wait_timeout_ms);
+        else
+            snprintf(reason, sizeof reason, "WAIT refused: %.150s",
+                     r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+        metrics_add(w->m_wait_short, 1);
+        writer_set_durable(w, false, reason);
+        writer_requeue(w, reason);
+        return;
+    }
+    w->backoff_ms = w->cfg.backoff_min_ms;
+    writer_set_durable(w, true, NULL);
+    money_item_t *x;
+    while ((x = list_pop(&w->acked)) != NULL) {
+        money_result_t *res = x->held;
+        x->held = NULL;
+        writer_complete(w, x, res);
+        free(res);
+    }
+    writer_pump(w);
+}
+
+/* Sends one WAIT behind what is in flight or answered, unless one is already on its way. */
+static void writer_send_wait(money_writer_t *w)
+{
+    if (w->cfg.min_replicas <= 0 || w->wait_inflight || w->holding ||
+        (w->acked.n == 0 && w->flight.n == 0) || !rconn_connected(w->rc))
+        return;
+    writer_wait_t *wt = xmalloc(sizeof *wt);
+    *wt = (writer_wait_t){w, w->gen, clock_mono_ns()};
+    const char *argv[] = {"WAIT", w->wait_args[0], w->wait_args[1]};
+    if (rconn_command_argv(w->rc, writer_wait_reply_cb, wt, 3, argv, NULL) != 0) {
+        free(wt); /* not connected after all: on_state will pump again */
+        return;
+    }
+    w->wait_inflight = true;
 }
 
 /*
@@ -312,6 +422,12 @@ static void writer_reply_cb(rconn_t *rc, redisReply *r, void *arg)
  * batch_max), which keeps their order and amortises the per-call cost.
  */
 static void writer_pump(money_writer_t *w)
+{
+    writer_pump_calls(w);
+    writer_send_wait(w);
+}
+
+static void writer_pump_calls(money_writer_t *w)
 {
     while (!w->holding && w->calls < WRITER_MAX_CALLS && w->flight.n < w->cfg.max_inflight &&
            w->pending.head != NULL && rconn_connected(w->rc)) {
@@ -374,7 +490,7 @@ static void writer_state_cb(rconn_t *rc, bool connected, void *arg)
         log_emit(LOG_INFO, "money_writer_connected", "{s:s,s:i,s:I}", "host", w->host, "port",
                  w->cfg.redis_port, "pending", (json_int_t)w->pending.n);
         writer_pump(w);
-    } else if (w->flight.n > 0) {
+    } else if (w->flight.n > 0 || w->acked.n > 0) {
         writer_requeue(w, "disconnected");
     }
 }
@@ -409,7 +525,9 @@ static void writer_tick_cb(evutil_socket_t fd, short what, void *arg)
     money_writer_t *w = arg;
     int64_t now = clock_mono_ns();
     int64_t oldest = 0;
-    if (w->flight.head != NULL)
+    if (w->acked.head != NULL)
+        oldest = w->acked.head->submitted_ns;
+    else if (w->flight.head != NULL)
         oldest = w->flight.head->submitted_ns;
     else if (w->pending.head != NULL)
         oldest = w->pending.head->submitted_ns;
@@ -468,6 +586,15 @@ money_writer_t *money_writer_create(const money_writer_config_t *cfg)
         c->history_maxlen = 100000;
     if (c->record_ttl_s <= 0)
         c->record_ttl_s = MONEY_RECORD_TTL_S;
+    if (c->min_replicas < 0)
+        c->min_replicas = 0;
+    if (c->wait_timeout_ms <= 0)
+        c->wait_timeout_ms = 500;
+    if (c->min_replicas > 0 && c->request_timeout_ms < c->wait_timeout_ms + 1000)
+        c->request_timeout_ms = c->wait_timeout_ms + 1000; /* a WAIT is not a dead connection */
+    snprintf(w->wait_args[0], sizeof w->wait_args[0], "%d", c->min_replicas);
+    snprintf(w->wait_args[1], sizeof w->wait_args[1], "%d", c->wait_timeout_ms);
+    atomic_store(&w->durable, true);
     w->host = xstrdup(cfg->redis_host);
     w->service = xstrdup(cfg->service);
     c->redis_host = w->host;
@@ -477,6 +604,7 @@ money_writer_t *money_writer_create(const money_writer_config_t *cfg)
     list_init(&w->queue);
     list_init(&w->pending);
     list_init(&w->flight);
+    list_init(&w->acked);
     money_script_sha(0); /* computes the SHAs once, before any thread races for them */
 
     metrics_registry_t *reg = cfg->metrics;
@@ -500,6 +628,16 @@ money_writer_t *money_writer_create(const money_writer_config_t *cfg)
     w->m_reconnects = metrics_counter(reg, "money_writer_reconnects_total", NULL,
                                       "Money writer failures that made it resend (connection "
                                       "lost, request timeout, transient error)");
+    w->m_durable = metrics_gauge(reg, "money_writer_durable", NULL,
+                                 "1 while money reaches --redis-min-replicas replicas (WAIT), "
+                                 "0 while no new round starts for lack of them");
+    metrics_set(w->m_durable, 1);
+    w->m_wait_short = metrics_counter(reg, "money_writer_wait_short_total", NULL,
+                                      "WAITs that reached fewer replicas than required (their "
+                                      "items were sent again)");
+    w->m_wait_latency = metrics_histogram(reg, "money_writer_wait_seconds", NULL,
+                                          "Money writer WAIT send-to-reply latency",
+                                          metrics_latency_bounds, metrics_latency_nbounds);
     for (int k = 1; k < MONEY_NKINDS; k++) {
         for (int o = 0; o < 2; o++) {
             char labels[64];
@@ -589,6 +727,7 @@ void money_writer_destroy(money_writer_t *w)
     rconn_destroy(w->rc);
     w->rc = NULL;
     list_prepend(&w->pending, &w->flight);
+    list_prepend(&w->pending, &w->acked);
     list_append(&w->pending, &w->queue);
     if (w->pending.n > 0)
         log_emit(LOG_ERROR, "money_writer_unflushed", "{s:I}", "items", (json_int_t)w->pending.n);
@@ -762,7 +901,12 @@ int money_writer_submit_mark(money_writer_t *w, uint32_t slot, uint64_t epoch, c
 
 bool money_writer_can_start_round(const money_writer_t *w)
 {
-    return atomic_load(&w->depth) < w->cfg.high_watermark;
+    return atomic_load(&w->depth) < w->cfg.high_watermark && atomic_load(&w->durable);
+}
+
+bool money_writer_durable(const money_writer_t *w)
+{
+    return atomic_load(&w->durable);
 }
 
 size_t money_writer_depth(const money_writer_t *w)

@@ -20,6 +20,17 @@
  * answers false and desks must not start new rounds; the depth is then bounded by the watermark
  * plus what the rounds already running settle.
  *
+ * Durability (min_replicas > 0, docs/deploy.md "Failover and durability"): Redis replicates
+ * asynchronously, so a master that fails over may take acknowledged writes with it. Each item
+ * is therefore completed only after a `WAIT min_replicas wait_timeout_ms` sent behind it on the
+ * same connection reports at least min_replicas replicas. One WAIT covers every call answered
+ * before it (at most one WAIT is in flight; the calls sent meanwhile get the next one), so a
+ * whole batch costs one WAIT. A WAIT that falls short (or is refused, or unanswered) sends every
+ * unacknowledged item again under its id after the backoff -- the scripts answer "replayed" with
+ * the first result -- and until a WAIT succeeds money_writer_can_start_round() answers false
+ * (the same back-pressure as the high watermark), logged once per change as
+ * money_writer_not_durable with the reason and money_writer_durable when it is over.
+ *
  * Completion: each item may carry a done callback. It runs on the writer thread with a result
  * the callback owns (free() it); it must not block -- post the result to the desk (e.g. a
  * runtime post) and return.
@@ -30,7 +41,8 @@
  *
  * Metrics (when a registry is given): money_writer_depth, money_writer_oldest_age_seconds,
  * money_writer_write_seconds (send -> reply), money_writer_retries_total (items sent again),
- * money_writer_items_total{kind,outcome}, money_writer_reconnects_total.
+ * money_writer_items_total{kind,outcome}, money_writer_reconnects_total; with min_replicas:
+ * money_writer_durable (1/0), money_writer_wait_short_total, money_writer_wait_seconds.
  */
 #ifndef CROUPIER_MONEY_WRITER_H
 #define CROUPIER_MONEY_WRITER_H
@@ -65,6 +77,8 @@ typedef struct {
     int backoff_max_ms;     /* default 2000 */
     long history_maxlen;    /* XADD MAXLEN ~ cap; default 100000 */
     long record_ttl_s;      /* idempotency records; default MONEY_RECORD_TTL_S */
+    int min_replicas;       /* WAIT for this many replicas before completing; 0 = no WAIT */
+    int wait_timeout_ms;    /* WAIT's bound; default 500 (request_timeout_ms is kept above it) */
     metrics_registry_t *metrics; /* may be NULL; borrowed, must outlive the writer */
 } money_writer_config_t;
 
@@ -98,8 +112,12 @@ int money_writer_submit_seat(money_writer_t *w, money_kind_t kind, const money_s
 int money_writer_submit_mark(money_writer_t *w, uint32_t slot, uint64_t epoch, const char *field,
                              const char *value, money_writer_done_cb done, void *arg);
 
-/* False while the depth is at or above the high watermark: desks must not start rounds. */
+/* False while the depth is at or above the high watermark, or while money cannot be made
+ * durable (a WAIT fell short, see "Durability"): desks must not start rounds. */
 bool money_writer_can_start_round(const money_writer_t *w);
+/* False from a WAIT that fell short until the next one that succeeds (always true without
+ * min_replicas). */
+bool money_writer_durable(const money_writer_t *w);
 /* Items submitted and not yet completed. */
 size_t money_writer_depth(const money_writer_t *w);
 /* Age of the oldest uncompleted item in ms (0 when empty). */

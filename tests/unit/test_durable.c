@@ -1,0 +1,410 @@
+/*
+ * durable: money and lease epochs reach the replicas before they count (WAIT), against real
+ * redis-server processes on loopback (a master and replicas, and a sentinel for the failover):
+ * docs/deploy.md "Failover and durability".
+ */
+#include <check.h>
+#include <errno.h>
+#include <event2/event.h>
+#include <hiredis/hiredis.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../integration/money_gen.h"
+#include "lease.h"
+#include "money_writer.h"
+#include "rconn.h"
+#include "support.h"
+
+static ts_redis_t *g_master, *g_replica;
+
+/*
+ * Writes a key on the master and WAITs for n replicas on the same connection: after a diskless
+ * first sync the master streams to a replica only from its first ACK (up to a second later), so
+ * a fresh replica is not caught up before this returns 0.
+ */
+static int replicas_streaming(ts_redis_t *m, int n)
+{
+    struct timeval tv = {10, 0};
+    redisContext *c = redisConnectWithTimeout("127.0.0.1", ts_redis_port(m), tv);
+    if (c == NULL || c->err) {
+        redisFree(c);
+        return -EIO;
+    }
+    redisSetTimeout(c, tv);
+    freeReplyObject(redisCommand(c, "SET durable:probe 1"));
+    redisReply *r = redisCommand(c, "WAIT %d 5000", n);
+    int rc = r != NULL && r->type == REDIS_REPLY_INTEGER && r->integer >= n ? 0 : -ETIMEDOUT;
+    freeReplyObject(r);
+    redisFree(c);
+    return rc;
+}
+
+static void setup(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    g_master = ts_redis_start();
+    ck_assert_msg(g_master != NULL, "could not start redis-server");
+    g_replica = ts_redis_start_replica(ts_redis_port(g_master));
+    ck_assert_msg(g_replica != NULL, "could not start a replica redis-server");
+    ck_assert_msg(ts_redis_wait_synced(g_replica, 10000) == 0, "the replica never synced");
+    char key[128];
+    money_key_epoch("game", 1, key, sizeof key);
+    free(ts_redis_cmd(g_master, "SET %s 3", key));
+    for (int p = 0; p < MONEY_GEN_PLAYERS; p++) {
+        money_key_wallet(money_gen_names[p], key, sizeof key);
+        free(ts_redis_cmd(g_master, "SET %s %lld", key, MONEY_GEN_START));
+    }
+    ck_assert_msg(replicas_streaming(g_master, 1) == 0, "the replica never acknowledged");
+}
+
+static void teardown(void)
+{
+    ts_redis_resume(g_replica);
+    ts_redis_stop(g_replica);
+    ts_redis_stop(g_master);
+}
+
+typedef struct {
+    _Atomic long ok, replayed, failed;
+} tally_t;
+
+static void tally_cb(money_result_t *r, void *arg)
+{
+    tally_t *t = arg;
+    atomic_fetch_add(r->status == MONEY_OK ? &t->ok : &t->failed, 1);
+    if (r->replayed)
+        atomic_fetch_add(&t->replayed, 1);
+    free(r);
+}
+
+static money_writer_t *durable_writer(metrics_registry_t *reg, int min_replicas)
+{
+    money_writer_config_t cfg = {.redis_host = "127.0.0.1",
+                                 .redis_port = ts_redis_port(g_master),
+                                 .service = "game",
+                                 .backoff_max_ms = 200,
+                                 .min_replicas = min_replicas,
+                                 .wait_timeout_ms = 200,
+                                 .metrics = reg};
+    money_writer_t *w = money_writer_create(&cfg);
+    ck_assert_ptr_nonnull(w);
+    return w;
+}
+
+static long long stat_calls(ts_redis_t *r, const char *cmd)
+{
+    char *stats = ts_redis_cmd(r, "INFO commandstats");
+    ck_assert_ptr_nonnull(stats);
+    char want[64];
+    snprintf(want, sizeof want, "cmdstat_%s:calls=", cmd);
+    char *line = strstr(stats, want);
+    long long calls = line ? atoll(line + strlen(want)) : 0;
+    free(stats);
+    return calls;
+}
+
+static long long count_keys(ts_redis_t *r, const char *pattern)
+{
+    char *t = ts_redis_cmd(r, "EVAL %s 0 %s", "return #redis.call('KEYS', ARGV[1])", pattern);
+    ck_assert_ptr_nonnull(t);
+    long long n = atoll(t);
+    free(t);
+    return n;
+}
+
+/* Every wallet and the rake on r are what exactly one application of rounds 1..n of desk 0
+ * gives. */
+static void verify_once(ts_redis_t *r, uint64_t n)
+{
+    int64_t expected[MONEY_GEN_PLAYERS] = {0}, rake = 0;
+    for (uint64_t seq = 1; seq <= n; seq++)
+        money_gen_expect(0, seq, expected, &rake);
+    ck_assert_int_eq(count_keys(r, "{croupier:money}:round:*"), (long long)n);
+    char key[128];
+    for (int p = 0; p < MONEY_GEN_PLAYERS; p++) {
+        money_key_wallet(money_gen_names[p], key, sizeof key);
+        char *v = ts_redis_cmd(r, "GET %s", key);
+        ck_assert_int_eq(atoll(v), MONEY_GEN_START + expected[p]);
+        free(v);
+    }
+    money_key_rake(MONEY_GEN_GAME, key, sizeof key);
+    char *v = ts_redis_cmd(r, "GET %s", key);
+    ck_assert_int_eq(atoll(v), rake);
+    free(v);
+}
+
+static double metric(metrics_registry_t *reg, const char *name)
+{
+    size_t len = 0;
+    char *text = metrics_render(reg, &len);
+    char want[128];
+    snprintf(want, sizeof want, "\n%s ", name);
+    char *at = strstr(text, want);
+    double v = at ? atof(at + strlen(want)) : -1;
+    free(text);
+    return v;
+}
+
+/* With a live replica every settlement completes, and one WAIT covers a whole batch. */
+START_TEST(test_durable_settlements_complete_with_one_wait_per_batch)
+{
+    money_writer_t *w = durable_writer(NULL, 1);
+    tally_t tally = {0};
+    money_settlement_t s;
+    enum { N = 3000 };
+    for (uint64_t seq = 1; seq <= N; seq++) {
+        money_gen_settlement(3, 0, seq, &s);
+        ck_assert_int_eq(money_writer_submit_settle(w, &s, tally_cb, &tally), 0);
+    }
+    ck_assert_int_ge(money_writer_flush(w, 30000), 0);
+    ck_assert_int_eq(atomic_load(&tally.ok), N);
+    ck_assert_int_eq(atomic_load(&tally.replayed), 0);
+    ck_assert(money_writer_durable(w));
+    long long waits = stat_calls(g_master, "wait"),
+              calls = stat_calls(g_master, "evalsha") + stat_calls(g_master, "eval");
+    ck_assert_msg(waits >= 1 && waits <= calls, "%lld WAITs for %lld script calls", waits, calls);
+    /* Completed means replicated: the replica holds every round, applied once. */
+    verify_once(g_replica, N);
+    money_writer_destroy(w);
+}
+END_TEST
+
+/*
+ * The replica stops answering (SIGSTOP): the settlements are applied on the master but not
+ * acknowledged, rounds may not start, the WAITs that fell short are counted; once the replica
+ * is back, every settlement completes (sent again under its round id: applied once).
+ */
+START_TEST(test_durable_short_wait_holds_rounds_and_retries_under_the_round_id)
+{
+    metrics_registry_t *reg = metrics_create();
+    money_writer_t *w = durable_writer(reg, 1);
+    tally_t tally = {0};
+    money_settlement_t s;
+    money_gen_settlement(3, 0, 1, &s);
+    ck_assert_int_eq(money_writer_submit_settle(w, &s, tally_cb, &tally), 0);
+    ck_assert_int_ge(money_writer_flush(w, 10000), 0);
+    ck_assert_int_eq(atomic_load(&tally.ok), 1);
+    ck_assert(money_writer_can_start_round(w));
+
+    ts_redis_pause(g_replica);
+    enum { N = 40 };
+    for (uint64_t seq = 2; seq <= N; seq++) {
+        money_gen_settlement(3, 0, seq, &s);
+        ck_assert_int_eq(money_writer_submit_settle(w, &s, tally_cb, &tally), 0);
+    }
+    ts_sleep_ms(1500);
+    ck_assert_int_eq(atomic_load(&tally.ok), 1); /* none of the new ones acknowledged */
+    ck_assert(!money_writer_durable(w));
+    ck_assert(!money_writer_can_start_round(w));
+    ck_assert_int_eq(money_writer_depth(w), N - 1);
+    ck_assert_double_ge(metric(reg, "money_writer_wait_short_total"), 2);
+    ck_assert_double_eq(metric(reg, "money_writer_durable"), 0);
+    verify_once(g_master, N); /* applied on the master, once, however often sent */
+
+    ts_redis_resume(g_replica);
+    ck_assert_int_ge(money_writer_flush(w, 10000), 0);
+    ck_assert_int_eq(atomic_load(&tally.ok), N);
+    ck_assert_int_eq(atomic_load(&tally.failed), 0);
+    ck_assert_int_eq(atomic_load(&tally.replayed), N - 1); /* the first answers were held back */
+    ck_assert(money_writer_durable(w));
+    ck_assert(money_writer_can_start_round(w));
+    ck_assert_double_eq(metric(reg, "money_writer_durable"), 1);
+    ck_assert_int_eq(replicas_streaming(g_master, 1), 0);
+    verify_once(g_replica, N);
+    money_writer_destroy(w);
+    metrics_destroy(reg);
+}
+END_TEST
+
+/* Without min_replicas nothing waits: a stopped replica changes nothing. */
+START_TEST(test_durable_no_min_replicas_sends_no_wait)
+{
+    money_writer_t *w = durable_writer(NULL, 0);
+    ts_redis_pause(g_replica);
+    tally_t tally = {0};
+    money_settlement_t s;
+    for (uint64_t seq = 1; seq <= 100; seq++) {
+        money_gen_settlement(3, 0, seq, &s);
+        ck_assert_int_eq(money_writer_submit_settle(w, &s, tally_cb, &tally), 0);
+    }
+    ck_assert_int_ge(money_writer_flush(w, 5000), 0);
+    ck_assert_int_eq(atomic_load(&tally.ok), 100);
+    ck_assert_int_eq(stat_calls(g_master, "wait"), 1); /* the setup's own */
+    money_writer_destroy(w);
+}
+END_TEST
+
+/* ---- lease epochs across a failover --------------------------------------------------------- */
+
+#define LSVC "dsvc"
+
+typedef struct {
+    int acquired;
+} lease_probe_t;
+
+static void probe_cb(lease_t *l, lease_event_t ev, void *arg)
+{
+    (void)l;
+    lease_probe_t *p = arg;
+    if (ev == LEASE_EV_ACQUIRED)
+        p->acquired++;
+}
+
+/* Runs base for ms milliseconds. */
+static void run_for(struct event_base *base, int ms)
+{
+    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+    event_base_loopexit(base, &tv);
+    event_base_dispatch(base);
+}
+
+static long long get_ll(ts_redis_t *r, const char *key)
+{
+    char *v = ts_redis_cmd(r, "GET %s", key);
+    ck_assert_ptr_nonnull(v);
+    long long n = atoll(v);
+    free(v);
+    return n;
+}
+
+static bool sentinel_sees_replicas(ts_sentinel_t *s, int n)
+{
+    char *t = ts_redis_cmd_port(ts_sentinel_port(s), "SENTINEL master %s", "dmaster");
+    char want[32];
+    snprintf(want, sizeof want, "num-slaves\n%d\n", n);
+    bool ok = t != NULL && strstr(t, want) != NULL;
+    free(t);
+    return ok;
+}
+
+/*
+ * An epoch increment made on the master and never replicated (both replicas cut off) is not
+ * used -- the acquisition's WAIT falls short -- and, after the master dies and a replica is
+ * promoted, is never handed out again: the promoted replica's counter lags behind, and the
+ * acquisition lifts it above every epoch the process was given.
+ */
+START_TEST(test_durable_unreplicated_epoch_is_never_reused_after_failover)
+{
+    ts_redis_t *r2 = ts_redis_start_replica(ts_redis_port(g_master));
+    ck_assert_msg(r2 != NULL && ts_redis_wait_synced(r2, 10000) == 0, "no second replica");
+    char ekey[128];
+    lease_format_epoch_key(LSVC, ekey, sizeof ekey);
+    free(ts_redis_cmd(g_master, "SET %s 5", ekey));
+    ck_assert_msg(replicas_streaming(g_master, 2) == 0, "the replicas never acknowledged");
+    ts_sentinel_t *sen = ts_sentinel_start("dmaster", ts_redis_port(g_master), 1, 500, 2000);
+    ck_assert_msg(sen != NULL, "could not start redis-sentinel");
+    long long end = ts_now_ms() + 15000;
+    while (!sentinel_sees_replicas(sen, 2) && ts_now_ms() < end)
+        ts_sleep_ms(100);
+    ck_assert_msg(sentinel_sees_replicas(sen, 2), "the sentinel never saw both replicas");
+
+    struct event_base *base = event_base_new();
+    char sentinels[64];
+    snprintf(sentinels, sizeof sentinels, "127.0.0.1:%d", ts_sentinel_port(sen));
+    rconn_t *rc = rconn_create(base, &(rconn_opts_t){.sentinels = sentinels,
+                                                     .master_name = "dmaster",
+                                                     .connect_timeout_ms = 500,
+                                                     .request_timeout_ms = 1000,
+                                                     .backoff_max_ms = 200});
+    ck_assert_ptr_nonnull(rc);
+    metrics_registry_t *reg = metrics_create();
+    lease_probe_t probe = {0};
+    lease_t *l = lease_create(base, rc,
+                              &(lease_opts_t){.service = LSVC,
+                                              .pool_size = 4,
+                                              .ttl_ms = 3000,
+                                              .metrics = reg,
+                                              .on_event = probe_cb,
+                                              .arg = &probe,
+                                              .min_replicas = 1,
+                                              .wait_timeout_ms = 300});
+    ck_assert_ptr_nonnull(l);
+    long long end2 = ts_now_ms() + 10000;
+    while (!rconn_connected(rc) && ts_now_ms() < end2)
+        run_for(base, 20);
+    ck_assert_msg(rconn_connected(rc), "the lease's connection never came up");
+
+    /* Cut the replicas off: a password they do not know (connections already open stay
+     * authenticated), then their links are closed. Nothing written from now on replicates. */
+    struct timeval tv = {5, 0};
+    redisContext *mc = redisConnectWithTimeout("127.0.0.1", ts_redis_port(g_master), tv);
+    ck_assert(mc != NULL && mc->err == 0);
+    freeReplyObject(redisCommand(mc, "CONFIG SET requirepass durable-test-cut"));
+    freeReplyObject(redisCommand(mc, "CLIENT KILL TYPE replica"));
+    end2 = ts_now_ms() + 10000;
+    for (;;) {
+        redisReply *rr = redisCommand(mc, "INFO replication");
+        bool none = rr != NULL && rr->type == REDIS_REPLY_STRING &&
+                    strstr(rr->str, "connected_slaves:0") != NULL;
+        freeReplyObject(rr);
+        if (none || ts_now_ms() > end2)
+            break;
+        ts_sleep_ms(20);
+    }
+    lease_start(l);
+    run_for(base, 2500);
+    /* The master counted epochs the replicas never saw; none of them was used. */
+    redisReply *er = redisCommand(mc, "GET %s", ekey);
+    ck_assert(er != NULL && er->type == REDIS_REPLY_STRING);
+    long long lost = atoll(er->str);
+    freeReplyObject(er);
+    redisFree(mc);
+    ck_assert_int_gt(lost, 5);
+    ck_assert_int_eq(probe.acquired, 0);
+    ck_assert_int_eq(lease_state(l), LEASE_ACQUIRING);
+    ck_assert_int_le(lease_epoch(l), 0);
+    ck_assert_double_ge(metric(reg, "lease_wait_short_total"), 1);
+
+    /* The master dies; one replica is promoted, its counter still at 5. */
+    ts_redis_crash(g_master);
+    end = ts_now_ms() + 30000;
+    while (probe.acquired == 0 && ts_now_ms() < end)
+        run_for(base, 100);
+    ck_assert_msg(probe.acquired == 1, "no acquisition after the failover");
+    ck_assert_int_gt(lease_epoch(l), lost);
+    ts_redis_t *now = rconn_port(rc) == ts_redis_port(g_replica) ? g_replica : r2;
+    ck_assert_int_eq(rconn_port(rc), ts_redis_port(now));
+    ck_assert_int_eq(get_ll(now, ekey), lease_epoch(l));
+    char fkey[128];
+    lease_format_fence_key(LSVC, lease_slot(l), fkey, sizeof fkey);
+    ck_assert_int_eq(get_ll(now, fkey), lease_epoch(l));
+
+    lease_destroy(l);
+    rconn_destroy(rc);
+    event_base_free(base);
+    metrics_destroy(reg);
+    ts_sentinel_stop(sen);
+    ts_redis_stop(r2);
+}
+END_TEST
+
+static Suite *durable_suite(void)
+{
+    Suite *s = suite_create("durable");
+    TCase *tc = tcase_create("money");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_durable_settlements_complete_with_one_wait_per_batch);
+    tcase_add_test(tc, test_durable_short_wait_holds_rounds_and_retries_under_the_round_id);
+    tcase_add_test(tc, test_durable_no_min_replicas_sends_no_wait);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("lease");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_durable_unreplicated_epoch_is_never_reused_after_failover);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(durable_suite());
+    srunner_run_all(sr, CK_ENV);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
