@@ -615,6 +615,13 @@ SHARE=$((BOTS / NGAMES))
 BOT_GROUPS=() # "game engine bots"
 for ge in "${PLAYABLE[@]}"; do BOT_GROUPS+=("$ge $SHARE"); done
 TEST_BOTS=$((BOTS - SHARE * ${#PLAYABLE[@]}))
+if [ "$TEST_BOTS" = 1 ] && [ ${#PLAYABLE[@]} -gt 0 ]; then
+    # one bot alone never finishes a round of the test game (it needs two players): it plays
+    # with the last group instead
+    last=$((${#BOT_GROUPS[@]} - 1))
+    BOT_GROUPS[last]="${PLAYABLE[last]} $((SHARE + 1))"
+    TEST_BOTS=0
+fi
 [ "$TEST_BOTS" -gt 0 ] && BOT_GROUPS+=("test test $TEST_BOTS")
 
 : >"$OUT/groups.tsv"
@@ -800,6 +807,18 @@ for r in d["data"]["result"]:
 PEOF
     else
         printf 'failure\t%s\n' "prometheus did not answer the rounds query (log $E2E_DIR/prometheus.log)" \
+            >>"$OUT/final.tsv"
+    fi
+    # Whether it scraped every pod: each pod's `up` (1 after a successful scrape) over the run.
+    q='max by (pod) (max_over_time(up{job="croupier"}['"${range}"'s]))'
+    if prom_query "$q" >"$OUT/prometheus-up.json" 2>>"$OUT/demo.log"; then
+        python3 - "$OUT/prometheus-up.json" >>"$OUT/final.tsv" <<'PEOF'
+import json, sys
+for r in json.load(open(sys.argv[1]))["data"]["result"]:
+    print("prom_up\t%s\t%d" % (r["metric"].get("pod", "?"), round(float(r["value"][1]))))
+PEOF
+    else
+        printf 'failure\t%s\n' "prometheus did not answer the up query (log $E2E_DIR/prometheus.log)" \
             >>"$OUT/final.tsv"
     fi
     e2e_stop_pids 5 "$PROM_PID" >/dev/null

@@ -20,6 +20,7 @@ Reads what the demo collected after the cluster stopped:
                              failure TEXT / warning TEXT / fallback TEXT
                              prom_query PORT EXPR / prom_rounds GAME N (--prometheus: the rounds
                                       by game Prometheus scraped from the pods)
+                             prom_up POD 0|1 (--prometheus: whether it ever scraped the pod)
   RUN_DIR/report-GAME.json croupier-bot's report of each group
 and prints the report with a verdict. Writes RUN_DIR/checks.txt ("ok"/"FAIL"/"warn" lines;
 tests/e2e/chart.py copies them into report.md). Exit status 0 when every check passed, 1
@@ -32,7 +33,7 @@ import sys
 run = sys.argv[1]
 groups, pods, failures, warnings, fallback, accounts = [], [], [], [], None, []
 crashed, bot_crash = [], {}
-prom_query, prom_rounds = None, {}
+prom_query, prom_rounds, prom_up = None, {}, {}
 money = settle_records = held_index = crash_voids = None
 with open(os.path.join(run, "final.tsv")) as f:
     for line in f:
@@ -65,6 +66,8 @@ with open(os.path.join(run, "final.tsv")) as f:
             prom_query = (r[1], r[2])
         elif r[0] == "prom_rounds":
             prom_rounds[r[1]] = int(r[2])
+        elif r[0] == "prom_up":
+            prom_up[r[1]] = int(r[2])
 
 checks = []  # (ok, text)
 
@@ -153,6 +156,11 @@ if prom_query:
     print("  (Prometheus counts every completed round of the servers, the bots the distinct rounds"
           " they saw finish;\n  rounds that ended in a pod's last second before its exit are not"
           " in its last scrape)")
+    scraped = [name for name, engine, reason in pods if prom_up.get(name) == 1]
+    print("  pods scraped (up == 1 at least once): %d of %d" % (len(scraped), len(pods)))
+    check(len(scraped) == len(pods), "Prometheus scraped every pod (%d of %d%s)" % (
+        len(scraped), len(pods), "" if len(scraped) == len(pods) else ": not " + ", ".join(
+            name for name, engine, reason in pods if name not in scraped)))
     for game, engine, bots, status, fin, missing, void, settled in groups:
         check(prom_rounds.get(game, 0) > 0,
               "%s: Prometheus scraped completed rounds from the pods (%s)" % (

@@ -106,6 +106,7 @@ SENTINELS="127.0.0.1:${SPORT[0]},127.0.0.1:${SPORT[1]},127.0.0.1:${SPORT[2]}"
 e2e_log "master $M, replica $REP, sentinels $SENTINELS"
 
 # ---- a game server and croupier-ctl find the master through the sentinels -------------------
+# shellcheck disable=SC2034 # read by e2e_game_start (tests/e2e/lib.sh)
 REDIS_PORT=$DEAD # e2e_game_start passes --redis 127.0.0.1:$REDIS_PORT: nothing listens there
 e2e_game_start plain test 10 --redis-sentinels "$SENTINELS" --redis-master $MASTER
 ctl servers --json
