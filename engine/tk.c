@@ -46,6 +46,7 @@
 #include "money_writer.h"
 #include "registry.h"
 #include "rconn.h"
+#include "room.h"
 #include "xmalloc.h"
 
 #define TK_MAX_STAKE (MONEY_MAX_AMOUNT / 1000000)
@@ -66,6 +67,7 @@ enum {
     TK_MSG_ADOPT,      /* main -> lobby -> table: an Adopt request (ptr = gs_request_t) */
     TK_MSG_MOVE_DONE,  /* jobs -> table: a handoff call's result (ptr = tk_job_t) */
     TK_MSG_GONE,       /* table -> lobby: forget the table (arg = desk) */
+    TK_MSG_ROOM,       /* table -> lobby: the table is the room of code ptr (arg = desk) */
 };
 
 enum {
@@ -75,7 +77,8 @@ enum {
     TK_TIMER_NOTICE,
     TK_TIMER_FILL,
     TK_TIMER_GAME,
-    TK_TIMER_MOVE
+    TK_TIMER_MOVE,
+    TK_TIMER_ROOM
 };
 
 /* Server bots' player ids: a range no wallet player uses. */
@@ -103,11 +106,21 @@ typedef struct tk_engine {
 } tk_engine_t;
 
 /* A join on its way from the main loop to a table, with the buy-in chosen. */
+typedef struct tk_room tk_room_t;
+
 typedef struct {
     gs_t *gs;
     gs_request_t *req;
     int64_t amount;
+    tk_room_t *room; /* CreateRoom: the room to open (owned until a table takes it) */
 } tk_join_t;
+
+static void tk_join_free(tk_join_t *j)
+{
+    if (j != NULL)
+        free(j->room);
+    free(j);
+}
 
 typedef struct {
     rt_desk_id_t desk;
@@ -117,6 +130,8 @@ typedef struct {
     uint32_t joins_sent; /* joins posted to the table (it reports the number it received) */
     bool closed;
     char offer[MONEY_ID_MAX + 1]; /* the handoff offer the table was opened to adopt, or "" */
+    bool is_room;                 /* a private room: never advertised nor matched */
+    char room[ROOM_CODE_LEN + 1]; /* its code, once drawn */
 } tk_ref_t;
 
 /* A table with bots to open (tk_engine_open_table). */
@@ -167,6 +182,13 @@ typedef enum {
 
 #define TK_ADOPT_QUEUE (2 * TK_MAX_SEATS)
 
+/* A private room (tk.h "rooms"): its record (lease/room.h) and what the table does with it. */
+struct tk_room {
+    room_record_t rec;
+    tk_join_t *create; /* the host's CreateRoom, waiting for its code */
+    bool ended;
+};
+
 struct tk_table {
     tk_engine_t *eng;
     rt_desk_t *desk; /* the desk of the callback running now */
@@ -211,7 +233,18 @@ struct tk_table {
     char offer_id[MONEY_ID_MAX + 1];
     gs_request_t *adopt_q[TK_ADOPT_QUEUE]; /* Adopt requests waiting for the adoption */
     int nadopt_q;
+    tk_room_t *room;   /* a private room, or NULL */
+    char options[256]; /* the room's rule options as the engine's option text ("": the
+                          server's, tk_engine_options) */
 };
+
+static void tk_room_end(tk_table_t *t, const char *detail);
+static void tk_room_dealt(tk_table_t *t, const int64_t *delta);
+static void tk_room_started(tk_table_t *t);
+static bool tk_room_ended(const tk_table_t *t)
+{
+    return t->room != NULL && t->room->ended;
+}
 
 static void tk_maybe_schedule(tk_table_t *t);
 static void tk_move_or_close(tk_table_t *t);
@@ -537,6 +570,8 @@ bool tk_seat_sitting_out(const tk_table_t *t, int seat)
 
 const char *tk_engine_options(const tk_table_t *t)
 {
+    if (t->options[0] != '\0')
+        return t->options;
     return gs_engine_options(t->eng->gs);
 }
 
@@ -774,6 +809,11 @@ static void tk_reply_joined(tk_table_t *t, gs_request_t *req, int seat)
     j.stake = t->stake;
     tk_fill_seats(t, infos, ptrs, &j.n_seats);
     j.seats = ptrs;
+    room_info_buf_t rib;
+    if (t->room != NULL) {
+        room_info_fill(&t->room->rec, &rib);
+        j.room = &rib.info;
+    }
     if (t->eng->game->joined != NULL)
         t->eng->game->joined(t, t->g, seat, &j);
     sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_JOINED;
@@ -809,6 +849,11 @@ static void tk_reply_snapshot(tk_table_t *t, gs_request_t *req, int seat)
     s.stake = t->stake;
     tk_fill_seats(t, infos, ptrs, &s.n_seats);
     s.seats = ptrs;
+    room_info_buf_t rib;
+    if (t->room != NULL) {
+        room_info_fill(&t->room->rec, &rib);
+        s.room = &rib.info;
+    }
     s.has_event_seq = true;
     s.event_seq = t->event_seq;
     if (rt_desk_in_round(t->desk)) {
@@ -863,6 +908,11 @@ static void tk_close(tk_table_t *t)
 {
     if (t->closed)
         return;
+    /* A room that cannot go on here ends with the deals played (no one is re-seated). */
+    tk_room_end(t, t->room != NULL && t->room->rec.state == CROUPIER__ROOM_STATE__ROOM_WAITING
+                       ? "the server stopped before the room filled"
+                       : "the server stopped and no other server could take the room: it ends "
+                         "with the deals played");
     t->closed = true;
     t->gap_armed = false; /* its expiry finds the table closed */
     for (int i = 0; i < t->nseats; i++) {
@@ -882,6 +932,11 @@ static void tk_close(tk_table_t *t)
 /* A player who can no longer cover a round leaves: TableClosing{BUSTED}, cash-out, unseat. */
 static void tk_bust(tk_table_t *t, int i)
 {
+    if (t->room != NULL && t->room->rec.state == CROUPIER__ROOM_STATE__ROOM_PLAYING) {
+        tk_room_end(t, "a player could not cover another deal: the room ends with the deals "
+                       "played");
+        return;
+    }
     Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
     Croupier__TableClosing tc = CROUPIER__TABLE_CLOSING__INIT;
     tc.reason = CROUPIER__CLOSING_REASON__CLOSING_BUSTED;
@@ -907,6 +962,8 @@ static int64_t tk_min_stack(tk_table_t *t)
 /* Players a round needs: tk_game_t.min_players, 0 meaning every seat. */
 static int tk_min_players(const tk_table_t *t)
 {
+    if (t->room != NULL)
+        return t->nseats; /* a room deals once every seat is taken */
     int n = t->eng->game->min_players;
     return n <= 0 || n > t->nseats ? t->nseats : n;
 }
@@ -923,7 +980,7 @@ static int tk_ready(tk_table_t *t)
 
 static void tk_maybe_schedule(tk_table_t *t)
 {
-    if (t->gap_armed || t->closed || rt_desk_in_round(t->desk) || tk_ready(t) < tk_min_players(t))
+    if (t->gap_armed || t->closed || tk_room_ended(t) || rt_desk_in_round(t->desk) || tk_ready(t) < tk_min_players(t))
         return;
     if (rt_desk_timer_arm(t->desk, t->eng->set.gap_ms, TK_TIMER_GAP, NULL) == 0)
         t->gap_armed = true;
@@ -1195,7 +1252,17 @@ static void tk_finish_rest(tk_table_t *t, const int64_t *delta, int64_t rake, bo
         t->seat[i].nshown = 0;
     }
 
-    if (voided && why != CROUPIER__VOID_REASON__VOID_INTERNAL_ERROR) {
+    bool drain_void = voided && why != CROUPIER__VOID_REASON__VOID_INTERNAL_ERROR;
+    if (t->room != NULL && !t->room->ended) {
+        if (!voided)
+            tk_room_dealt(t, delta); /* the scoreboard; after the last deal the room ends */
+        else if (drain_void)
+            tk_room_end(t, "the server had to stop during a deal (voided: no chip moved): the "
+                           "room ends with the deals played");
+    }
+    if (tk_room_ended(t)) {
+        /* everyone was cashed out and told */
+    } else if (drain_void) {
         tk_close(t); /* voided by the drain bound or the shutdown */
     } else if (rt_intake_stopped(rt_desk_rt(t->desk))) {
         tk_move_or_close(t); /* drained: the table moves as a whole, or closes */
@@ -1312,7 +1379,7 @@ static void tk_mark_round(tk_table_t *t)
 
 static void tk_start_round(tk_table_t *t)
 {
-    if (t->closed || tk_ready(t) < tk_min_players(t))
+    if (t->closed || tk_room_ended(t) || tk_ready(t) < tk_min_players(t))
         return;
     if (!gs_can_start_round(gs_of_desk(t->desk))) {
         if (!rt_intake_stopped(rt_desk_rt(t->desk)))
@@ -1342,6 +1409,8 @@ static void tk_start_round(tk_table_t *t)
         }
     }
     t->button = tk_next_playing(t, t->button < 0 ? t->nseats - 1 : t->button);
+    if (t->room != NULL && t->room->rec.state == CROUPIER__ROOM_STATE__ROOM_WAITING)
+        tk_room_started(t);
     tk_mark_round(t);
     int rc = t->eng->game->round_start(t, t->g);
     if (rc != 0) {
@@ -1435,6 +1504,29 @@ static void tk_leave(tk_table_t *t, gs_request_t *req, int i)
 {
     tk_seat_t *s = &t->seat[i];
     gs_t *gs = gs_of_desk(t->desk);
+    const Croupier__Leave *lv = req->frame->leave;
+    bool disband = lv != NULL && lv->has_disband_room && lv->disband_room;
+    if (t->room == NULL && disband) {
+        tk_refuse(t, req, CROUPIER__ERROR_CODE__BAD_REQUEST, "this table is no private room");
+        return;
+    }
+    if (t->room != NULL && !t->room->ended) {
+        if (t->room->rec.state != CROUPIER__ROOM_STATE__ROOM_WAITING) {
+            tk_refuse(t, req, CROUPIER__ERROR_CODE__ROOM_STARTED,
+                      disband ? "the room has started: it can no longer be disbanded"
+                              : "the room has started: you leave it when its last deal ends");
+            return;
+        }
+        if (disband && s->player != t->room->rec.host) {
+            tk_refuse(t, req, CROUPIER__ERROR_CODE__NOT_HOST, "only the host disbands the room");
+            return;
+        }
+        if (disband || s->player == t->room->rec.host) {
+            gs_reply(gs, req, CROUPIER__ERROR_CODE__OK, NULL, NULL);
+            tk_room_end(t, "the host disbanded the room");
+            return;
+        }
+    }
     if (s->topping && (s->state == TK_SEATED || s->state == TK_CLOSED)) {
         /* Its top-up's chips are on their way from the wallet: it leaves once they are in the
          * seat account (tk_topup_done), so they go back with the stack. */
@@ -1459,7 +1551,7 @@ static tk_table_t *tk_enter(rt_desk_t *desk, void *state)
     t->desk = desk;
     if (t->seat[0].acct[0] == '\0') {
 
-        for (int i = 0; i < t->nseats; i++)
+        for (int i = 0; i < TK_MAX_SEATS; i++) /* an adopted room may have more seats */
             snprintf(t->seat[i].acct, sizeof t->seat[i].acct,
                      TK_ACCOUNT_PREFIX "%s.%" PRIu32 ".%" PRIu64 ".%" PRIx64 ".%d", t->eng->svc,
                      t->slot, t->epoch, rt_desk_id(desk), i);
@@ -1469,7 +1561,14 @@ static tk_table_t *tk_enter(rt_desk_t *desk, void *state)
 
 /* ---- whole-table moves (tk.h "moves", money.h "Table handoff") --------------------------- */
 
-typedef enum { TK_JOB_OFFER = 1, TK_JOB_CHECK, TK_JOB_WITHDRAW, TK_JOB_ADOPT } tk_job_kind_t;
+typedef enum {
+    TK_JOB_OFFER = 1,
+    TK_JOB_CHECK,
+    TK_JOB_WITHDRAW,
+    TK_JOB_ADOPT,
+    TK_JOB_ROOM_CREATE, /* a room's code and first record (room_sync_create) */
+    TK_JOB_ROOM_WRITE,  /* a room's record rewritten (room_sync_write) */
+} tk_job_kind_t;
 
 /* One handoff call, run on the engine's jobs thread and posted back to its table. */
 typedef struct {
@@ -1492,7 +1591,7 @@ typedef struct {
     char game[MONEY_NAME_MAX + 1];
     int64_t stake;
     int nseats;
-    char table_accts[TK_MAX_SEATS][MONEY_NAME_MAX + 1];
+    char table_accts[TK_MAX_SEATS][MONEY_NAME_MAX + 1]; /* every seat's: a room keeps its own */
     /* results */
     int status;
     char status_text[16]; /* CHECK, WITHDRAW: offered | adopted | void | withdrawn */
@@ -1501,6 +1600,10 @@ typedef struct {
     int seats[MONEY_MAX_PLAYERS];
     int64_t stacks[MONEY_MAX_PLAYERS];
     char adopter[MONEY_ID_MAX + 1]; /* ADOPT refused MONEY_ERR_ADOPTED: who has it */
+    /* ROOM_*: the record to write (owned), its expiry, whether the writer takes it over */
+    room_record_t *room;
+    int64_t ttl_ms;
+    bool take;
 } tk_job_t;
 
 static void tk_job_free(void *p)
@@ -1509,6 +1612,7 @@ static void tk_job_free(void *p)
     if (j == NULL)
         return;
     free(j->state);
+    free(j->room);
     free(j);
 }
 
@@ -1562,12 +1666,15 @@ static void tk_job_adopt(redisContext *c, tk_job_t *j)
     const char *game = st != NULL ? json_string_value(json_object_get(st, "game")) : NULL;
     json_int_t stake = json_integer_value(json_object_get(st, "stake"));
     json_int_t seats = json_integer_value(json_object_get(st, "seats"));
+    /* A room keeps its own seat count (the table takes it at the import). */
+    bool room = json_is_object(json_object_get(st, "room"));
     bool fits = game != NULL && strcmp(game, j->game) == 0 && stake == j->stake &&
-                seats == j->nseats && info.nseats <= (size_t)j->nseats;
+                (seats == j->nseats || (room && seats >= 2 && seats <= TK_MAX_SEATS)) &&
+                info.nseats <= (size_t)seats;
     json_decref(st);
     const char *accts[MONEY_MAX_PLAYERS];
     for (size_t i = 0; fits && i < info.nseats; i++) {
-        fits = info.seats[i] >= 0 && info.seats[i] < j->nseats;
+        fits = info.seats[i] >= 0 && info.seats[i] < seats;
         if (fits) {
             accts[i] = j->table_accts[info.seats[i]];
             j->seats[i] = info.seats[i];
@@ -1634,6 +1741,12 @@ static void tk_job_run(redisContext *c, money_job_t *job)
         return;
     case TK_JOB_ADOPT:
         tk_job_adopt(c, j);
+        return;
+    case TK_JOB_ROOM_CREATE:
+        j->status = room_sync_create(c, j->room, j->ttl_ms);
+        return;
+    case TK_JOB_ROOM_WRITE:
+        j->status = room_sync_write(c, j->room, j->ttl_ms, j->take);
         return;
     }
 }
@@ -1716,6 +1829,13 @@ static char *tk_move_state(tk_table_t *t)
                                                  "bank_ms", (json_int_t)s->bank_ms, "out", s->out));
     }
     json_object_set_new(st, "players", players);
+    if (t->room != NULL) {
+        char *room = room_record_json(&t->room->rec);
+        json_t *r = room != NULL ? json_loads(room, 0, NULL) : NULL;
+        free(room);
+        if (r != NULL)
+            json_object_set_new(st, "room", r);
+    }
     if (t->eng->game->export_state != NULL) {
         json_t *g = t->eng->game->export_state(t, t->g);
         if (g != NULL)
@@ -2018,11 +2138,16 @@ static void tk_adopt_abandon(tk_table_t *t, tk_job_t *j)
 }
 
 /* The adopted table takes its seats, players and match state. */
+static void tk_room_import(tk_table_t *t, const json_t *room);
+
 static void tk_adopt_import(tk_table_t *t, tk_job_t *j)
 {
     gs_t *gs = gs_of_desk(t->desk);
     json_t *st = json_loads(j->state, 0, NULL);
     bool stacks = t->eng->game->money == TK_MONEY_STACK;
+    json_t *room = json_object_get(st, "room");
+    if (room != NULL)
+        tk_room_import(t, room); /* its seats and rules first: the seats below are its own */
     t->seq = (uint64_t)json_integer_value(json_object_get(st, "seq"));
     t->event_seq = (uint64_t)json_integer_value(json_object_get(st, "event_seq"));
     json_t *b = json_object_get(st, "button");
@@ -2088,6 +2213,11 @@ static void tk_adopt_import(tk_table_t *t, tk_job_t *j)
         tk_reply_snapshot(t, req, i);
     }
     t->nadopt_q = 0;
+    if (t->room != NULL) {
+        rt_msg_t m = {.type = TK_MSG_ROOM, .arg = rt_desk_id(t->desk),
+                      .ptr = xstrdup(t->room->rec.code), .free_fn = free};
+        rt_post(rt_desk_rt(t->desk), t->eng->lobby, &m);
+    }
     tk_tell_lobby(t);
     if (stacks) {
         int64_t least = tk_min_stack(t);
@@ -2121,7 +2251,7 @@ static void tk_table_adopt(tk_table_t *t, gs_request_t *req)
         snprintf(j->game, sizeof j->game, "%s", t->game);
         j->stake = t->stake;
         j->nseats = t->nseats;
-        for (int i = 0; i < t->nseats; i++)
+        for (int i = 0; i < TK_MAX_SEATS; i++)
             snprintf(j->table_accts[i], sizeof j->table_accts[i], "%s", t->seat[i].acct);
         /* the adopter's accounts carry the adopter's epoch: the table's own */
         j->slot = t->slot;
@@ -2140,8 +2270,14 @@ static void tk_table_adopt(tk_table_t *t, gs_request_t *req)
     t->adopt_q[t->nadopt_q++] = req;
 }
 
+static void tk_room_job_done(tk_table_t *t, tk_job_t *j);
+
 static void tk_move_done(tk_table_t *t, tk_job_t *j)
 {
+    if (j->kind == TK_JOB_ROOM_CREATE || j->kind == TK_JOB_ROOM_WRITE) {
+        tk_room_job_done(t, j);
+        return;
+    }
     if (j->kind == TK_JOB_ADOPT) {
         if (t->move != TK_MOVE_ADOPTING)
             return;
@@ -2154,6 +2290,280 @@ static void tk_move_done(tk_table_t *t, tk_job_t *j)
     if (t->move == TK_MOVE_OFFERING || t->move == TK_MOVE_CHECKING ||
         t->move == TK_MOVE_WITHDRAWING)
         tk_move_done_old(t, j);
+}
+
+/* ---- private rooms (tk.h "rooms", lease/room.h) ------------------------------------------ */
+
+static int64_t tk_room_keep_ms(const tk_table_t *t)
+{
+    return t->eng->set.room_keep_ms > 0 ? t->eng->set.room_keep_ms : TK_ROOM_KEEP_MS;
+}
+
+static int64_t tk_room_wait_ms(const tk_engine_t *eng)
+{
+    return eng->set.room_wait_ms > 0 ? eng->set.room_wait_ms : TK_ROOM_WAIT_MS;
+}
+
+/* The record names this server, its epoch and the table as where the room is played. */
+static void tk_room_here(tk_table_t *t)
+{
+    room_record_t *r = &t->room->rec;
+    tk_server_id(t, r->server, sizeof r->server);
+    r->epoch = t->epoch;
+    r->desk = rt_desk_id(t->desk);
+    room_owner(r->server, r->epoch, r->desk, r->owner, sizeof r->owner);
+}
+
+/* Rewrites the room's record (take: as its new owner, after an adoption). The jobs thread runs
+ * the writes of a server in order, so the record ends as the last one says. */
+static void tk_room_write(tk_table_t *t, bool take)
+{
+    if (t->room == NULL || t->room->rec.code[0] == '\0' || t->eng->jobs == NULL)
+        return;
+    tk_job_t *j = tk_job_new(t, TK_JOB_ROOM_WRITE);
+    j->room = xmalloc(sizeof *j->room);
+    *j->room = t->room->rec;
+    int64_t left = t->room->rec.expires_ms - clock_wall_ms();
+    j->ttl_ms = left > 1000 ? left : 1000;
+    j->take = take;
+    if (tk_job_submit(t, j) != 0)
+        log_emit(LOG_ERROR, "tk_room_write_refused", "{s:s}", "room", t->room->rec.code);
+}
+
+/* Pushes the room's RoomInfo (its scoreboard) to everyone seated. */
+static void tk_room_push(tk_table_t *t)
+{
+    Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+    room_info_buf_t rib;
+    room_info_fill(&t->room->rec, &rib);
+    sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_ROOM;
+    sm.room = &rib.info;
+    tk_push_all(t, &sm);
+}
+
+/* The first deal starts: every seat is taken, the scoreboard counts from 0. */
+static void tk_room_started(tk_table_t *t)
+{
+    room_record_t *r = &t->room->rec;
+    r->state = CROUPIER__ROOM_STATE__ROOM_PLAYING;
+    r->nscores = 0;
+    for (int i = 0; i < t->nseats; i++)
+        if (t->seat[i].state == TK_SEATED)
+            r->scores[r->nscores++] = (room_score_t){.seat = i, .player = t->seat[i].player};
+    r->expires_ms = clock_wall_ms() + tk_room_keep_ms(t);
+    tk_room_write(t, false);
+    log_emit(LOG_INFO, "tk_room_started", "{s:s,s:s,s:i,s:i}", "room", r->code, "game", t->game,
+             "seats", t->nseats, "deals", r->deals);
+}
+
+/* A deal was played and settled: the scoreboard adds its deltas; after the last the room ends. */
+static void tk_room_dealt(tk_table_t *t, const int64_t *delta)
+{
+    room_record_t *r = &t->room->rec;
+    if (r->played < ROOM_MAX_DEALS)
+        snprintf(r->rounds[r->played], sizeof r->rounds[0], "%s", t->round_id);
+    r->played++;
+    for (int k = 0; k < r->nscores; k++)
+        r->scores[k].total += delta[r->scores[k].seat];
+    if (r->played >= r->deals) {
+        tk_room_end(t, NULL);
+        return;
+    }
+    r->expires_ms = clock_wall_ms() + tk_room_keep_ms(t);
+    tk_room_write(t, false);
+    tk_room_push(t);
+}
+
+/*
+ * The room ends (its last deal, its host, its wait, or the server): the record keeps the final
+ * scoreboard, everyone is told RoomInfo and TableClosing{CLOSING_ROOM_ENDED} (their gateways
+ * forget the seat: no one is re-seated) and cashed out. The empty table retires when idle.
+ */
+static void tk_room_end(tk_table_t *t, const char *detail)
+{
+    tk_room_t *rm = t->room;
+    if (rm == NULL || rm->ended)
+        return;
+    rm->ended = true;
+    room_record_t *r = &rm->rec;
+    bool started = r->state == CROUPIER__ROOM_STATE__ROOM_PLAYING;
+    r->state = started ? CROUPIER__ROOM_STATE__ROOM_FINISHED : CROUPIER__ROOM_STATE__ROOM_DISBANDED;
+    snprintf(r->detail, sizeof r->detail, "%s", detail != NULL ? detail : "");
+    r->expires_ms = clock_wall_ms() + tk_room_keep_ms(t);
+    tk_room_write(t, false);
+    tk_room_push(t);
+    log_emit(LOG_INFO, "tk_room_ended", "{s:s,s:s,s:i,s:i,s:s}", "room", r->code, "state",
+             started ? "finished" : "disbanded", "played", r->played, "deals", r->deals, "detail",
+             r->detail);
+    const char *why = detail != NULL ? detail
+                      : started      ? "the room played its last deal"
+                                     : "the room was disbanded";
+    uint64_t players[TK_MAX_SEATS];
+    size_t n = 0;
+    for (int i = 0; i < t->nseats; i++) {
+        tk_seat_t *s = &t->seat[i];
+        if ((s->state == TK_SEATED || s->state == TK_LEAVING || s->state == TK_CLOSED) && !s->bot)
+            players[n++] = s->player;
+    }
+    gs_close_desk_seats(gs_of_desk(t->desk), rt_desk_id(t->desk), players, n,
+                        CROUPIER__CLOSING_REASON__CLOSING_ROOM_ENDED, why);
+    for (int i = 0; i < t->nseats; i++) {
+        tk_seat_t *s = &t->seat[i];
+        if (s->state != TK_SEATED && s->state != TK_LEAVING && s->state != TK_CLOSED)
+            continue; /* empty, or buying: refunded when its buy-in returns (tk_buyin_done) */
+        if (s->topping) {
+            s->leave_after_topup = true; /* its chips go back once the top-up is in */
+            continue;
+        }
+        if (s->state != TK_CLOSED)
+            tk_cash_out(t, i);
+        tk_unseat(t, i);
+    }
+}
+
+/* The room of a table that was just opened for it starts: its code is drawn (a job); the host's
+ * join waits for it. */
+static void tk_room_create(tk_table_t *t, const tk_join_t *join)
+{
+    tk_room_here(t);
+    t->room->rec.host = join->req->player_id;
+    tk_join_t *keep = xmalloc(sizeof *keep);
+    *keep = *join;
+    keep->room = NULL;
+    t->room->create = keep;
+    tk_job_t *j = tk_job_new(t, TK_JOB_ROOM_CREATE);
+    j->room = xmalloc(sizeof *j->room);
+    *j->room = t->room->rec;
+    j->ttl_ms = t->room->rec.expires_ms - clock_wall_ms() + 60000;
+    if (tk_job_submit(t, j) != 0) {
+        t->room->create = NULL;
+        tk_refuse(t, keep->req, CROUPIER__ERROR_CODE__UNAVAILABLE, "server stopping");
+        free(keep);
+        t->room->ended = true;
+        tk_maybe_idle(t);
+    }
+}
+
+static void tk_table_join(tk_table_t *t, tk_join_t *j);
+
+static void tk_room_job_done(tk_table_t *t, tk_job_t *j)
+{
+    if (t->room == NULL)
+        return;
+    if (j->kind == TK_JOB_ROOM_WRITE) {
+        if (j->status != 1)
+            log_emit(j->status == 0 ? LOG_WARN : LOG_ERROR, "tk_room_write_failed",
+                     "{s:s,s:i,s:s}", "room", t->room->rec.code, "status", j->status, "why",
+                     j->status == 0        ? "the record expired"
+                     : j->status == -EPERM ? "another server owns the room"
+                                           : "redis unreachable");
+        return;
+    }
+    tk_join_t *keep = t->room->create;
+    t->room->create = NULL;
+    if (keep == NULL)
+        return;
+    if (j->status != 0) {
+        log_emit(LOG_ERROR, "tk_room_create_failed", "{s:i}", "status", j->status);
+        tk_refuse(t, keep->req, CROUPIER__ERROR_CODE__UNAVAILABLE,
+                  j->status == -EEXIST ? "no free room code; retry" : "room store unreachable");
+        free(keep);
+        t->room->ended = true; /* nobody knows the room: the empty table retires */
+        tk_maybe_idle(t);
+        return;
+    }
+    snprintf(t->room->rec.code, sizeof t->room->rec.code, "%s", j->room->code);
+    rt_msg_t m = {.type = TK_MSG_ROOM, .arg = rt_desk_id(t->desk),
+                  .ptr = xstrdup(t->room->rec.code), .free_fn = free};
+    rt_post(rt_desk_rt(t->desk), t->eng->lobby, &m);
+    int64_t wait = t->room->rec.expires_ms - clock_wall_ms();
+    if (rt_desk_timer_arm(t->desk, wait > 0 ? wait : 0, TK_TIMER_ROOM, NULL) != 0)
+        log_emit(LOG_ERROR, "tk_room_timer_failed", "{s:s}", "room", t->room->rec.code);
+    log_emit(LOG_INFO, "tk_room_created", "{s:s,s:s,s:I,s:i,s:i}", "room", t->room->rec.code,
+             "game", t->game, "stake", (json_int_t)t->stake, "seats", t->nseats, "deals",
+             t->room->rec.deals);
+    t->joins_seen--; /* the lobby's one join, seen once already */
+    tk_table_join(t, keep); /* the host sits down */
+    free(keep);
+}
+
+/* TK_TIMER_ROOM: a room still not full when its wait is over is disbanded. */
+static void tk_room_timer(tk_table_t *t)
+{
+    if (t->room == NULL || t->room->ended ||
+        t->room->rec.state != CROUPIER__ROOM_STATE__ROOM_WAITING || t->move != TK_MOVE_NONE)
+        return;
+    if (clock_wall_ms() + 50 < t->room->rec.expires_ms) {
+        rt_desk_timer_arm(t->desk, t->room->rec.expires_ms - clock_wall_ms(), TK_TIMER_ROOM, NULL);
+        return;
+    }
+    if (rt_desk_in_round(t->desk))
+        return;
+    tk_room_end(t, "the room was not full in time");
+}
+
+/*
+ * An adopted table is a room: it takes the room's record, seats and rules (the game's state is
+ * made anew when they differ from the server's), and the record names this server now.
+ */
+static void tk_room_import(tk_table_t *t, const json_t *room)
+{
+    char *text = json_dumps(room, JSON_COMPACT);
+    tk_room_t *rm = xcalloc(1, sizeof *rm);
+    if (text == NULL || room_record_parse(text, strlen(text), &rm->rec) != 0) {
+        log_emit(LOG_ERROR, "tk_room_import_refused", "{s:s}", "offer", t->offer_id);
+        free(text);
+        free(rm);
+        return;
+    }
+    free(text);
+    t->room = rm;
+    char opts[sizeof t->options];
+    room_options_text(&rm->rec, opts, sizeof opts);
+    if (rm->rec.seats != t->nseats || strcmp(opts, t->options) != 0) {
+        int was = t->nseats;
+        char was_opts[sizeof t->options];
+        snprintf(was_opts, sizeof was_opts, "%s", t->options);
+        t->nseats = rm->rec.seats;
+        snprintf(t->options, sizeof t->options, "%s", opts);
+        void *g = t->eng->game->table_create(t, t->game, t->stake);
+        if (g == NULL) {
+            /* This server's game cannot play the room's rules: it plays no deal here. */
+            t->nseats = was;
+            snprintf(t->options, sizeof t->options, "%s", was_opts);
+            log_emit(LOG_ERROR, "tk_room_rules_refused", "{s:s}", "room", rm->rec.code);
+        } else {
+            t->eng->game->table_destroy(t->g);
+            t->g = g;
+        }
+    }
+    tk_room_here(t);
+    tk_room_write(t, true);
+    if (rm->rec.state == CROUPIER__ROOM_STATE__ROOM_WAITING) {
+        int64_t wait = rm->rec.expires_ms - clock_wall_ms();
+        rt_desk_timer_arm(t->desk, wait > 0 ? wait : 0, TK_TIMER_ROOM, NULL);
+    }
+}
+
+/* A join of a room at its table: refused when it started, ended or is full. */
+static bool tk_room_join_refused(tk_table_t *t, gs_request_t *req)
+{
+    const room_record_t *r = &t->room->rec;
+    if (t->room->ended) {
+        tk_refuse(t, req, CROUPIER__ERROR_CODE__ROOM_ENDED,
+                  r->state == CROUPIER__ROOM_STATE__ROOM_DISBANDED ? "the room was disbanded"
+                                                                  : "the room is over");
+        return true;
+    }
+    if (r->state != CROUPIER__ROOM_STATE__ROOM_WAITING) {
+        tk_refuse(t, req, CROUPIER__ERROR_CODE__ROOM_STARTED, "the room has started");
+        return true;
+    }
+    if (tk_free_seats(t) == 0) {
+        tk_refuse(t, req, CROUPIER__ERROR_CODE__ROOM_FULL, "every seat of the room is taken");
+        return true;
+    }
+    return false;
 }
 
 static void tk_table_on_request(rt_desk_t *desk, void *state, gs_request_t *req)
@@ -2273,6 +2683,18 @@ static void tk_table_join(tk_table_t *t, tk_join_t *j)
         tk_refuse(t, req, CROUPIER__ERROR_CODE__DRAINING, "table closing");
         return;
     }
+    if (t->room != NULL) {
+        const Croupier__RoomJoin *rj = req->frame->room;
+        if (rj != NULL && rj->create != NULL && t->room->rec.code[0] == '\0' &&
+            t->room->create == NULL && !t->room->ended) {
+            tk_room_create(t, j); /* the host sits down once the code is drawn */
+            return;
+        }
+        if (tk_room_join_refused(t, req)) {
+            tk_tell_lobby(t);
+            return;
+        }
+    }
     for (i = 0; i < t->nseats && t->seat[i].state != TK_EMPTY; i++)
         ;
     if (i == t->nseats) {
@@ -2355,7 +2777,8 @@ static void tk_buyin_done(tk_table_t *t, int i, uint64_t n, const money_result_t
     s->join_req = NULL;
     char wallet[MONEY_NAME_MAX + 1], op[MONEY_ID_MAX + 1];
     tk_owner_wallet(t->eng, s, wallet, sizeof wallet);
-    if (res->status != MONEY_OK || t->closed) {
+    bool shut = t->closed || tk_room_ended(t);
+    if (res->status != MONEY_OK || shut) {
         if (res->status == MONEY_OK) {
             /* The table closed meanwhile: the chips go straight back. */
             tk_op_id(t, i, n, "rf", op, sizeof op);
@@ -2367,7 +2790,10 @@ static void tk_buyin_done(tk_table_t *t, int i, uint64_t n, const money_result_t
                          "op", op, "amount", (json_int_t)s->buyin, "errno", -rc);
         }
         bool poor = res->status == MONEY_ERR_INSUFFICIENT;
-        if (req != NULL)
+        if (req != NULL && tk_room_ended(t) && res->status == MONEY_OK)
+            tk_refuse(t, req, CROUPIER__ERROR_CODE__ROOM_ENDED,
+                      "the room was disbanded; buy-in refunded");
+        else if (req != NULL)
             tk_refuse(t, req,
                       t->closed ? CROUPIER__ERROR_CODE__DRAINING
                       : poor    ? CROUPIER__ERROR_CODE__INSUFFICIENT_FUNDS
@@ -2455,10 +2881,15 @@ static void tk_topup_done(tk_table_t *t, int i, uint64_t n, const money_result_t
 /* A table with a human and empty seats gets server bots after bot_fill_ms (tk_game_t.bots). */
 static void tk_maybe_fill(tk_table_t *t)
 {
-    if (!t->eng->game->bots || t->eng->set.bot_fill_ms < 0 || t->fill_armed || t->closed ||
-        tk_humans(t) == 0 || tk_free_seats(t) == 0)
+    /* A room gets server bots only when its host asked for them (then even with fill off). */
+    bool room = t->room != NULL;
+    if (room && (!t->room->rec.bot_fill || t->room->ended))
         return;
-    if (rt_desk_timer_arm(t->desk, t->eng->set.bot_fill_ms, TK_TIMER_FILL, NULL) == 0)
+    if (!t->eng->game->bots || (!room && t->eng->set.bot_fill_ms < 0) || t->fill_armed ||
+        t->closed || tk_humans(t) == 0 || tk_free_seats(t) == 0)
+        return;
+    long ms = t->eng->set.bot_fill_ms < 0 ? 0 : t->eng->set.bot_fill_ms;
+    if (rt_desk_timer_arm(t->desk, ms, TK_TIMER_FILL, NULL) == 0)
         t->fill_armed = true;
 }
 
@@ -2533,6 +2964,8 @@ static void tk_table_on_timer(rt_desk_t *desk, void *state, uint64_t cookie)
         tk_tell_closing(t);
     } else if (kind == TK_TIMER_MOVE) {
         tk_move_timer(t);
+    } else if (kind == TK_TIMER_ROOM) {
+        tk_room_timer(t);
     } else if (kind == TK_TIMER_GAME) {
         if (t->eng->game->on_timer != NULL)
             t->eng->game->on_timer(t, t->g, cookie >> 8);
@@ -2614,6 +3047,12 @@ static void tk_table_on_destroy(rt_desk_t *desk, void *state)
             gs_reply(gs_of_desk(desk), t->seat[i].join_req, CROUPIER__ERROR_CODE__UNAVAILABLE,
                      "server stopping", NULL);
     tk_adopt_answer_all(t, CROUPIER__ERROR_CODE__UNAVAILABLE, "server stopping", NULL);
+    if (t->room != NULL && t->room->create != NULL) {
+        gs_reply(gs_of_desk(desk), t->room->create->req, CROUPIER__ERROR_CODE__UNAVAILABLE,
+                 "server stopping", NULL);
+        free(t->room->create);
+    }
+    free(t->room);
     tk_move_hold(t, false);
     metrics_add(t->eng->m_seated, -(double)rt_desk_humans(desk));
     rt_desk_set_humans(desk, 0);
@@ -2642,14 +3081,20 @@ static int tk_game_seats(const tk_engine_t *eng, const char *game)
     return n < 2 ? 2 : n > TK_MAX_SEATS ? TK_MAX_SEATS : n;
 }
 
-/* Opens a table desk of game at stake. Lobby thread. */
-static int tk_table_open(tk_engine_t *eng, const char *game, int64_t stake, rt_desk_id_t *out)
+/* Opens a table desk of game at stake -- room: a private room's (the table takes it on
+ * success, with its seats and rules). Lobby thread. */
+static int tk_table_open(tk_engine_t *eng, const char *game, int64_t stake, tk_room_t *room,
+                         rt_desk_id_t *out)
 {
     tk_table_t *t = xcalloc(1, sizeof *t);
     t->eng = eng;
     snprintf(t->game, sizeof t->game, "%s", game);
     t->stake = stake;
     t->nseats = tk_game_seats(eng, game);
+    if (room != NULL) {
+        t->nseats = room->rec.seats;
+        room_options_text(&room->rec, t->options, sizeof t->options);
+    }
     t->slot = gs_server_slot(eng->gs);
     t->epoch = gs_epoch(eng->gs);
     t->button = -1;
@@ -2665,6 +3110,7 @@ static int tk_table_open(tk_engine_t *eng, const char *game, int64_t stake, rt_d
         free(t);
         return rc;
     }
+    t->room = room;
     metrics_add(eng->m_tables, 1);
     metrics_add(eng->m_opened, 1);
     return 0;
@@ -2689,8 +3135,8 @@ static void tk_lobby_forget(tk_lobby_t *lb, tk_ref_t *ref)
 
 static void tk_lobby_advertise(tk_lobby_t *lb, const tk_ref_t *ref)
 {
-    if (lb->eng->ads == NULL)
-        return;
+    if (lb->eng->ads == NULL || ref->is_room)
+        return; /* a room is joined by its code only */
     if (ref->closed || ref->free <= 0)
         lobby_pub_remove(lb->eng->ads, ref->desk);
     else
@@ -2714,7 +3160,7 @@ static tk_ref_t *tk_lobby_add(tk_lobby_t *lb, rt_desk_id_t id, const char *game,
 static void tk_lobby_open(rt_desk_t *desk, tk_lobby_t *lb, const tk_open_t *o)
 {
     rt_desk_id_t id;
-    if (tk_table_open(lb->eng, o->game, o->stake, &id) != 0) {
+    if (tk_table_open(lb->eng, o->game, o->stake, NULL, &id) != 0) {
         log_emit(LOG_ERROR, "tk_open_table_failed", "{s:s,s:I}", "game", o->game, "stake",
                  (json_int_t)o->stake);
         return;
@@ -2730,7 +3176,7 @@ static void tk_join_dropped(void *p)
 {
     tk_join_t *j = p;
     gs_reply(j->gs, j->req, CROUPIER__ERROR_CODE__UNAVAILABLE, "desk unavailable", NULL);
-    free(j);
+    tk_join_free(j);
 }
 
 static void tk_lobby_join(rt_desk_t *desk, tk_lobby_t *lb, rt_msg_t *msg)
@@ -2742,25 +3188,50 @@ static void tk_lobby_join(rt_desk_t *desk, tk_lobby_t *lb, rt_msg_t *msg)
     if (rt_intake_stopped(rt_desk_rt(desk))) {
         tk_count_refusal(lb->eng, CROUPIER__ERROR_CODE__DRAINING);
         gs_reply(gs, j->req, CROUPIER__ERROR_CODE__DRAINING, "server is draining", NULL);
-        free(j);
+        tk_join_free(j);
         return;
     }
     const Croupier__Join *jn = j->req->frame->join;
+    const Croupier__RoomJoin *rj = j->req->frame->room;
     tk_ref_t *ref = NULL;
-    for (size_t i = 0; i < lb->nrefs && ref == NULL; i++)
+    if (rj != NULL && rj->create != NULL && j->room == NULL) {
+        gs_reply(gs, j->req, CROUPIER__ERROR_CODE__INTERNAL, "room rules lost", NULL);
+        tk_join_free(j);
+        return;
+    }
+    if (rj != NULL && rj->code != NULL) {
+        /* JoinRoom: the table of that code, whatever its seats (the table judges). */
+        for (size_t i = 0; i < lb->nrefs && ref == NULL; i++)
+            if (lb->refs[i].is_room && strcmp(lb->refs[i].room, rj->code) == 0)
+                ref = &lb->refs[i];
+        if (ref == NULL) {
+            tk_count_refusal(lb->eng, CROUPIER__ERROR_CODE__ROOM_NOT_FOUND);
+            gs_reply(gs, j->req, CROUPIER__ERROR_CODE__ROOM_NOT_FOUND,
+                     "no room of that code on this server", NULL);
+            tk_join_free(j);
+            return;
+        }
+    }
+    for (size_t i = 0; rj == NULL && i < lb->nrefs && ref == NULL; i++)
         if (lb->refs[i].stake == jn->stake && lb->refs[i].free > 0 && !lb->refs[i].closed &&
-            strcmp(lb->refs[i].game, jn->game) == 0)
+            !lb->refs[i].is_room && strcmp(lb->refs[i].game, jn->game) == 0)
             ref = &lb->refs[i];
     if (ref == NULL) {
+        /* A new table: for a join that found none, or a CreateRoom (always its own). */
         rt_desk_id_t id;
-        int rc = tk_table_open(lb->eng, jn->game, jn->stake, &id);
+        int rc = tk_table_open(lb->eng, jn->game, jn->stake, j->room, &id);
         if (rc != 0) {
             tk_count_refusal(lb->eng, CROUPIER__ERROR_CODE__UNAVAILABLE);
             gs_reply(gs, j->req, CROUPIER__ERROR_CODE__UNAVAILABLE, "could not open a table", NULL);
-            free(j);
+            tk_join_free(j);
             return;
         }
         ref = tk_lobby_add(lb, id, jn->game, jn->stake);
+        if (j->room != NULL) {
+            ref->is_room = true;
+            ref->seats = ref->free = j->room->rec.seats;
+            j->room = NULL; /* the table's now */
+        }
     }
     ref->free--;
     ref->joins_sent++;
@@ -2786,7 +3257,7 @@ static void tk_lobby_adopt(rt_desk_t *desk, tk_lobby_t *lb, rt_msg_t *msg)
         rt_desk_id_t id;
         int rc = rt_intake_stopped(rt_desk_rt(desk))
                      ? -ESHUTDOWN
-                     : tk_table_open(lb->eng, a->game, a->stake, &id);
+                     : tk_table_open(lb->eng, a->game, a->stake, NULL, &id);
         if (rc != 0) {
             Croupier__ErrorCode code = rc == -ESHUTDOWN ? CROUPIER__ERROR_CODE__DRAINING
                                                         : CROUPIER__ERROR_CODE__UNAVAILABLE;
@@ -2837,6 +3308,12 @@ static void tk_lobby_on_message(rt_desk_t *desk, void *state, rt_msg_t *msg)
         return;
     case TK_MSG_GONE:
         tk_lobby_forget(lb, ref);
+        return;
+    case TK_MSG_ROOM:
+        ref->is_room = true;
+        snprintf(ref->room, sizeof ref->room, "%s", (const char *)msg->ptr);
+        if (lb->eng->ads != NULL)
+            lobby_pub_remove(lb->eng->ads, ref->desk); /* an adopted room is never an ad */
         return;
     case TK_MSG_IDLE: {
         /* Retire the table only when no join is on its way there; either way it is told. */
@@ -2906,13 +3383,13 @@ static void tk_balance_cb(rconn_t *rc, redisReply *reply, void *arg)
     tk_engine_t *eng = gs_engine_state(j->gs);
     if (eng == NULL || eng->destroying) {
         gs_request_free(j->req);
-        free(j);
+        tk_join_free(j);
         return;
     }
     if (reply == NULL || reply->type == REDIS_REPLY_ERROR) {
         tk_count_refusal(eng, CROUPIER__ERROR_CODE__UNAVAILABLE);
         gs_reply(j->gs, j->req, CROUPIER__ERROR_CODE__UNAVAILABLE, "wallet unavailable", NULL);
-        free(j);
+        tk_join_free(j);
         return;
     }
     long long balance = reply->type == REDIS_REPLY_STRING ? strtoll(reply->str, NULL, 10) : 0;
@@ -2925,7 +3402,7 @@ static void tk_balance_cb(rconn_t *rc, redisReply *reply, void *arg)
                  least);
         tk_count_refusal(eng, CROUPIER__ERROR_CODE__INSUFFICIENT_FUNDS);
         gs_reply(j->gs, j->req, CROUPIER__ERROR_CODE__INSUFFICIENT_FUNDS, msg, NULL);
-        free(j);
+        tk_join_free(j);
         return;
     }
     rt_msg_t m = {.type = TK_MSG_JOIN, .ptr = j, .free_fn = tk_join_dropped};
@@ -2963,36 +3440,110 @@ static void tk_engine_to_lobby(tk_engine_t *eng, int type, gs_request_t *req)
     rt_post(gs_rt(eng->gs), eng->lobby, &m);
 }
 
+/*
+ * A CreateRoom's rules, checked against the engine (seats within its bounds, rule options the
+ * game takes, bot fill only with server bots): the room to open, or the refusal and its reason.
+ */
+static Croupier__ErrorCode tk_room_prepare(tk_engine_t *eng, const Croupier__Join *jn,
+                                           const Croupier__RoomRules *rules, tk_room_t **out,
+                                           const char **why)
+{
+    static char err[256]; /* main loop only */
+    const tk_game_t *gm = eng->game;
+    *out = NULL;
+    if (eng->jobs == NULL) {
+        *why = "no room store (Redis) configured";
+        return CROUPIER__ERROR_CODE__UNAVAILABLE;
+    }
+    int seats = tk_game_seats(eng, jn->game);
+    if (rules->has_seats && (int)rules->seats != seats) {
+        if (gm->seats_for != NULL) {
+            snprintf(err, sizeof err, "%s is played with %d seats", jn->game, seats);
+            *why = err;
+            return CROUPIER__ERROR_CODE__BAD_REQUEST;
+        }
+        if ((int)rules->seats < gm->min_seats || (int)rules->seats > gm->max_seats) {
+            snprintf(err, sizeof err, "seats: %d..%d at %s", gm->min_seats, gm->max_seats,
+                     jn->game);
+            *why = err;
+            return CROUPIER__ERROR_CODE__BAD_REQUEST;
+        }
+        seats = (int)rules->seats;
+    }
+    if (rules->has_bot_fill && rules->bot_fill && !gm->bots) {
+        *why = "this game has no server bots to fill a room";
+        return CROUPIER__ERROR_CODE__BAD_REQUEST;
+    }
+    tk_room_t *rm = xcalloc(1, sizeof *rm);
+    room_record_t *r = &rm->rec;
+    r->state = CROUPIER__ROOM_STATE__ROOM_WAITING;
+    r->engine = gm->proto_engine;
+    snprintf(r->game, sizeof r->game, "%s", jn->game);
+    r->stake = jn->stake;
+    r->seats = seats;
+    r->deals = (int)rules->deals;
+    r->bot_fill = rules->has_bot_fill && rules->bot_fill;
+    for (size_t i = 0; i < rules->n_rule_options && i < ROOM_MAX_OPTIONS; i++)
+        snprintf(r->options[r->noptions++], sizeof r->options[0], "%s", rules->rule_options[i]);
+    r->created_ms = clock_wall_ms();
+    r->expires_ms = r->created_ms + tk_room_wait_ms(eng);
+    if (r->noptions > 0) {
+        char text[256], e[200];
+        room_options_text(r, text, sizeof text);
+        int rc = gm->check_options != NULL ? gm->check_options(text, jn->game, e, sizeof e) : -1;
+        if (rc != 0) {
+            snprintf(err, sizeof err, "rule_options: %s",
+                     gm->check_options != NULL ? e : "this game takes no rule options");
+            *why = err;
+            free(rm);
+            return CROUPIER__ERROR_CODE__BAD_REQUEST;
+        }
+    }
+    *out = rm;
+    return CROUPIER__ERROR_CODE__OK;
+}
+
 void tk_engine_join(void *e, gs_request_t *req)
 {
     tk_engine_t *eng = e;
     const Croupier__Join *j = req->frame->join;
+    const Croupier__RoomJoin *rj = req->frame->room;
     const char *why = NULL;
+    tk_room_t *room = NULL;
     Croupier__ErrorCode code = tk_engine_serves(eng, j->engine, j->game, j->stake, &why);
     if (code == CROUPIER__ERROR_CODE__OK && eng->rc == NULL &&
         eng->game->money != TK_MONEY_WALLET) {
         code = CROUPIER__ERROR_CODE__UNAVAILABLE;
         why = "wallet store not configured";
     }
+    if (code == CROUPIER__ERROR_CODE__OK && rj != NULL && rj->create != NULL)
+        code = tk_room_prepare(eng, j, rj->create, &room, &why);
     if (code != CROUPIER__ERROR_CODE__OK) {
         tk_count_refusal(eng, code);
         gs_reply(eng->gs, req, code, why, NULL);
         return;
     }
     if (eng->game->money == TK_MONEY_WALLET) {
-        tk_engine_to_lobby(eng, TK_MSG_JOIN, req); /* no buy-in: straight to the lobby */
+        /* no buy-in: straight to the lobby */
+        tk_join_t *tj = xcalloc(1, sizeof *tj);
+        tj->gs = eng->gs;
+        tj->req = req;
+        tj->room = room;
+        rt_msg_t m = {.type = TK_MSG_JOIN, .ptr = tj, .free_fn = tk_join_dropped};
+        rt_post(gs_rt(eng->gs), eng->lobby, &m);
         return;
     }
     tk_join_t *tj = xcalloc(1, sizeof *tj);
     tj->gs = eng->gs;
     tj->req = req;
+    tj->room = room;
     char player[24], key[128];
     tk_player_name(req->player_id, player, sizeof player);
     money_key_wallet(player, key, sizeof key);
     if (rconn_command(eng->rc, tk_balance_cb, tj, "GET %s", key) != 0) {
         tk_count_refusal(eng, CROUPIER__ERROR_CODE__UNAVAILABLE);
         gs_reply(eng->gs, req, CROUPIER__ERROR_CODE__UNAVAILABLE, "wallet store unreachable", NULL);
-        free(tj);
+        tk_join_free(tj);
     }
 }
 
@@ -3083,6 +3634,12 @@ static const struct {
      "at a drain, a table moves as a whole when a server adopts it within this long (ms; 0: "
      "3000; -1: never, each player is re-seated alone)",
      offsetof(tk_settings_t, move_wait_ms), -1, 600000, 0},
+    {"room-wait-ms",
+     "a private room not full this long after its creation is disbanded (ms; 0: 1800000)",
+     offsetof(tk_settings_t, room_wait_ms), 0, 86400000, 0},
+    {"room-keep-ms",
+     "a private room's record (its scoreboard) is kept this long after its end (ms; 0: 86400000)",
+     offsetof(tk_settings_t, room_keep_ms), 0, 2592000000L, 0},
 };
 #define TK_NFLAGS (sizeof tk_flag_spec / sizeof tk_flag_spec[0])
 

@@ -71,15 +71,26 @@
  *              reads adopted; nobody adopting within TK_MOVE_WAIT_MS, it withdraws the offer
  *              and closes as before (each player re-seated by the gateway). A crash at any step
  *              leaves the table adopted or its chips returned by the recovery.
+ *   rooms      a private room (docs/protocol.md "Private rooms") is a table of its own, opened by
+ *              CreateRoom with the host's rules (deals, seats, rule options, bot fill): it is
+ *              never advertised nor matched, only joined by its 6-digit code (drawn unique in
+ *              Redis, lease/room.h); it deals once every seat is taken (server bots only with
+ *              bot fill), pushes RoomInfo (the scoreboard) after every deal, and after its last
+ *              deal -- or when its host disbands it before the first, or it stays unfilled for
+ *              room_wait_ms -- every player is cashed out and told RoomInfo and
+ *              TableClosing{CLOSING_ROOM_ENDED}; its record keeps the final scoreboard and the
+ *              deals' round ids for room_keep_ms. A room moves with whole-table moves (its
+ *              record follows it); one that cannot move, or whose deal the drain bound voided,
+ *              ends with the deals played.
  *   lifecycle  a table left empty and idle for idle_ms is destroyed and the lobby forgets it;
  *              the next join opens a new one. There is no fixed table cap: memory is bounded by
  *              the live tables.
  *   settings   each kit engine has flags (--<prefix>-seats, -action-ms, -time-bank-ms,
  *              -gap-ms, -idle-ms, -buyin, -min-buyin, -rake-bp, -rake-cap, -trustee-ms,
- *              -move-wait-ms; with bots -bot-ms, -bot-fill-ms; with bots or a house -house,
- * -house-fund; and the game's extra_flags), each with its environment variable, shown by
- * croupier-game
- *              --help and checked at start (a bad value exits 2).
+ *              -move-wait-ms, -room-wait-ms, -room-keep-ms; with bots -bot-ms, -bot-fill-ms;
+ *              with bots or a house -house, -house-fund; and the game's extra_flags), each with
+ *              its environment variable, shown by croupier-game --help and checked at start (a
+ *              bad value exits 2).
  *   metrics    tk_tables, tk_tables_opened_total, tk_seated, tk_timeouts_total,
  *              tk_auto_actions_total (each labelled engine), tk_refusals_total (engine, code),
  *              and the gs's game_rounds_total (game, outcome).
@@ -117,6 +128,8 @@
 #define TK_TRUSTEE_MS 1000
 #define TK_CLOSE_NOTICE_MS 2000
 #define TK_MOVE_WAIT_MS 3000 /* a handoff offer nobody adopted by then is withdrawn */
+#define TK_ROOM_WAIT_MS 1800000  /* a private room fills within 30 minutes */
+#define TK_ROOM_KEEP_MS 86400000 /* its final scoreboard stays readable a day */
 #define TK_SHOWN_MAX 32      /* cards a seat may show at a round's end (tk_round_show) */
 /* Seat accounts: wallets named TK_ACCOUNT_PREFIX<service>.<slot>.<epoch>.<desk hex>.<seat>
  * (a service of more than 20 characters is named by a hash, see tk.c). */
@@ -141,6 +154,10 @@ typedef struct tk_settings {
     long trustee_ms;   /* the automatic move's delay for a seat on trustee (0: TK_TRUSTEE_MS) */
     long move_wait_ms; /* a drain's handoff offer waits this long for an adopter (0:
                           TK_MOVE_WAIT_MS; -1: tables never move as a whole) */
+    long room_wait_ms; /* a private room not full this long after its creation is disbanded
+                          (0: TK_ROOM_WAIT_MS) */
+    long room_keep_ms; /* a room's record stays readable this long after its end, and this
+                          long after its last change while it plays (0: TK_ROOM_KEEP_MS) */
     const char *house; /* the wallet server bots play for (and the counterparty of
                           tk_round_end_house); NULL: tk_game_t.house_name's, or
                           "house-<engine>" */

@@ -35,6 +35,7 @@
 #include "drain.h"
 #include "frame.h"
 #include "gate_seat.h"
+#include "room.h"
 #include "gate_tls.h"
 #include "gate_ws.h"
 #include "lobby.h"
@@ -160,6 +161,9 @@ struct gate_req {
     bool waiting_retry;
     struct event *timer; /* the deadline, or the next retry when earlier: &timer_ev */
     size_t action_len;   /* > 0: the client's Action bytes are in action (forwarded as is) */
+    bool room;           /* a join for a private room: CreateRoom (msg) or JoinRoom (room_code) */
+    bool disband;        /* a leave that disbands the host's room */
+    struct gate_room_lk *room_lk; /* JoinRoom: the record read in flight */
 
     /* Not cleared when a record is reused (gate_req_new): each is read only after it is set. */
     struct event timer_ev; /* embedded, assigned once per record (no allocation per request) */
@@ -169,6 +173,7 @@ struct gate_req {
     char tried[4][80];     /* servers that refused a join with DRAINING/UNAVAILABLE (ntried) */
     char offer[168];       /* adopt: the handoff offer id (set when adopt is) */
     int redirects;         /* adopt: answers naming the adopter followed */
+    char room_code[ROOM_CODE_LEN + 1]; /* JoinRoom: the code (set when room is, else "") */
     uint8_t action[GATE_ACTION_FWD_MAX]; /* action_len bytes */
 };
 
@@ -886,6 +891,7 @@ static void gate_req_write(gate_req_t *r)
     Croupier__Leave leave = CROUPIER__LEAVE__INIT;
     Croupier__Resume resume = CROUPIER__RESUME__INIT;
     Croupier__Adopt adopt = CROUPIER__ADOPT__INIT;
+    Croupier__RoomJoin room = CROUPIER__ROOM_JOIN__INIT;
     f.request_id = r->rid;
     f.has_deadline_unix_ms = true;
     f.deadline_unix_ms = (uint64_t)r->deadline_wall;
@@ -911,8 +917,17 @@ static void gate_req_write(gate_req_t *r)
         join.stake = r->stake;
         f.body_case = CROUPIER__RPC_FRAME__BODY_JOIN;
         f.join = &join;
+        if (r->room) {
+            if (r->room_code[0] != '\0')
+                room.code = r->room_code;
+            else if (r->msg != NULL && r->msg->create_room != NULL)
+                room.create = r->msg->create_room->rules;
+            f.room = &room;
+        }
         break;
     case GATE_REQ_LEAVE:
+        leave.has_disband_room = r->disband;
+        leave.disband_room = r->disband;
         f.body_case = CROUPIER__RPC_FRAME__BODY_LEAVE;
         f.leave = &leave;
         break;
@@ -1376,8 +1391,16 @@ static void gate_link_submit(gate_t *g, gate_req_t *r)
 #define GATE_REQ_KEEP 1024
 
 /* Ends a request: unlinked, its timer stopped, its record kept for reuse (or freed). */
+/* A room record read on behalf of a JoinRoom (gate_room_lookup). */
+typedef struct gate_room_lk {
+    gate_t *g;
+    gate_req_t *r; /* NULL once the request is gone */
+} gate_room_lk_t;
+
 static void gate_req_free(gate_req_t *r)
 {
+    if (r->room_lk != NULL)
+        r->room_lk->r = NULL;
     LIST_REMOVE(r, live);
     gate_req_unlink(r);
     if (r->timer != NULL)
@@ -1607,6 +1630,9 @@ static void gate_req_target_entry(gate_req_t *r, const registry_entry_t *e)
  * whose server is gone (gate_target_gone) is not sent to: a join picks again, anything else
  * ends TABLE_CLOSED.
  */
+static void gate_req_send(gate_req_t *r, int64_t now);
+static void gate_room_lookup(gate_req_t *r, int64_t now);
+
 static void gate_req_dispatch(gate_req_t *r)
 {
     gate_t *g = r->g;
@@ -1624,6 +1650,10 @@ static void gate_req_dispatch(gate_req_t *r)
     }
     if (r->have_target && gate_target_gone(r))
         return;
+    if (r->kind == GATE_REQ_JOIN && r->room && r->room_code[0] != '\0' && !r->have_target) {
+        gate_room_lookup(r, now); /* the room's server, from its record */
+        return;
+    }
     if (r->kind == GATE_REQ_JOIN && !r->have_target) {
         bool offered;
         const registry_entry_t *e = gate_pick(g, r, &offered);
@@ -1640,10 +1670,102 @@ static void gate_req_dispatch(gate_req_t *r)
         }
         gate_req_target_entry(r, e);
     }
+    gate_req_send(r, now);
+}
+
+/* Sends a request whose target is resolved: its remaining budget recorded, to its link. */
+static void gate_req_send(gate_req_t *r, int64_t now)
+{
+    gate_t *g = r->g;
     r->attempts++;
     metrics_observe(g->m_budget, (double)(r->deadline_mono - now) / 1000.0);
     gate_req_arm(r, r->deadline_mono, now);
     gate_link_submit(g, r);
+}
+
+/*
+ * A JoinRoom's record arrived: the request goes to the server holding the room -- refused when
+ * there is no such room, it started or ended, or its server stopped; it waits (a retry reads the
+ * record again) while the room's server drains and the room moves.
+ */
+static void gate_room_lookup_cb(rconn_t *rc, redisReply *reply, void *arg)
+{
+    (void)rc;
+    gate_room_lk_t *lk = arg;
+    gate_req_t *r = lk->r;
+    free(lk);
+    if (r == NULL)
+        return;
+    r->room_lk = NULL;
+    gate_t *g = r->g;
+    if (g->destroying)
+        return;
+    evtimer_del(r->timer);
+    if (reply == NULL || reply->type == REDIS_REPLY_ERROR) {
+        r->attempts++;
+        gate_req_retry(r, CROUPIER__ERROR_CODE__UNAVAILABLE, "room store unreachable");
+        return;
+    }
+    if (reply->type != REDIS_REPLY_STRING) {
+        gate_req_fail(r, CROUPIER__ERROR_CODE__ROOM_NOT_FOUND, "no room has that code");
+        return;
+    }
+    room_record_t *rec = xmalloc(sizeof *rec);
+    int code = CROUPIER__ERROR_CODE__OK;
+    const char *why = NULL;
+    const registry_entry_t *e = NULL;
+    if (room_record_parse(reply->str, reply->len, rec) != 0) {
+        code = CROUPIER__ERROR_CODE__ROOM_NOT_FOUND;
+        why = "the room's record is unreadable";
+    } else if (rec->state == CROUPIER__ROOM_STATE__ROOM_FINISHED ||
+               rec->state == CROUPIER__ROOM_STATE__ROOM_DISBANDED) {
+        code = CROUPIER__ERROR_CODE__ROOM_ENDED;
+        why = rec->state == CROUPIER__ROOM_STATE__ROOM_DISBANDED ? "the room was disbanded"
+                                                                 : "the room is over";
+    } else if (rec->state != CROUPIER__ROOM_STATE__ROOM_WAITING) {
+        code = CROUPIER__ERROR_CODE__ROOM_STARTED;
+        why = "the room has started";
+    } else if ((e = registry_view_find(g->view, rec->server)) == NULL ||
+               (uint64_t)e->epoch != rec->epoch || strlen(rec->game) >= sizeof r->game) {
+        code = CROUPIER__ERROR_CODE__ROOM_NOT_FOUND;
+        why = "the room's server stopped";
+    }
+    if (code != CROUPIER__ERROR_CODE__OK) {
+        free(rec);
+        gate_req_fail(r, code, why);
+        return;
+    }
+    if (e->state != REGISTRY_READY || gate_entry_gone(g, e)) {
+        free(rec);
+        r->attempts++;
+        gate_req_retry(r, CROUPIER__ERROR_CODE__UNAVAILABLE, "the room is moving to another server");
+        return;
+    }
+    r->engine = rec->engine;
+    r->stake = rec->stake;
+    snprintf(r->game, sizeof r->game, "%s", rec->game);
+    free(rec);
+    gate_req_target_entry(r, e);
+    gate_req_send(r, clock_mono_ms());
+}
+
+static void gate_room_lookup(gate_req_t *r, int64_t now)
+{
+    gate_t *g = r->g;
+    gate_room_lk_t *lk = xcalloc(1, sizeof *lk);
+    lk->g = g;
+    lk->r = r;
+    char key[64];
+    room_key(r->room_code, key, sizeof key);
+    const char *argv[] = {"GET", key};
+    gate_req_arm(r, r->deadline_mono, now); /* a record that never comes ends at the deadline */
+    if (g->rc == NULL || rconn_command_argv(g->rc, gate_room_lookup_cb, lk, 2, argv, NULL) != 0) {
+        free(lk);
+        r->attempts++;
+        gate_req_retry(r, CROUPIER__ERROR_CODE__UNAVAILABLE, "room store unreachable");
+        return;
+    }
+    r->room_lk = lk;
 }
 
 static gate_req_t *gate_req_new(gate_t *g, gate_req_kind_t kind, uint64_t player, uint64_t session)
@@ -1996,6 +2118,7 @@ typedef struct {
     uint64_t player;
     char address[72];
     char offer[168]; /* a whole-table move's offer, or "" */
+    bool forget;     /* the room ended: the seat is only forgotten */
 } gate_closing_lookup_t;
 
 /* Starts the Adopt of a whole table's offer for one player (see gate_reseat_new). */
@@ -2019,7 +2142,9 @@ static void gate_closing_lookup_cb(rconn_t *rc, redisReply *reply, void *arg)
     if (reply != NULL && reply->type == REDIS_REPLY_STRING &&
         gate_seat_parse(reply->str, reply->len, &s) == 0 && strcmp(s.address, lk->address) == 0 &&
         !u64map_get(lk->g->conn_by_player, lk->player, &cid) && lk->g->rc != NULL) {
-        if (lk->offer[0] != '\0')
+        if (lk->forget)
+            gate_seat_delete(lk->g, lk->player);
+        else if (lk->offer[0] != '\0')
             gate_adopt_start(lk->g, lk->player, 0, 0, &s, lk->offer);
         else
             gate_reseat_start(lk->g, lk->player, 0, 0, &s);
@@ -2040,6 +2165,8 @@ static void gate_on_desk_closing(gate_link_t *l, Croupier__RpcFrame *f)
                                 strlen(dc->offer_id) < sizeof(((gate_req_t *)0)->offer)
                             ? dc->offer_id
                             : NULL;
+    /* A private room ended: its players left it (no one is re-seated), their seats go. */
+    bool forget = dc->reason == CROUPIER__CLOSING_REASON__CLOSING_ROOM_ENDED;
     for (size_t i = 0; i < dc->n_player_ids; i++) {
         uint64_t player = dc->player_ids[i], cid;
         gate_conn_t *c = NULL;
@@ -2047,7 +2174,9 @@ static void gate_on_desk_closing(gate_link_t *l, Croupier__RpcFrame *f)
             c = gate_conn_get(g, cid);
         if (c != NULL && c->seat_known) {
             if (c->seat != NULL && strcmp(c->seat->address, l->address) == 0) {
-                if (offer != NULL)
+                if (forget)
+                    gate_seat_gone(g, player, c->seat->server_id);
+                else if (offer != NULL)
                     gate_adopt_start(g, player, c->id, c->session, c->seat, offer);
                 else
                     gate_reseat_start(g, player, c->id, c->session, c->seat);
@@ -2059,6 +2188,7 @@ static void gate_on_desk_closing(gate_link_t *l, Croupier__RpcFrame *f)
         lk->player = player;
         snprintf(lk->address, sizeof lk->address, "%s", l->address);
         snprintf(lk->offer, sizeof lk->offer, "%s", offer != NULL ? offer : "");
+        lk->forget = forget;
         char key[64];
         gate_seat_key(player, key, sizeof key);
         const char *argv[] = {"GET", key};
@@ -2733,6 +2863,11 @@ static void gate_client_dispatch(gate_conn_t *c, gate_req_t *r)
         gate_req_dispatch(r);
         return;
     }
+    if (c->seat != NULL && r->room) {
+        gate_req_fail(r, CROUPIER__ERROR_CODE__ALREADY_SEATED,
+                      "you hold a seat: leave it (or Resume it) before a private room");
+        return;
+    }
     if (c->seat != NULL) {
         r->target = *c->seat;
         r->have_target = true;
@@ -2760,6 +2895,7 @@ static void gate_client_dispatch(gate_conn_t *c, gate_req_t *r)
 static bool gate_msg_kept(int body_case, size_t act_len)
 {
     return body_case == CROUPIER__CLIENT_MESSAGE__BODY_RESUME ||
+           body_case == CROUPIER__CLIENT_MESSAGE__BODY_CREATE_ROOM ||
            (body_case == CROUPIER__CLIENT_MESSAGE__BODY_ACTION && act_len == 0);
 }
 
@@ -2799,15 +2935,25 @@ static void gate_client_request(gate_conn_t *c, Croupier__ClientMessage *m, gate
         r->action_len = act_len;
     }
     c->inflight++;
-    if (kind == GATE_REQ_JOIN) {
-        r->engine = m->join->engine;
-        r->stake = m->join->stake;
-        snprintf(r->game, sizeof r->game, "%s", m->join->game);
-        if (strlen(m->join->game) >= sizeof r->game) {
+    if (kind == GATE_REQ_JOIN && m->body_case == CROUPIER__CLIENT_MESSAGE__BODY_JOIN_ROOM) {
+        r->room = true; /* its engine, game and stake come with its record */
+        snprintf(r->room_code, sizeof r->room_code, "%s", m->join_room->code);
+        r->game[0] = '\0';
+    } else if (kind == GATE_REQ_JOIN) {
+        const Croupier__CreateRoom *cr = m->create_room;
+        r->room = cr != NULL;
+        r->room_code[0] = '\0';
+        r->engine = cr != NULL ? cr->engine : m->join->engine;
+        r->stake = cr != NULL ? cr->stake : m->join->stake;
+        const char *game = cr != NULL ? cr->game : m->join->game;
+        snprintf(r->game, sizeof r->game, "%s", game);
+        if (strlen(game) >= sizeof r->game) {
             gate_req_fail(r, CROUPIER__ERROR_CODE__NO_SUCH_GAME, "game name too long");
             return;
         }
     }
+    if (kind == GATE_REQ_LEAVE)
+        r->disband = m->leave->has_disband_room && m->leave->disband_room;
     if (!gate_msg_kept(m->body_case, r->action_len)) {
         r->msg = NULL;
         frame_free_client(m);
@@ -3060,6 +3206,70 @@ static void gate_client_list(gate_conn_t *c, const Croupier__ClientMessage *m)
     evtimer_add(op->timer, &tv);
 }
 
+/* ---- private rooms: GetRoom --------------------------------------------------------------- */
+
+/* One GetRoom in flight: answered when the record is read (rconn runs every callback once). */
+typedef struct {
+    gate_t *g;
+    uint64_t conn_id, session, rid;
+} gate_get_room_t;
+
+static void gate_get_room_cb(rconn_t *rc, redisReply *reply, void *arg)
+{
+    (void)rc;
+    gate_get_room_t *op = arg;
+    gate_conn_t *c = gate_conn_get(op->g, op->conn_id);
+    if (c == NULL || c->closing || c->session != op->session || op->g->destroying) {
+        free(op);
+        return;
+    }
+    room_record_t *rec = NULL;
+    if (reply == NULL || reply->type == REDIS_REPLY_ERROR) {
+        gate_conn_error(c, op->rid, CROUPIER__ERROR_CODE__UNAVAILABLE, "room store unreachable");
+    } else if (reply->type != REDIS_REPLY_STRING) {
+        gate_conn_error(c, op->rid, CROUPIER__ERROR_CODE__ROOM_NOT_FOUND,
+                        "no room has that code (or it expired)");
+    } else if (room_record_parse(reply->str, reply->len, rec = xmalloc(sizeof *rec)) != 0) {
+        gate_conn_error(c, op->rid, CROUPIER__ERROR_CODE__ROOM_NOT_FOUND,
+                        "the room's record is unreadable");
+    } else {
+        room_info_buf_t *rib = xmalloc(sizeof *rib);
+        room_info_fill(rec, rib);
+        Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+        sm.has_request_id = true;
+        sm.request_id = op->rid;
+        sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_ROOM;
+        sm.room = &rib->info;
+        gate_conn_send(c, &sm);
+        free(rib);
+    }
+    free(rec);
+    free(op);
+}
+
+/* GetRoom: the room's record, read from Redis by the gateway itself (no seat needed). */
+static void gate_client_get_room(gate_conn_t *c, const Croupier__ClientMessage *m)
+{
+    gate_t *g = c->g;
+    if (c->player == 0 || c->login_busy) {
+        metrics_add(g->m_reject[REJ_UNAUTH], 1);
+        gate_conn_error(c, m->request_id, CROUPIER__ERROR_CODE__UNAUTHENTICATED,
+                        c->player == 0 ? "log in first" : "login not complete");
+        return;
+    }
+    gate_get_room_t *op = xcalloc(1, sizeof *op);
+    *op = (gate_get_room_t){.g = g, .conn_id = c->id, .session = c->session,
+                            .rid = m->request_id};
+    char key[64];
+    room_key(m->get_room->code, key, sizeof key);
+    const char *argv[] = {"GET", key};
+    if (g->rc == NULL || rconn_command_argv(g->rc, gate_get_room_cb, op, 2, argv, NULL) != 0) {
+        free(op);
+        gate_conn_error(c, m->request_id, CROUPIER__ERROR_CODE__UNAVAILABLE,
+                        "room store unreachable");
+    }
+}
+
 static void gate_client_ping(gate_conn_t *c, const Croupier__ClientMessage *m)
 {
     Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
@@ -3202,7 +3412,13 @@ static void gate_conn_read_frames(gate_conn_t *c, struct evbuffer *in)
             frame_free_client(m);
             break;
         case CROUPIER__CLIENT_MESSAGE__BODY_JOIN:
+        case CROUPIER__CLIENT_MESSAGE__BODY_CREATE_ROOM:
+        case CROUPIER__CLIENT_MESSAGE__BODY_JOIN_ROOM:
             gate_client_request(c, m, GATE_REQ_JOIN, NULL, 0);
+            break;
+        case CROUPIER__CLIENT_MESSAGE__BODY_GET_ROOM:
+            gate_client_get_room(c, m);
+            frame_free_client(m);
             break;
         case CROUPIER__CLIENT_MESSAGE__BODY_LEAVE:
             gate_client_request(c, m, GATE_REQ_LEAVE, NULL, 0);

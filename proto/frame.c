@@ -762,6 +762,42 @@ static int check_table_list(const Croupier__TableList *tl, const char *path, fra
     return 0;
 }
 
+/* A room code: 6 digits (docs/protocol.md "Private rooms"). */
+static int check_room_code(const char *code, const char *path, frame_error_t *err)
+{
+    size_t n = strlen(code);
+    bool ok = n == 6;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = code[i] >= '0' && code[i] <= '9';
+    if (!ok)
+        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s.code: a room code is 6 digits",
+                    path);
+    return 0;
+}
+
+/* RoomRules: 1..64 deals, 2..9 seats when given, at most 8 options of 1..32 bytes. */
+static int check_room_rules(const Croupier__RoomRules *r, const char *path, frame_error_t *err)
+{
+    if (r->deals < 1 || r->deals > 64)
+        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s.deals: 1..64", path);
+    if (r->has_seats && (r->seats < 2 || r->seats > 9))
+        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s.seats: 2..9", path);
+    if (r->n_rule_options > 8)
+        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s.rule_options: at most 8", path);
+    for (size_t i = 0; i < r->n_rule_options; i++) {
+        const char *o = r->rule_options[i];
+        size_t n = strlen(o);
+        bool ok = n > 0 && n <= 32;
+        for (size_t k = 0; ok && k < n; k++)
+            ok = (o[k] >= 'a' && o[k] <= 'z') || (o[k] >= '0' && o[k] <= '9') || o[k] == '-' ||
+                 o[k] == ':';
+        if (!ok)
+            return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                        "%s.rule_options[%zu]: 1..32 of a-z, 0-9, '-' and ':'", path, i);
+    }
+    return 0;
+}
+
 /* Rules for ClientMessage beyond the generic walk. */
 static int rules_client(const Croupier__ClientMessage *m, frame_error_t *err)
 {
@@ -779,6 +815,16 @@ static int rules_client(const Croupier__ClientMessage *m, frame_error_t *err)
         return check_action(m->action, "ClientMessage.action", "", err);
     case CROUPIER__CLIENT_MESSAGE__BODY_LIST_TABLES:
         return check_list_tables(m->list_tables, err);
+    case CROUPIER__CLIENT_MESSAGE__BODY_CREATE_ROOM: {
+        const Croupier__CreateRoom *cr = m->create_room;
+        int rc = check_join(&(Croupier__Join){.game = cr->game, .stake = cr->stake},
+                            "ClientMessage.create_room", "", err);
+        return rc < 0 ? rc : check_room_rules(cr->rules, "ClientMessage.create_room.rules", err);
+    }
+    case CROUPIER__CLIENT_MESSAGE__BODY_JOIN_ROOM:
+        return check_room_code(m->join_room->code, "ClientMessage.join_room", err);
+    case CROUPIER__CLIENT_MESSAGE__BODY_GET_ROOM:
+        return check_room_code(m->get_room->code, "ClientMessage.get_room", err);
     case CROUPIER__CLIENT_MESSAGE__BODY_LEAVE:
     case CROUPIER__CLIENT_MESSAGE__BODY_RESUME:
     case CROUPIER__CLIENT_MESSAGE__BODY_PING:
@@ -841,6 +887,11 @@ static int rules_server(const Croupier__ServerMessage *m, const char *path, fram
     }
     case CROUPIER__SERVER_MESSAGE__BODY_TABLE_LIST:
         return check_table_list(m->table_list, path, err);
+    case CROUPIER__SERVER_MESSAGE__BODY_ROOM:
+        if (m->room->state == CROUPIER__ROOM_STATE__ROOM_STATE_UNSPECIFIED)
+            return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s.room.state: unspecified",
+                        path);
+        return 0;
     case CROUPIER__SERVER_MESSAGE__BODY_GAME_EVENT: /* body capped by the walk */
     case CROUPIER__SERVER_MESSAGE__BODY_LOGIN_RESULT:
     case CROUPIER__SERVER_MESSAGE__BODY_DEAL:
@@ -859,6 +910,8 @@ static int rules_server(const Croupier__ServerMessage *m, const char *path, fram
 static int rules_rpc(const Croupier__RpcFrame *m, frame_error_t *err)
 {
     bool request = false, player = false, player_request = false;
+    if (m->room != NULL && m->body_case != CROUPIER__RPC_FRAME__BODY_JOIN)
+        return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "RpcFrame.room: only with a Join");
     switch (m->body_case) {
     case CROUPIER__RPC_FRAME__BODY_HELLO:
         request = true;
@@ -881,6 +934,16 @@ static int rules_rpc(const Croupier__RpcFrame *m, frame_error_t *err)
         int rc = check_join(m->join, "RpcFrame.join", "", err);
         if (rc < 0)
             return rc;
+        if (m->room != NULL) {
+            if ((m->room->code != NULL) == (m->room->create != NULL))
+                return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                            "RpcFrame.room: a code or rules, one of them");
+            rc = m->room->code != NULL ? check_room_code(m->room->code, "RpcFrame.room", err)
+                                       : check_room_rules(m->room->create, "RpcFrame.room.create",
+                                                          err);
+            if (rc < 0)
+                return rc;
+        }
         break;
     }
     case CROUPIER__RPC_FRAME__BODY_ACTION: {
