@@ -62,6 +62,15 @@ typedef struct gs_link {
     char peer[64];
 } gs_link_t;
 
+/* A gateway that said hello on some link: its LinkHello.gate_id and its newest link. */
+typedef struct {
+    char id[80];
+    uint64_t link;
+} gs_gate_t;
+
+/* Gateways remembered (gs_gate_relink); past it, the entry of one without a live link is reused. */
+#define GS_GATES_MAX 256
+
 /* ---- remembered answers ------------------------------------------------------------------ */
 
 /*
@@ -101,7 +110,9 @@ struct gs {
     u64map_t *links; /* link id -> gs_link_t * */
     uint64_t next_link_id;
 
-    u64map_t *player_link; /* player -> link id of their last request */
+    u64map_t *player_link; /* player -> link id of their last request (gs_gate_relink) */
+    gs_gate_t *gates;      /* the gateways seen, GS_GATES_MAX at most */
+    size_t ngates;
     u64map_t *player_desk; /* player -> desk id */
 
     gs_cached_t *cache;
@@ -610,6 +621,71 @@ static void gs_link_reply_now(gs_link_t *l, const Croupier__RpcFrame *in, Croupi
     gs_reply(l->gs, req, code, message, NULL);
 }
 
+typedef struct {
+    uint64_t from;
+    uint64_t *players;
+    size_t n, cap;
+} gs_relink_t;
+
+static void gs_relink_collect(uint64_t player, uint64_t link, void *arg)
+{
+    gs_relink_t *r = arg;
+    if (link != r->from)
+        return;
+    if (r->n == r->cap) {
+        r->cap = r->cap ? 2 * r->cap : 64;
+        r->players = xreallocarray(r->players, r->cap, sizeof *r->players);
+    }
+    r->players[r->n++] = player;
+}
+
+/*
+ * A gateway's link said hello. Pushes and DeskClosing notices go to the link of the player's
+ * last request (player_link); when that link was lost and the gateway connected again (a missed
+ * heartbeat, a blip: docs/architecture.md "Rpc links"), a player who sends nothing meanwhile --
+ * one who disconnected, whose seat the gateway still moves on a drain (docs/gateway.md "Table
+ * moves") -- would be routed to a link that no longer exists, and the gateway never learn that
+ * the table closes or moves. So the players of the gateway's previous link follow its new one.
+ * Links without a gateway id (test clients) are left as they are.
+ */
+static void gs_gate_relink(gs_t *gs, const char *gate_id, uint64_t link_id)
+{
+    if (gate_id == NULL || gate_id[0] == '\0')
+        return;
+    gs_gate_t *gt = NULL;
+    for (size_t i = 0; i < gs->ngates && gt == NULL; i++)
+        if (strncmp(gs->gates[i].id, gate_id, sizeof gs->gates[i].id - 1) == 0)
+            gt = &gs->gates[i];
+    if (gt == NULL) {
+        if (gs->ngates < GS_GATES_MAX) {
+            if (gs->gates == NULL)
+                gs->gates = xcalloc(GS_GATES_MAX, sizeof *gs->gates);
+            gt = &gs->gates[gs->ngates++];
+        } else {
+            for (size_t i = 0; i < gs->ngates && gt == NULL; i++)
+                if (!u64map_get(gs->links, gs->gates[i].link, NULL))
+                    gt = &gs->gates[i];
+            if (gt == NULL)
+                return; /* GS_GATES_MAX gateways connected at once */
+        }
+        snprintf(gt->id, sizeof gt->id, "%s", gate_id);
+        gt->link = link_id;
+        return;
+    }
+    uint64_t old = gt->link;
+    gt->link = link_id;
+    if (old == link_id)
+        return;
+    gs_relink_t r = {.from = old};
+    u64map_each(gs->player_link, gs_relink_collect, &r);
+    for (size_t i = 0; i < r.n; i++)
+        u64map_put(gs->player_link, r.players[i], link_id);
+    free(r.players);
+    if (r.n > 0)
+        log_emit(LOG_INFO, "rpc_link_players_followed", "{s:s,s:I,s:I,s:i}", "gate", gt->id,
+                 "from_link", (json_int_t)old, "link", (json_int_t)link_id, "players", (int)r.n);
+}
+
 static void gs_link_hello(gs_link_t *l, const Croupier__RpcFrame *in)
 {
     gs_t *gs = l->gs;
@@ -638,6 +714,7 @@ static void gs_link_hello(gs_link_t *l, const Croupier__RpcFrame *in)
     l->hello_done = true;
     log_emit(LOG_INFO, "rpc_link_hello", "{s:I,s:s,s:s}", "link", (json_int_t)l->id, "peer",
              l->peer, "gate", in->hello->gate_id);
+    gs_gate_relink(gs, in->hello->gate_id, l->id);
     gs_send_frame(l, &f);
 }
 
@@ -1124,6 +1201,7 @@ void gs_destroy(gs_t *gs)
     free(gs->cache);
     u64map_destroy(gs->cache_index);
     u64map_destroy(gs->player_link);
+    free(gs->gates);
     u64map_destroy(gs->player_desk);
     u64map_destroy(gs->desks);
     pthread_mutex_destroy(&gs->out_mu);

@@ -166,6 +166,14 @@ bool rpcc_closed(const rpcc_t *c)
 
 rpcc_t *rpcc_connect(const char *host, int port, int timeout_ms)
 {
+    static unsigned n;
+    char id[64];
+    snprintf(id, sizeof id, "test-gate-%ld-%u", (long)getpid(), ++n);
+    return rpcc_connect_as(host, port, id, timeout_ms);
+}
+
+rpcc_t *rpcc_connect_as(const char *host, int port, const char *gate_id, int timeout_ms)
+{
     rpcc_t *c = calloc(1, sizeof *c);
     c->in = evbuffer_new();
     c->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -181,7 +189,7 @@ rpcc_t *rpcc_connect(const char *host, int port, int timeout_ms)
     Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
     Croupier__LinkHello h = CROUPIER__LINK_HELLO__INIT;
     h.version = 1;
-    h.gate_id = "test-gate";
+    h.gate_id = (char *)gate_id;
     f.request_id = 1;
     f.body_case = CROUPIER__RPC_FRAME__BODY_HELLO;
     f.hello = &h;

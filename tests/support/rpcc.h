@@ -12,8 +12,12 @@
 
 typedef struct rpcc rpcc_t;
 
-/* Connects and completes the hello; NULL on failure (message on stderr). */
+/* Connects and completes the hello as a gateway of its own (a gate id no other connection of
+ * this process uses); NULL on failure (message on stderr). */
 rpcc_t *rpcc_connect(const char *host, int port, int timeout_ms);
+/* The same with the hello's gate id given: connections with one gate id are one gateway's links
+ * (a newer one replaces an older one, as a gateway's reconnect does). */
+rpcc_t *rpcc_connect_as(const char *host, int port, const char *gate_id, int timeout_ms);
 void rpcc_close(rpcc_t *c);
 
 /* Sends a frame (request id, player and deadline set by the caller). 0 or negative errno. */

@@ -420,6 +420,53 @@ START_TEST(test_late_player_gone_from_old_gateway_keeps_pushes_on_new_one)
 }
 END_TEST
 
+/* A gateway's link is lost and the gateway connects again (a missed heartbeat, a blip): the
+ * players whose last request came through the old link -- here none sends anything after -- get
+ * their pushes and their table's DeskClosing on the new one (engine/gs.c gs_gate_relink), and no
+ * other gateway gets them. Without it a disconnected player's seat is never moved on a drain
+ * (docs/gateway.md "Table moves"). */
+START_TEST(test_pushes_and_desk_closing_follow_a_reconnected_gateway)
+{
+    env_t e;
+    char *env[] = {"CROUPIER_TEST_ROUND_MS=300", "CROUPIER_TEST_GAP_MS=0", NULL};
+    env_start(&e, 30, env, NULL);
+    rpcc_t *gw = rpcc_connect_as("127.0.0.1", e.game.port, "gw-relink", 5000);
+    rpcc_t *other = rpcc_connect_as("127.0.0.1", e.game.port, "gw-other", 5000);
+    ck_assert_ptr_nonnull(gw);
+    ck_assert_ptr_nonnull(other);
+    join_ok(gw, 1, 7201);
+    join_ok(gw, 2, 7202);
+    rpcc_close(gw);
+    gw = rpcc_connect_as("127.0.0.1", e.game.port, "gw-relink", 5000);
+    ck_assert_ptr_nonnull(gw);
+    ck_assert_int_eq(next_round_end(gw, 3000), CROUPIER__ROUND_OUTCOME__OUTCOME_COMPLETED);
+    int status;
+    free(get(&e, "/drain", &status));
+    ck_assert_int_eq(status, 200);
+    bool told[2] = {false, false};
+    long long end = ts_now_ms() + 5000;
+    while (!(told[0] && told[1]) && ts_now_ms() < end) {
+        Croupier__RpcFrame *f = rpcc_next_event(gw, (int)(end - ts_now_ms()));
+        if (f == NULL)
+            break;
+        if (f->body_case == CROUPIER__RPC_FRAME__BODY_DESK_CLOSING)
+            for (size_t i = 0; i < f->desk_closing->n_player_ids; i++)
+                if (f->desk_closing->player_ids[i] == 7201 ||
+                    f->desk_closing->player_ids[i] == 7202)
+                    told[f->desk_closing->player_ids[i] - 7201] = true;
+        frame_free_rpc(f);
+    }
+    ck_assert_msg(told[0] && told[1], "DeskClosing on the new link: 7201 %d, 7202 %d", told[0],
+                  told[1]);
+    Croupier__RpcFrame *f = rpcc_next_event(other, 200);
+    ck_assert_msg(f == NULL, "the other gateway got a frame for these players (%d)",
+                  f != NULL ? (int)f->body_case : 0);
+    rpcc_close(gw);
+    rpcc_close(other);
+    testenv_stop(&e);
+}
+END_TEST
+
 START_TEST(test_rounds_settle_exactly_once_through_redis)
 {
     env_t e;
@@ -575,6 +622,7 @@ int main(void)
     tcase_add_test(tc, test_rpc_deadline_idempotency_and_routing_errors);
     tcase_add_test(tc, test_rounds_settle_exactly_once_through_redis);
     tcase_add_test(tc, test_late_player_gone_from_old_gateway_keeps_pushes_on_new_one);
+    tcase_add_test(tc, test_pushes_and_desk_closing_follow_a_reconnected_gateway);
     suite_add_tcase(s, tc);
     tc = tcase_create("startup");
     tcase_set_timeout(tc, 60);
