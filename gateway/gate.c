@@ -2940,7 +2940,9 @@ static void gate_client_request(gate_conn_t *c, Croupier__ClientMessage *m, gate
         snprintf(r->room_code, sizeof r->room_code, "%s", m->join_room->code);
         r->game[0] = '\0';
     } else if (kind == GATE_REQ_JOIN) {
-        const Croupier__CreateRoom *cr = m->create_room;
+        /* body is a oneof (a union): create_room is only meaningful for a CreateRoom. */
+        const Croupier__CreateRoom *cr =
+            m->body_case == CROUPIER__CLIENT_MESSAGE__BODY_CREATE_ROOM ? m->create_room : NULL;
         r->room = cr != NULL;
         r->room_code[0] = '\0';
         r->engine = cr != NULL ? cr->engine : m->join->engine;
