@@ -262,6 +262,16 @@ static void game_on_lease(lease_t *l, lease_event_t ev, void *arg)
     }
 }
 
+/* The lease's connection came back (perhaps to a new master after a failover, which may lack
+ * the last writes of the old one): the registry entry is re-published from our own state at
+ * once (docs/deploy.md "Failover and durability"; the engines' lobby ads do the same on theirs). */
+static void game_rconn_state_cb(rconn_t *rc, bool connected, void *arg)
+{
+    (void)arg;
+    if (connected && G.registry != NULL && rconn_connect_count(rc) > 1)
+        registry_refresh(G.registry);
+}
+
 /* ---- exit hooks ---------------------------------------------------------------------------- */
 
 static void game_hook_void(drain_exit_t *x, unsigned token, void *ctx)
@@ -671,6 +681,7 @@ int main(int argc, char **argv)
                        .request_timeout_ms =
                            (int)(G.o.lease_ttl_ms / 3 > 0 ? G.o.lease_ttl_ms / 3 : 1),
                        .name = "lease",
+                       .on_state = game_rconn_state_cb,
                        .sentinels = G.o.redis_sentinels,
                        .master_name = G.o.redis_master};
     G.rc = rconn_create(G.base, &ro);

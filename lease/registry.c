@@ -294,6 +294,11 @@ void registry_set_load(registry_t *r, int64_t load)
     r->e.seq++;
 }
 
+void registry_refresh(registry_t *r)
+{
+    registry_write(r);
+}
+
 uint64_t registry_writes(const registry_t *r)
 {
     return r->writes;

@@ -100,6 +100,12 @@ int registry_start(registry_t *r);
 void registry_set_state(registry_t *r, registry_state_t s);
 /* Changes the load; written and published with the next refresh (at most ttl/3 later). */
 void registry_set_load(registry_t *r, int64_t load);
+/* Writes the entry now, as this process knows it, when started (and not deregistered) and the
+ * lease is VALID: the owner calls it when its connection comes back, so that an entry a
+ * failover lost (a new master without it, docs/deploy.md "Failover and durability") is back at
+ * once and not only with the next refresh. An entry Redis still holds unchanged is only re-armed.
+ */
+void registry_refresh(registry_t *r);
 /* Stops refreshing, deletes the entry and publishes the deletion; done runs once. */
 void registry_deregister(registry_t *r, registry_done_cb done, void *arg);
 /* Frees without deregistering (the entry expires with its TTL). NULL is a no-op. */

@@ -17,7 +17,9 @@
 #include "lease.h"
 #include "money_writer.h"
 #include "rconn.h"
+#include "registry.h"
 #include "support.h"
+#include "testenv.h"
 
 static ts_redis_t *g_master, *g_replica;
 
@@ -382,6 +384,79 @@ START_TEST(test_durable_unreplicated_epoch_is_never_reused_after_failover)
 }
 END_TEST
 
+/* ---- what the game servers own heals after a failover ---------------------------------------- */
+
+/*
+ * The replica Sentinel promotes lacks the game server's registry entry (deleted on it alone, as
+ * if the write had not reached it before the master died): the game server re-publishes the
+ * entry from its own state as soon as its connection is on the new master, long before its
+ * periodic refresh (every ttl/3 = 20 s here) would have.
+ */
+START_TEST(test_durable_registry_entry_lost_in_a_failover_is_republished)
+{
+    testenv_t env;
+    ck_assert_int_eq(testenv_start(&env, NULL), 0);
+    ts_redis_t *rep = ts_redis_start_replica(ts_redis_port(env.redis));
+    ck_assert_msg(rep != NULL && ts_redis_wait_synced(rep, 10000) == 0, "no replica");
+    ck_assert_int_eq(replicas_streaming(env.redis, 1), 0);
+    ts_sentinel_t *sen = ts_sentinel_start("dmaster", ts_redis_port(env.redis), 1, 500, 2000);
+    ck_assert_msg(sen != NULL, "could not start redis-sentinel");
+    long long end = ts_now_ms() + 15000;
+    while (!sentinel_sees_replicas(sen, 1) && ts_now_ms() < end)
+        ts_sleep_ms(100);
+    ck_assert_msg(sentinel_sees_replicas(sen, 1), "the sentinel never saw the replica");
+
+    char sentinels[64], dead[32];
+    snprintf(sentinels, sizeof sentinels, "127.0.0.1:%d", ts_sentinel_port(sen));
+    snprintf(dead, sizeof dead, "127.0.0.1:%d", ts_free_port());
+    char *args[] = {"--redis-sentinels", sentinels, "--redis-master",
+                    "dmaster",           "--redis", dead,
+                    "--lease-ttl-ms",    "60000",   NULL};
+    testenv_server_t game;
+    ck_assert_int_eq(testenv_start_game(&env, &game, "test", 5, args, NULL), 0);
+    const char *pattern = REGISTRY_KEY_PREFIX "*";
+    end = ts_now_ms() + 5000;
+    while (count_keys(rep, pattern) != 1 && ts_now_ms() < end)
+        ts_sleep_ms(20);
+    ck_assert_int_eq(count_keys(rep, pattern), 1);
+
+    /* The replica loses the entry; then the master dies and the replica is promoted. */
+    free(ts_redis_cmd(rep, "CONFIG SET replica-read-only no"));
+    free(ts_redis_cmd(rep, "EVAL %s 0 %s",
+                      "for _, k in ipairs(redis.call('KEYS', ARGV[1])) do "
+                      "redis.call('DEL', k) end return 1",
+                      pattern));
+    free(ts_redis_cmd(rep, "DEL %s", REGISTRY_MEMBERS_KEY));
+    ck_assert_int_eq(count_keys(rep, pattern), 0);
+    ts_redis_crash(env.redis);
+    end = ts_now_ms() + 20000;
+    bool promoted = false;
+    while (!promoted && ts_now_ms() < end) {
+        char *role = ts_redis_cmd(rep, "ROLE");
+        promoted = role != NULL && strncmp(role, "master", 6) == 0;
+        free(role);
+        if (!promoted)
+            ts_sleep_ms(50);
+    }
+    ck_assert_msg(promoted, "no failover within 20 s");
+    long long t0 = ts_now_ms();
+    end = t0 + 5000;
+    while (count_keys(rep, pattern) != 1 && ts_now_ms() < end)
+        ts_sleep_ms(20);
+    fprintf(stderr, "# registry entry back %lld ms after the promotion\n", ts_now_ms() - t0);
+    ck_assert_msg(count_keys(rep, pattern) == 1, "the entry was not re-published (log %s)",
+                  ts_proc_log_path(game.proc));
+    char *members = ts_redis_cmd(rep, "SCARD %s", REGISTRY_MEMBERS_KEY);
+    ck_assert_str_eq(members, "1");
+    free(members);
+    ck_assert(ts_proc_alive(game.proc));
+    testenv_stop_server(&game);
+    ts_sentinel_stop(sen);
+    ts_redis_stop(rep);
+    testenv_stop(&env);
+}
+END_TEST
+
 static Suite *durable_suite(void)
 {
     Suite *s = suite_create("durable");
@@ -396,6 +471,10 @@ static Suite *durable_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_durable_unreplicated_epoch_is_never_reused_after_failover);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("heal");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_durable_registry_entry_lost_in_a_failover_is_republished);
     suite_add_tcase(s, tc);
     return s;
 }
