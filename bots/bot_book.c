@@ -85,6 +85,9 @@ static const char *const book_counter_names[BOT_C_COUNT] = {
     [BOT_C_CRASH_CLOSINGS] = "crash_closings",
     [BOT_C_TABLE_MOVES] = "table_moves",
     [BOT_C_MATCH_LOST] = "match_state_lost",
+    [BOT_C_ROOMS_CREATED] = "rooms_created",
+    [BOT_C_ROOMS_JOINED] = "rooms_joined",
+    [BOT_C_ROOMS_FINISHED] = "rooms_finished",
 };
 
 bot_book_t *bot_book_create(uint32_t nbots)

@@ -73,7 +73,11 @@ typedef enum {
     BOT_C_CRASH_CLOSINGS,   /* TableClosing{CLOSING_CRASHED}: the table's server is gone */
     BOT_C_TABLE_MOVES,      /* of the moves, whole-table moves (Moved.whole_table) */
     BOT_C_MATCH_LOST,       /* whole-table moves whose new table differed (seats, players,
-                               a match's levels) from the one the bot left */
+                               a match's levels, a room's scoreboard) from the one the bot left;
+                               rooms whose final scoreboard differed from the deals the bot saw */
+    BOT_C_ROOMS_CREATED,    /* private rooms created (CreateRoom answered Joined) */
+    BOT_C_ROOMS_JOINED,     /* private rooms joined by code */
+    BOT_C_ROOMS_FINISHED,   /* rooms that played all their deals (final RoomInfo, per bot) */
     BOT_C_COUNT,
 } bot_counter_t;
 

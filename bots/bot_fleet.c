@@ -85,12 +85,28 @@ typedef struct bot {
     char game[40];
     void *sst;
     bot_rng_t rng;
+    /* Private rooms: the group room generation last joined (or tried), and the room's
+     * scoreboard as this bot knows it. */
+    uint32_t room_gen;
+    char room_code[8];
+    int room_seen;         /* completed deals of the room whose RoundEnd this bot saw */
+    int64_t room_sum;      /* its own deltas over those */
+    int room_played;       /* deals played per the last RoomInfo / Snapshot / Joined */
+    int64_t room_total;    /* its own total there */
+    bool room_known;       /* room_played/room_total are set */
 } bot_t;
+
+/* A group of bots that plays private rooms together: the code of its room now. */
+typedef struct {
+    char code[8];
+    uint32_t gen; /* bumped at every room its leader creates */
+} bot_group_t;
 
 struct bot_fleet {
     bot_fleet_config_t cfg;
     char *gw_spec;
     bot_t *bots;
+    bot_group_t *groups; /* room_seats > 0: bots / room_seats groups */
     bool stopping;
     void (*done)(void *);
     void *done_arg;
@@ -252,11 +268,90 @@ static void bot_send_resume(bot_t *b)
     bot_req_send(b, RQ_RESUME, &m);
 }
 
+/* Rooms: the leader of the group creates the next room; the others join the group's room by
+ * its code once it is there (until then they look again shortly). */
+static void bot_send_room(bot_t *b)
+{
+    bot_fleet_t *f = b->f;
+    bot_group_t *g = &f->groups[b->idx / (uint32_t)f->cfg.room_seats];
+    Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
+    b->st = BS_JOIN;
+    b->room_seen = 0;
+    b->room_sum = 0;
+    b->room_known = false;
+    if (b->idx % (uint32_t)f->cfg.room_seats == 0) {
+        Croupier__CreateRoom cr = CROUPIER__CREATE_ROOM__INIT;
+        Croupier__RoomRules rules = CROUPIER__ROOM_RULES__INIT;
+        cr.engine = f->cfg.engine;
+        cr.game = (char *)f->cfg.strategy->game;
+        cr.stake = f->cfg.stake;
+        rules.deals = (uint32_t)(f->cfg.room_deals > 0 ? f->cfg.room_deals : 4);
+        rules.has_seats = true;
+        rules.seats = (uint32_t)f->cfg.room_seats;
+        cr.rules = &rules;
+        m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_CREATE_ROOM;
+        m.create_room = &cr;
+        bot_book_count(f->cfg.book, BOT_C_JOINS);
+        bot_req_send(b, RQ_JOIN, &m);
+        return;
+    }
+    if (g->code[0] == '\0' || g->gen == b->room_gen) {
+        bot_timer_set(b, 100 + jitter(b, 100), false); /* the leader's room is not there yet */
+        return;
+    }
+    b->room_gen = g->gen;
+    Croupier__JoinRoom jr = CROUPIER__JOIN_ROOM__INIT;
+    jr.code = g->code;
+    m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_JOIN_ROOM;
+    m.join_room = &jr;
+    bot_book_count(f->cfg.book, BOT_C_JOINS);
+    bot_req_send(b, RQ_JOIN, &m);
+}
+
+/* A RoomInfo, Joined.room or Snapshot.room: what the bot knows of its room's scoreboard. After
+ * a whole-table move it must be what it was before; at the end its own total must add up. */
+static void bot_room_seen(bot_t *b, const Croupier__RoomInfo *ri, bool after_move)
+{
+    bot_book_t *book = b->f->cfg.book;
+    int64_t mine = 0;
+    for (size_t i = 0; i < ri->n_scores; i++)
+        if (ri->scores[i]->player_id == b->player)
+            mine = ri->scores[i]->total;
+    if (strcmp(b->room_code, ri->code) != 0) {
+        snprintf(b->room_code, sizeof b->room_code, "%s", ri->code);
+        b->room_known = false;
+    }
+    if (after_move && b->room_known &&
+        (b->room_played != (int)ri->deals_played || b->room_total != mine)) {
+        bot_book_count(book, BOT_C_MATCH_LOST);
+        log_emit(LOG_WARN, "bot_room_state_lost", "{s:I,s:s,s:i,s:i,s:I,s:I}", "player",
+                 (json_int_t)b->player, "room", ri->code, "played_before", b->room_played,
+                 "played_after", (int)ri->deals_played, "total_before", (json_int_t)b->room_total,
+                 "total_after", (json_int_t)mine);
+    }
+    b->room_played = (int)ri->deals_played;
+    b->room_total = mine;
+    b->room_known = true;
+    if (ri->state == CROUPIER__ROOM_STATE__ROOM_FINISHED) {
+        bot_book_count(book, BOT_C_ROOMS_FINISHED);
+        if (b->room_seen == (int)ri->deals_played && b->room_sum != mine) {
+            bot_book_count(book, BOT_C_MATCH_LOST);
+            log_emit(LOG_WARN, "bot_room_scoreboard_wrong", "{s:I,s:s,s:I,s:I}", "player",
+                     (json_int_t)b->player, "room", ri->code, "deltas", (json_int_t)b->room_sum,
+                     "scoreboard", (json_int_t)mine);
+        }
+    }
+}
+
 static void bot_send_join(bot_t *b)
 {
     if (b->f->stopping) {
         b->st = BS_DONE;
         bot_drop(b, "stopped", true);
+        return;
+    }
+    if (b->f->cfg.room_seats > 0) {
+        bot_send_room(b);
         return;
     }
     Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
@@ -586,9 +681,12 @@ static void bot_take_snapshot(bot_t *b, const Croupier__ServerMessage *m)
 {
     const bot_strategy_ops_t *s = b->f->cfg.strategy;
     const Croupier__Snapshot *sn = m->snapshot;
+    bool after_move = b->check_move;
     bot_set_seat(b, sn->desk_id, sn->your_seat, sn->engine, sn->game, sn->stake);
     if (b->check_move)
         bot_check_moved_table(b, sn);
+    if (sn->room != NULL)
+        bot_room_seen(b, sn->room, after_move);
     bot_seen_table(b, sn->seats, sn->n_seats);
     if (s->on_seat != NULL)
         s->on_seat(b->sst, &b->seat, sn);
@@ -640,6 +738,18 @@ static void bot_on_joined(bot_t *b, const Croupier__Joined *j, bool moved)
 {
     bot_book_t *book = b->f->cfg.book;
     const bot_strategy_ops_t *s = b->f->cfg.strategy;
+    if (j->room != NULL && !moved) {
+        bot_fleet_t *f = b->f;
+        if (f->cfg.room_seats > 0 && b->idx % (uint32_t)f->cfg.room_seats == 0) {
+            bot_group_t *g = &f->groups[b->idx / (uint32_t)f->cfg.room_seats];
+            snprintf(g->code, sizeof g->code, "%s", j->room->code);
+            g->gen++;
+            bot_book_count(book, BOT_C_ROOMS_CREATED);
+        } else {
+            bot_book_count(book, BOT_C_ROOMS_JOINED);
+        }
+        bot_room_seen(b, j->room, false);
+    }
     bot_book_seated(book, b->idx, j->desk_id, false, false, NULL, now_ms());
     bot_set_seat(b, j->desk_id, j->seat, j->engine, j->game, j->stake);
     if (!moved)
@@ -668,6 +778,25 @@ static void bot_on_join(bot_t *b, const Croupier__ServerMessage *m)
         m->body_case == CROUPIER__SERVER_MESSAGE__BODY_RESULT ? m->result->error : NULL;
     if (e != NULL && (code_retriable(e) || e->code == CROUPIER__ERROR_CODE__TABLE_FULL)) {
         bot_retry_later(b, RQ_JOIN, e);
+        return;
+    }
+    if (e != NULL && b->f->cfg.room_seats > 0 &&
+        (e->code == CROUPIER__ERROR_CODE__ROOM_NOT_FOUND ||
+         e->code == CROUPIER__ERROR_CODE__ROOM_ENDED ||
+         e->code == CROUPIER__ERROR_CODE__ROOM_STARTED ||
+         e->code == CROUPIER__ERROR_CODE__ROOM_FULL)) {
+        /* The group's room went on without us (or is gone): wait for its next one. */
+        bot_req_clear(b);
+        bot_book_error(b->f->cfg.book, code_name(e->code), true);
+        b->st = BS_JOIN;
+        bot_timer_set(b, 100 + jitter(b, 100), false);
+        return;
+    }
+    if (e != NULL && e->code == CROUPIER__ERROR_CODE__ALREADY_SEATED) {
+        /* A seat the gateway still holds for us (a room's end crossing our request): see it. */
+        bot_req_clear(b);
+        bot_book_error(b->f->cfg.book, code_name(e->code), true);
+        bot_send_resume(b);
         return;
     }
     bot_req_clear(b);
@@ -766,7 +895,11 @@ static void bot_on_leave(bot_t *b, const Croupier__ServerMessage *m)
         b->st = BS_SEATED;
         return;
     }
-    if (e != NULL && e->code == CROUPIER__ERROR_CODE__TABLE_CLOSED) {
+    if (e != NULL && e->code == CROUPIER__ERROR_CODE__ROOM_STARTED) {
+        /* A room in play is left when it ends: the bot stops here, its seat plays on (on
+         * trustee) until the room's last deal. */
+        bot_book_error(b->f->cfg.book, code_name(e->code), true);
+    } else if (e != NULL && e->code == CROUPIER__ERROR_CODE__TABLE_CLOSED) {
         /* The seat went with its server: nothing is left to leave. */
         bot_book_error(b->f->cfg.book, code_name(e->code), true);
         bot_book_crash_voided(b->f->cfg.book, b->idx, now_ms());
@@ -894,13 +1027,21 @@ static void bot_on_event(bot_t *b, const Croupier__ServerMessage *m)
             if (re->deltas[i]->delta != 0)
                 o = BOT_ROUND_FINISHED;
         bot_book_round_ended(book, b->idx, desk, re->round_id, o, now_ms());
+        if (b->f->cfg.room_seats > 0 && re->outcome == CROUPIER__ROUND_OUTCOME__OUTCOME_COMPLETED) {
+            b->room_seen++;
+            for (size_t i = 0; i < re->n_deltas; i++)
+                if (re->deltas[i]->player_id == b->player)
+                    b->room_sum += re->deltas[i]->delta;
+        }
     }
         b->seat.in_round = false;
         break;
     case CROUPIER__SERVER_MESSAGE__BODY_TABLE_CLOSING: {
         bot_book_count(book, BOT_C_TABLE_CLOSINGS);
-        if (m->table_closing->reason == CROUPIER__CLOSING_REASON__CLOSING_BUSTED) {
-            /* Out of chips (hold'em): the seat is gone, no Moved follows; buy in again. */
+        if (m->table_closing->reason == CROUPIER__CLOSING_REASON__CLOSING_BUSTED ||
+            m->table_closing->reason == CROUPIER__CLOSING_REASON__CLOSING_ROOM_ENDED) {
+            /* Out of chips (hold'em), or our room ended: the seat is gone, no Moved follows;
+             * buy in again (the group's next room). */
             log_emit(LOG_DEBUG, "bot_busted", "{s:i}", "bot", (int)b->idx);
             if (b->st == BS_SEATED) {
                 b->has_seat = false;
@@ -982,6 +1123,9 @@ static void bot_on_event(bot_t *b, const Croupier__ServerMessage *m)
         b->goaway_delay_ms = m->go_away->reconnect_delay_ms;
         return;
     }
+    case CROUPIER__SERVER_MESSAGE__BODY_ROOM:
+        bot_room_seen(b, m->room, false);
+        return;
     case CROUPIER__SERVER_MESSAGE__BODY_ERROR: {
         char name[64];
         snprintf(name, sizeof name, "server_error_%s", code_name(m->error->code));
@@ -1311,6 +1455,15 @@ int bot_fleet_create(const bot_fleet_config_t *cfg, bot_fleet_t **out)
         free(f);
         return -EINVAL;
     }
+    if (cfg->room_seats > 0 && (cfg->room_seats < 2 || cfg->bots % (uint32_t)cfg->room_seats)) {
+        log_emit(LOG_ERROR, "bot_fleet_bad_rooms", "{s:i,s:i}", "room_seats", cfg->room_seats,
+                 "bots", (int)cfg->bots);
+        free(f->gw_spec);
+        free(f);
+        return -EINVAL;
+    }
+    if (cfg->room_seats > 0)
+        f->groups = xcalloc(cfg->bots / (uint32_t)cfg->room_seats, sizeof *f->groups);
     f->bots = xcalloc(cfg->bots, sizeof *f->bots);
     for (uint32_t i = 0; i < cfg->bots; i++) {
         bot_t *b = &f->bots[i];
@@ -1464,6 +1617,7 @@ void bot_fleet_destroy(bot_fleet_t *f)
     if (f->ping_timer != NULL)
         event_free(f->ping_timer);
     free(f->bots);
+    free(f->groups);
     free(f->gw_spec);
     free(f);
 }

@@ -42,6 +42,10 @@
  * timeout (GoAway{IDLE}) never closes a live bot: one at a table where no round runs, or one
  * that stopped acting and waits for the end of its round.
  *
+ * Rooms: with room_seats the bots play private rooms instead of matchmade tables; every bot
+ * checks its room's scoreboard: after a whole-table move the room's deals played and its own
+ * total must be the ones it saw before, and at the room's end its total must be the sum of its
+ * deltas when it saw every deal (else BOT_C_MATCH_LOST).
  * Stopping (bot_fleet_stop): bots stop starting actions on their own, send Leave, and wait until
  * their open round ends (bounded by finish_timeout_ms); then the connections are closed and
  * done() runs. Everything is recorded in the bot_book_t given in the config.
@@ -77,6 +81,12 @@ typedef struct {
     int finish_timeout_ms;  /* bound of the stop; 0 = 15000 */
     int ping_ms;            /* a Ping after this long without sending anything; 0 = 20000 */
     bot_book_t *book;       /* not owned */
+    /* Private rooms (docs/bots.md "Rooms"): room_seats > 0 groups the bots by room_seats (bots
+     * must be a multiple); the first of each group creates a room of room_deals deals
+     * (CreateRoom), the others join it by its code (JoinRoom); when it ends the group plays
+     * the next one. 0: matchmade tables (Join). */
+    int room_seats;
+    int room_deals; /* 0 = 4 */
 } bot_fleet_config_t;
 
 /* Creates the fleet (nothing connects before bot_fleet_start). 0, or -EINVAL with a log line

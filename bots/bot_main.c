@@ -27,7 +27,7 @@
 static struct {
     const char *gateways, *game, *engine, *report, *rounds_file, *secret_file, *log_level;
     long bots, stake, seconds, seed, player_base, request_timeout_ms, max_retries;
-    long finish_timeout_ms, ramp_ms, progress_ms, ping_ms;
+    long finish_timeout_ms, ramp_ms, progress_ms, ping_ms, room_seats, room_deals;
 } O;
 
 static const config_flag_t flags[] = {
@@ -63,6 +63,11 @@ static const config_flag_t flags[] = {
      &O.ramp_ms, 0, 600000},
     {"progress-ms", CONFIG_INT, "1000", "log a progress line this often (0 = never)",
      &O.progress_ms, 0, 3600000},
+    {"room-seats", CONFIG_INT, "0",
+     "play private rooms in groups of this many bots (the first creates, the others join by "
+     "code; --bots a multiple of it); 0: matchmade tables",
+     &O.room_seats, 0, 9},
+    {"room-deals", CONFIG_INT, "4", "deals of each room the bots create", &O.room_deals, 1, 64},
     {"log-level", CONFIG_STR, "info", "debug|info|warn|error", &O.log_level, 0, 0},
     {0},
 };
@@ -210,7 +215,15 @@ int main(int argc, char **argv)
         .finish_timeout_ms = (int)O.finish_timeout_ms,
         .ping_ms = (int)O.ping_ms,
         .book = m.book,
+        .room_seats = (int)O.room_seats,
+        .room_deals = (int)O.room_deals,
     };
+    if (O.room_seats == 1 || (O.room_seats > 0 && O.bots % O.room_seats != 0)) {
+        fprintf(stderr, "croupier-bot: --room-seats %ld: 2..9, and --bots (%ld) a multiple of it\n",
+                O.room_seats, O.bots);
+        status = 2;
+        goto fail_base;
+    }
     if (bot_fleet_create(&fc, &m.fleet) != 0) {
         fprintf(stderr, "croupier-bot: bad --gateways '%s'\n", O.gateways);
         status = 2;
