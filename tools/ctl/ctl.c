@@ -56,12 +56,18 @@ static struct {
     const char *redis_sentinels, *redis_master;
     bool json;
     const char *reason, *op_id, *admin_secret;
-    long operator_id, limit, timeout_ms;
+    long operator_id, limit, timeout_ms, min_replicas, wait_ms;
 } O;
 
 static const config_flag_t ctl_flags[] = {
     {"redis", CONFIG_ADDR, "127.0.0.1:6379", "Redis address (IP literal)", &O.redis, 0, 0},
     SENTINEL_CONFIG_FLAGS(&O.redis_sentinels, &O.redis_master),
+    {"redis-min-replicas", CONFIG_INT, "-1",
+     "credit: replicas the credit must reach (WAIT) before it is reported done (-1: 1 with "
+     "--redis-sentinels, else 0; docs/ops.md)",
+     &O.min_replicas, -1, 100},
+    {"redis-wait-ms", CONFIG_INT, "500", "credit: bound of the WAIT for --redis-min-replicas",
+     &O.wait_ms, 1, 60000},
     {"json", CONFIG_BOOL, "false", "print JSON instead of a table", &O.json, 0, 0},
     {"reason", CONFIG_STR, NULL, "credit: why (1..200 printable characters; in the audit entry)",
      &O.reason, 0, 0},
@@ -1174,6 +1180,24 @@ static int ctl_credit(const char *player, const char *amount_text)
     if (rc != 0)
         return ctl_fail(1, "credit %s %" PRId64 " refused, nothing changed: %s", player, amount,
                         res.error[0] ? res.error : money_strerror(rc));
+    /* Durable before it is reported (docs/deploy.md "Failover and durability"): a replay too,
+     * since the first run may have ended before its write reached a replica. */
+    if (O.min_replicas > 0) {
+        char n[24], ms[24];
+        snprintf(n, sizeof n, "%ld", O.min_replicas);
+        snprintf(ms, sizeof ms, "%ld", O.wait_ms);
+        redisReply *w = CTL_CMD("WAIT", n, ms);
+        long long got = w != NULL && w->type == REDIS_REPLY_INTEGER ? w->integer : -1;
+        if (w != NULL)
+            freeReplyObject(w);
+        if (got < O.min_replicas)
+            return ctl_fail(1,
+                            "credit %s %" PRId64 " is on the master but not durable: %s%lld of %ld "
+                            "replicas within %ld ms; run the same command again (it applies "
+                            "nothing twice)",
+                            player, amount, got < 0 ? "WAIT failed, " : "", got < 0 ? 0 : got,
+                            O.min_replicas, O.wait_ms);
+    }
     char key[256];
     money_key_round(res.round_id, key, sizeof key);
     json_t *doc =
@@ -1242,6 +1266,8 @@ int main(int argc, char **argv)
         rc = CONFIG_ERROR;
     if (rc != CONFIG_OK)
         return ctl_fail(2, "%s", err);
+    if (O.min_replicas < 0)
+        O.min_replicas = O.redis_sentinels != NULL ? 1 : 0;
     if (np == 0)
         return ctl_fail(2, "a command is needed: servers, tables, where, wallet, round, drain, "
                            "credit (see --help)");

@@ -7,6 +7,8 @@
 #   * the first sentinel of the list dead: the next one answers;
 #   * after a failover (SENTINEL FAILOVER) a credit lands on the promoted replica, not on the
 #     demoted master, and the money is the same on both nodes once they are in sync;
+#   * with the only replica stopped a credit is applied but refused as not durable (exit 1), and
+#     done once the replica is back (the same command, replayed);
 #   * a wrong master name, unreachable sentinels: exit 1 with one line; a flag without the
 #     other, a malformed list: exit 2.
 #
@@ -62,6 +64,7 @@ redis_node() {
     redis-server --port "$2" --bind 127.0.0.1 --save '' --appendonly no --dir "$E2E_DIR/$1" \
         "${@:3}" >>"$E2E_DIR/$1.log" 2>&1 &
     E2E_PIDS+=($!)
+    echo $! >"$E2E_DIR/$1.pid"
     local i
     for i in $(seq 1 50); do
         rcli "$2" ping 2>/dev/null | grep -q PONG && return 0
@@ -146,6 +149,12 @@ for _ in $(seq 1 100); do
 done
 check "the sentinels promoted the replica ($REP) and demoted the master ($M)" \
     test "$(rcli "$REP" role | head -n 1) $(rcli "$M" role | head -n 1)" = "master slave"
+# the demoted master resyncs from the promoted one (a few seconds): until then no credit is
+# durable, and croupier-ctl says so
+for _ in $(seq 1 150); do
+    rcli "$REP" info replication | grep -q '^slave0:.*state=online' && break
+    sleep 0.1
+done
 ctl credit $P -5 --reason "after the failover" --op-id s-2 --json
 check "a debit after the failover applied (exit $RC: $ERR)" \
     test "$RC:$(j 'd["balance_after"]' 2>/dev/null)" = "0:1020"
@@ -160,6 +169,21 @@ ctl credit $P 25 --reason "sentinel test" --op-id s-1 --json
 check "the first credit replayed on the new master changes nothing" \
     test "$RC:$(j '(d["replayed"], d["balance_after"])' 2>/dev/null)" = "0:(True, 1025)"
 check "the wallet still holds 1020" test "$(rcli "$REP" get "{croupier:money}:wallet:$P")" = 1020
+
+# ---- durability: with sentinels a credit is done only once a replica has it ----------------
+kill -STOP "$(cat "$E2E_DIR/master.pid")" # the old master, now the only replica
+ctl credit $P 7 --reason "replica stopped" --op-id s-3 --redis-wait-ms 300
+check "with the replica stopped, a credit is refused as not durable (exit $RC: $ERR)" \
+    bash -c '[ "$1" = 1 ] && [[ "$2" == *"not durable: 0 of 1 replicas within 300 ms"* ]]' _ "$RC" "$ERR"
+check "the new master applied it (1027): it waits for the replica, it is not lost" \
+    test "$(rcli "$REP" get "{croupier:money}:wallet:$P")" = 1027
+ctl credit $P 1 --reason "no wait" --op-id s-4 --redis-min-replicas 0
+check "--redis-min-replicas 0 reports a credit without waiting (exit $RC: $ERR)" test "$RC" = 0
+kill -CONT "$(cat "$E2E_DIR/master.pid")"
+ctl credit $P 7 --reason "replica stopped" --op-id s-3 --json
+check "the replica back, the same command is replayed and done (exit $RC: $ERR)" \
+    test "$RC:$(j '(d["replayed"], d["balance_after"])' 2>/dev/null)" = "0:(True, 1027)"
+check "the wallet holds 1028: each credit applied once" test "$(rcli "$REP" get "{croupier:money}:wallet:$P")" = 1028
 
 # ---- refusals --------------------------------------------------------------------------------
 expect 1 "a master name the sentinels do not monitor" \
