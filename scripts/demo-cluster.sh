@@ -623,13 +623,25 @@ if [ "$TEST_BOTS" = 1 ] && [ ${#PLAYABLE[@]} -gt 0 ]; then
     TEST_BOTS=0
 fi
 [ "$TEST_BOTS" -gt 0 ] && BOT_GROUPS+=("test test $TEST_BOTS")
+# Private rooms next to the matchmade tables (docs/protocol.md "Private rooms"): six of the Dou
+# Dizhu bots play rooms of 4 deals, three bots a room (croupier-bot --room-seats).
+ROOM_BOTS=6
+for k in "${!BOT_GROUPS[@]}"; do
+    read -r g eng n <<<"${BOT_GROUPS[k]}"
+    if [ "$g" = doudizhu ] && [ "$n" -ge $((ROOM_BOTS + 6)) ]; then
+        BOT_GROUPS[k]="$g $eng $((n - ROOM_BOTS))"
+        BOT_GROUPS+=("doudizhu-rooms $eng $ROOM_BOTS doudizhu --room-seats 3 --room-deals 4")
+    fi
+done
 
+# groups.tsv: NAME ENGINE BOTS FIRST_PLAYER [GAME [EXTRA croupier-bot FLAGS]] (GAME: NAME's)
 : >"$OUT/groups.tsv"
 base=$PLAYER_BASE
 for grp in "${BOT_GROUPS[@]}"; do
-    read -r g eng n <<<"$grp"
+    read -r g eng n game extra <<<"$grp"
     e2e_seed_wallets "$base" "$n" $SEED_CHIPS
-    printf '%s\t%s\t%s\t%s\n' "$g" "$eng" "$n" "$base" >>"$OUT/groups.tsv"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$g" "$eng" "$n" "$base" "${game:-$g}" "${extra:-}" \
+        >>"$OUT/groups.tsv"
     base=$((base + 100000))
 done
 wait_money_idle
@@ -681,7 +693,7 @@ echo
 # ---- play ----------------------------------------------------------------------------------
 step "bots start"
 i=0
-while IFS=$'\t' read -r g eng n base; do
+while IFS=$'\t' read -r g eng n base game extra; do
     i=$((i + 1))
     engflag=()
     case $eng in
@@ -689,15 +701,17 @@ while IFS=$'\t' read -r g eng n base; do
     traditional | holdem | persistent) engflag=(--engine "$eng") ;;
     *) engflag=(--engine game) ;; # a table-kit engine: its Join names the game alone
     esac
-    "$BUILD/bots/croupier-bot" --gateways "@$OUT/gateways" --bots "$n" --game "$g" "${engflag[@]}" \
+    # shellcheck disable=SC2086 # the group's extra flags are words
+    "$BUILD/bots/croupier-bot" --gateways "@$OUT/gateways" --bots "$n" --game "${game:-$g}" \
+        "${engflag[@]}" ${extra:-} \
         --seconds 86400 --player-base "$base" --seed "$i" --token-secret-file "$E2E_DIR/secret" \
         --report "$OUT/report-$g.json" --rounds-file "$OUT/rounds-$g.txt" --progress-ms 1000 \
         --finish-timeout-ms 60000 >"$OUT/bot-$g.log" 2>&1 &
     BOT_PIDS+=($!)
     BOT_GAMES+=("$g")
     E2E_PIDS+=($!)
-    printf '  %-16s pid %-7s croupier-bot --game %s --bots %s%s\n' "bots $g" "$!" "$g" "$n" \
-        "${engflag[*]:+ ${engflag[*]}}"
+    printf '  %-16s pid %-7s croupier-bot --game %s --bots %s%s%s\n' "bots $g" "$!" "${game:-$g}" \
+        "$n" "${engflag[*]:+ ${engflag[*]}}" "${extra:+ $extra}"
 done <"$OUT/groups.tsv"
 BOTS_T0=$SECONDS
 echo
@@ -759,7 +773,7 @@ done
 printf 'held_index\t%s\n' "$(e2e_redis scard '{croupier:money}:held')" >>"$OUT/final.tsv"
 printf 'crash_voids\t%s\t%s\t%s\n' $(crash_voids "${members[@]}") >>"$OUT/final.tsv"
 i=0
-while IFS=$'\t' read -r g eng n base; do
+while IFS=$'\t' read -r g eng n base _; do
     read -r fin missing void settled <<<"$(e2e_rounds_check "$OUT/rounds-$g.txt")"
     # the rounds the bots saw crash-voided: with a crash-void hand history, settled (their
     # result was applied just before the kill), or neither (their start never reached Redis,

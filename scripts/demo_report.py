@@ -150,6 +150,8 @@ if prom_query:
     print("  %s" % prom_query[1])
     print("  %-9s %22s %22s" % ("game", "rounds (Prometheus)", "rounds the bots saw"))
     for game, engine, bots, status, fin, missing, void, settled in groups:
+        if game.endswith("-rooms"):
+            continue  # a game's rooms: counted with the game
         d = reports.get(game) or {}
         print("  %-9s %22s %22s" % (game, prom_rounds.get(game, "-"),
                                      d.get("games", {}).get("distinct", {}).get("finished", "-")))
@@ -162,6 +164,8 @@ if prom_query:
         len(scraped), len(pods), "" if len(scraped) == len(pods) else ": not " + ", ".join(
             name for name, engine, reason in pods if name not in scraped)))
     for game, engine, bots, status, fin, missing, void, settled in groups:
+        if game.endswith("-rooms"):
+            continue  # a game's rooms: counted with the game
         check(prom_rounds.get(game, 0) > 0,
               "%s: Prometheus scraped completed rounds from the pods (%s)" % (
                   game, prom_rounds.get(game, 0)))
@@ -169,6 +173,14 @@ check(moves > 0, "the game rollouts moved players to new servers (%d moves)" % m
 check(table_moves > 0, "the game rollouts moved whole tables (%d players moved with their table)"
       % table_moves)
 check(match_lost == 0, "no match state lost across whole-table moves (%d)" % match_lost)
+room_groups = [g[0] for g in groups if g[0].endswith("-rooms")]
+if room_groups:
+    created = total("counters", "rooms_created")
+    finished = total("counters", "rooms_finished")
+    print("  private rooms (docs/protocol.md): %d created, %d bot seats saw their room finish"
+          " (its final scoreboard checked)" % (created, finished))
+    check(finished > 0, "private rooms played to their end next to the tables (%d created, %d"
+          " finished seats)" % (created, finished))
 check(after_goaway > 0, "the gateway rollout sent GoAways and bots reconnected (%d)" % after_goaway)
 
 print()
