@@ -229,7 +229,40 @@ function checkOverlay(objs, prestopText, facts) {
                 err(s, `maxmemory ${mm[0]} must stay below the memory limit ${lim[0]}`);
         }
     }
-    if (byKind('StatefulSet').length !== 1) errs.push('overlay: expected the Redis StatefulSet');
+    const statefulSets = byKind('StatefulSet');
+    const redisSet = statefulSets.find((x) => x.metadata.name === 'croupier-redis');
+    const sentinelSet = statefulSets.find((x) => x.metadata.name === 'croupier-sentinel');
+    if (!redisSet || statefulSets.length !== (sentinelSet ? 2 : 1))
+        errs.push('overlay: expected the Redis StatefulSet (and, with replicas, the croupier-sentinel one) only');
+
+    // Redis with replicas and Sentinels (docs/deploy.md "Redis Sentinel in Kubernetes"): three
+    // sentinels, each behind a Service of its own whose link variables the croupier pods read;
+    // at least a master and two replicas, so that --redis-min-replicas 1 survives any one loss.
+    const ha = { links: null, master: null, downAfter: NaN, replicas: redisSet?.spec.replicas ?? 1 };
+    if (sentinelSet) {
+        const sc = sentinelSet.spec.template.spec.containers[0];
+        const senv = envOf(sc);
+        const n = sentinelSet.spec.replicas ?? 1;
+        if (n !== 3) err(sentinelSet, `expected 3 sentinels (quorum 2), found ${n}`);
+        if (!(ha.replicas >= 3)) err(redisSet, `Redis with Sentinels needs a master and 2 replicas (replicas >= 3), found ${ha.replicas}`);
+        ha.master = senv.MASTER_NAME;
+        ha.downAfter = num(senv.DOWN_AFTER_MS);
+        if (!ha.master) err(sentinelSet, 'MASTER_NAME (the monitored master) is required');
+        if (!(ha.downAfter > 0)) err(sentinelSet, 'DOWN_AFTER_MS must be a positive integer');
+        const rmaster = redisSet && envOf(redisSet.spec.template.spec.containers[0]).MASTER_NAME;
+        if (redisSet && rmaster !== ha.master) err(redisSet, `MASTER_NAME '${rmaster}' is not the sentinels' '${ha.master}'`);
+        ha.links = [];
+        for (let i = 0; i < n; i++) {
+            const pod = `croupier-sentinel-${i}`;
+            const svc = services.find((x) => x.spec.selector?.['statefulset.kubernetes.io/pod-name'] === pod);
+            if (!svc) err(sentinelSet, `sentinel ${pod} needs a Service of its own (selector statefulset.kubernetes.io/pod-name)`);
+            else {
+                const v = serviceLinkPrefix(svc.metadata.name);
+                ha.links.push(`$(${v}_SERVICE_HOST):$(${v}_SERVICE_PORT)`);
+            }
+        }
+    }
+    facts.ha = sentinelSet ? ha : null;
 
     const deployments = byKind('Deployment');
     const engines = {};
@@ -260,6 +293,15 @@ function checkOverlay(objs, prestopText, facts) {
                 if (!(m[1] in env) && !links.has(m[1])) err(d, `args reference $(${m[1]}), which nothing defines`);
         if (!/^\$\(([A-Z0-9_]+)_SERVICE_HOST\):\$\(\1_SERVICE_PORT\)$/.test(argValue(args, 'redis') ?? ''))
             err(d, '--redis must be $(<REDIS SERVICE>_SERVICE_HOST):$(<REDIS SERVICE>_SERVICE_PORT)');
+        if (ha.links) {
+            const list = argValue(args, 'redis-sentinels') ?? '';
+            const got = list.split(',');
+            if (got.length !== ha.links.length || !ha.links.every((l) => got.includes(l)))
+                err(d, `--redis-sentinels must list every sentinel's Service: ${ha.links.join(',')}`);
+            if (argValue(args, 'redis-master') !== ha.master)
+                err(d, `--redis-master must be the sentinels' master '${ha.master}'`);
+        } else if (argValue(args, 'redis-sentinels') !== undefined)
+            err(d, '--redis-sentinels without the croupier-sentinel StatefulSet in the overlay');
 
         // Health port: the named port, HEALTH_PORT (preStop) and --health-listen agree.
         const hp = (c.ports ?? []).find((p) => p.name === 'health');
@@ -337,6 +379,15 @@ function checkOverlay(objs, prestopText, facts) {
             if (!(pool >= need))
                 err(d, `LEASE_POOL_SIZE ${env.LEASE_POOL_SIZE} < ${VERSIONS_ALIVE} versions x (${replicas} replicas + maxSurge ${ru.maxSurge}) x 2 = ${need}`);
             if (!(num(env.WORKERS) >= 1)) err(d, 'WORKERS must be a positive integer');
+            if (ha.links) {
+                // Money must reach a replica, and losing one node must leave enough of them.
+                const mr = num(argValue(args, 'redis-min-replicas') ?? '1');
+                if (!(mr >= 1 && mr <= ha.replicas - 2))
+                    err(d, `--redis-min-replicas ${mr} must be 1..${ha.replicas - 2} (Redis replicas ${ha.replicas} minus the master and one lost node)`);
+                const ttl = num(argValue(args, 'lease-ttl-ms') ?? '6000');
+                if (!(ttl >= ha.downAfter + 2000))
+                    err(d, `--lease-ttl-ms ${ttl} must stay above the sentinels' DOWN_AFTER_MS ${ha.downAfter} + 2000 (the failover)`);
+            }
             engines[engine] = { d, bound, grace, pool, replicas, need };
         } else if (component === 'gate') {
             gates++;
@@ -475,6 +526,18 @@ const MUTATIONS = [
     ['admin secret unreadable', (o) => { delete dep(o, 'croupier-game-traditional').spec.template.spec.securityContext.fsGroup; }, 'group-readable'],
     ['gateway grace short', (o) => (dep(o, 'croupier-gate').spec.template.spec.terminationGracePeriodSeconds = 10), 'preStop + window + close'],
 ];
+// Injected only into overlays that run Redis with Sentinels.
+const sset = (o) => o.find((x) => x.kind === 'StatefulSet' && x.metadata.name === 'croupier-sentinel');
+const HA_MUTATIONS = [
+    ['two sentinels', (o) => (sset(o).spec.replicas = 2), 'expected 3 sentinels'],
+    ['redis without replicas', (o) => (o.find((x) => x.kind === 'StatefulSet' && x.metadata.name === 'croupier-redis').spec.replicas = 1), 'master and 2 replicas'],
+    ['sentinel list short', (o) => { const a = ctr(dep(o, 'croupier-gate')).args; const i = a.findIndex((x) => x.startsWith('--redis-sentinels=')); a[i] = a[i].replace(/,[^,]*$/, ''); }, '--redis-sentinels must list'],
+    ['no sentinel flags', (o) => { const a = ctr(dep(o, 'croupier-game-holdem')).args; a.splice(a.findIndex((x) => x.startsWith('--redis-sentinels=')), 1); }, '--redis-sentinels must list'],
+    ['wrong master name', (o) => { const a = ctr(dep(o, 'croupier-game-persistent')).args; a[a.findIndex((x) => x.startsWith('--redis-master='))] = '--redis-master=other'; }, '--redis-master must be'],
+    ['min replicas 0', (o) => { const a = ctr(dep(o, 'croupier-game-traditional')).args; a[a.findIndex((x) => x.startsWith('--redis-min-replicas='))] = '--redis-min-replicas=0'; }, '--redis-min-replicas 0'],
+    ['lease shorter than failover', (o) => ctr(dep(o, 'croupier-game-zhajinhua')).args.push('--lease-ttl-ms=3000'), '--lease-ttl-ms 3000'],
+    ['sentinel Service missing', (o) => o.splice(o.findIndex((x) => x.kind === 'Service' && x.metadata.name === 'croupier-sentinel-1'), 1), 'needs a Service of its own'],
+];
 const PRESTOP_MUTATIONS = [
     ['prestop POSTs', (t) => t.replace('wget -q -O- "$BASE$1"', 'wget -q -O- --post-data= "$BASE$1"'), 'GET only'],
     ['prestop wget without -q -O-', (t) => t.replace('wget -q -O- "$BASE$1" 2>&1\n    fi', 'wget "$BASE$1"\n    fi'), 'wget -q -O-'],
@@ -484,7 +547,8 @@ function selfTest(env, objs, prestopText) {
     const failures = [];
     const clean = checkOverlay(structuredClone(objs), prestopText, {});
     if (clean.length) return { failures: [`${env}: self-test needs a clean overlay first`], count: 1 };
-    for (const [name, mutate, expect] of MUTATIONS) {
+    const mutations = sset(objs) ? [...MUTATIONS, ...HA_MUTATIONS] : MUTATIONS;
+    for (const [name, mutate, expect] of mutations) {
         const copy = structuredClone(objs);
         mutate(copy);
         const errs = checkOverlay(copy, prestopText, {});
@@ -509,7 +573,7 @@ function selfTest(env, objs, prestopText) {
     typo.spec.strategy.rollingUpdate.maxUnavialable = 0;
     if (!validateSchema(typo).some((e) => e.includes('unknown field spec.strategy.rollingUpdate.maxUnavialable')))
         failures.push(`${env}: schema validation accepted the misspelt field maxUnavialable`);
-    return { failures, count: MUTATIONS.length + PRESTOP_MUTATIONS.length + 2 };
+    return { failures, count: mutations.length + PRESTOP_MUTATIONS.length + 2 };
 }
 
 // ---- main ------------------------------------------------------------------------------------
@@ -551,6 +615,8 @@ for (const { env, file } of overlays) {
             `lease pool ${x.pool} >= ${x.need}, alerts ${x.rule}`);
     if (facts.gate)
         console.log(`  gate        replicas ${facts.gate.replicas}, preStop bound ${facts.gate.bound} s, grace ${facts.gate.grace} s`);
+    if (facts.ha)
+        console.log(`  redis       ${facts.ha.replicas} nodes (master + replicas), 3 sentinels on master '${facts.ha.master}', down-after ${facts.ha.downAfter} ms`);
     console.log(`  invariants: ${errs.length} violated; self-test: ${st.count - st.failures.length}/${st.count} injected violations caught`);
 }
 console.log(bad === 0 ? 'k8s manifests: all overlays valid' : `k8s manifests: ${bad} problem(s)`);
