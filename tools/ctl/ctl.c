@@ -14,6 +14,7 @@
  *   where PLAYER                 server, table and seat of a player
  *   wallet PLAYER                balance, seat accounts, recent credits and rounds
  *   round ROUND_ID               settle record and hand history
+ *   room CODE                    a private room's record (lease/room.h) and its deals
  *   drain SERVER                 POST /admin/drain with an operator token (game_admin.h)
  *   credit PLAYER AMOUNT --reason TEXT --op-id ID
  *                                idempotent wallet adjustment (money_sync_credit): a settle
@@ -41,6 +42,7 @@
 #include "gate_seat.h"
 #include "money.h"
 #include "registry.h"
+#include "room.h"
 #include "sentinel.h"
 #include "token.h"
 #include "version.h"
@@ -96,6 +98,7 @@ static const char ctl_summary[] =
     "  drain SERVER               start the server's drain (--admin-secret-file)\n"
     "  credit PLAYER AMOUNT --reason TEXT --op-id ID\n"
     "                             idempotent wallet adjustment (AMOUNT may be negative)\n"
+    "  room CODE                  a private room: rules, state, server, scoreboard, deals\n"
     "exit status: 0 done, 1 not found / refused / unreachable, 2 bad arguments";
 
 static int ctl_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -1127,6 +1130,103 @@ static int ctl_drain(const char *server)
     return 0;
 }
 
+/* ---- room --------------------------------------------------------------------------------- */
+
+static const char *ctl_room_state(int state)
+{
+    switch (state) {
+    case CROUPIER__ROOM_STATE__ROOM_WAITING:
+        return "waiting";
+    case CROUPIER__ROOM_STATE__ROOM_PLAYING:
+        return "playing";
+    case CROUPIER__ROOM_STATE__ROOM_FINISHED:
+        return "finished";
+    case CROUPIER__ROOM_STATE__ROOM_DISBANDED:
+        return "disbanded";
+    default:
+        return "unknown";
+    }
+}
+
+/*
+ * room CODE: a private room's record (lease/room.h): its rules, state, where it is played (and
+ * whether that server is still ready, draining, replaced or gone), the scoreboard, and each
+ * deal's round id with whether it has its settle record.
+ */
+static int ctl_room(const char *code)
+{
+    if (!room_code_valid(code))
+        return ctl_fail(2, "'%s' is not a room code (6 digits)", code);
+    char key[64], *text;
+    bool found;
+    room_key(code, key, sizeof key);
+    if (ctl_get(key, &text, &found) != 0)
+        return 1;
+    if (!found)
+        return ctl_fail(1, "no room %s (never created, or its record expired)", code);
+    room_record_t *r = calloc(1, sizeof *r);
+    json_t *rec = json_loads(text, 0, NULL);
+    if (r == NULL || rec == NULL || room_record_parse(text, strlen(text), r) != 0) {
+        free(r);
+        free(text);
+        json_decref(rec);
+        return ctl_fail(1, "the room record %s does not parse", key);
+    }
+    free(text);
+    registry_entry_t e;
+    int er = r->server[0] != '\0' ? ctl_entry(r->server, &e) : 1;
+    if (er < 0) {
+        free(r);
+        json_decref(rec);
+        return 1;
+    }
+    const char *sstate = er > 0                          ? "gone"
+                         : (uint64_t)e.epoch != r->epoch ? "replaced"
+                                                         : registry_state_name(e.state);
+    json_t *deals = json_array();
+    for (int i = 0; i < r->played && i < ROOM_MAX_DEALS && r->rounds[i][0] != '\0'; i++)
+        json_array_append_new(deals,
+                              json_pack("{s:i,s:s,s:b}", "deal", i + 1, "round", r->rounds[i],
+                                        "settled", ctl_round_settled(r->rounds[i])));
+    json_t *doc = json_pack("{s:s,s:s,s:s,s:O,s:o}", "code", r->code, "key", key, "state",
+                            ctl_room_state(r->state), "server_state", json_string(sstate),
+                            "deals_played", deals);
+    json_object_set_new(doc, "record", rec);
+    if (O.json) {
+        ctl_print_json(doc);
+    } else {
+        char opts[256];
+        room_options_text(r, opts, sizeof opts);
+        printf("room %s: %s, %s (engine %d), stake %" PRId64
+               ", %d seats, deal %d of %d, host %" PRIu64 "%s\n",
+               r->code, ctl_room_state(r->state), r->game, r->engine, r->stake, r->seats, r->played,
+               r->deals, r->host, r->bot_fill ? ", bot fill" : "");
+        if (opts[0] != '\0')
+            printf("  rules: %s\n", opts);
+        if (r->detail[0] != '\0')
+            printf("  ended early: %s\n", r->detail);
+        printf("  played on %s (%s), epoch %" PRIu64 ", table %" PRIu64 "\n",
+               r->server[0] ? r->server : "-", sstate, r->epoch, r->desk);
+        json_t *scores = json_array();
+        for (int i = 0; i < r->nscores; i++)
+            json_array_append_new(scores, json_pack("{s:i,s:I,s:I}", "seat", r->scores[i].seat,
+                                                    "player", (json_int_t)r->scores[i].player,
+                                                    "total", (json_int_t)r->scores[i].total));
+        printf("\nscoreboard:\n");
+        static const char *const scols[] = {"seat", "player", "total", NULL};
+        static const char *const sheads[] = {"SEAT", "PLAYER", "TOTAL"};
+        ctl_table(scores, scols, sheads);
+        json_decref(scores);
+        printf("\ndeals:\n");
+        static const char *const dcols[] = {"deal", "round", "settled", NULL};
+        static const char *const dheads[] = {"DEAL", "ROUND", "SETTLED"};
+        ctl_table(deals, dcols, dheads);
+    }
+    json_decref(doc);
+    free(r);
+    return 0;
+}
+
 /* ---- credit ------------------------------------------------------------------------------- */
 
 static bool ctl_parse_amount(const char *s, int64_t *out)
@@ -1270,7 +1370,7 @@ int main(int argc, char **argv)
         O.min_replicas = O.redis_sentinels != NULL ? 1 : 0;
     if (np == 0)
         return ctl_fail(2, "a command is needed: servers, tables, where, wallet, round, drain, "
-                           "credit (see --help)");
+                           "credit, room (see --help)");
     static const struct {
         const char *name;
         int nargs;
@@ -1281,7 +1381,8 @@ int main(int argc, char **argv)
                 {"wallet", 1, "wallet PLAYER"},
                 {"round", 1, "round ROUND_ID"},
                 {"drain", 1, "drain SERVER"},
-                {"credit", 2, "credit PLAYER AMOUNT --reason TEXT --op-id ID"}};
+                {"credit", 2, "credit PLAYER AMOUNT --reason TEXT --op-id ID"},
+                {"room", 1, "room CODE"}};
     size_t c = 0;
     while (c < sizeof cmds / sizeof cmds[0] && strcmp(cmds[c].name, pos[0]) != 0)
         c++;
@@ -1315,8 +1416,11 @@ int main(int argc, char **argv)
     case 5:
         rc = ctl_drain(pos[1]);
         break;
-    default:
+    case 6:
         rc = ctl_credit(pos[1], pos[2]);
+        break;
+    default:
+        rc = ctl_room(pos[1]);
         break;
     }
     redisFree(R);

@@ -2,7 +2,8 @@
 # Integration test of croupier-ctl (docs/ops.md) against real redis-server, croupier-game
 # (zhajinhua with an admin secret and a /drain allow-list that excludes loopback; test without
 # an admin secret), croupier-gate and six croupier-bot players on loopback:
-#   servers, where, tables while the bots play; wallet and round after; credit (applied once,
+#   servers, where, tables while the bots play (three more play private rooms); wallet, round
+#   and room after; credit (applied once,
 #   replayed, a reused op id refused, a debit beyond the balance refused, the audit entries);
 #   drain refused without a token, with a malformed, expired or wrongly signed one and where there
 #   is no admin endpoint, then
@@ -56,6 +57,8 @@ head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$E2E_DIR/wrong"
 e2e_redis_start
 BASE=6100000
 e2e_seed_wallets $BASE 6 1000000
+RBASE=6200000 # three bots that play private rooms of two deals
+e2e_seed_wallets $RBASE 3 1000000
 MONEY0=$(($(e2e_wallet_sum) + $(e2e_rake_sum))) # wallets + rake: what rounds and credits conserve
 e2e_game_start zjh zhajinhua 10 --admin-secret-file "$E2E_DIR/admin" --drain-allow 10.255.255.1
 e2e_game_start plain test 10
@@ -65,6 +68,11 @@ e2e_gate_start gate
     --finish-timeout-ms 20000 --report "$E2E_DIR/report.json" \
     --rounds-file "$E2E_DIR/rounds.txt" >"$E2E_DIR/bot.log" 2>&1 &
 BOT=$!
+"$BUILD/bots/croupier-bot" --gateways "127.0.0.1:${POD_PORT[gate]}" --bots 3 --game zhajinhua \
+    --engine game --seconds 12 --player-base $RBASE --token-secret-file "$E2E_DIR/secret" \
+    --room-seats 3 --room-deals 2 --finish-timeout-ms 20000 --report "$E2E_DIR/room-report.json" \
+    --rounds-file "$E2E_DIR/room-rounds.txt" >"$E2E_DIR/room-bot.log" 2>&1 &
+RBOT=$!
 
 # ---- while the bots play -------------------------------------------------------------------
 ctl servers --json
@@ -104,6 +112,29 @@ check "tables prints a table (exit $RC: $ERR)" bash -c '[[ "$1" == *DESK* && "$1
 # a credit while the bots play: its chips come from the house's account, not from nowhere
 expect 0 "credit +40 to $((BASE + 5)) while the bots play" credit $((BASE + 5)) 40 --reason "mid-game goodwill" --op-id live-1
 wait $BOT || bad "croupier-bot exited non-zero (log $E2E_DIR/bot.log)"
+wait $RBOT || bad "the room bots' croupier-bot exited non-zero (log $E2E_DIR/room-bot.log)"
+
+# ---- room ----------------------------------------------------------------------------------
+CODE=""
+for k in $(e2e_redis --scan --pattern '{croupier:rooms}:room:*'); do
+    if [ "$(e2e_redis get "$k" | python3 -c 'import json,sys; print(json.load(sys.stdin)["state"])')" = 3 ]; then
+        CODE=${k##*:}
+        break
+    fi
+done
+check "the room bots finished a room ($CODE)" test -n "$CODE"
+ctl room "$CODE" --json
+check "room $CODE: finished on $ZJH, zhajinhua, 2 of 2 deals, each settled (exit $RC: $ERR)" \
+    test "$(j '(d["state"], d["record"]["server"], d["record"]["game"], d["record"]["played"], [x["settled"] for x in d["deals_played"]])' 2>/dev/null)" \
+    = "('finished', '$ZJH', 'zhajinhua', 2, [True, True])"
+check "room $CODE: the scoreboard seats the three room bots, its totals sum to minus the rake at most" \
+    test "$(j 'sorted(s["player"] for s in d["record"]["scores"]) == ["'$RBASE'", "'$((RBASE + 1))'", "'$((RBASE + 2))'"] and sum(s["total"] for s in d["record"]["scores"]) <= 0')" = True
+check "room $CODE: its deals are the rounds the room bots saw finish" \
+    test "$(j '" ".join(sorted(x["round"] for x in d["deals_played"]))')" = \
+    "$(for r in $(j '" ".join(x["round"] for x in d["deals_played"])'); do grep -q "^$r finished" "$E2E_DIR/room-rounds.txt" && echo "$r"; done | sort | tr '\n' ' ' | sed 's/ $//')"
+ctl room "$CODE"
+check "room prints the room, the scoreboard and the deals" \
+    bash -c '[[ "$1" == "room $2: finished, zhajinhua"* && "$1" == *scoreboard:* && "$1" == *SETTLED* ]]' _ "$OUT" "$CODE"
 
 # ---- wallet, round -------------------------------------------------------------------------
 P=$seated # a player who played rounds
@@ -205,6 +236,9 @@ expect 2 "credit with a control character in --reason" credit $P 5 --reason $'a\
 expect 2 "--op-id on another command" wallet $P --op-id t9
 expect 2 "round of a malformed credit id" round 'ctl:credit:a b'
 expect 1 "round of an unknown credit" round ctl:credit:nosuch
+expect 2 "room of a malformed code" room 12ab56
+expect 2 "room without CODE" room
+expect 1 "room of an unknown code" room 000000
 expect 1 "tables of an unknown server" tables nosuch:1
 expect 1 "where of a player without a seat" where 999999999
 expect 1 "wallet of an unknown player" wallet 999999999
@@ -221,6 +255,7 @@ done
 # ---- the money audit (docs/ops.md, "credit"): every chip is in a wallet or a rake account ----
 MONEY1=$(($(e2e_wallet_sum) + $(e2e_rake_sum)))
 check "wallets + rake unchanged by the rounds and the credits ($MONEY0 -> $MONEY1)" test "$MONEY0" = "$MONEY1"
+cat "$E2E_DIR/room-rounds.txt" >>"$E2E_DIR/rounds.txt"
 read -r fin missing void settled <<<"$(e2e_rounds_check "$E2E_DIR/rounds.txt")"
 check "every finished round has its settle record ($fin rounds, $missing missing), no voided one ($void, $settled)" \
     test "$fin" -gt 0 -a "$missing" = 0 -a "$settled" = 0
