@@ -1804,6 +1804,7 @@ static bool gate_payload_seat(const Croupier__ServerMessage *p, gate_seat_t *s)
         s->engine = p->joined->engine;
         s->stake = p->joined->stake;
         snprintf(s->game, sizeof s->game, "%s", p->joined->game);
+        s->room = p->joined->room != NULL;
         return true;
     }
     if (p->body_case == CROUPIER__SERVER_MESSAGE__BODY_SNAPSHOT) {
@@ -1811,6 +1812,7 @@ static bool gate_payload_seat(const Croupier__ServerMessage *p, gate_seat_t *s)
         s->engine = p->snapshot->engine;
         s->stake = p->snapshot->stake;
         snprintf(s->game, sizeof s->game, "%s", p->snapshot->game);
+        s->room = p->snapshot->room != NULL;
         return true;
     }
     return false;
@@ -2394,11 +2396,16 @@ static void gate_crash_move(gate_t *g, gate_conn_t *c, const gate_crash_t *k)
     gate_seat_forget(g, c->player, &from, k->verdict, "server_gone");
     gate_req_t *r = gate_reseat_new(g, c->player, c->id, c->session, &from, true);
     bool offered;
-    bool can_move = gate_pick(g, r, &offered) != NULL;
+    /* A private room went with its server: its players are not seated at a stranger's table. */
+    bool can_move = !from.room && gate_pick(g, r, &offered) != NULL;
     Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
     Croupier__TableClosing tc = CROUPIER__TABLE_CLOSING__INIT;
     tc.reason = CROUPIER__CLOSING_REASON__CLOSING_CRASHED;
-    if (can_move) {
+    if (from.room) {
+        tc.detail = "your private room's server stopped without a clean exit: the deal in "
+                    "progress is voided and your chips go back to your wallet; the room cannot go "
+                    "on: you are not seated";
+    } else if (can_move) {
         tc.detail = "your table's server stopped without a clean exit: the round in progress is "
                     "voided; you are being moved to another table";
         tc.has_after_ms = true; /* the move's bound: a Moved comes before it, or a TableClosing */
@@ -2416,7 +2423,8 @@ static void gate_crash_move(gate_t *g, gate_conn_t *c, const gate_crash_t *k)
         gate_move_end_player(g, c->player, true);
         metrics_add(g->m_moves_failed, 1);
         log_emit(LOG_WARN, "player_move_failed", "{s:I,s:s,s:s,s:s}", "player",
-                 (json_int_t)c->player, "from", from.server_id, "why", "no ready server", "reason",
+                 (json_int_t)c->player, "from", from.server_id, "why",
+                 from.room ? "a private room's server is gone" : "no ready server", "reason",
                  "crashed");
         gate_req_free(r);
         return;
@@ -3235,6 +3243,19 @@ static void gate_get_room_cb(rconn_t *rc, redisReply *reply, void *arg)
         gate_conn_error(c, op->rid, CROUPIER__ERROR_CODE__ROOM_NOT_FOUND,
                         "the room's record is unreadable");
     } else {
+        /* A room whose server is gone (not registered under the record's epoch) ended with it. */
+        const registry_entry_t *e = registry_view_find(op->g->view, rec->server);
+        bool live = rec->state == CROUPIER__ROOM_STATE__ROOM_WAITING ||
+                    rec->state == CROUPIER__ROOM_STATE__ROOM_PLAYING;
+        if (live && registry_view_refreshes(op->g->view) > 0 &&
+            (e == NULL || (uint64_t)e->epoch != rec->epoch)) {
+            rec->state = rec->state == CROUPIER__ROOM_STATE__ROOM_WAITING
+                             ? CROUPIER__ROOM_STATE__ROOM_DISBANDED
+                             : CROUPIER__ROOM_STATE__ROOM_FINISHED;
+            snprintf(rec->detail, sizeof rec->detail, "%s",
+                     "the room's server stopped without a clean exit: its deal in progress was "
+                     "voided and its chips returned; the room ended with the deals played");
+        }
         room_info_buf_t *rib = xmalloc(sizeof *rib);
         room_info_fill(rec, rib);
         Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;

@@ -19,8 +19,9 @@ int gate_seat_format(const gate_seat_t *s, char *buf, size_t cap)
     if (!gate_seat_field_ok(s->server_id) || !gate_seat_field_ok(s->address) ||
         !gate_seat_field_ok(s->game) || s->epoch < 0)
         return -EINVAL;
-    int n = snprintf(buf, cap, "%s %s %" PRIu64 " %d %" PRId64 " %s %" PRId64, s->server_id,
-                     s->address, s->desk, s->engine, s->stake, s->game, s->epoch);
+    int n = snprintf(buf, cap, "%s %s %" PRIu64 " %d %" PRId64 " %s %" PRId64 "%s", s->server_id,
+                     s->address, s->desk, s->engine, s->stake, s->game, s->epoch,
+                     s->room ? " room" : "");
     if (n < 0 || (size_t)n >= cap) {
         if (cap > 0)
             buf[0] = '\0';
@@ -46,13 +47,19 @@ int gate_seat_parse(const char *text, size_t len, gate_seat_t *s)
                    &s->engine, &stake, s->game, &end6, &epoch, &end);
     if (n == 6)
         end = end6;
-    if (n < 6 || epoch < 0 || buf[end + strspn(buf + end, " ")] != '\0') {
+    /* After the seventh field: nothing, or the word room (a private room's seat). */
+    const char *rest = buf + end + strspn(buf + end, " ");
+    bool room = n == 7 && strncmp(rest, "room", 4) == 0 && (rest[4] == '\0' || rest[4] == ' ');
+    if (room)
+        rest += 4 + strspn(rest + 4, " ");
+    if (n < 6 || epoch < 0 || *rest != '\0') {
         memset(s, 0, sizeof *s);
         return -EINVAL;
     }
     s->desk = desk;
     s->stake = stake;
     s->epoch = epoch;
+    s->room = room;
     return 0;
 }
 

@@ -1024,12 +1024,23 @@ START_TEST(test_gate_seat_record_keeps_the_epoch_and_reads_old_records)
     ck_assert_int_eq(gate_seat_parse(old, strlen(old), &r), 0);
     ck_assert_str_eq(r.game, "holdem");
     ck_assert_int_eq(r.epoch, 0);
+    ck_assert(!r.room);
+    /* A private room's seat says so, and reads back. */
+    gate_seat_t rs = s;
+    rs.room = true;
+    ck_assert_int_gt(gate_seat_format(&rs, buf, sizeof buf), 0);
+    ck_assert_str_eq(buf, "test:3 127.0.0.1:7001 42 1 10 test 17 room");
+    ck_assert_int_eq(gate_seat_parse(buf, strlen(buf), &r), 0);
+    ck_assert(r.room);
+    ck_assert_int_eq(r.epoch, 17);
     /* Not a record: too few fields, bad numbers, a negative epoch, trailing text. */
     const char *bad[] = {"",
                          "test:3 127.0.0.1:7001 42 1 10",
                          "test:3 127.0.0.1:7001 x 1 10 test",
                          "test:3 127.0.0.1:7001 42 1 10 test -4",
                          "test:3 127.0.0.1:7001 42 1 10 test 17 more",
+                         "test:3 127.0.0.1:7001 42 1 10 test 17 room more",
+                         "test:3 127.0.0.1:7001 42 1 10 test 17 roomy",
                          "test:3 127.0.0.1:7001 42 1 10 test abc"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         ck_assert_msg(gate_seat_parse(bad[i], strlen(bad[i]), &r) == -EINVAL, "parsed '%s'",
