@@ -17,6 +17,10 @@
  *   SETTLE_REDIS_CPU=0 taskset -c 1 bench/bench_settle
  * With SETTLE_RATE=<settlements/s> the desks submit at that total rate instead of as fast as
  * the watermark allows (to see the latency of a queue that is not full).
+ * With SETTLE_WAIT=<n> the redis-server gets n replicas and the run has two passes on them: the
+ * settlements without WAIT, then (after a FLUSHALL) the same ones through a writer with
+ * min_replicas n, each acknowledged only once n replicas have it (money_writer.h "Durability");
+ * it prints both rates and their ratio.
  * Besides wall-clock time it prints Redis's own CPU time (INFO cpu, user + sys) and the script
  * time (INFO commandstats) per settlement, the bench process's CPU time per settlement
  * (getrusage: desks + writer thread), and the submit -> done latency of the settlements.
@@ -148,52 +152,40 @@ static void *desk_main(void *arg)
     return NULL;
 }
 
-int main(int argc, char **argv)
+/* Writes a key and WAITs for n replicas on the same connection: 0 once they have everything. */
+static int replicas_caught_up(ts_redis_t *redis, int n)
 {
-    long total = argc > 1 ? atol(argv[1]) : 200000;
-    int ndesks = argc > 2 ? atoi(argv[2]) : 4;
-    long inflight = argc > 3 ? atol(argv[3]) : 512;
-    long batch = argc > 4 ? atol(argv[4]) : 64;
-    nplayers = argc > 5 ? atoi(argv[5]) : MONEY_GEN_PLAYERS;
-    if (total < 1 || ndesks < 1 || ndesks > 64 || inflight < 1 || batch < 1 ||
-        batch > MONEY_WRITER_BATCH_CAP ||
-        (nplayers != MONEY_GEN_PLAYERS && (nplayers <= 20 || nplayers > 10000000))) {
-        fprintf(stderr,
-                "usage: %s [TOTAL] [DESKS 1..64] [MAX_INFLIGHT] [BATCH_MAX 1..%d] "
-                "[PLAYERS 8 or 21..10000000]\n",
-                argv[0], MONEY_WRITER_BATCH_CAP);
-        return 2;
+    struct timeval tv = {10, 0};
+    redisContext *c = redisConnectWithTimeout("127.0.0.1", ts_redis_port(redis), tv);
+    if (c == NULL || c->err != 0) {
+        redisFree(c);
+        return -1;
     }
-    player_names = calloc((size_t)nplayers, sizeof *player_names);
-    for (int p = 0; p < nplayers; p++)
-        snprintf(player_names[p], sizeof player_names[p], "p%d", p);
-    log_set_level(LOG_WARN);
+    redisSetTimeout(c, tv);
+    freeReplyObject(redisCommand(c, "SET bench:probe 1"));
+    redisReply *r = redisCommand(c, "WAIT %d 10000", n);
+    int rc = r != NULL && r->type == REDIS_REPLY_INTEGER && r->integer >= n ? 0 : -1;
+    freeReplyObject(r);
+    redisFree(c);
+    return rc;
+}
+
+/*
+ * One pass: wallets set up, TOTAL settlements from the desks through a writer that WAITs for
+ * min_replicas replicas (0: no WAIT), the wallets checked, the figures printed. Returns 0 when
+ * every settlement was applied once; *rate_out is the settlements/s.
+ */
+static int bench_pass(ts_redis_t *redis, long total, int ndesks, long inflight, long batch,
+                      const char *rate_env, const char *rcpu, const char *loadavg, int min_replicas,
+                      double *rate_out)
+{
+    atomic_store(&ok_count, 0);
+    atomic_store(&replayed_count, 0);
+    atomic_store(&bad_count, 0);
+    atomic_store(&nlatencies, 0);
     latencies = calloc((size_t)total, sizeof *latencies);
-    ts_redis_t *redis = ts_redis_start();
-    if (redis == NULL || latencies == NULL)
+    if (latencies == NULL)
         return 1;
-    const char *rate_env = getenv("SETTLE_RATE");
-    rate = rate_env != NULL ? atof(rate_env) : 0.0;
-    const char *rcpu = getenv("SETTLE_REDIS_CPU");
-    if (rcpu != NULL && *rcpu != '\0') {
-        char *info = ts_redis_cmd(redis, "INFO server");
-        pid_t pid = (pid_t)info_field(info, "process_id:");
-        free(info);
-        cpu_set_t set;
-        CPU_ZERO(&set);
-        CPU_SET(atoi(rcpu), &set);
-        if (pid <= 0 || sched_setaffinity(pid, sizeof set, &set) != 0) {
-            fprintf(stderr, "could not pin redis-server (pid %d) to CPU %s\n", (int)pid, rcpu);
-            return 1;
-        }
-    }
-    char loadavg[64] = "?";
-    FILE *lf = fopen("/proc/loadavg", "r");
-    if (lf != NULL) {
-        if (fgets(loadavg, sizeof loadavg, lf) != NULL)
-            loadavg[strcspn(loadavg, "\n")] = '\0';
-        fclose(lf);
-    }
     char key[128];
     money_key_epoch("bench", 1, key, sizeof key);
     free(ts_redis_cmd(redis, "SET %s 1", key));
@@ -218,7 +210,9 @@ int main(int argc, char **argv)
                                  .service = "bench",
                                  .high_watermark = 8192,
                                  .max_inflight = (size_t)inflight,
-                                 .batch_max = (size_t)batch};
+                                 .batch_max = (size_t)batch,
+                                 .min_replicas = min_replicas,
+                                 .request_timeout_ms = 10000};
     money_writer_t *w = money_writer_create(&cfg);
     for (int i = 0; i < 200 && !money_writer_connected(w); i++)
         usleep(10000);
@@ -276,11 +270,13 @@ int main(int argc, char **argv)
     /* Time Redis spent inside the settle script (per call = per batch), from INFO. */
     char *stats = ts_redis_cmd(redis, "INFO commandstats");
     char *line = stats ? strstr(stats, "cmdstat_evalsha:") : NULL;
-    long long calls = 0, usec = 0;
+    long long calls = 0, usec = 0, waits = 0;
     if (line != NULL)
         sscanf(line, "cmdstat_evalsha:calls=%lld,usec=%lld", &calls, &usec);
+    line = stats ? strstr(stats, "cmdstat_wait:") : NULL;
+    if (line != NULL)
+        sscanf(line, "cmdstat_wait:calls=%lld", &waits);
     free(stats);
-    ts_redis_stop(redis);
     double secs = (double)(t1 - t0) / 1e9;
     long nlat = atomic_load(&nlatencies);
     qsort(latencies, (size_t)nlat, sizeof *latencies, cmp_i64);
@@ -288,6 +284,12 @@ int main(int argc, char **argv)
     double p99 = nlat ? (double)latencies[nlat * 99 / 100] / 1e6 : 0.0;
     double pmax = nlat ? (double)latencies[nlat - 1] / 1e6 : 0.0;
     free(latencies);
+    *rate_out = (double)total / secs;
+    if (min_replicas > 0)
+        printf("with WAIT %d (--redis-min-replicas): %lld WAITs, %.1f settlements per WAIT\n",
+               min_replicas, waits, waits ? (double)total / (double)waits : 0.0);
+    else
+        printf("without WAIT:\n");
     printf("settle: %ld settlements (3 of %d wallets each), %d desks, max_inflight %ld, batch_max "
            "%ld: %.3f s, %.0f settlements/s (flushed %ld, ok %ld of which replayed after a resend "
            "%ld, "
@@ -309,11 +311,96 @@ int main(int argc, char **argv)
         printf("latency submit -> done: p50 %.1f ms, p99 %.1f ms, max %.1f ms (closed loop: the "
                "queue is kept full up to the watermark 8192)\n",
                p50, p99, pmax);
+    (void)rate_env;
+    (void)rcpu;
+    (void)loadavg;
+    latencies = NULL;
+    return atomic_load(&ok_count) == total && mismatches == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    long total = argc > 1 ? atol(argv[1]) : 200000;
+    int ndesks = argc > 2 ? atoi(argv[2]) : 4;
+    long inflight = argc > 3 ? atol(argv[3]) : 512;
+    long batch = argc > 4 ? atol(argv[4]) : 64;
+    nplayers = argc > 5 ? atoi(argv[5]) : MONEY_GEN_PLAYERS;
+    if (total < 1 || ndesks < 1 || ndesks > 64 || inflight < 1 || batch < 1 ||
+        batch > MONEY_WRITER_BATCH_CAP ||
+        (nplayers != MONEY_GEN_PLAYERS && (nplayers <= 20 || nplayers > 10000000))) {
+        fprintf(stderr,
+                "usage: %s [TOTAL] [DESKS 1..64] [MAX_INFLIGHT] [BATCH_MAX 1..%d] "
+                "[PLAYERS 8 or 21..10000000]\n",
+                argv[0], MONEY_WRITER_BATCH_CAP);
+        return 2;
+    }
+    player_names = calloc((size_t)nplayers, sizeof *player_names);
+    for (int p = 0; p < nplayers; p++)
+        snprintf(player_names[p], sizeof player_names[p], "p%d", p);
+    log_set_level(LOG_WARN);
+    ts_redis_t *redis = ts_redis_start();
+    if (redis == NULL)
+        return 1;
+    /* SETTLE_WAIT=N: N replicas, and two passes on them: without WAIT, then with WAIT N. */
+    const char *wait_env = getenv("SETTLE_WAIT");
+    int nwait = wait_env != NULL ? atoi(wait_env) : 0;
+    if (nwait < 0 || nwait > 4) {
+        fprintf(stderr, "SETTLE_WAIT: 0..4 replicas\n");
+        return 2;
+    }
+    ts_redis_t *replicas[4] = {0};
+    for (int i = 0; i < nwait; i++) {
+        replicas[i] = ts_redis_start_replica(ts_redis_port(redis));
+        if (replicas[i] == NULL || ts_redis_wait_synced(replicas[i], 10000) != 0)
+            return 1;
+    }
+    const char *rate_env = getenv("SETTLE_RATE");
+    rate = rate_env != NULL ? atof(rate_env) : 0.0;
+    const char *rcpu = getenv("SETTLE_REDIS_CPU");
+    if (rcpu != NULL && *rcpu != '\0') {
+        char *info = ts_redis_cmd(redis, "INFO server");
+        pid_t pid = (pid_t)info_field(info, "process_id:");
+        free(info);
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(atoi(rcpu), &set);
+        if (pid <= 0 || sched_setaffinity(pid, sizeof set, &set) != 0) {
+            fprintf(stderr, "could not pin redis-server (pid %d) to CPU %s\n", (int)pid, rcpu);
+            return 1;
+        }
+    }
+    char loadavg[64] = "?";
+    FILE *lf = fopen("/proc/loadavg", "r");
+    if (lf != NULL) {
+        if (fgets(loadavg, sizeof loadavg, lf) != NULL)
+            loadavg[strcspn(loadavg, "\n")] = '\0';
+        fclose(lf);
+    }
+
+    double rates[2] = {0, 0};
+    int bad =
+        bench_pass(redis, total, ndesks, inflight, batch, rate_env, rcpu, loadavg, 0, &rates[0]);
+    if (nwait > 0) {
+        /* The same rounds again on an empty store (replicated), now acknowledged after WAIT. */
+        free(ts_redis_cmd(redis, "FLUSHALL"));
+        if (replicas_caught_up(redis, nwait) != 0) {
+            fprintf(stderr, "the replicas did not acknowledge the FLUSHALL\n");
+            return 1;
+        }
+        bad |= bench_pass(redis, total, ndesks, inflight, batch, rate_env, rcpu, loadavg, nwait,
+                          &rates[1]);
+        printf("WAIT %d: %.0f settlements/s against %.0f without, ratio %.2f\n", nwait, rates[1],
+               rates[0], rates[0] > 0 ? rates[1] / rates[0] : 0.0);
+    }
+    for (int i = 0; i < nwait; i++)
+        ts_redis_stop(replicas[i]);
+    ts_redis_stop(redis);
     printf("load average at start: %s\n", loadavg);
-    printf("command: %s%s%s%sbench/bench_settle %ld %d %ld %ld %d\n",
+    printf("command: %s%s%s%s%s%s%sbench/bench_settle %ld %d %ld %ld %d\n",
+           nwait > 0 ? "SETTLE_WAIT=" : "", nwait > 0 ? wait_env : "", nwait > 0 ? " " : "",
            rate > 0 ? "SETTLE_RATE=" : "", rate > 0 ? rate_env : "", rate > 0 ? " " : "",
            rcpu ? "SETTLE_REDIS_CPU=<n> taskset -c <m> " : "", total, ndesks, inflight, batch,
            nplayers);
     free(player_names);
-    return atomic_load(&ok_count) == total && mismatches == 0 ? 0 : 1;
+    return bad ? 1 : 0;
 }
