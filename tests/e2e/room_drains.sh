@@ -13,8 +13,10 @@
 # hand history per round id); the final scoreboard is, player by player, the sum of the chips
 # the settle records moved (each deal's seat balance after, from its settle record, less the
 # stack it began with); the room moved three times (3 players x 3 whole-table moves), no match
-# state lost, no torn game; every pod exits drained; wallets + rake unchanged, every seat
-# account back at 0.
+# state lost, no torn game. Then E starts, the bots' next room plays on D and D is SIGKILLed
+# mid-room: its players are told TableClosing{CRASHED} and not seated at any other table (the
+# gateway logs why), the recovery returns the room's chips, and the bots' next room plays on
+# E. Every pod but D exits drained; wallets + rake unchanged, every seat account back at 0.
 # Env: CROUPIER_KEEP_LOGS=1 keeps the logs.
 set -u
 BUILD=$(cd "${1:?usage: room_drains.sh BUILD_DIR [SOURCE_DIR]}" && pwd)
@@ -81,7 +83,7 @@ e2e_game_start game-c traditional 60 --games doudizhu
 e2e_pod_terminate game-b &
 term_b=$!
 check "the room played 6 deals (the last ones on game-c)" wait_played 6
-e2e_game_start game-d traditional 60 --games doudizhu
+e2e_game_start game-d traditional 60 --games doudizhu --recover-grace-ms 1000 --sweep-ms 200
 e2e_pod_terminate game-c &
 term_c=$!
 check "the room played all $DEALS deals" wait_played "$DEALS"
@@ -160,11 +162,50 @@ st=$?
 check "8 deals, each settled once, final scoreboard = sum of the settle records: $verdict" \
     test "$st" -eq 0
 
+# The crash of a room's server: the bots' next room plays on game-d, which is SIGKILLed.
+e2e_game_start game-e traditional 60 --games doudizhu --recover-grace-ms 1000 --sweep-ms 200
+second=""
+for _ in $(seq 1 600); do
+    for k in $(e2e_redis --scan --pattern '{croupier:rooms}:room:*'); do
+        [ "$k" = "$key" ] && continue
+        e2e_redis get "$k" | python3 -c 'import json,sys; r=json.load(sys.stdin); sys.exit(r["state"] != 2 or r["played"] < 1)' \
+            2>/dev/null && second=$k
+    done
+    [ -n "$second" ] && break
+    sleep 0.1
+done
+check "the bots' next room plays on game-d ($second)" test -n "$second"
+read -r slot_d epoch_d <<<"$(e2e_lease_of game-d)"
+kill -KILL "${POD_PID[game-d]}" 2>/dev/null
+wait "${POD_PID[game-d]}" 2>/dev/null
+e2e_log "game-d SIGKILLed (held epoch traditional:$slot_d:$epoch_d)"
+refused=0
+for _ in $(seq 1 200); do
+    refused=$(grep -c '"event":"player_move_failed".*a private room' "${POD_LOG[gate-a]}")
+    [ "$refused" -ge 3 ] && break
+    sleep 0.1
+done
+check "the crashed room's 3 players were not seated at another table ($refused)" \
+    test "$refused" -ge 3
+check "the recovery returned the crashed room's chips" \
+    e2e_wait_unheld "traditional:$slot_d:$epoch_d" 30
+third=""
+for _ in $(seq 1 600); do
+    for k in $(e2e_redis --scan --pattern '{croupier:rooms}:room:*'); do
+        [ "$k" = "$key" ] || [ "$k" = "$second" ] && continue
+        e2e_redis get "$k" | python3 -c 'import json,sys; r=json.load(sys.stdin); sys.exit(r["played"] < 1)' \
+            2>/dev/null && third=$k
+    done
+    [ -n "$third" ] && break
+    sleep 0.1
+done
+check "after the crash the bots' next room plays on game-e ($third)" test -n "$third"
+
 kill -TERM "$bot" 2>/dev/null
 st=0
 wait "$bot" || st=$?
 e2e_pod_terminate gate-a
-e2e_pod_terminate game-d
+e2e_pod_terminate game-e
 rep=$E2E_DIR/report.json
 num() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$rep" "$1"; }
 if [ ! -s "$rep" ]; then
@@ -183,9 +224,10 @@ fi
 read -r fin missing void settled < <(e2e_rounds_check "$E2E_DIR/rounds.txt")
 check "every finished deal has its settle record ($fin finished, $missing missing)" \
     test "$missing" -eq 0 -a "$settled" -eq 0
-check "the gateway logged no failed move" \
-    test "$(grep -c '"event":"player_move_failed"\|"event":"table_adopt_failed"' "${POD_LOG[gate-a]}")" -eq 0
-for p in game-a game-b game-c game-d gate-a; do
+check "the gateway logged no failed move (but the crashed room's)" \
+    test "$(grep '"event":"player_move_failed"\|"event":"table_adopt_failed"' "${POD_LOG[gate-a]}" |
+        grep -vc 'a private room')" -eq 0
+for p in game-a game-b game-c game-e gate-a; do
     check "pod $p logged exit reason=drained" test "$(e2e_exit_reason "$p")" = drained
 done
 sum1=$(( $(e2e_wallet_sum) + $(e2e_rake_sum) ))
