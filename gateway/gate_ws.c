@@ -5,6 +5,14 @@
  * (one unmasked binary frame per message, straight into the wire's output: no per-message
  * allocation). Both write whole frames synchronously into the same evbuffer, so their frames
  * never interleave mid-frame.
+ *
+ * Memory: a wslay event context is about 8.5 KiB (a 4 KiB input buffer in its frame context, a
+ * 4 KiB output buffer, four queues), all written at creation. An idle connection holds none: a
+ * connection borrows the listener's spare context to read what arrived and gives it back when
+ * the context is as new again -- no frame or fragmented message half read, nothing left to
+ * send, no close -- which is the case after nearly every read. Only a connection that stops
+ * mid-frame, mid-message or in its close keeps a context of its own (docs/gateway.md
+ * "WebSocket").
  */
 #include "gate_ws.h"
 
@@ -40,6 +48,10 @@ struct gate_ws_server {
      * frame is being written (one event loop, no other caller). */
     wslay_frame_context_ptr frames;
     gate_ws_t *cur;
+    /* The event context lent to a connection that reads (gate_ws_ev_take), NULL while lent or
+     * not made yet; ev_cur names the connection whose context wslay is calling back for. */
+    wslay_event_context_ptr spare;
+    gate_ws_t *ev_cur;
 };
 
 struct gate_ws {
@@ -47,11 +59,16 @@ struct gate_ws {
     struct bufferevent *wire;
     uint64_t conn_id;
     int state;
-    wslay_event_context_ptr ev; /* reading, pongs, closes (after the handshake) */
-    struct evbuffer *in, *out;  /* length-prefixed frames to and from the gate */
-    bool framing_error;         /* wslay's frame layer refused a frame: close 1002 by hand */
-    int goaway_reason;          /* the GoAway queued before the close; -1 none */
-    uint8_t *wbuf;              /* gate_ws_flush: space reserved in the wire's output */
+    wslay_event_context_ptr ev; /* reading, pongs, closes: borrowed or kept, else NULL */
+    /* What the borrowed context is in the middle of (gate_ws_ev_idle): bytes it took from the
+     * wire and bytes of the frames it began (headers and payloads), a frame begun and not
+     * ended, a fragmented message not finished. */
+    uint64_t rx_taken, rx_framed;
+    bool rx_in_frame, rx_in_msg;
+    struct evbuffer *in, *out; /* length-prefixed frames to and from the gate */
+    bool framing_error;        /* wslay's frame layer refused a frame: close 1002 by hand */
+    int goaway_reason;         /* the GoAway queued before the close; -1 none */
+    uint8_t *wbuf;             /* gate_ws_flush: space reserved in the wire's output */
     size_t wlen, wcap;
     uint32_t goaway_delay_ms;
 };
@@ -100,6 +117,8 @@ void gate_ws_server_destroy(gate_ws_server_t *s)
 {
     if (s == NULL)
         return;
+    if (s->spare != NULL)
+        wslay_event_context_free(s->spare);
     wslay_frame_context_free(s->frames);
     free(s->path);
     free(s->origins);
@@ -108,17 +127,39 @@ void gate_ws_server_destroy(gate_ws_server_t *s)
 
 /* ---- wslay callbacks ----------------------------------------------------------------------- */
 
+/* The event contexts' callbacks get the server: the connection is srv->ev_cur. */
 static ssize_t gate_ws_recv_cb(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, int flags,
                                void *arg)
 {
     (void)flags;
-    gate_ws_t *ws = arg;
+    gate_ws_t *ws = ((gate_ws_server_t *)arg)->ev_cur;
     int n = evbuffer_remove(bufferevent_get_input(ws->wire), buf, len);
     if (n <= 0) {
         wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
         return -1;
     }
+    ws->rx_taken += (uint64_t)n;
     return n;
+}
+
+/* A frame's header was read: its bytes on the wire (a client frame is masked; wslay refuses a
+ * length that is not minimally encoded) count as begun. */
+static void gate_ws_frame_start_cb(wslay_event_context_ptr ctx,
+                                   const struct wslay_event_on_frame_recv_start_arg *a, void *arg)
+{
+    (void)ctx;
+    gate_ws_t *ws = ((gate_ws_server_t *)arg)->ev_cur;
+    uint64_t ext = a->payload_length < 126 ? 0 : a->payload_length <= 0xffff ? 2 : 8;
+    ws->rx_framed += 2 + ext + 4 + a->payload_length;
+    ws->rx_in_frame = true;
+    if ((a->opcode & 0x8) == 0) /* a data frame: a message goes on until a final one */
+        ws->rx_in_msg = !a->fin;
+}
+
+static void gate_ws_frame_end_cb(wslay_event_context_ptr ctx, void *arg)
+{
+    (void)ctx;
+    ((gate_ws_server_t *)arg)->ev_cur->rx_in_frame = false;
 }
 
 /* Both APIs write into the wire's output, which takes everything (the gate bounds it): while
@@ -141,7 +182,7 @@ static ssize_t gate_ws_send_cb(wslay_event_context_ptr ctx, const uint8_t *data,
                                int flags, void *arg)
 {
     (void)flags;
-    ssize_t n = gate_ws_put(arg, data, len);
+    ssize_t n = gate_ws_put(((gate_ws_server_t *)arg)->ev_cur, data, len);
     if (n < 0)
         wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
     return n;
@@ -183,7 +224,7 @@ static int gate_ws_genmask_cb(uint8_t *buf, size_t len, void *arg)
 static void gate_ws_msg_cb(wslay_event_context_ptr ctx, const struct wslay_event_on_msg_recv_arg *a,
                            void *arg)
 {
-    gate_ws_t *ws = arg;
+    gate_ws_t *ws = ((gate_ws_server_t *)arg)->ev_cur;
     if (a->opcode == WSLAY_BINARY_FRAME) {
         uint8_t hdr[FRAME_HEADER_SIZE];
         frame_put_header(hdr, (uint32_t)a->msg_length);
@@ -244,21 +285,57 @@ size_t gate_ws_queued(const gate_ws_t *ws)
     return evbuffer_get_length(ws->out) + evbuffer_get_length(bufferevent_get_output(ws->wire));
 }
 
-/* Opens the wslay contexts after a successful handshake. Returns 0 or -ENOMEM. */
-static int gate_ws_start(gate_ws_t *ws)
+/*
+ * Gives ws an event context to read, queue or send with: its own, the server's spare, or a new
+ * one. Returns 0, or -ENOMEM. The context stays with ws until gate_ws_ev_put finds it idle.
+ */
+static int gate_ws_ev_take(gate_ws_t *ws)
 {
     static const struct wslay_event_callbacks cbs = {
         .recv_callback = gate_ws_recv_cb,
         .send_callback = gate_ws_send_cb,
+        .on_frame_recv_start_callback = gate_ws_frame_start_cb,
+        .on_frame_recv_end_callback = gate_ws_frame_end_cb,
         .on_msg_recv_callback = gate_ws_msg_cb,
     };
-    if (wslay_event_context_server_init(&ws->ev, &cbs, ws) != 0)
-        return -ENOMEM;
-    /* No extension is negotiated, so every reserved bit is refused (1002). */
-    wslay_event_config_set_allowed_rsv_bits(ws->ev, WSLAY_RSV_NONE);
-    wslay_event_config_set_max_recv_msg_length(ws->ev, ws->srv->max_msg);
-    ws->state = WS_OPEN;
+    gate_ws_server_t *s = ws->srv;
+    if (ws->ev == NULL && s->spare != NULL) {
+        ws->ev = s->spare;
+        s->spare = NULL;
+    } else if (ws->ev == NULL) {
+        if (wslay_event_context_server_init(&ws->ev, &cbs, s) != 0) {
+            ws->ev = NULL;
+            return -ENOMEM;
+        }
+        /* No extension is negotiated, so every reserved bit is refused (1002). */
+        wslay_event_config_set_allowed_rsv_bits(ws->ev, WSLAY_RSV_NONE);
+        wslay_event_config_set_max_recv_msg_length(ws->ev, s->max_msg);
+    }
+    s->ev_cur = ws;
     return 0;
+}
+
+/* Whether ws's context is as a new one: every byte it took belongs to a frame it finished, no
+ * message is half received, nothing waits to be sent, no close was received or sent. */
+static bool gate_ws_ev_idle(const gate_ws_t *ws)
+{
+    return ws->rx_taken == ws->rx_framed && !ws->rx_in_frame && !ws->rx_in_msg &&
+           wslay_event_get_read_enabled(ws->ev) && wslay_event_get_write_enabled(ws->ev) &&
+           !wslay_event_get_close_received(ws->ev) && !wslay_event_get_close_sent(ws->ev) &&
+           !wslay_event_want_write(ws->ev);
+}
+
+/* Gives ws's context back to the server (or frees it, a spare being there) when it is idle. */
+static void gate_ws_ev_put(gate_ws_t *ws)
+{
+    if (ws->ev == NULL || !gate_ws_ev_idle(ws))
+        return;
+    if (ws->srv->spare == NULL)
+        ws->srv->spare = ws->ev;
+    else
+        wslay_event_context_free(ws->ev);
+    ws->ev = NULL;
+    ws->rx_taken = ws->rx_framed = 0;
 }
 
 /* The opening handshake from the wire's input. Returns 0 (need more, or done and open) or 1
@@ -282,7 +359,8 @@ static int gate_ws_handshake(gate_ws_t *ws)
                                                   : 1;
     if (ws->srv->m_hs[idx] != NULL)
         metrics_add(ws->srv->m_hs[idx], 1);
-    if (hs.status == GATE_WS_HS_OK && len > 0 && gate_ws_start(ws) == 0) {
+    if (hs.status == GATE_WS_HS_OK && len > 0) {
+        ws->state = WS_OPEN;
         evbuffer_drain(in, hs.consumed);
         evbuffer_add(bufferevent_get_output(ws->wire), resp, (size_t)len);
         log_emit(LOG_DEBUG, "ws_open", "{s:I}", "conn", (json_int_t)ws->conn_id);
@@ -311,6 +389,10 @@ int gate_ws_read(gate_ws_t *ws, struct evbuffer **frames)
         evbuffer_drain(wi, evbuffer_get_length(wi));
         return 1;
     }
+    if (ws->ev == NULL && evbuffer_get_length(bufferevent_get_input(ws->wire)) == 0)
+        return 0;
+    if (gate_ws_ev_take(ws) != 0)
+        return 1; /* out of memory: closed (without a close frame, gate_ws_close) */
     int r = wslay_event_recv(ws->ev);
     if (r == WSLAY_ERR_CALLBACK_FAILURE) {
         /* The recv callback never fails, so this is wslay's frame layer refusing a frame (a
@@ -325,6 +407,7 @@ int gate_ws_read(gate_ws_t *ws, struct evbuffer **frames)
         return 1; /* the client's close, a text message, a protocol error, an over-cap message */
     if (wslay_event_want_write(ws->ev))
         wslay_event_send(ws->ev); /* pongs */
+    gate_ws_ev_put(ws);
     return 0;
 }
 
@@ -336,7 +419,7 @@ int gate_ws_read(gate_ws_t *ws, struct evbuffer **frames)
  */
 void gate_ws_flush(gate_ws_t *ws)
 {
-    if (ws->state != WS_OPEN || wslay_event_get_close_sent(ws->ev)) {
+    if (ws->state != WS_OPEN || (ws->ev != NULL && wslay_event_get_close_sent(ws->ev))) {
         evbuffer_drain(ws->out, evbuffer_get_length(ws->out));
         return;
     }
@@ -379,8 +462,11 @@ void gate_ws_flush(gate_ws_t *ws)
         evbuffer_commit_space(wo, &v, 1);
         evbuffer_drain(ws->out, off);
     }
-    if (wslay_event_want_write(ws->ev))
+    if (ws->ev != NULL && wslay_event_want_write(ws->ev)) {
+        ws->srv->ev_cur = ws;
         wslay_event_send(ws->ev);
+        gate_ws_ev_put(ws);
+    }
 }
 
 void gate_ws_goaway(gate_ws_t *ws, int reason, uint32_t delay_ms)
@@ -424,6 +510,10 @@ void gate_ws_close(gate_ws_t *ws, const char *reason)
         return;
     }
     gate_ws_flush(ws);
+    if (gate_ws_ev_take(ws) != 0) {
+        ws->state = WS_CLOSED; /* out of memory: the TCP close alone */
+        return;
+    }
     /* The gate's own close: its code and reason (ignored when a close is queued already). */
     int code = WSLAY_CODE_NORMAL_CLOSURE;
     char why[124];

@@ -42,8 +42,9 @@ typedef struct {
 gate_ws_server_t *gate_ws_server_create(const gate_ws_config_t *cfg);
 void gate_ws_server_destroy(gate_ws_server_t *s);
 
-/* A connection on wire (the socket or TLS bufferevent, not owned), before its handshake.
- * Returns NULL if wslay cannot allocate. */
+/* A connection on wire (the socket or TLS bufferevent, not owned), before its handshake. It
+ * holds no wslay context while idle (gate_ws.c). Returns NULL if its buffers cannot be
+ * allocated. */
 gate_ws_t *gate_ws_create(gate_ws_server_t *s, struct bufferevent *wire, uint64_t conn_id);
 void gate_ws_destroy(gate_ws_t *ws);
 

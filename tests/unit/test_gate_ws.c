@@ -634,6 +634,122 @@ START_TEST(test_gate_ws_sigterm_goaway_then_close_1001_with_the_delay_then_eof)
 }
 END_TEST
 
+/* ---- reading: frames split across reads, fragments, many connections ----------------------- */
+
+/* One masked client frame into out (room for len + 14); returns its size. */
+static size_t ws_frame_bytes(uint8_t *out, int opcode, bool fin, const uint8_t *p, size_t len)
+{
+    static const uint8_t key[4] = {0x5a, 0x17, 0xc3, 0x08};
+    size_t n = 0;
+    out[n++] = (uint8_t)((fin ? 0x80 : 0) | opcode);
+    if (len < 126) {
+        out[n++] = (uint8_t)(0x80 | len);
+    } else {
+        out[n++] = 0x80 | 126;
+        out[n++] = (uint8_t)(len >> 8);
+        out[n++] = (uint8_t)len;
+    }
+    memcpy(out + n, key, 4);
+    n += 4;
+    for (size_t i = 0; i < len; i++)
+        out[n++] = p[i] ^ key[i % 4];
+    return n;
+}
+
+/* The bytes of a Ping ClientMessage (request rid) into out; returns their length. */
+static size_t ping_bytes(uint64_t rid, uint8_t *out, size_t cap)
+{
+    Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
+    Croupier__Ping p = CROUPIER__PING__INIT;
+    m.request_id = rid;
+    p.nonce = rid * 7;
+    m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_PING;
+    m.ping = &p;
+    size_t n = croupier__client_message__get_packed_size(&m);
+    ck_assert_uint_le(n, cap);
+    croupier__client_message__pack(&m, out);
+    return n;
+}
+
+static void pong_ok(wsc_t *w, uint64_t rid)
+{
+    Croupier__ServerMessage *m = wsc_wait_reply(w, rid, 3000);
+    ck_assert_msg(m != NULL, "no answer to request %llu", (unsigned long long)rid);
+    ck_assert_int_eq(m->body_case, CROUPIER__SERVER_MESSAGE__BODY_PONG);
+    ck_assert_uint_eq(m->pong->nonce, rid * 7);
+    frame_free_server(m);
+}
+
+/* An idle connection holds no wslay context: one is lent to a connection while it reads and
+ * kept by it only while it is mid-frame or mid-message (gateway/gate_ws.c). Frames cut at
+ * every point, a fragmented message with a ping between its fragments, and another connection
+ * reading in between must all be read whole, each on its own connection. */
+START_TEST(test_gate_ws_split_and_fragmented_frames_are_read_whole_beside_other_connections)
+{
+    env_t e;
+    env_start(&e);
+    testenv_server_t game = game_start(&e);
+    int ws;
+    testenv_server_t gate = gate_start(&e, "g1", &ws, NULL);
+    wsc_t *a = ws_login(&e, ws, 401), *b = ws_login(&e, ws, 402);
+    uint8_t msg[64], fr[128];
+    uint64_t rid = 10;
+    /* A frame cut after each of its bytes in turn: A is mid-frame while B is served. */
+    size_t mlen = ping_bytes(rid, msg, sizeof msg);
+    size_t flen = ws_frame_bytes(fr, 2, true, msg, mlen);
+    for (size_t cut = 1; cut < flen; cut++, rid += 2) {
+        mlen = ping_bytes(rid, msg, sizeof msg);
+        flen = ws_frame_bytes(fr, 2, true, msg, mlen);
+        ck_assert_int_eq(wsc_send_raw(a, fr, cut), 0);
+        ts_sleep_ms(5);
+        ws_ping_ok(b, rid + 1);
+        ck_assert_int_eq(wsc_send_raw(a, fr + cut, flen - cut), 0);
+        pong_ok(a, rid);
+    }
+    /* A fragmented message with a ping between its fragments, B served in between. */
+    mlen = ping_bytes(rid, msg, sizeof msg);
+    size_t half = mlen / 2;
+    flen = ws_frame_bytes(fr, 2, false, msg, half);
+    ck_assert_int_eq(wsc_send_raw(a, fr, flen), 0);
+    ts_sleep_ms(5);
+    ws_ping_ok(b, rid + 1);
+    ck_assert_int_eq(wsc_send_frame(a, 9, true, 0, true, "hi", 2), 0);
+    wsc_msg_t got;
+    ck_assert_int_eq(wsc_recv(a, &got, 3000), 0);
+    ck_assert_int_eq(got.opcode, 10);
+    ck_assert_uint_eq(got.len, 2);
+    ck_assert(memcmp(got.data, "hi", 2) == 0);
+    ws_ping_ok(b, rid + 3);
+    flen = ws_frame_bytes(fr, 0, true, msg + half, mlen - half);
+    ck_assert_int_eq(wsc_send_raw(a, fr, flen), 0);
+    pong_ok(a, rid);
+    rid += 4;
+    /* Many messages in one write, the last one cut: all but it answered, then it too. */
+    uint8_t burst[20 * 80];
+    size_t blen = 0, last = 0;
+    for (int i = 0; i < 20; i++) {
+        mlen = ping_bytes(rid + (uint64_t)i, msg, sizeof msg);
+        last = blen;
+        blen += ws_frame_bytes(burst + blen, 2, true, msg, mlen);
+    }
+    ck_assert_int_eq(wsc_send_raw(a, burst, last + 3), 0);
+    for (int i = 0; i < 19; i++)
+        pong_ok(a, rid + (uint64_t)i);
+    ws_ping_ok(b, rid + 100);
+    ck_assert_int_eq(wsc_send_raw(a, burst + last + 3, blen - last - 3), 0);
+    pong_ok(a, rid + 19);
+    /* Nothing was refused: both connections are still open and answer. */
+    ws_ping_ok(a, 1000);
+    ws_ping_ok(b, 1001);
+    ck_assert_int_le(metric(&gate, "gate_ws_closes_total{code=\"1002\"}"), 0);
+    wsc_close(a);
+    wsc_close(b);
+    testenv_stop_server(&gate);
+    testenv_stop_server(&game);
+    testenv_stop(&e.rig);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("gate_ws");
@@ -643,6 +759,8 @@ int main(void)
     } cases[] = {
         {"handshake", {test_gate_ws_handshake_refusals_get_their_status_and_a_clean_close, NULL}},
         {"rules", {test_gate_ws_each_broken_rule_gets_its_close_code, NULL}},
+        {"reading",
+         {test_gate_ws_split_and_fragmented_frames_are_read_whole_beside_other_connections, NULL}},
         {"sessions",
          {test_gate_ws_login_join_play_leave_against_a_game_server,
           test_gate_ws_login_takes_over_tcp_and_tcp_takes_over_ws,
