@@ -217,7 +217,58 @@ remove_from() { # remove_from ARRAY_NAME VALUE
 publish() {
     e2e_pods_publish "$OUT/pods" "${LIVE[@]}"
     e2e_endpoints_publish "$OUT/gateways" "${ENDPOINTS[@]}"
+    ws_endpoints_publish
     [ "$PROMETHEUS" = 1 ] && prom_targets_publish
+}
+
+# The gateways' WebSocket addresses (--ws-listen), the browser table's server forwards /ws to
+# one of them (clients/web/serve.mjs --gateways-file), replaced atomically like the others.
+declare -A POD_WS
+ws_endpoints_publish() {
+    local n
+    : >"$OUT/ws-gateways.tmp"
+    for n in "${ENDPOINTS[@]}"; do echo "127.0.0.1:${POD_WS[$n]}" >>"$OUT/ws-gateways.tmp"; done
+    mv "$OUT/ws-gateways.tmp" "$OUT/ws-gateways"
+}
+
+# ---- the browser table (clients/web) -------------------------------------------------------
+# clients/web/serve.mjs on a free port of 127.0.0.1: the page (built by ./dev setup into
+# clients/web/dist), /ws forwarded to a live gateway (a Service's part), and /config.json with a
+# token minted for one human player (HUMAN_PLAYER, wallet seeded like a bot's). Left out, with a
+# line saying why, when node or the built page is missing; the demo runs on without it.
+HUMAN_PLAYER=6900001
+WEB_PID=
+WEB_URL=
+web_start() {
+    local dist=$SRC/clients/web/dist port token
+    if ! command -v node >/dev/null 2>&1; then
+        e2e_log "browser table: not served (node is missing; ./dev setup installs it)"
+        return 0
+    fi
+    if [ ! -f "$dist/index.html" ] || [ ! -f "$dist/app.js" ]; then
+        e2e_log "browser table: not served ($dist is not built; ./dev setup builds it)"
+        return 0
+    fi
+    e2e_seed_wallets "$HUMAN_PLAYER" 1 $SEED_CHIPS
+    token=$("$BUILD/gateway/croupier-gate" token --secret-file "$E2E_DIR/secret" \
+        --player "$HUMAN_PLAYER" --ttl 86400) || { e2e_log "browser table: no token minted"; return 0; }
+    printf '{"token": "%s", "player": %s}\n' "$token" "$HUMAN_PLAYER" >"$OUT/web-config.json"
+    port=$(e2e_free_port)
+    node "$SRC/clients/web/serve.mjs" --listen "127.0.0.1:$port" --root "$dist" \
+        --gateways-file "$OUT/ws-gateways" --config "$OUT/web-config.json" \
+        >>"$E2E_DIR/web.log" 2>&1 &
+    WEB_PID=$!
+    E2E_PIDS+=("$WEB_PID")
+    local i
+    for i in $(seq 1 50); do
+        if curl -fsS --max-time 1 "http://127.0.0.1:$port/" >/dev/null 2>&1; then
+            WEB_URL="http://127.0.0.1:$port/"
+            echo "$WEB_URL (player $HUMAN_PLAYER)" >"$OUT/web-url"
+            return 0
+        fi
+        sleep 0.1
+    done
+    e2e_log "browser table: serve.mjs did not answer (log $E2E_DIR/web.log)"
 }
 
 # ---- Prometheus (--prometheus) -------------------------------------------------------------
@@ -288,7 +339,8 @@ start_game() { # NAME ENGINE
 }
 
 start_gate() { # NAME
-    e2e_gate_start "$1"
+    POD_WS[$1]=$(e2e_free_port)
+    e2e_gate_start "$1" --ws-listen "127.0.0.1:${POD_WS[$1]}"
     e2e_gate_prestop "$1"
     POD_ENGINE[$1]=gateway
     LIVE+=("$1")
@@ -529,6 +581,7 @@ on_signal() {
         sleep 0.3
         e2e_stop_pids 15 "${pods[@]}" >/dev/null
     fi
+    [ -n "$WEB_PID" ] && e2e_stop_pids 5 "$WEB_PID" >/dev/null
     [ -n "${REDIS_PID:-}" ] && e2e_stop_pids 5 "$REDIS_PID" >/dev/null
     echo "demo: stopped; logs of this run in $OUT"
     exit 130
@@ -644,6 +697,7 @@ for grp in "${BOT_GROUPS[@]}"; do
         >>"$OUT/groups.tsv"
     base=$((base + 100000))
 done
+web_start
 wait_money_idle
 MONEY0=$(money_now)
 
@@ -658,8 +712,8 @@ for n in "${LIVE[@]}"; do
             "$n" "${POD_PID[$n]}" "${POD_ENGINE[$n]}" "${POD_PORT[$n]}" "${POD_HEALTH[$n]}" \
             "${POD_BOUND[$n]}"
     else
-        printf '  %-16s pid %-7s croupier-gate clients :%s health :%s preStop bound %s s\n' "$n" \
-            "${POD_PID[$n]}" "${POD_PORT[$n]}" "${POD_HEALTH[$n]}" "${POD_BOUND[$n]}"
+        printf '  %-16s pid %-7s croupier-gate clients :%s websocket :%s health :%s preStop bound %s s\n' \
+            "$n" "${POD_PID[$n]}" "${POD_PORT[$n]}" "${POD_WS[$n]}" "${POD_HEALTH[$n]}" "${POD_BOUND[$n]}"
     fi
 done
 # games_list "game engine"...: "g1, g2 (engine); g3 (engine2)" (one engine's games grouped)
@@ -685,6 +739,12 @@ if [ ${#FALLBACK[@]} -gt 0 ]; then
     echo "  ($TEST_BOTS) plays the \"test\" game on the test engine instead (croupier-game --engine test)."
 else
     echo "Every game has a bot strategy; the test engine runs without bots."
+fi
+if [ -n "$WEB_URL" ]; then
+    printf '  %-16s pid %-7s %s (clients/web/serve.mjs: /ws to a live gateway)\n' \
+        "browser table" "$WEB_PID" "$WEB_URL"
+    echo "Play against the bots in a browser: open $WEB_URL and log in (the token of player"
+    echo "  $HUMAN_PLAYER is filled in; Dou Dizhu, hold'em, blackjack, Run Fast, Big Two)."
 fi
 echo "Wallets seeded: $SEED_CHIPS chips per bot, house-traditional $HOUSE_CHIPS;" \
     "wallets + rake now: $MONEY0"
@@ -748,6 +808,7 @@ step "bots exited (${BOT_STATUS[*]})"
 step "scale down"
 for n in "${LIVE[@]}"; do [ "${POD_KIND[$n]}" = gate ] && stop_pod "$n"; done
 for n in "${LIVE[@]}"; do stop_pod "$n"; done
+[ -n "$WEB_PID" ] && e2e_stop_pids 5 "$WEB_PID" >/dev/null
 stop_watchers
 restore_stderr
 

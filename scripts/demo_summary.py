@@ -10,6 +10,7 @@ Reads, every second, until RUN_DIR/STOP exists:
   RUN_DIR/groups.tsv     the bot groups: game, engine, bots, first player id
   RUN_DIR/bot-GAME.log   croupier-bot's log; its last "bot_progress" line (JSON)
   RUN_DIR/demo.log       the demo's own log; lines added since the last tick are printed first
+  RUN_DIR/web-url        the browser table's address, when the demo serves it (shown last)
 and from the live processes: each pod's /readyz, /drain/status and /metrics on 127.0.0.1, the
 seats the gateways keep in Redis ({croupier:seat}:<player> = "server address desk ...",
 counted per game server address) and the held epochs ({croupier:money}:held: one per game
@@ -201,6 +202,11 @@ def table():
             p.get("voided", "-"), p.get("torn", "-"), p.get("goaways", "-"),
             p.get("reconnects", "-"), p.get("unexpected_errors", "-"),
             p.get("crash_voided", "-")))
+    try:
+        with open(os.path.join(run, "web-url")) as f:
+            rows.append("%-16s %s" % ("browser table", f.read().strip()))
+    except OSError:
+        pass
     return [r[:width - 1] for r in rows]
 
 

@@ -133,6 +133,11 @@ export async function startGate(id: string): Promise<Proc> {
     return p;
 }
 
+/* The gateways' token secret file (for croupier-bot, which mints its own tokens). */
+export function secretFile(): string {
+    return secretPath;
+}
+
 /* A token for player (ttl in seconds; negative: already expired), minted by croupier-gate. */
 export function token(player: number, ttl = 600): string {
     return execFileSync(gateBin, ["token", "--secret-file", secretPath, "--player", String(player),
