@@ -596,6 +596,8 @@ int main(int argc, char **argv)
                       .redis_port = G.o.redis.port,
                       .redis_sentinels = G.o.redis_sentinels,
                       .redis_master = G.o.redis_master,
+                      .redis_min_replicas = (int)G.o.min_replicas,
+                      .redis_wait_ms = (int)G.o.wait_ms,
                       .service = G.o.service};
     rc = gs_create(&gc, &G.gs);
     if (rc != 0) {

@@ -98,6 +98,7 @@ struct gs {
     char *engine_options;
     char *redis_host, *service;
     char *redis_sentinels, *redis_master; /* NULL: redis_host */
+    int redis_min_replicas, redis_wait_ms;
     int redis_port;
     char server_id[96];
     _Atomic uint32_t slot;
@@ -1014,6 +1015,8 @@ int gs_create(const gs_config_t *cfg, gs_t **out)
     gs->redis_port = cfg->redis_port;
     gs->redis_sentinels = cfg->redis_sentinels != NULL ? xstrdup(cfg->redis_sentinels) : NULL;
     gs->redis_master = cfg->redis_master != NULL ? xstrdup(cfg->redis_master) : NULL;
+    gs->redis_min_replicas = cfg->redis_min_replicas;
+    gs->redis_wait_ms = cfg->redis_wait_ms;
     gs->service = xstrdup(cfg->service != NULL ? cfg->service : cfg->engine->name);
     snprintf(gs->server_id, sizeof gs->server_id, "%s",
              cfg->server_id != NULL ? cfg->server_id : "unassigned");
@@ -1238,6 +1241,16 @@ const char *gs_redis_sentinels(const gs_t *gs)
 const char *gs_redis_master(const gs_t *gs)
 {
     return gs->redis_master;
+}
+
+int gs_redis_min_replicas(const gs_t *gs)
+{
+    return gs->redis_min_replicas;
+}
+
+int gs_redis_wait_ms(const gs_t *gs)
+{
+    return gs->redis_wait_ms;
 }
 
 const char *gs_service(const gs_t *gs)

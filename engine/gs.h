@@ -141,6 +141,10 @@ typedef struct gs_config {
     /* With redis_master: find that Redis through Sentinel (common/sentinel.h); NULL = none. */
     const char *redis_sentinels;
     const char *redis_master;
+    /* --redis-min-replicas and --redis-wait-ms: money the engine writes itself (table handoffs)
+     * counts once WAIT reports this many replicas (docs/deploy.md "Failover and durability"). */
+    int redis_min_replicas;
+    int redis_wait_ms;
     const char *service; /* the lease service name (round ids, keys); NULL = engine name */
     /* Engine-specific rule options (the traditional engine's --trad-options), already checked
      * by the process; NULL = none. Copied. */
@@ -177,6 +181,9 @@ int gs_redis_port(const gs_t *gs);
 /* The config's Sentinel list and master name (NULL when Redis is at the fixed host). */
 const char *gs_redis_sentinels(const gs_t *gs);
 const char *gs_redis_master(const gs_t *gs);
+/* gs_config_t.redis_min_replicas and redis_wait_ms. */
+int gs_redis_min_replicas(const gs_t *gs);
+int gs_redis_wait_ms(const gs_t *gs);
 const char *gs_service(const gs_t *gs);
 /* gs_config_t.engine_options (NULL when none), for the engine's create. */
 const char *gs_engine_options(const gs_t *gs);

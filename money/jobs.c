@@ -6,7 +6,9 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "clock.h"
 #include "log.h"
 #include "sentinel.h"
 #include "xmalloc.h"
@@ -19,6 +21,7 @@ struct money_jobs {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     bool stopping;
+    int min_replicas, wait_ms;
     money_job_t *head, *tail; /* under mu */
     redisContext *c;          /* thread only */
 };
@@ -51,6 +54,52 @@ static redisContext *jobs_conn(money_jobs_t *j)
     return j->c;
 }
 
+/* Whether the writes of the job just run on c reached min_replicas replicas (WAIT). */
+static bool jobs_durable(money_jobs_t *j, redisContext *c, char *why, size_t len)
+{
+    redisReply *r = redisCommand(c, "WAIT %d %d", j->min_replicas, j->wait_ms);
+    bool ok = r != NULL && r->type == REDIS_REPLY_INTEGER && r->integer >= j->min_replicas;
+    if (!ok)
+        snprintf(why, len, "%s",
+                 r == NULL                        ? "no reply to WAIT"
+                 : r->type == REDIS_REPLY_INTEGER ? "WAIT reached too few replicas"
+                 : r->type == REDIS_REPLY_ERROR   ? r->str
+                                                  : "unexpected reply to WAIT");
+    freeReplyObject(r);
+    return ok;
+}
+
+/*
+ * Runs job until its writes are durable (Durability in jobs.h): run, WAIT; short of replicas,
+ * run it again after a pause (it is idempotent) until 10 x wait_ms have passed, then make it
+ * report -EIO with run(NULL, job).
+ */
+static void jobs_run(money_jobs_t *j, money_job_t *job)
+{
+    redisContext *c = jobs_conn(j);
+    job->run(c, job);
+    if (j->min_replicas <= 0 || c == NULL)
+        return;
+    int64_t deadline = clock_mono_ms() + 10 * (int64_t)j->wait_ms;
+    char why[200] = "";
+    int pause_ms = 50;
+    while (c == NULL || c->err != 0 || !jobs_durable(j, c, why, sizeof why)) {
+        if (clock_mono_ms() >= deadline) {
+            log_emit(LOG_ERROR, "money_jobs_not_durable", "{s:s,s:i,s:s}", "reason", why,
+                     "min_replicas", j->min_replicas, "msg",
+                     "a table handoff could not be made durable: reported as Redis unreachable");
+            job->run(NULL, job);
+            return;
+        }
+        struct timespec ts = {0, pause_ms * 1000000L};
+        nanosleep(&ts, NULL);
+        pause_ms = pause_ms * 2 > 400 ? 400 : pause_ms * 2;
+        c = jobs_conn(j);
+        if (c != NULL)
+            job->run(c, job); /* again, under the same ids: applied once */
+    }
+}
+
 static void *jobs_main(void *arg)
 {
     money_jobs_t *j = arg;
@@ -65,7 +114,7 @@ static void *jobs_main(void *arg)
         if (j->head == NULL)
             j->tail = NULL;
         pthread_mutex_unlock(&j->mu);
-        job->run(jobs_conn(j), job);
+        jobs_run(j, job);
         job->done(job);
         pthread_mutex_lock(&j->mu);
     }
@@ -107,6 +156,14 @@ money_jobs_t *money_jobs_create_sentinel(const char *redis_host, int redis_port,
         return NULL;
     }
     return j;
+}
+
+void money_jobs_set_min_replicas(money_jobs_t *j, int min_replicas, int wait_ms)
+{
+    if (j == NULL)
+        return;
+    j->min_replicas = min_replicas > 0 ? min_replicas : 0;
+    j->wait_ms = wait_ms > 0 ? wait_ms : 500;
 }
 
 int money_jobs_submit(money_jobs_t *j, money_job_t *job)

@@ -13,6 +13,13 @@
  * submitted once every writer item it depends on has been answered (the table kit offers a
  * table only after its last settlement and cash-outs were applied).
  *
+ * Durability (money_jobs_set_min_replicas, docs/deploy.md "Failover and durability"): after
+ * run() the thread sends `WAIT min_replicas wait_ms` on the same connection, and done() is
+ * called only once it reports enough replicas. When it falls short (or the connection broke)
+ * the job is run again after a pause -- every handoff operation is idempotent (money.h answers
+ * "replayed") -- for at most 10 x wait_ms; after that run(NULL, job) makes the job report -EIO,
+ * as when Redis cannot be reached (logged as money_jobs_not_durable).
+ *
  * Shutdown: money_jobs_destroy() runs the jobs still queued (so every done() is called) and
  * joins the thread.
  */
@@ -36,6 +43,9 @@ money_jobs_t *money_jobs_create(const char *redis_host, int redis_port);
  * resolves the master through Redis Sentinel first (common/sentinel.h). */
 money_jobs_t *money_jobs_create_sentinel(const char *redis_host, int redis_port,
                                          const char *sentinels, const char *master);
+/* Sets the durability above before the first submit (0 replicas: no WAIT, the default; wait_ms
+ * <= 0: 500). NULL is a no-op. */
+void money_jobs_set_min_replicas(money_jobs_t *j, int min_replicas, int wait_ms);
 /* Queues job; 0, or -ESHUTDOWN once destroy began (the job is not run). Any thread. */
 int money_jobs_submit(money_jobs_t *j, money_job_t *job);
 /* Runs what is queued, stops the thread, frees. NULL is a no-op. */

@@ -571,7 +571,7 @@ money_writer_t *money_writer_create(const money_writer_config_t *cfg)
     if (c->max_inflight == 0)
         c->max_inflight = 1024;
     if (c->batch_max == 0)
-        c->batch_max = 64;
+        c->batch_max = c->min_replicas > 0 ? 128 : 64; /* with WAIT: half as many WAITs */
     if (c->batch_max > MONEY_WRITER_BATCH_CAP)
         c->batch_max = MONEY_WRITER_BATCH_CAP;
     if (c->connect_timeout_ms <= 0)

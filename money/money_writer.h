@@ -67,10 +67,10 @@ typedef struct {
     int redis_port;
     const char *redis_sentinels; /* with redis_master: rconn's sentinel mode (common/rconn.h) */
     const char *redis_master;
-    const char *service;    /* lease service: fence {croupier:lease:<service>}:slot:<n>:epoch */
-    size_t high_watermark;  /* default 4096 */
-    size_t max_inflight;    /* items sent and not answered; default 1024 */
-    size_t batch_max;       /* settlements per EVALSHA; default 64, at most 256 */
+    const char *service;   /* lease service: fence {croupier:lease:<service>}:slot:<n>:epoch */
+    size_t high_watermark; /* default 4096 */
+    size_t max_inflight;   /* items sent and not answered; default 1024 */
+    size_t batch_max;      /* settlements per EVALSHA; default 64 (128 with min_replicas), <= 256 */
     int connect_timeout_ms; /* default 1000 */
     int request_timeout_ms; /* default 2000: no reply for this long = connection is dead */
     int backoff_min_ms;     /* default 50 */

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../integration/money_gen.h"
+#include "jobs.h"
 #include "lease.h"
 #include "money_writer.h"
 #include "rconn.h"
@@ -457,6 +458,77 @@ START_TEST(test_durable_registry_entry_lost_in_a_failover_is_republished)
 }
 END_TEST
 
+/* ---- the engines' money jobs (table handoffs) ------------------------------------------------ */
+
+typedef struct {
+    money_job_t job;
+    int result;
+    int runs;
+    _Atomic bool done;
+} durable_job_t;
+
+/* A write (INCR) like a handoff operation's; c NULL: -EIO, as the real jobs report. */
+static void durable_job_run(redisContext *c, money_job_t *job)
+{
+    durable_job_t *d = (durable_job_t *)job;
+    d->runs++;
+    if (c == NULL) {
+        d->result = -EIO;
+        return;
+    }
+    redisReply *r = redisCommand(c, "INCR durable:job");
+    d->result = r != NULL && r->type == REDIS_REPLY_INTEGER ? 0 : -EIO;
+    freeReplyObject(r);
+}
+
+static void durable_job_done(money_job_t *job)
+{
+    atomic_store(&((durable_job_t *)job)->done, true);
+}
+
+static void wait_job(durable_job_t *d, int ms)
+{
+    for (int i = 0; i < ms / 10 && !atomic_load(&d->done); i++)
+        ts_sleep_ms(10);
+    ck_assert(atomic_load(&d->done));
+}
+
+/*
+ * A job is done only once WAIT reports the replica: while the replica is stopped it is run
+ * again (idempotent operations), done once it is back; stopped for longer than 10 x wait_ms,
+ * the job reports -EIO (Redis unreachable) instead of an acknowledgement nothing backs.
+ */
+START_TEST(test_durable_money_jobs_wait_for_the_replica)
+{
+    money_jobs_t *j = money_jobs_create("127.0.0.1", ts_redis_port(g_master));
+    ck_assert_ptr_nonnull(j);
+    money_jobs_set_min_replicas(j, 1, 100);
+    durable_job_t a = {.job = {.run = durable_job_run, .done = durable_job_done}};
+    ck_assert_int_eq(money_jobs_submit(j, &a.job), 0);
+    wait_job(&a, 5000);
+    ck_assert_int_eq(a.result, 0);
+    ck_assert_int_eq(a.runs, 1);
+
+    ts_redis_pause(g_replica);
+    durable_job_t b = {.job = {.run = durable_job_run, .done = durable_job_done}};
+    ck_assert_int_eq(money_jobs_submit(j, &b.job), 0);
+    ts_sleep_ms(500);
+    ck_assert(!atomic_load(&b.done));
+    ts_redis_resume(g_replica);
+    wait_job(&b, 5000);
+    ck_assert_int_eq(b.result, 0);
+    ck_assert_int_ge(b.runs, 2);
+
+    ts_redis_pause(g_replica);
+    durable_job_t c = {.job = {.run = durable_job_run, .done = durable_job_done}};
+    ck_assert_int_eq(money_jobs_submit(j, &c.job), 0);
+    wait_job(&c, 5000);
+    ck_assert_int_eq(c.result, -EIO);
+    ts_redis_resume(g_replica);
+    money_jobs_destroy(j);
+}
+END_TEST
+
 static Suite *durable_suite(void)
 {
     Suite *s = suite_create("durable");
@@ -466,6 +538,7 @@ static Suite *durable_suite(void)
     tcase_add_test(tc, test_durable_settlements_complete_with_one_wait_per_batch);
     tcase_add_test(tc, test_durable_short_wait_holds_rounds_and_retries_under_the_round_id);
     tcase_add_test(tc, test_durable_no_min_replicas_sends_no_wait);
+    tcase_add_test(tc, test_durable_money_jobs_wait_for_the_replica);
     suite_add_tcase(s, tc);
     tc = tcase_create("lease");
     tcase_add_checked_fixture(tc, setup, teardown);
