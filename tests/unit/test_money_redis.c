@@ -1122,6 +1122,139 @@ START_TEST(test_handoff_two_adopters_racing_one_wins)
 }
 END_TEST
 
+/* ---- operator credits (money.h "Operator credits", docs/ops.md) ---- */
+
+static char *get_key(const char *key)
+{
+    return ts_redis_cmd(redis, "GET %s", key);
+}
+
+START_TEST(test_credit_is_booked_like_a_round_once_per_id)
+{
+    set_balance("carol", 50);
+    money_credit_t cr = {.player = "carol",
+                         .amount = 100,
+                         .id = "t-1",
+                         .reason = "goodwill",
+                         .operator_id = 7,
+                         .unix_s = 1700000000};
+    money_credit_result_t r;
+    ck_assert_int_eq(money_sync_credit(rc, &cr, &r), 0);
+    ck_assert(!r.replayed && r.balance_known);
+    ck_assert_int_eq(r.balance_after, 150);
+    ck_assert_str_eq(r.op_id, "ctl:t-1");
+    ck_assert_str_eq(r.round_id, "ctl:credit:t-1");
+    ck_assert(money_credit_round(r.round_id));
+    money_round_id_t rid;
+    ck_assert_int_ne(money_round_id_parse(r.round_id, &rid), 0); /* never a server's round */
+    char key[256];
+    money_key_round(r.round_id, key, sizeof key);
+    char *t = get_key(key);
+    ck_assert_str_eq(t, "150"); /* the settle records' format: the balance after */
+    free(t);
+    t = ts_redis_cmd(redis, "TTL %s", key);
+    ck_assert_int_gt(atol(t), 600000);
+    free(t);
+    money_key_rake(MONEY_CREDIT_ACCOUNT, key, sizeof key);
+    t = get_key(key);
+    ck_assert_str_eq(t, "-100"); /* wallets + rake unchanged */
+    free(t);
+    t = ts_redis_cmd(redis, "XLEN %s", MONEY_AUDIT_KEY);
+    ck_assert_str_eq(t, "1");
+    free(t);
+    char first_audit[48];
+    snprintf(first_audit, sizeof first_audit, "%s", r.audit_id);
+
+    /* The same credit again: the first result, nothing written. */
+    ck_assert_int_eq(money_sync_credit(rc, &cr, &r), 0);
+    ck_assert(r.replayed);
+    ck_assert_int_eq(r.balance_after, 150);
+    ck_assert_str_eq(r.audit_id, first_audit);
+    ck_assert_int_eq(balance("carol"), 150);
+    t = ts_redis_cmd(redis, "XLEN %s", MONEY_AUDIT_KEY);
+    ck_assert_str_eq(t, "1");
+    free(t);
+
+    /* A debit of the same player under another id. */
+    money_credit_t db = cr;
+    db.id = "t-2";
+    db.amount = -150;
+    ck_assert_int_eq(money_sync_credit(rc, &db, &r), 0);
+    ck_assert_int_eq(r.balance_after, 0);
+    t = get_key(key);
+    ck_assert_str_eq(t, "50");
+    free(t);
+}
+END_TEST
+
+START_TEST(test_credit_refusals_change_nothing)
+{
+    set_balance("dave", 10);
+    money_credit_t cr = {
+        .player = "dave", .amount = 5, .id = "r-1", .reason = "x", .operator_id = 1, .unix_s = 1};
+    money_credit_result_t r;
+    ck_assert_int_eq(money_sync_credit(rc, &cr, &r), 0);
+    /* The id again for another amount or player: refused, even once the audit entry left the
+     * stream (the seen record keeps player and amount). */
+    free(ts_redis_cmd(redis, "XTRIM %s MAXLEN 0", MONEY_AUDIT_KEY));
+    money_credit_t other = cr;
+    other.amount = 6;
+    ck_assert_int_eq(money_sync_credit(rc, &other, &r), MONEY_ERR_BAD_ARGS);
+    ck_assert_ptr_nonnull(strstr(r.error, "op id was used for 5 chips to dave"));
+    other = cr;
+    other.player = "erin";
+    ck_assert_int_eq(money_sync_credit(rc, &other, &r), MONEY_ERR_BAD_ARGS);
+    ck_assert_int_eq(balance("dave"), 15);
+    ck_assert_int_eq(balance("erin"), 0);
+    /* A debit beyond the balance. */
+    money_credit_t db = {
+        .player = "dave", .amount = -16, .id = "r-2", .reason = "x", .operator_id = 1, .unix_s = 1};
+    ck_assert_int_eq(money_sync_credit(rc, &db, &r), MONEY_ERR_INSUFFICIENT);
+    char key[256];
+    money_key_round("ctl:credit:r-2", key, sizeof key);
+    char *t = ts_redis_cmd(redis, "EXISTS %s %s", key, MONEY_AUDIT_SEEN_PREFIX "ctl:r-2");
+    ck_assert_str_eq(t, "0");
+    free(t);
+    ck_assert_int_eq(balance("dave"), 15);
+    /* A wallet or house account that does not hold an integer. */
+    money_key_wallet("frank", key, sizeof key);
+    free(ts_redis_cmd(redis, "SET %s abc", key));
+    db.player = "frank";
+    db.amount = 1;
+    db.id = "r-3";
+    ck_assert_int_eq(money_sync_credit(rc, &db, &r), MONEY_ERR_BAD_ARGS);
+    money_key_rake(MONEY_CREDIT_ACCOUNT, key, sizeof key);
+    free(ts_redis_cmd(redis, "SET %s 1.5", key));
+    db.player = "dave";
+    ck_assert_int_eq(money_sync_credit(rc, &db, &r), MONEY_ERR_BAD_ARGS);
+    ck_assert_int_eq(balance("dave"), 15);
+    /* Bad input never reaches Redis. */
+    static const char *const bad_ids[] = {"", "a b", "x/y", NULL};
+    for (int i = 0; bad_ids[i] != NULL; i++) {
+        db.id = bad_ids[i];
+        ck_assert_int_eq(money_sync_credit(rc, &db, &r), -EINVAL);
+    }
+    char longid[MONEY_CREDIT_ID_MAX + 2];
+    memset(longid, 'a', sizeof longid - 1);
+    longid[sizeof longid - 1] = '\0';
+    db.id = longid;
+    ck_assert_int_eq(money_sync_credit(rc, &db, &r), -EINVAL);
+    db.id = "r-4";
+    db.amount = 0;
+    ck_assert_int_eq(money_sync_credit(rc, &db, &r), -EINVAL);
+    db.amount = MONEY_MAX_AMOUNT + 1;
+    ck_assert_int_eq(money_sync_credit(rc, &db, &r), -EINVAL);
+    db.amount = 1;
+    db.reason = "tab\there";
+    ck_assert_int_eq(money_sync_credit(rc, &db, &r), -EINVAL);
+    db.reason = "";
+    ck_assert_int_eq(money_sync_credit(rc, &db, &r), -EINVAL);
+    db.reason = "ok";
+    db.player = "no such!";
+    ck_assert_int_eq(money_sync_credit(rc, &db, &r), -EINVAL);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("money_redis");
@@ -1131,6 +1264,12 @@ int main(void)
     tcase_add_test(tc, test_wallet_buyin_debits_once_per_op_id);
     tcase_add_test(tc, test_wallet_buyin_over_balance_is_refused_and_changes_nothing);
     tcase_add_test(tc, test_wallet_cashout_credits_once_per_op_id);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("credit");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, test_credit_is_booked_like_a_round_once_per_id);
+    tcase_add_test(tc, test_credit_refusals_change_nothing);
     suite_add_tcase(s, tc);
     tc = tcase_create("settle");
     tcase_add_checked_fixture(tc, setup, teardown);
