@@ -2943,6 +2943,17 @@ static void gate_client_request(gate_conn_t *c, Croupier__ClientMessage *m, gate
         r->action_len = act_len;
     }
     c->inflight++;
+    frame_error_t ferr;
+    if (kind == GATE_REQ_JOIN && m->body_case == CROUPIER__CLIENT_MESSAGE__BODY_JOIN_ROOM &&
+        !room_code_valid(m->join_room->code)) {
+        gate_req_fail(r, CROUPIER__ERROR_CODE__BAD_REQUEST, "a room code is 6 digits");
+        return;
+    }
+    if (kind == GATE_REQ_JOIN && m->body_case == CROUPIER__CLIENT_MESSAGE__BODY_CREATE_ROOM &&
+        frame_check_room_rules(m->create_room->rules, "CreateRoom.rules", &ferr) != 0) {
+        gate_req_fail(r, CROUPIER__ERROR_CODE__BAD_REQUEST, ferr.detail);
+        return;
+    }
     if (kind == GATE_REQ_JOIN && m->body_case == CROUPIER__CLIENT_MESSAGE__BODY_JOIN_ROOM) {
         r->room = true; /* its engine, game and stake come with its record */
         snprintf(r->room_code, sizeof r->room_code, "%s", m->join_room->code);
@@ -3278,6 +3289,11 @@ static void gate_client_get_room(gate_conn_t *c, const Croupier__ClientMessage *
         metrics_add(g->m_reject[REJ_UNAUTH], 1);
         gate_conn_error(c, m->request_id, CROUPIER__ERROR_CODE__UNAUTHENTICATED,
                         c->player == 0 ? "log in first" : "login not complete");
+        return;
+    }
+    if (!room_code_valid(m->get_room->code)) {
+        gate_conn_error(c, m->request_id, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                        "a room code is 6 digits");
         return;
     }
     gate_get_room_t *op = xcalloc(1, sizeof *op);

@@ -776,7 +776,7 @@ static int check_room_code(const char *code, const char *path, frame_error_t *er
 }
 
 /* RoomRules: 1..64 deals, 2..9 seats when given, at most 8 options of 1..32 bytes. */
-static int check_room_rules(const Croupier__RoomRules *r, const char *path, frame_error_t *err)
+int frame_check_room_rules(const Croupier__RoomRules *r, const char *path, frame_error_t *err)
 {
     if (r->deals < 1 || r->deals > 64)
         return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s.deals: 1..64", path);
@@ -815,16 +815,14 @@ static int rules_client(const Croupier__ClientMessage *m, frame_error_t *err)
         return check_action(m->action, "ClientMessage.action", "", err);
     case CROUPIER__CLIENT_MESSAGE__BODY_LIST_TABLES:
         return check_list_tables(m->list_tables, err);
-    case CROUPIER__CLIENT_MESSAGE__BODY_CREATE_ROOM: {
-        const Croupier__CreateRoom *cr = m->create_room;
-        int rc = check_join(&(Croupier__Join){.game = cr->game, .stake = cr->stake},
-                            "ClientMessage.create_room", "", err);
-        return rc < 0 ? rc : check_room_rules(cr->rules, "ClientMessage.create_room.rules", err);
-    }
+    case CROUPIER__CLIENT_MESSAGE__BODY_CREATE_ROOM:
+        /* Its rules and the codes below are a user's input: the gateway answers them
+         * BAD_REQUEST (frame_check_room_rules) instead of closing the connection. */
+        return check_join(&(Croupier__Join){.game = m->create_room->game,
+                                            .stake = m->create_room->stake},
+                          "ClientMessage.create_room", "", err);
     case CROUPIER__CLIENT_MESSAGE__BODY_JOIN_ROOM:
-        return check_room_code(m->join_room->code, "ClientMessage.join_room", err);
     case CROUPIER__CLIENT_MESSAGE__BODY_GET_ROOM:
-        return check_room_code(m->get_room->code, "ClientMessage.get_room", err);
     case CROUPIER__CLIENT_MESSAGE__BODY_LEAVE:
     case CROUPIER__CLIENT_MESSAGE__BODY_RESUME:
     case CROUPIER__CLIENT_MESSAGE__BODY_PING:
@@ -939,7 +937,7 @@ static int rules_rpc(const Croupier__RpcFrame *m, frame_error_t *err)
                 return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
                             "RpcFrame.room: a code or rules, one of them");
             rc = m->room->code != NULL ? check_room_code(m->room->code, "RpcFrame.room", err)
-                                       : check_room_rules(m->room->create, "RpcFrame.room.create",
+                                       : frame_check_room_rules(m->room->create, "RpcFrame.room.create",
                                                           err);
             if (rc < 0)
                 return rc;

@@ -129,6 +129,11 @@ int frame_pack_rpc(struct evbuffer *out, const Croupier__RpcFrame *m, const fram
 /* ---- checking ---------------------------------------------------------------------------- */
 
 /* Every rule of the protocol for a message built in memory. Return 0, or -EINVAL with err. */
+/* A private room's rules (CreateRoom.rules): 1..64 deals, 2..9 seats when given, at most 8
+ * rule options of 1..32 of a-z, 0-9, '-' and ':'. 0, or -1 with err set (BAD_REQUEST, the
+ * field named after path). The client codec leaves them to the receiver, which answers a
+ * refusal instead of closing the connection; the rpc codec checks them. */
+int frame_check_room_rules(const Croupier__RoomRules *r, const char *path, frame_error_t *err);
 int frame_check_client(const Croupier__ClientMessage *m, const frame_limits_t *lim,
                        frame_error_t *err);
 int frame_check_server(const Croupier__ServerMessage *m, const frame_limits_t *lim,

@@ -65,6 +65,8 @@ type EventMap = {
     snapshot: croupier.ISnapshot;
     moved: croupier.IMoved;
     tableClosing: croupier.ITableClosing;
+    /** A private room's scoreboard: after each deal and at its end (docs/protocol.md). */
+    room: croupier.IRoomInfo;
     goAway: croupier.IGoAway;
     reconnected: { url: string; snapshot: croupier.ISnapshot | null };
     disconnected: { code: number; reason: string };
@@ -202,6 +204,35 @@ export class Client {
         this.seated = false;
     }
 
+    /** Creates a private room and sits in it as its host: the Joined, whose `room.code` the
+     * others join by (docs/protocol.md "Private rooms"). */
+    async createRoom(engine: croupier.Engine, game: string, stake: number,
+                     rules: croupier.IRoomRules): Promise<croupier.IJoined> {
+        const m = await this.request({ createRoom: { engine, game, stake, rules } });
+        this.seated = true;
+        return m.joined as croupier.IJoined;
+    }
+
+    /** Sits in the private room of a 6-digit code. Rejects ROOM_NOT_FOUND, ROOM_FULL,
+     * ROOM_STARTED, ROOM_ENDED. */
+    async joinRoom(code: string): Promise<croupier.IJoined> {
+        const m = await this.request({ joinRoom: { code } });
+        this.seated = true;
+        return m.joined as croupier.IJoined;
+    }
+
+    /** A room's record by code, seated or not: its state and scoreboard, also after its end. */
+    async getRoom(code: string): Promise<croupier.IRoomInfo> {
+        const m = await this.request({ getRoom: { code } });
+        return m.room as croupier.IRoomInfo;
+    }
+
+    /** The host disbands its room before the first deal (NOT_HOST, ROOM_STARTED otherwise). */
+    async disbandRoom(): Promise<void> {
+        await this.request({ leave: { disbandRoom: true } });
+        this.seated = false;
+    }
+
     async resume(): Promise<croupier.ISnapshot> {
         const m = await this.request({ resume: {} });
         this.seated = true;
@@ -335,6 +366,7 @@ export class Client {
         case "play": this.emit("play", m.play!); break;
         case "roundEnd": this.emit("roundEnd", m.roundEnd!); break;
         case "snapshot": this.emit("snapshot", m.snapshot!); break;
+        case "room": this.emit("room", m.room!); break;
         case "moved":
             this.seated = true;
             this.emit("moved", m.moved!);

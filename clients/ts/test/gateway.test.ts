@@ -31,7 +31,7 @@ async function playOne(c: Client): Promise<number> {
     throw new Error("no round started");
 }
 
-function nextEvent<T>(c: Client, ev: "roundEnd" | "reconnected" | "moved" | "tableClosing",
+function nextEvent<T>(c: Client, ev: "roundEnd" | "reconnected" | "moved" | "tableClosing" | "room",
                       ms: number): Promise<T> {
     return new Promise((res, rej) => {
         const t = setTimeout(() => rej(new Error(`no ${ev} within ${ms} ms`)), ms);
@@ -191,4 +191,52 @@ test("hold'em through a gateway SIGTERM during play: both players resume and the
     assert.ok(pb.ends.length >= 2);
     a.close();
     b.close();
+});
+
+test("a private room: created with a code, joined by it, two deals, the final scoreboard", async () => {
+    await rig.startGame();
+    const gate = await rig.startGate("sdk-room");
+    const a = await player([rig.url(gate)], 61), b = await player([rig.url(gate)], 62);
+    try {
+        const ja = await a.createRoom(ENGINE, "test", 10, { deals: 2, seats: 2 });
+        const code = ja.room?.code ?? "";
+        assert.match(code, /^[0-9]{6}$/);
+        assert.equal(ja.room?.state, croupier.RoomState.ROOM_WAITING);
+        const other = String((Number(code) + 1) % 1000000).padStart(6, "0");
+        await assert.rejects(b.joinRoom(other), (e: unknown) =>
+            e instanceof CroupierError && e.code === croupier.ErrorCode.ROOM_NOT_FOUND);
+        await assert.rejects(b.joinRoom("12ab56"), (e: unknown) =>
+            e instanceof CroupierError && e.code === croupier.ErrorCode.BAD_REQUEST);
+        await assert.rejects(b.disbandRoom(), (e: unknown) =>
+            e instanceof CroupierError && e.code === croupier.ErrorCode.NOT_SEATED);
+        const ended = new Promise<croupier.IRoomInfo>((res) => {
+            a.on("room", (r: croupier.IRoomInfo) => {
+                if (r.state === croupier.RoomState.ROOM_FINISHED)
+                    res(r);
+            });
+        });
+        const closing = nextEvent<croupier.ITableClosing>(b, "tableClosing", 20000);
+        const jb = await b.joinRoom(code);
+        assert.equal(Number(jb.deskId), Number(ja.deskId));
+        await assert.rejects(a.createRoom(ENGINE, "test", 10, { deals: 2 }), (e: unknown) =>
+            e instanceof CroupierError && e.code === croupier.ErrorCode.ALREADY_SEATED);
+        /* Two deals: each ends when a player passes. */
+        for (let deal = 0; deal < 2; deal++) {
+            const end = nextEvent<croupier.IRoundEnd>(a, "roundEnd", 8000);
+            await playOne(a);
+            await end;
+        }
+        const fin = await ended;
+        assert.equal(fin.dealsPlayed, 2);
+        assert.equal(fin.roundIds?.length, 2);
+        assert.equal((await closing).reason, croupier.ClosingReason.CLOSING_ROOM_ENDED);
+        const read = await b.getRoom(code);
+        assert.equal(read.state, croupier.RoomState.ROOM_FINISHED);
+        assert.deepEqual(read.roundIds, fin.roundIds);
+        await assert.rejects(b.joinRoom(code), (e: unknown) =>
+            e instanceof CroupierError && e.code === croupier.ErrorCode.ROOM_ENDED);
+    } finally {
+        a.close(); /* a failed check must not leave clients reconnecting forever */
+        b.close();
+    }
 });
