@@ -89,11 +89,11 @@ typedef struct bot {
      * scoreboard as this bot knows it. */
     uint32_t room_gen;
     char room_code[8];
-    int room_seen;         /* completed deals of the room whose RoundEnd this bot saw */
-    int64_t room_sum;      /* its own deltas over those */
-    int room_played;       /* deals played per the last RoomInfo / Snapshot / Joined */
-    int64_t room_total;    /* its own total there */
-    bool room_known;       /* room_played/room_total are set */
+    int room_seen;      /* completed deals of the room whose RoundEnd this bot saw */
+    int64_t room_sum;   /* its own deltas over those */
+    int room_played;    /* deals played per the last RoomInfo / Snapshot / Joined */
+    int64_t room_total; /* its own total there */
+    bool room_known;    /* room_played/room_total are set */
 } bot_t;
 
 /* A group of bots that plays private rooms together: the code of its room now. */

@@ -980,7 +980,8 @@ static int tk_ready(tk_table_t *t)
 
 static void tk_maybe_schedule(tk_table_t *t)
 {
-    if (t->gap_armed || t->closed || tk_room_ended(t) || rt_desk_in_round(t->desk) || tk_ready(t) < tk_min_players(t))
+    if (t->gap_armed || t->closed || tk_room_ended(t) || rt_desk_in_round(t->desk) ||
+        tk_ready(t) < tk_min_players(t))
         return;
     if (rt_desk_timer_arm(t->desk, t->eng->set.gap_ms, TK_TIMER_GAP, NULL) == 0)
         t->gap_armed = true;
@@ -2214,8 +2215,10 @@ static void tk_adopt_import(tk_table_t *t, tk_job_t *j)
     }
     t->nadopt_q = 0;
     if (t->room != NULL) {
-        rt_msg_t m = {.type = TK_MSG_ROOM, .arg = rt_desk_id(t->desk),
-                      .ptr = xstrdup(t->room->rec.code), .free_fn = free};
+        rt_msg_t m = {.type = TK_MSG_ROOM,
+                      .arg = rt_desk_id(t->desk),
+                      .ptr = xstrdup(t->room->rec.code),
+                      .free_fn = free};
         rt_post(rt_desk_rt(t->desk), t->eng->lobby, &m);
     }
     tk_tell_lobby(t);
@@ -2452,8 +2455,8 @@ static void tk_room_job_done(tk_table_t *t, tk_job_t *j)
         return;
     if (j->kind == TK_JOB_ROOM_WRITE) {
         if (j->status != 1)
-            log_emit(j->status == 0 ? LOG_WARN : LOG_ERROR, "tk_room_write_failed",
-                     "{s:s,s:i,s:s}", "room", t->room->rec.code, "status", j->status, "why",
+            log_emit(j->status == 0 ? LOG_WARN : LOG_ERROR, "tk_room_write_failed", "{s:s,s:i,s:s}",
+                     "room", t->room->rec.code, "status", j->status, "why",
                      j->status == 0        ? "the record expired"
                      : j->status == -EPERM ? "another server owns the room"
                                            : "redis unreachable");
@@ -2473,8 +2476,10 @@ static void tk_room_job_done(tk_table_t *t, tk_job_t *j)
         return;
     }
     snprintf(t->room->rec.code, sizeof t->room->rec.code, "%s", j->room->code);
-    rt_msg_t m = {.type = TK_MSG_ROOM, .arg = rt_desk_id(t->desk),
-                  .ptr = xstrdup(t->room->rec.code), .free_fn = free};
+    rt_msg_t m = {.type = TK_MSG_ROOM,
+                  .arg = rt_desk_id(t->desk),
+                  .ptr = xstrdup(t->room->rec.code),
+                  .free_fn = free};
     rt_post(rt_desk_rt(t->desk), t->eng->lobby, &m);
     int64_t wait = t->room->rec.expires_ms - clock_wall_ms();
     if (rt_desk_timer_arm(t->desk, wait > 0 ? wait : 0, TK_TIMER_ROOM, NULL) != 0)
@@ -2482,7 +2487,7 @@ static void tk_room_job_done(tk_table_t *t, tk_job_t *j)
     log_emit(LOG_INFO, "tk_room_created", "{s:s,s:s,s:I,s:i,s:i}", "room", t->room->rec.code,
              "game", t->game, "stake", (json_int_t)t->stake, "seats", t->nseats, "deals",
              t->room->rec.deals);
-    t->joins_seen--; /* the lobby's one join, seen once already */
+    t->joins_seen--;        /* the lobby's one join, seen once already */
     tk_table_join(t, keep); /* the host sits down */
     free(keep);
 }
@@ -2552,7 +2557,7 @@ static bool tk_room_join_refused(tk_table_t *t, gs_request_t *req)
     if (t->room->ended) {
         tk_refuse(t, req, CROUPIER__ERROR_CODE__ROOM_ENDED,
                   r->state == CROUPIER__ROOM_STATE__ROOM_DISBANDED ? "the room was disbanded"
-                                                                  : "the room is over");
+                                                                   : "the room is over");
         return true;
     }
     if (r->state != CROUPIER__ROOM_STATE__ROOM_WAITING) {

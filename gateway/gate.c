@@ -173,7 +173,7 @@ struct gate_req {
     char tried[4][80];     /* servers that refused a join with DRAINING/UNAVAILABLE (ntried) */
     char offer[168];       /* adopt: the handoff offer id (set when adopt is) */
     int redirects;         /* adopt: answers naming the adopter followed */
-    char room_code[ROOM_CODE_LEN + 1]; /* JoinRoom: the code (set when room is, else "") */
+    char room_code[ROOM_CODE_LEN + 1];   /* JoinRoom: the code (set when room is, else "") */
     uint8_t action[GATE_ACTION_FWD_MAX]; /* action_len bytes */
 };
 
@@ -1738,7 +1738,8 @@ static void gate_room_lookup_cb(rconn_t *rc, redisReply *reply, void *arg)
     if (e->state != REGISTRY_READY || gate_entry_gone(g, e)) {
         free(rec);
         r->attempts++;
-        gate_req_retry(r, CROUPIER__ERROR_CODE__UNAVAILABLE, "the room is moving to another server");
+        gate_req_retry(r, CROUPIER__ERROR_CODE__UNAVAILABLE,
+                       "the room is moving to another server");
         return;
     }
     r->engine = rec->engine;
@@ -3297,8 +3298,7 @@ static void gate_client_get_room(gate_conn_t *c, const Croupier__ClientMessage *
         return;
     }
     gate_get_room_t *op = xcalloc(1, sizeof *op);
-    *op = (gate_get_room_t){.g = g, .conn_id = c->id, .session = c->session,
-                            .rid = m->request_id};
+    *op = (gate_get_room_t){.g = g, .conn_id = c->id, .session = c->session, .rid = m->request_id};
     char key[64];
     room_key(m->get_room->code, key, sizeof key);
     const char *argv[] = {"GET", key};

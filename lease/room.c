@@ -45,13 +45,12 @@ char *room_record_json(const room_record_t *r)
     snprintf(host, sizeof host, "%" PRIu64, r->host);
     snprintf(desk, sizeof desk, "%" PRIu64, r->desk);
     snprintf(epoch, sizeof epoch, "%" PRIu64, r->epoch);
-    json_t *o = json_pack("{s:i,s:s,s:i,s:i,s:s,s:I,s:i,s:i,s:i,s:s,s:b,s:s,s:s,s:s,s:s,s:I,s:I}",
-                          "v", 1, "code", r->code, "state", (int)r->state, "engine", r->engine,
-                          "game", r->game, "stake", (json_int_t)r->stake, "seats", r->seats,
-                          "deals", r->deals, "played", r->played, "host", host, "bot_fill",
-                          r->bot_fill, "server", r->server, "epoch", epoch, "desk", desk, "owner",
-                          r->owner, "created_ms", (json_int_t)r->created_ms, "expires_ms",
-                          (json_int_t)r->expires_ms);
+    json_t *o = json_pack(
+        "{s:i,s:s,s:i,s:i,s:s,s:I,s:i,s:i,s:i,s:s,s:b,s:s,s:s,s:s,s:s,s:I,s:I}", "v", 1, "code",
+        r->code, "state", (int)r->state, "engine", r->engine, "game", r->game, "stake",
+        (json_int_t)r->stake, "seats", r->seats, "deals", r->deals, "played", r->played, "host",
+        host, "bot_fill", r->bot_fill, "server", r->server, "epoch", epoch, "desk", desk, "owner",
+        r->owner, "created_ms", (json_int_t)r->created_ms, "expires_ms", (json_int_t)r->expires_ms);
     if (o == NULL)
         return NULL;
     json_t *opts = json_array(), *scores = json_array(), *rounds = json_array();
@@ -60,9 +59,9 @@ char *room_record_json(const room_record_t *r)
     for (int i = 0; i < r->nscores; i++) {
         char p[24];
         snprintf(p, sizeof p, "%" PRIu64, r->scores[i].player);
-        json_array_append_new(scores, json_pack("{s:i,s:s,s:I}", "seat", r->scores[i].seat,
-                                                "player", p, "total",
-                                                (json_int_t)r->scores[i].total));
+        json_array_append_new(scores,
+                              json_pack("{s:i,s:s,s:I}", "seat", r->scores[i].seat, "player", p,
+                                        "total", (json_int_t)r->scores[i].total));
     }
     for (int i = 0; i < r->played && i < ROOM_MAX_DEALS; i++)
         json_array_append_new(rounds, json_string(r->rounds[i]));
@@ -229,8 +228,8 @@ int room_sync_create(redisContext *c, room_record_t *r, int64_t ttl_ms)
             return -ENOMEM;
         char key[64];
         room_key(r->code, key, sizeof key);
-        redisReply *rep =
-            redisCommand(c, "SET %s %s NX PX %lld", key, json, (long long)(ttl_ms > 0 ? ttl_ms : 1));
+        redisReply *rep = redisCommand(c, "SET %s %s NX PX %lld", key, json,
+                                       (long long)(ttl_ms > 0 ? ttl_ms : 1));
         free(json);
         if (rep == NULL || rep->type == REDIS_REPLY_ERROR) {
             freeReplyObject(rep);
@@ -246,15 +245,14 @@ int room_sync_create(redisContext *c, room_record_t *r, int64_t ttl_ms)
 }
 
 /* KEYS[1] the record; ARGV: owner, json, ttl ms, take ("1": the writer becomes the owner). */
-static const char room_write_lua[] =
-    "local cur = redis.call('GET', KEYS[1]) "
-    "if not cur then return 0 end "
-    "if ARGV[4] ~= '1' then "
-    "  local ok, rec = pcall(cjson.decode, cur) "
-    "  if not ok or rec['owner'] ~= ARGV[1] then return -1 end "
-    "end "
-    "redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) "
-    "return 1";
+static const char room_write_lua[] = "local cur = redis.call('GET', KEYS[1]) "
+                                     "if not cur then return 0 end "
+                                     "if ARGV[4] ~= '1' then "
+                                     "  local ok, rec = pcall(cjson.decode, cur) "
+                                     "  if not ok or rec['owner'] ~= ARGV[1] then return -1 end "
+                                     "end "
+                                     "redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) "
+                                     "return 1";
 
 int room_sync_write(redisContext *c, const room_record_t *r, int64_t ttl_ms, bool take)
 {

@@ -818,9 +818,9 @@ static int rules_client(const Croupier__ClientMessage *m, frame_error_t *err)
     case CROUPIER__CLIENT_MESSAGE__BODY_CREATE_ROOM:
         /* Its rules and the codes below are a user's input: the gateway answers them
          * BAD_REQUEST (frame_check_room_rules) instead of closing the connection. */
-        return check_join(&(Croupier__Join){.game = m->create_room->game,
-                                            .stake = m->create_room->stake},
-                          "ClientMessage.create_room", "", err);
+        return check_join(
+            &(Croupier__Join){.game = m->create_room->game, .stake = m->create_room->stake},
+            "ClientMessage.create_room", "", err);
     case CROUPIER__CLIENT_MESSAGE__BODY_JOIN_ROOM:
     case CROUPIER__CLIENT_MESSAGE__BODY_GET_ROOM:
     case CROUPIER__CLIENT_MESSAGE__BODY_LEAVE:
@@ -887,8 +887,7 @@ static int rules_server(const Croupier__ServerMessage *m, const char *path, fram
         return check_table_list(m->table_list, path, err);
     case CROUPIER__SERVER_MESSAGE__BODY_ROOM:
         if (m->room->state == CROUPIER__ROOM_STATE__ROOM_STATE_UNSPECIFIED)
-            return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s.room.state: unspecified",
-                        path);
+            return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s.room.state: unspecified", path);
         return 0;
     case CROUPIER__SERVER_MESSAGE__BODY_GAME_EVENT: /* body capped by the walk */
     case CROUPIER__SERVER_MESSAGE__BODY_LOGIN_RESULT:
@@ -936,9 +935,9 @@ static int rules_rpc(const Croupier__RpcFrame *m, frame_error_t *err)
             if ((m->room->code != NULL) == (m->room->create != NULL))
                 return fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
                             "RpcFrame.room: a code or rules, one of them");
-            rc = m->room->code != NULL ? check_room_code(m->room->code, "RpcFrame.room", err)
-                                       : frame_check_room_rules(m->room->create, "RpcFrame.room.create",
-                                                          err);
+            rc = m->room->code != NULL
+                     ? check_room_code(m->room->code, "RpcFrame.room", err)
+                     : frame_check_room_rules(m->room->create, "RpcFrame.room.create", err);
             if (rc < 0)
                 return rc;
         }

@@ -43,9 +43,9 @@ typedef struct {
     const uint64_t *players;
     int nplayers;
     /* private rooms */
-    int64_t won[8];    /* each of players' RoundEnd deltas, summed */
-    int room_infos;    /* RoomInfo pushes (one per player) */
-    int room_state;    /* the last one's state and deals played */
+    int64_t won[8]; /* each of players' RoundEnd deltas, summed */
+    int room_infos; /* RoomInfo pushes (one per player) */
+    int room_state; /* the last one's state and deals played */
     int room_played;
     int room_closing;  /* TableClosing{CLOSING_ROOM_ENDED} */
     int room_desk_end; /* DeskClosing{CLOSING_ROOM_ENDED} */
@@ -1426,8 +1426,7 @@ START_TEST(test_tk_room_is_joined_by_code_plays_its_deals_and_ends_with_its_scor
     send_room(c, ++rid, players[5], code2, NULL);
     ck_assert_int_eq(reply_code(c, rid, NULL), CROUPIER__ERROR_CODE__ROOM_ENDED);
     long long end = ts_now_ms() + 5000;
-    while ((wallet(&e, players[4]) != 1000 || wallet(&e, players[5]) != 1000) &&
-           ts_now_ms() < end)
+    while ((wallet(&e, players[4]) != 1000 || wallet(&e, players[5]) != 1000) && ts_now_ms() < end)
         ts_sleep_ms(20);
     ck_assert_int_eq(wallet(&e, players[4]), 1000);
     ck_assert_int_eq(wallet(&e, players[5]), 1000);
