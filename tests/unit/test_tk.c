@@ -131,6 +131,8 @@ static void env_start_gap(env_t *e, int drain_max_s, const char *action_ms, cons
                     "1",
                     "--zhajinhua-move-wait-ms",
                     "300",
+                    "--zhajinhua-room-wait-ms",
+                    "4000",
                     NULL};
     ck_assert_int_eq(testenv_start(e, NULL), 0);
     ck_assert_int_eq(testenv_start_game(e, &e->game, "zhajinhua", drain_max_s, args, NULL), 0);
@@ -1265,11 +1267,23 @@ static void room_read(env_t *e, const char *code, room_record_t *out)
     free(json);
 }
 
+/* The record once it is in state want (written on the handoff thread, it may trail the
+ * players' notices), within 5 s; else the last read. */
+static void room_read_state(env_t *e, const char *code, int want, room_record_t *out)
+{
+    long long end = ts_now_ms() + 5000;
+    room_read(e, code, out);
+    while ((int)out->state != want && ts_now_ms() < end) {
+        ts_sleep_ms(20);
+        room_read(e, code, out);
+    }
+}
+
 /* The final record: every deal once, in order, its scoreboard the sum of the RoundEnds. */
 static void check_room_final(env_t *e, const char *code, const model_t *m, int deals)
 {
     room_record_t *rec = calloc(1, sizeof *rec);
-    room_read(e, code, rec);
+    room_read_state(e, code, CROUPIER__ROOM_STATE__ROOM_FINISHED, rec);
     ck_assert_int_eq(rec->state, CROUPIER__ROOM_STATE__ROOM_FINISHED);
     ck_assert_int_eq(rec->played, deals);
     ck_assert_int_eq(m->nrounds, deals);
@@ -1317,7 +1331,8 @@ static void play_room_out(rpcc_t *c, model_t *m, uint64_t *rid)
 /* A room (tk.h "rooms") is made by CreateRoom with its rules (checked), never advertised,
  * joined by its code only, refuses what its state forbids with the room's own codes, deals
  * once full, pushes its scoreboard after every deal and ends after its last: everyone told,
- * cashed out, the record final. A host disbands a room that has not started. */
+ * cashed out, the record final. A host disbands a room that has not started; one not full
+ * within its wait is disbanded. */
 START_TEST(test_tk_room_is_joined_by_code_plays_its_deals_and_ends_with_its_scoreboard)
 {
     env_t e;
@@ -1387,7 +1402,7 @@ START_TEST(test_tk_room_is_joined_by_code_plays_its_deals_and_ends_with_its_scor
     ck_assert_int_eq(reply_code(c, rid, NULL), CROUPIER__ERROR_CODE__ROOM_STARTED);
     send_leave(c, ++rid, players[0], true);
     ck_assert_int_eq(reply_code(c, rid, NULL), CROUPIER__ERROR_CODE__ROOM_STARTED);
-    room_read(&e, code, rec);
+    room_read_state(&e, code, CROUPIER__ROOM_STATE__ROOM_PLAYING, rec);
     ck_assert_int_eq(rec->state, CROUPIER__ROOM_STATE__ROOM_PLAYING);
     /* Two deals: a scoreboard after the first, the final one after the second. */
     play_room_out(c, &m, &rid);
@@ -1420,7 +1435,7 @@ START_TEST(test_tk_room_is_joined_by_code_plays_its_deals_and_ends_with_its_scor
     ck_assert_int_eq(reply_code(c, rid, NULL), CROUPIER__ERROR_CODE__OK);
     send_leave(c, ++rid, players[4], true);
     ck_assert_int_eq(reply_code(c, rid, NULL), CROUPIER__ERROR_CODE__OK);
-    room_read(&e, code2, rec);
+    room_read_state(&e, code2, CROUPIER__ROOM_STATE__ROOM_DISBANDED, rec);
     ck_assert_int_eq(rec->state, CROUPIER__ROOM_STATE__ROOM_DISBANDED);
     ck_assert_str_eq(rec->detail, "the host disbanded the room");
     send_room(c, ++rid, players[5], code2, NULL);
@@ -1430,6 +1445,36 @@ START_TEST(test_tk_room_is_joined_by_code_plays_its_deals_and_ends_with_its_scor
         ts_sleep_ms(20);
     ck_assert_int_eq(wallet(&e, players[4]), 1000);
     ck_assert_int_eq(wallet(&e, players[5]), 1000);
+
+    /* A third room nobody else joins: its wait (--zhajinhua-room-wait-ms) ends it. */
+    Croupier__RpcFrame *old;
+    while ((old = rpcc_next_event(c, 300)) != NULL)
+        frame_free_rpc(old); /* the second room's last events */
+    model_t m3;
+    model_init(&m3, &e, players + 4, 1);
+    char code3[ROOM_CODE_LEN + 1];
+    long long made = ts_now_ms();
+    send_room(c, ++rid, players[4], NULL, &rules);
+    room_joined(c, rid, &m3, players[4], code3, NULL);
+    ck_assert_int_lt(wallet(&e, players[4]), 1000);
+    end = ts_now_ms() + 8000;
+    while (m3.room_closing == 0 && ts_now_ms() < end) {
+        Croupier__RpcFrame *f = rpcc_next_event(c, 200);
+        if (f != NULL) {
+            model_apply(&m3, f);
+            frame_free_rpc(f);
+        }
+    }
+    ck_assert_int_eq(m3.room_closing, 1);
+    ck_assert_int_eq(m3.room_state, CROUPIER__ROOM_STATE__ROOM_DISBANDED);
+    ck_assert_int_ge(ts_now_ms() - made, 3500); /* not before its wait */
+    room_read_state(&e, code3, CROUPIER__ROOM_STATE__ROOM_DISBANDED, rec);
+    ck_assert_int_eq(rec->state, CROUPIER__ROOM_STATE__ROOM_DISBANDED);
+    ck_assert_str_eq(rec->detail, "the room was not full in time");
+    end = ts_now_ms() + 5000;
+    while (wallet(&e, players[4]) != 1000 && ts_now_ms() < end)
+        ts_sleep_ms(20);
+    ck_assert_int_eq(wallet(&e, players[4]), 1000);
     free(rec);
     rpcc_close(c);
     testenv_stop(&e);
