@@ -271,6 +271,24 @@ web_start() {
     e2e_log "browser table: serve.mjs did not answer (log $E2E_DIR/web.log)"
 }
 
+# ---- operator credits ----------------------------------------------------------------------
+# While the bots play, an operator credits one bot's wallet and debits another's with
+# croupier-ctl (docs/ops.md, "credit"): each is booked against the house account
+# {croupier:money}:rake:credits with a settle record ctl:credit:<id>, so wallets + rake stays
+# what it was. credits.tsv: "OP_ID PLAYER AMOUNT STATUS" (STATUS: croupier-ctl's exit status).
+operator_credits() {
+    local ctl=$BUILD/tools/croupier-ctl p1 p2
+    : >"$OUT/credits.tsv"
+    [ -x "$ctl" ] || { e2e_log "no $ctl: no operator credits"; return 0; }
+    p1=$(awk -F'\t' 'NR == 1 { print $4 }' "$OUT/groups.tsv")
+    p2=$(awk -F'\t' 'NR == 2 { print $4 }' "$OUT/groups.tsv")
+    step "operator: croupier-ctl credit $p1 +500, $p2 -200"
+    "$ctl" --redis "127.0.0.1:$REDIS_PORT" credit "$p1" 500 --reason "demo: goodwill" --op-id demo-1
+    printf 'demo-1\t%s\t500\t%s\n' "$p1" $? >>"$OUT/credits.tsv"
+    "$ctl" --redis "127.0.0.1:$REDIS_PORT" credit "$p2" -200 --reason "demo: chargeback" --op-id demo-2
+    printf 'demo-2\t%s\t-200\t%s\n' "$p2" $? >>"$OUT/credits.tsv"
+}
+
 # ---- Prometheus (--prometheus) -------------------------------------------------------------
 # Debian's prometheus on 127.0.0.1, its data in the temporary directory; it scrapes the live
 # pods' health ports every second, read from a file_sd file rewritten (atomically) with the pods,
@@ -785,6 +803,7 @@ exec 3>&2 2>>"$OUT/demo.log"
 STDERR_SAVED=1
 
 nap "$WARMUP"
+operator_credits
 for e in "${ENGINES[@]}"; do
     roll_game "$e"
     nap "$PAUSE"
@@ -861,6 +880,12 @@ printf 'money\t%s\t%s\n' "$MONEY0" "$MONEY1" >>"$OUT/final.tsv"
 # the table-kit games' seat accounts (Zha Jin Hua): every table cashed out when it closed
 printf 'accounts\t%s\t%s\t%s\n' 'ts.*' $(e2e_accounts_left 'ts.*') >>"$OUT/final.tsv"
 printf 'settle_records\t%s\n' "$(e2e_redis --scan --pattern '{croupier:money}:round:*' | wc -l)" \
+    >>"$OUT/final.tsv"
+# operator credits: applied, their settle records, the house account's balance
+printf 'credits\t%s\t%s\t%s\t%s\t%s\n' "$(awk -F'\t' '$4 == 0' "$OUT/credits.tsv" 2>/dev/null | wc -l)" \
+    "$(awk -F'\t' '$4 == 0 { s -= $3 } END { print s + 0 }' "$OUT/credits.tsv" 2>/dev/null)" \
+    "$(e2e_redis --scan --pattern '{croupier:money}:round:ctl:credit:*' | wc -l)" \
+    "$(e2e_redis get '{croupier:money}:rake:credits')" "$(wc -l <"$OUT/credits.tsv")" \
     >>"$OUT/final.tsv"
 for f in "${E2E_FAILURES[@]}"; do printf 'failure\t%s\n' "$f" >>"$OUT/final.tsv"; done
 for w in "${E2E_WARNINGS[@]}"; do printf 'warning\t%s\n' "$w" >>"$OUT/final.tsv"; done

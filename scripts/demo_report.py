@@ -11,6 +11,7 @@ Reads what the demo collected after the cluster stopped:
                              money  BEFORE AFTER        (sum of wallets + rake in Redis)
                              accounts GLOB COUNT NONZERO (table chips: seat accounts ts.*)
                              settle_records N
+                             credits APPLIED HOUSE_EXPECTED RECORDS HOUSE TRIED (operator credits)
                              crash    NAME ENGINE HELD_EPOCH SEATS IN_INDEX MS CHIPS VOIDED BY
                                       (a pod the crash step SIGKILLed; a gateway's fields "-")
                              held_index N       (held epochs left in {croupier:money}:held)
@@ -34,7 +35,7 @@ run = sys.argv[1]
 groups, pods, failures, warnings, fallback, accounts = [], [], [], [], None, []
 crashed, bot_crash = [], {}
 prom_query, prom_rounds, prom_up = None, {}, {}
-money = settle_records = held_index = crash_voids = None
+money = settle_records = held_index = crash_voids = credits = None
 with open(os.path.join(run, "final.tsv")) as f:
     for line in f:
         r = line.rstrip("\n").split("\t")
@@ -48,6 +49,8 @@ with open(os.path.join(run, "final.tsv")) as f:
             accounts.append((r[1], int(r[2]), int(r[3])))
         elif r[0] == "settle_records":
             settle_records = int(r[1])
+        elif r[0] == "credits":
+            credits = tuple(int(x or 0) for x in (r[1:6] + ["0"] * 5)[:5])
         elif r[0] == "crash":
             crashed.append(r[1:])
         elif r[0] == "held_index":
@@ -246,6 +249,16 @@ if held_index is not None:
 if settle_records is not None:
     print("  settle records {croupier:money}:round:<id> in Redis: %d (the key is the round id, "
           "so a round cannot settle twice)" % settle_records)
+if credits is not None and credits[4] > 0:
+    applied, expected, records, house, tried = credits
+    print("  operator credits (croupier-ctl credit, docs/ops.md): %d applied mid-run, %d settle "
+          "records ctl:credit:<id>, house account rake:credits %d (in the sum above)"
+          % (applied, records, house))
+    check(applied == tried, "croupier-ctl applied every operator credit (%d of %d)"
+          % (applied, tried))
+    check(records == applied and house == expected,
+          "every operator credit has its settle record and the house account paid it (%d of %d, "
+          "rake:credits %d, expected %d)" % (records, applied, house, expected))
 
 print()
 print("Checks:")

@@ -8,6 +8,8 @@
 #     answer (prometheus-rounds.json, a successful instant query), and plausible against the
 #     bots' count (Prometheus counts the servers' completed rounds from their last scrape; the
 #     bots the distinct rounds they saw finish: within a factor of 2, give or take 5 rounds);
+#   * show the two operator credits made mid-run (croupier-ctl credit) with their settle records,
+#     and wallets + rake unchanged;
 #   * show that prometheus scraped every pod: each game and gateway pod of the run has an `up`
 #     series that was 1 at least once.
 # Prometheus not installed: one line and exit 77 (skipped).
@@ -96,6 +98,12 @@ check(len(pods) >= 4 and all(up.get(p) == "1" for p in pods),
           len(pods), ", ".join(p for p in pods if up.get(p) != "1") or "none"))
 check(re.search(r"^  pods scraped \(up == 1 at least once\): (\d+) of \1$", stdout, re.M) is not None,
       "the report says every pod was scraped")
+# the operator's credits mid-run (croupier-ctl credit): booked with settle records, and the
+# money check above still passed
+check(re.search(r"^  operator credits \(croupier-ctl credit, docs/ops\.md\): 2 applied mid-run, 2 settle "
+                r"records ctl:credit:<id>, house account rake:credits -300", stdout, re.M) is not None
+      and re.search(r"^  ok   wallets \+ rake unchanged", stdout, re.M) is not None,
+      "the report shows the two operator credits with their settle records, wallets + rake unchanged")
 sys.exit(1 if fails else 0)
 EOF
 [ $? = 0 ] || FAILS=$((FAILS + 1))
