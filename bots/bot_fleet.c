@@ -94,6 +94,7 @@ typedef struct bot {
     int room_played;    /* deals played per the last RoomInfo / Snapshot / Joined */
     int64_t room_total; /* its own total there */
     bool room_known;    /* room_played/room_total are set */
+    bool seat_doubt;    /* a Resume to see a seat the gateway said we hold (ALREADY_SEATED) */
 } bot_t;
 
 /* A group of bots that plays private rooms together: the code of its room now. */
@@ -701,6 +702,7 @@ static void bot_on_resume(bot_t *b, const Croupier__ServerMessage *m)
         const Croupier__Snapshot *sn = m->snapshot;
         bot_req_clear(b);
         b->rq_newtries = 0;
+        b->seat_doubt = false;
         bot_book_seated(book, b->idx, sn->desk_id, b->lost_connection, s->round_in_snapshot,
                         sn->round_id, now_ms());
         if (sn->round_id != NULL && sn->round_id[0] != '\0')
@@ -724,7 +726,8 @@ static void bot_on_resume(bot_t *b, const Croupier__ServerMessage *m)
         bool gone = e->code == CROUPIER__ERROR_CODE__TABLE_CLOSED;
         if (gone)
             bot_book_crash_voided(book, b->idx, now_ms());
-        bot_book_error(book, code_name(e->code), b->lost_connection || gone);
+        bot_book_error(book, code_name(e->code), b->lost_connection || gone || b->seat_doubt);
+        b->seat_doubt = false;
         bot_book_seated(book, b->idx, 0, b->lost_connection, true, NULL, now_ms());
         b->has_seat = false;
         bot_send_join(b);
@@ -793,9 +796,11 @@ static void bot_on_join(bot_t *b, const Croupier__ServerMessage *m)
         return;
     }
     if (e != NULL && e->code == CROUPIER__ERROR_CODE__ALREADY_SEATED) {
-        /* A seat the gateway still holds for us (a room's end crossing our request): see it. */
+        /* A seat the gateway still holds for us (a room's end crossing our request): see it;
+         * NOT_SEATED then is expected (the gateway forgets it and we join). */
         bot_req_clear(b);
         bot_book_error(b->f->cfg.book, code_name(e->code), true);
+        b->seat_doubt = true;
         bot_send_resume(b);
         return;
     }

@@ -482,10 +482,16 @@ void gs_close_desk_seats(gs_t *gs, rt_desk_id_t desk, const uint64_t *players, s
     tc.detail = (char *)(detail != NULL ? detail : "");
     sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_TABLE_CLOSING;
     sm.table_closing = &tc;
+    /* A room's end: the gateway forgets the seat (DeskClosing) before the player hears of it on
+     * the same link, so the player's next request (the next room) never finds it held. */
+    bool notice_first = reason == CROUPIER__CLOSING_REASON__CLOSING_ROOM_ENDED;
+    if (notice_first)
+        gs_desk_notices(gs, desk, players, n, reason, detail, NULL);
     for (size_t i = 0; i < n; i++) {
         gs_push(gs, players[i], &sm);
     }
-    gs_desk_notices(gs, desk, players, n, reason, detail, NULL);
+    if (!notice_first)
+        gs_desk_notices(gs, desk, players, n, reason, detail, NULL);
 }
 
 void gs_move_desk_seats(gs_t *gs, rt_desk_id_t desk, const uint64_t *players, size_t n,

@@ -1513,9 +1513,17 @@ static void tk_leave(tk_table_t *t, gs_request_t *req, int i)
     }
     if (t->room != NULL && !t->room->ended) {
         if (t->room->rec.state != CROUPIER__ROOM_STATE__ROOM_WAITING) {
+            if (!disband && !s->bot) {
+                /* The player goes: their turns are the automatic move's until they act again
+                 * (or resume), so the room plays on without waiting out their turn time. */
+                s->trustee = true;
+                if (t->turn_seat == i && t->turn_armed)
+                    tk_turn_hurry(t);
+            }
             tk_refuse(t, req, CROUPIER__ERROR_CODE__ROOM_STARTED,
                       disband ? "the room has started: it can no longer be disbanded"
-                              : "the room has started: you leave it when its last deal ends");
+                              : "the room has started: you leave it when its last deal ends; "
+                                "your turns are played for you meanwhile");
             return;
         }
         if (disband && s->player != t->room->rec.host) {

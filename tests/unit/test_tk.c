@@ -51,7 +51,8 @@ typedef struct {
     int room_desk_end; /* DeskClosing{CLOSING_ROOM_ENDED} */
     char rounds[8][160];
     int nrounds;
-    long long rake; /* summed from the RoundEnds */
+    long long rake;    /* summed from the RoundEnds */
+    uint64_t hands_off; /* a player whose turns the kit plays (play_room_out leaves them) */
 } model_t;
 
 static long long redis_int(env_t *e, const char *fmt, const char *arg)
@@ -1255,7 +1256,8 @@ static int room_joined(rpcc_t *c, uint64_t rid, model_t *m, uint64_t player, cha
 
 static bool room_over(const model_t *m)
 {
-    return m->room_desk_end >= m->nplayers && m->room_state == CROUPIER__ROOM_STATE__ROOM_FINISHED;
+    return m->room_desk_end >= m->nplayers && m->room_closing >= m->nplayers &&
+           m->room_state == CROUPIER__ROOM_STATE__ROOM_FINISHED;
 }
 
 /* The room's record as Redis holds it. */
@@ -1318,7 +1320,7 @@ static void play_room_out(rpcc_t *c, model_t *m, uint64_t *rid)
             model_apply(m, f);
             frame_free_rpc(f);
         }
-        if (m->turn_seat >= 0) {
+        if (m->turn_seat >= 0 && m->seat_player[m->turn_seat] != m->hands_off) {
             uint64_t p = m->seat_player[m->turn_seat];
             m->turn_seat = -1;
             send_move(c, ++*rid, p, CROUPIER__ZJH__ZJH_MOVE__ZJH_FOLD, 0, -1);
@@ -1404,6 +1406,23 @@ START_TEST(test_tk_room_is_joined_by_code_plays_its_deals_and_ends_with_its_scor
     ck_assert_int_eq(reply_code(c, rid, NULL), CROUPIER__ERROR_CODE__ROOM_STARTED);
     room_read_state(&e, code, CROUPIER__ROOM_STATE__ROOM_PLAYING, rec);
     ck_assert_int_eq(rec->state, CROUPIER__ROOM_STATE__ROOM_PLAYING);
+    /* The refused leaver's turns are played for them (quickly: not their 10 s turn time). */
+    m.hands_off = players[0];
+    long long until = ts_now_ms() + 8000;
+    while (m.timed_out == 0 && ts_now_ms() < until) {
+        Croupier__RpcFrame *f = rpcc_next_event(c, 200);
+        if (f != NULL) {
+            model_apply(&m, f);
+            frame_free_rpc(f);
+        }
+        if (m.turn_seat >= 0 && m.seat_player[m.turn_seat] != players[0]) {
+            uint64_t p = m.seat_player[m.turn_seat];
+            m.turn_seat = -1;
+            send_move(c, ++rid, p, CROUPIER__ZJH__ZJH_MOVE__ZJH_FOLD, 0, -1);
+            ck_assert_int_eq(reply_code(c, rid, NULL), CROUPIER__ERROR_CODE__OK);
+        }
+    }
+    ck_assert_msg(m.timed_out > 0, "the leaver's turn was not played for them");
     /* Two deals: a scoreboard after the first, the final one after the second. */
     play_room_out(c, &m, &rid);
     ck_assert_int_eq(m.room_played, 2);
