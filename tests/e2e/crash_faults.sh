@@ -16,11 +16,18 @@
 #                   so buy-ins, settlements and cash-outs are in flight, and the server is
 #                   SIGKILLed in that window; a replacement recovers what it held. Then the same
 #                   during the exit flush (SIGTERM, then SIGKILL while its cash-outs wait).
+#   FAULT=failover  Redis with two replicas and three Sentinels (issue 18, docs/deploy.md
+#                   "Failover and durability"); every kit engine plays through two gateways,
+#                   all of them finding the master through the sentinels. The master is
+#                   SIGKILLed, a replica is promoted, the dead node comes back as a replica;
+#                   later the new master is SIGKILLed too. The game servers WAIT for both
+#                   replicas (--redis-min-replicas 2). No process exits, every server keeps its
+#                   epoch, every round the bots saw finish has its settle record.
 # Always: wallets + rake equal what was seeded, no held epoch and no seat account with chips is
 # left, every round the bots saw finish has its settle record and no voided one has.
 #
 #   tests/e2e/crash_faults.sh BUILD_DIR [SOURCE_DIR]
-# Env: FAULT (redis | pause | inflight; default redis), CROUPIER_KEEP_LOGS=1 keeps the work dir.
+# Env: FAULT (redis | pause | inflight | failover; default redis), CROUPIER_KEEP_LOGS=1 keeps the work dir.
 set -u
 BUILD=$(cd "${1:?usage: crash_faults.sh BUILD_DIR [SOURCE_DIR]}" && pwd)
 SRC=$(cd "${2:-$(dirname "$0")/../..}" && pwd)
@@ -230,6 +237,128 @@ inflight)
     if [ "$(held_of "$s")" -ge "$(held_of game-4)" ]; then v=$s s=game-4; else v=game-4; fi
     SIGNAL_FIRST=TERM kill_in_pause "$v" 1500 0.5 "its exit flush"
     for p in gate-a gate-b "$s"; do e2e_pod_terminate "$p"; done
+    money_check "$sum0"
+    ;;
+failover)
+    # A master and two replicas, three sentinels (quorum 2, down-after 1000 ms).
+    e2e_redis_start
+    declare -A NODE_PORT NODE_PID
+    NODE_PORT[n0]=$REDIS_PORT NODE_PID[n0]=$REDIS_PID
+    node_start() { # NAME PORT REPLICAOF_PORT
+        redis-server --port "$2" --bind 127.0.0.1 --save '' --appendonly no \
+            --dir "$E2E_DIR/redis" --dbfilename "$1.rdb" --maxmemory-policy noeviction \
+            --repl-diskless-sync-delay 0 --replicaof 127.0.0.1 "$3" >>"$E2E_DIR/redis-$1.log" 2>&1 &
+        E2E_PIDS+=($!)
+        NODE_PID[$1]=$! NODE_PORT[$1]=$2
+        for _ in $(seq 1 50); do redis-cli -p "$2" ping 2>/dev/null | grep -q PONG && return 0; sleep 0.1; done
+        e2e_die "redis node $1 did not start"
+    }
+    node_start n1 "$(e2e_free_port)" "$REDIS_PORT"
+    node_start n2 "$(e2e_free_port)" "$REDIS_PORT"
+    SENTINELS=""
+    SPORTS=()
+    for i in 0 1 2; do
+        sp=$(e2e_free_port)
+        mkdir -p "$E2E_DIR/sentinel-$i"
+        printf 'port %s\nbind 127.0.0.1\nsentinel monitor croupier 127.0.0.1 %s 2\nsentinel down-after-milliseconds croupier 1000\nsentinel failover-timeout croupier 3000\n' \
+            "$sp" "$REDIS_PORT" >"$E2E_DIR/sentinel-$i/sentinel.conf"
+        redis-server "$E2E_DIR/sentinel-$i/sentinel.conf" --sentinel >>"$E2E_DIR/sentinel-$i.log" 2>&1 &
+        E2E_PIDS+=($!)
+        SPORTS+=("$sp")
+        SENTINELS+="${SENTINELS:+,}127.0.0.1:$sp"
+    done
+    master_port() {
+        local s p
+        for s in "${SPORTS[@]}"; do
+            p=$(redis-cli -p "$s" --raw sentinel get-master-addr-by-name croupier 2>/dev/null | sed -n 2p)
+            [ -n "$p" ] && { echo "$p"; return; }
+        done
+    }
+    # From now on every look at Redis goes to whichever node is the master.
+    e2e_redis() { redis-cli -p "$(master_port)" "$@"; }
+    sees_all() {
+        local s t
+        for s in "${SPORTS[@]}"; do
+            t=$(redis-cli -p "$s" sentinel master croupier 2>/dev/null | tr '\n' ' ')
+            [[ $t == *"num-slaves 2 "* && $t == *"num-other-sentinels 2 "* ]] || return 1
+        done
+    }
+    for _ in $(seq 1 150); do sees_all && break; sleep 0.1; done
+    sees_all || e2e_die "the sentinels never saw both replicas and each other"
+    node_of_port() { local n; for n in "${!NODE_PORT[@]}"; do [ "${NODE_PORT[$n]}" = "$1" ] && echo "$n"; done; }
+    # kill_master: SIGKILLs the master, waits for the promotion, brings the dead node back (empty)
+    # as a replica of the new master.
+    kill_master() {
+        local old new t0 n
+        old=$(master_port)
+        n=$(node_of_port "$old")
+        t0=$(now_ms)
+        kill -KILL "${NODE_PID[$n]}"
+        e2e_log "failover: master $n (port $old) SIGKILLed"
+        for _ in $(seq 1 200); do
+            new=$(master_port)
+            [ -n "$new" ] && [ "$new" != "$old" ] && break
+            sleep 0.05
+        done
+        check "a replica was promoted after $n died ($(($(now_ms) - t0)) ms, port $new)" test "$new" != "$old"
+        # The node comes back (empty, as a replaced node does) only once every sentinel has
+        # ended the failover, and counts again once the sentinels see it among the replicas.
+        settled() {
+            local s t
+            for s in "${SPORTS[@]}"; do
+                t=$(redis-cli -p "$s" sentinel master croupier 2>/dev/null | tr '\n' ' ')
+                [[ $t == *"port $new "* && $t != *failover_in_progress* ]] || return 1
+            done
+        }
+        for _ in $(seq 1 100); do settled && break; sleep 0.1; done
+        rm -f "$E2E_DIR/redis/$n.rdb"
+        node_start "$n" "$old" "$new"
+        for _ in $(seq 1 150); do sees_all && break; sleep 0.1; done
+        e2e_log "failover: $n back as a replica of port $new ($(($(now_ms) - t0)) ms after the kill)"
+    }
+    e2e_redis set '{croupier:money}:wallet:house-traditional' 100000000 >/dev/null
+    # Every replica must have a write before it counts: Sentinel promotes the replica whose offset
+    # it last read as the highest, which can be one that lacks the newest writes (docs/deploy.md
+    # "Failover and durability", Sizing).
+    HA=(--redis-sentinels "$SENTINELS" --redis-master croupier)
+    GAME_HA=("${HA[@]}" --redis-min-replicas 2)
+    TTL=6000 GRACE=12000 # a lease outlives a failover (down-after 1000 ms + the election)
+    ENGINES="test holdem persistent traditional zhajinhua"
+    for e in $ENGINES; do game_pod "game-$e" "$e" "${GAME_HA[@]}"; done
+    for _ in $(seq 1 100); do
+        [ "$(e2e_redis exists '{croupier:money}:wallet:house.persistent')" = 1 ] && break
+        sleep 0.1
+    done
+    e2e_gate_start gate-a "${HA[@]}"
+    e2e_gate_start gate-b "${HA[@]}"
+    e2e_seed_wallets 7000000 16 1000000
+    for base in 7100000 7200000 7300000 7400000; do e2e_seed_wallets $base 12 1000000; done
+    sum0=$(($(e2e_wallet_sum) + $(e2e_rake_sum)))
+    bots_start test traditional 7000000 16 26
+    bots_start holdem holdem 7100000 12 26
+    bots_start blackjack persistent 7200000 12 26
+    bots_start doudizhu traditional 7300000 12 26
+    bots_start zhajinhua game 7400000 12 26
+    sleep 6
+    kill_master
+    sleep 8
+    kill_master
+    bots_check 0
+    for g in test holdem blackjack doudizhu zhajinhua; do # which rounds, if any, went missing
+        awk '$2 == "finished" { print $1 }' "$E2E_DIR/rounds-$g.txt" | sort -u | while read -r id; do
+            [ "$(e2e_redis exists "{croupier:money}:round:$id")" = 1 ] || echo "$g $id"
+        done
+    done >"$E2E_DIR/missing.txt"
+    for e in $ENGINES; do
+        read -r slot epoch <<<"$(e2e_lease_of "game-$e")"
+        check "game-$e stayed up through both failovers" e2e_alive "${POD_PID[game-$e]}"
+        check "game-$e kept its slot and epoch ($slot:$epoch): one acquisition, never lost" \
+            test "$(grep -c '"lease_acquired"' "${POD_LOG[game-$e]}"):$(grep -c '"lease_lost"' "${POD_LOG[game-$e]}")" = 1:0
+        check "game-$e: no settlement refused" bash -c "! grep -q 'tk_settlement_failed\|MONEY_STALE_EPOCH' '${POD_LOG[game-$e]}'"
+    done
+    for p in gate-a gate-b; do check "$p stayed up" e2e_alive "${POD_PID[$p]}"; done
+    for p in gate-a gate-b; do e2e_pod_terminate "$p"; done
+    for e in $ENGINES; do e2e_pod_terminate "game-$e"; done
     money_check "$sum0"
     ;;
 *) e2e_die "unknown FAULT $FAULT" ;;

@@ -380,10 +380,11 @@ function checkOverlay(objs, prestopText, facts) {
                 err(d, `LEASE_POOL_SIZE ${env.LEASE_POOL_SIZE} < ${VERSIONS_ALIVE} versions x (${replicas} replicas + maxSurge ${ru.maxSurge}) x 2 = ${need}`);
             if (!(num(env.WORKERS) >= 1)) err(d, 'WORKERS must be a positive integer');
             if (ha.links) {
-                // Money must reach a replica, and losing one node must leave enough of them.
+                // Money must reach every replica: Sentinel may promote any of them (docs/deploy.md
+                // "Failover and durability", Sizing).
                 const mr = num(argValue(args, 'redis-min-replicas') ?? '1');
-                if (!(mr >= 1 && mr <= ha.replicas - 2))
-                    err(d, `--redis-min-replicas ${mr} must be 1..${ha.replicas - 2} (Redis replicas ${ha.replicas} minus the master and one lost node)`);
+                if (mr !== ha.replicas - 1)
+                    err(d, `--redis-min-replicas ${mr} must be every replica: ${ha.replicas - 1} (Redis nodes ${ha.replicas} minus the master)`);
                 const ttl = num(argValue(args, 'lease-ttl-ms') ?? '6000');
                 if (!(ttl >= ha.downAfter + 2000))
                     err(d, `--lease-ttl-ms ${ttl} must stay above the sentinels' DOWN_AFTER_MS ${ha.downAfter} + 2000 (the failover)`);
