@@ -141,6 +141,8 @@ function wire(c: Client): void {
         redraw();
         if (leaving)
             void sendLeave();
+        else if (table.engine === E.ENGINE_HOLDEM)
+            void refresh(); /* the stacks after the settlement (the cards stay until the next hand) */
     });
     c.on("snapshot", (s) => {
         if (table === null)
@@ -355,6 +357,7 @@ function render(): void {
     else if (t.engine === E.ENGINE_PERSISTENT)
         renderBlackjack(t, center, mine, actions);
     actions.dataset.mine = String(t.myTurn());
+    actions.dataset.ready = String(t.myTurn() && !busy && refreshing === null);
     $<HTMLButtonElement>("leave").disabled = leaving;
     $("leave").textContent = leaving ? "Leaving after this round" : "Leave table";
     renderResult(t);

@@ -24,8 +24,12 @@ const CHROMIUM = process.env.CROUPIER_CHROMIUM ?? "/usr/bin/chromium";
 const PLAYER = 91001;
 const BOT_BASE = 92000;
 
-/* Short gaps and quick server bots; turns long enough to survive a reconnect. */
+/* Short gaps and quick server bots; turns long enough to survive a reconnect; the gateways'
+ * request budgets of the e2e scripts (tests/e2e/lib.sh: a loaded 2-core machine, sanitizer
+ * builds), so CPU starvation does not turn into DEADLINE_EXCEEDED. */
 Object.assign(process.env, {
+    CROUPIER_BUDGET_ACTION_MS: "1500", CROUPIER_BUDGET_JOIN_MS: "2500", CROUPIER_BUDGET_LEAVE_MS: "1500",
+    CROUPIER_BUDGET_RESUME_MS: "2500",
     CROUPIER_TRAD_BOT_FILL_MS: "0", CROUPIER_TRAD_BOT_MS: "120", CROUPIER_TRAD_GAP_MS: "2500",
     CROUPIER_TRAD_ACTION_MS: "20000", CROUPIER_HOLDEM_GAP_MS: "2500", CROUPIER_HOLDEM_ACTION_MS: "20000",
     CROUPIER_HOLDEM_SEATS: "2", CROUPIER_BJ_BET_MS: "4000", CROUPIER_BJ_ACTION_MS: "20000",
@@ -141,19 +145,26 @@ async function click(...moves: string[]): Promise<boolean> {
     return false;
 }
 
+/* Whether the page waits for our move: our turn, no move or refresh on its way. */
+async function ready(): Promise<boolean> {
+    return page.$eval("#actions", (e) => (e as HTMLElement).dataset.ready === "true").catch(() => false);
+}
+
 /* One move of a simple player, when it is the page's turn: Dou Dizhu bids 3 (so it leads), leads
  * its lowest card and passes when it may; hold'em checks or calls; blackjack bets the minimum,
  * declines insurance and stands. */
 async function playOnce(game: string): Promise<void> {
-    if (!(await page.$eval("#actions", (e) => (e as HTMLElement).dataset.mine === "true").catch(() => false)))
+    if (!(await ready()))
         return;
     if (game === "doudizhu") {
         if (await click("bid-3", "bid-0", "pass"))
             return;
+        /* leading (a pass is not allowed): the lowest card */
         const card = await page.$("#hand .card");
         if (card !== null && (await count("#hand .card.selected")) === 0)
             await card.click().catch(() => {});
-        await click("play");
+        if (await ready())
+            await click("play");
     } else if (game === "holdem") {
         await click("check", "call");
     } else {
@@ -209,83 +220,94 @@ test("log in with a token", async () => {
 
 GAMES.forEach(({ game, engine, inRound }, i) => {
     test(`${game}: a round through a gateway SIGTERM and a game-server drain`, async () => {
-        const first = await rig.startGame(engine);
-        let bots: ChildProcess | null = null;
-        if (game === "holdem") {
-            /* the other seat of the 2-seat table: a croupier-bot, on the gateway never stopped */
-            await rig.seedWallet(BOT_BASE);
-            bots = spawn(join(rig.build, "bots", "croupier-bot"), ["--gateways",
-                `127.0.0.1:${gates[3].port}`, "--bots", "1", "--game", "holdem", "--seconds", "600",
-                "--player-base", String(BOT_BASE), "--token-secret-file", rig.secretFile(),
-                "--report", "/dev/null", "--progress-ms", "0"], { stdio: "ignore" });
-            children.push(bots);
-            await until("the bot's table", 10000, async () =>
-                (await rig.redis(rig.redisPort, `EXISTS {croupier:seat}:${BOT_BASE}`)).startsWith(":1"));
-        }
-        const reconnects = await count(".note.reconnected"), moves = await count(".note.moved");
-        await page.click(`#games button[data-game="${game}"]`);
-        await until("the table", 10000, () => visible("#table"));
-        /* Play up to our turn in a round, and leave that turn open: the gateway rolls and the
-         * server drains while the round waits for us. */
-        const ourTurn = async () => (await page.$(inRound)) !== null &&
-            (await page.$eval("#actions", (e) => (e as HTMLElement).dataset.mine === "true"));
-        await until("our turn in a round", 30000, async () => {
-            if (await ourTurn())
-                return true;
-            await playOnce(game);
-            return false;
-        });
-        const play = { stop: async () => {} };
         try {
-            const round = await page.$eval("#table", (e) => (e as HTMLElement).dataset.round ?? "");
-            assert.notEqual(round, "", "the round has an id");
-            assert.ok((await count("#mine .card")) > 0, "our cards are drawn");
-            assert.match(await page.$eval("#timer", (e) => e.textContent ?? ""), /Your turn · \d+\.\d s/);
-            await shot(`${i + 1}-${game}-turn`);
-            /* The gateway the page is on rolls; the table's server drains, a second one beside it. */
-            const second = await rig.startGame(engine);
-            const url = await page.$eval("#status", (e) => (e as HTMLElement).dataset.url ?? "");
-            const gate = gates.find((g) => rig.url(g) === url);
-            assert.ok(gate !== undefined, `the page is on ${url}, a gateway of this test`);
-            gate.child.kill("SIGTERM");
-            const drained = terminateGame(first);
-            await until("the reconnect note", 15000, async () => (await count(".note.reconnected")) > reconnects);
-            assert.ok(await ourTurn(), "after the reconnect the turn is still ours");
-            Object.assign(play, autoplay(game));
-            await until("the round's end", 30000, async () =>
-                (await count(`.note.round[data-round="${round}"]`)) > 0);
-            assert.equal(await page.$eval(`.note.round[data-round="${round}"]`,
-                (e) => (e as HTMLElement).dataset.outcome), "COMPLETED");
-            /* notes are newest first: the round ended after the reconnect */
-            assert.ok(await page.$eval(`.note.round[data-round="${round}"]`, (e) =>
-                [...e.parentElement!.children].indexOf(e) <
-                [...e.parentElement!.children].findIndex((x) => x.classList.contains("reconnected"))),
-                "the round ended after the connection was resumed");
-            await shot(`${i + 1}-${game}-result`);
-            await until("the moved note", 20000, async () => (await count(".note.moved")) > moves);
-            assert.equal(await rig.exited(gate, 10000), 0, "the gateway exited 0");
-            assert.equal(await drained, 0, "the drained game server exited 0");
-            await assertNoError();
-            await shot(`${i + 1}-${game}-moved`);
-            /* Leave: at once, or at the end of a round begun at the new server meanwhile (the
-             * page plays it out). */
-            await page.click("#leave");
-            await until("the lobby", 40000, () => visible("#lobby"));
-            await play.stop();
-            assert.ok((await rig.redis(rig.redisPort, `EXISTS {croupier:seat}:${PLAYER}`)).startsWith(":0"),
-                      "the seat is given up");
-            await assertNoError();
-            if (bots !== null) {
-                bots.kill("SIGTERM");
-                await exited(bots, 20000);
-            }
-            second.child.kill("SIGTERM");
-            assert.equal(await rig.exited(second, 20000), 0, "the second game server exited 0");
-        } finally {
-            await play.stop();
+            await playRound(game, engine, inRound, i);
+        } catch (e) {
+            await shot(`fail-${i + 1}-${game}`).catch(() => {});
+            const notes = await page.$$eval("#notes li", (l) => l.map((x) => x.textContent)).catch(() => []);
+            console.error(`# ${game} failed; the page's notes, newest first:\n# ${notes.join("\n# ")}`);
+            throw e;
         }
     });
 });
+
+async function playRound(game: string, engine: string, inRound: string, i: number): Promise<void> {
+    const first = await rig.startGame(engine);
+    let bots: ChildProcess | null = null;
+    if (game === "holdem") {
+        /* the other seat of the 2-seat table: a croupier-bot, on the gateway never stopped */
+        await rig.seedWallet(BOT_BASE);
+        bots = spawn(join(rig.build, "bots", "croupier-bot"), ["--gateways",
+            `127.0.0.1:${gates[3].port}`, "--bots", "1", "--game", "holdem", "--seconds", "600",
+            "--player-base", String(BOT_BASE), "--token-secret-file", rig.secretFile(),
+            "--report", "/dev/null", "--progress-ms", "0"], { stdio: "ignore" });
+        children.push(bots);
+        await until("the bot's table", 10000, async () =>
+            (await rig.redis(rig.redisPort, `EXISTS {croupier:seat}:${BOT_BASE}`)).startsWith(":1"));
+    }
+    const reconnects = await count(".note.reconnected"), moves = await count(".note.moved");
+    await page.click(`#games button[data-game="${game}"]`);
+    await until("the table", 10000, () => visible("#table"));
+    /* Play up to our turn in a round, and leave that turn open: the gateway rolls and the
+     * server drains while the round waits for us. */
+    const ourTurn = async () => (await page.$(inRound)) !== null &&
+        (await page.$eval("#actions", (e) => (e as HTMLElement).dataset.mine === "true"));
+    await until("our turn in a round", 30000, async () => {
+        if (await ourTurn())
+            return true;
+        await playOnce(game);
+        return false;
+    });
+    const play = { stop: async () => {} };
+    try {
+        const round = await page.$eval("#table", (e) => (e as HTMLElement).dataset.round ?? "");
+        assert.notEqual(round, "", "the round has an id");
+        assert.ok((await count("#mine .card")) > 0, "our cards are drawn");
+        assert.match(await page.$eval("#timer", (e) => e.textContent ?? ""), /Your turn · \d+\.\d s/);
+        await shot(`${i + 1}-${game}-turn`);
+        /* The gateway the page is on rolls; the table's server drains, a second one beside it. */
+        const second = await rig.startGame(engine);
+        const url = await page.$eval("#status", (e) => (e as HTMLElement).dataset.url ?? "");
+        const gate = gates.find((g) => rig.url(g) === url);
+        assert.ok(gate !== undefined, `the page is on ${url}, a gateway of this test`);
+        gate.child.kill("SIGTERM");
+        const drained = terminateGame(first);
+        await until("the reconnect note", 15000, async () => (await count(".note.reconnected")) > reconnects);
+        await until("our turn still, after the reconnect", 5000, ourTurn);
+        Object.assign(play, autoplay(game));
+        await until("the round's end", 30000, async () =>
+            (await count(`.note.round[data-round="${round}"]`)) > 0);
+        assert.equal(await page.$eval(`.note.round[data-round="${round}"]`,
+            (e) => (e as HTMLElement).dataset.outcome), "COMPLETED");
+        /* notes are newest first: the round ended after the reconnect */
+        assert.ok(await page.$eval(`.note.round[data-round="${round}"]`, (e) =>
+            [...e.parentElement!.children].indexOf(e) <
+            [...e.parentElement!.children].findIndex((x) => x.classList.contains("reconnected"))),
+            "the round ended after the connection was resumed");
+        await shot(`${i + 1}-${game}-result`);
+        await until("the moved note", 20000, async () => (await count(".note.moved")) > moves);
+        assert.equal(await rig.exited(gate, 10000), 0, "the gateway exited 0");
+        assert.equal(await drained, 0, "the drained game server exited 0");
+        await assertNoError();
+        await shot(`${i + 1}-${game}-moved`);
+        /* Leave: at once, or at the end of a round begun at the new server meanwhile (the
+         * page plays it out). */
+        await page.click("#leave");
+        await until("the lobby", 40000, () => visible("#lobby"));
+        await play.stop();
+        assert.ok((await rig.redis(rig.redisPort, `EXISTS {croupier:seat}:${PLAYER}`)).startsWith(":0"),
+                  "the seat is given up");
+        await assertNoError();
+        if (bots !== null) {
+            bots.kill("SIGTERM");
+            await exited(bots, 20000);
+        }
+        second.child.kill("SIGTERM");
+        assert.equal(await rig.exited(second, 20000), 0, "the second game server exited 0");
+    } finally {
+        await play.stop();
+    }
+}
 
 test("the demo's server: the token from /config.json, /ws forwarded to a live gateway", async () => {
     const p = await browser.newPage();
