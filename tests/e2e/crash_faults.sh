@@ -23,6 +23,10 @@
 #                   later the new master is SIGKILLed too. The game servers WAIT for both
 #                   replicas (--redis-min-replicas 2). No process exits, every server keeps its
 #                   epoch, every round the bots saw finish has its settle record.
+#   FAULT=failover-stop  The same, but each master is SIGSTOPped (alive, answering nothing)
+#                   instead, and resumed (SIGCONT) 10 s later: Sentinel demotes it to a replica
+#                   of the new master, whatever it still held in its socket buffers is applied
+#                   there and then thrown away by the resync.
 # Always: wallets + rake equal what was seeded, no held epoch and no seat account with chips is
 # left, every round the bots saw finish has its settle record and no voided one has.
 #
@@ -239,7 +243,7 @@ inflight)
     for p in gate-a gate-b "$s"; do e2e_pod_terminate "$p"; done
     money_check "$sum0"
     ;;
-failover)
+failover | failover-stop)
     # A master and two replicas, three sentinels (quorum 2, down-after 1000 ms).
     e2e_redis_start
     declare -A NODE_PORT NODE_PID
@@ -293,8 +297,13 @@ failover)
         old=$(master_port)
         n=$(node_of_port "$old")
         t0=$(now_ms)
-        kill -KILL "${NODE_PID[$n]}"
-        e2e_log "failover: master $n (port $old) SIGKILLed"
+        if [ "$FAULT" = failover-stop ]; then
+            kill -STOP "${NODE_PID[$n]}"
+            e2e_log "failover: master $n (port $old) SIGSTOPped"
+        else
+            kill -KILL "${NODE_PID[$n]}"
+            e2e_log "failover: master $n (port $old) SIGKILLed"
+        fi
         for _ in $(seq 1 200); do
             new=$(master_port)
             [ -n "$new" ] && [ "$new" != "$old" ] && break
@@ -311,6 +320,17 @@ failover)
             done
         }
         for _ in $(seq 1 100); do settled && break; sleep 0.1; done
+        if [ "$FAULT" = failover-stop ]; then
+            sleep $((10 - ($(now_ms) - t0) / 1000))
+            kill -CONT "${NODE_PID[$n]}"
+            e2e_log "failover: $n resumed after 10 s"
+            demoted() { [ "$(redis-cli -p "$old" role 2>/dev/null | head -1)" = slave ]; }
+            for _ in $(seq 1 150); do demoted && break; sleep 0.1; done
+            check "the resumed $n was demoted to a replica" demoted
+            for _ in $(seq 1 150); do sees_all && break; sleep 0.1; done
+            e2e_log "failover: $n a replica of port $new ($(($(now_ms) - t0)) ms after the stop)"
+            return
+        fi
         rm -f "$E2E_DIR/redis/$n.rdb"
         node_start "$n" "$old" "$new"
         for _ in $(seq 1 150); do sees_all && break; sleep 0.1; done
@@ -334,14 +354,16 @@ failover)
     e2e_seed_wallets 7000000 16 1000000
     for base in 7100000 7200000 7300000 7400000; do e2e_seed_wallets $base 12 1000000; done
     sum0=$(($(e2e_wallet_sum) + $(e2e_rake_sum)))
-    bots_start test traditional 7000000 16 26
-    bots_start holdem holdem 7100000 12 26
-    bots_start blackjack persistent 7200000 12 26
-    bots_start doudizhu traditional 7300000 12 26
-    bots_start zhajinhua game 7400000 12 26
+    play=26
+    [ "$FAULT" = failover-stop ] && play=40
+    bots_start test traditional 7000000 16 $play
+    bots_start holdem holdem 7100000 12 $play
+    bots_start blackjack persistent 7200000 12 $play
+    bots_start doudizhu traditional 7300000 12 $play
+    bots_start zhajinhua game 7400000 12 $play
     sleep 6
     kill_master
-    sleep 8
+    sleep 4
     kill_master
     bots_check 0
     for g in test holdem blackjack doudizhu zhajinhua; do # which rounds, if any, went missing
