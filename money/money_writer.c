@@ -736,7 +736,13 @@ void money_writer_destroy(money_writer_t *w)
         money_result_t r;
         memset(&r, 0, sizeof r);
         r.status = -ECANCELED;
-        snprintf(r.error, sizeof r.error, "money writer destroyed before the item was written");
+        if (it->sends > 0) /* sent, never confirmed (no reply, or a WAIT that fell short) */
+            snprintf(r.error, sizeof r.error,
+                     "money writer destroyed before the item was confirmed (sent %d times: it "
+                     "may have been applied; replaying the logged command is harmless)",
+                     it->sends);
+        else
+            snprintf(r.error, sizeof r.error, "money writer destroyed before the item was written");
         writer_complete(w, it, &r);
     }
     for (int i = 0; i < MONEY_NSCRIPTS; i++)

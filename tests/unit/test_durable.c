@@ -223,6 +223,34 @@ START_TEST(test_durable_short_wait_holds_rounds_and_retries_under_the_round_id)
 }
 END_TEST
 
+static void keep_cb(money_result_t *r, void *arg)
+{
+    _Atomic(money_result_t *) *slot = arg;
+    atomic_store(slot, r);
+}
+
+/* A writer destroyed while its item waits for a WAIT cancels it, saying it may have been
+ * applied (the logged command may be replayed). */
+START_TEST(test_durable_destroy_says_an_unconfirmed_item_may_have_been_applied)
+{
+    money_writer_t *w = durable_writer(NULL, 1);
+    _Atomic(money_result_t *) got = NULL;
+    money_settlement_t s;
+    ts_redis_pause(g_replica);
+    money_gen_settlement(3, 0, 1, &s);
+    ck_assert_int_eq(money_writer_submit_settle(w, &s, keep_cb, &got), 0);
+    ts_sleep_ms(600);
+    ck_assert_ptr_null(atomic_load(&got));
+    money_writer_destroy(w);
+    money_result_t *r = atomic_load(&got);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->status, -ECANCELED);
+    ck_assert_msg(strstr(r->error, "may have been applied") != NULL, "%s", r->error);
+    free(r);
+    ts_redis_resume(g_replica);
+}
+END_TEST
+
 /* Without min_replicas nothing waits: a stopped replica changes nothing. */
 START_TEST(test_durable_no_min_replicas_sends_no_wait)
 {
@@ -538,6 +566,7 @@ static Suite *durable_suite(void)
     tcase_add_test(tc, test_durable_settlements_complete_with_one_wait_per_batch);
     tcase_add_test(tc, test_durable_short_wait_holds_rounds_and_retries_under_the_round_id);
     tcase_add_test(tc, test_durable_no_min_replicas_sends_no_wait);
+    tcase_add_test(tc, test_durable_destroy_says_an_unconfirmed_item_may_have_been_applied);
     tcase_add_test(tc, test_durable_money_jobs_wait_for_the_replica);
     suite_add_tcase(s, tc);
     tc = tcase_create("lease");
