@@ -666,14 +666,6 @@ static void gate_seat_store(gate_t *g, uint64_t player, const gate_seat_t *s)
                  "redis not connected");
 }
 
-static void gate_seat_delete(gate_t *g, uint64_t player)
-{
-    char key[64];
-    gate_seat_key(player, key, sizeof key);
-    const char *argv[] = {"DEL", key};
-    rconn_command_argv(g->rc, gate_redis_ignore_cb, NULL, 2, argv, NULL);
-}
-
 /*
  * Deletes player's record only while it still names the seat s (its server, address and desk):
  * a record written since for another seat (by a move, or by another gateway) is kept.
@@ -1831,18 +1823,20 @@ static void gate_seat_taken(gate_t *g, uint64_t player, const gate_seat_t *s)
     gate_seat_store(g, player, s);
 }
 
-/* Forgets player's seat if it is (still) the one at server_id. */
-static void gate_seat_gone(gate_t *g, uint64_t player, const char *server_id)
+/* Forgets player's seat if it is (still) seat: here, and in Redis only while the record names
+ * it (another gateway may have written a newer seat since). */
+static void gate_seat_gone(gate_t *g, uint64_t player, const gate_seat_t *seat)
 {
     uint64_t cid;
     gate_conn_t *c = NULL;
     if (u64map_get(g->conn_by_player, player, &cid))
         c = gate_conn_get(g, cid);
-    if (c != NULL && c->seat != NULL && strcmp(c->seat->server_id, server_id) != 0)
+    if (c != NULL && c->seat != NULL && strcmp(c->seat->server_id, seat->server_id) != 0)
         return; /* seated elsewhere since */
+    gate_seat_t s = *seat; /* seat may be the connection's own, cleared below */
     if (c != NULL)
         gate_conn_set_seat(c, NULL);
-    gate_seat_delete(g, player);
+    gate_seat_delete_if(g, player, &s);
 }
 
 /* A move of r->player begins (crash: its server is gone, its requests wait) or ends. */
@@ -1941,7 +1935,7 @@ static void gate_reseat_failed(gate_req_t *r, const char *why)
              "from", r->from.server_id, "why", why != NULL ? why : "", "reason",
              r->crash ? "crashed" : "draining");
     if (!r->crash)
-        gate_seat_gone(g, r->player, r->from.server_id);
+        gate_seat_gone(g, r->player, &r->from);
     uint64_t cid;
     gate_conn_t *c = NULL;
     if (u64map_get(g->conn_by_player, r->player, &cid))
@@ -1995,7 +1989,7 @@ static void gate_on_reply(gate_link_t *l, Croupier__RpcFrame *f, const gate_fwd_
     }
     if (code != CROUPIER__ERROR_CODE__OK) {
         if (code == CROUPIER__ERROR_CODE__NOT_SEATED && r->kind != GATE_REQ_JOIN && !r->internal)
-            gate_seat_gone(g, r->player, r->target.server_id);
+            gate_seat_gone(g, r->player, &r->target);
         const char *msg = rep->error != NULL && rep->error->message != NULL
                               ? rep->error->message
                               : frame_error_code_name(code);
@@ -2021,7 +2015,7 @@ static void gate_on_reply(gate_link_t *l, Croupier__RpcFrame *f, const gate_fwd_
         if (gate_payload_seat(payload, &s))
             gate_seat_taken(g, r->player, &s);
     } else if (r->kind == GATE_REQ_LEAVE && !r->internal) {
-        gate_seat_gone(g, r->player, r->target.server_id);
+        gate_seat_gone(g, r->player, &r->target);
     }
     gate_conn_t *c = r->internal ? NULL : gate_req_conn(r);
     if (c != NULL) {
@@ -2146,7 +2140,7 @@ static void gate_closing_lookup_cb(rconn_t *rc, redisReply *reply, void *arg)
         gate_seat_parse(reply->str, reply->len, &s) == 0 && strcmp(s.address, lk->address) == 0 &&
         !u64map_get(lk->g->conn_by_player, lk->player, &cid) && lk->g->rc != NULL) {
         if (lk->forget)
-            gate_seat_delete(lk->g, lk->player);
+            gate_seat_delete_if(lk->g, lk->player, &s);
         else if (lk->offer[0] != '\0')
             gate_adopt_start(lk->g, lk->player, 0, 0, &s, lk->offer);
         else
@@ -2178,7 +2172,7 @@ static void gate_on_desk_closing(gate_link_t *l, Croupier__RpcFrame *f)
         if (c != NULL && c->seat_known) {
             if (c->seat != NULL && strcmp(c->seat->address, l->address) == 0) {
                 if (forget)
-                    gate_seat_gone(g, player, c->seat->server_id);
+                    gate_seat_gone(g, player, c->seat);
                 else if (offer != NULL)
                     gate_adopt_start(g, player, c->id, c->session, c->seat, offer);
                 else
