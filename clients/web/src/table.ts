@@ -227,6 +227,14 @@ export class Table {
                 this.turn.max = me !== undefined ? me.stack + me.bet : null;
             }
         }
+        if (!s.holdem && this.engine === E.ENGINE_HOLDEM) {
+            /* between hands the Snapshot has no HoldemState: the stacks are the seats' chips */
+            for (const [seat, info] of this.seats) {
+                const p = this.players.get(seat);
+                if (p !== undefined)
+                    p.stack = info.chips;
+            }
+        }
         if (s.blackjack && !keepCards) {
             const b = s.blackjack;
             this.bjPhase = b.phase ?? 0;
