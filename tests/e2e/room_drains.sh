@@ -164,16 +164,22 @@ check "8 deals, each settled once, final scoreboard = sum of the settle records:
 
 # The crash of a room's server: the bots' next room plays on game-d, which is SIGKILLed.
 e2e_game_start game-e traditional 60 --games doudizhu --recover-grace-ms 1000 --sweep-ms 200
-second=""
-for _ in $(seq 1 600); do
-    for k in $(e2e_redis --scan --pattern '{croupier:rooms}:room:*'); do
-        [ "$k" = "$key" ] && continue
-        e2e_redis get "$k" | python3 -c 'import json,sys; r=json.load(sys.stdin); sys.exit(r["state"] != 2 or r["played"] < 1)' \
-            2>/dev/null && second=$k
+# room_where PRED SKIP...: the key of a room (none of SKIP) whose record r satisfies the Python
+# expression PRED, looked for 60 s at most; nothing when none.
+room_where() {
+    local pred=$1 k found=""
+    shift
+    for _ in $(seq 1 600); do
+        for k in $(e2e_redis --scan --pattern '{croupier:rooms}:room:*'); do
+            [[ " $* " == *" $k "* ]] && continue
+            e2e_redis get "$k" | python3 -c "import json,sys; r=json.load(sys.stdin); sys.exit(not ($pred))" \
+                2>/dev/null && found=$k
+        done
+        [ -n "$found" ] && { echo "$found"; return 0; }
+        sleep 0.1
     done
-    [ -n "$second" ] && break
-    sleep 0.1
-done
+}
+second=$(room_where 'r["state"] == 2 and r["played"] >= 1' "$key")
 check "the bots' next room plays on game-d ($second)" test -n "$second"
 read -r slot_d epoch_d <<<"$(e2e_lease_of game-d)"
 kill -KILL "${POD_PID[game-d]}" 2>/dev/null
@@ -189,16 +195,7 @@ check "the crashed room's 3 players were not seated at another table ($refused)"
     test "$refused" -ge 3
 check "the recovery returned the crashed room's chips" \
     e2e_wait_unheld "traditional:$slot_d:$epoch_d" 30
-third=""
-for _ in $(seq 1 600); do
-    for k in $(e2e_redis --scan --pattern '{croupier:rooms}:room:*'); do
-        [ "$k" = "$key" ] || [ "$k" = "$second" ] && continue
-        e2e_redis get "$k" | python3 -c 'import json,sys; r=json.load(sys.stdin); sys.exit(r["played"] < 1)' \
-            2>/dev/null && third=$k
-    done
-    [ -n "$third" ] && break
-    sleep 0.1
-done
+third=$(room_where 'r["played"] >= 1' "$key" "$second")
 check "after the crash the bots' next room plays on game-e ($third)" test -n "$third"
 
 kill -TERM "$bot" 2>/dev/null
