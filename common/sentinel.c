@@ -228,6 +228,7 @@ struct sentinel_query {
     sentinel_set_t *set;
     int timeout_ms;
     sentinel_query_cb cb;
+    sentinel_quorum_cb qcb; /* set: a CKQUORUM query (sentinel_quorum_start) */
     void *arg;
     size_t idx;         /* sentinel being asked */
     rconn_t *conn;      /* connection to it */
@@ -269,7 +270,16 @@ static void sentinel_query_reply_cb(rconn_t *rc, redisReply *reply, void *arg)
         sentinel_query_next(q);
         return;
     }
-    if (sentinel_read_addr(reply, q->set, q->idx, q->host, sizeof q->host, &q->port, q->why,
+    if (q->qcb != NULL && (reply->type != REDIS_REPLY_STATUS || strncmp(reply->str, "OK", 2) != 0)) {
+        /* NOQUORUM (or another refusal) from this one: another may see the quorum */
+        snprintf(q->why, sizeof q->why, "sentinel %s:%d: %.400s", a->host, a->port,
+                 reply->type == REDIS_REPLY_ERROR || reply->type == REDIS_REPLY_STATUS
+                     ? reply->str
+                     : "unexpected answer to CKQUORUM");
+        sentinel_query_next(q);
+        return;
+    }
+    if (q->qcb == NULL && sentinel_read_addr(reply, q->set, q->idx, q->host, sizeof q->host, &q->port, q->why,
                            sizeof q->why) != 0) {
         sentinel_query_next(q);
         return;
@@ -296,7 +306,8 @@ static void sentinel_query_state_cb(rconn_t *rc, bool connected, void *arg)
     }
     if (q->sent)
         return;
-    const char *argv[] = {"SENTINEL", "get-master-addr-by-name", q->set->master};
+    const char *argv[] = {"SENTINEL", q->qcb != NULL ? "CKQUORUM" : "get-master-addr-by-name",
+                          q->set->master};
     if (rconn_command_argv(rc, sentinel_query_reply_cb, q, 3, argv, NULL) != 0) {
         snprintf(q->why, sizeof q->why, "sentinel %s:%d: cannot send", a->host, a->port);
         sentinel_query_next(q);
@@ -362,7 +373,12 @@ static void sentinel_query_done_cb(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     sentinel_query_t *q = arg;
-    if (q->ok) {
+    if (q->qcb != NULL) {
+        char err[768];
+        snprintf(err, sizeof err, "no sentinel of %zu sees a quorum for master \"%.64s\": %s",
+                 q->set->n, q->set->master, q->why);
+        q->qcb(q->ok, q->ok ? NULL : err, q->arg);
+    } else if (q->ok) {
         q->cb(q->host, q->port, NULL, q->arg);
     } else {
         char err[768];
@@ -381,6 +397,23 @@ sentinel_query_t *sentinel_query_start(struct event_base *base, sentinel_set_t *
     q->set = s;
     q->timeout_ms = timeout_ms > 0 ? timeout_ms : 500;
     q->cb = cb;
+    q->arg = arg;
+    q->tmo = evtimer_new(base, sentinel_query_tmo_cb, q);
+    q->done = evtimer_new(base, sentinel_query_done_cb, q);
+    if (q->tmo == NULL || q->done == NULL)
+        abort();
+    sentinel_query_try(q);
+    return q;
+}
+
+sentinel_query_t *sentinel_quorum_start(struct event_base *base, sentinel_set_t *s, int timeout_ms,
+                                        sentinel_quorum_cb cb, void *arg)
+{
+    sentinel_query_t *q = xcalloc(1, sizeof *q);
+    q->base = base;
+    q->set = s;
+    q->timeout_ms = timeout_ms > 0 ? timeout_ms : 500;
+    q->qcb = cb;
     q->arg = arg;
     q->tmo = evtimer_new(base, sentinel_query_tmo_cb, q);
     q->done = evtimer_new(base, sentinel_query_done_cb, q);

@@ -71,6 +71,16 @@ sentinel_query_t *sentinel_query_start(struct event_base *base, sentinel_set_t *
 void sentinel_query_cancel(sentinel_query_t *q);
 
 /*
+ * Whether the sentinels could fail the master over: asks them in turn `SENTINEL CKQUORUM NAME`
+ * (same timeouts as sentinel_query_start) until one answers OK. cb(true, NULL) when one did;
+ * cb(false, reason) when none did (each answered NOQUORUM, or no sentinel answered). Cancel it
+ * with sentinel_query_cancel().
+ */
+typedef void (*sentinel_quorum_cb)(bool ok, const char *why, void *arg);
+sentinel_query_t *sentinel_quorum_start(struct event_base *base, sentinel_set_t *s, int timeout_ms,
+                                        sentinel_quorum_cb cb, void *arg);
+
+/*
  * Parses a `+switch-master` message ("NAME OLDIP OLDPORT NEWIP NEWPORT"). Returns true and the
  * new address when it is well formed and about master; false otherwise.
  */

@@ -63,6 +63,11 @@ typedef struct {
     money_sweeper_t *sweeper;
     struct event *draining_ev; /* main-thread work when the drain starts (any thread fires it) */
     struct event *tick_ev;     /* heartbeats, load, void wait */
+    /* --redis-sentinels: the sentinels' quorum, asked every second (game_quorum_cb) */
+    sentinel_set_t *qset;
+    sentinel_query_t *quorum_q;
+    bool quorum_lost;
+    metrics_t *m_quorum;
     int hb_main, hb_workers[RT_MAX_WORKERS];
     atomic_bool engine_started, registered, lease_valid;
     bool exiting;
@@ -426,6 +431,27 @@ static void game_worker_beat(rt_t *rt, void *arg)
     drain_heartbeat_beat(G.drain, (int)(intptr_t)arg);
 }
 
+/* The sentinels' answer to CKQUORUM: without a quorum no round starts (gs_set_redis_quorum);
+ * the change is logged once each way. */
+static void game_quorum_cb(bool ok, const char *why, void *arg)
+{
+    (void)arg;
+    G.quorum_q = NULL;
+    if (ok == !G.quorum_lost)
+        return;
+    G.quorum_lost = !ok;
+    gs_set_redis_quorum(G.gs, ok);
+    metrics_set(G.m_quorum, ok ? 1 : 0);
+    if (ok)
+        log_emit(LOG_INFO, "redis_quorum_back", "{s:s}", "detail",
+                 "the sentinels can fail the master over again: rounds start again");
+    else
+        log_emit(LOG_ERROR, "redis_quorum_lost", "{s:s,s:s}", "detail",
+                 "no new round starts until the sentinels have a quorum (a master lost now would "
+                 "not be replaced)",
+                 "why", why != NULL ? why : "");
+}
+
 static void game_tick_cb(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
@@ -440,6 +466,8 @@ static void game_tick_cb(evutil_socket_t fd, short what, void *arg)
             rt_post_job(gs_rt(G.gs), w, game_worker_beat, (void *)(intptr_t)G.hb_workers[w]);
         if (G.registry != NULL)
             registry_set_load(G.registry, (int64_t)rt_humans_seated(gs_rt(G.gs)));
+        if (G.qset != NULL && G.quorum_q == NULL && !G.exiting)
+            G.quorum_q = sentinel_quorum_start(G.base, G.qset, 300, game_quorum_cb, NULL);
     }
     if (G.voiding && (gs_human_desks(G.gs) == 0 || now >= G.void_deadline_ms)) {
         G.voiding = false;
@@ -701,6 +729,14 @@ int main(int argc, char **argv)
     }
     lease_start(G.lease);
 
+    if (G.o.redis_sentinels != NULL) {
+        char qerr[256];
+        G.qset = sentinel_set_create(G.o.redis_sentinels, G.o.redis_master, qerr, sizeof qerr);
+        G.m_quorum = metrics_gauge(G.metrics, "redis_sentinel_quorum", NULL,
+                                   "1 while the Redis Sentinels have a quorum to fail the master "
+                                   "over (SENTINEL CKQUORUM); 0: no round starts");
+        metrics_set(G.m_quorum, 1);
+    }
     G.tick_ev = event_new(G.base, -1, EV_PERSIST, game_tick_cb, NULL);
     struct timeval tv = {0, 10000};
     event_add(G.tick_ev, &tv);
@@ -715,6 +751,8 @@ int main(int argc, char **argv)
     /* Teardown. The health server goes first: its thread calls back into the game server
      * (human_desks, ready) until it is joined. The exit line has been written already. */
     event_free(G.tick_ev);
+    sentinel_query_cancel(G.quorum_q);
+    sentinel_set_free(G.qset);
     event_free(G.draining_ev);
     drain_exit_destroy(G.exit);
     drain_destroy(G.drain);

@@ -128,6 +128,7 @@ struct gs {
     u64map_t *desks; /* live desk ids (value unused) */
 
     atomic_bool intake_stopped;
+    atomic_bool quorum_lost; /* gs_set_redis_quorum(false): no round starts */
     atomic_uint_fast64_t money_followups;
     atomic_uint_fast64_t moving; /* desks moving their table as a whole (gs_table_move_begin) */
 
@@ -1162,9 +1163,14 @@ money_round_id_t gs_round_id(const gs_t *gs, uint64_t desk, uint64_t seq)
     return rid;
 }
 
+void gs_set_redis_quorum(gs_t *gs, bool ok)
+{
+    atomic_store(&gs->quorum_lost, !ok);
+}
+
 bool gs_can_start_round(const gs_t *gs)
 {
-    if (atomic_load(&gs->intake_stopped))
+    if (atomic_load(&gs->intake_stopped) || atomic_load(&gs->quorum_lost))
         return false;
     return gs->money == NULL || money_writer_can_start_round(gs->money);
 }

@@ -275,6 +275,10 @@ money_round_id_t gs_round_id(const gs_t *gs, uint64_t desk, uint64_t seq);
 /* Whether a desk may start a round now: intake open and the settlement queue below its high
  * watermark (a round is never started when its settlement could not be queued promptly). */
 bool gs_can_start_round(const gs_t *gs);
+/* Whether the Redis Sentinels can fail the master over (croupier-game watches SENTINEL
+ * CKQUORUM with --redis-sentinels): without a quorum no round starts, since a master lost then
+ * would not be replaced (docs/deploy.md "The failure model"). Default true. Any thread. */
+void gs_set_redis_quorum(gs_t *gs, bool ok);
 
 /* Rounds ended, by game and outcome: game_rounds_total{game,outcome}. Any thread. */
 void gs_count_round(gs_t *gs, const char *game, rt_outcome_t outcome);

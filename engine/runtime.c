@@ -146,6 +146,10 @@ struct rt {
     rt_worker_t *w;
     _Atomic bool stopping;
     _Atomic bool intake_stopped;
+    /* Workers whose desks have not all been told RT_MSG_INTAKE_STOPPED yet: they count as human
+     * desks (rt_human_desks), so a drain never finds the server idle before every desk had its
+     * say (a table between rounds starts its whole-table move, a human desk, right there). */
+    _Atomic uint32_t intake_pending;
     _Atomic unsigned rr;
     pthread_mutex_t stop_lock;
     bool joined;
@@ -924,7 +928,6 @@ int rt_post_job(rt_t *rt, unsigned worker, rt_job_fn fn, void *arg)
 /* Job: tells every live desk of this worker that intake stopped. */
 static void rt_intake_job(rt_t *rt, void *arg)
 {
-    (void)rt;
     rt_worker_t *w = arg;
     uint32_t n = atomic_load_explicit(&w->nslots, memory_order_acquire);
     for (uint32_t s = 0; s < n; s++) {
@@ -937,14 +940,17 @@ static void rt_intake_job(rt_t *rt, void *arg)
             msg.free_fn(msg.ptr);
         w->ndelivered++;
     }
+    atomic_fetch_sub_explicit(&rt->intake_pending, 1, memory_order_acq_rel);
 }
 
 void rt_stop_intake(rt_t *rt)
 {
     if (atomic_exchange_explicit(&rt->intake_stopped, true, memory_order_acq_rel))
         return;
+    atomic_store_explicit(&rt->intake_pending, rt->nworkers, memory_order_release);
     for (unsigned i = 0; i < rt->nworkers; i++)
-        rt_post_job(rt, i, rt_intake_job, &rt->w[i]); /* fails only when stopping */
+        if (rt_post_job(rt, i, rt_intake_job, &rt->w[i]) != 0) /* fails only when stopping */
+            atomic_fetch_sub_explicit(&rt->intake_pending, 1, memory_order_acq_rel);
 }
 
 bool rt_intake_stopped(const rt_t *rt)
@@ -1179,7 +1185,8 @@ uint64_t rt_desks_in_round(const rt_t *rt)
 
 uint64_t rt_human_desks(const rt_t *rt)
 {
-    return rt_sum(rt, offsetof(rt_worker_t, human_desks));
+    return rt_sum(rt, offsetof(rt_worker_t, human_desks)) +
+           atomic_load_explicit(&rt->intake_pending, memory_order_acquire);
 }
 
 uint64_t rt_humans_seated(const rt_t *rt)

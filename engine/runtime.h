@@ -28,7 +28,9 @@
  * flag. rt_desk_begin_round fails once intake is stopped (rt_stop_intake) or when a round is
  * already running; rt_desk_end_round is the only way a round ends. A "human desk" is a desk in a
  * round with at least one human seated (rt_desk_set_humans); the runtime keeps the count exact
- * at every transition, so rt_human_desks() can be read by the drain shell from any thread.
+ * at every transition, so rt_human_desks() can be read by the drain shell from any thread;
+ * from rt_stop_intake until every worker has told its desks (below), each such worker counts
+ * as one more, so the drain never sees 0 before every desk has reacted.
  * When intake stops, every live desk receives RT_MSG_INTAKE_STOPPED on its own thread so the
  * engine can tell seated players that the table closes.
  *

@@ -508,6 +508,94 @@ START_TEST(test_rounds_settle_exactly_once_through_redis)
 }
 END_TEST
 
+/* A round ends (COMPLETED) within ms: whether one did. */
+static bool a_round_ends(rpcc_t *c, int ms)
+{
+    long long end = ts_now_ms() + ms;
+    while (ts_now_ms() < end)
+        if (next_round_end(c, (int)(end - ts_now_ms())) == CROUPIER__ROUND_OUTCOME__OUTCOME_COMPLETED)
+            return true;
+    return false;
+}
+
+/*
+ * With --redis-sentinels the game server watches the sentinels' quorum (SENTINEL CKQUORUM):
+ * when two of three sentinels die, no new round starts (a master lost now would not be
+ * replaced), with one clear log line; when the quorum is back (two new sentinels join the one
+ * left), rounds start again by themselves.
+ */
+START_TEST(test_sentinel_quorum_lost_holds_rounds_until_it_is_back)
+{
+    env_t e;
+    ck_assert_int_eq(testenv_start(&e, NULL), 0);
+    cur_redis = e.redis;
+    int mport = ts_redis_port(e.redis);
+    ts_sentinel_t *sen[5] = {NULL};
+    for (int i = 0; i < 3; i++) {
+        sen[i] = ts_sentinel_start("qmaster", mport, 2, 1000, 3000);
+        ck_assert_msg(sen[i] != NULL, "could not start redis-sentinel");
+    }
+    char list[128];
+    snprintf(list, sizeof list, "127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d", ts_sentinel_port(sen[0]),
+             ts_sentinel_port(sen[1]), ts_sentinel_port(sen[2]));
+    /* The sentinels find each other through the master (a few seconds). */
+    long long end = ts_now_ms() + 20000;
+    bool quorum = false;
+    while (!quorum && ts_now_ms() < end) {
+        char *r = ts_redis_cmd_port(ts_sentinel_port(sen[0]), "SENTINEL CKQUORUM qmaster");
+        quorum = r != NULL && strncmp(r, "OK", 2) == 0;
+        free(r);
+        if (!quorum)
+            ts_sleep_ms(100);
+    }
+    ck_assert_msg(quorum, "the sentinels never reached a quorum");
+    char *args[] = {"--redis-sentinels", list, "--redis-master", "qmaster", "--redis-min-replicas",
+                    "0", NULL};
+    char *env[] = {"CROUPIER_TEST_ROUND_MS=150", "CROUPIER_TEST_GAP_MS=0", NULL};
+    ck_assert_int_eq(testenv_start_game(&e, &e.game, "test", 10, args, env), 0);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.game.port, 5000);
+    join_ok(c, 61, 6101);
+    join_ok(c, 62, 6102);
+    ck_assert(a_round_ends(c, 5000));
+    /* Two sentinels die: the one left sees no quorum once it finds them down (~1 s). */
+    ts_sentinel_crash(sen[1]);
+    ts_sentinel_crash(sen[2]);
+    end = ts_now_ms() + 10000;
+    while (!ts_proc_log_has(e.game.proc, "\"event\":\"redis_quorum_lost\"") && ts_now_ms() < end)
+        ts_sleep_ms(50);
+    ck_assert_msg(ts_proc_log_has(e.game.proc, "\"event\":\"redis_quorum_lost\""),
+                  "no redis_quorum_lost line in %s", ts_proc_log_path(e.game.proc));
+    /* The rounds that ended meanwhile (their pushes queued here), and the one that was running
+     * when the quorum went, end; then none. */
+    Croupier__RpcFrame *f;
+    long long quiet = ts_now_ms() + 800;
+    while (ts_now_ms() < quiet)
+        if ((f = rpcc_next_event(c, 100)) != NULL)
+            frame_free_rpc(f);
+    ck_assert_msg(!a_round_ends(c, 2000), "a round started without the sentinels' quorum");
+    char *body = NULL;
+    ck_assert_int_eq(ts_http_get("127.0.0.1", e.game.health, "/metrics", 5000, &body), 200);
+    ck_assert_ptr_nonnull(strstr(body, "redis_sentinel_quorum 0"));
+    free(body);
+    /* Two new sentinels join the one left: the quorum is back, and so are the rounds. */
+    sen[3] = ts_sentinel_start("qmaster", mport, 2, 1000, 3000);
+    sen[4] = ts_sentinel_start("qmaster", mport, 2, 1000, 3000);
+    ck_assert(sen[3] != NULL && sen[4] != NULL);
+    end = ts_now_ms() + 30000;
+    while (!ts_proc_log_has(e.game.proc, "\"event\":\"redis_quorum_back\"") && ts_now_ms() < end)
+        ts_sleep_ms(100);
+    ck_assert_msg(ts_proc_log_has(e.game.proc, "\"event\":\"redis_quorum_back\""),
+                  "no redis_quorum_back line in %s", ts_proc_log_path(e.game.proc));
+    ck_assert_msg(a_round_ends(c, 5000), "no round after the quorum came back");
+    ck_assert(ts_proc_alive(e.game.proc));
+    rpcc_close(c);
+    testenv_stop_server(&e.game);
+    for (int i = 0; i < 5; i++)
+        ts_sentinel_stop(sen[i]);
+    testenv_stop(&e);
+}
+END_TEST
+
 START_TEST(test_redis_unreachable_at_start_retries_then_becomes_ready)
 {
     int redis_port = ts_free_port();
@@ -629,6 +717,10 @@ int main(void)
     tcase_add_test(tc, test_redis_unreachable_at_start_retries_then_becomes_ready);
     tcase_add_test(tc, test_bad_flags_are_refused_clearly);
     tcase_add_test(tc, test_version_printed_and_published_in_the_registry);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("sentinel");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_sentinel_quorum_lost_holds_rounds_until_it_is_back);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
