@@ -3629,14 +3629,37 @@ static void gate_register_tick_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 /* Registers as soon as Redis answers (and again after every reconnect). */
+/*
+ * The connection came back -- perhaps to a replica promoted after a failover, which may lack the
+ * last seat records written on the old master (docs/deploy.md "Failover and durability"): the
+ * seats of the players connected here are written again from this gateway's own state, so a
+ * player who reconnects through another gateway still finds theirs.
+ */
+static void gate_seats_republish(gate_t *g)
+{
+    gate_conn_t *c;
+    size_t n = 0;
+    TAILQ_FOREACH(c, &g->conns, all)
+    {
+        if (c->player != 0 && c->seat_known && c->seat != NULL && !c->closing) {
+            gate_seat_store(g, c->player, c->seat);
+            n++;
+        }
+    }
+    if (n > 0)
+        log_emit(LOG_INFO, "seats_republished", "{s:I}", "seats", (json_int_t)n);
+}
+
 static void gate_redis_state_cb(rconn_t *rc, bool connected, void *arg)
 {
-    (void)rc;
     gate_t *g = arg;
-    if (connected)
+    if (connected) {
         gate_register_tick_cb(-1, 0, g);
-    else
+        if (rconn_connect_count(rc) > 1)
+            gate_seats_republish(g);
+    } else {
         g->registered = false;
+    }
 }
 
 static void gate_deregister_cb(rconn_t *rc, redisReply *reply, void *arg)

@@ -506,6 +506,37 @@ START_TEST(test_gate_join_action_leave_through_the_game_server)
 }
 END_TEST
 
+/* A seat record lost in Redis (as on a replica promoted before it had the write) is written
+ * again from the gateway's own state as soon as its Redis connection comes back. */
+START_TEST(test_gate_seat_records_are_written_again_after_a_reconnect)
+{
+    env_t e;
+    env_start(&e);
+    testenv_server_t game = game_start(&e, 400);
+    testenv_server_t gate = gate_start(&e, "g1", NULL);
+    gatec_t *a = login(&e, &gate, 31, NULL);
+    join_ok(a, 2, NULL);
+    char *before = seat_of(&e, 31);
+    ck_assert_str_ne(before, "(nil)");
+    free(ts_redis_cmd(e.rig.redis, "DEL {croupier:seat}:31"));
+    free(ts_redis_cmd(e.rig.redis, "CLIENT KILL TYPE normal")); /* every connection but ours */
+    char *after = NULL;
+    long long end = ts_now_ms() + 5000;
+    do {
+        free(after);
+        ts_sleep_ms(50);
+        after = seat_of(&e, 31);
+    } while (strcmp(after, before) != 0 && ts_now_ms() < end);
+    ck_assert_str_eq(after, before);
+    free(after);
+    free(before);
+    gatec_close(a);
+    testenv_stop_server(&gate);
+    testenv_stop_server(&game);
+    testenv_stop(&e.rig);
+}
+END_TEST
+
 START_TEST(test_gate_resume_on_another_gateway_returns_the_same_seat)
 {
     env_t e;
@@ -1526,7 +1557,8 @@ int main(void)
           test_gate_login_on_another_gateway_replaces_the_session, NULL}},
         {"routing",
          {test_gate_join_action_leave_through_the_game_server,
-          test_gate_resume_on_another_gateway_returns_the_same_seat, NULL}},
+          test_gate_resume_on_another_gateway_returns_the_same_seat,
+          test_gate_seat_records_are_written_again_after_a_reconnect, NULL}},
         {"exit",
          {test_gate_sigterm_goaway_to_every_client_no_reset_exit_drained,
           test_gate_sigterm_clients_reconnect_to_the_other_gateway_and_resume,
