@@ -683,6 +683,87 @@ START_TEST(test_bigtwo_bots_fill_and_trustee_plays_for_the_idle_human)
 END_TEST
 
 /*
+ * A private room with its own rules (docs/protocol.md "Private rooms"): a Run Fast room with the
+ * rule option report-single, which the server itself does not play by, and bot fill; the human
+ * host alone gets server bots after the fill wait, the room's deals are dealt under its option
+ * (the Joined says so, a plain table of the same server does not), and after its two deals it
+ * ends: the host told TableClosing{CLOSING_ROOM_ENDED}, the chips back with the house.
+ */
+START_TEST(test_runfast_room_has_its_own_rule_options_and_bot_fill)
+{
+    env_t e;
+    char *env[] = {"CROUPIER_TRAD_ACTION_MS=40",  "CROUPIER_TRAD_BOT_MS=2",
+                   "CROUPIER_TRAD_TRUSTEE_MS=2",  "CROUPIER_TRAD_BOT_FILL_MS=300",
+                   "CROUPIER_TRAD_GAP_MS=50",     "CROUPIER_TRAD_HOUSE=house-t",
+                   NULL};
+    env_start(&e, 30, "runfast", env);
+    wallet_set(&e, "house-t", 100000);
+    wallet_set(&e, "7201", 1000);
+    wallet_set(&e, "7202", 1000);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.rig.game.port, 5000);
+    ck_assert_ptr_nonnull(c);
+    /* A plain table of this server: the default rules. */
+    char opts[128];
+    uint32_t units;
+    int seat;
+    ck_assert_int_eq(join_options(c, 7202, "runfast", 2, &seat, opts, sizeof opts, &units),
+                     CROUPIER__ERROR_CODE__OK);
+    ck_assert_str_eq(opts, "");
+    uint64_t lrid = next_rid++;
+    ck_assert_int_eq(rpcc_leave(c, lrid, 7202), 0); /* before its table deals (bot fill) */
+    Croupier__RpcFrame *lr = rpcc_wait_reply(c, lrid, 5000);
+    ck_assert(lr != NULL && lr->reply->code == CROUPIER__ERROR_CODE__OK);
+    frame_free_rpc(lr);
+    /* The room. */
+    Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+    Croupier__Join j = CROUPIER__JOIN__INIT;
+    Croupier__RoomJoin rj = CROUPIER__ROOM_JOIN__INIT;
+    Croupier__RoomRules rules = CROUPIER__ROOM_RULES__INIT;
+    char *opt = "report-single";
+    rules.deals = 2;
+    rules.n_rule_options = 1;
+    rules.rule_options = &opt;
+    rules.has_bot_fill = rules.bot_fill = true;
+    j.engine = CROUPIER__ENGINE__ENGINE_TRADITIONAL;
+    j.game = "runfast";
+    j.stake = 2;
+    rj.create = &rules;
+    uint64_t rid = next_rid++;
+    f.request_id = rid;
+    f.has_player_id = f.has_session_id = f.has_deadline_unix_ms = true;
+    f.player_id = f.session_id = 7201;
+    f.deadline_unix_ms = (uint64_t)rpcc_wall_ms() + 5000;
+    f.body_case = CROUPIER__RPC_FRAME__BODY_JOIN;
+    f.join = &j;
+    f.room = &rj;
+    ck_assert_int_eq(rpcc_send(c, &f), 0);
+    Croupier__RpcFrame *r = rpcc_wait_reply(c, rid, 5000);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->reply->code, CROUPIER__ERROR_CODE__OK);
+    const Croupier__Joined *jd = r->reply->payload->joined;
+    ck_assert_ptr_nonnull(jd->room);
+    ck_assert(jd->room->bot_fill);
+    format_options(jd->rule_options, jd->n_rule_options, opts, sizeof opts);
+    ck_assert_str_eq(opts, "report-single");
+    frame_free_rpc(r);
+    /* Bots take the empty seats; two deals; the room ends. */
+    seen_t seen = {0};
+    long long end = ts_now_ms() + 20000;
+    while (seen.table_closings < 1 && ts_now_ms() < end)
+        collect(c, &seen, 7201, 200);
+    ck_assert_int_eq(seen.completed, 2);
+    ck_assert_int_eq(seen.table_closings, 1);
+    end = ts_now_ms() + 5000;
+    while (wallet(&e, "7201") + wallet(&e, "house-t") != 101000 && ts_now_ms() < end)
+        ts_sleep_ms(20);
+    ck_assert_int_eq(wallet(&e, "7201") + wallet(&e, "house-t"), 101000);
+    ck_assert_int_eq(wallet(&e, "7201"), 1000 + seen.delta[0]);
+    rpcc_close(c);
+    env_stop(&e);
+}
+END_TEST
+
+/*
  * The drain bound passes with a deal running (long turn timer): the deal is voided, the players
  * are told why, the escrows go back (wallets exactly as before), and the exit is forced.
  */
@@ -1434,6 +1515,7 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_ddz_three_players_play_a_deal_that_settles_and_drain_starts_no_other);
     tcase_add_test(tc, test_bigtwo_bots_fill_and_trustee_plays_for_the_idle_human);
+    tcase_add_test(tc, test_runfast_room_has_its_own_rule_options_and_bot_fill);
     tcase_add_test(tc, test_ddz_gone_players_get_trustee_and_an_unbid_deal_is_thrown_in);
     tcase_add_test(tc, test_runfast_and_guandan_deals_complete_with_bots_and_trustee);
     tcase_add_test(tc,
