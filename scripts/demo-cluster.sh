@@ -43,8 +43,8 @@ SRC=$ROOT
 
 usage() {
     cat <<EOF
-usage: ./dev run [--seconds N] [--bots N] [--prometheus]
-       scripts/run-main.sh [--seconds N] [--bots N] [--prometheus]   (scripts/demo-cluster.sh)
+usage: ./dev run [--seconds N] [--bots N] [--prometheus] [--redis-ha]
+       scripts/run-main.sh [--seconds N] [--bots N] [--prometheus] [--redis-ha]   (scripts/demo-cluster.sh)
        scripts/run-main.sh --runtime-demo [ARGS]         (the desk-actor runtime demo instead)
 
 Starts a local cluster on 127.0.0.1: redis-server, one croupier-game per engine (traditional,
@@ -61,6 +61,9 @@ crash-voided rounds, exit reasons) and the chart's path.
   --bots N      bots in all (default 300; 12..5000)
   --prometheus  also run Debian's prometheus on 127.0.0.1, scraping every pod every second; the
                 report quotes its rounds by game beside the bots' count (its URL is printed)
+  --redis-ha    Redis as in the prod overlay: a master, two replicas and three Sentinels; every
+                pod finds the master through the sentinels (money waits for both replicas); the
+                master is SIGKILLed once mid-run, and the report says when the failover happened
   --help        this text
 
 Files: BUILD/demo/ (report.md, chart.svg, reports, logs). Ctrl-C stops everything cleanly.
@@ -70,10 +73,15 @@ EOF
 PLAY_SECONDS=75
 BOTS=300
 PROMETHEUS=0
+REDIS_HA=0
 while [ $# -gt 0 ]; do
     case $1 in
     --prometheus)
         PROMETHEUS=1
+        shift
+        ;;
+    --redis-ha)
+        REDIS_HA=1
         shift
         ;;
     --seconds | --bots)
@@ -117,6 +125,7 @@ if [ "${CROUPIER_DEMO_INNER:-0}" != 1 ]; then
     done
     pflag=()
     [ "$PROMETHEUS" = 1 ] && pflag=(--prometheus)
+    [ "$REDIS_HA" = 1 ] && pflag+=(--redis-ha)
     CROUPIER_DEMO_INNER=1 CROUPIER_BUILD_DIR=$BUILD setsid "$0" --seconds "$PLAY_SECONDS" \
         --bots "$BOTS" "${pflag[@]}" </dev/null &
     inner=$!
@@ -348,7 +357,7 @@ pod_info() {
 
 start_game() { # NAME ENGINE
     e2e_game_start "$1" "$2" "${BOUND[$2]}" --lease-pool-size 16 --lease-ttl-ms "$LEASE_TTL_MS" \
-        --recover-grace-ms "$RECOVER_GRACE_MS" --sweep-ms 250
+        --recover-grace-ms "$RECOVER_GRACE_MS" --sweep-ms 250 "${HA_FLAGS[@]}"
     POD_ENGINE[$1]=$2
     CURRENT[$2]=$1
     LIVE+=("$1")
@@ -358,7 +367,7 @@ start_game() { # NAME ENGINE
 
 start_gate() { # NAME
     POD_WS[$1]=$(e2e_free_port)
-    e2e_gate_start "$1" --ws-listen "127.0.0.1:${POD_WS[$1]}"
+    e2e_gate_start "$1" --ws-listen "127.0.0.1:${POD_WS[$1]}" "${HA_GATE_FLAGS[@]}"
     e2e_gate_prestop "$1"
     POD_ENGINE[$1]=gateway
     LIVE+=("$1")
@@ -627,6 +636,118 @@ on_exit() {
 trap on_signal INT TERM HUP
 trap on_exit EXIT
 
+# ---- Redis with replicas and Sentinels (--redis-ha) -----------------------------------------
+# As k8s/components/redis-ha runs it: a master, two replicas, three Sentinels (quorum 2,
+# down-after 1000 ms). The pods find the master through the sentinels (--redis-sentinels; the
+# --redis they are also given is then unused); the game servers acknowledge money once both
+# replicas have it (--redis-min-replicas 2, as the prod overlay: docs/deploy.md "Sizing").
+# e2e_redis, and everything the demo reads from Redis, follow the master of the moment;
+# OUT/redis-port names it for the live summary.
+HA_FLAGS=()
+HA_GATE_FLAGS=()
+declare -A HA_PID
+HA_PORTS=()
+SENT_PORTS=()
+HA_FAILOVER=""
+ha_node_start() { # PORT [MASTER_PORT]
+    local rep=()
+    [ -n "${2:-}" ] && rep=(--replicaof 127.0.0.1 "$2")
+    mkdir -p "$E2E_DIR/redis-$1"
+    redis-server --port "$1" --bind 127.0.0.1 --save '' --appendonly no --dir "$E2E_DIR/redis-$1" \
+        --maxmemory-policy noeviction --repl-diskless-sync-delay 0 "${rep[@]}" \
+        >>"$E2E_DIR/redis-$1.log" 2>&1 &
+    HA_PID[$1]=$!
+    E2E_PIDS+=($!)
+    local i
+    for i in $(seq 1 50); do
+        redis-cli -p "$1" ping 2>/dev/null | grep -q PONG && return 0
+        sleep 0.1
+    done
+    e2e_die "redis-server on $1 did not start"
+}
+ha_master_port() {
+    local s p
+    for s in "${SENT_PORTS[@]}"; do
+        p=$(redis-cli -p "$s" --raw sentinel get-master-addr-by-name croupier 2>/dev/null | sed -n 2p)
+        [ -n "$p" ] && { echo "$p"; return; }
+    done
+    echo "$REDIS_PORT"
+}
+ha_sees_all() { # every sentinel sees two replicas and the two other sentinels
+    local s t
+    for s in "${SENT_PORTS[@]}"; do
+        t=$(redis-cli -p "$s" sentinel master croupier 2>/dev/null | tr '\n' ' ')
+        [[ $t == *"num-slaves 2 "* && $t == *"num-other-sentinels 2 "* ]] || return 1
+    done
+}
+ha_start() {
+    e2e_redis_start
+    HA_PORTS=("$REDIS_PORT")
+    HA_PID[$REDIS_PORT]=$REDIS_PID
+    local p i sentinels=""
+    for i in 1 2; do
+        p=$(e2e_free_port)
+        HA_PORTS+=("$p")
+        ha_node_start "$p" "$REDIS_PORT"
+    done
+    for i in 0 1 2; do
+        p=$(e2e_free_port)
+        SENT_PORTS+=("$p")
+        mkdir -p "$E2E_DIR/sentinel-$i"
+        printf 'port %s\nbind 127.0.0.1\nsentinel monitor croupier 127.0.0.1 %s 2\nsentinel down-after-milliseconds croupier 1000\nsentinel failover-timeout croupier 3000\n' \
+            "$p" "$REDIS_PORT" >"$E2E_DIR/sentinel-$i/sentinel.conf"
+        redis-server "$E2E_DIR/sentinel-$i/sentinel.conf" --sentinel >>"$E2E_DIR/sentinel-$i.log" 2>&1 &
+        E2E_PIDS+=($!)
+        sentinels+="${sentinels:+,}127.0.0.1:$p"
+    done
+    for i in $(seq 1 200); do ha_sees_all && break; sleep 0.1; done
+    ha_sees_all || e2e_die "the sentinels never saw both replicas and each other"
+    HA_GATE_FLAGS=(--redis-sentinels "$sentinels" --redis-master croupier)
+    HA_FLAGS=("${HA_GATE_FLAGS[@]}" --redis-min-replicas 2)
+    e2e_redis() { redis-cli -p "$(ha_master_port)" "$@"; }
+    echo "$REDIS_PORT" >"$OUT/redis-port"
+    e2e_log "redis-ha up: master 127.0.0.1:$REDIS_PORT, replicas ${HA_PORTS[1]} ${HA_PORTS[2]}, sentinels $sentinels"
+}
+# The master SIGKILLed; Sentinel promotes a replica; the dead node comes back (empty, as a
+# replaced pod) as a replica of the new master once the failover ended. HA_FAILOVER: "OLD NEW
+# PROMOTED_MS BACK_MS AT_S" for the report.
+ha_failover() {
+    local old=$REDIS_PORT new="" t0 promoted back s t settled
+    step "redis-ha: SIGKILL the Redis master (127.0.0.1:$old)"
+    local at
+    at=$(elapsed)
+    t0=$(date +%s%3N)
+    kill -KILL "${HA_PID[$old]}" 2>/dev/null
+    for _ in $(seq 1 200); do
+        new=$(ha_master_port)
+        [ -n "$new" ] && [ "$new" != "$old" ] && break
+        nap 0.05
+    done
+    promoted=$(($(date +%s%3N) - t0))
+    if [ "$new" = "$old" ] || [ -z "$new" ]; then
+        E2E_FAILURES+=("redis-ha: no replica was promoted within 10 s of the master's kill")
+        return
+    fi
+    REDIS_PORT=$new
+    echo "$REDIS_PORT" >"$OUT/redis-port"
+    step "redis-ha: Sentinel promoted 127.0.0.1:$new (${promoted} ms after the kill)"
+    for _ in $(seq 1 100); do
+        settled=1
+        for s in "${SENT_PORTS[@]}"; do
+            t=$(redis-cli -p "$s" sentinel master croupier 2>/dev/null | tr '\n' ' ')
+            [[ $t == *"port $new "* && $t != *failover_in_progress* ]] || settled=0
+        done
+        [ "$settled" = 1 ] && break
+        nap 0.1
+    done
+    rm -rf "$E2E_DIR/redis-$old" "$E2E_DIR/redis"/*.rdb
+    ha_node_start "$old" "$new"
+    for _ in $(seq 1 150); do ha_sees_all && break; nap 0.1; done
+    back=$(($(date +%s%3N) - t0))
+    step "redis-ha: 127.0.0.1:$old back as a replica (${back} ms after the kill)"
+    HA_FAILOVER="$old $new $promoted $back $at"
+}
+
 # ---- start ---------------------------------------------------------------------------------
 cat <<EOF
 croupier local cluster demo: $BOTS bots play for $PLAY_SECONDS s while every deployment rolls once,
@@ -636,8 +757,13 @@ Ctrl-C stops everything.
 
 EOF
 e2e_secret
-e2e_redis_start
-e2e_log "redis-server up: 127.0.0.1:$REDIS_PORT pid $REDIS_PID (no persistence; dir $E2E_DIR/redis)"
+if [ "$REDIS_HA" = 1 ]; then
+    ha_start
+else
+    e2e_redis_start
+    echo "$REDIS_PORT" >"$OUT/redis-port"
+    e2e_log "redis-server up: 127.0.0.1:$REDIS_PORT pid $REDIS_PID (no persistence; dir $E2E_DIR/redis)"
+fi
 e2e_redis set '{croupier:money}:wallet:house-traditional' $HOUSE_CHIPS >/dev/null
 if [ "$PROMETHEUS" = 1 ]; then
     prom_start
@@ -796,7 +922,7 @@ echo
 echo "Live summary, once a second, read from the pods' /readyz, /drain/status and /metrics, the"
 echo "seats in Redis and the bots' progress lines. players = seated players (game servers) or"
 echo "connections (gateways); rounds = completed rounds. Rollout steps appear as they happen."
-python3 "$SRC/scripts/demo_summary.py" "$OUT" "$REDIS_PORT" "$T0" &
+python3 "$SRC/scripts/demo_summary.py" "$OUT" "@$OUT/redis-port" "$T0" &
 SUMMARY_PID=$!
 E2E_PIDS+=("$SUMMARY_PID")
 exec 3>&2 2>>"$OUT/demo.log"
@@ -804,6 +930,10 @@ STDERR_SAVED=1
 
 nap "$WARMUP"
 operator_credits
+if [ "$REDIS_HA" = 1 ]; then
+    ha_failover
+    nap "$PAUSE"
+fi
 for e in "${ENGINES[@]}"; do
     roll_game "$e"
     nap "$PAUSE"
@@ -851,6 +981,11 @@ for n in "${CRASHED[@]}"; do
     fi
 done
 printf 'held_index\t%s\n' "$(e2e_redis scard '{croupier:money}:held')" >>"$OUT/final.tsv"
+if [ "$REDIS_HA" = 1 ]; then
+    # shellcheck disable=SC2086 # five words
+    [ -n "$HA_FAILOVER" ] && printf 'failover\t%s\t%s\t%s\t%s\t%s\n' $HA_FAILOVER >>"$OUT/final.tsv"
+    [ -n "$HA_FAILOVER" ] || printf 'failover\t-\n' >>"$OUT/final.tsv"
+fi
 printf 'crash_voids\t%s\t%s\t%s\n' $(crash_voids "${members[@]}") >>"$OUT/final.tsv"
 i=0
 while IFS=$'\t' read -r g eng n base _; do

@@ -35,6 +35,7 @@ run = sys.argv[1]
 groups, pods, failures, warnings, fallback, accounts = [], [], [], [], None, []
 crashed, bot_crash = [], {}
 prom_query, prom_rounds, prom_up = None, {}, {}
+failover = None  # --redis-ha: OLD NEW PROMOTED_MS BACK_MS AT_S, or ["-"]
 money = settle_records = held_index = crash_voids = credits = None
 with open(os.path.join(run, "final.tsv")) as f:
     for line in f:
@@ -71,6 +72,8 @@ with open(os.path.join(run, "final.tsv")) as f:
             prom_rounds[r[1]] = int(r[2])
         elif r[0] == "prom_up":
             prom_up[r[1]] = int(r[2])
+        elif r[0] == "failover":
+            failover = r[1:]
 
 checks = []  # (ok, text)
 
@@ -186,6 +189,17 @@ if room_groups:
           " finished seats)" % (created, finished))
 check(after_goaway > 0, "the gateway rollout sent GoAways and bots reconnected (%d)" % after_goaway)
 
+if failover is not None:
+    print()
+    if len(failover) == 5:
+        print("Redis failover (--redis-ha: a master, two replicas, three Sentinels): at %s s the master"
+              " 127.0.0.1:%s was SIGKILLed; Sentinel promoted 127.0.0.1:%s %s ms later; the dead node"
+              " was back as a replica after %s ms. Every check below read the new master." % (
+                  failover[4], failover[0], failover[1], failover[2], failover[3]))
+        check(True, "Redis failed over mid-run (promoted in %s ms) and every check still ran"
+              % failover[2])
+    else:
+        check(False, "Redis failed over mid-run (no promotion was seen)")
 print()
 print("Pods (exit reason from each pod's log line 'exit reason=...'):")
 for name, engine, reason in pods:

@@ -30,7 +30,22 @@ import time
 import urllib.error
 import urllib.request
 
-run, redis_port, origin = sys.argv[1], sys.argv[2], float(sys.argv[3])
+run, redis_arg, origin = sys.argv[1], sys.argv[2], float(sys.argv[3])
+
+
+def redis_port_now():
+    """The Redis port: the argument, or with "@FILE" the port the file names now (the demo
+    rewrites it when Sentinel promotes another master, --redis-ha)."""
+    if not redis_arg.startswith("@"):
+        return redis_arg
+    try:
+        with open(redis_arg[1:]) as f:
+            return f.read().strip()
+    except OSError:
+        return "0"
+
+
+
 stop_file = os.path.join(run, "STOP")
 tty = sys.stdout.isatty()
 
@@ -82,7 +97,7 @@ def metric_sum(text, name, label=None):
 
 def seats():
     try:
-        out = subprocess.run(["redis-cli", "-p", redis_port, "EVAL", SEATS_LUA, "0"],
+        out = subprocess.run(["redis-cli", "-p", redis_port_now(), "EVAL", SEATS_LUA, "0"],
                              capture_output=True, text=True, timeout=2).stdout.split()
     except Exception:  # noqa: BLE001
         return None
@@ -93,7 +108,8 @@ def seats():
 
 def held_epochs():
     try:
-        out = subprocess.run(["redis-cli", "-p", redis_port, "SCARD", "{croupier:money}:held"],
+        out = subprocess.run(["redis-cli", "-p", redis_port_now(), "SCARD",
+                              "{croupier:money}:held"],
                              capture_output=True, text=True, timeout=2).stdout.strip()
         return int(out)
     except Exception:  # noqa: BLE001 -- Redis busy or gone: shown as "-"
