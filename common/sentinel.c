@@ -389,14 +389,17 @@ static void sentinel_query_done_cb(evutil_socket_t fd, short what, void *arg)
     sentinel_query_free(q);
 }
 
-sentinel_query_t *sentinel_query_start(struct event_base *base, sentinel_set_t *s, int timeout_ms,
-                                       sentinel_query_cb cb, void *arg)
+/* A query of either kind (cb: the master's address; qcb: CKQUORUM), started. */
+static sentinel_query_t *sentinel_query_new(struct event_base *base, sentinel_set_t *s,
+                                            int timeout_ms, sentinel_query_cb cb,
+                                            sentinel_quorum_cb qcb, void *arg)
 {
     sentinel_query_t *q = xcalloc(1, sizeof *q);
     q->base = base;
     q->set = s;
     q->timeout_ms = timeout_ms > 0 ? timeout_ms : 500;
     q->cb = cb;
+    q->qcb = qcb;
     q->arg = arg;
     q->tmo = evtimer_new(base, sentinel_query_tmo_cb, q);
     q->done = evtimer_new(base, sentinel_query_done_cb, q);
@@ -406,21 +409,16 @@ sentinel_query_t *sentinel_query_start(struct event_base *base, sentinel_set_t *
     return q;
 }
 
+sentinel_query_t *sentinel_query_start(struct event_base *base, sentinel_set_t *s, int timeout_ms,
+                                       sentinel_query_cb cb, void *arg)
+{
+    return sentinel_query_new(base, s, timeout_ms, cb, NULL, arg);
+}
+
 sentinel_query_t *sentinel_quorum_start(struct event_base *base, sentinel_set_t *s, int timeout_ms,
                                         sentinel_quorum_cb cb, void *arg)
 {
-    sentinel_query_t *q = xcalloc(1, sizeof *q);
-    q->base = base;
-    q->set = s;
-    q->timeout_ms = timeout_ms > 0 ? timeout_ms : 500;
-    q->qcb = cb;
-    q->arg = arg;
-    q->tmo = evtimer_new(base, sentinel_query_tmo_cb, q);
-    q->done = evtimer_new(base, sentinel_query_done_cb, q);
-    if (q->tmo == NULL || q->done == NULL)
-        abort();
-    sentinel_query_try(q);
-    return q;
+    return sentinel_query_new(base, s, timeout_ms, NULL, cb, arg);
 }
 
 void sentinel_query_cancel(sentinel_query_t *q)
