@@ -1188,8 +1188,8 @@ static int ctl_room(const char *code)
         json_array_append_new(deals,
                               json_pack("{s:i,s:s,s:b}", "deal", i + 1, "round", r->rounds[i],
                                         "settled", ctl_round_settled(r->rounds[i])));
-    json_t *doc = json_pack("{s:s,s:s,s:s,s:O,s:o}", "code", r->code, "key", key, "state",
-                            ctl_room_state(r->state), "server_state", json_string(sstate),
+    json_t *doc = json_pack("{s:s,s:s,s:s,s:s,s:o}", "code", r->code, "key", key, "state",
+                            ctl_room_state(r->state), "server_state", sstate,
                             "deals_played", deals);
     json_object_set_new(doc, "record", rec);
     if (O.json) {
