@@ -3444,11 +3444,18 @@ static Croupier__ErrorCode tk_engine_serves(const tk_engine_t *eng, Croupier__En
 
 /* Main loop: hands a request to the lobby desk as message type (a dropped one is answered
  * UNAVAILABLE). */
-static void tk_engine_to_lobby(tk_engine_t *eng, int type, gs_request_t *req)
+static tk_join_t *tk_join_new(tk_engine_t *eng, gs_request_t *req, tk_room_t *room)
 {
     tk_join_t *tj = xcalloc(1, sizeof *tj);
     tj->gs = eng->gs;
     tj->req = req;
+    tj->room = room;
+    return tj;
+}
+
+static void tk_engine_to_lobby(tk_engine_t *eng, int type, gs_request_t *req, tk_room_t *room)
+{
+    tk_join_t *tj = tk_join_new(eng, req, room);
     rt_msg_t m = {.type = type, .ptr = tj, .free_fn = tk_join_dropped};
     rt_post(gs_rt(eng->gs), eng->lobby, &m);
 }
@@ -3537,19 +3544,10 @@ void tk_engine_join(void *e, gs_request_t *req)
         return;
     }
     if (eng->game->money == TK_MONEY_WALLET) {
-        /* no buy-in: straight to the lobby */
-        tk_join_t *tj = xcalloc(1, sizeof *tj);
-        tj->gs = eng->gs;
-        tj->req = req;
-        tj->room = room;
-        rt_msg_t m = {.type = TK_MSG_JOIN, .ptr = tj, .free_fn = tk_join_dropped};
-        rt_post(gs_rt(eng->gs), eng->lobby, &m);
+        tk_engine_to_lobby(eng, TK_MSG_JOIN, req, room); /* no buy-in: straight to the lobby */
         return;
     }
-    tk_join_t *tj = xcalloc(1, sizeof *tj);
-    tj->gs = eng->gs;
-    tj->req = req;
-    tj->room = room;
+    tk_join_t *tj = tk_join_new(eng, req, room);
     char player[24], key[128];
     tk_player_name(req->player_id, player, sizeof player);
     money_key_wallet(player, key, sizeof key);
@@ -3575,7 +3573,7 @@ void tk_engine_adopt(void *e, gs_request_t *req)
         gs_reply(eng->gs, req, code, why, NULL);
         return;
     }
-    tk_engine_to_lobby(eng, TK_MSG_ADOPT, req);
+    tk_engine_to_lobby(eng, TK_MSG_ADOPT, req, NULL);
 }
 
 int tk_engine_open_table(tk_engine_t *eng, const char *game, int64_t stake, int bots)
