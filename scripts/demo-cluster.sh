@@ -645,104 +645,42 @@ trap on_exit EXIT
 # OUT/redis-port names it for the live summary.
 HA_FLAGS=()
 HA_GATE_FLAGS=()
-declare -A HA_PID
-HA_PORTS=()
-SENT_PORTS=()
 HA_FAILOVER=""
-ha_node_start() { # PORT [MASTER_PORT]
-    local rep=()
-    [ -n "${2:-}" ] && rep=(--replicaof 127.0.0.1 "$2")
-    mkdir -p "$E2E_DIR/redis-$1"
-    redis-server --port "$1" --bind 127.0.0.1 --save '' --appendonly no --dir "$E2E_DIR/redis-$1" \
-        --maxmemory-policy noeviction --repl-diskless-sync-delay 0 "${rep[@]}" \
-        >>"$E2E_DIR/redis-$1.log" 2>&1 &
-    HA_PID[$1]=$!
-    E2E_PIDS+=($!)
-    local i
-    for i in $(seq 1 50); do
-        redis-cli -p "$1" ping 2>/dev/null | grep -q PONG && return 0
-        sleep 0.1
-    done
-    e2e_die "redis-server on $1 did not start"
-}
-ha_master_port() {
-    local s p
-    for s in "${SENT_PORTS[@]}"; do
-        p=$(redis-cli -p "$s" --raw sentinel get-master-addr-by-name croupier 2>/dev/null | sed -n 2p)
-        [ -n "$p" ] && { echo "$p"; return; }
-    done
-    echo "$REDIS_PORT"
-}
-ha_sees_all() { # every sentinel sees two replicas and the two other sentinels
-    local s t
-    for s in "${SENT_PORTS[@]}"; do
-        t=$(redis-cli -p "$s" sentinel master croupier 2>/dev/null | tr '\n' ' ')
-        [[ $t == *"num-slaves 2 "* && $t == *"num-other-sentinels 2 "* ]] || return 1
-    done
-}
 ha_start() {
-    e2e_redis_start
-    HA_PORTS=("$REDIS_PORT")
-    HA_PID[$REDIS_PORT]=$REDIS_PID
-    local p i sentinels=""
-    for i in 1 2; do
-        p=$(e2e_free_port)
-        HA_PORTS+=("$p")
-        ha_node_start "$p" "$REDIS_PORT"
-    done
-    for i in 0 1 2; do
-        p=$(e2e_free_port)
-        SENT_PORTS+=("$p")
-        mkdir -p "$E2E_DIR/sentinel-$i"
-        printf 'port %s\nbind 127.0.0.1\nsentinel monitor croupier 127.0.0.1 %s 2\nsentinel down-after-milliseconds croupier 1000\nsentinel failover-timeout croupier 3000\n' \
-            "$p" "$REDIS_PORT" >"$E2E_DIR/sentinel-$i/sentinel.conf"
-        redis-server "$E2E_DIR/sentinel-$i/sentinel.conf" --sentinel >>"$E2E_DIR/sentinel-$i.log" 2>&1 &
-        E2E_PIDS+=($!)
-        sentinels+="${sentinels:+,}127.0.0.1:$p"
-    done
-    for i in $(seq 1 200); do ha_sees_all && break; sleep 0.1; done
-    ha_sees_all || e2e_die "the sentinels never saw both replicas and each other"
-    HA_GATE_FLAGS=(--redis-sentinels "$sentinels" --redis-master croupier)
+    E2E_HA_NAP=nap
+    e2e_ha_start # tests/e2e/lib.sh
+    HA_GATE_FLAGS=(--redis-sentinels "$E2E_HA_SENTINELS" --redis-master croupier)
     HA_FLAGS=("${HA_GATE_FLAGS[@]}" --redis-min-replicas 2)
-    e2e_redis() { redis-cli -p "$(ha_master_port)" "$@"; }
+    # e2e_redis follows the master; while none is named (mid-failover) it keeps the last one.
+    e2e_redis() {
+        local p
+        p=$(e2e_ha_master_port)
+        redis-cli -p "${p:-$REDIS_PORT}" "$@"
+    }
     echo "$REDIS_PORT" >"$OUT/redis-port"
-    e2e_log "redis-ha up: master 127.0.0.1:$REDIS_PORT, replicas ${HA_PORTS[1]} ${HA_PORTS[2]}, sentinels $sentinels"
+    e2e_log "redis-ha up: master 127.0.0.1:$REDIS_PORT, sentinels $E2E_HA_SENTINELS"
 }
 # The master SIGKILLed; Sentinel promotes a replica; the dead node comes back (empty, as a
 # replaced pod) as a replica of the new master once the failover ended. HA_FAILOVER: "OLD NEW
 # PROMOTED_MS BACK_MS AT_S" for the report.
 ha_failover() {
-    local old=$REDIS_PORT new="" t0 promoted back s t settled
+    local old=$REDIS_PORT new t0 promoted back at
     step "redis-ha: SIGKILL the Redis master (127.0.0.1:$old)"
-    local at
     at=$(elapsed)
     t0=$(date +%s%3N)
-    kill -KILL "${HA_PID[$old]}" 2>/dev/null
-    for _ in $(seq 1 200); do
-        new=$(ha_master_port)
-        [ -n "$new" ] && [ "$new" != "$old" ] && break
-        nap 0.05
-    done
+    kill -KILL "${E2E_HA_PID[$old]}" 2>/dev/null
+    new=$(e2e_ha_wait_promoted "$old")
     promoted=$(($(date +%s%3N) - t0))
-    if [ "$new" = "$old" ] || [ -z "$new" ]; then
+    if [ -z "$new" ]; then
         E2E_FAILURES+=("redis-ha: no replica was promoted within 10 s of the master's kill")
         return
     fi
     REDIS_PORT=$new
     echo "$REDIS_PORT" >"$OUT/redis-port"
     step "redis-ha: Sentinel promoted 127.0.0.1:$new (${promoted} ms after the kill)"
-    for _ in $(seq 1 100); do
-        settled=1
-        for s in "${SENT_PORTS[@]}"; do
-            t=$(redis-cli -p "$s" sentinel master croupier 2>/dev/null | tr '\n' ' ')
-            [[ $t == *"port $new "* && $t != *failover_in_progress* ]] || settled=0
-        done
-        [ "$settled" = 1 ] && break
-        nap 0.1
-    done
-    rm -rf "$E2E_DIR/redis-$old" "$E2E_DIR/redis"/*.rdb
-    ha_node_start "$old" "$new"
-    for _ in $(seq 1 150); do ha_sees_all && break; nap 0.1; done
+    e2e_ha_wait_settled "$new"
+    e2e_ha_node_start "$old" "$new"
+    e2e_ha_wait_all 15
     back=$(($(date +%s%3N) - t0))
     step "redis-ha: 127.0.0.1:$old back as a replica (${back} ms after the kill)"
     HA_FAILOVER="$old $new $promoted $back $at"

@@ -244,103 +244,48 @@ inflight)
     money_check "$sum0"
     ;;
 failover | failover-stop)
-    # A master and two replicas, three sentinels (quorum 2, down-after 1000 ms).
-    e2e_redis_start
-    declare -A NODE_PORT NODE_PID
-    NODE_PORT[n0]=$REDIS_PORT NODE_PID[n0]=$REDIS_PID
-    node_start() { # NAME PORT REPLICAOF_PORT
-        redis-server --port "$2" --bind 127.0.0.1 --save '' --appendonly no \
-            --dir "$E2E_DIR/redis" --dbfilename "$1.rdb" --maxmemory-policy noeviction \
-            --repl-diskless-sync-delay 0 --replicaof 127.0.0.1 "$3" >>"$E2E_DIR/redis-$1.log" 2>&1 &
-        E2E_PIDS+=($!)
-        NODE_PID[$1]=$! NODE_PORT[$1]=$2
-        for _ in $(seq 1 50); do redis-cli -p "$2" ping 2>/dev/null | grep -q PONG && return 0; sleep 0.1; done
-        e2e_die "redis node $1 did not start"
-    }
-    node_start n1 "$(e2e_free_port)" "$REDIS_PORT"
-    node_start n2 "$(e2e_free_port)" "$REDIS_PORT"
-    SENTINELS=""
-    SPORTS=()
-    for i in 0 1 2; do
-        sp=$(e2e_free_port)
-        mkdir -p "$E2E_DIR/sentinel-$i"
-        printf 'port %s\nbind 127.0.0.1\nsentinel monitor croupier 127.0.0.1 %s 2\nsentinel down-after-milliseconds croupier 1000\nsentinel failover-timeout croupier 3000\n' \
-            "$sp" "$REDIS_PORT" >"$E2E_DIR/sentinel-$i/sentinel.conf"
-        redis-server "$E2E_DIR/sentinel-$i/sentinel.conf" --sentinel >>"$E2E_DIR/sentinel-$i.log" 2>&1 &
-        E2E_PIDS+=($!)
-        SPORTS+=("$sp")
-        SENTINELS+="${SENTINELS:+,}127.0.0.1:$sp"
-    done
-    master_port() {
-        local s p
-        for s in "${SPORTS[@]}"; do
-            p=$(redis-cli -p "$s" --raw sentinel get-master-addr-by-name croupier 2>/dev/null | sed -n 2p)
-            [ -n "$p" ] && { echo "$p"; return; }
-        done
-    }
-    # From now on every look at Redis goes to whichever node is the master.
-    e2e_redis() { redis-cli -p "$(master_port)" "$@"; }
-    sees_all() {
-        local s t
-        for s in "${SPORTS[@]}"; do
-            t=$(redis-cli -p "$s" sentinel master croupier 2>/dev/null | tr '\n' ' ')
-            [[ $t == *"num-slaves 2 "* && $t == *"num-other-sentinels 2 "* ]] || return 1
-        done
-    }
-    for _ in $(seq 1 150); do sees_all && break; sleep 0.1; done
-    sees_all || e2e_die "the sentinels never saw both replicas and each other"
-    node_of_port() { local n; for n in "${!NODE_PORT[@]}"; do [ "${NODE_PORT[$n]}" = "$1" ] && echo "$n"; done; }
-    # kill_master: SIGKILLs the master, waits for the promotion, brings the dead node back (empty)
-    # as a replica of the new master.
+    # A master and two replicas, three sentinels (quorum 2, down-after 1000 ms); from here on
+    # every look at Redis goes to whichever node is the master (tests/e2e/lib.sh).
+    e2e_ha_start
+    # kill_master: SIGKILLs (or SIGSTOPs) the master, waits for the promotion, brings the dead
+    # node back (empty, as a replaced node does) as a replica of the new master.
     kill_master() {
-        local old new t0 n
-        old=$(master_port)
-        n=$(node_of_port "$old")
+        local old new t0
+        old=$(e2e_ha_master_port)
         t0=$(now_ms)
         if [ "$FAULT" = failover-stop ]; then
-            kill -STOP "${NODE_PID[$n]}"
-            e2e_log "failover: master $n (port $old) SIGSTOPped"
+            kill -STOP "${E2E_HA_PID[$old]}"
+            e2e_log "failover: master (port $old) SIGSTOPped"
         else
-            kill -KILL "${NODE_PID[$n]}"
-            e2e_log "failover: master $n (port $old) SIGKILLed"
+            kill -KILL "${E2E_HA_PID[$old]}"
+            e2e_log "failover: master (port $old) SIGKILLed"
         fi
-        for _ in $(seq 1 200); do
-            new=$(master_port)
-            [ -n "$new" ] && [ "$new" != "$old" ] && break
-            sleep 0.05
-        done
-        check "a replica was promoted after $n died ($(($(now_ms) - t0)) ms, port $new)" test "$new" != "$old"
-        # The node comes back (empty, as a replaced node does) only once every sentinel has
-        # ended the failover, and counts again once the sentinels see it among the replicas.
-        settled() {
-            local s t
-            for s in "${SPORTS[@]}"; do
-                t=$(redis-cli -p "$s" sentinel master croupier 2>/dev/null | tr '\n' ' ')
-                [[ $t == *"port $new "* && $t != *failover_in_progress* ]] || return 1
-            done
-        }
-        for _ in $(seq 1 100); do settled && break; sleep 0.1; done
+        new=$(e2e_ha_wait_promoted "$old")
+        check "a replica was promoted after port $old died ($(($(now_ms) - t0)) ms, port $new)" test -n "$new"
+        [ -n "$new" ] || return
+        # The node comes back only once every sentinel has ended the failover, and counts again
+        # once the sentinels see it among the replicas.
+        e2e_ha_wait_settled "$new"
         if [ "$FAULT" = failover-stop ]; then
             sleep $((10 - ($(now_ms) - t0) / 1000))
-            kill -CONT "${NODE_PID[$n]}"
-            e2e_log "failover: $n resumed after 10 s"
+            kill -CONT "${E2E_HA_PID[$old]}"
+            e2e_log "failover: port $old resumed after 10 s"
             demoted() { [ "$(redis-cli -p "$old" role 2>/dev/null | head -1)" = slave ]; }
             for _ in $(seq 1 150); do demoted && break; sleep 0.1; done
-            check "the resumed $n was demoted to a replica" demoted
-            for _ in $(seq 1 150); do sees_all && break; sleep 0.1; done
-            e2e_log "failover: $n a replica of port $new ($(($(now_ms) - t0)) ms after the stop)"
+            check "the resumed port $old was demoted to a replica" demoted
+            e2e_ha_wait_all 15
+            e2e_log "failover: port $old a replica of port $new ($(($(now_ms) - t0)) ms after the stop)"
             return
         fi
-        rm -f "$E2E_DIR/redis/$n.rdb"
-        node_start "$n" "$old" "$new"
-        for _ in $(seq 1 150); do sees_all && break; sleep 0.1; done
-        e2e_log "failover: $n back as a replica of port $new ($(($(now_ms) - t0)) ms after the kill)"
+        e2e_ha_node_start "$old" "$new"
+        e2e_ha_wait_all 15
+        e2e_log "failover: port $old back as a replica of port $new ($(($(now_ms) - t0)) ms after the kill)"
     }
     e2e_redis set '{croupier:money}:wallet:house-traditional' 100000000 >/dev/null
     # Every replica must have a write before it counts: Sentinel promotes the replica whose offset
     # it last read as the highest, which can be one that lacks the newest writes (docs/deploy.md
     # "Failover and durability", Sizing).
-    HA=(--redis-sentinels "$SENTINELS" --redis-master croupier)
+    HA=(--redis-sentinels "$E2E_HA_SENTINELS" --redis-master croupier)
     GAME_HA=("${HA[@]}" --redis-min-replicas 2)
     TTL=6000 GRACE=12000 # a lease outlives a failover (down-after 1000 ms + the election)
     ENGINES="test holdem persistent traditional zhajinhua"

@@ -83,6 +83,100 @@ e2e_redis() {
     redis-cli -p "$REDIS_PORT" "$@"
 }
 
+# ---- Redis with replicas and Sentinels (docs/deploy.md "Failover and durability") ----------
+# e2e_ha_start: as k8s/components/redis-ha runs it, on loopback: the master of e2e_redis_start,
+# two replicas and three Sentinels (quorum 2, down-after-milliseconds 1000, failover-timeout
+# 3000). Sets E2E_HA_SENTINELS ("127.0.0.1:P,..." for --redis-sentinels; the master's name is
+# "croupier"), E2E_HA_SPORTS (the sentinels' ports), E2E_HA_PID[port] (every node); from then on
+# e2e_redis talks to the master of the moment. E2E_HA_NAP is the command that pauses between
+# looks (default sleep; the demo passes its Ctrl-C-aware nap).
+declare -A E2E_HA_PID
+E2E_HA_SPORTS=()
+E2E_HA_SENTINELS=""
+E2E_HA_NAP=${E2E_HA_NAP:-sleep}
+e2e_ha_node_start() { # PORT [MASTER_PORT]: a node, empty; a replica of MASTER_PORT when given
+    local rep=() i
+    [ -n "${2:-}" ] && rep=(--replicaof 127.0.0.1 "$2")
+    rm -rf "$E2E_DIR/redis-$1"
+    mkdir -p "$E2E_DIR/redis-$1"
+    redis-server --port "$1" --bind 127.0.0.1 --save '' --appendonly no --dir "$E2E_DIR/redis-$1" \
+        --maxmemory-policy noeviction --repl-diskless-sync-delay 0 "${rep[@]}" \
+        >>"$E2E_DIR/redis-$1.log" 2>&1 &
+    E2E_PIDS+=($!)
+    E2E_HA_PID[$1]=$!
+    for i in $(seq 1 50); do
+        redis-cli -p "$1" ping 2>/dev/null | grep -q PONG && return 0
+        sleep 0.1
+    done
+    e2e_die "redis-server on port $1 did not start (log $E2E_DIR/redis-$1.log)"
+}
+e2e_ha_master_port() { # the master the sentinels name (empty when none answers)
+    local s p
+    for s in "${E2E_HA_SPORTS[@]}"; do
+        p=$(redis-cli -p "$s" --raw sentinel get-master-addr-by-name croupier 2>/dev/null | sed -n 2p)
+        [ -n "$p" ] && { echo "$p"; return; }
+    done
+}
+e2e_ha_sees_all() { # every sentinel sees two replicas and the two other sentinels
+    local s t
+    for s in "${E2E_HA_SPORTS[@]}"; do
+        t=$(redis-cli -p "$s" sentinel master croupier 2>/dev/null | tr '\n' ' ')
+        [[ $t == *"num-slaves 2 "* && $t == *"num-other-sentinels 2 "* ]] || return 1
+    done
+}
+e2e_ha_wait_all() { # e2e_ha_wait_all SECONDS: until e2e_ha_sees_all (status: whether it did)
+    local i
+    for i in $(seq 1 $(($1 * 10))); do
+        e2e_ha_sees_all && return 0
+        $E2E_HA_NAP 0.1
+    done
+    e2e_ha_sees_all
+}
+e2e_ha_start() {
+    e2e_redis_start
+    E2E_HA_PID[$REDIS_PORT]=$REDIS_PID
+    local p i
+    for i in 1 2; do e2e_ha_node_start "$(e2e_free_port)" "$REDIS_PORT"; done
+    for i in 0 1 2; do
+        p=$(e2e_free_port)
+        mkdir -p "$E2E_DIR/sentinel-$i"
+        printf 'port %s\nbind 127.0.0.1\nsentinel monitor croupier 127.0.0.1 %s 2\nsentinel down-after-milliseconds croupier 1000\nsentinel failover-timeout croupier 3000\n' \
+            "$p" "$REDIS_PORT" >"$E2E_DIR/sentinel-$i/sentinel.conf"
+        redis-server "$E2E_DIR/sentinel-$i/sentinel.conf" --sentinel >>"$E2E_DIR/sentinel-$i.log" 2>&1 &
+        E2E_PIDS+=($!)
+        E2E_HA_SPORTS+=("$p")
+        E2E_HA_SENTINELS+="${E2E_HA_SENTINELS:+,}127.0.0.1:$p"
+    done
+    e2e_ha_wait_all 20 || e2e_die "the sentinels never saw both replicas and each other"
+    e2e_redis() { redis-cli -p "$(e2e_ha_master_port)" "$@"; }
+}
+# e2e_ha_wait_promoted OLD_PORT: waits (10 s at most) until the sentinels name a master other
+# than OLD_PORT, and prints it (nothing when none was promoted).
+e2e_ha_wait_promoted() {
+    local new i
+    for i in $(seq 1 200); do
+        new=$(e2e_ha_master_port)
+        [ -n "$new" ] && [ "$new" != "$1" ] && { echo "$new"; return 0; }
+        $E2E_HA_NAP 0.05
+    done
+    return 1
+}
+# e2e_ha_wait_settled NEW_PORT: waits (10 s at most) until every sentinel names NEW_PORT as the
+# master and none has a failover in progress: a node brought back now joins as NEW_PORT's replica.
+e2e_ha_wait_settled() {
+    local i s t ok
+    for i in $(seq 1 100); do
+        ok=1
+        for s in "${E2E_HA_SPORTS[@]}"; do
+            t=$(redis-cli -p "$s" sentinel master croupier 2>/dev/null | tr '\n' ' ')
+            [[ $t == *"port $1 "* && $t != *failover_in_progress* ]] || { ok=0; break; }
+        done
+        [ "$ok" = 1 ] && return 0
+        $E2E_HA_NAP 0.1
+    done
+    return 1
+}
+
 # Pods: each has a name, a pid, a health port, a log. POD_<field>[name].
 declare -A POD_PID POD_HEALTH POD_PORT POD_LOG POD_KIND POD_BOUND POD_GRACE
 
