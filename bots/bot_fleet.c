@@ -856,8 +856,13 @@ static void bot_on_action_reply(bot_t *b, const Croupier__ServerMessage *m)
                      (int)b->idx, "request", "action", "code", code_name(e->code), "desk",
                      (json_int_t)b->seat.desk_id, "attempts", (int)b->rq_attempts);
         /* After TableClosing{CRASHED} the seat is gone: TABLE_CLOSED, or UNAVAILABLE while the
-         * gateway moves us, answer what was in flight. */
+         * gateway moves us, answer what was in flight. UNAVAILABLE can also come first: the
+         * gateway begins a crash move by reading the player's seat record, and answers what
+         * arrives meanwhile (a same-id retry, say) before its TableClosing{CRASHED} goes out
+         * (docs/gateway.md "When a game server dies"). It is retriable: the notice and the
+         * Moved follow, and the bot plays on at the new table. */
         bool expected = stale || for_old_seat ||
+                        e->code == CROUPIER__ERROR_CODE__UNAVAILABLE ||
                         (s->refusal_expected != NULL && s->refusal_expected(e->code)) ||
                         (b->closing_seen && e->code == CROUPIER__ERROR_CODE__NO_ROUND) ||
                         b->crash_wait;
