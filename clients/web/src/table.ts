@@ -283,6 +283,10 @@ export class Table {
                 /* the deal's start: one Deal per seat, the cards in one's own */
                 this.dealt.add(seat);
                 this.cardsLeft.set(seat, count);
+                /* a live deal opens the bidding in Dou Dizhu (the landlord's bottom cards end
+                 * it, below; docs/rules/doudizhu.md); a Snapshot names the phase itself */
+                if (this.phase === 0 && this.game === "doudizhu")
+                    this.phase = croupier.SheddingPhase.SHEDDING_BIDDING;
                 if (seat === this.mySeat)
                     this.hand = cards.sort((a, b) => sheddingOrder(a) - sheddingOrder(b));
             } else {

@@ -205,7 +205,8 @@ async function terminateGame(p: rig.Proc): Promise<number | null> {
 }
 
 const GAMES = [
-    { game: "doudizhu", engine: "traditional", inRound: "#actions button[data-move=play]" },
+    /* our turn in the deal: to bid (the bidding) or to play */
+    { game: "doudizhu", engine: "traditional", inRound: "#actions button[data-move=play], #actions button[data-move=bid-0]" },
     { game: "holdem", engine: "holdem", inRound: "#actions button[data-move=call]" },
     { game: "blackjack", engine: "persistent", inRound: "#actions button[data-move=hit]:not([disabled])" },
 ];
