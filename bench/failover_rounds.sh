@@ -10,7 +10,7 @@
 # Sentinel promotes a replica, the dead node comes back empty as a replica of the new master,
 # the tables play on for a few seconds. The hand histories are the clock: each record's `ts` is
 # when its round began (the game server's clock), its stream id when Redis stored it
-# (docs/hand-history.md). Per failover, within 30 s of the kill:
+# (docs/hand-history.md). Per failover, from the kill to the next one (30 s at most):
 #   no-start  the longest time between two round starts across all tables;
 #   no-record the longest time between two rounds recorded (settled and in the history);
 # and p50/p99/max of each over the failovers, beside the promotion time (kill -> a new master
@@ -95,15 +95,18 @@ for l in open(sys.argv[1]):
 starts.sort()
 records.sort()
 kills = [tuple(map(int, l.split())) for l in open(sys.argv[2]) if l.strip()]
-def gap(ts, t0):
-    w = [t for t in ts if t0 - 5000 <= t <= t0 + 30000]
-    return max((b - a for a, b in zip(w, w[1:]) if b >= t0 - 1000 and a <= t0 + 30000), default=-1)
+def gap(ts, t0, t1):
+    # the longest pause between two times that brackets a moment in [t0, t1): from the kill
+    # (t0) to the next kill or 30 s on (t1); -1 when none
+    w = [t for t in ts if t0 - 5000 <= t <= t1]
+    return max((b - a for a, b in zip(w, w[1:]) if b > t0 and a < t1), default=-1)
 def pct(v, p):
     v = sorted(v)
     return v[min(len(v) - 1, int(round(p / 100 * (len(v) - 1))))]
 rows = []
 for n, (t0, promoted) in enumerate(kills, 1):
-    s, r = gap(starts, t0), gap(records, t0)
+    t1 = min(t0 + 30000, kills[n][0]) if n < len(kills) else t0 + 30000
+    s, r = gap(starts, t0, t1), gap(records, t0, t1)
     rows.append((promoted, s, r))
     print("failover %d: promoted %d ms; no round started for %d ms, none recorded for %d ms" % (n, promoted, s, r))
 for name, i in (("promotion", 0), ("no round started", 1), ("no round recorded", 2)):
