@@ -45,7 +45,7 @@ typedef struct {
     config_addr_t listen, advertise, health, redis;
     const char *redis_sentinels, *redis_master;
     long pool_size, drain_max, workers, lease_ttl_ms, money_hwm, request_cache, sweep_ms, grace_ms;
-    long min_replicas, wait_ms;
+    long min_replicas, wait_ms, replay_window_ms;
 } game_opts_t;
 
 typedef struct {
@@ -104,6 +104,10 @@ static const config_flag_t game_flags[] = {
      "bound of each WAIT for --redis-min-replicas; short of them, the operation is sent again "
      "and no round starts",
      &G.o.wait_ms, 1, 60000},
+    {"redis-replay-window-ms", CONFIG_INT, "60000",
+     "how long the money writer keeps completed operations to apply again the ones a promoted "
+     "replica lacks after a failover (0: off; below the records' 7-day TTL; docs/deploy.md)",
+     &G.o.replay_window_ms, 0, 86400000},
     {"service", CONFIG_STR, NULL, "lease pool / service name (default: the engine's name)",
      &G.o.service, 0, 0},
     {"lease-pool-size", CONFIG_INT, "64", "server-ID pool size (>= versions x replicas x 2)",
@@ -689,6 +693,8 @@ int main(int argc, char **argv)
                                 .high_watermark = (size_t)G.o.money_hwm,
                                 .min_replicas = (int)G.o.min_replicas,
                                 .wait_timeout_ms = (int)G.o.wait_ms,
+                                .replay_window_ms =
+                                    G.o.replay_window_ms > 0 ? (int)G.o.replay_window_ms : -1,
                                 .metrics = G.metrics};
     G.money = money_writer_create(&mc);
     if (G.money == NULL)

@@ -27,7 +27,10 @@ typedef struct money_item {
     void *arg;
     int64_t submitted_ns;
     int64_t sent_ns;
+    int64_t first_sent_ns; /* its record on Redis is at most this old (journal window) */
     int sends;
+    bool replay;          /* a journal entry sent again after a reconnect (nobody to tell) */
+    size_t bytes;         /* memory it holds, for the journal's byte cap */
     money_result_t *held; /* answered, waiting for WAIT (min_replicas > 0); owned */
 } money_item_t;
 
@@ -50,6 +53,13 @@ typedef struct {
     uint64_t gen;
 } writer_cmd_t;
 
+/* A journal probe in flight: which of entries [lo, hi) of the snapshot is the newest present. */
+typedef struct {
+    money_writer_t *w;
+    uint64_t gen;
+    size_t lo, hi;
+} writer_probe_t;
+
 /* A WAIT in flight (min_replicas > 0): it covers every item answered before its reply. */
 typedef struct {
     money_writer_t *w;
@@ -68,6 +78,24 @@ typedef struct {
 
 /* Most arguments one settle batch can have: per round 3 + n keys and 3 + n arguments. */
 #define WRITER_BATCH_ARGS (MONEY_WRITER_BATCH_CAP * 2 * (3 + MONEY_MAX_PLAYERS) + 1)
+
+/* Journal entries one probe call checks (one key and two arguments each). */
+#define WRITER_PROBE_CHUNK 512
+
+/*
+ * The probe: KEYS[i] is the record of journal entry i (oldest first); with ARGV[2i-1] empty the
+ * entry is present when the key exists (settle, wallet, seat and history records), else when
+ * the hash field ARGV[2i-1] of KEYS[i] holds ARGV[2i] (a mark). Returns the newest present
+ * entry's index, 0 when none is.
+ */
+static const char writer_probe_lua[] =
+    "for i = #KEYS, 1, -1 do\n"
+    "  local f = ARGV[2 * i - 1]\n"
+    "  if f == '' then\n"
+    "    if redis.call('EXISTS', KEYS[i]) == 1 then return i end\n"
+    "  elseif redis.call('HGET', KEYS[i], f) == ARGV[2 * i] then return i end\n"
+    "end\n"
+    "return 0\n";
 
 struct money_writer {
     money_writer_config_t cfg; /* strings below are owned copies */
@@ -101,6 +129,16 @@ struct money_writer {
     money_list_t pending;  /* taken from the queue, not yet sent (front = oldest) */
     money_list_t flight;   /* sent, awaiting replies, in send order */
     money_list_t acked;    /* answered, awaiting the WAIT that makes them durable (in order) */
+    money_list_t journal;  /* completed with MONEY_OK, in completion (= send) order */
+    size_t journal_bytes;
+    int64_t window_ns;           /* journal window; 0 = no journal */
+    unsigned probed_conn;        /* rconn_connect_count() the journal was last checked against */
+    bool probing;                /* a probe is in flight: nothing else is sent */
+    unsigned probe_conn;         /* the connection being probed */
+    size_t probe_checked;        /* entries asked about so far */
+    money_item_t **snap;         /* the journal as an array while probing (oldest first) */
+    size_t snap_n;
+    rconn_script_t *probe_script;
     bool wait_inflight;    /* a WAIT of the current generation is in flight */
     char wait_args[2][24]; /* WAIT's numreplicas and timeout as text */
     size_t calls;          /* commands of the current generation in flight */
@@ -110,6 +148,7 @@ struct money_writer {
     metrics_registry_t *own_metrics;
     metrics_t *m_depth, *m_oldest, *m_latency, *m_retries, *m_reconnects;
     metrics_t *m_durable, *m_wait_short, *m_wait_latency;
+    metrics_t *m_journal, *m_journal_bytes, *m_replayed, *m_probes;
     metrics_t *m_items[MONEY_NKINDS][2]; /* [kind][0 ok, 1 error] */
 };
 
@@ -193,12 +232,95 @@ static char *writer_op_text(const money_op_t *op)
     return text;
 }
 
+/* Memory an item holds: the struct and its op's single allocation. */
+static size_t writer_item_bytes(const money_item_t *it)
+{
+    size_t n = sizeof *it + (size_t)it->op.argc * (sizeof(char *) + sizeof(size_t));
+    for (int i = 0; i < it->op.argc; i++)
+        n += it->op.lens[i] + 1;
+    return n;
+}
+
+/*
+ * Drops the journal's oldest entries while they are older than the window (counted from their
+ * first send: their record on Redis is no older than that, and the window stays below the
+ * record TTL, so every entry's record is still alive) or beyond the count and byte caps. Not
+ * while a probe holds a snapshot of the journal.
+ */
+static void writer_journal_prune(money_writer_t *w, int64_t now)
+{
+    if (w->probing)
+        return;
+    while (w->journal.head != NULL &&
+           (now - w->journal.head->first_sent_ns > w->window_ns ||
+            w->journal.n > w->cfg.replay_max_items || w->journal_bytes > w->cfg.replay_max_bytes)) {
+        money_item_t *x = list_pop(&w->journal);
+        w->journal_bytes -= x->bytes;
+        writer_item_free(x);
+    }
+    metrics_set(w->m_journal, (double)w->journal.n);
+    metrics_set(w->m_journal_bytes, (double)w->journal_bytes);
+}
+
+/* Keeps a completed item (applied on Redis) in the journal, at its tail. */
+static void writer_journal_push(money_writer_t *w, money_item_t *it)
+{
+    free(it->held);
+    it->held = NULL;
+    it->replay = false;
+    it->done = NULL;
+    it->arg = NULL;
+    it->bytes = writer_item_bytes(it);
+    w->journal_bytes += it->bytes;
+    list_push(&w->journal, it);
+    writer_journal_prune(w, clock_mono_ns());
+}
+
+/* The end of an item in the depth count; wakes a flusher when the depth reaches 0. */
+static void writer_depth_done(money_writer_t *w)
+{
+    atomic_fetch_add(&w->completed, 1);
+    size_t left = atomic_fetch_sub(&w->depth, 1) - 1;
+    metrics_add(w->m_depth, -1);
+    if (left == 0) {
+        pthread_mutex_lock(&w->mu);
+        atomic_store(&w->oldest_ns, 0);
+        pthread_cond_broadcast(&w->drained);
+        pthread_mutex_unlock(&w->mu);
+    }
+}
+
+/*
+ * The end of a journal entry sent again after a reconnect: its caller had its result long ago,
+ * so nothing is reported; applied, it goes back into the journal (the master may fail over
+ * again), refused or cancelled it is logged with its command (an operator can look at it).
+ */
+static void writer_replay_done(money_writer_t *w, money_item_t *it, const money_result_t *r)
+{
+    if (r->status == MONEY_OK) {
+        writer_journal_push(w, it);
+    } else {
+        char *text = writer_op_text(&it->op);
+        log_emit(LOG_ERROR, "money_writer_replay_failed", "{s:s,s:s,s:i,s:s,s:s}", "kind",
+                 kind_names[it->kind], "id", it->id, "status", r->status, "error",
+                 r->error[0] ? r->error : money_strerror(r->status), "command", text);
+        free(text);
+        writer_item_free(it);
+    }
+    writer_depth_done(w);
+}
+
 /*
  * Delivers the final result of an item to its done callback (on the calling thread), updates
- * the metrics and the depth, and frees the item. Wakes a flusher when the depth reaches 0.
+ * the metrics and the depth, and keeps the item in the journal when it was applied (else frees
+ * it). Wakes a flusher when the depth reaches 0. A replayed journal entry reports nothing.
  */
 static void writer_complete(money_writer_t *w, money_item_t *it, money_result_t *r)
 {
+    if (it->replay) {
+        writer_replay_done(w, it, r);
+        return;
+    }
     r->kind = it->kind;
     r->arg = it->arg;
     snprintf(r->id, sizeof r->id, "%s", it->id);
@@ -221,16 +343,13 @@ static void writer_complete(money_writer_t *w, money_item_t *it, money_result_t 
         memcpy(copy, r, sizeof *copy);
         it->done(copy, it->arg);
     }
-    writer_item_free(it);
-    atomic_fetch_add(&w->completed, 1);
-    size_t left = atomic_fetch_sub(&w->depth, 1) - 1;
-    metrics_add(w->m_depth, -1);
-    if (left == 0) {
-        pthread_mutex_lock(&w->mu);
-        atomic_store(&w->oldest_ns, 0);
-        pthread_cond_broadcast(&w->drained);
-        pthread_mutex_unlock(&w->mu);
-    }
+    /* Only operations that changed Redis are journaled: a refused one (all scripts are
+     * all-or-nothing) changed nothing, and sending it again could succeed where it failed. */
+    if (r->status == MONEY_OK && w->window_ns > 0)
+        writer_journal_push(w, it);
+    else
+        writer_item_free(it);
+    writer_depth_done(w);
 }
 
 static void writer_pump(money_writer_t *w);
@@ -416,13 +535,198 @@ static void writer_send_wait(money_writer_t *w)
     w->wait_inflight = true;
 }
 
+/* ---- The replay journal (money_writer.h "Replay journal") ---------------------------------- */
+
+/*
+ * What shows that journal entry x is on the master: its idempotency record (the settle round
+ * record, the wallet or seat op record, the history's seen record), or for a mark its field of
+ * the held HASH holding its value. *field and *value are "" for a record.
+ */
+static void writer_probe_anchor(const money_item_t *x, const char **key, size_t *klen,
+                                const char **field, size_t *flen, const char **value,
+                                size_t *vlen)
+{
+    int k = 0; /* MONEY_KIND_SETTLE: the round record is its first key */
+    if (x->kind == MONEY_KIND_BUYIN || x->kind == MONEY_KIND_CASHOUT ||
+        x->kind == MONEY_KIND_HISTORY)
+        k = 1;
+    else if (x->kind == MONEY_KIND_SEAT_IN || x->kind == MONEY_KIND_SEAT_OUT)
+        k = 2;
+    *key = x->op.argv[k];
+    *klen = x->op.lens[k];
+    if (x->kind == MONEY_KIND_MARK) { /* KEYS held, index, fence; ARGV epoch, field, value */
+        *field = x->op.argv[4];
+        *flen = x->op.lens[4];
+        *value = x->op.argv[5];
+        *vlen = x->op.lens[5];
+    } else {
+        *field = *value = "";
+        *flen = *vlen = 0;
+    }
+}
+
+/* Ends a probe: the snapshot goes, sending may resume (or the probe starts over). */
+static void writer_probe_end(money_writer_t *w)
+{
+    free(w->snap);
+    w->snap = NULL;
+    w->snap_n = 0;
+    w->probing = false;
+}
+
+static void writer_probe_send(money_writer_t *w, size_t hi);
+
+/*
+ * Entries [k, snap_n) of the journal are not on the master (the newest present one is k - 1,
+ * or none is): they leave the journal and go, in their order, to the head of the pending list,
+ * in front of everything not yet completed, so that the master gets them before anything new.
+ * They count in the depth (a flush waits for them) but report to nobody.
+ */
+static void writer_replay_from(money_writer_t *w, size_t k)
+{
+    size_t probed = w->probe_checked;
+    money_list_t keep, replay;
+    list_init(&keep);
+    for (size_t i = 0; i < k; i++)
+        list_push(&keep, list_pop(&w->journal));
+    replay = w->journal;
+    w->journal = keep;
+    w->probed_conn = w->probe_conn;
+    writer_probe_end(w);
+    if (replay.n > 0) {
+        int64_t now = clock_mono_ns();
+        for (money_item_t *x = replay.head; x != NULL; x = x->next) {
+            w->journal_bytes -= x->bytes;
+            x->replay = true;
+            x->submitted_ns = now; /* its age in the gauges starts now */
+        }
+        size_t n = replay.n;
+        atomic_fetch_add(&w->depth, n);
+        metrics_add(w->m_depth, (double)n);
+        int64_t zero = 0;
+        atomic_compare_exchange_strong(&w->oldest_ns, &zero, now);
+        list_prepend(&w->pending, &replay);
+        metrics_add(w->m_replayed, (double)n);
+        log_emit(LOG_ERROR, "money_writer_replayed", "{s:I,s:I,s:s,s:s,s:i,s:I}", "count",
+                 (json_int_t)n, "probed", (json_int_t)probed, "reason",
+                 "the Redis master lacks operations this writer had completed (a failover "
+                 "promoted a replica that had not received them): they are applied again, in "
+                 "their order, before anything new",
+                 "host", rconn_host(w->rc), "port", rconn_port(w->rc), "journal",
+                 (json_int_t)w->journal.n);
+    }
+    metrics_set(w->m_journal, (double)w->journal.n);
+    metrics_set(w->m_journal_bytes, (double)w->journal_bytes);
+}
+
+/*
+ * Answer to a probe of entries [lo, hi): the newest present one's index from 1, or 0. By the
+ * prefix property (docs/deploy.md "Failover and durability": the master's data is a prefix of
+ * the stream this writer's one connection wrote, in send order) every entry before a present
+ * one is present too, so the first present entry found from the newest back ends the search.
+ */
+static void writer_probe_reply_cb(rconn_t *rc, redisReply *r, void *arg)
+{
+    (void)rc;
+    writer_probe_t *p = arg;
+    money_writer_t *w = p->w;
+    bool current = p->gen == w->gen && w->probing;
+    size_t lo = p->lo;
+    free(p);
+    if (!current)
+        return;
+    if (r == NULL || r->type != REDIS_REPLY_INTEGER || r->integer < 0 ||
+        (size_t)r->integer > WRITER_PROBE_CHUNK) {
+        char reason[200];
+        snprintf(reason, sizeof reason, "journal probe failed: %.150s",
+                 r == NULL                       ? "no reply (connection lost or request timeout)"
+                 : r->type == REDIS_REPLY_ERROR ? r->str
+                                                 : "unexpected reply");
+        writer_probe_end(w); /* probed_conn unchanged: the next pump probes again */
+        writer_requeue(w, reason);
+        return;
+    }
+    if (r->integer > 0)
+        writer_replay_from(w, lo + (size_t)r->integer);
+    else if (lo > 0)
+        writer_probe_send(w, lo);
+    else
+        writer_replay_from(w, 0);
+    if (!w->probing)
+        writer_pump(w);
+}
+
+/* Asks whether any of snapshot entries [max(0, hi - chunk), hi) is on the master. */
+static void writer_probe_send(money_writer_t *w, size_t hi)
+{
+    size_t lo = hi > WRITER_PROBE_CHUNK ? hi - WRITER_PROBE_CHUNK : 0;
+    int nkeys = (int)(hi - lo), argc = nkeys;
+    for (size_t i = lo; i < hi; i++) {
+        int a = (int)(i - lo);
+        writer_probe_anchor(w->snap[i], &w->av[a], &w->avlen[a], &w->av[argc], &w->avlen[argc],
+                            &w->av[argc + 1], &w->avlen[argc + 1]);
+        argc += 2;
+    }
+    writer_probe_t *p = xmalloc(sizeof *p);
+    *p = (writer_probe_t){w, w->gen, lo, hi};
+    if (rconn_eval(w->rc, w->probe_script, writer_probe_reply_cb, p, nkeys, argc, w->av,
+                   w->avlen) != 0) {
+        free(p);
+        writer_probe_end(w); /* not connected after all: the next connection probes */
+        return;
+    }
+    w->probe_checked += (size_t)nkeys;
+}
+
+/*
+ * Whether the journal has been checked against the connection now up; if not, starts the check
+ * (a probe) and answers false: after a reconnect nothing may be sent before the operations the
+ * master lacks are back in front of the pending list.
+ */
+static bool writer_journal_checked(money_writer_t *w)
+{
+    if (w->probing)
+        return false;
+    if (!rconn_connected(w->rc))
+        return true; /* nothing leaves anyway */
+    unsigned conn = rconn_connect_count(w->rc);
+    if (conn == w->probed_conn)
+        return true;
+    if (w->holding)
+        return false;
+    if (w->flight.n > 0 || w->acked.n > 0) {
+        /* Sent on an earlier connection and not requeued (a flap rconn did not report). */
+        writer_requeue(w, "reconnected");
+        return false;
+    }
+    writer_journal_prune(w, clock_mono_ns());
+    if (w->journal.n == 0) {
+        w->probed_conn = conn;
+        return true;
+    }
+    metrics_add(w->m_probes, 1);
+    w->snap_n = w->journal.n;
+    w->snap = xmalloc(w->snap_n * sizeof *w->snap);
+    size_t i = 0;
+    for (money_item_t *x = w->journal.head; x != NULL; x = x->next)
+        w->snap[i++] = x;
+    w->probing = true;
+    w->probe_conn = conn;
+    w->probe_checked = 0;
+    writer_probe_send(w, w->snap_n);
+    return false;
+}
+
 /*
  * Sends pending items while there is room in flight (WRITER_MAX_CALLS calls, max_inflight
  * items). Consecutive settlements travel together in one call of the settle script (up to
- * batch_max), which keeps their order and amortises the per-call cost.
+ * batch_max), which keeps their order and amortises the per-call cost. After a reconnect the
+ * journal is checked first.
  */
 static void writer_pump(money_writer_t *w)
 {
+    if (!writer_journal_checked(w))
+        return;
     writer_pump_calls(w);
     writer_send_wait(w);
 }
@@ -474,6 +778,8 @@ static void writer_pump_calls(money_writer_t *w)
         for (size_t i = 0; i < n; i++) {
             money_item_t *x = list_pop(&w->pending);
             x->sent_ns = now;
+            if (x->sends == 0)
+                x->first_sent_ns = now;
             if (x->sends++ > 0)
                 metrics_add(w->m_retries, 1);
             list_push(&w->flight, x);
@@ -541,6 +847,8 @@ static void writer_tick_cb(evutil_socket_t fd, short what, void *arg)
     metrics_set(w->m_oldest, oldest ? (double)(now - oldest) / 1e9 : 0.0);
     metrics_set(w->m_depth, (double)atomic_load(&w->depth));
     atomic_store(&w->connected, rconn_connected(w->rc));
+    if (w->window_ns > 0)
+        writer_journal_prune(w, now);
     writer_pump(w);
 }
 
@@ -592,6 +900,25 @@ money_writer_t *money_writer_create(const money_writer_config_t *cfg)
         c->wait_timeout_ms = 500;
     if (c->min_replicas > 0 && c->request_timeout_ms < c->wait_timeout_ms + 1000)
         c->request_timeout_ms = c->wait_timeout_ms + 1000; /* a WAIT is not a dead connection */
+    if (c->replay_window_ms == 0)
+        c->replay_window_ms = MONEY_WRITER_REPLAY_WINDOW_MS;
+    if (c->replay_max_items == 0)
+        c->replay_max_items = MONEY_WRITER_REPLAY_MAX_ITEMS;
+    if (c->replay_max_bytes == 0)
+        c->replay_max_bytes = MONEY_WRITER_REPLAY_MAX_BYTES;
+    if (c->replay_window_ms > 0 && (int64_t)c->replay_window_ms >= (int64_t)c->record_ttl_s * 1000) {
+        /* An entry whose record expired would look absent, and everything after it would be
+         * applied again although it is on the master. */
+        char err[200];
+        snprintf(err, sizeof err,
+                 "replay_window_ms %d must be below the idempotency records' TTL (%ld s): the "
+                 "journal finds what a master lacks by those records",
+                 c->replay_window_ms, c->record_ttl_s);
+        log_emit(LOG_ERROR, "money_writer_bad_config", "{s:s}", "error", err);
+        free(w);
+        return NULL;
+    }
+    w->window_ns = c->replay_window_ms > 0 ? (int64_t)c->replay_window_ms * 1000000 : 0;
     snprintf(w->wait_args[0], sizeof w->wait_args[0], "%d", c->min_replicas);
     snprintf(w->wait_args[1], sizeof w->wait_args[1], "%d", c->wait_timeout_ms);
     atomic_store(&w->durable, true);
@@ -605,6 +932,7 @@ money_writer_t *money_writer_create(const money_writer_config_t *cfg)
     list_init(&w->pending);
     list_init(&w->flight);
     list_init(&w->acked);
+    list_init(&w->journal);
     money_script_sha(0); /* computes the SHAs once, before any thread races for them */
 
     metrics_registry_t *reg = cfg->metrics;
@@ -638,6 +966,16 @@ money_writer_t *money_writer_create(const money_writer_config_t *cfg)
     w->m_wait_latency = metrics_histogram(reg, "money_writer_wait_seconds", NULL,
                                           "Money writer WAIT send-to-reply latency",
                                           metrics_latency_bounds, metrics_latency_nbounds);
+    w->m_journal = metrics_gauge(reg, "money_writer_journal_items", NULL,
+                                 "Completed money operations kept for a replay after a failover");
+    w->m_journal_bytes = metrics_gauge(reg, "money_writer_journal_bytes", NULL,
+                                       "Memory held by the money writer's replay journal");
+    w->m_replayed = metrics_counter(reg, "money_writer_replayed_total", NULL,
+                                    "Completed money operations a new master lacked and the "
+                                    "writer applied again");
+    w->m_probes = metrics_counter(reg, "money_writer_journal_checks_total", NULL,
+                                  "Reconnects on which the replay journal was checked against "
+                                  "the master");
     for (int k = 1; k < MONEY_NKINDS; k++) {
         for (int o = 0; o < 2; o++) {
             char labels[64];
@@ -667,6 +1005,7 @@ money_writer_t *money_writer_create(const money_writer_config_t *cfg)
         goto fail_events;
     for (int i = 0; i < MONEY_NSCRIPTS; i++)
         w->scripts[i] = rconn_script_create(money_script_text(i));
+    w->probe_script = rconn_script_create(writer_probe_lua);
     rconn_opts_t ro = {.host = w->host,
                        .port = c->redis_port,
                        .connect_timeout_ms = c->connect_timeout_ms,
@@ -692,6 +1031,7 @@ fail_thread:
 fail_rconn:
     for (int i = 0; i < MONEY_NSCRIPTS; i++)
         rconn_script_destroy(w->scripts[i]);
+    rconn_script_destroy(w->probe_script);
 fail_events:
     if (w->wake_ev)
         event_free(w->wake_ev);
@@ -745,8 +1085,12 @@ void money_writer_destroy(money_writer_t *w)
             snprintf(r.error, sizeof r.error, "money writer destroyed before the item was written");
         writer_complete(w, it, &r);
     }
+    writer_probe_end(w);
+    while ((it = list_pop(&w->journal)) != NULL)
+        writer_item_free(it);
     for (int i = 0; i < MONEY_NSCRIPTS; i++)
         rconn_script_destroy(w->scripts[i]);
+    rconn_script_destroy(w->probe_script);
     event_free(w->wake_ev);
     event_free(w->tick_ev);
     event_free(w->retry_ev);

@@ -31,6 +31,24 @@
  * (the same back-pressure as the high watermark), logged once per change as
  * money_writer_not_durable with the reason and money_writer_durable when it is over.
  *
+ * Replay journal (docs/deploy.md "Failover and durability"): with min_replicas 1 and two
+ * replicas, Sentinel may promote the replica that lacks the newest acknowledged operations. So
+ * every operation that completed with MONEY_OK stays in a journal for replay_window_ms after it
+ * was first sent (at most replay_max_items / replay_max_bytes; the window must stay below the
+ * records' TTL, record_ttl_s, which is checked at create). After every reconnect, before
+ * anything else is sent, the writer asks the master (one small read-only script per 512
+ * entries) which journal entry is the newest present -- by its idempotency record (round, op,
+ * seat op, history seen record) or, for a mark, its held-HASH field holding its value -- from
+ * the newest back. The master's data is a prefix of the stream this writer's one connection
+ * wrote in send order, so everything before that entry is there and everything after it is
+ * missing: exactly those entries are sent again, in their original order, ahead of the items
+ * not yet completed. Blind replay of the whole journal would not be safe (a mark sent again
+ * after a later operation undid it would resurrect it). A replay reports to nobody (the
+ * callers had their results); a replayed operation the master refuses is logged
+ * (money_writer_replay_failed). When anything was missing: money_writer_replayed {count,
+ * probed, reason} and money_writer_replayed_total; a reconnect where nothing was missing logs
+ * nothing. Not covered: money/jobs.c and money/credit.c write on connections of their own.
+ *
  * Completion: each item may carry a done callback. It runs on the writer thread with a result
  * the callback owns (free() it); it must not block -- post the result to the desk (e.g. a
  * runtime post) and return.
@@ -42,7 +60,9 @@
  * Metrics (when a registry is given): money_writer_depth, money_writer_oldest_age_seconds,
  * money_writer_write_seconds (send -> reply), money_writer_retries_total (items sent again),
  * money_writer_items_total{kind,outcome}, money_writer_reconnects_total; with min_replicas:
- * money_writer_durable (1/0), money_writer_wait_short_total, money_writer_wait_seconds.
+ * money_writer_durable (1/0), money_writer_wait_short_total, money_writer_wait_seconds; the
+ * journal: money_writer_journal_items, money_writer_journal_bytes, money_writer_replayed_total,
+ * money_writer_journal_checks_total.
  */
 #ifndef CROUPIER_MONEY_WRITER_H
 #define CROUPIER_MONEY_WRITER_H
@@ -58,6 +78,9 @@
 typedef struct money_writer money_writer_t;
 
 #define MONEY_WRITER_BATCH_CAP 256
+#define MONEY_WRITER_REPLAY_WINDOW_MS 60000
+#define MONEY_WRITER_REPLAY_MAX_ITEMS 65536
+#define MONEY_WRITER_REPLAY_MAX_BYTES (64u << 20)
 
 /* Called on the writer thread; owns res (free it). res->arg is the submit's arg. */
 typedef void (*money_writer_done_cb)(money_result_t *res, void *arg);
@@ -79,10 +102,16 @@ typedef struct {
     long record_ttl_s;      /* idempotency records; default MONEY_RECORD_TTL_S */
     int min_replicas;       /* WAIT for this many replicas before completing; 0 = no WAIT */
     int wait_timeout_ms;    /* WAIT's bound; default 500 (request_timeout_ms is kept above it) */
+    /* Replay journal (see above): 0 = MONEY_WRITER_REPLAY_WINDOW_MS, < 0 = no journal; it must
+     * be below record_ttl_s (create refuses it otherwise). */
+    int replay_window_ms;
+    size_t replay_max_items; /* 0 = MONEY_WRITER_REPLAY_MAX_ITEMS */
+    size_t replay_max_bytes; /* 0 = MONEY_WRITER_REPLAY_MAX_BYTES */
     metrics_registry_t *metrics; /* may be NULL; borrowed, must outlive the writer */
 } money_writer_config_t;
 
-/* Starts the writer thread and begins connecting. Returns NULL on bad config (logged). */
+/* Starts the writer thread and begins connecting. Returns NULL on bad config (logged: e.g. a
+ * replay window at or above the record TTL). */
 money_writer_t *money_writer_create(const money_writer_config_t *cfg);
 /* Stops the thread; unfinished items complete with -ECANCELED. NULL is a no-op. */
 void money_writer_destroy(money_writer_t *w);
