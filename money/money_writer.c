@@ -819,7 +819,12 @@ static void writer_wake_cb(evutil_socket_t fd, short what, void *arg)
     atomic_store(&w->wake_pending, false);
     pthread_mutex_lock(&w->mu);
     list_append(&w->pending, &w->queue);
+    bool stopping = w->stopping;
     pthread_mutex_unlock(&w->mu);
+    if (stopping) {
+        event_base_loopbreak(w->base); /* from the loop itself: see money_writer_destroy */
+        return;
+    }
     writer_pump(w);
 }
 
@@ -1055,10 +1060,13 @@ void money_writer_destroy(money_writer_t *w)
 {
     if (w == NULL)
         return;
+    /* A loopbreak from here is lost when the thread has not entered its loop yet (the loop
+     * clears the flag when it starts); the wake event stays active until the loop runs it, and
+     * it breaks the loop from inside. */
     pthread_mutex_lock(&w->mu);
     w->stopping = true;
+    event_active(w->wake_ev, EV_READ, 0);
     pthread_mutex_unlock(&w->mu);
-    event_base_loopbreak(w->base);
     pthread_join(w->thread, NULL);
 
     /* The thread is gone; its state is ours now. Closing the connection runs every pending

@@ -21,6 +21,7 @@
 #include "registry.h"
 #include "support.h"
 #include "testenv.h"
+#include "xmalloc.h"
 
 static ts_redis_t *g_master, *g_replica;
 
@@ -265,6 +266,289 @@ START_TEST(test_durable_no_min_replicas_sends_no_wait)
     ck_assert_int_ge(money_writer_flush(w, 5000), 0);
     ck_assert_int_eq(atomic_load(&tally.ok), 100);
     ck_assert_int_eq(stat_calls(g_master, "wait"), 1); /* the setup's own */
+    money_writer_destroy(w);
+}
+END_TEST
+
+/* ---- the replay journal: what a promoted replica lacks is put back -------------------------- */
+
+static money_writer_t *journal_writer(metrics_registry_t *reg, int window_ms, size_t max_items)
+{
+    money_writer_config_t cfg = {.redis_host = "127.0.0.1",
+                                 .redis_port = ts_redis_port(g_master),
+                                 .service = "game",
+                                 .backoff_max_ms = 200,
+                                 .replay_window_ms = window_ms,
+                                 .replay_max_items = max_items,
+                                 .metrics = reg};
+    money_writer_t *w = money_writer_create(&cfg);
+    ck_assert_ptr_nonnull(w);
+    return w;
+}
+
+/* Waits until metric name reaches at least v (the writer updates it on its thread). */
+static bool metric_reaches(metrics_registry_t *reg, const char *name, double v, int timeout_ms)
+{
+    long long end = ts_now_ms() + timeout_ms;
+    while (metric(reg, name) < v && ts_now_ms() < end)
+        ts_sleep_ms(20);
+    return metric(reg, name) >= v;
+}
+
+static void submit_wallet(money_writer_t *w, money_kind_t kind, const char *player, int64_t amount,
+                          const char *op_id, tally_t *t)
+{
+    int rc = kind == MONEY_KIND_BUYIN ? money_writer_submit_buyin(w, player, amount, op_id,
+                                                                  tally_cb, t)
+                                      : money_writer_submit_cashout(w, player, amount, op_id,
+                                                                    tally_cb, t);
+    ck_assert_int_eq(rc, 0);
+}
+
+static void submit_seat(money_writer_t *w, money_kind_t kind, const char *op_id, tally_t *t)
+{
+    money_seat_t seat = {.slot = 1, .epoch = 3, .account = "seatA", .owner = "g1"};
+    ck_assert_int_eq(money_writer_submit_seat(w, kind, &seat, 50, op_id, tally_cb, t), 0);
+}
+
+static void submit_history(money_writer_t *w, uint64_t seq, tally_t *t)
+{
+    money_settlement_t s;
+    money_gen_settlement(3, 0, seq, &s);
+    ck_assert_int_eq(money_round_id_set_service(&s.round, "game"), 0);
+    json_t *h = money_history_new(&s.round, MONEY_GEN_GAME);
+    for (size_t i = 0; i < s.nplayers; i++)
+        money_history_add_seat(h, (int)i, s.players[i], false, MONEY_GEN_START);
+    ck_assert_int_eq(money_writer_submit_history(w, MONEY_GEN_GAME, h, tally_cb, t), 0);
+}
+
+static void submit_rounds(money_writer_t *w, uint64_t from, uint64_t to, tally_t *t)
+{
+    money_settlement_t s;
+    for (uint64_t seq = from; seq <= to; seq++) {
+        money_gen_settlement(3, 0, seq, &s);
+        ck_assert_int_eq(money_writer_submit_settle(w, &s, tally_cb, t), 0);
+    }
+}
+
+#define HELD_KEY "{croupier:money}:held:game:1:3"
+#define STREAM_KEY "{croupier:history:" MONEY_GEN_GAME "}:stream"
+
+/* What the money operations of the replay test left on r, as text (one line per fact). */
+static char *money_state(ts_redis_t *r)
+{
+    static const char *const cmds[][3] = {
+        {"GET", "{croupier:money}:wallet:g0", NULL}, {"GET", "{croupier:money}:wallet:g1", NULL},
+        {"GET", "{croupier:money}:wallet:g2", NULL}, {"GET", "{croupier:money}:wallet:g3", NULL},
+        {"GET", "{croupier:money}:wallet:g4", NULL}, {"GET", "{croupier:money}:wallet:g5", NULL},
+        {"GET", "{croupier:money}:wallet:g6", NULL}, {"GET", "{croupier:money}:wallet:g7", NULL},
+        {"GET", "{croupier:money}:wallet:seatA", NULL},
+        {"GET", "{croupier:money}:rake:" MONEY_GEN_GAME, NULL},
+        {"HGET", HELD_KEY, "seatA"}, {"HGET", HELD_KEY, "r:0"}, {"HGET", HELD_KEY, "r:1"},
+        {"HGET", HELD_KEY, "r:2"},
+        {"HLEN", HELD_KEY, NULL}, {"XLEN", STREAM_KEY, NULL}};
+    size_t cap = 4096, len = 0;
+    char *out = xcalloc(1, cap);
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        const char *const *c = cmds[i];
+        char *v = c[2] ? ts_redis_cmd(r, "%s %s %s", c[0], c[1], c[2])
+                       : ts_redis_cmd(r, "%s %s", c[0], c[1]);
+        ck_assert_ptr_nonnull(v);
+        len += (size_t)snprintf(out + len, cap - len, "%s %s %s = %s\n", c[0], c[1],
+                                c[2] ? c[2] : "", v);
+        free(v);
+        ck_assert_uint_lt(len, cap);
+    }
+    len += (size_t)snprintf(out + len, cap - len, "rounds = %lld\nops = %lld\nseen = %lld\n",
+                            count_keys(r, "{croupier:money}:round:*"),
+                            count_keys(r, "{croupier:money}:op:*"),
+                            count_keys(r, "{croupier:history:*}:seen:*"));
+    return out;
+}
+
+static char *config_dir(ts_redis_t *r)
+{
+    char *t = ts_redis_cmd(r, "CONFIG GET dir");
+    ck_assert_ptr_nonnull(t);
+    char *nl = strchr(t, '\n');
+    ck_assert_ptr_nonnull(nl);
+    char *dir = xstrdup(nl + 1);
+    free(t);
+    return dir;
+}
+
+/*
+ * The replica is cut off (REPLICAOF NO ONE: it keeps what it had and gets nothing more), the
+ * writer completes settlements, wallet and seat operations, marks and a history on the master
+ * alone (no WAIT, as a WAIT satisfied by another replica would allow), then the master dies and
+ * the writer's next connection lands on a node holding exactly the replica's data (its dump,
+ * loaded on the master's port: the promoted replica). The writer finds the newest operation the
+ * node has and applies everything after it again, in order, before anything new: the node ends
+ * up with what the old master had, each operation once, and the seat account emptied after the
+ * cut is not held again.
+ */
+START_TEST(test_durable_replay_puts_back_what_a_promoted_replica_lacks)
+{
+    metrics_registry_t *reg = metrics_create();
+    money_writer_t *w = journal_writer(reg, 0, 0);
+    tally_t tally = {0};
+    /* Before the cut: on both. */
+    submit_rounds(w, 1, 5, &tally);
+    submit_wallet(w, MONEY_KIND_BUYIN, "g0", 100, "pre-buyin", &tally);
+    submit_seat(w, MONEY_KIND_SEAT_IN, "pre-seat-in", &tally);
+    ck_assert_int_eq(money_writer_submit_mark(w, 1, 3, "r:0", "{\"round\":\"A\"}", tally_cb,
+                                              &tally),
+                     0);
+    ck_assert_int_eq(money_writer_submit_mark(w, 1, 3, "r:2", "{\"round\":\"X\"}", tally_cb,
+                                              &tally),
+                     0);
+    submit_history(w, 1, &tally);
+    ck_assert_int_ge(money_writer_flush(w, 10000), 0);
+    ck_assert_int_eq(atomic_load(&tally.ok), 10);
+    /* A later operation outside the writer undoes a held record the writer made (as a
+     * recovery does): replaying the whole journal blindly would bring it back. */
+    free(ts_redis_cmd(g_master, "HDEL %s r:2", HELD_KEY));
+    ck_assert_int_eq(replicas_streaming(g_master, 1), 0);
+
+    /* The cut: the replica stops replicating, and really lacks what follows. */
+    free(ts_redis_cmd(g_replica, "REPLICAOF NO ONE"));
+    free(ts_redis_cmd(g_master, "SET durable:after-cut 1"));
+    ts_sleep_ms(200);
+    char *probe = ts_redis_cmd(g_replica, "EXISTS durable:after-cut");
+    ck_assert_str_eq(probe, "0");
+    free(probe);
+
+    /* After the cut: on the master alone (21 operations). */
+    submit_rounds(w, 6, 20, &tally);
+    submit_wallet(w, MONEY_KIND_BUYIN, "g2", 30, "b2", &tally);
+    submit_wallet(w, MONEY_KIND_CASHOUT, "g3", 40, "c2", &tally);
+    submit_seat(w, MONEY_KIND_SEAT_OUT, "seat-out", &tally); /* seatA empty: no longer held */
+    ck_assert_int_eq(money_writer_submit_mark(w, 1, 3, "r:0", "{\"round\":\"B\"}", tally_cb,
+                                              &tally),
+                     0);
+    ck_assert_int_eq(money_writer_submit_mark(w, 1, 3, "r:1", "{\"round\":\"C\"}", tally_cb,
+                                              &tally),
+                     0);
+    submit_history(w, 6, &tally);
+    ck_assert_int_ge(money_writer_flush(w, 10000), 0);
+    ck_assert_int_eq(atomic_load(&tally.ok), 31);
+    ck_assert_int_eq(atomic_load(&tally.failed), 0);
+    ck_assert_double_eq(metric(reg, "money_writer_journal_items"), 31);
+    char *want = money_state(g_master);
+    char *lacking = money_state(g_replica);
+    ck_assert_str_ne(want, lacking);
+    free(lacking);
+    ck_assert_msg(strstr(want, "HGET " HELD_KEY " seatA = (nil)\n") != NULL, "%s", want);
+    ck_assert_msg(strstr(want, "HGET " HELD_KEY " r:2 = (nil)\n") != NULL, "%s", want);
+    ck_assert_msg(strstr(want, "HGET " HELD_KEY " r:1 = {\"round\":\"C\"}\n") != NULL, "%s",
+                  want);
+
+    /* The master dies; the node on its port comes back with the replica's data. */
+    char *mdir = config_dir(g_master), *rdir = config_dir(g_replica);
+    free(ts_redis_cmd(g_replica, "SAVE"));
+    ts_redis_kill(g_master);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "cp '%s/dump.rdb' '%s/dump.rdb'", rdir, mdir);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(ts_redis_restart(g_master), 0);
+    free(mdir);
+    free(rdir);
+
+    /* The writer reconnects, probes, and puts back exactly the 21 lost operations. */
+    ck_assert_msg(metric_reaches(reg, "money_writer_replayed_total", 21, 15000),
+                  "replayed %g operations", metric(reg, "money_writer_replayed_total"));
+    ck_assert_int_ge(money_writer_flush(w, 10000), 0);
+    ck_assert_double_eq(metric(reg, "money_writer_replayed_total"), 21);
+    ck_assert_double_eq(metric(reg, "money_writer_journal_checks_total"), 1);
+    char *got = money_state(g_master);
+    ck_assert_str_eq(got, want);
+    free(got);
+    /* Nobody was told twice. */
+    ck_assert_int_eq(atomic_load(&tally.ok), 31);
+    ck_assert_int_eq(atomic_load(&tally.replayed), 0);
+
+    /* Normal sending resumes behind the replay. */
+    submit_rounds(w, 21, 21, &tally);
+    ck_assert_int_ge(money_writer_flush(w, 10000), 0);
+    ck_assert_int_eq(atomic_load(&tally.ok), 32);
+    ck_assert_int_eq(count_keys(g_master, "{croupier:money}:round:*"), 21);
+    ck_assert_double_eq(metric(reg, "money_writer_replayed_total"), 21);
+    money_writer_destroy(w);
+    metrics_destroy(reg);
+    free(want);
+}
+END_TEST
+
+/* A reconnect to the same master, which has everything: checked, nothing sent again. */
+START_TEST(test_durable_replay_nothing_after_a_plain_reconnect)
+{
+    metrics_registry_t *reg = metrics_create();
+    money_writer_t *w = journal_writer(reg, 0, 0);
+    tally_t tally = {0};
+    submit_rounds(w, 1, 50, &tally);
+    ck_assert_int_eq(money_writer_submit_mark(w, 1, 3, "r:0", "{\"round\":\"A\"}", tally_cb,
+                                              &tally),
+                     0);
+    ck_assert_int_ge(money_writer_flush(w, 10000), 0);
+    ck_assert_int_eq(atomic_load(&tally.ok), 51);
+    free(ts_redis_cmd(g_master, "CLIENT KILL TYPE normal"));
+    ck_assert(metric_reaches(reg, "money_writer_journal_checks_total", 1, 10000));
+    submit_rounds(w, 51, 60, &tally);
+    ck_assert_int_ge(money_writer_flush(w, 10000), 0);
+    ck_assert_int_eq(atomic_load(&tally.ok), 61);
+    ck_assert_int_eq(atomic_load(&tally.replayed), 0);
+    ck_assert_double_eq(metric(reg, "money_writer_replayed_total"), 0);
+    verify_once(g_master, 60);
+    money_writer_destroy(w);
+    metrics_destroy(reg);
+}
+END_TEST
+
+/* Entries leave the journal after the window and beyond the count cap; a window that reaches
+ * the records' TTL is refused (a record expired would make its entry look lost). */
+START_TEST(test_durable_replay_journal_is_bounded)
+{
+    metrics_registry_t *reg = metrics_create();
+    money_writer_t *w = journal_writer(reg, 300, 0);
+    tally_t tally = {0};
+    submit_rounds(w, 1, 10, &tally);
+    ck_assert_int_ge(money_writer_flush(w, 10000), 0);
+    ck_assert_double_eq(metric(reg, "money_writer_journal_items"), 10);
+    ck_assert_double_gt(metric(reg, "money_writer_journal_bytes"), 10 * 100);
+    ts_sleep_ms(800);
+    ck_assert_double_eq(metric(reg, "money_writer_journal_items"), 0);
+    ck_assert_double_eq(metric(reg, "money_writer_journal_bytes"), 0);
+    money_writer_destroy(w);
+    metrics_destroy(reg);
+
+    reg = metrics_create();
+    w = journal_writer(reg, 0, 4);
+    submit_rounds(w, 11, 20, &tally);
+    ck_assert_int_ge(money_writer_flush(w, 10000), 0);
+    ck_assert_double_eq(metric(reg, "money_writer_journal_items"), 4);
+    money_writer_destroy(w);
+    metrics_destroy(reg);
+
+    reg = metrics_create();
+    w = journal_writer(reg, -1, 0); /* no journal */
+    submit_rounds(w, 21, 25, &tally);
+    ck_assert_int_ge(money_writer_flush(w, 10000), 0);
+    ck_assert_double_eq(metric(reg, "money_writer_journal_items"), 0);
+    money_writer_destroy(w);
+    metrics_destroy(reg);
+    ck_assert_int_eq(atomic_load(&tally.ok), 25);
+
+    money_writer_config_t cfg = {.redis_host = "127.0.0.1",
+                                 .redis_port = ts_redis_port(g_master),
+                                 .service = "game",
+                                 .record_ttl_s = 60,
+                                 .replay_window_ms = 60000};
+    ck_assert_ptr_null(money_writer_create(&cfg));
+    cfg.replay_window_ms = 0; /* the default 60 s: not below a 60 s TTL either */
+    ck_assert_ptr_null(money_writer_create(&cfg));
+    cfg.replay_window_ms = 59999;
+    w = money_writer_create(&cfg);
+    ck_assert_ptr_nonnull(w);
     money_writer_destroy(w);
 }
 END_TEST
@@ -568,6 +852,13 @@ static Suite *durable_suite(void)
     tcase_add_test(tc, test_durable_no_min_replicas_sends_no_wait);
     tcase_add_test(tc, test_durable_destroy_says_an_unconfirmed_item_may_have_been_applied);
     tcase_add_test(tc, test_durable_money_jobs_wait_for_the_replica);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("replay");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_durable_replay_puts_back_what_a_promoted_replica_lacks);
+    tcase_add_test(tc, test_durable_replay_nothing_after_a_plain_reconnect);
+    tcase_add_test(tc, test_durable_replay_journal_is_bounded);
     suite_add_tcase(s, tc);
     tc = tcase_create("lease");
     tcase_add_checked_fixture(tc, setup, teardown);
