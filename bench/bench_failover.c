@@ -2,7 +2,7 @@
  * bench_failover -- how long settlements stop during a Redis failover, against Sentinel's own
  * detection time (docs/deploy.md "Failover and durability").
  *
- *   bench_failover [FAILOVERS] [MIN_REPLICAS] [RATE]          (defaults 5 2 500)
+ *   bench_failover [FAILOVERS] [MIN_REPLICAS] [RATE] [REPLAY_WINDOW_MS]   (defaults 5 2 500 60000)
  *
  * Starts a redis-server master with two replicas and three sentinels (quorum 2,
  * down-after-milliseconds 1000) on loopback, and a money writer that finds the master through
@@ -14,8 +14,9 @@
  *   - the not-durable time: how long money_writer_can_start_round() answered false (rounds
  *     could not start: a WAIT fell short);
  * and prints p50/p99/max of each over the failovers, and the number of settlements that were
- * acknowledged and are not on the last master (0 unless a lagging replica was promoted); it
- * exits 1 when there are any.
+ * acknowledged and are not on the last master (0 unless a lagging replica was promoted and the
+ * writer's replay journal did not put them back: REPLAY_WINDOW_MS 0 turns it off), and how
+ * many operations the journal applied again; it exits 1 when any are missing.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -27,6 +28,7 @@
 #include "../tests/integration/money_gen.h"
 #include "clock.h"
 #include "log.h"
+#include "metrics.h"
 #include "money_writer.h"
 #include "support.h"
 
@@ -84,6 +86,19 @@ static void *sampler_main(void *arg)
     return NULL;
 }
 
+/* The value of an unlabelled metric of reg (-1 if absent). */
+static double metric_value(metrics_registry_t *reg, const char *name)
+{
+    size_t len = 0;
+    char *text = metrics_render(reg, &len);
+    char want[128];
+    snprintf(want, sizeof want, "\n%s ", name);
+    char *at = text ? strstr(text, want) : NULL;
+    double v = at ? atof(at + strlen(want)) : -1;
+    free(text);
+    return v;
+}
+
 static int cmp_i64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -130,9 +145,12 @@ int main(int argc, char **argv)
     int failovers = argc > 1 ? atoi(argv[1]) : 5;
     int min_replicas = argc > 2 ? atoi(argv[2]) : 2;
     rate = argc > 3 ? atof(argv[3]) : 500;
+    int window_ms = argc > 4 ? atoi(argv[4]) : MONEY_WRITER_REPLAY_WINDOW_MS;
     if (failovers < 1 || failovers > 100 || min_replicas < 0 || min_replicas > 2 || rate < 10 ||
-        rate > 20000) {
-        fprintf(stderr, "usage: %s [FAILOVERS 1..100] [MIN_REPLICAS 0..2] [RATE 10..20000]\n",
+        rate > 20000 || window_ms < 0 || window_ms > 3600000) {
+        fprintf(stderr,
+                "usage: %s [FAILOVERS 1..100] [MIN_REPLICAS 0..2] [RATE 10..20000] "
+                "[REPLAY_WINDOW_MS 0..3600000, 0 = no journal]\n",
                 argv[0]);
         return 2;
     }
@@ -164,12 +182,15 @@ int main(int argc, char **argv)
         money_key_wallet(money_gen_names[p], key, sizeof key);
         free(ts_redis_cmd(node[0], "SET %s %lld", key, MONEY_GEN_START));
     }
+    metrics_registry_t *reg = metrics_create();
     money_writer_config_t cfg = {.redis_host = "127.0.0.1",
                                  .redis_port = ts_redis_port(node[0]),
                                  .redis_sentinels = list,
                                  .redis_master = "bench",
                                  .service = "bench",
-                                 .min_replicas = min_replicas};
+                                 .min_replicas = min_replicas,
+                                 .replay_window_ms = window_ms > 0 ? window_ms : -1,
+                                 .metrics = reg};
     writer = money_writer_create(&cfg);
     for (int i = 0; i < 500 && !money_writer_connected(writer); i++)
         ts_sleep_ms(10);
@@ -257,10 +278,16 @@ int main(int argc, char **argv)
     pct("time no round could start (WAIT short)", nondurable, failovers);
     printf("settlements: %lu submitted, %ld acknowledged, %ld of those not on the last master\n",
            (unsigned long)n, ok, lost);
-    printf("command: bench/bench_failover %d %d %.0f\n", failovers, min_replicas, rate);
+    printf("replay journal (window %d ms): %.0f operations applied again, %.0f reconnects "
+           "checked\n",
+           window_ms, metric_value(reg, "money_writer_replayed_total"),
+           metric_value(reg, "money_writer_journal_checks_total"));
+    printf("command: bench/bench_failover %d %d %.0f %d\n", failovers, min_replicas, rate,
+           window_ms);
     for (int i = 0; i < 3; i++)
         ts_sentinel_stop(sen[i]);
     for (int i = 0; i < 3; i++)
         ts_redis_stop(node[i]);
+    metrics_destroy(reg);
     return lost == 0 ? 0 : 1;
 }
