@@ -168,8 +168,14 @@ for _ in $(seq 1 50); do
     sleep 0.1
 done
 check "the demoted master, now a replica, has the same wallet" test "$(rcli "$M" get "{croupier:money}:wallet:$P")" = 1020
-ctl credit $P 25 --reason "sentinel test" --op-id s-1 --json
-check "the first credit replayed on the new master changes nothing" \
+# (a replay WAITs too: a replica that is still catching up makes it "not durable", run again)
+for _ in $(seq 1 40); do
+    ctl credit $P 25 --reason "sentinel test" --op-id s-1 --json
+    [ "$RC" = 0 ] && break
+    [[ "$ERR" == *"not durable"* ]] || break
+    sleep 0.25
+done
+check "the first credit replayed on the new master changes nothing (exit $RC: $ERR)" \
     test "$RC:$(j '(d["replayed"], d["balance_after"])' 2>/dev/null)" = "0:(True, 1025)"
 check "the wallet still holds 1020" test "$(rcli "$REP" get "{croupier:money}:wallet:$P")" = 1020
 
