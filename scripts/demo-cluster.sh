@@ -651,12 +651,6 @@ ha_start() {
     e2e_ha_start # tests/e2e/lib.sh
     HA_GATE_FLAGS=(--redis-sentinels "$E2E_HA_SENTINELS" --redis-master croupier)
     HA_FLAGS=("${HA_GATE_FLAGS[@]}" --redis-min-replicas 2)
-    # e2e_redis follows the master; while none is named (mid-failover) it keeps the last one.
-    e2e_redis() {
-        local p
-        p=$(e2e_ha_master_port)
-        redis-cli -p "${p:-$REDIS_PORT}" "$@"
-    }
     echo "$REDIS_PORT" >"$OUT/redis-port"
     e2e_log "redis-ha up: master 127.0.0.1:$REDIS_PORT, sentinels $E2E_HA_SENTINELS"
 }

@@ -148,7 +148,12 @@ e2e_ha_start() {
         E2E_HA_SENTINELS+="${E2E_HA_SENTINELS:+,}127.0.0.1:$p"
     done
     e2e_ha_wait_all 20 || e2e_die "the sentinels never saw both replicas and each other"
-    e2e_redis() { redis-cli -p "$(e2e_ha_master_port)" "$@"; }
+    # the master of the moment; while no sentinel names one (mid-failover), REDIS_PORT
+    e2e_redis() {
+        local p
+        p=$(e2e_ha_master_port)
+        redis-cli -p "${p:-$REDIS_PORT}" "$@"
+    }
 }
 # e2e_ha_wait_promoted OLD_PORT: waits (10 s at most) until the sentinels name a master other
 # than OLD_PORT, and prints it (nothing when none was promoted).
