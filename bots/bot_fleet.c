@@ -558,6 +558,15 @@ static void bot_after_seat(bot_t *b)
     bot_schedule_decide(b);
 }
 
+/* A strategy's move delay at the fleet's pace (cfg.think_percent). */
+static int bot_think_ms(const bot_t *b, int delay)
+{
+    int pct = b->f->cfg.think_percent;
+    if (pct <= 0 || pct == 100 || delay <= 0)
+        return delay;
+    return (int)((int64_t)delay * pct / 100);
+}
+
 /* Asks the strategy what to do next and arms the timer accordingly. */
 static void bot_schedule_decide(bot_t *b)
 {
@@ -572,7 +581,7 @@ static void bot_schedule_decide(bot_t *b)
             evtimer_del(b->timer);
         return;
     }
-    bot_timer_set(b, delay, true);
+    bot_timer_set(b, bot_think_ms(b, delay), true);
 }
 
 static void bot_act(bot_t *b)
@@ -602,7 +611,7 @@ static void bot_act(bot_t *b)
         m.resume = &rs;
         bot_req_send(b, RQ_RESUME, &m);
     } else if (delay >= 0) {
-        bot_timer_set(b, delay, true);
+        bot_timer_set(b, bot_think_ms(b, delay), true);
     }
 }
 

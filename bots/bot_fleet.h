@@ -87,6 +87,9 @@ typedef struct {
      * the next one. 0: matchmade tables (Join). */
     int room_seats;
     int room_deals; /* 0 = 4 */
+    /* The strategies' move delays ("think time") scaled by this percentage: 100 plays at the
+     * strategies' own pace, 10 ten times faster (docs/bots.md "Pace"). 0 = 100. */
+    int think_percent;
 } bot_fleet_config_t;
 
 /* Creates the fleet (nothing connects before bot_fleet_start). 0, or -EINVAL with a log line

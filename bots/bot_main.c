@@ -28,6 +28,7 @@ static struct {
     const char *gateways, *game, *engine, *report, *rounds_file, *secret_file, *log_level;
     long bots, stake, seconds, seed, player_base, request_timeout_ms, max_retries;
     long finish_timeout_ms, ramp_ms, progress_ms, ping_ms, room_seats, room_deals;
+    long think_percent;
 } O;
 
 static const config_flag_t flags[] = {
@@ -68,6 +69,9 @@ static const config_flag_t flags[] = {
      "code; --bots a multiple of it); 0: matchmade tables",
      &O.room_seats, 0, 9},
     {"room-deals", CONFIG_INT, "4", "deals of each room the bots create", &O.room_deals, 1, 64},
+    {"think-percent", CONFIG_INT, "100",
+     "pace: every move delay of the strategies scaled by this percentage (100: their own pace)",
+     &O.think_percent, 1, 1000},
     {"log-level", CONFIG_STR, "info", "debug|info|warn|error", &O.log_level, 0, 0},
     {0},
 };
@@ -212,6 +216,7 @@ int main(int argc, char **argv)
         .request_timeout_ms = (int)O.request_timeout_ms,
         .max_retries = (int)O.max_retries,
         .ramp_ms = (int)O.ramp_ms,
+        .think_percent = (int)O.think_percent,
         .finish_timeout_ms = (int)O.finish_timeout_ms,
         .ping_ms = (int)O.ping_ms,
         .book = m.book,

@@ -837,9 +837,13 @@ while IFS=$'\t' read -r g eng n base game extra; do
     traditional | holdem | persistent) engflag=(--engine "$eng") ;;
     *) engflag=(--engine game) ;; # a table-kit engine: its Join names the game alone
     esac
+    # the shedding games' bots at half their natural pace (docs/bots.md "Pace"): a Guandan deal
+    # of bot moves then takes ~10 s, well inside the traditional pods' 40 s drain bound
+    pace=()
+    [ "$eng" = traditional ] && pace=(--think-percent 50)
     # shellcheck disable=SC2086 # the group's extra flags are words
     "$BUILD/bots/croupier-bot" --gateways "@$OUT/gateways" --bots "$n" --game "${game:-$g}" \
-        "${engflag[@]}" ${extra:-} \
+        "${engflag[@]}" "${pace[@]}" ${extra:-} \
         --seconds 86400 --player-base "$base" --seed "$i" --token-secret-file "$E2E_DIR/secret" \
         --report "$OUT/report-$g.json" --rounds-file "$OUT/rounds-$g.txt" --progress-ms 1000 \
         --finish-timeout-ms 60000 >"$OUT/bot-$g.log" 2>&1 &

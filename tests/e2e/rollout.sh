@@ -52,6 +52,8 @@
 #   the test engine's rounds);
 #   the traditional engine's is TRAD_BOUND (short test 45 s: a Guandan deal can take longer than
 #   20 s; soak GAME_BOUND)
+#   TRAD_THINK_PERCENT    the Dou Dizhu and Guandan bots' pace (croupier-bot --think-percent;
+#                         default 25)
 #   ROLLOUT_OUT           where the run's files go (default BUILD_DIR/e2e-rollout)
 set -u
 BUILD=$(cd "${1:?usage: rollout.sh BUILD_DIR [SOURCE_DIR]}" && pwd)
@@ -99,6 +101,10 @@ declare -A ENGINE_GAMES=([test]=test [traditional]="doudizhu guandan" [holdem]=h
 declare -A ENGINE_JOIN=([test]=traditional [traditional]=traditional [holdem]=holdem
     [persistent]=persistent [zhajinhua]=game)
 declare -A ENGINE_BOUND=([persistent]=$BJ_BOUND [traditional]=$TRAD_BOUND)
+# the bots' pace (croupier-bot --think-percent, docs/bots.md "Pace"): at 100 a Guandan deal of
+# bot moves takes ~20 s, and a drain waits for the longest deal under way (on the CI's shared
+# cores with ASan that outlasted the 45 s bound); a quarter of it keeps deals of a few seconds
+declare -A ENGINE_THINK=([traditional]=${TRAD_THINK_PERCENT:-25})
 declare -A ENGINE_GRACE=([persistent]=$BJ_GRACE)
 declare -A POD_ENGINE
 GATE_REPLICAS=${GATE_REPLICAS:-2}
@@ -341,6 +347,7 @@ for e in $ENGINES; do
             --engine "${ENGINE_JOIN[$e]}" --seconds 86400 --player-base "${BOT_BASE[$g]}" \
             --token-secret-file "$E2E_DIR/secret" --report "$E2E_DIR/report-$g.json" \
             --rounds-file "$E2E_DIR/rounds-$g.txt" --progress-ms 250 \
+            --think-percent "${ENGINE_THINK[$e]:-100}" \
             --finish-timeout-ms $((${ENGINE_BOUND[$e]:-$GAME_BOUND} * 1000 * 2)) \
             >"$E2E_DIR/bot-$g.log" 2>&1 &
         BOT_PID[$g]=$!
