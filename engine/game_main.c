@@ -4,7 +4,8 @@
  * round (docs/architecture.md §4).
  *
  * Start order: config -> Redis connection -> lease -> rpc listener + health server (/readyz 503)
- * -> warm-up (engine created once the lease is held) -> register -> ready.
+ * -> warm-up (engine created once the lease is held) -> register -> ready (once Redis has
+ * acknowledged the registry entry's first write).
  * Exit (SIGTERM, or lease lost): drain (stop intake, finish rounds, bounded), void what is left
  * when the bound passes, flush settlements, deregister, release the lease, exit.
  */
@@ -189,8 +190,13 @@ static void game_human_desks_changed(void *arg)
 
 /* ---- lease and registry -------------------------------------------------------------------- */
 
-static void game_registered_cb(void)
+/* The registry entry's first write was acknowledged: the gateways can find this server now, so
+ * /readyz may say 200 (a rollout waiting for it then sees a server the gateways route to). */
+static void game_registered_cb(registry_t *r, int result, void *arg)
 {
+    (void)r;
+    (void)result;
+    (void)arg;
     atomic_store(&G.registered, true);
     log_emit(LOG_INFO, "ready", "{s:s,s:i,s:I}", "service", G.o.service, "slot",
              lease_slot(G.lease), "epoch", (json_int_t)lease_epoch(G.lease));
@@ -255,8 +261,8 @@ static void game_on_lease(lease_t *l, lease_event_t ev, void *arg)
             }
             if (drain_is_draining(G.drain))
                 registry_set_state(G.registry, REGISTRY_DRAINING);
-            if (registry_start(G.registry) == 0)
-                game_registered_cb();
+            registry_on_first_write(G.registry, game_registered_cb, NULL);
+            registry_start(G.registry);
         }
         break;
     case LEASE_EV_LOST:

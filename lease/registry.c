@@ -157,6 +157,8 @@ struct registry {
     LIST_HEAD(, registry_req) reqs;
     registry_done_cb done;
     void *done_arg;
+    registry_done_cb first_write; /* registry_on_first_write: once, then NULL */
+    void *first_write_arg;
 };
 
 static void registry_tick_cb(evutil_socket_t fd, short what, void *arg);
@@ -215,6 +217,11 @@ static void registry_put_reply_cb(rconn_t *rc, redisReply *reply, void *arg)
         return; /* retried by the next tick */
     if (reply->type == REDIS_REPLY_INTEGER) {
         r->writes++;
+        registry_done_cb cb = r->first_write;
+        if (cb != NULL) {
+            r->first_write = NULL;
+            cb(r, 0, r->first_write_arg);
+        }
         return;
     }
     log_emit(LOG_ERROR, "registry_write_failed", "{s:s,s:s}", "id", r->e.id, "error",
@@ -275,6 +282,12 @@ int registry_start(registry_t *r)
     r->e.seq = 1;
     registry_tick_cb(-1, 0, r);
     return 0;
+}
+
+void registry_on_first_write(registry_t *r, registry_done_cb cb, void *arg)
+{
+    r->first_write = cb;
+    r->first_write_arg = arg;
 }
 
 void registry_set_state(registry_t *r, registry_state_t s)

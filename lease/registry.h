@@ -96,6 +96,10 @@ registry_t *registry_create(struct event_base *base, rconn_t *rc, lease_t *lease
 /* Writes the entry now (state ready unless set before) and keeps refreshing it. The lease
  * must have a slot (-ENOENT otherwise). -EALREADY if started. */
 int registry_start(registry_t *r);
+/* Calls cb(r, 0, arg) once, when a write of the entry is first acknowledged by Redis (the entry
+ * is then readable by every gateway): a server reports ready only from there. Set it before
+ * registry_start(); NULL clears it. */
+void registry_on_first_write(registry_t *r, registry_done_cb cb, void *arg);
 /* Changes the state; written and published at once when started. */
 void registry_set_state(registry_t *r, registry_state_t s);
 /* Changes the load; written and published with the next refresh (at most ttl/3 later). */

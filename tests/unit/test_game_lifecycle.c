@@ -681,17 +681,10 @@ START_TEST(test_version_printed_and_published_in_the_registry)
 
     env_t e;
     env_start(&e, 30, NULL, NULL);
-    /* /readyz answers 200 once the registry entry is sent (registry_start); it lands a round
-     * trip later. */
-    char *id = NULL;
-    for (int i = 0; i < 100; i++) {
-        free(id);
-        id = ts_redis_cmd(e.redis, "SRANDMEMBER {croupier:registry}:members");
-        ck_assert_ptr_nonnull(id);
-        if (strcmp(id, "(nil)") != 0)
-            break;
-        usleep(50 * 1000);
-    }
+    /* /readyz answers 200 only once Redis acknowledged the registry entry's first write
+     * (registry_on_first_write): env_start returned on that 200, so the entry is there now. */
+    char *id = ts_redis_cmd(e.redis, "SRANDMEMBER {croupier:registry}:members");
+    ck_assert_ptr_nonnull(id);
     ck_assert_str_ne(id, "(nil)");
     char *entry = ts_redis_cmd(e.redis, "GET {croupier:registry}:server:%s", id);
     ck_assert_ptr_nonnull(entry);
