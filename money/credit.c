@@ -1,7 +1,8 @@
 /*
  * Operator credits: an idempotent wallet adjustment booked like a round (money.h, "Operator
  * credits"; docs/ops.md). One script does the whole credit, so it is applied with its settle
- * record and its audit entry or not at all.
+ * record and its audit entry or not at all. Also money_sync_wait_replicas, the replication wait
+ * of the money calls outside the writer (credits, money/jobs.c).
  */
 #include <errno.h>
 #include <hiredis/hiredis.h>
@@ -152,4 +153,53 @@ int money_sync_credit(redisContext *c, const money_credit_t *cr, money_credit_re
     freeReplyObject(r);
     out->status = rc;
     return rc;
+}
+
+/* Connected replicas the master c knows of (ROLE's third element), or -1 when c is not
+ * answering as a master. */
+static int money_role_replicas(redisContext *c)
+{
+    redisReply *r = redisCommand(c, "ROLE");
+    int n = -1;
+    if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements >= 3 &&
+        r->element[0]->type == REDIS_REPLY_STRING && strcmp(r->element[0]->str, "master") == 0 &&
+        r->element[2]->type == REDIS_REPLY_ARRAY)
+        n = (int)r->element[2]->elements;
+    if (r != NULL)
+        freeReplyObject(r);
+    return n;
+}
+
+int money_sync_wait_replicas(redisContext *c, int min_replicas, int wait_ms,
+                             money_wait_result_t *out)
+{
+    memset(out, 0, sizeof *out);
+    out->got = -1;
+    if (min_replicas < 0)
+        min_replicas = 0;
+    int connected = money_role_replicas(c);
+    out->want = connected > min_replicas ? connected : min_replicas;
+    if (out->want == 0) {
+        out->got = 0;
+        return 0;
+    }
+    redisReply *r = redisCommand(c, "WAIT %d %d", out->want, wait_ms > 0 ? wait_ms : 500);
+    if (r != NULL && r->type == REDIS_REPLY_INTEGER)
+        out->got = (int)r->integer;
+    if (out->got >= min_replicas) {
+        freeReplyObject(r);
+        return 0;
+    }
+    if (r == NULL)
+        snprintf(out->error, sizeof out->error, "no reply to WAIT (%s)",
+                 c->errstr[0] ? c->errstr : "connection lost");
+    else if (r->type == REDIS_REPLY_INTEGER)
+        snprintf(out->error, sizeof out->error, "WAIT reached %d of %d replicas within %d ms",
+                 out->got, min_replicas, wait_ms > 0 ? wait_ms : 500);
+    else
+        snprintf(out->error, sizeof out->error, "WAIT refused: %s",
+                 r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+    if (r != NULL)
+        freeReplyObject(r);
+    return -1;
 }

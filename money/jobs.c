@@ -10,6 +10,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "money.h"
 #include "sentinel.h"
 #include "xmalloc.h"
 
@@ -22,6 +23,7 @@ struct money_jobs {
     pthread_cond_t cv;
     bool stopping;
     int min_replicas, wait_ms;
+    bool behind; /* thread only: the last durable job reached fewer than every replica */
     money_job_t *head, *tail; /* under mu */
     redisContext *c;          /* thread only */
 };
@@ -54,19 +56,23 @@ static redisContext *jobs_conn(money_jobs_t *j)
     return j->c;
 }
 
-/* Whether the writes of the job just run on c reached min_replicas replicas (WAIT). */
+/* Whether the writes of the job just run on c reached every connected replica, or at least
+ * min_replicas of them within wait_ms (money_sync_wait_replicas). */
 static bool jobs_durable(money_jobs_t *j, redisContext *c, char *why, size_t len)
 {
-    redisReply *r = redisCommand(c, "WAIT %d %d", j->min_replicas, j->wait_ms);
-    bool ok = r != NULL && r->type == REDIS_REPLY_INTEGER && r->integer >= j->min_replicas;
-    if (!ok)
-        snprintf(why, len, "%s",
-                 r == NULL                        ? "no reply to WAIT"
-                 : r->type == REDIS_REPLY_INTEGER ? "WAIT reached too few replicas"
-                 : r->type == REDIS_REPLY_ERROR   ? r->str
-                                                  : "unexpected reply to WAIT");
-    freeReplyObject(r);
-    return ok;
+    money_wait_result_t w;
+    if (money_sync_wait_replicas(c, j->min_replicas, j->wait_ms, &w) == 0) {
+        bool behind = w.got < w.want;
+        if (behind != j->behind)
+            log_emit(behind ? LOG_WARN : LOG_INFO,
+                     behind ? "money_jobs_replicas_behind" : "money_jobs_replicas_caught_up",
+                     "{s:i,s:i,s:i}", "acknowledged", w.got, "connected", w.want, "min_replicas",
+                     j->min_replicas);
+        j->behind = behind;
+        return true;
+    }
+    snprintf(why, len, "%s", w.error);
+    return false;
 }
 
 /*

@@ -14,8 +14,11 @@
  * table only after its last settlement and cash-outs were applied).
  *
  * Durability (money_jobs_set_min_replicas, docs/deploy.md "Failover and durability"): after
- * run() the thread sends `WAIT min_replicas wait_ms` on the same connection, and done() is
- * called only once it reports enough replicas. When it falls short (or the connection broke)
+ * run() the thread waits on the same connection for every replica the master has connected
+ * (ROLE, then `WAIT all wait_ms`: no replay journal covers these writes, so whichever replica is
+ * promoted must hold them), and done() is called once they all acknowledged, or at least
+ * min_replicas did within wait_ms (a replica lagging further: money_jobs_replicas_behind, once
+ * per change). When it falls short (or the connection broke)
  * the job is run again after a pause -- every handoff operation is idempotent (money.h answers
  * "replayed") -- for at most 10 x wait_ms; after that run(NULL, job) makes the job report -EIO,
  * as when Redis cannot be reached (logged as money_jobs_not_durable).

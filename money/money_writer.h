@@ -47,7 +47,8 @@
  * callers had their results); a replayed operation the master refuses is logged
  * (money_writer_replay_failed). When anything was missing: money_writer_replayed {count,
  * probed, reason} and money_writer_replayed_total; a reconnect where nothing was missing logs
- * nothing. Not covered: money/jobs.c and money/credit.c write on connections of their own.
+ * nothing. Not covered: money/jobs.c and money/credit.c write on connections of their own (they
+ * wait for every connected replica instead: money_sync_wait_replicas).
  *
  * Completion: each item may carry a done callback. It runs on the writer thread with a result
  * the callback owns (free() it); it must not block -- post the result to the desk (e.g. a

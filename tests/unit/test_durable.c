@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../integration/money_gen.h"
+#include "clock.h"
 #include "jobs.h"
 #include "lease.h"
 #include "money_writer.h"
@@ -841,6 +842,60 @@ START_TEST(test_durable_money_jobs_wait_for_the_replica)
 }
 END_TEST
 
+/*
+ * The money calls outside the writer wait for every connected replica (no journal covers them):
+ * with two replicas and min_replicas 1 both are waited for; one stopped, the wait ends after
+ * wait_ms with the other one (enough, the write is on a replica); min_replicas 2 is then short,
+ * with the reason; a master that has no replica connected needs only min_replicas 0.
+ */
+START_TEST(test_durable_wait_replicas_waits_for_every_connected_replica)
+{
+    ts_redis_t *r2 = ts_redis_start_replica(ts_redis_port(g_master));
+    ck_assert_ptr_nonnull(r2);
+    ck_assert_int_eq(ts_redis_wait_synced(r2, 10000), 0);
+    ck_assert_int_eq(replicas_streaming(g_master, 2), 0);
+    struct timeval tv = {5, 0};
+    redisContext *c = redisConnectWithTimeout("127.0.0.1", ts_redis_port(g_master), tv);
+    ck_assert(c != NULL && c->err == 0);
+    redisSetTimeout(c, tv);
+
+    money_wait_result_t w;
+    freeReplyObject(redisCommand(c, "INCR durable:credit"));
+    ck_assert_int_eq(money_sync_wait_replicas(c, 1, 2000, &w), 0);
+    ck_assert_int_eq(w.want, 2);
+    ck_assert_int_eq(w.got, 2);
+
+    ts_redis_pause(r2);
+    freeReplyObject(redisCommand(c, "INCR durable:credit"));
+    int64_t t0 = clock_mono_ms();
+    ck_assert_int_eq(money_sync_wait_replicas(c, 1, 300, &w), 0);
+    ck_assert_int_ge(clock_mono_ms() - t0, 250); /* it waited for the stopped one too */
+    ck_assert_int_eq(w.want, 2);
+    ck_assert_int_eq(w.got, 1);
+    ck_assert_int_eq(money_sync_wait_replicas(c, 2, 300, &w), -1);
+    ck_assert_int_eq(w.got, 1);
+    ck_assert_msg(strstr(w.error, "WAIT reached 1 of 2 replicas within 300 ms") != NULL, "%s",
+                  w.error);
+    ts_redis_resume(r2);
+    ck_assert_int_eq(money_sync_wait_replicas(c, 2, 5000, &w), 0);
+    ck_assert_int_eq(w.got, 2);
+    redisFree(c);
+    ts_redis_stop(r2);
+
+    /* a master without replicas: min 0 needs nothing, min 1 is short */
+    ts_redis_t *lone = ts_redis_start();
+    ck_assert_ptr_nonnull(lone);
+    c = redisConnectWithTimeout("127.0.0.1", ts_redis_port(lone), tv);
+    ck_assert(c != NULL && c->err == 0);
+    ck_assert_int_eq(money_sync_wait_replicas(c, 0, 100, &w), 0);
+    ck_assert_int_eq(w.want, 0);
+    ck_assert_int_eq(money_sync_wait_replicas(c, 1, 100, &w), -1);
+    ck_assert_int_eq(w.got, 0);
+    redisFree(c);
+    ts_redis_stop(lone);
+}
+END_TEST
+
 static Suite *durable_suite(void)
 {
     Suite *s = suite_create("durable");
@@ -852,6 +907,7 @@ static Suite *durable_suite(void)
     tcase_add_test(tc, test_durable_no_min_replicas_sends_no_wait);
     tcase_add_test(tc, test_durable_destroy_says_an_unconfirmed_item_may_have_been_applied);
     tcase_add_test(tc, test_durable_money_jobs_wait_for_the_replica);
+    tcase_add_test(tc, test_durable_wait_replicas_waits_for_every_connected_replica);
     suite_add_tcase(s, tc);
     tc = tcase_create("replay");
     tcase_add_checked_fixture(tc, setup, teardown);

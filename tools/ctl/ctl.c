@@ -1283,20 +1283,13 @@ static int ctl_credit(const char *player, const char *amount_text)
     /* Durable before it is reported (docs/deploy.md "Failover and durability"): a replay too,
      * since the first run may have ended before its write reached a replica. */
     if (O.min_replicas > 0) {
-        char n[24], ms[24];
-        snprintf(n, sizeof n, "%ld", O.min_replicas);
-        snprintf(ms, sizeof ms, "%ld", O.wait_ms);
-        redisReply *w = CTL_CMD("WAIT", n, ms);
-        long long got = w != NULL && w->type == REDIS_REPLY_INTEGER ? w->integer : -1;
-        if (w != NULL)
-            freeReplyObject(w);
-        if (got < O.min_replicas)
+        /* every connected replica, at least --redis-min-replicas (money_sync_wait_replicas) */
+        money_wait_result_t w;
+        if (money_sync_wait_replicas(R, (int)O.min_replicas, (int)O.wait_ms, &w) != 0)
             return ctl_fail(1,
-                            "credit %s %" PRId64 " is on the master but not durable: %s%lld of %ld "
-                            "replicas within %ld ms; run the same command again (it applies "
-                            "nothing twice)",
-                            player, amount, got < 0 ? "WAIT failed, " : "", got < 0 ? 0 : got,
-                            O.min_replicas, O.wait_ms);
+                            "credit %s %" PRId64 " is on the master but not durable: %s; run the "
+                            "same command again (it applies nothing twice)",
+                            player, amount, w.error);
     }
     char key[256];
     money_key_round(res.round_id, key, sizeof key);

@@ -183,7 +183,7 @@ check "the wallet still holds 1020" test "$(rcli "$REP" get "{croupier:money}:wa
 kill -STOP "$(cat "$E2E_DIR/master.pid")" # the old master, now the only replica
 ctl credit $P 7 --reason "replica stopped" --op-id s-3 --redis-wait-ms 300
 check "with the replica stopped, a credit is refused as not durable (exit $RC: $ERR)" \
-    bash -c '[ "$1" = 1 ] && [[ "$2" == *"not durable: 0 of 1 replicas within 300 ms"* ]]' _ "$RC" "$ERR"
+    bash -c '[ "$1" = 1 ] && [[ "$2" == *"not durable: WAIT reached 0 of 1 replicas within 300 ms"* ]]' _ "$RC" "$ERR"
 check "the new master applied it (1027): it waits for the replica, it is not lost" \
     test "$(rcli "$REP" get "{croupier:money}:wallet:$P")" = 1027
 ctl credit $P 1 --reason "no wait" --op-id s-4 --redis-min-replicas 0
