@@ -5,8 +5,8 @@
 #   tests/e2e/room_drains.sh BUILD_DIR [SOURCE_DIR]
 #
 # redis, croupier-game A (--engine traditional --games doudizhu), one croupier-gate, three
-# croupier-bot players in one room (--room-seats 3 --room-deals 8: the first creates it, the
-# others join by its code). After two deals B starts and A is terminated as kubelet does
+# croupier-bot players (--think-percent 25: deals of seconds) in one room (--room-seats 3
+# --room-deals 8: the first creates it, the others join by its code). After two deals B starts and A is terminated as kubelet does
 # (preStop, SIGTERM): A finishes its deal and the room moves whole to B; after two more, C
 # takes it from B; after two more, D from C. Checks: the room's record ends FINISHED with 8
 # deals, all of them distinct rounds; each deal settled exactly once (one settle record and one
@@ -48,7 +48,7 @@ e2e_gate_start gate-a
 sum0=$(( $(e2e_wallet_sum) + $(e2e_rake_sum) ))
 "$BUILD/bots/croupier-bot" --gateways "127.0.0.1:${POD_PORT[gate-a]}" --bots "$BOTS" \
     --game doudizhu --engine traditional --stake "$STAKE" --seconds 240 \
-    --room-seats 3 --room-deals "$DEALS" \
+    --room-seats 3 --room-deals "$DEALS" --think-percent 25 \
     --player-base $base --token-secret-file "$E2E_DIR/secret" --finish-timeout-ms 60000 \
     --report "$E2E_DIR/report.json" --rounds-file "$E2E_DIR/rounds.txt" \
     >"$E2E_DIR/bot.log" 2>&1 &

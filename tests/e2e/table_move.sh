@@ -5,7 +5,8 @@
 #   tests/e2e/table_move.sh BUILD_DIR [SOURCE_DIR]
 #
 # redis, croupier-game A (--engine traditional --games guandan), one croupier-gate, two
-# croupier-bot Guandan players at one table with two server bots (quick ones: a deal takes
+# croupier-bot Guandan players (at a quarter of their natural pace, --think-percent 25) at one
+# table with two server bots (quick ones: a deal takes
 # seconds, not half a minute). Once deals of the match have been
 # played on A, B starts and A is terminated as kubelet does (preStop, SIGTERM): the table
 # finishes its deal, offers itself and B adopts it. C starts and B is terminated at once, in
@@ -48,7 +49,7 @@ e2e_game_start game-a traditional 60 --games guandan
 e2e_gate_start gate-a
 sum0=$(( $(e2e_wallet_sum) + $(e2e_rake_sum) ))
 "$BUILD/bots/croupier-bot" --gateways "127.0.0.1:${POD_PORT[gate-a]}" --bots "$BOTS" \
-    --game guandan --engine traditional --stake "$STAKE" --seconds 150 \
+    --game guandan --engine traditional --stake "$STAKE" --seconds 150 --think-percent 25 \
     --player-base $base --token-secret-file "$E2E_DIR/secret" --finish-timeout-ms 60000 \
     --report "$E2E_DIR/report.json" --rounds-file "$E2E_DIR/rounds.txt" \
     >"$E2E_DIR/bot.log" 2>&1 &
