@@ -97,6 +97,10 @@ static void jobs_run(money_jobs_t *j, money_job_t *job)
             job->run(NULL, job);
             return;
         }
+        /* connect again (through the sentinels): the node may have been demoted meanwhile */
+        if (j->c != NULL)
+            redisFree(j->c);
+        j->c = NULL;
         struct timespec ts = {0, pause_ms * 1000000L};
         nanosleep(&ts, NULL);
         pause_ms = pause_ms * 2 > 400 ? 400 : pause_ms * 2;
