@@ -184,7 +184,14 @@ void testenv_stop_server(testenv_server_t *s)
 {
     if (s->proc == NULL)
         return;
+    /* The second SIGTERM skips the drain's wait. Sent right behind the first it would merge with
+     * it (a signal already pending is not queued twice) and the exit would wait for the rounds
+     * and moves under way: so it goes once the process has logged the first. */
     ts_proc_signal(s->proc, SIGTERM);
+    for (int i = 0; i < 200 && ts_proc_alive(s->proc) &&
+                    !ts_proc_log_has(s->proc, "\"event\":\"signal\"");
+         i++)
+        ts_sleep_ms(10);
     ts_proc_signal(s->proc, SIGTERM);
     ts_proc_wait(s->proc, TESTENV_STOP_MS, NULL);
     ts_proc_free(s->proc);

@@ -112,13 +112,15 @@ static void env_start(env_t *e, int drain_max_s, const char *action_ms)
 
 static void env_start_gap(env_t *e, int drain_max_s, const char *action_ms, const char *gap_ms)
 {
-    /* A small retry cache, full after the memory test's warm-up, and a short replay journal
-     * (money_writer.h: completed operations kept for a failover), at its steady size after the
-     * warm-up too, so that what it measures is the tables' memory. */
+    /* A small retry cache, full after the memory test's warm-up, and no replay journal
+     * (money_writer.h: completed operations kept for a failover; test_durable.c tests it): its
+     * size follows the rate of operations over its window, which a loaded machine changes
+     * between the warm-up and the measure, so that what the memory test measures is the
+     * tables' memory. */
     char *args[] = {"--request-cache-max",
                     "1000",
                     "--redis-replay-window-ms",
-                    "1000",
+                    "0",
                     "--zhajinhua-seats",
                     "3",
                     "--zhajinhua-gap-ms",
