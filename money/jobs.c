@@ -66,7 +66,7 @@ static bool jobs_durable(money_jobs_t *j, redisContext *c, char *why, size_t len
         if (behind != j->behind)
             log_emit(behind ? LOG_WARN : LOG_INFO,
                      behind ? "money_jobs_replicas_behind" : "money_jobs_replicas_caught_up",
-                     "{s:i,s:i,s:i}", "acknowledged", w.got, "connected", w.want, "min_replicas",
+                     "{s:i,s:i,s:i}", "acknowledged", w.got, "waited_for", w.want, "min_replicas",
                      j->min_replicas);
         j->behind = behind;
         return true;
