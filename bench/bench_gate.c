@@ -9,8 +9,11 @@
  *   bench_gate relay SECONDS CONNS WINDOW [ROUNDS]
  *       Closed loop: CONNS players keep WINDOW actions in flight each; every action is a frame
  *       client -> proxy -> game server and its answer back (a round trip: 2 frames relayed by
- *       the proxy). Three paths relay the same rpc traffic to the same game server: direct (no
- *       proxy), nginx's TCP stream proxy, and croupier-gate (client protocol in, rpc out).
+ *       the proxy), and the table pushes each action to its players (the test engine's Play):
+ *       frames relayed counts every frame the clients sent and read. Each run's players sit at
+ *       tables of their own. Three paths relay the same rpc traffic to the same game server:
+ *       direct (no proxy), nginx's TCP stream proxy, and croupier-gate (client protocol in, rpc
+ *       out).
  *       ROUNDS (default 3) times: direct, then nginx and croupier-gate alternately. Prints round
  *       trips/s, frames relayed/s, the ratio, and CPU per frame of each process.
  *   bench_gate idle-ws N
@@ -376,7 +379,7 @@ static int dial(int port, const char *src)
 }
 
 static SSL_CTX *tls_client;
-/* transports: each run's players join at a stake of their own (10 + player / 2000), so that no
+/* relay, transports: each run's players join at a stake of their own (10 + player / 2000), so that no
  * run shares a table with the players a previous run left seated (a table of the test engine
  * has 9 seats; 8 players a run would otherwise fill the last run's table up, a different mix in
  * every run). */
@@ -976,6 +979,9 @@ typedef struct {
     size_t len;
 } inbuf_t;
 
+/* Complete frames read by read_answers (answers and pushes alike): relay's frame count. */
+static uint64_t frames_read;
+
 /* Reads what the socket has (the connection is non-blocking) and calls on_answer for every
  * complete answer frame. Exits when the peer closed or a frame is over 64 KiB. */
 static void read_answers(conn_t *c, inbuf_t *ib, void (*on_answer)(conn_t *, uint64_t, int, void *),
@@ -1003,6 +1009,7 @@ static void read_answers(conn_t *c, inbuf_t *ib, void (*on_answer)(conn_t *, uin
             int code;
             uint64_t rid = answer_of(c, h + FRAME_HEADER_SIZE, flen, &code);
             off += FRAME_HEADER_SIZE + flen;
+            frames_read++;
             if (rid != 0)
                 on_answer(c, rid, code, arg);
         }
@@ -1059,6 +1066,9 @@ static void flush_nb(conn_t *c)
  * croupier-gate; 0 for direct), the game server and the bench's clients. */
 typedef struct {
     double proxy_us, game_us, client_us;
+    /* frames through the path per round trip: the action, its answer, and the pushes the
+     * table sends its players (the test engine's Play to every seated player) */
+    double frames_per_rt;
 } relay_cpu_t;
 
 typedef struct {
@@ -1124,7 +1134,7 @@ static double relay(path_t path, int seconds, int nconn, int window, uint64_t ba
         flush_nb(cs[i]);
     }
     int64_t t0 = now_us(), end = t0 + (int64_t)seconds * 1000000;
-    uint64_t done_at_end = 0;
+    uint64_t done_at_end = 0, frames0 = frames_read, frames_at_end = 0;
     int64_t t_end = 0;
     struct epoll_event evs[256];
     for (;;) {
@@ -1132,6 +1142,7 @@ static double relay(path_t path, int seconds, int nconn, int window, uint64_t ba
         if (st.refill && now >= end) {
             st.refill = false; /* stop sending; drain what is in flight */
             done_at_end = st.done;
+            frames_at_end = frames_read;
             t_end = now;
         }
         bool drained = true;
@@ -1156,6 +1167,8 @@ static double relay(path_t path, int seconds, int nconn, int window, uint64_t ba
     cpu->proxy_us = proxy != 0 ? (proc_cpu_s(proxy) - proxy0) * per : 0;
     cpu->game_us = (proc_cpu_s(ts_proc_pid(game)) - game0) * per;
     cpu->client_us = (self_cpu_s() - self0) * per;
+    cpu->frames_per_rt =
+        done_at_end > 0 ? 1 + (double)(frames_at_end - frames0) / (double)done_at_end : 2;
     for (int i = 0; i < nconn; i++)
         player_close(cs[i]);
     close(ep);
@@ -1500,6 +1513,7 @@ int main(int argc, char **argv)
         start_nginx();
         start_gate();
         action_prepare();
+        stake_per_run = true; /* each run's players at tables of their own, as in transports */
         int secs = atoi(argv[2]), nconn = atoi(argv[3]), window = atoi(argv[4]);
         int rounds = argc >= 6 ? atoi(argv[5]) : 3;
         if (secs < 1 || nconn < 1 || nconn > 1000 || window < 1 || window > 256 || rounds < 1 ||
@@ -1507,10 +1521,12 @@ int main(int argc, char **argv)
             fprintf(stderr, "relay: SECONDS >= 1, CONNS 1..1000, WINDOW 1..256, ROUNDS 1..20\n");
             return 2;
         }
-        printf("relay: %d conns x %d actions in flight, %d s per run; a round trip (action "
-               "client -> game server and its answer back) is 2 frames relayed by a proxy\n",
+        printf("relay: %d conns x %d actions in flight, %d s per run, each run's players at a "
+               "table of their own; a round trip (action client -> game server and its answer "
+               "back) is 2 frames relayed by a proxy, plus the pushes the table sends its "
+               "players\n",
                nconn, window, secs);
-        double rt[20][3], err, ratio[20], gcpu[20], ncpu[20];
+        double rt[20][3], fpr[20][3], err, ratio[20], gcpu[20], ncpu[20];
         relay_cpu_t cpu;
         for (int k = 0; k < rounds; k++) {
             /* direct (the game server alone), then nginx and croupier-gate alternately (the
@@ -1521,27 +1537,29 @@ int main(int argc, char **argv)
                 path_t p = order[j];
                 rt[k][p] = relay(p, secs, nconn, window, 1 + (uint64_t)(k * 3 + (int)p) * 2000,
                                  &err, &cpu);
-                printf("relay #%d %-14s %8.0f round trips/s = %8.0f frames relayed/s, %.0f "
-                       "errors\n",
-                       k + 1, path_names[p], rt[k][p], p == PATH_DIRECT ? 0 : 2 * rt[k][p], err);
+                fpr[k][p] = cpu.frames_per_rt;
+                printf("relay #%d %-14s %8.0f round trips/s = %8.0f frames relayed/s (%.2f a "
+                       "round trip), %.0f errors\n",
+                       k + 1, path_names[p], rt[k][p],
+                       p == PATH_DIRECT ? 0 : fpr[k][p] * rt[k][p], fpr[k][p], err);
                 printf("      cpu per frame relayed: proxy %.2f us; per round trip: proxy %.2f "
                        "us, game server %.2f us, bench clients %.2f us\n",
-                       cpu.proxy_us / 2, cpu.proxy_us, cpu.game_us, cpu.client_us);
+                       cpu.proxy_us / fpr[k][p], cpu.proxy_us, cpu.game_us, cpu.client_us);
                 fflush(stdout);
                 if (p == PATH_GATE)
-                    gcpu[k] = cpu.proxy_us / 2;
+                    gcpu[k] = cpu.proxy_us / fpr[k][p];
                 if (p == PATH_NGINX)
-                    ncpu[k] = cpu.proxy_us / 2;
+                    ncpu[k] = cpu.proxy_us / fpr[k][p];
             }
             ratio[k] = rt[k][PATH_GATE] / rt[k][PATH_NGINX];
             printf("relay #%d: croupier-gate / nginx-stream = %.2f\n", k + 1, ratio[k]);
         }
         printf("relay summary: croupier-gate frames relayed/s:");
         for (int k = 0; k < rounds; k++)
-            printf(" %.0f", 2 * rt[k][PATH_GATE]);
+            printf(" %.0f", fpr[k][PATH_GATE] * rt[k][PATH_GATE]);
         printf("\nrelay summary: nginx-stream frames relayed/s:");
         for (int k = 0; k < rounds; k++)
-            printf(" %.0f", 2 * rt[k][PATH_NGINX]);
+            printf(" %.0f", fpr[k][PATH_NGINX] * rt[k][PATH_NGINX]);
         printf("\nrelay summary: ratio croupier-gate / nginx-stream:");
         for (int k = 0; k < rounds; k++)
             printf(" %.2f", ratio[k]);
