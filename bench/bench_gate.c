@@ -28,7 +28,8 @@
  *       ratios WebSocket / TCP and TLS / TCP, and the gateway's CPU per frame of each.
  *   bench_gate latency SECONDS FRAMES_PER_S [CONNS [ROUNDS]]
  *       Open loop at FRAMES_PER_S frames relayed per second through a proxy (FRAMES_PER_S / 2
- *       actions/s, each with its answer) over CONNS players (default 100): p50/p99/p99.9 round
+ *       actions/s, each with its answer; the players sit two to a table, so each action also
+ *       pushes 2 Play frames) over CONNS players (default 100): p50/p99/p99.9 round
  *       trip per path, and what each proxy adds over the direct path; ROUNDS (default 3) times.
  *
  * The load generator is one thread (epoll, non-blocking sockets, frames built from pre-encoded
@@ -384,6 +385,10 @@ static SSL_CTX *tls_client;
  * has 9 seats; 8 players a run would otherwise fill the last run's table up, a different mix in
  * every run). */
 static bool stake_per_run;
+/* latency: players sit two to a table (a stake per pair: the test engine's smallest table), so
+ * that each action's push goes to 2 players, not 9, and the load stays what FRAMES_PER_S says
+ * plus one push per frame. */
+static bool seat_pairs;
 
 /* Bytes to the socket (through TLS when the connection has it): like send(), -1 with errno
  * EAGAIN when the socket cannot take them now. */
@@ -742,7 +747,9 @@ static conn_t *player_open(path_t path, uint64_t player)
     Croupier__Join j = CROUPIER__JOIN__INIT;
     j.engine = CROUPIER__ENGINE__ENGINE_TRADITIONAL;
     j.game = "test";
-    j.stake = stake_per_run ? 10 + (int64_t)(player / 2000) : 10;
+    j.stake = seat_pairs      ? 10 + (int64_t)(player / 2)
+              : stake_per_run ? 10 + (int64_t)(player / 2000)
+                              : 10;
     if (path >= PATH_GATE) {
         char tok[TOKEN_MAX_LEN + 1];
         token_mint(&secret, player, time(NULL) + 3600, tok, sizeof tok);
@@ -1631,6 +1638,7 @@ int main(int argc, char **argv)
         start_nginx();
         start_gate();
         action_prepare();
+        seat_pairs = true;
         int secs = atoi(argv[2]), frames = atoi(argv[3]);
         int nconn = argc >= 5 ? atoi(argv[4]) : 100, rounds = argc >= 6 ? atoi(argv[5]) : 3;
         if (secs < 1 || frames < 2 || nconn < 1 || nconn > 1000 || rounds < 1 || rounds > 20) {
