@@ -50,8 +50,8 @@
 #   the soak is its real 120 s (docs/architecture.md §4) with a 180 s grace period (short test:
 #   GAME_BOUND too, with the blackjack timers CROUPIER_BJ_BET_MS/_ACTION_MS/_GAP_MS short like
 #   the test engine's rounds);
-#   the traditional engine's is TRAD_BOUND (short test 45 s: a Guandan deal can take longer than
-#   20 s; soak GAME_BOUND)
+#   the traditional engine's is TRAD_BOUND (short test 45 s: a margin over a Guandan deal of a
+#   few seconds at TRAD_THINK_PERCENT, on loaded cores with ASan; soak GAME_BOUND)
 #   TRAD_THINK_PERCENT    the Dou Dizhu and Guandan bots' pace (croupier-bot --think-percent;
 #                         default 25)
 #   ROLLOUT_OUT           where the run's files go (default BUILD_DIR/e2e-rollout)
@@ -86,7 +86,8 @@ else
     PLAY_BETWEEN=${PLAY_BETWEEN:-2}
     BJ_BOUND=${BJ_BOUND:-$GAME_BOUND}
     BJ_GRACE=${BJ_GRACE:-$((BJ_BOUND + 10))}
-    # a Guandan deal (108 cards, every move a bot's) can outlast 20 s on the shared cores
+    # a Guandan deal (108 cards, 100 and more moves) takes seconds at the bots' pace below
+    # (ENGINE_THINK), several times that on loaded shared cores with ASan: a wide margin
     TRAD_BOUND=${TRAD_BOUND:-45}
     export CROUPIER_BJ_BET_MS=${CROUPIER_BJ_BET_MS:-500} CROUPIER_BJ_ACTION_MS=${CROUPIER_BJ_ACTION_MS:-2000}
     export CROUPIER_BJ_GAP_MS=${CROUPIER_BJ_GAP_MS:-200}
