@@ -380,15 +380,14 @@ static int dial(int port, const char *src)
 }
 
 static SSL_CTX *tls_client;
-/* relay, transports: each run's players join at a stake of their own (10 + player / 2000), so that no
- * run shares a table with the players a previous run left seated (a table of the test engine
- * has 9 seats; 8 players a run would otherwise fill the last run's table up, a different mix in
- * every run). */
-static bool stake_per_run;
-/* latency: players sit two to a table (a stake per pair: the test engine's smallest table), so
- * that each action's push goes to 2 players, not 9, and the load stays what FRAMES_PER_S says
- * plus one push per frame. */
-static bool seat_pairs;
+/* Players join at stake 10 + player / players_per_stake (0: all at stake 10), so that those who
+ * share a stake share tables. relay, transports: 2000, a stake per run (each run's player ids
+ * are 2000 apart), so that no run shares a table with the players a previous run left seated (a
+ * table of the test engine has 9 seats; 8 players a run would otherwise fill the last run's
+ * table up, a different mix in every run). latency: 2, two to a table (the test engine's
+ * smallest), so that each action's push goes to 2 players, not 9, and the load stays what
+ * FRAMES_PER_S says plus one push per frame. */
+static uint64_t players_per_stake;
 
 /* Bytes to the socket (through TLS when the connection has it): like send(), -1 with errno
  * EAGAIN when the socket cannot take them now. */
@@ -747,9 +746,7 @@ static conn_t *player_open(path_t path, uint64_t player)
     Croupier__Join j = CROUPIER__JOIN__INIT;
     j.engine = CROUPIER__ENGINE__ENGINE_TRADITIONAL;
     j.game = "test";
-    j.stake = seat_pairs      ? 10 + (int64_t)(player / 2)
-              : stake_per_run ? 10 + (int64_t)(player / 2000)
-                              : 10;
+    j.stake = 10 + (players_per_stake > 0 ? (int64_t)(player / players_per_stake) : 0);
     if (path >= PATH_GATE) {
         char tok[TOKEN_MAX_LEN + 1];
         token_mint(&secret, player, time(NULL) + 3600, tok, sizeof tok);
@@ -1520,7 +1517,7 @@ int main(int argc, char **argv)
         start_nginx();
         start_gate();
         action_prepare();
-        stake_per_run = true; /* each run's players at tables of their own, as in transports */
+        players_per_stake = 2000; /* each run's players at tables of their own */
         int secs = atoi(argv[2]), nconn = atoi(argv[3]), window = atoi(argv[4]);
         int rounds = argc >= 6 ? atoi(argv[5]) : 3;
         if (secs < 1 || nconn < 1 || nconn > 1000 || window < 1 || window > 256 || rounds < 1 ||
@@ -1581,7 +1578,7 @@ int main(int argc, char **argv)
         start_game();
         start_gates_transports(dir);
         action_prepare();
-        stake_per_run = true;
+        players_per_stake = 2000;
         int secs = atoi(argv[2]), nconn = atoi(argv[3]), window = atoi(argv[4]);
         int rounds = argc >= 6 ? atoi(argv[5]) : 3;
         if (secs < 1 || nconn < 1 || nconn > 1000 || window < 1 || window > 256 || rounds < 1 ||
@@ -1638,7 +1635,7 @@ int main(int argc, char **argv)
         start_nginx();
         start_gate();
         action_prepare();
-        seat_pairs = true;
+        players_per_stake = 2;
         int secs = atoi(argv[2]), frames = atoi(argv[3]);
         int nconn = argc >= 5 ? atoi(argv[4]) : 100, rounds = argc >= 6 ? atoi(argv[5]) : 3;
         if (secs < 1 || frames < 2 || nconn < 1 || nconn > 1000 || rounds < 1 || rounds > 20) {

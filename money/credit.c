@@ -177,13 +177,15 @@ int money_sync_wait_replicas(redisContext *c, int min_replicas, int wait_ms,
     out->got = -1;
     if (min_replicas < 0)
         min_replicas = 0;
+    if (wait_ms <= 0)
+        wait_ms = 500;
     int connected = money_role_replicas(c);
     out->want = connected > min_replicas ? connected : min_replicas;
     if (out->want == 0) {
         out->got = 0;
         return 0;
     }
-    redisReply *r = redisCommand(c, "WAIT %d %d", out->want, wait_ms > 0 ? wait_ms : 500);
+    redisReply *r = redisCommand(c, "WAIT %d %d", out->want, wait_ms);
     if (r != NULL && r->type == REDIS_REPLY_INTEGER)
         out->got = (int)r->integer;
     if (out->got >= min_replicas) {
@@ -195,7 +197,7 @@ int money_sync_wait_replicas(redisContext *c, int min_replicas, int wait_ms,
                  c->errstr[0] ? c->errstr : "connection lost");
     else if (r->type == REDIS_REPLY_INTEGER)
         snprintf(out->error, sizeof out->error, "WAIT reached %d of %d replicas within %d ms",
-                 out->got, min_replicas, wait_ms > 0 ? wait_ms : 500);
+                 out->got, min_replicas, wait_ms);
     else
         snprintf(out->error, sizeof out->error, "WAIT refused: %s",
                  r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");

@@ -230,8 +230,8 @@ int money_sync_credit(redisContext *c, const money_credit_t *cr, money_credit_re
  * Replication of the writes made on c so far, for the money calls outside the writer (table
  * handoffs, operator credits: no replay journal covers them, docs/deploy.md "Failover and
  * durability"). Asks the master how many replicas are connected (ROLE), then `WAIT` for all of
- * them -- at least min_replicas -- for up to wait_ms: with every connected replica holding the
- * write, whichever replica Sentinel promotes has it. Returns 0 when at least min_replicas
+ * them -- at least min_replicas -- for up to wait_ms (<= 0: 500): with every connected replica
+ * holding the write, whichever replica Sentinel promotes has it. Returns 0 when at least min_replicas
  * acknowledged (out->got may still be below out->want: a replica lagging past wait_ms), else -1
  * with out->error saying why (no reply, too few replicas, a refusal).
  */
