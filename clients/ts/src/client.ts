@@ -8,6 +8,12 @@
 // answer a repeat from memory, so nothing is applied twice). Request ids come from one counter
 // per client and survive reconnects. The application sees one "reconnected" event and a
 // "snapshot", never a dropped game.
+//
+// A gateway can also stop answering without closing anything (frozen, cut off: its kernel may
+// still accept what the client writes). The keepalive notices (docs/protocol.md "Keepalive"):
+// nothing received for keepaliveIdleMs, a Ping; nothing at all keepaliveTimeoutMs after it, the
+// connection is dropped as lost ("gatewaySilent") and the reconnect above moves to the next
+// gateway.
 import { croupier } from "../gen/client.js";
 
 export { croupier };
@@ -55,6 +61,12 @@ export interface ClientOptions {
     connectTimeoutMs?: number;
     /** Upper bound of the backoff between failed reconnects (ms; 5000). */
     maxBackoffMs?: number;
+    /** Keepalive: a Ping after this long without receiving anything from the gateway (ms;
+     * 3000; 0 turns the keepalive off). */
+    keepaliveIdleMs?: number;
+    /** Keepalive: nothing received this long after that Ping, the gateway is taken for dead:
+     * "gatewaySilent", then the reconnect to another gateway (ms; 5000). */
+    keepaliveTimeoutMs?: number;
 }
 
 type EventMap = {
@@ -70,6 +82,10 @@ type EventMap = {
     goAway: croupier.IGoAway;
     reconnected: { url: string; snapshot: croupier.ISnapshot | null };
     disconnected: { code: number; reason: string };
+    /** The gateway sent nothing, not even the Pong of a keepalive Ping, for silentMs: the
+     * connection is dropped and the client moves to another gateway ("disconnected", then
+     * "reconnected"). */
+    gatewaySilent: { url: string; silentMs: number };
     closed: { reason: string };
 };
 export type ClientEvent = keyof EventMap;
@@ -112,6 +128,11 @@ export class Client {
     private reconnectDelay = 0;
     private reconnecting: Promise<void> | null = null;
     private gen = 0; /* connections opened */
+    /* Keepalive of the current connection: when it last received anything, when the last probe
+     * Ping went out (0: none), and the timer of the next look. */
+    private lastRxAt = 0;
+    private probeAt = 0;
+    private keepaliveTimer: ReturnType<typeof setTimeout> | null = null;
     /** The player id and the last LoginResult, once logged in. */
     playerId = 0;
     login: croupier.ILoginResult | null = null;
@@ -123,6 +144,8 @@ export class Client {
             requestBudgetMs: 10000,
             connectTimeoutMs: 5000,
             maxBackoffMs: 5000,
+            keepaliveIdleMs: 3000,
+            keepaliveTimeoutMs: 5000,
             ...opts,
         };
     }
@@ -157,6 +180,7 @@ export class Client {
             try {
                 const r = await this.open(this.url);
                 this.state = "open";
+                this.keepaliveStart();
                 return r;
             } catch (e) {
                 if (e instanceof CroupierError)
@@ -171,6 +195,7 @@ export class Client {
     /** Closes the connection for good (no reconnect); waiting requests are rejected. */
     close(): void {
         this.state = "closed";
+        this.keepaliveStop();
         this.ws?.close(1000, "client closing");
         this.ws = null;
         for (const p of this.pending.values()) {
@@ -311,6 +336,8 @@ export class Client {
                     this.lost(ev.code, ev.reason);
             };
             ws.onmessage = (ev) => {
+                if (this.ws === ws)
+                    this.lastRxAt = Date.now();
                 const m = croupier.ServerMessage.decode(new Uint8Array(ev.data as ArrayBuffer));
                 if (!done && Number(m.requestId ?? 0) === loginId) {
                     done = true;
@@ -392,8 +419,69 @@ export class Client {
         }
     }
 
+    /* The keepalive of a logged-in connection (docs/protocol.md "Keepalive"). */
+    private keepaliveStart(): void {
+        this.keepaliveStop();
+        if (this.opts.keepaliveIdleMs <= 0)
+            return;
+        this.lastRxAt = Date.now();
+        this.probeAt = 0;
+        this.keepaliveArm(this.opts.keepaliveIdleMs);
+    }
+
+    private keepaliveStop(): void {
+        if (this.keepaliveTimer !== null)
+            clearTimeout(this.keepaliveTimer);
+        this.keepaliveTimer = null;
+    }
+
+    private keepaliveArm(ms: number): void {
+        this.keepaliveTimer = setTimeout(() => this.keepaliveCheck(), Math.max(ms, 1));
+    }
+
+    /* Received nothing for keepaliveIdleMs: a Ping (outside the request map: its Pong, like any
+     * frame, only proves the gateway alive). Still nothing keepaliveTimeoutMs after it: the
+     * gateway is silent. A frozen gateway never answers a close either, so the socket is
+     * abandoned at once (terminate() where the WebSocket has it, as `ws` does) and the loss
+     * handled now, not when the close handshake would time out. */
+    private keepaliveCheck(): void {
+        this.keepaliveTimer = null;
+        const ws = this.ws;
+        if (ws === null || this.state !== "open")
+            return;
+        const now = Date.now(), idle = this.opts.keepaliveIdleMs;
+        if (now - this.lastRxAt < idle) {
+            this.keepaliveArm(this.lastRxAt + idle - now);
+            return;
+        }
+        if (this.probeAt <= this.lastRxAt) {
+            this.probeAt = now;
+            if (ws.readyState === 1)
+                ws.send(croupier.ClientMessage.encode({ requestId: this.nextId++,
+                                                        ping: { nonce: now } }).finish());
+            this.keepaliveArm(this.opts.keepaliveTimeoutMs);
+            return;
+        }
+        if (now - this.probeAt < this.opts.keepaliveTimeoutMs) {
+            this.keepaliveArm(this.probeAt + this.opts.keepaliveTimeoutMs - now);
+            return;
+        }
+        const url = this.url, silentMs = now - this.lastRxAt;
+        this.ws = null; /* its late onclose is no longer ours */
+        const t = ws as unknown as { terminate?: () => void };
+        try {
+            if (typeof t.terminate === "function")
+                t.terminate();
+            else
+                ws.close(4000, "gateway silent");
+        } catch { /* already closing */ }
+        this.emit("gatewaySilent", { url, silentMs });
+        this.lost(4000, "gateway silent");
+    }
+
     /* The connection ended: reconnect unless closed on purpose. */
     private lost(code: number, reason: string): void {
+        this.keepaliveStop();
         this.ws = null;
         this.emit("disconnected", { code, reason });
         if (this.state === "closed" || this.reconnecting !== null)
@@ -416,6 +504,7 @@ export class Client {
                 const login = await this.open(this.url);
                 let snapshot: croupier.ISnapshot | null = null;
                 this.state = "open";
+                this.keepaliveStart();
                 if (login.seated || this.seated) {
                     const id = this.nextId++;
                     snapshot = await this.resumeNow(id);

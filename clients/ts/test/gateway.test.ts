@@ -31,7 +31,9 @@ async function playOne(c: Client): Promise<number> {
     throw new Error("no round started");
 }
 
-function nextEvent<T>(c: Client, ev: "roundEnd" | "reconnected" | "moved" | "tableClosing" | "room",
+function nextEvent<T>(c: Client,
+                      ev: "roundEnd" | "reconnected" | "moved" | "tableClosing" | "room" |
+                          "gatewaySilent",
                       ms: number): Promise<T> {
     return new Promise((res, rej) => {
         const t = setTimeout(() => rej(new Error(`no ${ev} within ${ms} ms`)), ms);
@@ -44,9 +46,11 @@ function nextEvent<T>(c: Client, ev: "roundEnd" | "reconnected" | "moved" | "tab
     });
 }
 
-async function player(gates: string[], id: number): Promise<Client> {
+async function player(gates: string[], id: number,
+                      opts: { keepaliveIdleMs?: number; keepaliveTimeoutMs?: number } = {}):
+    Promise<Client> {
     await rig.seedWallet(id);
-    const c = new Client({ urls: gates, token: () => rig.token(id) });
+    const c = new Client({ urls: gates, token: () => rig.token(id), ...opts });
     const login = await c.connect();
     assert.equal(Number(login.playerId), id);
     return c;
@@ -110,6 +114,55 @@ test("a gateway SIGTERM: the clients reconnect to the other gateway, resume and 
     assert.equal(reconnects, 1);
     a.close();
     b.close();
+});
+
+test("keepalive: a quiet live gateway answers the probes; a frozen one (SIGSTOP) is left for the other",
+     async () => {
+    await rig.startGame();
+    const g1 = await rig.startGate("sdk-ka1"), g2 = await rig.startGate("sdk-ka2");
+    const urls = [rig.url(g1), rig.url(g2)];
+    const ka = { keepaliveIdleMs: 300, keepaliveTimeoutMs: 700 };
+    /* Not seated: nothing is pushed, so only the probes' Pongs keep the connection alive. */
+    const quiet = await player(urls, 71, ka);
+    const a = await player(urls, 72, ka);
+    const b = await player([urls[1]], 73); /* on the gateway that stays up */
+    const events: string[] = [];
+    for (const c of [quiet, a]) {
+        c.on("gatewaySilent", (s) => events.push(`silent ${s.url}`));
+        c.on("disconnected", (d) => events.push(`disconnected ${d.reason}`));
+    }
+    try {
+        await rig.sleep(2500); /* several probe periods */
+        assert.equal(events.length, 0, `no live gateway is taken for silent: ${events.join(", ")}`);
+        assert.equal(quiet.url, urls[0]);
+        await a.join(ENGINE, "test", 10);
+        await b.join(ENGINE, "test", 10); /* a round needs two players */
+        await playOne(a);
+        const silent = nextEvent<{ url: string; silentMs: number }>(a, "gatewaySilent", 10000);
+        const back = nextEvent<{ url: string; snapshot: croupier.ISnapshot | null }>(
+            a, "reconnected", 15000);
+        const t0 = Date.now();
+        rig.freeze(g1);
+        const s = await silent;
+        const noticed = Date.now() - t0;
+        assert.equal(s.url, urls[0]);
+        assert.ok(s.silentMs >= ka.keepaliveIdleMs, `silent for ${s.silentMs} ms`);
+        /* idle + timeout, with a generous margin for a loaded machine */
+        assert.ok(noticed < 5000, `noticed ${noticed} ms after the freeze`);
+        const r = await back;
+        assert.equal(r.url, urls[1], "moved to the other gateway");
+        assert.ok(r.snapshot !== null, "the seat was resumed");
+        /* It plays on through the other gateway while the first one is still frozen. */
+        const ends = nextEvent(a, "roundEnd", 10000);
+        assert.ok((await playOne(a)) > 0);
+        await ends;
+        assert.ok(events.includes(`silent ${urls[0]}`));
+    } finally {
+        rig.thaw(g1);
+        quiet.close();
+        a.close();
+        b.close();
+    }
 });
 
 test("a game server drain: the table moves, the clients follow and finish a round", async () => {

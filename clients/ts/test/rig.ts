@@ -160,9 +160,20 @@ export function exited(p: Proc, ms: number): Promise<number | null> {
     });
 }
 
+/* SIGSTOP: the process is frozen (its kernel still accepts connections and data). */
+export function freeze(p: Proc): void {
+    p.child.kill("SIGSTOP");
+}
+
+export function thaw(p: Proc): void {
+    if (p.child.exitCode === null)
+        p.child.kill("SIGCONT");
+}
+
 export async function stopAll(): Promise<void> {
     for (const p of procs.reverse()) {
         if (p.child.exitCode === null) {
+            p.child.kill("SIGCONT"); /* a frozen one could not take the SIGTERM */
             p.child.kill("SIGTERM");
             if ((await exited(p, 5000)) === null)
                 p.child.kill("SIGKILL");
