@@ -78,6 +78,9 @@ typedef enum {
     BOT_C_ROOMS_CREATED,    /* private rooms created (CreateRoom answered Joined) */
     BOT_C_ROOMS_JOINED,     /* private rooms joined by code */
     BOT_C_ROOMS_FINISHED,   /* rooms that played all their deals (final RoomInfo, per bot) */
+    BOT_C_GATEWAY_SILENT,   /* of the connections lost, those the keepalive closed: nothing
+                               came from the gateway, not even the Pong of a probe (a frozen
+                               or cut-off gateway; docs/bots.md "Keepalive") */
     BOT_C_COUNT,
 } bot_counter_t;
 

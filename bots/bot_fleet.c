@@ -57,6 +57,8 @@ typedef struct bot {
     bool fail_reported;
     uint64_t next_rid;
     int64_t last_tx_ms; /* the last frame sent (keepalive: a Ping after ping_ms of silence) */
+    int64_t last_rx_ms; /* the last bytes received (liveness of the gateway) */
+    int64_t probe_ms;   /* the last probe Ping sent for liveness (0: none) */
     /* The one request in flight. */
     bot_req_kind_t rq;
     uint64_t rq_id;
@@ -870,8 +872,7 @@ static void bot_on_action_reply(bot_t *b, const Croupier__ServerMessage *m)
          * arrives meanwhile (a same-id retry, say) before its TableClosing{CRASHED} goes out
          * (docs/gateway.md "When a game server dies"). It is retriable: the notice and the
          * Moved follow, and the bot plays on at the new table. */
-        bool expected = stale || for_old_seat ||
-                        e->code == CROUPIER__ERROR_CODE__UNAVAILABLE ||
+        bool expected = stale || for_old_seat || e->code == CROUPIER__ERROR_CODE__UNAVAILABLE ||
                         (s->refusal_expected != NULL && s->refusal_expected(e->code)) ||
                         (b->closing_seen && e->code == CROUPIER__ERROR_CODE__NO_ROUND) ||
                         b->crash_wait;
@@ -1180,6 +1181,7 @@ static void bot_read_cb(struct bufferevent *bev, void *arg)
 {
     bot_t *b = arg;
     struct evbuffer *in = bufferevent_get_input(bev);
+    b->last_rx_ms = now_ms(); /* any bytes, a partial frame too: the gateway is alive */
     Croupier__ServerMessage *m;
     frame_error_t err;
     frame_result_t r;
@@ -1269,6 +1271,8 @@ static void bot_event_cb(struct bufferevent *bev, short what, void *arg)
         setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         bufferevent_set_timeouts(bev, NULL, NULL);
         b->ever_connected = true;
+        b->last_rx_ms = now_ms(); /* the keepalive counts the silence from the connect */
+        b->probe_ms = 0;
         b->fail_since_ms = 0;
         b->fail_reported = false;
         bot_book_count(b->f->cfg.book, BOT_C_CONNECTS);
@@ -1425,7 +1429,59 @@ static void bot_timer_cb(evutil_socket_t fd, short what, void *arg)
     }
 }
 
-/* Every second: a Ping from each logged-in bot that sent nothing for ping_ms. */
+/*
+ * The gateway sent nothing, not even the Pong of a probe, for keepalive_idle_ms +
+ * keepalive_timeout_ms: it is frozen or cut off. Its kernel may still accept (and acknowledge)
+ * what the bot writes, so neither a write nor TCP tells: the bot closes the connection itself and
+ * goes the way of any lost connection (bot_drop: another gateway of the list, Login, Resume);
+ * once back at its seat the loss counts as a reconnect, not an error.
+ */
+static void bot_gateway_silent(bot_t *b, int64_t silent_ms)
+{
+    log_emit(LOG_WARN, "bot_gateway_silent", "{s:i,s:s,s:i,s:I}", "bot", (int)b->idx, "host",
+             b->last.host, "port", b->last.port, "silent_ms", (json_int_t)silent_ms);
+    bot_book_count(b->f->cfg.book, BOT_C_GATEWAY_SILENT);
+    bot_book_count(b->f->cfg.book, BOT_C_CONNECTIONS_LOST);
+    b->loss_pending = true;
+    bot_drop(b, "gateway silent", false);
+}
+
+/*
+ * The liveness probe of one connected bot (docs/protocol.md "Keepalive"): received nothing for
+ * keepalive_idle_ms, a Ping; still nothing keepalive_timeout_ms after it, the gateway is silent.
+ * From the Login on: a gateway frozen before it answered the Login is left as well.
+ */
+static void bot_keepalive(bot_t *b, int64_t now)
+{
+    const bot_fleet_config_t *c = &b->f->cfg;
+    if (c->keepalive_idle_ms < 0 || b->bev == NULL || b->st < BS_LOGIN || b->st > BS_LEFT)
+        return;
+    int64_t quiet = now - b->last_rx_ms;
+    if (quiet < c->keepalive_idle_ms)
+        return;
+    if (b->probe_ms <= b->last_rx_ms) {
+        bot_send_ping(b);
+        b->probe_ms = now;
+    } else if (now - b->probe_ms >= c->keepalive_timeout_ms) {
+        bot_gateway_silent(b, quiet);
+    }
+}
+
+/* The period of the keepalive sweep: a fraction of each bound it enforces, at most a second. */
+static int fleet_sweep_ms(const bot_fleet_t *f)
+{
+    int ms = f->cfg.ping_ms < 2000 ? f->cfg.ping_ms / 2 : 1000;
+    if (f->cfg.keepalive_idle_ms >= 0) {
+        if (f->cfg.keepalive_idle_ms / 4 < ms)
+            ms = f->cfg.keepalive_idle_ms / 4;
+        if (f->cfg.keepalive_timeout_ms / 4 < ms)
+            ms = f->cfg.keepalive_timeout_ms / 4;
+    }
+    return ms < 25 ? 25 : ms;
+}
+
+/* Periodically: a Ping from each logged-in bot that sent nothing for ping_ms (the gateway's
+ * idle timeout), and the liveness probe of each connection (bot_keepalive). */
 static void fleet_ping_timer_cb(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
@@ -1437,8 +1493,9 @@ static void fleet_ping_timer_cb(evutil_socket_t fd, short what, void *arg)
         if (b->bev != NULL && b->st >= BS_RESUME && b->st <= BS_LEFT &&
             now - b->last_tx_ms >= f->cfg.ping_ms)
             bot_send_ping(b);
+        bot_keepalive(b, now);
     }
-    timer_arm(f->ping_timer, f->cfg.ping_ms < 2000 ? f->cfg.ping_ms / 2 : 1000);
+    timer_arm(f->ping_timer, fleet_sweep_ms(f));
 }
 
 /* ---- fleet ------------------------------------------------------------------------------- */
@@ -1466,6 +1523,10 @@ int bot_fleet_create(const bot_fleet_config_t *cfg, bot_fleet_t **out)
         f->cfg.finish_timeout_ms = 15000;
     if (f->cfg.ping_ms <= 0)
         f->cfg.ping_ms = 20000;
+    if (f->cfg.keepalive_idle_ms == 0)
+        f->cfg.keepalive_idle_ms = 3000;
+    if (f->cfg.keepalive_timeout_ms <= 0)
+        f->cfg.keepalive_timeout_ms = 5000;
     f->gw_spec = xstrdup(cfg->gateways);
     config_addr_t gws[FLEET_MAX_GATEWAYS];
     if (f->gw_spec[0] != '@' && fleet_gateways(f, gws) == 0) {
@@ -1506,7 +1567,7 @@ int bot_fleet_create(const bot_fleet_config_t *cfg, bot_fleet_t **out)
 void bot_fleet_start(bot_fleet_t *f)
 {
     f->ping_timer = evtimer_new(f->cfg.base, fleet_ping_timer_cb, f);
-    timer_arm(f->ping_timer, f->cfg.ping_ms < 2000 ? f->cfg.ping_ms / 2 : 1000);
+    timer_arm(f->ping_timer, fleet_sweep_ms(f));
     for (uint32_t i = 0; i < f->cfg.bots; i++) {
         bot_t *b = &f->bots[i];
         b->st = BS_IDLE;

@@ -42,6 +42,13 @@
  * timeout (GoAway{IDLE}) never closes a live bot: one at a table where no round runs, or one
  * that stopped acting and waits for the end of its round.
  *
+ * Liveness of the gateway (docs/protocol.md "Keepalive"): a bot that received nothing for
+ * keepalive_idle_ms sends a Ping (a probe); when nothing at all arrives within
+ * keepalive_timeout_ms of the probe, the gateway is taken for dead (frozen, cut off: its kernel
+ * may still accept what the bot writes): the bot closes the connection, counts
+ * BOT_C_GATEWAY_SILENT and BOT_C_CONNECTIONS_LOST, and reconnects to another gateway of the
+ * list and resumes, as after any lost connection.
+ *
  * Rooms: with room_seats the bots play private rooms instead of matchmade tables; every bot
  * checks its room's scoreboard: after a whole-table move the room's deals played and its own
  * total must be the ones it saw before, and at the room's end its total must be the sum of its
@@ -74,13 +81,15 @@ typedef struct {
     const token_secret_t *secret; /* not owned */
     uint64_t player_base;         /* bot i plays as player_base + i */
     uint64_t seed;
-    int request_timeout_ms; /* 0 = 3000 */
-    int max_retries;        /* 0 = 3 */
-    int connect_timeout_ms; /* 0 = 2000 */
-    int ramp_ms;            /* first connects spread over this; 0 = min(2000, 10 x bots) */
-    int finish_timeout_ms;  /* bound of the stop; 0 = 15000 */
-    int ping_ms;            /* a Ping after this long without sending anything; 0 = 20000 */
-    bot_book_t *book;       /* not owned */
+    int request_timeout_ms;   /* 0 = 3000 */
+    int max_retries;          /* 0 = 3 */
+    int connect_timeout_ms;   /* 0 = 2000 */
+    int ramp_ms;              /* first connects spread over this; 0 = min(2000, 10 x bots) */
+    int finish_timeout_ms;    /* bound of the stop; 0 = 15000 */
+    int ping_ms;              /* a Ping after this long without sending anything; 0 = 20000 */
+    int keepalive_idle_ms;    /* a probe Ping after this long without receiving; 0 = 3000, <0 off */
+    int keepalive_timeout_ms; /* no frame this long after the probe: silent; 0 = 5000 */
+    bot_book_t *book;         /* not owned */
     /* Private rooms (docs/bots.md "Rooms"): room_seats > 0 groups the bots by room_seats (bots
      * must be a multiple); the first of each group creates a room of room_deals deals
      * (CreateRoom), the others join it by its code (JoinRoom); when it ends the group plays

@@ -27,7 +27,8 @@
 static struct {
     const char *gateways, *game, *engine, *report, *rounds_file, *secret_file, *log_level;
     long bots, stake, seconds, seed, player_base, request_timeout_ms, max_retries;
-    long finish_timeout_ms, ramp_ms, progress_ms, ping_ms, room_seats, room_deals;
+    long finish_timeout_ms, ramp_ms, progress_ms, ping_ms, keepalive_idle_ms, keepalive_timeout_ms,
+        room_seats, room_deals;
     long think_percent;
 } O;
 
@@ -60,6 +61,12 @@ static const config_flag_t flags[] = {
     {"ping-ms", CONFIG_INT, "20000",
      "keepalive: a Ping after this long without sending (below the gateways' idle timeout)",
      &O.ping_ms, 100, 3600000},
+    {"keepalive-idle-ms", CONFIG_INT, "3000",
+     "a Ping (probe) after this long without receiving anything from the gateway (0: no probe)",
+     &O.keepalive_idle_ms, 0, 3600000},
+    {"keepalive-timeout-ms", CONFIG_INT, "5000",
+     "no frame this long after a probe: the gateway is silent, move to another one",
+     &O.keepalive_timeout_ms, 100, 3600000},
     {"ramp-ms", CONFIG_INT, "0", "spread the first connects over this (0 = min(2000, 10 x bots))",
      &O.ramp_ms, 0, 600000},
     {"progress-ms", CONFIG_INT, "1000", "log a progress line this often (0 = never)",
@@ -219,6 +226,8 @@ int main(int argc, char **argv)
         .think_percent = (int)O.think_percent,
         .finish_timeout_ms = (int)O.finish_timeout_ms,
         .ping_ms = (int)O.ping_ms,
+        .keepalive_idle_ms = O.keepalive_idle_ms == 0 ? -1 : (int)O.keepalive_idle_ms,
+        .keepalive_timeout_ms = (int)O.keepalive_timeout_ms,
         .book = m.book,
         .room_seats = (int)O.room_seats,
         .room_deals = (int)O.room_deals,
