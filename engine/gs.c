@@ -106,6 +106,7 @@ struct gs {
     money_writer_t *money;
     metrics_registry_t *metrics;
     size_t link_output_cap;
+    int link_silent_ms; /* gs_config_t.link_silent_ms, resolved */
 
     struct evconnlistener *listener;
     u64map_t *links; /* link id -> gs_link_t * */
@@ -137,7 +138,7 @@ struct gs {
     void (*observer)(void *arg);
     void *observer_arg;
 
-    metrics_t *m_requests, *m_deadline, *m_dupes, *m_links, *m_slow, *m_bad_frames;
+    metrics_t *m_requests, *m_deadline, *m_dupes, *m_links, *m_slow, *m_bad_frames, *m_silent;
 };
 
 typedef struct {
@@ -934,6 +935,18 @@ static void gs_link_event_cb(struct bufferevent *bev, short what, void *arg)
 {
     (void)bev;
     gs_link_t *l = arg;
+    if (what & BEV_EVENT_TIMEOUT) {
+        /* Nothing from the gateway for link_silent_ms, though a live one pings every
+         * --link-ping-ms: it is frozen (SIGSTOP, a stalled node) or cut off. Its players are
+         * moving to other gateways (docs/protocol.md "Keepalive"), whose requests re-route
+         * their pushes; this link would only queue frames nobody reads. A gateway that comes
+         * back connects again, and its hello takes its players over (gs_gate_relink). */
+        log_emit(LOG_WARN, "rpc_link_silent", "{s:I,s:s,s:i}", "link", (json_int_t)l->id, "peer",
+                 l->peer, "silent_ms", l->gs->link_silent_ms);
+        metrics_add(l->gs->m_silent, 1);
+        gs_link_close(l);
+        return;
+    }
     if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) {
         log_emit(LOG_INFO, "rpc_link_closed", "{s:I,s:s,s:b}", "link", (json_int_t)l->id, "peer",
                  l->peer, "error", (what & BEV_EVENT_ERROR) != 0);
@@ -989,6 +1002,11 @@ static void gs_accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct 
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     bufferevent_setcb(l->bev, gs_link_read_cb, NULL, gs_link_event_cb, l);
     bufferevent_setwatermark(l->bev, EV_READ, 0, FRAME_HEADER_SIZE + FRAME_DEFAULT_MAX + 4096);
+    if (gs->link_silent_ms > 0) {
+        struct timeval rto = {.tv_sec = gs->link_silent_ms / 1000,
+                              .tv_usec = (gs->link_silent_ms % 1000) * 1000};
+        bufferevent_set_timeouts(l->bev, &rto, NULL); /* reads only: see gs_link_event_cb */
+    }
     bufferevent_enable(l->bev, EV_READ | EV_WRITE);
     u64map_put(gs->links, l->id, (uint64_t)(uintptr_t)l);
     metrics_set(gs->m_links, (double)u64map_size(gs->links));
@@ -1029,6 +1047,7 @@ int gs_create(const gs_config_t *cfg, gs_t **out)
              cfg->server_id != NULL ? cfg->server_id : "unassigned");
     gs->metrics = cfg->metrics;
     gs->link_output_cap = cfg->link_output_cap ? cfg->link_output_cap : 8u << 20;
+    gs->link_silent_ms = cfg->link_silent_ms != 0 ? cfg->link_silent_ms : 10000;
     gs->cache_cap = cfg->request_cache_max > 0 ? (size_t)cfg->request_cache_max : 65536;
     gs->cache = xcalloc(gs->cache_cap, sizeof *gs->cache);
     gs->cache_index = u64map_create();
@@ -1056,6 +1075,9 @@ int gs_create(const gs_config_t *cfg, gs_t **out)
                                  "Links dropped because their peer did not read fast enough");
     gs->m_bad_frames = metrics_counter(m, "game_rpc_bad_frames_total", NULL,
                                        "Malformed or oversized frames from gateways");
+    gs->m_silent = metrics_counter(m, "game_rpc_links_dropped_silent_total", NULL,
+                                   "Links dropped because their gateway sent nothing, not even "
+                                   "a ping, for the silence bound");
 
     int rc = rt_create(cfg->workers ? cfg->workers : 2, &gs->rt);
     if (rc != 0)

@@ -133,7 +133,11 @@ typedef struct gs_config {
     const char *server_id; /* "<service>-<slot>", set later with gs_set_identity if unknown */
     metrics_registry_t *metrics;
     size_t link_output_cap; /* bytes queued to one link before it is dropped; 0 = 8 MiB */
-    int request_cache_max;  /* remembered answers for retries; 0 = 65536 */
+    /* A link that received nothing (not even the gateway's RpcPing, sent every --link-ping-ms)
+     * for this long is dropped: its gateway is frozen or cut off (docs/gateway.md "When a
+     * gateway freezes"). 0 = 10000; negative: never. */
+    int link_silent_ms;
+    int request_cache_max; /* remembered answers for retries; 0 = 65536 */
     /* The process's Redis (IP literal), for engines that keep state there besides money (e.g.
      * lobby ads); NULL when none. */
     const char *redis_host;
