@@ -29,11 +29,24 @@
 #                   instead, and resumed (SIGCONT) 10 s later: Sentinel demotes it to a replica
 #                   of the new master, whatever it still held in its socket buffers is applied
 #                   there and then thrown away by the resync.
+#   FAULT=freeze-gate  Hold'em and Zha Jin Hua bots play through two gateways; one gateway is
+#                   frozen (SIGSTOP) for 30 s, then resumed (SIGCONT). Its kernel still accepts
+#                   and acknowledges what the bots write, so only their keepalive tells
+#                   (docs/protocol.md "Keepalive"): every bot on it leaves for the other gateway
+#                   within the keepalive's bound (counted gateway_silent) and resumes its seat;
+#                   the game servers drop the silent gateway's links (rpc_link_silent); the
+#                   resumed gateway serves again; no request times out, nothing is torn.
+#   FAULT=freeze-game  The same two games with two servers each; one server of each game is
+#                   frozen for 30 s: every gateway finds it gone once its lease expires and
+#                   moves its players to the other server (docs/gateway.md "When a game server
+#                   freezes"), the survivor's sweeper returns its chips; resumed, it finds its
+#                   lease lost, writes nothing (the fence) and exits (status 3).
 # Always: wallets + rake equal what was seeded, no held epoch and no seat account with chips is
 # left, every round the bots saw finish has its settle record and no voided one has.
 #
 #   tests/e2e/crash_faults.sh BUILD_DIR [SOURCE_DIR]
-# Env: FAULT (redis | pause | inflight | failover | failover-stop; default redis), MIN_REPLICAS
+# Env: FAULT (redis | pause | inflight | failover | failover-stop | freeze-gate | freeze-game;
+# default redis), FREEZE_S (freeze-*: how long the freeze lasts, 30), MIN_REPLICAS
 # (failover*: 1), CROUPIER_KEEP_LOGS=1 keeps the work dir.
 set -u
 BUILD=$(cd "${1:?usage: crash_faults.sh BUILD_DIR [SOURCE_DIR]}" && pwd)
@@ -338,6 +351,145 @@ failover | failover-stop)
     e2e_log "info: the replay journals applied $replayed operations again after the failovers"
     for p in gate-a gate-b; do e2e_pod_terminate "$p"; done
     for e in $ENGINES; do e2e_pod_terminate "game-$e"; done
+    money_check "$sum0"
+    ;;
+freeze-gate)
+    FREEZE_S=${FREEZE_S:-30}
+    e2e_redis_start
+    game_pod game-holdem holdem
+    game_pod game-zhajinhua zhajinhua
+    e2e_gate_start gate-a
+    e2e_gate_start gate-b
+    e2e_seed_wallets 7700000 12 1000000
+    e2e_seed_wallets 7800000 12 1000000
+    sum0=$(($(e2e_wallet_sum) + $(e2e_rake_sum)))
+    play=$((FREEZE_S + 22))
+    bots_start holdem holdem 7700000 12 $play
+    bots_start zhajinhua game 7800000 12 $play
+    sleep 8
+    # the bots' connections to a gateway (its client port as their destination)
+    conns_to() { ss -Htn state established "( dport = :${POD_PORT[$1]} )" | wc -l; }
+    on_a=$(conns_to gate-a)
+    check "bots play through gate-a before the freeze ($on_a connections)" test "$on_a" -gt 0
+    kill -STOP "${POD_PID[gate-a]}"
+    t0=$(now_ms)
+    e2e_log "gate-a frozen (SIGSTOP) with $on_a bot connections, for $FREEZE_S s"
+    # The bound: the bots' keepalive (idle 3000 + timeout 5000 + two sweeps of 750 ms; docs/
+    # bots.md) plus slack for a loaded machine. Looked at until the thaw.
+    left_ms=-1
+    while [ $(($(now_ms) - t0)) -lt $((FREEZE_S * 1000)) ]; do
+        if [ "$left_ms" -lt 0 ] && [ "$(conns_to gate-a)" -eq 0 ]; then
+            left_ms=$(($(now_ms) - t0))
+            e2e_log "every bot left the frozen gate-a $left_ms ms after the freeze"
+        fi
+        sleep 0.25
+    done
+    check "every bot left the frozen gateway within 15 s ($left_ms ms)" \
+        test "$left_ms" -ge 0 -a "$left_ms" -le 15000
+    for g in game-holdem game-zhajinhua; do
+        check "$g dropped the frozen gateway's silent link" grep -q '"rpc_link_silent"' "${POD_LOG[$g]}"
+    done
+    kill -CONT "${POD_PID[gate-a]}"
+    e2e_log "gate-a resumed (SIGCONT) after $(($(now_ms) - t0)) ms"
+    check "gate-a serves again after the freeze (/readyz)" e2e_wait_ready "${POD_HEALTH[gate-a]}" 10
+    bots_check 0
+    silent=0
+    for g in holdem zhajinhua; do
+        n=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["counters"]["gateway_silent"])' \
+            "$E2E_DIR/report-$g.json" 2>/dev/null || echo 0)
+        silent=$((silent + n))
+    done
+    check "the bots counted the silent gateway ($silent gateway_silent, $on_a were on it)" \
+        test "$silent" -ge "$on_a"
+    slowest=$(grep -ho '"bot_gateway_silent".*"silent_ms":[0-9]*' "$E2E_DIR"/bot-*.log |
+        sed 's/.*"silent_ms"://' | sort -n | tail -n 1)
+    check "each bot took the gateway for silent within its keepalive bound (slowest ${slowest:-none} ms)" \
+        test "${slowest:-99999}" -le 11000
+    for p in gate-a gate-b game-holdem game-zhajinhua; do e2e_pod_terminate "$p"; done
+    money_check "$sum0"
+    ;;
+freeze-game)
+    FREEZE_S=${FREEZE_S:-30}
+    e2e_redis_start
+    for g in holdem zhajinhua; do
+        game_pod "$g-1" "$g" --service "$g" --lease-pool-size 2
+        game_pod "$g-2" "$g" --service "$g" --lease-pool-size 2
+    done
+    e2e_gate_start gate-a
+    e2e_gate_start gate-b
+    e2e_seed_wallets 7700000 12 1000000
+    e2e_seed_wallets 7800000 12 1000000
+    sum0=$(($(e2e_wallet_sum) + $(e2e_rake_sum)))
+    play=$((FREEZE_S + 22))
+    bots_start holdem holdem 7700000 12 $play
+    bots_start zhajinhua game 7800000 12 $play
+    sleep 8
+    # the victim of each game: the server holding more seats
+    declare -A VICTIM SLOT EPOCH
+    for g in holdem zhajinhua; do
+        read -r s1 e1 <<<"$(e2e_lease_of "$g-1")"
+        read -r s2 e2 <<<"$(e2e_lease_of "$g-2")"
+        VICTIM[$g]=$g-1 SLOT[$g]=$s1 EPOCH[$g]=$e1
+        if [ "$(e2e_redis hlen "{croupier:money}:held:$g:$s2:$e2")" -gt "$(e2e_redis hlen "{croupier:money}:held:$g:$s1:$e1")" ]; then
+            VICTIM[$g]=$g-2 SLOT[$g]=$s2 EPOCH[$g]=$e2
+        fi
+        check "${VICTIM[$g]} holds chips before the freeze" \
+            test "$(e2e_redis hlen "{croupier:money}:held:$g:${SLOT[$g]}:${EPOCH[$g]}")" -gt 0
+    done
+    for g in holdem zhajinhua; do kill -STOP "${POD_PID[${VICTIM[$g]}]}"; done
+    t0=$(now_ms)
+    e2e_log "${VICTIM[holdem]} and ${VICTIM[zhajinhua]} frozen (SIGSTOP) for $FREEZE_S s"
+    # Each gateway finds each frozen server gone once its registry entry expires (the lease TTL,
+    # $TTL ms here), then moves its players; looked at until the thaw.
+    declare -A GONE_MS
+    while [ $(($(now_ms) - t0)) -lt $((FREEZE_S * 1000)) ]; do
+        for g in holdem zhajinhua; do
+            for gw in gate-a gate-b; do
+                [ -n "${GONE_MS[$g$gw]:-}" ] && continue
+                if grep -F '"event":"server_gone"' "${POD_LOG[$gw]}" |
+                    grep -qF "\"address\":\"127.0.0.1:${POD_PORT[${VICTIM[$g]}]}\""; then
+                    GONE_MS[$g$gw]=$(($(now_ms) - t0))
+                    e2e_log "$gw: ${VICTIM[$g]} gone ${GONE_MS[$g$gw]} ms after the freeze"
+                fi
+            done
+        done
+        sleep 0.25
+    done
+    for g in holdem zhajinhua; do
+        for gw in gate-a gate-b; do
+            check "$gw found the frozen ${VICTIM[$g]} gone within 10 s (${GONE_MS[$g$gw]:-never} ms)" \
+                test "${GONE_MS[$g$gw]:-99999}" -le 10000
+        done
+        check "the sweeper returned the frozen ${VICTIM[$g]}'s chips" \
+            e2e_wait_unheld "$g:${SLOT[$g]}:${EPOCH[$g]}" 1
+        seats=$(e2e_redis --scan --pattern '{croupier:seat}:*' | sed 's/^/GET /' | e2e_redis |
+            grep -c " 127.0.0.1:${POD_PORT[${VICTIM[$g]}]} " || true)
+        check "no seat record names the frozen ${VICTIM[$g]} ($seats)" test "$seats" -eq 0
+    done
+    before=$(($(e2e_wallet_sum) + $(e2e_rake_sum)))
+    for g in holdem zhajinhua; do kill -CONT "${POD_PID[${VICTIM[$g]}]}"; done
+    e2e_log "frozen servers resumed (SIGCONT) after $(($(now_ms) - t0)) ms"
+    for g in holdem zhajinhua; do
+        v=${VICTIM[$g]} st=0
+        for _ in $(seq 1 100); do e2e_alive "${POD_PID[$v]}" || break; sleep 0.1; done
+        e2e_alive "${POD_PID[$v]}" && kill -KILL "${POD_PID[$v]}" # (then its status says so)
+        wait "${POD_PID[$v]}" || st=$?
+        check "the resumed $v found its lease lost and exited (status $st)" test "$st" -eq 3
+        check "nothing of $v's epoch is held again" \
+            test "$(e2e_redis exists "{croupier:money}:held:$g:${SLOT[$g]}:${EPOCH[$g]}")" = 0
+    done
+    bots_check 1
+    for g in holdem zhajinhua; do
+        n=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["counters"]["crash_closings"])' \
+            "$E2E_DIR/report-$g.json" 2>/dev/null || echo 0)
+        check "$g: the bots were told their frozen table closed ($n crash_closings)" test "$n" -gt 0
+    done
+    after=$(($(e2e_wallet_sum) + $(e2e_rake_sum)))
+    e2e_log "wallets + rake: at the thaw $before, once the bots stopped $after"
+    for g in holdem zhajinhua; do
+        for n in "$g-1" "$g-2"; do [ "$n" = "${VICTIM[$g]}" ] || e2e_pod_terminate "$n"; done
+    done
+    for p in gate-a gate-b; do e2e_pod_terminate "$p"; done
     money_check "$sum0"
     ;;
 *) e2e_die "unknown FAULT $FAULT" ;;
