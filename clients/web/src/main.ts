@@ -177,6 +177,12 @@ function wire(c: Client): void {
         note("goaway", `The gateway is going away (${enumName(croupier.GoAwayReason, g.reason, "GOAWAY_")}); ` +
             `reconnecting in ${g.reconnectDelayMs} ms`);
     });
+    /* The SDK's keepalive (docs/protocol.md "Keepalive"): the gateway answered nothing, not
+     * even a Ping, so the client left it for another. */
+    c.on("gatewaySilent", (g) => {
+        note("goaway", `The gateway ${g.url} stopped answering (silent ${g.silentMs} ms); ` +
+            "moving to another");
+    });
     c.on("disconnected", (d) => renderStatus(`reconnecting (closed ${d.code})`));
     c.on("reconnected", (r) => {
         renderStatus("open");
