@@ -2,7 +2,8 @@
 # The SDK's tests under meson (suite 'integration'): installs the npm dependencies from the
 # committed lockfile when they are missing or older than it (npm ci), builds (protobuf code
 # generated from proto/client.proto, then tsc) and runs node's test runner against the real
-# gateway and game servers of $CROUPIER_BUILD. Fails with one line when node or npm is missing.
+# gateway and game servers of $CROUPIER_BUILD (and, first, the keepalive against fake gateways).
+# Fails with one line when node or npm is missing.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 command -v node >/dev/null 2>&1 || { echo "sdk_ts: node (>= 20) is not installed" >&2; exit 1; }
@@ -14,4 +15,4 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
     npm ci --no-audit --no-fund >&2 || { echo "sdk_ts: npm ci failed" >&2; exit 1; }
 fi
 npm run --silent build >&2
-exec node --test --test-concurrency=1 --test-reporter=tap dist/test/gateway.test.js
+exec node --test --test-concurrency=1 --test-reporter=tap dist/test/keepalive.test.js dist/test/gateway.test.js
