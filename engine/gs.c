@@ -58,7 +58,8 @@ typedef struct gs_link {
     uint64_t id;
     struct bufferevent *bev;
     bool hello_done;
-    bool dead; /* closing: frees itself on the next loop iteration */
+    bool pinged; /* its peer pings (gateways do): held to link_silent_ms from then on */
+    bool dead;   /* closing: frees itself on the next loop iteration */
     char peer[64];
 } gs_link_t;
 
@@ -740,6 +741,15 @@ static void gs_link_ping(gs_link_t *l, const Croupier__RpcFrame *in)
     pong.has_human_desks = true;
     pong.human_desks = (uint32_t)gs_human_desks(l->gs);
     gs_send_frame(l, &f);
+    /* A peer that pings is held to the silence bound (gs_link_event_cb) from its first ping on:
+     * every gateway pings each --link-ping-ms. A peer that never pings (a tool, a test's rpc
+     * client) is not judged by its silence. */
+    int ms = l->gs->link_silent_ms;
+    if (!l->pinged && ms > 0 && !l->dead) {
+        struct timeval rto = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
+        bufferevent_set_timeouts(l->bev, &rto, NULL); /* reads only */
+        l->pinged = true;
+    }
 }
 
 /*
@@ -936,8 +946,9 @@ static void gs_link_event_cb(struct bufferevent *bev, short what, void *arg)
     (void)bev;
     gs_link_t *l = arg;
     if (what & BEV_EVENT_TIMEOUT) {
-        /* Nothing from the gateway for link_silent_ms, though a live one pings every
-         * --link-ping-ms: it is frozen (SIGSTOP, a stalled node) or cut off. Its players are
+        /* Nothing from the gateway for link_silent_ms (armed at its first RpcPing,
+         * gs_link_ping), though a live one pings every --link-ping-ms: it is frozen (SIGSTOP,
+         * a stalled node) or cut off. Its players are
          * moving to other gateways (docs/protocol.md "Keepalive"), whose requests re-route
          * their pushes; this link would only queue frames nobody reads. A gateway that comes
          * back connects again, and its hello takes its players over (gs_gate_relink). */
@@ -1002,11 +1013,6 @@ static void gs_accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct 
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     bufferevent_setcb(l->bev, gs_link_read_cb, NULL, gs_link_event_cb, l);
     bufferevent_setwatermark(l->bev, EV_READ, 0, FRAME_HEADER_SIZE + FRAME_DEFAULT_MAX + 4096);
-    if (gs->link_silent_ms > 0) {
-        struct timeval rto = {.tv_sec = gs->link_silent_ms / 1000,
-                              .tv_usec = (gs->link_silent_ms % 1000) * 1000};
-        bufferevent_set_timeouts(l->bev, &rto, NULL); /* reads only: see gs_link_event_cb */
-    }
     bufferevent_enable(l->bev, EV_READ | EV_WRITE);
     u64map_put(gs->links, l->id, (uint64_t)(uintptr_t)l);
     metrics_set(gs->m_links, (double)u64map_size(gs->links));

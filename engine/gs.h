@@ -135,7 +135,8 @@ typedef struct gs_config {
     size_t link_output_cap; /* bytes queued to one link before it is dropped; 0 = 8 MiB */
     /* A link that received nothing (not even the gateway's RpcPing, sent every --link-ping-ms)
      * for this long is dropped: its gateway is frozen or cut off (docs/gateway.md "When a
-     * gateway freezes"). 0 = 10000; negative: never. */
+     * gateway freezes"). Held from the link's first RpcPing on (a peer that never pings is
+     * not judged by its silence). 0 = 10000; negative: never. */
     int link_silent_ms;
     int request_cache_max; /* remembered answers for retries; 0 = 65536 */
     /* The process's Redis (IP literal), for engines that keep state there besides money (e.g.

@@ -16,6 +16,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include <bsd/stdlib.h>
@@ -230,6 +231,8 @@ struct gate {
     struct event *check_ev;
     uint64_t next_probe_token;
     struct event *sweep_ev, *register_ev, *exit_ev, *exit_timer;
+    int64_t sweep_ms;      /* the sweep's last run: the main loop's pulse (gate_conn_stalled) */
+    uint64_t stall_closed; /* connections closed unread after a stall (gate_conn_stalled) */
 
     /* Output batching: frames queued to a client or a link during one loop iteration are
      * written with one writev at its end (flush_ev, activated by the first of them). */
@@ -3353,6 +3356,58 @@ static void gate_conn_bad_frame(gate_conn_t *c, const frame_error_t *err)
 
 static void gate_conn_read_frames(gate_conn_t *c, struct evbuffer *in);
 
+/*
+ * Longest stall of the gateway's own loop (SIGSTOP, a paused node, starved of CPU) after which
+ * what waited in the clients' sockets is not acted on. Below the clients' keepalive bounds
+ * (croupier-bot and the SDK leave a silent gateway after 8 s and more, docs/protocol.md
+ * "Keepalive"), far above the sweep's 100 ms period.
+ */
+#define GATE_STALL_MS 5000
+
+/*
+ * After the main loop stood still for more than GATE_STALL_MS, a connection with input that
+ * waited through the stall is closed without acting on it. Its client may have found this
+ * gateway silent, left for another and resumed there (docs/protocol.md "Keepalive"); a request
+ * of its old connection, read only now and sent on with a fresh deadline, would make the game
+ * server route the player's pushes back here, to a connection nobody reads, and the player
+ * would miss its table's events (a turn, a round's end). A client that did not leave reconnects
+ * and resumes. Which runs first after the stall, the reads or the sweep's late run, depends on
+ * what the loop's first wait returns, so both look: the read (gate_conn_stalled: the sweep, due
+ * every 100 ms, has not run for that long) and the sweep (gate_conns_stalled: bytes still unread
+ * in the socket).
+ */
+static void gate_conn_close_stalled(gate_conn_t *c)
+{
+    struct evbuffer *in = bufferevent_get_input(c->bev);
+    evbuffer_drain(in, evbuffer_get_length(in));
+    c->g->stall_closed++;
+    gate_conn_close(c, "gateway_stalled");
+}
+
+/* The read's look: true when the connection was closed (gate_conn_close_stalled). */
+static bool gate_conn_stalled(gate_conn_t *c)
+{
+    gate_t *g = c->g;
+    if (g->sweep_ms == 0 || clock_mono_ms() - g->sweep_ms <= GATE_STALL_MS)
+        return false;
+    gate_conn_close_stalled(c);
+    return true;
+}
+
+/* The sweep's look, when it runs late by more than GATE_STALL_MS: every connection with bytes
+ * waiting in its socket (gate_conn_close_stalled). */
+static void gate_conns_stalled(gate_t *g)
+{
+    gate_conn_t *c, *next;
+    for (c = TAILQ_FIRST(&g->conns); c != NULL; c = next) {
+        next = TAILQ_NEXT(c, all);
+        int n = 0;
+        if (!c->closing && c->bev != NULL && ioctl(bufferevent_getfd(c->bev), FIONREAD, &n) == 0 &&
+            n > 0)
+            gate_conn_close_stalled(c);
+    }
+}
+
 /* Reads the clocks once for the frames of this read (see gate_t.rx_clock). */
 static void gate_conn_read_cb(struct bufferevent *bev, void *arg)
 {
@@ -3363,6 +3418,8 @@ static void gate_conn_read_cb(struct bufferevent *bev, void *arg)
         evbuffer_drain(in, evbuffer_get_length(in));
         return;
     }
+    if (gate_conn_stalled(c))
+        return;
     bool saved = g->rx_clock;
     int64_t saved_mono = g->rx_mono_ms, saved_wall = g->rx_wall_ms;
     g->rx_mono_ms = clock_mono_ms();
@@ -3580,6 +3637,14 @@ static void gate_sweep_cb(evutil_socket_t fd, short what, void *arg)
             gate_conn_close(c, "idle");
         }
     }
+    if (g->sweep_ms != 0 && now - g->sweep_ms > GATE_STALL_MS) {
+        gate_conns_stalled(g);
+        log_emit(LOG_WARN, "gate_stalled", "{s:I,s:I}", "stalled_ms",
+                 (json_int_t)(now - g->sweep_ms), "connections_closed",
+                 (json_int_t)g->stall_closed);
+        g->stall_closed = 0;
+    }
+    g->sweep_ms = now;
     if (g->cfg.drain != NULL)
         drain_heartbeat_beat(g->cfg.drain, 0);
     atomic_store(&g->ready_flag,

@@ -35,7 +35,9 @@
 #                   (docs/protocol.md "Keepalive"): every bot on it leaves for the other gateway
 #                   within the keepalive's bound (counted gateway_silent) and resumes its seat;
 #                   the game servers drop the silent gateway's links (rpc_link_silent); the
-#                   resumed gateway serves again; no request times out, nothing is torn.
+#                   resumed gateway closes, unread, the connections whose bytes waited through
+#                   the stall (gate_stalled) and serves again; no request times out, nothing is
+#                   torn.
 #   FAULT=freeze-game  The same two games with two servers each; one server of each game is
 #                   frozen for 30 s: every gateway finds it gone once its lease expires and
 #                   moves its players to the other server (docs/gateway.md "When a game server
@@ -53,7 +55,7 @@ BUILD=$(cd "${1:?usage: crash_faults.sh BUILD_DIR [SOURCE_DIR]}" && pwd)
 SRC=$(cd "${2:-$(dirname "$0")/../..}" && pwd)
 # shellcheck source=lib.sh
 . "$SRC/tests/e2e/lib.sh"
-E2E_DIR=$(mktemp -d /tmp/croupier-crash-faults.XXXXXX)
+E2E_DIR=$(mktemp -d "${TMPDIR:-/tmp}/croupier-crash-faults.XXXXXX")
 E2E_FAILURES=()
 E2E_WARNINGS=()
 trap 'e2e_cleanup; [ "${CROUPIER_KEEP_LOGS:-0}" = 1 ] || [ ${#E2E_FAILURES[@]} -gt 0 ] || rm -rf "$E2E_DIR"' EXIT
@@ -392,6 +394,12 @@ freeze-gate)
     kill -CONT "${POD_PID[gate-a]}"
     e2e_log "gate-a resumed (SIGCONT) after $(($(now_ms) - t0)) ms"
     check "gate-a serves again after the freeze (/readyz)" e2e_wait_ready "${POD_HEALTH[gate-a]}" 10
+    # What the bots had sent it meanwhile is stale (they resumed elsewhere): closed unread.
+    for _ in $(seq 1 50); do grep -q '"gate_stalled"' "${POD_LOG[gate-a]}" && break; sleep 0.1; done
+    stalled=$(grep -h '"gate_stalled"' "${POD_LOG[gate-a]}" | tail -n 1 |
+        sed -n 's/.*"connections_closed":\([0-9]*\).*/\1/p')
+    check "gate-a closed its connections that waited through the stall unread (${stalled:-none})" \
+        test "${stalled:-0}" -ge "$on_a"
     bots_check 0
     silent=0
     for g in holdem zhajinhua; do
