@@ -43,12 +43,15 @@
 #                   moves its players to the other server (docs/gateway.md "When a game server
 #                   freezes"), the survivor's sweeper returns its chips; resumed, it finds its
 #                   lease lost, writes nothing (the fence) and exits (status 3).
+#   FAULT=freeze-game-short  The same, frozen 4.5 s with a 12 s lease TTL: the links fail, the
+#                   registry entries live on; resumed, each server is the same process to the
+#                   gateways, keeps its lease, seats and players; nobody is moved.
 # Always: wallets + rake equal what was seeded, no held epoch and no seat account with chips is
 # left, every round the bots saw finish has its settle record and no voided one has.
 #
 #   tests/e2e/crash_faults.sh BUILD_DIR [SOURCE_DIR]
-# Env: FAULT (redis | pause | inflight | failover | failover-stop | freeze-gate | freeze-game;
-# default redis), FREEZE_S (freeze-*: how long the freeze lasts, 30), MIN_REPLICAS
+# Env: FAULT (redis | pause | inflight | failover | failover-stop | freeze-gate | freeze-game |
+# freeze-game-short; default redis), FREEZE_S (freeze-*: how long the freeze lasts, 30), MIN_REPLICAS
 # (failover*: 1), CROUPIER_KEEP_LOGS=1 keeps the work dir.
 set -u
 BUILD=$(cd "${1:?usage: crash_faults.sh BUILD_DIR [SOURCE_DIR]}" && pwd)
@@ -77,6 +80,7 @@ game_pod() { # NAME ENGINE [flags]
     e2e_game_start "$n" "$e" 30 --lease-ttl-ms "$TTL" --recover-grace-ms "$GRACE" --sweep-ms 200 "$@"
 }
 declare -A BOT_PID BOT_GAME
+BOT_ARGS=() # more croupier-bot flags (a case's own)
 # (Seed the wallets -- e2e_seed_wallets BASE COUNT 1000000 -- and sum them first: a sum read
 # while bots play is not a snapshot.)
 bots_start() { # GAME ENGINE BASE COUNT SECONDS
@@ -84,7 +88,7 @@ bots_start() { # GAME ENGINE BASE COUNT SECONDS
         --bots "$4" --game "$1" --engine "$2" --seconds "$5" --player-base "$3" \
         --token-secret-file "$E2E_DIR/secret" --finish-timeout-ms 60000 \
         --report "$E2E_DIR/report-$1.json" --rounds-file "$E2E_DIR/rounds-$1.txt" \
-        >"$E2E_DIR/bot-$1.log" 2>&1 &
+        "${BOT_ARGS[@]}" >"$E2E_DIR/bot-$1.log" 2>&1 &
     BOT_PID[$1]=$!
     E2E_PIDS+=($!)
 }
@@ -416,8 +420,16 @@ freeze-gate)
     for p in gate-a gate-b game-holdem game-zhajinhua; do e2e_pod_terminate "$p"; done
     money_check "$sum0"
     ;;
-freeze-game)
-    FREEZE_S=${FREEZE_S:-30}
+freeze-game | freeze-game-short)
+    FREEZE_MS=$((${FREEZE_S:-30} * 1000))
+    if [ "$FAULT" = freeze-game-short ]; then
+        # Shorter than a lease survives: TTL 12 s, re-armed every 4 s, so a 4.5 s freeze never
+        # loses the registry entry, while every link fails (no pong for over 3 pings, checked
+        # every 1000 ms: within 4 s). The attempts of one bot request (1500 ms budget each) must
+        # outlast the freeze and the links' reconnect (docs/bots.md): 7 of them.
+        FREEZE_MS=4500 TTL=12000 GRACE=24000
+        BOT_ARGS=(--max-retries 6)
+    fi
     e2e_redis_start
     for g in holdem zhajinhua; do
         game_pod "$g-1" "$g" --service "$g" --lease-pool-size 2
@@ -428,7 +440,7 @@ freeze-game)
     e2e_seed_wallets 7700000 12 1000000
     e2e_seed_wallets 7800000 12 1000000
     sum0=$(($(e2e_wallet_sum) + $(e2e_rake_sum)))
-    play=$((FREEZE_S + 22))
+    play=$((FREEZE_MS / 1000 + 22))
     bots_start holdem holdem 7700000 12 $play
     bots_start zhajinhua game 7800000 12 $play
     sleep 8
@@ -446,11 +458,11 @@ freeze-game)
     done
     for g in holdem zhajinhua; do kill -STOP "${POD_PID[${VICTIM[$g]}]}"; done
     t0=$(now_ms)
-    e2e_log "${VICTIM[holdem]} and ${VICTIM[zhajinhua]} frozen (SIGSTOP) for $FREEZE_S s"
+    e2e_log "${VICTIM[holdem]} and ${VICTIM[zhajinhua]} frozen (SIGSTOP) for $FREEZE_MS ms"
     # Each gateway finds each frozen server gone once its registry entry expires (the lease TTL,
     # $TTL ms here), then moves its players; looked at until the thaw.
     declare -A GONE_MS
-    while [ $(($(now_ms) - t0)) -lt $((FREEZE_S * 1000)) ]; do
+    while [ $(($(now_ms) - t0)) -lt "$FREEZE_MS" ]; do
         for g in holdem zhajinhua; do
             for gw in gate-a gate-b; do
                 [ -n "${GONE_MS[$g$gw]:-}" ] && continue
@@ -463,42 +475,72 @@ freeze-game)
         done
         sleep 0.25
     done
-    for g in holdem zhajinhua; do
-        for gw in gate-a gate-b; do
-            check "$gw found the frozen ${VICTIM[$g]} gone within 10 s (${GONE_MS[$g$gw]:-never} ms)" \
-                test "${GONE_MS[$g$gw]:-99999}" -le 10000
+    if [ "$FAULT" = freeze-game-short ]; then
+        # docs/gateway.md "When a game server freezes": resumed, the same process under the
+        # same epoch; its seats stay and its players play on there.
+        for g in holdem zhajinhua; do kill -CONT "${POD_PID[${VICTIM[$g]}]}"; done
+        e2e_log "frozen servers resumed (SIGCONT) after $(($(now_ms) - t0)) ms"
+        sleep 8 # play on
+        for g in holdem zhajinhua; do
+            v=${VICTIM[$g]}
+            check "no gateway took the briefly frozen $v for gone" \
+                test -z "${GONE_MS[${g}gate-a]:-}${GONE_MS[${g}gate-b]:-}"
+            check "$v stayed up and kept its lease" \
+                bash -c "kill -0 ${POD_PID[$v]} && ! grep -q '\"lease_lost\"' '${POD_LOG[$v]}'"
+            for gw in gate-a gate-b; do
+                check "$gw lost its link to $v and found the same process again" \
+                    bash -c "grep -F '\"rpc_link_down\"' '${POD_LOG[$gw]}' | grep -qF '127.0.0.1:${POD_PORT[$v]}' &&
+                        grep -F '\"rpc_link_ready\"' '${POD_LOG[$gw]}' | grep -F '127.0.0.1:${POD_PORT[$v]}' |
+                        grep -qF '\"same_process\":true'"
+            done
         done
-        check "the sweeper returned the frozen ${VICTIM[$g]}'s chips" \
-            e2e_wait_unheld "$g:${SLOT[$g]}:${EPOCH[$g]}" 1
-        seats=$(e2e_redis --scan --pattern '{croupier:seat}:*' | sed 's/^/GET /' | e2e_redis |
-            grep -c " 127.0.0.1:${POD_PORT[${VICTIM[$g]}]} " || true)
-        check "no seat record names the frozen ${VICTIM[$g]} ($seats)" test "$seats" -eq 0
-    done
-    before=$(($(e2e_wallet_sum) + $(e2e_rake_sum)))
-    for g in holdem zhajinhua; do kill -CONT "${POD_PID[${VICTIM[$g]}]}"; done
-    e2e_log "frozen servers resumed (SIGCONT) after $(($(now_ms) - t0)) ms"
-    for g in holdem zhajinhua; do
-        v=${VICTIM[$g]} st=0
-        for _ in $(seq 1 100); do e2e_alive "${POD_PID[$v]}" || break; sleep 0.1; done
-        e2e_alive "${POD_PID[$v]}" && kill -KILL "${POD_PID[$v]}" # (then its status says so)
-        wait "${POD_PID[$v]}" || st=$?
-        check "the resumed $v found its lease lost and exited (status $st)" test "$st" -eq 3
-        check "nothing of $v's epoch is held again" \
-            test "$(e2e_redis exists "{croupier:money}:held:$g:${SLOT[$g]}:${EPOCH[$g]}")" = 0
-    done
-    bots_check 1
-    for g in holdem zhajinhua; do
-        n=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["counters"]["crash_closings"])' \
-            "$E2E_DIR/report-$g.json" 2>/dev/null || echo 0)
-        check "$g: the bots were told their frozen table closed ($n crash_closings)" test "$n" -gt 0
-    done
-    after=$(($(e2e_wallet_sum) + $(e2e_rake_sum)))
-    e2e_log "wallets + rake: at the thaw $before, once the bots stopped $after"
-    for g in holdem zhajinhua; do
-        for n in "$g-1" "$g-2"; do [ "$n" = "${VICTIM[$g]}" ] || e2e_pod_terminate "$n"; done
-    done
-    for p in gate-a gate-b; do e2e_pod_terminate "$p"; done
-    money_check "$sum0"
+        bots_check 0
+        for g in holdem zhajinhua; do
+            n=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["counters"]["crash_closings"])' \
+                "$E2E_DIR/report-$g.json" 2>/dev/null || echo 0)
+            check "$g: nobody was told a table closed ($n crash_closings)" test "$n" -eq 0
+        done
+        for g in holdem zhajinhua; do for n in "$g-1" "$g-2"; do e2e_pod_terminate "$n"; done; done
+        for p in gate-a gate-b; do e2e_pod_terminate "$p"; done
+        money_check "$sum0"
+    else
+        for g in holdem zhajinhua; do
+            for gw in gate-a gate-b; do
+                check "$gw found the frozen ${VICTIM[$g]} gone within 10 s (${GONE_MS[$g$gw]:-never} ms)" \
+                    test "${GONE_MS[$g$gw]:-99999}" -le 10000
+            done
+            check "the sweeper returned the frozen ${VICTIM[$g]}'s chips" \
+                e2e_wait_unheld "$g:${SLOT[$g]}:${EPOCH[$g]}" 1
+            seats=$(e2e_redis --scan --pattern '{croupier:seat}:*' | sed 's/^/GET /' | e2e_redis |
+                grep -c " 127.0.0.1:${POD_PORT[${VICTIM[$g]}]} " || true)
+            check "no seat record names the frozen ${VICTIM[$g]} ($seats)" test "$seats" -eq 0
+        done
+        before=$(($(e2e_wallet_sum) + $(e2e_rake_sum)))
+        for g in holdem zhajinhua; do kill -CONT "${POD_PID[${VICTIM[$g]}]}"; done
+        e2e_log "frozen servers resumed (SIGCONT) after $(($(now_ms) - t0)) ms"
+        for g in holdem zhajinhua; do
+            v=${VICTIM[$g]} st=0
+            for _ in $(seq 1 100); do e2e_alive "${POD_PID[$v]}" || break; sleep 0.1; done
+            e2e_alive "${POD_PID[$v]}" && kill -KILL "${POD_PID[$v]}" # (then its status says so)
+            wait "${POD_PID[$v]}" || st=$?
+            check "the resumed $v found its lease lost and exited (status $st)" test "$st" -eq 3
+            check "nothing of $v's epoch is held again" \
+                test "$(e2e_redis exists "{croupier:money}:held:$g:${SLOT[$g]}:${EPOCH[$g]}")" = 0
+        done
+        bots_check 1
+        for g in holdem zhajinhua; do
+            n=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["counters"]["crash_closings"])' \
+                "$E2E_DIR/report-$g.json" 2>/dev/null || echo 0)
+            check "$g: the bots were told their frozen table closed ($n crash_closings)" test "$n" -gt 0
+        done
+        after=$(($(e2e_wallet_sum) + $(e2e_rake_sum)))
+        e2e_log "wallets + rake: at the thaw $before, once the bots stopped $after"
+        for g in holdem zhajinhua; do
+            for n in "$g-1" "$g-2"; do [ "$n" = "${VICTIM[$g]}" ] || e2e_pod_terminate "$n"; done
+        done
+        for p in gate-a gate-b; do e2e_pod_terminate "$p"; done
+        money_check "$sum0"
+    fi
     ;;
 *) e2e_die "unknown FAULT $FAULT" ;;
 esac
