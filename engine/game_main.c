@@ -36,6 +36,7 @@
 #include "money_writer.h"
 #include "rconn.h"
 #include "registry.h"
+#include "rguard.h"
 #include "sentinel.h"
 #include "sweeper.h"
 #include "version.h"
@@ -47,6 +48,7 @@ typedef struct {
     const char *redis_sentinels, *redis_master;
     long pool_size, drain_max, workers, lease_ttl_ms, money_hwm, request_cache, sweep_ms, grace_ms;
     long min_replicas, wait_ms, replay_window_ms;
+    bool allow_eviction;
 } game_opts_t;
 
 typedef struct {
@@ -62,6 +64,8 @@ typedef struct {
     registry_t *registry;
     money_writer_t *money;
     money_sweeper_t *sweeper;
+    rguard_t *guard; /* Redis's eviction policy (rguard.h): the lease starts once it is safe */
+    bool lease_started;
     struct event *draining_ev; /* main-thread work when the drain starts (any thread fires it) */
     struct event *tick_ev;     /* heartbeats, load, void wait */
     /* --redis-sentinels: the sentinels' quorum, asked every second (game_quorum_cb) */
@@ -71,6 +75,7 @@ typedef struct {
     metrics_t *m_quorum;
     int hb_main, hb_workers[RT_MAX_WORKERS];
     atomic_bool engine_started, registered, lease_valid;
+    atomic_bool redis_unsafe; /* the guard blocks: Redis evicts (game_guard_cb) */
     bool exiting;
     int exit_code;
     /* The void hook waits for the voided rounds to end before the exit goes on. */
@@ -109,6 +114,10 @@ static const config_flag_t game_flags[] = {
      "how long the money writer keeps completed operations to apply again the ones a promoted "
      "replica lacks after a failover (0: off; below the records' 7-day TTL; docs/deploy.md)",
      &G.o.replay_window_ms, 0, 86400000},
+    {"redis-allow-eviction", CONFIG_BOOL, "false",
+     "run even when Redis's maxmemory-policy is not noeviction (TESTS ONLY: an evicting Redis "
+     "deletes wallets and leases silently; docs/deploy.md \"Redis must not evict\")",
+     &G.o.allow_eviction, 0, 0},
     {"service", CONFIG_STR, NULL, "lease pool / service name (default: the engine's name)",
      &G.o.service, 0, 0},
     {"lease-pool-size", CONFIG_INT, "64", "server-ID pool size (>= versions x replicas x 2)",
@@ -160,7 +169,7 @@ static bool game_ready(void *ctx)
     (void)ctx;
     /* Read from the HTTP thread: every input is an atomic the main thread keeps current. */
     return atomic_load(&G.engine_started) && atomic_load(&G.registered) &&
-           atomic_load(&G.lease_valid);
+           atomic_load(&G.lease_valid) && !atomic_load(&G.redis_unsafe);
 }
 
 static void game_stop_intake(void *ctx)
@@ -285,6 +294,34 @@ static void game_rconn_state_cb(rconn_t *rc, bool connected, void *arg)
     (void)arg;
     if (connected && G.registry != NULL && rconn_connect_count(rc) > 1)
         registry_refresh(G.registry);
+}
+
+/*
+ * The eviction guard's verdict changed (rguard.h, docs/deploy.md "Redis must not evict"). The
+ * lease is taken only once Redis is known not to evict: at start an evicting Redis is refused
+ * with exit status 2 before anything is written. Later (a CONFIG SET, a failover to a master
+ * configured otherwise) the server turns unready and starts no round until the policy is
+ * noeviction again; rounds under way finish and settle (a refused write is retried).
+ */
+static void game_guard_cb(rguard_t *g, rguard_verdict_t v, void *arg)
+{
+    (void)arg;
+    bool blocks = rguard_blocks(g);
+    atomic_store(&G.redis_unsafe, blocks);
+    gs_set_redis_unsafe(G.gs, blocks);
+    if (blocks && !G.lease_started) {
+        log_emit(LOG_FATAL, "redis_refused", "{s:s,s:s,s:s}", "maxmemory_policy", rguard_policy(g),
+                 "required", "noeviction", "msg", rguard_why());
+        fprintf(stderr, "croupier-game: Redis maxmemory-policy is '%s', not noeviction: %s\n",
+                rguard_policy(g), rguard_why());
+        G.exit_code = 2;
+        drain_exit_begin(G.exit, DRAIN_EXIT_FATAL);
+        return;
+    }
+    if (v != RGUARD_UNKNOWN && !blocks && !G.lease_started && !drain_is_draining(G.drain)) {
+        G.lease_started = true;
+        lease_start(G.lease);
+    }
 }
 
 /* ---- exit hooks ---------------------------------------------------------------------------- */
@@ -739,7 +776,21 @@ int main(int argc, char **argv)
         log_emit(LOG_FATAL, "lease_setup_failed", "{s:s}", "service", G.o.service);
         return 2;
     }
-    lease_start(G.lease);
+    rguard_opts_t go = {.conn = {.host = G.o.redis.host,
+                                 .port = G.o.redis.port,
+                                 .request_timeout_ms = ro.request_timeout_ms,
+                                 .name = "guard",
+                                 .sentinels = G.o.redis_sentinels,
+                                 .master_name = G.o.redis_master},
+                        .allow_eviction = G.o.allow_eviction,
+                        .metrics = G.metrics,
+                        .on_change = game_guard_cb};
+    G.guard = rguard_create(G.base, &go);
+    if (G.guard == NULL) {
+        log_emit(LOG_FATAL, "redis_guard_setup_failed", "{s:s}", "service", G.o.service);
+        return 2;
+    }
+    /* lease_start() once the guard read a policy that does not evict (game_guard_cb) */
 
     if (G.o.redis_sentinels != NULL) {
         char qerr[256];
@@ -771,6 +822,7 @@ int main(int argc, char **argv)
     gs_destroy(G.gs);
     money_sweeper_destroy(G.sweeper);
     money_writer_destroy(G.money);
+    rguard_destroy(G.guard);
     registry_destroy(G.registry);
     lease_destroy(G.lease);
     rconn_destroy(G.rc);

@@ -128,7 +128,8 @@ struct gs {
     u64map_t *desks; /* live desk ids (value unused) */
 
     atomic_bool intake_stopped;
-    atomic_bool quorum_lost; /* gs_set_redis_quorum(false): no round starts */
+    atomic_bool quorum_lost;  /* gs_set_redis_quorum(false): no round starts */
+    atomic_bool redis_unsafe; /* gs_set_redis_unsafe(true): no round starts */
     atomic_uint_fast64_t money_followups;
     atomic_uint_fast64_t moving; /* desks moving their table as a whole (gs_table_move_begin) */
 
@@ -1168,9 +1169,15 @@ void gs_set_redis_quorum(gs_t *gs, bool ok)
     atomic_store(&gs->quorum_lost, !ok);
 }
 
+void gs_set_redis_unsafe(gs_t *gs, bool unsafe)
+{
+    atomic_store(&gs->redis_unsafe, unsafe);
+}
+
 bool gs_can_start_round(const gs_t *gs)
 {
-    if (atomic_load(&gs->intake_stopped) || atomic_load(&gs->quorum_lost))
+    if (atomic_load(&gs->intake_stopped) || atomic_load(&gs->quorum_lost) ||
+        atomic_load(&gs->redis_unsafe))
         return false;
     return gs->money == NULL || money_writer_can_start_round(gs->money);
 }

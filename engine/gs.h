@@ -279,6 +279,9 @@ bool gs_can_start_round(const gs_t *gs);
  * CKQUORUM with --redis-sentinels): without a quorum no round starts, since a master lost then
  * would not be replaced (docs/deploy.md "The failure model"). Default true. Any thread. */
 void gs_set_redis_quorum(gs_t *gs, bool ok);
+/* Whether Redis may lose data silently (its maxmemory-policy evicts: common/rguard.h): while
+ * true no round starts (docs/deploy.md "Redis must not evict"). Default false. Any thread. */
+void gs_set_redis_unsafe(gs_t *gs, bool unsafe);
 
 /* Rounds ended, by game and outcome: game_rounds_total{game,outcome}. Any thread. */
 void gs_count_round(gs_t *gs, const char *game, rt_outcome_t outcome);
