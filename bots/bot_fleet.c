@@ -1078,6 +1078,14 @@ static void bot_on_event(bot_t *b, const Croupier__ServerMessage *m)
             bot_on_crash_closing(b, m->table_closing);
             return;
         }
+        if (m->table_closing->reason == CROUPIER__CLOSING_REASON__CLOSING_STORE_UNREACHABLE &&
+            bot_book_round_open(book, b->idx)) {
+            /* The server cut off from Redis stopped its tables (docs/protocol.md): a round in
+             * play got its RoundEnd{VOID_STORE_UNREACHABLE} first; one still open here was being
+             * recorded and is decided by Redis (no RoundEnd comes): counted like a crash's. */
+            bot_book_crash_voided(book, b->idx, now_ms());
+            b->seat.in_round = false;
+        }
         b->closing_seen = true;
         if (b->st == BS_SEATED) {
             /* A Moved must follow; the watchdog shares the bot timer with actions. */

@@ -28,6 +28,7 @@
 enum {
     GS_MSG_REQUEST = RT_MSG_USER, /* ptr = gs_request_t */
     GS_MSG_VOID = RT_MSG_USER + 1,
+    GS_MSG_FENCE = RT_MSG_USER + 2,
 };
 
 /* ---- outbox: desk threads -> main thread --------------------------------------------- */
@@ -130,6 +131,7 @@ struct gs {
     atomic_bool intake_stopped;
     atomic_bool quorum_lost;  /* gs_set_redis_quorum(false): no round starts */
     atomic_bool redis_unsafe; /* gs_set_redis_unsafe(true): no round starts */
+    atomic_bool fenced;       /* gs_set_fenced(true): nothing accepted, desks stopped */
     atomic_uint_fast64_t money_followups;
     atomic_uint_fast64_t moving; /* desks moving their table as a whole (gs_table_move_begin) */
 
@@ -337,9 +339,20 @@ static void gs_desk_on_message(rt_desk_t *desk, void *state, rt_msg_t *msg)
                      "deadline passed before the desk took the request", NULL);
             return;
         }
+        if (req->kind == GS_REQ_ACTION && atomic_load(&d->gs->fenced)) {
+            gs_reply(d->gs, req, CROUPIER__ERROR_CODE__TABLE_CLOSED,
+                     "this table stopped: its server lost its connection to Redis", NULL);
+            return;
+        }
         d->ops->on_request(desk, d->state, req);
         return;
     }
+    case GS_MSG_FENCE:
+        if (d->ops->on_fence != NULL)
+            d->ops->on_fence(desk, d->state);
+        else if (rt_desk_in_round(desk) && d->ops->on_void != NULL)
+            d->ops->on_void(desk, d->state);
+        return;
     case GS_MSG_VOID:
         if (rt_desk_in_round(desk) && d->ops->on_void != NULL)
             d->ops->on_void(desk, d->state);
@@ -411,6 +424,28 @@ void gs_void_all(gs_t *gs)
     pthread_mutex_lock(&gs->desks_mu);
     u64map_each(gs->desks, gs_void_one, gs);
     pthread_mutex_unlock(&gs->desks_mu);
+}
+
+static void gs_fence_one(uint64_t id, uint64_t val, void *arg)
+{
+    (void)val;
+    gs_t *gs = arg;
+    rt_msg_t m = {.type = GS_MSG_FENCE};
+    rt_post(gs->rt, id, &m);
+}
+
+void gs_set_fenced(gs_t *gs, bool fenced)
+{
+    if (atomic_exchange(&gs->fenced, fenced) == fenced || !fenced)
+        return;
+    pthread_mutex_lock(&gs->desks_mu);
+    u64map_each(gs->desks, gs_fence_one, gs);
+    pthread_mutex_unlock(&gs->desks_mu);
+}
+
+bool gs_fenced(const gs_t *gs)
+{
+    return atomic_load(&gs->fenced);
 }
 
 /* ---- pushes and seats -------------------------------------------------------------------- */
@@ -828,6 +863,11 @@ static void gs_link_request(gs_link_t *l, Croupier__RpcFrame *in, gs_req_kind_t 
             gs_reply(gs, req, CROUPIER__ERROR_CODE__DRAINING, "server is draining", NULL);
             return;
         }
+        if (atomic_load(&gs->fenced)) {
+            gs_reply(gs, req, CROUPIER__ERROR_CODE__DRAINING,
+                     "server cut off from Redis: its tables are stopped", NULL);
+            return;
+        }
         if (gs->engine->adopt == NULL) {
             gs_reply(gs, req, CROUPIER__ERROR_CODE__UNKNOWN_REQUEST,
                      "this engine does not adopt tables", NULL);
@@ -846,6 +886,11 @@ static void gs_link_request(gs_link_t *l, Croupier__RpcFrame *in, gs_req_kind_t 
         }
         if (atomic_load(&gs->intake_stopped)) {
             gs_reply(gs, req, CROUPIER__ERROR_CODE__DRAINING, "server is draining", NULL);
+            return;
+        }
+        if (atomic_load(&gs->fenced)) {
+            gs_reply(gs, req, CROUPIER__ERROR_CODE__DRAINING,
+                     "server cut off from Redis: its tables are stopped", NULL);
             return;
         }
         gs->engine->join(gs->engine_state, req);
@@ -1177,7 +1222,7 @@ void gs_set_redis_unsafe(gs_t *gs, bool unsafe)
 bool gs_can_start_round(const gs_t *gs)
 {
     if (atomic_load(&gs->intake_stopped) || atomic_load(&gs->quorum_lost) ||
-        atomic_load(&gs->redis_unsafe))
+        atomic_load(&gs->redis_unsafe) || atomic_load(&gs->fenced))
         return false;
     return gs->money == NULL || money_writer_can_start_round(gs->money);
 }

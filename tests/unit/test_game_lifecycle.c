@@ -727,6 +727,100 @@ START_TEST(test_eviction_policy_changed_at_runtime_stops_rounds_until_fixed)
 }
 END_TEST
 
+/*
+ * Self-fencing (docs/queues.md "A server cut off from Redis"). Redis stops answering (SIGSTOP:
+ * every connection hangs, as in a partition): before the lease can lapse -- within the TTL of
+ * the moment Redis went silent -- the server stops every table: the round in play is voided
+ * (VOID_STORE_UNREACHABLE) or, if its settlement was on its way, left to Redis; every player is
+ * told TableClosing{CLOSING_STORE_UNREACHABLE}; actions are refused TABLE_CLOSED and joins
+ * DRAINING. When Redis answers again and the lease is confirmed under the same epoch, the
+ * server takes new players again; no chip was created or lost.
+ */
+START_TEST(test_cut_off_from_redis_stops_every_table_before_the_lease_can_lapse)
+{
+    env_t e;
+    ck_assert_int_eq(testenv_start(&e, NULL), 0);
+    cur_redis = e.redis;
+    enum { TTL = 3000 };
+    char *args[] = {"--lease-ttl-ms", "3000", NULL};
+    char *env[] = {"CROUPIER_TEST_ROUND_MS=300", "CROUPIER_TEST_GAP_MS=0", NULL};
+    ck_assert_int_eq(testenv_start_game(&e, &e.game, "test", 10, args, env), 0);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.game.port, 5000);
+    join_ok(c, 81, 8101);
+    join_ok(c, 82, 8102);
+    ck_assert(a_round_ends(c, 5000));
+
+    long long t0 = ts_now_ms();
+    ts_redis_pause(e.redis);
+    long long closed_at[2] = {0, 0};
+    int voided = 0, wrong_reason = 0;
+    while ((closed_at[0] == 0 || closed_at[1] == 0) && ts_now_ms() < t0 + 2 * TTL) {
+        Croupier__RpcFrame *f = rpcc_next_event(c, 50);
+        if (f == NULL)
+            continue;
+        if (f->body_case == CROUPIER__RPC_FRAME__BODY_PUSH) {
+            Croupier__ServerMessage *m = f->push;
+            if (m->body_case == CROUPIER__SERVER_MESSAGE__BODY_TABLE_CLOSING &&
+                m->table_closing->reason == CROUPIER__CLOSING_REASON__CLOSING_STORE_UNREACHABLE &&
+                f->has_player_id && (f->player_id == 8101 || f->player_id == 8102))
+                closed_at[f->player_id - 8101] = ts_now_ms();
+            if (m->body_case == CROUPIER__SERVER_MESSAGE__BODY_ROUND_END &&
+                m->round_end->outcome == CROUPIER__ROUND_OUTCOME__OUTCOME_VOIDED) {
+                voided++;
+                wrong_reason +=
+                    m->round_end->void_reason != CROUPIER__VOID_REASON__VOID_STORE_UNREACHABLE;
+            }
+        }
+        frame_free_rpc(f);
+    }
+    ck_assert_msg(closed_at[0] != 0 && closed_at[1] != 0,
+                  "the players were not told TableClosing{CLOSING_STORE_UNREACHABLE} (%s)",
+                  ts_proc_log_path(e.game.proc));
+    /* The last confirmed renew was sent before t0, so the key cannot lapse before t0 + TTL. */
+    for (int i = 0; i < 2; i++)
+        ck_assert_msg(closed_at[i] - t0 < TTL, "player %d told %lld ms after Redis went silent", i,
+                      closed_at[i] - t0);
+    fprintf(stderr, "# tables stopped %lld and %lld ms after Redis went silent (TTL %d ms)\n",
+            closed_at[0] - t0, closed_at[1] - t0, TTL);
+    ck_assert_int_eq(wrong_reason, 0);
+    ck_assert(ts_proc_log_has(e.game.proc, "\"event\":\"self_fenced\""));
+    /* Nothing is accepted while fenced. */
+    ck_assert_int_eq(rpcc_action(c, 83, 8101, 0), 0);
+    Croupier__RpcFrame *r = rpcc_wait_reply(c, 83, 5000);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->reply->code, CROUPIER__ERROR_CODE__TABLE_CLOSED);
+    frame_free_rpc(r);
+    ck_assert_int_eq(rpcc_join(c, 84, 8103, "test", 10, 0), 0);
+    r = rpcc_wait_reply(c, 84, 5000);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->reply->code, CROUPIER__ERROR_CODE__DRAINING);
+    frame_free_rpc(r);
+    ck_assert_int_eq(ts_http_get("127.0.0.1", e.game.health, "/readyz", 2000, NULL), 503);
+    ck_assert(ts_proc_alive(e.game.proc));
+
+    /* Redis back: the same epoch (nobody took the slot), new players play. */
+    ts_redis_resume(e.redis);
+    ck_assert_int_eq(ts_http_wait_status("127.0.0.1", e.game.health, "/readyz", 200, 10000), 0);
+    ck_assert(ts_proc_log_has(e.game.proc, "\"event\":\"self_fence_lifted\""));
+    join_ok(c, 85, 8103);
+    join_ok(c, 86, 8104);
+    ck_assert_msg(a_round_ends(c, 5000), "no round after the fence was lifted");
+    rpcc_close(c);
+    testenv_stop_server(&e.game);
+    /* Every chip is in a wallet again: the test engine moves play money between wallets only. */
+    long long sum = 0;
+    for (int p = 8101; p <= 8104; p++) {
+        char *v = ts_redis_cmd(e.redis, "GET {croupier:money}:wallet:%d", p);
+        ck_assert_ptr_nonnull(v);
+        sum += atoll(v);
+        free(v);
+    }
+    ck_assert_int_eq(sum, 4LL * WALLET_SEED);
+    ck_assert_msg(voided <= 2, "%d voided rounds", voided);
+    testenv_stop(&e);
+}
+END_TEST
+
 START_TEST(test_redis_unreachable_at_start_retries_then_becomes_ready)
 {
     int redis_port = ts_free_port();
@@ -851,6 +945,7 @@ int main(void)
     tcase_add_test(tc, test_redis_unreachable_at_start_retries_then_becomes_ready);
     tcase_add_test(tc, test_evicting_redis_is_refused_at_start);
     tcase_add_test(tc, test_eviction_policy_changed_at_runtime_stops_rounds_until_fixed);
+    tcase_add_test(tc, test_cut_off_from_redis_stops_every_table_before_the_lease_can_lapse);
     tcase_add_test(tc, test_bad_flags_are_refused_clearly);
     tcase_add_test(tc, test_version_printed_and_published_in_the_registry);
     suite_add_tcase(s, tc);
