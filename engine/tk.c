@@ -1870,6 +1870,7 @@ static char *tk_move_state(tk_table_t *t)
 }
 
 static void tk_close(tk_table_t *t);
+static void tk_fence(tk_table_t *t);
 
 /* A move in progress counts as a human desk (gs_table_move_begin): its round is over, but its
  * players are still here until the adopter has them, so the drain waits for it (within its
@@ -2306,10 +2307,13 @@ static void tk_move_done(tk_table_t *t, tk_job_t *j)
     if (j->kind == TK_JOB_ADOPT) {
         if (t->move != TK_MOVE_ADOPTING)
             return;
-        if (j->status == MONEY_OK)
+        if (j->status == MONEY_OK) {
             tk_adopt_import(t, j);
-        else
+            if (gs_fenced(gs_of_desk(t->desk)))
+                tk_fence(t); /* adopted while cut off from Redis: it closes at once */
+        } else {
             tk_adopt_abandon(t, j);
+        }
         return;
     }
     if (t->move == TK_MOVE_OFFERING || t->move == TK_MOVE_CHECKING ||
@@ -3075,20 +3079,22 @@ static void tk_table_on_void(rt_desk_t *desk, void *state)
  * seats' cash-outs queued behind it return exactly what the players hold; its players are told
  * now and get no RoundEnd.
  */
-static void tk_table_on_fence(rt_desk_t *desk, void *state)
+static void tk_fence(tk_table_t *t)
 {
-    tk_table_t *t = tk_enter(desk, state);
+    rt_desk_t *desk = t->desk;
     if (t->fenced)
         return;
-    t->fenced = true;
-    log_emit(LOG_WARN, "tk_fenced", "{s:s,s:b,s:b,s:i}", "game", t->game, "in_round",
-             rt_desk_in_round(desk), "settling", t->settling, "humans", rt_desk_humans(desk));
     if (t->move >= TK_MOVE_OFFERING && t->move <= TK_MOVE_WITHDRAWING) {
         /* Offered: the seat accounts are the offer's (an adopter may be taking them, and its
          * players were sent there); the recovery voids an offer nobody adopted. */
         tk_move_hold(t, false);
         return;
     }
+    if (t->move == TK_MOVE_ADOPTING)
+        return; /* the adoption's answer comes first, then the table fences (tk_move_done) */
+    t->fenced = true;
+    log_emit(LOG_WARN, "tk_fenced", "{s:s,s:b,s:b,s:i}", "game", t->game, "in_round",
+             rt_desk_in_round(desk), "settling", t->settling, "humans", rt_desk_humans(desk));
     t->move = TK_MOVE_NONE;
     if (rt_desk_in_round(desk) && !t->settling)
         tk_void(t, CROUPIER__VOID_REASON__VOID_STORE_UNREACHABLE); /* closes the table */
@@ -3096,6 +3102,11 @@ static void tk_table_on_fence(rt_desk_t *desk, void *state)
     tk_close(t);
     tk_tell_closing(t);
     tk_move_hold(t, false);
+}
+
+static void tk_table_on_fence(rt_desk_t *desk, void *state)
+{
+    tk_fence(tk_enter(desk, state));
 }
 
 static void tk_table_on_destroy(rt_desk_t *desk, void *state)
