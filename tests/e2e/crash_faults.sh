@@ -29,11 +29,20 @@
 #                   instead, and resumed (SIGCONT) 10 s later: Sentinel demotes it to a replica
 #                   of the new master, whatever it still held in its socket buffers is applied
 #                   there and then thrown away by the resync.
+#   FAULT=partition  (issue 26) Two game servers (hold'em, Dou Dizhu) run in a network namespace
+#                   the test makes, reaching the gateways over one veth pair and Redis over
+#                   another; two more servers of the same engines run outside. While bots play
+#                   through two gateways, the namespace's Redis link goes dark (its host side
+#                   down: packets dropped, as by a firewall) for 3 x the lease TTL. Each cut-off
+#                   server must fence itself (docs/queues.md "A server cut off from Redis") before
+#                   a sweeper returns its chips, its players are moved to the servers outside;
+#                   after the link is back it finds its lease lost and exits 3. Needs root
+#                   (ip netns): without it the test says so and is skipped (77).
 # Always: wallets + rake equal what was seeded, no held epoch and no seat account with chips is
 # left, every round the bots saw finish has its settle record and no voided one has.
 #
 #   tests/e2e/crash_faults.sh BUILD_DIR [SOURCE_DIR]
-# Env: FAULT (redis | pause | inflight | failover | failover-stop; default redis), MIN_REPLICAS
+# Env: FAULT (redis | pause | inflight | failover | failover-stop | partition; default redis), MIN_REPLICAS
 # (failover*: 1), CROUPIER_KEEP_LOGS=1 keeps the work dir.
 set -u
 BUILD=$(cd "${1:?usage: crash_faults.sh BUILD_DIR [SOURCE_DIR]}" && pwd)
@@ -43,7 +52,8 @@ SRC=$(cd "${2:-$(dirname "$0")/../..}" && pwd)
 E2E_DIR=$(mktemp -d /tmp/croupier-crash-faults.XXXXXX)
 E2E_FAILURES=()
 E2E_WARNINGS=()
-trap 'e2e_cleanup; [ "${CROUPIER_KEEP_LOGS:-0}" = 1 ] || [ ${#E2E_FAILURES[@]} -gt 0 ] || rm -rf "$E2E_DIR"' EXIT
+net_cleanup() { :; } # FAULT=partition: its network namespace and links
+trap 'e2e_cleanup; net_cleanup; [ "${CROUPIER_KEEP_LOGS:-0}" = 1 ] || [ ${#E2E_FAILURES[@]} -gt 0 ] || rm -rf "$E2E_DIR"' EXIT
 FAULT=${FAULT:-redis}
 TTL=2000
 GRACE=3000
@@ -338,6 +348,88 @@ failover | failover-stop)
     e2e_log "info: the replay journals applied $replayed operations again after the failovers"
     for p in gate-a gate-b; do e2e_pod_terminate "$p"; done
     for e in $ENGINES; do e2e_pod_terminate "game-$e"; done
+    money_check "$sum0"
+    ;;
+partition)
+    if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null || ! ip netns add "croupier-probe-$$" 2>/dev/null; then
+        echo "crash_faults_partition: SKIP: cutting one server's Redis traffic needs root and ip netns (iproute2)" >&2
+        exit 77
+    fi
+    ip netns del "croupier-probe-$$"
+    NS=croupier-part-$$ VA=cpa$$ VB=cpb$$ n=$(($$ % 200 + 20))
+    A_HOST=10.231.$n.1 A_NS=10.231.$n.2 B_HOST=10.232.$n.1
+    net_cleanup() {
+        ip netns del "$NS" 2>/dev/null
+        ip link del "$VA" 2>/dev/null
+        ip link del "$VB" 2>/dev/null
+    }
+    ip netns add "$NS" || e2e_die "ip netns add $NS"
+    for v in "$VA" "$VB"; do
+        ip link add "$v" type veth peer name "${v}n" && ip link set "${v}n" netns "$NS" ||
+            e2e_die "veth $v"
+    done
+    ip addr add "$A_HOST/30" dev "$VA" && ip addr add "$B_HOST/30" dev "$VB" &&
+        ip link set "$VA" up && ip link set "$VB" up &&
+        ip -n "$NS" addr add "$A_NS/30" dev "${VA}n" &&
+        ip -n "$NS" addr add "10.232.$n.2/30" dev "${VB}n" &&
+        ip -n "$NS" link set "${VA}n" up && ip -n "$NS" link set "${VB}n" up &&
+        ip -n "$NS" link set lo up || e2e_die "could not set up the namespace's links"
+    E2E_REDIS_BIND=$B_HOST e2e_redis_start
+    e2e_redis set '{croupier:money}:wallet:house-traditional' 100000000 >/dev/null
+    E2E_GAME_NETNS=$NS E2E_GAME_HOST=$A_NS E2E_GAME_REDIS=$B_HOST:$REDIS_PORT game_pod cut-holdem holdem
+    E2E_GAME_NETNS=$NS E2E_GAME_HOST=$A_NS E2E_GAME_REDIS=$B_HOST:$REDIS_PORT game_pod cut-trad traditional
+    e2e_gate_start gate-a
+    e2e_gate_start gate-b
+    e2e_seed_wallets 7700000 16 1000000
+    e2e_seed_wallets 7800000 12 1000000
+    sum0=$(($(e2e_wallet_sum) + $(e2e_rake_sum)))
+    bots_start holdem holdem 7700000 16 40
+    bots_start doudizhu traditional 7800000 12 40
+    # The bots sit down at the cut-off servers (the only ones yet); then the others start.
+    sleep 5
+    game_pod out-holdem holdem
+    game_pod out-trad traditional
+    sleep 3
+    declare -A SLOT EPOCH
+    for v in cut-holdem cut-trad; do
+        read -r SLOT[$v] EPOCH[$v] <<<"$(e2e_lease_of "$v")"
+    done
+    held=$(($(e2e_redis hlen "{croupier:money}:held:holdem:${SLOT[cut-holdem]}:${EPOCH[cut-holdem]}") +
+        $(e2e_redis hlen "{croupier:money}:held:traditional:${SLOT[cut-trad]}:${EPOCH[cut-trad]}")))
+    check "the cut-off servers hold seats when the link goes ($held held records)" test "$held" -gt 0
+    ip link set "$VB" down
+    t_cut=$(now_ms)
+    e2e_log "the namespace's Redis link is down (lease TTL $TTL ms, recovery grace $GRACE ms)"
+    sleep $((3 * TTL / 1000))
+    ip link set "$VB" up
+    e2e_log "the link is back after $(($(now_ms) - t_cut)) ms"
+    for v in cut-holdem cut-trad; do
+        svc=${v#cut-}
+        [ "$svc" = trad ] && svc=traditional
+        fenced_ts=$(grep -m1 '"event":"self_fenced"' "${POD_LOG[$v]}" | sed -n 's/.*"ts":"\([^"]*\)".*/\1/p')
+        rec_ts=$(grep -h "\"money_recovered\".*\"slot\":${SLOT[$v]},\"epoch\":${EPOCH[$v]},.*\"status\":0" \
+            "${POD_LOG[out-holdem]}" "${POD_LOG[out-trad]}" | head -1 | sed -n 's/.*"ts":"\([^"]*\)".*/\1/p')
+        check "$v fenced itself (self_fenced at ${fenced_ts:-never})" test -n "$fenced_ts"
+        check "$v's chips were returned by a sweeper outside (at ${rec_ts:-never})" test -n "$rec_ts"
+        check "$v stopped its tables before they were (${fenced_ts:-?} < ${rec_ts:-?})" \
+            test -n "$fenced_ts" -a -n "$rec_ts" -a "$fenced_ts" \< "$rec_ts"
+        check "$v told its players their table closed" \
+            grep -q '"event":"tk_fenced"' "${POD_LOG[$v]}"
+        st=0
+        for _ in $(seq 1 150); do e2e_alive "${POD_PID[$v]}" || break; sleep 0.1; done
+        wait "${POD_PID[$v]}" || st=$?
+        check "$v found its lease lost once the link was back and exited (status $st)" test "$st" -eq 3
+        check "nothing of $v's epoch is held again" \
+            test "$(e2e_redis exists "{croupier:money}:held:$svc:${SLOT[$v]}:${EPOCH[$v]}")" = 0
+    done
+    bots_check 1
+    for g in holdem doudizhu; do
+        awk '$2 == "crash_voided" { print $1, "unseen" }' "$E2E_DIR/rounds-$g.txt" >"$E2E_DIR/fenced-$g.txt"
+        read -r nf bad <<<"$(e2e_unseen_check "$E2E_DIR/fenced-$g.txt")"
+        check "$g: every round left to Redis by a fence was settled or voided ($nf rounds, $bad without a record)" \
+            test "$bad" -eq 0
+    done
+    for p in gate-a gate-b out-holdem out-trad; do e2e_pod_terminate "$p"; done
     money_check "$sum0"
     ;;
 *) e2e_die "unknown FAULT $FAULT" ;;
