@@ -4,8 +4,10 @@
 #
 #   FAULT=redis     Redis (AOF, appendfsync always) is SIGKILLed and restarted from its AOF
 #                   after longer than the lease TTL, with a game server of every kit engine
-#                   playing. Every server takes its slot back under the SAME epoch (the fence
-#                   proves nobody held it meanwhile, lease.h) and stays up; every round the bots
+#                   playing. Every server fences itself (its tables stop, their players are
+#                   told; docs/queues.md "A server cut off from Redis"), then takes its slot back
+#                   under the SAME epoch (the fence proves nobody held it meanwhile, lease.h),
+#                   lifts its fence and stays up; every round the bots
 #                   saw finish settled once, no player got NOT_SEATED, nothing stays held.
 #   FAULT=pause     A hold'em server is paused (SIGSTOP) until its lease expired and the other
 #                   server's sweeper claimed its epoch and returned its chips; then it is
@@ -154,6 +156,10 @@ redis)
     for e in $ENGINES; do
         read -r slot epoch <<<"$(e2e_lease_of "game-$e")"
         check "game-$e stayed up through the outage" e2e_alive "${POD_PID[game-$e]}"
+        # down longer than the TTL: every server stopped its tables (docs/queues.md "A server
+        # cut off from Redis") and took players again once Redis confirmed its lease
+        check "game-$e fenced itself during the outage" grep -q '"self_fenced"' "${POD_LOG[game-$e]}"
+        check "game-$e lifted its fence after it" grep -q '"self_fence_lifted"' "${POD_LOG[game-$e]}"
         check "game-$e took its slot back under the same epoch ($slot:$epoch)" \
             grep -q "\"lease_regained\".*\"slot\":$slot,\"epoch\":$epoch," "${POD_LOG[game-$e]}"
         check "game-$e: no settlement refused" bash -c "! grep -q 'tk_settlement_failed\|MONEY_STALE_EPOCH' '${POD_LOG[game-$e]}'"
