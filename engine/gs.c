@@ -332,7 +332,7 @@ static void gs_desk_on_message(rt_desk_t *desk, void *state, rt_msg_t *msg)
         gs_request_t *req = msg->ptr;
         msg->ptr = NULL;
         msg->free_fn = NULL;
-        if (req->deadline_ms != 0 && clock_wall_ms() > req->deadline_ms &&
+        if (req->deadline_ms != 0 && clock_mono_ms() > req->deadline_ms &&
             req->kind != GS_REQ_PLAYER_GONE) {
             metrics_add(d->gs->m_deadline, 1);
             gs_reply(d->gs, req, CROUPIER__ERROR_CODE__DEADLINE_EXCEEDED,
@@ -807,7 +807,15 @@ static void gs_link_request(gs_link_t *l, Croupier__RpcFrame *in, gs_req_kind_t 
     } else {
         u64map_put(gs->player_link, player, l->id);
     }
-    int64_t deadline = in->has_deadline_unix_ms ? (int64_t)in->deadline_unix_ms : 0;
+    /* The deadline on our own monotonic clock: from the budget left when the gateway wrote the
+     * frame (its transit is not counted: milliseconds on a link), or -- from a gateway that
+     * sends no budget -- from the wall-clock deadline, converted once here. */
+    bool has_deadline = in->has_budget_ms || in->has_deadline_unix_ms;
+    int64_t deadline = 0; /* none */
+    if (in->has_budget_ms)
+        deadline = clock_mono_ms() + (int64_t)in->budget_ms;
+    else if (in->has_deadline_unix_ms)
+        deadline = clock_mono_ms() + ((int64_t)in->deadline_unix_ms - clock_wall_ms());
     /* Retries of an action are recognised by the id the CLIENT gave it, which stays the same
      * through any gateway (a retry after a reconnect comes with a new session and a new rpc
      * request id). Joins, resumes and leaves are idempotent at the desk by nature, and rpc
@@ -818,7 +826,7 @@ static void gs_link_request(gs_link_t *l, Croupier__RpcFrame *in, gs_req_kind_t 
             ? in->client_request_id
             : (in->request_id ^ (l->id << 48) ^ (1ULL << 63));
     if (kind != GS_REQ_PLAYER_GONE) {
-        if (deadline != 0 && clock_wall_ms() > deadline) {
+        if (has_deadline && clock_mono_ms() > deadline) {
             metrics_add(gs->m_deadline, 1);
             gs_link_reply_now(l, in, CROUPIER__ERROR_CODE__DEADLINE_EXCEEDED,
                               "deadline passed before the server received the request");
@@ -848,7 +856,7 @@ static void gs_link_request(gs_link_t *l, Croupier__RpcFrame *in, gs_req_kind_t 
     req->player_id = player;
     req->session_id = in->has_session_id ? in->session_id : 0;
     req->trace_id = in->has_trace_id ? in->trace_id : 0;
-    req->deadline_ms = deadline;
+    req->deadline_ms = has_deadline ? deadline : 0; /* clock_mono_ms() is never 0 */
     req->frame = in;
     req->_dedupe = dedupe;
     if (kind == GS_REQ_ADOPT) {

@@ -63,7 +63,7 @@ typedef struct gs_request {
     uint64_t player_id;
     uint64_t session_id;
     uint64_t trace_id;
-    int64_t deadline_ms;       /* absolute, wall clock unix ms; 0 = none */
+    int64_t deadline_ms;       /* absolute, on clock_mono_ms(); 0 = none */
     Croupier__RpcFrame *frame; /* the decoded frame (body: join/leave/action/resume) */
     gs_t *_gs;                 /* private: set by gs_request_post */
     uint64_t _dedupe;          /* private: the key its answer is remembered under */

@@ -40,11 +40,18 @@
 #                   a sweeper returns its chips, its players are moved to the servers outside;
 #                   after the link is back it finds its lease lost and exits 3. Needs root
 #                   (ip netns): without it the test says so and is skipped (77).
+#   FAULT=clock     (issue 26) A hold'em server and one gateway run under libfaketime (Debian
+#                   faketime): while bots play, the server's wall clock steps 10 minutes ahead
+#                   and later 10 minutes back, the gateway's the other way. Leases, timers and
+#                   request deadlines are on monotonic clocks (rpc.proto budget_ms) or fenced:
+#                   nothing expires, no lease is lost, no request fails, no round is torn.
+#                   Without libfaketime the test says so and is skipped (77).
 # Always: wallets + rake equal what was seeded, no held epoch and no seat account with chips is
 # left, every round the bots saw finish has its settle record and no voided one has.
 #
 #   tests/e2e/crash_faults.sh BUILD_DIR [SOURCE_DIR]
-# Env: FAULT (redis | pause | inflight | failover | failover-stop | partition; default redis), MIN_REPLICAS
+# Env: FAULT (redis | pause | inflight | failover | failover-stop | partition | clock; default
+# redis), MIN_REPLICAS
 # (failover*: 1), CROUPIER_KEEP_LOGS=1 keeps the work dir.
 set -u
 BUILD=$(cd "${1:?usage: crash_faults.sh BUILD_DIR [SOURCE_DIR]}" && pwd)
@@ -436,6 +443,66 @@ partition)
             test "$bad" -eq 0
     done
     for p in gate-a gate-b out-holdem out-trad; do e2e_pod_terminate "$p"; done
+    money_check "$sum0"
+    ;;
+clock)
+    FT=$(dpkg -L libfaketime 2>/dev/null | grep '/libfaketimeMT\.so\.1$' | head -1)
+    if [ -z "$FT" ] || [ ! -f "$FT" ]; then
+        echo "crash_faults_clock: SKIP: libfaketime is not installed (Debian package faketime; ./dev installs it)" >&2
+        exit 77
+    fi
+    # Each faked process reads its offset from its own file, again every second.
+    echo "+0" >"$E2E_DIR/clock-game"
+    echo "+0" >"$E2E_DIR/clock-gate"
+    faked() { # FILE: the environment of a process whose wall clock FILE sets
+        echo LD_PRELOAD="$FT" FAKETIME_TIMESTAMP_FILE="$1" FAKETIME_CACHE_DURATION=1 \
+            FAKETIME_DONT_FAKE_MONOTONIC=1
+    }
+    e2e_redis_start
+    env $(faked "$E2E_DIR/clock-game") true || e2e_die "libfaketime does not load"
+    export $(faked "$E2E_DIR/clock-game")
+    game_pod game-stepped holdem
+    export $(faked "$E2E_DIR/clock-gate")
+    e2e_gate_start gate-a
+    unset LD_PRELOAD FAKETIME_TIMESTAMP_FILE FAKETIME_CACHE_DURATION FAKETIME_DONT_FAKE_MONOTONIC
+    game_pod game-steady holdem
+    e2e_gate_start gate-b
+    e2e_seed_wallets 7900000 16 1000000
+    sum0=$(($(e2e_wallet_sum) + $(e2e_rake_sum)))
+    bots_start holdem holdem 7900000 16 24
+    sleep 5
+    echo "+10m" >"$E2E_DIR/clock-game"
+    echo "-10m" >"$E2E_DIR/clock-gate"
+    e2e_log "wall clocks stepped: game-stepped +10 min, gate-a -10 min"
+    sleep 7
+    echo "-10m" >"$E2E_DIR/clock-game"
+    echo "+10m" >"$E2E_DIR/clock-gate"
+    e2e_log "wall clocks stepped: game-stepped -10 min, gate-a +10 min"
+    sleep 7
+    ts=$(e2e_get "${POD_HEALTH[game-stepped]}/metrics" | grep -c . )
+    check "game-stepped still answers /metrics ($ts lines)" test "$ts" -gt 0
+    bots_check 0
+    for p in game-stepped game-steady; do
+        check "$p kept its lease (no self-fence, no loss)" \
+            bash -c "! grep -q '\"self_fenced\"\|\"lease_lost\"\|\"lease_unconfirmed\"' '${POD_LOG[$p]}'"
+        n=$(e2e_get "${POD_HEALTH[$p]}/metrics" | awk '$1 == "game_rpc_deadline_exceeded_total" { print $2 }')
+        check "$p: no request expired (${n:-?})" test "${n:-1}" = 0
+    done
+    # the faked clock is really faked: the stepped server's log lines are 10 minutes off
+    span=$(python3 - "${POD_LOG[game-stepped]}" <<'EOF'
+import datetime, json, sys
+ts = []
+for line in open(sys.argv[1]):
+    if line.startswith('{'):
+        try:
+            ts.append(datetime.datetime.fromisoformat(json.loads(line)["ts"].rstrip("Z")))
+        except (ValueError, KeyError):
+            pass
+print(int((max(ts) - min(ts)).total_seconds()) if ts else 0)
+EOF
+)
+    check "game-stepped's own clock stepped (its log spans $span s of wall time)" test "$span" -gt 300
+    for p in gate-a gate-b game-stepped game-steady; do e2e_pod_terminate "$p"; done
     money_check "$sum0"
     ;;
 *) e2e_die "unknown FAULT $FAULT" ;;
