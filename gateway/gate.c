@@ -2587,6 +2587,7 @@ static const char gate_probe_lua[] = "local v = redis.call('GET', KEYS[1]) "
                                      "if not v then return {} end "
                                      "return {v, redis.call('PTTL', KEYS[1])}";
 static rconn_script_t *gate_script_probe;
+static rconn_script_t *gate_script_list; /* the lobby's live ads (LOBBY_LIST_LUA) */
 
 typedef struct {
     gate_t *g;
@@ -3214,11 +3215,10 @@ static void gate_client_list(gate_conn_t *c, const Croupier__ClientMessage *m)
     op->want.game = op->game;
     op->want.has_stake = lt->has_stake;
     op->want.stake = lt->stake;
-    char now[24], scan[24];
-    snprintf(now, sizeof now, "%" PRId64, clock_wall_ms());
+    char scan[24];
     snprintf(scan, sizeof scan, "%d", GATE_LIST_SCAN);
-    const char *argv[] = {"ZRANGEBYSCORE", LOBBY_INDEX_KEY, now, "+inf", "LIMIT", "0", scan};
-    if (rconn_command_argv(g->rc, gate_list_index_cb, op, 7, argv, NULL) != 0) {
+    const char *argv[] = {LOBBY_INDEX_KEY, scan}; /* live ads on Redis's clock (lobby.h) */
+    if (rconn_eval(g->rc, gate_script_list, gate_list_index_cb, op, 1, 2, argv, NULL) != 0) {
         free(op);
         metrics_add(g->m_degraded, 1);
         gate_conn_error(c, m->request_id, CROUPIER__ERROR_CODE__UNAVAILABLE,
@@ -4121,6 +4121,7 @@ int gate_create(const gate_config_t *cfg, gate_t **out)
         gate_script_deregister = rconn_script_create(gate_deregister_lua);
         gate_script_seat_del = rconn_script_create(gate_seat_del_lua);
         gate_script_probe = rconn_script_create(gate_probe_lua);
+        gate_script_list = rconn_script_create(LOBBY_LIST_LUA);
     }
     rconn_opts_t ro = {.host = cfg->redis.host,
                        .port = cfg->redis.port,

@@ -475,6 +475,19 @@ clock)
     echo "-10m" >"$E2E_DIR/clock-gate"
     e2e_log "wall clocks stepped: game-stepped +10 min, gate-a -10 min"
     sleep 7
+    # the lobby's index is scored on Redis's clock (lease/lobby.h): no ad 10 minutes off
+    read -r nads off <<<"$(python3 - "$REDIS_PORT" <<'EOF'
+import subprocess, sys
+cli = ["redis-cli", "-p", sys.argv[1]]
+t = subprocess.run(cli + ["TIME"], capture_output=True, text=True).stdout.split()
+now = int(t[0]) * 1000 + int(t[1]) // 1000
+out = subprocess.run(cli + ["ZRANGE", "{croupier:lobby}:ads", "0", "-1", "WITHSCORES"],
+                     capture_output=True, text=True).stdout.split()
+scores = [float(x) for x in out[1::2]]
+print(len(scores), sum(1 for s in scores if not (now - 60000 <= s <= now + 60000)))
+EOF
+)"
+    check "no lobby ad is scored off Redis's clock ($off of $nads)" test "$off" -eq 0
     echo "-10m" >"$E2E_DIR/clock-game"
     echo "+10m" >"$E2E_DIR/clock-gate"
     e2e_log "wall clocks stepped: game-stepped -10 min, gate-a +10 min"
