@@ -46,12 +46,17 @@
 #                   request deadlines are on monotonic clocks (rpc.proto budget_ms) or fenced:
 #                   nothing expires, no lease is lost, no request fails, no round is torn.
 #                   Without libfaketime the test says so and is skipped (77).
+#   FAULT=evict     (issue 26) While bots play hold'em and Dou Dizhu through two gateways, Redis's
+#                   maxmemory-policy is set to allkeys-lru (CONFIG SET, as a misconfigured
+#                   shared Redis would be): every server and gateway turns unready within
+#                   seconds (common/rguard.h) and no round starts; back to noeviction, play goes
+#                   on. A server started meanwhile is refused (exit 2).
 # Always: wallets + rake equal what was seeded, no held epoch and no seat account with chips is
 # left, every round the bots saw finish has its settle record and no voided one has.
 #
 #   tests/e2e/crash_faults.sh BUILD_DIR [SOURCE_DIR]
-# Env: FAULT (redis | pause | inflight | failover | failover-stop | partition | clock; default
-# redis), MIN_REPLICAS
+# Env: FAULT (redis | pause | inflight | failover | failover-stop | partition | clock | evict;
+# default redis), MIN_REPLICAS
 # (failover*: 1), CROUPIER_KEEP_LOGS=1 keeps the work dir.
 set -u
 BUILD=$(cd "${1:?usage: crash_faults.sh BUILD_DIR [SOURCE_DIR]}" && pwd)
@@ -516,6 +521,66 @@ EOF
 )
     check "game-stepped's own clock stepped (its log spans $span s of wall time)" test "$span" -gt 300
     for p in gate-a gate-b game-stepped game-steady; do e2e_pod_terminate "$p"; done
+    money_check "$sum0"
+    ;;
+evict)
+    e2e_redis_start
+    game_pod game-holdem holdem
+    game_pod game-trad traditional
+    e2e_gate_start gate-a
+    e2e_gate_start gate-b
+    e2e_seed_wallets 8000000 12 1000000
+    e2e_seed_wallets 8100000 12 1000000
+    sum0=$(($(e2e_wallet_sum) + $(e2e_rake_sum)))
+    bots_start holdem holdem 8000000 12 30
+    bots_start doudizhu traditional 8100000 12 30
+    sleep 6
+    rounds() { # the settle records so far
+        e2e_redis --scan --pattern '{croupier:money}:round:*' | wc -l
+    }
+    e2e_redis config set maxmemory-policy allkeys-lru >/dev/null
+    t0=$(now_ms)
+    e2e_log "Redis's maxmemory-policy set to allkeys-lru"
+    unready=""
+    for _ in $(seq 1 50); do
+        unready=""
+        for p in game-holdem game-trad gate-a gate-b; do
+            e2e_get "${POD_HEALTH[$p]}/readyz" 1 >/dev/null || unready="$unready $p"
+        done
+        [ "$unready" = " game-holdem game-trad gate-a gate-b" ] && break
+        sleep 0.1
+    done
+    check "every server and gateway unready within 5 s ($((($(now_ms) - t0))) ms:$unready)" \
+        test "$unready" = " game-holdem game-trad gate-a gate-b"
+    for p in game-holdem game-trad; do
+        check "$p logged the policy" grep -q '"redis_eviction_policy".*allkeys-lru' "${POD_LOG[$p]}"
+    done
+    st=0
+    "$BUILD/engine/process/croupier-game" --engine holdem --listen 127.0.0.1:0 \
+        --health-listen 127.0.0.1:0 --redis "127.0.0.1:$REDIS_PORT" >"$E2E_DIR/refused.log" 2>&1 || st=$?
+    check "a server started on the evicting Redis is refused (status $st)" test "$st" -eq 2
+    # The rounds under way end and settle (a Dou Dizhu deal of bots takes seconds): until the
+    # count stands still for 4 s (at most 30 s); then none for 4 s more.
+    r1=$(rounds) still=0
+    for _ in $(seq 1 30); do
+        sleep 1
+        r=$(rounds)
+        if [ "$r" -eq "$r1" ]; then still=$((still + 1)); else still=0 r1=$r; fi
+        [ "$still" -ge 4 ] && break
+    done
+    sleep 4
+    r2=$(rounds)
+    check "no round starts while Redis may evict ($r1 -> $r2 settle records after ${still} s still)" \
+        test "$still" -ge 4 -a "$r1" -eq "$r2"
+    e2e_redis config set maxmemory-policy noeviction >/dev/null
+    e2e_log "Redis's maxmemory-policy back to noeviction"
+    for p in game-holdem game-trad gate-a gate-b; do
+        check "$p ready again" e2e_wait_ready "${POD_HEALTH[$p]}" 10
+    done
+    sleep 4
+    check "rounds settle again ($r2 -> $(rounds))" test "$(rounds)" -gt "$r2"
+    bots_check 0
+    for p in gate-a gate-b game-holdem game-trad; do e2e_pod_terminate "$p"; done
     money_check "$sum0"
     ;;
 *) e2e_die "unknown FAULT $FAULT" ;;
