@@ -1068,6 +1068,10 @@ static void bot_on_event(bot_t *b, const Croupier__ServerMessage *m)
                 if (b->rq == RQ_NONE)
                     bot_send_join(b);
                 else {
+                    /* Its answer is about the seat that just ended: an action the server
+                     * took after the seat went is answered NOT_SEATED (a room whose last
+                     * deal ended while the bot's move was on its way), which is expected. */
+                    b->rq_moved = true;
                     b->st = BS_JOIN; /* joins once the request in flight is answered */
                     bot_timer_set(b, 50, false);
                 }
