@@ -1069,6 +1069,10 @@ static void bot_on_event(bot_t *b, const Croupier__ServerMessage *m)
                 if (b->rq == RQ_NONE)
                     bot_send_join(b);
                 else {
+                    /* Its answer is about the seat that just ended: an action the server
+                     * took after the seat went is answered NOT_SEATED (a room whose last
+                     * deal ended while the bot's move was on its way), which is expected. */
+                    b->rq_moved = true;
                     b->st = BS_JOIN; /* joins once the request in flight is answered */
                     bot_timer_set(b, 50, false);
                 }
@@ -1078,6 +1082,14 @@ static void bot_on_event(bot_t *b, const Croupier__ServerMessage *m)
         if (m->table_closing->reason == CROUPIER__CLOSING_REASON__CLOSING_CRASHED) {
             bot_on_crash_closing(b, m->table_closing);
             return;
+        }
+        if (m->table_closing->reason == CROUPIER__CLOSING_REASON__CLOSING_STORE_UNREACHABLE &&
+            bot_book_round_open(book, b->idx)) {
+            /* The server cut off from Redis stopped its tables (docs/protocol.md): a round in
+             * play got its RoundEnd{VOID_STORE_UNREACHABLE} first; one still open here was being
+             * recorded and is decided by Redis (no RoundEnd comes): counted like a crash's. */
+            bot_book_crash_voided(book, b->idx, now_ms());
+            b->seat.in_round = false;
         }
         b->closing_seen = true;
         if (b->st == BS_SEATED) {

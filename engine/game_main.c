@@ -36,6 +36,7 @@
 #include "money_writer.h"
 #include "rconn.h"
 #include "registry.h"
+#include "rguard.h"
 #include "sentinel.h"
 #include "sweeper.h"
 #include "version.h"
@@ -46,7 +47,8 @@ typedef struct {
     config_addr_t listen, advertise, health, redis;
     const char *redis_sentinels, *redis_master;
     long pool_size, drain_max, workers, lease_ttl_ms, money_hwm, request_cache, sweep_ms, grace_ms;
-    long min_replicas, wait_ms, replay_window_ms;
+    long min_replicas, wait_ms, replay_window_ms, fence_margin_ms;
+    bool allow_eviction;
 } game_opts_t;
 
 typedef struct {
@@ -62,6 +64,8 @@ typedef struct {
     registry_t *registry;
     money_writer_t *money;
     money_sweeper_t *sweeper;
+    rguard_t *guard; /* Redis's eviction policy (rguard.h): the lease starts once it is safe */
+    bool lease_started;
     struct event *draining_ev; /* main-thread work when the drain starts (any thread fires it) */
     struct event *tick_ev;     /* heartbeats, load, void wait */
     /* --redis-sentinels: the sentinels' quorum, asked every second (game_quorum_cb) */
@@ -71,6 +75,7 @@ typedef struct {
     metrics_t *m_quorum;
     int hb_main, hb_workers[RT_MAX_WORKERS];
     atomic_bool engine_started, registered, lease_valid;
+    atomic_bool redis_unsafe; /* the guard blocks: Redis evicts (game_guard_cb) */
     bool exiting;
     int exit_code;
     /* The void hook waits for the voided rounds to end before the exit goes on. */
@@ -109,12 +114,20 @@ static const config_flag_t game_flags[] = {
      "how long the money writer keeps completed operations to apply again the ones a promoted "
      "replica lacks after a failover (0: off; below the records' 7-day TTL; docs/deploy.md)",
      &G.o.replay_window_ms, 0, 86400000},
+    {"redis-allow-eviction", CONFIG_BOOL, "false",
+     "run even when Redis's maxmemory-policy is not noeviction (TESTS ONLY: an evicting Redis "
+     "deletes wallets and leases silently; docs/deploy.md \"Redis must not evict\")",
+     &G.o.allow_eviction, 0, 0},
     {"service", CONFIG_STR, NULL, "lease pool / service name (default: the engine's name)",
      &G.o.service, 0, 0},
     {"lease-pool-size", CONFIG_INT, "64", "server-ID pool size (>= versions x replicas x 2)",
      &G.o.pool_size, 1, 100000},
     {"lease-ttl-ms", CONFIG_INT, "6000", "server-ID lease TTL in ms (renewed every ttl/3)",
      &G.o.lease_ttl_ms, 30, 600000},
+    {"lease-fence-margin-ms", CONFIG_INT, "0",
+     "cut off from Redis, the server stops every table this long before its lease could lapse "
+     "(0: ttl/10; below ttl/3; docs/queues.md \"A server cut off from Redis\")",
+     &G.o.fence_margin_ms, 0, 200000},
     {"drain-max-seconds", CONFIG_INT, "600", "drain bound: rounds still running then are voided",
      &G.o.drain_max, 0, 86400},
     {"workers", CONFIG_INT, "2", "desk worker threads", &G.o.workers, 1, RT_MAX_WORKERS},
@@ -160,7 +173,7 @@ static bool game_ready(void *ctx)
     (void)ctx;
     /* Read from the HTTP thread: every input is an atomic the main thread keeps current. */
     return atomic_load(&G.engine_started) && atomic_load(&G.registered) &&
-           atomic_load(&G.lease_valid);
+           atomic_load(&G.lease_valid) && !atomic_load(&G.redis_unsafe);
 }
 
 static void game_stop_intake(void *ctx)
@@ -208,6 +221,26 @@ static void game_on_lease(lease_t *l, lease_event_t ev, void *arg)
     char id[96];
     atomic_store(&G.lease_valid, lease_state(l) == LEASE_VALID);
     switch (ev) {
+    case LEASE_EV_UNCONFIRMED:
+        /* Self-fencing (docs/queues.md "A server cut off from Redis"): Redis has not confirmed
+         * the lease for ttl - margin since the last confirmed renew was sent; at send + ttl the
+         * key may be gone and another server may take the slot and return our tables' chips.
+         * Every table stops now, margin ms before that. */
+        log_emit(LOG_ERROR, "self_fenced", "{s:s,s:i,s:I,s:i,s:i,s:I,s:I,s:s}", "service",
+                 G.o.service, "slot", lease_slot(l), "epoch", (json_int_t)lease_epoch(l), "ttl_ms",
+                 lease_ttl_ms(l), "margin_ms", lease_margin_ms(l), "human_desks",
+                 (json_int_t)gs_human_desks(G.gs), "desks", (json_int_t)gs_desks(G.gs), "msg",
+                 "Redis has not confirmed the lease in time: every table stops, its players are "
+                 "moved elsewhere; the server stays up, unready, until Redis confirms it again");
+        gs_set_fenced(G.gs, true);
+        break;
+    case LEASE_EV_CONFIRMED:
+        if (gs_fenced(G.gs)) {
+            log_emit(LOG_INFO, "self_fence_lifted", "{s:s,s:i,s:I}", "service", G.o.service, "slot",
+                     lease_slot(l), "epoch", (json_int_t)lease_epoch(l));
+            gs_set_fenced(G.gs, false);
+        }
+        break;
     case LEASE_EV_REGAINED:
         if ((uint64_t)lease_epoch(l) != gs_epoch(G.gs)) {
             /* Redis lost its data (lease.h): the tables' seat accounts, round records and
@@ -219,7 +252,12 @@ static void game_on_lease(lease_t *l, lease_event_t ev, void *arg)
             drain_exit_begin(G.exit, DRAIN_EXIT_LEASE_LOST);
             break;
         }
-        /* The same epoch, the same tables: */
+        /* The same epoch, the same tables (those a self-fence closed stay closed): */
+        if (gs_fenced(G.gs)) {
+            log_emit(LOG_INFO, "self_fence_lifted", "{s:s,s:i,s:I}", "service", G.o.service, "slot",
+                     lease_slot(l), "epoch", (json_int_t)lease_epoch(l));
+            gs_set_fenced(G.gs, false);
+        }
         /* fall through */
     case LEASE_EV_ACQUIRED:
         /* The new holder returns its predecessors' chips at once (their epochs are dead). */
@@ -285,6 +323,34 @@ static void game_rconn_state_cb(rconn_t *rc, bool connected, void *arg)
     (void)arg;
     if (connected && G.registry != NULL && rconn_connect_count(rc) > 1)
         registry_refresh(G.registry);
+}
+
+/*
+ * The eviction guard's verdict changed (rguard.h, docs/deploy.md "Redis must not evict"). The
+ * lease is taken only once Redis is known not to evict: at start an evicting Redis is refused
+ * with exit status 2 before anything is written. Later (a CONFIG SET, a failover to a master
+ * configured otherwise) the server turns unready and starts no round until the policy is
+ * noeviction again; rounds under way finish and settle (a refused write is retried).
+ */
+static void game_guard_cb(rguard_t *g, rguard_verdict_t v, void *arg)
+{
+    (void)arg;
+    bool blocks = rguard_blocks(g);
+    atomic_store(&G.redis_unsafe, blocks);
+    gs_set_redis_unsafe(G.gs, blocks);
+    if (blocks && !G.lease_started) {
+        log_emit(LOG_FATAL, "redis_refused", "{s:s,s:s,s:s}", "maxmemory_policy", rguard_policy(g),
+                 "required", "noeviction", "msg", rguard_why());
+        fprintf(stderr, "croupier-game: Redis maxmemory-policy is '%s', not noeviction: %s\n",
+                rguard_policy(g), rguard_why());
+        G.exit_code = 2;
+        drain_exit_begin(G.exit, DRAIN_EXIT_FATAL);
+        return;
+    }
+    if (v != RGUARD_UNKNOWN && !blocks && !G.lease_started && !drain_is_draining(G.drain)) {
+        G.lease_started = true;
+        lease_start(G.lease);
+    }
 }
 
 /* ---- exit hooks ---------------------------------------------------------------------------- */
@@ -610,6 +676,20 @@ int main(int argc, char **argv)
     }
     if (G.o.service == NULL)
         G.o.service = G.engine->name;
+    /* The self-fence's inequality (docs/queues.md "A server cut off from Redis"): the tables
+     * stop at (last confirmed renew sent) + ttl - margin, strictly before the earliest moment
+     * another process may act on our slot, (sent) + ttl (a new holder once the key expired;
+     * a sweeper waits recover-grace more); and after two renewals (every ttl/3) could have
+     * confirmed the lease. */
+    long fence_margin = G.o.fence_margin_ms > 0 ? G.o.fence_margin_ms : G.o.lease_ttl_ms / 10;
+    if (fence_margin < 1 || fence_margin >= G.o.lease_ttl_ms / 3) {
+        fprintf(stderr,
+                "croupier-game: --lease-fence-margin-ms %ld: must be at least 1 and below "
+                "--lease-ttl-ms / 3 (%ld), so that the tables stop before the lease can lapse "
+                "and after two renewals could have confirmed it\n",
+                fence_margin, G.o.lease_ttl_ms / 3);
+        return 2;
+    }
     if (G.o.min_replicas < 0)
         G.o.min_replicas = G.o.redis_sentinels != NULL ? 1 : 0;
     if (G.o.admin_secret != NULL && (rc = game_admin_load(G.o.admin_secret)) != 0) {
@@ -733,13 +813,36 @@ int main(int argc, char **argv)
                        .metrics = G.metrics,
                        .min_replicas = (int)G.o.min_replicas,
                        .wait_timeout_ms = (int)G.o.wait_ms,
+                       .margin_ms = (int)G.o.fence_margin_ms,
                        .on_event = game_on_lease};
     G.lease = lease_create(G.base, G.rc, &lo);
     if (G.rc == NULL || G.lease == NULL) {
         log_emit(LOG_FATAL, "lease_setup_failed", "{s:s}", "service", G.o.service);
         return 2;
     }
-    lease_start(G.lease);
+    rguard_opts_t go = {.conn = {.host = G.o.redis.host,
+                                 .port = G.o.redis.port,
+                                 .request_timeout_ms = ro.request_timeout_ms,
+                                 .name = "guard",
+                                 .sentinels = G.o.redis_sentinels,
+                                 .master_name = G.o.redis_master},
+                        .allow_eviction = G.o.allow_eviction,
+                        .metrics = G.metrics,
+                        .on_change = game_guard_cb};
+    G.guard = rguard_create(G.base, &go);
+    if (G.guard == NULL) {
+        log_emit(LOG_FATAL, "redis_guard_setup_failed", "{s:s}", "service", G.o.service);
+        return 2;
+    }
+    /* lease_start() once the guard read a policy that does not evict (game_guard_cb) */
+    long grace = G.o.grace_ms > 0 ? G.o.grace_ms : 2 * G.o.lease_ttl_ms;
+    log_emit(LOG_INFO, "lease_fence_rule", "{s:I,s:I,s:I,s:I,s:I,s:s}", "renew_every_ms",
+             (json_int_t)(G.o.lease_ttl_ms / 3), "fence_after_ms",
+             (json_int_t)(G.o.lease_ttl_ms - fence_margin), "takeover_after_ms",
+             (json_int_t)G.o.lease_ttl_ms, "sweep_after_ms", (json_int_t)(G.o.lease_ttl_ms + grace),
+             "margin_ms", (json_int_t)fence_margin, "msg",
+             "cut off from Redis, every table stops fence_after_ms after the last confirmed renew "
+             "was sent; nobody else may act on this server's chips before takeover_after_ms");
 
     if (G.o.redis_sentinels != NULL) {
         char qerr[256];
@@ -771,6 +874,7 @@ int main(int argc, char **argv)
     gs_destroy(G.gs);
     money_sweeper_destroy(G.sweeper);
     money_writer_destroy(G.money);
+    rguard_destroy(G.guard);
     registry_destroy(G.registry);
     lease_destroy(G.lease);
     rconn_destroy(G.rc);

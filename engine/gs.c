@@ -28,6 +28,7 @@
 enum {
     GS_MSG_REQUEST = RT_MSG_USER, /* ptr = gs_request_t */
     GS_MSG_VOID = RT_MSG_USER + 1,
+    GS_MSG_FENCE = RT_MSG_USER + 2,
 };
 
 /* ---- outbox: desk threads -> main thread --------------------------------------------- */
@@ -130,7 +131,9 @@ struct gs {
     u64map_t *desks; /* live desk ids (value unused) */
 
     atomic_bool intake_stopped;
-    atomic_bool quorum_lost; /* gs_set_redis_quorum(false): no round starts */
+    atomic_bool quorum_lost;  /* gs_set_redis_quorum(false): no round starts */
+    atomic_bool redis_unsafe; /* gs_set_redis_unsafe(true): no round starts */
+    atomic_bool fenced;       /* gs_set_fenced(true): nothing accepted, desks stopped */
     atomic_uint_fast64_t money_followups;
     atomic_uint_fast64_t moving; /* desks moving their table as a whole (gs_table_move_begin) */
 
@@ -331,16 +334,27 @@ static void gs_desk_on_message(rt_desk_t *desk, void *state, rt_msg_t *msg)
         gs_request_t *req = msg->ptr;
         msg->ptr = NULL;
         msg->free_fn = NULL;
-        if (req->deadline_ms != 0 && clock_wall_ms() > req->deadline_ms &&
+        if (req->deadline_ms != 0 && clock_mono_ms() > req->deadline_ms &&
             req->kind != GS_REQ_PLAYER_GONE) {
             metrics_add(d->gs->m_deadline, 1);
             gs_reply(d->gs, req, CROUPIER__ERROR_CODE__DEADLINE_EXCEEDED,
                      "deadline passed before the desk took the request", NULL);
             return;
         }
+        if (req->kind == GS_REQ_ACTION && atomic_load(&d->gs->fenced)) {
+            gs_reply(d->gs, req, CROUPIER__ERROR_CODE__TABLE_CLOSED,
+                     "this table stopped: its server lost its connection to Redis", NULL);
+            return;
+        }
         d->ops->on_request(desk, d->state, req);
         return;
     }
+    case GS_MSG_FENCE:
+        if (d->ops->on_fence != NULL)
+            d->ops->on_fence(desk, d->state);
+        else if (rt_desk_in_round(desk) && d->ops->on_void != NULL)
+            d->ops->on_void(desk, d->state);
+        return;
     case GS_MSG_VOID:
         if (rt_desk_in_round(desk) && d->ops->on_void != NULL)
             d->ops->on_void(desk, d->state);
@@ -412,6 +426,28 @@ void gs_void_all(gs_t *gs)
     pthread_mutex_lock(&gs->desks_mu);
     u64map_each(gs->desks, gs_void_one, gs);
     pthread_mutex_unlock(&gs->desks_mu);
+}
+
+static void gs_fence_one(uint64_t id, uint64_t val, void *arg)
+{
+    (void)val;
+    gs_t *gs = arg;
+    rt_msg_t m = {.type = GS_MSG_FENCE};
+    rt_post(gs->rt, id, &m);
+}
+
+void gs_set_fenced(gs_t *gs, bool fenced)
+{
+    if (atomic_exchange(&gs->fenced, fenced) == fenced || !fenced)
+        return;
+    pthread_mutex_lock(&gs->desks_mu);
+    u64map_each(gs->desks, gs_fence_one, gs);
+    pthread_mutex_unlock(&gs->desks_mu);
+}
+
+bool gs_fenced(const gs_t *gs)
+{
+    return atomic_load(&gs->fenced);
 }
 
 /* ---- pushes and seats -------------------------------------------------------------------- */
@@ -782,7 +818,15 @@ static void gs_link_request(gs_link_t *l, Croupier__RpcFrame *in, gs_req_kind_t 
     } else {
         u64map_put(gs->player_link, player, l->id);
     }
-    int64_t deadline = in->has_deadline_unix_ms ? (int64_t)in->deadline_unix_ms : 0;
+    /* The deadline on our own monotonic clock: from the budget left when the gateway wrote the
+     * frame (its transit is not counted: milliseconds on a link), or -- from a gateway that
+     * sends no budget -- from the wall-clock deadline, converted once here. */
+    bool has_deadline = in->has_budget_ms || in->has_deadline_unix_ms;
+    int64_t deadline = 0; /* none */
+    if (in->has_budget_ms)
+        deadline = clock_mono_ms() + (int64_t)in->budget_ms;
+    else if (in->has_deadline_unix_ms)
+        deadline = clock_mono_ms() + ((int64_t)in->deadline_unix_ms - clock_wall_ms());
     /* Retries of an action are recognised by the id the CLIENT gave it, which stays the same
      * through any gateway (a retry after a reconnect comes with a new session and a new rpc
      * request id). Joins, resumes and leaves are idempotent at the desk by nature, and rpc
@@ -793,7 +837,7 @@ static void gs_link_request(gs_link_t *l, Croupier__RpcFrame *in, gs_req_kind_t 
             ? in->client_request_id
             : (in->request_id ^ (l->id << 48) ^ (1ULL << 63));
     if (kind != GS_REQ_PLAYER_GONE) {
-        if (deadline != 0 && clock_wall_ms() > deadline) {
+        if (has_deadline && clock_mono_ms() > deadline) {
             metrics_add(gs->m_deadline, 1);
             gs_link_reply_now(l, in, CROUPIER__ERROR_CODE__DEADLINE_EXCEEDED,
                               "deadline passed before the server received the request");
@@ -823,7 +867,7 @@ static void gs_link_request(gs_link_t *l, Croupier__RpcFrame *in, gs_req_kind_t 
     req->player_id = player;
     req->session_id = in->has_session_id ? in->session_id : 0;
     req->trace_id = in->has_trace_id ? in->trace_id : 0;
-    req->deadline_ms = deadline;
+    req->deadline_ms = has_deadline ? deadline : 0; /* clock_mono_ms() is never 0 */
     req->frame = in;
     req->_dedupe = dedupe;
     if (kind == GS_REQ_ADOPT) {
@@ -836,6 +880,11 @@ static void gs_link_request(gs_link_t *l, Croupier__RpcFrame *in, gs_req_kind_t 
         }
         if (atomic_load(&gs->intake_stopped)) {
             gs_reply(gs, req, CROUPIER__ERROR_CODE__DRAINING, "server is draining", NULL);
+            return;
+        }
+        if (atomic_load(&gs->fenced)) {
+            gs_reply(gs, req, CROUPIER__ERROR_CODE__DRAINING,
+                     "server cut off from Redis: its tables are stopped", NULL);
             return;
         }
         if (gs->engine->adopt == NULL) {
@@ -856,6 +905,11 @@ static void gs_link_request(gs_link_t *l, Croupier__RpcFrame *in, gs_req_kind_t 
         }
         if (atomic_load(&gs->intake_stopped)) {
             gs_reply(gs, req, CROUPIER__ERROR_CODE__DRAINING, "server is draining", NULL);
+            return;
+        }
+        if (atomic_load(&gs->fenced)) {
+            gs_reply(gs, req, CROUPIER__ERROR_CODE__DRAINING,
+                     "server cut off from Redis: its tables are stopped", NULL);
             return;
         }
         gs->engine->join(gs->engine_state, req);
@@ -1196,9 +1250,15 @@ void gs_set_redis_quorum(gs_t *gs, bool ok)
     atomic_store(&gs->quorum_lost, !ok);
 }
 
+void gs_set_redis_unsafe(gs_t *gs, bool unsafe)
+{
+    atomic_store(&gs->redis_unsafe, unsafe);
+}
+
 bool gs_can_start_round(const gs_t *gs)
 {
-    if (atomic_load(&gs->intake_stopped) || atomic_load(&gs->quorum_lost))
+    if (atomic_load(&gs->intake_stopped) || atomic_load(&gs->quorum_lost) ||
+        atomic_load(&gs->redis_unsafe) || atomic_load(&gs->fenced))
         return false;
     return gs->money == NULL || money_writer_can_start_round(gs->money);
 }

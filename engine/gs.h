@@ -63,7 +63,7 @@ typedef struct gs_request {
     uint64_t player_id;
     uint64_t session_id;
     uint64_t trace_id;
-    int64_t deadline_ms;       /* absolute, wall clock unix ms; 0 = none */
+    int64_t deadline_ms;       /* absolute, on clock_mono_ms(); 0 = none */
     Croupier__RpcFrame *frame; /* the decoded frame (body: join/leave/action/resume) */
     gs_t *_gs;                 /* private: set by gs_request_post */
     uint64_t _dedupe;          /* private: the key its answer is remembered under */
@@ -84,6 +84,12 @@ typedef struct gs_desk_ops {
      * end it with rt_desk_end_round(RT_ROUND_VOIDED). NULL only for desks that never run
      * rounds (a lobby). */
     void (*on_void)(rt_desk_t *desk, void *state);
+    /* The server fenced itself (gs_set_fenced: it could not confirm its lease in time, and
+     * another server may soon return its chips, docs/queues.md "A server cut off from Redis"):
+     * stop at once -- void a round in play (VOID_STORE_UNREACHABLE), close the table and tell
+     * its players (TableClosing{CLOSING_STORE_UNREACHABLE}) without waiting for Redis. Called
+     * whether or not a round runs. NULL: on_void runs instead when a round runs. */
+    void (*on_fence)(rt_desk_t *desk, void *state);
     /* Messages of the engine's own types (>= GS_MSG_ENGINE). May be NULL. */
     void (*on_message)(rt_desk_t *desk, void *state, rt_msg_t *msg);
     /* The desk is destroyed; free state. May be NULL. */
@@ -284,6 +290,19 @@ bool gs_can_start_round(const gs_t *gs);
  * CKQUORUM with --redis-sentinels): without a quorum no round starts, since a master lost then
  * would not be replaced (docs/deploy.md "The failure model"). Default true. Any thread. */
 void gs_set_redis_quorum(gs_t *gs, bool ok);
+/* Whether Redis may lose data silently (its maxmemory-policy evicts: common/rguard.h): while
+ * true no round starts (docs/deploy.md "Redis must not evict"). Default false. Any thread. */
+void gs_set_redis_unsafe(gs_t *gs, bool unsafe);
+/*
+ * Self-fencing (docs/queues.md "A server cut off from Redis"). gs_set_fenced(true), on the main
+ * thread, takes effect at once for everything that reaches the gs afterwards: joins and adopts
+ * are answered DRAINING, actions TABLE_CLOSED (checked again on the desk's thread, so one queued
+ * before is refused too), no round starts; then every desk gets on_fence. gs_set_fenced(false)
+ * (the lease confirmed again under the same epoch) lets new joins in; closed tables stay
+ * closed. gs_fenced() may be read from any thread.
+ */
+void gs_set_fenced(gs_t *gs, bool fenced);
+bool gs_fenced(const gs_t *gs);
 
 /* Rounds ended, by game and outcome: game_rounds_total{game,outcome}. Any thread. */
 void gs_count_round(gs_t *gs, const char *game, rt_outcome_t outcome);

@@ -225,6 +225,7 @@ struct tk_table {
     /* Whole-table moves. */
     tk_move_t move;
     bool move_refused; /* it closes instead (a withdrawn or failed offer) */
+    bool fenced;       /* the server fenced itself (tk_table_on_fence): closed, players told */
     bool adopted;      /* the table came here by a move (offer_id is the offer it adopted) */
     bool move_held;    /* the move counts as a human desk: the drain waits (tk_move_hold) */
     int64_t move_until_ms;
@@ -895,8 +896,14 @@ static void tk_tell_closing(tk_table_t *t)
     for (int i = 0; i < t->nseats; i++)
         if (t->seat[i].state == TK_CLOSED)
             players[n++] = t->seat[i].player;
-    gs_close_desk_seats(gs_of_desk(t->desk), rt_desk_id(t->desk), players, n,
-                        CROUPIER__CLOSING_REASON__CLOSING_DRAINING, "server draining");
+    if (t->fenced)
+        gs_close_desk_seats(gs_of_desk(t->desk), rt_desk_id(t->desk), players, n,
+                            CROUPIER__CLOSING_REASON__CLOSING_STORE_UNREACHABLE,
+                            "the server lost its connection to Redis and stopped its tables; "
+                            "your chips go back to your wallet");
+    else
+        gs_close_desk_seats(gs_of_desk(t->desk), rt_desk_id(t->desk), players, n,
+                            CROUPIER__CLOSING_REASON__CLOSING_DRAINING, "server draining");
 }
 
 /*
@@ -924,7 +931,8 @@ static void tk_close(tk_table_t *t)
     }
     rt_msg_t m = {.type = TK_MSG_CLOSED, .arg = rt_desk_id(t->desk)};
     rt_post(rt_desk_rt(t->desk), t->eng->lobby, &m);
-    if (t->pending_cashouts == 0 ||
+    /* Fenced, the cash-outs wait for Redis: the players are told at once. */
+    if (t->pending_cashouts == 0 || t->fenced ||
         rt_desk_timer_arm(t->desk, TK_CLOSE_NOTICE_MS, TK_TIMER_NOTICE, NULL) != 0)
         tk_tell_closing(t);
 }
@@ -1220,6 +1228,9 @@ static void tk_finish_rest(tk_table_t *t, const int64_t *delta, int64_t rake, bo
                     : why == CROUPIER__VOID_REASON__VOID_LEASE_LOST
                         ? "the server lost its lease before the round's result could be "
                           "recorded; no chip moved"
+                    : why == CROUPIER__VOID_REASON__VOID_STORE_UNREACHABLE
+                        ? "the server lost its connection to Redis and stopped the round; no "
+                          "chip moved"
                         : "the server had to stop before the round could finish; every chip "
                           "committed was returned";
     }
@@ -1247,7 +1258,10 @@ static void tk_finish_rest(tk_table_t *t, const int64_t *delta, int64_t rake, bo
     re.rake = voided ? 0 : rake;
     sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_ROUND_END;
     sm.round_end = &re;
-    tk_push_all(t, &sm);
+    /* A round whose settlement was on its way when the server fenced itself: its players were
+     * told the table closed (the round is decided by Redis) and have moved on. */
+    if (!(t->fenced && t->close_told))
+        tk_push_all(t, &sm);
     for (int i = 0; i < t->nseats; i++) {
         t->seat[i].playing = false;
         t->seat[i].nshown = 0;
@@ -1856,6 +1870,7 @@ static char *tk_move_state(tk_table_t *t)
 }
 
 static void tk_close(tk_table_t *t);
+static void tk_fence(tk_table_t *t);
 
 /* A move in progress counts as a human desk (gs_table_move_begin): its round is over, but its
  * players are still here until the adopter has them, so the drain waits for it (within its
@@ -2292,10 +2307,13 @@ static void tk_move_done(tk_table_t *t, tk_job_t *j)
     if (j->kind == TK_JOB_ADOPT) {
         if (t->move != TK_MOVE_ADOPTING)
             return;
-        if (j->status == MONEY_OK)
+        if (j->status == MONEY_OK) {
             tk_adopt_import(t, j);
-        else
+            if (gs_fenced(gs_of_desk(t->desk)))
+                tk_fence(t); /* adopted while cut off from Redis: it closes at once */
+        } else {
             tk_adopt_abandon(t, j);
+        }
         return;
     }
     if (t->move == TK_MOVE_OFFERING || t->move == TK_MOVE_CHECKING ||
@@ -3050,6 +3068,47 @@ static void tk_table_on_void(rt_desk_t *desk, void *state)
     tk_move_hold(t, false);
 }
 
+/*
+ * The server fenced itself (gs.h gs_set_fenced; docs/queues.md "A server cut off from Redis"):
+ * its lease could not be confirmed, and once it lapses another server may return this table's
+ * chips. Everything stops now, without waiting for Redis: a round in play is voided (its seat
+ * accounts still hold the stacks of its start: no chip moved), the seats are cashed out (queued:
+ * applied if Redis comes back to this server, else the recovery returns them), and the players
+ * are told TableClosing{CLOSING_STORE_UNREACHABLE} at once, so their gateways seat them
+ * elsewhere. A round whose settlement is on its way is left to Redis: applied or not, the
+ * seats' cash-outs queued behind it return exactly what the players hold; its players are told
+ * now and get no RoundEnd.
+ */
+static void tk_fence(tk_table_t *t)
+{
+    rt_desk_t *desk = t->desk;
+    if (t->fenced)
+        return;
+    if (t->move >= TK_MOVE_OFFERING && t->move <= TK_MOVE_WITHDRAWING) {
+        /* Offered: the seat accounts are the offer's (an adopter may be taking them, and its
+         * players were sent there); the recovery voids an offer nobody adopted. */
+        tk_move_hold(t, false);
+        return;
+    }
+    if (t->move == TK_MOVE_ADOPTING)
+        return; /* the adoption's answer comes first, then the table fences (tk_move_done) */
+    t->fenced = true;
+    log_emit(LOG_WARN, "tk_fenced", "{s:s,s:b,s:b,s:i}", "game", t->game, "in_round",
+             rt_desk_in_round(desk), "settling", t->settling, "humans", rt_desk_humans(desk));
+    t->move = TK_MOVE_NONE;
+    if (rt_desk_in_round(desk) && !t->settling)
+        tk_void(t, CROUPIER__VOID_REASON__VOID_STORE_UNREACHABLE); /* closes the table */
+    t->move_refused = true;
+    tk_close(t);
+    tk_tell_closing(t);
+    tk_move_hold(t, false);
+}
+
+static void tk_table_on_fence(rt_desk_t *desk, void *state)
+{
+    tk_fence(tk_enter(desk, state));
+}
+
 static void tk_table_on_destroy(rt_desk_t *desk, void *state)
 {
     tk_table_t *t = tk_enter(desk, state);
@@ -3081,6 +3140,7 @@ static const gs_desk_ops_t tk_table_ops = {
     .on_timer = tk_table_on_timer,
     .on_intake_stopped = tk_table_on_intake_stopped,
     .on_void = tk_table_on_void,
+    .on_fence = tk_table_on_fence,
     .on_message = tk_table_on_message,
     .on_destroy = tk_table_on_destroy,
 };

@@ -828,6 +828,13 @@ static uint8_t *gate_put_varint(uint8_t *p, uint64_t v)
  * the client frame's checks as an Action (the same message type RpcFrame.action holds), and
  * are at most GATE_ACTION_FWD_MAX long, far under the link's frame cap.
  */
+/* What is left of a request's budget now, in ms (at least 1: it was not expired when sent). */
+static uint32_t gate_req_budget_left(const gate_req_t *r)
+{
+    int64_t left = r->deadline_mono - gate_now_mono(r->g);
+    return left < 1 ? 1 : left > UINT32_MAX ? UINT32_MAX : (uint32_t)left;
+}
+
 static void gate_req_write_action(gate_req_t *r)
 {
     gate_link_t *l = r->link;
@@ -844,6 +851,8 @@ static void gate_req_write_action(gate_req_t *r)
     p = gate_put_varint(p, r->rid);
     p = gate_put_varint(p, 3 << 3);
     p = gate_put_varint(p, (uint64_t)r->deadline_wall);
+    p = gate_put_varint(p, 8 << 3); /* budget_ms: clock steps change nothing (rpc.proto) */
+    p = gate_put_varint(p, gate_req_budget_left(r));
     p = gate_put_varint(p, 4 << 3);
     p = gate_put_varint(p, r->player);
     if (r->session != 0) {
@@ -890,6 +899,8 @@ static void gate_req_write(gate_req_t *r)
     f.request_id = r->rid;
     f.has_deadline_unix_ms = true;
     f.deadline_unix_ms = (uint64_t)r->deadline_wall;
+    f.has_budget_ms = true;
+    f.budget_ms = gate_req_budget_left(r);
     f.has_player_id = true;
     f.player_id = r->player;
     f.has_session_id = r->session != 0;
@@ -1835,7 +1846,7 @@ static void gate_seat_gone(gate_t *g, uint64_t player, const gate_seat_t *seat)
     if (u64map_get(g->conn_by_player, player, &cid))
         c = gate_conn_get(g, cid);
     if (c != NULL && c->seat != NULL && strcmp(c->seat->server_id, seat->server_id) != 0)
-        return; /* seated elsewhere since */
+        return;            /* seated elsewhere since */
     gate_seat_t s = *seat; /* seat may be the connection's own, cleared below */
     if (c != NULL)
         gate_conn_set_seat(c, NULL);
@@ -2579,6 +2590,7 @@ static const char gate_probe_lua[] = "local v = redis.call('GET', KEYS[1]) "
                                      "if not v then return {} end "
                                      "return {v, redis.call('PTTL', KEYS[1])}";
 static rconn_script_t *gate_script_probe;
+static rconn_script_t *gate_script_list; /* the lobby's live ads (LOBBY_LIST_LUA) */
 
 typedef struct {
     gate_t *g;
@@ -3206,11 +3218,10 @@ static void gate_client_list(gate_conn_t *c, const Croupier__ClientMessage *m)
     op->want.game = op->game;
     op->want.has_stake = lt->has_stake;
     op->want.stake = lt->stake;
-    char now[24], scan[24];
-    snprintf(now, sizeof now, "%" PRId64, clock_wall_ms());
+    char scan[24];
     snprintf(scan, sizeof scan, "%d", GATE_LIST_SCAN);
-    const char *argv[] = {"ZRANGEBYSCORE", LOBBY_INDEX_KEY, now, "+inf", "LIMIT", "0", scan};
-    if (rconn_command_argv(g->rc, gate_list_index_cb, op, 7, argv, NULL) != 0) {
+    const char *argv[] = {LOBBY_INDEX_KEY, scan}; /* live ads on Redis's clock (lobby.h) */
+    if (rconn_eval(g->rc, gate_script_list, gate_list_index_cb, op, 1, 2, argv, NULL) != 0) {
         free(op);
         metrics_add(g->m_degraded, 1);
         gate_conn_error(c, m->request_id, CROUPIER__ERROR_CODE__UNAVAILABLE,
@@ -4045,16 +4056,14 @@ int gate_create(const gate_config_t *cfg, gate_t **out)
     static const struct {
         const char *name;
         uint32_t id;
-    } rpc_fields[] = {{"request_id", 1},
-                      {"deadline_unix_ms", 3},
-                      {"player_id", 4},
-                      {"session_id", 5},
-                      {"client_request_id", 6}};
+    } rpc_fields[] = {{"request_id", 1}, {"deadline_unix_ms", 3}, {"budget_ms", 8},
+                      {"player_id", 4},  {"session_id", 5},       {"client_request_id", 6}};
     g->forward_action = true;
     for (size_t i = 0; i < sizeof rpc_fields / sizeof rpc_fields[0]; i++) {
         const ProtobufCFieldDescriptor *fd = protobuf_c_message_descriptor_get_field_by_name(
             &croupier__rpc_frame__descriptor, rpc_fields[i].name);
-        if (fd == NULL || fd->id != rpc_fields[i].id || fd->type != PROTOBUF_C_TYPE_UINT64)
+        if (fd == NULL || fd->id != rpc_fields[i].id ||
+            (fd->type != PROTOBUF_C_TYPE_UINT64 && fd->type != PROTOBUF_C_TYPE_UINT32))
             g->forward_action = false;
     }
 #define GATE_DEF(f, v)                                                                             \
@@ -4177,6 +4186,7 @@ int gate_create(const gate_config_t *cfg, gate_t **out)
         gate_script_deregister = rconn_script_create(gate_deregister_lua);
         gate_script_seat_del = rconn_script_create(gate_seat_del_lua);
         gate_script_probe = rconn_script_create(gate_probe_lua);
+        gate_script_list = rconn_script_create(LOBBY_LIST_LUA);
     }
     rconn_opts_t ro = {.host = cfg->redis.host,
                        .port = cfg->redis.port,

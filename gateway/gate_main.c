@@ -21,6 +21,7 @@
 #include "gate_tls.h"
 #include "log.h"
 #include "metrics.h"
+#include "rguard.h"
 #include "sentinel.h"
 #include "token.h"
 #include "version.h"
@@ -33,6 +34,7 @@ static struct {
     long drain_window_ms, close_timeout_ms, goaway_spread_ms;
     long budget[GATE_REQ_KINDS];
     long max_frame, output_cap, rate, burst, inflight, idle_ms, ping_ms, seat_ttl_s, gate_ttl_ms;
+    bool allow_eviction;
 } O;
 
 static const config_flag_t gate_flags[] = {
@@ -53,6 +55,10 @@ static const config_flag_t gate_flags[] = {
      0, 0},
     {"redis", CONFIG_ADDR, "127.0.0.1:6379", "Redis address (IP literal)", &O.redis, 0, 0},
     SENTINEL_CONFIG_FLAGS(&O.redis_sentinels, &O.redis_master),
+    {"redis-allow-eviction", CONFIG_BOOL, "false",
+     "run even when Redis's maxmemory-policy is not noeviction (TESTS ONLY; docs/deploy.md "
+     "\"Redis must not evict\")",
+     &O.allow_eviction, 0, 0},
     {"token-secret-file", CONFIG_STR, NULL, "file holding the HMAC-SHA256 token secret (required)",
      &O.secret_file, 0, 0},
     {"drain-window-ms", CONFIG_INT, "5000",
@@ -153,7 +159,10 @@ static struct {
     gate_t *gate;
     drain_t *drain;
     gate_tls_t *tls;
+    rguard_t *guard; /* Redis's eviction policy (rguard.h) */
+    bool guard_read; /* a verdict was read once */
     int signals;
+    int exit_code;
 } G;
 
 /* SIGHUP: the certificate and key are read again; a failure keeps the current ones. */
@@ -190,7 +199,30 @@ static void gate_stop_intake(void *ctx)
 static bool gate_is_ready(void *ctx)
 {
     (void)ctx;
-    return G.gate != NULL && gate_ready(G.gate);
+    /* Read from the health thread: the guard's verdict is an atomic. */
+    rguard_verdict_t v = rguard_verdict(G.guard);
+    return G.gate != NULL && gate_ready(G.gate) &&
+           (v == RGUARD_SAFE || (v == RGUARD_EVICTING && !rguard_blocks(G.guard)));
+}
+
+/*
+ * The eviction guard's verdict changed (docs/deploy.md "Redis must not evict"): an evicting
+ * Redis found by the first read ends the gateway with status 2 (it never turned ready); found
+ * later, the gateway is unready until the policy is noeviction again.
+ */
+static void gate_guard_cb(rguard_t *g, rguard_verdict_t v, void *arg)
+{
+    (void)arg;
+    bool first = !G.guard_read;
+    G.guard_read = G.guard_read || v != RGUARD_UNKNOWN;
+    if (first && rguard_blocks(g)) {
+        log_emit(LOG_FATAL, "redis_refused", "{s:s,s:s,s:s}", "maxmemory_policy", rguard_policy(g),
+                 "required", "noeviction", "msg", rguard_why());
+        fprintf(stderr, "croupier-gate: Redis maxmemory-policy is '%s', not noeviction: %s\n",
+                rguard_policy(g), rguard_why());
+        G.exit_code = 2;
+        gate_exit_begin(G.gate);
+    }
 }
 
 static void gate_signal_cb(evutil_socket_t sig, short what, void *arg)
@@ -326,6 +358,19 @@ int main(int argc, char **argv)
     rc = gate_create(&gc, &G.gate);
     if (rc != 0)
         return 1;
+    rguard_opts_t go = {.conn = {.host = O.redis.host,
+                                 .port = O.redis.port,
+                                 .name = "guard",
+                                 .sentinels = O.redis_sentinels,
+                                 .master_name = O.redis_master},
+                        .allow_eviction = O.allow_eviction,
+                        .metrics = metrics,
+                        .on_change = gate_guard_cb};
+    G.guard = rguard_create(G.base, &go);
+    if (G.guard == NULL) {
+        fprintf(stderr, "croupier-gate: the Redis eviction guard could not be set up\n");
+        return 2;
+    }
     rc = drain_serve(G.drain);
     if (rc != 0) {
         log_emit(LOG_FATAL, "health_listen_failed", "{s:s,s:i,s:s}", "host", O.health.host, "port",
@@ -356,9 +401,10 @@ int main(int argc, char **argv)
     event_free(sighup);
     /* The health thread reads G.gate: stop it first. */
     drain_destroy(G.drain);
+    rguard_destroy(G.guard);
     gate_destroy(G.gate);
     gate_tls_destroy(G.tls);
     event_base_free(G.base);
     metrics_destroy(metrics);
-    return 0;
+    return G.exit_code;
 }

@@ -121,6 +121,7 @@ struct lease {
     char service[65];
     int size;
     int ttl_ms;
+    int margin_ms; /* lease_opts_t.margin_ms, resolved */
     lease_opts_t opts;
     lease_state_t state;
     bool started;
@@ -320,7 +321,7 @@ static void lease_acquire_timer_cb(evutil_socket_t fd, short what, void *arg)
 /* Records a confirmation of the slot by a command sent at sent_ms and re-arms the validity. */
 static void lease_confirm(lease_t *l, int64_t sent_ms)
 {
-    int64_t until = sent_ms + l->ttl_ms - l->ttl_ms / 10;
+    int64_t until = sent_ms + l->ttl_ms - l->margin_ms;
     if (until > l->valid_until_boot_ms)
         l->valid_until_boot_ms = until;
     lease_arm_ms(l->validity_ev, l->valid_until_boot_ms - clock_boot_ms());
@@ -617,7 +618,8 @@ static void lease_validity_timer_cb(evutil_socket_t fd, short what, void *arg)
 lease_t *lease_create(struct event_base *base, rconn_t *rc, const lease_opts_t *opts)
 {
     if (base == NULL || rc == NULL || opts == NULL || !lease_service_ok(opts->service) ||
-        opts->pool_size < 1 || opts->pool_size > 100000 || opts->ttl_ms < 30) {
+        opts->pool_size < 1 || opts->pool_size > 100000 || opts->ttl_ms < 30 ||
+        opts->margin_ms < 0 || (opts->margin_ms > 0 && opts->margin_ms >= opts->ttl_ms / 3)) {
         errno = EINVAL;
         return NULL;
     }
@@ -629,6 +631,7 @@ lease_t *lease_create(struct event_base *base, rconn_t *rc, const lease_opts_t *
     l->opts.service = l->service;
     l->size = opts->pool_size;
     l->ttl_ms = opts->ttl_ms;
+    l->margin_ms = opts->margin_ms > 0 ? opts->margin_ms : opts->ttl_ms / 10;
     l->slot = -1;
     LIST_INIT(&l->reqs);
     arc4random_buf(l->token_raw, sizeof l->token_raw);
@@ -800,6 +803,11 @@ const char *lease_service(const lease_t *l)
 int lease_ttl_ms(const lease_t *l)
 {
     return l->ttl_ms;
+}
+
+int lease_margin_ms(const lease_t *l)
+{
+    return l->margin_ms;
 }
 
 const char *lease_token(const lease_t *l)

@@ -44,8 +44,10 @@
  *                `SIZE >= versions alive x replicas x 2`; retried with backoff; counted.
  *   VALID        held and confirmed by Redis within the local validity window
  *   UNCONFIRMED  held, but Redis has not confirmed a renew before the local validity ended
- *                (measured on CLOCK_BOOTTIME from when the renew was *sent*, minus 10% for clock
- *                drift). Owners answer readiness 503 and open no new desks; running rounds go on.
+ *                (measured on CLOCK_BOOTTIME from when the renew was *sent*: ttl - margin_ms,
+ *                the margin 10% of the TTL by default). Owners answer readiness 503 and open no
+ *                new desks; croupier-game also stops every table then (self-fencing: it cannot
+ *                know whether the key will outlive the partition, docs/queues.md).
  *                The next answer from Redis decides: still ours (or taken back) -> VALID,
  *                someone else's -> LOST.
  *   LOST         another process holds the slot. The owner must stop intake, answer readiness
@@ -131,6 +133,13 @@ typedef struct {
      * it within wait_timeout_ms (default 500, at most ttl/6). 0 = no WAIT. */
     int min_replicas;
     int wait_timeout_ms;
+    /* The fence margin: the lease turns UNCONFIRMED (LEASE_EV_UNCONFIRMED) once ttl - margin_ms
+     * have passed since the last confirmed command was SENT with no newer confirmation. Redis
+     * cannot expire the key before send + ttl, so an owner that stops everything on
+     * UNCONFIRMED has stopped margin_ms before anyone else may take the slot (docs/queues.md "A
+     * server cut off from Redis"). 0 = ttl/10; else 1 <= margin_ms < ttl/3 (renewals, every
+     * ttl/3, get two chances before it). */
+    int margin_ms;
 } lease_opts_t;
 
 /* Checks the options and creates an idle lease. Returns NULL with errno EINVAL on bad options.
@@ -163,6 +172,7 @@ int64_t lease_epoch(const lease_t *l);
 uint64_t lease_gaps(const lease_t *l);
 const char *lease_service(const lease_t *l);
 int lease_ttl_ms(const lease_t *l);
+int lease_margin_ms(const lease_t *l); /* the fence margin in effect (lease_opts_t.margin_ms) */
 /* The token as 32 hex digits. */
 const char *lease_token(const lease_t *l);
 

@@ -18,12 +18,22 @@
 #include "log.h"
 #include "xmalloc.h"
 
-/* Writes one ad whole: KEYS ad, index; ARGV member, expiry score, ttl ms, field/value pairs. */
-static const char lobby_put_lua[] = "redis.call('DEL', KEYS[1])\n"
-                                    "redis.call('HSET', KEYS[1], unpack(ARGV, 4))\n"
-                                    "redis.call('PEXPIRE', KEYS[1], ARGV[3])\n"
-                                    "redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])\n"
-                                    "return 1\n";
+/* Writes one ad whole: KEYS ad, index; ARGV member, (unused), ttl ms, field/value pairs. The
+ * index's score is the ad's expiry on Redis's clock (TIME), never the writer's wall clock: a
+ * server whose clock stepped neither hides its ads nor keeps them past their time. */
+static const char lobby_put_lua[] =
+    "redis.call('DEL', KEYS[1])\n"
+    "redis.call('HSET', KEYS[1], unpack(ARGV, 4))\n"
+    "redis.call('PEXPIRE', KEYS[1], ARGV[3])\n"
+    "local t = redis.call('TIME')\n"
+    "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+    "redis.call('ZADD', KEYS[2], now + tonumber(ARGV[3]), ARGV[1])\n"
+    "return 1\n";
+/* Prunes the index's expired members (servers that died), on Redis's clock: KEYS index. */
+static const char lobby_prune_lua[] =
+    "local t = redis.call('TIME')\n"
+    "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+    "return redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. now)\n";
 /* Deletes one ad: KEYS ad, index; ARGV member. */
 static const char lobby_del_lua[] = "redis.call('DEL', KEYS[1])\n"
                                     "redis.call('ZREM', KEYS[2], ARGV[1])\n"
@@ -47,7 +57,7 @@ struct lobby_pub {
     int engine;
     int64_t refresh_ms;
     struct event *wake, *tick;
-    rconn_script_t *put, *del;
+    rconn_script_t *put, *del, *prune;
     atomic_bool withdraw;
     pthread_mutex_t mu;
     lobby_entry_t *entries;
@@ -106,18 +116,17 @@ static int lobby_send_put(lobby_pub_t *p, const lobby_entry_t *e)
     char v_score[24], v_ttl[24], v_table[24], v_engine[16], v_stakes[24], v_seats[16], v_free[16];
     snprintf(member, sizeof member, "%s:%" PRIu64, p->server_id, e->desk);
     snprintf(key, sizeof key, LOBBY_AD_KEY_PREFIX "%s", member);
-    snprintf(v_score, sizeof v_score, "%" PRId64, clock_wall_ms() + ttl);
+    snprintf(v_score, sizeof v_score, "%s", "0"); /* the script scores it on Redis's clock */
     snprintf(v_ttl, sizeof v_ttl, "%" PRId64, ttl);
     snprintf(v_table, sizeof v_table, "%" PRIu64, e->desk);
     snprintf(v_engine, sizeof v_engine, "%d", p->engine);
     snprintf(v_stakes, sizeof v_stakes, "%" PRId64, e->stake);
     snprintf(v_seats, sizeof v_seats, "%d", e->seats);
     snprintf(v_free, sizeof v_free, "%d", e->seats_free);
-    const char *argv[] = {key,    LOBBY_INDEX_KEY, member,       v_score,    v_ttl,
-                          "table", v_table,        "engine",     v_engine,   "game",
-                          e->game, "stakes",       v_stakes,     "seats",    v_seats,
-                          "seats_free", v_free,    "server",     p->server_id, "ttl_ms",
-                          v_ttl};
+    const char *argv[] = {key,          LOBBY_INDEX_KEY, member,   v_score,      v_ttl,   "table",
+                          v_table,      "engine",        v_engine, "game",       e->game, "stakes",
+                          v_stakes,     "seats",         v_seats,  "seats_free", v_free,  "server",
+                          p->server_id, "ttl_ms",        v_ttl};
     return rconn_eval(p->rc, p->put, lobby_reply_cb, NULL, 2, (int)(sizeof argv / sizeof argv[0]),
                       argv, NULL);
 }
@@ -171,10 +180,8 @@ static void lobby_tick_cb(evutil_socket_t fd, short what, void *arg)
     lobby_pub_t *p = arg;
     /* Expired members of the index (servers that died) are pruned by whoever writes it. */
     if (p->rc != NULL && rconn_connected(p->rc)) {
-        char now[24];
-        snprintf(now, sizeof now, "(%" PRId64, clock_wall_ms());
-        const char *argv[] = {"ZREMRANGEBYSCORE", LOBBY_INDEX_KEY, "-inf", now};
-        rconn_command_argv(p->rc, lobby_reply_cb, NULL, 4, argv, NULL);
+        const char *argv[] = {LOBBY_INDEX_KEY};
+        rconn_eval(p->rc, p->prune, lobby_reply_cb, NULL, 1, 1, argv, NULL);
     }
     lobby_sync(p, true);
 }
@@ -206,6 +213,7 @@ lobby_pub_t *lobby_pub_create(struct event_base *base, rconn_t *rc, const lobby_
         goto fail_add;
     p->put = rconn_script_create(lobby_put_lua);
     p->del = rconn_script_create(lobby_del_lua);
+    p->prune = rconn_script_create(lobby_prune_lua);
     return p;
 
 fail_add:
@@ -299,6 +307,7 @@ void lobby_pub_destroy(lobby_pub_t *p)
     event_free(p->tick);
     rconn_script_destroy(p->put);
     rconn_script_destroy(p->del);
+    rconn_script_destroy(p->prune);
     pthread_mutex_destroy(&p->mu);
     free(p->entries);
     free(p);

@@ -538,8 +538,8 @@ enum {
 };
 
 static const char *const money_scripts[MONEY_NSCRIPTS] = {
-    money_lua_settle, money_lua_wallet,  money_lua_history, money_lua_seat,
-    money_lua_mark,   money_lua_recover, money_lua_offer,   money_lua_adopt, money_lua_withdraw};
+    money_lua_settle,  money_lua_wallet, money_lua_history, money_lua_seat,    money_lua_mark,
+    money_lua_recover, money_lua_offer,  money_lua_adopt,   money_lua_withdraw};
 static char money_shas[MONEY_NSCRIPTS][41];
 static pthread_once_t money_sha_once = PTHREAD_ONCE_INIT;
 
@@ -1349,8 +1349,13 @@ static bool money_starts(const char *s, size_t len, const char *prefix)
 /* Maps an error text to a money_err_t (permanent) or asks for a retry (transient). */
 static money_reply_action_t money_reply_error(const char *str, size_t len, money_result_t *out)
 {
-    static const char *const transient[] = {"NOSCRIPT", "LOADING",  "BUSY",        "MASTERDOWN",
-                                            "READONLY", "TRYAGAIN", "CLUSTERDOWN", "OOM"};
+    /* "Redis refuses writes for a while", one rule for all (docs/queues.md "When Redis refuses
+     * writes"): a full Redis (OOM), too few replicas (NOREPLICAS, min-replicas-to-write), a failed
+     * RDB save (MISCONF), a demoted master (READONLY), a failover or a load in progress. Every
+     * script is all-or-nothing and idempotent, so the item is sent again after a pause. */
+    static const char *const transient[] = {"NOSCRIPT",   "LOADING",  "BUSY",        "MASTERDOWN",
+                                            "READONLY",   "TRYAGAIN", "CLUSTERDOWN", "OOM",
+                                            "NOREPLICAS", "MISCONF"};
     static const struct {
         const char *token;
         int code;

@@ -10,10 +10,11 @@
  * All items travel in one FIFO over one connection, so Redis applies them in submission order;
  * in particular a desk's later item is never applied before an earlier one. When the connection
  * fails, a request times out (Redis down, hung, restarting) or Redis answers a server-wide
- * transient error (LOADING, BUSY, READONLY, OOM), every unanswered item goes back to the head of
- * the queue in its original order and is sent again after a backoff pause; answers still to come
- * for the earlier sends are ignored. The scripts are idempotent by round / operation id, so
- * sending again never applies twice (the second answer says replayed, with the first result).
+ * transient error (LOADING, BUSY, READONLY, OOM, NOREPLICAS, MISCONF), every unanswered item goes
+ * back to the head of the queue in its original order and is sent again after a backoff pause;
+ * answers still to come for the earlier sends are ignored. The scripts are idempotent by round /
+ * operation id, so sending again never applies twice (the second answer says replayed, with the
+ * first result).
  *
  * Bounded without dropping: submit never refuses an item for lack of room (a settlement is
  * never dropped). Instead, once the depth reaches high_watermark, money_writer_can_start_round()
@@ -106,8 +107,8 @@ typedef struct {
     /* Replay journal (see above): 0 = MONEY_WRITER_REPLAY_WINDOW_MS, < 0 = no journal; it must
      * be below record_ttl_s (create refuses it otherwise). */
     int replay_window_ms;
-    size_t replay_max_items; /* 0 = MONEY_WRITER_REPLAY_MAX_ITEMS */
-    size_t replay_max_bytes; /* 0 = MONEY_WRITER_REPLAY_MAX_BYTES */
+    size_t replay_max_items;     /* 0 = MONEY_WRITER_REPLAY_MAX_ITEMS */
+    size_t replay_max_bytes;     /* 0 = MONEY_WRITER_REPLAY_MAX_BYTES */
     metrics_registry_t *metrics; /* may be NULL; borrowed, must outlive the writer */
 } money_writer_config_t;
 

@@ -27,11 +27,14 @@ and prints the report with a verdict. Writes RUN_DIR/checks.txt ("ok"/"FAIL"/"wa
 tests/e2e/chart.py copies them into report.md). Exit status 0 when every check passed, 1
 otherwise.
 """
+import io
 import json
 import os
 import sys
 
 run = sys.argv[1]
+# The body is printed after the verdict and the failed checks, so that they come first.
+real_stdout, sys.stdout = sys.stdout, io.StringIO()
 groups, pods, failures, warnings, fallback, accounts = [], [], [], [], None, []
 crashed, bot_crash = [], {}
 prom_query, prom_rounds, prom_up = None, {}, {}
@@ -284,8 +287,18 @@ with open(os.path.join(run, "checks.txt"), "w") as out:
     for w in warnings:
         out.write("warn %s\n" % w)
 passed = all(ok for ok, _ in checks)
+failed = [text for ok, text in checks if not ok]
+verdict = "ZERO LOSS: %s" % ("yes -- all %d checks passed" % len(checks) if passed else
+                             "NO -- %d of %d checks failed" % (len(failed), len(checks)))
+body, sys.stdout = sys.stdout.getvalue(), real_stdout
+print(verdict)
+for text in failed:
+    print("  FAIL %s" % text)
 print()
-print("ZERO LOSS: %s" % ("yes -- every check passed" if passed else
-                         "NO -- %d check(s) failed" % sum(1 for ok, _ in checks if not ok)))
+print(body, end="")
+print()
+print(verdict)
+for text in failed:
+    print("  FAIL %s" % text)
 
 sys.exit(0 if passed else 1)

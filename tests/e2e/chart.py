@@ -176,6 +176,16 @@ if shutil.which("gnuplot") and series:
         os.unlink(png)
 
 md = ["# Rolling update report", ""]
+# The verdict first (checks.txt: "ok"/"FAIL"/"warn"/"info" lines), with the failed checks.
+if os.path.exists(os.path.join(run, "checks.txt")):
+    lines = open(os.path.join(run, "checks.txt")).read().splitlines()
+    fails = [line[4:].strip() for line in lines if line.startswith("FAIL")]
+    nchecks = sum(1 for line in lines if line.startswith("ok") or line.startswith("FAIL"))
+    if fails:
+        md += ["**ZERO LOSS: NO** -- %d of %d checks failed:" % (len(fails), nchecks), ""]
+        md += ["* FAIL %s" % text for text in fails] + [""]
+    else:
+        md += ["**ZERO LOSS: yes** -- all %d checks passed" % nchecks, ""]
 for game, report in sorted(reports.items()):
     games = report.get("games", {})
     lat = report.get("action_latency_ms", {})

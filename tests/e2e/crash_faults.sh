@@ -4,8 +4,10 @@
 #
 #   FAULT=redis     Redis (AOF, appendfsync always) is SIGKILLed and restarted from its AOF
 #                   after longer than the lease TTL, with a game server of every kit engine
-#                   playing. Every server takes its slot back under the SAME epoch (the fence
-#                   proves nobody held it meanwhile, lease.h) and stays up; every round the bots
+#                   playing. Every server fences itself (its tables stop, their players are
+#                   told; docs/queues.md "A server cut off from Redis"), then takes its slot back
+#                   under the SAME epoch (the fence proves nobody held it meanwhile, lease.h),
+#                   lifts its fence and stays up; every round the bots
 #                   saw finish settled once, no player got NOT_SEATED, nothing stays held.
 #   FAULT=pause     A hold'em server is paused (SIGSTOP) until its lease expired and the other
 #                   server's sweeper claimed its epoch and returned its chips; then it is
@@ -29,6 +31,26 @@
 #                   instead, and resumed (SIGCONT) 10 s later: Sentinel demotes it to a replica
 #                   of the new master, whatever it still held in its socket buffers is applied
 #                   there and then thrown away by the resync.
+#   FAULT=partition  (issue 26) Two game servers (hold'em, Dou Dizhu) run in a network namespace
+#                   the test makes, reaching the gateways over one veth pair and Redis over
+#                   another; two more servers of the same engines run outside. While bots play
+#                   through two gateways, the namespace's Redis link goes dark (its host side
+#                   down: packets dropped, as by a firewall) for 3 x the lease TTL. Each cut-off
+#                   server must fence itself (docs/queues.md "A server cut off from Redis") before
+#                   a sweeper returns its chips, its players are moved to the servers outside;
+#                   after the link is back it finds its lease lost and exits 3. Needs root
+#                   (ip netns): without it the test says so and is skipped (77).
+#   FAULT=clock     (issue 26) A hold'em server and one gateway run under libfaketime (Debian
+#                   faketime): while bots play, the server's wall clock steps 10 minutes ahead
+#                   and later 10 minutes back, the gateway's the other way. Leases, timers and
+#                   request deadlines are on monotonic clocks (rpc.proto budget_ms) or fenced:
+#                   nothing expires, no lease is lost, no request fails, no round is torn.
+#                   Without libfaketime the test says so and is skipped (77).
+#   FAULT=evict     (issue 26) While bots play hold'em and Dou Dizhu through two gateways, Redis's
+#                   maxmemory-policy is set to allkeys-lru (CONFIG SET, as a misconfigured
+#                   shared Redis would be): every server and gateway turns unready within
+#                   seconds (common/rguard.h) and no round starts; back to noeviction, play goes
+#                   on. A server started meanwhile is refused (exit 2).
 #   FAULT=freeze-gate  Hold'em and Zha Jin Hua bots play through two gateways; one gateway is
 #                   frozen (SIGSTOP) for 30 s, then resumed (SIGCONT). Its kernel still accepts
 #                   and acknowledges what the bots write, so only their keepalive tells
@@ -50,8 +72,9 @@
 # left, every round the bots saw finish has its settle record and no voided one has.
 #
 #   tests/e2e/crash_faults.sh BUILD_DIR [SOURCE_DIR]
-# Env: FAULT (redis | pause | inflight | failover | failover-stop | freeze-gate | freeze-game |
-# freeze-game-short; default redis), FREEZE_S (freeze-*: how long the freeze lasts, 30), MIN_REPLICAS
+# Env: FAULT (redis | pause | inflight | failover | failover-stop | partition | clock | evict |
+# freeze-gate | freeze-game | freeze-game-short; default redis), FREEZE_S (freeze-gate,
+# freeze-game: how long the freeze lasts, 30), MIN_REPLICAS
 # (failover*: 1), CROUPIER_KEEP_LOGS=1 keeps the work dir.
 set -u
 BUILD=$(cd "${1:?usage: crash_faults.sh BUILD_DIR [SOURCE_DIR]}" && pwd)
@@ -61,7 +84,8 @@ SRC=$(cd "${2:-$(dirname "$0")/../..}" && pwd)
 E2E_DIR=$(mktemp -d "${TMPDIR:-/tmp}/croupier-crash-faults.XXXXXX")
 E2E_FAILURES=()
 E2E_WARNINGS=()
-trap 'e2e_cleanup; [ "${CROUPIER_KEEP_LOGS:-0}" = 1 ] || [ ${#E2E_FAILURES[@]} -gt 0 ] || rm -rf "$E2E_DIR"' EXIT
+net_cleanup() { :; } # FAULT=partition: its network namespace and links
+trap 'e2e_cleanup; net_cleanup; [ "${CROUPIER_KEEP_LOGS:-0}" = 1 ] || [ ${#E2E_FAILURES[@]} -gt 0 ] || rm -rf "$E2E_DIR"' EXIT
 FAULT=${FAULT:-redis}
 TTL=2000
 GRACE=3000
@@ -163,6 +187,10 @@ redis)
     for e in $ENGINES; do
         read -r slot epoch <<<"$(e2e_lease_of "game-$e")"
         check "game-$e stayed up through the outage" e2e_alive "${POD_PID[game-$e]}"
+        # down longer than the TTL: every server stopped its tables (docs/queues.md "A server
+        # cut off from Redis") and took players again once Redis confirmed its lease
+        check "game-$e fenced itself during the outage" grep -q '"self_fenced"' "${POD_LOG[game-$e]}"
+        check "game-$e lifted its fence after it" grep -q '"self_fence_lifted"' "${POD_LOG[game-$e]}"
         check "game-$e took its slot back under the same epoch ($slot:$epoch)" \
             grep -q "\"lease_regained\".*\"slot\":$slot,\"epoch\":$epoch," "${POD_LOG[game-$e]}"
         check "game-$e: no settlement refused" bash -c "! grep -q 'tk_settlement_failed\|MONEY_STALE_EPOCH' '${POD_LOG[game-$e]}'"
@@ -357,6 +385,221 @@ failover | failover-stop)
     e2e_log "info: the replay journals applied $replayed operations again after the failovers"
     for p in gate-a gate-b; do e2e_pod_terminate "$p"; done
     for e in $ENGINES; do e2e_pod_terminate "game-$e"; done
+    money_check "$sum0"
+    ;;
+partition)
+    if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null || ! ip netns add "croupier-probe-$$" 2>/dev/null; then
+        echo "crash_faults_partition: SKIP: cutting one server's Redis traffic needs root and ip netns (iproute2)" >&2
+        exit 77
+    fi
+    ip netns del "croupier-probe-$$"
+    NS=croupier-part-$$ VA=cpa$$ VB=cpb$$ n=$(($$ % 200 + 20))
+    A_HOST=10.231.$n.1 A_NS=10.231.$n.2 B_HOST=10.232.$n.1
+    net_cleanup() {
+        ip netns del "$NS" 2>/dev/null
+        ip link del "$VA" 2>/dev/null
+        ip link del "$VB" 2>/dev/null
+    }
+    ip netns add "$NS" || e2e_die "ip netns add $NS"
+    for v in "$VA" "$VB"; do
+        ip link add "$v" type veth peer name "${v}n" && ip link set "${v}n" netns "$NS" ||
+            e2e_die "veth $v"
+    done
+    ip addr add "$A_HOST/30" dev "$VA" && ip addr add "$B_HOST/30" dev "$VB" &&
+        ip link set "$VA" up && ip link set "$VB" up &&
+        ip -n "$NS" addr add "$A_NS/30" dev "${VA}n" &&
+        ip -n "$NS" addr add "10.232.$n.2/30" dev "${VB}n" &&
+        ip -n "$NS" link set "${VA}n" up && ip -n "$NS" link set "${VB}n" up &&
+        ip -n "$NS" link set lo up || e2e_die "could not set up the namespace's links"
+    E2E_REDIS_BIND=$B_HOST e2e_redis_start
+    e2e_redis set '{croupier:money}:wallet:house-traditional' 100000000 >/dev/null
+    E2E_GAME_NETNS=$NS E2E_GAME_HOST=$A_NS E2E_GAME_REDIS=$B_HOST:$REDIS_PORT game_pod cut-holdem holdem
+    E2E_GAME_NETNS=$NS E2E_GAME_HOST=$A_NS E2E_GAME_REDIS=$B_HOST:$REDIS_PORT game_pod cut-trad traditional
+    e2e_gate_start gate-a
+    e2e_gate_start gate-b
+    e2e_seed_wallets 7700000 16 1000000
+    e2e_seed_wallets 7800000 12 1000000
+    sum0=$(($(e2e_wallet_sum) + $(e2e_rake_sum)))
+    bots_start holdem holdem 7700000 16 40
+    bots_start doudizhu traditional 7800000 12 40
+    # The bots sit down at the cut-off servers (the only ones yet); then the others start.
+    sleep 5
+    game_pod out-holdem holdem
+    game_pod out-trad traditional
+    sleep 3
+    declare -A SLOT EPOCH
+    for v in cut-holdem cut-trad; do
+        read -r SLOT[$v] EPOCH[$v] <<<"$(e2e_lease_of "$v")"
+    done
+    held=$(($(e2e_redis hlen "{croupier:money}:held:holdem:${SLOT[cut-holdem]}:${EPOCH[cut-holdem]}") +
+        $(e2e_redis hlen "{croupier:money}:held:traditional:${SLOT[cut-trad]}:${EPOCH[cut-trad]}")))
+    check "the cut-off servers hold seats when the link goes ($held held records)" test "$held" -gt 0
+    ip link set "$VB" down
+    t_cut=$(now_ms)
+    e2e_log "the namespace's Redis link is down (lease TTL $TTL ms, recovery grace $GRACE ms)"
+    sleep $((3 * TTL / 1000))
+    ip link set "$VB" up
+    e2e_log "the link is back after $(($(now_ms) - t_cut)) ms"
+    for v in cut-holdem cut-trad; do
+        svc=${v#cut-}
+        [ "$svc" = trad ] && svc=traditional
+        fenced_ts=$(grep -m1 '"event":"self_fenced"' "${POD_LOG[$v]}" | sed -n 's/.*"ts":"\([^"]*\)".*/\1/p')
+        rec_ts=$(grep -h "\"money_recovered\".*\"slot\":${SLOT[$v]},\"epoch\":${EPOCH[$v]},.*\"status\":0" \
+            "${POD_LOG[out-holdem]}" "${POD_LOG[out-trad]}" | head -1 | sed -n 's/.*"ts":"\([^"]*\)".*/\1/p')
+        check "$v fenced itself (self_fenced at ${fenced_ts:-never})" test -n "$fenced_ts"
+        check "$v's chips were returned by a sweeper outside (at ${rec_ts:-never})" test -n "$rec_ts"
+        check "$v stopped its tables before they were (${fenced_ts:-?} < ${rec_ts:-?})" \
+            test -n "$fenced_ts" -a -n "$rec_ts" -a "$fenced_ts" \< "$rec_ts"
+        check "$v told its players their table closed" \
+            grep -q '"event":"tk_fenced"' "${POD_LOG[$v]}"
+        st=0
+        for _ in $(seq 1 150); do e2e_alive "${POD_PID[$v]}" || break; sleep 0.1; done
+        wait "${POD_PID[$v]}" || st=$?
+        check "$v found its lease lost once the link was back and exited (status $st)" test "$st" -eq 3
+        check "nothing of $v's epoch is held again" \
+            test "$(e2e_redis exists "{croupier:money}:held:$svc:${SLOT[$v]}:${EPOCH[$v]}")" = 0
+    done
+    bots_check 1
+    for g in holdem doudizhu; do
+        awk '$2 == "crash_voided" { print $1, "unseen" }' "$E2E_DIR/rounds-$g.txt" >"$E2E_DIR/fenced-$g.txt"
+        read -r nf bad <<<"$(e2e_unseen_check "$E2E_DIR/fenced-$g.txt")"
+        check "$g: every round left to Redis by a fence was settled or voided ($nf rounds, $bad without a record)" \
+            test "$bad" -eq 0
+    done
+    for p in gate-a gate-b out-holdem out-trad; do e2e_pod_terminate "$p"; done
+    money_check "$sum0"
+    ;;
+clock)
+    FT=$(dpkg -L libfaketime 2>/dev/null | grep '/libfaketimeMT\.so\.1$' | head -1)
+    if [ -z "$FT" ] || [ ! -f "$FT" ]; then
+        echo "crash_faults_clock: SKIP: libfaketime is not installed (Debian package faketime; ./dev installs it)" >&2
+        exit 77
+    fi
+    # Each faked process reads its offset from its own file, again every second.
+    echo "+0" >"$E2E_DIR/clock-game"
+    echo "+0" >"$E2E_DIR/clock-gate"
+    faked() { # FILE: the environment of a process whose wall clock FILE sets
+        echo LD_PRELOAD="$FT" FAKETIME_TIMESTAMP_FILE="$1" FAKETIME_CACHE_DURATION=1 \
+            FAKETIME_DONT_FAKE_MONOTONIC=1
+    }
+    e2e_redis_start
+    env $(faked "$E2E_DIR/clock-game") true || e2e_die "libfaketime does not load"
+    export $(faked "$E2E_DIR/clock-game")
+    game_pod game-stepped holdem
+    export $(faked "$E2E_DIR/clock-gate")
+    e2e_gate_start gate-a
+    unset LD_PRELOAD FAKETIME_TIMESTAMP_FILE FAKETIME_CACHE_DURATION FAKETIME_DONT_FAKE_MONOTONIC
+    game_pod game-steady holdem
+    e2e_gate_start gate-b
+    e2e_seed_wallets 7900000 16 1000000
+    sum0=$(($(e2e_wallet_sum) + $(e2e_rake_sum)))
+    bots_start holdem holdem 7900000 16 24
+    sleep 5
+    echo "+10m" >"$E2E_DIR/clock-game"
+    echo "-10m" >"$E2E_DIR/clock-gate"
+    e2e_log "wall clocks stepped: game-stepped +10 min, gate-a -10 min"
+    sleep 7
+    # the lobby's index is scored on Redis's clock (lease/lobby.h): no ad 10 minutes off
+    read -r nads off <<<"$(python3 - "$REDIS_PORT" <<'EOF'
+import subprocess, sys
+cli = ["redis-cli", "-p", sys.argv[1]]
+t = subprocess.run(cli + ["TIME"], capture_output=True, text=True).stdout.split()
+now = int(t[0]) * 1000 + int(t[1]) // 1000
+out = subprocess.run(cli + ["ZRANGE", "{croupier:lobby}:ads", "0", "-1", "WITHSCORES"],
+                     capture_output=True, text=True).stdout.split()
+scores = [float(x) for x in out[1::2]]
+print(len(scores), sum(1 for s in scores if not (now - 60000 <= s <= now + 60000)))
+EOF
+)"
+    check "no lobby ad is scored off Redis's clock ($off of $nads)" test "$off" -eq 0
+    echo "-10m" >"$E2E_DIR/clock-game"
+    echo "+10m" >"$E2E_DIR/clock-gate"
+    e2e_log "wall clocks stepped: game-stepped -10 min, gate-a +10 min"
+    sleep 7
+    ts=$(e2e_get "${POD_HEALTH[game-stepped]}/metrics" | grep -c . )
+    check "game-stepped still answers /metrics ($ts lines)" test "$ts" -gt 0
+    bots_check 0
+    for p in game-stepped game-steady; do
+        check "$p kept its lease (no self-fence, no loss)" \
+            bash -c "! grep -q '\"self_fenced\"\|\"lease_lost\"\|\"lease_unconfirmed\"' '${POD_LOG[$p]}'"
+        n=$(e2e_get "${POD_HEALTH[$p]}/metrics" | awk '$1 == "game_rpc_deadline_exceeded_total" { print $2 }')
+        check "$p: no request expired (${n:-?})" test "${n:-1}" = 0
+    done
+    # the faked clock is really faked: the stepped server's log lines are 10 minutes off
+    span=$(python3 - "${POD_LOG[game-stepped]}" <<'EOF'
+import datetime, json, sys
+ts = []
+for line in open(sys.argv[1]):
+    if line.startswith('{'):
+        try:
+            ts.append(datetime.datetime.fromisoformat(json.loads(line)["ts"].rstrip("Z")))
+        except (ValueError, KeyError):
+            pass
+print(int((max(ts) - min(ts)).total_seconds()) if ts else 0)
+EOF
+)
+    check "game-stepped's own clock stepped (its log spans $span s of wall time)" test "$span" -gt 300
+    for p in gate-a gate-b game-stepped game-steady; do e2e_pod_terminate "$p"; done
+    money_check "$sum0"
+    ;;
+evict)
+    e2e_redis_start
+    game_pod game-holdem holdem
+    game_pod game-trad traditional
+    e2e_gate_start gate-a
+    e2e_gate_start gate-b
+    e2e_seed_wallets 8000000 12 1000000
+    e2e_seed_wallets 8100000 12 1000000
+    sum0=$(($(e2e_wallet_sum) + $(e2e_rake_sum)))
+    bots_start holdem holdem 8000000 12 30
+    bots_start doudizhu traditional 8100000 12 30
+    sleep 6
+    rounds() { # the settle records so far
+        e2e_redis --scan --pattern '{croupier:money}:round:*' | wc -l
+    }
+    e2e_redis config set maxmemory-policy allkeys-lru >/dev/null
+    t0=$(now_ms)
+    e2e_log "Redis's maxmemory-policy set to allkeys-lru"
+    unready=""
+    for _ in $(seq 1 50); do
+        unready=""
+        for p in game-holdem game-trad gate-a gate-b; do
+            e2e_get "${POD_HEALTH[$p]}/readyz" 1 >/dev/null || unready="$unready $p"
+        done
+        [ "$unready" = " game-holdem game-trad gate-a gate-b" ] && break
+        sleep 0.1
+    done
+    check "every server and gateway unready within 5 s ($((($(now_ms) - t0))) ms:$unready)" \
+        test "$unready" = " game-holdem game-trad gate-a gate-b"
+    for p in game-holdem game-trad; do
+        check "$p logged the policy" grep -q '"redis_eviction_policy".*allkeys-lru' "${POD_LOG[$p]}"
+    done
+    st=0
+    "$BUILD/engine/process/croupier-game" --engine holdem --listen 127.0.0.1:0 \
+        --health-listen 127.0.0.1:0 --redis "127.0.0.1:$REDIS_PORT" >"$E2E_DIR/refused.log" 2>&1 || st=$?
+    check "a server started on the evicting Redis is refused (status $st)" test "$st" -eq 2
+    # The rounds under way end and settle (a Dou Dizhu deal of bots takes seconds): until the
+    # count stands still for 4 s (at most 30 s); then none for 4 s more.
+    r1=$(rounds) still=0
+    for _ in $(seq 1 30); do
+        sleep 1
+        r=$(rounds)
+        if [ "$r" -eq "$r1" ]; then still=$((still + 1)); else still=0 r1=$r; fi
+        [ "$still" -ge 4 ] && break
+    done
+    sleep 4
+    r2=$(rounds)
+    check "no round starts while Redis may evict ($r1 -> $r2 settle records after ${still} s still)" \
+        test "$still" -ge 4 -a "$r1" -eq "$r2"
+    e2e_redis config set maxmemory-policy noeviction >/dev/null
+    e2e_log "Redis's maxmemory-policy back to noeviction"
+    for p in game-holdem game-trad gate-a gate-b; do
+        check "$p ready again" e2e_wait_ready "${POD_HEALTH[$p]}" 10
+    done
+    sleep 4
+    check "rounds settle again ($r2 -> $(rounds))" test "$(rounds)" -gt "$r2"
+    bots_check 0
+    for p in gate-a gate-b game-holdem game-trad; do e2e_pod_terminate "$p"; done
     money_check "$sum0"
     ;;
 freeze-gate)

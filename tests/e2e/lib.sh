@@ -37,15 +37,16 @@ e2e_free_port() {
 }
 
 # HTTP GET with a timeout; prints the body; returns non-zero unless the status is 200.
+# e2e_get PORT/PATH [TIMEOUT [HOST]] (HOST: 127.0.0.1).
 e2e_get() {
-    curl -fsS --max-time "${2:-2}" "http://127.0.0.1:$1" 2>/dev/null
+    curl -fsS --max-time "${2:-2}" "http://${3:-127.0.0.1}:$1" 2>/dev/null
 }
 
-# e2e_wait_ready PORT SECONDS: waits for /readyz 200.
+# e2e_wait_ready PORT SECONDS [HOST]: waits for /readyz 200.
 e2e_wait_ready() {
     local deadline=$((SECONDS + $2))
     while ((SECONDS < deadline)); do
-        e2e_get "$1/readyz" 1 >/dev/null && return 0
+        e2e_get "$1/readyz" 1 "${3:-127.0.0.1}" >/dev/null && return 0
         sleep 0.1
     done
     return 1
@@ -67,7 +68,11 @@ e2e_redis_run() {
     mkdir -p "$E2E_DIR/redis"
     local persist=(--appendonly no)
     [ "${E2E_REDIS_AOF:-0}" = 1 ] && persist=(--appendonly yes --appendfsync always)
-    redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' "${persist[@]}" \
+    # E2E_REDIS_BIND: more addresses to listen on (a network namespace the test made); Redis's
+    # protected mode would refuse those peers (no password on a test Redis).
+    local bind=(--bind 127.0.0.1)
+    [ -n "${E2E_REDIS_BIND:-}" ] && bind=(--bind 127.0.0.1 "$E2E_REDIS_BIND" --protected-mode no)
+    redis-server --port "$REDIS_PORT" "${bind[@]}" --save '' "${persist[@]}" \
         --dir "$E2E_DIR/redis" --maxmemory-policy noeviction >>"$E2E_DIR/redis.log" 2>&1 &
     E2E_PIDS+=($!)
     REDIS_PID=$!
@@ -183,7 +188,7 @@ e2e_ha_wait_settled() {
 }
 
 # Pods: each has a name, a pid, a health port, a log. POD_<field>[name].
-declare -A POD_PID POD_HEALTH POD_PORT POD_LOG POD_KIND POD_BOUND POD_GRACE
+declare -A POD_PID POD_HEALTH POD_PORT POD_LOG POD_KIND POD_BOUND POD_GRACE POD_HOST
 
 # e2e_game_start NAME ENGINE DRAIN_MAX_SECONDS [extra flags...]
 e2e_game_start() {
@@ -194,10 +199,15 @@ e2e_game_start() {
     health=$(e2e_free_port)
     POD_LOG[$name]="$E2E_DIR/$name.log"
     mkdir -p "$E2E_DIR/$name.d" # the pod's working directory (a core dump lands there)
-    (cd "$E2E_DIR/$name.d" && exec "$BUILD/engine/process/croupier-game" --engine "$engine" --listen "127.0.0.1:$port" \
-        --advertise "127.0.0.1:$port" --health-listen "127.0.0.1:$health" \
-        --redis "127.0.0.1:$REDIS_PORT" --lease-ttl-ms 3000 --drain-max-seconds "$bound" \
+    # E2E_GAME_NETNS runs it in that network namespace (ip netns exec keeps the pid), at
+    # E2E_GAME_HOST, reaching Redis at E2E_GAME_REDIS (crash_faults.sh FAULT=partition).
+    local host=${E2E_GAME_HOST:-127.0.0.1} wrap=()
+    [ -n "${E2E_GAME_NETNS:-}" ] && wrap=(ip netns exec "$E2E_GAME_NETNS")
+    (cd "$E2E_DIR/$name.d" && exec "${wrap[@]}" "$BUILD/engine/process/croupier-game" --engine "$engine" --listen "$host:$port" \
+        --advertise "$host:$port" --health-listen "$host:$health" \
+        --redis "${E2E_GAME_REDIS:-127.0.0.1:$REDIS_PORT}" --lease-ttl-ms 3000 --drain-max-seconds "$bound" \
         --workers 1 "$@") >>"${POD_LOG[$name]}" 2>&1 &
+    POD_HOST[$name]=$host
     POD_PID[$name]=$!
     E2E_PIDS+=($!)
     POD_HEALTH[$name]=$health
@@ -207,7 +217,7 @@ e2e_game_start() {
     # terminationGracePeriodSeconds: the drain bound plus the shutdown margin (k8s/: +60 s at
     # 600 s; here proportionally, at least 10 s above the bound).
     POD_GRACE[$name]=$((bound + 10))
-    e2e_wait_ready "$health" 20 || e2e_die "game pod $name never became ready (log ${POD_LOG[$name]})"
+    e2e_wait_ready "$health" 20 "$host" || e2e_die "game pod $name never became ready (log ${POD_LOG[$name]})"
     e2e_log "pod $name up: game engine=$engine rpc=$port health=$health pid=${POD_PID[$name]}"
 }
 

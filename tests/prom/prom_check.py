@@ -164,6 +164,35 @@ def game_tests(rf, ns, engine, bound, grace, pool):
     # A server stuck unready (not draining).
     unready_tests(rf, "CroupierGameUnready", "game", pod, out)
 
+    # Redis's eviction policy, evictions and memory headroom, as the pods read them (rguard.h).
+    per_engine = {"namespace": ns, "engine": engine}
+    a = "CroupierRedisEvicts"
+    t = rf.for_s(a) + 30
+    rf.case("noeviction", a, [series("redis_eviction_policy_safe", pod, const(1))], t, False)
+    rf.case("an evicting policy", a, [series("redis_eviction_policy_safe", pod, const(0))], t,
+            True, per_engine)
+    rf.case("another engine on an evicting Redis", a,
+            [series("redis_eviction_policy_safe", other_engine, const(0))], t, False)
+    a = "CroupierRedisKeysEvicted"
+    t = 120
+    rf.case("evicted keys from long ago", a, [series("redis_evicted_keys", pod, const(40))], t,
+            False)
+    rf.case("keys evicted now", a, [series("redis_evicted_keys", pod, "0x6 5x114")], t, True,
+            per_engine)
+    rf.case("a Redis restart resets the count", a,
+            [series("redis_evicted_keys", pod, "40x6 0x114")], t, False)
+    a = "CroupierRedisMemoryLow"
+    t = rf.for_s(a) + 30
+    rf.case("half the memory free", a, [series("redis_memory_headroom_ratio", pod, const(0.5))],
+            t, False)
+    rf.case("5 % free", a, [series("redis_memory_headroom_ratio", pod, const(0.05))], t, True,
+            per_engine)
+    rf.case("5 % free for less than its for", a,
+            [series("redis_memory_headroom_ratio", pod,
+                    "%s %s" % (const(0.05, max(0, rf.for_s(a) // 10 - 3)), const(0.5)))], t, False)
+    rf.case("another engine's Redis nearly full", a,
+            [series("redis_memory_headroom_ratio", other_engine, const(0.05))], t, False)
+
 
 def unready_tests(rf, a, prefix, pod, out):
     t = rf.for_s(a) + 30

@@ -513,7 +513,8 @@ static bool a_round_ends(rpcc_t *c, int ms)
 {
     long long end = ts_now_ms() + ms;
     while (ts_now_ms() < end)
-        if (next_round_end(c, (int)(end - ts_now_ms())) == CROUPIER__ROUND_OUTCOME__OUTCOME_COMPLETED)
+        if (next_round_end(c, (int)(end - ts_now_ms())) ==
+            CROUPIER__ROUND_OUTCOME__OUTCOME_COMPLETED)
             return true;
     return false;
 }
@@ -549,8 +550,8 @@ START_TEST(test_sentinel_quorum_lost_holds_rounds_until_it_is_back)
             ts_sleep_ms(100);
     }
     ck_assert_msg(quorum, "the sentinels never reached a quorum");
-    char *args[] = {"--redis-sentinels", list, "--redis-master", "qmaster", "--redis-min-replicas",
-                    "0", NULL};
+    char *args[] = {
+        "--redis-sentinels", list, "--redis-master", "qmaster", "--redis-min-replicas", "0", NULL};
     char *env[] = {"CROUPIER_TEST_ROUND_MS=150", "CROUPIER_TEST_GAP_MS=0", NULL};
     ck_assert_int_eq(testenv_start_game(&e, &e.game, "test", 10, args, env), 0);
     rpcc_t *c = rpcc_connect("127.0.0.1", e.game.port, 5000);
@@ -592,6 +593,230 @@ START_TEST(test_sentinel_quorum_lost_holds_rounds_until_it_is_back)
     testenv_stop_server(&e.game);
     for (int i = 0; i < 5; i++)
         ts_sentinel_stop(sen[i]);
+    testenv_stop(&e);
+}
+END_TEST
+
+/* Spawns BIN (a build path) with argv[1..] and waits up to 15 s for its exit; returns the exit
+ * status, or -1 if it did not exit by itself (then it is killed). *log gets its log (free it). */
+static int run_to_exit(char *const argv[], char **log)
+{
+    ts_proc_t *p = ts_proc_spawn(argv, NULL);
+    ck_assert_ptr_nonnull(p);
+    int st = 0, rc = ts_proc_wait(p, 15000, &st);
+    *log = ts_proc_log(p);
+    ts_proc_free(p);
+    return rc == 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Whether the metric line "NAME VALUE" is in the server's /metrics. */
+static bool metric_is(int health, const char *line)
+{
+    char *body = NULL;
+    bool ok = ts_http_get("127.0.0.1", health, "/metrics", 5000, &body) == 200 && body != NULL &&
+              strstr(body, line) != NULL;
+    free(body);
+    return ok;
+}
+
+/*
+ * Redis must not evict (docs/deploy.md "Redis must not evict"): an evicting Redis deletes
+ * wallets and lease keys without an error. croupier-game and croupier-gate refuse one at start
+ * (exit 2, a line naming maxmemory-policy, nothing written: no lease taken), and
+ * --redis-allow-eviction (tests only) runs anyway, loudly.
+ */
+START_TEST(test_evicting_redis_is_refused_at_start)
+{
+    env_t e;
+    ck_assert_int_eq(testenv_start(&e, "a-secret-of-sixteen-bytes-at-least"), 0);
+    free(ts_redis_cmd(e.redis, "CONFIG SET maxmemory-policy allkeys-lru"));
+    char *listen = game_arg("127.0.0.1:%d", ts_free_port());
+    char *hl = game_arg("127.0.0.1:%d", ts_free_port());
+    char *redis = game_arg("127.0.0.1:%d", ts_redis_port(e.redis));
+    char *game[] = {(char *)ts_build_path("engine/process/croupier-game"),
+                    "--engine",
+                    "test",
+                    "--listen",
+                    listen,
+                    "--health-listen",
+                    hl,
+                    "--redis",
+                    redis,
+                    "--lease-ttl-ms",
+                    "900",
+                    NULL};
+    char *log = NULL;
+    ck_assert_int_eq(run_to_exit(game, &log), 2);
+    ck_assert_msg(strstr(log, "\"event\":\"redis_refused\"") != NULL &&
+                      strstr(log, "allkeys-lru") != NULL && strstr(log, "noeviction") != NULL,
+                  "no redis_refused line naming the policy: %s", log);
+    free(log);
+    char *keys = ts_redis_cmd(e.redis, "KEYS {croupier:lease:*");
+    ck_assert_msg(keys == NULL || keys[0] == '\0', "a lease was taken on an evicting Redis: %s",
+                  keys);
+    free(keys);
+
+    char *gate[] = {(char *)ts_build_path("gateway/croupier-gate"),
+                    "--listen",
+                    listen,
+                    "--health-listen",
+                    hl,
+                    "--redis",
+                    redis,
+                    "--token-secret-file",
+                    e.secret_path,
+                    NULL};
+    ck_assert_int_eq(run_to_exit(gate, &log), 2);
+    ck_assert_msg(strstr(log, "\"event\":\"redis_refused\"") != NULL &&
+                      strstr(log, "allkeys-lru") != NULL,
+                  "no redis_refused line naming the policy: %s", log);
+    free(log);
+
+    /* The escape hatch: ready on the evicting Redis, with a warning naming it. */
+    char *allow[] = {"--redis-allow-eviction", NULL};
+    ck_assert_int_eq(testenv_start_game(&e, &e.game, "test", 10, allow, NULL), 0);
+    ck_assert(ts_proc_log_has(e.game.proc, "\"event\":\"redis_eviction_policy\""));
+    ck_assert(ts_proc_log_has(e.game.proc, "--redis-allow-eviction"));
+    ck_assert(metric_is(e.game.health, "redis_eviction_policy_safe 0"));
+    testenv_stop(&e);
+    free(listen);
+    free(hl);
+    free(redis);
+}
+END_TEST
+
+/*
+ * The policy changed at runtime (CONFIG SET on the running Redis) is seen within seconds: the
+ * server turns unready and starts no round; rounds under way finish. Back to noeviction, it is
+ * ready and plays again by itself (tests/unit/test_rguard.c: evicted keys counted).
+ */
+START_TEST(test_eviction_policy_changed_at_runtime_stops_rounds_until_fixed)
+{
+    env_t e;
+    ck_assert_int_eq(testenv_start(&e, NULL), 0);
+    cur_redis = e.redis;
+    char *env[] = {"CROUPIER_TEST_ROUND_MS=150", "CROUPIER_TEST_GAP_MS=0", NULL};
+    ck_assert_int_eq(testenv_start_game(&e, &e.game, "test", 10, NULL, env), 0);
+    ck_assert(metric_is(e.game.health, "redis_eviction_policy_safe 1"));
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.game.port, 5000);
+    join_ok(c, 71, 7101);
+    join_ok(c, 72, 7102);
+    ck_assert(a_round_ends(c, 5000));
+
+    free(ts_redis_cmd(e.redis, "CONFIG SET maxmemory-policy volatile-lru"));
+    ck_assert_int_eq(ts_http_wait_status("127.0.0.1", e.game.health, "/readyz", 503, 5000), 0);
+    ck_assert(ts_proc_log_has(e.game.proc, "\"event\":\"redis_eviction_policy\""));
+    ck_assert(ts_proc_log_has(e.game.proc, "volatile-lru"));
+    ck_assert(metric_is(e.game.health, "redis_eviction_policy_safe 0"));
+    /* The round under way and those whose pushes are queued end; then none starts. */
+    Croupier__RpcFrame *f;
+    long long quiet = ts_now_ms() + 800;
+    while (ts_now_ms() < quiet)
+        if ((f = rpcc_next_event(c, 100)) != NULL)
+            frame_free_rpc(f);
+    ck_assert_msg(!a_round_ends(c, 2000), "a round started on an evicting Redis");
+    ck_assert(ts_proc_alive(e.game.proc));
+
+    free(ts_redis_cmd(e.redis, "CONFIG SET maxmemory-policy noeviction"));
+    ck_assert_int_eq(ts_http_wait_status("127.0.0.1", e.game.health, "/readyz", 200, 5000), 0);
+    ck_assert(ts_proc_log_has(e.game.proc, "\"event\":\"redis_eviction_policy_ok\""));
+    ck_assert_msg(a_round_ends(c, 5000), "no round after the policy was fixed");
+
+    rpcc_close(c);
+    testenv_stop(&e);
+}
+END_TEST
+
+/*
+ * Self-fencing (docs/queues.md "A server cut off from Redis"). Redis stops answering (SIGSTOP:
+ * every connection hangs, as in a partition): before the lease can lapse -- within the TTL of
+ * the moment Redis went silent -- the server stops every table: the round in play is voided
+ * (VOID_STORE_UNREACHABLE) or, if its settlement was on its way, left to Redis; every player is
+ * told TableClosing{CLOSING_STORE_UNREACHABLE}; actions are refused TABLE_CLOSED and joins
+ * DRAINING. When Redis answers again and the lease is confirmed under the same epoch, the
+ * server takes new players again; no chip was created or lost.
+ */
+START_TEST(test_cut_off_from_redis_stops_every_table_before_the_lease_can_lapse)
+{
+    env_t e;
+    ck_assert_int_eq(testenv_start(&e, NULL), 0);
+    cur_redis = e.redis;
+    enum { TTL = 3000 };
+    char *args[] = {"--lease-ttl-ms", "3000", NULL};
+    char *env[] = {"CROUPIER_TEST_ROUND_MS=300", "CROUPIER_TEST_GAP_MS=0", NULL};
+    ck_assert_int_eq(testenv_start_game(&e, &e.game, "test", 10, args, env), 0);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.game.port, 5000);
+    join_ok(c, 81, 8101);
+    join_ok(c, 82, 8102);
+    ck_assert(a_round_ends(c, 5000));
+
+    long long t0 = ts_now_ms();
+    ts_redis_pause(e.redis);
+    long long closed_at[2] = {0, 0};
+    int voided = 0, wrong_reason = 0;
+    while ((closed_at[0] == 0 || closed_at[1] == 0) && ts_now_ms() < t0 + 2 * TTL) {
+        Croupier__RpcFrame *f = rpcc_next_event(c, 50);
+        if (f == NULL)
+            continue;
+        if (f->body_case == CROUPIER__RPC_FRAME__BODY_PUSH) {
+            Croupier__ServerMessage *m = f->push;
+            if (m->body_case == CROUPIER__SERVER_MESSAGE__BODY_TABLE_CLOSING &&
+                m->table_closing->reason == CROUPIER__CLOSING_REASON__CLOSING_STORE_UNREACHABLE &&
+                f->has_player_id && (f->player_id == 8101 || f->player_id == 8102))
+                closed_at[f->player_id - 8101] = ts_now_ms();
+            if (m->body_case == CROUPIER__SERVER_MESSAGE__BODY_ROUND_END &&
+                m->round_end->outcome == CROUPIER__ROUND_OUTCOME__OUTCOME_VOIDED) {
+                voided++;
+                wrong_reason +=
+                    m->round_end->void_reason != CROUPIER__VOID_REASON__VOID_STORE_UNREACHABLE;
+            }
+        }
+        frame_free_rpc(f);
+    }
+    ck_assert_msg(closed_at[0] != 0 && closed_at[1] != 0,
+                  "the players were not told TableClosing{CLOSING_STORE_UNREACHABLE} (%s)",
+                  ts_proc_log_path(e.game.proc));
+    /* The last confirmed renew was sent before t0, so the key cannot lapse before t0 + TTL. */
+    for (int i = 0; i < 2; i++)
+        ck_assert_msg(closed_at[i] - t0 < TTL, "player %d told %lld ms after Redis went silent", i,
+                      closed_at[i] - t0);
+    fprintf(stderr, "# tables stopped %lld and %lld ms after Redis went silent (TTL %d ms)\n",
+            closed_at[0] - t0, closed_at[1] - t0, TTL);
+    ck_assert_int_eq(wrong_reason, 0);
+    ck_assert(ts_proc_log_has(e.game.proc, "\"event\":\"self_fenced\""));
+    /* Nothing is accepted while fenced. */
+    ck_assert_int_eq(rpcc_action(c, 83, 8101, 0), 0);
+    Croupier__RpcFrame *r = rpcc_wait_reply(c, 83, 5000);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->reply->code, CROUPIER__ERROR_CODE__TABLE_CLOSED);
+    frame_free_rpc(r);
+    ck_assert_int_eq(rpcc_join(c, 84, 8103, "test", 10, 0), 0);
+    r = rpcc_wait_reply(c, 84, 5000);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->reply->code, CROUPIER__ERROR_CODE__DRAINING);
+    frame_free_rpc(r);
+    ck_assert_int_eq(ts_http_get("127.0.0.1", e.game.health, "/readyz", 2000, NULL), 503);
+    ck_assert(ts_proc_alive(e.game.proc));
+
+    /* Redis back: the same epoch (nobody took the slot), new players play. */
+    ts_redis_resume(e.redis);
+    ck_assert_int_eq(ts_http_wait_status("127.0.0.1", e.game.health, "/readyz", 200, 10000), 0);
+    ck_assert(ts_proc_log_has(e.game.proc, "\"event\":\"self_fence_lifted\""));
+    join_ok(c, 85, 8103);
+    join_ok(c, 86, 8104);
+    ck_assert_msg(a_round_ends(c, 5000), "no round after the fence was lifted");
+    rpcc_close(c);
+    testenv_stop_server(&e.game);
+    /* Every chip is in a wallet again: the test engine moves play money between wallets only. */
+    long long sum = 0;
+    for (int p = 8101; p <= 8104; p++) {
+        char *v = ts_redis_cmd(e.redis, "GET {croupier:money}:wallet:%d", p);
+        ck_assert_ptr_nonnull(v);
+        sum += atoll(v);
+        free(v);
+    }
+    ck_assert_int_eq(sum, 4LL * WALLET_SEED);
+    ck_assert_msg(voided <= 2, "%d voided rounds", voided);
     testenv_stop(&e);
 }
 END_TEST
@@ -718,6 +943,9 @@ int main(void)
     tc = tcase_create("startup");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_redis_unreachable_at_start_retries_then_becomes_ready);
+    tcase_add_test(tc, test_evicting_redis_is_refused_at_start);
+    tcase_add_test(tc, test_eviction_policy_changed_at_runtime_stops_rounds_until_fixed);
+    tcase_add_test(tc, test_cut_off_from_redis_stops_every_table_before_the_lease_can_lapse);
     tcase_add_test(tc, test_bad_flags_are_refused_clearly);
     tcase_add_test(tc, test_version_printed_and_published_in_the_registry);
     suite_add_tcase(s, tc);

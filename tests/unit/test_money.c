@@ -308,6 +308,25 @@ START_TEST(test_money_reply_parse_maps_results_and_errors)
     r = mk(REDIS_REPLY_ERROR, "LOADING Redis is loading", 0);
     ck_assert_int_eq(money_reply_parse(MONEY_KIND_SETTLE, r, &out), MONEY_REPLY_RETRY);
     free_mk(r);
+    /* "Redis refuses writes for a while", as Redis 7 words it from inside a script: one rule,
+     * sent again later (docs/queues.md "When Redis refuses writes"). */
+    static const char *const refusals[] = {
+        "OOM command not allowed when used memory > 'maxmemory'. script: 41d0, on @user_script:1.",
+        "NOREPLICAS Not enough good replicas to write. script: 41d0, on @user_script:1.",
+        "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist "
+        "to disk.",
+        "READONLY You can't write against a read only replica. script: 41d0, on @user_script:1.",
+    };
+    for (size_t i = 0; i < sizeof refusals / sizeof refusals[0]; i++) {
+        r = mk(REDIS_REPLY_ERROR, refusals[i], 0);
+        ck_assert_msg(money_reply_parse(MONEY_KIND_SETTLE, r, &out) == MONEY_REPLY_RETRY, "%s",
+                      refusals[i]);
+        ck_assert_int_eq(out.status, -EAGAIN);
+        free_mk(r);
+        r = mk(REDIS_REPLY_ERROR, refusals[i], 0);
+        ck_assert_int_eq(money_reply_parse(MONEY_KIND_SEAT_IN, r, &out), MONEY_REPLY_RETRY);
+        free_mk(r);
+    }
     ck_assert_int_eq(money_reply_parse(MONEY_KIND_SETTLE, NULL, &out), MONEY_REPLY_RETRY);
 
     r = mk_pair(-1, "MONEY_STALE_EPOCH round epoch 2, current 3");

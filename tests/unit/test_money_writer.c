@@ -287,6 +287,44 @@ START_TEST(test_money_writer_settlements_wait_for_a_busy_redis_and_leave_in_batc
 }
 END_TEST
 
+/*
+ * Redis refusing writes for a while -- too few replicas (min-replicas-to-write: NOREPLICAS), then
+ * memory full (maxmemory with noeviction: OOM) -- is one case with one answer: the settlements
+ * wait in the queue and are sent again, none fails (no round is voided for it), and once Redis
+ * takes writes again every one is applied exactly once (docs/queues.md "When Redis refuses
+ * writes").
+ */
+START_TEST(test_money_writer_refused_writes_wait_then_apply_once)
+{
+    money_writer_t *w = writer(NULL, 100000, 2000);
+    tally_t tally = {0};
+    money_settlement_t s;
+    money_gen_settlement(3, 0, 1, &s);
+    ck_assert_int_eq(money_writer_submit_settle(w, &s, tally_cb, &tally), 0);
+    ck_assert_int_ge(money_writer_flush(w, 10000), 1); /* connected, scripts loaded */
+    static const char *const refusals[][2] = {{"min-replicas-to-write", "1"}, {"maxmemory", "1"}};
+    static const char *const restore[] = {"0", "0"};
+    uint64_t seq = 2;
+    for (int k = 0; k < 2; k++) {
+        free(ts_redis_cmd(redis, "CONFIG SET %s %s", refusals[k][0], refusals[k][1]));
+        for (int i = 0; i < 50; i++, seq++) {
+            money_gen_settlement(3, 0, seq, &s);
+            ck_assert_int_eq(money_writer_submit_settle(w, &s, tally_cb, &tally), 0);
+        }
+        ck_assert_int_eq(money_writer_flush(w, 1500), -ETIMEDOUT); /* held, not failed */
+        ck_assert_int_eq(atomic_load(&tally.failed), 0);
+        free(ts_redis_cmd(redis, "CONFIG SET %s %s", refusals[k][0], restore[k]));
+        ck_assert_int_ge(money_writer_flush(w, 15000), 0);
+        ck_assert_int_eq(atomic_load(&tally.failed), 0);
+        ck_assert_int_eq(atomic_load(&tally.ok), (long)seq - 1);
+    }
+    ck_assert_int_eq(atomic_load(&tally.replayed), 0);
+    uint64_t counts[1] = {seq - 1};
+    verify_rounds(1, counts);
+    money_writer_destroy(w);
+}
+END_TEST
+
 START_TEST(test_money_writer_redis_down_5s_loses_nothing_and_applies_nothing_twice)
 {
     metrics_registry_t *reg = metrics_create();
@@ -604,6 +642,7 @@ int main(void)
     tcase_add_test(tc, test_money_writer_10000_in_flight_then_stop_flushes_every_one_once);
     tcase_add_test(tc, test_money_writer_many_desks_settling_one_player_give_exact_totals);
     tcase_add_test(tc, test_money_writer_settlements_wait_for_a_busy_redis_and_leave_in_batches);
+    tcase_add_test(tc, test_money_writer_refused_writes_wait_then_apply_once);
     suite_add_tcase(s, tc);
     tc = tcase_create("outcomes");
     tcase_add_checked_fixture(tc, setup, teardown);
