@@ -625,13 +625,23 @@ freeze-gate)
     e2e_log "gate-a frozen (SIGSTOP) with $on_a bot connections, for $FREEZE_S s"
     # The bound: the bots' keepalive (idle 3000 + timeout 5000 + two sweeps of 750 ms; docs/
     # bots.md) plus slack for a loaded machine. Looked at until the thaw.
+    # settle records of a game so far (round ids begin with the service, the engine's name)
+    settled() { e2e_redis --scan --pattern "{croupier:money}:round:$1:*" | wc -l; }
     left_ms=-1
+    declare -A SET0
     while [ $(($(now_ms) - t0)) -lt $((FREEZE_S * 1000)) ]; do
         if [ "$left_ms" -lt 0 ] && [ "$(conns_to gate-a)" -eq 0 ]; then
             left_ms=$(($(now_ms) - t0))
             e2e_log "every bot left the frozen gate-a $left_ms ms after the freeze"
+            for g in holdem zhajinhua; do SET0[$g]=$(settled "$g"); done
         fi
         sleep 0.25
+    done
+    # Play goes on through the other gateway while this one is still frozen.
+    for g in holdem zhajinhua; do
+        n=$(settled "$g")
+        check "$g rounds settled while gate-a was still frozen (${SET0[$g]:-?} -> $n)" \
+            test "$n" -gt "${SET0[$g]:-999999}"
     done
     check "every bot left the frozen gateway within 15 s ($left_ms ms)" \
         test "$left_ms" -ge 0 -a "$left_ms" -le 15000
