@@ -714,7 +714,8 @@ freeze-game | freeze-game-short)
     e2e_log "${VICTIM[holdem]} and ${VICTIM[zhajinhua]} frozen (SIGSTOP) for $FREEZE_MS ms"
     # Each gateway finds each frozen server gone once its registry entry expires (the lease TTL,
     # $TTL ms here), then moves its players; looked at until the thaw.
-    declare -A GONE_MS
+    declare -A GONE_MS=() SET0=()
+    settled() { e2e_redis --scan --pattern "{croupier:money}:round:$1:*" | wc -l; }
     while [ $(($(now_ms) - t0)) -lt "$FREEZE_MS" ]; do
         for g in holdem zhajinhua; do
             for gw in gate-a gate-b; do
@@ -726,8 +727,20 @@ freeze-game | freeze-game-short)
                 fi
             done
         done
+        if [ ${#GONE_MS[@]} -eq 4 ] && [ ${#SET0[@]} -eq 0 ]; then
+            sleep 2 # the moves
+            for g in holdem zhajinhua; do SET0[$g]=$(settled "$g"); done
+        fi
         sleep 0.25
     done
+    if [ "$FAULT" = freeze-game ]; then
+        # The moved players play on at the other servers while the victims are still frozen.
+        for g in holdem zhajinhua; do
+            n=$(settled "$g")
+            check "$g rounds settled while ${VICTIM[$g]} was still frozen (${SET0[$g]:-?} -> $n)" \
+                test "$n" -gt "${SET0[$g]:-999999}"
+        done
+    fi
     if [ "$FAULT" = freeze-game-short ]; then
         # docs/gateway.md "When a game server freezes": resumed, the same process under the
         # same epoch; its seats stay and its players play on there.
