@@ -117,6 +117,9 @@ for g in $GAMES; do
     check "$g: finished games > 0 ($(num 'd["games"]["finished"]'))" test "$(num 'd["games"]["finished"]')" -gt 0
     check "$g: torn games = 0 ($(num 'd["games"]["torn"]'))" test "$(num 'd["games"]["torn"]')" -eq 0
     check "$g: unexpected errors = 0 ($(num 'd["unexpected_errors"]'); $(num 'd["errors"]'))" test "$(num 'd["unexpected_errors"]')" -eq 0
+    # Live gateways answer every keepalive probe (docs/protocol.md "Keepalive"): none is left.
+    check "$g: no live gateway taken for silent ($(num 'd["counters"]["gateway_silent"]'))" \
+        test "$(num 'd["counters"]["gateway_silent"]')" -eq 0
     e2e_log "$g: actions $(num 'd["actions"]'), latency ms $(num 'd["action_latency_ms"]')"
     i=$((i + 1))
 done
