@@ -34,7 +34,7 @@
 enum { WS_HANDSHAKE = 0, WS_OPEN = 1, WS_CLOSED = 2 };
 
 /* Close codes counted in gate_ws_closes_total{code}. */
-static const int gate_ws_codes[] = {1000, 1001, 1002, 1003, 1007, 1008, 1009, 1011};
+static const int gate_ws_codes[] = {1000, 1001, 1002, 1003, 1007, 1008, 1009, 1011, 1013};
 #define GATE_WS_NCODES (sizeof gate_ws_codes / sizeof gate_ws_codes[0])
 
 struct gate_ws_server {
@@ -273,6 +273,32 @@ void gate_ws_destroy(gate_ws_t *ws)
 bool gate_ws_open(const gate_ws_t *ws)
 {
     return ws->state == WS_OPEN;
+}
+
+bool gate_ws_partial(const gate_ws_t *ws)
+{
+    if (ws->state != WS_OPEN)
+        return false;
+    if (evbuffer_get_length(bufferevent_get_input(ws->wire)) > 0)
+        return true;
+    return ws->ev != NULL && (ws->rx_taken != ws->rx_framed || ws->rx_in_frame || ws->rx_in_msg);
+}
+
+void gate_ws_timeout(gate_ws_t *ws)
+{
+    if (ws->state != WS_HANDSHAKE)
+        return;
+    struct evbuffer *in = bufferevent_get_input(ws->wire);
+    if (evbuffer_get_length(in) > 0) {
+        static const char resp[] = "HTTP/1.1 408 Request Timeout\r\n"
+                                   "Connection: close\r\n"
+                                   "Content-Type: text/plain\r\n"
+                                   "Content-Length: 32\r\n\r\n"
+                                   "handshake not completed in time\n";
+        evbuffer_drain(in, evbuffer_get_length(in));
+        evbuffer_add(bufferevent_get_output(ws->wire), resp, sizeof resp - 1);
+    }
+    ws->state = WS_CLOSED;
 }
 
 struct evbuffer *gate_ws_out(gate_ws_t *ws)
@@ -523,8 +549,12 @@ void gate_ws_close(gate_ws_t *ws, const char *reason)
         snprintf(why, sizeof why, "shutdown; reconnect_delay_ms=%u", ws->goaway_delay_ms);
     } else if (reason != NULL && strcmp(reason, "shutdown") == 0) {
         code = WSLAY_CODE_GOING_AWAY;
-    } else if (reason != NULL && strcmp(reason, "slow_consumer") == 0) {
+    } else if (reason != NULL &&
+               (strcmp(reason, "slow_consumer") == 0 || strcmp(reason, "write_timeout") == 0 ||
+                strcmp(reason, "login_timeout") == 0 || strcmp(reason, "frame_timeout") == 0)) {
         code = WSLAY_CODE_POLICY_VIOLATION;
+    } else if (reason != NULL && strcmp(reason, "over_capacity") == 0) {
+        code = 1013; /* Try Again Later (RFC 6455 registry) */
     } else if (reason != NULL && strcmp(reason, "bad_frame") == 0) {
         code = WSLAY_CODE_INVALID_FRAME_PAYLOAD_DATA;
     }

@@ -778,6 +778,174 @@ START_TEST(test_drain_notify_from_many_threads_is_safe)
 }
 END_TEST
 
+/* ---- slowloris bounds and the connection cap ---- */
+
+/* A loopback TCP connection to the shell's port (blocking), or -1. */
+static int dial(drain_t *d)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)drain_port(d))};
+    inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/*
+ * Sends `head` and then one byte of `drip` every 100 ms (a slowloris: each byte restarts
+ * evhttp's own timeout) until the server closes the connection or `drip` runs out. Returns the
+ * number of drip bytes sent before the close was seen, or -1 if the connection stayed open.
+ */
+static int slowloris(int fd, const char *head, const char *drip)
+{
+    ck_assert_int_eq(write(fd, head, strlen(head)), (ssize_t)strlen(head));
+    for (int i = 0; drip[i] != '\0'; i++) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, 100) > 0) {
+            char buf[512];
+            ssize_t r = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+            if (r == 0 || (r < 0 && errno != EAGAIN))
+                return i;
+        }
+        if (send(fd, drip + i, 1, MSG_NOSIGNAL) != 1)
+            return i;
+    }
+    return -1;
+}
+
+/* The value of one series in the shell's /metrics, or -1 when it is missing. */
+static long metric_of(drain_t *d, const char *series)
+{
+    char *body = NULL;
+    ck_assert_int_eq(get(d, "/metrics", &body), 200);
+    char want[160];
+    snprintf(want, sizeof want, "\n%s ", series);
+    const char *at = strstr(body, want);
+    long v = at != NULL ? strtol(at + strlen(want), NULL, 10) : -1;
+    free(body);
+    return v;
+}
+
+/* 60 bytes of a header value: 6 s at one byte every 100 ms. */
+#define DRIP "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+
+START_TEST(test_drain_http_partial_headers_are_closed_at_the_header_deadline)
+{
+    engine_t e = {.ready = true};
+    drain_config_t c = test_config(&e);
+    c.header_timeout_ms = 300;
+    drain_t *d = start_shell(&c);
+    int fd = dial(d);
+    ck_assert_int_ge(fd, 0);
+    /* The headers never end: cut at the deadline, long before the drip (6 s) runs out. */
+    int sent = slowloris(fd, "GET /readyz HTTP/1.1\r\nHost: x\r\nX-Slow: ", DRIP);
+    close(fd);
+    ck_assert_int_ge(sent, 0);
+    ck_assert_int_eq(metric_of(d, "game_http_timeouts_total{phase=\"headers\"}"), 1);
+    ck_assert_int_eq(metric_of(d, "game_http_timeouts_total{phase=\"body\"}"), 0);
+    /* A connection that sends nothing at all is closed too. */
+    fd = dial(d);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_ge(slowloris(fd, "", "                                                  "), 0);
+    close(fd);
+    ck_assert_int_eq(metric_of(d, "game_http_timeouts_total{phase=\"headers\"}"), 2);
+    /* Honest requests are served as before. */
+    ck_assert_int_eq(get(d, "/readyz", NULL), 200);
+    drain_destroy(d);
+}
+END_TEST
+
+START_TEST(test_drain_http_partial_body_is_closed_at_the_body_deadline)
+{
+    engine_t e = {.ready = true};
+    drain_config_t c = test_config(&e);
+    c.body_timeout_ms = 300;
+    drain_t *d = start_shell(&c);
+    int fd = dial(d);
+    ck_assert_int_ge(fd, 0);
+    int sent = slowloris(
+        fd, "POST /admin/drain HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n", DRIP);
+    close(fd);
+    ck_assert_int_ge(sent, 0);
+    ck_assert_int_eq(metric_of(d, "game_http_timeouts_total{phase=\"body\"}"), 1);
+    ck_assert_int_eq(metric_of(d, "game_http_timeouts_total{phase=\"headers\"}"), 0);
+    ck_assert_int_eq(get(d, "/readyz", NULL), 200);
+    drain_destroy(d);
+}
+END_TEST
+
+START_TEST(test_drain_http_keepalive_requests_each_get_their_deadline)
+{
+    engine_t e = {.ready = true};
+    drain_config_t c = test_config(&e);
+    c.header_timeout_ms = 400;
+    drain_t *d = start_shell(&c);
+    int fd = dial(d);
+    ck_assert_int_ge(fd, 0);
+    /* A first request answered, an idle pause longer than the header deadline (idle time
+     * between requests is evhttp's timeout's business), then a slow second request: cut. */
+    static const char req[] = "GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n";
+    ck_assert_int_eq(write(fd, req, sizeof req - 1), (ssize_t)(sizeof req - 1));
+    char buf[1024];
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    ck_assert_int_eq(poll(&p, 1, 5000), 1);
+    ssize_t r = recv(fd, buf, sizeof buf - 1, 0);
+    ck_assert_int_gt(r, 0);
+    buf[r] = '\0';
+    ck_assert_ptr_nonnull(strstr(buf, "200"));
+    ts_sleep_ms(800);
+    int sent = slowloris(fd, "GET /readyz HTTP/1.1\r\nX-Slow: ", DRIP);
+    close(fd);
+    ck_assert_int_ge(sent, 0);
+    ck_assert_int_eq(metric_of(d, "game_http_timeouts_total{phase=\"headers\"}"), 1);
+    drain_destroy(d);
+}
+END_TEST
+
+START_TEST(test_drain_http_connections_over_the_cap_get_503)
+{
+    engine_t e = {.ready = true};
+    drain_config_t c = test_config(&e);
+    c.max_conns = 2;
+    c.header_timeout_ms = 20000;
+    drain_t *d = start_shell(&c);
+    int a = dial(d), b = dial(d);
+    ck_assert_int_ge(a, 0);
+    ck_assert_int_ge(b, 0);
+    /* The two idle connections hold both places: the next request is refused with a 503. */
+    int code = 0;
+    char *body = NULL;
+    for (int i = 0; i < 50 && code != 503; i++) {
+        free(body);
+        body = NULL;
+        code = raw_request("127.0.0.1", "GET", drain_port(d), "/readyz", &body);
+        if (code != 503)
+            ts_sleep_ms(20);
+    }
+    ck_assert_int_eq(code, 503);
+    ck_assert_ptr_nonnull(strstr(body, "too many health connections"));
+    free(body);
+    close(a);
+    close(b);
+    /* Places free again once the idle ones are gone. */
+    code = 0;
+    for (int i = 0; i < 100 && code != 200; i++) {
+        code = raw_request("127.0.0.1", "GET", drain_port(d), "/readyz", &body);
+        free(body);
+        body = NULL;
+        if (code != 200)
+            ts_sleep_ms(20);
+    }
+    ck_assert_int_eq(code, 200);
+    ck_assert_int_ge(metric_of(d, "game_http_refused_total"), 1);
+    drain_destroy(d);
+}
+END_TEST
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -804,6 +972,14 @@ int main(void)
     tcase_add_test(tc, test_drain_http_ipv6_loopback_is_allowed_and_allow_list_applies);
     tcase_add_test(tc, test_drain_http_oversized_request_is_refused_and_server_survives);
     tcase_add_test(tc, test_drain_http_clients_resetting_mid_reply_leave_no_descriptor_behind);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("limits");
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, test_drain_http_partial_headers_are_closed_at_the_header_deadline);
+    tcase_add_test(tc, test_drain_http_partial_body_is_closed_at_the_body_deadline);
+    tcase_add_test(tc, test_drain_http_keepalive_requests_each_get_their_deadline);
+    tcase_add_test(tc, test_drain_http_connections_over_the_cap_get_503);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("wait");
