@@ -34,7 +34,7 @@
 enum { WS_HANDSHAKE = 0, WS_OPEN = 1, WS_CLOSED = 2 };
 
 /* Close codes counted in gate_ws_closes_total{code}. */
-static const int gate_ws_codes[] = {1000, 1001, 1002, 1003, 1007, 1008, 1009, 1011, 1013};
+static const int gate_ws_codes[] = {1000, 1001, 1002, 1003, 1007, 1008, 1009, 1011};
 #define GATE_WS_NCODES (sizeof gate_ws_codes / sizeof gate_ws_codes[0])
 
 struct gate_ws_server {
@@ -551,10 +551,10 @@ void gate_ws_close(gate_ws_t *ws, const char *reason)
         code = WSLAY_CODE_GOING_AWAY;
     } else if (reason != NULL &&
                (strcmp(reason, "slow_consumer") == 0 || strcmp(reason, "write_timeout") == 0 ||
-                strcmp(reason, "login_timeout") == 0 || strcmp(reason, "frame_timeout") == 0)) {
+                strcmp(reason, "login_timeout") == 0 || strcmp(reason, "frame_timeout") == 0 ||
+                strcmp(reason, "over_capacity") == 0)) {
+        /* wslay 1.1 refuses 1013 (Try Again Later): the GoAway before it says so. */
         code = WSLAY_CODE_POLICY_VIOLATION;
-    } else if (reason != NULL && strcmp(reason, "over_capacity") == 0) {
-        code = 1013; /* Try Again Later (RFC 6455 registry) */
     } else if (reason != NULL && strcmp(reason, "bad_frame") == 0) {
         code = WSLAY_CODE_INVALID_FRAME_PAYLOAD_DATA;
     }

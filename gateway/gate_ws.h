@@ -10,8 +10,8 @@
  * messages 1003; unmasked client frames, reserved bits, bad opcodes, fragmented or over-125-byte
  * control frames 1002; messages over the cap (all fragments counted) 1009; the gate's own closes
  * 1001 (shutdown, the reconnect delay in the reason), 1000 (idle, replaced), 1008 (slow
- * consumer, an edge deadline: Login, partial frame, write), 1013 (refused by a connection cap)
- * or 1007 (a message that is not a ClientMessage). Every close is followed by the
+ * consumer, an edge limit: a connection cap, the Login, partial-frame or write deadline) or
+ * 1007 (a message that is not a ClientMessage). Every close is followed by the
  * gate's graceful TCP close (flush, shutdown(SHUT_WR), read to EOF).
  *
  * One gate_ws_t per connection, used on the gate's event loop only.
