@@ -218,6 +218,8 @@ static const char *const gate_edge_names[EDGE_CAUSES] = {
     "max_conns", "max_conns_per_addr", "ws_handshake", "login", "frame",
     "write",     "output_cap",         "player_rate"};
 #define GATE_NOTE_MS 10000
+/* The close of a connection refused by a cap is bounded by this (or --close-timeout-ms). */
+#define GATE_REFUSED_CLOSE_MS 1000
 
 /* Per-player token bucket (g->player_buckets: player -> gate_bucket_t *). */
 typedef struct {
@@ -674,7 +676,12 @@ static void gate_conn_close(gate_conn_t *c, const char *reason)
     if (c->ws != NULL)
         gate_ws_close(c->ws, reason); /* the WebSocket close frame before the TCP close */
     c->close_ev = evtimer_new(g->base, gate_conn_close_timeout_cb, c);
-    struct timeval tv = {g->cfg.close_timeout_ms / 1000, (g->cfg.close_timeout_ms % 1000) * 1000};
+    /* A connection refused by a cap is not counted by the caps while it closes: its close is
+     * bounded tighter, so a flood of refused connections holds descriptors only briefly. */
+    int ms = g->cfg.close_timeout_ms;
+    if (c->refused >= 0 && ms > GATE_REFUSED_CLOSE_MS)
+        ms = GATE_REFUSED_CLOSE_MS;
+    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
     evtimer_add(c->close_ev, &tv);
     bufferevent_enable(c->bev, EV_READ | EV_WRITE);
     evbuffer_drain(bufferevent_get_input(c->bev),
