@@ -15,6 +15,13 @@
  * (token bucket -> RATE_LIMITED); idle connections are closed with GoAway{IDLE}; a connection
  * whose unsent output passes output_cap is closed (slow consumer).
  *
+ * Edge limits (docs/gateway.md "Edge limits"): connections over max_conns or
+ * max_conns_per_addr get GoAway{OVERLOADED} and are closed; the WebSocket handshake, the first
+ * Login and a partial frame have deadlines; output that makes no progress for write_timeout_ms
+ * closes a slow consumer; each player's requests over all its connections share one token
+ * bucket (RATE_LIMITED), kept across reconnects. Each has a counter and a log line written at
+ * most once per cause every 10 s.
+ *
  * Routing: Join picks a ready game server from the registry (lease/registry.h) by game name
  * (servers whose engine matches the request's Engine are preferred); Leave, Action and Resume
  * go to the server holding the player's seat. The seat (server, address, desk, engine, game,
