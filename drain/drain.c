@@ -930,6 +930,14 @@ static void drain_conn_ev_cb(evutil_socket_t fd, short what, void *arg)
         return;
     int phase = dc->headers_ms == 0 ? DRAIN_NOTE_HEADERS : DRAIN_NOTE_BODY;
     int64_t now = clock_mono_ms();
+    int limit = phase == DRAIN_NOTE_HEADERS ? d->cfg.header_timeout_ms : d->cfg.body_timeout_ms;
+    int64_t left = (phase == DRAIN_NOTE_HEADERS ? dc->start_ms : dc->headers_ms) + limit - now;
+    if (left > 0) {
+        /* The timer ran early by the event loop's clock (it was armed after its origin, or
+         * libevent's cached time lags): wait out the rest. */
+        drain_conn_arm(dc, (int)left);
+        return;
+    }
     metrics_add(d->m_http_timeouts[phase], 1);
     long skipped = drain_note(d, phase, now);
     if (skipped >= 0) {
@@ -939,9 +947,7 @@ static void drain_conn_ev_cb(evutil_socket_t fd, short what, void *arg)
         log_emit(LOG_WARN, "health_request_timeout", "{s:s,s:s,s:I,s:i,s:I}", "phase",
                  phase == DRAIN_NOTE_HEADERS ? "headers" : "body", "peer",
                  host != NULL ? host : "?", "elapsed_ms", (json_int_t)(now - dc->start_ms),
-                 "limit_ms",
-                 phase == DRAIN_NOTE_HEADERS ? d->cfg.header_timeout_ms : d->cfg.body_timeout_ms,
-                 "skipped_since_last", (json_int_t)skipped);
+                 "limit_ms", limit, "skipped_since_last", (json_int_t)skipped);
     }
     evhttp_connection_free(dc->evcon); /* calls drain_conn_closed_cb */
 }
