@@ -62,7 +62,12 @@ typedef struct drain_conn {
     bool refused;       /* over max_conns: answered 503 and closed */
 } drain_conn_t;
 
-enum { DRAIN_NOTE_HEADERS = 0, DRAIN_NOTE_BODY = 1, DRAIN_NOTE_REFUSED = 2 };
+enum {
+    DRAIN_NOTE_HEADERS = 0,
+    DRAIN_NOTE_BODY = 1,
+    DRAIN_NOTE_REFUSED = 2,
+    DRAIN_NOTE_EVICTED = 3
+};
 
 typedef struct drain_waiter {
     TAILQ_ENTRY(drain_waiter) _link;
@@ -93,7 +98,7 @@ struct drain {
     metrics_registry_t *reg;
     bool own_reg;
     metrics_t *m_draining, *m_duration, *m_human, *m_desks, *m_ready;
-    metrics_t *m_http_conns, *m_http_timeouts[2], *m_http_refused;
+    metrics_t *m_http_conns, *m_http_timeouts[2], *m_http_refused, *m_http_evicted;
 
     /* HTTP thread. */
     pthread_t thread;
@@ -112,7 +117,7 @@ struct drain {
     struct {
         int64_t last_ms;
         long skipped;
-    } note[3]; /* HTTP thread only: rate-limited log lines */
+    } note[4]; /* HTTP thread only: rate-limited log lines */
     _Atomic int nwaiters;
     bool stopping; /* HTTP thread only */
 
@@ -227,9 +232,13 @@ int drain_create(const drain_config_t *cfg, drain_t **out)
     snprintf(name, sizeof name, "%s_http_refused_total", d->prefix);
     d->m_http_refused =
         metrics_counter(d->reg, name, NULL, "Health server connections refused (503) over the cap");
+    snprintf(name, sizeof name, "%s_http_evicted_total", d->prefix);
+    d->m_http_evicted = metrics_counter(
+        d->reg, name, NULL,
+        "Health server connections closed mid-request to make room for a new one at the cap");
     if (!d->m_draining || !d->m_duration || !d->m_human || !d->m_ready ||
         (cfg->total_desks && !d->m_desks) || !d->m_http_conns || !d->m_http_timeouts[0] ||
-        !d->m_http_timeouts[1] || !d->m_http_refused) {
+        !d->m_http_timeouts[1] || !d->m_http_refused || !d->m_http_evicted) {
         log_emit(LOG_ERROR, "drain_config_invalid", "{s:s,s:s}", "reason",
                  "a drain metric name is already registered with another type", "prefix",
                  d->prefix);
@@ -894,6 +903,37 @@ static void drain_conn_refuse(drain_conn_t *dc)
 }
 
 /*
+ * At max_conns a new connection takes the place of the one whose request has been read the
+ * longest (a connection that sent nothing counts from its accept): under a flood of slow
+ * requests the probes and scrapes still get through, and the slowest goes first. Connections
+ * between requests (a response being written, a /drain/wait long poll parked, a kept-alive
+ * connection waiting) are never taken: evhttp's own timeout bounds those. Returns true when one
+ * was closed.
+ */
+static bool drain_conn_evict(drain_t *d, const drain_conn_t *except)
+{
+    drain_conn_t *victim = NULL, *dc;
+    TAILQ_FOREACH(dc, &d->conns, _link)
+    {
+        if (dc != except && dc->evcon != NULL && !dc->refused && dc->start_ms != 0 &&
+            (victim == NULL || dc->start_ms < victim->start_ms))
+            victim = dc;
+    }
+    if (victim == NULL)
+        return false;
+    int64_t now = clock_mono_ms();
+    metrics_add(d->m_http_evicted, 1);
+    long skipped = drain_note(d, DRAIN_NOTE_EVICTED, now);
+    if (skipped >= 0)
+        log_emit(LOG_WARN, "health_conn_evicted", "{s:i,s:I,s:b,s:I}", "max_conns",
+                 d->cfg.max_conns, "request_ms", (json_int_t)(now - victim->start_ms),
+                 "headers_done", victim->headers_ms != 0, "skipped_since_last",
+                 (json_int_t)skipped);
+    evhttp_connection_free(victim->evcon); /* calls drain_conn_closed_cb */
+    return true;
+}
+
+/*
  * The connection's event: first (activated by drain_conn_bev, before any byte of it is read)
  * it picks up the evhttp connection evhttp made around the bufferevent, then it is the deadline
  * timer: headers or body not complete in time close the connection.
@@ -919,8 +959,11 @@ static void drain_conn_ev_cb(evutil_socket_t fd, short what, void *arg)
         evhttp_connection_set_closecb(dc->evcon, drain_conn_closed_cb, dc);
         bufferevent_decref(dc->bev); /* evhttp's own reference keeps it from now on */
         if (dc->refused) {
-            drain_conn_refuse(dc);
-            return;
+            if (!drain_conn_evict(d, dc)) {
+                drain_conn_refuse(dc);
+                return;
+            }
+            dc->refused = false;
         }
         if (dc->headers_ms == 0)
             drain_conn_arm(dc, d->cfg.header_timeout_ms);
@@ -968,7 +1011,8 @@ static void drain_conn_ev_cb(evutil_socket_t fd, short what, void *arg)
  * holding a reference on the bufferevent (evhttp may free its connection before the record
  * learns of it), and an event activated now runs before any read of the new socket: it takes
  * the evhttp connection from the bufferevent's callback argument, sets the close callback that
- * frees the record, and drops the reference. Over max_conns the record is marked refused.
+ * frees the record, and drops the reference. Over max_conns the record is marked refused: it
+ * takes a slow request's place (drain_conn_evict) or gets a 503.
  */
 static struct bufferevent *drain_conn_bev(struct event_base *base, void *arg)
 {

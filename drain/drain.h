@@ -82,9 +82,12 @@ typedef struct {
     /* Slowloris bounds of the health server (evhttp's timeout restarts with every byte): a
      * request's headers must end within header_timeout_ms of its first byte (of the accept, for
      * a connection's first request) and its body within body_timeout_ms of the headers, else
-     * the connection is closed; at most max_conns connections at once, the next ones are
+     * the connection is closed; at most max_conns connections at once: the next one takes the
+     * place of the connection whose request has been read the longest, or, when every
+     * connection is between requests (a long poll parked, a response being written), is
      * answered 503 and closed. 0 = 5000, 5000, 512. Metrics: <prefix>_http_connections,
-     * <prefix>_http_timeouts_total{phase="headers"|"body"}, <prefix>_http_refused_total. */
+     * <prefix>_http_timeouts_total{phase="headers"|"body"}, <prefix>_http_evicted_total,
+     * <prefix>_http_refused_total. */
     int header_timeout_ms;
     int body_timeout_ms;
     int max_conns;

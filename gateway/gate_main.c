@@ -120,8 +120,9 @@ static const config_flag_t gate_flags[] = {
      "health port: a request's body complete within this of its headers", &O.health_body_ms, 100,
      3600000},
     {"health-max-conns", CONFIG_INT, "512",
-     "health port: concurrent connections (over it: 503 and close)", &O.health_max_conns, 1,
-     100000},
+     "health port: concurrent connections (over it: the slowest request read is closed, else "
+     "503)",
+     &O.health_max_conns, 1, 100000},
     {"link-ping-ms", CONFIG_INT, "1000", "rpc link heartbeat period (3 missed: reconnect)",
      &O.ping_ms, 10, 60000},
     {"seat-ttl-s", CONFIG_INT, "3600", "TTL of a remembered seat in Redis", &O.seat_ttl_s, 1,
