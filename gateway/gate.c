@@ -86,15 +86,17 @@ typedef struct gate_conn {
     int64_t tokens_ms;
     double tokens;
     /* Edge limits (docs/gateway.md "Edge limits"). */
-    int64_t accept_ms;      /* monotonic: the Login and WebSocket handshake deadlines run from it */
-    int64_t partial_ms;     /* since when a frame is begun and not complete; 0: none */
-    int64_t out_ms;         /* the last sweep that saw the output empty or moving */
-    uint64_t rx_frames;     /* frames read (a partial frame's deadline restarts with each) */
-    uint64_t addr_key;      /* the source address's key in g->addr_conns; 0: not counted */
-    bool admitted;          /* counted in g->admitted (not refused by a cap) */
-    bool out_moved;         /* bytes left the output since the last sweep (gate_conn_out_cb) */
-    int8_t refused;         /* EDGE_* of the cap that refused it, -1: none */
-    struct event *close_ev; /* close-timeout timer, only while closing */
+    int64_t accept_ms;  /* monotonic: the Login and WebSocket handshake deadlines run from it */
+    int64_t partial_ms; /* since when a frame is begun and not complete; 0: none */
+    int64_t out_ms;     /* the last sweep that saw the output empty or moving */
+    uint64_t rx_frames; /* frames read (a partial frame's deadline restarts with each) */
+    uint64_t addr_key;  /* the source address's key in g->addr_conns; 0: not counted */
+    bool admitted;      /* counted in g->admitted (not refused by a cap) */
+    bool out_moved;     /* bytes left the output since the last sweep (gate_conn_out_cb) */
+    int8_t refused;     /* EDGE_* of the cap that refused it, -1: none */
+    bool in_unauth;     /* on g->unauth: admitted, not logged in, not closing */
+    TAILQ_ENTRY(gate_conn) unauth;
+    struct event *close_ev;       /* close-timeout timer, only while closing */
     TAILQ_ENTRY(gate_conn) dirty; /* on g->dirty_conns: output queued this loop iteration */
     bool in_dirty;
 } gate_conn_t;
@@ -212,11 +214,12 @@ enum {
     EDGE_WRITE = 5,        /* closed: --write-timeout-ms */
     EDGE_OUTPUT = 6,       /* closed: --output-cap, found by the sweep */
     EDGE_PLAYER_RATE = 7,  /* refused request: --player-rate-limit */
-    EDGE_CAUSES = 8,
+    EDGE_EVICTED = 8,      /* closed: not logged in yet, its place taken at --max-conns */
+    EDGE_CAUSES = 9,
 };
 static const char *const gate_edge_names[EDGE_CAUSES] = {
-    "max_conns", "max_conns_per_addr", "ws_handshake", "login", "frame",
-    "write",     "output_cap",         "player_rate"};
+    "max_conns", "max_conns_per_addr", "ws_handshake", "login",  "frame",
+    "write",     "output_cap",         "player_rate",  "evicted"};
 #define GATE_NOTE_MS 10000
 /* The close of a connection refused by a cap is bounded by this (or --close-timeout-ms). */
 #define GATE_REFUSED_CLOSE_MS 1000
@@ -295,7 +298,10 @@ struct gate {
         int64_t last_ms;
         long skipped;
     } note[EDGE_CAUSES];
-    long admitted;            /* connections not refused by a cap (the caps count these) */
+    long admitted; /* connections not refused by a cap (the caps count these) */
+    /* Admitted connections not logged in yet, oldest first: at --max-conns the oldest of them
+     * makes room for a new connection (gate_edge_admit). */
+    TAILQ_HEAD(, gate_conn) unauth;
     u64map_t *addr_conns;     /* source address key -> admitted connections from it */
     u64map_t *player_buckets; /* player -> gate_bucket_t * (per-player request rate) */
     int64_t buckets_swept_ms;
@@ -660,12 +666,22 @@ static void gate_conn_close_timeout_cb(evutil_socket_t fd, short what, void *arg
  * shutdown(SHUT_WR), then input is read and dropped until EOF, bounded by close_timeout_ms.
  * The player's session ends now (a takeover or a reconnect may already own it).
  */
+/* Takes c off the list of connections not logged in (a login, a close, its end). */
+static void gate_conn_unauth_remove(gate_conn_t *c)
+{
+    if (!c->in_unauth)
+        return;
+    TAILQ_REMOVE(&c->g->unauth, c, unauth);
+    c->in_unauth = false;
+}
+
 static void gate_conn_close(gate_conn_t *c, const char *reason)
 {
     if (c->closing)
         return;
     gate_t *g = c->g;
     c->closing = true;
+    gate_conn_unauth_remove(c);
     log_emit(LOG_DEBUG, "client_closing", "{s:I,s:I,s:s}", "conn", (json_int_t)c->id, "player",
              (json_int_t)c->player, "reason", reason);
     if (c->player != 0) {
@@ -692,6 +708,24 @@ static void gate_conn_close(gate_conn_t *c, const char *reason)
 /* Tells the seat's server the player is gone (one-way; the seat stays for a resume). */
 static void gate_send_player_gone(gate_t *g, gate_conn_t *c);
 
+/* The connection no longer counts against the caps (it ends, or it was evicted). */
+static void gate_edge_release(gate_conn_t *c)
+{
+    gate_t *g = c->g;
+    if (!c->admitted)
+        return;
+    c->admitted = false;
+    g->admitted--;
+    uint64_t n;
+    if (c->addr_key != 0 && u64map_get(g->addr_conns, c->addr_key, &n)) {
+        if (n <= 1)
+            u64map_del(g->addr_conns, c->addr_key);
+        else
+            u64map_put(g->addr_conns, c->addr_key, n - 1);
+    }
+    c->addr_key = 0;
+}
+
 static void gate_conn_free(gate_conn_t *c)
 {
     gate_t *g = c->g;
@@ -702,16 +736,8 @@ static void gate_conn_free(gate_conn_t *c)
         if (c->seat != NULL && !u64map_get(g->conn_by_player, c->player, NULL))
             gate_send_player_gone(g, c);
     }
-    if (c->admitted) {
-        g->admitted--;
-        uint64_t n;
-        if (c->addr_key != 0 && u64map_get(g->addr_conns, c->addr_key, &n)) {
-            if (n <= 1)
-                u64map_del(g->addr_conns, c->addr_key);
-            else
-                u64map_put(g->addr_conns, c->addr_key, n - 1);
-        }
-    }
+    gate_conn_unauth_remove(c);
+    gate_edge_release(c);
     TAILQ_REMOVE(&g->conns, c, all);
     if (c->in_dirty)
         TAILQ_REMOVE(&g->dirty_conns, c, dirty);
@@ -778,20 +804,53 @@ static void gate_addr_text(const struct sockaddr *sa, char *buf, size_t cap)
 }
 
 /*
+ * At --max-conns, the oldest connection that has not logged in (it may be a slowloris, or a
+ * socket that never speaks) makes room for the new one: told GoAway{OVERLOADED} and closed, no
+ * longer counted. Logged-in players are never taken; so a flood of sockets that never log in
+ * cannot keep players out, only compete with each other. Returns true when one was evicted.
+ */
+static bool gate_edge_evict(gate_t *g, int64_t now)
+{
+    gate_conn_t *v = TAILQ_FIRST(&g->unauth);
+    if (v == NULL)
+        return false;
+    metrics_add(g->m_edge[EDGE_EVICTED], 1);
+    long skipped = gate_edge_note(g, EDGE_EVICTED, now);
+    if (skipped >= 0)
+        log_emit(LOG_WARN, "client_evicted", "{s:I,s:I,s:i,s:I}", "conn", (json_int_t)v->id,
+                 "age_ms", (json_int_t)(now - v->accept_ms), "max_conns", g->cfg.max_conns,
+                 "skipped_since_last", (json_int_t)skipped);
+    gate_edge_release(v);
+    v->refused = EDGE_EVICTED; /* its close is bounded as a refusal's */
+    gate_conn_goaway_last(v, CROUPIER__GO_AWAY_REASON__GOAWAY_OVERLOADED,
+                          "over capacity: the gateway is full and this connection had not "
+                          "logged in");
+    gate_conn_close(v, "over_capacity");
+    return true;
+}
+
+/*
  * Admits a new connection under the caps (--max-conns, --max-conns-per-addr), counting it, or
  * says which cap refuses it (EDGE_MAX_CONNS, EDGE_MAX_PER_ADDR; -1: admitted). A refused
- * connection is counted in neither cap: it gets its GoAway{OVERLOADED} and is closed.
+ * connection is counted in neither cap: it gets its GoAway{OVERLOADED} and is closed. At the
+ * total cap a connection not logged in makes room first when there is one (gate_edge_evict).
  */
 static int gate_edge_admit(gate_t *g, gate_conn_t *c, const struct sockaddr *sa)
 {
     uint64_t key = gate_addr_key(sa), n = 0;
-    if (g->cfg.max_conns > 0 && g->admitted >= g->cfg.max_conns)
-        return EDGE_MAX_CONNS;
     if (key != 0)
         u64map_get(g->addr_conns, key, &n);
     if (g->cfg.max_conns_per_addr > 0 && key != 0 && n >= (uint64_t)g->cfg.max_conns_per_addr)
         return EDGE_MAX_PER_ADDR;
+    if (g->cfg.max_conns > 0 && g->admitted >= g->cfg.max_conns &&
+        !gate_edge_evict(g, c->accept_ms))
+        return EDGE_MAX_CONNS;
+    n = 0; /* again: the evicted one may have shared the address */
+    if (key != 0)
+        u64map_get(g->addr_conns, key, &n);
     c->admitted = true;
+    c->in_unauth = true;
+    TAILQ_INSERT_TAIL(&g->unauth, c, unauth);
     g->admitted++;
     if (key != 0) {
         c->addr_key = key;
@@ -3152,6 +3211,7 @@ static void gate_client_login(gate_conn_t *c, Croupier__ClientMessage *m)
         }
     }
     c->player = player;
+    gate_conn_unauth_remove(c);
     c->session = ((uint64_t)arc4random() << 32 | arc4random()) | 1;
     u64map_put(g->conn_by_player, player, c->id);
     metrics_add(g->m_logins, 1);
@@ -4427,6 +4487,7 @@ int gate_create(const gate_config_t *cfg, gate_t **out)
         g->cfg.drain_window_ms = 0;
     snprintf(g->gate_id, sizeof g->gate_id, "%s", cfg->gate_id);
     TAILQ_INIT(&g->conns);
+    TAILQ_INIT(&g->unauth);
     TAILQ_INIT(&g->links);
     LIST_INIT(&g->reqs);
     TAILQ_INIT(&g->dirty_conns);
@@ -4508,6 +4569,9 @@ int gate_create(const gate_config_t *cfg, gate_t **out)
         }
     }
     g->m_edge[EDGE_OUTPUT] = g->m_slow;
+    g->m_edge[EDGE_EVICTED] = metrics_counter(
+        m, "gate_connections_evicted_total", NULL,
+        "Connections not logged in closed at --max-conns to make room for a new one");
     g->m_edge[EDGE_PLAYER_RATE] = metrics_counter(
         m, "gate_player_rate_limited_total", NULL,
         "Requests refused RATE_LIMITED by the per-player rate (all its connections)");

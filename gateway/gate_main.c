@@ -90,7 +90,8 @@ static const config_flag_t gate_flags[] = {
     {"idle-timeout-ms", CONFIG_INT, "60000", "close connections silent this long", &O.idle_ms, 100,
      86400000},
     {"max-conns", CONFIG_INT, "100000",
-     "client connections in all, both listeners (over it: GoAway OVERLOADED, close); 0 = no cap",
+     "client connections in all, both listeners (at it the oldest not logged in makes room, else "
+     "GoAway OVERLOADED); 0 = no cap",
      &O.max_conns, 0, 10000000},
     {"max-conns-per-addr", CONFIG_INT, "0",
      "client connections per source IPv4 address or IPv6 /64 (over it: GoAway OVERLOADED, "

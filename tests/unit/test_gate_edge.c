@@ -424,6 +424,39 @@ START_TEST(test_gate_edge_total_cap_refuses_the_next_connection)
 }
 END_TEST
 
+START_TEST(test_gate_edge_at_the_cap_a_connection_not_logged_in_makes_room)
+{
+    env_t e;
+    env_start(&e);
+    char *extra[] = {"--max-conns", "2", NULL};
+    testenv_server_t gate = gate_start(&e, NULL, extra);
+    gatec_t *a = login(&e, &gate, 71);
+    /* A socket that never logs in holds the second place ... */
+    gatec_t *idle = gatec_connect("127.0.0.1", gate.port, 2000);
+    ck_assert_ptr_nonnull(idle);
+    ck_assert_int_eq(metric_wait(&gate, "gate_connections", 2), 2);
+    /* ... until a new connection needs it: the player gets in, the idle socket is told why. */
+    gatec_t *b = login(&e, &gate, 72);
+    expect_goaway(idle, CROUPIER__GO_AWAY_REASON__GOAWAY_OVERLOADED, "had not logged in");
+    ck_assert_int_eq(gatec_wait_eof(idle, 10000), 0);
+    gatec_close(idle);
+    ck_assert_int_eq(metric(&gate, "gate_connections_evicted_total"), 1);
+    ck_assert_int_eq(metric(&gate, "gate_connections_refused_total{reason=\"max_conns\"}"), 0);
+    /* Logged-in players are never taken: with both places theirs, the next one is refused. */
+    gatec_t *c = gatec_connect("127.0.0.1", gate.port, 2000);
+    ck_assert_ptr_nonnull(c);
+    expect_goaway(c, CROUPIER__GO_AWAY_REASON__GOAWAY_OVERLOADED, "holds 2 connections");
+    gatec_close(c);
+    Croupier__ServerMessage *m = gatec_ping(a, 9, 9, 3000);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_int_eq(m->body_case, CROUPIER__SERVER_MESSAGE__BODY_PONG);
+    frame_free_server(m);
+    gatec_close(a);
+    gatec_close(b);
+    stop_all(&e, &gate);
+}
+END_TEST
+
 START_TEST(test_gate_edge_per_address_cap_refuses_the_next_connection_from_that_address)
 {
     env_t e;
@@ -526,6 +559,7 @@ int main(void)
     tc = tcase_create("caps");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_gate_edge_total_cap_refuses_the_next_connection);
+    tcase_add_test(tc, test_gate_edge_at_the_cap_a_connection_not_logged_in_makes_room);
     tcase_add_test(tc,
                    test_gate_edge_per_address_cap_refuses_the_next_connection_from_that_address);
     suite_add_tcase(s, tc);
