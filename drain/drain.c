@@ -39,7 +39,7 @@
 #define DRAIN_MAX_WAITERS 256
 #define DRAIN_MAX_ALLOW 16
 #define DRAIN_MAX_WAIT_SECONDS 86400.0
-/* At most one log line per cause (header deadline, body deadline, refusal) in this long. */
+/* At most one log line per cause (header or body deadline, eviction, refusal) in this long. */
 #define DRAIN_NOTE_MS 10000
 
 /*
@@ -59,7 +59,7 @@ typedef struct drain_conn {
     int64_t start_ms;   /* the request being read began; 0: between requests */
     int64_t headers_ms; /* its headers ended; 0: not yet */
     unsigned line_len;  /* bytes of the header line being read (CR not counted) */
-    bool refused;       /* over max_conns: answered 503 and closed */
+    bool refused;       /* over max_conns: takes a slow request's place, else a 503 */
 } drain_conn_t;
 
 enum {

@@ -155,6 +155,15 @@ START_TEST(test_drain_create_rejects_missing_required_callbacks)
     c = test_config(&e);
     c.drain_max_seconds = -1;
     ck_assert_int_eq(drain_create(&c, &d), -EINVAL);
+    c = test_config(&e);
+    c.header_timeout_ms = -1;
+    ck_assert_int_eq(drain_create(&c, &d), -EINVAL);
+    c = test_config(&e);
+    c.body_timeout_ms = -1;
+    ck_assert_int_eq(drain_create(&c, &d), -EINVAL);
+    c = test_config(&e);
+    c.max_conns = -1;
+    ck_assert_int_eq(drain_create(&c, &d), -EINVAL);
     drain_destroy(NULL);
 }
 END_TEST
