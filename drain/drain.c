@@ -39,6 +39,35 @@
 #define DRAIN_MAX_WAITERS 256
 #define DRAIN_MAX_ALLOW 16
 #define DRAIN_MAX_WAIT_SECONDS 86400.0
+/* At most one log line per cause (header or body deadline, eviction, refusal) in this long. */
+#define DRAIN_NOTE_MS 10000
+
+/*
+ * One health-server connection, as seen beside evhttp (which keeps its own state private): made
+ * with its bufferevent (drain_conn_bev), given the evhttp connection on the next loop pass, freed
+ * by evhttp's close callback. The request deadlines are found from the bytes read: a request
+ * begins with its first byte (the accept, for the first) and its headers end with the first
+ * empty line; the handler being called ends it.
+ */
+typedef struct drain_conn {
+    TAILQ_ENTRY(drain_conn) _link;
+    struct drain *d;
+    struct bufferevent *bev;
+    struct evhttp_connection *evcon; /* NULL until drain_conn_ev_cb's first run */
+    struct evbuffer_cb_entry *in_cb;
+    struct event *ev;   /* the first run, then the deadline timer */
+    int64_t start_ms;   /* the request being read began; 0: between requests */
+    int64_t headers_ms; /* its headers ended; 0: not yet */
+    unsigned line_len;  /* bytes of the header line being read (CR not counted) */
+    bool refused;       /* over max_conns: takes a slow request's place, else a 503 */
+} drain_conn_t;
+
+enum {
+    DRAIN_NOTE_HEADERS = 0,
+    DRAIN_NOTE_BODY = 1,
+    DRAIN_NOTE_REFUSED = 2,
+    DRAIN_NOTE_EVICTED = 3
+};
 
 typedef struct drain_waiter {
     TAILQ_ENTRY(drain_waiter) _link;
@@ -69,6 +98,7 @@ struct drain {
     metrics_registry_t *reg;
     bool own_reg;
     metrics_t *m_draining, *m_duration, *m_human, *m_desks, *m_ready;
+    metrics_t *m_http_conns, *m_http_timeouts[2], *m_http_refused, *m_http_evicted;
 
     /* HTTP thread. */
     pthread_t thread;
@@ -82,6 +112,12 @@ struct drain {
     _Atomic(struct event *) notify_ev;
     struct event *stop_ev, *recheck_ev;
     TAILQ_HEAD(, drain_waiter) waiters; /* HTTP thread only */
+    TAILQ_HEAD(, drain_conn) conns;     /* HTTP thread only */
+    int nconns;                         /* HTTP thread only */
+    struct {
+        int64_t last_ms;
+        long skipped;
+    } note[4]; /* HTTP thread only: rate-limited log lines */
     _Atomic int nwaiters;
     bool stopping; /* HTTP thread only */
 
@@ -140,8 +176,11 @@ int drain_create(const drain_config_t *cfg, drain_t **out)
         why = "drain_max_seconds must be >= 0";
     else if (cfg->listen.port < 0 || cfg->listen.port > 65535 || cfg->listen.host[0] == '\0')
         why = "bad health listen address";
-    else if (cfg->heartbeat_max_age_ms < 0 || cfg->recheck_ms < 0 || cfg->http_timeout_s < 0)
+    else if (cfg->heartbeat_max_age_ms < 0 || cfg->recheck_ms < 0 || cfg->http_timeout_s < 0 ||
+             cfg->header_timeout_ms < 0 || cfg->body_timeout_ms < 0)
         why = "negative timing setting";
+    else if (cfg->max_conns < 0)
+        why = "max_conns must be >= 0";
     else if (cfg->metric_prefix != NULL &&
              (cfg->metric_prefix[0] == '\0' || strlen(cfg->metric_prefix) > 24))
         why = "metric_prefix must be 1..24 characters";
@@ -158,6 +197,12 @@ int drain_create(const drain_config_t *cfg, drain_t **out)
         d->cfg.recheck_ms = 100;
     if (d->cfg.http_timeout_s == 0)
         d->cfg.http_timeout_s = 10;
+    if (d->cfg.header_timeout_ms == 0)
+        d->cfg.header_timeout_ms = 5000;
+    if (d->cfg.body_timeout_ms == 0)
+        d->cfg.body_timeout_ms = 5000;
+    if (d->cfg.max_conns == 0)
+        d->cfg.max_conns = 512;
     snprintf(d->prefix, sizeof d->prefix, "%s", cfg->metric_prefix ? cfg->metric_prefix : "game");
     if (cfg->drain_allow != NULL && drain_parse_allow(d, cfg->drain_allow) != 0) {
         log_emit(LOG_ERROR, "drain_config_invalid", "{s:s,s:s}", "reason",
@@ -176,8 +221,24 @@ int drain_create(const drain_config_t *cfg, drain_t **out)
     d->m_human = drain_gauge(d, "human_desks", "Desks in a round with a human seated");
     d->m_desks = cfg->total_desks ? drain_gauge(d, "desks", "Desks hosted") : NULL;
     d->m_ready = drain_gauge(d, "ready", "1 while /readyz answers 200 (ready and not draining)");
+    char name[96];
+    snprintf(name, sizeof name, "%s_http_connections", d->prefix);
+    d->m_http_conns = metrics_gauge(d->reg, name, NULL, "Health server connections open (capped)");
+    snprintf(name, sizeof name, "%s_http_timeouts_total", d->prefix);
+    d->m_http_timeouts[0] = metrics_counter(d->reg, name, "phase=\"headers\"",
+                                            "Health server connections closed by a deadline");
+    d->m_http_timeouts[1] = metrics_counter(d->reg, name, "phase=\"body\"",
+                                            "Health server connections closed by a deadline");
+    snprintf(name, sizeof name, "%s_http_refused_total", d->prefix);
+    d->m_http_refused =
+        metrics_counter(d->reg, name, NULL, "Health server connections refused (503) over the cap");
+    snprintf(name, sizeof name, "%s_http_evicted_total", d->prefix);
+    d->m_http_evicted = metrics_counter(
+        d->reg, name, NULL,
+        "Health server connections closed mid-request to make room for a new one at the cap");
     if (!d->m_draining || !d->m_duration || !d->m_human || !d->m_ready ||
-        (cfg->total_desks && !d->m_desks)) {
+        (cfg->total_desks && !d->m_desks) || !d->m_http_conns || !d->m_http_timeouts[0] ||
+        !d->m_http_timeouts[1] || !d->m_http_refused || !d->m_http_evicted) {
         log_emit(LOG_ERROR, "drain_config_invalid", "{s:s,s:s}", "reason",
                  "a drain metric name is already registered with another type", "prefix",
                  d->prefix);
@@ -188,6 +249,7 @@ int drain_create(const drain_config_t *cfg, drain_t **out)
     pthread_cond_init(&d->cv, NULL);
     pthread_mutex_init(&d->watch_mu, NULL);
     TAILQ_INIT(&d->waiters);
+    TAILQ_INIT(&d->conns);
     d->port = -1;
     *out = d;
     return 0;
@@ -607,9 +669,12 @@ enum { R_NONE, R_HEALTHZ, R_READYZ, R_DRAIN, R_STATUS, R_WAIT, R_METRICS, R_ADMI
  * Every request lands here: route on the decoded path (query ignored), then the allow-list for
  * /drain*, then GET-only. Unknown paths are 404, other methods 405 with "Allow: GET".
  */
+static void drain_conn_request_done(drain_t *d, struct evhttp_connection *evcon);
+
 static void drain_http_cb(struct evhttp_request *req, void *arg)
 {
     drain_t *d = arg;
+    drain_conn_request_done(d, evhttp_request_get_connection(req));
     const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
     const char *raw = uri ? evhttp_uri_get_path(uri) : NULL;
     char *path = raw ? evhttp_uridecode(raw, 0, NULL) : NULL;
@@ -680,8 +745,259 @@ static void drain_http_cb(struct evhttp_request *req, void *arg)
     }
 }
 
+/* ---- health connections: deadlines and cap ---- */
+
+/* Whether the log line of a cause is due (at most one per DRAIN_NOTE_MS): the lines skipped
+ * since the last one (>= 0), or -1 when not due. HTTP thread. */
+static long drain_note(drain_t *d, int cause, int64_t now)
+{
+    if (d->note[cause].last_ms != 0 && now - d->note[cause].last_ms < DRAIN_NOTE_MS) {
+        d->note[cause].skipped++;
+        return -1;
+    }
+    long skipped = d->note[cause].skipped;
+    d->note[cause].last_ms = now;
+    d->note[cause].skipped = 0;
+    return skipped;
+}
+
+/* Arms (ms > 0) or stops (ms <= 0) the connection's deadline timer. */
+static void drain_conn_arm(drain_conn_t *dc, int ms)
+{
+    if (ms <= 0) {
+        event_del(dc->ev);
+        return;
+    }
+    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+    event_add(dc->ev, &tv);
+}
+
+/* Unlinks and frees the record; the bufferevent is evhttp's (or being freed by it). */
+static void drain_conn_forget(drain_conn_t *dc)
+{
+    drain_t *d = dc->d;
+    if (dc->in_cb != NULL)
+        evbuffer_remove_cb_entry(bufferevent_get_input(dc->bev), dc->in_cb);
+    TAILQ_REMOVE(&d->conns, dc, _link);
+    d->nconns--;
+    metrics_add(d->m_http_conns, -1);
+    event_free(dc->ev);
+    free(dc);
+}
+
 /*
- * The bufferevent of each accepted connection. libevent 2.1's evhttp otherwise makes one that
+ * Feeds n bytes of the request being read from position off of buf to the header-end finder:
+ * the first empty line (LF or CRLF after a LF) ends the headers, and the body deadline starts.
+ */
+static void drain_conn_scan(drain_conn_t *dc, struct evbuffer *buf, size_t off, size_t n)
+{
+    if (dc->headers_ms != 0 || n == 0)
+        return;
+    struct evbuffer_ptr at;
+    if (evbuffer_ptr_set(buf, &at, off, EVBUFFER_PTR_SET) != 0)
+        return;
+    struct evbuffer_iovec v[8];
+    while (n > 0 && dc->headers_ms == 0) {
+        int nv = evbuffer_peek(buf, (ev_ssize_t)n, &at, v, 8);
+        if (nv <= 0)
+            return;
+        size_t seen = 0;
+        for (int i = 0; i < nv && i < 8 && seen < n && dc->headers_ms == 0; i++) {
+            const unsigned char *p = v[i].iov_base;
+            size_t len = v[i].iov_len < n - seen ? v[i].iov_len : n - seen;
+            for (size_t k = 0; k < len; k++) {
+                if (p[k] == '\n') {
+                    if (dc->line_len == 0) {
+                        dc->headers_ms = clock_mono_ms();
+                        drain_conn_arm(dc, dc->d->cfg.body_timeout_ms);
+                        return;
+                    }
+                    dc->line_len = 0;
+                } else if (p[k] != '\r') {
+                    dc->line_len++;
+                }
+            }
+            seen += len;
+        }
+        n -= seen;
+        if (n > 0 && evbuffer_ptr_set(buf, &at, seen, EVBUFFER_PTR_ADD) != 0)
+            return;
+    }
+}
+
+/* Bytes read on a health connection: a request begins (the header deadline starts) and its
+ * headers are searched for their end. */
+static void drain_conn_input_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
+                                void *arg)
+{
+    drain_conn_t *dc = arg;
+    if (info->n_added == 0)
+        return;
+    if (dc->start_ms == 0) {
+        dc->start_ms = clock_mono_ms();
+        dc->headers_ms = 0;
+        dc->line_len = 0;
+        if (dc->evcon != NULL)
+            drain_conn_arm(dc, dc->d->cfg.header_timeout_ms);
+    }
+    size_t len = evbuffer_get_length(buf);
+    drain_conn_scan(dc, buf, len - info->n_added, info->n_added);
+}
+
+/*
+ * The handler got a whole request on evcon (drain_http_cb): its deadlines end. Bytes already
+ * read past it begin the next request.
+ */
+static void drain_conn_request_done(drain_t *d, struct evhttp_connection *evcon)
+{
+    drain_conn_t *dc;
+    TAILQ_FOREACH(dc, &d->conns, _link)
+    {
+        if (dc->evcon != evcon)
+            continue;
+        dc->start_ms = dc->headers_ms = 0;
+        dc->line_len = 0;
+        drain_conn_arm(dc, 0);
+        struct evbuffer *in = bufferevent_get_input(dc->bev);
+        size_t left = evbuffer_get_length(in);
+        if (left > 0) {
+            dc->start_ms = clock_mono_ms();
+            drain_conn_arm(dc, d->cfg.header_timeout_ms);
+            drain_conn_scan(dc, in, 0, left);
+        }
+        return;
+    }
+}
+
+/* evhttp frees the connection: the record goes with it. */
+static void drain_conn_closed_cb(struct evhttp_connection *evcon, void *arg)
+{
+    (void)evcon;
+    drain_conn_forget(arg);
+}
+
+/* A connection over max_conns: a 503 written straight to the socket (it is evhttp's, and
+ * evhttp is not writing), the request read so far dropped, then evhttp's close (FIN). */
+static void drain_conn_refuse(drain_conn_t *dc)
+{
+    drain_t *d = dc->d;
+    static const char resp[] = "HTTP/1.1 503 Service Unavailable\r\n"
+                               "Content-Type: text/plain\r\n"
+                               "Connection: close\r\n"
+                               "Content-Length: 29\r\n\r\n"
+                               "too many health connections\r\n";
+    metrics_add(d->m_http_refused, 1);
+    long skipped = drain_note(d, DRAIN_NOTE_REFUSED, clock_mono_ms());
+    if (skipped >= 0)
+        log_emit(LOG_WARN, "health_conn_refused", "{s:i,s:i,s:I}", "connections", d->nconns,
+                 "max_conns", d->cfg.max_conns, "skipped_since_last", (json_int_t)skipped);
+    evutil_socket_t fd = bufferevent_getfd(dc->bev);
+    if (fd >= 0) {
+        char sink[4096];
+        for (int i = 0; i < 4 && recv(fd, sink, sizeof sink, MSG_DONTWAIT) > 0; i++)
+            ;
+        ssize_t w = send(fd, resp, sizeof resp - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+        (void)w; /* a full socket buffer: the client gets the close alone */
+    }
+    evhttp_connection_free(dc->evcon); /* calls drain_conn_closed_cb */
+}
+
+/*
+ * At max_conns a new connection takes the place of the one whose request has been read the
+ * longest (a connection that sent nothing counts from its accept): under a flood of slow
+ * requests the probes and scrapes still get through, and the slowest goes first. Connections
+ * between requests (a response being written, a /drain/wait long poll parked, a kept-alive
+ * connection waiting) are never taken: evhttp's own timeout bounds those. Returns true when one
+ * was closed.
+ */
+static bool drain_conn_evict(drain_t *d, const drain_conn_t *except)
+{
+    drain_conn_t *victim = NULL, *dc;
+    TAILQ_FOREACH(dc, &d->conns, _link)
+    {
+        if (dc != except && dc->evcon != NULL && !dc->refused && dc->start_ms != 0 &&
+            (victim == NULL || dc->start_ms < victim->start_ms))
+            victim = dc;
+    }
+    if (victim == NULL)
+        return false;
+    int64_t now = clock_mono_ms();
+    metrics_add(d->m_http_evicted, 1);
+    long skipped = drain_note(d, DRAIN_NOTE_EVICTED, now);
+    if (skipped >= 0)
+        log_emit(LOG_WARN, "health_conn_evicted", "{s:i,s:I,s:b,s:I}", "max_conns",
+                 d->cfg.max_conns, "request_ms", (json_int_t)(now - victim->start_ms),
+                 "headers_done", victim->headers_ms != 0, "skipped_since_last",
+                 (json_int_t)skipped);
+    evhttp_connection_free(victim->evcon); /* calls drain_conn_closed_cb */
+    return true;
+}
+
+/*
+ * The connection's event: first (activated by drain_conn_bev, before any byte of it is read)
+ * it picks up the evhttp connection evhttp made around the bufferevent, then it is the deadline
+ * timer: headers or body not complete in time close the connection.
+ */
+static void drain_conn_ev_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    drain_conn_t *dc = arg;
+    drain_t *d = dc->d;
+    if (dc->evcon == NULL) {
+        void *cbarg = NULL;
+        bufferevent_getcb(dc->bev, NULL, NULL, NULL, &cbarg);
+        if (cbarg == NULL) {
+            /* evhttp gave the connection up already: the reference taken in drain_conn_bev
+             * is the last one. */
+            struct bufferevent *bev = dc->bev;
+            drain_conn_forget(dc);
+            bufferevent_decref(bev);
+            return;
+        }
+        dc->evcon = cbarg;
+        evhttp_connection_set_closecb(dc->evcon, drain_conn_closed_cb, dc);
+        bufferevent_decref(dc->bev); /* evhttp's own reference keeps it from now on */
+        if (dc->refused) {
+            if (!drain_conn_evict(d, dc)) {
+                drain_conn_refuse(dc);
+                return;
+            }
+            dc->refused = false;
+        }
+        if (dc->headers_ms == 0)
+            drain_conn_arm(dc, d->cfg.header_timeout_ms);
+        return;
+    }
+    if (dc->start_ms == 0)
+        return;
+    int phase = dc->headers_ms == 0 ? DRAIN_NOTE_HEADERS : DRAIN_NOTE_BODY;
+    int64_t now = clock_mono_ms();
+    int limit = phase == DRAIN_NOTE_HEADERS ? d->cfg.header_timeout_ms : d->cfg.body_timeout_ms;
+    int64_t left = (phase == DRAIN_NOTE_HEADERS ? dc->start_ms : dc->headers_ms) + limit - now;
+    if (left > 0) {
+        /* The timer ran early by the event loop's clock (it was armed after its origin, or
+         * libevent's cached time lags): wait out the rest. */
+        drain_conn_arm(dc, (int)left);
+        return;
+    }
+    metrics_add(d->m_http_timeouts[phase], 1);
+    long skipped = drain_note(d, phase, now);
+    if (skipped >= 0) {
+        char *host = NULL;
+        ev_uint16_t port = 0;
+        evhttp_connection_get_peer(dc->evcon, &host, &port);
+        log_emit(LOG_WARN, "health_request_timeout", "{s:s,s:s,s:I,s:i,s:I}", "phase",
+                 phase == DRAIN_NOTE_HEADERS ? "headers" : "body", "peer",
+                 host != NULL ? host : "?", "elapsed_ms", (json_int_t)(now - dc->start_ms),
+                 "limit_ms", limit, "skipped_since_last", (json_int_t)skipped);
+    }
+    evhttp_connection_free(dc->evcon); /* calls drain_conn_closed_cb */
+}
+
+/*
+ * The bufferevent of each accepted connection, and its record (drain_conn_t). libevent 2.1's
+ * evhttp otherwise makes one that
  * does not own the descriptor and closes the descriptor itself in evhttp_connection_free(),
  * while the bufferevent, still referenced by the callback that freed the connection, has not
  * yet taken it out of epoll: every connection the server closed (HTTP/1.0, errors, resets)
@@ -689,11 +1005,38 @@ static void drain_http_cb(struct evhttp_request *req, void *arg)
  * between. A bufferevent that owns the descriptor closes it from its finalizer, after its
  * events are gone; evhttp then skips its own close (evhttp_connection_reset_() still closes
  * and clears the descriptor first, so it is never closed twice).
+ *
+ * evhttp 2.1 has no hook between the accept and the first read that names the connection, and
+ * its timeout restarts with every byte (a slowloris never meets it). So the record is made here,
+ * holding a reference on the bufferevent (evhttp may free its connection before the record
+ * learns of it), and an event activated now runs before any read of the new socket: it takes
+ * the evhttp connection from the bufferevent's callback argument, sets the close callback that
+ * frees the record, and drops the reference. Over max_conns the record is marked refused: it
+ * takes a slow request's place (drain_conn_evict) or gets a 503.
  */
 static struct bufferevent *drain_conn_bev(struct event_base *base, void *arg)
 {
-    (void)arg;
-    return bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+    drain_t *d = arg;
+    struct bufferevent *bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+    if (bev == NULL)
+        return NULL;
+    drain_conn_t *dc = xcalloc(1, sizeof *dc);
+    dc->d = d;
+    dc->bev = bev;
+    dc->ev = event_new(base, -1, 0, drain_conn_ev_cb, dc);
+    if (dc->ev == NULL) {
+        free(dc);
+        return bev; /* served, without the deadlines: evhttp's timeout alone */
+    }
+    dc->in_cb = evbuffer_add_cb(bufferevent_get_input(bev), drain_conn_input_cb, dc);
+    dc->start_ms = clock_mono_ms();
+    bufferevent_incref(bev);
+    TAILQ_INSERT_TAIL(&d->conns, dc, _link);
+    d->nconns++;
+    metrics_add(d->m_http_conns, 1);
+    dc->refused = d->nconns > d->cfg.max_conns;
+    event_active(dc->ev, EV_TIMEOUT, 0);
+    return bev;
 }
 
 /* Creates the base, events and evhttp on the HTTP thread and binds. Returns 0 or -errno. */
@@ -720,7 +1063,7 @@ static int drain_http_setup(drain_t *d)
                                             EVHTTP_REQ_OPTIONS | EVHTTP_REQ_TRACE |
                                             EVHTTP_REQ_CONNECT | EVHTTP_REQ_PATCH);
     evhttp_set_gencb(d->http, drain_http_cb, d);
-    evhttp_set_bevcb(d->http, drain_conn_bev, NULL);
+    evhttp_set_bevcb(d->http, drain_conn_bev, d);
     struct evhttp_bound_socket *bs =
         evhttp_bind_socket_with_handle(d->http, d->cfg.listen.host, (uint16_t)d->cfg.listen.port);
     if (bs == NULL) {
@@ -769,8 +1112,18 @@ static void *drain_thread_main(void *arg)
     event_base_loop(d->base, EVLOOP_NO_EXIT_ON_EMPTY);
     d->stopping = true;
     drain_waiters_check(d);
-    evhttp_free(d->http);
+    evhttp_free(d->http); /* closes every connection: their records go with them */
     d->http = NULL;
+    drain_conn_t *dc;
+    while ((dc = TAILQ_FIRST(&d->conns)) != NULL) {
+        /* Accepted in the loop's last pass, before their first run: still referenced here. */
+        struct bufferevent *bev = dc->evcon == NULL ? dc->bev : NULL;
+        if (bev == NULL)
+            dc->in_cb = NULL;
+        drain_conn_forget(dc);
+        if (bev != NULL)
+            bufferevent_decref(bev);
+    }
     event_free(atomic_exchange(&d->notify_ev, NULL));
     event_free(d->stop_ev);
     event_free(d->recheck_ev);

@@ -79,6 +79,18 @@ typedef struct {
     int heartbeat_max_age_ms;    /* a heartbeat older than this fails /healthz; 0 = 5000 */
     int recheck_ms;              /* safety re-check of /drain/wait without notify; 0 = 100 */
     int http_timeout_s;          /* evhttp read/write timeout; 0 = 10 */
+    /* Slowloris bounds of the health server (evhttp's timeout restarts with every byte): a
+     * request's headers must end within header_timeout_ms of its first byte (of the accept, for
+     * a connection's first request) and its body within body_timeout_ms of the headers, else
+     * the connection is closed; at most max_conns connections at once: the next one takes the
+     * place of the connection whose request has been read the longest, or, when every
+     * connection is between requests (a long poll parked, a response being written), is
+     * answered 503 and closed. 0 = 5000, 5000, 512. Metrics: <prefix>_http_connections,
+     * <prefix>_http_timeouts_total{phase="headers"|"body"}, <prefix>_http_evicted_total,
+     * <prefix>_http_refused_total. */
+    int header_timeout_ms;
+    int body_timeout_ms;
+    int max_conns;
 } drain_config_t;
 
 /*

@@ -72,6 +72,10 @@ typedef struct {
 
 /* Gateways remembered (gs_gate_relink); past it, the entry of one without a live link is reused. */
 #define GS_GATES_MAX 256
+/* The main loop standing still this long is a freeze (gs_watch_cb runs every 5 ms). */
+#define GS_STALL_MS 1000
+/* A wall-clock deadline this much below the budget is a clock step, not a delay. */
+#define GS_CLOCK_TOLERANCE_MS 2000
 
 /* ---- remembered answers ------------------------------------------------------------------ */
 
@@ -137,12 +141,16 @@ struct gs {
     atomic_uint_fast64_t money_followups;
     atomic_uint_fast64_t moving; /* desks moving their table as a whole (gs_table_move_begin) */
 
-    struct event *watch_ev; /* polls human desks for the observer */
+    struct event *watch_ev; /* polls human desks for the observer; notes the loop's stalls */
+    int64_t loop_seen_ms;   /* gs_watch_cb's last run (clock_mono_ms) */
+    int64_t stall_end_ms;   /* when the main loop last ran again after standing still */
+    int64_t skew_logged_ms; /* last rpc_clock_skew line */
     uint64_t last_human_desks;
     void (*observer)(void *arg);
     void *observer_arg;
 
-    metrics_t *m_requests, *m_deadline, *m_dupes, *m_links, *m_slow, *m_bad_frames, *m_silent;
+    metrics_t *m_requests, *m_deadline, *m_skew, *m_dupes, *m_links, *m_slow, *m_bad_frames,
+        *m_silent;
 };
 
 typedef struct {
@@ -792,6 +800,8 @@ static void gs_link_ping(gs_link_t *l, const Croupier__RpcFrame *in)
  * One player request from a link: deadline, remembered answers, then routing. The frame is
  * owned by this function (handed to a request, or freed).
  */
+static int64_t gs_request_deadline(gs_t *gs, const Croupier__RpcFrame *in);
+
 static void gs_link_request(gs_link_t *l, Croupier__RpcFrame *in, gs_req_kind_t kind)
 {
     gs_t *gs = l->gs;
@@ -818,15 +828,9 @@ static void gs_link_request(gs_link_t *l, Croupier__RpcFrame *in, gs_req_kind_t 
     } else {
         u64map_put(gs->player_link, player, l->id);
     }
-    /* The deadline on our own monotonic clock: from the budget left when the gateway wrote the
-     * frame (its transit is not counted: milliseconds on a link), or -- from a gateway that
-     * sends no budget -- from the wall-clock deadline, converted once here. */
+    /* The deadline on our own monotonic clock (gs_request_deadline). */
     bool has_deadline = in->has_budget_ms || in->has_deadline_unix_ms;
-    int64_t deadline = 0; /* none */
-    if (in->has_budget_ms)
-        deadline = clock_mono_ms() + (int64_t)in->budget_ms;
-    else if (in->has_deadline_unix_ms)
-        deadline = clock_mono_ms() + ((int64_t)in->deadline_unix_ms - clock_wall_ms());
+    int64_t deadline = gs_request_deadline(gs, in);
     /* Retries of an action are recognised by the id the CLIENT gave it, which stays the same
      * through any gateway (a retry after a reconnect comes with a new session and a new rpc
      * request id). Joins, resumes and leaves are idempotent at the desk by nature, and rpc
@@ -1079,12 +1083,51 @@ static void gs_watch_cb(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     gs_t *gs = arg;
+    int64_t now = clock_mono_ms();
+    if (gs->loop_seen_ms != 0 && now - gs->loop_seen_ms > GS_STALL_MS)
+        gs->stall_end_ms = now; /* a freeze (SIGSTOP, a paused VM): frames waited meanwhile */
+    gs->loop_seen_ms = now;
     uint64_t h = gs_human_desks(gs);
     if (h != gs->last_human_desks) {
         gs->last_human_desks = h;
         if (gs->observer != NULL)
             gs->observer(gs->observer_arg);
     }
+}
+
+/*
+ * A request's deadline on our monotonic clock (rpc.proto budget_ms, deadline_unix_ms); 0 when it
+ * has none. Two measures of what is left arrive: the budget (counted from the frame's arrival:
+ * blind to a delay before it was read, e.g. while this process was frozen) and the gateway's
+ * wall-clock deadline (blind to a step of either wall clock). The smaller one holds, unless the
+ * wall clock says much less than the budget (more than GS_CLOCK_TOLERANCE_MS) while this loop
+ * did not stand still: then the two wall clocks disagree (a step), and the budget holds alone
+ * -- counted in game_rpc_clock_skew_total and logged at most once a minute.
+ */
+static int64_t gs_request_deadline(gs_t *gs, const Croupier__RpcFrame *in)
+{
+    int64_t now = clock_mono_ms();
+    if (!in->has_budget_ms && !in->has_deadline_unix_ms)
+        return 0;
+    int64_t by_wall = (int64_t)in->deadline_unix_ms - clock_wall_ms();
+    if (!in->has_budget_ms)
+        return now + by_wall;
+    int64_t by_budget = in->budget_ms;
+    if (!in->has_deadline_unix_ms)
+        return now + by_budget;
+    bool stalled = now - gs->loop_seen_ms > GS_STALL_MS ||
+                   (gs->stall_end_ms != 0 && now - gs->stall_end_ms < 2 * GS_STALL_MS);
+    if (by_wall >= by_budget - GS_CLOCK_TOLERANCE_MS || stalled)
+        return now + (by_wall < by_budget ? by_wall : by_budget);
+    metrics_add(gs->m_skew, 1);
+    if (gs->skew_logged_ms == 0 || now - gs->skew_logged_ms >= 60000) {
+        gs->skew_logged_ms = now;
+        log_emit(LOG_WARN, "rpc_clock_skew", "{s:I,s:s}", "skew_ms",
+                 (json_int_t)(by_wall - by_budget), "msg",
+                 "a gateway's wall-clock deadline and its budget disagree by more than a delay "
+                 "can explain: the two wall clocks differ; deadlines follow the budget");
+    }
+    return now + by_budget;
 }
 
 int gs_create(const gs_config_t *cfg, gs_t **out)
@@ -1128,6 +1171,9 @@ int gs_create(const gs_config_t *cfg, gs_t **out)
         metrics_counter(m, "game_rpc_requests_total", NULL, "Player requests received");
     gs->m_deadline = metrics_counter(m, "game_rpc_deadline_exceeded_total", NULL,
                                      "Requests refused because their deadline had passed");
+    gs->m_skew = metrics_counter(m, "game_rpc_clock_skew_total", NULL,
+                                 "Requests whose wall-clock deadline disagreed with their budget "
+                                 "(the two wall clocks differ): the budget held");
     gs->m_dupes = metrics_counter(m, "game_rpc_duplicate_requests_total", NULL,
                                   "Retries answered from the remembered result");
     gs->m_links = metrics_gauge(m, "game_rpc_links", NULL, "Gateway links connected");

@@ -86,6 +86,17 @@ typedef struct gate_conn {
     int64_t last_rx_ms;
     int64_t tokens_ms;
     double tokens;
+    /* Edge limits (docs/gateway.md "Edge limits"). */
+    int64_t accept_ms;  /* monotonic: the Login and WebSocket handshake deadlines run from it */
+    int64_t partial_ms; /* since when a frame is begun and not complete; 0: none */
+    int64_t out_ms;     /* the last sweep that saw the output empty or moving */
+    uint64_t rx_frames; /* frames read (a partial frame's deadline restarts with each) */
+    uint64_t addr_key;  /* the source address's key in g->addr_conns; 0: not counted */
+    bool admitted;      /* counted in g->admitted (not refused by a cap) */
+    bool out_moved;     /* bytes left the output since the last sweep (gate_conn_out_cb) */
+    int8_t refused;     /* EDGE_* of the cap that refused it, -1: none */
+    bool in_unauth;     /* on g->unauth: admitted, not logged in, not closing */
+    TAILQ_ENTRY(gate_conn) unauth;
     struct event *close_ev;       /* close-timeout timer, only while closing */
     TAILQ_ENTRY(gate_conn) dirty; /* on g->dirty_conns: output queued this loop iteration */
     bool in_dirty;
@@ -189,6 +200,37 @@ typedef struct {
  * that is not ready. */
 #define GATE_OFFERED_RECENT_MS 60000
 
+/*
+ * Edge limits (docs/gateway.md "Edge limits"): the caps that refuse a connection, the deadlines
+ * that close one, and the per-player rate. Each cause has a counter and a log line written at
+ * most once per GATE_NOTE_MS (the lines skipped in between are counted in the next one), so a
+ * flood of slowloris sockets or refused connections cannot flood the log.
+ */
+enum {
+    EDGE_MAX_CONNS = 0,    /* refused: --max-conns */
+    EDGE_MAX_PER_ADDR = 1, /* refused: --max-conns-per-addr */
+    EDGE_HANDSHAKE = 2,    /* closed: --ws-handshake-timeout-ms */
+    EDGE_LOGIN = 3,        /* closed: --login-timeout-ms */
+    EDGE_FRAME = 4,        /* closed: --frame-timeout-ms */
+    EDGE_WRITE = 5,        /* closed: --write-timeout-ms */
+    EDGE_OUTPUT = 6,       /* closed: --output-cap, found by the sweep */
+    EDGE_PLAYER_RATE = 7,  /* refused request: --player-rate-limit */
+    EDGE_EVICTED = 8,      /* closed: not logged in yet, its place taken at --max-conns */
+    EDGE_CAUSES = 9,
+};
+static const char *const gate_edge_names[EDGE_CAUSES] = {
+    "max_conns", "max_conns_per_addr", "ws_handshake", "login",  "frame",
+    "write",     "output_cap",         "player_rate",  "evicted"};
+#define GATE_NOTE_MS 10000
+/* The close of a connection refused by a cap is bounded by this (or --close-timeout-ms). */
+#define GATE_REFUSED_CLOSE_MS 1000
+
+/* Per-player token bucket (g->player_buckets: player -> gate_bucket_t *). */
+typedef struct {
+    double tokens;
+    int64_t ms;
+} gate_bucket_t;
+
 struct gate {
     gate_config_t cfg;
     gate_offered_t offered[GATE_OFFERED_MAX];
@@ -253,6 +295,19 @@ struct gate {
     metrics_t *m_reject[8];
     metrics_t *m_tconns[2], *m_tin[2], *m_tout[2]; /* by transport: [0] tcp, [1] ws */
     metrics_t *m_goaway[6];
+    metrics_t *m_edge[EDGE_CAUSES]; /* refusals, deadline closes, per-player refusals */
+    /* Rate-limited edge log lines: when the last was written, and how many were skipped. */
+    struct {
+        int64_t last_ms;
+        long skipped;
+    } note[EDGE_CAUSES];
+    long admitted; /* connections not refused by a cap (the caps count these) */
+    /* Admitted connections not logged in yet, oldest first: at --max-conns the oldest of them
+     * makes room for a new connection (gate_edge_admit). */
+    TAILQ_HEAD(, gate_conn) unauth;
+    u64map_t *addr_conns;     /* source address key -> admitted connections from it */
+    u64map_t *player_buckets; /* player -> gate_bucket_t * (per-player request rate) */
+    int64_t buckets_swept_ms;
 
     /* Field numbers for forwarding bytes (from the descriptors): RpcFrame.reply, Reply.payload,
      * RpcFrame.push, ServerMessage.request_id. forward: the client limits let every payload the
@@ -427,6 +482,45 @@ static void gate_conn_count_out(gate_conn_t *c)
 }
 
 /*
+ * Whether the log line of an edge cause is due: at most one per GATE_NOTE_MS per cause. Returns
+ * the number of lines skipped since the last one written (>= 0) when it is due, -1 when not.
+ */
+static long gate_edge_note(gate_t *g, int cause, int64_t now)
+{
+    if (g->note[cause].last_ms != 0 && now - g->note[cause].last_ms < GATE_NOTE_MS) {
+        g->note[cause].skipped++;
+        return -1;
+    }
+    long skipped = g->note[cause].skipped;
+    g->note[cause].last_ms = now;
+    g->note[cause].skipped = 0;
+    return skipped;
+}
+
+/*
+ * Queues a GoAway as the last frame before a close the gateway decides on (a slow consumer, an
+ * edge limit): past the output cap, since it only adds one small frame to output that is about
+ * to be flushed or given up. The WebSocket close that follows names the reason.
+ */
+static void gate_conn_goaway_last(gate_conn_t *c, int reason, const char *detail)
+{
+    Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+    Croupier__GoAway ga = CROUPIER__GO_AWAY__INIT;
+    ga.reason = (Croupier__GoAwayReason)reason;
+    ga.reconnect_delay_ms = arc4random_uniform(1000);
+    ga.detail = (char *)detail;
+    sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_GO_AWAY;
+    sm.go_away = &ga;
+    if (frame_pack_server(gate_conn_out(c), &sm, &c->g->lim, NULL) == 0) {
+        gate_conn_count_out(c);
+        gate_conn_dirty(c);
+        metrics_add(c->g->m_goaway[reason], 1);
+    }
+    if (c->ws != NULL)
+        gate_ws_goaway(c->ws, reason, ga.reconnect_delay_ms);
+}
+
+/*
  * Whether one more frame may be queued to a client. The connection is closed as a slow consumer
  * when its unsent output would pass output_cap (one last GoAway is still queued, so the close
  * has a reason). Returns 0, or -EPIPE when the connection is closing or was just closed.
@@ -435,20 +529,15 @@ static int gate_conn_room(gate_conn_t *c)
 {
     if (c->closing)
         return -EPIPE;
-    struct evbuffer *out = gate_conn_out(c);
     if (gate_conn_queued(c) > c->g->cfg.output_cap) {
-        log_emit(LOG_WARN, "client_slow_consumer", "{s:I,s:I,s:I}", "conn", (json_int_t)c->id,
-                 "player", (json_int_t)c->player, "queued", (json_int_t)gate_conn_queued(c));
+        long skipped = gate_edge_note(c->g, EDGE_OUTPUT, clock_mono_ms());
+        if (skipped >= 0)
+            log_emit(LOG_WARN, "client_slow_consumer", "{s:I,s:I,s:I,s:I}", "conn",
+                     (json_int_t)c->id, "player", (json_int_t)c->player, "queued",
+                     (json_int_t)gate_conn_queued(c), "skipped_since_last", (json_int_t)skipped);
         metrics_add(c->g->m_slow, 1);
-        Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
-        Croupier__GoAway ga = CROUPIER__GO_AWAY__INIT;
-        ga.reason = CROUPIER__GO_AWAY_REASON__GOAWAY_OVERLOADED;
-        ga.reconnect_delay_ms = arc4random_uniform(1000);
-        ga.detail = "slow consumer: output above the cap";
-        sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_GO_AWAY;
-        sm.go_away = &ga;
-        frame_pack_server(out, &sm, &c->g->lim, NULL);
-        metrics_add(c->g->m_goaway[ga.reason], 1);
+        gate_conn_goaway_last(c, CROUPIER__GO_AWAY_REASON__GOAWAY_OVERLOADED,
+                              "slow consumer: output above the cap");
         gate_conn_close(c, "slow_consumer");
         return -EPIPE;
     }
@@ -580,12 +669,22 @@ static void gate_conn_close_timeout_cb(evutil_socket_t fd, short what, void *arg
  * shutdown(SHUT_WR), then input is read and dropped until EOF, bounded by close_timeout_ms.
  * The player's session ends now (a takeover or a reconnect may already own it).
  */
+/* Takes c off the list of connections not logged in (a login, a close, its end). */
+static void gate_conn_unauth_remove(gate_conn_t *c)
+{
+    if (!c->in_unauth)
+        return;
+    TAILQ_REMOVE(&c->g->unauth, c, unauth);
+    c->in_unauth = false;
+}
+
 static void gate_conn_close(gate_conn_t *c, const char *reason)
 {
     if (c->closing)
         return;
     gate_t *g = c->g;
     c->closing = true;
+    gate_conn_unauth_remove(c);
     log_emit(LOG_DEBUG, "client_closing", "{s:I,s:I,s:s}", "conn", (json_int_t)c->id, "player",
              (json_int_t)c->player, "reason", reason);
     if (c->player != 0) {
@@ -596,7 +695,12 @@ static void gate_conn_close(gate_conn_t *c, const char *reason)
     if (c->ws != NULL)
         gate_ws_close(c->ws, reason); /* the WebSocket close frame before the TCP close */
     c->close_ev = evtimer_new(g->base, gate_conn_close_timeout_cb, c);
-    struct timeval tv = {g->cfg.close_timeout_ms / 1000, (g->cfg.close_timeout_ms % 1000) * 1000};
+    /* A connection refused by a cap is not counted by the caps while it closes: its close is
+     * bounded tighter, so a flood of refused connections holds descriptors only briefly. */
+    int ms = g->cfg.close_timeout_ms;
+    if (c->refused >= 0 && ms > GATE_REFUSED_CLOSE_MS)
+        ms = GATE_REFUSED_CLOSE_MS;
+    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
     evtimer_add(c->close_ev, &tv);
     bufferevent_enable(c->bev, EV_READ | EV_WRITE);
     evbuffer_drain(bufferevent_get_input(c->bev),
@@ -606,6 +710,24 @@ static void gate_conn_close(gate_conn_t *c, const char *reason)
 
 /* Tells the seat's server the player is gone (one-way; the seat stays for a resume). */
 static void gate_send_player_gone(gate_t *g, gate_conn_t *c);
+
+/* The connection no longer counts against the caps (it ends, or it was evicted). */
+static void gate_edge_release(gate_conn_t *c)
+{
+    gate_t *g = c->g;
+    if (!c->admitted)
+        return;
+    c->admitted = false;
+    g->admitted--;
+    uint64_t n;
+    if (c->addr_key != 0 && u64map_get(g->addr_conns, c->addr_key, &n)) {
+        if (n <= 1)
+            u64map_del(g->addr_conns, c->addr_key);
+        else
+            u64map_put(g->addr_conns, c->addr_key, n - 1);
+    }
+    c->addr_key = 0;
+}
 
 static void gate_conn_free(gate_conn_t *c)
 {
@@ -617,6 +739,8 @@ static void gate_conn_free(gate_conn_t *c)
         if (c->seat != NULL && !u64map_get(g->conn_by_player, c->player, NULL))
             gate_send_player_gone(g, c);
     }
+    gate_conn_unauth_remove(c);
+    gate_edge_release(c);
     TAILQ_REMOVE(&g->conns, c, all);
     if (c->in_dirty)
         TAILQ_REMOVE(&g->dirty_conns, c, dirty);
@@ -635,6 +759,286 @@ static void gate_conn_free(gate_conn_t *c)
         drain_notify(g->cfg.drain); /* /drain/wait counts connections down */
     if (g->exit_step == 3 && TAILQ_EMPTY(&g->conns))
         event_active(g->exit_ev, EV_READ, 0);
+}
+
+/* ---- edge limits ----------------------------------------------------------------------------- */
+
+/*
+ * The key under which connections from one source are counted (--max-conns-per-addr): an IPv4
+ * address (also IPv4-mapped IPv6) as itself, an IPv6 address by its /64 prefix (one subscriber
+ * usually holds a whole /64, so counting single IPv6 addresses would cap nothing). 0 for any
+ * other family (not counted).
+ */
+static uint64_t gate_addr_key(const struct sockaddr *sa)
+{
+    if (sa == NULL)
+        return 0;
+    if (sa->sa_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+        return 1ULL << 32 | ntohl(in->sin_addr.s_addr);
+    }
+    if (sa->sa_family == AF_INET6) {
+        const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+        if (IN6_IS_ADDR_V4MAPPED(a)) {
+            uint32_t v4;
+            memcpy(&v4, a->s6_addr + 12, 4);
+            return 1ULL << 32 | ntohl(v4);
+        }
+        uint64_t h = 14695981039346656037ULL; /* FNV-1a of the /64 prefix */
+        for (int i = 0; i < 8; i++) {
+            h ^= a->s6_addr[i];
+            h *= 1099511628211ULL;
+        }
+        return h | 1ULL << 63;
+    }
+    return 0;
+}
+
+/* The source address as text for a log line ("?" when unknown). */
+static void gate_addr_text(const struct sockaddr *sa, char *buf, size_t cap)
+{
+    const void *a = NULL;
+    if (sa != NULL && sa->sa_family == AF_INET)
+        a = &((const struct sockaddr_in *)sa)->sin_addr;
+    else if (sa != NULL && sa->sa_family == AF_INET6)
+        a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+    if (a == NULL || inet_ntop(sa->sa_family, a, buf, (socklen_t)cap) == NULL)
+        snprintf(buf, cap, "?");
+}
+
+/*
+ * At --max-conns, the oldest connection that has not logged in (it may be a slowloris, or a
+ * socket that never speaks) makes room for the new one: told GoAway{OVERLOADED} and closed, no
+ * longer counted. Logged-in players are never taken; so a flood of sockets that never log in
+ * cannot keep players out, only compete with each other. Returns true when one was evicted.
+ */
+static bool gate_edge_evict(gate_t *g, int64_t now)
+{
+    gate_conn_t *v = TAILQ_FIRST(&g->unauth);
+    if (v == NULL)
+        return false;
+    metrics_add(g->m_edge[EDGE_EVICTED], 1);
+    long skipped = gate_edge_note(g, EDGE_EVICTED, now);
+    if (skipped >= 0)
+        log_emit(LOG_WARN, "client_evicted", "{s:I,s:I,s:i,s:I}", "conn", (json_int_t)v->id,
+                 "age_ms", (json_int_t)(now - v->accept_ms), "max_conns", g->cfg.max_conns,
+                 "skipped_since_last", (json_int_t)skipped);
+    gate_edge_release(v);
+    v->refused = EDGE_EVICTED; /* its close is bounded as a refusal's */
+    gate_conn_goaway_last(v, CROUPIER__GO_AWAY_REASON__GOAWAY_OVERLOADED,
+                          "over capacity: the gateway is full and this connection had not "
+                          "logged in");
+    gate_conn_close(v, "over_capacity");
+    return true;
+}
+
+/*
+ * Admits a new connection under the caps (--max-conns, --max-conns-per-addr), counting it, or
+ * says which cap refuses it (EDGE_MAX_CONNS, EDGE_MAX_PER_ADDR; -1: admitted). A refused
+ * connection is counted in neither cap: it gets its GoAway{OVERLOADED} and is closed. At the
+ * total cap a connection not logged in makes room first when there is one (gate_edge_evict).
+ */
+static int gate_edge_admit(gate_t *g, gate_conn_t *c, const struct sockaddr *sa)
+{
+    uint64_t key = gate_addr_key(sa), n = 0;
+    if (key != 0)
+        u64map_get(g->addr_conns, key, &n);
+    if (g->cfg.max_conns_per_addr > 0 && key != 0 && n >= (uint64_t)g->cfg.max_conns_per_addr)
+        return EDGE_MAX_PER_ADDR;
+    if (g->cfg.max_conns > 0 && g->admitted >= g->cfg.max_conns &&
+        !gate_edge_evict(g, c->accept_ms))
+        return EDGE_MAX_CONNS;
+    n = 0; /* again: the evicted one may have shared the address */
+    if (key != 0)
+        u64map_get(g->addr_conns, key, &n);
+    c->admitted = true;
+    c->in_unauth = true;
+    TAILQ_INSERT_TAIL(&g->unauth, c, unauth);
+    g->admitted++;
+    if (key != 0) {
+        c->addr_key = key;
+        u64map_put(g->addr_conns, key, n + 1);
+    }
+    return -1;
+}
+
+/* Notes that output left a client's socket buffer (the write deadline sees progress). */
+static void gate_conn_out_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg)
+{
+    (void)buf;
+    if (info->n_deleted > 0)
+        ((gate_conn_t *)arg)->out_moved = true;
+}
+
+/*
+ * Closes a connection refused by a cap: GoAway{OVERLOADED} naming the cap, then the graceful
+ * close (a WebSocket one once its handshake is done: frames cannot go out before it; until
+ * then the handshake deadline bounds it).
+ */
+static void gate_conn_refuse(gate_conn_t *c)
+{
+    gate_t *g = c->g;
+    char detail[96];
+    if (c->refused == EDGE_MAX_CONNS)
+        snprintf(detail, sizeof detail, "over capacity: the gateway holds %d connections",
+                 g->cfg.max_conns);
+    else
+        snprintf(detail, sizeof detail, "over capacity: %d connections from your address",
+                 g->cfg.max_conns_per_addr);
+    gate_conn_goaway_last(c, CROUPIER__GO_AWAY_REASON__GOAWAY_OVERLOADED, detail);
+    gate_conn_close(c, "over_capacity");
+}
+
+/*
+ * Closes a connection whose deadline passed (cause: EDGE_HANDSHAKE, EDGE_LOGIN, EDGE_FRAME,
+ * EDGE_WRITE), with a GoAway saying which and why (a WebSocket close 1008 follows; a handshake
+ * never completed gets an HTTP 408 instead), counted in gate_deadline_closes_total{deadline}.
+ */
+static void gate_conn_deadline(gate_conn_t *c, int cause, int limit_ms, int64_t now)
+{
+    gate_t *g = c->g;
+    metrics_add(g->m_edge[cause], 1);
+    long skipped = gate_edge_note(g, cause, now);
+    if (skipped >= 0)
+        log_emit(LOG_WARN, "client_deadline", "{s:s,s:I,s:I,s:i,s:I}", "deadline",
+                 gate_edge_names[cause], "conn", (json_int_t)c->id, "player", (json_int_t)c->player,
+                 "limit_ms", limit_ms, "skipped_since_last", (json_int_t)skipped);
+    char detail[96];
+    switch (cause) {
+    case EDGE_HANDSHAKE:
+        gate_ws_timeout(c->ws);
+        gate_conn_close(c, "handshake_timeout");
+        return;
+    case EDGE_LOGIN:
+        snprintf(detail, sizeof detail, "no Login within %d ms of connecting", limit_ms);
+        gate_conn_goaway_last(c, CROUPIER__GO_AWAY_REASON__GOAWAY_PROTOCOL_ERROR, detail);
+        gate_conn_close(c, "login_timeout");
+        return;
+    case EDGE_FRAME:
+        snprintf(detail, sizeof detail, "a frame begun was not completed within %d ms", limit_ms);
+        gate_conn_goaway_last(c, CROUPIER__GO_AWAY_REASON__GOAWAY_PROTOCOL_ERROR, detail);
+        gate_conn_close(c, "frame_timeout");
+        return;
+    default:
+        snprintf(detail, sizeof detail, "slow consumer: no output taken for %d ms", limit_ms);
+        gate_conn_goaway_last(c, CROUPIER__GO_AWAY_REASON__GOAWAY_OVERLOADED, detail);
+        gate_conn_close(c, "write_timeout");
+        return;
+    }
+}
+
+/*
+ * The sweep's checks of one open connection: the WebSocket handshake, Login and partial-frame
+ * deadlines, then its output (still above the cap with nothing new queued, or making no progress
+ * for write_timeout_ms). Returns true when it closed the connection.
+ */
+static bool gate_conn_check_edges(gate_conn_t *c, int64_t now)
+{
+    gate_t *g = c->g;
+    const gate_config_t *cf = &g->cfg;
+    if (c->ws != NULL && !gate_ws_open(c->ws)) {
+        if (cf->handshake_timeout_ms > 0 && now - c->accept_ms > cf->handshake_timeout_ms) {
+            gate_conn_deadline(c, EDGE_HANDSHAKE, cf->handshake_timeout_ms, now);
+            return true;
+        }
+        return false;
+    }
+    if (c->player == 0 && cf->login_timeout_ms > 0 && now - c->accept_ms > cf->login_timeout_ms) {
+        gate_conn_deadline(c, EDGE_LOGIN, cf->login_timeout_ms, now);
+        return true;
+    }
+    if (c->partial_ms != 0 && cf->frame_timeout_ms > 0 &&
+        now - c->partial_ms > cf->frame_timeout_ms) {
+        gate_conn_deadline(c, EDGE_FRAME, cf->frame_timeout_ms, now);
+        return true;
+    }
+    size_t q = gate_conn_queued(c);
+    if (q == 0 || c->out_moved) {
+        c->out_ms = now;
+        c->out_moved = false;
+    } else if (cf->write_timeout_ms > 0 && now - c->out_ms > cf->write_timeout_ms) {
+        gate_conn_deadline(c, EDGE_WRITE, cf->write_timeout_ms, now);
+        return true;
+    }
+    if (q > cf->output_cap) {
+        /* Over the cap by the last frame queued, with nothing queued since (which would have
+         * closed it): the same slow-consumer close. */
+        gate_conn_room(c);
+        return true;
+    }
+    return false;
+}
+
+/*
+ * Takes one token from the player's bucket (--player-rate-limit / --player-rate-burst): one
+ * bucket per player id for all its connections to this gateway, and kept across them (a
+ * reconnect or a takeover does not refill it). False when it is empty.
+ */
+static bool gate_player_take(gate_conn_t *c)
+{
+    gate_t *g = c->g;
+    int64_t now = gate_now_mono(g);
+    uint64_t p;
+    gate_bucket_t *b;
+    if (u64map_get(g->player_buckets, c->player, &p)) {
+        b = (gate_bucket_t *)(uintptr_t)p;
+        b->tokens += (double)(now - b->ms) * g->cfg.player_rate_per_s / 1000.0;
+        if (b->tokens > g->cfg.player_rate_burst)
+            b->tokens = g->cfg.player_rate_burst;
+    } else {
+        b = xmalloc(sizeof *b);
+        b->tokens = g->cfg.player_rate_burst;
+        u64map_put(g->player_buckets, c->player, (uint64_t)(uintptr_t)b);
+    }
+    b->ms = now;
+    if (b->tokens < 1.0)
+        return false;
+    b->tokens -= 1.0;
+    return true;
+}
+
+typedef struct {
+    gate_t *g;
+    int64_t now;
+    uint64_t *del;
+    size_t n, cap;
+} gate_bucket_sweep_t;
+
+static void gate_bucket_sweep_one(uint64_t player, uint64_t val, void *arg)
+{
+    gate_bucket_sweep_t *s = arg;
+    const gate_bucket_t *b = (const gate_bucket_t *)(uintptr_t)val;
+    double full = b->tokens + (double)(s->now - b->ms) * s->g->cfg.player_rate_per_s / 1000.0;
+    if (full < s->g->cfg.player_rate_burst || u64map_get(s->g->conn_by_player, player, NULL))
+        return;
+    if (s->n == s->cap) {
+        s->cap = s->cap != 0 ? 2 * s->cap : 64;
+        s->del = xrealloc(s->del, s->cap * sizeof *s->del);
+    }
+    s->del[s->n++] = player;
+}
+
+static void gate_bucket_free_one(uint64_t player, uint64_t val, void *arg)
+{
+    (void)player;
+    (void)arg;
+    free((void *)(uintptr_t)val);
+}
+
+/* Forgets the buckets that are full again and whose player has no connection here (a fresh
+ * bucket is the same): memory stays bounded by the players active in the last burst/rate s. */
+static void gate_buckets_sweep(gate_t *g, int64_t now)
+{
+    gate_bucket_sweep_t s = {.g = g, .now = now};
+    u64map_each(g->player_buckets, gate_bucket_sweep_one, &s);
+    for (size_t i = 0; i < s.n; i++) {
+        uint64_t p;
+        if (u64map_get(g->player_buckets, s.del[i], &p)) {
+            free((void *)(uintptr_t)p);
+            u64map_del(g->player_buckets, s.del[i]);
+        }
+    }
+    free(s.del);
 }
 
 /* ---- seats in Redis ------------------------------------------------------------------------ */
@@ -2822,6 +3226,7 @@ static void gate_client_login(gate_conn_t *c, Croupier__ClientMessage *m)
         }
     }
     c->player = player;
+    gate_conn_unauth_remove(c);
     c->session = ((uint64_t)arc4random() << 32 | arc4random()) | 1;
     u64map_put(g->conn_by_player, player, c->id);
     metrics_add(g->m_logins, 1);
@@ -3438,9 +3843,23 @@ static void gate_conn_read_cb(struct bufferevent *bev, void *arg)
     g->rx_clock = true;
     c->last_rx_ms = g->rx_mono_ms; /* any bytes: for WebSocket, pings and pongs count */
     int ws_close = c->ws != NULL ? gate_ws_read(c->ws, &in) : 0;
+    if (c->refused >= 0 && !ws_close && c->ws != NULL && gate_ws_open(c->ws)) {
+        /* Over a cap: told so now that frames can go out (gate_conn_accept). */
+        evbuffer_drain(in, evbuffer_get_length(in));
+        gate_conn_refuse(c);
+    }
+    uint64_t frames = c->rx_frames;
     gate_conn_read_frames(c, in);
     if (ws_close)
         gate_conn_close(c, "ws_close");
+    /* A frame begun and not complete: its deadline (--frame-timeout-ms) runs from the first
+     * read that left it so, and restarts whenever a frame completes. */
+    bool partial =
+        !c->closing && (c->ws != NULL ? gate_ws_partial(c->ws) : evbuffer_get_length(in) > 0);
+    if (!partial || c->rx_frames != frames)
+        c->partial_ms = 0;
+    if (partial && c->partial_ms == 0)
+        c->partial_ms = g->rx_mono_ms;
     g->rx_clock = saved;
     g->rx_mono_ms = saved_mono;
     g->rx_wall_ms = saved_wall;
@@ -3489,6 +3908,7 @@ static void gate_conn_read_frames(gate_conn_t *c, struct evbuffer *in)
             m = frame_unpack_client(payload, len, &g->lim, &err);
         }
         frame_consume(in, len);
+        c->rx_frames++;
         if (m == NULL) {
             gate_conn_bad_frame(c, &err);
             return;
@@ -3500,6 +3920,21 @@ static void gate_conn_read_frames(gate_conn_t *c, struct evbuffer *in)
             metrics_add(g->m_reject[REJ_RATE], 1);
             gate_conn_error(c, m->request_id, CROUPIER__ERROR_CODE__RATE_LIMITED,
                             "too many frames; slow down");
+            frame_free_client(m);
+            continue;
+        }
+        if (c->player != 0 && m->body_case != CROUPIER__CLIENT_MESSAGE__BODY_PING &&
+            m->body_case != CROUPIER__CLIENT_MESSAGE__BODY_LOGIN && !gate_player_take(c)) {
+            /* The player's requests over all its connections (--player-rate-limit). */
+            metrics_add(g->m_edge[EDGE_PLAYER_RATE], 1);
+            metrics_add(g->m_reject[REJ_RATE], 1);
+            long skipped = gate_edge_note(g, EDGE_PLAYER_RATE, gate_now_mono(g));
+            if (skipped >= 0)
+                log_emit(LOG_WARN, "player_rate_limited", "{s:I,s:I,s:i,s:I}", "player",
+                         (json_int_t)c->player, "conn", (json_int_t)c->id, "limit_per_s",
+                         g->cfg.player_rate_per_s, "skipped_since_last", (json_int_t)skipped);
+            gate_conn_error(c, m->request_id, CROUPIER__ERROR_CODE__RATE_LIMITED,
+                            "too many requests from this player; slow down");
             frame_free_client(m);
             continue;
         }
@@ -3570,8 +4005,11 @@ static void gate_conn_event_cb(struct bufferevent *bev, short what, void *arg)
     }
 }
 
-/* A client connection on fd, speaking the TCP framing or (ws) WebSocket. */
-static void gate_conn_accept(gate_t *g, evutil_socket_t fd, bool ws)
+/*
+ * A client connection on fd from sa, speaking the TCP framing or (ws) WebSocket. A connection
+ * over a cap (gate_edge_admit) is set up all the same, to be told why and closed gracefully.
+ */
+static void gate_conn_accept(gate_t *g, evutil_socket_t fd, bool ws, const struct sockaddr *sa)
 {
     gate_conn_t *c = xcalloc(1, sizeof *c);
     c->g = g;
@@ -3605,35 +4043,51 @@ static void gate_conn_accept(gate_t *g, evutil_socket_t fd, bool ws)
     c->last_rx_ms = clock_mono_ms();
     c->tokens_ms = c->last_rx_ms;
     c->tokens = g->cfg.rate_burst;
+    c->accept_ms = c->out_ms = c->last_rx_ms;
+    c->refused = (int8_t)gate_edge_admit(g, c, sa);
     bufferevent_setcb(c->bev, gate_conn_read_cb, gate_conn_write_cb, gate_conn_event_cb, c);
     bufferevent_setwatermark(c->bev, EV_READ, 0, FRAME_HEADER_SIZE + g->lim.max_frame + 4096);
+    evbuffer_add_cb(bufferevent_get_output(c->bev), gate_conn_out_cb, c);
     bufferevent_enable(c->bev, EV_READ | EV_WRITE);
     TAILQ_INSERT_TAIL(&g->conns, c, all);
     u64map_put(g->conn_by_id, c->id, (uint64_t)(uintptr_t)c);
     atomic_fetch_add(&g->nconns, 1);
     metrics_add(g->m_conns, 1);
     metrics_add(g->m_tconns[ws], 1);
+    if (c->refused >= 0) {
+        metrics_add(g->m_edge[c->refused], 1);
+        long skipped = gate_edge_note(g, c->refused, c->accept_ms);
+        if (skipped >= 0) {
+            char addr[INET6_ADDRSTRLEN];
+            gate_addr_text(sa, addr, sizeof addr);
+            log_emit(LOG_WARN, "client_refused", "{s:s,s:s,s:I,s:I,s:I}", "cap",
+                     gate_edge_names[c->refused], "addr", addr, "connections",
+                     (json_int_t)g->admitted, "conn", (json_int_t)c->id, "skipped_since_last",
+                     (json_int_t)skipped);
+        }
+        if (!ws)
+            gate_conn_refuse(c); /* a WebSocket one once its handshake is done */
+    }
 }
 
 static void gate_accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct sockaddr *sa,
                            int socklen, void *arg)
 {
     (void)lis;
-    (void)sa;
     (void)socklen;
-    gate_conn_accept(arg, fd, false);
+    gate_conn_accept(arg, fd, false, sa);
 }
 
 static void gate_ws_accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct sockaddr *sa,
                               int socklen, void *arg)
 {
     (void)lis;
-    (void)sa;
     (void)socklen;
-    gate_conn_accept(arg, fd, true);
+    gate_conn_accept(arg, fd, true, sa);
 }
 
-/* Every second: idle connections get GoAway{IDLE}; the heartbeat of the main loop. */
+/* Every 100 ms: the edge deadlines and idle connections (GoAway{IDLE}); per-player buckets to
+ * forget (every second); the heartbeat of the main loop. */
 static void gate_sweep_cb(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
@@ -3643,10 +4097,16 @@ static void gate_sweep_cb(evutil_socket_t fd, short what, void *arg)
     gate_conn_t *c, *next;
     for (c = TAILQ_FIRST(&g->conns); c != NULL; c = next) {
         next = TAILQ_NEXT(c, all);
-        if (!c->closing && now - c->last_rx_ms > g->cfg.idle_timeout_ms) {
+        if (c->closing || gate_conn_check_edges(c, now))
+            continue;
+        if (now - c->last_rx_ms > g->cfg.idle_timeout_ms) {
             gate_conn_goaway(c, CROUPIER__GO_AWAY_REASON__GOAWAY_IDLE, 0, "idle timeout");
             gate_conn_close(c, "idle");
         }
+    }
+    if (now - g->buckets_swept_ms >= 1000) {
+        g->buckets_swept_ms = now;
+        gate_buckets_sweep(g, now);
     }
     if (g->sweep_ms != 0 && now - g->sweep_ms > GATE_STALL_MS) {
         gate_conns_stalled(g);
@@ -4079,11 +4539,29 @@ int gate_create(const gate_config_t *cfg, gate_t **out)
     GATE_DEF(gate_ttl_ms, 6000);
     GATE_DEF(close_timeout_ms, 5000);
     GATE_DEF(goaway_spread_ms, 1000);
+    GATE_DEF(player_rate_per_s, 50);
+    GATE_DEF(player_rate_burst, 100);
 #undef GATE_DEF
+    /* Deadlines: 0 = the default, negative = off. Caps: 0 or negative = none. */
+#define GATE_DEADLINE(f, v)                                                                        \
+    if (g->cfg.f == 0)                                                                             \
+        g->cfg.f = (v);                                                                            \
+    else if (g->cfg.f < 0)                                                                         \
+    g->cfg.f = 0
+    GATE_DEADLINE(handshake_timeout_ms, 5000);
+    GATE_DEADLINE(login_timeout_ms, 10000);
+    GATE_DEADLINE(frame_timeout_ms, 10000);
+    GATE_DEADLINE(write_timeout_ms, 30000);
+#undef GATE_DEADLINE
+    if (g->cfg.max_conns < 0)
+        g->cfg.max_conns = 0;
+    if (g->cfg.max_conns_per_addr < 0)
+        g->cfg.max_conns_per_addr = 0;
     if (g->cfg.drain_window_ms < 0)
         g->cfg.drain_window_ms = 0;
     snprintf(g->gate_id, sizeof g->gate_id, "%s", cfg->gate_id);
     TAILQ_INIT(&g->conns);
+    TAILQ_INIT(&g->unauth);
     TAILQ_INIT(&g->links);
     LIST_INIT(&g->reqs);
     TAILQ_INIT(&g->dirty_conns);
@@ -4095,6 +4573,8 @@ int gate_create(const gate_config_t *cfg, gate_t **out)
     }
     g->conn_by_id = u64map_create();
     g->conn_by_player = u64map_create();
+    g->addr_conns = u64map_create();
+    g->player_buckets = u64map_create();
     g->moves = u64map_create();
     g->crash_moves = u64map_create();
     g->check_ev = event_new(g->base, -1, 0, gate_check_cb, g);
@@ -4149,6 +4629,26 @@ int gate_create(const gate_config_t *cfg, gate_t **out)
         g->m_reject[i] = metrics_counter(m, "gate_early_rejections_total", lab,
                                          "Requests refused before reaching a game server");
     }
+    for (int i = 0; i < EDGE_CAUSES; i++) {
+        char lab[64];
+        if (i <= EDGE_MAX_PER_ADDR) {
+            snprintf(lab, sizeof lab, "reason=\"%s\"", gate_edge_names[i]);
+            g->m_edge[i] = metrics_counter(m, "gate_connections_refused_total", lab,
+                                           "Client connections refused by a cap (GoAway "
+                                           "OVERLOADED)");
+        } else if (i <= EDGE_WRITE) {
+            snprintf(lab, sizeof lab, "deadline=\"%s\"", gate_edge_names[i]);
+            g->m_edge[i] = metrics_counter(m, "gate_deadline_closes_total", lab,
+                                           "Client connections closed by an edge deadline");
+        }
+    }
+    g->m_edge[EDGE_OUTPUT] = g->m_slow;
+    g->m_edge[EDGE_EVICTED] = metrics_counter(
+        m, "gate_connections_evicted_total", NULL,
+        "Connections not logged in closed at --max-conns to make room for a new one");
+    g->m_edge[EDGE_PLAYER_RATE] = metrics_counter(
+        m, "gate_player_rate_limited_total", NULL,
+        "Requests refused RATE_LIMITED by the per-player rate (all its connections)");
     static const char *const ga_names[6] = {"unspecified",    "shutdown", "session_replaced",
                                             "protocol_error", "idle",     "overloaded"};
     for (int i = 0; i < 6; i++) {
@@ -4164,6 +4664,8 @@ int gate_create(const gate_config_t *cfg, gate_t **out)
         int e = fd;
         u64map_destroy(g->conn_by_id);
         u64map_destroy(g->conn_by_player);
+        u64map_destroy(g->addr_conns);
+        u64map_destroy(g->player_buckets);
         u64map_destroy(g->moves);
         u64map_destroy(g->crash_moves);
         event_free(g->check_ev);
@@ -4289,6 +4791,9 @@ void gate_destroy(gate_t *g)
     u64map_destroy(g->crash_moves);
     u64map_destroy(g->conn_by_id);
     u64map_destroy(g->conn_by_player);
+    u64map_destroy(g->addr_conns);
+    u64map_each(g->player_buckets, gate_bucket_free_one, NULL);
+    u64map_destroy(g->player_buckets);
     free(g);
 }
 

@@ -15,6 +15,13 @@
  * (token bucket -> RATE_LIMITED); idle connections are closed with GoAway{IDLE}; a connection
  * whose unsent output passes output_cap is closed (slow consumer).
  *
+ * Edge limits (docs/gateway.md "Edge limits"): connections over max_conns or
+ * max_conns_per_addr get GoAway{OVERLOADED} and are closed; the WebSocket handshake, the first
+ * Login and a partial frame have deadlines; output that makes no progress for write_timeout_ms
+ * closes a slow consumer; each player's requests over all its connections share one token
+ * bucket (RATE_LIMITED), kept across reconnects. Each has a counter and a log line written at
+ * most once per cause every 10 s.
+ *
  * Routing: Join picks a ready game server from the registry (lease/registry.h) by game name
  * (servers whose engine matches the request's Engine are preferred); Leave, Action and Resume
  * go to the server holding the player's seat. The seat (server, address, desk, engine, game,
@@ -106,12 +113,22 @@ typedef struct {
     int rate_burst;                /* bucket size; 0 = 100 */
     int max_inflight;              /* requests in flight per connection; 0 = 16 */
     int idle_timeout_ms;           /* no frame for this long -> GoAway{IDLE}; 0 = 60000 */
-    int link_ping_ms;              /* rpc heartbeat period; 0 = 1000 (3 missed -> reconnect) */
-    int seat_ttl_s;                /* 0 = 3600 */
-    int gate_ttl_ms;               /* gateway entry TTL; 0 = 6000 */
-    int drain_window_ms;           /* exit step 3; < 0 = 0 */
-    int close_timeout_ms;          /* exit step 4 bound; 0 = 5000 */
-    int goaway_spread_ms;          /* reconnect delays drawn from [0, spread]; 0 = 1000 */
+    /* Edge limits (docs/gateway.md "Edge limits"). For the deadlines 0 means the default and a
+     * negative value turns the limit off; for the caps 0 means no cap. */
+    int max_conns;            /* client connections in all (both listeners); 0 = no cap */
+    int max_conns_per_addr;   /* per source IPv4 address or IPv6 /64; 0 = no cap */
+    int handshake_timeout_ms; /* WebSocket opening handshake complete within; 0 = 5000 */
+    int login_timeout_ms;     /* a successful Login within this of the accept; 0 = 10000 */
+    int frame_timeout_ms;     /* a frame begun is completed within; 0 = 10000 */
+    int write_timeout_ms;     /* unsent output that makes no progress this long; 0 = 30000 */
+    int player_rate_per_s;    /* a player's requests per second, all its connections; 0 = 50 */
+    int player_rate_burst;    /* its bucket size; 0 = 100 */
+    int link_ping_ms;         /* rpc heartbeat period; 0 = 1000 (3 missed -> reconnect) */
+    int seat_ttl_s;           /* 0 = 3600 */
+    int gate_ttl_ms;          /* gateway entry TTL; 0 = 6000 */
+    int drain_window_ms;      /* exit step 3; < 0 = 0 */
+    int close_timeout_ms;     /* exit step 4 bound; 0 = 5000 */
+    int goaway_spread_ms;     /* reconnect delays drawn from [0, spread]; 0 = 1000 */
     /* Called once on the loop when the exit sequence has finished (exit line written). */
     void (*on_exit)(gate_t *g, void *arg);
     void *exit_arg;

@@ -34,6 +34,8 @@ static struct {
     long drain_window_ms, close_timeout_ms, goaway_spread_ms;
     long budget[GATE_REQ_KINDS];
     long max_frame, output_cap, rate, burst, inflight, idle_ms, ping_ms, seat_ttl_s, gate_ttl_ms;
+    long max_conns, max_conns_per_addr, hs_ms, login_ms, frame_ms, write_ms, prate, pburst;
+    long health_header_ms, health_body_ms, health_max_conns;
     bool allow_eviction;
 } O;
 
@@ -93,6 +95,41 @@ static const config_flag_t gate_flags[] = {
     {"max-inflight", CONFIG_INT, "16", "requests in flight per connection", &O.inflight, 1, 4096},
     {"idle-timeout-ms", CONFIG_INT, "60000", "close connections silent this long", &O.idle_ms, 100,
      86400000},
+    {"max-conns", CONFIG_INT, "100000",
+     "client connections in all, both listeners (at it the oldest not logged in makes room, else "
+     "GoAway OVERLOADED); 0 = no cap",
+     &O.max_conns, 0, 10000000},
+    {"max-conns-per-addr", CONFIG_INT, "0",
+     "client connections per source IPv4 address or IPv6 /64 (over it: GoAway OVERLOADED, "
+     "close); 0 = no cap (behind a proxy or NAT every client may share one address)",
+     &O.max_conns_per_addr, 0, 10000000},
+    {"ws-handshake-timeout-ms", CONFIG_INT, "5000",
+     "WebSocket handshake complete within this of the accept, else 408 and close; 0 = off",
+     &O.hs_ms, 0, 3600000},
+    {"login-timeout-ms", CONFIG_INT, "10000",
+     "a successful Login within this of the accept, else GoAway PROTOCOL_ERROR; 0 = off",
+     &O.login_ms, 0, 3600000},
+    {"frame-timeout-ms", CONFIG_INT, "10000",
+     "a frame begun is complete within this (slowloris), else GoAway PROTOCOL_ERROR; 0 = off",
+     &O.frame_ms, 0, 3600000},
+    {"write-timeout-ms", CONFIG_INT, "30000",
+     "close a client whose unsent output made no progress this long (GoAway OVERLOADED); 0 = off",
+     &O.write_ms, 0, 3600000},
+    {"player-rate-limit", CONFIG_INT, "50",
+     "requests per second of one player over all its connections (token bucket rate)", &O.prate, 1,
+     1000000},
+    {"player-rate-burst", CONFIG_INT, "100", "requests in a burst of one player (bucket size)",
+     &O.pburst, 1, 1000000},
+    {"health-header-timeout-ms", CONFIG_INT, "5000",
+     "health port: a request's headers complete within this of its first byte (or the accept)",
+     &O.health_header_ms, 100, 3600000},
+    {"health-body-timeout-ms", CONFIG_INT, "5000",
+     "health port: a request's body complete within this of its headers", &O.health_body_ms, 100,
+     3600000},
+    {"health-max-conns", CONFIG_INT, "512",
+     "health port: concurrent connections (over it: the slowest request read is closed, else "
+     "503)",
+     &O.health_max_conns, 1, 100000},
     {"link-ping-ms", CONFIG_INT, "1000", "rpc link heartbeat period (3 missed: reconnect)",
      &O.ping_ms, 10, 60000},
     {"seat-ttl-s", CONFIG_INT, "3600", "TTL of a remembered seat in Redis", &O.seat_ttl_s, 1,
@@ -321,7 +358,10 @@ int main(int argc, char **argv)
                          .listen = O.health,
                          .drain_allow = O.drain_allow,
                          .metrics = metrics,
-                         .metric_prefix = "gate"};
+                         .metric_prefix = "gate",
+                         .header_timeout_ms = (int)O.health_header_ms,
+                         .body_timeout_ms = (int)O.health_body_ms,
+                         .max_conns = (int)O.health_max_conns};
     if (drain_create(&dc, &G.drain) != 0)
         return 2;
     drain_heartbeat_add(G.drain, "main");
@@ -346,6 +386,14 @@ int main(int argc, char **argv)
                         .rate_burst = (int)O.burst,
                         .max_inflight = (int)O.inflight,
                         .idle_timeout_ms = (int)O.idle_ms,
+                        .max_conns = (int)O.max_conns,
+                        .max_conns_per_addr = (int)O.max_conns_per_addr,
+                        .handshake_timeout_ms = O.hs_ms == 0 ? -1 : (int)O.hs_ms,
+                        .login_timeout_ms = O.login_ms == 0 ? -1 : (int)O.login_ms,
+                        .frame_timeout_ms = O.frame_ms == 0 ? -1 : (int)O.frame_ms,
+                        .write_timeout_ms = O.write_ms == 0 ? -1 : (int)O.write_ms,
+                        .player_rate_per_s = (int)O.prate,
+                        .player_rate_burst = (int)O.pburst,
                         .link_ping_ms = (int)O.ping_ms,
                         .seat_ttl_s = (int)O.seat_ttl_s,
                         .gate_ttl_ms = (int)O.gate_ttl_ms,

@@ -275,6 +275,32 @@ bool gate_ws_open(const gate_ws_t *ws)
     return ws->state == WS_OPEN;
 }
 
+bool gate_ws_partial(const gate_ws_t *ws)
+{
+    if (ws->state != WS_OPEN)
+        return false;
+    if (evbuffer_get_length(bufferevent_get_input(ws->wire)) > 0)
+        return true;
+    return ws->ev != NULL && (ws->rx_taken != ws->rx_framed || ws->rx_in_frame || ws->rx_in_msg);
+}
+
+void gate_ws_timeout(gate_ws_t *ws)
+{
+    if (ws->state != WS_HANDSHAKE)
+        return;
+    struct evbuffer *in = bufferevent_get_input(ws->wire);
+    if (evbuffer_get_length(in) > 0) {
+        static const char resp[] = "HTTP/1.1 408 Request Timeout\r\n"
+                                   "Connection: close\r\n"
+                                   "Content-Type: text/plain\r\n"
+                                   "Content-Length: 32\r\n\r\n"
+                                   "handshake not completed in time\n";
+        evbuffer_drain(in, evbuffer_get_length(in));
+        evbuffer_add(bufferevent_get_output(ws->wire), resp, sizeof resp - 1);
+    }
+    ws->state = WS_CLOSED;
+}
+
 struct evbuffer *gate_ws_out(gate_ws_t *ws)
 {
     return ws->out;
@@ -523,7 +549,11 @@ void gate_ws_close(gate_ws_t *ws, const char *reason)
         snprintf(why, sizeof why, "shutdown; reconnect_delay_ms=%u", ws->goaway_delay_ms);
     } else if (reason != NULL && strcmp(reason, "shutdown") == 0) {
         code = WSLAY_CODE_GOING_AWAY;
-    } else if (reason != NULL && strcmp(reason, "slow_consumer") == 0) {
+    } else if (reason != NULL &&
+               (strcmp(reason, "slow_consumer") == 0 || strcmp(reason, "write_timeout") == 0 ||
+                strcmp(reason, "login_timeout") == 0 || strcmp(reason, "frame_timeout") == 0 ||
+                strcmp(reason, "over_capacity") == 0)) {
+        /* wslay 1.1 refuses 1013 (Try Again Later): the GoAway before it says so. */
         code = WSLAY_CODE_POLICY_VIOLATION;
     } else if (reason != NULL && strcmp(reason, "bad_frame") == 0) {
         code = WSLAY_CODE_INVALID_FRAME_PAYLOAD_DATA;

@@ -10,7 +10,8 @@
  * messages 1003; unmasked client frames, reserved bits, bad opcodes, fragmented or over-125-byte
  * control frames 1002; messages over the cap (all fragments counted) 1009; the gate's own closes
  * 1001 (shutdown, the reconnect delay in the reason), 1000 (idle, replaced), 1008 (slow
- * consumer) or 1007 (a message that is not a ClientMessage). Every close is followed by the
+ * consumer, an edge limit: a connection cap, the Login, partial-frame or write deadline) or
+ * 1007 (a message that is not a ClientMessage). Every close is followed by the
  * gate's graceful TCP close (flush, shutdown(SHUT_WR), read to EOF).
  *
  * One gate_ws_t per connection, used on the gate's event loop only.
@@ -71,5 +72,11 @@ void gate_ws_goaway(gate_ws_t *ws, int reason, uint32_t delay_ms);
 void gate_ws_close(gate_ws_t *ws, const char *reason);
 /* Whether the handshake completed (the connection speaks WebSocket). */
 bool gate_ws_open(const gate_ws_t *ws);
+/* Whether a frame or a fragmented message is begun and not complete (bytes read and not yet
+ * a whole message): the gate's partial-frame deadline runs meanwhile. */
+bool gate_ws_partial(const gate_ws_t *ws);
+/* The handshake deadline passed: answers 408 (Request Timeout) to the request begun, if any,
+ * and marks the connection closed (the gate then closes TCP gracefully). No-op once open. */
+void gate_ws_timeout(gate_ws_t *ws);
 
 #endif

@@ -525,6 +525,9 @@ EOF
         n=$(e2e_get "${POD_HEALTH[$p]}/metrics" | awk '$1 == "game_rpc_deadline_exceeded_total" { print $2 }')
         check "$p: no request expired (${n:-?})" test "${n:-1}" = 0
     done
+    n=$(e2e_get "${POD_HEALTH[game-stepped]}/metrics" | awk '$1 == "game_rpc_clock_skew_total" { print $2 }')
+    check "game-stepped saw the gateways' wall clocks disagree and kept to the budgets (${n:-?} requests)" \
+        test "${n:-0}" -gt 0
     # the faked clock is really faked: the stepped server's log lines are 10 minutes off
     span=$(python3 - "${POD_LOG[game-stepped]}" <<'EOF'
 import datetime, json, sys

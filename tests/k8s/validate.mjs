@@ -404,6 +404,24 @@ function checkOverlay(objs, prestopText, facts) {
             else facts.tokenSecret = tv.secretName;
             if (!(bound * 1000 >= w + cl))
                 err(d, `DRAIN_MAX_SECONDS ${bound} must cover drain window ${w} ms + close timeout ${cl} ms`);
+            // Edge limits (docs/gateway.md "Edge limits"): the connection cap fits the memory
+            // limit at 4 KiB a connection (an idle one costs 2-2.5 KB), and no per-address cap
+            // where the gateway sees a proxy's address instead of the players'.
+            const maxConns = num(env.MAX_CONNS);
+            const memLim = /^([0-9]+)(Mi|Gi)$/.exec(c.resources?.limits?.memory ?? '');
+            if (argValue(args, 'max-conns') !== '$(MAX_CONNS)' || !(maxConns >= 1))
+                err(d, 'args must hold --max-conns=$(MAX_CONNS) with MAX_CONNS a positive integer');
+            else if (memLim && maxConns * 4 > Number(memLim[1]) * (memLim[2] === 'Gi' ? 1024 * 1024 : 1024))
+                err(d, `MAX_CONNS ${maxConns} x 4 KiB does not fit the memory limit ${memLim[0]}`);
+            const pa = argValue(args, 'max-conns-per-addr') ?? '0';
+            const paVar = /^\$\(([A-Z0-9_]+)\)$/.exec(pa);
+            const perAddr = num(paVar ? env[paVar[1]] : pa);
+            const gsvc = services.find((x) => x.spec?.selector?.['app.kubernetes.io/name'] === 'croupier-gate');
+            const seesPlayers = gsvc && gsvc.spec.type === 'LoadBalancer' && gsvc.spec.externalTrafficPolicy === 'Local';
+            if (Number.isNaN(perAddr))
+                err(d, `--max-conns-per-addr must be a number or a $(VAR) of one, not '${pa}'`);
+            else if (perAddr !== 0 && !seesPlayers)
+                err(d, `--max-conns-per-addr ${perAddr}: the gateway's Service (${gsvc?.spec?.type ?? 'none'}) hides players' addresses behind a proxy; only a LoadBalancer with externalTrafficPolicy Local shows them`);
             const need = bound + Math.ceil((w + cl) / 1000) + GATE_MARGIN_S;
             if (!(grace >= need)) err(d, `terminationGracePeriodSeconds ${grace} must be >= ${need} (preStop + window + close + ${GATE_MARGIN_S})`);
             facts.gate = { bound, grace, replicas };
@@ -526,6 +544,9 @@ const MUTATIONS = [
     ['admin secret = token secret', (o) => { const t = dep(o, 'croupier-gate').spec.template.spec.volumes.find((v) => v.name === 'token').secret.secretName; dep(o, 'croupier-game-zhajinhua').spec.template.spec.volumes.find((v) => v.name === 'admin').secret.secretName = t; }, "token Secret"],
     ['admin secret unreadable', (o) => { delete dep(o, 'croupier-game-traditional').spec.template.spec.securityContext.fsGroup; }, 'group-readable'],
     ['gateway grace short', (o) => (dep(o, 'croupier-gate').spec.template.spec.terminationGracePeriodSeconds = 10), 'preStop + window + close'],
+    ['gateway connections over memory', (o) => setEnv(dep(o, 'croupier-gate'), 'MAX_CONNS', '100000000'), 'does not fit the memory limit'],
+    ['gateway without a connection cap', (o) => { const a = ctr(dep(o, 'croupier-gate')).args; a.splice(a.findIndex((x) => x.startsWith('--max-conns=')), 1); }, '--max-conns=$(MAX_CONNS)'],
+    ['per-address cap behind a proxy', (o) => { setEnv(dep(o, 'croupier-gate'), 'MAX_CONNS_PER_ADDR', '64'); const s = o.find((x) => x.kind === 'Service' && x.metadata.name === 'croupier-gate'); s.spec.type = 'ClusterIP'; delete s.spec.externalTrafficPolicy; }, 'hides players'],
 ];
 // Injected only into overlays that run Redis with Sentinels.
 const sset = (o) => o.find((x) => x.kind === 'StatefulSet' && x.metadata.name === 'croupier-sentinel');

@@ -207,25 +207,32 @@ def unready_tests(rf, a, prefix, pod, out):
              series(draining, pod, const(0))], t, False)
 
 
-def gate_tests(rf, ns):
-    pod = {"namespace": ns, "pod": "croupier-gate-abc"}
-    pod.update(INSTANCE)
-    out = {"namespace": ns, "pod": pod["pod"]}
-    a = "CroupierGateShedsSlowConsumers"
+def rate_tests(rf, a, metric, pod, out, extra=None):
+    """An alert on the rate of a counter summed by pod (`... > N` at the end of its expression):
+    a fifth of N (no alert), twice N (fires), twice N in another namespace (no alert)."""
     m = re.search(r"\) > ([0-9.]+)$", rf.rules[a]["expr"])
     if not m:
         sys.exit("prom_check.py: %s: no threshold ' > N' at the end of its expression" % a)
     per_s = float(m.group(1))
+    lab = dict(pod, **(extra or {}))
     t = rf.for_s(a) + 6 * 60
     # Counters rising by a whole number every 10 s: 2x and a fifth of the threshold rate.
     fast, slow = max(1, math.ceil(per_s * 10 * 2)), per_s * 10 / 5
-    rf.case("closing %.3g/s" % (slow / 10), a,
-            [series("gate_slow_consumer_closes_total", pod, "0+%sx200" % fmt_value(slow))], t, False)
-    rf.case("closing %.3g/s" % (fast / 10), a,
-            [series("gate_slow_consumer_closes_total", pod, "0+%dx200" % fast)], t, True, out)
-    rf.case("another namespace closing %.3g/s" % (fast / 10), a,
-            [series("gate_slow_consumer_closes_total", dict(pod, namespace="another-namespace"),
-                    "0+%dx200" % fast)], t, False)
+    rf.case("%.3g/s" % (slow / 10), a, [series(metric, lab, "0+%sx200" % fmt_value(slow))], t,
+            False)
+    rf.case("%.3g/s" % (fast / 10), a, [series(metric, lab, "0+%dx200" % fast)], t, True, out)
+    rf.case("another namespace at %.3g/s" % (fast / 10), a,
+            [series(metric, dict(lab, namespace="another-namespace"), "0+%dx200" % fast)], t,
+            False)
+
+
+def gate_tests(rf, ns):
+    pod = {"namespace": ns, "pod": "croupier-gate-abc"}
+    pod.update(INSTANCE)
+    out = {"namespace": ns, "pod": pod["pod"]}
+    rate_tests(rf, "CroupierGateShedsSlowConsumers", "gate_slow_consumer_closes_total", pod, out)
+    rate_tests(rf, "CroupierGateRefusesConnections", "gate_connections_refused_total", pod, out,
+               {"reason": "max_conns_per_addr"})
     unready_tests(rf, "CroupierGateUnready", "gate", pod, out)
 
 

@@ -155,6 +155,15 @@ START_TEST(test_drain_create_rejects_missing_required_callbacks)
     c = test_config(&e);
     c.drain_max_seconds = -1;
     ck_assert_int_eq(drain_create(&c, &d), -EINVAL);
+    c = test_config(&e);
+    c.header_timeout_ms = -1;
+    ck_assert_int_eq(drain_create(&c, &d), -EINVAL);
+    c = test_config(&e);
+    c.body_timeout_ms = -1;
+    ck_assert_int_eq(drain_create(&c, &d), -EINVAL);
+    c = test_config(&e);
+    c.max_conns = -1;
+    ck_assert_int_eq(drain_create(&c, &d), -EINVAL);
     drain_destroy(NULL);
 }
 END_TEST
@@ -778,6 +787,205 @@ START_TEST(test_drain_notify_from_many_threads_is_safe)
 }
 END_TEST
 
+/* ---- slowloris bounds and the connection cap ---- */
+
+/* A loopback TCP connection to the shell's port (blocking), or -1. */
+static int dial(drain_t *d)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)drain_port(d))};
+    inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/*
+ * Sends `head` and then one byte of `drip` every 100 ms (a slowloris: each byte restarts
+ * evhttp's own timeout) until the server closes the connection or `drip` runs out. Returns the
+ * number of drip bytes sent before the close was seen, or -1 if the connection stayed open.
+ */
+static int slowloris(int fd, const char *head, const char *drip)
+{
+    ck_assert_int_eq(write(fd, head, strlen(head)), (ssize_t)strlen(head));
+    for (int i = 0; drip[i] != '\0'; i++) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, 100) > 0) {
+            char buf[512];
+            ssize_t r = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+            if (r == 0 || (r < 0 && errno != EAGAIN))
+                return i;
+        }
+        if (send(fd, drip + i, 1, MSG_NOSIGNAL) != 1)
+            return i;
+    }
+    return -1;
+}
+
+/* The value of one series in the shell's /metrics, or -1 when it is missing. */
+static long metric_of(drain_t *d, const char *series)
+{
+    char *body = NULL;
+    ck_assert_int_eq(get(d, "/metrics", &body), 200);
+    char want[160];
+    snprintf(want, sizeof want, "\n%s ", series);
+    const char *at = strstr(body, want);
+    long v = at != NULL ? strtol(at + strlen(want), NULL, 10) : -1;
+    free(body);
+    return v;
+}
+
+/* 60 bytes of a header value: 6 s at one byte every 100 ms. */
+#define DRIP "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+
+START_TEST(test_drain_http_partial_headers_are_closed_at_the_header_deadline)
+{
+    engine_t e = {.ready = true};
+    drain_config_t c = test_config(&e);
+    c.header_timeout_ms = 300;
+    drain_t *d = start_shell(&c);
+    int fd = dial(d);
+    ck_assert_int_ge(fd, 0);
+    /* The headers never end: cut at the deadline, long before the drip (6 s) runs out. */
+    int sent = slowloris(fd, "GET /readyz HTTP/1.1\r\nHost: x\r\nX-Slow: ", DRIP);
+    close(fd);
+    ck_assert_int_ge(sent, 0);
+    ck_assert_int_eq(metric_of(d, "game_http_timeouts_total{phase=\"headers\"}"), 1);
+    ck_assert_int_eq(metric_of(d, "game_http_timeouts_total{phase=\"body\"}"), 0);
+    /* A connection that sends nothing at all is closed too. */
+    fd = dial(d);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_ge(slowloris(fd, "", "                                                  "), 0);
+    close(fd);
+    ck_assert_int_eq(metric_of(d, "game_http_timeouts_total{phase=\"headers\"}"), 2);
+    /* Honest requests are served as before. */
+    ck_assert_int_eq(get(d, "/readyz", NULL), 200);
+    drain_destroy(d);
+}
+END_TEST
+
+START_TEST(test_drain_http_partial_body_is_closed_at_the_body_deadline)
+{
+    engine_t e = {.ready = true};
+    drain_config_t c = test_config(&e);
+    c.body_timeout_ms = 300;
+    drain_t *d = start_shell(&c);
+    int fd = dial(d);
+    ck_assert_int_ge(fd, 0);
+    int sent = slowloris(
+        fd, "POST /admin/drain HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n", DRIP);
+    close(fd);
+    ck_assert_int_ge(sent, 0);
+    ck_assert_int_eq(metric_of(d, "game_http_timeouts_total{phase=\"body\"}"), 1);
+    ck_assert_int_eq(metric_of(d, "game_http_timeouts_total{phase=\"headers\"}"), 0);
+    ck_assert_int_eq(get(d, "/readyz", NULL), 200);
+    drain_destroy(d);
+}
+END_TEST
+
+START_TEST(test_drain_http_keepalive_requests_each_get_their_deadline)
+{
+    engine_t e = {.ready = true};
+    drain_config_t c = test_config(&e);
+    c.header_timeout_ms = 400;
+    drain_t *d = start_shell(&c);
+    int fd = dial(d);
+    ck_assert_int_ge(fd, 0);
+    /* Two requests answered with an idle pause longer than the header deadline between them
+     * (idle time between requests is evhttp's timeout's business, not a request being read),
+     * then a slow third request: cut. */
+    static const char req[] = "GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n";
+    for (int k = 0; k < 2; k++) {
+        if (k == 1)
+            ts_sleep_ms(800);
+        ck_assert_int_eq(write(fd, req, sizeof req - 1), (ssize_t)(sizeof req - 1));
+        char buf[1024];
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        ck_assert_int_eq(poll(&p, 1, 5000), 1);
+        ssize_t r = recv(fd, buf, sizeof buf - 1, 0);
+        ck_assert_int_gt(r, 0);
+        buf[r] = '\0';
+        ck_assert_ptr_nonnull(strstr(buf, "200 OK"));
+    }
+    ck_assert_int_eq(metric_of(d, "game_http_timeouts_total{phase=\"headers\"}"), 0);
+    int sent = slowloris(fd, "GET /readyz HTTP/1.1\r\nX-Slow: ", DRIP);
+    close(fd);
+    ck_assert_int_ge(sent, 0);
+    ck_assert_int_eq(metric_of(d, "game_http_timeouts_total{phase=\"headers\"}"), 1);
+    drain_destroy(d);
+}
+END_TEST
+
+START_TEST(test_drain_http_over_the_cap_a_slow_request_makes_room_else_503)
+{
+    engine_t e = {.human = 1, .ready = true};
+    drain_config_t c = test_config(&e);
+    c.max_conns = 2;
+    c.header_timeout_ms = 20000;
+    drain_t *d = start_shell(&c);
+    /* Two connections that send nothing hold both places: a probe takes the place of the
+     * older one (which is closed) and is answered. */
+    int a = dial(d), b = dial(d);
+    ck_assert_int_ge(a, 0);
+    ck_assert_int_ge(b, 0);
+    char *body = NULL;
+    ck_assert_int_eq(get(d, "/readyz", &body), 200);
+    free(body);
+    body = NULL;
+    struct pollfd p = {.fd = a, .events = POLLIN};
+    ck_assert_int_eq(poll(&p, 1, 5000), 1);
+    char buf[64];
+    ck_assert_int_le(recv(a, buf, sizeof buf, 0), 0); /* closed without an answer */
+    close(a);
+    /* (The probe's connection was freed before it read the end: /metrics needs no room.) */
+    ck_assert_int_eq(metric_of(d, "game_http_evicted_total"), 1);
+    close(b);
+    /* Two /drain/wait long polls parked (human_desks is 1) are never taken: the next request
+     * is refused with a 503 and the polls are still answered later. */
+    int w[2];
+    static const char wait[] = "GET /drain/wait?timeout=20 HTTP/1.1\r\nHost: x\r\n\r\n";
+    for (int i = 0; i < 2; i++) {
+        w[i] = dial(d);
+        ck_assert_int_ge(w[i], 0);
+        ck_assert_int_eq(write(w[i], wait, sizeof wait - 1), (ssize_t)(sizeof wait - 1));
+    }
+    for (int i = 0; i < 500 && drain_waiters(d) < 2; i++)
+        ts_sleep_ms(10);
+    ck_assert_int_eq(drain_waiters(d), 2);
+    int code = raw_request("127.0.0.1", "GET", drain_port(d), "/readyz", &body);
+    ck_assert_int_eq(code, 503);
+    ck_assert_ptr_nonnull(strstr(body, "too many health connections"));
+    free(body);
+    atomic_store(&e.human, 0);
+    drain_notify(d);
+    for (int i = 0; i < 2; i++) {
+        p = (struct pollfd){.fd = w[i], .events = POLLIN};
+        ck_assert_int_eq(poll(&p, 1, 5000), 1);
+        char resp[512];
+        ssize_t r = recv(w[i], resp, sizeof resp - 1, 0);
+        ck_assert_int_gt(r, 0);
+        resp[r] = '\0';
+        ck_assert_ptr_nonnull(strstr(resp, "200 OK"));
+        close(w[i]);
+    }
+    code = 0;
+    for (int i = 0; i < 100 && code != 200; i++) {
+        code = raw_request("127.0.0.1", "GET", drain_port(d), "/readyz", &body);
+        free(body);
+        body = NULL;
+        if (code != 200)
+            ts_sleep_ms(20);
+    }
+    ck_assert_int_eq(code, 200);
+    ck_assert_int_eq(metric_of(d, "game_http_refused_total"), 1);
+    drain_destroy(d);
+}
+END_TEST
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -804,6 +1012,14 @@ int main(void)
     tcase_add_test(tc, test_drain_http_ipv6_loopback_is_allowed_and_allow_list_applies);
     tcase_add_test(tc, test_drain_http_oversized_request_is_refused_and_server_survives);
     tcase_add_test(tc, test_drain_http_clients_resetting_mid_reply_leave_no_descriptor_behind);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("limits");
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, test_drain_http_partial_headers_are_closed_at_the_header_deadline);
+    tcase_add_test(tc, test_drain_http_partial_body_is_closed_at_the_body_deadline);
+    tcase_add_test(tc, test_drain_http_keepalive_requests_each_get_their_deadline);
+    tcase_add_test(tc, test_drain_http_over_the_cap_a_slow_request_makes_room_else_503);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("wait");

@@ -65,26 +65,33 @@ static void env_stop(env_t *e)
     testenv_stop(&e->rig);
 }
 
-/* croupier-gate with TLS on both listeners; *ws_port its WebSocket port. */
-static testenv_server_t gate_start(env_t *e, int *ws_port)
+/* croupier-gate with TLS on both listeners; *ws_port its WebSocket port; extra: more flags
+ * (NULL-terminated) or NULL. */
+static testenv_server_t gate_start(env_t *e, int *ws_port, char *const extra[])
 {
     int port = ts_free_port();
     ck_assert_int_gt(port, 0);
     char addr[64];
     snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
-    char *args[] = {"--drain-window-ms",
-                    "200",
-                    "--close-timeout-ms",
-                    "2000",
-                    "--goaway-spread-ms",
-                    "300",
-                    "--ws-listen",
-                    addr,
-                    "--tls-cert",
-                    e->cert,
-                    "--tls-key",
-                    e->key,
-                    NULL};
+    char *args[24] = {"--drain-window-ms",
+                      "200",
+                      "--close-timeout-ms",
+                      "2000",
+                      "--goaway-spread-ms",
+                      "300",
+                      "--ws-listen",
+                      addr,
+                      "--tls-cert",
+                      e->cert,
+                      "--tls-key",
+                      e->key,
+                      NULL};
+    int n = 12;
+    for (int i = 0; extra != NULL && extra[i] != NULL; i++) {
+        ck_assert_int_lt(n, 23);
+        args[n++] = extra[i];
+    }
+    args[n] = NULL;
     testenv_server_t g;
     ck_assert_int_eq(testenv_start_gate(&e->rig, &g, "g1", args), 0);
     *ws_port = port;
@@ -170,7 +177,7 @@ START_TEST(test_gate_tls_both_listeners_speak_tls12_or_later_only)
     env_t e;
     env_start(&e, "gate-one");
     int ws;
-    testenv_server_t gate = gate_start(&e, &ws);
+    testenv_server_t gate = gate_start(&e, &ws, NULL);
     SSL_CTX *any = client_ctx(0);
     wsc_t *t = wsc_open_tls("127.0.0.1", gate.port, any, 3000);
     ck_assert_ptr_nonnull(t);
@@ -211,7 +218,7 @@ START_TEST(test_gate_tls_sighup_rereads_the_certificate_and_keeps_connections)
     env_t e;
     env_start(&e, "gate-one");
     int ws;
-    testenv_server_t gate = gate_start(&e, &ws);
+    testenv_server_t gate = gate_start(&e, &ws, NULL);
     SSL_CTX *any = client_ctx(0);
     wsc_t *t1 = wsc_open_tls("127.0.0.1", gate.port, any, 3000);
     ck_assert_ptr_nonnull(t1);
@@ -265,7 +272,7 @@ START_TEST(test_gate_tls_sigterm_goaway_then_close_notify_and_fin_no_reset)
     env_t e;
     env_start(&e, "gate-one");
     int ws;
-    testenv_server_t gate = gate_start(&e, &ws);
+    testenv_server_t gate = gate_start(&e, &ws, NULL);
     SSL_CTX *any = client_ctx(0);
     wsc_t *t = wsc_open_tls("127.0.0.1", gate.port, any, 3000);
     ck_assert_ptr_nonnull(t);
@@ -298,6 +305,46 @@ START_TEST(test_gate_tls_sigterm_goaway_then_close_notify_and_fin_no_reset)
 }
 END_TEST
 
+/* The connection caps over TLS (docs/gateway.md "Edge limits"): a refused connection still
+ * gets its GoAway{OVERLOADED} through TLS (and over wss after the handshake, the close 1008). */
+START_TEST(test_gate_tls_connection_over_the_cap_is_told_why_through_tls)
+{
+    env_t e;
+    env_start(&e, "gate-one");
+    int ws;
+    char *extra[] = {"--max-conns", "1", NULL};
+    testenv_server_t gate = gate_start(&e, &ws, extra);
+    SSL_CTX *any = client_ctx(0);
+    wsc_t *t = wsc_open_tls("127.0.0.1", gate.port, any, 3000);
+    ck_assert_ptr_nonnull(t);
+    framed_login(&e, t, 404);
+    wsc_t *t2 = wsc_open_tls("127.0.0.1", gate.port, any, 3000);
+    ck_assert_ptr_nonnull(t2);
+    Croupier__ServerMessage *r = wsc_recv_framed(t2, 5000);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->body_case, CROUPIER__SERVER_MESSAGE__BODY_GO_AWAY);
+    ck_assert_int_eq(r->go_away->reason, CROUPIER__GO_AWAY_REASON__GOAWAY_OVERLOADED);
+    ck_assert_ptr_nonnull(strstr(r->go_away->detail, "over capacity"));
+    frame_free_server(r);
+    ck_assert_int_eq(wsc_wait_eof(t2, 5000), 0);
+    wsc_close(t2);
+    wsc_t *w = wsc_connect_tls("127.0.0.1", ws, "/", NULL, any, 3000);
+    ck_assert_ptr_nonnull(w);
+    r = wsc_recv_server(w, 5000, NULL);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->body_case, CROUPIER__SERVER_MESSAGE__BODY_GO_AWAY);
+    ck_assert_int_eq(r->go_away->reason, CROUPIER__GO_AWAY_REASON__GOAWAY_OVERLOADED);
+    frame_free_server(r);
+    ck_assert_int_eq(wsc_wait_close(w, 5000, NULL, 0), 1008);
+    wsc_close(w);
+    framed_ping_ok(t, 7); /* the admitted one is untouched */
+    wsc_close(t);
+    SSL_CTX_free(any);
+    testenv_stop_server(&gate);
+    env_stop(&e);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("gate_tls");
@@ -306,6 +353,7 @@ int main(void)
     tcase_add_test(tc, test_gate_tls_both_listeners_speak_tls12_or_later_only);
     tcase_add_test(tc, test_gate_tls_sighup_rereads_the_certificate_and_keeps_connections);
     tcase_add_test(tc, test_gate_tls_sigterm_goaway_then_close_notify_and_fin_no_reset);
+    tcase_add_test(tc, test_gate_tls_connection_over_the_cap_is_told_why_through_tls);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
