@@ -1006,10 +1006,10 @@ static void gs_link_event_cb(struct bufferevent *bev, short what, void *arg)
     if (what & BEV_EVENT_TIMEOUT) {
         /* Nothing from the gateway for link_silent_ms (armed at its first RpcPing,
          * gs_link_ping), though a live one pings every --link-ping-ms: it is frozen (SIGSTOP,
-         * a stalled node) or cut off. Its players are
-         * moving to other gateways (docs/protocol.md "Keepalive"), whose requests re-route
-         * their pushes; this link would only queue frames nobody reads. A gateway that comes
-         * back connects again, and its hello takes its players over (gs_gate_relink). */
+         * a stalled node) or cut off. Its players are moving to other gateways
+         * (docs/protocol.md "Keepalive"), whose requests re-route their pushes; this link
+         * would only queue frames nobody reads. A gateway that comes back connects again, and
+         * its hello takes its players over (gs_gate_relink). */
         log_emit(LOG_WARN, "rpc_link_silent", "{s:I,s:s,s:i}", "link", (json_int_t)l->id, "peer",
                  l->peer, "silent_ms", l->gs->link_silent_ms);
         metrics_add(l->gs->m_silent, 1);
