@@ -133,6 +133,8 @@ export class Client {
     private lastRxAt = 0;
     private probeAt = 0;
     private keepaliveTimer: ReturnType<typeof setTimeout> | null = null;
+    /* Ends the Resume of a reconnect at once when its connection is lost too (resumeNow). */
+    private resumeLost: (() => void) | null = null;
     /** The player id and the last LoginResult, once logged in. */
     playerId = 0;
     login: croupier.ILoginResult | null = null;
@@ -484,8 +486,14 @@ export class Client {
         this.keepaliveStop();
         this.ws = null;
         this.emit("disconnected", { code, reason });
-        if (this.state === "closed" || this.reconnecting !== null)
+        if (this.state === "closed")
             return;
+        if (this.reconnecting !== null) {
+            /* Lost again while the reconnect resumes (that gateway closed or went silent as
+             * well): its loop goes on to the next gateway instead of waiting out the Resume. */
+            this.resumeLost?.();
+            return;
+        }
         this.state = "reconnecting";
         this.reconnecting = this.reconnect().finally(() => (this.reconnecting = null));
     }
@@ -507,7 +515,10 @@ export class Client {
                 this.keepaliveStart();
                 if (login.seated || this.seated) {
                     const id = this.nextId++;
-                    snapshot = await this.resumeNow(id);
+                    const r = await this.resumeNow(id);
+                    if (r === "lost")
+                        throw new Error(`croupier: ${this.url}: lost during the resume`);
+                    snapshot = r;
                 }
                 /* The requests still waiting go again, with their ids (those not sent on this
                  * connection yet). */
@@ -530,19 +541,32 @@ export class Client {
         }
     }
 
-    /* A Resume sent ahead of the waiting requests; null when there is no seat any more. */
-    private resumeNow(id: number): Promise<croupier.ISnapshot | null> {
+    /* A Resume sent ahead of the waiting requests; null when there is no seat any more, "lost"
+     * when the connection was lost before its answer (the seat is still ours: resume it
+     * through the next gateway). */
+    private resumeNow(id: number): Promise<croupier.ISnapshot | null | "lost"> {
         return new Promise((resolve) => {
             const p: Pending = {
                 id,
                 msg: { requestId: id, resume: {} },
                 deadline: Date.now() + this.opts.requestBudgetMs,
-                resolve: (m) => resolve(m.snapshot ?? null),
+                resolve: (m) => {
+                    this.resumeLost = null;
+                    resolve(m.snapshot ?? null);
+                },
                 reject: () => {
+                    this.resumeLost = null;
                     this.seated = false;
                     resolve(null);
                 },
                 sentGen: 0,
+            };
+            this.resumeLost = () => {
+                this.resumeLost = null;
+                if (this.pending.delete(id)) {
+                    clearTimeout(p.timer);
+                    resolve("lost");
+                }
             };
             p.timer = setTimeout(() => this.expire(p), this.opts.requestBudgetMs);
             this.pending.set(id, p);

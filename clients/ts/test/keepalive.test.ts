@@ -14,6 +14,7 @@ class FakeWs implements WebSocketLike {
     static all: FakeWs[] = [];
     static modes = new Map<string, Mode>();
     static withTerminate = true;
+    static seated = false; /* LoginResult.seated; an alive gateway answers Resume */
     binaryType = "";
     readyState = 0;
     onopen: ((ev: unknown) => void) | null = null;
@@ -56,13 +57,18 @@ class FakeWs implements WebSocketLike {
         this.sent.push(m);
         const rid = m.requestId;
         if (m.login) {
-            this.push({ requestId: rid, loginResult: { playerId: 9, sessionId: FakeWs.all.length } });
+            this.push({ requestId: rid, loginResult: { playerId: 9, sessionId: FakeWs.all.length,
+                                                       seated: FakeWs.seated } });
             return;
         }
         if ((FakeWs.modes.get(this.url) ?? "alive") === "frozen")
             return;
         if (m.ping)
             this.push({ requestId: rid, pong: { nonce: m.ping.nonce, serverTimeMs: Date.now() } });
+        if (m.resume)
+            this.push({ requestId: rid, snapshot: { deskId: 7, yourSeat: 1,
+                                                    engine: croupier.Engine.ENGINE_GAME,
+                                                    game: "test", stake: 10 } });
     }
 
     close(code?: number): void {
@@ -71,10 +77,11 @@ class FakeWs implements WebSocketLike {
     }
 }
 
-function fresh(modes: Record<string, Mode>, withTerminate = true): void {
+function fresh(modes: Record<string, Mode>, withTerminate = true, seated = false): void {
     FakeWs.all = [];
     FakeWs.modes = new Map(Object.entries(modes));
     FakeWs.withTerminate = withTerminate;
+    FakeWs.seated = seated;
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -148,6 +155,26 @@ test("a frozen gateway is left for the next URL: gatewaySilent, then reconnected
         assert.ok(pingA !== undefined);
         assert.ok(pingB.some((m) => Number(m.requestId) === Number(pingA.requestId)),
                   "the same request id on the next gateway");
+    } finally {
+        c.close();
+    }
+});
+
+test("a gateway that goes silent during the resume of a reconnect is left too, the seat kept",
+     async () => {
+    fresh({ "ws://a/": "frozen", "ws://b/": "frozen", "ws://c/": "alive" }, true, true);
+    const c = client(["ws://a/", "ws://b/", "ws://c/"], 50, 100);
+    const silent: string[] = [];
+    c.on("gatewaySilent", (s) => silent.push(s.url));
+    const back = new Promise<{ url: string; snapshot: croupier.ISnapshot | null }>(
+        (res) => c.on("reconnected", (r) => res(r)));
+    try {
+        await c.connect();
+        const r = await back;
+        assert.equal(r.url, "ws://c/");
+        assert.ok(r.snapshot !== null && Number(r.snapshot.deskId) === 7, "resumed at c");
+        assert.deepEqual(silent, ["ws://a/", "ws://b/"]);
+        assert.ok(FakeWs.all[1].sent.some((m) => m.resume), "b got the Resume it never answered");
     } finally {
         c.close();
     }
