@@ -89,6 +89,7 @@ static const char *const book_counter_names[BOT_C_COUNT] = {
     [BOT_C_ROOMS_JOINED] = "rooms_joined",
     [BOT_C_ROOMS_FINISHED] = "rooms_finished",
     [BOT_C_GATEWAY_SILENT] = "gateway_silent",
+    [BOT_C_MOVES_FAILED] = "moves_failed",
 };
 
 bot_book_t *bot_book_create(uint32_t nbots)

@@ -81,6 +81,8 @@ typedef enum {
     BOT_C_GATEWAY_SILENT,   /* of the connections lost, those the keepalive closed: nothing
                                came from the gateway, not even the Pong of a probe (a frozen
                                or cut-off gateway; docs/bots.md "Keepalive") */
+    BOT_C_MOVES_FAILED,     /* a second TableClosing before any Moved: no server could take the
+                               seat (the gateway says so, docs/gateway.md); joined again */
     BOT_C_COUNT,
 } bot_counter_t;
 

@@ -1091,6 +1091,23 @@ static void bot_on_event(bot_t *b, const Croupier__ServerMessage *m)
             bot_book_crash_voided(book, b->idx, now_ms());
             b->seat.in_round = false;
         }
+        if (b->closing_seen && b->st == BS_SEATED && !m->table_closing->has_after_ms) {
+            /* A second TableClosing before any Moved: the gateway found no server to take the
+             * seat (all draining, or cut off from Redis at once: docs/gateway.md "Table moves")
+             * and says we are seated nowhere: join again. */
+            bot_book_count(book, BOT_C_MOVES_FAILED);
+            b->closing_seen = false;
+            b->has_seat = false;
+            evtimer_del(b->timer);
+            if (b->rq == RQ_NONE) {
+                bot_send_join(b);
+            } else {
+                b->rq_moved = true; /* its answer is about the seat that is gone */
+                b->st = BS_JOIN;
+                bot_timer_set(b, 50, false);
+            }
+            return;
+        }
         b->closing_seen = true;
         if (b->st == BS_SEATED) {
             /* A Moved must follow; the watchdog shares the bot timer with actions. */

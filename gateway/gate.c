@@ -2405,6 +2405,21 @@ static void gate_on_reply(gate_link_t *l, Croupier__RpcFrame *f, const gate_fwd_
         gate_req_retry(r, code, frame_error_code_name(code));
         return;
     }
+    if (code == CROUPIER__ERROR_CODE__NOT_SEATED && r->kind == GATE_REQ_JOIN && !r->internal &&
+        !r->reseat && !r->adopt) {
+        /* The server took the join for a resume of a seat it still maps to the player, at a
+         * table that closed (its players told, none taken by another server: all draining or
+         * cut off from Redis), or the seat record named a seat its server no longer has. That
+         * seat is forgotten and the join goes to another server, within its budget. */
+        if (r->seat_target)
+            gate_seat_gone(g, r->player, &r->target);
+        if (r->ntried < 4)
+            snprintf(r->tried[r->ntried++], sizeof r->tried[0], "%s", r->target.server_id);
+        r->have_target = false;
+        r->seat_target = false;
+        gate_req_retry(r, code, "the seat held there was gone");
+        return;
+    }
     if (code != CROUPIER__ERROR_CODE__OK) {
         if (code == CROUPIER__ERROR_CODE__NOT_SEATED && r->kind != GATE_REQ_JOIN && !r->internal)
             gate_seat_gone(g, r->player, &r->target);

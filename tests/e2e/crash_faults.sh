@@ -489,12 +489,14 @@ clock)
     export $(faked "$E2E_DIR/clock-gate")
     e2e_gate_start gate-a
     unset LD_PRELOAD FAKETIME_TIMESTAMP_FILE FAKETIME_CACHE_DURATION FAKETIME_DONT_FAKE_MONOTONIC
-    game_pod game-steady holdem
     e2e_gate_start gate-b
     e2e_seed_wallets 7900000 16 1000000
     sum0=$(($(e2e_wallet_sum) + $(e2e_rake_sum)))
     bots_start holdem holdem 7900000 16 24
-    sleep 5
+    # The bots sit down at the stepped server (the only one yet); then a steady one starts.
+    sleep 4
+    game_pod game-steady holdem
+    sleep 1
     echo "+10m" >"$E2E_DIR/clock-game"
     echo "-10m" >"$E2E_DIR/clock-gate"
     e2e_log "wall clocks stepped: game-stepped +10 min, gate-a -10 min"
