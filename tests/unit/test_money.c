@@ -313,8 +313,8 @@ START_TEST(test_money_reply_parse_maps_results_and_errors)
     static const char *const refusals[] = {
         "OOM command not allowed when used memory > 'maxmemory'. script: 41d0, on @user_script:1.",
         "NOREPLICAS Not enough good replicas to write. script: 41d0, on @user_script:1.",
-        "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist "
-        "to disk.",
+        ("MISCONF Redis is configured to save RDB snapshots, but it's currently unable to "
+         "persist to disk."),
         "READONLY You can't write against a read only replica. script: 41d0, on @user_script:1.",
     };
     for (size_t i = 0; i < sizeof refusals / sizeof refusals[0]; i++) {
