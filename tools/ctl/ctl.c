@@ -398,6 +398,33 @@ static json_t *ctl_games_array(const char *games)
 
 /* ---- servers ------------------------------------------------------------------------------ */
 
+/*
+ * "no server X": the error, with the registered ids X could have meant -- those of the service X
+ * names ("holdem" -> "holdem:2, holdem:5") or that contain it -- so a near miss needs no second
+ * command. Returns 1.
+ */
+static int ctl_no_server(const char *server)
+{
+    char near[512] = "";
+    size_t len = 0, n = 0, sl = strlen(server);
+    redisReply *m = CTL_CMD("SMEMBERS", REGISTRY_MEMBERS_KEY);
+    for (size_t i = 0; m != NULL && m->type == REDIS_REPLY_ARRAY && i < m->elements; i++) {
+        const char *id = m->element[i]->str;
+        bool of_service = strncmp(id, server, sl) == 0 && id[sl] == ':';
+        if (!of_service && strstr(id, server) == NULL)
+            continue;
+        if (n++ < 8 && len + strlen(id) + 3 < sizeof near)
+            len += (size_t)snprintf(near + len, sizeof near - len, "%s%s", len ? ", " : "", id);
+    }
+    if (m != NULL)
+        freeReplyObject(m);
+    if (n == 0)
+        return ctl_fail(1, "no server %s in the registry (croupier-ctl servers lists them)",
+                        server);
+    return ctl_fail(1, "no server %s in the registry; did you mean %s%s?", server, near,
+                    n > 8 ? ", ..." : "");
+}
+
 static int ctl_servers(void)
 {
     redisReply *m = CTL_CMD("SMEMBERS", REGISTRY_MEMBERS_KEY);
@@ -547,8 +574,7 @@ static int ctl_tables(const char *server)
     registry_entry_t e;
     int r = ctl_entry(server, &e);
     if (r != 0)
-        return r < 0 ? 1
-                     : ctl_fail(1, "no server %s in the registry (croupier-ctl servers)", server);
+        return r < 0 ? 1 : ctl_no_server(server);
     json_t *held = ctl_held(e.service, e.slot, e.epoch);
     json_t *seats = held ? ctl_seats() : NULL;
     if (held == NULL || seats == NULL) {
@@ -741,6 +767,19 @@ static json_t *ctl_stream_entry(const redisReply *e)
     return o;
 }
 
+/* Unix milliseconds as "YYYY-MM-DD HH:MM:SS.mmm" (UTC), for people; JSON keeps the number. */
+static void ctl_time(int64_t ms, char *buf, size_t len)
+{
+    time_t s = (time_t)(ms / 1000);
+    struct tm tm;
+    if (ms <= 0 || gmtime_r(&s, &tm) == NULL) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    size_t n = strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
+    snprintf(buf + n, len - n, ".%03d", (int)(ms % 1000));
+}
+
 static int64_t ctl_stream_ms(const char *stream_id)
 {
     return strtoll(stream_id, NULL, 10);
@@ -885,10 +924,18 @@ static int ctl_wallet(const char *player)
             ctl_table(accounts, cols, heads);
         }
         printf("\nrecent operations (newest first, at most %ld):\n", O.limit);
-        static const char *const cols[] = {"ts",      "kind",  "delta",  "round", "game",
+        size_t k;
+        json_t *op;
+        json_array_foreach(ops, k, op)
+        {
+            char when[32];
+            ctl_time(json_integer_value(json_object_get(op, "ts")), when, sizeof when);
+            json_object_set_new(op, "time", json_string(when));
+        }
+        static const char *const cols[] = {"time",    "kind",  "delta",  "round", "game",
                                            "outcome", "op_id", "reason", NULL};
-        static const char *const heads[] = {"TS_MS", "KIND",    "DELTA", "ROUND",
-                                            "GAME",  "OUTCOME", "OP_ID", "REASON"};
+        static const char *const heads[] = {"TIME (UTC)", "KIND",    "DELTA", "ROUND",
+                                            "GAME",       "OUTCOME", "OP_ID", "REASON"};
         ctl_table(ops, cols, heads);
     }
     json_decref(doc);
@@ -1089,8 +1136,7 @@ static int ctl_drain(const char *server)
     registry_entry_t e;
     int r = ctl_entry(server, &e);
     if (r != 0)
-        return r < 0 ? 1
-                     : ctl_fail(1, "no server %s in the registry (croupier-ctl servers)", server);
+        return r < 0 ? 1 : ctl_no_server(server);
     if (e.admin[0] == '\0')
         return ctl_fail(1, "the registry entry of %s has no admin endpoint", server);
     char token[TOKEN_MAX_LEN + 1];
@@ -1188,9 +1234,9 @@ static int ctl_room(const char *code)
         json_array_append_new(deals,
                               json_pack("{s:i,s:s,s:b}", "deal", i + 1, "round", r->rounds[i],
                                         "settled", ctl_round_settled(r->rounds[i])));
-    json_t *doc = json_pack("{s:s,s:s,s:s,s:s,s:o}", "code", r->code, "key", key, "state",
-                            ctl_room_state(r->state), "server_state", sstate,
-                            "deals_played", deals);
+    json_t *doc =
+        json_pack("{s:s,s:s,s:s,s:s,s:o}", "code", r->code, "key", key, "state",
+                  ctl_room_state(r->state), "server_state", sstate, "deals_played", deals);
     json_object_set_new(doc, "record", rec);
     if (O.json) {
         ctl_print_json(doc);

@@ -113,6 +113,9 @@ ctl where "$seated"
 check "where prints a table (exit $RC: $OUT$ERR)" bash -c '[[ "$1" == PLAYER* && "$1" == *"$2"* ]]' _ "$OUT" "$ZJH"
 ctl tables "$ZJH"
 check "tables prints a table (exit $RC: $ERR)" bash -c '[[ "$1" == *DESK* && "$1" == *"$2"* ]]' _ "$OUT" "$seated"
+expect 1 "tables of a service name, not a server id" tables "${ZJH%%:*}"
+check "a near miss names the servers it could mean ($ERR)" \
+    bash -c '[[ "$1" == *"did you mean"*"$2"* ]]' _ "$ERR" "$ZJH"
 # a credit while the bots play: its chips come from the house's account, not from nowhere
 expect 0 "credit +40 to $((BASE + 5)) while the bots play" credit $((BASE + 5)) 40 --reason "mid-game goodwill" --op-id live-1
 wait $BOT || bad "croupier-bot exited non-zero (log $E2E_DIR/bot.log)"
@@ -150,6 +153,9 @@ bal=$(e2e_redis get "{croupier:money}:wallet:$P")
 check "wallet $P: balance $(j 'd["balance"]') = Redis $bal" test "$(j 'd["balance"]')" = "$bal"
 check "wallet $P: recent rounds with their deltas" test "$(j 'len([o for o in d["recent"] if o["kind"]=="round" and "delta" in o]) > 0')" = True
 ROUND=$(j '[o["round"] for o in d["recent"] if o["kind"]=="round" and o["outcome"]=="completed"][0]')
+ctl wallet $P
+check "wallet prints operations with their UTC time" \
+    bash -c '[[ "$1" == *"TIME (UTC)"* && "$1" =~ [0-9]{4}-[0-9]{2}-[0-9]{2}\ [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3} ]]' _ "$OUT"
 ctl round "$ROUND" --json
 check "round $ROUND: settled, its settle record and hand history" \
     test "$(j '(d["settled"], d["history"]["game"], d["history"]["record"]["round"], len(d["settle"]["balances_after"]) == len(d["history"]["record"]["seats"]))')" \
