@@ -642,23 +642,33 @@ static int ctl_tables(const char *server)
         json_t *t;
         json_array_foreach(arr, i, t)
         {
-            json_t *pl = json_array();
-            size_t j;
+            /* One narrow column of seats ("0=p1 2=p7"), and how many of those players the
+             * gateways' seat records put here (the list itself is in --json). */
+            char seats[400] = "";
+            size_t len = 0, j;
             json_t *s;
             json_array_foreach(json_object_get(t, "seats"), j, s)
             {
-                char b[96];
-                snprintf(b, sizeof b, "%" JSON_INTEGER_FORMAT "=%s",
-                         json_integer_value(json_object_get(s, "seat")),
-                         json_string_value(json_object_get(s, "player")));
-                json_array_append_new(pl, json_string(b));
+                int w = snprintf(seats + len, sizeof seats - len, "%s%" JSON_INTEGER_FORMAT "=%s",
+                                 len ? " " : "", json_integer_value(json_object_get(s, "seat")),
+                                 json_string_value(json_object_get(s, "player")));
+                if (w < 0 || (size_t)w >= sizeof seats - len) {
+                    snprintf(seats + sizeof seats - 5, 5, "...");
+                    break;
+                }
+                len += (size_t)w;
             }
-            json_object_set_new(t, "seat_list", pl);
+            char via[32];
+            snprintf(via, sizeof via, "%zu/%zu",
+                     json_array_size(json_object_get(t, "gateway_players")),
+                     json_array_size(json_object_get(t, "seats")));
+            json_object_set_new(t, "seat_list", json_string(seats));
+            json_object_set_new(t, "via", json_string(via));
         }
-        static const char *const cols[] = {"desk",        "game",      "stake",           "round",
-                                           "round_state", "seat_list", "gateway_players", NULL};
-        static const char *const heads[] = {
-            "DESK", "GAME", "STAKE", "ROUND", "STATE", "SEAT=PLAYER", "SEATED_VIA_GATEWAY"};
+        static const char *const cols[] = {"desk",        "game",      "stake", "round",
+                                           "round_state", "seat_list", "via",   NULL};
+        static const char *const heads[] = {"DESK",  "GAME",  "STAKE",       "ROUND",
+                                            "STATE", "SEATS", "VIA_GATEWAYS"};
         ctl_table(arr, cols, heads);
     }
     json_decref(doc);
@@ -1114,6 +1124,25 @@ static int ctl_round(const char *round_id)
             static const char *const heads[] = {"SEAT", "PLAYER", "STACK", "DELTA"};
             ctl_table(rows, cols, heads);
             json_decref(rows);
+            /* The actions in the order played (docs/hand-history.md: the names and what the
+             * amount means are the game's). */
+            json_t *acts = json_object_get(rec_h, "actions");
+            if (json_array_size(acts) > 0) {
+                printf("  actions, in order:\n");
+                json_t *a;
+                json_array_foreach(acts, k, a)
+                {
+                    json_t *amount = json_object_get(a, "amount");
+                    printf("    %3zu  seat %s  %s", k + 1,
+                           ctl_cell(json_object_get(a, "seat"), buf, sizeof buf),
+                           json_is_string(json_object_get(a, "action"))
+                               ? json_string_value(json_object_get(a, "action"))
+                               : "?");
+                    if (amount != NULL && !json_is_null(amount))
+                        printf(" %s", ctl_cell(amount, buf, sizeof buf));
+                    printf("\n");
+                }
+            }
         } else {
             printf("  hand history: %s\n", json_is_null(history) ? "none" : "trimmed");
         }

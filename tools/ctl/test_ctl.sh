@@ -113,6 +113,8 @@ ctl where "$seated"
 check "where prints a table (exit $RC: $OUT$ERR)" bash -c '[[ "$1" == PLAYER* && "$1" == *"$2"* ]]' _ "$OUT" "$ZJH"
 ctl tables "$ZJH"
 check "tables prints a table (exit $RC: $ERR)" bash -c '[[ "$1" == *DESK* && "$1" == *"$2"* ]]' _ "$OUT" "$seated"
+check "tables' rows fit 160 columns ($(awk '{ if (length > m) m = length } END { print m }' <<<"$OUT"))" \
+    test "$(awk '{ if (length > m) m = length } END { print m + 0 }' <<<"$OUT")" -le 160
 expect 1 "tables of a service name, not a server id" tables "${ZJH%%:*}"
 check "a near miss names the servers it could mean ($ERR)" \
     bash -c '[[ "$1" == *"did you mean"*"$2"* ]]' _ "$ERR" "$ZJH"
@@ -163,6 +165,7 @@ check "round $ROUND: settled, its settle record and hand history" \
 check "round: the hand history has $P at a seat" test "$(j '"'$P'" in [s["player"] for s in d["history"]["record"]["seats"]]')" = True
 ctl round "$ROUND"
 check "round prints the seats" bash -c '[[ "$1" == *"settled: yes"* && "$1" == *SEAT* ]]' _ "$OUT"
+check "round lists the actions in order" bash -c '[[ "$1" == *"actions, in order:"*"  1  seat "* ]]' _ "$OUT"
 
 # ---- credit --------------------------------------------------------------------------------
 b0=$(e2e_redis get "{croupier:money}:wallet:$P")
