@@ -824,6 +824,9 @@ if [ -n "$WEB_URL" ]; then
 fi
 echo "Wallets seeded: $SEED_CHIPS chips per bot, house-traditional $HOUSE_CHIPS;" \
     "wallets + rake now: $MONEY0"
+# A ready-made operator command (docs/ops.md): the servers of this cluster while it runs.
+echo "Look inside while it runs: $BUILD/tools/croupier-ctl --redis 127.0.0.1:$REDIS_PORT servers" \
+    "(then: tables SERVER, where PLAYER, wallet PLAYER, round ROUND_ID)"
 echo
 
 # ---- play ----------------------------------------------------------------------------------
