@@ -238,6 +238,10 @@ pause)
     money_check "$sum0"
     ;;
 inflight)
+    # Writes pause up to 1.5 s here: a TTL that outlives a pause plus a renew period, or the
+    # survivors would fence themselves (docs/queues.md "A server cut off from Redis") and their
+    # registry entries lapse mid-pause -- that is FAULT=partition's subject, not this one's.
+    TTL=4000
     e2e_redis_start
     game_pod game-1 holdem
     game_pod game-2 holdem # (so that game-1's players always have a server to be moved to)
