@@ -587,19 +587,26 @@ evict)
     "$BUILD/engine/process/croupier-game" --engine holdem --listen 127.0.0.1:0 \
         --health-listen 127.0.0.1:0 --redis "127.0.0.1:$REDIS_PORT" >"$E2E_DIR/refused.log" 2>&1 || st=$?
     check "a server started on the evicting Redis is refused (status $st)" test "$st" -eq 2
-    # The rounds under way end and settle (a Dou Dizhu deal of bots takes seconds): until the
-    # count stands still for 4 s (at most 30 s); then none for 4 s more.
-    r1=$(rounds) still=0
-    for _ in $(seq 1 30); do
-        sleep 1
-        r=$(rounds)
-        if [ "$r" -eq "$r1" ]; then still=$((still + 1)); else still=0 r1=$r; fi
-        [ "$still" -ge 4 ] && break
+    # No round starts: the rounds under way end (a Dou Dizhu deal of bots takes seconds, more
+    # on a loaded machine) and then no desk of either server is in a round (game_human_desks 0,
+    # drain/drain.h) -- while rounds still started, bots would keep desks busy -- for 3 s.
+    busy() { # the desks in a round with a human, on both servers
+        local p n t=0
+        for p in game-holdem game-trad; do
+            n=$(e2e_get "${POD_HEALTH[$p]}/metrics" | awk '$1 == "game_human_desks" { print $2 }')
+            t=$((t + ${n:-1}))
+        done
+        echo "$t"
+    }
+    idle=0
+    for _ in $(seq 1 60); do
+        if [ "$(busy)" -eq 0 ]; then idle=$((idle + 1)); else idle=0; fi
+        [ "$idle" -ge 6 ] && break
+        sleep 0.5
     done
-    sleep 4
     r2=$(rounds)
-    check "no round starts while Redis may evict ($r1 -> $r2 settle records after ${still} s still)" \
-        test "$still" -ge 4 -a "$r1" -eq "$r2"
+    check "no round starts while Redis may evict (no desk in a round for ${idle}x0.5 s)" \
+        test "$idle" -ge 6
     e2e_redis config set maxmemory-policy noeviction >/dev/null
     e2e_log "Redis's maxmemory-policy back to noeviction"
     for p in game-holdem game-trad gate-a gate-b; do
