@@ -6,8 +6,11 @@ usage: chart.py RUN_DIR
 
 Reads RUN_DIR/samples.jsonl (poll.py), RUN_DIR/bot-<game>.log (croupier-bot progress lines,
 JSON), RUN_DIR/steps.tsv ("seconds<TAB>text" of each rollout step, same clock origin as the
-samples within a fraction of a second) and RUN_DIR/report-<game>.json (the bot reports). Writes
-RUN_DIR/chart.svg (gnuplot; ./dev installs gnuplot-nox) and RUN_DIR/report.md.
+samples within a fraction of a second), RUN_DIR/report-<game>.json (the bot reports) and, when
+present, RUN_DIR/checks.txt (the verdict's checks, scripts/demo_report.py) and RUN_DIR/groups.tsv
+(the demo's bot groups: which games each engine serves). Writes RUN_DIR/chart.svg (gnuplot;
+./dev installs gnuplot-nox), RUN_DIR/chart.png (where gnuplot has pngcairo) and RUN_DIR/report.md,
+which starts with the verdict. What the chart shows: docs/demo.md "The chart".
 """
 import collections
 import glob
@@ -144,21 +147,33 @@ def version_of(pod):
     return "v" + tail if sep else pod
 
 
-# Steps -> bands (a rollout of X: "roll X: ..." steps; the crash: "crash: ..." steps) and marks.
+# Steps -> bands and marks. A rollout of X: the demo's "roll X: ..." steps, or rollout.sh's
+# "roll X deployment to V (N pods)" followed by its "surge: ...", "terminate ..." and "... gone"
+# steps; the crash: the "crash: ..." steps; any other step a mark.
 bands = collections.OrderedDict()  # name -> [t0, t1, kind]
 marks = []                         # (t, text)
 kills = []                         # t of each SIGKILL
+rolling = None
 for t, text in steps:
     head, sep, rest = text.partition(": ")
     if sep and head.startswith("roll "):
         key, kind = head, "roll"
+    elif text.startswith("roll ") and " deployment to " in text:
+        key, kind = text[:text.index(" deployment to ")], "roll"
+        rolling = key
+    elif rolling and (text.startswith("surge: ") or text.startswith("terminate ")
+                      or text.endswith(" gone")):
+        key, kind = rolling, "roll"
     elif sep and head == "crash":
         key, kind = "crash", "crash"
         if rest.startswith("SIGKILL"):
             kills.append(t)
     else:
         marks.append((t, text))
+        rolling = None
         continue
+    if kind == "crash":
+        rolling = None
     if key in bands:
         bands[key][1] = t
     else:
@@ -172,7 +187,8 @@ if os.path.exists(os.path.join(run, "groups.tsv")):
 
 # What the players felt: every bot group's cumulative counters summed at each progress time.
 felt_kinds = [(4, "torn rounds", "#D55E00", 3), (1, "unexpected errors", "#882255", 3),
-              (3, "reconnects", "#0072B2", 2), (2, "GoAways", "#009E73", 2)]
+              (3, "reconnects", "#0072B2", 2), (6, "reconnects after loss", "#56B4E9", 2),
+              (2, "GoAways", "#009E73", 2)]
 felt_path = os.path.join(run, "data", "felt.dat")
 felt_tot = {}
 times = sorted({e[0] for pts in errs.values() for e in pts})
