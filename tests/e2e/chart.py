@@ -356,11 +356,12 @@ if shutil.which("gnuplot") and series:
     g += area(L, felt_top, R, felt_top + felt_h)
     g += ["set yrange [%f:%f]" % (-0.08 * peak, 1.1 * peak), key_at(R + 15, felt_top),
           "set xlabel \"seconds since the demo started\""]
-    said = ", ".join("%s %d" % (text.split(" (")[0], felt_tot.get(c, 0))
-                     for c, text, _, _ in felt_kinds)
+    said = ", ".join("%s %d" % (text, felt_tot.get(c, 0)) for c, text, _, _ in felt_kinds)
+    said = ("in total: " + said if times else "no bot progress lines (bot-<game>.log): nothing "
+            "known of what the players felt")
     g.append(panel_title(1, 10, felt_top - 30, "what the players felt (%d bots, cumulative)"
                          % bots_total if bots_total else "what the players felt (cumulative)"))
-    g.append(panel_title(2, 10, felt_top - 12, "in total: " + said
+    g.append(panel_title(2, 10, felt_top - 12, said
                          + (", table moves %d" % table_moves if reports else ""), FONT))
     plots = []
     if times:
