@@ -215,7 +215,12 @@ elif not series:
 if shutil.which("gnuplot") and series:
     chart = os.path.join(run, "chart.svg")
     tmax = max([p[-1][0] for p in series.values()] + [t for t, _ in steps] + [0]) + 1
-    L, R = 70, W - 250          # full-width plots: x from L to R, legends right of R + 15
+    # A legend column is as wide as its longest entry (plus the line sample), a panel as tall
+    # as its legend.
+    KEY_ROW = 19
+    key_w = max([text_px(pod) + 50 for pods in (files["desks"], files["connections"])
+                 for pod, _ in pods] + [170])
+    L, R = 70, W - max(250, key_w + 20)  # full-width plots: x from L to R, legends right of R
     # The step strip's labels in lanes: a label starts at its band (or mark) and goes right (left
     # of its end when it would pass R); the first lane where it overlaps no earlier label.
     def xpx(t):
@@ -243,13 +248,15 @@ if shutil.which("gnuplot") and series:
     LANE = 17
     strip_h = nlanes * LANE + 6
     engines = sorted({engine_of(pod) for pod, _ in files["desks"]})
-    COLS, CELL_W, CELL_H = 2, W // 2, 190
+    per_engine = collections.Counter(engine_of(pod) for pod, _ in files["desks"])
+    COLS, CELL_W = 2, W // 2
+    CELL_H = max(190, 76 + KEY_ROW * max(list(per_engine.values()) + [0]))
     rows_e = (len(engines) + COLS - 1) // COLS
     top = 56
     strip_top = top + 22
     eng_top = strip_top + strip_h + 40
     conn_top = eng_top + rows_e * CELL_H + 20
-    conn_h = 170
+    conn_h = max(170, 10 + KEY_ROW * len(files["connections"]))
     felt_top = conn_top + conn_h + 75
     felt_h = 190
     H = felt_top + felt_h + 60
@@ -322,7 +329,7 @@ if shutil.which("gnuplot") and series:
     g += band_objects()
     for i, eng in enumerate(engines):
         cx, cy = (i % COLS) * CELL_W, eng_top + (i // COLS) * CELL_H
-        x0, x1, y0, y1 = cx + L, cx + CELL_W - 180, cy + 28, cy + CELL_H - 38
+        x0, x1, y0, y1 = cx + L, cx + CELL_W - key_w - 10, cy + 28, cy + CELL_H - 38
         games = game_engines.get(eng, [])
         name = "%s servers: desks per pod" % eng
         if games:
