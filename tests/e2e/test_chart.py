@@ -7,8 +7,9 @@ usage: test_chart.py SOURCE_ROOT [KEEP_DIR]
 Runs chart.py on a copy of the fixture and checks its chart.svg: no two texts overlap (each
 text's box estimated from its font size: CHAR_W font sizes a character, as chart.py lays them
 out), every text lies on the canvas, every legend entry lies outside every plot area (the plot
-areas are the SVG's border rectangles), every rollout of steps.tsv and the crash is named, and the
-title carries the verdict of checks.txt; then again with a failed check added: the title must say
+areas are the SVG's border rectangles), the torn rounds' and unexpected errors' lines lie above
+their plot's bottom axis (a zero visibly zero), every rollout of steps.tsv and the crash is
+named, and the title carries the verdict of checks.txt; then again with a failed check added: the title must say
 ZERO LOSS: NO. With gnuplot's pngcairo terminal, chart.png must be a PNG. The checker first
 proves on made-up boxes that it finds an overlap and a legend inside a plot. Exit 0 when all
 pass, 1 otherwise, 77 (skipped) without gnuplot. KEEP_DIR: where to leave the charts to look at.
@@ -69,6 +70,40 @@ def plot_areas(root):
             if area not in areas:  # (gnuplot may draw a border twice)
                 areas.append(area)
     return areas
+
+
+def series_points(root):
+    """{legend text: [(x, y)]}: the points of every plotted line, by its legend entry (gnuplot
+    writes a plot's group twice with an opaque key: its line, then its key entry)."""
+    label, points = {}, {}
+    for g in root.iter(SVG + "g"):
+        gid = g.get("id") or ""
+        if not gid.startswith("gnuplot_plot_"):
+            continue
+        for t in g.iter(SVG + "text"):
+            label.setdefault(gid, "".join(t.itertext()).strip())
+        for path in g.iter(SVG + "path"):
+            points.setdefault(gid, []).extend(
+                (float(x), float(y)) for x, y in re.findall(r"([-\d.]+),([-\d.]+)",
+                                                            path.get("d") or ""))
+    return {label[gid]: pts for gid, pts in points.items() if gid in label}
+
+
+def zero_problems(root, areas, prefixes=("torn rounds: ", "unexpected errors: ")):
+    """A count that stays 0 must be a line visibly above its plot's bottom axis."""
+    out = []
+    for name, pts in series_points(root).items():
+        if not name.startswith(prefixes):
+            continue
+        inside = [(a, [(x, y) for x, y in pts if a[0] <= x <= a[2] and a[1] <= y <= a[3]])
+                  for a in areas]
+        area, drawn = max(inside, key=lambda x: len(x[1]))
+        if not drawn:
+            out.append("the line %r is not drawn in any plot" % name)
+        elif max(y for _, y in drawn) > area[3] - 3:
+            out.append("the line %r touches its plot's bottom axis (y %.1f, axis at %.1f): a zero "
+                       "must be drawn above it" % (name, max(y for _, y in drawn), area[3]))
+    return out
 
 
 def meet(a, b, slack=0.5):
@@ -133,6 +168,7 @@ def check_run(src, run, expect_verdict):
         return ["%s is not a valid SVG" % svg]
     found, texts, areas = problems(svg)
     fail += found
+    fail += zero_problems(ElementTree.parse(svg).getroot(), areas)
     # the panels: the step strip, one per engine, connections, what the players felt
     pods = set(re.findall(r'"pod":\s*"([^"]+)"', open(os.path.join(run, "samples.jsonl")).read()))
     engines = {p.rpartition("-v")[0] for p in pods if not p.startswith("gate-")}
@@ -143,8 +179,9 @@ def check_run(src, run, expect_verdict):
     for pod in pods:
         if pod not in legend:
             fail.append("pod %s has no legend entry" % pod)
-    if not any(t.startswith("torn rounds: ") for t in legend):
-        fail.append("no legend entry for the torn rounds")
+    for name in ("torn rounds: ", "unexpected errors: "):
+        if not any(t.startswith(name) for t in legend):
+            fail.append("no legend entry %r" % name)
     words = [t for t, _, _ in texts]
     steps = [line.rstrip("\n").split("\t")[1] for line in open(os.path.join(run, "steps.tsv"))]
     for name in {s.split(":")[0] for s in steps if s.startswith("roll ")}:
