@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Checks the demo's chart (tests/e2e/chart.py) on a short real run's data (tests/e2e/chart-fixture/,
-trimmed), without running a demo: a person must be able to read it (docs/demo.md "The chart").
+"""Checks the demo's chart (tests/e2e/chart.py) on a short real run's data, trimmed
+(tests/e2e/chart-fixture/), without running a demo: a person must be able to read it
+(docs/demo.md "The chart").
 
 usage: test_chart.py SOURCE_ROOT [KEEP_DIR]
 
@@ -9,9 +10,10 @@ text's box estimated from its font size: CHAR_W font sizes a character, as chart
 out), every text lies on the canvas, every legend entry lies outside every plot area (the plot
 areas are the SVG's border rectangles), the torn rounds' and unexpected errors' lines lie above
 their plot's bottom axis (a zero visibly zero), every rollout of steps.tsv and the crash is
-named, and the title carries the verdict of checks.txt; then again with a failed check added: the title must say
-ZERO LOSS: NO. With gnuplot's pngcairo terminal, chart.png must be a PNG. The checker first
-proves on made-up boxes that it finds an overlap and a legend inside a plot. Exit 0 when all
+named, and the title carries the verdict of checks.txt; then again with a failed check added:
+the title must say ZERO LOSS: NO. With gnuplot's pngcairo terminal, chart.png must be a PNG.
+The checker first proves on made-up boxes that it finds an overlap, a legend inside a plot and
+a text off the canvas. Exit 0 when all
 pass, 1 otherwise, 77 (skipped) without gnuplot. KEEP_DIR: where to leave the charts to look at.
 """
 import os
@@ -107,7 +109,8 @@ def zero_problems(root, areas, prefixes=("torn rounds: ", "unexpected errors: ")
 
 
 def meet(a, b, slack=0.5):
-    return a[0] < b[2] - slack and b[0] < a[2] - slack and a[1] < b[3] - slack and b[1] < a[3] - slack
+    return (a[0] < b[2] - slack and b[0] < a[2] - slack and a[1] < b[3] - slack
+            and b[1] < a[3] - slack)
 
 
 def problems(svg_path):
