@@ -227,7 +227,8 @@ if shutil.which("gnuplot") and series:
         return L + (R - L) * t / tmax
 
     labels = [(b[0], b[1], name if b[2] == "roll" else "CRASH (SIGKILL)", b[2])
-              for name, b in bands.items()] + [(t, t, text, "mark") for t, text in marks]
+              for name, b in bands.items()]
+    labels += [(t, t, text if len(text) <= 60 else text[:57] + "...", "mark") for t, text in marks]
     labels.sort(key=lambda x: x[0])
     lanes, placed = [], []
     for t0, t1, text, kind in labels:
