@@ -1006,8 +1006,8 @@ verdict=$?
 python3 "$SRC/tests/e2e/chart.py" "$OUT" >/dev/null 2>"$OUT/chart.log" ||
     echo "demo: chart.py failed (see $OUT/chart.log)"
 if [ -s "$OUT/chart.svg" ]; then
-    echo "Chart (desks and human desks per game pod, connections per gateway, each bot group's"
-    echo "errors, GoAways, reconnects and torn rounds over time; rollout steps dotted):"
+    echo "Chart (the verdict; each rollout and the crash a named band; desks per pod of every"
+    echo "engine, connections per gateway, what the players felt: torn rounds, errors, reconnects):"
     echo "  $OUT/chart.svg"
     [ -s "$OUT/chart.png" ] && echo "  $OUT/chart.png"
 else
