@@ -100,8 +100,8 @@ type Pending = {
     sentGen: number; /* the connection it was last sent on */
 };
 
-/** What `join()` resolves to: the `Joined` of a new seat, or, when the player already holds a
- * seat (the gateway answers a Join with the seat's state), its `Snapshot`. Exactly one is set. */
+/** What `join()` resolves to: the `Joined` of a new seat, or, when the game server finds the
+ * player already seated there (a repeated Join), that seat's `Snapshot`. Exactly one is set. */
 export type JoinResult =
     | { joined: croupier.IJoined; snapshot?: undefined }
     | { joined?: undefined; snapshot: croupier.ISnapshot };
@@ -242,8 +242,8 @@ export class Client {
         return this.request({ listTables: filter }).then((m) => m.tableList?.tables ?? []);
     }
 
-    /** Joins a table: `{joined}` (the new seat), or `{snapshot}` when the player already holds
-     * a seat (its state; no second seat is taken). */
+    /** Joins a table: `{joined}` (the new seat), or `{snapshot}` when the game server finds the
+     * player already seated there (that seat's state; no second seat is taken). */
     async join(engine: croupier.Engine, game: string, stake: number): Promise<JoinResult> {
         const m = await this.request({ join: { engine, game, stake } });
         this.seated = true;
