@@ -3114,6 +3114,57 @@ typedef struct {
 
 static void gate_client_dispatch(gate_conn_t *c, gate_req_t *r);
 
+/* A player's wallet (money/money.h "Keys": an integer balance, absent = 0). */
+#define GATE_WALLET_KEY_PREFIX "{croupier:money}:wallet:"
+
+/* Completes a login: the LoginResult, with the wallet's balance when it was read. */
+static void gate_login_send(gate_conn_t *c, uint64_t rid, bool has_chips, int64_t chips)
+{
+    c->login_busy = false;
+    Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+    Croupier__LoginResult lr = CROUPIER__LOGIN_RESULT__INIT;
+    sm.has_request_id = true;
+    sm.request_id = rid;
+    sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_LOGIN_RESULT;
+    sm.login_result = &lr;
+    lr.player_id = c->player;
+    lr.session_id = c->session;
+    lr.has_seated = c->seat_known; /* absent: unknown (the seat store did not answer) */
+    lr.seated = c->seat != NULL;
+    lr.has_chips = has_chips; /* absent: the wallet could not be read */
+    lr.chips = chips;
+    lr.has_server_time_ms = true;
+    lr.server_time_ms = (uint64_t)clock_wall_ms();
+    gate_conn_send(c, &sm);
+}
+
+/* The wallet read at login (GET): its balance (nil: no wallet yet, 0 chips) in the LoginResult;
+ * absent when Redis did not answer or the value is no integer. Chips at a table are not in it
+ * (the Snapshot's seats carry them). */
+static void gate_login_wallet_cb(rconn_t *rc, redisReply *reply, void *arg)
+{
+    (void)rc;
+    gate_lookup_t *lk = arg;
+    gate_conn_t *c = gate_conn_get(lk->g, lk->conn_id);
+    if (c != NULL && !c->closing && c->session == lk->session) {
+        bool has = false;
+        long long chips = 0;
+        if (reply != NULL && reply->type == REDIS_REPLY_NIL) {
+            has = true;
+        } else if (reply != NULL && reply->type == REDIS_REPLY_STRING && reply->len > 0 &&
+                   reply->len < 24) {
+            char buf[24], *end;
+            memcpy(buf, reply->str, reply->len);
+            buf[reply->len] = '\0';
+            errno = 0;
+            chips = strtoll(buf, &end, 10);
+            has = errno == 0 && *end == '\0';
+        }
+        gate_login_send(c, lk->rid, has, has ? (int64_t)chips : 0);
+    }
+    free(lk);
+}
+
 /* The seat read from Redis: completes a login (LoginResult) or resumes a waiting request. */
 static void gate_seat_lookup_cb(rconn_t *rc, redisReply *reply, void *arg)
 {
@@ -3144,20 +3195,13 @@ static void gate_seat_lookup_cb(rconn_t *rc, redisReply *reply, void *arg)
         else
             gate_client_dispatch(c, lk->then);
     } else if (c != NULL) {
-        c->login_busy = false;
-        Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
-        Croupier__LoginResult lr = CROUPIER__LOGIN_RESULT__INIT;
-        sm.has_request_id = true;
-        sm.request_id = lk->rid;
-        sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_LOGIN_RESULT;
-        sm.login_result = &lr;
-        lr.player_id = c->player;
-        lr.session_id = c->session;
-        lr.has_seated = c->seat_known; /* absent: unknown (the seat store did not answer) */
-        lr.seated = c->seat != NULL;
-        lr.has_server_time_ms = true;
-        lr.server_time_ms = (uint64_t)clock_wall_ms();
-        gate_conn_send(c, &sm);
+        /* The wallet's balance next; the LoginResult goes out with it (gate_login_wallet_cb). */
+        char key[64];
+        snprintf(key, sizeof key, GATE_WALLET_KEY_PREFIX "%" PRIu64, c->player);
+        const char *argv[] = {"GET", key};
+        if (rconn_command_argv(g->rc, gate_login_wallet_cb, lk, 2, argv, NULL) == 0)
+            return; /* lk goes on to the callback */
+        gate_login_send(c, lk->rid, false, 0);
     }
     free(lk);
 }
@@ -3766,8 +3810,34 @@ static bool gate_conn_take_token(gate_conn_t *c)
     return true;
 }
 
-/* Refuses a bad frame with an Error and closes gracefully (the stream may not resync). */
-static void gate_conn_bad_frame(gate_conn_t *c, const frame_error_t *err)
+/* The request_id (field 1, a varint) of a serialized ClientMessage the decoder refused, read
+ * without a schema; 0 when absent, repeated or unreadable. Lets the refusal name its request
+ * (docs/protocol.md "Transports", close code 1007). */
+static uint64_t gate_wire_request_id(const uint8_t *payload, size_t len)
+{
+    frame_wire_reader_t r;
+    frame_wire_value_t v;
+    uint64_t id = 0;
+    int n = 0;
+    frame_wire_init(&r, payload, len);
+    for (;;) {
+        int rc = frame_wire_next(&r, &v);
+        if (rc < 0)
+            return n == 1 ? id : 0; /* the id read before the malformed part still names it */
+        if (rc == 0)
+            break;
+        if (v.field == 1) {
+            if (v.type != 0 || ++n > 1)
+                return 0;
+            id = v.num;
+        }
+    }
+    return n == 1 ? id : 0;
+}
+
+/* Refuses a bad frame with an Error (with the request's id when it could be read) and closes
+ * gracefully (the stream may not resync). */
+static void gate_conn_bad_frame(gate_conn_t *c, const frame_error_t *err, uint64_t request_id)
 {
     gate_t *g = c->g;
     metrics_add(g->m_bad_frames, 1);
@@ -3779,6 +3849,8 @@ static void gate_conn_bad_frame(gate_conn_t *c, const frame_error_t *err)
     e.message = (char *)err->detail;
     e.has_retriable = true;
     e.retriable = false;
+    sm.has_request_id = request_id != 0;
+    sm.request_id = request_id;
     sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_ERROR;
     sm.error = &e;
     gate_conn_send(c, &sm);
@@ -3898,7 +3970,7 @@ static void gate_conn_read_frames(gate_conn_t *c, struct evbuffer *in)
             err.code = CROUPIER__ERROR_CODE__FRAME_TOO_LARGE;
             snprintf(err.detail, sizeof err.detail, "frame of %zu bytes, cap %zu", len,
                      g->lim.max_frame);
-            gate_conn_bad_frame(c, &err);
+            gate_conn_bad_frame(c, &err, 0);
             return;
         }
         /* Decoded into the scratch (no malloc): every path below frees it before the next
@@ -3922,10 +3994,11 @@ static void gate_conn_read_frames(gate_conn_t *c, struct evbuffer *in)
             frame_free_client(m);
             m = frame_unpack_client(payload, len, &g->lim, &err);
         }
+        uint64_t bad_rid = m == NULL ? gate_wire_request_id(payload, len) : 0;
         frame_consume(in, len);
         c->rx_frames++;
         if (m == NULL) {
-            gate_conn_bad_frame(c, &err);
+            gate_conn_bad_frame(c, &err, bad_rid);
             return;
         }
         metrics_add(g->m_frames_in, 1);

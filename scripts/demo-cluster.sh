@@ -248,6 +248,7 @@ ws_endpoints_publish() {
 HUMAN_PLAYER=6900001
 WEB_PID=
 WEB_URL=
+WEB_TOKEN=
 web_start() {
     local dist=$SRC/clients/web/dist port token
     if ! command -v node >/dev/null 2>&1; then
@@ -262,6 +263,7 @@ web_start() {
     token=$("$BUILD/gateway/croupier-gate" token --secret-file "$E2E_DIR/secret" \
         --player "$HUMAN_PLAYER" --ttl 86400) || { e2e_log "browser table: no token minted"; return 0; }
     printf '{"token": "%s", "player": %s}\n' "$token" "$HUMAN_PLAYER" >"$OUT/web-config.json"
+    WEB_TOKEN=$token
     port=$(e2e_free_port)
     node "$SRC/clients/web/serve.mjs" --listen "127.0.0.1:$port" --root "$dist" \
         --gateways-file "$OUT/ws-gateways" --config "$OUT/web-config.json" \
@@ -821,6 +823,10 @@ if [ -n "$WEB_URL" ]; then
         "browser table" "$WEB_PID" "$WEB_URL"
     echo "Play against the bots in a browser: open $WEB_URL and log in (the token of player"
     echo "  $HUMAN_PLAYER is filled in; Dou Dizhu, hold'em, blackjack, Run Fast, Big Two)."
+    # The SDK's quick start (clients/ts/README.md "Quick start", built with the page) through
+    # the same /ws, as the human player: one round of blackjack.
+    echo "Try the TypeScript SDK (one blackjack round as player $HUMAN_PLAYER): node" \
+        "$SRC/clients/ts/examples/quickstart.mjs ws://${WEB_URL#http://}ws $WEB_TOKEN"
 fi
 echo "Wallets seeded: $SEED_CHIPS chips per bot, house-traditional $HOUSE_CHIPS;" \
     "wallets + rake now: $MONEY0"

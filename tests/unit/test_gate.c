@@ -86,6 +86,7 @@ static gatec_t *login(env_t *e, const testenv_server_t *gate, uint64_t player, b
     ck_assert_ptr_nonnull(m);
     ck_assert_int_eq(m->body_case, CROUPIER__SERVER_MESSAGE__BODY_LOGIN_RESULT);
     ck_assert_uint_eq(m->login_result->player_id, player);
+    ck_assert(m->login_result->has_chips); /* the wallet's balance, read at login */
     if (seated != NULL)
         *seated = m->login_result->seated;
     frame_free_server(m);
@@ -216,8 +217,11 @@ START_TEST(test_gate_bad_inputs_get_their_code_and_change_nothing)
     frame_free_server(m);
     /* Player 102 logs in and acts for a seat it does not hold. */
     mint(&e, 102, 60, tok);
+    free(ts_redis_cmd(e.rig.redis, "SET {croupier:money}:wallet:102 999970"));
     m = gatec_login(c, 11, tok, 2000);
     ck_assert_int_eq(m->body_case, CROUPIER__SERVER_MESSAGE__BODY_LOGIN_RESULT);
+    ck_assert(m->login_result->has_chips);
+    ck_assert_int_eq(m->login_result->chips, 999970); /* the wallet's, not 0 */
     frame_free_server(m);
     m = gatec_action(c, 12, 2000);
     ck_assert_int_eq(gatec_code(m), CROUPIER__ERROR_CODE__NOT_SEATED);
@@ -237,6 +241,7 @@ START_TEST(test_gate_bad_inputs_get_their_code_and_change_nothing)
     m = gatec_next_event(c, CROUPIER__SERVER_MESSAGE__BODY_ERROR, 2000);
     ck_assert_ptr_nonnull(m);
     ck_assert_int_eq(m->error->code, CROUPIER__ERROR_CODE__MALFORMED_FRAME);
+    ck_assert(!m->has_request_id); /* no request id could be read from it */
     frame_free_server(m);
     ck_assert_int_eq(gatec_wait_eof(c, 3000), 0);
     gatec_close(c);
@@ -273,8 +278,10 @@ START_TEST(test_gate_bad_inputs_get_their_code_and_change_nothing)
         frame_put_header(buf, (uint32_t)n);
         ck_assert_int_eq(gatec_send_raw(c, buf, n + 4), 0);
     }
-    m = gatec_next_event(c, CROUPIER__SERVER_MESSAGE__BODY_ERROR, 2000);
+    /* The Error names the refused request (docs/protocol.md "Transports", close 1007). */
+    m = gatec_wait_reply(c, 2, 2000);
     ck_assert_ptr_nonnull(m);
+    ck_assert_int_eq(m->body_case, CROUPIER__SERVER_MESSAGE__BODY_ERROR);
     ck_assert_int_eq(m->error->code, CROUPIER__ERROR_CODE__BAD_REQUEST);
     frame_free_server(m);
     ck_assert_int_eq(gatec_wait_eof(c, 3000), 0);

@@ -100,6 +100,34 @@ type Pending = {
     sentGen: number; /* the connection it was last sent on */
 };
 
+/** What `join()` resolves to: the `Joined` of a new seat, or, when the game server finds the
+ * player already seated there (a repeated Join), that seat's `Snapshot`. Exactly one is set. */
+export type JoinResult =
+    | { joined: croupier.IJoined; snapshot?: undefined }
+    | { joined?: undefined; snapshot: croupier.ISnapshot };
+
+/* The amounts the gateway refuses with BAD_REQUEST and closes the connection for (docs/protocol.md
+ * "Actions" and "Message rules"): checked before sending, so the request is refused at once and
+ * the connection kept. Also refuses what would not encode exactly (a fraction, beyond 2^53). */
+function checkRequest(body: Omit<croupier.IClientMessage, "requestId">): string | null {
+    const positive = (path: string, v: unknown, what: string): string | null =>
+        typeof v !== "number" || !Number.isSafeInteger(v) || v <= 0
+            ? `ClientMessage.${path}: ${what} (got ${String(v)})` : null;
+    if (body.join)
+        return positive("join.stake", body.join.stake, "an integer > 0");
+    if (body.createRoom)
+        return positive("create_room.stake", body.createRoom.stake, "an integer > 0");
+    if (body.listTables && body.listTables.stake !== undefined && body.listTables.stake !== null)
+        return positive("list_tables.stake", body.listTables.stake, "an integer > 0");
+    const h = body.action?.holdem;
+    if (h && (h.move === croupier.HoldemMove.HOLDEM_BET || h.move === croupier.HoldemMove.HOLDEM_RAISE))
+        return positive("action.holdem.amount", h.amount, "required for BET/RAISE, an integer > 0");
+    const b = body.action?.blackjack;
+    if (b && b.move === croupier.BlackjackMove.BJ_BET)
+        return positive("action.blackjack.amount", b.amount, "required for BET, an integer > 0");
+    return null;
+}
+
 const RETRIABLE = new Set([
     croupier.ErrorCode.DEADLINE_EXCEEDED,
     croupier.ErrorCode.UNAVAILABLE,
@@ -135,6 +163,8 @@ export class Client {
     private keepaliveTimer: ReturnType<typeof setTimeout> | null = null;
     /* Ends the Resume of a reconnect at once when its connection is lost too (resumeNow). */
     private resumeLost: (() => void) | null = null;
+    /* The last Error pushed without a request id on this connection (see refused()). */
+    private pushedError: croupier.IError | null = null;
     /** The player id and the last LoginResult, once logged in. */
     playerId = 0;
     login: croupier.ILoginResult | null = null;
@@ -212,12 +242,16 @@ export class Client {
         return this.request({ listTables: filter }).then((m) => m.tableList?.tables ?? []);
     }
 
-    /** Joins a table: the Joined answer, or the seat's Snapshot when already seated. */
-    async join(engine: croupier.Engine, game: string, stake: number):
-        Promise<{ joined?: croupier.IJoined; snapshot?: croupier.ISnapshot }> {
+    /** Joins a table: `{joined}` (the new seat), or `{snapshot}` when the game server finds the
+     * player already seated there (that seat's state; no second seat is taken). */
+    async join(engine: croupier.Engine, game: string, stake: number): Promise<JoinResult> {
         const m = await this.request({ join: { engine, game, stake } });
         this.seated = true;
-        return m.joined ? { joined: m.joined } : { snapshot: m.snapshot ?? undefined };
+        if (m.joined)
+            return { joined: m.joined };
+        if (m.snapshot)
+            return { snapshot: m.snapshot };
+        throw new Error(`croupier: a Join answered by ${m.body ?? "nothing"}`);
     }
 
     /** One move; resolves with the Result (its event_seq is the table's number of the Play). */
@@ -276,6 +310,9 @@ export class Client {
     request(body: Omit<croupier.IClientMessage, "requestId">): Promise<croupier.ServerMessage> {
         if (this.state === "closed")
             return Promise.reject(new Error("croupier: client closed"));
+        const bad = checkRequest(body);
+        if (bad !== null)
+            return Promise.reject(new CroupierError(croupier.ErrorCode.BAD_REQUEST, bad, false));
         const id = this.nextId++;
         const msg: croupier.IClientMessage = { ...body, requestId: id };
         return new Promise((resolve, reject) => {
@@ -310,6 +347,7 @@ export class Client {
         ws.binaryType = "arraybuffer";
         this.ws = ws;
         this.gen++;
+        this.pushedError = null;
         const token = typeof this.opts.token === "function" ? await this.opts.token()
                                                              : this.opts.token;
         return new Promise((resolve, reject) => {
@@ -334,8 +372,11 @@ export class Client {
                     reject(new Error(`croupier: ${url}: closed (${ev.code} ${ev.reason})`));
                     return;
                 }
-                if (this.ws === ws)
+                if (this.ws === ws) {
+                    if (ev.code === 1007)
+                        this.refused();
                     this.lost(ev.code, ev.reason);
+                }
             };
             ws.onmessage = (ev) => {
                 if (this.ws === ws)
@@ -416,8 +457,31 @@ export class Client {
             }
             break;
         }
+        case "error":
+            /* A refusal without a request id (docs/protocol.md "Transports", close 1007): the
+             * close that follows fails the requests sent on this connection (refused()). */
+            this.pushedError = m.error ?? null;
+            break;
         default:
             break;
+        }
+    }
+
+    /* The gateway closed with 1007: a request it could not accept (the gateway names it in the
+     * Error it pushes first, and that request is already rejected). Requests still waiting that
+     * went out on this connection are rejected with the pushed Error, not sent again into the
+     * same refusal. */
+    private refused(): void {
+        const e = this.pushedError;
+        this.pushedError = null;
+        if (e === null)
+            return;
+        for (const p of [...this.pending.values()]) {
+            if (p.sentGen !== this.gen)
+                continue;
+            this.pending.delete(p.id);
+            clearTimeout(p.timer);
+            p.reject(new CroupierError(e.code ?? 0, e.message ?? "", false));
         }
     }
 

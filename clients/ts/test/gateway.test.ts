@@ -293,3 +293,46 @@ test("a private room: created with a code, joined by it, two deals, the final sc
         b.close();
     }
 });
+
+test("the login's chips are the wallet's; a bet of 0 or a malformed move is refused at once", async () => {
+    await rig.startGame("persistent", ["--bj-gap-ms", "100"]);
+    const gate = await rig.startGate("sdk-amounts");
+    await rig.redis(rig.redisPort, "SET {croupier:money}:wallet:81 999970");
+    const c = new Client({ urls: [rig.url(gate)], token: () => rig.token(81) });
+    try {
+        const login = await c.connect();
+        assert.equal(login.chips, 999970);
+        assert.equal(typeof login.sessionId, "bigint");
+        /* a player without a wallet yet: 0 chips, said */
+        const none = new Client({ urls: [rig.url(gate)], token: rig.token(82) });
+        assert.equal((await none.connect()).chips, 0);
+        none.close();
+        const j = await c.join(croupier.Engine.ENGINE_PERSISTENT, "blackjack", 10);
+        assert.ok(j.joined !== undefined && typeof j.joined.deskId === "bigint");
+        const BJ = croupier.BlackjackMove;
+        for (const amount of [0, -5, 2.5]) {
+            const t0 = Date.now();
+            await assert.rejects(c.act({ blackjack: { move: BJ.BJ_BET, amount } }), (e: unknown) =>
+                e instanceof CroupierError && e.code === croupier.ErrorCode.BAD_REQUEST &&
+                !e.retriable && /blackjack\.amount/.test(e.message));
+            assert.ok(Date.now() - t0 < 1000, `bet ${amount} refused in ${Date.now() - t0} ms`);
+        }
+        /* What the SDK does not check itself, the gateway refuses naming the request (its id in
+         * the Error before the 1007 close): rejected at once, not retried into the budget. */
+        let reconnected = 0;
+        c.on("reconnected", () => reconnected++);
+        const t0 = Date.now();
+        await assert.rejects(c.act({ blackjack: { move: BJ.BJ_STAND, amount: 5 } }), (e: unknown) =>
+            e instanceof CroupierError && e.code === croupier.ErrorCode.BAD_REQUEST &&
+            /only with BET/.test(e.message));
+        assert.ok(Date.now() - t0 < 2000, `refused in ${Date.now() - t0} ms`);
+        /* the client reconnects (the gateway closed), keeps its seat and plays on */
+        const end = Date.now() + 8000;
+        while (reconnected === 0 && Date.now() < end)
+            await rig.sleep(20);
+        assert.equal(reconnected, 1);
+        assert.ok((await c.ping()) > 0);
+    } finally {
+        c.close();
+    }
+});

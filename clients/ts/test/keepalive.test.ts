@@ -57,7 +57,7 @@ class FakeWs implements WebSocketLike {
         this.sent.push(m);
         const rid = m.requestId;
         if (m.login) {
-            this.push({ requestId: rid, loginResult: { playerId: 9, sessionId: FakeWs.all.length,
+            this.push({ requestId: rid, loginResult: { playerId: 9, sessionId: BigInt(FakeWs.all.length),
                                                        seated: FakeWs.seated } });
             return;
         }
@@ -66,7 +66,7 @@ class FakeWs implements WebSocketLike {
         if (m.ping)
             this.push({ requestId: rid, pong: { nonce: m.ping.nonce, serverTimeMs: Date.now() } });
         if (m.resume)
-            this.push({ requestId: rid, snapshot: { deskId: 7, yourSeat: 1,
+            this.push({ requestId: rid, snapshot: { deskId: 7n, yourSeat: 1,
                                                     engine: croupier.Engine.ENGINE_GAME,
                                                     game: "test", stake: 10 } });
     }
