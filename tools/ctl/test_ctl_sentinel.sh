@@ -140,7 +140,8 @@ for _ in $(seq 1 50); do
     sleep 0.1
 done
 rcli "${SPORT[1]}" sentinel failover $MASTER >/dev/null
-for _ in $(seq 1 100); do
+# (up to 30 s: the sentinels' reconfiguration is slow on a loaded machine; done, it ends at once)
+for _ in $(seq 1 300); do
     [ "$(rcli "$REP" role 2>/dev/null | head -n 1)" = master ] &&
         [ "$(rcli "$M" role 2>/dev/null | head -n 1)" = slave ] &&
         rcli "${SPORT[0]}" sentinel get-master-addr-by-name $MASTER | grep -qx "$REP" &&
