@@ -24,16 +24,12 @@
 static const char lobby_put_lua[] =
     "redis.call('DEL', KEYS[1])\n"
     "redis.call('HSET', KEYS[1], unpack(ARGV, 4))\n"
-    "redis.call('PEXPIRE', KEYS[1], ARGV[3])\n"
-    "local t = redis.call('TIME')\n"
-    "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+    "redis.call('PEXPIRE', KEYS[1], ARGV[3])\n" LOBBY_NOW_LUA
     "redis.call('ZADD', KEYS[2], now + tonumber(ARGV[3]), ARGV[1])\n"
     "return 1\n";
 /* Prunes the index's expired members (servers that died), on Redis's clock: KEYS index. */
 static const char lobby_prune_lua[] =
-    "local t = redis.call('TIME')\n"
-    "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
-    "return redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. now)\n";
+    LOBBY_NOW_LUA "return redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. now)\n";
 /* Deletes one ad: KEYS ad, index; ARGV member. */
 static const char lobby_del_lua[] = "redis.call('DEL', KEYS[1])\n"
                                     "redis.call('ZREM', KEYS[2], ARGV[1])\n"

@@ -41,12 +41,15 @@ struct event_base;
 #define LOBBY_TAG "{croupier:lobby}"
 #define LOBBY_INDEX_KEY LOBBY_TAG ":ads"
 #define LOBBY_AD_KEY_PREFIX LOBBY_TAG ":ad:"
+/* Lua: `now`, Redis's own clock in unix ms (its TIME), for the lobby's scripts. */
+#define LOBBY_NOW_LUA                                                                              \
+    "local t = redis.call('TIME')\n"                                                               \
+    "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
 /* The index's members whose ads have not expired, on REDIS's clock (its TIME), so that a step of
  * a reader's or a writer's wall clock changes nothing: KEYS[1] = LOBBY_INDEX_KEY, ARGV[1] = the
  * most to return. Publishers score their ads with Redis's time too. */
 #define LOBBY_LIST_LUA                                                                             \
-    "local t = redis.call('TIME')\n"                                                               \
-    "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"                      \
+    LOBBY_NOW_LUA                                                                                  \
     "return redis.call('ZRANGEBYSCORE', KEYS[1], now, '+inf', 'LIMIT', 0, ARGV[1])\n"
 /* Longest game name (as Join.game: 1..32 of a-z, 0-9, '_', '-'), server id, seat count. */
 #define LOBBY_GAME_MAX 32
