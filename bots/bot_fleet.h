@@ -3,7 +3,7 @@
  * (proto/client.proto through proto/frame.h) to croupier-gate.
  *
  * Each bot: connects to a gateway from the list, logs in with an HMAC token minted for its
- * player id (gateway/token.h), resumes its seat (Resume) when the gateway says it holds one or
+ * player id (common/token.h), resumes its seat (Resume) when the gateway says it holds one or
  * it had one before, else joins (Join engine/game/stake), then plays through its game's
  * strategy (bot_strategy.h). It follows the protocol's lifecycle signals:
  *
@@ -53,9 +53,15 @@
  * checks its room's scoreboard: after a whole-table move the room's deals played and its own
  * total must be the ones it saw before, and at the room's end its total must be the sum of its
  * deltas when it saw every deal (else BOT_C_MATCH_LOST).
- * Stopping (bot_fleet_stop): bots stop starting actions on their own, send Leave, and wait until
- * their open round ends (bounded by finish_timeout_ms); then the connections are closed and
- * done() runs. Everything is recorded in the bot_book_t given in the config.
+ * Tournaments: with tournament the bots register in that hold'em tournament and take their
+ * seat with TakeTournamentSeat (after every login and every TableClosing{CLOSING_TOURNAMENT}:
+ * never a Resume by a remembered seat), play there, and are done when they are out (their
+ * ELIMINATED, the FINISHED that names them, TOURNAMENT_OVER / NOT_REGISTERED) or refused
+ * registration; a done bot closes its connection once its last hand has ended.
+ * Stopping (bot_fleet_stop): bots stop starting actions on their own, send Leave (tournament
+ * bots do not: a tournament seat cannot be left; they close), and wait until their open round
+ * ends (bounded by finish_timeout_ms); then the connections are closed and done() runs. Everything
+ * is recorded in the bot_book_t given in the config.
  */
 #ifndef CROUPIER_BOT_FLEET_H
 #define CROUPIER_BOT_FLEET_H
@@ -65,6 +71,7 @@
 
 #include "bot_book.h"
 #include "bot_strategy.h"
+#include "bot_tour.h"
 #include "token.h"
 
 struct event_base;
@@ -99,10 +106,21 @@ typedef struct {
     /* The strategies' move delays ("think time") scaled by this percentage: 100 plays at the
      * strategies' own pace, 10 ten times faster (docs/bots.md "Pace"). 0 = 100. */
     int think_percent;
+    /* Tournaments (docs/bots.md "Tournaments"): tournament > 0 makes every bot play that
+     * hold'em tournament instead of cash tables: register (RegisterTournament), take its seat
+     * (TakeTournamentSeat, asked again while it waits and after every
+     * TableClosing{CLOSING_TOURNAMENT}), play there, until it is out or the tournament is over;
+     * the bot then closes its connection. Recorded in tour_book (not owned; required then).
+     * all_done(all_done_arg), when set, runs on the loop once every bot is done with the
+     * tournament (before any bot_fleet_stop): croupier-bot stops the fleet then. */
+    uint64_t tournament;
+    bot_tour_book_t *tour_book;
+    void (*all_done)(void *arg);
+    void *all_done_arg;
 } bot_fleet_config_t;
 
 /* Creates the fleet (nothing connects before bot_fleet_start). 0, or -EINVAL with a log line
- * (bad gateway list, no strategy...). */
+ * (bad gateway list, no strategy, a tournament without its tour_book or with rooms...). */
 int bot_fleet_create(const bot_fleet_config_t *cfg, bot_fleet_t **out);
 /* Arms the first connects (spread over ramp_ms). */
 void bot_fleet_start(bot_fleet_t *f);

@@ -1,10 +1,13 @@
 /*
  * croupier-bot -- many bot players in one process (docs/architecture.md §1, §8): they log in
  * through the gateways, join tables, play, follow GoAway / Moved / TableClosing, and at the end
- * write a JSON report (bot_book.h). Exit status: 0 when no round was torn and no unexpected
- * error happened, 1 otherwise, 2 on a usage error.
+ * write a JSON report (bot_book.h). With --tournament they play that hold'em tournament
+ * instead (docs/bots.md "Tournaments"; the report's "tournament" object, bot_tour.h) and the
+ * process ends when every bot is done with it, or at --seconds. Exit status: 0 when no round was
+ * torn and no unexpected error happened, 1 otherwise, 2 on a usage error.
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +32,7 @@ static struct {
     long bots, stake, seconds, seed, player_base, request_timeout_ms, max_retries;
     long finish_timeout_ms, ramp_ms, progress_ms, ping_ms, keepalive_idle_ms, keepalive_timeout_ms,
         room_seats, room_deals;
-    long think_percent;
+    long think_percent, tournament;
 } O;
 
 static const config_flag_t flags[] = {
@@ -79,6 +82,10 @@ static const config_flag_t flags[] = {
     {"think-percent", CONFIG_INT, "100",
      "pace: every move delay of the strategies scaled by this percentage (100: their own pace)",
      &O.think_percent, 1, 1000},
+    {"tournament", CONFIG_INT, "0",
+     "play this hold'em tournament (its id; --game holdem): register, take the tournament seat, "
+     "play until out or over; 0: cash tables",
+     &O.tournament, 0, LONG_MAX},
     {"log-level", CONFIG_STR, "info", "debug|info|warn|error", &O.log_level, 0, 0},
     {0},
 };
@@ -87,6 +94,7 @@ typedef struct {
     struct event_base *base;
     bot_fleet_t *fleet;
     bot_book_t *book;
+    bot_tour_book_t *tour; /* --tournament only */
     struct event *end_timer, *progress, *sigint, *sigterm;
     bool stopping;
     int64_t start_ms;
@@ -105,6 +113,12 @@ static void main_stop(bot_main_t *m)
     m->stopping = true;
     log_emit(LOG_INFO, "bot_stopping", NULL);
     bot_fleet_stop(m->fleet, main_done, m);
+}
+
+/* Every bot is done with its tournament: nothing is left to play. */
+static void main_tour_done(void *arg)
+{
+    main_stop(arg);
 }
 
 static void main_end_cb(evutil_socket_t fd, short what, void *arg)
@@ -194,6 +208,19 @@ int main(int argc, char **argv)
                 O.engine);
         return 2;
     }
+    if (O.tournament > 0 &&
+        (strcmp(strat->game, "holdem") != 0 || (engine != CROUPIER__ENGINE__ENGINE_UNSPECIFIED &&
+                                                engine != CROUPIER__ENGINE__ENGINE_HOLDEM))) {
+        fprintf(stderr,
+                "croupier-bot: --tournament %ld: tournament tables are hold'em: --game holdem "
+                "(and no --engine but holdem), not --game %s\n",
+                O.tournament, O.game);
+        return 2;
+    }
+    if (O.tournament > 0 && O.room_seats > 0) {
+        fprintf(stderr, "croupier-bot: --tournament and --room-seats exclude each other\n");
+        return 2;
+    }
     static token_secret_t secret;
     rc = token_secret_load(O.secret_file, &secret);
     if (rc != 0) {
@@ -206,7 +233,9 @@ int main(int argc, char **argv)
     bot_main_t m = {0};
     m.base = event_base_new();
     m.book = bot_book_create((uint32_t)O.bots);
-    if (m.base == NULL || m.book == NULL) {
+    if (O.tournament > 0)
+        m.tour = bot_tour_book_create((uint64_t)O.tournament, (uint32_t)O.bots);
+    if (m.base == NULL || m.book == NULL || (O.tournament > 0 && m.tour == NULL)) {
         fprintf(stderr, "croupier-bot: out of resources\n");
         goto fail_base;
     }
@@ -231,6 +260,10 @@ int main(int argc, char **argv)
         .book = m.book,
         .room_seats = (int)O.room_seats,
         .room_deals = (int)O.room_deals,
+        .tournament = (uint64_t)O.tournament,
+        .tour_book = m.tour,
+        .all_done = O.tournament > 0 ? main_tour_done : NULL,
+        .all_done_arg = &m,
     };
     if (O.room_seats == 1 || (O.room_seats > 0 && O.bots % O.room_seats != 0)) {
         fprintf(stderr, "croupier-bot: --room-seats %ld: 2..9, and --bots (%ld) a multiple of it\n",
@@ -257,8 +290,9 @@ int main(int argc, char **argv)
                              .tv_usec = (O.progress_ms % 1000) * 1000};
         evtimer_add(m.progress, &pv);
     }
-    log_emit(LOG_INFO, "bot_start", "{s:i,s:s,s:s,s:i}", "bots", (int)O.bots, "game", O.game,
-             "gateways", O.gateways, "seconds", (int)O.seconds);
+    log_emit(LOG_INFO, "bot_start", "{s:i,s:s,s:s,s:i,s:I}", "bots", (int)O.bots, "game", O.game,
+             "gateways", O.gateways, "seconds", (int)O.seconds, "tournament",
+             (json_int_t)O.tournament);
     bot_fleet_start(m.fleet);
     event_base_dispatch(m.base);
 
@@ -269,6 +303,13 @@ int main(int argc, char **argv)
         json_pack("{s:i,s:s,s:s,s:i,s:i,s:I,s:I}", "bots", (int)O.bots, "game", O.game, "gateways",
                   O.gateways, "stake", (int)O.stake, "seconds", (int)O.seconds, "seed",
                   (json_int_t)O.seed, "duration_ms", (json_int_t)(clock_mono_ms() - m.start_ms));
+    if (m.tour != NULL) {
+        /* Refused registrations are expected (docs/bots.md "Tournaments"), but a fleet that
+         * entered nothing tested nothing: then the run fails. */
+        if (bot_tour_refusals_total(m.tour) >= (uint64_t)O.bots)
+            bot_book_error(m.book, "tournament_not_entered", false);
+        json_object_set_new(meta, "tournament", bot_tour_report(m.tour));
+    }
     rc = bot_book_write_report(m.book, meta, O.report);
     json_decref(meta);
     if (rc != 0) {
@@ -300,6 +341,7 @@ fail_fleet:
         event_free(m.end_timer);
     bot_fleet_destroy(m.fleet);
 fail_base:
+    bot_tour_book_destroy(m.tour);
     bot_book_destroy(m.book);
     if (m.base != NULL)
         event_base_free(m.base);

@@ -1,7 +1,7 @@
 /*
  * game_admin -- the operator token of croupier-game's POST /admin/drain (docs/ops.md).
  *
- * An admin token has the format of a player token (gateway/token.h: "v1.<n>.<expiry>.<hmac>",
+ * An admin token has the format of a player token (common/token.h: "v1.<n>.<expiry>.<hmac>",
  * HMAC-SHA256), signed with the admin secret -- its own file (--admin-secret-file), never the
  * players' token secret, so no player token is ever an admin token. <n> is the operator's
  * number (croupier-ctl --operator), written to the audit line; croupier-ctl mints tokens that

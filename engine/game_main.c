@@ -32,6 +32,7 @@
 #include "gs.h"
 #include "lease.h"
 #include "log.h"
+#include "deck.h"
 #include "metrics.h"
 #include "money_writer.h"
 #include "rconn.h"
@@ -173,7 +174,7 @@ static bool game_ready(void *ctx)
     (void)ctx;
     /* Read from the HTTP thread: every input is an atomic the main thread keeps current. */
     return atomic_load(&G.engine_started) && atomic_load(&G.registered) &&
-           atomic_load(&G.lease_valid) && !atomic_load(&G.redis_unsafe);
+           atomic_load(&G.lease_valid) && !atomic_load(&G.redis_unsafe) && deck_healthy();
 }
 
 static void game_stop_intake(void *ctx)
@@ -528,6 +529,16 @@ static void game_quorum_cb(bool ok, const char *why, void *arg)
                  "why", why != NULL ? why : "");
 }
 
+/* CROUPIER_TEST_RNG_FAIL_FILE (tests only): the deck generator fails once the file exists. */
+static char game_rng_fail_file[512];
+
+static int game_test_generator(unsigned char *buf, int n)
+{
+    if (access(game_rng_fail_file, F_OK) == 0)
+        return 0;
+    return deck_default_generator(buf, n);
+}
+
 static void game_tick_cb(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
@@ -538,6 +549,7 @@ static void game_tick_cb(evutil_socket_t fd, short what, void *arg)
     if (now - last_beat >= 1000) {
         last_beat = now;
         drain_heartbeat_beat(G.drain, G.hb_main);
+        (void)deck_check(); /* a failed generator: unready, no new round (docs/fairness.md) */
         for (unsigned w = 0; w < rt_workers(gs_rt(G.gs)); w++)
             rt_post_job(gs_rt(G.gs), w, game_worker_beat, (void *)(intptr_t)G.hb_workers[w]);
         if (G.registry != NULL)
@@ -702,6 +714,15 @@ int main(int argc, char **argv)
     evthreads_enable();
     G.base = event_base_new();
     G.metrics = metrics_create();
+    deck_metrics_register(G.metrics); /* rng_healthy, rng_failures_total (docs/fairness.md) */
+    const char *fail_file = getenv("CROUPIER_TEST_RNG_FAIL_FILE");
+    if (fail_file != NULL && fail_file[0] != '\0') {
+        /* Tests only: the generator fails once this file exists (docs/fairness.md). */
+        snprintf(game_rng_fail_file, sizeof game_rng_fail_file, "%s", fail_file);
+        deck_set_generator(game_test_generator);
+        log_emit(LOG_WARN, "rng_test_failure_armed", "{s:s}", "file", game_rng_fail_file);
+    }
+    (void)deck_check(); /* a generator that fails now leaves the server unready */
 
     gs_config_t gc = {.base = G.base,
                       .workers = (unsigned)G.o.workers,

@@ -3,6 +3,7 @@
  * pushes, the live-desk index. See gs.h for the contract.
  */
 #include "gs.h"
+#include "deck.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -38,6 +39,7 @@ typedef enum {
     GS_OUT_PUSH = 2,   /* bytes to the player's current link */
     GS_OUT_SEAT = 3,   /* player -> desk (0 unseats) */
     GS_OUT_NOTICE = 4, /* bytes to every link that serves one of the players (DeskClosing) */
+    GS_OUT_UNSEAT = 5, /* player no longer at desk_id (kept when at another desk by now) */
 } gs_out_kind_t;
 
 typedef struct gs_out {
@@ -488,6 +490,15 @@ void gs_seat(gs_t *gs, uint64_t player_id, rt_desk_id_t desk)
     gs_out_enqueue(gs, o);
 }
 
+void gs_unseat(gs_t *gs, uint64_t player_id, rt_desk_id_t desk)
+{
+    gs_out_t *o = xcalloc(1, sizeof *o);
+    o->kind = GS_OUT_UNSEAT;
+    o->player_id = player_id;
+    o->desk_id = desk;
+    gs_out_enqueue(gs, o);
+}
+
 /* One DeskClosing per player, addressed through the player's link: the main thread sends it on
  * the link that serves that player, so each gateway hears of its own players. offer_id: a
  * whole-table move's offer, or NULL. */
@@ -640,6 +651,12 @@ static void gs_out_apply(gs_t *gs, gs_out_t *o)
         else
             u64map_del(gs->player_desk, o->player_id);
         break;
+    case GS_OUT_UNSEAT: {
+        uint64_t at;
+        if (u64map_get(gs->player_desk, o->player_id, &at) && at == o->desk_id)
+            u64map_del(gs->player_desk, o->player_id);
+        break;
+    }
     }
 }
 
@@ -1304,7 +1321,7 @@ void gs_set_redis_unsafe(gs_t *gs, bool unsafe)
 bool gs_can_start_round(const gs_t *gs)
 {
     if (atomic_load(&gs->intake_stopped) || atomic_load(&gs->quorum_lost) ||
-        atomic_load(&gs->redis_unsafe) || atomic_load(&gs->fenced))
+        atomic_load(&gs->redis_unsafe) || atomic_load(&gs->fenced) || !deck_healthy())
         return false;
     return gs->money == NULL || money_writer_can_start_round(gs->money);
 }

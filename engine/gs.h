@@ -236,6 +236,10 @@ void gs_push(gs_t *gs, uint64_t player_id, const Croupier__ServerMessage *msg);
 /* Records that player sits at desk (routing of leave/action/resume); desk 0 unseats. Any
  * thread; takes effect in order with the desk's other gs calls. */
 void gs_seat(gs_t *gs, uint64_t player_id, rt_desk_id_t desk);
+/* The player left desk: unseats him unless he sits at another desk by now (a tournament player
+ * seated at his new table of this server before his old table let him go). Any thread; in order
+ * with the desk's other gs calls. */
+void gs_unseat(gs_t *gs, uint64_t player_id, rt_desk_id_t desk);
 /* The desk closes its seats (drain, or the table shut): each player is told with a
  * TableClosing push, and the gateways get a DeskClosing notice naming them so they re-seat them
  * elsewhere. The players stay seated here until they leave (or the process exits), so a resume
@@ -283,8 +287,9 @@ uint64_t gs_epoch(const gs_t *gs);
  * thread.
  */
 money_round_id_t gs_round_id(const gs_t *gs, uint64_t desk, uint64_t seq);
-/* Whether a desk may start a round now: intake open and the settlement queue below its high
- * watermark (a round is never started when its settlement could not be queued promptly). */
+/* Whether a desk may start a round now: intake open, the settlement queue below its high
+ * watermark (a round is never started when its settlement could not be queued promptly) and the
+ * deck generator healthy (common/deck.h: after a generator failure no round starts, ever). */
 bool gs_can_start_round(const gs_t *gs);
 /* Whether the Redis Sentinels can fail the master over (croupier-game watches SENTINEL
  * CKQUORUM with --redis-sentinels): without a quorum no round starts, since a master lost then

@@ -24,6 +24,7 @@
 #include <bsd/stdlib.h>
 
 #include "testgame.h"
+#include "deck.h"
 #include "tk.h"
 
 static long tg_round_ms = 1000;
@@ -74,7 +75,10 @@ static void tg_on_timer(tk_table_t *t, void *g, uint64_t cookie)
         if (tk_seat_playing(t, s))
             playing[n++] = s;
     int64_t delta[TK_MAX_SEATS] = {0};
-    int winner = n > 0 ? playing[arc4random_uniform((uint32_t)n)] : -1;
+    /* The winner comes from the kit's deck source (common/deck.h); a failed generator makes
+     * no winner (every delta 0) and the server starts no other round. */
+    uint32_t pick;
+    int winner = n > 0 && deck_uniform((uint32_t)n, &pick) == 0 ? playing[pick] : -1;
     if (winner >= 0 && !tk_seat_bot(t, winner)) {
         for (int k = 0; k < n; k++) {
             if (playing[k] == winner || tk_seat_bot(t, playing[k]))

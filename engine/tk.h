@@ -126,41 +126,45 @@
 
 #define TK_MAX_SEATS 9
 #define TK_TRUSTEE_MS 1000
+/* ... and when every seat dealt into the round is leaving (or a server bot): nobody watches. */
+#define TK_TRUSTEE_NOBODY_MS 1
 #define TK_CLOSE_NOTICE_MS 2000
-#define TK_MOVE_WAIT_MS 3000 /* a handoff offer nobody adopted by then is withdrawn */
+#define TK_MOVE_WAIT_MS 3000     /* a handoff offer nobody adopted by then is withdrawn */
 #define TK_ROOM_WAIT_MS 1800000  /* a private room fills within 30 minutes */
 #define TK_ROOM_KEEP_MS 86400000 /* its final scoreboard stays readable a day */
-#define TK_SHOWN_MAX 32      /* cards a seat may show at a round's end (tk_round_show) */
+#define TK_SHOWN_MAX 32          /* cards a seat may show at a round's end (tk_round_show) */
 /* Seat accounts: wallets named TK_ACCOUNT_PREFIX<service>.<slot>.<epoch>.<desk hex>.<seat>
- * (a service of more than 20 characters is named by a hash, see tk.c). */
+ * (a service of more than 20 characters is named by a hash, see tk_engine.c). */
 #define TK_ACCOUNT_PREFIX "ts."
 
 typedef struct tk_table tk_table_t;
 
 /* The settings of one kit engine (its flags; tk_game_t.defaults gives their defaults). */
 typedef struct tk_settings {
-    long seats;        /* seats per table */
-    long action_ms;    /* time for one turn */
-    long time_bank_ms; /* extra time per seat, spent beyond action_ms, refilled never */
-    long gap_ms;       /* pause between rounds */
-    long idle_ms;      /* an empty table lives this long */
-    long buyin;        /* largest buy-in, in stakes (the game's unit: ante, big blind...) */
-    long min_buyin;    /* smallest buy-in, in stakes */
-    long rake_bp;      /* rake in basis points of what the game calls the pot */
-    long rake_cap;     /* rake cap in chips per round (0 = none) */
-    long bot_ms;       /* a server bot's move delay */
-    long bot_fill_ms;  /* a table with a human and empty seats gets bots after this; -1 never */
-    long house_fund;   /* chips the house wallet is funded with once per service (0: never) */
-    long trustee_ms;   /* the automatic move's delay for a seat on trustee (0: TK_TRUSTEE_MS) */
-    long move_wait_ms; /* a drain's handoff offer waits this long for an adopter (0:
-                          TK_MOVE_WAIT_MS; -1: tables never move as a whole) */
-    long room_wait_ms; /* a private room not full this long after its creation is disbanded
-                          (0: TK_ROOM_WAIT_MS) */
-    long room_keep_ms; /* a room's record stays readable this long after its end, and this
-                          long after its last change while it plays (0: TK_ROOM_KEEP_MS) */
-    const char *house; /* the wallet server bots play for (and the counterparty of
-                          tk_round_end_house); NULL: tk_game_t.house_name's, or
-                          "house-<engine>" */
+    long seats;            /* seats per table */
+    long action_ms;        /* time for one turn */
+    long time_bank_ms;     /* extra time per seat, spent beyond action_ms, refilled never */
+    long gap_ms;           /* pause between rounds */
+    long idle_ms;          /* an empty table lives this long */
+    long buyin;            /* largest buy-in, in stakes (the game's unit: ante, big blind...) */
+    long min_buyin;        /* smallest buy-in, in stakes */
+    long rake_bp;          /* rake in basis points of what the game calls the pot */
+    long rake_cap;         /* rake cap in chips per round (0 = none) */
+    long bot_ms;           /* a server bot's move delay */
+    long bot_fill_ms;      /* a table with a human and empty seats gets bots after this; -1 never */
+    long house_fund;       /* chips the house wallet is funded with once per service (0: never) */
+    long trustee_ms;       /* the automatic move's delay for a seat on trustee (0: TK_TRUSTEE_MS) */
+    long move_wait_ms;     /* a drain's handoff offer waits this long for an adopter (0:
+                              TK_MOVE_WAIT_MS; -1: tables never move as a whole) */
+    long room_wait_ms;     /* a private room not full this long after its creation is disbanded
+                              (0: TK_ROOM_WAIT_MS) */
+    long room_keep_ms;     /* a room's record stays readable this long after its end, and this
+                              long after its last change while it plays (0: TK_ROOM_KEEP_MS) */
+    long tour_tables;      /* tournament tables hosted at most (tk_game_t.tournaments; 0: none) */
+    long tour_host_ttl_ms; /* a tournament table's claim lives this long unrenewed */
+    const char *house;     /* the wallet server bots play for (and the counterparty of
+                              tk_round_end_house); NULL: tk_game_t.house_name's, or
+                              "house-<engine>" */
 } tk_settings_t;
 
 /* Where a table's chips live (tk_game_t.money). */
@@ -220,6 +224,10 @@ typedef struct tk_game {
      * again (action_ms plus their time bank), from the resume on: the Snapshot answering it
      * says so, and everyone gets a Turn with the new time left (no terms). */
     bool trustee_when_away;
+    /* The engine plays tournament tables (docs/tournaments.md "Tables at the servers"): its
+     * servers claim the tables of running tournaments and play them (engine/tk_tour.c); the
+     * game reads each hand's blinds and positions with tk_tour_hand(). */
+    bool tournaments;
     /* The engine's option text (croupier-game's engine options), checked before anything
      * starts: engine_ops_t.check_options. May be NULL. */
     int (*check_options)(const char *options, const char *games, char *err, size_t errlen);
@@ -395,9 +403,30 @@ uint64_t tk_desk_id(tk_table_t *t);
 /* Nobody is to act (e.g. the round ends): cancels the turn timer. */
 void tk_turn_clear(tk_table_t *t);
 
+/*
+ * The round's deck: shuffles cards[0..n) in place with the kit's one deck source (common/deck.h,
+ * docs/fairness.md). Every game deals from it. Returns 0, -EINVAL (n over DECK_MAX_CARDS), or
+ * -EIO when the generator failed: nothing may be dealt; return the error from round_start (the
+ * round is voided, and the server starts no other round: gs_can_start_round()).
+ */
+int tk_deal_shuffle(tk_table_t *t, uint8_t *cards, size_t n);
+/*
+ * The commitment to the round's deck (DECK_COMMIT_LEN bytes; docs/fairness.md), or NULL before
+ * tk_deal_shuffle() in this round. tk_push_deal() puts it on every Deal (Deal.deck_commitment);
+ * a game that builds its own Deal messages sets the field from here. The record of the round
+ * gets deck_commitment, deck and deck_nonce (docs/hand-history.md).
+ */
+const uint8_t *tk_deal_commitment(const tk_table_t *t);
+
 /* The hand history of the round (docs/hand-history.md): cards (seat -1 = table) and actions. */
 void tk_history_card(tk_table_t *t, int seat, uint8_t card);
 void tk_history_action(tk_table_t *t, int seat, const char *action, int64_t amount);
+/* The round's hand-history record (a borrowed JSON object; NULL between rounds), for a game
+ * that adds fields of its own (docs/hand-history.md; blackjack's shoes). */
+json_t *tk_history(tk_table_t *t);
+/* Whether this table deals no round after the current one here: the server stopped intake
+ * (drain, shutdown) or the table closed. */
+bool tk_last_round(const tk_table_t *t);
 /* Cards seat showed at the end (RoundEnd's shown_cards and the history; at most
  * TK_SHOWN_MAX, more are ignored). */
 void tk_round_show(tk_table_t *t, int seat, const uint8_t *cards, size_t n);
@@ -414,6 +443,22 @@ int tk_round_end_house(tk_table_t *t, const int64_t delta[TK_MAX_SEATS], int64_t
                        int64_t rake);
 /* The rake of a pot under the table's settings (rake_bp of pot, at most rake_cap stakes). */
 int64_t tk_rake(const tk_table_t *t, int64_t pot);
+
+/* A tournament table (tk_game_t.tournaments): its chips are the director's, every hand's blinds
+ * and positions come from it. Known from table_create() on. */
+bool tk_tour_table(const tk_table_t *t);
+/* The hand in play at a tournament table: its blinds (TDA 23: the level in force at the deal)
+ * and positions (seats; button and small_blind_seat may be empty seats: a dead button, a dead
+ * small blind; docs/tournaments.md "Positions"). The seats dealt in are tk_seat_playing().
+ * Inside round_start and after. 0, or -ENOENT (no tournament table, or no hand in play). */
+typedef struct {
+    int64_t small_blind, big_blind, ante;
+    bool big_blind_ante; /* the big blind alone posts `ante` for the table */
+    int button, small_blind_seat, big_blind_seat;
+    uint32_t level;
+    uint64_t hand;
+} tk_tour_hand_t;
+int tk_tour_hand(const tk_table_t *t, tk_tour_hand_t *out);
 
 /* Inside snapshot(): the game's state message for the Snapshot being built. 0 or -EINVAL. */
 int tk_snapshot_state(tk_table_t *t, const ProtobufCMessage *state);

@@ -50,6 +50,14 @@
  * given), sorted by stake, server and desk, at most GATE_LIST_MAX tables. No answer from Redis
  * within budget_ms[LIST] -> UNAVAILABLE (retriable). The gateway knows no engine by name.
  *
+ * Tournaments (gate_tour.c, docs/gateway.md "Tournaments"): ListTournaments and GetTournament
+ * read the director's state in Redis; Register/UnregisterTournament append a request to the
+ * tournament's stream and poll for the director's answer within budget_ms[TOUR]; the events the
+ * director publishes reach the connections that registered in or asked about the tournament.
+ * TakeTournamentSeat reads the player's entry and where his table is played, writes his seat
+ * (marked tour: gate_seat.h) and resumes it there; a tournament seat is never re-seated by the
+ * gateway (TableClosing{CLOSING_TOURNAMENT} and a crash only forget it).
+ *
  * Gateway registration: `{croupier:gates}:<gate_id>` = {"id","address","state","version"} (version:
  * the build's, common/version.h) with TTL
  * gate_ttl_ms, refreshed every ttl/3; changes and deletion are published on GATE_CHANNEL.
@@ -71,6 +79,10 @@ struct drain;
 #define GATE_SEAT_KEY_PREFIX "{croupier:seat}:"
 #define GATE_KEY_PREFIX "{croupier:gates}:"
 #define GATE_CHANNEL "croupier:gates:events"
+/* HASH gate id -> "<logged-in connections> <expiry, Redis ms>": the connection balance's
+ * figures, written and read by every registration (same hash tag as the entries, outside
+ * their pattern). */
+#define GATE_LOAD_KEY "{croupier:gates}.load"
 /* "<player> <session> <gate id>" published at every login: the player's connection on any other
  * gateway is replaced (GoAway{SESSION_REPLACED}), so a player has one live session in all. */
 #define GATE_SESSION_CHANNEL "croupier:gates:sessions"
@@ -84,7 +96,8 @@ typedef enum {
     GATE_REQ_ACTION = 2,
     GATE_REQ_RESUME = 3,
     GATE_REQ_LIST = 4, /* ListTables: answered by the gateway itself from the lobby in Redis */
-    GATE_REQ_KINDS = 5,
+    GATE_REQ_TOUR = 5, /* Register/UnregisterTournament: the director's answer (gate_tour.c) */
+    GATE_REQ_KINDS = 6,
 } gate_req_kind_t;
 
 typedef struct gate gate_t;
@@ -106,7 +119,8 @@ typedef struct {
     metrics_registry_t *metrics;   /* not owned */
     struct drain *drain;           /* not owned; NULL = no health server (tests) */
     int budget_ms[GATE_REQ_KINDS]; /* 0 = defaults: join 800, leave 500, action 300, resume 800,
-                                      list 500 */
+                                      list 500 (ListTables, ListTournaments, GetTournament),
+                                      tour 3000 (a tournament registration's answer) */
     size_t max_frame;              /* client frame cap; 0 = FRAME_DEFAULT_MAX */
     size_t output_cap;             /* unsent bytes before a slow-consumer close; 0 = 256 KiB */
     int rate_per_s;                /* client frames per second; 0 = 50 */
@@ -129,6 +143,14 @@ typedef struct {
     int drain_window_ms;      /* exit step 3; < 0 = 0 */
     int close_timeout_ms;     /* exit step 4 bound; 0 = 5000 */
     int goaway_spread_ms;     /* reconnect delays drawn from [0, spread]; 0 = 1000 */
+    /* Connection balance (gate_balance.h, docs/gateway.md "Connection balance"): every
+     * registration publishes the logged-in connections and reads the other gateways'; once the
+     * figures have said "too many" for rebalance_ms, and at most once per rebalance_ms, this
+     * gateway sends GoAway{REBALANCE} to the share gate_balance_shed() says. rebalance_ms <= 0:
+     * off (the counts are still published). */
+    int rebalance_ms;
+    int rebalance_slack_percent; /* 0 = 20 */
+    int rebalance_step_percent;  /* 0 = 5 */
     /* Called once on the loop when the exit sequence has finished (exit line written). */
     void (*on_exit)(gate_t *g, void *arg);
     void *exit_arg;

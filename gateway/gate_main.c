@@ -32,6 +32,7 @@ static struct {
     const char *secret_file, *gate_id, *advertise, *drain_allow, *log_level;
     const char *redis_sentinels, *redis_master;
     long drain_window_ms, close_timeout_ms, goaway_spread_ms;
+    long rebalance_ms, rebalance_slack, rebalance_step;
     long budget[GATE_REQ_KINDS];
     long max_frame, output_cap, rate, burst, inflight, idle_ms, ping_ms, seat_ttl_s, gate_ttl_ms;
     long max_conns, max_conns_per_addr, hs_ms, login_ms, frame_ms, write_ms, prate, pburst;
@@ -70,6 +71,16 @@ static const config_flag_t gate_flags[] = {
      &O.close_timeout_ms, 1, 3600000},
     {"goaway-spread-ms", CONFIG_INT, "1000", "GoAway reconnect delays drawn from [0, spread]",
      &O.goaway_spread_ms, 1, 600000},
+    {"rebalance-ms", CONFIG_INT, "0",
+     "connection balance: at most once this often, GoAway{REBALANCE} to some players when this "
+     "gateway holds well above its share (docs/gateway.md \"Connection balance\"; 0 = off)",
+     &O.rebalance_ms, 0, 3600000},
+    {"rebalance-slack-percent", CONFIG_INT, "20",
+     "connection balance: act only above the fair share plus this percent (and plus 10)",
+     &O.rebalance_slack, 1, 1000},
+    {"rebalance-step-percent", CONFIG_INT, "5",
+     "connection balance: at most this percent of the connections per round (at least 1)",
+     &O.rebalance_step, 1, 100},
     {"gate-id", CONFIG_STR, NULL, "gateway id in the registry (default gate-<hostname>-<pid>)",
      &O.gate_id, 0, 0},
     {"advertise", CONFIG_STR, NULL, "client address published for this gateway (default listen)",
@@ -84,6 +95,9 @@ static const config_flag_t gate_flags[] = {
      &O.budget[GATE_REQ_RESUME], 1, 600000},
     {"budget-list-ms", CONFIG_INT, "500", "deadline budget of a ListTables (the lobby in Redis)",
      &O.budget[GATE_REQ_LIST], 1, 600000},
+    {"budget-tour-ms", CONFIG_INT, "3000",
+     "how long a tournament registration waits for the director's answer", &O.budget[GATE_REQ_TOUR],
+     1, 600000},
     {"max-frame", CONFIG_INT, "65536", "largest client frame payload (bytes)", &O.max_frame, 64,
      65536},
     {"output-cap", CONFIG_INT, "262144", "unsent bytes to one client before it is dropped",
@@ -400,6 +414,9 @@ int main(int argc, char **argv)
                         .drain_window_ms = (int)O.drain_window_ms,
                         .close_timeout_ms = (int)O.close_timeout_ms,
                         .goaway_spread_ms = (int)O.goaway_spread_ms,
+                        .rebalance_ms = (int)O.rebalance_ms,
+                        .rebalance_slack_percent = (int)O.rebalance_slack,
+                        .rebalance_step_percent = (int)O.rebalance_step,
                         .on_exit = gate_on_exit};
     for (int k = 0; k < GATE_REQ_KINDS; k++)
         gc.budget_ms[k] = (int)O.budget[k];

@@ -17,11 +17,13 @@ static bool gate_seat_field_ok(const char *f)
 int gate_seat_format(const gate_seat_t *s, char *buf, size_t cap)
 {
     if (!gate_seat_field_ok(s->server_id) || !gate_seat_field_ok(s->address) ||
-        !gate_seat_field_ok(s->game) || s->epoch < 0)
+        !gate_seat_field_ok(s->game) || s->epoch < 0 || (s->room && s->tour))
         return -EINVAL;
     int n = snprintf(buf, cap, "%s %s %" PRIu64 " %d %" PRId64 " %s %" PRId64 "%s", s->server_id,
                      s->address, s->desk, s->engine, s->stake, s->game, s->epoch,
-                     s->room ? " room" : "");
+                     s->room   ? " room"
+                     : s->tour ? " tour"
+                               : "");
     if (n < 0 || (size_t)n >= cap) {
         if (cap > 0)
             buf[0] = '\0';
@@ -47,10 +49,13 @@ int gate_seat_parse(const char *text, size_t len, gate_seat_t *s)
                    &s->engine, &stake, s->game, &end6, &epoch, &end);
     if (n == 6)
         end = end6;
-    /* After the seventh field: nothing, or the word room (a private room's seat). */
+    /* After the seventh field: nothing, or a marker: room (a private room's seat) or tour (a
+     * tournament table's). */
     const char *rest = buf + end + strspn(buf + end, " ");
-    bool room = n == 7 && strncmp(rest, "room", 4) == 0 && (rest[4] == '\0' || rest[4] == ' ');
-    if (room)
+    bool marked = n == 7 && (strncmp(rest, "room", 4) == 0 || strncmp(rest, "tour", 4) == 0) &&
+                  (rest[4] == '\0' || rest[4] == ' ');
+    bool room = marked && rest[0] == 'r', tour = marked && rest[0] == 't';
+    if (marked)
         rest += 4 + strspn(rest + 4, " ");
     if (n < 6 || epoch < 0 || *rest != '\0') {
         memset(s, 0, sizeof *s);
@@ -60,6 +65,7 @@ int gate_seat_parse(const char *text, size_t len, gate_seat_t *s)
     s->stake = stake;
     s->epoch = epoch;
     s->room = room;
+    s->tour = tour;
     return 0;
 }
 

@@ -3,9 +3,14 @@
  * rule that says when a seat went with its server.
  *
  * A record `{croupier:seat}:<player>` is one line of seven space-separated fields, and an eighth,
- * the word `room`, when the seat is at a private room's table (docs/protocol.md "Private rooms"):
+ * a marker: the word `room` when the seat is at a private room's table (docs/protocol.md "Private
+ * rooms"), the word `tour` when it is at a tournament table (docs/protocol.md "Tournaments"):
  *
- *   <server id> <address> <desk> <engine> <stake> <game> <epoch> [room]
+ *   <server id> <address> <desk> <engine> <stake> <game> <epoch> [room|tour]
+ *
+ * Neither kind of seat is ever re-seated at a cash table by the gateway: a room's players are
+ * told their room is over, a tournament player is told to ask for his table again
+ * (TakeTournamentSeat), which the director's state names.
  *
  * epoch is the lease epoch (lease/lease.h: a fencing number every acquisition of a slot takes
  * anew) of the server process that seated the player, as the gateway knew it when it wrote the
@@ -50,15 +55,17 @@ typedef struct gate_seat {
     char game[48];
     int64_t epoch; /* the server's lease epoch when the seat was taken; 0 = not known */
     bool room;     /* a private room's seat: never re-seated at another table after a crash */
+    bool tour;     /* a tournament table's seat: never re-seated by the gateway (the director
+                      seats the player; TakeTournamentSeat finds his table again) */
 } gate_seat_t;
 
 /* Writes s as a record into buf (NUL-terminated). Returns its length, or -ENOSPC when cap is too
  * small (buf then holds no record) or -EINVAL for a field that would break the format (empty or
- * holding a space). */
+ * holding a space) or a seat marked both room and tour. */
 int gate_seat_format(const gate_seat_t *s, char *buf, size_t cap);
 /* Parses a record of six, seven or eight fields (text need not be NUL-terminated). Returns 0,
  * or -EINVAL (s zeroed) for anything else: fewer fields, a number that does not parse, a
- * negative epoch, an eighth field other than `room`, text after it, a record longer than
+ * negative epoch, an eighth field other than `room` or `tour`, text after it, a record longer than
  * GATE_SEAT_RECORD_MAX. */
 int gate_seat_parse(const char *text, size_t len, gate_seat_t *s);
 

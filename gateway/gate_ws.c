@@ -547,6 +547,9 @@ void gate_ws_close(gate_ws_t *ws, const char *reason)
     if (ws->goaway_reason == 1 /* GOAWAY_SHUTDOWN */) {
         code = WSLAY_CODE_GOING_AWAY;
         snprintf(why, sizeof why, "shutdown; reconnect_delay_ms=%u", ws->goaway_delay_ms);
+    } else if (ws->goaway_reason == 6 /* GOAWAY_REBALANCE */) {
+        code = WSLAY_CODE_GOING_AWAY;
+        snprintf(why, sizeof why, "rebalance; reconnect_delay_ms=%u", ws->goaway_delay_ms);
     } else if (reason != NULL && strcmp(reason, "shutdown") == 0) {
         code = WSLAY_CODE_GOING_AWAY;
     } else if (reason != NULL &&

@@ -1,7 +1,7 @@
 /*
  * Table handoff: offer, read, adopt (money.h "Table handoff"). The scripts live with the others
- * in money.c (money_lua_offer, money_lua_adopt); this file builds their calls and reads their
- * answers on a blocking connection.
+ * in money_script.c (money_lua_offer, money_lua_adopt); this file builds their calls and reads
+ * their answers on a blocking connection.
  */
 #include <errno.h>
 #include <hiredis/hiredis.h>
@@ -14,7 +14,7 @@
 #include "money.h"
 #include "xmalloc.h"
 
-#define OFFER_SCRIPT 6    /* SCRIPT_OFFER in money.c */
+#define OFFER_SCRIPT 6    /* SCRIPT_OFFER in money_int.h */
 #define ADOPT_SCRIPT 7    /* SCRIPT_ADOPT */
 #define WITHDRAW_SCRIPT 8 /* SCRIPT_WITHDRAW */
 #define STATE_MAX (64 * 1024)

@@ -34,6 +34,7 @@ static redisContext *jobs_conn(money_jobs_t *j)
         return j->c;
     if (j->c != NULL)
         redisFree(j->c);
+    j->c = NULL; /* a failed connect below must not leave the freed context to the next call */
     char host[64], err[600];
     int port = 0;
     if (sentinel_connect_addr(j->host, j->port, j->sentinels, j->master, 500, host, sizeof host,

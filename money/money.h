@@ -23,7 +23,7 @@
  *   mark      records a round in progress as held, fenced.
  *   recover   returns a dead epoch's held chips to their owners (money_recover).
  *
- * Keys (all passed in KEYS; see docs/queues.md and money.c for the scripts):
+ * Keys (all passed in KEYS; see docs/queues.md and money_script.c for the scripts):
  *
  *   {croupier:money}:wallet:<player>      integer balance (absent = 0)
  *   {croupier:money}:op:<op_id>           buy-in/cash-out record: balance after (EX ttl)

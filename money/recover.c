@@ -22,7 +22,7 @@
 #include "money.h"
 #include "xmalloc.h"
 
-#define RECOVER_SCRIPT 5 /* SCRIPT_RECOVER in money.c */
+#define RECOVER_SCRIPT 5 /* SCRIPT_RECOVER in money_int.h */
 #define RECOVER_CHUNK 64 /* accounts per script call */
 
 typedef struct {

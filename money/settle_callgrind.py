@@ -3,7 +3,8 @@
 
 CPU time on a shared machine moves by +-30 % from run to run; instruction counts do not. This
 starts redis-server under valgrind --tool=callgrind (on a free loopback port), loads the settle
-script of money/money.c (or of money.c at a git revision), and sends batches of BATCH rounds of
+script of money/money_script.c (or of the file that held it at a git revision: money.c before
+the split of issue 33), and sends batches of BATCH rounds of
 3 players each, like the money writer does (same keys, arguments and layout). It counts what
 Redis executes while reading and running the commands (readQueryFromClient, which includes
 parsing the request, the script, every redis.call and building the reply) for B and for 2B
@@ -27,10 +28,18 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def script_text(rev):
     if rev:
-        src = subprocess.run(['git', '-C', ROOT, 'show', rev + ':money/money.c'],
-                             check=True, capture_output=True, text=True).stdout
+        # The scripts are in money/money_script.c since money.c was split (issue 33), in
+        # money/money.c at older revisions.
+        for path in ('money/money_script.c', 'money/money.c'):
+            r = subprocess.run(['git', '-C', ROOT, 'show', rev + ':' + path],
+                               capture_output=True, text=True)
+            if r.returncode == 0:
+                src = r.stdout
+                break
+        else:
+            raise SystemExit('no money script source at ' + rev + ': ' + r.stderr.strip())
     else:
-        with open(os.path.join(ROOT, 'money', 'money.c')) as f:
+        with open(os.path.join(ROOT, 'money', 'money_script.c')) as f:
             src = f.read()
 
     def lits(text):
@@ -148,7 +157,7 @@ def main():
     ap.add_argument('--players', type=int, default=8, help='8 (money_gen) or more than 20')
     ap.add_argument('--batches', type=int, default=20)
     ap.add_argument('--batch', type=int, default=64)
-    ap.add_argument('--rev', help='take money/money.c from this git revision')
+    ap.add_argument('--rev', help='take the scripts from this git revision')
     a = ap.parse_args()
     script = script_text(a.rev)
     one = run(script, a.players, a.batches, a.batch)

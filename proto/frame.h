@@ -50,6 +50,9 @@
  * message, serialized. The codec refuses a longer body (BAD_REQUEST, the field's path in the
  * detail) and never opens one; the game decodes it with frame_unpack_game(). */
 #define FRAME_GAME_BODY_MAX 8192
+/* Most tournaments in one TournamentList, and the largest ListTournaments.limit
+ * (docs/protocol.md "Tournaments"). */
+#define FRAME_TOUR_LIST_MAX 200
 
 typedef struct frame_limits {
     size_t max_frame;     /* largest payload accepted or sent (bytes, excluding the header) */

@@ -5,20 +5,22 @@
 #   * redis-server;
 #   * one croupier-game per engine (traditional, holdem, persistent, zhajinhua) plus one
 #     --engine test;
-#   * two croupier-gate;
+#   * two croupier-gate; two croupier-director (the tournament director);
 #   * croupier-bot processes, one per game the bots have a strategy for (asked of croupier-bot
 #     itself); the bots of every game without a strategy yet play the "test" game on the test
 #     engine instead, and the output says so;
-#   * a live summary once a second (scripts/demo_summary.py: each pod's /readyz, /drain/status
-#     and /metrics, the seats in Redis, the bots' progress lines);
+#   * a Sit & Go of 9 and an MTT of 27 (croupier-ctl tour create), each played by a croupier-bot
+#     --tournament fleet on the hold'em servers' tournament tables (TOUR_* below);
+#   * a live summary (scripts/demo_summary.py: each pod's /readyz, /drain/status and /metrics,
+#     the seats in Redis, the bots' progress lines; one screen updated on a terminal);
 #   * the harness's pod sampler (tests/e2e/poll.py) for the chart.
-# After a warm-up every Deployment rolls once as tests/e2e/rollout.sh does it (maxSurge 1,
+# Spread over the play time (schedule below) every Deployment rolls as tests/e2e/rollout.sh does it (maxSurge 1,
 # maxUnavailable 0): the new pod starts and becomes ready, then kubelet's termination of the old
 # one (tests/e2e/lib.sh e2e_pod_terminate: the real k8s/prestop.sh under busybox, SIGTERM, grace
 # period, SIGKILL = failure). The game Deployments roll first, then the gateways. Then the crash
 # step (crash_step below): one game server of every engine and one gateway are SIGKILLed once and
-# replaced, and the demo waits until the killed servers' held chips are back in the wallets. Then
-# the bots stop, every pod is terminated the same way, and the zero-loss report is printed
+# replaced, and the demo waits until the killed servers' held chips are back in the wallets. A
+# long run rolls every Deployment again while time is left. Then the bots stop, every pod is terminated the same way, and the zero-loss report is printed
 # (scripts/demo_report.py; chart and report.md by tests/e2e/chart.py).
 #
 #   scripts/demo-cluster.sh [--seconds N] [--bots N] [--prometheus] [--help]
@@ -48,17 +50,22 @@ usage: ./dev run [--seconds N] [--bots N] [--prometheus] [--redis-ha]
        scripts/run-main.sh --runtime-demo [ARGS]         (the desk-actor runtime demo instead)
 
 Starts a local cluster on 127.0.0.1: redis-server, one croupier-game per engine (traditional,
-holdem, persistent, zhajinhua, and test), two croupier-gate, and croupier-bot players for every
-game the bots have a strategy for (the others' share plays the test engine instead). Prints a live
-summary once a second, rolls every deployment once while the bots play (new pod ready, then
+holdem, persistent, zhajinhua, and test), two croupier-gate, two croupier-director, croupier-bot
+players for every game the bots have a strategy for (the others' share plays the test engine
+instead), and a Sit & Go and an MTT played by bots on the hold'em servers. Prints a live
+summary, rolls every deployment while the bots play (new pod ready, then
 k8s/prestop.sh under busybox and SIGTERM for the old one), SIGKILLs one game server of every
 engine and one gateway (replaced; their held chips come back), stops, and prints the zero-loss
 report (torn games, client errors, settlements vs wallets, chips back after the kills,
-crash-voided rounds, exit reasons) and the chart's path.
+crash-voided rounds, exit reasons, each tournament's places, prizes and hand histories) and the
+chart's path.
 
-  --seconds N   how long the bots play (default 75; at least 20; the rollouts and the crash step
-                need ~45 s, and the bots play on until 3 s after them)
-  --bots N      bots in all (default 300; 12..5000)
+  --seconds N   how long the bots play (default 75; at least 20). The rollouts and the crash step
+                are spread over that time (~70 s of them on an idle machine; the bots play on
+                until 3 s after them); longer runs roll every deployment again and again. A run
+                takes N + 15 to 55 s (docs/demo.md "How long a run takes").
+  --bots N      bots at the cash tables (default 300; 12..5000); 36 more play the tournaments
+                (a Sit & Go of 9, an MTT of 27: the bots play on until both are over)
   --prometheus  also run Debian's prometheus on 127.0.0.1, scraping every pod every second; the
                 report quotes its rounds by game beside the bots' count (its URL is printed)
   --redis-ha    Redis as in the prod overlay: a master, two replicas and three Sentinels; every
@@ -162,15 +169,13 @@ mkdir -p "$OUT" || exit 1
 OUT=$(cd "$OUT" && pwd)
 E2E_DIR=$(mktemp -d /tmp/croupier-demo.XXXXXX) || exit 1
 E2E_FAILURES=()
-# Short timers so that a minute shows many rounds (as the harness's tests use them): the test
-# engine's rounds, blackjack's betting window, turn and gap, Zha Jin Hua's gap between hands; a
-# smaller blackjack house fund (the persistent engine credits it once per Redis, with a fixed
-# operation id) for readable sums.
+# Timers at human speed (the games' defaults: a person at the browser table has 15 s a move,
+# blackjack's betting window is 10 s and closes as soon as every seated player bet, so the bots'
+# tables are not slowed down), except the test engine's rounds, which no person plays. A smaller
+# blackjack house fund (the persistent engine credits it once per Redis, with a fixed operation
+# id) for readable sums.
 export CROUPIER_TEST_ROUND_MS=${CROUPIER_TEST_ROUND_MS:-500}
-export CROUPIER_BJ_BET_MS=${CROUPIER_BJ_BET_MS:-500} CROUPIER_BJ_ACTION_MS=${CROUPIER_BJ_ACTION_MS:-2000}
-export CROUPIER_BJ_GAP_MS=${CROUPIER_BJ_GAP_MS:-200}
 export CROUPIER_BJ_HOUSE_FUND=${CROUPIER_BJ_HOUSE_FUND:-100000000}
-export CROUPIER_ZHAJINHUA_GAP_MS=${CROUPIER_ZHAJINHUA_GAP_MS:-200}
 GATE_DRAIN_WINDOW_MS=1000 # read by e2e_gate_start / e2e_gate_prestop
 SEED_CHIPS=1000000
 HOUSE_CHIPS=100000000
@@ -185,12 +190,25 @@ RECOVER_GRACE_MS=2000
 PAUSE=2   # seconds between two Deployments' rollouts
 declare -A BOUND=([traditional]=40 [holdem]=40 [persistent]=30 [zhajinhua]=30 [test]=20)
 ENGINES=(traditional holdem persistent zhajinhua test)
+# The tournaments (docs/tournaments.md) beside the cash tables: a Sit & Go of 9 and an MTT of 27
+# (3 tables of 9), played by croupier-bot --tournament fleets of their own (players from
+# TOUR_PLAYER_BASE, wallets seeded like the other bots') on the hold'em servers' tournament
+# tables, run by two croupier-director replicas. Their levels are sized by the play time (TOUR_S:
+# --seconds, at least 75; tour_structure below): the blinds and antes outgrow every stack at about
+# half of it for the Sit & Go and 12 s after it for the MTT (which starts at a fifth of it), so
+# both play through the hold'em and director rollouts, the MTT through the gateways' and usually
+# into the crash step; the bots play on (TOUR_WAIT at most) until both are over. tours.tsv: NAME
+# ID FORMAT BOTS FIRST_PLAYER.
+TOUR_PLAYER_BASE=6600000
+TOUR_S=$((PLAY_SECONDS > 75 ? PLAY_SECONDS : 75))
+TOUR_WAIT=90
 
 T0=$(date +%s.%N)
 LIVE=()      # pods alive now
 ENDPOINTS=() # gateway pods in the bots' endpoint list
 ALL_PODS=()  # pods terminated so far
 BOT_PIDS=()
+TOUR_PIDS=() # the tournament fleets (croupier-bot --tournament)
 BOT_GAMES=()
 SUMMARY_PID=
 POLL_PID=
@@ -367,6 +385,15 @@ start_game() { # NAME ENGINE
     publish
 }
 
+start_director() { # NAME: a croupier-director replica (k8s/base/director.yaml runs two)
+    e2e_director_start "$1" "${HA_FLAGS[@]}"
+    POD_ENGINE[$1]=director
+    POD_PORT[$1]=- # no client port: it talks only to Redis
+    LIVE+=("$1")
+    pod_info "$1"
+    publish
+}
+
 start_gate() { # NAME
     POD_WS[$1]=$(e2e_free_port)
     e2e_gate_start "$1" --ws-listen "127.0.0.1:${POD_WS[$1]}" "${HA_GATE_FLAGS[@]}"
@@ -392,6 +419,7 @@ stop_pod() {
 roll_game() { # ENGINE
     local eng=$1 old=${CURRENT[$1]}
     local ver=${old##*-v}
+    ver=${ver%%-*} # holdem-v2-r (a crash replacement) is version 2
     local new="$eng-v$((ver + 1))"
     step "roll $eng: surge $new"
     start_game "$new" "$eng"
@@ -400,16 +428,65 @@ roll_game() { # ENGINE
     step "roll $eng: $old gone"
 }
 
+GATE_VERSION=1
 roll_gates() {
     local old=() n i=0
+    GATE_VERSION=$((GATE_VERSION + 1))
     for n in "${LIVE[@]}"; do [ "${POD_KIND[$n]}" = gate ] && old+=("$n"); done
     for n in "${old[@]}"; do
         i=$((i + 1))
-        step "roll gateway: surge gate-v2-$i"
-        start_gate "gate-v2-$i"
+        step "roll gateway: surge gate-v$GATE_VERSION-$i"
+        start_gate "gate-v$GATE_VERSION-$i"
         step "roll gateway: terminate $n"
         stop_pod "$n"
         step "roll gateway: $n gone"
+    done
+}
+
+# The director Deployment (two replicas) rolls as the gateways do, one replica at a time: the new
+# one ready, then the old one's preStop (k8s/prestop.sh waits until it owns no tournament: it
+# hands each back, level clock written) and SIGTERM; the other replicas claim them at their next
+# scan.
+DIRECTOR_VERSION=1
+roll_directors() {
+    local old=() n i=0
+    DIRECTOR_VERSION=$((DIRECTOR_VERSION + 1))
+    for n in "${LIVE[@]}"; do [ "${POD_KIND[$n]}" = director ] && old+=("$n"); done
+    for n in "${old[@]}"; do
+        i=$((i + 1))
+        step "roll director: surge director-v$DIRECTOR_VERSION-$i"
+        start_director "director-v$DIRECTOR_VERSION-$i"
+        step "roll director: terminate $n"
+        stop_pod "$n"
+        step "roll director: $n gone"
+    done
+}
+
+# ---- the schedule ---------------------------------------------------------------------------
+# schedule EVENT...: runs the events (commands) one after the other, spreading them over the
+# play time left: after each, a pause of (time left - the time the remaining events are expected
+# to take - 3 s of play after the last) / (remaining events + 1), at least PAUSE and at most
+# MAX_GAP seconds. An event's expected time is the mean of those run so far (EVENT_S).
+MAX_GAP=30
+EVENT_S=12 # seconds per event, until measured
+EVENTS_RUN=0
+EVENTS_SPENT=0
+schedule() {
+    local ev t0 left rest gap
+    rest=$#
+    for ev in "$@"; do
+        t0=$SECONDS
+        $ev
+        EVENTS_RUN=$((EVENTS_RUN + 1))
+        EVENTS_SPENT=$((EVENTS_SPENT + SECONDS - t0))
+        EVENT_S=$(((EVENTS_SPENT + EVENTS_RUN - 1) / EVENTS_RUN))
+        rest=$((rest - 1))
+        [ "$rest" -eq 0 ] && break
+        left=$((BOTS_T0 + PLAY_SECONDS - SECONDS))
+        gap=$(((left - EVENT_S * rest - 3) / (rest + 1)))
+        [ "$gap" -lt "$PAUSE" ] && gap=$PAUSE
+        [ "$gap" -gt "$MAX_GAP" ] && gap=$MAX_GAP
+        nap "$gap"
     done
 }
 
@@ -598,9 +675,9 @@ on_signal() {
     restore_stderr
     echo
     echo "demo: interrupted -- stopping everything (bots, then pods, then Redis)"
-    if [ ${#BOT_PIDS[@]} -gt 0 ]; then
-        echo "demo: SIGTERM to ${#BOT_PIDS[@]} croupier-bot (they leave their tables; 10 s at most)"
-        e2e_stop_pids 10 "${BOT_PIDS[@]}" >/dev/null
+    if [ $((${#BOT_PIDS[@]} + ${#TOUR_PIDS[@]})) -gt 0 ]; then
+        echo "demo: SIGTERM to $((${#BOT_PIDS[@]} + ${#TOUR_PIDS[@]})) croupier-bot (they leave their tables; 10 s at most)"
+        e2e_stop_pids 10 "${BOT_PIDS[@]}" "${TOUR_PIDS[@]}" >/dev/null
     fi
     local pods=() n
     for n in "${LIVE[@]}"; do e2e_alive "${POD_PID[$n]}" && pods+=("${POD_PID[$n]}"); done
@@ -708,6 +785,8 @@ POLL_PID=$!
 E2E_PIDS+=("$POLL_PID")
 step "start v1 pods"
 for e in "${ENGINES[@]}"; do start_game "$e-v1" "$e"; done
+start_director director-v1-1
+start_director director-v1-2
 start_gate gate-v1-1
 start_gate gate-v1-2
 
@@ -753,6 +832,26 @@ if [ "$TEST_BOTS" = 1 ] && [ ${#PLAYABLE[@]} -gt 0 ]; then
     BOT_GROUPS[last]="${PLAYABLE[last]} $((SHARE + 1))"
     TEST_BOTS=0
 fi
+# A person at the browser table sits where bots play: the games whose tables only players fill
+# (no server bots: hold'em's 6 seats, Zha Jin Hua's 5) get a number of bots that leaves a table
+# with at least two free seats (the lobby fills tables in order); the bots taken off play the
+# test game.
+declare -A HUMAN_SEATS=([holdem]=6 [zhajinhua]=5)
+for k in "${!BOT_GROUPS[@]}"; do
+    read -r g eng n <<<"${BOT_GROUPS[k]}"
+    s=${HUMAN_SEATS[$g]:-0}
+    [ "$s" -gt 0 ] || continue
+    while [ "$n" -gt "$s" ] && { [ $((n % s)) -eq 0 ] || [ $((n % s)) -gt $((s - 2)) ]; }; do
+        n=$((n - 1))
+        TEST_BOTS=$((TEST_BOTS + 1))
+    done
+    BOT_GROUPS[k]="$g $eng $n"
+done
+if [ "$TEST_BOTS" = 1 ]; then # (alone it would never finish a round, as above)
+    read -r g eng n <<<"${BOT_GROUPS[0]}"
+    BOT_GROUPS[0]="$g $eng $((n + 1))"
+    TEST_BOTS=0
+fi
 [ "$TEST_BOTS" -gt 0 ] && BOT_GROUPS+=("test test $TEST_BOTS")
 # Private rooms next to the matchmade tables (docs/protocol.md "Private rooms"): six of the Dou
 # Dizhu bots play rooms of 4 deals, three bots a room (croupier-bot --room-seats).
@@ -775,6 +874,9 @@ for grp in "${BOT_GROUPS[@]}"; do
         >>"$OUT/groups.tsv"
     base=$((base + 100000))
 done
+: >"$OUT/tours.tsv"
+e2e_seed_wallets "$TOUR_PLAYER_BASE" 9 $SEED_CHIPS
+e2e_seed_wallets $((TOUR_PLAYER_BASE + 10000)) 27 $SEED_CHIPS
 web_start
 wait_money_idle
 MONEY0=$(money_now)
@@ -789,6 +891,9 @@ for n in "${LIVE[@]}"; do
         printf '  %-16s pid %-7s croupier-game --engine %-11s rpc :%s health :%s drain bound %s s\n' \
             "$n" "${POD_PID[$n]}" "${POD_ENGINE[$n]}" "${POD_PORT[$n]}" "${POD_HEALTH[$n]}" \
             "${POD_BOUND[$n]}"
+    elif [ "${POD_KIND[$n]}" = director ]; then
+        printf '  %-16s pid %-7s croupier-director (tournaments) health :%s drain bound %s s\n' \
+            "$n" "${POD_PID[$n]}" "${POD_HEALTH[$n]}" "${POD_BOUND[$n]}"
     else
         printf '  %-16s pid %-7s croupier-gate clients :%s websocket :%s health :%s preStop bound %s s\n' \
             "$n" "${POD_PID[$n]}" "${POD_PORT[$n]}" "${POD_WS[$n]}" "${POD_HEALTH[$n]}" "${POD_BOUND[$n]}"
@@ -815,6 +920,9 @@ echo "Games the bots have a strategy for (asked of croupier-bot): $(games_list "
 if [ ${#FALLBACK[@]} -gt 0 ]; then
     echo "No bot strategy yet for: $(games_list "${FALLBACK[@]}"). Their share of the bots"
     echo "  ($TEST_BOTS) plays the \"test\" game on the test engine instead (croupier-game --engine test)."
+elif [ "$TEST_BOTS" -gt 0 ]; then
+    echo "Every game has a bot strategy; the $TEST_BOTS bots left over (the even split's remainder, and"
+    echo "  those held back so that hold'em and Zha Jin Hua keep free seats for a person) play \"test\"."
 else
     echo "Every game has a bot strategy; the test engine runs without bots."
 fi
@@ -822,7 +930,7 @@ if [ -n "$WEB_URL" ]; then
     printf '  %-16s pid %-7s %s (clients/web/serve.mjs: /ws to a live gateway)\n' \
         "browser table" "$WEB_PID" "$WEB_URL"
     echo "Play against the bots in a browser: open $WEB_URL and log in (the token of player"
-    echo "  $HUMAN_PLAYER is filled in; Dou Dizhu, hold'em, blackjack, Run Fast, Big Two)."
+    echo "  $HUMAN_PLAYER is filled in; any of the seven games, at the bots' tables)."
     # The SDK's quick start (clients/ts/README.md "Quick start", built with the page) through
     # the same /ws, as the human player: one round of blackjack.
     echo "Try the TypeScript SDK (one blackjack round as player $HUMAN_PLAYER): node" \
@@ -834,6 +942,64 @@ echo "Wallets seeded: $SEED_CHIPS chips per bot, house-traditional $HOUSE_CHIPS;
 echo "Look inside while it runs: $BUILD/tools/croupier-ctl --redis 127.0.0.1:$REDIS_PORT servers" \
     "(then: tables SERVER, where PLAYER, wallet PLAYER, round ROUND_ID)"
 echo
+
+# ---- the tournaments ---------------------------------------------------------------------
+# tour_structure FORMAT: the structure (docs/tournaments.md "Configuration"). Stacks of 1,500.
+# The Sit & Go: levels of TOUR_S / 10 seconds; its antes reach every stack (9 x 1,500) at half of
+# TOUR_S. The MTT starts at a fifth of TOUR_S; its 8 levels before the last end 12 s after TOUR_S
+# (9 s each with --seconds 75): from the one before last on the blinds and antes take most stacks,
+# and the last one's antes every stack (27 x 1,500), at about the time the crash step comes (the
+# last of the first round of events: ~80 s into the play of a default run on an idle machine).
+# Each ends within a few hands of its last level.
+tour_structure() {
+    local ms=$((TOUR_S * 100)) lv=() l sep=
+    [ "$1" = mtt ] && ms=$(((TOUR_S * 4 / 5 + 12) * 1000 / 8))
+    if [ "$1" = sng ]; then
+        lv=("25 50 0" "50 100 10" "100 200 25" "200 400 50" "600 1200 300" "10000 20000 15000")
+        printf '{"format":"sng","seats_per_table":9,"starting_stack":1500,"buy_in":1000,"fee":100,'
+        printf '"min_entrants":9,"max_entrants":9,"levels":['
+    else
+        lv=("25 50 0" "50 100 10" "100 200 25" "150 300 50" "200 400 75" "400 800 100"
+            "1000 2000 500" "3000 6000 3000" "20000 40000 50000")
+        printf '{"format":"mtt","seats_per_table":9,"starting_stack":1500,"buy_in":1000,"fee":100,'
+        printf '"min_entrants":2,"max_entrants":27,"levels":['
+    fi
+    for l in "${lv[@]}"; do
+        read -r sb bb ante <<<"$l"
+        printf '%s{"small_blind":%s,"big_blind":%s,"ante":%s,"duration_ms":%s}' "$sep" "$sb" "$bb" \
+            "$ante" "$ms"
+        sep=,
+    done
+    printf ']}\n'
+}
+
+# tour_create NAME FORMAT BOTS FIRST_PLAYER [START_IN_SECONDS]: croupier-ctl tour create; a line
+# of tours.tsv.
+tour_create() {
+    local id start=()
+    tour_structure "$2" >"$OUT/structure-$1.json"
+    [ -n "${5:-}" ] && start=(--start-in-seconds "$5")
+    id=$("$BUILD/tools/croupier-ctl" --redis "127.0.0.1:$REDIS_PORT" --json tour create \
+        --name "demo $1" --structure "$OUT/structure-$1.json" "${start[@]}" |
+        python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])') ||
+        e2e_die "croupier-ctl tour create failed ($1)"
+    printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$id" "$2" "$3" "$4" >>"$OUT/tours.tsv"
+    step "tournament $id: $1 of $3${5:+, starts in $5 s}"
+}
+
+# Whether every tournament is over (finished or cancelled).
+tours_over() {
+    local name id st
+    while IFS=$'\t' read -r name id _; do
+        st=$(e2e_redis hget "{croupier:tour:$id}:meta" status)
+        case $st in finished | cancelled) ;; *) return 1 ;; esac
+    done <"$OUT/tours.tsv"
+    return 0
+}
+
+TOUR_STATUS=()
+tour_create sng sng 9 "$TOUR_PLAYER_BASE"
+tour_create mtt mtt 27 $((TOUR_PLAYER_BASE + 10000)) $((TOUR_S / 5))
 
 # ---- play ----------------------------------------------------------------------------------
 step "bots start"
@@ -862,11 +1028,33 @@ while IFS=$'\t' read -r g eng n base game extra; do
     printf '  %-16s pid %-7s croupier-bot --game %s --bots %s%s%s\n' "bots $g" "$!" "${game:-$g}" \
         "$n" "${engflag[*]:+ ${engflag[*]}}" "${extra:+ $extra}"
 done <"$OUT/groups.tsv"
+# the tournament fleets: each registers its bots, takes their seats and plays until every bot
+# knows its place (then it exits by itself)
+while IFS=$'\t' read -r name id format n base; do
+    "$BUILD/bots/croupier-bot" --gateways "@$OUT/gateways" --bots "$n" --game holdem \
+        --engine holdem --tournament "$id" --seconds 86400 --player-base "$base" \
+        --token-secret-file "$E2E_DIR/secret" --report "$OUT/report-tour-$name.json" \
+        --progress-ms 1000 --finish-timeout-ms 60000 >"$OUT/bot-tour-$name.log" 2>&1 &
+    TOUR_PIDS+=($!)
+    E2E_PIDS+=($!)
+    printf '  %-16s pid %-7s croupier-bot --game holdem --bots %s --engine holdem --tournament %s\n' \
+        "bots tour-$name" "$!" "$n" "$id"
+done <"$OUT/tours.tsv"
 BOTS_T0=$SECONDS
 echo
-echo "Live summary, once a second, read from the pods' /readyz, /drain/status and /metrics, the"
-echo "seats in Redis and the bots' progress lines. players = seated players (game servers) or"
-echo "connections (gateways); rounds = completed rounds. Rollout steps appear as they happen."
+if [ -t 1 ]; then
+    cat <<EOF
+Live summary (one screen, updated every second), read from the pods' /readyz, /drain/status and
+/metrics, the seats in Redis and the bots' progress lines. desks: a server's actors (its tables
+and its lobby); in play: tables with a player in a round; players: seated players (game
+servers) or connections (gateways); rounds: completed rounds. Per game the bots' finished,
+voided and torn games, the GoAways they were sent, their reconnects (sessions resumed), their
+errors other than those, and the rounds a crash voided. Rollout and crash steps scroll above it.
+EOF
+else
+    echo "Every 10 s a line sums the cluster up (pods by state; the bots' connections, finished"
+    echo "and torn games, errors); rollout and crash steps appear as they happen."
+fi
 python3 "$SRC/scripts/demo_summary.py" "$OUT" "@$OUT/redis-port" "$T0" &
 SUMMARY_PID=$!
 E2E_PIDS+=("$SUMMARY_PID")
@@ -879,26 +1067,53 @@ if [ "$REDIS_HA" = 1 ]; then
     ha_failover
     nap "$PAUSE"
 fi
+# The first round of events: every game Deployment rolls (the directors after hold'em, while
+# both tournaments play), then the gateways, then the crash
+# step; spread over the play time (schedule). Rounds after it, while time is left for one:
+# every Deployment rolls again (no second crash), so a person at the browser table meets a
+# rollout whenever they play.
+EVENTS=()
 for e in "${ENGINES[@]}"; do
-    roll_game "$e"
-    nap "$PAUSE"
+    EVENTS+=("roll_game $e")
+    [ "$e" = holdem ] && EVENTS+=(roll_directors) # while both tournaments play
 done
-roll_gates
-crash_step
+EVENTS+=(roll_gates crash_step)
+schedule "${EVENTS[@]}"
+EVENTS=()
+for e in "${ENGINES[@]}"; do
+    EVENTS+=("roll_game $e")
+    [ "$e" = holdem ] && EVENTS+=(roll_directors)
+done
+EVENTS+=(roll_gates)
+while [ $((BOTS_T0 + PLAY_SECONDS - SECONDS)) -gt $((EVENT_S * ${#EVENTS[@]} + 2 * MAX_GAP)) ]; do
+    nap "$MAX_GAP"
+    schedule "${EVENTS[@]}"
+done
 left=$((BOTS_T0 + PLAY_SECONDS - SECONDS))
 [ "$left" -lt 3 ] && left=3
-e2e_log "all deployments rolled, the crash step done; the bots play $left s more"
+e2e_log "the rollouts and the crash step are done; the bots play $left s more"
 nap "$left"
+if ! tours_over; then
+    e2e_log "the tournaments are not over: the bots play on until they are ($TOUR_WAIT s at most)"
+    end=$((SECONDS + TOUR_WAIT))
+    while ! tours_over && ((SECONDS < end)); do nap 1; done
+    step "tournaments $(tours_over && echo over || echo 'NOT over')"
+fi
 
 step "bots stop"
 BOT_STATUS=()
-for p in "${BOT_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
+for p in "${BOT_PIDS[@]}" "${TOUR_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
 for p in "${BOT_PIDS[@]}"; do
     st=0
     wait "$p" || st=$?
     BOT_STATUS+=("$st")
 done
-step "bots exited (${BOT_STATUS[*]})"
+for p in "${TOUR_PIDS[@]}"; do
+    st=0
+    wait "$p" || st=$?
+    TOUR_STATUS+=("$st")
+done
+step "bots exited (${BOT_STATUS[*]}; tournaments ${TOUR_STATUS[*]})"
 step "scale down"
 for n in "${LIVE[@]}"; do [ "${POD_KIND[$n]}" = gate ] && stop_pod "$n"; done
 for n in "${LIVE[@]}"; do stop_pod "$n"; done
@@ -946,7 +1161,7 @@ while IFS=$'\t' read -r g eng n base _; do
     [ "$cv_n" -gt 0 ] && cv_settled=$(sed 's/^/EXISTS {croupier:money}:round:/' \
         "$OUT/crashed-$g.txt" | e2e_redis | grep -c '^1$')
     printf 'bot_crash\t%s\t%s\t%s\t%s\n' "$g" "$cv_n" "$cv_hist" "$cv_settled" >>"$OUT/final.tsv"
-    read -r unseen unaccounted <<<"$(e2e_unseen_check "$OUT/rounds-$g.txt")"
+    read -r unseen unaccounted <<<"$(e2e_unseen_check "$OUT/rounds-$g.txt" 2>>"$OUT/demo.log")"
     [ "$unaccounted" -eq 0 ] ||
         E2E_FAILURES+=("$g: $unaccounted of $unseen rounds that ended while a bot reconnected were never finished")
     printf 'group\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$g" "$eng" "$n" "${BOT_STATUS[$i]}" \
@@ -967,6 +1182,10 @@ printf 'credits\t%s\t%s\t%s\t%s\t%s\n' "$(awk -F'\t' '$4 == 0' "$OUT/credits.tsv
     "$(e2e_redis --scan --pattern '{croupier:money}:round:ctl:credit:*' | wc -l)" \
     "$(e2e_redis get '{croupier:money}:rake:credits')" "$(wc -l <"$OUT/credits.tsv")" \
     >>"$OUT/final.tsv"
+# the tournaments: the director's records, the hand histories replayed, the fees (demo_tour.py)
+python3 "$SRC/scripts/demo_tour.py" "$REDIS_PORT" "$OUT" "${TOUR_STATUS[@]}" >>"$OUT/final.tsv" \
+    2>>"$OUT/demo.log" ||
+    E2E_FAILURES+=("the tournaments' records could not be read (scripts/demo_tour.py; see demo.log)")
 for f in "${E2E_FAILURES[@]}"; do printf 'failure\t%s\n' "$f" >>"$OUT/final.tsv"; done
 for w in "${E2E_WARNINGS[@]}"; do printf 'warning\t%s\n' "$w" >>"$OUT/final.tsv"; done
 if [ ${#FALLBACK[@]} -gt 0 ]; then

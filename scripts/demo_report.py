@@ -22,7 +22,11 @@ Reads what the demo collected after the cluster stopped:
                              prom_query PORT EXPR / prom_rounds GAME N (--prometheus: the rounds
                                       by game Prometheus scraped from the pods)
                              prom_up POD 0|1 (--prometheus: whether it ever scraped the pod)
+                             tour JSON (a tournament: the director's records and its hand
+                                      histories replayed, scripts/demo_tour.py)
+                             tour_fees RAKE EXPECTED ({croupier:money}:rake:tournament)
   RUN_DIR/report-GAME.json croupier-bot's report of each group
+  RUN_DIR/report-tour-NAME.json croupier-bot --tournament's report of each tournament's fleet
 and prints the report with a verdict. Writes RUN_DIR/checks.txt ("ok"/"FAIL"/"warn" lines;
 tests/e2e/chart.py copies them into report.md). Exit status 0 when every check passed, 1
 otherwise.
@@ -39,6 +43,7 @@ groups, pods, failures, warnings, fallback, accounts = [], [], [], [], None, []
 crashed, bot_crash = [], {}
 prom_query, prom_rounds, prom_up = None, {}, {}
 failover = None  # --redis-ha: OLD NEW PROMOTED_MS BACK_MS AT_S, or ["-"]
+tours, tour_fees = [], None
 money = settle_records = held_index = crash_voids = credits = None
 with open(os.path.join(run, "final.tsv")) as f:
     for line in f:
@@ -77,6 +82,10 @@ with open(os.path.join(run, "final.tsv")) as f:
             prom_up[r[1]] = int(r[2])
         elif r[0] == "failover":
             failover = r[1:]
+        elif r[0] == "tour":
+            tours.append(json.loads(r[1]))
+        elif r[0] == "tour_fees":
+            tour_fees = (int(r[1]), int(r[2]))
 
 checks = []  # (ok, text)
 
@@ -248,12 +257,74 @@ if crashed:
     check(after_loss > 0, "crash: the killed gateway's bots reconnected to another and resumed"
           " (%d)" % after_loss)
 
+if tours:
+    print()
+    print("Tournaments (docs/tournaments.md; the director's records in Redis, the hand histories"
+          " replayed player by player,")
+    print("the bots' reports; each played on the hold'em servers through their rollouts and"
+          " crash, and the directors' rollout):")
+    print("  %-5s %4s %-9s %7s %6s %7s %7s %6s %7s %6s %5s %6s" % (
+        "name", "id", "status", "entries", "placed", "prizes", "pool", "hands", "tables",
+        "moved", "torn", "errors"))
+for t in tours:
+    name = "%s %d" % (t["name"], t["id"])
+    try:
+        with open(os.path.join(run, "report-tour-%s.json" % t["name"])) as f:
+            d = json.load(f)
+    except (OSError, ValueError):
+        d = None
+    tr = (d or {}).get("tournament", {})
+    gm = (d or {}).get("games", {})
+    print("  %-5s %4d %-9s %7d %6d %7d %7d %6d %7d %6s %5s %6s" % (
+        t["name"], t["id"], t["status"], t["entries"], t["placed"], t["prizes"],
+        t["buy_ins"] + t["overlay"], t["hands"], t["tables_played"],
+        tr.get("table_changes", "-"), gm.get("torn", "-"), (d or {}).get("unexpected_errors", "-")))
+    if t["status"] != "finished":
+        print("  %s NOT finished: status %s, level index %s, players left %s, open tables %s;"
+              " last events (newest first): %s" % (
+                  name, t["status"], t["level"], t["players_left"],
+                  ",".join(t["open_tables"]) or "-", ", ".join(t["last_events"]) or "-"))
+    check(t["status"] == "finished", "tournament %s (%s) finished before the end of the run"
+          " (status %s, %s players left)" % (name, t["format"], t["status"], t["players_left"]))
+    check(t["winners"] == 1 and t["placed"] == t["entrants"] == t["bots"],
+          "tournament %s: one place per entrant (%d of %d entrants, %d bots), one winner (%d)"
+          % (name, t["placed"], t["entrants"], t["bots"], t["winners"]))
+    check(t["prizes"] == t["buy_ins"] + t["overlay"] and t["pool_key"] == 0,
+          "tournament %s: the prizes paid are the pool (%d = buy-ins %d + overlay %d), no prize"
+          " pool left (%d)" % (name, t["prizes"], t["buy_ins"], t["overlay"], t["pool_key"]))
+    check(t["hands"] > 0 and t["bad_hands"] == 0 and t["chips"] == t["chips_expected"]
+          and (t["status"] != "finished" or t["biggest"] == t["chips_expected"]),
+          "tournament %s: its hand histories replayed player by player conserve the chips (%d"
+          " hands, %d bad%s; %d chips of %d; the winner holds %d)" % (
+              name, t["hands"], t["bad_hands"], ": " + t["first_bad"] if t["first_bad"] else "",
+              t["chips"], t["chips_expected"], t["biggest"]))
+    if d is None:
+        check(False, "tournament %s: its bots wrote their report (bot-tour-%s.log; exit status %s)"
+              % (name, t["name"], t["bot_status"]))
+        continue
+    places = tr.get("places", {})
+    wrong = sum(1 for p, pl in places.items() if t["places"].get(p) != pl)
+    check(t["bot_status"] == 0 and gm.get("torn", 1) == 0 and d.get("unexpected_errors", 1) == 0,
+          "tournament %s: its bots exited 0 (%s), nothing torn (%s), no unexpected error (%s)"
+          % (name, t["bot_status"], gm.get("torn"), d.get("unexpected_errors")))
+    check(len(places) == t["bots"] and wrong == 0,
+          "tournament %s: every bot learned its place (%d of %d; %d differ from the director's)"
+          % (name, len(places), t["bots"], wrong))
+if tour_fees is not None and tours:
+    print("  (moved: TableClosing{CLOSING_TOURNAMENT} the bots saw -- moves, breaks, handovers;"
+          " re-dealt hands: %s)" % ", ".join("%s %d" % (t["name"], t["redeals"]) for t in tours))
+    print("  fees {croupier:money}:rake:tournament: %d (entries x fee: %d)" % tour_fees)
+    check(tour_fees[0] == tour_fees[1], "the tournaments' fees are the house's:"
+          " {croupier:money}:rake:tournament %d = entries x fee %d" % tour_fees)
+
 print()
 print("Money (Redis):")
 if money is not None:
-    print("  wallets + rake before the bots: %d, after every pod exited: %d (difference %d)"
+    print("  wallets + rake + prize pools before the bots: %d, after every pod exited: %d"
+          " (difference %d)"
           % (money[0], money[1], money[1] - money[0]))
-    check(money[0] == money[1], "wallets + rake unchanged (%d -> %d)" % money)
+    check(money[0] == money[1], "wallets + rake (the tournaments' fees too) + prize pools"
+          " unchanged (%d -> %d)" % money)
 for glob, count, nonzero in accounts:
     print("  table chips {croupier:money}:wallet:%s: %d accounts, %d still holding chips"
           % (glob, count, nonzero))

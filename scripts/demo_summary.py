@@ -8,6 +8,8 @@ Reads, every second, until RUN_DIR/STOP exists:
                          e2e_pods_publish; the demo rewrites it as pods come and go)
   RUN_DIR/pods-info.tsv  every pod started: name, kind, engine, health port, rpc port, pid, log
   RUN_DIR/groups.tsv     the bot groups: game, engine, bots, first player id
+  RUN_DIR/tours.tsv      the tournaments: name, id, format, bots (their status and players left
+                         from {croupier:tour:<id>}:meta in Redis: one line)
   RUN_DIR/bot-GAME.log   croupier-bot's log; its last "bot_progress" line (JSON)
   RUN_DIR/demo.log       the demo's own log; lines added since the last tick are printed first
   RUN_DIR/web-url        the browser table's address, when the demo serves it (shown last)
@@ -17,8 +19,9 @@ counted per game server address) and the held epochs ({croupier:money}:held: one
 server holding chips in seat accounts; a killed server's stays until its chips are recovered).
 ORIGIN (unix seconds) is the demo's start.
 
-On a terminal the table is redrawn in place below the scrolling log; otherwise it is printed
-anew every second. Nothing here is computed from a model: every figure is read from a process
+On a terminal the table is redrawn in place below the scrolling log (one screen, updated);
+otherwise (a pipe, a file) one plain line every ten seconds sums it up (pods by state, bots
+connected, games finished, torn, errors) between the log's lines. Nothing here is computed from a model: every figure is read from a process
 or from Redis at that tick, or shown as "-" when the pod did not answer.
 """
 import json
@@ -166,9 +169,10 @@ def table():
         live = []
     seat = seats()
     held = held_epochs()
-    rows = ["--- t=%5.1fs --- held epochs %s " % (time.time() - origin, fmt(held)) + "-" * 44,
-            "%-16s %-11s %-9s %6s %6s %8s %7s %7s" % (
-                "pod", "engine", "state", "desks", "human", "players", "rounds", "voided")]
+    rows = ["--- %3d s into the demo --- game servers holding chips in Redis: %s " % (
+                time.time() - origin, fmt(held)) + "-" * 30,
+            "%-16s %-11s %-9s %6s %7s %8s %7s %7s" % (
+                "pod", "engine", "state", "desks", "in play", "players", "rounds", "voided")]
     for name, kind, hport in live:
         engine = info[name][2] if name in info else kind
         code, _ = get(hport, "/readyz")
@@ -191,16 +195,20 @@ def table():
             human = status.get("human_desks") if status else metric_sum(m, "game_human_desks")
             addr = "127.0.0.1:%s" % info[name][4] if name in info else None
             players = None if seat is None or addr is None else seat.get(addr, 0)
-            rows.append("%-16s %-11s %-9s %6s %6s %8s %7s %7s" % (
+            rows.append("%-16s %-11s %-9s %6s %7s %8s %7s %7s" % (
                 name, engine, state, fmt(desks), fmt(human), fmt(players),
                 fmt(metric_sum(m, "game_rounds_total", 'outcome="completed"'), m is not None),
                 fmt(metric_sum(m, "game_rounds_total", 'outcome="voided"'), m is not None)))
+        elif kind == "director":  # in play: the tournaments it owns
+            rows.append("%-16s %-11s %-9s %6s %7s %8s %7s %7s" % (
+                name, "director", state, "", fmt(status.get("human_desks") if status else None),
+                "", "", ""))
         else:
-            rows.append("%-16s %-11s %-9s %6s %6s %8s %7s %7s" % (
+            rows.append("%-16s %-11s %-9s %6s %7s %8s %7s %7s" % (
                 name, "gateway", state, "", "", fmt(metric_sum(m, "gate_connections")), "", ""))
-    rows.append("%-16s %-11s %9s %8s %7s %5s %7s %7s %6s %6s" % (
-        "bots (game)", "engine", "conn/bots", "finished", "voided", "torn", "goaways",
-        "reconn", "errors", "crashv"))
+    rows.append("%-16s %-11s %9s %8s %7s %5s %7s %10s %6s %7s" % (
+        "bots of game", "engine", "connected", "finished", "voided", "torn", "goaways",
+        "reconnects", "errors", "crashed"))
     for g in read_tsv("groups.tsv"):
         if len(g) < 3:
             continue
@@ -213,11 +221,14 @@ def table():
                 except ValueError:
                     pass
         p = progress.get(game, {})
-        rows.append("%-16s %-11s %9s %8s %7s %5s %7s %7s %6s %6s" % (
+        rows.append("%-16s %-11s %9s %8s %7s %5s %7s %10s %6s %7s" % (
             game, g[1], "%s/%s" % (p.get("connected", "-"), g[2]), p.get("finished", "-"),
             p.get("voided", "-"), p.get("torn", "-"), p.get("goaways", "-"),
             p.get("reconnects", "-"), p.get("unexpected_errors", "-"),
             p.get("crash_voided", "-")))
+    t = tours_line()
+    if t:
+        rows.append(t)
     try:
         with open(os.path.join(run, "web-url")) as f:
             rows.append("%-16s %s" % ("browser table", f.read().strip()))
@@ -226,7 +237,86 @@ def table():
     return [r[:width - 1] for r in rows]
 
 
+def tours_line():
+    """The tournaments (RUN_DIR/tours.tsv: name, id, format, bots), from their meta in Redis:
+    "tournaments: sng 1 running 5 of 9 left, mtt 2 registering 27 entries"; "" without any."""
+    parts = []
+    for r in read_tsv("tours.tsv"):
+        if len(r) < 4:
+            continue
+        st = left = entries = ""
+        try:
+            out = subprocess.run(["redis-cli", "-p", redis_port_now(), "HMGET",
+                                  "{croupier:tour:%s}:meta" % r[1], "status", "entries"],
+                                 capture_output=True, text=True, timeout=1)
+            st, entries = (out.stdout.splitlines() + ["", ""])[:2]
+            if st == "running":  # the players still in: entries playing or waiting for a seat
+                out = subprocess.run(["redis-cli", "-p", redis_port_now(), "HVALS",
+                                      "{croupier:tour:%s}:entries" % r[1]],
+                                     capture_output=True, text=True, timeout=1)
+                left = 0
+                for line in out.stdout.splitlines():
+                    try:
+                        left += json.loads(line).get("state") in ("playing", "waiting", "busted")
+                    except ValueError:
+                        pass
+        except (OSError, subprocess.SubprocessError):
+            pass
+        if st == "running":
+            parts.append("%s %s running, %s of %s left" % (r[0], r[1], left, entries or "-"))
+        elif st == "registering":
+            parts.append("%s %s registering, %s entries" % (r[0], r[1], entries or "0"))
+        else:
+            parts.append("%s %s %s" % (r[0], r[1], st or "-"))
+    return "tournaments: " + ", ".join(parts) if parts else ""
+
+
+def plain_line():
+    """Off a terminal: one line every PLAIN_EVERY seconds instead of the table."""
+    try:
+        with open(os.path.join(run, "pods")) as f:
+            live = [l.split() for l in f if len(l.split()) == 3]
+    except OSError:
+        live = []
+    states = {}
+    for name, kind, hport in live:
+        code, _ = get(hport, "/readyz")
+        _, st = get(hport, "/drain/status")
+        try:
+            draining = bool(st and json.loads(st).get("draining"))
+        except ValueError:
+            draining = False
+        state = "draining" if draining else "ready" if code == 200 else \
+            "down" if code is None and st is None else "starting"
+        states[state] = states.get(state, 0) + 1
+    conn = fin = torn = err = 0
+    total = 0
+    for g in read_tsv("groups.tsv"):
+        if len(g) < 3:
+            continue
+        t = bot_tails.setdefault(g[0], Tail(os.path.join(run, "bot-%s.log" % g[0])))
+        for line in t.lines():
+            if '"bot_progress"' in line:
+                try:
+                    progress[g[0]] = json.loads(line)
+                except ValueError:
+                    pass
+        p = progress.get(g[0], {})
+        total += int(g[2])
+        conn += int(p.get("connected", 0))
+        fin += int(p.get("finished", 0))
+        torn += int(p.get("torn", 0))
+        err += int(p.get("unexpected_errors", 0))
+    t = tours_line()
+    return "[%3d s] pods: %s; bots: %d/%d connected, %d games finished, %d torn, %d errors%s" % (
+        time.time() - origin,
+        ", ".join("%d %s" % (n, k) for k, n in sorted(states.items())) or "none",
+        conn, total, fin, torn, err, "; " + t if t else "")
+
+
+PLAIN_EVERY = 10
 prev = 0
+last_plain = 0.0
 while True:
     stopping = os.path.exists(stop_file)
     out = []
@@ -234,10 +324,13 @@ while True:
         out.append("\x1b[%dA\x1b[J" % prev)
     logs = log_tail.lines()
     out += [l + "\n" for l in logs]
-    if not stopping:
+    if not stopping and tty:
         rows = table()
         out += [r + "\n" for r in rows]
         prev = len(rows)
+    elif not stopping and time.time() - last_plain >= PLAIN_EVERY - 0.5:
+        out.append(plain_line() + "\n")
+        last_plain = time.time()
     sys.stdout.write("".join(out))
     sys.stdout.flush()
     if stopping:

@@ -33,4 +33,4 @@ for dir in "$here/../ts" "$here"; do
 done
 cd "$here"
 npm run --silent build >&2
-exec node --test --test-concurrency=1 dist-test/test/browser.test.js
+exec node --test --test-concurrency=1 dist-test/test/units.test.js dist-test/test/tournaments.test.js dist-test/test/browser.test.js

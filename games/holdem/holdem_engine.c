@@ -138,7 +138,10 @@ static void he_on_event(void *ud, const holdem_event_t *ev)
         if (ev->detail == HOLDEM_POST_STRADDLE)
             h->offer_open = false;
         tk_history_action(h->t, ev->seat, he_post_name(ev->detail), ev->amount);
-        if (ev->amount > 0)
+        /* Blinds and straddles are pushed as the street's bets; antes (tournaments) are not
+         * bets of the street: the hand history has them, the Snapshot's pot and stacks show
+         * them. */
+        if (ev->amount > 0 && ev->detail != HOLDEM_POST_ANTE && ev->detail != HOLDEM_POST_BB_ANTE)
             he_push_play(h, ev->seat, CROUPIER__HOLDEM_MOVE__HOLDEM_BET, s->bet);
         return;
     case HOLDEM_EV_HOLE:
@@ -245,7 +248,15 @@ static void *he_table_new(tk_table_t *t, const char *game, int64_t stake)
                                .rake_basis_points = (int)set->rake_bp,
                                .rake_cap = set->rake_cap,
                                .action_ms = set->action_ms};
-    if (he_straddles > 0) {
+    /* A tournament table (docs/tournaments.md "Tables at the servers"): no rake (the house's
+     * fee was taken at the registration), no straddles, the blinds of each hand the
+     * director's. */
+    bool tour = tk_tour_table(t);
+    if (tour) {
+        h->cfg.rake_basis_points = 0;
+        h->cfg.rake_cap = 0;
+    }
+    if (he_straddles > 0 && !tour) {
         h->cfg.straddle = 2 * stake;
         h->cfg.max_straddles = (int)he_straddles;
         h->cfg.straddle_offers = true;
@@ -277,9 +288,10 @@ static void he_seat_changed(tk_table_t *t, void *g, int seat, bool seated)
 }
 
 /*
- * Deals a hand to the kit's playing seats (the others sit out) with a fresh CSPRNG shuffle
- * (Fisher-Yates with arc4random_uniform), the button at the kit's (tk_button(): the next seat
- * dealt in, which is the table's own rule too; it moves with a whole table).
+ * Deals a hand to the kit's playing seats (the others sit out) from a deck shuffled by the kit
+ * (tk_deal_shuffle: the one deck source, docs/fairness.md), the button at the kit's
+ * (tk_button(): the next seat dealt in, which is the table's own rule too; it moves with a
+ * whole table).
  */
 static int he_round_start(tk_table_t *t, void *g)
 {
@@ -300,17 +312,33 @@ static int he_round_start(tk_table_t *t, void *g)
     uint8_t deck[HOLDEM_CARDS];
     for (int i = 0; i < HOLDEM_CARDS; i++)
         deck[i] = (uint8_t)i;
-    for (int i = HOLDEM_CARDS - 1; i > 0; i--) {
-        uint32_t j = arc4random_uniform((uint32_t)i + 1);
-        uint8_t c = deck[i];
-        deck[i] = deck[j];
-        deck[j] = c;
+    int src = tk_deal_shuffle(t, deck, HOLDEM_CARDS);
+    if (src != 0)
+        return src; /* the generator failed: no card is dealt (the kit voids the round) */
+    int rc;
+    tk_tour_hand_t th;
+    if (tk_tour_hand(t, &th) == 0) {
+        /* A tournament hand: the director's blinds (TDA 23) and positions (big blind forward,
+         * dead button, dead small blind; docs/rules/holdem.md "Tournament hands"). */
+        holdem_positions_t pos = {.button = th.button,
+                                  .small_blind = th.small_blind_seat,
+                                  .big_blind = th.big_blind_seat};
+        for (int i = 0; i < h->cfg.seats; i++)
+            if (tk_seat_playing(t, i))
+                pos.dealt_mask |= 1u << i;
+        rc = holdem_table_set_blinds(h->core, th.small_blind, th.big_blind,
+                                     th.big_blind_ante ? 0 : th.ante,
+                                     th.big_blind_ante ? th.ante : 0);
+        if (rc == HOLDEM_OK)
+            rc = holdem_table_start_hand_at(h->core, &pos, deck, HOLDEM_CARDS);
+    } else {
+        /* The kit's button (it moved it to the next seat dealt in): the same seat the table's
+         * own rule picks, and after a whole-table move the button the table had on its old
+         * server. */
+        rc = holdem_table_start_hand(h->core, tk_button(t), deck, HOLDEM_CARDS);
+        if (rc == HOLDEM_E_MALFORMED && tk_button(t) >= 0)
+            rc = holdem_table_start_hand(h->core, -1, deck, HOLDEM_CARDS);
     }
-    /* The kit's button (it moved it to the next seat dealt in): the same seat the table's own
-     * rule picks, and after a whole-table move the button the table had on its old server. */
-    int rc = holdem_table_start_hand(h->core, tk_button(t), deck, HOLDEM_CARDS);
-    if (rc == HOLDEM_E_MALFORMED && tk_button(t) >= 0)
-        rc = holdem_table_start_hand(h->core, -1, deck, HOLDEM_CARDS);
     if (rc != HOLDEM_OK) {
         log_emit(LOG_ERROR, "holdem_start_hand_refused", "{s:s}", "error", holdem_err_name(rc));
         return -EINVAL;
@@ -484,6 +512,7 @@ static const tk_game_t holdem_game = {
     .max_seats = HOLDEM_MAX_SEATS,
     .min_players = 2,
     .min_stake = 2, /* the small blind is half the stake */
+    .tournaments = true,
     .defaults = {.seats = 6,
                  .action_ms = 15000,
                  .time_bank_ms = 30000,
@@ -492,7 +521,9 @@ static const tk_game_t holdem_game = {
                  .buyin = 100,
                  .min_buyin = 20,
                  .rake_bp = 0,
-                 .rake_cap = 0},
+                 .rake_cap = 0,
+                 .tour_tables = 50,
+                 .tour_host_ttl_ms = 3000},
     .extra_flags = he_flags,
     .action_desc = NULL, /* Action.holdem, the client protocol's own member */
     .table_create = he_table_new,

@@ -63,6 +63,11 @@ typedef struct {
     int64_t pk_completion;
     int64_t pk_allin_run;
     int pk_allin_n;
+    int pos_sb;         /* the small blind reported by holdem_table_last_positions(): sb,
+                           or the dead small blind's seat as given (-1: none) */
+    uint32_t pos_dealt; /* the seats dealt into the current or last hand */
+    int min_bet_auto;   /* cfg.min_bet was 0: it follows the big blind (set_blinds) */
+    int pad_j_;
     int has_settlement;
     int deck_pos, deck_len;
     int nboard;
@@ -138,11 +143,14 @@ holdem_table_t *holdem_table_create(const holdem_config_t *cfg, holdem_event_cb 
     }
     holdem_table_t *t = xcalloc(1, sizeof *t);
     t->s.cfg = *cfg;
-    if (t->s.cfg.min_bet == 0)
+    if (t->s.cfg.min_bet == 0) {
         t->s.cfg.min_bet = cfg->big_blind;
+        t->s.min_bet_auto = 1;
+    }
     if (t->s.cfg.max_straddles == 0)
         t->s.cfg.max_straddles = 1;
     t->s.button = -1;
+    t->s.sb = t->s.bb = t->s.pos_sb = -1;
     t->s.to_act = -1;
     t->s.last_aggressor = -1;
     t->cb = cb;
@@ -236,6 +244,24 @@ int holdem_table_add_chips(holdem_table_t *t, int seat, int64_t chips)
     if (p->stack > INT64_MAX / 4 - chips)
         return HOLDEM_E_MALFORMED;
     p->stack += chips;
+    return HOLDEM_OK;
+}
+
+int holdem_table_set_blinds(holdem_table_t *t, int64_t small_blind, int64_t big_blind, int64_t ante,
+                            int64_t big_blind_ante)
+{
+    if (t->s.in_hand)
+        return HOLDEM_E_NOT_ALLOWED;
+    holdem_config_t c = t->s.cfg;
+    c.small_blind = small_blind;
+    c.big_blind = big_blind;
+    c.ante = ante;
+    c.big_blind_ante = big_blind_ante;
+    if (t->s.min_bet_auto)
+        c.min_bet = big_blind;
+    if (!table_config_ok(&c))
+        return HOLDEM_E_MALFORMED;
+    t->s.cfg = c;
     return HOLDEM_OK;
 }
 
@@ -959,40 +985,41 @@ static int table_answer_offer(holdem_table_t *t, int seat, holdem_action_kind_t 
     return HOLDEM_OK;
 }
 
-int holdem_table_start_hand(holdem_table_t *t, int button, const uint8_t *deck, int ncards)
+/* Whether deck[0..ncards) is a usable deck for a hand of `players`: distinct valid cards. */
+static int table_deck_ok(const uint8_t *deck, int ncards, int players)
 {
-    table_state_t *S = &t->s;
-    int n = S->cfg.seats;
-    if (S->in_hand)
-        return HOLDEM_E_NOT_ALLOWED;
-    int players = 0;
-    for (int s = 0; s < n; s++)
-        players += table_eligible(t, s);
-    if (players < 2)
-        return HOLDEM_E_NOT_ALLOWED;
     if (deck == NULL || ncards < 2 * players + 8 || ncards > HOLDEM_CARDS)
-        return HOLDEM_E_MALFORMED;
+        return 0;
     uint64_t seen = 0;
     for (int i = 0; i < ncards; i++) {
         if (deck[i] >= HOLDEM_CARDS || (seen & (1ull << deck[i])))
-            return HOLDEM_E_MALFORMED;
+            return 0;
         seen |= 1ull << deck[i];
     }
-    if (button >= 0) {
-        if (button >= n || !table_eligible(t, button))
-            return HOLDEM_E_MALFORMED;
-    } else {
-        button = -1;
-        for (int i = 1; i <= n; i++) {
-            int s = ((S->button < 0 ? n - 1 : S->button) + i) % n;
-            if (table_eligible(t, s)) {
-                button = s;
-                break;
-            }
-        }
-    }
+    return 1;
+}
 
-    /* Validated: from here on the hand starts. */
+static int table_popcount(uint32_t m)
+{
+    int c = 0;
+    for (; m != 0; m &= m - 1)
+        c++;
+    return c;
+}
+
+/*
+ * Starts a validated hand: the seats of `dealt` are dealt in; button (any seat: empty or not
+ * dealt in is a dead button), sb (a dealt-in seat, or -1: no small blind posted), bb (a
+ * dealt-in seat); pos_sb is the small blind holdem_table_last_positions() reports. Posts the
+ * antes from the button's left, then the blinds (and the big-blind ante), then straddles, then
+ * deals and opens the betting after the big blind.
+ */
+static int table_begin(holdem_table_t *t, int button, int sb, int bb, uint32_t dealt, int pos_sb,
+                       const uint8_t *deck, int ncards)
+{
+    table_state_t *S = &t->s;
+    int n = S->cfg.seats;
+    int players = table_popcount(dealt);
     S->in_hand = 1;
     S->hand_no++;
     S->button = button;
@@ -1007,7 +1034,7 @@ int holdem_table_start_hand(holdem_table_t *t, int button, const uint8_t *deck, 
     S->deck_pos = 0;
     for (int s = 0; s < n; s++) {
         table_seat_t *p = &S->seat[s];
-        p->in_hand = (uint8_t)table_eligible(t, s);
+        p->in_hand = (uint8_t)((dealt >> s) & 1u);
         p->folded = p->all_in = p->acted = 0;
         p->bet = p->total = p->faced = 0;
         p->pk_acted = 0;
@@ -1015,11 +1042,10 @@ int holdem_table_start_hand(holdem_table_t *t, int button, const uint8_t *deck, 
     }
     table_emit_simple(t, HOLDEM_EV_HAND_START, button, 0, (int64_t)S->hand_no);
 
-    /* Heads-up the button posts the small blind. */
-    int sb = players == 2 ? button : table_next(t, button, NEXT_DEALT);
-    int bb = table_next(t, sb, NEXT_DEALT);
     S->sb = sb;
     S->bb = bb;
+    S->pos_sb = pos_sb;
+    S->pos_dealt = dealt;
     S->last_blind = bb;
     S->chain_seat = bb;
     S->straddles = 0;
@@ -1034,7 +1060,8 @@ int holdem_table_start_hand(holdem_table_t *t, int button, const uint8_t *deck, 
     int bb_ante_first = S->cfg.pokerkit_rules && S->cfg.big_blind_ante > 0;
     if (bb_ante_first)
         table_post(t, bb, S->cfg.big_blind_ante, HOLDEM_POST_BB_ANTE);
-    table_post(t, sb, S->cfg.small_blind, HOLDEM_POST_SMALL_BLIND);
+    if (sb >= 0)
+        table_post(t, sb, S->cfg.small_blind, HOLDEM_POST_SMALL_BLIND);
     table_post(t, bb, S->cfg.big_blind, HOLDEM_POST_BIG_BLIND);
     /* The big blind has priority over the big-blind ante when the stack is short (TDA). */
     if (S->cfg.big_blind_ante > 0 && !bb_ante_first && !S->seat[bb].all_in)
@@ -1042,11 +1069,11 @@ int holdem_table_start_hand(holdem_table_t *t, int button, const uint8_t *deck, 
     /* Callers call the full big blind even when it is short (TDA); PokerKit: what it posted. */
     S->high = S->cfg.big_blind;
     if (S->cfg.pokerkit_rules)
-        S->high = S->seat[sb].bet > S->seat[bb].bet ? S->seat[sb].bet : S->seat[bb].bet;
+        S->high = sb >= 0 && S->seat[sb].bet > S->seat[bb].bet ? S->seat[sb].bet : S->seat[bb].bet;
     S->last_raise = S->cfg.pokerkit_rules ? S->cfg.min_bet : S->cfg.big_blind;
     /* PokerKit opens after the last seat with the highest blind: heads-up with blinds that came
      * out equal, that is the button (the small blind), so the big blind acts first. */
-    if (S->cfg.pokerkit_rules && players == 2 && S->seat[sb].bet >= S->seat[bb].bet)
+    if (S->cfg.pokerkit_rules && players == 2 && sb >= 0 && S->seat[sb].bet >= S->seat[bb].bet)
         S->last_blind = sb;
     if (S->cfg.straddle_offers) {
         if (table_offer_next(t))
@@ -1057,6 +1084,124 @@ int holdem_table_start_hand(holdem_table_t *t, int button, const uint8_t *deck, 
             table_post_straddle(t, s);
     }
     table_deal_and_open(t);
+    return HOLDEM_OK;
+}
+
+int holdem_table_start_hand(holdem_table_t *t, int button, const uint8_t *deck, int ncards)
+{
+    table_state_t *S = &t->s;
+    int n = S->cfg.seats;
+    if (S->in_hand)
+        return HOLDEM_E_NOT_ALLOWED;
+    int players = 0;
+    uint32_t dealt = 0;
+    for (int s = 0; s < n; s++)
+        if (table_eligible(t, s)) {
+            players++;
+            dealt |= 1u << s;
+        }
+    if (players < 2)
+        return HOLDEM_E_NOT_ALLOWED;
+    if (!table_deck_ok(deck, ncards, players))
+        return HOLDEM_E_MALFORMED;
+    if (button >= 0) {
+        if (button >= n || !table_eligible(t, button))
+            return HOLDEM_E_MALFORMED;
+    } else {
+        button = -1;
+        for (int i = 1; i <= n; i++) {
+            int s = ((S->button < 0 ? n - 1 : S->button) + i) % n;
+            if (table_eligible(t, s)) {
+                button = s;
+                break;
+            }
+        }
+    }
+    /* The next dealt-in seats after the button; heads-up the button posts the small blind. */
+    int sb = button, bb = -1;
+    for (int k = 1; k <= n && bb < 0; k++) {
+        int s = (button + k) % n;
+        if (!((dealt >> s) & 1u))
+            continue;
+        if (players > 2 && sb == button)
+            sb = s;
+        else
+            bb = s;
+    }
+    return table_begin(t, button, sb, bb, dealt, sb, deck, ncards);
+}
+
+/* Clockwise distance from seat a to seat b (0..n-1). */
+static int table_dist(int n, int a, int b)
+{
+    return ((b - a) % n + n) % n;
+}
+
+int holdem_table_start_hand_at(holdem_table_t *t, const holdem_positions_t *pos,
+                               const uint8_t *deck, int ncards)
+{
+    table_state_t *S = &t->s;
+    int n = S->cfg.seats;
+    if (S->in_hand)
+        return HOLDEM_E_NOT_ALLOWED;
+    if (pos == NULL)
+        return HOLDEM_E_MALFORMED;
+    uint32_t eligible = 0;
+    for (int s = 0; s < n; s++)
+        if (table_eligible(t, s))
+            eligible |= 1u << s;
+    uint32_t dealt = pos->dealt_mask;
+    if (dealt == 0) {
+        if (table_popcount(eligible) < 2)
+            return HOLDEM_E_NOT_ALLOWED;
+        dealt = eligible;
+    } else if ((dealt & ~eligible) != 0 || table_popcount(dealt) < 2) {
+        return HOLDEM_E_MALFORMED; /* a seat that cannot be dealt in, or fewer than two */
+    }
+    int players = table_popcount(dealt);
+    if (!table_deck_ok(deck, ncards, players))
+        return HOLDEM_E_MALFORMED;
+    int button = pos->button, sb = pos->small_blind, bb = pos->big_blind;
+    if (button < 0 || button >= n || sb < -1 || sb >= n || bb < 0 || bb >= n ||
+        !((dealt >> bb) & 1u) || sb == bb)
+        return HOLDEM_E_MALFORMED;
+    if (players == 2) {
+        /* Heads-up (TDA): the player who is not the big blind has the button and posts the
+         * small blind, whatever the button and small blind given (the big-blind-forward rule
+         * gives a button on the big blind, or a dead one, or a dead small blind). The small
+         * blind given is the one reported: the rule goes on from the seats it computed (a
+         * player waiting for the button is passed by the next hand's button). */
+        int other = -1;
+        for (int s = 0; s < n; s++)
+            if (((dealt >> s) & 1u) && s != bb)
+                other = s;
+        return table_begin(t, other, other, bb, dealt, sb, deck, ncards);
+    }
+    /* Three or more: button, small blind, big blind clockwise; between the button and the big
+     * blind the only seat dealt in is the small blind's (a player seated there waits for the
+     * button: leave him out of dealt_mask). */
+    if (button == bb)
+        return HOLDEM_E_MALFORMED;
+    int to_bb = table_dist(n, button, bb);
+    if (sb >= 0 && (sb == button || table_dist(n, button, sb) >= to_bb))
+        return HOLDEM_E_MALFORMED;
+    for (int k = 1; k < to_bb; k++) {
+        int s = (button + k) % n;
+        if (((dealt >> s) & 1u) && s != sb)
+            return HOLDEM_E_MALFORMED;
+    }
+    int live_sb = sb >= 0 && ((dealt >> sb) & 1u) ? sb : -1;
+    return table_begin(t, button, live_sb, bb, dealt, sb, deck, ncards);
+}
+
+int holdem_table_last_positions(const holdem_table_t *t, holdem_positions_t *out)
+{
+    if (t->s.hand_no == 0)
+        return HOLDEM_E_NOT_ALLOWED;
+    out->button = t->s.button;
+    out->small_blind = t->s.pos_sb;
+    out->big_blind = t->s.bb;
+    out->dealt_mask = t->s.pos_dealt;
     return HOLDEM_OK;
 }
 

@@ -4,9 +4,10 @@
  * The table knows seats, stacks, the button, the cards and the betting; it knows nothing about
  * clocks, sockets or money outside its stacks. A caller (the game server's desk, a replay
  * tool, a test) feeds it inputs -- seat changes between hands, holdem_table_start_hand() with
- * the deck order to use, and one player action at a time -- and receives events through a
- * callback plus a settlement at the end of each hand. Same inputs, same outputs: replays are
- * exact. Rules: docs/rules/holdem.md.
+ * the deck order to use (or holdem_table_start_hand_at() with a tournament hand's positions),
+ * and one player action at a time -- and receives events through a callback plus a
+ * settlement at the end of each hand. Same inputs, same outputs: replays are exact. Rules:
+ * docs/rules/holdem.md.
  *
  * Every input is validated first; a refused input returns a negative holdem_err_t and leaves
  * the table exactly as it was (and emits nothing). Chips are int64_t integers.
@@ -82,7 +83,8 @@ typedef enum {
 } holdem_post_kind_t;
 
 typedef enum {
-    HOLDEM_EV_HAND_START,  /* seat = button; amount = hand number */
+    HOLDEM_EV_HAND_START,  /* seat = button (may be an empty seat: a dead button, see
+                              holdem_table_start_hand_at()); amount = hand number */
     HOLDEM_EV_POST,        /* seat posts (detail = holdem_post_kind_t) amount; all_in */
     HOLDEM_EV_HOLE,        /* seat's two cards: private to that seat */
     HOLDEM_EV_TO_ACT,      /* seat must act; amount = to call; to = min raise-to; max = most;
@@ -170,10 +172,73 @@ int holdem_table_set_straddle(holdem_table_t *t, int seat, bool on);
  * Dealing: one card at a time round the table from the seat left of the button, twice; then a
  * burn card before the flop, the turn and the river. The deck needs 2 * players + 8 distinct
  * cards (a whole shuffled deck is fine). Needs at least two seated players with chips who are
- * not sitting out. The hand may end at once (everyone all-in on the blinds). With
+ * not sitting out. The hand may end at once (everyone all-in on the blinds). The cash-game
+ * rule: no dead button (tournaments: holdem_table_start_hand_at()). With
  * cfg.straddle_offers the hole cards are dealt only once the straddle offers are answered.
  */
 int holdem_table_start_hand(holdem_table_t *t, int button, const uint8_t *deck, int ncards);
+
+/*
+ * Tournament hands (docs/rules/holdem.md "Tournament hands"; docs/tournaments.md "Positions").
+ *
+ * The positions of one hand, given by the caller (the tournament director computes them by the
+ * big-blind-forward rule, TDA "Dead button"):
+ *   button      any seat 0..seats-1; an empty seat or one not dealt in is a dead button: the deal
+ *               and the postflop action still start left of it;
+ *   small_blind -1, or a seat; -1, an empty seat or a seat not dealt in is a dead small blind:
+ *               nobody posts a small blind that hand;
+ *   big_blind   a seat dealt in;
+ *   dealt_mask  bit s set = seat s is dealt in; 0 = every seat with chips not sitting out. A
+ *               seated player left out (moved in between the button and the small blind: he
+ *               waits for the button) is not dealt in and posts nothing.
+ * With three players or more dealt in, the seats go button, small blind, big blind clockwise:
+ * button != big_blind; a small_blind seat lies strictly after the button and before the big
+ * blind; and between the button and the big blind no seat but the small blind is dealt in.
+ * Heads-up (two dealt in) the TDA rule applies whatever button and small_blind say (both need
+ * only be in range and small_blind != big_blind): the player who is not the big blind has the
+ * button, posts the small blind, acts first before the flop and last after it. So the
+ * big-blind-forward positions are accepted as they come heads-up (a button on the big blind's
+ * seat, a dead button, a dead small blind).
+ */
+typedef struct {
+    int button;
+    int small_blind;
+    int big_blind;
+    uint32_t dealt_mask;
+} holdem_positions_t;
+
+/*
+ * Starts a hand at the given positions: antes by every seat dealt in (from the button's left),
+ * the small blind unless dead, the big blind, the big-blind ante by the big blind, straddles as
+ * holdem_table_start_hand(), then the deal from the button's left. Before the flop the first
+ * to act is the first seat dealt in after the big blind (or the last straddler); after it the
+ * first one left of the button. Refused with the table unchanged: HOLDEM_E_NOT_ALLOWED during
+ * a hand or with fewer than two players to deal in (dealt_mask 0); HOLDEM_E_MALFORMED for a
+ * bad deck, a dealt_mask naming an empty, sitting-out or chipless seat (or fewer than two), or
+ * positions breaking the rules above.
+ */
+int holdem_table_start_hand_at(holdem_table_t *t, const holdem_positions_t *pos,
+                               const uint8_t *deck, int ncards);
+
+/*
+ * The positions of the current or last hand: the button the hand was played with (heads-up:
+ * the seat that posted the small blind), the small blind as given to
+ * holdem_table_start_hand_at() (a dead one's seat or -1 included; heads-up too, even when the
+ * other player posted it, so that the big-blind-forward rule goes on from the seats it
+ * computed) or the seat that posted it in a holdem_table_start_hand() hand, the big blind, and
+ * the seats dealt in. HOLDEM_E_NOT_ALLOWED before the first hand.
+ */
+int holdem_table_last_positions(const holdem_table_t *t, holdem_positions_t *out);
+
+/*
+ * New blinds and antes from the next hand on (a tournament level, TDA 23). Only between hands
+ * (HOLDEM_E_NOT_ALLOWED during one); the values follow holdem_config_t's rules (small_blind > 0,
+ * big_blind >= small_blind, ante >= 0, big_blind_ante >= 0), else HOLDEM_E_MALFORMED. Either
+ * way a refused call changes nothing. A minimum bet left at 0 in the config follows the new big
+ * blind; one set explicitly stays.
+ */
+int holdem_table_set_blinds(holdem_table_t *t, int64_t small_blind, int64_t big_blind, int64_t ante,
+                            int64_t big_blind_ante);
 
 /*
  * One action by seat. amount is used by HOLDEM_BET and HOLDEM_RAISE only. elapsed_ms is the
@@ -197,7 +262,8 @@ int64_t holdem_table_stack(const holdem_table_t *t, int seat);
 int64_t holdem_table_pot_total(const holdem_table_t *t);
 /* All rake taken since the table was created. */
 int64_t holdem_table_rake_total(const holdem_table_t *t);
-/* The button seat of the current or last hand (-1 before the first). */
+/* The button seat of the current or last hand (-1 before the first); a dead button's seat
+ * may be empty (holdem_table_start_hand_at()). */
 int holdem_table_button(const holdem_table_t *t);
 /* The board so far; returns the number of cards (0..5) written to cards. */
 int holdem_table_board(const holdem_table_t *t, uint8_t *cards);

@@ -18,6 +18,7 @@
 #include "bj_engine.h"
 #include "blackjack.h"
 #include "clock.h"
+#include "deck.h"
 #include "log.h"
 #include "tk.h"
 
@@ -69,6 +70,7 @@ typedef struct {
     Croupier__BlackjackHand *hptr[BJ_MAX_SEATS * BJ_MAX_HANDS];
     uint8_t cards[BJ_MAX_SEATS * BJ_MAX_HANDS][BJ_MAX_CARDS];
     uint8_t dealer[BJ_MAX_CARDS];
+    uint8_t snap_commitment[DECK_COMMIT_LEN]; /* the Snapshot's shoe commitment */
 } bj_game_t;
 
 /* ---- cards and names --------------------------------------------------------------------- */
@@ -216,15 +218,19 @@ static void bj_on_insurance_open(bj_game_t *b)
 
 /* ---- the rules' events ------------------------------------------------------------------- */
 
-/* A card dealt (seat -1: the dealer's), face up to everyone, or the hole card face down. */
-static void bj_push_card(bj_game_t *b, int seat, int hand, uint8_t card)
+/* A card dealt (seat -1: the dealer's), face up to everyone, or the hole card face down; with
+ * the shoe it came from, its position there and the shoe's commitment. history: the card the
+ * hand history records (the hole card at its draw, so the record's cards are in shoe order),
+ * 0xFF for none (the hole card shown: recorded when dealt). */
+static void bj_push_card(bj_game_t *b, const bj_event_t *ev, int seat, uint8_t card,
+                         uint8_t history)
 {
     Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
     Croupier__Deal deal = CROUPIER__DEAL__INIT;
     uint8_t code = bj_engine_card_code(card);
     deal.has_seat = deal.has_hand = seat >= 0;
     deal.seat = seat >= 0 ? (uint32_t)seat : 0;
-    deal.hand = seat >= 0 ? (uint32_t)hand : 0;
+    deal.hand = seat >= 0 ? (uint32_t)ev->hand : 0;
     deal.round_id = (char *)tk_round_id(b->t);
     if (card == BJ_CARD_HIDDEN) {
         deal.has_count = true;
@@ -232,11 +238,75 @@ static void bj_push_card(bj_game_t *b, int seat, int hand, uint8_t card)
     } else {
         deal.has_cards = true;
         deal.cards = (ProtobufCBinaryData){1, &code};
-        tk_history_card(b->t, seat, code);
     }
+    if (ev->commitment != NULL) {
+        deal.has_deck_commitment = deal.has_shoe = deal.has_shoe_position = true;
+        deal.deck_commitment = (ProtobufCBinaryData){DECK_COMMIT_LEN, (uint8_t *)ev->commitment};
+        deal.shoe = ev->shoe_id;
+        deal.shoe_position = (uint32_t)ev->shoe_pos;
+    }
+    if (history != BJ_CARD_HIDDEN)
+        tk_history_card(b->t, seat, bj_engine_card_code(history));
     sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_DEAL;
     sm.deal = &deal;
     tk_push_all(b->t, &sm);
+}
+
+/*
+ * The round's record names every shoe it dealt from (docs/hand-history.md "Blackjack's shoes"):
+ * "shoes": [{"shoe", "commitment", "first", "count"}], first the position of the round's first
+ * card from that shoe, count the cards dealt from it (two entries when the shoe ran dry and a
+ * refill followed). The cards themselves are the record's "cards", in the same order.
+ */
+static void bj_history_shoe_card(bj_game_t *b, const bj_event_t *ev)
+{
+    json_t *h = tk_history(b->t);
+    if (h == NULL)
+        return;
+    json_t *shoes = json_object_get(h, "shoes");
+    if (shoes == NULL) {
+        shoes = json_array();
+        json_object_set_new(h, "shoes", shoes);
+    }
+    size_t n = json_array_size(shoes);
+    json_t *last = n > 0 ? json_array_get(shoes, n - 1) : NULL;
+    if (last != NULL &&
+        (uint64_t)json_integer_value(json_object_get(last, "shoe")) == ev->shoe_id) {
+        json_object_set_new(last, "count",
+                            json_integer(json_integer_value(json_object_get(last, "count")) + 1));
+        return;
+    }
+    char hex[2 * DECK_COMMIT_LEN + 1];
+    deck_hex(ev->commitment, DECK_COMMIT_LEN, hex);
+    json_array_append_new(shoes, json_pack("{s:I,s:s,s:i,s:i}", "shoe", (json_int_t)ev->shoe_id,
+                                           "commitment", hex, "first", ev->shoe_pos, "count", 1));
+}
+
+/* A shoe retired (no card of it will be dealt): its order (the core's card bytes, 0..51 = suit
+ * x 13 + rank) and nonce go into this round's record, "shoe_reveal": [{"shoe", "commitment",
+ * "deck", "nonce"}]; the record leaves the server only after the round. */
+static void bj_history_shoe_reveal(bj_game_t *b, const bj_event_t *ev)
+{
+    json_t *h = tk_history(b->t);
+    if (h == NULL) {
+        log_emit(LOG_WARN, "bj_shoe_unrevealed", "{s:I,s:s}", "shoe", (json_int_t)ev->shoe_id,
+                 "msg", "a shoe retired outside a round: no record to reveal it in");
+        return;
+    }
+    json_t *rev = json_object_get(h, "shoe_reveal");
+    if (rev == NULL) {
+        rev = json_array();
+        json_object_set_new(h, "shoe_reveal", rev);
+    }
+    char hex[2 * BJ_MAX_DECKS * 52 + 1];
+    json_t *o = json_pack("{s:I}", "shoe", (json_int_t)ev->shoe_id);
+    deck_hex(ev->commitment, DECK_COMMIT_LEN, hex);
+    json_object_set_new(o, "commitment", json_string(hex));
+    deck_hex(ev->shoe_cards, (size_t)ev->amount, hex);
+    json_object_set_new(o, "deck", json_string(hex));
+    deck_hex(ev->shoe_nonce, DECK_NONCE_LEN, hex);
+    json_object_set_new(o, "nonce", json_string(hex));
+    json_array_append_new(rev, o);
 }
 
 /* A move made (a bet, an insurance decision, a hand's action), as Play to everyone. */
@@ -276,11 +346,16 @@ static void bj_on_event(void *ctx, const bj_event_t *ev)
         tk_history_action(b->t, ev->seat, "bet", ev->amount);
         bj_push_play(b, ev->seat, &ba, false);
         break;
+    case BJ_EV_SHOE_RETIRED:
+        bj_history_shoe_reveal(b, ev);
+        break;
     case BJ_EV_CARD:
-        bj_push_card(b, ev->seat, ev->hand, ev->card);
+        bj_history_shoe_card(b, ev);
+        bj_push_card(b, ev, ev->seat, ev->card,
+                     ev->card == BJ_CARD_HIDDEN ? ev->hole_card : ev->card);
         break;
     case BJ_EV_HOLE:
-        bj_push_card(b, -1, 0, ev->card);
+        bj_push_card(b, ev, -1, ev->card, BJ_CARD_HIDDEN);
         break;
     case BJ_EV_INSURANCE_OPEN:
         bj_on_insurance_open(b);
@@ -321,7 +396,7 @@ static void bj_on_event(void *ctx, const bj_event_t *ev)
             b->settled = true;
         }
         break;
-    default: /* SHUFFLE, SEAT, PEEK: nothing to tell beyond what follows */
+    default: /* SHUFFLE (its commitment goes out on the Deals), SEAT, PEEK */
         break;
     }
 }
@@ -352,6 +427,8 @@ static void bj_after_input(bj_game_t *b)
     }
     if (b->st.voided)
         tk_history_action(b->t, -1, "void", 0); /* the shoe ran out: every bet returned */
+    if (tk_last_round(b->t))
+        bj_table_retire_shoe(b->core); /* no round follows here: revealed in this one's record */
     tk_round_end_house(b->t, delta, house, 0);
 }
 
@@ -630,12 +707,13 @@ static void bj_on_timer(tk_table_t *t, void *g, uint64_t cookie)
 /* The kit voids the round (drain bound, shutdown): every bet goes back (the rules' void). */
 static void bj_round_void(tk_table_t *t, void *g)
 {
-    (void)t;
     bj_game_t *b = g;
     bj_window_cancel(b);
     b->voiding = true;
     if (bj_table_phase(b->core) != BJ_PHASE_IDLE)
         bj_table_void_round(b->core);
+    if (tk_last_round(t))
+        bj_table_retire_shoe(b->core); /* the table closes: the shoe is revealed in this record */
     b->voiding = false;
     b->settled = false;
 }
@@ -710,10 +788,65 @@ static void bj_snapshot(tk_table_t *t, void *g, int seat)
     bs->has_min_bet = bs->has_max_bet = true;
     bs->min_bet = b->rules.min_bet;
     bs->max_bet = b->rules.max_bet;
+    if (!snap.shoe_retired) { /* the shoe the next card comes from, and its commitment */
+        bs->has_shoe = bs->has_shoe_dealt = true;
+        bs->shoe = snap.shoe_id;
+        bs->shoe_dealt = (uint32_t)snap.shoe_dealt;
+        memcpy(b->snap_commitment, snap.shoe_commitment, DECK_COMMIT_LEN);
+        if (s != NULL) {
+            s->has_deck_commitment = true;
+            s->deck_commitment = (ProtobufCBinaryData){DECK_COMMIT_LEN, b->snap_commitment};
+        }
+    }
     if (s != NULL) {
         s->state_case = CROUPIER__SNAPSHOT__STATE_BLACKJACK;
         s->blackjack = bs;
     }
+}
+
+/* Whole-table moves: the shoe goes with the table (docs/fairness.md "Blackjack's shoes"), so the
+ * adopter deals on from the same position under the same number and commitment and reveals it
+ * when it retires it. {"shoe": {"id", "len", "pos", "cut", "retired", "cards", "nonce",
+ * "commitment"}} (hex). */
+static json_t *bj_export_state(tk_table_t *t, void *g)
+{
+    (void)t;
+    bj_game_t *b = g;
+    bj_shoe_state_t sh;
+    if (bj_table_export_shoe(b->core, &sh) != 0 || sh.len == 0)
+        return NULL; /* mid-round, or no shoe (the generator failed): the adopter shuffles */
+    char cards[2 * BJ_MAX_DECKS * 52 + 1], nonce[2 * DECK_NONCE_LEN + 1],
+        commit[2 * DECK_COMMIT_LEN + 1];
+    deck_hex(sh.cards, (size_t)sh.len, cards);
+    deck_hex(sh.nonce, DECK_NONCE_LEN, nonce);
+    deck_hex(sh.commitment, DECK_COMMIT_LEN, commit);
+    return json_pack("{s:{s:I,s:i,s:i,s:i,s:b,s:s,s:s,s:s}}", "shoe", "id", (json_int_t)sh.id,
+                     "len", sh.len, "pos", sh.pos, "cut", sh.cut, "retired", sh.retired, "cards",
+                     cards, "nonce", nonce, "commitment", commit);
+}
+
+static int bj_import_state(tk_table_t *t, void *g, const json_t *state)
+{
+    (void)t;
+    bj_game_t *b = g;
+    bj_shoe_state_t local, *p = &local;
+    memset(p, 0, sizeof *p);
+    json_int_t id = 0;
+    int len = 0, pos = 0, cut = 0, retired = 0;
+    const char *cards = NULL, *nonce = NULL, *commit = NULL;
+    if (json_unpack((json_t *)state, "{s:{s:I,s:i,s:i,s:i,s:b,s:s,s:s,s:s}}", "shoe", "id", &id,
+                    "len", &len, "pos", &pos, "cut", &cut, "retired", &retired, "cards", &cards,
+                    "nonce", &nonce, "commitment", &commit) != 0 ||
+        id < 0 || deck_unhex(cards, p->cards, sizeof p->cards) != len ||
+        deck_unhex(nonce, p->nonce, sizeof p->nonce) != DECK_NONCE_LEN ||
+        deck_unhex(commit, p->commitment, sizeof p->commitment) != DECK_COMMIT_LEN)
+        return -EINVAL;
+    p->id = (uint64_t)id;
+    p->len = len;
+    p->pos = pos;
+    p->cut = cut;
+    p->retired = retired;
+    return bj_table_import_shoe(b->core, p) == 0 ? 0 : -EINVAL;
 }
 
 static int64_t bj_min_stack(tk_table_t *t, void *g)
@@ -775,6 +908,8 @@ static const tk_game_t bj_game = {
     .min_stack = bj_min_stack,
     .engine_started = bj_engine_started,
     .on_timer = bj_on_timer,
+    .export_state = bj_export_state,
+    .import_state = bj_import_state,
 };
 
 TK_ENGINE(persistent, &bj_game, CROUPIER__ENGINE__ENGINE_PERSISTENT);

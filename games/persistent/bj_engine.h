@@ -44,7 +44,16 @@
  *     the table closing: the stack goes back to the wallet. A voided round moves nothing.
  * RoundEnd lists the seats dealt into the round only (the house is no seat), so the deltas sum
  * to minus the house's delta, not to zero; rake is always 0. Hand histories: the kit's, one for
- * every round (a window without a bet included), game "blackjack".
+ * every round (a window without a bet included), game "blackjack", with the round's cards in
+ * shoe order (the hole card where it was dealt) and the shoes (docs/hand-history.md).
+ *
+ * Fair deals (docs/fairness.md "Blackjack's shoes"): one commitment per shoe. Every Deal carries
+ * the commitment of the shoe its card came from (Deal.deck_commitment), the shoe's number and the
+ * card's position; the Snapshot the shoe in use's (Snapshot.deck_commitment, BlackjackState.shoe,
+ * shoe_dealt). Each round's record names its shoe(s), commitment and first position ("shoes");
+ * the round that retires a shoe (its cut card came out, it ran dry, or the table deals its last
+ * round here) reveals its order and nonce ("shoe_reveal"); croupier-rules verify-shoe checks
+ * them. A whole-table move carries the shoe (export_state/import_state), commitment and all.
  *
  * Settings: the kit's flags with the prefix bj (croupier-game --help; variables
  * CROUPIER_BJ_SEATS (7), CROUPIER_BJ_ACTION_MS (decision and insurance timer, 15000),

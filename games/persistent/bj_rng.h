@@ -1,8 +1,8 @@
 /*
  * bj_rng -- the explicit, seeded random number generator of the blackjack engine.
  *
- * Production tables shuffle with the system CSPRNG (arc4random_uniform from libbsd) and need
- * no seed. Tests, replays and the simulator need shuffles they can reproduce, so they hand
+ * Production tables shuffle with the kit's deck source (common/deck.h, docs/fairness.md) and
+ * need no seed. Tests, replays and the simulator need shuffles they can reproduce, so they hand
  * the table one of these instead: xoshiro256** (Blackman and Vigna) seeded through
  * splitmix64. It is fast and statistically sound but NOT cryptographic: never use it for
  * real-money tables.

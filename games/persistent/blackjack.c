@@ -2,14 +2,16 @@
 #include "blackjack.h"
 
 #include <bsd/stdlib.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "deck.h"
 #include "xmalloc.h"
 
 struct bj_table {
     bj_rules_t rules;
-    bj_rng_t *rng; /* NULL: arc4random_uniform */
+    bj_rng_t *rng; /* NULL: the kit's deck source (common/deck.h) */
     bj_event_cb cb;
     void *cb_ctx;
 
@@ -20,6 +22,12 @@ struct bj_table {
     int cut_pos;  /* the cut card sits before this position */
     uint64_t shoe_id;
     bool reshuffle_due;
+    bool shoe_retired;             /* revealed (BJ_EV_SHOE_RETIRED): no card of it is dealt */
+    uint8_t nonce[DECK_NONCE_LEN]; /* the shoe's nonce and commitment (docs/fairness.md) */
+    uint8_t commitment[DECK_COMMIT_LEN];
+    uint8_t hole_commitment[DECK_COMMIT_LEN]; /* where the hole card came from (a refill may */
+    uint64_t hole_shoe;                       /* replace the shoe before it is shown) */
+    int hole_pos;
 
     bj_phase_t phase;
     uint64_t round;
@@ -138,6 +146,8 @@ const char *bj_strerror(int err)
         return "no active player";
     case BJ_ERR_NO_CARD:
         return "card not left in the shoe";
+    case BJ_ERR_RNG:
+        return "the shuffle generator failed (no deal on this server: docs/fairness.md)";
     default:
         return "unknown error";
     }
@@ -158,6 +168,16 @@ static void bj_emit_slow(bj_table_t *t, bj_event_type_t type, int seat, int hand
     ev.amount = amount;
     if (seat >= 0)
         ev.player = t->seats[seat].player;
+    ev.shoe_id = t->shoe_id;
+    ev.shoe_pos = t->shoe_pos - 1; /* a card event follows its draw */
+    ev.commitment = t->commitment;
+    if (type == BJ_EV_HOLE) {
+        ev.shoe_id = t->hole_shoe;
+        ev.shoe_pos = t->hole_pos;
+        ev.commitment = t->hole_commitment;
+    } else if (type == BJ_EV_CARD && card == BJ_CARD_HIDDEN) {
+        ev.hole_card = t->dealer[t->ndealer - 1];
+    }
     t->cb(t->cb_ctx, &ev);
 }
 
@@ -191,21 +211,16 @@ static inline void bj_shuffle_step(bj_rng_t *rng, uint8_t *cards, int i, uint32_
 }
 
 /*
- * Fisher-Yates. Production: arc4random_uniform (CSPRNG, unbiased). Seeded: each 64-bit output
- * of the generator serves three steps (21 bits each), see bj_shuffle_step().
+ * Fisher-Yates. Production (no seeded generator): the kit's deck source, common/deck.h
+ * (docs/fairness.md); 0 or -EIO when the generator failed (the order must not be dealt).
+ * Seeded (simulator, tests): each 64-bit output of the generator serves three steps (21 bits
+ * each), see bj_shuffle_step(); always 0.
  */
-static void bj_shuffle(bj_table_t *t, uint8_t *cards, int n)
+static int bj_shuffle(bj_table_t *t, uint8_t *cards, int n)
 {
     bj_rng_t *rng = t->rng;
-    if (rng == NULL) {
-        for (int i = n - 1; i > 0; i--) {
-            uint32_t j = arc4random_uniform((uint32_t)i + 1);
-            uint8_t c = cards[i];
-            cards[i] = cards[j];
-            cards[j] = c;
-        }
-        return;
-    }
+    if (rng == NULL)
+        return deck_shuffle(cards, (size_t)n) == 0 ? 0 : -EIO;
     int i = n - 1;
     for (; i >= 3; i -= 3) {
         uint64_t r = bj_rng_next(rng);
@@ -215,15 +230,73 @@ static void bj_shuffle(bj_table_t *t, uint8_t *cards, int n)
     }
     for (; i > 0; i--)
         bj_shuffle_step(rng, cards, i, (uint32_t)(bj_rng_next(rng) >> 43));
+    return 0;
+}
+
+/*
+ * Commits to the shoe just shuffled or stacked (shoe_id already its number): a fresh nonce from
+ * the deck source (a seeded table: the shoe number in the last 8 bytes, tests and the simulator
+ * only) and deck_commitment_tagged(DECK_SHOE_TAG, ...). -EIO when the generator failed.
+ */
+static int bj_shoe_commit(bj_table_t *t)
+{
+    if (t->rng == NULL) {
+        if (deck_random_bytes(t->nonce, sizeof t->nonce) != 0)
+            return -EIO;
+    } else {
+        memset(t->nonce, 0, sizeof t->nonce);
+        for (int i = 0; i < 8; i++)
+            t->nonce[DECK_NONCE_LEN - 1 - i] = (uint8_t)(t->shoe_id >> (8 * i));
+    }
+    deck_commitment_tagged(DECK_SHOE_TAG, t->shoe, (size_t)t->shoe_len, t->nonce, t->commitment);
+    t->shoe_retired = false;
+    return 0;
+}
+
+/* No card of the current shoe will be dealt any more: its order and nonce are revealed
+ * (BJ_EV_SHOE_RETIRED) and the next deal shuffles. Once per shoe. */
+static void bj_shoe_retire(bj_table_t *t)
+{
+    t->reshuffle_due = true;
+    if (t->shoe_retired || t->shoe_len == 0)
+        return;
+    t->shoe_retired = true;
+    if (t->cb == NULL)
+        return;
+    bj_event_t ev;
+    memset(&ev, 0, sizeof(ev));
+    ev.type = BJ_EV_SHOE_RETIRED;
+    ev.round = t->round;
+    ev.seat = -1;
+    ev.amount = t->shoe_len;
+    ev.shoe_id = t->shoe_id;
+    ev.shoe_pos = t->shoe_pos;
+    ev.commitment = t->commitment;
+    ev.shoe_cards = t->shoe;
+    ev.shoe_nonce = t->nonce;
+    t->cb(t->cb_ctx, &ev);
+}
+
+/* The shoe is gone (the generator failed): empty, due for a shuffle, nothing to reveal. */
+static int bj_shoe_failed(bj_table_t *t)
+{
+    t->shoe_len = 0;
+    t->shoe_pos = 0;
+    t->cut_pos = 0;
+    t->reshuffle_due = true;
+    t->shoe_retired = true;
+    return BJ_ERR_RNG;
 }
 
 /*
  * Shuffles a complete shoe; the cut card goes in at the penetration. The array already holds
  * every card once per deck unless a mid-round refill shortened it, and a uniform shuffle of
- * any arrangement is uniform, so it is rebuilt only then.
+ * any arrangement is uniform, so it is rebuilt only then. BJ_ERR_RNG when the generator failed:
+ * the shoe is left empty (no card of an unshuffled order can be drawn) and due for a shuffle.
  */
-static void bj_shoe_new(bj_table_t *t)
+static int bj_shoe_new(bj_table_t *t)
 {
+    bj_shoe_retire(t); /* normally retired already, when its cut card came out */
     int n = t->shoe_cap;
     if (t->shoe_len != n) {
         n = 0;
@@ -231,19 +304,24 @@ static void bj_shoe_new(bj_table_t *t)
             for (int c = 0; c < 52; c++)
                 t->shoe[n++] = (uint8_t)c;
     }
-    bj_shuffle(t, t->shoe, n);
+    if (bj_shuffle(t, t->shoe, n) != 0)
+        return bj_shoe_failed(t);
     t->shoe_len = n;
     t->shoe_pos = 0;
     t->cut_pos = (int)((int64_t)n * t->rules.penetration / 1000);
     t->shoe_id++;
+    if (bj_shoe_commit(t) != 0)
+        return bj_shoe_failed(t);
     t->reshuffle_due = false;
     bj_emit(t, BJ_EV_SHUFFLE, -1, 0, 0, n);
+    return 0;
 }
 
 /*
  * The shoe ran out in the middle of a round (a deep cut card and a crowded table): every
  * card not on the table is shuffled into a new shoe, and a full reshuffle follows the round.
- * Returns false only if every card of the shoe is on the table.
+ * Returns false only if every card of the shoe is on the table, or the generator failed (the
+ * shoe is then left empty).
  */
 static bool bj_shoe_refill(bj_table_t *t)
 {
@@ -262,15 +340,26 @@ static bool bj_shoe_refill(bj_table_t *t)
     }
     int n = 0;
     for (int c = 0; c < 52; c++)
-        for (int k = 0; k < count[c]; k++)
-            t->shoe[n++] = (uint8_t)c;
+        n += count[c];
     if (n == 0)
         return false;
-    bj_shuffle(t, t->shoe, n);
+    bj_shoe_retire(t); /* dealt to the last card: revealed before its array is reused */
+    n = 0;
+    for (int c = 0; c < 52; c++)
+        for (int k = 0; k < count[c]; k++)
+            t->shoe[n++] = (uint8_t)c;
+    if (bj_shuffle(t, t->shoe, n) != 0) {
+        bj_shoe_failed(t);
+        return false;
+    }
     t->shoe_len = n;
     t->shoe_pos = 0;
     t->cut_pos = 0;
     t->shoe_id++;
+    if (bj_shoe_commit(t) != 0) {
+        bj_shoe_failed(t);
+        return false;
+    }
     t->reshuffle_due = true;
     bj_emit(t, BJ_EV_SHUFFLE, -1, 0, 1, n);
     return true;
@@ -330,6 +419,11 @@ static bool bj_deal_dealer(bj_table_t *t, bool hidden)
     if (c < 0 || t->ndealer >= BJ_MAX_CARDS)
         return false;
     t->dealer[t->ndealer++] = (uint8_t)c;
+    if (hidden) {
+        t->hole_shoe = t->shoe_id;
+        t->hole_pos = t->shoe_pos - 1;
+        memcpy(t->hole_commitment, t->commitment, DECK_COMMIT_LEN);
+    }
     t->dealer_hard += bj_card_value((uint8_t)c);
     if (bj_card_value((uint8_t)c) == 1)
         t->dealer_ace = true;
@@ -520,8 +614,11 @@ static void bj_deal(bj_table_t *t)
         bj_emit(t, BJ_EV_NO_ROUND, -1, 0, 0, 0);
         return;
     }
-    if (t->reshuffle_due)
-        bj_shoe_new(t);
+    if (t->reshuffle_due && bj_shoe_new(t) != 0) {
+        /* The generator failed (docs/fairness.md): no card is dealt, every bet goes back. */
+        bj_settle(t, true);
+        return;
+    }
     t->ndealer = 0;
     t->dealer_hard = 0;
     t->dealer_ace = false;
@@ -676,8 +773,8 @@ static void bj_settle(bj_table_t *t, bool voided)
     t->has_settlement = true;
     t->phase = BJ_PHASE_IDLE;
     t->turn_seat = -1;
-    if (t->shoe_pos >= t->cut_pos)
-        t->reshuffle_due = true;
+    if (t->shoe_pos >= t->cut_pos || t->reshuffle_due)
+        bj_shoe_retire(t); /* the cut card is out: its order goes into this round's record */
     if (t->cb != NULL) {
         bj_event_t ev;
         memset(&ev, 0, sizeof(ev));
@@ -705,7 +802,11 @@ int bj_table_create(const bj_rules_t *rules, bj_rng_t *rng, bj_event_cb cb, void
     t->shoe = xmalloc((size_t)t->shoe_cap);
     t->phase = BJ_PHASE_IDLE;
     t->turn_seat = -1;
-    bj_shoe_new(t);
+    if (bj_shoe_new(t) != 0) {
+        free(t->shoe);
+        free(t);
+        return BJ_ERR_RNG;
+    }
     *out = t;
     return 0;
 }
@@ -804,6 +905,8 @@ int bj_table_open_betting(bj_table_t *t)
 {
     if (t->phase != BJ_PHASE_IDLE)
         return BJ_ERR_PHASE;
+    if (t->rng == NULL && !deck_healthy())
+        return BJ_ERR_RNG; /* no bet is taken for a deal that cannot be shuffled */
     bool any = false;
     for (int s = 0; s < t->rules.seats; s++)
         any |= t->seats[s].player != 0 && !t->seats[s].sitting_out;
@@ -1095,6 +1198,9 @@ void bj_table_snapshot(const bj_table_t *t, bj_snapshot_t *out)
     out->shoe_id = t->shoe_id;
     out->cards_left = t->shoe_len - t->shoe_pos;
     out->cut_card_out = t->reshuffle_due || t->shoe_pos >= t->cut_pos;
+    out->shoe_dealt = t->shoe_pos;
+    out->shoe_retired = t->shoe_retired;
+    memcpy(out->shoe_commitment, t->commitment, sizeof out->shoe_commitment);
     out->has_settlement = t->has_settlement;
     if (t->has_settlement)
         out->last = t->settlement;
@@ -1104,8 +1210,8 @@ int bj_table_stack_shoe(bj_table_t *t, const uint8_t *cards, int n)
 {
     if (t->phase != BJ_PHASE_IDLE || n < 0 || (n > 0 && cards == NULL))
         return BJ_ERR_INVALID;
-    if (t->reshuffle_due)
-        bj_shoe_new(t);
+    if (t->reshuffle_due && bj_shoe_new(t) != 0)
+        return BJ_ERR_RNG;
     if (n > t->shoe_len - t->shoe_pos)
         return BJ_ERR_NO_CARD;
     /* Check first so that a refusal changes nothing. */
@@ -1115,15 +1221,77 @@ int bj_table_stack_shoe(bj_table_t *t, const uint8_t *cards, int n)
     for (int i = 0; i < n; i++)
         if (cards[i] >= 52 || left[cards[i]]-- == 0)
             return BJ_ERR_NO_CARD;
+    if (n == 0)
+        return 0;
+    /* The committed order changes: the shoe is retired (revealed) and its undealt cards become a
+     * new shoe, committed to once stacked; the cut card keeps its place. */
+    bj_shoe_retire(t);
+    int pos = t->shoe_pos;
+    memmove(t->shoe, t->shoe + pos, (size_t)(t->shoe_len - pos));
+    t->shoe_len -= pos;
+    t->cut_pos = t->cut_pos > pos ? t->cut_pos - pos : 0;
+    t->shoe_pos = 0;
     for (int i = 0; i < n; i++) {
-        int dst = t->shoe_pos + i;
-        for (int j = dst; j < t->shoe_len; j++) {
+        for (int j = i; j < t->shoe_len; j++) {
             if (t->shoe[j] == cards[i]) {
-                t->shoe[j] = t->shoe[dst];
-                t->shoe[dst] = cards[i];
+                t->shoe[j] = t->shoe[i];
+                t->shoe[i] = cards[i];
                 break;
             }
         }
     }
+    t->shoe_id++;
+    if (bj_shoe_commit(t) != 0)
+        return bj_shoe_failed(t);
+    t->reshuffle_due = false;
+    bj_emit(t, BJ_EV_SHUFFLE, -1, 0, 0, t->shoe_len);
+    return 0;
+}
+
+void bj_table_retire_shoe(bj_table_t *t)
+{
+    bj_shoe_retire(t);
+}
+
+int bj_table_export_shoe(const bj_table_t *t, bj_shoe_state_t *out)
+{
+    if (t->phase != BJ_PHASE_IDLE)
+        return BJ_ERR_PHASE;
+    memset(out, 0, sizeof(*out));
+    out->id = t->shoe_id;
+    out->len = t->shoe_len;
+    out->pos = t->shoe_pos;
+    out->cut = t->cut_pos;
+    out->retired = t->shoe_retired || t->reshuffle_due;
+    memcpy(out->cards, t->shoe, (size_t)t->shoe_len);
+    memcpy(out->nonce, t->nonce, sizeof out->nonce);
+    memcpy(out->commitment, t->commitment, sizeof out->commitment);
+    return 0;
+}
+
+int bj_table_import_shoe(bj_table_t *t, const bj_shoe_state_t *s)
+{
+    if (t->phase != BJ_PHASE_IDLE)
+        return BJ_ERR_PHASE;
+    if (s->len < 1 || s->len > t->shoe_cap || s->pos < 0 || s->pos > s->len || s->cut < 0 ||
+        s->cut > s->len)
+        return BJ_ERR_INVALID;
+    int count[52] = {0};
+    for (int i = 0; i < s->len; i++)
+        if (s->cards[i] >= 52 || ++count[s->cards[i]] > t->rules.decks)
+            return BJ_ERR_INVALID;
+    uint8_t got[DECK_COMMIT_LEN];
+    deck_commitment_tagged(DECK_SHOE_TAG, s->cards, (size_t)s->len, s->nonce, got);
+    if (memcmp(got, s->commitment, sizeof got) != 0)
+        return BJ_ERR_INVALID;
+    memcpy(t->shoe, s->cards, (size_t)s->len);
+    t->shoe_len = s->len;
+    t->shoe_pos = s->pos;
+    t->cut_pos = s->cut;
+    t->shoe_id = s->id;
+    memcpy(t->nonce, s->nonce, sizeof t->nonce);
+    memcpy(t->commitment, s->commitment, sizeof t->commitment);
+    t->shoe_retired = s->retired;
+    t->reshuffle_due = s->retired || s->pos >= s->cut;
     return 0;
 }

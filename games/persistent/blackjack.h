@@ -98,6 +98,7 @@ enum {
     BJ_ERR_NOT_ALLOWED = -11,     /* the table's rules forbid this action on this hand */
     BJ_ERR_NO_PLAYERS = -12,      /* no seated player who is not sitting out */
     BJ_ERR_NO_CARD = -13,         /* (stacking) that card is not left in the shoe */
+    BJ_ERR_RNG = -14,             /* the shuffle generator failed (common/deck.h): no deal */
 };
 /* A short English sentence for a BJ_ERR_* code. */
 const char *bj_strerror(int err);
@@ -201,7 +202,8 @@ typedef struct {
 } bj_settlement_t;
 
 typedef enum {
-    BJ_EV_SHUFFLE,        /* new shoe: amount = cards in it, card = 1 if mid-round */
+    BJ_EV_SHUFFLE,        /* new shoe: amount = cards in it, card = 1 if mid-round; shoe_id and
+                             commitment: its number and commitment (never its order) */
     BJ_EV_SEAT,           /* seat changed: player (0 = left), card = 1 if sitting out */
     BJ_EV_BETTING_OPEN,   /* a round's betting window opened */
     BJ_EV_BET,            /* seat bet amount */
@@ -214,6 +216,8 @@ typedef enum {
     BJ_EV_ACTION,         /* seat/hand did action (timed_out if by timeout) */
     BJ_EV_HOLE,           /* dealer's hole card shown: card */
     BJ_EV_SETTLED,        /* round over: settlement */
+    BJ_EV_SHOE_RETIRED,   /* no card is dealt from the shoe shoe_id any more: its order
+                             (shoe_cards, amount cards) and nonce open its commitment */
 } bj_event_type_t;
 
 typedef struct {
@@ -228,6 +232,16 @@ typedef struct {
     int64_t amount;
     uint64_t player;
     const bj_settlement_t *settlement; /* BJ_EV_SETTLED only; valid during the callback */
+    /* The shoe (docs/fairness.md "Blackjack's shoes"): SHUFFLE, SHOE_RETIRED, and CARD / HOLE
+     * (the shoe the card came from and its position in it, 0-based). commitment (DECK_COMMIT_LEN
+     * bytes), shoe_cards and shoe_nonce (SHOE_RETIRED only) are valid during the callback. */
+    uint64_t shoe_id;
+    int shoe_pos;
+    uint8_t hole_card; /* CARD with card BJ_CARD_HIDDEN: the hole card itself, for the hand
+                          history only (never shown before BJ_EV_HOLE) */
+    const uint8_t *commitment;
+    const uint8_t *shoe_cards;
+    const uint8_t *shoe_nonce;
 } bj_event_t;
 
 /* Called synchronously from inside the input that caused the event. Must not call back
@@ -249,6 +263,9 @@ typedef struct {
     uint64_t shoe_id;  /* increments with every shuffle */
     int cards_left;    /* undealt cards in the shoe */
     bool cut_card_out; /* the shoe is reshuffled before the next deal */
+    int shoe_dealt;    /* cards dealt from the shoe: the position of the next card */
+    bool shoe_retired; /* the shoe deals no more (revealed): the next deal shuffles a new one */
+    uint8_t shoe_commitment[32]; /* the shoe's commitment (DECK_COMMIT_LEN) */
     bool has_settlement;
     bj_settlement_t last; /* the previous round's settlement, if any */
 } bj_snapshot_t;
@@ -257,9 +274,12 @@ typedef struct bj_table bj_table_t;
 
 /*
  * Creates a table. rules are copied (validated: BJ_ERR_INVALID if bad). rng: NULL to shuffle
- * with the CSPRNG (production); else a seeded generator that stays owned by the caller and
- * must outlive the table. cb may be NULL (no events, e.g. the simulator). The first shoe is
- * shuffled here. Returns 0 and *out, or BJ_ERR_INVALID.
+ * with the kit's deck source (production, common/deck.h); else a seeded generator that stays
+ * owned by the caller and must outlive the table. cb may be NULL (no events, e.g. the
+ * simulator). The first shoe is shuffled here. Returns 0 and *out, BJ_ERR_INVALID, or
+ * BJ_ERR_RNG (the deck generator failed). With rng NULL, bj_table_open_betting() answers
+ * BJ_ERR_RNG once the generator failed, and a round whose shuffle fails is voided (every bet
+ * goes back) before a card is dealt.
  */
 int bj_table_create(const bj_rules_t *rules, bj_rng_t *rng, bj_event_cb cb, void *cb_ctx,
                     bj_table_t **out);
@@ -319,7 +339,40 @@ void bj_table_snapshot(const bj_table_t *t, bj_snapshot_t *out);
 /*
  * For tests and replays only: moves the given cards, in order, to the top of the undealt
  * shoe (IDLE only; a due reshuffle happens first). BJ_ERR_NO_CARD if a card is not left.
+ * Stacking changes the committed order, so (n > 0) the shoe is retired (BJ_EV_SHOE_RETIRED)
+ * and its undealt cards, stacked, become a new shoe with a new number and commitment
+ * (BJ_EV_SHUFFLE); the cut card keeps its place. BJ_ERR_RNG if its nonce cannot be drawn.
  */
 int bj_table_stack_shoe(bj_table_t *t, const uint8_t *cards, int n);
+
+/*
+ * Shoes and their commitments (docs/fairness.md "Blackjack's shoes"). Every shoe is committed to
+ * when it is shuffled: commitment = deck_commitment_tagged(DECK_SHOE_TAG, its order, a 32-byte
+ * nonce from the deck source; a seeded table's nonce is the shoe number, big-endian, in the last
+ * 8 bytes: tests and the simulator only). A shoe is retired -- BJ_EV_SHOE_RETIRED reveals its
+ * order and nonce -- once no card of it will be dealt: at the end of the round that brought the
+ * cut card out, when it runs dry mid-round (the refill is a new shoe), when it is stacked, and
+ * on bj_table_retire_shoe().
+ */
+/* Retires the current shoe now (e.g. the table closes; IDLE, or at a round's void): the next
+ * deal shuffles a new one. Nothing happens if it is retired already. */
+void bj_table_retire_shoe(bj_table_t *t);
+
+/* A shoe as it moves with its table (whole-table moves): the adopter deals on from pos under the
+ * same number and commitment. */
+typedef struct {
+    uint64_t id;
+    int len, pos, cut;
+    bool retired;
+    uint8_t cards[BJ_MAX_DECKS * 52];
+    uint8_t nonce[32];
+    uint8_t commitment[32];
+} bj_shoe_state_t;
+/* The shoe's state (IDLE only: BJ_ERR_PHASE). */
+int bj_table_export_shoe(const bj_table_t *t, bj_shoe_state_t *out);
+/* Replaces the shoe (IDLE only) with s, checked first: the card counts fit the table's decks,
+ * 0 <= pos <= len, and the order and nonce open the commitment (BJ_ERR_INVALID otherwise, the
+ * table unchanged). The shoe it replaces was never dealt from and is not revealed. */
+int bj_table_import_shoe(bj_table_t *t, const bj_shoe_state_t *s);
 
 #endif

@@ -1,5 +1,6 @@
 /* shed_card -- see shed_card.h. */
 #include "shed_card.h"
+#include "deck.h"
 
 #include <bsd/stdlib.h>
 #include <ctype.h>
@@ -192,14 +193,9 @@ uint32_t shed_rng_below(shed_rng_t *r, uint32_t n)
     return (uint32_t)(m >> 32);
 }
 
-void shed_shuffle_secure(shed_card_t *cards, int n)
+int shed_shuffle_secure(shed_card_t *cards, int n)
 {
-    for (int i = n - 1; i > 0; i--) {
-        int j = (int)arc4random_uniform((uint32_t)i + 1);
-        shed_card_t t = cards[i];
-        cards[i] = cards[j];
-        cards[j] = t;
-    }
+    return n < 0 ? -EINVAL : deck_shuffle(cards, (size_t)n);
 }
 
 void shed_shuffle_seeded(shed_card_t *cards, int n, shed_rng_t *r)

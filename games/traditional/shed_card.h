@@ -14,8 +14,8 @@
  * holding up to two decks. Because of the nibble layout, the count of cards of each rank in a
  * set is a nibble-wise popcount (shed_set_counts).
  *
- * Shuffling comes in two explicit flavours: shed_shuffle_secure() draws from the system CSPRNG
- * (libbsd arc4random_uniform, Fisher-Yates) and is what real deals use; shed_shuffle_seeded()
+ * Shuffling comes in two explicit flavours: shed_shuffle_secure() is the kit's deck source
+ * (common/deck.h: OpenSSL's DRBG, Fisher-Yates) and is what real deals use; shed_shuffle_seeded()
  * draws from a seeded xoshiro256** generator (shed_rng_t) so tests and replays are
  * reproducible. Nothing here allocates.
  */
@@ -185,8 +185,9 @@ uint64_t shed_rng_next(shed_rng_t *r);
 /* Uniform integer in [0, n), n >= 1, without modulo bias. */
 uint32_t shed_rng_below(shed_rng_t *r, uint32_t n);
 
-/* Fisher-Yates shuffle from the system CSPRNG (arc4random_uniform). */
-void shed_shuffle_secure(shed_card_t *cards, int n);
+/* The production shuffle: the kit's deck source (common/deck.h, docs/fairness.md). 0, or -EIO
+ * when the generator failed (the order must not be dealt), -EINVAL for n < 0. */
+int shed_shuffle_secure(shed_card_t *cards, int n);
 /* Fisher-Yates shuffle from a seeded generator (reproducible). */
 void shed_shuffle_seeded(shed_card_t *cards, int n, shed_rng_t *r);
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "deck.h"
 #include "xmalloc.h"
 
 static const shed_rules_t *const shed_all_rules[] = {
@@ -331,12 +332,22 @@ int shed_game_tribute(const shed_game_t *g, int *to_seat)
     return g->trib_stage;
 }
 
-void shed_game_deal_secure(shed_game_t *g)
+int shed_game_deal_secure(shed_game_t *g)
 {
     shed_card_t deck[SHED_MAX_CARDS];
+    uint32_t first;
     g->rules->deck(deck);
-    shed_shuffle_secure(deck, g->rules->deck_size);
-    game_start(g, deck, (int)arc4random_uniform((uint32_t)g->seats));
+    if (shed_shuffle_secure(deck, g->rules->deck_size) != 0 ||
+        deck_uniform((uint32_t)g->seats, &first) != 0)
+        return -EIO;
+    game_start(g, deck, (int)first);
+    return 0;
+}
+
+int shed_game_deck(const shed_game_t *g, shed_card_t *out)
+{
+    g->rules->deck(out);
+    return g->rules->deck_size;
 }
 
 void shed_game_deal_seeded(shed_game_t *g, uint64_t seed)

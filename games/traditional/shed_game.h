@@ -10,7 +10,8 @@
  * and the action that ends the deal produces a settlement whose deltas sum to minus the rake.
  *
  * The module is pure: no I/O, no clocks, no threads, no allocation after create. Real deals
- * shuffle from the system CSPRNG (shed_game_deal_secure); tests and replays use a seed
+ * shuffle from the kit's deck source (shed_game_deal_secure, common/deck.h; the engine uses
+ * shed_game_deck + tk_deal_shuffle + shed_game_deal_order); tests and replays use a seed
  * (shed_game_deal_seeded) or an explicit deck order (shed_game_deal_order). A game is not
  * thread-safe: one owner (a desk) drives it.
  *
@@ -171,8 +172,12 @@ bool shed_rules_beats(const shed_rules_t *rules, const shed_combo_t *a, const sh
 shed_game_t *shed_game_create(const shed_rules_t *rules, const shed_config_t *cfg);
 void shed_game_destroy(shed_game_t *g);
 
-/* Starts a new deal shuffled by the system CSPRNG (real play). */
-void shed_game_deal_secure(shed_game_t *g);
+/* Starts a new deal shuffled by the kit's deck source (common/deck.h), the first seat drawn
+ * from it too. 0, or -EIO when the generator failed (no deal starts). */
+int shed_game_deal_secure(shed_game_t *g);
+/* The game's whole deck in its unshuffled order into out (SHED_MAX_CARDS room); returns the
+ * count. The engine shuffles it (tk_deal_shuffle) and deals it with shed_game_deal_order(). */
+int shed_game_deck(const shed_game_t *g, shed_card_t *out);
 /* Starts a new deal shuffled by a seeded generator: equal seeds give equal deals. */
 void shed_game_deal_seeded(shed_game_t *g, uint64_t seed);
 /*

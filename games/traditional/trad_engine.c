@@ -9,6 +9,7 @@
  * deals. trad_engine.h says what changed from the engine before the kit.
  */
 #include "trad_engine.h"
+#include "deck.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -411,6 +412,15 @@ static void trad_push_play(trad_table_t *x, int seat, Croupier__SheddingMove mv,
     tk_push_all(x->t, &sm);
 }
 
+/* The round's deck commitment on a Deal (docs/fairness.md), when the kit shuffled the deck. */
+static void trad_set_commitment(tk_table_t *t, Croupier__Deal *d)
+{
+    const uint8_t *cm = tk_deal_commitment(t);
+    d->has_deck_commitment = cm != NULL;
+    d->deck_commitment.data = (uint8_t *)cm;
+    d->deck_commitment.len = cm != NULL ? DECK_COMMIT_LEN : 0;
+}
+
 /* Deal{seat, cards, count} seen by everyone (the landlord's bottom cards). */
 static void trad_push_deal_public(trad_table_t *x, int seat, shed_set_t cards)
 {
@@ -425,6 +435,7 @@ static void trad_push_deal_public(trad_table_t *x, int seat, shed_set_t cards)
     d.has_count = true;
     d.count = (uint32_t)d.cards.len;
     d.round_id = (char *)tk_round_id(x->t);
+    trad_set_commitment(x->t, &d);
     sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_DEAL;
     sm.deal = &d;
     tk_push_all(x->t, &sm);
@@ -448,6 +459,7 @@ static void trad_push_deals(trad_table_t *x)
             d.has_count = true;
             d.count = (uint32_t)shed_set_size(h);
             d.round_id = (char *)tk_round_id(t);
+            trad_set_commitment(t, &d);
             if (k == i) {
                 d.has_cards = true;
                 d.cards.data = buf;
@@ -684,7 +696,8 @@ static void trad_table_free(void *gp)
 static uint32_t trad_rank_wire(int rank);
 
 /* Deals to every seat (min_players 0: a deal starts when every seat is taken and holds its
- * escrow): a CSPRNG shuffle, or CROUPIER_TRAD_TEST_DECK's order. */
+ * escrow): a deck the kit shuffled (tk_deal_shuffle, the one deck source: docs/fairness.md) and
+ * a first seat drawn from the same source, or CROUPIER_TRAD_TEST_DECK's order. */
 static int trad_round_start(tk_table_t *t, void *gp)
 {
     trad_table_t *x = gp;
@@ -694,10 +707,20 @@ static int trad_round_start(tk_table_t *t, void *gp)
     x->doublings = 0;
     x->last_play = trad_none;
     x->last_play_seat = -1;
-    if (x->rules == trad_deck_rules)
+    if (x->rules == trad_deck_rules) {
         shed_game_deal_order(x->g, trad_deck, trad_deck_n, 0);
-    else
-        shed_game_deal_secure(x->g);
+    } else {
+        shed_card_t deck[SHED_MAX_CARDS];
+        int n = shed_game_deck(x->g, deck);
+        uint32_t first;
+        int rc = tk_deal_shuffle(t, deck, (size_t)n);
+        if (rc == 0 && deck_uniform((uint32_t)x->seats, &first) != 0)
+            rc = -EIO;
+        if (rc != 0)
+            return rc; /* the generator failed: no card is dealt (the kit voids the round) */
+        if (shed_game_deal_order(x->g, deck, n, (int)first) != 0)
+            return -EINVAL;
+    }
     for (int i = -1; i < x->seats; i++) {
         uint8_t buf[SHED_MAX_CARDS];
         size_t n = trad_set_wire(i < 0 ? shed_game_extra(x->g) : shed_game_hand(x->g, i), buf);

@@ -1,6 +1,6 @@
 /*
  * libFuzzer driver: Zha Jin Hua's action decoder. Each input is the body of an Action.game as a
- * client sends it, decoded the way the table kit decodes it (engine/tk.c: frame_unpack_game()
+ * client sends it, decoded the way the table kit decodes it (engine/tk_table.c: frame_unpack_game()
  * with ZjhAction's descriptor, the default limits and the game's rules, zjh_wire.h), then handed
  * to the rules as the adapter hands it. Corpus: fuzz/corpus/zjh_action (written by
  * zjh_corpus_gen). Invariants; breaking one aborts, which libFuzzer reports:

@@ -214,7 +214,8 @@ static void zjh_table_free(void *g)
     free(z);
 }
 
-/* Deals a hand to the kit's playing seats: a fresh CSPRNG shuffle (Fisher-Yates). */
+/* Deals a hand to the kit's playing seats from a deck the kit shuffled (tk_deal_shuffle, the one
+ * deck source: docs/fairness.md). */
 static int zjh_round_start(tk_table_t *t, void *g)
 {
     zjh_game_t *z = g;
@@ -224,12 +225,9 @@ static int zjh_round_start(tk_table_t *t, void *g)
     uint8_t deck[ZJH_DECK_CARDS];
     for (int i = 0; i < ZJH_DECK_CARDS; i++)
         deck[i] = ZJH_CARD(2 + i / 4, i % 4);
-    for (int i = ZJH_DECK_CARDS - 1; i > 0; i--) {
-        uint32_t j = arc4random_uniform((uint32_t)i + 1);
-        uint8_t c = deck[i];
-        deck[i] = deck[j];
-        deck[j] = c;
-    }
+    int rc = tk_deal_shuffle(t, deck, ZJH_DECK_CARDS);
+    if (rc != 0)
+        return rc; /* the generator failed: no card is dealt (the kit voids the round) */
     return zjh_table_start_hand(z->core, tk_button(t), stacks, deck, ZJH_DECK_CARDS) == ZJH_OK
                ? 0
                : -EINVAL;

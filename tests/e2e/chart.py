@@ -154,6 +154,7 @@ bands = collections.OrderedDict()  # name -> [t0, t1, kind]
 marks = []                         # (t, text)
 kills = []                         # t of each SIGKILL
 rolling = None
+sealed = set()                     # rollout bands another step followed
 for t, text in steps:
     head, sep, rest = text.partition(": ")
     if sep and head.startswith("roll "):
@@ -171,9 +172,16 @@ for t, text in steps:
     else:
         marks.append((t, text))
         rolling = None
+        sealed |= {k for k in bands if bands[k][2] == "roll"}
         continue
     if kind == "crash":
         rolling = None
+    # A Deployment rolled again after other steps (the demo repeats its rollouts on long runs):
+    # a band of its own, "roll X (2)". Its pods' consecutive steps stay one band.
+    base, n = key, 2
+    while key in sealed:
+        key, n = "%s (%d)" % (base, n), n + 1
+    sealed |= {k for k in bands if k != key and bands[k][2] == "roll"}
     if key in bands:
         bands[key][1] = t
     else:

@@ -31,9 +31,25 @@ e2e_die() {
     exit 1
 }
 
-# A port free on 127.0.0.1 a moment ago.
+# A port free on 127.0.0.1 a moment ago, picked at random below the kernel's ephemeral range:
+# a port from bind(0) comes from the range every outgoing connection draws its local port from,
+# so a client of a test running in parallel could take it before our server binds it
+# (tests/support/support.c ts_free_port says the same).
 e2e_free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+    python3 -c '
+import random, socket
+lo = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+for port in ([random.randrange(min(lo - 10000, 20000), lo) for _ in range(64)] if lo > 12000 else []) + [0]:
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+    except OSError:
+        s.close()
+        continue
+    print(s.getsockname()[1])
+    s.close()
+    break
+'
 }
 
 # HTTP GET with a timeout; prints the body; returns non-zero unless the status is 200.
@@ -243,6 +259,28 @@ e2e_gate_start() {
     POD_GRACE[$name]=30
     e2e_wait_ready "$health" 20 || e2e_die "gate pod $name never became ready (log ${POD_LOG[$name]})"
     e2e_log "pod $name up: gateway client=$port health=$health pid=${POD_PID[$name]}"
+}
+
+# e2e_director_start NAME [FLAGS...]: croupier-director (the tournament director) on loopback,
+# its drain bound 5 s as POD_BOUND (the preStop of e2e_pod_terminate), ready when /readyz is 200.
+e2e_director_start() {
+    local name=$1
+    shift
+    local health
+    health=$(e2e_free_port)
+    POD_LOG[$name]="$E2E_DIR/$name.log"
+    mkdir -p "$E2E_DIR/$name.d"
+    (cd "$E2E_DIR/$name.d" && exec "$BUILD/tournament/croupier-director" \
+        --health-listen "127.0.0.1:$health" --redis "127.0.0.1:$REDIS_PORT" \
+        --director-id "$name" --drain-max-seconds 5 "$@") >>"${POD_LOG[$name]}" 2>&1 &
+    POD_PID[$name]=$!
+    E2E_PIDS+=($!)
+    POD_HEALTH[$name]=$health
+    POD_KIND[$name]=director
+    POD_BOUND[$name]=5
+    POD_GRACE[$name]=65
+    e2e_wait_ready "$health" 20 || e2e_die "director pod $name never became ready (log ${POD_LOG[$name]})"
+    e2e_log "pod $name up: director health=$health pid=${POD_PID[$name]}"
 }
 
 e2e_secret() {
@@ -461,11 +499,14 @@ e2e_exit_reason() {
     echo "${r#exit reason=}" | sed 's/^$/none/'
 }
 
-# Sum of the rake every game collected ({croupier:money}:rake:*); wallets + rake is what a
-# settlement conserves.
+# Sum of the rake every game collected ({croupier:money}:rake:*, the tournaments' fees among
+# them) and of the tournaments' prize pools ({croupier:money}:tourpool:*, chips held for a
+# tournament: docs/queues.md "Where every chip is"); wallets + this is what every script
+# conserves.
 e2e_rake_sum() {
     local sum=0 k v
-    for k in $(e2e_redis --scan --pattern '{croupier:money}:rake:*'); do
+    for k in $(e2e_redis --scan --pattern '{croupier:money}:rake:*') \
+        $(e2e_redis --scan --pattern '{croupier:money}:tourpool:*'); do
         v=$(e2e_redis get "$k")
         sum=$((sum + v))
     done

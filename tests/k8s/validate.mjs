@@ -39,6 +39,8 @@ const YAML = require('yaml');
 const MAX_BOUNDS = { traditional: 600, holdem: 600, persistent: 120, zhajinhua: 600 };
 const ENGINE_MARGIN_S = 60; // void, flush, deregister, release after the bound
 const GATE_MARGIN_S = 15;
+const DIRECTOR_MARGIN_S = 60; // the same rule as the engines: grace >= bound + 60 s
+const FAILOVER_MARGIN_MS = 2000; // a lease or claim outlasts Sentinel's DOWN_AFTER_MS by this
 const ALERT_DELAY_S = 20; // a 10 s scrape plus a 10 s rule evaluation
 const VERSIONS_ALIVE = 2;
 
@@ -267,6 +269,7 @@ function checkOverlay(objs, prestopText, facts) {
     const deployments = byKind('Deployment');
     const engines = {};
     let gates = 0;
+    const directors = [];
     for (const d of deployments) {
         const ru = d.spec.strategy?.rollingUpdate;
         if (d.spec.strategy?.type !== 'RollingUpdate' || ru?.maxSurge !== 1 || ru?.maxUnavailable !== 0)
@@ -386,7 +389,7 @@ function checkOverlay(objs, prestopText, facts) {
                 if (mr !== ha.replicas - 1)
                     err(d, `--redis-min-replicas ${mr} must be every replica: ${ha.replicas - 1} (Redis nodes ${ha.replicas} minus the master)`);
                 const ttl = num(argValue(args, 'lease-ttl-ms') ?? '6000');
-                if (!(ttl >= ha.downAfter + 2000))
+                if (!(ttl >= ha.downAfter + FAILOVER_MARGIN_MS))
                     err(d, `--lease-ttl-ms ${ttl} must stay above the sentinels' DOWN_AFTER_MS ${ha.downAfter} + 2000 (the failover)`);
             }
             engines[engine] = { d, bound, grace, pool, replicas, need };
@@ -425,9 +428,27 @@ function checkOverlay(objs, prestopText, facts) {
             const need = bound + Math.ceil((w + cl) / 1000) + GATE_MARGIN_S;
             if (!(grace >= need)) err(d, `terminationGracePeriodSeconds ${grace} must be >= ${need} (preStop + window + close + ${GATE_MARGIN_S})`);
             facts.gate = { bound, grace, replicas };
+        } else if (component === 'director') {
+            // The tournament director (docs/tournaments.md "The director", docs/deploy.md "The
+            // tournament director"): the drain shell's contract, like a game server's.
+            for (const [flag, want] of [
+                ['drain-max-seconds', '$(DRAIN_MAX_SECONDS)'], ['director-id', '$(POD_NAME)'],
+                ['claim-ttl-ms', '$(CLAIM_TTL_MS)']]) {
+                if (argValue(args, flag) !== want) err(d, `args must hold --${flag}=${want} (docs/deploy.md "The tournament director")`);
+            }
+            if (env.POD_NAME?.from?.fieldRef?.fieldPath !== 'metadata.name')
+                err(d, 'POD_NAME must come from the downward API (metadata.name): a tournament\'s owner_id names its pod');
+            if (!(grace >= bound + DIRECTOR_MARGIN_S))
+                err(d, `terminationGracePeriodSeconds ${grace} must be >= drain bound ${bound} + ${DIRECTOR_MARGIN_S}`);
+            const claimTtl = num(env.CLAIM_TTL_MS);
+            if (!(claimTtl >= 30)) err(d, `CLAIM_TTL_MS '${env.CLAIM_TTL_MS}' must be an integer >= 30`);
+            else if (ha.links && !(claimTtl >= ha.downAfter + FAILOVER_MARGIN_MS))
+                err(d, `CLAIM_TTL_MS ${claimTtl} must stay above the sentinels' DOWN_AFTER_MS ${ha.downAfter} + ${FAILOVER_MARGIN_MS} (the failover)`);
+            directors.push({ d, bound, grace, replicas, claimTtl });
         } else err(d, `unexpected component '${component}'`);
     }
     if (gates !== 1) errs.push(`overlay: expected one gateway Deployment, found ${gates}`);
+    if (directors.length !== 1) errs.push(`overlay: expected one tournament director Deployment, found ${directors.length}`);
     // A player token must never be an admin token: the two secrets are different Secrets.
     if (facts.tokenSecret && (facts.adminSecrets ?? []).includes(facts.tokenSecret))
         errs.push(`overlay: the game servers' admin secret is the gateways' token Secret ${facts.tokenSecret} (docs/ops.md: a Secret of its own)`);
@@ -485,6 +506,41 @@ function checkOverlay(objs, prestopText, facts) {
         x.rule = pr[0].metadata.name;
     }
     facts.engines = engines;
+
+    // The director: a PodDisruptionBudget (evictions one at a time, each through preStop), and
+    // its alert rules, scoped to this namespace, the drain alert at its own bound, before SIGKILL.
+    for (const x of directors) {
+        const sel = x.d.spec.selector.matchLabels;
+        const matches = (lbls) => lbls && Object.entries(lbls).every(([k, v]) => sel[k] === v) &&
+            Object.keys(lbls).length === Object.keys(sel).length;
+        if (!byKind('PodDisruptionBudget').some((p) => matches(p.spec.selector.matchLabels)))
+            err(x.d, 'the director needs a PodDisruptionBudget');
+        const dr = rules.filter((r) => r.metadata.name === 'croupier-director-alerts');
+        if (dr.length !== 1) {
+            errs.push('overlay: expected one PrometheusRule croupier-director-alerts');
+            continue;
+        }
+        const all = dr[0].spec.groups.flatMap((g) => g.rules.map((r) => ({ ...r, interval: g.interval })));
+        for (const r of all) {
+            if (!r.expr.includes(`namespace="${ns}"`)) err(dr[0], `${r.alert}: expression must select namespace="${ns}"`);
+            if (r.interval !== '10s') err(dr[0], `${r.alert}: group interval must be 10s`);
+        }
+        const get = (name) => all.find((r) => r.alert === name);
+        for (const [name, metric] of [
+            ['CroupierDirectorNoneReady', 'director_ready'], ['CroupierDirectorAbsent', 'director_ready'],
+            ['CroupierDirectorStaleWrites', 'tour_stale_writes_total'],
+            ['CroupierDirectorHandoverLost', 'tour_handovers_total'],
+            ['CroupierDirectorRenewFailing', 'tour_renew_failures_total']])
+            if (!get(name)?.expr.includes(metric)) err(dr[0], `${name} is required (on ${metric})`);
+        const ob = get('CroupierDirectorDrainOverBound');
+        const obm = ob && / > ([0-9.]+)$/.exec(ob.expr);
+        const forS = /^([0-9]+)(s|m)$/.exec(ob?.for ?? '0s');
+        if (!obm || !ob.expr.includes('director_drain_duration_seconds') || Number(obm[1]) !== x.bound)
+            err(dr[0], `CroupierDirectorDrainOverBound must fire at director_drain_duration_seconds > ${x.bound} (the bound)`);
+        else if (!forS || !(x.bound + Number(forS[1]) * (forS[2] === 'm' ? 60 : 1) + ALERT_DELAY_S < x.grace))
+            err(dr[0], `CroupierDirectorDrainOverBound fires after SIGKILL (${x.bound} + for + ${ALERT_DELAY_S} >= ${x.grace})`);
+        facts.director = { bound: x.bound, grace: x.grace, replicas: x.replicas, claimTtl: x.claimTtl };
+    }
 
     // The gateway's alert rules (scoped to this namespace) and the Grafana dashboard; their
     // expressions are proven by tests/prom (promtool and the metrics of the real binaries).
@@ -546,6 +602,19 @@ const MUTATIONS = [
     ['gateway grace short', (o) => (dep(o, 'croupier-gate').spec.template.spec.terminationGracePeriodSeconds = 10), 'preStop + window + close'],
     ['gateway connections over memory', (o) => setEnv(dep(o, 'croupier-gate'), 'MAX_CONNS', '100000000'), 'does not fit the memory limit'],
     ['gateway without a connection cap', (o) => { const a = ctr(dep(o, 'croupier-gate')).args; a.splice(a.findIndex((x) => x.startsWith('--max-conns=')), 1); }, '--max-conns=$(MAX_CONNS)'],
+    ['director grace short', (o) => (dep(o, 'croupier-director').spec.template.spec.terminationGracePeriodSeconds = Number(ctr(dep(o, 'croupier-director')).env.find((e) => e.name === 'DRAIN_MAX_SECONDS').value) + 59), 'drain bound'],
+    ['director bound not passed', (o) => { const a = ctr(dep(o, 'croupier-director')).args; a.splice(a.findIndex((x) => x.startsWith('--drain-max-seconds=')), 1); }, '--drain-max-seconds=$(DRAIN_MAX_SECONDS)'],
+    ['director id not the pod name', (o) => (ctr(dep(o, 'croupier-director')).env.find((e) => e.name === 'POD_NAME').valueFrom.fieldRef.fieldPath = 'spec.nodeName'), 'metadata.name'],
+    ['director without preStop', (o) => { delete ctr(dep(o, 'croupier-director')).lifecycle; }, 'preStop must run'],
+    ['director readiness on /healthz', (o) => (ctr(dep(o, 'croupier-director')).readinessProbe.httpGet.path = '/healthz'), 'readinessProbe'],
+    ['director maxUnavailable 1', (o) => (dep(o, 'croupier-director').spec.strategy.rollingUpdate.maxUnavailable = 1), 'maxUnavailable 0'],
+    ['director without memory limit', (o) => { delete ctr(dep(o, 'croupier-director')).resources.limits; }, 'resources.limits.memory'],
+    ['director without a PDB', (o) => o.splice(o.findIndex((x) => x.kind === 'PodDisruptionBudget' && x.metadata.name === 'croupier-director'), 1), 'director needs a PodDisruptionBudget'],
+    ['director missing', (o) => o.splice(o.indexOf(dep(o, 'croupier-director')), 1), 'one tournament director Deployment'],
+    ['director alert over bound drifts', (o) => { const r = o.find((x) => x.kind === 'PrometheusRule' && x.metadata.name === 'croupier-director-alerts'); const a = r.spec.groups[0].rules.find((y) => y.alert === 'CroupierDirectorDrainOverBound'); a.expr = a.expr.replace(/ > [0-9]+$/, ' > 9999'); }, 'CroupierDirectorDrainOverBound'],
+    ['director alert after SIGKILL', (o) => { const r = o.find((x) => x.kind === 'PrometheusRule' && x.metadata.name === 'croupier-director-alerts'); r.spec.groups[0].rules.find((y) => y.alert === 'CroupierDirectorDrainOverBound').for = '5m'; }, 'fires after SIGKILL'],
+    ['director alerts unscoped', (o) => { const r = o.find((x) => x.kind === 'PrometheusRule' && x.metadata.name === 'croupier-director-alerts'); const a = r.spec.groups[0].rules.find((y) => y.alert === 'CroupierDirectorStaleWrites'); a.expr = a.expr.replace(/namespace="[^"]*"/, 'namespace="other"'); }, 'must select namespace'],
+    ['director alert dropped', (o) => { const r = o.find((x) => x.kind === 'PrometheusRule' && x.metadata.name === 'croupier-director-alerts'); const g = r.spec.groups[0]; g.rules.splice(g.rules.findIndex((y) => y.alert === 'CroupierDirectorHandoverLost'), 1); }, 'CroupierDirectorHandoverLost is required'],
     ['per-address cap behind a proxy', (o) => { setEnv(dep(o, 'croupier-gate'), 'MAX_CONNS_PER_ADDR', '64'); const s = o.find((x) => x.kind === 'Service' && x.metadata.name === 'croupier-gate'); s.spec.type = 'ClusterIP'; delete s.spec.externalTrafficPolicy; }, 'hides players'],
 ];
 // Injected only into overlays that run Redis with Sentinels.
@@ -558,6 +627,8 @@ const HA_MUTATIONS = [
     ['wrong master name', (o) => { const a = ctr(dep(o, 'croupier-game-persistent')).args; a[a.findIndex((x) => x.startsWith('--redis-master='))] = '--redis-master=other'; }, '--redis-master must be'],
     ['min replicas 0', (o) => { const a = ctr(dep(o, 'croupier-game-traditional')).args; a[a.findIndex((x) => x.startsWith('--redis-min-replicas='))] = '--redis-min-replicas=0'; }, '--redis-min-replicas 0'],
     ['lease shorter than failover', (o) => ctr(dep(o, 'croupier-game-zhajinhua')).args.push('--lease-ttl-ms=3000'), '--lease-ttl-ms 3000'],
+    ['director claims shorter than failover', (o) => setEnv(dep(o, 'croupier-director'), 'CLAIM_TTL_MS', '3000'), 'CLAIM_TTL_MS 3000'],
+    ['director without sentinel flags', (o) => { const a = ctr(dep(o, 'croupier-director')).args; a.splice(a.findIndex((x) => x.startsWith('--redis-sentinels=')), 1); }, '--redis-sentinels must list'],
     ['sentinel Service missing', (o) => o.splice(o.findIndex((x) => x.kind === 'Service' && x.metadata.name === 'croupier-sentinel-1'), 1), 'needs a Service of its own'],
 ];
 const PRESTOP_MUTATIONS = [
@@ -637,6 +708,8 @@ for (const { env, file } of overlays) {
             `lease pool ${x.pool} >= ${x.need}, alerts ${x.rule}`);
     if (facts.gate)
         console.log(`  gate        replicas ${facts.gate.replicas}, preStop bound ${facts.gate.bound} s, grace ${facts.gate.grace} s`);
+    if (facts.director)
+        console.log(`  director    replicas ${facts.director.replicas}, drain bound ${facts.director.bound} s, grace ${facts.director.grace} s, claim TTL ${facts.director.claimTtl} ms`);
     if (facts.ha)
         console.log(`  redis       ${facts.ha.replicas} nodes (master + replicas), 3 sentinels on master '${facts.ha.master}', down-after ${facts.ha.downAfter} ms`);
     console.log(`  invariants: ${errs.length} violated; self-test: ${st.count - st.failures.length}/${st.count} injected violations caught`);

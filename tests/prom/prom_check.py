@@ -12,11 +12,12 @@ Writes into OUT_DIR:
                                     metric-name check (metric_names.mjs)
   mutants/<rule>-<alert>-never|always/{rules,test}.yml  the rule file with that one alert made
                                     to never / always fire, and the same tests: each must fail
-                                    (--mutants; for the gateway's rules and one engine's, as the
-                                    tests of every engine come from the same code)
+                                    (--mutants; for the gateway's rules, the director's and one
+                                    engine's, as the tests of every engine come from the same code)
 
 The unit tests take their thresholds from the rendered Deployments -- the drain bound
-(DRAIN_MAX_SECONDS), terminationGracePeriodSeconds and LEASE_POOL_SIZE of each engine -- and the
+(DRAIN_MAX_SECONDS), terminationGracePeriodSeconds and LEASE_POOL_SIZE of each engine, the
+director's DRAIN_MAX_SECONDS -- and the
 `for` of each rule, so they hold for every overlay: each alert gets input just below its
 threshold (no alert), just above it (the alert fires, with its labels and annotations), and the
 same high input from another engine or namespace (no alert in this engine's rules).
@@ -236,6 +237,89 @@ def gate_tests(rf, ns):
     unready_tests(rf, "CroupierGateUnready", "gate", pod, out)
 
 
+def director_tests(rf, ns, bound):
+    """The tournament director's rules (k8s/base/director-alerts.yaml); the drain threshold is
+    the Deployment's DRAIN_MAX_SECONDS."""
+    pod = {"namespace": ns, "pod": "croupier-director-abc"}
+    pod.update(INSTANCE)
+    pod2 = dict(pod, pod="croupier-director-def", instance="10.0.0.8:8080")
+    other_ns = dict(pod, namespace="another-namespace")
+    out = {"namespace": ns, "pod": pod["pod"]}
+    per_ns = {"namespace": ns}
+
+    # No director ready: every scraped director unready.
+    a = "CroupierDirectorNoneReady"
+    t = rf.for_s(a) + 30
+    rf.case("one of two ready", a,
+            [series("director_ready", pod, const(0)), series("director_ready", pod2, const(1))],
+            t, False)
+    rf.case("none of two ready", a,
+            [series("director_ready", pod, const(0)), series("director_ready", pod2, const(0))],
+            t, True, per_ns, 0)
+    rf.case("none ready for less than its for, then one", a,
+            [series("director_ready", pod, const(0)),
+             series("director_ready", pod2,
+                    "%s %s" % (const(0, max(0, rf.for_s(a) // 10 - 3)), const(1)))], t, False)
+    rf.case("none ready in another namespace", a,
+            [series("director_ready", other_ns, const(0)), series("director_ready", pod, const(1))],
+            t, False)
+
+    # No director scraped at all.
+    a = "CroupierDirectorAbsent"
+    t = rf.for_s(a) + 30
+    rf.case("a director scraped", a, [series("director_ready", pod, const(0))], t, False)
+    rf.case("no director scraped here (one in another namespace)", a,
+            [series("director_ready", other_ns, const(1))], t, True, per_ns)
+
+    # One director stuck unready (not draining).
+    unready_tests(rf, "CroupierDirectorUnready", "director", pod, out)
+
+    # A write refused by the fence: a tournament taken over from a live owner.
+    a = "CroupierDirectorStaleWrites"
+    t = 120
+    rf.case("no stale write", a, [series("tour_stale_writes_total", pod, const(0))], t, False)
+    rf.case("one stale write", a, [series("tour_stale_writes_total", pod, "0x5 1x115")], t, True,
+            out)
+    rf.case("a stale write long ago", a, [series("tour_stale_writes_total", pod, const(3))], t,
+            False)
+    rf.case("a stale write in another namespace", a,
+            [series("tour_stale_writes_total", other_ns, "0x5 1x115")], t, False)
+
+    # A tournament lost rather than handed back; handovers by drain are normal.
+    a = "CroupierDirectorHandoverLost"
+    lost = dict(pod, why="lost")
+    released = dict(pod, why="released")
+    t = 120
+    rf.case("tournaments handed back on a drain", a,
+            [series("tour_handovers_total", lost, const(0)),
+             series("tour_handovers_total", released, "0x5 7x115")], t, False)
+    rf.case("one tournament lost", a,
+            [series("tour_handovers_total", lost, "0x5 1x115"),
+             series("tour_handovers_total", released, const(0))], t, True, out)
+    rf.case("one lost in another namespace", a,
+            [series("tour_handovers_total", dict(lost, namespace="another-namespace"), "0x5 1x115")],
+            t, False)
+
+    # Renewals failing for 5 minutes (a few failures that stopped do not fire).
+    a = "CroupierDirectorRenewFailing"
+    rate_tests(rf, a, "tour_renew_failures_total", pod, out)
+    rf.case("a few failures, then none", a,
+            [series("tour_renew_failures_total", pod, "0+1x5 5x195")], rf.for_s(a) + 6 * 60, False)
+
+    # A drain over its bound.
+    a = "CroupierDirectorDrainOverBound"
+    t = rf.for_s(a) + 30
+    rf.case("at the bound", a, [series("director_drain_duration_seconds", pod, const(bound))], t,
+            False)
+    rf.case("one second over the bound", a,
+            [series("director_drain_duration_seconds", pod, const(bound + 1))], t, True, out,
+            bound + 1)
+    rf.case("another namespace over the bound", a,
+            [series("director_drain_duration_seconds", other_ns, const(bound + 1000))], t, False)
+    rf.case("not draining", a, [series("director_drain_duration_seconds", pod, const(0))], t,
+            False)
+
+
 def env_of(dep, name):
     for c in dep["spec"]["template"]["spec"]["containers"]:
         for e in c.get("env", []):
@@ -282,6 +366,11 @@ def main():
                        int(env_of(dep, "LEASE_POOL_SIZE")))
         elif rf.name == "croupier-gate-alerts":
             gate_tests(rf, ns)
+        elif rf.name == "croupier-director-alerts":
+            dep = deps.get("croupier-director")
+            if dep is None:
+                sys.exit("prom_check.py: no Deployment croupier-director for %s" % rf.name)
+            director_tests(rf, ns, int(env_of(dep, "DRAIN_MAX_SECONDS")))
         else:
             sys.exit("prom_check.py: no unit tests for PrometheusRule %s: add them" % rf.name)
         untested = set(rf.rules) - {t["alert_rule_test"][0]["alertname"] for t in rf.tests}
@@ -294,8 +383,9 @@ def main():
             yaml.safe_dump({"rule_files": [os.path.basename(rules_path)],
                             "evaluation_interval": "10s", "tests": rf.tests}, f, sort_keys=False)
         # Self-test: each alert made to never fire, and to always fire, must fail these tests.
-        mutate = mutants and (rf.name == "croupier-gate-alerts" or not mutated_game)
-        mutated_game = mutated_game or (mutate and rf.name != "croupier-gate-alerts")
+        own = rf.name in ("croupier-gate-alerts", "croupier-director-alerts")
+        mutate = mutants and (own or not mutated_game)
+        mutated_game = mutated_game or (mutate and not own)
         for alert in sorted(rf.rules) if mutate else []:
             for kind, expr in (("never", "vector(1) > 2"), ("always", "vector(1)")):
                 groups = json.loads(json.dumps(rf.spec["groups"]))

@@ -9,8 +9,8 @@
 #     bound, grace, pool size), so each alert fires just above its threshold and not at it, not
 #     for another engine or namespace, not before its `for`; and a self-test: each alert of the
 #     gateway and of one engine made to never fire and to always fire must fail them;
-#  3. the metric names: real redis-server, croupier-game of every engine and croupier-gate on
-#     loopback, a few bots playing the test game for a few seconds, every pod's /metrics scraped;
+#  3. the metric names: real redis-server, croupier-game of every engine, croupier-gate and
+#     croupier-director on loopback, a few bots playing the test game for a few seconds, every pod's /metrics scraped;
 #     every metric name the rules and the dashboard use must be exported, and every expression
 #     must parse with Prometheus' PromQL grammar (tests/prom/metric_names.mjs; self-tested on an
 #     unknown name and a broken expression).
@@ -120,6 +120,10 @@ for e in traditional holdem persistent zhajinhua test; do
 done
 e2e_gate_start gate-a
 pods+=(gate-a)
+# The tournament director: its drain shell's metrics (director_*) and its own (tour_*) exist from
+# the start, every counter at 0.
+e2e_director_start director-a
+pods+=(director-a)
 # A few rounds on the test engine, so that the per-round series (game_rounds_total) exist.
 "$BUILD/bots/croupier-bot" --gateways "127.0.0.1:${POD_PORT[gate-a]}" --bots 6 --game test \
     --engine traditional --seconds 3 --player-base 7000000 --token-secret-file "$E2E_DIR/secret" \

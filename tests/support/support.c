@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,12 +33,14 @@ void ts_sleep_ms(int ms)
         ;
 }
 
-int ts_free_port(void)
+/* Whether nothing is bound to 127.0.0.1:port (or, with port 0, a port the kernel picks): returns
+ * the port or a negative errno. */
+static int ts_try_port(int port)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0)
         return -errno;
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     socklen_t len = sizeof a;
     if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
@@ -48,6 +51,37 @@ int ts_free_port(void)
     }
     close(fd);
     return ntohs(a.sin_port);
+}
+
+/*
+ * A port picked at random BELOW the kernel's ephemeral range (ip_local_port_range). A port the
+ * kernel hands to bind(port 0) comes from the same range it gives every outgoing connection:
+ * between this check and the server's bind, any client of any test running in parallel (a
+ * Redis client, a bot) may take it as its local port, and the server then fails to start
+ * (listen_failed, "Address already in use"). Below the range only another test's pick can
+ * collide, which the random choice among thousands of ports makes rare and testenv's retry covers.
+ */
+int ts_free_port(void)
+{
+    static __thread unsigned seed;
+    if (seed == 0)
+        seed = (unsigned)ts_now_ms() ^ ((unsigned)getpid() * 2654435761u) ^ (unsigned)(uintptr_t)&seed;
+    int lo = 32768;
+    FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+    if (f != NULL) {
+        if (fscanf(f, "%d", &lo) != 1)
+            lo = 32768;
+        fclose(f);
+    }
+    if (lo > 12000) {
+        int from = lo - 10000 < 20000 ? lo - 10000 : 20000;
+        for (int i = 0; i < 64; i++) {
+            int port = from + (int)(rand_r(&seed) % (unsigned)(lo - from));
+            if (ts_try_port(port) == port)
+                return port;
+        }
+    }
+    return ts_try_port(0);
 }
 
 static const char *ts_env_path(const char *var, const char *fallback, const char *rel)

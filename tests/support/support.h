@@ -12,7 +12,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* A port that was free on 127.0.0.1 a moment ago (bound to 0, read back, closed). */
+/* A port that was free on 127.0.0.1 a moment ago, picked at random below the kernel's ephemeral
+ * range so that no outgoing connection can take it before the server binds it (support.c). */
 int ts_free_port(void);
 
 /* Path of a file in the build tree: $CROUPIER_BUILD/<rel>. Returns a static buffer. */

@@ -60,16 +60,43 @@ fail_dir:
     return rc;
 }
 
+/* Zeroes *s and gives it two free loopback ports, formatted as "127.0.0.1:PORT" into listen and
+ * health (64 bytes each). Returns 0 or the negative errno of ts_free_port. */
+static int testenv_pick_ports(testenv_server_t *s, char *listen, char *health)
+{
+    memset(s, 0, sizeof *s);
+    int port = ts_free_port();
+    if (port < 0)
+        return port;
+    int hport = ts_free_port();
+    for (int i = 0; i < 8 && hport == port; i++)
+        hport = ts_free_port();
+    if (hport < 0)
+        return hport;
+    s->port = port;
+    s->health = hport;
+    snprintf(listen, 64, "127.0.0.1:%d", port);
+    snprintf(health, 64, "127.0.0.1:%d", hport);
+    return 0;
+}
+
+/* Port picks a server that lost its port to a parallel test gets (testenv_launch). */
+#define TESTENV_PORT_TRIES 3
+
 /*
  * Appends the NULL-terminated args (or none) to argv, whose first n entries the caller filled
- * around the ports already in *s, spawns it with env added to its environment and waits up to
- * TESTENV_READY_MS for /readyz 200 on s->health. what names the binary in messages. argv must
- * have room for TESTENV_MAX_ARGS entries. Returns 0 with s->proc set; -E2BIG if args do not fit;
- * -EIO if the spawn fails; -ESRCH if it exited before it became ready, -ETIMEDOUT if it was not
- * ready in time (both after copying its log to stderr and killing it). On failure *s is zeroed.
+ * around the ports in listen and health (testenv_pick_ports' buffers, which argv points into),
+ * spawns it with env added to its environment and waits up to TESTENV_READY_MS for /readyz 200
+ * on s->health. A server that exits at once because another test bound one of its ports in the
+ * moment between the pick and its bind (listen_failed, "Address already in use") is started
+ * again on new ports, up to TESTENV_PORT_TRIES times. what names the binary in messages. argv
+ * must have room for TESTENV_MAX_ARGS entries. Returns 0 with s->proc set; -E2BIG if args do not
+ * fit; -EIO if the spawn fails; -ESRCH if it exited before it became ready, -ETIMEDOUT if it was
+ * not ready in time (both after copying its log to stderr and killing it). On failure *s is
+ * zeroed.
  */
 static int testenv_launch(testenv_server_t *s, const char *what, char **argv, int n,
-                          char *const args[], char *const env[])
+                          char *const args[], char *const env[], char *listen, char *health)
 {
     for (int i = 0; args != NULL && args[i] != NULL; i++) {
         if (n >= TESTENV_MAX_ARGS - 1) {
@@ -80,50 +107,46 @@ static int testenv_launch(testenv_server_t *s, const char *what, char **argv, in
         argv[n++] = args[i];
     }
     argv[n] = NULL;
-    s->proc = ts_proc_spawn(argv, env);
-    if (s->proc == NULL) {
-        fprintf(stderr, "# could not spawn %s\n", argv[0]);
-        memset(s, 0, sizeof *s);
-        return -EIO;
-    }
-    /* Polls in short slices so that a server which exits at once (a refused flag) is reported
-     * then, not after the whole wait. */
-    long long end = ts_now_ms() + TESTENV_READY_MS;
-    int rc = -ETIMEDOUT;
-    while (ts_now_ms() < end) {
-        if (!ts_proc_alive(s->proc)) {
-            rc = -ESRCH;
-            break;
+    for (int attempt = 1;; attempt++) {
+        s->proc = ts_proc_spawn(argv, env);
+        if (s->proc == NULL) {
+            fprintf(stderr, "# could not spawn %s\n", argv[0]);
+            memset(s, 0, sizeof *s);
+            return -EIO;
         }
-        if (ts_http_wait_status("127.0.0.1", s->health, "/readyz", 200, 100) == 0)
-            return 0;
+        /* Polls in short slices so that a server which exits at once (a refused flag) is
+         * reported then, not after the whole wait. */
+        long long end = ts_now_ms() + TESTENV_READY_MS;
+        int rc = -ETIMEDOUT;
+        while (ts_now_ms() < end) {
+            if (!ts_proc_alive(s->proc)) {
+                rc = -ESRCH;
+                break;
+            }
+            if (ts_http_wait_status("127.0.0.1", s->health, "/readyz", 200, 100) == 0)
+                return 0;
+        }
+        char *log = ts_proc_log(s->proc);
+        bool port_taken =
+            rc == -ESRCH && log != NULL && strstr(log, "Address already in use") != NULL;
+        if (port_taken && attempt < TESTENV_PORT_TRIES) {
+            fprintf(stderr, "# %s could not bind %s or %s (taken by another test): new ports\n",
+                    what, listen, health);
+            free(log);
+            ts_proc_free(s->proc);
+            int prc = testenv_pick_ports(s, listen, health);
+            if (prc != 0)
+                return prc;
+            continue;
+        }
+        fprintf(stderr, "# %s %s; its log (%s):\n%s\n", what,
+                rc == -ESRCH ? "exited before it became ready" : "was not ready within 10 s",
+                ts_proc_log_path(s->proc), log != NULL ? log : "(unreadable)");
+        free(log);
+        ts_proc_free(s->proc);
+        memset(s, 0, sizeof *s);
+        return rc;
     }
-    char *log = ts_proc_log(s->proc);
-    fprintf(stderr, "# %s %s; its log (%s):\n%s\n", what,
-            rc == -ESRCH ? "exited before it became ready" : "was not ready within 10 s",
-            ts_proc_log_path(s->proc), log != NULL ? log : "(unreadable)");
-    free(log);
-    ts_proc_free(s->proc);
-    memset(s, 0, sizeof *s);
-    return rc;
-}
-
-/* Zeroes *s and gives it two free loopback ports, formatted as "127.0.0.1:PORT" into listen and
- * health (64 bytes each). Returns 0 or the negative errno of ts_free_port. */
-static int testenv_pick_ports(testenv_server_t *s, char *listen, char *health)
-{
-    memset(s, 0, sizeof *s);
-    int port = ts_free_port();
-    if (port < 0)
-        return port;
-    int hport = ts_free_port();
-    if (hport < 0)
-        return hport;
-    s->port = port;
-    s->health = hport;
-    snprintf(listen, 64, "127.0.0.1:%d", port);
-    snprintf(health, 64, "127.0.0.1:%d", hport);
-    return 0;
 }
 
 int testenv_start_game(testenv_t *e, testenv_server_t *s, const char *engine, int drain_max_s,
@@ -151,7 +174,7 @@ int testenv_start_game(testenv_t *e, testenv_server_t *s, const char *engine, in
     argv[n++] = "900";
     argv[n++] = "--drain-max-seconds";
     argv[n++] = drain;
-    return testenv_launch(s, "croupier-game", argv, n, args, env);
+    return testenv_launch(s, "croupier-game", argv, n, args, env, listen, health);
 }
 
 int testenv_start_gate(testenv_t *e, testenv_server_t *s, const char *gate_id, char *const args[])
@@ -177,7 +200,26 @@ int testenv_start_gate(testenv_t *e, testenv_server_t *s, const char *gate_id, c
     argv[n++] = e->secret_path;
     argv[n++] = "--gate-id";
     argv[n++] = (char *)gate_id;
-    return testenv_launch(s, "croupier-gate", argv, n, args, NULL);
+    return testenv_launch(s, "croupier-gate", argv, n, args, NULL, listen, health);
+}
+
+int testenv_start_director(testenv_t *e, testenv_server_t *s, const char *director_id,
+                           char *const args[])
+{
+    char listen[64], health[64]; /* listen: unused, the director has only its health port */
+    int rc = testenv_pick_ports(s, listen, health);
+    if (rc != 0)
+        return rc;
+    char *argv[TESTENV_MAX_ARGS];
+    int n = 0;
+    argv[n++] = (char *)ts_build_path("tournament/croupier-director");
+    argv[n++] = "--health-listen";
+    argv[n++] = health;
+    argv[n++] = "--redis";
+    argv[n++] = (char *)ts_redis_addr(e->redis);
+    argv[n++] = "--director-id";
+    argv[n++] = (char *)director_id;
+    return testenv_launch(s, "croupier-director", argv, n, args, NULL, listen, health);
 }
 
 void testenv_stop_server(testenv_server_t *s)
@@ -188,8 +230,8 @@ void testenv_stop_server(testenv_server_t *s)
      * it (a signal already pending is not queued twice) and the exit would wait for the rounds
      * and moves under way: so it goes once the process has logged the first. */
     ts_proc_signal(s->proc, SIGTERM);
-    for (int i = 0; i < 200 && ts_proc_alive(s->proc) &&
-                    !ts_proc_log_has(s->proc, "\"event\":\"signal\"");
+    for (int i = 0;
+         i < 200 && ts_proc_alive(s->proc) && !ts_proc_log_has(s->proc, "\"event\":\"signal\"");
          i++)
         ts_sleep_ms(10);
     ts_proc_signal(s->proc, SIGTERM);
@@ -222,4 +264,16 @@ long testenv_human_desks(const testenv_server_t *s)
     long v = status == 200 && at != NULL ? strtol(at + strlen("\"human_desks\":"), NULL, 10) : -1;
     free(body);
     return v < 0 ? -1 : v;
+}
+
+long testenv_metric(const testenv_server_t *s, const char *series)
+{
+    char *body = NULL;
+    int status = ts_http_get("127.0.0.1", s->health, "/metrics", 2000, &body);
+    char want[256];
+    snprintf(want, sizeof want, "\n%s ", series);
+    const char *at = status == 200 && body != NULL ? strstr(body, want) : NULL;
+    long v = at != NULL ? strtol(at + strlen(want), NULL, 10) : -1;
+    free(body);
+    return v;
 }

@@ -67,6 +67,15 @@ int testenv_start_game(testenv_t *e, testenv_server_t *s, const char *engine, in
 int testenv_start_gate(testenv_t *e, testenv_server_t *s, const char *gate_id, char *const args[]);
 
 /*
+ * Starts $CROUPIER_BUILD/tournament/croupier-director into *s:
+ *   --health-listen 127.0.0.1:HEALTH --redis <e's redis> --director-id DIRECTOR_ID  [args...]
+ * and waits up to 10 s for /readyz 200 (s->port is picked but unused). Returns as
+ * testenv_start_game().
+ */
+int testenv_start_director(testenv_t *e, testenv_server_t *s, const char *director_id,
+                           char *const args[]);
+
+/*
  * Stops a server the way the tests always have: SIGTERM twice (the second one asks a draining
  * server to hurry), up to 10 s for it to exit, then ts_proc_free (SIGKILL if still alive, reap,
  * remove the log). No-op when s->proc is NULL (never started, or already freed by the test);
@@ -87,5 +96,12 @@ void testenv_stop(testenv_t *e);
  * 5 s or the field is missing.
  */
 long testenv_human_desks(const testenv_server_t *s);
+
+/*
+ * The value of one series of a server's GET /metrics, named with its labels as the exposition
+ * writes them (e.g. `gate_goaways_total{reason="rebalance"}`), or -1 when the server does not
+ * answer 200 within 2 s or the series is missing.
+ */
+long testenv_metric(const testenv_server_t *s, const char *series);
 
 #endif

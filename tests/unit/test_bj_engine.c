@@ -18,6 +18,9 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include <jansson.h>
+
+#include "deck.h"
 #include "rpcc.h"
 #include "support.h"
 #include "testenv.h"
@@ -460,6 +463,169 @@ START_TEST(test_bj_engine_legal_and_illegal_actions_settle_with_the_house)
 }
 END_TEST
 
+/* A hand-history card ("As") as the core's card (suit x 13 + rank, ace 0), or -1. */
+static int core_card(const char *text)
+{
+    static const char ranks[] = "A23456789TJQK", suits[] = "cdhs";
+    if (text == NULL || strlen(text) != 2)
+        return -1;
+    const char *r = strchr(ranks, text[0]), *u = strchr(suits, text[1]);
+    return r == NULL || u == NULL ? -1 : (int)((u - suits) * 13 + (r - ranks));
+}
+
+/*
+ * docs/fairness.md "Blackjack's shoes": every Deal carries the commitment of the shoe its card
+ * came from, the shoe's number and the card's position; the commitment stays the same over the
+ * rounds of a shoe and changes with the reshuffle; the Snapshot carries it too. Every round's
+ * record names its shoe, commitment and first position; the record of the round that retired
+ * the shoe reveals its order and nonce, which open the commitment the players got, and every
+ * round's recorded cards are the shoe's cards at its positions.
+ */
+START_TEST(test_bj_engine_deals_carry_the_shoe_commitment_and_records_open_it)
+{
+    env_t e;
+    char *env[] = {"CROUPIER_BJ_BET_MS=3000",
+                   "CROUPIER_BJ_ACTION_MS=100",
+                   "CROUPIER_BJ_TRUSTEE_MS=20",
+                   "CROUPIER_BJ_GAP_MS=20",
+                   "CROUPIER_BJ_SITOUT_AFTER=1000",
+                   "CROUPIER_BJ_DECKS=1",
+                   NULL};
+    env_start(&e, 30, env);
+    const uint64_t p = 4001;
+    set_wallet(&e, "4001", 100000);
+    ck_assert_int_eq(join(&e, p, 10), E_OK);
+    /* Between rounds the Snapshot names the shoe in use and its commitment. */
+    Croupier__RpcFrame *r = resume(&e, p);
+    Croupier__Snapshot *s = snap_of(r);
+    ck_assert(s->has_deck_commitment && s->deck_commitment.len == DECK_COMMIT_LEN);
+    ck_assert(s->blackjack->has_shoe && s->blackjack->has_shoe_dealt);
+    ck_assert_uint_eq(s->blackjack->shoe, 1);
+    ck_assert_uint_eq(s->blackjack->shoe_dealt, 0);
+    uint8_t commit[4][DECK_COMMIT_LEN]; /* by shoe number 1..3 */
+    memcpy(commit[1], s->deck_commitment.data, DECK_COMMIT_LEN);
+    frame_free_rpc(r);
+    int next[4] = {0}, hole = -1, rounds = 0, rounds_shoe1 = 0;
+    uint64_t shoe = 1;
+    while (rounds < 30 && (shoe < 2 || next[2] < 10)) {
+        act(&e, p, BET, 10, 0, E_OK);
+        bool round_of_shoe1 = false;
+        for (;;) {
+            Croupier__RpcFrame *f = rpcc_next_event(e.c, 5000);
+            ck_assert_msg(f != NULL, "no RoundEnd");
+            if (f->body_case != CROUPIER__RPC_FRAME__BODY_PUSH) {
+                frame_free_rpc(f);
+                continue;
+            }
+            Croupier__ServerMessage *m = f->push;
+            if (m->body_case == CROUPIER__SERVER_MESSAGE__BODY_ROUND_END) {
+                frame_free_rpc(f);
+                break;
+            }
+            if (m->body_case == CROUPIER__SERVER_MESSAGE__BODY_DEAL) {
+                Croupier__Deal *d = m->deal;
+                ck_assert(d->has_deck_commitment && d->deck_commitment.len == DECK_COMMIT_LEN);
+                ck_assert(d->has_shoe && d->has_shoe_position);
+                ck_assert_uint_ge(d->shoe, shoe);
+                ck_assert_uint_le(d->shoe, 3);
+                if (d->shoe != shoe) { /* a new shoe: a new commitment, dealt from position 0 */
+                    ck_assert_uint_eq(d->shoe, shoe + 1);
+                    shoe = d->shoe;
+                    memcpy(commit[shoe], d->deck_commitment.data, DECK_COMMIT_LEN);
+                    ck_assert(memcmp(commit[shoe], commit[shoe - 1], DECK_COMMIT_LEN) != 0);
+                }
+                ck_assert(memcmp(d->deck_commitment.data, commit[shoe], DECK_COMMIT_LEN) == 0);
+                if ((int)d->shoe_position == next[shoe]) {
+                    if (d->has_count && !d->has_seat)
+                        hole = next[shoe]; /* the hole card, face down */
+                    next[shoe]++;
+                } else { /* the hole card shown: at the position it was dealt */
+                    ck_assert(!d->has_seat && d->has_cards);
+                    ck_assert_int_eq((int)d->shoe_position, hole);
+                }
+                round_of_shoe1 |= shoe == 1;
+            }
+            frame_free_rpc(f);
+        }
+        rounds++;
+        rounds_shoe1 += round_of_shoe1;
+    }
+    ck_assert_uint_ge(shoe, 2);
+    ck_assert_int_ge(rounds_shoe1, 3); /* one commitment over several rounds */
+    r = resume(&e, p);
+    s = snap_of(r);
+    if (s->blackjack->has_shoe) { /* not retired: the shoe in use and the next position */
+        ck_assert_uint_eq(s->blackjack->shoe, shoe);
+        ck_assert_uint_eq(s->blackjack->shoe_dealt, (uint32_t)next[shoe]);
+        ck_assert(memcmp(s->deck_commitment.data, commit[shoe], DECK_COMMIT_LEN) == 0);
+    }
+    frame_free_rpc(r);
+    uint64_t rid = next_rid++;
+    ck_assert_int_eq(rpcc_leave(e.c, rid, p), 0);
+    frame_free_rpc(reply(&e, rid, 0));
+    wait_histories(&e, rounds);
+
+    /* The records: positions and commitments as dealt; shoe 1's reveal opens it and holds every
+     * recorded card at its position. */
+    char *h = ts_redis_cmd(e.rig.redis, "XRANGE {croupier:history:blackjack}:stream - +");
+    ck_assert_ptr_nonnull(h);
+    uint8_t deck[DECK_MAX_CARDS];
+    int ndeck = 0, checked = 0, expect_first = 0;
+    json_t *recs = json_array();
+    for (char *line = strtok(h, "\n"); line != NULL; line = strtok(NULL, "\n"))
+        if (line[0] == '{')
+            json_array_append_new(recs, json_loads(line, 0, NULL));
+    size_t i, j;
+    json_t *rec, *x;
+    json_array_foreach(recs, i, rec)
+    {
+        json_array_foreach(json_object_get(rec, "shoe_reveal"), j, x)
+        {
+            if (json_integer_value(json_object_get(x, "shoe")) != 1)
+                continue;
+            uint8_t c[DECK_COMMIT_LEN], n[DECK_NONCE_LEN], got[DECK_COMMIT_LEN];
+            ck_assert_int_eq(
+                deck_unhex(json_string_value(json_object_get(x, "commitment")), c, sizeof c),
+                DECK_COMMIT_LEN);
+            ck_assert(memcmp(c, commit[1], DECK_COMMIT_LEN) == 0);
+            ndeck = deck_unhex(json_string_value(json_object_get(x, "deck")), deck, sizeof deck);
+            ck_assert_int_eq(ndeck, 52);
+            ck_assert_int_eq(
+                deck_unhex(json_string_value(json_object_get(x, "nonce")), n, sizeof n),
+                DECK_NONCE_LEN);
+            deck_commitment_tagged(DECK_SHOE_TAG, deck, 52, n, got);
+            ck_assert(memcmp(got, commit[1], DECK_COMMIT_LEN) == 0);
+        }
+    }
+    ck_assert_int_eq(ndeck, 52); /* shoe 1 was revealed */
+    json_array_foreach(recs, i, rec)
+    {
+        json_t *shoes = json_object_get(rec, "shoes"), *cards = json_object_get(rec, "cards");
+        ck_assert_int_ge(json_array_size(shoes), 1);
+        x = json_array_get(shoes, 0);
+        if (json_integer_value(json_object_get(x, "shoe")) != 1)
+            continue;
+        char hex[2 * DECK_COMMIT_LEN + 1];
+        deck_hex(commit[1], DECK_COMMIT_LEN, hex);
+        ck_assert_str_eq(json_string_value(json_object_get(x, "commitment")), hex);
+        int first = (int)json_integer_value(json_object_get(x, "first"));
+        int count = (int)json_integer_value(json_object_get(x, "count"));
+        ck_assert_int_eq(first, expect_first); /* the rounds cover the shoe in order */
+        expect_first = first + count;
+        for (int k = 0; k < count; k++)
+            ck_assert_int_eq(core_card(json_string_value(
+                                 json_object_get(json_array_get(cards, (size_t)k), "card"))),
+                             deck[first + k]);
+        checked++;
+    }
+    ck_assert_int_eq(checked, rounds_shoe1);
+    ck_assert_int_eq(expect_first, next[1]);
+    json_decref(recs);
+    free(h);
+    env_stop(&e);
+}
+END_TEST
+
 /*
  * The chips at a table are in the seat's own account (the kit's ts.<service>.<slot>.<epoch>.
  * <desk>.<seat>), not in a wallet of the player's shared by the service's tables (the engine
@@ -640,6 +806,17 @@ START_TEST(test_bj_engine_drain_finishes_round_and_starts_no_next)
     round_delta(&e, 2001, &outcome);
     ck_assert_int_eq(outcome, CROUPIER__ROUND_OUTCOME__OUTCOME_COMPLETED);
     long long t_end = ts_now_ms();
+    /* The table's last round here reveals its shoe (docs/fairness.md "Blackjack's shoes"): shoe
+     * 2, the stacked rest of shoe 1 (revealed when it was stacked). */
+    bool revealed = false;
+    for (long long end = ts_now_ms() + 5000; !revealed && ts_now_ms() < end; ts_sleep_ms(20)) {
+        char *h =
+            ts_redis_cmd(e.rig.redis, "XREVRANGE {croupier:history:blackjack}:stream + - COUNT 1");
+        revealed = h != NULL && strstr(h, "\"shoe_reveal\":[{\"shoe\":2,") != NULL &&
+                   strstr(h, last_round) != NULL;
+        free(h);
+    }
+    ck_assert_msg(revealed, "the last round's record does not reveal the shoe");
     int st;
     ck_assert_int_eq(ts_proc_wait(pre, 5000, &st), 0);
     ck_assert_msg(ts_now_ms() - t_end < 1500, "preStop returned %lld ms after the round",
@@ -742,6 +919,7 @@ int main(void)
     tcase_add_test(tc,
                    test_bj_engine_sits_out_after_windows_without_a_bet_and_a_bet_brings_it_back);
     tcase_add_test(tc, test_bj_engine_a_bet_after_a_timeout_gets_full_decision_time);
+    tcase_add_test(tc, test_bj_engine_deals_carry_the_shoe_commitment_and_records_open_it);
     suite_add_tcase(s, tc);
     tc = tcase_create("drain");
     tcase_set_timeout(tc, 60);

@@ -11,6 +11,7 @@
 #include "bj_sim.h"
 #include "bj_strategy.h"
 #include "blackjack.h"
+#include "deck.h"
 #include "test_blackjack_random.h"
 
 /* Cards of the first suit: ace, two..ten, king. */
@@ -175,6 +176,59 @@ START_TEST(test_bj_csprng_shoe_keeps_integrity)
 }
 END_TEST
 
+static int bj_failing_gen(unsigned char *buf, int n)
+{
+    (void)buf;
+    (void)n;
+    return 0;
+}
+
+/* docs/fairness.md: a failed deck generator takes no bet and deals no card; never a fallback. */
+START_TEST(test_bj_failed_generator_refuses_bets_and_voids_the_reshuffled_round)
+{
+    bj_rules_t r;
+    bj_rules_default(&r);
+    r.decks = 1;
+    r.penetration = 500;
+    bj_table_t *t;
+    ck_assert_int_eq(bj_table_create(&r, NULL, NULL, NULL, &t), 0);
+    for (int s = 0; s < 4; s++)
+        ck_assert_int_eq(bj_table_sit(t, s, 10 + (uint64_t)s), 0);
+    bj_snapshot_t sn;
+    /* Play until the cut card is out: the next deal reshuffles. */
+    for (int round = 0; round < 50; round++) {
+        bj_table_snapshot(t, &sn);
+        if (sn.cut_card_out)
+            break;
+        ck_assert_int_eq(bj_table_open_betting(t), 0);
+        for (int s = 0; s < 4; s++)
+            ck_assert_int_eq(bj_table_bet(t, s, 20), 0);
+        while (bj_table_phase(t) != BJ_PHASE_IDLE)
+            ck_assert_int_eq(bj_table_timeout(t), 0);
+    }
+    ck_assert(sn.cut_card_out);
+    ck_assert_int_eq(bj_table_open_betting(t), 0);
+    deck_set_generator(bj_failing_gen);
+    for (int s = 0; s < 4; s++)
+        ck_assert_int_eq(bj_table_bet(t, s, 20), 0);
+    /* The last bet closed betting; the reshuffle failed: the round is over, voided. */
+    ck_assert_int_eq(bj_table_phase(t), BJ_PHASE_IDLE);
+    bj_table_snapshot(t, &sn);
+    ck_assert(sn.last.voided);
+    for (int s = 0; s < 4; s++)
+        ck_assert_int_eq(sn.last.seats[s].delta, 0);
+    ck_assert(!deck_healthy());
+    ck_assert_int_eq(bj_table_open_betting(t), BJ_ERR_RNG);
+    bj_table_t *t2;
+    deck_set_generator(NULL); /* a working generator again changes nothing: sticky */
+    ck_assert_int_eq(bj_table_create(&r, NULL, NULL, NULL, &t2), BJ_ERR_RNG);
+    ck_assert_int_eq(bj_table_open_betting(t), BJ_ERR_RNG);
+    deck_health_reset();
+    ck_assert_int_eq(bj_table_open_betting(t), 0);
+    bj_table_destroy(t);
+}
+END_TEST
+
 START_TEST(test_bj_stack_shoe_refuses_missing_card)
 {
     bj_rules_t r;
@@ -222,6 +276,292 @@ START_TEST(test_bj_shoe_running_dry_mid_round_refills_from_discards)
     bj_table_snapshot(fx.t, &sn);
     ck_assert(sn.cut_card_out); /* a full reshuffle follows */
     fx_done(&fx);
+}
+END_TEST
+
+/* ---- shoe commitments (docs/fairness.md "Blackjack's shoes") --------------------------- */
+
+/* Watches the shoe events of a table: every card's shoe, position and commitment, every shoe's
+ * reveal opening its commitment and holding the dealt cards at their positions. */
+typedef struct {
+    bjr_track_t tr;
+    uint64_t shoe;
+    uint8_t commit[DECK_COMMIT_LEN];
+    bool have_shoe, retired;
+    int next_pos; /* cards dealt from the shoe: the next card's position */
+    uint8_t dealt[BJ_MAX_DECKS * 52];
+    int round_cards_shoe; /* cards of the running round from the current shoe */
+    int shuffles, reveals, midround_reveals;
+    int rounds_this_shoe, max_rounds_one_shoe; /* rounds dealt from one commitment */
+    uint8_t last_reveal_commit[DECK_COMMIT_LEN];
+    bool in_round;
+    bool bad;
+    char why[200];
+} shoe_watch_t;
+
+static void sw_fail(shoe_watch_t *w, const char *why)
+{
+    if (!w->bad)
+        snprintf(w->why, sizeof w->why, "%s", why);
+    w->bad = true;
+}
+
+static void shoe_watch_cb(void *ctx, const bj_event_t *ev)
+{
+    shoe_watch_t *w = ctx;
+    bjr_event_cb(&w->tr, ev);
+    switch (ev->type) {
+    case BJ_EV_SHUFFLE:
+        if (w->have_shoe && !w->retired)
+            sw_fail(w, "a new shoe before the old one was revealed");
+        if (w->have_shoe && ev->shoe_id <= w->shoe)
+            sw_fail(w, "the shoe number did not grow");
+        if (w->have_shoe && memcmp(ev->commitment, w->commit, DECK_COMMIT_LEN) == 0)
+            sw_fail(w, "a new shoe under the old commitment");
+        w->shoe = ev->shoe_id;
+        memcpy(w->commit, ev->commitment, DECK_COMMIT_LEN);
+        w->have_shoe = true;
+        w->retired = false;
+        w->next_pos = 0;
+        w->rounds_this_shoe = 0;
+        w->round_cards_shoe = 0;
+        w->shuffles++;
+        break;
+    case BJ_EV_BETTING_OPEN:
+        w->in_round = true;
+        w->round_cards_shoe = 0;
+        break;
+    case BJ_EV_CARD:
+        if (w->retired || ev->shoe_id != w->shoe ||
+            memcmp(ev->commitment, w->commit, DECK_COMMIT_LEN) != 0)
+            sw_fail(w, "a card not from the committed shoe");
+        if (ev->shoe_pos != w->next_pos)
+            sw_fail(w, "a card not at the next position of the shoe");
+        if (w->round_cards_shoe++ == 0)
+            w->rounds_this_shoe++;
+        if (w->rounds_this_shoe > w->max_rounds_one_shoe)
+            w->max_rounds_one_shoe = w->rounds_this_shoe;
+        w->dealt[w->next_pos++] = ev->card == BJ_CARD_HIDDEN ? ev->hole_card : ev->card;
+        break;
+    case BJ_EV_HOLE:
+        if (ev->shoe_id == w->shoe && w->dealt[ev->shoe_pos] != ev->card)
+            sw_fail(w, "the hole card shown is not the card dealt at its position");
+        break;
+    case BJ_EV_SHOE_RETIRED: {
+        uint8_t got[DECK_COMMIT_LEN];
+        if (ev->shoe_id != w->shoe || w->retired)
+            sw_fail(w, "a reveal of another shoe, or twice");
+        deck_commitment_tagged(DECK_SHOE_TAG, ev->shoe_cards, (size_t)ev->amount, ev->shoe_nonce,
+                               got);
+        if (memcmp(got, w->commit, DECK_COMMIT_LEN) != 0 ||
+            memcmp(ev->commitment, w->commit, DECK_COMMIT_LEN) != 0)
+            sw_fail(w, "the revealed order and nonce do not open the commitment");
+        if (ev->shoe_pos != w->next_pos ||
+            memcmp(ev->shoe_cards, w->dealt, (size_t)w->next_pos) != 0)
+            sw_fail(w, "the revealed order is not the cards dealt at their positions");
+        w->retired = true;
+        w->reveals++;
+        w->midround_reveals += w->in_round;
+        memcpy(w->last_reveal_commit, got, sizeof got);
+        break;
+    }
+    case BJ_EV_SETTLED:
+    case BJ_EV_NO_ROUND:
+        w->in_round = false;
+        break;
+    default:
+        break;
+    }
+}
+
+/* Rounds of a production table (the kit's deck source): one commitment per shoe, the same on
+ * every card of every round of that shoe, a new one at the reshuffle; the reveal at the end of
+ * the round that brought the cut card out opens it, and the rounds' cards are the shoe's cards
+ * at consecutive positions. The snapshot carries the shoe, its commitment and its position. */
+START_TEST(test_bj_shoe_commitment_per_shoe_opened_when_retired)
+{
+    bj_rules_t r;
+    bj_rules_default(&r);
+    r.decks = 1;
+    r.penetration = 600;
+    shoe_watch_t w;
+    memset(&w, 0, sizeof w);
+    w.tr.decks = 1;
+    bj_table_t *t;
+    ck_assert_int_eq(bj_table_create(&r, NULL, shoe_watch_cb, &w, &t), 0);
+    ck_assert_int_eq(w.shuffles, 1);
+    for (int s = 0; s < 3; s++)
+        ck_assert_int_eq(bj_table_sit(t, s, 10 + (uint64_t)s), 0);
+    bj_snapshot_t sn;
+    for (int round = 0; round < 60; round++) {
+        ck_assert_int_eq(bj_table_open_betting(t), 0);
+        for (int s = 0; s < 3; s++)
+            ck_assert_int_eq(bj_table_bet(t, s, 20), 0);
+        while (bj_table_phase(t) != BJ_PHASE_IDLE)
+            ck_assert_int_eq(bj_table_timeout(t), 0);
+        bj_table_snapshot(t, &sn);
+        ck_assert_msg(!w.bad, "%s", w.why);
+        ck_assert_uint_eq(sn.shoe_id, w.shoe);
+        ck_assert(sn.shoe_retired == w.retired);
+        /* retired exactly when the cut card is out (60 % of 52 cards: position 31) */
+        ck_assert(sn.shoe_retired == sn.cut_card_out);
+        if (!sn.shoe_retired) {
+            ck_assert_int_eq(sn.shoe_dealt, w.next_pos);
+            ck_assert(memcmp(sn.shoe_commitment, w.commit, DECK_COMMIT_LEN) == 0);
+        } else {
+            ck_assert_int_ge(w.next_pos, 31);
+        }
+    }
+    ck_assert_msg(!w.bad, "%s", w.why);
+    ck_assert_int_ge(w.reveals, 5);
+    ck_assert_int_ge(w.shuffles, w.reveals);
+    ck_assert_int_ge(w.max_rounds_one_shoe, 3); /* one commitment over several rounds */
+    /* A revealed order opens only under the shoe's tag, never as a round's deck. */
+    ck_assert(!w.tr.bad);
+    bj_table_retire_shoe(t); /* e.g. the table closes: revealed at once, then a new shoe */
+    ck_assert(w.retired);
+    int reveals = w.reveals;
+    bj_table_retire_shoe(t);
+    ck_assert_int_eq(w.reveals, reveals); /* once per shoe */
+    ck_assert_int_eq(bj_table_open_betting(t), 0);
+    ck_assert_int_eq(bj_table_bet(t, 0, 20), 0);
+    ck_assert_int_eq(bj_table_bet(t, 1, 20), 0);
+    ck_assert_int_eq(bj_table_bet(t, 2, 20), 0);
+    ck_assert(!w.retired); /* the deal shuffled a new, committed shoe */
+    ck_assert_msg(!w.bad, "%s", w.why);
+    bj_table_destroy(t);
+}
+END_TEST
+
+/* The shoe runs dry mid-round: the old shoe is revealed in that round, the refill is a shoe of
+ * its own (a new commitment, positions from 0), and it is revealed when the round ends. */
+START_TEST(test_bj_shoe_refill_mid_round_is_a_shoe_of_its_own)
+{
+    bj_rules_t r;
+    bj_rules_default(&r);
+    r.decks = 1;
+    r.penetration = 950;
+    shoe_watch_t w;
+    memset(&w, 0, sizeof w);
+    w.tr.decks = 1;
+    bj_rng_t rng;
+    bj_rng_seed(&rng, 7);
+    bj_table_t *t;
+    ck_assert_int_eq(bj_table_create(&r, &rng, shoe_watch_cb, &w, &t), 0);
+    for (int s = 0; s < 7; s++)
+        ck_assert_int_eq(bj_table_sit(t, s, 100 + (uint64_t)s), 0);
+    for (int round = 0; round < 100 && w.tr.midround_shuffles == 0; round++) {
+        ck_assert_int_eq(bj_table_open_betting(t), 0);
+        for (int s = 0; s < 7; s++)
+            ck_assert_int_eq(bj_table_bet(t, s, 10), 0);
+        bj_decision_t d;
+        while (bj_table_phase(t) == BJ_PHASE_INSURANCE)
+            ck_assert_int_eq(bj_table_timeout(t), 0);
+        while (bj_table_decision(t, &d))
+            ck_assert_int_eq(
+                bj_table_act(t, d.seat,
+                             (d.allowed & BJ_ACT_BIT(BJ_ACT_HIT)) ? BJ_ACT_HIT : BJ_ACT_STAND),
+                0);
+        ck_assert_msg(!w.bad, "%s", w.why);
+    }
+    ck_assert_uint_gt(w.tr.midround_shuffles, 0);
+    ck_assert_int_ge(w.midround_reveals, 2); /* the dry shoe, then the refill at the round's end */
+    ck_assert(w.retired);
+    bj_table_destroy(t);
+}
+END_TEST
+
+/* A whole-table move: the shoe's state goes to the adopting table, which deals on from the same
+ * position under the same number and commitment; a state whose order does not open its
+ * commitment, or does not fit the decks, is refused and changes nothing. */
+START_TEST(test_bj_shoe_moves_with_its_commitment)
+{
+    bj_rules_t r;
+    bj_rules_default(&r);
+    r.decks = 2;
+    bj_table_t *a, *b;
+    shoe_watch_t wa, wb;
+    memset(&wa, 0, sizeof wa);
+    memset(&wb, 0, sizeof wb);
+    wa.tr.decks = wb.tr.decks = 2;
+    ck_assert_int_eq(bj_table_create(&r, NULL, shoe_watch_cb, &wa, &a), 0);
+    ck_assert_int_eq(bj_table_create(&r, NULL, shoe_watch_cb, &wb, &b), 0);
+    ck_assert_int_eq(bj_table_sit(a, 0, 5), 0);
+    ck_assert_int_eq(bj_table_sit(b, 0, 5), 0);
+    for (int round = 0; round < 3; round++) {
+        ck_assert_int_eq(bj_table_open_betting(a), 0);
+        ck_assert_int_eq(bj_table_bet(a, 0, 10), 0);
+        while (bj_table_phase(a) != BJ_PHASE_IDLE)
+            ck_assert_int_eq(bj_table_timeout(a), 0);
+    }
+    static bj_shoe_state_t st, bad;
+    ck_assert_int_eq(bj_table_export_shoe(a, &st), 0);
+    ck_assert(!st.retired);
+    ck_assert_int_eq(st.pos, wa.next_pos);
+    bad = st;
+    bad.cards[st.pos] = (uint8_t)((bad.cards[st.pos] + 1) % 52); /* a changed undealt card */
+    bj_snapshot_t before, after;
+    bj_table_snapshot(b, &before);
+    ck_assert_int_eq(bj_table_import_shoe(b, &bad), BJ_ERR_INVALID);
+    bad = st;
+    bad.cards[0] = bad.cards[1] = bad.cards[2] = 7; /* three sevens of clubs in two decks */
+    ck_assert_int_eq(bj_table_import_shoe(b, &bad), BJ_ERR_INVALID);
+    bj_table_snapshot(b, &after);
+    ck_assert(memcmp(&before, &after, sizeof before) == 0);
+    ck_assert_int_eq(bj_table_import_shoe(b, &st), 0);
+    bj_table_snapshot(b, &after);
+    ck_assert_uint_eq(after.shoe_id, st.id);
+    ck_assert_int_eq(after.shoe_dealt, st.pos);
+    ck_assert(memcmp(after.shoe_commitment, st.commitment, DECK_COMMIT_LEN) == 0);
+    /* b deals the very next cards of a's shoe, under its commitment. */
+    wb.shoe = st.id;
+    memcpy(wb.commit, st.commitment, DECK_COMMIT_LEN);
+    memcpy(wb.dealt, st.cards, (size_t)st.pos);
+    wb.next_pos = st.pos;
+    wb.retired = false;
+    ck_assert_int_eq(bj_table_open_betting(b), 0);
+    ck_assert_int_eq(bj_table_bet(b, 0, 10), 0);
+    while (bj_table_phase(b) != BJ_PHASE_IDLE)
+        ck_assert_int_eq(bj_table_timeout(b), 0);
+    ck_assert_msg(!wb.bad, "%s", wb.why);
+    ck_assert_int_gt(wb.next_pos, st.pos);
+    ck_assert(memcmp(wb.dealt + st.pos, st.cards + st.pos, (size_t)(wb.next_pos - st.pos)) == 0);
+    bj_table_retire_shoe(b);
+    ck_assert_msg(!wb.bad, "%s", wb.why); /* the adopted shoe opens with its own nonce */
+    ck_assert(memcmp(wb.last_reveal_commit, st.commitment, DECK_COMMIT_LEN) == 0);
+    bj_table_destroy(a);
+    bj_table_destroy(b);
+}
+END_TEST
+
+/* Stacking (tests only) changes the committed order: the shoe is revealed and its undealt cards,
+ * stacked, are committed to as a new shoe whose first cards are the stacked ones. */
+START_TEST(test_bj_stacked_shoe_is_committed_anew)
+{
+    bj_rules_t r;
+    bj_rules_default(&r);
+    r.decks = 1;
+    shoe_watch_t w;
+    memset(&w, 0, sizeof w);
+    w.tr.decks = 1;
+    bj_table_t *t;
+    ck_assert_int_eq(bj_table_create(&r, NULL, shoe_watch_cb, &w, &t), 0);
+    uint8_t first_commit[DECK_COMMIT_LEN];
+    memcpy(first_commit, w.commit, sizeof first_commit);
+    uint8_t cards[3] = {CK, CA, C(5)};
+    ck_assert_int_eq(bj_table_stack_shoe(t, cards, 3), 0);
+    ck_assert_msg(!w.bad, "%s", w.why);
+    ck_assert_int_eq(w.reveals, 1);
+    ck_assert_int_eq(w.shuffles, 2);
+    ck_assert(memcmp(w.commit, first_commit, DECK_COMMIT_LEN) != 0);
+    ck_assert_int_eq(bj_table_sit(t, 0, 9), 0);
+    ck_assert_int_eq(bj_table_open_betting(t), 0);
+    ck_assert_int_eq(bj_table_bet(t, 0, 10), 0);
+    ck_assert_uint_eq(w.dealt[0], CK);
+    ck_assert_uint_eq(w.dealt[1], CA);
+    ck_assert_uint_eq(w.dealt[2], C(5));
+    ck_assert_msg(!w.bad, "%s", w.why);
+    bj_table_destroy(t);
 }
 END_TEST
 
@@ -880,7 +1220,12 @@ static Suite *blackjack_suite(void)
     tcase_add_test(tc, test_bj_shoe_holds_each_card_once_per_deck_and_reshuffles_at_cut);
     tcase_add_test(tc, test_bj_stack_shoe_refuses_missing_card);
     tcase_add_test(tc, test_bj_csprng_shoe_keeps_integrity);
+    tcase_add_test(tc, test_bj_failed_generator_refuses_bets_and_voids_the_reshuffled_round);
     tcase_add_test(tc, test_bj_shoe_running_dry_mid_round_refills_from_discards);
+    tcase_add_test(tc, test_bj_shoe_commitment_per_shoe_opened_when_retired);
+    tcase_add_test(tc, test_bj_shoe_refill_mid_round_is_a_shoe_of_its_own);
+    tcase_add_test(tc, test_bj_shoe_moves_with_its_commitment);
+    tcase_add_test(tc, test_bj_stacked_shoe_is_committed_anew);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("betting");

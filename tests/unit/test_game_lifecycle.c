@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "rpcc.h"
 #include "support.h"
@@ -728,6 +729,55 @@ START_TEST(test_eviction_policy_changed_at_runtime_stops_rounds_until_fixed)
 END_TEST
 
 /*
+ * A failed deck generator (docs/fairness.md "The generator"): the periodic check sees it within
+ * seconds, even while the tables are between rounds; the server turns unready, says so in one
+ * log line and in rng_healthy / rng_failures_total, and starts no round again, even once the
+ * generator works (no fallback, no recovery without a restart). The process stays up.
+ */
+START_TEST(test_failed_deck_generator_makes_the_server_unready_and_starts_no_round)
+{
+    env_t e;
+    ck_assert_int_eq(testenv_start(&e, NULL), 0);
+    cur_redis = e.redis;
+    char *dir = ts_tmpdir();
+    char flag[600], env_flag[700];
+    snprintf(flag, sizeof flag, "%s/rng-fail", dir);
+    snprintf(env_flag, sizeof env_flag, "CROUPIER_TEST_RNG_FAIL_FILE=%s", flag);
+    char *env[] = {"CROUPIER_TEST_ROUND_MS=150", "CROUPIER_TEST_GAP_MS=0", env_flag, NULL};
+    ck_assert_int_eq(testenv_start_game(&e, &e.game, "test", 10, NULL, env), 0);
+    ck_assert(metric_is(e.game.health, "rng_healthy 1"));
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.game.port, 5000);
+    join_ok(c, 91, 9101);
+    join_ok(c, 92, 9102);
+    ck_assert(a_round_ends(c, 5000));
+
+    FILE *f = fopen(flag, "w");
+    ck_assert_ptr_nonnull(f);
+    fclose(f);
+    ck_assert_int_eq(ts_http_wait_status("127.0.0.1", e.game.health, "/readyz", 503, 5000), 0);
+    ck_assert(ts_proc_log_has(e.game.proc, "\"event\":\"rng_failed\""));
+    ck_assert(metric_is(e.game.health, "rng_healthy 0"));
+    ck_assert(metric_is(e.game.health, "rng_failures_total 1"));
+    /* The round under way and those whose pushes are queued end; then none starts. */
+    Croupier__RpcFrame *fr;
+    long long quiet = ts_now_ms() + 800;
+    while (ts_now_ms() < quiet)
+        if ((fr = rpcc_next_event(c, 100)) != NULL)
+            frame_free_rpc(fr);
+    ck_assert_msg(!a_round_ends(c, 2000), "a round started with a failed generator");
+    /* The generator works again: nothing changes (sticky until a restart). */
+    ck_assert_int_eq(unlink(flag), 0);
+    ck_assert_msg(!a_round_ends(c, 2000), "a round started after the generator failed once");
+    ck_assert_int_eq(ts_http_get("127.0.0.1", e.game.health, "/readyz", 2000, NULL), 503);
+    ck_assert(ts_proc_alive(e.game.proc));
+    rpcc_close(c);
+    testenv_stop(&e);
+    rmdir(dir);
+    free(dir);
+}
+END_TEST
+
+/*
  * Self-fencing (docs/queues.md "A server cut off from Redis"). Redis stops answering (SIGSTOP:
  * every connection hangs, as in a partition): before the lease can lapse -- within the TTL of
  * the moment Redis went silent -- the server stops every table: the round in play is voided
@@ -945,6 +995,7 @@ int main(void)
     tcase_add_test(tc, test_redis_unreachable_at_start_retries_then_becomes_ready);
     tcase_add_test(tc, test_evicting_redis_is_refused_at_start);
     tcase_add_test(tc, test_eviction_policy_changed_at_runtime_stops_rounds_until_fixed);
+    tcase_add_test(tc, test_failed_deck_generator_makes_the_server_unready_and_starts_no_round);
     tcase_add_test(tc, test_cut_off_from_redis_stops_every_table_before_the_lease_can_lapse);
     tcase_add_test(tc, test_bad_flags_are_refused_clearly);
     tcase_add_test(tc, test_version_printed_and_published_in_the_registry);

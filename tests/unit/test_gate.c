@@ -1044,7 +1044,7 @@ END_TEST
 
 /* ---- seats that went with their server (gateway/gate_seat.h) --------------------------------- */
 
-START_TEST(test_gate_seat_record_keeps_the_epoch_and_reads_old_records)
+START_TEST(test_gate_seat_record_keeps_the_epoch_marks_rooms_and_tournaments)
 {
     gate_seat_t s = {.server_id = "test:3",
                      .address = "127.0.0.1:7001",
@@ -1078,7 +1078,21 @@ START_TEST(test_gate_seat_record_keeps_the_epoch_and_reads_old_records)
     ck_assert_str_eq(buf, "test:3 127.0.0.1:7001 42 1 10 test 17 room");
     ck_assert_int_eq(gate_seat_parse(buf, strlen(buf), &r), 0);
     ck_assert(r.room);
+    ck_assert(!r.tour);
     ck_assert_int_eq(r.epoch, 17);
+    /* A tournament table's seat says so, and reads back (docs/gateway.md "Seats"). */
+    gate_seat_t ts = s;
+    ts.tour = true;
+    ck_assert_int_gt(gate_seat_format(&ts, buf, sizeof buf), 0);
+    ck_assert_str_eq(buf, "test:3 127.0.0.1:7001 42 1 10 test 17 tour");
+    ck_assert_int_eq(gate_seat_parse(buf, strlen(buf), &r), 0);
+    ck_assert(r.tour);
+    ck_assert(!r.room);
+    ck_assert_uint_eq(r.desk, 42);
+    ck_assert_int_eq(r.epoch, 17);
+    /* A seat is one kind or the other: never written with both markers. */
+    ts.room = true;
+    ck_assert_int_eq(gate_seat_format(&ts, buf, sizeof buf), -EINVAL);
     /* Not a record: too few fields, bad numbers, a negative epoch, trailing text. */
     const char *bad[] = {"",
                          "test:3 127.0.0.1:7001 42 1 10",
@@ -1087,6 +1101,9 @@ START_TEST(test_gate_seat_record_keeps_the_epoch_and_reads_old_records)
                          "test:3 127.0.0.1:7001 42 1 10 test 17 more",
                          "test:3 127.0.0.1:7001 42 1 10 test 17 room more",
                          "test:3 127.0.0.1:7001 42 1 10 test 17 roomy",
+                         "test:3 127.0.0.1:7001 42 1 10 test 17 tour room",
+                         "test:3 127.0.0.1:7001 42 1 10 test 17 tours",
+                         "test:3 127.0.0.1:7001 42 1 10 test tour",
                          "test:3 127.0.0.1:7001 42 1 10 test abc"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         ck_assert_msg(gate_seat_parse(bad[i], strlen(bad[i]), &r) == -EINVAL, "parsed '%s'",
@@ -1586,7 +1603,7 @@ int main(void)
          {test_gate_expired_budget_is_refused, test_gate_retry_stops_when_the_budget_is_spent,
           test_gate_stopped_game_server_gives_deadline_exceeded_in_budget, NULL}},
         {"seat_staleness",
-         {test_gate_seat_record_keeps_the_epoch_and_reads_old_records,
+         {test_gate_seat_record_keeps_the_epoch_marks_rooms_and_tournaments,
           test_gate_seat_live_link_proves_its_process_lives,
           test_gate_seat_lost_link_follows_the_registry, NULL}},
         {"crash",

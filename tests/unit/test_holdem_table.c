@@ -7,6 +7,9 @@
  *   - betting rules: minimum bet and raise, short all-ins, the big blind's option, heads-up
  *     order, straddle, big-blind ante ("Betting");
  *   - timeouts and time bank, sit-out and sit-in, rake ("Timers", "Seats", "Rake");
+ *   - tournament hands ("Tournament hands"): blinds set between hands, dead button, dead
+ *     small blind, heads-up positions, players waiting for the button, refused positions, and
+ *     random tournaments with positions by the big-blind-forward rule;
  *   - random play: chips conserved, no negative stack, every action checked against the
  *     rules by an independent observer, every injected illegal action refused with the table
  *     unchanged. 20,000 hands here; test_holdem_random_heavy.c runs 1,000,000.
@@ -1583,6 +1586,772 @@ START_TEST(test_random_play_conserves_chips_and_keeps_rules)
 }
 END_TEST
 
+/* ---- tournament hands (docs/rules/holdem.md "Tournament hands") ------------------------ */
+
+static void identity_deck(uint8_t *deck)
+{
+    for (int i = 0; i < 52; i++)
+        deck[i] = (uint8_t)i;
+}
+
+static holdem_positions_t positions(int button, int sb, int bb, uint32_t dealt)
+{
+    holdem_positions_t p;
+    memset(&p, 0, sizeof p);
+    p.button = button;
+    p.small_blind = sb;
+    p.big_blind = bb;
+    p.dealt_mask = dealt;
+    return p;
+}
+
+/* The amount seat posted of a kind in the log (0 when it did not post it). */
+static int64_t log_posted(const log_t *l, int seat, holdem_post_kind_t kind)
+{
+    int64_t sum = 0;
+    for (int i = 0; i < l->n; i++)
+        if (l->ev[i].kind == HOLDEM_EV_POST && l->ev[i].seat == seat &&
+            l->ev[i].detail == (int)kind)
+            sum += l->ev[i].amount;
+    return sum;
+}
+
+/* The seat of the first TO_ACT event after the street's board (street 0: preflop). */
+static int log_first_to_act(const log_t *l, int street)
+{
+    int from = 0;
+    if (street > 0) {
+        from = -1;
+        for (int i = 0; i < l->n && from < 0; i++)
+            if (l->ev[i].kind == HOLDEM_EV_BOARD && l->ev[i].detail == street)
+                from = i;
+        if (from < 0)
+            return -1;
+    }
+    int i = log_find(l, from, HOLDEM_EV_TO_ACT, -1);
+    return i < 0 ? -1 : l->ev[i].seat;
+}
+
+/* TDA 23: new blinds apply from the next hand; never in the middle of one. */
+START_TEST(test_tournament_set_blinds_between_hands_only)
+{
+    log_t lg = {0};
+    holdem_config_t c = config(3, 1, 2);
+    holdem_table_t *t = holdem_table_create(&c, log_cb, &lg, NULL);
+    for (int s = 0; s < 3; s++)
+        holdem_table_sit(t, s, 10000);
+    ck_assert_int_eq(holdem_table_set_blinds(t, 50, 100, 10, 0), HOLDEM_OK);
+    /* Invalid values are refused between hands too, with nothing changed. */
+    const int64_t bad[][4] = {
+        {0, 100, 0, 0}, {60, 50, 0, 0}, {-1, 100, 0, 0}, {50, 100, -1, 0}, {50, 100, 0, -1}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        holdem_table_t *before = holdem_table_clone(t);
+        ck_assert_int_eq(holdem_table_set_blinds(t, bad[i][0], bad[i][1], bad[i][2], bad[i][3]),
+                         HOLDEM_E_MALFORMED);
+        ck_assert(holdem_table_same_state(t, before));
+        holdem_table_destroy(before);
+    }
+    uint8_t deck[52];
+    identity_deck(deck);
+    ck_assert_int_eq(holdem_table_start_hand(t, 0, deck, 52), HOLDEM_OK);
+    for (int s = 0; s < 3; s++)
+        ck_assert_int_eq(log_posted(&lg, s, HOLDEM_POST_ANTE), 10);
+    ck_assert_int_eq(log_posted(&lg, 1, HOLDEM_POST_SMALL_BLIND), 50);
+    ck_assert_int_eq(log_posted(&lg, 2, HOLDEM_POST_BIG_BLIND), 100);
+    ck_assert_int_eq(holdem_table_pot_total(t), 180);
+    holdem_legal_t l;
+    holdem_table_legal(t, &l);
+    ck_assert_int_eq(l.seat, 0);
+    ck_assert_int_eq(l.to_call, 100);
+    ck_assert_int_eq(l.min_to, 200);
+    /* Mid-hand: refused, the hand goes on at its blinds. */
+    holdem_table_t *before = holdem_table_clone(t);
+    ck_assert_int_eq(holdem_table_set_blinds(t, 100, 200, 0, 0), HOLDEM_E_NOT_ALLOWED);
+    ck_assert(holdem_table_same_state(t, before));
+    holdem_table_destroy(before);
+    act_ok(t, 0, HOLDEM_CALL, 0);
+    act_ok(t, 1, HOLDEM_CALL, 0);
+    act_ok(t, 2, HOLDEM_CHECK, 0);
+    holdem_table_legal(t, &l);
+    ck_assert_int_eq(l.min_to, 100); /* the minimum bet follows the big blind (config 0) */
+    while (holdem_table_in_hand(t)) {
+        holdem_table_legal(t, &l);
+        act_ok(t, l.seat, HOLDEM_CHECK, 0);
+    }
+    /* Next level with a big-blind ante and no ante. */
+    ck_assert_int_eq(holdem_table_set_blinds(t, 100, 200, 0, 200), HOLDEM_OK);
+    lg.n = 0;
+    ck_assert_int_eq(holdem_table_start_hand(t, -1, deck, 52), HOLDEM_OK);
+    ck_assert_int_eq(log_count(&lg, HOLDEM_EV_POST, -1), 3);
+    ck_assert_int_eq(log_posted(&lg, 2, HOLDEM_POST_SMALL_BLIND), 100);
+    ck_assert_int_eq(log_posted(&lg, 0, HOLDEM_POST_BIG_BLIND), 200);
+    ck_assert_int_eq(log_posted(&lg, 0, HOLDEM_POST_BB_ANTE), 200);
+    ck_assert_int_eq(holdem_table_pot_total(t), 500);
+    holdem_table_legal(t, &l);
+    ck_assert_int_eq(l.min_to, 400);
+    holdem_table_destroy(t);
+
+    /* An explicit minimum bet stays what the config says. */
+    c.min_bet = 7;
+    t = holdem_table_create(&c, NULL, NULL, NULL);
+    holdem_table_sit(t, 0, 1000);
+    holdem_table_sit(t, 1, 1000);
+    ck_assert_int_eq(holdem_table_set_blinds(t, 2, 4, 0, 0), HOLDEM_OK);
+    ck_assert_int_eq(holdem_table_start_hand(t, 0, deck, 52), HOLDEM_OK);
+    act_ok(t, 0, HOLDEM_CALL, 0);
+    act_ok(t, 1, HOLDEM_CHECK, 0);
+    holdem_table_legal(t, &l);
+    ck_assert_int_eq(l.min_to, 7);
+    holdem_table_destroy(t);
+}
+END_TEST
+
+/* Dead small blind: nobody posts it; the pot is the big blind and the antes; the action starts
+ * after the big blind and, after the flop, left of the button. */
+START_TEST(test_tournament_dead_small_blind)
+{
+    uint8_t deck[52];
+    identity_deck(deck);
+    for (int variant = 0; variant < 2; variant++) {
+        log_t lg = {0};
+        holdem_config_t c = config(5, 5, 10);
+        c.ante = 2;
+        holdem_table_t *t = holdem_table_create(&c, log_cb, &lg, NULL);
+        /* Seat 1 (the last big blind) busted: empty. */
+        holdem_table_sit(t, 0, 1000);
+        holdem_table_sit(t, 2, 1000);
+        holdem_table_sit(t, 3, 1000);
+        holdem_table_sit(t, 4, 1000);
+        holdem_positions_t p = positions(0, variant == 0 ? 1 : -1, 2, 0);
+        ck_assert_int_eq(holdem_table_start_hand_at(t, &p, deck, 52), HOLDEM_OK);
+        ck_assert_int_eq(log_count(&lg, HOLDEM_EV_POST, -1), 5); /* 4 antes + the big blind */
+        ck_assert_int_eq(log_posted(&lg, 2, HOLDEM_POST_BIG_BLIND), 10);
+        for (int s = 0; s < 5; s++)
+            ck_assert_int_eq(log_posted(&lg, s, HOLDEM_POST_SMALL_BLIND), 0);
+        ck_assert_int_eq(holdem_table_pot_total(t), 10 + 4 * 2);
+        ck_assert_int_eq(stack_of(t, 0), 998);
+        ck_assert_int_eq(stack_of(t, 2), 988);
+        holdem_positions_t last;
+        ck_assert_int_eq(holdem_table_last_positions(t, &last), HOLDEM_OK);
+        ck_assert_int_eq(last.button, 0);
+        ck_assert_int_eq(last.small_blind, variant == 0 ? 1 : -1);
+        ck_assert_int_eq(last.big_blind, 2);
+        ck_assert_uint_eq(last.dealt_mask, 0x1du);
+        /* Preflop: 3, 4, the button 0, then the big blind's option. */
+        ck_assert_int_eq(holdem_table_to_act(t), 3);
+        act_ok(t, 3, HOLDEM_CALL, 0);
+        act_ok(t, 4, HOLDEM_CALL, 0);
+        act_ok(t, 0, HOLDEM_CALL, 0);
+        holdem_legal_t l;
+        holdem_table_legal(t, &l);
+        ck_assert_int_eq(l.seat, 2);
+        ck_assert(l.can_check && l.can_raise);
+        act_ok(t, 2, HOLDEM_CHECK, 0);
+        /* Postflop: the first seat left of the button, the big blind. */
+        ck_assert_int_eq(holdem_table_board(t, (uint8_t[5]){0}), 3);
+        ck_assert_int_eq(holdem_table_to_act(t), 2);
+        ck_assert_int_eq(holdem_table_pot_total(t), 48);
+        holdem_table_destroy(t);
+    }
+}
+END_TEST
+
+/* Dead button: the button seat is empty; the deal and the postflop action start after it. */
+START_TEST(test_tournament_dead_button)
+{
+    log_t lg = {0};
+    holdem_config_t c = config(5, 1, 2);
+    holdem_table_t *t = holdem_table_create(&c, log_cb, &lg, NULL);
+    for (int s = 1; s < 5; s++)
+        holdem_table_sit(t, s, 100);
+    uint8_t deck[52];
+    identity_deck(deck);
+    holdem_positions_t p = positions(0, 1, 2, 0);
+    ck_assert_int_eq(holdem_table_start_hand_at(t, &p, deck, 52), HOLDEM_OK);
+    ck_assert_int_eq(holdem_table_button(t), 0);
+    ck_assert_int_eq(lg.ev[0].kind, HOLDEM_EV_HAND_START);
+    ck_assert_int_eq(lg.ev[0].seat, 0);
+    ck_assert_int_eq(log_posted(&lg, 1, HOLDEM_POST_SMALL_BLIND), 1);
+    ck_assert_int_eq(log_posted(&lg, 2, HOLDEM_POST_BIG_BLIND), 2);
+    /* The deal: seat 1 first, one card at a time, twice round the four players. */
+    int h = log_find(&lg, 0, HOLDEM_EV_HOLE, -1);
+    ck_assert_int_ge(h, 0);
+    for (int k = 0; k < 4; k++) {
+        ck_assert_int_eq(lg.ev[h + k].kind, HOLDEM_EV_HOLE);
+        ck_assert_int_eq(lg.ev[h + k].seat, 1 + k);
+        ck_assert_int_eq(lg.ev[h + k].cards[0], k);
+        ck_assert_int_eq(lg.ev[h + k].cards[1], 4 + k);
+    }
+    ck_assert_int_eq(log_count(&lg, HOLDEM_EV_HOLE, 0), 0);
+    ck_assert_int_eq(holdem_table_to_act(t), 3);
+    act_ok(t, 3, HOLDEM_CALL, 0);
+    act_ok(t, 4, HOLDEM_CALL, 0);
+    act_ok(t, 1, HOLDEM_CALL, 0);
+    act_ok(t, 2, HOLDEM_CHECK, 0);
+    ck_assert_int_eq(log_first_to_act(&lg, 1), 1);
+    /* Fold to the end: the pots go to the last player, chips conserved. */
+    act_ok(t, 1, HOLDEM_CHECK, 0);
+    act_ok(t, 2, HOLDEM_BET, 2);
+    act_ok(t, 3, HOLDEM_FOLD, 0);
+    act_ok(t, 4, HOLDEM_FOLD, 0);
+    act_ok(t, 1, HOLDEM_FOLD, 0);
+    ck_assert(!holdem_table_in_hand(t));
+    ck_assert_int_eq(stack_of(t, 2), 106);
+    int64_t sum = 0;
+    for (int s = 1; s < 5; s++)
+        sum += stack_of(t, s);
+    ck_assert_int_eq(sum, 400);
+    holdem_table_destroy(t);
+}
+END_TEST
+
+/* Heads-up (TDA): the player who is not the big blind has the button and the small blind, acts
+ * first before the flop and last after it, whatever button and dead small blind the
+ * big-blind-forward rule gave. */
+START_TEST(test_tournament_heads_up_positions)
+{
+    uint8_t deck[52];
+    identity_deck(deck);
+    /* Seats 0 and 2 of 4; big blind 0. */
+    const int given[][2] = {{2, 2}, {1, 2}, {0, 2}, {2, 1}, {2, -1}, {3, 3}, {1, -1}};
+    for (size_t i = 0; i < sizeof given / sizeof given[0]; i++) {
+        log_t lg = {0};
+        holdem_config_t c = config(4, 1, 2);
+        holdem_table_t *t = holdem_table_create(&c, log_cb, &lg, NULL);
+        holdem_table_sit(t, 0, 100);
+        holdem_table_sit(t, 2, 100);
+        holdem_positions_t p = positions(given[i][0], given[i][1], 0, 0);
+        ck_assert_int_eq(holdem_table_start_hand_at(t, &p, deck, 52), HOLDEM_OK);
+        ck_assert_int_eq(holdem_table_button(t), 2);
+        ck_assert_int_eq(log_posted(&lg, 2, HOLDEM_POST_SMALL_BLIND), 1);
+        ck_assert_int_eq(log_posted(&lg, 0, HOLDEM_POST_BIG_BLIND), 2);
+        ck_assert_int_eq(holdem_table_pot_total(t), 3);
+        holdem_positions_t last;
+        ck_assert_int_eq(holdem_table_last_positions(t, &last), HOLDEM_OK);
+        ck_assert_int_eq(last.button, 2);
+        ck_assert_int_eq(last.small_blind, given[i][1]); /* as given */
+        ck_assert_int_eq(last.big_blind, 0);
+        /* The deal starts with the big blind (left of the button). */
+        int h = log_find(&lg, 0, HOLDEM_EV_HOLE, -1);
+        ck_assert_int_eq(lg.ev[h].seat, 0);
+        ck_assert_int_eq(holdem_table_to_act(t), 2);
+        act_ok(t, 2, HOLDEM_CALL, 0);
+        act_ok(t, 0, HOLDEM_CHECK, 0);
+        ck_assert_int_eq(holdem_table_to_act(t), 0); /* first after the flop */
+        act_ok(t, 0, HOLDEM_CHECK, 0);
+        ck_assert_int_eq(holdem_table_to_act(t), 2);
+        holdem_table_destroy(t);
+    }
+    /* Refused heads-up: the big blind on an empty seat or on the small blind, positions out of
+     * range. */
+    holdem_config_t c = config(4, 1, 2);
+    holdem_table_t *t = holdem_table_create(&c, NULL, NULL, NULL);
+    holdem_table_sit(t, 0, 100);
+    holdem_table_sit(t, 2, 100);
+    const int bad[][3] = {{2, 2, 1}, {2, 0, 0}, {4, 2, 0}, {-1, 2, 0}, {2, -2, 0}, {2, 4, 0}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        holdem_table_t *before = holdem_table_clone(t);
+        holdem_positions_t p = positions(bad[i][0], bad[i][1], bad[i][2], 0);
+        ck_assert_int_eq(holdem_table_start_hand_at(t, &p, deck, 52), HOLDEM_E_MALFORMED);
+        ck_assert(holdem_table_same_state(t, before));
+        holdem_table_destroy(before);
+    }
+    holdem_table_destroy(t);
+}
+END_TEST
+
+/* A player seated between the button and the small blind waits for the button: seated, not
+ * dealt in, posts nothing (not even the ante), and his stack does not move. */
+START_TEST(test_tournament_wait_for_button_seat_not_dealt)
+{
+    log_t lg = {0};
+    holdem_config_t c = config(5, 1, 2);
+    c.ante = 1;
+    holdem_table_t *t = holdem_table_create(&c, log_cb, &lg, NULL);
+    for (int s = 0; s < 5; s++)
+        holdem_table_sit(t, s, 100);
+    uint8_t deck[52];
+    identity_deck(deck);
+    holdem_positions_t p = positions(0, 2, 3, 0x1du); /* seat 1 waits */
+    ck_assert_int_eq(holdem_table_start_hand_at(t, &p, deck, 52), HOLDEM_OK);
+    ck_assert_int_eq(log_count(&lg, HOLDEM_EV_POST, 1), 0);
+    ck_assert_int_eq(log_count(&lg, HOLDEM_EV_HOLE, 1), 0);
+    ck_assert_int_eq(log_count(&lg, HOLDEM_EV_HOLE, -1), 4);
+    ck_assert_int_eq(log_posted(&lg, 2, HOLDEM_POST_SMALL_BLIND), 1);
+    ck_assert_int_eq(log_posted(&lg, 3, HOLDEM_POST_BIG_BLIND), 2);
+    ck_assert_int_eq(holdem_table_pot_total(t), 3 + 4);
+    ck_assert_int_eq(holdem_table_to_act(t), 4);
+    act_ok(t, 4, HOLDEM_CALL, 0);
+    act_ok(t, 0, HOLDEM_CALL, 0);
+    act_ok(t, 2, HOLDEM_CALL, 0);
+    act_ok(t, 3, HOLDEM_CHECK, 0);
+    ck_assert_int_eq(holdem_table_to_act(t), 2); /* after the flop: left of the button */
+    while (holdem_table_in_hand(t))
+        act_ok(t, holdem_table_to_act(t), HOLDEM_CHECK, 0);
+    ck_assert_int_eq(stack_of(t, 1), 100);
+    holdem_settlement_t st;
+    ck_assert_int_eq(holdem_table_settlement(t, &st), HOLDEM_OK);
+    ck_assert(!st.dealt[1]);
+    ck_assert_int_eq(st.delta[1], 0);
+    holdem_positions_t last;
+    ck_assert_int_eq(holdem_table_last_positions(t, &last), HOLDEM_OK);
+    ck_assert_uint_eq(last.dealt_mask, 0x1du);
+    /* The next hand by the big-blind-forward rule deals him in. */
+    lg.n = 0;
+    p = positions(2, 3, 4, 0);
+    ck_assert_int_eq(holdem_table_start_hand_at(t, &p, deck, 52), HOLDEM_OK);
+    ck_assert_int_eq(log_count(&lg, HOLDEM_EV_HOLE, 1), 1);
+    ck_assert_int_eq(holdem_table_to_act(t), 0);
+    holdem_table_destroy(t);
+}
+END_TEST
+
+/* Positions that break the rules are refused HOLDEM_E_MALFORMED with the table unchanged and
+ * no event. */
+START_TEST(test_tournament_invalid_positions_refused)
+{
+    log_t lg = {0};
+    holdem_config_t c = config(6, 1, 2);
+    holdem_table_t *t = holdem_table_create(&c, log_cb, &lg, NULL);
+    for (int s = 0; s < 4; s++)
+        holdem_table_sit(t, s, 100);
+    holdem_table_sit(t, 5, 100);
+    holdem_table_sit_out(t, 5);
+    uint8_t deck[52];
+    identity_deck(deck);
+    struct {
+        int button, sb, bb;
+        uint32_t dealt;
+    } bad[] = {
+        {0, 1, 4, 0},      /* big blind on an empty seat */
+        {0, 1, 5, 0},      /* ... on a sitting-out seat */
+        {0, 1, 2, 0x0bu},  /* ... on a seat not dealt in */
+        {2, 1, 2, 0},      /* button == big blind, three or more */
+        {0, 2, 2, 0},      /* small blind == big blind */
+        {0, 3, 2, 0},      /* small blind not between the button and the big blind */
+        {0, 0, 2, 0},      /* small blind on the button, three or more */
+        {0, 2, 3, 0},      /* seat 1, dealt in, between the button and the small blind */
+        {0, -1, 2, 0},     /* dead small blind with seat 1 dealt in before the big blind */
+        {3, 1, 2, 0},      /* seat 0, dealt in, between the button and the small blind */
+        {6, 1, 2, 0},      /* out of range */
+        {-1, 1, 2, 0},     /* out of range */
+        {0, -2, 2, 0},     /* out of range */
+        {0, 1, -1, 0},     /* out of range */
+        {0, 1, 6, 0},      /* out of range */
+        {0, 1, 2, 0x1fu},  /* dealt_mask with the empty seat 4 */
+        {0, 1, 2, 0x2fu},  /* dealt_mask with the sitting-out seat 5 */
+        {0, 1, 2, 0x40fu}, /* dealt_mask beyond the seats */
+        {0, 1, 2, 0x04u},  /* one player */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        holdem_table_t *before = holdem_table_clone(t);
+        holdem_positions_t p = positions(bad[i].button, bad[i].sb, bad[i].bb, bad[i].dealt);
+        int rc = holdem_table_start_hand_at(t, &p, deck, 52);
+        ck_assert_msg(rc == HOLDEM_E_MALFORMED, "case %zu: %s", i, holdem_err_name(rc));
+        ck_assert(holdem_table_same_state(t, before));
+        ck_assert_int_eq(lg.n, 0);
+        holdem_table_destroy(before);
+    }
+    holdem_positions_t last;
+    ck_assert_int_eq(holdem_table_last_positions(t, &last), HOLDEM_E_NOT_ALLOWED);
+    ck_assert_int_eq(holdem_table_start_hand_at(t, NULL, deck, 52), HOLDEM_E_MALFORMED);
+    holdem_positions_t p = positions(0, 1, 2, 0);
+    deck[1] = deck[0];
+    ck_assert_int_eq(holdem_table_start_hand_at(t, &p, deck, 52), HOLDEM_E_MALFORMED);
+    ck_assert_int_eq(holdem_table_start_hand_at(t, &p, deck, 3), HOLDEM_E_MALFORMED);
+    identity_deck(deck);
+    ck_assert_int_eq(lg.n, 0);
+    /* The valid ones: seat 1 left out while between the button and the small blind. */
+    p = positions(0, 2, 3, 0x0du);
+    ck_assert_int_eq(holdem_table_start_hand_at(t, &p, deck, 52), HOLDEM_OK);
+    holdem_table_t *before = holdem_table_clone(t);
+    ck_assert_int_eq(holdem_table_start_hand_at(t, &p, deck, 52), HOLDEM_E_NOT_ALLOWED);
+    ck_assert(holdem_table_same_state(t, before));
+    holdem_table_destroy(before);
+    holdem_table_destroy(t);
+
+    /* Fewer than two players to deal in. */
+    t = holdem_table_create(&c, NULL, NULL, NULL);
+    holdem_table_sit(t, 0, 100);
+    p = positions(1, -1, 0, 0);
+    ck_assert_int_eq(holdem_table_start_hand_at(t, &p, deck, 52), HOLDEM_E_NOT_ALLOWED);
+    holdem_table_destroy(t);
+}
+END_TEST
+
+#ifndef HOLDEM_TOURNAMENTS
+#define HOLDEM_TOURNAMENTS 3000
+#endif
+
+/* What one tournament hand's events showed, for the property test. */
+typedef struct {
+    observer_t *obs; /* the betting-rules observer sees every event too */
+    int posts_sb[HOLDEM_MAX_SEATS], posts_bb[HOLDEM_MAX_SEATS], posts_ante[HOLDEM_MAX_SEATS],
+        posts_bba[HOLDEM_MAX_SEATS], posts_other[HOLDEM_MAX_SEATS], holes[HOLDEM_MAX_SEATS];
+    uint8_t all_in[HOLDEM_MAX_SEATS], folded[HOLDEM_MAX_SEATS];
+    int first_hole;        /* the seat dealt first */
+    int first_pre;         /* the first seat with a turn (or no decision) before the flop */
+    int first_post;        /* the first seat to act after the flop */
+    int expect_post;       /* the seat that should open after the flop, computed at the flop */
+    int street, button, n; /* the hand's effective button and the table's seats */
+} tour_seen_t;
+
+static void tour_cb(void *ud, const holdem_event_t *ev)
+{
+    tour_seen_t *w = ud;
+    obs_cb(w->obs, ev);
+    int s = ev->seat;
+    switch (ev->kind) {
+    case HOLDEM_EV_POST:
+        if (ev->detail == HOLDEM_POST_SMALL_BLIND)
+            w->posts_sb[s]++;
+        else if (ev->detail == HOLDEM_POST_BIG_BLIND)
+            w->posts_bb[s]++;
+        else if (ev->detail == HOLDEM_POST_ANTE)
+            w->posts_ante[s]++;
+        else if (ev->detail == HOLDEM_POST_BB_ANTE)
+            w->posts_bba[s]++;
+        else
+            w->posts_other[s]++;
+        w->all_in[s] |= ev->all_in;
+        break;
+    case HOLDEM_EV_HOLE:
+        if (w->first_hole < 0)
+            w->first_hole = s;
+        w->holes[s]++;
+        break;
+    case HOLDEM_EV_TO_ACT:
+    case HOLDEM_EV_NO_DECISION:
+        if (w->street == 0 && w->first_pre < 0)
+            w->first_pre = s;
+        if (w->street == 1 && w->first_post < 0 && ev->kind == HOLDEM_EV_TO_ACT)
+            w->first_post = s;
+        break;
+    case HOLDEM_EV_ACTION:
+        w->all_in[s] |= ev->all_in;
+        w->folded[s] |= ev->detail == HOLDEM_FOLD;
+        break;
+    case HOLDEM_EV_BOARD:
+        w->street = ev->detail;
+        if (ev->detail == 1) {
+            /* After the flop the first live seat able to act left of the button opens. */
+            w->expect_post = -1;
+            for (int k = 1; k <= w->n && w->expect_post < 0; k++) {
+                int q = (w->button + k) % w->n;
+                if (w->holes[q] && !w->folded[q] && !w->all_in[q])
+                    w->expect_post = q;
+            }
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+/*
+ * One table of a tournament after another: random busts (and leaves: a player moved away),
+ * random arrivals (a player moved in; he waits for the button when his seat lies strictly
+ * after the last small blind and before the last big blind, tour_seating.h), levels that rise
+ * between hands, and each hand's positions by the big-blind-forward rule of docs/tournaments.md
+ * "Positions": big blind = the first occupied seat after the last big blind, small blind = the
+ * last big blind's seat (dead when that player has gone), button = the last small blind's seat.
+ * Every hand: chips conserved, the blinds and antes posted by the right seats and nobody else,
+ * the waiting players neither dealt in nor posting, the deal and the action starting where they
+ * should, and nobody posting the big blind twice while a player dealt in all along has not
+ * posted it since.
+ */
+static void tournament_property(long tournaments, uint64_t seed)
+{
+    rng_state = seed;
+    long hands = 0, dead_sb = 0, dead_button = 0, heads_up = 0, waited = 0, resets = 0;
+    uint8_t deck[52];
+    for (long tn = 0; tn < tournaments; tn++) {
+        int n = (int)rnd_between(2, HOLDEM_MAX_SEATS);
+        int64_t sb_amt = rnd_between(1, 5), bb_amt = sb_amt * rnd_between(1, 3);
+        int64_t ante = rnd() % 3 == 0 ? rnd_between(1, 3) : 0;
+        int64_t bba = ante == 0 && rnd() % 3 == 0 ? bb_amt : 0;
+        holdem_config_t c = config(n, sb_amt, bb_amt);
+        c.ante = ante;
+        c.big_blind_ante = bba;
+        observer_t *o = calloc(1, sizeof *o);
+        o->seats = n;
+        o->big_blind = bb_amt;
+        o->min_bet = bb_amt;
+        tour_seen_t w;
+        memset(&w, 0, sizeof w);
+        w.obs = o;
+        w.n = n;
+        holdem_table_t *t = holdem_table_create(&c, tour_cb, &w, NULL);
+        REQUIRE(t != NULL, "no table");
+        ledger_t led = {0, 0};
+        uint64_t player[HOLDEM_MAX_SEATS] = {0}, next_id = 1;
+        long last_bb_hand[HOLDEM_MAX_SEATS], dealt_since[HOLDEM_MAX_SEATS];
+        uint8_t waiting[HOLDEM_MAX_SEATS] = {0};
+        int seated = 0;
+        for (int s = 0; s < n; s++) {
+            if (s >= 2 && rnd() % 5 == 0)
+                continue;
+            int64_t st = rnd_between(1, rnd() % 2 ? 100 : 600);
+            REQUIRE(holdem_table_sit(t, s, st) == HOLDEM_OK, "sit");
+            led.in += st;
+            player[s] = next_id++;
+            last_bb_hand[s] = -1;
+            dealt_since[s] = -1;
+            seated++;
+        }
+        int last_sb = -1, last_bb = -1;
+        for (long h = 0; h < 150; h++) {
+            /* Between hands: busts leave; now and then a player is moved away or in. */
+            for (int s = 0; s < n; s++) {
+                int64_t st = holdem_table_stack(t, s), got;
+                if (st == 0 || (st > 0 && rnd() % 60 == 0)) {
+                    REQUIRE(holdem_table_leave(t, s, &got) == HOLDEM_OK, "leave");
+                    led.out += got;
+                    player[s] = 0;
+                    waiting[s] = 0;
+                }
+            }
+            int occupied = 0;
+            for (int s = 0; s < n; s++)
+                occupied += player[s] != 0;
+            if (occupied < 2 && rnd() % 2 == 0)
+                break; /* the tournament is over at this table */
+            if (occupied < 2 || rnd() % 12 == 0) {
+                /* An arrival: any empty seat but the next small blind's (the last big blind's
+                 * seat); he waits for the button between the last small and big blinds. */
+                int s = (int)(rnd() % (uint64_t)n);
+                if (player[s] == 0 && s != last_bb) {
+                    int64_t st = rnd_between(20, 300);
+                    REQUIRE(holdem_table_sit(t, s, st) == HOLDEM_OK, "arrival");
+                    led.in += st;
+                    player[s] = next_id++;
+                    last_bb_hand[s] = -1;
+                    dealt_since[s] = -1;
+                    waiting[s] = last_bb >= 0 && last_sb != last_bb && (s - last_sb + n) % n > 0 &&
+                                 (s - last_sb + n) % n < (last_bb - last_sb + n) % n;
+                }
+            }
+            /* A new level now and then (refused mid-hand: checked below). */
+            if (h > 0 && h % 15 == 0) {
+                sb_amt += rnd_between(0, 3);
+                bb_amt = bb_amt + sb_amt > 2 * sb_amt ? bb_amt + sb_amt : 2 * sb_amt;
+                ante = ante > 0 ? ante + 1 : 0;
+                bba = bba > 0 ? bb_amt : 0;
+                REQUIRE(holdem_table_set_blinds(t, sb_amt, bb_amt, ante, bba) == HOLDEM_OK,
+                        "set_blinds");
+                o->big_blind = o->min_bet = bb_amt;
+            }
+            uint32_t dealt = 0;
+            for (int s = 0; s < n; s++)
+                if (player[s] != 0 && !waiting[s])
+                    dealt |= 1u << s;
+            int players = 0;
+            for (int s = 0; s < n; s++)
+                players += (dealt >> s) & 1u;
+            occupied = 0;
+            for (int s = 0; s < n; s++)
+                occupied += player[s] != 0;
+            if (occupied < 2)
+                continue;
+            for (int i = 0; i < 52; i++)
+                deck[i] = (uint8_t)i;
+            for (int i = 51; i > 0; i--) {
+                int j = (int)(rnd() % (uint64_t)(i + 1));
+                uint8_t x = deck[i];
+                deck[i] = deck[j];
+                deck[j] = x;
+            }
+            /* The positions by the big-blind-forward rule. */
+            int bb = -1;
+            if (last_bb >= 0)
+                for (int k = 1; k <= n && bb < 0; k++)
+                    if (player[(last_bb + k) % n] != 0)
+                        bb = (last_bb + k) % n;
+            int reset = last_bb < 0 || players < 2 || bb < 0 || !((dealt >> bb) & 1u) ||
+                        (players > 2 && bb == last_sb);
+            int button = last_sb, sb = last_bb;
+            memset(w.posts_sb, 0, sizeof w.posts_sb);
+            memset(w.posts_bb, 0, sizeof w.posts_bb);
+            memset(w.posts_ante, 0, sizeof w.posts_ante);
+            memset(w.posts_bba, 0, sizeof w.posts_bba);
+            memset(w.posts_other, 0, sizeof w.posts_other);
+            memset(w.holes, 0, sizeof w.holes);
+            memset(w.all_in, 0, sizeof w.all_in);
+            memset(w.folded, 0, sizeof w.folded);
+            w.first_hole = w.first_pre = w.first_post = w.expect_post = -1;
+            w.street = 0;
+            int rc;
+            if (reset) {
+                /* A table's first hand, or one the waiting players would leave short: a fresh
+                 * start with everyone dealt in and the button drawn (the cash-game positions). */
+                memset(waiting, 0, sizeof waiting);
+                dealt = 0;
+                players = 0;
+                for (int s = 0; s < n; s++)
+                    if (player[s] != 0) {
+                        dealt |= 1u << s;
+                        players++;
+                        last_bb_hand[s] = -1;
+                    }
+                int b;
+                do
+                    b = (int)(rnd() % (uint64_t)n);
+                while (player[b] == 0);
+                rc = holdem_table_start_hand(t, b, deck, 52);
+                resets++;
+            } else {
+                w.button = button;
+                if (players == 2)
+                    for (int s = 0; s < n; s++)
+                        if (((dealt >> s) & 1u) && s != bb)
+                            w.button = s;
+                holdem_positions_t p = positions(button, sb, bb, dealt);
+                rc = holdem_table_start_hand_at(t, &p, deck, 52);
+            }
+            REQUIRE(rc == HOLDEM_OK,
+                    "tournament %ld hand %ld: start refused %s (button %d sb %d bb %d dealt %x)",
+                    tn, h, holdem_err_name(rc), button, sb, bb, dealt);
+            holdem_positions_t lp;
+            REQUIRE(holdem_table_last_positions(t, &lp) == HOLDEM_OK, "last_positions");
+            REQUIRE(lp.dealt_mask == dealt, "dealt mask %x, expected %x", lp.dealt_mask, dealt);
+            int live_sb;
+            if (reset) {
+                bb = lp.big_blind;
+                live_sb = lp.small_blind;
+                button = lp.button;
+            } else if (players == 2) {
+                /* Heads-up: the other player has the button and posts the small blind. */
+                live_sb = -1;
+                for (int s = 0; s < n; s++)
+                    if (((dealt >> s) & 1u) && s != bb)
+                        live_sb = s;
+                button = live_sb;
+                heads_up++;
+                REQUIRE(lp.button == live_sb && lp.small_blind == sb && lp.big_blind == bb,
+                        "heads-up positions");
+            } else {
+                live_sb = (dealt >> sb) & 1u ? sb : -1;
+                dead_sb += live_sb < 0;
+                dead_button += !((dealt >> button) & 1u);
+                REQUIRE(lp.button == button && lp.small_blind == sb && lp.big_blind == bb,
+                        "positions reported");
+            }
+            REQUIRE(holdem_table_button(t) == button, "button");
+            w.button = button;
+            hands++;
+            /* Who posted what. */
+            for (int s = 0; s < n; s++) {
+                int in = (dealt >> s) & 1u;
+                waited += waiting[s];
+                REQUIRE(w.holes[s] == in, "seat %d dealt %d, in %d", s, w.holes[s], in);
+                REQUIRE(w.posts_sb[s] == (s == live_sb), "seat %d small blind posts %d (sb %d)", s,
+                        w.posts_sb[s], live_sb);
+                REQUIRE(w.posts_bb[s] == (s == bb), "seat %d big blind posts %d", s, w.posts_bb[s]);
+                REQUIRE(w.posts_ante[s] == (ante > 0 && in), "seat %d antes %d", s,
+                        w.posts_ante[s]);
+                REQUIRE(w.posts_bba[s] <= (bba > 0 && s == bb), "seat %d bb antes", s);
+                REQUIRE(w.posts_other[s] == 0, "seat %d straddled", s);
+            }
+            /* The deal from the button's left; the first turn after the big blind. */
+            int want_hole = -1, want_pre = -1;
+            for (int k = 1; k <= n && want_hole < 0; k++)
+                if ((dealt >> ((button + k) % n)) & 1u)
+                    want_hole = (button + k) % n;
+            for (int k = 1; k <= n && want_pre < 0; k++) {
+                int q = (bb + k) % n;
+                if (((dealt >> q) & 1u) && !w.all_in[q])
+                    want_pre = q;
+            }
+            REQUIRE(w.first_hole == want_hole, "first dealt %d, expected %d", w.first_hole,
+                    want_hole);
+            REQUIRE(w.first_pre == want_pre, "first preflop turn %d, expected %d", w.first_pre,
+                    want_pre);
+            /* The big blind: never twice while someone dealt in all along has not had it. */
+            for (int s = 0; s < n; s++)
+                if (((dealt >> s) & 1u) && dealt_since[s] < 0)
+                    dealt_since[s] = hands;
+            if (last_bb_hand[bb] >= 0)
+                for (int s = 0; s < n; s++)
+                    REQUIRE(s == bb || player[s] == 0 || dealt_since[s] < 0 ||
+                                dealt_since[s] > last_bb_hand[bb] ||
+                                last_bb_hand[s] > last_bb_hand[bb],
+                            "seat %d posts the big blind again before seat %d", bb, s);
+            last_bb_hand[bb] = hands;
+            last_sb = lp.small_blind;
+            last_bb = lp.big_blind;
+            /* Mid-hand levels are refused. */
+            if (rnd() % 8 == 0 && holdem_table_in_hand(t)) {
+                holdem_table_t *before = holdem_table_clone(t);
+                REQUIRE(holdem_table_set_blinds(t, 1, 2, 0, 0) == HOLDEM_E_NOT_ALLOWED,
+                        "set_blinds mid-hand");
+                REQUIRE(holdem_table_same_state(t, before), "set_blinds changed the table");
+                holdem_table_destroy(before);
+            }
+            REQUIRE(table_chips(t, n) == led.in - led.out, "chips at the start");
+            int steps = 0;
+            while (holdem_table_in_hand(t)) {
+                REQUIRE(++steps < 500, "endless hand");
+                holdem_legal_t l;
+                holdem_table_legal(t, &l);
+                unsigned r = (unsigned)(rnd() % 20);
+                holdem_action_kind_t kind;
+                int64_t amount = 0;
+                if (r < 4)
+                    kind = HOLDEM_FOLD;
+                else if (r < 14)
+                    kind = l.can_check ? HOLDEM_CHECK : HOLDEM_CALL;
+                else if (r < 19 && (l.can_bet || l.can_raise)) {
+                    kind = l.can_bet ? HOLDEM_BET : HOLDEM_RAISE;
+                    amount = rnd() % 4 ? l.min_to : rnd_between(l.min_to, l.max_to);
+                } else
+                    kind = l.can_bet || l.can_raise ? HOLDEM_ALL_IN
+                           : l.can_check            ? HOLDEM_CHECK
+                                                    : HOLDEM_CALL;
+                rc = holdem_table_act(t, l.seat, kind, amount, 0);
+                REQUIRE(rc == HOLDEM_OK, "legal action refused: %s", holdem_err_name(rc));
+                REQUIRE(table_chips(t, n) == led.in - led.out, "chips in the hand");
+            }
+            REQUIRE(w.first_post == w.expect_post || w.first_post < 0,
+                    "first turn after the flop %d, expected %d", w.first_post, w.expect_post);
+            holdem_settlement_t st;
+            REQUIRE(holdem_table_settlement(t, &st) == HOLDEM_OK, "settlement");
+            int64_t sum = 0;
+            for (int s = 0; s < n; s++) {
+                sum += st.delta[s];
+                REQUIRE(st.dealt[s] == ((dealt >> s) & 1u), "settlement dealt");
+            }
+            REQUIRE(sum == 0, "deltas sum to %lld", (long long)sum);
+            REQUIRE(table_chips(t, n) == led.in - led.out, "chips after the hand");
+            /* The waiting players play from the next hand; those out of the hand lose their run
+             * of hands dealt in. */
+            for (int s = 0; s < n; s++) {
+                if (!((dealt >> s) & 1u))
+                    dealt_since[s] = -1;
+                waiting[s] = 0;
+            }
+        }
+        REQUIRE(o->violations == 0, "%ld rule violations, first: %s; its hand's events:%s",
+                o->violations, o->first, o->first_hand);
+        holdem_table_destroy(t);
+        free(o);
+    }
+    /* The random tournaments must reach the interesting places. */
+    REQUIRE(dead_sb > tournaments / 20 && dead_button > tournaments / 20 &&
+                heads_up > tournaments && waited > tournaments / 50,
+            "coverage: %ld hands, %ld dead small blinds, %ld dead buttons, %ld heads-up, %ld "
+            "waiting, %ld resets",
+            hands, dead_sb, dead_button, heads_up, waited, resets);
+    printf("tournaments: %ld, hands %ld, dead small blinds %ld, dead buttons %ld, heads-up %ld, "
+           "waiting %ld, resets %ld\n",
+           tournaments, hands, dead_sb, dead_button, heads_up, waited, resets);
+}
+
+START_TEST(test_tournament_big_blind_forward_property)
+{
+    tournament_property(HOLDEM_TOURNAMENTS, 0x9e3779b97f4a7c15ull);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("holdem_table");
@@ -1619,6 +2388,16 @@ int main(void)
     tcase_add_test(tc, test_seats_sit_out_sit_in_and_leave);
     tcase_add_test(tc, test_rake_percentage_with_cap_and_no_flop_no_drop);
     tcase_add_test(tc, test_config_and_deck_are_validated);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("tournament");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, test_tournament_set_blinds_between_hands_only);
+    tcase_add_test(tc, test_tournament_dead_small_blind);
+    tcase_add_test(tc, test_tournament_dead_button);
+    tcase_add_test(tc, test_tournament_heads_up_positions);
+    tcase_add_test(tc, test_tournament_wait_for_button_seat_not_dealt);
+    tcase_add_test(tc, test_tournament_invalid_positions_refused);
+    tcase_add_test(tc, test_tournament_big_blind_forward_property);
     suite_add_tcase(s, tc);
     tc = tcase_create("random");
     tcase_set_timeout(tc, 3600);

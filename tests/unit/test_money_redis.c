@@ -624,7 +624,7 @@ START_TEST(test_seat_transfers_of_a_lost_epoch_are_refused)
 }
 END_TEST
 
-/* A round record as the table kit writes it (engine/tk.c). */
+/* A round record as the table kit writes it (engine/tk_round.c). */
 static void mark_round(unsigned epoch, const char *desk, unsigned seq, const char *player)
 {
     char key[128], rid[96], json[512];

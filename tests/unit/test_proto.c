@@ -105,13 +105,13 @@ ROUNDTRIP_CB(rpc, Croupier__RpcFrame)
 START_TEST(test_proto_every_client_message_kind_round_trips)
 {
     /* login, 3 joins, leave, resume, ping, 5 shedding, 5 hold'em, 8 blackjack, 2 list_tables */
-    ck_assert_int_eq(samples_client(roundtrip_client, NULL), 32);
+    ck_assert_int_eq(samples_client(roundtrip_client, NULL), 38);
 }
 END_TEST
 
 START_TEST(test_proto_every_server_message_kind_round_trips)
 {
-    ck_assert_int_eq(samples_server(roundtrip_server, NULL), 25);
+    ck_assert_int_eq(samples_server(roundtrip_server, NULL), 31);
 }
 END_TEST
 
@@ -563,6 +563,55 @@ static void expect_server_message_refused(const Croupier__ServerMessage *sm,
     ck_assert_msg(strstr(err.detail, detail_part) != NULL, "unpack detail '%s' lacks '%s'",
                   err.detail, detail_part);
 }
+
+/* docs/protocol.md "Tournaments": a ListTournaments limit is 1..200; the tournament messages the
+ * gateway sends name their tournament and pay places 1 <= from <= to. */
+START_TEST(test_check_tournament_messages_follow_the_rules)
+{
+    frame_error_t err;
+    Croupier__ListTournaments l = CROUPIER__LIST_TOURNAMENTS__INIT;
+    Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
+    m.request_id = 4, m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_LIST_TOURNAMENTS;
+    m.list_tournaments = &l;
+    ck_assert_int_eq(frame_check_client(&m, NULL, &err), 0);
+    l.has_limit = 1, l.limit = 0;
+    expect_client_message_refused(&m, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                                  "list_tournaments.limit: 1..200");
+    l.limit = 201;
+    expect_client_message_refused(&m, CROUPIER__ERROR_CODE__BAD_REQUEST, "list_tournaments.limit");
+    l.limit = 200;
+    ck_assert_int_eq(frame_check_client(&m, NULL, &err), 0);
+    l.has_status = 1, l.status = (Croupier__TournamentStatus)9;
+    expect_client_message_refused(&m, CROUPIER__ERROR_CODE__BAD_REQUEST, "list_tournaments.status");
+    /* Tournament id 0 is the gateway's to answer (BAD_REQUEST, the connection kept). */
+    Croupier__RegisterTournament r = CROUPIER__REGISTER_TOURNAMENT__INIT;
+    m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_REGISTER_TOURNAMENT, m.register_tournament = &r;
+    ck_assert_int_eq(frame_check_client(&m, NULL, &err), 0);
+
+    Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+    Croupier__TournamentEvent ev = CROUPIER__TOURNAMENT_EVENT__INIT;
+    ev.kind = CROUPIER__TOURNAMENT_EVENT_KIND__TOUR_EVENT_STARTED;
+    sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_TOURNAMENT_EVENT, sm.tournament_event = &ev;
+    expect_server_message_refused(&sm, "tournament_event.tournament: must be non-zero");
+    ev.tournament = 3;
+    ck_assert_int_eq(frame_check_server(&sm, NULL, &err), 0);
+    ev.kind = CROUPIER__TOURNAMENT_EVENT_KIND__TOURNAMENT_EVENT_KIND_UNSPECIFIED;
+    expect_server_message_refused(&sm, "tournament_event.kind");
+
+    Croupier__TournamentPayout p = CROUPIER__TOURNAMENT_PAYOUT__INIT;
+    Croupier__TournamentPayout *ps[] = {&p};
+    p.place_from = 2, p.place_to = 1, p.amount = 5;
+    Croupier__TournamentInfo ti = CROUPIER__TOURNAMENT_INFO__INIT;
+    ti.id = 3, ti.name = "t", ti.format = CROUPIER__TOURNAMENT_FORMAT__TOUR_SNG;
+    ti.status = CROUPIER__TOURNAMENT_STATUS__TOUR_RUNNING, ti.n_payouts = 1, ti.payouts = ps;
+    sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_TOURNAMENT, sm.tournament = &ti;
+    expect_server_message_refused(&sm, "tournament.payouts[0]: places 1 <= from <= to");
+    p.place_to = 2;
+    ck_assert_int_eq(frame_check_server(&sm, NULL, &err), 0);
+    ti.id = 0;
+    expect_server_message_refused(&sm, "tournament.id: must be non-zero");
+}
+END_TEST
 
 START_TEST(test_check_list_tables_filters_and_table_ads_follow_the_rules)
 {
@@ -1894,7 +1943,7 @@ START_TEST(test_game_message_checks_enums_strings_cards_and_required_fields)
     st.phase_case = TESTGAME__TG_STATE__PHASE__NOT_SET;
 
     /* Missing required fields: refused on the wire by protobuf-c. */
-    static const uint8_t no_move[] = {0x10, 0x05};        /* amount = 5, no move */
+    static const uint8_t no_move[] = {0x10, 0x05}; /* amount = 5, no move */
     expect_game_refused(&testgame__tg_action__descriptor, no_move, sizeof no_move, NULL,
                         CROUPIER__ERROR_CODE__MALFORMED_FRAME, "required");
     static const uint8_t seat_no_id[] = {0x08, 0x01, 0x12, 0x00}; /* round 1, seats: {} */
@@ -1968,8 +2017,8 @@ START_TEST(test_game_message_unpack_stays_within_the_budget)
     /* 100 seats fit the default budget, not one of 1 KiB + the payload's size. */
     n = 2 + 100 * 4;
     frame_error_t err;
-    Testgame__TgState *st = (Testgame__TgState *)frame_unpack_game(
-        &testgame__tg_state__descriptor, p, n, NULL, NULL, &err);
+    Testgame__TgState *st = (Testgame__TgState *)frame_unpack_game(&testgame__tg_state__descriptor,
+                                                                   p, n, NULL, NULL, &err);
     ck_assert_msg(st != NULL, "refused: %s", err.detail);
     ck_assert_uint_eq(st->n_seats, 100);
     ck_assert_uint_le(err.alloc_bytes, FRAME_DEFAULT_BUDGET_FLOOR + 8 * n);
@@ -1990,8 +2039,8 @@ START_TEST(test_game_message_unpack_stays_within_the_budget)
     for (size_t floor = 0; floor < 1024; floor += 8) {
         lim.budget_floor = floor;
         lim.budget_factor = 0;
-        ProtobufCMessage *m = frame_unpack_game(&testgame__tg_action__descriptor, buf,
-                                                (size_t)an, &lim, tg_rules, &err);
+        ProtobufCMessage *m = frame_unpack_game(&testgame__tg_action__descriptor, buf, (size_t)an,
+                                                &lim, tg_rules, &err);
         if (m != NULL) {
             frame_free(m);
             break;
@@ -2030,6 +2079,7 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, test_check_requests_need_an_id_and_a_body);
     tcase_add_test(tc, test_check_action_fields_must_match_the_move);
     tcase_add_test(tc, test_check_list_tables_filters_and_table_ads_follow_the_rules);
+    tcase_add_test(tc, test_check_tournament_messages_follow_the_rules);
     tcase_add_test(tc, test_check_rpc_frames_follow_the_link_rules);
     tcase_add_test(tc, test_check_card_codes);
     tcase_add_test(tc, test_names_of_results_and_codes);

@@ -202,6 +202,38 @@ int samples_client(samples_client_cb cb, void *arg)
         g.body = (ProtobufCBinaryData){0, NULL};
         client_action(cb, arg, "game_action_empty", &a, &n);
     }
+    {
+        /* Tournaments (docs/protocol.md "Tournaments"). */
+        Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
+        m.request_id = 14;
+        Croupier__ListTournaments l = CROUPIER__LIST_TOURNAMENTS__INIT;
+        m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_LIST_TOURNAMENTS;
+        m.list_tournaments = &l;
+        cb(arg, "list_tournaments", &m), n++;
+        l.has_status = 1, l.status = CROUPIER__TOURNAMENT_STATUS__TOUR_REGISTERING;
+        l.has_limit = 1, l.limit = 200;
+        cb(arg, "list_tournaments_filtered", &m), n++;
+        Croupier__GetTournament gt = CROUPIER__GET_TOURNAMENT__INIT;
+        gt.tournament = 7;
+        m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_GET_TOURNAMENT;
+        m.get_tournament = &gt;
+        cb(arg, "get_tournament", &m), n++;
+        Croupier__RegisterTournament rt = CROUPIER__REGISTER_TOURNAMENT__INIT;
+        rt.tournament = UINT64_MAX;
+        m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_REGISTER_TOURNAMENT;
+        m.register_tournament = &rt;
+        cb(arg, "register_tournament", &m), n++;
+        Croupier__UnregisterTournament ut = CROUPIER__UNREGISTER_TOURNAMENT__INIT;
+        ut.tournament = 7;
+        m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_UNREGISTER_TOURNAMENT;
+        m.unregister_tournament = &ut;
+        cb(arg, "unregister_tournament", &m), n++;
+        Croupier__TakeTournamentSeat ts = CROUPIER__TAKE_TOURNAMENT_SEAT__INIT;
+        ts.tournament = 7;
+        m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_TAKE_TOURNAMENT_SEAT;
+        m.take_tournament_seat = &ts;
+        cb(arg, "take_tournament_seat", &m), n++;
+    }
     return n;
 }
 
@@ -532,6 +564,78 @@ int samples_server(samples_server_cb cb, void *arg)
         server_emit(cb, arg, "table_list", &m, &n);
         tl.n_tables = 0, tl.tables = NULL;
         server_emit(cb, arg, "table_list_empty", &m, &n);
+    }
+    {
+        /* Tournaments (docs/protocol.md "Tournaments"). */
+        Croupier__TournamentSummary a = CROUPIER__TOURNAMENT_SUMMARY__INIT;
+        Croupier__TournamentSummary b = CROUPIER__TOURNAMENT_SUMMARY__INIT;
+        a.id = 12, a.name = "Sunday 10k", a.format = CROUPIER__TOURNAMENT_FORMAT__TOUR_MTT;
+        a.status = CROUPIER__TOURNAMENT_STATUS__TOUR_RUNNING;
+        a.has_buy_in = 1, a.buy_in = 100, a.has_fee = 1, a.fee = 10;
+        a.has_entrants = 1, a.entrants = 120, a.has_max_entrants = 1, a.max_entrants = 1000;
+        a.has_start_at_unix_ms = 1, a.start_at_unix_ms = 1767225600000ull;
+        a.has_players_left = 1, a.players_left = 57, a.has_prize_pool = 1, a.prize_pool = 12000;
+        b.id = 13, b.name = "SNG 9", b.format = CROUPIER__TOURNAMENT_FORMAT__TOUR_SNG;
+        b.status = CROUPIER__TOURNAMENT_STATUS__TOUR_REGISTERING;
+        Croupier__TournamentSummary *ts[] = {&a, &b};
+        Croupier__TournamentList tl = CROUPIER__TOURNAMENT_LIST__INIT;
+        tl.n_tournaments = 2, tl.tournaments = ts, tl.has_total = 1, tl.total = 2;
+        m.request_id = 14;
+        m.body_case = CROUPIER__SERVER_MESSAGE__BODY_TOURNAMENT_LIST;
+        m.tournament_list = &tl;
+        server_emit(cb, arg, "tournament_list", &m, &n);
+        tl.n_tournaments = 0, tl.tournaments = NULL;
+        server_emit(cb, arg, "tournament_list_empty", &m, &n);
+
+        Croupier__TournamentPayout p1 = CROUPIER__TOURNAMENT_PAYOUT__INIT;
+        Croupier__TournamentPayout p2 = CROUPIER__TOURNAMENT_PAYOUT__INIT;
+        p1.place_from = 1, p1.place_to = 1, p1.amount = 2520;
+        p2.place_from = 17, p2.place_to = 18, p2.amount = 310;
+        Croupier__TournamentPayout *ps[] = {&p1, &p2};
+        Croupier__TournamentEntry you = CROUPIER__TOURNAMENT_ENTRY__INIT;
+        you.state = CROUPIER__TOURNAMENT_ENTRY_STATE__TOUR_ENTRY_PLAYING;
+        you.has_stack = 1, you.stack = 4350, you.has_table = 1, you.table = 3;
+        you.has_seat = 1, you.seat = 6, you.has_entries = 1, you.entries = 2;
+        Croupier__TournamentInfo ti = CROUPIER__TOURNAMENT_INFO__INIT;
+        ti.id = 12, ti.name = "Sunday 10k", ti.format = CROUPIER__TOURNAMENT_FORMAT__TOUR_MTT;
+        ti.status = CROUPIER__TOURNAMENT_STATUS__TOUR_RUNNING;
+        ti.has_buy_in = 1, ti.buy_in = 100, ti.has_fee = 1, ti.fee = 10;
+        ti.has_starting_stack = 1, ti.starting_stack = 3000;
+        ti.has_min_entrants = 1, ti.min_entrants = 20, ti.has_max_entrants = 1;
+        ti.max_entrants = 1000, ti.has_entries = 1, ti.entries = 120;
+        ti.has_players_left = 1, ti.players_left = 57, ti.has_prize_pool = 1;
+        ti.prize_pool = 12000, ti.has_average_stack = 1, ti.average_stack = 6315;
+        ti.has_level = 1, ti.level = 5, ti.has_level_number = 1, ti.level_number = 5;
+        ti.has_small_blind = 1, ti.small_blind = 100, ti.has_big_blind = 1, ti.big_blind = 200;
+        ti.has_ante = 1, ti.ante = 200, ti.has_big_blind_ante = 1, ti.big_blind_ante = 1;
+        ti.has_level_ends_in_ms = 1, ti.level_ends_in_ms = 123456;
+        ti.has_late_registration_levels = 1, ti.late_registration_levels = 6;
+        ti.has_registration_open = 1, ti.registration_open = 1;
+        ti.n_payouts = 2, ti.payouts = ps, ti.you = &you;
+        m.body_case = CROUPIER__SERVER_MESSAGE__BODY_TOURNAMENT;
+        m.tournament = &ti;
+        server_emit(cb, arg, "tournament_info", &m, &n);
+        Croupier__TournamentInfo tc = CROUPIER__TOURNAMENT_INFO__INIT;
+        tc.id = 13, tc.name = "SNG 9", tc.format = CROUPIER__TOURNAMENT_FORMAT__TOUR_SNG;
+        tc.status = CROUPIER__TOURNAMENT_STATUS__TOUR_CANCELLED, tc.detail = "server maintenance";
+        m.tournament = &tc;
+        server_emit(cb, arg, "tournament_info_cancelled", &m, &n);
+
+        Croupier__TournamentEvent ev = CROUPIER__TOURNAMENT_EVENT__INIT;
+        ev.tournament = 12, ev.kind = CROUPIER__TOURNAMENT_EVENT_KIND__TOUR_EVENT_LEVEL_UP;
+        ev.has_level = 1, ev.level = 6, ev.has_level_number = 1, ev.level_number = 6;
+        ev.has_small_blind = 1, ev.small_blind = 150, ev.has_big_blind = 1, ev.big_blind = 300;
+        ev.log_id = "1767225600000-3";
+        m.request_id = 0;
+        m.body_case = CROUPIER__SERVER_MESSAGE__BODY_TOURNAMENT_EVENT;
+        m.tournament_event = &ev;
+        server_emit(cb, arg, "tournament_event_level", &m, &n);
+        Croupier__TournamentEvent out = CROUPIER__TOURNAMENT_EVENT__INIT;
+        out.tournament = 12, out.kind = CROUPIER__TOURNAMENT_EVENT_KIND__TOUR_EVENT_ELIMINATED;
+        out.has_player = 1, out.player = 42, out.has_place = 1, out.place = 17;
+        out.has_prize = 1, out.prize = 310;
+        m.tournament_event = &out;
+        server_emit(cb, arg, "tournament_event_eliminated", &m, &n);
     }
     return n;
 }

@@ -14,6 +14,7 @@
 
 #include <signal.h>
 
+#include "deck.h"
 #include "room.h"
 #include "rpcc.h"
 #include "support.h"
@@ -53,6 +54,10 @@ typedef struct {
     int nrounds;
     long long rake;    /* summed from the RoundEnds */
     uint64_t hands_off; /* a player whose turns the kit plays (play_room_out leaves them) */
+    /* Deck commitments seen on Deals (docs/fairness.md), by round: the last 8 rounds. */
+    char commit_round[8][160];
+    uint8_t commit[8][DECK_COMMIT_LEN];
+    int ncommits;
 } model_t;
 
 static long long redis_int(env_t *e, const char *fmt, const char *arg)
@@ -310,8 +315,22 @@ static void model_apply(model_t *m, const Croupier__RpcFrame *f)
         }
         croupier__zjh__zjh_event__free_unpacked(ev, NULL);
     }
-    if (sm->body_case == CROUPIER__SERVER_MESSAGE__BODY_DEAL)
-        ck_assert(!sm->deal->has_cards); /* dealt face down, even to the owner */
+    if (sm->body_case == CROUPIER__SERVER_MESSAGE__BODY_DEAL) {
+        const Croupier__Deal *d = sm->deal;
+        ck_assert(!d->has_cards); /* dealt face down, even to the owner */
+        /* Every Deal carries the round's deck commitment (docs/fairness.md). */
+        ck_assert(d->has_deck_commitment);
+        ck_assert_uint_eq(d->deck_commitment.len, DECK_COMMIT_LEN);
+        ck_assert_ptr_nonnull(d->round_id);
+        int k = m->ncommits > 0 ? (m->ncommits - 1) % 8 : 0;
+        if (m->ncommits == 0 || strcmp(m->commit_round[k], d->round_id) != 0) {
+            k = m->ncommits++ % 8;
+            snprintf(m->commit_round[k], sizeof m->commit_round[k], "%s", d->round_id);
+            memcpy(m->commit[k], d->deck_commitment.data, DECK_COMMIT_LEN);
+        } else {
+            ck_assert(memcmp(m->commit[k], d->deck_commitment.data, DECK_COMMIT_LEN) == 0);
+        }
+    }
     if (sm->body_case == CROUPIER__SERVER_MESSAGE__BODY_TABLE_CLOSING) {
         m->table_closing++;
         return;
@@ -504,6 +523,51 @@ START_TEST(test_tk_join_buys_in_min_of_wallet_and_cap_and_refuses_below_minimum)
 }
 END_TEST
 
+/* The text of "field":"..." in a record, into out (NUL-terminated); false if absent. */
+static bool record_field(const char *rec, const char *field, char *out, size_t cap)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\":\"", field);
+    const char *p = strstr(rec, pat);
+    if (p == NULL)
+        return false;
+    p += strlen(pat);
+    const char *q = strchr(p, '"');
+    if (q == NULL || (size_t)(q - p) >= cap)
+        return false;
+    memcpy(out, p, (size_t)(q - p));
+    out[q - p] = '\0';
+    return true;
+}
+
+/*
+ * The record reveals the deck and the nonce (docs/hand-history.md), and they open the
+ * commitment the players got on the round's Deals (docs/fairness.md).
+ */
+static void check_deck_reveal(const model_t *m, const char *rec)
+{
+    char round[160], chex[2 * DECK_COMMIT_LEN + 1], dhex[2 * DECK_MAX_CARDS + 1],
+        nhex[2 * DECK_NONCE_LEN + 1];
+    ck_assert(record_field(rec, "round", round, sizeof round));
+    ck_assert(record_field(rec, "deck_commitment", chex, sizeof chex));
+    ck_assert(record_field(rec, "deck", dhex, sizeof dhex));
+    ck_assert(record_field(rec, "deck_nonce", nhex, sizeof nhex));
+    uint8_t commit[DECK_COMMIT_LEN], deck[DECK_MAX_CARDS], nonce[DECK_NONCE_LEN], got[32];
+    ck_assert_int_eq(deck_unhex(chex, commit, sizeof commit), DECK_COMMIT_LEN);
+    ck_assert_int_eq(deck_unhex(dhex, deck, sizeof deck), 52); /* Zha Jin Hua: one deck */
+    ck_assert_int_eq(deck_unhex(nhex, nonce, sizeof nonce), DECK_NONCE_LEN);
+    deck_commitment(deck, 52, nonce, got);
+    ck_assert(memcmp(got, commit, sizeof got) == 0);
+    bool seen = false;
+    for (int k = 0; k < 8 && k < m->ncommits; k++)
+        if (strcmp(m->commit_round[k], round) == 0) {
+            ck_assert(memcmp(m->commit[k], commit, DECK_COMMIT_LEN) == 0);
+            seen = true;
+        }
+    ck_assert_msg(seen, "no Deal of round %s carried a commitment (%d seen, the last of %s)", round,
+                  m->ncommits, m->ncommits > 0 ? m->commit_round[(m->ncommits - 1) % 8] : "-");
+}
+
 START_TEST(test_tk_rounds_settle_against_seat_accounts_with_history_and_rake)
 {
     env_t e;
@@ -537,6 +601,7 @@ START_TEST(test_tk_rounds_settle_against_seat_accounts_with_history_and_rake)
     ck_assert_ptr_nonnull(strstr(h, "\"outcome\":\"completed\""));
     ck_assert_ptr_nonnull(strstr(h, "\"stake\":10"));
     ck_assert_ptr_nonnull(strstr(h, "\"engine\":\"zhajinhua\""));
+    check_deck_reveal(&m, h);
     free(h);
     rpcc_close(c);
     testenv_stop(&e);
@@ -669,6 +734,13 @@ START_TEST(test_tk_resume_shows_own_cards_only_after_looking)
     ck_assert_ptr_nonnull(s->round_id);
     ck_assert(s->has_turn_seat);
     ck_assert_uint_eq(s->event_seq, m.last_seq);
+    /* The round's commitment, as its Deals carried it (docs/fairness.md). */
+    ck_assert(s->has_deck_commitment);
+    ck_assert_uint_eq(s->deck_commitment.len, DECK_COMMIT_LEN);
+    ck_assert_int_gt(m.ncommits, 0);
+    ck_assert_str_eq(m.commit_round[(m.ncommits - 1) % 8], s->round_id);
+    ck_assert(memcmp(m.commit[(m.ncommits - 1) % 8], s->deck_commitment.data, DECK_COMMIT_LEN) ==
+              0);
     Croupier__Zjh__ZjhState *st = game_state(r);
     ck_assert(st->in_hand);
     ck_assert(!st->has_own_cards);

@@ -878,6 +878,66 @@ START_TEST(test_ddz_gone_players_get_trustee_and_an_unbid_deal_is_thrown_in)
 END_TEST
 
 /*
+ * Every player of a Guandan deal leaves during it (a client fleet stopping): nobody will act
+ * again, so trustee plays the rest at once (TK_TRUSTEE_NOBODY_MS) instead of one move per
+ * trustee delay (5 s here: the deal would take many minutes); the deal completes, every seat is
+ * cashed out and the wallets add up.
+ */
+START_TEST(test_guandan_everyone_leaving_mid_deal_is_played_out_at_once)
+{
+    env_t e;
+    char *env[] = {"CROUPIER_TRAD_ACTION_MS=30000", "CROUPIER_TRAD_TRUSTEE_MS=5000",
+                   "CROUPIER_TRAD_BOT_FILL_MS=-1", "CROUPIER_TRAD_GAP_MS=50", NULL};
+    env_start(&e, 30, "guandan", env);
+    char name[16];
+    for (int i = 0; i < 4; i++) {
+        snprintf(name, sizeof name, "%d", 7601 + i);
+        wallet_set(&e, name, 1000);
+    }
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.rig.game.port, 5000);
+    ck_assert_ptr_nonnull(c);
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq(join(c, 7601 + (uint64_t)i, "guandan", 1, NULL),
+                         CROUPIER__ERROR_CODE__OK);
+    view_t v;
+    wait_in_round(c, 7601, &v);
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(rpcc_leave(c, next_rid, 7601 + (uint64_t)i), 0);
+        Croupier__RpcFrame *r = rpcc_wait_reply(c, next_rid++, 5000);
+        ck_assert_ptr_nonnull(r);
+        ck_assert_int_eq(r->reply->code, CROUPIER__ERROR_CODE__OK);
+        frame_free_rpc(r);
+    }
+    seen_t seen = {0};
+    long long t0 = ts_now_ms();
+    while (seen.completed < 1 && ts_now_ms() - t0 < 10000)
+        collect(c, &seen, 7601, 100);
+    ck_assert_msg(seen.completed == 1, "the deal of four leaving players did not end in 10 s");
+    ck_assert_int_gt(seen.timed_out_plays, 8);
+    long long end = ts_now_ms() + 5000;
+    long long sum = 0;
+    while (ts_now_ms() < end) {
+        sum = 0;
+        for (int i = 0; i < 4; i++) {
+            snprintf(name, sizeof name, "%d", 7601 + i);
+            sum += wallet(&e, name);
+        }
+        if (sum == 4000 - seen.rake)
+            break;
+        ts_sleep_ms(20);
+    }
+    ck_assert_int_eq(sum, 4000 - seen.rake);
+    for (int i = 0; i < 4; i++) {
+        snprintf(name, sizeof name, "%d", 7601 + i);
+        ck_assert_int_eq(wallet(&e, name), 1000 + seen.delta[i]);
+    }
+    ck_assert_int_eq(human_desks(&e), 0);
+    rpcc_close(c);
+    env_stop(&e);
+}
+END_TEST
+
+/*
  * Run Fast and Guandan through the engine: one idle human per game, bots for the other seats,
  * trustee for the human; two deals each complete (Guandan's second deal has its tribute phase,
  * which trustee and bots play too), and money reconciles with the house.
@@ -1517,6 +1577,7 @@ int main(void)
     tcase_add_test(tc, test_bigtwo_bots_fill_and_trustee_plays_for_the_idle_human);
     tcase_add_test(tc, test_runfast_room_has_its_own_rule_options_and_bot_fill);
     tcase_add_test(tc, test_ddz_gone_players_get_trustee_and_an_unbid_deal_is_thrown_in);
+    tcase_add_test(tc, test_guandan_everyone_leaving_mid_deal_is_played_out_at_once);
     tcase_add_test(tc, test_runfast_and_guandan_deals_complete_with_bots_and_trustee);
     tcase_add_test(tc,
                    test_ddz_leave_mid_deal_frees_the_seat_after_the_deal_and_returns_the_escrow);

@@ -327,7 +327,7 @@ END_TEST
 START_TEST(test_runfast_deck_is_the_48_card_variant)
 {
     shed_game_t *g = shed_game_create(shed_rules_find("runfast"), NULL);
-    shed_game_deal_secure(g);
+    ck_assert_int_eq(shed_game_deal_secure(g), 0);
     shed_set_t all = {{0, 0}};
     for (int s = 0; s < 3; s++) {
         ck_assert_int_eq(shed_set_size(shed_game_hand(g, s)), 16);

@@ -26,33 +26,8 @@ export CROUPIER_ZHAJINHUA_GAP_MS=100 CROUPIER_TEST_ROUND_MS=300
 # with their full turn time (engine/tk.h); the drain near the end waits for that deal.
 export CROUPIER_ZHAJINHUA_ACTION_MS=1000 CROUPIER_ZHAJINHUA_TIME_BANK_MS=0
 
-ok() { e2e_log "ok: $1"; }
-bad() {
-    e2e_log "FAIL: $1"
-    FAILS=$((FAILS + 1))
-}
-check() { # check DESCRIPTION COMMAND...
-    if "${@:2}"; then ok "$1"; else bad "$1"; fi
-}
-# ctl ARGS...: runs croupier-ctl against this Redis; stdout in $OUT, stderr in $ERR, status in $RC.
-ctl() {
-    OUT=$("$CTL" --redis "127.0.0.1:$REDIS_PORT" "$@" 2>"$E2E_DIR/ctl.err")
-    RC=$?
-    ERR=$(cat "$E2E_DIR/ctl.err")
-}
-# expect STATUS DESCRIPTION ARGS...: croupier-ctl ARGS must exit with STATUS and say why on stderr.
-expect() {
-    local want=$1 what=$2
-    shift 2
-    ctl "$@"
-    if [ "$RC" -eq "$want" ] && { [ "$want" -eq 0 ] || [ -n "$ERR" ]; }; then
-        ok "$what (exit $RC${ERR:+: $ERR})"
-    else
-        bad "$what: exit $RC, wanted $want (stdout: $OUT; stderr: $ERR)"
-    fi
-}
-# jq-like: j EXPR (Python, over the JSON in $OUT)
-j() { python3 -c "import json,sys; d=json.loads(sys.argv[1]); print($1)" "$OUT"; }
+# shellcheck source=ctl_test_lib.sh
+. "$SRC/tools/ctl/ctl_test_lib.sh"
 
 e2e_secret
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$E2E_DIR/admin"

@@ -79,6 +79,19 @@ type EventMap = {
     tableClosing: croupier.ITableClosing;
     /** A private room's scoreboard: after each deal and at its end (docs/protocol.md). */
     room: croupier.IRoomInfo;
+    /** A tournament's event (docs/protocol.md "Tournaments"): pushed for the tournaments this
+     * client registered in or asked about (getTournament), and MOVED_TABLE / ELIMINATED for
+     * the player they name. Not replayed after a reconnect: "tournamentInfo" brings the state. */
+    tournamentEvent: croupier.ITournamentEvent;
+    /** A followed tournament's state, asked again after a reconnect (the new gateway pushes its
+     * events from then on; what happened meanwhile is in it). */
+    tournamentInfo: croupier.ITournamentInfo;
+    /** playTournament's progress at the player's tournament table (TournamentSeatEvent). */
+    tournamentSeat: TournamentSeatEvent;
+    /** A table-kit game's own event (ENGINE_GAME, docs/protocol.md "Games on the table kit"):
+     * its `body` is the game's message, serialized (e.g. games/zhajinhua/zhajinhua.proto's
+     * ZjhEvent), not opened here. */
+    gameEvent: croupier.IGameEvent;
     goAway: croupier.IGoAway;
     reconnected: { url: string; snapshot: croupier.ISnapshot | null };
     disconnected: { code: number; reason: string };
@@ -106,6 +119,66 @@ export type JoinResult =
     | { joined: croupier.IJoined; snapshot?: undefined }
     | { joined?: undefined; snapshot: croupier.ISnapshot };
 
+/** What `listTournaments()` resolves to: newest first, and how many the gateway knows (before
+ * the filter and the limit). */
+export interface TournamentListResult {
+    tournaments: croupier.ITournamentSummary[];
+    total: number;
+}
+
+/** The gateway follows at most this many tournaments per connection (the most recent): the ones
+ * asked again after a reconnect (docs/protocol.md "Tournaments", "Pushes"). */
+export const TOURNAMENTS_FOLLOWED = 8;
+
+/** What `playTournament()` tells as it follows the player's seat ("tournamentSeat"), in order:
+ * - `waiting`: TakeTournamentSeat answered NOT_SEATED (retriable: before the start, waiting for
+ *   a table, a table not dealt yet or being taken over); asked again every 300-500 ms. Emitted
+ *   once per wait, `detail` the gateway's words.
+ * - `seated`: the Snapshot of the player's table (`deskId`); Deal, Turn, Play and RoundEnd of
+ *   that table follow as at any table, and `act()` plays there.
+ * - `left`: TableClosing{CLOSING_TOURNAMENT} for that table (`detail`: moved, busted, table
+ *   broken, its server gone); the next seat is asked for at once (`waiting`, `seated` follow,
+ *   or `finished`).
+ * - `finished`: the tournament is over for the player (the last event): `place` and `prize`
+ *   when known (from his ELIMINATED or FINISHED push, else his entry), `won` for the winner,
+ *   `reason` ELIMINATED, FINISHED, TOURNAMENT_OVER, NOT_REGISTERED or CANCELLED.
+ * - `stopped`: the helper gave up (the last event): `error` says why (the timeout or the
+ *   AbortSignal before a seat, `stopTournament()`, the client closed, a refusal such as
+ *   NO_SUCH_TOURNAMENT or ALREADY_SEATED). Nothing is sent to the table: the seat is kept and
+ *   played by the automatic move (docs/protocol.md "Tournaments"). */
+export type TournamentSeatEvent =
+    | { tournament: number; kind: "waiting"; detail: string }
+    | { tournament: number; kind: "seated"; deskId: bigint; snapshot: croupier.ISnapshot }
+    | { tournament: number; kind: "left"; deskId: bigint; detail: string }
+    | { tournament: number; kind: "finished"; place: number; prize: number; won: boolean;
+        reason: "ELIMINATED" | "FINISHED" | "TOURNAMENT_OVER" | "NOT_REGISTERED" | "CANCELLED" }
+    | { tournament: number; kind: "stopped"; error: Error };
+
+export interface PlayTournamentOptions {
+    /** Gives up waiting for the first seat after this long (ms; default: no bound). */
+    timeoutMs?: number;
+    /** Aborted: stops waiting and following ("stopped"); a first seat not yet had rejects. */
+    signal?: AbortSignal;
+}
+
+/* A tournament seat followed by playTournament: its state between the asks. */
+type TourFollow = {
+    id: number;
+    deskId: bigint;             /* the table last seated at (0n: none) */
+    running: boolean;           /* an ask loop is on */
+    again: boolean;             /* asked to ask again once the loop ends */
+    done: boolean;
+    waited: boolean;            /* "waiting" emitted in this wait */
+    deadline: number;           /* for the first seat (Infinity: none) */
+    first: { resolve: (s: croupier.ISnapshot) => void; reject: (e: Error) => void } | null;
+    wake: (() => void) | null;  /* ends a wait between asks at once */
+    unabort: (() => void) | null;
+};
+
+const TOUR_RETRY_MS = 300;        /* NOT_SEATED: asked again after 300 ms ... */
+const TOUR_RETRY_JITTER_MS = 200; /* ... plus up to 200 */
+const TOUR_PLACE_WAIT_MS = 10000; /* busted in a hand-for-hand round: the place comes at its end */
+
 /* The amounts the gateway refuses with BAD_REQUEST and closes the connection for (docs/protocol.md
  * "Actions" and "Message rules"): checked before sending, so the request is refused at once and
  * the connection kept. Also refuses what would not encode exactly (a fraction, beyond 2^53). */
@@ -119,6 +192,17 @@ function checkRequest(body: Omit<croupier.IClientMessage, "requestId">): string 
         return positive("create_room.stake", body.createRoom.stake, "an integer > 0");
     if (body.listTables && body.listTables.stake !== undefined && body.listTables.stake !== null)
         return positive("list_tables.stake", body.listTables.stake, "an integer > 0");
+    const tour = body.getTournament ?? body.registerTournament ?? body.unregisterTournament ??
+        body.takeTournamentSeat;
+    if (tour) {
+        const name = body.getTournament ? "get_tournament" : body.registerTournament ? "register_tournament"
+            : body.unregisterTournament ? "unregister_tournament" : "take_tournament_seat";
+        return positive(`${name}.tournament`, tour.tournament, "a tournament id, an integer > 0");
+    }
+    const lt = body.listTournaments;
+    if (lt && lt.limit !== undefined && lt.limit !== null &&
+        (typeof lt.limit !== "number" || !Number.isInteger(lt.limit) || lt.limit < 1 || lt.limit > 200))
+        return `ClientMessage.list_tournaments.limit: 1..200 (got ${String(lt.limit)})`;
     const h = body.action?.holdem;
     if (h && (h.move === croupier.HoldemMove.HOLDEM_BET || h.move === croupier.HoldemMove.HOLDEM_RAISE))
         return positive("action.holdem.amount", h.amount, "required for BET/RAISE, an integer > 0");
@@ -165,6 +249,11 @@ export class Client {
     private resumeLost: (() => void) | null = null;
     /* The last Error pushed without a request id on this connection (see refused()). */
     private pushedError: croupier.IError | null = null;
+    /* The tournaments this client follows (asked about or registered in), most recent last:
+     * asked again after a reconnect so that the new gateway pushes their events. */
+    private followed: number[] = [];
+    /* The tournament seat playTournament follows (one at a time). */
+    private tour: TourFollow | null = null;
     /** The player id and the last LoginResult, once logged in. */
     playerId = 0;
     login: croupier.ILoginResult | null = null;
@@ -228,6 +317,8 @@ export class Client {
     close(): void {
         this.state = "closed";
         this.keepaliveStop();
+        if (this.tour !== null)
+            this.tourStop(this.tour, new Error("croupier: client closed"));
         this.ws?.close(1000, "client closing");
         this.ws = null;
         for (const p of this.pending.values()) {
@@ -292,6 +383,331 @@ export class Client {
     async disbandRoom(): Promise<void> {
         await this.request({ leave: { disbandRoom: true } });
         this.seated = false;
+    }
+
+    /** The tournaments, newest first (docs/protocol.md "Tournaments"): `status` filters
+     * (absent: any), `limit` 1..200 (default 50; anything else is BAD_REQUEST at once, nothing
+     * sent). */
+    async listTournaments(opts: { status?: croupier.TournamentStatus; limit?: number } = {}):
+        Promise<TournamentListResult> {
+        const m = await this.request({ listTournaments: opts });
+        const l = m.tournamentList;
+        return { tournaments: l?.tournaments ?? [], total: Number(l?.total ?? 0) };
+    }
+
+    /** One tournament's state with your entry (`you`, absent without one); from then on this
+     * connection gets its `tournamentEvent` pushes. Rejects NO_SUCH_TOURNAMENT. */
+    async getTournament(id: number): Promise<croupier.ITournamentInfo> {
+        const m = await this.request({ getTournament: { tournament: id } });
+        this.follow(id);
+        return m.tournament as croupier.ITournamentInfo;
+    }
+
+    /** Registers (buy-in + fee from the wallet), or re-enters an MTT that allows it. Rejects
+     * ALREADY_REGISTERED, TOURNAMENT_FULL, REGISTRATION_CLOSED, INSUFFICIENT_FUNDS, NO_REENTRY,
+     * TOURNAMENT_OVER, NO_SUCH_TOURNAMENT. */
+    async registerTournament(id: number): Promise<void> {
+        await this.request({ registerTournament: { tournament: id } });
+        this.follow(id);
+    }
+
+    /** Unregisters before the start (buy-in and fee back). Rejects NOT_REGISTERED,
+     * REGISTRATION_CLOSED, TOURNAMENT_OVER, NO_SUCH_TOURNAMENT. */
+    async unregisterTournament(id: number): Promise<void> {
+        await this.request({ unregisterTournament: { tournament: id } });
+    }
+
+    /** Asks once for your tournament table: its Snapshot (from then on `act()` plays there).
+     * Rejects NOT_SEATED with `retriable` true while you wait for a seat (ask again in a few
+     * hundred ms), NOT_REGISTERED, TOURNAMENT_OVER (over, or you are out), NO_SUCH_TOURNAMENT,
+     * ALREADY_SEATED (a cash table or room seat: leave it first). `playTournament()` does the
+     * asking and follows you from table to table. */
+    async takeTournamentSeat(id: number): Promise<croupier.ISnapshot> {
+        const m = await this.request({ takeTournamentSeat: { tournament: id } });
+        this.seated = true;
+        this.follow(id);
+        return m.snapshot as croupier.ISnapshot;
+    }
+
+    /**
+     * Plays a tournament you are registered in: asks for your table until you are seated
+     * (NOT_SEATED retriable: again after 300-500 ms) and resolves with its Snapshot; then follows
+     * you: at each TableClosing{CLOSING_TOURNAMENT} of your table (moved, table broken, its
+     * server gone) and after each reconnect it asks again, until the tournament is over for you
+     * (your ELIMINATED or FINISHED push, TOURNAMENT_OVER, NOT_REGISTERED). Each step is a
+     * "tournamentSeat" event (TournamentSeatEvent); play the table with the usual "turn" and
+     * `act()`. There is no leaving a tournament seat (a Leave is refused): `stopTournament()`
+     * only stops the following. Rejects when no seat is had: NOT_REGISTERED, TOURNAMENT_OVER,
+     * NO_SUCH_TOURNAMENT, ALREADY_SEATED (CroupierError), DEADLINE_EXCEEDED after
+     * `timeoutMs`, the signal's reason when aborted. One tournament at a time: a second call
+     * for another stops following the first.
+     */
+    playTournament(id: number, opts: PlayTournamentOptions = {}): Promise<croupier.ISnapshot> {
+        if (this.state === "closed")
+            return Promise.reject(new Error("croupier: client closed"));
+        if (!Number.isSafeInteger(id) || id <= 0)
+            return Promise.reject(new CroupierError(croupier.ErrorCode.BAD_REQUEST,
+                `a tournament id, an integer > 0 (got ${String(id)})`, false));
+        if (opts.signal?.aborted)
+            return Promise.reject(opts.signal.reason ?? new Error("aborted"));
+        if (this.tour !== null)
+            this.tourStop(this.tour, new Error(`croupier: now playing tournament ${id}`));
+        return new Promise((resolve, reject) => {
+            const f: TourFollow = {
+                id, deskId: 0n, running: false, again: false, done: false, waited: false,
+                deadline: opts.timeoutMs !== undefined ? Date.now() + opts.timeoutMs : Infinity,
+                first: { resolve, reject }, wake: null, unabort: null,
+            };
+            this.tour = f;
+            const signal = opts.signal;
+            if (signal !== undefined) {
+                const onAbort = () => this.tourStop(f, signal.reason instanceof Error ? signal.reason
+                    : new Error("croupier: playTournament aborted"));
+                signal.addEventListener("abort", onAbort, { once: true });
+                f.unabort = () => signal.removeEventListener("abort", onAbort);
+            }
+            void this.tourStart(f);
+        });
+    }
+
+    /** Stops following the tournament seat of playTournament ("stopped"); sends nothing: the
+     * seat is kept and played by the automatic move while you are away. */
+    stopTournament(): void {
+        if (this.tour !== null)
+            this.tourStop(this.tour, new Error("croupier: stopTournament"));
+    }
+
+    /* The first ask: GetTournament (this connection follows its pushes; an entry already out
+     * ends here), then the seat. */
+    private async tourStart(f: TourFollow): Promise<void> {
+        try {
+            const info = await this.getTournament(f.id);
+            if (f.done)
+                return;
+            if (await this.tourEnded(f, info, null))
+                return;
+        } catch (e) {
+            if (f.done)
+                return;
+            if (!(e instanceof CroupierError && e.retriable)) {
+                this.tourStop(f, e instanceof Error ? e : new Error(String(e)));
+                return;
+            }
+            /* the director slow to answer: the seat is asked for anyway */
+        }
+        this.tourAsk(f);
+    }
+
+    /* Asks for the seat now, or once the ask in flight is answered. */
+    private tourAsk(f: TourFollow): void {
+        if (f.done)
+            return;
+        if (f.running) {
+            f.again = true;
+            f.wake?.(); /* a wait between asks ends now */
+            return;
+        }
+        f.running = true;
+        void (async () => {
+            try {
+                do {
+                    f.again = false;
+                    await this.tourSeat(f);
+                } while (f.again && !f.done);
+            } finally {
+                f.running = false;
+            }
+        })();
+    }
+
+    /* TakeTournamentSeat until seated or out. */
+    private async tourSeat(f: TourFollow): Promise<void> {
+        f.waited = false;
+        for (;;) {
+            if (f.done)
+                return;
+            try {
+                const snap = await this.takeTournamentSeat(f.id);
+                if (f.done)
+                    return;
+                f.deskId = BigInt(snap.deskId ?? 0n);
+                this.emit("tournamentSeat", { tournament: f.id, kind: "seated", deskId: f.deskId, snapshot: snap });
+                const first = f.first;
+                f.first = null;
+                first?.resolve(snap);
+                return;
+            } catch (e) {
+                if (f.done)
+                    return;
+                if (!(e instanceof CroupierError)) {
+                    this.tourStop(f, e instanceof Error ? e : new Error(String(e)));
+                    return;
+                }
+                const C = croupier.ErrorCode;
+                if (e.code === C.TOURNAMENT_OVER || e.code === C.NOT_REGISTERED) {
+                    await this.tourOver(f, e);
+                    return;
+                }
+                if (!e.retriable) {
+                    this.tourStop(f, e);
+                    return;
+                }
+                if (f.first !== null && Date.now() >= f.deadline) {
+                    this.tourStop(f, new CroupierError(C.DEADLINE_EXCEEDED,
+                        `no tournament seat within the timeout (${e.message})`, true));
+                    return;
+                }
+                if (!f.waited && e.code === C.NOT_SEATED) {
+                    f.waited = true;
+                    this.emit("tournamentSeat", { tournament: f.id, kind: "waiting", detail: e.message });
+                }
+                let wait = TOUR_RETRY_MS + Math.random() * TOUR_RETRY_JITTER_MS;
+                if (f.first !== null)
+                    wait = Math.max(0, Math.min(wait, f.deadline - Date.now()));
+                await new Promise<void>((r) => {
+                    const t = setTimeout(() => { f.wake = null; r(); }, wait);
+                    f.wake = () => { clearTimeout(t); f.wake = null; r(); };
+                });
+            }
+        }
+    }
+
+    /* TOURNAMENT_OVER or NOT_REGISTERED: the place and prize from the entry, unless a push told
+     * them meanwhile. A player busted in a hand-for-hand round is placed at its end: his entry
+     * is read again until it has a place (at most TOUR_PLACE_WAIT_MS; his ELIMINATED push ends
+     * the wait too). */
+    private async tourOver(f: TourFollow, e: CroupierError): Promise<void> {
+        const end = Date.now() + TOUR_PLACE_WAIT_MS;
+        for (;;) {
+            let info: croupier.ITournamentInfo | null = null;
+            try {
+                info = await this.getTournament(f.id);
+            } catch { /* the place stays unknown */ }
+            if (f.done)
+                return;
+            const busted = info?.you?.state === croupier.TournamentEntryState.TOUR_ENTRY_BUSTED;
+            if (info !== null && busted && !(Number(info.you?.place ?? 0) > 0) && Date.now() < end) {
+                await sleep(TOUR_RETRY_MS);
+                continue;
+            }
+            if (info === null || !(await this.tourEnded(f, info, e)))
+                this.tourFinish(f, 0, 0, false, e.code === croupier.ErrorCode.NOT_REGISTERED
+                    ? "NOT_REGISTERED" : "TOURNAMENT_OVER");
+            return;
+        }
+    }
+
+    /* Whether the entry says the tournament is over for the player (then "finished"). refusal:
+     * the TakeTournamentSeat refusal that asked (null: the first look). */
+    private async tourEnded(f: TourFollow, info: croupier.ITournamentInfo,
+                            refusal: CroupierError | null): Promise<boolean> {
+        const ES = croupier.TournamentEntryState, S = croupier.TournamentStatus;
+        const you = info.you;
+        const place = Number(you?.place ?? 0), prize = Number(you?.prize ?? 0);
+        if (info.status === S.TOUR_CANCELLED) {
+            this.tourFinish(f, place, prize, false, "CANCELLED");
+            return true;
+        }
+        if (you === null || you === undefined) {
+            if (refusal === null && info.status !== S.TOUR_FINISHED)
+                return false; /* TakeTournamentSeat says NOT_REGISTERED */
+            this.tourFinish(f, 0, 0, false, "NOT_REGISTERED");
+            return true;
+        }
+        const won = you.state === ES.TOUR_ENTRY_WON;
+        if (won || you.state === ES.TOUR_ENTRY_OUT || you.state === ES.TOUR_ENTRY_REFUNDED ||
+            you.state === ES.TOUR_ENTRY_CANCELLED || info.status === S.TOUR_FINISHED || refusal !== null) {
+            this.tourFinish(f, place, prize, won, won ? "FINISHED" : refusal !== null &&
+                refusal.code === croupier.ErrorCode.NOT_REGISTERED ? "NOT_REGISTERED" : "TOURNAMENT_OVER");
+            return true;
+        }
+        return false;
+    }
+
+    /* A tournament push for the followed tournament: the player's ELIMINATED or FINISHED ends
+     * the following with its place and prize; another's FINISHED or a CANCELLED reads the entry. */
+    private tourOnEvent(ev: croupier.ITournamentEvent): void {
+        const f = this.tour;
+        if (f === null || f.done || Number(ev.tournament) !== f.id)
+            return;
+        const K = croupier.TournamentEventKind;
+        const mine = Number(ev.player ?? 0) === this.playerId;
+        if (ev.kind === K.TOUR_EVENT_ELIMINATED && mine)
+            this.tourFinish(f, Number(ev.place ?? 0), Number(ev.prize ?? 0), false, "ELIMINATED");
+        else if (ev.kind === K.TOUR_EVENT_FINISHED && mine)
+            this.tourFinish(f, Number(ev.place ?? 1), Number(ev.prize ?? 0), true, "FINISHED");
+        else if (ev.kind === K.TOUR_EVENT_FINISHED || ev.kind === K.TOUR_EVENT_CANCELLED)
+            void this.tourOver(f, new CroupierError(croupier.ErrorCode.TOURNAMENT_OVER,
+                "the tournament is over", false));
+    }
+
+    /* TableClosing{CLOSING_TOURNAMENT} of the table followed (or of none named): "left", and the
+     * next seat asked for. A closing of a table left before (the seat taken since stays) asks
+     * nothing (tourOnClosingGone: whether the player's seat is gone). */
+    private tourOnClosingGone(t: croupier.ITableClosing): boolean {
+        const f = this.tour, desk = BigInt(t.deskId ?? 0n);
+        return f === null || f.done || desk === 0n || f.deskId === 0n || desk === f.deskId;
+    }
+
+    private tourOnClosing(t: croupier.ITableClosing): void {
+        const f = this.tour;
+        const desk = BigInt(t.deskId ?? 0n);
+        if (f === null || f.done)
+            return;
+        f.deskId = 0n;
+        this.emit("tournamentSeat", { tournament: f.id, kind: "left", deskId: desk, detail: t.detail ?? "" });
+        this.tourAsk(f);
+    }
+
+    private tourFinish(f: TourFollow, place: number, prize: number, won: boolean,
+                       reason: "ELIMINATED" | "FINISHED" | "TOURNAMENT_OVER" | "NOT_REGISTERED" | "CANCELLED"): void {
+        if (f.done)
+            return;
+        this.tourEnd(f);
+        this.emit("tournamentSeat", { tournament: f.id, kind: "finished", place, prize, won, reason });
+        const first = f.first;
+        f.first = null;
+        first?.reject(new CroupierError(reason === "NOT_REGISTERED" ? croupier.ErrorCode.NOT_REGISTERED
+            : croupier.ErrorCode.TOURNAMENT_OVER, `the tournament is over for you (${reason}` +
+            (place > 0 ? `, place ${place}` : "") + ")", false));
+    }
+
+    private tourStop(f: TourFollow, error: Error): void {
+        if (f.done)
+            return;
+        this.tourEnd(f);
+        this.emit("tournamentSeat", { tournament: f.id, kind: "stopped", error });
+        const first = f.first;
+        f.first = null;
+        first?.reject(error);
+    }
+
+    private tourEnd(f: TourFollow): void {
+        f.done = true;
+        f.wake?.();
+        f.unabort?.();
+        f.unabort = null;
+        if (this.tour === f)
+            this.tour = null;
+    }
+
+    /* The gateway follows the tournaments a connection asked about or registered in (at most
+     * TOURNAMENTS_FOLLOWED, the most recent); the client keeps the same list to ask again. */
+    private follow(id: number): void {
+        this.followed = this.followed.filter((t) => t !== id);
+        this.followed.push(id);
+        if (this.followed.length > TOURNAMENTS_FOLLOWED)
+            this.followed.shift();
+    }
+
+    /* After a reconnect: each followed tournament asked again (the new gateway then pushes its
+     * events), its state emitted as "tournamentInfo". A refusal (the tournament gone) or no
+     * answer is dropped silently: the application still has the last state it saw. */
+    private refollow(): void {
+        for (const id of [...this.followed])
+            this.request({ getTournament: { tournament: id } })
+                .then((m) => { if (m.tournament) this.emit("tournamentInfo", m.tournament); })
+                .catch(() => {});
     }
 
     async resume(): Promise<croupier.ISnapshot> {
@@ -437,15 +853,27 @@ export class Client {
         case "roundEnd": this.emit("roundEnd", m.roundEnd!); break;
         case "snapshot": this.emit("snapshot", m.snapshot!); break;
         case "room": this.emit("room", m.room!); break;
+        case "gameEvent": this.emit("gameEvent", m.gameEvent!); break;
+        case "tournamentEvent":
+            this.emit("tournamentEvent", m.tournamentEvent!);
+            this.tourOnEvent(m.tournamentEvent!);
+            break;
         case "moved":
             this.seated = true;
             this.emit("moved", m.moved!);
             break;
-        case "tableClosing":
-            if (!m.tableClosing?.afterMs)
+        case "tableClosing": {
+            const t = m.tableClosing!;
+            const tour = t.reason === croupier.ClosingReason.CLOSING_TOURNAMENT;
+            /* a tournament table left before: the seat taken since is kept */
+            const gone = tour && this.tour !== null ? this.tourOnClosingGone(t) : true;
+            if (!t.afterMs && gone)
                 this.seated = false; /* no move follows: join again */
-            this.emit("tableClosing", m.tableClosing!);
+            this.emit("tableClosing", t);
+            if (tour && gone)
+                this.tourOnClosing(t);
             break;
+        }
         case "goAway": {
             const g = m.goAway!;
             this.emit("goAway", g);
@@ -592,6 +1020,10 @@ export class Client {
                 if (snapshot !== null)
                     this.emit("snapshot", snapshot);
                 this.emit("reconnected", { url: this.url, snapshot });
+                this.refollow();
+                /* moved, busted or placed while away: the seat is asked for again */
+                if (this.tour !== null)
+                    this.tourAsk(this.tour);
                 return;
             } catch (e) {
                 if (e instanceof CroupierError && !e.retriable) {

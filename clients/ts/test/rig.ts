@@ -1,6 +1,6 @@
-// The test rig: a real redis-server, real croupier-game and croupier-gate processes from the
-// meson build ($CROUPIER_BUILD, default ../../build), all on loopback with free ports, stopped
-// again by stopAll(). Nothing is mocked.
+// The test rig: a real redis-server, real croupier-game, croupier-gate and croupier-director
+// processes from the meson build ($CROUPIER_BUILD, default ../../build), all on loopback with free
+// ports, stopped again by stopAll(); tournaments created with croupier-ctl. Nothing is mocked.
 import { ChildProcess, execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createConnection, createServer } from "node:net";
@@ -10,6 +10,8 @@ import { join, resolve } from "node:path";
 export const build = resolve(process.env.CROUPIER_BUILD ?? join(import.meta.dirname, "..", "..", "..", "..", "build"));
 const gateBin = join(build, "gateway", "croupier-gate");
 const gameBin = join(build, "engine", "process", "croupier-game");
+const directorBin = join(build, "tournament", "croupier-director");
+const ctlBin = join(build, "tools", "croupier-ctl");
 const SECRET = "sdk-test-secret-0123456789";
 
 export function checkBuild(): void {
@@ -131,6 +133,51 @@ export async function startGate(id: string): Promise<Proc> {
     const p = track(child, { port, health, ws });
     await ready(p, `croupier-gate ${id}`);
     return p;
+}
+
+/* A croupier-director (tournament/director_main.c) that scans for tournaments every 100 ms. */
+export async function startDirector(id: string): Promise<Proc> {
+    for (const b of [directorBin, ctlBin])
+        if (!existsSync(b))
+            throw new Error(`${b} is missing: build croupier first (meson) or set CROUPIER_BUILD`);
+    const health = await freePort();
+    const child = spawn(directorBin, ["--redis", `127.0.0.1:${redisPort}`,
+        "--health-listen", `127.0.0.1:${health}`, "--director-id", id, "--scan-ms", "100",
+        "--drain-max-seconds", "5"], { stdio: ["ignore", "pipe", "pipe"] });
+    const p = track(child, { port: 0, health, ws: 0 });
+    await ready(p, `croupier-director ${id}`);
+    return p;
+}
+
+/* croupier-ctl against the rig's Redis (docs/ops.md); its standard output. */
+export function ctl(...args: string[]): string {
+    return execFileSync(ctlBin, ["--redis", `127.0.0.1:${redisPort}`, ...args]).toString();
+}
+
+/* A tournament created with `croupier-ctl tour create` (structure: docs/tournaments.md
+ * "Configuration"; an MTT needs startInSeconds); its id, once a director owns it (requests are
+ * answered only then). */
+export async function createTournament(name: string, structure: object,
+                                       startInSeconds?: number): Promise<number> {
+    const file = join(dir, `tour-${name.replace(/\W/g, "_")}.json`);
+    writeFileSync(file, JSON.stringify(structure));
+    const args = ["--json", "tour", "create", "--structure", file, "--name", name];
+    if (startInSeconds !== undefined)
+        args.push("--start-in-seconds", String(startInSeconds));
+    const id = Number((JSON.parse(ctl(...args)) as { id: number }).id);
+    const end = Date.now() + 5000;
+    while (Date.now() < end) {
+        if ((await redis(redisPort, `EXISTS {croupier:tour:${id}}:owner`)).startsWith(":1"))
+            return id;
+        await sleep(20);
+    }
+    throw new Error(`no director claimed tournament ${id}`);
+}
+
+/* A wallet's balance (null when it has none). */
+export async function wallet(player: number): Promise<number | null> {
+    const r = await redis(redisPort, `GET {croupier:money}:wallet:${player}`);
+    return r.startsWith("$-1") ? null : Number(r.split("\r\n")[1]);
 }
 
 /* The gateways' token secret file (for croupier-bot, which mints its own tokens). */

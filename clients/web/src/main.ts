@@ -7,18 +7,25 @@
 // Without a token parameter the page reads config.json beside it, if there is one ({"token",
 // "gateways"}: the demo writes one, clients/web/serve.mjs --config).
 import { Client, CroupierError, croupier } from "@croupier/client";
+import type { TournamentSeatEvent } from "@croupier/client";
 
-import { blackjackTotal, blackjackValue, cardElement } from "./cards.js";
+import { blackjackTotal, blackjackValue, cardElement, cardName, guandanWild } from "./cards.js";
 import { has, num, Table } from "./table.js";
+import { levelText as tourLevelText, ordinal, TournamentTab } from "./tournaments.js";
+import { encodeAction, ZjhMove, type ZjhAction } from "./zjh.js";
 
 const E = croupier.Engine;
+/* The games the page plays; players: how many it takes to deal (docs/rules/<game>.md). */
 const GAMES = [
-    { game: "doudizhu", label: "Dou Dizhu", engine: E.ENGINE_TRADITIONAL },
-    { game: "holdem", label: "Texas Hold'em", engine: E.ENGINE_HOLDEM },
-    { game: "blackjack", label: "Blackjack", engine: E.ENGINE_PERSISTENT },
-    { game: "runfast", label: "Run Fast", engine: E.ENGINE_TRADITIONAL },
-    { game: "bigtwo", label: "Big Two", engine: E.ENGINE_TRADITIONAL },
+    { game: "doudizhu", label: "Dou Dizhu", engine: E.ENGINE_TRADITIONAL, players: 3 },
+    { game: "holdem", label: "Texas Hold'em", engine: E.ENGINE_HOLDEM, players: 2 },
+    { game: "blackjack", label: "Blackjack", engine: E.ENGINE_PERSISTENT, players: 1 },
+    { game: "zhajinhua", label: "Zha Jin Hua", engine: E.ENGINE_GAME, players: 2 },
+    { game: "runfast", label: "Run Fast", engine: E.ENGINE_TRADITIONAL, players: 3 },
+    { game: "bigtwo", label: "Big Two", engine: E.ENGINE_TRADITIONAL, players: 4 },
+    { game: "guandan", label: "Guandan", engine: E.ENGINE_TRADITIONAL, players: 4 },
 ];
+const fmt = (n: number): string => n.toLocaleString("en-US");
 const PING_MS = 20000; /* below the gateway's idle timeout (docs/gateway.md, 60 s) */
 
 const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -36,9 +43,14 @@ const enumName = (en: Record<number, string>, v: number | null | undefined, stri
 let client: Client | null = null;
 let table: Table | null = null;
 let busy = false;            /* a move or a join is on its way */
+let seated = false;          /* this page holds a seat: false once Leave went through */
 let leaving = false;         /* Leave asked for during a round: sent at its end */
 let refreshing: Promise<void> | null = null;
-const selected = new Set<number>(); /* shedding: the cards picked to play */
+/* The tournament whose seat the page follows (SDK playTournament): its table is the table view,
+ * its level the blinds in the title; status: what the banner says between tables. */
+let tour: { id: number; name: string; level: string; status: string; table: number } | null = null;
+/* shedding: the cards picked to play, by handKeys() (a two-deck game's twins are two cards) */
+const selected = new Set<string>();
 
 /* ---- notes, errors, status ------------------------------------------------------------- */
 
@@ -64,15 +76,28 @@ function renderStatus(state: string): void {
         return;
     }
     s.dataset.url = client.url;
-    const l = client.login;
-    s.textContent = `player ${client.playerId}` +
-        (l !== null && has(l, "chips") ? ` · wallet ${num(l.chips)}` : "") +
-        ` · ${state} · ${client.url}`;
+    s.textContent = `player ${client.playerId} · ${state} · ${client.url}`;
+    const l = client.login, w = $("wallet");
+    w.hidden = l === null || !has(l, "chips");
+    if (l !== null && has(l, "chips"))
+        w.textContent = `Wallet ${fmt(num(l.chips))}`; /* read at each (re)login: chips at a table are not in it */
 }
 
 function show(section: "login" | "lobby" | "table"): void {
     for (const id of ["login", "lobby", "table"])
         $(id).hidden = id !== section;
+}
+
+const tournaments = new TournamentTab({ client: () => client, note, el, playTournament: (id, name) => void playTournament(id, name) });
+
+/* The lobby's tabs: the games, the tournaments (src/tournaments.ts). */
+function showTab(tab: "games" | "tournaments"): void {
+    for (const b of document.querySelectorAll<HTMLButtonElement>("#lobby-tabs button")) {
+        b.setAttribute("aria-selected", String(b.dataset.tab === tab));
+        $(`${b.dataset.tab}-pane`).hidden = b.dataset.tab !== tab;
+    }
+    if (tab === "tournaments")
+        tournaments.open();
 }
 
 /* ---- the SDK -------------------------------------------------------------------------- */
@@ -89,6 +114,11 @@ async function login(): Promise<void> {
         showError("A token and at least one gateway URL are needed.");
         return;
     }
+    const bad = urls.filter((u) => !/^wss?:\/\/[^\s/]+/.test(u));
+    if (bad.length > 0) {
+        showError(`Gateway URLs start with ws:// or wss:// (croupier-gate --ws-listen): not ${bad.join(", ")}`);
+        return;
+    }
     const c = new Client({ urls, token });
     wire(c);
     client = c;
@@ -101,6 +131,7 @@ async function login(): Promise<void> {
         if (r.seated) {
             const s = await c.resume();
             table = Table.fromSnapshot(s);
+            seated = true;
             show("table");
             render();
         } else {
@@ -115,7 +146,14 @@ async function login(): Promise<void> {
 
 function wire(c: Client): void {
     const redraw = () => render();
-    c.on("deal", (d) => { table?.onDeal(d); redraw(); });
+    c.on("deal", (d) => {
+        table?.onDeal(d);
+        /* Guandan's deal does not say its level (the order of the hand, the wild cards) nor
+         * whether tribute comes first: the Snapshot does */
+        if (table?.game === "guandan" && d.seat === table.mySeat)
+            void refresh();
+        redraw();
+    });
     c.on("turn", (t) => {
         if (table === null)
             return;
@@ -125,6 +163,28 @@ function wire(c: Client): void {
         redraw();
     });
     c.on("play", (p) => { table?.onPlay(p); redraw(); });
+    c.on("tournamentEvent", (ev) => {
+        tournaments.onEvent(ev);
+        if (tour !== null && num(ev.tournament) === tour.id &&
+            ev.kind === croupier.TournamentEventKind.TOUR_EVENT_LEVEL_UP) {
+            tour.level = ev.onBreak ? `break after level ${ev.levelNumber}`
+                : `Level ${ev.levelNumber} · blinds ${fmt(num(ev.smallBlind))}/${fmt(num(ev.bigBlind))}` +
+                  (num(ev.ante) > 0 ? `, ante ${fmt(num(ev.ante))}` : "");
+            render();
+        }
+    });
+    c.on("tournamentSeat", (ev) => onTournamentSeat(ev));
+    c.on("tournamentInfo", (info) => tournaments.onInfo(info));
+    c.on("gameEvent", (g) => {
+        if (table === null || !g.body)
+            return;
+        try {
+            table.onGameEvent(g.body);
+        } catch (e) {
+            showError(`The server sent a game event the page cannot read: ${e instanceof Error ? e.message : String(e)}`);
+        }
+        redraw();
+    });
     c.on("roundEnd", (e) => {
         if (table === null)
             return;
@@ -149,29 +209,31 @@ function wire(c: Client): void {
             table = Table.fromSnapshot(s);
         else
             table.applySnapshot(s);
+        seated = true;
         show("table");
         redraw();
     });
     c.on("moved", (m) => {
         const to = m.to ?? {};
         note("moved", `The table moved (${enumName(croupier.ClosingReason, m.reason, "CLOSING_")}` +
-            `${m.wholeTable ? ", whole table" : ""}): now desk ${to.deskId}, seat ${(to.seat ?? 0) + 1}`);
+            `${m.wholeTable ? ", whole table" : ""}) to another server: you sit at seat ${(to.seat ?? 0) + 1}`);
         if (table !== null && m.wholeTable) {
             table.deskId = num(to.deskId);
             table.mySeat = to.seat ?? table.mySeat;
         } else {
             table = Table.fromJoined(to);
         }
+        seated = true;
         show("table");
         redraw();
     });
     c.on("tableClosing", (t) => {
+        if (t.reason === croupier.ClosingReason.CLOSING_TOURNAMENT && tour !== null)
+            return; /* the SDK follows the seat: "tournamentSeat" says where to */
         note("closing", `The table is closing (${enumName(croupier.ClosingReason, t.reason, "CLOSING_")})` +
             (t.afterMs ? `; you will be moved within ${t.afterMs} ms` : "; join again"));
-        if (!t.afterMs) {
-            table = null;
+        if (!t.afterMs)
             showLobby();
-        }
     });
     c.on("goAway", (g) => {
         note("goaway", `The gateway is going away (${enumName(croupier.GoAwayReason, g.reason, "GOAWAY_")}); ` +
@@ -187,10 +249,8 @@ function wire(c: Client): void {
     c.on("reconnected", (r) => {
         renderStatus("open");
         note("reconnected", `Connection resumed on ${r.url}` + (r.snapshot ? ": your seat is back" : ""));
-        if (r.snapshot === null && table !== null) {
-            table = null;
-            showLobby();
-        }
+        if (r.snapshot === null && table !== null && tour === null)
+            showLobby(); /* a tournament seat is asked for again by the SDK */
     });
     c.on("closed", (r) => {
         renderStatus("closed");
@@ -209,9 +269,11 @@ function refresh(): Promise<void> {
         else
             table.applySnapshot(s);
     }).catch((e: unknown) => {
-        if (e instanceof CroupierError && e.codeName === "NOT_SEATED") {
-            table = null;
-            showLobby();
+        if (e instanceof CroupierError && (e.codeName === "NOT_SEATED" || e.codeName === "TABLE_CLOSED")) {
+            if (tour === null)
+                showLobby();
+            else
+                seated = false; /* between tournament tables: the SDK finds the next */
         }
     }).finally(() => {
         refreshing = null;
@@ -220,14 +282,16 @@ function refresh(): Promise<void> {
     return refreshing;
 }
 
-async function act(action: croupier.IAction): Promise<void> {
-    if (client === null || busy)
-        return;
+async function act(action: croupier.IAction, then?: () => Promise<void>): Promise<void> {
+    if (client === null || busy || !seated || table === null)
+        return; /* nothing is sent without a seat: the buttons are disabled then, too */
     busy = true;
     render();
     try {
         await client.act(action);
         selected.clear();
+        if (then !== undefined)
+            await then();
     } catch (e) {
         if (!(e instanceof CroupierError))
             showError(`Move failed: ${e instanceof Error ? e.message : String(e)}`);
@@ -243,7 +307,13 @@ async function act(action: croupier.IAction): Promise<void> {
 async function join(engine: croupier.Engine, game: string): Promise<void> {
     if (client === null || busy)
         return;
-    const stake = Number($<HTMLInputElement>("stake").value) || 10;
+    const text = $<HTMLInputElement>("stake").value.trim();
+    const stake = Number(text);
+    if (!/^\d+$/.test(text) || !Number.isSafeInteger(stake) || stake < 1) {
+        showError(`The stake must be a whole number of chips, 1 or more (not "${text}").`);
+        return;
+    }
+    $("error").hidden = true;
     busy = true;
     try {
         const r = await client.join(engine, game, stake);
@@ -253,7 +323,8 @@ async function join(engine: croupier.Engine, game: string): Promise<void> {
             table = Table.fromSnapshot(r.snapshot);
         else
             throw new Error("the join was answered without a seat");
-        note("info", `Seated at ${game}, desk ${table.deskId}, seat ${table.mySeat + 1}`);
+        seated = true;
+        note("info", `Seated at ${gameLabel(game)}, seat ${table.mySeat + 1}`);
         show("table");
     } catch (e) {
         showError(`Join failed: ${e instanceof Error ? e.message : String(e)}`);
@@ -268,6 +339,10 @@ async function join(engine: croupier.Engine, game: string): Promise<void> {
 async function leave(): Promise<void> {
     if (client === null || table === null || leaving)
         return;
+    if (tour !== null) {
+        note("info", "A tournament seat is kept until you are out: your turns are played for you (check, else fold) while you are away");
+        return;
+    }
     if (table.roundId !== null && table.result === null) {
         leaving = true;
         note("info", "You leave the table at the end of this round");
@@ -289,12 +364,23 @@ async function sendLeave(): Promise<void> {
         }
     }
     note("info", "You left the table");
-    table = null;
     showLobby();
 }
 
+function gameLabel(game: string): string {
+    return GAMES.find((g) => g.game === game)?.label ?? game;
+}
+
+/* The lobby: the table is gone (left, closed or lost): nothing of it stays clickable. */
 function showLobby(): void {
     leaving = false;
+    $("tour-banner").hidden = true;
+    seated = false;
+    table = null;
+    selected.clear();
+    for (const id of ["seats", "my-seat", "center", "mine", "actions", "plays"])
+        $(id).replaceChildren();
+    tick();
     show("lobby");
     const box = $("games");
     box.replaceChildren();
@@ -314,6 +400,94 @@ function showLobby(): void {
     }).catch(() => {});
 }
 
+/* ---- tournament seats (docs/protocol.md "Tournaments", the SDK's playTournament) ---------- */
+
+/* "Take my seat": the SDK asks for the seat until it has one, then follows the person from
+ * table to table; each step is a "tournamentSeat" event (onTournamentSeat). */
+async function playTournament(id: number, name: string): Promise<void> {
+    if (client === null)
+        return;
+    if (tour !== null && tour.id === id && table !== null) {
+        show("table");
+        render();
+        return;
+    }
+    $("error").hidden = true;
+    tour = { id, name, level: "", status: "Finding your table…", table: 0 };
+    note("info", `${name}: finding your table`);
+    try {
+        await client.playTournament(id);
+    } catch (e) {
+        if (tour?.id !== id)
+            return;
+        /* the finished and stopped events say why in the notes */
+        if (!(e instanceof CroupierError) || (e.codeName !== "TOURNAMENT_OVER" && e.codeName !== "NOT_REGISTERED"))
+            showError(`${name}: no seat: ${e instanceof Error ? e.message : String(e)}`);
+    }
+}
+
+function onTournamentSeat(ev: TournamentSeatEvent): void {
+    if (tour === null || ev.tournament !== tour.id)
+        return;
+    const name = tour.name;
+    switch (ev.kind) {
+    case "waiting":
+        tour.status = `Waiting for a seat (${ev.detail})`;
+        note("tournament", `${name}: waiting for a seat`);
+        break;
+    case "seated":
+        table = Table.fromSnapshot(ev.snapshot);
+        seated = true;
+        tour.status = "";
+        show("table");
+        /* the level in force and the tournament's number of the table (never the desk id) */
+        void tournaments.infoOf(tour.id).then((info) => {
+            if (tour === null || tour.id !== ev.tournament)
+                return;
+            if (info !== null) {
+                tour.level = tourLevelText(info);
+                tour.table = info.you?.state === croupier.TournamentEntryState.TOUR_ENTRY_PLAYING ? num(info.you.table) : 0;
+            }
+            note("tournament", `${name}: seated` + (tour.table > 0 ? ` at table ${tour.table}` : "") +
+                `, seat ${(ev.snapshot.yourSeat ?? 0) + 1}`).dataset.kind = "seated";
+            render();
+        });
+        break;
+    case "left":
+        seated = false;
+        tour.table = 0;
+        tour.status = `${ev.detail || "You left your table"} · finding your next table…`;
+        note("closing", `${name}: ${ev.detail || "you left your table"}`).dataset.kind = "left";
+        break;
+    case "finished": {
+        const text = ev.won ? `You won ${name}` + (ev.prize > 0 ? `: prize ${fmt(ev.prize)}` : "")
+            : ev.place > 0 ? `You finished ${ordinal(ev.place)} in ${name}` + (ev.prize > 0 ? `: prize ${fmt(ev.prize)}` : ", no prize")
+                : `${name} is over for you (${ev.reason})`;
+        note("tournament", text).dataset.kind = "finished";
+        tour = null;
+        showLobby();
+        showTab("tournaments");
+        void tournaments.showResult(ev.tournament, text, "ok");
+        return;
+    }
+    case "stopped":
+        note("refusal", `${name}: no longer following your seat: ${ev.error.message}`);
+        tour = null;
+        if (table === null || !seated)
+            showLobby();
+        return;
+    }
+    render();
+}
+
+/* Between tournament tables the table view says so (the detail of the TableClosing). */
+function renderTourBanner(): void {
+    const b = $("tour-banner");
+    b.hidden = tour === null || tour.status === "";
+    b.textContent = tour?.status ?? "";
+    b.dataset.state = seated ? "seated" : "between";
+}
+
 /* ---- drawing -------------------------------------------------------------------------- */
 
 function cards(list: (number | null)[], cls = "cards"): HTMLElement {
@@ -323,22 +497,40 @@ function cards(list: (number | null)[], cls = "cards"): HTMLElement {
     return box;
 }
 
+/* Whether the page may send a move now: seated, no move or refresh on its way. */
+function canSend(): boolean {
+    return client !== null && seated && table !== null && !busy && refreshing === null;
+}
+
 function button(move: string, label: string, enabled: boolean, onclick: () => void): HTMLButtonElement {
     const b = el("button", "action", label) as HTMLButtonElement;
     b.type = "button";
     b.dataset.move = move;
-    b.disabled = !enabled || busy || refreshing !== null;
+    b.disabled = !enabled || !canSend();
     b.onclick = onclick;
     return b;
 }
 
-function amountInput(value: number, min: number, max: number): HTMLInputElement {
+function amountInput(value: number, min: number, max: number, label: string): HTMLInputElement {
     const i = el("input", "amount") as HTMLInputElement;
     i.type = "number";
     i.min = String(min);
     i.max = String(max);
     i.value = String(value);
+    i.title = `${label}: ${min} to ${max}`;
+    i.setAttribute("aria-label", i.title);
     return i;
+}
+
+/* An amount typed by the person, checked against the bounds the server gave; null (and a note)
+ * when it is out of them. */
+function amountOf(input: HTMLInputElement, min: number, max: number): number | null {
+    const v = Number(input.value);
+    if (!Number.isSafeInteger(v) || v < min || v > max) {
+        note("info", `The amount must be a whole number from ${min} to ${max}`);
+        return null;
+    }
+    return v;
 }
 
 function render(): void {
@@ -347,76 +539,203 @@ function render(): void {
     const t = table;
     const sec = $("table");
     sec.dataset.engine = enumName(E, t.engine);
+    sec.dataset.game = t.game;
     sec.dataset.round = t.roundId ?? "";
-    sec.dataset.desk = String(t.deskId);
-    const label = GAMES.find((g) => g.game === t.game)?.label ?? t.game;
-    $("table-title").textContent = `${label} · stake ${t.stake} · desk ${t.deskId}`;
+    $("table-title").textContent = tour !== null
+        ? `${tour.name} · ${gameLabel(t.game)}` + (tour.table > 0 ? ` · table ${tour.table}` : "") +
+          (tour.level ? ` · ${tour.level}` : "")
+        : `${gameLabel(t.game)} · stake ${fmt(t.stake)}`;
     renderSeats(t);
     const center = $("center"), mine = $("mine"), actions = $("actions");
     center.replaceChildren();
     mine.replaceChildren();
     actions.replaceChildren();
+    delete actions.dataset.leading;
+    delete actions.dataset.tribute;
+    const waiting = waitingText(t);
+    if (waiting !== null) {
+        const w = el("div", "waiting", waiting);
+        w.id = "waiting";
+        center.append(w);
+    }
     if (t.engine === E.ENGINE_TRADITIONAL)
         renderShedding(t, center, mine, actions);
     else if (t.engine === E.ENGINE_HOLDEM)
         renderHoldem(t, center, mine, actions);
     else if (t.engine === E.ENGINE_PERSISTENT)
         renderBlackjack(t, center, mine, actions);
+    else if (t.game === "zhajinhua")
+        renderZjh(t, center, mine, actions);
+    else
+        center.append(el("div", "label", `This page does not play ${t.game}: leave the table`));
     actions.dataset.mine = String(t.myTurn());
-    actions.dataset.ready = String(t.myTurn() && !busy && refreshing === null);
-    $<HTMLButtonElement>("leave").disabled = leaving;
-    $("leave").textContent = leaving ? "Leaving after this round" : "Leave table";
+    actions.dataset.ready = String(t.myTurn() && canSend());
+    $<HTMLButtonElement>("leave").disabled = leaving || !seated || tour !== null;
+    $("leave").textContent = tour !== null ? "Tournament seat: kept until you are out"
+        : leaving ? "Leaving after this round" : "Leave table";
+    renderTourBanner();
     renderResult(t);
     const plays = $("plays");
-    plays.replaceChildren(...t.plays.slice(-12).reverse().map((p) => el("li", "", p)));
+    plays.replaceChildren(...t.plays.slice(-12).reverse().map((p) =>
+        el("li", "", `${p.seat === t.mySeat ? "You" : t.seatName(p.seat)}: ${p.text}`)));
     tick();
 }
 
-function renderSeats(t: Table): void {
-    const box = $("seats");
-    box.replaceChildren();
-    for (const n of t.seatNumbers()) {
-        const d = el("div", "seat");
-        d.dataset.seat = String(n);
-        if (n === t.mySeat)
-            d.classList.add("me");
-        if (t.turn?.seat === n && t.result === null)
-            d.classList.add("to-act");
-        d.append(el("b", "", n === t.mySeat ? "You" : t.seatName(n)));
-        const info: string[] = [];
-        if (t.engine === E.ENGINE_TRADITIONAL) {
-            if (t.declarer === n)
-                info.push("landlord");
-            if (t.cardsLeft.has(n))
-                info.push(`${t.cardsLeft.get(n)} cards`);
-        } else if (t.engine === E.ENGINE_HOLDEM) {
-            const p = t.players.get(n);
-            if (t.button === n)
-                info.push("button");
-            if (p !== undefined) {
-                info.push(`stack ${p.stack}`);
-                if (p.bet > 0)
-                    info.push(`bet ${p.bet}`);
-                if (p.folded)
-                    info.push("folded");
-                if (p.allIn)
-                    info.push("all in");
-            }
-        } else if (t.engine === E.ENGINE_PERSISTENT && n !== t.mySeat) {
-            for (const h of t.hands.filter((x) => x.seat === n))
-                d.append(cards(h.cards, "cards small"));
-        }
-        if (info.length > 0)
-            d.append(el("span", "info", info.join(" · ")));
-        box.append(d);
-    }
+/* How many players the game needs to deal. */
+function needed(t: Table): number {
+    return GAMES.find((g) => g.game === t.game)?.players ?? 2;
 }
+
+/* "Waiting for players (1/2 seated)" before a game can deal, "Waiting for the next round"
+ * between rounds; null while a round is played. */
+function waitingText(t: Table): string | null {
+    if (t.roundId !== null && t.result === null)
+        return null;
+    if (t.engine === E.ENGINE_PERSISTENT && t.myTurn())
+        return null; /* blackjack's betting window: the bet is the next move */
+    const need = needed(t);
+    const n = t.seatedCount(), of = Math.max(t.seatCount, need);
+    if (t.result === null && n < need)
+        return `Waiting for players (${n}/${of} seated)`;
+    return "Waiting for the next round";
+}
+
+/* The roles of a seat: landlord, the dealer button, the blinds (heads-up the button posts the
+ * small blind, docs/rules/holdem.md). */
+function roles(t: Table, n: number): string[] {
+    const r: string[] = [];
+    if (t.engine === E.ENGINE_TRADITIONAL && t.declarer === n)
+        r.push(t.game === "doudizhu" ? "Landlord" : "Declarer");
+    if (t.engine === E.ENGINE_HOLDEM && t.button !== null) {
+        const order = [...t.players.keys()].sort((a, b) => a - b);
+        const i = order.indexOf(t.button);
+        if (t.button === n)
+            r.push("Dealer");
+        if (i >= 0 && order.length >= 2) {
+            const sb = order.length === 2 ? order[i] : order[(i + 1) % order.length];
+            const bb = order[(order.indexOf(sb) + 1) % order.length];
+            if (sb === n)
+                r.push("Small blind");
+            if (bb === n)
+                r.push("Big blind");
+        }
+    }
+    if (t.game === "zhajinhua" && t.zjh?.dealerSeat === n)
+        r.push("Dealer");
+    if (t.game === "guandan" && n !== t.mySeat && n % 2 === t.mySeat % 2)
+        r.push("Partner");
+    return r;
+}
+
+function seatBox(t: Table, n: number): HTMLElement {
+    const d = el("div", "seat");
+    d.dataset.seat = String(n);
+    const me = n === t.mySeat;
+    if (me)
+        d.classList.add("me");
+    const toAct = t.turn?.seat === n && t.result === null;
+    if (toAct)
+        d.classList.add("to-act");
+    const info = t.seats.get(n);
+    if (info === undefined && !me)
+        d.classList.add("empty");
+    d.append(el("div", "seat-name", me ? "You" : t.seatName(n)));
+    const line: string[] = [];
+    if (t.engine === E.ENGINE_HOLDEM && t.players.has(n)) {
+        const p = t.players.get(n)!;
+        line.push(`stack ${fmt(p.stack)}`);
+        if (p.bet > 0)
+            line.push(`bet ${fmt(p.bet)}`);
+    } else if (t.game === "zhajinhua" && t.zjhSeat(n) !== null) {
+        const z = t.zjhSeat(n)!;
+        line.push(`stack ${fmt(z.stack)}`);
+        if (z.putIn > 0)
+            line.push(`in ${fmt(z.putIn)}`);
+    } else if (info !== undefined && info.chips > 0) {
+        line.push(`chips ${fmt(info.chips)}`);
+    }
+    if (t.engine === E.ENGINE_TRADITIONAL && t.cardsLeft.has(n))
+        line.push(`${t.cardsLeft.get(n)} cards`);
+    if (line.length > 0)
+        d.append(el("div", "seat-chips", line.join(" · ")));
+    const badges = el("div", "seat-badges");
+    for (const r of roles(t, n))
+        badges.append(el("span", `badge role-${r.toLowerCase().replace(/\s+/g, "-")}`, r));
+    const p = t.players.get(n), z = t.zjhSeat(n);
+    if (p?.folded || z?.folded)
+        badges.append(el("span", "badge out", "Folded"));
+    if (p?.allIn || z?.allIn)
+        badges.append(el("span", "badge", "All in"));
+    if (z?.looked)
+        badges.append(el("span", "badge", "Looked"));
+    if (toAct)
+        badges.append(el("span", "badge turn", "To act"));
+    if (badges.childElementCount > 0)
+        d.append(badges);
+    const last = t.lastMove.get(n);
+    if (last !== undefined)
+        d.append(el("div", "seat-move", last));
+    if (!me && t.engine === E.ENGINE_PERSISTENT)
+        for (const h of t.hands.filter((x) => x.seat === n))
+            d.append(cards(h.cards, "cards small"));
+    if (!me && t.game === "zhajinhua" && z !== null) {
+        const shown = t.zjhShown.get(n);
+        if (shown !== undefined)
+            d.append(cards(shown, "cards small"));
+        else if (!z.folded && t.result === null)
+            d.append(cards([null, null, null], "cards small"));
+    }
+    return d;
+}
+
+function renderSeats(t: Table): void {
+    /* the empty seats too, but at blackjack (many seats, each playing the house alone) */
+    const all = new Set([...t.seatNumbers(), ...(t.engine === E.ENGINE_PERSISTENT ? [] : t.emptySeats)]);
+    if (t.engine !== E.ENGINE_PERSISTENT && t.roundId === null && t.result === null) {
+        /* waiting for players: the seats the game needs, empty ones included (a Joined may
+         * list the taken seats only) */
+        for (let n = 0; all.size < needed(t); n++)
+            if (!all.has(n)) {
+                all.add(n);
+                t.emptySeats.add(n);
+            }
+    }
+    const others = [...all].filter((n) => n !== t.mySeat).sort((a, b) => a - b);
+    $("seats").replaceChildren(...others.map((n) => seatBox(t, n)));
+    $("my-seat").replaceChildren(seatBox(t, t.mySeat));
+}
+
+/* The hand's cards with a key each: "code:k" for the k-th copy of a code. */
+function handKeys(hand: number[]): { code: number; key: string }[] {
+    const seen = new Map<number, number>();
+    return hand.map((code) => {
+        const k = seen.get(code) ?? 0;
+        seen.set(code, k + 1);
+        return { code, key: `${code}:${k}` };
+    });
+}
+
+const LEVEL_TEXT: Record<number, string> = { 11: "J", 12: "Q", 13: "K", 14: "A" };
+const levelText = (r: number) => LEVEL_TEXT[r] ?? String(r);
 
 function renderShedding(t: Table, center: HTMLElement, mine: HTMLElement, actions: HTMLElement): void {
     const bidding = t.phase === croupier.SheddingPhase.SHEDDING_BIDDING;
+    const tribute = t.phase === croupier.SheddingPhase.SHEDDING_TRIBUTE;
     const leading = t.lastPlay.length === 0 || t.lastPlaySeat === t.mySeat;
-    if (t.lastPlay.length > 0 && t.lastPlaySeat !== null) {
-        center.append(el("div", "label", `To beat (${t.lastPlaySeat === t.mySeat ? "yours" : t.seatName(t.lastPlaySeat)}):`),
+    if (t.game === "guandan" && t.level > 0) {
+        const mine = t.teamLevels[t.mySeat % 2], theirs = t.teamLevels[(t.mySeat + 1) % 2];
+        center.append(el("div", "label", `Level ${levelText(t.level)} (wild: ${cardName(t.level << 2 | 2)})` +
+            (mine !== undefined && theirs !== undefined ? ` · your team ${levelText(mine)}, theirs ${levelText(theirs)}` : "")));
+    }
+    if (tribute && t.roundId !== null && t.result === null) {
+        const who = t.turn === null ? "" : t.turn.seat === t.mySeat ? "You" : t.seatName(t.turn.seat);
+        const to = t.tributeTo === null ? "" : ` to ${t.tributeTo === t.mySeat ? "you" : t.seatName(t.tributeTo)}`;
+        center.append(el("div", "label", t.tributeReturn
+            ? `Return tribute: ${who} gives back a card of rank 10 or lower${to}`
+            : `Tribute: ${who} gives the strongest card (not a wild heart)${to}`));
+    } else if (t.lastPlay.length > 0 && t.lastPlaySeat !== null) {
+        const whose = t.lastPlaySeat === t.mySeat ? "yours" : t.seatName(t.lastPlaySeat);
+        center.append(el("div", "label", t.result !== null ? `Last play (${whose}):` : `To beat (${whose}):`),
                       cards(t.lastPlay, "cards last-play"));
     } else if (t.roundId !== null && !bidding && t.result === null) {
         center.append(el("div", "label", leading && t.myTurn() ? "You lead: play any combination" : "A new trick"));
@@ -427,22 +746,45 @@ function renderShedding(t: Table, center: HTMLElement, mine: HTMLElement, action
         center.append(el("div", "label", `Bid ${t.bid}` + (t.multiplier > 1 ? ` · ×${t.multiplier}` : "")));
     const hand = el("div", "cards hand");
     hand.id = "hand";
-    for (const c of t.hand) {
-        const ce = cardElement(c);
+    const keyed = handKeys(t.hand);
+    for (const k of [...selected])
+        if (!keyed.some((x) => x.key === k))
+            selected.delete(k); /* played, given or no longer held */
+    for (const { code, key } of keyed) {
+        const ce = cardElement(code);
         ce.classList.add("pick");
-        if (selected.has(c))
+        ce.dataset.key = key;
+        if (t.game === "guandan" && guandanWild(code, t.level))
+            ce.classList.add("wild");
+        if (selected.has(key))
             ce.classList.add("selected");
-        ce.onclick = () => {
-            if (selected.has(c))
-                selected.delete(c);
+        /* a card is a toggle button: a click, or Enter / Space when focused */
+        ce.setAttribute("role", "button");
+        ce.setAttribute("tabindex", "0");
+        ce.setAttribute("aria-pressed", String(selected.has(key)));
+        const toggle = () => {
+            if (selected.has(key))
+                selected.delete(key);
             else
-                selected.add(c);
+                selected.add(key);
             render();
+            document.querySelector<SVGElement>(`#hand svg.card[data-key="${key}"]`)?.focus();
+        };
+        ce.onclick = toggle;
+        ce.onkeydown = (e) => {
+            if (e.key === "Enter" || e.key === " ") {
+                e.preventDefault();
+                toggle();
+            }
         };
         hand.append(ce);
     }
-    mine.append(hand);
+    if (t.hand.length > 0)
+        mine.append(hand);
+    if (t.roundId === null || t.result !== null)
+        return; /* between rounds: nothing to do but wait */
     const my = t.myTurn();
+    const picked = () => Uint8Array.from(keyed.filter((x) => selected.has(x.key)).map((x) => x.code));
     if (bidding) {
         actions.append(button("bid-0", "No bid", my, () => void act({ shedding:
             { move: croupier.SheddingMove.SHEDDING_BID, bid: 0 } })));
@@ -451,64 +793,84 @@ function renderShedding(t: Table, center: HTMLElement, mine: HTMLElement, action
                 { move: croupier.SheddingMove.SHEDDING_BID, bid: b } })));
         return;
     }
+    if (tribute) {
+        /* the card given travels as a play of one card (docs/protocol.md, SHEDDING_TRIBUTE) */
+        actions.dataset.tribute = my ? (t.tributeReturn ? "return" : "pay") : "";
+        actions.append(button("give", t.tributeReturn ? "Return this card" : "Give this card", my && selected.size === 1,
+            () => void act({ shedding: { move: croupier.SheddingMove.SHEDDING_PLAY, cards: picked() } })));
+        return;
+    }
+    actions.dataset.leading = String(my && leading);
     actions.append(button("play", selected.size > 0 ? `Play ${selected.size}` : "Play", my && selected.size > 0,
-        () => void act({ shedding: { move: croupier.SheddingMove.SHEDDING_PLAY,
-                                     cards: Uint8Array.from(t.hand.filter((c) => selected.has(c))) } })));
+        () => void act({ shedding: { move: croupier.SheddingMove.SHEDDING_PLAY, cards: picked() } })));
     actions.append(button("pass", "Pass", my && !leading,
         () => void act({ shedding: { move: croupier.SheddingMove.SHEDDING_PASS } })));
 }
 
 function renderHoldem(t: Table, center: HTMLElement, mine: HTMLElement, actions: HTMLElement): void {
-    center.append(el("div", "label", `Board · pot ${t.pot}`), cards(t.board, "cards board"));
-    mine.append(el("div", "label", "Your cards"), cards(t.hole.length > 0 ? t.hole : [], "cards hole"));
+    if (t.roundId !== null || t.board.length > 0 || t.pot > 0)
+        center.append(el("div", "label", `Board · pot ${fmt(t.pot)}`), cards(t.board, "cards board"));
+    if (t.hole.length > 0)
+        mine.append(el("div", "label", "Your cards"), cards(t.hole, "cards hole"));
+    if (t.roundId === null || t.result !== null)
+        return;
     const my = t.myTurn();
     const turn = t.turn;
     const toCall = my && turn !== null ? turn.toCall ?? 0 : 0;
     const H = croupier.HoldemMove;
     actions.append(button("fold", "Fold", my && toCall > 0, () => void act({ holdem: { move: H.HOLDEM_FOLD } })));
     actions.append(button("check", "Check", my && toCall === 0, () => void act({ holdem: { move: H.HOLDEM_CHECK } })));
-    actions.append(button("call", toCall > 0 ? `Call ${toCall}` : "Call", my && toCall > 0,
+    actions.append(button("call", toCall > 0 ? `Call ${fmt(toCall)}` : "Call", my && toCall > 0,
         () => void act({ holdem: { move: H.HOLDEM_CALL } })));
     const min = turn?.min ?? null, max = turn?.max ?? null;
     if (my && min !== null && max !== null && min <= max) {
         /* a bet opens the street, a raise answers one (docs/rules/holdem.md) */
         const opened = [...t.players.values()].some((p) => p.bet > 0);
-        const input = amountInput(min, min, max);
+        const input = amountInput(min, min, max, opened ? "Raise to" : "Bet");
         actions.append(input);
-        actions.append(button(opened ? "raise" : "bet", opened ? "Raise to" : "Bet", true, () =>
-            void act({ holdem: { move: opened ? H.HOLDEM_RAISE : H.HOLDEM_BET, amount: Number(input.value) } })));
+        actions.append(button(opened ? "raise" : "bet", opened ? "Raise to" : "Bet", true, () => {
+            const v = amountOf(input, min, max);
+            if (v !== null)
+                void act({ holdem: { move: opened ? H.HOLDEM_RAISE : H.HOLDEM_BET, amount: v } });
+        }));
     }
 }
 
 function renderBlackjack(t: Table, center: HTMLElement, mine: HTMLElement, actions: HTMLElement): void {
     const up = t.dealer.filter((c): c is number => c !== null);
-    center.append(el("div", "label", `Dealer${up.length > 0 ? ` · ${blackjackTotal(up).total}` : ""}`),
-                  cards(t.dealer, "cards dealer"));
+    if (t.dealer.length > 0)
+        center.append(el("div", "label", `Dealer${up.length > 0 ? ` · ${blackjackTotal(up).total}` : ""}`),
+                      cards(t.dealer, "cards dealer"));
     const own = t.hands.filter((h) => h.seat === t.mySeat);
     for (const h of own) {
         const v = blackjackTotal(h.cards);
         const box = el("div", "bj-hand");
         box.dataset.hand = String(h.hand);
-        box.append(el("div", "label", `Hand ${h.hand + 1} · bet ${h.bet}${h.doubled ? " (doubled)" : ""}` +
+        box.append(el("div", "label", `Hand ${h.hand + 1} · bet ${fmt(h.bet)}${h.doubled ? " (doubled)" : ""}` +
             (h.cards.length > 0 ? ` · ${v.soft ? "soft " : ""}${v.total}` : "")), cards(h.cards));
         mine.append(box);
     }
     const turn = t.myTurn() ? t.turn : null;
     const B = croupier.BlackjackMove;
     if (turn !== null && turn.hand === null && turn.min !== null) {
-        const max = turn.max ?? turn.min;
-        const input = amountInput(turn.min, turn.min, max);
-        actions.append(input, button("bet", "Bet", true, () =>
-            void act({ blackjack: { move: B.BJ_BET, amount: Number(input.value) } })));
+        const min = turn.min, max = turn.max ?? turn.min;
+        const input = amountInput(min, min, max, "Bet");
+        actions.append(el("span", "label", "Place your bet"), input, button("bet", "Bet", true, () => {
+            const v = amountOf(input, min, max);
+            if (v !== null)
+                void act({ blackjack: { move: B.BJ_BET, amount: v } });
+        }));
         return;
     }
     if (turn !== null && turn.hand === null && turn.toCall !== null) {
-        actions.append(button("insure", `Insurance (${turn.toCall})`, true,
+        actions.append(button("insure", `Insurance (${fmt(turn.toCall)})`, true,
             () => void act({ blackjack: { move: B.BJ_INSURANCE, insure: true } })));
         actions.append(button("no-insurance", "No insurance", true,
             () => void act({ blackjack: { move: B.BJ_INSURANCE, insure: false } })));
         return;
     }
+    if (t.roundId === null || t.result !== null || own.length === 0)
+        return; /* no hand of ours in play: nothing to do */
     const hand = turn !== null ? own.find((h) => h.hand === turn.hand) : undefined;
     const my = turn !== null && turn.hand !== null;
     const two = hand !== undefined && hand.cards.length === 2;
@@ -519,6 +881,47 @@ function renderBlackjack(t: Table, center: HTMLElement, mine: HTMLElement, actio
         button("double", "Double", my && two, move(B.BJ_DOUBLE)),
         button("split", "Split", my && pair, move(B.BJ_SPLIT)),
         button("surrender", "Surrender", my && two && own.length === 1, move(B.BJ_SURRENDER)));
+}
+
+/* Zha Jin Hua (docs/rules/zhajinhua.md): three cards face down; look at them (once, any time,
+ * then every cost doubles), call, raise the unit, compare with a live seat from the second
+ * betting round, or fold. */
+function renderZjh(t: Table, center: HTMLElement, mine: HTMLElement, actions: HTMLElement): void {
+    const z = t.zjh;
+    if (z === null)
+        return;
+    center.append(el("div", "label", `Pot ${fmt(z.pot)} · unit ${fmt(z.unit)}` +
+        (z.bettingRound > 0 ? ` · betting round ${z.bettingRound}${z.maxRounds > 0 ? ` of ${z.maxRounds}` : ""}` : "")));
+    const me = t.zjhSeat(t.mySeat);
+    if (me === null)
+        return; /* not dealt in: the next hand */
+    const own = z.ownCards.length > 0 ? z.ownCards : t.zjhShown.get(t.mySeat) ?? [];
+    mine.append(el("div", "label", own.length > 0 ? "Your cards" : "Your cards (not looked at: you play blind, each bet costs half)"),
+                cards(own.length > 0 ? own : [null, null, null], "cards zjh-own"));
+    if (t.roundId === null || t.result !== null || me.folded)
+        return;
+    const send = (a: ZjhAction, then?: () => Promise<void>) => void act({ game: { body: encodeAction(a) } }, then);
+    const my = t.myTurn();
+    const turn = my ? t.turn : null;
+    const cost = turn?.toCall ?? z.toCall ?? 0;
+    actions.append(button("look", "Look", !me.looked && z.ownCards.length === 0,
+        () => send({ move: ZjhMove.LOOK }, refresh)));
+    actions.append(button("call", cost > 0 ? `Call ${fmt(cost)}` : "Call", my, () => send({ move: ZjhMove.CALL })));
+    const min = turn?.min ?? null, max = turn?.max ?? null;
+    if (my && min !== null && max !== null && min <= max) {
+        const input = amountInput(min, min, max, "Raise the unit to");
+        actions.append(input, button("raise", "Raise to", true, () => {
+            const v = amountOf(input, min, max);
+            if (v !== null)
+                send({ move: ZjhMove.RAISE, unit: v });
+        }));
+    }
+    const canCompare = my && z.canCompare && z.bettingRound >= 2;
+    for (const s of z.seats)
+        if (s.seat !== t.mySeat && !s.folded)
+            actions.append(button(`compare-${s.seat}`, `Compare with ${t.seatName(s.seat)}`, canCompare,
+                () => send({ move: ZjhMove.COMPARE, target: s.seat })));
+    actions.append(button("fold", "Fold", my, () => send({ move: ZjhMove.FOLD })));
 }
 
 function renderResult(t: Table): void {
@@ -535,19 +938,19 @@ function renderResult(t: Table): void {
         box.append(el("h3", "", `Round voided (${enumName(croupier.VoidReason, r.voidReason, "VOID_")}): every stake refunded`));
     } else {
         box.append(el("h3", delta > 0 ? "won" : delta < 0 ? "lost" : "",
-            delta > 0 ? `You won ${delta}` : delta < 0 ? `You lost ${-delta}` : "Round over: even"));
+            delta > 0 ? `You won ${fmt(delta)}` : delta < 0 ? `You lost ${fmt(-delta)}` : "Round over: even"));
     }
     const list = el("ul");
     for (const d of r.deltas ?? []) {
         const li = el("li", "", `${d.seat === t.mySeat ? "You" : t.seatName(d.seat ?? 0)}: ` +
-            `${num(d.delta) > 0 ? "+" : ""}${num(d.delta)}`);
+            `${num(d.delta) > 0 ? "+" : ""}${fmt(num(d.delta))}`);
         if (d.shownCards && d.shownCards.length > 0)
             li.append(cards(Array.from(d.shownCards), "cards small"));
         list.append(li);
     }
     box.append(list);
     if (num(r.rake) > 0)
-        box.append(el("div", "label", `rake ${num(r.rake)}`));
+        box.append(el("div", "label", `rake ${fmt(num(r.rake))}`));
 }
 
 /* The turn timer, redrawn a few times a second. */
@@ -583,6 +986,8 @@ if (!params.has("token")) {
 }
 $("login-button").onclick = () => void login();
 $("leave").onclick = () => void leave();
-setInterval(tick, 200);
+$("tab-games").onclick = () => showTab("games");
+$("tab-tournaments").onclick = () => showTab("tournaments");
+setInterval(() => { tick(); tournaments.tick(); }, 200);
 window.addEventListener("error", (e) => showError(`Page error: ${e.message}`));
 window.addEventListener("unhandledrejection", (e) => showError(`Page error: ${String(e.reason)}`));

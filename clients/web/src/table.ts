@@ -4,7 +4,8 @@
 // own turn): it is the authoritative state.
 import { croupier } from "@croupier/client";
 
-import { sheddingOrder } from "./cards.js";
+import { cardsText, guandanOrder, sheddingOrder } from "./cards.js";
+import { decodeAction, decodeEvent, decodeState, ZjhMove, type ZjhSeat, type ZjhState } from "./zjh.js";
 
 const E = croupier.Engine;
 
@@ -56,6 +57,17 @@ const opt = (m: object, field: string): number | null =>
     has(m, field) ? num((m as Record<string, unknown>)[field]) : null;
 const bytes = (b: Uint8Array | null | undefined): number[] => Array.from(b ?? []);
 
+/* The hand without the cards played: one copy per card (two-deck games hold twins). */
+function removeCards(hand: number[], played: number[]): number[] {
+    const left = [...hand];
+    for (const c of played) {
+        const i = left.indexOf(c);
+        if (i >= 0)
+            left.splice(i, 1);
+    }
+    return left;
+}
+
 export class Table {
     engine: croupier.Engine;
     game: string;
@@ -66,8 +78,14 @@ export class Table {
     roundId: string | null = null;
     turn: TurnView | null = null;
     result: croupier.IRoundEnd | null = null;
-    /** The round's moves as text, oldest first. */
-    plays: string[] = [];
+    /** The round's moves, oldest first: the seat and what it did (its name is drawn with it). */
+    plays: { seat: number; text: string }[] = [];
+    /** The number of seats at the table, empty ones included (from Joined / Snapshot). */
+    seatCount = 0;
+    /** The seats without a player (from Joined / Snapshot). */
+    emptySeats = new Set<number>();
+    /** Each seat's last move of this round, as text. */
+    lastMove = new Map<number, string>();
 
     /* shedding games (traditional engine) */
     phase = 0;
@@ -79,6 +97,13 @@ export class Table {
     lastPlaySeat: number | null = null;
     kitty: number[] = [];
     multiplier = 0;
+    /* Guandan (docs/rules/guandan.md): the deal's level rank, each team's (0: seats 0 + 2,
+     * 1: seats 1 + 3), and in the tribute phase whether the seat to act returns a card (else it
+     * pays) and to whom */
+    level = 0;
+    teamLevels: number[] = [];
+    tributeReturn = false;
+    tributeTo: number | null = null;
     private dealt = new Set<number>();
 
     /* hold'em */
@@ -95,6 +120,11 @@ export class Table {
     hands: BjHand[] = [];
     minBet = 0;
     maxBet = 0;
+
+    /* Zha Jin Hua (ENGINE_GAME "zhajinhua"): the last ZjhState, moved on by the events */
+    zjh: ZjhState | null = null;
+    /** Zha Jin Hua: the cards a compare showed this page (its own and its opponent's). */
+    zjhShown = new Map<number, number[]>();
 
     constructor(engine: croupier.Engine, game: string, stake: number) {
         this.engine = engine;
@@ -118,9 +148,13 @@ export class Table {
 
     private setSeats(seats: croupier.ISeatInfo[]): void {
         this.seats.clear();
+        this.seatCount = seats.length;
+        this.emptySeats.clear();
         for (const s of seats) {
-            if (!has(s, "playerId"))
-                continue; /* an empty seat */
+            if (!has(s, "playerId")) {
+                this.emptySeats.add(s.seat ?? 0);
+                continue;
+            }
             this.seats.set(s.seat ?? 0, {
                 seat: s.seat ?? 0,
                 playerId: num(s.playerId),
@@ -134,7 +168,8 @@ export class Table {
     /** Seat numbers to draw: the seated ones and every seat an event named. */
     seatNumbers(): number[] {
         const all = new Set<number>([...this.seats.keys(), ...this.cardsLeft.keys(),
-            ...this.players.keys(), ...this.hands.map((h) => h.seat), this.mySeat]);
+            ...this.players.keys(), ...this.hands.map((h) => h.seat), this.mySeat,
+            ...(this.zjh?.seats ?? []).map((z) => z.seat)]);
         return [...all].sort((a, b) => a - b);
     }
 
@@ -143,6 +178,7 @@ export class Table {
         this.result = null;
         this.turn = null;
         this.plays = [];
+        this.lastMove.clear();
         this.phase = 0;
         this.hand = [];
         this.cardsLeft.clear();
@@ -164,6 +200,18 @@ export class Table {
         }
         this.dealer = [];
         this.hands = [];
+        this.zjh = null;
+        this.zjhShown.clear();
+    }
+
+    /** The seats with a player. */
+    seatedCount(): number {
+        return this.seats.size;
+    }
+
+    /** Zha Jin Hua: one seat of the hand, null when it was not dealt in. */
+    zjhSeat(seat: number): ZjhSeat | null {
+        return this.zjh?.seats.find((z) => z.seat === seat) ?? null;
     }
 
     /** The state of a Snapshot, whole. */
@@ -194,7 +242,11 @@ export class Table {
         if (s.shedding && !keepCards) {
             const st = s.shedding;
             this.phase = st.phase ?? 0;
-            this.hand = bytes(st.hand).sort((a, b) => sheddingOrder(a) - sheddingOrder(b));
+            this.level = st.level ?? 0;
+            this.teamLevels = [...(st.teamLevels ?? [])];
+            this.tributeReturn = st.tributeReturn ?? false;
+            this.tributeTo = opt(st, "tributeTo");
+            this.hand = this.sortHand(bytes(st.hand));
             this.cardsLeft.clear();
             (st.cardsLeft ?? []).forEach((n, i) => this.cardsLeft.set(i, n));
             this.bid = st.bid ?? 0;
@@ -235,6 +287,13 @@ export class Table {
                     p.stack = info.chips;
             }
         }
+        if (s.gameState?.body && s.gameState.body.length > 0 && this.game === "zhajinhua" && !keepCards) {
+            const prev = this.zjh;
+            this.zjh = decodeState(s.gameState.body);
+            if (this.zjh.ownCards.length === 0 && prev !== null && prev.ownCards.length > 0 &&
+                this.zjh.inHand)
+                this.zjh.ownCards = prev.ownCards;
+        }
         if (s.blackjack && !keepCards) {
             const b = s.blackjack;
             this.bjPhase = b.phase ?? 0;
@@ -274,6 +333,8 @@ export class Table {
         this.enterRound(rid);
         const cards = bytes(d.cards);
         const seat = opt(d, "seat");
+        if (seat !== null)
+            this.emptySeats.delete(seat); /* taken since the last Snapshot */
         switch (this.engine) {
         case E.ENGINE_TRADITIONAL: {
             if (seat === null)
@@ -288,14 +349,14 @@ export class Table {
                 if (this.phase === 0 && this.game === "doudizhu")
                     this.phase = croupier.SheddingPhase.SHEDDING_BIDDING;
                 if (seat === this.mySeat)
-                    this.hand = cards.sort((a, b) => sheddingOrder(a) - sheddingOrder(b));
+                    this.hand = this.sortHand(cards);
             } else {
                 /* the landlord's bottom cards, shown to everyone */
                 this.kitty = cards;
                 this.declarer = seat;
                 this.cardsLeft.set(seat, (this.cardsLeft.get(seat) ?? 0) + count);
                 if (seat === this.mySeat)
-                    this.hand = [...this.hand, ...cards].sort((a, b) => sheddingOrder(a) - sheddingOrder(b));
+                    this.hand = this.sortHand([...this.hand, ...cards]);
                 this.phase = croupier.SheddingPhase.SHEDDING_PLAYING;
             }
             break;
@@ -328,6 +389,19 @@ export class Table {
                 h.cards.push(card);
             break;
         }
+        case E.ENGINE_GAME:
+            /* Zha Jin Hua deals face down, even to the seat (three cards each): the hand's
+             * seats until the Snapshot says more */
+            if (seat !== null && this.game === "zhajinhua") {
+                if (this.zjh === null)
+                    this.zjh = { inHand: true, bettingRound: 1, unit: this.stake, pot: 0, dealerSeat: null,
+                        ante: this.stake, maxUnit: 0, maxRounds: 0, ownCards: [], seats: [], toCall: null,
+                        canCompare: false };
+                if (this.zjhSeat(seat) === null)
+                    this.zjh.seats.push({ seat, stack: this.seats.get(seat)?.chips ?? 0, putIn: 0,
+                        looked: false, folded: false, allIn: false });
+            }
+            break;
         default:
             break;
         }
@@ -350,23 +424,34 @@ export class Table {
 
     onPlay(p: croupier.IPlay): void {
         const seat = p.seat ?? 0;
+        this.emptySeats.delete(seat);
         const a = p.action ?? {};
-        const who = seat === this.mySeat ? "You" : this.seatName(seat);
         const auto = p.timedOut ? " (timed out)" : "";
         if (a.shedding) {
             const s = a.shedding;
             const cards = bytes(s.cards);
             if (s.move === croupier.SheddingMove.SHEDDING_BID) {
-                this.plays.push(`${who}: ${s.bid ? `bid ${s.bid}` : "no bid"}${auto}`);
+                this.plays.push({ seat, text: `${s.bid ? `bid ${s.bid}` : "no bid"}${auto}` });
+                this.lastMove.set(seat, s.bid ? `bid ${s.bid}` : "no bid");
                 this.bid = Math.max(this.bid, s.bid ?? 0);
+            } else if (s.move === croupier.SheddingMove.SHEDDING_PLAY &&
+                       this.phase === croupier.SheddingPhase.SHEDDING_TRIBUTE) {
+                /* Guandan's tribute: a card given, not a play to beat (the hands are read
+                 * again from the Snapshot on the next turn) */
+                this.plays.push({ seat, text: `gives ${cardsText(cards)}${auto}` });
+                this.lastMove.set(seat, `gives ${cardsText(cards)}`);
+                if (seat === this.mySeat)
+                    this.hand = removeCards(this.hand, cards);
             } else if (s.move === croupier.SheddingMove.SHEDDING_PLAY) {
-                this.plays.push(`${who}: played ${cards.length} card${cards.length > 1 ? "s" : ""}${auto}`);
+                this.plays.push({ seat, text: `${cardsText(cards)}${auto}` });
+                this.lastMove.set(seat, cardsText(cards));
                 this.lastPlay = cards;
                 this.lastPlaySeat = seat;
                 if (seat === this.mySeat)
-                    this.hand = this.hand.filter((c) => !cards.includes(c));
+                    this.hand = removeCards(this.hand, cards);
             } else {
-                this.plays.push(`${who}: pass${auto}`);
+                this.plays.push({ seat, text: `pass${auto}` });
+                this.lastMove.set(seat, "pass");
             }
             const left = opt(p, "cardsLeft");
             if (left !== null)
@@ -375,7 +460,8 @@ export class Table {
             const h = a.holdem;
             const name = (croupier.HoldemMove[h.move ?? 0] ?? "?").replace("HOLDEM_", "").toLowerCase();
             const amount = opt(h, "amount");
-            this.plays.push(`${who}: ${name}${amount !== null ? ` to ${amount}` : ""}${auto}`);
+            this.plays.push({ seat, text: `${name}${amount !== null ? ` to ${amount}` : ""}${auto}` });
+            this.lastMove.set(seat, `${name}${amount !== null ? ` ${amount}` : ""}`);
             const ps = this.players.get(seat);
             if (ps !== undefined) {
                 if (h.move === croupier.HoldemMove.HOLDEM_FOLD)
@@ -390,7 +476,8 @@ export class Table {
             const what = b.move === croupier.BlackjackMove.BJ_INSURANCE
                 ? (b.insure ? "takes insurance" : "no insurance")
                 : `${name}${amount !== null ? ` ${amount}` : ""}`;
-            this.plays.push(`${who}: ${what}${auto}`);
+            this.plays.push({ seat, text: `${what}${auto}` });
+            this.lastMove.set(seat, what);
             if (b.move === croupier.BlackjackMove.BJ_BET) {
                 const h = this.hands.find((x) => x.seat === seat && x.hand === 0);
                 if (h === undefined)
@@ -411,9 +498,69 @@ export class Table {
                     h.done = b.move !== croupier.BlackjackMove.BJ_INSURANCE;
                 }
             }
+        } else if (a.game?.body && this.game === "zhajinhua") {
+            const z = decodeAction(a.game.body);
+            const what = z.move === ZjhMove.FOLD ? "fold" : z.move === ZjhMove.CALL ? "call"
+                : z.move === ZjhMove.RAISE ? `raise to ${z.unit ?? 0}` : z.move === ZjhMove.LOOK ? "look"
+                : `compare with ${z.target === this.mySeat ? "you" : this.seatName(z.target ?? 0)}`;
+            this.plays.push({ seat, text: `${what}${auto}` });
+            this.lastMove.set(seat, what);
+            const zs = this.zjhSeat(seat);
+            if (zs !== null && z.move === ZjhMove.FOLD)
+                zs.folded = true;
+            if (zs !== null && z.move === ZjhMove.LOOK)
+                zs.looked = true;
+            if (this.zjh !== null && z.move === ZjhMove.RAISE && z.unit !== undefined)
+                this.zjh.unit = z.unit;
+            if (z.move === ZjhMove.LOOK)
+                return; /* a look is no move of the turn: the seat still acts */
         }
         if (this.turn !== null && this.turn.seat === seat)
             this.turn = null; /* the seat moved; a Turn follows when it decides again */
+    }
+
+    /** Zha Jin Hua's own events (a ZjhEvent, games/zhajinhua/zhajinhua.proto): a look, one's
+     * own cards after it, a compare (the cards go to its two players only), an all-in call's
+     * result, a new betting round (docs/rules/zhajinhua.md). */
+    onGameEvent(body: Uint8Array): void {
+        if (this.game !== "zhajinhua")
+            return;
+        const ev = decodeEvent(body);
+        const name = (seat: number) => (seat === this.mySeat ? "you" : this.seatName(seat));
+        switch (ev.kind) {
+        case "looked": {
+            const z = this.zjhSeat(ev.seat);
+            if (z !== null)
+                z.looked = true;
+            break;
+        }
+        case "cards":
+            if (this.zjh !== null && ev.seat === this.mySeat)
+                this.zjh.ownCards = ev.cards;
+            break;
+        case "compared": {
+            const loser = this.zjhSeat(ev.loser);
+            if (loser !== null)
+                loser.folded = true;
+            if (ev.askerCards.length > 0)
+                this.zjhShown.set(ev.asker, ev.askerCards);
+            if (ev.targetCards.length > 0)
+                this.zjhShown.set(ev.target, ev.targetCards);
+            const text = `${ev.allIn ? "all-in " : ""}compare with ${name(ev.target)}: ` +
+                (ev.loser === ev.asker ? "lost" : "won");
+            this.plays.push({ seat: ev.asker, text });
+            this.lastMove.set(ev.asker, text);
+            break;
+        }
+        case "allIn":
+            this.plays.push({ seat: ev.seat, text: ev.won ? "all-in call: beats every hand, takes the pot"
+                                                          : "all-in call: beaten, out" });
+            break;
+        case "round":
+            if (this.zjh !== null)
+                this.zjh.bettingRound = ev.bettingRound;
+            break;
+        }
     }
 
     onRoundEnd(e: croupier.IRoundEnd): void {
@@ -423,10 +570,17 @@ export class Table {
             this.dealer = this.dealer.filter((c) => c !== null);
     }
 
+    /** A hand in the game's order: Guandan's with its level, else the shedding order. */
+    sortHand(cards: number[]): number[] {
+        const key = this.game === "guandan" && this.level > 0 ? (c: number) => guandanOrder(c, this.level)
+            : sheddingOrder;
+        return cards.sort((a, b) => key(a) - key(b));
+    }
+
     seatName(seat: number): string {
         const s = this.seats.get(seat);
         if (s === undefined)
-            return `Seat ${seat + 1}`;
+            return this.emptySeats.has(seat) ? "Empty seat" : `Seat ${seat + 1}`;
         if (s.name)
             return s.name;
         return s.bot ? `Bot ${seat + 1}` : `Player ${s.playerId}`;

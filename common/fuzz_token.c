@@ -1,5 +1,5 @@
 /*
- * fuzz_token -- libFuzzer driver for the login-token parser (gateway/token.h): a token is the
+ * fuzz_token -- libFuzzer driver for the login-token parser (common/token.h): a token is the
  * first untrusted text a client sends. Every input must be classified without a crash, and an
  * accepted token must be exactly what token_mint() writes for its player and expiry (so no
  * second spelling of a token verifies).

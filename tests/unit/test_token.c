@@ -1,5 +1,5 @@
 /*
- * Login tokens (gateway/token.h): format, signature, expiry, strict parsing.
+ * Login tokens (common/token.h): format, signature, expiry, strict parsing.
  */
 #include <check.h>
 #include <errno.h>

@@ -1,0 +1,186 @@
+// Deal commitments (docs/fairness.md "Commit and reveal"): before the first card of a round the
+// server sends SHA-256("croupier-deck-v1" || n as 2 bytes big-endian || the n deck bytes in
+// dealing order || a 32-byte nonce) on every Deal (`deal.deckCommitment`) and on a mid-round
+// Snapshot (`snapshot.deckCommitment`); the hand history reveals the deck and the nonce after
+// the round. These helpers let a player check that the revealed deck is the one committed to
+// before the deal. What it proves, and what it does not (the operator still knows the cards):
+// docs/fairness.md.
+
+const TAG = new TextEncoder().encode("croupier-deck-v1");
+/** Blackjack's shoes (docs/fairness.md "Blackjack's shoes"): the same construction, this tag. */
+const SHOE_TAG = new TextEncoder().encode("croupier-shoe-v1");
+/** Bytes of a commitment (SHA-256) and of the nonce. */
+export const COMMITMENT_BYTES = 32;
+export const NONCE_BYTES = 32;
+/** The largest deck the servers deal from (docs/fairness.md). */
+export const MAX_DECK_CARDS = 416;
+
+type Bytes = Uint8Array | ArrayLike<number>;
+
+function bytes(what: string, v: Bytes | string, len?: number): Uint8Array {
+    let out: Uint8Array;
+    if (typeof v === "string") {
+        if (!/^(?:[0-9a-fA-F]{2})*$/.test(v))
+            throw new TypeError(`${what}: not hex (two digits a byte)`);
+        out = new Uint8Array(v.length / 2);
+        for (let i = 0; i < out.length; i++)
+            out[i] = parseInt(v.slice(2 * i, 2 * i + 2), 16);
+    } else {
+        out = Uint8Array.from(v as ArrayLike<number>);
+    }
+    if (len !== undefined && out.length !== len)
+        throw new RangeError(`${what}: ${out.length} bytes, ${len} expected`);
+    return out;
+}
+
+function subtle(): SubtleCrypto {
+    const c = (globalThis as { crypto?: Crypto }).crypto;
+    if (c?.subtle === undefined)
+        throw new Error("no WebCrypto here (globalThis.crypto.subtle): Node 20+ or a browser over https/localhost");
+    return c.subtle;
+}
+
+async function commit(tag: Uint8Array, deck: Bytes | string, nonce: Bytes | string): Promise<Uint8Array> {
+    const d = bytes("deck", deck);
+    if (d.length < 1 || d.length > MAX_DECK_CARDS)
+        throw new RangeError(`deck: ${d.length} cards, 1..${MAX_DECK_CARDS} expected`);
+    const n = bytes("nonce", nonce, NONCE_BYTES);
+    const msg = new Uint8Array(tag.length + 2 + d.length + n.length);
+    msg.set(tag, 0);
+    msg[tag.length] = d.length >> 8;
+    msg[tag.length + 1] = d.length & 0xff;
+    msg.set(d, tag.length + 2);
+    msg.set(n, tag.length + 2 + d.length);
+    return new Uint8Array(await subtle().digest("SHA-256", msg));
+}
+
+/** The commitment of a deck (card bytes in dealing order) and its nonce; both as bytes or hex. */
+export async function deckCommitment(deck: Bytes | string, nonce: Bytes | string): Promise<Uint8Array> {
+    return commit(TAG, deck, nonce);
+}
+
+/** The commitment of a blackjack shoe (its order, blackjack's card bytes) and its nonce. */
+export async function shoeCommitment(shoe: Bytes | string, nonce: Bytes | string): Promise<Uint8Array> {
+    return commit(SHOE_TAG, shoe, nonce);
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+    let diff = a.length ^ b.length;
+    for (let i = 0; i < a.length && i < b.length; i++)
+        diff |= a[i] ^ b[i];
+    return diff === 0;
+}
+
+/**
+ * Whether a revealed deck and nonce open the commitment a player received before the deal
+ * (`Deal.deckCommitment`). Bad input (not hex, wrong lengths) throws; a mismatch is `false`.
+ */
+export async function verifyDeal(commitment: Bytes | string, deck: Bytes | string,
+    nonce: Bytes | string): Promise<boolean> {
+    const c = bytes("commitment", commitment, COMMITMENT_BYTES);
+    const got = await deckCommitment(deck, nonce);
+    let diff = 0;
+    for (let i = 0; i < COMMITMENT_BYTES; i++)
+        diff |= got[i] ^ c[i];
+    return diff === 0;
+}
+
+/**
+ * The same check on a hand-history record (docs/hand-history.md: `deck_commitment`, `deck`,
+ * `deck_nonce`, hex). `expected`: the commitment the player received on the round's Deal; when
+ * given it must equal the record's (else a record could carry a commitment of its own).
+ */
+export async function verifyRecord(record: { deck_commitment?: string; deck?: string; deck_nonce?: string },
+    expected?: Bytes | string): Promise<boolean> {
+    if (!record.deck_commitment || !record.deck || !record.deck_nonce)
+        throw new TypeError("record: no deck_commitment, deck and deck_nonce (a round dealt without a commitment?)");
+    if (expected !== undefined) {
+        const e = bytes("expected", expected, COMMITMENT_BYTES);
+        const r = bytes("deck_commitment", record.deck_commitment, COMMITMENT_BYTES);
+        if (e.some((b, i) => b !== r[i]))
+            return false;
+    }
+    return verifyDeal(record.deck_commitment, record.deck, record.deck_nonce);
+}
+
+/** A blackjack hand-history record's shoe fields (docs/hand-history.md "Blackjack's shoes"). */
+export interface ShoeRecord {
+    round?: string;
+    cards?: { seat: number; card: string }[];
+    shoes?: { shoe: number; commitment: string; first: number; count: number }[];
+    shoe_reveal?: { shoe: number; commitment: string; deck: string; nonce: string }[];
+}
+
+/** What verifyShoe found: `ok` only when the shoe opens and every round matches. */
+export interface ShoeVerdict {
+    ok: boolean;
+    /** The shoe's cards, in order (blackjack's card bytes: suit × 13 + rank, ace 0). */
+    shoe?: Uint8Array;
+    /** Rounds of the shoe found among the records, and the cards they dealt. */
+    rounds: number;
+    dealt: number;
+    /** Positions no given record dealt (before the last one dealt): [from, to] inclusive. */
+    gaps: [number, number][];
+    /** Why not ok. */
+    problem?: string;
+}
+
+/** A hand-history card ("As", "Td") as blackjack's card byte, or -1. */
+function shoeCard(text: string | undefined): number {
+    if (text === undefined || text.length !== 2)
+        return -1;
+    const r = "A23456789TJQK".indexOf(text[0]), u = "cdhs".indexOf(text[1]);
+    return r < 0 || u < 0 ? -1 : u * 13 + r;
+}
+
+/**
+ * Checks one blackjack shoe against the hand-history records of its rounds (the same check as
+ * `croupier-rules verify-shoe`): the record that retired the shoe reveals its order and nonce,
+ * which must open `commitment` (the one the player received on the Deals, `deal.deckCommitment`);
+ * then every round of that shoe among `records` must have dealt exactly the shoe's cards at its
+ * recorded positions, no position twice. Bad input (not hex, wrong lengths) throws.
+ */
+export async function verifyShoe(commitment: Bytes | string, records: ShoeRecord[]): Promise<ShoeVerdict> {
+    const c = bytes("commitment", commitment, COMMITMENT_BYTES);
+    const verdict: ShoeVerdict = { ok: false, rounds: 0, dealt: 0, gaps: [] };
+    const reveal = records.flatMap((r) => r.shoe_reveal ?? [])
+        .find((x) => sameBytes(bytes("shoe_reveal.commitment", x.commitment, COMMITMENT_BYTES), c));
+    if (reveal === undefined)
+        return { ...verdict, problem: "no record reveals this shoe (yet): include the round that retired it" };
+    const shoe = bytes("shoe_reveal.deck", reveal.deck);
+    if (!sameBytes(await shoeCommitment(shoe, reveal.nonce), c))
+        return { ...verdict, problem: "the revealed order and nonce do not open the commitment" };
+    verdict.shoe = shoe;
+    const segs: { first: number; count: number; round?: string }[] = [];
+    for (const rec of records) {
+        let at = 0;
+        for (const s of rec.shoes ?? []) {
+            if (!sameBytes(bytes("shoes.commitment", s.commitment, COMMITMENT_BYTES), c)) {
+                at += s.count;
+                continue;
+            }
+            if (s.first < 0 || s.count < 1 || s.first + s.count > shoe.length)
+                return { ...verdict, problem: `round ${rec.round}: positions ${s.first}+${s.count} are not in the shoe` };
+            for (let k = 0; k < s.count; k++) {
+                const card = shoeCard(rec.cards?.[at + k]?.card);
+                if (card !== shoe[s.first + k])
+                    return { ...verdict, problem: `round ${rec.round}: the card at position ${s.first + k} is not the shoe's` };
+            }
+            segs.push({ first: s.first, count: s.count, round: rec.round });
+            at += s.count;
+        }
+    }
+    segs.sort((a, b) => a.first - b.first);
+    let next = 0;
+    for (const s of segs) {
+        if (s.first < next)
+            return { ...verdict, problem: `round ${s.round}: position ${s.first} dealt twice` };
+        if (s.first > next)
+            verdict.gaps.push([next, s.first - 1]);
+        next = s.first + s.count;
+        verdict.dealt += s.count;
+    }
+    verdict.rounds = segs.length;
+    verdict.ok = true;
+    return verdict;
+}

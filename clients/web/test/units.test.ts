@@ -1,0 +1,118 @@
+// The page's pure parts without a browser: card names and orders (src/cards.ts), the tournament
+// tab's texts (src/tournaments.ts) and Zha Jin Hua's wire format (src/zjh.ts, games/zhajinhua/zhajinhua.proto), against bytes written by hand
+// from protobuf's encoding rules (varint keys field << 3 | wire type).
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { CroupierError, cardCode, croupier } from "@croupier/client";
+
+import { blackjackTotal, cardName, cardsText, guandanOrder, guandanWild, sheddingOrder } from "../src/cards.js";
+import { buyInText, clockText, eventText, formatText, levelText, ordinal, payoutText, refusalText, startText,
+         statusText } from "../src/tournaments.js";
+import { decodeAction, decodeEvent, decodeState, encodeAction, ZjhMove } from "../src/zjh.js";
+
+test("card names: ranks, suits and the jokers by name", () => {
+    assert.equal(cardName(cardCode(10, "hearts")), "10♥");
+    assert.equal(cardName(cardCode(14, "spades")), "A♠");
+    assert.equal(cardName(61), "Big Joker");
+    assert.equal(cardName(60), "Little Joker");
+    assert.equal(cardsText([cardCode(3, "clubs"), 61]), "3♣ Big Joker");
+    assert.equal(cardName(62), "card 62"); /* no card of the protocol */
+});
+
+test("the shedding order: 3 low ... A, 2, the little joker, the big joker", () => {
+    const hand = [61, cardCode(2, "spades"), cardCode(3, "hearts"), 60, cardCode(14, "clubs")];
+    assert.deepEqual(hand.sort((a, b) => sheddingOrder(a) - sheddingOrder(b)).map(cardName),
+                     ["3♥", "A♣", "2♠", "Little Joker", "Big Joker"]);
+});
+
+test("Guandan's order at level 5: 2 low, the level cards above the aces, the wild hearts last of them", () => {
+    const level = 5;
+    const hand = [60, cardCode(5, "hearts"), cardCode(14, "spades"), cardCode(5, "spades"), cardCode(2, "clubs"),
+                  cardCode(6, "diamonds")];
+    assert.deepEqual(hand.sort((a, b) => guandanOrder(a, level) - guandanOrder(b, level)).map(cardName),
+                     ["2♣", "6♦", "A♠", "5♠", "5♥", "Little Joker"]);
+    assert.ok(guandanWild(cardCode(5, "hearts"), level));
+    assert.ok(!guandanWild(cardCode(5, "spades"), level));
+});
+
+test("blackjack totals: soft and hard", () => {
+    assert.deepEqual(blackjackTotal([cardCode(14, "spades"), cardCode(6, "hearts")]), { total: 17, soft: true });
+    assert.deepEqual(blackjackTotal([cardCode(14, "spades"), cardCode(6, "hearts"), cardCode(13, "clubs")]),
+                     { total: 17, soft: false });
+});
+
+test("ZjhAction: written as protobuf does, read back", () => {
+    const raise = encodeAction({ move: ZjhMove.RAISE, unit: 300 });
+    assert.deepEqual([...raise], [0x08, 0x03, 0x10, 0xac, 0x02]);
+    assert.deepEqual(decodeAction(raise), { move: ZjhMove.RAISE, unit: 300 });
+    const compare = encodeAction({ move: ZjhMove.COMPARE, target: 2 });
+    assert.deepEqual([...compare], [0x08, 0x05, 0x18, 0x02]);
+    assert.deepEqual(decodeAction(compare), { move: ZjhMove.COMPARE, target: 2 });
+    assert.throws(() => encodeAction({ move: ZjhMove.RAISE, unit: -1 }), RangeError);
+    assert.throws(() => decodeAction(Uint8Array.from([0x08, 0x09])), RangeError); /* no such move */
+});
+
+test("ZjhState: every field the page draws", () => {
+    const own = [cardCode(14, "spades"), cardCode(13, "spades"), cardCode(12, "spades")];
+    const seat = [0x08, 0x01, 0x10, 0xf4, 0x03, 0x18, 0x28, 0x20, 0x01]; /* seat 1, stack 500, put in 40, looked */
+    const body = Uint8Array.from([0x08, 0x01, 0x10, 0x02, 0x18, 0x14, 0x20, 0x64, 0x28, 0x01, 0x30, 0x0a,
+        0x38, 0x64, 0x40, 0x04, 0x4a, 0x03, ...own, 0x52, seat.length, ...seat, 0x58, 0x28, 0x60, 0x01]);
+    assert.deepEqual(decodeState(body), {
+        inHand: true, bettingRound: 2, unit: 20, pot: 100, dealerSeat: 1, ante: 10, maxUnit: 100, maxRounds: 4,
+        ownCards: own, seats: [{ seat: 1, stack: 500, putIn: 40, looked: true, folded: false, allIn: false }],
+        toCall: 40, canCompare: true,
+    });
+    assert.throws(() => decodeState(Uint8Array.from([0x4a, 0x05, 0x01])), RangeError); /* cut short */
+});
+
+test("ZjhEvent: a compare with both hands, a look, a round", () => {
+    const a = [cardCode(2, "clubs"), cardCode(3, "diamonds"), cardCode(5, "hearts")];
+    const b = [cardCode(13, "spades"), cardCode(13, "hearts"), cardCode(13, "clubs")];
+    const compared = [0x08, 0x00, 0x10, 0x01, 0x18, 0x01, 0x22, 0x03, ...a, 0x2a, 0x03, ...b];
+    assert.deepEqual(decodeEvent(Uint8Array.from([0x1a, compared.length, ...compared])), {
+        kind: "compared", asker: 0, target: 1, loser: 1, askerCards: a, targetCards: b, allIn: false });
+    assert.deepEqual(decodeEvent(Uint8Array.from([0x0a, 0x02, 0x08, 0x03])), { kind: "looked", seat: 3 });
+    assert.deepEqual(decodeEvent(Uint8Array.from([0x2a, 0x02, 0x08, 0x04])), { kind: "round", bettingRound: 4 });
+    assert.throws(() => decodeEvent(Uint8Array.from([])), RangeError);
+});
+
+test("the tournament tab's texts: places, payouts, clocks, levels, buy-ins", () => {
+    assert.deepEqual([1, 2, 3, 4, 11, 12, 13, 21, 22, 101, 111].map(ordinal),
+                     ["1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "101st", "111th"]);
+    assert.equal(payoutText({ placeFrom: 1, placeTo: 1, amount: 1234 }), "1st: 1,234");
+    assert.equal(payoutText({ placeFrom: 4, placeTo: 6, amount: 50 }), "4th–6th: 50 each");
+    assert.equal(clockText(0), "0:00");
+    assert.equal(clockText(-5), "0:00");
+    assert.equal(clockText(59001), "1:00"); /* rounded up: never 0:00 while time is left */
+    assert.equal(clockText(600000), "10:00");
+    assert.equal(clockText(3723000), "1:02:03");
+    assert.equal(buyInText({ buyIn: 100000, fee: 5000 }), "100,000 + 5,000");
+    const T = croupier.TournamentFormat;
+    assert.equal(levelText({ id: 1, name: "x", format: T.TOUR_SNG, status: 2 }), "", "before the start");
+    assert.equal(levelText({ id: 1, name: "x", format: T.TOUR_SNG, status: 2, levelNumber: 3, smallBlind: 50,
+                             bigBlind: 100, ante: 10 }), "Level 3 · blinds 50/100, ante 10");
+    assert.equal(levelText({ id: 1, name: "x", format: T.TOUR_SNG, status: 2, levelNumber: 3, smallBlind: 50,
+                             bigBlind: 100, ante: 100, bigBlindAnte: true }), "Level 3 · blinds 50/100, big blind ante 100");
+    assert.equal(levelText({ id: 1, name: "x", format: T.TOUR_SNG, status: 2, levelNumber: 4, onBreak: true }),
+                 "Break after level 4");
+    assert.equal(startText({ id: 1, name: "x", format: T.TOUR_SNG, status: 1 }), "When full");
+    assert.equal(formatText(T.TOUR_MTT), "Multi-table");
+    assert.equal(statusText(croupier.TournamentStatus.TOUR_CANCELLED), "Cancelled");
+});
+
+test("every tournament refusal has its own sentence", () => {
+    const E = croupier.ErrorCode;
+    const codes = [E.ALREADY_REGISTERED, E.NOT_REGISTERED, E.TOURNAMENT_FULL, E.REGISTRATION_CLOSED,
+                   E.INSUFFICIENT_FUNDS, E.NO_REENTRY, E.TOURNAMENT_OVER, E.NO_SUCH_TOURNAMENT, E.UNAVAILABLE];
+    const texts = codes.map((c) => refusalText(new CroupierError(c, "x", false), "register", { buyIn: 100, fee: 10 }));
+    assert.equal(new Set(texts).size, codes.length, texts.join("\n"));
+    assert.ok(texts.every((t) => !t.startsWith("Refused")), texts.join("\n"));
+    assert.equal(texts[4], "Your wallet does not cover the buy-in and fee (100 + 10). Nothing was taken.");
+    assert.equal(refusalText(new CroupierError(E.REGISTRATION_CLOSED, "x", false), "unregister"),
+                 "Too late to unregister: the tournament has started.");
+    assert.equal(refusalText(new CroupierError(E.INTERNAL, "boom", false), "register"), "Refused: INTERNAL: boom");
+    const ev = { tournament: 7, kind: croupier.TournamentEventKind.TOUR_EVENT_ELIMINATED, player: 5, place: 3, prize: 40 };
+    assert.equal(eventText(ev, "Daily", 5), "Daily: you are out in 3rd place, prize 40");
+    assert.equal(eventText(ev, "Daily", 6), "Daily: player 5 is out in 3rd place, prize 40");
+});

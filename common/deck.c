@@ -1,0 +1,309 @@
+/*
+ * deck -- the one source of shuffled decks (deck.h; docs/fairness.md).
+ */
+#include "deck.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include <openssl/rand.h>
+#include <openssl/sha.h>
+
+#include "log.h"
+#include "metrics.h"
+
+/* Output is taken from the DRBG in blocks of this size, per thread, and used in order. */
+#define DECK_BLOCK 4096
+/* Bytes of each block compared with the previous block's (the repetition test). */
+#define DECK_REPEAT_BYTES 32
+
+static atomic_bool deck_failed;
+static atomic_uint_fast64_t deck_nfailures;
+/* Bumped by deck_set_generator(): every thread's buffered output is dropped. */
+static atomic_uint deck_generation;
+static _Atomic(deck_gen_fn) deck_gen;
+static _Atomic(metrics_t *) deck_m_healthy;
+static _Atomic(metrics_t *) deck_m_failures;
+
+typedef struct {
+    unsigned generation;
+    size_t pos; /* next unused byte of block; DECK_BLOCK when empty */
+    bool have_prev;
+    uint8_t prev[DECK_REPEAT_BYTES];
+    uint8_t block[DECK_BLOCK];
+} deck_buf_t;
+
+static _Thread_local deck_buf_t deck_tls = {.pos = DECK_BLOCK};
+
+int deck_default_generator(unsigned char *buf, int n)
+{
+    return RAND_bytes(buf, n);
+}
+
+/* Records a generator failure: sticky, logged once, counted every time. */
+static void deck_fail(const char *why)
+{
+    atomic_fetch_add(&deck_nfailures, 1);
+    metrics_t *m = atomic_load(&deck_m_failures);
+    if (m != NULL)
+        metrics_add(m, 1);
+    m = atomic_load(&deck_m_healthy);
+    if (m != NULL)
+        metrics_set(m, 0);
+    if (!atomic_exchange(&deck_failed, true))
+        log_emit(LOG_FATAL, "rng_failed", "{s:s,s:s}", "why", why, "msg",
+                 "the deck generator failed: no new deal starts on this server until it is "
+                 "restarted (docs/fairness.md)");
+}
+
+/*
+ * Refills this thread's block from the generator. The first DECK_REPEAT_BYTES of every block
+ * are compared with the previous block's: equal means a stuck generator (chance 2^-256 for a
+ * working one). 0 or -EIO; after a failure the block is empty and stays unused.
+ */
+static int deck_refill(deck_buf_t *b)
+{
+    unsigned gen = atomic_load(&deck_generation);
+    if (b->generation != gen) {
+        b->generation = gen;
+        b->have_prev = false;
+    }
+    b->pos = DECK_BLOCK;
+    if (atomic_load(&deck_failed))
+        return -EIO;
+    deck_gen_fn fn = atomic_load(&deck_gen);
+    if (fn == NULL)
+        fn = deck_default_generator;
+    if (fn(b->block, DECK_BLOCK) != 1) {
+        explicit_bzero(b->block, sizeof b->block);
+        deck_fail("the generator reported an error (RAND_bytes)");
+        return -EIO;
+    }
+    if (b->have_prev && memcmp(b->prev, b->block, DECK_REPEAT_BYTES) == 0) {
+        explicit_bzero(b->block, sizeof b->block);
+        deck_fail("the generator repeated its output (continuous repetition test)");
+        return -EIO;
+    }
+    memcpy(b->prev, b->block, DECK_REPEAT_BYTES);
+    b->have_prev = true;
+    b->pos = 0;
+    return 0;
+}
+
+int deck_random_bytes(void *buf, size_t n)
+{
+    deck_buf_t *b = &deck_tls;
+    uint8_t *out = buf;
+    if (b->generation != atomic_load(&deck_generation))
+        b->pos = DECK_BLOCK;
+    while (n > 0) {
+        if (atomic_load(&deck_failed))
+            return -EIO;
+        if (b->pos == DECK_BLOCK && deck_refill(b) != 0)
+            return -EIO;
+        size_t k = DECK_BLOCK - b->pos < n ? DECK_BLOCK - b->pos : n;
+        memcpy(out, b->block + b->pos, k);
+        explicit_bzero(b->block + b->pos, k); /* used output is not kept */
+        b->pos += k;
+        out += k;
+        n -= k;
+    }
+    return 0;
+}
+
+/* The next 32 bits of the stream (little-endian), without the copy loop of the general case. */
+static inline int deck_u32(uint32_t *x)
+{
+    deck_buf_t *b = &deck_tls;
+    if (b->pos + 4 <= DECK_BLOCK &&
+        b->generation == atomic_load_explicit(&deck_generation, memory_order_relaxed) &&
+        !atomic_load_explicit(&deck_failed, memory_order_relaxed)) {
+        const uint8_t *p = b->block + b->pos;
+        *x = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+        memset(b->block + b->pos, 0, 4);
+        b->pos += 4;
+        return 0;
+    }
+    uint8_t p[4];
+    if (deck_random_bytes(p, 4) != 0)
+        return -EIO;
+    *x = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+    return 0;
+}
+
+/*
+ * Lemire's multiply-shift with rejection: x * bound is a 64-bit number whose high 32 bits are
+ * the candidate. Of the 2^32 values of x, every j in [0, bound) is hit either floor(2^32/bound)
+ * or one more time; the surplus values are exactly those whose low 32 bits fall below
+ * 2^32 mod bound, and they are rejected and drawn again, so every j has the same count of
+ * accepted x. Rejection chance per draw is (2^32 mod bound) / 2^32 < bound / 2^32.
+ */
+int deck_uniform(uint32_t bound, uint32_t *out)
+{
+    if (bound == 0)
+        return -EINVAL;
+    uint32_t x;
+    if (deck_u32(&x) != 0)
+        return -EIO;
+    uint64_t m = (uint64_t)x * bound;
+    uint32_t low = (uint32_t)m;
+    if (low < bound) {
+        uint32_t threshold = (uint32_t)-bound % bound; /* 2^32 mod bound */
+        while (low < threshold) {
+            if (deck_u32(&x) != 0)
+                return -EIO;
+            m = (uint64_t)x * bound;
+            low = (uint32_t)m;
+        }
+    }
+    *out = (uint32_t)(m >> 32);
+    return 0;
+}
+
+int deck_shuffle(uint8_t *cards, size_t n)
+{
+    if (n > 65535)
+        return -EINVAL;
+    for (size_t i = n; i-- > 1;) {
+        uint32_t j;
+        if (deck_uniform((uint32_t)i + 1, &j) != 0)
+            return -EIO;
+        uint8_t c = cards[i];
+        cards[i] = cards[j];
+        cards[j] = c;
+    }
+    return 0;
+}
+
+int deck_deal(deck_deal_t *d, uint8_t *cards, size_t n)
+{
+    if (n > DECK_MAX_CARDS)
+        return -EINVAL;
+    if (deck_shuffle(cards, n) != 0 || deck_random_bytes(d->nonce, DECK_NONCE_LEN) != 0)
+        return -EIO;
+    d->n = n;
+    memcpy(d->cards, cards, n);
+    deck_commitment(cards, n, d->nonce, d->commitment);
+    return 0;
+}
+
+int deck_check(void)
+{
+    static _Thread_local uint8_t prev[DECK_REPEAT_BYTES];
+    static _Thread_local bool have_prev;
+    uint8_t now[DECK_REPEAT_BYTES];
+    if (atomic_load(&deck_failed))
+        return -EIO;
+    deck_gen_fn fn = atomic_load(&deck_gen);
+    if (fn == NULL)
+        fn = deck_default_generator;
+    if (fn(now, sizeof now) != 1) {
+        deck_fail("the generator reported an error (RAND_bytes, periodic check)");
+        return -EIO;
+    }
+    if (have_prev && memcmp(prev, now, sizeof now) == 0) {
+        deck_fail("the generator repeated its output (periodic check)");
+        return -EIO;
+    }
+    memcpy(prev, now, sizeof now);
+    have_prev = true;
+    explicit_bzero(now, sizeof now);
+    return 0;
+}
+
+bool deck_healthy(void)
+{
+    return !atomic_load(&deck_failed);
+}
+
+uint64_t deck_failures(void)
+{
+    return atomic_load(&deck_nfailures);
+}
+
+void deck_metrics_register(metrics_registry_t *reg)
+{
+    metrics_t *h = metrics_gauge(reg, "rng_healthy", NULL,
+                                 "1 while the deck generator is healthy, 0 once it failed (no new "
+                                 "deals then; docs/fairness.md)");
+    metrics_t *f = metrics_counter(reg, "rng_failures_total", NULL,
+                                   "Deck generator failures (the first disables new deals)");
+    if (h != NULL)
+        metrics_set(h, deck_healthy() ? 1 : 0);
+    if (f != NULL)
+        metrics_add(f, (double)deck_failures());
+    atomic_store(&deck_m_failures, f);
+    atomic_store(&deck_m_healthy, h);
+}
+
+void deck_commitment(const uint8_t *cards, size_t n, const uint8_t nonce[DECK_NONCE_LEN],
+                     uint8_t out[DECK_COMMIT_LEN])
+{
+    deck_commitment_tagged(DECK_COMMIT_TAG, cards, n, nonce, out);
+}
+
+void deck_commitment_tagged(const char tag[16], const uint8_t *cards, size_t n,
+                            const uint8_t nonce[DECK_NONCE_LEN], uint8_t out[DECK_COMMIT_LEN])
+{
+    /* One buffer and the one-shot SHA256(): no allocation, nothing that can fail. */
+    uint8_t buf[16 + 2 + DECK_MAX_CARDS + DECK_NONCE_LEN];
+    if (n > DECK_MAX_CARDS)
+        n = DECK_MAX_CARDS; /* documented bound (deck.h); callers never pass more */
+    memcpy(buf, tag, 16);
+    buf[16] = (uint8_t)(n >> 8);
+    buf[17] = (uint8_t)n;
+    memcpy(buf + 18, cards, n);
+    memcpy(buf + 18 + n, nonce, DECK_NONCE_LEN);
+    SHA256(buf, 18 + n + DECK_NONCE_LEN, out);
+}
+
+void deck_hex(const uint8_t *bytes, size_t n, char *out)
+{
+    static const char digits[] = "0123456789abcdef";
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = digits[bytes[i] >> 4];
+        out[2 * i + 1] = digits[bytes[i] & 15];
+    }
+    out[2 * n] = '\0';
+}
+
+static int deck_nibble(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+int deck_unhex(const char *hex, uint8_t *out, size_t max)
+{
+    size_t len = strlen(hex);
+    if (len % 2 != 0 || len / 2 > max)
+        return -EINVAL;
+    for (size_t i = 0; i < len / 2; i++) {
+        int hi = deck_nibble(hex[2 * i]), lo = deck_nibble(hex[2 * i + 1]);
+        if (hi < 0 || lo < 0)
+            return -EINVAL;
+        out[i] = (uint8_t)(hi << 4 | lo);
+    }
+    return (int)(len / 2);
+}
+
+void deck_set_generator(deck_gen_fn gen)
+{
+    atomic_store(&deck_gen, gen);
+    atomic_fetch_add(&deck_generation, 1);
+}
+
+void deck_health_reset(void)
+{
+    atomic_store(&deck_failed, false);
+    metrics_t *m = atomic_load(&deck_m_healthy);
+    if (m != NULL)
+        metrics_set(m, 1);
+    atomic_fetch_add(&deck_generation, 1);
+}

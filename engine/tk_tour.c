@@ -1,0 +1,687 @@
+/*
+ * tk_tour.c -- tournament tables on the kit (docs/tournaments.md "Tables at the servers"): a
+ * server of an engine that hosts tournaments (tk_game_t.tournaments) claims the tables of
+ * running tournaments that nobody hosts, plays each at a table desk of its own, and lets it go on
+ * a drain, a lost claim, or the tournament's end.
+ *
+ * Contract with the rest of the kit (tk_int.h): a tournament table is a tk_table_t whose tour
+ * is set (tk_tour_t below); it is never known to the lobby's references (never advertised nor
+ * matched). Its seats come from the director's deal answers, not from joins; it moves no money
+ * (tournament chips are the director's alone): the round's settlement is the `hand` request
+ * (tk_round.c calls tk_tour_report instead of tk_settle, and tk_tour_after_round from the
+ * round's end), and a new hand starts when a `deal` is answered (the gap timer calls
+ * tk_tour_ask instead of tk_start_round). Its players cannot leave (their seat is the
+ * director's) and, not connected, are played by the automatic move at once (TDA 71A).
+ *
+ * The Redis side (tournament/tour_table.h) runs on the engine's own tournament jobs thread
+ * (tk_tour_host_t.jobs, a money_jobs_t: calls that block on the director's answers never hold up
+ * a whole-table move's handoff calls on the engine's other jobs thread). Its results come back as
+ * TK_MSG_TOUR_DONE (to a table) and TK_MSG_TOUR_CLAIMED (to the lobby).
+ */
+#include "tk_int.h"
+
+#include <bsd/stdlib.h>
+
+#include "tour_table.h"
+
+/* How long one job waits for the director's answer before the table asks again (same id). */
+#define TK_TOUR_ANSWER_MS 2000
+/* A table told WAIT (a break, too few players, hand-for-hand) asks again after this. */
+#define TK_TOUR_WAIT_MS 500
+/* After a failure to reach Redis or the director. */
+#define TK_TOUR_RETRY_MS 300
+/* Claims made per scan at most: one, and the next scan soon after a claim, so that the servers
+ * scanning at the same time share a tournament's new tables instead of the first taking all. */
+#define TK_TOUR_CLAIMS 1
+/* The next scan: after a claim, after nothing to claim (ms, each jittered by half again). */
+#define TK_TOUR_SCAN_SOON_MS 20
+#define TK_TOUR_SCAN_MS 750
+
+typedef enum {
+    TK_TOUR_JOB_SCAN = 1,
+    TK_TOUR_JOB_DEAL,
+    TK_TOUR_JOB_HAND,
+    TK_TOUR_JOB_RENEW,
+    TK_TOUR_JOB_RELEASE,
+} tk_tour_job_kind_t;
+
+struct tk_tour_host {
+    money_jobs_t *jobs;
+    int ttl_ms, max_tables;
+    atomic_int tables; /* hosted now (the lobby adds, a table's destroy subtracts) */
+    bool scanning;     /* lobby desk: a scan job is in flight */
+    bool skipped_logged;
+    char prefix[64]; /* tokens: "<service>.<slot>.<epoch>.<random>" */
+};
+
+struct tk_tour {
+    uint64_t id;
+    uint32_t table, seats;
+    char host[TOUR_HOST_MAX + 1];
+    bool asking;       /* a deal or hand job is in flight */
+    bool stopping;     /* letting the table go: no hand any more */
+    bool lost;         /* the claim was lost: another host may have the table */
+    bool finished;     /* the last hand's answer finished the tournament */
+    uint32_t deal_try; /* a deal answered anything but OK is asked again under the next */
+    bool located;      /* its `where` is written (tour_table_locate) */
+    uint64_t renew_serial;
+    tour_deal_t deal; /* the hand in play */
+    char result[512]; /* its result, "PLAYER:STACK,...", while reported */
+    char *record;     /* its history record, while reported (the director writes it) */
+    tour_leaver_t leavers[TOUR_MAX_SEATS];
+    size_t nleavers;
+};
+
+typedef struct {
+    money_job_t job;
+    tk_tour_job_kind_t kind;
+    tk_engine_t *eng;
+    rt_t *rt;
+    rt_desk_id_t desk;
+    uint64_t id;
+    uint32_t table, seats;
+    char host[TOUR_HOST_MAX + 1];
+    int ttl_ms, max;
+    char prefix[64];
+    char where[320]; /* DEAL: where the table is played (tour_table_locate), "" once written */
+    char result[512];
+    char *record; /* HAND: the hand's history record (owned) */
+    /* results */
+    int status;       /* 0, or a negative errno */
+    json_t *answer;   /* DEAL, HAND: the director's answer */
+    uint64_t hand;    /* DEAL: the hand asked for */
+    uint32_t attempt; /* DEAL: the table's deal_try */
+    bool closed;      /* DEAL: the director closed the table */
+    int held;         /* RENEW: 1 held, 0 lost */
+    size_t nclaims, skipped;
+    tour_claim_t claims[TK_TOUR_CLAIMS];
+} tk_tour_job_t;
+
+/* ---- the jobs thread --------------------------------------------------------------------- */
+
+static void tk_tour_job_free(void *p)
+{
+    tk_tour_job_t *j = p;
+    if (j != NULL) {
+        json_decref(j->answer);
+        free(j->record);
+    }
+    free(j);
+}
+
+static void tk_tour_job_run(redisContext *c, money_job_t *job)
+{
+    tk_tour_job_t *j = (tk_tour_job_t *)job;
+    if (c == NULL) {
+        j->status = -EIO;
+        return;
+    }
+    switch (j->kind) {
+    case TK_TOUR_JOB_SCAN: {
+        int rc = tour_table_scan(c, j->prefix, j->eng->game->engine, j->ttl_ms, TK_MAX_SEATS,
+                                 j->claims, (size_t)j->max, &j->nclaims, &j->skipped);
+        j->status = rc < 0 ? rc : 0;
+        return;
+    }
+    case TK_TOUR_JOB_DEAL: {
+        /* The claim first: a host that lost it asks nothing (docs/tournaments.md "Tables at
+         * the servers": a re-deal would take the hand from the new host). */
+        j->held = tour_table_renew(c, j->id, j->table, j->host, j->ttl_ms);
+        if (j->held <= 0) {
+            j->status = j->held < 0 ? -EIO : 0;
+            return;
+        }
+        if (j->where[0] != '\0')
+            j->status = tour_table_locate(c, j->id, j->table, j->where);
+        if (j->status == 0)
+            j->status = tour_table_next_hand(c, j->id, j->table, &j->hand, &j->closed);
+        if (j->status == 0 && !j->closed)
+            j->status = tour_table_ask(c, j->id, "deal", j->table, j->hand, j->attempt, j->host,
+                                       NULL, NULL, TK_TOUR_ANSWER_MS, &j->answer);
+        return;
+    }
+    case TK_TOUR_JOB_HAND:
+        j->held = 1;
+        j->status = tour_table_ask(c, j->id, "hand", j->table, j->hand, 0, j->host, j->result,
+                                   j->record, TK_TOUR_ANSWER_MS, &j->answer);
+        return;
+    case TK_TOUR_JOB_RENEW:
+        j->held = tour_table_renew(c, j->id, j->table, j->host, j->ttl_ms);
+        j->status = j->held < 0 ? -EIO : 0;
+        return;
+    case TK_TOUR_JOB_RELEASE:
+        j->status = tour_table_release(c, j->id, j->table, j->host);
+        return;
+    }
+}
+
+static void tk_tour_job_done(money_job_t *job)
+{
+    tk_tour_job_t *j = (tk_tour_job_t *)job;
+    tk_engine_t *eng = j->eng;
+    pthread_mutex_lock(&eng->jobs_mu);
+    if (eng->rt_stopped) {
+        tk_tour_job_free(j);
+    } else {
+        rt_msg_t m = {.type = j->kind == TK_TOUR_JOB_SCAN ? TK_MSG_TOUR_CLAIMED : TK_MSG_TOUR_DONE,
+                      .ptr = j,
+                      .free_fn = tk_tour_job_free};
+        rt_post(j->rt, j->desk, &m);
+    }
+    pthread_mutex_unlock(&eng->jobs_mu);
+}
+
+static tk_tour_job_t *tk_tour_job_new(tk_engine_t *eng, rt_t *rt, rt_desk_id_t desk,
+                                      tk_tour_job_kind_t kind)
+{
+    tk_tour_job_t *j = xcalloc(1, sizeof *j);
+    j->job.run = tk_tour_job_run;
+    j->job.done = tk_tour_job_done;
+    j->kind = kind;
+    j->eng = eng;
+    j->rt = rt;
+    j->desk = desk;
+    j->ttl_ms = eng->tour->ttl_ms;
+    return j;
+}
+
+static int tk_tour_job_submit(tk_engine_t *eng, tk_tour_job_t *j)
+{
+    int rc = money_jobs_submit(eng->tour->jobs, &j->job);
+    if (rc != 0)
+        tk_tour_job_free(j);
+    return rc;
+}
+
+/* A job of table t about its tournament table. */
+static tk_tour_job_t *tk_tour_table_job(tk_table_t *t, tk_tour_job_kind_t kind)
+{
+    tk_tour_job_t *j = tk_tour_job_new(t->eng, rt_desk_rt(t->desk), rt_desk_id(t->desk), kind);
+    j->id = t->tour->id;
+    j->table = t->tour->table;
+    j->seats = t->tour->seats;
+    snprintf(j->host, sizeof j->host, "%s", t->tour->host);
+    return j;
+}
+
+/* ---- the engine and the lobby ------------------------------------------------------------- */
+
+int tk_tour_engine_create(tk_engine_t *eng)
+{
+    gs_t *gs = eng->gs;
+    if (!eng->game->tournaments || eng->set.tour_tables <= 0 || gs_redis_host(gs) == NULL)
+        return 0;
+    tk_tour_host_t *h = xcalloc(1, sizeof *h);
+    h->ttl_ms = (int)eng->set.tour_host_ttl_ms;
+    h->max_tables = (int)eng->set.tour_tables;
+    atomic_init(&h->tables, 0);
+    snprintf(h->prefix, sizeof h->prefix, "%.20s.%" PRIu32 ".%" PRIu64, eng->svc,
+             gs_server_slot(gs), gs_epoch(gs));
+    h->jobs = money_jobs_create_sentinel(gs_redis_host(gs), gs_redis_port(gs),
+                                         gs_redis_sentinels(gs), gs_redis_master(gs));
+    if (h->jobs == NULL) {
+        free(h);
+        return -ENOMEM;
+    }
+    eng->tour = h;
+    return 0;
+}
+
+void tk_tour_engine_destroy(tk_engine_t *eng)
+{
+    if (eng->tour == NULL)
+        return;
+    money_jobs_destroy(eng->tour->jobs);
+    free(eng->tour);
+    eng->tour = NULL;
+}
+
+static void tk_tour_scan_arm(rt_desk_t *desk, int64_t ms)
+{
+    rt_desk_timer_arm(desk, ms + (int64_t)arc4random_uniform((uint32_t)ms / 2 + 1),
+                      TK_TIMER_TOUR_SCAN, NULL);
+}
+
+/* Lobby desk: scan for unhosted tables (every TK_TOUR_SCAN_MS, jittered; soon again after a
+ * claim), while the server takes tables (not draining, rounds allowed) and has room for more.
+ * The next scan is armed when this one is answered (tk_tour_lobby_claimed). */
+void tk_tour_lobby_scan(rt_desk_t *desk, tk_engine_t *eng)
+{
+    tk_tour_host_t *h = eng->tour;
+    if (h == NULL || rt_intake_stopped(rt_desk_rt(desk)) || h->scanning)
+        return; /* a draining server claims nothing; no next scan */
+    int room = h->max_tables - atomic_load(&h->tables);
+    if (room > 0 && gs_can_start_round(eng->gs)) {
+        tk_tour_job_t *j =
+            tk_tour_job_new(eng, rt_desk_rt(desk), rt_desk_id(desk), TK_TOUR_JOB_SCAN);
+        j->max = room < TK_TOUR_CLAIMS ? room : TK_TOUR_CLAIMS;
+        snprintf(j->prefix, sizeof j->prefix, "%s", h->prefix);
+        if (tk_tour_job_submit(eng, j) == 0) {
+            h->scanning = true;
+            return;
+        }
+    }
+    tk_tour_scan_arm(desk, TK_TOUR_SCAN_MS);
+}
+
+/* Lobby desk: a scan's claims: a table desk for each (its tour set before the game's
+ * table_create, so the game knows it plays a tournament table). */
+void tk_tour_lobby_claimed(rt_desk_t *desk, tk_engine_t *eng, void *ptr)
+{
+    tk_tour_job_t *j = ptr;
+    tk_tour_host_t *h = eng->tour;
+    h->scanning = false;
+    tk_tour_scan_arm(desk, j->nclaims > 0 ? TK_TOUR_SCAN_SOON_MS : TK_TOUR_SCAN_MS);
+    if (j->skipped > 0 && !h->skipped_logged) {
+        h->skipped_logged = true;
+        log_emit(LOG_WARN, "tk_tour_tables_too_big", "{s:I,s:i}", "tables", (json_int_t)j->skipped,
+                 "max_seats", TK_MAX_SEATS);
+    }
+    if (j->status != 0)
+        log_emit(LOG_WARN, "tk_tour_scan_failed", "{s:i}", "errno", -j->status);
+    for (size_t i = 0; i < j->nclaims; i++) {
+        tk_tour_t *tt = xcalloc(1, sizeof *tt);
+        tt->id = j->claims[i].tournament;
+        tt->table = j->claims[i].table;
+        tt->seats = j->claims[i].seats;
+        snprintf(tt->host, sizeof tt->host, "%s", j->claims[i].host);
+        rt_desk_id_t id;
+        /* The stake: the game's least (the blinds are the director's, hand by hand). */
+        int64_t stake = eng->game->min_stake > 0 ? eng->game->min_stake : 1;
+        int rc = tk_table_open_tour(eng, eng->game->engine, stake, tt, &id);
+        if (rc != 0) {
+            /* The claim expires and another server (or a later scan) takes the table. */
+            log_emit(LOG_ERROR, "tk_tour_table_unopened", "{s:I,s:i,s:i}", "tournament",
+                     (json_int_t)tt->id, "table", (int)tt->table, "errno", -rc);
+            free(tt);
+            continue;
+        }
+        atomic_fetch_add(&h->tables, 1);
+        log_emit(LOG_INFO, "tk_tour_table_claimed", "{s:I,s:i,s:s,s:I}", "tournament",
+                 (json_int_t)tt->id, "table", (int)tt->table, "host", tt->host, "desk",
+                 (json_int_t)id);
+        rt_msg_t m = {.type = TK_MSG_TOUR_START};
+        rt_post(rt_desk_rt(desk), id, &m);
+    }
+}
+
+/* ---- a table ----------------------------------------------------------------------------- */
+
+static void tk_tour_arm(tk_table_t *t, int64_t ms, int kind)
+{
+    rt_desk_timer_arm(t->desk, ms, (uint64_t)kind, NULL);
+}
+
+/* Tells a player leaving the table why (moved, busted, the table's end) and unseats him. */
+static void tk_tour_unseat(tk_table_t *t, int i, const char *detail)
+{
+    Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+    Croupier__TableClosing tc = CROUPIER__TABLE_CLOSING__INIT;
+    tc.reason = CROUPIER__CLOSING_REASON__CLOSING_TOURNAMENT;
+    tc.detail = (char *)detail;
+    tc.has_desk_id = true;
+    tc.desk_id = rt_desk_id(t->desk);
+    sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_TABLE_CLOSING;
+    sm.table_closing = &tc;
+    tk_push_seat(t, i, &sm);
+    tk_unseat(t, i);
+}
+
+/* Lets the table go: every player told, the claim released (unless lost), then the desk goes. */
+void tk_tour_stop_now(tk_table_t *t, const char *why)
+{
+    tk_tour_t *tt = t->tour;
+    if (tt->stopping)
+        return;
+    tt->stopping = true;
+    t->closed = true;
+    log_emit(LOG_INFO, "tk_tour_table_released", "{s:I,s:i,s:s,s:b}", "tournament",
+             (json_int_t)tt->id, "table", (int)tt->table, "why", why, "lost", tt->lost);
+    for (int i = 0; i < t->nseats; i++)
+        if (t->seat[i].state != TK_EMPTY)
+            tk_tour_unseat(t, i, why);
+    if (tt->lost || tk_tour_job_submit(t->eng, tk_tour_table_job(t, TK_TOUR_JOB_RELEASE)) != 0)
+        rt_post_destroy(rt_desk_rt(t->desk), rt_desk_id(t->desk));
+}
+
+void tk_tour_start(tk_table_t *t)
+{
+    tk_tour_arm(t, t->eng->tour->ttl_ms / 3, TK_TIMER_TOUR_RENEW);
+    tk_tour_ask(t);
+}
+
+void tk_tour_ask(tk_table_t *t)
+{
+    tk_tour_t *tt = t->tour;
+    if (tt->asking || tt->stopping || rt_desk_in_round(t->desk))
+        return;
+    if (rt_intake_stopped(rt_desk_rt(t->desk))) {
+        tk_tour_stop_now(t, "the server is draining: your table moves to another server");
+        return;
+    }
+    if (!gs_can_start_round(gs_of_desk(t->desk))) {
+        tk_tour_arm(t, TK_TOUR_WAIT_MS, TK_TIMER_TOUR_ASK);
+        return;
+    }
+    tk_tour_job_t *j = tk_tour_table_job(t, TK_TOUR_JOB_DEAL);
+    j->attempt = tt->deal_try;
+    if (!tt->located) {
+        /* Where the table is played: written with the first deal this desk asks (it never
+         * changes for the desk; a new host's desk writes its own). */
+        char server[MONEY_ID_MAX + 1];
+        tk_server_id(t, server, sizeof server);
+        json_t *w = json_pack(
+            "{s:s,s:s,s:I,s:I,s:i,s:s,s:I}", "host", tt->host, "server", server, "epoch",
+            (json_int_t)t->epoch, "desk", (json_int_t)rt_desk_id(t->desk), "engine",
+            (int)t->eng->game->proto_engine, "game", t->game, "stake", (json_int_t)t->stake);
+        char *txt = w != NULL ? json_dumps(w, JSON_COMPACT) : NULL;
+        json_decref(w);
+        snprintf(j->where, sizeof j->where, "%s", txt != NULL ? txt : "{}");
+        free(txt);
+    }
+    if (tk_tour_job_submit(t->eng, j) == 0)
+        tt->asking = true;
+    else
+        tk_tour_arm(t, TK_TOUR_RETRY_MS, TK_TIMER_TOUR_ASK);
+}
+
+/* Seats the deal's players at their seats with their stacks; the others leave. */
+static void tk_tour_seat(tk_table_t *t, const tour_deal_t *d)
+{
+    gs_t *gs = gs_of_desk(t->desk);
+    for (int i = 0; i < t->nseats; i++) {
+        const tour_deal_seat_t *ds = NULL;
+        for (size_t k = 0; k < d->nseats; k++)
+            if (d->seats[k].seat == i)
+                ds = &d->seats[k];
+        tk_seat_t *s = &t->seat[i];
+        if (s->state != TK_EMPTY && (ds == NULL || ds->player != s->player))
+            tk_tour_unseat(t, i, "you play at another table of the tournament now");
+        if (ds == NULL)
+            continue;
+        if (s->state == TK_EMPTY) {
+            s->player = ds->player;
+            s->away = true; /* until the player resumes here */
+            s->bank_ms = t->eng->set.time_bank_ms;
+            s->stack = ds->stack;
+            gs_seat(gs, ds->player, rt_desk_id(t->desk));
+            tk_seated(t, i);
+        } else if (s->stack != ds->stack) {
+            /* The director's stack is the truth (a hand it recorded that this table did not
+             * see to its end cannot happen, but a re-deal after a void restores the deal's). */
+            if (t->eng->game->seat_changed != NULL)
+                t->eng->game->seat_changed(t, t->g, i, false);
+            s->stack = ds->stack;
+            if (t->eng->game->seat_changed != NULL)
+                t->eng->game->seat_changed(t, t->g, i, true);
+        }
+        s->out = !ds->dealt;
+    }
+}
+
+static void tk_tour_deal_done(tk_table_t *t, tk_tour_job_t *j)
+{
+    tk_tour_t *tt = t->tour;
+    if (j->held == 0) {
+        tt->lost = true;
+        tk_tour_stop_now(t, "your table moved to another server");
+        return;
+    }
+    if (j->status == 0 || j->status == -ETIMEDOUT)
+        tt->located = true; /* the locate ran before the ask */
+    if (j->closed || j->status == -ESHUTDOWN) {
+        tk_tour_stop_now(t, j->closed ? "your table was broken: you play at another table"
+                                      : "the tournament is over");
+        return;
+    }
+    if (j->status != 0) {
+        if (j->status != -ETIMEDOUT)
+            log_emit(LOG_WARN, "tk_tour_deal_unanswered", "{s:I,s:i,s:i}", "tournament",
+                     (json_int_t)tt->id, "table", (int)tt->table, "errno", -j->status);
+        tk_tour_arm(t, TK_TOUR_RETRY_MS, TK_TIMER_TOUR_ASK);
+        return;
+    }
+    const char *code = json_string_value(json_object_get(j->answer, "code"));
+    code = code != NULL ? code : "";
+    if (strcmp(code, "OK") != 0)
+        tt->deal_try++; /* answered: the next ask is a new request (a WAIT is no final word) */
+    if (strcmp(code, "TABLE_CLOSED") == 0 || strcmp(code, "TOURNAMENT_OVER") == 0) {
+        tk_tour_stop_now(t, strcmp(code, "TABLE_CLOSED") == 0
+                                ? "your table was broken: you play at another table"
+                                : "the tournament is over");
+        return;
+    }
+    if (strcmp(code, "OK") != 0) {
+        if (strcmp(code, "WAIT") != 0)
+            log_emit(LOG_WARN, "tk_tour_deal_refused", "{s:I,s:i,s:s,s:O}", "tournament",
+                     (json_int_t)tt->id, "table", (int)tt->table, "code", code, "answer",
+                     j->answer);
+        tk_tour_arm(t, TK_TOUR_WAIT_MS, TK_TIMER_TOUR_ASK);
+        return;
+    }
+    if (tour_deal_parse(j->answer, (uint32_t)t->nseats, &tt->deal) != 0) {
+        log_emit(LOG_ERROR, "tk_tour_deal_malformed", "{s:I,s:i,s:O}", "tournament",
+                 (json_int_t)tt->id, "table", (int)tt->table, "answer", j->answer);
+        tk_tour_arm(t, TK_TOUR_WAIT_MS, TK_TIMER_TOUR_ASK);
+        return;
+    }
+    tk_tour_seat(t, &tt->deal);
+    tk_start_round(t);
+    if (!rt_desk_in_round(t->desk)) {
+        /* Not started (intake stopped, rounds paused): the director holds the hand, which the
+         * next ask re-deals (here or at the table's next host). */
+        if (rt_intake_stopped(rt_desk_rt(t->desk)))
+            tk_tour_stop_now(t, "the server is draining: your table moves to another server");
+        else
+            tk_tour_arm(t, TK_TOUR_WAIT_MS, TK_TIMER_TOUR_ASK);
+    }
+}
+
+bool tk_tour_report(tk_table_t *t, const int64_t *delta)
+{
+    tk_tour_t *tt = t->tour;
+    size_t off = 0;
+    tt->result[0] = '\0';
+    for (int i = 0; i < t->nseats; i++)
+        if (t->seat[i].playing)
+            off += (size_t)snprintf(tt->result + off, sizeof tt->result - off,
+                                    "%s%" PRIu64 ":%" PRId64, off > 0 ? "," : "", t->seat[i].player,
+                                    t->seat[i].stack);
+    /* The stacks already hold the hand's deltas (tk_finish); the record goes with them, so
+     * the hand and its history are written together, once (docs/tournaments.md). */
+    free(tt->record);
+    json_t *rec = tk_history_record(t, delta, 0);
+    json_t *tj = json_object_get(rec, "tournament");
+    if (tj != NULL)
+        json_object_set_new(tj, "ended_ms", json_integer(clock_wall_ms()));
+    tt->record = rec != NULL ? json_dumps(rec, JSON_COMPACT) : NULL;
+    json_decref(rec);
+    tk_tour_job_t *j = tk_tour_table_job(t, TK_TOUR_JOB_HAND);
+    j->hand = tt->deal.hand;
+    snprintf(j->result, sizeof j->result, "%s", tt->result);
+    j->record = tt->record != NULL ? strdup(tt->record) : NULL;
+    if (tk_tour_job_submit(t->eng, j) != 0)
+        return false;
+    tt->asking = true;
+    return true;
+}
+
+static void tk_tour_hand_done(tk_table_t *t, tk_tour_job_t *j)
+{
+    tk_tour_t *tt = t->tour;
+    const char *code =
+        j->answer != NULL ? json_string_value(json_object_get(j->answer, "code")) : NULL;
+    if (j->status == -ETIMEDOUT || (j->status == -EIO && !tt->lost)) {
+        /* Asked again with the same id: applied once, its first answer given again. */
+        tk_tour_job_t *again = tk_tour_table_job(t, TK_TOUR_JOB_HAND);
+        again->hand = tt->deal.hand;
+        snprintf(again->result, sizeof again->result, "%s", tt->result);
+        again->record = tt->record != NULL ? strdup(tt->record) : NULL;
+        if (tk_tour_job_submit(t->eng, again) == 0) {
+            tt->asking = true;
+            return;
+        }
+    }
+    money_result_t res = {.status = MONEY_OK};
+    tt->nleavers = 0;
+    free(tt->record);
+    tt->record = NULL;
+    if (code != NULL && strcmp(code, "OK") == 0) {
+        /* The director wrote the hand's history record with the stacks: not again here. */
+        json_decref(t->history);
+        t->history = NULL;
+        tt->nleavers = tour_hand_leavers(j->answer, tt->table, tt->leavers, TOUR_MAX_SEATS);
+        tt->finished = json_is_true(json_object_get(j->answer, "finished"));
+    } else {
+        /* Refused (NOT_HOST: re-dealt to another host; the tournament ended...): the hand is
+         * void here, nothing of it was recorded. */
+        log_emit(LOG_WARN, "tk_tour_hand_refused", "{s:I,s:i,s:s,s:i}", "tournament",
+                 (json_int_t)tt->id, "table", (int)tt->table, "code", code != NULL ? code : "",
+                 "errno", -j->status);
+        res.status = MONEY_ERR_STALE_EPOCH;
+        snprintf(res.error, sizeof res.error, "%s", code != NULL ? code : "no answer");
+        if (code != NULL && strcmp(code, "NOT_HOST") == 0)
+            tt->lost = true;
+    }
+    tk_settled(t, t->seq, &res);
+}
+
+void tk_tour_after_round(tk_table_t *t, bool voided)
+{
+    tk_tour_t *tt = t->tour;
+    if (!voided)
+        for (size_t k = 0; k < tt->nleavers; k++) {
+            int i = tk_find(t, tt->leavers[k].player);
+            if (i < 0)
+                continue;
+            char why[160];
+            if (tt->leavers[k].busted && tt->leavers[k].place == 1)
+                snprintf(why, sizeof why, "you won the tournament: prize %" PRId64,
+                         tt->leavers[k].prize);
+            else if (tt->leavers[k].busted)
+                snprintf(why, sizeof why,
+                         "you are out of the tournament: place %" PRIu32 ", prize %" PRId64,
+                         tt->leavers[k].place, tt->leavers[k].prize);
+            else
+                snprintf(why, sizeof why, "you move to table %" PRIu32 " of the tournament",
+                         tt->leavers[k].to_table);
+            tk_tour_unseat(t, i, why);
+        }
+    tt->nleavers = 0;
+    if (tt->finished && !voided)
+        tk_tour_stop_now(t, "the tournament is over");
+    else if (tt->lost)
+        tk_tour_stop_now(t, "your table moved to another server");
+    else if (rt_intake_stopped(rt_desk_rt(t->desk)))
+        tk_tour_stop_now(t, "the server is draining: your table moves to another server");
+}
+
+void tk_tour_done(tk_table_t *t, void *ptr)
+{
+    tk_tour_job_t *j = ptr;
+    tk_tour_t *tt = t->tour;
+    switch (j->kind) {
+    case TK_TOUR_JOB_DEAL:
+        tt->asking = false;
+        if (!tt->stopping)
+            tk_tour_deal_done(t, j);
+        return;
+    case TK_TOUR_JOB_HAND:
+        tt->asking = false;
+        tk_tour_hand_done(t, j);
+        return;
+    case TK_TOUR_JOB_RENEW:
+        if (j->status == 0 && j->held == 0 && !tt->stopping) {
+            log_emit(LOG_WARN, "tk_tour_claim_lost", "{s:I,s:i}", "tournament", (json_int_t)tt->id,
+                     "table", (int)tt->table);
+            tt->lost = true;
+            if (rt_desk_in_round(t->desk))
+                tk_void(t, CROUPIER__VOID_REASON__VOID_LEASE_LOST); /* ends in tk_tour_stop */
+            else
+                tk_tour_stop_now(t, "your table moved to another server");
+        }
+        return;
+    case TK_TOUR_JOB_RELEASE:
+        rt_post_destroy(rt_desk_rt(t->desk), rt_desk_id(t->desk));
+        return;
+    case TK_TOUR_JOB_SCAN:
+        return;
+    }
+}
+
+void tk_tour_timer(tk_table_t *t, int kind)
+{
+    tk_tour_t *tt = t->tour;
+    if (tt->stopping)
+        return;
+    if (kind == TK_TIMER_TOUR_RENEW) {
+        tk_tour_job_submit(t->eng, tk_tour_table_job(t, TK_TOUR_JOB_RENEW));
+        tk_tour_arm(t, t->eng->tour->ttl_ms / 3, TK_TIMER_TOUR_RENEW);
+    } else if (kind == TK_TIMER_TOUR_ASK) {
+        tk_tour_ask(t);
+    }
+}
+
+bool tk_tour_request_refused(tk_table_t *t, gs_request_t *req)
+{
+    if (t->tour == NULL || req->kind != GS_REQ_LEAVE)
+        return false;
+    tk_refuse(t, req, CROUPIER__ERROR_CODE__BAD_REQUEST,
+              "a tournament seat is kept until your chips are gone; your turns are played for "
+              "you while you are away");
+    return true;
+}
+
+void tk_tour_history(tk_table_t *t)
+{
+    const tour_deal_t *d = &t->tour->deal;
+    json_t *tj =
+        json_pack("{s:I,s:i,s:I,s:i,s:I,s:I,s:I,s:b,s:i,s:i,s:i}", "id", (json_int_t)t->tour->id,
+                  "table", (int)t->tour->table, "hand", (json_int_t)d->hand, "level", (int)d->level,
+                  "small_blind", (json_int_t)d->small_blind, "big_blind", (json_int_t)d->big_blind,
+                  "ante", (json_int_t)d->ante, "big_blind_ante", d->big_blind_ante, "button",
+                  d->button, "sb", d->sb, "bb", d->bb);
+    if (tj != NULL && t->history != NULL)
+        json_object_set_new(t->history, "tournament", tj);
+    else
+        json_decref(tj);
+}
+
+int tk_tour_seats(const tk_tour_t *tour)
+{
+    return (int)tour->seats;
+}
+
+void tk_tour_destroy(tk_table_t *t)
+{
+    if (t->tour == NULL)
+        return;
+    atomic_fetch_sub(&t->eng->tour->tables, 1);
+    free(t->tour->record);
+    free(t->tour);
+    t->tour = NULL;
+}
+
+/* ---- what a game asks (tk.h) --------------------------------------------------------------- */
+
+bool tk_tour_table(const tk_table_t *t)
+{
+    return t->tour != NULL;
+}
+
+int tk_tour_hand(const tk_table_t *t, tk_tour_hand_t *out)
+{
+    if (t->tour == NULL || !rt_desk_in_round(t->desk))
+        return -ENOENT;
+    const tour_deal_t *d = &t->tour->deal;
+    *out = (tk_tour_hand_t){.small_blind = d->small_blind,
+                            .big_blind = d->big_blind,
+                            .ante = d->ante,
+                            .big_blind_ante = d->big_blind_ante,
+                            .button = d->button,
+                            .small_blind_seat = d->sb,
+                            .big_blind_seat = d->bb,
+                            .level = d->level,
+                            .hand = d->hand};
+    return 0;
+}

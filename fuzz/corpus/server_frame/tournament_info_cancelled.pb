@@ -1,0 +1,1 @@
+Ò"SNG 9 Úserver maintenance

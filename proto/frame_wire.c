@@ -1,0 +1,533 @@
+/*
+ * frame_wire.c -- the wire format without decoding, for a relay (docs/protocol.md "Relaying
+ * without decoding"): a field's bytes (frame_wire_field), a payload forwarded with its
+ * request_id replaced (frame_write_forward) or prefixed (frame_write_prefixed), the
+ * bounds-checked reader (frame_wire_init, frame_wire_next), the vouch that says the full
+ * decoder would accept the bytes (frame_wire_vouch) and the scan of an RpcFrame
+ * (frame_scan_rpc). Internal to the codec: frame_int.h has the contract.
+ *
+ * The vouch and the scan must accept only what frame_unpack_checked() (frame.c) and the checks of
+ * frame_check.c accept: they call the same helpers (frame_wire_varint, frame_bytes_kind,
+ * frame_enum_zero_is_unspecified, frame_rules_server) rather than restate them, and anything
+ * unusual is -EAGAIN ("decode it to know").
+ */
+#include "frame_int.h"
+
+/* ---- forwarding checked bytes ------------------------------------------------------------- */
+
+/*
+ * Steps over one field at *pos of a serialized message: its number in *id, its wire type in
+ * *type, where its value starts in *value and its value's length in *value_len (for varints
+ * and fixed fields, the bytes of the value). Returns false on malformed bytes.
+ */
+static bool wire_next(const uint8_t *p, size_t len, size_t *pos, uint64_t *id, unsigned *type,
+                      size_t *value, size_t *value_len)
+{
+    uint64_t tag, n;
+    if (!frame_wire_varint(p, len, pos, &tag) || (tag >> 3) == 0)
+        return false;
+    *id = tag >> 3;
+    *type = (unsigned)(tag & 7);
+    size_t start = *pos;
+    switch (*type) {
+    case 0:
+        if (!frame_wire_varint(p, len, pos, &n))
+            return false;
+        break;
+    case 1:
+    case 5: {
+        size_t w = *type == 1 ? 8 : 4;
+        if (len - *pos < w)
+            return false;
+        *pos += w;
+        break;
+    }
+    case 2:
+        if (!frame_wire_varint(p, len, pos, &n) || n > len - *pos)
+            return false;
+        start = *pos;
+        *pos += (size_t)n;
+        break;
+    default:
+        return false;
+    }
+    *value = start;
+    *value_len = *pos - start;
+    return true;
+}
+
+int frame_wire_field(const uint8_t *msg, size_t len, uint32_t field, const uint8_t **value,
+                     size_t *value_len)
+{
+    size_t pos = 0, found = 0, at = 0, at_len = 0;
+    if (len > 0 && msg == NULL)
+        return -EINVAL;
+    while (pos < len) {
+        uint64_t id;
+        unsigned type;
+        size_t v, vlen;
+        if (!wire_next(msg, len, &pos, &id, &type, &v, &vlen))
+            return -EINVAL;
+        if (id != field)
+            continue;
+        if (type != 2)
+            return -EINVAL;
+        if (++found > 1)
+            return -EEXIST;
+        at = v;
+        at_len = vlen;
+    }
+    if (found == 0)
+        return -ENOENT;
+    *value = msg + at;
+    *value_len = at_len;
+    return 0;
+}
+
+/* Writes v as a varint at p; returns the number of bytes (at most 10). */
+static size_t put_varint(uint8_t *p, uint64_t v)
+{
+    size_t n = 0;
+    while (v >= 0x80) {
+        p[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    p[n++] = (uint8_t)v;
+    return n;
+}
+
+/*
+ * The common case (the field does not occur in msg) is one reservation and two copies; when it
+ * does, the fields around each occurrence are copied piece by piece.
+ */
+int frame_write_forward(struct evbuffer *out, const uint8_t *msg, size_t len, uint32_t field,
+                        uint64_t value, const frame_limits_t *lim)
+{
+    lim = frame_limits_or_default(lim);
+    if (len > 0 && msg == NULL)
+        return -EINVAL;
+    /* One pass: is msg well-formed, how many bytes do the occurrences of field take? */
+    size_t pos = 0, dropped = 0;
+    while (pos < len) {
+        size_t start = pos, v, vlen;
+        uint64_t id;
+        unsigned type;
+        if (!wire_next(msg, len, &pos, &id, &type, &v, &vlen))
+            return -EINVAL;
+        if (field != 0 && id == field)
+            dropped += pos - start;
+    }
+    uint8_t tail[16];
+    size_t tail_len = 0;
+    if (field != 0) {
+        tail_len = put_varint(tail, (uint64_t)field << 3);
+        tail_len += put_varint(tail + tail_len, value);
+    }
+    size_t size = len - dropped + tail_len;
+    if (size > lim->max_frame || size > UINT32_MAX)
+        return -EMSGSIZE;
+    struct evbuffer_iovec iv;
+    if (evbuffer_reserve_space(out, (ev_ssize_t)(FRAME_HEADER_SIZE + size), &iv, 1) != 1 ||
+        iv.iov_len < FRAME_HEADER_SIZE + size)
+        return -ENOMEM;
+    uint8_t *p = iv.iov_base;
+    frame_put_header(p, (uint32_t)size);
+    p += FRAME_HEADER_SIZE;
+    if (dropped == 0) {
+        if (len > 0)
+            memcpy(p, msg, len);
+        p += len;
+    } else {
+        pos = 0;
+        while (pos < len) {
+            size_t start = pos, v, vlen;
+            uint64_t id = 0;
+            unsigned type;
+            if (!wire_next(msg, len, &pos, &id, &type, &v, &vlen))
+                return -EINVAL; /* cannot happen: the first pass read the same bytes */
+            if (id == field)
+                continue;
+            memcpy(p, msg + start, pos - start);
+            p += pos - start;
+        }
+    }
+    memcpy(p, tail, tail_len);
+    iv.iov_len = FRAME_HEADER_SIZE + size;
+    if (evbuffer_commit_space(out, &iv, 1) != 0)
+        return -ENOMEM;
+    return 0;
+}
+
+/* ---- reading the wire format without decoding ---------------------------------------------- */
+
+void frame_wire_init(frame_wire_reader_t *r, const uint8_t *msg, size_t len)
+{
+    r->p = msg;
+    r->len = msg != NULL ? len : 0;
+    r->pos = 0;
+}
+
+/* frame_wire_next(), inlined into the vouch and the scan (the relay's hot path). */
+static inline int wire_read(frame_wire_reader_t *r, frame_wire_value_t *v)
+{
+    if (r->pos >= r->len)
+        return 0;
+    size_t pos = r->pos;
+    uint64_t tag, n;
+    if (r->p[pos] < 0x80)
+        tag = r->p[pos++]; /* fields 1-15: one-byte tags */
+    else if (!frame_wire_varint(r->p, r->len, &pos, &tag))
+        return -EINVAL;
+    uint64_t id = tag >> 3;
+    unsigned type = (unsigned)(tag & 7);
+    if (id == 0 || id > 536870911u)
+        return -EINVAL;
+    size_t start = pos;
+    switch (type) {
+    case 0:
+        if (!frame_wire_varint(r->p, r->len, &pos, &n))
+            return -EINVAL;
+        v->num = n;
+        break;
+    case 1:
+    case 5: {
+        size_t w = type == 1 ? 8 : 4;
+        if (r->len - pos < w)
+            return -EINVAL;
+        n = 0;
+        for (size_t i = w; i-- > 0;)
+            n = n << 8 | r->p[pos + i];
+        v->num = n;
+        pos += w;
+        break;
+    }
+    case 2:
+        if (!frame_wire_varint(r->p, r->len, &pos, &n) || n > r->len - pos)
+            return -EINVAL;
+        v->num = n;
+        start = pos;
+        pos += (size_t)n;
+        break;
+    default:
+        return -EINVAL;
+    }
+    v->field = (uint32_t)id;
+    v->type = (uint8_t)type;
+    v->data = r->p + start;
+    v->len = pos - start;
+    v->start = r->pos;
+    r->pos = pos;
+    return 1;
+}
+
+int frame_wire_next(frame_wire_reader_t *r, frame_wire_value_t *v)
+{
+    return wire_read(r, v);
+}
+
+size_t frame_wire_put_varint(uint8_t *p, uint64_t v)
+{
+    return put_varint(p, v);
+}
+
+/* The wire type a field of type t has when not packed. */
+static unsigned wire_type_of(ProtobufCType t)
+{
+    switch (t) {
+    case PROTOBUF_C_TYPE_SFIXED32:
+    case PROTOBUF_C_TYPE_FIXED32:
+    case PROTOBUF_C_TYPE_FLOAT:
+        return 5;
+    case PROTOBUF_C_TYPE_SFIXED64:
+    case PROTOBUF_C_TYPE_FIXED64:
+    case PROTOBUF_C_TYPE_DOUBLE:
+        return 1;
+    case PROTOBUF_C_TYPE_STRING:
+    case PROTOBUF_C_TYPE_BYTES:
+    case PROTOBUF_C_TYPE_MESSAGE:
+        return 2;
+    default:
+        return 0;
+    }
+}
+
+/* What one vouch pass carries: the limits, the estimated unpack size, half the budget. */
+typedef struct vouch {
+    const frame_limits_t *lim;
+    size_t cost;
+    size_t budget;
+} vouch_t;
+
+/* Oneofs per message tracked by the vouch (the protocol's messages have at most two). */
+#define VOUCH_ONEOFS 4
+
+/*
+ * One message of frame_wire_vouch(): true when frame_unpack_checked() would accept it. The cost
+ * estimate over-counts what protobuf-c allocates: the message, 64 bytes per field occurrence
+ * (its scan slab entry and array slot), the bytes of every string and bytes field.
+ */
+static bool vouch_message(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t len,
+                          unsigned depth, vouch_t *v)
+{
+    if (depth > FRAME_MAX_DEPTH || d->n_fields > 64)
+        return false;
+    uint64_t seen = 0;
+    unsigned oneof_at[VOUCH_ONEOFS], n_oneof = 0;
+    v->cost += d->sizeof_message + 64;
+    frame_wire_reader_t r;
+    frame_wire_value_t f;
+    int rc;
+    frame_wire_init(&r, p, len);
+    while ((rc = wire_read(&r, &f)) > 0) {
+        const ProtobufCFieldDescriptor *fd = protobuf_c_message_descriptor_get_field(d, f.field);
+        if (fd == NULL || f.type != wire_type_of(fd->type))
+            return false;
+        uint64_t bit = 1ull << (unsigned)(fd - d->fields);
+        if (fd->label != PROTOBUF_C_LABEL_REPEATED && (seen & bit))
+            return false;
+        seen |= bit;
+        if (fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
+            for (unsigned k = 0; k < n_oneof; k++)
+                if (oneof_at[k] == fd->quantifier_offset)
+                    return false;
+            if (n_oneof == VOUCH_ONEOFS)
+                return false;
+            oneof_at[n_oneof++] = fd->quantifier_offset;
+        }
+        if (f.type == 0 && f.len == 10 && f.data[9] > 1)
+            return false; /* above 2^64-1: leave the verdict to protobuf-c */
+        v->cost += 64;
+        switch (fd->type) {
+        case PROTOBUF_C_TYPE_ENUM:
+            if (f.num > INT32_MAX ||
+                protobuf_c_enum_descriptor_get_value(fd->descriptor, (int)f.num) == NULL)
+                return false;
+            if (f.num == 0 && fd->label == PROTOBUF_C_LABEL_REQUIRED &&
+                frame_enum_zero_is_unspecified(fd->descriptor))
+                return false;
+            break;
+        case PROTOBUF_C_TYPE_STRING:
+            if (f.len > v->lim->max_string || !frame_utf8_valid(f.data, f.len))
+                return false;
+            v->cost += f.len + 1;
+            break;
+        case PROTOBUF_C_TYPE_BYTES:
+            /* A list of card codes, but an envelope's body (walk_value, frame_bytes_kind). */
+            if (frame_bytes_kind(d, fd, false) == BYTES_GAME_BODY) {
+                if (f.len > FRAME_GAME_BODY_MAX)
+                    return false;
+                v->cost += f.len;
+                break;
+            }
+            if (f.len > FRAME_MAX_CARDS)
+                return false;
+            for (size_t i = 0; i < f.len; i++)
+                if (!frame_card_valid(f.data[i]))
+                    return false;
+            v->cost += f.len;
+            break;
+        case PROTOBUF_C_TYPE_MESSAGE:
+            if (!vouch_message(fd->descriptor, f.data, f.len, depth + 1, v))
+                return false;
+            break;
+        default:
+            break;
+        }
+        if (v->cost > v->budget)
+            return false;
+    }
+    if (rc < 0)
+        return false;
+    for (unsigned i = 0; i < d->n_fields; i++)
+        if (d->fields[i].label == PROTOBUF_C_LABEL_REQUIRED && !(seen & (1ull << i)))
+            return false;
+    return true;
+}
+
+int frame_wire_vouch(const ProtobufCMessageDescriptor *desc, const uint8_t *msg, size_t len,
+                     const frame_limits_t *lim)
+{
+    lim = frame_limits_or_default(lim);
+    if (desc == NULL || len > lim->max_frame || (len > 0 && msg == NULL))
+        return -EAGAIN;
+    vouch_t v = {lim, 0, lim->budget_floor};
+    if (lim->budget_factor > 0 && len > (SIZE_MAX - v.budget) / lim->budget_factor)
+        v.budget = SIZE_MAX;
+    else
+        v.budget += lim->budget_factor * len;
+    v.budget /= 2;
+    return vouch_message(desc, msg, len, 0, &v) ? 0 : -EAGAIN;
+}
+
+/*
+ * The ServerMessage bodies frame_scan_rpc() takes on the wire check alone: those
+ * frame_rules_server() has no rule for (a Result only without its error, checked by the caller).
+ * The others are decoded alone for their rules (scan_body_rules). Keep in step with
+ * frame_rules_server().
+ */
+static bool scan_plain_server_body(uint32_t body)
+{
+    switch (body) {
+    case CROUPIER__SERVER_MESSAGE__BODY_RESULT:
+    case CROUPIER__SERVER_MESSAGE__BODY_LOGIN_RESULT:
+    case CROUPIER__SERVER_MESSAGE__BODY_DEAL:
+    case CROUPIER__SERVER_MESSAGE__BODY_TURN:
+    case CROUPIER__SERVER_MESSAGE__BODY_TABLE_CLOSING:
+    case CROUPIER__SERVER_MESSAGE__BODY_GO_AWAY:
+    case CROUPIER__SERVER_MESSAGE__BODY_PONG:
+    case CROUPIER__SERVER_MESSAGE__BODY_GAME_EVENT:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/*
+ * The rules of a ServerMessage body that has some (Play, RoundEnd, Snapshot, Joined...): the
+ * body alone is decoded, into scratch memory on the stack (a proto2 sub-message decodes the
+ * same alone as inside its parent), and frame_rules_server() runs on a ServerMessage that holds
+ * only it. Returns 0 when the rules pass, -EAGAIN otherwise (the full decode gives the reason).
+ */
+static int scan_body_rules(uint32_t body, const uint8_t *p, size_t len, const frame_limits_t *lim)
+{
+    const ProtobufCFieldDescriptor *fd =
+        protobuf_c_message_descriptor_get_field(&croupier__server_message__descriptor, body);
+    if (fd == NULL || fd->type != PROTOBUF_C_TYPE_MESSAGE ||
+        !(fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF))
+        return -EAGAIN;
+    frame_scratch_t scratch;
+    ProtobufCMessage *m = frame_unpack_checked(fd->descriptor, p, len, frame_limits_or_default(lim),
+                                               NULL, false, &scratch);
+    if (m == NULL)
+        return -EAGAIN;
+    Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+    sm.body_case = (Croupier__ServerMessage__BodyCase)body;
+    memcpy((char *)&sm + fd->offset, &m, sizeof m);
+    int rc = frame_rules_server(&sm, "ServerMessage", NULL);
+    frame_arena_free_message(m);
+    return rc == 0 ? 0 : -EAGAIN;
+}
+
+/* Field numbers the scan reads (the unit test checks them against the descriptors). */
+enum {
+    SCAN_RPC_REQUEST_ID = 1,
+    SCAN_RPC_PLAYER_ID = 4,
+    SCAN_RPC_SESSION_ID = 5,
+    SCAN_RPC_FIRST_BODY = 10,
+    SCAN_REPLY_CODE = 1,
+    SCAN_REPLY_ERROR = 2,
+    SCAN_REPLY_PAYLOAD = 3,
+    SCAN_SERVER_REQUEST_ID = 1,
+    SCAN_SERVER_FIRST_BODY = 10,
+    SCAN_RESULT_ERROR = 1,
+};
+
+/*
+ * The frame passed frame_wire_vouch() as an RpcFrame first (so every field below is known,
+ * well-typed and at most once, and the generic checks hold); the reads after it only pick the
+ * values out and apply rules_rpc()'s rules for a reply and a push.
+ */
+int frame_scan_rpc(const uint8_t *payload, size_t len, const frame_limits_t *lim,
+                   frame_rpc_scan_t *out)
+{
+    memset(out, 0, sizeof *out);
+    if (frame_wire_vouch(&croupier__rpc_frame__descriptor, payload, len, lim) != 0)
+        return -EAGAIN;
+    frame_wire_reader_t r;
+    frame_wire_value_t f;
+    const uint8_t *body = NULL;
+    size_t body_len = 0;
+    frame_wire_init(&r, payload, len);
+    while (wire_read(&r, &f) > 0) {
+        if (f.field == SCAN_RPC_REQUEST_ID) {
+            out->request_id = f.num;
+        } else if (f.field == SCAN_RPC_PLAYER_ID) {
+            out->player_id = f.num;
+            out->has_player_id = true;
+        } else if (f.field == SCAN_RPC_SESSION_ID) {
+            out->session_id = f.num;
+            out->has_session_id = true;
+        } else if (f.field >= SCAN_RPC_FIRST_BODY) {
+            out->body = f.field;
+            body = f.data;
+            body_len = f.len;
+        }
+    }
+    if (out->body == CROUPIER__RPC_FRAME__BODY_REPLY) {
+        if (out->request_id == 0)
+            return -EAGAIN;
+        bool ok = false;
+        frame_wire_init(&r, body, body_len);
+        while (wire_read(&r, &f) > 0) {
+            if (f.field == SCAN_REPLY_CODE)
+                ok = f.num == CROUPIER__ERROR_CODE__OK;
+            else if (f.field == SCAN_REPLY_ERROR)
+                return -EAGAIN;
+            else if (f.field == SCAN_REPLY_PAYLOAD) {
+                out->msg = f.data;
+                out->msg_len = f.len;
+            }
+        }
+        if (!ok || out->msg == NULL)
+            return -EAGAIN;
+    } else if (out->body == CROUPIER__RPC_FRAME__BODY_PUSH) {
+        if (!out->has_player_id || out->player_id == 0)
+            return -EAGAIN;
+        out->msg = body;
+        out->msg_len = body_len;
+    } else {
+        return -EAGAIN;
+    }
+    const uint8_t *sub = NULL;
+    size_t sub_len = 0;
+    frame_wire_init(&r, out->msg, out->msg_len);
+    while (wire_read(&r, &f) > 0) {
+        if (f.field == SCAN_SERVER_REQUEST_ID) {
+            out->msg_request_id = true;
+        } else if (f.field >= SCAN_SERVER_FIRST_BODY) {
+            out->msg_body = f.field;
+            sub = f.data;
+            sub_len = f.len;
+        }
+    }
+    bool plain = scan_plain_server_body(out->msg_body);
+    if (out->msg_body == CROUPIER__SERVER_MESSAGE__BODY_RESULT) {
+        /* plain without its error (whose code must not be OK: decoded for that rule) */
+        frame_wire_init(&r, sub, sub_len);
+        while (wire_read(&r, &f) > 0)
+            if (f.field == SCAN_RESULT_ERROR)
+                plain = false;
+    }
+    if (plain)
+        return 0;
+    return scan_body_rules(out->msg_body, sub, sub_len, lim);
+}
+
+int frame_write_prefixed(struct evbuffer *out, uint32_t field, uint64_t value, const uint8_t *msg,
+                         size_t len, const frame_limits_t *lim)
+{
+    lim = frame_limits_or_default(lim);
+    if (len > 0 && msg == NULL)
+        return -EINVAL;
+    uint8_t head[FRAME_HEADER_SIZE + 20];
+    size_t n = FRAME_HEADER_SIZE;
+    if (field != 0) {
+        n += put_varint(head + n, (uint64_t)field << 3);
+        n += put_varint(head + n, value);
+    }
+    size_t size = n - FRAME_HEADER_SIZE + len;
+    if (size > lim->max_frame || size > UINT32_MAX)
+        return -EMSGSIZE;
+    frame_put_header(head, (uint32_t)size);
+    struct evbuffer_iovec iv;
+    if (evbuffer_reserve_space(out, (ev_ssize_t)(FRAME_HEADER_SIZE + size), &iv, 1) != 1 ||
+        iv.iov_len < FRAME_HEADER_SIZE + size)
+        return -ENOMEM;
+    memcpy(iv.iov_base, head, n);
+    if (len > 0)
+        memcpy((uint8_t *)iv.iov_base + n, msg, len);
+    iv.iov_len = FRAME_HEADER_SIZE + size;
+    if (evbuffer_commit_space(out, &iv, 1) != 0)
+        return -ENOMEM;
+    return 0;
+}

@@ -1,0 +1,231 @@
+/*
+ * test_deck -- the kit's deck source (common/deck.h, docs/fairness.md): permutations, the
+ * unbiased scaling, the commitment's byte layout, and a failed generator disabling deals.
+ * The statistical tests over 10^6 decks are in test_deck_heavy.c (suite 'heavy').
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "deck.h"
+
+static bool is_permutation(const uint8_t *d, size_t n)
+{
+    bool seen[256] = {false};
+    for (size_t i = 0; i < n; i++) {
+        if (d[i] >= n || seen[d[i]])
+            return false;
+        seen[d[i]] = true;
+    }
+    return true;
+}
+
+START_TEST(test_deck_shuffle_gives_a_permutation_of_every_deck_size)
+{
+    static const size_t sizes[] = {0, 1, 2, 3, 32, 52, 54, 104, 108, 255};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        for (int rep = 0; rep < 100; rep++) {
+            uint8_t d[256];
+            for (size_t i = 0; i < sizes[k]; i++)
+                d[i] = (uint8_t)i;
+            ck_assert_int_eq(deck_shuffle(d, sizes[k]), 0);
+            ck_assert(is_permutation(d, sizes[k]));
+        }
+    }
+    /* An 8-deck shoe of card codes: the multiset is kept. */
+    uint8_t shoe[DECK_MAX_CARDS];
+    int count[52] = {0};
+    for (int i = 0; i < DECK_MAX_CARDS; i++)
+        shoe[i] = (uint8_t)(i % 52);
+    ck_assert_int_eq(deck_shuffle(shoe, DECK_MAX_CARDS), 0);
+    for (int i = 0; i < DECK_MAX_CARDS; i++)
+        count[shoe[i]]++;
+    for (int c = 0; c < 52; c++)
+        ck_assert_int_eq(count[c], 8);
+    ck_assert(deck_healthy());
+}
+END_TEST
+
+START_TEST(test_deck_shuffle_changes_the_order)
+{
+    /* Two 52-card shuffles are equal with chance 1/52!: never in a working generator. */
+    uint8_t a[52], b[52];
+    for (int i = 0; i < 52; i++)
+        a[i] = b[i] = (uint8_t)i;
+    ck_assert_int_eq(deck_shuffle(a, 52), 0);
+    ck_assert_int_eq(deck_shuffle(b, 52), 0);
+    ck_assert(memcmp(a, b, 52) != 0);
+}
+END_TEST
+
+START_TEST(test_deck_uniform_stays_in_range_and_refuses_zero)
+{
+    uint32_t x;
+    ck_assert_int_eq(deck_uniform(0, &x), -EINVAL);
+    ck_assert_int_eq(deck_uniform(1, &x), 0);
+    ck_assert_uint_eq(x, 0);
+    int hits[3] = {0};
+    for (int i = 0; i < 30000; i++) {
+        ck_assert_int_eq(deck_uniform(3, &x), 0);
+        ck_assert_uint_lt(x, 3);
+        hits[x]++;
+    }
+    for (int i = 0; i < 3; i++) /* 10000 expected, sd ~82: 9500..10500 is > 6 sd */
+        ck_assert(hits[i] > 9500 && hits[i] < 10500);
+    ck_assert_int_eq(deck_uniform(UINT32_MAX, &x), 0);
+    ck_assert_uint_lt(x, UINT32_MAX);
+}
+END_TEST
+
+/* A generator whose output is the byte counter: lets the test predict the draws. */
+static uint8_t counter_next;
+static int counter_gen(unsigned char *buf, int n)
+{
+    for (int i = 0; i < n; i++)
+        buf[i] = counter_next++;
+    return 1;
+}
+
+START_TEST(test_deck_rejects_the_biased_low_range)
+{
+    /* bound 3: 2^32 mod 3 = 1, so only x with (x * 3) mod 2^32 == 0, i.e. x = 0, is rejected.
+     * The counter generator's first word is 0x03020100 (little-endian), accepted: j =
+     * (0x03020100 * 3) >> 32 = 0. Outputs are used in the order generated. */
+    deck_set_generator(counter_gen);
+    counter_next = 0;
+    uint32_t x;
+    ck_assert_int_eq(deck_uniform(3, &x), 0);
+    ck_assert_uint_eq(x, (uint32_t)(((uint64_t)0x03020100u * 3) >> 32));
+    ck_assert_int_eq(deck_uniform(1u << 31, &x), 0);
+    ck_assert_uint_eq(x, 0x07060504u >> 1);
+    deck_set_generator(NULL);
+}
+END_TEST
+
+START_TEST(test_deck_commitment_layout_known_answer)
+{
+    /* SHA-256("croupier-deck-v1" || 00 34 || 00..33 || 00..1f), computed independently
+     * (docs/fairness.md gives the same example). */
+    uint8_t cards[52], nonce[DECK_NONCE_LEN], out[DECK_COMMIT_LEN];
+    for (int i = 0; i < 52; i++)
+        cards[i] = (uint8_t)i;
+    for (int i = 0; i < DECK_NONCE_LEN; i++)
+        nonce[i] = (uint8_t)i;
+    deck_commitment(cards, 52, nonce, out);
+    char hex[2 * DECK_COMMIT_LEN + 1];
+    deck_hex(out, sizeof out, hex);
+    ck_assert_str_eq(hex, "e6e2e38e721486641d108e09aa7ade38542eb1c7ea83514f26657c6c39392fdd");
+    cards[51] = 50; /* any other deck gives another commitment */
+    deck_commitment(cards, 52, nonce, out);
+    deck_hex(out, sizeof out, hex);
+    ck_assert_str_ne(hex, "e6e2e38e721486641d108e09aa7ade38542eb1c7ea83514f26657c6c39392fdd");
+}
+END_TEST
+
+START_TEST(test_deck_hex_round_trip_and_bad_input)
+{
+    uint8_t b[4] = {0x00, 0x7f, 0xa5, 0xff}, back[4];
+    char hex[9];
+    deck_hex(b, 4, hex);
+    ck_assert_str_eq(hex, "007fa5ff");
+    ck_assert_int_eq(deck_unhex("007FA5ff", back, 4), 4);
+    ck_assert(memcmp(b, back, 4) == 0);
+    ck_assert_int_eq(deck_unhex("007", back, 4), -EINVAL);
+    ck_assert_int_eq(deck_unhex("zz", back, 4), -EINVAL);
+    ck_assert_int_eq(deck_unhex("0011223344", back, 4), -EINVAL);
+}
+END_TEST
+
+static int failing_gen(unsigned char *buf, int n)
+{
+    (void)buf;
+    (void)n;
+    return 0;
+}
+
+START_TEST(test_deck_failed_generator_disables_deals_for_good)
+{
+    ck_assert(deck_healthy());
+    deck_set_generator(failing_gen);
+    uint8_t d[52];
+    for (int i = 0; i < 52; i++)
+        d[i] = (uint8_t)i;
+    ck_assert_int_eq(deck_shuffle(d, 52), -EIO);
+    ck_assert(!deck_healthy());
+    ck_assert_uint_eq(deck_failures(), 1);
+    /* No fallback: the working generator back in place changes nothing. */
+    deck_set_generator(NULL);
+    ck_assert_int_eq(deck_shuffle(d, 52), -EIO);
+    uint8_t raw[8];
+    ck_assert_int_eq(deck_random_bytes(raw, sizeof raw), -EIO);
+    ck_assert(!deck_healthy());
+    deck_health_reset();
+    ck_assert(deck_healthy());
+    ck_assert_int_eq(deck_shuffle(d, 52), 0);
+}
+END_TEST
+
+static int stuck_gen(unsigned char *buf, int n)
+{
+    memset(buf, 0x5a, (size_t)n);
+    return 1;
+}
+
+START_TEST(test_deck_stuck_generator_trips_the_repetition_test)
+{
+    deck_set_generator(stuck_gen);
+    uint8_t raw[4096];
+    ck_assert_int_eq(deck_random_bytes(raw, sizeof raw), 0); /* the first block passes */
+    ck_assert(deck_healthy());
+    ck_assert_int_eq(deck_random_bytes(raw, 1), -EIO); /* the second repeats it */
+    ck_assert(!deck_healthy());
+    deck_set_generator(NULL);
+    deck_health_reset();
+}
+END_TEST
+
+START_TEST(test_deck_periodic_check_sees_a_stuck_generator_while_idle)
+{
+    ck_assert_int_eq(deck_check(), 0);
+    ck_assert_int_eq(deck_check(), 0); /* two working draws differ */
+    deck_set_generator(stuck_gen);
+    ck_assert_int_eq(deck_check(), 0);    /* the first stuck draw is new to the check */
+    ck_assert_int_eq(deck_check(), -EIO); /* the second repeats it */
+    ck_assert(!deck_healthy());
+    deck_set_generator(NULL);
+    ck_assert_int_eq(deck_check(), -EIO); /* sticky */
+    deck_health_reset();
+    ck_assert_int_eq(deck_check(), 0);
+}
+END_TEST
+
+static Suite *deck_suite(void)
+{
+    Suite *s = suite_create("deck");
+    TCase *tc = tcase_create("shuffle");
+    tcase_add_test(tc, test_deck_shuffle_gives_a_permutation_of_every_deck_size);
+    tcase_add_test(tc, test_deck_shuffle_changes_the_order);
+    tcase_add_test(tc, test_deck_uniform_stays_in_range_and_refuses_zero);
+    tcase_add_test(tc, test_deck_rejects_the_biased_low_range);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("commitment");
+    tcase_add_test(tc, test_deck_commitment_layout_known_answer);
+    tcase_add_test(tc, test_deck_hex_round_trip_and_bad_input);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("failure");
+    tcase_add_test(tc, test_deck_failed_generator_disables_deals_for_good);
+    tcase_add_test(tc, test_deck_stuck_generator_trips_the_repetition_test);
+    tcase_add_test(tc, test_deck_periodic_check_sees_a_stuck_generator_while_idle);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(deck_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,245 @@
+/*
+ * test_deck_heavy -- the statistical tests of the kit's shuffle (docs/fairness.md "The tests"),
+ * suite 'heavy'. For each deck size (48, 52, 54, 108 cards) DECK_HEAVY_DECKS decks (10^6) are
+ * shuffled through the production function, deck_shuffle(), starting from the order 0..n-1, and
+ * four statistics are taken, each at the 99 % confidence level:
+ *
+ *   position   chi-square of the card x position counts (n x n cells, df (n-1)^2);
+ *   adjacency  chi-square of the ordered pairs (a, b) with b right after a (n(n-1) cells,
+ *              each with chance 1/n per deck; df n(n-1) - 1);
+ *   runs       chi-square of the number of ascents per deck against the Eulerian
+ *              distribution (bins of expected count < 5 merged);
+ *   first      chi-square of the first card (n cells, df n - 1).
+ *
+ * A sound shuffle fails one statistic with chance 1 %; a statistic that fails is taken again
+ * on fresh decks and the test fails only if it fails twice (chance 10^-4 per statistic). The
+ * test of the test: the Planet Poker shuffle (for every i, j uniform in [0, n-1]) must fail
+ * every statistic on the same number of decks, both times.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "deck.h"
+
+#ifndef DECK_HEAVY_DECKS
+#define DECK_HEAVY_DECKS 1000000
+#endif
+#define MAXN 108
+
+typedef int (*shuffle_fn)(uint8_t *cards, size_t n);
+
+/* Planet Poker's 1999 shuffle: j from the whole deck for every i. Biased: n^n paths onto n!. */
+static int shuffle_planet_poker(uint8_t *cards, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t j;
+        if (deck_uniform((uint32_t)n, &j) != 0)
+            return -1;
+        uint8_t c = cards[i];
+        cards[i] = cards[j];
+        cards[j] = c;
+    }
+    return 0;
+}
+
+/* The chi-square value that df degrees of freedom exceed with chance 1 % (Wilson-Hilferty;
+ * within 0.1 % of the exact value for df >= 30, and within 1 % for df >= 3). */
+static double chi2_crit99(double df)
+{
+    const double z = 2.326347874; /* the normal 99 % quantile */
+    double a = 2.0 / (9.0 * df);
+    return df * pow(1.0 - a + z * sqrt(a), 3.0);
+}
+
+typedef struct {
+    double stat[4];
+    double crit[4];
+} result_t;
+
+enum { ST_POSITION, ST_ADJACENCY, ST_RUNS, ST_FIRST };
+static const char *const st_name[] = {"position", "adjacency", "runs", "first"};
+
+/* Eulerian probabilities: p[k] = chance of k ascents in a uniform permutation of n. */
+static void eulerian(int n, double *p)
+{
+    double q[MAXN + 1];
+    memset(p, 0, sizeof(double) * (MAXN + 1));
+    p[0] = 1.0; /* n = 1 */
+    for (int m = 2; m <= n; m++) {
+        memcpy(q, p, sizeof q);
+        for (int k = 0; k < m; k++)
+            p[k] = ((k + 1) * q[k] + (k > 0 ? (m - k) * q[k - 1] : 0.0)) / m;
+    }
+}
+
+/* Shuffles decks of n and takes the four statistics. */
+static void run_stats(shuffle_fn fn, int n, long decks, result_t *r)
+{
+    static uint64_t pos[MAXN][MAXN], adj[MAXN][MAXN], first[MAXN], ascents[MAXN + 1];
+    memset(pos, 0, sizeof pos);
+    memset(adj, 0, sizeof adj);
+    memset(first, 0, sizeof first);
+    memset(ascents, 0, sizeof ascents);
+    uint8_t d[MAXN];
+    for (long k = 0; k < decks; k++) {
+        for (int i = 0; i < n; i++)
+            d[i] = (uint8_t)i;
+        ck_assert_int_eq(fn(d, (size_t)n), 0);
+        int up = 0;
+        for (int i = 0; i < n; i++) {
+            pos[d[i]][i]++;
+            if (i + 1 < n) {
+                adj[d[i]][d[i + 1]]++;
+                up += d[i + 1] > d[i];
+            }
+        }
+        first[d[0]]++;
+        ascents[up]++;
+    }
+    double chi = 0, e = (double)decks / n;
+    for (int c = 0; c < n; c++)
+        for (int i = 0; i < n; i++)
+            chi += ((double)pos[c][i] - e) * ((double)pos[c][i] - e) / e;
+    r->stat[ST_POSITION] = chi;
+    r->crit[ST_POSITION] = chi2_crit99((double)(n - 1) * (n - 1));
+    chi = 0;
+    e = (double)decks / n; /* P(b right after a) = (n-1) * 1/(n(n-1)) = 1/n */
+    for (int a = 0; a < n; a++)
+        for (int b = 0; b < n; b++)
+            if (a != b)
+                chi += ((double)adj[a][b] - e) * ((double)adj[a][b] - e) / e;
+    r->stat[ST_ADJACENCY] = chi;
+    r->crit[ST_ADJACENCY] = chi2_crit99((double)n * (n - 1) - 1);
+    double p[MAXN + 1];
+    eulerian(n, p);
+    double bo[MAXN + 1], be[MAXN + 1], obs = 0, exp = 0;
+    int bins = 0;
+    for (int k = 0; k < n; k++) {
+        obs += (double)ascents[k];
+        exp += p[k] * (double)decks;
+        if (exp >= 5.0) { /* a bin closes once it expects 5; the low tail joins the next */
+            bo[bins] = obs;
+            be[bins++] = exp;
+            obs = exp = 0;
+        }
+    }
+    if (bins == 0) {
+        bo[0] = be[0] = 0;
+        bins = 1;
+    }
+    bo[bins - 1] += obs; /* the high tail joins the last bin */
+    be[bins - 1] += exp;
+    chi = 0;
+    for (int b = 0; b < bins; b++)
+        chi += (bo[b] - be[b]) * (bo[b] - be[b]) / be[b];
+    r->stat[ST_RUNS] = chi;
+    r->crit[ST_RUNS] = chi2_crit99((double)(bins - 1));
+    chi = 0;
+    e = (double)decks / n;
+    for (int c = 0; c < n; c++)
+        chi += ((double)first[c] - e) * ((double)first[c] - e) / e;
+    r->stat[ST_FIRST] = chi;
+    r->crit[ST_FIRST] = chi2_crit99((double)(n - 1));
+}
+
+static void report(const char *what, int n, int round, const result_t *r)
+{
+    for (int s = 0; s < 4; s++)
+        fprintf(stderr, "# deck_heavy %s n=%d try=%d %-9s chi2=%.1f crit99=%.1f %s\n", what, n,
+                round, st_name[s], r->stat[s], r->crit[s],
+                r->stat[s] > r->crit[s] ? "FAIL" : "pass");
+}
+
+/* The real shuffle passes every statistic (a statistic failed once is taken again). */
+static void check_sound(int n)
+{
+    result_t r, again;
+    run_stats(deck_shuffle, n, DECK_HEAVY_DECKS, &r);
+    report("deck_shuffle", n, 1, &r);
+    bool retry = false;
+    for (int s = 0; s < 4; s++)
+        retry |= r.stat[s] > r.crit[s];
+    if (!retry)
+        return;
+    run_stats(deck_shuffle, n, DECK_HEAVY_DECKS, &again);
+    report("deck_shuffle", n, 2, &again);
+    for (int s = 0; s < 4; s++)
+        ck_assert_msg(!(r.stat[s] > r.crit[s] && again.stat[s] > again.crit[s]),
+                      "deck_shuffle n=%d fails %s twice at 99 %%: %.1f > %.1f, %.1f > %.1f", n,
+                      st_name[s], r.stat[s], r.crit[s], again.stat[s], again.crit[s]);
+}
+
+/* The biased shuffle fails every statistic, twice (the same rule the sound one must pass). */
+static void check_biased(int n)
+{
+    for (int round = 1; round <= 2; round++) {
+        result_t r;
+        run_stats(shuffle_planet_poker, n, DECK_HEAVY_DECKS, &r);
+        report("planet_poker", n, round, &r);
+        for (int s = 0; s < 4; s++)
+            ck_assert_msg(r.stat[s] > r.crit[s],
+                          "the biased shuffle (n=%d) passes %s: %.1f <= %.1f: the test cannot "
+                          "see the bias",
+                          n, st_name[s], r.stat[s], r.crit[s]);
+    }
+}
+
+START_TEST(test_deck_heavy_shuffle_passes_at_99_percent)
+{
+    static const int sizes[] = {48, 52, 54, 108};
+    check_sound(sizes[_i]);
+}
+END_TEST
+
+START_TEST(test_deck_heavy_planet_poker_shuffle_fails_every_statistic)
+{
+    static const int sizes[] = {48, 52, 54, 108};
+    check_biased(sizes[_i]);
+}
+END_TEST
+
+START_TEST(test_deck_heavy_critical_values_match_the_tables)
+{
+    /* Exact 99 % points (the regularized incomplete gamma function): df 3: 11.345, df 51:
+     * 77.386, df 2601: 2771.72. */
+    ck_assert(fabs(chi2_crit99(3) - 11.345) < 0.15);
+    ck_assert(fabs(chi2_crit99(51) - 77.386) < 0.1);
+    ck_assert(fabs(chi2_crit99(2601) - 2771.72) < 1.0);
+    double p[MAXN + 1], sum = 0;
+    eulerian(4, p); /* Eulerian numbers 1 11 11 1 over 24 */
+    ck_assert(fabs(p[0] - 1.0 / 24) < 1e-12 && fabs(p[1] - 11.0 / 24) < 1e-12);
+    eulerian(52, p);
+    for (int k = 0; k < 52; k++)
+        sum += p[k];
+    ck_assert(fabs(sum - 1.0) < 1e-9);
+}
+END_TEST
+
+static Suite *deck_heavy_suite(void)
+{
+    Suite *s = suite_create("deck_heavy");
+    TCase *tc = tcase_create("tables");
+    tcase_add_test(tc, test_deck_heavy_critical_values_match_the_tables);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("sound");
+    tcase_set_timeout(tc, 1800);
+    tcase_add_loop_test(tc, test_deck_heavy_shuffle_passes_at_99_percent, 0, 4);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("biased");
+    tcase_set_timeout(tc, 1800);
+    tcase_add_loop_test(tc, test_deck_heavy_planet_poker_shuffle_fails_every_statistic, 0, 4);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(deck_heavy_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

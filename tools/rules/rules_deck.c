@@ -1,0 +1,466 @@
+/*
+ * croupier-rules commands of the kit's deck source (common/deck.h, docs/fairness.md):
+ *   verify-deal COMMITMENT DECK NONCE   opens a round's commitment with the revealed deck/nonce
+ *   verify-deal --record FILE           the same from a hand-history record (JSON; - = stdin)
+ *   verify-shoe FILE...                 blackjack: opens every retired shoe the records reveal
+ *                                       and checks each round's cards against its positions
+ *   rng-raw N                           N raw generator bytes to stdout (binary)
+ *   deals GAME N                        N final deck orders through the production path
+ * Bad input: one line on stderr, exit code 2. verify-deal: exit 0 when the commitment opens,
+ * 1 when it does not.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <jansson.h>
+
+#include "deck.h"
+#include "holdem_eval.h"
+#include "rules_cmds.h"
+#include "shed_game.h"
+#include "shed_rules.h"
+#include "zjh.h"
+
+/* Parses a count: decimal, 1..max. Prints the error and returns false otherwise. */
+static bool rules_deck_count(const char *cmd, const char *text, uint64_t max, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (text[0] < '0' || text[0] > '9' || *end != '\0' || errno != 0 || v == 0 || v > max) {
+        fprintf(stderr, "croupier-rules %s: '%s' is not a count from 1 to %" PRIu64 "\n", cmd, text,
+                max);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+/* ---- verify-deal ---------------------------------------------------------------------------- */
+
+static int rules_verify_usage(void)
+{
+    fprintf(stderr, "usage: croupier-rules verify-deal COMMITMENT DECK NONCE   (hex, as in the "
+                    "hand history)\n"
+                    "       croupier-rules verify-deal --record FILE   (a hand-history record, "
+                    "- for stdin)\n");
+    return 2;
+}
+
+/* Checks hex texts; prints the verdict. 0 opens, 1 does not, 2 bad input. */
+static int rules_verify(const char *chex, const char *dhex, const char *nhex)
+{
+    uint8_t commit[DECK_COMMIT_LEN], deck[DECK_MAX_CARDS], nonce[DECK_NONCE_LEN],
+        got[DECK_COMMIT_LEN];
+    if (deck_unhex(chex, commit, sizeof commit) != DECK_COMMIT_LEN) {
+        fprintf(stderr, "croupier-rules verify-deal: the commitment is not 64 hex digits\n");
+        return 2;
+    }
+    int n = deck_unhex(dhex, deck, sizeof deck);
+    if (n <= 0) {
+        fprintf(stderr,
+                "croupier-rules verify-deal: the deck is not 1 to %d cards of hex (two "
+                "digits a card)\n",
+                DECK_MAX_CARDS);
+        return 2;
+    }
+    if (deck_unhex(nhex, nonce, sizeof nonce) != DECK_NONCE_LEN) {
+        fprintf(stderr, "croupier-rules verify-deal: the nonce is not 64 hex digits\n");
+        return 2;
+    }
+    deck_commitment(deck, (size_t)n, nonce, got);
+    if (memcmp(got, commit, sizeof got) != 0) {
+        char hex[2 * DECK_COMMIT_LEN + 1];
+        deck_hex(got, sizeof got, hex);
+        printf("MISMATCH: the deck and nonce give %s, not the commitment %s: this is not the "
+               "deck the players were committed to\n",
+               hex, chex);
+        return 1;
+    }
+    printf("ok: the %d-card deck and the nonce open the commitment: the deck order was fixed "
+           "before the first card (docs/fairness.md says what this does not prove)\n",
+           n);
+    return 0;
+}
+
+static int rules_verify_record(const char *path)
+{
+    json_error_t jerr;
+    json_t *rec =
+        strcmp(path, "-") == 0 ? json_loadf(stdin, 0, &jerr) : json_load_file(path, 0, &jerr);
+    if (rec == NULL) {
+        fprintf(stderr, "croupier-rules verify-deal: %s: not JSON (%s, line %d)\n", path, jerr.text,
+                jerr.line);
+        return 2;
+    }
+    const char *c = json_string_value(json_object_get(rec, "deck_commitment"));
+    const char *d = json_string_value(json_object_get(rec, "deck"));
+    const char *n = json_string_value(json_object_get(rec, "deck_nonce"));
+    int rc;
+    if (c == NULL || d == NULL || n == NULL) {
+        fprintf(stderr,
+                "croupier-rules verify-deal: %s: the record has no deck_commitment, deck "
+                "and deck_nonce (a round dealt before the commitment existed, or not from "
+                "the kit's deck)\n",
+                path);
+        rc = 2;
+    } else {
+        rc = rules_verify(c, d, n);
+    }
+    json_decref(rec);
+    return rc;
+}
+
+static int rules_verify_deal(int argc, char **argv)
+{
+    if (argc == 3 && !strcmp(argv[1], "--record"))
+        return rules_verify_record(argv[2]);
+    if (argc == 4)
+        return rules_verify(argv[1], argv[2], argv[3]);
+    return rules_verify_usage();
+}
+
+/* ---- verify-shoe ---------------------------------------------------------------------------- */
+
+/* Hand-history records from a file (- = stdin): a JSON array of records, one record, or JSON
+ * Lines (one record a line), appended to recs. 0, or 2 (bad input, said on stderr). */
+static int rules_shoe_load(const char *path, json_t *recs)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
+    if (f == NULL) {
+        fprintf(stderr, "croupier-rules verify-shoe: %s: %s\n", path, strerror(errno));
+        return 2;
+    }
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    char chunk[65536];
+    size_t k;
+    while (mem != NULL && (k = fread(chunk, 1, sizeof chunk, f)) > 0)
+        fwrite(chunk, 1, k, mem);
+    if (f != stdin)
+        fclose(f);
+    if (mem == NULL || fclose(mem) != 0) {
+        free(buf);
+        fprintf(stderr, "croupier-rules verify-shoe: %s: out of memory\n", path);
+        return 2;
+    }
+    json_error_t jerr;
+    json_t *all = json_loads(buf, 0, &jerr);
+    int rc = 0;
+    if (json_is_array(all)) {
+        json_array_extend(recs, all);
+    } else if (json_is_object(all)) {
+        json_array_append(recs, all);
+    } else {
+        int line = 0;
+        for (char *p = buf, *nl; p != NULL && *p != '\0'; p = nl != NULL ? nl + 1 : NULL) {
+            nl = strchr(p, '\n');
+            if (nl != NULL)
+                *nl = '\0';
+            line++;
+            if (strspn(p, " \t\r") == strlen(p))
+                continue;
+            json_t *r = json_loads(p, 0, &jerr);
+            if (!json_is_object(r)) {
+                fprintf(stderr, "croupier-rules verify-shoe: %s:%d: not a JSON record (%s)\n", path,
+                        line, jerr.text);
+                json_decref(r);
+                rc = 2;
+                break;
+            }
+            json_array_append_new(recs, r);
+        }
+    }
+    json_decref(all);
+    free(buf);
+    return rc;
+}
+
+/* A hand-history card ("As", "Td") as blackjack's card byte (suit x 13 + rank, ace 0); -1. */
+static int rules_shoe_card(const char *text)
+{
+    static const char ranks[] = "A23456789TJQK", suits[] = "cdhs";
+    if (text == NULL || text[0] == '\0' || text[1] == '\0' || text[2] != '\0')
+        return -1;
+    const char *r = strchr(ranks, text[0]), *u = strchr(suits, text[1]);
+    return r == NULL || u == NULL ? -1 : (int)((u - suits) * 13 + (r - ranks));
+}
+
+typedef struct {
+    const char *round;
+    int first, count;
+} rules_seg_t;
+
+static int rules_seg_cmp(const void *a, const void *b)
+{
+    const rules_seg_t *x = a, *y = b;
+    return (x->first > y->first) - (x->first < y->first);
+}
+
+/* One revealed shoe: opens it, then checks every round of it among recs. 0, 1 or 2. */
+static int rules_shoe_check(const json_t *reveal, const json_t *recs)
+{
+    const char *chex = json_string_value(json_object_get(reveal, "commitment"));
+    const char *dhex = json_string_value(json_object_get(reveal, "deck"));
+    const char *nhex = json_string_value(json_object_get(reveal, "nonce"));
+    json_int_t id = json_integer_value(json_object_get(reveal, "shoe"));
+    uint8_t commit[DECK_COMMIT_LEN], deck[DECK_MAX_CARDS], nonce[DECK_NONCE_LEN],
+        got[DECK_COMMIT_LEN];
+    int n = dhex != NULL ? deck_unhex(dhex, deck, sizeof deck) : -1;
+    if (chex == NULL || deck_unhex(chex, commit, sizeof commit) != DECK_COMMIT_LEN || n <= 0 ||
+        nhex == NULL || deck_unhex(nhex, nonce, sizeof nonce) != DECK_NONCE_LEN) {
+        fprintf(stderr, "croupier-rules verify-shoe: a shoe_reveal without a commitment, deck "
+                        "and nonce in hex\n");
+        return 2;
+    }
+    deck_commitment_tagged(DECK_SHOE_TAG, deck, (size_t)n, nonce, got);
+    if (memcmp(got, commit, sizeof got) != 0) {
+        printf("MISMATCH: shoe %lld: the deck and nonce do not open the commitment %s: this is "
+               "not the shoe the players were committed to\n",
+               (long long)id, chex);
+        return 1;
+    }
+    size_t nrecs = json_array_size(recs), nsegs = 0;
+    rules_seg_t *segs = calloc(nrecs * 2 + 1, sizeof *segs);
+    int rc = 0;
+    for (size_t i = 0; i < nrecs && rc == 0; i++) {
+        const json_t *rec = json_array_get(recs, i);
+        const json_t *shoes = json_object_get(rec, "shoes"), *cards = json_object_get(rec, "cards");
+        const char *round = json_string_value(json_object_get(rec, "round"));
+        size_t at = 0, j;
+        const json_t *sh;
+        json_array_foreach(shoes, j, sh)
+        {
+            int first = (int)json_integer_value(json_object_get(sh, "first"));
+            int count = (int)json_integer_value(json_object_get(sh, "count"));
+            const char *c = json_string_value(json_object_get(sh, "commitment"));
+            if (c == NULL || strcasecmp(c, chex) != 0) {
+                at += (size_t)count;
+                continue;
+            }
+            if (first < 0 || count < 1 || first + count > n ||
+                at + (size_t)count > json_array_size(cards)) {
+                printf("MISMATCH: round %s: shoe %lld positions %d..%d are not in the %d-card "
+                       "shoe or not in the record's cards\n",
+                       round ? round : "?", (long long)id, first, first + count - 1, n);
+                rc = 1;
+                break;
+            }
+            for (int k = 0; k < count && rc == 0; k++) {
+                const char *text =
+                    json_string_value(json_object_get(json_array_get(cards, at + k), "card"));
+                int card = rules_shoe_card(text);
+                if (card != deck[first + k]) {
+                    printf("MISMATCH: round %s: card %s at shoe %lld position %d, but the shoe "
+                           "holds %02x there: not the committed order\n",
+                           round ? round : "?", text ? text : "?", (long long)id, first + k,
+                           deck[first + k]);
+                    rc = 1;
+                }
+            }
+            segs[nsegs++] = (rules_seg_t){round, first, count};
+            at += (size_t)count;
+        }
+    }
+    qsort(segs, nsegs, sizeof *segs, rules_seg_cmp);
+    int next = 0, dealt = 0;
+    for (size_t i = 0; i < nsegs && rc == 0; i++) {
+        if (segs[i].first < next) {
+            printf("MISMATCH: shoe %lld: round %s deals positions from %d again (dealt up to %d "
+                   "already)\n",
+                   (long long)id, segs[i].round ? segs[i].round : "?", segs[i].first, next - 1);
+            rc = 1;
+        } else if (segs[i].first > next) {
+            printf("note: shoe %lld: positions %d..%d are in no record given\n", (long long)id,
+                   next, segs[i].first - 1);
+        }
+        next = segs[i].first + segs[i].count;
+        dealt += segs[i].count;
+    }
+    if (rc == 0)
+        printf("ok: shoe %lld: the %d-card order and the nonce open its commitment, and the %zu "
+               "round(s) given dealt exactly its cards at their positions (%d cards, up to "
+               "position %d)\n",
+               (long long)id, n, nsegs, dealt, next - 1);
+    free(segs);
+    return rc;
+}
+
+static int rules_verify_shoe(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: croupier-rules verify-shoe FILE...   (blackjack hand-history "
+                        "records: JSON Lines, an array or one record; - for stdin)\n");
+        return 2;
+    }
+    json_t *recs = json_array();
+    int rc = 0;
+    for (int i = 1; i < argc && rc == 0; i++)
+        rc = rules_shoe_load(argv[i], recs);
+    size_t i, j, reveals = 0;
+    json_t *rec, *rev;
+    json_array_foreach(recs, i, rec)
+    {
+        json_array_foreach(json_object_get(rec, "shoe_reveal"), j, rev)
+        {
+            if (rc == 2)
+                break;
+            reveals++;
+            int r = rules_shoe_check(rev, recs);
+            if (r > rc)
+                rc = r;
+        }
+    }
+    if (rc == 0 && reveals == 0) {
+        fprintf(stderr, "croupier-rules verify-shoe: no record reveals a shoe (shoe_reveal): "
+                        "include the record of the round that retired it\n");
+        rc = 2;
+    }
+    json_decref(recs);
+    return rc;
+}
+
+/* ---- rng-raw ----------------------------------------------------------------------------------
+ */
+
+/* At most 1 TiB in one run: large enough for any battery, small enough to catch a typo. */
+#define RULES_RNG_RAW_MAX (UINT64_C(1) << 40)
+
+static int rules_rng_raw(int argc, char **argv)
+{
+    uint64_t n;
+    if (argc != 2) {
+        fprintf(stderr, "usage: croupier-rules rng-raw N   (N raw generator bytes to stdout)\n");
+        return 2;
+    }
+    if (!rules_deck_count("rng-raw", argv[1], RULES_RNG_RAW_MAX, &n))
+        return 2;
+    static uint8_t buf[1 << 16];
+    signal(SIGPIPE, SIG_IGN); /* a reader that stops early (dieharder) ends the run: EPIPE */
+    while (n > 0) {
+        size_t k = n < sizeof buf ? (size_t)n : sizeof buf;
+        if (deck_random_bytes(buf, k) != 0) {
+            fprintf(stderr, "croupier-rules rng-raw: the generator failed\n");
+            return 1;
+        }
+        if (fwrite(buf, 1, k, stdout) != k) {
+            if (errno == EPIPE)
+                return 0; /* the reader had enough (dieharder stops reading) */
+            perror("croupier-rules rng-raw: stdout");
+            return 1;
+        }
+        n -= k;
+    }
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
+/* ---- deals ---------------------------------------------------------------------------------- */
+
+/*
+ * The unshuffled deck of a game, as its engine builds it before tk_deal_shuffle() (the
+ * production path: games/holdem/holdem_engine.c, games/zhajinhua/zjh_engine.c,
+ * games/traditional/trad_engine.c through shed_game_deck(), blackjack's shoe in
+ * games/persistent/blackjack.c). Returns the count, or -1 for an unknown game.
+ */
+static int rules_game_deck(const char *game, uint8_t *out, bool *shoe)
+{
+    *shoe = false;
+    if (!strcmp(game, "holdem")) {
+        for (int i = 0; i < HOLDEM_CARDS; i++)
+            out[i] = (uint8_t)i;
+        return HOLDEM_CARDS;
+    }
+    if (!strcmp(game, "zhajinhua")) {
+        for (int i = 0; i < ZJH_DECK_CARDS; i++)
+            out[i] = ZJH_CARD(2 + i / 4, i % 4);
+        return ZJH_DECK_CARDS;
+    }
+    if (!strncmp(game, "blackjack", 9)) {
+        /* blackjack (6 decks, croupier-game's --bj-decks default) or blackjack:D, D 1..8 */
+        int decks = 6;
+        if (game[9] == ':') {
+            char *end;
+            long d = strtol(game + 10, &end, 10);
+            if (game[10] == '\0' || *end != '\0' || d < 1 || d > DECK_MAX_CARDS / 52)
+                return -1;
+            decks = (int)d;
+        } else if (game[9] != '\0') {
+            return -1;
+        }
+        for (int i = 0; i < decks * 52; i++)
+            out[i] = (uint8_t)(i % 52);
+        *shoe = true;
+        return decks * 52;
+    }
+    const shed_rules_t *r = shed_rules_find(game);
+    if (r == NULL)
+        return -1;
+    r->deck(out);
+    return r->deck_size;
+}
+
+static int rules_deals(int argc, char **argv)
+{
+    uint64_t count;
+    if (argc != 3) {
+        fprintf(stderr, "usage: croupier-rules deals GAME N   (GAME: holdem zhajinhua doudizhu "
+                        "runfast bigtwo guandan blackjack[:DECKS])\n");
+        return 2;
+    }
+    uint8_t start[DECK_MAX_CARDS], cards[DECK_MAX_CARDS];
+    bool shoe;
+    int n = rules_game_deck(argv[1], start, &shoe);
+    if (n < 0) {
+        fprintf(stderr,
+                "croupier-rules deals: unknown game '%s' (holdem zhajinhua doudizhu "
+                "runfast bigtwo guandan blackjack[:DECKS], DECKS 1..8)\n",
+                argv[1]);
+        return 2;
+    }
+    if (!rules_deck_count("deals", argv[2], UINT64_C(1) << 40, &count))
+        return 2;
+    char line[2 * DECK_MAX_CARDS + 2];
+    deck_deal_t deal;
+    signal(SIGPIPE, SIG_IGN);
+    for (uint64_t k = 0; k < count; k++) {
+        memcpy(cards, start, (size_t)n);
+        /* The kit's path (tk_deal_shuffle -> deck_deal); a blackjack shoe is shuffled alone. */
+        int rc = shoe ? deck_shuffle(cards, (size_t)n) : deck_deal(&deal, cards, (size_t)n);
+        if (rc != 0) {
+            fprintf(stderr, "croupier-rules deals: the generator failed\n");
+            return 1;
+        }
+        deck_hex(cards, (size_t)n, line);
+        line[2 * n] = '\n';
+        if (fwrite(line, 1, (size_t)(2 * n + 1), stdout) != (size_t)(2 * n + 1)) {
+            if (errno == EPIPE)
+                return 0;
+            perror("croupier-rules deals: stdout");
+            return 1;
+        }
+    }
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
+/* croupier-rules commands of this file (named in tools/meson.build: rules_commands). */
+const rules_cmd_t rules_cmd_verify_deal = {
+    "verify-deal",
+    "verify-deal COMMITMENT DECK NONCE | --record FILE   open a round's deck commitment "
+    "(docs/fairness.md)",
+    rules_verify_deal};
+const rules_cmd_t rules_cmd_verify_shoe = {
+    "verify-shoe",
+    "verify-shoe FILE...   open blackjack's retired shoes and check each round against its "
+    "positions (docs/fairness.md)",
+    rules_verify_shoe};
+const rules_cmd_t rules_cmd_rng_raw = {
+    "rng-raw", "rng-raw N   N raw bytes of the deck generator to stdout (binary)", rules_rng_raw};
+const rules_cmd_t rules_cmd_deals = {
+    "deals", "deals GAME N   N final deck orders (hex, a line each) through the production shuffle",
+    rules_deals};

@@ -1,0 +1,72 @@
+#!/bin/sh
+# croupier-rules verify-deal / verify-shoe / rng-raw / deals (docs/fairness.md): known answers, exit codes,
+# clear errors on bad input. $1: the croupier-rules binary.
+set -u
+R=$1
+fail() { echo "FAIL: $*" >&2; exit 1; }
+T=$(mktemp -d) || exit 1
+trap 'rm -rf "$T"' EXIT
+seq_hex() { i=0; out=; while [ "$i" -lt "$1" ]; do out=$out$(printf %02x "$i"); i=$((i + 1)); done; echo "$out"; }
+DECK=$(seq_hex 52)
+NONCE=$(seq_hex 32)
+C=e6e2e38e721486641d108e09aa7ade38542eb1c7ea83514f26657c6c39392fdd
+
+# The known answer of docs/fairness.md opens; one card moved does not.
+"$R" verify-deal "$C" "$DECK" "$NONCE" | grep -q '^ok:' || fail "known answer not verified"
+BAD=$(echo "$DECK" | sed 's/33$/32/')
+"$R" verify-deal "$C" "$BAD" "$NONCE" >/dev/null; [ $? -eq 1 ] || fail "a changed deck verified"
+# From a hand-history record on stdin.
+printf '{"round":"x","deck_commitment":"%s","deck":"%s","deck_nonce":"%s"}' "$C" "$DECK" "$NONCE" |
+    "$R" verify-deal --record - | grep -q '^ok:' || fail "record not verified"
+echo '{"round":"x"}' | "$R" verify-deal --record - 2>/dev/null; [ $? -eq 2 ] || fail "record without a deck"
+"$R" verify-deal zz "$DECK" "$NONCE" 2>/dev/null; [ $? -eq 2 ] || fail "bad commitment accepted"
+"$R" verify-deal 2>/dev/null; [ $? -eq 2 ] || fail "no arguments accepted"
+
+# verify-shoe: blackjack's shoe commitment (tag croupier-shoe-v1; known answer of
+# docs/fairness.md) opened by the record that retired it, each round's cards at its positions.
+S=33abbb89a33ffb5d1f839e18f64274990a5286b60ddef9b949b92eab0be741ca
+card() { printf '{"seat":0,"card":"%s"}' "$1"; }
+shoe() { printf '"shoes":[{"shoe":1,"commitment":"%s","first":%d,"count":%d}]' "$S" "$1" "$2"; }
+R1='{"round":"r1","cards":['$(card Ac),$(card 2c),$(card 3c),$(card 4c),$(card 5c)'],'$(shoe 0 5)'}'
+REV='"shoe_reveal":[{"shoe":1,"commitment":"'$S'","deck":"'$DECK'","nonce":"'$NONCE'"}]'
+R2='{"round":"r2","cards":['$(card 6c),$(card 7c),$(card 8c),$(card 9c)'],'$(shoe 5 4),$REV'}'
+printf '%s\n%s\n' "$R1" "$R2" > "$T/shoe.jsonl"
+"$R" verify-shoe "$T/shoe.jsonl" | grep -q '^ok: shoe 1' || fail "shoe known answer not verified"
+printf '[%s,%s]' "$R1" "$R2" | "$R" verify-shoe - | grep -q '^ok:' || fail "shoe records as an array"
+echo "$R1" | sed 's/"5c"/"6c"/' > "$T/bad.jsonl"
+echo "$R2" >> "$T/bad.jsonl"
+"$R" verify-shoe "$T/bad.jsonl" >/dev/null; [ $? -eq 1 ] || fail "a card off its position verified"
+echo "$R1" > "$T/twice.jsonl"
+echo '{"round":"r2","cards":['$(card 5c),$(card 6c)'],'$(shoe 4 2),$REV'}' >> "$T/twice.jsonl"
+"$R" verify-shoe "$T/twice.jsonl" >/dev/null; [ $? -eq 1 ] || fail "a position dealt twice verified"
+echo "$R2" | sed "s/$NONCE/$(seq_hex 31)ff/" > "$T/nonce.jsonl"
+"$R" verify-shoe "$T/nonce.jsonl" >/dev/null; [ $? -eq 1 ] || fail "a wrong nonce opened the shoe"
+echo "$R1" | "$R" verify-shoe - 2>/dev/null; [ $? -eq 2 ] || fail "records without a reveal"
+"$R" verify-shoe 2>/dev/null; [ $? -eq 2 ] || fail "verify-shoe without records"
+# The round commitment's known answer is no shoe's: the tags keep them apart.
+[ "$S" != "$C" ] || fail "the shoe tag does not separate"
+
+# rng-raw: exactly N bytes; N must be a positive count.
+[ "$("$R" rng-raw 100000 | wc -c)" -eq 100000 ] || fail "rng-raw 100000 is not 100000 bytes"
+for bad in 0 -1 12x '' 99999999999999999999; do
+    "$R" rng-raw "$bad" >/dev/null 2>&1; [ $? -eq 2 ] || fail "rng-raw '$bad' accepted"
+done
+
+# deals: N lines, each a permutation of the game's deck (hex, two digits a card).
+for g in holdem:52 zhajinhua:52 doudizhu:54 runfast:48 bigtwo:52 guandan:108 blackjack:312 blackjack:1:52; do
+    game=${g%:*}; n=${g##*:}
+    "$R" deals "$game" 5 > "$T/deals.out" || fail "deals $game"
+    [ "$(wc -l < "$T/deals.out")" -eq 5 ] || fail "deals $game: not 5 lines"
+    while read -r line; do
+        [ ${#line} -eq $((2 * n)) ] || fail "deals $game: a line of ${#line} digits, not $((2 * n))"
+        # the same multiset as the first line
+        a=$(echo "$line" | fold -w2 | sort | tr -d '\n')
+        b=$(head -1 "$T/deals.out" | fold -w2 | sort | tr -d '\n')
+        [ "$a" = "$b" ] || fail "deals $game: lines are not permutations of one deck"
+    done < "$T/deals.out"
+    [ "$(sort -u "$T/deals.out" | wc -l)" -eq 5 ] || fail "deals $game: repeated deck orders"
+done
+"$R" deals poker 1 2>/dev/null; [ $? -eq 2 ] || fail "unknown game accepted"
+"$R" deals blackjack:9 1 2>/dev/null; [ $? -eq 2 ] || fail "9 decks accepted"
+"$R" deals holdem 0 2>/dev/null; [ $? -eq 2 ] || fail "deals holdem 0 accepted"
+echo "ok"

@@ -1,0 +1,134 @@
+/*
+ * tour_director -- the tournament director: one owner for each tournament's state, that state in
+ * Redis, fenced like a table, taken over by another director when its owner drains or dies
+ * (docs/tournaments.md, "The director"; the keys below are a contract with croupier-ctl, the
+ * gateway and the tables).
+ *
+ * Ownership. Every live tournament is listed in TOUR_LIVE_KEY. A director claims one nobody owns
+ * with TOUR_CLAIM_LUA: SET owner <token> NX PX ttl and INCR the tournament's fence (its epoch),
+ * in one script. It renews every ttl/3 with a script that checks token and epoch; on a drain it
+ * writes the level clock and deletes the owner key (compare-and-delete), so another director
+ * claims the tournament at its next scan. Every write of a director is a script that first
+ * checks that the fence still holds its epoch: an old owner (paused past its TTL, or cut off)
+ * can write nothing once another claimed the tournament (it answers TOUR_STALE_EPOCH and the
+ * old owner lets the tournament go).
+ *
+ * Requests. Players (through the gateway), operators (croupier-ctl) and tables append requests
+ * to the tournament's stream TOUR_KEY(id, "in"): XADD ... op <op> req <request id> [player <id>]
+ * [reason <text>] [table <n> hand <k> [result <PLAYER:STACK,...>]]: register, unregister,
+ * cancel, and the tables' deal and hand (tour_play.h). The owner reads the stream in order and
+ * applies each request with one fenced script that also records the stream id applied (the meta
+ * field `cursor`): a new owner goes on from the first request the last one did not apply, and a
+ * request is never applied twice (one request id answered twice gets the first answer again). The
+ * answer, a JSON object {"req","op","ok","code",...}, is pushed onto the list TOUR_KEY(id,
+ * "reply:<req>") (kept 60 s: the asker BLPOPs it). Nobody reads the stream of a tournament that is
+ * over (it left TOUR_LIVE_KEY): the asker answers TOURNAMENT_OVER itself from the meta `status`.
+ *
+ * Keys (id is a decimal number; every tournament key carries the hash tag {croupier:tour:<id>}):
+ *   {croupier:tours}:seq              INCR: the next tournament id
+ *   {croupier:tours}:all              sorted set id -> creation time (ms), every tournament
+ *   {croupier:tours}:live             set of the ids neither finished nor cancelled
+ *   {croupier:tour:<id>}:meta         hash: the tournament (fields in docs/tournaments.md)
+ *   {croupier:tour:<id>}:entries      hash player -> JSON entry {"entry","entries","stack",
+ *                                     "state","paid","fees","place","prize"}
+ *   {croupier:tour:<id>}:tables       hash table number -> JSON table (tour_play.c: players,
+ *                                     last button/sb/bb, hand, in_hand, closed, moves, wait)
+ *   {croupier:tour:<id>}:owner        the owning director's token (PX = claim TTL)
+ *   {croupier:tour:<id>}:epoch        the fence: INCRed by every claim, never expires
+ *   {croupier:tour:<id>}:in           the request stream
+ *   {croupier:tour:<id>}:log          the tournament's events (XADD, MAXLEN ~ 10000)
+ *   {croupier:tour:<id>}:req:<req>    the answer of an applied request (1 day: duplicates)
+ *   {croupier:tour:<id>}:reply:<req>  list holding that answer for the asker (60 s)
+ *   {croupier:money}:tourpool:<id>    the prize pool: chips out of wallets, held for the
+ *                                     tournament (docs/queues.md "Where every chip is")
+ *   {croupier:money}:rake:tournament  the fees (the house's account)
+ *
+ * The level clock (docs/tournaments.md "The director: the level clock"): it runs only while a
+ * director owns the tournament and play has started. The owner writes it at every renew and at
+ * its release; a new owner goes on from the value written last. So a crash loses at most one
+ * renew period (ttl/3) of the clock, and a handover by drain loses nothing; the time nobody owned
+ * the tournament is never counted.
+ *
+ * Durability (min_replicas > 0; docs/tournaments.md "The director": durability). A step's
+ * script records its answer but does not push it (tour_lua.h, "a deferred answer"); the director
+ * then sends WAIT min_replicas wait_ms on the same connection and, once that many replicas
+ * acknowledged, pushes the answer and takes the step as done. Short of them it waits again, up
+ * to 10 times; then it lets the tournament go without answering (tour_not_durable): a failover
+ * may have lost the step, so the next owner reads whatever Redis kept, and the asker, answered
+ * nothing, asks again with the same request id (answered from req:<req> if the step survived,
+ * applied if it did not). So an answer given is never undone by a failover.
+ *
+ * Threads: a director lives on one event_base and is used only from its thread, except
+ * tour_director_owned() and tour_director_ready() (atomics, any thread).
+ */
+#ifndef CROUPIER_TOUR_DIRECTOR_H
+#define CROUPIER_TOUR_DIRECTOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "metrics.h"
+
+struct event_base;
+
+#define TOUR_SEQ_KEY "{croupier:tours}:seq"
+#define TOUR_ALL_KEY "{croupier:tours}:all"
+#define TOUR_LIVE_KEY "{croupier:tours}:live"
+#define TOUR_EVENTS_CHANNEL "croupier:tour:events"
+#define TOUR_POOL_KEY_PREFIX "{croupier:money}:tourpool:"
+#define TOUR_FEE_KEY "{croupier:money}:rake:tournament"
+/* Writes "{croupier:tour:<id>}:<what>" into buf (at least TOUR_KEY_MAX bytes). */
+#define TOUR_KEY_MAX 256
+int tour_key(char *buf, size_t len, uint64_t id, const char *what);
+
+/* Answer codes of a request (the "code" of the answer; docs/tournaments.md lists them). */
+#define TOUR_CODES(X)                                                                              \
+    X(OK)                                                                                          \
+    X(ALREADY_REGISTERED)                                                                          \
+    X(NOT_REGISTERED)                                                                              \
+    X(TOURNAMENT_FULL)                                                                             \
+    X(REGISTRATION_CLOSED)                                                                         \
+    X(INSUFFICIENT_FUNDS)                                                                          \
+    X(NO_REENTRY)                                                                                  \
+    X(TOURNAMENT_OVER)                                                                             \
+    X(BAD_REQUEST)
+
+typedef struct tour_director tour_director_t;
+
+typedef struct {
+    struct event_base *base;
+    const char *redis_host; /* IP literal */
+    int redis_port;
+    const char *redis_sentinels; /* optional: sentinel mode (common/sentinel.h) */
+    const char *redis_master;
+    const char *director_id;     /* in logs and in the meta field `owner_id` */
+    int claim_ttl_ms;            /* ownership TTL; renewed every third; 0 = 3000 */
+    int scan_ms;                 /* how often unowned tournaments are looked for; 0 = 500 */
+    int max_owned;               /* tournaments owned at most; 0 = no limit */
+    int min_replicas;            /* durability: replicas every step must reach (WAIT) before its
+                                    answer is given; 0 = none (see "Durability" above) */
+    int wait_ms;                 /* the bound of each WAIT; 0 = 500 */
+    metrics_registry_t *metrics; /* may be NULL */
+} tour_director_config_t;
+
+/* Creates the director and starts connecting and scanning. Returns 0 or a negative errno
+ * (-EINVAL: a bad config, with one log line saying which). */
+int tour_director_create(const tour_director_config_t *cfg, tour_director_t **out);
+
+/*
+ * The drain: claim nothing more and hand every owned tournament back (the clock written, the
+ * owner key deleted) as soon as no write of it is in flight. done(arg) runs once, on the base's
+ * thread, when nothing is owned any more (at once if nothing was). Idempotent; done of a later
+ * call replaces an earlier one's.
+ */
+void tour_director_release_all(tour_director_t *d, void (*done)(void *arg), void *arg);
+
+/* Tournaments owned now (any thread). */
+long tour_director_owned(const tour_director_t *d);
+/* Connected to Redis and not releasing (any thread). */
+bool tour_director_ready(const tour_director_t *d);
+
+/* Stops everything without releasing (a crash leaves the same: the claims expire). */
+void tour_director_destroy(tour_director_t *d);
+
+#endif
