@@ -843,6 +843,42 @@ START_TEST(test_durable_money_jobs_wait_for_the_replica)
 END_TEST
 
 /*
+ * Jobs through Sentinel while neither the master nor any sentinel answers (the seconds of a
+ * failover): the first job fails on the dead connection, the next ones on the master lookup;
+ * each reports -EIO, and the thread stays alive for the next (a failed lookup once left the
+ * freed connection behind: the next job freed it again and the process aborted).
+ */
+START_TEST(test_durable_money_jobs_survive_a_failed_master_lookup)
+{
+    ts_redis_t *r = ts_redis_start();
+    ck_assert_ptr_nonnull(r);
+    ts_sentinel_t *sen = ts_sentinel_start("jmaster", ts_redis_port(r), 1, 500, 2000);
+    ck_assert_msg(sen != NULL, "could not start redis-sentinel");
+    char sentinels[64];
+    snprintf(sentinels, sizeof sentinels, "127.0.0.1:%d", ts_sentinel_port(sen));
+    money_jobs_t *j = money_jobs_create_sentinel("127.0.0.1", ts_redis_port(r), sentinels,
+                                                 "jmaster");
+    ck_assert_ptr_nonnull(j);
+    durable_job_t a = {.job = {.run = durable_job_run, .done = durable_job_done}};
+    ck_assert_int_eq(money_jobs_submit(j, &a.job), 0);
+    wait_job(&a, 5000);
+    ck_assert_int_eq(a.result, 0);
+
+    ts_redis_crash(r);
+    ts_sentinel_crash(sen);
+    for (int i = 0; i < 4; i++) {
+        durable_job_t b = {.job = {.run = durable_job_run, .done = durable_job_done}};
+        ck_assert_int_eq(money_jobs_submit(j, &b.job), 0);
+        wait_job(&b, 10000);
+        ck_assert_int_eq(b.result, -EIO);
+    }
+    money_jobs_destroy(j);
+    ts_sentinel_stop(sen);
+    ts_redis_stop(r);
+}
+END_TEST
+
+/*
  * The money calls outside the writer wait for every connected replica (no journal covers them):
  * with two replicas and min_replicas 1 both are waited for; one stopped, the wait ends after
  * wait_ms with the other one (enough, the write is on a replica); min_replicas 2 is then short,
@@ -907,6 +943,7 @@ static Suite *durable_suite(void)
     tcase_add_test(tc, test_durable_no_min_replicas_sends_no_wait);
     tcase_add_test(tc, test_durable_destroy_says_an_unconfirmed_item_may_have_been_applied);
     tcase_add_test(tc, test_durable_money_jobs_wait_for_the_replica);
+    tcase_add_test(tc, test_durable_money_jobs_survive_a_failed_master_lookup);
     tcase_add_test(tc, test_durable_wait_replicas_waits_for_every_connected_replica);
     suite_add_tcase(s, tc);
     tc = tcase_create("replay");
