@@ -112,8 +112,16 @@ async function enabled(sel: string): Promise<boolean> {
 
 async function openDetail(id: number): Promise<void> {
     await page.click("#tour-back").catch(() => {}); /* back to the list when a detail is shown */
-    await page.waitForSelector(`#tour-rows tr[data-id="${id}"]`, { visible: true });
-    await page.click(`#tour-rows tr[data-id="${id}"]`);
+    /* The list is redrawn by every push and refresh: the row is found and clicked in one step
+     * in the page (a handle taken first may be detached by a redraw before the click). */
+    const row = `#tour-rows tr[data-id="${id}"]`;
+    await waitFor(`row of tournament ${id} clicked`, async () => page.evaluate((sel: string) => {
+        const e = document.querySelector(sel) as HTMLElement | null;
+        if (e === null || e.offsetParent === null)
+            return false;
+        e.click();
+        return true;
+    }, row));
     await waitFor(`tournament ${id} shown`, async () =>
         (await page.$eval("#tour-detail", (e) => !(e as HTMLElement).hidden)) && (await text("#tour-you")) !== "");
 }
