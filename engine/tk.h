@@ -82,7 +82,8 @@
  *              deals' round ids for room_keep_ms. A room moves with whole-table moves (its
  *              record follows it); one that cannot move, or whose deal the drain bound voided,
  *              ends with the deals played.
- *   lifecycle  a table left empty and idle for idle_ms is destroyed and the lobby forgets it;
+ *   lifecycle  a table left empty and idle for idle_ms is destroyed (the game's table_close()
+ *              first, as when a table closes without moving) and the lobby forgets it;
  *              the next join opens a new one. There is no fixed table cap: memory is bounded by
  *              the live tables.
  *   settings   each kit engine has flags (--<prefix>-seats, -action-ms, -time-bank-ms,
