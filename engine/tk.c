@@ -506,6 +506,7 @@ void tk_close(tk_table_t *t)
     }
     if (t->closed)
         return;
+    tk_game_close(t); /* the game's state stays here: e.g. blackjack reveals its shoe */
     /* A room that cannot go on here ends with the deals played (no one is re-seated). */
     tk_room_end(t, t->room != NULL && t->room->rec.state == CROUPIER__ROOM_STATE__ROOM_WAITING
                        ? "the server stopped before the room filled"

@@ -82,7 +82,8 @@
  *              deals' round ids for room_keep_ms. A room moves with whole-table moves (its
  *              record follows it); one that cannot move, or whose deal the drain bound voided,
  *              ends with the deals played.
- *   lifecycle  a table left empty and idle for idle_ms is destroyed and the lobby forgets it;
+ *   lifecycle  a table left empty and idle for idle_ms is destroyed (the game's table_close()
+ *              first, as when a table closes without moving) and the lobby forgets it;
  *              the next join opens a new one. There is no fixed table cap: memory is bounded by
  *              the live tables.
  *   settings   each kit engine has flags (--<prefix>-seats, -action-ms, -time-bank-ms,
@@ -290,6 +291,13 @@ typedef struct tk_game {
      * only the kit's state moves. */
     json_t *(*export_state)(tk_table_t *t, void *g);
     int (*import_state)(tk_table_t *t, void *g, const json_t *state);
+    /* The table closes for good on this server with the game's state still here: it closed
+     * between rounds or after its last round (a drain with no adopter, a fence), or it was
+     * empty for idle_ms and goes. Never after a whole-table move took the state elsewhere, and
+     * at most once per table. Outside a round (tk_history() is NULL unless a round's settlement
+     * is still on its way): what the game must still reveal goes into a table record,
+     * tk_table_record() (blackjack's shoe, docs/hand-history.md "Table records"). May be NULL. */
+    void (*table_close)(tk_table_t *t, void *g);
 } tk_game_t;
 
 /*
@@ -424,6 +432,18 @@ void tk_history_action(tk_table_t *t, int seat, const char *action, int64_t amou
 /* The round's hand-history record (a borrowed JSON object; NULL between rounds), for a game
  * that adds fields of its own (docs/hand-history.md; blackjack's shoes). */
 json_t *tk_history(tk_table_t *t);
+/*
+ * A record of the table's own, outside any round (docs/hand-history.md "Table records"), into
+ * the game's hand-history stream through the same writer and script as the rounds' records. The
+ * kit adds "round": the table's record id, service:slot:epoch:desk:0 (round number 0, which no
+ * round has: rounds count from 1), so the record is written at most once whatever is resent;
+ * "record": kind; "game", "engine", "stake", "ts" (wall ms, now); and the empty "seats",
+ * "cards", "actions" and "results" of a round's record. fields holds the game's own (its
+ * reference is stolen, also on error). One table record per table: a second is refused.
+ * Returns 0 (queued), -EALREADY (this table wrote one), -ENOENT (no money writer: nothing is
+ * recorded anywhere), -EINVAL (kind or fields not valid), or the writer's error.
+ */
+int tk_table_record(tk_table_t *t, const char *kind, json_t *fields);
 /* Whether this table deals no round after the current one here: the server stopped intake
  * (drain, shutdown) or the table closed. */
 bool tk_last_round(const tk_table_t *t);

@@ -52,7 +52,8 @@
  *                  event_seq, snap, snap_len, snap_set, snap_msg     tk.c
  *                  closed, close_told, pending_cashouts              tk.c (tk_close), tk_money.c
  *                  seq, button, round_id, history, dealt, deal, settling, settle_*,
- *                  forget_round, turn_*, gap_armed, idle_armed, idle_serial   tk_round.c
+ *                  forget_round, turn_*, gap_armed, idle_armed, idle_serial,
+ *                  game_closed, record_sent                                   tk_round.c
  *                  joins_seen, retiring, fill_armed, bot_table, fenced        tk_table.c
  *                  move, move_*, offer_id, adopted, adopt_q, nadopt_q         tk_move.c
  *                  room, options (nseats and g when an adopted room's rules differ)  tk_room.c
@@ -313,6 +314,8 @@ struct tk_table {
     bool move_refused; /* it closes instead (a withdrawn or failed offer) */
     bool fenced;       /* the server fenced itself (tk_table_on_fence): closed, players told */
     bool adopted;      /* the table came here by a move (offer_id is the offer it adopted) */
+    bool game_closed;  /* tk_game_t.table_close() was called (tk_game_close) */
+    bool record_sent;  /* the table's own record was queued (tk_table_record) */
     bool move_held;    /* the move counts as a human desk: the drain waits (tk_move_hold) */
     int64_t move_until_ms;
     int64_t move_start_ms;
@@ -391,6 +394,8 @@ void tk_reply_snapshot(tk_table_t *t, gs_request_t *req, int seat);
 void tk_seated(tk_table_t *t, int i);
 void tk_tell_closing(tk_table_t *t);
 void tk_close(tk_table_t *t);
+/* The table closes for good here with the game's state: tk_game_t.table_close(), once. */
+void tk_game_close(tk_table_t *t);
 void tk_bust(tk_table_t *t, int i);
 
 /* tk_money.c: a seat's money. tk_money_log_cb runs on the money writer's thread. */

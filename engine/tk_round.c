@@ -73,6 +73,47 @@ json_t *tk_history(tk_table_t *t)
     return t->history;
 }
 
+int tk_table_record(tk_table_t *t, const char *kind, json_t *fields)
+{
+    int rc = -EINVAL;
+    money_writer_t *w = gs_money(gs_of_desk(t->desk));
+    if (kind == NULL || kind[0] == '\0' || !json_is_object(fields))
+        goto out;
+    rc = -EALREADY;
+    if (t->record_sent)
+        goto out;
+    rc = -ENOENT;
+    if (w == NULL)
+        goto out;
+    /* Round number 0 of the table's desk: no round has it (tk_start_round counts from 1), so
+     * the history script's seen key makes the record once-only, as a round's. */
+    money_round_id_t rid = gs_round_id(gs_of_desk(t->desk), rt_desk_id(t->desk), 0);
+    json_t *h = money_history_new(&rid, t->game);
+    rc = -EINVAL;
+    if (h == NULL)
+        goto out;
+    json_object_set_new(h, "record", json_string(kind));
+    json_object_set_new(h, "engine", json_string(t->eng->game->engine));
+    json_object_set_new(h, "stake", json_integer(t->stake));
+    json_object_update_missing(h, fields); /* the kit's fields win */
+    t->record_sent = true;
+    rc = money_writer_submit_history(w, t->game, h, tk_money_log_cb, NULL);
+    if (rc != 0)
+        log_emit(LOG_ERROR, "tk_table_record_refused", "{s:s,s:i}", "record", kind, "errno", -rc);
+out:
+    json_decref(fields);
+    return rc;
+}
+
+void tk_game_close(tk_table_t *t)
+{
+    if (t->game_closed)
+        return;
+    t->game_closed = true;
+    if (t->eng->game->table_close != NULL)
+        t->eng->game->table_close(t, t->g);
+}
+
 bool tk_last_round(const tk_table_t *t)
 {
     return t->closed || rt_intake_stopped(rt_desk_rt(t->desk));

@@ -382,6 +382,7 @@ static void tk_table_on_message(rt_desk_t *desk, void *state, rt_msg_t *msg)
          * it sent has arrived; still empty, the table goes. 0: a join is on its way. */
         if (msg->arg2 == 1 && tk_free_seats(t) == t->nseats && !rt_desk_in_round(desk) &&
             !t->closed) {
+            tk_game_close(t); /* empty for idle_ms: the table goes (e.g. its shoe revealed) */
             rt_desk_destroy(desk);
             return;
         }

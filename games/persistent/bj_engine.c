@@ -282,22 +282,16 @@ static void bj_history_shoe_card(bj_game_t *b, const bj_event_t *ev)
                                            "commitment", hex, "first", ev->shoe_pos, "count", 1));
 }
 
-/* A shoe retired (no card of it will be dealt): its order (the core's card bytes, 0..51 = suit
- * x 13 + rank) and nonce go into this round's record, "shoe_reveal": [{"shoe", "commitment",
- * "deck", "nonce"}]; the record leaves the server only after the round. */
+/*
+ * A shoe retired (no card of it will be dealt): its order (the core's card bytes, 0..51 = suit
+ * x 13 + rank), nonce and the cards dealt from it go out as {"shoe", "commitment", "deck",
+ * "nonce", "dealt"} (docs/hand-history.md "Blackjack's cards, actions and shoes"). In a round,
+ * into that round's record's "shoe_reveal" (the record leaves the server only after the
+ * round); outside one (the table closes, bj_table_close), into a table record of its own,
+ * "record":"shoe_retirement" (docs/hand-history.md "Table records").
+ */
 static void bj_history_shoe_reveal(bj_game_t *b, const bj_event_t *ev)
 {
-    json_t *h = tk_history(b->t);
-    if (h == NULL) {
-        log_emit(LOG_WARN, "bj_shoe_unrevealed", "{s:I,s:s}", "shoe", (json_int_t)ev->shoe_id,
-                 "msg", "a shoe retired outside a round: no record to reveal it in");
-        return;
-    }
-    json_t *rev = json_object_get(h, "shoe_reveal");
-    if (rev == NULL) {
-        rev = json_array();
-        json_object_set_new(h, "shoe_reveal", rev);
-    }
     char hex[2 * BJ_MAX_DECKS * 52 + 1];
     json_t *o = json_pack("{s:I}", "shoe", (json_int_t)ev->shoe_id);
     deck_hex(ev->commitment, DECK_COMMIT_LEN, hex);
@@ -306,7 +300,22 @@ static void bj_history_shoe_reveal(bj_game_t *b, const bj_event_t *ev)
     json_object_set_new(o, "deck", json_string(hex));
     deck_hex(ev->shoe_nonce, DECK_NONCE_LEN, hex);
     json_object_set_new(o, "nonce", json_string(hex));
-    json_array_append_new(rev, o);
+    json_object_set_new(o, "dealt", json_integer(ev->shoe_pos));
+    json_t *h = tk_history(b->t);
+    if (h != NULL) {
+        json_t *rev = json_object_get(h, "shoe_reveal");
+        if (rev == NULL) {
+            rev = json_array();
+            json_object_set_new(h, "shoe_reveal", rev);
+        }
+        json_array_append_new(rev, o);
+        return;
+    }
+    int rc = tk_table_record(b->t, "shoe_retirement", json_pack("{s:[o]}", "shoe_reveal", o));
+    if (rc != 0)
+        log_emit(LOG_WARN, "bj_shoe_unrevealed", "{s:I,s:i,s:s}", "shoe", (json_int_t)ev->shoe_id,
+                 "errno", -rc, "msg",
+                 "a shoe retired outside a round and its table record could not be queued");
 }
 
 /* A move made (a bet, an insurance decision, a hand's action), as Play to everyone. */
@@ -718,6 +727,18 @@ static void bj_round_void(tk_table_t *t, void *g)
     b->settled = false;
 }
 
+/* The table closes for good with its shoe here (drained without a move, empty for idle_ms):
+ * the shoe in use is retired, and -- outside a round -- revealed in a table record of its own
+ * (bj_history_shoe_reveal), so every shoe the players were committed to is opened unless the
+ * server dies (docs/fairness.md "Blackjack's shoes"). */
+static void bj_table_close(tk_table_t *t, void *g)
+{
+    (void)t;
+    bj_game_t *b = g;
+    if (bj_table_phase(b->core) == BJ_PHASE_IDLE)
+        bj_table_retire_shoe(b->core);
+}
+
 /* A seat changed hands: what the game kept for it (a bet for the next window, missed windows)
  * goes. The rules' table follows at the next round start (bj_sync_seats). */
 static void bj_seat_changed(tk_table_t *t, void *g, int seat, bool seated)
@@ -910,6 +931,7 @@ static const tk_game_t bj_game = {
     .on_timer = bj_on_timer,
     .export_state = bj_export_state,
     .import_state = bj_import_state,
+    .table_close = bj_table_close,
 };
 
 TK_ENGINE(persistent, &bj_game, CROUPIER__ENGINE__ENGINE_PERSISTENT);

@@ -626,6 +626,229 @@ START_TEST(test_bj_engine_deals_carry_the_shoe_commitment_and_records_open_it)
 }
 END_TEST
 
+/* Every record of the blackjack hand-history stream, oldest first (a new JSON array). */
+static json_t *history_records(env_t *e)
+{
+    char *h = ts_redis_cmd(e->rig.redis, "XRANGE {croupier:history:blackjack}:stream - +");
+    ck_assert_ptr_nonnull(h);
+    json_t *recs = json_array();
+    for (char *line = strtok(h, "\n"); line != NULL; line = strtok(NULL, "\n"))
+        if (line[0] == '{')
+            json_array_append_new(recs, json_loads(line, 0, NULL));
+    free(h);
+    return recs;
+}
+
+/* Waits (up to timeout_ms) for the table record "record":"shoe_retirement" and returns all the
+ * records (a new JSON array) with *at its index, or fails. */
+static json_t *wait_retirement(env_t *e, int timeout_ms, size_t *at)
+{
+    long long end = ts_now_ms() + timeout_ms;
+    for (;;) {
+        json_t *recs = history_records(e);
+        size_t i;
+        json_t *rec;
+        json_array_foreach(recs, i, rec)
+        {
+            const char *kind = json_string_value(json_object_get(rec, "record"));
+            if (kind != NULL && strcmp(kind, "shoe_retirement") == 0) {
+                *at = i;
+                return recs;
+            }
+        }
+        json_decref(recs);
+        ck_assert_msg(ts_now_ms() < end, "no shoe_retirement record within %d ms", timeout_ms);
+        ts_sleep_ms(50);
+    }
+}
+
+/* Plays one round with a bet of 10 (the turn timer stands for the player): the shoe's
+ * commitment on the round's Deals (the same on every one: shoe 1 of a one-deck shoe at the
+ * table's start) into commit, and returns the position after the last card dealt. */
+static int play_one_round(env_t *e, uint64_t p, uint8_t commit[DECK_COMMIT_LEN])
+{
+    act(e, p, BET, 10, 0, E_OK);
+    int next = 0;
+    for (;;) {
+        Croupier__RpcFrame *f = rpcc_next_event(e->c, 5000);
+        ck_assert_msg(f != NULL, "no RoundEnd");
+        Croupier__ServerMessage *m =
+            f->body_case == CROUPIER__RPC_FRAME__BODY_PUSH ? f->push : NULL;
+        if (m != NULL && m->body_case == CROUPIER__SERVER_MESSAGE__BODY_ROUND_END) {
+            frame_free_rpc(f);
+            return next;
+        }
+        if (m != NULL && m->body_case == CROUPIER__SERVER_MESSAGE__BODY_DEAL) {
+            ck_assert(m->deal->has_deck_commitment && m->deal->has_shoe_position);
+            ck_assert_uint_eq(m->deal->shoe, 1);
+            ck_assert(memcmp(m->deal->deck_commitment.data, commit, DECK_COMMIT_LEN) == 0);
+            if ((int)m->deal->shoe_position >= next)
+                next = (int)m->deal->shoe_position + 1;
+        }
+        frame_free_rpc(f);
+    }
+}
+
+/*
+ * Checks the shoe_retirement record at recs[at] (docs/hand-history.md "Table records"): the
+ * table's record id (its rounds' ids with round number 0, once in the stream), its shoe 1
+ * opens the commitment the players got, dealt says how many of its cards were dealt, and every
+ * round's recorded cards are the shoe's at their positions; then croupier-rules verify-shoe
+ * accepts the records (exit 0).
+ */
+static void check_retirement(env_t *e, json_t *recs, size_t at, const uint8_t *commit, int dealt)
+{
+    json_t *ret = json_array_get(recs, at);
+    const char *rid = json_string_value(json_object_get(ret, "round"));
+    ck_assert_ptr_nonnull(rid);
+    size_t rl = strlen(rid);
+    ck_assert(rl > 2 && strcmp(rid + rl - 2, ":0") == 0);
+    ck_assert_str_eq(json_string_value(json_object_get(ret, "game")), "blackjack");
+    ck_assert_str_eq(json_string_value(json_object_get(ret, "engine")), "persistent");
+    ck_assert_int_eq(json_integer_value(json_object_get(ret, "stake")), 10);
+    ck_assert(json_integer_value(json_object_get(ret, "ts")) > 0);
+    ck_assert_int_eq(json_array_size(json_object_get(ret, "seats")), 0);
+    ck_assert_ptr_null(json_object_get(ret, "outcome")); /* not a round */
+    json_t *rev = json_object_get(ret, "shoe_reveal");
+    ck_assert_int_eq(json_array_size(rev), 1);
+    json_t *x = json_array_get(rev, 0);
+    ck_assert_int_eq(json_integer_value(json_object_get(x, "shoe")), 1);
+    ck_assert_int_eq(json_integer_value(json_object_get(x, "dealt")), dealt);
+    uint8_t deck[DECK_MAX_CARDS], c[DECK_COMMIT_LEN], n[DECK_NONCE_LEN], got[DECK_COMMIT_LEN];
+    ck_assert_int_eq(deck_unhex(json_string_value(json_object_get(x, "commitment")), c, sizeof c),
+                     DECK_COMMIT_LEN);
+    ck_assert(memcmp(c, commit, DECK_COMMIT_LEN) == 0);
+    int ndeck = deck_unhex(json_string_value(json_object_get(x, "deck")), deck, sizeof deck);
+    ck_assert_int_eq(ndeck, 52);
+    ck_assert_int_eq(deck_unhex(json_string_value(json_object_get(x, "nonce")), n, sizeof n),
+                     DECK_NONCE_LEN);
+    deck_commitment_tagged(DECK_SHOE_TAG, deck, 52, n, got);
+    ck_assert(memcmp(got, commit, DECK_COMMIT_LEN) == 0);
+    /* The table's rounds: same id prefix, their cards at their positions, up to dealt. */
+    size_t i, ids = 0;
+    json_t *rec;
+    int covered = 0;
+    json_array_foreach(recs, i, rec)
+    {
+        const char *r = json_string_value(json_object_get(rec, "round"));
+        ids += strcmp(r, rid) == 0;
+        if (i == at)
+            continue;
+        ck_assert(strncmp(r, rid, rl - 1) == 0); /* service:slot:epoch:desk: of the table */
+        ck_assert_ptr_null(json_object_get(rec, "shoe_reveal")); /* none retired in a round */
+        json_t *sh = json_array_get(json_object_get(rec, "shoes"), 0);
+        if (sh == NULL)
+            continue; /* a window without a bet */
+        int first = (int)json_integer_value(json_object_get(sh, "first"));
+        int count = (int)json_integer_value(json_object_get(sh, "count"));
+        ck_assert_int_eq(first, covered);
+        for (int k = 0; k < count; k++)
+            ck_assert_int_eq(
+                core_card(json_string_value(json_object_get(
+                    json_array_get(json_object_get(rec, "cards"), (size_t)k), "card"))),
+                deck[first + k]);
+        covered = first + count;
+    }
+    ck_assert_int_eq(ids, 1); /* written once */
+    ck_assert_int_eq(covered, dealt);
+    char *seen = ts_redis_cmd(e->rig.redis, "EXISTS {croupier:history:blackjack}:seen:%s", rid);
+    ck_assert_str_eq(seen, "1");
+    free(seen);
+    /* croupier-rules verify-shoe takes the records as they are in the stream. */
+    char *path = ts_tmpdir(), file[512], cmd[1200];
+    snprintf(file, sizeof file, "%s/records.json", path);
+    ck_assert_int_eq(json_dump_file(recs, file, JSON_COMPACT), 0);
+    snprintf(cmd, sizeof cmd, "%s verify-shoe %s >%s/out.txt 2>&1",
+             ts_build_path("tools/croupier-rules"), file, path);
+    int st = system(cmd);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "verify-shoe exit %d", st);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", path);
+    ck_assert_int_eq(system(cmd), 0);
+    free(path);
+}
+
+/*
+ * docs/fairness.md "Blackjack's shoes", "Revealed": a table left empty for --bj-idle-ms goes,
+ * and the shoe it was dealing (never retired in a round: a one-deck shoe, two rounds) is
+ * revealed in a table record of its own, "record":"shoe_retirement" (docs/hand-history.md
+ * "Table records"), which opens the commitment the players got on the Deals; verify-shoe
+ * accepts the table's records.
+ */
+START_TEST(test_bj_engine_idle_table_reveals_its_shoe_in_a_retirement_record)
+{
+    env_t e;
+    char *env[] = {"CROUPIER_BJ_BET_MS=3000",       "CROUPIER_BJ_ACTION_MS=100",
+                   "CROUPIER_BJ_TRUSTEE_MS=20",     "CROUPIER_BJ_GAP_MS=1000",
+                   "CROUPIER_BJ_SITOUT_AFTER=1000", "CROUPIER_BJ_DECKS=1",
+                   "CROUPIER_BJ_IDLE_MS=300",       NULL};
+    env_start(&e, 30, env);
+    const uint64_t p = 4101;
+    set_wallet(&e, "4101", 100000);
+    ck_assert_int_eq(join(&e, p, 10), E_OK);
+    Croupier__RpcFrame *r = resume(&e, p);
+    uint8_t commit[DECK_COMMIT_LEN];
+    memcpy(commit, snap_of(r)->deck_commitment.data, DECK_COMMIT_LEN);
+    frame_free_rpc(r);
+    int dealt = play_one_round(&e, p, commit);
+    dealt = play_one_round(&e, p, commit); /* positions go on in the same shoe */
+    ck_assert_int_ge(dealt, 8);
+    uint64_t rid = next_rid++; /* leaves in the gap between rounds: nothing more is dealt */
+    ck_assert_int_eq(rpcc_leave(e.c, rid, p), 0);
+    frame_free_rpc(reply(&e, rid, 0));
+    size_t at;
+    json_t *recs = wait_retirement(&e, 5000, &at);
+    check_retirement(&e, recs, at, commit, dealt);
+    json_decref(recs);
+    ck_assert(!ts_proc_log_has(e.rig.game.proc, "bj_shoe_unrevealed"));
+    env_stop(&e);
+}
+END_TEST
+
+/*
+ * The same when the server drains while the table is between rounds (its player sits out)
+ * and no server adopts it (moves off here): the table closes and reveals its shoe before the
+ * server exits.
+ */
+START_TEST(test_bj_engine_table_closed_between_rounds_at_drain_reveals_its_shoe)
+{
+    env_t e;
+    char *env[] = {"CROUPIER_BJ_BET_MS=300",
+                   "CROUPIER_BJ_ACTION_MS=100",
+                   "CROUPIER_BJ_TRUSTEE_MS=20",
+                   "CROUPIER_BJ_GAP_MS=50",
+                   "CROUPIER_BJ_SITOUT_AFTER=1",
+                   "CROUPIER_BJ_DECKS=1",
+                   NULL};
+    env_start(&e, 30, env);
+    const uint64_t p = 4102;
+    set_wallet(&e, "4102", 100000);
+    ck_assert_int_eq(join(&e, p, 10), E_OK);
+    Croupier__RpcFrame *r = resume(&e, p);
+    uint8_t commit[DECK_COMMIT_LEN];
+    memcpy(commit, snap_of(r)->deck_commitment.data, DECK_COMMIT_LEN);
+    frame_free_rpc(r);
+    int dealt = play_one_round(&e, p, commit);
+    ck_assert_int_ge(dealt, 4);
+    /* The next window passes without a bet: the seat sits out and no round is dealt. */
+    Croupier__RpcFrame *f = wait_push(&e, CROUPIER__SERVER_MESSAGE__BODY_ROUND_END, 0, 5000);
+    ck_assert_ptr_nonnull(f);
+    frame_free_rpc(f);
+    ts_sleep_ms(300);
+    ck_assert_int_eq(human_desks(&e), 0);
+    ck_assert_int_eq(ts_proc_signal(e.rig.game.proc, SIGTERM), 0);
+    int st;
+    ck_assert_int_eq(ts_proc_wait(e.rig.game.proc, 15000, &st), 0);
+    ck_assert(WIFEXITED(st));
+    ck_assert_int_eq(WEXITSTATUS(st), 0);
+    size_t at;
+    json_t *recs = wait_retirement(&e, 1000, &at);
+    check_retirement(&e, recs, at, commit, dealt);
+    json_decref(recs);
+    ck_assert(!ts_proc_log_has(e.rig.game.proc, "bj_shoe_unrevealed"));
+    env_stop(&e);
+}
+END_TEST
+
 /*
  * The chips at a table are in the seat's own account (the kit's ts.<service>.<slot>.<epoch>.
  * <desk>.<seat>), not in a wallet of the player's shared by the service's tables (the engine
@@ -920,11 +1143,13 @@ int main(void)
                    test_bj_engine_sits_out_after_windows_without_a_bet_and_a_bet_brings_it_back);
     tcase_add_test(tc, test_bj_engine_a_bet_after_a_timeout_gets_full_decision_time);
     tcase_add_test(tc, test_bj_engine_deals_carry_the_shoe_commitment_and_records_open_it);
+    tcase_add_test(tc, test_bj_engine_idle_table_reveals_its_shoe_in_a_retirement_record);
     suite_add_tcase(s, tc);
     tc = tcase_create("drain");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_bj_engine_drain_finishes_round_and_starts_no_next);
     tcase_add_test(tc, test_bj_engine_bound_passes_round_voided_refunded);
+    tcase_add_test(tc, test_bj_engine_table_closed_between_rounds_at_drain_reveals_its_shoe);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

@@ -203,7 +203,8 @@ static int rules_seg_cmp(const void *a, const void *b)
     return (x->first > y->first) - (x->first < y->first);
 }
 
-/* One revealed shoe: opens it, then checks every round of it among recs. 0, 1 or 2. */
+/* One revealed shoe: opens it, then checks every round of it among recs (none past the
+ * reveal's "dealt", when it has one: the cards from there on were never dealt). 0, 1 or 2. */
 static int rules_shoe_check(const json_t *reveal, const json_t *recs)
 {
     const char *chex = json_string_value(json_object_get(reveal, "commitment"));
@@ -217,6 +218,15 @@ static int rules_shoe_check(const json_t *reveal, const json_t *recs)
         nhex == NULL || deck_unhex(nhex, nonce, sizeof nonce) != DECK_NONCE_LEN) {
         fprintf(stderr, "croupier-rules verify-shoe: a shoe_reveal without a commitment, deck "
                         "and nonce in hex\n");
+        return 2;
+    }
+    const json_t *jdealt = json_object_get(reveal, "dealt");
+    json_int_t dealt_max = jdealt != NULL ? json_integer_value(jdealt) : n;
+    if (jdealt != NULL && (!json_is_integer(jdealt) || dealt_max < 0 || dealt_max > n)) {
+        fprintf(stderr,
+                "croupier-rules verify-shoe: shoe %lld: \"dealt\" is not a count of "
+                "0 to %d cards\n",
+                (long long)id, n);
         return 2;
     }
     deck_commitment_tagged(DECK_SHOE_TAG, deck, (size_t)n, nonce, got);
@@ -252,6 +262,14 @@ static int rules_shoe_check(const json_t *reveal, const json_t *recs)
                 rc = 1;
                 break;
             }
+            if (first + count > dealt_max) {
+                printf("MISMATCH: round %s: shoe %lld positions %d..%d, but the reveal says only "
+                       "%lld card(s) of it were dealt\n",
+                       round ? round : "?", (long long)id, first, first + count - 1,
+                       (long long)dealt_max);
+                rc = 1;
+                break;
+            }
             for (int k = 0; k < count && rc == 0; k++) {
                 const char *text =
                     json_string_value(json_object_get(json_array_get(cards, at + k), "card"));
@@ -283,6 +301,12 @@ static int rules_shoe_check(const json_t *reveal, const json_t *recs)
         next = segs[i].first + segs[i].count;
         dealt += segs[i].count;
     }
+    if (rc == 0 && jdealt != NULL && next < dealt_max)
+        printf("note: shoe %lld: positions %d..%lld are in no record given\n", (long long)id, next,
+               (long long)dealt_max - 1);
+    if (rc == 0 && jdealt != NULL && dealt_max < n)
+        printf("note: shoe %lld: %lld of its %d cards were dealt; positions %lld..%d never were\n",
+               (long long)id, (long long)dealt_max, n, (long long)dealt_max, n - 1);
     if (rc == 0)
         printf("ok: shoe %lld: the %d-card order and the nonce open its commitment, and the %zu "
                "round(s) given dealt exactly its cards at their positions (%d cards, up to "

@@ -43,6 +43,20 @@ echo "$R2" | sed "s/$NONCE/$(seq_hex 31)ff/" > "$T/nonce.jsonl"
 "$R" verify-shoe "$T/nonce.jsonl" >/dev/null; [ $? -eq 1 ] || fail "a wrong nonce opened the shoe"
 echo "$R1" | "$R" verify-shoe - 2>/dev/null; [ $? -eq 2 ] || fail "records without a reveal"
 "$R" verify-shoe 2>/dev/null; [ $? -eq 2 ] || fail "verify-shoe without records"
+# A shoe retirement record (docs/hand-history.md "Table records": the table closed between
+# rounds) opens the shoe as a retiring round's record does; its "dealt" bounds the rounds.
+REVD='"shoe_reveal":[{"shoe":1,"commitment":"'$S'","deck":"'$DECK'","nonce":"'$NONCE'","dealt":9}]'
+RET='{"round":"bj:1:2:3:0","record":"shoe_retirement","seats":[],"cards":[],"actions":[],"results":[],'$REVD'}'
+R2B='{"round":"r2","cards":['$(card 6c),$(card 7c),$(card 8c),$(card 9c)'],'$(shoe 5 4)'}'
+printf '%s\n%s\n%s\n' "$R1" "$R2B" "$RET" > "$T/retired.jsonl"
+out=$("$R" verify-shoe "$T/retired.jsonl") || fail "a shoe retirement record not verified"
+echo "$out" | grep -q '^ok: shoe 1' || fail "a shoe retirement record not verified"
+echo "$out" | grep -q 'positions 9..51 never were' || fail "the undealt rest not named"
+echo "$RET" | sed 's/"dealt":9/"dealt":7/' > "$T/past.jsonl"
+printf '%s\n%s\n' "$R1" "$R2B" >> "$T/past.jsonl"
+"$R" verify-shoe "$T/past.jsonl" >/dev/null; [ $? -eq 1 ] || fail "a round past dealt verified"
+echo "$RET" | sed 's/"dealt":9/"dealt":53/' | "$R" verify-shoe - 2>/dev/null
+[ $? -eq 2 ] || fail "a dealt count past the shoe accepted"
 # The round commitment's known answer is no shoe's: the tags keep them apart.
 [ "$S" != "$C" ] || fail "the shoe tag does not separate"
 

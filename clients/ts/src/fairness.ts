@@ -108,7 +108,11 @@ export interface ShoeRecord {
     round?: string;
     cards?: { seat: number; card: string }[];
     shoes?: { shoe: number; commitment: string; first: number; count: number }[];
-    shoe_reveal?: { shoe: number; commitment: string; deck: string; nonce: string }[];
+    /** `dealt`: the cards of the shoe dealt before it was retired (absent in older records). */
+    shoe_reveal?: { shoe: number; commitment: string; deck: string; nonce: string; dealt?: number }[];
+    /** `"shoe_retirement"`: a table record revealing the shoe of a table that closed between
+     * rounds (docs/hand-history.md "Table records"); absent in a round's record. */
+    record?: string;
 }
 
 /** What verifyShoe found: `ok` only when the shoe opens and every round matches. */
@@ -119,8 +123,11 @@ export interface ShoeVerdict {
     /** Rounds of the shoe found among the records, and the cards they dealt. */
     rounds: number;
     dealt: number;
-    /** Positions no given record dealt (before the last one dealt): [from, to] inclusive. */
+    /** Positions no given record dealt (before the last one dealt, or before the reveal's
+     * `dealt`): [from, to] inclusive. */
     gaps: [number, number][];
+    /** The reveal's `dealt`: positions from here on were never dealt (absent: not said). */
+    undealtFrom?: number;
     /** Why not ok. */
     problem?: string;
 }
@@ -135,10 +142,12 @@ function shoeCard(text: string | undefined): number {
 
 /**
  * Checks one blackjack shoe against the hand-history records of its rounds (the same check as
- * `croupier-rules verify-shoe`): the record that retired the shoe reveals its order and nonce,
+ * `croupier-rules verify-shoe`): the record that retired the shoe (a round's, or the table's
+ * shoe retirement record when it closed between rounds) reveals its order and nonce,
  * which must open `commitment` (the one the player received on the Deals, `deal.deckCommitment`);
  * then every round of that shoe among `records` must have dealt exactly the shoe's cards at its
- * recorded positions, no position twice. Bad input (not hex, wrong lengths) throws.
+ * recorded positions, no position twice and none at or past the reveal's `dealt`. Bad input (not
+ * hex, wrong lengths, a `dealt` outside the shoe) throws.
  */
 export async function verifyShoe(commitment: Bytes | string, records: ShoeRecord[]): Promise<ShoeVerdict> {
     const c = bytes("commitment", commitment, COMMITMENT_BYTES);
@@ -148,9 +157,14 @@ export async function verifyShoe(commitment: Bytes | string, records: ShoeRecord
     if (reveal === undefined)
         return { ...verdict, problem: "no record reveals this shoe (yet): include the round that retired it" };
     const shoe = bytes("shoe_reveal.deck", reveal.deck);
+    const dealtMax = reveal.dealt ?? shoe.length;
+    if (!Number.isInteger(dealtMax) || dealtMax < 0 || dealtMax > shoe.length)
+        throw new RangeError(`shoe_reveal.dealt: ${reveal.dealt}, 0..${shoe.length} expected`);
     if (!sameBytes(await shoeCommitment(shoe, reveal.nonce), c))
         return { ...verdict, problem: "the revealed order and nonce do not open the commitment" };
     verdict.shoe = shoe;
+    if (reveal.dealt !== undefined)
+        verdict.undealtFrom = reveal.dealt;
     const segs: { first: number; count: number; round?: string }[] = [];
     for (const rec of records) {
         let at = 0;
@@ -161,6 +175,8 @@ export async function verifyShoe(commitment: Bytes | string, records: ShoeRecord
             }
             if (s.first < 0 || s.count < 1 || s.first + s.count > shoe.length)
                 return { ...verdict, problem: `round ${rec.round}: positions ${s.first}+${s.count} are not in the shoe` };
+            if (s.first + s.count > dealtMax)
+                return { ...verdict, problem: `round ${rec.round}: positions ${s.first}+${s.count}, but the reveal says only ${dealtMax} cards were dealt` };
             for (let k = 0; k < s.count; k++) {
                 const card = shoeCard(rec.cards?.[at + k]?.card);
                 if (card !== shoe[s.first + k])
@@ -180,6 +196,8 @@ export async function verifyShoe(commitment: Bytes | string, records: ShoeRecord
         next = s.first + s.count;
         verdict.dealt += s.count;
     }
+    if (reveal.dealt !== undefined && next < reveal.dealt)
+        verdict.gaps.push([next, reveal.dealt - 1]);
     verdict.rounds = segs.length;
     verdict.ok = true;
     return verdict;

@@ -113,6 +113,26 @@ test("blackjack shoes: verifyShoe and croupier-rules verify-shoe agree on a shoe
         assert.equal(run(records.slice(0, 2)).status, 2);
         /* another commitment (the player's Deals said something else) */
         assert.equal((await verifyShoe(new Uint8Array(32), records)).ok, false);
+        /* the table closed between rounds: its shoe retirement record (docs/hand-history.md
+         * "Table records") reveals the shoe and how many of its cards were dealt */
+        const retirement = (dealt: number): ShoeRecord => ({
+            round: "persistent:1:2:3:0", record: "shoe_retirement", cards: [], shoes: [],
+            shoe_reveal: [{ shoe: 1, commitment: hex(c), deck: hex(shoe), nonce: hex(nonce), dealt }],
+        });
+        const closed = [round("r1", 0, 5), round("r2", 5, 6), retirement(11)];
+        const vc = await verifyShoe(c, closed);
+        assert.equal(vc.ok, true, vc.problem);
+        assert.equal(vc.undealtFrom, 11);
+        assert.deepEqual(vc.gaps, []);
+        assert.equal(run(closed).status, 0);
+        assert.match(run(closed).stdout, /positions 11\.\.51 never were/);
+        /* a round missing before the close: the gap up to dealt is named */
+        assert.deepEqual((await verifyShoe(c, [closed[0], closed[2]])).gaps, [[5, 10]]);
+        /* a round that dealt past what the reveal says was dealt */
+        const past = [round("r1", 0, 5), round("r2", 5, 6), retirement(10)];
+        assert.match((await verifyShoe(c, past)).problem ?? "", /only 10 cards were dealt/);
+        assert.equal(run(past).status, 1);
+        await assert.rejects(verifyShoe(c, [retirement(53)]), /shoe_reveal\.dealt/);
     } finally {
         rmSync(dir, { recursive: true, force: true });
     }
