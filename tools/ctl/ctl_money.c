@@ -341,10 +341,15 @@ int ctl_round(const char *round_id)
     if (json_is_null(settle) && json_is_null(history))
         return ctl_fail(1, "no round %s: no settle record and no hand history", round_id);
     json_t *rec_h = json_object_get(history, "record");
+    /* A table record (docs/hand-history.md "Table records": "record" names its kind, e.g.
+     * blackjack's shoe_retirement) is no round: its kind stands where a round's outcome does. */
+    const char *kind = json_is_object(rec_h) ? json_string_value(json_object_get(rec_h, "record"))
+                                             : NULL;
     const char *outcome = json_is_object(rec_h)
                               ? (json_object_get(rec_h, "outcome")
                                      ? json_string_value(json_object_get(rec_h, "outcome"))
-                                     : "completed")
+                                 : kind != NULL ? kind
+                                                : "completed")
                               : NULL;
     json_t *doc =
         json_pack("{s:s,s:b,s:s?,s:o,s:o}", "round", round_id, "settled", !json_is_null(settle),

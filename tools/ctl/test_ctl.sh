@@ -234,6 +234,15 @@ expect 1 "tables of an unknown server" tables nosuch:1
 expect 1 "where of a player without a seat" where 999999999
 expect 1 "wallet of an unknown player" wallet 999999999
 expect 1 "round of an unknown round" round zhajinhua:1:1:1:999999
+# A table record (docs/hand-history.md "Table records"; blackjack's shoe_retirement) is shown
+# with its kind where a round's outcome stands, never as a completed round.
+TR=zhajinhua:1:1:1:0
+sid=$(e2e_redis xadd '{croupier:history:zhajinhua}:stream' '*' data \
+    "{\"round\":\"$TR\",\"record\":\"shoe_retirement\",\"game\":\"zhajinhua\",\"seats\":[],\"results\":[]}")
+e2e_redis set "{croupier:history:zhajinhua}:seen:$TR" "$sid" >/dev/null
+ctl round "$TR" --json
+check "round of a table record: its kind as the outcome, not settled" \
+    test "$(j '(d["outcome"], d["settled"])')" = "('shoe_retirement', False)"
 expect 1 "drain of an unknown server" drain nosuch:1 --admin-secret-file "$E2E_DIR/admin"
 check "nothing of t9 was applied" test "$(e2e_redis exists "$CR:t9" '{croupier:money}:audit:seen:ctl:t9')" = 0
 "$CTL" --redis 127.0.0.1:1 servers >/dev/null 2>&1
