@@ -11,6 +11,18 @@
  *              distribution (bins of expected count < 5 merged);
  *   first      chi-square of the first card (n cells, df n - 1).
  *
+ * Blackjack's shoes (D decks of the 52 card values, 2, 6 and 8 decks: 104, 312 and 416 cards,
+ * each value D times, started in the order 0..51 repeated) take three statistics over the card
+ * values, with DECK_HEAVY_DECKS / 4 shoes each:
+ *
+ *   position   chi-square of the value x position counts (52 x n cells, each expecting
+ *              shoes / 52; df 51 (n - 1));
+ *   adjacency  chi-square of the ordered value pairs (a, b) at neighbouring positions (52 x 52
+ *              cells, expecting D^2 / n per position pair and (D - 1) D / n when a = b, over
+ *              n - 1 pairs; df 52^2 - 1);
+ *   first      chi-square of the first card's value (52 cells; df 51).
+ *
+ * (The runs statistic needs distinct cards: it is taken on the decks above.)
  * A sound shuffle fails one statistic with chance 1 %; a statistic that fails is taken again
  * on fresh decks and the test fails only if it fails twice (chance 10^-4 per statistic). The
  * test of the test: the Planet Poker shuffle (for every i, j uniform in [0, n-1]) must fail
@@ -28,6 +40,7 @@
 #define DECK_HEAVY_DECKS 1000000
 #endif
 #define MAXN 108
+#define MAXSHOE (8 * 52)
 
 typedef int (*shuffle_fn)(uint8_t *cards, size_t n);
 
@@ -148,7 +161,8 @@ static void run_stats(shuffle_fn fn, int n, long decks, result_t *r)
 static void report(const char *what, int n, int round, const result_t *r)
 {
     for (int s = 0; s < 4; s++)
-        fprintf(stderr, "# deck_heavy %s n=%d try=%d %-9s chi2=%.1f crit99=%.1f %s\n", what, n,
+        if (r->crit[s] > 0) /* 0: not taken (the runs of a shoe) */
+            fprintf(stderr, "# deck_heavy %s n=%d try=%d %-9s chi2=%.1f crit99=%.1f %s\n", what, n,
                 round, st_name[s], r->stat[s], r->crit[s],
                 r->stat[s] > r->crit[s] ? "FAIL" : "pass");
 }
@@ -186,6 +200,100 @@ static void check_biased(int n)
                           n, st_name[s], r.stat[s], r.crit[s]);
     }
 }
+
+/* Shuffles shoes of decks x 52 cards (the values 0..51, each `decks` times) and takes the
+ * position, adjacency and first statistics over the values (the runs slot stays 0). */
+static void run_shoe_stats(shuffle_fn fn, int decks, long shoes, result_t *r)
+{
+    static uint64_t pos[52][MAXSHOE], adj[52][52], first[52];
+    memset(pos, 0, sizeof pos);
+    memset(adj, 0, sizeof adj);
+    memset(first, 0, sizeof first);
+    int n = decks * 52;
+    uint8_t d[MAXSHOE];
+    for (long k = 0; k < shoes; k++) {
+        for (int i = 0; i < n; i++)
+            d[i] = (uint8_t)(i % 52);
+        ck_assert_int_eq(fn(d, (size_t)n), 0);
+        for (int i = 0; i < n; i++) {
+            pos[d[i]][i]++;
+            if (i + 1 < n)
+                adj[d[i]][d[i + 1]]++;
+        }
+        first[d[0]]++;
+    }
+    double chi = 0, e = (double)shoes / 52;
+    for (int c = 0; c < 52; c++)
+        for (int i = 0; i < n; i++)
+            chi += ((double)pos[c][i] - e) * ((double)pos[c][i] - e) / e;
+    r->stat[ST_POSITION] = chi;
+    r->crit[ST_POSITION] = chi2_crit99(51.0 * (n - 1));
+    chi = 0;
+    for (int a = 0; a < 52; a++)
+        for (int b = 0; b < 52; b++) {
+            double pairs = a == b ? (double)decks * (decks - 1) : (double)decks * decks;
+            double ex = (double)shoes * (n - 1) * pairs / ((double)n * (n - 1));
+            chi += ((double)adj[a][b] - ex) * ((double)adj[a][b] - ex) / ex;
+        }
+    r->stat[ST_ADJACENCY] = chi;
+    r->crit[ST_ADJACENCY] = chi2_crit99(52.0 * 52 - 1);
+    r->stat[ST_RUNS] = r->crit[ST_RUNS] = 0;
+    chi = 0;
+    for (int c = 0; c < 52; c++)
+        chi += ((double)first[c] - e) * ((double)first[c] - e) / e;
+    r->stat[ST_FIRST] = chi;
+    r->crit[ST_FIRST] = chi2_crit99(51.0);
+}
+
+/* The shoe statistics (ST_RUNS aside): the real shuffle passes (a failed one taken again). */
+static void check_sound_shoe(int decks)
+{
+    result_t r, again;
+    run_shoe_stats(deck_shuffle, decks, DECK_HEAVY_DECKS / 4, &r);
+    report("deck_shuffle shoe", decks * 52, 1, &r);
+    bool retry = false;
+    for (int s = 0; s < 4; s++)
+        retry |= s != ST_RUNS && r.stat[s] > r.crit[s];
+    if (!retry)
+        return;
+    run_shoe_stats(deck_shuffle, decks, DECK_HEAVY_DECKS / 4, &again);
+    report("deck_shuffle shoe", decks * 52, 2, &again);
+    for (int s = 0; s < 4; s++)
+        ck_assert_msg(s == ST_RUNS || !(r.stat[s] > r.crit[s] && again.stat[s] > again.crit[s]),
+                      "deck_shuffle shoe of %d decks fails %s twice at 99 %%: %.1f > %.1f, "
+                      "%.1f > %.1f",
+                      decks, st_name[s], r.stat[s], r.crit[s], again.stat[s], again.crit[s]);
+}
+
+/* The biased shuffle fails the position and first statistics of a shoe, twice (the test of the
+ * test; its bias on neighbouring values is below what the adjacency statistic sees in a shoe). */
+static void check_biased_shoe(int decks)
+{
+    for (int round = 1; round <= 2; round++) {
+        result_t r;
+        run_shoe_stats(shuffle_planet_poker, decks, DECK_HEAVY_DECKS / 4, &r);
+        report("planet_poker shoe", decks * 52, round, &r);
+        for (int st = ST_POSITION; st <= ST_FIRST; st += ST_FIRST - ST_POSITION)
+            ck_assert_msg(r.stat[st] > r.crit[st],
+                          "the biased shuffle (a shoe of %d decks) passes %s: %.1f <= %.1f: the "
+                          "test cannot see the bias",
+                          decks, st_name[st], r.stat[st], r.crit[st]);
+    }
+}
+
+START_TEST(test_deck_heavy_shoe_shuffle_passes_at_99_percent)
+{
+    static const int decks[] = {2, 6, 8};
+    check_sound_shoe(decks[_i]);
+}
+END_TEST
+
+START_TEST(test_deck_heavy_planet_poker_shoe_fails_position_and_first)
+{
+    static const int decks[] = {2, 6, 8};
+    check_biased_shoe(decks[_i]);
+}
+END_TEST
 
 START_TEST(test_deck_heavy_shuffle_passes_at_99_percent)
 {
@@ -231,6 +339,11 @@ static Suite *deck_heavy_suite(void)
     tc = tcase_create("biased");
     tcase_set_timeout(tc, 1800);
     tcase_add_loop_test(tc, test_deck_heavy_planet_poker_shuffle_fails_every_statistic, 0, 4);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("shoes");
+    tcase_set_timeout(tc, 1800);
+    tcase_add_loop_test(tc, test_deck_heavy_shoe_shuffle_passes_at_99_percent, 0, 3);
+    tcase_add_loop_test(tc, test_deck_heavy_planet_poker_shoe_fails_position_and_first, 0, 3);
     suite_add_tcase(s, tc);
     return s;
 }
