@@ -538,8 +538,12 @@ static void bot_timer_cb(evutil_socket_t fd, short what, void *arg)
     case BS_SEATED:
         if (b->closing_seen) {
             /* TableClosing without a Moved: leave and join again. */
-            bot_book_error(b->f->cfg.book,
-                           b->crash_wait ? "crash_without_move" : "closing_without_move", false);
+            const char *what = b->crash_wait ? "crash_without_move" : "closing_without_move";
+            bot_book_error(b->f->cfg.book, what, false);
+            log_emit(LOG_WARN, "bot_no_move", "{s:s,s:I,s:I,s:i,s:I,s:i,s:b}", "error", what,
+                     "player", (json_int_t)b->player, "desk", (json_int_t)b->seat.desk_id, "reason",
+                     b->closing_reason, "waited_ms", (json_int_t)(bot_now_ms() - b->closing_ms),
+                     "request_in_flight", (int)b->rq, "connected", b->st != BS_IDLE);
             b->crash_wait = false;
             if (b->rq == RQ_NONE) {
                 b->has_seat = false;

@@ -148,6 +148,8 @@ typedef struct bot {
     bot_seat_t seat;
     bool closing_seen;
     bool crash_wait; /* TableClosing{CRASHED}: the seat is gone, a Moved is on its way */
+    int closing_reason;        /* the last TableClosing's (a CROUPIER__CLOSING_REASON__*) */
+    int64_t closing_ms;        /* when it came (bot_now_ms), for the watchdog's log line */
     /* The table as last seen (Joined / Snapshot seats): the player of each seat. A whole-table
      * Moved keeps it to check the Snapshot of the new table against (BOT_C_MATCH_LOST). */
     uint64_t seen_players[9];

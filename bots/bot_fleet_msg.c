@@ -400,6 +400,8 @@ static void bot_on_crash_closing(bot_t *b, const Croupier__TableClosing *tc)
     if (tc->has_after_ms) {
         b->crash_wait = true;
         b->closing_seen = true;
+        b->closing_reason = (int)tc->reason;
+        b->closing_ms = bot_now_ms();
         bot_timer_set(b, (int)tc->after_ms + 5000, false);
         return;
     }
@@ -530,6 +532,8 @@ void bot_on_event(bot_t *b, const Croupier__ServerMessage *m)
             return;
         }
         b->closing_seen = true;
+        b->closing_reason = (int)m->table_closing->reason;
+        b->closing_ms = bot_now_ms();
         if (b->st == BS_SEATED) {
             /* A Moved must follow; the watchdog shares the bot timer with actions. */
             int after = m->table_closing->has_after_ms ? (int)m->table_closing->after_ms : 0;

@@ -95,7 +95,7 @@ export CROUPIER_BJ_HOUSE_FUND=100000000
 
 fail=0
 check() { # check DESCRIPTION COMMAND...
-    if "${@:2}"; then e2e_log "ok: $1"; else e2e_log "FAIL: $1"; fail=1; E2E_FAILURES+=("$1"); fi
+    if "${@:2}"; then e2e_log "ok: $1"; else e2e_log "FAIL: $1"; fail=1; E2E_FAILURES+=("$1"); return 1; fi
 }
 now_ms() { date +%s%3N; }
 game_pod() { # NAME ENGINE [flags]
@@ -132,7 +132,8 @@ bots_check() {
         check "$g: finished games > 0 ($(num 'd["games"]["finished"]'))" test "$(num 'd["games"]["finished"]')" -gt 0
         check "$g: torn games = 0 ($(num 'd["games"]["torn"]'))" test "$(num 'd["games"]["torn"]')" -eq 0
         check "$g: unexpected errors = 0 ($(num 'd["errors"]'))" \
-            test "$(num 'sum(e["unexpected"] for e in d["errors"].values())')" -eq 0
+            test "$(num 'sum(e["unexpected"] for e in d["errors"].values())')" -eq 0 ||
+            e2e_fail_detail "$E2E_DIR/bot-$g.log" '"level":"(warn|error)"'
         check "$g: no NOT_SEATED ($(num 'd["errors"].get("NOT_SEATED", {}).get("total", 0)'))" \
             test "$(num 'd["errors"].get("NOT_SEATED", {}).get("total", 0)')" -eq 0
         read -r fin missing void settled <<<"$(e2e_rounds_check "$E2E_DIR/rounds-$g.txt")"
@@ -373,7 +374,8 @@ failover | failover-stop)
     done >"$E2E_DIR/missing.txt"
     for e in $ENGINES; do
         read -r slot epoch <<<"$(e2e_lease_of "game-$e")"
-        check "game-$e stayed up through both failovers" e2e_alive "${POD_PID[game-$e]}"
+        check "game-$e stayed up through both failovers" e2e_alive "${POD_PID[game-$e]}" ||
+            e2e_fail_detail "${POD_LOG[game-$e]}" '' 3
         check "game-$e kept its slot and epoch ($slot:$epoch): one acquisition, never lost" \
             test "$(grep -c '"lease_acquired"' "${POD_LOG[game-$e]}"):$(grep -c '"lease_lost"' "${POD_LOG[game-$e]}")" = 1:0
         check "game-$e: no settlement refused" bash -c "! grep -q 'tk_settlement_failed\|MONEY_STALE_EPOCH' '${POD_LOG[game-$e]}'"

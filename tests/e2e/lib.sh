@@ -26,6 +26,16 @@ e2e_log() {
     echo "[$(date +%H:%M:%S.%3N)] $*" >&2
 }
 
+# e2e_fail_detail FILE [PATTERN] [N]: after a failed check, the last N (5) lines of FILE that
+# match PATTERN (every line), each as a "FAIL detail:" line, so a CI log that keeps only the
+# failures' lines still shows the cause (a bot's bot_no_move, a pod's last words).
+e2e_fail_detail() {
+    [ -s "$1" ] || return 0
+    grep -a -E -- "${2:-.}" "$1" | tail -n "${3:-5}" | cut -c1-400 | while IFS= read -r l; do
+        e2e_log "FAIL detail ($(basename "$1")): $l"
+    done
+}
+
 e2e_die() {
     e2e_log "FAIL: $*"
     exit 1
