@@ -130,9 +130,10 @@ int match_rising_pair(match_stage_t *st, int64_t now_ms, tour_rng_fn rng, void *
         for (uint32_t j = 0; j < st->nqueue; j++)
             if (st->players[st->queue[j]].score < line)
                 cand[k++] = st->queue[j];
+        uint32_t before = st->remaining;
         cut(st, cand, k, gone, &ng);
         free(cand);
-        if (ng > 0) {
+        if (st->remaining != before) {
             uint32_t w = 0;
             for (uint32_t j = 0; j < st->nqueue; j++)
                 if (st->players[st->queue[j]].state != MATCH_OUT)
