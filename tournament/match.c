@@ -22,6 +22,7 @@ match_stage_config_t match_stage_config_default(match_format_t format, uint32_t 
     match_stage_config_t c = {
         .format = format,
         .seats = seats,
+        .start_score = format == MATCH_RISING ? 1000 : 0,
         .teams = seats == 4,
         .base_score = format == MATCH_RISING ? 10 : 1,
         .growth_pct = 20,
@@ -67,6 +68,8 @@ int match_stage_config_check(const match_stage_config_t *c, char *err, size_t er
                      MATCH_MAX_SEATS);
     if (c->teams && c->seats != 4)
         return cfail(err, errlen, "teams: partnerships need 4 seats");
+    if (c->start_score < -MATCH_MAX_SCORE || c->start_score > MATCH_MAX_SCORE)
+        return cfail(err, errlen, "start_score: must be within -2^40..2^40");
     if (c->base_score < 1 || c->base_score > MATCH_MAX_SCORE)
         return cfail(err, errlen, "base_score: must be 1..2^40");
     if (c->growth_pct > 1000)
@@ -117,8 +120,11 @@ int match_stage_create(const match_stage_config_t *cfg, const uint64_t *ids,
         return -EINVAL;
     if (cfg->format == MATCH_FIXED && n % cfg->seats != 0)
         return -EINVAL;
+    if (cfg->format != MATCH_RISING && n < cfg->seats)
+        return -EINVAL;
     for (uint32_t i = 0; i < n; i++)
-        if (ids[i] == 0 || scores[i] < -MATCH_MAX_SCORE || scores[i] > MATCH_MAX_SCORE)
+        if (ids[i] == 0 || (scores != NULL && (scores[i] < -MATCH_MAX_SCORE ||
+                                               scores[i] > MATCH_MAX_SCORE)))
             return -EINVAL;
     match_stage_t *st = xcalloc(1, sizeof *st);
     st->cfg = *cfg;
@@ -127,7 +133,7 @@ int match_stage_create(const match_stage_config_t *cfg, const uint64_t *ids,
     for (uint32_t i = 0; i < n; i++) {
         match_player_t *p = &st->players[i];
         p->id = ids[i];
-        p->score = p->prev_score = scores[i];
+        p->score = p->prev_score = scores != NULL ? scores[i] : cfg->start_score;
         p->state = MATCH_WAITING;
     }
     qsort(st->players, n, sizeof *st->players, cmp_id);
@@ -178,6 +184,28 @@ void match_stage_destroy(match_stage_t *st)
     free(st->queue);
     free(st->hist);
     free(st);
+}
+
+int match_stage_next(const match_stage_t *done, const match_stage_config_t *cfg, tour_rng_fn rng,
+                     void *rng_arg, match_stage_t **out)
+{
+    if (!done->over || done->remaining == 0)
+        return -EINVAL;
+    uint64_t *ids = xmalloc((size_t)done->remaining * sizeof *ids);
+    int64_t *sc = xmalloc((size_t)done->remaining * sizeof *sc);
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < done->n; i++) {
+        const match_player_t *p = &done->players[i];
+        if (p->state == MATCH_OUT)
+            continue;
+        ids[m] = p->id;
+        sc[m++] = match_carry(p->score, done->cfg.carry_sqrt_permille,
+                              done->cfg.carry_neg_permille);
+    }
+    int rc = match_stage_create(cfg, ids, sc, m, rng, rng_arg, out);
+    free(ids);
+    free(sc);
+    return rc;
 }
 
 int64_t match_stage_find(const match_stage_t *st, uint64_t id)
@@ -363,6 +391,24 @@ int match_stage_standings(const match_stage_t *st, uint32_t first_place, bool on
         out[k++] = (match_standing_t){p->id, shown, p->score, p->draw, true};
     }
     free(idx);
+    *nout = k;
+    return 0;
+}
+
+int match_standings(const match_stage_t *const *stages, size_t nstages, match_standing_t *out,
+                    size_t cap, size_t *nout)
+{
+    if (nstages == 0)
+        return -EINVAL;
+    size_t k = 0, got;
+    uint32_t place = 1;
+    for (size_t s = nstages; s-- > 0;) {
+        int rc = match_stage_standings(stages[s], place, s + 1 < nstages, out + k, cap - k, &got);
+        if (rc != 0)
+            return rc;
+        k += got;
+        place = 1 + (uint32_t)k;
+    }
     *nout = k;
     return 0;
 }

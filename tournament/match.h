@@ -46,6 +46,7 @@ typedef enum { MATCH_WAITING = 0, MATCH_PLAYING = 1, MATCH_OUT = 2 } match_pstat
 typedef struct {
     match_format_t format;
     uint32_t seats;        /* MATCH_MIN_SEATS..MATCH_MAX_SEATS; 4 = Guandan's partnerships */
+    int64_t start_score;   /* everyone's score when this is the match's first stage */
     bool teams;            /* seats 0 + 2 against 1 + 3 (needs 4 seats) */
     int64_t base_score;    /* 1..MATCH_MAX_SCORE: b0 (rising) or every deal's base */
     uint32_t growth_pct;   /* rising: g, 0..1000 */
@@ -118,17 +119,27 @@ match_stage_config_t match_stage_config_default(match_format_t format, uint32_t 
 int match_stage_config_check(const match_stage_config_t *c, char *err, size_t errlen);
 
 /*
- * A new stage of n players (ids > 0, distinct; scores within +-MATCH_MAX_SCORE: the match's
- * start score or the carried scores), everyone WAITING, each with a draw number from rng
- * (distinct). The players are sorted by id. Returns 0 and *out (match_stage_destroy), or
- * -EINVAL (bad config, n == 0 or above MATCH_MAX_PLAYERS, a bad id or score; a fixed stage
- * whose n is not a multiple of seats; a rising stage with n < advance is accepted: it ends at
- * once, see match_rising_pair).
+ * A new stage of n players (ids > 0, distinct; scores within +-MATCH_MAX_SCORE: the carried
+ * scores, or NULL for cfg->start_score each: the match's first stage), everyone WAITING, each
+ * with a draw number from rng (distinct). The players are sorted by id. Returns 0 and *out
+ * (match_stage_destroy), or -EINVAL (bad config, n == 0 or above MATCH_MAX_PLAYERS, a bad id
+ * or score; a fixed or Swiss stage of fewer than seats players, a fixed stage whose n is not a
+ * multiple of seats; a rising stage with n <= advance is accepted: it ends at its first
+ * pairing, everyone going on).
  */
 int match_stage_create(const match_stage_config_t *cfg, const uint64_t *ids,
                        const int64_t *scores, uint32_t n, tour_rng_fn rng, void *rng_arg,
                        match_stage_t **out);
 void match_stage_destroy(match_stage_t *st); /* NULL is a no-op */
+
+/*
+ * The next stage of a match: the players of `done` (a stage over) who go on, each with his
+ * carried score (match_carry with done's carry settings), in a new stage of cfg. Returns 0 and
+ * *out, or -EINVAL (done not over, nobody going on, or what match_stage_create refuses: a
+ * fixed stage needs whole tables).
+ */
+int match_stage_next(const match_stage_t *done, const match_stage_config_t *cfg, tour_rng_fn rng,
+                     void *rng_arg, match_stage_t **out);
 
 /* The index of player id, or -1. */
 int64_t match_stage_find(const match_stage_t *st, uint64_t id);
@@ -178,6 +189,15 @@ typedef struct {
  */
 int match_stage_standings(const match_stage_t *st, uint32_t first_place, bool only_out,
                           match_standing_t *out, size_t cap, size_t *nout);
+
+/*
+ * The standings of a whole match: stages[0..nstages-1] in the order played, the last one over
+ * (or in play). Its standings come first from place 1; then the players out in each earlier
+ * stage, the later stage first (they went further), with their places following on. Returns 0
+ * with *nout, -ENOSPC, or -EINVAL (nstages 0).
+ */
+int match_standings(const match_stage_t *const *stages, size_t nstages, match_standing_t *out,
+                    size_t cap, size_t *nout);
 
 /* An award of a place's prize. */
 typedef struct {

@@ -116,7 +116,7 @@ static void end_round(match_stage_t *st, uint64_t *gone, size_t *ngone)
             }
     }
     /* The seconds: the best s advance, the others are out in one event above the thirds. */
-    uint32_t *sec = xmalloc((size_t)nt * sizeof *sec), ns = 0;
+    uint32_t *sec = xmalloc((size_t)st->n * sizeof *sec), ns = 0;
     for (uint32_t i = 0; i < st->n; i++)
         if (st->players[i].state != MATCH_OUT && st->players[i].round_place == 2)
             sec[ns++] = i;

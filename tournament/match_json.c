@@ -116,7 +116,7 @@ static int config_from(jerr_t *e, json_t *o, match_stage_config_t *c)
     if (!json_is_object(o))
         return fail(e, "config: must be an object");
     static const char *const known[] = {
-        "format",  "seats",        "teams",           "base_score",          "growth_pct",
+        "format",  "seats",        "start_score",     "teams",           "base_score",          "growth_pct",
         "growth_ms", "out_pct",    "advance",         "deals_per_round",     "seconds_pct",
         "rounds",  "mp_win",       "mp_draw",         "mp_loss",             "mp_absent",
         "mp_bye",  "duplicate",    "absent_out",      "carry_sqrt_permille", "carry_neg_permille",
@@ -144,6 +144,9 @@ static int config_from(jerr_t *e, json_t *o, match_stage_config_t *c)
     *c = match_stage_config_default(fmt, (uint32_t)seats);
     int64_t v[16];
     rc = get_bool(e, o, w, "teams", c->teams, &c->teams);
+    if (rc == 0)
+        rc = get_int(e, o, w, "start_score", false, c->start_score, -MATCH_MAX_SCORE,
+                     MATCH_MAX_SCORE, &v[15]);
     if (rc == 0)
         rc = get_int(e, o, w, "base_score", false, c->base_score, 1, MATCH_MAX_SCORE, &v[0]);
     if (rc == 0)
@@ -183,6 +186,7 @@ static int config_from(jerr_t *e, json_t *o, match_stage_config_t *c)
         rc = get_bool(e, o, w, "absent_out", c->absent_out, &c->absent_out);
     if (rc != 0)
         return rc;
+    c->start_score = v[15];
     c->base_score = v[0];
     c->growth_pct = (uint32_t)v[1];
     c->growth_ms = v[2];
@@ -222,9 +226,10 @@ int match_config_parse(const char *json, size_t len, match_stage_config_t *out, 
 
 static json_t *config_to(const match_stage_config_t *c)
 {
-    return json_pack("{s:s, s:I, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+    return json_pack("{s:s, s:I, s:I, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
                      "s:I, s:I, s:b, s:b, s:I, s:I}",
-                     "format", format_name(c->format), "seats", (json_int_t)c->seats, "teams",
+                     "format", format_name(c->format), "seats", (json_int_t)c->seats,
+                     "start_score", (json_int_t)c->start_score, "teams",
                      c->teams, "base_score", (json_int_t)c->base_score, "growth_pct",
                      (json_int_t)c->growth_pct, "growth_ms", (json_int_t)c->growth_ms, "out_pct",
                      (json_int_t)c->out_pct, "advance", (json_int_t)c->advance,
@@ -417,6 +422,8 @@ static int check_players(jerr_t *e, match_stage_t *st)
         else if (p->state == MATCH_PLAYING && (p->table == 0 || p->table > st->ntables))
             rc = fail(e, "players[%u].table: a playing player needs a table 1..%u", i,
                       st->ntables);
+        else if (p->round_place > st->cfg.seats)
+            rc = fail(e, "players[%u].round_place: must be 0..seats", i);
         else if (p->byes > st->round || p->wait_since > st->moments)
             rc = fail(e, "players[%u]: byes or wait_since beyond the stage's rounds or moments",
                       i);
@@ -465,6 +472,8 @@ static int tables_from(jerr_t *e, match_stage_t *st, json_t *a)
             return fail(e, "%stable: table %lld listed twice", w, (long long)t);
         if (st->cfg.format == MATCH_RISING && (deal < 1 || (uint64_t)deal >= st->next_deal))
             return fail(e, "%sdeal: must be 1..next_deal - 1", w);
+        if (st->cfg.format != MATCH_RISING && deal != 0)
+            return fail(e, "%sdeal: 0 in a fixed or Swiss stage (deals count in deals_done)", w);
         json_t *ids = json_object_get(o, "players");
         if (!json_is_array(ids) || json_array_size(ids) != st->cfg.seats)
             return fail(e, "%splayers: must list %u player ids", w, st->cfg.seats);
@@ -633,8 +642,17 @@ int match_stage_from_json(const char *json, size_t len, match_stage_t **out, cha
         rc = history_from(&e, st, json_object_get(o, "history"));
     if (rc != 0)
         goto fail_stage;
-    for (uint32_t i = 0; i < n; i++)
-        st->remaining += st->players[i].state != MATCH_OUT;
+    for (uint32_t i = 0; i < n; i++) {
+        const match_player_t *p = &st->players[i];
+        st->remaining += p->state != MATCH_OUT;
+        /* Swiss: a player at a table of the round in play sits where the history says. */
+        if (cfg.format == MATCH_SWISS && p->state == MATCH_PLAYING &&
+            (st->round == 0 ||
+             st->hist[(size_t)(st->round - 1) * n + i] != p->table * MATCH_MAX_SEATS + p->seat)) {
+            rc = fail(&e, "players[%u].table: not where the round's history seats him", i);
+            goto fail_stage;
+        }
+    }
     if (st->over && st->playing_tables > 0) {
         rc = fail(&e, "over: a stage over has no table in play");
         goto fail_stage;

@@ -497,6 +497,99 @@ START_TEST(test_match_fixed_advancement_ties_among_seconds)
 }
 END_TEST
 
+/* "Carry-over", "Ties at the cuts and places": a Dou Dizhu match of 24, 打立出局 to 9 then
+ * 定局积分 to the final table; the carried scores, one line per player in the match's standings,
+ * places in order, prizes summing to the table exactly. */
+START_TEST(test_match_rising_then_fixed_whole_match)
+{
+    uint64_t seed = 2026;
+    match_stage_config_t r = match_stage_config_default(MATCH_RISING, 3);
+    r.advance = 9;
+    match_stage_t *a = NULL;
+    uint64_t ids[24];
+    for (int i = 0; i < 24; i++)
+        ids[i] = 500 + (uint64_t)i;
+    ck_assert_int_eq(match_stage_create(&r, ids, NULL, 24, tour_rng_splitmix64, &seed, &a), 0);
+    ck_assert_int_eq(a->players[0].score, 1000); /* start_score */
+    match_new_table_t t[8];
+    size_t nt;
+    int64_t now = 0;
+    ck_assert_int_eq(
+        match_rising_pair(a, now, tour_rng_splitmix64, &seed, t, 8, &nt, NULL, 0, NULL), 0);
+    while (!a->over) {
+        uint32_t tab = 0;
+        for (uint32_t k = 0; k < a->ntables && tab == 0; k++)
+            if (a->tables[(k + (uint32_t)now) % a->ntables].active)
+                tab = (k + (uint32_t)now) % a->ntables + 1;
+        ck_assert_uint_ne(tab, 0);
+        int64_t res[3];
+        ck_assert_int_eq(match_result_doudizhu((uint32_t)(now % 3), now % 5 < 2,
+                                               1 + (now % 4), res),
+                         0);
+        now += 7000;
+        ck_assert_int_eq(
+            match_rising_deal_end(a, tab, a->tables[tab - 1].deal, res, now, NULL, NULL), 0);
+        if (!a->over)
+            ck_assert_int_eq(
+                match_rising_pair(a, now, tour_rng_splitmix64, &seed, t, 8, &nt, NULL, 0, NULL),
+                0);
+    }
+    ck_assert_uint_eq(a->remaining, 9);
+    match_stage_config_t f = match_stage_config_default(MATCH_FIXED, 3);
+    match_stage_t *b = NULL;
+    ck_assert_int_eq(match_stage_next(a, &f, tour_rng_splitmix64, &seed, &b), 0);
+    ck_assert_uint_eq(b->n, 9);
+    for (uint32_t i = 0; i < b->n; i++) {
+        const match_player_t *p = &a->players[match_stage_find(a, b->players[i].id)];
+        ck_assert_int_ne(p->state, MATCH_OUT);
+        ck_assert_int_eq(b->players[i].score, match_carry(p->score, 10000, 1000));
+    }
+    uint64_t gone[9];
+    size_t ng;
+    fixed_round(b, &seed, 3, gone, &ng);
+    fixed_round(b, &seed, 1, gone, &ng);
+    ck_assert(b->over);
+    const match_stage_t *stages[2] = {a, b};
+    match_standing_t sd[24];
+    size_t n;
+    ck_assert_int_eq(match_standings(stages, 2, sd, 24, &n), 0);
+    ck_assert_uint_eq(n, 24);
+    bool seen[24] = {false};
+    for (size_t k = 0; k < n; k++) {
+        ck_assert(!seen[sd[k].player - 500]);
+        seen[sd[k].player - 500] = true;
+        ck_assert_uint_le(sd[k].place, k + 1);
+        if (k > 0)
+            ck_assert_uint_ge(sd[k].place, sd[k - 1].place);
+        if (k > 0 && sd[k].place != sd[k - 1].place)
+            ck_assert_uint_eq(sd[k].place, k + 1);
+    }
+    ck_assert_uint_eq(sd[0].place, 1);
+    ck_assert_uint_eq(sd[1].place, 2);
+    ck_assert_uint_eq(sd[2].place, 3);
+    ck_assert_uint_eq(sd[9].place, 10); /* the best of the first stage's players out */
+    int64_t prizes[12] = {3000, 2000, 1000, 600, 600, 500, 400, 300, 200, 150, 150, 100};
+    match_award_t aw[24];
+    ck_assert_int_eq(match_prizes(prizes, 12, sd, n, aw), 0);
+    int64_t sum = 0;
+    for (size_t k = 0; k < n; k++) {
+        ck_assert_uint_eq(aw[k].player, sd[k].player);
+        sum += aw[k].amount;
+    }
+    ck_assert_int_eq(sum, 9000);
+    ck_assert_int_eq(aw[0].amount, 3000);
+    /* A stage not over has no next stage. */
+    match_stage_t *c = NULL;
+    ck_assert_int_eq(match_stage_create(&r, ids, NULL, 24, tour_rng_splitmix64, &seed, &c), 0);
+    match_stage_t *none = NULL;
+    ck_assert_int_eq(match_stage_next(c, &f, tour_rng_splitmix64, &seed, &none), -EINVAL);
+    ck_assert_ptr_null(none);
+    match_stage_destroy(c);
+    match_stage_destroy(a);
+    match_stage_destroy(b);
+}
+END_TEST
+
 /* Team A (seats 0 + 2) round scores by round and table, the absent player of round 2 (table 3
  * seat 1), as in the independent model the expectations below were computed with and checked
  * by hand for round 2 (see the comments). */
@@ -682,6 +775,7 @@ int main(void)
     tcase_add_test(tc, test_match_fixed_seconds_rule);
     tcase_add_test(tc, test_match_fixed_advancement_ties_among_seconds);
     suite_add_tcase(s, tc);
+    tcase_add_test(tc, test_match_rising_then_fixed_whole_match);
     tc = tcase_create("swiss");
     tcase_add_test(tc, test_match_swiss_guandan_32_three_rounds);
     tcase_add_test(tc, test_match_swiss_byes_odd_count);
