@@ -57,8 +57,8 @@ int main(int argc, char **argv)
     size_t nt;
     int64_t now = 0;
     double c0 = clock_s(CLOCK_THREAD_CPUTIME_ID), w0 = clock_s(CLOCK_MONOTONIC);
-    if (match_rising_pair(st, now, tour_rng_splitmix64, &seed, t, n / 3 + 1, &nt, NULL, 0,
-                          NULL) != 0)
+    if (match_rising_pair(st, now, tour_rng_splitmix64, &seed, t, n / 3 + 1, &nt, NULL, 0, NULL) !=
+        0)
         return 1;
     double first_cpu = clock_s(CLOCK_THREAD_CPUTIME_ID) - c0;
     for (size_t j = 0; j < nt; j++)

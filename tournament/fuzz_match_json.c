@@ -56,8 +56,7 @@ static void play_on(match_stage_t *st)
         if (tab != 0)
             (void)match_rising_deal_end(st, tab, st->tables[tab - 1].deal, zero, 1, ids, &ng);
         if (!st->over)
-            (void)match_rising_pair(st, 2, tour_rng_splitmix64, &seed, t, cap, &nt, ids, cap,
-                                    &ng);
+            (void)match_rising_pair(st, 2, tour_rng_splitmix64, &seed, t, cap, &nt, ids, cap, &ng);
     } else if (st->cfg.format == MATCH_FIXED) {
         if (tab != 0)
             (void)match_fixed_deal_end(st, tab, st->tables[tab - 1].deals_done + 1, zero, &over,

@@ -112,9 +112,8 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : (x > y ? 1 : 0);
 }
 
-int match_stage_create(const match_stage_config_t *cfg, const uint64_t *ids,
-                       const int64_t *scores, uint32_t n, tour_rng_fn rng, void *rng_arg,
-                       match_stage_t **out)
+int match_stage_create(const match_stage_config_t *cfg, const uint64_t *ids, const int64_t *scores,
+                       uint32_t n, tour_rng_fn rng, void *rng_arg, match_stage_t **out)
 {
     if (match_stage_config_check(cfg, NULL, 0) != 0 || n == 0 || n > MATCH_MAX_PLAYERS)
         return -EINVAL;
@@ -123,8 +122,8 @@ int match_stage_create(const match_stage_config_t *cfg, const uint64_t *ids,
     if (cfg->format != MATCH_RISING && n < cfg->seats)
         return -EINVAL;
     for (uint32_t i = 0; i < n; i++)
-        if (ids[i] == 0 || (scores != NULL && (scores[i] < -MATCH_MAX_SCORE ||
-                                               scores[i] > MATCH_MAX_SCORE)))
+        if (ids[i] == 0 ||
+            (scores != NULL && (scores[i] < -MATCH_MAX_SCORE || scores[i] > MATCH_MAX_SCORE)))
             return -EINVAL;
     match_stage_t *st = xcalloc(1, sizeof *st);
     st->cfg = *cfg;
@@ -199,8 +198,8 @@ int match_stage_next(const match_stage_t *done, const match_stage_config_t *cfg,
         if (p->state == MATCH_OUT)
             continue;
         ids[m] = p->id;
-        sc[m++] = match_carry(p->score, done->cfg.carry_sqrt_permille,
-                              done->cfg.carry_neg_permille);
+        sc[m++] =
+            match_carry(p->score, done->cfg.carry_sqrt_permille, done->cfg.carry_neg_permille);
     }
     int rc = match_stage_create(cfg, ids, sc, m, rng, rng_arg, out);
     free(ids);
@@ -413,8 +412,8 @@ int match_standings(const match_stage_t *const *stages, size_t nstages, match_st
     return 0;
 }
 
-int match_prizes(const int64_t *prizes, size_t nplaces, const match_standing_t *standings,
-                 size_t n, match_award_t *out)
+int match_prizes(const int64_t *prizes, size_t nplaces, const match_standing_t *standings, size_t n,
+                 match_award_t *out)
 {
     if (n == 0)
         return 0;

@@ -45,20 +45,20 @@ typedef enum { MATCH_WAITING = 0, MATCH_PLAYING = 1, MATCH_OUT = 2 } match_pstat
  * defaults of a format; match_stage_config_check() validates. */
 typedef struct {
     match_format_t format;
-    uint32_t seats;        /* MATCH_MIN_SEATS..MATCH_MAX_SEATS; 4 = Guandan's partnerships */
-    int64_t start_score;   /* everyone's score when this is the match's first stage */
-    bool teams;            /* seats 0 + 2 against 1 + 3 (needs 4 seats) */
-    int64_t base_score;    /* 1..MATCH_MAX_SCORE: b0 (rising) or every deal's base */
-    uint32_t growth_pct;   /* rising: g, 0..1000 */
-    int64_t growth_ms;     /* rising: T, 1..2^40 */
-    uint32_t out_pct;      /* rising: p, 0..100000 */
-    uint32_t advance;      /* rising: N >= seats (required); Swiss: 0 = last stage */
+    uint32_t seats;           /* MATCH_MIN_SEATS..MATCH_MAX_SEATS; 4 = Guandan's partnerships */
+    int64_t start_score;      /* everyone's score when this is the match's first stage */
+    bool teams;               /* seats 0 + 2 against 1 + 3 (needs 4 seats) */
+    int64_t base_score;       /* 1..MATCH_MAX_SCORE: b0 (rising) or every deal's base */
+    uint32_t growth_pct;      /* rising: g, 0..1000 */
+    int64_t growth_ms;        /* rising: T, 1..2^40 */
+    uint32_t out_pct;         /* rising: p, 0..100000 */
+    uint32_t advance;         /* rising: N >= seats (required); Swiss: 0 = last stage */
     uint32_t deals_per_round; /* fixed, Swiss: 1..MATCH_MAX_DEALS */
-    uint32_t seconds_pct;  /* fixed: 0..100 */
-    uint32_t rounds;       /* Swiss: 1..MATCH_MAX_ROUNDS */
+    uint32_t seconds_pct;     /* fixed: 0..100 */
+    uint32_t rounds;          /* Swiss: 1..MATCH_MAX_ROUNDS */
     int32_t mp_win, mp_draw, mp_loss, mp_absent, mp_bye; /* Swiss: 0..100 each */
-    bool duplicate;        /* Swiss */
-    bool absent_out;       /* absent at a stage end with players going on: out */
+    bool duplicate;                                      /* Swiss */
+    bool absent_out;              /* absent at a stage end with players going on: out */
     uint32_t carry_sqrt_permille; /* into the next stage: 0..1000000 */
     uint32_t carry_neg_permille;  /* into the next stage: 0..1000000 */
 } match_stage_config_t;
@@ -70,23 +70,23 @@ typedef struct {
     int64_t round_score; /* fixed, Swiss: the score of the current round */
     uint64_t draw;       /* the seeded draw: lower first; unique in the stage */
     match_pstate_t state;
-    bool absent;         /* set by the director (match_stage_set_absent) */
-    uint32_t table;      /* table number while PLAYING, else 0 */
-    uint32_t seat;       /* seat while PLAYING */
-    uint64_t wait_since; /* rising: the moment he began waiting (a counter, lower = earlier) */
-    uint32_t deals;      /* deals he finished in this stage */
-    int32_t mp;          /* Swiss: match points */
-    uint32_t byes;       /* Swiss: byes had */
-    uint32_t out_event;  /* when OUT: the elimination event (1, 2, ...; later = better) */
-    bool round_absent;   /* Swiss: reported absent for the current round (mp_absent) */
+    bool absent;          /* set by the director (match_stage_set_absent) */
+    uint32_t table;       /* table number while PLAYING, else 0 */
+    uint32_t seat;        /* seat while PLAYING */
+    uint64_t wait_since;  /* rising: the moment he began waiting (a counter, lower = earlier) */
+    uint32_t deals;       /* deals he finished in this stage */
+    int32_t mp;           /* Swiss: match points */
+    uint32_t byes;        /* Swiss: byes had */
+    uint32_t out_event;   /* when OUT: the elimination event (1, 2, ...; later = better) */
+    bool round_absent;    /* Swiss: reported absent for the current round (mp_absent) */
     uint32_t round_place; /* fixed: his place at his table once its round is done, else 0 */
 } match_player_t;
 
 typedef struct {
-    bool active;      /* seated (a deal or a round in play) */
-    uint64_t deal;    /* rising: the id of the deal in play (unique in the stage) */
-    int64_t base;     /* the base score of the deal in play */
-    uint32_t deals_done; /* fixed, Swiss: deals finished in this round */
+    bool active;                    /* seated (a deal or a round in play) */
+    uint64_t deal;                  /* rising: the id of the deal in play (unique in the stage) */
+    int64_t base;                   /* the base score of the deal in play */
+    uint32_t deals_done;            /* fixed, Swiss: deals finished in this round */
     uint32_t seat[MATCH_MAX_SEATS]; /* player indices */
 } match_table_t;
 
@@ -127,9 +127,8 @@ int match_stage_config_check(const match_stage_config_t *c, char *err, size_t er
  * multiple of seats; a rising stage with n <= advance is accepted: it ends at its first
  * pairing, everyone going on).
  */
-int match_stage_create(const match_stage_config_t *cfg, const uint64_t *ids,
-                       const int64_t *scores, uint32_t n, tour_rng_fn rng, void *rng_arg,
-                       match_stage_t **out);
+int match_stage_create(const match_stage_config_t *cfg, const uint64_t *ids, const int64_t *scores,
+                       uint32_t n, tour_rng_fn rng, void *rng_arg, match_stage_t **out);
 void match_stage_destroy(match_stage_t *st); /* NULL is a no-op */
 
 /*
@@ -212,15 +211,15 @@ typedef struct {
  * ascending draw number (tour_payout_busts). out[i] is standings[i]'s. Returns 0, -EINVAL
  * (places not 1.. in order, a negative prize) or -EOVERFLOW.
  */
-int match_prizes(const int64_t *prizes, size_t nplaces, const match_standing_t *standings,
-                 size_t n, match_award_t *out);
+int match_prizes(const int64_t *prizes, size_t nplaces, const match_standing_t *standings, size_t n,
+                 match_award_t *out);
 
 /* A table formed by a pairing or a round's seating: the director starts its deal(s). */
 typedef struct {
-    uint32_t table;  /* table number */
-    uint64_t deal;   /* rising: the deal id to report; fixed, Swiss: 0 (deals are numbered
-                      * 1..deals_per_round in the round) */
-    int64_t base;    /* the base score of the deal(s) */
+    uint32_t table; /* table number */
+    uint64_t deal;  /* rising: the deal id to report; fixed, Swiss: 0 (deals are numbered
+                     * 1..deals_per_round in the round) */
+    int64_t base;   /* the base score of the deal(s) */
     uint64_t player[MATCH_MAX_SEATS]; /* by seat */
 } match_new_table_t;
 

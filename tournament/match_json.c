@@ -63,14 +63,13 @@ static int get_int(jerr_t *e, json_t *o, const char *where, const char *key, boo
         return fail(e, "%s%s: must be a whole number", where, key);
     json_int_t x = json_integer_value(v);
     if (x < lo || x > hi)
-        return fail(e, "%s%s: %lld is outside %lld..%lld", where, key, (long long)x,
-                    (long long)lo, (long long)hi);
+        return fail(e, "%s%s: %lld is outside %lld..%lld", where, key, (long long)x, (long long)lo,
+                    (long long)hi);
     *out = x;
     return 0;
 }
 
-static int get_bool(jerr_t *e, json_t *o, const char *where, const char *key, bool def,
-                    bool *out)
+static int get_bool(jerr_t *e, json_t *o, const char *where, const char *key, bool def, bool *out)
 {
     json_t *v = json_object_get(o, key);
     if (v == NULL) {
@@ -115,12 +114,28 @@ static int config_from(jerr_t *e, json_t *o, match_stage_config_t *c)
 {
     if (!json_is_object(o))
         return fail(e, "config: must be an object");
-    static const char *const known[] = {
-        "format",  "seats",        "start_score",     "teams",           "base_score",          "growth_pct",
-        "growth_ms", "out_pct",    "advance",         "deals_per_round",     "seconds_pct",
-        "rounds",  "mp_win",       "mp_draw",         "mp_loss",             "mp_absent",
-        "mp_bye",  "duplicate",    "absent_out",      "carry_sqrt_permille", "carry_neg_permille",
-        NULL};
+    static const char *const known[] = {"format",
+                                        "seats",
+                                        "start_score",
+                                        "teams",
+                                        "base_score",
+                                        "growth_pct",
+                                        "growth_ms",
+                                        "out_pct",
+                                        "advance",
+                                        "deals_per_round",
+                                        "seconds_pct",
+                                        "rounds",
+                                        "mp_win",
+                                        "mp_draw",
+                                        "mp_loss",
+                                        "mp_absent",
+                                        "mp_bye",
+                                        "duplicate",
+                                        "absent_out",
+                                        "carry_sqrt_permille",
+                                        "carry_neg_permille",
+                                        NULL};
     const char *w = "config.";
     int rc = only_known(e, o, w, known);
     if (rc != 0)
@@ -226,20 +241,19 @@ int match_config_parse(const char *json, size_t len, match_stage_config_t *out, 
 
 static json_t *config_to(const match_stage_config_t *c)
 {
-    return json_pack("{s:s, s:I, s:I, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-                     "s:I, s:I, s:b, s:b, s:I, s:I}",
-                     "format", format_name(c->format), "seats", (json_int_t)c->seats,
-                     "start_score", (json_int_t)c->start_score, "teams",
-                     c->teams, "base_score", (json_int_t)c->base_score, "growth_pct",
-                     (json_int_t)c->growth_pct, "growth_ms", (json_int_t)c->growth_ms, "out_pct",
-                     (json_int_t)c->out_pct, "advance", (json_int_t)c->advance,
-                     "deals_per_round", (json_int_t)c->deals_per_round, "seconds_pct",
-                     (json_int_t)c->seconds_pct, "rounds", (json_int_t)c->rounds, "mp_win",
-                     (json_int_t)c->mp_win, "mp_draw", (json_int_t)c->mp_draw, "mp_loss",
-                     (json_int_t)c->mp_loss, "mp_absent", (json_int_t)c->mp_absent, "mp_bye",
-                     (json_int_t)c->mp_bye, "duplicate", c->duplicate, "absent_out",
-                     c->absent_out, "carry_sqrt_permille", (json_int_t)c->carry_sqrt_permille,
-                     "carry_neg_permille", (json_int_t)c->carry_neg_permille);
+    return json_pack(
+        "{s:s, s:I, s:I, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+        "s:I, s:I, s:b, s:b, s:I, s:I}",
+        "format", format_name(c->format), "seats", (json_int_t)c->seats, "start_score",
+        (json_int_t)c->start_score, "teams", c->teams, "base_score", (json_int_t)c->base_score,
+        "growth_pct", (json_int_t)c->growth_pct, "growth_ms", (json_int_t)c->growth_ms, "out_pct",
+        (json_int_t)c->out_pct, "advance", (json_int_t)c->advance, "deals_per_round",
+        (json_int_t)c->deals_per_round, "seconds_pct", (json_int_t)c->seconds_pct, "rounds",
+        (json_int_t)c->rounds, "mp_win", (json_int_t)c->mp_win, "mp_draw", (json_int_t)c->mp_draw,
+        "mp_loss", (json_int_t)c->mp_loss, "mp_absent", (json_int_t)c->mp_absent, "mp_bye",
+        (json_int_t)c->mp_bye, "duplicate", c->duplicate, "absent_out", c->absent_out,
+        "carry_sqrt_permille", (json_int_t)c->carry_sqrt_permille, "carry_neg_permille",
+        (json_int_t)c->carry_neg_permille);
 }
 
 static const char *const state_names[] = {"waiting", "playing", "out"};
@@ -256,17 +270,16 @@ char *match_stage_to_json(const match_stage_t *st)
     json_t *players = json_array();
     for (uint32_t i = 0; i < st->n; i++) {
         const match_player_t *p = &st->players[i];
-        json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:o, s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, "
-                              "s:I, s:b, s:I}",
-                              "id", (json_int_t)p->id, "score", (json_int_t)p->score,
-                              "prev_score", (json_int_t)p->prev_score, "round_score",
-                              (json_int_t)p->round_score, "draw", u64s(p->draw), "state",
-                              state_names[p->state], "absent", p->absent, "table",
-                              (json_int_t)p->table, "seat", (json_int_t)p->seat, "wait_since",
-                              (json_int_t)p->wait_since, "deals", (json_int_t)p->deals, "mp",
-                              (json_int_t)p->mp, "byes", (json_int_t)p->byes, "out_event",
-                              (json_int_t)p->out_event, "round_absent", p->round_absent,
-                              "round_place", (json_int_t)p->round_place);
+        json_t *o = json_pack(
+            "{s:I, s:I, s:I, s:I, s:o, s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, "
+            "s:I, s:b, s:I}",
+            "id", (json_int_t)p->id, "score", (json_int_t)p->score, "prev_score",
+            (json_int_t)p->prev_score, "round_score", (json_int_t)p->round_score, "draw",
+            u64s(p->draw), "state", state_names[p->state], "absent", p->absent, "table",
+            (json_int_t)p->table, "seat", (json_int_t)p->seat, "wait_since",
+            (json_int_t)p->wait_since, "deals", (json_int_t)p->deals, "mp", (json_int_t)p->mp,
+            "byes", (json_int_t)p->byes, "out_event", (json_int_t)p->out_event, "round_absent",
+            p->round_absent, "round_place", (json_int_t)p->round_place);
         json_array_append_new(players, o);
     }
     json_t *tables = json_array();
@@ -279,9 +292,8 @@ char *match_stage_to_json(const match_stage_t *st)
             json_array_append_new(ids, json_integer((json_int_t)st->players[tb->seat[s]].id));
         json_array_append_new(tables,
                               json_pack("{s:I, s:I, s:I, s:I, s:o}", "table", (json_int_t)t + 1,
-                                        "deal", (json_int_t)tb->deal, "base",
-                                        (json_int_t)tb->base, "deals_done",
-                                        (json_int_t)tb->deals_done, "players", ids));
+                                        "deal", (json_int_t)tb->deal, "base", (json_int_t)tb->base,
+                                        "deals_done", (json_int_t)tb->deals_done, "players", ids));
     }
     json_t *queue = json_array();
     for (uint32_t j = 0; j < st->nqueue; j++)
@@ -307,13 +319,12 @@ char *match_stage_to_json(const match_stage_t *st)
                                    json_integer((json_int_t)st->players[i].id));
         json_array_append_new(history, rt);
     }
-    json_t *o = json_pack("{s:i, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:I, s:I, s:b, s:b, s:o}",
-                          "version", MATCH_JSON_VERSION, "config", config_to(&st->cfg),
-                          "players", players, "tables", tables, "queue", queue, "history",
-                          history, "next_deal", (json_int_t)st->next_deal, "moments",
-                          (json_int_t)st->moments, "events", (json_int_t)st->events, "round",
-                          (json_int_t)st->round, "finishing", st->finishing, "over", st->over,
-                          "round_seed", u64s(st->round_seed));
+    json_t *o = json_pack(
+        "{s:i, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:I, s:I, s:b, s:b, s:o}", "version",
+        MATCH_JSON_VERSION, "config", config_to(&st->cfg), "players", players, "tables", tables,
+        "queue", queue, "history", history, "next_deal", (json_int_t)st->next_deal, "moments",
+        (json_int_t)st->moments, "events", (json_int_t)st->events, "round", (json_int_t)st->round,
+        "finishing", st->finishing, "over", st->over, "round_seed", u64s(st->round_seed));
     char *s = json_dumps(o, JSON_COMPACT);
     json_decref(o);
     return s;
@@ -338,10 +349,10 @@ static int player_from(jerr_t *e, json_t *o, size_t k, match_player_t *p)
     snprintf(w, sizeof w, "players[%zu].", k);
     if (!json_is_object(o))
         return fail(e, "players[%zu]: must be an object", k);
-    static const char *const known[] = {"id",    "score",      "prev_score", "round_score",
-                                        "draw",  "state",      "absent",     "table",
-                                        "seat",  "wait_since", "deals",      "mp",
-                                        "byes",  "out_event",  "round_absent", "round_place", NULL};
+    static const char *const known[] = {
+        "id",     "score",     "prev_score",   "round_score", "draw",  "state",
+        "absent", "table",     "seat",         "wait_since",  "deals", "mp",
+        "byes",   "out_event", "round_absent", "round_place", NULL};
     int64_t v[12];
     int rc = only_known(e, o, w, known);
     if (rc == 0)
@@ -420,13 +431,11 @@ static int check_players(jerr_t *e, match_stage_t *st)
         else if (p->state != MATCH_PLAYING && (p->table != 0 || p->seat != 0))
             rc = fail(e, "players[%u].table: only a playing player has a table", i);
         else if (p->state == MATCH_PLAYING && (p->table == 0 || p->table > st->ntables))
-            rc = fail(e, "players[%u].table: a playing player needs a table 1..%u", i,
-                      st->ntables);
+            rc = fail(e, "players[%u].table: a playing player needs a table 1..%u", i, st->ntables);
         else if (p->round_place > st->cfg.seats)
             rc = fail(e, "players[%u].round_place: must be 0..seats", i);
         else if (p->byes > st->round || p->wait_since > st->moments)
-            rc = fail(e, "players[%u]: byes or wait_since beyond the stage's rounds or moments",
-                      i);
+            rc = fail(e, "players[%u]: byes or wait_since beyond the stage's rounds or moments", i);
     }
     if (rc == 0) {
         qsort(d, st->n, sizeof *d, cmp_u64);
@@ -453,8 +462,7 @@ static int tables_from(jerr_t *e, match_stage_t *st, json_t *a)
         snprintf(w, sizeof w, "tables[%zu].", k);
         if (!json_is_object(o))
             return fail(e, "tables[%zu]: must be an object", k);
-        static const char *const known[] = {"table", "deal", "base", "deals_done", "players",
-                                            NULL};
+        static const char *const known[] = {"table", "deal", "base", "deals_done", "players", NULL};
         int64_t t, deal, base, done;
         int rc = only_known(e, o, w, known);
         if (rc == 0)
@@ -522,8 +530,7 @@ static int queue_from(jerr_t *e, match_stage_t *st, json_t *a)
             break;
         if (seen[i] || st->players[i].state != MATCH_WAITING)
             rc = fail(e, "queue[%zu]: player listed twice or not waiting", k);
-        else if (k > 0 &&
-                 st->players[i].wait_since < st->players[st->queue[k - 1]].wait_since)
+        else if (k > 0 && st->players[i].wait_since < st->players[st->queue[k - 1]].wait_since)
             rc = fail(e, "queue[%zu]: not in waiting order", k);
         seen[i] = true;
         st->queue[st->nqueue++] = i;
@@ -552,8 +559,7 @@ static int history_from(jerr_t *e, match_stage_t *st, json_t *a)
         for (size_t t = 0; t < json_array_size(rt); t++) {
             json_t *ids = json_array_get(rt, t);
             if (!json_is_array(ids) || json_array_size(ids) != st->cfg.seats)
-                return fail(e, "history[%zu][%zu]: must list %u player ids", r, t,
-                            st->cfg.seats);
+                return fail(e, "history[%zu][%zu]: must list %u player ids", r, t, st->cfg.seats);
             for (uint32_t s = 0; s < st->cfg.seats; s++) {
                 uint32_t i;
                 char where[48];
@@ -584,10 +590,9 @@ int match_stage_from_json(const char *json, size_t len, match_stage_t **out, cha
         rc = fail(&e, "the stage must be a JSON object");
         goto fail_parse;
     }
-    static const char *const known[] = {"version", "config",  "players",   "tables",
-                                        "queue",   "history", "next_deal", "moments",
-                                        "events",  "round",   "finishing", "over",
-                                        "round_seed", NULL};
+    static const char *const known[] = {"version",   "config",    "players",    "tables", "queue",
+                                        "history",   "next_deal", "moments",    "events", "round",
+                                        "finishing", "over",      "round_seed", NULL};
     int64_t ver, next_deal, moments, events, round;
     match_stage_config_t cfg;
     rc = only_known(&e, o, "", known);

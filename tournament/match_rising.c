@@ -111,8 +111,8 @@ static uint32_t free_table(match_stage_t *st)
 }
 
 int match_rising_pair(match_stage_t *st, int64_t now_ms, tour_rng_fn rng, void *rng_arg,
-                      match_new_table_t *tables, size_t tables_cap, size_t *ntables,
-                      uint64_t *gone, size_t gone_cap, size_t *ngone)
+                      match_new_table_t *tables, size_t tables_cap, size_t *ntables, uint64_t *gone,
+                      size_t gone_cap, size_t *ngone)
 {
     size_t nt = 0, ng = 0;
     if (st->cfg.format != MATCH_RISING || st->over)

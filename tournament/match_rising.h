@@ -13,8 +13,8 @@
  *
  * st->finishing: no table is formed any more (N remain); st->over: no deal in play either, the
  * players not out go on (match_carry, then the next stage). Players put out at the end because
- * they are absent (absent_out) are not listed in gone[]: match_stage_standings shows them. A voided deal is replayed by the
- * same table (match_rising_deal_void).
+ * they are absent (absent_out) are not listed in gone[]: match_stage_standings shows them. A voided
+ * deal is replayed by the same table (match_rising_deal_void).
  */
 #ifndef CROUPIER_MATCH_RISING_H
 #define CROUPIER_MATCH_RISING_H
@@ -32,8 +32,8 @@ int64_t match_rising_line_at(const match_stage_config_t *c, int64_t t_ms);
  * -EINVAL (not a rising stage, a stage over), -ENOSPC (nothing changed).
  */
 int match_rising_pair(match_stage_t *st, int64_t now_ms, tour_rng_fn rng, void *rng_arg,
-                      match_new_table_t *tables, size_t tables_cap, size_t *ntables,
-                      uint64_t *gone, size_t gone_cap, size_t *ngone);
+                      match_new_table_t *tables, size_t tables_cap, size_t *ntables, uint64_t *gone,
+                      size_t gone_cap, size_t *ngone);
 
 /*
  * The deal `deal` of table `table` ended at now_ms with res[seat] (deal results in stake units,

@@ -61,8 +61,8 @@ static void rising_step(match_stage_t *st, uint64_t *seed, int64_t now)
         }
     if (!st->over)
         ck_assert_int_eq(match_rising_pair(st, now, tour_rng_splitmix64, seed,
-                                           (match_new_table_t[40]){{0}}, 40, &(size_t){0}, NULL,
-                                           0, NULL),
+                                           (match_new_table_t[40]){{0}}, 40, &(size_t){0}, NULL, 0,
+                                           NULL),
                          0);
 }
 
@@ -140,9 +140,8 @@ START_TEST(test_match_json_fixed_and_swiss_round_trip)
     uint64_t byes[3];
     size_t nb;
     for (int r = 0; r < 2; r++) {
-        ck_assert_int_eq(match_swiss_seat_round(st, tour_rng_splitmix64, &seed, t, 8, &nt, byes,
-                                                3, &nb),
-                         0);
+        ck_assert_int_eq(
+            match_swiss_seat_round(st, tour_rng_splitmix64, &seed, t, 8, &nt, byes, 3, &nb), 0);
         int64_t g[4] = {2, -2, 2, -2};
         for (size_t j = 0; j < nt; j++)
             ck_assert_int_eq(match_swiss_deal_end(st, t[j].table, 1, g, &over), 0);
@@ -217,8 +216,8 @@ START_TEST(test_match_json_malformed_refused)
     uint64_t seed = 4;
     match_new_table_t t[4];
     size_t nt;
-    ck_assert_int_eq(
-        match_rising_pair(st, 0, tour_rng_splitmix64, &seed, t, 4, &nt, NULL, 0, NULL), 0);
+    ck_assert_int_eq(match_rising_pair(st, 0, tour_rng_splitmix64, &seed, t, 4, &nt, NULL, 0, NULL),
+                     0);
     char *good = match_stage_to_json(st);
     char idn[32], id2[32];
     snprintf(idn, sizeof idn, "\"id\":%llu", (unsigned long long)st->players[1].id);

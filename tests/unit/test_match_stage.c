@@ -141,9 +141,8 @@ static match_stage_t *rising_with(const match_stage_config_t *c, uint32_t n, con
         match_stage_t *st = make(c, n, sc, seed);
         size_t nt;
         uint64_t pseed = seed * 7919;
-        ck_assert_int_eq(match_rising_pair(st, 0, tour_rng_splitmix64, &pseed, t, 1, &nt, NULL,
-                                           0, NULL),
-                         0);
+        ck_assert_int_eq(
+            match_rising_pair(st, 0, tour_rng_splitmix64, &pseed, t, 1, &nt, NULL, 0, NULL), 0);
         ck_assert_uint_eq(nt, 1);
         if (pl(st, a)->state == MATCH_PLAYING && pl(st, b)->state == MATCH_PLAYING)
             return st;
@@ -215,8 +214,8 @@ START_TEST(test_match_rising_finishing_deals_count_without_eliminations)
     match_stage_t *st = make(&c, 6, NULL, seed);
     match_new_table_t t[2];
     size_t nt, ng;
-    ck_assert_int_eq(
-        match_rising_pair(st, 0, tour_rng_splitmix64, &seed, t, 2, &nt, NULL, 0, NULL), 0);
+    ck_assert_int_eq(match_rising_pair(st, 0, tour_rng_splitmix64, &seed, t, 2, &nt, NULL, 0, NULL),
+                     0);
     ck_assert_uint_eq(nt, 2);
     ck_assert_uint_eq(st->nqueue, 0);
     int64_t lose[3] = {-82, 41, 41}; /* seat 0: 1000 - 820 = 180 < 200 */
@@ -258,8 +257,8 @@ START_TEST(test_match_rising_odd_count_waits_for_next_deal)
     match_stage_t *st = make(&c, 7, NULL, seed);
     match_new_table_t t[4];
     size_t nt, ng;
-    ck_assert_int_eq(
-        match_rising_pair(st, 0, tour_rng_splitmix64, &seed, t, 4, &nt, NULL, 0, NULL), 0);
+    ck_assert_int_eq(match_rising_pair(st, 0, tour_rng_splitmix64, &seed, t, 4, &nt, NULL, 0, NULL),
+                     0);
     ck_assert_uint_eq(nt, 2);
     ck_assert_uint_eq(st->nqueue, 1);
     uint64_t left = st->players[st->queue[0]].id;
@@ -267,8 +266,8 @@ START_TEST(test_match_rising_odd_count_waits_for_next_deal)
     ck_assert_int_eq(match_rising_deal_end(st, t[0].table, t[0].deal, even, 5, NULL, NULL), 0);
     ck_assert_uint_eq(st->nqueue, 4);
     match_new_table_t u[2];
-    ck_assert_int_eq(
-        match_rising_pair(st, 5, tour_rng_splitmix64, &seed, u, 2, &nt, NULL, 0, NULL), 0);
+    ck_assert_int_eq(match_rising_pair(st, 5, tour_rng_splitmix64, &seed, u, 2, &nt, NULL, 0, NULL),
+                     0);
     ck_assert_uint_eq(nt, 1);
     ck_assert_int_eq(pl(st, left)->state, MATCH_PLAYING);
     ck_assert_uint_eq(st->nqueue, 1);
@@ -276,17 +275,16 @@ START_TEST(test_match_rising_odd_count_waits_for_next_deal)
     uint64_t w = st->players[st->queue[0]].id;
     ck_assert_int_eq(match_stage_set_absent(st, w, true), 0);
     ck_assert_int_eq(match_rising_deal_end(st, t[1].table, t[1].deal, even, 6, NULL, NULL), 0);
-    ck_assert_int_eq(
-        match_rising_pair(st, 6, tour_rng_splitmix64, &seed, u, 2, &nt, NULL, 0, NULL), 0);
+    ck_assert_int_eq(match_rising_pair(st, 6, tour_rng_splitmix64, &seed, u, 2, &nt, NULL, 0, NULL),
+                     0);
     ck_assert_uint_eq(nt, 1);
     ck_assert_int_eq(pl(st, w)->state, MATCH_WAITING);
     /* The line rose past everyone waiting (1000 < line at a late time): out at pairing, but
      * the cut keeps N = 3. Two tables play, one absent player waits: 7 left. */
     ck_assert_int_eq(match_stage_set_absent(st, w, false), 0);
     uint64_t gone[8];
-    ck_assert_int_eq(match_rising_pair(st, 20 * 60000, tour_rng_splitmix64, &seed, u, 2, &nt,
-                                       gone, 8, &ng),
-                     0);
+    ck_assert_int_eq(
+        match_rising_pair(st, 20 * 60000, tour_rng_splitmix64, &seed, u, 2, &nt, gone, 8, &ng), 0);
     ck_assert_uint_eq(ng, 1);
     ck_assert_uint_eq(gone[0], w);
     ck_assert_uint_eq(st->remaining, 6);
@@ -310,8 +308,8 @@ START_TEST(test_match_rising_random_stages_keep_invariants)
         match_new_table_t *t = malloc(n * sizeof *t);
         int64_t now = 0;
         size_t nt;
-        REQUIRE(match_rising_pair(st, now, tour_rng_splitmix64, &seed, t, n, &nt, NULL, 0,
-                                  NULL) == 0);
+        REQUIRE(match_rising_pair(st, now, tour_rng_splitmix64, &seed, t, n, &nt, NULL, 0, NULL) ==
+                0);
         for (int steps = 0; !st->over && steps < 100000; steps++) {
             /* A random table in play ends its deal. */
             uint32_t tab = 0;
@@ -492,8 +490,7 @@ START_TEST(test_match_fixed_advancement_ties_among_seconds)
     /* A fixed stage that does not fill whole tables is refused. */
     uint64_t ids[4] = {1, 2, 3, 4};
     int64_t sc[4] = {0, 0, 0, 0};
-    ck_assert_int_eq(match_stage_create(&c, ids, sc, 4, tour_rng_splitmix64, &seed, &st),
-                     -EINVAL);
+    ck_assert_int_eq(match_stage_create(&c, ids, sc, 4, tour_rng_splitmix64, &seed, &st), -EINVAL);
 }
 END_TEST
 
@@ -523,16 +520,14 @@ START_TEST(test_match_rising_then_fixed_whole_match)
                 tab = (k + (uint32_t)now) % a->ntables + 1;
         ck_assert_uint_ne(tab, 0);
         int64_t res[3];
-        ck_assert_int_eq(match_result_doudizhu((uint32_t)(now % 3), now % 5 < 2,
-                                               1 + (now % 4), res),
-                         0);
+        ck_assert_int_eq(
+            match_result_doudizhu((uint32_t)(now % 3), now % 5 < 2, 1 + (now % 4), res), 0);
         now += 7000;
         ck_assert_int_eq(
             match_rising_deal_end(a, tab, a->tables[tab - 1].deal, res, now, NULL, NULL), 0);
         if (!a->over)
             ck_assert_int_eq(
-                match_rising_pair(a, now, tour_rng_splitmix64, &seed, t, 8, &nt, NULL, 0, NULL),
-                0);
+                match_rising_pair(a, now, tour_rng_splitmix64, &seed, t, 8, &nt, NULL, 0, NULL), 0);
     }
     ck_assert_uint_eq(a->remaining, 9);
     match_stage_config_t f = match_stage_config_default(MATCH_FIXED, 3);
@@ -608,19 +603,36 @@ START_TEST(test_match_swiss_guandan_32_three_rounds)
     /* Round 2 by hand: the winners (3 mp, Buchholz 2) by score: 1, 3, 29, 31 (+3), 6, 8, 21,
      * 23 (+2), 13, 15, 18, 20 (+1); the draws (Buchholz 4) 9..12, 25..28; the losers
      * (Buchholz 6) by score 14, 16, 17, 19 (-1), 5, 7, 22, 24 (-2), 2, 4, 30, 32 (-3). */
-    static const uint64_t want[3][8][4] = {
-        {{1, 2, 3, 4}, {5, 6, 7, 8}, {9, 10, 11, 12}, {13, 14, 15, 16},
-         {17, 18, 19, 20}, {21, 22, 23, 24}, {25, 26, 27, 28}, {29, 30, 31, 32}},
-        {{1, 3, 29, 31}, {6, 8, 21, 23}, {13, 15, 18, 20}, {9, 10, 11, 12},
-         {25, 26, 27, 28}, {14, 16, 17, 19}, {5, 7, 22, 24}, {2, 4, 30, 32}},
-        {{1, 20, 29, 6}, {8, 21, 23, 9}, {11, 26, 28, 3}, {31, 13, 18, 17},
-         {4, 32, 14, 25}, {27, 10, 12, 5}, {7, 22, 24, 15}, {19, 2, 30, 16}}};
+    static const uint64_t want[3][8][4] = {{{1, 2, 3, 4},
+                                            {5, 6, 7, 8},
+                                            {9, 10, 11, 12},
+                                            {13, 14, 15, 16},
+                                            {17, 18, 19, 20},
+                                            {21, 22, 23, 24},
+                                            {25, 26, 27, 28},
+                                            {29, 30, 31, 32}},
+                                           {{1, 3, 29, 31},
+                                            {6, 8, 21, 23},
+                                            {13, 15, 18, 20},
+                                            {9, 10, 11, 12},
+                                            {25, 26, 27, 28},
+                                            {14, 16, 17, 19},
+                                            {5, 7, 22, 24},
+                                            {2, 4, 30, 32}},
+                                           {{1, 20, 29, 6},
+                                            {8, 21, 23, 9},
+                                            {11, 26, 28, 3},
+                                            {31, 13, 18, 17},
+                                            {4, 32, 14, 25},
+                                            {27, 10, 12, 5},
+                                            {7, 22, 24, 15},
+                                            {19, 2, 30, 16}}};
     for (int r = 0; r < 3; r++) {
         match_new_table_t t[8];
         uint64_t byes[4];
         size_t nt, nb;
-        ck_assert_int_eq(match_swiss_seat_round(st, tour_rng_splitmix64, &(uint64_t){1}, t, 8,
-                                                &nt, byes, 4, &nb),
+        ck_assert_int_eq(match_swiss_seat_round(st, tour_rng_splitmix64, &(uint64_t){1}, t, 8, &nt,
+                                                byes, 4, &nb),
                          0);
         ck_assert_uint_eq(nt, 8);
         ck_assert_uint_eq(nb, 0);
@@ -655,8 +667,8 @@ START_TEST(test_match_swiss_guandan_32_three_rounds)
         ck_assert_int_eq(match_swiss_buchholz(st, i), bh[i]);
     }
     /* 15 was absent in round 2: a win for his side there gave him 0 (his partner 13 got 3). */
-    static const uint64_t final[32] = {1,  29, 21, 9,  11, 28, 20, 4,  14, 8,  6,
-                                       23, 10, 31, 13, 17, 18, 5,  26, 24, 7,  3,
+    static const uint64_t final[32] = {1,  29, 21, 9,  11, 28, 20, 4,  14, 8, 6,
+                                       23, 10, 31, 13, 17, 18, 5,  26, 24, 7, 3,
                                        32, 12, 25, 27, 22, 15, 30, 19, 2,  16};
     match_standing_t sd[32];
     size_t n;
@@ -684,8 +696,8 @@ START_TEST(test_match_swiss_byes_odd_count)
         match_new_table_t t[2];
         uint64_t byes[3];
         size_t nt, nb;
-        ck_assert_int_eq(match_swiss_seat_round(st, tour_rng_splitmix64, &(uint64_t){1}, t, 2,
-                                                &nt, byes, 3, &nb),
+        ck_assert_int_eq(match_swiss_seat_round(st, tour_rng_splitmix64, &(uint64_t){1}, t, 2, &nt,
+                                                byes, 3, &nb),
                          0);
         ck_assert_uint_eq(nt, 2);
         ck_assert_uint_eq(nb, 2);
