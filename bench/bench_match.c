@@ -6,10 +6,13 @@
  * players. The stage time advances 20 ms per deal end (a deal of ~1 minute at ~3,300 tables),
  * so the line rises and players go out along the way.
  *
+ * With STEADY > 0, the field is held at its size instead (no line: out_pct 0, base 1, no
+ * growth) for STEADY deal ends: the throughput with all 10,000 players in play throughout.
+ *
  * Prints the players re-seated per CPU second of this thread (the figure; wall alongside), the
  * deal ends, the players out and the target (>= 10,000 players re-seated per second).
  *
- *   bench_match [PLAYERS [ADVANCE [SEED]]]
+ *   bench_match [PLAYERS [ADVANCE [SEED [STEADY]]]]
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -33,8 +36,14 @@ int main(int argc, char **argv)
     uint32_t n = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 10) : 10000;
     uint32_t adv = argc > 2 ? (uint32_t)strtoul(argv[2], NULL, 10) : 18;
     uint64_t seed = argc > 3 ? strtoull(argv[3], NULL, 10) : 20261206;
+    uint64_t steady = argc > 4 ? strtoull(argv[4], NULL, 10) : 0;
     match_stage_config_t c = match_stage_config_default(MATCH_RISING, 3);
     c.advance = adv;
+    if (steady > 0) {
+        c.out_pct = 0;
+        c.growth_pct = 0;
+        c.base_score = 1;
+    }
     if (n < 4 || adv < 3 || adv >= n) {
         fprintf(stderr, "usage: bench_match [PLAYERS>=4 [ADVANCE 3..PLAYERS-1 [SEED]]]\n");
         return 2;
@@ -64,7 +73,7 @@ int main(int argc, char **argv)
     for (size_t j = 0; j < nt; j++)
         live[nlive++] = t[j].table;
     uint64_t first = nt * 3;
-    while (!st->over && nlive > 0) {
+    while (!st->over && nlive > 0 && (steady == 0 || ends < steady)) {
         uint32_t k = (uint32_t)tour_rng_below(tour_rng_splitmix64, &seed, nlive);
         uint32_t tab = live[k];
         live[k] = live[--nlive];
@@ -88,17 +97,23 @@ int main(int argc, char **argv)
     double cpu = clock_s(CLOCK_THREAD_CPUTIME_ID) - c0 - first_cpu;
     double wall = clock_s(CLOCK_MONOTONIC) - w0;
     double rate = (double)seated / cpu;
-    printf("match: 打立出局 of %u players (tables of 3) to %u: first draw %llu players in %.3f ms "
-           "cpu\n",
-           n, adv, (unsigned long long)first, first_cpu * 1e3);
+    printf(
+        "match: 打立出局 of %u players (tables of 3) to %u%s: first draw %llu players in %.3f ms "
+        "cpu\n",
+        n, adv, steady > 0 ? ", steady (no line)" : "", (unsigned long long)first, first_cpu * 1e3);
     printf("match: %llu deal ends, %llu players re-seated after a deal end, %u out, stage time "
            "%.1f min, %s\n",
            (unsigned long long)ends, (unsigned long long)seated, n - st->remaining,
-           (double)now / 60000.0, st->over ? "over" : "NOT over");
+           (double)now / 60000.0, st->over ? "over" : "not over");
     printf("match: players re-seated per second: %.0f per CPU second (%.3f us each), %.0f wall\n",
            rate, cpu / (double)(seated ? seated : 1) * 1e6, (double)seated / wall);
     printf("match: target >= %.0f/s: %s\n", TARGET_PER_S, rate >= TARGET_PER_S ? "met" : "NOT met");
-    printf("match: command: bench_match %u %u\n", n, adv);
+    if (steady > 0)
+        printf("match: command: bench_match %u %u %llu %llu\n", n, adv,
+               (unsigned long long)(argc > 3 ? strtoull(argv[3], NULL, 10) : 20261206),
+               (unsigned long long)steady);
+    else
+        printf("match: command: bench_match %u %u\n", n, adv);
     match_stage_destroy(st);
     free(ids);
     free(sc);

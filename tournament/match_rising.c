@@ -274,6 +274,7 @@ int match_rising_deal_end(match_stage_t *st, uint32_t table, uint64_t deal, cons
     }
     tb->active = false;
     st->playing_tables--;
+    st->_table_hint = table - 1; /* the next table formed takes this one: no search */
     cut(st, cand, k, gone, &ng);
     for (uint32_t s = 0; s < seats; s++)
         if (st->players[tb->seat[s]].state == MATCH_WAITING)
