@@ -253,7 +253,18 @@ START_TEST(test_match_json_malformed_refused)
         ck_assert_msg(strstr(err, cases[k].says) != NULL, "case %zu: %s", k, err);
         free(bad);
     }
-    /* Two players with one id; a playing player's table listing someone else. */
+    /* The queue naming a playing player instead of the waiting one. */
+    char q1[48], q2[48];
+    snprintf(q1, sizeof q1, "\"queue\":[%llu]", (unsigned long long)st->players[st->queue[0]].id);
+    snprintf(q2, sizeof q2, "\"queue\":[%llu]", (unsigned long long)t[0].player[0]);
+    char *wrongq = edit(good, q1, q2);
+    match_stage_t *none = NULL;
+    ck_assert_int_eq(match_stage_from_json(wrongq, strlen(wrongq), &none, err, sizeof err),
+                     -EINVAL);
+    ck_assert_ptr_null(none);
+    ck_assert_msg(strstr(err, "not waiting") != NULL, "%s", err);
+    free(wrongq);
+    /* Two players with one id. */
     char *dup = edit(good, idn, id2);
     match_stage_t *out = NULL;
     ck_assert_int_eq(match_stage_from_json(dup, strlen(dup), &out, err, sizeof err), -EINVAL);
