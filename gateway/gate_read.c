@@ -134,7 +134,21 @@ static void gate_stall_end(gate_t *g, int64_t now, gate_conn_t *first)
         if ((c = gate_conn_get(g, ids[i])) != NULL && !c->closing)
             gate_conn_close_stalled(c);
     free(ids);
-    log_emit(LOG_WARN, "gate_stalled", "{s:I,s:I}", "stalled_ms", (json_int_t)(now - g->sweep_ms),
+    /* The time the loop stood still is not the clients': the edge deadlines and the idle clock
+     * of the connections left go on from where they stood (a client is not closed for output we
+     * did not write, or for silence we did not hear, while we were frozen). */
+    int64_t stalled = now - g->sweep_ms;
+    TAILQ_FOREACH(c, &g->conns, all)
+    {
+        if (c->closing)
+            continue;
+        c->accept_ms += stalled;
+        c->out_ms += stalled;
+        c->last_rx_ms += stalled;
+        if (c->partial_ms != 0)
+            c->partial_ms += stalled;
+    }
+    log_emit(LOG_WARN, "gate_stalled", "{s:I,s:I}", "stalled_ms", (json_int_t)stalled,
              "connections_closed", (json_int_t)g->stall_closed);
     g->stall_closed = 0;
     g->sweep_ms = now;
@@ -431,6 +445,10 @@ void gate_sweep_cb(evutil_socket_t fd, short what, void *arg)
     gate_t *g = arg;
     int64_t now = clock_mono_ms();
     gate_conn_t *c, *next;
+    /* The sweep's look at a stall, when it runs before any read -- first, so that a deadline
+     * the stall alone made due is not taken for the client's (gate_stall_end). */
+    if (g->sweep_ms != 0 && now - g->sweep_ms > GATE_STALL_MS)
+        gate_stall_end(g, now, NULL);
     for (c = TAILQ_FIRST(&g->conns); c != NULL; c = next) {
         next = TAILQ_NEXT(c, all);
         if (c->closing || gate_conn_check_edges(c, now))
@@ -444,8 +462,6 @@ void gate_sweep_cb(evutil_socket_t fd, short what, void *arg)
         g->buckets_swept_ms = now;
         gate_buckets_sweep(g, now);
     }
-    if (g->sweep_ms != 0 && now - g->sweep_ms > GATE_STALL_MS)
-        gate_stall_end(g, now, NULL); /* the sweep's look, when it runs before any read */
     g->sweep_ms = now;
     if (g->cfg.drain != NULL)
         drain_heartbeat_beat(g->cfg.drain, 0);
