@@ -11,94 +11,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jfield.h"
 #include "xmalloc.h"
 
 #define MATCH_JSON_VERSION 1
 
-typedef struct {
-    char *err;
-    size_t errlen;
-} jerr_t;
-
-static int fail(jerr_t *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int fail(jerr_t *e, const char *fmt, ...)
-{
-    if (e->err != NULL && e->errlen > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(e->err, e->errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -EINVAL;
-}
-
-static int only_known(jerr_t *e, json_t *o, const char *where, const char *const *known)
-{
-    const char *key;
-    json_t *v;
-    json_object_foreach(o, key, v)
-    {
-        bool found = false;
-        for (size_t i = 0; known[i] != NULL && !found; i++)
-            found = strcmp(known[i], key) == 0;
-        if (!found)
-            return fail(e, "%s%s: unknown field", where, key);
-    }
-    return 0;
-}
-
-/* An integer field in [lo, hi]; absent: *out = def unless required. */
-static int get_int(jerr_t *e, json_t *o, const char *where, const char *key, bool required,
-                   int64_t def, int64_t lo, int64_t hi, int64_t *out)
-{
-    json_t *v = json_object_get(o, key);
-    if (v == NULL) {
-        if (required)
-            return fail(e, "%s%s: missing", where, key);
-        *out = def;
-        return 0;
-    }
-    if (!json_is_integer(v))
-        return fail(e, "%s%s: must be a whole number", where, key);
-    json_int_t x = json_integer_value(v);
-    if (x < lo || x > hi)
-        return fail(e, "%s%s: %lld is outside %lld..%lld", where, key, (long long)x, (long long)lo,
-                    (long long)hi);
-    *out = x;
-    return 0;
-}
-
-static int get_bool(jerr_t *e, json_t *o, const char *where, const char *key, bool def, bool *out)
-{
-    json_t *v = json_object_get(o, key);
-    if (v == NULL) {
-        *out = def;
-        return 0;
-    }
-    if (!json_is_boolean(v))
-        return fail(e, "%s%s: must be true or false", where, key);
-    *out = json_is_true(v);
-    return 0;
-}
 
 /* A 64-bit unsigned number written as a decimal string. */
-static int get_u64s(jerr_t *e, json_t *o, const char *where, const char *key, uint64_t *out)
+static int get_u64s(jfield_err_t *e, json_t *o, const char *where, const char *key, uint64_t *out)
 {
     json_t *v = json_object_get(o, key);
     if (v == NULL)
-        return fail(e, "%s%s: missing", where, key);
+        return jfield_fail(e, "%s%s: missing", where, key);
     const char *s = json_string_value(v);
     size_t len = s != NULL ? json_string_length(v) : 0;
     if (s == NULL || len == 0 || len > 20 || strlen(s) != len)
-        return fail(e, "%s%s: must be a decimal string", where, key);
+        return jfield_fail(e, "%s%s: must be a decimal string", where, key);
     uint64_t x = 0;
     for (size_t i = 0; i < len; i++) {
         if (s[i] < '0' || s[i] > '9' || (len > 1 && i == 0 && s[0] == '0'))
-            return fail(e, "%s%s: must be a decimal string", where, key);
+            return jfield_fail(e, "%s%s: must be a decimal string", where, key);
         uint64_t d = (uint64_t)(s[i] - '0');
         if (x > (UINT64_MAX - d) / 10)
-            return fail(e, "%s%s: above 2^64 - 1", where, key);
+            return jfield_fail(e, "%s%s: above 2^64 - 1", where, key);
         x = x * 10 + d;
     }
     *out = x;
@@ -110,10 +45,10 @@ static const char *format_name(match_format_t f)
     return f == MATCH_RISING ? "rising" : (f == MATCH_FIXED ? "fixed" : "swiss");
 }
 
-static int config_from(jerr_t *e, json_t *o, match_stage_config_t *c)
+static int config_from(jfield_err_t *e, json_t *o, match_stage_config_t *c)
 {
     if (!json_is_object(o))
-        return fail(e, "config: must be an object");
+        return jfield_fail(e, "config: must be an object");
     static const char *const known[] = {"format",
                                         "seats",
                                         "start_score",
@@ -137,13 +72,13 @@ static int config_from(jerr_t *e, json_t *o, match_stage_config_t *c)
                                         "carry_neg_permille",
                                         NULL};
     const char *w = "config.";
-    int rc = only_known(e, o, w, known);
+    int rc = jfield_only_known(e, o, w, known);
     if (rc != 0)
         return rc;
     const char *f = json_string_value(json_object_get(o, "format"));
     match_format_t fmt;
     if (f == NULL)
-        return fail(e, "config.format: missing or not a string");
+        return jfield_fail(e, "config.format: missing or not a string");
     if (strcmp(f, "rising") == 0)
         fmt = MATCH_RISING;
     else if (strcmp(f, "fixed") == 0)
@@ -151,54 +86,54 @@ static int config_from(jerr_t *e, json_t *o, match_stage_config_t *c)
     else if (strcmp(f, "swiss") == 0)
         fmt = MATCH_SWISS;
     else
-        return fail(e, "config.format: must be rising, fixed or swiss");
+        return jfield_fail(e, "config.format: must be rising, fixed or swiss");
     int64_t seats;
-    rc = get_int(e, o, w, "seats", true, 0, MATCH_MIN_SEATS, MATCH_MAX_SEATS, &seats);
+    rc = jfield_int(e, o, w, "seats", true, 0, MATCH_MIN_SEATS, MATCH_MAX_SEATS, &seats);
     if (rc != 0)
         return rc;
     *c = match_stage_config_default(fmt, (uint32_t)seats);
     int64_t v[16];
-    rc = get_bool(e, o, w, "teams", c->teams, &c->teams);
+    rc = jfield_bool(e, o, w, "teams", c->teams, &c->teams);
     if (rc == 0)
-        rc = get_int(e, o, w, "start_score", false, c->start_score, -MATCH_MAX_SCORE,
+        rc = jfield_int(e, o, w, "start_score", false, c->start_score, -MATCH_MAX_SCORE,
                      MATCH_MAX_SCORE, &v[15]);
     if (rc == 0)
-        rc = get_int(e, o, w, "base_score", false, c->base_score, 1, MATCH_MAX_SCORE, &v[0]);
+        rc = jfield_int(e, o, w, "base_score", false, c->base_score, 1, MATCH_MAX_SCORE, &v[0]);
     if (rc == 0)
-        rc = get_int(e, o, w, "growth_pct", false, c->growth_pct, 0, 1000, &v[1]);
+        rc = jfield_int(e, o, w, "growth_pct", false, c->growth_pct, 0, 1000, &v[1]);
     if (rc == 0)
-        rc = get_int(e, o, w, "growth_ms", false, c->growth_ms, 1, MATCH_MAX_SCORE, &v[2]);
+        rc = jfield_int(e, o, w, "growth_ms", false, c->growth_ms, 1, MATCH_MAX_SCORE, &v[2]);
     if (rc == 0)
-        rc = get_int(e, o, w, "out_pct", false, c->out_pct, 0, 100000, &v[3]);
+        rc = jfield_int(e, o, w, "out_pct", false, c->out_pct, 0, 100000, &v[3]);
     if (rc == 0)
-        rc = get_int(e, o, w, "advance", fmt == MATCH_RISING, 0, 0, MATCH_MAX_PLAYERS, &v[4]);
+        rc = jfield_int(e, o, w, "advance", fmt == MATCH_RISING, 0, 0, MATCH_MAX_PLAYERS, &v[4]);
     if (rc == 0)
-        rc = get_int(e, o, w, "deals_per_round", false, c->deals_per_round, 1, MATCH_MAX_DEALS,
+        rc = jfield_int(e, o, w, "deals_per_round", false, c->deals_per_round, 1, MATCH_MAX_DEALS,
                      &v[5]);
     if (rc == 0)
-        rc = get_int(e, o, w, "seconds_pct", false, c->seconds_pct, 0, 100, &v[6]);
+        rc = jfield_int(e, o, w, "seconds_pct", false, c->seconds_pct, 0, 100, &v[6]);
     if (rc == 0)
-        rc = get_int(e, o, w, "rounds", false, c->rounds, 1, MATCH_MAX_ROUNDS, &v[7]);
+        rc = jfield_int(e, o, w, "rounds", false, c->rounds, 1, MATCH_MAX_ROUNDS, &v[7]);
     if (rc == 0)
-        rc = get_int(e, o, w, "mp_win", false, c->mp_win, 0, 100, &v[8]);
+        rc = jfield_int(e, o, w, "mp_win", false, c->mp_win, 0, 100, &v[8]);
     if (rc == 0)
-        rc = get_int(e, o, w, "mp_draw", false, c->mp_draw, 0, 100, &v[9]);
+        rc = jfield_int(e, o, w, "mp_draw", false, c->mp_draw, 0, 100, &v[9]);
     if (rc == 0)
-        rc = get_int(e, o, w, "mp_loss", false, c->mp_loss, 0, 100, &v[10]);
+        rc = jfield_int(e, o, w, "mp_loss", false, c->mp_loss, 0, 100, &v[10]);
     if (rc == 0)
-        rc = get_int(e, o, w, "mp_absent", false, c->mp_absent, 0, 100, &v[11]);
+        rc = jfield_int(e, o, w, "mp_absent", false, c->mp_absent, 0, 100, &v[11]);
     if (rc == 0)
-        rc = get_int(e, o, w, "mp_bye", false, c->mp_bye, 0, 100, &v[12]);
+        rc = jfield_int(e, o, w, "mp_bye", false, c->mp_bye, 0, 100, &v[12]);
     if (rc == 0)
-        rc = get_int(e, o, w, "carry_sqrt_permille", false, c->carry_sqrt_permille, 0, 1000000,
+        rc = jfield_int(e, o, w, "carry_sqrt_permille", false, c->carry_sqrt_permille, 0, 1000000,
                      &v[13]);
     if (rc == 0)
-        rc = get_int(e, o, w, "carry_neg_permille", false, c->carry_neg_permille, 0, 1000000,
+        rc = jfield_int(e, o, w, "carry_neg_permille", false, c->carry_neg_permille, 0, 1000000,
                      &v[14]);
     if (rc == 0)
-        rc = get_bool(e, o, w, "duplicate", c->duplicate, &c->duplicate);
+        rc = jfield_bool(e, o, w, "duplicate", c->duplicate, &c->duplicate);
     if (rc == 0)
-        rc = get_bool(e, o, w, "absent_out", c->absent_out, &c->absent_out);
+        rc = jfield_bool(e, o, w, "absent_out", c->absent_out, &c->absent_out);
     if (rc != 0)
         return rc;
     c->start_score = v[15];
@@ -219,18 +154,18 @@ static int config_from(jerr_t *e, json_t *o, match_stage_config_t *c)
     c->carry_neg_permille = (uint32_t)v[14];
     char msg[160];
     if (match_stage_config_check(c, msg, sizeof msg) != 0)
-        return fail(e, "config.%s", msg);
+        return jfield_fail(e, "config.%s", msg);
     return 0;
 }
 
 int match_config_parse(const char *json, size_t len, match_stage_config_t *out, char *err,
                        size_t errlen)
 {
-    jerr_t e = {err, errlen};
+    jfield_err_t e = {err, errlen};
     json_error_t je;
     json_t *o = json_loadb(json, len, JSON_REJECT_DUPLICATES, &je);
     if (o == NULL)
-        return fail(&e, "not JSON: %s (line %d)", je.text, je.line);
+        return jfield_fail(&e, "not JSON: %s (line %d)", je.text, je.line);
     match_stage_config_t c;
     int rc = config_from(&e, o, &c);
     json_decref(o);
@@ -331,60 +266,60 @@ char *match_stage_to_json(const match_stage_t *st)
 }
 
 /* The index of a player id given as a JSON integer, or a failure naming where. */
-static int id_index(jerr_t *e, const match_stage_t *st, json_t *v, const char *where, size_t k,
+static int id_index(jfield_err_t *e, const match_stage_t *st, json_t *v, const char *where, size_t k,
                     uint32_t *out)
 {
     if (!json_is_integer(v) || json_integer_value(v) <= 0)
-        return fail(e, "%s[%zu]: must be a player id", where, k);
+        return jfield_fail(e, "%s[%zu]: must be a player id", where, k);
     int64_t i = match_stage_find(st, (uint64_t)json_integer_value(v));
     if (i < 0)
-        return fail(e, "%s[%zu]: no player %lld", where, k, (long long)json_integer_value(v));
+        return jfield_fail(e, "%s[%zu]: no player %lld", where, k, (long long)json_integer_value(v));
     *out = (uint32_t)i;
     return 0;
 }
 
-static int player_from(jerr_t *e, json_t *o, size_t k, match_player_t *p)
+static int player_from(jfield_err_t *e, json_t *o, size_t k, match_player_t *p)
 {
     char w[48];
     snprintf(w, sizeof w, "players[%zu].", k);
     if (!json_is_object(o))
-        return fail(e, "players[%zu]: must be an object", k);
+        return jfield_fail(e, "players[%zu]: must be an object", k);
     static const char *const known[] = {
         "id",     "score",     "prev_score",   "round_score", "draw",  "state",
         "absent", "table",     "seat",         "wait_since",  "deals", "mp",
         "byes",   "out_event", "round_absent", "round_place", NULL};
     int64_t v[12];
-    int rc = only_known(e, o, w, known);
+    int rc = jfield_only_known(e, o, w, known);
     if (rc == 0)
-        rc = get_int(e, o, w, "id", true, 0, 1, INT64_MAX, &v[0]);
+        rc = jfield_int(e, o, w, "id", true, 0, 1, INT64_MAX, &v[0]);
     if (rc == 0)
-        rc = get_int(e, o, w, "score", true, 0, -MATCH_MAX_SCORE, MATCH_MAX_SCORE, &v[1]);
+        rc = jfield_int(e, o, w, "score", true, 0, -MATCH_MAX_SCORE, MATCH_MAX_SCORE, &v[1]);
     if (rc == 0)
-        rc = get_int(e, o, w, "prev_score", true, 0, -MATCH_MAX_SCORE, MATCH_MAX_SCORE, &v[2]);
+        rc = jfield_int(e, o, w, "prev_score", true, 0, -MATCH_MAX_SCORE, MATCH_MAX_SCORE, &v[2]);
     if (rc == 0)
-        rc = get_int(e, o, w, "round_score", true, 0, -MATCH_MAX_SCORE, MATCH_MAX_SCORE, &v[3]);
+        rc = jfield_int(e, o, w, "round_score", true, 0, -MATCH_MAX_SCORE, MATCH_MAX_SCORE, &v[3]);
     if (rc == 0)
-        rc = get_int(e, o, w, "table", true, 0, 0, UINT32_MAX - 1, &v[4]);
+        rc = jfield_int(e, o, w, "table", true, 0, 0, UINT32_MAX - 1, &v[4]);
     if (rc == 0)
-        rc = get_int(e, o, w, "seat", true, 0, 0, MATCH_MAX_SEATS - 1, &v[5]);
+        rc = jfield_int(e, o, w, "seat", true, 0, 0, MATCH_MAX_SEATS - 1, &v[5]);
     if (rc == 0)
-        rc = get_int(e, o, w, "wait_since", true, 0, 0, INT64_MAX, &v[6]);
+        rc = jfield_int(e, o, w, "wait_since", true, 0, 0, INT64_MAX, &v[6]);
     if (rc == 0)
-        rc = get_int(e, o, w, "deals", true, 0, 0, UINT32_MAX, &v[7]);
+        rc = jfield_int(e, o, w, "deals", true, 0, 0, UINT32_MAX, &v[7]);
     if (rc == 0)
-        rc = get_int(e, o, w, "mp", true, 0, 0, 100 * MATCH_MAX_ROUNDS, &v[8]);
+        rc = jfield_int(e, o, w, "mp", true, 0, 0, 100 * MATCH_MAX_ROUNDS, &v[8]);
     if (rc == 0)
-        rc = get_int(e, o, w, "byes", true, 0, 0, MATCH_MAX_ROUNDS, &v[9]);
+        rc = jfield_int(e, o, w, "byes", true, 0, 0, MATCH_MAX_ROUNDS, &v[9]);
     if (rc == 0)
-        rc = get_int(e, o, w, "out_event", true, 0, 0, UINT32_MAX, &v[10]);
+        rc = jfield_int(e, o, w, "out_event", true, 0, 0, UINT32_MAX, &v[10]);
     if (rc == 0)
-        rc = get_int(e, o, w, "round_place", true, 0, 0, MATCH_MAX_SEATS, &v[11]);
+        rc = jfield_int(e, o, w, "round_place", true, 0, 0, MATCH_MAX_SEATS, &v[11]);
     if (rc == 0)
         rc = get_u64s(e, o, w, "draw", &p->draw);
     if (rc == 0)
-        rc = get_bool(e, o, w, "absent", false, &p->absent);
+        rc = jfield_bool(e, o, w, "absent", false, &p->absent);
     if (rc == 0)
-        rc = get_bool(e, o, w, "round_absent", false, &p->round_absent);
+        rc = jfield_bool(e, o, w, "round_absent", false, &p->round_absent);
     if (rc != 0)
         return rc;
     const char *s = json_string_value(json_object_get(o, "state"));
@@ -393,7 +328,7 @@ static int player_from(jerr_t *e, json_t *o, size_t k, match_player_t *p)
         if (strcmp(s, state_names[j]) == 0)
             state = j;
     if (state < 0)
-        return fail(e, "%sstate: must be waiting, playing or out", w);
+        return jfield_fail(e, "%sstate: must be waiting, playing or out", w);
     p->id = (uint64_t)v[0];
     p->score = v[1];
     p->prev_score = v[2];
@@ -417,7 +352,7 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* Everything that must hold between the parts of a loaded stage. */
-static int check_players(jerr_t *e, match_stage_t *st)
+static int check_players(jfield_err_t *e, match_stage_t *st)
 {
     uint64_t *d = xmalloc((size_t)st->n * sizeof *d);
     int rc = 0;
@@ -425,32 +360,32 @@ static int check_players(jerr_t *e, match_stage_t *st)
         const match_player_t *p = &st->players[i];
         d[i] = p->draw;
         if (i > 0 && p->id <= st->players[i - 1].id)
-            rc = fail(e, "players[%u].id: ids must be distinct and in increasing order", i);
+            rc = jfield_fail(e, "players[%u].id: ids must be distinct and in increasing order", i);
         else if ((p->state == MATCH_OUT) != (p->out_event != 0) || p->out_event > st->events)
-            rc = fail(e, "players[%u].out_event: must be 1..events exactly when out", i);
+            rc = jfield_fail(e, "players[%u].out_event: must be 1..events exactly when out", i);
         else if (p->state != MATCH_PLAYING && (p->table != 0 || p->seat != 0))
-            rc = fail(e, "players[%u].table: only a playing player has a table", i);
+            rc = jfield_fail(e, "players[%u].table: only a playing player has a table", i);
         else if (p->state == MATCH_PLAYING && (p->table == 0 || p->table > st->ntables))
-            rc = fail(e, "players[%u].table: a playing player needs a table 1..%u", i, st->ntables);
+            rc = jfield_fail(e, "players[%u].table: a playing player needs a table 1..%u", i, st->ntables);
         else if (p->round_place > st->cfg.seats)
-            rc = fail(e, "players[%u].round_place: must be 0..seats", i);
+            rc = jfield_fail(e, "players[%u].round_place: must be 0..seats", i);
         else if (p->byes > st->round || p->wait_since > st->moments)
-            rc = fail(e, "players[%u]: byes or wait_since beyond the stage's rounds or moments", i);
+            rc = jfield_fail(e, "players[%u]: byes or wait_since beyond the stage's rounds or moments", i);
     }
     if (rc == 0) {
         qsort(d, st->n, sizeof *d, cmp_u64);
         for (uint32_t i = 1; i < st->n && rc == 0; i++)
             if (d[i] == d[i - 1])
-                rc = fail(e, "players: two players with the same draw number");
+                rc = jfield_fail(e, "players: two players with the same draw number");
     }
     free(d);
     return rc;
 }
 
-static int tables_from(jerr_t *e, match_stage_t *st, json_t *a)
+static int tables_from(jfield_err_t *e, match_stage_t *st, json_t *a)
 {
     if (!json_is_array(a))
-        return fail(e, "tables: must be an array");
+        return jfield_fail(e, "tables: must be an array");
     uint32_t playing = 0;
     for (uint32_t i = 0; i < st->n; i++)
         playing += st->players[i].state == MATCH_PLAYING;
@@ -461,30 +396,30 @@ static int tables_from(jerr_t *e, match_stage_t *st, json_t *a)
         char w[40];
         snprintf(w, sizeof w, "tables[%zu].", k);
         if (!json_is_object(o))
-            return fail(e, "tables[%zu]: must be an object", k);
+            return jfield_fail(e, "tables[%zu]: must be an object", k);
         static const char *const known[] = {"table", "deal", "base", "deals_done", "players", NULL};
         int64_t t, deal, base, done;
-        int rc = only_known(e, o, w, known);
+        int rc = jfield_only_known(e, o, w, known);
         if (rc == 0)
-            rc = get_int(e, o, w, "table", true, 0, 1, st->ntables, &t);
+            rc = jfield_int(e, o, w, "table", true, 0, 1, st->ntables, &t);
         if (rc == 0)
-            rc = get_int(e, o, w, "deal", true, 0, 0, INT64_MAX, &deal);
+            rc = jfield_int(e, o, w, "deal", true, 0, 0, INT64_MAX, &deal);
         if (rc == 0)
-            rc = get_int(e, o, w, "base", true, 0, 1, MATCH_MAX_SCORE, &base);
+            rc = jfield_int(e, o, w, "base", true, 0, 1, MATCH_MAX_SCORE, &base);
         if (rc == 0)
-            rc = get_int(e, o, w, "deals_done", true, 0, 0, st->cfg.deals_per_round - 1, &done);
+            rc = jfield_int(e, o, w, "deals_done", true, 0, 0, st->cfg.deals_per_round - 1, &done);
         if (rc != 0)
             return rc;
         match_table_t *tb = &st->tables[t - 1];
         if (tb->active)
-            return fail(e, "%stable: table %lld listed twice", w, (long long)t);
+            return jfield_fail(e, "%stable: table %lld listed twice", w, (long long)t);
         if (st->cfg.format == MATCH_RISING && (deal < 1 || (uint64_t)deal >= st->next_deal))
-            return fail(e, "%sdeal: must be 1..next_deal - 1", w);
+            return jfield_fail(e, "%sdeal: must be 1..next_deal - 1", w);
         if (st->cfg.format != MATCH_RISING && deal != 0)
-            return fail(e, "%sdeal: 0 in a fixed or Swiss stage (deals count in deals_done)", w);
+            return jfield_fail(e, "%sdeal: 0 in a fixed or Swiss stage (deals count in deals_done)", w);
         json_t *ids = json_object_get(o, "players");
         if (!json_is_array(ids) || json_array_size(ids) != st->cfg.seats)
-            return fail(e, "%splayers: must list %u player ids", w, st->cfg.seats);
+            return jfield_fail(e, "%splayers: must list %u player ids", w, st->cfg.seats);
         for (uint32_t s = 0; s < st->cfg.seats; s++) {
             uint32_t i;
             char where[48];
@@ -494,7 +429,7 @@ static int tables_from(jerr_t *e, match_stage_t *st, json_t *a)
                 return rc;
             const match_player_t *p = &st->players[i];
             if (p->state != MATCH_PLAYING || p->table != (uint32_t)t || p->seat != s)
-                return fail(e, "%splayers[%u]: player %llu is not playing at this seat", w, s,
+                return jfield_fail(e, "%splayers[%u]: player %llu is not playing at this seat", w, s,
                             (unsigned long long)p->id);
             tb->seat[s] = i;
         }
@@ -505,19 +440,19 @@ static int tables_from(jerr_t *e, match_stage_t *st, json_t *a)
         st->playing_tables++;
     }
     if (st->playing_tables * st->cfg.seats != playing)
-        return fail(e, "tables: %u players playing but %u seats at the tables listed", playing,
+        return jfield_fail(e, "tables: %u players playing but %u seats at the tables listed", playing,
                     st->playing_tables * st->cfg.seats);
     return 0;
 }
 
-static int queue_from(jerr_t *e, match_stage_t *st, json_t *a)
+static int queue_from(jfield_err_t *e, match_stage_t *st, json_t *a)
 {
     if (!json_is_array(a))
-        return fail(e, "queue: must be an array");
+        return jfield_fail(e, "queue: must be an array");
     if (st->cfg.format != MATCH_RISING && json_array_size(a) != 0)
-        return fail(e, "queue: only a rising stage has one");
+        return jfield_fail(e, "queue: only a rising stage has one");
     if (json_array_size(a) > st->n)
-        return fail(e, "queue: longer than the players");
+        return jfield_fail(e, "queue: longer than the players");
     bool *seen = xcalloc(st->n, sizeof *seen);
     uint32_t waiting = 0;
     int rc = 0;
@@ -529,37 +464,37 @@ static int queue_from(jerr_t *e, match_stage_t *st, json_t *a)
         if (rc != 0)
             break;
         if (seen[i] || st->players[i].state != MATCH_WAITING)
-            rc = fail(e, "queue[%zu]: player listed twice or not waiting", k);
+            rc = jfield_fail(e, "queue[%zu]: player listed twice or not waiting", k);
         else if (k > 0 && st->players[i].wait_since < st->players[st->queue[k - 1]].wait_since)
-            rc = fail(e, "queue[%zu]: not in waiting order", k);
+            rc = jfield_fail(e, "queue[%zu]: not in waiting order", k);
         seen[i] = true;
         st->queue[st->nqueue++] = i;
     }
     if (rc == 0 && st->cfg.format == MATCH_RISING && st->nqueue != waiting && !st->over)
-        rc = fail(e, "queue: %u players waiting but %u in the queue", waiting, st->nqueue);
+        rc = jfield_fail(e, "queue: %u players waiting but %u in the queue", waiting, st->nqueue);
     free(seen);
     return rc;
 }
 
-static int history_from(jerr_t *e, match_stage_t *st, json_t *a)
+static int history_from(jfield_err_t *e, match_stage_t *st, json_t *a)
 {
     if (!json_is_array(a))
-        return fail(e, "history: must be an array");
+        return jfield_fail(e, "history: must be an array");
     size_t want = st->cfg.format == MATCH_SWISS ? st->round : 0;
     if (json_array_size(a) != want)
-        return fail(e, "history: must hold one entry per round played (%zu)", want);
+        return jfield_fail(e, "history: must hold one entry per round played (%zu)", want);
     for (size_t r = 0; r < want; r++) {
         json_t *rt = json_array_get(a, r);
         uint32_t *h = &st->hist[r * st->n];
         for (uint32_t i = 0; i < st->n; i++)
             h[i] = MATCH_NONE;
         if (!json_is_array(rt) || json_array_size(rt) > st->n / st->cfg.seats)
-            return fail(e, "history[%zu]: must be an array of at most %u tables", r,
+            return jfield_fail(e, "history[%zu]: must be an array of at most %u tables", r,
                         st->n / st->cfg.seats);
         for (size_t t = 0; t < json_array_size(rt); t++) {
             json_t *ids = json_array_get(rt, t);
             if (!json_is_array(ids) || json_array_size(ids) != st->cfg.seats)
-                return fail(e, "history[%zu][%zu]: must list %u player ids", r, t, st->cfg.seats);
+                return jfield_fail(e, "history[%zu][%zu]: must list %u player ids", r, t, st->cfg.seats);
             for (uint32_t s = 0; s < st->cfg.seats; s++) {
                 uint32_t i;
                 char where[48];
@@ -568,7 +503,7 @@ static int history_from(jerr_t *e, match_stage_t *st, json_t *a)
                 if (rc != 0)
                     return rc;
                 if (h[i] != MATCH_NONE)
-                    return fail(e, "%s[%u]: player seated twice in one round", where, s);
+                    return jfield_fail(e, "%s[%u]: player seated twice in one round", where, s);
                 h[i] = (uint32_t)(t + 1) * MATCH_MAX_SEATS + s;
             }
         }
@@ -579,15 +514,15 @@ static int history_from(jerr_t *e, match_stage_t *st, json_t *a)
 int match_stage_from_json(const char *json, size_t len, match_stage_t **out, char *err,
                           size_t errlen)
 {
-    jerr_t e = {err, errlen};
+    jfield_err_t e = {err, errlen};
     json_error_t je;
     json_t *o = json_loadb(json, len, JSON_REJECT_DUPLICATES, &je);
     if (o == NULL)
-        return fail(&e, "not JSON: %s (line %d)", je.text, je.line);
+        return jfield_fail(&e, "not JSON: %s (line %d)", je.text, je.line);
     match_stage_t *st = NULL;
     int rc = 0;
     if (!json_is_object(o)) {
-        rc = fail(&e, "the stage must be a JSON object");
+        rc = jfield_fail(&e, "the stage must be a JSON object");
         goto fail_parse;
     }
     static const char *const known[] = {"version",   "config",    "players",    "tables", "queue",
@@ -595,25 +530,25 @@ int match_stage_from_json(const char *json, size_t len, match_stage_t **out, cha
                                         "finishing", "over",      "round_seed", NULL};
     int64_t ver, next_deal, moments, events, round;
     match_stage_config_t cfg;
-    rc = only_known(&e, o, "", known);
+    rc = jfield_only_known(&e, o, "", known);
     if (rc == 0)
-        rc = get_int(&e, o, "", "version", true, 0, MATCH_JSON_VERSION, MATCH_JSON_VERSION, &ver);
+        rc = jfield_int(&e, o, "", "version", true, 0, MATCH_JSON_VERSION, MATCH_JSON_VERSION, &ver);
     if (rc == 0)
         rc = config_from(&e, json_object_get(o, "config"), &cfg);
     if (rc == 0)
-        rc = get_int(&e, o, "", "next_deal", true, 0, 1, INT64_MAX, &next_deal);
+        rc = jfield_int(&e, o, "", "next_deal", true, 0, 1, INT64_MAX, &next_deal);
     if (rc == 0)
-        rc = get_int(&e, o, "", "moments", true, 0, 0, INT64_MAX, &moments);
+        rc = jfield_int(&e, o, "", "moments", true, 0, 0, INT64_MAX, &moments);
     if (rc == 0)
-        rc = get_int(&e, o, "", "events", true, 0, 0, MATCH_MAX_PLAYERS, &events);
+        rc = jfield_int(&e, o, "", "events", true, 0, 0, MATCH_MAX_PLAYERS, &events);
     if (rc == 0)
-        rc = get_int(&e, o, "", "round", true, 0, 0, cfg.rounds, &round);
+        rc = jfield_int(&e, o, "", "round", true, 0, 0, cfg.rounds, &round);
     if (rc != 0)
         goto fail_parse;
     json_t *players = json_object_get(o, "players");
     if (!json_is_array(players) || json_array_size(players) == 0 ||
         json_array_size(players) > MATCH_MAX_PLAYERS) {
-        rc = fail(&e, "players: must be an array of 1..%d players", MATCH_MAX_PLAYERS);
+        rc = jfield_fail(&e, "players: must be an array of 1..%d players", MATCH_MAX_PLAYERS);
         goto fail_parse;
     }
     uint32_t n = (uint32_t)json_array_size(players);
@@ -630,9 +565,9 @@ int match_stage_from_json(const char *json, size_t len, match_stage_t **out, cha
     st->moments = (uint64_t)moments;
     st->events = (uint32_t)events;
     st->round = (uint32_t)round;
-    rc = get_bool(&e, o, "", "finishing", false, &st->finishing);
+    rc = jfield_bool(&e, o, "", "finishing", false, &st->finishing);
     if (rc == 0)
-        rc = get_bool(&e, o, "", "over", false, &st->over);
+        rc = jfield_bool(&e, o, "", "over", false, &st->over);
     if (rc == 0)
         rc = get_u64s(&e, o, "", "round_seed", &st->round_seed);
     for (uint32_t i = 0; i < n && rc == 0; i++)
@@ -654,16 +589,16 @@ int match_stage_from_json(const char *json, size_t len, match_stage_t **out, cha
         if (cfg.format == MATCH_SWISS && p->state == MATCH_PLAYING &&
             (st->round == 0 ||
              st->hist[(size_t)(st->round - 1) * n + i] != p->table * MATCH_MAX_SEATS + p->seat)) {
-            rc = fail(&e, "players[%u].table: not where the round's history seats him", i);
+            rc = jfield_fail(&e, "players[%u].table: not where the round's history seats him", i);
             goto fail_stage;
         }
     }
     if (st->over && st->playing_tables > 0) {
-        rc = fail(&e, "over: a stage over has no table in play");
+        rc = jfield_fail(&e, "over: a stage over has no table in play");
         goto fail_stage;
     }
     if (cfg.format == MATCH_FIXED && st->remaining % cfg.seats != 0) {
-        rc = fail(&e, "players: a fixed stage's players left must fill whole tables");
+        rc = jfield_fail(&e, "players: a fixed stage's players left must fill whole tables");
         goto fail_stage;
     }
     json_decref(o);

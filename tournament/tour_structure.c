@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jfield.h"
 #include "xmalloc.h"
 
 /* Largest amount accepted for any chip figure: far above any real stack, and small enough that
@@ -18,134 +19,67 @@
 #define TOUR_MAX_AMOUNT (INT64_C(1) << 40)
 #define TOUR_MAX_DURATION_MS (INT64_C(1) << 40)
 
-typedef struct {
-    char *err;
-    size_t errlen;
-} perr_t;
 
-static int fail(perr_t *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int fail(perr_t *p, const char *fmt, ...)
-{
-    if (p->errlen > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(p->err, p->errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -EINVAL;
-}
-
-/* Refuses any key of o not in the NULL-terminated list `known`. */
-static int only_known(perr_t *p, json_t *o, const char *where, const char *const *known)
-{
-    const char *key;
-    json_t *v;
-    json_object_foreach(o, key, v)
-    {
-        bool found = false;
-        for (size_t i = 0; known[i] != NULL && !found; i++)
-            found = strcmp(known[i], key) == 0;
-        if (!found)
-            return fail(p, "%s%s: unknown field", where, key);
-    }
-    return 0;
-}
-
-/* An integer field in [lo, hi]; absent: *out = def when !required. */
-static int get_int(perr_t *p, json_t *o, const char *where, const char *key, bool required,
-                   int64_t def, int64_t lo, int64_t hi, int64_t *out)
-{
-    json_t *v = json_object_get(o, key);
-    if (v == NULL) {
-        if (required)
-            return fail(p, "%s%s: missing", where, key);
-        *out = def;
-        return 0;
-    }
-    if (!json_is_integer(v))
-        return fail(p, "%s%s: must be a whole number", where, key);
-    json_int_t x = json_integer_value(v);
-    if (x < lo || x > hi)
-        return fail(p, "%s%s: %lld is outside %lld..%lld", where, key, (long long)x, (long long)lo,
-                    (long long)hi);
-    *out = x;
-    return 0;
-}
-
-static int get_bool(perr_t *p, json_t *o, const char *where, const char *key, bool def, bool *out)
-{
-    json_t *v = json_object_get(o, key);
-    if (v == NULL) {
-        *out = def;
-        return 0;
-    }
-    if (!json_is_boolean(v))
-        return fail(p, "%s%s: must be true or false", where, key);
-    *out = json_is_true(v);
-    return 0;
-}
-
-static int parse_level(perr_t *p, json_t *o, size_t i, tour_level_t *l, tour_level_t *prev_play)
+static int parse_level(jfield_err_t *p, json_t *o, size_t i, tour_level_t *l, tour_level_t *prev_play)
 {
     char where[64];
     snprintf(where, sizeof where, "levels[%zu].", i);
     if (!json_is_object(o))
-        return fail(p, "levels[%zu]: must be an object", i);
+        return jfield_fail(p, "levels[%zu]: must be an object", i);
     static const char *const known[] = {"break",          "small_blind", "big_blind", "ante",
                                         "big_blind_ante", "duration_ms", NULL};
-    int rc = only_known(p, o, where, known);
+    int rc = jfield_only_known(p, o, where, known);
     if (rc == 0)
-        rc = get_bool(p, o, where, "break", false, &l->is_break);
+        rc = jfield_bool(p, o, where, "break", false, &l->is_break);
     if (rc == 0)
-        rc = get_int(p, o, where, "duration_ms", true, 0, 1, TOUR_MAX_DURATION_MS, &l->duration_ms);
+        rc = jfield_int(p, o, where, "duration_ms", true, 0, 1, TOUR_MAX_DURATION_MS, &l->duration_ms);
     if (rc != 0)
         return rc;
     if (l->is_break) {
         if (json_object_size(o) != 2)
-            return fail(p, "%s: a break has only \"break\" and \"duration_ms\"", where);
+            return jfield_fail(p, "%s: a break has only \"break\" and \"duration_ms\"", where);
         return 0;
     }
     if (rc == 0)
-        rc = get_int(p, o, where, "small_blind", true, 0, 0, TOUR_MAX_AMOUNT, &l->small_blind);
+        rc = jfield_int(p, o, where, "small_blind", true, 0, 0, TOUR_MAX_AMOUNT, &l->small_blind);
     if (rc == 0)
-        rc = get_int(p, o, where, "big_blind", true, 0, 1, TOUR_MAX_AMOUNT, &l->big_blind);
+        rc = jfield_int(p, o, where, "big_blind", true, 0, 1, TOUR_MAX_AMOUNT, &l->big_blind);
     if (rc == 0)
-        rc = get_int(p, o, where, "ante", false, 0, 0, TOUR_MAX_AMOUNT, &l->ante);
+        rc = jfield_int(p, o, where, "ante", false, 0, 0, TOUR_MAX_AMOUNT, &l->ante);
     if (rc == 0)
-        rc = get_bool(p, o, where, "big_blind_ante", false, &l->big_blind_ante);
+        rc = jfield_bool(p, o, where, "big_blind_ante", false, &l->big_blind_ante);
     if (rc != 0)
         return rc;
     if (l->big_blind < l->small_blind)
-        return fail(p, "%sbig_blind: must be >= small_blind", where);
+        return jfield_fail(p, "%sbig_blind: must be >= small_blind", where);
     if (l->big_blind_ante && l->ante == 0)
-        return fail(p, "%sante: a big-blind ante needs an ante > 0", where);
+        return jfield_fail(p, "%sante: a big-blind ante needs an ante > 0", where);
     if (prev_play != NULL && l->big_blind < prev_play->big_blind)
-        return fail(p, "%sbig_blind: lower than the previous level's", where);
+        return jfield_fail(p, "%sbig_blind: lower than the previous level's", where);
     return 0;
 }
 
-static int parse_tier(perr_t *p, json_t *o, size_t i, tour_payout_tier_t *t)
+static int parse_tier(jfield_err_t *p, json_t *o, size_t i, tour_payout_tier_t *t)
 {
     char where[64];
     snprintf(where, sizeof where, "payouts.tiers[%zu].", i);
     if (!json_is_object(o))
-        return fail(p, "payouts.tiers[%zu]: must be an object", i);
+        return jfield_fail(p, "payouts.tiers[%zu]: must be an object", i);
     static const char *const known[] = {"min_entrants", "max_entrants", "shares_bp", NULL};
     int64_t lo, hi;
-    int rc = only_known(p, o, where, known);
+    int rc = jfield_only_known(p, o, where, known);
     if (rc == 0)
-        rc = get_int(p, o, where, "min_entrants", true, 0, 1, TOUR_MAX_ENTRANTS, &lo);
+        rc = jfield_int(p, o, where, "min_entrants", true, 0, 1, TOUR_MAX_ENTRANTS, &lo);
     if (rc == 0)
-        rc = get_int(p, o, where, "max_entrants", true, 0, lo, TOUR_MAX_ENTRANTS, &hi);
+        rc = jfield_int(p, o, where, "max_entrants", true, 0, lo, TOUR_MAX_ENTRANTS, &hi);
     if (rc != 0)
         return rc;
     json_t *a = json_object_get(o, "shares_bp");
     if (!json_is_array(a) || json_array_size(a) == 0)
-        return fail(p, "%sshares_bp: must be a non-empty array", where);
+        return jfield_fail(p, "%sshares_bp: must be a non-empty array", where);
     size_t n = json_array_size(a);
     if (n > (size_t)lo)
-        return fail(p, "%sshares_bp: %zu places paid but only %lld entrants", where, n,
+        return jfield_fail(p, "%sshares_bp: %zu places paid but only %lld entrants", where, n,
                     (long long)lo);
     t->min_entrants = (uint32_t)lo;
     t->max_entrants = (uint32_t)hi;
@@ -156,33 +90,33 @@ static int parse_tier(perr_t *p, json_t *o, size_t i, tour_payout_tier_t *t)
         json_t *v = json_array_get(a, k);
         if (!json_is_integer(v) || json_integer_value(v) < 1 ||
             json_integer_value(v) > TOUR_PAYOUT_BP)
-            return fail(p, "%sshares_bp[%zu]: must be a whole number in 1..%d", where, k,
+            return jfield_fail(p, "%sshares_bp[%zu]: must be a whole number in 1..%d", where, k,
                         TOUR_PAYOUT_BP);
         t->shares_bp[k] = (uint32_t)json_integer_value(v);
         if (k > 0 && t->shares_bp[k] > t->shares_bp[k - 1])
-            return fail(p, "%sshares_bp[%zu]: larger than the place above it", where, k);
+            return jfield_fail(p, "%sshares_bp[%zu]: larger than the place above it", where, k);
         sum += t->shares_bp[k];
     }
     if (sum != TOUR_PAYOUT_BP)
-        return fail(p, "%sshares_bp: sums to %lld, must sum to %d", where, (long long)sum,
+        return jfield_fail(p, "%sshares_bp: sums to %lld, must sum to %d", where, (long long)sum,
                     TOUR_PAYOUT_BP);
     return 0;
 }
 
-static int parse_payouts(perr_t *p, json_t *o, tour_payout_config_t *c)
+static int parse_payouts(jfield_err_t *p, json_t *o, tour_payout_config_t *c)
 {
     *c = tour_payout_config_default();
     if (o == NULL)
         return 0;
     if (!json_is_object(o))
-        return fail(p, "payouts: must be an object");
+        return jfield_fail(p, "payouts: must be an object");
     static const char *const known[] = {"percent_paid", "min_paid", "tiers", NULL};
     int64_t pct, minp;
-    int rc = only_known(p, o, "payouts.", known);
+    int rc = jfield_only_known(p, o, "payouts.", known);
     if (rc == 0)
-        rc = get_int(p, o, "payouts.", "percent_paid", false, 15, 1, 100, &pct);
+        rc = jfield_int(p, o, "payouts.", "percent_paid", false, 15, 1, 100, &pct);
     if (rc == 0)
-        rc = get_int(p, o, "payouts.", "min_paid", false, 1, 1, TOUR_PAYOUT_MAX_PLACES, &minp);
+        rc = jfield_int(p, o, "payouts.", "min_paid", false, 1, 1, TOUR_PAYOUT_MAX_PLACES, &minp);
     if (rc != 0)
         return rc;
     c->percent_paid = (uint32_t)pct;
@@ -191,7 +125,7 @@ static int parse_payouts(perr_t *p, json_t *o, tour_payout_config_t *c)
     if (tiers == NULL)
         return 0;
     if (!json_is_array(tiers))
-        return fail(p, "payouts.tiers: must be an array");
+        return jfield_fail(p, "payouts.tiers: must be an array");
     c->ntiers = json_array_size(tiers);
     c->tiers = xcalloc(c->ntiers ? c->ntiers : 1, sizeof *c->tiers);
     for (size_t i = 0; i < c->ntiers; i++) {
@@ -199,7 +133,7 @@ static int parse_payouts(perr_t *p, json_t *o, tour_payout_config_t *c)
         if (rc != 0)
             return rc;
         if (i > 0 && c->tiers[i].min_entrants <= c->tiers[i - 1].max_entrants)
-            return fail(p,
+            return jfield_fail(p,
                         "payouts.tiers[%zu].min_entrants: must be above the previous tier's "
                         "max_entrants",
                         i);
@@ -218,10 +152,10 @@ void tour_structure_destroy(tour_structure_t *s)
     free(s);
 }
 
-static int parse_root(perr_t *p, json_t *root, tour_structure_t *s)
+static int parse_root(jfield_err_t *p, json_t *root, tour_structure_t *s)
 {
     if (!json_is_object(root))
-        return fail(p, "the structure must be a JSON object");
+        return jfield_fail(p, "the structure must be a JSON object");
     static const char *const known[] = {"format",
                                         "seats_per_table",
                                         "starting_stack",
@@ -237,43 +171,43 @@ static int parse_root(perr_t *p, json_t *root, tour_structure_t *s)
                                         "levels",
                                         "payouts",
                                         NULL};
-    int rc = only_known(p, root, "", known);
+    int rc = jfield_only_known(p, root, "", known);
     if (rc != 0)
         return rc;
     const char *f = json_string_value(json_object_get(root, "format"));
     if (f == NULL)
-        return fail(p, "format: missing (\"sng\" or \"mtt\")");
+        return jfield_fail(p, "format: missing (\"sng\" or \"mtt\")");
     if (strcmp(f, "sng") == 0)
         s->format = TOUR_FORMAT_SNG;
     else if (strcmp(f, "mtt") == 0)
         s->format = TOUR_FORMAT_MTT;
     else
-        return fail(p, "format: \"%s\" is neither \"sng\" nor \"mtt\"", f);
+        return jfield_fail(p, "format: \"%s\" is neither \"sng\" nor \"mtt\"", f);
     int64_t seats, maxre, late, mine, maxe;
-    rc = get_int(p, root, "", "seats_per_table", true, 0, TOUR_MIN_SEATS, TOUR_MAX_SEATS, &seats);
+    rc = jfield_int(p, root, "", "seats_per_table", true, 0, TOUR_MIN_SEATS, TOUR_MAX_SEATS, &seats);
     if (rc == 0)
         rc =
-            get_int(p, root, "", "starting_stack", true, 0, 1, TOUR_MAX_AMOUNT, &s->starting_stack);
+            jfield_int(p, root, "", "starting_stack", true, 0, 1, TOUR_MAX_AMOUNT, &s->starting_stack);
     if (rc == 0)
-        rc = get_int(p, root, "", "buy_in", true, 0, 0, TOUR_MAX_AMOUNT, &s->buy_in);
+        rc = jfield_int(p, root, "", "buy_in", true, 0, 0, TOUR_MAX_AMOUNT, &s->buy_in);
     if (rc == 0)
-        rc = get_int(p, root, "", "fee", false, 0, 0, TOUR_MAX_AMOUNT, &s->fee);
+        rc = jfield_int(p, root, "", "fee", false, 0, 0, TOUR_MAX_AMOUNT, &s->fee);
     if (rc == 0)
-        rc = get_bool(p, root, "", "reentry", false, &s->reentry);
+        rc = jfield_bool(p, root, "", "reentry", false, &s->reentry);
     if (rc == 0)
-        rc = get_int(p, root, "", "max_reentries", false, 0, 0, 1000, &maxre);
+        rc = jfield_int(p, root, "", "max_reentries", false, 0, 0, 1000, &maxre);
     if (rc == 0)
-        rc = get_int(p, root, "", "late_registration_levels", false, 0, 0, TOUR_MAX_LEVELS, &late);
+        rc = jfield_int(p, root, "", "late_registration_levels", false, 0, 0, TOUR_MAX_LEVELS, &late);
     if (rc == 0)
-        rc = get_int(p, root, "", "max_entrants", true, 0, 2, TOUR_MAX_ENTRANTS, &maxe);
+        rc = jfield_int(p, root, "", "max_entrants", true, 0, 2, TOUR_MAX_ENTRANTS, &maxe);
     if (rc == 0)
-        rc = get_int(p, root, "", "min_entrants", false, s->format == TOUR_FORMAT_SNG ? maxe : 2, 2,
+        rc = jfield_int(p, root, "", "min_entrants", false, s->format == TOUR_FORMAT_SNG ? maxe : 2, 2,
                      maxe, &mine);
     if (rc == 0)
-        rc = get_int(p, root, "", "guarantee", false, 0, 0, TOUR_MAX_AMOUNT * 1000, &s->guarantee);
+        rc = jfield_int(p, root, "", "guarantee", false, 0, 0, TOUR_MAX_AMOUNT * 1000, &s->guarantee);
     int64_t h4h = 1;
     if (rc == 0)
-        rc = get_int(p, root, "", "hand_for_hand_margin", false, 1, 0, 1000, &h4h);
+        rc = jfield_int(p, root, "", "hand_for_hand_margin", false, 1, 0, 1000, &h4h);
     if (rc != 0)
         return rc;
     s->h4h_margin = (uint32_t)h4h;
@@ -283,29 +217,29 @@ static int parse_root(perr_t *p, json_t *root, tour_structure_t *s)
     s->min_entrants = (uint32_t)mine;
     s->max_entrants = (uint32_t)maxe;
     if (s->reentry && maxre == 0)
-        return fail(p, "max_reentries: must be >= 1 when reentry is true");
+        return jfield_fail(p, "max_reentries: must be >= 1 when reentry is true");
     if (!s->reentry && maxre != 0)
-        return fail(p, "max_reentries: set but reentry is false");
+        return jfield_fail(p, "max_reentries: set but reentry is false");
     if (s->reentry && late == 0)
-        return fail(p, "reentry: needs late_registration_levels >= 1 (re-entry closes with "
+        return jfield_fail(p, "reentry: needs late_registration_levels >= 1 (re-entry closes with "
                        "late registration)");
     if (s->format == TOUR_FORMAT_SNG) {
         if (s->reentry)
-            return fail(p, "reentry: a sit & go has no re-entry");
+            return jfield_fail(p, "reentry: a sit & go has no re-entry");
         if (late != 0)
-            return fail(p, "late_registration_levels: a sit & go has no late registration");
+            return jfield_fail(p, "late_registration_levels: a sit & go has no late registration");
         if (mine != maxe)
-            return fail(p, "min_entrants: a sit & go starts full (min_entrants == "
+            return jfield_fail(p, "min_entrants: a sit & go starts full (min_entrants == "
                            "max_entrants)");
         if (maxe > (int64_t)seats * 10)
-            return fail(p, "max_entrants: a sit & go of more than 10 tables is an mtt");
+            return jfield_fail(p, "max_entrants: a sit & go of more than 10 tables is an mtt");
     }
     json_t *levels = json_object_get(root, "levels");
     if (!json_is_array(levels) || json_array_size(levels) == 0)
-        return fail(p, "levels: must be a non-empty array");
+        return jfield_fail(p, "levels: must be a non-empty array");
     s->nlevels = json_array_size(levels);
     if (s->nlevels > TOUR_MAX_LEVELS)
-        return fail(p, "levels: more than %d", TOUR_MAX_LEVELS);
+        return jfield_fail(p, "levels: more than %d", TOUR_MAX_LEVELS);
     s->levels = xcalloc(s->nlevels, sizeof *s->levels);
     tour_level_t *prev_play = NULL;
     uint32_t number = 0;
@@ -317,16 +251,16 @@ static int parse_root(perr_t *p, json_t *root, tour_structure_t *s)
             prev_play = &s->levels[i];
             number++;
         } else if (i > 0 && s->levels[i - 1].is_break) {
-            return fail(p, "levels[%zu]: two breaks in a row", i);
+            return jfield_fail(p, "levels[%zu]: two breaks in a row", i);
         }
         s->levels[i].number = number;
     }
     if (number == 0)
-        return fail(p, "levels: no level of play");
+        return jfield_fail(p, "levels: no level of play");
     if (s->levels[s->nlevels - 1].is_break)
-        return fail(p, "levels[%zu]: the schedule cannot end with a break", s->nlevels - 1);
+        return jfield_fail(p, "levels[%zu]: the schedule cannot end with a break", s->nlevels - 1);
     if (late > number)
-        return fail(p, "late_registration_levels: %lld but the schedule has %u levels",
+        return jfield_fail(p, "late_registration_levels: %lld but the schedule has %u levels",
                     (long long)late, number);
     rc = parse_payouts(p, json_object_get(root, "payouts"), &s->payouts);
     if (rc != 0)
@@ -334,18 +268,18 @@ static int parse_root(perr_t *p, json_t *root, tour_structure_t *s)
     for (size_t i = 0; i < s->payouts.ntiers; i++)
         if (s->payouts.tiers[i].min_entrants < s->min_entrants &&
             s->payouts.tiers[i].max_entrants < s->min_entrants)
-            return fail(p, "payouts.tiers[%zu]: below min_entrants, never used", i);
+            return jfield_fail(p, "payouts.tiers[%zu]: below min_entrants, never used", i);
     return 0;
 }
 
 int tour_structure_parse(const char *json, size_t len, tour_structure_t **out, char *err,
                          size_t errlen)
 {
-    perr_t p = {err, errlen};
+    jfield_err_t p = {err, errlen};
     json_error_t je;
     json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &je);
     if (root == NULL)
-        return fail(&p, "not valid JSON: %s (line %d, column %d)", je.text, je.line, je.column);
+        return jfield_fail(&p, "not valid JSON: %s (line %d, column %d)", je.text, je.line, je.column);
     tour_structure_t *s = xcalloc(1, sizeof *s);
     int rc = parse_root(&p, root, s);
     json_decref(root);
