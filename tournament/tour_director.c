@@ -73,6 +73,7 @@ static void tour_free(tour_t *t)
     if (t->clock_ev)
         event_free(t->clock_ev);
     tour_play_free(t->play);
+    tour_match_free(t->match);
     tour_commit_free(&t->inflight);
     tour_structure_destroy(t->st);
     while (t->queue != NULL && t->qlen > 0)
@@ -360,8 +361,8 @@ static void tour_after_step(tour_t *t)
     }
     /* An SNG starts the moment it is full. */
     if (strcmp(t->status, "registering") == 0 && t->st != NULL &&
-        t->st->format == TOUR_FORMAT_SNG && t->entries >= (int64_t)t->st->max_entrants)
-        t->want_start = true;
+        t->st->format != TOUR_FORMAT_MTT && t->entries >= (int64_t)t->st->max_entrants)
+        t->want_start = true; /* a match too (docs/tournaments.md "Match halls: the director") */
 }
 
 static void tour_apply_cb(rconn_t *rc, redisReply *r, void *arg)
@@ -492,6 +493,67 @@ static void tour_cancel_read_cb(rconn_t *rc, redisReply *r, void *arg)
         tour_pump(t);
 }
 
+/* Sends the writes of a step the director computes itself (no request answered). */
+static void tour_own_commit(tour_t *t, tour_commit_t *writes)
+{
+    tour_commit_begin(t, NULL, NULL);
+    for (size_t i = 0; i < writes->n; i++)
+        tour_commit_add(&t->inflight, writes->v[i]);
+    if (writes->failed)
+        t->inflight.failed = true;
+    tour_commit_free(writes);
+    if (tour_commit_send(t) != 0)
+        t->want_release = true;
+}
+
+/* A running match's model from Redis (tour_match.h): its entries, tables, stages and meta; a
+ * match started but not begun (the start and the first pairing are two steps) begins now. */
+static void tour_match_load(tour_t *t, const redisReply *r)
+{
+    const redisReply *meta = r->element[2];
+    t->pool = meta_int(meta, "pool");
+    t->entries = meta_int(meta, "entries");
+    t->rng = meta_int(meta, "rng");
+    t->stage_clock0 = meta_int(meta, "stage_clock0");
+    tour_match_t *m = tour_match_create(t->st, t->id);
+    int bad = m == NULL;
+    const redisReply *en = r->element[0], *tb = r->element[1], *sg = r->element[3];
+    for (size_t i = 0; !bad && i + 1 < en->elements; i += 2)
+        bad = tour_match_load_entry(m, en->element[i]->str, en->element[i + 1]->str) != 0;
+    for (size_t i = 0; !bad && i + 1 < tb->elements; i += 2)
+        bad = tour_match_load_table(m, tb->element[i + 1]->str) != 0;
+    for (size_t i = 0; !bad && i + 1 < sg->elements; i += 2)
+        bad = tour_match_load_stage(m, sg->element[i]->str, sg->element[i + 1]->str) != 0;
+    if (!bad) {
+        /* A fresh match's generator: its seed drawn once, written with the first commit. */
+        uint64_t rng = t->rng != 0 ? (uint64_t)t->rng : ((uint64_t)arc4random() << 32 | arc4random());
+        tour_match_set_meta(m, rng, t->pool, (uint32_t)t->entries, t->stage_clock0);
+        bad = tour_match_loaded(m) != 0;
+    }
+    if (bad) {
+        log_emit(LOG_ERROR, "tour_load_failed", "{s:I}", "tournament", (json_int_t)t->id);
+        tour_match_free(m);
+        return; /* it idles; an operator looks (its claim is renewed, nothing is written) */
+    }
+    tour_match_free(t->match);
+    t->match = m;
+    t->want_load = false;
+    log_emit(LOG_INFO, "tour_model_loaded", "{s:I,s:i,s:b,s:I}", "tournament", (json_int_t)t->id,
+             "players_left", (int)tour_match_left(m), "drawn", tour_match_begun(m), "clock_ms",
+             (json_int_t)tour_clock_ms(t));
+    if (!tour_match_begun(m)) {
+        tour_commit_t writes = {0};
+        if (tour_match_begin(m, tour_clock_ms(t), &writes) == 0) {
+            tour_own_commit(t, &writes);
+            return;
+        }
+        tour_commit_free(&writes);
+        log_emit(LOG_ERROR, "tour_draw_failed", "{s:I}", "tournament", (json_int_t)t->id);
+        t->want_release = true;
+    }
+    tour_pump(t);
+}
+
 /* Reads the entries and tables of a running tournament into a new model. */
 static void tour_load_cb(rconn_t *rc, redisReply *r, void *arg)
 {
@@ -499,8 +561,12 @@ static void tour_load_cb(rconn_t *rc, redisReply *r, void *arg)
     tour_t *t = tour_cb_take(arg);
     if (t == NULL)
         return;
-    if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements != 3) {
+    if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements != 4) {
         tour_pump(t); /* read again */
+        return;
+    }
+    if (t->st->format == TOUR_FORMAT_MATCH) {
+        tour_match_load(t, r);
         return;
     }
     /* The numbers as Redis has them (not as this director counted them). */
@@ -554,13 +620,14 @@ static void tour_load_cb(rconn_t *rc, redisReply *r, void *arg)
 
 static void tour_load(tour_t *t)
 {
-    char entries[TOUR_KEY_MAX], tables[TOUR_KEY_MAX], meta[TOUR_KEY_MAX];
+    char entries[TOUR_KEY_MAX], tables[TOUR_KEY_MAX], meta[TOUR_KEY_MAX], stages[TOUR_KEY_MAX];
     tour_key(entries, sizeof entries, t->id, "entries");
     tour_key(tables, sizeof tables, t->id, "tables");
     tour_key(meta, sizeof meta, t->id, "meta");
-    const char *argv[] = {entries, tables, meta};
+    tour_key(stages, sizeof stages, t->id, "stages");
+    const char *argv[] = {entries, tables, meta, stages};
     tour_cb_t *c = tour_cb(t->d, t, TOUR_CB_LOAD);
-    if (c != NULL && rconn_eval(t->d->rc, t->d->read_model, tour_load_cb, c, 3, 3, argv, NULL) == 0)
+    if (c != NULL && rconn_eval(t->d->rc, t->d->read_model, tour_load_cb, c, 4, 4, argv, NULL) == 0)
         t->busy = true;
     else
         free(c);
@@ -602,6 +669,13 @@ void tour_pump(tour_t *t)
         tour_table_request(t, q);
         return;
     }
+    if (!q->bad && strcmp(q->op, "cancel") == 0 && strcmp(t->status, "running") == 0 &&
+        t->st->format == TOUR_FORMAT_MATCH) {
+        /* Not built: a running match's split (docs/tournaments.md "Match halls"). */
+        t->queue[t->qhead].bad = true;
+        tour_apply_send(t, "cancel", &t->queue[t->qhead], NULL, NULL, 0);
+        return;
+    }
     if (!q->bad && strcmp(q->op, "cancel") == 0 && strcmp(t->status, "running") == 0) {
         char entries[TOUR_KEY_MAX];
         char pool[TOUR_KEY_MAX];
@@ -628,7 +702,8 @@ static void tour_clock_timer(evutil_socket_t fd, short what, void *arg)
     if (t->st == NULL || atomic_load(&t->d->releasing))
         return;
     if (strcmp(t->status, "registering") == 0) {
-        if (t->st->format == TOUR_FORMAT_MTT && clock_wall_ms() >= t->start_at_ms) {
+        if (t->st->format != TOUR_FORMAT_SNG && t->start_at_ms > 0 &&
+            clock_wall_ms() >= t->start_at_ms) {
             if (t->entries >= (int64_t)t->st->min_entrants)
                 t->want_start = true;
             else
@@ -659,7 +734,8 @@ void tour_arm_clock(tour_t *t)
     if (t->st == NULL)
         return;
     int64_t wait_ms = -1;
-    if (strcmp(t->status, "registering") == 0 && t->st->format == TOUR_FORMAT_MTT) {
+    if (strcmp(t->status, "registering") == 0 && t->st->format != TOUR_FORMAT_SNG &&
+        t->start_at_ms > 0) {
         wait_ms = t->start_at_ms - clock_wall_ms();
         if (wait_ms < 0)
             wait_ms = t->want_start || t->want_cancel_quorum ? 200 : 0;
@@ -1082,7 +1158,8 @@ int tour_director_create(const tour_director_config_t *cfg, tour_director_t **ou
     d->commit = rconn_script_create(TOUR_COMMIT_LUA);
     d->read_model = rconn_script_create("return {redis.call('HGETALL', KEYS[1]), "
                                         "redis.call('HGETALL', KEYS[2]), "
-                                        "redis.call('HGETALL', KEYS[3])}");
+                                        "redis.call('HGETALL', KEYS[3]), "
+                                        "redis.call('HGETALL', KEYS[4])}");
     d->scan_ev = evtimer_new(cfg->base, tour_scan_timer, d);
     d->read_ev = evtimer_new(cfg->base, tour_read_timer, d);
     if (d->rc == NULL || d->rx == NULL || d->claim == NULL || d->renew == NULL ||

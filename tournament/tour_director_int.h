@@ -36,6 +36,7 @@
 #include "log.h"
 #include "rconn.h"
 #include "tour_lua.h"
+#include "tour_match.h"
 #include "tour_payout.h"
 #include "tour_play.h"
 #include "tour_structure.h"
@@ -87,7 +88,9 @@ typedef struct tour {
     bool busy;
     bool want_start, want_release, want_cancel_quorum;
     bool want_load;        /* running: the model (tour_play) is to be read from Redis */
-    tour_play_t *play;     /* running and loaded */
+    tour_play_t *play;     /* running and loaded (hold'em) */
+    tour_match_t *match;   /* running and loaded (format match: tour_match.h) */
+    int64_t stage_clock0;  /* meta, a match: the clock when its current stage began */
     int64_t rng, paid_out; /* meta numbers for the model */
     int64_t h4h_on, h4h_round;
     bool paused;            /* the level clock stands still (hand-for-hand) */

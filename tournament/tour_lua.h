@@ -214,6 +214,7 @@
  *                      {croupier:history:<game>}:stream and its :seen:<round> key
  *   F status           the tournament is over: status, out of the live set, the pool key gone
  *                      (the prizes emptied it)
+ *   S stage json       a match's stage (tour_match.h): HSET {croupier:tour:<id>}:stages
  * The prizes are checked against the pool before anything is written (TOUR_BAD_COMMIT).
  * Returns like TOUR_APPLY_LUA: the answer, "replay <answer>", "skip" or "done".
  */
@@ -239,7 +240,7 @@
     "  if op == 'P' then pay = pay + tonumber(ARGV[i + 2]) i = i + 3 "                             \
     "  elseif op == 'F' then i = i + 2 "                                                           \
     "  elseif op == 'H' then i = i + 4 "                                                           \
-    "  elseif op == 'M' or op == 'E' or op == 'T' or op == 'L' then i = i + 3 "                    \
+    "  elseif op == 'M' or op == 'E' or op == 'T' or op == 'L' or op == 'S' then i = i + 3 "       \
     "  else return redis.error_reply('TOUR_BAD_COMMIT op ' .. tostring(op)) end end "              \
     "if pay > tonumber(redis.call('GET', KEYS[6]) or '0') then "                                   \
     "  return redis.error_reply('TOUR_BAD_COMMIT prizes ' .. pay .. ' above the pool') end "       \
@@ -248,6 +249,8 @@
     "  if op == 'M' then redis.call('HSET', KEYS[1], ARGV[i + 1], ARGV[i + 2]) i = i + 3 "         \
     "  elseif op == 'E' then redis.call('HSET', KEYS[2], ARGV[i + 1], ARGV[i + 2]) i = i + 3 "     \
     "  elseif op == 'T' then redis.call('HSET', KEYS[3], ARGV[i + 1], ARGV[i + 2]) i = i + 3 "     \
+    "  elseif op == 'S' then redis.call('HSET', '{croupier:tour:' .. ARGV[4] .. '}:stages', "      \
+    "    ARGV[i + 1], ARGV[i + 2]) i = i + 3 "                                                      \
     "  elseif op == 'P' then local a = tonumber(ARGV[i + 2]) "                                     \
     "    redis.call('DECRBY', KEYS[6], a) "                                                        \
     "    redis.call('INCRBY', '{croupier:money}:wallet:' .. ARGV[i + 1], a) i = i + 3 "            \

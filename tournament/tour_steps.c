@@ -97,7 +97,14 @@ void tour_table_request(tour_t *t, const tour_req_t *q)
     const char *code = "BAD_REQUEST";
     char *body = NULL;
     tour_commit_t writes = {0};
-    if (t->play == NULL || strcmp(t->status, "running") != 0) {
+    if (t->match != NULL && strcmp(t->status, "running") == 0) {
+        uint32_t table = (uint32_t)strtoul(q->table, NULL, 10);
+        uint64_t hand = strtoull(q->hand, NULL, 10);
+        body = strcmp(q->op, "deal") == 0
+                   ? tour_match_deal(t->match, table, hand, q->host, &writes, &code)
+                   : tour_match_hand(t->match, table, hand, q->host, q->result, q->record,
+                                     tour_clock_ms(t), &writes, &code);
+    } else if (t->play == NULL || strcmp(t->status, "running") != 0) {
         code = strcmp(t->status, "registering") == 0 ? "WAIT" : "TOURNAMENT_OVER";
         body = strdup(",\"why\":\"not running\"");
     } else {
@@ -126,6 +133,9 @@ void tour_table_request(tour_t *t, const tour_req_t *q)
     free(answer);
     free(body);
     if (strcmp(q->op, "hand") == 0 && applied && t->play != NULL && tour_play_left(t->play) <= 1)
+        snprintf(t->status, sizeof t->status, "finished");
+    if (strcmp(q->op, "hand") == 0 && applied && t->match != NULL &&
+        tour_match_finished(t->match))
         snprintf(t->status, sizeof t->status, "finished");
     if (tour_commit_send(t) != 0) {
         log_emit(LOG_ERROR, "tour_commit_unsent", "{s:I}", "tournament", (json_int_t)t->id);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "jfield.h"
+#include "match_hall.h"
 #include "xmalloc.h"
 
 /* Largest amount accepted for any chip figure: far above any real stack, and small enough that
@@ -149,13 +150,56 @@ void tour_structure_destroy(tour_structure_t *s)
         free(s->payouts.tiers[i].shares_bp);
     free(s->payouts.tiers);
     free(s->levels);
+    free(s->match);
     free(s);
+}
+
+/* A match (format "match"): the money and entrant fields as hold'em's, then the game and its
+ * stages (match_hall.h); no levels, stacks, re-entry or late registration. */
+static int parse_match_root(jfield_err_t *p, json_t *root, tour_structure_t *s)
+{
+    static const char *const known[] = {"format",       "game",      "buy_in",  "fee",
+                                        "min_entrants", "max_entrants", "guarantee", "payouts",
+                                        "stages",       NULL};
+    int rc = jfield_only_known(p, root, "", known);
+    int64_t mine = 0, maxe = 0;
+    s->format = TOUR_FORMAT_MATCH;
+    if (rc == 0)
+        rc = jfield_int(p, root, "", "buy_in", true, 0, 0, TOUR_MAX_AMOUNT, &s->buy_in);
+    if (rc == 0)
+        rc = jfield_int(p, root, "", "fee", false, 0, 0, TOUR_MAX_AMOUNT, &s->fee);
+    if (rc == 0)
+        rc = jfield_int(p, root, "", "max_entrants", true, 0, 2, TOUR_MAX_ENTRANTS, &maxe);
+    if (rc == 0)
+        rc = jfield_int(p, root, "", "min_entrants", false, maxe, 2, maxe, &mine);
+    if (rc == 0)
+        rc = jfield_int(p, root, "", "guarantee", false, 0, 0, TOUR_MAX_AMOUNT * 1000,
+                        &s->guarantee);
+    if (rc != 0)
+        return rc;
+    s->min_entrants = (uint32_t)mine;
+    s->max_entrants = (uint32_t)maxe;
+    s->h4h_margin = 0;
+    rc = match_hall_parse(p, root, s);
+    if (rc != 0)
+        return rc;
+    rc = parse_payouts(p, json_object_get(root, "payouts"), &s->payouts);
+    if (rc != 0)
+        return rc;
+    for (size_t i = 0; i < s->payouts.ntiers; i++)
+        if (s->payouts.tiers[i].min_entrants < s->min_entrants &&
+            s->payouts.tiers[i].max_entrants < s->min_entrants)
+            return jfield_fail(p, "payouts.tiers[%zu]: below min_entrants, never used", i);
+    return 0;
 }
 
 static int parse_root(jfield_err_t *p, json_t *root, tour_structure_t *s)
 {
     if (!json_is_object(root))
         return jfield_fail(p, "the structure must be a JSON object");
+    const char *fm = json_string_value(json_object_get(root, "format"));
+    if (fm != NULL && strcmp(fm, "match") == 0)
+        return parse_match_root(p, root, s);
     static const char *const known[] = {"format",
                                         "seats_per_table",
                                         "starting_stack",
@@ -176,13 +220,13 @@ static int parse_root(jfield_err_t *p, json_t *root, tour_structure_t *s)
         return rc;
     const char *f = json_string_value(json_object_get(root, "format"));
     if (f == NULL)
-        return jfield_fail(p, "format: missing (\"sng\" or \"mtt\")");
+        return jfield_fail(p, "format: missing (\"sng\", \"mtt\" or \"match\")");
     if (strcmp(f, "sng") == 0)
         s->format = TOUR_FORMAT_SNG;
     else if (strcmp(f, "mtt") == 0)
         s->format = TOUR_FORMAT_MTT;
     else
-        return jfield_fail(p, "format: \"%s\" is neither \"sng\" nor \"mtt\"", f);
+        return jfield_fail(p, "format: \"%s\" is not \"sng\", \"mtt\" or \"match\"", f);
     int64_t seats, maxre, late, mine, maxe;
     rc = jfield_int(p, root, "", "seats_per_table", true, 0, TOUR_MIN_SEATS, TOUR_MAX_SEATS, &seats);
     if (rc == 0)
@@ -293,8 +337,8 @@ int tour_structure_parse(const char *json, size_t len, tour_structure_t **out, c
 
 int tour_structure_level_at(const tour_structure_t *s, int64_t elapsed_ms, tour_clock_t *out)
 {
-    if (elapsed_ms < 0)
-        return -EINVAL;
+    if (elapsed_ms < 0 || s->nlevels == 0)
+        return -EINVAL; /* a match has no levels */
     int64_t start = 0;
     for (size_t i = 0; i < s->nlevels; i++) {
         int64_t end = start + s->levels[i].duration_ms;

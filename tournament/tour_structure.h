@@ -23,7 +23,11 @@
 #define TOUR_MAX_LEVELS 1000
 #define TOUR_MAX_ENTRANTS 1000000
 
-typedef enum { TOUR_FORMAT_SNG, TOUR_FORMAT_MTT } tour_format_t;
+/* TOUR_FORMAT_MATCH: a match hall's match (比赛场) for the shedding games: no levels, no stacks;
+ * its stages are in `match` (match_hall.h; docs/tournaments.md "Match halls: the structure"). */
+typedef enum { TOUR_FORMAT_SNG, TOUR_FORMAT_MTT, TOUR_FORMAT_MATCH } tour_format_t;
+
+struct match_hall;
 
 /* One step of the schedule: a level of play or a break (is_break: no blinds, no hand). */
 typedef struct {
@@ -54,6 +58,7 @@ typedef struct {
     size_t nlevels;
     tour_level_t *levels;
     tour_payout_config_t payouts;
+    struct match_hall *match; /* format MATCH only (then nlevels is 0), else NULL */
 } tour_structure_t;
 
 /*

@@ -89,7 +89,12 @@ static int scan_one(redisContext *c, uint64_t id, const char *prefix, const char
     if (rc != 0)
         return 0; /* the director refuses it too: nothing to host */
     uint32_t seats = st->seats_per_table;
+    /* A match's tables are played by the shedding games' servers (engine "traditional"), a
+     * hold'em tournament's by the hold'em servers: each engine claims only its own. */
+    bool mine_engine = strcmp(engine, st->format == TOUR_FORMAT_MATCH ? "traditional" : "holdem") == 0;
     tour_structure_destroy(st);
+    if (!mine_engine)
+        return 0;
     if (seats > max_seats) {
         (*skipped)++;
         return 0;
