@@ -453,10 +453,10 @@ static int advance(tour_match_t *m, int64_t clock_ms, tour_commit_t *c, json_t *
             free(gone);
             if (rc != 0)
                 return rc;
-            put_stage(m, c, k);
-            if (!s->over)
-                return 0;
         }
+        put_stage(m, c, k); /* the stage as it is now (over: its final state, kept) */
+        if (!s->over)
+            return 0;
         /* The stage is over. */
         if (k + 1 == m->h->nstages)
             return finish(m, c);
