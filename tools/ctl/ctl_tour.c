@@ -276,8 +276,14 @@ static int ctl_tour_create(ctl_tour_t *t)
     char created[24], start_at[24];
     snprintf(created, sizeof created, "%" PRId64, now);
     snprintf(start_at, sizeof start_at, "%" PRId64,
-             t->format == TOUR_FORMAT_MTT ? now + t->start_in_s * 1000 : 0);
-    const char *format = t->format == TOUR_FORMAT_MTT ? "mtt" : "sng";
+             t->format == TOUR_FORMAT_MTT || (t->format == TOUR_FORMAT_MATCH && t->start_in_s >= 0)
+                 ? now + t->start_in_s * 1000
+                 : 0);
+    /* A match starts when full, or at --start-in-seconds with min_entrants (docs/tournaments.md
+     * "Match halls: the director"). */
+    const char *format = t->format == TOUR_FORMAT_MTT     ? "mtt"
+                         : t->format == TOUR_FORMAT_MATCH ? "match"
+                                                          : "sng";
     redisReply *r =
         CTL_CMD("EVAL", ctl_tour_create_lua, "3", TOUR_SEQ_KEY, TOUR_ALL_KEY, TOUR_LIVE_KEY,
                 O.name ? O.name : "", t->structure, format, created, start_at);
@@ -399,7 +405,7 @@ static void ctl_tour_start_text(json_t *meta, char *buf, size_t len)
         ctl_time(started > 0 ? started : at, buf, len);
     else
         snprintf(buf, len, "%s",
-                 strcmp(ctl_tour_str(meta, "format"), "sng") == 0 ? "when full" : "-");
+                 strcmp(ctl_tour_str(meta, "format"), "mtt") != 0 ? "when full" : "-");
 }
 
 static int ctl_tour_list(void)
