@@ -10,6 +10,7 @@
  *     and the payout table for max_entrants sums to the pool exactly.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,9 +36,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             fuzz_die("a refusal without -EINVAL and a reason");
         return 0;
     }
+    bool match = s->format == TOUR_FORMAT_MATCH;
     if (s->seats_per_table < TOUR_MIN_SEATS || s->seats_per_table > TOUR_MAX_SEATS ||
-        s->nlevels == 0 || s->levels[s->nlevels - 1].is_break || s->min_entrants > s->max_entrants)
+        (match ? s->nlevels != 0 || s->match == NULL
+               : s->nlevels == 0 || s->levels[s->nlevels - 1].is_break) ||
+        s->min_entrants > s->max_entrants)
         fuzz_die("accepted structure out of bounds");
+    if (match && s->min_entrants < s->seats_per_table)
+        fuzz_die("a match of fewer players than a table");
     int64_t t = 0;
     for (size_t i = 0; i < s->nlevels; i++) {
         tour_clock_t c;
