@@ -71,8 +71,7 @@ int match_hall_parse(jfield_err_t *e, json_t *root, tour_structure_t *s)
             return rc;
         bool last = i + 1 == h->nstages;
         if (c->seats != seats)
-            return jfield_fail(e, "stages[%zu].seats: %s is played %u to a table", i, game,
-                               seats);
+            return jfield_fail(e, "stages[%zu].seats: %s is played %u to a table", i, game, seats);
         if (seats == 4 && !c->teams)
             return jfield_fail(e, "stages[%zu].teams: guandan is played in partnerships", i);
         if (seats != 4 && c->teams)
@@ -80,12 +79,14 @@ int match_hall_parse(jfield_err_t *e, json_t *root, tour_structure_t *s)
         switch (c->format) {
         case MATCH_RISING:
             if (last)
-                return jfield_fail(e, "stages[%zu]: a rising stage is never the last (its N go "
-                                      "on to another stage)",
+                return jfield_fail(e,
+                                   "stages[%zu]: a rising stage is never the last (its N go "
+                                   "on to another stage)",
                                    i);
             if (lo <= c->advance)
-                return jfield_fail(e, "stages[%zu].advance: %u but the stage may start with only "
-                                      "%u players",
+                return jfield_fail(e,
+                                   "stages[%zu].advance: %u but the stage may start with only "
+                                   "%u players",
                                    i, c->advance, lo);
             lo = hi = c->advance;
             break;
@@ -93,9 +94,10 @@ int match_hall_parse(jfield_err_t *e, json_t *root, tour_structure_t *s)
             if (!last)
                 return jfield_fail(e, "stages[%zu]: a fixed stage is always the last", i);
             if (lo != hi || lo % seats != 0)
-                return jfield_fail(e, "stages[%zu]: a fixed stage needs whole tables: %u..%u "
-                                      "players reach it (make min_entrants == max_entrants a "
-                                      "multiple of %u, or cut to such an N before it)",
+                return jfield_fail(e,
+                                   "stages[%zu]: a fixed stage needs whole tables: %u..%u "
+                                   "players reach it (make min_entrants == max_entrants a "
+                                   "multiple of %u, or cut to such an N before it)",
                                    i, lo, hi, seats);
             break;
         case MATCH_SWISS:
@@ -103,14 +105,14 @@ int match_hall_parse(jfield_err_t *e, json_t *root, tour_structure_t *s)
                 return jfield_fail(e, "stages[%zu]: a swiss stage needs at least %u players", i,
                                    seats);
             if (last && c->advance != 0)
-                return jfield_fail(e, "stages[%zu].advance: the last stage ranks everyone (0)",
-                                   i);
+                return jfield_fail(e, "stages[%zu].advance: the last stage ranks everyone (0)", i);
             if (!last && c->advance == 0)
                 return jfield_fail(e, "stages[%zu].advance: required (> 0) before another stage",
                                    i);
             if (!last && lo <= c->advance)
-                return jfield_fail(e, "stages[%zu].advance: %u but the stage may start with only "
-                                      "%u players",
+                return jfield_fail(e,
+                                   "stages[%zu].advance: %u but the stage may start with only "
+                                   "%u players",
                                    i, c->advance, lo);
             if (!last)
                 lo = hi = c->advance;

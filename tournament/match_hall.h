@@ -16,9 +16,9 @@
 #define MATCH_HALL_MAX_STAGES 8
 
 struct match_hall {
-    char game[16];   /* "doudizhu", "guandan" or "runfast" */
-    uint32_t seats;  /* the game's: 3, 4, 3 */
-    size_t nstages;  /* 1..MATCH_HALL_MAX_STAGES */
+    char game[16];  /* "doudizhu", "guandan" or "runfast" */
+    uint32_t seats; /* the game's: 3, 4, 3 */
+    size_t nstages; /* 1..MATCH_HALL_MAX_STAGES */
     match_stage_config_t stages[MATCH_HALL_MAX_STAGES];
 };
 

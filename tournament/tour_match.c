@@ -308,8 +308,7 @@ static void log_event(tour_commit_t *c, const char *event, const char *fmt, ...)
 }
 
 /* Players out: their entries busted (their places come with the match's end). */
-static void put_out(tour_match_t *m, tour_commit_t *c, const uint64_t *gone, size_t n,
-                    json_t *out)
+static void put_out(tour_match_t *m, tour_commit_t *c, const uint64_t *gone, size_t n, json_t *out)
 {
     for (size_t i = 0; i < n; i++) {
         tm_entry_t *e = entry_find(m, gone[i]);
@@ -488,16 +487,15 @@ int tour_match_begin(tour_match_t *m, int64_t clock_ms, tour_commit_t *c)
             ids[n++] = m->e[i].player;
     }
     match_stage_t *s = NULL;
-    int rc =
-        match_stage_create(&m->h->stages[0], ids, NULL, n, tour_rng_splitmix64, &m->rng, &s);
+    int rc = match_stage_create(&m->h->stages[0], ids, NULL, n, tour_rng_splitmix64, &m->rng, &s);
     free(ids);
     if (rc != 0)
         return rc;
     m->stage[0] = s;
     m->nstages = 1;
     m->stage_clock0 = clock_ms;
-    log_event(c, "match_stage", "stage 0 format %s players %" PRIu32,
-              format_name(s->cfg.format), n);
+    log_event(c, "match_stage", "stage 0 format %s players %" PRIu32, format_name(s->cfg.format),
+              n);
     rc = advance(m, clock_ms, c, NULL, true);
     put_meta(m, c);
     return rc;
@@ -528,11 +526,11 @@ static char *deal_answer(tour_match_t *m, const tm_table_t *t)
                                                (json_int_t)t->players[x], "score",
                                                (json_int_t)(i >= 0 ? s->players[i].score : 0)));
     }
-    json_t *a = json_pack("{s:I,s:I,s:s,s:I,s:s,s:I,s:I,s:I,s:o}", "table", (json_int_t)t->id,
-                          "hand", (json_int_t)t->hand, "game", m->h->game, "stage",
-                          (json_int_t)t->stage, "format", format_name(s->cfg.format), "deal",
-                          (json_int_t)t->deal, "round", (json_int_t)t->round, "base",
-                          (json_int_t)t->base, "seats", seats);
+    json_t *a =
+        json_pack("{s:I,s:I,s:s,s:I,s:s,s:I,s:I,s:I,s:o}", "table", (json_int_t)t->id, "hand",
+                  (json_int_t)t->hand, "game", m->h->game, "stage", (json_int_t)t->stage, "format",
+                  format_name(s->cfg.format), "deal", (json_int_t)t->deal, "round",
+                  (json_int_t)t->round, "base", (json_int_t)t->base, "seats", seats);
     if (a != NULL && s->cfg.format == MATCH_SWISS && s->cfg.duplicate) {
         char seed[24];
         snprintf(seed, sizeof seed, "%" PRIu64, s->round_seed);
@@ -686,8 +684,9 @@ char *tour_match_hand(tour_match_t *m, uint32_t table, uint64_t hand, const char
     t->in_hand = false;
     put_table(m, c, t);
     char *rtxt = strdup(result);
-    log_event(c, "match_deal", "table %" PRIu32 " hand %" PRIu64 " stage %" PRIu32
-                               " deal %" PRIu64 " base %" PRId64 " result %s",
+    log_event(c, "match_deal",
+              "table %" PRIu32 " hand %" PRIu64 " stage %" PRIu32 " deal %" PRIu64 " base %" PRId64
+              " result %s",
               table, hand, t->stage, t->deal, t->base, rtxt != NULL ? rtxt : "");
     free(rtxt);
     if (record != NULL) {
@@ -709,8 +708,8 @@ char *tour_match_hand(tour_match_t *m, uint32_t table, uint64_t hand, const char
     json_decref(out);
     const match_stage_t *now = cur(m);
     *code = "OK";
-    char *b = body(",\"table\":%" PRIu32 ",\"hand\":%" PRIu64 ",\"out\":%s,\"players_left\":%" PRIu32
-                   ",\"stage\":%zu,\"finished\":%s",
+    char *b = body(",\"table\":%" PRIu32 ",\"hand\":%" PRIu64
+                   ",\"out\":%s,\"players_left\":%" PRIu32 ",\"stage\":%zu,\"finished\":%s",
                    table, hand, outs != NULL ? outs : "[]", now->remaining, m->nstages - 1,
                    m->finished ? "true" : "false");
     free(outs);

@@ -289,13 +289,11 @@ static json_t *table_hand(uint64_t id, uint32_t t)
 {
     host_t *h = &hosts[t];
     char result[128], record[160];
-    snprintf(result, sizeof result, "%" PRIu64 ":%" PRId64 ",%" PRIu64 ":%" PRId64 ",%" PRIu64
-                                    ":%" PRId64,
-             h->d.player[0], h->d.res[0], h->d.player[1], h->d.res[1], h->d.player[2],
-             h->d.res[2]);
+    snprintf(result, sizeof result,
+             "%" PRIu64 ":%" PRId64 ",%" PRIu64 ":%" PRId64 ",%" PRIu64 ":%" PRId64, h->d.player[0],
+             h->d.res[0], h->d.player[1], h->d.res[1], h->d.player[2], h->d.res[2]);
     snprintf(record, sizeof record,
-             "{\"game\":\"doudizhu\",\"round\":\"m%" PRIu64 "-t%u-h%" PRIu64 "\"}", id, t,
-             h->hand);
+             "{\"game\":\"doudizhu\",\"round\":\"m%" PRIu64 "-t%u-h%" PRIu64 "\"}", id, t, h->hand);
     for (int tries = 0; tries < 20; tries++) {
         json_t *a = NULL;
         int rc = tour_table_ask(R, id, "hand", t, h->hand, 0, h->host, result, record, 3000, &a);
@@ -395,8 +393,7 @@ START_TEST(test_match_director_rising_then_fixed_to_the_end_through_a_sigkill)
                 char result[128];
                 snprintf(result, sizeof result,
                          "%" PRIu64 ":%" PRId64 ",%" PRIu64 ":%" PRId64 ",%" PRIu64 ":%" PRId64,
-                         dl.player[0], dl.res[0], dl.player[1], dl.res[1], dl.player[2],
-                         dl.res[2]);
+                         dl.player[0], dl.res[0], dl.player[1], dl.res[1], dl.player[2], dl.res[2]);
                 char record[160];
                 snprintf(record, sizeof record,
                          "{\"game\":\"doudizhu\",\"round\":\"m%" PRIu64 "-t%u-h%" PRIu64 "\"}", id,
@@ -425,7 +422,8 @@ START_TEST(test_match_director_rising_then_fixed_to_the_end_through_a_sigkill)
             t_kill = ts_now_ms();
             dir_stop(&d[who]);
             killed = true;
-        } else if (killed && t_kill > 0 && rnum("GET {croupier:tour:%" PRIu64 "}:epoch", id) > epoch) {
+        } else if (killed && t_kill > 0 &&
+                   rnum("GET {croupier:tour:%" PRIu64 "}:epoch", id) > epoch) {
             /* Taken over: the clock (the rising line's time) never went back, and the time
              * nobody owned the match (at least most of the 600 ms claim) is not counted. */
             ts_sleep_ms(400);
@@ -542,8 +540,8 @@ START_TEST(test_match_director_structure_refusals)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         tour_structure_t *s = NULL;
         char err[256] = "";
-        ck_assert_int_eq(tour_structure_parse(bad[i].json, strlen(bad[i].json), &s, err, sizeof err),
-                         -EINVAL);
+        ck_assert_int_eq(
+            tour_structure_parse(bad[i].json, strlen(bad[i].json), &s, err, sizeof err), -EINVAL);
         ck_assert_msg(strstr(err, bad[i].want) != NULL, "case %zu: %s", i, err);
     }
     tour_structure_t *s = NULL;
