@@ -661,6 +661,14 @@ static void gate_tour_get_done(gate_tour_op_t *op)
         gate_tour_fail(op, CROUPIER__ERROR_CODE__NO_SUCH_TOURNAMENT, "no tournament has that id");
         return;
     }
+    if (!op->meta.has_format) {
+        /* A match hall (format "match", docs/tournaments.md "Match halls"): the client protocol
+         * has no view of one yet; the lists leave them out too. */
+        gate_tour_fail(op, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                       "that tournament is a match hall, which the client protocol does not "
+                       "show yet");
+        return;
+    }
     if (c != NULL) {
         gate_tour_follow(c, op->tournament);
         gate_tour_info_send(op, c);
