@@ -280,6 +280,7 @@ int bot_send_action(bot_t *b, bot_move_t *mv)
     Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
     m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_ACTION;
     m.action = &mv->action;
+    b->rq_view = b->view_changes;
     int rc = bot_req_send(b, RQ_ACTION, &m);
     if (rc == 0)
         bot_book_count(b->f->cfg.book, BOT_C_ACTIONS_SENT);

@@ -149,6 +149,10 @@ typedef struct bot {
     bool closing_seen;
     bool crash_wait; /* TableClosing{CRASHED}: the seat is gone, a Moved is on its way */
     int closing_reason;        /* the last TableClosing's (a CROUPIER__CLOSING_REASON__*) */
+    /* The table moved on (a Deal to our seat, a RoundEnd, a Snapshot) this many times; an action
+     * remembers the count it was decided at (rq_view): refused after the table moved on while
+     * it was in flight (a tournament hand re-dealt, a round ended), it was overtaken. */
+    uint32_t view_changes, rq_view;
     int64_t closing_ms;        /* when it came (bot_now_ms), for the watchdog's log line */
     /* The table as last seen (Joined / Snapshot seats): the player of each seat. A whole-table
      * Moved keeps it to check the Snapshot of the new table against (BOT_C_MATCH_LOST). */

@@ -260,6 +260,16 @@ static void bot_on_action_reply(bot_t *b, const Croupier__ServerMessage *m)
          * seat, never plays it at the new one (docs/gateway.md): TABLE_CLOSED when its server is
          * gone, NOT_SEATED / NO_SUCH_DESK from a live server that closed it. Those leave the new
          * seat alone; any other refusal stays unexpected. */
+        /* The table moved on while it was in flight (a Deal, a RoundEnd, a Snapshot came
+         * first: a tournament table's hand re-dealt by its new host, a round that ended): it was
+         * decided on a view that is gone, and the turn or the move it made may be gone too. */
+        bool overtaken = b->rq_view != b->view_changes &&
+                         (e->code == CROUPIER__ERROR_CODE__NOT_YOUR_TURN ||
+                          e->code == CROUPIER__ERROR_CODE__ACTION_NOT_ALLOWED ||
+                          e->code == CROUPIER__ERROR_CODE__NO_ROUND);
+        if (overtaken)
+            log_emit(LOG_INFO, "bot_action_overtaken", "{s:i,s:s,s:I}", "bot", (int)b->idx,
+                     "code", bot_code_name(e->code), "desk", (json_int_t)b->seat.desk_id);
         bool for_old_seat = old_seat && (e->code == CROUPIER__ERROR_CODE__TABLE_CLOSED ||
                                          e->code == CROUPIER__ERROR_CODE__NOT_SEATED ||
                                          e->code == CROUPIER__ERROR_CODE__NO_SUCH_DESK);
@@ -273,7 +283,8 @@ static void bot_on_action_reply(bot_t *b, const Croupier__ServerMessage *m)
          * arrives meanwhile (a same-id retry, say) before its TableClosing{CRASHED} goes out
          * (docs/gateway.md "When a game server dies"). It is retriable: the notice and the
          * Moved follow, and the bot plays on at the new table. */
-        bool expected = stale || for_old_seat || e->code == CROUPIER__ERROR_CODE__UNAVAILABLE ||
+        bool expected = stale || overtaken || for_old_seat ||
+                        e->code == CROUPIER__ERROR_CODE__UNAVAILABLE ||
                         (s->refusal_expected != NULL && s->refusal_expected(e->code)) ||
                         (b->closing_seen && e->code == CROUPIER__ERROR_CODE__NO_ROUND) ||
                         b->crash_wait;
@@ -428,6 +439,11 @@ void bot_on_event(bot_t *b, const Croupier__ServerMessage *m)
                  (int)b->st, "body", (int)m->body_case, "turn_seat",
                  m->body_case == CROUPIER__SERVER_MESSAGE__BODY_TURN ? (int)m->turn->seat : -1,
                  "rq", (int)b->rq);
+    if (m->body_case == CROUPIER__SERVER_MESSAGE__BODY_ROUND_END ||
+        m->body_case == CROUPIER__SERVER_MESSAGE__BODY_SNAPSHOT ||
+        (m->body_case == CROUPIER__SERVER_MESSAGE__BODY_DEAL && b->has_seat &&
+         m->deal->has_seat && m->deal->seat == b->seat.seat))
+        b->view_changes++; /* see bot_t.rq_view */
     switch (m->body_case) {
     case CROUPIER__SERVER_MESSAGE__BODY_DEAL:
         if (m->deal->round_id != NULL && m->deal->round_id[0] != '\0') {
