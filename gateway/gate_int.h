@@ -22,6 +22,7 @@
 #include <netinet/tcp.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include <bsd/stdlib.h>
 #include <bsd/sys/queue.h>
