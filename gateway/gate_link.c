@@ -562,7 +562,7 @@ static bool gate_link_fast(gate_link_t *l, const uint8_t *payload, size_t len)
 {
     gate_t *g = l->g;
     frame_rpc_scan_t s;
-    if (frame_scan_rpc(payload, len, NULL, &s) != 0)
+    if (frame_scan_rpc_cached(payload, len, NULL, &g->push_cache, &s) != 0)
         return false;
     if (s.body == CROUPIER__RPC_FRAME__BODY_PUSH) {
         /* A TableClosing may concern the seat (a tournament table's: gate_on_push). */

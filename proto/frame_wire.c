@@ -256,6 +256,10 @@ typedef struct vouch {
     const frame_limits_t *lim;
     size_t cost;
     size_t budget;
+    /* A sub-message of the top level at these bytes (frame_scan_rpc_cached): skip, already
+     * vouched for, adds skip_cost; mark, vouched here, leaves its cost in mark_cost. */
+    const uint8_t *skip, *mark;
+    size_t skip_cost, mark_cost;
 } vouch_t;
 
 /* Oneofs per message tracked by the vouch (the protocol's messages have at most two). */
@@ -326,10 +330,20 @@ static bool vouch_message(const ProtobufCMessageDescriptor *d, const uint8_t *p,
                     return false;
             v->cost += f.len;
             break;
-        case PROTOBUF_C_TYPE_MESSAGE:
+        case PROTOBUF_C_TYPE_MESSAGE: {
+            /* The verdict of a message is the same wherever it is met at the same depth: only
+             * its cost adds to the frame's (the budget is checked below, costs only grow). */
+            if (depth == 0 && v->skip != NULL && f.data == v->skip) {
+                v->cost += v->skip_cost;
+                break;
+            }
+            size_t before = v->cost;
             if (!vouch_message(fd->descriptor, f.data, f.len, depth + 1, v))
                 return false;
+            if (depth == 0 && f.data == v->mark)
+                v->mark_cost = v->cost - before;
             break;
+        }
         default:
             break;
         }
@@ -344,19 +358,28 @@ static bool vouch_message(const ProtobufCMessageDescriptor *d, const uint8_t *p,
     return true;
 }
 
+/* frame_wire_vouch() with v's skip and mark (lim already resolved). */
+static int wire_vouch(const ProtobufCMessageDescriptor *desc, const uint8_t *msg, size_t len,
+                      const frame_limits_t *lim, vouch_t *v)
+{
+    if (desc == NULL || len > lim->max_frame || (len > 0 && msg == NULL))
+        return -EAGAIN;
+    v->lim = lim;
+    v->cost = 0;
+    v->budget = lim->budget_floor;
+    if (lim->budget_factor > 0 && len > (SIZE_MAX - v->budget) / lim->budget_factor)
+        v->budget = SIZE_MAX;
+    else
+        v->budget += lim->budget_factor * len;
+    v->budget /= 2;
+    return vouch_message(desc, msg, len, 0, v) ? 0 : -EAGAIN;
+}
+
 int frame_wire_vouch(const ProtobufCMessageDescriptor *desc, const uint8_t *msg, size_t len,
                      const frame_limits_t *lim)
 {
-    lim = frame_limits_or_default(lim);
-    if (desc == NULL || len > lim->max_frame || (len > 0 && msg == NULL))
-        return -EAGAIN;
-    vouch_t v = {lim, 0, lim->budget_floor};
-    if (lim->budget_factor > 0 && len > (SIZE_MAX - v.budget) / lim->budget_factor)
-        v.budget = SIZE_MAX;
-    else
-        v.budget += lim->budget_factor * len;
-    v.budget /= 2;
-    return vouch_message(desc, msg, len, 0, &v) ? 0 : -EAGAIN;
+    vouch_t v = {0};
+    return wire_vouch(desc, msg, len, frame_limits_or_default(lim), &v);
 }
 
 /*
@@ -423,20 +446,61 @@ enum {
 };
 
 /*
+ * The pushed ServerMessage of payload, when it is one the cache vouched for
+ * (frame_scan_rpc_cached): its bytes inside payload, else NULL. A look at the top level only; the
+ * vouch that follows checks the frame.
+ */
+static const uint8_t *scan_cached_push(const uint8_t *payload, size_t len,
+                                       const frame_limits_t *lim, const frame_scan_cache_t *cache)
+{
+    if (cache == NULL || cache->len == 0 || memcmp(&cache->lim, lim, sizeof *lim) != 0)
+        return NULL;
+    frame_wire_reader_t r;
+    frame_wire_value_t f;
+    const uint8_t *push = NULL;
+    frame_wire_init(&r, payload, len);
+    while (wire_read(&r, &f) > 0)
+        if (f.field == CROUPIER__RPC_FRAME__BODY_PUSH && f.type == 2 && push == NULL &&
+            f.len == cache->len && memcmp(f.data, cache->msg, f.len) == 0)
+            push = f.data;
+    return push;
+}
+
+int frame_scan_rpc(const uint8_t *payload, size_t len, const frame_limits_t *lim,
+                   frame_rpc_scan_t *out)
+{
+    return frame_scan_rpc_cached(payload, len, lim, NULL, out);
+}
+
+/*
  * The frame passed frame_wire_vouch() as an RpcFrame first (so every field below is known,
  * well-typed and at most once, and the generic checks hold); the reads after it only pick the
  * values out and apply rules_rpc()'s rules for a reply and a push.
  */
-int frame_scan_rpc(const uint8_t *payload, size_t len, const frame_limits_t *lim,
-                   frame_rpc_scan_t *out)
+int frame_scan_rpc_cached(const uint8_t *payload, size_t len, const frame_limits_t *lim,
+                          frame_scan_cache_t *cache, frame_rpc_scan_t *out)
 {
     memset(out, 0, sizeof *out);
-    if (frame_wire_vouch(&croupier__rpc_frame__descriptor, payload, len, lim) != 0)
-        return -EAGAIN;
-    frame_wire_reader_t r;
-    frame_wire_value_t f;
+    lim = frame_limits_or_default(lim);
+    vouch_t v = {0};
+    const uint8_t *known = scan_cached_push(payload, len, lim, cache);
+    if (known != NULL) {
+        v.skip = known;
+        v.skip_cost = cache->cost;
+    }
+    /* Found by the scan below; the vouch marks every top-level message at these bytes. */
     const uint8_t *body = NULL;
     size_t body_len = 0;
+    frame_wire_reader_t r;
+    frame_wire_value_t f;
+    if (cache != NULL && known == NULL) {
+        frame_wire_init(&r, payload, len);
+        while (wire_read(&r, &f) > 0)
+            if (f.field == CROUPIER__RPC_FRAME__BODY_PUSH)
+                v.mark = f.data;
+    }
+    if (wire_vouch(&croupier__rpc_frame__descriptor, payload, len, lim, &v) != 0)
+        return -EAGAIN;
     frame_wire_init(&r, payload, len);
     while (wire_read(&r, &f) > 0) {
         if (f.field == SCAN_RPC_REQUEST_ID) {
@@ -475,6 +539,12 @@ int frame_scan_rpc(const uint8_t *payload, size_t len, const frame_limits_t *lim
             return -EAGAIN;
         out->msg = body;
         out->msg_len = body_len;
+        if (known != NULL && body == known) {
+            /* The verdict on these bytes (their wire check and their rules) is the cache's. */
+            out->msg_body = cache->msg_body;
+            out->msg_request_id = cache->msg_request_id;
+            return 0;
+        }
     } else {
         return -EAGAIN;
     }
@@ -498,9 +568,20 @@ int frame_scan_rpc(const uint8_t *payload, size_t len, const frame_limits_t *lim
             if (f.field == SCAN_RESULT_ERROR)
                 plain = false;
     }
-    if (plain)
-        return 0;
-    return scan_body_rules(out->msg_body, sub, sub_len, lim);
+    if (!plain && scan_body_rules(out->msg_body, sub, sub_len, lim) != 0)
+        return -EAGAIN;
+    /* A push accepted: its message is remembered with the verdict (v.mark was set for it, and
+     * a push is the frame's one body, so mark_cost is its cost). */
+    if (cache != NULL && out->body == CROUPIER__RPC_FRAME__BODY_PUSH && body == v.mark &&
+        out->msg_len > 0 && out->msg_len <= sizeof cache->msg) {
+        cache->lim = *lim;
+        cache->len = out->msg_len;
+        cache->cost = v.mark_cost;
+        cache->msg_body = out->msg_body;
+        cache->msg_request_id = out->msg_request_id;
+        memcpy(cache->msg, out->msg, out->msg_len);
+    }
+    return 0;
 }
 
 int frame_write_prefixed(struct evbuffer *out, uint32_t field, uint64_t value, const uint8_t *msg,
