@@ -400,6 +400,8 @@ typedef struct frame_scan_cache {
     size_t cost;        /* its share of the unpack estimate (frame_wire_vouch) */
     uint32_t msg_body;
     bool msg_request_id;
+    bool rpc_required_known; /* rpc_required is set (the first scan sets it) */
+    uint64_t rpc_required;   /* RpcFrame's required fields, by index in its descriptor */
     uint8_t msg[FRAME_SCAN_CACHE_MAX];
 } frame_scan_cache_t;
 

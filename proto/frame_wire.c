@@ -167,6 +167,24 @@ void frame_wire_init(frame_wire_reader_t *r, const uint8_t *msg, size_t len)
     r->pos = 0;
 }
 
+/* frame_wire_varint(), with the one- and two-byte values (tags, lengths, most ids) read inline:
+ * the same value and position for those, the rest (and every error) left to it. */
+static inline bool wire_varint(const uint8_t *p, size_t len, size_t *pos, uint64_t *out)
+{
+    size_t i = *pos;
+    if (i < len && p[i] < 0x80) {
+        *out = p[i];
+        *pos = i + 1;
+        return true;
+    }
+    if (i < len && len - i >= 2 && p[i + 1] < 0x80) {
+        *out = (uint64_t)(p[i] & 0x7F) | (uint64_t)p[i + 1] << 7;
+        *pos = i + 2;
+        return true;
+    }
+    return frame_wire_varint(p, len, pos, out);
+}
+
 /* frame_wire_next(), inlined into the vouch and the scan (the relay's hot path). */
 static inline int wire_read(frame_wire_reader_t *r, frame_wire_value_t *v)
 {
@@ -176,7 +194,7 @@ static inline int wire_read(frame_wire_reader_t *r, frame_wire_value_t *v)
     uint64_t tag, n;
     if (r->p[pos] < 0x80)
         tag = r->p[pos++]; /* fields 1-15: one-byte tags */
-    else if (!frame_wire_varint(r->p, r->len, &pos, &tag))
+    else if (!wire_varint(r->p, r->len, &pos, &tag))
         return -EINVAL;
     uint64_t id = tag >> 3;
     unsigned type = (unsigned)(tag & 7);
@@ -185,7 +203,7 @@ static inline int wire_read(frame_wire_reader_t *r, frame_wire_value_t *v)
     size_t start = pos;
     switch (type) {
     case 0:
-        if (!frame_wire_varint(r->p, r->len, &pos, &n))
+        if (!wire_varint(r->p, r->len, &pos, &n))
             return -EINVAL;
         v->num = n;
         break;
@@ -202,7 +220,7 @@ static inline int wire_read(frame_wire_reader_t *r, frame_wire_value_t *v)
         break;
     }
     case 2:
-        if (!frame_wire_varint(r->p, r->len, &pos, &n) || n > r->len - pos)
+        if (!wire_varint(r->p, r->len, &pos, &n) || n > r->len - pos)
             return -EINVAL;
         v->num = n;
         start = pos;
@@ -260,7 +278,20 @@ typedef struct vouch {
      * vouched for, adds skip_cost; mark, vouched here, leaves its cost in mark_cost. */
     const uint8_t *skip, *mark;
     size_t skip_cost, mark_cost;
+    /* The top-level message's required fields as a mask of field indexes (NULL: read from its
+     * descriptor, one field at a time, which costs a pass over every field it has). */
+    const uint64_t *top_required;
 } vouch_t;
+
+/* The required fields of d as a mask of field indexes (d has at most 64 fields). */
+static uint64_t vouch_required_mask(const ProtobufCMessageDescriptor *d)
+{
+    uint64_t mask = 0;
+    for (unsigned i = 0; i < d->n_fields && i < 64; i++)
+        if (d->fields[i].label == PROTOBUF_C_LABEL_REQUIRED)
+            mask |= 1ull << i;
+    return mask;
+}
 
 /* Oneofs per message tracked by the vouch (the protocol's messages have at most two). */
 #define VOUCH_ONEOFS 4
@@ -352,6 +383,8 @@ static bool vouch_message(const ProtobufCMessageDescriptor *d, const uint8_t *p,
     }
     if (rc < 0)
         return false;
+    if (depth == 0 && v->top_required != NULL)
+        return (seen & *v->top_required) == *v->top_required;
     for (unsigned i = 0; i < d->n_fields; i++)
         if (d->fields[i].label == PROTOBUF_C_LABEL_REQUIRED && !(seen & (1ull << i)))
             return false;
@@ -460,8 +493,8 @@ static const uint8_t *scan_cached_push(const uint8_t *payload, size_t len,
     const uint8_t *push = NULL;
     frame_wire_init(&r, payload, len);
     while (wire_read(&r, &f) > 0)
-        if (f.field == CROUPIER__RPC_FRAME__BODY_PUSH && f.type == 2 && push == NULL &&
-            f.len == cache->len && memcmp(f.data, cache->msg, f.len) == 0)
+        if (f.field == CROUPIER__RPC_FRAME__BODY_PUSH && push == NULL && f.len == cache->len &&
+            memcmp(f.data, cache->msg, f.len) == 0) /* its wire type: the vouch's business */
             push = f.data;
     return push;
 }
@@ -493,6 +526,13 @@ int frame_scan_rpc_cached(const uint8_t *payload, size_t len, const frame_limits
     size_t body_len = 0;
     frame_wire_reader_t r;
     frame_wire_value_t f;
+    if (cache != NULL && croupier__rpc_frame__descriptor.n_fields <= 64) {
+        if (!cache->rpc_required_known) {
+            cache->rpc_required = vouch_required_mask(&croupier__rpc_frame__descriptor);
+            cache->rpc_required_known = true;
+        }
+        v.top_required = &cache->rpc_required;
+    }
     if (cache != NULL && known == NULL) {
         frame_wire_init(&r, payload, len);
         while (wire_read(&r, &f) > 0)
