@@ -7,6 +7,7 @@
 #include <event2/event.h>
 #include <hiredis/adapters/libevent.h>
 #include <hiredis/async.h>
+#include <hiredis/sds.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -779,6 +780,14 @@ void rconn_destroy(rconn_t *rc)
 bool rconn_connected(const rconn_t *rc)
 {
     return rc != NULL && !rc->destroyed && rc->phase == RCONN_READY;
+}
+
+void rconn_flush(rconn_t *rc)
+{
+    if (rc == NULL || rc->ac == NULL || rc->phase != RCONN_READY ||
+        !(rc->ac->c.flags & REDIS_CONNECTED) || sdslen(rc->ac->c.obuf) == 0)
+        return;
+    redisAsyncHandleWrite(rc->ac);
 }
 
 size_t rconn_pending(const rconn_t *rc)

@@ -102,6 +102,14 @@ rconn_t *rconn_create(struct event_base *base, const rconn_opts_t *opts);
 void rconn_destroy(rconn_t *rc);
 
 bool rconn_connected(const rconn_t *rc);
+/*
+ * Writes the commands queued on the connection now rather than at the event loop's next turn
+ * (hiredis's write event): a caller about to tell someone of a write it just queued (croupier-gate
+ * answering a Join after queuing the seat's SET) calls it first, so the command leaves before
+ * the answer does. Does nothing unless the connection is ready and has output queued. A write
+ * error closes the connection as the write event would (its callbacks run).
+ */
+void rconn_flush(rconn_t *rc);
 /* Number of requests waiting for their reply. */
 size_t rconn_pending(const rconn_t *rc);
 /* The last connection error as text ("" if none yet); static storage inside rc. */

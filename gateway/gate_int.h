@@ -22,6 +22,7 @@
 #include <netinet/tcp.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include <bsd/stdlib.h>
 #include <bsd/sys/queue.h>
@@ -327,6 +328,9 @@ struct gate {
     uint32_t fid_reply, fid_payload, fid_push, fid_request_id;
     uint32_t fid_client_action, fid_action; /* ClientMessage.action, RpcFrame.action */
     frame_scratch_t scratch; /* the client message being read (gate_conn_read_frames) */
+    /* The last push the relay's fast path checked (gate_link_fast): a table's same push to each
+     * of its players is checked once (frame_scan_rpc_cached). */
+    frame_scan_cache_t push_cache;
     bool forward_action;
     bool forward;
 

@@ -562,7 +562,7 @@ static bool gate_link_fast(gate_link_t *l, const uint8_t *payload, size_t len)
 {
     gate_t *g = l->g;
     frame_rpc_scan_t s;
-    if (frame_scan_rpc(payload, len, NULL, &s) != 0)
+    if (frame_scan_rpc_cached(payload, len, NULL, &g->push_cache, &s) != 0)
         return false;
     if (s.body == CROUPIER__RPC_FRAME__BODY_PUSH) {
         /* A TableClosing may concern the seat (a tournament table's: gate_on_push). */
@@ -593,12 +593,52 @@ static bool gate_link_fast(gate_link_t *l, const uint8_t *payload, size_t len)
     return true;
 }
 
+/* What libevent 2.1 reads from a socket per read callback at most (its EVBUFFER_MAX_READ). */
+#define GATE_LIBEVENT_READ_MAX 4096
+/* A link's input after gate_link_read_more, at most (beside a partial frame). */
+#define GATE_LINK_READ_MAX (64u << 10)
+
+/*
+ * libevent 2.1 reads at most 4 KiB per read callback (one ioctl and one readv): a game server's
+ * burst (a table's Play pushed to each of its players, the answers to many actions) would take
+ * a loop turn per 4 KiB, each with its own write to every client it concerns. When that read
+ * filled its 4 KiB, the rest waiting in the socket, up to GATE_LINK_READ_MAX in all, is read
+ * here with one readv, so that the frames of one turn are relayed, and each client written,
+ * together. EOF and errors are left to the bufferevent's next read (the socket stays readable).
+ * The input holds at most a partial frame and GATE_LINK_READ_MAX bytes, as the read callback
+ * consumes every complete frame: the link needs no read watermark (gate_link_connect).
+ */
+static void gate_link_read_more(gate_link_t *l, struct evbuffer *in)
+{
+    size_t have = evbuffer_get_length(in);
+    if (have < GATE_LIBEVENT_READ_MAX || have >= GATE_LINK_READ_MAX)
+        return;
+    struct evbuffer_iovec iv[2];
+    /* The input's end is frozen while the bufferevent owns it: thawed for this one read. */
+    evbuffer_unfreeze(in, 0);
+    int n = evbuffer_reserve_space(in, (ev_ssize_t)(GATE_LINK_READ_MAX - have), iv, 2);
+    if (n > 0) {
+        ssize_t got = readv(bufferevent_getfd(l->bev), (struct iovec *)iv, n);
+        size_t left = got > 0 ? (size_t)got : 0;
+        int used = 0;
+        for (; used < n && left > 0; used++) {
+            if (iv[used].iov_len > left)
+                iv[used].iov_len = left;
+            left -= iv[used].iov_len;
+        }
+        evbuffer_commit_space(in, iv, used);
+    }
+    evbuffer_freeze(in, 0);
+}
+
 static void gate_link_read_cb(struct bufferevent *bev, void *arg)
 {
     gate_link_t *l = arg;
     unsigned gen = l->gen;
     struct evbuffer *in = bufferevent_get_input(bev);
     uint8_t fwd_buf[GATE_FWD_MAX];
+    if (l->state == LINK_READY)
+        gate_link_read_more(l, in);
     while (l->gen == gen && l->state != LINK_DOWN) {
         /* frame_read_rpc() in two steps: the frame's bytes stay readable until the client's
          * part of it is copied out for forwarding. */
@@ -724,7 +764,8 @@ void gate_link_connect(gate_link_t *l)
     }
     l->bev = bufferevent_socket_new(g->base, -1, BEV_OPT_CLOSE_ON_FREE);
     bufferevent_setcb(l->bev, gate_link_read_cb, NULL, gate_link_event_cb, l);
-    bufferevent_setwatermark(l->bev, EV_READ, 0, FRAME_HEADER_SIZE + FRAME_DEFAULT_MAX + 4096);
+    /* No read watermark: the input is bounded by gate_link_read_more and the read callback, and
+     * a watermark costs a callback (and an event_add) for every frame consumed. */
     bufferevent_enable(l->bev, EV_READ | EV_WRITE);
     l->state = LINK_CONNECTING;
     if (bufferevent_socket_connect(l->bev, (struct sockaddr *)&ss, (int)len) != 0) {

@@ -48,7 +48,13 @@ static void gate_bev_flush(struct bufferevent *bev)
     struct evbuffer *out = bufferevent_get_output(bev);
     if (evbuffer_get_length(out) == 0)
         return;
-    if (evbuffer_write(out, bufferevent_getfd(bev)) < 0)
+    /* A socket bufferevent keeps the start of its output frozen (only its own write callback
+     * may drain it): evbuffer_write() on a frozen buffer writes nothing and returns -1. Thaw it
+     * for this one write, as that callback does. */
+    evbuffer_unfreeze(out, 1);
+    int n = evbuffer_write(out, bufferevent_getfd(bev));
+    evbuffer_freeze(out, 1);
+    if (n < 0)
         return;
     if (evbuffer_get_length(out) == 0 && event_pending(&bev->ev_write, EV_WRITE, NULL))
         event_del(&bev->ev_write);
@@ -58,14 +64,18 @@ static void gate_bev_flush(struct bufferevent *bev)
  * The end of a loop iteration's callbacks (flush_ev runs after the reads that were ready, being
  * activated by the first frame they queued): every link, then every client connection, that
  * had output queued is written once. Links first, so requests reach the game servers sooner.
- * Connections that are closing, and links still connecting, are left to libevent (their write
- * events drive the close and the connect).
+ * Redis before both: a seat written (or deleted) for a Join, a Resume, a move or a Leave leaves
+ * before the answer that tells the client, so a client that reconnects through another gateway
+ * right after its answer finds the record (gate_seat.h). Connections that are closing, and
+ * links still connecting, are left to libevent (their write events drive the close and the
+ * connect).
  */
 void gate_flush_cb(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
     gate_t *g = arg;
+    rconn_flush(g->rc);
     gate_link_t *l;
     while ((l = TAILQ_FIRST(&g->dirty_links)) != NULL) {
         TAILQ_REMOVE(&g->dirty_links, l, dirty);

@@ -387,6 +387,36 @@ typedef struct frame_rpc_scan {
 int frame_scan_rpc(const uint8_t *payload, size_t len, const frame_limits_t *lim,
                    frame_rpc_scan_t *out);
 
+/* Longest pushed ServerMessage whose verdict frame_scan_rpc_cached() remembers. */
+#define FRAME_SCAN_CACHE_MAX 512
+
+/*
+ * The verdict on the last pushed ServerMessage frame_scan_rpc_cached() accepted: its bytes and
+ * what checking them found. Zero it before the first use (len 0: empty); the caller owns it.
+ */
+typedef struct frame_scan_cache {
+    frame_limits_t lim; /* the limits it was checked under */
+    size_t len;         /* 0: empty */
+    size_t cost;        /* its share of the unpack estimate (frame_wire_vouch) */
+    uint32_t msg_body;
+    bool msg_request_id;
+    bool rpc_required_known; /* rpc_required is set (the first scan sets it) */
+    uint64_t rpc_required;   /* RpcFrame's required fields, by index in its descriptor */
+    uint8_t msg[FRAME_SCAN_CACHE_MAX];
+} frame_scan_cache_t;
+
+/*
+ * frame_scan_rpc(), remembering in cache the pushed ServerMessage of the last push it accepted.
+ * A table sends the same push (a Play, a Turn) to each of its players, one rpc frame each, and
+ * checking that message (the wire vouch, the decode for its rules) is most of a scan's work: a
+ * push carrying the same bytes under the same limits is not checked again, since every check
+ * of it depends on those two alone. The rest of the frame (its ids, its envelope, the unpack
+ * estimate of the whole frame) is checked every time. Same result and *out as frame_scan_rpc();
+ * cache NULL is frame_scan_rpc().
+ */
+int frame_scan_rpc_cached(const uint8_t *payload, size_t len, const frame_limits_t *lim,
+                          frame_scan_cache_t *cache, frame_rpc_scan_t *out);
+
 /*
  * Appends one frame holding the serialized message msg with the varint field `field` = value
  * written in front of it (one reservation, two copies; field 0: msg alone). msg must not set

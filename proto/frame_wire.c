@@ -167,6 +167,24 @@ void frame_wire_init(frame_wire_reader_t *r, const uint8_t *msg, size_t len)
     r->pos = 0;
 }
 
+/* frame_wire_varint(), with the one- and two-byte values (tags, lengths, most ids) read inline:
+ * the same value and position for those, the rest (and every error) left to it. */
+static inline bool wire_varint(const uint8_t *p, size_t len, size_t *pos, uint64_t *out)
+{
+    size_t i = *pos;
+    if (i < len && p[i] < 0x80) {
+        *out = p[i];
+        *pos = i + 1;
+        return true;
+    }
+    if (i < len && len - i >= 2 && p[i + 1] < 0x80) {
+        *out = (uint64_t)(p[i] & 0x7F) | (uint64_t)p[i + 1] << 7;
+        *pos = i + 2;
+        return true;
+    }
+    return frame_wire_varint(p, len, pos, out);
+}
+
 /* frame_wire_next(), inlined into the vouch and the scan (the relay's hot path). */
 static inline int wire_read(frame_wire_reader_t *r, frame_wire_value_t *v)
 {
@@ -176,7 +194,7 @@ static inline int wire_read(frame_wire_reader_t *r, frame_wire_value_t *v)
     uint64_t tag, n;
     if (r->p[pos] < 0x80)
         tag = r->p[pos++]; /* fields 1-15: one-byte tags */
-    else if (!frame_wire_varint(r->p, r->len, &pos, &tag))
+    else if (!wire_varint(r->p, r->len, &pos, &tag))
         return -EINVAL;
     uint64_t id = tag >> 3;
     unsigned type = (unsigned)(tag & 7);
@@ -185,7 +203,7 @@ static inline int wire_read(frame_wire_reader_t *r, frame_wire_value_t *v)
     size_t start = pos;
     switch (type) {
     case 0:
-        if (!frame_wire_varint(r->p, r->len, &pos, &n))
+        if (!wire_varint(r->p, r->len, &pos, &n))
             return -EINVAL;
         v->num = n;
         break;
@@ -202,7 +220,7 @@ static inline int wire_read(frame_wire_reader_t *r, frame_wire_value_t *v)
         break;
     }
     case 2:
-        if (!frame_wire_varint(r->p, r->len, &pos, &n) || n > r->len - pos)
+        if (!wire_varint(r->p, r->len, &pos, &n) || n > r->len - pos)
             return -EINVAL;
         v->num = n;
         start = pos;
@@ -256,7 +274,24 @@ typedef struct vouch {
     const frame_limits_t *lim;
     size_t cost;
     size_t budget;
+    /* A sub-message of the top level at these bytes (frame_scan_rpc_cached): skip, already
+     * vouched for, adds skip_cost; mark, vouched here, leaves its cost in mark_cost. */
+    const uint8_t *skip, *mark;
+    size_t skip_cost, mark_cost;
+    /* The top-level message's required fields as a mask of field indexes (NULL: read from its
+     * descriptor, one field at a time, which costs a pass over every field it has). */
+    const uint64_t *top_required;
 } vouch_t;
+
+/* The required fields of d as a mask of field indexes (d has at most 64 fields). */
+static uint64_t vouch_required_mask(const ProtobufCMessageDescriptor *d)
+{
+    uint64_t mask = 0;
+    for (unsigned i = 0; i < d->n_fields && i < 64; i++)
+        if (d->fields[i].label == PROTOBUF_C_LABEL_REQUIRED)
+            mask |= 1ull << i;
+    return mask;
+}
 
 /* Oneofs per message tracked by the vouch (the protocol's messages have at most two). */
 #define VOUCH_ONEOFS 4
@@ -326,10 +361,20 @@ static bool vouch_message(const ProtobufCMessageDescriptor *d, const uint8_t *p,
                     return false;
             v->cost += f.len;
             break;
-        case PROTOBUF_C_TYPE_MESSAGE:
+        case PROTOBUF_C_TYPE_MESSAGE: {
+            /* The verdict of a message is the same wherever it is met at the same depth: only
+             * its cost adds to the frame's (the budget is checked below, costs only grow). */
+            if (depth == 0 && v->skip != NULL && f.data == v->skip) {
+                v->cost += v->skip_cost;
+                break;
+            }
+            size_t before = v->cost;
             if (!vouch_message(fd->descriptor, f.data, f.len, depth + 1, v))
                 return false;
+            if (depth == 0 && f.data == v->mark)
+                v->mark_cost = v->cost - before;
             break;
+        }
         default:
             break;
         }
@@ -338,25 +383,36 @@ static bool vouch_message(const ProtobufCMessageDescriptor *d, const uint8_t *p,
     }
     if (rc < 0)
         return false;
+    if (depth == 0 && v->top_required != NULL)
+        return (seen & *v->top_required) == *v->top_required;
     for (unsigned i = 0; i < d->n_fields; i++)
         if (d->fields[i].label == PROTOBUF_C_LABEL_REQUIRED && !(seen & (1ull << i)))
             return false;
     return true;
 }
 
+/* frame_wire_vouch() with v's skip and mark (lim already resolved). */
+static int wire_vouch(const ProtobufCMessageDescriptor *desc, const uint8_t *msg, size_t len,
+                      const frame_limits_t *lim, vouch_t *v)
+{
+    if (desc == NULL || len > lim->max_frame || (len > 0 && msg == NULL))
+        return -EAGAIN;
+    v->lim = lim;
+    v->cost = 0;
+    v->budget = lim->budget_floor;
+    if (lim->budget_factor > 0 && len > (SIZE_MAX - v->budget) / lim->budget_factor)
+        v->budget = SIZE_MAX;
+    else
+        v->budget += lim->budget_factor * len;
+    v->budget /= 2;
+    return vouch_message(desc, msg, len, 0, v) ? 0 : -EAGAIN;
+}
+
 int frame_wire_vouch(const ProtobufCMessageDescriptor *desc, const uint8_t *msg, size_t len,
                      const frame_limits_t *lim)
 {
-    lim = frame_limits_or_default(lim);
-    if (desc == NULL || len > lim->max_frame || (len > 0 && msg == NULL))
-        return -EAGAIN;
-    vouch_t v = {lim, 0, lim->budget_floor};
-    if (lim->budget_factor > 0 && len > (SIZE_MAX - v.budget) / lim->budget_factor)
-        v.budget = SIZE_MAX;
-    else
-        v.budget += lim->budget_factor * len;
-    v.budget /= 2;
-    return vouch_message(desc, msg, len, 0, &v) ? 0 : -EAGAIN;
+    vouch_t v = {0};
+    return wire_vouch(desc, msg, len, frame_limits_or_default(lim), &v);
 }
 
 /*
@@ -423,20 +479,68 @@ enum {
 };
 
 /*
+ * The pushed ServerMessage of payload, when it is one the cache vouched for
+ * (frame_scan_rpc_cached): its bytes inside payload, else NULL. A look at the top level only; the
+ * vouch that follows checks the frame.
+ */
+static const uint8_t *scan_cached_push(const uint8_t *payload, size_t len,
+                                       const frame_limits_t *lim, const frame_scan_cache_t *cache)
+{
+    if (cache == NULL || cache->len == 0 || memcmp(&cache->lim, lim, sizeof *lim) != 0)
+        return NULL;
+    frame_wire_reader_t r;
+    frame_wire_value_t f;
+    const uint8_t *push = NULL;
+    frame_wire_init(&r, payload, len);
+    while (wire_read(&r, &f) > 0)
+        if (f.field == CROUPIER__RPC_FRAME__BODY_PUSH && push == NULL && f.len == cache->len &&
+            memcmp(f.data, cache->msg, f.len) == 0) /* its wire type: the vouch's business */
+            push = f.data;
+    return push;
+}
+
+int frame_scan_rpc(const uint8_t *payload, size_t len, const frame_limits_t *lim,
+                   frame_rpc_scan_t *out)
+{
+    return frame_scan_rpc_cached(payload, len, lim, NULL, out);
+}
+
+/*
  * The frame passed frame_wire_vouch() as an RpcFrame first (so every field below is known,
  * well-typed and at most once, and the generic checks hold); the reads after it only pick the
  * values out and apply rules_rpc()'s rules for a reply and a push.
  */
-int frame_scan_rpc(const uint8_t *payload, size_t len, const frame_limits_t *lim,
-                   frame_rpc_scan_t *out)
+int frame_scan_rpc_cached(const uint8_t *payload, size_t len, const frame_limits_t *lim,
+                          frame_scan_cache_t *cache, frame_rpc_scan_t *out)
 {
     memset(out, 0, sizeof *out);
-    if (frame_wire_vouch(&croupier__rpc_frame__descriptor, payload, len, lim) != 0)
-        return -EAGAIN;
-    frame_wire_reader_t r;
-    frame_wire_value_t f;
+    lim = frame_limits_or_default(lim);
+    vouch_t v = {0};
+    const uint8_t *known = scan_cached_push(payload, len, lim, cache);
+    if (known != NULL) {
+        v.skip = known;
+        v.skip_cost = cache->cost;
+    }
+    /* Found by the scan below; the vouch marks every top-level message at these bytes. */
     const uint8_t *body = NULL;
     size_t body_len = 0;
+    frame_wire_reader_t r;
+    frame_wire_value_t f;
+    if (cache != NULL && croupier__rpc_frame__descriptor.n_fields <= 64) {
+        if (!cache->rpc_required_known) {
+            cache->rpc_required = vouch_required_mask(&croupier__rpc_frame__descriptor);
+            cache->rpc_required_known = true;
+        }
+        v.top_required = &cache->rpc_required;
+    }
+    if (cache != NULL && known == NULL) {
+        frame_wire_init(&r, payload, len);
+        while (wire_read(&r, &f) > 0)
+            if (f.field == CROUPIER__RPC_FRAME__BODY_PUSH)
+                v.mark = f.data;
+    }
+    if (wire_vouch(&croupier__rpc_frame__descriptor, payload, len, lim, &v) != 0)
+        return -EAGAIN;
     frame_wire_init(&r, payload, len);
     while (wire_read(&r, &f) > 0) {
         if (f.field == SCAN_RPC_REQUEST_ID) {
@@ -475,6 +579,12 @@ int frame_scan_rpc(const uint8_t *payload, size_t len, const frame_limits_t *lim
             return -EAGAIN;
         out->msg = body;
         out->msg_len = body_len;
+        if (known != NULL && body == known) {
+            /* The verdict on these bytes (their wire check and their rules) is the cache's. */
+            out->msg_body = cache->msg_body;
+            out->msg_request_id = cache->msg_request_id;
+            return 0;
+        }
     } else {
         return -EAGAIN;
     }
@@ -498,9 +608,20 @@ int frame_scan_rpc(const uint8_t *payload, size_t len, const frame_limits_t *lim
             if (f.field == SCAN_RESULT_ERROR)
                 plain = false;
     }
-    if (plain)
-        return 0;
-    return scan_body_rules(out->msg_body, sub, sub_len, lim);
+    if (!plain && scan_body_rules(out->msg_body, sub, sub_len, lim) != 0)
+        return -EAGAIN;
+    /* A push accepted: its message is remembered with the verdict (v.mark was set for it, and
+     * a push is the frame's one body, so mark_cost is its cost). */
+    if (cache != NULL && out->body == CROUPIER__RPC_FRAME__BODY_PUSH && body == v.mark &&
+        out->msg_len > 0 && out->msg_len <= sizeof cache->msg) {
+        cache->lim = *lim;
+        cache->len = out->msg_len;
+        cache->cost = v.mark_cost;
+        cache->msg_body = out->msg_body;
+        cache->msg_request_id = out->msg_request_id;
+        memcpy(cache->msg, out->msg, out->msg_len);
+    }
+    return 0;
 }
 
 int frame_write_prefixed(struct evbuffer *out, uint32_t field, uint64_t value, const uint8_t *msg,

@@ -1435,6 +1435,93 @@ START_TEST(test_scan_rpc_reads_replies_and_pushes_as_the_decoder_does)
 }
 END_TEST
 
+/* Packs sample as a push to player (0: the field absent) with a session id when session. */
+static size_t scan_push(const Croupier__ServerMessage *sample, uint64_t player, bool session,
+                        uint8_t *out)
+{
+    Croupier__ServerMessage sm = *sample;
+    Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+    f.has_player_id = player != 0;
+    f.player_id = player;
+    f.has_session_id = session;
+    f.session_id = 7;
+    f.body_case = CROUPIER__RPC_FRAME__BODY_PUSH;
+    f.push = &sm;
+    return raw_pack(&f.base, out);
+}
+
+static void scan_cached_one(void *arg, const char *name, const Croupier__ServerMessage *sample)
+{
+    frame_scan_cache_t *cache = arg;
+    static uint8_t again[1 << 17];
+    /* Each push twice to other players (the second meets the first's verdict), then with no
+     * player (an envelope the scan refuses, whatever the cache holds). */
+    const uint64_t players[] = {42, 43, 44, 0};
+    for (size_t k = 0; k < sizeof players / sizeof players[0]; k++) {
+        size_t n = scan_push(sample, players[k], k == 2, again);
+        frame_rpc_scan_t want, got;
+        int rc_want = frame_scan_rpc(again, n, NULL, &want);
+        int rc_got = frame_scan_rpc_cached(again, n, NULL, cache, &got);
+        ck_assert_msg(rc_got == rc_want, "%s, player %llu: cached %d, uncached %d", name,
+                      (unsigned long long)players[k], rc_got, rc_want);
+        if (rc_want != 0)
+            continue;
+        ck_assert_uint_eq(got.player_id, want.player_id);
+        ck_assert_int_eq(got.has_session_id, want.has_session_id);
+        ck_assert_uint_eq(got.body, want.body);
+        ck_assert_ptr_eq(got.msg, want.msg);
+        ck_assert_uint_eq(got.msg_len, want.msg_len);
+        ck_assert_uint_eq(got.msg_body, want.msg_body);
+        ck_assert_int_eq(got.msg_request_id, want.msg_request_id);
+    }
+}
+
+/* The cached scan gives the scan's verdict on every sample, remembered or not; a bad push with
+ * the bytes of no good one, or a good push in a bad envelope, is still refused. */
+START_TEST(test_scan_rpc_cached_agrees_with_the_scan)
+{
+    frame_scan_cache_t cache;
+    memset(&cache, 0, sizeof cache);
+    samples_server(scan_cached_one, &cache);
+
+    Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+    Croupier__Play play = CROUPIER__PLAY__INIT;
+    Croupier__Action act = CROUPIER__ACTION__INIT;
+    Croupier__GameAction ga = CROUPIER__GAME_ACTION__INIT;
+    act.kind_case = CROUPIER__ACTION__KIND_GAME;
+    act.game = &ga;
+    play.seat = 1;
+    play.action = &act;
+    sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_PLAY;
+    sm.play = &play;
+    frame_rpc_scan_t s;
+    size_t n = scan_push(&sm, 42, false, big);
+    ck_assert_int_eq(frame_scan_rpc_cached(big, n, NULL, &cache, &s), 0);
+    ck_assert_uint_eq(cache.len, s.msg_len); /* remembered */
+    ck_assert_int_eq(frame_scan_rpc_cached(big, n, NULL, &cache, &s), 0);
+    /* A Play without a move breaks a rule of its own: never taken for the good one. */
+    act.kind_case = CROUPIER__ACTION__KIND__NOT_SET;
+    n = scan_push(&sm, 42, false, big);
+    ck_assert_int_eq(frame_scan_rpc(big, n, NULL, &s), -EAGAIN);
+    ck_assert_int_eq(frame_scan_rpc_cached(big, n, NULL, &cache, &s), -EAGAIN);
+    /* The good one again, in a frame that repeats its request id field: refused. */
+    act.kind_case = CROUPIER__ACTION__KIND_GAME;
+    n = scan_push(&sm, 42, false, big);
+    ck_assert_int_eq(frame_scan_rpc_cached(big, n, NULL, &cache, &s), 0);
+    uint8_t dup[2] = {0x08, 0x05}; /* RpcFrame.request_id = 5, twice */
+    memcpy(big + n, dup, 2);
+    memcpy(big + n + 2, dup, 2);
+    ck_assert_int_eq(frame_scan_rpc(big, n + 4, NULL, &s), -EAGAIN);
+    ck_assert_int_eq(frame_scan_rpc_cached(big, n + 4, NULL, &cache, &s), -EAGAIN);
+    /* Under other limits the message is checked again (here a frame cap it no longer fits). */
+    frame_limits_t lim = {FRAME_DEFAULT_MAX, FRAME_DEFAULT_BUDGET_FACTOR,
+                          FRAME_DEFAULT_BUDGET_FLOOR, FRAME_DEFAULT_MAX_STRING};
+    ck_assert_int_eq(frame_scan_rpc_cached(big, n, &lim, &cache, &s), 0);
+    lim.max_frame = n - 1;
+    ck_assert_int_eq(frame_scan_rpc_cached(big, n, &lim, &cache, &s), -EAGAIN);
+}
+END_TEST
+
 START_TEST(test_scan_rpc_leaves_errors_and_other_bodies_to_the_decoder)
 {
     Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
@@ -2099,6 +2186,7 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, test_scan_field_numbers_match_the_descriptors);
     tcase_add_test(tc, test_scan_rpc_reads_replies_and_pushes_as_the_decoder_does);
     tcase_add_test(tc, test_scan_rpc_leaves_errors_and_other_bodies_to_the_decoder);
+    tcase_add_test(tc, test_scan_rpc_cached_agrees_with_the_scan);
     tcase_add_test(tc, test_prefixed_request_id_in_front_decodes_as_the_answer);
     tcase_add_test(tc, test_scratch_decode_gives_the_same_messages_and_verdicts);
     suite_add_tcase(s, tc);
