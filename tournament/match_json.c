@@ -421,7 +421,7 @@ static int tables_from(jfield_err_t *e, match_stage_t *st, json_t *a)
         if (!json_is_array(ids) || json_array_size(ids) != st->cfg.seats)
             return jfield_fail(e, "%splayers: must list %u player ids", w, st->cfg.seats);
         for (uint32_t s = 0; s < st->cfg.seats; s++) {
-            uint32_t i;
+            uint32_t i = 0;
             char where[48];
             snprintf(where, sizeof where, "%splayers", w);
             rc = id_index(e, st, json_array_get(ids, s), where, s, &i);
@@ -459,7 +459,7 @@ static int queue_from(jfield_err_t *e, match_stage_t *st, json_t *a)
     for (uint32_t i = 0; i < st->n; i++)
         waiting += st->players[i].state == MATCH_WAITING;
     for (size_t k = 0; k < json_array_size(a) && rc == 0; k++) {
-        uint32_t i;
+        uint32_t i = 0;
         rc = id_index(e, st, json_array_get(a, k), "queue", k, &i);
         if (rc != 0)
             break;
@@ -496,7 +496,7 @@ static int history_from(jfield_err_t *e, match_stage_t *st, json_t *a)
             if (!json_is_array(ids) || json_array_size(ids) != st->cfg.seats)
                 return jfield_fail(e, "history[%zu][%zu]: must list %u player ids", r, t, st->cfg.seats);
             for (uint32_t s = 0; s < st->cfg.seats; s++) {
-                uint32_t i;
+                uint32_t i = 0;
                 char where[48];
                 snprintf(where, sizeof where, "history[%zu][%zu]", r, t);
                 int rc = id_index(e, st, json_array_get(ids, s), where, s, &i);
