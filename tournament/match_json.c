@@ -422,7 +422,7 @@ static int tables_from(jfield_err_t *e, match_stage_t *st, json_t *a)
             return jfield_fail(e, "%splayers: must list %u player ids", w, st->cfg.seats);
         for (uint32_t s = 0; s < st->cfg.seats; s++) {
             uint32_t i = 0;
-            char where[48];
+            char where[96];
             snprintf(where, sizeof where, "%splayers", w);
             rc = id_index(e, st, json_array_get(ids, s), where, s, &i);
             if (rc != 0)
@@ -497,7 +497,7 @@ static int history_from(jfield_err_t *e, match_stage_t *st, json_t *a)
                 return jfield_fail(e, "history[%zu][%zu]: must list %u player ids", r, t, st->cfg.seats);
             for (uint32_t s = 0; s < st->cfg.seats; s++) {
                 uint32_t i = 0;
-                char where[48];
+                char where[96];
                 snprintf(where, sizeof where, "history[%zu][%zu]", r, t);
                 int rc = id_index(e, st, json_array_get(ids, s), where, s, &i);
                 if (rc != 0)
