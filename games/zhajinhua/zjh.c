@@ -11,79 +11,37 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cardtext.h"
 #include "xmalloc.h"
 
 /* Stacks and units above this are refused, so that no sum or doubling can overflow. */
 #define ZJH_MAX_CHIPS (INT64_MAX / 64)
 
-static const char zjh_rank_chars[] = "23456789TJQKA";
-static const char zjh_suit_chars[] = "cdhs";
-
 /* ---- cards ------------------------------------------------------------------------------ */
+
+/* The text form is the shared one (common/cardtext.h); these keep zjh.h's -1 on failure. */
 
 bool zjh_card_valid(uint8_t code)
 {
-    int r = ZJH_CARD_RANK(code);
-    return r >= 2 && r <= 14;
-}
-
-/* The code of the two characters at s, or -1. */
-static int zjh_card_parse2(const char *s)
-{
-    if (s[0] == '\0' || s[1] == '\0')
-        return -1;
-    const char *r = strchr(zjh_rank_chars, s[0]);
-    const char *u = strchr(zjh_suit_chars, s[1]);
-    if (r == NULL || u == NULL)
-        return -1;
-    return ZJH_CARD((int)(r - zjh_rank_chars) + 2, (int)(u - zjh_suit_chars));
+    return cardtext_valid(code);
 }
 
 int zjh_card_parse(const char *s)
 {
-    if (s == NULL || strlen(s) != 2)
-        return -1;
-    return zjh_card_parse2(s);
+    int c = cardtext_parse_card(s);
+    return c < 0 ? -1 : c;
 }
 
 int zjh_cards_parse(const char *s, uint8_t *out, int max)
 {
-    if (s == NULL || (out == NULL && max > 0))
-        return -1;
-    int n = 0;
-    while (*s != '\0') {
-        if (*s == ' ') {
-            s++;
-            continue;
-        }
-        int c = zjh_card_parse2(s);
-        if (c < 0 || n >= max)
-            return -1;
-        for (int i = 0; i < n; i++)
-            if (out[i] == c)
-                return -1;
-        out[n++] = (uint8_t)c;
-        s += 2;
-    }
-    return n;
+    int n = cardtext_parse(s, out, max);
+    return n < 0 ? -1 : n;
 }
 
 int zjh_cards_format(const uint8_t *cards, int n, char *buf, size_t len)
 {
-    if (buf == NULL || len == 0)
-        return -1;
-    buf[0] = '\0';
-    if (n < 0 || (cards == NULL && n > 0) || len < (size_t)n * 2 + 1)
-        return -1;
-    for (int i = 0; i < n; i++)
-        if (!zjh_card_valid(cards[i]))
-            return -1;
-    for (int i = 0; i < n; i++) {
-        buf[2 * i] = zjh_rank_chars[ZJH_CARD_RANK(cards[i]) - 2];
-        buf[2 * i + 1] = zjh_suit_chars[ZJH_CARD_SUIT(cards[i])];
-    }
-    buf[2 * n] = '\0';
-    return 2 * n;
+    int r = cardtext_format(cards, n, buf, len);
+    return r < 0 ? -1 : r;
 }
 
 /* ---- hand ranking ----------------------------------------------------------------------- */

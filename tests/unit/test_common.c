@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cardtext.h"
 #include "clock.h"
 #include "config.h"
 #include "log.h"
@@ -320,6 +321,46 @@ START_TEST(test_u64map_matches_a_reference_under_random_churn)
 }
 END_TEST
 
+/* The shared card text (cardtext.h): the wire code, every card round-trips, and the errors. */
+START_TEST(test_cardtext_parses_and_formats_the_wire_code)
+{
+    uint8_t c[8];
+    char buf[32];
+    ck_assert_int_eq(cardtext_parse_card("2c"), 2 << 2 | 0);
+    ck_assert_int_eq(cardtext_parse_card("Td"), 10 << 2 | 1);
+    ck_assert_int_eq(cardtext_parse_card("As"), 14 << 2 | 3);
+    ck_assert_int_eq(cardtext_parse_card("1s"), -EINVAL);
+    ck_assert_int_eq(cardtext_parse_card("as"), -EINVAL);
+    ck_assert_int_eq(cardtext_parse_card("As "), -EINVAL);
+    ck_assert_int_eq(cardtext_parse_card(""), -EINVAL);
+    ck_assert_int_eq(cardtext_parse_card(NULL), -EINVAL);
+    ck_assert_int_eq(cardtext_parse("Ks Qh TcJd", c, 8), 4);
+    ck_assert_int_eq(c[3], 11 << 2 | 1);
+    ck_assert_int_eq(cardtext_parse("", c, 8), 0);
+    ck_assert_int_eq(cardtext_parse("KsKs", c, 8), -EINVAL);
+    ck_assert_int_eq(cardtext_parse("KsQ", c, 8), -EINVAL);
+    ck_assert_int_eq(cardtext_parse("KsQhTc", c, 2), -E2BIG);
+    ck_assert_int_eq(cardtext_parse("Ks", NULL, 1), -EINVAL);
+    for (int code = 0; code < 256; code++) {
+        uint8_t b = (uint8_t)code;
+        int n = cardtext_format(&b, 1, buf, sizeof buf);
+        ck_assert_int_eq(cardtext_valid(b), code >= 8 && code <= 59);
+        if (!cardtext_valid(b)) {
+            ck_assert_int_eq(n, -EINVAL);
+            ck_assert_str_eq(buf, "");
+            continue;
+        }
+        ck_assert_int_eq(n, 2);
+        ck_assert_int_eq(cardtext_parse_card(buf), code);
+    }
+    c[0] = 14 << 2 | 3;
+    c[1] = 2 << 2 | 0;
+    ck_assert_int_eq(cardtext_format(c, 2, buf, 5), 4);
+    ck_assert_str_eq(buf, "As2c");
+    ck_assert_int_eq(cardtext_format(c, 2, buf, 4), -EINVAL); /* no room for the NUL */
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("common");
@@ -342,6 +383,9 @@ int main(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("u64map");
     tcase_add_test(tc, test_u64map_matches_a_reference_under_random_churn);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("cardtext");
+    tcase_add_test(tc, test_cardtext_parses_and_formats_the_wire_code);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
