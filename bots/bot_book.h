@@ -135,6 +135,10 @@ void bot_book_disconnected(bot_book_t *b, uint32_t bot);
 bool bot_book_crash_voided(bot_book_t *b, uint32_t bot, int64_t now_ms);
 /* Whether the bot has an open round. */
 bool bot_book_round_open(const bot_book_t *b, uint32_t bot);
+/* The bot's open round, if the bot lost its connection during it and has seen no Snapshot
+ * since, is counted ended unseen (its RoundEnd went to the connection it lost) and closed.
+ * Returns whether it was. */
+bool bot_book_round_unseen_if_away(bot_book_t *b, uint32_t bot);
 /* Ends the run: every round still open is torn. Idempotent. */
 void bot_book_finish(bot_book_t *b, int64_t now_ms);
 

@@ -136,8 +136,16 @@ void bot_fleet_tour_settle(bot_t *b)
             }
             return;
         }
-        log_emit(LOG_WARN, "bot_tour_last_hand_not_ended", "{s:i,s:I}", "bot", (int)b->idx, "desk",
-                 (json_int_t)b->seat.desk_id);
+        /* Its connection was lost during the hand (a gateway rolled: GoAway) and the bot was
+         * out before it took its seat again: the table's pushes, the hand's RoundEnd among
+         * them, followed its last request's gateway. Its end was unseen, not lost (the
+         * director's elimination came after the hand's result). Otherwise: torn. */
+        if (bot_book_round_unseen_if_away(b->f->cfg.book, b->idx))
+            log_emit(LOG_INFO, "bot_tour_last_hand_unseen", "{s:i,s:I}", "bot", (int)b->idx,
+                     "desk", (json_int_t)b->seat.desk_id);
+        else
+            log_emit(LOG_WARN, "bot_tour_last_hand_not_ended", "{s:i,s:I}", "bot", (int)b->idx,
+                     "desk", (json_int_t)b->seat.desk_id);
     }
     tour_close(b);
 }
