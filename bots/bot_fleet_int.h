@@ -153,6 +153,11 @@ typedef struct bot {
      * remembers the count it was decided at (rq_view): refused after the table moved on while
      * it was in flight (a tournament hand re-dealt, a round ended), it was overtaken. */
     uint32_t view_changes, rq_view;
+    /* A tournament seat taken (TakeTournamentSeat's Snapshot) at view_changes == seat_view: an
+     * action decided on that Snapshot alone (rq_view == seat_view) and refused is counted apart
+     * (tour_snapshot_action_refused, docs/bots.md "Tournaments"). */
+    bool seat_view_set;
+    uint32_t seat_view;
     int64_t closing_ms;        /* when it came (bot_now_ms), for the watchdog's log line */
     /* The table as last seen (Joined / Snapshot seats): the player of each seat. A whole-table
      * Moved keeps it to check the Snapshot of the new table against (BOT_C_MATCH_LOST). */

