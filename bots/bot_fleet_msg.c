@@ -245,7 +245,10 @@ static void bot_on_action_reply(bot_t *b, const Croupier__ServerMessage *m)
     if (e == NULL) {
         b->action_abandoned = false;
         bot_book_count(book, BOT_C_ACTIONS_OK);
-        if (s->round_by_action && b->has_seat)
+        /* A move accepted after the table's TableClosing came (its answer was on its way)
+         * starts nothing we could see end: the table stopped (its round voided or left to
+         * Redis, counted at the closing). */
+        if (s->round_by_action && b->has_seat && !b->closing_seen)
             bot_book_round_started(book, b->idx, b->seat.desk_id, NULL, bot_now_ms());
     } else {
         bot_book_count(book, BOT_C_ACTIONS_REFUSED);

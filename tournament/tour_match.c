@@ -640,22 +640,9 @@ char *tour_match_hand(tour_match_t *m, uint32_t table, uint64_t hand, const char
     if (parse_result(t, result, res) != 0 || t->stage + 1 != m->nstages ||
         match_result_check(res, t->nseats, s->cfg.teams) != 0)
         return body(",\"why\":\"the result must give every seated player once, summing to 0\"");
-    char game[64] = "", round[200] = "";
-    if (record != NULL) {
-        json_t *rj = json_loads(record, 0, NULL);
-        const char *g = json_string_value(json_object_get(rj, "game"));
-        const char *rd = json_string_value(json_object_get(rj, "round"));
-        bool usable = g != NULL && rd != NULL && strlen(g) < sizeof game &&
-                      strlen(rd) < sizeof round &&
-                      strspn(g, "abcdefghijklmnopqrstuvwxyz0123456789_-") == strlen(g);
-        if (usable) {
-            snprintf(game, sizeof game, "%s", g);
-            snprintf(round, sizeof round, "%s", rd);
-        }
-        json_decref(rj);
-        if (!usable)
-            return body(",\"why\":\"malformed record\"");
-    }
+    char game[64], round[200];
+    if (tour_record_ids(record, game, round) != 0)
+        return body(",\"why\":\"malformed record\"");
     /* Applied to the stage: refusals (-EINVAL, -ESTALE) leave it as it was. */
     uint64_t gone[MATCH_MAX_SEATS];
     size_t ng = 0;

@@ -790,22 +790,9 @@ char *tour_play_hand(tour_play_t *p, uint32_t table, uint64_t hand, const char *
 
     /* The hand's history record, with the stacks (docs/tournaments.md "Tables at the servers"):
      * its game names the stream, its round the dedupe key. */
-    char game[64] = "", round[200] = "";
-    if (record != NULL) {
-        json_t *rj = json_loads(record, 0, NULL);
-        const char *g = json_string_value(json_object_get(rj, "game"));
-        const char *rd = json_string_value(json_object_get(rj, "round"));
-        bool usable = g != NULL && rd != NULL && strlen(g) < sizeof game &&
-                      strlen(rd) < sizeof round &&
-                      strspn(g, "abcdefghijklmnopqrstuvwxyz0123456789_-") == strlen(g);
-        if (usable) {
-            snprintf(game, sizeof game, "%s", g);
-            snprintf(round, sizeof round, "%s", rd);
-        }
-        json_decref(rj);
-        if (!usable)
-            return body(",\"why\":\"malformed record\"");
-    }
+    char game[64], round[200];
+    if (tour_record_ids(record, game, round) != 0)
+        return body(",\"why\":\"malformed record\"");
 
     /* The stacks; the busted players take their places (docs/tournaments.md "Payouts") now,
      * or, hand-for-hand, once every table has played the round (busts of one round share). */
@@ -972,4 +959,22 @@ char *tour_play_hand(tour_play_t *p, uint32_t table, uint64_t hand, const char *
     free(outs);
     free(mvs);
     return b;
+}
+
+int tour_record_ids(const char *record, char game[64], char round[200])
+{
+    game[0] = round[0] = '\0';
+    if (record == NULL)
+        return 0;
+    json_t *rj = json_loads(record, 0, NULL);
+    const char *g = json_string_value(json_object_get(rj, "game"));
+    const char *rd = json_string_value(json_object_get(rj, "round"));
+    bool usable = g != NULL && rd != NULL && strlen(g) < 64 && strlen(rd) < 200 &&
+                  strspn(g, "abcdefghijklmnopqrstuvwxyz0123456789_-") == strlen(g);
+    if (usable) {
+        snprintf(game, 64, "%s", g);
+        snprintf(round, 200, "%s", rd);
+    }
+    json_decref(rj);
+    return usable ? 0 : -EINVAL;
 }

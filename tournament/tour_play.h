@@ -47,6 +47,12 @@ void tour_commit_add(tour_commit_t *c, const char *s);
 void tour_commit_addf(tour_commit_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void tour_commit_free(tour_commit_t *c);
 
+/* The ids a hand's history record names (a table's `hand` report, docs/tournaments.md "Tables
+ * at the servers"): its "game" (the stream: lower-case letters, digits, '_' and '-', shorter
+ * than 64) into game, its "round" (the dedupe key, shorter than 200) into round. NULL record:
+ * both "" and 0. Returns 0, or -EINVAL for a record that is not such JSON. */
+int tour_record_ids(const char *record, char game[64], char round[200]);
+
 typedef struct tour_play tour_play_t;
 
 tour_play_t *tour_play_create(const tour_structure_t *st, uint64_t tournament);

@@ -699,3 +699,38 @@ int ts_http_wait_status(const char *host, int port, const char *path, int want_s
         ts_sleep_ms(10);
     }
 }
+
+static redisReply *ts_rcmd(redisContext *c, const char *fmt, va_list ap)
+{
+    redisReply *r = redisvCommand(c, fmt, ap);
+    if (r == NULL) {
+        fprintf(stderr, "support: no reply from Redis to \"%s\": %s\n", fmt,
+                c->errstr[0] != '\0' ? c->errstr : "connection lost");
+        abort();
+    }
+    return r;
+}
+
+long long ts_rnum(redisContext *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = ts_rcmd(c, fmt, ap);
+    va_end(ap);
+    long long v = r->type == REDIS_REPLY_INTEGER  ? r->integer
+                  : r->type == REDIS_REPLY_STRING ? strtoll(r->str, NULL, 10)
+                                                  : 0;
+    freeReplyObject(r);
+    return v;
+}
+
+char *ts_rstr(redisContext *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = ts_rcmd(c, fmt, ap);
+    va_end(ap);
+    char *v = r->type == REDIS_REPLY_STRING ? strdup(r->str) : NULL;
+    freeReplyObject(r);
+    return v;
+}

@@ -23,6 +23,13 @@ const char *ts_source_path(const char *rel);
 /* A fresh private temporary directory (mkdtemp); caller frees the string. */
 char *ts_tmpdir(void);
 
+typedef struct redisContext redisContext;
+/* An integer from a command on c: an integer reply, or a string holding one; nil is 0. No reply
+ * at all (the connection lost) aborts the test with a message on stderr. */
+long long ts_rnum(redisContext *c, const char *fmt, ...);
+/* A string from a command on c, or NULL (nil or another type); free it. No reply aborts. */
+char *ts_rstr(redisContext *c, const char *fmt, ...);
+
 typedef struct ts_redis ts_redis_t;
 /* Starts redis-server on a free loopback port with no persistence and waits for PING.
  * Returns NULL (with a message on stderr) if it cannot start within 5 s. */

@@ -46,31 +46,9 @@ static void teardown(void)
     ts_redis_stop(redis);
 }
 
-static long long rnum(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    redisReply *r = redisvCommand(R, fmt, ap);
-    va_end(ap);
-    ck_assert_ptr_nonnull(r);
-    long long v = r->type == REDIS_REPLY_INTEGER  ? r->integer
-                  : r->type == REDIS_REPLY_STRING ? strtoll(r->str, NULL, 10)
-                                                  : 0;
-    freeReplyObject(r);
-    return v;
-}
+#define rnum(...) ts_rnum(R, __VA_ARGS__) /* support.h */
 
-static char *rstr(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    redisReply *r = redisvCommand(R, fmt, ap);
-    va_end(ap);
-    ck_assert_ptr_nonnull(r);
-    char *v = r->type == REDIS_REPLY_STRING ? strdup(r->str) : NULL;
-    freeReplyObject(r);
-    return v;
-}
+#define rstr(...) ts_rstr(R, __VA_ARGS__)
 
 static long long meta_int(uint64_t id, const char *field)
 {

@@ -29,31 +29,9 @@ static testenv_t env;
 static redisContext *R;
 static ts_proc_t *director;
 
-static long long rnum(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    redisReply *r = redisvCommand(R, fmt, ap);
-    va_end(ap);
-    ck_assert_ptr_nonnull(r);
-    long long v = r->type == REDIS_REPLY_INTEGER  ? r->integer
-                  : r->type == REDIS_REPLY_STRING ? strtoll(r->str, NULL, 10)
-                                                  : 0;
-    freeReplyObject(r);
-    return v;
-}
+#define rnum(...) ts_rnum(R, __VA_ARGS__) /* support.h */
 
-static char *rstr(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    redisReply *r = redisvCommand(R, fmt, ap);
-    va_end(ap);
-    ck_assert_ptr_nonnull(r);
-    char *v = r->type == REDIS_REPLY_STRING ? strdup(r->str) : NULL;
-    freeReplyObject(r);
-    return v;
-}
+#define rstr(...) ts_rstr(R, __VA_ARGS__)
 
 /* Redis's clock in ms: an MTT's start is wall time (the director's clock is this machine's). */
 static long long redis_now_ms(void)
