@@ -149,9 +149,9 @@ typedef struct bot {
     bool closing_seen;
     bool crash_wait; /* TableClosing{CRASHED}: the seat is gone, a Moved is on its way */
     int closing_reason;        /* the last TableClosing's (a CROUPIER__CLOSING_REASON__*) */
-    /* The table moved on (a Deal to our seat, a RoundEnd, a Snapshot) this many times; an action
-     * remembers the count it was decided at (rq_view): refused after the table moved on while
-     * it was in flight (a tournament hand re-dealt, a round ended), it was overtaken. */
+    /* The table moved on (a Deal to our seat, a Turn, a RoundEnd, a Snapshot) this many times; an
+     * action remembers the count it was decided at (rq_view): refused after the table moved on
+     * while it was in flight (a tournament hand re-dealt, a round ended), it was overtaken. */
     uint32_t view_changes, rq_view;
     /* A tournament seat taken (TakeTournamentSeat's Snapshot) at view_changes == seat_view: an
      * action decided on that Snapshot alone (rq_view == seat_view) and refused is counted apart

@@ -263,9 +263,10 @@ static void bot_on_action_reply(bot_t *b, const Croupier__ServerMessage *m)
          * seat, never plays it at the new one (docs/gateway.md): TABLE_CLOSED when its server is
          * gone, NOT_SEATED / NO_SUCH_DESK from a live server that closed it. Those leave the new
          * seat alone; any other refusal stays unexpected. */
-        /* The table moved on while it was in flight (a Deal, a RoundEnd, a Snapshot came
-         * first: a tournament table's hand re-dealt by its new host, a round that ended): it was
-         * decided on a view that is gone, and the turn or the move it made may be gone too. */
+        /* The table moved on while it was in flight (a Deal, a Turn, a RoundEnd, a Snapshot
+         * came first: a tournament table's hand re-dealt by its new host, an away seat's
+         * automatic move, a round that ended): it was decided on a view that is gone, and the
+         * turn or the move it made may be gone too. */
         bool overtaken = b->rq_view != b->view_changes &&
                          (e->code == CROUPIER__ERROR_CODE__NOT_YOUR_TURN ||
                           e->code == CROUPIER__ERROR_CODE__ACTION_NOT_ALLOWED ||
@@ -456,6 +457,7 @@ void bot_on_event(bot_t *b, const Croupier__ServerMessage *m)
                  "rq", (int)b->rq);
     if (m->body_case == CROUPIER__SERVER_MESSAGE__BODY_ROUND_END ||
         m->body_case == CROUPIER__SERVER_MESSAGE__BODY_SNAPSHOT ||
+        m->body_case == CROUPIER__SERVER_MESSAGE__BODY_TURN ||
         (m->body_case == CROUPIER__SERVER_MESSAGE__BODY_DEAL && b->has_seat &&
          m->deal->has_seat && m->deal->seat == b->seat.seat))
         b->view_changes++; /* see bot_t.rq_view */
