@@ -243,7 +243,7 @@ e2e_game_start() {
     # terminationGracePeriodSeconds: the drain bound plus the shutdown margin (k8s/: +60 s at
     # 600 s; here proportionally, at least 10 s above the bound).
     POD_GRACE[$name]=$((bound + 10))
-    e2e_wait_ready "$health" 20 "$host" || e2e_die "game pod $name never became ready (log ${POD_LOG[$name]})"
+    e2e_wait_ready "$health" 20 "$host" || { e2e_fail_detail "${POD_LOG[$name]}" '' 8; e2e_die "game pod $name never became ready (log ${POD_LOG[$name]})"; }
     e2e_log "pod $name up: game engine=$engine rpc=$port health=$health pid=${POD_PID[$name]}"
 }
 
@@ -267,7 +267,7 @@ e2e_gate_start() {
     POD_KIND[$name]=gate
     POD_BOUND[$name]=0
     POD_GRACE[$name]=30
-    e2e_wait_ready "$health" 20 || e2e_die "gate pod $name never became ready (log ${POD_LOG[$name]})"
+    e2e_wait_ready "$health" 20 || { e2e_fail_detail "${POD_LOG[$name]}" '' 8; e2e_die "gate pod $name never became ready (log ${POD_LOG[$name]})"; }
     e2e_log "pod $name up: gateway client=$port health=$health pid=${POD_PID[$name]}"
 }
 
@@ -289,7 +289,7 @@ e2e_director_start() {
     POD_KIND[$name]=director
     POD_BOUND[$name]=5
     POD_GRACE[$name]=65
-    e2e_wait_ready "$health" 20 || e2e_die "director pod $name never became ready (log ${POD_LOG[$name]})"
+    e2e_wait_ready "$health" 20 || { e2e_fail_detail "${POD_LOG[$name]}" '' 8; e2e_die "director pod $name never became ready (log ${POD_LOG[$name]})"; }
     e2e_log "pod $name up: director health=$health pid=${POD_PID[$name]}"
 }
 

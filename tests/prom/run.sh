@@ -107,7 +107,7 @@ done
 # shellcheck source=../e2e/lib.sh
 . "$SRC/tests/e2e/lib.sh"
 E2E_DIR=$(mktemp -d /tmp/croupier-prom.XXXXXX)
-trap 'e2e_cleanup; [ "${CROUPIER_KEEP_LOGS:-0}" = 1 ] || rm -rf "$E2E_DIR"' EXIT
+trap 'st=$?; e2e_cleanup; [ "${CROUPIER_KEEP_LOGS:-0}" = 1 ] || [ $st -ne 0 ] || rm -rf "$E2E_DIR"' EXIT
 export CROUPIER_TEST_ROUND_MS=${CROUPIER_TEST_ROUND_MS:-300}
 e2e_secret
 e2e_redis_start
