@@ -2,7 +2,7 @@
 // processes from the meson build ($CROUPIER_BUILD, default ../../build), all on loopback with free
 // ports, stopped again by stopAll(); tournaments created with croupier-ctl. Nothing is mocked.
 import { ChildProcess, execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createConnection, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -22,14 +22,41 @@ export function checkBuild(): void {
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-export function freePort(): Promise<number> {
-    return new Promise((res, rej) => {
+/* Whether port is free on 127.0.0.1 now (0: the kernel's pick); the port bound, or 0. */
+function tryPort(port: number): Promise<number> {
+    return new Promise((res) => {
         const s = createServer();
-        s.listen(0, "127.0.0.1", () => {
+        s.once("error", () => res(0));
+        s.listen(port, "127.0.0.1", () => {
             const a = s.address();
-            s.close(() => (typeof a === "object" && a !== null ? res(a.port) : rej(new Error("port"))));
+            s.close(() => res(typeof a === "object" && a !== null ? a.port : 0));
         });
     });
+}
+
+/* A port free a moment ago, picked at random below the kernel's ephemeral range: a port from
+ * listen(0) comes from the range every outgoing connection draws its local port from, so a
+ * client of a test running in parallel could take it before our server binds it (as
+ * tests/support/support.c ts_free_port says). */
+export async function freePort(): Promise<number> {
+    let lo = 32768;
+    try {
+        lo = parseInt(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8"), 10) || lo;
+    } catch {
+        /* not Linux: the default range's start */
+    }
+    if (lo > 12000) {
+        const from = Math.min(lo - 10000, 20000);
+        for (let i = 0; i < 64; i++) {
+            const port = await tryPort(from + Math.floor(Math.random() * (lo - from)));
+            if (port > 0)
+                return port;
+        }
+    }
+    const port = await tryPort(0);
+    if (port === 0)
+        throw new Error("no free port on 127.0.0.1");
+    return port;
 }
 
 /* One inline Redis command; the raw reply. */
