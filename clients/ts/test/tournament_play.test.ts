@@ -22,8 +22,11 @@ import { Client, CroupierError, croupier } from "../src/index.js";
 import type { TournamentSeatEvent } from "../src/index.js";
 import * as rig from "./rig.js";
 
+/* The levels run on the clock from the start: the first is long enough for the table to be
+ * claimed and dealt and the player to act at least once even on loaded cores (with 700 ms, a
+ * late first deal came at a level whose antes put every stack all in: no Turn at all). */
 const LEVELS = [
-    { small_blind: 10, big_blind: 20, duration_ms: 700 },
+    { small_blind: 10, big_blind: 20, duration_ms: 4000 },
     { small_blind: 50, big_blind: 100, duration_ms: 700 },
     { small_blind: 200, big_blind: 400, ante: 50, duration_ms: 700 },
     { small_blind: 1000, big_blind: 2000, ante: 200, duration_ms: 700 },
