@@ -734,3 +734,22 @@ char *ts_rstr(redisContext *c, const char *fmt, ...)
     freeReplyObject(r);
     return v;
 }
+
+ts_proc_t *ts_director_spawn(ts_redis_t *r, const char *id, char *const extra[], int *health)
+{
+    *health = ts_free_port();
+    char listen[64];
+    snprintf(listen, sizeof listen, "127.0.0.1:%d", *health);
+    char *argv[32] = {(char *)ts_build_path("tournament/croupier-director"),
+                      "--redis",
+                      (char *)ts_redis_addr(r),
+                      "--health-listen",
+                      listen,
+                      "--director-id",
+                      (char *)id};
+    int n = 7;
+    for (size_t i = 0; extra != NULL && extra[i] != NULL && n < 31; i++)
+        argv[n++] = extra[i];
+    argv[n] = NULL;
+    return ts_proc_spawn(argv, NULL);
+}

@@ -104,4 +104,9 @@ int ts_http_wait_status(const char *host, int port, const char *path, int want_s
 long long ts_now_ms(void);
 void ts_sleep_ms(int ms);
 
+/* Spawns croupier-director against r (--redis, --director-id id, --health-listen on a free
+ * loopback port, written to *health) with the extra arguments (NULL-terminated, may be NULL);
+ * NULL if it could not be spawned. The caller waits for its /readyz. */
+ts_proc_t *ts_director_spawn(ts_redis_t *r, const char *id, char *const extra[], int *health);
+
 #endif

@@ -133,25 +133,10 @@ static void dir_start(dir_t *d, const char *name, int ttl_ms)
 {
     memset(d, 0, sizeof *d);
     snprintf(d->name, sizeof d->name, "%s", name);
-    d->health = ts_free_port();
-    char health[64], ttl[16];
-    snprintf(health, sizeof health, "127.0.0.1:%d", d->health);
+    char ttl[16];
     snprintf(ttl, sizeof ttl, "%d", ttl_ms);
-    char *argv[] = {(char *)ts_build_path("tournament/croupier-director"),
-                    "--redis",
-                    (char *)ts_redis_addr(redis),
-                    "--health-listen",
-                    health,
-                    "--director-id",
-                    d->name,
-                    "--claim-ttl-ms",
-                    ttl,
-                    "--scan-ms",
-                    "100",
-                    "--drain-max-seconds",
-                    "10",
-                    NULL};
-    d->p = ts_proc_spawn(argv, NULL);
+    char *extra[] = {"--claim-ttl-ms", ttl, "--scan-ms", "100", "--drain-max-seconds", "10", NULL};
+    d->p = ts_director_spawn(redis, d->name, extra, &d->health);
     ck_assert_ptr_nonnull(d->p);
     ck_assert_msg(ts_http_wait_status("127.0.0.1", d->health, "/readyz", 200, 10000) == 0,
                   "director %s not ready; log %s", name, ts_proc_log_path(d->p));
