@@ -688,16 +688,22 @@ static void gate_tour_get_meta_cb(rconn_t *rc, redisReply *reply, void *arg)
     gate_tour_get_done(op);
 }
 
-static void gate_tour_get_entry_cb(rconn_t *rc, redisReply *reply, void *arg)
+/* The asker's entry, read for GetTournament and TakeTournamentSeat: op->have_entry, or failed. */
+static gate_tour_op_t *gate_tour_entry_read(redisReply *reply, void *arg)
 {
-    (void)rc;
     gate_tour_op_t *op = arg;
     op->pending--;
     if (reply == NULL || reply->type == REDIS_REPLY_ERROR)
         op->failed = true;
     else if (reply->type == REDIS_REPLY_STRING)
         op->have_entry = tour_client_entry_parse(reply->str, reply->len, &op->entry) == 0;
-    gate_tour_get_done(op);
+    return op;
+}
+
+static void gate_tour_get_entry_cb(rconn_t *rc, redisReply *reply, void *arg)
+{
+    (void)rc;
+    gate_tour_get_done(gate_tour_entry_read(reply, arg));
 }
 
 static void gate_tour_get(gate_conn_t *c, const Croupier__ClientMessage *m, uint64_t id)
@@ -1119,13 +1125,7 @@ static void gate_tour_take_status_cb(rconn_t *rc, redisReply *reply, void *arg)
 static void gate_tour_take_entry_cb(rconn_t *rc, redisReply *reply, void *arg)
 {
     (void)rc;
-    gate_tour_op_t *op = arg;
-    op->pending--;
-    if (reply == NULL || reply->type == REDIS_REPLY_ERROR)
-        op->failed = true;
-    else if (reply->type == REDIS_REPLY_STRING)
-        op->have_entry = tour_client_entry_parse(reply->str, reply->len, &op->entry) == 0;
-    gate_tour_take_done(op);
+    gate_tour_take_done(gate_tour_entry_read(reply, arg));
 }
 
 /* The seat record, read when the connection did not know it (a login whose lookup failed). */
