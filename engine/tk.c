@@ -357,7 +357,8 @@ static void tk_fill_seats(tk_table_t *t, Croupier__SeatInfo *infos, Croupier__Se
         si.has_player_id = true;
         si.player_id = s->player;
         si.has_chips = true;
-        si.chips = s->stack;
+        if (!tk_tour_seat_score(t, i, &si.chips))
+            si.chips = s->stack; /* a match table's seat shows the player's score */
         si.has_bot = true;
         si.bot = s->bot;
         si.has_connected = true;

@@ -227,7 +227,8 @@ typedef struct tk_game {
     bool trustee_when_away;
     /* The engine plays tournament tables (docs/tournaments.md "Tables at the servers"): its
      * servers claim the tables of running tournaments and play them (engine/tk_tour.c); the
-     * game reads each hand's blinds and positions with tk_tour_hand(). */
+     * game reads each hand's blinds and positions with tk_tour_hand(), or -- a match hall's
+     * table (engine "traditional") -- the deal's stage and base with tk_tour_match(). */
     bool tournaments;
     /* The engine's option text (croupier-game's engine options), checked before anything
      * starts: engine_ops_t.check_options. May be NULL. */
@@ -479,6 +480,20 @@ typedef struct {
     uint64_t hand;
 } tk_tour_hand_t;
 int tk_tour_hand(const tk_table_t *t, tk_tour_hand_t *out);
+/* The deal in play at a match hall's table (docs/tournaments.md "Match halls: the director"):
+ * every seat is dealt in; the game plays the deal from its starting state (no state of an
+ * earlier deal: Guandan's levels start at 2) and ends it with tk_round_end(), its deltas the
+ * deal's results in units (docs/rules/match-halls.md "Deal results": no cap, no rake; the
+ * director moves each score by result x base). The seats hold chips only for the kit's checks;
+ * Joined and Snapshot show each player's score. 0, or -ENOENT (no match deal in play). */
+typedef struct {
+    uint32_t stage, round;
+    uint64_t deal;
+    int64_t base;
+    char format[8]; /* "rising", "fixed", "swiss" */
+    char seed[24];  /* a duplicate Swiss round's seed (decimal), else "" */
+} tk_tour_match_t;
+int tk_tour_match(const tk_table_t *t, tk_tour_match_t *out);
 
 /* Inside snapshot(): the game's state message for the Snapshot being built. 0 or -EINVAL. */
 int tk_snapshot_state(tk_table_t *t, const ProtobufCMessage *state);

@@ -481,6 +481,7 @@ bool tk_tour_request_refused(tk_table_t *t, gs_request_t *req);
 void tk_tour_destroy(tk_table_t *t);
 int tk_tour_seats(const tk_tour_t *tour); /* its structure's seats_per_table */
 void tk_tour_history(tk_table_t *t);      /* the hand's fields in its history record */
+bool tk_tour_seat_score(const tk_table_t *t, int seat, int64_t *score); /* a match table's */
 
 /* tk_lobby.c: the lobby desk's callbacks (tk_engine_create makes the desk), and a join's end. */
 extern const gs_desk_ops_t tk_lobby_ops;

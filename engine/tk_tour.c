@@ -30,6 +30,9 @@
 #define TK_TOUR_WAIT_MS 500
 /* After a failure to reach Redis or the director. */
 #define TK_TOUR_RETRY_MS 300
+/* A match table's seats hold this many chips for the kit's checks: a match moves no chips, a
+ * deal's result is reported as it is (in units), and the seat shows the player's score. */
+#define TK_TOUR_SCORE_BANK 1000000000000LL
 /* Claims made per scan at most: one, and the next scan soon after a claim, so that the servers
  * scanning at the same time share a tournament's new tables instead of the first taking all. */
 #define TK_TOUR_CLAIMS 1
@@ -70,6 +73,11 @@ struct tk_tour {
     char *record;     /* its history record, while reported (the director writes it) */
     tour_leaver_t leavers[TOUR_MAX_SEATS];
     size_t nleavers;
+    /* A match table (the deal scored): each seat's score (the deal's, then moved by the
+     * result x base), and after the hand who is out and who stays for the next deal. */
+    int64_t score[TK_MAX_SEATS];
+    bool match_out[TK_MAX_SEATS], match_stays[TK_MAX_SEATS];
+    bool match_told; /* the hand's answer said who stays */
 };
 
 typedef struct {
@@ -286,9 +294,11 @@ void tk_tour_lobby_claimed(rt_desk_t *desk, tk_engine_t *eng, void *ptr)
         tt->seats = j->claims[i].seats;
         snprintf(tt->host, sizeof tt->host, "%s", j->claims[i].host);
         rt_desk_id_t id;
-        /* The stake: the game's least (the blinds are the director's, hand by hand). */
+        /* The stake: the game's least (the blinds are the director's, hand by hand; a match's
+         * results are in units of 1, its base score the director's). */
         int64_t stake = eng->game->min_stake > 0 ? eng->game->min_stake : 1;
-        int rc = tk_table_open_tour(eng, eng->game->engine, stake, tt, &id);
+        const char *game = j->claims[i].game[0] != '\0' ? j->claims[i].game : eng->game->engine;
+        int rc = tk_table_open_tour(eng, game, stake, tt, &id);
         if (rc != 0) {
             /* The claim expires and another server (or a later scan) takes the table. */
             log_emit(LOG_ERROR, "tk_tour_table_unopened", "{s:I,s:i,s:i}", "tournament",
@@ -385,10 +395,12 @@ void tk_tour_ask(tk_table_t *t)
         tk_tour_arm(t, TK_TOUR_RETRY_MS, TK_TIMER_TOUR_ASK);
 }
 
-/* Seats the deal's players at their seats with their stacks; the others leave. */
+/* Seats the deal's players at their seats with their stacks (a match: the score bank, their
+ * scores kept apart); the others leave. */
 static void tk_tour_seat(tk_table_t *t, const tour_deal_t *d)
 {
     gs_t *gs = gs_of_desk(t->desk);
+    tk_tour_t *tt = t->tour;
     for (int i = 0; i < t->nseats; i++) {
         const tour_deal_seat_t *ds = NULL;
         for (size_t k = 0; k < d->nseats; k++)
@@ -399,19 +411,21 @@ static void tk_tour_seat(tk_table_t *t, const tour_deal_t *d)
             tk_tour_unseat(t, i, "you play at another table of the tournament now");
         if (ds == NULL)
             continue;
+        int64_t stack = d->scored ? TK_TOUR_SCORE_BANK : ds->stack;
+        tt->score[i] = ds->score;
         if (s->state == TK_EMPTY) {
             s->player = ds->player;
             s->away = true; /* until the player resumes here */
             s->bank_ms = t->eng->set.time_bank_ms;
-            s->stack = ds->stack;
+            s->stack = stack;
             gs_seat(gs, ds->player, rt_desk_id(t->desk));
             tk_seated(t, i);
-        } else if (s->stack != ds->stack) {
+        } else if (s->stack != stack) {
             /* The director's stack is the truth (a hand it recorded that this table did not
              * see to its end cannot happen, but a re-deal after a void restores the deal's). */
             if (t->eng->game->seat_changed != NULL)
                 t->eng->game->seat_changed(t, t->g, i, false);
-            s->stack = ds->stack;
+            s->stack = stack;
             if (t->eng->game->seat_changed != NULL)
                 t->eng->game->seat_changed(t, t->g, i, true);
         }
@@ -459,7 +473,8 @@ static void tk_tour_deal_done(tk_table_t *t, tk_tour_job_t *j)
         tk_tour_arm(t, TK_TOUR_WAIT_MS, TK_TIMER_TOUR_ASK);
         return;
     }
-    if (tour_deal_parse(j->answer, (uint32_t)t->nseats, &tt->deal) != 0) {
+    if (tour_deal_parse(j->answer, (uint32_t)t->nseats, &tt->deal) != 0 ||
+        (tt->deal.scored && strcmp(tt->deal.game, t->game) != 0)) {
         log_emit(LOG_ERROR, "tk_tour_deal_malformed", "{s:I,s:i,s:O}", "tournament",
                  (json_int_t)tt->id, "table", (int)tt->table, "answer", j->answer);
         tk_tour_arm(t, TK_TOUR_WAIT_MS, TK_TIMER_TOUR_ASK);
@@ -482,11 +497,12 @@ bool tk_tour_report(tk_table_t *t, const int64_t *delta)
     tk_tour_t *tt = t->tour;
     size_t off = 0;
     tt->result[0] = '\0';
+    /* Hold'em: every player's stack after the hand; a match: every player's deal result. */
     for (int i = 0; i < t->nseats; i++)
         if (t->seat[i].playing)
             off += (size_t)snprintf(tt->result + off, sizeof tt->result - off,
                                     "%s%" PRIu64 ":%" PRId64, off > 0 ? "," : "", t->seat[i].player,
-                                    t->seat[i].stack);
+                                    tt->deal.scored ? delta[i] : t->seat[i].stack);
     /* The stacks already hold the hand's deltas (tk_finish); the record goes with them, so
      * the hand and its history are written together, once (docs/tournaments.md). */
     free(tt->record);
@@ -530,7 +546,18 @@ static void tk_tour_hand_done(tk_table_t *t, tk_tour_job_t *j)
         /* The director wrote the hand's history record with the stacks: not again here. */
         json_decref(t->history);
         t->history = NULL;
-        tt->nleavers = tour_hand_leavers(j->answer, tt->table, tt->leavers, TOUR_MAX_SEATS);
+        if (tt->deal.scored) {
+            uint64_t seated[TK_MAX_SEATS] = {0};
+            for (int i = 0; i < t->nseats; i++)
+                seated[i] = t->seat[i].state != TK_EMPTY ? t->seat[i].player : 0;
+            tt->match_told = tour_match_hand_parse(j->answer, seated, (size_t)t->nseats,
+                                                   tt->match_out, tt->match_stays) == 0;
+            for (int i = 0; i < t->nseats; i++)
+                if (t->seat[i].playing)
+                    tt->score[i] += t->settle_delta[i] * tt->deal.base;
+        } else {
+            tt->nleavers = tour_hand_leavers(j->answer, tt->table, tt->leavers, TOUR_MAX_SEATS);
+        }
         tt->finished = json_is_true(json_object_get(j->answer, "finished"));
     } else {
         /* Refused (NOT_HOST: re-dealt to another host; the tournament ended...): the hand is
@@ -546,9 +573,29 @@ static void tk_tour_hand_done(tk_table_t *t, tk_tour_job_t *j)
     tk_settled(t, t->seq, &res);
 }
 
+/* After a match's deal: a player out of the match leaves, and so does one who does not play the
+ * table's next deal (he waits to be re-paired: his next table comes with its deal). */
+static void tk_tour_match_leavers(tk_table_t *t)
+{
+    tk_tour_t *tt = t->tour;
+    if (!tt->match_told)
+        return;
+    tt->match_told = false;
+    for (int i = 0; i < t->nseats; i++) {
+        if (t->seat[i].state == TK_EMPTY)
+            continue;
+        if (tt->match_out[i])
+            tk_tour_unseat(t, i, "you are out of the match: your place comes with its end");
+        else if (!tt->match_stays[i] && !tt->finished)
+            tk_tour_unseat(t, i, "you are re-paired: your next table starts when it is full");
+    }
+}
+
 void tk_tour_after_round(tk_table_t *t, bool voided)
 {
     tk_tour_t *tt = t->tour;
+    if (!voided && tt->deal.scored)
+        tk_tour_match_leavers(t);
     if (!voided)
         for (size_t k = 0; k < tt->nleavers; k++) {
             int i = tk_find(t, tt->leavers[k].player);
@@ -635,6 +682,19 @@ bool tk_tour_request_refused(tk_table_t *t, gs_request_t *req)
 void tk_tour_history(tk_table_t *t)
 {
     const tour_deal_t *d = &t->tour->deal;
+    if (d->scored) {
+        json_t *mj = json_pack("{s:I,s:i,s:I,s:i,s:s,s:I,s:i,s:I}", "id", (json_int_t)t->tour->id,
+                               "table", (int)t->tour->table, "hand", (json_int_t)d->hand, "stage",
+                               (int)d->stage, "format", d->format, "deal", (json_int_t)d->deal,
+                               "round", (int)d->round, "base", (json_int_t)d->base);
+        if (mj != NULL && d->seed[0] != '\0')
+            json_object_set_new(mj, "seed", json_string(d->seed));
+        if (mj != NULL && t->history != NULL)
+            json_object_set_new(t->history, "match", mj);
+        else
+            json_decref(mj);
+        return;
+    }
     json_t *tj =
         json_pack("{s:I,s:i,s:I,s:i,s:I,s:I,s:I,s:b,s:i,s:i,s:i}", "id", (json_int_t)t->tour->id,
                   "table", (int)t->tour->table, "hand", (json_int_t)d->hand, "level", (int)d->level,
@@ -671,7 +731,7 @@ bool tk_tour_table(const tk_table_t *t)
 
 int tk_tour_hand(const tk_table_t *t, tk_tour_hand_t *out)
 {
-    if (t->tour == NULL || !rt_desk_in_round(t->desk))
+    if (t->tour == NULL || !rt_desk_in_round(t->desk) || t->tour->deal.scored)
         return -ENOENT;
     const tour_deal_t *d = &t->tour->deal;
     *out = (tk_tour_hand_t){.small_blind = d->small_blind,
@@ -684,4 +744,23 @@ int tk_tour_hand(const tk_table_t *t, tk_tour_hand_t *out)
                             .level = d->level,
                             .hand = d->hand};
     return 0;
+}
+
+int tk_tour_match(const tk_table_t *t, tk_tour_match_t *out)
+{
+    if (t->tour == NULL || !rt_desk_in_round(t->desk) || !t->tour->deal.scored)
+        return -ENOENT;
+    const tour_deal_t *d = &t->tour->deal;
+    *out = (tk_tour_match_t){.stage = d->stage, .round = d->round, .deal = d->deal, .base = d->base};
+    snprintf(out->format, sizeof out->format, "%s", d->format);
+    snprintf(out->seed, sizeof out->seed, "%s", d->seed);
+    return 0;
+}
+
+bool tk_tour_seat_score(const tk_table_t *t, int seat, int64_t *score)
+{
+    if (t->tour == NULL || !t->tour->deal.scored || seat < 0 || seat >= t->nseats)
+        return false;
+    *score = t->tour->score[seat];
+    return true;
 }

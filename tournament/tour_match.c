@@ -590,6 +590,24 @@ char *tour_match_deal(tour_match_t *m, uint32_t table, uint64_t hand, const char
     return deal_answer(m, t);
 }
 
+/* The players of table's next deal when the stage has one formed for it (打立出局: a new
+ * pairing; 定局积分 and Swiss: the round's deals not all played), else none: those at the
+ * table wait to be re-paired or seated for the next round (the hand answer's `next`). */
+static json_t *next_players(const tour_match_t *m, uint32_t table)
+{
+    json_t *a = json_array();
+    const match_stage_t *s = cur(m);
+    if (a == NULL || m->finished || s == NULL || s->over || table == 0 || table > s->ntables)
+        return a;
+    const match_table_t *st = &s->tables[table - 1];
+    if (!st->active ||
+        (s->cfg.format != MATCH_RISING && st->deals_done >= s->cfg.deals_per_round))
+        return a;
+    for (uint32_t x = 0; x < s->cfg.seats; x++)
+        json_array_append_new(a, json_integer((json_int_t)s->players[st->seat[x]].id));
+    return a;
+}
+
 /* Parses "PLAYER:RESULT,..." into res[seat] for the players of t (each exactly once). */
 static int parse_result(const tm_table_t *t, const char *result, int64_t *res)
 {
@@ -693,12 +711,16 @@ char *tour_match_hand(tour_match_t *m, uint32_t table, uint64_t hand, const char
     }
     char *outs = json_dumps(out, JSON_COMPACT);
     json_decref(out);
+    json_t *next = next_players(m, table);
+    char *nexts = next != NULL ? json_dumps(next, JSON_COMPACT) : NULL;
+    json_decref(next);
     const match_stage_t *now = cur(m);
     *code = "OK";
-    char *b = body(",\"table\":%" PRIu32 ",\"hand\":%" PRIu64
-                   ",\"out\":%s,\"players_left\":%" PRIu32 ",\"stage\":%zu,\"finished\":%s",
-                   table, hand, outs != NULL ? outs : "[]", now->remaining, m->nstages - 1,
-                   m->finished ? "true" : "false");
+    char *b = body(",\"table\":%" PRIu32 ",\"hand\":%" PRIu64 ",\"out\":%s,\"next\":%s"
+                   ",\"players_left\":%" PRIu32 ",\"stage\":%zu,\"finished\":%s",
+                   table, hand, outs != NULL ? outs : "[]", nexts != NULL ? nexts : "[]",
+                   now->remaining, m->nstages - 1, m->finished ? "true" : "false");
     free(outs);
+    free(nexts);
     return b;
 }

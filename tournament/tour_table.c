@@ -12,6 +12,7 @@
 
 #include <bsd/stdlib.h>
 
+#include "match_hall.h"
 #include "tour_director.h"
 
 /* Renews a claim only for its holder. KEYS[1] host key; ARGV token, ttl. */
@@ -89,6 +90,8 @@ static int scan_one(redisContext *c, uint64_t id, const char *prefix, const char
     if (rc != 0)
         return 0; /* the director refuses it too: nothing to host */
     uint32_t seats = st->seats_per_table;
+    char game[16];
+    snprintf(game, sizeof game, "%s", st->format == TOUR_FORMAT_MATCH ? st->match->game : "holdem");
     /* A match's tables are played by the shedding games' servers (engine "traditional"), a
      * hold'em tournament's by the hold'em servers: each engine claims only its own. */
     bool mine_engine = strcmp(engine, st->format == TOUR_FORMAT_MATCH ? "traditional" : "holdem") == 0;
@@ -155,6 +158,7 @@ static int scan_one(redisContext *c, uint64_t id, const char *prefix, const char
         cl->tournament = id;
         cl->table = table;
         cl->seats = seats;
+        snprintf(cl->game, sizeof cl->game, "%s", game);
         snprintf(cl->host, sizeof cl->host, "%.70s.%08" PRIx32, prefix, arc4random());
         host_key(key, sizeof key, id, table);
         redisReply *s = redisCommand(c, "SET %s %s NX PX %d", key, cl->host, ttl_ms);
@@ -329,9 +333,60 @@ static bool int_field(const json_t *o, const char *k, json_int_t lo, json_int_t 
     return *v >= lo && *v <= hi;
 }
 
+/* A match's deal answer (tour_deal_parse): every seat dealt in, with its score. */
+static int match_deal_parse(const json_t *a, uint32_t seats, tour_deal_t *out)
+{
+    json_int_t v[6];
+    const json_t *arr = json_object_get(a, "seats");
+    const char *game = json_string_value(json_object_get(a, "game"));
+    const char *format = json_string_value(json_object_get(a, "format"));
+    const json_t *seed = json_object_get(a, "seed");
+    if (!int_field(a, "table", 1, UINT32_MAX, &v[0]) ||
+        !int_field(a, "hand", 1, INT64_MAX, &v[1]) ||
+        !int_field(a, "stage", 0, UINT32_MAX, &v[2]) ||
+        !int_field(a, "deal", 0, INT64_MAX, &v[3]) ||
+        !int_field(a, "round", 0, UINT32_MAX, &v[4]) ||
+        !int_field(a, "base", 1, INT64_MAX, &v[5]) || game == NULL ||
+        strlen(game) >= sizeof out->game || format == NULL ||
+        strlen(format) >= sizeof out->format ||
+        (seed != NULL && (!json_is_string(seed) ||
+                          strlen(json_string_value(seed)) >= sizeof out->seed)) ||
+        !json_is_array(arr) || json_array_size(arr) != seats)
+        return -EINVAL;
+    out->scored = true;
+    out->table = (uint32_t)v[0];
+    out->hand = (uint64_t)v[1];
+    out->stage = (uint32_t)v[2];
+    out->deal = (uint64_t)v[3];
+    out->round = (uint32_t)v[4];
+    out->base = v[5];
+    snprintf(out->game, sizeof out->game, "%s", game);
+    snprintf(out->format, sizeof out->format, "%s", format);
+    snprintf(out->seed, sizeof out->seed, "%s", seed != NULL ? json_string_value(seed) : "");
+    out->button = out->sb = out->bb = -1;
+    size_t i;
+    const json_t *s;
+    json_array_foreach(arr, i, s)
+    {
+        json_int_t seat, player, score;
+        if (!int_field(s, "seat", 0, (json_int_t)seats - 1, &seat) ||
+            !int_field(s, "player", 1, INT64_MAX, &player) ||
+            !int_field(s, "score", INT64_MIN, INT64_MAX, &score))
+            return -EINVAL;
+        for (size_t k = 0; k < out->nseats; k++)
+            if (out->seats[k].seat == (int)seat || out->seats[k].player == (uint64_t)player)
+                return -EINVAL;
+        out->seats[out->nseats++] = (tour_deal_seat_t){
+            .seat = (int)seat, .player = (uint64_t)player, .score = score, .dealt = true};
+    }
+    return 0;
+}
+
 int tour_deal_parse(const json_t *a, uint32_t seats, tour_deal_t *out)
 {
     memset(out, 0, sizeof *out);
+    if (json_object_get(a, "format") != NULL)
+        return match_deal_parse(a, seats, out);
     json_int_t v[9];
     const json_t *arr = json_object_get(a, "seats");
     if (!int_field(a, "table", 1, UINT32_MAX, &v[0]) ||
@@ -403,4 +458,32 @@ size_t tour_hand_leavers(const json_t *a, uint32_t table, tour_leaver_t *out, si
         };
     }
     return n;
+}
+
+/* Marks in flags[i] whether seated[i] is among the array's player ids (each an integer >= 1). */
+static int player_flags(const json_t *arr, const uint64_t *seated, size_t n, bool *flags)
+{
+    if (!json_is_array(arr))
+        return -EINVAL;
+    for (size_t k = 0; k < n; k++)
+        flags[k] = false;
+    size_t i;
+    const json_t *x;
+    json_array_foreach(arr, i, x)
+    {
+        if (!json_is_integer(x) || json_integer_value(x) < 1)
+            return -EINVAL;
+        for (size_t k = 0; k < n; k++)
+            flags[k] = flags[k] || seated[k] == (uint64_t)json_integer_value(x);
+    }
+    return 0;
+}
+
+int tour_match_hand_parse(const json_t *a, const uint64_t *seated, size_t n, bool *out,
+                          bool *stays)
+{
+    if (player_flags(json_object_get(a, "out"), seated, n, out) != 0 ||
+        player_flags(json_object_get(a, "next"), seated, n, stays) != 0)
+        return -EINVAL;
+    return 0;
 }

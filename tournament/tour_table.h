@@ -48,6 +48,7 @@ typedef struct {
     uint64_t tournament;
     uint32_t table;
     uint32_t seats; /* seats_per_table of its structure */
+    char game[16];  /* the game its tables play: "holdem", or a match's ("doudizhu", ...) */
     char host[TOUR_HOST_MAX + 1];
 } tour_claim_t;
 
@@ -96,7 +97,8 @@ int tour_table_ask(redisContext *c, uint64_t tournament, const char *op, uint32_
 typedef struct {
     int seat;
     uint64_t player;
-    int64_t stack;
+    int64_t stack; /* hold'em: the chips; a match: 0 */
+    int64_t score; /* a match: the player's stage score before the deal */
     bool dealt;
 } tour_deal_seat_t;
 
@@ -106,11 +108,21 @@ typedef struct {
     int64_t small_blind, big_blind, ante;
     bool big_blind_ante;
     int button, sb, bb; /* seats; button and sb may be empty (dead) */
+    /* A match's deal (docs/tournaments.md "Match halls: the director", `deal`): scored, no
+     * blinds; every seat is dealt in. */
+    bool scored;
+    char game[16];
+    char format[8]; /* "rising", "fixed" or "swiss" */
+    uint32_t stage, round;
+    uint64_t deal;
+    int64_t base;  /* the deal's base score: a result of r units moves the score by r x base */
+    char seed[24]; /* a duplicate Swiss round's deal seed (decimal), else "" */
     size_t nseats;
     tour_deal_seat_t seats[TOUR_MAX_SEATS];
 } tour_deal_t;
 
-/* Parses an OK deal answer; 0, or -EINVAL (a field missing or out of range for seats). */
+/* Parses an OK deal answer, hold'em's or (with a "format") a match's; 0, or -EINVAL (a field
+ * missing or out of range for seats). */
 int tour_deal_parse(const json_t *answer, uint32_t seats, tour_deal_t *out);
 
 /* Who leaves a table after a hand (from an OK hand answer): the players it busted (out) and
@@ -124,5 +136,12 @@ typedef struct {
 
 /* The leavers of table (at most max; more are dropped). Returns their number. */
 size_t tour_hand_leavers(const json_t *answer, uint32_t table, tour_leaver_t *out, size_t max);
+
+/* A match's OK hand answer, for the players seated at its table (seated[0..n)): out[i] when
+ * seated[i] is out of the match (`out`: the answer lists every player out after the deal, at
+ * any table; places come with the match's end), stays[i] when he plays the table's next deal
+ * (`next`; the others wait to be re-paired). Returns 0, or -EINVAL (not such an answer). */
+int tour_match_hand_parse(const json_t *answer, const uint64_t *seated, size_t n, bool *out,
+                          bool *stays);
 
 #endif

@@ -496,7 +496,10 @@ static void trad_deal_end(trad_table_t *x)
     } else {
         for (int i = 0; i < x->seats; i++)
             delta[i] = ss->delta[i];
-        rake = trad_settle_cap(delta, x->seats, x->escrow, (int)trad_rake_permille);
+        /* A match's deal reports its results as they are: points, no cap, no rake (tk.h
+         * tk_tour_match). */
+        if (!tk_tour_table(t))
+            rake = trad_settle_cap(delta, x->seats, x->escrow, (int)trad_rake_permille);
     }
     tk_round_end(t, delta, rake);
 }
@@ -622,7 +625,7 @@ static void trad_choose(const shed_game_t *g, bool bot, shed_action_t *a)
 }
 
 /* The automatic move of seat: a server bot's (bot) or trustee's (timeout, away, leaving). */
-static void trad_auto(trad_table_t *x, int seat, bool bot)
+static void trad_auto(trad_table_t *x, int seat, bool bot, bool timed_out)
 {
     if (shed_game_turn(x->g) != seat)
         return;
@@ -638,7 +641,7 @@ static void trad_auto(trad_table_t *x, int seat, bool bot)
         tk_round_end(x->t, zero, -1);
         return;
     }
-    trad_after_action(x, !bot);
+    trad_after_action(x, timed_out);
 }
 
 /* ---- the kit's calls --------------------------------------------------------------------- */
@@ -707,6 +710,13 @@ static int trad_round_start(tk_table_t *t, void *gp)
     x->doublings = 0;
     x->last_play = trad_none;
     x->last_play_seat = -1;
+    if (tk_tour_table(t)) {
+        /* A match's deal starts from the game's starting state (tk.h tk_tour_match): the
+         * players change between deals, so nothing of an earlier deal carries over. */
+        shed_match_t fresh = {0};
+        if (shed_game_match_set(x->g, &fresh) != 0)
+            return -EINVAL;
+    }
     if (x->rules == trad_deck_rules) {
         shed_game_deal_order(x->g, trad_deck, trad_deck_n, 0);
     } else {
@@ -810,16 +820,18 @@ static Croupier__ErrorCode trad_action(tk_table_t *t, void *gp, int seat, const 
     return CROUPIER__ERROR_CODE__OK;
 }
 
+/* At a match's table the trustee plays as the server's bots do (bids when nobody has, plays
+ * rather than passes): a deal of absent players is played out, never thrown in for want of a
+ * bid again and again (docs/rules/match-halls.md "Disconnects"). */
 static void trad_timeout(tk_table_t *t, void *gp, int seat)
 {
-    (void)t;
-    trad_auto(gp, seat, false);
+    trad_auto(gp, seat, tk_tour_table(t), true);
 }
 
 static void trad_bot_move(tk_table_t *t, void *gp, int seat)
 {
     (void)t;
-    trad_auto(gp, seat, true);
+    trad_auto(gp, seat, true, false);
 }
 
 /* The kit voids the deal (drain bound, shutdown, an internal error): nothing was paid. The
@@ -1043,6 +1055,7 @@ static const tk_game_t trad_game = {
     .buyin_for = trad_buyin_for,
     .flag_prefix = "trad",
     .trustee_when_away = true,
+    .tournaments = true, /* a match hall's tables (docs/tournaments.md "Match halls") */
     .check_options = trad_check_options,
     .defaults = {.seats = SHED_MAX_SEATS, /* unused: each game has its own (seats_for) */
                  .action_ms = 15000,
@@ -1056,6 +1069,8 @@ static const tk_game_t trad_game = {
                  .bot_ms = 400,
                  .bot_fill_ms = 10000,
                  .trustee_ms = 400,
+                 .tour_tables = 50,
+                 .tour_host_ttl_ms = 3000,
                  .house = "house-traditional"},
     .extra_flags = trad_flags,
     .action_desc = NULL, /* SheddingAction is the protocol's own member of Action.kind */

@@ -130,7 +130,8 @@ bots_check() {
         num() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$rep" "$1"; }
         check "$g: bot exit status 0" test "$st" -eq 0
         check "$g: finished games > 0 ($(num 'd["games"]["finished"]'))" test "$(num 'd["games"]["finished"]')" -gt 0
-        check "$g: torn games = 0 ($(num 'd["games"]["torn"]'))" test "$(num 'd["games"]["torn"]')" -eq 0
+        check "$g: torn games = 0 ($(num 'd["games"]["torn"]'))" test "$(num 'd["games"]["torn"]')" -eq 0 ||
+            e2e_torn_detail "$rep" "$E2E_DIR/bot-$g.log"
         check "$g: unexpected errors = 0 ($(num 'd["errors"]'))" \
             test "$(num 'sum(e["unexpected"] for e in d["errors"].values())')" -eq 0 ||
             e2e_fail_detail "$E2E_DIR/bot-$g.log" '"level":"(warn|error)"'

@@ -36,6 +36,20 @@ e2e_fail_detail() {
     done
 }
 
+# A bot fleet's torn rounds, for a failed "torn games = 0": each as the report lists it (bot,
+# desk, round id, why) and the bot log's last lines about that bot or round (REPORT LOG).
+e2e_torn_detail() {
+    [ -s "$1" ] || return 0
+    python3 -c '
+import json, sys
+for t in json.load(open(sys.argv[1])).get("torn_rounds", []):
+    print("%s\t%s\t%s\t%s" % (t.get("bot"), t.get("desk"), t.get("round_id"), t.get("why")))
+' "$1" 2>/dev/null | head -n 5 | while IFS=$'\t' read -r bot desk rid why; do
+        e2e_log "FAIL detail ($(basename "$1")): torn round $rid of bot $bot at desk $desk: $why"
+        [ -n "$rid" ] && e2e_fail_detail "$2" "$rid" 8
+    done
+}
+
 e2e_die() {
     e2e_log "FAIL: $*"
     exit 1
