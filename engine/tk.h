@@ -163,6 +163,7 @@ typedef struct tk_settings {
                               long after its last change while it plays (0: TK_ROOM_KEEP_MS) */
     long tour_tables;      /* tournament tables hosted at most (tk_game_t.tournaments; 0: none) */
     long tour_host_ttl_ms; /* a tournament table's claim lives this long unrenewed */
+    long tour_join_ms;     /* a match's deal waits this long for players new to the table */
     const char *house;     /* the wallet server bots play for (and the counterparty of
                               tk_round_end_house); NULL: tk_game_t.house_name's, or
                               "house-<engine>" */

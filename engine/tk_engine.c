@@ -219,6 +219,10 @@ static const struct {
     {"tour-host-ttl-ms",
      "a tournament table's claim lapses this long after its server stopped renewing it (ms)",
      offsetof(tk_settings_t, tour_host_ttl_ms), 300, 600000, 3},
+    {"tour-join-ms",
+     "a match's deal waits at most this long for its players to come to the table (ms; "
+     "docs/tournaments.md \"Match halls: the tables at the servers\")",
+     offsetof(tk_settings_t, tour_join_ms), 0, 60000, 3},
 };
 #define TK_NFLAGS (sizeof tk_flag_spec / sizeof tk_flag_spec[0])
 

@@ -167,6 +167,7 @@ enum {
     TK_TIMER_TOUR_SCAN,  /* lobby: the next look for tables to host */
     TK_TIMER_TOUR_ASK,   /* a tournament table asks its next deal again */
     TK_TIMER_TOUR_RENEW, /* a tournament table renews its claim */
+    TK_TIMER_TOUR_JOIN,  /* a match's deal starts without the players not come (serial) */
 };
 
 typedef struct tk_tour tk_tour_t;           /* a tournament table's (tk_tour.c) */
@@ -476,6 +477,8 @@ bool tk_tour_report(tk_table_t *t, const int64_t *delta); /* instead of tk_settl
 void tk_tour_after_round(tk_table_t *t, bool voided);     /* the round's end, seats */
 void tk_tour_done(tk_table_t *t, void *job);              /* TK_MSG_TOUR_DONE */
 void tk_tour_timer(tk_table_t *t, int kind);
+void tk_tour_join_timer(tk_table_t *t, uint64_t serial); /* TK_TIMER_TOUR_JOIN */
+void tk_tour_present(tk_table_t *t);                     /* a seat resumed (no longer away) */
 void tk_tour_stop_now(tk_table_t *t, const char *why); /* drain, void, fence, close */
 bool tk_tour_request_refused(tk_table_t *t, gs_request_t *req);
 void tk_tour_destroy(tk_table_t *t);

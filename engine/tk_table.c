@@ -201,6 +201,8 @@ static void tk_table_on_request(rt_desk_t *desk, void *state, gs_request_t *req)
         if (hurried && !s->trustee && away_auto && t->turn_seat == i && t->turn_armed)
             tk_turn_restore(t);
         tk_reply_snapshot(t, req, i);
+        if (t->tour != NULL)
+            tk_tour_present(t); /* a match's deal may wait for him */
         return;
     }
     case GS_REQ_LEAVE:
@@ -410,6 +412,8 @@ static void tk_table_on_timer(rt_desk_t *desk, void *state, uint64_t cookie)
         tk_room_timer(t);
     } else if (kind == TK_TIMER_TOUR_ASK || kind == TK_TIMER_TOUR_RENEW) {
         tk_tour_timer(t, (int)kind);
+    } else if (kind == TK_TIMER_TOUR_JOIN) {
+        tk_tour_join_timer(t, serial);
     } else if (kind == TK_TIMER_GAME) {
         if (t->eng->game->on_timer != NULL)
             t->eng->game->on_timer(t, t->g, cookie >> 8);

@@ -78,6 +78,8 @@ struct tk_tour {
     int64_t score[TK_MAX_SEATS];
     bool match_out[TK_MAX_SEATS], match_stays[TK_MAX_SEATS];
     bool match_told; /* the hand's answer said who stays */
+    bool joining;    /* a match's deal waits for its players to come (tk_tour_join_wait) */
+    uint64_t join_serial;
 };
 
 typedef struct {
@@ -363,7 +365,7 @@ void tk_tour_start(tk_table_t *t)
 void tk_tour_ask(tk_table_t *t)
 {
     tk_tour_t *tt = t->tour;
-    if (tt->asking || tt->stopping || rt_desk_in_round(t->desk))
+    if (tt->asking || tt->stopping || tt->joining || rt_desk_in_round(t->desk))
         return;
     if (rt_intake_stopped(rt_desk_rt(t->desk))) {
         tk_tour_stop_now(t, "the server is draining: your table moves to another server");
@@ -433,6 +435,17 @@ static void tk_tour_seat(tk_table_t *t, const tour_deal_t *d)
     }
 }
 
+/* Whether a player dealt in is not at the table (away). */
+static bool tk_tour_absent(const tk_table_t *t)
+{
+    for (int i = 0; i < t->nseats; i++)
+        if (t->seat[i].state != TK_EMPTY && !t->seat[i].out && t->seat[i].away)
+            return true;
+    return false;
+}
+
+static void tk_tour_begin(tk_table_t *t);
+
 static void tk_tour_deal_done(tk_table_t *t, tk_tour_job_t *j)
 {
     tk_tour_t *tt = t->tour;
@@ -481,6 +494,23 @@ static void tk_tour_deal_done(tk_table_t *t, tk_tour_job_t *j)
         return;
     }
     tk_tour_seat(t, &tt->deal);
+    if (tt->deal.scored && t->eng->set.tour_join_ms > 0 && tk_tour_absent(t)) {
+        /* A match's players change tables between deals: the deal waits (at most
+         * tour_join_ms) for those not here yet, or the trustee would play their first turns
+         * before they could come (docs/tournaments.md "Match halls: the tables at the
+         * servers"). */
+        tt->joining = true;
+        tt->join_serial++;
+        rt_desk_timer_arm(t->desk, t->eng->set.tour_join_ms,
+                          TK_TIMER_TOUR_JOIN | (tt->join_serial << 8), NULL);
+        return;
+    }
+    tk_tour_begin(t);
+}
+
+/* The deal the director dealt begins (its players seated). */
+static void tk_tour_begin(tk_table_t *t)
+{
     tk_start_round(t);
     if (!rt_desk_in_round(t->desk)) {
         /* Not started (intake stopped, rounds paused): the director holds the hand, which the
@@ -667,6 +697,25 @@ void tk_tour_timer(tk_table_t *t, int kind)
     } else if (kind == TK_TIMER_TOUR_ASK) {
         tk_tour_ask(t);
     }
+}
+
+void tk_tour_join_timer(tk_table_t *t, uint64_t serial)
+{
+    tk_tour_t *tt = t->tour;
+    if (tt == NULL || !tt->joining || serial != (tt->join_serial & (UINT64_MAX >> 8)) ||
+        tt->stopping)
+        return; /* an earlier deal's wait, or the deal began */
+    tt->joining = false;
+    tk_tour_begin(t); /* the players not come are played by the trustee */
+}
+
+void tk_tour_present(tk_table_t *t)
+{
+    tk_tour_t *tt = t->tour;
+    if (!tt->joining || tt->stopping || tk_tour_absent(t))
+        return;
+    tt->joining = false;
+    tk_tour_begin(t);
 }
 
 bool tk_tour_request_refused(tk_table_t *t, gs_request_t *req)

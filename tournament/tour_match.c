@@ -322,6 +322,23 @@ static void put_out(tour_match_t *m, tour_commit_t *c, const uint64_t *gone, siz
     }
 }
 
+/* A player's entry at a table and seat (table 0: between tables, waiting to be re-paired or
+ * seated for the next round), for TakeTournamentSeat (docs/protocol.md "Tournaments"); a seat
+ * taken is told (log event `seated`: the player's MOVED_TABLE push). */
+static void put_seat(tour_match_t *m, tour_commit_t *c, uint64_t player, uint32_t table,
+                     uint32_t seat)
+{
+    tm_entry_t *e = entry_find(m, player);
+    if (e == NULL)
+        return;
+    json_object_set_new(e->j, "table", json_integer(table));
+    json_object_set_new(e->j, "seat", json_integer(seat));
+    put_entry(c, e);
+    if (table != 0)
+        log_event(c, "seated", "player %" PRIu64 " table %" PRIu32 " seat %" PRIu32, player,
+                  table, seat);
+}
+
 /* The tables a pairing or a seating formed: their records open for their next deal. */
 static int form_tables(tour_match_t *m, tour_commit_t *c, const match_new_table_t *nt, size_t n)
 {
@@ -586,6 +603,11 @@ char *tour_match_deal(tour_match_t *m, uint32_t table, uint64_t hand, const char
     for (uint32_t x = 0; x < t->nseats; x++)
         t->players[x] = s->players[st->seat[x]].id;
     put_table(m, c, t);
+    /* The players come to the table: at every deal of 打立出局 (new tables each deal), at a
+     * round's first deal of 定局积分 and Swiss (they stay for the round). */
+    if (s->cfg.format == MATCH_RISING || t->deal == 1)
+        for (uint32_t x = 0; x < t->nseats; x++)
+            put_seat(m, c, t->players[x], t->id, x);
     *code = "OK";
     return deal_answer(m, t);
 }
@@ -709,9 +731,26 @@ char *tour_match_hand(tour_match_t *m, uint32_t table, uint64_t hand, const char
         *code = "INTERNAL";
         return body(",\"why\":\"the match could not move on (%d)\"", rc);
     }
+    json_t *next = next_players(m, table);
+    /* Who leaves the table and is not out waits for his next one (the host unseats him). */
+    const tm_table_t *done = table_get(m, table, false);
+    for (uint32_t x = 0; done != NULL && next != NULL && x < done->nseats; x++) {
+        bool stays = false, gone_now = false;
+        size_t k;
+        json_t *v;
+        json_array_foreach(next, k, v)
+        {
+            stays = stays || (uint64_t)json_integer_value(v) == done->players[x];
+        }
+        json_array_foreach(out, k, v)
+        {
+            gone_now = gone_now || (uint64_t)json_integer_value(v) == done->players[x];
+        }
+        if (!stays && !gone_now && !m->finished)
+            put_seat(m, c, done->players[x], 0, 0);
+    }
     char *outs = json_dumps(out, JSON_COMPACT);
     json_decref(out);
-    json_t *next = next_players(m, table);
     char *nexts = next != NULL ? json_dumps(next, JSON_COMPACT) : NULL;
     json_decref(next);
     const match_stage_t *now = cur(m);

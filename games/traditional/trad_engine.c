@@ -1071,6 +1071,7 @@ static const tk_game_t trad_game = {
                  .trustee_ms = 400,
                  .tour_tables = 50,
                  .tour_host_ttl_ms = 3000,
+                 .tour_join_ms = 5000,
                  .house = "house-traditional"},
     .extra_flags = trad_flags,
     .action_desc = NULL, /* SheddingAction is the protocol's own member of Action.kind */

@@ -70,6 +70,8 @@ static void game_start(testenv_server_t *s)
                     "0",
                     "--trad-tour-host-ttl-ms",
                     "1200",
+                    "--trad-tour-join-ms", /* nobody comes: no deal waits for anyone */
+                    "0",
                     "--drain-max-seconds",
                     "20",
                     NULL};
