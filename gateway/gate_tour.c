@@ -20,6 +20,7 @@
  */
 #include "gate_int.h"
 
+#include "match_hall.h"
 #include "tour_payout.h"
 
 /* Newest tournaments a list reads, at most, when it filters (without a filter: its limit). */
@@ -74,6 +75,8 @@ typedef struct gate_tour_op {
     tour_client_meta_t meta;
     bool meta_ok, entry_ok, have_entry;
     tour_client_entry_t entry;
+    bool match_ok; /* a match's current stage, read after its meta */
+    tour_client_match_t match;
     /* level push */
     tour_client_event_t ev;
     /* take: the meta's status, and the seat record when the connection did not know it */
@@ -303,6 +306,8 @@ static Croupier__TournamentEntryState gate_tour_entry_state(const char *s)
         {"cancelled", CROUPIER__TOURNAMENT_ENTRY_STATE__TOUR_ENTRY_CANCELLED},
         {"refunded", CROUPIER__TOURNAMENT_ENTRY_STATE__TOUR_ENTRY_REFUNDED},
         {"won", CROUPIER__TOURNAMENT_ENTRY_STATE__TOUR_ENTRY_WON},
+        /* a match: "busted" is out (placed at its end), "finished" played to its end */
+        {"finished", CROUPIER__TOURNAMENT_ENTRY_STATE__TOUR_ENTRY_OUT},
     };
     for (size_t i = 0; i < sizeof states / sizeof states[0]; i++)
         if (strcmp(s, states[i].name) == 0)
@@ -329,6 +334,19 @@ static uint64_t gate_tour_start_at(const tour_client_meta_t *m)
     return m->start_at_ms > 0 ? (uint64_t)m->start_at_ms : 0;
 }
 
+static Croupier__TournamentFormat gate_tour_format(const tour_client_meta_t *m)
+{
+    return m->format == TOUR_FORMAT_MTT     ? CROUPIER__TOURNAMENT_FORMAT__TOUR_MTT
+           : m->format == TOUR_FORMAT_MATCH ? CROUPIER__TOURNAMENT_FORMAT__TOUR_MATCH
+                                            : CROUPIER__TOURNAMENT_FORMAT__TOUR_SNG;
+}
+
+/* The game a structure's tables play: hold'em, or a match's game. */
+static const char *gate_tour_game(const tour_structure_t *s)
+{
+    return s->format == TOUR_FORMAT_MATCH && s->match != NULL ? s->match->game : "holdem";
+}
+
 /* ---- ListTournaments ----------------------------------------------------------------------- */
 
 static int gate_tour_row_cmp(const void *a, const void *b)
@@ -353,6 +371,7 @@ static void gate_tour_list_send(gate_tour_op_t *op)
     Croupier__TournamentSummary *sums = xcalloc(cap, sizeof *sums);
     Croupier__TournamentSummary **ptrs = xcalloc(cap, sizeof *ptrs);
     char(*names)[32] = xcalloc(cap, sizeof *names);
+    char(*games)[16] = xcalloc(cap, sizeof *games);
     size_t n = 0;
     for (size_t i = 0; i < op->nrows && n < cap; i++) {
         const tour_client_meta_t *m = &op->rows[i].meta;
@@ -370,8 +389,7 @@ static void gate_tour_list_send(gate_tour_op_t *op)
             snprintf(names[n], sizeof names[n], "Tournament %" PRIu64, t->id);
             t->name = names[n];
         }
-        t->format = m->format == TOUR_FORMAT_MTT ? CROUPIER__TOURNAMENT_FORMAT__TOUR_MTT
-                                                 : CROUPIER__TOURNAMENT_FORMAT__TOUR_SNG;
+        t->format = gate_tour_format(m);
         t->status = st;
         t->has_entrants = t->has_players_left = t->has_prize_pool = true;
         t->entrants = (uint32_t)m->entries;
@@ -383,6 +401,8 @@ static void gate_tour_list_send(gate_tour_op_t *op)
             t->buy_in = s->buy_in;
             t->fee = s->fee;
             t->max_entrants = s->max_entrants;
+            snprintf(games[n], sizeof games[n], "%s", gate_tour_game(s));
+            t->game = games[n];
             /* Before the start, the pool it will have (the guarantee's overlay included), as
              * GetTournament says it. */
             int64_t pool;
@@ -412,6 +432,7 @@ static void gate_tour_list_send(gate_tour_op_t *op)
     }
     gate_conn_send(c, &sm);
     free(names);
+    free(games);
     free(ptrs);
     free(sums);
 }
@@ -538,8 +559,7 @@ static void gate_tour_info_send(gate_tour_op_t *op, gate_conn_t *c)
         snprintf(name, sizeof name, "Tournament %" PRIu64, op->tournament);
         ti.name = name;
     }
-    ti.format = m->format == TOUR_FORMAT_MTT ? CROUPIER__TOURNAMENT_FORMAT__TOUR_MTT
-                                             : CROUPIER__TOURNAMENT_FORMAT__TOUR_SNG;
+    ti.format = gate_tour_format(m);
     ti.status = gate_tour_status(m->status);
     ti.start_at_unix_ms = gate_tour_start_at(m);
     ti.has_start_at_unix_ms = ti.start_at_unix_ms > 0;
@@ -560,6 +580,7 @@ static void gate_tour_info_send(gate_tour_op_t *op, gate_conn_t *c)
         ti.min_entrants = s->min_entrants;
         ti.max_entrants = s->max_entrants;
         ti.late_registration_levels = s->late_reg_levels;
+        ti.game = (char *)gate_tour_game(s);
         ti.has_registration_open = true;
         bool room = m->entries < (int64_t)s->max_entrants;
         if (m->status == TOUR_STATUS_REGISTERING)
@@ -584,7 +605,8 @@ static void gate_tour_info_send(gate_tour_op_t *op, gate_conn_t *c)
             ti.has_level_ends_in_ms = lv.ends_in_ms >= 0;
             ti.level_ends_in_ms = lv.ends_in_ms >= 0 ? lv.ends_in_ms : 0;
         }
-        if (m->status == TOUR_STATUS_RUNNING && m->players > 0) {
+        if (m->status == TOUR_STATUS_RUNNING && m->players > 0 &&
+            m->format != TOUR_FORMAT_MATCH) {
             /* Chips are conserved: every entry brought one starting stack. */
             ti.has_average_stack = true;
             ti.average_stack = s->starting_stack * m->entries / m->players;
@@ -632,8 +654,33 @@ static void gate_tour_info_send(gate_tour_op_t *op, gate_conn_t *c)
             you.has_table = you.has_seat = seated;
             you.table = e->table;
             you.seat = e->seat;
+            if (op->match_ok && op->match.has_score) {
+                you.has_score = true;
+                you.score = op->match.score;
+                you.has_match_points = op->match.has_mp;
+                you.match_points = op->match.mp;
+            }
             ti.you = &you;
         }
+    }
+    Croupier__MatchStage ms = CROUPIER__MATCH_STAGE__INIT;
+    if (op->match_ok) {
+        const tour_client_match_t *mv = &op->match;
+        ms.stage = mv->stage;
+        ms.stages = mv->stages;
+        ms.format = (char *)mv->format;
+        ms.has_base_score = ms.has_advance = ms.has_players = true;
+        ms.base_score = mv->base_score;
+        ms.advance = mv->advance;
+        ms.players = mv->players;
+        ms.has_line = mv->has_line;
+        ms.line = mv->line;
+        ms.has_round = ms.has_deals_per_round = strcmp(mv->format, "rising") != 0;
+        ms.round = mv->round;
+        ms.deals_per_round = mv->deals_per_round;
+        ms.has_rounds = mv->rounds > 0;
+        ms.rounds = mv->rounds;
+        ti.match = &ms;
     }
     Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
     sm.has_request_id = true;
@@ -661,19 +708,28 @@ static void gate_tour_get_done(gate_tour_op_t *op)
         gate_tour_fail(op, CROUPIER__ERROR_CODE__NO_SUCH_TOURNAMENT, "no tournament has that id");
         return;
     }
-    if (!op->meta.has_format) {
-        /* A match hall (format "match", docs/tournaments.md "Match halls"): the client protocol
-         * has no view of one yet; the lists leave them out too. */
-        gate_tour_fail(op, CROUPIER__ERROR_CODE__BAD_REQUEST,
-                       "that tournament is a match hall, which the client protocol does not "
-                       "show yet");
-        return;
-    }
     if (c != NULL) {
         gate_tour_follow(c, op->tournament);
         gate_tour_info_send(op, c);
     }
     gate_tour_end(op);
+}
+
+/* A match's current stage: read only to show it (a failure shows the match without it). */
+static void gate_tour_get_stage_cb(rconn_t *rc, redisReply *reply, void *arg)
+{
+    (void)rc;
+    gate_tour_op_t *op = arg;
+    op->pending--;
+    tour_structure_t *s = reply != NULL && reply->type == REDIS_REPLY_STRING
+                              ? gate_tour_structure(&op->meta)
+                              : NULL;
+    if (s != NULL)
+        op->match_ok = tour_client_match_view(reply->str, reply->len, s, op->meta.match_stage,
+                                              op->meta.clock_ms - op->meta.stage_clock0,
+                                              op->player, &op->match) == 0;
+    tour_structure_destroy(s);
+    gate_tour_get_done(op);
 }
 
 static void gate_tour_get_meta_cb(rconn_t *rc, redisReply *reply, void *arg)
@@ -685,6 +741,16 @@ static void gate_tour_get_meta_cb(rconn_t *rc, redisReply *reply, void *arg)
     if (reply == NULL || reply->type == REDIS_REPLY_ERROR || (prc != 0 && prc != -ENOENT))
         op->failed = true;
     op->meta_ok = prc == 0;
+    if (op->meta_ok && op->meta.format == TOUR_FORMAT_MATCH &&
+        (op->meta.status == TOUR_STATUS_RUNNING || op->meta.status == TOUR_STATUS_FINISHED)) {
+        /* A match: its current stage, for MatchStage and the asker's score. */
+        char key[TOUR_CLIENT_KEY_MAX], field[24];
+        tour_client_key(key, sizeof key, op->id, "stages");
+        snprintf(field, sizeof field, "%" PRId64, op->meta.match_stage);
+        const char *argv[] = {"HGET", key, field};
+        if (rconn_command_argv(op->g->rc, gate_tour_get_stage_cb, op, 3, argv, NULL) == 0)
+            op->pending++;
+    }
     gate_tour_get_done(op);
 }
 
@@ -714,6 +780,7 @@ static void gate_tour_get(gate_conn_t *c, const Croupier__ClientMessage *m, uint
     op->session = c->session;
     op->rid = m->request_id;
     op->tournament = id;
+    op->player = c->player;
     snprintf(op->id, sizeof op->id, "%" PRIu64, id);
     char mkey[TOUR_CLIENT_KEY_MAX], ekey[TOUR_CLIENT_KEY_MAX], player[TOUR_CLIENT_ID_TEXT];
     tour_client_key(mkey, sizeof mkey, op->id, "meta");
@@ -1077,17 +1144,19 @@ static void gate_tour_take_done(gate_tour_op_t *op)
         return;
     }
     if (strcmp(e->state, "playing") != 0) {
-        if (strcmp(e->state, "out") == 0 || strcmp(e->state, "won") == 0)
+        if (strcmp(e->state, "out") == 0 || strcmp(e->state, "won") == 0 ||
+            strcmp(e->state, "finished") == 0)
             snprintf(msg, sizeof msg, "you are out of the tournament: place %" PRIu32, e->place);
         else if (strcmp(e->state, "busted") == 0)
             snprintf(msg, sizeof msg,
                      "you are out of the tournament: your place comes at the "
-                     "end of the hand-for-hand round");
+                     "end of the hand-for-hand round (a match: at its end)");
         else if (strcmp(e->state, "cancelled") == 0 || strcmp(e->state, "refunded") == 0)
             snprintf(msg, sizeof msg, "the tournament was cancelled");
         else
             snprintf(msg, sizeof msg, "you have no entry in play in this tournament");
         bool over = strcmp(e->state, "out") == 0 || strcmp(e->state, "won") == 0 ||
+                    strcmp(e->state, "finished") == 0 ||
                     strcmp(e->state, "busted") == 0 || strcmp(e->state, "cancelled") == 0 ||
                     strcmp(e->state, "refunded") == 0;
         gate_tour_fail(
@@ -1383,6 +1452,41 @@ void gate_tour_event_cb(rconn_t *rc, const char *channel, const char *data, size
         gate_tour_event_fill(&te, &ev, CROUPIER__TOURNAMENT_EVENT_KIND__TOUR_EVENT_CANCELLED);
         te.detail = ev.reason;
         gate_tour_push(g, &te, 0);
+        break;
+    case TOUR_EV_STAGE:
+        gate_tour_event_fill(&te, &ev, CROUPIER__TOURNAMENT_EVENT_KIND__TOUR_EVENT_STAGE);
+        te.has_stage = te.has_players_left = true;
+        te.stage = (uint32_t)ev.stage;
+        te.players_left = (uint32_t)ev.players;
+        gate_tour_push(g, &te, 0);
+        break;
+    case TOUR_EV_MATCH_FINISHED:
+        gate_tour_event_fill(&te, &ev, CROUPIER__TOURNAMENT_EVENT_KIND__TOUR_EVENT_FINISHED);
+        gate_tour_push(g, &te, 0);
+        break;
+    case TOUR_EV_MATCH_OUT:
+    case TOUR_EV_MATCH_PLACE:
+        /* A match's player out (his place comes at the end), and every player's place at the
+         * end: to him alone. */
+        if (!u64map_get(g->conn_by_player, ev.player, &conn_id) ||
+            (c = gate_conn_get(g, conn_id)) == NULL || c->closing)
+            break;
+        gate_tour_event_fill(&te, &ev,
+                             ev.kind == TOUR_EV_MATCH_PLACE && ev.place == 1
+                                 ? CROUPIER__TOURNAMENT_EVENT_KIND__TOUR_EVENT_FINISHED
+                                 : CROUPIER__TOURNAMENT_EVENT_KIND__TOUR_EVENT_ELIMINATED);
+        te.has_player = true;
+        te.player = ev.player;
+        if (ev.kind == TOUR_EV_MATCH_PLACE) {
+            te.has_place = te.has_prize = true;
+            te.place = (uint32_t)ev.place;
+            te.prize = ev.prize;
+        } else {
+            te.has_stage = true;
+            te.stage = (uint32_t)ev.stage;
+            te.detail = "you are out of the match: your place comes with its end";
+        }
+        gate_tour_push_one(c, &te);
         break;
     case TOUR_EV_MOVE:
     case TOUR_EV_SEATED:

@@ -4,6 +4,10 @@
  */
 #include "tour_client.h"
 
+#include "match_hall.h"
+#include "match_json.h"
+#include "match_rising.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -200,6 +204,8 @@ int tour_client_meta_parse(const redisReply *r, tour_client_meta_t *m)
         {"entries", offsetof(tour_client_meta_t, entries)},
         {"players", offsetof(tour_client_meta_t, players)},
         {"pool", offsetof(tour_client_meta_t, pool)},
+        {"match_stage", offsetof(tour_client_meta_t, match_stage)},
+        {"stage_clock0", offsetof(tour_client_meta_t, stage_clock0)},
     };
     for (size_t i = 0; i + 1 < r->elements; i += 2) {
         const redisReply *k = r->element[i], *v = r->element[i + 1];
@@ -211,8 +217,11 @@ int tour_client_meta_parse(const redisReply *r, tour_client_meta_t *m)
         } else if (strcmp(f, "name") == 0) {
             snprintf(m->name, sizeof m->name, "%.*s", (int)v->len, v->str);
         } else if (strcmp(f, "format") == 0) {
-            m->has_format = strcmp(v->str, "sng") == 0 || strcmp(v->str, "mtt") == 0;
-            m->format = strcmp(v->str, "mtt") == 0 ? TOUR_FORMAT_MTT : TOUR_FORMAT_SNG;
+            m->has_format = strcmp(v->str, "sng") == 0 || strcmp(v->str, "mtt") == 0 ||
+                            strcmp(v->str, "match") == 0;
+            m->format = strcmp(v->str, "mtt") == 0     ? TOUR_FORMAT_MTT
+                        : strcmp(v->str, "match") == 0 ? TOUR_FORMAT_MATCH
+                                                       : TOUR_FORMAT_SNG;
         } else if (strcmp(f, "status") == 0) {
             m->status = tour_client_status_parse(v->str, v->len);
         } else if (strcmp(f, "cancel_reason") == 0) {
@@ -364,6 +373,10 @@ int tour_client_event_parse(const char *data, size_t len, tour_client_event_t *e
         {"out", TOUR_EV_OUT},
         {"finished", TOUR_EV_FINISHED},
         {"cancelled", TOUR_EV_CANCELLED},
+        {"match_stage", TOUR_EV_STAGE},
+        {"match_out", TOUR_EV_MATCH_OUT},
+        {"match_place", TOUR_EV_MATCH_PLACE},
+        {"match_finished", TOUR_EV_MATCH_FINISHED},
     };
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
         if (strcmp(tok[2], kinds[i].name) == 0)
@@ -377,11 +390,54 @@ int tour_client_event_parse(const char *data, size_t len, tour_client_event_t *e
     ev->place = ev->kind == TOUR_EV_FINISHED ? 1 : tour_ev_num(f, nf, "place");
     ev->prize = tour_ev_num(f, nf, "prize");
     ev->players = tour_ev_num(f, nf, ev->kind == TOUR_EV_STARTED ? "entries" : "players");
+    ev->stage = tour_ev_num(f, nf, "stage");
     if (ev->kind == TOUR_EV_CANCELLED) {
         /* "reason <text>": the text may hold spaces; it is the rest of the message. */
         const char *r = strstr(orig + (tok[2] - buf), " reason ");
         if (r != NULL)
             snprintf(ev->reason, sizeof ev->reason, "%s", r + 8);
     }
+    return 0;
+}
+
+int tour_client_match_view(const char *text, size_t len, const tour_structure_t *s,
+                           int64_t stage, int64_t stage_ms, uint64_t player,
+                           tour_client_match_t *out)
+{
+    memset(out, 0, sizeof *out);
+    if (s == NULL || s->match == NULL || stage < 0 || (size_t)stage >= s->match->nstages)
+        return -EINVAL;
+    match_stage_t *st = NULL;
+    char err[160];
+    if (match_stage_from_json(text, len, &st, err, sizeof err) != 0)
+        return -EINVAL;
+    const match_stage_config_t *c = &st->cfg;
+    out->stage = (uint32_t)stage;
+    out->stages = (uint32_t)s->match->nstages;
+    out->players = st->n;
+    out->advance = c->format == MATCH_FIXED ? 0 : c->advance;
+    snprintf(out->format, sizeof out->format, "%s",
+             c->format == MATCH_RISING  ? "rising"
+             : c->format == MATCH_FIXED ? "fixed"
+                                        : "swiss");
+    if (c->format == MATCH_RISING) {
+        int64_t t = stage_ms < 0 ? 0 : stage_ms;
+        out->base_score = match_rising_base_at(c, t);
+        out->has_line = true;
+        out->line = match_rising_line_at(c, t);
+    } else {
+        out->base_score = c->base_score;
+        out->round = st->round;
+        out->deals_per_round = c->deals_per_round;
+        out->rounds = c->format == MATCH_SWISS ? c->rounds : 0;
+    }
+    int64_t i = match_stage_find(st, player);
+    if (i >= 0) {
+        out->has_score = true;
+        out->score = st->players[i].score;
+        out->has_mp = c->format == MATCH_SWISS;
+        out->mp = st->players[i].mp;
+    }
+    match_stage_destroy(st);
     return 0;
 }

@@ -126,6 +126,7 @@ typedef struct {
     tour_status_t status;
     int64_t created_ms, start_at_ms, started_ms, ended_ms, clock_ms;
     int64_t level, entries, players, pool;
+    int64_t match_stage, stage_clock0; /* a match: the current stage, the clock when it began */
     char cancel_reason[256];
     char *structure; /* the JSON text (malloc), NULL when absent */
 } tour_client_meta_t;
@@ -172,6 +173,30 @@ typedef struct {
 int tour_client_payouts(const tour_structure_t *s, uint32_t entries, int64_t pool,
                         tour_client_payout_t *rows, size_t cap, size_t *nrows);
 
+/* A match's current stage as a client sees it (GetTournament's MatchStage and the asker's
+ * score), from the stage's JSON ({croupier:tour:<id>}:stages, match_json.h). */
+typedef struct {
+    uint32_t stage, stages, round, rounds, deals_per_round, advance, players;
+    char format[8]; /* "rising", "fixed", "swiss" */
+    int64_t base_score;
+    bool has_line;
+    int64_t line; /* rising: out below it */
+    bool has_score;
+    int64_t score;
+    bool has_mp;
+    int32_t mp;
+} tour_client_match_t;
+
+/*
+ * Fills out from the text of stage number `stage` (of the match structure s) at stage time
+ * stage_ms (the director's clock minus the stage's start: the rising base and line), with
+ * player's score (and Swiss match points) when he plays in it. 0, or -EINVAL (the text does not
+ * load, or s is no match).
+ */
+int tour_client_match_view(const char *text, size_t len, const tour_structure_t *s,
+                           int64_t stage, int64_t stage_ms, uint64_t player,
+                           tour_client_match_t *out);
+
 /* What a message of TOUR_EVENTS_CHANNEL says ("<id> <log id> <event> <fields...>", the
  * director's log events: tour_lua.h and tour_play.c write them). */
 typedef enum {
@@ -188,6 +213,10 @@ typedef enum {
     TOUR_EV_OUT,
     TOUR_EV_FINISHED,
     TOUR_EV_CANCELLED,
+    TOUR_EV_STAGE,          /* match_stage: a match's stage begins (stage, players) */
+    TOUR_EV_MATCH_OUT,      /* match_out: a player out of a match (his place comes at the end) */
+    TOUR_EV_MATCH_PLACE,    /* match_place: a player's place and prize at a match's end */
+    TOUR_EV_MATCH_FINISHED, /* match_finished */
 } tour_event_kind_t;
 
 typedef struct {
@@ -200,7 +229,8 @@ typedef struct {
     int64_t table;   /* move: the table moved to; seated */
     int64_t seat;
     int64_t place, prize; /* out; finished (place 1) */
-    int64_t players;      /* started: the entries; hand_for_hand(_over): players left */
+    int64_t players;      /* started: the entries; hand_for_hand(_over), stage: players left */
+    int64_t stage;        /* stage, match_out: the stage (0-based) */
     char reason[256];     /* cancelled */
 } tour_client_event_t;
 

@@ -26,7 +26,8 @@
     "\"fee\":10,\"min_entrants\":3,\"max_entrants\":3,\"levels\":[{\"small_blind\":10,"            \
     "\"big_blind\":20,\"duration_ms\":600000},{\"small_blind\":20,\"big_blind\":40,"               \
     "\"duration_ms\":600000}]}"
-/* A match hall (docs/tournaments.md "Match halls"): not shown to clients yet. */
+/* A match hall (docs/tournaments.md "Match halls"): listed with its game, shown with its stage
+ * once running. */
 #define MATCH                                                                                      \
     "{\"format\":\"match\",\"game\":\"doudizhu\",\"buy_in\":100,\"fee\":10,"                       \
     "\"min_entrants\":24,\"max_entrants\":24,\"stages\":["                                         \
@@ -227,17 +228,23 @@ START_TEST(test_gate_tour_list_and_get)
     Croupier__ServerMessage *a = ask(c, 2, LIST, 0);
     ck_assert_int_eq(a->body_case, CROUPIER__SERVER_MESSAGE__BODY_TOURNAMENT_LIST);
     const Croupier__TournamentList *tl = a->tournament_list;
-    ck_assert_uint_eq(tl->n_tournaments, 2); /* the match hall left out */
-    ck_assert_uint_eq(tl->total, 3);         /* the store's count (match halls in it) */
-    /* Newest first. */
+    ck_assert_uint_eq(tl->n_tournaments, 3);
+    ck_assert_uint_eq(tl->total, 3);
+    /* Newest first: the match hall, with its game. */
     const Croupier__TournamentSummary *t = tl->tournaments[0];
+    ck_assert_uint_eq(t->id, match);
+    ck_assert_int_eq(t->format, CROUPIER__TOURNAMENT_FORMAT__TOUR_MATCH);
+    ck_assert_str_eq(t->game, "doudizhu");
+    ck_assert(t->buy_in == 100 && t->fee == 10 && t->max_entrants == 24);
+    t = tl->tournaments[1];
     ck_assert_uint_eq(t->id, mtt);
     ck_assert_str_eq(t->name, "Sunday");
     ck_assert_int_eq(t->format, CROUPIER__TOURNAMENT_FORMAT__TOUR_MTT);
     ck_assert_int_eq(t->status, CROUPIER__TOURNAMENT_STATUS__TOUR_REGISTERING);
     ck_assert(t->buy_in == 50 && t->fee == 5 && t->max_entrants == 100 && t->entrants == 0);
     ck_assert_uint_eq(t->start_at_unix_ms, (uint64_t)start);
-    t = tl->tournaments[1];
+    ck_assert_str_eq(t->game, "holdem");
+    t = tl->tournaments[2];
     ck_assert_uint_eq(t->id, sng);
     ck_assert_int_eq(t->format, CROUPIER__TOURNAMENT_FORMAT__TOUR_SNG);
     ck_assert(!t->has_start_at_unix_ms); /* an SNG starts when full */
@@ -248,7 +255,7 @@ START_TEST(test_gate_tour_list_and_get)
     ck_assert_uint_eq(a->tournament_list->n_tournaments, 0);
     frame_free_server(a);
     a = ask(c, 4, LIST, CROUPIER__TOURNAMENT_STATUS__TOUR_REGISTERING);
-    ck_assert_uint_eq(a->tournament_list->n_tournaments, 2);
+    ck_assert_uint_eq(a->tournament_list->n_tournaments, 3);
     frame_free_server(a);
 
     /* The state of one: the guarantee's pool and its payouts, no entry of the asker. */
@@ -270,8 +277,14 @@ START_TEST(test_gate_tour_list_and_get)
     ck_assert(!ask_code(c, 8, GET, 0, CROUPIER__ERROR_CODE__BAD_REQUEST));
     ck_assert(!ask_code(c, 9, TAKE, mtt, CROUPIER__ERROR_CODE__NOT_REGISTERED));
     ck_assert(!ask_code(c, 10, TAKE, 999, CROUPIER__ERROR_CODE__NO_SUCH_TOURNAMENT));
-    /* A match hall is left out of the lists above and not shown: said, not mistaken for an SNG. */
-    ck_assert(!ask_code(c, 11, GET, match, CROUPIER__ERROR_CODE__BAD_REQUEST));
+    /* A match hall before its start: its game, no stage yet, no stacks. */
+    a = get_info(c, 11, match);
+    ti = a->tournament;
+    ck_assert_int_eq(ti->format, CROUPIER__TOURNAMENT_FORMAT__TOUR_MATCH);
+    ck_assert_str_eq(ti->game, "doudizhu");
+    ck_assert_ptr_null(ti->match);
+    ck_assert(!ti->has_average_stack);
+    frame_free_server(a);
     gatec_close(c);
 }
 END_TEST

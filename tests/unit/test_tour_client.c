@@ -9,6 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "match.h"
+#include "match_hall.h"
+#include "match_json.h"
+#include "match_rising.h"
 #include "tour_client.h"
 
 static const char structure[] =
@@ -212,6 +216,55 @@ START_TEST(test_tour_client_events)
 }
 END_TEST
 
+/* A match's events, and its current stage as GetTournament shows it. */
+START_TEST(test_tour_client_match)
+{
+    tour_client_event_t e;
+    ev("5 2-0 match_stage stage 1 format fixed players 9", &e);
+    ck_assert(e.kind == TOUR_EV_STAGE && e.stage == 1 && e.players == 9);
+    ev("5 2-1 match_out player 42 stage 0", &e);
+    ck_assert(e.kind == TOUR_EV_MATCH_OUT && e.player == 42 && e.stage == 0);
+    ev("5 2-2 match_place player 42 place 3 prize 120", &e);
+    ck_assert(e.kind == TOUR_EV_MATCH_PLACE && e.player == 42 && e.place == 3 && e.prize == 120);
+    ev("5 2-3 match_finished paid 2400 pool 2400", &e);
+    ck_assert_int_eq(e.kind, TOUR_EV_MATCH_FINISHED);
+
+    static const char structure[] =
+        "{\"format\":\"match\",\"game\":\"doudizhu\",\"buy_in\":100,\"fee\":10,"
+        "\"min_entrants\":6,\"max_entrants\":6,\"stages\":["
+        "{\"format\":\"rising\",\"seats\":3,\"start_score\":1000,\"base_score\":10,"
+        "\"growth_pct\":50,\"growth_ms\":1000,\"out_pct\":2000,\"advance\":3},"
+        "{\"format\":\"fixed\",\"seats\":3,\"deals_per_round\":2}]}";
+    tour_structure_t *st = NULL;
+    char err[200];
+    ck_assert_int_eq(tour_structure_parse(structure, strlen(structure), &st, err, sizeof err), 0);
+    uint64_t ids[6] = {11, 12, 13, 14, 15, 16}, rng = 7;
+    match_stage_t *stage = NULL;
+    ck_assert_int_eq(match_stage_create(&st->match->stages[0], ids, NULL, 6, tour_rng_splitmix64,
+                                        &rng, &stage),
+                     0);
+    char *txt = match_stage_to_json(stage);
+    ck_assert_ptr_nonnull(txt);
+    tour_client_match_t mv;
+    /* 2.5 s into the stage: the base grew twice by 50 % (10 -> 15 -> 22), the line 20 x base. */
+    ck_assert_int_eq(tour_client_match_view(txt, strlen(txt), st, 0, 2500, 12, &mv), 0);
+    ck_assert_str_eq(mv.format, "rising");
+    ck_assert(mv.stage == 0 && mv.stages == 2 && mv.players == 6 && mv.advance == 3);
+    ck_assert_int_eq(mv.base_score, match_rising_base_at(&stage->cfg, 2500));
+    ck_assert_int_gt(mv.base_score, 10);
+    ck_assert(mv.has_line && mv.line == match_rising_line_at(&stage->cfg, 2500));
+    ck_assert(mv.has_score && mv.score == 1000 && !mv.has_mp);
+    /* Someone not in the stage: no score; a stage index the structure has not: refused. */
+    ck_assert_int_eq(tour_client_match_view(txt, strlen(txt), st, 0, 0, 99, &mv), 0);
+    ck_assert(!mv.has_score);
+    ck_assert_int_eq(tour_client_match_view(txt, strlen(txt), st, 2, 0, 12, &mv), -EINVAL);
+    ck_assert_int_eq(tour_client_match_view("{", 1, st, 0, 0, 12, &mv), -EINVAL);
+    free(txt);
+    match_stage_destroy(stage);
+    tour_structure_destroy(st);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("tour_client");
@@ -223,6 +276,7 @@ int main(void)
     tc = tcase_create("state");
     tcase_add_test(tc, test_tour_client_meta_and_entries);
     tcase_add_test(tc, test_tour_client_events);
+    tcase_add_test(tc, test_tour_client_match);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
