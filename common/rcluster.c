@@ -682,10 +682,12 @@ static redisReply *rcl_run(rcluster_t *c, unsigned flags, unsigned slot, const r
             freeReplyObject(r);
             continue;
         }
-        if (rcl_is_err(r, "TRYAGAIN") || rcl_is_err(r, "CLUSTERDOWN")) {
+        if (rcl_is_err(r, "TRYAGAIN") || rcl_is_err(r, "CLUSTERDOWN") || rcl_is_err(r, "LOADING")) {
             snprintf(why, sizeof why, "%s:%d: %.300s", n->host, n->port, r->str);
             if (r->str[0] == 'T') {
                 c->stats.tryagain++;
+            } else if (r->str[0] == 'L') {
+                c->stats.loading++;
             } else {
                 c->stats.clusterdown++;
                 c->need_refresh = true;
@@ -780,8 +782,8 @@ const char *rcluster_script_sha(const rcluster_script_t *s)
     return s->have_sha ? s->sha : NULL;
 }
 
-redisReply *rcluster_eval(rcluster_t *c, rcluster_script_t *s, unsigned flags, int nkeys,
-                          int argc, const char **argv, const size_t *argvlen)
+redisReply *rcluster_eval(rcluster_t *c, rcluster_script_t *s, unsigned flags, int nkeys, int argc,
+                          const char **argv, const size_t *argvlen)
 {
     if (nkeys < 1 || nkeys > argc) {
         rcl_error(c, "a script needs 1..argc keys to be routed (nkeys %d, argc %d)", nkeys, argc);
@@ -813,31 +815,22 @@ redisReply *rcluster_eval(rcluster_t *c, rcluster_script_t *s, unsigned flags, i
         s->have_sha = true;
         freeReplyObject(r);
     }
-    const char **v = xcalloc((size_t)argc + 3, sizeof *v);
-    size_t *vl = xcalloc((size_t)argc + 3, sizeof *vl);
-    char nk[16];
-    snprintf(nk, sizeof nk, "%d", nkeys);
-    v[1] = nk;
-    vl[1] = strlen(nk);
-    for (int i = 0; i < argc; i++) {
-        v[i + 2] = argv[i];
-        vl[i + 2] = argvlen ? argvlen[i] : strlen(argv[i]);
-    }
-    char *sha_cmd = NULL, *eval_cmd = NULL;
-    v[0] = "EVALSHA";
-    vl[0] = 7;
-    v[argc + 2] = NULL;
-    /* EVALSHA sha nkeys ..., EVAL src nkeys ...: the SHA/source slot is argument 1 */
+    /* "EVALSHA sha nkeys keys... args..." and its fallback "EVAL source nkeys ..." */
     const char **w = xcalloc((size_t)argc + 3, sizeof *w);
     size_t *wl = xcalloc((size_t)argc + 3, sizeof *wl);
-    w[0] = v[0];
-    wl[0] = vl[0];
+    char nk[16];
+    snprintf(nk, sizeof nk, "%d", nkeys);
+    w[2] = nk;
+    wl[2] = strlen(nk);
+    for (int i = 0; i < argc; i++) {
+        w[i + 3] = argv[i];
+        wl[i + 3] = argvlen ? argvlen[i] : strlen(argv[i]);
+    }
+    char *sha_cmd = NULL, *eval_cmd = NULL;
+    w[0] = "EVALSHA";
+    wl[0] = 7;
     w[1] = s->sha;
     wl[1] = 40;
-    for (int i = 1; i < argc + 2; i++) {
-        w[i + 1] = v[i];
-        wl[i + 1] = vl[i];
-    }
     int len = redisFormatCommandArgv(&sha_cmd, argc + 3, w, wl);
     w[0] = "EVAL";
     wl[0] = 4;
@@ -855,16 +848,13 @@ redisReply *rcluster_eval(rcluster_t *c, rcluster_script_t *s, unsigned flags, i
     redisFreeCommand(eval_cmd);
     free(w);
     free(wl);
-    free(v);
-    free(vl);
     return r;
 }
 
 int rcluster_wait(rcluster_t *c, unsigned slot, int numreplicas, int timeout_ms)
 {
     if (slot >= RCLUSTER_SLOTS || numreplicas < 0 || timeout_ms < 0) {
-        rcl_error(c, "WAIT: bad slot %u, replicas %d or timeout %d", slot, numreplicas,
-                  timeout_ms);
+        rcl_error(c, "WAIT: bad slot %u, replicas %d or timeout %d", slot, numreplicas, timeout_ms);
         return -EIO;
     }
     unsigned idx = c->slot[slot];

@@ -13,9 +13,10 @@
  *     command is sent again. `-ASK slot ip:port`: `ASKING` then the command, once, on that node;
  *     the map is left alone. Both count against opts.max_redirects per command.
  *   - `-TRYAGAIN` (a multi-key command during a slot migration), `-CLUSTERDOWN` (slots uncovered
- *     for a moment, e.g. during a failover) and a node that cannot be reached: the map is
- *     refreshed and the command is sent again after a backoff (opts.retry_min_ms doubling up to
- *     opts.retry_max_ms), all of it bounded by opts.retry_budget_ms per command.
+ *     for a moment, e.g. during a failover), `-LOADING` (a node reading its data set at start)
+ *     and a node that cannot be reached (nothing was sent): the map is refreshed and the command
+ *     is sent again after a backoff (opts.retry_min_ms doubling up to opts.retry_max_ms), all of
+ *     it bounded by opts.retry_budget_ms per command.
  *   - A lost reply (timeout or connection lost after the command was written) is NOT resent
  *     unless the call says the command is safe to resend (RCLUSTER_RESEND): the command may have
  *     run. The connection is closed and the map refreshed before the next command either way.
@@ -123,8 +124,8 @@ const char *rcluster_script_sha(const rcluster_script_t *s);
  * be NULL). nkeys >= 1 and every key in one slot, else NULL at once (rcluster_last_error() says
  * which key differs) -- a cluster would answer -CROSSSLOT. Returns like rcluster_command_argv().
  */
-redisReply *rcluster_eval(rcluster_t *c, rcluster_script_t *s, unsigned flags, int nkeys,
-                          int argc, const char **argv, const size_t *argvlen);
+redisReply *rcluster_eval(rcluster_t *c, rcluster_script_t *s, unsigned flags, int nkeys, int argc,
+                          const char **argv, const size_t *argvlen);
 
 /*
  * `WAIT numreplicas timeout_ms` on the connection to the current master of slot: the number of
@@ -145,7 +146,8 @@ const char *rcluster_last_error(const rcluster_t *c);
 
 /* Counters since create (for tests and metrics). */
 typedef struct {
-    unsigned long moved, ask, tryagain, clusterdown, noscript, refreshes, reconnects, resent;
+    unsigned long moved, ask, tryagain, clusterdown, loading, noscript, refreshes, reconnects,
+        resent;
 } rcluster_stats_t;
 void rcluster_get_stats(const rcluster_t *c, rcluster_stats_t *out);
 

@@ -14,7 +14,7 @@
 
 #define TS_CLUSTER_MAX 12
 /* The first slot of master m of n (the slots split evenly, as redis-cli does). */
-#define TS_SPLIT(m, n) ((m) * 16384 / (n))
+#define TS_SPLIT(m, n) ((m)*16384 / (n))
 
 typedef struct {
     int port, bus;
@@ -70,11 +70,30 @@ static int ts_cnode_launch(ts_cluster_t *c, int i)
         char port[16], bus[16];
         snprintf(port, sizeof port, "%d", n->port);
         snprintf(bus, sizeof bus, "%d", n->bus);
-        char *argv[] = {"/usr/bin/redis-server", "--port", port, "--bind", "127.0.0.1",
-                        "--save", "", "--appendonly", "no", "--dir", n->dir,
-                        "--daemonize", "no", "--repl-diskless-sync-delay", "0",
-                        "--cluster-enabled", "yes", "--cluster-config-file", conf,
-                        "--cluster-port", bus, "--cluster-node-timeout", "1000", NULL};
+        char *argv[] = {"/usr/bin/redis-server",
+                        "--port",
+                        port,
+                        "--bind",
+                        "127.0.0.1",
+                        "--save",
+                        "",
+                        "--appendonly",
+                        "no",
+                        "--dir",
+                        n->dir,
+                        "--daemonize",
+                        "no",
+                        "--repl-diskless-sync-delay",
+                        "0",
+                        "--cluster-enabled",
+                        "yes",
+                        "--cluster-config-file",
+                        conf,
+                        "--cluster-port",
+                        bus,
+                        "--cluster-node-timeout",
+                        "1000",
+                        NULL};
         n->proc = ts_proc_spawn(argv, NULL);
         if (n->proc == NULL)
             continue;
@@ -370,9 +389,9 @@ int ts_cluster_migrate_begin(ts_cluster_t *c, unsigned slot, int from, int to,
     if (ts_cluster_ok(to, "SETSLOT IMPORTING",
                       ts_cluster_cmd(c, to, "CLUSTER SETSLOT %u IMPORTING %s", slot,
                                      c->node[from].id)) != 0 ||
-        ts_cluster_ok(from, "SETSLOT MIGRATING",
-                      ts_cluster_cmd(c, from, "CLUSTER SETSLOT %u MIGRATING %s", slot,
-                                     c->node[to].id)) != 0)
+        ts_cluster_ok(
+            from, "SETSLOT MIGRATING",
+            ts_cluster_cmd(c, from, "CLUSTER SETSLOT %u MIGRATING %s", slot, c->node[to].id)) != 0)
         return -EIO;
     for (int i = 0; i < n; i++)
         if (ts_cluster_move_key(c, from, to, keys[i]) != 0)
@@ -412,11 +431,11 @@ int ts_cluster_migrate_finish(ts_cluster_t *c, unsigned slot, int from, int to)
     }
     /* the new owner first, then the old one, then every other master (redis-cli's order) */
     if (ts_cluster_ok(to, "SETSLOT NODE",
-                      ts_cluster_cmd(c, to, "CLUSTER SETSLOT %u NODE %s", slot,
-                                     c->node[to].id)) != 0 ||
-        ts_cluster_ok(from, "SETSLOT NODE",
-                      ts_cluster_cmd(c, from, "CLUSTER SETSLOT %u NODE %s", slot,
-                                     c->node[to].id)) != 0)
+                      ts_cluster_cmd(c, to, "CLUSTER SETSLOT %u NODE %s", slot, c->node[to].id)) !=
+            0 ||
+        ts_cluster_ok(
+            from, "SETSLOT NODE",
+            ts_cluster_cmd(c, from, "CLUSTER SETSLOT %u NODE %s", slot, c->node[to].id)) != 0)
         return -EIO;
     for (int m = 0; m < c->masters; m++)
         if (m != from && m != to && !c->node[m].crashed)

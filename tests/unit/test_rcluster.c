@@ -10,6 +10,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,8 +81,7 @@ static void get_is(rcluster_t *c, unsigned flags, const char *key, const char *w
     redisReply *r = rcluster_command(c, flags, key, "GET %s", key);
     ck_assert_msg(r != NULL, "GET %s: %s", key, rcluster_last_error(c));
     ck_assert_msg(r->type == REDIS_REPLY_STRING && strcmp(r->str, want) == 0,
-                  "GET %s: type %d \"%s\", want \"%s\"", key, r->type, r->str ? r->str : "",
-                  want);
+                  "GET %s: type %d \"%s\", want \"%s\"", key, r->type, r->str ? r->str : "", want);
     freeReplyObject(r);
 }
 
@@ -178,6 +178,20 @@ START_TEST(test_moved_after_a_migration_reaches_no_caller)
 }
 END_TEST
 
+typedef struct {
+    unsigned slot;
+    int from, to, rc;
+} migration_t;
+
+/* Ends a migration 300 ms from now (a thread: the test meanwhile blocks in a command). */
+static void *finish_later(void *arg)
+{
+    migration_t *m = arg;
+    ts_sleep_ms(300);
+    m->rc = ts_cluster_migrate_finish(g_cl, m->slot, m->from, m->to);
+    return NULL;
+}
+
 START_TEST(test_ask_and_tryagain_during_a_migration)
 {
     NEED_CLUSTER();
@@ -212,15 +226,28 @@ START_TEST(test_ask_and_tryagain_during_a_migration)
     rcluster_get_stats(quick, &st);
     ck_assert_uint_ge(st.tryagain, 2);
     rcluster_destroy(quick);
-    ck_assert_int_eq(ts_cluster_migrate_finish(g_cl, slot, 2, 0), 0);
-    /* once done: MOVED, then the MGET succeeds */
+    /* with the default budget the MGET waits: the migration ends meanwhile (another thread),
+     * and the MGET then succeeds on the target (through ASK or MOVED) */
+    migration_t mig = {.slot = slot, .from = 2, .to = 0};
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, finish_later, &mig), 0);
+    rcluster_stats_t before;
+    rcluster_get_stats(c, &before);
     r = rcluster_command(c, 0, a, "MGET %s %s %s", a, b, fresh);
+    pthread_join(th, NULL);
+    ck_assert_int_eq(mig.rc, 0);
     ck_assert_msg(r != NULL, "%s", rcluster_last_error(c));
     ck_assert_int_eq(r->type, REDIS_REPLY_ARRAY);
     ck_assert_str_eq(r->element[0]->str, "A");
     ck_assert_str_eq(r->element[1]->str, "B");
     ck_assert_str_eq(r->element[2]->str, "N");
+    rcluster_get_stats(c, &st);
+    ck_assert_uint_ge(st.tryagain, before.tryagain + 1);
     freeReplyObject(r);
+    /* it may have ended through ASK (keys all moved, slot not yet reassigned): MOVED now */
+    get_is(c, 0, a, "A");
+    rcluster_get_stats(c, &st);
+    ck_assert_uint_ge(st.moved, 1);
     rcluster_slot_host(c, slot, &port);
     ck_assert_int_eq(port, ts_cluster_port(g_cl, 0));
     rcluster_destroy(c);
@@ -349,8 +376,7 @@ START_TEST(test_a_plain_redis_or_nobody_is_refused)
     ck_assert_ptr_nonnull(plain);
     char err[600] = "";
     ck_assert_int_eq(rcluster_check(ts_redis_addr(plain), 500, err, sizeof err), -ENOTSUP);
-    ck_assert_msg(strstr(err, "cluster_enabled:0") && strstr(err, ts_redis_addr(plain)), "%s",
-                  err);
+    ck_assert_msg(strstr(err, "cluster_enabled:0") && strstr(err, ts_redis_addr(plain)), "%s", err);
     ck_assert_ptr_null(rcluster_create(ts_redis_addr(plain), NULL, err, sizeof err));
     ck_assert_msg(strstr(err, "not a cluster node") != NULL, "%s", err);
     char dead[64];
