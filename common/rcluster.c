@@ -1,6 +1,5 @@
 #include "rcluster.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -9,9 +8,10 @@
 #include <strings.h>
 #include <time.h>
 
+#include "rcluster_map.h"
 #include "xmalloc.h"
 
-#define RCL_NONE 0xFFFFu
+#define RCL_NONE RCLUSTER_NONE
 
 /* ---- slots ------------------------------------------------------------------------------ */
 
@@ -156,14 +156,6 @@ typedef struct {
     redisContext *ctx; /* masters only; NULL until needed and after a failure */
 } rcl_node_t;
 
-/* A slot map as read from one node: slot -> index in nodes (RCL_NONE: uncovered). */
-typedef struct {
-    uint16_t slot[RCLUSTER_SLOTS];
-    config_addr_t nodes[RCLUSTER_MAX_NODES];
-    bool master[RCLUSTER_MAX_NODES];
-    size_t n;
-} rcl_map_t;
-
 struct rcluster {
     rcluster_opts_t o;
     config_addr_t *seeds;
@@ -175,12 +167,6 @@ struct rcluster {
     long long last_refresh_ms;
     rcluster_stats_t stats;
     char err[512];
-};
-
-struct rcluster_script {
-    char *src;
-    char sha[41];
-    bool have_sha;
 };
 
 static long long rcl_now_ms(void)
@@ -235,113 +221,12 @@ static void rcl_node_close(rcl_node_t *n)
     n->used = false;
 }
 
-/* Reads one node address of a CLUSTER SLOTS entry ([ip, port, id, ...]); an empty or "?" ip
- * means the node asked ("asked_host"). 0 or -1. */
-static int rcl_map_addr(const redisReply *r, const char *asked_host, config_addr_t *out)
-{
-    if (r->type != REDIS_REPLY_ARRAY || r->elements < 2 ||
-        r->element[0]->type != REDIS_REPLY_STRING || r->element[1]->type != REDIS_REPLY_INTEGER)
-        return -1;
-    const char *ip = r->element[0]->str;
-    if (ip[0] == '\0' || strcmp(ip, "?") == 0)
-        ip = asked_host;
-    long long port = r->element[1]->integer;
-    unsigned char tmp[16];
-    if (port < 1 || port > 65535 || strlen(ip) >= sizeof out->host ||
-        (inet_pton(AF_INET, ip, tmp) != 1 && inet_pton(AF_INET6, ip, tmp) != 1))
-        return -1;
-    snprintf(out->host, sizeof out->host, "%s", ip);
-    out->port = (int)port;
-    return 0;
-}
-
-static int rcl_map_node(rcl_map_t *m, const config_addr_t *a, bool master)
-{
-    for (size_t i = 0; i < m->n; i++) {
-        if (m->nodes[i].port == a->port && strcmp(m->nodes[i].host, a->host) == 0) {
-            m->master[i] = m->master[i] || master;
-            return (int)i;
-        }
-    }
-    if (m->n == RCLUSTER_MAX_NODES)
-        return -1;
-    m->nodes[m->n] = *a;
-    m->master[m->n] = master;
-    return (int)m->n++;
-}
-
-/*
- * Parses a CLUSTER SLOTS reply into m: each entry is [start, end, master, replica...], each node
- * [ip, port, id, ...]. Returns 0, or -1 with the reason in why (a malformed answer).
- */
-static int rcl_map_parse(const redisReply *r, const char *asked_host, rcl_map_t *m, char *why,
-                         size_t whylen)
-{
-    memset(m->slot, 0xFF, sizeof m->slot);
-    m->n = 0;
-    if (r->type != REDIS_REPLY_ARRAY) {
-        snprintf(why, whylen, "unexpected answer to CLUSTER SLOTS");
-        return -1;
-    }
-    for (size_t i = 0; i < r->elements; i++) {
-        const redisReply *e = r->element[i];
-        if (e->type != REDIS_REPLY_ARRAY || e->elements < 3 ||
-            e->element[0]->type != REDIS_REPLY_INTEGER ||
-            e->element[1]->type != REDIS_REPLY_INTEGER) {
-            snprintf(why, whylen, "malformed entry %zu in CLUSTER SLOTS", i);
-            return -1;
-        }
-        long long from = e->element[0]->integer, to = e->element[1]->integer;
-        config_addr_t a;
-        if (from < 0 || to < from || to >= RCLUSTER_SLOTS ||
-            rcl_map_addr(e->element[2], asked_host, &a) != 0) {
-            snprintf(why, whylen, "bad range or master in CLUSTER SLOTS entry %zu", i);
-            return -1;
-        }
-        int idx = rcl_map_node(m, &a, true);
-        if (idx < 0) {
-            snprintf(why, whylen, "more than %d nodes in CLUSTER SLOTS", RCLUSTER_MAX_NODES);
-            return -1;
-        }
-        for (long long s = from; s <= to; s++)
-            m->slot[s] = (uint16_t)idx;
-        for (size_t k = 3; k < e->elements; k++) /* replicas: map sources for later refreshes */
-            if (rcl_map_addr(e->element[k], asked_host, &a) == 0)
-                (void)rcl_map_node(m, &a, false);
-    }
-    return 0;
-}
-
-/* Describes the uncovered slots of a map ("N of 16384 slots uncovered: a-b, c-d ..."); returns
- * their number. */
-static unsigned rcl_map_gaps(const uint16_t *slot, char *buf, size_t len)
-{
-    unsigned count = 0, ranges = 0;
-    size_t off = (size_t)snprintf(buf, len, "slots not served by any master:");
-    for (unsigned s = 0; s < RCLUSTER_SLOTS; s++) {
-        if (slot[s] != RCL_NONE)
-            continue;
-        unsigned e = s;
-        while (e + 1 < RCLUSTER_SLOTS && slot[e + 1] == RCL_NONE)
-            e++;
-        count += e - s + 1;
-        if (ranges++ < 4 && off < len)
-            off += (size_t)snprintf(buf + off, len - off, e > s ? " %u-%u" : " %u", s, e);
-        s = e;
-    }
-    if (ranges > 4 && off < len)
-        snprintf(buf + off, len - off, " ... (%u in all)", count);
-    else if (off < len)
-        snprintf(buf + off, len - off, " (%u in all)", count);
-    return count;
-}
-
 /*
  * Asks one node for the slot map over ctx. Returns 0, -ENOTSUP (not a cluster node), or -EIO
  * (no or bad answer; ctx is then unusable if the answer was lost), reason in why.
  */
-static int rcl_map_fetch(redisContext *ctx, const char *host, int port, rcl_map_t *m, char *why,
-                         size_t whylen)
+static int rcl_map_fetch(redisContext *ctx, const char *host, int port, rcluster_map_t *m,
+                         char *why, size_t whylen)
 {
     redisReply *r = redisCommand(ctx, "CLUSTER SLOTS");
     if (r == NULL) {
@@ -358,7 +243,7 @@ static int rcl_map_fetch(redisContext *ctx, const char *host, int port, rcl_map_
         rc = off ? -ENOTSUP : -EIO;
     } else {
         char w[200];
-        if (rcl_map_parse(r, host, m, w, sizeof w) != 0) {
+        if (rcluster_map_parse(r, host, m, w, sizeof w) != 0) {
             snprintf(why, whylen, "%s:%d: %s", host, port, w);
             rc = -EIO;
         }
@@ -391,7 +276,7 @@ static int rcl_node_find(rcluster_t *c, const char *host, int port, bool master)
  * Installs a fresh map: the node table becomes the map's nodes (connections to nodes that stay
  * masters are kept, every other one is closed) and the slot table points into it.
  */
-static void rcl_map_install(rcluster_t *c, const rcl_map_t *m)
+static void rcl_map_install(rcluster_t *c, const rcluster_map_t *m)
 {
     rcl_node_t *old = c->nodes;
     size_t nold = c->nnodes;
@@ -423,7 +308,7 @@ static void rcl_map_install(rcluster_t *c, const rcl_map_t *m)
  */
 static int rcl_refresh(rcluster_t *c, bool need_full)
 {
-    rcl_map_t *m = xmalloc(sizeof *m);
+    rcluster_map_t *m = xmalloc(sizeof *m);
     char why[400] = "no node known";
     int rc = -EIO;
     size_t ncand = c->nnodes + c->nseeds;
@@ -465,7 +350,7 @@ static int rcl_refresh(rcluster_t *c, bool need_full)
             if (r != 0)
                 continue;
             char gaps[300];
-            if (need_full && rcl_map_gaps(m->slot, gaps, sizeof gaps) > 0) {
+            if (need_full && rcluster_map_gaps(m->slot, gaps, sizeof gaps) > 0) {
                 snprintf(why, sizeof why, "%s:%d: %s", host, port, gaps);
                 rc = -ERANGE;
                 break;
@@ -553,27 +438,9 @@ static int rcl_node_open(rcluster_t *c, rcl_node_t *n)
  * new); -1 on a malformed redirection or a full table. */
 static int rcl_redirect_node(rcluster_t *c, const char *msg, unsigned *slot)
 {
-    const char *sp = strchr(msg, ' ');
-    if (sp == NULL)
-        return -1;
-    char *end;
-    unsigned long s = strtoul(sp + 1, &end, 10);
-    if (end == sp + 1 || *end != ' ' || s >= RCLUSTER_SLOTS)
-        return -1;
     config_addr_t a;
-    const char *addr = end + 1;
-    char text[80];
-    /* Redis writes IPv6 endpoints unbracketed ("::1:7000"): the port follows the last colon. */
-    const char *colon = strrchr(addr, ':');
-    if (colon == NULL || strlen(addr) >= sizeof text - 2)
+    if (rcluster_redirect_parse(msg, slot, &a) != 0)
         return -1;
-    if (addr[0] != '[' && memchr(addr, ':', (size_t)(colon - addr)) != NULL)
-        snprintf(text, sizeof text, "[%.*s]%s", (int)(colon - addr), addr, colon);
-    else
-        snprintf(text, sizeof text, "%s", addr);
-    if (config_parse_addr(text, &a) != 0 || a.port == 0)
-        return -1;
-    *slot = (unsigned)s;
     return rcl_node_find(c, a.host, a.port, true);
 }
 
@@ -584,13 +451,6 @@ typedef struct {
     const char *alt;
     size_t altlen;
 } rcl_cmd_t;
-
-static bool rcl_is_err(const redisReply *r, const char *prefix)
-{
-    size_t n = strlen(prefix);
-    return r->type == REDIS_REPLY_ERROR && r->len >= n && strncmp(r->str, prefix, n) == 0 &&
-           (r->len == n || r->str[n] == ' ');
-}
 
 /*
  * The router: sends cmd to the master of slot and follows MOVED / ASK / TRYAGAIN / CLUSTERDOWN /
@@ -650,7 +510,7 @@ static redisReply *rcl_run(rcluster_t *c, unsigned flags, unsigned slot, const r
         if (r->type != REDIS_REPLY_ERROR)
             return r;
         unsigned rslot;
-        if (rcl_is_err(r, "MOVED") || rcl_is_err(r, "ASK")) {
+        if (rcluster_reply_is(r, "MOVED") || rcluster_reply_is(r, "ASK")) {
             bool moved = r->str[0] == 'M';
             int to = rcl_redirect_node(c, r->str, &rslot);
             if (to < 0 || rslot != slot) {
@@ -676,13 +536,14 @@ static redisReply *rcl_run(rcluster_t *c, unsigned flags, unsigned slot, const r
             }
             continue;
         }
-        if (cmd->alt != NULL && !use_alt && rcl_is_err(r, "NOSCRIPT")) {
+        if (cmd->alt != NULL && !use_alt && rcluster_reply_is(r, "NOSCRIPT")) {
             c->stats.noscript++;
             use_alt = true;
             freeReplyObject(r);
             continue;
         }
-        if (rcl_is_err(r, "TRYAGAIN") || rcl_is_err(r, "CLUSTERDOWN") || rcl_is_err(r, "LOADING")) {
+        if (rcluster_reply_is(r, "TRYAGAIN") || rcluster_reply_is(r, "CLUSTERDOWN") ||
+            rcluster_reply_is(r, "LOADING")) {
             snprintf(why, sizeof why, "%s:%d: %.300s", n->host, n->port, r->str);
             if (r->str[0] == 'T') {
                 c->stats.tryagain++;
