@@ -9,6 +9,7 @@
  * A redis-server without cluster mode makes the whole program a visible SKIP (TAP "1..0 # SKIP").
  */
 #include <check.h>
+#include <event2/event.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -19,6 +20,7 @@
 #include <hiredis/hiredis.h>
 
 #include "rcluster.h"
+#include "rcluster_async.h"
 #include "support.h"
 #include "tcluster.h"
 
@@ -367,6 +369,200 @@ START_TEST(test_a_crashed_master_is_replaced_and_the_client_follows)
 }
 END_TEST
 
+/* ---- the asynchronous client ------------------------------------------------------------- */
+
+typedef struct {
+    int done;
+    int type;
+    long long integer;
+    char str[64];
+    char why[400];
+} ares_t;
+
+static void ares_cb(rcluster_async_t *c, redisReply *r, const char *why, void *arg)
+{
+    (void)c;
+    ares_t *a = arg;
+    a->done++;
+    a->type = r != NULL ? r->type : -1;
+    if (r != NULL && r->type == REDIS_REPLY_INTEGER)
+        a->integer = r->integer;
+    if (r != NULL && r->str != NULL)
+        snprintf(a->str, sizeof a->str, "%s", r->str);
+    snprintf(a->why, sizeof a->why, "%s", why != NULL ? why : "");
+}
+
+/* Runs the loop until every one of n results is in, or timeout_ms. */
+static void run_until(struct event_base *base, ares_t *res, int n, int timeout_ms)
+{
+    long long end = ts_now_ms() + timeout_ms;
+    for (;;) {
+        int done = 0;
+        for (int i = 0; i < n; i++)
+            done += res[i].done;
+        if (done >= n || ts_now_ms() > end)
+            break;
+        struct timeval tv = {0, 10000};
+        event_base_loopexit(base, &tv);
+        event_base_dispatch(base);
+    }
+    for (int i = 0; i < n; i++)
+        ck_assert_msg(res[i].done == 1, "result %d: %d callbacks (after %d ms)", i, res[i].done,
+                      timeout_ms);
+}
+
+static void async_cmd(rcluster_async_t *ac, unsigned flags, ares_t *res, const char *key,
+                      const char *cmd, const char *val)
+{
+    const char *argv[] = {cmd, key, val};
+    ck_assert_int_eq(rcluster_async_command_argv(ac, flags, key, strlen(key), val ? 3 : 2, argv,
+                                                 NULL, ares_cb, res),
+                     0);
+}
+
+static void async_get_is(struct event_base *base, rcluster_async_t *ac, unsigned flags,
+                         const char *key, const char *want, int timeout_ms)
+{
+    ares_t res = {0};
+    async_cmd(ac, flags, &res, key, "GET", NULL);
+    ck_assert_int_eq(res.done, 0); /* never inside the call */
+    run_until(base, &res, 1, timeout_ms);
+    ck_assert_msg(res.type == REDIS_REPLY_STRING && strcmp(res.str, want) == 0,
+                  "GET %s: type %d \"%s\" (%s), want \"%s\"", key, res.type, res.str, res.why,
+                  want);
+}
+
+START_TEST(test_async_routes_and_follows_moved_ask_and_noscript)
+{
+    NEED_CLUSTER();
+    struct event_base *base = event_base_new();
+    char err[300];
+    rcluster_async_t *ac =
+        rcluster_async_create(base, ts_cluster_seeds(g_cl), NULL, err, sizeof err);
+    ck_assert_msg(ac != NULL, "%s", err);
+    ck_assert(!rcluster_async_ready(ac));
+    /* sent before any map: they wait for it */
+    enum { N = 60 };
+    ares_t res[N];
+    memset(res, 0, sizeof res);
+    char keys[N][32];
+    for (int i = 0; i < N; i++) {
+        snprintf(keys[i], sizeof keys[i], "async:%d", i);
+        async_cmd(ac, 0, &res[i], keys[i], "SET", keys[i]);
+    }
+    ck_assert_uint_eq(rcluster_async_pending(ac), N);
+    run_until(base, res, N, 10000);
+    ck_assert(rcluster_async_ready(ac));
+    ck_assert_uint_eq(rcluster_async_pending(ac), 0);
+    for (int i = 0; i < N; i++) {
+        ck_assert_msg(res[i].type == REDIS_REPLY_STATUS, "SET %s: %s", keys[i], res[i].why);
+        char *t = ts_cluster_cmd(g_cl, owner_of(keys[i]), "GET %s", keys[i]);
+        ck_assert_str_eq(t, keys[i]);
+        free(t);
+    }
+    rcluster_stats_t st;
+    rcluster_async_get_stats(ac, &st);
+    ck_assert_uint_eq(st.moved, 0);
+
+    /* MOVED: a slot migrated under the client */
+    char key[64];
+    key_on(0, "amoved:%d", key, sizeof key);
+    unsigned slot = rcluster_key_slot(key, strlen(key));
+    ares_t one = {0};
+    async_cmd(ac, 0, &one, key, "SET", "m");
+    run_until(base, &one, 1, 5000);
+    ck_assert_int_eq(ts_cluster_migrate_slot(g_cl, slot, 0, 2), 0);
+    async_get_is(base, ac, 0, key, "m", 5000);
+    rcluster_async_get_stats(ac, &st);
+    ck_assert_uint_ge(st.moved, 1);
+    int port;
+    rcluster_async_slot_host(ac, slot, &port);
+    ck_assert_int_eq(port, ts_cluster_port(g_cl, 2));
+
+    /* ASK: a migration held half-way */
+    char a[32], b[64];
+    key_on(2, "{aask%d}", a, sizeof a);
+    snprintf(b, sizeof b, "%s:b", a);
+    slot = rcluster_key_slot(a, strlen(a));
+    ares_t two[2] = {{0}, {0}};
+    async_cmd(ac, 0, &two[0], a, "SET", "A");
+    async_cmd(ac, 0, &two[1], b, "SET", "B");
+    run_until(base, two, 2, 5000);
+    const char *moved[] = {a};
+    ck_assert_int_eq(ts_cluster_migrate_begin(g_cl, slot, 2, 0, moved, 1), 0);
+    async_get_is(base, ac, 0, a, "A", 5000);
+    async_get_is(base, ac, 0, b, "B", 5000);
+    rcluster_async_get_stats(ac, &st);
+    ck_assert_uint_ge(st.ask, 1);
+    ck_assert_int_eq(ts_cluster_migrate_finish(g_cl, slot, 2, 0), 0);
+    async_get_is(base, ac, 0, b, "B", 5000);
+
+    /* scripts: SHA learned, NOSCRIPT answered with EVAL */
+    rcluster_script_t *s = rcluster_script_create("return redis.call('INCRBY', KEYS[1], ARGV[1])");
+    const char *argv[] = {"{ascript}k", "3"};
+    ares_t ev = {0};
+    ck_assert_int_eq(rcluster_async_eval(ac, s, 0, 1, 2, argv, NULL, ares_cb, &ev), 0);
+    run_until(base, &ev, 1, 5000);
+    ck_assert_msg(ev.type == REDIS_REPLY_INTEGER && ev.integer == 3, "%d %s", ev.type, ev.why);
+    ck_assert_ptr_nonnull(rcluster_script_sha(s));
+    free(ts_cluster_cmd(g_cl, owner_of("{ascript}k"), "SCRIPT FLUSH"));
+    memset(&ev, 0, sizeof ev);
+    ck_assert_int_eq(rcluster_async_eval(ac, s, 0, 1, 2, argv, NULL, ares_cb, &ev), 0);
+    run_until(base, &ev, 1, 5000);
+    ck_assert_msg(ev.type == REDIS_REPLY_INTEGER && ev.integer == 6, "%d %s", ev.type, ev.why);
+    rcluster_async_get_stats(ac, &st);
+    ck_assert_uint_eq(st.noscript, 1);
+    const char *cross[] = {"{x}1", "{y}2"};
+    ck_assert_int_eq(rcluster_async_eval(ac, s, 0, 2, 2, cross, NULL, ares_cb, &ev), -EINVAL);
+
+    /* destroyed with a command in flight: its callback runs, with NULL */
+    ares_t last = {0};
+    async_cmd(ac, 0, &last, key, "GET", NULL);
+    rcluster_async_destroy(ac);
+    ck_assert_int_eq(last.done, 1);
+    ck_assert_int_eq(last.type, -1);
+    ck_assert_ptr_nonnull(strstr(last.why, "destroyed"));
+    rcluster_script_destroy(s);
+    event_base_free(base);
+}
+END_TEST
+
+START_TEST(test_async_follows_a_failover)
+{
+    NEED_CLUSTER();
+    /* node 2 is a master with its replica (node 5); node 1 died in the case before */
+    rcluster_t *c = client(0);
+    char key[64];
+    key_on(2, "afail:%d", key, sizeof key);
+    unsigned slot = rcluster_key_slot(key, strlen(key));
+    set_ok(c, key, "kept");
+    ck_assert_int_eq(rcluster_wait(c, slot, 1, 3000), 1);
+    rcluster_destroy(c);
+    struct event_base *base = event_base_new();
+    char err[300];
+    rcluster_async_opts_t o = {.retry_budget_ms = 20000, .quiet = true};
+    rcluster_async_t *ac = rcluster_async_create(base, ts_cluster_seeds(g_cl), &o, err, sizeof err);
+    ck_assert_msg(ac != NULL, "%s", err);
+    async_get_is(base, ac, 0, key, "kept", 5000);
+    ts_cluster_crash(g_cl, 2);
+    long long t0 = ts_now_ms();
+    async_get_is(base, ac, RCLUSTER_RESEND, key, "kept", 25000);
+    int port;
+    rcluster_async_slot_host(ac, slot, &port);
+    ck_assert_int_eq(port, ts_cluster_port(g_cl, MASTERS + 2));
+    ares_t w = {0};
+    async_cmd(ac, 0, &w, key, "SET", "after");
+    run_until(base, &w, 1, 5000);
+    ck_assert_msg(w.type == REDIS_REPLY_STATUS, "%s", w.why);
+    rcluster_stats_t st;
+    rcluster_async_get_stats(ac, &st);
+    fprintf(stderr, "# async: failover followed in %lld ms (refreshes %lu, resent %lu)\n",
+            ts_now_ms() - t0, st.refreshes, st.resent);
+    rcluster_async_destroy(ac);
+    event_base_free(base);
+}
+END_TEST
+
 /* ---- refusals at start ---------------------------------------------------------------------- */
 
 START_TEST(test_a_plain_redis_or_nobody_is_refused)
@@ -432,7 +628,9 @@ int main(void)
     tcase_add_test(tc, test_ask_and_tryagain_during_a_migration);
     tcase_add_test(tc, test_scripts_by_sha_survive_noscript);
     tcase_add_test(tc, test_wait_goes_to_the_slots_master);
+    tcase_add_test(tc, test_async_routes_and_follows_moved_ask_and_noscript);
     tcase_add_test(tc, test_a_crashed_master_is_replaced_and_the_client_follows);
+    tcase_add_test(tc, test_async_follows_a_failover);
     suite_add_tcase(s, tc);
     tc = tcase_create("refusals");
     tcase_set_timeout(tc, 60);
