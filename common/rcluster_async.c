@@ -19,6 +19,8 @@ typedef struct {
     bool master;  /* serves slots in the current map (or named by MOVED/ASK since) */
     bool retired; /* its rconn goes once no request is in flight on it */
     rconn_t *rc;  /* NULL: not connected, not wanted */
+    bool wrote;   /* a command went over rc in its connection number conn_no */
+    unsigned conn_no;
 } rca_node_t;
 
 typedef struct rca_req {
@@ -32,6 +34,7 @@ typedef struct rca_req {
     size_t *argvlen;
     rcluster_script_t *script;
     int nkeys;
+    bool wait;     /* a WAIT (rcluster_async_wait): no routing, no retry */
     bool use_eval; /* NOSCRIPT seen: EVAL the source */
     bool asking;   /* the next try goes to ask_to, after ASKING */
     config_addr_t ask_to;
@@ -256,6 +259,39 @@ static int rca_send(rcluster_async_t *c, rca_req_t *q, rconn_t *rc)
     return rc2;
 }
 
+/* Sends a WAIT on the connection of the slot's master that carried the last command there, or
+ * ends it with NULL when there is none (a WAIT on another connection would count nothing). */
+static void rca_try_wait(rca_req_t *q)
+{
+    rcluster_async_t *c = q->c;
+    /* the writes it follows may not be sent yet (no map, master connecting): behind them */
+    bool behind = !c->have_map;
+    for (rca_req_t *w = TAILQ_FIRST(&c->waiting); w != NULL && !behind; w = TAILQ_NEXT(w, _link))
+        behind = w->slot == q->slot && !w->wait;
+    if (behind) {
+        snprintf(q->why, sizeof q->why, "slot %u: the writes before it were never sent", q->slot);
+        rca_wait(q, 0);
+        return;
+    }
+    unsigned idx = c->slot[q->slot];
+    rca_node_t *n = idx != RCLUSTER_NONE ? &c->nodes[idx] : NULL;
+    if (n == NULL || n->rc == NULL || !rconn_connected(n->rc) || !n->wrote ||
+        n->conn_no != rconn_connect_count(n->rc)) {
+        snprintf(q->why, sizeof q->why, "slot %u", q->slot);
+        rca_fail(q, "WAIT: no connection to the master that carried a write");
+        return;
+    }
+    if (rconn_command_argv(n->rc, rca_reply_cb, q, q->argc, (const char **)q->argv, q->argvlen) !=
+        0) {
+        snprintf(q->why, sizeof q->why, "%s:%d", n->host, n->port);
+        rca_fail(q, "WAIT: cannot send");
+        return;
+    }
+    q->inflight = true;
+    q->node = (int)idx;
+    TAILQ_INSERT_TAIL(&c->inflight, q, _link);
+}
+
 /* Tries to send a request now; puts it aside when its master is not there yet. */
 static void rca_try(rca_req_t *q)
 {
@@ -264,6 +300,10 @@ static void rca_try(rca_req_t *q)
         char what[80];
         snprintf(what, sizeof what, "gave up after %d ms", c->o.retry_budget_ms);
         rca_fail(q, what);
+        return;
+    }
+    if (q->wait) {
+        rca_try_wait(q);
         return;
     }
     int idx;
@@ -297,6 +337,8 @@ static void rca_try(rca_req_t *q)
     q->asking = false;
     q->inflight = true;
     q->node = idx;
+    n->wrote = true;
+    n->conn_no = rconn_connect_count(n->rc);
     TAILQ_INSERT_TAIL(&c->inflight, q, _link);
 }
 
@@ -310,6 +352,14 @@ static void rca_reply_cb(rconn_t *rc, redisReply *reply, void *arg)
     rca_node_t *n = &c->nodes[q->node];
     if (c->destroying) {
         rca_finish(q, NULL, "the cluster client was destroyed");
+        return;
+    }
+    if (q->wait) {
+        snprintf(q->why, sizeof q->why, "%s:%d", n->host, n->port);
+        if (reply == NULL)
+            rca_fail(q, "WAIT: no answer");
+        else
+            rca_finish(q, reply, NULL);
         return;
     }
     if (reply == NULL) {
@@ -604,9 +654,9 @@ void rcluster_async_get_stats(const rcluster_async_t *c, rcluster_stats_t *out)
 }
 
 /* A request with a copy of argv, started. */
-static void rca_submit(rcluster_async_t *c, unsigned flags, unsigned slot, int argc,
-                       const char **argv, const size_t *argvlen, rcluster_script_t *s, int nkeys,
-                       rcluster_async_cb cb, void *arg)
+static rca_req_t *rca_submit(rcluster_async_t *c, unsigned flags, unsigned slot, int argc,
+                             const char **argv, const size_t *argvlen, rcluster_script_t *s,
+                             int nkeys, rcluster_async_cb cb, void *arg)
 {
     rca_req_t *q = xcalloc(1, sizeof *q);
     q->c = c;
@@ -633,6 +683,7 @@ static void rca_submit(rcluster_async_t *c, unsigned flags, unsigned slot, int a
     q->not_before_ms = 0;
     TAILQ_INSERT_TAIL(&c->waiting, q, _link);
     rca_pump_soon(c, false);
+    return q;
 }
 
 int rcluster_async_command_argv(rcluster_async_t *c, unsigned flags, const void *key, size_t keylen,
@@ -656,5 +707,20 @@ int rcluster_async_eval(rcluster_async_t *c, rcluster_script_t *s, unsigned flag
         if (rcluster_key_slot(argv[i], argvlen ? argvlen[i] : strlen(argv[i])) != slot)
             return -EINVAL;
     rca_submit(c, flags, slot, argc, argv, argvlen, s, nkeys, cb, arg);
+    return 0;
+}
+
+int rcluster_async_wait(rcluster_async_t *c, unsigned slot, int numreplicas, int timeout_ms,
+                        rcluster_async_cb cb, void *arg)
+{
+    if (slot >= RCLUSTER_SLOTS || numreplicas < 0 || timeout_ms < 0 ||
+        timeout_ms >= c->o.request_timeout_ms || cb == NULL)
+        return -EINVAL;
+    char n[16], t[16];
+    snprintf(n, sizeof n, "%d", numreplicas);
+    snprintf(t, sizeof t, "%d", timeout_ms);
+    const char *argv[] = {"WAIT", n, t};
+    rca_req_t *q = rca_submit(c, 0, slot, 3, argv, NULL, NULL, 0, cb, arg);
+    q->wait = true;
     return 0;
 }

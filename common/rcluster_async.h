@@ -93,4 +93,15 @@ int rcluster_async_eval(rcluster_async_t *c, rcluster_script_t *s, unsigned flag
                         int argc, const char **argv, const size_t *argvlen, rcluster_async_cb cb,
                         void *arg);
 
+/*
+ * `WAIT numreplicas timeout_ms` on the connection to slot's master that carried the last command
+ * sent there: call it right after the write(s); it is sent once no command for that slot waits
+ * in the client any more (they go first). cb gets the integer reply, or NULL when that
+ * connection was re-opened since or is down (a WAIT on a fresh connection would count nothing)
+ * or the answer is lost. timeout_ms must stay below opts.request_timeout_ms, which bounds the
+ * request. Returns 0, or -EINVAL.
+ */
+int rcluster_async_wait(rcluster_async_t *c, unsigned slot, int numreplicas, int timeout_ms,
+                        rcluster_async_cb cb, void *arg);
+
 #endif

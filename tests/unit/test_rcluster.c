@@ -531,29 +531,40 @@ START_TEST(test_async_follows_a_failover)
 {
     NEED_CLUSTER();
     /* node 2 is a master with its replica (node 5); node 1 died in the case before */
-    rcluster_t *c = client(0);
-    char key[64];
+    char key[64], other[64];
     key_on(2, "afail:%d", key, sizeof key);
+    key_on(0, "afail:%d", other, sizeof other);
     unsigned slot = rcluster_key_slot(key, strlen(key));
-    set_ok(c, key, "kept");
-    ck_assert_int_eq(rcluster_wait(c, slot, 1, 3000), 1);
-    rcluster_destroy(c);
     struct event_base *base = event_base_new();
     char err[300];
     rcluster_async_opts_t o = {.retry_budget_ms = 20000, .quiet = true};
     rcluster_async_t *ac = rcluster_async_create(base, ts_cluster_seeds(g_cl), &o, err, sizeof err);
     ck_assert_msg(ac != NULL, "%s", err);
-    async_get_is(base, ac, 0, key, "kept", 5000);
+    ares_t w[2] = {{0}, {0}};
+    async_cmd(ac, 0, &w[0], key, "SET", "kept");
+    ck_assert_int_eq(rcluster_async_wait(ac, slot, 1, 1000, ares_cb, &w[1]), 0);
+    run_until(base, w, 2, 5000);
+    ck_assert_msg(w[0].type == REDIS_REPLY_STATUS, "%s", w[0].why);
+    /* on the replica before the crash */
+    ck_assert_msg(w[1].type == REDIS_REPLY_INTEGER && w[1].integer == 1, "WAIT: %d %s", w[1].type,
+                  w[1].why);
+    /* WAIT where nothing was written, or longer than a request may last: refused */
+    memset(w, 0, sizeof w);
+    unsigned oslot = rcluster_key_slot(other, strlen(other));
+    ck_assert_int_eq(rcluster_async_wait(ac, oslot, 1, 100, ares_cb, &w[0]), 0);
+    run_until(base, w, 1, 5000);
+    ck_assert_msg(w[0].type == -1 && strstr(w[0].why, "carried a write"), "%s", w[0].why);
+    ck_assert_int_eq(rcluster_async_wait(ac, slot, 1, 2000, ares_cb, &w[1]), -EINVAL);
     ts_cluster_crash(g_cl, 2);
     long long t0 = ts_now_ms();
     async_get_is(base, ac, RCLUSTER_RESEND, key, "kept", 25000);
     int port;
     rcluster_async_slot_host(ac, slot, &port);
     ck_assert_int_eq(port, ts_cluster_port(g_cl, MASTERS + 2));
-    ares_t w = {0};
-    async_cmd(ac, 0, &w, key, "SET", "after");
-    run_until(base, &w, 1, 5000);
-    ck_assert_msg(w.type == REDIS_REPLY_STATUS, "%s", w.why);
+    ares_t after = {0};
+    async_cmd(ac, 0, &after, key, "SET", "after");
+    run_until(base, &after, 1, 5000);
+    ck_assert_msg(after.type == REDIS_REPLY_STATUS, "%s", after.why);
     rcluster_stats_t st;
     rcluster_async_get_stats(ac, &st);
     fprintf(stderr, "# async: failover followed in %lld ms (refreshes %lu, resent %lu)\n",
