@@ -435,13 +435,12 @@ static int rcl_node_open(rcluster_t *c, rcl_node_t *n)
 }
 
 /* Parses "MOVED 3999 127.0.0.1:6381" / "ASK ..." into a node index (added as a master when
- * new); -1 on a malformed redirection or a full table. */
-static int rcl_redirect_node(rcluster_t *c, const char *msg, unsigned *slot)
+ * new) and its address; -1 on a malformed redirection or a full table. */
+static int rcl_redirect_node(rcluster_t *c, const char *msg, unsigned *slot, config_addr_t *to)
 {
-    config_addr_t a;
-    if (rcluster_redirect_parse(msg, slot, &a) != 0)
+    if (rcluster_redirect_parse(msg, slot, to) != 0)
         return -1;
-    return rcl_node_find(c, a.host, a.port, true);
+    return rcl_node_find(c, to->host, to->port, true);
 }
 
 /* One command, formatted: cmd, and for a script its EVAL form (alt) for -NOSCRIPT. */
@@ -461,11 +460,17 @@ static redisReply *rcl_run(rcluster_t *c, unsigned flags, unsigned slot, const r
     long long start = rcl_now_ms();
     int redirects = 0, backoff = c->o.retry_min_ms;
     int ask = -1;
+    /* the ASK target by address, not index: a refresh rebuilds the node table */
+    config_addr_t ask_to = {.port = 0};
     bool use_alt = false;
     char why[400];
     for (;;) {
         if (c->need_refresh)
             (void)rcl_refresh(c, false);
+        if (ask >= 0 && (ask = rcl_node_find(c, ask_to.host, ask_to.port, true)) < 0) {
+            rcl_error(c, "slot %u: no room for the node of an ASK redirection", slot);
+            return NULL;
+        }
         unsigned idx = ask >= 0 ? (unsigned)ask : c->slot[slot];
         rcl_node_t *n = idx != RCL_NONE ? &c->nodes[idx] : NULL;
         if (n == NULL) {
@@ -512,7 +517,7 @@ static redisReply *rcl_run(rcluster_t *c, unsigned flags, unsigned slot, const r
         unsigned rslot;
         if (rcluster_reply_is(r, "MOVED") || rcluster_reply_is(r, "ASK")) {
             bool moved = r->str[0] == 'M';
-            int to = rcl_redirect_node(c, r->str, &rslot);
+            int to = rcl_redirect_node(c, r->str, &rslot, &ask_to);
             if (to < 0 || rslot != slot) {
                 rcl_error(c, "bad redirection \"%.200s\" for slot %u", r->str, slot);
                 freeReplyObject(r);
