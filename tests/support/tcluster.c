@@ -348,6 +348,18 @@ void ts_cluster_crash(ts_cluster_t *c, int i)
     c->node[i].crashed = true;
 }
 
+void ts_cluster_pause(ts_cluster_t *c, int i)
+{
+    if (c->node[i].proc != NULL)
+        ts_proc_signal(c->node[i].proc, SIGSTOP);
+}
+
+void ts_cluster_resume(ts_cluster_t *c, int i)
+{
+    if (c->node[i].proc != NULL)
+        ts_proc_signal(c->node[i].proc, SIGCONT);
+}
+
 int ts_cluster_wait_ok(ts_cluster_t *c, int timeout_ms)
 {
     long long end = ts_now_ms() + timeout_ms;

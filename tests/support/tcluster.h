@@ -41,6 +41,10 @@ int ts_cluster_slot_owner(const ts_cluster_t *c, int asker, unsigned slot);
 char *ts_cluster_cmd(const ts_cluster_t *c, int i, const char *fmt, ...);
 /* SIGKILLs node i (a crash). Works from a forked test process too: the parent reaps it at stop. */
 void ts_cluster_crash(ts_cluster_t *c, int i);
+/* SIGSTOP / SIGCONT node i (a hung node; keep it under --cluster-node-timeout, 1000 ms, unless
+ * a failover is wanted). */
+void ts_cluster_pause(ts_cluster_t *c, int i);
+void ts_cluster_resume(ts_cluster_t *c, int i);
 /* Waits until every node not crashed says cluster_state:ok; 0 or -ETIMEDOUT. */
 int ts_cluster_wait_ok(ts_cluster_t *c, int timeout_ms);
 

@@ -194,6 +194,15 @@ static void *finish_later(void *arg)
     return NULL;
 }
 
+/* Resumes the paused node 0 after 500 ms, under the cluster's node timeout (no failover). */
+static void *resume_later(void *arg)
+{
+    (void)arg;
+    ts_sleep_ms(500);
+    ts_cluster_resume(g_cl, 0);
+    return NULL;
+}
+
 START_TEST(test_ask_and_tryagain_during_a_migration)
 {
     NEED_CLUSTER();
@@ -432,6 +441,14 @@ static void async_get_is(struct event_base *base, rcluster_async_t *ac, unsigned
                   want);
 }
 
+/* A GET whose result the caller inspects. */
+static void async_run_get(struct event_base *base, rcluster_async_t *ac, unsigned flags,
+                          const char *key, ares_t *res, int timeout_ms)
+{
+    async_cmd(ac, flags, res, key, "GET", NULL);
+    run_until(base, res, 1, timeout_ms);
+}
+
 START_TEST(test_async_routes_and_follows_moved_ask_and_noscript)
 {
     NEED_CLUSTER();
@@ -574,6 +591,81 @@ START_TEST(test_async_follows_a_failover)
 }
 END_TEST
 
+START_TEST(test_one_seed_is_enough)
+{
+    NEED_CLUSTER();
+    char seed[32], err[600];
+    snprintf(seed, sizeof seed, "127.0.0.1:%d", ts_cluster_port(g_cl, MASTERS)); /* a replica */
+    rcluster_t *c = rcluster_create(seed, NULL, err, sizeof err);
+    ck_assert_msg(c != NULL, "%s", err);
+    ck_assert_uint_eq(rcluster_master_count(c), MASTERS);
+    for (int m = 0; m < MASTERS; m++) {
+        char key[64];
+        key_on(m, "seed:%d", key, sizeof key);
+        set_ok(c, key, "s");
+        get_is(c, 0, key, "s");
+    }
+    rcluster_stats_t st;
+    rcluster_get_stats(c, &st);
+    ck_assert_uint_eq(st.moved, 0);
+    rcluster_destroy(c);
+}
+END_TEST
+
+START_TEST(test_a_hung_master_times_out_and_is_used_again)
+{
+    NEED_CLUSTER();
+    char key[64];
+    key_on(0, "hung:%d", key, sizeof key);
+    rcluster_opts_t o = {.command_timeout_ms = 200, .retry_budget_ms = 3000};
+    char err[600];
+    rcluster_t *c = rcluster_create(ts_cluster_seeds(g_cl), &o, err, sizeof err);
+    ck_assert_msg(c != NULL, "%s", err);
+    set_ok(c, key, "h");
+    ts_cluster_pause(g_cl, 0);
+    long long t0 = ts_now_ms();
+    redisReply *r = rcluster_command(c, 0, key, "GET %s", key);
+    long long took = ts_now_ms() - t0;
+    ts_cluster_resume(g_cl, 0);
+    ck_assert_ptr_null(r);
+    ck_assert_msg(strstr(rcluster_last_error(c), "may have run") != NULL, "%s",
+                  rcluster_last_error(c));
+    ck_assert_int_ge(took, 150);
+    ck_assert_int_lt(took, 900);
+    get_is(c, 0, key, "h"); /* a new connection, the same master */
+    /* resent while the node is hung: answered once it is back */
+    ts_cluster_pause(g_cl, 0);
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, resume_later, NULL), 0);
+    get_is(c, RCLUSTER_RESEND, key, "h");
+    pthread_join(th, NULL);
+    rcluster_stats_t st;
+    rcluster_get_stats(c, &st);
+    ck_assert_uint_ge(st.resent, 1);
+    rcluster_destroy(c);
+
+    /* the same with the asynchronous client (rconn's request timeout) */
+    struct event_base *base = event_base_new();
+    rcluster_async_opts_t ao = {.request_timeout_ms = 200, .retry_budget_ms = 3000, .quiet = true};
+    rcluster_async_t *ac =
+        rcluster_async_create(base, ts_cluster_seeds(g_cl), &ao, err, sizeof err);
+    ck_assert_msg(ac != NULL, "%s", err);
+    async_get_is(base, ac, 0, key, "h", 5000);
+    ts_cluster_pause(g_cl, 0);
+    ares_t res = {0};
+    async_run_get(base, ac, 0, key, &res, 2000);
+    ts_cluster_resume(g_cl, 0);
+    ck_assert_msg(res.type == -1 && strstr(res.why, "may have run"), "%d %s", res.type, res.why);
+    async_get_is(base, ac, 0, key, "h", 5000);
+    ts_cluster_pause(g_cl, 0);
+    ck_assert_int_eq(pthread_create(&th, NULL, resume_later, NULL), 0);
+    async_get_is(base, ac, RCLUSTER_RESEND, key, "h", 5000);
+    pthread_join(th, NULL);
+    rcluster_async_destroy(ac);
+    event_base_free(base);
+}
+END_TEST
+
 /* ---- refusals at start ---------------------------------------------------------------------- */
 
 START_TEST(test_a_plain_redis_or_nobody_is_refused)
@@ -640,6 +732,8 @@ int main(void)
     tcase_add_test(tc, test_scripts_by_sha_survive_noscript);
     tcase_add_test(tc, test_wait_goes_to_the_slots_master);
     tcase_add_test(tc, test_async_routes_and_follows_moved_ask_and_noscript);
+    tcase_add_test(tc, test_one_seed_is_enough);
+    tcase_add_test(tc, test_a_hung_master_times_out_and_is_used_again);
     tcase_add_test(tc, test_a_crashed_master_is_replaced_and_the_client_follows);
     tcase_add_test(tc, test_async_follows_a_failover);
     suite_add_tcase(s, tc);
