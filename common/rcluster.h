@@ -25,8 +25,10 @@
  *     is learned once with `SCRIPT LOAD`. Every key of a script must be in one slot.
  *   - `WAIT`: sent on the connection to the master of a slot, the one that just took the write.
  *
- * Not done here (docs/deploy.md lists them): reads from replicas, pipelines across nodes,
- * multi-slot commands, pub/sub, an asynchronous (libevent) client, host names (IP literals only).
+ * The same routing for event loops, on common/rconn.h: common/rcluster_async.h.
+ *
+ * Not done (docs/deploy.md lists them): reads from replicas, pipelines across nodes, multi-slot
+ * commands, pub/sub, host names (IP literals only).
  *
  * Threads: an rcluster_t is used by one thread at a time (it owns blocking connections).
  * Replies: every reply returned is the caller's, freed with freeReplyObject(). An error reply
