@@ -110,7 +110,7 @@ char *ts_tmpdir(void)
     return strdup(tmpl);
 }
 
-static void ts_rmtree(const char *dir)
+void ts_rmtree(const char *dir)
 {
     if (dir == NULL)
         return;

@@ -22,6 +22,9 @@ const char *ts_build_path(const char *rel);
 const char *ts_source_path(const char *rel);
 /* A fresh private temporary directory (mkdtemp); caller frees the string. */
 char *ts_tmpdir(void);
+/* Removes a directory tree (rm -rf), or keeps it and says so when CROUPIER_KEEP_LOGS=1. NULL is a
+ * no-op. */
+void ts_rmtree(const char *dir);
 
 typedef struct redisContext redisContext;
 /* An integer from a command on c: an integer reply, or a string holding one; nil is 0. No reply
