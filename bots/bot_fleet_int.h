@@ -183,6 +183,7 @@ typedef struct bot {
     /* Tournaments. */
     bot_tour_step_t tour_step;
     bool tour_done;        /* out / over / refused: closes once its last hand ended */
+    bool tour_out_waiting; /* out of a match: waits (unseated) for its place at the end */
     int64_t tour_close_ms; /* the bound of that wait */
 } bot_t;
 

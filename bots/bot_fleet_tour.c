@@ -40,6 +40,12 @@ static bot_tour_book_t *tour_book(const bot_t *b)
     return b->f->cfg.tour_book;
 }
 
+/* A match hall's bots (a shedding game's tables): a player out learns his place at the end. */
+static bool tour_is_match(const bot_t *b)
+{
+    return strcmp(b->f->cfg.strategy->game, "holdem") != 0;
+}
+
 /* Sends the tournament request of that kind (the bot's one request in flight). */
 static void tour_send(bot_t *b, bot_req_kind_t kind)
 {
@@ -229,6 +235,13 @@ static void tour_on_info(bot_t *b, const Croupier__ServerMessage *m, const Croup
             tour_done(b, over ? "tournament over" : you == NULL ? "no entry" : "out", true);
             return;
         }
+        if (ti->format == CROUPIER__TOURNAMENT_FORMAT__TOUR_MATCH &&
+            you->state == CROUPIER__TOURNAMENT_ENTRY_STATE__TOUR_ENTRY_BUSTED) {
+            b->tour_out_waiting = true; /* out of the match (a new connection): its place
+                                         * comes with the end */
+            b->st = BS_JOIN;
+            return;
+        }
         b->tour_step = BOT_TS_SEAT;
         bot_fleet_tour_next(b);
         return;
@@ -306,6 +319,13 @@ void bot_fleet_tour_reply(bot_t *b, const Croupier__ServerMessage *m)
         bot_timer_set(b, TOUR_WAIT_MS + bot_jitter(b, TOUR_WAIT_JITTER_MS), false);
         return;
     case BOT_TOUR_OVER:
+        if (tour_is_match(b) && kind == RQ_TOUR_SEAT) {
+            /* Out of a match (its place comes with the end) or the match over: GetTournament
+             * says which (tour_on_info). */
+            b->tour_step = BOT_TS_FOLLOW;
+            bot_fleet_tour_next(b);
+            return;
+        }
         tour_done(b, name, true);
         return;
     case BOT_TOUR_REFUSED:
@@ -339,8 +359,15 @@ void bot_fleet_tour_event(bot_t *b, const Croupier__TournamentEvent *te)
     case CROUPIER__TOURNAMENT_EVENT_KIND__TOUR_EVENT_ELIMINATED:
         if (!mine)
             return;
-        bot_tour_place(t, b->idx, b->player, te->has_place ? te->place : 0,
-                       te->has_prize ? te->prize : 0);
+        if (!te->has_place) {
+            /* Out of a match: its place comes with the match's end (a push then, or the
+             * FINISHED every follower gets): the bot waits for it, unseated. */
+            b->tour_out_waiting = true;
+            log_emit(LOG_INFO, "bot_tour_out_waiting", "{s:i,s:I}", "bot", (int)b->idx,
+                     "player", (json_int_t)b->player);
+            return;
+        }
+        bot_tour_place(t, b->idx, b->player, te->place, te->has_prize ? te->prize : 0);
         tour_done(b, "eliminated", true);
         return;
     case CROUPIER__TOURNAMENT_EVENT_KIND__TOUR_EVENT_FINISHED:
@@ -355,8 +382,19 @@ void bot_fleet_tour_event(bot_t *b, const Croupier__TournamentEvent *te)
             bot_tour_count(t, BOT_TOUR_C_CANCELLED);
         tour_done(b, "cancelled", true);
         return;
+    case CROUPIER__TOURNAMENT_EVENT_KIND__TOUR_EVENT_MOVED_TABLE:
+        /* A match's next table deals now and waits for its players: a bot waiting to retry
+         * TakeTournamentSeat asks at once (a hold'em move: the TableClosing at the old table
+         * drives). */
+        if (mine && !b->has_seat && !b->tour_done && !b->tour_out_waiting &&
+            b->tour_step == BOT_TS_SEAT && b->rq == RQ_NONE && b->st == BS_JOIN &&
+            !b->f->stopping) {
+            evtimer_del(b->timer);
+            bot_fleet_tour_next(b);
+        }
+        return;
     default:
-        return; /* MOVED_TABLE: the TableClosing{CLOSING_TOURNAMENT} at the old table drives */
+        return;
     }
 }
 
@@ -388,6 +426,10 @@ void bot_fleet_tour_closing(bot_t *b, const Croupier__TableClosing *tc)
     if (b->f->stopping) {
         b->st = BS_LEFT; /* nothing to finish: closed by the stop */
         fleet_check_stopped(b->f);
+        return;
+    }
+    if (b->tour_out_waiting) {
+        b->st = BS_JOIN; /* out of its match: no seat to take, its place comes at the end */
         return;
     }
     b->tour_step = BOT_TS_SEAT;

@@ -208,13 +208,20 @@ int main(int argc, char **argv)
                 O.engine);
         return 2;
     }
+    /* A hold'em tournament's tables are hold'em; a match hall's are a shedding game's. */
+    bool tour_holdem = strcmp(strat->game, "holdem") == 0;
+    bool tour_match = strcmp(strat->game, "doudizhu") == 0 ||
+                      strcmp(strat->game, "guandan") == 0 || strcmp(strat->game, "runfast") == 0;
+    Croupier__Engine tour_engine =
+        tour_holdem ? CROUPIER__ENGINE__ENGINE_HOLDEM : CROUPIER__ENGINE__ENGINE_TRADITIONAL;
     if (O.tournament > 0 &&
-        (strcmp(strat->game, "holdem") != 0 || (engine != CROUPIER__ENGINE__ENGINE_UNSPECIFIED &&
-                                                engine != CROUPIER__ENGINE__ENGINE_HOLDEM))) {
+        ((!tour_holdem && !tour_match) ||
+         (engine != CROUPIER__ENGINE__ENGINE_UNSPECIFIED && engine != tour_engine))) {
         fprintf(stderr,
-                "croupier-bot: --tournament %ld: tournament tables are hold'em: --game holdem "
-                "(and no --engine but holdem), not --game %s\n",
-                O.tournament, O.game);
+                "croupier-bot: --tournament %ld: a tournament's tables are hold'em (--game "
+                "holdem) or a match hall's shedding game (--game doudizhu|guandan|runfast, "
+                "--engine traditional), not --game %s --engine %s\n",
+                O.tournament, O.game, O.engine);
         return 2;
     }
     if (O.tournament > 0 && O.room_seats > 0) {
