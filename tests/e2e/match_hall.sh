@@ -13,8 +13,15 @@
 # (result x base; the carry-over of docs/rules/match-halls.md) and finds the director's; no deal
 # recorded twice; no bot saw a torn deal or an unexpected error, every bot learned its place.
 #
+# HALL=swiss: a Guandan Swiss match of BOTS (32) bots -- 8 tables of 4, 3 rounds of one deal --
+# through the same faults; besides the checks above, every round seats every player once at a
+# table of 4 (partners 0 + 2 against 1 + 3, their results equal and opposite), and every player's
+# match points are those of his round scores (win 3, draw 2, loss 1; docs/rules/match-halls.md
+# "瑞士移位").
+#
 #   tests/e2e/match_hall.sh BUILD_DIR [SOURCE_DIR]
-# Env: BOTS (96, a multiple of 3), CROUPIER_KEEP_LOGS=1 keeps the work dir.
+# Env: HALL (rising | swiss; rising), BOTS (96 rising, 32 swiss), CROUPIER_KEEP_LOGS=1 keeps the
+# work dir.
 set -u
 BUILD=$(cd "${1:?usage: match_hall.sh BUILD_DIR [SOURCE_DIR]}" && pwd)
 SRC=$(cd "${2:-$(dirname "$0")/../..}" && pwd)
@@ -23,7 +30,12 @@ SRC=$(cd "${2:-$(dirname "$0")/../..}" && pwd)
 E2E_DIR=$(mktemp -d "${TMPDIR:-/tmp}/croupier-match-hall.XXXXXX")
 E2E_FAILURES=()
 trap 'e2e_cleanup; [ "${CROUPIER_KEEP_LOGS:-0}" = 1 ] || [ ${#E2E_FAILURES[@]} -gt 0 ] || rm -rf "$E2E_DIR"' EXIT
-BOTS=${BOTS:-96}
+HALL=${HALL:-rising}
+case $HALL in
+rising) GAME=doudizhu BOTS=${BOTS:-96} ;;
+swiss) GAME=guandan BOTS=${BOTS:-32} ;;
+*) echo "HALL must be rising or swiss" >&2; exit 2 ;;
+esac
 BASE=9600000
 fail=0
 check() { # check DESCRIPTION COMMAND...
@@ -64,20 +76,28 @@ sum0=$(($(e2e_wallet_sum) + $(e2e_rake_sum)))
 
 # 打立出局 from 1,000 with a base of 10 growing 25 % every 3 s, out below 20 x base: the line
 # passes the field within about 45 s; the 18 left play 定局积分 rounds of 2 deals.
-cat >"$E2E_DIR/structure.json" <<EOF
+if [ "$HALL" = rising ]; then
+    cat >"$E2E_DIR/structure.json" <<EOF
 {"format": "match", "game": "doudizhu", "buy_in": 100, "fee": 10,
  "min_entrants": $BOTS, "max_entrants": $BOTS, "stages": [
  {"format": "rising", "seats": 3, "start_score": 1000, "base_score": 10, "growth_pct": 25,
   "growth_ms": 3000, "out_pct": 2000, "advance": 18},
  {"format": "fixed", "seats": 3, "deals_per_round": 2}]}
 EOF
+else # Swiss: 3 rounds of one deal at tables of 4
+    cat >"$E2E_DIR/structure.json" <<EOF
+{"format": "match", "game": "guandan", "buy_in": 100, "fee": 10,
+ "min_entrants": $BOTS, "max_entrants": $BOTS, "stages": [
+ {"format": "swiss", "seats": 4, "rounds": 3, "deals_per_round": 1}]}
+EOF
+fi
 ID=$("$BUILD/tools/croupier-ctl" --redis "127.0.0.1:$REDIS_PORT" --json tour create \
     --name "e2e match" --structure "$E2E_DIR/structure.json" |
     python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])') ||
     e2e_die "croupier-ctl tour create failed"
 e2e_log "match $ID: $BOTS bots, starts when full"
 
-"$BUILD/bots/croupier-bot" --gateways "@$E2E_DIR/gateways" --bots "$BOTS" --game doudizhu \
+"$BUILD/bots/croupier-bot" --gateways "@$E2E_DIR/gateways" --bots "$BOTS" --game "$GAME" \
     --engine traditional --tournament "$ID" --seconds 600 --player-base $BASE \
     --token-secret-file "$E2E_DIR/secret" --report "$E2E_DIR/report.json" \
     >"$E2E_DIR/bots.log" 2>&1 &
@@ -142,12 +162,12 @@ check "wallets + rake + pools equal what was seeded ($sum0 -> $sum1)" test "$sum
 
 # The scores, recomputed from the deals' hand histories alone (result x base per deal; the
 # carry-over into the next stage) against the stages the director kept.
-e2e_redis --raw xrange '{croupier:history:doudizhu}:stream' - + >"$E2E_DIR/history.txt"
+e2e_redis --raw xrange "{croupier:history:$GAME}:stream" - + >"$E2E_DIR/history.txt"
 e2e_redis --raw hget "{croupier:tour:$ID}:stages" 0 >"$E2E_DIR/stage0.json"
 e2e_redis --raw hget "{croupier:tour:$ID}:stages" 1 >"$E2E_DIR/stage1.json"
-verdict=$(python3 - "$E2E_DIR" "$ID" "$(deals)" <<'EOF'
+verdict=$(python3 - "$E2E_DIR" "$ID" "$(deals)" "$HALL" <<'EOF'
 import json, math, sys
-d, tid, logged = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+d, tid, logged, hall = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 recs, rounds = [], set()
 for line in open(d + "/history.txt"):
     line = line.strip()
@@ -171,6 +191,63 @@ for r in recs:
         p = int(s["player"])
         got[m["stage"]][p] = got[m["stage"]].get(p, 0) + res.get(s["seat"], 0) * m["base"]
 s0 = json.load(open(d + "/stage0.json"))
+if hall == "swiss":
+    # Every round: each player once, at a table of 4, partners equal and opposite; the scores
+    # (from 0) and the match points of the round scores.
+    rnd = {}
+    for r in recs:
+        m = r["match"]
+        res = {x["seat"]: x["delta"] for x in r["results"]}
+        if not (res.get(0) == res.get(2) == -res.get(1) == -res.get(3) != 0):
+            bad.append("deal_%s_partners_%s" % (r["round"], sorted(res.items())))
+        for s in r["seats"]:
+            key = (m["round"], int(s["player"]))
+            if key in rnd:
+                bad.append("player_%d_twice_in_round_%d" % (key[1], key[0]))
+            rnd[key] = res.get(s["seat"], 0) * m["base"]
+    cfg = s0["config"]
+    # The seating of every round by the ranking before it (docs/rules/match-halls.md "The
+    # ranking", "Seating"): match points, Buchholz, stage score, the seeded draw; table =
+    # ceil(rank / 4), seats in rank order. Recomputed from the histories alone.
+    draw = {p["id"]: int(p["draw"]) for p in s0["players"]}
+    seats_of = {}  # round -> table -> {seat: player}
+    for r in recs:
+        m = r["match"]
+        for st in r["seats"]:
+            seats_of.setdefault(m["round"], {}).setdefault(m["table"], {})[st["seat"]] = int(st["player"])
+    mpt = {p: 0 for p in draw}
+    score = {p: 0 for p in draw}
+    opp = {p: [] for p in draw}
+    def outcome(v):
+        return cfg.get("mp_win", 3) if v > 0 else cfg.get("mp_draw", 2) if v == 0 else cfg.get("mp_loss", 1)
+    for rn in range(1, cfg.get("rounds", 3) + 1):
+        ranked = sorted(draw, key=lambda p: (-mpt[p], -sum(mpt[o] for o in opp[p]), -score[p], draw[p]))
+        tables = seats_of.get(rn, {})
+        for t, byseat in tables.items():
+            want = ranked[(t - 1) * 4:(t - 1) * 4 + 4]
+            got_seats = [byseat.get(k) for k in range(4)]
+            if got_seats != want:
+                bad.append("round_%d_table_%d_seats_%s_not_%s" % (rn, t, got_seats, want))
+        for t, byseat in tables.items():
+            for k, p in byseat.items():
+                v = rnd.get((rn, p), 0)
+                mpt[p] += outcome(v)
+                score[p] += v
+                opp[p] += [byseat[j] for j in byseat if j % 2 != k % 2]
+    for p in s0["players"]:
+        mp = 0
+        for r in range(1, cfg.get("rounds", 3) + 1):
+            if (r, p["id"]) not in rnd:
+                bad.append("player_%d_missing_in_round_%d" % (p["id"], r))
+                continue
+            v = rnd[(r, p["id"])]
+            mp += cfg.get("mp_win", 3) if v > 0 else cfg.get("mp_draw", 2) if v == 0 else cfg.get("mp_loss", 1)
+        if p["mp"] != mp:
+            bad.append("player_%d_mp_%d_not_%d" % (p["id"], p["mp"], mp))
+        if p["score"] != got[0].get(p["id"], 0):
+            bad.append("player_%d_score_%d_not_%d" % (p["id"], p["score"], got[0].get(p["id"], 0)))
+    print(len(recs), len(s0["players"]), 0, len(bad), (bad[:3] or ["-"])[0])
+    sys.exit(0)
 s1 = json.load(open(d + "/stage1.json"))
 k = s0["config"].get("carry_sqrt_permille", 10000)
 c = s0["config"].get("carry_neg_permille", 1000)
@@ -192,8 +269,9 @@ print(len(recs), len(s0["players"]), len(s1["players"]), len(bad), (bad[:3] or [
 EOF
 )
 read -r nrecs n0 n1 nbad first_bad <<<"$verdict"
+want1=$([ "$HALL" = rising ] && echo 18 || echo 0)
 check "the scores recomputed from $nrecs deals' histories are the director's (stage 0: $n0 players, stage 1: $n1; $nbad bad: $first_bad)" \
-    test "${nrecs:-0}" -gt 0 -a "${nbad:-1}" -eq 0 -a "${n0:-0}" -eq "$BOTS" -a "${n1:-0}" -eq 18
+    test "${nrecs:-0}" -gt 0 -a "${nbad:-1}" -eq 0 -a "${n0:-0}" -eq "$BOTS" -a "${n1:-0}" -eq "$want1"
 
 # What the bots saw.
 num() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$E2E_DIR/report.json" "$1"; }
