@@ -897,6 +897,20 @@ static void tour_scan_cb(rconn_t *rc, redisReply *r, void *arg)
     }
 }
 
+/* The match halls' tick answered: the matches it opened (any director may have, once). */
+static void tour_hall_cb(rconn_t *rc, redisReply *r, void *arg)
+{
+    (void)rc;
+    tour_director_t *d = arg;
+    d->hall_busy = false;
+    if (r != NULL && r->type == REDIS_REPLY_ERROR)
+        log_emit(LOG_WARN, "tour_hall_tick_failed", "{s:s}", "error", r->str);
+    for (size_t i = 0; r != NULL && r->type == REDIS_REPLY_ARRAY && i < r->elements; i++)
+        if (r->element[i]->type == REDIS_REPLY_INTEGER)
+            log_emit(LOG_INFO, "tour_hall_match_opened", "{s:I}", "tournament",
+                     (json_int_t)r->element[i]->integer);
+}
+
 static void tour_scan_timer(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
@@ -907,6 +921,14 @@ static void tour_scan_timer(evutil_socket_t fd, short what, void *arg)
     if (!d->scan_busy && atomic_load(&d->connected) &&
         rconn_command(d->rc, tour_scan_cb, d, "SMEMBERS %s", TOUR_LIVE_KEY) == 0)
         d->scan_busy = true;
+    if (!d->hall_busy && atomic_load(&d->connected)) {
+        /* The match halls' schedule (TOUR_HALL_TICK_LUA), on the director's clock as every start. */
+        char now[24];
+        snprintf(now, sizeof now, "%" PRId64, clock_wall_ms());
+        const char *argv[] = {TOUR_HALLS_KEY, TOUR_SEQ_KEY, TOUR_ALL_KEY, TOUR_LIVE_KEY, now};
+        if (rconn_eval(d->rc, d->hall_tick, tour_hall_cb, d, 4, 5, argv, NULL) == 0)
+            d->hall_busy = true;
+    }
     tour_scan_arm(d);
 }
 
@@ -1156,6 +1178,7 @@ int tour_director_create(const tour_director_config_t *cfg, tour_director_t **ou
     d->read2 = rconn_script_create(
         "return {redis.call('HGETALL', KEYS[1]), redis.call('GET', KEYS[2]) or '0'}");
     d->commit = rconn_script_create(TOUR_COMMIT_LUA);
+    d->hall_tick = rconn_script_create(TOUR_HALL_TICK_LUA);
     d->read_model = rconn_script_create("return {redis.call('HGETALL', KEYS[1]), "
                                         "redis.call('HGETALL', KEYS[2]), "
                                         "redis.call('HGETALL', KEYS[3]), "
@@ -1164,7 +1187,7 @@ int tour_director_create(const tour_director_config_t *cfg, tour_director_t **ou
     d->read_ev = evtimer_new(cfg->base, tour_read_timer, d);
     if (d->rc == NULL || d->rx == NULL || d->claim == NULL || d->renew == NULL ||
         d->release == NULL || d->apply == NULL || d->read2 == NULL || d->commit == NULL ||
-        d->read_model == NULL || d->scan_ev == NULL || d->read_ev == NULL ||
+        d->read_model == NULL || d->hall_tick == NULL || d->scan_ev == NULL || d->read_ev == NULL ||
         d->director_id == NULL) {
         tour_director_destroy(d);
         return -ENOMEM;
@@ -1225,6 +1248,7 @@ void tour_director_destroy(tour_director_t *d)
     rconn_script_destroy(d->read2);
     rconn_script_destroy(d->commit);
     rconn_script_destroy(d->read_model);
+    rconn_script_destroy(d->hall_tick);
     if (d->scan_ev)
         event_free(d->scan_ev);
     if (d->read_ev)

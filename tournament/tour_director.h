@@ -74,6 +74,53 @@ struct event_base;
 #define TOUR_SEQ_KEY "{croupier:tours}:seq"
 #define TOUR_ALL_KEY "{croupier:tours}:all"
 #define TOUR_LIVE_KEY "{croupier:tours}:live"
+/*
+ * Match halls (docs/tournaments.md "Match halls: the schedule"): a hall opens a match of its
+ * structure for registration every `every_ms`, one at a time. TOUR_HALLS_KEY lists the halls'
+ * ids; each hall is the hash TOUR_HALL_PREFIX<id> {name, structure, every_ms, t0, open, count,
+ * stopped}. TOUR_HALL_TICK_LUA (run by every director at every scan: it is idempotent, so no
+ * hall needs an owner) opens the next match of every hall whose open match left registration
+ * (started, cancelled) or that has none: its start at the next t0 + k x every_ms at least a
+ * second away -- it starts then with min_entrants, or sooner when full, or is cancelled with
+ * refunds -- named "<hall name> #<count>". KEYS: halls, seq, all, live; ARGV: now (ms).
+ * Returns the ids opened.
+ */
+#define TOUR_HALLS_KEY "{croupier:tours}:halls"
+#define TOUR_HALL_SEQ_KEY "{croupier:tours}:hallseq"
+#define TOUR_HALL_PREFIX "{croupier:tours}:hall:"
+#define TOUR_HALL_TICK_LUA                                                                         \
+    "local now = tonumber(ARGV[1]) local made = {}\n"                                              \
+    "for _, h in ipairs(redis.call('SMEMBERS', KEYS[1])) do\n"                                     \
+    "  local hk = '" TOUR_HALL_PREFIX "' .. h\n"                                                   \
+    "  local f = redis.call('HMGET', hk, 'structure', 'every_ms', 'name', 'open', 't0',\n"         \
+    "    'count', 'stopped')\n"                                                                    \
+    "  if f[1] and tonumber(f[2]) and tonumber(f[2]) >= 1000 and tonumber(f[5])\n"                 \
+    "    and f[7] ~= '1' then\n"                                                                   \
+    "    local st = false\n"                                                                       \
+    "    if f[4] and f[4] ~= '' then\n"                                                            \
+    "      st = redis.call('HGET', '{croupier:tour:' .. f[4] .. '}:meta', 'status') end\n"         \
+    "    if st ~= 'registering' then\n"                                                            \
+    "      local every, t0 = tonumber(f[2]), tonumber(f[5])\n"                                     \
+    "      local n = (tonumber(f[6]) or 0) + 1\n"                                                  \
+    "      local start = t0 + (math.floor((now - t0) / every) + 1) * every\n"                      \
+    "      if start - now < 1000 then start = start + every end\n"                                 \
+    "      local id = redis.call('INCR', KEYS[2])\n"                                               \
+    "      local tk = '{croupier:tour:' .. id .. '}:'\n"                                           \
+    "      redis.call('HSET', tk .. 'meta', 'id', id, 'name', f[3] .. ' #' .. n,\n"                \
+    "        'structure', f[1], 'format', 'match', 'status', 'registering', 'created_ms',\n"       \
+    "        ARGV[1], 'start_at_ms', string.format('%.0f', start), 'started_ms', '0',\n"           \
+    "        'ended_ms', '0', 'clock_ms', '0', 'level', '0', 'entries', '0', 'players', '0',\n"    \
+    "        'pool', '0', 'cursor', '0-0', 'hall', h)\n"                                           \
+    "      redis.call('ZADD', KEYS[3], ARGV[1], id)\n"                                             \
+    "      redis.call('SADD', KEYS[4], id)\n"                                                      \
+    "      redis.call('XADD', tk .. 'log', 'MAXLEN', '~', '10000', '*', 'event', 'created',\n"     \
+    "        'hall', h)\n"                                                                         \
+    "      redis.call('HSET', hk, 'open', id, 'count', n)\n"                                       \
+    "      table.insert(made, id)\n"                                                               \
+    "    end\n"                                                                                    \
+    "  end\n"                                                                                      \
+    "end\n"                                                                                        \
+    "return made\n"
 #define TOUR_EVENTS_CHANNEL "croupier:tour:events"
 #define TOUR_POOL_KEY_PREFIX "{croupier:money}:tourpool:"
 #define TOUR_FEE_KEY "{croupier:money}:rake:tournament"

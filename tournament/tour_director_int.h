@@ -110,7 +110,8 @@ struct tour_director {
     tour_director_config_t cfg;
     char *director_id;
     rconn_t *rc, *rx;
-    rconn_script_t *claim, *renew, *release, *apply, *read2, *commit, *read_model;
+    rconn_script_t *claim, *renew, *release, *apply, *read2, *commit, *read_model, *hall_tick;
+    bool hall_busy; /* a TOUR_HALL_TICK_LUA in flight */
     tour_t *tours;
     _Atomic long owned;
     _Atomic bool connected;

@@ -520,6 +520,95 @@ START_TEST(test_match_director_structure_refusals)
 }
 END_TEST
 
+/* A 3-player Dou Dizhu match of one 定局积分 round: what a hall opens in the test below. */
+#define MATCH3                                                                                     \
+    "{\"format\":\"match\",\"game\":\"doudizhu\",\"buy_in\":100,\"fee\":10,"                       \
+    "\"min_entrants\":3,\"max_entrants\":3,\"stages\":["                                           \
+    "{\"format\":\"fixed\",\"seats\":3,\"deals_per_round\":1}]}"
+
+/* The match a hall has open (0: none yet). */
+static uint64_t hall_open(long long hall)
+{
+    char *v = rstr("HGET {croupier:tours}:hall:%lld open", hall);
+    uint64_t id = v != NULL ? strtoull(v, NULL, 10) : 0;
+    free(v);
+    return id;
+}
+
+static uint64_t wait_hall_open_other(long long hall, uint64_t not, int timeout_ms)
+{
+    long long end = ts_now_ms() + timeout_ms;
+    uint64_t id;
+    while (((id = hall_open(hall)) == 0 || id == not) && ts_now_ms() < end)
+        ts_sleep_ms(20);
+    return id != not ? id : 0;
+}
+
+/*
+ * The schedule of a match hall (docs/tournaments.md "Match halls: the schedule"): the hall (as
+ * croupier-ctl tour hall writes it, every 2 s) always has one match open for registration, named
+ * after it and numbered, starting at the hall's next period; full, it starts at once and the
+ * next opens; nobody registered at its start time, it is cancelled and the next opens. Two
+ * directors tick the schedule: each match is opened once.
+ */
+START_TEST(test_match_director_hall_opens_a_match_every_period)
+{
+    dir_t d[2];
+    long long hall = rnum("INCR {croupier:tours}:hallseq");
+    redisReply *tr = redisCommand(R, "TIME");
+    long long now = strtoll(tr->element[0]->str, NULL, 10) * 1000 +
+                    strtoll(tr->element[1]->str, NULL, 10) / 1000;
+    freeReplyObject(tr);
+    redisReply *r = redisCommand(R,
+                                 "HSET {croupier:tours}:hall:%lld name Evening structure %s "
+                                 "every_ms 2000 t0 %lld count 0 open %s stopped 0",
+                                 hall, MATCH3, now, "");
+    ck_assert(r != NULL && r->type == REDIS_REPLY_INTEGER);
+    freeReplyObject(r);
+    rnum("SADD {croupier:tours}:halls %lld", hall);
+    dir_start(&d[0], "dir-a", 1500);
+    dir_start(&d[1], "dir-b", 1500);
+
+    uint64_t m1 = wait_hall_open_other(hall, 0, 5000);
+    ck_assert_uint_gt(m1, 0);
+    char *name = meta_str(m1, "name");
+    ck_assert_str_eq(name, "Evening #1");
+    free(name);
+    char *fmt = meta_str(m1, "format");
+    ck_assert_str_eq(fmt, "match");
+    free(fmt);
+    long long start = meta_int(m1, "start_at_ms");
+    ck_assert_int_eq((start - now) % 2000, 0);
+    ck_assert_int_ge(start - now, 1000);
+    /* Full: it starts at once, and the next match opens. */
+    for (int i = 0; i < 3; i++) {
+        char player[24], req[32];
+        snprintf(player, sizeof player, "%d", 7001 + i);
+        snprintf(req, sizeof req, "h%d", i);
+        rnum("SET {croupier:money}:wallet:%s 1000", player);
+        char *a = ask(m1, "register", req, player, 10);
+        ck_assert_msg(a != NULL && strstr(a, "\"code\":\"OK\"") != NULL, "%s", a ? a : "none");
+        free(a);
+    }
+    ck_assert(wait_status(m1, "running", 5000));
+    uint64_t m2 = wait_hall_open_other(hall, m1, 5000);
+    ck_assert_uint_gt(m2, m1);
+    name = meta_str(m2, "name");
+    ck_assert_str_eq(name, "Evening #2");
+    free(name);
+    /* Nobody comes: at its start it is cancelled, and the next opens. */
+    ck_assert(wait_status(m2, "cancelled", 8000));
+    uint64_t m3 = wait_hall_open_other(hall, m2, 5000);
+    ck_assert_uint_gt(m3, m2);
+    ck_assert_int_gt(meta_int(m3, "start_at_ms"), meta_int(m2, "start_at_ms"));
+    /* Each match opened once: three matches, the hall's count says so. */
+    ck_assert_int_eq(rnum("HGET {croupier:tours}:hall:%lld count", hall), 3);
+    ck_assert_int_eq(rnum("ZCARD {croupier:tours}:all"), 3);
+    dir_stop(&d[0]);
+    dir_stop(&d[1]);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("match_director");
@@ -528,6 +617,7 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_match_director_rising_then_fixed_to_the_end_through_a_sigkill);
     tcase_add_test(tc, test_match_director_structure_refusals);
+    tcase_add_test(tc, test_match_director_hall_opens_a_match_every_period);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

@@ -88,6 +88,10 @@ static const config_flag_t ctl_flags[] = {
      "tour create: an MTT starts this many seconds from now (required for an MTT, refused for an "
      "SNG)",
      &O.start_in, 0, 0},
+    {"every-seconds", CONFIG_STR, NULL,
+     "tour hall: the hall opens a match every this many seconds (10..604800; docs/tournaments.md "
+     "\"Match halls: the schedule\")",
+     &O.every, 0, 0},
     {"admin-secret-file", CONFIG_STR, NULL,
      "drain: the game servers' --admin-secret-file (signs the operator token)", &O.admin_secret, 0,
      0},
@@ -117,6 +121,9 @@ static const char ctl_summary[] =
     "  tour create --structure FILE [--name TEXT] [--start-in-seconds N]\n"
     "                             a tournament (an MTT needs --start-in-seconds)\n"
     "  tour list                  the tournaments, newest first (--limit)\n"
+    "  tour hall --structure FILE --every-seconds N [--name TEXT]\n"
+    "                             a match hall: a match of FILE opened every N seconds\n"
+    "  tour halls                 the match halls and their open matches\n"
     "  tour show ID               a tournament: structure, owner, entries, last events\n"
     "  tour register ID PLAYER    ask the director to register a player (--timeout-ms)\n"
     "  tour unregister ID PLAYER  ask the director to unregister a player\n"
@@ -517,8 +524,9 @@ int main(int argc, char **argv)
         return ctl_fail(2, "usage: croupier-ctl %s", cmds[c].usage);
     if ((O.reason != NULL || O.op_id != NULL) && strcmp(pos[0], "credit") != 0 && !tour)
         return ctl_fail(2, "--reason and --op-id belong to credit and tour");
-    if ((O.structure != NULL || O.name != NULL || O.start_in != NULL) && !tour)
-        return ctl_fail(2, "--structure, --name and --start-in-seconds belong to tour create");
+    if ((O.structure != NULL || O.name != NULL || O.start_in != NULL || O.every != NULL) && !tour)
+        return ctl_fail(2, "--structure, --name, --start-in-seconds and --every-seconds belong to "
+                           "tour create and tour hall");
     ctl_tour_t *t = NULL;
     if (tour && (rc = ctl_tour_prepare(np - 1, pos + 1, &t)) != 0)
         return rc;

@@ -46,6 +46,7 @@ typedef struct {
     const char *reason, *op_id, *admin_secret;
     long operator_id, limit, timeout_ms, min_replicas, wait_ms;
     const char *structure, *name, *start_in; /* tour create */
+    const char *every;                       /* tour hall */
 } ctl_options_t;
 
 extern ctl_options_t O;

@@ -41,6 +41,8 @@ typedef enum {
     CTL_TOUR_REGISTER,
     CTL_TOUR_UNREGISTER,
     CTL_TOUR_CANCEL,
+    CTL_TOUR_HALL,
+    CTL_TOUR_HALLS,
 } ctl_tour_op_t;
 
 static const struct {
@@ -56,6 +58,8 @@ static const struct {
     [CTL_TOUR_REGISTER] = {"register", 2, "tour register ID PLAYER [--op-id REQ]"},
     [CTL_TOUR_UNREGISTER] = {"unregister", 2, "tour unregister ID PLAYER [--op-id REQ]"},
     [CTL_TOUR_CANCEL] = {"cancel", 1, "tour cancel ID --reason TEXT [--op-id REQ]"},
+    [CTL_TOUR_HALL] = {"hall", 0, "tour hall --structure FILE --every-seconds N [--name TEXT]"},
+    [CTL_TOUR_HALLS] = {"halls", 0, "tour halls"},
 };
 
 struct ctl_tour {
@@ -66,6 +70,7 @@ struct ctl_tour {
     char *structure; /* create: the file's JSON, compacted */
     tour_format_t format;
     int64_t start_in_s; /* create: -1 when not given */
+    int64_t every_s;    /* hall */
 };
 
 void ctl_tour_free(ctl_tour_t *t)
@@ -156,14 +161,18 @@ int ctl_tour_prepare(int argc, const char *const *argv, ctl_tour_t **out)
     if (c == nc)
         return ctl_fail(2,
                         "unknown tour command '%s' (create, list, show, register, unregister, "
-                        "cancel)",
+                        "cancel, hall, halls)",
                         argv[0]);
     if (argc - 1 != ctl_tour_cmds[c].nargs)
         return ctl_fail(2, "usage: croupier-ctl %s", ctl_tour_cmds[c].usage);
     ctl_tour_op_t op = (ctl_tour_op_t)c;
     bool asks = op == CTL_TOUR_REGISTER || op == CTL_TOUR_UNREGISTER || op == CTL_TOUR_CANCEL;
-    if ((O.structure != NULL || O.name != NULL || O.start_in != NULL) && op != CTL_TOUR_CREATE)
-        return ctl_fail(2, "--structure, --name and --start-in-seconds belong to tour create");
+    if ((O.structure != NULL || O.name != NULL) && op != CTL_TOUR_CREATE && op != CTL_TOUR_HALL)
+        return ctl_fail(2, "--structure and --name belong to tour create and tour hall");
+    if (O.start_in != NULL && op != CTL_TOUR_CREATE)
+        return ctl_fail(2, "--start-in-seconds belongs to tour create");
+    if (O.every != NULL && op != CTL_TOUR_HALL)
+        return ctl_fail(2, "--every-seconds belongs to tour hall");
     if (O.reason != NULL && op != CTL_TOUR_CANCEL)
         return ctl_fail(2, "--reason belongs to tour cancel (and credit)");
     if (O.op_id != NULL && !asks)
@@ -175,7 +184,8 @@ int ctl_tour_prepare(int argc, const char *const *argv, ctl_tour_t **out)
     t->op = op;
     t->start_in_s = -1;
     int rc = 0;
-    if (op != CTL_TOUR_CREATE && op != CTL_TOUR_LIST) {
+    if (op != CTL_TOUR_CREATE && op != CTL_TOUR_LIST && op != CTL_TOUR_HALL &&
+        op != CTL_TOUR_HALLS) {
         if (!tour_client_valid_id(argv[1])) {
             rc = ctl_fail(2, "'%s' is not a tournament id (a positive decimal number)", argv[1]);
             goto fail;
@@ -239,11 +249,124 @@ int ctl_tour_prepare(int argc, const char *const *argv, ctl_tour_t **out)
             goto fail;
         }
     }
+    if (op == CTL_TOUR_HALL) {
+        char *end = NULL;
+        errno = 0;
+        long long v = O.every != NULL ? strtoll(O.every, &end, 10) : 0;
+        if (O.structure == NULL || O.every == NULL) {
+            rc = ctl_fail(2, "usage: croupier-ctl %s", ctl_tour_cmds[c].usage);
+            goto fail;
+        }
+        if (O.every[0] < '0' || O.every[0] > '9' || *end != '\0' || errno != 0 || v < 10 ||
+            v > 7 * 86400) {
+            rc = ctl_fail(2, "--every-seconds '%s' must be an integer 10..%d", O.every, 7 * 86400);
+            goto fail;
+        }
+        t->every_s = v;
+        if (O.name != NULL && !ctl_tour_valid_text(O.name, CTL_TOUR_TEXT_MAX)) {
+            rc = ctl_fail(2, "--name must be 1..%d printable characters", CTL_TOUR_TEXT_MAX);
+            goto fail;
+        }
+        if ((rc = ctl_tour_load_structure(t, O.structure)) != 0)
+            goto fail;
+        if (t->format != TOUR_FORMAT_MATCH) {
+            rc = ctl_fail(2, "a hall opens matches: the structure's format must be \"match\"");
+            goto fail;
+        }
+    }
     *out = t;
     return 0;
 fail:
     ctl_tour_free(t);
     return rc;
+}
+
+/* ---- match halls --------------------------------------------------------------------------- */
+
+/* A hall (tour_director.h TOUR_HALLS_KEY): its id, then the hash; the directors open its
+ * matches (TOUR_HALL_TICK_LUA). KEYS: hallseq, halls; ARGV: name, structure, every_ms, now. */
+static const char ctl_tour_hall_lua[] =
+    "local id = redis.call('INCR', KEYS[1])\n"
+    "local name = ARGV[1]\n"
+    "if name == '' then name = 'Hall ' .. id end\n"
+    "redis.call('HSET', '" TOUR_HALL_PREFIX "' .. id, 'name', name, 'structure', ARGV[2],\n"
+    "  'every_ms', ARGV[3], 't0', ARGV[4], 'count', '0', 'open', '', 'stopped', '0')\n"
+    "redis.call('SADD', KEYS[2], id)\n"
+    "return id\n";
+
+static int ctl_tour_hall(ctl_tour_t *t)
+{
+    char every[24], now[24];
+    snprintf(every, sizeof every, "%" PRId64, t->every_s * 1000);
+    snprintf(now, sizeof now, "%" PRId64, ctl_tour_now_ms());
+    redisReply *r = CTL_CMD("EVAL", ctl_tour_hall_lua, "2", TOUR_HALL_SEQ_KEY, TOUR_HALLS_KEY,
+                            O.name ? O.name : "", t->structure, every, now);
+    if (r == NULL)
+        return 1;
+    if (r->type != REDIS_REPLY_INTEGER) {
+        freeReplyObject(r);
+        return ctl_fail(1, "tour hall: the script answered no id");
+    }
+    long long id = r->integer;
+    freeReplyObject(r);
+    if (O.json) {
+        json_t *doc = json_pack("{s:I,s:I}", "hall", (json_int_t)id, "every_ms",
+                                (json_int_t)(t->every_s * 1000));
+        ctl_print_json(doc);
+        json_decref(doc);
+    } else {
+        printf("%lld\n", id);
+    }
+    return 0;
+}
+
+static int ctl_tour_halls(void)
+{
+    redisReply *ids = CTL_CMD("SMEMBERS", TOUR_HALLS_KEY);
+    if (ids == NULL)
+        return 1;
+    json_t *list = json_array();
+    for (size_t i = 0; ids->type == REDIS_REPLY_ARRAY && i < ids->elements; i++) {
+        char key[96];
+        snprintf(key, sizeof key, TOUR_HALL_PREFIX "%s", ids->element[i]->str);
+        redisReply *h = CTL_CMD("HMGET", key, "name", "every_ms", "open", "count", "stopped");
+        if (h == NULL) {
+            json_decref(list);
+            freeReplyObject(ids);
+            return 1;
+        }
+        if (h->type == REDIS_REPLY_ARRAY && h->elements == 5) {
+            const char *v[5];
+            for (size_t k = 0; k < 5; k++)
+                v[k] = h->element[k]->type == REDIS_REPLY_STRING ? h->element[k]->str : "";
+            json_array_append_new(
+                list, json_pack("{s:s,s:s,s:I,s:s,s:I,s:b}", "hall", ids->element[i]->str, "name",
+                                v[0], "every_ms", (json_int_t)strtoll(v[1], NULL, 10), "open", v[2],
+                                "matches", (json_int_t)strtoll(v[3], NULL, 10), "stopped",
+                                strcmp(v[4], "1") == 0));
+        }
+        freeReplyObject(h);
+    }
+    freeReplyObject(ids);
+    if (O.json) {
+        ctl_print_json(list);
+    } else {
+        size_t i;
+        json_t *x;
+        json_array_foreach(list, i, x)
+        {
+            printf("hall %s  %-24s every %llds  matches %lld  open %s\n",
+                   json_string_value(json_object_get(x, "hall")),
+                   json_string_value(json_object_get(x, "name")),
+                   (long long)json_integer_value(json_object_get(x, "every_ms")) / 1000,
+                   (long long)json_integer_value(json_object_get(x, "matches")),
+                   json_string_value(json_object_get(x, "open"))[0] != '\0'
+                       ? json_string_value(json_object_get(x, "open"))
+                       : "-");
+        }
+    }
+    json_decref(list);
+    return 0;
 }
 
 /* ---- create ------------------------------------------------------------------------------- */
@@ -796,6 +919,12 @@ int ctl_tour_run(ctl_tour_t *t)
         break;
     case CTL_TOUR_SHOW:
         rc = ctl_tour_show(t);
+        break;
+    case CTL_TOUR_HALL:
+        rc = ctl_tour_hall(t);
+        break;
+    case CTL_TOUR_HALLS:
+        rc = ctl_tour_halls();
         break;
     default:
         rc = ctl_tour_ask(t);
