@@ -13,6 +13,15 @@
  * (CROUPIER_TEST_BOT_TABLES, default 0) tables of server bots only are opened at start at stake 10:
  * they play rounds but never count as human desks.
  *
+ * Windows (the kit's action windows, engine/tk.h "Action windows"): with --test-windows N
+ * (CROUPIER_TEST_WINDOWS, default 0: the timed rounds above) a round is N action windows in a
+ * row instead of a timer: each opens for every playing seat with the deadline --test-action-ms.
+ * A seat's pass ends its decision; a bid (any amount) is a move that keeps it open; any other
+ * action is refused ILLEGAL_MOVE. The automatic move is a pass (Play timed_out). Every move is
+ * shown to the table as a Play. When the last seat of the last window has decided, the round
+ * ends as a timed round does. A disconnected player (trustee_when_away) is passed for after
+ * --test-trustee-ms.
+ *
  * Money: play money on the players' wallets (TK_MONEY_WALLET: no buy-in, no seat accounts).
  * Bots have no wallet, so the round's deltas are the humans': the drawn winner, if human, takes
  * every other human's stake; if a bot won nothing moves. Deltas sum to zero, no rake.
@@ -29,17 +38,21 @@
 
 static long tg_round_ms = 1000;
 static long tg_bot_tables = 0;
+static long tg_windows = 0;
 
 static const config_flag_t tg_flags[] = {
     {"test-round-ms", CONFIG_INT, "1000", "length of a round (ms)", &tg_round_ms, 1, 3600000},
     {"test-bot-tables", CONFIG_INT, "0", "tables of server bots only opened at start",
      &tg_bot_tables, 0, 1000},
+    {"test-windows", CONFIG_INT, "0", "action windows per round (0: rounds of --test-round-ms)",
+     &tg_windows, 0, 1000},
     {0},
 };
 
 typedef struct {
     bool running; /* a round of ours is in progress (its timer armed) */
     uint64_t seq; /* the kit's round number it belongs to */
+    long window;  /* windows mode: the windows opened in this round so far */
 } tg_game_t;
 
 static void *tg_table_new(tk_table_t *t, const char *game, int64_t stake)
@@ -55,12 +68,71 @@ static void tg_table_free(void *g)
     free(g);
 }
 
+/* Windows mode: opens the round's next window over every playing seat. */
+static int tg_window_next(tk_table_t *t, tg_game_t *z)
+{
+    uint32_t seats = 0;
+    for (int s = 0; s < tk_seats(t); s++)
+        if (tk_seat_playing(t, s))
+            seats |= 1u << s;
+    z->window++;
+    return tk_window_open(t, seats, 0, NULL);
+}
+
+static void tg_round_finish(tk_table_t *t, tg_game_t *z);
+
 static int tg_round_start(tk_table_t *t, void *g)
 {
     tg_game_t *z = g;
     z->running = true;
     z->seq = tk_round_seq(t);
+    if (tg_windows > 0) {
+        z->window = 0;
+        return tg_window_next(t, z);
+    }
     return tk_timer(t, tg_round_ms, z->seq, NULL);
+}
+
+/* Windows mode: seat decided (tk_window_done); the last decision opens the next window, or ends
+ * the round after the last. */
+static void tg_window_decided(tk_table_t *t, tg_game_t *z, int seat)
+{
+    if (tk_window_done(t, seat) != 0)
+        return;
+    if (z->window < tg_windows) {
+        if (tg_window_next(t, z) != 0)
+            tg_round_finish(t, z);
+        return;
+    }
+    tg_round_finish(t, z);
+}
+
+/* Shows seat's move to the table as a Play (timed_out: the automatic move). */
+static void tg_push_play(tk_table_t *t, int seat, const Croupier__Action *a, bool timed_out)
+{
+    Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+    Croupier__Play play = CROUPIER__PLAY__INIT;
+    play.seat = (uint32_t)seat;
+    play.action = (Croupier__Action *)a;
+    play.has_timed_out = timed_out;
+    play.timed_out = timed_out;
+    sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_PLAY;
+    sm.play = &play;
+    tk_push_all(t, &sm);
+}
+
+/* Windows mode: the automatic move, a pass. */
+static void tg_window_timeout(tk_table_t *t, void *g, int seat)
+{
+    tg_game_t *z = g;
+    Croupier__Action a = CROUPIER__ACTION__INIT;
+    Croupier__SheddingAction sa = CROUPIER__SHEDDING_ACTION__INIT;
+    sa.move = CROUPIER__SHEDDING_MOVE__SHEDDING_PASS;
+    a.kind_case = CROUPIER__ACTION__KIND_SHEDDING;
+    a.shedding = &sa;
+    tg_push_play(t, seat, &a, true);
+    tk_history_action(t, seat, "auto", 0);
+    tg_window_decided(t, z, seat);
 }
 
 /* The round's time is up: a random playing seat wins the other humans' stakes. */
@@ -69,6 +141,11 @@ static void tg_on_timer(tk_table_t *t, void *g, uint64_t cookie)
     tg_game_t *z = g;
     if (!z->running || cookie != z->seq || tk_round_seq(t) != z->seq)
         return; /* a timer of a round that was voided meanwhile */
+    tg_round_finish(t, z);
+}
+
+static void tg_round_finish(tk_table_t *t, tg_game_t *z)
+{
     z->running = false;
     int playing[TK_MAX_SEATS], n = 0;
     for (int s = 0; s < tk_seats(t); s++)
@@ -100,6 +177,23 @@ static Croupier__ErrorCode tg_action(tk_table_t *t, void *g, int seat, const Pro
     if (!z->running) {
         *why = "no round in progress";
         return CROUPIER__ERROR_CODE__NO_ROUND;
+    }
+    if (tg_windows > 0) {
+        /* The kit let only a seat pending in the window through. */
+        const Croupier__Action *a = (const Croupier__Action *)m;
+        bool pass = a->kind_case == CROUPIER__ACTION__KIND_SHEDDING &&
+                    a->shedding->move == CROUPIER__SHEDDING_MOVE__SHEDDING_PASS;
+        bool bid = a->kind_case == CROUPIER__ACTION__KIND_SHEDDING &&
+                   a->shedding->move == CROUPIER__SHEDDING_MOVE__SHEDDING_BID;
+        if (!pass && !bid) {
+            *why = "a pass ends your decision, a bid keeps it open";
+            return CROUPIER__ERROR_CODE__ILLEGAL_MOVE;
+        }
+        tg_push_play(t, seat, a, false);
+        tk_history_action(t, seat, pass ? "pass" : "bid", 0);
+        if (pass)
+            tg_window_decided(t, z, seat);
+        return CROUPIER__ERROR_CODE__OK;
     }
     Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
     Croupier__Play play = CROUPIER__PLAY__INIT;
@@ -147,6 +241,7 @@ static const tk_game_t tg_game = {
     .min_players = 2,
     .money = TK_MONEY_WALLET,
     .bots = true,
+    .trustee_when_away = true, /* windows mode; the timed rounds have no turns */
     .defaults = {.seats = 3,
                  .action_ms = 15000,
                  .gap_ms = 20,
@@ -161,6 +256,7 @@ static const tk_game_t tg_game = {
     .round_start = tg_round_start,
     .action = tg_action,
     .timeout = tg_timeout,
+    .window_timeout = tg_window_timeout,
     .round_void = tg_round_void,
     .snapshot = tg_snapshot,
     .engine_started = tg_started,

@@ -257,6 +257,12 @@ typedef struct tk_game {
     /* The turn of seat timed out (or the seat is on trustee): make the automatic move (it must
      * end the turn). Required. */
     void (*timeout)(tk_table_t *t, void *g, int seat);
+    /* seat's decision in an action window (tk_window_open) is due: the window's deadline
+     * passed, or the seat is on trustee, away with trustee_when_away, or leaving. Make the
+     * automatic move and end the seat's decision with tk_window_done(). A seat the move
+     * leaves pending is on trustee: its next automatic move comes after trustee_ms. NULL:
+     * timeout() is called for window seats too (it must then end the decision the same way). */
+    void (*window_timeout)(tk_table_t *t, void *g, int seat);
     /* The round is voided (drain bound, shutdown): forget it; no money moves. Required. */
     void (*round_void)(tk_table_t *t, void *g);
     /* seat's view of the game state for a Snapshot: call tk_snapshot_state() with the game's
@@ -389,7 +395,8 @@ int tk_push_play(tk_table_t *t, int seat, const ProtobufCMessage *a, bool timed_
 void tk_push_deal(tk_table_t *t, int seat, const uint8_t *cards, size_t n);
 
 /* It is seat's turn: arms the turn timer and pushes turn (seat and time_left_ms set by the
- * kit). A seat that is away or on trustee gets its automatic move after TK_TRUSTEE_MS. */
+ * kit). A seat that is away or on trustee gets its automatic move after TK_TRUSTEE_MS. An
+ * open action window is closed first (tk_window_open). */
 void tk_turn(tk_table_t *t, int seat, Croupier__Turn *turn);
 /* The same turn goes on with new terms (e.g. the seat's costs changed): pushes turn with the
  * time left, the clock keeps running. A seat that is not the one to act gets tk_turn(). */
@@ -408,8 +415,55 @@ void *tk_game_state(tk_table_t *t);
 /* The desk of the table (for log lines and ids). */
 uint64_t tk_desk_id(tk_table_t *t);
 
-/* Nobody is to act (e.g. the round ends): cancels the turn timer. */
+/* Nobody is to act (e.g. the round ends): cancels the turn timer, and closes an action window
+ * (no automatic move for its pending seats). */
 void tk_turn_clear(tk_table_t *t);
+
+/*
+ * Action windows: simultaneous decisions (docs/writing-a-game.md "Simultaneous decisions:
+ * action windows"). Several seats decide at once, each at its own pace, before ONE deadline.
+ *
+ * tk_window_open() opens a window for the seats of the mask `seats` (bit s = seat s) that are
+ * dealt into the round, with the deadline ms from now (ms <= 0: action_ms), and pushes turn
+ * (NULL: a bare one; the game's terms otherwise) with time_left_ms and window_seats set by the
+ * kit: to each seat of the window with seat = its own, to the others with seat = the window's
+ * first. It cancels the turn or window armed before (a window and a turn are never armed at
+ * once: whichever the game asks for last wins, and the other is gone without an automatic
+ * move; tk_turn() likewise closes an open window). Returns 0, -EINVAL (no round, or no seat of
+ * the mask dealt in), or the error of the runtime's timer (nothing opened).
+ *
+ * While a window is open the kit refuses, before action() is called, every move of a seat
+ * that is not pending in it: NOT_YOUR_TURN ("not in this action window" / "your decision in
+ * this action window is made"). A pending seat's accepted moves are the game's; the game says
+ * when the seat's decision is made with tk_window_done() (after its one move, or after several:
+ * "until the game says the seat is done"). When the last pending seat is done the window
+ * closes (its timer cancelled) and tk_window_done() returns 0: the game goes on there (ends the
+ * round, opens the next window, gives a turn...).
+ *
+ * Per seat, the automatic move (window_timeout, or timeout) comes:
+ *   - at the deadline, for every seat still pending (counted in tk_timeouts_total, once per
+ *     seat; the seat goes on trustee, as after a turn's timeout);
+ *   - after trustee_ms for a seat on trustee (tk_auto_actions_total), a disconnected seat of a
+ *     trustee_when_away game (or a tournament table), and a seat that leaves during the round
+ *     (LEAVING: its decision is not waited for until the deadline, as a leaver's turn is not);
+ *     the other seats keep the whole window. A seat that resumes (or acts) gets the rest of the
+ *     window again;
+ *   - after bot_ms for a server bot (bot_move, or the automatic move).
+ * The deadline is the window's alone: the time bank is neither spent nor added. A stale timer
+ * (of a closed or earlier window) never fires a later one (serials). A drain waits for the
+ * window like for any round (the deadline ends it); the drain bound voids the round and with
+ * it the window. A Snapshot during a window has the pending seats (window_seats) and the
+ * window's time left (time_left_ms), and no turn_seat.
+ */
+int tk_window_open(tk_table_t *t, uint32_t seats, int64_t ms, Croupier__Turn *turn);
+/* seat's decision is made: it leaves the window. Returns the seats still pending (0: the window
+ * closed), or -ENOENT when no window is open or the seat is not pending in it. */
+int tk_window_done(tk_table_t *t, int seat);
+/* Whether seat is pending in the open window; the mask of the pending seats (0: no window). */
+bool tk_window_pending(const tk_table_t *t, int seat);
+uint32_t tk_window_seats(const tk_table_t *t);
+/* Closes the open window now, without any automatic move (a no-op when none is open). */
+void tk_window_close(tk_table_t *t);
 
 /*
  * The round's deck: shuffles cards[0..n) in place with the kit's one deck source (common/deck.h,

@@ -245,7 +245,7 @@ void tk_maybe_idle(tk_table_t *t)
  * A Guandan deal played out by trustee at one move a second would hold those players (and a
  * drain) for minutes; nobody watches it.
  */
-static int64_t tk_trustee_ms(const tk_table_t *t)
+int64_t tk_trustee_ms(const tk_table_t *t)
 {
     bool someone = false;
     for (int i = 0; i < t->nseats && !someone; i++) {
@@ -259,6 +259,7 @@ static int64_t tk_trustee_ms(const tk_table_t *t)
 
 void tk_turn_clear(tk_table_t *t)
 {
+    tk_window_close(t);
     if (t->turn_armed)
         rt_desk_timer_cancel(t->desk, t->turn_timer);
     t->turn_armed = false;
