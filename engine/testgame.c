@@ -15,7 +15,8 @@
  *
  * Windows (the kit's action windows, engine/tk.h "Action windows"): with --test-windows N
  * (CROUPIER_TEST_WINDOWS, default 0: the timed rounds above) a round is N action windows in a
- * row instead of a timer: each opens for every playing seat with the deadline --test-action-ms.
+ * row instead of a timer: the first opens for every playing seat, the later ones for every
+ * playing seat but the button's, each with the deadline --test-action-ms.
  * A seat's pass ends its decision; a bid (any amount) is a move that keeps it open; any other
  * action is refused ILLEGAL_MOVE. The automatic move is a pass (Play timed_out). Every move is
  * shown to the table as a Play. When the last seat of the last window has decided, the round
@@ -68,12 +69,13 @@ static void tg_table_free(void *g)
     free(g);
 }
 
-/* Windows mode: opens the round's next window over every playing seat. */
+/* Windows mode: opens the round's next window: the first over every playing seat, the later
+ * ones without the button's. */
 static int tg_window_next(tk_table_t *t, tg_game_t *z)
 {
     uint32_t seats = 0;
     for (int s = 0; s < tk_seats(t); s++)
-        if (tk_seat_playing(t, s))
+        if (tk_seat_playing(t, s) && (z->window == 0 || s != tk_button(t)))
             seats |= 1u << s;
     z->window++;
     return tk_window_open(t, seats, 0, NULL);
