@@ -53,11 +53,17 @@
  *              trustee_ms until the player acts or resumes (a turn the accepted move itself
  *              starts for the seat is a full one). A timer of an older turn never fires a newer
  *              one (serials). A server bot's turn is its bot_move() after bot_ms.
+ *   windows    tk_window_open() lets several seats decide at once before one deadline (an
+ *              action window, "Action windows" below): moves of seats not pending in it are
+ *              refused NOT_YOUR_TURN, each pending seat gets the automatic move at the deadline
+ *              (or sooner: on trustee, away with trustee_when_away, leaving, a bot), and the
+ *              Snapshot has the pending seats and the window's time left.
  *   events     every ServerMessage a table pushes carries event_seq, one counter per table:
  *              every event takes the next number, a player sees the numbers of the events sent
  *              to them (gaps are events sent only to others), and a Snapshot carries the last.
  *   resume     Resume (and a repeated Join) is answered with a Snapshot: the header (desk, seat,
- *              engine, game, stake, seats, round id, turn seat and time left, event_seq) from
+ *              engine, game, stake, seats, round id, turn seat and time left -- or a window's
+ *              pending seats and time left --, event_seq) from
  *              the kit, the state from the game's snapshot().
  *   moves (whole tables)  when the server drains, a table with players that is between rounds
  *              (or once its round ended and settled) moves as a whole instead (docs/protocol.md
@@ -92,9 +98,9 @@
  *              with bots or a house -house, -house-fund; and the game's extra_flags), each with
  *              its environment variable, shown by croupier-game --help and checked at start (a
  *              bad value exits 2).
- *   metrics    tk_tables, tk_tables_opened_total, tk_seated, tk_timeouts_total,
- *              tk_auto_actions_total (each labelled engine), tk_refusals_total (engine, code),
- *              and the gs's game_rounds_total (game, outcome).
+ *   metrics    tk_tables, tk_tables_opened_total, tk_seated, tk_timeouts_total (turns and window
+ *              decisions that ran out), tk_auto_actions_total (each labelled engine),
+ *              tk_refusals_total (engine, code), and the gs's game_rounds_total (game, outcome).
  *   protocol   a kit game's actions arrive as Action.game (GameAction: the body is the game's
  *              own message, decoded with frame_unpack_game() against tk_game_t.action_desc and
  *              action_rules, the same caps and checks as the client protocol); its snapshot
@@ -103,7 +109,8 @@
  *              An engine that keeps its own members of Action/Snapshot (the built-in ones) sets
  *              action_desc NULL and uses tk_snapshot_msg().
  *
- * The engines on the kit: test (engine/testgame.c), holdem, persistent (blackjack),
+ * The engines on the kit: test (engine/testgame.c; its --test-windows mode opens action
+ * windows), holdem, persistent (blackjack),
  * traditional (the shedding games) and zhajinhua (games/<game>/).
  *
  * Threads. Every tk_* function below that takes a tk_table_t runs on that table's desk thread,

@@ -184,8 +184,8 @@ typedef struct {
     uint64_t id;      /* windows opened so far: a callback that opened another one is seen */
     uint64_t serial;  /* of its timer: an older timer is stale */
     rt_timer_id_t timer;
-    int64_t deadline_ms;              /* monotonic */
-    int64_t due_ms[TK_MAX_SEATS];     /* when each pending seat's automatic move comes */
+    int64_t deadline_ms;          /* monotonic */
+    int64_t due_ms[TK_MAX_SEATS]; /* when each pending seat's automatic move comes */
 } tk_window_t;
 
 typedef struct tk_tour tk_tour_t;           /* a tournament table's (tk_tour.c) */

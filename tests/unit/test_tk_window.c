@@ -28,15 +28,15 @@ static const uint64_t players[NP] = {7101, 7102, 7103};
 /* What the players were told. Plays and RoundEnds are counted from players[0]'s pushes (every
  * player gets them); Turns from each player's. */
 typedef struct {
-    int seat_of[NP];  /* each player's seat */
-    int turns[NP];    /* Turns each player got */
-    int turn_seat[NP]; /* the seat of each player's last Turn */
+    int seat_of[NP];       /* each player's seat */
+    int turns[NP];         /* Turns each player got */
+    int turn_seat[NP];     /* the seat of each player's last Turn */
     uint32_t window[MAXS]; /* players[0]'s last Turn's window seats */
     size_t nwindow;
-    uint32_t time_left_ms;  /* of that Turn */
-    long long window_at_ms; /* when it came */
-    int moves[MAXS];        /* Plays by seat, not timed out */
-    int autos[MAXS];        /* Plays by seat, timed out */
+    uint32_t time_left_ms;   /* of that Turn */
+    long long window_at_ms;  /* when it came */
+    int moves[MAXS];         /* Plays by seat, not timed out */
+    int autos[MAXS];         /* Plays by seat, timed out */
     long long auto_ms[MAXS]; /* when each seat's last timed-out Play came */
     int completed, voided;
     uint64_t last_seq;
@@ -47,9 +47,17 @@ static int next_rid = 1;
 static void env_start(env_t *e, const char *windows, const char *action_ms, const char *trustee_ms,
                       const char *gap_ms, int drain_max_s)
 {
-    char *args[] = {"--test-seats",      "3",        "--test-windows",    (char *)windows,
-                    "--test-action-ms",  (char *)action_ms, "--test-trustee-ms", (char *)trustee_ms,
-                    "--test-gap-ms",     (char *)gap_ms,    NULL};
+    char *args[] = {"--test-seats",
+                    "3",
+                    "--test-windows",
+                    (char *)windows,
+                    "--test-action-ms",
+                    (char *)action_ms,
+                    "--test-trustee-ms",
+                    (char *)trustee_ms,
+                    "--test-gap-ms",
+                    (char *)gap_ms,
+                    NULL};
     ck_assert_int_eq(testenv_start(e, NULL), 0);
     /* Play money settles in the wallets: each player has one. */
     for (int i = 0; i < NP; i++)
@@ -585,7 +593,8 @@ static Suite *tk_window_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_window_seats_act_in_any_order);
     tcase_add_test(tc, test_window_deadline_auto_moves_exactly_the_pending_seats_once);
-    tcase_add_test(tc, test_window_gone_seat_is_moved_after_trustee_ms_while_others_keep_the_window);
+    tcase_add_test(tc,
+                   test_window_gone_seat_is_moved_after_trustee_ms_while_others_keep_the_window);
     tcase_add_test(tc, test_window_leaver_gets_the_automatic_move_after_trustee_ms);
     tcase_add_test(tc, test_window_resume_gets_time_left_and_pending_seats);
     tcase_add_test(tc, test_window_refuses_wrong_seat_and_double_moves);
