@@ -72,8 +72,8 @@ static void tk_window_push(tk_table_t *t, Croupier__Turn *turn, int64_t ms)
     sm.turn = turn;
     bool others = false;
     for (int i = 0; i < t->nseats; i++) {
-        if (!tk_seat_told(&t->seat[i]))
-            continue;
+        if (!tk_seat_told(&t->seat[i]) || t->seat[i].bot)
+            continue; /* nobody to tell: no event number spent */
         if (t->win.pending & tk_bit(i)) {
             turn->seat = (uint32_t)i;
             tk_push_seat(t, i, &sm);
@@ -84,7 +84,7 @@ static void tk_window_push(tk_table_t *t, Croupier__Turn *turn, int64_t ms)
     if (others) {
         turn->seat = list[0];
         for (int i = 0; i < t->nseats; i++)
-            if (tk_seat_told(&t->seat[i]) && !(t->win.pending & tk_bit(i)))
+            if (tk_seat_told(&t->seat[i]) && !t->seat[i].bot && !(t->win.pending & tk_bit(i)))
                 tk_push_seat(t, i, &sm);
     }
     turn->n_window_seats = 0;
