@@ -66,6 +66,29 @@ static void env_start(env_t *e, const char *windows, const char *action_ms, cons
     ck_assert_int_eq(testenv_start_game(e, &e->game, "test", drain_max_s, args, NULL), 0);
 }
 
+/* One human (players[0]) and two server bots (bot fill after 100 ms, a bot's move after
+ * bot_ms). */
+static void env_start_bots(env_t *e, const char *action_ms, const char *bot_ms)
+{
+    char *args[] = {"--test-seats",
+                    "3",
+                    "--test-windows",
+                    "1",
+                    "--test-action-ms",
+                    (char *)action_ms,
+                    "--test-bot-ms",
+                    (char *)bot_ms,
+                    "--test-bot-fill-ms",
+                    "100",
+                    "--test-gap-ms",
+                    "1000",
+                    NULL};
+    ck_assert_int_eq(testenv_start(e, NULL), 0);
+    free(ts_redis_cmd(e->redis, "SET {croupier:money}:wallet:%llu 1000000",
+                      (unsigned long long)players[0]));
+    ck_assert_int_eq(testenv_start_game(e, &e->game, "test", 30, args, NULL), 0);
+}
+
 static int player_index(uint64_t player)
 {
     for (int i = 0; i < NP; i++)
@@ -586,6 +609,49 @@ START_TEST(test_window_drain_lets_the_round_finish)
 }
 END_TEST
 
+/*
+ * Server bots in a window move after bot_ms each (their move, or the automatic one), not at the
+ * deadline, and count as no timeout; the human keeps the whole window and gets the only Turn
+ * pushed (bots are told nothing).
+ */
+START_TEST(test_window_bots_move_after_bot_ms_and_the_human_keeps_the_window)
+{
+    env_t e;
+    env_start_bots(&e, "6000", "200");
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.game.port, 5000);
+    ck_assert_ptr_nonnull(c);
+    view_t v;
+    memset(&v, 0, sizeof v);
+    int rid = next_rid++;
+    ck_assert_int_eq(rpcc_join(c, (uint64_t)rid, players[0], "test", 10, 0), 0);
+    Croupier__RpcFrame *r = rpcc_wait_reply(c, (uint64_t)rid, 5000);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->reply->code, CROUPIER__ERROR_CODE__OK);
+    int me = (int)r->reply->payload->joined->seat;
+    frame_free_rpc(r);
+    ck_assert(wait_turns(c, &v, 1, 8000));
+    long long opened = v.window_at_ms;
+    ck_assert_uint_eq(v.nwindow, 3);
+    ck_assert_int_eq(v.turn_seat[0], me);
+    long long end = ts_now_ms() + 3000;
+    while (v.autos[(me + 1) % 3] + v.autos[(me + 2) % 3] < 2 && ts_now_ms() < end)
+        pump(c, &v, 20);
+    ck_assert_int_eq(v.autos[(me + 1) % 3], 1);
+    ck_assert_int_eq(v.autos[(me + 2) % 3], 1);
+    ck_assert_int_lt(v.auto_ms[(me + 1) % 3] - opened, 2500);
+    pump(c, &v, 300);
+    ck_assert_int_eq(v.autos[me], 0);
+    ck_assert_int_eq(v.completed, 0);
+    ck_assert_int_eq(act(c, &v, 0, true), CROUPIER__ERROR_CODE__OK);
+    ck_assert(wait_completed(c, &v, 1, 5000));
+    ck_assert_int_lt(ts_now_ms() - opened, 5500);
+    ck_assert_int_eq(timeouts(&e), 0);
+    ck_assert_int_eq(autos(&e), 0);
+    rpcc_close(c);
+    testenv_stop(&e);
+}
+END_TEST
+
 static Suite *tk_window_suite(void)
 {
     Suite *s = suite_create("tk_window");
@@ -600,6 +666,7 @@ static Suite *tk_window_suite(void)
     tcase_add_test(tc, test_window_refuses_wrong_seat_and_double_moves);
     tcase_add_test(tc, test_window_stale_timer_never_fires_a_later_window);
     tcase_add_test(tc, test_window_drain_lets_the_round_finish);
+    tcase_add_test(tc, test_window_bots_move_after_bot_ms_and_the_human_keeps_the_window);
     suite_add_tcase(s, tc);
     return s;
 }
