@@ -442,6 +442,8 @@ void tk_reply_snapshot(tk_table_t *t, gs_request_t *req, int seat)
             s.time_left_ms = (uint32_t)(left < 0 ? 0 : left);
         }
         tk_window_snapshot(t, &s, window_seats);
+        s.has_banker_seat = t->banker >= 0;
+        s.banker_seat = t->banker >= 0 ? (uint32_t)t->banker : 0;
     }
     t->snap_set = false;
     t->snap_msg = &s;

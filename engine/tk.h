@@ -289,6 +289,13 @@ typedef struct tk_game {
      * busted: told TableClosing{CLOSING_BUSTED}, cashed out and unseated (or topped up, see
      * topup). NULL: 1 chip. Ignored with TK_MONEY_WALLET. */
     int64_t (*min_stack)(tk_table_t *t, void *g);
+    /* Banker games (tk_banker_set below): whether seat may bank this round besides the stack
+     * bank_stack() asks (a seat that sat out, a rule of the game's). NULL: every seat dealt in. */
+    bool (*may_bank)(tk_table_t *t, void *g, int seat);
+    /* The least stack a banker needs this round, e.g. what it may owe every other seat dealt in
+     * (Niu Niu: the largest multiplier x the stake x the punters). NULL: min_stack(). Not
+     * checked with TK_MONEY_WALLET (stacks read 0). */
+    int64_t (*bank_stack)(tk_table_t *t, void *g);
     /* A server bot's move (its turn, after bot_ms). NULL: timeout(), the automatic move. */
     void (*bot_move)(tk_table_t *t, void *g, int seat);
     /* The engine runs (main thread, once, after the lobby exists): e.g. open tables of bots
@@ -385,6 +392,27 @@ bool tk_seat_bot(const tk_table_t *t, int seat);
 int tk_seat_add_bot(tk_table_t *t);
 /* The dealer button: the kit moves it to the next playing seat at every round start. */
 int tk_button(const tk_table_t *t);
+
+/*
+ * The banker (docs/writing-a-game.md "Banker games"): one seat of the round the others play
+ * against, chosen by the game (by rotation, a bid-for-banker window, ...) and known to the kit,
+ * which shows it in the Snapshot (banker_seat) and the hand history ("banker").
+ *
+ * tk_banker_eligible: seat is dealt into the round, the game's may_bank() allows it and (stack
+ * mode) its stack holds bank_stack() (min_stack() without one): the minimum stack to bank, per
+ * seat, beside the one every seat needs to be dealt in.
+ * tk_banker_set: seat banks this round (the game calls it inside the round, once it decided;
+ * again to change it). 0, or -EINVAL (no round, or the seat is not eligible: nothing changed).
+ * tk_banker: this round's banker, -1 before tk_banker_set (every round starts without one).
+ * tk_banker_next: the rotation: the first eligible seat after the last round's banker (the
+ * previous banker is the last it offers), or from the button on when no round had one at this
+ * table (the first round; an adopted table starts over from the button too); -1 when no seat
+ * is eligible (the game then voids or ends the round, its rules say which).
+ */
+bool tk_banker_eligible(tk_table_t *t, int seat);
+int tk_banker_set(tk_table_t *t, int seat);
+int tk_banker(const tk_table_t *t);
+int tk_banker_next(tk_table_t *t);
 /* The round number (1, 2...) and its id text ("service:slot:epoch:desk:seq"). */
 uint64_t tk_round_seq(const tk_table_t *t);
 const char *tk_round_id(tk_table_t *t);

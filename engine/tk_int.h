@@ -19,6 +19,7 @@
  *   tk_move.c    whole-table moves (§12 "Whole-table moves") and the handoff jobs (tk_job_t) that
  *                run on the engine's jobs thread
  *   tk_room.c    private rooms (§12 "Private rooms")
+ *   tk_bank.c    the banker of banker games (tk.h "tk_banker_set"): eligibility, rotation
  *   tk_window.c  action windows: several seats decide at once before one deadline (tk.h
  *                "Action windows", §12 "Action windows")
  *   tk_lobby.c   the lobby desk (§12 "Desks", "Idle tables")
@@ -60,6 +61,7 @@
  *                  move, move_*, offer_id, adopted, adopt_q, nadopt_q         tk_move.c
  *                  room, options (nseats and g when an adopted room's rules differ)  tk_room.c
                   win                                                tk_window.c
+                  banker, last_banker                                tk_bank.c
  *   tk_room_t    made on the main loop by tk_room_prepare (tk_room.c), carried in the tk_join_t,
  *                the table's from tk_table_open on (freed by its on_destroy).
  *   tk_job_t     made on a table desk by tk_job_new (tk_move.c; tk_room.c for TK_JOB_ROOM_*),
@@ -347,6 +349,8 @@ struct tk_table {
                           server's, tk_engine_options) */
     tk_tour_t *tour;   /* a tournament table (tk_tour.c), or NULL */
     tk_window_t win;   /* the action window (tk_window.c); win.open false when none */
+    int banker;        /* this round's banker (tk_bank.c), or -1 */
+    int last_banker;   /* the last round's that had one, for the rotation; -1: none yet */
 };
 
 /* The handoff calls of whole-table moves and private rooms (tk_move.c, tk_room.c). */

@@ -629,6 +629,7 @@ void tk_start_round(tk_table_t *t)
         }
     }
     t->button = tk_next_playing(t, t->button < 0 ? t->nseats - 1 : t->button);
+    t->banker = -1; /* the game chooses this round's (tk_banker_set) */
     if (t->room != NULL && t->room->rec.state == CROUPIER__ROOM_STATE__ROOM_WAITING)
         tk_room_started(t);
     tk_mark_round(t);

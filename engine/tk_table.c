@@ -615,6 +615,7 @@ static int tk_table_open_with(tk_engine_t *eng, const char *game, int64_t stake,
     if (tour != NULL)
         t->nseats = tk_tour_seats(tour); /* the structure's seats_per_table (<= TK_MAX_SEATS) */
     t->turn_seat = -1;
+    t->banker = t->last_banker = -1;
     t->g = eng->game->table_create(t, t->game, stake);
     if (t->g == NULL) {
         free(t->tour);

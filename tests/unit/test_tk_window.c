@@ -5,7 +5,8 @@
  * window of a round is every playing seat's, the later ones leave out the button; a pass ends a
  * seat's decision, a bid keeps it open, the automatic move is a pass), run by the real
  * croupier-game binary against a real redis-server, players driven over a real rpc link (rpcc)
- * as a gateway would.
+ * as a gateway would. The banker of banker games (engine/tk.h "tk_banker_set") too, through the
+ * same mode with --test-banker (the first window is the bid for the bank).
  */
 #include <check.h>
 #include <inttypes.h>
@@ -86,6 +87,30 @@ static void env_start_bots(env_t *e, const char *action_ms, const char *bot_ms)
     ck_assert_int_eq(testenv_start(e, NULL), 0);
     free(ts_redis_cmd(e->redis, "SET {croupier:money}:wallet:%llu 1000000",
                       (unsigned long long)players[0]));
+    ck_assert_int_eq(testenv_start_game(e, &e->game, "test", 30, args, NULL), 0);
+}
+
+/* Banker mode (--test-banker 1): two windows a round, the first the bid for the bank; seat
+ * no_bank may never bank ("-1": none). */
+static void env_start_banker(env_t *e, const char *no_bank)
+{
+    char *args[] = {"--test-seats",
+                    "3",
+                    "--test-windows",
+                    "2",
+                    "--test-action-ms",
+                    "20000",
+                    "--test-gap-ms",
+                    "1000",
+                    "--test-banker",
+                    "1",
+                    "--test-no-bank-seat",
+                    (char *)no_bank,
+                    NULL};
+    ck_assert_int_eq(testenv_start(e, NULL), 0);
+    for (int i = 0; i < NP; i++)
+        free(ts_redis_cmd(e->redis, "SET {croupier:money}:wallet:%llu 1000000",
+                          (unsigned long long)players[i]));
     ck_assert_int_eq(testenv_start_game(e, &e->game, "test", 30, args, NULL), 0);
 }
 
@@ -184,15 +209,16 @@ static void join_all(rpcc_t *c, view_t *v)
     }
 }
 
-/* Player i's move (a pass, or a bid that keeps the decision open); returns the reply's code. */
-static int act(rpcc_t *c, view_t *v, int i, bool pass)
+/* Player i's move (a pass, or a bid of amount that keeps the decision open); returns the reply's
+ * code. */
+static int act_bid(rpcc_t *c, view_t *v, int i, bool pass, uint32_t amount)
 {
     Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
     Croupier__Action a = CROUPIER__ACTION__INIT;
     Croupier__SheddingAction sa = CROUPIER__SHEDDING_ACTION__INIT;
     sa.move = pass ? CROUPIER__SHEDDING_MOVE__SHEDDING_PASS : CROUPIER__SHEDDING_MOVE__SHEDDING_BID;
     sa.has_bid = !pass;
-    sa.bid = 1;
+    sa.bid = amount;
     a.kind_case = CROUPIER__ACTION__KIND_SHEDDING;
     a.shedding = &sa;
     int rid = next_rid++;
@@ -212,6 +238,11 @@ static int act(rpcc_t *c, view_t *v, int i, bool pass)
     frame_free_rpc(r);
     pump(c, v, 0);
     return code;
+}
+
+static int act(rpcc_t *c, view_t *v, int i, bool pass)
+{
+    return act_bid(c, v, i, pass, 1);
 }
 
 static void player_gone(rpcc_t *c, int i)
@@ -652,6 +683,101 @@ START_TEST(test_window_bots_move_after_bot_ms_and_the_human_keeps_the_window)
 }
 END_TEST
 
+/* The banker a Snapshot of player i shows (-1: none). */
+static int banker_of(rpcc_t *c, int i)
+{
+    Croupier__RpcFrame *r = resume(c, i);
+    const Croupier__Snapshot *s = r->reply->payload->snapshot;
+    int b = s->has_banker_seat ? (int)s->banker_seat : -1;
+    frame_free_rpc(r);
+    return b;
+}
+
+static bool in_window(const view_t *v, int seat)
+{
+    for (size_t k = 0; k < v->nwindow; k++)
+        if ((int)v->window[k] == seat)
+            return true;
+    return false;
+}
+
+/*
+ * With nobody bidding, the bank rotates over the seats that may bank (tk_banker_next): the bid
+ * window is theirs alone (the seat that may not bank is refused NOT_YOUR_TURN), the banker is in
+ * the Snapshot, is left out of the punters' window, and the next round's banker is the next
+ * eligible seat, skipping the one that may not bank.
+ */
+START_TEST(test_banker_rotates_over_the_seats_that_may_bank)
+{
+    env_t e;
+    env_start_banker(&e, "1");
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.game.port, 5000);
+    ck_assert_ptr_nonnull(c);
+    view_t v;
+    join_all(c, &v);
+    int bankers[3];
+    for (int r = 0; r < 3; r++) {
+        ck_assert(wait_turns(c, &v, 2 * r + 1, 8000));
+        ck_assert_uint_eq(v.nwindow, 2); /* the bid: seats 0 and 2 */
+        ck_assert(in_window(&v, 0) && in_window(&v, 2));
+        ck_assert_int_eq(banker_of(c, 0), -1); /* not chosen yet */
+        ck_assert_int_eq(act(c, &v, at_seat(&v, 1), false), CROUPIER__ERROR_CODE__NOT_YOUR_TURN);
+        ck_assert_int_eq(act(c, &v, at_seat(&v, 0), true), CROUPIER__ERROR_CODE__OK);
+        ck_assert_int_eq(act(c, &v, at_seat(&v, 2), true), CROUPIER__ERROR_CODE__OK);
+        ck_assert(wait_turns(c, &v, 2 * r + 2, 5000));
+        bankers[r] = banker_of(c, 0);
+        ck_assert(bankers[r] == 0 || bankers[r] == 2);
+        ck_assert_uint_eq(v.nwindow, 2); /* the punters */
+        ck_assert(!in_window(&v, bankers[r]));
+        for (size_t k = 0; k < 2; k++)
+            ck_assert_int_eq(act(c, &v, at_seat(&v, (int)v.window[k]), true),
+                             CROUPIER__ERROR_CODE__OK);
+        ck_assert(wait_completed(c, &v, r + 1, 5000));
+        ck_assert_int_eq(v.completed, r + 1);
+    }
+    ck_assert_int_ne(bankers[1], bankers[0]);
+    ck_assert_int_eq(bankers[2], bankers[0]);
+    rpcc_close(c);
+    testenv_stop(&e);
+}
+END_TEST
+
+/*
+ * A bid-for-banker window: the highest bid banks (a seat's last bid counts); the banker is out
+ * of the punters' window (its move refused), shown in the Snapshot during the round and not
+ * between rounds.
+ */
+START_TEST(test_banker_highest_bid_banks)
+{
+    env_t e;
+    env_start_banker(&e, "-1");
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.game.port, 5000);
+    ck_assert_ptr_nonnull(c);
+    view_t v;
+    join_all(c, &v);
+    ck_assert(wait_turns(c, &v, 1, 8000));
+    ck_assert_uint_eq(v.nwindow, 3);
+    ck_assert_int_eq(act_bid(c, &v, at_seat(&v, 0), false, 2), CROUPIER__ERROR_CODE__OK);
+    ck_assert_int_eq(act_bid(c, &v, at_seat(&v, 2), false, 3), CROUPIER__ERROR_CODE__OK);
+    ck_assert_int_eq(act_bid(c, &v, at_seat(&v, 0), false, 5), CROUPIER__ERROR_CODE__OK);
+    ck_assert_int_eq(act(c, &v, at_seat(&v, 0), true), CROUPIER__ERROR_CODE__OK);
+    ck_assert_int_eq(act(c, &v, at_seat(&v, 2), true), CROUPIER__ERROR_CODE__OK);
+    ck_assert_int_eq(act(c, &v, at_seat(&v, 1), true), CROUPIER__ERROR_CODE__OK);
+    ck_assert(wait_turns(c, &v, 2, 5000));
+    ck_assert_int_eq(banker_of(c, 1), 0);
+    ck_assert_uint_eq(v.nwindow, 2);
+    ck_assert(in_window(&v, 1) && in_window(&v, 2));
+    ck_assert_int_eq(act(c, &v, at_seat(&v, 0), true), CROUPIER__ERROR_CODE__NOT_YOUR_TURN);
+    ck_assert_int_eq(act(c, &v, at_seat(&v, 1), true), CROUPIER__ERROR_CODE__OK);
+    ck_assert_int_eq(act(c, &v, at_seat(&v, 2), true), CROUPIER__ERROR_CODE__OK);
+    ck_assert(wait_completed(c, &v, 1, 5000));
+    ck_assert_int_eq(v.completed, 1);
+    ck_assert_int_eq(banker_of(c, 0), -1); /* between rounds (the next deals after 1 s) */
+    rpcc_close(c);
+    testenv_stop(&e);
+}
+END_TEST
+
 static Suite *tk_window_suite(void)
 {
     Suite *s = suite_create("tk_window");
@@ -667,6 +793,11 @@ static Suite *tk_window_suite(void)
     tcase_add_test(tc, test_window_stale_timer_never_fires_a_later_window);
     tcase_add_test(tc, test_window_drain_lets_the_round_finish);
     tcase_add_test(tc, test_window_bots_move_after_bot_ms_and_the_human_keeps_the_window);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("banker");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_banker_rotates_over_the_seats_that_may_bank);
+    tcase_add_test(tc, test_banker_highest_bid_banks);
     suite_add_tcase(s, tc);
     return s;
 }
