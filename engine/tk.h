@@ -53,6 +53,9 @@
  *              trustee_ms until the player acts or resumes (a turn the accepted move itself
  *              starts for the seat is a full one). A timer of an older turn never fires a newer
  *              one (serials). A server bot's turn is its bot_move() after bot_ms.
+ *   banker     a banker game's round has one banker the game chooses (tk_banker_set: an
+ *              eligible seat, may_bank() and the stack bank_stack() asks; rotation with
+ *              tk_banker_next), shown in the Snapshot and the hand history.
  *   windows    tk_window_open() lets several seats decide at once before one deadline (an
  *              action window, "Action windows" below): moves of seats not pending in it are
  *              refused NOT_YOUR_TURN, each pending seat gets the automatic move at the deadline
