@@ -468,7 +468,8 @@ void tk_turn_clear(tk_table_t *t);
  * first. It cancels the turn or window armed before (a window and a turn are never armed at
  * once: whichever the game asks for last wins, and the other is gone without an automatic
  * move; tk_turn() likewise closes an open window). Returns 0, -EINVAL (no round, or no seat of
- * the mask dealt in), or the error of the runtime's timer (nothing opened).
+ * the mask dealt in), or -EIO when the runtime's timer could not be armed (nothing opened,
+ * nothing pushed; the turn or window before is gone all the same).
  *
  * While a window is open the kit refuses, before action() is called, every move of a seat
  * that is not pending in it: NOT_YOUR_TURN ("not in this action window" / "your decision in
