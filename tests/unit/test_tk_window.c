@@ -568,7 +568,7 @@ END_TEST
 START_TEST(test_window_stale_timer_never_fires_a_later_window)
 {
     env_t e;
-    env_start(&e, "2", "1500", "100", "3000", 30);
+    env_start(&e, "2", "2000", "100", "3000", 30);
     rpcc_t *c = rpcc_connect("127.0.0.1", e.game.port, 5000);
     ck_assert_ptr_nonnull(c);
     view_t v;
@@ -583,24 +583,26 @@ START_TEST(test_window_stale_timer_never_fires_a_later_window)
     ck_assert_int_eq(v.autos[0], 1);
     Croupier__RpcFrame *r = resume(c, at_seat(&v, 0));
     frame_free_rpc(r);
-    while (ts_now_ms() < first + 600)
+    /* Halfway through the first window, the second opens: the first's deadline falls in the
+     * middle of the second. */
+    while (ts_now_ms() < first + 1000)
         pump(c, &v, 20);
     ck_assert_int_eq(act(c, &v, at_seat(&v, 1), true), CROUPIER__ERROR_CODE__OK);
     ck_assert_int_eq(act(c, &v, at_seat(&v, 2), true), CROUPIER__ERROR_CODE__OK);
     ck_assert(wait_turns(c, &v, 2, 2000));
     long long second = v.window_at_ms;
-    ck_assert_int_lt(second - first, 1300); /* before the first's deadline */
+    ck_assert_int_lt(second - first, 1700); /* before the first's deadline */
     int autos_before = v.autos[0] + v.autos[1] + v.autos[2];
     /* Past the first window's deadline (plus a margin), within the second's. */
-    while (ts_now_ms() < first + 1500 + 400)
+    while (ts_now_ms() < first + 2000 + 300)
         pump(c, &v, 20);
-    ck_assert_int_lt(ts_now_ms() - second, 1500);
+    ck_assert_int_lt(ts_now_ms() - second, 1900);
     ck_assert_int_eq(v.autos[0] + v.autos[1] + v.autos[2], autos_before);
     ck_assert(wait_completed(c, &v, 1, 5000));
     ck_assert_int_eq(v.completed, 1);
     for (size_t k = 0; k < v.nwindow; k++) {
         int s = (int)v.window[k];
-        ck_assert_int_ge(v.auto_ms[s] - second, 1300); /* at the second's deadline */
+        ck_assert_int_ge(v.auto_ms[s] - second, 1800); /* at the second's deadline */
     }
     rpcc_close(c);
     testenv_stop(&e);
