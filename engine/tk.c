@@ -415,6 +415,7 @@ void tk_reply_snapshot(tk_table_t *t, gs_request_t *req, int seat)
     Croupier__GameState gst = CROUPIER__GAME_STATE__INIT;
     Croupier__SeatInfo infos[TK_MAX_SEATS];
     Croupier__SeatInfo *ptrs[TK_MAX_SEATS];
+    uint32_t window_seats[TK_MAX_SEATS];
     s.desk_id = rt_desk_id(t->desk);
     s.your_seat = (uint32_t)seat;
     s.engine = t->eng->game->proto_engine;
@@ -441,6 +442,9 @@ void tk_reply_snapshot(tk_table_t *t, gs_request_t *req, int seat)
             s.has_time_left_ms = true;
             s.time_left_ms = (uint32_t)(left < 0 ? 0 : left);
         }
+        tk_window_snapshot(t, &s, window_seats);
+        s.has_banker_seat = t->banker >= 0;
+        s.banker_seat = t->banker >= 0 ? (uint32_t)t->banker : 0;
     }
     t->snap_set = false;
     t->snap_msg = &s;

@@ -53,11 +53,20 @@
  *              trustee_ms until the player acts or resumes (a turn the accepted move itself
  *              starts for the seat is a full one). A timer of an older turn never fires a newer
  *              one (serials). A server bot's turn is its bot_move() after bot_ms.
+ *   banker     a banker game's round has one banker the game chooses (tk_banker_set: an
+ *              eligible seat, may_bank() and the stack bank_stack() asks; rotation with
+ *              tk_banker_next), shown in the Snapshot and the hand history.
+ *   windows    tk_window_open() lets several seats decide at once before one deadline (an
+ *              action window, "Action windows" below): moves of seats not pending in it are
+ *              refused NOT_YOUR_TURN, each pending seat gets the automatic move at the deadline
+ *              (or sooner: on trustee, away with trustee_when_away, leaving, a bot), and the
+ *              Snapshot has the pending seats and the window's time left.
  *   events     every ServerMessage a table pushes carries event_seq, one counter per table:
  *              every event takes the next number, a player sees the numbers of the events sent
  *              to them (gaps are events sent only to others), and a Snapshot carries the last.
  *   resume     Resume (and a repeated Join) is answered with a Snapshot: the header (desk, seat,
- *              engine, game, stake, seats, round id, turn seat and time left, event_seq) from
+ *              engine, game, stake, seats, round id, turn seat and time left -- or a window's
+ *              pending seats and time left --, event_seq) from
  *              the kit, the state from the game's snapshot().
  *   moves (whole tables)  when the server drains, a table with players that is between rounds
  *              (or once its round ended and settled) moves as a whole instead (docs/protocol.md
@@ -92,9 +101,9 @@
  *              with bots or a house -house, -house-fund; and the game's extra_flags), each with
  *              its environment variable, shown by croupier-game --help and checked at start (a
  *              bad value exits 2).
- *   metrics    tk_tables, tk_tables_opened_total, tk_seated, tk_timeouts_total,
- *              tk_auto_actions_total (each labelled engine), tk_refusals_total (engine, code),
- *              and the gs's game_rounds_total (game, outcome).
+ *   metrics    tk_tables, tk_tables_opened_total, tk_seated, tk_timeouts_total (turns and window
+ *              decisions that ran out), tk_auto_actions_total (each labelled engine),
+ *              tk_refusals_total (engine, code), and the gs's game_rounds_total (game, outcome).
  *   protocol   a kit game's actions arrive as Action.game (GameAction: the body is the game's
  *              own message, decoded with frame_unpack_game() against tk_game_t.action_desc and
  *              action_rules, the same caps and checks as the client protocol); its snapshot
@@ -103,7 +112,8 @@
  *              An engine that keeps its own members of Action/Snapshot (the built-in ones) sets
  *              action_desc NULL and uses tk_snapshot_msg().
  *
- * The engines on the kit: test (engine/testgame.c), holdem, persistent (blackjack),
+ * The engines on the kit: test (engine/testgame.c; its --test-windows mode opens action
+ * windows), holdem, persistent (blackjack),
  * traditional (the shedding games) and zhajinhua (games/<game>/).
  *
  * Threads. Every tk_* function below that takes a tk_table_t runs on that table's desk thread,
@@ -259,6 +269,12 @@ typedef struct tk_game {
     /* The turn of seat timed out (or the seat is on trustee): make the automatic move (it must
      * end the turn). Required. */
     void (*timeout)(tk_table_t *t, void *g, int seat);
+    /* seat's decision in an action window (tk_window_open) is due: the window's deadline
+     * passed, or the seat is on trustee, away with trustee_when_away, or leaving. Make the
+     * automatic move and end the seat's decision with tk_window_done(). A seat the move
+     * leaves pending is on trustee: its next automatic move comes after trustee_ms. NULL:
+     * timeout() is called for window seats too (it must then end the decision the same way). */
+    void (*window_timeout)(tk_table_t *t, void *g, int seat);
     /* The round is voided (drain bound, shutdown): forget it; no money moves. Required. */
     void (*round_void)(tk_table_t *t, void *g);
     /* seat's view of the game state for a Snapshot: call tk_snapshot_state() with the game's
@@ -278,6 +294,13 @@ typedef struct tk_game {
      * busted: told TableClosing{CLOSING_BUSTED}, cashed out and unseated (or topped up, see
      * topup). NULL: 1 chip. Ignored with TK_MONEY_WALLET. */
     int64_t (*min_stack)(tk_table_t *t, void *g);
+    /* Banker games (tk_banker_set below): whether seat may bank this round besides the stack
+     * bank_stack() asks (a seat that sat out, a rule of the game's). NULL: every seat dealt in. */
+    bool (*may_bank)(tk_table_t *t, void *g, int seat);
+    /* The least stack a banker needs this round, e.g. what it may owe every other seat dealt in
+     * (Niu Niu: the largest multiplier x the stake x the punters). NULL: min_stack(). Not
+     * checked with TK_MONEY_WALLET (stacks read 0). */
+    int64_t (*bank_stack)(tk_table_t *t, void *g);
     /* A server bot's move (its turn, after bot_ms). NULL: timeout(), the automatic move. */
     void (*bot_move)(tk_table_t *t, void *g, int seat);
     /* The engine runs (main thread, once, after the lobby exists): e.g. open tables of bots
@@ -374,6 +397,27 @@ bool tk_seat_bot(const tk_table_t *t, int seat);
 int tk_seat_add_bot(tk_table_t *t);
 /* The dealer button: the kit moves it to the next playing seat at every round start. */
 int tk_button(const tk_table_t *t);
+
+/*
+ * The banker (docs/writing-a-game.md "Banker games"): one seat of the round the others play
+ * against, chosen by the game (by rotation, a bid-for-banker window, ...) and known to the kit,
+ * which shows it in the Snapshot (banker_seat) and the hand history ("banker").
+ *
+ * tk_banker_eligible: seat is dealt into the round, the game's may_bank() allows it and (stack
+ * mode) its stack holds bank_stack() (min_stack() without one): the minimum stack to bank, per
+ * seat, beside the one every seat needs to be dealt in.
+ * tk_banker_set: seat banks this round (the game calls it inside the round, once it decided;
+ * again to change it). 0, or -EINVAL (no round, or the seat is not eligible: nothing changed).
+ * tk_banker: this round's banker, -1 before tk_banker_set (every round starts without one).
+ * tk_banker_next: the rotation: the first eligible seat after the last round's banker (the
+ * previous banker is the last it offers), or from the button on when no round had one at this
+ * table (the first round; an adopted table starts over from the button too); -1 when no seat
+ * is eligible (the game then voids or ends the round, its rules say which).
+ */
+bool tk_banker_eligible(tk_table_t *t, int seat);
+int tk_banker_set(tk_table_t *t, int seat);
+int tk_banker(const tk_table_t *t);
+int tk_banker_next(tk_table_t *t);
 /* The round number (1, 2...) and its id text ("service:slot:epoch:desk:seq"). */
 uint64_t tk_round_seq(const tk_table_t *t);
 const char *tk_round_id(tk_table_t *t);
@@ -391,7 +435,8 @@ int tk_push_play(tk_table_t *t, int seat, const ProtobufCMessage *a, bool timed_
 void tk_push_deal(tk_table_t *t, int seat, const uint8_t *cards, size_t n);
 
 /* It is seat's turn: arms the turn timer and pushes turn (seat and time_left_ms set by the
- * kit). A seat that is away or on trustee gets its automatic move after TK_TRUSTEE_MS. */
+ * kit). A seat that is away or on trustee gets its automatic move after TK_TRUSTEE_MS. An
+ * open action window is closed first (tk_window_open). */
 void tk_turn(tk_table_t *t, int seat, Croupier__Turn *turn);
 /* The same turn goes on with new terms (e.g. the seat's costs changed): pushes turn with the
  * time left, the clock keeps running. A seat that is not the one to act gets tk_turn(). */
@@ -410,8 +455,56 @@ void *tk_game_state(tk_table_t *t);
 /* The desk of the table (for log lines and ids). */
 uint64_t tk_desk_id(tk_table_t *t);
 
-/* Nobody is to act (e.g. the round ends): cancels the turn timer. */
+/* Nobody is to act (e.g. the round ends): cancels the turn timer, and closes an action window
+ * (no automatic move for its pending seats). */
 void tk_turn_clear(tk_table_t *t);
+
+/*
+ * Action windows: simultaneous decisions (docs/writing-a-game.md "Simultaneous decisions:
+ * action windows"). Several seats decide at once, each at its own pace, before ONE deadline.
+ *
+ * tk_window_open() opens a window for the seats of the mask `seats` (bit s = seat s) that are
+ * dealt into the round, with the deadline ms from now (ms <= 0: action_ms), and pushes turn
+ * (NULL: a bare one; the game's terms otherwise) with time_left_ms and window_seats set by the
+ * kit: to each seat of the window with seat = its own, to the others with seat = the window's
+ * first. It cancels the turn or window armed before (a window and a turn are never armed at
+ * once: whichever the game asks for last wins, and the other is gone without an automatic
+ * move; tk_turn() likewise closes an open window). Returns 0, -EINVAL (no round, or no seat of
+ * the mask dealt in), or -EIO when the runtime's timer could not be armed (nothing opened,
+ * nothing pushed; the turn or window before is gone all the same).
+ *
+ * While a window is open the kit refuses, before action() is called, every move of a seat
+ * that is not pending in it: NOT_YOUR_TURN ("not in this action window" / "your decision in
+ * this action window is made"). A pending seat's accepted moves are the game's; the game says
+ * when the seat's decision is made with tk_window_done() (after its one move, or after several:
+ * "until the game says the seat is done"). When the last pending seat is done the window
+ * closes (its timer cancelled) and tk_window_done() returns 0: the game goes on there (ends the
+ * round, opens the next window, gives a turn...).
+ *
+ * Per seat, the automatic move (window_timeout, or timeout) comes:
+ *   - at the deadline, for every seat still pending (counted in tk_timeouts_total, once per
+ *     seat; the seat goes on trustee, as after a turn's timeout);
+ *   - after trustee_ms for a seat on trustee (tk_auto_actions_total), a disconnected seat of a
+ *     trustee_when_away game (or a tournament table), and a seat that leaves during the round
+ *     (LEAVING: its decision is not waited for until the deadline, as a leaver's turn is not);
+ *     the other seats keep the whole window. A seat that resumes (or acts) gets the rest of the
+ *     window again;
+ *   - after bot_ms for a server bot (bot_move, or the automatic move).
+ * The deadline is the window's alone: the time bank is neither spent nor added. A stale timer
+ * (of a closed or earlier window) never fires a later one (serials). A drain waits for the
+ * window like for any round (the deadline ends it); the drain bound voids the round and with
+ * it the window. A Snapshot during a window has the pending seats (window_seats) and the
+ * window's time left (time_left_ms), and no turn_seat.
+ */
+int tk_window_open(tk_table_t *t, uint32_t seats, int64_t ms, Croupier__Turn *turn);
+/* seat's decision is made: it leaves the window. Returns the seats still pending (0: the window
+ * closed), or -ENOENT when no window is open or the seat is not pending in it. */
+int tk_window_done(tk_table_t *t, int seat);
+/* Whether seat is pending in the open window; the mask of the pending seats (0: no window). */
+bool tk_window_pending(const tk_table_t *t, int seat);
+uint32_t tk_window_seats(const tk_table_t *t);
+/* Closes the open window now, without any automatic move (a no-op when none is open). */
+void tk_window_close(tk_table_t *t);
 
 /*
  * The round's deck: shuffles cards[0..n) in place with the kit's one deck source (common/deck.h,

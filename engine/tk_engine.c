@@ -396,8 +396,8 @@ int tk_engine_create(tk_engine_def_t *def, gs_t *gs, const char *games, void **o
     eng->m_opened =
         metrics_counter(reg, "tk_tables_opened_total", eng->labels, "Kit tables opened");
     eng->m_seated = metrics_gauge(reg, "tk_seated", eng->labels, "Players seated at kit tables");
-    eng->m_timeouts =
-        metrics_counter(reg, "tk_timeouts_total", eng->labels, "Turns that timed out");
+    eng->m_timeouts = metrics_counter(reg, "tk_timeouts_total", eng->labels,
+                                      "Turns and action-window decisions that timed out");
     eng->m_auto = metrics_counter(reg, "tk_auto_actions_total", eng->labels,
                                   "Automatic moves for players on trustee or leaving");
     char ml[128];

@@ -19,6 +19,9 @@
  *   tk_move.c    whole-table moves (§12 "Whole-table moves") and the handoff jobs (tk_job_t) that
  *                run on the engine's jobs thread
  *   tk_room.c    private rooms (§12 "Private rooms")
+ *   tk_bank.c    the banker of banker games (tk.h "tk_banker_set"): eligibility, rotation
+ *   tk_window.c  action windows: several seats decide at once before one deadline (tk.h
+ *                "Action windows", §12 "Action windows")
  *   tk_lobby.c   the lobby desk (§12 "Desks", "Idle tables")
  *   tk_engine.c  the engine on the main loop: the engine_ops_t entry points, a join's wallet
  *                look-up and buy-in, the flags, create and destroy
@@ -57,6 +60,8 @@
  *                  joins_seen, retiring, fill_armed, bot_table, fenced        tk_table.c
  *                  move, move_*, offer_id, adopted, adopt_q, nadopt_q         tk_move.c
  *                  room, options (nseats and g when an adopted room's rules differ)  tk_room.c
+                  win                                                tk_window.c
+                  banker, last_banker                                tk_bank.c
  *   tk_room_t    made on the main loop by tk_room_prepare (tk_room.c), carried in the tk_join_t,
  *                the table's from tk_table_open on (freed by its on_destroy).
  *   tk_job_t     made on a table desk by tk_job_new (tk_move.c; tk_room.c for TK_JOB_ROOM_*),
@@ -168,7 +173,23 @@ enum {
     TK_TIMER_TOUR_ASK,   /* a tournament table asks its next deal again */
     TK_TIMER_TOUR_RENEW, /* a tournament table renews its claim */
     TK_TIMER_TOUR_JOIN,  /* a match's deal starts without the players not come (serial) */
+    TK_TIMER_WINDOW,     /* an action window's next automatic move or deadline (tk_window.c) */
 };
+
+/* An action window (tk.h "Action windows", tk_window.c): a few words, embedded in the table
+ * (every table may open one; nothing to allocate or free). */
+typedef struct {
+    bool open;
+    bool armed;       /* timer armed */
+    bool expired;     /* its deadline passed: only automatic moves still due are waited for */
+    uint32_t seats;   /* the seats it opened with (bit s = seat s) */
+    uint32_t pending; /* those still to decide */
+    uint64_t id;      /* windows opened so far: a callback that opened another one is seen */
+    uint64_t serial;  /* of its timer: an older timer is stale */
+    rt_timer_id_t timer;
+    int64_t deadline_ms;          /* monotonic */
+    int64_t due_ms[TK_MAX_SEATS]; /* when each pending seat's automatic move comes */
+} tk_window_t;
 
 typedef struct tk_tour tk_tour_t;           /* a tournament table's (tk_tour.c) */
 typedef struct tk_tour_host tk_tour_host_t; /* an engine's hosting of them (tk_tour.c) */
@@ -328,6 +349,9 @@ struct tk_table {
     char options[256]; /* the room's rule options as the engine's option text ("": the
                           server's, tk_engine_options) */
     tk_tour_t *tour;   /* a tournament table (tk_tour.c), or NULL */
+    tk_window_t win;   /* the action window (tk_window.c); win.open false when none */
+    int banker;        /* this round's banker (tk_bank.c), or -1 */
+    int last_banker;   /* the last round's that had one, for the rotation; -1: none yet */
 };
 
 /* The handoff calls of whole-table moves and private rooms (tk_move.c, tk_room.c). */
@@ -418,6 +442,8 @@ void tk_turn_hurry(tk_table_t *t);
 void tk_turn_restore(tk_table_t *t);
 void tk_spend_bank(tk_table_t *t, int seat, int64_t used_ms);
 void tk_settled(tk_table_t *t, uint64_t seq, const money_result_t *res);
+/* The automatic move's delay now (trustee_ms, or TK_TRUSTEE_NOBODY_MS when nobody watches). */
+int64_t tk_trustee_ms(const tk_table_t *t);
 void tk_void(tk_table_t *t, Croupier__VoidReason why);
 void tk_start_round(tk_table_t *t);
 /* The round's history record as it would be written completed with delta and rake (a new
@@ -485,6 +511,21 @@ void tk_tour_destroy(tk_table_t *t);
 int tk_tour_seats(const tk_tour_t *tour); /* its structure's seats_per_table */
 void tk_tour_history(tk_table_t *t);      /* the hand's fields in its history record */
 bool tk_tour_seat_score(const tk_table_t *t, int seat, int64_t *score); /* a match table's */
+
+/* tk_window.c: action windows (tk.h "Action windows"), on the table's desk. */
+/* Whether the kit refuses seat's move because a window is open and seat is not pending in it
+ * (the request is answered NOT_YOUR_TURN and counted). */
+bool tk_window_refused(tk_table_t *t, gs_request_t *req, int seat);
+/* seat's automatic move comes after trustee_ms now (away, leaving), unless sooner. */
+void tk_window_hurry(tk_table_t *t, int seat);
+/* seat is back (resumed, or acted and still pending): its automatic move waits for the
+ * deadline again. */
+void tk_window_restore(tk_table_t *t, int seat);
+/* TK_TIMER_WINDOW of that serial fired. */
+void tk_window_timer(tk_table_t *t, uint64_t serial);
+/* The Snapshot's window_seats (into buf, TK_MAX_SEATS long) and time_left_ms when a window is
+ * open. */
+void tk_window_snapshot(tk_table_t *t, Croupier__Snapshot *s, uint32_t *buf);
 
 /* tk_lobby.c: the lobby desk's callbacks (tk_engine_create makes the desk), and a join's end. */
 extern const gs_desk_ops_t tk_lobby_ops;

@@ -245,7 +245,7 @@ void tk_maybe_idle(tk_table_t *t)
  * A Guandan deal played out by trustee at one move a second would hold those players (and a
  * drain) for minutes; nobody watches it.
  */
-static int64_t tk_trustee_ms(const tk_table_t *t)
+int64_t tk_trustee_ms(const tk_table_t *t)
 {
     bool someone = false;
     for (int i = 0; i < t->nseats && !someone; i++) {
@@ -259,6 +259,7 @@ static int64_t tk_trustee_ms(const tk_table_t *t)
 
 void tk_turn_clear(tk_table_t *t)
 {
+    tk_window_close(t);
     if (t->turn_armed)
         rt_desk_timer_cancel(t->desk, t->turn_timer);
     t->turn_armed = false;
@@ -628,6 +629,7 @@ void tk_start_round(tk_table_t *t)
         }
     }
     t->button = tk_next_playing(t, t->button < 0 ? t->nseats - 1 : t->button);
+    t->banker = -1; /* the game chooses this round's (tk_banker_set) */
     if (t->room != NULL && t->room->rec.state == CROUPIER__ROOM_STATE__ROOM_WAITING)
         tk_room_started(t);
     tk_mark_round(t);

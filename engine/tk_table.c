@@ -33,6 +33,8 @@ static void tk_action(tk_table_t *t, gs_request_t *req, int seat)
                   rt_desk_in_round(t->desk) ? "not dealt into this round" : "no round in progress");
         return;
     }
+    if (rt_desk_in_round(t->desk) && tk_window_refused(t, req, seat))
+        return; /* an action window is open and this seat has no decision pending in it */
     const Croupier__Action *a = req->frame->action;
     const tk_game_t *gm = t->eng->game;
     ProtobufCMessage *m = NULL;
@@ -80,6 +82,7 @@ static void tk_action(tk_table_t *t, gs_request_t *req, int seat)
     if (my_turn && t->turn_serial != turn)
         tk_spend_bank(t, seat, used);
     s->trustee = false;
+    tk_window_restore(t, seat); /* still deciding in a window: the player is back */
     Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
     Croupier__Result r = CROUPIER__RESULT__INIT;
     sm.has_event_seq = true;
@@ -107,6 +110,7 @@ static void tk_leave(tk_table_t *t, gs_request_t *req, int i)
                 s->trustee = true;
                 if (t->turn_seat == i && t->turn_armed)
                     tk_turn_hurry(t);
+                tk_window_hurry(t, i);
             }
             tk_refuse(t, req, CROUPIER__ERROR_CODE__ROOM_STARTED,
                       disband ? "the room has started: it can no longer be disbanded"
@@ -135,6 +139,7 @@ static void tk_leave(tk_table_t *t, gs_request_t *req, int i)
         s->trustee = true;     /* its turns meanwhile are the automatic move */
         if (t->turn_seat == i && t->turn_armed)
             tk_turn_hurry(t);
+        tk_window_hurry(t, i); /* and its decision in a window */
     } else if (s->state == TK_SEATED) {
         tk_cash_out(t, i);
         tk_unseat(t, i);
@@ -168,6 +173,8 @@ static void tk_table_on_request(rt_desk_t *desk, void *state, gs_request_t *req)
             if ((t->eng->game->trustee_when_away || t->tour != NULL) && t->turn_seat == i &&
                 t->turn_armed)
                 tk_turn_hurry(t);
+            if (t->eng->game->trustee_when_away || t->tour != NULL)
+                tk_window_hurry(t, i);
         }
         gs_request_free(req);
         return;
@@ -200,6 +207,7 @@ static void tk_table_on_request(rt_desk_t *desk, void *state, gs_request_t *req)
         s->trustee = s->state == TK_LEAVING;
         if (hurried && !s->trustee && away_auto && t->turn_seat == i && t->turn_armed)
             tk_turn_restore(t);
+        tk_window_restore(t, i); /* a decision pending in a window gets the rest of it */
         tk_reply_snapshot(t, req, i);
         if (t->tour != NULL)
             tk_tour_present(t); /* a match's deal may wait for him */
@@ -437,6 +445,8 @@ static void tk_table_on_timer(rt_desk_t *desk, void *state, uint64_t cookie)
         t->retiring = true;
         rt_msg_t m = {.type = TK_MSG_IDLE, .arg = rt_desk_id(desk), .arg2 = tk_seats_word(t)};
         rt_post(rt_desk_rt(desk), t->eng->lobby, &m);
+    } else if (kind == TK_TIMER_WINDOW) {
+        tk_window_timer(t, serial);
     } else if (kind == TK_TIMER_TURN && serial == t->turn_serial && t->turn_armed) {
         t->turn_armed = false;
         int seat = t->turn_seat;
@@ -609,6 +619,7 @@ static int tk_table_open_with(tk_engine_t *eng, const char *game, int64_t stake,
     if (tour != NULL)
         t->nseats = tk_tour_seats(tour); /* the structure's seats_per_table (<= TK_MAX_SEATS) */
     t->turn_seat = -1;
+    t->banker = t->last_banker = -1;
     t->g = eng->game->table_create(t, t->game, stake);
     if (t->g == NULL) {
         free(t->tour);
