@@ -139,6 +139,8 @@ export const TOURNAMENTS_FOLLOWED = 8;
  * - `left`: TableClosing{CLOSING_TOURNAMENT} for that table (`detail`: moved, busted, table
  *   broken, its server gone); the next seat is asked for at once (`waiting`, `seated` follow,
  *   or `finished`).
+ * - `out` (a match hall, docs/protocol.md "Match halls"): the player is out of the match; his
+ *   place comes with its end (`finished` follows then). No seat is asked for meanwhile.
  * - `finished`: the tournament is over for the player (the last event): `place` and `prize`
  *   when known (from his ELIMINATED or FINISHED push, else his entry), `won` for the winner,
  *   `reason` ELIMINATED, FINISHED, TOURNAMENT_OVER, NOT_REGISTERED or CANCELLED.
@@ -150,6 +152,7 @@ export type TournamentSeatEvent =
     | { tournament: number; kind: "waiting"; detail: string }
     | { tournament: number; kind: "seated"; deskId: bigint; snapshot: croupier.ISnapshot }
     | { tournament: number; kind: "left"; deskId: bigint; detail: string }
+    | { tournament: number; kind: "out"; detail: string }
     | { tournament: number; kind: "finished"; place: number; prize: number; won: boolean;
         reason: "ELIMINATED" | "FINISHED" | "TOURNAMENT_OVER" | "NOT_REGISTERED" | "CANCELLED" }
     | { tournament: number; kind: "stopped"; error: Error };
@@ -168,6 +171,7 @@ type TourFollow = {
     running: boolean;           /* an ask loop is on */
     again: boolean;             /* asked to ask again once the loop ends */
     done: boolean;
+    out: boolean;               /* out of a match: waits for its place, asks no seat */
     waited: boolean;            /* "waiting" emitted in this wait */
     deadline: number;           /* for the first seat (Infinity: none) */
     first: { resolve: (s: croupier.ISnapshot) => void; reject: (e: Error) => void } | null;
@@ -454,7 +458,7 @@ export class Client {
             this.tourStop(this.tour, new Error(`croupier: now playing tournament ${id}`));
         return new Promise((resolve, reject) => {
             const f: TourFollow = {
-                id, deskId: 0n, running: false, again: false, done: false, waited: false,
+                id, deskId: 0n, running: false, again: false, done: false, out: false, waited: false,
                 deadline: opts.timeoutMs !== undefined ? Date.now() + opts.timeoutMs : Infinity,
                 first: { resolve, reject }, wake: null, unabort: null,
             };
@@ -500,7 +504,7 @@ export class Client {
 
     /* Asks for the seat now, or once the ask in flight is answered. */
     private tourAsk(f: TourFollow): void {
-        if (f.done)
+        if (f.done || f.out)
             return;
         if (f.running) {
             f.again = true;
@@ -524,7 +528,7 @@ export class Client {
     private async tourSeat(f: TourFollow): Promise<void> {
         f.waited = false;
         for (;;) {
-            if (f.done)
+            if (f.done || f.out)
                 return;
             try {
                 const snap = await this.takeTournamentSeat(f.id);
@@ -586,6 +590,11 @@ export class Client {
             if (f.done)
                 return;
             const busted = info?.you?.state === croupier.TournamentEntryState.TOUR_ENTRY_BUSTED;
+            if (info !== null && busted && info.format === croupier.TournamentFormat.TOUR_MATCH &&
+                info.status === croupier.TournamentStatus.TOUR_RUNNING) {
+                this.tourOut(f, "you are out of the match: your place comes with its end");
+                return; /* its end is pushed (FINISHED) */
+            }
             if (info !== null && busted && !(Number(info.you?.place ?? 0) > 0) && Date.now() < end) {
                 await sleep(TOUR_RETRY_MS);
                 continue;
@@ -632,8 +641,12 @@ export class Client {
             return;
         const K = croupier.TournamentEventKind;
         const mine = Number(ev.player ?? 0) === this.playerId;
-        if (ev.kind === K.TOUR_EVENT_ELIMINATED && mine)
+        if (ev.kind === K.TOUR_EVENT_ELIMINATED && mine && !(Number(ev.place ?? 0) > 0))
+            this.tourOut(f, ev.detail ?? "you are out of the match"); /* the place comes at its end */
+        else if (ev.kind === K.TOUR_EVENT_ELIMINATED && mine)
             this.tourFinish(f, Number(ev.place ?? 0), Number(ev.prize ?? 0), false, "ELIMINATED");
+        else if (ev.kind === K.TOUR_EVENT_MOVED_TABLE && mine && f.running)
+            f.wake?.(); /* a match's next table deals now: ask at once */
         else if (ev.kind === K.TOUR_EVENT_FINISHED && mine)
             this.tourFinish(f, Number(ev.place ?? 1), Number(ev.prize ?? 0), true, "FINISHED");
         else if (ev.kind === K.TOUR_EVENT_FINISHED || ev.kind === K.TOUR_EVENT_CANCELLED)
@@ -657,6 +670,15 @@ export class Client {
         f.deskId = 0n;
         this.emit("tournamentSeat", { tournament: f.id, kind: "left", deskId: desk, detail: t.detail ?? "" });
         this.tourAsk(f);
+    }
+
+    /* Out of a match: no seat asked any more; its end brings the place. */
+    private tourOut(f: TourFollow, detail: string): void {
+        if (f.done || f.out)
+            return;
+        f.out = true;
+        f.wake?.();
+        this.emit("tournamentSeat", { tournament: f.id, kind: "out", detail });
     }
 
     private tourFinish(f: TourFollow, place: number, prize: number, won: boolean,

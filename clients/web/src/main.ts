@@ -459,6 +459,12 @@ function onTournamentSeat(ev: TournamentSeatEvent): void {
         tour.status = `${ev.detail || "You left your table"} · finding your next table…`;
         note("closing", `${name}: ${ev.detail || "you left your table"}`).dataset.kind = "left";
         break;
+    case "out":
+        seated = false;
+        tour.table = 0;
+        tour.status = ev.detail || "You are out of the match: your place comes with its end";
+        note("tournament", `${name}: ${tour.status}`).dataset.kind = "out";
+        break;
     case "finished": {
         const text = ev.won ? `You won ${name}` + (ev.prize > 0 ? `: prize ${fmt(ev.prize)}` : "")
             : ev.place > 0 ? `You finished ${ordinal(ev.place)} in ${name}` + (ev.prize > 0 ? `: prize ${fmt(ev.prize)}` : ", no prize")

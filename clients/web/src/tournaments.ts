@@ -15,7 +15,23 @@ const fmt = (n: number): string => n.toLocaleString("en-US");
 
 export function formatText(f: croupier.TournamentFormat | null | undefined): string {
     return f === croupier.TournamentFormat.TOUR_SNG ? "Sit & go"
-        : f === croupier.TournamentFormat.TOUR_MTT ? "Multi-table" : "?";
+        : f === croupier.TournamentFormat.TOUR_MTT ? "Multi-table"
+            : f === croupier.TournamentFormat.TOUR_MATCH ? "Match hall" : "?";
+}
+
+/** A match's current stage: "打立出局 (stage 1 of 2) · base 12, out below 240";
+ * "定局积分 (stage 2 of 2) · round 1, 2 deals a round"; "" when none is shown. */
+export function stageText(m: croupier.IMatchStage | null | undefined): string {
+    if (m === null || m === undefined)
+        return "";
+    const name = m.format === "rising" ? "打立出局" : m.format === "fixed" ? "定局积分" : "瑞士移位";
+    let s = `${name} (stage ${num(m.stage) + 1} of ${num(m.stages)})`;
+    if (m.format === "rising")
+        s += ` · base ${fmt(num(m.baseScore))}, out below ${fmt(num(m.line))}`;
+    else
+        s += ` · round ${num(m.round)}` + (num(m.rounds) > 0 ? ` of ${num(m.rounds)}` : "") +
+            `, ${num(m.dealsPerRound)} deal${num(m.dealsPerRound) === 1 ? "" : "s"} a round`;
+    return s;
 }
 
 export function statusText(s: croupier.TournamentStatus | null | undefined): string {
@@ -367,14 +383,19 @@ export class TournamentTab {
             d.append(el("dt", "", label), el("dd", "", value));
             dl.append(d);
         };
-        fact("format", "Format", formatText(t.format));
+        fact("format", "Format", formatText(t.format) + (t.game ? ` · ${t.game}` : ""));
         fact("status", "Status", statusText(t.status) + (t.registrationOpen ? " · registration open" : ""));
         fact("buy-in", "Buy-in", buyInText(t));
         fact("entrants", "Entrants", `${num(t.entries)}/${num(t.maxEntrants)}` +
             (num(t.minEntrants) > 0 ? ` (at least ${num(t.minEntrants)})` : ""));
         fact("start", t.status === S.TOUR_REGISTERING ? "Starts" : "Started", startText(t));
         fact("pool", "Prize pool", fmt(num(t.prizePool)));
-        fact("stack", "Starting stack", fmt(num(t.startingStack)));
+        if (t.format === croupier.TournamentFormat.TOUR_MATCH) {
+            if (t.match)
+                fact("stage", "Stage", stageText(t.match));
+        } else {
+            fact("stack", "Starting stack", fmt(num(t.startingStack)));
+        }
         if (has(t, "levelNumber")) {
             fact("level", "Level", levelText(t));
             fact("next-level", "Next level in", this.levelEndsAt > 0 ? clockText(this.levelEndsAt - Date.now()) : "last level");
@@ -395,7 +416,10 @@ export class TournamentTab {
         if (t.you) {
             const y = t.you;
             let s = `Your entry: ${entryText(y.state)}`;
-            if (has(y, "stack") && (y.state === ES.TOUR_ENTRY_PLAYING || y.state === ES.TOUR_ENTRY_WAITING))
+            if (has(y, "score"))
+                s += ` · score ${fmt(num(y.score))}` +
+                    (has(y, "matchPoints") ? ` · ${num(y.matchPoints)} match points` : "");
+            else if (has(y, "stack") && (y.state === ES.TOUR_ENTRY_PLAYING || y.state === ES.TOUR_ENTRY_WAITING))
                 s += ` · stack ${fmt(num(y.stack))}`;
             if (has(y, "table") && y.state === ES.TOUR_ENTRY_PLAYING)
                 s += ` · table ${y.table}, seat ${(y.seat ?? 0) + 1}`;
