@@ -537,7 +537,7 @@ bool tk_tour_report(tk_table_t *t, const int64_t *delta)
      * the hand and its history are written together, once (docs/tournaments.md). */
     free(tt->record);
     json_t *rec = tk_history_record(t, delta, 0);
-    json_t *tj = json_object_get(rec, "tournament");
+    json_t *tj = json_object_get(rec, tt->deal.scored ? "match" : "tournament");
     if (tj != NULL)
         json_object_set_new(tj, "ended_ms", json_integer(clock_wall_ms()));
     tt->record = rec != NULL ? json_dumps(rec, JSON_COMPACT) : NULL;
