@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <hiredis/hiredis.h>
+#include <inttypes.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -733,6 +734,25 @@ char *ts_rstr(redisContext *c, const char *fmt, ...)
     char *v = r->type == REDIS_REPLY_STRING ? strdup(r->str) : NULL;
     freeReplyObject(r);
     return v;
+}
+
+uint64_t ts_tour_create(redisContext *c, const char *name, const char *format,
+                        const char *structure, long long created_ms, long long start_at_ms)
+{
+    uint64_t id = (uint64_t)ts_rnum(c, "INCR {croupier:tours}:seq");
+    long long n = ts_rnum(c,
+                          "HSET {croupier:tour:%" PRIu64 "}:meta id %" PRIu64 " name %s "
+                          "structure %s format %s status registering created_ms %lld "
+                          "start_at_ms %lld started_ms 0 ended_ms 0 clock_ms 0 level 0 entries 0 "
+                          "players 0 pool 0 cursor 0-0",
+                          id, id, name, structure, format, created_ms, start_at_ms);
+    if (n <= 0) {
+        fprintf(stderr, "ts_tour_create: the meta hash of %" PRIu64 " was not written\n", id);
+        abort();
+    }
+    ts_rnum(c, "ZADD {croupier:tours}:all %lld %" PRIu64, created_ms, id);
+    ts_rnum(c, "SADD {croupier:tours}:live %" PRIu64, id);
+    return id;
 }
 
 ts_proc_t *ts_director_spawn(ts_redis_t *r, const char *id, char *const extra[], int *health)

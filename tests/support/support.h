@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* A port that was free on 127.0.0.1 a moment ago, picked at random below the kernel's ephemeral
@@ -32,6 +33,12 @@ typedef struct redisContext redisContext;
 long long ts_rnum(redisContext *c, const char *fmt, ...);
 /* A string from a command on c, or NULL (nil or another type); free it. No reply aborts. */
 char *ts_rstr(redisContext *c, const char *fmt, ...);
+/* Writes a tournament as croupier-ctl's `tour create` does (tournament/tour_director.h's keys:
+ * the id from {croupier:tours}:seq, the meta hash with `name`, `structure`, `format` ("sng",
+ * "mtt", "match"), status registering, `created_ms` and `start_at_ms`, the index sets) and
+ * returns its id. Aborts the test when Redis refuses. */
+uint64_t ts_tour_create(redisContext *c, const char *name, const char *format,
+                        const char *structure, long long created_ms, long long start_at_ms);
 
 typedef struct ts_redis ts_redis_t;
 /* Starts redis-server on a free loopback port with no persistence and waits for PING.

@@ -65,21 +65,9 @@ static long long wallet(uint64_t player)
     return rnum("GET {croupier:money}:wallet:%" PRIu64, player);
 }
 
-/* What croupier-ctl's `tour create` writes (tour_director.h has the keys). */
 static uint64_t tour_create(const char *structure)
 {
-    uint64_t id = (uint64_t)rnum("INCR {croupier:tours}:seq");
-    redisReply *r = redisCommand(
-        R,
-        "HSET {croupier:tour:%" PRIu64 "}:meta id %" PRIu64 " name test structure %s format match "
-        "status registering created_ms 1 start_at_ms 0 started_ms 0 ended_ms 0 clock_ms 0 "
-        "level 0 entries 0 players 0 pool 0 cursor 0-0",
-        id, id, structure);
-    ck_assert(r != NULL && r->type == REDIS_REPLY_INTEGER);
-    freeReplyObject(r);
-    rnum("ZADD {croupier:tours}:all 1 %" PRIu64, id);
-    rnum("SADD {croupier:tours}:live %" PRIu64, id);
-    return id;
+    return ts_tour_create(R, "test", "match", structure, 1, 0);
 }
 
 static char *ask(uint64_t id, const char *op, const char *req, const char *player, int timeout_s)

@@ -100,22 +100,9 @@ static void game_start(testenv_server_t *s)
     ck_assert_int_eq(testenv_start_game(&env, s, "holdem", 20, args, NULL), 0);
 }
 
-/* What croupier-ctl's `tour create` writes (tour_director.h lists the keys). */
 static uint64_t tour_create(const char *format, const char *structure, long long start_at_ms)
 {
-    uint64_t id = (uint64_t)rnum("INCR {croupier:tours}:seq");
-    long long now = redis_now_ms();
-    redisReply *r = redisCommand(
-        R,
-        "HSET {croupier:tour:%" PRIu64 "}:meta id %" PRIu64 " name test structure %s format %s "
-        "status registering created_ms %lld start_at_ms %lld started_ms 0 ended_ms 0 clock_ms 0 "
-        "level 0 entries 0 players 0 pool 0 cursor 0-0",
-        id, id, structure, format, now, start_at_ms);
-    ck_assert(r != NULL && r->type == REDIS_REPLY_INTEGER);
-    freeReplyObject(r);
-    rnum("ZADD {croupier:tours}:all %lld %" PRIu64, now, id);
-    rnum("SADD {croupier:tours}:live %" PRIu64, id);
-    return id;
+    return ts_tour_create(R, "test", format, structure, redis_now_ms(), start_at_ms);
 }
 
 static void register_all(uint64_t id, uint64_t first, int n)
