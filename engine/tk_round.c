@@ -637,6 +637,8 @@ void tk_start_round(tk_table_t *t)
     if (rc != 0) {
         log_emit(LOG_ERROR, "tk_round_start_failed", "{s:s,s:i}", "round", t->round_id, "errno",
                  -rc);
+        if (t->tour != NULL)
+            tk_tour_start_failed(t); /* its next deal waits, longer each time */
         tk_void(t, CROUPIER__VOID_REASON__VOID_INTERNAL_ERROR);
     }
 }

@@ -80,6 +80,10 @@ struct tk_tour {
     bool match_told; /* the hand's answer said who stays */
     bool joining;    /* a match's deal waits for its players to come (tk_tour_join_wait) */
     uint64_t join_serial;
+    /* Deals the game refused to start in a row (a bug: logged by the kit), and when the next
+     * may be asked: never a tight loop of re-deals and voided records. */
+    uint32_t start_fails;
+    int64_t retry_at_ms;
 };
 
 typedef struct {
@@ -367,6 +371,11 @@ void tk_tour_ask(tk_table_t *t)
     tk_tour_t *tt = t->tour;
     if (tt->asking || tt->stopping || tt->joining || rt_desk_in_round(t->desk))
         return;
+    int64_t wait = tt->retry_at_ms - clock_mono_ms();
+    if (tt->start_fails > 0 && wait > 0) {
+        tk_tour_arm(t, wait, TK_TIMER_TOUR_ASK);
+        return;
+    }
     if (rt_intake_stopped(rt_desk_rt(t->desk))) {
         tk_tour_stop_now(t, "the server is draining: your table moves to another server");
         return;
@@ -589,6 +598,7 @@ static void tk_tour_hand_done(tk_table_t *t, tk_tour_job_t *j)
             tt->nleavers = tour_hand_leavers(j->answer, tt->table, tt->leavers, TOUR_MAX_SEATS);
         }
         tt->finished = json_is_true(json_object_get(j->answer, "finished"));
+        tt->start_fails = 0;
     } else {
         /* Refused (NOT_HOST: re-dealt to another host; the tournament ended...): the hand is
          * void here, nothing of it was recorded. */
@@ -697,6 +707,15 @@ void tk_tour_timer(tk_table_t *t, int kind)
     } else if (kind == TK_TIMER_TOUR_ASK) {
         tk_tour_ask(t);
     }
+}
+
+void tk_tour_start_failed(tk_table_t *t)
+{
+    tk_tour_t *tt = t->tour;
+    if (tt->start_fails < 16)
+        tt->start_fails++;
+    int64_t ms = 100LL << (tt->start_fails - 1);
+    tt->retry_at_ms = clock_mono_ms() + (ms > 5000 ? 5000 : ms);
 }
 
 void tk_tour_join_timer(tk_table_t *t, uint64_t serial)

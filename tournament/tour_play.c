@@ -370,6 +370,27 @@ static int next_occupied(const tour_ptable_t *t, int s)
     return -1;
 }
 
+/* Whether button, sb, bb (clockwise) make a hand the table can deal: the button before the small
+ * blind, the small blind before the big blind, and no seat dealt in between the button and the
+ * big blind but the small blind's (holdem_table_start_hand_at's rule). */
+static bool button_fits(const tour_ptable_t *t, int button, int sb, int bb)
+{
+    int n = (int)t->t.seats;
+    if (button < 0 || button >= n || button == sb || button == bb)
+        return false;
+    bool seen_sb = false;
+    for (int k = 1; k < n; k++) {
+        int x = (button + k) % n;
+        if (x == bb)
+            return seen_sb; /* reached the big blind past the small blind, nobody else dealt in */
+        if (x == sb)
+            seen_sb = true;
+        else if (seat_live(t, x) && !t->wait[x])
+            return false;
+    }
+    return false;
+}
+
 static char *body(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static char *body(const char *fmt, ...)
 {
@@ -485,6 +506,12 @@ char *tour_play_deal(tour_play_t *p, uint32_t table, uint64_t hand, const char *
         } else {
             sb = t->t.bb;
             button = t->t.sb;
+            /* After a heads-up hand (its button was its small blind, seated after its big
+             * blind: docs/tournaments.md "Positions") the last small blind may be the new big
+             * blind, or sit between the new blinds: the button is then the seat just before the
+             * small blind, dead when empty. */
+            if (!button_fits(t, button, sb, bb))
+                button = (sb + (int)t->t.seats - 1) % (int)t->t.seats;
         }
     }
     if (p->h4h_on)

@@ -293,9 +293,33 @@ static void he_seat_changed(tk_table_t *t, void *g, int seat, bool seated)
  * (tk_button(): the next seat dealt in, which is the table's own rule too; it moves with a
  * whole table).
  */
+/*
+ * A tournament table's seats are the director's (docs/tournaments.md "Tables at the servers"):
+ * before a hand the rules' table is brought to the kit's seats and stacks, so a seat the rules
+ * refused or missed (logged holdem_seat_refused) can never make every deal of the table
+ * malformed.
+ */
+static void he_tour_resync(tk_table_t *t, he_game_t *h)
+{
+    for (int i = 0; i < h->cfg.seats; i++) {
+        int64_t want = tk_seat_player(t, i) != 0 ? tk_seat_stack(t, i) : 0;
+        int64_t have = holdem_table_stack(h->core, i);
+        if (have == want || (want <= 0 && have <= 0))
+            continue; /* the same stack; or no chips either side (a seat with none is dealt out) */
+        if (have >= 0)
+            holdem_table_leave(h->core, i, NULL);
+        if (want > 0)
+            holdem_table_sit(h->core, i, want);
+        log_emit(LOG_WARN, "holdem_tour_seat_resynced", "{s:i,s:I,s:I}", "seat", i, "had",
+                 (json_int_t)have, "stack", (json_int_t)want);
+    }
+}
+
 static int he_round_start(tk_table_t *t, void *g)
 {
     he_game_t *h = g;
+    if (tk_tour_table(t))
+        he_tour_resync(t, h);
     for (int i = 0; i < h->cfg.seats; i++) {
         h->seat[i] = (he_seat_t){0};
         if (holdem_table_stack(h->core, i) < 0)
@@ -317,12 +341,13 @@ static int he_round_start(tk_table_t *t, void *g)
         return src; /* the generator failed: no card is dealt (the kit voids the round) */
     int rc;
     tk_tour_hand_t th;
+    holdem_positions_t pos = {.button = -1, .small_blind = -1, .big_blind = -1};
     if (tk_tour_hand(t, &th) == 0) {
         /* A tournament hand: the director's blinds (TDA 23) and positions (big blind forward,
          * dead button, dead small blind; docs/rules/holdem.md "Tournament hands"). */
-        holdem_positions_t pos = {.button = th.button,
-                                  .small_blind = th.small_blind_seat,
-                                  .big_blind = th.big_blind_seat};
+        pos = (holdem_positions_t){.button = th.button,
+                                   .small_blind = th.small_blind_seat,
+                                   .big_blind = th.big_blind_seat};
         for (int i = 0; i < h->cfg.seats; i++)
             if (tk_seat_playing(t, i))
                 pos.dealt_mask |= 1u << i;
@@ -340,7 +365,13 @@ static int he_round_start(tk_table_t *t, void *g)
             rc = holdem_table_start_hand(h->core, -1, deck, HOLDEM_CARDS);
     }
     if (rc != HOLDEM_OK) {
-        log_emit(LOG_ERROR, "holdem_start_hand_refused", "{s:s}", "error", holdem_err_name(rc));
+        /* The positions and the seats dealt in (a tournament hand's are the director's). */
+        json_t *stacks = json_array();
+        for (int i = 0; i < h->cfg.seats; i++)
+            json_array_append_new(stacks, json_integer(holdem_table_stack(h->core, i)));
+        log_emit(LOG_ERROR, "holdem_start_hand_refused", "{s:s,s:i,s:i,s:i,s:I,s:o}", "error",
+                 holdem_err_name(rc), "button", pos.button, "sb", pos.small_blind, "bb",
+                 pos.big_blind, "dealt", (json_int_t)pos.dealt_mask, "stacks", stacks);
         return -EINVAL;
     }
     h->in_round = true;
