@@ -412,14 +412,30 @@ static void tk_tour_seat(tk_table_t *t, const tour_deal_t *d)
 {
     gs_t *gs = gs_of_desk(t->desk);
     tk_tour_t *tt = t->tour;
+    /* First every seat whose player the deal does not put there leaves it, then the deal's
+     * players sit: a player the deal moves to another seat of this table (a match's re-pairing
+     * may form the same table again) is unseated before he sits again, so the server's map of
+     * players to desks ends with him here (in the other order the unseat would erase it, and
+     * every request of his would be NOT_SEATED until his next table). */
+    for (int i = 0; i < t->nseats; i++) {
+        const tour_deal_seat_t *ds = NULL;
+        bool here = false;
+        for (size_t k = 0; k < d->nseats; k++) {
+            if (d->seats[k].seat == i)
+                ds = &d->seats[k];
+            here = here || d->seats[k].player == t->seat[i].player;
+        }
+        if (t->seat[i].state != TK_EMPTY && (ds == NULL || ds->player != t->seat[i].player))
+            tk_tour_unseat(t, i,
+                           here ? "your seat at this table changed: take it again"
+                                : "you play at another table of the tournament now");
+    }
     for (int i = 0; i < t->nseats; i++) {
         const tour_deal_seat_t *ds = NULL;
         for (size_t k = 0; k < d->nseats; k++)
             if (d->seats[k].seat == i)
                 ds = &d->seats[k];
         tk_seat_t *s = &t->seat[i];
-        if (s->state != TK_EMPTY && (ds == NULL || ds->player != s->player))
-            tk_tour_unseat(t, i, "you play at another table of the tournament now");
         if (ds == NULL)
             continue;
         int64_t stack = d->scored ? TK_TOUR_SCORE_BANK : ds->stack;
