@@ -11,7 +11,9 @@
 # equal the buy-ins and the fees are the house's; wallets + rake + pools equal what was seeded;
 # an independent check recomputes every player's stage scores from the deals' hand histories
 # (result x base; the carry-over of docs/rules/match-halls.md) and finds the director's; no deal
-# recorded twice; no bot saw a torn deal or an unexpected error, every bot learned its place.
+# recorded twice; the median wait between a player's deals is under 1.5 s (players come to their
+# next table at once; a deal waits at most 3 s for them); no bot saw a torn deal or an unexpected
+# error, every bot learned its place.
 #
 # HALL=swiss: a Guandan Swiss match of BOTS (32) bots -- 8 tables of 4, 3 rounds of one deal --
 # through the same faults; besides the checks above, every round seats every player once at a
@@ -255,6 +257,20 @@ def carry(s):
     if s > 0:
         return math.isqrt(s * k * k) // 1000
     return -((-s * c) // 1000) if s < 0 else 0
+# Players come to their next table at once (the MOVED_TABLE push; a deal waits up to 3 s for
+# them): the median wait from a deal's end to the player's next deal is well under that.
+waits = []
+byp = {}
+for r in recs:
+    if r["match"]["stage"] == 0 and "ended_ms" in r["match"]:
+        for st in r["seats"]:
+            byp.setdefault(st["player"], []).append((r["ts"], r["match"]["ended_ms"]))
+for ds in byp.values():
+    ds.sort()
+    waits += [c - b for (a, b), (c, d2) in zip(ds, ds[1:])]
+waits.sort()
+if waits and waits[len(waits) // 2] >= 1500:
+    bad.append("median_wait_between_deals_%d_ms" % waits[len(waits) // 2])
 score0 = {}
 for p in s0["players"]:
     score0[p["id"]] = p["score"]
