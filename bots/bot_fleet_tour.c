@@ -147,8 +147,8 @@ void bot_fleet_tour_settle(bot_t *b)
          * them, followed its last request's gateway. Its end was unseen, not lost (the
          * director's elimination came after the hand's result). Otherwise: torn. */
         if (bot_book_round_unseen_if_away(b->f->cfg.book, b->idx))
-            log_emit(LOG_INFO, "bot_tour_last_hand_unseen", "{s:i,s:I}", "bot", (int)b->idx,
-                     "desk", (json_int_t)b->seat.desk_id);
+            log_emit(LOG_INFO, "bot_tour_last_hand_unseen", "{s:i,s:I}", "bot", (int)b->idx, "desk",
+                     (json_int_t)b->seat.desk_id);
         else
             log_emit(LOG_WARN, "bot_tour_last_hand_not_ended", "{s:i,s:I}", "bot", (int)b->idx,
                      "desk", (json_int_t)b->seat.desk_id);
@@ -363,8 +363,8 @@ void bot_fleet_tour_event(bot_t *b, const Croupier__TournamentEvent *te)
             /* Out of a match: its place comes with the match's end (a push then, or the
              * FINISHED every follower gets): the bot waits for it, unseated. */
             b->tour_out_waiting = true;
-            log_emit(LOG_INFO, "bot_tour_out_waiting", "{s:i,s:I}", "bot", (int)b->idx,
-                     "player", (json_int_t)b->player);
+            log_emit(LOG_INFO, "bot_tour_out_waiting", "{s:i,s:I}", "bot", (int)b->idx, "player",
+                     (json_int_t)b->player);
             return;
         }
         bot_tour_place(t, b->idx, b->player, te->place, te->has_prize ? te->prize : 0);

@@ -210,8 +210,8 @@ int main(int argc, char **argv)
     }
     /* A hold'em tournament's tables are hold'em; a match hall's are a shedding game's. */
     bool tour_holdem = strcmp(strat->game, "holdem") == 0;
-    bool tour_match = strcmp(strat->game, "doudizhu") == 0 ||
-                      strcmp(strat->game, "guandan") == 0 || strcmp(strat->game, "runfast") == 0;
+    bool tour_match = strcmp(strat->game, "doudizhu") == 0 || strcmp(strat->game, "guandan") == 0 ||
+                      strcmp(strat->game, "runfast") == 0;
     Croupier__Engine tour_engine =
         tour_holdem ? CROUPIER__ENGINE__ENGINE_HOLDEM : CROUPIER__ENGINE__ENGINE_TRADITIONAL;
     if (O.tournament > 0 &&

@@ -835,7 +835,8 @@ int tk_tour_match(const tk_table_t *t, tk_tour_match_t *out)
     if (t->tour == NULL || !rt_desk_in_round(t->desk) || !t->tour->deal.scored)
         return -ENOENT;
     const tour_deal_t *d = &t->tour->deal;
-    *out = (tk_tour_match_t){.stage = d->stage, .round = d->round, .deal = d->deal, .base = d->base};
+    *out =
+        (tk_tour_match_t){.stage = d->stage, .round = d->round, .deal = d->deal, .base = d->base};
     snprintf(out->format, sizeof out->format, "%s", d->format);
     snprintf(out->seed, sizeof out->seed, "%s", d->seed);
     return 0;

@@ -605,8 +605,7 @@ static void gate_tour_info_send(gate_tour_op_t *op, gate_conn_t *c)
             ti.has_level_ends_in_ms = lv.ends_in_ms >= 0;
             ti.level_ends_in_ms = lv.ends_in_ms >= 0 ? lv.ends_in_ms : 0;
         }
-        if (m->status == TOUR_STATUS_RUNNING && m->players > 0 &&
-            m->format != TOUR_FORMAT_MATCH) {
+        if (m->status == TOUR_STATUS_RUNNING && m->players > 0 && m->format != TOUR_FORMAT_MATCH) {
             /* Chips are conserved: every entry brought one starting stack. */
             ti.has_average_stack = true;
             ti.average_stack = s->starting_stack * m->entries / m->players;
@@ -721,13 +720,12 @@ static void gate_tour_get_stage_cb(rconn_t *rc, redisReply *reply, void *arg)
     (void)rc;
     gate_tour_op_t *op = arg;
     op->pending--;
-    tour_structure_t *s = reply != NULL && reply->type == REDIS_REPLY_STRING
-                              ? gate_tour_structure(&op->meta)
-                              : NULL;
+    tour_structure_t *s =
+        reply != NULL && reply->type == REDIS_REPLY_STRING ? gate_tour_structure(&op->meta) : NULL;
     if (s != NULL)
         op->match_ok = tour_client_match_view(reply->str, reply->len, s, op->meta.match_stage,
-                                              op->meta.clock_ms - op->meta.stage_clock0,
-                                              op->player, &op->match) == 0;
+                                              op->meta.clock_ms - op->meta.stage_clock0, op->player,
+                                              &op->match) == 0;
     tour_structure_destroy(s);
     gate_tour_get_done(op);
 }
@@ -1156,9 +1154,8 @@ static void gate_tour_take_done(gate_tour_op_t *op)
         else
             snprintf(msg, sizeof msg, "you have no entry in play in this tournament");
         bool over = strcmp(e->state, "out") == 0 || strcmp(e->state, "won") == 0 ||
-                    strcmp(e->state, "finished") == 0 ||
-                    strcmp(e->state, "busted") == 0 || strcmp(e->state, "cancelled") == 0 ||
-                    strcmp(e->state, "refunded") == 0;
+                    strcmp(e->state, "finished") == 0 || strcmp(e->state, "busted") == 0 ||
+                    strcmp(e->state, "cancelled") == 0 || strcmp(e->state, "refunded") == 0;
         gate_tour_fail(
             op, over ? CROUPIER__ERROR_CODE__TOURNAMENT_OVER : CROUPIER__ERROR_CODE__NOT_REGISTERED,
             msg);

@@ -400,9 +400,8 @@ int tour_client_event_parse(const char *data, size_t len, tour_client_event_t *e
     return 0;
 }
 
-int tour_client_match_view(const char *text, size_t len, const tour_structure_t *s,
-                           int64_t stage, int64_t stage_ms, uint64_t player,
-                           tour_client_match_t *out)
+int tour_client_match_view(const char *text, size_t len, const tour_structure_t *s, int64_t stage,
+                           int64_t stage_ms, uint64_t player, tour_client_match_t *out)
 {
     memset(out, 0, sizeof *out);
     if (s == NULL || s->match == NULL || stage < 0 || (size_t)stage >= s->match->nstages)

@@ -193,9 +193,8 @@ typedef struct {
  * player's score (and Swiss match points) when he plays in it. 0, or -EINVAL (the text does not
  * load, or s is no match).
  */
-int tour_client_match_view(const char *text, size_t len, const tour_structure_t *s,
-                           int64_t stage, int64_t stage_ms, uint64_t player,
-                           tour_client_match_t *out);
+int tour_client_match_view(const char *text, size_t len, const tour_structure_t *s, int64_t stage,
+                           int64_t stage_ms, uint64_t player, tour_client_match_t *out);
 
 /* What a message of TOUR_EVENTS_CHANNEL says ("<id> <log id> <event> <fields...>", the
  * director's log events: tour_lua.h and tour_play.c write them). */

@@ -526,7 +526,8 @@ static void tour_match_load(tour_t *t, const redisReply *r)
         bad = tour_match_load_stage(m, sg->element[i]->str, sg->element[i + 1]->str) != 0;
     if (!bad) {
         /* A fresh match's generator: its seed drawn once, written with the first commit. */
-        uint64_t rng = t->rng != 0 ? (uint64_t)t->rng : ((uint64_t)arc4random() << 32 | arc4random());
+        uint64_t rng =
+            t->rng != 0 ? (uint64_t)t->rng : ((uint64_t)arc4random() << 32 | arc4random());
         tour_match_set_meta(m, rng, t->pool, (uint32_t)t->entries, t->stage_clock0);
         bad = tour_match_loaded(m) != 0;
     }
@@ -922,7 +923,8 @@ static void tour_scan_timer(evutil_socket_t fd, short what, void *arg)
         rconn_command(d->rc, tour_scan_cb, d, "SMEMBERS %s", TOUR_LIVE_KEY) == 0)
         d->scan_busy = true;
     if (!d->hall_busy && atomic_load(&d->connected)) {
-        /* The match halls' schedule (TOUR_HALL_TICK_LUA), on the director's clock as every start. */
+        /* The match halls' schedule (TOUR_HALL_TICK_LUA), on the director's clock as every start.
+         */
         char now[24];
         snprintf(now, sizeof now, "%" PRId64, clock_wall_ms());
         const char *argv[] = {TOUR_HALLS_KEY, TOUR_SEQ_KEY, TOUR_ALL_KEY, TOUR_LIVE_KEY, now};

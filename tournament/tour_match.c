@@ -335,8 +335,8 @@ static void put_seat(tour_match_t *m, tour_commit_t *c, uint64_t player, uint32_
     json_object_set_new(e->j, "seat", json_integer(seat));
     put_entry(c, e);
     if (table != 0)
-        log_event(c, "seated", "player %" PRIu64 " table %" PRIu32 " seat %" PRIu32, player,
-                  table, seat);
+        log_event(c, "seated", "player %" PRIu64 " table %" PRIu32 " seat %" PRIu32, player, table,
+                  seat);
 }
 
 /* The tables a pairing or a seating formed: their records open for their next deal. */
@@ -622,8 +622,7 @@ static json_t *next_players(const tour_match_t *m, uint32_t table)
     if (a == NULL || m->finished || s == NULL || s->over || table == 0 || table > s->ntables)
         return a;
     const match_table_t *st = &s->tables[table - 1];
-    if (!st->active ||
-        (s->cfg.format != MATCH_RISING && st->deals_done >= s->cfg.deals_per_round))
+    if (!st->active || (s->cfg.format != MATCH_RISING && st->deals_done >= s->cfg.deals_per_round))
         return a;
     for (uint32_t x = 0; x < s->cfg.seats; x++)
         json_array_append_new(a, json_integer((json_int_t)s->players[st->seat[x]].id));

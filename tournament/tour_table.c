@@ -94,7 +94,8 @@ static int scan_one(redisContext *c, uint64_t id, const char *prefix, const char
     snprintf(game, sizeof game, "%s", st->format == TOUR_FORMAT_MATCH ? st->match->game : "holdem");
     /* A match's tables are played by the shedding games' servers (engine "traditional"), a
      * hold'em tournament's by the hold'em servers: each engine claims only its own. */
-    bool mine_engine = strcmp(engine, st->format == TOUR_FORMAT_MATCH ? "traditional" : "holdem") == 0;
+    bool mine_engine =
+        strcmp(engine, st->format == TOUR_FORMAT_MATCH ? "traditional" : "holdem") == 0;
     tour_structure_destroy(st);
     if (!mine_engine)
         return 0;
@@ -349,8 +350,8 @@ static int match_deal_parse(const json_t *a, uint32_t seats, tour_deal_t *out)
         !int_field(a, "base", 1, INT64_MAX, &v[5]) || game == NULL ||
         strlen(game) >= sizeof out->game || format == NULL ||
         strlen(format) >= sizeof out->format ||
-        (seed != NULL && (!json_is_string(seed) ||
-                          strlen(json_string_value(seed)) >= sizeof out->seed)) ||
+        (seed != NULL &&
+         (!json_is_string(seed) || strlen(json_string_value(seed)) >= sizeof out->seed)) ||
         !json_is_array(arr) || json_array_size(arr) != seats)
         return -EINVAL;
     out->scored = true;
@@ -479,8 +480,7 @@ static int player_flags(const json_t *arr, const uint64_t *seated, size_t n, boo
     return 0;
 }
 
-int tour_match_hand_parse(const json_t *a, const uint64_t *seated, size_t n, bool *out,
-                          bool *stays)
+int tour_match_hand_parse(const json_t *a, const uint64_t *seated, size_t n, bool *out, bool *stays)
 {
     if (player_flags(json_object_get(a, "out"), seated, n, out) != 0 ||
         player_flags(json_object_get(a, "next"), seated, n, stays) != 0)

@@ -69,9 +69,18 @@ static void setup(void)
     ck_assert_int_eq(testenv_start_gate(&rig, &gate, "match-gate", gargs), 0);
     /* A player's turn lasts 300 ms, then the trustee plays him every 20 ms; the deal waits up
      * to 8 s for its players to come. */
-    char *args[] = {"--trad-action-ms",       "300",  "--trad-trustee-ms",       "20",
-                    "--trad-gap-ms",          "0",    "--trad-tour-host-ttl-ms", "1200",
-                    "--trad-tour-join-ms",    "8000", "--drain-max-seconds",     "20",
+    char *args[] = {"--trad-action-ms",
+                    "300",
+                    "--trad-trustee-ms",
+                    "20",
+                    "--trad-gap-ms",
+                    "0",
+                    "--trad-tour-host-ttl-ms",
+                    "1200",
+                    "--trad-tour-join-ms",
+                    "8000",
+                    "--drain-max-seconds",
+                    "20",
                     NULL};
     ck_assert_int_eq(testenv_start_game(&rig, &game, "traditional", 20, args, NULL), 0);
 }

@@ -527,7 +527,7 @@ static uint64_t wait_hall_open_other(long long hall, uint64_t not, int timeout_m
 {
     long long end = ts_now_ms() + timeout_ms;
     uint64_t id;
-    while (((id = hall_open(hall)) == 0 || id == not) && ts_now_ms() < end)
+    while (((id = hall_open(hall)) == 0 || id == not ) && ts_now_ms() < end)
         ts_sleep_ms(20);
     return id != not ? id : 0;
 }

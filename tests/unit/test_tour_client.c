@@ -240,9 +240,9 @@ START_TEST(test_tour_client_match)
     ck_assert_int_eq(tour_structure_parse(structure, strlen(structure), &st, err, sizeof err), 0);
     uint64_t ids[6] = {11, 12, 13, 14, 15, 16}, rng = 7;
     match_stage_t *stage = NULL;
-    ck_assert_int_eq(match_stage_create(&st->match->stages[0], ids, NULL, 6, tour_rng_splitmix64,
-                                        &rng, &stage),
-                     0);
+    ck_assert_int_eq(
+        match_stage_create(&st->match->stages[0], ids, NULL, 6, tour_rng_splitmix64, &rng, &stage),
+        0);
     char *txt = match_stage_to_json(stage);
     ck_assert_ptr_nonnull(txt);
     tour_client_match_t mv;

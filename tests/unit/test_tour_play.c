@@ -79,8 +79,8 @@ int main(void)
 {
     Suite *s = suite_create("tour_play");
     TCase *tc = tcase_create("positions");
-    tcase_add_test(tc,
-                   test_tour_play_heads_up_then_more_players_moves_the_button_before_the_small_blind);
+    tcase_add_test(
+        tc, test_tour_play_heads_up_then_more_players_moves_the_button_before_the_small_blind);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

@@ -339,11 +339,11 @@ static int ctl_tour_halls(void)
             const char *v[5];
             for (size_t k = 0; k < 5; k++)
                 v[k] = h->element[k]->type == REDIS_REPLY_STRING ? h->element[k]->str : "";
-            json_array_append_new(
-                list, json_pack("{s:s,s:s,s:I,s:s,s:I,s:b}", "hall", ids->element[i]->str, "name",
-                                v[0], "every_ms", (json_int_t)strtoll(v[1], NULL, 10), "open", v[2],
-                                "matches", (json_int_t)strtoll(v[3], NULL, 10), "stopped",
-                                strcmp(v[4], "1") == 0));
+            json_array_append_new(list, json_pack("{s:s,s:s,s:I,s:s,s:I,s:b}", "hall",
+                                                  ids->element[i]->str, "name", v[0], "every_ms",
+                                                  (json_int_t)strtoll(v[1], NULL, 10), "open", v[2],
+                                                  "matches", (json_int_t)strtoll(v[3], NULL, 10),
+                                                  "stopped", strcmp(v[4], "1") == 0));
         }
         freeReplyObject(h);
     }
