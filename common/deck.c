@@ -7,6 +7,8 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 
@@ -181,6 +183,80 @@ int deck_deal(deck_deal_t *d, uint8_t *cards, size_t n)
     if (n > DECK_MAX_CARDS)
         return -EINVAL;
     if (deck_shuffle(cards, n) != 0 || deck_random_bytes(d->nonce, DECK_NONCE_LEN) != 0)
+        return -EIO;
+    d->n = n;
+    memcpy(d->cards, cards, n);
+    deck_commitment(cards, n, d->nonce, d->commitment);
+    return 0;
+}
+
+/* The keyed stream of a duplicate deal: HMAC-SHA256(key, block counter), 8 words a block. */
+typedef struct {
+    const void *key;
+    size_t keylen;
+    uint64_t block;
+    uint8_t buf[32];
+    size_t used;
+} deck_keyed_t;
+
+static int deck_keyed_u32(deck_keyed_t *k, uint32_t *out)
+{
+    if (k->used == sizeof k->buf) {
+        uint8_t ctr[8];
+        for (int i = 0; i < 8; i++)
+            ctr[i] = (uint8_t)(k->block >> (56 - 8 * i));
+        unsigned len = 0;
+        if (HMAC(EVP_sha256(), k->key, (int)k->keylen, ctr, sizeof ctr, k->buf, &len) == NULL ||
+            len != sizeof k->buf)
+            return -EIO;
+        k->block++;
+        k->used = 0;
+    }
+    *out = (uint32_t)k->buf[k->used] << 24 | (uint32_t)k->buf[k->used + 1] << 16 |
+           (uint32_t)k->buf[k->used + 2] << 8 | k->buf[k->used + 3];
+    k->used += 4;
+    return 0;
+}
+
+/* Uniform in [0, bound) from the keyed stream, Lemire's method with rejection (deck_uniform's). */
+static int deck_keyed_uniform(deck_keyed_t *k, uint32_t bound, uint32_t *out)
+{
+    uint32_t x;
+    if (deck_keyed_u32(k, &x) != 0)
+        return -EIO;
+    uint64_t m = (uint64_t)x * bound;
+    uint32_t low = (uint32_t)m;
+    if (low < bound) {
+        uint32_t threshold = (uint32_t)-bound % bound;
+        while (low < threshold) {
+            if (deck_keyed_u32(k, &x) != 0)
+                return -EIO;
+            m = (uint64_t)x * bound;
+            low = (uint32_t)m;
+        }
+    }
+    *out = (uint32_t)(m >> 32);
+    return 0;
+}
+
+int deck_deal_keyed(deck_deal_t *d, uint8_t *cards, size_t n, const void *key, size_t keylen,
+                    uint32_t seats, uint32_t *first)
+{
+    if (n > DECK_MAX_CARDS || key == NULL || keylen == 0 || keylen > 256 ||
+        (first != NULL && seats == 0))
+        return -EINVAL;
+    deck_keyed_t k = {.key = key, .keylen = keylen, .used = sizeof k.buf};
+    for (size_t i = n; i-- > 1;) {
+        uint32_t j;
+        if (deck_keyed_uniform(&k, (uint32_t)i + 1, &j) != 0)
+            return -EIO;
+        uint8_t c = cards[i];
+        cards[i] = cards[j];
+        cards[j] = c;
+    }
+    if (first != NULL && deck_keyed_uniform(&k, seats, first) != 0)
+        return -EIO;
+    if (deck_random_bytes(d->nonce, DECK_NONCE_LEN) != 0)
         return -EIO;
     d->n = n;
     memcpy(d->cards, cards, n);

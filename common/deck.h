@@ -95,6 +95,17 @@ typedef struct {
  */
 int deck_deal(deck_deal_t *d, uint8_t *cards, size_t n);
 
+/*
+ * A duplicate deal (docs/fairness.md "Duplicate deals"): the same Fisher-Yates with j uniform in
+ * [0, i] by rejection, its 32-bit draws taken from HMAC-SHA256(key, counter) instead of the
+ * generator, so every table given the same key deals the same order; *first (when not NULL)
+ * gets a uniform seat in [0, seats) from the same stream (the deal's first seat). The nonce is
+ * still fresh from the generator and the commitment computed as for any deal. key: 1..256 bytes.
+ * Returns 0, -EINVAL, or -EIO (the generator failed).
+ */
+int deck_deal_keyed(deck_deal_t *d, uint8_t *cards, size_t n, const void *key, size_t keylen,
+                    uint32_t seats, uint32_t *first);
+
 /* Lower-case hex of n bytes into out (2n + 1 bytes with the NUL). */
 void deck_hex(const uint8_t *bytes, size_t n, char *out);
 /* Parses hex (an even number of hex digits, at most 2 * max) into out; returns the byte count,

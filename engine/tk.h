@@ -588,6 +588,11 @@ typedef struct {
     char seed[24];  /* a duplicate Swiss round's seed (decimal), else "" */
 } tk_tour_match_t;
 int tk_tour_match(const tk_table_t *t, tk_tour_match_t *out);
+/* tk_deal_shuffle() for a duplicate Swiss round's deal (tk_tour_match's seed non-empty): the
+ * order derived from the round's seed and the deal's number (deck_deal_keyed: every table of the
+ * round deals the same cards) and *first a seat in [0, seats) from the same stream; recorded and
+ * committed like any deal. 0, -ENOENT (no duplicate deal in play), -EINVAL or -EIO. */
+int tk_deal_shuffle_dup(tk_table_t *t, uint8_t *cards, size_t n, uint32_t seats, uint32_t *first);
 
 /* Inside snapshot(): the game's state message for the Snapshot being built. 0 or -EINVAL. */
 int tk_snapshot_state(tk_table_t *t, const ProtobufCMessage *state);

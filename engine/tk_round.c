@@ -24,11 +24,32 @@ static void tk_cards_text(const uint8_t *cards, size_t n, char *out)
     out[2 * n] = '\0';
 }
 
+/* A deal shuffled (rc from deck_deal or deck_deal_keyed): recorded for the history. */
+static int tk_deal_done(tk_table_t *t, size_t n, int rc);
+
 int tk_deal_shuffle(tk_table_t *t, uint8_t *cards, size_t n)
 {
     if (n > DECK_MAX_CARDS)
         return -EINVAL;
-    int rc = deck_deal(&t->deal, cards, n);
+    return tk_deal_done(t, n, deck_deal(&t->deal, cards, n));
+}
+
+int tk_deal_shuffle_dup(tk_table_t *t, uint8_t *cards, size_t n, uint32_t seats, uint32_t *first)
+{
+    tk_tour_match_t m;
+    if (tk_tour_match(t, &m) != 0 || m.seed[0] == '\0')
+        return -ENOENT;
+    if (n > DECK_MAX_CARDS)
+        return -EINVAL;
+    /* The key: the round's seed and the deal's number in it (docs/fairness.md "Duplicate
+     * deals"). */
+    char key[64];
+    int len = snprintf(key, sizeof key, "croupier-dup:%s:%" PRIu64, m.seed, m.deal);
+    return tk_deal_done(t, n, deck_deal_keyed(&t->deal, cards, n, key, (size_t)len, seats, first));
+}
+
+static int tk_deal_done(tk_table_t *t, size_t n, int rc)
+{
     if (rc != 0) {
         log_emit(LOG_ERROR, "tk_deal_refused", "{s:s,s:s}", "round", t->round_id, "msg",
                  "the deck generator failed: the round is voided (docs/fairness.md)");

@@ -723,9 +723,13 @@ static int trad_round_start(tk_table_t *t, void *gp)
         shed_card_t deck[SHED_MAX_CARDS];
         int n = shed_game_deck(x->g, deck);
         uint32_t first;
-        int rc = tk_deal_shuffle(t, deck, (size_t)n);
-        if (rc == 0 && deck_uniform((uint32_t)x->seats, &first) != 0)
-            rc = -EIO;
+        /* A duplicate Swiss round: every table deals the same cards and first seat. */
+        int rc = tk_deal_shuffle_dup(t, deck, (size_t)n, (uint32_t)x->seats, &first);
+        if (rc == -ENOENT) {
+            rc = tk_deal_shuffle(t, deck, (size_t)n);
+            if (rc == 0 && deck_uniform((uint32_t)x->seats, &first) != 0)
+                rc = -EIO;
+        }
         if (rc != 0)
             return rc; /* the generator failed: no card is dealt (the kit voids the round) */
         if (shed_game_deal_order(x->g, deck, n, (int)first) != 0)

@@ -418,6 +418,64 @@ START_TEST(test_match_tables_guandan_swiss)
 }
 END_TEST
 
+#define GD8DUP                                                                                     \
+    "{\"format\":\"match\",\"game\":\"guandan\",\"buy_in\":100,\"fee\":10,"                        \
+    "\"min_entrants\":8,\"max_entrants\":8,\"stages\":["                                           \
+    "{\"format\":\"swiss\",\"seats\":4,\"rounds\":2,\"deals_per_round\":2,"                       \
+    "\"duplicate\":true}]}"
+
+/*
+ * A duplicate Swiss (docs/rules/match-halls.md "Duplicate", docs/fairness.md "Duplicate deals"):
+ * deal k of a round is dealt the same cards at both tables (the deck in the hand histories), and
+ * every (round, deal) has its own cards; each deal's record names the round's seed.
+ */
+START_TEST(test_match_tables_duplicate_swiss_deals_the_same_cards)
+{
+    testenv_server_t a;
+    game_start(&a);
+    uint64_t id = match_create(GD8DUP);
+    register_all(id, 4101, 8);
+    if (!wait_finished(id, 60000))
+        dump_logs(a.proc);
+    ck_assert_msg(status_is(id, "finished"), "not finished");
+    redisReply *r = redisCommand(R, "XRANGE {croupier:history:guandan}:stream - +");
+    ck_assert(r != NULL && r->type == REDIS_REPLY_ARRAY);
+    char decks[3][3][2][2 * 108 + 1]; /* [round][deal][table] */
+    int seen[3][3] = {{0}};
+    for (size_t i = 0; i < r->elements; i++) {
+        const redisReply *f = r->element[i]->element[1];
+        json_t *rec = NULL;
+        for (size_t k = 0; k + 1 < f->elements; k += 2)
+            if (strcmp(f->element[k]->str, "data") == 0)
+                rec = json_loads(f->element[k + 1]->str, 0, NULL);
+        json_t *mj = json_object_get(rec, "match");
+        if (rec == NULL || (uint64_t)json_integer_value(json_object_get(mj, "id")) != id ||
+            strcmp(json_string_value(json_object_get(rec, "outcome")), "completed") != 0) {
+            json_decref(rec);
+            continue;
+        }
+        int rd = (int)json_integer_value(json_object_get(mj, "round"));
+        int dl = (int)json_integer_value(json_object_get(mj, "deal"));
+        ck_assert(rd >= 1 && rd <= 2 && dl >= 1 && dl <= 2);
+        ck_assert_ptr_nonnull(json_string_value(json_object_get(mj, "seed")));
+        const char *deck = json_string_value(json_object_get(rec, "deck"));
+        ck_assert(deck != NULL && strlen(deck) == 2 * 108);
+        ck_assert_int_lt(seen[rd][dl], 2);
+        snprintf(decks[rd][dl][seen[rd][dl]++], sizeof decks[0][0][0], "%s", deck);
+        json_decref(rec);
+    }
+    freeReplyObject(r);
+    for (int rd = 1; rd <= 2; rd++)
+        for (int dl = 1; dl <= 2; dl++) {
+            ck_assert_int_eq(seen[rd][dl], 2); /* both tables played it */
+            ck_assert_str_eq(decks[rd][dl][0], decks[rd][dl][1]);
+        }
+    ck_assert_str_ne(decks[1][1][0], decks[1][2][0]);
+    ck_assert_str_ne(decks[1][1][0], decks[2][1][0]);
+    testenv_stop_server(&a);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("match_tables");
@@ -426,6 +484,7 @@ int main(void)
     tcase_set_timeout(tc, 180);
     tcase_add_test(tc, test_match_tables_ddz_through_a_drain_and_a_crash);
     tcase_add_test(tc, test_match_tables_guandan_swiss);
+    tcase_add_test(tc, test_match_tables_duplicate_swiss_deals_the_same_cards);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
