@@ -506,6 +506,7 @@ void tk_tour_timer(tk_table_t *t, int kind);
 void tk_tour_join_timer(tk_table_t *t, uint64_t serial); /* TK_TIMER_TOUR_JOIN */
 void tk_tour_present(tk_table_t *t);                     /* a seat resumed (no longer away) */
 void tk_tour_start_failed(tk_table_t *t); /* the game refused to start the deal (backs off) */
+void tk_tour_acted(tk_table_t *t, int seat); /* the seat's player sent a move himself */
 void tk_tour_stop_now(tk_table_t *t, const char *why); /* drain, void, fence, close */
 bool tk_tour_request_refused(tk_table_t *t, gs_request_t *req);
 void tk_tour_destroy(tk_table_t *t);

@@ -28,6 +28,8 @@ void tk_refuse(tk_table_t *t, gs_request_t *req, Croupier__ErrorCode code, const
 static void tk_action(tk_table_t *t, gs_request_t *req, int seat)
 {
     tk_seat_t *s = &t->seat[seat];
+    if (t->tour != NULL)
+        tk_tour_acted(t, seat); /* a match reports who played none of a deal himself */
     if ((!rt_desk_in_round(t->desk) || !s->playing) && !t->eng->game->any_time_actions) {
         tk_refuse(t, req, CROUPIER__ERROR_CODE__NO_ROUND,
                   rt_desk_in_round(t->desk) ? "not dealt into this round" : "no round in progress");

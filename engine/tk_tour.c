@@ -77,8 +77,9 @@ struct tk_tour {
      * result x base), and after the hand who is out and who stays for the next deal. */
     int64_t score[TK_MAX_SEATS];
     bool match_out[TK_MAX_SEATS], match_stays[TK_MAX_SEATS];
-    bool match_told; /* the hand's answer said who stays */
-    bool joining;    /* a match's deal waits for its players to come (tk_tour_join_wait) */
+    bool match_told;          /* the hand's answer said who stays */
+    bool acted[TK_MAX_SEATS]; /* the player sent a move himself in the deal in play */
+    bool joining;             /* a match's deal waits for its players to come (tk_tour_join_wait) */
     uint64_t join_serial;
     /* Deals the game refused to start in a row (a bug: logged by the kit), and when the next
      * may be asked: never a tight loop of re-deals and voided records. */
@@ -436,6 +437,7 @@ static void tk_tour_seat(tk_table_t *t, const tour_deal_t *d)
             if (d->seats[k].seat == i)
                 ds = &d->seats[k];
         tk_seat_t *s = &t->seat[i];
+        tt->acted[i] = false;
         if (ds == NULL)
             continue;
         int64_t stack = d->scored ? TK_TOUR_SCORE_BANK : ds->stack;
@@ -552,12 +554,16 @@ bool tk_tour_report(tk_table_t *t, const int64_t *delta)
     tk_tour_t *tt = t->tour;
     size_t off = 0;
     tt->result[0] = '\0';
-    /* Hold'em: every player's stack after the hand; a match: every player's deal result. */
+    /* Hold'em: every player's stack after the hand; a match: every player's deal result, with
+     * ":a" for a player absent from it (he sent no move and is not connected at its end: the
+     * trustee played him; docs/rules/match-halls.md "Disconnects"). */
     for (int i = 0; i < t->nseats; i++)
         if (t->seat[i].playing)
-            off += (size_t)snprintf(tt->result + off, sizeof tt->result - off,
-                                    "%s%" PRIu64 ":%" PRId64, off > 0 ? "," : "", t->seat[i].player,
-                                    tt->deal.scored ? delta[i] : t->seat[i].stack);
+            off +=
+                (size_t)snprintf(tt->result + off, sizeof tt->result - off,
+                                 "%s%" PRIu64 ":%" PRId64 "%s", off > 0 ? "," : "",
+                                 t->seat[i].player, tt->deal.scored ? delta[i] : t->seat[i].stack,
+                                 tt->deal.scored && !tt->acted[i] && t->seat[i].away ? ":a" : "");
     /* The stacks already hold the hand's deltas (tk_finish); the record goes with them, so
      * the hand and its history are written together, once (docs/tournaments.md). */
     free(tt->record);
@@ -732,6 +738,12 @@ void tk_tour_start_failed(tk_table_t *t)
         tt->start_fails++;
     int64_t ms = 100LL << (tt->start_fails - 1);
     tt->retry_at_ms = clock_mono_ms() + (ms > 5000 ? 5000 : ms);
+}
+
+void tk_tour_acted(tk_table_t *t, int seat)
+{
+    if (seat >= 0 && seat < TK_MAX_SEATS)
+        t->tour->acted[seat] = true;
 }
 
 void tk_tour_join_timer(tk_table_t *t, uint64_t serial)

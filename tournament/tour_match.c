@@ -629,8 +629,9 @@ static json_t *next_players(const tour_match_t *m, uint32_t table)
     return a;
 }
 
-/* Parses "PLAYER:RESULT,..." into res[seat] for the players of t (each exactly once). */
-static int parse_result(const tm_table_t *t, const char *result, int64_t *res)
+/* Parses "PLAYER:RESULT[:a],..." into res[seat] for the players of t (each exactly once);
+ * absent[seat] for ":a" (the host's word: he played none of the deal himself). */
+static int parse_result(const tm_table_t *t, const char *result, int64_t *res, bool *absent)
 {
     bool seen[MATCH_MAX_SEATS] = {false};
     uint32_t n = 0;
@@ -646,6 +647,9 @@ static int parse_result(const tm_table_t *t, const char *result, int64_t *res)
         if (*p != '-' && (*p < '0' || *p > '9'))
             return -EINVAL;
         long long v = strtoll(p, &end, 10);
+        bool away = end != p && end[0] == ':' && end[1] == 'a';
+        if (away)
+            end += 2;
         if (end == p || (*end != ',' && *end != '\0') || v < -MATCH_MAX_RESULT ||
             v > MATCH_MAX_RESULT)
             return -EINVAL;
@@ -657,6 +661,7 @@ static int parse_result(const tm_table_t *t, const char *result, int64_t *res)
             return -EINVAL;
         seen[x] = true;
         res[x] = v;
+        absent[x] = away;
         n++;
     }
     return n == t->nseats ? 0 : -EINVAL;
@@ -675,13 +680,28 @@ char *tour_match_hand(tour_match_t *m, uint32_t table, uint64_t hand, const char
         return body(",\"why\":\"dealt to another host\"");
     }
     int64_t res[MATCH_MAX_SEATS] = {0};
+    bool absent[MATCH_MAX_SEATS] = {false};
     match_stage_t *s = cur(m);
-    if (parse_result(t, result, res) != 0 || t->stage + 1 != m->nstages ||
+    if (parse_result(t, result, res, absent) != 0 || t->stage + 1 != m->nstages ||
         match_result_check(res, t->nseats, s->cfg.teams) != 0)
         return body(",\"why\":\"the result must give every seated player once, summing to 0\"");
     char game[64], round[200];
     if (tour_record_ids(record, game, round) != 0)
         return body(",\"why\":\"malformed record\"");
+    /* Who was absent (docs/rules/match-halls.md "Disconnects"), before the deal's end counts: in
+     * Swiss, a round's match points (absent from all its deals: mp_absent). */
+    bool was_absent[MATCH_MAX_SEATS] = {false}; /* restored if the stage refuses the deal */
+    if (t->stage + 1 == m->nstages && s->cfg.format == MATCH_SWISS)
+        for (uint32_t x = 0; x < t->nseats; x++) {
+            int64_t i = match_stage_find(s, t->players[x]);
+            if (i < 0)
+                continue;
+            was_absent[x] = s->players[i].round_absent;
+            if (absent[x] && t->deal == 1)
+                match_swiss_set_round_absent(s, t->players[x]);
+            else if (!absent[x])
+                s->players[i].round_absent = false;
+        }
     /* Applied to the stage: refusals (-EINVAL, -ESTALE) leave it as it was. */
     uint64_t gone[MATCH_MAX_SEATS];
     size_t ng = 0;
@@ -704,9 +724,15 @@ char *tour_match_hand(tour_match_t *m, uint32_t table, uint64_t hand, const char
     } else {
         rc = match_swiss_deal_end(s, table, (uint32_t)t->deal, res, &round_over);
     }
-    if (rc != 0)
+    if (rc != 0) {
+        for (uint32_t x = 0; s->cfg.format == MATCH_SWISS && x < t->nseats; x++) {
+            int64_t i = match_stage_find(s, t->players[x]);
+            if (i >= 0)
+                s->players[i].round_absent = was_absent[x];
+        }
         return body(",\"why\":\"the stage refused the result (%s)\"",
                     rc == -ESTALE ? "not the deal in play" : "bad results");
+    }
     t->in_hand = false;
     put_table(m, c, t);
     char *rtxt = strdup(result);

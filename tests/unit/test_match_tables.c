@@ -400,9 +400,9 @@ START_TEST(test_match_tables_guandan_swiss)
         ck_assert_int_eq(deals[k].result[0], -deals[k].result[1]);
         ck_assert_int_ne(deals[k].result[0], 0);
     }
-    /* Every player's score is the sum of his results x base; his match points those of his
-     * round results (win 3, loss 1: a Guandan deal has no draw; nobody here played himself,
-     * the trustee played every seat: docs/rules/match-halls.md "Disconnects"). */
+    /* Every player's score is the sum of his results x base; his match points mp_absent (0) for
+     * each round: nobody here played himself, the trustee played every seat, and the servers
+     * reported every player absent (docs/rules/match-halls.md "Disconnects"). */
     for (uint32_t i = 0; i < s->n; i++) {
         int64_t score = 0;
         for (size_t k = 0; k < nd; k++)
@@ -410,6 +410,7 @@ START_TEST(test_match_tables_guandan_swiss)
                 if (deals[k].player[x] == s->players[i].id)
                     score += deals[k].result[x] * deals[k].base;
         ck_assert_int_eq(s->players[i].score, score);
+        ck_assert_int_eq(s->players[i].mp, 0);
     }
     const match_stage_t *stages[1] = {s};
     check_places(id, stages, 1, first, 8, 800);
