@@ -571,6 +571,13 @@ bool tk_tour_report(tk_table_t *t, const int64_t *delta)
     json_t *tj = json_object_get(rec, tt->deal.scored ? "match" : "tournament");
     if (tj != NULL)
         json_object_set_new(tj, "ended_ms", json_integer(clock_wall_ms()));
+    if (tj != NULL && tt->deal.scored) {
+        json_t *away = json_array(); /* the seats reported absent (":a" above) */
+        for (int i = 0; i < t->nseats; i++)
+            if (t->seat[i].playing && !tt->acted[i] && t->seat[i].away)
+                json_array_append_new(away, json_integer(i));
+        json_object_set_new(tj, "absent", away);
+    }
     tt->record = rec != NULL ? json_dumps(rec, JSON_COMPACT) : NULL;
     json_decref(rec);
     tk_tour_job_t *j = tk_tour_table_job(t, TK_TOUR_JOB_HAND);

@@ -15,8 +15,8 @@
 # next table at once; a deal waits at most 3 s for them); no bot saw a torn deal or an unexpected
 # error, every bot learned its place.
 #
-# HALL=swiss: a Guandan Swiss match of BOTS (32) bots -- 8 tables of 4, 3 rounds of one deal --
-# through the same faults; besides the checks above, every round seats every player once at a
+# HALL=swiss: a Guandan Swiss match of BOTS (32) bots -- 8 tables of 4, 3 rounds of two deals --
+# through the same faults; besides the checks above, every deal seats every player once at a
 # table of 4 (partners 0 + 2 against 1 + 3, their results equal and opposite), and every player's
 # match points are those of his round scores (win 3, draw 2, loss 1; docs/rules/match-halls.md
 # "瑞士移位").
@@ -90,7 +90,7 @@ else # Swiss: 3 rounds of one deal at tables of 4
     cat >"$E2E_DIR/structure.json" <<EOF
 {"format": "match", "game": "guandan", "buy_in": 100, "fee": 10,
  "min_entrants": $BOTS, "max_entrants": $BOTS, "stages": [
- {"format": "swiss", "seats": 4, "rounds": 3, "deals_per_round": 1}]}
+ {"format": "swiss", "seats": 4, "rounds": 3, "deals_per_round": 2}]}
 EOF
 fi
 ID=$("$BUILD/tools/croupier-ctl" --redis "127.0.0.1:$REDIS_PORT" --json tour create \
@@ -197,6 +197,8 @@ if hall == "swiss":
     # Every round: each player once, at a table of 4, partners equal and opposite; the scores
     # (from 0) and the match points of the round scores.
     rnd = {}
+    absent_deals = {}  # (round, player): deals he was absent from
+    seen_deal = set()
     for r in recs:
         m = r["match"]
         res = {x["seat"]: x["delta"] for x in r["results"]}
@@ -204,10 +206,16 @@ if hall == "swiss":
             bad.append("deal_%s_partners_%s" % (r["round"], sorted(res.items())))
         for s in r["seats"]:
             key = (m["round"], int(s["player"]))
-            if key in rnd:
-                bad.append("player_%d_twice_in_round_%d" % (key[1], key[0]))
-            rnd[key] = res.get(s["seat"], 0) * m["base"]
+            once = (m["round"], m["deal"], int(s["player"]))
+            if once in seen_deal:
+                bad.append("player_%d_twice_in_round_%d_deal_%d" % (once[2], once[0], once[1]))
+            seen_deal.add(once)
+            rnd[key] = rnd.get(key, 0) + res.get(s["seat"], 0) * m["base"]
+            if s["seat"] in m.get("absent", []):
+                absent_deals[key] = absent_deals.get(key, 0) + 1
     cfg = s0["config"]
+    # absent from every deal of a round: mp_absent for it
+    away = {k for k, n in absent_deals.items() if n == cfg.get("deals_per_round", 6)}
     # The seating of every round by the ranking before it (docs/rules/match-halls.md "The
     # ranking", "Seating"): match points, Buchholz, stage score, the seeded draw; table =
     # ceil(rank / 4), seats in rank order. Recomputed from the histories alone.
@@ -233,7 +241,7 @@ if hall == "swiss":
         for t, byseat in tables.items():
             for k, p in byseat.items():
                 v = rnd.get((rn, p), 0)
-                mpt[p] += outcome(v)
+                mpt[p] += cfg.get("mp_absent", 0) if (rn, p) in away else outcome(v)
                 score[p] += v
                 opp[p] += [byseat[j] for j in byseat if j % 2 != k % 2]
     for p in s0["players"]:
@@ -243,6 +251,9 @@ if hall == "swiss":
                 bad.append("player_%d_missing_in_round_%d" % (p["id"], r))
                 continue
             v = rnd[(r, p["id"])]
+            if (r, p["id"]) in away:
+                mp += cfg.get("mp_absent", 0)
+                continue
             mp += cfg.get("mp_win", 3) if v > 0 else cfg.get("mp_draw", 2) if v == 0 else cfg.get("mp_loss", 1)
         if p["mp"] != mp:
             bad.append("player_%d_mp_%d_not_%d" % (p["id"], p["mp"], mp))
