@@ -383,7 +383,8 @@ export class TournamentTab {
             d.append(el("dt", "", label), el("dd", "", value));
             dl.append(d);
         };
-        fact("format", "Format", formatText(t.format) + (t.game ? ` · ${t.game}` : ""));
+        fact("format", "Format", formatText(t.format) +
+            (t.format === croupier.TournamentFormat.TOUR_MATCH && t.game ? ` · ${t.game}` : ""));
         fact("status", "Status", statusText(t.status) + (t.registrationOpen ? " · registration open" : ""));
         fact("buy-in", "Buy-in", buyInText(t));
         fact("entrants", "Entrants", `${num(t.entries)}/${num(t.maxEntrants)}` +
