@@ -50,6 +50,19 @@ for t in json.load(open(sys.argv[1])).get("torn_rounds", []):
     done
 }
 
+# Tournaments (docs/tournaments.md), for the scripts that set TOUR_ID: a field of its meta hash;
+# waiting up to SECONDS for a status; the tables a game pod hosts now (claimed minus let go, from
+# its log).
+e2e_tour_meta() { e2e_redis hget "{croupier:tour:$TOUR_ID}:meta" "$1"; }
+e2e_tour_wait_status() { # STATUS SECONDS
+    local end=$((SECONDS + $2))
+    while [ "$(e2e_tour_meta status)" != "$1" ] && [ $SECONDS -lt $end ]; do sleep 0.5; done
+    [ "$(e2e_tour_meta status)" = "$1" ]
+}
+e2e_tour_hosting() { # POD
+    echo $(($(grep -c '"tk_tour_table_claimed"' "${POD_LOG[$1]}") - $(grep -c '"tk_tour_table_released"' "${POD_LOG[$1]}")))
+}
+
 e2e_die() {
     e2e_log "FAIL: $*"
     exit 1

@@ -60,10 +60,8 @@ gate_pod() { # NAME
     GATES+=("$1")
     publish
 }
-meta() { e2e_redis hget "{croupier:tour:$ID}:meta" "$1"; }
-hosting() {
-    echo $(($(grep -c '"tk_tour_table_claimed"' "${POD_LOG[$1]}") - $(grep -c '"tk_tour_table_released"' "${POD_LOG[$1]}")))
-}
+meta() { e2e_tour_meta "$1"; }
+hosting() { e2e_tour_hosting "$1"; }
 deals() { e2e_redis xrange "{croupier:tour:$ID}:log" - + | grep -c '^match_deal$'; }
 
 e2e_secret
@@ -97,6 +95,7 @@ ID=$("$BUILD/tools/croupier-ctl" --redis "127.0.0.1:$REDIS_PORT" --json tour cre
     --name "e2e match" --structure "$E2E_DIR/structure.json" |
     python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])') ||
     e2e_die "croupier-ctl tour create failed"
+TOUR_ID=$ID
 e2e_log "match $ID: $BOTS bots, starts when full"
 
 "$BUILD/bots/croupier-bot" --gateways "@$E2E_DIR/gateways" --bots "$BOTS" --game "$GAME" \
@@ -106,11 +105,7 @@ e2e_log "match $ID: $BOTS bots, starts when full"
 BOT_PID=$!
 E2E_PIDS+=($BOT_PID)
 
-wait_status() { # STATUS SECONDS
-    local end=$((SECONDS + $2))
-    while [ "$(meta status)" != "$1" ] && [ $SECONDS -lt $end ]; do sleep 0.5; done
-    [ "$(meta status)" = "$1" ]
-}
+wait_status() { e2e_tour_wait_status "$@"; }
 check "the match starts with every bot registered" wait_status running 60
 check "every bot is an entrant ($(meta entries) of $BOTS)" test "$(meta entries)" -eq "$BOTS"
 sleep 6

@@ -52,11 +52,9 @@ gate_roll() { # OLD NEW: the new one ready and published, the old one withdrawn,
     publish
     check "$1 ended cleanly (preStop, SIGTERM)" e2e_pod_terminate "$1"
 }
-meta() { e2e_redis hget "{croupier:tour:$ID}:meta" "$1"; }
+meta() { e2e_tour_meta "$1"; }
 # The tournament tables a game pod hosts now (claimed minus let go, from its log).
-hosting() {
-    echo $(($(grep -c '"tk_tour_table_claimed"' "${POD_LOG[$1]}") - $(grep -c '"tk_tour_table_released"' "${POD_LOG[$1]}")))
-}
+hosting() { e2e_tour_hosting "$1"; }
 handed_over() { [ "$(grep -c '"tk_tour_table_released"' "${POD_LOG[$1]}")" -gt 0 ]; }
 
 e2e_secret
@@ -85,6 +83,7 @@ ID=$("$BUILD/tools/croupier-ctl" --redis "127.0.0.1:$REDIS_PORT" --json tour cre
     --name "e2e mtt" --structure "$E2E_DIR/structure.json" --start-in-seconds 8 |
     python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])') ||
     e2e_die "croupier-ctl tour create failed"
+TOUR_ID=$ID
 e2e_log "tournament $ID: $BOTS bots, starts in 8 s"
 
 "$BUILD/bots/croupier-bot" --gateways "@$E2E_DIR/gateways" --bots "$BOTS" --game holdem \
@@ -94,11 +93,7 @@ e2e_log "tournament $ID: $BOTS bots, starts in 8 s"
 BOT_PID=$!
 E2E_PIDS+=($BOT_PID)
 
-wait_status() { # STATUS SECONDS
-    local end=$((SECONDS + $2))
-    while [ "$(meta status)" != "$1" ] && [ $SECONDS -lt $end ]; do sleep 0.5; done
-    [ "$(meta status)" = "$1" ]
-}
+wait_status() { e2e_tour_wait_status "$@"; }
 check "the MTT starts with every bot registered" wait_status running 30
 check "every bot is an entrant ($(meta entries) of $BOTS)" test "$(meta entries)" -eq "$BOTS"
 sleep 8
