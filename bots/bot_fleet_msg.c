@@ -552,6 +552,12 @@ void bot_on_event(bot_t *b, const Croupier__ServerMessage *m)
              * seat (all draining, or cut off from Redis at once: docs/gateway.md "Table moves")
              * and says we are seated nowhere: join again. */
             bot_book_count(book, BOT_C_MOVES_FAILED);
+            /* A round still open at that table gets no RoundEnd now: its server stopped it
+             * (fenced: decided by Redis; gone: voided by the recovery), counted like a crash's
+             * (crash_faults_redis: a fenced table's round torn otherwise). */
+            if (bot_book_round_open(book, b->idx))
+                bot_book_crash_voided(book, b->idx, bot_now_ms());
+            b->seat.in_round = false;
             b->closing_seen = false;
             b->has_seat = false;
             evtimer_del(b->timer);
