@@ -469,6 +469,7 @@ enum {
     SCAN_RPC_REQUEST_ID = 1,
     SCAN_RPC_PLAYER_ID = 4,
     SCAN_RPC_SESSION_ID = 5,
+    SCAN_RPC_ROOM = 7, /* only with a Join (rules_rpc): a reply or push carrying it is refused */
     SCAN_RPC_FIRST_BODY = 10,
     SCAN_REPLY_CODE = 1,
     SCAN_REPLY_ERROR = 2,
@@ -551,6 +552,8 @@ int frame_scan_rpc_cached(const uint8_t *payload, size_t len, const frame_limits
         } else if (f.field == SCAN_RPC_SESSION_ID) {
             out->session_id = f.num;
             out->has_session_id = true;
+        } else if (f.field == SCAN_RPC_ROOM) {
+            return -EAGAIN; /* the decoder's verdict (found by fuzz_rpc_frame) */
         } else if (f.field >= SCAN_RPC_FIRST_BODY) {
             out->body = f.field;
             body = f.data;
