@@ -3,7 +3,8 @@
  * "Tournaments"): ListTournaments and GetTournament read the director's state in Redis (the
  * tournament index, the meta hash, the asker's entry: tournament/tour_director.h's keys);
  * Register/UnregisterTournament append a request to the tournament's stream and wait for the
- * director's answer; the director's events (TOUR_EVENTS_CHANNEL) become TournamentEvent pushes.
+ * director's answer; the director's events (TOUR_EVENTS_CHANNEL) become TournamentEvent pushes
+ * (gate_tour_events.c).
  * Parsing and request building are tournament/tour_client.h's, shared with croupier-ctl.
  *
  * Nothing here blocks the loop. The director answers a request on a list the asker would BLPOP;
@@ -18,7 +19,7 @@
  * Every request is one gate_tour_op_t, on g->tour_ops until it is freed: once answered (or its
  * client gone) and its last Redis callback run (rconn runs every callback exactly once).
  */
-#include "gate_int.h"
+#include "gate_tour_int.h"
 
 #include "match_hall.h"
 #include "tour_payout.h"
@@ -31,66 +32,10 @@
 #define GATE_TOUR_POLL_FIRST_MS 10
 #define GATE_TOUR_POLL_MAX_MS 100
 
-typedef enum {
-    TOP_LIST,
-    TOP_GET,
-    TOP_REGISTER,
-    TOP_UNREGISTER,
-    TOP_LEVEL, /* a LEVEL_UP push waiting for the structure's blinds */
-    TOP_TAKE,  /* TakeTournamentSeat: the entry, then where its table is played */
-} gate_tour_kind_t;
-
-/* One tournament of a list being built. */
-typedef struct {
-    uint64_t id;
-    int64_t created;
-    bool ok;
-    tour_client_meta_t meta;
-} gate_tour_row_t;
-
-typedef struct gate_tour_op {
-    struct gate_tour_op *next, *prev;
-    gate_t *g;
-    gate_tour_kind_t kind;
-    uint64_t conn_id, session, rid, player, tournament;
-    char id[TOUR_CLIENT_ID_TEXT];
-    int pending;         /* Redis callbacks still to run */
-    bool done;           /* answered, or nobody is left to answer */
-    bool counted;        /* counted in the connection's requests in flight */
-    bool followed;       /* register: the connection followed the tournament before it */
-    struct event *timer; /* the deadline */
-    struct event *poll;  /* register/unregister: the next LPOP */
-    int poll_ms;
-    /* register / unregister */
-    char req[TOUR_CLIENT_REQ_MAX + 1];
-    tour_client_request_t rq;
-    /* list */
-    int status; /* a Croupier__TournamentStatus filter; 0: any */
-    uint32_t limit;
-    bool failed;
-    long long total;
-    gate_tour_row_t *rows;
-    size_t nrows, next_row;
-    /* get */
-    tour_client_meta_t meta;
-    bool meta_ok, entry_ok, have_entry;
-    tour_client_entry_t entry;
-    bool match_ok; /* a match's current stage, read after its meta */
-    tour_client_match_t match;
-    /* level push */
-    tour_client_event_t ev;
-    /* take: the meta's status, and the seat record when the connection did not know it */
-    tour_status_t tstatus;
-    bool status_absent;
-    bool seat_asked, seat_ok, seat_nil;
-    gate_seat_t seat;
-} gate_tour_op_t;
-
 static void gate_tour_unfollow(gate_conn_t *c, uint64_t id);
-static bool gate_tour_follows(const gate_conn_t *c, uint64_t id);
 static void gate_tour_follow(gate_conn_t *c, uint64_t id);
 
-static void gate_tour_op_free(gate_tour_op_t *op)
+void gate_tour_op_free(gate_tour_op_t *op)
 {
     gate_t *g = op->g;
     if (op->prev != NULL)
@@ -110,7 +55,7 @@ static void gate_tour_op_free(gate_tour_op_t *op)
     free(op);
 }
 
-static gate_tour_op_t *gate_tour_op_new(gate_t *g, gate_tour_kind_t kind)
+gate_tour_op_t *gate_tour_op_new(gate_t *g, gate_tour_kind_t kind)
 {
     gate_tour_op_t *op = xcalloc(1, sizeof *op);
     op->g = g;
@@ -213,7 +158,7 @@ static void gate_tour_arm(gate_tour_op_t *op, int ms)
 
 /* ---- following tournaments ----------------------------------------------------------------- */
 
-static bool gate_tour_follows(const gate_conn_t *c, uint64_t id)
+bool gate_tour_follows(const gate_conn_t *c, uint64_t id)
 {
     for (unsigned i = 0; i < c->ntours; i++)
         if (c->tours[i] == id)
@@ -1318,212 +1263,5 @@ void gate_client_tour(gate_conn_t *c, const Croupier__ClientMessage *m)
     default:
         gate_tour_ask(c, m, id, false);
         break;
-    }
-}
-
-/* ---- the director's events ----------------------------------------------------------------- */
-
-static void gate_tour_push_one(gate_conn_t *c, const Croupier__TournamentEvent *te)
-{
-    Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
-    sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_TOURNAMENT_EVENT;
-    sm.tournament_event = (Croupier__TournamentEvent *)te;
-    gate_conn_send(c, &sm);
-}
-
-/* Pushes te to every logged-in connection that follows the tournament, and to the connection of
- * `also` (a player the event names) when it does not follow it. */
-static void gate_tour_push(gate_t *g, const Croupier__TournamentEvent *te, uint64_t also)
-{
-    gate_conn_t *c;
-    TAILQ_FOREACH(c, &g->conns, all)
-    {
-        if (c->player == 0 || c->closing)
-            continue;
-        if (gate_tour_follows(c, te->tournament) || (also != 0 && c->player == also))
-            gate_tour_push_one(c, te);
-    }
-}
-
-/* Whether any connection here follows tournament id (or is player's). */
-static bool gate_tour_anyone(gate_t *g, uint64_t id)
-{
-    gate_conn_t *c;
-    TAILQ_FOREACH(c, &g->conns, all)
-    if (c->player != 0 && !c->closing && gate_tour_follows(c, id))
-        return true;
-    return false;
-}
-
-static void gate_tour_event_fill(Croupier__TournamentEvent *te, const tour_client_event_t *ev,
-                                 Croupier__TournamentEventKind kind)
-{
-    Croupier__TournamentEvent init = CROUPIER__TOURNAMENT_EVENT__INIT;
-    *te = init;
-    te->tournament = ev->tournament;
-    te->kind = kind;
-    te->log_id = (char *)ev->log_id;
-}
-
-/* The structure arrived for a LEVEL_UP: its blinds go with the push (without them if it could
- * not be read). */
-static void gate_tour_level_cb(rconn_t *rc, redisReply *reply, void *arg)
-{
-    (void)rc;
-    gate_tour_op_t *op = arg;
-    op->pending--;
-    gate_t *g = op->g;
-    if (!g->destroying) {
-        Croupier__TournamentEvent te;
-        gate_tour_event_fill(&te, &op->ev, CROUPIER__TOURNAMENT_EVENT_KIND__TOUR_EVENT_LEVEL_UP);
-        te.has_level = true;
-        te.level = (uint32_t)op->ev.level;
-        tour_structure_t *s = NULL;
-        char err[160];
-        if (reply != NULL && reply->type == REDIS_REPLY_STRING &&
-            tour_structure_parse(reply->str, reply->len, &s, err, sizeof err) == 0 &&
-            op->ev.level >= 0 && (size_t)op->ev.level < s->nlevels) {
-            const tour_level_t *l = &s->levels[op->ev.level];
-            te.has_level_number = te.has_on_break = true;
-            te.level_number = l->number;
-            te.on_break = l->is_break;
-            if (!l->is_break) {
-                te.has_small_blind = te.has_big_blind = te.has_ante = te.has_big_blind_ante = true;
-                te.small_blind = l->small_blind;
-                te.big_blind = l->big_blind;
-                te.ante = l->ante;
-                te.big_blind_ante = l->big_blind_ante;
-            }
-        }
-        gate_tour_push(g, &te, 0);
-        tour_structure_destroy(s);
-    }
-    op->done = true;
-    gate_tour_op_free(op);
-}
-
-/*
- * A message of TOUR_EVENTS_CHANNEL (tour_client_event_parse): STARTED, LEVEL_UP (with the
- * level's blinds, read from the structure), HAND_FOR_HAND, FINISHED and CANCELLED go to the
- * connections that follow the tournament (FINISHED to the winner's too); MOVED_TABLE (a move, a
- * late entry's seat) and ELIMINATED only to the connection of the player they name. Pub/sub has
- * no history: what is published while the subscription is down is not pushed (GetTournament
- * reads the state).
- */
-void gate_tour_event_cb(rconn_t *rc, const char *channel, const char *data, size_t len, void *arg)
-{
-    (void)rc;
-    (void)channel;
-    gate_t *g = arg;
-    tour_client_event_t ev;
-    if (g->destroying || tour_client_event_parse(data, len, &ev) != 0)
-        return;
-    Croupier__TournamentEvent te;
-    uint64_t conn_id;
-    gate_conn_t *c;
-    switch (ev.kind) {
-    case TOUR_EV_STARTED:
-        gate_tour_event_fill(&te, &ev, CROUPIER__TOURNAMENT_EVENT_KIND__TOUR_EVENT_STARTED);
-        te.has_players_left = true;
-        te.players_left = (uint32_t)ev.players;
-        gate_tour_push(g, &te, 0);
-        break;
-    case TOUR_EV_HAND_FOR_HAND:
-    case TOUR_EV_HAND_FOR_HAND_OVER:
-        gate_tour_event_fill(&te, &ev, CROUPIER__TOURNAMENT_EVENT_KIND__TOUR_EVENT_HAND_FOR_HAND);
-        te.has_hand_for_hand = te.has_players_left = true;
-        te.hand_for_hand = ev.kind == TOUR_EV_HAND_FOR_HAND;
-        te.players_left = (uint32_t)ev.players;
-        gate_tour_push(g, &te, 0);
-        break;
-    case TOUR_EV_FINISHED:
-        gate_tour_event_fill(&te, &ev, CROUPIER__TOURNAMENT_EVENT_KIND__TOUR_EVENT_FINISHED);
-        te.has_player = te.has_place = te.has_prize = te.has_players_left = true;
-        te.player = ev.player;
-        te.place = 1;
-        te.prize = ev.prize;
-        te.players_left = 1;
-        gate_tour_push(g, &te, ev.player);
-        break;
-    case TOUR_EV_CANCELLED:
-        gate_tour_event_fill(&te, &ev, CROUPIER__TOURNAMENT_EVENT_KIND__TOUR_EVENT_CANCELLED);
-        te.detail = ev.reason;
-        gate_tour_push(g, &te, 0);
-        break;
-    case TOUR_EV_STAGE:
-        gate_tour_event_fill(&te, &ev, CROUPIER__TOURNAMENT_EVENT_KIND__TOUR_EVENT_STAGE);
-        te.has_stage = te.has_players_left = true;
-        te.stage = (uint32_t)ev.stage;
-        te.players_left = (uint32_t)ev.players;
-        gate_tour_push(g, &te, 0);
-        break;
-    case TOUR_EV_MATCH_FINISHED:
-        gate_tour_event_fill(&te, &ev, CROUPIER__TOURNAMENT_EVENT_KIND__TOUR_EVENT_FINISHED);
-        gate_tour_push(g, &te, 0);
-        break;
-    case TOUR_EV_MATCH_OUT:
-    case TOUR_EV_MATCH_PLACE:
-        /* A match's player out (his place comes at the end), and every player's place at the
-         * end: to him alone. */
-        if (!u64map_get(g->conn_by_player, ev.player, &conn_id) ||
-            (c = gate_conn_get(g, conn_id)) == NULL || c->closing)
-            break;
-        gate_tour_event_fill(&te, &ev,
-                             ev.kind == TOUR_EV_MATCH_PLACE && ev.place == 1
-                                 ? CROUPIER__TOURNAMENT_EVENT_KIND__TOUR_EVENT_FINISHED
-                                 : CROUPIER__TOURNAMENT_EVENT_KIND__TOUR_EVENT_ELIMINATED);
-        te.has_player = true;
-        te.player = ev.player;
-        if (ev.kind == TOUR_EV_MATCH_PLACE) {
-            te.has_place = te.has_prize = true;
-            te.place = (uint32_t)ev.place;
-            te.prize = ev.prize;
-        } else {
-            te.has_stage = true;
-            te.stage = (uint32_t)ev.stage;
-            te.detail = "you are out of the match: your place comes with its end";
-        }
-        gate_tour_push_one(c, &te);
-        break;
-    case TOUR_EV_MOVE:
-    case TOUR_EV_SEATED:
-    case TOUR_EV_OUT:
-        if (!u64map_get(g->conn_by_player, ev.player, &conn_id) ||
-            (c = gate_conn_get(g, conn_id)) == NULL || c->closing)
-            break;
-        if (ev.kind == TOUR_EV_OUT) {
-            gate_tour_event_fill(&te, &ev, CROUPIER__TOURNAMENT_EVENT_KIND__TOUR_EVENT_ELIMINATED);
-            te.has_place = te.has_prize = true;
-            te.place = (uint32_t)ev.place;
-            te.prize = ev.prize;
-        } else {
-            gate_tour_event_fill(&te, &ev, CROUPIER__TOURNAMENT_EVENT_KIND__TOUR_EVENT_MOVED_TABLE);
-            te.has_table = te.has_seat = true;
-            te.table = (uint32_t)ev.table;
-            te.seat = (uint32_t)ev.seat;
-        }
-        te.has_player = true;
-        te.player = ev.player;
-        gate_tour_push_one(c, &te);
-        break;
-    case TOUR_EV_LEVEL: {
-        if (!gate_tour_anyone(g, ev.tournament) || g->rc == NULL)
-            break;
-        gate_tour_op_t *op = gate_tour_op_new(g, TOP_LEVEL);
-        op->ev = ev;
-        char id[TOUR_CLIENT_ID_TEXT], key[TOUR_CLIENT_KEY_MAX];
-        snprintf(id, sizeof id, "%" PRIu64, ev.tournament);
-        tour_client_key(key, sizeof key, id, "meta");
-        const char *argv[] = {"HGET", key, "structure"};
-        if (rconn_command_argv(g->rc, gate_tour_level_cb, op, 3, argv, NULL) != 0) {
-            op->pending = 1;
-            gate_tour_level_cb(g->rc, NULL, op); /* the push without blinds */
-            break;
-        }
-        op->pending = 1;
-        break;
-    }
-    default:
-        break; /* registrations, deals, draws...: not told to clients */
     }
 }
