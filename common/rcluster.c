@@ -8,6 +8,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "clock.h"
 #include "rcluster_map.h"
 #include "xmalloc.h"
 
@@ -168,13 +169,6 @@ struct rcluster {
     rcluster_stats_t stats;
     char err[512];
 };
-
-static long long rcl_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void rcl_sleep_ms(int ms)
 {
@@ -361,7 +355,7 @@ static int rcl_refresh(rcluster_t *c, bool need_full)
             break;
     }
     c->stats.refreshes++;
-    c->last_refresh_ms = rcl_now_ms();
+    c->last_refresh_ms = clock_mono_ms();
     if (rc == 0) {
         rcl_map_install(c, m);
         c->need_refresh = false;
@@ -457,7 +451,7 @@ typedef struct {
  */
 static redisReply *rcl_run(rcluster_t *c, unsigned flags, unsigned slot, const rcl_cmd_t *cmd)
 {
-    long long start = rcl_now_ms();
+    long long start = clock_mono_ms();
     int redirects = 0, backoff = c->o.retry_min_ms;
     int ask = -1;
     /* the ASK target by address, not index: a refresh rebuilds the node table */
@@ -533,7 +527,7 @@ static redisReply *rcl_run(rcluster_t *c, unsigned flags, unsigned slot, const r
             if (moved) {
                 c->stats.moved++;
                 c->slot[slot] = (uint16_t)to;
-                if (rcl_now_ms() - c->last_refresh_ms >= c->o.refresh_min_ms)
+                if (clock_mono_ms() - c->last_refresh_ms >= c->o.refresh_min_ms)
                     c->need_refresh = true;
             } else {
                 c->stats.ask++;
@@ -563,8 +557,8 @@ static redisReply *rcl_run(rcluster_t *c, unsigned flags, unsigned slot, const r
         }
         return r;
     retry:
-        if (rcl_now_ms() - start + backoff > c->o.retry_budget_ms) {
-            rcl_error(c, "gave up after %lld ms (budget %d): %s", rcl_now_ms() - start,
+        if (clock_mono_ms() - start + backoff > c->o.retry_budget_ms) {
+            rcl_error(c, "gave up after %lld ms (budget %d): %s", clock_mono_ms() - start,
                       c->o.retry_budget_ms, why);
             return NULL;
         }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "rcluster_map.h"
 #include "rconn.h"
 #include "xmalloc.h"
@@ -68,13 +69,6 @@ struct rcluster_async {
     rcluster_stats_t stats;
     char err[300];
 };
-
-static long long rca_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void rca_state_cb(rconn_t *rc, bool connected, void *arg);
 
@@ -180,7 +174,7 @@ static void rca_fail(rca_req_t *q, const char *what)
 static void rca_wait(rca_req_t *q, int delay_ms)
 {
     rcluster_async_t *c = q->c;
-    long long now = rca_now_ms();
+    long long now = clock_mono_ms();
     if (now + delay_ms > q->deadline_ms) {
         char what[80];
         snprintf(what, sizeof what, "gave up after %d ms", c->o.retry_budget_ms);
@@ -296,7 +290,7 @@ static void rca_try_wait(rca_req_t *q)
 static void rca_try(rca_req_t *q)
 {
     rcluster_async_t *c = q->c;
-    if (rca_now_ms() >= q->deadline_ms) {
+    if (clock_mono_ms() >= q->deadline_ms) {
         char what[80];
         snprintf(what, sizeof what, "gave up after %d ms", c->o.retry_budget_ms);
         rca_fail(q, what);
@@ -504,7 +498,7 @@ static void rca_refresh_start(rcluster_async_t *c)
                 pick = &c->nodes[i];
     if (pick != NULL && rconn_command(pick->rc, rca_refresh_cb, c, "CLUSTER SLOTS") == 0) {
         c->refreshing = true;
-        c->last_refresh_ms = rca_now_ms();
+        c->last_refresh_ms = clock_mono_ms();
         c->stats.refreshes++;
         return;
     }
@@ -520,7 +514,7 @@ static void rca_pump_cb(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     rcluster_async_t *c = arg;
-    long long now = rca_now_ms();
+    long long now = clock_mono_ms();
     rca_nodes_reap(c);
     if (c->need_refresh && !c->refreshing && now - c->last_refresh_ms >= c->o.refresh_min_ms)
         rca_refresh_start(c);
@@ -602,7 +596,7 @@ rcluster_async_t *rcluster_async_create(struct event_base *base, const char *see
     if (c->pump == NULL)
         abort();
     c->need_refresh = true;
-    c->last_refresh_ms = rca_now_ms() - c->o.refresh_min_ms;
+    c->last_refresh_ms = clock_mono_ms() - c->o.refresh_min_ms;
     rca_refresh_start(c); /* nothing connected yet: opens the seeds */
     return c;
 }
@@ -677,7 +671,7 @@ static rca_req_t *rca_submit(rcluster_async_t *c, unsigned flags, unsigned slot,
         q->argvlen[i] = len;
     }
     q->backoff_ms = c->o.retry_min_ms;
-    q->deadline_ms = rca_now_ms() + c->o.retry_budget_ms;
+    q->deadline_ms = clock_mono_ms() + c->o.retry_budget_ms;
     c->npending++;
     /* tried from the loop, never here: a callback never runs inside the call that gave it */
     q->not_before_ms = 0;
