@@ -355,6 +355,14 @@ bool bot_book_round_unseen_if_away(bot_book_t *b, uint32_t bot)
     return true;
 }
 
+bool bot_book_round_unseen(bot_book_t *b, uint32_t bot)
+{
+    if (bot >= b->nbots || b->finished || !b->open[bot].open)
+        return false;
+    book_unseen(b, bot);
+    return true;
+}
+
 void bot_book_finish(bot_book_t *b, int64_t now_ms)
 {
     (void)now_ms;

@@ -139,6 +139,10 @@ bool bot_book_round_open(const bot_book_t *b, uint32_t bot);
  * since, is counted ended unseen (its RoundEnd went to the connection it lost) and closed.
  * Returns whether it was. */
 bool bot_book_round_unseen_if_away(bot_book_t *b, uint32_t bot);
+/* The bot's open round is counted ended unseen and closed, whether or not the bot was away:
+ * for a tournament player whose end the director stated (out, won: its last hand's result came
+ * first). Returns whether a round was open. */
+bool bot_book_round_unseen(bot_book_t *b, uint32_t bot);
 /* Ends the run: every round still open is torn. Idempotent. */
 void bot_book_finish(bot_book_t *b, int64_t now_ms);
 

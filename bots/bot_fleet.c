@@ -381,6 +381,7 @@ void bot_drop(bot_t *b, const char *why, bool expected)
     }
     bool goaway = b->goaway;
     b->goaway = false;
+    bot_fleet_tour_dropped(b);
     if (b->st == BS_DONE || (b->st == BS_LEFT && !bot_book_round_open(b->f->cfg.book, b->idx)) ||
         (b->f->stopping && !b->has_seat) || b->tour_done) {
         b->st = BS_DONE;

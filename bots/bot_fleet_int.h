@@ -185,6 +185,7 @@ typedef struct bot {
     bool tour_done;        /* out / over / refused: closes once its last hand ended */
     bool tour_out_waiting; /* out of a match: waits (unseated) for its place at the end */
     int64_t tour_close_ms; /* the bound of that wait */
+    bool tour_end_known;   /* done as out or won (the director's word): its hands ended */
 } bot_t;
 
 /* A group of bots that plays private rooms together: the code of its room now. */
@@ -253,6 +254,8 @@ void bot_fleet_tour_event(bot_t *b, const Croupier__TournamentEvent *te);
 void bot_fleet_tour_closing(bot_t *b, const Croupier__TableClosing *tc);
 void bot_fleet_tour_stop_seat(bot_t *b);
 void bot_fleet_tour_settle(bot_t *b);
+/* The connection of a done bot closed (GoAway, an error): its open round, unseen or torn. */
+void bot_fleet_tour_dropped(bot_t *b);
 void bot_fleet_tour_check_all(bot_fleet_t *f);
 
 #endif

@@ -128,6 +128,43 @@ static void tour_done(bot_t *b, const char *why, bool ask_place)
     bot_fleet_tour_settle(b);
 }
 
+/* Done as out or won, the director's word: the bot's last hand ended before it (the director
+ * places a player from the hand's result), so a round still open for the bot is counted ended
+ * unseen, never torn (bot_fleet_tour_settle, bot_fleet_tour_dropped). */
+static void tour_done_known(bot_t *b, const char *why)
+{
+    if (!b->tour_done)
+        b->tour_end_known = true;
+    tour_done(b, why, true);
+}
+
+/* A done bot's open round that it will not see end: unseen when the director stated its end
+ * (or when its RoundEnd went to a connection it lost), torn otherwise. */
+static void tour_last_hand_unseen(bot_t *b, const char *where)
+{
+    bot_book_t *book = b->f->cfg.book;
+    if (!bot_book_round_open(book, b->idx))
+        return;
+    /* Its connection was lost during the hand (a gateway rolled: GoAway) and the bot was out
+     * before it took its seat again: the table's pushes, the hand's RoundEnd among them,
+     * followed its last request's gateway. Or the director's elimination or FINISHED reached
+     * the bot before the hand's RoundEnd, or instead of it (the connection rolled, the server
+     * went on without the player). Its end was unseen, not lost. Otherwise: torn. */
+    if (bot_book_round_unseen_if_away(book, b->idx) ||
+        (b->tour_end_known && bot_book_round_unseen(book, b->idx)))
+        log_emit(LOG_INFO, "bot_tour_last_hand_unseen", "{s:i,s:I,s:s}", "bot", (int)b->idx,
+                 "desk", (json_int_t)b->seat.desk_id, "at", where);
+    else
+        log_emit(LOG_WARN, "bot_tour_last_hand_not_ended", "{s:i,s:I,s:s}", "bot", (int)b->idx,
+                 "desk", (json_int_t)b->seat.desk_id, "at", where);
+}
+
+void bot_fleet_tour_dropped(bot_t *b)
+{
+    if (b->tour_done)
+        tour_last_hand_unseen(b, "connection closed");
+}
+
 /* A done bot: closes now, or once the hand it is in has ended (bounded). */
 void bot_fleet_tour_settle(bot_t *b)
 {
@@ -142,16 +179,7 @@ void bot_fleet_tour_settle(bot_t *b)
             }
             return;
         }
-        /* Its connection was lost during the hand (a gateway rolled: GoAway) and the bot was
-         * out before it took its seat again: the table's pushes, the hand's RoundEnd among
-         * them, followed its last request's gateway. Its end was unseen, not lost (the
-         * director's elimination came after the hand's result). Otherwise: torn. */
-        if (bot_book_round_unseen_if_away(b->f->cfg.book, b->idx))
-            log_emit(LOG_INFO, "bot_tour_last_hand_unseen", "{s:i,s:I}", "bot", (int)b->idx, "desk",
-                     (json_int_t)b->seat.desk_id);
-        else
-            log_emit(LOG_WARN, "bot_tour_last_hand_not_ended", "{s:i,s:I}", "bot", (int)b->idx,
-                     "desk", (json_int_t)b->seat.desk_id);
+        tour_last_hand_unseen(b, "wait over");
     }
     tour_close(b);
 }
@@ -232,7 +260,13 @@ static void tour_on_info(bot_t *b, const Croupier__ServerMessage *m, const Croup
                     ti->status == CROUPIER__TOURNAMENT_STATUS__TOUR_CANCELLED;
         bool out = you == NULL || tour_entry_out(you);
         if (over || out) {
-            tour_done(b, over ? "tournament over" : you == NULL ? "no entry" : "out", true);
+            const char *why = over ? "tournament over" : you == NULL ? "no entry" : "out";
+            if (ti->status == CROUPIER__TOURNAMENT_STATUS__TOUR_FINISHED ||
+                (you != NULL && (you->state == CROUPIER__TOURNAMENT_ENTRY_STATE__TOUR_ENTRY_OUT ||
+                                 you->state == CROUPIER__TOURNAMENT_ENTRY_STATE__TOUR_ENTRY_WON)))
+                tour_done_known(b, why);
+            else
+                tour_done(b, why, true);
             return;
         }
         if (ti->format == CROUPIER__TOURNAMENT_FORMAT__TOUR_MATCH &&
@@ -368,14 +402,14 @@ void bot_fleet_tour_event(bot_t *b, const Croupier__TournamentEvent *te)
             return;
         }
         bot_tour_place(t, b->idx, b->player, te->place, te->has_prize ? te->prize : 0);
-        tour_done(b, "eliminated", true);
+        tour_done_known(b, "eliminated");
         return;
     case CROUPIER__TOURNAMENT_EVENT_KIND__TOUR_EVENT_FINISHED:
         /* The winner's place and prize; any other bot still in missed its ELIMINATED. */
         if (mine)
             bot_tour_place(t, b->idx, b->player, te->has_place && te->place > 0 ? te->place : 1,
                            te->has_prize ? te->prize : 0);
-        tour_done(b, mine ? "won" : "finished", true);
+        tour_done_known(b, mine ? "won" : "finished");
         return;
     case CROUPIER__TOURNAMENT_EVENT_KIND__TOUR_EVENT_CANCELLED:
         if (!b->tour_done)

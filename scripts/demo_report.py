@@ -103,6 +103,15 @@ for g in groups:
     except (OSError, ValueError):
         reports[g[0]] = None
 
+def torn_detail(d):
+    """The torn rounds a bot report lists (bot, desk, round id, why), for a failed check's line:
+    CI keeps only the FAIL lines."""
+    rows = d.get("torn_rounds") or []
+    return "".join("; bot %s desk %s round %s: %s" % (r.get("bot"), r.get("desk"),
+                                                       r.get("round_id") or "-", r.get("why"))
+                   for r in rows[:4])
+
+
 print("=" * 78)
 print("Zero-loss report")
 print("=" * 78)
@@ -125,7 +134,8 @@ for game, engine, bots, status, fin, missing, void, settled in groups:
         gm.get("crash_voided")))
     check(status == "0", "%s: croupier-bot exit status 0 (was %s)" % (game, status))
     check(gm.get("finished", 0) > 0, "%s: games finished > 0 (%s)" % (game, gm.get("finished")))
-    check(gm.get("torn", 1) == 0, "%s: torn games = 0 (%s)" % (game, gm.get("torn")))
+    check(gm.get("torn", 1) == 0, "%s: torn games = 0 (%s%s)" % (game, gm.get("torn"),
+                                                               torn_detail(d)))
     errs = {k: v for k, v in d.get("errors", {}).items() if v.get("unexpected")}
     check(d.get("unexpected_errors", 1) == 0,
           "%s: client errors other than GoAway reconnects = 0 (%s%s)" % (
@@ -305,8 +315,8 @@ for t in tours:
     places = tr.get("places", {})
     wrong = sum(1 for p, pl in places.items() if t["places"].get(p) != pl)
     check(t["bot_status"] == 0 and gm.get("torn", 1) == 0 and d.get("unexpected_errors", 1) == 0,
-          "tournament %s: its bots exited 0 (%s), nothing torn (%s), no unexpected error (%s)"
-          % (name, t["bot_status"], gm.get("torn"), d.get("unexpected_errors")))
+          "tournament %s: its bots exited 0 (%s), nothing torn (%s%s), no unexpected error (%s)"
+          % (name, t["bot_status"], gm.get("torn"), torn_detail(d), d.get("unexpected_errors")))
     check(len(places) == t["bots"] and wrong == 0,
           "tournament %s: every bot learned its place (%d of %d; %d differ from the director's)"
           % (name, len(places), t["bots"], wrong))

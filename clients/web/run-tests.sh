@@ -32,5 +32,5 @@ for dir in "$here/../ts" "$here"; do
     fi
 done
 cd "$here"
-npm run --silent build >&2
+"$here/../build-locked.sh" web >&2
 exec node --test --test-concurrency=1 dist-test/test/units.test.js dist-test/test/tournaments.test.js dist-test/test/browser.test.js

@@ -164,6 +164,29 @@ START_TEST(test_book_round_over_after_reconnect_is_unseen_not_torn)
 }
 END_TEST
 
+/*
+ * A tournament player the director placed (out, won) while a round was open for it, connected:
+ * its end came before the placing, the round is unseen, its id listed; a second call finds
+ * nothing open; without it the round is torn at the run's end.
+ */
+START_TEST(test_book_round_unseen_closes_an_open_round_even_connected)
+{
+    bot_book_t *b = bot_book_create(2);
+    bot_book_round_started(b, 0, 4, "1:1:4:7", 0);
+    bot_book_round_started(b, 1, 4, "1:1:4:7", 0);
+    ck_assert(bot_book_round_unseen(b, 0));
+    ck_assert(!bot_book_round_open(b, 0));
+    ck_assert(!bot_book_round_unseen(b, 0));
+    ck_assert(!bot_book_round_unseen_if_away(b, 1)); /* connected: not away */
+    bot_book_finish(b, 1);
+    bot_book_rounds_t r = rounds(b);
+    ck_assert_uint_eq(r.ended_unseen, 1);
+    ck_assert_uint_eq(r.torn, 1); /* bot 1's */
+    ck_assert(!bot_book_round_unseen(b, 1)); /* finished: nothing changes */
+    bot_book_destroy(b);
+}
+END_TEST
+
 /* The lines bot_book_write_round_ids writes, in one string (caller frees). */
 static char *round_id_lines(const bot_book_t *b)
 {
@@ -563,6 +586,7 @@ int main(void)
     tcase_add_test(tc, test_book_expected_errors_do_not_fail_the_run);
     tcase_add_test(tc, test_book_latency_percentiles_nearest_rank);
     tcase_add_test(tc, test_book_report_file_has_every_section);
+    tcase_add_test(tc, test_book_round_unseen_closes_an_open_round_even_connected);
     suite_add_tcase(s, tc);
     tc = tcase_create("strategy");
     tcase_add_test(tc, test_strategy_test_game_sends_a_valid_action);
