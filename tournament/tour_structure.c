@@ -104,6 +104,52 @@ static int parse_tier(jfield_err_t *p, json_t *o, size_t i, tour_payout_tier_t *
     return 0;
 }
 
+/* payouts.items: [{"place": N, "item": "..."}, ...], places rising, one item each
+ * (docs/tournaments.md "Payouts", "Items"). */
+static int parse_items(jfield_err_t *p, json_t *a, tour_payout_config_t *c)
+{
+    if (!json_is_array(a))
+        return jfield_fail(p, "payouts.items: must be an array");
+    size_t n = json_array_size(a);
+    if (n > TOUR_PAYOUT_MAX_ITEMS)
+        return jfield_fail(p, "payouts.items: more than %d places given an item",
+                           TOUR_PAYOUT_MAX_ITEMS);
+    c->items = xcalloc(n ? n : 1, sizeof *c->items);
+    for (size_t i = 0; i < n; i++) {
+        json_t *o = json_array_get(a, i);
+        char where[48];
+        snprintf(where, sizeof where, "payouts.items[%zu].", i);
+        if (!json_is_object(o))
+            return jfield_fail(p, "payouts.items[%zu]: must be an object", i);
+        static const char *const known[] = {"place", "item", NULL};
+        int64_t place;
+        int rc = jfield_only_known(p, o, where, known);
+        if (rc == 0)
+            rc = jfield_int(p, o, where, "place", true, 0, 1, TOUR_PAYOUT_MAX_PLACES, &place);
+        if (rc != 0)
+            return rc;
+        json_t *it = json_object_get(o, "item");
+        if (!json_is_string(it))
+            return jfield_fail(p, "%sitem: must be a string", where);
+        size_t len = json_string_length(it);
+        const char *txt = json_string_value(it);
+        if (len == 0 || len > TOUR_ITEM_MAX)
+            return jfield_fail(p, "%sitem: %zu characters, must be 1..%d", where, len,
+                               TOUR_ITEM_MAX);
+        if (!tour_payout_item_valid(txt, len))
+            return jfield_fail(p, "%sitem: only letters, digits and _ . : - are allowed", where);
+        if (i > 0 && (uint32_t)place <= c->items[i - 1].place)
+            return jfield_fail(p, "%splace: must be above the previous item's place (one item a "
+                               "place, places rising)",
+                               where);
+        c->items[i].place = (uint32_t)place;
+        memcpy(c->items[i].item, txt, len);
+        c->items[i].item[len] = '\0';
+        c->nitems = i + 1;
+    }
+    return 0;
+}
+
 static int parse_payouts(jfield_err_t *p, json_t *o, tour_payout_config_t *c)
 {
     *c = tour_payout_config_default();
@@ -111,9 +157,11 @@ static int parse_payouts(jfield_err_t *p, json_t *o, tour_payout_config_t *c)
         return 0;
     if (!json_is_object(o))
         return jfield_fail(p, "payouts: must be an object");
-    static const char *const known[] = {"percent_paid", "min_paid", "tiers", NULL};
+    static const char *const known[] = {"percent_paid", "min_paid", "tiers", "items", NULL};
     int64_t pct, minp;
     int rc = jfield_only_known(p, o, "payouts.", known);
+    if (rc == 0 && json_object_get(o, "items") != NULL)
+        rc = parse_items(p, json_object_get(o, "items"), c);
     if (rc == 0)
         rc = jfield_int(p, o, "payouts.", "percent_paid", false, 15, 1, 100, &pct);
     if (rc == 0)
@@ -149,6 +197,7 @@ void tour_structure_destroy(tour_structure_t *s)
     for (size_t i = 0; i < s->payouts.ntiers; i++)
         free(s->payouts.tiers[i].shares_bp);
     free(s->payouts.tiers);
+    free(s->payouts.items);
     free(s->levels);
     free(s->match);
     free(s);
