@@ -24,8 +24,8 @@ bool tour_payout_item_valid(const char *s, size_t len)
         return false;
     for (size_t i = 0; i < len; i++) {
         char ch = s[i];
-        bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-                  ch == '_' || ch == '.' || ch == ':' || ch == '-';
+        bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                  (ch >= '0' && ch <= '9') || ch == '_' || ch == '.' || ch == ':' || ch == '-';
         if (!ok)
             return false;
     }

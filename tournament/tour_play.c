@@ -692,15 +692,13 @@ static int place_busts(tour_play_t *p, tour_commit_t *c, const tour_bust_t *bust
         e->table = 0;
         e->seat = 0;
         put_entry(c, e);
-        json_array_append_new(out,
-                              json_pack("{s:I,s:i,s:I,s:s*}", "player", (json_int_t)e->player,
-                                        "place", (int)e->place, "prize", (json_int_t)e->prize,
-                                        "item", e->item[0] != '\0' ? e->item : NULL));
+        json_array_append_new(out, json_pack("{s:I,s:i,s:I,s:s*}", "player", (json_int_t)e->player,
+                                             "place", (int)e->place, "prize", (json_int_t)e->prize,
+                                             "item", e->item[0] != '\0' ? e->item : NULL));
         tour_commit_add(c, "L");
         tour_commit_add(c, "out");
-        tour_commit_addf(c, "player %" PRIu64 " place %" PRIu32 " prize %" PRId64 "%s%s",
-                         e->player, e->place, e->prize, e->item[0] != '\0' ? " item " : "",
-                         e->item);
+        tour_commit_addf(c, "player %" PRIu64 " place %" PRIu32 " prize %" PRId64 "%s%s", e->player,
+                         e->place, e->prize, e->item[0] != '\0' ? " item " : "", e->item);
     }
     free(prizes);
     free(aw);
@@ -904,15 +902,14 @@ char *tour_play_hand(tour_play_t *p, uint32_t table, uint64_t hand, const char *
                 w->table = 0;
                 w->seat = 0;
                 put_entry(c, w);
-                json_array_append_new(out,
-                                      json_pack("{s:I,s:i,s:I,s:s*}", "player",
-                                                (json_int_t)w->player, "place", 1, "prize",
-                                                (json_int_t)w->prize, "item",
-                                                w->item[0] != '\0' ? w->item : NULL));
+                json_array_append_new(out, json_pack("{s:I,s:i,s:I,s:s*}", "player",
+                                                     (json_int_t)w->player, "place", 1, "prize",
+                                                     (json_int_t)w->prize, "item",
+                                                     w->item[0] != '\0' ? w->item : NULL));
                 tour_commit_add(c, "L");
                 tour_commit_add(c, "finished");
-                tour_commit_addf(c, "winner %" PRIu64 " prize %" PRId64 "%s%s", w->player,
-                                 w->prize, w->item[0] != '\0' ? " item " : "", w->item);
+                tour_commit_addf(c, "winner %" PRIu64 " prize %" PRId64 "%s%s", w->player, w->prize,
+                                 w->item[0] != '\0' ? " item " : "", w->item);
             }
         for (size_t i = 0; i < p->nt; i++) {
             memset(p->tb[i].t.seat, 0, sizeof p->tb[i].t.seat);

@@ -277,14 +277,13 @@ END_TEST
  * strings refused with the field named. */
 START_TEST(test_tour_structure_items_by_place)
 {
-    static const char *ok =
-        "{\"format\": \"match\", \"game\": \"doudizhu\", \"buy_in\": 100,"
-        " \"min_entrants\": 9, \"max_entrants\": 9,"
-        " \"payouts\": {\"percent_paid\": 34, \"items\": ["
-        "  {\"place\": 1, \"item\": \"trophy:gold\"},"
-        "  {\"place\": 2, \"item\": \"trophy:silver\"},"
-        "  {\"place\": 5, \"item\": \"ticket:final-2027\"}]},"
-        " \"stages\": [{\"format\": \"fixed\", \"seats\": 3}]}";
+    static const char *ok = "{\"format\": \"match\", \"game\": \"doudizhu\", \"buy_in\": 100,"
+                            " \"min_entrants\": 9, \"max_entrants\": 9,"
+                            " \"payouts\": {\"percent_paid\": 34, \"items\": ["
+                            "  {\"place\": 1, \"item\": \"trophy:gold\"},"
+                            "  {\"place\": 2, \"item\": \"trophy:silver\"},"
+                            "  {\"place\": 5, \"item\": \"ticket:final-2027\"}]},"
+                            " \"stages\": [{\"format\": \"fixed\", \"seats\": 3}]}";
     tour_structure_t *s = parse_ok(ok);
     ck_assert_uint_eq(s->payouts.nitems, 3);
     ck_assert_str_eq(tour_payout_item(&s->payouts, 1), "trophy:gold");
@@ -309,7 +308,8 @@ START_TEST(test_tour_structure_items_by_place)
     long_item[65] = '\0';
     char with_long[160];
     snprintf(with_long, sizeof with_long, "{\"place\": 1, \"item\": \"%s\"}", long_item);
-    static const char *from = "{\"min_entrants\": 2, \"max_entrants\": 6, \"shares_bp\": [10000]}]}";
+    static const char *from =
+        "{\"min_entrants\": 2, \"max_entrants\": 6, \"shares_bp\": [10000]}]}";
     /* The sample's tiers close with "]}": items go after them. */
     const struct {
         const char *items, *want;
@@ -329,12 +329,16 @@ START_TEST(test_tour_structure_items_by_place)
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char repl[512];
-        snprintf(repl, sizeof repl, "{\"min_entrants\": 2, \"max_entrants\": 6, \"shares_bp\": "
-                 "[10000]}], \"items\": [%s]}", bad[i].items);
+        snprintf(repl, sizeof repl,
+                 "{\"min_entrants\": 2, \"max_entrants\": 6, \"shares_bp\": "
+                 "[10000]}], \"items\": [%s]}",
+                 bad[i].items);
         expect_error(from, repl, bad[i].want);
     }
-    expect_error(from, "{\"min_entrants\": 2, \"max_entrants\": 6, \"shares_bp\": [10000]}], "
-                 "\"items\": {}}", "payouts.items: must be an array");
+    expect_error(from,
+                 "{\"min_entrants\": 2, \"max_entrants\": 6, \"shares_bp\": [10000]}], "
+                 "\"items\": {}}",
+                 "payouts.items: must be an array");
 }
 END_TEST
 
