@@ -65,6 +65,7 @@ struct tk_tour {
     bool stopping;     /* letting the table go: no hand any more */
     bool lost;         /* the claim was lost: another host may have the table */
     bool finished;     /* the last hand's answer finished the tournament */
+    bool over;         /* a renew found the tournament over (cancelled): the deal is void */
     uint32_t deal_try; /* a deal answered anything but OK is asked again under the next */
     bool located;      /* its `where` is written (tour_table_locate) */
     uint64_t renew_serial;
@@ -108,6 +109,7 @@ typedef struct {
     uint32_t attempt; /* DEAL: the table's deal_try */
     bool closed;      /* DEAL: the director closed the table */
     int held;         /* RENEW: 1 held, 0 lost */
+    bool over;        /* RENEW: the tournament is over (cancelled while the table plays) */
     size_t nclaims, skipped;
     tour_claim_t claims[TK_TOUR_CLAIMS];
 } tk_tour_job_t;
@@ -163,6 +165,9 @@ static void tk_tour_job_run(redisContext *c, money_job_t *job)
     case TK_TOUR_JOB_RENEW:
         j->held = tour_table_renew(c, j->id, j->table, j->host, j->ttl_ms);
         j->status = j->held < 0 ? -EIO : 0;
+        /* A cancelled tournament: its deal in play is void now, not at its end (nobody would
+         * record it; docs/tournaments.md "Match halls: cancelling a running match"). */
+        j->over = j->status == 0 && tour_table_over(c, j->id) == 1;
         return;
     case TK_TOUR_JOB_RELEASE:
         j->status = tour_table_release(c, j->id, j->table, j->host);
@@ -684,7 +689,7 @@ void tk_tour_after_round(tk_table_t *t, bool voided)
             tk_tour_unseat(t, i, why);
         }
     tt->nleavers = 0;
-    if (tt->finished && !voided)
+    if ((tt->finished && !voided) || tt->over)
         tk_tour_stop_now(t, "the tournament is over");
     else if (tt->lost)
         tk_tour_stop_now(t, "your table moved to another server");
@@ -707,6 +712,20 @@ void tk_tour_done(tk_table_t *t, void *ptr)
         tk_tour_hand_done(t, j);
         return;
     case TK_TOUR_JOB_RENEW:
+        if (j->over && !tt->stopping && !tt->over) {
+            log_emit(LOG_INFO, "tk_tour_over", "{s:I,s:i}", "tournament", (json_int_t)tt->id,
+                     "table", (int)tt->table);
+            tt->over = true;
+            /* A job in flight (a deal, a hand's report) is answered "over" and ends the table
+             * itself (the report refused: the deal void). */
+            if (tt->asking)
+                return;
+            if (rt_desk_in_round(t->desk))
+                tk_void(t, CROUPIER__VOID_REASON__VOID_SHUTDOWN); /* ends in tk_tour_stop */
+            else
+                tk_tour_stop_now(t, "the tournament is over");
+            return;
+        }
         if (j->status == 0 && j->held == 0 && !tt->stopping) {
             log_emit(LOG_WARN, "tk_tour_claim_lost", "{s:I,s:i}", "tournament", (json_int_t)tt->id,
                      "table", (int)tt->table);

@@ -516,6 +516,21 @@ static void gate_tour_info_send(gate_tour_op_t *op, gate_conn_t *c)
         ti.detail = (char *)m->cancel_reason;
     tour_client_payout_t *rows = NULL;
     Croupier__TournamentPayout *pays = NULL, **pptrs = NULL;
+    Croupier__TournamentItemPrize *items = NULL, **iptrs = NULL;
+    if (s != NULL && s->payouts.nitems > 0) {
+        /* The places given an item (docs/tournaments.md "Items"), best first. */
+        items = xcalloc(s->payouts.nitems, sizeof *items);
+        iptrs = xcalloc(s->payouts.nitems, sizeof *iptrs);
+        for (size_t i = 0; i < s->payouts.nitems; i++) {
+            Croupier__TournamentItemPrize init = CROUPIER__TOURNAMENT_ITEM_PRIZE__INIT;
+            items[i] = init;
+            items[i].place = s->payouts.items[i].place;
+            items[i].item = s->payouts.items[i].item;
+            iptrs[i] = &items[i];
+        }
+        ti.item_prizes = iptrs;
+        ti.n_item_prizes = s->payouts.nitems;
+    }
     if (s != NULL) {
         ti.has_buy_in = ti.has_fee = ti.has_starting_stack = true;
         ti.has_min_entrants = ti.has_max_entrants = ti.has_late_registration_levels = true;
@@ -593,6 +608,7 @@ static void gate_tour_info_send(gate_tour_op_t *op, gate_conn_t *c)
             you.place = e->place;
             you.has_prize = e->prize > 0;
             you.prize = e->prize;
+            you.item = e->item[0] != '\0' ? (char *)e->item : NULL;
             bool seated =
                 you.state == CROUPIER__TOURNAMENT_ENTRY_STATE__TOUR_ENTRY_PLAYING && e->table > 0;
             you.has_table = you.has_seat = seated;
@@ -637,6 +653,8 @@ static void gate_tour_info_send(gate_tour_op_t *op, gate_conn_t *c)
         size = protobuf_c_message_get_packed_size(&sm.base);
     }
     gate_conn_send(c, &sm);
+    free(iptrs);
+    free(items);
     free(pptrs);
     free(pays);
     free(rows);

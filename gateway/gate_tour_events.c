@@ -123,6 +123,7 @@ void gate_tour_event_cb(rconn_t *rc, const char *channel, const char *data, size
         te.player = ev.player;
         te.place = 1;
         te.prize = ev.prize;
+        te.item = ev.item[0] != '\0' ? ev.item : NULL;
         te.players_left = 1;
         gate_tour_push(g, &te, ev.player);
         break;
@@ -159,6 +160,7 @@ void gate_tour_event_cb(rconn_t *rc, const char *channel, const char *data, size
             te.has_place = te.has_prize = true;
             te.place = (uint32_t)ev.place;
             te.prize = ev.prize;
+            te.item = ev.item[0] != '\0' ? ev.item : NULL;
         } else {
             te.has_stage = true;
             te.stage = (uint32_t)ev.stage;
@@ -177,6 +179,7 @@ void gate_tour_event_cb(rconn_t *rc, const char *channel, const char *data, size
             te.has_place = te.has_prize = true;
             te.place = (uint32_t)ev.place;
             te.prize = ev.prize;
+            te.item = ev.item[0] != '\0' ? ev.item : NULL;
         } else {
             gate_tour_event_fill(&te, &ev, CROUPIER__TOURNAMENT_EVENT_KIND__TOUR_EVENT_MOVED_TABLE);
             te.has_table = te.has_seat = true;

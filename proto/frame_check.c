@@ -397,7 +397,8 @@ static int check_tournament_list(const Croupier__TournamentList *tl, const char 
     return 0;
 }
 
-/* TournamentInfo: an id; payout rows of places 1 <= from <= to and amounts >= 0. */
+/* TournamentInfo: an id; payout rows of places 1 <= from <= to and amounts >= 0; item prizes of
+ * places >= 1 with an item of 1..64 bytes (docs/tournaments.md "Items"). */
 static int check_tournament_info(const Croupier__TournamentInfo *t, const char *path,
                                  frame_error_t *err)
 {
@@ -410,6 +411,14 @@ static int check_tournament_info(const Croupier__TournamentInfo *t, const char *
             return frame_fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
                               "%s.tournament.payouts[%zu]: places 1 <= from <= to, amount >= 0",
                               path, i);
+    }
+    for (size_t i = 0; i < t->n_item_prizes; i++) {
+        const Croupier__TournamentItemPrize *p = t->item_prizes[i];
+        size_t n = strlen(p->item);
+        if (p->place == 0 || n == 0 || n > 64)
+            return frame_fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                              "%s.tournament.item_prizes[%zu]: place >= 1, item 1..64 bytes", path,
+                              i);
     }
     return 0;
 }

@@ -265,6 +265,9 @@ int tour_client_entry_parse(const char *text, size_t len, tour_client_entry_t *e
     e->prize = tour_json_int(j, "prize", NULL);
     e->paid = tour_json_int(j, "paid", NULL);
     e->fees = tour_json_int(j, "fees", NULL);
+    const char *item = json_string_value(json_object_get(j, "item"));
+    if (item != NULL && tour_payout_item_valid(item, strlen(item)))
+        snprintf(e->item, sizeof e->item, "%s", item);
     json_decref(j);
     return 0;
 }
@@ -389,6 +392,9 @@ int tour_client_event_parse(const char *data, size_t len, tour_client_event_t *e
     ev->seat = tour_ev_num(f, nf, "seat");
     ev->place = ev->kind == TOUR_EV_FINISHED ? 1 : tour_ev_num(f, nf, "place");
     ev->prize = tour_ev_num(f, nf, "prize");
+    const char *item = tour_ev_field(f, nf, "item");
+    if (item != NULL && tour_payout_item_valid(item, strlen(item)))
+        snprintf(ev->item, sizeof ev->item, "%s", item);
     ev->players = tour_ev_num(f, nf, ev->kind == TOUR_EV_STARTED ? "entries" : "players");
     ev->stage = tour_ev_num(f, nf, "stage");
     if (ev->kind == TOUR_EV_CANCELLED) {

@@ -141,6 +141,7 @@ typedef struct {
     uint32_t entry, entries, place, table, seat;
     int64_t stack, prize, paid, fees;
     char state[16]; /* registered, playing, waiting, busted, out, cancelled, refunded */
+    char item[TOUR_ITEM_MAX + 1]; /* his place's item prize (docs/tournaments.md "Items"), "" */
 } tour_client_entry_t;
 
 /* 0, or -EINVAL when text is not a JSON object with a string "state". */
@@ -227,10 +228,11 @@ typedef struct {
     int64_t level;   /* level: the index */
     int64_t table;   /* move: the table moved to; seated */
     int64_t seat;
-    int64_t place, prize; /* out; finished (place 1) */
-    int64_t players;      /* started: the entries; hand_for_hand(_over), stage: players left */
-    int64_t stage;        /* stage, match_out: the stage (0-based) */
-    char reason[256];     /* cancelled */
+    int64_t place, prize;         /* out; finished (place 1) */
+    char item[TOUR_ITEM_MAX + 1]; /* out, finished, match_place: the place's item, "" for none */
+    int64_t players;  /* started: the entries; hand_for_hand(_over), stage: players left */
+    int64_t stage;    /* stage, match_out: the stage (0-based) */
+    char reason[256]; /* cancelled */
 } tour_client_event_t;
 
 /* Parses one published message. 0, or -EINVAL when it is not "<id> <log id> <event> ...". */

@@ -446,17 +446,34 @@ static void tour_cancel_read_cb(rconn_t *rc, redisReply *r, void *arg)
     int64_t *amounts = calloc(cap, sizeof *amounts);
     const char **pairs = calloc(2 * cap, sizeof *pairs);
     char(*num)[24] = calloc(cap, sizeof *num);
+    uint32_t *seq = calloc(cap, sizeof *seq);
+    bool match = t->st->format == TOUR_FORMAT_MATCH;
     size_t n = 0;
-    for (size_t i = 0; sv && amounts && pairs && num && i + 1 < kv->elements; i += 2) {
+    for (size_t i = 0; sv && amounts && pairs && num && seq && i + 1 < kv->elements; i += 2) {
         json_t *e = json_loads(kv->element[i + 1]->str, 0, NULL);
         const char *state = json_string_value(json_object_get(e, "state"));
         int64_t stack = json_integer_value(json_object_get(e, "stack"));
-        if (state != NULL && (strcmp(state, "playing") == 0 || strcmp(state, "waiting") == 0) &&
-            stack > 0) {
-            sv[n].player = strtoull(kv->element[i]->str, NULL, 10);
-            sv[n].chips = stack;
-            sv[n].buyins_paid = json_integer_value(json_object_get(e, "paid"));
-            pairs[2 * n] = kv->element[i]->str;
+        /* Still in: a hold'em entry with chips; a match's entry still playing (its scores are
+         * points, never chips: "Match halls: cancelling a running match"). */
+        bool in =
+            state != NULL &&
+            (match ? strcmp(state, "playing") == 0
+                   : (strcmp(state, "playing") == 0 || strcmp(state, "waiting") == 0) && stack > 0);
+        if (in) {
+            /* A match lists them by entry number (the odd chips' order): insertion sort. */
+            size_t at = n;
+            uint32_t en = (uint32_t)json_integer_value(json_object_get(e, "entry"));
+            while (match && at > 0 && seq[at - 1] > en) {
+                sv[at] = sv[at - 1];
+                seq[at] = seq[at - 1];
+                pairs[2 * at] = pairs[2 * (at - 1)];
+                at--;
+            }
+            sv[at].player = strtoull(kv->element[i]->str, NULL, 10);
+            sv[at].chips = stack > 0 ? stack : 1;
+            sv[at].buyins_paid = json_integer_value(json_object_get(e, "paid"));
+            seq[at] = en;
+            pairs[2 * at] = kv->element[i]->str;
             n++;
         }
         json_decref(e);
@@ -465,10 +482,14 @@ static void tour_cancel_read_cb(rconn_t *rc, redisReply *r, void *arg)
            pcap = t->entries > 0 ? tour_payout_places(&t->st->payouts, (uint32_t)t->entries) : 0;
     int64_t *prizes = calloc(pcap + 1, sizeof *prizes);
     int rc2 = -EINVAL;
-    if (prizes != NULL && n > 0 && pcap > 0 &&
-        tour_payout_table(&t->st->payouts, (uint32_t)t->entries, pool, prizes, pcap, &nplaces) == 0)
+    if (match && n > 0)
+        rc2 = tour_payout_cancel_match(pool, sv, n, amounts);
+    else if (prizes != NULL && n > 0 && pcap > 0 &&
+             tour_payout_table(&t->st->payouts, (uint32_t)t->entries, pool, prizes, pcap,
+                               &nplaces) == 0)
         rc2 = tour_payout_cancel(prizes, nplaces, pool, sv, n, amounts);
     free(prizes);
+    free(seq);
     tour_req_t *q = &t->queue[t->qhead];
     if (rc2 == 0) {
         for (size_t i = 0; i < n; i++) {
@@ -668,13 +689,6 @@ void tour_pump(tour_t *t)
     const tour_req_t *q = &t->queue[t->qhead];
     if (!q->bad && (strcmp(q->op, "deal") == 0 || strcmp(q->op, "hand") == 0)) {
         tour_table_request(t, q);
-        return;
-    }
-    if (!q->bad && strcmp(q->op, "cancel") == 0 && strcmp(t->status, "running") == 0 &&
-        t->st->format == TOUR_FORMAT_MATCH) {
-        /* Not built: a running match's split (docs/tournaments.md "Match halls"). */
-        t->queue[t->qhead].bad = true;
-        tour_apply_send(t, "cancel", &t->queue[t->qhead], NULL, NULL, 0);
         return;
     }
     if (!q->bad && strcmp(q->op, "cancel") == 0 && strcmp(t->status, "running") == 0) {

@@ -30,7 +30,8 @@
  *   {croupier:tours}:live             set of the ids neither finished nor cancelled
  *   {croupier:tour:<id>}:meta         hash: the tournament (fields in docs/tournaments.md)
  *   {croupier:tour:<id>}:entries      hash player -> JSON entry {"entry","entries","stack",
- *                                     "state","paid","fees","place","prize"}
+ *                                     "state","paid","fees","place","prize"} (and "item": his
+ *                                     place's item prize, when it has one)
  *   {croupier:tour:<id>}:tables       hash table number -> JSON table (tour_play.c: players,
  *                                     last button/sb/bb, hand, in_hand, closed, moves, wait)
  *   {croupier:tour:<id>}:owner        the owning director's token (PX = claim TTL)
@@ -42,6 +43,9 @@
  *   {croupier:money}:tourpool:<id>    the prize pool: chips out of wallets, held for the
  *                                     tournament (docs/queues.md "Where every chip is")
  *   {croupier:money}:rake:tournament  the fees (the house's account)
+ *   {croupier:items}:player:<player>  hash "<id>:<place>" -> {"tournament","place","item"}: the
+ *                                     item prizes a player was given (docs/tournaments.md
+ *                                     "Items"), written with the place (TOUR_COMMIT_LUA op I)
  *
  * The level clock (docs/tournaments.md "The director: the level clock"): it runs only while a
  * director owns the tournament and play has started. The owner writes it at every renew and at

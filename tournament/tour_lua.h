@@ -215,6 +215,10 @@
  *   F status           the tournament is over: status, out of the live set, the pool key gone
  *                      (the prizes emptied it)
  *   S stage json       a match's stage (tour_match.h): HSET {croupier:tour:<id>}:stages
+ *   I player item place  an item prize (docs/tournaments.md "Items"): HSET
+ *                      {croupier:items}:player:<player> field <tournament id>:<place> =
+ *                      {"tournament","place","item"} (written again, it is the same record,
+ *                      never a second item; a re-entry's other place is another field)
  * The prizes are checked against the pool before anything is written (TOUR_BAD_COMMIT).
  * Returns like TOUR_APPLY_LUA: the answer, "replay <answer>", "skip" or "done".
  */
@@ -239,7 +243,7 @@
     "while i <= #ARGV do local op = ARGV[i] "                                                      \
     "  if op == 'P' then pay = pay + tonumber(ARGV[i + 2]) i = i + 3 "                             \
     "  elseif op == 'F' then i = i + 2 "                                                           \
-    "  elseif op == 'H' then i = i + 4 "                                                           \
+    "  elseif op == 'H' or op == 'I' then i = i + 4 "                                             \
     "  elseif op == 'M' or op == 'E' or op == 'T' or op == 'L' or op == 'S' then i = i + 3 "       \
     "  else return redis.error_reply('TOUR_BAD_COMMIT op ' .. tostring(op)) end end "              \
     "if pay > tonumber(redis.call('GET', KEYS[6]) or '0') then "                                   \
@@ -254,6 +258,11 @@
     "  elseif op == 'P' then local a = tonumber(ARGV[i + 2]) "                                     \
     "    redis.call('DECRBY', KEYS[6], a) "                                                        \
     "    redis.call('INCRBY', '{croupier:money}:wallet:' .. ARGV[i + 1], a) i = i + 3 "            \
+    "  elseif op == 'I' then "                                                                     \
+    "    redis.call('HSET', '{croupier:items}:player:' .. ARGV[i + 1], "                           \
+    "      ARGV[4] .. ':' .. ARGV[i + 3], "                                                        \
+    "      cjson.encode({tournament = tonumber(ARGV[4]), place = tonumber(ARGV[i + 3]), "           \
+    "        item = ARGV[i + 2]})) i = i + 4 "                                                     \
     "  elseif op == 'L' then "                                                                     \
     "    local id = redis.call('XADD', KEYS[5], 'MAXLEN', '~', 10000, '*', 'event', ARGV[i + 1], " \
     "      'data', ARGV[i + 2]) "                                                                  \

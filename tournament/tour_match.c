@@ -394,6 +394,16 @@ static int finish(tour_match_t *m, tour_commit_t *c)
         }
         json_object_set_new(e->j, "place", json_integer(aw[i].place));
         json_object_set_new(e->j, "prize", json_integer((json_int_t)aw[i].amount));
+        /* An item prize of his place (a tied group's shared place: each of them), recorded
+         * for the studio in the same commit as the chips (docs/tournaments.md "Items"). */
+        const char *item = tour_payout_item(&m->st->payouts, aw[i].place);
+        if (item != NULL) {
+            json_object_set_new(e->j, "item", json_string(item));
+            tour_commit_add(c, "I");
+            tour_commit_addf(c, "%" PRIu64, aw[i].player);
+            tour_commit_add(c, item);
+            tour_commit_addf(c, "%" PRIu32, aw[i].place);
+        }
         if (!sd[i].out)
             json_object_set_new(e->j, "state", json_string("finished"));
         put_entry(c, e);
@@ -403,8 +413,9 @@ static int finish(tour_match_t *m, tour_commit_t *c)
             tour_commit_addf(c, "%" PRId64, aw[i].amount);
         }
         paid += aw[i].amount;
-        log_event(c, "match_place", "player %" PRIu64 " place %" PRIu32 " prize %" PRId64,
-                  aw[i].player, aw[i].place, aw[i].amount);
+        log_event(c, "match_place", "player %" PRIu64 " place %" PRIu32 " prize %" PRId64 "%s%s",
+                  aw[i].player, aw[i].place, aw[i].amount, item != NULL ? " item " : "",
+                  item != NULL ? item : "");
     }
     free(sd);
     free(aw);

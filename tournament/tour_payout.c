@@ -18,6 +18,28 @@ tour_payout_config_t tour_payout_config_default(void)
     return (tour_payout_config_t){.percent_paid = 15, .min_paid = 1, .ntiers = 0, .tiers = NULL};
 }
 
+bool tour_payout_item_valid(const char *s, size_t len)
+{
+    if (s == NULL || len == 0 || len > TOUR_ITEM_MAX)
+        return false;
+    for (size_t i = 0; i < len; i++) {
+        char ch = s[i];
+        bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                  (ch >= '0' && ch <= '9') || ch == '_' || ch == '.' || ch == ':' || ch == '-';
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+const char *tour_payout_item(const tour_payout_config_t *c, uint32_t place)
+{
+    for (size_t i = 0; c != NULL && i < c->nitems; i++)
+        if (c->items[i].place == place)
+            return c->items[i].item;
+    return NULL;
+}
+
 int tour_payout_pool(int64_t buy_in, uint32_t entries, int64_t guarantee, int64_t *pool)
 {
     if (buy_in < 0 || guarantee < 0)
@@ -264,4 +286,25 @@ out:
     free(w);
     free(a);
     return rc;
+}
+
+int tour_payout_cancel_match(int64_t pool, const tour_survivor_t *survivors, size_t n,
+                             int64_t *amounts)
+{
+    if (n == 0 || pool < 0)
+        return -EINVAL;
+    int64_t refunds = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (survivors[i].buyins_paid < 0)
+            return -EINVAL;
+        if (__builtin_add_overflow(refunds, survivors[i].buyins_paid, &refunds))
+            return -EOVERFLOW;
+    }
+    if (refunds > pool)
+        return -EINVAL;
+    int64_t rest = pool - refunds;
+    int64_t each = rest / (int64_t)n, odd = rest % (int64_t)n;
+    for (size_t i = 0; i < n; i++)
+        amounts[i] = survivors[i].buyins_paid + each + ((int64_t)i < odd ? 1 : 0);
+    return 0;
 }

@@ -15,6 +15,7 @@
 #ifndef CROUPIER_TOUR_PAYOUT_H
 #define CROUPIER_TOUR_PAYOUT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,6 +23,10 @@
 #define TOUR_PAYOUT_BP 10000
 /* Most places one payout table pays (a tier's length, the default curve's cap). */
 #define TOUR_PAYOUT_MAX_PLACES 100000
+/* An item prize (docs/tournaments.md "Payouts", "Items"): a string the studio defines, 1..64
+ * characters of [A-Za-z0-9_.:-], at most TOUR_PAYOUT_MAX_ITEMS places given one. */
+#define TOUR_ITEM_MAX 64
+#define TOUR_PAYOUT_MAX_ITEMS 100
 
 /* One row of an operator's payout chart: from min_entrants to max_entrants (inclusive) the
  * places 1..nplaces get shares_bp[0..nplaces-1], non-increasing, summing to TOUR_PAYOUT_BP. */
@@ -31,6 +36,12 @@ typedef struct {
     uint32_t nplaces;
     uint32_t *shares_bp; /* owned by the config (tour_structure_destroy frees it) */
 } tour_payout_tier_t;
+
+/* An item given to the player (or each tied player) of a place, beside its chips or alone. */
+typedef struct {
+    uint32_t place; /* 1..TOUR_PAYOUT_MAX_PLACES */
+    char item[TOUR_ITEM_MAX + 1];
+} tour_payout_item_t;
 
 /*
  * How a tournament pays. A tier covering the number of entrants wins; otherwise the default
@@ -42,6 +53,8 @@ typedef struct {
     uint32_t min_paid;     /* default 1 */
     size_t ntiers;
     tour_payout_tier_t *tiers; /* sorted by min_entrants, not overlapping */
+    size_t nitems;
+    tour_payout_item_t *items; /* sorted by place, one per place (tour_structure_destroy frees) */
 } tour_payout_config_t;
 
 /* The default: 15 % paid, at least 1 place, no tier. */
@@ -53,6 +66,14 @@ tour_payout_config_t tour_payout_config_default(void);
  * none. Returns 0, -EINVAL (negative input) or -EOVERFLOW.
  */
 int tour_payout_pool(int64_t buy_in, uint32_t entries, int64_t guarantee, int64_t *pool);
+
+/* Whether s[0..len) is a valid item string: 1..TOUR_ITEM_MAX characters of [A-Za-z0-9_.:-]
+ * (no space, quote or control character: it travels in log lines and JSON as it is). */
+bool tour_payout_item_valid(const char *s, size_t len);
+
+/* The item of a place (a tied group's shared best place: each of them gets it), or NULL when the
+ * config gives none. Independent of the places paid in chips: a place may get an item alone. */
+const char *tour_payout_item(const tour_payout_config_t *c, uint32_t place);
 
 /* How many places the config pays for `entrants` entries (>= 1); 0 when entrants is 0. */
 uint32_t tour_payout_places(const tour_payout_config_t *c, uint32_t entrants);
@@ -122,5 +143,17 @@ typedef struct {
  */
 int tour_payout_cancel(const int64_t *prizes, size_t nplaces, int64_t pool,
                        const tour_survivor_t *survivors, size_t n, int64_t *amounts);
+
+/*
+ * The cancellation of a running match (docs/tournaments.md "Match halls: cancelling a running
+ * match"): a match pays only at its end, so nobody still in holds a place yet. Each of the n
+ * players still in gets his buyins_paid back, and the rest of the pool (the buy-ins of the
+ * players already out and any overlay) is split equally: floor(rest / n) each, the odd chips
+ * one each in input order (the director lists them by entry number: who registered first).
+ * chips is not used. Total = pool. amounts[i] is survivors[i]'s. Returns 0, -EINVAL (n == 0,
+ * a negative pool or buy-in, refunds above the pool) or -EOVERFLOW.
+ */
+int tour_payout_cancel_match(int64_t pool, const tour_survivor_t *survivors, size_t n,
+                             int64_t *amounts);
 
 #endif

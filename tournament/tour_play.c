@@ -21,6 +21,7 @@ typedef struct {
     int64_t stack, paid, fees, prize;
     int64_t bust_start; /* hand-for-hand: busted, his place waits for the round's end */
     char state[16];
+    char item[TOUR_ITEM_MAX + 1]; /* his place's item prize, "" for none */
 } tour_entry_t;
 
 typedef struct {
@@ -173,6 +174,9 @@ int tour_play_load_entry(tour_play_t *p, const char *player, const char *json)
     e->bust_start = json_integer_value(json_object_get(j, "bust_start"));
     const char *st = json_string_value(json_object_get(j, "state"));
     snprintf(e->state, sizeof e->state, "%s", st != NULL ? st : "?");
+    const char *item = json_string_value(json_object_get(j, "item"));
+    if (item != NULL && tour_payout_item_valid(item, strlen(item)))
+        snprintf(e->item, sizeof e->item, "%s", item);
     json_decref(j);
     return 0;
 }
@@ -260,9 +264,10 @@ static void put_entry(tour_commit_t *c, const tour_entry_t *e)
                      "{\"entry\":%" PRIu32 ",\"entries\":%" PRIu32 ",\"stack\":%" PRId64
                      ",\"state\":\"%s\",\"paid\":%" PRId64 ",\"fees\":%" PRId64
                      ",\"place\":%" PRIu32 ",\"prize\":%" PRId64 ",\"table\":%" PRIu32
-                     ",\"seat\":%" PRIu32 ",\"bust_start\":%" PRId64 "}",
+                     ",\"seat\":%" PRIu32 ",\"bust_start\":%" PRId64 "%s%s%s}",
                      e->entry, e->entries, e->stack, e->state, e->paid, e->fees, e->place, e->prize,
-                     e->table, e->seat, e->bust_start);
+                     e->table, e->seat, e->bust_start, e->item[0] != '\0' ? ",\"item\":\"" : "",
+                     e->item, e->item[0] != '\0' ? "\"" : "");
 }
 
 static void put_table(tour_commit_t *c, const tour_ptable_t *t)
@@ -614,6 +619,7 @@ int tour_play_register(tour_play_t *p, uint64_t player, uint32_t entry, int64_t 
     e->fees += fee;
     e->place = 0;
     e->prize = 0;
+    e->item[0] = '\0';
     e->table = 0;
     e->seat = 0;
     snprintf(e->state, sizeof e->state, "waiting");
@@ -622,9 +628,18 @@ int tour_play_register(tour_play_t *p, uint64_t player, uint32_t entry, int64_t 
     return 0;
 }
 
-/* Pays amount from the pool to a player (a P command). */
+/* Pays amount from the pool to a player (a P command), and the item of his place (e->place set
+ * before; an I command, docs/tournaments.md "Items") in the same commit. */
 static void pay(tour_play_t *p, tour_commit_t *c, tour_entry_t *e, int64_t amount)
 {
+    const char *item = tour_payout_item(&p->st->payouts, e->place);
+    snprintf(e->item, sizeof e->item, "%s", item != NULL ? item : "");
+    if (item != NULL) {
+        tour_commit_add(c, "I");
+        tour_commit_addf(c, "%" PRIu64, e->player);
+        tour_commit_add(c, item);
+        tour_commit_addf(c, "%" PRIu32, e->place);
+    }
     e->prize = amount;
     if (amount <= 0)
         return;
@@ -677,13 +692,13 @@ static int place_busts(tour_play_t *p, tour_commit_t *c, const tour_bust_t *bust
         e->table = 0;
         e->seat = 0;
         put_entry(c, e);
-        json_array_append_new(out,
-                              json_pack("{s:I,s:i,s:I}", "player", (json_int_t)e->player, "place",
-                                        (int)e->place, "prize", (json_int_t)e->prize));
+        json_array_append_new(out, json_pack("{s:I,s:i,s:I,s:s*}", "player", (json_int_t)e->player,
+                                             "place", (int)e->place, "prize", (json_int_t)e->prize,
+                                             "item", e->item[0] != '\0' ? e->item : NULL));
         tour_commit_add(c, "L");
         tour_commit_add(c, "out");
-        tour_commit_addf(c, "player %" PRIu64 " place %" PRIu32 " prize %" PRId64, e->player,
-                         e->place, e->prize);
+        tour_commit_addf(c, "player %" PRIu64 " place %" PRIu32 " prize %" PRId64 "%s%s", e->player,
+                         e->place, e->prize, e->item[0] != '\0' ? " item " : "", e->item);
     }
     free(prizes);
     free(aw);
@@ -887,12 +902,14 @@ char *tour_play_hand(tour_play_t *p, uint32_t table, uint64_t hand, const char *
                 w->table = 0;
                 w->seat = 0;
                 put_entry(c, w);
-                json_array_append_new(out,
-                                      json_pack("{s:I,s:i,s:I}", "player", (json_int_t)w->player,
-                                                "place", 1, "prize", (json_int_t)w->prize));
+                json_array_append_new(out, json_pack("{s:I,s:i,s:I,s:s*}", "player",
+                                                     (json_int_t)w->player, "place", 1, "prize",
+                                                     (json_int_t)w->prize, "item",
+                                                     w->item[0] != '\0' ? w->item : NULL));
                 tour_commit_add(c, "L");
                 tour_commit_add(c, "finished");
-                tour_commit_addf(c, "winner %" PRIu64 " prize %" PRId64, w->player, w->prize);
+                tour_commit_addf(c, "winner %" PRIu64 " prize %" PRId64 "%s%s", w->player, w->prize,
+                                 w->item[0] != '\0' ? " item " : "", w->item);
             }
         for (size_t i = 0; i < p->nt; i++) {
             memset(p->tb[i].t.seat, 0, sizeof p->tb[i].t.seat);

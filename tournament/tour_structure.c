@@ -20,8 +20,8 @@
 #define TOUR_MAX_AMOUNT (INT64_C(1) << 40)
 #define TOUR_MAX_DURATION_MS (INT64_C(1) << 40)
 
-
-static int parse_level(jfield_err_t *p, json_t *o, size_t i, tour_level_t *l, tour_level_t *prev_play)
+static int parse_level(jfield_err_t *p, json_t *o, size_t i, tour_level_t *l,
+                       tour_level_t *prev_play)
 {
     char where[64];
     snprintf(where, sizeof where, "levels[%zu].", i);
@@ -33,7 +33,8 @@ static int parse_level(jfield_err_t *p, json_t *o, size_t i, tour_level_t *l, to
     if (rc == 0)
         rc = jfield_bool(p, o, where, "break", false, &l->is_break);
     if (rc == 0)
-        rc = jfield_int(p, o, where, "duration_ms", true, 0, 1, TOUR_MAX_DURATION_MS, &l->duration_ms);
+        rc = jfield_int(p, o, where, "duration_ms", true, 0, 1, TOUR_MAX_DURATION_MS,
+                        &l->duration_ms);
     if (rc != 0)
         return rc;
     if (l->is_break) {
@@ -81,7 +82,7 @@ static int parse_tier(jfield_err_t *p, json_t *o, size_t i, tour_payout_tier_t *
     size_t n = json_array_size(a);
     if (n > (size_t)lo)
         return jfield_fail(p, "%sshares_bp: %zu places paid but only %lld entrants", where, n,
-                    (long long)lo);
+                           (long long)lo);
     t->min_entrants = (uint32_t)lo;
     t->max_entrants = (uint32_t)hi;
     t->shares_bp = xcalloc(n, sizeof *t->shares_bp);
@@ -92,7 +93,7 @@ static int parse_tier(jfield_err_t *p, json_t *o, size_t i, tour_payout_tier_t *
         if (!json_is_integer(v) || json_integer_value(v) < 1 ||
             json_integer_value(v) > TOUR_PAYOUT_BP)
             return jfield_fail(p, "%sshares_bp[%zu]: must be a whole number in 1..%d", where, k,
-                        TOUR_PAYOUT_BP);
+                               TOUR_PAYOUT_BP);
         t->shares_bp[k] = (uint32_t)json_integer_value(v);
         if (k > 0 && t->shares_bp[k] > t->shares_bp[k - 1])
             return jfield_fail(p, "%sshares_bp[%zu]: larger than the place above it", where, k);
@@ -100,7 +101,54 @@ static int parse_tier(jfield_err_t *p, json_t *o, size_t i, tour_payout_tier_t *
     }
     if (sum != TOUR_PAYOUT_BP)
         return jfield_fail(p, "%sshares_bp: sums to %lld, must sum to %d", where, (long long)sum,
-                    TOUR_PAYOUT_BP);
+                           TOUR_PAYOUT_BP);
+    return 0;
+}
+
+/* payouts.items: [{"place": N, "item": "..."}, ...], places rising, one item each
+ * (docs/tournaments.md "Payouts", "Items"). */
+static int parse_items(jfield_err_t *p, json_t *a, tour_payout_config_t *c)
+{
+    if (!json_is_array(a))
+        return jfield_fail(p, "payouts.items: must be an array");
+    size_t n = json_array_size(a);
+    if (n > TOUR_PAYOUT_MAX_ITEMS)
+        return jfield_fail(p, "payouts.items: more than %d places given an item",
+                           TOUR_PAYOUT_MAX_ITEMS);
+    c->items = xcalloc(n ? n : 1, sizeof *c->items);
+    for (size_t i = 0; i < n; i++) {
+        json_t *o = json_array_get(a, i);
+        char where[48];
+        snprintf(where, sizeof where, "payouts.items[%zu].", i);
+        if (!json_is_object(o))
+            return jfield_fail(p, "payouts.items[%zu]: must be an object", i);
+        static const char *const known[] = {"place", "item", NULL};
+        int64_t place;
+        int rc = jfield_only_known(p, o, where, known);
+        if (rc == 0)
+            rc = jfield_int(p, o, where, "place", true, 0, 1, TOUR_PAYOUT_MAX_PLACES, &place);
+        if (rc != 0)
+            return rc;
+        json_t *it = json_object_get(o, "item");
+        if (!json_is_string(it))
+            return jfield_fail(p, "%sitem: must be a string", where);
+        size_t len = json_string_length(it);
+        const char *txt = json_string_value(it);
+        if (len == 0 || len > TOUR_ITEM_MAX)
+            return jfield_fail(p, "%sitem: %zu characters, must be 1..%d", where, len,
+                               TOUR_ITEM_MAX);
+        if (!tour_payout_item_valid(txt, len))
+            return jfield_fail(p, "%sitem: only letters, digits and _ . : - are allowed", where);
+        if (i > 0 && (uint32_t)place <= c->items[i - 1].place)
+            return jfield_fail(p,
+                               "%splace: must be above the previous item's place (one item a "
+                               "place, places rising)",
+                               where);
+        c->items[i].place = (uint32_t)place;
+        memcpy(c->items[i].item, txt, len);
+        c->items[i].item[len] = '\0';
+        c->nitems = i + 1;
+    }
     return 0;
 }
 
@@ -111,9 +159,11 @@ static int parse_payouts(jfield_err_t *p, json_t *o, tour_payout_config_t *c)
         return 0;
     if (!json_is_object(o))
         return jfield_fail(p, "payouts: must be an object");
-    static const char *const known[] = {"percent_paid", "min_paid", "tiers", NULL};
+    static const char *const known[] = {"percent_paid", "min_paid", "tiers", "items", NULL};
     int64_t pct, minp;
     int rc = jfield_only_known(p, o, "payouts.", known);
+    if (rc == 0 && json_object_get(o, "items") != NULL)
+        rc = parse_items(p, json_object_get(o, "items"), c);
     if (rc == 0)
         rc = jfield_int(p, o, "payouts.", "percent_paid", false, 15, 1, 100, &pct);
     if (rc == 0)
@@ -135,9 +185,9 @@ static int parse_payouts(jfield_err_t *p, json_t *o, tour_payout_config_t *c)
             return rc;
         if (i > 0 && c->tiers[i].min_entrants <= c->tiers[i - 1].max_entrants)
             return jfield_fail(p,
-                        "payouts.tiers[%zu].min_entrants: must be above the previous tier's "
-                        "max_entrants",
-                        i);
+                               "payouts.tiers[%zu].min_entrants: must be above the previous tier's "
+                               "max_entrants",
+                               i);
     }
     return 0;
 }
@@ -149,6 +199,7 @@ void tour_structure_destroy(tour_structure_t *s)
     for (size_t i = 0; i < s->payouts.ntiers; i++)
         free(s->payouts.tiers[i].shares_bp);
     free(s->payouts.tiers);
+    free(s->payouts.items);
     free(s->levels);
     free(s->match);
     free(s);
@@ -158,9 +209,9 @@ void tour_structure_destroy(tour_structure_t *s)
  * stages (match_hall.h); no levels, stacks, re-entry or late registration. */
 static int parse_match_root(jfield_err_t *p, json_t *root, tour_structure_t *s)
 {
-    static const char *const known[] = {"format",       "game",      "buy_in",  "fee",
-                                        "min_entrants", "max_entrants", "guarantee", "payouts",
-                                        "stages",       NULL};
+    static const char *const known[] = {
+        "format",       "game",      "buy_in",  "fee",    "min_entrants",
+        "max_entrants", "guarantee", "payouts", "stages", NULL};
     int rc = jfield_only_known(p, root, "", known);
     int64_t mine = 0, maxe = 0;
     s->format = TOUR_FORMAT_MATCH;
@@ -228,10 +279,11 @@ static int parse_root(jfield_err_t *p, json_t *root, tour_structure_t *s)
     else
         return jfield_fail(p, "format: \"%s\" is not \"sng\", \"mtt\" or \"match\"", f);
     int64_t seats, maxre, late, mine, maxe;
-    rc = jfield_int(p, root, "", "seats_per_table", true, 0, TOUR_MIN_SEATS, TOUR_MAX_SEATS, &seats);
+    rc =
+        jfield_int(p, root, "", "seats_per_table", true, 0, TOUR_MIN_SEATS, TOUR_MAX_SEATS, &seats);
     if (rc == 0)
-        rc =
-            jfield_int(p, root, "", "starting_stack", true, 0, 1, TOUR_MAX_AMOUNT, &s->starting_stack);
+        rc = jfield_int(p, root, "", "starting_stack", true, 0, 1, TOUR_MAX_AMOUNT,
+                        &s->starting_stack);
     if (rc == 0)
         rc = jfield_int(p, root, "", "buy_in", true, 0, 0, TOUR_MAX_AMOUNT, &s->buy_in);
     if (rc == 0)
@@ -241,14 +293,16 @@ static int parse_root(jfield_err_t *p, json_t *root, tour_structure_t *s)
     if (rc == 0)
         rc = jfield_int(p, root, "", "max_reentries", false, 0, 0, 1000, &maxre);
     if (rc == 0)
-        rc = jfield_int(p, root, "", "late_registration_levels", false, 0, 0, TOUR_MAX_LEVELS, &late);
+        rc = jfield_int(p, root, "", "late_registration_levels", false, 0, 0, TOUR_MAX_LEVELS,
+                        &late);
     if (rc == 0)
         rc = jfield_int(p, root, "", "max_entrants", true, 0, 2, TOUR_MAX_ENTRANTS, &maxe);
     if (rc == 0)
-        rc = jfield_int(p, root, "", "min_entrants", false, s->format == TOUR_FORMAT_SNG ? maxe : 2, 2,
-                     maxe, &mine);
+        rc = jfield_int(p, root, "", "min_entrants", false, s->format == TOUR_FORMAT_SNG ? maxe : 2,
+                        2, maxe, &mine);
     if (rc == 0)
-        rc = jfield_int(p, root, "", "guarantee", false, 0, 0, TOUR_MAX_AMOUNT * 1000, &s->guarantee);
+        rc = jfield_int(p, root, "", "guarantee", false, 0, 0, TOUR_MAX_AMOUNT * 1000,
+                        &s->guarantee);
     int64_t h4h = 1;
     if (rc == 0)
         rc = jfield_int(p, root, "", "hand_for_hand_margin", false, 1, 0, 1000, &h4h);
@@ -266,7 +320,7 @@ static int parse_root(jfield_err_t *p, json_t *root, tour_structure_t *s)
         return jfield_fail(p, "max_reentries: set but reentry is false");
     if (s->reentry && late == 0)
         return jfield_fail(p, "reentry: needs late_registration_levels >= 1 (re-entry closes with "
-                       "late registration)");
+                              "late registration)");
     if (s->format == TOUR_FORMAT_SNG) {
         if (s->reentry)
             return jfield_fail(p, "reentry: a sit & go has no re-entry");
@@ -274,7 +328,7 @@ static int parse_root(jfield_err_t *p, json_t *root, tour_structure_t *s)
             return jfield_fail(p, "late_registration_levels: a sit & go has no late registration");
         if (mine != maxe)
             return jfield_fail(p, "min_entrants: a sit & go starts full (min_entrants == "
-                           "max_entrants)");
+                                  "max_entrants)");
         if (maxe > (int64_t)seats * 10)
             return jfield_fail(p, "max_entrants: a sit & go of more than 10 tables is an mtt");
     }
@@ -305,7 +359,7 @@ static int parse_root(jfield_err_t *p, json_t *root, tour_structure_t *s)
         return jfield_fail(p, "levels[%zu]: the schedule cannot end with a break", s->nlevels - 1);
     if (late > number)
         return jfield_fail(p, "late_registration_levels: %lld but the schedule has %u levels",
-                    (long long)late, number);
+                           (long long)late, number);
     rc = parse_payouts(p, json_object_get(root, "payouts"), &s->payouts);
     if (rc != 0)
         return rc;
@@ -323,7 +377,8 @@ int tour_structure_parse(const char *json, size_t len, tour_structure_t **out, c
     json_error_t je;
     json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &je);
     if (root == NULL)
-        return jfield_fail(&p, "not valid JSON: %s (line %d, column %d)", je.text, je.line, je.column);
+        return jfield_fail(&p, "not valid JSON: %s (line %d, column %d)", je.text, je.line,
+                           je.column);
     tour_structure_t *s = xcalloc(1, sizeof *s);
     int rc = parse_root(&p, root, s);
     json_decref(root);

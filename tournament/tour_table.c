@@ -275,6 +275,11 @@ static int tour_over(redisContext *c, uint64_t tournament)
     return over;
 }
 
+int tour_table_over(redisContext *c, uint64_t tournament)
+{
+    return tour_over(c, tournament);
+}
+
 int tour_table_ask(redisContext *c, uint64_t tournament, const char *op, uint32_t table,
                    uint64_t hand, uint32_t attempt, const char *host, const char *result,
                    const char *record, int wait_ms, json_t **answer)

@@ -73,6 +73,11 @@ int tour_table_locate(redisContext *c, uint64_t tournament, uint32_t table, cons
 /* Lets a claim go (deleted only if host still holds it): 0, or -EIO. */
 int tour_table_release(redisContext *c, uint64_t tournament, uint32_t table, const char *host);
 
+/* Whether the tournament is over (finished, cancelled, or gone): 1 over, 0 not, -EIO. A host
+ * asks at every renew, so a cancellation stops the deal in play at once (docs/tournaments.md
+ * "Match halls: cancelling a running match"). */
+int tour_table_over(redisContext *c, uint64_t tournament);
+
 /*
  * The hand a table is to ask for next, from the director's table record: the hand in play when
  * one is (a re-deal: its host voided it or lost the table), else the next. *closed when the

@@ -31,7 +31,9 @@
 
 #define MATCH3                                                                                     \
     "{\"format\":\"match\",\"game\":\"doudizhu\",\"buy_in\":100,\"fee\":10,"                       \
-    "\"min_entrants\":3,\"max_entrants\":3,\"stages\":["                                           \
+    "\"min_entrants\":3,\"max_entrants\":3,"                                                       \
+    "\"payouts\":{\"items\":[{\"place\":1,\"item\":\"trophy:gold\"},"                              \
+    "{\"place\":3,\"item\":\"ticket:final-2027\"}]},\"stages\":["                                  \
     "{\"format\":\"fixed\",\"seats\":3,\"deals_per_round\":2}]}"
 
 static testenv_t rig;
@@ -159,6 +161,7 @@ typedef struct {
     bool told_place; /* FINISHED or ELIMINATED with his place */
     uint32_t place;
     int64_t prize;
+    char item[80];     /* the place push's item prize, "" for none */
     bool waiting_take; /* a TakeTournamentSeat in flight */
     long long next_take_ms;
 } pl_t;
@@ -207,6 +210,7 @@ static void pump(pl_t *p, uint64_t id, int ms)
             p->told_place = true;
             p->place = te->place;
             p->prize = te->prize;
+            snprintf(p->item, sizeof p->item, "%s", te->item != NULL ? te->item : "");
         }
         break;
     }
@@ -274,6 +278,12 @@ START_TEST(test_gate_match_played_through_the_gateway)
             ck_assert_uint_eq(ti->match->round, 1);
             ck_assert_uint_eq(ti->match->deals_per_round, 2);
             ck_assert_ptr_null(ti->you);
+            /* The places given an item (docs/tournaments.md "Items"). */
+            ck_assert_uint_eq(ti->n_item_prizes, 2);
+            ck_assert_uint_eq(ti->item_prizes[0]->place, 1);
+            ck_assert_str_eq(ti->item_prizes[0]->item, "trophy:gold");
+            ck_assert_uint_eq(ti->item_prizes[1]->place, 3);
+            ck_assert_str_eq(ti->item_prizes[1]->item, "ticket:final-2027");
             frame_free_server(a);
             gatec_close(v);
         }
@@ -300,6 +310,12 @@ START_TEST(test_gate_match_played_through_the_gateway)
         ck_assert_ptr_nonnull(you);
         ck_assert_uint_eq(you->place, pl[i].place);
         ck_assert_int_eq(you->prize, pl[i].prize);
+        /* The item of his place, in the place push and in his entry. */
+        const char *want = pl[i].place == 1   ? "trophy:gold"
+                           : pl[i].place == 3 ? "ticket:final-2027"
+                                              : "";
+        ck_assert_str_eq(pl[i].item, want);
+        ck_assert_str_eq(you->item != NULL ? you->item : "", want);
         ck_assert(you->has_score);
         frame_free_server(a);
         wallets += rnum(REDIS("GET {croupier:money}:wallet:%" PRIu64, pl[i].player));

@@ -61,11 +61,11 @@ static void teardown(void)
     testenv_stop(&env);
 }
 
-/* A traditional server that hosts match tables; absent players' moves after 2 ms. */
-static void game_start(testenv_server_t *s)
+/* A traditional server that hosts match tables; absent players' moves after trustee_ms. */
+static void game_start_trustee(testenv_server_t *s, const char *trustee_ms)
 {
     char *args[] = {"--trad-trustee-ms",
-                    "2",
+                    (char *)trustee_ms,
                     "--trad-gap-ms",
                     "0",
                     "--trad-tour-host-ttl-ms",
@@ -76,6 +76,11 @@ static void game_start(testenv_server_t *s)
                     "20",
                     NULL};
     ck_assert_int_eq(testenv_start_game(&env, s, "traditional", 20, args, NULL), 0);
+}
+
+static void game_start(testenv_server_t *s)
+{
+    game_start_trustee(s, "2");
 }
 
 static void dump_logs(ts_proc_t *game)
@@ -422,7 +427,7 @@ END_TEST
 #define GD8DUP                                                                                     \
     "{\"format\":\"match\",\"game\":\"guandan\",\"buy_in\":100,\"fee\":10,"                        \
     "\"min_entrants\":8,\"max_entrants\":8,\"stages\":["                                           \
-    "{\"format\":\"swiss\",\"seats\":4,\"rounds\":2,\"deals_per_round\":2,"                       \
+    "{\"format\":\"swiss\",\"seats\":4,\"rounds\":2,\"deals_per_round\":2,"                        \
     "\"duplicate\":true}]}"
 
 /*
@@ -477,6 +482,93 @@ START_TEST(test_match_tables_duplicate_swiss_deals_the_same_cards)
 }
 END_TEST
 
+#define DDZ6                                                                                       \
+    "{\"format\":\"match\",\"game\":\"doudizhu\",\"buy_in\":100,\"fee\":10,"                       \
+    "\"min_entrants\":6,\"max_entrants\":6,\"stages\":["                                           \
+    "{\"format\":\"fixed\",\"seats\":3,\"deals_per_round\":2}]}"
+
+/*
+ * A running match cancelled while its tables deal (docs/tournaments.md "Match halls: cancelling
+ * a running match"): slow deals (the trustee moves every 300 ms); once both tables have dealt,
+ * the operator cancels. The deals in play are voided at the server at its next renew (a voided
+ * record each, nothing scored), the tables let go; every player still in gets his buy-in and an
+ * equal share of the rest, paid once: wallets + fees as seeded.
+ */
+START_TEST(test_match_tables_cancel_voids_the_deals_in_play)
+{
+    testenv_server_t a;
+    game_start_trustee(&a, "300");
+    const uint64_t first = 4201;
+    uint64_t id = match_create(DDZ6);
+    register_all(id, first, 6);
+    /* Both tables deal (their `where` written with their first deal). */
+    long long end = ts_now_ms() + 20000;
+    while (rnum("HLEN {croupier:tour:%" PRIu64 "}:where", id) < 2 && ts_now_ms() < end)
+        ts_sleep_ms(50);
+    ck_assert_int_eq(rnum("HLEN {croupier:tour:%" PRIu64 "}:where", id), 2);
+    ts_sleep_ms(300);
+    long long deals_before = log_count(id, "match_deal");
+    redisReply *r = redisCommand(R,
+                                 "XADD {croupier:tour:%" PRIu64 "}:in * op cancel req c1 reason "
+                                 "maintenance",
+                                 id);
+    ck_assert(r != NULL && r->type == REDIS_REPLY_STRING);
+    freeReplyObject(r);
+    r = redisCommand(R, "BLPOP {croupier:tour:%" PRIu64 "}:reply:c1 10", id);
+    ck_assert(r != NULL && r->type == REDIS_REPLY_ARRAY);
+    ck_assert_msg(strstr(r->element[1]->str, "\"code\":\"OK\"") != NULL, "%s", r->element[1]->str);
+    freeReplyObject(r);
+    ck_assert(status_is(id, "cancelled"));
+    /* The tables let go (their claims released) within a few renews. */
+    end = ts_now_ms() + 5000;
+    while (ts_now_ms() < end && (rnum("EXISTS {croupier:tour:%" PRIu64 "}:host:1", id) ||
+                                 rnum("EXISTS {croupier:tour:%" PRIu64 "}:host:2", id)))
+        ts_sleep_ms(50);
+    if (rnum("EXISTS {croupier:tour:%" PRIu64 "}:host:1", id) ||
+        rnum("EXISTS {croupier:tour:%" PRIu64 "}:host:2", id))
+        dump_logs(a.proc);
+    ck_assert_int_eq(rnum("EXISTS {croupier:tour:%" PRIu64 "}:host:1", id), 0);
+    ck_assert_int_eq(rnum("EXISTS {croupier:tour:%" PRIu64 "}:host:2", id), 0);
+    ck_assert_int_eq(log_count(id, "match_deal"), deals_before); /* nothing scored since */
+    /* Voided records: a deal in play at each table when the cancel came (a deal that ended in
+     * between was refused at its report, voided the same way). */
+    redisReply *h = redisCommand(R, "XRANGE {croupier:history:doudizhu}:stream - +");
+    ck_assert(h != NULL && h->type == REDIS_REPLY_ARRAY);
+    int voided = 0;
+    for (size_t i = 0; i < h->elements; i++) {
+        const redisReply *f = h->element[i]->element[1];
+        for (size_t k = 0; k + 1 < f->elements; k += 2) {
+            if (strcmp(f->element[k]->str, "data") != 0)
+                continue;
+            json_t *rec = json_loads(f->element[k + 1]->str, 0, NULL);
+            json_t *mj = json_object_get(rec, "match");
+            const char *oc = json_string_value(json_object_get(rec, "outcome"));
+            if ((uint64_t)json_integer_value(json_object_get(mj, "id")) == id && oc != NULL &&
+                strcmp(oc, "voided") == 0)
+                voided++;
+            json_decref(rec);
+        }
+    }
+    freeReplyObject(h);
+    ck_assert_int_ge(voided, 2);
+    /* Nobody is out after a round of two deals not played out: all six still in, each his
+     * buy-in back (the pool is theirs alone), the fees the house's. */
+    long long money = rnum("GET {croupier:money}:rake:tournament");
+    ck_assert_int_eq(money, 60);
+    for (int p = 0; p < 6; p++) {
+        json_t *e = entry_of(id, first + (uint64_t)p);
+        ck_assert_str_eq(json_string_value(json_object_get(e, "state")), "cancelled");
+        ck_assert_int_eq(json_integer_value(json_object_get(e, "prize")), 100);
+        json_decref(e);
+        ck_assert_int_eq(wallet(first + (uint64_t)p), 1000 - 110 + 100);
+        money += wallet(first + (uint64_t)p);
+    }
+    ck_assert_int_eq(money, 6000);
+    ck_assert_int_eq(log_count(id, "cancelled"), 1);
+    testenv_stop_server(&a);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("match_tables");
@@ -486,6 +578,7 @@ int main(void)
     tcase_add_test(tc, test_match_tables_ddz_through_a_drain_and_a_crash);
     tcase_add_test(tc, test_match_tables_guandan_swiss);
     tcase_add_test(tc, test_match_tables_duplicate_swiss_deals_the_same_cards);
+    tcase_add_test(tc, test_match_tables_cancel_voids_the_deals_in_play);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

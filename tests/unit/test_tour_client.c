@@ -173,6 +173,14 @@ START_TEST(test_tour_client_meta_and_entries)
     ck_assert_int_eq(tour_client_entry_parse(ej, strlen(ej), &e), 0);
     ck_assert_str_eq(e.state, "playing");
     ck_assert(e.entries == 2 && e.stack == 4350 && e.table == 3 && e.seat == 6 && e.paid == 200);
+    ck_assert_str_eq(e.item, "");
+    /* An item prize (docs/tournaments.md "Items"); a malformed one is not shown. */
+    const char *ij = "{\"state\":\"finished\",\"place\":1,\"prize\":180,\"item\":\"trophy:gold\"}";
+    ck_assert_int_eq(tour_client_entry_parse(ij, strlen(ij), &e), 0);
+    ck_assert_str_eq(e.item, "trophy:gold");
+    ij = "{\"state\":\"finished\",\"place\":1,\"item\":\"<b>gold</b>\"}";
+    ck_assert_int_eq(tour_client_entry_parse(ij, strlen(ij), &e), 0);
+    ck_assert_str_eq(e.item, "");
     ck_assert_int_eq(tour_client_entry_parse("{}", 2, &e), -EINVAL);
 }
 END_TEST
@@ -203,6 +211,15 @@ START_TEST(test_tour_client_events)
     ck_assert(e.kind == TOUR_EV_HAND_FOR_HAND_OVER && e.players == 3);
     ev("5 1-7 finished winner 42 prize 600", &e);
     ck_assert(e.kind == TOUR_EV_FINISHED && e.player == 42 && e.place == 1 && e.prize == 600);
+    ck_assert_str_eq(e.item, "");
+    ev("5 1-7 finished winner 42 prize 600 item trophy:gold", &e);
+    ck_assert_str_eq(e.item, "trophy:gold");
+    ev("5 1-2 out player 42 place 7 prize 0 item ticket:final-2027", &e);
+    ck_assert(e.kind == TOUR_EV_OUT && e.place == 7);
+    ck_assert_str_eq(e.item, "ticket:final-2027");
+    ev("5 2-2 match_place player 42 place 3 prize 0 item ticket:x", &e);
+    ck_assert(e.kind == TOUR_EV_MATCH_PLACE && e.place == 3);
+    ck_assert_str_eq(e.item, "ticket:x");
     ev("5 1-8 cancelled reason no quorum", &e);
     ck_assert(e.kind == TOUR_EV_CANCELLED);
     ck_assert_str_eq(e.reason, "no quorum");

@@ -332,6 +332,88 @@ START_TEST(test_tour_payout_cancel_conserves_chips)
 }
 END_TEST
 
+/* A running match's cancellation (docs/tournaments.md "Match halls: cancelling a running
+ * match"): buy-ins back, the rest equally, odd chips in input order; the pool exactly. */
+START_TEST(test_tour_payout_cancel_match_refunds_and_splits_equally)
+{
+    /* 24 entries of 100 (pool 2400), 9 still in: 900 back, 1500 / 9 = 166 each, 6 odd chips. */
+    tour_survivor_t s[9];
+    for (int i = 0; i < 9; i++)
+        s[i] = (tour_survivor_t){.player = (uint64_t)(10 + i), .chips = 1, .buyins_paid = 100};
+    int64_t a[9];
+    ck_assert_int_eq(tour_payout_cancel_match(2400, s, 9, a), 0);
+    int64_t sum = 0;
+    for (int i = 0; i < 9; i++) {
+        ck_assert_int_eq(a[i], 100 + 166 + (i < 6 ? 1 : 0));
+        sum += a[i];
+    }
+    ck_assert_int_eq(sum, 2400);
+    /* Scores play no part: a survivor with a negative or zero score is one like any other. */
+    s[0].chips = 0;
+    ck_assert_int_eq(tour_payout_cancel_match(2400, s, 9, a), 0);
+    /* Property: random pools and buy-ins, the total is the pool, nobody below his buy-ins. */
+    uint64_t x = 7;
+    for (int round = 0; round < 2000; round++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        size_t n = 1 + (size_t)(x >> 33) % 9;
+        int64_t refunds = 0;
+        for (size_t i = 0; i < n; i++) {
+            x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+            s[i].buyins_paid = (int64_t)((x >> 33) % 500);
+            refunds += s[i].buyins_paid;
+        }
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        int64_t pool = refunds + (int64_t)((x >> 33) % 10000);
+        ck_assert_int_eq(tour_payout_cancel_match(pool, s, n, a), 0);
+        int64_t total = 0;
+        for (size_t i = 0; i < n; i++) {
+            ck_assert_int_ge(a[i], s[i].buyins_paid);
+            total += a[i];
+        }
+        ck_assert_int_eq(total, pool);
+    }
+    /* Refused: nobody, refunds above the pool, a negative buy-in. */
+    ck_assert_int_eq(tour_payout_cancel_match(2400, s, 0, a), -EINVAL);
+    s[0].buyins_paid = 100;
+    ck_assert_int_eq(tour_payout_cancel_match(99, s, 1, a), -EINVAL);
+    s[0].buyins_paid = -1;
+    ck_assert_int_eq(tour_payout_cancel_match(99, s, 1, a), -EINVAL);
+}
+END_TEST
+
+/* Items by place (docs/tournaments.md "Items"): independent of the places paid in chips; a
+ * tied group's shared place gives each of them its item (match_prizes / tour_payout_busts give
+ * every tied player the best place). */
+START_TEST(test_tour_payout_items_follow_places)
+{
+    tour_payout_item_t items[2] = {{.place = 1, .item = "trophy:gold"},
+                                   {.place = 3, .item = "ticket:final-2027"}};
+    tour_payout_config_t c = tour_payout_config_default();
+    c.items = items;
+    c.nitems = 2;
+    /* 7 players left after a hand where three busted: 900 -> 8th, two of 500 tie for 9th. */
+    int64_t prizes[3] = {500, 300, 200};
+    tour_bust_t b[3] = {{.player = 1, .start_stack = 900, .tiebreak = 1},
+                        {.player = 2, .start_stack = 500, .tiebreak = 2},
+                        {.player = 3, .start_stack = 500, .tiebreak = 3}};
+    tour_award_t aw[3];
+    ck_assert_int_eq(tour_payout_busts(prizes, 3, 2, b, 3, aw), 0);
+    /* places 2, 3, 3: the tied pair both take place 3 and its item. */
+    ck_assert_uint_eq(aw[0].place, 2);
+    ck_assert_ptr_null(tour_payout_item(&c, aw[0].place));
+    ck_assert_uint_eq(aw[1].place, 3);
+    ck_assert_uint_eq(aw[2].place, 3);
+    ck_assert_str_eq(tour_payout_item(&c, aw[1].place), "ticket:final-2027");
+    ck_assert_str_eq(tour_payout_item(&c, aw[2].place), "ticket:final-2027");
+    ck_assert_str_eq(tour_payout_item(&c, 1), "trophy:gold");
+    ck_assert_ptr_null(tour_payout_item(NULL, 1));
+    ck_assert(tour_payout_item_valid("trophy:gold", 11));
+    ck_assert(!tour_payout_item_valid("trophy gold", 11));
+    ck_assert(!tour_payout_item_valid("", 0));
+    ck_assert(!tour_payout_item_valid("a/b", 3));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("tour_payout");
@@ -348,6 +430,10 @@ int main(void)
     tc = tcase_create("cancel");
     tcase_add_test(tc, test_tour_payout_cancel_worked_examples);
     tcase_add_test(tc, test_tour_payout_cancel_conserves_chips);
+    tcase_add_test(tc, test_tour_payout_cancel_match_refunds_and_splits_equally);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("items");
+    tcase_add_test(tc, test_tour_payout_items_follow_places);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

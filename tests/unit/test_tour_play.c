@@ -75,12 +75,91 @@ START_TEST(test_tour_play_heads_up_then_more_players_moves_the_button_before_the
 }
 END_TEST
 
+/* The commit's I commands ("I player item place"), as "player:item:place;..." in order. */
+static void commit_items(const tour_commit_t *c, char *buf, size_t len)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i + 3 < c->n && off < len; i++)
+        if (strcmp(c->v[i], "I") == 0) {
+            off += (size_t)snprintf(buf + off, len - off, "%s:%s:%s;", c->v[i + 1], c->v[i + 2],
+                                    c->v[i + 3]);
+            i += 3;
+        }
+}
+
+/*
+ * Item prizes at a hold'em table (docs/tournaments.md "Items"): a heads-up sit & go whose places
+ * 1 and 2 carry items; the hand that busts one player gives his place's item with his chips,
+ * and the winner's with the pool, in the same commit (I commands beside P), the entries and the
+ * answer's out list naming them, the log events ending with "item ...".
+ */
+START_TEST(test_tour_play_bust_and_win_give_their_places_items)
+{
+    static const char *sng =
+        "{\"format\":\"sng\",\"seats_per_table\":2,\"starting_stack\":1000,\"buy_in\":10,"
+        "\"max_entrants\":2,\"levels\":[{\"small_blind\":10,\"big_blind\":20,"
+        "\"duration_ms\":600000}],\"payouts\":{\"items\":[{\"place\":1,\"item\":\"trophy:gold\"},"
+        "{\"place\":2,\"item\":\"badge:runner-up\"}]}}";
+    tour_structure_t *st = NULL;
+    char err[200];
+    ck_assert_msg(tour_structure_parse(sng, strlen(sng), &st, err, sizeof err) == 0, "%s", err);
+    tour_play_t *p = tour_play_create(st, 1);
+    for (int k = 0; k < 2; k++) {
+        char player[16], e[160];
+        snprintf(player, sizeof player, "%d", 21 + k);
+        snprintf(e, sizeof e,
+                 "{\"state\":\"playing\",\"entry\":%d,\"entries\":1,\"table\":1,\"seat\":%d,"
+                 "\"stack\":1000,\"paid\":10}",
+                 k + 1, k);
+        ck_assert_int_eq(tour_play_load_entry(p, player, e), 0);
+    }
+    ck_assert_int_eq(tour_play_load_table(p,
+                                          "{\"id\":1,\"players\":[21,22],\"hand\":0,"
+                                          "\"in_hand\":false,\"sb\":-1,\"bb\":-1,\"button\":-1}"),
+                     0);
+    tour_play_set_meta(p, 42, 20, 0, 2);
+    json_t *a = deal(p, 1);
+    json_decref(a);
+    tour_commit_t c = {0};
+    const char *code = NULL;
+    char *body = tour_play_hand(p, 1, 1, "host.x", "21:2000,22:0", NULL, 5000, &c, &code);
+    ck_assert_ptr_nonnull(body);
+    ck_assert_msg(code != NULL && strcmp(code, "OK") == 0, "%s: %s", code ? code : "?", body);
+    char items[256];
+    commit_items(&c, items, sizeof items);
+    ck_assert_str_eq(items, "22:badge:runner-up:2;21:trophy:gold:1;");
+    /* The answer's out list and the log name the items; the entries carry them. */
+    ck_assert_ptr_nonnull(strstr(body, "\"item\":\"badge:runner-up\""));
+    ck_assert_ptr_nonnull(strstr(body, "\"item\":\"trophy:gold\""));
+    bool out_logged = false, won_logged = false, entry_item = false;
+    for (size_t i = 0; i + 2 < c.n; i++) {
+        if (strcmp(c.v[i], "L") == 0 && strcmp(c.v[i + 1], "out") == 0)
+            out_logged = strstr(c.v[i + 2], " place 2 prize 0 item badge:runner-up") != NULL;
+        if (strcmp(c.v[i], "L") == 0 && strcmp(c.v[i + 1], "finished") == 0)
+            won_logged = strstr(c.v[i + 2], "winner 21 prize 20 item trophy:gold") != NULL;
+        if (strcmp(c.v[i], "E") == 0 && strcmp(c.v[i + 1], "21") == 0)
+            entry_item = strstr(c.v[i + 2], "\"item\":\"trophy:gold\"") != NULL;
+    }
+    ck_assert(out_logged);
+    ck_assert(won_logged);
+    ck_assert(entry_item);
+    free(body);
+    tour_commit_free(&c);
+    tour_play_free(p);
+    tour_structure_destroy(st);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("tour_play");
     TCase *tc = tcase_create("positions");
     tcase_add_test(
         tc, test_tour_play_heads_up_then_more_players_moves_the_button_before_the_small_blind);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("items");
+    tcase_add_test(tc, test_tour_play_bust_and_win_give_their_places_items);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

@@ -273,6 +273,75 @@ START_TEST(test_tour_structure_level_clock_matches_the_schedule)
 }
 END_TEST
 
+/* Item prizes (docs/tournaments.md "Items"): a place's item, alone or beside chips; bad item
+ * strings refused with the field named. */
+START_TEST(test_tour_structure_items_by_place)
+{
+    static const char *ok = "{\"format\": \"match\", \"game\": \"doudizhu\", \"buy_in\": 100,"
+                            " \"min_entrants\": 9, \"max_entrants\": 9,"
+                            " \"payouts\": {\"percent_paid\": 34, \"items\": ["
+                            "  {\"place\": 1, \"item\": \"trophy:gold\"},"
+                            "  {\"place\": 2, \"item\": \"trophy:silver\"},"
+                            "  {\"place\": 5, \"item\": \"ticket:final-2027\"}]},"
+                            " \"stages\": [{\"format\": \"fixed\", \"seats\": 3}]}";
+    tour_structure_t *s = parse_ok(ok);
+    ck_assert_uint_eq(s->payouts.nitems, 3);
+    ck_assert_str_eq(tour_payout_item(&s->payouts, 1), "trophy:gold");
+    ck_assert_str_eq(tour_payout_item(&s->payouts, 2), "trophy:silver");
+    ck_assert_ptr_null(tour_payout_item(&s->payouts, 3));
+    ck_assert_ptr_null(tour_payout_item(&s->payouts, 4));
+    /* Place 5 gets an item alone: 34 % of 9 pays 4 places in chips. */
+    ck_assert_uint_eq(tour_payout_places(&s->payouts, 9), 4);
+    ck_assert_str_eq(tour_payout_item(&s->payouts, 5), "ticket:final-2027");
+    ck_assert_ptr_null(tour_payout_item(&s->payouts, 0));
+    tour_structure_destroy(s);
+    /* A hold'em structure takes items too. */
+    s = parse_ok("{\"format\": \"sng\", \"seats_per_table\": 2, \"starting_stack\": 100,"
+                 " \"buy_in\": 10, \"max_entrants\": 2,"
+                 " \"levels\": [{\"small_blind\": 1, \"big_blind\": 2, \"duration_ms\": 1000}],"
+                 " \"payouts\": {\"items\": [{\"place\": 1, \"item\": \"A-z_0.9:x\"}]}}");
+    ck_assert_str_eq(tour_payout_item(&s->payouts, 1), "A-z_0.9:x");
+    tour_structure_destroy(s);
+
+    char long_item[80];
+    memset(long_item, 'x', 65);
+    long_item[65] = '\0';
+    char with_long[160];
+    snprintf(with_long, sizeof with_long, "{\"place\": 1, \"item\": \"%s\"}", long_item);
+    static const char *from =
+        "{\"min_entrants\": 2, \"max_entrants\": 6, \"shares_bp\": [10000]}]}";
+    /* The sample's tiers close with "]}": items go after them. */
+    const struct {
+        const char *items, *want;
+    } bad[] = {
+        {"{\"place\": 1, \"item\": \"\"}", "payouts.items[0].item: 0 characters, must be 1..64"},
+        {with_long, "payouts.items[0].item: 65 characters, must be 1..64"},
+        {"{\"place\": 1, \"item\": \"gold trophy\"}", "payouts.items[0].item: only letters"},
+        {"{\"place\": 1, \"item\": \"a\\\"b\"}", "payouts.items[0].item: only letters"},
+        {"{\"place\": 1, \"item\": \"\u91d1\u676f\"}", "payouts.items[0].item: only letters"},
+        {"{\"place\": 1, \"item\": 7}", "payouts.items[0].item: must be a string"},
+        {"{\"place\": 0, \"item\": \"a\"}", "payouts.items[0].place"},
+        {"{\"item\": \"a\"}", "payouts.items[0].place"},
+        {"{\"place\": 2, \"item\": \"a\"}, {\"place\": 2, \"item\": \"b\"}",
+         "payouts.items[1].place: must be above"},
+        {"{\"place\": 1, \"item\": \"a\", \"count\": 2}", "payouts.items[0].count: unknown field"},
+        {"7", "payouts.items[0]: must be an object"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char repl[512];
+        snprintf(repl, sizeof repl,
+                 "{\"min_entrants\": 2, \"max_entrants\": 6, \"shares_bp\": "
+                 "[10000]}], \"items\": [%s]}",
+                 bad[i].items);
+        expect_error(from, repl, bad[i].want);
+    }
+    expect_error(from,
+                 "{\"min_entrants\": 2, \"max_entrants\": 6, \"shares_bp\": [10000]}], "
+                 "\"items\": {}}",
+                 "payouts.items: must be an array");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("tour_structure");
@@ -281,6 +350,7 @@ int main(void)
     tcase_add_test(tc, test_tour_structure_bad_input_names_the_field);
     tcase_add_test(tc, test_tour_structure_sng_rules);
     tcase_add_test(tc, test_tour_structure_truncated_input_is_refused);
+    tcase_add_test(tc, test_tour_structure_items_by_place);
     suite_add_tcase(s, tc);
     tc = tcase_create("clock");
     tcase_add_test(tc, test_tour_structure_level_clock_boundaries);

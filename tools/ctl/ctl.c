@@ -25,7 +25,8 @@
  *   tour show ID                 meta, structure, owner, entries, the last events
  *   tour register ID PLAYER      a request to the tournament's director (its stream :in), then
  *   tour unregister ID PLAYER    its answer (BLPOP :reply:<req>, --timeout-ms)
- *   tour cancel ID --reason TEXT
+ *   tour cancel ID --reason TEXT  (a running one too: docs/tournaments.md "Cancelling")
+ *   tour items PLAYER            the item prizes a player was given
  *                                (ctl_tour.c)
  *
  * Exit status: 0 done, 1 not found / refused / unreachable, 2 bad arguments.
@@ -128,7 +129,8 @@ static const char ctl_summary[] =
     "  tour register ID PLAYER    ask the director to register a player (--timeout-ms)\n"
     "  tour unregister ID PLAYER  ask the director to unregister a player\n"
     "  tour cancel ID --reason TEXT\n"
-    "                             ask the director to cancel the tournament\n"
+    "                             ask the director to cancel the tournament (running too)\n"
+    "  tour items PLAYER          the item prizes a player was given (tournament, place, item)\n"
     "exit status: 0 done, 1 not found / refused / unreachable, 2 bad arguments";
 
 int ctl_fail(int code, const char *fmt, ...)
@@ -513,7 +515,7 @@ int main(int argc, char **argv)
                 {"drain", 1, "drain SERVER"},
                 {"credit", 2, "credit PLAYER AMOUNT --reason TEXT --op-id ID"},
                 {"room", 1, "room CODE"},
-                {"tour", -1, "tour create|list|show|register|unregister|cancel ..."}};
+                {"tour", -1, "tour create|list|show|register|unregister|cancel|items ..."}};
     size_t c = 0;
     while (c < sizeof cmds / sizeof cmds[0] && strcmp(cmds[c].name, pos[0]) != 0)
         c++;

@@ -7,6 +7,7 @@
  *   tour list
  *   tour show ID
  *   tour register ID PLAYER | tour unregister ID PLAYER | tour cancel ID --reason TEXT
+ *   tour items PLAYER   (the item prizes a player was given: docs/tournaments.md "Items")
  *
  * create writes the tournament (id, meta, the index sets, its first log event) in one script,
  * so a tournament is either whole or absent; a director claims it from {croupier:tours}:live.
@@ -43,6 +44,7 @@ typedef enum {
     CTL_TOUR_CANCEL,
     CTL_TOUR_HALL,
     CTL_TOUR_HALLS,
+    CTL_TOUR_ITEMS,
 } ctl_tour_op_t;
 
 static const struct {
@@ -60,6 +62,7 @@ static const struct {
     [CTL_TOUR_CANCEL] = {"cancel", 1, "tour cancel ID --reason TEXT [--op-id REQ]"},
     [CTL_TOUR_HALL] = {"hall", 0, "tour hall --structure FILE --every-seconds N [--name TEXT]"},
     [CTL_TOUR_HALLS] = {"halls", 0, "tour halls"},
+    [CTL_TOUR_ITEMS] = {"items", 1, "tour items PLAYER"},
 };
 
 struct ctl_tour {
@@ -161,7 +164,7 @@ int ctl_tour_prepare(int argc, const char *const *argv, ctl_tour_t **out)
     if (c == nc)
         return ctl_fail(2,
                         "unknown tour command '%s' (create, list, show, register, unregister, "
-                        "cancel, hall, halls)",
+                        "cancel, hall, halls, items)",
                         argv[0]);
     if (argc - 1 != ctl_tour_cmds[c].nargs)
         return ctl_fail(2, "usage: croupier-ctl %s", ctl_tour_cmds[c].usage);
@@ -184,8 +187,14 @@ int ctl_tour_prepare(int argc, const char *const *argv, ctl_tour_t **out)
     t->op = op;
     t->start_in_s = -1;
     int rc = 0;
-    if (op != CTL_TOUR_CREATE && op != CTL_TOUR_LIST && op != CTL_TOUR_HALL &&
-        op != CTL_TOUR_HALLS) {
+    if (op == CTL_TOUR_ITEMS) {
+        if (!tour_client_valid_id(argv[1])) {
+            rc = ctl_fail(2, "'%s' is not a player id (a positive 64-bit decimal number)", argv[1]);
+            goto fail;
+        }
+        snprintf(t->player, sizeof t->player, "%s", argv[1]);
+    } else if (op != CTL_TOUR_CREATE && op != CTL_TOUR_LIST && op != CTL_TOUR_HALL &&
+               op != CTL_TOUR_HALLS) {
         if (!tour_client_valid_id(argv[1])) {
             rc = ctl_fail(2, "'%s' is not a tournament id (a positive decimal number)", argv[1]);
             goto fail;
@@ -633,7 +642,7 @@ static json_t *ctl_tour_summary(const char *structure, json_int_t level)
     return o;
 }
 
-/* The entries hash as rows {player, entry, entries, stack, state, place, prize}, sorted by
+/* The entries hash as rows {player, entry, entries, stack, state, place, prize, item}, sorted by
  * place (0: still in, first) then entry. NULL on a Redis error. */
 static json_t *ctl_tour_entries(const char *id)
 {
@@ -648,7 +657,7 @@ static json_t *ctl_tour_entries(const char *id)
         json_t *row = json_object();
         json_object_set_new(row, "player", json_stringn(r->element[i]->str, r->element[i]->len));
         static const char *const fields[] = {"entry", "entries", "stack", "state",
-                                             "place", "prize",   NULL};
+                                             "place", "prize",   "item",  NULL};
         for (const char *const *f = fields; *f != NULL; f++) {
             json_t *v = json_object_get(e, *f);
             json_object_set(row, *f, v ? v : json_null());
@@ -790,10 +799,10 @@ static int ctl_tour_show(ctl_tour_t *t)
                json_is_string(owner) ? json_string_value(owner) : "-", etext,
                ctl_tour_str(meta, "cursor"));
         printf("\nentries:\n");
-        static const char *const ecols[] = {"player", "entry", "entries", "stack",
-                                            "state",  "place", "prize",   NULL};
+        static const char *const ecols[] = {"player", "entry", "entries", "stack", "state",
+                                            "place",  "prize", "item",    NULL};
         static const char *const eheads[] = {"PLAYER", "ENTRY", "ENTRIES", "STACK",
-                                             "STATE",  "PLACE", "PRIZE"};
+                                             "STATE",  "PLACE", "PRIZE",   "ITEM"};
         ctl_table(entries, ecols, eheads);
         printf("\nevents (the last %d):\n", CTL_TOUR_LOG_SHOWN);
         size_t i;
@@ -807,6 +816,57 @@ static int ctl_tour_show(ctl_tour_t *t)
         static const char *const lcols[] = {"stream_id", "time", "event", "detail", NULL};
         static const char *const lheads[] = {"ID", "TIME (UTC)", "EVENT", "DETAIL"};
         ctl_table(events, lcols, lheads);
+    }
+    json_decref(doc);
+    return 0;
+}
+
+/* A player's item prizes ({croupier:items}:player:<p>, field <tournament>:<place>, written by
+ * the director with the place: docs/tournaments.md "Items"), by tournament then place. */
+static int ctl_tour_items(ctl_tour_t *t)
+{
+    char key[TOUR_KEY_MAX];
+    snprintf(key, sizeof key, "{croupier:items}:player:%s", t->player);
+    redisReply *r = CTL_CMD("HGETALL", key);
+    if (r == NULL)
+        return 1;
+    json_t *rows = json_array();
+    for (size_t i = 0; r->type == REDIS_REPLY_ARRAY && i + 1 < r->elements; i += 2) {
+        json_t *e = json_loadb(r->element[i + 1]->str, r->element[i + 1]->len, 0, NULL);
+        json_t *row = json_object();
+        json_object_set_new(row, "field", json_stringn(r->element[i]->str, r->element[i]->len));
+        static const char *const fields[] = {"tournament", "place", "item", NULL};
+        for (const char *const *f = fields; *f != NULL; f++) {
+            json_t *v = json_object_get(e, *f);
+            json_object_set(row, *f, v ? v : json_null());
+        }
+        if (!json_is_object(e))
+            json_object_set_new(row, "item", json_string("(does not parse)"));
+        json_decref(e);
+        json_array_append_new(rows, row);
+    }
+    freeReplyObject(r);
+    size_t n = json_array_size(rows);
+    for (size_t a = 1; a < n; a++)
+        for (size_t b = a; b > 0; b--) {
+            json_t *x = json_array_get(rows, b - 1), *y = json_array_get(rows, b);
+            json_int_t tx = ctl_tour_int(x, "tournament"), ty = ctl_tour_int(y, "tournament");
+            if (tx < ty || (tx == ty && ctl_tour_int(x, "place") <= ctl_tour_int(y, "place")))
+                break;
+            json_t *tmp = json_incref(y);
+            json_array_set(rows, b, x);
+            json_array_set_new(rows, b - 1, tmp);
+        }
+    json_t *doc =
+        json_pack("{s:I,s:o}", "player", (json_int_t)strtoull(t->player, NULL, 10), "items", rows);
+    if (O.json) {
+        ctl_print_json(doc);
+    } else {
+        printf("player %s: %zu item prize%s\n", t->player, n, n == 1 ? "" : "s");
+        static const char *const cols[] = {"tournament", "place", "item", NULL};
+        static const char *const heads[] = {"TOURNAMENT", "PLACE", "ITEM"};
+        if (n > 0)
+            ctl_table(rows, cols, heads);
     }
     json_decref(doc);
     return 0;
@@ -925,6 +985,9 @@ int ctl_tour_run(ctl_tour_t *t)
         break;
     case CTL_TOUR_HALLS:
         rc = ctl_tour_halls();
+        break;
+    case CTL_TOUR_ITEMS:
+        rc = ctl_tour_items(t);
         break;
     default:
         rc = ctl_tour_ask(t);

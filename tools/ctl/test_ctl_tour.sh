@@ -140,7 +140,7 @@ check "list prints a table: header, 2 before 1, the owner, the MTT's start time"
 # Entries as the director writes them (tour_director.h), and more events.
 e2e_redis hset '{croupier:tour:2}:entries' \
     11 '{"entry":2,"entries":1,"stack":20000,"state":"playing","paid":100,"fees":10,"place":0,"prize":0}' \
-    12 '{"entry":1,"entries":2,"stack":0,"state":"busted","paid":200,"fees":20,"place":3,"prize":0}' \
+    12 '{"entry":1,"entries":2,"stack":0,"state":"busted","paid":200,"fees":20,"place":3,"prize":0,"item":"ticket:final-2027"}' \
     13 '{"entry":3,"entries":1,"stack":25000,"state":"playing","paid":100,"fees":10,"place":0,"prize":0}' >/dev/null
 e2e_redis hset '{croupier:tour:2}:meta' level 1 entries 4 players 2 pool 400 >/dev/null
 for i in $(seq 1 25); do
@@ -169,6 +169,27 @@ check "show prints the tournament, its structure, owner, entries and events" \
              done' _ "$OUT"
 check "show's entries table lists 11, 13, 12 in that order" \
     test "$(awk '$1 ~ /^1[123]$/ && $3 ~ /^[0-9]+$/ { printf "%s ", $1 }' <<<"$OUT")" = "11 13 12 "
+check "show's entries table has an ITEM column: 12's item (docs/tournaments.md \"Items\")" \
+    bash -c '[[ "$1" == *PRIZE*ITEM* ]] && [[ "$(grep -E "^12 " <<<"$1")" == *ticket:final-2027* ]]' _ "$OUT"
+ctl tour show 2 --json
+check "show --json: an entry's item, null without one" \
+    test "$(j '[e["item"] for e in d["entries"]]')" = "[None, None, 'ticket:final-2027']"
+
+# ---- a player's item prizes (the director writes them with the place) ---------------------------
+e2e_redis hset '{croupier:items}:player:12' \
+    '7:1' '{"tournament":7,"place":1,"item":"trophy:gold"}' \
+    '2:3' '{"tournament":2,"place":3,"item":"ticket:final-2027"}' >/dev/null
+ctl tour items 12 --json
+check "items --json: by tournament then place (exit $RC: $ERR)" \
+    test "$(j '[(i["tournament"], i["place"], i["item"]) for i in d["items"]]')" \
+    = "[(2, 3, 'ticket:final-2027'), (7, 1, 'trophy:gold')]"
+ctl tour items 12
+check "items prints a table" \
+    bash -c '[[ "$1" == *"player 12: 2 item prizes"*TOURNAMENT*PLACE*ITEM*ticket:final-2027*trophy:gold* ]]' _ "$OUT"
+ctl tour items 13
+check "items of a player without any (exit $RC)" bash -c '[ "$2" = 0 ] && [[ "$1" == *"player 13: 0 item prizes"* ]]' _ "$OUT" "$RC"
+expect 2 "items without a player" tour items
+expect 2 "items of player 0" tour items 0
 ctl tour show 1
 check "show of the SNG: starts when full, level 1 blinds 10/20, no owner" \
     bash -c '[[ "$1" == *"starts when full"* && "$1" == *"blinds 10/20"* && "$1" == *"owner: - (epoch -)"* ]]' _ "$OUT"

@@ -142,7 +142,9 @@ export const TOURNAMENTS_FOLLOWED = 8;
  * - `out` (a match hall, docs/protocol.md "Match halls"): the player is out of the match; his
  *   place comes with its end (`finished` follows then). No seat is asked for meanwhile.
  * - `finished`: the tournament is over for the player (the last event): `place` and `prize`
- *   when known (from his ELIMINATED or FINISHED push, else his entry), `won` for the winner,
+ *   when known (from his ELIMINATED or FINISHED push, else his entry), `item` his place's item
+ *   prize when it has one (a string the studio defines, docs/tournaments.md "Items"), `won` for
+ *   the winner,
  *   `reason` ELIMINATED, FINISHED, TOURNAMENT_OVER, NOT_REGISTERED or CANCELLED.
  * - `stopped`: the helper gave up (the last event): `error` says why (the timeout or the
  *   AbortSignal before a seat, `stopTournament()`, the client closed, a refusal such as
@@ -153,8 +155,8 @@ export type TournamentSeatEvent =
     | { tournament: number; kind: "seated"; deskId: bigint; snapshot: croupier.ISnapshot }
     | { tournament: number; kind: "left"; deskId: bigint; detail: string }
     | { tournament: number; kind: "out"; detail: string }
-    | { tournament: number; kind: "finished"; place: number; prize: number; won: boolean;
-        reason: "ELIMINATED" | "FINISHED" | "TOURNAMENT_OVER" | "NOT_REGISTERED" | "CANCELLED" }
+    | { tournament: number; kind: "finished"; place: number; prize: number; item?: string;
+        won: boolean; reason: "ELIMINATED" | "FINISHED" | "TOURNAMENT_OVER" | "NOT_REGISTERED" | "CANCELLED" }
     | { tournament: number; kind: "stopped"; error: Error };
 
 export interface PlayTournamentOptions {
@@ -613,6 +615,7 @@ export class Client {
         const ES = croupier.TournamentEntryState, S = croupier.TournamentStatus;
         const you = info.you;
         const place = Number(you?.place ?? 0), prize = Number(you?.prize ?? 0);
+        const item = you?.item ?? undefined;
         if (info.status === S.TOUR_CANCELLED) {
             this.tourFinish(f, place, prize, false, "CANCELLED");
             return true;
@@ -627,7 +630,8 @@ export class Client {
         if (won || you.state === ES.TOUR_ENTRY_OUT || you.state === ES.TOUR_ENTRY_REFUNDED ||
             you.state === ES.TOUR_ENTRY_CANCELLED || info.status === S.TOUR_FINISHED || refusal !== null) {
             this.tourFinish(f, place, prize, won, won ? "FINISHED" : refusal !== null &&
-                refusal.code === croupier.ErrorCode.NOT_REGISTERED ? "NOT_REGISTERED" : "TOURNAMENT_OVER");
+                refusal.code === croupier.ErrorCode.NOT_REGISTERED ? "NOT_REGISTERED" : "TOURNAMENT_OVER",
+                item);
             return true;
         }
         return false;
@@ -644,11 +648,13 @@ export class Client {
         if (ev.kind === K.TOUR_EVENT_ELIMINATED && mine && !(Number(ev.place ?? 0) > 0))
             this.tourOut(f, ev.detail ?? "you are out of the match"); /* the place comes at its end */
         else if (ev.kind === K.TOUR_EVENT_ELIMINATED && mine)
-            this.tourFinish(f, Number(ev.place ?? 0), Number(ev.prize ?? 0), false, "ELIMINATED");
+            this.tourFinish(f, Number(ev.place ?? 0), Number(ev.prize ?? 0), false, "ELIMINATED",
+                ev.item ?? undefined);
         else if (ev.kind === K.TOUR_EVENT_MOVED_TABLE && mine && f.running)
             f.wake?.(); /* a match's next table deals now: ask at once */
         else if (ev.kind === K.TOUR_EVENT_FINISHED && mine)
-            this.tourFinish(f, Number(ev.place ?? 1), Number(ev.prize ?? 0), true, "FINISHED");
+            this.tourFinish(f, Number(ev.place ?? 1), Number(ev.prize ?? 0), true, "FINISHED",
+                ev.item ?? undefined);
         else if (ev.kind === K.TOUR_EVENT_FINISHED || ev.kind === K.TOUR_EVENT_CANCELLED)
             void this.tourOver(f, new CroupierError(croupier.ErrorCode.TOURNAMENT_OVER,
                 "the tournament is over", false));
@@ -682,11 +688,13 @@ export class Client {
     }
 
     private tourFinish(f: TourFollow, place: number, prize: number, won: boolean,
-                       reason: "ELIMINATED" | "FINISHED" | "TOURNAMENT_OVER" | "NOT_REGISTERED" | "CANCELLED"): void {
+                       reason: "ELIMINATED" | "FINISHED" | "TOURNAMENT_OVER" | "NOT_REGISTERED" | "CANCELLED",
+                       item?: string): void {
         if (f.done)
             return;
         this.tourEnd(f);
-        this.emit("tournamentSeat", { tournament: f.id, kind: "finished", place, prize, won, reason });
+        this.emit("tournamentSeat", { tournament: f.id, kind: "finished", place, prize,
+            ...(item ? { item } : {}), won, reason });
         const first = f.first;
         f.first = null;
         first?.reject(new CroupierError(reason === "NOT_REGISTERED" ? croupier.ErrorCode.NOT_REGISTERED

@@ -4,7 +4,9 @@
 // register in a Dou Dizhu match of 3 (one 定局积分 round of 2 deals, the final) and call
 // playTournament: each is seated at the table (the deal waits for the three), its seat's chips
 // show its score, getTournament shows the match's stage, and each ends "finished" with the place
-// and prize its entry shows; the prizes are the pool. The clients let the turn timer play them.
+// and prize its entry shows, and the item of its place (places 1 and 3 carry one,
+// docs/tournaments.md "Items"); the prizes are the pool. The clients let the turn timer play
+// them.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 
@@ -13,7 +15,10 @@ import type { TournamentSeatEvent } from "../src/index.js";
 import * as rig from "./rig.js";
 
 const MATCH3 = { format: "match", game: "doudizhu", buy_in: 100, fee: 10, min_entrants: 3,
-                 max_entrants: 3, stages: [{ format: "fixed", seats: 3, deals_per_round: 2 }] };
+                 max_entrants: 3,
+                 payouts: { items: [{ place: 1, item: "trophy:gold" }, { place: 3, item: "ticket:final-2027" }] },
+                 stages: [{ format: "fixed", seats: 3, deals_per_round: 2 }] };
+const ITEMS: Record<number, string | undefined> = { 1: "trophy:gold", 3: "ticket:final-2027" };
 
 let gate: rig.Proc;
 const clients: Client[] = [];
@@ -66,6 +71,8 @@ test("a Dou Dizhu match of 3 played with playTournament: seated, the stage, ever
     assert.equal(info.game, "doudizhu");
     assert.equal(info.match?.format, "fixed");
     assert.equal(info.match?.stages, 1);
+    assert.deepEqual((info.itemPrizes ?? []).map((p) => [p.place, p.item]),
+                     [[1, "trophy:gold"], [3, "ticket:final-2027"]]);
     assert.ok(info.you?.score !== undefined && info.you?.score !== null, "the asker's score");
     let timer: ReturnType<typeof setTimeout> | undefined;
     const all = await Promise.race([Promise.all(ends),
@@ -83,6 +90,8 @@ test("a Dou Dizhu match of 3 played with playTournament: seated, the stage, ever
         const mine = await players[i].getTournament(id);
         assert.equal(Number(mine.you?.place), end.place);
         assert.equal(Number(mine.you?.prize ?? 0), end.prize);
+        assert.equal(end.item, ITEMS[end.place]);
+        assert.equal(mine.you?.item || undefined, ITEMS[end.place]);
         assert.ok(seen[i].some((e) => e.kind === "seated"));
     }
     assert.equal(prizes, 300);

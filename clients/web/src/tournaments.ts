@@ -72,6 +72,12 @@ export function payoutText(p: croupier.ITournamentPayout): string {
         : `${ordinal(from)}–${ordinal(to)}: ${fmt(num(p.amount))} each`;
 }
 
+/** An item prize row: "1st: trophy:gold" (docs/tournaments.md "Items": the studio's string,
+ * shown as it is). */
+export function itemPrizeText(p: croupier.ITournamentItemPrize): string {
+    return `${ordinal(p.place ?? 0)}: ${p.item ?? ""}`;
+}
+
 /** A duration as m:ss (h:mm:ss from an hour). */
 export function clockText(ms: number): string {
     const s = Math.max(0, Math.ceil(ms / 1000));
@@ -141,10 +147,10 @@ export function eventText(ev: croupier.ITournamentEvent, name: string, me: numbe
         return `${name}: ${mine ? "you are" : `player ${num(ev.player)} is`} now at table ${ev.table}, seat ${(ev.seat ?? 0) + 1}`;
     case K.TOUR_EVENT_ELIMINATED:
         return `${name}: ${mine ? "you are" : `player ${num(ev.player)} is`} out in ${ordinal(ev.place ?? 0)} place` +
-            (num(ev.prize) > 0 ? `, prize ${fmt(num(ev.prize))}` : "");
+            (num(ev.prize) > 0 ? `, prize ${fmt(num(ev.prize))}` : "") + (ev.item ? `, item ${ev.item}` : "");
     case K.TOUR_EVENT_FINISHED:
         return `${name} is over: ${mine ? "you win" : `player ${num(ev.player)} wins`}` +
-            (num(ev.prize) > 0 ? ` ${fmt(num(ev.prize))}` : "");
+            (num(ev.prize) > 0 ? ` ${fmt(num(ev.prize))}` : "") + (ev.item ? ` and ${ev.item}` : "");
     case K.TOUR_EVENT_CANCELLED: return `${name} was cancelled${ev.detail ? ` (${ev.detail})` : ""}`;
     default: return `${name}: an event`;
     }
@@ -428,6 +434,8 @@ export class TournamentTab {
                 s += ` · ${ordinal(num(y.place))} place`;
             if (num(y.prize) > 0)
                 s += ` · ${y.state === ES.TOUR_ENTRY_REFUNDED ? "refund" : "prize"} ${fmt(num(y.prize))}`;
+            if (y.item)
+                s += ` · item ${y.item}`;
             if (num(y.entries) > 1)
                 s += ` · ${y.entries} entries`;
             you.textContent = s;
@@ -445,6 +453,14 @@ export class TournamentTab {
             for (const p of pays)
                 ol.append(el("li", "", payoutText(p)));
             box.append(ol);
+        }
+        const items = t.itemPrizes ?? [];
+        if (items.length > 0) {
+            box.append(el("h4", "", "Item prizes"));
+            const ul = el("ul", "tour-items");
+            for (const p of items)
+                ul.append(el("li", "", itemPrizeText(p)));
+            box.append(ul);
         }
     }
 

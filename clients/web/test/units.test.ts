@@ -7,8 +7,8 @@ import { test } from "node:test";
 import { CroupierError, cardCode, croupier } from "@croupier/client";
 
 import { blackjackTotal, cardName, cardsText, guandanOrder, guandanWild, sheddingOrder } from "../src/cards.js";
-import { buyInText, clockText, eventText, formatText, levelText, ordinal, payoutText, refusalText, startText,
-         statusText } from "../src/tournaments.js";
+import { buyInText, clockText, eventText, formatText, itemPrizeText, levelText, ordinal, payoutText, refusalText,
+         startText, statusText } from "../src/tournaments.js";
 import { decodeAction, decodeEvent, decodeState, encodeAction, ZjhMove } from "../src/zjh.js";
 
 test("card names: ranks, suits and the jokers by name", () => {
@@ -82,6 +82,7 @@ test("the tournament tab's texts: places, payouts, clocks, levels, buy-ins", () 
                      ["1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "101st", "111th"]);
     assert.equal(payoutText({ placeFrom: 1, placeTo: 1, amount: 1234 }), "1st: 1,234");
     assert.equal(payoutText({ placeFrom: 4, placeTo: 6, amount: 50 }), "4th–6th: 50 each");
+    assert.equal(itemPrizeText({ place: 1, item: "trophy:gold" }), "1st: trophy:gold");
     assert.equal(clockText(0), "0:00");
     assert.equal(clockText(-5), "0:00");
     assert.equal(clockText(59001), "1:00"); /* rounded up: never 0:00 while time is left */
@@ -115,4 +116,6 @@ test("every tournament refusal has its own sentence", () => {
     const ev = { tournament: 7, kind: croupier.TournamentEventKind.TOUR_EVENT_ELIMINATED, player: 5, place: 3, prize: 40 };
     assert.equal(eventText(ev, "Daily", 5), "Daily: you are out in 3rd place, prize 40");
     assert.equal(eventText(ev, "Daily", 6), "Daily: player 5 is out in 3rd place, prize 40");
+    assert.equal(eventText({ ...ev, item: "ticket:final-2027" }, "Daily", 5),
+                 "Daily: you are out in 3rd place, prize 40, item ticket:final-2027");
 });
