@@ -1,0 +1,690 @@
+/*
+ * xfer.c -- the cross-slot transfer protocol and its sweeper (money/xfer.h; docs/queues.md
+ * "Redis Cluster: keys by entity and transfers between slots"). The scripts are in
+ * xfer_script.c, the audit in xfer_audit.c.
+ *
+ * Every call to Redis here is sent with RCLUSTER_RESEND: each script is idempotent by its id,
+ * so a reply lost to a timeout or a failover is answered by sending the same step again, which
+ * finds its own record. What cannot be resent is never sent.
+ */
+#include "xfer_int.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "log.h"
+#include "xmalloc.h"
+
+#define XFER_DEFAULT_TTL_S (7 * 24 * 3600)
+#define XFER_DEFAULT_WAIT_MS 500
+#define XFER_DEFAULT_MARGIN_MS (3600 * 1000)
+/* Transfers finished per outbox index and sweep (the rest at the next sweep). */
+#define XFER_SWEEP_BATCH 500
+/* Keys asked per SCAN call. */
+#define XFER_SCAN_COUNT 1000
+
+const char *xfer_state_name(xfer_state_t s)
+{
+    switch (s) {
+    case XFER_DEBITED:
+        return "DEBITED";
+    case XFER_COMPLETED:
+        return "COMPLETED";
+    case XFER_REFUNDED:
+        return "REFUNDED";
+    default:
+        return "NONE";
+    }
+}
+
+static xfer_state_t xfer_state_parse(const char *s)
+{
+    if (s == NULL)
+        return XFER_NONE;
+    if (strcmp(s, "DEBITED") == 0)
+        return XFER_DEBITED;
+    if (strcmp(s, "COMPLETED") == 0)
+        return XFER_COMPLETED;
+    if (strcmp(s, "REFUNDED") == 0)
+        return XFER_REFUNDED;
+    return XFER_NONE;
+}
+
+/* ---- pure checks ------------------------------------------------------------------------------ */
+
+static bool xfer_printable(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s[i] <= ' ' || s[i] > '~')
+            return false;
+    return true;
+}
+
+int xfer_account_check(const char *key, char *err, size_t errlen)
+{
+    if (key == NULL || *key == '\0') {
+        snprintf(err, errlen, "account: empty key");
+        return -EINVAL;
+    }
+    size_t len = strlen(key);
+    if (len > XFER_MAX_KEY) {
+        snprintf(err, errlen, "account %.40s...: longer than %d bytes", key, XFER_MAX_KEY);
+        return -EINVAL;
+    }
+    if (!xfer_printable(key, len)) {
+        snprintf(err, errlen, "account %s: only printable ASCII without spaces", key);
+        return -EINVAL;
+    }
+    const char *close = strchr(key, '}');
+    if (key[0] != '{' || close == NULL || close == key + 1 ||
+        memchr(key + 1, '{', (size_t)(close - key - 1)) != NULL) {
+        snprintf(err, errlen,
+                 "account %s: not {TAG}:bal or {TAG}:bal:SUB (a non-empty hash tag first)", key);
+        return -EINVAL;
+    }
+    const char *rest = close + 1;
+    if (strncmp(rest, ":bal", 4) != 0 || (rest[4] != '\0' && (rest[4] != ':' || rest[5] == '\0'))) {
+        snprintf(err, errlen, "account %s: after the tag comes :bal or :bal:SUB", key);
+        return -EINVAL;
+    }
+    if (strchr(rest, '{') != NULL || strchr(rest, '}') != NULL) {
+        snprintf(err, errlen, "account %s: no braces after the tag", key);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+int xfer_id_check(const char *id, char *err, size_t errlen)
+{
+    size_t len = id != NULL ? strlen(id) : 0;
+    if (len == 0 || len > XFER_MAX_ID) {
+        snprintf(err, errlen, "transfer id: 1 to %d characters", XFER_MAX_ID);
+        return -EINVAL;
+    }
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)id[i];
+        if (!isalnum(ch) && ch != '_' && ch != '.' && ch != ':' && ch != '-') {
+            snprintf(err, errlen, "transfer id %.*s: only letters, digits and _ . : -",
+                     (int)(len > 60 ? 60 : len), id);
+            return -EINVAL;
+        }
+    }
+    return 0;
+}
+
+int xfer_args_check(const char *id, const char *src, const char *dst, long long amount, char *err,
+                    size_t errlen)
+{
+    int rc;
+    if ((rc = xfer_id_check(id, err, errlen)) != 0 ||
+        (rc = xfer_account_check(src, err, errlen)) != 0 ||
+        (rc = xfer_account_check(dst, err, errlen)) != 0)
+        return rc;
+    if (amount <= 0 || amount > XFER_MAX_AMOUNT) {
+        snprintf(err, errlen, "amount %lld: must be 1..%lld", amount, XFER_MAX_AMOUNT);
+        return -EINVAL;
+    }
+    unsigned a = rcluster_key_slot(src, strlen(src)), b = rcluster_key_slot(dst, strlen(dst));
+    if (a == b) {
+        snprintf(err, errlen,
+                 "%s and %s are in the same slot (%u): one script moves that, not a transfer", src,
+                 dst, a);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+const char *xfer_after_tag(const char *key)
+{
+    if (key == NULL || key[0] != '{')
+        return NULL;
+    const char *close = strchr(key, '}');
+    return close != NULL && close > key + 1 ? close + 1 : NULL;
+}
+
+int xfer_tag_key(const char *account, const char *suffix, char *out, size_t len)
+{
+    const char *rest = xfer_after_tag(account);
+    if (rest == NULL)
+        return -EINVAL;
+    int n = snprintf(out, len, "%.*s%s", (int)(rest - account), account, suffix);
+    return n < 0 || (size_t)n >= len ? -EINVAL : 0;
+}
+
+/* ---- the engine ------------------------------------------------------------------------------- */
+
+void xfer_set_err(xfer_t *x, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(x->err, sizeof x->err, fmt, ap);
+    va_end(ap);
+}
+
+xfer_t *xfer_create(rcluster_t *rc, const xfer_opts_t *opts)
+{
+    xfer_t *x = xcalloc(1, sizeof *x);
+    x->rc = rc;
+    if (opts != NULL)
+        x->o = *opts;
+    if (x->o.wait_replicas < 0)
+        x->o.wait_replicas = 0;
+    if (x->o.wait_timeout_ms <= 0)
+        x->o.wait_timeout_ms = XFER_DEFAULT_WAIT_MS;
+    if (x->o.record_ttl_s <= 0)
+        x->o.record_ttl_s = XFER_DEFAULT_TTL_S;
+    if (x->o.stale_margin_ms <= 0)
+        x->o.stale_margin_ms = XFER_DEFAULT_MARGIN_MS;
+    long long half = (long long)x->o.record_ttl_s * 500;
+    if (x->o.stale_margin_ms > half)
+        x->o.stale_margin_ms = (int)half;
+    for (int i = 0; i < XFER_NSCRIPTS; i++)
+        x->script[i] = rcluster_script_create(xfer_scripts[i]);
+    return x;
+}
+
+void xfer_destroy(xfer_t *x)
+{
+    if (x == NULL)
+        return;
+    for (int i = 0; i < XFER_NSCRIPTS; i++)
+        rcluster_script_destroy(x->script[i]);
+    free(x);
+}
+
+const char *xfer_last_error(const xfer_t *x)
+{
+    return x->err;
+}
+
+void xfer_set_fault_hook(xfer_t *x, bool (*cb)(xfer_fault_t at, const char *id, void *arg),
+                         void *arg)
+{
+    x->fault_cb = cb;
+    x->fault_arg = arg;
+}
+
+/* Whether the test's hook stops the transfer at this point (reason in res). */
+static bool xfer_fault(xfer_t *x, xfer_fault_t at, const char *id, xfer_result_t *res)
+{
+    if (x->fault_cb == NULL || !x->fault_cb(at, id, x->fault_arg))
+        return false;
+    snprintf(res->reason, sizeof res->reason, "stopped by the fault hook after the %s",
+             at == XFER_AT_DEBITED ? "debit" : "credit");
+    return true;
+}
+
+/* Runs script i (every step is idempotent: resent after a lost reply). NULL: reason in x->err. */
+static redisReply *xfer_eval(xfer_t *x, int i, int nkeys, int argc, const char **argv)
+{
+    redisReply *r = rcluster_eval(x->rc, x->script[i], RCLUSTER_RESEND, nkeys, argc, argv, NULL);
+    if (r == NULL)
+        xfer_set_err(x, "%s", rcluster_last_error(x->rc));
+    return r;
+}
+
+/* Whether an error reply starts with token. */
+static bool xfer_is(const redisReply *r, const char *token)
+{
+    size_t n = strlen(token);
+    return r->type == REDIS_REPLY_ERROR && r->len >= n && strncmp(r->str, token, n) == 0 &&
+           (r->len == n || r->str[n] == ' ');
+}
+
+/* The string of element i of an array reply, or "" */
+static const char *xfer_elem(const redisReply *r, size_t i)
+{
+    if (r == NULL || r->type != REDIS_REPLY_ARRAY || i >= r->elements)
+        return "";
+    const redisReply *e = r->element[i];
+    return e->type == REDIS_REPLY_STRING || e->type == REDIS_REPLY_STATUS ? e->str : "";
+}
+
+static long long xfer_elem_int(const redisReply *r, size_t i)
+{
+    if (r == NULL || r->type != REDIS_REPLY_ARRAY || i >= r->elements)
+        return -1;
+    const redisReply *e = r->element[i];
+    if (e->type == REDIS_REPLY_INTEGER)
+        return e->integer;
+    return e->type == REDIS_REPLY_STRING ? strtoll(e->str, NULL, 10) : -1;
+}
+
+/* WAIT for the configured replicas on slot's master; 0, or -EAGAIN with the reason in res. */
+static int xfer_wait(xfer_t *x, const char *what, unsigned slot, xfer_result_t *res)
+{
+    if (x->o.wait_replicas <= 0)
+        return 0;
+    int n = rcluster_wait(x->rc, slot, x->o.wait_replicas, x->o.wait_timeout_ms);
+    if (n >= x->o.wait_replicas)
+        return 0;
+    if (n < 0)
+        snprintf(res->reason, sizeof res->reason, "%s: WAIT failed: %s", what,
+                 rcluster_last_error(x->rc));
+    else
+        snprintf(res->reason, sizeof res->reason,
+                 "%s: on %d of %d replicas within %d ms (in flight; finished by a resend or the "
+                 "sweeper)",
+                 what, n, x->o.wait_replicas, x->o.wait_timeout_ms);
+    xfer_set_err(x, "%s", res->reason);
+    return -EAGAIN;
+}
+
+/* The result of a call ended with rc and res->reason: also kept as the last error. */
+static int xfer_done(xfer_t *x, int rc, xfer_result_t *res)
+{
+    if (rc != 0)
+        xfer_set_err(x, "%s", res->reason);
+    else
+        x->err[0] = '\0';
+    return rc;
+}
+
+/*
+ * Step 3: ACK when the destination credited, REFUND when it refused. 0 with the final state, or
+ * -EAGAIN (the source's master did not answer; the transfer stays DEBITED, the credit stays).
+ */
+static int xfer_settle(xfer_t *x, const char *id, const char *src, const char *rec,
+                       const char *index, bool credited, const char *why, xfer_result_t *res)
+{
+    char ttl[24];
+    snprintf(ttl, sizeof ttl, "%d", x->o.record_ttl_s);
+    redisReply *r;
+    if (credited) {
+        const char *argv[] = {rec, index, id, ttl};
+        r = xfer_eval(x, XFER_SCRIPT_ACK, 2, 4, argv);
+    } else {
+        const char *argv[] = {src, rec, index, id, why, ttl};
+        r = xfer_eval(x, XFER_SCRIPT_REFUND, 3, 6, argv);
+    }
+    if (r == NULL || r->type != REDIS_REPLY_ARRAY) {
+        snprintf(res->reason, sizeof res->reason, "%s at the source: %s (in flight)",
+                 credited ? "ack" : "refund",
+                 r == NULL ? x->err : (r->str != NULL ? r->str : "bad reply"));
+        freeReplyObject(r);
+        return -EAGAIN;
+    }
+    res->state = xfer_state_parse(xfer_elem(r, 1));
+    if (!credited)
+        snprintf(res->reason, sizeof res->reason, "refunded: %s", why);
+    freeReplyObject(r);
+    return 0;
+}
+
+int xfer_transfer(xfer_t *x, const char *id, const char *src, const char *dst, long long amount,
+                  xfer_result_t *res)
+{
+    xfer_result_t scratch;
+    if (res == NULL)
+        res = &scratch;
+    memset(res, 0, sizeof *res);
+    int rc = xfer_args_check(id, src, dst, amount, res->reason, sizeof res->reason);
+    if (rc != 0)
+        return xfer_done(x, rc, res);
+    char rec[XFER_MAX_KEY + XFER_MAX_ID + 16], index[XFER_MAX_KEY + 8], closed[XFER_MAX_KEY + 8];
+    char applied[XFER_MAX_KEY + XFER_MAX_ID + 16], dclosed[XFER_MAX_KEY + 8];
+    char amt[24], ttl[24];
+    char suffix[XFER_MAX_ID + 8];
+    snprintf(suffix, sizeof suffix, ":xo:%s", id);
+    xfer_tag_key(src, suffix, rec, sizeof rec);
+    xfer_tag_key(src, ":xo", index, sizeof index);
+    xfer_tag_key(src, ":xc", closed, sizeof closed);
+    snprintf(suffix, sizeof suffix, ":xa:%s", id);
+    xfer_tag_key(dst, suffix, applied, sizeof applied);
+    xfer_tag_key(dst, ":xc", dclosed, sizeof dclosed);
+    snprintf(amt, sizeof amt, "%lld", amount);
+    snprintf(ttl, sizeof ttl, "%d", x->o.record_ttl_s);
+
+    /* 1. DEBIT, with the outbox record, on the source's slot */
+    const char *dargv[] = {src, rec, index, closed, id, src, dst, amt};
+    redisReply *r = xfer_eval(x, XFER_SCRIPT_DEBIT, 4, 8, dargv);
+    if (r == NULL) {
+        snprintf(res->reason, sizeof res->reason,
+                 "debit: %s (unknown whether it applied: send the transfer again)", x->err);
+        return xfer_done(x, -EIO, res);
+    }
+    if (r->type == REDIS_REPLY_ERROR) {
+        rc = xfer_is(r, "XFER_ID_REUSED")      ? -EEXIST
+             : xfer_is(r, "XFER_INSUFFICIENT") ? -ENOSPC
+             : xfer_is(r, "XFER_CLOSED") || xfer_is(r, "XFER_NOT_BALANCE") ? -EPERM
+             : xfer_is(r, "XFER_BAD_ARGS")                                  ? -EINVAL
+                                                                            : -EIO;
+        snprintf(res->reason, sizeof res->reason, "debit refused: %s", r->str);
+        freeReplyObject(r);
+        return xfer_done(x, rc, res);
+    }
+    res->replayed = xfer_elem_int(r, 0) == 0;
+    res->state = xfer_state_parse(xfer_elem(r, 1));
+    freeReplyObject(r);
+    if (res->state == XFER_COMPLETED || res->state == XFER_REFUNDED) {
+        snprintf(res->reason, sizeof res->reason, "transfer %s was %s before", id,
+                 xfer_state_name(res->state));
+        x->err[0] = '\0';
+        return 0;
+    }
+    if (res->state != XFER_DEBITED) {
+        snprintf(res->reason, sizeof res->reason, "debit: unexpected reply");
+        return xfer_done(x, -EIO, res);
+    }
+    if ((rc = xfer_wait(x, "debit", rcluster_key_slot(src, strlen(src)), res)) != 0)
+        return xfer_done(x, rc, res);
+    if (xfer_fault(x, XFER_AT_DEBITED, id, res))
+        return xfer_done(x, -EAGAIN, res);
+
+    /* 2. CREDIT on the destination's slot, deduplicated by the id */
+    const char *cargv[] = {dst, applied, dclosed, id, src, amt, ttl};
+    r = xfer_eval(x, XFER_SCRIPT_CREDIT, 3, 7, cargv);
+    if (r == NULL || r->type != REDIS_REPLY_ARRAY) {
+        rc = r != NULL && xfer_is(r, "XFER_ID_REUSED") ? -EEXIST : -EAGAIN;
+        snprintf(res->reason, sizeof res->reason, "credit: %s (in flight)",
+                 r == NULL ? x->err : (r->str != NULL ? r->str : "bad reply"));
+        freeReplyObject(r);
+        return xfer_done(x, rc, res);
+    }
+    bool credited = strcmp(xfer_elem(r, 1), "credited") == 0;
+    char why[200];
+    snprintf(why, sizeof why, "%s", xfer_elem(r, 2));
+    freeReplyObject(r);
+    if ((rc = xfer_wait(x, "credit", rcluster_key_slot(dst, strlen(dst)), res)) != 0)
+        return xfer_done(x, rc, res);
+    if (xfer_fault(x, XFER_AT_CREDITED, id, res))
+        return xfer_done(x, -EAGAIN, res);
+
+    /* 3. ACK, or the compensation */
+    rc = xfer_settle(x, id, src, rec, index, credited, why, res);
+    return xfer_done(x, rc, res);
+}
+
+/* Fills rec from an HGETALL reply; false when it is empty or not a record. */
+static bool xfer_record_parse(const redisReply *r, xfer_record_t *rec)
+{
+    memset(rec, 0, sizeof *rec);
+    if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements == 0)
+        return false;
+    for (size_t i = 0; i + 1 < r->elements; i += 2) {
+        const char *f = xfer_elem(r, i), *v = xfer_elem(r, i + 1);
+        if (strcmp(f, "state") == 0)
+            rec->state = xfer_state_parse(v);
+        else if (strcmp(f, "src") == 0)
+            snprintf(rec->src, sizeof rec->src, "%s", v);
+        else if (strcmp(f, "dst") == 0)
+            snprintf(rec->dst, sizeof rec->dst, "%s", v);
+        else if (strcmp(f, "amount") == 0)
+            rec->amount = strtoll(v, NULL, 10);
+        else if (strcmp(f, "created") == 0)
+            rec->created_ms = strtoll(v, NULL, 10);
+        else if (strcmp(f, "updated") == 0)
+            rec->updated_ms = strtoll(v, NULL, 10);
+        else if (strcmp(f, "drives") == 0)
+            rec->drives = strtoll(v, NULL, 10);
+        else if (strcmp(f, "reason") == 0)
+            snprintf(rec->reason, sizeof rec->reason, "%s", v);
+    }
+    return rec->state != XFER_NONE;
+}
+
+/* Reads the outbox record at key; 0, -ENOENT, -EIO. */
+static int xfer_record_read(xfer_t *x, const char *key, xfer_record_t *rec)
+{
+    redisReply *r = rcluster_command(x->rc, RCLUSTER_RESEND, key, "HGETALL %s", key);
+    if (r == NULL || r->type == REDIS_REPLY_ERROR) {
+        xfer_set_err(x, "HGETALL %s: %s", key,
+                     r == NULL ? rcluster_last_error(x->rc) : r->str);
+        freeReplyObject(r);
+        return -EIO;
+    }
+    bool ok = xfer_record_parse(r, rec);
+    freeReplyObject(r);
+    return ok ? 0 : -ENOENT;
+}
+
+int xfer_status(xfer_t *x, const char *src, const char *id, xfer_record_t *rec)
+{
+    char key[XFER_MAX_KEY + XFER_MAX_ID + 16], suffix[XFER_MAX_ID + 8];
+    int rc;
+    if ((rc = xfer_account_check(src, x->err, sizeof x->err)) != 0 ||
+        (rc = xfer_id_check(id, x->err, sizeof x->err)) != 0)
+        return rc;
+    snprintf(suffix, sizeof suffix, ":xo:%s", id);
+    xfer_tag_key(src, suffix, key, sizeof key);
+    xfer_record_t scratch;
+    rc = xfer_record_read(x, key, rec != NULL ? rec : &scratch);
+    if (rc == -ENOENT)
+        xfer_set_err(x, "unknown transfer id %s: no record in the outbox of %s", id, src);
+    return rc;
+}
+
+int xfer_resume(xfer_t *x, const char *src, const char *id, xfer_result_t *res)
+{
+    xfer_result_t scratch;
+    if (res == NULL)
+        res = &scratch;
+    memset(res, 0, sizeof *res);
+    xfer_record_t rec;
+    int rc = xfer_status(x, src, id, &rec);
+    if (rc != 0) {
+        snprintf(res->reason, sizeof res->reason, "%s", x->err);
+        return rc;
+    }
+    if (strcmp(rec.src, src) != 0) {
+        snprintf(res->reason, sizeof res->reason,
+                 "transfer %s in the outbox of %s comes from %s: resume it from there", id, src,
+                 rec.src);
+        return xfer_done(x, -EINVAL, res);
+    }
+    return xfer_transfer(x, id, rec.src, rec.dst, rec.amount, res);
+}
+
+int xfer_account_close(xfer_t *x, const char *account, bool closed)
+{
+    char key[XFER_MAX_KEY + 8];
+    int rc = xfer_account_check(account, x->err, sizeof x->err);
+    if (rc != 0)
+        return rc;
+    xfer_tag_key(account, ":xc", key, sizeof key);
+    redisReply *r = rcluster_command(x->rc, RCLUSTER_RESEND, key, closed ? "SADD %s %s" : "SREM %s %s",
+                                     key, account);
+    rc = r != NULL && r->type == REDIS_REPLY_INTEGER ? 0 : -EIO;
+    if (rc != 0)
+        xfer_set_err(x, "%s %s: %s", closed ? "SADD" : "SREM", key,
+                     r == NULL ? rcluster_last_error(x->rc) : (r->str ? r->str : "bad reply"));
+    freeReplyObject(r);
+    return rc;
+}
+
+int xfer_seed(xfer_t *x, const char *account, long long amount, const char *op)
+{
+    int rc;
+    if ((rc = xfer_account_check(account, x->err, sizeof x->err)) != 0 ||
+        (rc = xfer_id_check(op, x->err, sizeof x->err)) != 0)
+        return rc;
+    if (amount <= 0 || amount > XFER_MAX_AMOUNT) {
+        xfer_set_err(x, "seed amount %lld: must be 1..%lld", amount, XFER_MAX_AMOUNT);
+        return -EINVAL;
+    }
+    char rec[XFER_MAX_KEY + XFER_MAX_ID + 16], minted[XFER_MAX_KEY + 8];
+    char suffix[XFER_MAX_ID + 8], amt[24], ttl[24];
+    snprintf(suffix, sizeof suffix, ":xs:%s", op);
+    xfer_tag_key(account, suffix, rec, sizeof rec);
+    xfer_tag_key(account, ":xm", minted, sizeof minted);
+    snprintf(amt, sizeof amt, "%lld", amount);
+    snprintf(ttl, sizeof ttl, "%d", x->o.record_ttl_s);
+    const char *argv[] = {account, rec, minted, amt, op, ttl};
+    redisReply *r = xfer_eval(x, XFER_SCRIPT_SEED, 3, 6, argv);
+    if (r == NULL)
+        return -EIO;
+    rc = 0;
+    if (r->type != REDIS_REPLY_ARRAY) {
+        rc = xfer_is(r, "XFER_NOT_BALANCE") ? -EPERM : xfer_is(r, "XFER_BAD_ARGS") ? -EINVAL : -EIO;
+        xfer_set_err(x, "seed: %s", r->str != NULL ? r->str : "bad reply");
+    }
+    freeReplyObject(r);
+    return rc;
+}
+
+int xfer_balance(xfer_t *x, const char *account, long long *out)
+{
+    int rc = xfer_account_check(account, x->err, sizeof x->err);
+    if (rc != 0)
+        return rc;
+    redisReply *r = rcluster_command(x->rc, RCLUSTER_RESEND, account, "GET %s", account);
+    if (r == NULL) {
+        xfer_set_err(x, "GET %s: %s", account, rcluster_last_error(x->rc));
+        return -EIO;
+    }
+    rc = 0;
+    *out = 0;
+    if (r->type == REDIS_REPLY_STRING) {
+        char *end;
+        errno = 0;
+        *out = strtoll(r->str, &end, 10);
+        if (errno != 0 || *end != '\0' || end == r->str)
+            rc = -EPERM;
+    } else if (r->type != REDIS_REPLY_NIL) {
+        rc = r->type == REDIS_REPLY_ERROR && strncmp(r->str, "WRONGTYPE", 9) == 0 ? -EPERM : -EIO;
+    }
+    if (rc != 0)
+        xfer_set_err(x, "%s does not hold a balance (%s)", account,
+                     r->str != NULL ? r->str : "not a string");
+    freeReplyObject(r);
+    return rc;
+}
+
+/* ---- the sweeper ------------------------------------------------------------------------------ */
+
+size_t xfer_masters(rcluster_t *rc, xfer_master_t *out, size_t max)
+{
+    size_t n = 0;
+    for (unsigned s = 0; s < RCLUSTER_SLOTS; s++) {
+        int port;
+        const char *host = rcluster_slot_host(rc, s, &port);
+        if (port == 0)
+            continue;
+        size_t i = 0;
+        while (i < n && !(out[i].port == port && strcmp(out[i].host, host) == 0))
+            i++;
+        if (i < n || n == max)
+            continue;
+        out[n].slot = s;
+        out[n].port = port;
+        snprintf(out[n].host, sizeof out[n].host, "%s", host);
+        n++;
+    }
+    return n;
+}
+
+/* Finishes the due transfers of one outbox index. */
+static void xfer_sweep_index(xfer_t *x, const char *index, long long older_than_ms,
+                             xfer_sweep_stats_t *st)
+{
+    char older[24], limit[24];
+    snprintf(older, sizeof older, "%lld", older_than_ms);
+    snprintf(limit, sizeof limit, "%d", XFER_SWEEP_BATCH);
+    const char *argv[] = {index, older, limit};
+    redisReply *r = xfer_eval(x, XFER_SCRIPT_DUE, 1, 3, argv);
+    if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements < 1) {
+        st->errors++;
+        log_emit(LOG_WARN, "xfer_sweep_error", "{s:s,s:s}", "index", index, "error",
+                 r == NULL ? x->err : (r->str != NULL ? r->str : "bad reply"));
+        freeReplyObject(r);
+        return;
+    }
+    long long now = xfer_elem_int(r, 0);
+    long long max_age = (long long)x->o.record_ttl_s * 1000 - x->o.stale_margin_ms;
+    for (size_t i = 1; i + 1 < r->elements; i += 2) {
+        const char *id = xfer_elem(r, i);
+        long long created = xfer_elem_int(r, i + 1);
+        st->due++;
+        char rkey[XFER_MAX_KEY + XFER_MAX_ID + 16], suffix[XFER_MAX_ID + 8];
+        snprintf(suffix, sizeof suffix, ":xo:%s", id);
+        if (xfer_tag_key(index, suffix, rkey, sizeof rkey) != 0) {
+            st->errors++;
+            continue;
+        }
+        if (now - created > max_age) {
+            /* its applied record may have expired: a credit sent again could apply twice */
+            st->stale++;
+            log_emit(LOG_ERROR, "xfer_stale", "{s:s,s:s,s:I}", "record", rkey, "hint",
+                     "in flight longer than the record ttl allows to resend: settle by hand "
+                     "(docs/queues.md)",
+                     "age_ms", (json_int_t)(now - created));
+            continue;
+        }
+        xfer_record_t rec;
+        int rc = xfer_record_read(x, rkey, &rec);
+        if (rc == -ENOENT || (rc == 0 && rec.state != XFER_DEBITED))
+            continue; /* settled meanwhile (by another sweeper or its own process) */
+        if (rc != 0) {
+            st->errors++;
+            continue;
+        }
+        xfer_result_t res;
+        rc = xfer_transfer(x, id, rec.src, rec.dst, rec.amount, &res);
+        if (rc == 0 && res.state == XFER_COMPLETED) {
+            st->completed++;
+        } else if (rc == 0 && res.state == XFER_REFUNDED) {
+            st->refunded++;
+        } else if (rc == -EAGAIN) {
+            st->pending++;
+        } else {
+            st->errors++;
+            log_emit(LOG_WARN, "xfer_sweep_error", "{s:s,s:s}", "record", rkey, "error",
+                     res.reason);
+        }
+    }
+    freeReplyObject(r);
+}
+
+int xfer_sweep(xfer_t *x, long long older_than_ms, xfer_sweep_stats_t *st)
+{
+    xfer_sweep_stats_t scratch;
+    if (st == NULL)
+        st = &scratch;
+    memset(st, 0, sizeof *st);
+    if (older_than_ms < 0)
+        older_than_ms = 0;
+    xfer_master_t m[RCLUSTER_MAX_NODES];
+    size_t nm = xfer_masters(x->rc, m, RCLUSTER_MAX_NODES);
+    int rc = 0;
+    for (size_t i = 0; i < nm; i++) {
+        char cursor[32] = "0";
+        st->masters++;
+        do {
+            redisReply *r = rcluster_command_slot(x->rc, RCLUSTER_RESEND, m[i].slot,
+                                                  "SCAN %s MATCH *}:xo COUNT %d TYPE zset", cursor,
+                                                  XFER_SCAN_COUNT);
+            if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
+                xfer_set_err(x, "SCAN %s:%d: %s", m[i].host, m[i].port,
+                             r == NULL ? rcluster_last_error(x->rc)
+                                       : (r->str != NULL ? r->str : "bad reply"));
+                freeReplyObject(r);
+                st->errors++;
+                rc = -EIO;
+                break;
+            }
+            snprintf(cursor, sizeof cursor, "%s", xfer_elem(r, 0));
+            const redisReply *keys = r->element[1];
+            for (size_t k = 0; keys->type == REDIS_REPLY_ARRAY && k < keys->elements; k++) {
+                const char *key = keys->element[k]->str;
+                const char *rest = xfer_after_tag(key);
+                if (rest == NULL || strcmp(rest, ":xo") != 0)
+                    continue;
+                st->outboxes++;
+                xfer_sweep_index(x, key, older_than_ms, st);
+            }
+            freeReplyObject(r);
+        } while (strcmp(cursor, "0") != 0);
+    }
+    if (st->stale > 0 || st->completed + st->refunded > 0)
+        log_emit(LOG_INFO, "xfer_sweep", "{s:I,s:I,s:I,s:I,s:I,s:I}", "due", (json_int_t)st->due,
+                 "completed", (json_int_t)st->completed, "refunded", (json_int_t)st->refunded,
+                 "pending", (json_int_t)st->pending, "stale", (json_int_t)st->stale, "errors",
+                 (json_int_t)st->errors);
+    return rc;
+}
