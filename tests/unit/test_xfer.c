@@ -1,7 +1,7 @@
 /*
  * xfer: transfers between slots (money/xfer.h; docs/queues.md "Redis Cluster: keys by entity
  * and transfers between slots") against a real Redis Cluster on loopback
- * (tests/support/tcluster.h): 3 masters, one replica each, every transfer WAITing for 1 replica.
+ * (tests/support/tcluster.h): 3 masters, two replicas each, every transfer WAITing for 1 replica.
  *
  * The cases run in order on one cluster and keep its books balanced as they go, so the audit
  * after each must balance: transfers between masters and their resends; bad input; a refused
@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,8 @@
 #include "xfer.h"
 
 #define MASTERS 3
+/* Two replicas per master: after a failover the new master still has one to WAIT for. */
+#define REPLICAS 2
 
 static ts_cluster_t *g_cl;
 
@@ -38,7 +41,7 @@ static void setup(void)
 {
     signal(SIGPIPE, SIG_IGN);
     log_set_level(LOG_ERROR + 1); /* the sweeper's lines would only clutter stderr */
-    g_cl = ts_cluster_start(MASTERS, 1);
+    g_cl = ts_cluster_start(MASTERS, REPLICAS);
 }
 
 static void teardown(void)
@@ -47,7 +50,7 @@ static void teardown(void)
     g_cl = NULL;
 }
 
-#define NEED_CLUSTER() ck_assert_msg(g_cl != NULL, "could not start a 3+3 Redis Cluster")
+#define NEED_CLUSTER() ck_assert_msg(g_cl != NULL, "could not start a 3+6 Redis Cluster")
 
 static rcluster_t *client(int budget_ms)
 {
@@ -491,7 +494,9 @@ START_TEST(test_two_sweepers_at_once_finish_each_transfer_once)
     }
     char buf[256] = "";
     ck_assert_int_gt(read(out[0], buf, sizeof buf - 1), 0);
-    fprintf(stderr, "# two sweepers (rc completed refunded pending errors):\n# %s", buf);
+    for (char *p = strchr(buf, '\n'); p != NULL && p[1] != '\0'; p = strchr(p + 1, '\n'))
+        p[0] = ';';
+    fprintf(stderr, "# two sweepers (rc completed refunded pending errors): %s", buf);
     close(go[0]);
     close(go[1]);
     close(out[0]);
@@ -547,10 +552,13 @@ END_TEST
 
 /* ---- a master SIGKILLed during a stream of transfers ------------------------------------------- */
 
+static _Atomic bool g_crashed;
+
 static void *crash_later(void *arg)
 {
     ts_sleep_ms(*(int *)arg);
     ts_cluster_crash(g_cl, 1);
+    g_crashed = true;
     return NULL;
 }
 
@@ -559,7 +567,7 @@ START_TEST(test_a_failover_during_a_stream_loses_nothing)
     NEED_CLUSTER();
     rcluster_t *c = client(20000);
     xfer_t *x = engine(c);
-    enum { K = 6, N = 300 };
+    enum { K = 6, AFTER = 150 };
     char acct[K][64];
     long long want[K];
     for (int k = 0; k < K; k++) {
@@ -567,15 +575,20 @@ START_TEST(test_a_failover_during_a_stream_loses_nothing)
         seed(x, acct[k], 100000);
         want[k] = 100000;
     }
-    int delay = 400;
+    /* one of them on the master that dies, to follow it to its replica */
+    unsigned dying = rcluster_key_slot(acct[1], strlen(acct[1]));
+    ck_assert_int_eq(owner_of(acct[1]), 1);
+    int delay = 300;
     pthread_t th;
     ck_assert_int_eq(pthread_create(&th, NULL, crash_later, &delay), 0);
-    int again = 0, unknown = 0, done = 0;
+    int again = 0, unknown = 0, done = 0, after = 0;
     long long t0 = ts_now_ms(), worst = 0;
-    for (int i = 0; i < N; i++) {
+    /* transfers until AFTER of them were made once the master was dead */
+    for (int i = 0; after < AFTER; i++) {
+        ck_assert_msg(ts_now_ms() - t0 < 60000, "the stream did not get past the failover");
+        bool post = g_crashed;
         int s = i % K, d = (i * 7 + 1) % K;
-        if (rcluster_key_slot(acct[s], strlen(acct[s])) ==
-            rcluster_key_slot(acct[d], strlen(acct[d])))
+        if (s == d)
             d = (d + 1) % K;
         char id[32];
         snprintf(id, sizeof id, "stream-%d", i);
@@ -584,9 +597,9 @@ START_TEST(test_a_failover_during_a_stream_loses_nothing)
         long long t1 = ts_now_ms();
         int rc;
         /* a caller sends the same transfer again until it is final */
-        for (int tries = 0;; tries++) {
+        for (;;) {
             rc = xfer_transfer(x, id, acct[s], acct[d], amount, &res);
-            if (rc == 0 || (rc != -EAGAIN && rc != -EIO) || tries > 200)
+            if (rc == 0 || (rc != -EAGAIN && rc != -EIO) || ts_now_ms() - t1 > 30000)
                 break;
             if (rc == -EAGAIN)
                 again++;
@@ -600,12 +613,18 @@ START_TEST(test_a_failover_during_a_stream_loses_nothing)
         want[s] -= amount;
         want[d] += amount;
         done++;
+        after += post;
     }
     pthread_join(th, NULL);
     fprintf(stderr,
-            "# failover stream: %d transfers in %lld ms, %d in flight and %d unknown answers "
-            "resent, slowest %lld ms\n",
-            done, ts_now_ms() - t0, again, unknown, worst);
+            "# failover stream: %d transfers (%d after the SIGKILL) in %lld ms, %d answers "
+            "'in flight' and %d 'unknown' sent again, slowest %lld ms\n",
+            done, after, ts_now_ms() - t0, again, unknown, worst);
+    int port;
+    rcluster_slot_host(c, dying, &port);
+    int now_master = ts_cluster_index(g_cl, port); /* one of node 1's replicas, promoted */
+    ck_assert_msg(now_master == MASTERS + REPLICAS || now_master == MASTERS + REPLICAS + 1,
+                  "slot %u is on node %d", dying, now_master);
     ck_assert_int_eq(ts_cluster_wait_ok(g_cl, 15000), 0);
     xfer_sweep_stats_t st;
     ck_assert_int_eq(xfer_sweep(x, 0, &st), 0);
