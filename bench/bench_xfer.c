@@ -125,8 +125,12 @@ int main(int argc, char **argv)
     long long t0 = now_us();
     for (int k = 0; k < clients; k++) {
         int n = total / clients + (k < total % clients);
-        w[k] = (worker_t){.idx = k, .count = n, .wait = wait, .accounts = accounts,
-                          .seeds = ts_cluster_seeds(cl), .lat_us = lat + off};
+        w[k] = (worker_t){.idx = k,
+                          .count = n,
+                          .wait = wait,
+                          .accounts = accounts,
+                          .seeds = ts_cluster_seeds(cl),
+                          .lat_us = lat + off};
         off += n;
         pthread_create(&th[k], NULL, worker, &w[k]);
     }

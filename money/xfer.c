@@ -56,7 +56,8 @@ static xfer_state_t xfer_state_parse(const char *s)
     return XFER_NONE;
 }
 
-/* ---- pure checks ------------------------------------------------------------------------------ */
+/* ---- pure checks ------------------------------------------------------------------------------
+ */
 
 static bool xfer_printable(const char *s, size_t n)
 {
@@ -157,7 +158,18 @@ int xfer_tag_key(const char *account, const char *suffix, char *out, size_t len)
     return n < 0 || (size_t)n >= len ? -EINVAL : 0;
 }
 
-/* ---- the engine ------------------------------------------------------------------------------- */
+int xfer_applied_key(const char *src, const char *dst, const char *id, char *out, size_t len)
+{
+    const char *srest = xfer_after_tag(src), *drest = xfer_after_tag(dst);
+    if (srest == NULL || drest == NULL)
+        return -EINVAL;
+    int n =
+        snprintf(out, len, "%.*s:xa:%.*s:%s", (int)(drest - dst), dst, (int)(srest - src), src, id);
+    return n < 0 || (size_t)n >= len ? -EINVAL : 0;
+}
+
+/* ---- the engine -------------------------------------------------------------------------------
+ */
 
 void xfer_set_err(xfer_t *x, const char *fmt, ...)
 {
@@ -218,6 +230,12 @@ static bool xfer_fault(xfer_t *x, xfer_fault_t at, const char *id, xfer_result_t
     snprintf(res->reason, sizeof res->reason, "stopped by the fault hook after the %s",
              at == XFER_AT_DEBITED ? "debit" : "credit");
     return true;
+}
+
+/* How old a DEBITED transfer may be and still be sent again (xfer.h, stale_margin_ms). */
+static long long xfer_max_age_ms(const xfer_t *x)
+{
+    return (long long)x->o.record_ttl_s * 1000 - x->o.stale_margin_ms;
 }
 
 /* Runs script i (every step is idempotent: resent after a lost reply). NULL: reason in x->err. */
@@ -328,15 +346,14 @@ int xfer_transfer(xfer_t *x, const char *id, const char *src, const char *dst, l
     if (rc != 0)
         return xfer_done(x, rc, res);
     char rec[XFER_MAX_KEY + XFER_MAX_ID + 16], index[XFER_MAX_KEY + 8], closed[XFER_MAX_KEY + 8];
-    char applied[XFER_MAX_KEY + XFER_MAX_ID + 16], dclosed[XFER_MAX_KEY + 8];
+    char applied[2 * XFER_MAX_KEY + XFER_MAX_ID + 16], dclosed[XFER_MAX_KEY + 8];
     char amt[24], ttl[24];
     char suffix[XFER_MAX_ID + 8];
     snprintf(suffix, sizeof suffix, ":xo:%s", id);
     xfer_tag_key(src, suffix, rec, sizeof rec);
     xfer_tag_key(src, ":xo", index, sizeof index);
     xfer_tag_key(src, ":xc", closed, sizeof closed);
-    snprintf(suffix, sizeof suffix, ":xa:%s", id);
-    xfer_tag_key(dst, suffix, applied, sizeof applied);
+    xfer_applied_key(src, dst, id, applied, sizeof applied);
     xfer_tag_key(dst, ":xc", dclosed, sizeof dclosed);
     snprintf(amt, sizeof amt, "%lld", amount);
     snprintf(ttl, sizeof ttl, "%d", x->o.record_ttl_s);
@@ -350,18 +367,27 @@ int xfer_transfer(xfer_t *x, const char *id, const char *src, const char *dst, l
         return xfer_done(x, -EIO, res);
     }
     if (r->type == REDIS_REPLY_ERROR) {
-        rc = xfer_is(r, "XFER_ID_REUSED")      ? -EEXIST
-             : xfer_is(r, "XFER_INSUFFICIENT") ? -ENOSPC
+        rc = xfer_is(r, "XFER_ID_REUSED")                                  ? -EEXIST
+             : xfer_is(r, "XFER_INSUFFICIENT")                             ? -ENOSPC
              : xfer_is(r, "XFER_CLOSED") || xfer_is(r, "XFER_NOT_BALANCE") ? -EPERM
-             : xfer_is(r, "XFER_BAD_ARGS")                                  ? -EINVAL
-                                                                            : -EIO;
+             : xfer_is(r, "XFER_BAD_ARGS")                                 ? -EINVAL
+                                                                           : -EIO;
         snprintf(res->reason, sizeof res->reason, "debit refused: %s", r->str);
         freeReplyObject(r);
         return xfer_done(x, rc, res);
     }
     res->replayed = xfer_elem_int(r, 0) == 0;
     res->state = xfer_state_parse(xfer_elem(r, 1));
+    long long age = res->replayed ? xfer_elem_int(r, 3) - xfer_elem_int(r, 2) : 0;
     freeReplyObject(r);
+    if (res->state == XFER_DEBITED && age > xfer_max_age_ms(x)) {
+        /* its applied record may have expired: a credit sent again could apply twice */
+        snprintf(res->reason, sizeof res->reason,
+                 "transfer %s has been in flight for %lld s, longer than its records may live: "
+                 "settle it by hand (docs/queues.md)",
+                 id, age / 1000);
+        return xfer_done(x, -ESTALE, res);
+    }
     if (res->state == XFER_COMPLETED || res->state == XFER_REFUNDED) {
         snprintf(res->reason, sizeof res->reason, "transfer %s was %s before", id,
                  xfer_state_name(res->state));
@@ -434,8 +460,7 @@ static int xfer_record_read(xfer_t *x, const char *key, xfer_record_t *rec)
 {
     redisReply *r = rcluster_command(x->rc, RCLUSTER_RESEND, key, "HGETALL %s", key);
     if (r == NULL || r->type == REDIS_REPLY_ERROR) {
-        xfer_set_err(x, "HGETALL %s: %s", key,
-                     r == NULL ? rcluster_last_error(x->rc) : r->str);
+        xfer_set_err(x, "HGETALL %s: %s", key, r == NULL ? rcluster_last_error(x->rc) : r->str);
         freeReplyObject(r);
         return -EIO;
     }
@@ -488,8 +513,8 @@ int xfer_account_close(xfer_t *x, const char *account, bool closed)
     if (rc != 0)
         return rc;
     xfer_tag_key(account, ":xc", key, sizeof key);
-    redisReply *r = rcluster_command(x->rc, RCLUSTER_RESEND, key, closed ? "SADD %s %s" : "SREM %s %s",
-                                     key, account);
+    redisReply *r = rcluster_command(x->rc, RCLUSTER_RESEND, key,
+                                     closed ? "SADD %s %s" : "SREM %s %s", key, account);
     rc = r != NULL && r->type == REDIS_REPLY_INTEGER ? 0 : -EIO;
     if (rc != 0)
         xfer_set_err(x, "%s %s: %s", closed ? "SADD" : "SREM", key,
@@ -556,7 +581,8 @@ int xfer_balance(xfer_t *x, const char *account, long long *out)
     return rc;
 }
 
-/* ---- the sweeper ------------------------------------------------------------------------------ */
+/* ---- the sweeper ------------------------------------------------------------------------------
+ */
 
 size_t xfer_masters(rcluster_t *rc, xfer_master_t *out, size_t max)
 {
@@ -596,7 +622,7 @@ static void xfer_sweep_index(xfer_t *x, const char *index, long long older_than_
         return;
     }
     long long now = xfer_elem_int(r, 0);
-    long long max_age = (long long)x->o.record_ttl_s * 1000 - x->o.stale_margin_ms;
+    long long max_age = xfer_max_age_ms(x);
     for (size_t i = 1; i + 1 < r->elements; i += 2) {
         const char *id = xfer_elem(r, i);
         long long created = xfer_elem_int(r, i + 1);

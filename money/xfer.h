@@ -9,7 +9,7 @@
  *   1. DEBIT on the source's slot: the balance goes down and an outbox record
  *      {tag}:xo:<id> (id, source, destination, amount, state DEBITED, created) is written with
  *      it, indexed in {tag}:xo. Made durable with WAIT (opts.wait_replicas) before step 2.
- *   2. CREDIT on the destination's slot, deduplicated by the applied record {dtag}:xa:<id>,
+ *   2. CREDIT on the destination's slot, deduplicated by the applied record {dtag}:xa:{tag}:<id>,
  *      which also keeps a refusal (closed account, a key that holds no balance, over the
  *      maximum): the decision, once taken, is final. Made durable with WAIT as well.
  *   3. ACK on the source's slot: DEBITED -> COMPLETED (the record then expires), or, when the
@@ -117,7 +117,9 @@ typedef struct {
  *   -EINVAL  bad input (nothing sent), -EEXIST the id names another transfer, -ENOSPC the
  *            source holds less than amount, -EPERM the source is closed or holds no balance:
  *            nothing was debited;
- *   -EIO     the source's slot did not answer: whether the debit happened is unknown (resend).
+ *   -EIO     the source's slot did not answer: whether the debit happened is unknown (resend);
+ *   -ESTALE  still DEBITED after record_ttl_s - stale_margin_ms: the credit's record may be gone,
+ *            so nothing is sent (docs/queues.md says how to settle it by hand).
  * res->reason has one line for anything but a first-time COMPLETED.
  */
 int xfer_transfer(xfer_t *x, const char *id, const char *src, const char *dst, long long amount,
@@ -192,15 +194,15 @@ int xfer_sweep(xfer_t *x, long long older_than_ms, xfer_sweep_stats_t *st);
 
 typedef struct {
     size_t masters;
-    size_t accounts;       /* account keys found */
-    long long balances;    /* their sum */
-    long long seeded;      /* sum of the minted totals {TAG}:xm */
-    size_t in_flight;      /* DEBITED transfers whose credit has not been applied */
+    size_t accounts;    /* account keys found */
+    long long balances; /* their sum */
+    long long seeded;   /* sum of the minted totals {TAG}:xm */
+    size_t in_flight;   /* DEBITED transfers whose credit has not been applied */
     long long in_flight_amount;
     size_t credited_unacked; /* DEBITED transfers already credited (counted at the destination) */
-    size_t bad;            /* account keys that hold no integer, or a negative one */
+    size_t bad;              /* account keys that hold no integer, or a negative one */
     char first_bad[XFER_MAX_KEY + 1];
-    bool balanced;         /* balances + in_flight_amount == seeded, and bad == 0 */
+    bool balanced; /* balances + in_flight_amount == seeded, and bad == 0 */
 } xfer_audit_t;
 
 /*

@@ -57,7 +57,7 @@ static void xfer_strs_free(xfer_strs_t *s)
 
 /* A transfer in flight found at its source: checked at its destination at the end. */
 typedef struct {
-    char id[XFER_MAX_ID + 1], dst[XFER_MAX_KEY + 1];
+    char id[XFER_MAX_ID + 1], src[XFER_MAX_KEY + 1], dst[XFER_MAX_KEY + 1];
     long long amount;
 } xfer_flight_t;
 
@@ -143,7 +143,7 @@ static int xfer_walk_outboxes(xfer_walk_t *w, redisContext *ctx, const xfer_strs
         const char *rest = xfer_after_tag(keys->v[i]);
         snprintf(tag, sizeof tag, "%.*s", (int)(rest - keys->v[i]), keys->v[i]);
         for (size_t k = 0; k < ids->elements; k++)
-            redisAppendCommand(ctx, "HMGET %s:xo:%s state dst amount", tag,
+            redisAppendCommand(ctx, "HMGET %s:xo:%s state dst amount src", tag,
                                ids->element[k]->str);
         int rc = 0;
         for (size_t k = 0; k < ids->elements; k++) {
@@ -155,11 +155,12 @@ static int xfer_walk_outboxes(xfer_walk_t *w, redisContext *ctx, const xfer_strs
             }
             if (xfer_redirected(r)) {
                 rc = -EAGAIN;
-            } else if (r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
+            } else if (r->type == REDIS_REPLY_ARRAY && r->elements == 4 &&
                        r->element[0]->type == REDIS_REPLY_STRING &&
                        strcmp(r->element[0]->str, "DEBITED") == 0 &&
                        r->element[1]->type == REDIS_REPLY_STRING &&
-                       r->element[2]->type == REDIS_REPLY_STRING) {
+                       r->element[2]->type == REDIS_REPLY_STRING &&
+                       r->element[3]->type == REDIS_REPLY_STRING) {
                 if (w->nfl == w->capfl) {
                     w->capfl = w->capfl ? 2 * w->capfl : 64;
                     w->fl = xreallocarray(w->fl, w->capfl, sizeof *w->fl);
@@ -167,6 +168,7 @@ static int xfer_walk_outboxes(xfer_walk_t *w, redisContext *ctx, const xfer_strs
                 xfer_flight_t *f = &w->fl[w->nfl++];
                 snprintf(f->id, sizeof f->id, "%s", ids->element[k]->str);
                 snprintf(f->dst, sizeof f->dst, "%s", r->element[1]->str);
+                snprintf(f->src, sizeof f->src, "%s", r->element[3]->str);
                 f->amount = strtoll(r->element[2]->str, NULL, 10);
             }
             freeReplyObject(r);
@@ -195,8 +197,7 @@ static int xfer_walk_master(xfer_walk_t *w, const xfer_master_t *m)
     char cursor[32] = "0";
     int rc = 0;
     do {
-        redisReply *r =
-            redisCommand(ctx, "SCAN %s MATCH {*}:* COUNT %d", cursor, XFER_AUDIT_COUNT);
+        redisReply *r = redisCommand(ctx, "SCAN %s MATCH {*}:* COUNT %d", cursor, XFER_AUDIT_COUNT);
         if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
             xfer_set_err(w->x, "SCAN %s:%d: %s", m->host, m->port,
                          r == NULL ? ctx->errstr : (r->str ? r->str : "bad reply"));
@@ -268,9 +269,8 @@ int xfer_audit(xfer_t *x, xfer_audit_t *out)
     }
     /* a transfer in flight whose credit is applied is counted at its destination already */
     for (size_t i = 0; i < w.nfl && rc == 0; i++) {
-        char key[XFER_MAX_KEY + XFER_MAX_ID + 16], suffix[XFER_MAX_ID + 8];
-        snprintf(suffix, sizeof suffix, ":xa:%s", w.fl[i].id);
-        if (xfer_tag_key(w.fl[i].dst, suffix, key, sizeof key) != 0) {
+        char key[2 * XFER_MAX_KEY + XFER_MAX_ID + 16];
+        if (xfer_applied_key(w.fl[i].src, w.fl[i].dst, w.fl[i].id, key, sizeof key) != 0) {
             out->bad++;
             continue;
         }

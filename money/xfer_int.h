@@ -49,6 +49,13 @@ typedef struct {
  */
 size_t xfer_masters(rcluster_t *rc, xfer_master_t *out, size_t max);
 
+/*
+ * The applied record of transfer id from src to dst: {DTAG}:xa:{STAG}:<id>, in the destination's
+ * slot (its hash tag is the first one). Ids need only be unique per source tag, as the outbox's
+ * are. 0, or -EINVAL when it does not fit in len.
+ */
+int xfer_applied_key(const char *src, const char *dst, const char *id, char *out, size_t len);
+
 /* The suffix of key after its tag (after the first `}`), or NULL when it has no tag. */
 const char *xfer_after_tag(const char *key);
 

@@ -31,7 +31,8 @@
 /*
  * DEBIT. KEYS: source account, outbox record {tag}:xo:<id>, outbox index {tag}:xo, closed set
  * {tag}:xc. ARGV: id, source, destination, amount.
- * A record already there: the same transfer answers {0, state} (and, while DEBITED, counts the
+ * A record already there: the same transfer answers {0, state, created, now} (and, while
+ * DEBITED, counts the
  * drive with a write, so that the WAIT the caller sends next covers the original debit too: a
  * connection's WAIT counts only its own writes); another transfer under that id is refused.
  * Otherwise the source must be open, hold an integer and at least amount: it is debited, the
@@ -39,13 +40,13 @@
  * 'DEBITED'}. The record has no expiry while DEBITED: it is money in flight.
  */
 static const char xfer_lua_debit[] = XFER_LUA_PRELUDE
-    "local rec = call('HMGET', KEYS[2], 'state', 'src', 'dst', 'amount')\n"
+    "local rec = call('HMGET', KEYS[2], 'state', 'src', 'dst', 'amount', 'created')\n"
     "if rec[1] then\n"
     "  if rec[2] ~= ARGV[2] or rec[3] ~= ARGV[3] or rec[4] ~= ARGV[4] then\n"
     "    return err('XFER_ID_REUSED transfer ' .. ARGV[1] .. ' is ' .. tostring(rec[2]) ..\n"
     "      ' -> ' .. tostring(rec[3]) .. ' of ' .. tostring(rec[4])) end\n"
     "  if rec[1] == 'DEBITED' then call('HINCRBY', KEYS[2], 'drives', 1) end\n"
-    "  return {0, rec[1]}\n"
+    "  return {0, rec[1], rec[5] or '0', now()}\n"
     "end\n"
     "local amount = int(ARGV[4])\n"
     "if not amount or amount <= 0 then\n"
@@ -69,7 +70,7 @@ static const char xfer_lua_debit[] = XFER_LUA_PRELUDE
     "return {1, 'DEBITED'}\n";
 
 /*
- * CREDIT. KEYS: destination account, applied record {dtag}:xa:<id>, closed set {dtag}:xc.
+ * CREDIT. KEYS: destination account, applied record {dtag}:xa:{stag}:<id>, closed set {dtag}:xc.
  * ARGV: id, source, amount, record ttl (s).
  * An applied record there: the same transfer answers {0, decision, reason} ('credited' or
  * 'refused') and counts the sight with a write (for the caller's WAIT, as above); another

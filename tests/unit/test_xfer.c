@@ -131,7 +131,6 @@ static bool stop_hook(xfer_fault_t at, const char *id, void *arg)
     return at == *(xfer_fault_t *)arg;
 }
 
-
 START_TEST(test_transfers_between_masters_complete_once)
 {
     NEED_CLUSTER();
@@ -148,8 +147,8 @@ START_TEST(test_transfers_between_masters_complete_once)
         char id[32];
         snprintf(id, sizeof id, "ring-%d", m);
         int rc = xfer_transfer(x, id, w[m], w[(m + 1) % MASTERS], 100 + m, &res);
-        ck_assert_msg(rc == 0 && res.state == XFER_COMPLETED && !res.replayed, "%s: %d %s", id,
-                      rc, res.reason);
+        ck_assert_msg(rc == 0 && res.state == XFER_COMPLETED && !res.replayed, "%s: %d %s", id, rc,
+                      res.reason);
     }
     ck_assert_int_eq(balance(x, w[0]), 1000 - 100 + 102);
     ck_assert_int_eq(balance(x, w[1]), 1000 - 101 + 100);
@@ -177,6 +176,12 @@ START_TEST(test_transfers_between_masters_complete_once)
     ck_assert_msg(strstr(res.reason, "XFER_ID_REUSED") != NULL, "%s", res.reason);
     ck_assert_int_eq(xfer_resume(x, w[0], "ring-0", &res), 0);
     ck_assert_int_eq(res.state, XFER_COMPLETED);
+    /* ids are per source: another source may use "ring-0" towards the same account */
+    ck_assert_int_eq(xfer_transfer(x, "ring-0", w[2], w[1], 7, &res), 0);
+    ck_assert(!res.replayed);
+    ck_assert_int_eq(res.state, XFER_COMPLETED);
+    ck_assert_int_eq(balance(x, w[1]), 1006);
+    ck_assert_int_eq(balance(x, w[2]), 992);
     /* seeds are idempotent too */
     ck_assert_int_eq(xfer_seed(x, w[0], 5, "seed-once"), 0);
     ck_assert_int_eq(xfer_seed(x, w[0], 5, "seed-once"), 0);
@@ -186,6 +191,7 @@ START_TEST(test_transfers_between_masters_complete_once)
     ck_assert_uint_eq(a.masters, MASTERS);
     ck_assert_uint_eq(a.in_flight, 0);
     ck_assert_int_eq(a.seeded, 3005);
+    ck_assert_int_eq(a.balances, 3005);
     xfer_destroy(x);
     rcluster_destroy(c);
 }
@@ -292,7 +298,8 @@ START_TEST(test_a_refused_destination_is_refunded)
 }
 END_TEST
 
-/* ---- crashes ----------------------------------------------------------------------------------- */
+/* ---- crashes -----------------------------------------------------------------------------------
+ */
 
 typedef struct {
     xfer_fault_t at;
@@ -310,8 +317,8 @@ static bool kill_hook(xfer_fault_t at, const char *id, void *arg)
 
 /* In a child: a transfer (or, with sweep, a sweep) that SIGKILLs itself at `at`. Waits for it
  * and checks that it died of SIGKILL. */
-static void crash_child(xfer_fault_t at, int countdown, bool sweep, const char *id,
-                        const char *src, const char *dst, long long amount)
+static void crash_child(xfer_fault_t at, int countdown, bool sweep, const char *id, const char *src,
+                        const char *dst, long long amount)
 {
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
@@ -521,6 +528,47 @@ START_TEST(test_two_sweepers_at_once_finish_each_transfer_once)
 }
 END_TEST
 
+START_TEST(test_a_transfer_older_than_its_records_is_left_to_an_operator)
+{
+    NEED_CLUSTER();
+    rcluster_t *c = client(0);
+    /* records that live 2 s, resent only within 1 s */
+    xfer_opts_t o = {
+        .wait_replicas = 1, .wait_timeout_ms = 2000, .record_ttl_s = 2, .stale_margin_ms = 1000};
+    xfer_t *x = xfer_create(c, &o);
+    char src[64], dst[64];
+    account_on(2, "p:", &g_next, src, sizeof src);
+    account_on(0, "p:", &g_next, dst, sizeof dst);
+    seed(x, src, 90);
+    xfer_fault_t at = XFER_AT_DEBITED;
+    xfer_set_fault_hook(x, stop_hook, &at);
+    xfer_result_t res;
+    ck_assert_int_eq(xfer_transfer(x, "old", src, dst, 30, &res), -EAGAIN);
+    xfer_set_fault_hook(x, NULL, NULL);
+    ts_sleep_ms(1300);
+    xfer_sweep_stats_t st;
+    ck_assert_int_eq(xfer_sweep(x, 0, &st), 0);
+    ck_assert_uint_eq(st.stale, 1);
+    ck_assert_uint_eq(st.completed + st.refunded, 0);
+    ck_assert_int_eq(xfer_transfer(x, "old", src, dst, 30, &res), -ESTALE);
+    ck_assert_msg(strstr(res.reason, "by hand") != NULL, "%s", res.reason);
+    ck_assert_int_eq(balance(x, dst), 0);
+    xfer_audit_t a;
+    audit_balances(x, &a);
+    ck_assert_uint_ge(a.in_flight, 1);
+    /* the operator's way here: it never reached the credit, so it may be sent again (an
+     * engine with the usual window) */
+    xfer_destroy(x);
+    x = engine(c);
+    ck_assert_int_eq(xfer_transfer(x, "old", src, dst, 30, &res), 0);
+    ck_assert_int_eq(res.state, XFER_COMPLETED);
+    ck_assert_int_eq(balance(x, dst), 30);
+    audit_balances(x, &a);
+    xfer_destroy(x);
+    rcluster_destroy(c);
+}
+END_TEST
+
 START_TEST(test_the_audit_catches_money_made_or_lost)
 {
     NEED_CLUSTER();
@@ -550,7 +598,8 @@ START_TEST(test_the_audit_catches_money_made_or_lost)
 }
 END_TEST
 
-/* ---- a master SIGKILLed during a stream of transfers ------------------------------------------- */
+/* ---- a master SIGKILLed during a stream of transfers -------------------------------------------
+ */
 
 static _Atomic bool g_crashed;
 
@@ -659,6 +708,7 @@ int main(void)
     tcase_add_test(tc, test_a_crash_between_debit_and_credit_is_finished_by_the_sweeper);
     tcase_add_test(tc, test_a_crash_between_credit_and_ack_credits_once);
     tcase_add_test(tc, test_two_sweepers_at_once_finish_each_transfer_once);
+    tcase_add_test(tc, test_a_transfer_older_than_its_records_is_left_to_an_operator);
     tcase_add_test(tc, test_the_audit_catches_money_made_or_lost);
     tcase_add_test(tc, test_a_failover_during_a_stream_loses_nothing);
     suite_add_tcase(s, tc);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "xfer.h"
+#include "xfer_int.h"
 
 static char err[300];
 
@@ -16,7 +17,7 @@ static char err[300];
 #define BAD_ACCOUNT(k, why)                                                                        \
     do {                                                                                           \
         ck_assert_int_eq(xfer_account_check(k, err, sizeof err), -EINVAL);                         \
-        ck_assert_msg(strstr(err, why) != NULL, "%s: %s", #k, err);                \
+        ck_assert_msg(strstr(err, why) != NULL, "%s: %s", #k, err);                                \
     } while (0)
 
 START_TEST(test_account_keys_follow_the_layout)
@@ -70,8 +71,7 @@ START_TEST(test_transfer_args_refuse_amounts_and_one_slot)
     ck_assert_int_eq(xfer_args_check("t1", "{p:1}:bal", "{p:2}:bal", 5, err, sizeof err), 0);
     ck_assert_int_eq(xfer_args_check("t1", "{p:1}:bal", "{p:2}:bal", 0, err, sizeof err), -EINVAL);
     ck_assert_ptr_nonnull(strstr(err, "amount 0"));
-    ck_assert_int_eq(xfer_args_check("t1", "{p:1}:bal", "{p:2}:bal", -5, err, sizeof err),
-                     -EINVAL);
+    ck_assert_int_eq(xfer_args_check("t1", "{p:1}:bal", "{p:2}:bal", -5, err, sizeof err), -EINVAL);
     ck_assert_ptr_nonnull(strstr(err, "amount -5"));
     ck_assert_int_eq(
         xfer_args_check("t1", "{p:1}:bal", "{p:2}:bal", XFER_MAX_AMOUNT, err, sizeof err), 0);
@@ -98,8 +98,7 @@ START_TEST(test_transfer_args_refuse_amounts_and_one_slot)
     ck_assert(found);
     ck_assert_int_eq(xfer_args_check("t1", a, b, 5, err, sizeof err), -EINVAL);
     ck_assert_msg(strstr(err, "same slot") != NULL, "%s", err);
-    ck_assert_int_eq(xfer_args_check("t 1", "{p:1}:bal", "{p:2}:bal", 5, err, sizeof err),
-                     -EINVAL);
+    ck_assert_int_eq(xfer_args_check("t 1", "{p:1}:bal", "{p:2}:bal", 5, err, sizeof err), -EINVAL);
     ck_assert_int_eq(xfer_args_check("t1", "{p:1}:bal", "p:2", 5, err, sizeof err), -EINVAL);
 }
 END_TEST
@@ -115,6 +114,13 @@ START_TEST(test_tag_keys_share_the_accounts_slot)
     ck_assert_str_eq(out, "{s:h:1:2}:xo");
     ck_assert_int_eq(xfer_tag_key("nobrace", ":xo", out, sizeof out), -EINVAL);
     ck_assert_int_eq(xfer_tag_key("{p:42}:bal", ":xo:t1", out, 8), -EINVAL);
+    /* the applied record: in the destination's slot, named by the source's tag too */
+    char key[128];
+    ck_assert_int_eq(xfer_applied_key("{p:1}:bal", "{t:9}:bal:x", "t1", key, sizeof key), 0);
+    ck_assert_str_eq(key, "{t:9}:xa:{p:1}:t1");
+    ck_assert_uint_eq(rcluster_key_slot(key, strlen(key)), rcluster_key_slot("t:9", 3));
+    ck_assert_int_eq(xfer_applied_key("{p:1}:bal", "{t:9}:bal", "t1", key, 12), -EINVAL);
+    ck_assert_int_eq(xfer_applied_key("p:1", "{t:9}:bal", "t1", key, sizeof key), -EINVAL);
     ck_assert_str_eq(xfer_state_name(XFER_DEBITED), "DEBITED");
     ck_assert_str_eq(xfer_state_name(XFER_COMPLETED), "COMPLETED");
     ck_assert_str_eq(xfer_state_name(XFER_REFUNDED), "REFUNDED");
