@@ -28,6 +28,9 @@
  *   tour cancel ID --reason TEXT  (a running one too: docs/tournaments.md "Cancelling")
  *   tour items PLAYER            the item prizes a player was given
  *                                (ctl_tour.c)
+ *   audit --redis-cluster IP:PORT,...
+ *                                accounts + transfers in flight = seeded, on every master of
+ *                                a Redis Cluster (money/xfer.h; ctl_audit.c)
  *
  * Exit status: 0 done, 1 not found / refused / unreachable, 2 bad arguments.
  *
@@ -55,6 +58,7 @@
 #include "config.h"
 #include "ctl.h"
 #include "money.h"
+#include "rcluster.h"
 #include "registry.h"
 #include "sentinel.h"
 #include "token.h"
@@ -67,6 +71,7 @@ ctl_options_t O;
 static const config_flag_t ctl_flags[] = {
     {"redis", CONFIG_ADDR, "127.0.0.1:6379", "Redis address (IP literal)", &O.redis, 0, 0},
     SENTINEL_CONFIG_FLAGS(&O.redis_sentinels, &O.redis_master),
+    RCLUSTER_CONFIG_FLAG(&O.redis_cluster),
     {"redis-min-replicas", CONFIG_INT, "-1",
      "credit: replicas the credit must reach (WAIT) before it is reported done (-1: 1 with "
      "--redis-sentinels, else 0; docs/ops.md)",
@@ -131,6 +136,8 @@ static const char ctl_summary[] =
     "  tour cancel ID --reason TEXT\n"
     "                             ask the director to cancel the tournament (running too)\n"
     "  tour items PLAYER          the item prizes a player was given (tournament, place, item)\n"
+    "  audit --redis-cluster IP:PORT,...\n"
+    "                             money conservation on a Redis Cluster (exit 1: not balanced)\n"
     "exit status: 0 done, 1 not found / refused / unreachable, 2 bad arguments";
 
 int ctl_fail(int code, const char *fmt, ...)
@@ -494,7 +501,8 @@ int main(int argc, char **argv)
     if (rc == CONFIG_HELP)
         return 0;
     if (rc == CONFIG_OK &&
-        sentinel_flags_check(O.redis_sentinels, O.redis_master, err, sizeof err) != 0)
+        (sentinel_flags_check(O.redis_sentinels, O.redis_master, err, sizeof err) != 0 ||
+         rcluster_flags_check(O.redis_cluster, O.redis_sentinels, err, sizeof err) != 0))
         rc = CONFIG_ERROR;
     if (rc != CONFIG_OK)
         return ctl_fail(2, "%s", err);
@@ -502,7 +510,7 @@ int main(int argc, char **argv)
         O.min_replicas = O.redis_sentinels != NULL ? 1 : 0;
     if (np == 0)
         return ctl_fail(2, "a command is needed: servers, tables, where, wallet, round, drain, "
-                           "credit, room, tour (see --help)");
+                           "credit, room, tour, audit (see --help)");
     static const struct {
         const char *name;
         int nargs;
@@ -515,7 +523,8 @@ int main(int argc, char **argv)
                 {"drain", 1, "drain SERVER"},
                 {"credit", 2, "credit PLAYER AMOUNT --reason TEXT --op-id ID"},
                 {"room", 1, "room CODE"},
-                {"tour", -1, "tour create|list|show|register|unregister|cancel|items ..."}};
+                {"tour", -1, "tour create|list|show|register|unregister|cancel|items ..."},
+                {"audit", 0, "audit --redis-cluster IP:PORT,..."}};
     size_t c = 0;
     while (c < sizeof cmds / sizeof cmds[0] && strcmp(cmds[c].name, pos[0]) != 0)
         c++;
@@ -529,6 +538,13 @@ int main(int argc, char **argv)
     if ((O.structure != NULL || O.name != NULL || O.start_in != NULL || O.every != NULL) && !tour)
         return ctl_fail(2, "--structure, --name, --start-in-seconds and --every-seconds belong to "
                            "tour create and tour hall");
+    bool audit = strcmp(pos[0], "audit") == 0;
+    if (audit != (O.redis_cluster != NULL))
+        return ctl_fail(2, audit ? "usage: croupier-ctl audit --redis-cluster IP:PORT,..."
+                                 : "--redis-cluster belongs to audit (the other commands are not "
+                                   "on Redis Cluster yet)");
+    if (audit)
+        return ctl_audit();
     ctl_tour_t *t = NULL;
     if (tour && (rc = ctl_tour_prepare(np - 1, pos + 1, &t)) != 0)
         return rc;

@@ -13,6 +13,7 @@
  *   ctl_cluster.c  servers, tables SERVER, where PLAYER, drain SERVER, room CODE
  *   ctl_money.c    wallet PLAYER, round ROUND_ID, credit PLAYER AMOUNT
  *   ctl_tour.c     tour ... (the tournaments)
+ *   ctl_audit.c    audit --redis-cluster ... (the money's conservation on Redis Cluster)
  *
  * Who owns what: the tool is one thread and runs one command. O is filled by main from the
  * flags before the command runs and only read after; R is connected by main before the command
@@ -42,6 +43,7 @@
 typedef struct {
     config_addr_t redis;
     const char *redis_sentinels, *redis_master;
+    const char *redis_cluster; /* audit only, for now */
     bool json;
     const char *reason, *op_id, *admin_secret;
     long operator_id, limit, timeout_ms, min_replicas, wait_ms;
@@ -98,6 +100,12 @@ int ctl_seat_of(json_t *round, const char *player);
 int ctl_wallet(const char *player);
 int ctl_round(const char *round_id);
 int ctl_credit(const char *player, const char *amount_text);
+
+/* ---- audit (ctl_audit.c) ------------------------------------------------------------------ */
+
+/* The conservation audit on the Redis Cluster of O.redis_cluster (does not use R). 0 balanced,
+ * 1 not balanced or unreachable. */
+int ctl_audit(void);
 
 /* ---- tour (ctl_tour.c, docs/ops.md "tour") ------------------------------------------------ */
 

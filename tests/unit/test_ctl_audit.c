@@ -1,0 +1,114 @@
+/*
+ * ctl_audit: croupier-ctl audit --redis-cluster (tools/ctl/ctl_audit.c; docs/ops.md "audit")
+ * against a real Redis Cluster of 3 masters on loopback (tests/support/tcluster.h), its money
+ * laid out and moved by money/xfer.h: balanced with a transfer in flight, NOT BALANCED after a
+ * wallet was changed by hand, bad arguments and an unreachable cluster refused.
+ */
+#include <check.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "support.h"
+#include "tcluster.h"
+#include "xfer.h"
+
+static ts_cluster_t *g_cl;
+
+/* Runs croupier-ctl with args (a shell word list); its output (stdout + stderr) in out. Returns
+ * the exit status. */
+static int ctl(const char *args, char *out, size_t len)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s %s 2>&1", ts_build_path("tools/croupier-ctl"), args);
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    size_t n = fread(out, 1, len - 1, p);
+    out[n] = '\0';
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static bool stop_at_credit(xfer_fault_t at, const char *id, void *arg)
+{
+    (void)id;
+    (void)arg;
+    return at == XFER_AT_CREDITED;
+}
+
+START_TEST(test_ctl_audit_balances_and_catches_a_change)
+{
+    signal(SIGPIPE, SIG_IGN);
+    g_cl = ts_cluster_start(3, 0);
+    ck_assert_msg(g_cl != NULL, "could not start a 3-master Redis Cluster");
+    char err[600];
+    rcluster_t *c = rcluster_create(ts_cluster_seeds(g_cl), NULL, err, sizeof err);
+    ck_assert_msg(c != NULL, "%s", err);
+    xfer_t *x = xfer_create(c, NULL);
+    const char *acct[] = {"{p:1}:bal", "{p:2}:bal", "{t:7}:bal", "{house}:bal"};
+    for (int i = 0; i < 4; i++) {
+        char op[16];
+        snprintf(op, sizeof op, "seed-%d", i);
+        ck_assert_int_eq(xfer_seed(x, acct[i], 1000, op), 0);
+    }
+    xfer_result_t res;
+    ck_assert_int_eq(xfer_transfer(x, "a", acct[0], acct[2], 300, &res), 0);
+    ck_assert_int_eq(xfer_transfer(x, "b", acct[1], acct[3], 50, &res), 0);
+    ck_assert_int_eq(xfer_transfer(x, "c", acct[2], acct[1], 20, &res), 0);
+    xfer_set_fault_hook(x, stop_at_credit, NULL); /* credited, not acknowledged */
+    ck_assert_int_eq(xfer_transfer(x, "d", acct[3], acct[0], 5, &res), -EAGAIN);
+    xfer_set_fault_hook(x, NULL, NULL);
+    char args[512], out[4096];
+    snprintf(args, sizeof args, "--redis-cluster %s audit", ts_cluster_seeds(g_cl));
+    int rc = ctl(args, out, sizeof out);
+    ck_assert_msg(rc == 0 && strstr(out, "balanced: 4000 + 0 = 4000") != NULL, "%d: %s", rc, out);
+    ck_assert_msg(strstr(out, "credited, not acked 1") != NULL, "%s", out);
+    snprintf(args, sizeof args, "--redis-cluster %s audit --json", ts_cluster_seeds(g_cl));
+    rc = ctl(args, out, sizeof out);
+    ck_assert_msg(rc == 0 && strstr(out, "\"balanced\": true") != NULL &&
+                      strstr(out, "\"seeded\": 4000") != NULL && strstr(out, "\"masters\": 3"),
+                  "%d: %s", rc, out);
+    /* a wallet changed behind the protocol's back */
+    unsigned slot = rcluster_key_slot(acct[1], strlen(acct[1]));
+    free(ts_cluster_cmd(g_cl, ts_cluster_slot_owner(g_cl, 0, slot), "INCRBY %s 7", acct[1]));
+    snprintf(args, sizeof args, "--redis-cluster %s audit", ts_cluster_seeds(g_cl));
+    rc = ctl(args, out, sizeof out);
+    ck_assert_msg(rc == 1 && strstr(out, "NOT BALANCED: 4007 + 0 != 4000") != NULL, "%d: %s", rc,
+                  out);
+    /* bad arguments, nobody there */
+    ck_assert_int_eq(ctl("audit", out, sizeof out), 2);
+    ck_assert_ptr_nonnull(strstr(out, "--redis-cluster"));
+    ck_assert_int_eq(ctl("--redis-cluster 127.0.0.1:x audit", out, sizeof out), 2);
+    snprintf(args, sizeof args, "--redis-cluster %s servers", ts_cluster_seeds(g_cl));
+    ck_assert_int_eq(ctl(args, out, sizeof out), 2);
+    ck_assert_ptr_nonnull(strstr(out, "belongs to audit"));
+    snprintf(args, sizeof args, "--redis-cluster 127.0.0.1:%d audit", ts_free_port());
+    ck_assert_int_eq(ctl(args, out, sizeof out), 1);
+    ck_assert_msg(strstr(out, "unreachable") != NULL, "%s", out);
+    xfer_destroy(x);
+    rcluster_destroy(c);
+    ts_cluster_stop(g_cl);
+}
+END_TEST
+
+int main(void)
+{
+    char why[200];
+    if (!ts_cluster_supported(why, sizeof why)) {
+        printf("1..0 # SKIP %s\n", why);
+        return 0;
+    }
+    Suite *s = suite_create("ctl_audit");
+    TCase *tc = tcase_create("audit");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_ctl_audit_balances_and_catches_a_change);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_ENV);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
