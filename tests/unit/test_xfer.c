@@ -528,6 +528,89 @@ START_TEST(test_two_sweepers_at_once_finish_each_transfer_once)
 }
 END_TEST
 
+/* ---- lost replies ------------------------------------------------------------------------------
+ */
+
+typedef struct {
+    int node;
+    pthread_t th;
+} pause_t;
+
+static void *resume_later(void *arg)
+{
+    pause_t *p = arg;
+    ts_sleep_ms(600); /* under the cluster's node timeout (1000 ms): no failover */
+    ts_cluster_resume(g_cl, p->node);
+    return NULL;
+}
+
+/* Hangs node p->node for 600 ms from now (SIGSTOP, then SIGCONT from a thread). */
+static void pause_node(pause_t *p)
+{
+    ts_cluster_pause(g_cl, p->node);
+    ck_assert_int_eq(pthread_create(&p->th, NULL, resume_later, p), 0);
+}
+
+typedef struct {
+    pause_t src, dst;
+} hang_t;
+
+/* Hangs the destination's master right before the credit, the source's before the ack: both
+ * calls time out after being written (replies lost) and are sent again. */
+static bool hang_hook(xfer_fault_t at, const char *id, void *arg)
+{
+    (void)id;
+    hang_t *h = arg;
+    pause_node(at == XFER_AT_DEBITED ? &h->dst : &h->src);
+    return false;
+}
+
+START_TEST(test_lost_replies_are_sent_again_and_apply_once)
+{
+    NEED_CLUSTER();
+    char err[600];
+    rcluster_opts_t ro = {.command_timeout_ms = 150, .retry_budget_ms = 5000};
+    rcluster_t *c = rcluster_create(ts_cluster_seeds(g_cl), &ro, err, sizeof err);
+    ck_assert_msg(c != NULL, "%s", err);
+    xfer_t *x = engine(c);
+    char src[64], dst[64];
+    account_on(0, "p:", &g_next, src, sizeof src);
+    account_on(2, "t:", &g_next, dst, sizeof dst);
+    seed(x, src, 1000);
+    seed(x, dst, 1);
+    /* the debit's reply lost: the source's master hangs as it is sent */
+    pause_t p = {.node = 0};
+    pause_node(&p);
+    xfer_result_t res;
+    ck_assert_int_eq(xfer_transfer(x, "lost-1", src, dst, 100, &res), 0);
+    pthread_join(p.th, NULL);
+    ck_assert_int_eq(res.state, XFER_COMPLETED);
+    rcluster_stats_t st;
+    rcluster_get_stats(c, &st);
+    ck_assert_uint_ge(st.resent, 1);
+    /* the credit's and the ack's replies lost */
+    hang_t h = {.src = {.node = 0}, .dst = {.node = 2}};
+    xfer_set_fault_hook(x, hang_hook, &h);
+    unsigned long resent = st.resent;
+    ck_assert_int_eq(xfer_transfer(x, "lost-2", src, dst, 10, &res), 0);
+    xfer_set_fault_hook(x, NULL, NULL);
+    pthread_join(h.src.th, NULL);
+    pthread_join(h.dst.th, NULL);
+    ck_assert_int_eq(res.state, XFER_COMPLETED);
+    rcluster_get_stats(c, &st);
+    ck_assert_uint_ge(st.resent, resent + 2);
+    ck_assert_int_eq(balance(x, src), 890);
+    ck_assert_int_eq(balance(x, dst), 111);
+    xfer_record_t rec;
+    ck_assert_int_eq(xfer_status(x, src, "lost-2", &rec), 0);
+    ck_assert_int_eq(rec.state, XFER_COMPLETED);
+    xfer_audit_t a;
+    audit_balances(x, &a);
+    xfer_destroy(x);
+    rcluster_destroy(c);
+}
+END_TEST
+
 START_TEST(test_a_transfer_older_than_its_records_is_left_to_an_operator)
 {
     NEED_CLUSTER();
@@ -708,6 +791,7 @@ int main(void)
     tcase_add_test(tc, test_a_crash_between_debit_and_credit_is_finished_by_the_sweeper);
     tcase_add_test(tc, test_a_crash_between_credit_and_ack_credits_once);
     tcase_add_test(tc, test_two_sweepers_at_once_finish_each_transfer_once);
+    tcase_add_test(tc, test_lost_replies_are_sent_again_and_apply_once);
     tcase_add_test(tc, test_a_transfer_older_than_its_records_is_left_to_an_operator);
     tcase_add_test(tc, test_the_audit_catches_money_made_or_lost);
     tcase_add_test(tc, test_a_failover_during_a_stream_loses_nothing);
