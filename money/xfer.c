@@ -414,6 +414,13 @@ int xfer_transfer(xfer_t *x, const char *id, const char *src, const char *dst, l
         return xfer_done(x, rc, res);
     }
     bool credited = strcmp(xfer_elem(r, 1), "credited") == 0;
+    if (!credited && strcmp(xfer_elem(r, 1), "refused") != 0) {
+        /* only a refusal the destination recorded may lead to a refund */
+        snprintf(res->reason, sizeof res->reason, "credit: unexpected decision \"%.40s\"",
+                 xfer_elem(r, 1));
+        freeReplyObject(r);
+        return xfer_done(x, -EAGAIN, res);
+    }
     char why[200];
     snprintf(why, sizeof why, "%s", xfer_elem(r, 2));
     freeReplyObject(r);

@@ -116,7 +116,8 @@ typedef struct {
  *            or refused for a while (OOM, READONLY ...); the sweeper or a resend finishes it;
  *   -EINVAL  bad input (nothing sent), -EEXIST the id names another transfer, -ENOSPC the
  *            source holds less than amount, -EPERM the source is closed or holds no balance:
- *            nothing was debited;
+ *            nothing was debited (-EEXIST at the credit: the source reused an id after its
+ *            records expired; the transfer stays DEBITED for an operator);
  *   -EIO     the source's slot did not answer: whether the debit happened is unknown (resend);
  *   -ESTALE  still DEBITED after record_ttl_s - stale_margin_ms: the credit's record may be gone,
  *            so nothing is sent (docs/queues.md says how to settle it by hand).
