@@ -11,6 +11,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,8 +27,8 @@
 #define XFER_DEFAULT_MARGIN_MS (3600 * 1000)
 /* Transfers finished per outbox index and sweep (the rest at the next sweep). */
 #define XFER_SWEEP_BATCH 500
-/* Keys asked per SCAN call. */
-#define XFER_SCAN_COUNT 1000
+/* Registries read per round trip. */
+#define XFER_REGISTRY_BATCH 1024
 
 const char *xfer_state_name(xfer_state_t s)
 {
@@ -166,6 +167,36 @@ int xfer_applied_key(const char *src, const char *dst, const char *id, char *out
     int n =
         snprintf(out, len, "%.*s:xa:%.*s:%s", (int)(drest - dst), dst, (int)(srest - src), src, id);
     return n < 0 || (size_t)n >= len ? -EINVAL : 0;
+}
+
+/* The registry tags of the slots (xfer_int.h), built once: about 170,000 CRC16s of short
+ * strings (the coupon collector's 16384 * ln 16384), a millisecond or two. */
+static char xfer_qtags[RCLUSTER_SLOTS][8];
+static pthread_once_t xfer_qtags_once = PTHREAD_ONCE_INIT;
+
+static void xfer_qtags_build(void)
+{
+    unsigned left = RCLUSTER_SLOTS;
+    for (unsigned n = 0; left > 0 && n < 10000000; n++) {
+        char tag[8];
+        int len = snprintf(tag, sizeof tag, "q%u", n);
+        unsigned s = rcluster_key_slot(tag, (size_t)len);
+        if (xfer_qtags[s][0] == '\0') {
+            memcpy(xfer_qtags[s], tag, (size_t)len + 1);
+            left--;
+        }
+    }
+}
+
+const char *xfer_slot_tag(unsigned slot)
+{
+    pthread_once(&xfer_qtags_once, xfer_qtags_build);
+    return slot < RCLUSTER_SLOTS ? xfer_qtags[slot] : "";
+}
+
+void xfer_registry_key(unsigned slot, char *out, size_t len)
+{
+    snprintf(out, len, "{%s}:xq", xfer_slot_tag(slot));
 }
 
 /* ---- the engine -------------------------------------------------------------------------------
@@ -309,17 +340,18 @@ static int xfer_done(xfer_t *x, int rc, xfer_result_t *res)
  * -EAGAIN (the source's master did not answer; the transfer stays DEBITED, the credit stays).
  */
 static int xfer_settle(xfer_t *x, const char *id, const char *src, const char *rec,
-                       const char *index, bool credited, const char *why, xfer_result_t *res)
+                       const char *index, const char *registry, bool credited, const char *why,
+                       xfer_result_t *res)
 {
     char ttl[24];
     snprintf(ttl, sizeof ttl, "%d", x->o.record_ttl_s);
     redisReply *r;
     if (credited) {
-        const char *argv[] = {rec, index, id, ttl};
-        r = xfer_eval(x, XFER_SCRIPT_ACK, 2, 4, argv);
+        const char *argv[] = {rec, index, registry, id, ttl};
+        r = xfer_eval(x, XFER_SCRIPT_ACK, 3, 5, argv);
     } else {
-        const char *argv[] = {src, rec, index, id, why, ttl};
-        r = xfer_eval(x, XFER_SCRIPT_REFUND, 3, 6, argv);
+        const char *argv[] = {src, rec, index, registry, id, why, ttl};
+        r = xfer_eval(x, XFER_SCRIPT_REFUND, 4, 7, argv);
     }
     if (r == NULL || r->type != REDIS_REPLY_ARRAY) {
         snprintf(res->reason, sizeof res->reason, "%s at the source: %s (in flight)",
@@ -347,8 +379,9 @@ int xfer_transfer(xfer_t *x, const char *id, const char *src, const char *dst, l
         return xfer_done(x, rc, res);
     char rec[XFER_MAX_KEY + XFER_MAX_ID + 16], index[XFER_MAX_KEY + 8], closed[XFER_MAX_KEY + 8];
     char applied[2 * XFER_MAX_KEY + XFER_MAX_ID + 16], dclosed[XFER_MAX_KEY + 8];
-    char amt[24], ttl[24];
+    char amt[24], ttl[24], registry[24];
     char suffix[XFER_MAX_ID + 8];
+    xfer_registry_key(rcluster_key_slot(src, strlen(src)), registry, sizeof registry);
     snprintf(suffix, sizeof suffix, ":xo:%s", id);
     xfer_tag_key(src, suffix, rec, sizeof rec);
     xfer_tag_key(src, ":xo", index, sizeof index);
@@ -359,8 +392,8 @@ int xfer_transfer(xfer_t *x, const char *id, const char *src, const char *dst, l
     snprintf(ttl, sizeof ttl, "%d", x->o.record_ttl_s);
 
     /* 1. DEBIT, with the outbox record, on the source's slot */
-    const char *dargv[] = {src, rec, index, closed, id, src, dst, amt};
-    redisReply *r = xfer_eval(x, XFER_SCRIPT_DEBIT, 4, 8, dargv);
+    const char *dargv[] = {src, rec, index, closed, registry, id, src, dst, amt};
+    redisReply *r = xfer_eval(x, XFER_SCRIPT_DEBIT, 5, 9, dargv);
     if (r == NULL) {
         snprintf(res->reason, sizeof res->reason,
                  "debit: %s (unknown whether it applied: send the transfer again)", x->err);
@@ -430,7 +463,7 @@ int xfer_transfer(xfer_t *x, const char *id, const char *src, const char *dst, l
         return xfer_done(x, -EAGAIN, res);
 
     /* 3. ACK, or the compensation */
-    rc = xfer_settle(x, id, src, rec, index, credited, why, res);
+    rc = xfer_settle(x, id, src, rec, index, registry, credited, why, res);
     return xfer_done(x, rc, res);
 }
 
@@ -613,14 +646,14 @@ size_t xfer_masters(rcluster_t *rc, xfer_master_t *out, size_t max)
 }
 
 /* Finishes the due transfers of one outbox index. */
-static void xfer_sweep_index(xfer_t *x, const char *index, long long older_than_ms,
-                             xfer_sweep_stats_t *st)
+static void xfer_sweep_index(xfer_t *x, const char *index, const char *registry,
+                             long long older_than_ms, xfer_sweep_stats_t *st)
 {
     char older[24], limit[24];
     snprintf(older, sizeof older, "%lld", older_than_ms);
     snprintf(limit, sizeof limit, "%d", XFER_SWEEP_BATCH);
-    const char *argv[] = {index, older, limit};
-    redisReply *r = xfer_eval(x, XFER_SCRIPT_DUE, 1, 3, argv);
+    const char *argv[] = {index, registry, older, limit};
+    redisReply *r = xfer_eval(x, XFER_SCRIPT_DUE, 2, 4, argv);
     if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements < 1) {
         st->errors++;
         log_emit(LOG_WARN, "xfer_sweep_error", "{s:s,s:s}", "index", index, "error",
@@ -674,6 +707,82 @@ static void xfer_sweep_index(xfer_t *x, const char *index, long long older_than_
     freeReplyObject(r);
 }
 
+void xfer_slot_owners(rcluster_t *rc, const xfer_master_t *m, size_t nm, short *owner)
+{
+    for (unsigned s = 0; s < RCLUSTER_SLOTS; s++) {
+        int port;
+        const char *host = rcluster_slot_host(rc, s, &port);
+        owner[s] = -1;
+        for (size_t i = 0; i < nm; i++)
+            if (m[i].port == port && strcmp(m[i].host, host) == 0)
+                owner[s] = (short)i;
+    }
+}
+
+redisContext *xfer_connect(xfer_t *x, const xfer_master_t *m)
+{
+    struct timeval tv = {0, 500 * 1000};
+    redisContext *ctx = redisConnectWithTimeout(m->host, m->port, tv);
+    if (ctx == NULL || ctx->err) {
+        xfer_set_err(x, "cannot reach %s:%d: %s", m->host, m->port,
+                     ctx != NULL ? ctx->errstr : "out of memory");
+        redisFree(ctx);
+        return NULL;
+    }
+    struct timeval cmd = {5, 0};
+    redisSetTimeout(ctx, cmd);
+    return ctx;
+}
+
+/*
+ * The registries of the slots master m serves (owner[s] == mi), read pipelined on a connection
+ * of the sweep's own, XFER_REGISTRY_BATCH at a time; every outbox index named there is swept.
+ * A slot answered with a redirection (it moved since the map was read) is left to the next
+ * sweep. 0, or -EIO (m could not be read).
+ */
+static int xfer_sweep_master(xfer_t *x, const xfer_master_t *m, const short *owner, short mi,
+                             long long older_than_ms, xfer_sweep_stats_t *st)
+{
+    redisContext *ctx = xfer_connect(x, m);
+    if (ctx == NULL)
+        return -EIO;
+    unsigned batch[XFER_REGISTRY_BATCH];
+    unsigned s = 0;
+    int rc = 0;
+    while (s < RCLUSTER_SLOTS && rc == 0) {
+        size_t n = 0;
+        for (; s < RCLUSTER_SLOTS && n < XFER_REGISTRY_BATCH; s++) {
+            if (owner[s] != mi)
+                continue;
+            char key[24];
+            xfer_registry_key(s, key, sizeof key);
+            redisAppendCommand(ctx, "SMEMBERS %s", key);
+            batch[n++] = s;
+        }
+        for (size_t k = 0; k < n; k++) {
+            redisReply *r = NULL;
+            if (redisGetReply(ctx, (void **)&r) != REDIS_OK || r == NULL) {
+                xfer_set_err(x, "SMEMBERS on %s:%d: %s", m->host, m->port, ctx->errstr);
+                rc = -EIO;
+                break;
+            }
+            char registry[24];
+            xfer_registry_key(batch[k], registry, sizeof registry);
+            for (size_t e = 0; r->type == REDIS_REPLY_ARRAY && e < r->elements; e++) {
+                const char *index = r->element[e]->str;
+                const char *rest = xfer_after_tag(index);
+                if (rest == NULL || strcmp(rest, ":xo") != 0)
+                    continue;
+                st->outboxes++;
+                xfer_sweep_index(x, index, registry, older_than_ms, st);
+            }
+            freeReplyObject(r);
+        }
+    }
+    redisFree(ctx);
+    return rc;
+}
+
 int xfer_sweep(xfer_t *x, long long older_than_ms, xfer_sweep_stats_t *st)
 {
     xfer_sweep_stats_t scratch;
@@ -682,38 +791,25 @@ int xfer_sweep(xfer_t *x, long long older_than_ms, xfer_sweep_stats_t *st)
     memset(st, 0, sizeof *st);
     if (older_than_ms < 0)
         older_than_ms = 0;
+    /* a map from now: the sweep talks to the masters directly (a failure keeps the old one) */
+    rcluster_refresh(x->rc);
     xfer_master_t m[RCLUSTER_MAX_NODES];
     size_t nm = xfer_masters(x->rc, m, RCLUSTER_MAX_NODES);
+    if (nm == 0) {
+        xfer_set_err(x, "sweep: no slot map: %s", rcluster_last_error(x->rc));
+        return -EIO;
+    }
+    short *owner = xcalloc(RCLUSTER_SLOTS, sizeof *owner);
+    xfer_slot_owners(x->rc, m, nm, owner);
     int rc = 0;
     for (size_t i = 0; i < nm; i++) {
-        char cursor[32] = "0";
         st->masters++;
-        do {
-            redisReply *r = rcluster_command_slot(x->rc, RCLUSTER_RESEND, m[i].slot,
-                                                  "SCAN %s MATCH *}:xo COUNT %d TYPE zset", cursor,
-                                                  XFER_SCAN_COUNT);
-            if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
-                xfer_set_err(x, "SCAN %s:%d: %s", m[i].host, m[i].port,
-                             r == NULL ? rcluster_last_error(x->rc)
-                                       : (r->str != NULL ? r->str : "bad reply"));
-                freeReplyObject(r);
-                st->errors++;
-                rc = -EIO;
-                break;
-            }
-            snprintf(cursor, sizeof cursor, "%s", xfer_elem(r, 0));
-            const redisReply *keys = r->element[1];
-            for (size_t k = 0; keys->type == REDIS_REPLY_ARRAY && k < keys->elements; k++) {
-                const char *key = keys->element[k]->str;
-                const char *rest = xfer_after_tag(key);
-                if (rest == NULL || strcmp(rest, ":xo") != 0)
-                    continue;
-                st->outboxes++;
-                xfer_sweep_index(x, key, older_than_ms, st);
-            }
-            freeReplyObject(r);
-        } while (strcmp(cursor, "0") != 0);
+        if (xfer_sweep_master(x, &m[i], owner, (short)i, older_than_ms, st) != 0) {
+            st->errors++;
+            rc = -EIO;
+        }
     }
+    free(owner);
     if (st->stale > 0 || st->completed + st->refunded > 0)
         log_emit(LOG_INFO, "xfer_sweep", "{s:I,s:I,s:I,s:I,s:I,s:I}", "due", (json_int_t)st->due,
                  "completed", (json_int_t)st->completed, "refunded", (json_int_t)st->refunded,

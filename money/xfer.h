@@ -8,7 +8,8 @@
  *
  *   1. DEBIT on the source's slot: the balance goes down and an outbox record
  *      {tag}:xo:<id> (id, source, destination, amount, state DEBITED, created) is written with
- *      it, indexed in {tag}:xo. Made durable with WAIT (opts.wait_replicas) before step 2.
+ *      it, indexed in {tag}:xo, that index named in the slot's registry {Q}:xq (the sweeper's
+ *      way to it). Made durable with WAIT (opts.wait_replicas) before step 2.
  *   2. CREDIT on the destination's slot, deduplicated by the applied record {dtag}:xa:{tag}:<id>,
  *      which also keeps a refusal (closed account, a key that holds no balance, over the
  *      maximum): the decision, once taken, is final. Made durable with WAIT as well.
@@ -172,7 +173,7 @@ const char *xfer_last_error(const xfer_t *x);
 
 typedef struct {
     size_t masters;   /* masters scanned */
-    size_t outboxes;  /* outbox indexes found (tags with a transfer in flight) */
+    size_t outboxes;  /* outbox indexes found in the registries (tags with a transfer in flight) */
     size_t due;       /* DEBITED transfers older than the threshold */
     size_t completed; /* ... finished as COMPLETED by this sweep */
     size_t refunded;  /* ... finished as REFUNDED */
@@ -182,12 +183,14 @@ typedef struct {
 } xfer_sweep_stats_t;
 
 /*
- * One pass: on every master, SCAN for outbox indexes ({TAG}:xo, sorted sets of the tag's
- * DEBITED transfers by creation time), and finish every transfer there created more than
- * older_than_ms ago (the master's clock) as xfer_resume() does. Safe to run in any number of
- * processes at once: every step is idempotent. Cost: a SCAN of every key of every master (see
- * docs/queues.md); call it every few seconds at most. st may be NULL. Returns 0, or -EIO when
- * a master could not be scanned (the others were; stats hold what was done).
+ * One pass: the slot map refreshed, on every master (a connection of the sweep's own) the
+ * registry of each slot it serves ({Q}:xq, the slot's outbox indexes that hold a transfer in
+ * flight; 16384 small reads in all, pipelined), then for every index named there ({TAG}:xo, the
+ * tag's DEBITED transfers by creation time) every transfer created more than older_than_ms ago
+ * (the master's clock) is finished as xfer_resume() does. Safe to run in any number of
+ * processes at once: every step is idempotent. Blocking: call it from a thread or job of its
+ * own, every few seconds. st may be NULL. Returns 0, or -EIO when a master could not be read
+ * (the others were; stats hold what was done; xfer_last_error() says which).
  */
 int xfer_sweep(xfer_t *x, long long older_than_ms, xfer_sweep_stats_t *st);
 

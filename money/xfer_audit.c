@@ -183,16 +183,9 @@ static int xfer_walk_outboxes(xfer_walk_t *w, redisContext *ctx, const xfer_strs
 /* One master: SCAN everything in the croupier layout, sum, collect the transfers in flight. */
 static int xfer_walk_master(xfer_walk_t *w, const xfer_master_t *m)
 {
-    struct timeval tv = {0, 500 * 1000};
-    redisContext *ctx = redisConnectWithTimeout(m->host, m->port, tv);
-    if (ctx == NULL || ctx->err) {
-        xfer_set_err(w->x, "audit: cannot reach %s:%d: %s", m->host, m->port,
-                     ctx != NULL ? ctx->errstr : "out of memory");
-        redisFree(ctx);
+    redisContext *ctx = xfer_connect(w->x, m);
+    if (ctx == NULL)
         return -EIO;
-    }
-    struct timeval cmd = {5, 0};
-    redisSetTimeout(ctx, cmd);
     xfer_strs_t accounts = {0}, minted = {0}, outboxes = {0};
     char cursor[32] = "0";
     int rc = 0;
@@ -234,19 +227,6 @@ static int xfer_walk_master(xfer_walk_t *w, const xfer_master_t *m)
     xfer_strs_free(&outboxes);
     redisFree(ctx);
     return rc;
-}
-
-/* The master (host:port) of every slot, as indexes into m[]; -1 uncovered. */
-static void xfer_slot_owners(rcluster_t *rc, const xfer_master_t *m, size_t nm, short *owner)
-{
-    for (unsigned s = 0; s < RCLUSTER_SLOTS; s++) {
-        int port;
-        const char *host = rcluster_slot_host(rc, s, &port);
-        owner[s] = -1;
-        for (size_t i = 0; i < nm; i++)
-            if (m[i].port == port && strcmp(m[i].host, host) == 0)
-                owner[s] = (short)i;
-    }
 }
 
 int xfer_audit(xfer_t *x, xfer_audit_t *out)

@@ -56,6 +56,22 @@ size_t xfer_masters(rcluster_t *rc, xfer_master_t *out, size_t max);
  */
 int xfer_applied_key(const char *src, const char *dst, const char *id, char *out, size_t len);
 
+/*
+ * The tag of slot s's registry: the first of "q0", "q1", "q2" ... whose CRC16 falls in slot s
+ * (a table built once per process; every process builds the same). The registry {<tag>}:xq is a
+ * set, in slot s, of the outbox indexes ({TAG}:xo) of that slot that hold a transfer in flight:
+ * the sweeper reads one per slot instead of scanning every key (docs/queues.md).
+ */
+const char *xfer_slot_tag(unsigned slot);
+/* "{<xfer_slot_tag(slot)>}:xq" into out (at least 16 bytes). */
+void xfer_registry_key(unsigned slot, char *out, size_t len);
+
+/* The master of every slot of rc's map, as an index into m[] (nm of them); -1 uncovered. */
+void xfer_slot_owners(rcluster_t *rc, const xfer_master_t *m, size_t nm, short *owner);
+/* A blocking connection of its own to master m (connect 500 ms, commands 5 s), or NULL with the
+ * reason in x->err. The caller frees it (redisFree). */
+redisContext *xfer_connect(xfer_t *x, const xfer_master_t *m);
+
 /* The suffix of key after its tag (after the first `}`), or NULL when it has no tag. */
 const char *xfer_after_tag(const char *key);
 

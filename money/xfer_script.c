@@ -30,14 +30,15 @@
 
 /*
  * DEBIT. KEYS: source account, outbox record {tag}:xo:<id>, outbox index {tag}:xo, closed set
- * {tag}:xc. ARGV: id, source, destination, amount.
+ * {tag}:xc, the slot's registry {Q}:xq. ARGV: id, source, destination, amount.
  * A record already there: the same transfer answers {0, state, created, now} (and, while
  * DEBITED, counts the
  * drive with a write, so that the WAIT the caller sends next covers the original debit too: a
  * connection's WAIT counts only its own writes); another transfer under that id is refused.
  * Otherwise the source must be open, hold an integer and at least amount: it is debited, the
- * record written (state DEBITED, created = updated = now) and indexed (score created): {1,
- * 'DEBITED'}. The record has no expiry while DEBITED: it is money in flight.
+ * record written (state DEBITED, created = updated = now) and indexed (score created), and the
+ * index named in the slot's registry: {1, 'DEBITED'}. The record has no expiry while DEBITED: it is
+ * money in flight.
  */
 static const char xfer_lua_debit[] = XFER_LUA_PRELUDE
     "local rec = call('HMGET', KEYS[2], 'state', 'src', 'dst', 'amount', 'created')\n"
@@ -67,6 +68,7 @@ static const char xfer_lua_debit[] = XFER_LUA_PRELUDE
     "call('HSET', KEYS[2], 'id', ARGV[1], 'src', ARGV[2], 'dst', ARGV[3], 'amount', ARGV[4],\n"
     "  'state', 'DEBITED', 'created', t, 'updated', t, 'drives', '1')\n"
     "call('ZADD', KEYS[3], t, ARGV[1])\n"
+    "call('SADD', KEYS[5], KEYS[3])\n"
     "return {1, 'DEBITED'}\n";
 
 /*
@@ -117,8 +119,9 @@ static const char xfer_lua_credit[] = XFER_LUA_PRELUDE
     "return {1, 'credited', ''}\n";
 
 /*
- * ACK. KEYS: outbox record, outbox index. ARGV: id, record ttl (s).
- * DEBITED -> COMPLETED (out of the index, the record expires after the ttl): {1, 'COMPLETED'};
+ * ACK. KEYS: outbox record, outbox index, the slot's registry. ARGV: id, record ttl (s).
+ * DEBITED -> COMPLETED (out of the index, and the index out of the registry when it is left
+ * empty; the record expires after the ttl): {1, 'COMPLETED'};
  * COMPLETED already: {0, 'COMPLETED'}; REFUNDED: XFER_CONFLICT; no record: XFER_UNKNOWN.
  */
 static const char xfer_lua_ack[] = XFER_LUA_PRELUDE
@@ -131,12 +134,13 @@ static const char xfer_lua_ack[] = XFER_LUA_PRELUDE
     "if not ttl or ttl <= 0 then return err('XFER_BAD_ARGS ttl must be a positive integer') end\n"
     "call('HSET', KEYS[1], 'state', 'COMPLETED', 'updated', now())\n"
     "call('ZREM', KEYS[2], ARGV[1])\n"
+    "if call('EXISTS', KEYS[2]) == 0 then call('SREM', KEYS[3], KEYS[2]) end\n"
     "call('EXPIRE', KEYS[1], ttl)\n"
     "return {1, 'COMPLETED'}\n";
 
 /*
  * REFUND (compensation, once the destination refused for good). KEYS: source account, outbox
- * record, outbox index. ARGV: id, reason, record ttl (s).
+ * record, outbox index, the slot's registry. ARGV: id, reason, record ttl (s).
  * DEBITED -> REFUNDED: the record's amount goes back to its source (which must be KEYS[1]),
  * out of the index, expiring: {1, 'REFUNDED'}; REFUNDED already: {0, 'REFUNDED'}; COMPLETED:
  * XFER_CONFLICT; no record: XFER_UNKNOWN.
@@ -156,19 +160,22 @@ static const char xfer_lua_refund[] = XFER_LUA_PRELUDE
     "call('INCRBY', KEYS[1], rec[3])\n"
     "call('HSET', KEYS[2], 'state', 'REFUNDED', 'reason', ARGV[2], 'updated', now())\n"
     "call('ZREM', KEYS[3], ARGV[1])\n"
+    "if call('EXISTS', KEYS[3]) == 0 then call('SREM', KEYS[4], KEYS[3]) end\n"
     "call('EXPIRE', KEYS[2], ttl)\n"
     "return {1, 'REFUNDED'}\n";
 
 /*
- * DUE (the sweeper's read). KEYS: outbox index. ARGV: older than (ms), limit.
- * Returns {now, id1, created1, id2, created2 ...}: the DEBITED transfers of the index created
- * at least ARGV[1] ms before the master's now, oldest first, at most ARGV[2].
+ * DUE (the sweeper's read). KEYS: outbox index, the slot's registry. ARGV: older than (ms),
+ * limit. Returns {now, id1, created1, id2, created2 ...}: the DEBITED transfers of the index
+ * created at least ARGV[1] ms before the master's now, oldest first, at most ARGV[2]. An index
+ * that no longer exists leaves the registry (a write, the only one).
  */
 static const char xfer_lua_due[] = XFER_LUA_PRELUDE
     "local older, limit = int(ARGV[1]), int(ARGV[2])\n"
     "if not older or older < 0 or not limit or limit <= 0 then\n"
     "  return err('XFER_BAD_ARGS older and limit must be integers') end\n"
     "local t = now()\n"
+    "if call('EXISTS', KEYS[1]) == 0 then call('SREM', KEYS[2], KEYS[1]) return {t} end\n"
     "local ids = call('ZRANGEBYSCORE', KEYS[1], '-inf', format('%d', tonumber(t) - older),\n"
     "  'WITHSCORES', 'LIMIT', 0, limit)\n"
     "table.insert(ids, 1, t)\n"

@@ -30,6 +30,7 @@
 #include "support.h"
 #include "tcluster.h"
 #include "xfer.h"
+#include "xfer_int.h"
 
 #define MASTERS 3
 /* Two replicas per master: after a failover the new master still has one to WAIT for. */
@@ -363,6 +364,14 @@ START_TEST(test_a_crash_between_debit_and_credit_is_finished_by_the_sweeper)
     audit_balances(x, &a);
     ck_assert_uint_eq(a.in_flight, 1);
     ck_assert_int_eq(a.in_flight_amount, 200);
+    /* the sweeper's way to it: the slot's registry names the source's outbox index */
+    char registry[24], index[80];
+    xfer_registry_key(rcluster_key_slot(src, strlen(src)), registry, sizeof registry);
+    ck_assert_int_eq(xfer_tag_key(src, ":xo", index, sizeof index), 0);
+    char *t = ts_cluster_cmd(g_cl, owner_of(src), "SISMEMBER %s %s", registry, index);
+    ck_assert_msg(t != NULL && strcmp(t, "1") == 0, "SISMEMBER %s %s: %s", registry, index,
+                  t ? t : "no answer");
+    free(t);
     /* too young for a sweep with a threshold: left alone */
     xfer_sweep_stats_t st;
     ck_assert_int_eq(xfer_sweep(x, 3600 * 1000, &st), 0);
@@ -380,6 +389,10 @@ START_TEST(test_a_crash_between_debit_and_credit_is_finished_by_the_sweeper)
     ck_assert_int_eq(xfer_status(x, src, "crash-1", &rec), 0);
     ck_assert_int_eq(rec.state, XFER_COMPLETED);
     ck_assert_int_ge(rec.drives, 2);
+    /* settled: the index is gone, and with it its name in the registry */
+    t = ts_cluster_cmd(g_cl, owner_of(src), "SISMEMBER %s %s", registry, index);
+    ck_assert_msg(t != NULL && strcmp(t, "0") == 0, "%s", t ? t : "no answer");
+    free(t);
     /* nothing left to do; a late resend of the dead process changes nothing */
     ck_assert_int_eq(xfer_sweep(x, 0, &st), 0);
     ck_assert_uint_eq(st.due, 0);

@@ -128,6 +128,29 @@ START_TEST(test_tag_keys_share_the_accounts_slot)
 }
 END_TEST
 
+START_TEST(test_every_slot_has_its_own_registry_key)
+{
+    for (unsigned s = 0; s < RCLUSTER_SLOTS; s++) {
+        const char *tag = xfer_slot_tag(s);
+        ck_assert_msg(tag[0] == 'q' && strlen(tag) >= 2 && strlen(tag) <= 7, "slot %u: '%s'", s,
+                      tag);
+        ck_assert_uint_eq(rcluster_key_slot(tag, strlen(tag)), s);
+        char key[24];
+        xfer_registry_key(s, key, sizeof key);
+        ck_assert_uint_eq(rcluster_key_slot(key, strlen(key)), s);
+        ck_assert(strstr(key, ":xq") != NULL);
+    }
+    /* the first ones, as every process computes them (CRC16 of "q0" ...) */
+    ck_assert_str_eq(xfer_slot_tag(rcluster_key_slot("q0", 2)), "q0");
+    ck_assert_str_eq(xfer_slot_tag(16384), "");
+    /* the registry of an account's slot is in that slot */
+    const char *acct = "{p:42}:bal";
+    char key[24];
+    xfer_registry_key(rcluster_key_slot(acct, strlen(acct)), key, sizeof key);
+    ck_assert_uint_eq(rcluster_key_slot(key, strlen(key)), rcluster_key_slot(acct, strlen(acct)));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("xfer_unit");
@@ -136,6 +159,7 @@ int main(void)
     tcase_add_test(tc, test_transfer_ids_are_short_and_plain);
     tcase_add_test(tc, test_transfer_args_refuse_amounts_and_one_slot);
     tcase_add_test(tc, test_tag_keys_share_the_accounts_slot);
+    tcase_add_test(tc, test_every_slot_has_its_own_registry_key);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
