@@ -7,9 +7,10 @@
  * after each must balance: transfers between masters and their resends; bad input; a refused
  * destination and its compensation; a process SIGKILLed between debit and credit and between
  * credit and ack (a child, killed by its own fault hook), finished by the sweeper; a sweeper
- * SIGKILLed mid-sweep; two sweepers at once over many stuck transfers; a tampered wallet that
- * the audit catches; and last a master SIGKILLed during a stream of transfers, its replica
- * promoted, every transfer ending exactly once and the audit balancing.
+ * SIGKILLed mid-sweep; two sweepers at once over many stuck transfers; replies lost at each step;
+ * a transfer older than its records; a tampered wallet that the audit catches; a slot moved to
+ * another master during a stream of transfers; and last a master SIGKILLed during a stream, its
+ * replica promoted, every transfer ending exactly once and the audit balancing.
  *
  * A redis-server without cluster mode makes the whole program a visible SKIP (TAP "1..0 # SKIP").
  */
@@ -694,6 +695,85 @@ START_TEST(test_the_audit_catches_money_made_or_lost)
 }
 END_TEST
 
+/* ---- a slot moved to another master during a stream of transfers ------------------------------
+ */
+
+typedef struct {
+    unsigned slot;
+    int rc;
+} move_t;
+
+static void *move_later(void *arg)
+{
+    move_t *mv = arg;
+    ts_sleep_ms(150);
+    mv->rc = ts_cluster_migrate_slot(g_cl, mv->slot, 0, 2);
+    return NULL;
+}
+
+START_TEST(test_a_slot_moved_during_a_stream_loses_nothing)
+{
+    NEED_CLUSTER();
+    rcluster_t *c = client(20000);
+    xfer_t *x = engine(c);
+    enum { K = 4, N = 400 };
+    char acct[K][64];
+    long long want[K];
+    for (int k = 0; k < K; k++) {
+        account_on(k % MASTERS, "p:", &g_next, acct[k], sizeof acct[k]);
+        seed(x, acct[k], 100000);
+        want[k] = 100000;
+    }
+    /* a transfer left in flight in the slot that moves: its outbox and registry move with it */
+    xfer_fault_t at = XFER_AT_DEBITED;
+    xfer_set_fault_hook(x, stop_hook, &at);
+    xfer_result_t res;
+    ck_assert_int_eq(xfer_transfer(x, "moved-stuck", acct[0], acct[1], 500, &res), -EAGAIN);
+    xfer_set_fault_hook(x, NULL, NULL);
+    want[0] -= 500;
+    want[1] += 500;
+    move_t mv = {.slot = rcluster_key_slot(acct[0], strlen(acct[0])), .rc = -1};
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, move_later, &mv), 0);
+    long long t0 = ts_now_ms();
+    for (int i = 0; i < N; i++) {
+        /* every transfer from or to the moving slot */
+        int other = 1 + i % (K - 1);
+        int s = i % 2 ? 0 : other, d = i % 2 ? other : 0;
+        char id[32];
+        snprintf(id, sizeof id, "move-%d", i);
+        long long amount = 1 + i % 30;
+        int rc;
+        do
+            rc = xfer_transfer(x, id, acct[s], acct[d], amount, &res);
+        while ((rc == -EAGAIN || rc == -EIO) && ts_now_ms() - t0 < 60000);
+        ck_assert_msg(rc == 0 && res.state == XFER_COMPLETED, "%s: %d %s", id, rc, res.reason);
+        want[s] -= amount;
+        want[d] += amount;
+    }
+    pthread_join(th, NULL);
+    ck_assert_int_eq(mv.rc, 0);
+    ck_assert_int_eq(owner_of(acct[0]), 2);
+    rcluster_stats_t st;
+    rcluster_get_stats(c, &st);
+    fprintf(stderr,
+            "# slot %u moved during %d transfers in %lld ms: %lu MOVED, %lu ASK, %lu "
+            "TRYAGAIN\n",
+            mv.slot, N, ts_now_ms() - t0, st.moved, st.ask, st.tryagain);
+    /* the stuck one, found on its new master through the moved registry */
+    xfer_sweep_stats_t sw;
+    ck_assert_int_eq(xfer_sweep(x, 0, &sw), 0);
+    ck_assert_uint_eq(sw.completed, 1);
+    for (int k = 0; k < K; k++)
+        ck_assert_msg(balance(x, acct[k]) == want[k], "%s: %lld, want %lld", acct[k],
+                      balance(x, acct[k]), want[k]);
+    xfer_audit_t a;
+    audit_balances(x, &a);
+    xfer_destroy(x);
+    rcluster_destroy(c);
+}
+END_TEST
+
 /* ---- a master SIGKILLed during a stream of transfers -------------------------------------------
  */
 
@@ -807,6 +887,7 @@ int main(void)
     tcase_add_test(tc, test_lost_replies_are_sent_again_and_apply_once);
     tcase_add_test(tc, test_a_transfer_older_than_its_records_is_left_to_an_operator);
     tcase_add_test(tc, test_the_audit_catches_money_made_or_lost);
+    tcase_add_test(tc, test_a_slot_moved_during_a_stream_loses_nothing);
     tcase_add_test(tc, test_a_failover_during_a_stream_loses_nothing);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
