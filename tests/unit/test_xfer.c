@@ -542,6 +542,41 @@ START_TEST(test_two_sweepers_at_once_finish_each_transfer_once)
 }
 END_TEST
 
+START_TEST(test_a_wait_that_falls_short_leaves_the_transfer_in_flight)
+{
+    NEED_CLUSTER();
+    rcluster_t *c = client(0);
+    /* three replicas wanted, two there */
+    xfer_opts_t o = {.wait_replicas = REPLICAS + 1, .wait_timeout_ms = 100};
+    xfer_t *x = xfer_create(c, &o);
+    char src[64], dst[64];
+    account_on(1, "p:", &g_next, src, sizeof src);
+    account_on(2, "p:", &g_next, dst, sizeof dst);
+    seed(x, src, 100);
+    xfer_result_t res;
+    ck_assert_int_eq(xfer_transfer(x, "short", src, dst, 60, &res), -EAGAIN);
+    ck_assert_msg(strstr(res.reason, "debit: on 2 of 3 replicas") != NULL, "%s", res.reason);
+    ck_assert_int_eq(res.state, XFER_DEBITED);
+    ck_assert_int_eq(balance(x, dst), 0); /* never credited before the debit is durable */
+    ck_assert_int_eq(xfer_transfer(x, "short", src, dst, 60, &res), -EAGAIN);
+    ck_assert(res.replayed);
+    ck_assert_int_eq(balance(x, src), 40);
+    ck_assert_int_eq(balance(x, dst), 0);
+    /* a sweeper that asks what the cluster has finishes it */
+    xfer_destroy(x);
+    x = engine(c);
+    xfer_sweep_stats_t st;
+    ck_assert_int_eq(xfer_sweep(x, 0, &st), 0);
+    ck_assert_uint_eq(st.completed, 1);
+    ck_assert_int_eq(balance(x, src), 40);
+    ck_assert_int_eq(balance(x, dst), 60);
+    xfer_audit_t a;
+    audit_balances(x, &a);
+    xfer_destroy(x);
+    rcluster_destroy(c);
+}
+END_TEST
+
 /* ---- lost replies ------------------------------------------------------------------------------
  */
 
@@ -884,6 +919,7 @@ int main(void)
     tcase_add_test(tc, test_a_crash_between_debit_and_credit_is_finished_by_the_sweeper);
     tcase_add_test(tc, test_a_crash_between_credit_and_ack_credits_once);
     tcase_add_test(tc, test_two_sweepers_at_once_finish_each_transfer_once);
+    tcase_add_test(tc, test_a_wait_that_falls_short_leaves_the_transfer_in_flight);
     tcase_add_test(tc, test_lost_replies_are_sent_again_and_apply_once);
     tcase_add_test(tc, test_a_transfer_older_than_its_records_is_left_to_an_operator);
     tcase_add_test(tc, test_the_audit_catches_money_made_or_lost);
