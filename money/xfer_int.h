@@ -2,8 +2,9 @@
  * xfer_int.h -- what the files of the transfer module share (internal): the engine's state, the
  * scripts' table (xfer_script.c) and the helpers the sweeper and the audit use (xfer.c).
  *
- *   xfer.c         the checks, the protocol (xfer_transfer, xfer_resume ...) and the sweeper
+ *   xfer.c         the checks, the protocol (xfer_transfer, xfer_resume ...)
  *   xfer_script.c  the Lua scripts, one per step, with their contracts
+ *   xfer_sweep.c   the sweeper
  *   xfer_audit.c   the conservation audit
  */
 #ifndef CROUPIER_XFER_INT_H
@@ -35,6 +36,19 @@ struct xfer {
 
 /* Sets x->err (printf). */
 void xfer_set_err(xfer_t *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- xfer.c's helpers for the sweeper ----------------------------------------------------------
+ */
+
+/* How old a DEBITED transfer may be and still be sent again (record_ttl_s - stale_margin_ms). */
+long long xfer_max_age_ms(const xfer_t *x);
+/* Runs script i (XFER_SCRIPT_*) with RCLUSTER_RESEND; NULL with the reason in x->err. */
+redisReply *xfer_eval(xfer_t *x, int i, int nkeys, int argc, const char **argv);
+/* The string of element i of an array reply ("" if none), or its integer (-1 if none). */
+const char *xfer_elem(const redisReply *r, size_t i);
+long long xfer_elem_int(const redisReply *r, size_t i);
+/* Reads the outbox record at key: 0, -ENOENT, -EIO (x->err). */
+int xfer_record_read(xfer_t *x, const char *key, xfer_record_t *rec);
 
 /* One master of the current map: a slot it serves (the first) and its address. */
 typedef struct {
