@@ -838,6 +838,20 @@ START_TEST(test_a_failover_during_a_stream_loses_nothing)
     /* one of them on the master that dies, to follow it to its replica */
     unsigned dying = rcluster_key_slot(acct[1], strlen(acct[1]));
     ck_assert_int_eq(owner_of(acct[1]), 1);
+    /* transfers left in flight on the master that dies: from it after the debit, to it after
+     * the credit (both WAITed for, so on its replicas) */
+    for (int i = 0; i < 10; i++) {
+        xfer_fault_t at = i < 5 ? XFER_AT_DEBITED : XFER_AT_CREDITED;
+        xfer_set_fault_hook(x, stop_hook, &at);
+        char id[32];
+        snprintf(id, sizeof id, "before-%d", i);
+        int s = i < 5 ? 1 : 0, d = i < 5 ? 2 : 1;
+        xfer_result_t res;
+        ck_assert_int_eq(xfer_transfer(x, id, acct[s], acct[d], 1000 + i, &res), -EAGAIN);
+        want[s] -= 1000 + i;
+        want[d] += 1000 + i;
+    }
+    xfer_set_fault_hook(x, NULL, NULL);
     int delay = 300;
     pthread_t th;
     ck_assert_int_eq(pthread_create(&th, NULL, crash_later, &delay), 0);
@@ -886,7 +900,11 @@ START_TEST(test_a_failover_during_a_stream_loses_nothing)
     ck_assert_msg(now_master == MASTERS + REPLICAS || now_master == MASTERS + REPLICAS + 1,
                   "slot %u is on node %d", dying, now_master);
     ck_assert_int_eq(ts_cluster_wait_ok(g_cl, 15000), 0);
+    /* the ten left in flight, found through the promoted replica's registry, finish once */
     xfer_sweep_stats_t st;
+    ck_assert_int_eq(xfer_sweep(x, 0, &st), 0);
+    ck_assert_uint_eq(st.due, 10);
+    ck_assert_uint_eq(st.completed, 10);
     ck_assert_int_eq(xfer_sweep(x, 0, &st), 0);
     ck_assert_uint_eq(st.due, 0);
     for (int k = 0; k < K; k++)
