@@ -174,11 +174,12 @@ const char *xfer_last_error(const xfer_t *x);
 typedef struct {
     size_t masters;   /* masters scanned */
     size_t outboxes;  /* outbox indexes found in the registries (tags with a transfer in flight) */
-    size_t due;       /* DEBITED transfers older than the threshold */
+    size_t due;       /* DEBITED transfers older than the threshold (and not stale) */
     size_t completed; /* ... finished as COMPLETED by this sweep */
     size_t refunded;  /* ... finished as REFUNDED */
     size_t pending;   /* ... still in flight (-EAGAIN: tried again at the next sweep) */
-    size_t stale;     /* ... left alone: older than record_ttl_s - stale_margin_ms (log) */
+    size_t stale;     /* DEBITED transfers left alone: older than record_ttl_s - stale_margin_ms
+                         (logged as xfer_stale; they never hold the others back) */
     size_t errors;    /* Redis errors (the sweep went on) */
 } xfer_sweep_stats_t;
 

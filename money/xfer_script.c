@@ -166,18 +166,23 @@ static const char xfer_lua_refund[] = XFER_LUA_PRELUDE
 
 /*
  * DUE (the sweeper's read). KEYS: outbox index, the slot's registry. ARGV: older than (ms),
- * limit. Returns {now, id1, created1, id2, created2 ...}: the DEBITED transfers of the index
- * created at least ARGV[1] ms before the master's now, oldest first, at most ARGV[2]. An index
- * that no longer exists leaves the registry (a write, the only one).
+ * limit, stale age (ms). Returns {now, stale, id1, created1, id2, created2 ...}: how many
+ * transfers of the index are older than the stale age (left to an operator: xfer.h), then the
+ * others created at least ARGV[1] ms before the master's now, oldest first, at most ARGV[2] (so
+ * that stale ones never crowd out the rest). An index that no longer exists leaves the registry
+ * (a write, the only one).
  */
 static const char xfer_lua_due[] = XFER_LUA_PRELUDE
-    "local older, limit = int(ARGV[1]), int(ARGV[2])\n"
-    "if not older or older < 0 or not limit or limit <= 0 then\n"
-    "  return err('XFER_BAD_ARGS older and limit must be integers') end\n"
+    "local older, limit, stale = int(ARGV[1]), int(ARGV[2]), int(ARGV[3])\n"
+    "if not older or older < 0 or not limit or limit <= 0 or not stale then\n"
+    "  return err('XFER_BAD_ARGS older, limit and stale must be integers') end\n"
     "local t = now()\n"
-    "if call('EXISTS', KEYS[1]) == 0 then call('SREM', KEYS[2], KEYS[1]) return {t} end\n"
-    "local ids = call('ZRANGEBYSCORE', KEYS[1], '-inf', format('%d', tonumber(t) - older),\n"
-    "  'WITHSCORES', 'LIMIT', 0, limit)\n"
+    "if call('EXISTS', KEYS[1]) == 0 then call('SREM', KEYS[2], KEYS[1]) return {t, 0} end\n"
+    "local edge = format('(%d', tonumber(t) - stale)\n"
+    "local nstale = call('ZCOUNT', KEYS[1], '-inf', edge)\n"
+    "local ids = call('ZRANGEBYSCORE', KEYS[1], format('%d', tonumber(t) - stale),\n"
+    "  format('%d', tonumber(t) - older), 'WITHSCORES', 'LIMIT', 0, limit)\n"
+    "table.insert(ids, 1, nstale)\n"
     "table.insert(ids, 1, t)\n"
     "return ids\n";
 

@@ -47,37 +47,35 @@ size_t xfer_masters(rcluster_t *rc, xfer_master_t *out, size_t max)
 static void xfer_sweep_index(xfer_t *x, const char *index, const char *registry,
                              long long older_than_ms, xfer_sweep_stats_t *st)
 {
-    char older[24], limit[24];
+    char older[24], limit[24], stale[24];
     snprintf(older, sizeof older, "%lld", older_than_ms);
     snprintf(limit, sizeof limit, "%d", XFER_SWEEP_BATCH);
-    const char *argv[] = {index, registry, older, limit};
-    redisReply *r = xfer_eval(x, XFER_SCRIPT_DUE, 2, 4, argv);
-    if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements < 1) {
+    snprintf(stale, sizeof stale, "%lld", xfer_max_age_ms(x));
+    const char *argv[] = {index, registry, older, limit, stale};
+    redisReply *r = xfer_eval(x, XFER_SCRIPT_DUE, 2, 5, argv);
+    if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements < 2) {
         st->errors++;
         log_emit(LOG_WARN, "xfer_sweep_error", "{s:s,s:s}", "index", index, "error",
                  r == NULL ? x->err : (r->str != NULL ? r->str : "bad reply"));
         freeReplyObject(r);
         return;
     }
-    long long now = xfer_elem_int(r, 0);
-    long long max_age = xfer_max_age_ms(x);
-    for (size_t i = 1; i + 1 < r->elements; i += 2) {
+    long long nstale = xfer_elem_int(r, 1);
+    if (nstale > 0) {
+        /* their applied records may have expired: a credit sent again could apply twice */
+        st->stale += (size_t)nstale;
+        log_emit(LOG_ERROR, "xfer_stale", "{s:s,s:I,s:s}", "index", index, "transfers",
+                 (json_int_t)nstale, "hint",
+                 "in flight longer than the record ttl allows to resend: settle by hand "
+                 "(docs/queues.md)");
+    }
+    for (size_t i = 2; i + 1 < r->elements; i += 2) {
         const char *id = xfer_elem(r, i);
-        long long created = xfer_elem_int(r, i + 1);
         st->due++;
         char rkey[XFER_MAX_KEY + XFER_MAX_ID + 16], suffix[XFER_MAX_ID + 8];
         snprintf(suffix, sizeof suffix, ":xo:%s", id);
         if (xfer_tag_key(index, suffix, rkey, sizeof rkey) != 0) {
             st->errors++;
-            continue;
-        }
-        if (now - created > max_age) {
-            /* its applied record may have expired: a credit sent again could apply twice */
-            st->stale++;
-            log_emit(LOG_ERROR, "xfer_stale", "{s:s,s:s,s:I}", "record", rkey, "hint",
-                     "in flight longer than the record ttl allows to resend: settle by hand "
-                     "(docs/queues.md)",
-                     "age_ms", (json_int_t)(now - created));
             continue;
         }
         xfer_record_t rec;
