@@ -24,6 +24,11 @@ bool room_code_valid(const char *code)
     return true;
 }
 
+void room_code_draw(char code[ROOM_CODE_LEN + 1])
+{
+    snprintf(code, ROOM_CODE_LEN + 1, "%06" PRIu32, arc4random_uniform(1000000));
+}
+
 void room_owner(const char *server, uint64_t epoch, uint64_t desk, char *buf, size_t len)
 {
     snprintf(buf, len, "%s/%" PRIu64 "/%" PRIx64, server, epoch, desk);
@@ -222,7 +227,7 @@ void room_info_fill(const room_record_t *r, room_info_buf_t *b)
 int room_sync_create(redisContext *c, room_record_t *r, int64_t ttl_ms)
 {
     for (int attempt = 0; attempt < 16; attempt++) {
-        snprintf(r->code, sizeof r->code, "%06" PRIu32, arc4random_uniform(1000000));
+        room_code_draw(r->code);
         char *json = room_record_json(r);
         if (json == NULL)
             return -ENOMEM;

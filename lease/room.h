@@ -72,6 +72,9 @@ typedef struct room_record {
 void room_key(const char *code, char *buf, size_t len);
 /* Whether code is 6 digits. */
 bool room_code_valid(const char *code);
+/* Draws a code: 6 digits, uniform (arc4random). The caller makes it unique, e.g. with SET NX
+ * and another draw on a collision (room_sync_create; the replays' share codes, docs/replays.md). */
+void room_code_draw(char code[ROOM_CODE_LEN + 1]);
 /* The record as JSON text (malloc'd; NULL out of memory), and back: 0, or -EINVAL when the text
  * is no complete record (a missing or out-of-range field). */
 char *room_record_json(const room_record_t *r);
