@@ -43,6 +43,7 @@ typedef struct {
     config_addr_t redis;
     const char *redis_sentinels, *redis_master;
     bool json;
+    bool phh; /* round: the hand as a PHH file (hold'em; docs/replays.md "PHH export") */
     const char *reason, *op_id, *admin_secret;
     long operator_id, limit, timeout_ms, min_replicas, wait_ms;
     const char *structure, *name, *start_in; /* tour create */
