@@ -31,6 +31,7 @@ typedef struct {
     bool tour;
     holdem_positions_t pos;
     int nstraddles; /* straddles posted */
+    bool offers;    /* the table offered straddles */
     int nactions;
     const json_t *actions;
 } hr_hand_t;
@@ -106,13 +107,16 @@ static int hr_read(const json_t *rec, hr_hand_t *h, char *err, size_t errlen)
         return hr_fail(err, errlen, "more than %d actions", HR_MAX_ACTIONS);
     const json_t *a;
     bool last_straddled = false;
+    int offers = 0;
     json_array_foreach(h->actions, i, a)
     {
         const char *name = json_string_value(json_object_get(a, "action"));
         if (name != NULL && strcmp(name, "straddle") == 0) {
             h->nstraddles++;
+            offers++;
             last_straddled = true;
         } else if (name != NULL && strcmp(name, "no_straddle") == 0) {
+            offers++;
             last_straddled = false;
         }
     }
@@ -144,7 +148,10 @@ static int hr_read(const json_t *rec, hr_hand_t *h, char *err, size_t errlen)
     }
     if (h->cfg.small_blind <= 0 || h->cfg.big_blind < h->cfg.small_blind)
         return hr_fail(err, errlen, "no valid blinds (stake %" PRId64 ")", h->stake);
-    if (h->nstraddles > 0) {
+    /* Straddle offers (--holdem-straddles): the table offered each answer's seat; the chain ends
+     * at a declined offer, else at the table's limit, which is then the count posted. */
+    h->offers = offers > 0;
+    if (h->offers) {
         h->cfg.straddle = 2 * h->cfg.big_blind;
         h->cfg.max_straddles = last_straddled ? h->nstraddles : HOLDEM_MAX_SEATS - 2;
     }
@@ -182,9 +189,12 @@ static int hr_run(hr_hand_t *h, bool pokerkit, holdem_event_cb cb, void *ud, int
         order[0] = order[1] = order[2] = -1;
     holdem_config_t cfg = h->cfg;
     cfg.pokerkit_rules = pokerkit;
-    cfg.straddle_offers = h->nstraddles > 0 && !pokerkit;
-    if (pokerkit && h->nstraddles > 0)
+    cfg.straddle_offers = h->offers && !pokerkit;
+    if (pokerkit) {
+        /* Standing choices of the seats that straddled, as a PHH replay sets them. */
+        cfg.straddle = h->nstraddles > 0 ? 2 * h->cfg.big_blind : 0;
         cfg.max_straddles = h->nstraddles;
+    }
     int rc = 0;
     holdem_table_t *t = holdem_table_create(&cfg, hr_on_event, &run, &rc);
     if (t == NULL)
@@ -204,6 +214,14 @@ static int hr_run(hr_hand_t *h, bool pokerkit, holdem_event_cb cb, void *ud, int
                 k++;
             }
         }
+    }
+    /* A board dealt at the start (everyone all-in on the blinds) comes after the posts. */
+    for (run.applied = 0; run.applied < h->nactions; run.applied++) {
+        const char *n = json_string_value(
+            json_object_get(json_array_get(h->actions, (size_t)run.applied), "action"));
+        if (n == NULL || (strcmp(n, "small_blind") && strcmp(n, "big_blind") && strcmp(n, "ante") &&
+                          strcmp(n, "bb_ante")))
+            break;
     }
     if (h->tour)
         rc = holdem_table_start_hand_at(t, &h->pos, h->deck, HOLDEM_CARDS);
@@ -246,7 +264,7 @@ static int hr_run(hr_hand_t *h, bool pokerkit, holdem_event_cb cb, void *ud, int
             holdem_action_kind_t kind = HOLDEM_CHECK;
             int64_t to = 0;
             if (!strcmp(name, "straddle")) {
-                kind = legal.min_to >= legal.max_to ? HOLDEM_ALL_IN : HOLDEM_BET;
+                kind = HOLDEM_BET; /* the offer's amount, a short stack's whole stack */
                 to = legal.min_to;
             }
             run.applied = i + 1;
@@ -301,11 +319,12 @@ static int hr_run(hr_hand_t *h, bool pokerkit, holdem_event_cb cb, void *ud, int
                      holdem_table_to_act(t));
         goto done;
     }
-    /* The record's deltas are the table's less the rake, which comes out of winnings only. */
+    /* The record's deltas are the table's less the rake, which comes out of what seats win
+     * from the pots (a seat that wins back what it put in may end below 0 by its share). */
     int64_t raked = 0;
     for (int s = 0; s < HOLDEM_MAX_SEATS; s++) {
         int64_t d = h->dealt[s] ? st.delta[s] - h->result[s] : 0;
-        if (d < 0 || (d > 0 && st.delta[s] <= 0)) {
+        if (d < 0) {
             rc = hr_fail(err, errlen, "seat %d: the table gives %" PRId64 ", the record %" PRId64,
                          s, st.delta[s], h->result[s]);
             goto done;
@@ -387,8 +406,46 @@ typedef struct {
     bool shown_down;            /* the showdown's lines written */
     int show[HOLDEM_MAX_SEATS]; /* at the end: 1 shows, -1 mucks, 0 nothing said */
     int64_t max_bet;
+    int64_t stack[HOLDEM_MAX_SEATS], bet[HOLDEM_MAX_SEATS]; /* behind; in this street */
+    bool street_started;                                    /* the street's actors are known */
+    bool actor[HOLDEM_MAX_SEATS]; /* PokerKit gives the seat turns this street */
     int bad_seat;
 } hr_phh_t;
+
+/*
+ * The seats PokerKit lets act in a betting round, fixed when it begins: live, with chips, and
+ * with something to lose against the others (its effective stack, min(stack, the second largest
+ * bet + stack of the live seats - its bet)); a lone such seat that owes nothing does not act.
+ */
+static void hr_street_actors(hr_phh_t *p)
+{
+    int64_t first = 0, second = 0;
+    for (int s = 0; s < HOLDEM_MAX_SEATS; s++) {
+        if (p->player[s] < 0 || p->folded[s])
+            continue;
+        int64_t v = p->bet[s] + p->stack[s];
+        if (v > first) {
+            second = first;
+            first = v;
+        } else if (v > second) {
+            second = v;
+        }
+    }
+    int n = 0, last = -1;
+    for (int s = 0; s < HOLDEM_MAX_SEATS; s++) {
+        int64_t eff = second - p->bet[s] > 0 ? second - p->bet[s] : 0;
+        if (p->stack[s] < eff)
+            eff = p->stack[s];
+        p->actor[s] = p->player[s] >= 0 && !p->folded[s] && p->stack[s] > 0 && eff > 0;
+        if (p->actor[s]) {
+            n++;
+            last = s;
+        }
+    }
+    if (n == 1 && p->bet[last] >= p->max_bet)
+        p->actor[last] = false;
+    p->street_started = true;
+}
 
 static void hr_cards_text(const uint8_t *cards, int n, char *out)
 {
@@ -461,9 +518,12 @@ static void hr_phh_event(void *ud, const holdem_event_t *ev)
     }
     switch (ev->kind) {
     case HOLDEM_EV_POST:
-        if (ev->detail != HOLDEM_POST_ANTE && ev->detail != HOLDEM_POST_BB_ANTE &&
-            ev->amount > p->max_bet)
-            p->max_bet = ev->amount;
+        p->stack[ev->seat] -= ev->amount;
+        if (ev->detail != HOLDEM_POST_ANTE && ev->detail != HOLDEM_POST_BB_ANTE) {
+            p->bet[ev->seat] += ev->amount;
+            if (p->bet[ev->seat] > p->max_bet)
+                p->max_bet = p->bet[ev->seat];
+        }
         p->all_in[ev->seat] = p->all_in[ev->seat] || ev->all_in;
         return;
     case HOLDEM_EV_HOLE:
@@ -472,7 +532,18 @@ static void hr_phh_event(void *ud, const holdem_event_t *ev)
         return;
     case HOLDEM_EV_ACTION: {
         hr_write_holes(p);
+        if (!p->street_started)
+            hr_street_actors(p);
         p->all_in[ev->seat] = p->all_in[ev->seat] || ev->all_in;
+        p->stack[ev->seat] -= ev->amount;
+        p->bet[ev->seat] = ev->to;
+        /* PokerKit refuses a raise nobody can call any part of (every other live player has
+         * less than the bet to call behind): the table returns its excess, as after a call. */
+        bool callable = false;
+        for (int s = 0; s < HOLDEM_MAX_SEATS; s++)
+            if (s != ev->seat && p->player[s] >= 0 && !p->folded[s] &&
+                p->stack[s] + p->bet[s] > p->max_bet)
+                callable = true;
         char what[40];
         switch (ev->detail) {
         case HOLDEM_FOLD:
@@ -484,7 +555,7 @@ static void hr_phh_event(void *ud, const holdem_event_t *ev)
              * that does not raise included) checks or calls. */
             if ((ev->detail == HOLDEM_BET || ev->detail == HOLDEM_RAISE ||
                  ev->detail == HOLDEM_ALL_IN) &&
-                ev->to > p->max_bet) {
+                ev->to > p->max_bet && callable) {
                 snprintf(what, sizeof what, "cbr %" PRId64, ev->to);
                 hr_act(p, ev->seat, what);
                 p->max_bet = ev->to;
@@ -497,9 +568,12 @@ static void hr_phh_event(void *ud, const holdem_event_t *ev)
     }
     case HOLDEM_EV_NO_DECISION:
         /* PokerKit gives such a seat its turn, where it can only check (docs/rules/holdem.md
-         * "Replays (PHH)"). */
+         * "Replays (PHH)"), if it let the seat act in this betting round at all. */
         hr_write_holes(p);
-        hr_act(p, ev->seat, "cc");
+        if (!p->street_started)
+            hr_street_actors(p);
+        if (p->actor[ev->seat])
+            hr_act(p, ev->seat, "cc");
         return;
     case HOLDEM_EV_BOARD: {
         hr_write_holes(p);
@@ -512,6 +586,8 @@ static void hr_phh_event(void *ud, const holdem_event_t *ev)
         hr_cards_text(ev->cards, ev->ncards, c);
         hr_printf(&p->acts, "'d db %s', ", c);
         p->max_bet = 0;
+        memset(p->bet, 0, sizeof p->bet);
+        p->street_started = false;
         return;
     }
     case HOLDEM_EV_SHOW:
@@ -579,6 +655,7 @@ int holdem_record_phh(const json_t *rec, char **out, char *err, size_t errlen)
         goto done;
     }
     p->bad_seat = -1;
+    memcpy(p->stack, h->stack, sizeof p->stack);
     rc = hr_run(h, true, hr_phh_event, p, NULL, pk, err, errlen);
     if (rc != 0) {
         char why[200];
