@@ -110,8 +110,15 @@ static json_t *random_hand(int n, int board_at[3])
 {
     rec_build_t b = {.cards = json_array(), .actions = json_array(), .board_at = {-1, -1, -1}};
     int64_t bb = (int64_t)2 << between(0, 6);
-    int straddles = n >= 4 && between(0, 3) == 0 ? (int)between(1, n - 3) : 0;
-    bool rake = between(0, 2) == 0;
+    /* A tournament hand now and then: its blinds and antes, its positions, no rake, no
+     * straddles (docs/rules/holdem.md "Tournament hands"). */
+    bool tour = between(0, 3) == 0;
+    int straddles = !tour && n >= 4 && between(0, 3) == 0 ? (int)between(1, n - 3) : 0;
+    bool rake = !tour && between(0, 2) == 0;
+    int64_t ante = tour && between(0, 1) == 0 ? between(1, bb / 2 > 0 ? bb / 2 : 1) : 0;
+    bool bba = ante > 0 && between(0, 1) == 0;
+    if (bba)
+        ante = bb;
     holdem_config_t cfg = {.seats = 9,
                            .small_blind = bb / 2,
                            .big_blind = bb,
@@ -148,8 +155,23 @@ static json_t *random_hand(int n, int board_at[3])
         deck[i] = deck[j];
         deck[j] = x;
     }
-    int button = seat[between(0, n - 1)];
-    ck_assert_int_eq(holdem_table_start_hand(t, button, deck, HOLDEM_CARDS), HOLDEM_OK);
+    int bi = (int)between(0, n - 1);
+    int button = seat[bi];
+    json_t *tj = NULL;
+    if (tour) {
+        holdem_positions_t pos = {.button = button,
+                                  .small_blind = n == 2 ? button : seat[(bi + 1) % n],
+                                  .big_blind = seat[(bi + (n == 2 ? 1 : 2)) % n]};
+        ck_assert_int_eq(holdem_table_set_blinds(t, bb / 2, bb, bba ? 0 : ante, bba ? ante : 0),
+                         HOLDEM_OK);
+        ck_assert_int_eq(holdem_table_start_hand_at(t, &pos, deck, HOLDEM_CARDS), HOLDEM_OK);
+        tj = json_pack("{s:i,s:i,s:I,s:i,s:I,s:I,s:I,s:b,s:i,s:i,s:i}", "id", 1, "table", 1, "hand",
+                       (json_int_t)1, "level", 0, "small_blind", (json_int_t)(bb / 2), "big_blind",
+                       (json_int_t)bb, "ante", (json_int_t)ante, "big_blind_ante", bba, "button",
+                       pos.button, "sb", pos.small_blind, "bb", pos.big_blind);
+    } else {
+        ck_assert_int_eq(holdem_table_start_hand(t, button, deck, HOLDEM_CARDS), HOLDEM_OK);
+    }
     for (int guard = 0; holdem_table_in_hand(t) && guard < 1000; guard++) {
         holdem_legal_t l;
         holdem_table_legal(t, &l);
@@ -196,10 +218,14 @@ static json_t *random_hand(int n, int board_at[3])
         snprintf(hex + 2 * i, 3, "%02x", deck[i]);
     holdem_table_destroy(t);
     memcpy(board_at, b.board_at, sizeof b.board_at);
-    return json_pack("{s:s,s:s,s:s,s:I,s:i,s:o,s:o,s:o,s:o,s:s,s:I,s:s}", "round", "holdem:1:1:1:1",
-                     "game", "holdem", "engine", "holdem", "stake", (json_int_t)bb, "button",
-                     button, "seats", seats, "cards", b.cards, "actions", b.actions, "results",
-                     results, "outcome", "completed", "rake", (json_int_t)st.rake, "deck", hex);
+    json_t *rec =
+        json_pack("{s:s,s:s,s:s,s:I,s:i,s:o,s:o,s:o,s:o,s:s,s:I,s:s}", "round", "holdem:1:1:1:1",
+                  "game", "holdem", "engine", "holdem", "stake", (json_int_t)bb, "button", button,
+                  "seats", seats, "cards", b.cards, "actions", b.actions, "results", results,
+                  "outcome", "completed", "rake", (json_int_t)st.rake, "deck", hex);
+    if (tj != NULL)
+        json_object_set_new(rec, "tournament", tj);
+    return rec;
 }
 
 START_TEST(test_holdem_record_random_hands_replay_and_export)
