@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frame.h"
 #include "holdem_record.h"
 #include "xmalloc.h"
 
@@ -395,6 +396,18 @@ Croupier__Replay *replay_build(const json_t *rec, uint64_t viewer, char *err, si
     size_t placed = street == 0 ? 0 : street_at[street - 1] + street_n[street - 1];
     if (placed < nboard)
         rp_deal(&b, -1, board + placed, nboard - placed, true);
+    /* Hold'em: the PHH file, masked for the viewer. */
+    if (rules->holdem_board && completed && b.played) {
+        bool hidden[HOLDEM_MAX_SEATS];
+        for (int s = 0; s < HOLDEM_MAX_SEATS; s++)
+            hidden[s] = s != me && rules->show != REPLAY_SHOW_ALL && !down[s];
+        char *phh = NULL, why[200];
+        if (holdem_record_phh(rec, hidden, &phh, why, sizeof why) == 0 &&
+            strlen(phh) <= FRAME_DEFAULT_MAX_STRING)
+            r->phh = phh;
+        else
+            free(phh);
+    }
     if (rules->show == REPLAY_SHOW_DOWN) {
         for (size_t i = 0; i < r->n_seats; i++) {
             Croupier__ReplaySeat *rs = r->seats[i];

@@ -608,7 +608,7 @@ static void hr_phh_event(void *ud, const holdem_event_t *ev)
     }
 }
 
-int holdem_record_phh(const json_t *rec, char **out, char *err, size_t errlen)
+int holdem_record_phh(const json_t *rec, const bool *hidden, char **out, char *err, size_t errlen)
 {
     *out = NULL;
     hr_hand_t *h = malloc(sizeof *h);
@@ -752,6 +752,20 @@ int holdem_record_phh(const json_t *rec, char **out, char *err, size_t errlen)
     if (rc != 0) {
         rc = hr_fail(err, errlen, "the file does not replay: %s", why);
         goto done;
+    }
+    /* The viewer's mask, once the whole file is checked: a hidden seat's cards become ????. */
+    for (int s = 0; hidden != NULL && s < HOLDEM_MAX_SEATS; s++) {
+        if (!hidden[s] || p->player[s] < 0 || p->nhole[s] != 2)
+            continue;
+        char c[8], pat[24];
+        hr_cards_text(p->hole[s], 2, c);
+        const char *fmt[] = {"'d dh p%d %s'", "'p%d sm %s'"};
+        for (int f = 0; f < 2; f++) {
+            snprintf(pat, sizeof pat, fmt[f], p->player[s] + 1, c);
+            char *at = strstr(x.buf, pat);
+            if (at != NULL)
+                memcpy(at + strlen(pat) - 5, "????", 4);
+        }
     }
     *out = x.buf;
     x.buf = NULL;

@@ -44,9 +44,12 @@ int holdem_record_play(const json_t *rec, bool pokerkit_rules, holdem_event_cb c
  * PokerKit's conventions (the file), which must give the same result, so the file replays
  * exactly in PokerKit (and in croupier-rules phh-replay). A raked hand carries `_rake` (a
  * user-defined field): PokerKit gives the same stacks only with that rake.
+ * hidden (NULL: none) names the seats whose hole cards the file must not show (docs/replays.md:
+ * a viewer's policy): their cards are written '????', which PokerKit deals as unknown (such a
+ * seat folded or mucked: its cards decide nothing).
  * Returns 0 and *out (malloc'd text, the caller frees), -EINVAL with the reason in err (not a
  * hold'em hand, a hand PokerKit's rules would play differently), or -ENOMEM.
  */
-int holdem_record_phh(const json_t *rec, char **out, char *err, size_t errlen);
+int holdem_record_phh(const json_t *rec, const bool *hidden, char **out, char *err, size_t errlen);
 
 #endif

@@ -339,6 +339,17 @@ static void check_holdem_view(const Croupier__Replay *r, int me)
     }
     /* The folder never showed. */
     ck_assert(!E.he_shown[E.he_seat[2]]);
+    /* The PHH file: the hand, the cards the viewer may not see as ????, one pair per hidden
+     * seat. */
+    ck_assert_ptr_nonnull(r->phh);
+    ck_assert_ptr_nonnull(strstr(r->phh, "variant = 'NT'"));
+    ck_assert_ptr_nonnull(strstr(r->phh, E.he_round));
+    int hidden = 0, masks = 0;
+    for (int i = 0; i < 3; i++)
+        hidden += !(E.he_seat[i] == me || E.he_shown[E.he_seat[i]]);
+    for (const char *q = r->phh; (q = strstr(q, "????")) != NULL; q += 4)
+        masks++;
+    ck_assert_int_eq(masks, hidden);
     /* Events: no hidden card face up; the flop, turn and river each come after some action and
      * in that order; the shown hands at the end. */
     int boards = 0, actions_before_flop = 0, shows = 0;

@@ -105,6 +105,14 @@ static void on_event(void *ud, const holdem_event_t *ev)
     }
 }
 
+/* The seats the table showed at the end. */
+static void on_show(void *ud, const holdem_event_t *ev)
+{
+    bool *shown = ud;
+    if (ev->kind == HOLDEM_EV_SHOW)
+        shown[ev->seat] = true;
+}
+
 /* One random hand and its record (the caller frees it); board_at gets where the board came. */
 static json_t *random_hand(int n, int board_at[3])
 {
@@ -241,17 +249,30 @@ START_TEST(test_holdem_record_random_hands_replay_and_export)
         for (int s = 0; s < 3; s++)
             ck_assert_msg(order[s] == at[s], "hand %d street %d: board after %d actions, not %d", h,
                           s, order[s], at[s]);
-        char *phh = NULL;
-        rc = holdem_record_phh(rec, &phh, err, sizeof err);
+        char *phh = NULL, *masked = NULL;
+        bool shown[HOLDEM_MAX_SEATS] = {false}, hidden[HOLDEM_MAX_SEATS];
+        ck_assert_int_eq(holdem_record_play(rec, false, on_show, shown, NULL, err, sizeof err), 0);
+        for (int s = 0; s < HOLDEM_MAX_SEATS; s++)
+            hidden[s] = !shown[s];
+        rc = holdem_record_phh(rec, NULL, &phh, err, sizeof err);
         if (rc == 0) {
             exported++;
             ck_assert_ptr_nonnull(strstr(phh, "variant = 'NT'"));
+            /* The stranger's file: the same but the cards nobody was shown. */
+            ck_assert_int_eq(holdem_record_phh(rec, hidden, &masked, err, sizeof err), 0);
+            ck_assert_uint_eq(strlen(masked), strlen(phh));
+            ck_assert_int_eq(strstr(masked, "????") != NULL, strcmp(masked, phh) != 0);
             if (dir != NULL) {
                 char path[512];
                 snprintf(path, sizeof path, "%s/%05d.phh", dir, h);
                 FILE *f = fopen(path, "w");
                 if (f != NULL) {
                     fputs(phh, f);
+                    fclose(f);
+                }
+                snprintf(path, sizeof path, "%s/m%05d.phh", dir, h);
+                if ((f = fopen(path, "w")) != NULL) {
+                    fputs(masked, f);
                     fclose(f);
                 }
             }
@@ -264,6 +285,7 @@ START_TEST(test_holdem_record_random_hands_replay_and_export)
                 fprintf(stderr, "hand %d refused: %s\n", h, err);
         }
         free(phh);
+        free(masked);
         json_decref(rec);
     }
     ck_assert_msg(exported >= HOLDEM_RECORD_HANDS * 9 / 10, "%d exported, %d refused", exported,
@@ -317,12 +339,12 @@ START_TEST(test_holdem_record_refuses_records_that_lie)
     r = json_deep_copy(rec);
     json_object_set_new(r, "engine", json_string("zhajinhua"));
     char *phh = NULL;
-    ck_assert_int_eq(holdem_record_phh(r, &phh, err, sizeof err), -EINVAL);
+    ck_assert_int_eq(holdem_record_phh(r, NULL, &phh, err, sizeof err), -EINVAL);
     ck_assert_ptr_nonnull(strstr(err, "hold'em"));
     json_decref(r);
     r = json_deep_copy(rec);
     json_object_set_new(r, "outcome", json_string("voided"));
-    ck_assert_int_eq(holdem_record_phh(r, &phh, err, sizeof err), -EINVAL);
+    ck_assert_int_eq(holdem_record_phh(r, NULL, &phh, err, sizeof err), -EINVAL);
     ck_assert_ptr_null(phh);
     json_decref(r);
     json_decref(rec);

@@ -345,7 +345,7 @@ int ctl_round(const char *round_id)
         /* docs/replays.md "PHH export": the file, or why the hand has none. */
         const json_t *h = json_object_get(history, "record");
         char *text = NULL, why[256] = "";
-        int rc = json_is_object(h) ? holdem_record_phh(h, &text, why, sizeof why) : -ENOENT;
+        int rc = json_is_object(h) ? holdem_record_phh(h, NULL, &text, why, sizeof why) : -ENOENT;
         json_decref(settle);
         json_decref(history);
         if (rc == -ENOENT)

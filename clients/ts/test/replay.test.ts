@@ -60,6 +60,7 @@ test("a hand replayed by its players, shared by code, refused to a stranger by i
         assert.equal(mine?.cards?.length, 2, "his own two cards");
         assert.equal(r.policy, "showdown");
         assert.ok((r.events ?? []).some((e) => e.kind === croupier.ReplayEventKind.REPLAY_ACTION));
+        assert.match(r.phh ?? "", /^variant = 'NT'$/m, "the hand as a PHH file");
     }
     const shared = await a.shareReplay(roundId, "holdem");
     assert.match(shared.code as string, /^[0-9]{6}$/);
