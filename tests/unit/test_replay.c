@@ -122,6 +122,29 @@ START_TEST(test_replay_doudizhu_shows_every_hand_and_the_deck)
 }
 END_TEST
 
+START_TEST(test_replay_voided_round_and_unknown_game)
+{
+    /* A voided round replays with its reason; a game without a row shows only one's own. */
+    const char *rec =
+        "{\"round\":\"x:1:1:1:2\",\"game\":\"newgame\",\"seats\":[{\"seat\":0,"
+        "\"player\":\"5\",\"stack\":10},{\"seat\":1,\"player\":\"6\",\"stack\":10}],"
+        "\"cards\":[{\"seat\":0,\"card\":\"2c\"},{\"seat\":1,\"card\":\"3c\"}],"
+        "\"actions\":[],\"results\":[{\"seat\":0,\"delta\":0},{\"seat\":1,\"delta\":0}],"
+        "\"outcome\":\"voided\",\"void_reason\":\"VOID_DRAIN_TIMEOUT\",\"deck\":\"0102\"}";
+    Croupier__Replay *r = build(rec, 6);
+    ck_assert_int_eq(r->outcome, CROUPIER__ROUND_OUTCOME__OUTCOME_VOIDED);
+    ck_assert(r->has_void_reason);
+    ck_assert_int_eq(r->void_reason, CROUPIER__VOID_REASON__VOID_DRAIN_TIMEOUT);
+    ck_assert_str_eq(r->policy, "own");
+    ck_assert_ptr_null(r->deck);
+    ck_assert_uint_eq(r->your_seat, 1);
+    ck_assert(!r->seats[0]->has_cards);
+    ck_assert(r->seats[1]->has_cards);
+    ck_assert_ptr_null(r->phh);
+    croupier__replay__free_unpacked(r, NULL);
+}
+END_TEST
+
 START_TEST(test_replay_refuses_what_is_no_round)
 {
     const char *bad[] = {
@@ -149,6 +172,7 @@ static Suite *replay_suite(void)
     tcase_add_test(tc, test_replay_zjh_shows_only_the_viewers_own_hand);
     tcase_add_test(tc, test_replay_stranger_sees_no_hidden_card);
     tcase_add_test(tc, test_replay_doudizhu_shows_every_hand_and_the_deck);
+    tcase_add_test(tc, test_replay_voided_round_and_unknown_game);
     tcase_add_test(tc, test_replay_refuses_what_is_no_round);
     suite_add_tcase(s, tc);
     return s;
