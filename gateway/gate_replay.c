@@ -5,10 +5,12 @@
  *   GetReplay{round_id, game}  the round's hand history (docs/hand-history.md: the game's
  *                              seen key names its stream entry; one script reads both), refused
  *                              NOT_IN_ROUND unless the asker was dealt into it;
- *   ShareReplay{round_id, game} the same read and check, then a share code: 6 digits drawn as a
- *                              private room's are (room_code_draw), the record copied under
- *                              {croupier:replays}:code:<code> with SET NX EX
- *                              (--replay-code-ttl-s), a new draw on a collision;
+ *   ShareReplay{round_id, game} the same read and check, then a share code: 8 digits drawn as a
+ *                              private room's are (room_code_draw_digits), the record copied
+ *                              under {croupier:replays}:code:<code> (SET NX, EX
+ *                              --replay-code-ttl-s), a new draw on a collision; one code per
+ *                              player and round while it lives ({croupier:replays}:by:<player>:
+ *                              <round> names it), so asking again gives the same code;
  *   GetReplay{code}            that copy, for anyone logged in; REPLAY_CODE_UNKNOWN once it
  *                              expired (Redis's TTL) or if it never was.
  *
@@ -30,7 +32,23 @@
 #include "room.h"
 
 #define REPLAY_CODE_PREFIX "{croupier:replays}:code:"
+#define REPLAY_BY_PREFIX "{croupier:replays}:by:"
 #define REPLAY_CODE_DRAWS 16
+/* 8 digits: 10^8 codes, so that a week of shares (each lives --replay-code-ttl-s) is far from
+ * filling the space, and a guess hits a live code rarely (docs/replays.md "Share codes"). */
+#define REPLAY_CODE_LEN 8
+
+/* KEYS[1] the sharer's key of the round, KEYS[2] a code drawn; ARGV: the copy, the TTL in s, the
+ * code. The code already made for this player and round (with its ms to live), 0 when the drawn
+ * code is taken (draw again), else the new code. The player's key dies 100 ms before its code. */
+static const char replay_share_lua[] =
+    "local have = redis.call('GET', KEYS[1]) "
+    "if have then return {have, redis.call('PTTL', KEYS[1]) + 100} end "
+    "if not redis.call('SET', KEYS[2], ARGV[1], 'NX', 'EX', ARGV[2]) then return 0 end "
+    "local ms = tonumber(ARGV[2]) * 1000 "
+    "redis.call('SET', KEYS[1], ARGV[3], 'PX', math.max(ms - 100, 1)) "
+    "return {ARGV[3], ms}";
+static rconn_script_t *replay_script_share;
 
 /* KEYS[1] the seen key, KEYS[2] the stream: the record's data, 0 (trimmed), or nil (none). */
 static const char replay_read_lua[] = "local id = redis.call('GET', KEYS[1]) "
@@ -53,7 +71,7 @@ typedef struct {
     replay_op_kind_t kind;
     char round[MONEY_ID_MAX + 1];
     char game[40];
-    char code[ROOM_CODE_LEN + 1];
+    char code[REPLAY_CODE_LEN + 1];
     char *copy; /* a share: the JSON stored under the code */
     int draws;
 } replay_op_t;
@@ -123,7 +141,7 @@ static void replay_share_cb(rconn_t *rc, redisReply *reply, void *arg)
     if (reply == NULL || reply->type == REDIS_REPLY_ERROR) {
         gate_conn_error_retriable(c, op->rid, CROUPIER__ERROR_CODE__UNAVAILABLE, true,
                                   "replay store unreachable");
-    } else if (reply->type == REDIS_REPLY_NIL) {
+    } else if (reply->type == REDIS_REPLY_INTEGER) {
         /* The code is taken: another draw. */
         if (++op->draws < REPLAY_CODE_DRAWS) {
             replay_share_set(op);
@@ -131,13 +149,19 @@ static void replay_share_cb(rconn_t *rc, redisReply *reply, void *arg)
         }
         gate_conn_error_retriable(c, op->rid, CROUPIER__ERROR_CODE__UNAVAILABLE, true,
                                   "no free share code; retry");
+    } else if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
+               reply->element[0]->type != REDIS_REPLY_STRING ||
+               reply->element[1]->type != REDIS_REPLY_INTEGER ||
+               !room_code_digits_valid(reply->element[0]->str, REPLAY_CODE_LEN)) {
+        gate_conn_error_retriable(c, op->rid, CROUPIER__ERROR_CODE__UNAVAILABLE, true,
+                                  "replay store answered nonsense");
     } else {
+        snprintf(op->code, sizeof op->code, "%s", reply->element[0]->str);
         Croupier__ReplayShared rs = CROUPIER__REPLAY_SHARED__INIT;
         rs.code = op->code;
         rs.round_id = op->round;
         rs.has_expires_unix_ms = true;
-        rs.expires_unix_ms =
-            (uint64_t)(gate_now_wall(op->g) + (int64_t)op->g->cfg.replay_code_ttl_s * 1000);
+        rs.expires_unix_ms = (uint64_t)(gate_now_wall(op->g) + reply->element[1]->integer);
         Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
         sm.has_request_id = true;
         sm.request_id = op->rid;
@@ -150,16 +174,20 @@ static void replay_share_cb(rconn_t *rc, redisReply *reply, void *arg)
     replay_done(op);
 }
 
-/* Draws a code and stores the copy under it, if no other has it. */
+/* Draws a code and stores the copy under it, if no other has it and the player has no code of
+ * the round yet. */
 static void replay_share_set(replay_op_t *op)
 {
-    room_code_draw(op->code);
-    char key[64], ttl[24];
+    if (replay_script_share == NULL)
+        replay_script_share = rconn_script_create(replay_share_lua);
+    room_code_draw_digits(op->code, REPLAY_CODE_LEN);
+    char by[64 + MONEY_ID_MAX], key[64], ttl[24];
+    snprintf(by, sizeof by, REPLAY_BY_PREFIX "%" PRIu64 ":%s", op->player, op->round);
     snprintf(key, sizeof key, REPLAY_CODE_PREFIX "%s", op->code);
     snprintf(ttl, sizeof ttl, "%d", op->g->cfg.replay_code_ttl_s);
-    const char *argv[] = {"SET", key, op->copy, "NX", "EX", ttl};
+    const char *argv[] = {by, key, op->copy, ttl, op->code};
     if (op->g->rc == NULL ||
-        rconn_command_argv(op->g->rc, replay_share_cb, op, 6, argv, NULL) != 0) {
+        rconn_eval(op->g->rc, replay_script_share, replay_share_cb, op, 2, 5, argv, NULL) != 0) {
         gate_conn_t *c = replay_conn(op);
         if (c == NULL)
             return;
@@ -313,9 +341,9 @@ void gate_client_get_replay(gate_conn_t *c, const Croupier__ClientMessage *m)
         return;
     }
     if (q->code != NULL) {
-        if (!room_code_valid(q->code)) {
+        if (!room_code_digits_valid(q->code, REPLAY_CODE_LEN)) {
             gate_conn_error(c, m->request_id, CROUPIER__ERROR_CODE__BAD_REQUEST,
-                            "code: a share code is 6 digits");
+                            "code: a share code is 8 digits");
             return;
         }
         replay_op_t *op = replay_op(c, m->request_id, REPLAY_GET_CODE);

@@ -301,7 +301,7 @@ static char *share(gatec_t *c, uint64_t rid, const char *round, const char *game
     ck_assert_msg(a->body_case == CROUPIER__SERVER_MESSAGE__BODY_REPLAY_SHARED,
                   "share: body %d code %d", a->body_case, gatec_code(a));
     ck_assert_str_eq(a->replay_shared->round_id, round);
-    ck_assert_int_eq((int)strlen(a->replay_shared->code), 6);
+    ck_assert_int_eq((int)strlen(a->replay_shared->code), 8);
     ck_assert(a->replay_shared->has_expires_unix_ms);
     char *code = strdup(a->replay_shared->code);
     frame_free_server(a);
@@ -400,6 +400,10 @@ START_TEST(test_replay_stranger_is_refused_without_a_code_and_sees_the_policy_wi
     expect_code(s, 6, true, E.he_round, "holdem", NULL, CROUPIER__ERROR_CODE__NOT_IN_ROUND);
     gatec_t *folder = login(HOLDEM_P0 + 2);
     char *code = share(folder, 5, E.he_round, "holdem");
+    /* Asked again: the same code (one per player and round while it lives). */
+    char *again = share(folder, 6, E.he_round, "holdem");
+    ck_assert_str_eq(again, code);
+    free(again);
     gatec_close(folder);
     Croupier__ServerMessage *a = replay_of(s, 7, NULL, NULL, code);
     ck_assert(!a->replay->has_your_seat);
@@ -492,12 +496,13 @@ START_TEST(test_replay_bad_input_is_refused_and_the_connection_kept)
     expect_code(c, 13, false, "holdem:1:1:1:1:1:1", "holdem", NULL, BAD); /* too many fields */
     expect_code(c, 14, false, E.he_round, NULL, NULL, BAD);               /* no game */
     expect_code(c, 15, false, E.he_round, "Hold Em", NULL, BAD);          /* bad game */
-    expect_code(c, 16, false, NULL, NULL, "12ab56", BAD);                 /* code not digits */
-    expect_code(c, 17, false, NULL, NULL, "1234567", BAD);                /* code too long */
+    expect_code(c, 16, false, NULL, NULL, "12ab5678", BAD);               /* code not digits */
+    expect_code(c, 17, false, NULL, NULL, "123456789", BAD);              /* code too long */
+    expect_code(c, 19, false, NULL, NULL, "123456", BAD);                 /* a room's code */
     expect_code(c, 18, true, "x", "holdem", NULL, BAD);                   /* share: bad id */
     /* Well-formed but unknown. */
-    free(ts_redis_cmd(E.rig.redis, "DEL {croupier:replays}:code:000000"));
-    expect_code(c, 20, false, NULL, NULL, "000000", CROUPIER__ERROR_CODE__REPLAY_CODE_UNKNOWN);
+    free(ts_redis_cmd(E.rig.redis, "DEL {croupier:replays}:code:00000000"));
+    expect_code(c, 20, false, NULL, NULL, "00000000", CROUPIER__ERROR_CODE__REPLAY_CODE_UNKNOWN);
     expect_code(c, 21, false, "holdem:1:1:1:999999", "holdem", NULL,
                 CROUPIER__ERROR_CODE__NO_SUCH_ROUND);
     expect_code(c, 22, false, E.he_round, "doudizhu", NULL, CROUPIER__ERROR_CODE__NO_SUCH_ROUND);

@@ -245,7 +245,7 @@ int samples_client(samples_client_cb cb, void *arg)
         m.get_replay = &g;
         cb(arg, "get_replay_round", &m), n++;
         Croupier__GetReplay gc = CROUPIER__GET_REPLAY__INIT;
-        gc.code = "042917";
+        gc.code = "04291735";
         m.get_replay = &gc;
         cb(arg, "get_replay_code", &m), n++;
         Croupier__ShareReplay s = CROUPIER__SHARE_REPLAY__INIT;
@@ -692,7 +692,7 @@ int samples_server(samples_server_cb cb, void *arg)
         m.replay = &r;
         server_emit(cb, arg, "replay", &m, &n);
         Croupier__ReplayShared sh = CROUPIER__REPLAY_SHARED__INIT;
-        sh.code = "042917", sh.round_id = "holdem:3:7:4294967297:12";
+        sh.code = "04291735", sh.round_id = "holdem:3:7:4294967297:12";
         sh.has_expires_unix_ms = 1, sh.expires_unix_ms = 1767830400000ull;
         m.body_case = CROUPIER__SERVER_MESSAGE__BODY_REPLAY_SHARED;
         m.replay_shared = &sh;

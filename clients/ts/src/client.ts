@@ -393,9 +393,9 @@ export class Client {
         return m.replay as croupier.IReplay;
     }
 
-    /** A share code for a round you played: 6 digits anyone logged in may replay with
+    /** A share code for a round you played: 8 digits anyone logged in may replay with
      * `getReplay({code})` until `expiresUnixMs` (the gateway's --replay-code-ttl-s, 7 days by
-     * default). Rejects NOT_IN_ROUND, NO_SUCH_ROUND, BAD_REQUEST. */
+     * default); asked again, the same code. Rejects NOT_IN_ROUND, NO_SUCH_ROUND, BAD_REQUEST. */
     async shareReplay(roundId: string, game: string): Promise<croupier.IReplayShared> {
         const m = await this.request({ shareReplay: { roundId, game } });
         return m.replayShared as croupier.IReplayShared;

@@ -63,7 +63,8 @@ test("a hand replayed by its players, shared by code, refused to a stranger by i
         assert.match(r.phh ?? "", /^variant = 'NT'$/m, "the hand as a PHH file");
     }
     const shared = await a.shareReplay(roundId, "holdem");
-    assert.match(shared.code as string, /^[0-9]{6}$/);
+    assert.match(shared.code as string, /^[0-9]{8}$/);
+    assert.equal((await a.shareReplay(roundId, "holdem")).code, shared.code, "the same code again");
     assert.ok(Number(shared.expiresUnixMs) > Date.now());
 
     const s = await player(rig.url(g), 83);
@@ -77,7 +78,8 @@ test("a hand replayed by its players, shared by code, refused to a stranger by i
         .map((d) => d.seat));
     for (const seat of r.seats ?? [])
         assert.equal((seat.cards?.length ?? 0) > 0, shown.has(seat.seat), `seat ${seat.seat}`);
-    await rejects(s.getReplay({ code: "000000" }), croupier.ErrorCode.REPLAY_CODE_UNKNOWN);
+    await rejects(s.getReplay({ code: "00000000" }), croupier.ErrorCode.REPLAY_CODE_UNKNOWN);
+    await rejects(s.getReplay({ code: "123456" }), croupier.ErrorCode.BAD_REQUEST);
     await rejects(s.getReplay({ roundId: "nope", game: "holdem" }), croupier.ErrorCode.BAD_REQUEST);
     for (const c of [a, b, s])
         c.close();
