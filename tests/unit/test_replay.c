@@ -164,6 +164,57 @@ START_TEST(test_replay_refuses_what_is_no_round)
 }
 END_TEST
 
+/*
+ * Every field of a record replaced by a value of every other type, and removed: the builder
+ * answers a Replay or NULL with a reason, never crashes (the records come from our own servers,
+ * but a share code's copy outlives versions).
+ */
+START_TEST(test_replay_survives_every_field_of_the_wrong_type)
+{
+    const char *recs[] = {
+        zjh_rec,
+        "{\"round\":\"holdem:1:1:1:1\",\"game\":\"holdem\",\"engine\":\"holdem\","
+        "\"stake\":10,\"button\":0,\"seats\":[{\"seat\":0,\"player\":\"1\",\"stack\":100},"
+        "{\"seat\":1,\"player\":\"2\",\"stack\":100}],\"cards\":[{\"seat\":0,\"card\":"
+        "\"As\"},{\"seat\":1,\"card\":\"Kd\"},{\"seat\":0,\"card\":\"Ac\"},{\"seat\":1,"
+        "\"card\":\"Kc\"},{\"seat\":-1,\"card\":\"2c\"},{\"seat\":-1,\"card\":\"3c\"},"
+        "{\"seat\":-1,\"card\":\"4c\"}],\"actions\":[{\"seat\":0,\"action\":"
+        "\"small_blind\",\"amount\":5},{\"seat\":1,\"action\":\"big_blind\",\"amount\":10},"
+        "{\"seat\":0,\"action\":\"call\",\"amount\":5},{\"seat\":1,\"action\":\"check\","
+        "\"amount\":0}],\"results\":[{\"seat\":0,\"delta\":10},{\"seat\":1,\"delta\":-10}],"
+        "\"outcome\":\"completed\",\"rake\":0,\"deck_commitment\":\"zz\"}",
+    };
+    json_t *odd[] = {
+        json_null(),  json_true(),   json_integer(-7),           json_string("x"),
+        json_array(), json_object(), json_pack("[i,s]", 1, "a"), json_pack("[{s:s}]", "seat", "0")};
+    size_t nodd = sizeof odd / sizeof odd[0];
+    for (size_t r = 0; r < sizeof recs / sizeof recs[0]; r++) {
+        json_t *rec = json_loads(recs[r], 0, NULL);
+        ck_assert_ptr_nonnull(rec);
+        const char *key;
+        json_t *v;
+        json_object_foreach(rec, key, v)
+        {
+            for (size_t k = 0; k <= nodd; k++) {
+                json_t *m = json_deep_copy(rec);
+                if (k == nodd)
+                    json_object_del(m, key);
+                else
+                    json_object_set(m, key, odd[k]);
+                char err[200] = "";
+                Croupier__Replay *out = replay_build(m, 1, err, sizeof err);
+                ck_assert_msg(out != NULL || err[0] != '\0', "%s: NULL without a reason", key);
+                croupier__replay__free_unpacked(out, NULL);
+                json_decref(m);
+            }
+        }
+        json_decref(rec);
+    }
+    for (size_t k = 0; k < nodd; k++)
+        json_decref(odd[k]);
+}
+END_TEST
+
 static Suite *replay_suite(void)
 {
     Suite *s = suite_create("replay");
@@ -174,6 +225,7 @@ static Suite *replay_suite(void)
     tcase_add_test(tc, test_replay_doudizhu_shows_every_hand_and_the_deck);
     tcase_add_test(tc, test_replay_voided_round_and_unknown_game);
     tcase_add_test(tc, test_replay_refuses_what_is_no_round);
+    tcase_add_test(tc, test_replay_survives_every_field_of_the_wrong_type);
     suite_add_tcase(s, tc);
     return s;
 }
