@@ -210,9 +210,13 @@ Croupier__Replay *replay_build(const json_t *rec, uint64_t viewer, char *err, si
     }
     r->has_rake = true;
     r->rake = rp_int(rec, "rake", 0);
-    if (rp_int(rec, "button", -1) >= 0) {
+    /* A tournament hand's button is the director's (docs/hand-history.md: the record's own
+     * "button" means nothing there). */
+    const json_t *tour = json_object_get(rec, "tournament");
+    int64_t button = json_is_object(tour) ? rp_int(tour, "button", -1) : rp_int(rec, "button", -1);
+    if (button >= 0 && button < RP_MAX_SEATS) {
         r->has_button_seat = true;
-        r->button_seat = (uint32_t)rp_int(rec, "button", 0);
+        r->button_seat = (uint32_t)button;
     }
     if (rp_int(rec, "banker", -1) >= 0) {
         r->has_banker_seat = true;
