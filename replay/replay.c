@@ -178,6 +178,13 @@ Croupier__Replay *replay_build(const json_t *rec, uint64_t viewer, char *err, si
     }
     const char *game = json_string_value(json_object_get(rec, "game"));
     const replay_rules_t *rules = replay_rules(game);
+    /* A duplicate deal of a match hall (docs/hand-history.md "match": its seed) is dealt at every
+     * table of the round, some of which may still be playing it: nobody's cards but one's own,
+     * and no deck (docs/replays.md "The policy of each game"). */
+    static const replay_rules_t duplicate = {NULL, REPLAY_SHOW_NONE, false, false, "own"};
+    const json_t *match = json_object_get(rec, "match");
+    if (json_is_object(match) && json_object_get(match, "seed") != NULL)
+        rules = &duplicate;
     rp_t b = {0};
     Croupier__Replay *r = xcalloc(1, sizeof *r);
     croupier__replay__init(r);

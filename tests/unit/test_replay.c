@@ -122,6 +122,33 @@ START_TEST(test_replay_doudizhu_shows_every_hand_and_the_deck)
 }
 END_TEST
 
+START_TEST(test_replay_duplicate_deal_shows_only_ones_own)
+{
+    json_t *rec =
+        json_loads("{\"round\":\"trad:1:1:1:1\",\"game\":\"doudizhu\",\"seats\":[{\"seat\":0,"
+                   "\"player\":\"7\",\"stack\":100},{\"seat\":1,\"player\":\"8\",\"stack\":100}],"
+                   "\"cards\":[{\"seat\":0,\"card\":\"3c\"},{\"seat\":1,\"card\":\"4c\"}],"
+                   "\"actions\":[],\"results\":[],\"outcome\":\"completed\",\"deck\":\"0102\","
+                   "\"match\":{\"id\":1,\"seed\":\"ab\"}}",
+                   0, NULL);
+    char err[200];
+    Croupier__Replay *r = replay_build(rec, 7, err, sizeof err);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_str_eq(r->policy, "own");
+    ck_assert_ptr_null(r->deck);
+    ck_assert(r->seats[0]->has_cards);
+    ck_assert(!r->seats[1]->has_cards);
+    croupier__replay__free_unpacked(r, NULL);
+    /* The same deal without a seed (not duplicate): everything. */
+    json_object_del(json_object_get(rec, "match"), "seed");
+    r = replay_build(rec, 7, err, sizeof err);
+    ck_assert_str_eq(r->policy, "all");
+    ck_assert(r->seats[1]->has_cards);
+    croupier__replay__free_unpacked(r, NULL);
+    json_decref(rec);
+}
+END_TEST
+
 START_TEST(test_replay_voided_round_and_unknown_game)
 {
     /* A voided round replays with its reason; a game without a row shows only one's own. */
@@ -223,6 +250,7 @@ static Suite *replay_suite(void)
     tcase_add_test(tc, test_replay_zjh_shows_only_the_viewers_own_hand);
     tcase_add_test(tc, test_replay_stranger_sees_no_hidden_card);
     tcase_add_test(tc, test_replay_doudizhu_shows_every_hand_and_the_deck);
+    tcase_add_test(tc, test_replay_duplicate_deal_shows_only_ones_own);
     tcase_add_test(tc, test_replay_voided_round_and_unknown_game);
     tcase_add_test(tc, test_replay_refuses_what_is_no_round);
     tcase_add_test(tc, test_replay_survives_every_field_of_the_wrong_type);
