@@ -515,6 +515,7 @@ int gate_create(const gate_config_t *cfg, gate_t **out)
     GATE_DEF(idle_timeout_ms, 60000);
     GATE_DEF(link_ping_ms, 1000);
     GATE_DEF(seat_ttl_s, 3600);
+    GATE_DEF(replay_code_ttl_s, 7 * 86400);
     GATE_DEF(gate_ttl_ms, 6000);
     GATE_DEF(close_timeout_ms, 5000);
     GATE_DEF(goaway_spread_ms, 1000);

@@ -139,6 +139,7 @@ typedef struct {
     int player_rate_burst;    /* its bucket size; 0 = 100 */
     int link_ping_ms;         /* rpc heartbeat period; 0 = 1000 (3 missed -> reconnect) */
     int seat_ttl_s;           /* 0 = 3600 */
+    int replay_code_ttl_s;    /* a replay's share code lives this long; 0 = 604800 (7 days) */
     int gate_ttl_ms;          /* gateway entry TTL; 0 = 6000 */
     int drain_window_ms;      /* exit step 3; < 0 = 0 */
     int close_timeout_ms;     /* exit step 4 bound; 0 = 5000 */

@@ -565,6 +565,9 @@ void gate_send_player_gone(gate_t *g, gate_conn_t *c);
 /* gate_lobby.c: ListTables and GetRoom, dispatched by gate_read.c */
 void gate_client_list(gate_conn_t *c, const Croupier__ClientMessage *m);
 void gate_client_get_room(gate_conn_t *c, const Croupier__ClientMessage *m);
+/* gate_replay.c: GetReplay and ShareReplay (docs/replays.md), answered from Redis. */
+void gate_client_get_replay(gate_conn_t *c, const Croupier__ClientMessage *m);
+void gate_client_share_replay(gate_conn_t *c, const Croupier__ClientMessage *m);
 
 /* gate_tour.c: tournaments (docs/gateway.md "Tournaments"). */
 #define GATE_TOUR_FOLLOW_MAX 8

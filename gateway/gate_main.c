@@ -34,7 +34,8 @@ static struct {
     long drain_window_ms, close_timeout_ms, goaway_spread_ms;
     long rebalance_ms, rebalance_slack, rebalance_step;
     long budget[GATE_REQ_KINDS];
-    long max_frame, output_cap, rate, burst, inflight, idle_ms, ping_ms, seat_ttl_s, gate_ttl_ms;
+    long max_frame, output_cap, rate, burst, inflight, idle_ms, ping_ms, seat_ttl_s, gate_ttl_ms,
+        replay_code_ttl_s;
     long max_conns, max_conns_per_addr, hs_ms, login_ms, frame_ms, write_ms, prate, pburst;
     long health_header_ms, health_body_ms, health_max_conns;
     bool allow_eviction;
@@ -148,6 +149,9 @@ static const config_flag_t gate_flags[] = {
      &O.ping_ms, 10, 60000},
     {"seat-ttl-s", CONFIG_INT, "3600", "TTL of a remembered seat in Redis", &O.seat_ttl_s, 1,
      31 * 86400},
+    {"replay-code-ttl-s", CONFIG_INT, "604800",
+     "how long a replay's share code resolves (ShareReplay; docs/replays.md)", &O.replay_code_ttl_s,
+     1, 366 * 86400},
     {"gate-ttl-ms", CONFIG_INT, "6000", "TTL of the gateway's registry entry", &O.gate_ttl_ms, 30,
      600000},
     {"drain-allow", CONFIG_STR, NULL, "IPs allowed on /drain* (default loopback)", &O.drain_allow,
@@ -410,6 +414,7 @@ int main(int argc, char **argv)
                         .player_rate_burst = (int)O.pburst,
                         .link_ping_ms = (int)O.ping_ms,
                         .seat_ttl_s = (int)O.seat_ttl_s,
+                        .replay_code_ttl_s = (int)O.replay_code_ttl_s,
                         .gate_ttl_ms = (int)O.gate_ttl_ms,
                         .drain_window_ms = (int)O.drain_window_ms,
                         .close_timeout_ms = (int)O.close_timeout_ms,

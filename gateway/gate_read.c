@@ -298,6 +298,14 @@ static void gate_conn_read_frames(gate_conn_t *c, struct evbuffer *in)
             gate_client_get_room(c, m);
             frame_free_client(m);
             break;
+        case CROUPIER__CLIENT_MESSAGE__BODY_GET_REPLAY:
+            gate_client_get_replay(c, m);
+            frame_free_client(m);
+            break;
+        case CROUPIER__CLIENT_MESSAGE__BODY_SHARE_REPLAY:
+            gate_client_share_replay(c, m);
+            frame_free_client(m);
+            break;
         case CROUPIER__CLIENT_MESSAGE__BODY_LEAVE:
             gate_client_request(c, m, GATE_REQ_LEAVE, NULL, 0);
             break;

@@ -14,14 +14,31 @@ void room_key(const char *code, char *buf, size_t len)
     snprintf(buf, len, ROOM_KEY_PREFIX "%s", code);
 }
 
-bool room_code_valid(const char *code)
+bool room_code_digits_valid(const char *code, int n)
 {
-    if (code == NULL || strlen(code) != ROOM_CODE_LEN)
+    if (code == NULL || n < 1 || strlen(code) != (size_t)n)
         return false;
-    for (size_t i = 0; i < ROOM_CODE_LEN; i++)
+    for (int i = 0; i < n; i++)
         if (code[i] < '0' || code[i] > '9')
             return false;
     return true;
+}
+
+bool room_code_valid(const char *code)
+{
+    return room_code_digits_valid(code, ROOM_CODE_LEN);
+}
+
+void room_code_draw_digits(char *code, int n)
+{
+    for (int i = 0; i < n; i++)
+        code[i] = (char)('0' + arc4random_uniform(10));
+    code[n > 0 ? n : 0] = '\0';
+}
+
+void room_code_draw(char code[ROOM_CODE_LEN + 1])
+{
+    room_code_draw_digits(code, ROOM_CODE_LEN);
 }
 
 void room_owner(const char *server, uint64_t epoch, uint64_t desk, char *buf, size_t len)
@@ -222,7 +239,7 @@ void room_info_fill(const room_record_t *r, room_info_buf_t *b)
 int room_sync_create(redisContext *c, room_record_t *r, int64_t ttl_ms)
 {
     for (int attempt = 0; attempt < 16; attempt++) {
-        snprintf(r->code, sizeof r->code, "%06" PRIu32, arc4random_uniform(1000000));
+        room_code_draw(r->code);
         char *json = room_record_json(r);
         if (json == NULL)
             return -ENOMEM;

@@ -72,6 +72,13 @@ typedef struct room_record {
 void room_key(const char *code, char *buf, size_t len);
 /* Whether code is 6 digits. */
 bool room_code_valid(const char *code);
+/* Draws a code: 6 digits, uniform (arc4random). The caller makes it unique, e.g. with SET NX
+ * and another draw on a collision (room_sync_create). */
+void room_code_draw(char code[ROOM_CODE_LEN + 1]);
+/* The same for codes of n digits (1..18; code holds n + 1 bytes): the replays' share codes
+ * (docs/replays.md), and room codes with n = ROOM_CODE_LEN. */
+void room_code_draw_digits(char *code, int n);
+bool room_code_digits_valid(const char *code, int n);
 /* The record as JSON text (malloc'd; NULL out of memory), and back: 0, or -EINVAL when the text
  * is no complete record (a missing or out-of-range field). */
 char *room_record_json(const room_record_t *r);

@@ -55,12 +55,13 @@ static bool is_card_field_name(const char *name)
 }
 
 /* In the protocol every bytes field is a card list but the envelopes' bodies and the
- * deck_commitment of Deal and Snapshot (a SHA-256, docs/fairness.md); in a game's own messages
- * (game true) the fields named by the convention are. d is the field's message. */
+ * deck_commitment of Deal, Snapshot and Replay (a SHA-256, docs/fairness.md); in a game's own
+ * messages (game true) the fields named by the convention are. d is the field's message. */
 bytes_kind_t frame_bytes_kind(const ProtobufCMessageDescriptor *d,
                               const ProtobufCFieldDescriptor *f, bool game)
 {
-    if ((d == &croupier__deal__descriptor || d == &croupier__snapshot__descriptor) &&
+    if ((d == &croupier__deal__descriptor || d == &croupier__snapshot__descriptor ||
+         d == &croupier__replay__descriptor) &&
         strcmp(f->name, "deck_commitment") == 0)
         return BYTES_OPAQUE;
     if (game)
@@ -492,6 +493,10 @@ static int rules_client(const Croupier__ClientMessage *m, frame_error_t *err)
     case CROUPIER__CLIENT_MESSAGE__BODY_TAKE_TOURNAMENT_SEAT:
     case CROUPIER__CLIENT_MESSAGE__BODY_JOIN_ROOM:
     case CROUPIER__CLIENT_MESSAGE__BODY_GET_ROOM:
+    /* A replay's ids and codes are a user's input too: the gateway answers them BAD_REQUEST
+     * (gateway/gate_replay.c) and keeps the connection. */
+    case CROUPIER__CLIENT_MESSAGE__BODY_GET_REPLAY:
+    case CROUPIER__CLIENT_MESSAGE__BODY_SHARE_REPLAY:
     case CROUPIER__CLIENT_MESSAGE__BODY_LEAVE:
     case CROUPIER__CLIENT_MESSAGE__BODY_RESUME:
     case CROUPIER__CLIENT_MESSAGE__BODY_PING:
@@ -569,6 +574,8 @@ int frame_rules_server(const Croupier__ServerMessage *m, const char *path, frame
                               "%s.tournament_event.tournament: must be non-zero", path);
         return 0;
     case CROUPIER__SERVER_MESSAGE__BODY_GAME_EVENT: /* body capped by the walk */
+    case CROUPIER__SERVER_MESSAGE__BODY_REPLAY:     /* cards checked by the walk */
+    case CROUPIER__SERVER_MESSAGE__BODY_REPLAY_SHARED:
     case CROUPIER__SERVER_MESSAGE__BODY_LOGIN_RESULT:
     case CROUPIER__SERVER_MESSAGE__BODY_DEAL:
     case CROUPIER__SERVER_MESSAGE__BODY_TURN:

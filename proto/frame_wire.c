@@ -346,10 +346,12 @@ static bool vouch_message(const ProtobufCMessageDescriptor *d, const uint8_t *p,
                 return false;
             v->cost += f.len + 1;
             break;
-        case PROTOBUF_C_TYPE_BYTES:
-            /* A list of card codes, but an envelope's body (walk_value, frame_bytes_kind). */
-            if (frame_bytes_kind(d, fd, false) == BYTES_GAME_BODY) {
-                if (f.len > FRAME_GAME_BODY_MAX)
+        case PROTOBUF_C_TYPE_BYTES: {
+            /* A list of card codes, but an envelope's body and a deck commitment (walk_value,
+             * frame_bytes_kind). */
+            bytes_kind_t kind = frame_bytes_kind(d, fd, false);
+            if (kind == BYTES_GAME_BODY || kind == BYTES_OPAQUE) {
+                if (f.len > (kind == BYTES_GAME_BODY ? FRAME_GAME_BODY_MAX : v->lim->max_string))
                     return false;
                 v->cost += f.len;
                 break;
@@ -361,6 +363,7 @@ static bool vouch_message(const ProtobufCMessageDescriptor *d, const uint8_t *p,
                     return false;
             v->cost += f.len;
             break;
+        }
         case PROTOBUF_C_TYPE_MESSAGE: {
             /* The verdict of a message is the same wherever it is met at the same depth: only
              * its cost adds to the frame's (the budget is checked below, costs only grow). */

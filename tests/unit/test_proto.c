@@ -105,13 +105,13 @@ ROUNDTRIP_CB(rpc, Croupier__RpcFrame)
 START_TEST(test_proto_every_client_message_kind_round_trips)
 {
     /* login, 3 joins, leave, resume, ping, 5 shedding, 5 hold'em, 8 blackjack, 2 list_tables */
-    ck_assert_int_eq(samples_client(roundtrip_client, NULL), 38);
+    ck_assert_int_eq(samples_client(roundtrip_client, NULL), 41);
 }
 END_TEST
 
 START_TEST(test_proto_every_server_message_kind_round_trips)
 {
-    ck_assert_int_eq(samples_server(roundtrip_server, NULL), 31);
+    ck_assert_int_eq(samples_server(roundtrip_server, NULL), 33);
 }
 END_TEST
 

@@ -234,6 +234,27 @@ int samples_client(samples_client_cb cb, void *arg)
         m.take_tournament_seat = &ts;
         cb(arg, "take_tournament_seat", &m), n++;
     }
+    {
+        /* Replays (docs/protocol.md "Replays"). */
+        Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
+        m.request_id = 15;
+        Croupier__GetReplay g = CROUPIER__GET_REPLAY__INIT;
+        g.round_id = "holdem:3:7:4294967297:12";
+        g.game = "holdem";
+        m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_GET_REPLAY;
+        m.get_replay = &g;
+        cb(arg, "get_replay_round", &m), n++;
+        Croupier__GetReplay gc = CROUPIER__GET_REPLAY__INIT;
+        gc.code = "04291735";
+        m.get_replay = &gc;
+        cb(arg, "get_replay_code", &m), n++;
+        Croupier__ShareReplay s = CROUPIER__SHARE_REPLAY__INIT;
+        s.round_id = "holdem:3:7:4294967297:12";
+        s.game = "holdem";
+        m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_SHARE_REPLAY;
+        m.share_replay = &s;
+        cb(arg, "share_replay", &m), n++;
+    }
     return n;
 }
 
@@ -636,6 +657,46 @@ int samples_server(samples_server_cb cb, void *arg)
         out.has_prize = 1, out.prize = 310;
         m.tournament_event = &out;
         server_emit(cb, arg, "tournament_event_eliminated", &m, &n);
+    }
+    {
+        /* Replays (docs/protocol.md "Replays"). */
+        static uint8_t hole[] = {14 << 2 | 3, 13 << 2 | 3},
+                       flop[] = {2 << 2, 7 << 2 | 1, 9 << 2 | 2};
+        static uint8_t commit[32] = {0x9c, 0x1f};
+        Croupier__ReplaySeat s0 = CROUPIER__REPLAY_SEAT__INIT, s1 = CROUPIER__REPLAY_SEAT__INIT;
+        s0.seat = 0, s0.has_player_id = 1, s0.player_id = 42, s0.has_stack = 1, s0.stack = 1000;
+        s0.has_delta = 1, s0.delta = 20, s0.has_cards = 1, s0.cards = BIN(hole);
+        s1.seat = 3, s1.has_player_id = 1, s1.player_id = 43, s1.has_bot = 1, s1.bot = 1;
+        s1.has_delta = 1, s1.delta = -20, s1.has_hidden = 1, s1.hidden = 2;
+        Croupier__ReplaySeat *rs[] = {&s0, &s1};
+        Croupier__ReplayEvent e0 = CROUPIER__REPLAY_EVENT__INIT, e1 = CROUPIER__REPLAY_EVENT__INIT,
+                              e2 = CROUPIER__REPLAY_EVENT__INIT, e3 = CROUPIER__REPLAY_EVENT__INIT;
+        e0.kind = CROUPIER__REPLAY_EVENT_KIND__REPLAY_DEAL, e0.has_seat = 1, e0.seat = 0;
+        e0.has_cards = 1, e0.cards = BIN(hole);
+        e1.kind = CROUPIER__REPLAY_EVENT_KIND__REPLAY_DEAL, e1.has_seat = 1, e1.seat = 3;
+        e1.has_count = 1, e1.count = 2;
+        e2.kind = CROUPIER__REPLAY_EVENT_KIND__REPLAY_ACTION, e2.has_seat = 1, e2.seat = 3;
+        e2.action = "call", e2.has_amount = 1, e2.amount = 10;
+        e3.kind = CROUPIER__REPLAY_EVENT_KIND__REPLAY_DEAL, e3.has_cards = 1, e3.cards = BIN(flop);
+        Croupier__ReplayEvent *ev[] = {&e0, &e1, &e2, &e3};
+        Croupier__Replay r = CROUPIER__REPLAY__INIT;
+        r.round_id = "holdem:3:7:4294967297:12", r.game = "holdem", r.engine = "holdem";
+        r.has_stake = 1, r.stake = 10, r.has_outcome = 1;
+        r.outcome = CROUPIER__ROUND_OUTCOME__OUTCOME_COMPLETED;
+        r.has_your_seat = 1, r.your_seat = 0, r.n_seats = 2, r.seats = rs;
+        r.n_events = 4, r.events = ev, r.policy = "showdown";
+        r.has_deck_commitment = 1, r.deck_commitment = BIN(commit);
+        Croupier__ServerMessage m = CROUPIER__SERVER_MESSAGE__INIT;
+        m.has_request_id = 1, m.request_id = 15;
+        m.body_case = CROUPIER__SERVER_MESSAGE__BODY_REPLAY;
+        m.replay = &r;
+        server_emit(cb, arg, "replay", &m, &n);
+        Croupier__ReplayShared sh = CROUPIER__REPLAY_SHARED__INIT;
+        sh.code = "04291735", sh.round_id = "holdem:3:7:4294967297:12";
+        sh.has_expires_unix_ms = 1, sh.expires_unix_ms = 1767830400000ull;
+        m.body_case = CROUPIER__SERVER_MESSAGE__BODY_REPLAY_SHARED;
+        m.replay_shared = &sh;
+        server_emit(cb, arg, "replay_shared", &m, &n);
     }
     return n;
 }

@@ -79,6 +79,9 @@ static const config_flag_t ctl_flags[] = {
     {"redis-wait-ms", CONFIG_INT, "500", "credit: bound of the WAIT for --redis-min-replicas",
      &O.wait_ms, 1, 60000},
     {"json", CONFIG_BOOL, "false", "print JSON instead of a table", &O.json, 0, 0},
+    {"phh", CONFIG_BOOL, "false",
+     "round: print a hold'em hand as a Poker Hand History file (PokerKit; docs/replays.md)", &O.phh,
+     0, 0},
     {"reason", CONFIG_STR, NULL,
      "credit, tour cancel: why (1..200 printable characters; in the audit entry / the request)",
      &O.reason, 0, 0},
@@ -120,6 +123,7 @@ static const char ctl_summary[] =
     "  where PLAYER               server, table and seat of a player\n"
     "  wallet PLAYER              balance, seat accounts and recent operations\n"
     "  round ROUND_ID             settle record and hand history of a round\n"
+    "  round ROUND_ID --phh       a hold'em hand as a PHH file (PokerKit replays it)\n"
     "  drain SERVER               start the server's drain (--admin-secret-file)\n"
     "  credit PLAYER AMOUNT --reason TEXT --op-id ID\n"
     "                             idempotent wallet adjustment (AMOUNT may be negative)\n"

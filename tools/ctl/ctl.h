@@ -45,6 +45,7 @@ typedef struct {
     const char *redis_sentinels, *redis_master;
     const char *redis_cluster; /* audit only, for now */
     bool json;
+    bool phh; /* round: the hand as a PHH file (hold'em; docs/replays.md "PHH export") */
     const char *reason, *op_id, *admin_secret;
     long operator_id, limit, timeout_ms, min_replicas, wait_ms;
     const char *structure, *name, *start_in; /* tour create */

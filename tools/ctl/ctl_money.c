@@ -21,6 +21,7 @@
 #include <hiredis/hiredis.h>
 #include <jansson.h>
 
+#include "holdem_record.h"
 #include "ctl.h"
 #include "money.h"
 
@@ -340,11 +341,27 @@ int ctl_round(const char *round_id)
     json_decref(games);
     if (json_is_null(settle) && json_is_null(history))
         return ctl_fail(1, "no round %s: no settle record and no hand history", round_id);
+    if (O.phh) {
+        /* docs/replays.md "PHH export": the file, or why the hand has none. */
+        const json_t *h = json_object_get(history, "record");
+        char *text = NULL, why[256] = "";
+        int rc = json_is_object(h) ? holdem_record_phh(h, NULL, &text, why, sizeof why) : -ENOENT;
+        json_decref(settle);
+        json_decref(history);
+        if (rc == -ENOENT)
+            return ctl_fail(1, "round %s: no hand history to export", round_id);
+        if (rc != 0)
+            return ctl_fail(1, "round %s: no PHH export: %s", round_id,
+                            rc == -ENOMEM ? "out of memory" : why);
+        fputs(text, stdout);
+        free(text);
+        return 0;
+    }
     json_t *rec_h = json_object_get(history, "record");
     /* A table record (docs/hand-history.md "Table records": "record" names its kind, e.g.
      * blackjack's shoe_retirement) is no round: its kind stands where a round's outcome does. */
-    const char *kind = json_is_object(rec_h) ? json_string_value(json_object_get(rec_h, "record"))
-                                             : NULL;
+    const char *kind =
+        json_is_object(rec_h) ? json_string_value(json_object_get(rec_h, "record")) : NULL;
     const char *outcome = json_is_object(rec_h)
                               ? (json_object_get(rec_h, "outcome")
                                      ? json_string_value(json_object_get(rec_h, "outcome"))

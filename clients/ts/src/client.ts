@@ -385,6 +385,24 @@ export class Client {
         return m.room as croupier.IRoomInfo;
     }
 
+    /** A finished round's replay (docs/replays.md): `{roundId, game}` of a round you were dealt
+     * into (your own cards, and what the game's policy shows after the round), or `{code}`, a
+     * share code, for anyone logged in. Rejects NOT_IN_ROUND (not your round: ask with a code),
+     * NO_SUCH_ROUND, REPLAY_CODE_UNKNOWN (never made, or expired), BAD_REQUEST. */
+    async getReplay(q: { roundId: string; game: string } | { code: string }):
+        Promise<croupier.IReplay> {
+        const m = await this.request({ getReplay: q });
+        return m.replay as croupier.IReplay;
+    }
+
+    /** A share code for a round you played: 8 digits anyone logged in may replay with
+     * `getReplay({code})` until `expiresUnixMs` (the gateway's --replay-code-ttl-s, 7 days by
+     * default); asked again, the same code. Rejects NOT_IN_ROUND, NO_SUCH_ROUND, BAD_REQUEST. */
+    async shareReplay(roundId: string, game: string): Promise<croupier.IReplayShared> {
+        const m = await this.request({ shareReplay: { roundId, game } });
+        return m.replayShared as croupier.IReplayShared;
+    }
+
     /** The host disbands its room before the first deal (NOT_HOST, ROOM_STARTED otherwise). */
     async disbandRoom(): Promise<void> {
         await this.request({ leave: { disbandRoom: true } });

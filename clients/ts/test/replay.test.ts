@@ -1,0 +1,86 @@
+// Replays through the SDK against the real gateway and a hold'em server (tests/rig.ts;
+// docs/replays.md): two players play a hand, each replays it by round id and sees his own
+// cards; a share code made by one replays for a third player, who is refused by round id; an
+// unknown code and a malformed id are refused with their codes.
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+
+import { Client, CroupierError, croupier } from "../src/index.js";
+import * as rig from "./rig.js";
+
+before(async () => {
+    await rig.startRedis();
+});
+after(async () => {
+    await rig.stopAll();
+});
+
+async function player(url: string, id: number): Promise<Client> {
+    await rig.seedWallet(id);
+    const c = new Client({ urls: [url], token: () => rig.token(id) });
+    await c.connect();
+    return c;
+}
+
+async function rejects(p: Promise<unknown>, code: croupier.ErrorCode): Promise<void> {
+    await assert.rejects(p, (e: unknown) => e instanceof CroupierError && e.code === code);
+}
+
+test("a hand replayed by its players, shared by code, refused to a stranger by id", async () => {
+    await rig.startGame("holdem", ["--holdem-seats", "2", "--holdem-action-ms", "5000",
+                                   "--holdem-gap-ms", "300"]);
+    const g = await rig.startGate("sdk-replay");
+    const a = await player(rig.url(g), 81), b = await player(rig.url(g), 82);
+    const seats = new Map<Client, number>();
+    const ends: croupier.IRoundEnd[] = [];
+    for (const c of [a, b]) {
+        c.on("turn", (t) => {
+            if (t.seat !== seats.get(c))
+                return;
+            const move = Number(t.toCall ?? 0) > 0 ? croupier.HoldemMove.HOLDEM_CALL
+                                                  : croupier.HoldemMove.HOLDEM_CHECK;
+            c.act({ holdem: { move } }).catch(() => undefined);
+        });
+    }
+    a.on("roundEnd", (e) => ends.push(e));
+    const HOLDEM = croupier.Engine.ENGINE_HOLDEM;
+    seats.set(a, (await a.join(HOLDEM, "holdem", 10)).joined?.seat ?? -1);
+    seats.set(b, (await b.join(HOLDEM, "holdem", 10)).joined?.seat ?? -1);
+    const end = Date.now() + 20000;
+    while (ends.length < 1 && Date.now() < end)
+        await rig.sleep(20);
+    assert.ok(ends.length >= 1, "a hand ended");
+    const roundId = ends[0].roundId as string;
+
+    for (const c of [a, b]) {
+        const r = await c.getReplay({ roundId, game: "holdem" });
+        assert.equal(r.roundId, roundId);
+        assert.equal(r.yourSeat, seats.get(c));
+        const mine = r.seats?.find((s) => s.seat === seats.get(c));
+        assert.equal(mine?.cards?.length, 2, "his own two cards");
+        assert.equal(r.policy, "showdown");
+        assert.ok((r.events ?? []).some((e) => e.kind === croupier.ReplayEventKind.REPLAY_ACTION));
+        assert.match(r.phh ?? "", /^variant = 'NT'$/m, "the hand as a PHH file");
+    }
+    const shared = await a.shareReplay(roundId, "holdem");
+    assert.match(shared.code as string, /^[0-9]{8}$/);
+    assert.equal((await a.shareReplay(roundId, "holdem")).code, shared.code, "the same code again");
+    assert.ok(Number(shared.expiresUnixMs) > Date.now());
+
+    const s = await player(rig.url(g), 83);
+    await rejects(s.getReplay({ roundId, game: "holdem" }), croupier.ErrorCode.NOT_IN_ROUND);
+    await rejects(s.shareReplay(roundId, "holdem"), croupier.ErrorCode.NOT_IN_ROUND);
+    const r = await s.getReplay({ code: shared.code as string });
+    assert.equal(r.roundId, roundId);
+    assert.ok(!Object.hasOwn(r, "yourSeat") || r.yourSeat === null, "not his round");
+    /* A stranger sees no hole card face up unless the table showed it. */
+    const shown = new Set((ends[0].deltas ?? []).filter((d) => (d.shownCards?.length ?? 0) > 0)
+        .map((d) => d.seat));
+    for (const seat of r.seats ?? [])
+        assert.equal((seat.cards?.length ?? 0) > 0, shown.has(seat.seat), `seat ${seat.seat}`);
+    await rejects(s.getReplay({ code: "00000000" }), croupier.ErrorCode.REPLAY_CODE_UNKNOWN);
+    await rejects(s.getReplay({ code: "123456" }), croupier.ErrorCode.BAD_REQUEST);
+    await rejects(s.getReplay({ roundId: "nope", game: "holdem" }), croupier.ErrorCode.BAD_REQUEST);
+    for (const c of [a, b, s])
+        c.close();
+});

@@ -1,0 +1,437 @@
+/*
+ * replay -- the builder and the games' view rules. The contract is replay.h; the policy of each
+ * game is docs/replays.md, the record docs/hand-history.md.
+ */
+#include "replay.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frame.h"
+#include "holdem_record.h"
+#include "xmalloc.h"
+
+/* docs/replays.md "The policy of each game". */
+static const replay_rules_t replay_rows[] = {
+    {"holdem", REPLAY_SHOW_DOWN, false, true, "showdown"},
+    {"zhajinhua", REPLAY_SHOW_NONE, false, false, "own"},
+    {"doudizhu", REPLAY_SHOW_ALL, true, false, "all"},
+    {"runfast", REPLAY_SHOW_ALL, true, false, "all"},
+    {"bigtwo", REPLAY_SHOW_ALL, true, false, "all"},
+    {"guandan", REPLAY_SHOW_ALL, true, false, "all"},
+    {"blackjack", REPLAY_SHOW_ALL, false, false, "all"},
+    {"test", REPLAY_SHOW_ALL, true, false, "all"},
+    {NULL, REPLAY_SHOW_NONE, false, false, "own"},
+};
+
+const replay_rules_t *replay_rules(const char *game)
+{
+    const replay_rules_t *r = replay_rows;
+    for (; r->game != NULL; r++)
+        if (game != NULL && strcmp(r->game, game) == 0)
+            return r;
+    return r;
+}
+
+int replay_card_code(const char *t)
+{
+    static const char ranks[] = "23456789TJQKA";
+    static const char suits[] = "cdhs";
+    if (t == NULL || strlen(t) != 2)
+        return -1;
+    if (t[0] == 'X')
+        return t[1] == 'b' ? 15 << 2 : t[1] == 'r' ? (15 << 2 | 1) : -1;
+    const char *r = strchr(ranks, t[0]), *s = strchr(suits, t[1]);
+    if (r == NULL || s == NULL || t[0] == '\0' || t[1] == '\0')
+        return -1;
+    return (int)((r - ranks + 2) << 2 | (s - suits));
+}
+
+static int64_t rp_int(const json_t *o, const char *key, int64_t dflt)
+{
+    const json_t *v = json_object_get(o, key);
+    return json_is_integer(v) ? (int64_t)json_integer_value(v) : dflt;
+}
+
+int replay_seat_of(const json_t *rec, uint64_t player)
+{
+    size_t i;
+    const json_t *s;
+    char id[24];
+    snprintf(id, sizeof id, "%" PRIu64, player);
+    json_array_foreach(json_object_get(rec, "seats"), i, s)
+    {
+        const char *p = json_string_value(json_object_get(s, "player"));
+        if (p != NULL && strcmp(p, id) == 0 && player != 0)
+            return (int)rp_int(s, "seat", -1);
+    }
+    return -1;
+}
+
+bool replay_is_round(const json_t *rec)
+{
+    return json_is_object(rec) && json_object_get(rec, "record") == NULL &&
+           json_is_string(json_object_get(rec, "round")) &&
+           json_is_string(json_object_get(rec, "game")) &&
+           json_is_array(json_object_get(rec, "seats")) &&
+           json_is_array(json_object_get(rec, "cards")) &&
+           json_is_array(json_object_get(rec, "actions"));
+}
+
+static int rp_fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err != NULL && errlen > 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -EINVAL;
+}
+
+#define RP_MAX_SEATS 16
+#define RP_MAX_CARDS 128
+
+/* The replay under construction. */
+typedef struct {
+    Croupier__Replay *r;
+    size_t cap_events;
+    /* The hold'em table's end: the seats it showed. */
+    bool shown[RP_MAX_SEATS];
+    bool played; /* the hand was played again: shown[] is the table's */
+} rp_t;
+
+static Croupier__ReplayEvent *rp_event(rp_t *b, Croupier__ReplayEventKind kind, int seat)
+{
+    Croupier__Replay *r = b->r;
+    if (r->n_events == b->cap_events) {
+        b->cap_events = b->cap_events ? 2 * b->cap_events : 32;
+        r->events = xrealloc(r->events, b->cap_events * sizeof *r->events);
+    }
+    Croupier__ReplayEvent *e = xcalloc(1, sizeof *e);
+    croupier__replay_event__init(e);
+    e->kind = kind;
+    if (seat >= 0) {
+        e->has_seat = true;
+        e->seat = (uint32_t)seat;
+    }
+    r->events[r->n_events++] = e;
+    return e;
+}
+
+static void rp_set_cards(ProtobufCBinaryData *b, const uint8_t *cards, size_t n)
+{
+    b->len = n;
+    b->data = n ? xmalloc(n) : NULL;
+    if (n)
+        memcpy(b->data, cards, n);
+}
+
+static char *rp_strdup(const char *s)
+{
+    return s ? xstrdup(s) : NULL;
+}
+
+/* The hold'em table's end, for the policy: which seats it showed. */
+static void rp_holdem_event(void *ud, const holdem_event_t *ev)
+{
+    rp_t *b = ud;
+    if (ev->kind == HOLDEM_EV_SHOW && ev->seat >= 0 && ev->seat < RP_MAX_SEATS)
+        b->shown[ev->seat] = true;
+}
+
+/* A deal event of cards to seat: face up when the viewer may see them, else a count. */
+static void rp_deal(rp_t *b, int seat, const uint8_t *cards, size_t n, bool visible)
+{
+    Croupier__ReplayEvent *e = rp_event(b, CROUPIER__REPLAY_EVENT_KIND__REPLAY_DEAL, seat);
+    if (visible) {
+        e->has_cards = true;
+        rp_set_cards(&e->cards, cards, n);
+    } else {
+        e->has_count = true;
+        e->count = (uint32_t)n;
+    }
+}
+
+static bool rp_hex(const char *hex, uint8_t *out, size_t n)
+{
+    if (hex == NULL || strlen(hex) != 2 * n)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        unsigned v;
+        if (sscanf(hex + 2 * i, "%2x", &v) != 1)
+            return false;
+        out[i] = (uint8_t)v;
+    }
+    return true;
+}
+
+Croupier__Replay *replay_build(const json_t *rec, uint64_t viewer, char *err, size_t errlen)
+{
+    if (!replay_is_round(rec)) {
+        rp_fail(err, errlen, "not a round's hand history");
+        return NULL;
+    }
+    const char *game = json_string_value(json_object_get(rec, "game"));
+    const replay_rules_t *rules = replay_rules(game);
+    /* A duplicate deal of a match hall (docs/hand-history.md "match": its seed) is dealt at every
+     * table of the round, some of which may still be playing it: nobody's cards but one's own,
+     * and no deck (docs/replays.md "The policy of each game"). */
+    static const replay_rules_t duplicate = {NULL, REPLAY_SHOW_NONE, false, false, "own"};
+    const json_t *match = json_object_get(rec, "match");
+    if (json_is_object(match) && json_object_get(match, "seed") != NULL)
+        rules = &duplicate;
+    rp_t b = {0};
+    Croupier__Replay *r = xcalloc(1, sizeof *r);
+    croupier__replay__init(r);
+    b.r = r;
+    r->round_id = rp_strdup(json_string_value(json_object_get(rec, "round")));
+    r->game = rp_strdup(game);
+    r->engine = rp_strdup(json_string_value(json_object_get(rec, "engine")));
+    r->policy = rp_strdup(rules->policy);
+    if (json_is_integer(json_object_get(rec, "stake"))) {
+        r->has_stake = true;
+        r->stake = rp_int(rec, "stake", 0);
+    }
+    if (rp_int(rec, "ts", -1) >= 0) {
+        r->has_started_unix_ms = true;
+        r->started_unix_ms = (uint64_t)rp_int(rec, "ts", 0);
+    }
+    const char *outcome = json_string_value(json_object_get(rec, "outcome"));
+    bool completed = outcome != NULL && strcmp(outcome, "completed") == 0;
+    r->has_outcome = true;
+    r->outcome = completed ? CROUPIER__ROUND_OUTCOME__OUTCOME_COMPLETED
+                           : CROUPIER__ROUND_OUTCOME__OUTCOME_VOIDED;
+    if (!completed) {
+        const char *why = json_string_value(json_object_get(rec, "void_reason"));
+        const ProtobufCEnumValue *v = why ? protobuf_c_enum_descriptor_get_value_by_name(
+                                                &croupier__void_reason__descriptor, why)
+                                          : NULL;
+        r->has_void_reason = true;
+        r->void_reason =
+            v ? (Croupier__VoidReason)v->value : CROUPIER__VOID_REASON__VOID_INTERNAL_ERROR;
+    }
+    r->has_rake = true;
+    r->rake = rp_int(rec, "rake", 0);
+    /* A tournament hand's button is the director's (docs/hand-history.md: the record's own
+     * "button" means nothing there). */
+    const json_t *tour = json_object_get(rec, "tournament");
+    int64_t button = json_is_object(tour) ? rp_int(tour, "button", -1) : rp_int(rec, "button", -1);
+    if (button >= 0 && button < RP_MAX_SEATS) {
+        r->has_button_seat = true;
+        r->button_seat = (uint32_t)button;
+    }
+    if (rp_int(rec, "banker", -1) >= 0) {
+        r->has_banker_seat = true;
+        r->banker_seat = (uint32_t)rp_int(rec, "banker", 0);
+    }
+    int me = replay_seat_of(rec, viewer);
+    if (me >= 0) {
+        r->has_your_seat = true;
+        r->your_seat = (uint32_t)me;
+    }
+    uint8_t commit[32];
+    if (rp_hex(json_string_value(json_object_get(rec, "deck_commitment")), commit, 32)) {
+        r->has_deck_commitment = true;
+        rp_set_cards(&r->deck_commitment, commit, 32);
+    }
+    if (rules->deck_public) {
+        r->deck = rp_strdup(json_string_value(json_object_get(rec, "deck")));
+        r->deck_nonce = rp_strdup(json_string_value(json_object_get(rec, "deck_nonce")));
+    }
+
+    /* Cards by seat, in the order recorded. */
+    const json_t *cards = json_object_get(rec, "cards");
+    size_t ncards = json_array_size(cards);
+    if (ncards > 4 * RP_MAX_CARDS) {
+        rp_fail(err, errlen, "%zu cards recorded", ncards);
+        goto fail;
+    }
+    int seat_of[4 * RP_MAX_CARDS];
+    uint8_t code[4 * RP_MAX_CARDS];
+    for (size_t i = 0; i < ncards; i++) {
+        const json_t *c = json_array_get(cards, i);
+        int64_t s = rp_int(c, "seat", -2);
+        int v = replay_card_code(json_string_value(json_object_get(c, "card")));
+        if (s < -1 || s >= RP_MAX_SEATS || v < 0) {
+            rp_fail(err, errlen, "cards[%zu]: no seat or no card", i);
+            goto fail;
+        }
+        seat_of[i] = (int)s;
+        code[i] = (uint8_t)v;
+    }
+
+    /* Hold'em: the hand played again says when the board came out and who showed. */
+    int order[3] = {-1, -1, -1};
+    if (rules->holdem_board) {
+        char why[200];
+        b.played = holdem_record_play(rec, false, rp_holdem_event, &b, order, why, sizeof why) == 0;
+        if (!b.played) {
+            memset(b.shown, 0, sizeof b.shown);
+            order[0] = order[1] = order[2] = -1;
+        }
+    }
+    /* The seats' hands shown at the end (REPLAY_SHOW_DOWN). Without the table's word: the
+     * seats that did not fold, when two or more did not. */
+    bool down[RP_MAX_SEATS] = {false};
+    if (rules->show == REPLAY_SHOW_DOWN && completed) {
+        if (b.played) {
+            memcpy(down, b.shown, sizeof down);
+        } else {
+            bool folded[RP_MAX_SEATS] = {false};
+            size_t i;
+            const json_t *a;
+            json_array_foreach(json_object_get(rec, "actions"), i, a)
+            {
+                const char *n = json_string_value(json_object_get(a, "action"));
+                int64_t s = rp_int(a, "seat", -1);
+                if (n != NULL && s >= 0 && s < RP_MAX_SEATS && strstr(n, "fold") != NULL)
+                    folded[s] = true;
+            }
+            int live = 0;
+            json_array_foreach(json_object_get(rec, "seats"), i, a)
+            {
+                int64_t s = rp_int(a, "seat", -1);
+                live += s >= 0 && s < RP_MAX_SEATS && !folded[s];
+            }
+            json_array_foreach(json_object_get(rec, "seats"), i, a)
+            {
+                int64_t s = rp_int(a, "seat", -1);
+                if (s >= 0 && s < RP_MAX_SEATS && live >= 2 && !folded[s])
+                    down[s] = true;
+            }
+        }
+    }
+
+    /* Seats. */
+    const json_t *seats = json_object_get(rec, "seats");
+    size_t nseats = json_array_size(seats);
+    if (nseats > RP_MAX_SEATS) {
+        rp_fail(err, errlen, "%zu seats", nseats);
+        goto fail;
+    }
+    r->seats = xcalloc(nseats ? nseats : 1, sizeof *r->seats);
+    for (size_t i = 0; i < nseats; i++) {
+        const json_t *s = json_array_get(seats, i);
+        int64_t seat = rp_int(s, "seat", -1);
+        if (seat < 0 || seat >= RP_MAX_SEATS) {
+            rp_fail(err, errlen, "seats[%zu]: no seat", i);
+            goto fail;
+        }
+        Croupier__ReplaySeat *rs = xcalloc(1, sizeof *rs);
+        croupier__replay_seat__init(rs);
+        r->seats[r->n_seats++] = rs;
+        rs->seat = (uint32_t)seat;
+        const char *p = json_string_value(json_object_get(s, "player"));
+        if (p != NULL) {
+            rs->has_player_id = true;
+            rs->player_id = strtoull(p, NULL, 10);
+        }
+        rs->has_bot = true;
+        rs->bot = json_is_true(json_object_get(s, "bot"));
+        rs->has_stack = true;
+        rs->stack = rp_int(s, "stack", 0);
+        size_t k;
+        const json_t *res;
+        json_array_foreach(json_object_get(rec, "results"), k, res)
+        {
+            if (rp_int(res, "seat", -1) == seat) {
+                rs->has_delta = true;
+                rs->delta = rp_int(res, "delta", 0);
+            }
+        }
+        bool visible = seat == me || rules->show == REPLAY_SHOW_ALL || down[seat];
+        uint8_t mine[RP_MAX_CARDS];
+        size_t n = 0;
+        for (size_t c = 0; c < ncards && n < RP_MAX_CARDS; c++)
+            if (seat_of[c] == seat)
+                mine[n++] = code[c];
+        if (visible) {
+            rs->has_cards = true;
+            rp_set_cards(&rs->cards, mine, n);
+        } else if (n > 0) {
+            rs->has_hidden = true;
+            rs->hidden = (uint32_t)n;
+        }
+    }
+
+    /* Events: each seat's deal (runs of one seat's cards), the table's cards where they came
+     * out, the actions in order, the hands shown down. */
+    size_t c = 0;
+    uint8_t board[RP_MAX_CARDS];
+    size_t nboard = 0;
+    while (c < ncards) {
+        size_t end = c;
+        while (end < ncards && seat_of[end] == seat_of[c])
+            end++;
+        int s = seat_of[c];
+        if (s < 0 && rules->holdem_board) {
+            for (size_t k = c; k < end && nboard < RP_MAX_CARDS; k++)
+                board[nboard++] = code[k];
+        } else {
+            bool visible = s < 0 || s == me || rules->show == REPLAY_SHOW_ALL;
+            rp_deal(&b, s, code + c, end - c, visible);
+        }
+        c = end;
+    }
+    /* The board's streets: 3, 1, 1 cards, each before the action the table had reached. */
+    size_t street_at[3] = {0, 3, 4}, street_n[3] = {3, 1, 1};
+    const json_t *actions = json_object_get(rec, "actions");
+    size_t nactions = json_array_size(actions);
+    int street = 0;
+    for (size_t i = 0; i <= nactions; i++) {
+        while (street < 3 && street_at[street] + street_n[street] <= nboard && order[street] >= 0 &&
+               (size_t)order[street] <= i) {
+            rp_deal(&b, -1, board + street_at[street], street_n[street], true);
+            street++;
+        }
+        if (i == nactions)
+            break;
+        const json_t *a = json_array_get(actions, i);
+        const char *name = json_string_value(json_object_get(a, "action"));
+        if (name == NULL) {
+            rp_fail(err, errlen, "actions[%zu]: no action name", i);
+            goto fail;
+        }
+        Croupier__ReplayEvent *e =
+            rp_event(&b, CROUPIER__REPLAY_EVENT_KIND__REPLAY_ACTION, (int)rp_int(a, "seat", -1));
+        e->action = xstrdup(name);
+        e->has_amount = true;
+        e->amount = rp_int(a, "amount", 0);
+    }
+    /* A board the table's replay did not place (an older record): after the actions. */
+    size_t placed = street == 0 ? 0 : street_at[street - 1] + street_n[street - 1];
+    if (placed < nboard)
+        rp_deal(&b, -1, board + placed, nboard - placed, true);
+    /* Hold'em: the PHH file, masked for the viewer. */
+    if (rules->holdem_board && completed && b.played) {
+        bool hidden[HOLDEM_MAX_SEATS];
+        for (int s = 0; s < HOLDEM_MAX_SEATS; s++)
+            hidden[s] = s != me && rules->show != REPLAY_SHOW_ALL && !down[s];
+        char *phh = NULL, why[200];
+        if (holdem_record_phh(rec, hidden, &phh, why, sizeof why) == 0 &&
+            strlen(phh) <= FRAME_DEFAULT_MAX_STRING)
+            r->phh = phh;
+        else
+            free(phh);
+    }
+    if (rules->show == REPLAY_SHOW_DOWN) {
+        for (size_t i = 0; i < r->n_seats; i++) {
+            Croupier__ReplaySeat *rs = r->seats[i];
+            if (!down[rs->seat] || (int)rs->seat == me)
+                continue;
+            Croupier__ReplayEvent *e =
+                rp_event(&b, CROUPIER__REPLAY_EVENT_KIND__REPLAY_SHOW, (int)rs->seat);
+            e->has_cards = true;
+            rp_set_cards(&e->cards, rs->cards.data, rs->cards.len);
+        }
+    }
+    return r;
+fail:
+    croupier__replay__free_unpacked(r, NULL);
+    return NULL;
+}

@@ -1,0 +1,65 @@
+/*
+ * replay -- a finished round's replay, built from its hand history record (docs/hand-history.md)
+ * for one viewer by the game's view policy (docs/replays.md).
+ *
+ * The builder is game-neutral: it reads the record's seats, cards, actions and results, and
+ * turns them into Replay events (client.proto): each seat's deal, the table's cards, every action
+ * in order, the hands shown at the end. What each game adds is a row of replay_rules_t: whose
+ * cards a viewer may see once the round is over (none but his own, those shown down, or all),
+ * whether the deck and its nonce are shown, and, for hold'em, when the board came out between
+ * the actions (the record keeps cards and actions apart: games/holdem/holdem_record.h plays the
+ * hand again to know).
+ *
+ * The viewer is a player id: a player dealt into the round always sees his own cards; everything
+ * else follows the policy, the same for every other viewer (a share code's too).
+ *
+ * Threads: none; pure, no I/O.
+ */
+#ifndef CROUPIER_REPLAY_H
+#define CROUPIER_REPLAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "client.pb-c.h"
+
+/* Whose cards, besides his own, a viewer sees after the round. */
+typedef enum {
+    REPLAY_SHOW_NONE = 0, /* nobody else's */
+    REPLAY_SHOW_DOWN,     /* the hands shown down at the end (hold'em's showdown) */
+    REPLAY_SHOW_ALL,      /* every hand dealt: from the deal on */
+} replay_show_t;
+
+typedef struct {
+    const char *game; /* NULL: the row of every game not listed */
+    replay_show_t show;
+    bool deck_public;   /* the record's deck and deck_nonce */
+    bool holdem_board;  /* the board between the actions, by the hold'em streets */
+    const char *policy; /* Replay.policy: the name docs/replays.md gives the row */
+} replay_rules_t;
+
+/* The rules of game (never NULL: the default row, REPLAY_SHOW_NONE, for a game not listed). */
+const replay_rules_t *replay_rules(const char *game);
+
+/* The seat player was dealt into the record's round, or -1. */
+int replay_seat_of(const json_t *rec, uint64_t player);
+
+/* Whether the record is a round's, completed or voided (a table record is not: it has "record"). */
+bool replay_is_round(const json_t *rec);
+
+/*
+ * The replay of the record for viewer (a player id; 0: nobody dealt in). Returns a Replay
+ * whose every part is malloc'd (free it with croupier__replay__free_unpacked(r, NULL)), or NULL
+ * with the reason in err (errlen bytes): a record that is no round, a field of the wrong type, a
+ * card that is no card, out of memory.
+ */
+Croupier__Replay *replay_build(const json_t *rec, uint64_t viewer, char *err, size_t errlen);
+
+/* The wire code (docs/protocol.md "Cards") of a history card ("As", "Td", jokers "Xb" "Xr"), or
+ * -1. */
+int replay_card_code(const char *text);
+
+#endif

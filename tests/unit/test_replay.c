@@ -1,0 +1,268 @@
+/*
+ * test_replay -- the replay builder and the games' view policies (replay/replay.h,
+ * docs/replays.md) on hand history records (docs/hand-history.md), no process.
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "replay.h"
+
+/* The Zha Jin Hua example of docs/hand-history.md. */
+static const char zjh_rec[] =
+    "{\"round\":\"zhajinhua:3:7:4294967297:12\",\"game\":\"zhajinhua\",\"ts\":1767225600000,"
+    "\"seats\":[{\"seat\":0,\"player\":\"1001\",\"bot\":false,\"stack\":2000},"
+    "{\"seat\":1,\"player\":\"1002\",\"bot\":false,\"stack\":2000},"
+    "{\"seat\":2,\"player\":\"1003\",\"bot\":false,\"stack\":1500}],"
+    "\"cards\":[{\"seat\":1,\"card\":\"Kd\"},{\"seat\":1,\"card\":\"9c\"},{\"seat\":1,\"card\":"
+    "\"4s\"},{\"seat\":2,\"card\":\"7h\"},{\"seat\":2,\"card\":\"7s\"},{\"seat\":2,\"card\":"
+    "\"2d\"},{\"seat\":0,\"card\":\"As\"},{\"seat\":0,\"card\":\"Qh\"},{\"seat\":0,\"card\":"
+    "\"8d\"}],"
+    "\"actions\":[{\"seat\":1,\"action\":\"ante\",\"amount\":10},{\"seat\":2,\"action\":\"ante\","
+    "\"amount\":10},{\"seat\":0,\"action\":\"ante\",\"amount\":10},{\"seat\":1,\"action\":"
+    "\"call\",\"amount\":10},{\"seat\":2,\"action\":\"look\",\"amount\":0},{\"seat\":2,"
+    "\"action\":\"raise\",\"amount\":40},{\"seat\":0,\"action\":\"fold\",\"amount\":0},"
+    "{\"seat\":1,\"action\":\"call\",\"amount\":20},{\"seat\":2,\"action\":\"compare\","
+    "\"amount\":40}],"
+    "\"results\":[{\"seat\":0,\"delta\":-10},{\"seat\":1,\"delta\":-40},{\"seat\":2,\"delta\":"
+    "43}],\"engine\":\"zhajinhua\",\"stake\":10,\"button\":0,\"outcome\":\"completed\","
+    "\"rake\":7,\"deck\":\"0001\",\"deck_nonce\":\"ab\"}";
+
+static Croupier__Replay *build(const char *text, uint64_t viewer)
+{
+    json_t *rec = json_loads(text, 0, NULL);
+    ck_assert_ptr_nonnull(rec);
+    char err[200] = "";
+    Croupier__Replay *r = replay_build(rec, viewer, err, sizeof err);
+    ck_assert_msg(r != NULL, "replay_build: %s", err);
+    json_decref(rec);
+    return r;
+}
+
+START_TEST(test_replay_card_codes_follow_the_protocol)
+{
+    ck_assert_int_eq(replay_card_code("2c"), 2 << 2);
+    ck_assert_int_eq(replay_card_code("As"), 14 << 2 | 3);
+    ck_assert_int_eq(replay_card_code("Td"), 10 << 2 | 1);
+    ck_assert_int_eq(replay_card_code("Xb"), 60);
+    ck_assert_int_eq(replay_card_code("Xr"), 61);
+    ck_assert_int_eq(replay_card_code("1c"), -1);
+    ck_assert_int_eq(replay_card_code("Ax"), -1);
+    ck_assert_int_eq(replay_card_code("A"), -1);
+    ck_assert_int_eq(replay_card_code(NULL), -1);
+}
+END_TEST
+
+START_TEST(test_replay_zjh_shows_only_the_viewers_own_hand)
+{
+    Croupier__Replay *r = build(zjh_rec, 1002);
+    ck_assert(r->has_your_seat);
+    ck_assert_uint_eq(r->your_seat, 1);
+    ck_assert_str_eq(r->policy, "own");
+    ck_assert_ptr_null(r->deck); /* not public in Zha Jin Hua */
+    ck_assert_uint_eq(r->n_seats, 3);
+    for (size_t i = 0; i < r->n_seats; i++) {
+        if (r->seats[i]->seat == 1) {
+            ck_assert(r->seats[i]->has_cards);
+            ck_assert_uint_eq(r->seats[i]->cards.len, 3);
+            ck_assert_uint_eq(r->seats[i]->cards.data[0], 13 << 2 | 1); /* Kd */
+        } else {
+            ck_assert(!r->seats[i]->has_cards);
+            ck_assert_uint_eq(r->seats[i]->hidden, 3);
+        }
+    }
+    /* Three deals (one face up: the viewer's), nine actions in order. */
+    ck_assert_uint_eq(r->n_events, 12);
+    int up = 0;
+    for (size_t i = 0; i < 3; i++) {
+        ck_assert_int_eq(r->events[i]->kind, CROUPIER__REPLAY_EVENT_KIND__REPLAY_DEAL);
+        up += r->events[i]->has_cards;
+        if (!r->events[i]->has_cards)
+            ck_assert_uint_eq(r->events[i]->count, 3);
+    }
+    ck_assert_int_eq(up, 1);
+    ck_assert_str_eq(r->events[11]->action, "compare");
+    ck_assert_int_eq(r->events[11]->amount, 40);
+    croupier__replay__free_unpacked(r, NULL);
+}
+END_TEST
+
+START_TEST(test_replay_stranger_sees_no_hidden_card)
+{
+    Croupier__Replay *r = build(zjh_rec, 4242);
+    ck_assert(!r->has_your_seat);
+    for (size_t i = 0; i < r->n_seats; i++)
+        ck_assert(!r->seats[i]->has_cards);
+    for (size_t i = 0; i < r->n_events; i++)
+        ck_assert(!r->events[i]->has_cards);
+    croupier__replay__free_unpacked(r, NULL);
+}
+END_TEST
+
+START_TEST(test_replay_doudizhu_shows_every_hand_and_the_deck)
+{
+    const char *rec =
+        "{\"round\":\"trad:1:1:1:1\",\"game\":\"doudizhu\",\"engine\":\"traditional\","
+        "\"seats\":[{\"seat\":0,\"player\":\"7\",\"stack\":100},{\"seat\":1,\"player\":\"8\","
+        "\"stack\":100}],\"cards\":[{\"seat\":-1,\"card\":\"Xr\"},{\"seat\":0,\"card\":\"3c\"},"
+        "{\"seat\":1,\"card\":\"Xb\"}],\"actions\":[{\"seat\":0,\"action\":\"play 3c\","
+        "\"amount\":0}],\"results\":[{\"seat\":0,\"delta\":5},{\"seat\":1,\"delta\":-5}],"
+        "\"outcome\":\"completed\",\"deck\":\"3c3d\",\"deck_nonce\":\"00\"}";
+    Croupier__Replay *r = build(rec, 0);
+    ck_assert_str_eq(r->policy, "all");
+    ck_assert_str_eq(r->deck, "3c3d");
+    for (size_t i = 0; i < r->n_seats; i++)
+        ck_assert(r->seats[i]->has_cards);
+    ck_assert_uint_eq(r->n_events, 4);
+    ck_assert(!r->events[0]->has_seat); /* the bottom cards: the table's */
+    ck_assert_uint_eq(r->events[0]->cards.data[0], 61);
+    ck_assert_uint_eq(r->events[2]->cards.data[0], 60);
+    ck_assert_str_eq(r->events[3]->action, "play 3c");
+    croupier__replay__free_unpacked(r, NULL);
+}
+END_TEST
+
+START_TEST(test_replay_duplicate_deal_shows_only_ones_own)
+{
+    json_t *rec =
+        json_loads("{\"round\":\"trad:1:1:1:1\",\"game\":\"doudizhu\",\"seats\":[{\"seat\":0,"
+                   "\"player\":\"7\",\"stack\":100},{\"seat\":1,\"player\":\"8\",\"stack\":100}],"
+                   "\"cards\":[{\"seat\":0,\"card\":\"3c\"},{\"seat\":1,\"card\":\"4c\"}],"
+                   "\"actions\":[],\"results\":[],\"outcome\":\"completed\",\"deck\":\"0102\","
+                   "\"match\":{\"id\":1,\"seed\":\"ab\"}}",
+                   0, NULL);
+    char err[200];
+    Croupier__Replay *r = replay_build(rec, 7, err, sizeof err);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_str_eq(r->policy, "own");
+    ck_assert_ptr_null(r->deck);
+    ck_assert(r->seats[0]->has_cards);
+    ck_assert(!r->seats[1]->has_cards);
+    croupier__replay__free_unpacked(r, NULL);
+    /* The same deal without a seed (not duplicate): everything. */
+    json_object_del(json_object_get(rec, "match"), "seed");
+    r = replay_build(rec, 7, err, sizeof err);
+    ck_assert_str_eq(r->policy, "all");
+    ck_assert(r->seats[1]->has_cards);
+    croupier__replay__free_unpacked(r, NULL);
+    json_decref(rec);
+}
+END_TEST
+
+START_TEST(test_replay_voided_round_and_unknown_game)
+{
+    /* A voided round replays with its reason; a game without a row shows only one's own. */
+    const char *rec =
+        "{\"round\":\"x:1:1:1:2\",\"game\":\"newgame\",\"seats\":[{\"seat\":0,"
+        "\"player\":\"5\",\"stack\":10},{\"seat\":1,\"player\":\"6\",\"stack\":10}],"
+        "\"cards\":[{\"seat\":0,\"card\":\"2c\"},{\"seat\":1,\"card\":\"3c\"}],"
+        "\"actions\":[],\"results\":[{\"seat\":0,\"delta\":0},{\"seat\":1,\"delta\":0}],"
+        "\"outcome\":\"voided\",\"void_reason\":\"VOID_DRAIN_TIMEOUT\",\"deck\":\"0102\"}";
+    Croupier__Replay *r = build(rec, 6);
+    ck_assert_int_eq(r->outcome, CROUPIER__ROUND_OUTCOME__OUTCOME_VOIDED);
+    ck_assert(r->has_void_reason);
+    ck_assert_int_eq(r->void_reason, CROUPIER__VOID_REASON__VOID_DRAIN_TIMEOUT);
+    ck_assert_str_eq(r->policy, "own");
+    ck_assert_ptr_null(r->deck);
+    ck_assert_uint_eq(r->your_seat, 1);
+    ck_assert(!r->seats[0]->has_cards);
+    ck_assert(r->seats[1]->has_cards);
+    ck_assert_ptr_null(r->phh);
+    croupier__replay__free_unpacked(r, NULL);
+}
+END_TEST
+
+START_TEST(test_replay_refuses_what_is_no_round)
+{
+    const char *bad[] = {
+        "{\"round\":\"x:0:1:2:0\",\"game\":\"blackjack\",\"seats\":[],\"cards\":[],\"actions\":[],"
+        "\"results\":[],\"record\":\"shoe_retirement\"}",
+        "{\"round\":\"x:1:1:1:1\",\"game\":\"doudizhu\",\"seats\":[],\"cards\":[{\"seat\":0,"
+        "\"card\":\"ZZ\"}],\"actions\":[]}",
+        "[1,2]",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        json_t *rec = json_loads(bad[i], 0, NULL);
+        char err[200] = "";
+        ck_assert_ptr_null(replay_build(rec, 1, err, sizeof err));
+        ck_assert(err[0] != '\0');
+        json_decref(rec);
+    }
+}
+END_TEST
+
+/*
+ * Every field of a record replaced by a value of every other type, and removed: the builder
+ * answers a Replay or NULL with a reason, never crashes (the records come from our own servers,
+ * but a share code's copy outlives versions).
+ */
+START_TEST(test_replay_survives_every_field_of_the_wrong_type)
+{
+    const char *recs[] = {
+        zjh_rec,
+        "{\"round\":\"holdem:1:1:1:1\",\"game\":\"holdem\",\"engine\":\"holdem\","
+        "\"stake\":10,\"button\":0,\"seats\":[{\"seat\":0,\"player\":\"1\",\"stack\":100},"
+        "{\"seat\":1,\"player\":\"2\",\"stack\":100}],\"cards\":[{\"seat\":0,\"card\":"
+        "\"As\"},{\"seat\":1,\"card\":\"Kd\"},{\"seat\":0,\"card\":\"Ac\"},{\"seat\":1,"
+        "\"card\":\"Kc\"},{\"seat\":-1,\"card\":\"2c\"},{\"seat\":-1,\"card\":\"3c\"},"
+        "{\"seat\":-1,\"card\":\"4c\"}],\"actions\":[{\"seat\":0,\"action\":"
+        "\"small_blind\",\"amount\":5},{\"seat\":1,\"action\":\"big_blind\",\"amount\":10},"
+        "{\"seat\":0,\"action\":\"call\",\"amount\":5},{\"seat\":1,\"action\":\"check\","
+        "\"amount\":0}],\"results\":[{\"seat\":0,\"delta\":10},{\"seat\":1,\"delta\":-10}],"
+        "\"outcome\":\"completed\",\"rake\":0,\"deck_commitment\":\"zz\"}",
+    };
+    json_t *odd[] = {
+        json_null(),  json_true(),   json_integer(-7),           json_string("x"),
+        json_array(), json_object(), json_pack("[i,s]", 1, "a"), json_pack("[{s:s}]", "seat", "0")};
+    size_t nodd = sizeof odd / sizeof odd[0];
+    for (size_t r = 0; r < sizeof recs / sizeof recs[0]; r++) {
+        json_t *rec = json_loads(recs[r], 0, NULL);
+        ck_assert_ptr_nonnull(rec);
+        const char *key;
+        json_t *v;
+        json_object_foreach(rec, key, v)
+        {
+            for (size_t k = 0; k <= nodd; k++) {
+                json_t *m = json_deep_copy(rec);
+                if (k == nodd)
+                    json_object_del(m, key);
+                else
+                    json_object_set(m, key, odd[k]);
+                char err[200] = "";
+                Croupier__Replay *out = replay_build(m, 1, err, sizeof err);
+                ck_assert_msg(out != NULL || err[0] != '\0', "%s: NULL without a reason", key);
+                croupier__replay__free_unpacked(out, NULL);
+                json_decref(m);
+            }
+        }
+        json_decref(rec);
+    }
+    for (size_t k = 0; k < nodd; k++)
+        json_decref(odd[k]);
+}
+END_TEST
+
+static Suite *replay_suite(void)
+{
+    Suite *s = suite_create("replay");
+    TCase *tc = tcase_create("build");
+    tcase_add_test(tc, test_replay_card_codes_follow_the_protocol);
+    tcase_add_test(tc, test_replay_zjh_shows_only_the_viewers_own_hand);
+    tcase_add_test(tc, test_replay_stranger_sees_no_hidden_card);
+    tcase_add_test(tc, test_replay_doudizhu_shows_every_hand_and_the_deck);
+    tcase_add_test(tc, test_replay_duplicate_deal_shows_only_ones_own);
+    tcase_add_test(tc, test_replay_voided_round_and_unknown_game);
+    tcase_add_test(tc, test_replay_refuses_what_is_no_round);
+    tcase_add_test(tc, test_replay_survives_every_field_of_the_wrong_type);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(replay_suite());
+    srunner_run_all(sr, CK_ENV);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
