@@ -23,6 +23,7 @@
  *              so the recovery can void the round in progress), chosen as min(wallet, max
  *              buy-in) and refused
  *              INSUFFICIENT_FUNDS below the minimum; every round settles the game's deltas
+ *              (or those its transfers make: pairwise settlement, tk_round_end_transfers)
  *              against the seat accounts in one idempotent settlement (sum = -rake); a leaver,
  *              a busted player (stack below what a round needs) and, when the table closes,
  *              everyone is cashed out (one seat transfer back to the wallet). Every buy-in
@@ -558,6 +559,35 @@ int tk_round_end_house(tk_table_t *t, const int64_t delta[TK_MAX_SEATS], int64_t
                        int64_t rake);
 /* The rake of a pot under the table's settings (rake_bp of pot, at most rake_cap stakes). */
 int64_t tk_rake(const tk_table_t *t, int64_t pot);
+
+/*
+ * Pairwise settlement (docs/writing-a-game.md "Pairwise settlement"): a round whose chips move
+ * between given seats -- each punter with the banker, say -- and the house, rather than into one
+ * pot. One transfer: amount chips (> 0) from seat `from` to seat `to`, or to TK_HOUSE (the
+ * house's rake account, {croupier:money}:rake:<game>: a transfer to the house is rake), for the
+ * game's reason: 1..TK_REASON_MAX characters of [a-z0-9_] ("win", "niu_niu", "rake").
+ */
+#define TK_HOUSE (-1)
+#define TK_MAX_TRANSFERS 64
+#define TK_REASON_MAX 15
+typedef struct {
+    int from, to;
+    int64_t amount;
+    const char *reason;
+} tk_transfer_t;
+/*
+ * Ends the round with the transfers tr[0..n), in order (the game's order: the banker collects,
+ * then pays). It derives
+ * each seat's delta (what it received minus what it paid) and the rake (the sum to the house),
+ * so that sum of deltas == -rake by construction, and ends the round as tk_round_end() with
+ * them: the settlement, RoundEnd (its transfers, docs/protocol.md "Transfers") and the hand
+ * history ("transfers", docs/hand-history.md) show every transfer. Returns 0, or -EINVAL (the
+ * round voided as tk_round_end() voids it: a bug in the game) when a transfer names a seat not
+ * dealt in, the house as payer, the same seat twice, an amount not in 1..MONEY_MAX_AMOUNT or a
+ * bad reason, when there are more than TK_MAX_TRANSFERS, or when a stack
+ * would end below zero. n == 0 ends the round with nothing moved.
+ */
+int tk_round_end_transfers(tk_table_t *t, const tk_transfer_t *tr, int n);
 
 /* A tournament table (tk_game_t.tournaments): its chips are the director's, every hand's blinds
  * and positions come from it. Known from table_create() on. */
