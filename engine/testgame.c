@@ -35,7 +35,7 @@
  *
  * Pairwise (the kit's pairwise settlement, engine/tk.h "tk_round_end_transfers"): with
  * --test-pairwise 1 the round ends with transfers instead of deltas: each other human pays the
- * winner the stake ("win"), then the winner pays the house tk_rake() of its win ("rake",
+ * winner the stake ("win"), then the winner pays the house tk_rake_win() of its win ("rake",
  * --test-rake-bp / --test-rake-cap). The deltas the kit derives are the same as above, less the
  * rake.
  */
@@ -216,7 +216,7 @@ static void tg_round_finish(tk_table_t *t, tg_game_t *z)
         tk_round_end(t, delta, 0);
         return;
     }
-    int64_t rake = winner >= 0 ? tk_rake(t, delta[winner]) : 0;
+    int64_t rake = winner >= 0 ? tk_rake_win(t, delta[winner]) : 0;
     if (rake > 0)
         tr[ntr++] = (tk_transfer_t){winner, TK_HOUSE, rake, "rake"};
     tk_round_end_transfers(t, tr, ntr);

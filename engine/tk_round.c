@@ -639,6 +639,11 @@ int tk_round_end_transfers(tk_table_t *t, const tk_transfer_t *tr, int n)
     bool ok = n >= 0 && n <= TK_MAX_TRANSFERS && (n == 0 || tr != NULL);
     for (int i = 0; ok && i < n; i++)
         ok = tk_xfer_add(t, tr[i].from, tr[i].to, tr[i].amount, tr[i].reason, delta, &rake);
+    /* The winners' rake (tk_game_t.rake_winners): each winner's own, after the game's. */
+    for (int s = 0; ok && t->eng->game->rake_winners && s < t->nseats; s++) {
+        int64_t r = tk_rake_win(t, delta[s]);
+        ok = r == 0 || tk_xfer_add(t, s, TK_HOUSE, r, "rake", delta, &rake);
+    }
     if (!ok)
         return tk_round_refused(t, 0, rake);
     return tk_round_close(t, delta, false, 0, rake);
