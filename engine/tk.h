@@ -115,7 +115,8 @@
  *
  * The engines on the kit: test (engine/testgame.c; its --test-windows mode opens action
  * windows), holdem, persistent (blackjack),
- * traditional (the shedding games) and zhajinhua (games/<game>/).
+ * traditional (the shedding games), zhajinhua and niuniu (a banker game: windows, banker, pairwise
+ * settlement, winners' rake) (games/<game>/).
  *
  * Threads. Every tk_* function below that takes a tk_table_t runs on that table's desk thread,
  * inside one of the game's callbacks (the kit calls the game only there). Nothing of a table is
