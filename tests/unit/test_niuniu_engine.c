@@ -39,6 +39,8 @@ typedef struct {
     uint32_t window[MAXS]; /* the last one's window seats */
     size_t nwindow;
     int banker, mult, bankers; /* the last NiuBanker; how many came */
+    int banker_seq[16];        /* the first 16 NiuBankers' seats */
+    int mults_above_1;         /* NiuBankers with a multiplier above 1 */
     uint8_t shown[MAXS][NIUNIU_HAND_CARDS];
     bool has_shown[MAXS];
     int completed, voided;
@@ -73,6 +75,9 @@ static void view_apply(view_t *v, const Croupier__RpcFrame *f)
         if (ev->kind_case == CROUPIER__NIUNIU__NIU_EVENT__KIND_BANKER) {
             v->banker = (int)ev->banker->seat;
             v->mult = (int)ev->banker->mult;
+            v->mults_above_1 += v->mult > 1;
+            if (v->bankers < 16)
+                v->banker_seq[v->bankers] = v->banker;
             v->bankers++;
             memset(v->has_shown, 0, sizeof v->has_shown);
         } else if (ev->kind_case == CROUPIER__NIUNIU__NIU_EVENT__KIND_SHOWN) {
@@ -189,8 +194,9 @@ static int act(rpcc_t *c, view_t *v, int i, Croupier__Niuniu__NiuMove move, int 
     return reply_code(c, v, rid, NULL);
 }
 
-/* players[0]'s wallet is wallet0, the others' WALLET. */
-static void env_start(env_t *e, const char *action_ms, int wallet0)
+/* players[0]'s wallet is wallet0, the others' WALLET; bank_min and rotate as the flags. */
+static void env_start_with(env_t *e, const char *action_ms, int wallet0, const char *bank_min,
+                           const char *rotate)
 {
     char *args[] = {"--niuniu-seats",
                     "3",
@@ -201,7 +207,9 @@ static void env_start(env_t *e, const char *action_ms, int wallet0)
                     "--niuniu-rake-bp",
                     "1000",
                     "--niuniu-bank-min",
-                    "10",
+                    (char *)bank_min,
+                    "--niuniu-rotate",
+                    (char *)rotate,
                     "--niuniu-move-wait-ms",
                     "3000",
                     NULL};
@@ -210,6 +218,11 @@ static void env_start(env_t *e, const char *action_ms, int wallet0)
         free(ts_redis_cmd(e->redis, "SET {croupier:money}:wallet:%llu %d",
                           (unsigned long long)players[i], i == 0 ? wallet0 : WALLET));
     ck_assert_int_eq(testenv_start_game(e, &e->game, "niuniu", 30, args, NULL), 0);
+}
+
+static void env_start(env_t *e, const char *action_ms, int wallet0)
+{
+    env_start_with(e, action_ms, wallet0, "10", "0");
 }
 
 static long long redis_ll(env_t *e, const char *fmt, const char *arg)
@@ -559,6 +572,51 @@ START_TEST(test_niuniu_drain_hands_the_table_over_to_another_server)
 }
 END_TEST
 
+/*
+ * The rotation (--niuniu-rotate 1, docs/rules/niuniu.md "The banker"): no bid window; the bank
+ * passes clockwise every round to the next seat that may bank, always at multiplier 1.
+ */
+START_TEST(test_niuniu_rotation_passes_the_bank_clockwise)
+{
+    env_t e;
+    env_start_with(&e, "150", WALLET, "10", "1");
+    view_t v;
+    rpcc_t *c = join_all(&e, &v);
+    ck_assert(wait_completed(c, &v, 4, 15000));
+    ck_assert_int_ge(v.bankers, 4);
+    ck_assert_int_eq(v.mults_above_1, 0);
+    for (int k = 1; k < 4; k++)
+        ck_assert_int_eq(v.banker_seq[k], (v.banker_seq[k - 1] + 1) % NP);
+    ck_assert_int_eq(v.transfers_wrong, 0);
+    rpcc_close(c);
+    testenv_stop(&e);
+}
+END_TEST
+
+/*
+ * Nobody may bank (--niuniu-bank-min 1000 stakes, stacks of 400): every round ends at once with
+ * nothing moved -- no banker, no transfer, every delta 0 -- and the chips stay where they are.
+ */
+START_TEST(test_niuniu_round_without_a_banker_moves_nothing)
+{
+    env_t e;
+    env_start_with(&e, "150", WALLET, "1000", "0");
+    view_t v;
+    rpcc_t *c = join_all(&e, &v);
+    ck_assert(wait_completed(c, &v, 2, 10000));
+    ck_assert_int_eq(v.voided, 0);
+    ck_assert_int_eq(v.bankers, 0);
+    ck_assert_int_eq(v.with_transfers, 0);
+    for (int s = 0; s < NP; s++)
+        ck_assert_int_eq(v.delta[s], 0);
+    long long rake;
+    ck_assert_int_eq(all_chips(&e, &rake), NP * WALLET);
+    ck_assert_int_eq(rake, 0);
+    rpcc_close(c);
+    testenv_stop(&e);
+}
+END_TEST
+
 static Suite *niuniu_engine_suite(void)
 {
     Suite *s = suite_create("niuniu_engine");
@@ -567,6 +625,8 @@ static Suite *niuniu_engine_suite(void)
     tcase_add_test(tc, test_niuniu_round_settles_pairwise_with_the_winners_raked);
     tcase_add_test(tc, test_niuniu_rounds_play_on_automatic_moves_and_conserve_money);
     tcase_add_test(tc, test_niuniu_drain_hands_the_table_over_to_another_server);
+    tcase_add_test(tc, test_niuniu_rotation_passes_the_bank_clockwise);
+    tcase_add_test(tc, test_niuniu_round_without_a_banker_moves_nothing);
     suite_add_tcase(s, tc);
     return s;
 }
