@@ -37,7 +37,8 @@
  * --test-pairwise 1 the round ends with transfers instead of deltas: each other human pays the
  * winner the stake ("win"), then the winner pays the house tk_rake_win() of its win ("rake",
  * --test-rake-bp / --test-rake-cap). The deltas the kit derives are the same as above, less the
- * rake.
+ * rake. --test-pairwise 2 adds a transfer from the winner to itself, which the kit refuses (the
+ * round is voided, VOID_INTERNAL_ERROR: a bug of the game).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -67,8 +68,9 @@ static const config_flag_t tg_flags[] = {
     {"test-no-bank-seat", CONFIG_INT, "-1", "a seat that may never bank (-1: none)",
      &tg_no_bank_seat, -1, TK_MAX_SEATS - 1},
     {"test-pairwise", CONFIG_INT, "0",
-     "a round ends with transfers (each loser pays the winner, the winner the rake) (1)",
-     &tg_pairwise, 0, 1},
+     "a round ends with transfers (each loser pays the winner, the winner the rake) (1), and one "
+     "the kit refuses (2)",
+     &tg_pairwise, 0, 2},
     {0},
 };
 
@@ -219,6 +221,8 @@ static void tg_round_finish(tk_table_t *t, tg_game_t *z)
     int64_t rake = winner >= 0 ? tk_rake_win(t, delta[winner]) : 0;
     if (rake > 0)
         tr[ntr++] = (tk_transfer_t){winner, TK_HOUSE, rake, "rake"};
+    if (tg_pairwise == 2 && winner >= 0 && ntr < TK_MAX_SEATS)
+        tr[ntr++] = (tk_transfer_t){winner, winner, 1, "self"};
     tk_round_end_transfers(t, tr, ntr);
 }
 

@@ -49,6 +49,7 @@ typedef struct {
      * make (docs/protocol.md "Transfers"); the rake summed over them. */
     int with_transfers, transfers_wrong;
     long long rake;
+    int void_reason; /* of the last voided RoundEnd */
 } view_t;
 
 static int next_rid = 1;
@@ -165,7 +166,7 @@ static void view_apply(view_t *v, const Croupier__RpcFrame *f)
         if (re->outcome == CROUPIER__ROUND_OUTCOME__OUTCOME_COMPLETED)
             v->completed++;
         else
-            v->voided++;
+            v->voided++, v->void_reason = (int)re->void_reason;
         if (re->n_transfers > 0)
             v->with_transfers++;
         v->rake += re->rake;
@@ -913,6 +914,59 @@ START_TEST(test_pairwise_transfers_make_deltas_rake_and_history)
 }
 END_TEST
 
+/*
+ * A transfer that breaks a rule (a seat paying itself) is the game's bug: the kit voids the round
+ * (VOID_INTERNAL_ERROR) with no chip moved and no transfer shown, records it voided, and the
+ * table deals on.
+ */
+START_TEST(test_pairwise_refused_transfer_voids_the_round_and_moves_nothing)
+{
+    env_t e;
+    char *args[] = {"--test-seats",
+                    "3",
+                    "--test-round-ms",
+                    "150",
+                    "--test-gap-ms",
+                    "50",
+                    "--test-pairwise",
+                    "2",
+                    "--test-rake-bp",
+                    "1000",
+                    NULL};
+    ck_assert_int_eq(testenv_start(&e, NULL), 0);
+    for (int i = 0; i < NP; i++)
+        free(ts_redis_cmd(e.redis, "SET {croupier:money}:wallet:%llu 1000000",
+                          (unsigned long long)players[i]));
+    ck_assert_int_eq(testenv_start_game(&e, &e.game, "test", 30, args, NULL), 0);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.game.port, 5000);
+    ck_assert_ptr_nonnull(c);
+    view_t v;
+    join_all(c, &v);
+    ck_assert(wait_completed(c, &v, 3, 10000));
+    rpcc_close(c);
+    ck_assert_int_eq(v.completed, 0);
+    ck_assert_int_ge(v.voided, 3); /* the table dealt on after each */
+    ck_assert_int_eq(v.void_reason, CROUPIER__VOID_REASON__VOID_INTERNAL_ERROR);
+    ck_assert_int_eq(v.with_transfers, 0);
+    ck_assert(ts_proc_log_has(e.game.proc, "tk_round_end_refused"));
+    testenv_stop_server(&e.game);
+    for (int i = 0; i < NP; i++) {
+        char *w = ts_redis_cmd(e.redis, "GET {croupier:money}:wallet:%llu",
+                               (unsigned long long)players[i]);
+        ck_assert_str_eq(w, "1000000");
+        free(w);
+    }
+    char *h = ts_redis_cmd(e.redis, "XRANGE {croupier:history:test}:stream - +");
+    int with, wrong;
+    history_transfers(h, &with, &wrong);
+    ck_assert_int_eq(with, 0);
+    ck_assert_ptr_nonnull(strstr(h, "\"void_reason\":\"VOID_INTERNAL_ERROR\""));
+    ck_assert_ptr_null(strstr(h, "\"outcome\":\"completed\""));
+    free(h);
+    testenv_stop(&e);
+}
+END_TEST
+
 static Suite *tk_window_suite(void)
 {
     Suite *s = suite_create("tk_window");
@@ -937,6 +991,7 @@ static Suite *tk_window_suite(void)
     tc = tcase_create("pairwise");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_pairwise_transfers_make_deltas_rake_and_history);
+    tcase_add_test(tc, test_pairwise_refused_transfer_voids_the_round_and_moves_nothing);
     suite_add_tcase(s, tc);
     return s;
 }
