@@ -48,16 +48,6 @@ typedef struct {
     } r;
 } nn_game_t;
 
-/* Pushes Play{seat, NiuAction} (auto_: the kit's automatic move). */
-static void nn_play(nn_game_t *z, int seat, int move, int amount, bool auto_)
-{
-    Croupier__Niuniu__NiuAction a = CROUPIER__NIUNIU__NIU_ACTION__INIT;
-    a.move = (Croupier__Niuniu__NiuMove)move;
-    a.has_amount = move != NN_SHOW;
-    a.amount = (uint32_t)amount;
-    tk_push_play(z->t, seat, &a.base, auto_);
-}
-
 /* Opens the phase's window over seats, the Turn's terms [lo, hi]; no seat: the round ends with
  * nothing moved (nobody may bank, or nobody's stack covers a bet). */
 static void nn_open(nn_game_t *z, int phase, uint32_t seats, int lo, int hi)
@@ -181,6 +171,7 @@ static Croupier__ErrorCode nn_move(nn_game_t *z, int seat, int move, int amount,
                                    const char **why)
 {
     static const char *const names[] = {"", "bid", "bet"};
+    Croupier__Niuniu__NiuAction a = CROUPIER__NIUNIU__NIU_ACTION__INIT;
     *why = "not this move's window";
     if (move != z->r.phase)
         return CROUPIER__ERROR_CODE__ACTION_NOT_ALLOWED;
@@ -190,7 +181,10 @@ static Croupier__ErrorCode nn_move(nn_game_t *z, int seat, int move, int amount,
     if (move == NN_BET && !niuniu_bet_allowed(&z->cfg, z->r.stack[seat], z->r.mult, amount))
         return CROUPIER__ERROR_CODE__ILLEGAL_MOVE;
     *why = NULL;
-    nn_play(z, seat, move, amount, auto_);
+    a.move = (Croupier__Niuniu__NiuMove)move; /* Play{seat, the move} to everyone */
+    a.has_amount = move != NN_SHOW;
+    a.amount = (uint32_t)amount;
+    tk_push_play(z->t, seat, &a.base, auto_);
     if (move == NN_SHOW)
         nn_show(z, seat);
     else
