@@ -520,8 +520,8 @@ START_TEST(test_niuniu_drain_hands_the_table_over_to_another_server)
     ck_assert_int_eq(ts_http_get("127.0.0.1", e.game.health, "/drain", 5000, NULL), 200);
     for (long long end = ts_now_ms() + 8000; v.offers < NP && ts_now_ms() < end;)
         pump(c, &v, 50);
-    ck_assert_int_eq(v.offers, NP); /* one notice per player */
-    ck_assert_int_eq(v.completed, 1);
+    ck_assert_int_eq(v.offers, NP);   /* one notice per player */
+    ck_assert_int_ge(v.completed, 1); /* the round the drain found ended */
     int turns = v.turns;
     rpcc_t *cb = rpcc_connect("127.0.0.1", b.port, 5000);
     ck_assert_ptr_nonnull(cb);
