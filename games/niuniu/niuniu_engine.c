@@ -282,7 +282,7 @@ static void nn_snapshot(tk_table_t *t, void *g, int seat)
     Croupier__Niuniu__NiuSeat seats[NIUNIU_MAX_SEATS], *ptrs[NIUNIU_MAX_SEATS];
     st.has_phase = z->r.phase != NN_NONE;
     st.phase = (Croupier__Niuniu__NiuPhase)z->r.phase;
-    st.has_mult = tk_banker(t) >= 0;
+    st.has_mult = st.has_phase && tk_banker(t) >= 0;
     st.mult = (uint32_t)z->r.mult;
     st.max_bid = (uint32_t)z->cfg.max_bid;
     st.seats = ptrs;
