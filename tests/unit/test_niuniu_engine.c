@@ -15,6 +15,7 @@
 
 #include <jansson.h>
 
+#include "deck.h"
 #include "niuniu.h"
 #include "niuniu.pb-c.h"
 #include "rpcc.h"
@@ -342,6 +343,34 @@ static int history_check(env_t *e, int *wrong, int *banker_missing)
 }
 
 /*
+ * The round's record reveals its deck (docs/fairness.md): it opens the commitment and holds the
+ * hands shown, five cards a seat dealt in, seat by seat from the deck's top.
+ */
+static void check_deck(env_t *e, const view_t *v)
+{
+    char *h = ts_redis_cmd(e->redis, "XREVRANGE {croupier:history:niuniu}:stream + - COUNT 1");
+    const char *p = h != NULL ? strstr(h, "{\"round\"") : NULL;
+    ck_assert_ptr_nonnull(p);
+    json_t *rec = json_loads(p, JSON_DISABLE_EOF_CHECK, NULL);
+    ck_assert_ptr_nonnull(rec);
+    uint8_t commit[DECK_COMMIT_LEN], deck[DECK_MAX_CARDS], nonce[DECK_NONCE_LEN], got[32];
+    const char *ch = json_string_value(json_object_get(rec, "deck_commitment"));
+    const char *dh = json_string_value(json_object_get(rec, "deck"));
+    const char *nh = json_string_value(json_object_get(rec, "deck_nonce"));
+    ck_assert(ch != NULL && dh != NULL && nh != NULL);
+    ck_assert_int_eq(deck_unhex(ch, commit, sizeof commit), DECK_COMMIT_LEN);
+    ck_assert_int_eq(deck_unhex(dh, deck, sizeof deck), NIUNIU_DECK_CARDS);
+    ck_assert_int_eq(deck_unhex(nh, nonce, sizeof nonce), DECK_NONCE_LEN);
+    deck_commitment(deck, NIUNIU_DECK_CARDS, nonce, got);
+    ck_assert(memcmp(got, commit, sizeof got) == 0);
+    for (int s = 0, k = 0; s < NP; s++)
+        if (v->has_shown[s])
+            ck_assert(memcmp(deck + NIUNIU_HAND_CARDS * k++, v->shown[s], NIUNIU_HAND_CARDS) == 0);
+    json_decref(rec);
+    free(h);
+}
+
+/*
  * One round played by hand (docs/rules/niuniu.md "Round"): every refusal of the bid and bet
  * windows changes nothing; the highest bid banks at its multiplier; the banker is out of the
  * bets; each seat sees four cards, then its fifth at the show; and the round settles exactly as
@@ -454,6 +483,7 @@ START_TEST(test_niuniu_round_settles_pairwise_with_the_winners_raked)
     ck_assert_int_eq(history_check(&e, &wrong, &no_banker), 1);
     ck_assert_int_eq(wrong, 0);
     ck_assert_int_eq(no_banker, 0);
+    check_deck(&e, &v);
     rpcc_close(c);
     testenv_stop(&e);
 }
