@@ -32,6 +32,13 @@
  * Money: play money on the players' wallets (TK_MONEY_WALLET: no buy-in, no seat accounts).
  * Bots have no wallet, so the round's deltas are the humans': the drawn winner, if human, takes
  * every other human's stake; if a bot won nothing moves. Deltas sum to zero, no rake.
+ *
+ * Pairwise (the kit's pairwise settlement, engine/tk.h "tk_round_end_transfers"): with
+ * --test-pairwise 1 the round ends with transfers instead of deltas: each other human pays the
+ * winner the stake ("win"), then the winner pays the house tk_rake_win() of its win ("rake",
+ * --test-rake-bp / --test-rake-cap). The deltas the kit derives are the same as above, less the
+ * rake. --test-pairwise 2 adds a transfer from the winner to itself, which the kit refuses (the
+ * round is voided, VOID_INTERNAL_ERROR: a bug of the game).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -48,6 +55,7 @@ static long tg_bot_tables = 0;
 static long tg_windows = 0;
 static long tg_banker = 0;
 static long tg_no_bank_seat = -1;
+static long tg_pairwise = 0;
 
 static const config_flag_t tg_flags[] = {
     {"test-round-ms", CONFIG_INT, "1000", "length of a round (ms)", &tg_round_ms, 1, 3600000},
@@ -59,6 +67,10 @@ static const config_flag_t tg_flags[] = {
      "windows mode: the first window is the bid for the bank (1), or none (0)", &tg_banker, 0, 1},
     {"test-no-bank-seat", CONFIG_INT, "-1", "a seat that may never bank (-1: none)",
      &tg_no_bank_seat, -1, TK_MAX_SEATS - 1},
+    {"test-pairwise", CONFIG_INT, "0",
+     "a round ends with transfers (each loser pays the winner, the winner the rake) (1), and one "
+     "the kit refuses (2)",
+     &tg_pairwise, 0, 2},
     {0},
 };
 
@@ -185,6 +197,8 @@ static void tg_round_finish(tk_table_t *t, tg_game_t *z)
         if (tk_seat_playing(t, s))
             playing[n++] = s;
     int64_t delta[TK_MAX_SEATS] = {0};
+    tk_transfer_t tr[TK_MAX_SEATS];
+    int ntr = 0;
     /* The winner comes from the kit's deck source (common/deck.h); a failed generator makes
      * no winner (every delta 0) and the server starts no other round. */
     uint32_t pick;
@@ -195,11 +209,21 @@ static void tg_round_finish(tk_table_t *t, tg_game_t *z)
                 continue;
             delta[playing[k]] = -tk_stake(t);
             delta[winner] += tk_stake(t);
+            tr[ntr++] = (tk_transfer_t){playing[k], winner, tk_stake(t), "win"};
         }
     }
     for (int k = 0; k < n; k++)
         tk_history_action(t, playing[k], playing[k] == winner ? "won" : "lost", delta[playing[k]]);
-    tk_round_end(t, delta, 0);
+    if (!tg_pairwise) {
+        tk_round_end(t, delta, 0);
+        return;
+    }
+    int64_t rake = winner >= 0 ? tk_rake_win(t, delta[winner]) : 0;
+    if (rake > 0)
+        tr[ntr++] = (tk_transfer_t){winner, TK_HOUSE, rake, "rake"};
+    if (tg_pairwise == 2 && winner >= 0 && ntr < TK_MAX_SEATS)
+        tr[ntr++] = (tk_transfer_t){winner, winner, 1, "self"};
+    tk_round_end_transfers(t, tr, ntr);
 }
 
 /* Any action during the round: shown to the table as it came. */

@@ -271,6 +271,12 @@ int64_t tk_rake(const tk_table_t *t, int64_t pot)
     return rake < 0 ? 0 : rake;
 }
 
+int64_t tk_rake_win(const tk_table_t *t, int64_t win)
+{
+    /* The same rate and cap as a pot's, on one winner's win (tk_game_t.rake_winners). */
+    return win > 0 ? tk_rake(t, win) : 0;
+}
+
 /* ---- seats ------------------------------------------------------------------------------- */
 
 unsigned tk_humans(const tk_table_t *t)

@@ -23,6 +23,7 @@
  *              so the recovery can void the round in progress), chosen as min(wallet, max
  *              buy-in) and refused
  *              INSUFFICIENT_FUNDS below the minimum; every round settles the game's deltas
+ *              (or those its transfers make: pairwise settlement, tk_round_end_transfers)
  *              against the seat accounts in one idempotent settlement (sum = -rake); a leaver,
  *              a busted player (stack below what a round needs) and, when the table closes,
  *              everyone is cashed out (one seat transfer back to the wallet). Every buy-in
@@ -114,7 +115,8 @@
  *
  * The engines on the kit: test (engine/testgame.c; its --test-windows mode opens action
  * windows), holdem, persistent (blackjack),
- * traditional (the shedding games) and zhajinhua (games/<game>/).
+ * traditional (the shedding games), zhajinhua and niuniu (a banker game: windows, banker, pairwise
+ * settlement, winners' rake) (games/<game>/).
  *
  * Threads. Every tk_* function below that takes a tk_table_t runs on that table's desk thread,
  * inside one of the game's callbacks (the kit calls the game only there). Nothing of a table is
@@ -159,8 +161,10 @@ typedef struct tk_settings {
     long idle_ms;          /* an empty table lives this long */
     long buyin;            /* largest buy-in, in stakes (the game's unit: ante, big blind...) */
     long min_buyin;        /* smallest buy-in, in stakes */
-    long rake_bp;          /* rake in basis points of what the game calls the pot */
-    long rake_cap;         /* rake cap in chips per round (0 = none) */
+    long rake_bp;          /* rake in basis points of what the game calls the pot (of each
+                              winner's win with tk_game_t.rake_winners) */
+    long rake_cap;         /* rake cap in chips per round (per winner with rake_winners; 0 =
+                              none) */
     long bot_ms;           /* a server bot's move delay */
     long bot_fill_ms;      /* a table with a human and empty seats gets bots after this; -1 never */
     long house_fund;       /* chips the house wallet is funded with once per service (0: never) */
@@ -217,6 +221,11 @@ typedef struct tk_game {
      * leaves (or a bot that stands up) while its top-up is in flight goes once it is applied,
      * its chips cashed out with the stack. */
     bool topup;
+    /* The rake is taken from the winners, not from a pot: a round ended with
+     * tk_round_end_transfers() pays, for every seat that won (its delta > 0), tk_rake_win() of
+     * its win to the house, as a transfer {seat -> house, "rake"} (banker games; docs/
+     * writing-a-game.md "Pairwise settlement"). Without it the game gives its rake itself. */
+    bool rake_winners;
     /* Seats of a table of game (NULL: the --<engine>-seats setting, which is passed). */
     int (*seats_for)(const char *game, int configured);
     /* The buy-in of a table of game in stakes, both largest and smallest (a fixed escrow, e.g.
@@ -556,8 +565,42 @@ int tk_round_end(tk_table_t *t, const int64_t delta[TK_MAX_SEATS], int64_t rake)
  * the seats only. */
 int tk_round_end_house(tk_table_t *t, const int64_t delta[TK_MAX_SEATS], int64_t house_delta,
                        int64_t rake);
-/* The rake of a pot under the table's settings (rake_bp of pot, at most rake_cap stakes). */
+/* The rake of a pot under the table's settings (rake_bp of pot, at most rake_cap chips; 0 at a
+ * tournament table). */
 int64_t tk_rake(const tk_table_t *t, int64_t pot);
+
+/*
+ * Pairwise settlement (docs/writing-a-game.md "Pairwise settlement"): a round whose chips move
+ * between given seats -- each punter with the banker, say -- and the house, rather than into one
+ * pot. One transfer: amount chips (> 0) from seat `from` to seat `to`, or to TK_HOUSE (the
+ * house's rake account, {croupier:money}:rake:<game>: a transfer to the house is rake), for the
+ * game's reason: 1..TK_REASON_MAX characters of [a-z0-9_] ("win", "niu_niu", "rake").
+ */
+#define TK_HOUSE (-1)
+#define TK_MAX_TRANSFERS 64
+#define TK_REASON_MAX 15
+typedef struct {
+    int from, to;
+    int64_t amount;
+    const char *reason;
+} tk_transfer_t;
+/*
+ * Ends the round with the transfers tr[0..n), in order (the game's order: the banker collects,
+ * then pays). With tk_game_t.rake_winners the kit appends, seat by seat, {seat -> TK_HOUSE,
+ * tk_rake_win(its win), "rake"} for every seat whose transfers leave it winning. It derives
+ * each seat's delta (what it received minus what it paid) and the rake (the sum to the house),
+ * so that sum of deltas == -rake by construction, and ends the round as tk_round_end() with
+ * them: the settlement, RoundEnd (its transfers, docs/protocol.md "Transfers") and the hand
+ * history ("transfers", docs/hand-history.md) show every transfer. Returns 0, or -EINVAL (the
+ * round voided as tk_round_end() voids it: a bug in the game) when a transfer names a seat not
+ * dealt in, the house as payer, the same seat twice, an amount not in 1..MONEY_MAX_AMOUNT or a
+ * bad reason, when there are more than TK_MAX_TRANSFERS (with the kit's rake), or when a stack
+ * would end below zero. n == 0 ends the round with nothing moved.
+ */
+int tk_round_end_transfers(tk_table_t *t, const tk_transfer_t *tr, int n);
+/* The rake of one winner's win under the table's settings: rake_bp of win, at most rake_cap
+ * chips (0: no cap); 0 at a tournament table or for win <= 0. */
+int64_t tk_rake_win(const tk_table_t *t, int64_t win);
 
 /* A tournament table (tk_game_t.tournaments): its chips are the director's, every hand's blinds
  * and positions come from it. Known from table_create() on. */

@@ -55,6 +55,7 @@
  *                  event_seq, snap, snap_len, snap_set, snap_msg     tk.c
  *                  closed, close_told, pending_cashouts              tk.c (tk_close), tk_money.c
  *                  seq, button, round_id, history, dealt, deal, settling, settle_*,
+ *                  xfer, nxfer,
  *                  forget_round, turn_*, gap_armed, idle_armed, idle_serial,
  *                  game_closed, record_sent                                   tk_round.c
  *                  joins_seen, retiring, fill_armed, bot_table, fenced        tk_table.c
@@ -191,6 +192,13 @@ typedef struct {
     int64_t due_ms[TK_MAX_SEATS]; /* when each pending seat's automatic move comes */
 } tk_window_t;
 
+/* One transfer of a round settled pairwise (tk.h "tk_round_end_transfers"), its reason copied. */
+typedef struct {
+    int from, to; /* seats; to TK_HOUSE: the rake */
+    int64_t amount;
+    char reason[TK_REASON_MAX + 1];
+} tk_xfer_t;
+
 typedef struct tk_tour tk_tour_t;           /* a tournament table's (tk_tour.c) */
 typedef struct tk_tour_host tk_tour_host_t; /* an engine's hosting of them (tk_tour.c) */
 
@@ -318,6 +326,10 @@ struct tk_table {
      * for the settlement to be applied, so no player is ever shown a result that is not. */
     bool settling;
     int64_t settle_delta[TK_MAX_SEATS], settle_rake;
+    /* The round's transfers (tk_round_end_transfers; nxfer 0: settled by deltas alone), kept
+     * until its RoundEnd and history are out. */
+    tk_xfer_t xfer[TK_MAX_TRANSFERS];
+    int nxfer;
     int pending_cashouts;
     uint32_t joins_seen;               /* TK_MSG_JOIN received (tk_tell_lobby reports it) */
     uint64_t turn_serial, idle_serial; /* of the turn / idle timers: an older one is stale */
@@ -505,7 +517,7 @@ void tk_tour_done(tk_table_t *t, void *job);              /* TK_MSG_TOUR_DONE */
 void tk_tour_timer(tk_table_t *t, int kind);
 void tk_tour_join_timer(tk_table_t *t, uint64_t serial); /* TK_TIMER_TOUR_JOIN */
 void tk_tour_present(tk_table_t *t);                     /* a seat resumed (no longer away) */
-void tk_tour_start_failed(tk_table_t *t); /* the game refused to start the deal (backs off) */
+void tk_tour_start_failed(tk_table_t *t);    /* the game refused to start the deal (backs off) */
 void tk_tour_acted(tk_table_t *t, int seat); /* the seat's player sent a move himself */
 void tk_tour_stop_now(tk_table_t *t, const char *why); /* drain, void, fence, close */
 bool tk_tour_request_refused(tk_table_t *t, gs_request_t *req);

@@ -173,6 +173,17 @@ static void tk_history_complete(tk_table_t *t, json_t *h, const int64_t *delta, 
     }
     json_object_set_new(h, "shown", shown);
     json_object_set_new(h, "rake", json_integer(voided ? 0 : rake));
+    if (!voided && t->nxfer > 0) {
+        /* Pairwise settlement: every transfer in order, the house as seat -1. */
+        json_t *xs = json_array();
+        for (int i = 0; i < t->nxfer; i++) {
+            const tk_xfer_t *x = &t->xfer[i];
+            json_array_append_new(xs,
+                                  json_pack("{s:i,s:i,s:I,s:s}", "from", x->from, "to", x->to,
+                                            "amount", (json_int_t)x->amount, "reason", x->reason));
+        }
+        json_object_set_new(h, "transfers", xs);
+    }
     if (voided) {
         const ProtobufCEnumValue *v =
             protobuf_c_enum_descriptor_get_value(&croupier__void_reason__descriptor, (int)why);
@@ -473,6 +484,21 @@ static void tk_finish_rest(tk_table_t *t, const int64_t *delta, int64_t rake, bo
     }
     re.n_deltas = nd;
     re.deltas = dptr;
+    Croupier__Transfer xs[TK_MAX_TRANSFERS], *xptr[TK_MAX_TRANSFERS];
+    for (int i = 0; !voided && i < t->nxfer; i++) {
+        const tk_xfer_t *x = &t->xfer[i];
+        Croupier__Transfer m = CROUPIER__TRANSFER__INIT;
+        m.has_from_seat = x->from != TK_HOUSE;
+        m.from_seat = x->from != TK_HOUSE ? (uint32_t)x->from : 0;
+        m.has_to_seat = x->to != TK_HOUSE;
+        m.to_seat = x->to != TK_HOUSE ? (uint32_t)x->to : 0;
+        m.amount = x->amount;
+        m.reason = (char *)x->reason;
+        xs[i] = m;
+        xptr[i] = &xs[i];
+        re.n_transfers = (size_t)i + 1;
+    }
+    re.transfers = xptr;
     re.has_rake = true;
     re.rake = voided ? 0 : rake;
     sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_ROUND_END;
@@ -485,6 +511,7 @@ static void tk_finish_rest(tk_table_t *t, const int64_t *delta, int64_t rake, bo
         t->seat[i].playing = false;
         t->seat[i].nshown = 0;
     }
+    t->nxfer = 0;
 
     bool drain_void = voided && why != CROUPIER__VOID_REASON__VOID_INTERNAL_ERROR;
     if (t->room != NULL && !t->room->ended) {
@@ -528,6 +555,19 @@ static void tk_finish_rest(tk_table_t *t, const int64_t *delta, int64_t rake, bo
     tk_maybe_idle(t);
 }
 
+/* Numbers that break a rule (a bug of the game): logged, the round voided. */
+static int tk_round_refused(tk_table_t *t, int64_t sum, int64_t rake)
+{
+    log_emit(LOG_ERROR, "tk_round_end_refused", "{s:s,s:I,s:I,s:i}", "round", t->round_id, "sum",
+             (json_int_t)sum, "rake", (json_int_t)rake, "transfers", t->nxfer);
+    t->nxfer = 0;
+    /* The game may be inside its own rules code (an event callback): it forgets the round
+     * before the next one starts, not now. */
+    t->forget_round = true;
+    tk_finish(t, NULL, false, 0, 0, true, CROUPIER__VOID_REASON__VOID_INTERNAL_ERROR);
+    return -EINVAL;
+}
+
 static int tk_round_close(tk_table_t *t, const int64_t *delta, bool house, int64_t house_delta,
                           int64_t rake)
 {
@@ -544,21 +584,68 @@ static int tk_round_close(tk_table_t *t, const int64_t *delta, bool house, int64
         sum += delta[i];
         ok = ok && (wallets || t->seat[i].stack + delta[i] >= 0);
     }
-    if (!ok || sum != -rake) {
-        log_emit(LOG_ERROR, "tk_round_end_refused", "{s:s,s:I,s:I}", "round", t->round_id, "sum",
-                 (json_int_t)sum, "rake", (json_int_t)rake);
-        /* The game may be inside its own rules code (an event callback): it forgets the round
-         * before the next one starts, not now. */
-        t->forget_round = true;
-        tk_finish(t, NULL, false, 0, 0, true, CROUPIER__VOID_REASON__VOID_INTERNAL_ERROR);
-        return -EINVAL;
-    }
+    if (!ok || sum != -rake)
+        return tk_round_refused(t, sum, rake);
     tk_finish(t, delta, house, house_delta, rake, false, CROUPIER__VOID_REASON__VOID_NONE);
     return 0;
 }
 
 int tk_round_end(tk_table_t *t, const int64_t delta[TK_MAX_SEATS], int64_t rake)
 {
+    return tk_round_close(t, delta, false, 0, rake);
+}
+
+/* Whether reason is 1..TK_REASON_MAX characters of [a-z0-9_]. */
+static bool tk_reason_ok(const char *r)
+{
+    size_t n = r != NULL ? strlen(r) : 0;
+    if (n == 0 || n > TK_REASON_MAX)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((r[i] >= 'a' && r[i] <= 'z') || (r[i] >= '0' && r[i] <= '9') || r[i] == '_'))
+            return false;
+    return true;
+}
+
+/* Records one transfer of the round and applies it to delta and rake; false when it breaks a
+ * rule (tk.h "tk_round_end_transfers"). */
+static bool tk_xfer_add(tk_table_t *t, int from, int to, int64_t amount, const char *reason,
+                        int64_t *delta, int64_t *rake)
+{
+    bool seat_to = to >= 0 && to < t->nseats && t->seat[to].playing;
+    if (t->nxfer >= TK_MAX_TRANSFERS || from < 0 || from >= t->nseats || !t->seat[from].playing ||
+        (to != TK_HOUSE && !seat_to) || from == to || amount <= 0 || amount > MONEY_MAX_AMOUNT ||
+        !tk_reason_ok(reason))
+        return false;
+    tk_xfer_t *x = &t->xfer[t->nxfer++];
+    x->from = from;
+    x->to = to;
+    x->amount = amount;
+    snprintf(x->reason, sizeof x->reason, "%s", reason);
+    delta[from] -= amount;
+    if (to == TK_HOUSE)
+        *rake += amount;
+    else
+        delta[to] += amount;
+    return true;
+}
+
+int tk_round_end_transfers(tk_table_t *t, const tk_transfer_t *tr, int n)
+{
+    int64_t delta[TK_MAX_SEATS] = {0}, rake = 0;
+    if (!rt_desk_in_round(t->desk))
+        return -EINVAL;
+    t->nxfer = 0;
+    bool ok = n >= 0 && n <= TK_MAX_TRANSFERS && (n == 0 || tr != NULL);
+    for (int i = 0; ok && i < n; i++)
+        ok = tk_xfer_add(t, tr[i].from, tr[i].to, tr[i].amount, tr[i].reason, delta, &rake);
+    /* The winners' rake (tk_game_t.rake_winners): each winner's own, after the game's. */
+    for (int s = 0; ok && t->eng->game->rake_winners && s < t->nseats; s++) {
+        int64_t r = tk_rake_win(t, delta[s]);
+        ok = r == 0 || tk_xfer_add(t, s, TK_HOUSE, r, "rake", delta, &rake);
+    }
+    if (!ok)
+        return tk_round_refused(t, 0, rake);
     return tk_round_close(t, delta, false, 0, rake);
 }
 
@@ -649,6 +736,7 @@ void tk_start_round(tk_table_t *t)
             money_history_add_seat(t->history, i, player, s->bot, s->stack);
         }
     }
+    t->nxfer = 0;
     t->button = tk_next_playing(t, t->button < 0 ? t->nseats - 1 : t->button);
     t->banker = -1; /* the game chooses this round's (tk_banker_set) */
     if (t->room != NULL && t->room->rec.state == CROUPIER__ROOM_STATE__ROOM_WAITING)

@@ -539,6 +539,15 @@ int frame_rules_server(const Croupier__ServerMessage *m, const char *path, frame
         if (r->has_rake && r->rake < 0)
             return frame_fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST, "%s.round_end.rake: negative",
                               path);
+        for (size_t i = 0; i < r->n_transfers; i++) {
+            const Croupier__Transfer *x = r->transfers[i];
+            if (x->amount <= 0 || (!x->has_from_seat && !x->has_to_seat) ||
+                (x->has_from_seat && x->has_to_seat && x->from_seat == x->to_seat))
+                return frame_fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                                  "%s.round_end.transfers[%zu]: amount not > 0, or from and to "
+                                  "the same",
+                                  path, i);
+        }
         return 0;
     }
     case CROUPIER__SERVER_MESSAGE__BODY_SNAPSHOT: {

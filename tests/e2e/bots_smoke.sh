@@ -5,7 +5,7 @@
 # finished round the bots saw has its settlement in Redis (and no voided one has).
 #
 #   tests/e2e/bots_smoke.sh BUILD_DIR [SOURCE_DIR]
-# Env: ENGINE (test | traditional | holdem | persistent | zhajinhua; default test), GAMES
+# Env: ENGINE (test | traditional | holdem | persistent | zhajinhua | niuniu; default test), GAMES
 # (default: "test", for traditional "doudizhu runfast bigtwo guandan": one croupier-bot per game,
 # at once; "holdem"; "blackjack" for persistent; "zhajinhua", joined as ENGINE_GAME), BOTS per
 # game (50 for test, 28 for persistent, 30 for zhajinhua, 24 otherwise), BOT_SECONDS (5 for
@@ -13,8 +13,9 @@
 # every croupier-gate / croupier-bot, split on spaces), CROUPIER_KEEP_LOGS=1 keeps the work
 # dir. The persistent engine funds its house wallet (house.persistent) once at start: the wallet
 # sum must then be the seeded sum plus CROUPIER_BJ_HOUSE_FUND, whatever the pods do after. Zha
-# Jin Hua and blackjack (the table kit) buy in from the wallets into seat accounts ts.*: they are
-# in the wallet sum, and every one must be back at 0 once the pods have drained (tables cash out).
+# Jin Hua, Niu Niu and blackjack (the table kit) buy in from the wallets into seat accounts ts.*:
+# they are in the wallet sum, and every one must be back at 0 once the pods have drained (tables
+# cash out). The rake accounts of the games are added to the sum (Niu Niu rakes its winners).
 set -u
 BUILD=$(cd "${1:?usage: bots_smoke.sh BUILD_DIR [SOURCE_DIR]}" && pwd)
 SRC=$(cd "${2:-$(dirname "$0")/../..}" && pwd)
@@ -44,6 +45,14 @@ elif [ "$ENGINE" = zhajinhua ]; then
     BOT_ENGINE=game
     # a short pause between hands (croupier-game --help lists every --zhajinhua-* flag)
     export CROUPIER_ZHAJINHUA_GAP_MS=${CROUPIER_ZHAJINHUA_GAP_MS:-100}
+elif [ "$ENGINE" = niuniu ]; then
+    GAMES=${GAMES:-niuniu}
+    BOTS=${BOTS:-24}
+    BOT_SECONDS=${BOT_SECONDS:-8}
+    BOT_ENGINE=game
+    # short windows and gaps; every winner pays 5 % to the rake account (counted below)
+    export CROUPIER_NIUNIU_GAP_MS=${CROUPIER_NIUNIU_GAP_MS:-100}
+    export CROUPIER_NIUNIU_ACTION_MS=${CROUPIER_NIUNIU_ACTION_MS:-1500}
 elif [ "$ENGINE" = holdem ]; then
     GAMES=${GAMES:-holdem}
     BOTS=${BOTS:-30}
@@ -131,8 +140,13 @@ done
 for f in "${E2E_FAILURES[@]}"; do fail=1; done
 for w in "${E2E_WARNINGS[@]}"; do e2e_log "warning: $w"; done
 sum1=$(e2e_wallet_sum)
-check "wallets sum unchanged ($sum0 -> $sum1)" test "$sum0" -eq "$sum1"
-if [ "$ENGINE" = zhajinhua ] || [ "$ENGINE" = persistent ]; then
+# The rake the games took is in their rake accounts (Niu Niu rakes its winners by default).
+for g in $GAMES; do
+    r=$(e2e_redis get "{croupier:money}:rake:$g")
+    sum1=$((sum1 + ${r:-0}))
+done
+check "wallets + rake sum unchanged ($sum0 -> $sum1)" test "$sum0" -eq "$sum1"
+if [ "$ENGINE" = zhajinhua ] || [ "$ENGINE" = persistent ] || [ "$ENGINE" = niuniu ]; then
     read -r nts ts_left <<<"$(e2e_accounts_left 'ts.*')"
     check "every seat account ts.* back at 0 ($nts accounts, $ts_left not)" \
         test "$nts" -gt 0 -a "$ts_left" -eq 0

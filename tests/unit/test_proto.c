@@ -564,6 +564,33 @@ static void expect_server_message_refused(const Croupier__ServerMessage *sm,
                   err.detail, detail_part);
 }
 
+/* docs/protocol.md "Transfers": a RoundEnd's transfer moves a positive amount between two
+ * different parties, a seat or the house (an absent seat); never from the house to the house. */
+START_TEST(test_check_round_end_transfers_follow_the_rules)
+{
+    frame_error_t err;
+    Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+    Croupier__RoundEnd re = CROUPIER__ROUND_END__INIT;
+    Croupier__Transfer x = CROUPIER__TRANSFER__INIT;
+    Croupier__Transfer *xs[] = {&x};
+    re.round_id = "niuniu:0:1:2:3";
+    re.outcome = CROUPIER__ROUND_OUTCOME__OUTCOME_COMPLETED;
+    re.n_transfers = 1, re.transfers = xs;
+    x.has_from_seat = 1, x.from_seat = 1, x.has_to_seat = 1, x.to_seat = 0;
+    x.amount = 30, x.reason = "niu_niu";
+    sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_ROUND_END, sm.round_end = &re;
+    ck_assert_int_eq(frame_check_server(&sm, NULL, &err), 0);
+    x.has_to_seat = 0; /* to the house: the rake */
+    ck_assert_int_eq(frame_check_server(&sm, NULL, &err), 0);
+    x.amount = 0;
+    expect_server_message_refused(&sm, "round_end.transfers[0]");
+    x.amount = 5, x.has_from_seat = 0; /* the house to the house */
+    expect_server_message_refused(&sm, "round_end.transfers[0]");
+    x.has_from_seat = 1, x.has_to_seat = 1, x.to_seat = 1; /* a seat to itself */
+    expect_server_message_refused(&sm, "round_end.transfers[0]");
+}
+END_TEST
+
 /* docs/protocol.md "Tournaments": a ListTournaments limit is 1..200; the tournament messages the
  * gateway sends name their tournament and pay places 1 <= from <= to. */
 START_TEST(test_check_tournament_messages_follow_the_rules)
@@ -2167,6 +2194,7 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, test_check_action_fields_must_match_the_move);
     tcase_add_test(tc, test_check_list_tables_filters_and_table_ads_follow_the_rules);
     tcase_add_test(tc, test_check_tournament_messages_follow_the_rules);
+    tcase_add_test(tc, test_check_round_end_transfers_follow_the_rules);
     tcase_add_test(tc, test_check_rpc_frames_follow_the_link_rules);
     tcase_add_test(tc, test_check_card_codes);
     tcase_add_test(tc, test_names_of_results_and_codes);

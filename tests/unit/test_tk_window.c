@@ -6,7 +6,9 @@
  * seat's decision, a bid keeps it open, the automatic move is a pass), run by the real
  * croupier-game binary against a real redis-server, players driven over a real rpc link (rpcc)
  * as a gateway would. The banker of banker games (engine/tk.h "tk_banker_set") too, through the
- * same mode with --test-banker (the first window is the bid for the bank).
+ * same mode with --test-banker (the first window is the bid for the bank). And the kit's pairwise
+ * settlement (engine/tk.h "tk_round_end_transfers") through the test engine's --test-pairwise:
+ * the transfers in RoundEnd and the hand history, the deltas and the rake they make, the money.
  */
 #include <check.h>
 #include <inttypes.h>
@@ -14,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <jansson.h>
 
 #include "rpcc.h"
 #include "support.h"
@@ -41,6 +45,11 @@ typedef struct {
     long long auto_ms[MAXS]; /* when each seat's last timed-out Play came */
     int completed, voided;
     uint64_t last_seq;
+    /* Completed RoundEnds with transfers; those whose deltas or rake are not what the transfers
+     * make (docs/protocol.md "Transfers"); the rake summed over them. */
+    int with_transfers, transfers_wrong;
+    long long rake;
+    int void_reason; /* of the last voided RoundEnd */
 } view_t;
 
 static int next_rid = 1;
@@ -153,10 +162,31 @@ static void view_apply(view_t *v, const Croupier__RpcFrame *f)
             v->moves[s]++;
         }
     } else if (m->body_case == CROUPIER__SERVER_MESSAGE__BODY_ROUND_END) {
-        if (m->round_end->outcome == CROUPIER__ROUND_OUTCOME__OUTCOME_COMPLETED)
+        const Croupier__RoundEnd *re = m->round_end;
+        if (re->outcome == CROUPIER__ROUND_OUTCOME__OUTCOME_COMPLETED)
             v->completed++;
         else
-            v->voided++;
+            v->voided++, v->void_reason = (int)re->void_reason;
+        if (re->n_transfers > 0)
+            v->with_transfers++;
+        v->rake += re->rake;
+        /* Each seat's delta is what it received minus what it paid; the rake what went to
+         * the house. */
+        long long sum[MAXS] = {0}, house = 0;
+        for (size_t k = 0; k < re->n_transfers; k++) {
+            const Croupier__Transfer *x = re->transfers[k];
+            if (x->has_from_seat && x->from_seat < MAXS)
+                sum[x->from_seat] -= x->amount;
+            if (x->has_to_seat && x->to_seat < MAXS)
+                sum[x->to_seat] += x->amount;
+            else
+                house += x->amount;
+        }
+        bool wrong = re->n_transfers > 0 && house != re->rake;
+        for (size_t k = 0; k < re->n_deltas && re->n_transfers > 0; k++)
+            wrong = wrong || re->deltas[k]->seat >= MAXS ||
+                    sum[re->deltas[k]->seat] != re->deltas[k]->delta;
+        v->transfers_wrong += wrong;
     }
 }
 
@@ -337,6 +367,7 @@ START_TEST(test_window_seats_act_in_any_order)
         ck_assert_int_eq(v.autos[s], 0);
     ck_assert_int_eq(v.moves[0], 3 + (in[0] == 0 || in[1] == 0));
     ck_assert_int_eq(timeouts(&e), 0);
+    ck_assert_int_eq(v.with_transfers, 0); /* a game that gives deltas: none, as before */
     rpcc_close(c);
     testenv_stop(&e);
 }
@@ -780,6 +811,162 @@ START_TEST(test_banker_highest_bid_banks)
 }
 END_TEST
 
+/* The rounds' records in a history stream's XRANGE text: for each, whether its "transfers"
+ * make its "results" and its "rake" (docs/hand-history.md); counts records with transfers and
+ * those that do not add up. */
+static void history_transfers(const char *text, int *with, int *wrong)
+{
+    *with = *wrong = 0;
+    for (const char *p = strstr(text, "{\"round\""); p != NULL; p = strstr(p + 1, "{\"round\"")) {
+        json_t *rec = json_loads(p, JSON_DISABLE_EOF_CHECK, NULL);
+        ck_assert_ptr_nonnull(rec);
+        json_t *xs = json_object_get(rec, "transfers");
+        if (xs != NULL) {
+            long long sum[MAXS] = {0}, house = 0;
+            size_t k;
+            json_t *x;
+            (*with)++;
+            json_array_foreach(xs, k, x)
+            {
+                int from = (int)json_integer_value(json_object_get(x, "from"));
+                int to = (int)json_integer_value(json_object_get(x, "to"));
+                long long amount = json_integer_value(json_object_get(x, "amount"));
+                ck_assert_ptr_nonnull(json_string_value(json_object_get(x, "reason")));
+                ck_assert(from >= 0 && from < MAXS && to >= -1 && to < MAXS && amount > 0);
+                sum[from] -= amount;
+                if (to >= 0)
+                    sum[to] += amount;
+                else
+                    house += amount;
+            }
+            bool bad = house != json_integer_value(json_object_get(rec, "rake"));
+            json_array_foreach(json_object_get(rec, "results"), k, x)
+            {
+                json_int_t seat = json_integer_value(json_object_get(x, "seat"));
+                bad = bad || seat < 0 || seat >= MAXS ||
+                      sum[seat] != json_integer_value(json_object_get(x, "delta"));
+            }
+            *wrong += bad;
+        }
+        json_decref(rec);
+    }
+}
+
+/*
+ * Pairwise settlement: a round ended with transfers (each loser pays the winner its stake, the
+ * winner pays the house 10 % of its win, capped at 1 chip) shows them in RoundEnd and in the hand
+ * history; the deltas are what each seat received minus what it paid and the rake what went to
+ * the house, the settlement moved exactly that (wallets + the rake account unchanged in sum).
+ */
+START_TEST(test_pairwise_transfers_make_deltas_rake_and_history)
+{
+    env_t e;
+    char *args[] = {"--test-seats",
+                    "3",
+                    "--test-round-ms",
+                    "150",
+                    "--test-gap-ms",
+                    "50",
+                    "--test-pairwise",
+                    "1",
+                    "--test-rake-bp",
+                    "1000",
+                    "--test-rake-cap",
+                    "1",
+                    NULL};
+    ck_assert_int_eq(testenv_start(&e, NULL), 0);
+    for (int i = 0; i < NP; i++)
+        free(ts_redis_cmd(e.redis, "SET {croupier:money}:wallet:%llu 1000000",
+                          (unsigned long long)players[i]));
+    ck_assert_int_eq(testenv_start_game(&e, &e.game, "test", 30, args, NULL), 0);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.game.port, 5000);
+    ck_assert_ptr_nonnull(c);
+    view_t v;
+    join_all(c, &v);
+    ck_assert(wait_completed(c, &v, 4, 10000));
+    rpcc_close(c); /* the players stay seated: rounds go on, the sums below hold between them */
+    ck_assert_int_eq(v.voided, 0);
+    ck_assert_int_eq(v.with_transfers, v.completed);
+    ck_assert_int_eq(v.transfers_wrong, 0);
+    ck_assert_int_eq(v.rake, v.completed); /* 10 % of 20, capped at 1 chip, every round */
+    testenv_stop_server(&e.game);          /* no round after the ones summed below */
+    long long sum = 0;
+    for (int i = 0; i < NP; i++) {
+        char *w = ts_redis_cmd(e.redis, "GET {croupier:money}:wallet:%llu",
+                               (unsigned long long)players[i]);
+        sum += strtoll(w, NULL, 10);
+        free(w);
+    }
+    char *r = ts_redis_cmd(e.redis, "GET {croupier:money}:rake:test");
+    long long rake = strtoll(r, NULL, 10);
+    free(r);
+    ck_assert_int_ge(rake, v.completed);
+    ck_assert_int_eq(sum + rake, 3 * 1000000LL);
+    char *h = ts_redis_cmd(e.redis, "XRANGE {croupier:history:test}:stream - +");
+    ck_assert_ptr_nonnull(h);
+    int with, wrong;
+    history_transfers(h, &with, &wrong);
+    free(h);
+    ck_assert_int_ge(with, v.completed);
+    ck_assert_int_eq(wrong, 0);
+    ck_assert_int_eq(rake, with); /* one chip of rake per completed round, each with transfers */
+    testenv_stop(&e);
+}
+END_TEST
+
+/*
+ * A transfer that breaks a rule (a seat paying itself) is the game's bug: the kit voids the round
+ * (VOID_INTERNAL_ERROR) with no chip moved and no transfer shown, records it voided, and the
+ * table deals on.
+ */
+START_TEST(test_pairwise_refused_transfer_voids_the_round_and_moves_nothing)
+{
+    env_t e;
+    char *args[] = {"--test-seats",
+                    "3",
+                    "--test-round-ms",
+                    "150",
+                    "--test-gap-ms",
+                    "50",
+                    "--test-pairwise",
+                    "2",
+                    "--test-rake-bp",
+                    "1000",
+                    NULL};
+    ck_assert_int_eq(testenv_start(&e, NULL), 0);
+    for (int i = 0; i < NP; i++)
+        free(ts_redis_cmd(e.redis, "SET {croupier:money}:wallet:%llu 1000000",
+                          (unsigned long long)players[i]));
+    ck_assert_int_eq(testenv_start_game(&e, &e.game, "test", 30, args, NULL), 0);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.game.port, 5000);
+    ck_assert_ptr_nonnull(c);
+    view_t v;
+    join_all(c, &v);
+    ck_assert(wait_completed(c, &v, 3, 10000));
+    rpcc_close(c);
+    ck_assert_int_eq(v.completed, 0);
+    ck_assert_int_ge(v.voided, 3); /* the table dealt on after each */
+    ck_assert_int_eq(v.void_reason, CROUPIER__VOID_REASON__VOID_INTERNAL_ERROR);
+    ck_assert_int_eq(v.with_transfers, 0);
+    ck_assert(ts_proc_log_has(e.game.proc, "tk_round_end_refused"));
+    testenv_stop_server(&e.game);
+    for (int i = 0; i < NP; i++) {
+        char *w = ts_redis_cmd(e.redis, "GET {croupier:money}:wallet:%llu",
+                               (unsigned long long)players[i]);
+        ck_assert_str_eq(w, "1000000");
+        free(w);
+    }
+    char *h = ts_redis_cmd(e.redis, "XRANGE {croupier:history:test}:stream - +");
+    int with, wrong;
+    history_transfers(h, &with, &wrong);
+    ck_assert_int_eq(with, 0);
+    ck_assert_ptr_nonnull(strstr(h, "\"void_reason\":\"VOID_INTERNAL_ERROR\""));
+    ck_assert_ptr_null(strstr(h, "\"outcome\":\"completed\""));
+    free(h);
+    testenv_stop(&e);
+}
+END_TEST
+
 static Suite *tk_window_suite(void)
 {
     Suite *s = suite_create("tk_window");
@@ -800,6 +987,11 @@ static Suite *tk_window_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_banker_rotates_over_the_seats_that_may_bank);
     tcase_add_test(tc, test_banker_highest_bid_banks);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("pairwise");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_pairwise_transfers_make_deltas_rake_and_history);
+    tcase_add_test(tc, test_pairwise_refused_transfer_voids_the_round_and_moves_nothing);
     suite_add_tcase(s, tc);
     return s;
 }

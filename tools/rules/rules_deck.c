@@ -19,8 +19,10 @@
 
 #include <jansson.h>
 
+#include "cardtext.h"
 #include "deck.h"
 #include "holdem_eval.h"
+#include "niuniu.h"
 #include "rules_cmds.h"
 #include "shed_game.h"
 #include "shed_rules.h"
@@ -389,6 +391,7 @@ static int rules_rng_raw(int argc, char **argv)
 /*
  * The unshuffled deck of a game, as its engine builds it before tk_deal_shuffle() (the
  * production path: games/holdem/holdem_engine.c, games/zhajinhua/zjh_engine.c,
+ * games/niuniu/niuniu_engine.c,
  * games/traditional/trad_engine.c through shed_game_deck(), blackjack's shoe in
  * games/persistent/blackjack.c). Returns the count, or -1 for an unknown game.
  */
@@ -404,6 +407,11 @@ static int rules_game_deck(const char *game, uint8_t *out, bool *shoe)
         for (int i = 0; i < ZJH_DECK_CARDS; i++)
             out[i] = ZJH_CARD(2 + i / 4, i % 4);
         return ZJH_DECK_CARDS;
+    }
+    if (!strcmp(game, "niuniu")) {
+        for (int i = 0; i < NIUNIU_DECK_CARDS; i++)
+            out[i] = CARDTEXT_CARD(2 + i / 4, i % 4);
+        return NIUNIU_DECK_CARDS;
     }
     if (!strncmp(game, "blackjack", 9)) {
         /* blackjack (6 decks, croupier-game's --bj-decks default) or blackjack:D, D 1..8 */
@@ -433,8 +441,8 @@ static int rules_deals(int argc, char **argv)
 {
     uint64_t count;
     if (argc != 3) {
-        fprintf(stderr, "usage: croupier-rules deals GAME N   (GAME: holdem zhajinhua doudizhu "
-                        "runfast bigtwo guandan blackjack[:DECKS])\n");
+        fprintf(stderr, "usage: croupier-rules deals GAME N   (GAME: holdem zhajinhua niuniu "
+                        "doudizhu runfast bigtwo guandan blackjack[:DECKS])\n");
         return 2;
     }
     uint8_t start[DECK_MAX_CARDS], cards[DECK_MAX_CARDS];
@@ -442,7 +450,7 @@ static int rules_deals(int argc, char **argv)
     int n = rules_game_deck(argv[1], start, &shoe);
     if (n < 0) {
         fprintf(stderr,
-                "croupier-rules deals: unknown game '%s' (holdem zhajinhua doudizhu "
+                "croupier-rules deals: unknown game '%s' (holdem zhajinhua niuniu doudizhu "
                 "runfast bigtwo guandan blackjack[:DECKS], DECKS 1..8)\n",
                 argv[1]);
         return 2;

@@ -67,7 +67,7 @@ for bad in 0 -1 12x '' 99999999999999999999; do
 done
 
 # deals: N lines, each a permutation of the game's deck (hex, two digits a card).
-for g in holdem:52 zhajinhua:52 doudizhu:54 runfast:48 bigtwo:52 guandan:108 blackjack:312 blackjack:1:52; do
+for g in holdem:52 zhajinhua:52 niuniu:52 doudizhu:54 runfast:48 bigtwo:52 guandan:108 blackjack:312 blackjack:1:52; do
     game=${g%:*}; n=${g##*:}
     "$R" deals "$game" 5 > "$T/deals.out" || fail "deals $game"
     [ "$(wc -l < "$T/deals.out")" -eq 5 ] || fail "deals $game: not 5 lines"
