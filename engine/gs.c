@@ -4,6 +4,7 @@
  */
 #include "gs.h"
 #include "deck.h"
+#include "gs_int.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -26,141 +27,6 @@
 #include "u64map.h"
 #include "xmalloc.h"
 
-enum {
-    GS_MSG_REQUEST = RT_MSG_USER, /* ptr = gs_request_t */
-    GS_MSG_VOID = RT_MSG_USER + 1,
-    GS_MSG_FENCE = RT_MSG_USER + 2,
-};
-
-/* ---- outbox: desk threads -> main thread --------------------------------------------- */
-
-typedef enum {
-    GS_OUT_REPLY = 1,  /* bytes to link_id; remembered for retries under (player, request) */
-    GS_OUT_PUSH = 2,   /* bytes to the player's current link */
-    GS_OUT_SEAT = 3,   /* player -> desk (0 unseats) */
-    GS_OUT_NOTICE = 4, /* bytes to every link that serves one of the players (DeskClosing) */
-    GS_OUT_UNSEAT = 5, /* player no longer at desk_id (kept when at another desk by now) */
-} gs_out_kind_t;
-
-typedef struct gs_out {
-    struct gs_out *next;
-    gs_out_kind_t kind;
-    uint64_t link_id;
-    uint64_t player_id;
-    uint64_t request_id;
-    uint64_t dedupe_id; /* GS_OUT_REPLY: the key the answer is remembered under */
-    uint64_t desk_id;
-    uint8_t *bytes; /* a whole frame (header included) */
-    size_t len;
-} gs_out_t;
-
-/* ---- links ------------------------------------------------------------------------------ */
-
-typedef struct gs_link {
-    gs_t *gs;
-    uint64_t id;
-    struct bufferevent *bev;
-    bool hello_done;
-    bool pinged; /* its peer pings (gateways do): held to link_silent_ms from then on */
-    bool dead;   /* closing: frees itself on the next loop iteration */
-    char peer[64];
-} gs_link_t;
-
-/* A gateway that said hello on some link: its LinkHello.gate_id and its newest link. */
-typedef struct {
-    char id[80];
-    uint64_t link;
-} gs_gate_t;
-
-/* Gateways remembered (gs_gate_relink); past it, the entry of one without a live link is reused. */
-#define GS_GATES_MAX 256
-/* The main loop standing still this long is a freeze (gs_watch_cb runs every 5 ms). */
-#define GS_STALL_MS 1000
-/* A wall-clock deadline this much below the budget is a clock step, not a delay. */
-#define GS_CLOCK_TOLERANCE_MS 2000
-
-/* ---- remembered answers ------------------------------------------------------------------ */
-
-/*
- * A ring of the last N requests by (player, request id). An entry is "in flight" until its
- * reply passes through the main thread, then holds the reply frame. Lookup goes through a
- * u64map from a hash of the pair to the ring index; the pair itself is compared, so a hash
- * collision is a miss, never a wrong answer.
- */
-typedef struct {
-    uint64_t player_id, request_id, key;
-    bool in_flight;
-    uint64_t wait_link[4]; /* retries that arrived in flight want the answer on these links, */
-    uint64_t wait_rid[4];  /* under these rpc request ids */
-    int nwait;
-    uint8_t *reply;
-    size_t reply_len;
-} gs_cached_t;
-
-struct gs {
-    struct event_base *base;
-    rt_t *rt;
-    const engine_ops_t *engine;
-    void *engine_state;
-    char *games;
-    char *engine_options;
-    char *redis_host, *service;
-    char *redis_sentinels, *redis_master; /* NULL: redis_host */
-    int redis_min_replicas, redis_wait_ms;
-    int redis_port;
-    char server_id[96];
-    _Atomic uint32_t slot;
-    _Atomic uint64_t lease_epoch;
-    money_writer_t *money;
-    metrics_registry_t *metrics;
-    size_t link_output_cap;
-    int link_silent_ms; /* gs_config_t.link_silent_ms, resolved */
-
-    struct evconnlistener *listener;
-    u64map_t *links; /* link id -> gs_link_t * */
-    uint64_t next_link_id;
-
-    u64map_t *player_link; /* player -> link id of their last request (gs_gate_relink) */
-    gs_gate_t *gates;      /* the gateways seen, GS_GATES_MAX at most */
-    size_t ngates;
-    u64map_t *player_desk; /* player -> desk id */
-
-    gs_cached_t *cache;
-    size_t cache_cap, cache_next;
-    u64map_t *cache_index;
-
-    pthread_mutex_t out_mu;
-    gs_out_t *out_head, **out_tail;
-    struct event *out_ev;
-
-    pthread_mutex_t desks_mu;
-    u64map_t *desks; /* live desk ids (value unused) */
-
-    atomic_bool intake_stopped;
-    atomic_bool quorum_lost;  /* gs_set_redis_quorum(false): no round starts */
-    atomic_bool redis_unsafe; /* gs_set_redis_unsafe(true): no round starts */
-    atomic_bool fenced;       /* gs_set_fenced(true): nothing accepted, desks stopped */
-    atomic_uint_fast64_t money_followups;
-    atomic_uint_fast64_t moving; /* desks moving their table as a whole (gs_table_move_begin) */
-
-    struct event *watch_ev; /* polls human desks for the observer; notes the loop's stalls */
-    int64_t loop_seen_ms;   /* gs_watch_cb's last run (clock_mono_ms) */
-    int64_t stall_end_ms;   /* when the main loop last ran again after standing still */
-    int64_t skew_logged_ms; /* last rpc_clock_skew line */
-    uint64_t last_human_desks;
-    void (*observer)(void *arg);
-    void *observer_arg;
-
-    metrics_t *m_requests, *m_deadline, *m_skew, *m_dupes, *m_links, *m_slow, *m_bad_frames,
-        *m_silent;
-};
-
-typedef struct {
-    gs_t *gs;
-    const gs_desk_ops_t *ops;
-    void *state;
-} gs_desk_t;
-
 static void gs_link_free(gs_link_t *l);
 static void gs_link_close(gs_link_t *l);
 
@@ -177,7 +43,7 @@ static uint64_t gs_pair_key(uint64_t a, uint64_t b)
  * that fit GS_ENCODE_SMALL bytes (replies, most pushes) are checked and sized once, encoded on
  * the stack and copied; larger ones are sized again once the checks passed. */
 #define GS_ENCODE_SMALL 1024
-static uint8_t *gs_encode(const Croupier__RpcFrame *f, size_t *len)
+uint8_t *gs_encode(const Croupier__RpcFrame *f, size_t *len)
 {
     uint8_t small[GS_ENCODE_SMALL];
     frame_error_t err;
@@ -201,7 +67,7 @@ static uint8_t *gs_encode(const Croupier__RpcFrame *f, size_t *len)
     return buf;
 }
 
-static void gs_out_enqueue(gs_t *gs, gs_out_t *o)
+void gs_out_enqueue(gs_t *gs, gs_out_t *o)
 {
     o->next = NULL;
     pthread_mutex_lock(&gs->out_mu);
@@ -214,7 +80,7 @@ static void gs_out_enqueue(gs_t *gs, gs_out_t *o)
 }
 
 /* Writes a frame to a link, dropping the link if its peer does not keep up. Main thread. */
-static void gs_link_send(gs_link_t *l, const uint8_t *bytes, size_t len)
+void gs_link_send(gs_link_t *l, const uint8_t *bytes, size_t len)
 {
     struct evbuffer *out = bufferevent_get_output(l->bev);
     if (evbuffer_get_length(out) + len > l->gs->link_output_cap) {
@@ -227,7 +93,7 @@ static void gs_link_send(gs_link_t *l, const uint8_t *bytes, size_t len)
     evbuffer_add(out, bytes, len);
 }
 
-static gs_link_t *gs_link_get(gs_t *gs, uint64_t id)
+gs_link_t *gs_link_get(gs_t *gs, uint64_t id)
 {
     uint64_t p;
     if (!u64map_get(gs->links, id, &p))
@@ -651,6 +517,10 @@ static void gs_out_apply(gs_t *gs, gs_out_t *o)
         else
             u64map_del(gs->player_desk, o->player_id);
         break;
+    case GS_OUT_WATCH:
+    case GS_OUT_WATCH_LINK:
+        gs_spect_apply(gs, o);
+        break;
     case GS_OUT_UNSEAT: {
         uint64_t at;
         if (u64map_get(gs->player_desk, o->player_id, &at) && at == o->desk_id)
@@ -681,7 +551,7 @@ static void gs_out_cb(evutil_socket_t fd, short what, void *arg)
 
 /* ---- link input ---------------------------------------------------------------------------- */
 
-static void gs_link_reply_now(gs_link_t *l, const Croupier__RpcFrame *in, Croupier__ErrorCode code,
+void gs_link_reply_now(gs_link_t *l, const Croupier__RpcFrame *in, Croupier__ErrorCode code,
                               const char *message)
 {
     gs_request_t *req = xcalloc(1, sizeof *req);
@@ -817,7 +687,6 @@ static void gs_link_ping(gs_link_t *l, const Croupier__RpcFrame *in)
  * One player request from a link: deadline, remembered answers, then routing. The frame is
  * owned by this function (handed to a request, or freed).
  */
-static int64_t gs_request_deadline(gs_t *gs, const Croupier__RpcFrame *in);
 
 static void gs_link_request(gs_link_t *l, Croupier__RpcFrame *in, gs_req_kind_t kind)
 {
@@ -1003,6 +872,9 @@ static void gs_link_read_cb(struct bufferevent *bev, void *arg)
         case CROUPIER__RPC_FRAME__BODY_ADOPT:
             gs_link_request(l, f, GS_REQ_ADOPT);
             break;
+        case CROUPIER__RPC_FRAME__BODY_WATCH:
+            gs_link_spect(l, f);
+            break;
         case CROUPIER__RPC_FRAME__BODY_PONG:
             frame_free_rpc(f);
             break;
@@ -1064,6 +936,7 @@ static void gs_link_free(gs_link_t *l)
 {
     gs_t *gs = l->gs;
     u64map_del(gs->links, l->id);
+    gs_spect_link_gone(gs, l->id);
     bufferevent_free(l->bev);
     metrics_set(gs->m_links, (double)u64map_size(gs->links));
     free(l);
@@ -1121,7 +994,7 @@ static void gs_watch_cb(evutil_socket_t fd, short what, void *arg)
  * did not stand still: then the two wall clocks disagree (a step), and the budget holds alone
  * -- counted in game_rpc_clock_skew_total and logged at most once a minute.
  */
-static int64_t gs_request_deadline(gs_t *gs, const Croupier__RpcFrame *in)
+int64_t gs_request_deadline(gs_t *gs, const Croupier__RpcFrame *in)
 {
     int64_t now = clock_mono_ms();
     if (!in->has_budget_ms && !in->has_deadline_unix_ms)
@@ -1175,6 +1048,7 @@ int gs_create(const gs_config_t *cfg, gs_t **out)
     gs->player_link = u64map_create();
     gs->player_desk = u64map_create();
     gs->desks = u64map_create();
+    gs->spect = u64map_create();
     pthread_mutex_init(&gs->out_mu, NULL);
     pthread_mutex_init(&gs->desks_mu, NULL);
     gs->out_tail = &gs->out_head;
@@ -1211,6 +1085,7 @@ int gs_create(const gs_config_t *cfg, gs_t **out)
 fail_rt:
     event_free(gs->watch_ev);
     event_free(gs->out_ev);
+    gs_spect_free(gs);
     u64map_destroy(gs->desks);
     u64map_destroy(gs->player_desk);
     u64map_destroy(gs->player_link);
@@ -1369,6 +1244,7 @@ void gs_destroy(gs_t *gs)
     u64map_destroy(gs->player_link);
     free(gs->gates);
     u64map_destroy(gs->player_desk);
+    gs_spect_free(gs);
     u64map_destroy(gs->desks);
     pthread_mutex_destroy(&gs->out_mu);
     pthread_mutex_destroy(&gs->desks_mu);

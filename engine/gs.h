@@ -54,6 +54,12 @@ typedef enum {
     GS_REQ_RESUME = 4,
     GS_REQ_PLAYER_GONE = 5,
     GS_REQ_ADOPT = 6, /* take a whole table's handoff offer (engine_ops_t.adopt) */
+    /* A gateway's spectators of a desk (rpc.proto WatchTable; docs/spectators.md): with a
+     * request_id, one more spectator (player_id) asks to watch and is answered (the public
+     * Snapshot, or WATCH_FULL / NOT_WATCHABLE / NO_SUCH_TABLE); with request_id 0 the link's
+     * count changed (0: none left, also when the link was lost) and nothing is answered (free it
+     * with gs_request_free). Reaches the desk named by frame->watch->desk_id. */
+    GS_REQ_WATCH = 7,
 } gs_req_kind_t;
 
 typedef struct gs_request {
@@ -233,6 +239,15 @@ void gs_request_free(gs_request_t *req);
 
 /* Sends msg to a player through the link their last request came from. Any thread. */
 void gs_push(gs_t *gs, uint64_t player_id, const Croupier__ServerMessage *msg);
+/*
+ * Spectators (docs/spectators.md). gs_push_watch: a desk's public event (a push every seat may
+ * see, or its public variant), encoded once here and sent once to each link that watches the
+ * desk, whose gateway writes the same bytes to each of its spectators. gs_watch_link: link_id
+ * now watches desk (on) or no longer does; link_id 0 with on false: no link does (the desk
+ * closes). Any thread; the desk keeps the counts (GS_REQ_WATCH), the main thread the links.
+ */
+void gs_push_watch(gs_t *gs, rt_desk_id_t desk, const Croupier__ServerMessage *msg);
+void gs_watch_link(gs_t *gs, rt_desk_id_t desk, uint64_t link_id, bool on);
 /* Records that player sits at desk (routing of leave/action/resume); desk 0 unseats. Any
  * thread; takes effect in order with the desk's other gs calls. */
 void gs_seat(gs_t *gs, uint64_t player_id, rt_desk_id_t desk);

@@ -299,6 +299,7 @@ static void tg_started(tk_engine_t *eng)
 }
 
 static const tk_game_t tg_game = {
+    .watchable = true, /* docs/spectators.md */
     .engine = "test",
     .games = "test",
     .proto_engine = CROUPIER__ENGINE__ENGINE_TRADITIONAL,

@@ -68,6 +68,7 @@ void tk_push_all(tk_table_t *t, Croupier__ServerMessage *m)
     for (int i = 0; i < t->nseats; i++)
         if (tk_seat_told(&t->seat[i]) && !t->seat[i].bot)
             gs_push(gs_of_desk(t->desk), t->seat[i].player, m);
+    tk_spect_push(t, m); /* every seat sees it: public (docs/spectators.md) */
 }
 
 /* Encodes a game message into a fresh buffer (caller frees); NULL when it breaks a rule (a bug
@@ -160,6 +161,16 @@ void tk_push_deal(tk_table_t *t, int seat, const uint8_t *cards, size_t n)
         d.count = (uint32_t)n;
         gs_push(gs, t->seat[i].player, &sm);
     }
+    /* The spectators' copy: what a seat that is not the one dealt to sees -- the cards of a deal
+     * to the table (seat < 0: a board, every seat sees them), else their count
+     * (docs/spectators.md). */
+    bool open = cards != NULL && seat < 0;
+    d.has_cards = open && n > 0;
+    d.cards.data = open ? (uint8_t *)cards : NULL;
+    d.cards.len = open ? n : 0;
+    d.has_count = !open;
+    d.count = (uint32_t)n;
+    tk_spect_push(t, &sm);
 }
 
 /* ---- accessors --------------------------------------------------------------------------- */
@@ -423,7 +434,10 @@ void tk_reply_snapshot(tk_table_t *t, gs_request_t *req, int seat)
     Croupier__SeatInfo *ptrs[TK_MAX_SEATS];
     uint32_t window_seats[TK_MAX_SEATS];
     s.desk_id = rt_desk_id(t->desk);
-    s.your_seat = (uint32_t)seat;
+    /* A spectator (seat -1, tk_spect.c) has no seat: your_seat is the seat count. */
+    s.your_seat = seat >= 0 ? (uint32_t)seat : (uint32_t)t->nseats;
+    s.has_spectator = seat < 0;
+    s.spectator = seat < 0;
     s.engine = t->eng->game->proto_engine;
     s.game = t->game;
     s.stake = t->stake;
@@ -489,6 +503,7 @@ void tk_tell_closing(tk_table_t *t)
     if (t->close_told)
         return;
     t->close_told = true;
+    tk_spect_end(t, CROUPIER__ERROR_CODE__NO_SUCH_TABLE, "the table closed");
     uint64_t players[TK_MAX_SEATS];
     size_t n = 0;
     for (int i = 0; i < t->nseats; i++)

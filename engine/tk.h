@@ -178,6 +178,8 @@ typedef struct tk_settings {
     long tour_tables;      /* tournament tables hosted at most (tk_game_t.tournaments; 0: none) */
     long tour_host_ttl_ms; /* a tournament table's claim lives this long unrenewed */
     long tour_join_ms;     /* a match's deal waits this long for players new to the table */
+    long spectators;       /* spectators per table at most (docs/spectators.md; 0:
+                              TK_SPECTATORS; -1: the tables may not be watched) */
     const char *house;     /* the wallet server bots play for (and the counterparty of
                               tk_round_end_house); NULL: tk_game_t.house_name's, or
                               "house-<engine>" */
@@ -237,6 +239,11 @@ typedef struct tk_game {
     /* Every action of a seated player reaches action(), in a round or not, dealt in or not (the
      * game refuses NO_ROUND itself): e.g. blackjack's bet for the next betting window. */
     bool any_time_actions;
+    /* The tables may be watched (docs/spectators.md): snapshot() takes seat -1 for a
+     * spectator's public view (no seat's private cards), and every private card goes out with
+     * tk_push_seat() or tk_push_deal() only, so that what tk_push_all() pushes is public;
+     * a push sent seat by seat in variants has its public variant sent with tk_push_watch(). */
+    bool watchable;
     /* A disconnected player's turns are played by the automatic move (after trustee_ms) until
      * they resume, as for a player on trustee (shedding games); otherwise a disconnected
      * player keeps their full turn time (they may be back in a second through another
@@ -431,7 +438,8 @@ int tk_banker_next(tk_table_t *t);
 uint64_t tk_round_seq(const tk_table_t *t);
 const char *tk_round_id(tk_table_t *t);
 
-/* Pushes to every seated player / to one seat. event_seq is set by the kit. */
+/* Pushes to every seated player (and the table's spectators: it is public) / to one seat.
+ * event_seq is set by the kit. */
 void tk_push_all(tk_table_t *t, Croupier__ServerMessage *m);
 void tk_push_seat(tk_table_t *t, int seat, Croupier__ServerMessage *m);
 /* Pushes a ServerMessage.game_event whose body is the game's message ev (checked and encoded
@@ -439,9 +447,16 @@ void tk_push_seat(tk_table_t *t, int seat, Croupier__ServerMessage *m);
 int tk_push_event(tk_table_t *t, int seat, const ProtobufCMessage *ev);
 /* Pushes Play{seat, Action.game = a} to everyone (timed_out: the kit's automatic move). */
 int tk_push_play(tk_table_t *t, int seat, const ProtobufCMessage *a, bool timed_out);
-/* Pushes Deal{seat, cards} to seat and Deal{seat, count} to the others (round id set); cards
- * NULL deals n cards face down: Deal{seat, count} to everyone, seat included. */
+/* Pushes Deal{seat, cards} to seat and Deal{seat, count} to the others and the spectators
+ * (round id set); cards NULL deals n cards face down: Deal{seat, count} to everyone, seat
+ * included. */
 void tk_push_deal(tk_table_t *t, int seat, const uint8_t *cards, size_t n);
+/* Pushes m to the table's spectators only (docs/spectators.md): the public variant of a push
+ * the game sends seat by seat (tk_push_seat) in variants; event_seq is the table's current one
+ * (the variants' number). m must hold no seat's private cards. */
+void tk_push_watch(tk_table_t *t, Croupier__ServerMessage *m);
+/* The same for a game's own event (ServerMessage.game_event, as tk_push_event): 0 or -EINVAL. */
+int tk_push_event_watch(tk_table_t *t, const ProtobufCMessage *ev);
 
 /* It is seat's turn: arms the turn timer and pushes turn (seat and time_left_ms set by the
  * kit). A seat that is away or on trustee gets its automatic move after TK_TRUSTEE_MS. An

@@ -176,7 +176,7 @@ void tk_engine_destroy(void *e)
 
 /* The kit's flags of every engine: name suffix, help, setting, bounds; `need` says which games
  * get the flag (0: all, 1: games with bots, 2: games with bots or a house, 3: games that play
- * tournament tables). */
+ * tournament tables, 4: games that may be watched). */
 static const struct {
     const char *suffix, *help;
     size_t off;
@@ -225,6 +225,10 @@ static const struct {
      "a match's deal waits at most this long for its players to come to the table (ms; "
      "docs/tournaments.md \"Match halls: the tables at the servers\")",
      offsetof(tk_settings_t, tour_join_ms), 0, 60000, 3},
+    {"spectators",
+     "spectators per table at most (docs/spectators.md; 0: 100; -1: the tables may not be "
+     "watched)",
+     offsetof(tk_settings_t, spectators), -1, 100000, 4},
 };
 #define TK_NFLAGS (sizeof tk_flag_spec / sizeof tk_flag_spec[0])
 
@@ -244,7 +248,7 @@ const config_flag_t *tk_engine_flags(tk_engine_def_t *def)
     for (size_t i = 0; i < TK_NFLAGS; i++) {
         int need = tk_flag_spec[i].need;
         if ((need == 1 && !gm->bots) || (need == 2 && !gm->bots && !gm->house) ||
-            (need == 3 && !gm->tournaments))
+            (need == 3 && !gm->tournaments) || (need == 4 && !gm->watchable))
             continue;
         snprintf(def->names[n], sizeof def->names[n], "%s-%s", prefix, tk_flag_spec[i].suffix);
         long dv = *(const long *)((const char *)&gm->defaults + tk_flag_spec[i].off);
@@ -398,6 +402,9 @@ int tk_engine_create(tk_engine_def_t *def, gs_t *gs, const char *games, void **o
     eng->m_opened =
         metrics_counter(reg, "tk_tables_opened_total", eng->labels, "Kit tables opened");
     eng->m_seated = metrics_gauge(reg, "tk_seated", eng->labels, "Players seated at kit tables");
+    eng->m_spectators = metrics_gauge(reg, "tk_spectators", eng->labels,
+                                      "Spectators of kit tables, apart from the seats "
+                                      "(docs/spectators.md)");
     eng->m_timeouts = metrics_counter(reg, "tk_timeouts_total", eng->labels,
                                       "Turns and action-window decisions that timed out");
     eng->m_auto = metrics_counter(reg, "tk_auto_actions_total", eng->labels,

@@ -199,6 +199,11 @@ typedef struct {
     char reason[TK_REASON_MAX + 1];
 } tk_xfer_t;
 
+/* Gateway links with spectators of one table, at most (tk_spect.c). */
+#define TK_SPECT_LINKS 32
+/* Spectators per table when --<prefix>-spectators is 0. */
+#define TK_SPECTATORS 100
+
 typedef struct tk_tour tk_tour_t;           /* a tournament table's (tk_tour.c) */
 typedef struct tk_tour_host tk_tour_host_t; /* an engine's hosting of them (tk_tour.c) */
 
@@ -219,6 +224,7 @@ typedef struct tk_engine {
     char games[128];                /* the games served: tk_game_t.games or a subset (--games) */
     char svc[24];                   /* the service in seat accounts and op ids (tk_service_token) */
     metrics_t *m_tables, *m_opened, *m_seated, *m_timeouts, *m_auto;
+    metrics_t *m_spectators; /* tk_spectators: spectators of the engine's tables (tk_spect.c) */
     metrics_t *m_moved_out, *m_moved_in, *m_move_withdrawn, *m_move_failed;
     money_jobs_t *jobs; /* handoff calls (NULL without Redis: tables close instead of moving) */
     pthread_mutex_t jobs_mu;
@@ -364,6 +370,12 @@ struct tk_table {
     tk_window_t win;   /* the action window (tk_window.c); win.open false when none */
     int banker;        /* this round's banker (tk_bank.c), or -1 */
     int last_banker;   /* the last round's that had one, for the rotation; -1: none yet */
+    /* Spectators (tk_spect.c, docs/spectators.md): each gateway link's count, as it said. */
+    uint64_t spect_link[TK_SPECT_LINKS];
+    uint32_t spect_n[TK_SPECT_LINKS];
+    int nspect_links;
+    uint32_t spectators; /* their sum */
+    bool spect_ended;    /* WatchEnded was pushed: the table takes no spectator any more */
 };
 
 /* The handoff calls of whole-table moves and private rooms (tk_move.c, tk_room.c). */
@@ -545,5 +557,12 @@ void tk_window_snapshot(tk_table_t *t, Croupier__Snapshot *s, uint32_t *buf);
 extern const gs_desk_ops_t tk_lobby_ops;
 void tk_join_free(tk_join_t *j);
 void tk_join_dropped(void *p);
+
+/* tk_spect.c: spectators (docs/spectators.md). A GS_REQ_WATCH at a table; the public copy of a
+ * push for the spectators (tk_push_all, tk_push_deal); the spectators told the table is gone
+ * (closing, moved, destroyed): WatchEnded, and the links forgotten. */
+void tk_spect_request(tk_table_t *t, gs_request_t *req);
+void tk_spect_push(tk_table_t *t, const Croupier__ServerMessage *m);
+void tk_spect_end(tk_table_t *t, Croupier__ErrorCode code, const char *detail);
 
 #endif

@@ -242,6 +242,14 @@ static void tk_lobby_on_message(rt_desk_t *desk, void *state, rt_msg_t *msg)
 static void tk_lobby_on_request(rt_desk_t *desk, void *state, gs_request_t *req)
 {
     (void)state;
+    if (req->kind == GS_REQ_WATCH) { /* the lobby is no table (docs/spectators.md) */
+        if (req->request_id == 0)
+            gs_request_free(req);
+        else
+            gs_reply(gs_of_desk(desk), req, CROUPIER__ERROR_CODE__NO_SUCH_TABLE,
+                     "no such table at this server", NULL);
+        return;
+    }
     gs_reply(gs_of_desk(desk), req, CROUPIER__ERROR_CODE__NOT_SEATED, "not seated on this server",
              NULL);
 }

@@ -464,6 +464,8 @@ static void tk_move_done_old(tk_table_t *t, tk_job_t *j)
             if (t->seat[i].state == TK_SEATED && !t->seat[i].bot)
                 players[n++] = t->seat[i].player;
         gs_move_desk_seats(gs_of_desk(t->desk), rt_desk_id(t->desk), players, n, t->offer_id);
+        /* Its spectators follow a player, or watch another table (docs/spectators.md). */
+        tk_spect_end(t, CROUPIER__ERROR_CODE__NO_SUCH_TABLE, "the table moved to another server");
         log_emit(LOG_INFO, "tk_table_offered", "{s:I,s:s,s:i,s:I}", "desk",
                  (json_int_t)rt_desk_id(t->desk), "offer", t->offer_id, "players", (int)n, "ms",
                  (json_int_t)(clock_mono_ms() - t->move_start_ms));

@@ -333,6 +333,7 @@ Croupier__ErrorCode tk_room_prepare(tk_engine_t *eng, const Croupier__Join *jn,
     r->seats = seats;
     r->deals = (int)rules->deals;
     r->bot_fill = rules->has_bot_fill && rules->bot_fill;
+    r->no_spectators = rules->has_no_spectators && rules->no_spectators;
     for (size_t i = 0; i < rules->n_rule_options && i < ROOM_MAX_OPTIONS; i++)
         snprintf(r->options[r->noptions++], sizeof r->options[0], "%s", rules->rule_options[i]);
     r->created_ms = clock_wall_ms();

@@ -168,6 +168,10 @@ static tk_table_t *tk_enter(rt_desk_t *desk, void *state)
 static void tk_table_on_request(rt_desk_t *desk, void *state, gs_request_t *req)
 {
     tk_table_t *t = tk_enter(desk, state);
+    if (req->kind == GS_REQ_WATCH) {
+        tk_spect_request(t, req);
+        return;
+    }
     int i = tk_find(t, req->player_id);
     if (req->kind == GS_REQ_PLAYER_GONE) {
         if (i >= 0) {
@@ -559,6 +563,7 @@ static void tk_table_on_destroy(rt_desk_t *desk, void *state)
     tk_table_t *t = tk_enter(desk, state);
     if (rt_desk_in_round(desk))
         tk_void(t, CROUPIER__VOID_REASON__VOID_SHUTDOWN);
+    tk_spect_end(t, CROUPIER__ERROR_CODE__NO_SUCH_TABLE, "the table closed");
     for (int i = 0; i < t->nseats; i++)
         if (t->seat[i].state == TK_BUYING && t->seat[i].join_req != NULL)
             gs_reply(gs_of_desk(desk), t->seat[i].join_req, CROUPIER__ERROR_CODE__UNAVAILABLE,

@@ -87,6 +87,8 @@ static void tk_window_push(tk_table_t *t, Croupier__Turn *turn, int64_t ms)
             if (tk_seat_told(&t->seat[i]) && !t->seat[i].bot && !(t->win.pending & tk_bit(i)))
                 tk_push_seat(t, i, &sm);
     }
+    turn->seat = list[0]; /* the spectators' variant: the one of a seat outside the window */
+    tk_push_watch(t, &sm);
     turn->n_window_seats = 0;
     turn->window_seats = NULL;
 }

@@ -22,7 +22,7 @@ const char *const gate_edge_names[EDGE_CAUSES] = {
 const char *const gate_reject_names[8] = {"deadline",     "unauthenticated",   "not_seated",
                                           "rate_limited", "too_many_inflight", "bad_token",
                                           "no_server",    "draining"};
-const int gate_default_budget[GATE_REQ_KINDS] = {800, 500, 300, 800, 500, 3000};
+const int gate_default_budget[GATE_REQ_KINDS] = {800, 500, 300, 800, 500, 3000, 800};
 
 /* ---- gateway registration -------------------------------------------------------------------- */
 
@@ -596,6 +596,7 @@ int gate_create(const gate_config_t *cfg, gate_t **out)
         "Game server processes found gone (rpc link lost, registry entry expired or taken again)");
     g->m_stale_seats = metrics_counter(m, "gate_stale_seats_total", NULL,
                                        "Seats forgotten because their server was gone");
+    gate_watch_init(g); /* its metrics and timer (gate_watch.c) */
     for (int i = 0; i < 2; i++) {
         const char *lab = i == 0 ? "transport=\"tcp\"" : "transport=\"ws\"";
         g->m_tconns[i] = metrics_gauge(m, "gate_transport_connections", lab,
@@ -744,6 +745,7 @@ void gate_destroy(gate_t *g)
     gate_req_t *r;
     while ((r = LIST_FIRST(&g->reqs)) != NULL)
         gate_req_free(r);
+    gate_watch_shutdown(g);
     gate_link_t *l;
     while ((l = TAILQ_FIRST(&g->links)) != NULL)
         gate_link_free(l);

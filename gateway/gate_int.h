@@ -112,6 +112,7 @@ typedef struct gate_conn {
      * their events are pushed to it. NULL until the first; GATE_TOUR_FOLLOW_MAX at most. */
     uint64_t *tours;
     uint8_t ntours;
+    struct gate_watch *watch; /* a watch session (gate_watch.c), or NULL */
 } gate_conn_t;
 
 TAILQ_HEAD(gate_conn_list, gate_conn);
@@ -190,6 +191,7 @@ struct gate_req {
     bool tour;           /* the resume of a TakeTournamentSeat (gate_tour.c): a NOT_SEATED or a
                             gone server is answered NOT_SEATED, retriable */
     struct gate_room_lk *room_lk; /* JoinRoom: the record read in flight */
+    bool watch_done;              /* a Watch answered (gate_watch.c); else counted back down */
 
     /* Not cleared when a record is reused (gate_req_new): each is read only after it is set. */
     struct event timer_ev; /* embedded, assigned once per record (no allocation per request) */
@@ -343,6 +345,7 @@ struct gate {
     const struct timeval *budget_tv[GATE_REQ_KINDS];
     /* Tournament requests and pushes in flight (gate_tour.c), freed by gate_tour_shutdown. */
     struct gate_tour_op *tour_ops;
+    struct gate_watch_all *watch; /* the tables watched here (gate_watch.c) */
 };
 
 enum {
@@ -579,5 +582,16 @@ void gate_client_tour(gate_conn_t *c, const Croupier__ClientMessage *m);
 #define GATE_TOUR_CRASH_MSG "your table's server stopped; send TakeTournamentSeat"
 void gate_tour_event_cb(rconn_t *rc, const char *channel, const char *data, size_t len, void *arg);
 void gate_tour_shutdown(gate_t *g);
+
+/* gate_watch.c: spectators (docs/spectators.md, docs/gateway.md "Spectators"). */
+int gate_watch_init(gate_t *g);
+void gate_watch_shutdown(gate_t *g);
+void gate_client_watch(gate_conn_t *c, const Croupier__ClientMessage *m);
+bool gate_watch_refuses(gate_conn_t *c, const Croupier__ClientMessage *m);
+void gate_watch_fill(gate_req_t *r, Croupier__RpcFrame *f, Croupier__WatchTable *w);
+void gate_watch_reply(gate_req_t *r, Croupier__RpcFrame *f);
+void gate_watch_req_gone(gate_req_t *r);
+void gate_watch_push(gate_link_t *l, Croupier__RpcFrame *f);
+void gate_watch_conn_gone(gate_conn_t *c);
 
 #endif

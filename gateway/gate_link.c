@@ -264,6 +264,7 @@ static void gate_req_write(gate_req_t *r)
     Croupier__Resume resume = CROUPIER__RESUME__INIT;
     Croupier__Adopt adopt = CROUPIER__ADOPT__INIT;
     Croupier__RoomJoin room = CROUPIER__ROOM_JOIN__INIT;
+    Croupier__WatchTable watch = CROUPIER__WATCH_TABLE__INIT;
     f.request_id = r->rid;
     f.has_deadline_unix_ms = true;
     f.deadline_unix_ms = (uint64_t)r->deadline_wall;
@@ -312,6 +313,9 @@ static void gate_req_write(gate_req_t *r)
     case GATE_REQ_RESUME:
         f.body_case = CROUPIER__RPC_FRAME__BODY_RESUME;
         f.resume = r->msg != NULL && r->msg->resume != NULL ? r->msg->resume : &resume;
+        break;
+    case GATE_REQ_WATCH:
+        gate_watch_fill(r, &f, &watch); /* gate_watch.c */
         break;
     default:
         return;
@@ -691,6 +695,9 @@ static void gate_link_read_cb(struct bufferevent *bev, void *arg)
             break;
         case CROUPIER__RPC_FRAME__BODY_DESK_CLOSING:
             gate_on_desk_closing(l, f);
+            break;
+        case CROUPIER__RPC_FRAME__BODY_WATCH_PUSH:
+            gate_watch_push(l, f); /* gate_watch.c */
             break;
         case CROUPIER__RPC_FRAME__BODY_PONG:
             l->last_pong_ms = clock_mono_ms();

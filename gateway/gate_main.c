@@ -35,7 +35,7 @@ static struct {
     long rebalance_ms, rebalance_slack, rebalance_step;
     long budget[GATE_REQ_KINDS];
     long max_frame, output_cap, rate, burst, inflight, idle_ms, ping_ms, seat_ttl_s, gate_ttl_ms,
-        replay_code_ttl_s;
+        replay_code_ttl_s, watch_max, watch_output_cap, watch_follow_ms;
     long max_conns, max_conns_per_addr, hs_ms, login_ms, frame_ms, write_ms, prate, pburst;
     long health_header_ms, health_body_ms, health_max_conns;
     bool allow_eviction;
@@ -149,6 +149,15 @@ static const config_flag_t gate_flags[] = {
      &O.ping_ms, 10, 60000},
     {"seat-ttl-s", CONFIG_INT, "3600", "TTL of a remembered seat in Redis", &O.seat_ttl_s, 1,
      31 * 86400},
+    {"watch-max", CONFIG_INT, "10000",
+     "spectators on this gateway at most (docs/spectators.md; 0: none)", &O.watch_max, 0,
+     10000000},
+    {"watch-output-cap", CONFIG_INT, "65536",
+     "unsent bytes to one spectator before he is dropped (a slow spectator)",
+     &O.watch_output_cap, 1024, 1 << 30},
+    {"watch-follow-ms", CONFIG_INT, "1000",
+     "how often the seat of a player watched (Watch{player_id}) is read again", &O.watch_follow_ms,
+     50, 600000},
     {"replay-code-ttl-s", CONFIG_INT, "604800",
      "how long a replay's share code resolves (ShareReplay; docs/replays.md)", &O.replay_code_ttl_s,
      1, 366 * 86400},
@@ -415,6 +424,9 @@ int main(int argc, char **argv)
                         .link_ping_ms = (int)O.ping_ms,
                         .seat_ttl_s = (int)O.seat_ttl_s,
                         .replay_code_ttl_s = (int)O.replay_code_ttl_s,
+                        .watch_max = O.watch_max > 0 ? (int)O.watch_max : -1,
+                        .watch_output_cap = (size_t)O.watch_output_cap,
+                        .watch_follow_ms = (int)O.watch_follow_ms,
                         .gate_ttl_ms = (int)O.gate_ttl_ms,
                         .drain_window_ms = (int)O.drain_window_ms,
                         .close_timeout_ms = (int)O.close_timeout_ms,

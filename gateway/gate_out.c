@@ -413,6 +413,7 @@ void gate_conn_free(gate_conn_t *c)
     free(c->seat);
     free(c->expired);
     free(c->tours);
+    gate_watch_conn_gone(c); /* gate_watch.c */
     free(c);
     atomic_fetch_sub(&g->nconns, 1);
     metrics_add(g->m_conns, -1);

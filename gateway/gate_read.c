@@ -280,6 +280,10 @@ static void gate_conn_read_frames(gate_conn_t *c, struct evbuffer *in)
             frame_free_client(m);
             continue;
         }
+        if (c->watch != NULL && gate_watch_refuses(c, m)) { /* gate_watch.c */
+            frame_free_client(m);
+            continue;
+        }
         switch (m->body_case) {
         case CROUPIER__CLIENT_MESSAGE__BODY_LOGIN:
             gate_client_login(c, m);
@@ -325,6 +329,11 @@ static void gate_conn_read_frames(gate_conn_t *c, struct evbuffer *in)
         case CROUPIER__CLIENT_MESSAGE__BODY_UNREGISTER_TOURNAMENT:
         case CROUPIER__CLIENT_MESSAGE__BODY_TAKE_TOURNAMENT_SEAT:
             gate_client_tour(c, m);
+            frame_free_client(m);
+            break;
+        case CROUPIER__CLIENT_MESSAGE__BODY_WATCH:
+        case CROUPIER__CLIENT_MESSAGE__BODY_UNWATCH:
+            gate_client_watch(c, m);
             frame_free_client(m);
             break;
         default:

@@ -14,6 +14,8 @@ void gate_req_free(gate_req_t *r)
 {
     if (r->room_lk != NULL)
         r->room_lk->r = NULL;
+    if (r->kind == GATE_REQ_WATCH)
+        gate_watch_req_gone(r); /* gate_watch.c: a Watch that ended unanswered */
     LIST_REMOVE(r, live);
     gate_req_unlink(r);
     if (r->timer != NULL)
@@ -596,6 +598,10 @@ void gate_on_reply(gate_link_t *l, Croupier__RpcFrame *f, const gate_fwd_t *fwd)
     r->link = NULL;
     r->sent = false;
     evtimer_del(r->timer);
+    if (r->kind == GATE_REQ_WATCH) {
+        gate_watch_reply(r, f); /* gate_watch.c */
+        return;
+    }
     Croupier__Reply *rep = f->reply;
     int code = rep->code;
     if (r->adopt && rep->adopted_by != NULL && rep->adopted_by[0] != '\0' && r->redirects < 3) {

@@ -70,6 +70,8 @@ char *room_record_json(const room_record_t *r)
         r->owner, "created_ms", (json_int_t)r->created_ms, "expires_ms", (json_int_t)r->expires_ms);
     if (o == NULL)
         return NULL;
+    if (r->no_spectators)
+        json_object_set_new(o, "no_spectators", json_true());
     json_t *opts = json_array(), *scores = json_array(), *rounds = json_array();
     for (int i = 0; i < r->noptions; i++)
         json_array_append_new(opts, json_string(r->options[i]));
@@ -145,6 +147,7 @@ int room_record_parse(const char *json, size_t len, room_record_t *out)
     out->deals = (int)json_integer_value(json_object_get(o, "deals"));
     out->played = (int)json_integer_value(json_object_get(o, "played"));
     out->bot_fill = json_is_true(json_object_get(o, "bot_fill"));
+    out->no_spectators = json_is_true(json_object_get(o, "no_spectators"));
     out->created_ms = json_integer_value(json_object_get(o, "created_ms"));
     out->expires_ms = json_integer_value(json_object_get(o, "expires_ms"));
     ok = ok && state >= CROUPIER__ROOM_STATE__ROOM_WAITING &&

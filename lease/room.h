@@ -54,6 +54,7 @@ typedef struct room_record {
     int seats, deals, played;
     uint64_t host;
     bool bot_fill;
+    bool no_spectators; /* RoomRules.no_spectators: the room may not be watched */
     int noptions;
     char options[ROOM_MAX_OPTIONS][ROOM_OPTION_MAX + 1];
     /* Where it is played: the registry id of its server, that server's lease epoch and the

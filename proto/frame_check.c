@@ -497,6 +497,10 @@ static int rules_client(const Croupier__ClientMessage *m, frame_error_t *err)
      * (gateway/gate_replay.c) and keeps the connection. */
     case CROUPIER__CLIENT_MESSAGE__BODY_GET_REPLAY:
     case CROUPIER__CLIENT_MESSAGE__BODY_SHARE_REPLAY:
+    /* A Watch names a table or a player, one of them: a user's input, answered BAD_REQUEST by
+     * the gateway (gateway/gate_watch.c), the connection kept. */
+    case CROUPIER__CLIENT_MESSAGE__BODY_WATCH:
+    case CROUPIER__CLIENT_MESSAGE__BODY_UNWATCH:
     case CROUPIER__CLIENT_MESSAGE__BODY_LEAVE:
     case CROUPIER__CLIENT_MESSAGE__BODY_RESUME:
     case CROUPIER__CLIENT_MESSAGE__BODY_PING:
@@ -586,6 +590,7 @@ int frame_rules_server(const Croupier__ServerMessage *m, const char *path, frame
     case CROUPIER__SERVER_MESSAGE__BODY_REPLAY:     /* cards checked by the walk */
     case CROUPIER__SERVER_MESSAGE__BODY_REPLAY_SHARED:
     case CROUPIER__SERVER_MESSAGE__BODY_LOGIN_RESULT:
+    case CROUPIER__SERVER_MESSAGE__BODY_WATCH_ENDED:
     case CROUPIER__SERVER_MESSAGE__BODY_DEAL:
     case CROUPIER__SERVER_MESSAGE__BODY_TURN:
     case CROUPIER__SERVER_MESSAGE__BODY_TABLE_CLOSING:
@@ -699,6 +704,27 @@ static int rules_rpc(const Croupier__RpcFrame *m, frame_error_t *err)
         break;
     case CROUPIER__RPC_FRAME__BODY_DESK_CLOSING:
         break;
+    case CROUPIER__RPC_FRAME__BODY_WATCH:
+        /* A new spectator's request names him (a reply follows); a count change does not. */
+        if (m->request_id != 0) {
+            player = true;
+            if (!m->has_deadline_unix_ms)
+                return frame_fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                                  "RpcFrame.watch: a request needs deadline_unix_ms");
+            if (m->watch->spectators == 0)
+                return frame_fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                                  "RpcFrame.watch.spectators: a request counts its spectator");
+        }
+        break;
+    case CROUPIER__RPC_FRAME__BODY_WATCH_PUSH: {
+        if (m->request_id != 0)
+            return frame_fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                              "RpcFrame.watch_push: one-way (request_id 0)");
+        int rc = frame_rules_server(m->watch_push->msg, "RpcFrame.watch_push.msg", err);
+        if (rc < 0)
+            return rc;
+        break;
+    }
     default:
         return frame_fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
                           "RpcFrame: no body (or one this version does not know)");

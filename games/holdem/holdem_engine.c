@@ -500,8 +500,8 @@ static void he_snapshot(tk_table_t *t, void *g, int seat)
         hs->has_min_raise = l.can_bet || l.can_raise;
         hs->min_raise = hs->has_min_raise ? l.min_to : 0;
     }
-    const he_seat_t *me = &h->seat[seat];
-    if (me->dealt) {
+    const he_seat_t *me = seat >= 0 ? &h->seat[seat] : NULL; /* -1: a spectator */
+    if (me != NULL && me->dealt) {
         h->snap_hole[0] = he_card(me->hole[0]);
         h->snap_hole[1] = he_card(me->hole[1]);
         hs->has_hole_cards = true;
@@ -536,6 +536,7 @@ static void he_snapshot(tk_table_t *t, void *g, int seat)
 }
 
 static const tk_game_t holdem_game = {
+    .watchable = true, /* docs/spectators.md */
     .engine = "holdem",
     .games = "holdem",
     .proto_engine = CROUPIER__ENGINE__ENGINE_HOLDEM,

@@ -298,7 +298,7 @@ static void nn_snapshot(tk_table_t *t, void *g, int seat)
         v->shown_cards = (ProtobufCBinaryData){NIUNIU_HAND_CARDS, z->r.cards[s]};
         ptrs[st.n_seats++] = v;
     }
-    if (st.has_phase && z->r.in[seat]) {
+    if (st.has_phase && seat >= 0 && z->r.in[seat]) { /* -1: a spectator */
         bool all = z->r.phase == NN_SHOW && (seat == tk_banker(t) || z->r.bet[seat] > 0);
         st.has_own_cards = true;
         st.own_cards = (ProtobufCBinaryData){
@@ -321,6 +321,7 @@ static int64_t nn_bank_stack(tk_table_t *t, void *g)
 }
 
 static const tk_game_t nn_game = {
+    .watchable = true, /* docs/spectators.md */
     .engine = "niuniu",
     .games = "niuniu",
     .proto_engine = CROUPIER__ENGINE__ENGINE_GAME,

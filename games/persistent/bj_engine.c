@@ -897,6 +897,7 @@ static void bj_engine_started(tk_engine_t *eng)
 }
 
 static const tk_game_t bj_game = {
+    .watchable = true, /* docs/spectators.md */
     .engine = "persistent",
     .games = BJ_GAME,
     .proto_engine = CROUPIER__ENGINE__ENGINE_PERSISTENT,

@@ -473,6 +473,20 @@ static void trad_push_deals(trad_table_t *x)
             tk_push_seat(t, i, &sm);
         }
     }
+    /* The spectators: every seat's count, no card (docs/spectators.md). */
+    for (int k = 0; k < x->seats; k++) {
+        Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+        Croupier__Deal d = CROUPIER__DEAL__INIT;
+        d.has_seat = true;
+        d.seat = (uint32_t)k;
+        d.has_count = true;
+        d.count = (uint32_t)shed_set_size(shed_game_hand(x->g, k));
+        d.round_id = (char *)tk_round_id(t);
+        trad_set_commitment(t, &d);
+        sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_DEAL;
+        sm.deal = &d;
+        tk_push_watch(t, &sm);
+    }
 }
 
 /*
@@ -903,9 +917,9 @@ static void trad_snapshot(tk_table_t *t, void *gp, int seat)
     st->phase = phase == SHED_PHASE_BID       ? CROUPIER__SHEDDING_PHASE__SHEDDING_BIDDING
                 : phase == SHED_PHASE_TRIBUTE ? CROUPIER__SHEDDING_PHASE__SHEDDING_TRIBUTE
                                               : CROUPIER__SHEDDING_PHASE__SHEDDING_PLAYING;
-    st->has_hand = true;
+    st->has_hand = seat >= 0; /* -1: a spectator, who holds no hand */
     st->hand.data = x->hand;
-    st->hand.len = trad_set_wire(shed_game_hand(x->g, seat), x->hand);
+    st->hand.len = seat >= 0 ? trad_set_wire(shed_game_hand(x->g, seat), x->hand) : 0;
     for (int i = 0; i < x->seats; i++)
         x->left[i] = (uint32_t)shed_set_size(shed_game_hand(x->g, i));
     st->n_cards_left = (size_t)x->seats;
@@ -1046,6 +1060,7 @@ static int trad_import_state(tk_table_t *t, void *gp, const json_t *st)
 }
 
 static const tk_game_t trad_game = {
+    .watchable = true, /* docs/spectators.md */
     .engine = "traditional",
     .games = "doudizhu,runfast,bigtwo,guandan",
     .proto_engine = CROUPIER__ENGINE__ENGINE_TRADITIONAL,

@@ -74,6 +74,10 @@ static void zjh_on_compare(zjh_game_t *z, const zjh_event_t *e)
         if (tk_seat_player(z->t, s) != 0)
             zjh_push_ev(z, s, &ev);
     }
+    /* The spectators see what a seat outside the compare sees: who lost (docs/spectators.md). */
+    c.has_asker_cards = c.has_target_cards = false;
+    c.asker_cards.len = c.target_cards.len = 0;
+    tk_push_event_watch(z->t, &ev.base);
     tk_history_action(z->t, e->seat, e->all_in ? "compare_all_in" : "compare", e->amount);
 }
 
@@ -303,7 +307,7 @@ static void zjh_snapshot(tk_table_t *t, void *g, int seat)
     Croupier__Zjh__ZjhSeat seats[ZJH_MAX_SEATS], *ptrs[ZJH_MAX_SEATS];
     const zjh_config_t *cfg = zjh_table_config(z->core);
     uint8_t own[ZJH_HAND_CARDS];
-    st.in_hand = zjh_table_in_hand(z->core) && tk_seat_playing(t, seat);
+    st.in_hand = zjh_table_in_hand(z->core) && seat >= 0 && tk_seat_playing(t, seat);
     st.has_ante = st.has_max_unit = st.has_max_rounds = true;
     st.ante = cfg->ante;
     st.max_unit = cfg->max_unit;
@@ -351,6 +355,7 @@ static int64_t zjh_min_stack(tk_table_t *t, void *g)
 }
 
 static const tk_game_t zjh_game = {
+    .watchable = true, /* docs/spectators.md */
     .engine = "zhajinhua",
     .games = "zhajinhua",
     .proto_engine = CROUPIER__ENGINE__ENGINE_GAME,
