@@ -317,6 +317,7 @@ void gate_client_watch(gate_conn_t *c, const Croupier__ClientMessage *m)
         gate_watch_end(g, c);
         Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
         Croupier__Result res = CROUPIER__RESULT__INIT;
+        sm.has_request_id = true;
         sm.request_id = m->request_id;
         sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_RESULT;
         sm.result = &res;
@@ -365,6 +366,13 @@ void gate_client_watch(gate_conn_t *c, const Croupier__ClientMessage *m)
     }
     gate_watch_t *w = xcalloc(1, sizeof *w);
     c->watch = w;
+    /* The kernel's share of a spectator's output is bounded too, so a spectator that does not
+     * read shows up in the connection's own output within about the cap, and thousands of them
+     * cannot pin megabytes of socket buffers each (Linux doubles the value). */
+    int sndbuf = (int)(g->cfg.watch_output_cap > 0 ? g->cfg.watch_output_cap : 65536);
+    evutil_socket_t fd = bufferevent_getfd(c->bev);
+    if (fd >= 0)
+        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
     g->watch->sessions++;
     metrics_set(g->watch->m_spectators, (double)g->watch->sessions);
     if (by_player) {
