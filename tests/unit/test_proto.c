@@ -105,19 +105,19 @@ ROUNDTRIP_CB(rpc, Croupier__RpcFrame)
 START_TEST(test_proto_every_client_message_kind_round_trips)
 {
     /* login, 3 joins, leave, resume, ping, 5 shedding, 5 hold'em, 8 blackjack, 2 list_tables */
-    ck_assert_int_eq(samples_client(roundtrip_client, NULL), 41);
+    ck_assert_int_eq(samples_client(roundtrip_client, NULL), 44);
 }
 END_TEST
 
 START_TEST(test_proto_every_server_message_kind_round_trips)
 {
-    ck_assert_int_eq(samples_server(roundtrip_server, NULL), 33);
+    ck_assert_int_eq(samples_server(roundtrip_server, NULL), 34);
 }
 END_TEST
 
 START_TEST(test_proto_every_rpc_frame_kind_round_trips)
 {
-    ck_assert_int_eq(samples_rpc(roundtrip_rpc, NULL), 14);
+    ck_assert_int_eq(samples_rpc(roundtrip_rpc, NULL), 17);
 }
 END_TEST
 

@@ -254,6 +254,20 @@ int samples_client(samples_client_cb cb, void *arg)
         m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_SHARE_REPLAY;
         m.share_replay = &s;
         cb(arg, "share_replay", &m), n++;
+        /* Spectators (docs/spectators.md). */
+        Croupier__Watch w = CROUPIER__WATCH__INIT;
+        w.server_id = "holdem:3", w.has_desk_id = 1, w.desk_id = 4294967297ull;
+        m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_WATCH;
+        m.watch = &w;
+        cb(arg, "watch_table", &m), n++;
+        Croupier__Watch wp = CROUPIER__WATCH__INIT;
+        wp.has_player_id = 1, wp.player_id = 42;
+        m.watch = &wp;
+        cb(arg, "watch_player", &m), n++;
+        Croupier__Unwatch u = CROUPIER__UNWATCH__INIT;
+        m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_UNWATCH;
+        m.unwatch = &u;
+        cb(arg, "unwatch", &m), n++;
     }
     return n;
 }
@@ -697,6 +711,12 @@ int samples_server(samples_server_cb cb, void *arg)
         m.body_case = CROUPIER__SERVER_MESSAGE__BODY_REPLAY_SHARED;
         m.replay_shared = &sh;
         server_emit(cb, arg, "replay_shared", &m, &n);
+        Croupier__WatchEnded we = CROUPIER__WATCH_ENDED__INIT;
+        we.code = CROUPIER__ERROR_CODE__NO_SUCH_TABLE, we.detail = "the table closed";
+        m.has_request_id = 0, m.request_id = 0;
+        m.body_case = CROUPIER__SERVER_MESSAGE__BODY_WATCH_ENDED;
+        m.watch_ended = &we;
+        server_emit(cb, arg, "watch_ended", &m, &n);
     }
     return n;
 }
@@ -837,6 +857,31 @@ int samples_rpc(samples_rpc_cb cb, void *arg)
         f.has_player_id = 1, f.player_id = 42, f.has_session_id = 1, f.session_id = 5;
         f.body_case = CROUPIER__RPC_FRAME__BODY_PLAYER_GONE, f.player_gone = &g;
         cb(arg, "player_gone", &f), n++;
+    }
+    {
+        Croupier__WatchTable w = CROUPIER__WATCH_TABLE__INIT;
+        w.desk_id = 4294967297ull, w.spectators = 3;
+        Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+        rpc_player(&f, 40);
+        f.body_case = CROUPIER__RPC_FRAME__BODY_WATCH, f.watch = &w;
+        cb(arg, "watch", &f), n++;
+        Croupier__RpcFrame c = CROUPIER__RPC_FRAME__INIT;
+        w.spectators = 0;
+        c.body_case = CROUPIER__RPC_FRAME__BODY_WATCH, c.watch = &w;
+        cb(arg, "watch_count", &c), n++;
+    }
+    {
+        Croupier__Deal d = CROUPIER__DEAL__INIT;
+        d.has_seat = 1, d.seat = 2, d.has_count = 1, d.count = 2;
+        d.round_id = "holdem:3:7:4294967297:12";
+        Croupier__ServerMessage m = CROUPIER__SERVER_MESSAGE__INIT;
+        m.has_event_seq = 1, m.event_seq = 9;
+        m.body_case = CROUPIER__SERVER_MESSAGE__BODY_DEAL, m.deal = &d;
+        Croupier__WatchPush wp = CROUPIER__WATCH_PUSH__INIT;
+        wp.desk_id = 4294967297ull, wp.msg = &m;
+        Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+        f.body_case = CROUPIER__RPC_FRAME__BODY_WATCH_PUSH, f.watch_push = &wp;
+        cb(arg, "watch_push", &f), n++;
     }
     return n;
 }

@@ -1,0 +1,1 @@
+Špthe table closed
