@@ -552,7 +552,7 @@ static void gs_out_cb(evutil_socket_t fd, short what, void *arg)
 /* ---- link input ---------------------------------------------------------------------------- */
 
 void gs_link_reply_now(gs_link_t *l, const Croupier__RpcFrame *in, Croupier__ErrorCode code,
-                              const char *message)
+                       const char *message)
 {
     gs_request_t *req = xcalloc(1, sizeof *req);
     req->link_id = l->id;

@@ -27,11 +27,11 @@ enum {
 /* ---- outbox: desk threads -> main thread --------------------------------------------- */
 
 typedef enum {
-    GS_OUT_REPLY = 1,  /* bytes to link_id; remembered for retries under (player, request) */
-    GS_OUT_PUSH = 2,   /* bytes to the player's current link */
-    GS_OUT_SEAT = 3,   /* player -> desk (0 unseats) */
-    GS_OUT_NOTICE = 4, /* bytes to every link that serves one of the players (DeskClosing) */
-    GS_OUT_UNSEAT = 5, /* player no longer at desk_id (kept when at another desk by now) */
+    GS_OUT_REPLY = 1,      /* bytes to link_id; remembered for retries under (player, request) */
+    GS_OUT_PUSH = 2,       /* bytes to the player's current link */
+    GS_OUT_SEAT = 3,       /* player -> desk (0 unseats) */
+    GS_OUT_NOTICE = 4,     /* bytes to every link that serves one of the players (DeskClosing) */
+    GS_OUT_UNSEAT = 5,     /* player no longer at desk_id (kept when at another desk by now) */
     GS_OUT_WATCH = 6,      /* a desk's public event: bytes to every link watching desk_id */
     GS_OUT_WATCH_LINK = 7, /* link_id watches desk_id (player_id 1) or not (0; link 0: none) */
 } gs_out_kind_t;
@@ -156,7 +156,6 @@ typedef struct {
     const gs_desk_ops_t *ops;
     void *state;
 } gs_desk_t;
-
 
 /* ---- shared between gs.c and gs_spect.c ---------------------------------------------------- */
 

@@ -90,8 +90,9 @@ void tk_spect_request(tk_table_t *t, gs_request_t *req)
     uint32_t here = i >= 0 ? t->spect_n[i] : 0;
     uint32_t others = t->spectators - here;
     if (others + n > (uint32_t)tk_spect_cap(t)) {
-        tk_refuse(t, req, CROUPIER__ERROR_CODE__WATCH_FULL, "the table has as many spectators "
-                                                            "as it allows");
+        tk_refuse(t, req, CROUPIER__ERROR_CODE__WATCH_FULL,
+                  "the table has as many spectators "
+                  "as it allows");
         return;
     }
     tk_spect_set(t, req->link_id, n);
@@ -118,8 +119,8 @@ int tk_push_event_watch(tk_table_t *t, const ProtobufCMessage *ev)
     frame_error_t err;
     ProtobufCBinaryData body = {0};
     if (frame_pack_game_body(ev, NULL, NULL, &body, &err) != 0) {
-        log_emit(LOG_ERROR, "tk_game_message_refused", "{s:s,s:s}", "message",
-                 ev->descriptor->name, "detail", err.detail);
+        log_emit(LOG_ERROR, "tk_game_message_refused", "{s:s,s:s}", "message", ev->descriptor->name,
+                 "detail", err.detail);
         return -EINVAL;
     }
     Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;

@@ -95,8 +95,8 @@ typedef enum {
     GATE_REQ_LEAVE = 1,
     GATE_REQ_ACTION = 2,
     GATE_REQ_RESUME = 3,
-    GATE_REQ_LIST = 4, /* ListTables: answered by the gateway itself from the lobby in Redis */
-    GATE_REQ_TOUR = 5, /* Register/UnregisterTournament: the director's answer (gate_tour.c) */
+    GATE_REQ_LIST = 4,  /* ListTables: answered by the gateway itself from the lobby in Redis */
+    GATE_REQ_TOUR = 5,  /* Register/UnregisterTournament: the director's answer (gate_tour.c) */
     GATE_REQ_WATCH = 6, /* Watch: a spectator's WatchTable request (gate_watch.c) */
     GATE_REQ_KINDS = 7,
 } gate_req_kind_t;
@@ -141,16 +141,16 @@ typedef struct {
     int link_ping_ms;         /* rpc heartbeat period; 0 = 1000 (3 missed -> reconnect) */
     int seat_ttl_s;           /* 0 = 3600 */
     int replay_code_ttl_s;    /* a replay's share code lives this long; 0 = 604800 (7 days) */
+    int gate_ttl_ms;          /* gateway entry TTL; 0 = 6000 */
+    int drain_window_ms;      /* exit step 3; < 0 = 0 */
+    int close_timeout_ms;     /* exit step 4 bound; 0 = 5000 */
+    int goaway_spread_ms;     /* reconnect delays drawn from [0, spread]; 0 = 1000 */
     /* Spectators (docs/spectators.md): at most watch_max on this gateway (0 = 10000; < 0: none);
      * a spectator whose unsent output would pass watch_output_cap is dropped (0 = 65536); a
      * followed player's seat is read again every watch_follow_ms (0 = 1000). */
     int watch_max;
     size_t watch_output_cap;
     int watch_follow_ms;
-    int gate_ttl_ms;          /* gateway entry TTL; 0 = 6000 */
-    int drain_window_ms;      /* exit step 3; < 0 = 0 */
-    int close_timeout_ms;     /* exit step 4 bound; 0 = 5000 */
-    int goaway_spread_ms;     /* reconnect delays drawn from [0, spread]; 0 = 1000 */
     /* Connection balance (gate_balance.h, docs/gateway.md "Connection balance"): every
      * registration publishes the logged-in connections and reads the other gateways'; once the
      * figures have said "too many" for rebalance_ms, and at most once per rebalance_ms, this

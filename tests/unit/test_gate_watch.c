@@ -40,7 +40,7 @@
 #define SECRET "gate-watch-secret-0123456789abcd"
 #define HE_P0 7200001 /* hold'em players P0, P0+1, P0+2 (folds) */
 #define DDZ_P 7200010
-#define TG_P 7200020 /* test engine players: TG_P + 2k and + 2k+1 in test k */
+#define TG_P 7200020  /* test engine players: TG_P + 2k and + 2k+1 in test k */
 #define SPECT 7200100 /* spectators SPECT, SPECT+1, ... */
 
 typedef struct {
@@ -62,19 +62,45 @@ static void setup_once(void)
         return;
     }
     char *hargs[] = {"--holdem-gap-ms", "1500", "--holdem-rake-bp", "0", NULL};
-    char *targs[] = {"--trad-bot-fill-ms", "0",  "--trad-action-ms", "300", "--trad-trustee-ms",
-                     "20",                 "--trad-bot-ms", "20",    "--trad-gap-ms",    "300",
+    char *targs[] = {"--trad-bot-fill-ms",
+                     "0",
+                     "--trad-action-ms",
+                     "300",
+                     "--trad-trustee-ms",
+                     "20",
+                     "--trad-bot-ms",
+                     "20",
+                     "--trad-gap-ms",
+                     "300",
                      NULL};
-    char *xargs[] = {"--test-round-ms", "600000", "--test-gap-ms", "20", "--test-spectators", "2",
+    char *xargs[] = {
+        "--test-round-ms", "600000", "--test-gap-ms", "20", "--test-spectators", "2", NULL};
+    char *aargs[] = {"--drain-window-ms",
+                     "100",
+                     "--close-timeout-ms",
+                     "2000",
+                     "--rate-limit",
+                     "100000",
+                     "--rate-burst",
+                     "100000",
+                     "--player-rate-limit",
+                     "100000",
+                     "--player-rate-burst",
+                     "100000",
+                     "--watch-follow-ms",
+                     "100",
                      NULL};
-    char *aargs[] = {"--drain-window-ms",     "100",    "--close-timeout-ms", "2000",
-                     "--rate-limit",          "100000", "--rate-burst",       "100000",
-                     "--player-rate-limit",   "100000", "--player-rate-burst", "100000",
-                     "--watch-follow-ms",     "100",    NULL};
-    char *bargs[] = {"--drain-window-ms", "100",   "--close-timeout-ms", "2000",
-                     "--watch-output-cap", "16384", "--watch-follow-ms", "100", NULL};
-    char *cargs[] = {"--drain-window-ms", "100", "--close-timeout-ms", "2000", "--watch-max", "1",
+    char *bargs[] = {"--drain-window-ms",
+                     "100",
+                     "--close-timeout-ms",
+                     "2000",
+                     "--watch-output-cap",
+                     "16384",
+                     "--watch-follow-ms",
+                     "100",
                      NULL};
+    char *cargs[] = {
+        "--drain-window-ms", "100", "--close-timeout-ms", "2000", "--watch-max", "1", NULL};
     if (testenv_start_game(&E.rig, &E.holdem, "holdem", 5, hargs, NULL) != 0 ||
         testenv_start_game(&E.rig, &E.trad, "traditional", 5, targs, NULL) != 0 ||
         testenv_start_game(&E.rig, &E.test, "test", 5, xargs, NULL) != 0 ||
@@ -244,8 +270,7 @@ typedef struct {
     char bad[256];
 } he_seen_t;
 
-static void he_check(he_seen_t *s, const Croupier__ServerMessage *m, uint8_t hole[9][2],
-                     int folded)
+static void he_check(he_seen_t *s, const Croupier__ServerMessage *m, uint8_t hole[9][2], int folded)
 {
     switch (m->body_case) {
     case CROUPIER__SERVER_MESSAGE__BODY_SNAPSHOT:
@@ -341,7 +366,8 @@ START_TEST(test_watch_holdem_spectators_see_the_public_view_and_no_hole_card)
     int nkept[2] = {0, 0};
     bool done[3] = {false, false, false};
     char round[160] = "";
-    for (long long end = ts_now_ms() + 25000; ts_now_ms() < end && !(done[0] && done[1] && done[2]);) {
+    for (long long end = ts_now_ms() + 25000;
+         ts_now_ms() < end && !(done[0] && done[1] && done[2]);) {
         for (int i = 0; i < 3; i++) {
             Croupier__ServerMessage *m = gatec_recv(p[i], 10);
             if (m == NULL || m->request_id != 0 || done[i]) {
@@ -415,8 +441,8 @@ START_TEST(test_watch_holdem_spectators_see_the_public_view_and_no_hole_card)
                       seen[k].deals_seat);
         ck_assert_msg(seen[k].board_cards == 5, "spectator %d: %d board cards", k,
                       seen[k].board_cards);
-        ck_assert_msg(seen[k].turns > 0 && seen[k].plays >= 3, "spectator %d: %d turns %d plays",
-                      k, seen[k].turns, seen[k].plays);
+        ck_assert_msg(seen[k].turns > 0 && seen[k].plays >= 3, "spectator %d: %d turns %d plays", k,
+                      seen[k].turns, seen[k].plays);
         ck_assert_msg(seen[k].round_ends == 1 && strcmp(seen[k].round, round) == 0,
                       "spectator %d: round %s, the players' %s", k, seen[k].round, round);
     }
@@ -439,8 +465,8 @@ START_TEST(test_watch_doudizhu_spectator_sees_counts_never_a_hand)
     gatec_t *d = login_at(&E.ga, DDZ_P);
     Croupier__ServerMessage *j =
         gatec_join(d, 2, CROUPIER__ENGINE__ENGINE_TRADITIONAL, "doudizhu", 10, 5000);
-    ck_assert_msg(j != NULL && j->body_case == CROUPIER__SERVER_MESSAGE__BODY_JOINED,
-                  "join: %d", j ? gatec_code(j) : -1);
+    ck_assert_msg(j != NULL && j->body_case == CROUPIER__SERVER_MESSAGE__BODY_JOINED, "join: %d",
+                  j ? gatec_code(j) : -1);
     frame_free_server(j);
     gatec_t *s = login_at(&E.gb, SPECT + 2);
     Croupier__ServerMessage *a = watch(s, 2, NULL, 0, DDZ_P);
@@ -516,8 +542,8 @@ static uint64_t test_table(gatec_t **p, gatec_t **q, uint64_t player, int64_t st
     wallet(player + 1, 1000000);
     *p = login_at(&E.ga, player);
     *q = login_at(&E.ga, player + 1);
-    Croupier__ServerMessage *j = gatec_join(*p, 2, CROUPIER__ENGINE__ENGINE_TRADITIONAL, "test",
-                                            stake, 5000);
+    Croupier__ServerMessage *j =
+        gatec_join(*p, 2, CROUPIER__ENGINE__ENGINE_TRADITIONAL, "test", stake, 5000);
     ck_assert_msg(j != NULL && j->body_case == CROUPIER__SERVER_MESSAGE__BODY_JOINED,
                   "P's join: %d", j ? gatec_code(j) : -1);
     uint64_t desk = j->joined->desk_id;
@@ -584,8 +610,8 @@ START_TEST(test_watch_session_cannot_sit_act_or_leave)
     gatec_t *s = login_at(&E.gb, SPECT + 3);
     watch_ok(s, 2, NULL, 0, TP);
     const int W = CROUPIER__ERROR_CODE__WATCHING;
-    Croupier__ServerMessage *a = gatec_join(s, 3, CROUPIER__ENGINE__ENGINE_TRADITIONAL, "test",
-                                            10, 3000);
+    Croupier__ServerMessage *a =
+        gatec_join(s, 3, CROUPIER__ENGINE__ENGINE_TRADITIONAL, "test", 10, 3000);
     ck_assert_int_eq(gatec_code(a), W);
     frame_free_server(a);
     a = gatec_action(s, 4, 3000);
@@ -725,11 +751,11 @@ START_TEST(test_watch_bad_input_is_refused_and_the_connection_kept)
     gatec_close(c);
     c = login_at(&E.gb, SPECT + 11);
     const int BAD = CROUPIER__ERROR_CODE__BAD_REQUEST;
-    expect_watch_code(c, 10, NULL, 0, 0, BAD);                 /* neither */
-    expect_watch_code(c, 11, "test:0", 5, TG_P, BAD);          /* both */
-    expect_watch_code(c, 12, "test:0", 0, 0, BAD);             /* no desk */
-    expect_watch_code(c, 13, "", 5, 0, BAD);                   /* empty server */
-    expect_watch_code(c, 14, NULL, 0, SPECT + 11, BAD);        /* himself */
+    expect_watch_code(c, 10, NULL, 0, 0, BAD);          /* neither */
+    expect_watch_code(c, 11, "test:0", 5, TG_P, BAD);   /* both */
+    expect_watch_code(c, 12, "test:0", 0, 0, BAD);      /* no desk */
+    expect_watch_code(c, 13, "", 5, 0, BAD);            /* empty server */
+    expect_watch_code(c, 14, NULL, 0, SPECT + 11, BAD); /* himself */
     expect_watch_code(c, 15, "nobody:7", 5, 0, CROUPIER__ERROR_CODE__NO_SUCH_TABLE);
     expect_watch_code(c, 16, NULL, 0, 424242, CROUPIER__ERROR_CODE__NOT_SEATED);
     /* A listed server without that desk. */
@@ -780,8 +806,8 @@ START_TEST(test_watch_follows_a_player_through_a_table_move_and_a_drain)
     const uint64_t TP = TG_P + 8;
     wallet(TP, 1000000);
     gatec_t *p = login_at(&E.ga, TP);
-    Croupier__ServerMessage *j0 = gatec_join(p, 2, CROUPIER__ENGINE__ENGINE_TRADITIONAL, "test",
-                                             50, 5000);
+    Croupier__ServerMessage *j0 =
+        gatec_join(p, 2, CROUPIER__ENGINE__ENGINE_TRADITIONAL, "test", 50, 5000);
     ck_assert_msg(j0 != NULL && j0->body_case == CROUPIER__SERVER_MESSAGE__BODY_JOINED, "join");
     uint64_t d1 = j0->joined->desk_id;
     frame_free_server(j0);
@@ -789,8 +815,8 @@ START_TEST(test_watch_follows_a_player_through_a_table_move_and_a_drain)
     ck_assert_uint_eq(watch_ok(s, 2, NULL, 0, TP), d1);
     /* P changes tables: leaves, joins another stake. */
     frame_free_server(gatec_leave(p, 20, 3000));
-    Croupier__ServerMessage *j = gatec_join(p, 21, CROUPIER__ENGINE__ENGINE_TRADITIONAL, "test",
-                                            60, 5000);
+    Croupier__ServerMessage *j =
+        gatec_join(p, 21, CROUPIER__ENGINE__ENGINE_TRADITIONAL, "test", 60, 5000);
     ck_assert_msg(j != NULL && j->body_case == CROUPIER__SERVER_MESSAGE__BODY_JOINED, "rejoin");
     uint64_t d2 = j->joined->desk_id;
     frame_free_server(j);
