@@ -588,6 +588,7 @@ int gate_watch_init(gate_t *g);
 void gate_watch_shutdown(gate_t *g);
 void gate_client_watch(gate_conn_t *c, const Croupier__ClientMessage *m);
 bool gate_watch_refuses(gate_conn_t *c, const Croupier__ClientMessage *m);
+bool gate_watch_saw(const gate_conn_t *c, const char *round_id);
 void gate_watch_fill(gate_req_t *r, Croupier__RpcFrame *f, Croupier__WatchTable *w);
 void gate_watch_reply(gate_req_t *r, Croupier__RpcFrame *f);
 void gate_watch_req_gone(gate_req_t *r);

@@ -218,7 +218,10 @@ static void replay_read_cb(rconn_t *rc, redisReply *reply, void *arg)
                !replay_is_round(rec)) {
         gate_conn_error(c, op->rid, CROUPIER__ERROR_CODE__NO_SUCH_ROUND,
                         "that id names no round (a table record, or unreadable)");
-    } else if (replay_seat_of(rec, op->player) < 0) {
+    } else if (replay_seat_of(rec, op->player) < 0 &&
+               !(op->kind == REPLAY_GET_ROUND && gate_watch_saw(c, op->round))) {
+        /* A spectator of the round's table gets what the policy shows anyone after the round
+         * (docs/spectators.md "After the round"); anyone else asks with a share code. */
         gate_conn_error(c, op->rid, CROUPIER__ERROR_CODE__NOT_IN_ROUND,
                         "you were not dealt into that round: ask with a share code");
     } else if (op->kind == REPLAY_GET_ROUND) {

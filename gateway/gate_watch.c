@@ -35,6 +35,9 @@ typedef struct gate_wtable {
     bool held; /* a push is being written to it: not freed meanwhile */
 } gate_wtable_t;
 
+/* Tables a watch session remembers having watched (gate_watch_saw). */
+#define GATE_WATCH_SEEN 8
+
 /* A connection's watch session (c->watch). */
 typedef struct gate_watch {
     gate_wtable_t *table; /* watched or asked for; NULL: none (a follow between tables) */
@@ -45,6 +48,11 @@ typedef struct gate_watch {
     int64_t lost_ms;      /* follow: since when no table is watched; 0: one is */
     struct event *timer;  /* follow: the seat's reads */
     bool reading;         /* follow: a seat read in flight */
+    struct {
+        char server_id[80];
+        uint64_t desk;
+    } seen[GATE_WATCH_SEEN]; /* the tables watched in this session, the newest at seen_next-1 */
+    unsigned seen_next;
 } gate_watch_t;
 
 struct gate_watch_all {
@@ -426,6 +434,33 @@ bool gate_watch_refuses(gate_conn_t *c, const Croupier__ClientMessage *m)
     }
 }
 
+/*
+ * Whether c's watch session watched the table of round_id ("service:slot:epoch:desk:seq": the
+ * server "service:slot" and the desk): its spectator may then get the round's replay as anyone
+ * with a share code would (docs/spectators.md "After the round").
+ */
+bool gate_watch_saw(const gate_conn_t *c, const char *round_id)
+{
+    const gate_watch_t *w = c->watch;
+    if (w == NULL || round_id == NULL)
+        return false;
+    const char *p = strchr(round_id, ':');
+    p = p != NULL ? strchr(p + 1, ':') : NULL;             /* the end of "service:slot" */
+    const char *e = p != NULL ? strchr(p + 1, ':') : NULL; /* the end of the epoch */
+    if (p == NULL || e == NULL)
+        return false;
+    size_t n = (size_t)(p - round_id);
+    char *end = NULL;
+    unsigned long long desk = strtoull(e + 1, &end, 10);
+    if (end == NULL || *end != ':')
+        return false;
+    for (unsigned i = 0; i < GATE_WATCH_SEEN && i < w->seen_next; i++)
+        if (w->seen[i].desk == desk && strlen(w->seen[i].server_id) == n &&
+            strncmp(w->seen[i].server_id, round_id, n) == 0)
+            return true;
+    return false;
+}
+
 /* ---- the rpc side --------------------------------------------------------------------------- */
 
 void gate_watch_fill(gate_req_t *r, Croupier__RpcFrame *f, Croupier__WatchTable *w)
@@ -497,6 +532,9 @@ void gate_watch_reply(gate_req_t *r, Croupier__RpcFrame *f)
         t->conns = xreallocarray(t->conns, t->cap, sizeof *t->conns);
     }
     t->conns[t->nconns++] = c->id;
+    unsigned k = w->seen_next++ % GATE_WATCH_SEEN;
+    snprintf(w->seen[k].server_id, sizeof w->seen[k].server_id, "%s", r->target.server_id);
+    w->seen[k].desk = r->target.desk;
     snap->has_request_id = r->client_rid != 0;
     snap->request_id = r->client_rid;
     gate_conn_send(c, snap);

@@ -448,7 +448,36 @@ START_TEST(test_watch_holdem_spectators_see_the_public_view_and_no_hole_card)
     }
     ck_assert(hole[seat[2]][0] != 0 && hole[seat[0]][0] != 0);
     ck_assert_int_ge(testenv_metric(&E.gb, "gate_spectators"), 1);
+    /* After the round: its replay, as the policy shows anyone (the folded hand hidden). */
+    Croupier__ClientMessage gm = CROUPIER__CLIENT_MESSAGE__INIT;
+    Croupier__GetReplay gr = CROUPIER__GET_REPLAY__INIT;
+    gr.round_id = round;
+    gr.game = "holdem";
+    gm.request_id = 40;
+    gm.body_case = CROUPIER__CLIENT_MESSAGE__BODY_GET_REPLAY;
+    gm.get_replay = &gr;
+    Croupier__ServerMessage *rp = NULL;
+    for (long long end = ts_now_ms() + 5000; ts_now_ms() < end; gm.request_id++) {
+        rp = call(s1, &gm); /* the history is written as the round ends: it may lag a little */
+        if (rp->body_case == CROUPIER__SERVER_MESSAGE__BODY_REPLAY ||
+            gatec_code(rp) != CROUPIER__ERROR_CODE__NO_SUCH_ROUND)
+            break;
+        frame_free_server(rp);
+        rp = NULL;
+        ts_sleep_ms(100);
+    }
+    ck_assert_msg(rp != NULL && rp->body_case == CROUPIER__SERVER_MESSAGE__BODY_REPLAY,
+                  "a spectator's replay: code %d", rp ? gatec_code(rp) : -1);
+    ck_assert(!rp->replay->has_your_seat);
+    for (size_t k = 0; k < rp->replay->n_seats; k++)
+        if ((int)rp->replay->seats[k]->seat == seat[2])
+            ck_assert(rp->replay->seats[k]->cards.len == 0);
+    frame_free_server(rp);
     ck_assert_int_eq(unwatch(s1, 50), 0);
+    gm.request_id = 60; /* no longer a spectator: by round id, refused */
+    rp = call(s1, &gm);
+    ck_assert_int_eq(gatec_code(rp), CROUPIER__ERROR_CODE__NOT_IN_ROUND);
+    frame_free_server(rp);
     ck_assert_int_eq(testenv_metric(&E.gb, "gate_spectators"), 0);
     gatec_close(s1);
     gatec_close(s2);
