@@ -15,4 +15,4 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
     npm ci --no-audit --no-fund >&2 || { echo "sdk_ts: npm ci failed" >&2; exit 1; }
 fi
 "$here/../build-locked.sh" ts >&2
-exec node --test --test-concurrency=1 --test-reporter=tap dist/test/cards.test.js dist/test/int64.test.js dist/test/fairness.test.js dist/test/keepalive.test.js dist/test/gateway.test.js dist/test/tournament.test.js dist/test/tournament_play.test.js dist/test/tournament_match.test.js dist/test/replay.test.js dist/test/quickstart.test.js
+exec node --test --test-concurrency=1 --test-reporter=tap dist/test/cards.test.js dist/test/int64.test.js dist/test/fairness.test.js dist/test/keepalive.test.js dist/test/gateway.test.js dist/test/tournament.test.js dist/test/tournament_play.test.js dist/test/tournament_match.test.js dist/test/replay.test.js dist/test/watch.test.js dist/test/quickstart.test.js

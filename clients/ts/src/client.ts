@@ -93,6 +93,15 @@ type EventMap = {
      * ZjhEvent), not opened here. */
     gameEvent: croupier.IGameEvent;
     goAway: croupier.IGoAway;
+    /** A watched table's public Snapshot (docs/spectators.md; `spectator` is true): the answer
+     * to `watch()`, each next table of a followed player, and the table again after a
+     * reconnect. While watching, "deal", "turn", "play", "roundEnd" and "gameEvent" carry that
+     * table's public events. */
+    watchSnapshot: croupier.ISnapshot;
+    /** The watch ended without `unwatch()`: the table closed or moved away (NO_SUCH_TABLE), the
+     * player followed sits nowhere (NOT_SEATED), or the watch was refused again after a
+     * reconnect. */
+    watchEnded: croupier.IWatchEnded;
     reconnected: { url: string; snapshot: croupier.ISnapshot | null };
     disconnected: { code: number; reason: string };
     /** The gateway sent nothing, not even the Pong of a keepalive Ping, for silentMs: the
@@ -112,6 +121,13 @@ type Pending = {
     timer?: ReturnType<typeof setTimeout>;
     sentGen: number; /* the connection it was last sent on */
 };
+
+/** What `watch()` watches: a table of `listTables()` (its `serverId` and `deskId`), or the
+ * table where a player sits, followed through his moves (docs/spectators.md). */
+export type WatchTarget =
+    | { serverId: string; deskId: NonNullable<croupier.IWatch["deskId"]>; playerId?: undefined }
+    | { playerId: NonNullable<croupier.IWatch["playerId"]>; serverId?: undefined;
+        deskId?: undefined };
 
 /** What `join()` resolves to: the `Joined` of a new seat, or, when the game server finds the
  * player already seated there (a repeated Join), that seat's `Snapshot`. Exactly one is set. */
@@ -258,6 +274,8 @@ export class Client {
     /* The tournaments this client follows (asked about or registered in), most recent last:
      * asked again after a reconnect so that the new gateway pushes their events. */
     private followed: number[] = [];
+    /* What watch() watches: sent again after every reconnect (docs/spectators.md). */
+    private watchTarget: WatchTarget | null = null;
     /* The tournament seat playTournament follows (one at a time). */
     private tour: TourFollow | null = null;
     /** The player id and the last LoginResult, once logged in. */
@@ -401,6 +419,48 @@ export class Client {
     async shareReplay(roundId: string, game: string): Promise<croupier.IReplayShared> {
         const m = await this.request({ shareReplay: { roundId, game } });
         return m.replayShared as croupier.IReplayShared;
+    }
+
+    /** Watches a table as a spectator (docs/spectators.md): resolves to its public Snapshot
+     * (`spectator` true, no seat's private cards); its public events then arrive as "deal",
+     * "turn", "play", "roundEnd", "gameEvent", and a followed player's next tables as
+     * "watchSnapshot". The target is remembered and watched again after every reconnect (a
+     * gateway rollout). A watch session cannot join, act or leave (WATCHING). Rejects
+     * NO_SUCH_TABLE, NOT_WATCHABLE, WATCH_FULL, NOT_SEATED (the player sits nowhere),
+     * ALREADY_SEATED (you hold a seat), BAD_REQUEST. */
+    async watch(target: WatchTarget): Promise<croupier.ISnapshot> {
+        this.watchTarget = null; /* a new Watch replaces the session, refused or not */
+        const m = await this.request({ watch: { ...target } });
+        this.watchTarget = { ...target } as WatchTarget;
+        return m.snapshot as croupier.ISnapshot;
+    }
+
+    /** Stops watching (also when nothing is watched). */
+    async unwatch(): Promise<void> {
+        this.watchTarget = null;
+        await this.request({ unwatch: {} });
+    }
+
+    /** What `watch()` watches now, or null. */
+    watching(): WatchTarget | null {
+        return this.watchTarget;
+    }
+
+    /* After a reconnect: the watch sent again; its Snapshot emitted as "watchSnapshot", a
+     * refusal as "watchEnded" (the target forgotten). */
+    private rewatch(): void {
+        const t = this.watchTarget;
+        if (t === null)
+            return;
+        this.request({ watch: { ...t } })
+            .then((m) => { if (m.snapshot) this.emit("watchSnapshot", m.snapshot); })
+            .catch((e: unknown) => {
+                if (this.watchTarget !== t)
+                    return;
+                this.watchTarget = null;
+                const code = e instanceof CroupierError ? e.code : croupier.ErrorCode.UNAVAILABLE;
+                this.emit("watchEnded", { code, detail: e instanceof Error ? e.message : "" });
+            });
     }
 
     /** The host disbands its room before the first deal (NOT_HOST, ROOM_STARTED otherwise). */
@@ -899,7 +959,16 @@ export class Client {
         case "turn": this.emit("turn", m.turn!); break;
         case "play": this.emit("play", m.play!); break;
         case "roundEnd": this.emit("roundEnd", m.roundEnd!); break;
-        case "snapshot": this.emit("snapshot", m.snapshot!); break;
+        case "snapshot":
+            if (m.snapshot!.spectator)
+                this.emit("watchSnapshot", m.snapshot!); /* a followed player's next table */
+            else
+                this.emit("snapshot", m.snapshot!);
+            break;
+        case "watchEnded":
+            this.watchTarget = null;
+            this.emit("watchEnded", m.watchEnded!);
+            break;
         case "room": this.emit("room", m.room!); break;
         case "gameEvent": this.emit("gameEvent", m.gameEvent!); break;
         case "tournamentEvent":
@@ -1069,6 +1138,7 @@ export class Client {
                     this.emit("snapshot", snapshot);
                 this.emit("reconnected", { url: this.url, snapshot });
                 this.refollow();
+                this.rewatch();
                 /* moved, busted or placed while away: the seat is asked for again */
                 if (this.tour !== null)
                     this.tourAsk(this.tour);

@@ -1,6 +1,6 @@
 // @croupier/client: the TypeScript SDK of croupier's client protocol (docs/protocol.md).
 export { Client, CroupierError, TOURNAMENTS_FOLLOWED, croupier } from "./client.js";
-export type { ClientOptions, ClientEvent, JoinResult, PlayTournamentOptions, ServerMessage, TournamentListResult, TournamentSeatEvent, WebSocketCtor, WebSocketLike } from "./client.js";
+export type { ClientOptions, ClientEvent, JoinResult, PlayTournamentOptions, ServerMessage, TournamentListResult, TournamentSeatEvent, WatchTarget, WebSocketCtor, WebSocketLike } from "./client.js";
 export { BLACK_JOKER, RED_JOKER, cardCode, decodeCard, decodeCards, encodeCards, gameDeals, validCode } from "./cards.js";
 export type { Card, Joker, Suit } from "./cards.js";
 export { COMMITMENT_BYTES, MAX_DECK_CARDS, NONCE_BYTES, deckCommitment, shoeCommitment, verifyDeal, verifyRecord, verifyShoe } from "./fairness.js";
