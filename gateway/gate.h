@@ -147,10 +147,12 @@ typedef struct {
     int goaway_spread_ms;     /* reconnect delays drawn from [0, spread]; 0 = 1000 */
     /* Spectators (docs/spectators.md): at most watch_max on this gateway (0 = 10000; < 0: none);
      * a spectator whose unsent output would pass watch_output_cap is dropped (0 = 65536); a
-     * followed player's seat is read again every watch_follow_ms (0 = 1000). */
+     * followed player's seat is read again every watch_follow_ms (0 = 1000); a table's events
+     * are written to its spectators in batches, every watch_flush_ms (0: each at once). */
     int watch_max;
     size_t watch_output_cap;
     int watch_follow_ms;
+    int watch_flush_ms;
     /* Connection balance (gate_balance.h, docs/gateway.md "Connection balance"): every
      * registration publishes the logged-in connections and reads the other gateways'; once the
      * figures have said "too many" for rebalance_ms, and at most once per rebalance_ms, this

@@ -32,7 +32,12 @@ typedef struct gate_wtable {
     uint32_t n;      /* spectators told to the server: watching, or asked and not answered */
     uint64_t *conns; /* connections watching (ids), nconns of cap */
     size_t nconns, cap;
-    bool held; /* a push is being written to it: not freed meanwhile */
+    bool held; /* its batch is being written: not freed meanwhile */
+    /* The table's events not yet written to its spectators, as frames (length-prefixed), and
+     * how many: written to every spectator at once when the batch timer fires. */
+    struct evbuffer *batch;
+    unsigned nbatch;
+    bool queued; /* on the list of tables whose batch waits (gate_watch_all.due) */
 } gate_wtable_t;
 
 /* Tables a watch session remembers having watched (gate_watch_saw). */
@@ -55,8 +60,14 @@ typedef struct gate_watch {
     unsigned seen_next;
 } gate_watch_t;
 
+/* A table's batch this large is written at once, without waiting for the timer. */
+#define GATE_WATCH_BATCH_MAX 16384
+
 struct gate_watch_all {
-    u64map_t *tables;     /* key -> gate_wtable_t * */
+    u64map_t *tables; /* key -> gate_wtable_t * */
+    uint64_t *due;    /* keys of the tables whose batch waits, ndue of capdue */
+    size_t ndue, capdue;
+    struct event *flush;  /* the batches' timer (--watch-flush-ms), armed while one waits */
     long sessions;        /* watch sessions on this gateway */
     struct event *resend; /* every second: every table's count again */
     metrics_t *m_spectators, *m_dropped, *m_refused;
@@ -122,9 +133,11 @@ static void gate_wtable_count(gate_t *g, gate_wtable_t *t)
 /* Forgets a table nobody here watches or asks for any more. */
 static void gate_wtable_put(gate_t *g, gate_wtable_t *t)
 {
-    if (t->n > 0 || t->nconns > 0 || t->held)
+    if (t->n > 0 || t->nconns > 0 || t->held || t->queued)
         return;
     u64map_del(g->watch->tables, t->key);
+    if (t->batch != NULL)
+        evbuffer_free(t->batch);
     free(t->conns);
     free(t);
 }
@@ -219,6 +232,7 @@ static void gate_watch_ask(gate_t *g, gate_conn_t *c, const gate_seat_t *seat, u
 /* ---- follow a player ------------------------------------------------------------------------ */
 
 static void gate_watch_read(gate_t *g, gate_conn_t *c);
+static void gate_wtable_flush(gate_t *g, gate_wtable_t *t);
 
 static void gate_watch_read_cb(rconn_t *rc, redisReply *reply, void *arg)
 {
@@ -531,6 +545,7 @@ void gate_watch_reply(gate_req_t *r, Croupier__RpcFrame *f)
         t->cap = t->cap ? t->cap * 2 : 8;
         t->conns = xreallocarray(t->conns, t->cap, sizeof *t->conns);
     }
+    gate_wtable_flush(g, t); /* what came before the Snapshot is in it */
     t->conns[t->nconns++] = c->id;
     unsigned k = w->seen_next++ % GATE_WATCH_SEEN;
     snprintf(w->seen[k].server_id, sizeof w->seen[k].server_id, "%s", r->target.server_id);
@@ -556,6 +571,92 @@ void gate_watch_req_gone(gate_req_t *r)
         gate_watch_end(r->g, c); /* the client was answered (gate_req_fail) */
 }
 
+/*
+ * Writes the table's batch to each of its spectators here: the same bytes to each (one copy into
+ * each output, one write each at the end of the loop turn), each checked against
+ * --watch-output-cap: a spectator it would pass is dropped, never waited for.
+ */
+static void gate_wtable_flush(gate_t *g, gate_wtable_t *t)
+{
+    size_t len = t->batch != NULL ? evbuffer_get_length(t->batch) : 0;
+    if (len == 0)
+        return;
+    const uint8_t *bytes = evbuffer_pullup(t->batch, -1);
+    size_t cap = g->cfg.watch_output_cap > 0 ? g->cfg.watch_output_cap : 65536;
+    t->held = true;
+    for (size_t i = 0; i < t->nconns;) {
+        gate_conn_t *c = gate_conn_get(g, t->conns[i]);
+        if (c == NULL || c->closing || c->watch == NULL || c->watch->table != t) {
+            t->conns[i] = t->conns[--t->nconns]; /* its own end counts it down */
+            continue;
+        }
+        if (gate_conn_queued(c) + len > cap) {
+            metrics_add(g->watch->m_dropped, 1);
+            log_emit(LOG_INFO, "spectator_dropped", "{s:I,s:I,s:I}", "conn", (json_int_t)c->id,
+                     "player", (json_int_t)c->player, "queued", (json_int_t)gate_conn_queued(c));
+            gate_watch_detach(g, c); /* takes it off the list */
+            gate_conn_goaway_last(c, CROUPIER__GO_AWAY_REASON__GOAWAY_OVERLOADED,
+                                  "slow spectator: output above the cap");
+            gate_conn_close(c, "slow_spectator");
+            continue;
+        }
+        if (evbuffer_add(gate_conn_out(c), bytes, len) == 0) {
+            metrics_add(g->m_frames_out, t->nbatch);
+            metrics_add(g->m_tout[c->ws != NULL], t->nbatch);
+            gate_conn_dirty(c);
+        }
+        i++;
+    }
+    evbuffer_drain(t->batch, len);
+    t->nbatch = 0;
+    t->held = false;
+}
+
+static void gate_watch_flush_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    gate_t *g = arg;
+    struct gate_watch_all *a = g->watch;
+    size_t n = a->ndue;
+    a->ndue = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t p;
+        if (!u64map_get(a->tables, a->due[i], &p))
+            continue;
+        gate_wtable_t *t = (gate_wtable_t *)(uintptr_t)p;
+        t->queued = false;
+        gate_wtable_flush(g, t);
+        gate_wtable_put(g, t);
+    }
+}
+
+/* The table's batch waits for the timer (armed with the first batch that waits). */
+static void gate_wtable_queue(gate_t *g, gate_wtable_t *t)
+{
+    struct gate_watch_all *a = g->watch;
+    if (t->queued)
+        return;
+    if (a->ndue == a->capdue) {
+        a->capdue = a->capdue ? a->capdue * 2 : 16;
+        a->due = xreallocarray(a->due, a->capdue, sizeof *a->due);
+    }
+    a->due[a->ndue++] = t->key;
+    t->queued = true;
+    if (a->ndue == 1) {
+        int ms = g->cfg.watch_flush_ms > 0 ? g->cfg.watch_flush_ms : 0;
+        struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+        event_add(a->flush, &tv);
+    }
+}
+
+/*
+ * A table's public event from its server. Its ServerMessage is packed once and appended to the
+ * table's batch, written to the spectators here when the batch timer fires (--watch-flush-ms) or
+ * the batch passes GATE_WATCH_BATCH_MAX. A WatchEnded is written at once after the batch: a
+ * spectator of the table by id gets it and his watch ends; one following a player is kept
+ * (the player's seat says where he went).
+ */
 void gate_watch_push(gate_link_t *l, Croupier__RpcFrame *f)
 {
     gate_t *g = l->g;
@@ -569,52 +670,55 @@ void gate_watch_push(gate_link_t *l, Croupier__RpcFrame *f)
         }
         return;
     }
-    /* Packed once; the same bytes go to every spectator of the table here. */
     size_t len = protobuf_c_message_get_packed_size(&wp->msg->base);
     if (len > g->lim.max_frame) {
         log_emit(LOG_WARN, "watch_push_too_large", "{s:I,s:I}", "desk", (json_int_t)wp->desk_id,
                  "len", (json_int_t)len);
         return;
     }
-    uint8_t small[2048];
+    bool ended = wp->msg->body_case == CROUPIER__SERVER_MESSAGE__BODY_WATCH_ENDED;
+    if (!ended) {
+        if (t->batch == NULL)
+            t->batch = evbuffer_new();
+        uint8_t hdr[4] = {(uint8_t)(len >> 24), (uint8_t)(len >> 16), (uint8_t)(len >> 8),
+                          (uint8_t)len};
+        struct evbuffer_iovec v;
+        evbuffer_add(t->batch, hdr, sizeof hdr);
+        if (evbuffer_reserve_space(t->batch, (ev_ssize_t)len, &v, 1) != 1)
+            return;
+        protobuf_c_message_pack(&wp->msg->base, v.iov_base);
+        v.iov_len = len;
+        evbuffer_commit_space(t->batch, &v, 1);
+        t->nbatch++;
+        if (g->cfg.watch_flush_ms > 0 && evbuffer_get_length(t->batch) < GATE_WATCH_BATCH_MAX)
+            gate_wtable_queue(g, t);
+        else
+            gate_wtable_flush(g, t);
+        return;
+    }
+    /* The table is gone: its last events first, then the end. */
+    gate_wtable_flush(g, t);
+    uint8_t small[512];
     uint8_t *buf = len <= sizeof small ? small : xmalloc(len);
     protobuf_c_message_pack(&wp->msg->base, buf);
-    bool ended = wp->msg->body_case == CROUPIER__SERVER_MESSAGE__BODY_WATCH_ENDED;
-    size_t cap = g->cfg.watch_output_cap > 0 ? g->cfg.watch_output_cap : 65536;
     t->held = true;
-    for (size_t i = 0; i < t->nconns;) {
-        uint64_t id = t->conns[i];
-        gate_conn_t *c = gate_conn_get(g, id);
+    while (t->nconns > 0) {
+        gate_conn_t *c = gate_conn_get(g, t->conns[0]);
         if (c == NULL || c->closing || c->watch == NULL || c->watch->table != t) {
-            t->conns[i] = t->conns[--t->nconns]; /* its own end counts it down */
+            t->conns[0] = t->conns[--t->nconns];
             continue;
         }
-        if (ended && c->watch->follow != 0) {
-            /* The table is gone: the player's seat says where he went. */
-            gate_watch_detach(g, c);
+        if (c->watch->follow != 0) { /* the player's seat says where he went */
+            gate_watch_detach(g, c); /* takes it off the list */
             c->watch->lost_ms = gate_now_mono(g);
             gate_watch_read(g, c);
-            continue; /* detach took it off the list */
-        }
-        if (gate_conn_queued(c) + len + FRAME_HEADER_SIZE > cap) {
-            metrics_add(g->watch->m_dropped, 1);
-            log_emit(LOG_INFO, "spectator_dropped", "{s:I,s:I,s:I}", "conn", (json_int_t)c->id,
-                     "player", (json_int_t)c->player, "queued", (json_int_t)gate_conn_queued(c));
-            gate_watch_detach(g, c);
-            gate_conn_goaway_last(c, CROUPIER__GO_AWAY_REASON__GOAWAY_OVERLOADED,
-                                  "slow spectator: output above the cap");
-            gate_conn_close(c, "slow_spectator");
             continue;
         }
         if (frame_write_prefixed(gate_conn_out(c), 0, 0, buf, len, &g->lim) == 0) {
             gate_conn_count_out(c);
             gate_conn_dirty(c);
         }
-        if (ended) {
-            gate_watch_end(g, c); /* took it off the list */
-            continue;
-        }
-        i++;
+        gate_watch_end(g, c); /* takes it off the list */
     }
     t->held = false;
     gate_wtable_put(g, t);
@@ -658,6 +762,7 @@ int gate_watch_init(gate_t *g)
                                    "Watches refused at this gateway's cap, and seat requests "
                                    "refused from watch sessions");
     a->resend = event_new(g->base, -1, EV_PERSIST, gate_watch_resend_cb, g);
+    a->flush = evtimer_new(g->base, gate_watch_flush_cb, g);
     struct timeval tv = {1, 0};
     event_add(a->resend, &tv);
     g->watch = a;
@@ -669,6 +774,8 @@ static void gate_watch_free_one(uint64_t key, uint64_t val, void *arg)
     (void)key;
     (void)arg;
     gate_wtable_t *t = (gate_wtable_t *)(uintptr_t)val;
+    if (t->batch != NULL)
+        evbuffer_free(t->batch);
     free(t->conns);
     free(t);
 }
@@ -681,6 +788,9 @@ void gate_watch_shutdown(gate_t *g)
     u64map_destroy(g->watch->tables);
     if (g->watch->resend != NULL)
         event_free(g->watch->resend);
+    if (g->watch->flush != NULL)
+        event_free(g->watch->flush);
+    free(g->watch->due);
     free(g->watch);
     g->watch = NULL;
 }

@@ -1,0 +1,578 @@
+/*
+ * bench_watch -- spectators' figures (issue 31, docs/spectators.md "Fan-out"), against real
+ * processes on loopback: a real redis-server, croupier-game --engine test and two croupier-gate
+ * (started by the bench; run it from the build directory or set CROUPIER_BUILD).
+ *
+ *   bench_watch SECONDS SPECTATORS [WINDOW [RATE]]
+ *
+ * Two players sit at one test table through gateway A. One of them keeps WINDOW actions in
+ * flight (closed loop, default 1), or with RATE > 0 sends RATE actions per second (open loop, at
+ * most WINDOW in flight); each action is answered and pushed to the table as a Play.
+ * First SECONDS without spectators: the players' action round trips (p50, p99). Then
+ * SPECTATORS connections, half on each gateway, log in and Watch{player}; SECONDS again: the
+ * round trips with them, the frames delivered to the spectators per second, and each gateway's
+ * CPU per frame delivered (gateway B holds only spectators: its CPU is the fan-out's alone).
+ *
+ * One thread drives everything (epoll, non-blocking sockets); spectators' frames are counted by
+ * their length prefix, not decoded; the players' answers are decoded and matched by request id.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+
+#include "frame.h"
+#include "support.h"
+#include "token.h"
+
+#define SECRET "bench-watch-secret-0123456789"
+#define PLAYER 9100001
+#define SPECT0 9200000
+
+static token_secret_t secret;
+static ts_redis_t *redis;
+static char secret_path[256];
+static ts_proc_t *game, *gate[2];
+static int gate_port[2], gate_health[2];
+
+static int64_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static double proc_cpu_s(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return -1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')');
+    unsigned long ut = 0, st = 0;
+    if (p == NULL ||
+        sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+        return -1;
+    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+static char *fmt(const char *f, int v)
+{
+    char *s = NULL;
+    if (asprintf(&s, f, v) < 0)
+        exit(1);
+    return s;
+}
+
+static void die(const char *why)
+{
+    fprintf(stderr, "bench_watch: %s\n", why);
+    exit(1);
+}
+
+/* ---- processes ------------------------------------------------------------------------------ */
+
+static void start_all(int spectators)
+{
+    redis = ts_redis_start();
+    if (redis == NULL)
+        die("redis-server did not start");
+    char *dir = ts_tmpdir();
+    snprintf(secret_path, sizeof secret_path, "%s/secret", dir);
+    FILE *f = fopen(secret_path, "w");
+    if (f == NULL)
+        die("secret file");
+    fprintf(f, "%s\n", SECRET);
+    fclose(f);
+    token_secret_set(&secret, SECRET, strlen(SECRET));
+    int gp = ts_free_port(), gh = ts_free_port();
+    char *listen = fmt("127.0.0.1:%d", gp), *health = fmt("127.0.0.1:%d", gh);
+    char *cap = fmt("%d", spectators + 10);
+    char *env[] = {"CROUPIER_TEST_ROUND_MS=3600000", NULL};
+    char *gargv[] = {(char *)ts_build_path("engine/process/croupier-game"),
+                     "--engine",
+                     "test",
+                     "--listen",
+                     listen,
+                     "--advertise",
+                     listen,
+                     "--health-listen",
+                     health,
+                     "--redis",
+                     (char *)ts_redis_addr(redis),
+                     "--test-spectators",
+                     cap,
+                     "--log-level",
+                     "warn",
+                     NULL};
+    game = ts_proc_spawn(gargv, env);
+    if (game == NULL || ts_http_wait_status("127.0.0.1", gh, "/readyz", 200, 10000))
+        die("game server did not start");
+    for (int i = 0; i < 2; i++) {
+        gate_port[i] = ts_free_port();
+        gate_health[i] = ts_free_port();
+        char *argv[] = {(char *)ts_build_path("gateway/croupier-gate"),
+                        "--listen",
+                        fmt("127.0.0.1:%d", gate_port[i]),
+                        "--health-listen",
+                        fmt("127.0.0.1:%d", gate_health[i]),
+                        "--redis",
+                        (char *)ts_redis_addr(redis),
+                        "--token-secret-file",
+                        secret_path,
+                        "--gate-id",
+                        i == 0 ? "bench-watch-a" : "bench-watch-b",
+                        "--rate-limit",
+                        "1000000",
+                        "--rate-burst",
+                        "1000000",
+                        "--player-rate-limit",
+                        "1000000",
+                        "--player-rate-burst",
+                        "1000000",
+                        "--max-inflight",
+                        "4096",
+                        "--idle-timeout-ms",
+                        "3600000",
+                        "--watch-max",
+                        cap,
+                        "--log-level",
+                        "warn",
+                        "--drain-window-ms",
+                        "0",
+                        "--close-timeout-ms",
+                        "3000",
+                        NULL};
+        gate[i] = ts_proc_spawn(argv, NULL);
+        if (gate[i] == NULL ||
+            ts_http_wait_status("127.0.0.1", gate_health[i], "/readyz", 200, 10000))
+            die("gateway did not start");
+    }
+    ts_sleep_ms(500); /* the gateways list the game server */
+}
+
+static void stop_all(void)
+{
+    for (int i = 0; i < 2; i++)
+        if (gate[i] != NULL) {
+            ts_proc_signal(gate[i], SIGTERM);
+            ts_proc_wait(gate[i], 5000, NULL);
+            ts_proc_free(gate[i]);
+        }
+    if (game != NULL) {
+        ts_proc_signal(game, SIGTERM);
+        ts_proc_signal(game, SIGTERM);
+        ts_proc_wait(game, 10000, NULL);
+        ts_proc_free(game);
+    }
+    ts_redis_stop(redis);
+}
+
+/* ---- connections ---------------------------------------------------------------------------- */
+
+typedef struct {
+    int fd;
+    uint8_t *in;
+    size_t have, cap;
+    uint64_t frames; /* frames read (spectators: counted by their length prefix) */
+    bool player;
+} conn_t;
+
+static int dial(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0)
+        die("connect");
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    return fd;
+}
+
+static void send_msg(conn_t *c, const Croupier__ClientMessage *m)
+{
+    struct evbuffer *b = evbuffer_new();
+    frame_error_t err;
+    if (frame_pack_client(b, m, NULL, &err) != 0)
+        die(err.detail);
+    size_t n = evbuffer_get_length(b);
+    uint8_t *p = evbuffer_pullup(b, -1);
+    size_t off = 0;
+    while (off < n) {
+        ssize_t w = write(c->fd, p + off, n - off);
+        if (w < 0 && errno != EAGAIN && errno != EINTR)
+            die("write");
+        if (w > 0)
+            off += (size_t)w;
+    }
+    evbuffer_free(b);
+}
+
+/* Reads what the socket has (blocking when block): 0, or -1 at EOF / error. */
+static int read_some(conn_t *c, bool block)
+{
+    if (c->cap - c->have < 65536) {
+        c->cap = c->cap * 2 + 65536;
+        c->in = realloc(c->in, c->cap);
+    }
+    ssize_t r = recv(c->fd, c->in + c->have, c->cap - c->have, block ? 0 : MSG_DONTWAIT);
+    if (r == 0)
+        return -1;
+    if (r < 0)
+        return errno == EAGAIN || errno == EINTR ? 0 : -1;
+    c->have += (size_t)r;
+    return 0;
+}
+
+/* The next whole frame's payload, removed from the buffer into *out (malloc'd), or false. */
+static bool take_frame(conn_t *c, uint8_t **out, size_t *len)
+{
+    if (c->have < 4)
+        return false;
+    uint32_t n =
+        (uint32_t)c->in[0] << 24 | (uint32_t)c->in[1] << 16 | (uint32_t)c->in[2] << 8 | c->in[3];
+    if (c->have < 4 + (size_t)n)
+        return false;
+    if (out != NULL) {
+        *out = malloc(n ? n : 1);
+        memcpy(*out, c->in + 4, n);
+        *len = n;
+    }
+    memmove(c->in, c->in + 4 + n, c->have - 4 - n);
+    c->have -= 4 + n;
+    c->frames++;
+    return true;
+}
+
+/* Blocks until the answer to rid; returns it (free it). */
+static Croupier__ServerMessage *wait_reply(conn_t *c, uint64_t rid)
+{
+    int64_t end = now_us() + 10000000;
+    while (now_us() < end) {
+        uint8_t *p;
+        size_t n;
+        while (take_frame(c, &p, &n)) {
+            Croupier__ServerMessage *m = frame_unpack_server(p, n, NULL, NULL);
+            free(p);
+            if (m != NULL && m->request_id == rid)
+                return m;
+            frame_free_server(m);
+        }
+        if (read_some(c, true) != 0)
+            die("connection lost");
+    }
+    die("no answer");
+    return NULL;
+}
+
+static void login(conn_t *c, uint64_t player)
+{
+    char tok[TOKEN_MAX_LEN + 1];
+    token_mint(&secret, player, time(NULL) + 3600, tok, sizeof tok);
+    Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
+    Croupier__Login l = CROUPIER__LOGIN__INIT;
+    l.token = tok;
+    m.request_id = 1;
+    m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_LOGIN;
+    m.login = &l;
+    send_msg(c, &m);
+    Croupier__ServerMessage *a = wait_reply(c, 1);
+    if (a->body_case != CROUPIER__SERVER_MESSAGE__BODY_LOGIN_RESULT)
+        die("login refused");
+    frame_free_server(a);
+}
+
+static void join(conn_t *c)
+{
+    Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
+    Croupier__Join j = CROUPIER__JOIN__INIT;
+    j.engine = CROUPIER__ENGINE__ENGINE_TRADITIONAL;
+    j.game = "test";
+    j.stake = 10;
+    m.request_id = 2;
+    m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_JOIN;
+    m.join = &j;
+    send_msg(c, &m);
+    Croupier__ServerMessage *a = wait_reply(c, 2);
+    if (a->body_case != CROUPIER__SERVER_MESSAGE__BODY_JOINED)
+        die("join refused");
+    frame_free_server(a);
+}
+
+static void watch(conn_t *c)
+{
+    Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
+    Croupier__Watch w = CROUPIER__WATCH__INIT;
+    w.has_player_id = true;
+    w.player_id = PLAYER;
+    m.request_id = 2;
+    m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_WATCH;
+    m.watch = &w;
+    send_msg(c, &m);
+    Croupier__ServerMessage *a = wait_reply(c, 2);
+    if (a->body_case != CROUPIER__SERVER_MESSAGE__BODY_SNAPSHOT)
+        die("watch refused");
+    frame_free_server(a);
+}
+
+static void act(conn_t *c, uint64_t rid)
+{
+    Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
+    Croupier__Action a = CROUPIER__ACTION__INIT;
+    Croupier__SheddingAction s = CROUPIER__SHEDDING_ACTION__INIT;
+    s.move = CROUPIER__SHEDDING_MOVE__SHEDDING_PASS;
+    a.kind_case = CROUPIER__ACTION__KIND_SHEDDING;
+    a.shedding = &s;
+    m.request_id = rid;
+    m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_ACTION;
+    m.action = &a;
+    send_msg(c, &m);
+}
+
+/* ---- a run ---------------------------------------------------------------------------------- */
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The spectators' reader: a thread of its own, so that the player's round trips are not
+ * measured behind the bench's own reads of a thousand sockets. */
+typedef struct {
+    conn_t *spect;
+    int n;
+    atomic_bool stop;
+} reader_t;
+
+static void *reader_main(void *arg)
+{
+    reader_t *r = arg;
+    int ep = epoll_create1(EPOLL_CLOEXEC);
+    for (int i = 0; i < r->n; i++) {
+        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &r->spect[i]};
+        epoll_ctl(ep, EPOLL_CTL_ADD, r->spect[i].fd, &ev);
+    }
+    struct epoll_event evs[256];
+    while (!atomic_load(&r->stop)) {
+        int n = epoll_wait(ep, evs, 256, 20);
+        for (int e = 0; e < n; e++) {
+            conn_t *c = evs[e].data.ptr;
+            if (read_some(c, false) != 0)
+                die("a spectator was dropped");
+            while (take_frame(c, NULL, NULL))
+                ;
+        }
+    }
+    close(ep);
+    return NULL;
+}
+
+typedef struct {
+    double p50_us, p99_us;
+    long actions;
+    uint64_t spect_frames[2];
+    double cpu[2];
+    double seconds;
+} run_t;
+
+/*
+ * SECONDS of the player's closed loop (window actions in flight), with the spectators read as
+ * their frames come. Every answer must be OK and come once.
+ */
+static run_t run(conn_t *p, conn_t *other, conn_t *spect, int nspect, int seconds, int window,
+                 int rate)
+{
+    run_t r = {0};
+    int ep = epoll_create1(EPOLL_CLOEXEC);
+    struct epoll_event ev = {.events = EPOLLIN};
+    ev.data.ptr = p;
+    epoll_ctl(ep, EPOLL_CTL_ADD, p->fd, &ev);
+    ev.data.ptr = other; /* the other player: its pushes read and dropped */
+    epoll_ctl(ep, EPOLL_CTL_ADD, other->fd, &ev);
+    reader_t rd = {.spect = spect, .n = nspect};
+    pthread_t th;
+    if (nspect > 0 && pthread_create(&th, NULL, reader_main, &rd) != 0)
+        die("thread");
+    size_t cap = 1 << 20;
+    int64_t *lat = malloc(cap * sizeof *lat);
+    int64_t sent_at[4096];
+    static uint64_t rid = 1000;
+    uint64_t first = rid;
+    int inflight = 0;
+    int64_t next_send = now_us(), period = rate > 0 ? 1000000 / rate : 0;
+    for (int k = 0; k < window && rate == 0; k++, inflight++) {
+        sent_at[rid % 4096] = now_us();
+        act(p, rid++);
+    }
+    uint64_t base[2] = {0, 0};
+    for (int i = 0; i < nspect; i++)
+        base[i % 2] += spect[i].frames;
+    double cpu0[2] = {proc_cpu_s(ts_proc_pid(gate[0])), proc_cpu_s(ts_proc_pid(gate[1]))};
+    int64_t start = now_us(), end = start + (int64_t)seconds * 1000000;
+    struct epoll_event evs[256];
+    while (now_us() < end) {
+        while (rate > 0 && inflight < window && now_us() >= next_send) {
+            sent_at[rid % 4096] = now_us();
+            act(p, rid++);
+            inflight++;
+            next_send += period;
+        }
+        int n = epoll_wait(ep, evs, 256, rate > 0 ? 1 : 50);
+        for (int e = 0; e < n; e++) {
+            conn_t *c = evs[e].data.ptr;
+            if (read_some(c, false) != 0)
+                die(c->player ? "the player's connection was lost" : "a spectator was dropped");
+            if (c == other) {
+                c->have = 0; /* whole frames or not: never parsed */
+                continue;
+            }
+            uint8_t *pl;
+            size_t len;
+            while (take_frame(c, &pl, &len)) {
+                Croupier__ServerMessage *m = frame_unpack_server(pl, len, NULL, NULL);
+                free(pl);
+                if (m == NULL)
+                    die("a bad frame to the player");
+                if (m->request_id != 0) {
+                    if (m->request_id < first || m->request_id >= rid)
+                        die("an answer to no action");
+                    if (m->body_case != CROUPIER__SERVER_MESSAGE__BODY_RESULT ||
+                        m->result->error != NULL)
+                        die("an action refused");
+                    if ((size_t)r.actions < cap)
+                        lat[r.actions] = now_us() - sent_at[m->request_id % 4096];
+                    r.actions++;
+                    inflight--;
+                    if (rate == 0) {
+                        sent_at[rid % 4096] = now_us();
+                        act(p, rid++);
+                        inflight++;
+                    }
+                }
+                frame_free_server(m);
+            }
+        }
+    }
+    r.seconds = (double)(now_us() - start) / 1e6;
+    if (nspect > 0) {
+        atomic_store(&rd.stop, true);
+        pthread_join(th, NULL);
+    }
+    for (int g = 0; g < 2; g++)
+        r.cpu[g] = proc_cpu_s(ts_proc_pid(gate[g])) - cpu0[g];
+    /* The answers still in flight are read before the next run (not counted). */
+    for (int left = inflight; left > 0;) {
+        uint8_t *pl;
+        size_t len;
+        while (left > 0 && take_frame(p, &pl, &len)) {
+            Croupier__ServerMessage *m = frame_unpack_server(pl, len, NULL, NULL);
+            free(pl);
+            if (m != NULL && m->request_id != 0)
+                left--;
+            frame_free_server(m);
+        }
+        if (left > 0 && read_some(p, true) != 0)
+            die("the player's connection was lost");
+    }
+    for (int i = 0; i < nspect; i++) {
+        while (read_some(&spect[i], false) == 0 && take_frame(&spect[i], NULL, NULL))
+            ;
+        r.spect_frames[i % 2] += spect[i].frames;
+    }
+    r.spect_frames[0] -= base[0];
+    r.spect_frames[1] -= base[1];
+    size_t nl = (size_t)r.actions < cap ? (size_t)r.actions : cap;
+    qsort(lat, nl, sizeof *lat, cmp_i64);
+    r.p50_us = nl ? (double)lat[nl / 2] : 0;
+    r.p99_us = nl ? (double)lat[nl * 99 / 100] : 0;
+    free(lat);
+    close(ep);
+    return r;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: bench_watch SECONDS SPECTATORS [WINDOW]\n");
+        return 2;
+    }
+    int seconds = atoi(argv[1]), nspect = atoi(argv[2]), window = argc > 3 ? atoi(argv[3]) : 1;
+    int rate = argc > 4 ? atoi(argv[4]) : 0;
+    if (seconds < 1 || nspect < 2 || window < 1 || window > 1024 || rate < 0 || rate > 100000) {
+        fprintf(stderr, "bench_watch: SECONDS >= 1, SPECTATORS >= 2, WINDOW 1..1024, RATE "
+                        "0..100000\n");
+        return 2;
+    }
+    struct rlimit rl;
+    getrlimit(RLIMIT_NOFILE, &rl);
+    rl.rlim_cur = rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl);
+    start_all(nspect);
+    free(ts_redis_cmd(redis, "SET {croupier:money}:wallet:%d 100000000", PLAYER));
+    free(ts_redis_cmd(redis, "SET {croupier:money}:wallet:%d 100000000", PLAYER + 1));
+    conn_t players[2] = {{0}};
+    for (int i = 0; i < 2; i++) {
+        players[i].fd = dial(gate_port[0]);
+        players[i].player = true;
+        login(&players[i], PLAYER + (uint64_t)i);
+        join(&players[i]);
+    }
+    ts_sleep_ms(300); /* the round begins (the test engine's gap) */
+    conn_t *p = &players[0];
+    run_t without = run(p, &players[1], NULL, 0, seconds, window, rate);
+    conn_t *spect = calloc((size_t)nspect, sizeof *spect);
+    int64_t t0 = now_us();
+    for (int i = 0; i < nspect; i++) {
+        spect[i].fd = dial(gate_port[i % 2]);
+        login(&spect[i], SPECT0 + (uint64_t)i);
+        watch(&spect[i]);
+    }
+    double setup_s = (double)(now_us() - t0) / 1e6;
+    run_t with = run(p, &players[1], spect, nspect, seconds, window, rate);
+    uint64_t frames = with.spect_frames[0] + with.spect_frames[1];
+    printf("bench_watch %d s, %d spectators (half on each of two gateways), window %d, %s\n",
+           seconds, nspect, window, rate > 0 ? fmt("%d actions/s", rate) : "closed loop");
+    printf("  watch set-up: %d logins + watches in %.2f s\n", nspect, setup_s);
+    printf("  without spectators: %ld actions, %.0f/s, round trip p50 %.0f us, p99 %.0f us\n",
+           without.actions, (double)without.actions / without.seconds, without.p50_us,
+           without.p99_us);
+    printf("  with spectators:    %ld actions, %.0f/s, round trip p50 %.0f us, p99 %.0f us "
+           "(p99 added %.0f us)\n",
+           with.actions, (double)with.actions / with.seconds, with.p50_us, with.p99_us,
+           with.p99_us - without.p99_us);
+    printf("  frames delivered to spectators: %" PRIu64 " (%.0f/s; gateway A %" PRIu64
+           ", B %" PRIu64 ")\n",
+           frames, (double)frames / with.seconds, with.spect_frames[0], with.spect_frames[1]);
+    printf("  gateway CPU per frame delivered: A %.3f us (it also relays the players), B %.3f us "
+           "(spectators only)\n",
+           with.spect_frames[0] ? with.cpu[0] * 1e6 / (double)with.spect_frames[0] : 0,
+           with.spect_frames[1] ? with.cpu[1] * 1e6 / (double)with.spect_frames[1] : 0);
+    printf("  gateway CPU: A %.2f s, B %.2f s (without spectators: A %.2f s, B %.2f s)\n",
+           with.cpu[0], with.cpu[1], without.cpu[0], without.cpu[1]);
+    for (int i = 0; i < nspect; i++)
+        close(spect[i].fd);
+    free(spect);
+    stop_all();
+    return 0;
+}
