@@ -351,7 +351,7 @@ typedef struct tk_engine_def {
     const tk_game_t *game;
     tk_settings_t *settings; /* written by config_parse through flags */
     config_flag_t *flags;    /* filled by tk_engine_flags() the first time */
-    char names[20][48];
+    char names[24][48];      /* the kit's flags, the house's (at most TK_NFLAGS + 1 = 21) */
 } tk_engine_def_t;
 
 int tk_engine_create(tk_engine_def_t *def, gs_t *gs, const char *games, void **out);

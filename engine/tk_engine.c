@@ -231,6 +231,10 @@ static const struct {
      offsetof(tk_settings_t, spectators), -1, 100000, 4},
 };
 #define TK_NFLAGS (sizeof tk_flag_spec / sizeof tk_flag_spec[0])
+/* Every flag's name has its place in tk_engine_def_t.names (the kit's and the house's). */
+_Static_assert(TK_NFLAGS + 1 <=
+                   sizeof((tk_engine_def_t *)0)->names / sizeof((tk_engine_def_t *)0)->names[0],
+               "tk_engine_def_t.names is too small for the kit's flags");
 
 const config_flag_t *tk_engine_flags(tk_engine_def_t *def)
 {
