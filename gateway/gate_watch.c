@@ -651,6 +651,37 @@ static void gate_wtable_queue(gate_t *g, gate_wtable_t *t)
 }
 
 /*
+ * The table is gone (its WatchEnded, packed in buf, or its server gone): its batch is written,
+ * then a spectator of the table by id gets the end and his watch ends; one following a player
+ * is kept, and his seat is read at once (it says where the player went).
+ */
+static void gate_wtable_end(gate_t *g, gate_wtable_t *t, const uint8_t *buf, size_t len)
+{
+    gate_wtable_flush(g, t);
+    t->held = true;
+    while (t->nconns > 0) {
+        gate_conn_t *c = gate_conn_get(g, t->conns[0]);
+        if (c == NULL || c->closing || c->watch == NULL || c->watch->table != t) {
+            t->conns[0] = t->conns[--t->nconns];
+            continue;
+        }
+        if (c->watch->follow != 0) {
+            gate_watch_detach(g, c); /* takes it off the list */
+            c->watch->lost_ms = gate_now_mono(g);
+            gate_watch_read(g, c);
+            continue;
+        }
+        if (frame_write_prefixed(gate_conn_out(c), 0, 0, buf, len, &g->lim) == 0) {
+            gate_conn_count_out(c);
+            gate_conn_dirty(c);
+        }
+        gate_watch_end(g, c); /* takes it off the list */
+    }
+    t->held = false;
+    gate_wtable_put(g, t);
+}
+
+/*
  * A table's public event from its server. Its ServerMessage is packed once and appended to the
  * table's batch, written to the spectators here when the batch timer fires (--watch-flush-ms) or
  * the batch passes GATE_WATCH_BATCH_MAX. A WatchEnded is written at once after the batch: a
@@ -697,31 +728,10 @@ void gate_watch_push(gate_link_t *l, Croupier__RpcFrame *f)
         return;
     }
     /* The table is gone: its last events first, then the end. */
-    gate_wtable_flush(g, t);
     uint8_t small[512];
     uint8_t *buf = len <= sizeof small ? small : xmalloc(len);
     protobuf_c_message_pack(&wp->msg->base, buf);
-    t->held = true;
-    while (t->nconns > 0) {
-        gate_conn_t *c = gate_conn_get(g, t->conns[0]);
-        if (c == NULL || c->closing || c->watch == NULL || c->watch->table != t) {
-            t->conns[0] = t->conns[--t->nconns];
-            continue;
-        }
-        if (c->watch->follow != 0) { /* the player's seat says where he went */
-            gate_watch_detach(g, c); /* takes it off the list */
-            c->watch->lost_ms = gate_now_mono(g);
-            gate_watch_read(g, c);
-            continue;
-        }
-        if (frame_write_prefixed(gate_conn_out(c), 0, 0, buf, len, &g->lim) == 0) {
-            gate_conn_count_out(c);
-            gate_conn_dirty(c);
-        }
-        gate_watch_end(g, c); /* takes it off the list */
-    }
-    t->held = false;
-    gate_wtable_put(g, t);
+    gate_wtable_end(g, t, buf, len);
     if (buf != small)
         free(buf);
 }
@@ -734,18 +744,61 @@ void gate_watch_conn_gone(gate_conn_t *c)
 
 /* ---- the gateway's side --------------------------------------------------------------------- */
 
-static void gate_watch_resend_one(uint64_t key, uint64_t val, void *arg)
+typedef struct {
+    uint64_t *keys;
+    size_t n, cap;
+} gate_watch_keys_t;
+
+static void gate_watch_key_one(uint64_t key, uint64_t val, void *arg)
 {
-    (void)key;
-    gate_wtable_count(arg, (gate_wtable_t *)(uintptr_t)val);
+    (void)val;
+    gate_watch_keys_t *k = arg;
+    if (k->n == k->cap) {
+        k->cap = k->cap ? k->cap * 2 : 16;
+        k->keys = xreallocarray(k->keys, k->cap, sizeof *k->keys);
+    }
+    k->keys[k->n++] = key;
 }
 
+/*
+ * Every second: each table's count sent again (a frame lost with a link is repaired), and the
+ * tables whose server the registry no longer lists (stopped without telling: a crash) end for
+ * their spectators (WatchEnded{NO_SUCH_TABLE}); followers read their player's seat again.
+ */
 static void gate_watch_resend_cb(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
     gate_t *g = arg;
-    u64map_each(g->watch->tables, gate_watch_resend_one, g);
+    gate_watch_keys_t k = {0};
+    u64map_each(g->watch->tables, gate_watch_key_one, &k);
+    uint8_t end[256];
+    size_t endlen = 0;
+    for (size_t i = 0; i < k.n; i++) {
+        uint64_t p;
+        if (!u64map_get(g->watch->tables, k.keys[i], &p))
+            continue;
+        gate_wtable_t *t = (gate_wtable_t *)(uintptr_t)p;
+        const registry_entry_t *e =
+            t->server_id[0] != '\0' ? registry_view_find(g->view, t->server_id) : NULL;
+        if (t->server_id[0] == '\0' || (e != NULL && strcmp(e->address, t->address) == 0)) {
+            gate_wtable_count(g, t);
+            continue;
+        }
+        if (t->nconns == 0)
+            continue; /* asked, not answered: the request's own end counts it down */
+        if (endlen == 0) {
+            Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+            Croupier__WatchEnded we = CROUPIER__WATCH_ENDED__INIT;
+            we.code = CROUPIER__ERROR_CODE__NO_SUCH_TABLE;
+            we.detail = "the table's server stopped";
+            sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_WATCH_ENDED;
+            sm.watch_ended = &we;
+            endlen = protobuf_c_message_pack(&sm.base, end);
+        }
+        gate_wtable_end(g, t, end, endlen);
+    }
+    free(k.keys);
 }
 
 int gate_watch_init(gate_t *g)

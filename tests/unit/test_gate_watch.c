@@ -18,10 +18,12 @@
  *     gets every event;
  *   - bad input: the connection is kept;
  *   - following a player: he changes tables, then his server drains and his table moves to
- *     another server; the spectator is given each new table's Snapshot.
+ *     another server; the spectator is given each new table's Snapshot; that server killed, a
+ *     spectator of its table by id is told WatchEnded{NO_SUCH_TABLE}.
  */
 #include <check.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -865,6 +867,21 @@ START_TEST(test_watch_follows_a_player_through_a_table_move_and_a_drain)
     ck_assert_msg(d3 != 0, "no new table after the drain (seat %s -> %s)", before, after);
     ck_assert_msg(after != NULL && before != NULL && strcmp(before, after) != 0,
                   "the seat did not move: %s", after);
+    /* A spectator of that table by id; its server is killed: his watch ends. */
+    char server[80] = "";
+    sscanf(after, "%79s", server);
+    gatec_t *t = login_at(&E.gb, SPECT + 13);
+    ck_assert_uint_eq(watch_ok(t, 2, server, d3, 0), d3);
+    ck_assert_int_eq(ts_proc_signal(other.proc, SIGKILL), 0);
+    bool ended = false;
+    for (long long end = ts_now_ms() + 10000; !ended && ts_now_ms() < end;) {
+        Croupier__ServerMessage *m = gatec_recv(t, 100);
+        ended = m != NULL && m->body_case == CROUPIER__SERVER_MESSAGE__BODY_WATCH_ENDED &&
+                m->watch_ended->code == CROUPIER__ERROR_CODE__NO_SUCH_TABLE;
+        frame_free_server(m);
+    }
+    ck_assert_msg(ended, "no WatchEnded after the table's server was killed");
+    gatec_close(t);
     free(before);
     free(after);
     leave_close(p);
