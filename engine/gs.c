@@ -186,11 +186,15 @@ void gs_reply_adopted_by(gs_t *gs, gs_request_t *req, const char *server_id)
 static void gs_request_dropped_cb(void *p)
 {
     gs_request_t *req = p;
-    if (req->kind == GS_REQ_PLAYER_GONE || req->_gs == NULL) {
+    if (req->kind == GS_REQ_PLAYER_GONE || req->_gs == NULL ||
+        (req->kind == GS_REQ_WATCH && req->request_id == 0)) { /* no answer expected */
         gs_request_free(req);
         return;
     }
-    gs_reply(req->_gs, req, CROUPIER__ERROR_CODE__UNAVAILABLE, "desk unavailable", NULL);
+    gs_reply(req->_gs, req,
+             req->kind == GS_REQ_WATCH ? CROUPIER__ERROR_CODE__NO_SUCH_TABLE
+                                       : CROUPIER__ERROR_CODE__UNAVAILABLE,
+             req->kind == GS_REQ_WATCH ? "no such table at this server" : "desk unavailable", NULL);
 }
 
 void gs_request_post(gs_t *gs, rt_desk_id_t to, gs_request_t *req)
