@@ -20,8 +20,9 @@
  */
 #include "gate_int.h"
 
-/* A followed player's table not found again within this long ends the watch (WatchEnded). */
-#define GATE_WATCH_LOST_MS 10000
+/* A followed player's table not found again within this long ends the watch (WatchEnded): a
+ * tournament seats a moved player when his next table deals its next hand. */
+#define GATE_WATCH_LOST_MS 60000
 
 /* A table watched from this gateway: its spectators here (counted at its server as n). */
 typedef struct gate_wtable {
