@@ -129,6 +129,7 @@ void tk_room_end(tk_table_t *t, const char *detail)
     }
     gs_close_desk_seats(gs_of_desk(t->desk), rt_desk_id(t->desk), players, n,
                         CROUPIER__CLOSING_REASON__CLOSING_ROOM_ENDED, why);
+    tk_spect_end(t, CROUPIER__ERROR_CODE__NO_SUCH_TABLE, "the room ended"); /* spectators.md */
     for (int i = 0; i < t->nseats; i++) {
         tk_seat_t *s = &t->seat[i];
         if (s->state != TK_SEATED && s->state != TK_LEAVING && s->state != TK_CLOSED)

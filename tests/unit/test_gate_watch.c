@@ -13,7 +13,7 @@
  *     nothing (the table plays on, the spectator still sees it); after Unwatch they are a
  *     player's again;
  *   - caps: a table's (--test-spectators 2) and a gateway's (--watch-max 1): WATCH_FULL, and room
- *     again once a spectator leaves;
+ *     again once a spectator leaves; a private room created with no_spectators: NOT_WATCHABLE;
  *   - a slow spectator (never reads) is dropped while the table plays on and another spectator
  *     gets every event;
  *   - bad input: the connection is kept;
@@ -814,6 +814,70 @@ START_TEST(test_watch_bad_input_is_refused_and_the_connection_kept)
 }
 END_TEST
 
+/* A private room of the test engine created by host on GA, with no_spectators as given. */
+static gatec_t *room_host(uint64_t host, bool no_spectators)
+{
+    wallet(host, 1000000);
+    gatec_t *h = login_at(&E.ga, host);
+    Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
+    Croupier__CreateRoom cr = CROUPIER__CREATE_ROOM__INIT;
+    Croupier__RoomRules rr = CROUPIER__ROOM_RULES__INIT;
+    rr.deals = 2;
+    rr.has_no_spectators = no_spectators;
+    rr.no_spectators = no_spectators;
+    cr.engine = CROUPIER__ENGINE__ENGINE_TRADITIONAL;
+    cr.game = "test";
+    cr.stake = 10;
+    cr.rules = &rr;
+    m.request_id = 2;
+    m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_CREATE_ROOM;
+    m.create_room = &cr;
+    Croupier__ServerMessage *a = call(h, &m);
+    ck_assert_msg(a->body_case == CROUPIER__SERVER_MESSAGE__BODY_JOINED && a->joined->room != NULL,
+                  "CreateRoom: body %d code %d", a->body_case, gatec_code(a));
+    frame_free_server(a);
+    return h;
+}
+
+START_TEST(test_watch_a_room_may_forbid_spectators)
+{
+    need_rig();
+    const uint64_t H = TG_P + 10;
+    gatec_t *closed = room_host(H, true), *open = room_host(H + 1, false);
+    gatec_t *s = login_at(&E.gb, SPECT + 14);
+    expect_watch_code(s, 2, NULL, 0, H, CROUPIER__ERROR_CODE__NOT_WATCHABLE);
+    /* A room without the rule may be watched: by table here (its seat record names it). */
+    char *rec = ts_redis_cmd(E.rig.redis, "GET {croupier:seat}:%" PRIu64, H + 1);
+    char server[80] = "", address[80] = "";
+    unsigned long long desk = 0;
+    ck_assert_msg(rec != NULL && sscanf(rec, "%79s %79s %llu", server, address, &desk) == 3,
+                  "the host's seat record: %s", rec);
+    free(rec);
+    watch_ok(s, 3, server, desk, 0);
+    for (int i = 0; i < 2; i++) {
+        gatec_t *h = i == 0 ? closed : open;
+        Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
+        Croupier__Leave l = CROUPIER__LEAVE__INIT;
+        l.has_disband_room = true;
+        l.disband_room = true;
+        m.request_id = 9;
+        m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_LEAVE;
+        m.leave = &l;
+        frame_free_server(call(h, &m));
+        gatec_close(h);
+    }
+    /* The open room disbanded: its spectator is told the table is gone. */
+    bool ended = false;
+    for (long long end = ts_now_ms() + 10000; !ended && ts_now_ms() < end;) {
+        Croupier__ServerMessage *m = gatec_recv(s, 100);
+        ended = m != NULL && m->body_case == CROUPIER__SERVER_MESSAGE__BODY_WATCH_ENDED;
+        frame_free_server(m);
+    }
+    ck_assert_msg(ended, "no WatchEnded after the room was disbanded");
+    gatec_close(s);
+}
+END_TEST
+
 /* The next spectator Snapshot pushed to s (a follow's new table), within ms; its desk or 0. */
 static uint64_t next_table(gatec_t *s, int ms)
 {
@@ -902,6 +966,7 @@ int main(void)
     tcase_add_test(tc, test_watch_caps_per_table_and_per_gateway);
     tcase_add_test(tc, test_watch_slow_spectator_is_dropped_and_the_table_plays_on);
     tcase_add_test(tc, test_watch_bad_input_is_refused_and_the_connection_kept);
+    tcase_add_test(tc, test_watch_a_room_may_forbid_spectators);
     /* Last: it drains the test engine's server. */
     tcase_add_test(tc, test_watch_follows_a_player_through_a_table_move_and_a_drain);
     suite_add_tcase(s, tc);
