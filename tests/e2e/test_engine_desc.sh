@@ -5,8 +5,8 @@
 # default (bots_smoke.sh with an unknown ENGINE exits 2 before starting anything).
 #
 #   tests/e2e/test_engine_desc.sh SOURCE_DIR
-set -u
 # shellcheck disable=SC2015 # "A && ok || bad": ok only echoes, it never fails
+set -u
 SRC=$(cd "${1:?usage: test_engine_desc.sh SOURCE_DIR}" && pwd)
 # shellcheck source=lib.sh
 . "$SRC/tests/e2e/lib.sh"
