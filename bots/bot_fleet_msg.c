@@ -109,6 +109,14 @@ void bot_on_resume(bot_t *b, const Croupier__ServerMessage *m)
     const bot_strategy_ops_t *s = b->f->cfg.strategy;
     if (m->body_case == CROUPIER__SERVER_MESSAGE__BODY_SNAPSHOT) {
         const Croupier__Snapshot *sn = m->snapshot;
+        /* A Resume sent before its table's TableClosing (a refresh of the view) and answered
+         * after it: the Snapshot is the closing table's, and the closing stands -- a Moved or,
+         * when no server took the seat, a second TableClosing follows. Taking the Snapshot as
+         * a fresh seat forgot the closing, and that second TableClosing was then read as a
+         * first one: the bot waited 15 s for a Moved that never came (crash_faults_failover-stop,
+         * a Zha Jin Hua bot). Not after a reconnect: the seat may have moved meanwhile. */
+        bool closing = b->closing_seen && !b->crash_wait && !b->lost_connection && b->has_seat &&
+                       sn->desk_id == b->seat.desk_id;
         bot_req_clear(b);
         b->rq_newtries = 0;
         b->seat_doubt = false;
@@ -117,6 +125,13 @@ void bot_on_resume(bot_t *b, const Croupier__ServerMessage *m)
         if (sn->round_id != NULL && sn->round_id[0] != '\0')
             bot_book_round_started(book, b->idx, sn->desk_id, sn->round_id, bot_now_ms());
         bot_take_snapshot(b, m);
+        if (closing) {
+            b->closing_seen = true; /* bot_set_seat cleared it */
+            b->st = BS_SEATED;
+            int64_t left = b->closing_ms + 15000 - bot_now_ms(); /* the watchdog, re-armed */
+            bot_timer_set(b, left > 100 ? (int)left : 100, false);
+            return;
+        }
         bot_after_seat(b);
         return;
     }

@@ -32,6 +32,21 @@ int cardtext_parse_card(const char *s);
  */
 int cardtext_parse(const char *s, uint8_t *out, int max);
 /*
+ * cardtext_parse() with the reason of a refusal, for a person: when err is not NULL it receives
+ * (errlen bytes at most, NUL-terminated; "" on success) which card is wrong, counted from 1 with
+ * its text, and why: "card 2 'Kx': 'x' is not a suit (c d h s)", "card 3 'X': 'X' is not a rank
+ * (2-9 T J Q K A)", "card 5 'K': a rank without its suit", "card 4 'As': the same card as card
+ * 1", "more than 3 cards", "no text". A character that is not printable is named by its byte
+ * ("byte 0x07"). Returns as cardtext_parse().
+ */
+int cardtext_parse_why(const char *s, uint8_t *out, int max, char *err, size_t errlen);
+/*
+ * Parses a hand of exactly n distinct cards (croupier-rules' CARDS): 0, or -EINVAL with the
+ * reason in err as cardtext_parse_why() writes it, or "4 cards, 5 needed" / "more than 5 cards"
+ * for a hand of another size.
+ */
+int cardtext_parse_hand(const char *s, uint8_t *out, int n, char *err, size_t errlen);
+/*
  * Writes the text form of n cards ("AsKd2c") to buf, NUL-terminated: needs 2 * n + 1 bytes.
  * Returns the length written, or -EINVAL if buf is too small or a code is not valid (buf then
  * holds an empty string when len > 0).

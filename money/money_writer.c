@@ -850,7 +850,9 @@ static void writer_tick_cb(evutil_socket_t fd, short what, void *arg)
     }
     atomic_store(&w->oldest_ns, oldest);
     metrics_set(w->m_oldest, oldest ? (double)(now - oldest) / 1e9 : 0.0);
-    metrics_set(w->m_depth, (double)atomic_load(&w->depth));
+    /* money_writer_depth is kept by its adds alone (enqueue +1, the end of an item -1: they
+     * commute, so it is exact once the writer is at rest): a set from the depth here raced an
+     * enqueue between its count and its add and left the gauge 1 above a drained writer. */
     atomic_store(&w->connected, rconn_connected(w->rc));
     if (w->window_ns > 0)
         writer_journal_prune(w, now);

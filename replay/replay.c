@@ -24,6 +24,7 @@ static const replay_rules_t replay_rows[] = {
     {"bigtwo", REPLAY_SHOW_ALL, true, false, "all"},
     {"guandan", REPLAY_SHOW_ALL, true, false, "all"},
     {"blackjack", REPLAY_SHOW_ALL, false, false, "all"},
+    {"niuniu", REPLAY_SHOW_ALL, true, false, "all"},
     {"test", REPLAY_SHOW_ALL, true, false, "all"},
     {NULL, REPLAY_SHOW_NONE, false, false, "own"},
 };

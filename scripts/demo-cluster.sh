@@ -3,7 +3,7 @@
 #
 # Everything on 127.0.0.1, on ports free at start, in a temporary directory:
 #   * redis-server;
-#   * one croupier-game per engine (traditional, holdem, persistent, zhajinhua) plus one
+#   * one croupier-game per engine (traditional, holdem, persistent, zhajinhua, niuniu) plus one
 #     --engine test;
 #   * two croupier-gate; two croupier-director (the tournament director);
 #   * croupier-bot processes, one per game the bots have a strategy for (asked of croupier-bot
@@ -50,9 +50,9 @@ usage: ./dev run [--seconds N] [--bots N] [--prometheus] [--redis-ha]
        scripts/run-main.sh --runtime-demo [ARGS]         (the desk-actor runtime demo instead)
 
 Starts a local cluster on 127.0.0.1: redis-server, one croupier-game per engine (traditional,
-holdem, persistent, zhajinhua, and test), two croupier-gate, two croupier-director, croupier-bot
-players for every game the bots have a strategy for (the others' share plays the test engine
-instead), and a Sit & Go and an MTT played by bots on the hold'em servers. Prints a live
+holdem, persistent, zhajinhua, niuniu, and test), two croupier-gate, two croupier-director,
+croupier-bot players for every game the bots have a strategy for (the others' share plays the
+test engine instead), and a Sit & Go and an MTT played by bots on the hold'em servers. Prints a live
 summary, rolls every deployment while the bots play (new pod ready, then
 k8s/prestop.sh under busybox and SIGTERM for the old one), SIGKILLs one game server of every
 engine and one gateway (replaced; their held chips come back), stops, and prints the zero-loss
@@ -188,8 +188,8 @@ WARMUP=6  # seconds of play before the first rollout
 LEASE_TTL_MS=3000
 RECOVER_GRACE_MS=2000
 PAUSE=2   # seconds between two Deployments' rollouts
-declare -A BOUND=([traditional]=40 [holdem]=40 [persistent]=30 [zhajinhua]=30 [test]=20)
-ENGINES=(traditional holdem persistent zhajinhua test)
+declare -A BOUND=([traditional]=40 [holdem]=40 [persistent]=30 [zhajinhua]=30 [niuniu]=30 [test]=20)
+ENGINES=(traditional holdem persistent zhajinhua niuniu test)
 # The tournaments (docs/tournaments.md) beside the cash tables: a Sit & Go of 9 and an MTT of 27
 # (3 tables of 9), played by croupier-bot --tournament fleets of their own (players from
 # TOUR_PLAYER_BASE, wallets seeded like the other bots') on the hold'em servers' tournament
@@ -804,7 +804,7 @@ for line in sys.stdin:
     for g in e.get("games", "").split(","):
         if g and g not in seen:
             seen[g] = e["engine"]
-order = ["traditional", "holdem", "persistent", "zhajinhua", "test"]
+order = ["traditional", "holdem", "persistent", "zhajinhua", "niuniu", "test"]
 for g, eng in sorted(seen.items(), key=lambda x: (order.index(x[1]) if x[1] in order else 9, x[0])):
     print(g, eng)')
 PLAYABLE=()   # "game engine"
@@ -833,10 +833,10 @@ if [ "$TEST_BOTS" = 1 ] && [ ${#PLAYABLE[@]} -gt 0 ]; then
     TEST_BOTS=0
 fi
 # A person at the browser table sits where bots play: the games whose tables only players fill
-# (no server bots: hold'em's 6 seats, Zha Jin Hua's 5) get a number of bots that leaves a table
-# with at least two free seats (the lobby fills tables in order); the bots taken off play the
-# test game.
-declare -A HUMAN_SEATS=([holdem]=6 [zhajinhua]=5)
+# (no server bots: hold'em's 6 seats, Zha Jin Hua's 5, Niu Niu's 6) get a number of bots that
+# leaves a table with at least two free seats (the lobby fills tables in order); the bots taken
+# off play the test game.
+declare -A HUMAN_SEATS=([holdem]=6 [zhajinhua]=5 [niuniu]=6)
 for k in "${!BOT_GROUPS[@]}"; do
     read -r g eng n <<<"${BOT_GROUPS[k]}"
     s=${HUMAN_SEATS[$g]:-0}
@@ -1172,8 +1172,14 @@ for n in "${ALL_PODS[@]}"; do
     printf 'pod\t%s\t%s\t%s\n' "$n" "${POD_ENGINE[$n]}" "$(e2e_exit_reason "$n")" >>"$OUT/final.tsv"
 done
 printf 'money\t%s\t%s\n' "$MONEY0" "$MONEY1" >>"$OUT/final.tsv"
-# the table-kit games' seat accounts (Zha Jin Hua): every table cashed out when it closed
+# the table-kit games' seat accounts (Zha Jin Hua, Niu Niu, blackjack...): every table cashed out
+# when it closed
 printf 'accounts\t%s\t%s\t%s\n' 'ts.*' $(e2e_accounts_left 'ts.*') >>"$OUT/final.tsv"
+# the rake accounts, each (in the money sum above): the games' (Niu Niu rakes its winners), the
+# tournaments' fees, the operator credits' house account
+for k in $(e2e_redis --scan --pattern '{croupier:money}:rake:*' | sort); do
+    printf 'rake\t%s\t%s\n' "${k#\{croupier:money\}:rake:}" "$(e2e_redis get "$k")" >>"$OUT/final.tsv"
+done
 printf 'settle_records\t%s\n' "$(e2e_redis --scan --pattern '{croupier:money}:round:*' | wc -l)" \
     >>"$OUT/final.tsv"
 # operator credits: applied, their settle records, the house account's balance

@@ -10,6 +10,7 @@ Reads what the demo collected after the cluster stopped:
                              pod    NAME ENGINE EXIT_REASON
                              money  BEFORE AFTER        (sum of wallets + rake in Redis)
                              accounts GLOB COUNT NONZERO (table chips: seat accounts ts.*)
+                             rake NAME CHIPS    (each rake account {croupier:money}:rake:NAME)
                              settle_records N
                              credits APPLIED HOUSE_EXPECTED RECORDS HOUSE TRIED (operator credits)
                              crash    NAME ENGINE HELD_EPOCH SEATS IN_INDEX MS CHIPS VOIDED BY
@@ -44,6 +45,7 @@ crashed, bot_crash = [], {}
 prom_query, prom_rounds, prom_up = None, {}, {}
 failover = None  # --redis-ha: OLD NEW PROMOTED_MS BACK_MS AT_S, or ["-"]
 tours, tour_fees = [], None
+rake = {}  # rake account name -> chips (games by name, "tournament", "credits")
 money = settle_records = held_index = crash_voids = credits = None
 with open(os.path.join(run, "final.tsv")) as f:
     for line in f:
@@ -54,6 +56,8 @@ with open(os.path.join(run, "final.tsv")) as f:
             pods.append(r[1:])
         elif r[0] == "money":
             money = (int(r[1]), int(r[2]))
+        elif r[0] == "rake":
+            rake[r[1]] = int(r[2] or 0)
         elif r[0] == "accounts":
             accounts.append((r[1], int(r[2]), int(r[3])))
         elif r[0] == "settle_records":
@@ -335,6 +339,15 @@ if money is not None:
           % (money[0], money[1], money[1] - money[0]))
     check(money[0] == money[1], "wallets + rake (the tournaments' fees too) + prize pools"
           " unchanged (%d -> %d)" % money)
+if rake:
+    print("  rake accounts (in the sum): %s" % ", ".join(
+        "%s %d" % (name, chips) for name, chips in sorted(rake.items())))
+# Niu Niu rakes every winner of a round (docs/rules/niuniu.md "The engine", --niuniu-rake-bp
+# 500 by default): rounds finished at its tables leave chips in its rake account.
+for game, engine, bots, status, fin, missing, void, settled in groups:
+    if engine == "niuniu" and fin.isdigit() and int(fin) > 0:
+        check(rake.get("niuniu", 0) > 0, "niuniu: its winners were raked: {croupier:money}:rake:"
+              "niuniu %d after %s finished rounds" % (rake.get("niuniu", 0), fin))
 for glob, count, nonzero in accounts:
     print("  table chips {croupier:money}:wallet:%s: %d accounts, %d still holding chips"
           % (glob, count, nonzero))

@@ -81,6 +81,16 @@ static void fuzz_text(const uint8_t *data, size_t size)
     text[size] = '\0';
     uint8_t c[NIUNIU_HAND_CARDS];
     int n = cardtext_parse(text, c, NIUNIU_HAND_CARDS);
+    /* The reason of a refusal (croupier-rules prints it): the same answer, a reason exactly when
+     * refused, always terminated, even cut short by a small buffer. */
+    uint8_t cw[NIUNIU_HAND_CARDS];
+    char why[96], small[8];
+    int nw = cardtext_parse_why(text, cw, NIUNIU_HAND_CARDS, why, sizeof why);
+    if (nw != n || (n < 0) != (why[0] != '\0') || strlen(why) >= sizeof why)
+        fuzz_die("cardtext_parse_why disagrees with cardtext_parse");
+    if (cardtext_parse_why(text, cw, NIUNIU_HAND_CARDS, small, sizeof small) != n ||
+        strlen(small) >= sizeof small || strncmp(small, why, strlen(small)) != 0)
+        fuzz_die("a reason cut short is not the reason's start");
     if (n != NIUNIU_HAND_CARDS)
         return;
     niuniu_hand_t h;

@@ -5,17 +5,18 @@
 # finished round the bots saw has its settlement in Redis (and no voided one has).
 #
 #   tests/e2e/bots_smoke.sh BUILD_DIR [SOURCE_DIR]
-# Env: ENGINE (test | traditional | holdem | persistent | zhajinhua | niuniu; default test), GAMES
-# (default: "test", for traditional "doudizhu runfast bigtwo guandan": one croupier-bot per game,
-# at once; "holdem"; "blackjack" for persistent; "zhajinhua", joined as ENGINE_GAME), BOTS per
-# game (50 for test, 28 for persistent, 30 for zhajinhua, 24 otherwise), BOT_SECONDS (5 for
-# test, 10 for persistent, 8 otherwise), GATE_ARGS / BOT_ARGS (extra flags of
-# every croupier-gate / croupier-bot, split on spaces), CROUPIER_KEEP_LOGS=1 keeps the work
-# dir. The persistent engine funds its house wallet (house.persistent) once at start: the wallet
-# sum must then be the seeded sum plus CROUPIER_BJ_HOUSE_FUND, whatever the pods do after. Zha
-# Jin Hua, Niu Niu and blackjack (the table kit) buy in from the wallets into seat accounts ts.*:
-# they are in the wallet sum, and every one must be back at 0 once the pods have drained (tables
-# cash out). The rake accounts of the games are added to the sum (Niu Niu rakes its winners).
+# Env: ENGINE (default test): an engine described by its folder's e2e.env (games/<folder>/e2e.env,
+# the test engine's engine/e2e.env; tests/e2e/lib.sh e2e_engine_desc says every key); an engine
+# no description names is an error (exit 2), nothing is started. The description gives the games
+# (one croupier-bot per game, at once), the engine the bots' Join names, the bots per game and
+# how long they play, the seat accounts its tables buy into, a house wallet seeded or funded by
+# the pods, and environment defaults (short timers). GAMES, BOTS and BOT_SECONDS override the
+# description's; GATE_ARGS / BOT_ARGS (extra flags of every croupier-gate / croupier-bot, split
+# on spaces); CROUPIER_KEEP_LOGS=1 keeps the work dir.
+# Every check runs for every engine: the bots' reports, every pod drained, wallets + the games'
+# rake accounts unchanged (plus a house wallet's funding), the seat accounts of the description
+# (ts.*) all back at 0 once the pods have drained and present (none for a play-money engine: then
+# none may exist), every finished round settled and no voided one.
 set -u
 BUILD=$(cd "${1:?usage: bots_smoke.sh BUILD_DIR [SOURCE_DIR]}" && pwd)
 SRC=$(cd "${2:-$(dirname "$0")/../..}" && pwd)
@@ -25,47 +26,13 @@ E2E_DIR=$(mktemp -d /tmp/croupier-bots-smoke.XXXXXX)
 E2E_FAILURES=()
 trap 'e2e_cleanup; [ "${CROUPIER_KEEP_LOGS:-0}" = 1 ] || [ ${#E2E_FAILURES[@]} -gt 0 ] || rm -rf "$E2E_DIR"' EXIT
 ENGINE=${ENGINE:-test}
-if [ "$ENGINE" = test ]; then
-    GAMES=${GAMES:-test}
-    BOTS=${BOTS:-50}
-    BOT_SECONDS=${BOT_SECONDS:-5}
-    BOT_ENGINE=traditional
-elif [ "$ENGINE" = persistent ]; then
-    GAMES=${GAMES:-blackjack}
-    BOTS=${BOTS:-28}
-    BOT_SECONDS=${BOT_SECONDS:-10}
-    BOT_ENGINE=$ENGINE
-    # short timers, like the test engine's 500 ms rounds
-    export CROUPIER_BJ_BET_MS=${CROUPIER_BJ_BET_MS:-500} CROUPIER_BJ_ACTION_MS=${CROUPIER_BJ_ACTION_MS:-2000}
-    export CROUPIER_BJ_GAP_MS=${CROUPIER_BJ_GAP_MS:-200} CROUPIER_BJ_HOUSE_FUND=${CROUPIER_BJ_HOUSE_FUND:-100000000}
-elif [ "$ENGINE" = zhajinhua ]; then
-    GAMES=${GAMES:-zhajinhua}
-    BOTS=${BOTS:-30}
-    BOT_SECONDS=${BOT_SECONDS:-8}
-    BOT_ENGINE=game
-    # a short pause between hands (croupier-game --help lists every --zhajinhua-* flag)
-    export CROUPIER_ZHAJINHUA_GAP_MS=${CROUPIER_ZHAJINHUA_GAP_MS:-100}
-elif [ "$ENGINE" = niuniu ]; then
-    GAMES=${GAMES:-niuniu}
-    BOTS=${BOTS:-24}
-    BOT_SECONDS=${BOT_SECONDS:-8}
-    BOT_ENGINE=game
-    # short windows and gaps; every winner pays 5 % to the rake account (counted below)
-    export CROUPIER_NIUNIU_GAP_MS=${CROUPIER_NIUNIU_GAP_MS:-100}
-    export CROUPIER_NIUNIU_ACTION_MS=${CROUPIER_NIUNIU_ACTION_MS:-1500}
-elif [ "$ENGINE" = holdem ]; then
-    GAMES=${GAMES:-holdem}
-    BOTS=${BOTS:-30}
-    BOT_SECONDS=${BOT_SECONDS:-8}
-    BOT_ENGINE=$ENGINE
-else
-    GAMES=${GAMES:-doudizhu runfast bigtwo guandan}
-    BOTS=${BOTS:-24}
-    BOT_SECONDS=${BOT_SECONDS:-8}
-    BOT_ENGINE=$ENGINE
-fi
+e2e_engine_desc "$ENGINE" || exit 2
+GAMES=${GAMES:-$E2E_GAMES}
+BOTS=${BOTS:-$E2E_BOTS}
+BOT_SECONDS=${BOT_SECONDS:-$E2E_BOT_SECONDS}
+BOT_ENGINE=$E2E_JOIN
+e2e_log "engine $ENGINE ($E2E_ENGINE_FILE): games $GAMES, $BOTS bots each, joined as $BOT_ENGINE"
 SEED_CHIPS=1000000
-export CROUPIER_TEST_ROUND_MS=${CROUPIER_TEST_ROUND_MS:-500}
 
 e2e_secret
 e2e_redis_start
@@ -74,18 +41,20 @@ for g in $GAMES; do
     e2e_seed_wallets $base "$BOTS" $SEED_CHIPS
     base=$((base + 100000))
 done
-# the house wallet the traditional engine's server bots play from
-e2e_redis set '{croupier:money}:wallet:house-traditional' 100000000 >/dev/null
+# a house wallet the engine's server bots play from (the traditional engine's)
+[ -n "$E2E_HOUSE_SEED" ] &&
+    e2e_redis set "{croupier:money}:wallet:${E2E_HOUSE_SEED%%:*}" "${E2E_HOUSE_SEED#*:}" >/dev/null
 sum0=$(e2e_wallet_sum)
 e2e_game_start game-a "$ENGINE" 30
 e2e_game_start game-b "$ENGINE" 30
-if [ "$ENGINE" = persistent ]; then
+if [ -n "$E2E_HOUSE_FUND" ]; then
     # both pods fund the same service's house wallet; the fixed operation id makes it once
+    house=${E2E_HOUSE_FUND%%:*} fundvar=${E2E_HOUSE_FUND#*:}
     for _ in $(seq 1 100); do
-        [ "$(e2e_redis exists '{croupier:money}:wallet:house.persistent')" = 1 ] && break
+        [ "$(e2e_redis exists "{croupier:money}:wallet:$house")" = 1 ] && break
         sleep 0.1
     done
-    sum0=$((sum0 + CROUPIER_BJ_HOUSE_FUND))
+    sum0=$((sum0 + ${!fundvar}))
 fi
 # shellcheck disable=SC2086 # GATE_ARGS / BOT_ARGS are lists of flags
 e2e_gate_start gate-a ${GATE_ARGS:-}
@@ -146,9 +115,13 @@ for g in $GAMES; do
     sum1=$((sum1 + ${r:-0}))
 done
 check "wallets + rake sum unchanged ($sum0 -> $sum1)" test "$sum0" -eq "$sum1"
-if [ "$ENGINE" = zhajinhua ] || [ "$ENGINE" = persistent ] || [ "$ENGINE" = niuniu ]; then
+if [ "$E2E_SEAT_ACCOUNTS" = none ]; then
+    # play money: the rounds settle the wallets, no table may hold chips of its own
     read -r nts ts_left <<<"$(e2e_accounts_left 'ts.*')"
-    check "every seat account ts.* back at 0 ($nts accounts, $ts_left not)" \
+    check "no seat account ts.* (play money; $nts accounts)" test "$nts" -eq 0
+else
+    read -r nts ts_left <<<"$(e2e_accounts_left "$E2E_SEAT_ACCOUNTS")"
+    check "every seat account $E2E_SEAT_ACCOUNTS back at 0 ($nts accounts, $ts_left not)" \
         test "$nts" -gt 0 -a "$ts_left" -eq 0
 fi
 for g in $GAMES; do

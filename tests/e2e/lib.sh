@@ -634,3 +634,103 @@ e2e_stop_pids() {
     done
     echo "$killed"
 }
+
+# ---- the engines' descriptions (a game's folder says how the e2e scripts run it) -------------
+# e2e_engine_files: every engine description, one path a line: games/<folder>/e2e.env and the
+# test engine's engine/e2e.env.
+e2e_engine_files() {
+    local f
+    for f in "$SRC"/games/*/e2e.env "$SRC"/engine/e2e.env; do
+        [ -f "$f" ] && echo "$f"
+    done
+}
+
+# e2e_engine_names: the engines described, space-separated, in file order.
+e2e_engine_names() {
+    local f
+    for f in $(e2e_engine_files); do sed -n 's/^engine=//p' "$f"; done | tr '\n' ' ' | sed 's/ $//'
+}
+
+# e2e_engine_desc ENGINE: reads ENGINE's description, the e2e.env (games/<folder>/e2e.env, the
+# test engine's engine/e2e.env) whose engine= line names it. Lines are KEY=VALUE (the value is the
+# rest of the line) or comments (#); the keys:
+#   engine          the engine's name (croupier-game --engine)              required
+#   games           the games its bots play, space-separated (one croupier-bot each)  required
+#   join            the engine the bots' Join names (croupier-bot --engine)  required
+#   bots            bots per game in bots_smoke.sh                          required
+#   bot_seconds     how long they play there                                required
+#   seat_accounts   the glob of the seat accounts its tables buy into (ts.*), or none
+#   rollout_games   the games its bots play in rollout.sh (default: games)
+#   house_seed      WALLET:CHIPS seeded before the money is counted (server bots' house wallet)
+#   house_fund      WALLET:VARIABLE: a house wallet the pods fund once with $VARIABLE chips
+#   env             VARIABLE=DEFAULT exported unless already set (repeatable)
+# Sets E2E_ENGINE_FILE, E2E_GAMES, E2E_JOIN, E2E_BOTS, E2E_BOT_SECONDS, E2E_SEAT_ACCOUNTS,
+# E2E_ROLLOUT_GAMES, E2E_HOUSE_SEED, E2E_HOUSE_FUND and exports the env defaults. An engine no
+# description names, a missing required key, an unknown key or a bad value: a message on stderr
+# and status 1 (nothing set).
+e2e_engine_desc() {
+    local want=$1 f file="" line key val
+    for f in $(e2e_engine_files); do
+        if grep -qx "engine=$want" "$f"; then file=$f; break; fi
+    done
+    if [ -z "$file" ]; then
+        echo "e2e: no engine '$want' is described (games/*/e2e.env, engine/e2e.env: $(e2e_engine_names))" >&2
+        return 1
+    fi
+    local -A d=()
+    local envs=()
+    while IFS= read -r line || [ -n "$line" ]; do
+        case $line in '' | '#'*) continue ;; esac
+        if [[ $line != *=* ]]; then
+            echo "e2e: $file: not KEY=VALUE: '$line'" >&2
+            return 1
+        fi
+        key=${line%%=*}
+        val=${line#*=}
+        case $key in
+        engine | games | join | bots | bot_seconds | seat_accounts | rollout_games | house_seed | house_fund)
+            d[$key]=$val ;;
+        env)
+            if ! [[ $val =~ ^[A-Z][A-Z0-9_]*=.*$ ]]; then
+                echo "e2e: $file: env needs VARIABLE=DEFAULT: '$val'" >&2
+                return 1
+            fi
+            envs+=("$val") ;;
+        *)
+            echo "e2e: $file: unknown key '$key'" >&2
+            return 1 ;;
+        esac
+    done <"$file"
+    for key in engine games join bots bot_seconds seat_accounts; do
+        if [ -z "${d[$key]:-}" ]; then
+            echo "e2e: $file: '$key' is required" >&2
+            return 1
+        fi
+    done
+    for key in bots bot_seconds; do
+        if ! [[ ${d[$key]} =~ ^[1-9][0-9]*$ ]]; then
+            echo "e2e: $file: $key '${d[$key]}' is not a positive number" >&2
+            return 1
+        fi
+    done
+    for key in house_seed house_fund; do
+        if [ -n "${d[$key]:-}" ] && ! [[ ${d[$key]} =~ ^[A-Za-z0-9_.-]+:[A-Za-z0-9_]+$ ]]; then
+            echo "e2e: $file: $key needs WALLET:VALUE: '${d[$key]}'" >&2
+            return 1
+        fi
+    done
+    E2E_ENGINE_FILE=$file
+    E2E_GAMES=${d[games]}
+    E2E_JOIN=${d[join]}
+    E2E_BOTS=${d[bots]}
+    E2E_BOT_SECONDS=${d[bot_seconds]}
+    E2E_SEAT_ACCOUNTS=${d[seat_accounts]}
+    E2E_ROLLOUT_GAMES=${d[rollout_games]:-${d[games]}}
+    E2E_HOUSE_SEED=${d[house_seed]:-}
+    E2E_HOUSE_FUND=${d[house_fund]:-}
+    for line in "${envs[@]}"; do
+        key=${line%%=*}
+        [ -n "${!key+x}" ] || export "$key=${line#*=}"
+    done
+    return 0
+}

@@ -9,8 +9,10 @@
 # under `busybox sh`, SIGTERM, up to terminationGracePeriodSeconds, SIGKILL if still alive (a
 # failure). The game deployments roll first (one per engine in ENGINES), then the gateway
 # deployment. Bots: one croupier-bot per game (test engine: game "test"; traditional engine:
-# Dou Dizhu and Guandan; holdem engine: hold'em; persistent engine: blackjack; zhajinhua engine,
-# on the table kit: Zha Jin Hua, joined as ENGINE_GAME), each with its own report, all playing
+# Dou Dizhu and Guandan; holdem engine: hold'em; persistent engine: blackjack; zhajinhua and
+# niuniu engines, on the table kit: Zha Jin Hua and Niu Niu, joined as ENGINE_GAME; each engine's
+# games and Join from its folder's e2e.env, tests/e2e/lib.sh e2e_engine_desc), each with its own
+# report, all playing
 # at once through every roll. After the first rollout of every deployment, the crash step
 # (crash_step below): one game server of every engine and one gateway are SIGKILLed once and
 # replaced, and the harness waits until the killed servers' held chips are back in the wallets.
@@ -28,9 +30,10 @@
 # killed epoch's round without a settle record, and nothing is held when every pod has exited.
 # Blackjack's money lives in one more wallet: the house wallet house.croupier-persistent, funded
 # once (fixed operation id) by the first persistent pod, so the expected sum is the seeded sum
-# plus CROUPIER_BJ_HOUSE_FUND. Blackjack and Zha Jin Hua (the table kit) buy in from the wallets
-# into seat accounts ts.* (in the wallet sum; blackjack's ts.croupier-persistent.*), all back at
-# 0 once every table has closed on its drain and the bots have left.
+# plus CROUPIER_BJ_HOUSE_FUND. Blackjack, Zha Jin Hua and Niu Niu (the table kit) buy in from the
+# wallets into seat accounts ts.* (in the wallet sum; blackjack's ts.croupier-persistent.*), all
+# back at 0 once every table has closed on its drain and the bots have left. Niu Niu rakes its
+# winners into {croupier:money}:rake:niuniu, in the money check with every rake account.
 # It samples /drain/status and /metrics of every live pod every 250 ms and writes a report with
 # a chart (gnuplot SVG; ./dev installs gnuplot-nox); a check fails unless chart.svg is a valid SVG.
 #
@@ -44,8 +47,11 @@
 #   CROUPIER_TEST_ROUND_MS  round length of the test engine (default 500; soak 3000)
 #   GAME_REPLICAS / GATE_REPLICAS  replicas per deployment (default 2 / 2)
 #   ENGINES               game deployments to roll (default "test traditional holdem
-#                         persistent zhajinhua")
+#                         persistent zhajinhua niuniu"; an engine without a description is an
+#                         error, exit 2)
 #   CROUPIER_ZHAJINHUA_GAP_MS  pause between Zha Jin Hua hands (default 200; soak 1000)
+#   CROUPIER_NIUNIU_GAP_MS / _ACTION_MS  Niu Niu's pause between rounds and its windows
+#                         (default 200 / 1500; soak 1000 / 3000)
 #   Drain bounds: GAME_BOUND (20 s; soak 60 s) for every engine but persistent, whose bound in
 #   the soak is its real 120 s (docs/architecture.md §4) with a 180 s grace period (short test:
 #   GAME_BOUND too, with the blackjack timers CROUPIER_BJ_BET_MS/_ACTION_MS/_GAP_MS short like
@@ -78,6 +84,8 @@ if [ "$SOAK" = 1 ]; then
     export CROUPIER_BJ_BET_MS=${CROUPIER_BJ_BET_MS:-3000} CROUPIER_BJ_ACTION_MS=${CROUPIER_BJ_ACTION_MS:-5000}
     export CROUPIER_BJ_GAP_MS=${CROUPIER_BJ_GAP_MS:-1000}
     export CROUPIER_ZHAJINHUA_GAP_MS=${CROUPIER_ZHAJINHUA_GAP_MS:-1000}
+    export CROUPIER_NIUNIU_GAP_MS=${CROUPIER_NIUNIU_GAP_MS:-1000}
+    export CROUPIER_NIUNIU_ACTION_MS=${CROUPIER_NIUNIU_ACTION_MS:-3000}
 else
     CYCLES=${ROLLOUT_CYCLES:-1}
     BOTS=${BOTS:-60}
@@ -92,15 +100,23 @@ else
     export CROUPIER_BJ_BET_MS=${CROUPIER_BJ_BET_MS:-500} CROUPIER_BJ_ACTION_MS=${CROUPIER_BJ_ACTION_MS:-2000}
     export CROUPIER_BJ_GAP_MS=${CROUPIER_BJ_GAP_MS:-200}
     export CROUPIER_ZHAJINHUA_GAP_MS=${CROUPIER_ZHAJINHUA_GAP_MS:-200}
+    export CROUPIER_NIUNIU_GAP_MS=${CROUPIER_NIUNIU_GAP_MS:-200}
+    export CROUPIER_NIUNIU_ACTION_MS=${CROUPIER_NIUNIU_ACTION_MS:-1500}
 fi
 export CROUPIER_BJ_HOUSE_FUND=${CROUPIER_BJ_HOUSE_FUND:-100000000}
 GAME_REPLICAS=${GAME_REPLICAS:-2}
-ENGINES=${ENGINES:-test traditional holdem persistent zhajinhua}
-# The games the bots play on each engine: one croupier-bot per game.
-declare -A ENGINE_GAMES=([test]=test [traditional]="doudizhu guandan" [holdem]=holdem
-    [persistent]=blackjack [zhajinhua]=zhajinhua)
-declare -A ENGINE_JOIN=([test]=traditional [traditional]=traditional [holdem]=holdem
-    [persistent]=persistent [zhajinhua]=game)
+ENGINES=${ENGINES:-test traditional holdem persistent zhajinhua niuniu}
+# The games the bots play on each engine (one croupier-bot per game), the engine their Join
+# names, the seat accounts and a house wallet to seed: the engine's e2e.env (the variables set
+# above are kept; the description's env lines fill in only what is unset).
+declare -A ENGINE_GAMES ENGINE_JOIN ENGINE_SEATS ENGINE_HOUSE_SEED
+for e in $ENGINES; do
+    e2e_engine_desc "$e" || exit 2
+    ENGINE_GAMES[$e]=$E2E_ROLLOUT_GAMES
+    ENGINE_JOIN[$e]=$E2E_JOIN
+    ENGINE_SEATS[$e]=$E2E_SEAT_ACCOUNTS
+    ENGINE_HOUSE_SEED[$e]=$E2E_HOUSE_SEED
+done
 declare -A ENGINE_BOUND=([persistent]=$BJ_BOUND [traditional]=$TRAD_BOUND)
 # the bots' pace (croupier-bot --think-percent, docs/bots.md "Pace"): at 100 a Guandan deal of
 # bot moves takes ~20 s, and a drain waits for the longest deal under way (on the CI's shared
@@ -319,8 +335,11 @@ for e in $ENGINES; do
         base=$((base + 100000))
     done
 done
-# the house wallet the traditional engine's server bots play from
-e2e_redis set '{croupier:money}:wallet:house-traditional' 100000000 >/dev/null
+# the house wallets the engines' server bots play from (the traditional engine's)
+for e in $ENGINES; do
+    h=${ENGINE_HOUSE_SEED[$e]}
+    [ -n "$h" ] && e2e_redis set "{croupier:money}:wallet:${h%%:*}" "${h#*:}" >/dev/null
+done
 SUM0=$(e2e_wallet_sum)
 python3 "$SRC/tests/e2e/poll.py" "$E2E_DIR/pods" "$E2E_DIR/samples.jsonl" 0.25 "$T0" &
 POLL_PID=$!
@@ -499,7 +518,10 @@ if [[ " $ENGINES " == *" persistent "* ]]; then
     check "blackjack: every seat account ts.croupier-persistent.* back at 0 ($nbjs accounts, $bjs_left not)" \
         test "$bjs_left" -eq 0 -a "$nbjs" -gt 0
 fi
-if [[ " $ENGINES " == *" zhajinhua "* ]]; then
+# every engine whose tables buy into seat accounts (its e2e.env): all back at 0, and there
+nseated=0
+for e in $ENGINES; do [ "${ENGINE_SEATS[$e]}" = none ] || nseated=$((nseated + 1)); done
+if [ "$nseated" -gt 0 ]; then
     read -r nts ts_left <<<"$(e2e_accounts_left 'ts.*')"
     check "table-kit seat accounts ts.* all back at 0 ($nts accounts, $ts_left not)" \
         test "$nts" -gt 0 -a "$ts_left" -eq 0

@@ -232,9 +232,18 @@ static void rpcc_fill(Croupier__RpcFrame *f, uint64_t rid, uint64_t player, int6
 int rpcc_join(rpcc_t *c, uint64_t rid, uint64_t player, const char *game, int64_t stake,
               int64_t deadline_ms)
 {
+    return rpcc_join_engine(c, rid, player, CROUPIER__ENGINE__ENGINE_TRADITIONAL, game, stake,
+                            deadline_ms);
+}
+
+int rpcc_join_engine(rpcc_t *c, uint64_t rid, uint64_t player, Croupier__Engine engine,
+                     const char *game, int64_t stake, int64_t deadline_ms)
+{
+    if (protobuf_c_enum_descriptor_get_value(&croupier__engine__descriptor, (int)engine) == NULL)
+        return -EINVAL;
     Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
     Croupier__Join j = CROUPIER__JOIN__INIT;
-    j.engine = CROUPIER__ENGINE__ENGINE_TRADITIONAL;
+    j.engine = engine;
     j.game = (char *)game;
     j.stake = stake;
     rpcc_fill(&f, rid, player, deadline_ms);
@@ -255,6 +264,33 @@ int rpcc_action(rpcc_t *c, uint64_t rid, uint64_t player, int64_t deadline_ms)
     f.body_case = CROUPIER__RPC_FRAME__BODY_ACTION;
     f.action = &a;
     return rpcc_send(c, &f);
+}
+
+int rpcc_game_action(rpcc_t *c, uint64_t rid, uint64_t player, const void *body, size_t len,
+                     int64_t deadline_ms)
+{
+    if (body == NULL && len > 0)
+        return -EINVAL;
+    Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+    Croupier__Action a = CROUPIER__ACTION__INIT;
+    Croupier__GameAction ga = CROUPIER__GAME_ACTION__INIT;
+    ga.body = (ProtobufCBinaryData){len, (uint8_t *)body};
+    a.kind_case = CROUPIER__ACTION__KIND_GAME;
+    a.game = &ga;
+    rpcc_fill(&f, rid, player, deadline_ms);
+    f.body_case = CROUPIER__RPC_FRAME__BODY_ACTION;
+    f.action = &a;
+    return rpcc_send(c, &f);
+}
+
+int rpcc_game_action_msg(rpcc_t *c, uint64_t rid, uint64_t player, const ProtobufCMessage *m,
+                         int64_t deadline_ms)
+{
+    uint8_t buf[FRAME_GAME_BODY_MAX];
+    if (m == NULL || protobuf_c_message_get_packed_size(m) > sizeof buf)
+        return m == NULL ? -EINVAL : -EMSGSIZE;
+    size_t n = protobuf_c_message_pack(m, buf);
+    return rpcc_game_action(c, rid, player, buf, n, deadline_ms);
 }
 
 int rpcc_leave(rpcc_t *c, uint64_t rid, uint64_t player)

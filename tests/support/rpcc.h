@@ -39,9 +39,25 @@ bool rpcc_closed(const rpcc_t *c);
 
 /* Helpers that build and send one player request; return 0 or negative errno.
  * deadline_ms: absolute wall-clock ms, 0 = now + 5 s. */
+/* A Join naming the traditional engine (the built-in engines' tests). */
 int rpcc_join(rpcc_t *c, uint64_t rid, uint64_t player, const char *game, int64_t stake,
               int64_t deadline_ms);
+/* A Join naming any engine: CROUPIER__ENGINE__ENGINE_GAME for a game on the table kit
+ * (docs/writing-a-game.md §4, "Identity and settings"). -EINVAL for an engine the protocol does
+ * not define (nothing is sent). */
+int rpcc_join_engine(rpcc_t *c, uint64_t rid, uint64_t player, Croupier__Engine engine,
+                     const char *game, int64_t stake, int64_t deadline_ms);
+/* An Action of the shedding games: SHEDDING_PASS (the test and traditional engines). */
 int rpcc_action(rpcc_t *c, uint64_t rid, uint64_t player, int64_t deadline_ms);
+/* An Action of a kit game: Action.game = GameAction{body}, body being the game's own action
+ * message already serialized (len bytes; the bytes are borrowed for the call). Bodies the codec
+ * must refuse may be sent on purpose; only a NULL body with len > 0 is -EINVAL. */
+int rpcc_game_action(rpcc_t *c, uint64_t rid, uint64_t player, const void *body, size_t len,
+                     int64_t deadline_ms);
+/* The same with the game's action message packed here (at most FRAME_GAME_BODY_MAX bytes, else
+ * -EMSGSIZE and nothing is sent). */
+int rpcc_game_action_msg(rpcc_t *c, uint64_t rid, uint64_t player, const ProtobufCMessage *m,
+                         int64_t deadline_ms);
 int rpcc_leave(rpcc_t *c, uint64_t rid, uint64_t player);
 int rpcc_resume(rpcc_t *c, uint64_t rid, uint64_t player);
 

@@ -361,6 +361,46 @@ START_TEST(test_cardtext_parses_and_formats_the_wire_code)
 }
 END_TEST
 
+/* A refused card text says which card is wrong and why (cardtext_parse_why()). */
+START_TEST(test_cardtext_refusals_name_the_card_and_the_reason)
+{
+    static const struct {
+        const char *text;
+        int max, rc;
+        const char *why;
+    } cases[] = {
+        {"KsQhTc", 5, 3, ""},
+        {"Ks Qx", 5, -EINVAL, "card 2 'Qx': 'x' is not a suit (c d h s)"},
+        {"KsXh", 5, -EINVAL, "card 2 'Xh': 'X' is not a rank (2-9 T J Q K A)"},
+        {"ks", 5, -EINVAL, "card 1 'ks': 'k' is not a rank (2-9 T J Q K A)"},
+        {"10s", 5, -EINVAL, "card 1 '10': '1' is not a rank (2-9 T J Q K A)"},
+        {"KsQhT", 5, -EINVAL, "card 3 'T': a rank without its suit (c d h s)"},
+        {"Ks Q h", 5, -EINVAL, "card 2 'Q': a rank without its suit (c d h s)"},
+        {"KsQhKs", 5, -EINVAL, "card 3 'Ks': the same card as card 1"},
+        {"KsQhTc", 2, -E2BIG, "more than 2 cards"},
+        {"Ks", 0, -E2BIG, "more than 0 cards"},
+        {"K\x07", 5, -EINVAL, "card 1 'K' byte 0x07: byte 0x07 is not a suit (c d h s)"},
+        {"\xe7\x89\x8c", 5, -EINVAL,
+         "card 1 byte 0xe7 byte 0x89: byte 0xe7 is not a rank (2-9 T J Q K A)"},
+    };
+    uint8_t c[8];
+    char why[128];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        memset(why, 'x', sizeof why);
+        ck_assert_int_eq(cardtext_parse_why(cases[i].text, c, cases[i].max, why, sizeof why),
+                         cases[i].rc);
+        ck_assert_str_eq(why, cases[i].why);
+        ck_assert_int_eq(cardtext_parse(cases[i].text, c, cases[i].max), cases[i].rc);
+    }
+    ck_assert_int_eq(cardtext_parse_why(NULL, c, 5, why, sizeof why), -EINVAL);
+    ck_assert_str_eq(why, "no text");
+    /* a short buffer holds the start of the reason; none at all is fine */
+    ck_assert_int_eq(cardtext_parse_why("KsKs", c, 5, why, 8), -EINVAL);
+    ck_assert_str_eq(why, "card 2 ");
+    ck_assert_int_eq(cardtext_parse_why("KsKs", c, 5, NULL, 0), -EINVAL);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("common");
@@ -386,6 +426,7 @@ int main(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("cardtext");
     tcase_add_test(tc, test_cardtext_parses_and_formats_the_wire_code);
+    tcase_add_test(tc, test_cardtext_refusals_name_the_card_and_the_reason);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

@@ -7,6 +7,7 @@
  * another server as a whole.
  */
 #include <check.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -177,21 +178,11 @@ static int reply_code(rpcc_t *c, view_t *v, uint64_t rid, Croupier__RpcFrame **o
 static int act(rpcc_t *c, view_t *v, int i, Croupier__Niuniu__NiuMove move, int amount)
 {
     Croupier__Niuniu__NiuAction na = CROUPIER__NIUNIU__NIU_ACTION__INIT;
-    Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
-    Croupier__Action a = CROUPIER__ACTION__INIT;
-    Croupier__GameAction ga = CROUPIER__GAME_ACTION__INIT;
-    uint8_t buf[64];
     na.move = move;
     na.has_amount = amount >= 0;
     na.amount = (uint32_t)amount;
-    ga.body = (ProtobufCBinaryData){croupier__niuniu__niu_action__pack(&na, buf), buf};
-    a.kind_case = CROUPIER__ACTION__KIND_GAME;
-    a.game = &ga;
     uint64_t rid = next_rid++;
-    fill(&f, rid, players[i]);
-    f.body_case = CROUPIER__RPC_FRAME__BODY_ACTION;
-    f.action = &a;
-    ck_assert_int_eq(rpcc_send(c, &f), 0);
+    ck_assert_int_eq(rpcc_game_action_msg(c, rid, players[i], &na.base, 0), 0);
     return reply_code(c, v, rid, NULL);
 }
 
@@ -263,15 +254,10 @@ static rpcc_t *join_all(env_t *e, view_t *v)
     v->banker = -1;
     for (int i = 0; i < NP; i++) {
         uint64_t rid = next_rid++;
-        Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT, *r;
-        Croupier__Join j = CROUPIER__JOIN__INIT;
-        j.engine = CROUPIER__ENGINE__ENGINE_GAME; /* rpcc_join()'s is the traditional engine */
-        j.game = "niuniu";
-        j.stake = STAKE;
-        fill(&f, rid, players[i]);
-        f.body_case = CROUPIER__RPC_FRAME__BODY_JOIN;
-        f.join = &j;
-        ck_assert_int_eq(rpcc_send(c, &f), 0);
+        Croupier__RpcFrame *r;
+        ck_assert_int_eq(
+            rpcc_join_engine(c, rid, players[i], CROUPIER__ENGINE__ENGINE_GAME, "niuniu", STAKE, 0),
+            0);
         ck_assert_int_eq(reply_code(c, NULL, rid, &r), CROUPIER__ERROR_CODE__OK);
         ck_assert_int_eq(r->reply->payload->body_case, CROUPIER__SERVER_MESSAGE__BODY_JOINED);
         v->seat_of[i] = (int)r->reply->payload->joined->seat;
@@ -402,6 +388,25 @@ START_TEST(test_niuniu_round_settles_pairwise_with_the_winners_raked)
                      CROUPIER__ERROR_CODE__BAD_REQUEST);
     ck_assert_int_eq(act(c, &v, 0, CROUPIER__NIUNIU__NIU_MOVE__NIU_BID, 5000),
                      CROUPIER__ERROR_CODE__BAD_REQUEST);
+    /* Through the kit-game client (tests/support/rpcc.h): a body that is no NiuAction, an empty
+     * one, a Join naming another engine, and an engine the protocol does not define. */
+    static const uint8_t junk[] = {0xff, 0xff, 0xff};
+    uint64_t rid = next_rid++;
+    ck_assert_int_eq(rpcc_game_action(c, rid, players[0], junk, sizeof junk, 0), 0);
+    ck_assert_int_eq(reply_code(c, &v, rid, NULL), CROUPIER__ERROR_CODE__MALFORMED_FRAME);
+    rid = next_rid++;
+    ck_assert_int_eq(rpcc_game_action(c, rid, players[0], NULL, 0, 0), 0); /* no move */
+    ck_assert_int_eq(reply_code(c, &v, rid, NULL), CROUPIER__ERROR_CODE__MALFORMED_FRAME);
+    ck_assert_int_eq(rpcc_game_action(c, next_rid++, players[0], NULL, 3, 0), -EINVAL);
+    rid = next_rid++;
+    ck_assert_int_eq(
+        rpcc_join_engine(c, rid, 9199, CROUPIER__ENGINE__ENGINE_TRADITIONAL, "niuniu", STAKE, 0),
+        0);
+    int code = reply_code(c, &v, rid, NULL);
+    ck_assert_msg(code == CROUPIER__ERROR_CODE__WRONG_ENGINE, "a traditional Join: code %d", code);
+    ck_assert_int_eq(
+        rpcc_join_engine(c, next_rid++, players[1], (Croupier__Engine)99, "niuniu", STAKE, 0),
+        -EINVAL);
     ck_assert_int_eq(v.bankers, 0);
     ck_assert_int_eq(act(c, &v, 0, CROUPIER__NIUNIU__NIU_MOVE__NIU_BID, 3),
                      CROUPIER__ERROR_CODE__OK);

@@ -39,6 +39,21 @@ static Croupier__Replay *build(const char *text, uint64_t viewer)
     return r;
 }
 
+/* Every game of the tree has its row (docs/replays.md "The policy of each game"); Niu Niu
+ * shows every hand at its show window. */
+START_TEST(test_replay_every_game_has_its_row)
+{
+    const char *games[] = {"holdem", "zhajinhua", "doudizhu", "runfast", "bigtwo",
+                           "guandan", "blackjack", "niuniu", "test"};
+    for (size_t i = 0; i < sizeof games / sizeof games[0]; i++)
+        ck_assert_msg(replay_rules(games[i])->game != NULL, "%s has no row", games[i]);
+    const replay_rules_t *n = replay_rules("niuniu");
+    ck_assert_int_eq(n->show, REPLAY_SHOW_ALL);
+    ck_assert(n->deck_public);
+    ck_assert_ptr_null(replay_rules("nosuchgame")->game);
+}
+END_TEST
+
 START_TEST(test_replay_card_codes_follow_the_protocol)
 {
     ck_assert_int_eq(replay_card_code("2c"), 2 << 2);
@@ -246,6 +261,7 @@ static Suite *replay_suite(void)
 {
     Suite *s = suite_create("replay");
     TCase *tc = tcase_create("build");
+    tcase_add_test(tc, test_replay_every_game_has_its_row);
     tcase_add_test(tc, test_replay_card_codes_follow_the_protocol);
     tcase_add_test(tc, test_replay_zjh_shows_only_the_viewers_own_hand);
     tcase_add_test(tc, test_replay_stranger_sees_no_hidden_card);

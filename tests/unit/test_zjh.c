@@ -1232,6 +1232,19 @@ START_TEST(test_rules_command_ranks_compares_and_rejects_bad_input)
         ck_assert_int_eq(lines(out), 1); /* one line, on stderr (stdout is empty) */
         ck_assert_ptr_null(strstr(out, "straight"));
     }
+    /* the line says which card is wrong and why (common/cardtext.h cardtext_parse_hand()) */
+    static const char *const why[][2] = {
+        {"zhajinhua rank AsKs", "2 cards, 3 needed"},
+        {"zhajinhua rank AsKsQsJs", "more than 3 cards"},
+        {"zhajinhua rank AsAsKs", "card 2 'As': the same card as card 1"},
+        {"zhajinhua rank XxKsQs", "card 1 'Xx': 'X' is not a rank (2-9 T J Q K A)"},
+        {"zhajinhua compare AsKsQs 2c3d5x", "card 3 '5x': 'x' is not a suit (c d h s)"},
+    };
+    for (size_t i = 0; i < sizeof why / sizeof why[0]; i++) {
+        ck_assert_int_eq(run_rules(why[i][0], out, sizeof out), 2);
+        ck_assert_msg(strstr(out, why[i][1]) != NULL, "%s: '%s' lacks '%s'", why[i][0], out,
+                      why[i][1]);
+    }
 }
 END_TEST
 

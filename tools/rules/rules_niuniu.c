@@ -25,11 +25,16 @@ static int rules_niuniu_usage(void)
 static int rules_niuniu_hand(const char *cmd, const char *text, niuniu_hand_t *out)
 {
     uint8_t c[NIUNIU_HAND_CARDS];
-    if (cardtext_parse(text, c, NIUNIU_HAND_CARDS) != NIUNIU_HAND_CARDS ||
-        niuniu_eval(c, NIUNIU_HAND_CARDS, out) != 0) {
+    char why[128];
+    int rc = cardtext_parse_hand(text, c, NIUNIU_HAND_CARDS, why, sizeof why);
+    if (rc == 0 && niuniu_eval(c, NIUNIU_HAND_CARDS, out) != 0) {
+        snprintf(why, sizeof why, "the rules refuse the hand");
+        rc = -1;
+    }
+    if (rc != 0) {
         fprintf(stderr,
-                "croupier-rules niuniu %s: '%s' is not five distinct cards like KsQhTc9d8s\n", cmd,
-                text);
+                "croupier-rules niuniu %s: '%s' is not five distinct cards like KsQhTc9d8s: %s\n",
+                cmd, text, why);
         return -1;
     }
     return 0;

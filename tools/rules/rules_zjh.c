@@ -2,11 +2,13 @@
  * croupier-rules Zha Jin Hua subcommands (docs/rules/zhajinhua.md, "Hand ranking"):
  *   zhajinhua rank CARDS              the category and the comparable value of three cards
  *   zhajinhua compare HAND_A HAND_B   which hand wins: A, B or tie (the 2-3-5 rule applied)
- * Bad input: one line on stderr, exit code 2.
+ * Bad input: one line on stderr saying which card is wrong and why, exit code 2. Cards are read
+ * with the shared parser (common/cardtext.h).
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "cardtext.h"
 #include "rules_cmds.h"
 #include "zjh.h"
 
@@ -20,10 +22,11 @@ static int rules_zjh_usage(void)
 /* Parses three distinct cards into out; prints the error and returns -1 otherwise. */
 static int rules_zjh_hand(const char *cmd, const char *text, uint8_t out[ZJH_HAND_CARDS])
 {
-    if (zjh_cards_parse(text, out, ZJH_HAND_CARDS) != ZJH_HAND_CARDS) {
+    char why[128];
+    if (cardtext_parse_hand(text, out, ZJH_HAND_CARDS, why, sizeof why) != 0) {
         fprintf(stderr,
-                "croupier-rules zhajinhua %s: '%s' is not three distinct cards like AsKd2c\n", cmd,
-                text);
+                "croupier-rules zhajinhua %s: '%s' is not three distinct cards like AsKd2c: %s\n",
+                cmd, text, why);
         return -1;
     }
     return 0;
@@ -51,4 +54,6 @@ int rules_zjh(int argc, char **argv)
 }
 
 /* croupier-rules commands of this file (named in the game's meson.build: rules_commands). */
-const rules_cmd_t rules_cmd_zhajinhua = {"zhajinhua", "zhajinhua rank CARDS | compare HAND_A HAND_B   Zha Jin Hua hands, e.g. AsKd2c", rules_zjh};
+const rules_cmd_t rules_cmd_zhajinhua = {
+    "zhajinhua", "zhajinhua rank CARDS | compare HAND_A HAND_B   Zha Jin Hua hands, e.g. AsKd2c",
+    rules_zjh};

@@ -53,4 +53,17 @@ for bad in "niuniu eval KsQhTc9d" "niuniu eval KsQhTc9d8s7s" "niuniu eval KsKsTc
     [ ! -s "$T/out" ] || fail "$bad: wrote to stdout"
     [ "$(wc -l <"$T/err")" -eq 1 ] || fail "$bad: not one line on stderr"
 done
+# the line says which card is wrong and why (common/cardtext.h cardtext_parse_hand())
+why() { # why REASON ARGS...: exit 2 and REASON in the one line on stderr
+    want=$1; shift
+    "$R" "$@" >"$T/out" 2>"$T/err"; rc=$?
+    [ "$rc" -eq 2 ] || fail "$*: exit $rc, want 2"
+    grep -qF -- "$want" "$T/err" || fail "$*: '$(cat "$T/err")' lacks '$want'"
+}
+why "4 cards, 5 needed" niuniu eval KsQhTc9d
+why "more than 5 cards" niuniu eval KsQhTc9d8s7s
+why "card 2 'Ks': the same card as card 1" niuniu eval KsKsTc9d8s
+why "card 1 'Xs': 'X' is not a rank (2-9 T J Q K A)" niuniu eval XsQhTc9d8s
+why "card 5 '8': a rank without its suit (c d h s)" niuniu eval KsQhTc9d8
+why "card 1 '2x': 'x' is not a suit (c d h s)" niuniu compare KsQhTc9d8s 2xQhTc9d8s
 echo "ok"

@@ -12,6 +12,7 @@ import type { TournamentSeatEvent } from "@croupier/client";
 import { blackjackTotal, blackjackValue, cardElement, cardName, guandanWild } from "./cards.js";
 import { has, num, Table } from "./table.js";
 import { levelText as tourLevelText, ordinal, TournamentTab } from "./tournaments.js";
+import * as niu from "./niuniu.js";
 import { encodeAction, ZjhMove, type ZjhAction } from "./zjh.js";
 
 const E = croupier.Engine;
@@ -21,6 +22,7 @@ const GAMES = [
     { game: "holdem", label: "Texas Hold'em", engine: E.ENGINE_HOLDEM, players: 2 },
     { game: "blackjack", label: "Blackjack", engine: E.ENGINE_PERSISTENT, players: 1 },
     { game: "zhajinhua", label: "Zha Jin Hua", engine: E.ENGINE_GAME, players: 2 },
+    { game: "niuniu", label: "Niu Niu", engine: E.ENGINE_GAME, players: 2 },
     { game: "runfast", label: "Run Fast", engine: E.ENGINE_TRADITIONAL, players: 3 },
     { game: "bigtwo", label: "Big Two", engine: E.ENGINE_TRADITIONAL, players: 4 },
     { game: "guandan", label: "Guandan", engine: E.ENGINE_TRADITIONAL, players: 4 },
@@ -572,6 +574,8 @@ function render(): void {
         renderBlackjack(t, center, mine, actions);
     else if (t.game === "zhajinhua")
         renderZjh(t, center, mine, actions);
+    else if (t.game === "niuniu")
+        renderNiu(t, center, mine, actions);
     else
         center.append(el("div", "label", `This page does not play ${t.game}: leave the table`));
     actions.dataset.mine = String(t.myTurn());
@@ -628,6 +632,8 @@ function roles(t: Table, n: number): string[] {
     }
     if (t.game === "zhajinhua" && t.zjh?.dealerSeat === n)
         r.push("Dealer");
+    if (t.game === "niuniu" && t.banker === n)
+        r.push("Banker");
     if (t.game === "guandan" && n !== t.mySeat && n % 2 === t.mySeat % 2)
         r.push("Partner");
     return r;
@@ -660,6 +666,8 @@ function seatBox(t: Table, n: number): HTMLElement {
     } else if (info !== undefined && info.chips > 0) {
         line.push(`chips ${fmt(info.chips)}`);
     }
+    if (t.game === "niuniu")
+        line.push(...niuSeatLine(t, n));
     if (t.engine === E.ENGINE_TRADITIONAL && t.cardsLeft.has(n))
         line.push(`${t.cardsLeft.get(n)} cards`);
     if (line.length > 0)
@@ -684,6 +692,11 @@ function seatBox(t: Table, n: number): HTMLElement {
     if (!me && t.engine === E.ENGINE_PERSISTENT)
         for (const h of t.hands.filter((x) => x.seat === n))
             d.append(cards(h.cards, "cards small"));
+    if (!me && t.game === "niuniu" && t.niuSeat(n) !== null) {
+        const shown = t.niuShown.get(n);
+        d.append(cards(shown !== undefined ? shown.cards : t.result === null ? [null, null, null, null] : [],
+                       "cards small"));
+    }
     if (!me && t.game === "zhajinhua" && z !== null) {
         const shown = t.zjhShown.get(n);
         if (shown !== undefined)
@@ -930,6 +943,56 @@ function renderZjh(t: Table, center: HTMLElement, mine: HTMLElement, actions: HT
     actions.append(button("fold", "Fold", my, () => send({ move: ZjhMove.FOLD })));
 }
 
+/* Niu Niu: a seat's bid, bet and shown category. */
+function niuSeatLine(t: Table, n: number): string[] {
+    const z = t.niuSeat(n);
+    const out: string[] = [];
+    if (z === null)
+        return out;
+    if (z.bet !== null)
+        out.push(`bet ${z.bet}`);
+    else if (z.bid !== null && t.banker === null)
+        out.push(z.bid > 0 ? `bid ×${z.bid}` : "no bid");
+    const shown = t.niuShown.get(n);
+    if (shown !== undefined && shown.category !== "")
+        out.push(niu.categoryText(shown.category));
+    return out;
+}
+
+/* Niu Niu (docs/rules/niuniu.md): four cards dealt, bid for the banker (×0..max), the punters bet
+ * against the banker, the fifth card, show; each punter settles with the banker (the transfers in
+ * the round's result). Every window is everyone's at once: the page's seat decides once. */
+function renderNiu(t: Table, center: HTMLElement, mine: HTMLElement, actions: HTMLElement): void {
+    const st = t.niu;
+    if (st === null)
+        return;
+    const phase = t.result !== null ? "Round over" : st.phase === niu.NiuPhase.BIDDING ? "Bid for the banker"
+        : st.phase === niu.NiuPhase.BETTING ? "Punters bet" : st.phase === niu.NiuPhase.SHOWING ? "Show" : "";
+    const banker = t.banker === null ? "" : ` · banker ${t.banker === t.mySeat ? "you" : t.seatName(t.banker)}` +
+        (st.mult !== null && st.mult > 1 ? ` at ×${st.mult}` : "");
+    const c = el("div", "label niu-phase", `${phase}${banker}`);
+    c.dataset.phase = String(st.phase ?? 0);
+    center.append(c);
+    const me = t.niuSeat(t.mySeat);
+    if (me === null)
+        return; /* not dealt in: the next round */
+    const shown = t.niuShown.get(t.mySeat);
+    const own = shown?.cards ?? st.ownCards;
+    mine.append(el("div", "label", shown !== undefined && shown.category !== ""
+        ? `Your hand: ${niu.categoryText(shown.category)}` : "Your cards"),
+                cards(own.length > 0 ? own : [null, null, null, null], "cards niu-own"));
+    if (t.roundId === null || t.result !== null)
+        return;
+    const turn = t.myTurn() ? t.turn : null;
+    const choices = niu.choices(st, t.mySeat, t.banker, t.myTurn(), turn?.min ?? null, turn?.max ?? null);
+    for (const a of choices) {
+        const id = a.move === niu.NiuMove.BID ? `bid-${a.amount}` : a.move === niu.NiuMove.BET ? `bet-${a.amount}` : "show";
+        const text = a.move === niu.NiuMove.BID ? (a.amount ? `Bid ×${a.amount}` : "No bid")
+            : a.move === niu.NiuMove.BET ? `Bet ${a.amount}` : "Show";
+        actions.append(button(id, text, true, () => void act({ game: { body: niu.encodeAction(a) } })));
+    }
+}
+
 function renderResult(t: Table): void {
     const box = $("result");
     const r = t.result;
@@ -955,6 +1018,15 @@ function renderResult(t: Table): void {
         list.append(li);
     }
     box.append(list);
+    const tr = t.transfers();
+    if (tr.length > 0) {
+        /* a round settled pairwise (a banker game): who paid whom, the rake to the house */
+        const name = (s: number) => (s === t.mySeat ? "You" : t.seatName(s));
+        const tl = el("ul", "transfers");
+        tl.id = "transfers";
+        tl.append(...niu.transferLines(tr, name).map((line) => el("li", "", line)));
+        box.append(el("div", "label", "Settled with the banker"), tl);
+    }
     if (num(r.rake) > 0)
         box.append(el("div", "label", `rake ${fmt(num(r.rake))}`));
 }

@@ -5,6 +5,7 @@
 import { croupier } from "@croupier/client";
 
 import { cardsText, guandanOrder, sheddingOrder } from "./cards.js";
+import * as niu from "./niuniu.js";
 import { decodeAction, decodeEvent, decodeState, ZjhMove, type ZjhSeat, type ZjhState } from "./zjh.js";
 
 const E = croupier.Engine;
@@ -126,6 +127,14 @@ export class Table {
     /** Zha Jin Hua: the cards a compare showed this page (its own and its opponent's). */
     zjhShown = new Map<number, number[]>();
 
+    /* Niu Niu (ENGINE_GAME "niuniu", docs/rules/niuniu.md): the last NiuState, moved on by the
+     * events; the round's banker (Snapshot.banker_seat, NiuEvent banker); the seats of the open
+     * action window still to decide (Turn / Snapshot window_seats); the hands shown */
+    niu: niu.NiuState | null = null;
+    banker: number | null = null;
+    windowSeats: number[] = [];
+    niuShown = new Map<number, { cards: number[]; category: string }>();
+
     constructor(engine: croupier.Engine, game: string, stake: number) {
         this.engine = engine;
         this.game = game;
@@ -169,7 +178,7 @@ export class Table {
     seatNumbers(): number[] {
         const all = new Set<number>([...this.seats.keys(), ...this.cardsLeft.keys(),
             ...this.players.keys(), ...this.hands.map((h) => h.seat), this.mySeat,
-            ...(this.zjh?.seats ?? []).map((z) => z.seat)]);
+            ...(this.zjh?.seats ?? []).map((z) => z.seat), ...(this.niu?.seats ?? []).map((z) => z.seat)]);
         return [...all].sort((a, b) => a - b);
     }
 
@@ -202,6 +211,10 @@ export class Table {
         this.hands = [];
         this.zjh = null;
         this.zjhShown.clear();
+        this.niu = null;
+        this.banker = null;
+        this.windowSeats = [];
+        this.niuShown.clear();
     }
 
     /** The seats with a player. */
@@ -212,6 +225,11 @@ export class Table {
     /** Zha Jin Hua: one seat of the hand, null when it was not dealt in. */
     zjhSeat(seat: number): ZjhSeat | null {
         return this.zjh?.seats.find((z) => z.seat === seat) ?? null;
+    }
+
+    /** Niu Niu: one seat of the round, null when it was not dealt in. */
+    niuSeat(seat: number): niu.NiuSeat | null {
+        return this.niu?.seats.find((z) => z.seat === seat) ?? null;
     }
 
     /** The state of a Snapshot, whole. */
@@ -236,8 +254,22 @@ export class Table {
                 toCall: keep?.toCall ?? null, min: keep?.min ?? null, max: keep?.max ?? null,
                 hand: keep?.hand ?? null,
             };
+        } else if (this.game === "niuniu" && rid !== null && (s.windowSeats ?? []).length > 0) {
+            /* an action window: no turn seat, the seats still to decide and the window's time;
+             * the page's own seat is "to act" when it is one of them */
+            const w = [...(s.windowSeats ?? [])];
+            const left = num(s.timeLeftMs);
+            const seat = w.includes(this.mySeat) ? this.mySeat : w[0];
+            const keep = this.turn !== null && this.turn.seat === seat ? this.turn : null;
+            this.turn = { seat, deadline: Date.now() + left, totalMs: Math.max(left, keep?.totalMs ?? 0),
+                          toCall: null, min: keep?.min ?? null, max: keep?.max ?? null, hand: null };
         } else if (this.engine !== E.ENGINE_PERSISTENT) {
             this.turn = null; /* blackjack's betting window has no turn seat: keep its Turn */
+        }
+        if (this.game === "niuniu") {
+            this.windowSeats = rid !== null ? [...(s.windowSeats ?? [])] : [];
+            if (!keepCards)
+                this.banker = opt(s, "bankerSeat");
         }
         if (s.shedding && !keepCards) {
             const st = s.shedding;
@@ -293,6 +325,12 @@ export class Table {
             if (this.zjh.ownCards.length === 0 && prev !== null && prev.ownCards.length > 0 &&
                 this.zjh.inHand)
                 this.zjh.ownCards = prev.ownCards;
+        }
+        if (s.gameState?.body && s.gameState.body.length > 0 && this.game === "niuniu" && !keepCards) {
+            this.niu = niu.decodeState(s.gameState.body);
+            for (const z of this.niu.seats)
+                if (z.shownCards.length > 0 && !this.niuShown.has(z.seat))
+                    this.niuShown.set(z.seat, { cards: z.shownCards, category: "" });
         }
         if (s.blackjack && !keepCards) {
             const b = s.blackjack;
@@ -401,6 +439,19 @@ export class Table {
                     this.zjh.seats.push({ seat, stack: this.seats.get(seat)?.chips ?? 0, putIn: 0,
                         looked: false, folded: false, allIn: false });
             }
+            /* Niu Niu deals four cards to each seat of the round (the seat sees its own), the
+             * fifth at the show window (docs/rules/niuniu.md "The engine") */
+            if (seat !== null && this.game === "niuniu") {
+                if (this.niu === null)
+                    this.niu = { phase: niu.NiuPhase.BIDDING, mult: null, seats: [], ownCards: [], maxBid: 0 };
+                let z = this.niuSeat(seat);
+                if (z === null) {
+                    z = { seat, bid: null, bet: null, shownCards: [] };
+                    this.niu.seats.push(z);
+                }
+                if (seat === this.mySeat && cards.length > 0)
+                    this.niu.ownCards = [...this.niu.ownCards.filter((c) => !cards.includes(c)), ...cards];
+            }
             break;
         default:
             break;
@@ -408,6 +459,11 @@ export class Table {
     }
 
     onTurn(t: croupier.ITurn): void {
+        if (this.game === "niuniu")
+            /* every window of Niu Niu opens with a Turn to everyone (docs/protocol.md "Action
+             * windows"): its seats, ours as seat when we are one of them; the page reads the
+             * window's phase from the Snapshot it asks for on its own turn (main.ts) */
+            this.windowSeats = [...(t.windowSeats ?? [])];
         const betting = this.engine === E.ENGINE_PERSISTENT && !has(t, "hand") && has(t, "minAmount");
         if (betting && this.result !== null)
             this.newRound(null); /* blackjack: the betting window opens the next round */
@@ -498,6 +554,17 @@ export class Table {
                     h.done = b.move !== croupier.BlackjackMove.BJ_INSURANCE;
                 }
             }
+        } else if (a.game?.body && this.game === "niuniu") {
+            const n = niu.decodeAction(a.game.body);
+            const what = niu.moveText(n);
+            this.plays.push({ seat, text: `${what}${auto}` });
+            this.lastMove.set(seat, what);
+            const z = this.niuSeat(seat);
+            if (z !== null && n.move === niu.NiuMove.BID)
+                z.bid = n.amount ?? 0;
+            if (z !== null && n.move === niu.NiuMove.BET)
+                z.bet = n.amount ?? 0;
+            this.windowSeats = this.windowSeats.filter((w) => w !== seat);
         } else if (a.game?.body && this.game === "zhajinhua") {
             const z = decodeAction(a.game.body);
             const what = z.move === ZjhMove.FOLD ? "fold" : z.move === ZjhMove.CALL ? "call"
@@ -523,6 +590,10 @@ export class Table {
      * own cards after it, a compare (the cards go to its two players only), an all-in call's
      * result, a new betting round (docs/rules/zhajinhua.md). */
     onGameEvent(body: Uint8Array): void {
+        if (this.game === "niuniu") {
+            this.onNiuEvent(body);
+            return;
+        }
         if (this.game !== "zhajinhua")
             return;
         const ev = decodeEvent(body);
@@ -563,6 +634,36 @@ export class Table {
         }
     }
 
+    /** Niu Niu's own events (a NiuEvent, games/niuniu/niuniu.proto): the banker once chosen,
+     * every hand shown with its category. */
+    private onNiuEvent(body: Uint8Array): void {
+        const ev = niu.decodeEvent(body);
+        if (ev.kind === "banker") {
+            this.banker = ev.seat;
+            if (this.niu !== null) {
+                this.niu.mult = ev.mult;
+                this.niu.phase = niu.NiuPhase.BETTING;
+            }
+            const text = `banker${ev.mult > 1 ? ` at ×${ev.mult}` : ""}`;
+            this.plays.push({ seat: ev.seat, text });
+            return;
+        }
+        this.niuShown.set(ev.seat, { cards: ev.cards, category: ev.category });
+        if (ev.seat === this.mySeat && this.niu !== null)
+            this.niu.ownCards = ev.cards;
+        const text = `shows ${niu.categoryText(ev.category)}`;
+        this.plays.push({ seat: ev.seat, text });
+        this.lastMove.set(ev.seat, text);
+    }
+
+    /** The transfers of the last round (banker games, docs/protocol.md "Transfers"), in order;
+     * a seat absent from a transfer is the house. */
+    transfers(): niu.TransferView[] {
+        return (this.result?.transfers ?? []).map((x) => ({
+            from: opt(x, "fromSeat"), to: opt(x, "toSeat"), amount: num(x.amount), reason: x.reason ?? "",
+        }));
+    }
+
     onRoundEnd(e: croupier.IRoundEnd): void {
         this.result = e;
         this.turn = null;
@@ -588,6 +689,8 @@ export class Table {
 
     /** Whether it is this page's move now. */
     myTurn(): boolean {
+        if (this.game === "niuniu" && this.result === null && this.turn !== null)
+            return this.windowSeats.includes(this.mySeat); /* a window: until our decision */
         return this.turn !== null && this.turn.seat === this.mySeat && this.result === null;
     }
 }

@@ -301,7 +301,8 @@ async function ready(): Promise<boolean> {
 
 /* One move of a simple player, when it is the page's turn: in the shedding games it bids 3 (Dou
  * Dizhu, so it leads) and plays sheddingMove(); hold'em checks or calls; blackjack bets the
- * minimum, declines insurance and stands; Zha Jin Hua looks at its cards, then calls. */
+ * minimum, declines insurance and stands; Zha Jin Hua looks at its cards, then calls; Niu Niu
+ * bids ×1 for the banker, bets 1 stake (a punter) and shows. */
 async function playOnce(game: string): Promise<void> {
     await checkDisabled();
     if (!(await ready()))
@@ -337,6 +338,8 @@ async function playOnce(game: string): Promise<void> {
         await click("check", "call");
     } else if (game === "zhajinhua") {
         await click("look", "call"); /* looks at its cards once (docs/rules/zhajinhua.md), then calls */
+    } else if (game === "niuniu") {
+        await click("bid-1", "bet-1", "show"); /* one decision per window (docs/rules/niuniu.md) */
     } else {
         await click("bet", "no-insurance", "stand");
     }
@@ -378,17 +381,22 @@ async function terminateGame(p: rig.Proc): Promise<number | null> {
  * other seat (null: server bots or the house), and whether the page sits alone first (the
  * waiting state is checked, then the bot comes). */
 const SHED_TURN = "#actions button[data-move=play], #actions button[data-move=bid-0]";
+const NIU_TURN = ["bid-0", "bet-1", "show"].map((m) => `#actions button[data-move=${m}]:not([disabled])`).join(", ");
 const GAMES = [
     /* our turn in the deal: to bid (the bidding) or to play */
     { game: "doudizhu", engine: "traditional", inRound: SHED_TURN, bot: null, alone: false },
     { game: "holdem", engine: "holdem", inRound: "#actions button[data-move=call]", bot: "holdem", alone: true },
     { game: "blackjack", engine: "persistent", inRound: "#actions button[data-move=hit]:not([disabled])", bot: null, alone: false },
     { game: "zhajinhua", engine: "zhajinhua", inRound: "#actions button[data-move=call]:not([disabled])", bot: "zhajinhua", alone: true },
+    /* Niu Niu: our decision in any of its windows (bid, bet, show), everyone's at once; windows
+     * of 15 s (Zha Jin Hua's turn) so ours is still open after the reconnect */
+    { game: "niuniu", engine: "niuniu", inRound: NIU_TURN, bot: "niuniu", alone: true,
+      env: { CROUPIER_NIUNIU_ACTION_MS: "15000" } as Record<string, string> },
     { game: "runfast", engine: "traditional", inRound: SHED_TURN, bot: null, alone: false },
     { game: "bigtwo", engine: "traditional", inRound: SHED_TURN, bot: null, alone: false },
     /* server bots quicker than elsewhere: a Guandan deal has 108 cards */
     { game: "guandan", engine: "traditional", inRound: SHED_TURN, bot: null, alone: false,
-      env: { CROUPIER_TRAD_BOT_MS: "40" } },
+      env: { CROUPIER_TRAD_BOT_MS: "40" } as Record<string, string> },
 ];
 
 /* Types text into an input in place of what it held. */
@@ -510,6 +518,15 @@ async function playRound(game: string, engine: string, inRound: string, bot: str
             "the round ended after the connection was resumed");
         if (game === "zhajinhua")
             assert.equal(await count("#mine svg.card:not(.back)"), 3, "our cards, looked at, are drawn face up");
+        if (game === "niuniu") {
+            /* the round's banker is marked, our five cards shown, and the result lists who paid
+             * whom (RoundEnd.transfers, docs/protocol.md "Transfers") */
+            assert.equal(await count(".seat .badge.role-banker"), 1, "one banker is marked");
+            assert.equal(await count("#mine svg.card:not(.back)"), 5, "our hand, shown, is drawn face up");
+            const lines = await page.$$eval("#transfers li", (l) => l.map((x) => x.textContent ?? ""));
+            assert.ok(lines.length >= 1 && lines.every((x) => /→ .*: [\d,]+ \(/.test(x)),
+                      `the transfers are listed: ${lines.join("; ")}`);
+        }
         await checkLayout(`${i + 1}-${game}-result`);
         await until("the moved note", 20000, async () => (await count(".note.moved")) > moves);
         assert.equal(await rig.exited(gate, 10000), 0, "the gateway exited 0");

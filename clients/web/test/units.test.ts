@@ -1,6 +1,8 @@
 // The page's pure parts without a browser: card names and orders (src/cards.ts), the tournament
-// tab's texts (src/tournaments.ts) and Zha Jin Hua's wire format (src/zjh.ts, games/zhajinhua/zhajinhua.proto), against bytes written by hand
-// from protobuf's encoding rules (varint keys field << 3 | wire type).
+// tab's texts (src/tournaments.ts), Zha Jin Hua's wire format (src/zjh.ts, games/zhajinhua/zhajinhua.proto)
+// and Niu Niu's (src/niuniu.ts, games/niuniu/niuniu.proto), against bytes written by hand from
+// protobuf's encoding rules (varint keys field << 3 | wire type), and a Niu Niu round through the
+// table's state (src/table.ts).
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
@@ -9,6 +11,8 @@ import { CroupierError, cardCode, croupier } from "@croupier/client";
 import { blackjackTotal, cardName, cardsText, guandanOrder, guandanWild, sheddingOrder } from "../src/cards.js";
 import { buyInText, clockText, eventText, formatText, itemPrizeText, levelText, ordinal, payoutText, refusalText,
          startText, statusText } from "../src/tournaments.js";
+import * as niu from "../src/niuniu.js";
+import { Table } from "../src/table.js";
 import { decodeAction, decodeEvent, decodeState, encodeAction, ZjhMove } from "../src/zjh.js";
 
 test("card names: ranks, suits and the jokers by name", () => {
@@ -118,4 +122,114 @@ test("every tournament refusal has its own sentence", () => {
     assert.equal(eventText(ev, "Daily", 6), "Daily: player 5 is out in 3rd place, prize 40");
     assert.equal(eventText({ ...ev, item: "ticket:final-2027" }, "Daily", 5),
                  "Daily: you are out in 3rd place, prize 40, item ticket:final-2027");
+});
+
+test("NiuAction: written as protobuf does, read back; bad moves and bodies refused", () => {
+    const bid = niu.encodeAction({ move: niu.NiuMove.BID, amount: 3 });
+    assert.deepEqual([...bid], [0x08, 0x01, 0x10, 0x03]);
+    assert.deepEqual(niu.decodeAction(bid), { move: niu.NiuMove.BID, amount: 3 });
+    assert.deepEqual([...niu.encodeAction({ move: niu.NiuMove.SHOW })], [0x08, 0x03]);
+    assert.deepEqual(niu.decodeAction(Uint8Array.from([0x08, 0x02, 0x10, 0x05])), { move: niu.NiuMove.BET, amount: 5 });
+    assert.throws(() => niu.encodeAction({ move: niu.NiuMove.BET, amount: -1 }), RangeError);
+    assert.throws(() => niu.encodeAction({ move: 7 as niu.NiuMove }), RangeError);
+    assert.throws(() => niu.decodeAction(Uint8Array.from([0x08, 0x09])), RangeError); /* no such move */
+    assert.throws(() => niu.decodeAction(Uint8Array.from([0x10, 0x01])), RangeError); /* no move */
+    assert.throws(() => niu.decodeAction(Uint8Array.from([0x08, 0x81])), RangeError); /* cut short */
+});
+
+test("NiuState: phase, multiplier, every seat's bid, bet and shown cards, own cards, max bid", () => {
+    const own = [cardCode(13, "spades"), cardCode(12, "hearts"), cardCode(10, "clubs"), cardCode(9, "diamonds")];
+    const shown = [cardCode(2, "clubs"), cardCode(3, "clubs"), cardCode(5, "hearts"), cardCode(10, "spades"),
+                   cardCode(11, "hearts")];
+    const s0 = [0x08, 0x00, 0x10, 0x02];                                   /* seat 0, bid 2 */
+    const s2 = [0x08, 0x02, 0x10, 0x00, 0x18, 0x04, 0x22, 0x05, ...shown]; /* seat 2, no bid, bet 4, shown */
+    const body = Uint8Array.from([0x08, 0x02, 0x10, 0x02, 0x1a, s0.length, ...s0, 0x1a, s2.length, ...s2,
+        0x22, 0x04, ...own, 0x28, 0x04]);
+    assert.deepEqual(niu.decodeState(body), {
+        phase: niu.NiuPhase.BETTING, mult: 2, ownCards: own, maxBid: 4,
+        seats: [{ seat: 0, bid: 2, bet: null, shownCards: [] }, { seat: 2, bid: 0, bet: 4, shownCards: shown }],
+    });
+    /* between rounds: no phase, no seat */
+    assert.deepEqual(niu.decodeState(Uint8Array.from([0x28, 0x04])),
+                     { phase: null, mult: null, seats: [], ownCards: [], maxBid: 4 });
+    assert.throws(() => niu.decodeState(Uint8Array.from([0x08, 0x01])), /max_bid is missing/);
+    assert.throws(() => niu.decodeState(Uint8Array.from([0x1a, 0x02, 0x10, 0x01, 0x28, 0x04])), /NiuSeat.seat/);
+    assert.throws(() => niu.decodeState(Uint8Array.from([0x22, 0x05, 0x01])), RangeError); /* cut short */
+});
+
+test("NiuEvent: the banker and a hand shown; no other kind", () => {
+    assert.deepEqual(niu.decodeEvent(Uint8Array.from([0x0a, 0x04, 0x08, 0x01, 0x10, 0x03])),
+                     { kind: "banker", seat: 1, mult: 3 });
+    const five = [cardCode(13, "spades"), cardCode(13, "hearts"), cardCode(12, "clubs"), cardCode(11, "clubs"),
+                  cardCode(10, "diamonds")];
+    const cat = [...new TextEncoder().encode("niu_niu")];
+    const shown = [0x08, 0x02, 0x12, 0x05, ...five, 0x1a, cat.length, ...cat];
+    assert.deepEqual(niu.decodeEvent(Uint8Array.from([0x12, shown.length, ...shown])),
+                     { kind: "shown", seat: 2, cards: five, category: "niu_niu" });
+    assert.throws(() => niu.decodeEvent(Uint8Array.from([])), /no known kind/);
+    assert.throws(() => niu.decodeEvent(Uint8Array.from([0x0a, 0x02, 0x08, 0x01])), /NiuBanker.mult/);
+});
+
+test("Niu Niu's texts: categories, moves, the transfers of a round with the house's rake", () => {
+    assert.deepEqual(["no_niu", "niu_7", "niu_niu", "five_faces", "bomb", "five_small"].map(niu.categoryText),
+                     ["No niu", "Niu 7", "Niu niu", "Five faces", "Bomb", "Five small"]);
+    assert.equal(niu.moveText({ move: niu.NiuMove.BID, amount: 0 }), "no bid");
+    assert.equal(niu.moveText({ move: niu.NiuMove.BID, amount: 2 }), "bids ×2");
+    assert.equal(niu.moveText({ move: niu.NiuMove.BET, amount: 5 }), "bets 5");
+    const name = (s: number) => (s === 0 ? "You" : `Seat ${s + 1}`);
+    assert.deepEqual(niu.transferLines([
+        { from: 2, to: 0, amount: 60, reason: "niu_5" },
+        { from: 0, to: 1, amount: 1200, reason: "niu_niu" },
+        { from: 1, to: null, amount: 60, reason: "rake" },
+    ], name), ["Seat 3 → You: 60 (Niu 5)", "You → Seat 2: 1,200 (Niu niu)", "Seat 2 → the house: 60 (rake)"]);
+});
+
+test("Niu Niu's choices: bids in the bid window, the Turn's bets for a punter, none for the banker", () => {
+    const st: niu.NiuState = { phase: niu.NiuPhase.BIDDING, mult: null, maxBid: 4, ownCards: [],
+                               seats: [{ seat: 0, bid: null, bet: null, shownCards: [] },
+                                       { seat: 1, bid: null, bet: null, shownCards: [] }] };
+    assert.deepEqual(niu.choices(st, 0, null, true, 0, 4).map((a) => a.amount), [0, 1, 2, 3, 4]);
+    assert.deepEqual(niu.choices(st, 0, null, false, 0, 4), [], "decided: nothing more");
+    assert.deepEqual(niu.choices(st, 5, null, true, 0, 4), [], "not dealt in");
+    const bet = { ...st, phase: niu.NiuPhase.BETTING };
+    assert.deepEqual(niu.choices(bet, 1, 0, true, 1, 5).map((a) => [a.move, a.amount]),
+                     [1, 2, 3, 4, 5].map((b) => [niu.NiuMove.BET, b]));
+    assert.deepEqual(niu.choices(bet, 0, 0, true, 1, 5), [], "the banker does not bet");
+    assert.deepEqual(niu.choices({ ...st, phase: niu.NiuPhase.SHOWING }, 0, 0, true, null, null),
+                     [{ move: niu.NiuMove.SHOW }]);
+});
+
+test("a Niu Niu round through the table: window, banker, bets, shown hands, the transfers", () => {
+    const E = croupier.Engine;
+    const t = Table.fromJoined({ engine: E.ENGINE_GAME, game: "niuniu", stake: 10, seat: 1, deskId: 7n,
+        seats: [{ seat: 0, playerId: 11, chips: 4000 }, { seat: 1, playerId: 12, chips: 4000 }] });
+    const four = [cardCode(13, "spades"), cardCode(12, "hearts"), cardCode(10, "clubs"), cardCode(9, "diamonds")];
+    t.onDeal({ seat: 0, count: 4, roundId: "s:0:1:7:1" });
+    t.onDeal({ seat: 1, cards: Uint8Array.from(four), roundId: "s:0:1:7:1" });
+    assert.deepEqual(t.niu?.ownCards, four);
+    assert.deepEqual(t.niu?.seats.map((s) => s.seat), [0, 1]);
+    t.onTurn({ seat: 1, timeLeftMs: 8000, minAmount: 0, maxAmount: 4, windowSeats: [0, 1] });
+    assert.ok(t.myTurn(), "in the bid window");
+    t.onPlay({ seat: 1, action: { game: { body: niu.encodeAction({ move: niu.NiuMove.BID, amount: 2 }) } } });
+    assert.ok(!t.myTurn(), "decided");
+    assert.equal(t.niuSeat(1)?.bid, 2);
+    t.onGameEvent(Uint8Array.from([0x0a, 0x04, 0x08, 0x01, 0x10, 0x02])); /* banker seat 1 at x2 */
+    assert.equal(t.banker, 1);
+    assert.equal(t.niu?.mult, 2);
+    assert.equal(t.niu?.phase, niu.NiuPhase.BETTING);
+    t.onTurn({ seat: 0, timeLeftMs: 8000, minAmount: 1, maxAmount: 5, windowSeats: [0] });
+    assert.ok(!t.myTurn(), "the banker is not in the bet window");
+    t.onPlay({ seat: 0, action: { game: { body: niu.encodeAction({ move: niu.NiuMove.BET, amount: 3 }) } } });
+    assert.equal(t.niuSeat(0)?.bet, 3);
+    const cat = [...new TextEncoder().encode("niu_8")];
+    const five = [...four, cardCode(14, "spades")];
+    const shown = [0x08, 0x01, 0x12, 0x05, ...five, 0x1a, cat.length, ...cat];
+    t.onGameEvent(Uint8Array.from([0x12, shown.length, ...shown]));
+    assert.deepEqual(t.niuShown.get(1), { cards: five, category: "niu_8" });
+    t.onRoundEnd({ roundId: "s:0:1:7:1", outcome: croupier.RoundOutcome.OUTCOME_COMPLETED,
+        deltas: [{ seat: 0, playerId: 11, delta: -60 }, { seat: 1, playerId: 12, delta: 57 }], rake: 3,
+        transfers: [{ fromSeat: 0, toSeat: 1, amount: 60, reason: "niu_8" }, { fromSeat: 1, amount: 3, reason: "rake" }] });
+    assert.deepEqual(t.transfers(), [{ from: 0, to: 1, amount: 60, reason: "niu_8" },
+                                     { from: 1, to: null, amount: 3, reason: "rake" }]);
+    assert.ok(!t.myTurn());
 });
