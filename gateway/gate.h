@@ -153,6 +153,7 @@ typedef struct {
     size_t watch_output_cap;
     int watch_follow_ms;
     int watch_flush_ms;
+    int watch_replay_delay_s; /* a spectator's replay of a round this long after it began; 0 */
     /* Connection balance (gate_balance.h, docs/gateway.md "Connection balance"): every
      * registration publishes the logged-in connections and reads the other gateways'; once the
      * figures have said "too many" for rebalance_ms, and at most once per rebalance_ms, this

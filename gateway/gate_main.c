@@ -35,7 +35,8 @@ static struct {
     long rebalance_ms, rebalance_slack, rebalance_step;
     long budget[GATE_REQ_KINDS];
     long max_frame, output_cap, rate, burst, inflight, idle_ms, ping_ms, seat_ttl_s, gate_ttl_ms,
-        replay_code_ttl_s, watch_max, watch_output_cap, watch_follow_ms, watch_flush_ms;
+        replay_code_ttl_s, watch_max, watch_output_cap, watch_follow_ms, watch_flush_ms,
+        watch_replay_delay_s;
     long max_conns, max_conns_per_addr, hs_ms, login_ms, frame_ms, write_ms, prate, pburst;
     long health_header_ms, health_body_ms, health_max_conns;
     bool allow_eviction;
@@ -157,6 +158,10 @@ static const config_flag_t gate_flags[] = {
     {"watch-flush-ms", CONFIG_INT, "20",
      "a table's events are written to its spectators in batches this often (0: each at once)",
      &O.watch_flush_ms, 0, 1000},
+    {"watch-replay-delay-s", CONFIG_INT, "0",
+     "a spectator gets a watched round's replay (its hidden cards) only this long after the round "
+     "began (0: once it ends)",
+     &O.watch_replay_delay_s, 0, 86400},
     {"watch-follow-ms", CONFIG_INT, "1000",
      "how often the seat of a player watched (Watch{player_id}) is read again", &O.watch_follow_ms,
      50, 600000},
@@ -430,6 +435,7 @@ int main(int argc, char **argv)
                         .watch_output_cap = (size_t)O.watch_output_cap,
                         .watch_follow_ms = (int)O.watch_follow_ms,
                         .watch_flush_ms = (int)O.watch_flush_ms,
+                        .watch_replay_delay_s = (int)O.watch_replay_delay_s,
                         .gate_ttl_ms = (int)O.gate_ttl_ms,
                         .drain_window_ms = (int)O.drain_window_ms,
                         .close_timeout_ms = (int)O.close_timeout_ms,

@@ -224,6 +224,15 @@ static void replay_read_cb(rconn_t *rc, redisReply *reply, void *arg)
          * (docs/spectators.md "After the round"); anyone else asks with a share code. */
         gate_conn_error(c, op->rid, CROUPIER__ERROR_CODE__NOT_IN_ROUND,
                         "you were not dealt into that round: ask with a share code");
+    } else if (replay_seat_of(rec, op->player) < 0 && c->g->cfg.watch_replay_delay_s > 0 &&
+               gate_now_wall(c->g) < json_integer_value(json_object_get(rec, "ts")) +
+                                         (json_int_t)c->g->cfg.watch_replay_delay_s * 1000) {
+        /* A spectator's delayed full view (--watch-replay-delay-s, docs/spectators.md). */
+        char why[160];
+        snprintf(why, sizeof why,
+                 "a spectator's view of a round opens %d s after it began: ask again later",
+                 c->g->cfg.watch_replay_delay_s);
+        gate_conn_error_retriable(c, op->rid, CROUPIER__ERROR_CODE__UNAVAILABLE, false, why);
     } else if (op->kind == REPLAY_GET_ROUND) {
         replay_send(c, op, rec);
     } else {

@@ -101,8 +101,15 @@ static void setup_once(void)
                      "--watch-follow-ms",
                      "100",
                      NULL};
-    char *cargs[] = {
-        "--drain-window-ms", "100", "--close-timeout-ms", "2000", "--watch-max", "1", NULL};
+    char *cargs[] = {"--drain-window-ms",
+                     "100",
+                     "--close-timeout-ms",
+                     "2000",
+                     "--watch-max",
+                     "1",
+                     "--watch-replay-delay-s",
+                     "3600",
+                     NULL};
     if (testenv_start_game(&E.rig, &E.holdem, "holdem", 5, hargs, NULL) != 0 ||
         testenv_start_game(&E.rig, &E.trad, "traditional", 5, targs, NULL) != 0 ||
         testenv_start_game(&E.rig, &E.test, "test", 5, xargs, NULL) != 0 ||
@@ -353,6 +360,8 @@ START_TEST(test_watch_holdem_spectators_see_the_public_view_and_no_hole_card)
     ck_assert_msg(server[0] != '\0', "the table was not advertised");
     ck_assert_uint_eq(watch_ok(s1, 4, server, desk, 0), desk);
     ck_assert_uint_eq(watch_ok(s2, 4, NULL, 0, HE_P0), desk);
+    gatec_t *s3 = login_at(&E.gc, SPECT + 15); /* its gateway delays a spectator's replay 1 h */
+    ck_assert_uint_eq(watch_ok(s3, 4, server, desk, 0), desk);
     for (int i = 1; i < 3; i++) {
         p[i] = login_at(&E.ga, HE_P0 + (uint64_t)i);
         j = gatec_join(p[i], 2, CROUPIER__ENGINE__ENGINE_HOLDEM, "holdem", 10, 5000);
@@ -475,6 +484,15 @@ START_TEST(test_watch_holdem_spectators_see_the_public_view_and_no_hole_card)
         if ((int)rp->replay->seats[k]->seat == seat[2])
             ck_assert(rp->replay->seats[k]->cards.len == 0);
     frame_free_server(rp);
+    /* The delayed full view: not within --watch-replay-delay-s of the round's start. */
+    gm.request_id = 70;
+    rp = call(s3, &gm);
+    ck_assert_msg(rp->body_case == CROUPIER__SERVER_MESSAGE__BODY_RESULT &&
+                      gatec_code(rp) == CROUPIER__ERROR_CODE__UNAVAILABLE &&
+                      strstr(rp->result->error->message, "opens 3600 s") != NULL,
+                  "the delayed spectator's replay: body %d code %d", rp->body_case, gatec_code(rp));
+    frame_free_server(rp);
+    gatec_close(s3);
     ck_assert_int_eq(unwatch(s1, 50), 0);
     gm.request_id = 60; /* no longer a spectator: by round id, refused */
     rp = call(s1, &gm);
