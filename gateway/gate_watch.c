@@ -519,6 +519,10 @@ void gate_watch_reply(gate_req_t *r, Croupier__RpcFrame *f)
               snap->body_case == CROUPIER__SERVER_MESSAGE__BODY_SNAPSHOT;
     if (c == NULL || !ok) {
         gate_watch_uncount(r);
+        gate_conn_t *asker = c == NULL && r->client_rid != 0 ? gate_req_conn(r) : NULL;
+        if (asker != NULL) /* an Unwatch or a new Watch came first: this one is answered */
+            gate_conn_error_retriable(asker, r->client_rid, CROUPIER__ERROR_CODE__UNAVAILABLE,
+                                      false, "superseded by a later Watch or Unwatch");
         if (c != NULL) {
             gate_watch_t *w = c->watch;
             w->asked_rid = 0;
