@@ -564,5 +564,8 @@ void tk_join_dropped(void *p);
 void tk_spect_request(tk_table_t *t, gs_request_t *req);
 void tk_spect_push(tk_table_t *t, const Croupier__ServerMessage *m);
 void tk_spect_end(tk_table_t *t, Croupier__ErrorCode code, const char *detail);
+/* The same for the spectators now, the table taking new ones afterwards (a duplicate deal). */
+void tk_spect_drop(tk_table_t *t, Croupier__ErrorCode code, const char *detail);
+bool tk_tour_duplicate(const tk_table_t *t); /* tk_tour.c */
 
 #endif

@@ -31,6 +31,8 @@ static const char *tk_spect_refusal(const tk_table_t *t)
         return "this server's tables may not be watched";
     if (t->room != NULL && t->room->rec.no_spectators)
         return "this private room may not be watched";
+    if (tk_tour_duplicate(t))
+        return "a duplicate deal is not watched while other tables play it";
     return NULL;
 }
 
@@ -131,6 +133,14 @@ int tk_push_event_watch(tk_table_t *t, const ProtobufCMessage *ev)
     tk_push_watch(t, &sm);
     free(body.data);
     return 0;
+}
+
+void tk_spect_drop(tk_table_t *t, Croupier__ErrorCode code, const char *detail)
+{
+    if (t->spect_ended || t->nspect_links == 0)
+        return;
+    tk_spect_end(t, code, detail);
+    t->spect_ended = false;
 }
 
 void tk_spect_end(tk_table_t *t, Croupier__ErrorCode code, const char *detail)

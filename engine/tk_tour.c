@@ -526,6 +526,9 @@ static void tk_tour_deal_done(tk_table_t *t, tk_tour_job_t *j)
         return;
     }
     tk_tour_seat(t, &tt->deal);
+    if (tk_tour_duplicate(t)) /* other tables play the same cards: no one watches it live */
+        tk_spect_drop(t, CROUPIER__ERROR_CODE__NOT_WATCHABLE,
+                      "a duplicate deal is not watched while other tables play it");
     if (tt->deal.scored && t->eng->set.tour_join_ms > 0 && tk_tour_absent(t)) {
         /* A match's players change tables between deals: the deal waits (at most
          * tour_join_ms) for those not here yet, or the trustee would play their first turns
@@ -538,6 +541,13 @@ static void tk_tour_deal_done(tk_table_t *t, tk_tour_job_t *j)
         return;
     }
     tk_tour_begin(t);
+}
+
+/* The table plays a match hall's duplicate deal (a Swiss round's seed: every table of the round
+ * deals the same cards, docs/rules/match-halls.md): it is not watched live (docs/spectators.md). */
+bool tk_tour_duplicate(const tk_table_t *t)
+{
+    return t->tour != NULL && t->tour->deal.scored && t->tour->deal.seed[0] != '\0';
 }
 
 /* The deal the director dealt begins (its players seated). */
