@@ -258,7 +258,10 @@ static void start_game(void)
 static ts_proc_t *spawn_gate(int port, int health_port, int ws, bool tls)
 {
     char *listen = fmt("127.0.0.1:%d", port), *health = fmt("127.0.0.1:%d", health_port);
-    char *argv[48] = {(char *)ts_build_path("gateway/croupier-gate"),
+    /* BENCH_GATE_BIN: another croupier-gate binary (a before/after comparison of two builds
+     * against the same nginx and game server). */
+    const char *bin = getenv("BENCH_GATE_BIN");
+    char *argv[48] = {(char *)(bin != NULL ? bin : ts_build_path("gateway/croupier-gate")),
                       "--listen",
                       listen,
                       "--health-listen",
