@@ -292,6 +292,9 @@ struct gate {
     /* Output batching: frames queued to a client or a link during one loop iteration are
      * written with one writev at its end (flush_ev, activated by the first of them). */
     struct event *flush_ev;
+    /* Frames queued to clients since the last flush, by transport ([0] tcp, [1] ws): counted
+     * into gate_frames_out_total at the flush, not one atomic add per frame. */
+    uint64_t out_frames[2];
     TAILQ_HEAD(, gate_conn) dirty_conns;
     TAILQ_HEAD(, gate_link) dirty_links;
     /* Request records kept for reuse (no malloc/free per request). */
@@ -339,6 +342,8 @@ struct gate {
      * (gate_now_mono / gate_now_wall; rx_clock is true only while the callback runs). */
     bool rx_clock;
     int64_t rx_mono_ms, rx_wall_ms;
+    /* Frames read in this client read callback (gate_frames_in_total, added once at its end). */
+    uint64_t in_frames;
     /* libevent common timeouts of each request kind's budget (gate_req_arm); NULL: none. */
     const struct timeval *budget_tv[GATE_REQ_KINDS];
     /* Tournament requests and pushes in flight (gate_tour.c), freed by gate_tour_shutdown. */
@@ -529,6 +534,7 @@ void gate_link_undirty(gate_link_t *l);
 struct evbuffer *gate_conn_out(gate_conn_t *c);
 size_t gate_conn_queued(gate_conn_t *c);
 void gate_conn_count_out(gate_conn_t *c);
+void gate_conn_write_idle(gate_conn_t *c);
 long gate_edge_note(gate_t *g, int cause, int64_t now);
 void gate_conn_goaway_last(gate_conn_t *c, int reason, const char *detail);
 int gate_conn_room(gate_conn_t *c);

@@ -41,7 +41,8 @@ uint64_t gate_next_rid(gate_t *g)
  * was written, the write event the bufferevent added in this same loop iteration is removed
  * again: with the event base's changelist (gate_main.c) the kernel hears of neither. What
  * cannot be written now (EAGAIN, an error) stays queued in order, and the write event handles
- * it as before (so errors still reach the event callback).
+ * it as before (so errors still reach the event callback): a bufferevent whose writing is
+ * disabled (a plain TCP client's, gate_conn_write_idle) has it enabled for that.
  */
 static void gate_bev_flush(struct bufferevent *bev)
 {
@@ -52,12 +53,31 @@ static void gate_bev_flush(struct bufferevent *bev)
      * may drain it): evbuffer_write() on a frozen buffer writes nothing and returns -1. Thaw it
      * for this one write, as that callback does. */
     evbuffer_unfreeze(out, 1);
-    int n = evbuffer_write(out, bufferevent_getfd(bev));
+    evbuffer_write(out, bufferevent_getfd(bev));
     evbuffer_freeze(out, 1);
-    if (n < 0)
+    if (evbuffer_get_length(out) != 0) {
+        if (!(bufferevent_get_enabled(bev) & EV_WRITE))
+            bufferevent_enable(bev, EV_WRITE);
         return;
-    if (evbuffer_get_length(out) == 0 && event_pending(&bev->ev_write, EV_WRITE, NULL))
+    }
+    if (event_pending(&bev->ev_write, EV_WRITE, NULL))
         event_del(&bev->ev_write);
+}
+
+/*
+ * A plain TCP client's bufferevent has its writing disabled while nothing waits for the socket:
+ * each frame queued then costs no check of the write event (libevent's output callback looks at
+ * it, under the base's lock, for every frame added), and gate_flush_cb writes the frames of the
+ * loop iteration itself. gate_bev_flush enables writing when the socket does not take all; the
+ * write callback, once libevent has written the rest, calls this to disable it again. A closing
+ * connection keeps it (its close is driven by the write event), and so do WebSocket and TLS
+ * connections (their layers write to the bufferevent themselves).
+ */
+void gate_conn_write_idle(gate_conn_t *c)
+{
+    if (!c->closing && c->ws == NULL && !c->tls &&
+        evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
+        bufferevent_disable(c->bev, EV_WRITE);
 }
 
 /*
@@ -75,6 +95,12 @@ void gate_flush_cb(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     gate_t *g = arg;
+    for (int t = 0; t < 2; t++)
+        if (g->out_frames[t] != 0) {
+            metrics_add(g->m_frames_out, (double)g->out_frames[t]);
+            metrics_add(g->m_tout[t], (double)g->out_frames[t]);
+            g->out_frames[t] = 0;
+        }
     rconn_flush(g->rc);
     gate_link_t *l;
     while ((l = TAILQ_FIRST(&g->dirty_links)) != NULL) {
@@ -135,10 +161,11 @@ size_t gate_conn_queued(gate_conn_t *c)
     return c->ws != NULL ? gate_ws_queued(c->ws) : evbuffer_get_length(gate_conn_out(c));
 }
 
+/* Counts a frame queued to c; every caller marks c dirty next, so gate_flush_cb, which adds the
+ * counts to the metrics, runs in this loop iteration. */
 void gate_conn_count_out(gate_conn_t *c)
 {
-    metrics_add(c->g->m_frames_out, 1);
-    metrics_add(c->g->m_tout[c->ws != NULL], 1);
+    c->g->out_frames[c->ws != NULL]++;
 }
 
 /*

@@ -190,7 +190,15 @@ static void gate_conn_read_cb(struct bufferevent *bev, void *arg)
         gate_conn_refuse(c);
     }
     uint64_t frames = c->rx_frames;
+    bool ws = c->ws != NULL;
+    uint64_t saved_in = g->in_frames; /* as the clocks: a read callback may nest */
+    g->in_frames = 0;
     gate_conn_read_frames(c, in);
+    if (g->in_frames != 0) {
+        metrics_add(g->m_frames_in, (double)g->in_frames);
+        metrics_add(g->m_tin[ws], (double)g->in_frames);
+    }
+    g->in_frames = saved_in;
     if (ws_close)
         gate_conn_close(c, "ws_close");
     /* A frame begun and not complete: its deadline (--frame-timeout-ms) runs from the first
@@ -255,8 +263,7 @@ static void gate_conn_read_frames(gate_conn_t *c, struct evbuffer *in)
             gate_conn_bad_frame(c, &err, bad_rid);
             return;
         }
-        metrics_add(g->m_frames_in, 1);
-        metrics_add(g->m_tin[c->ws != NULL], 1);
+        g->in_frames++; /* into the metrics once the read callback is done */
         if (!gate_conn_take_token(c)) {
             metrics_add(g->m_rate_limited, 1);
             metrics_add(g->m_reject[REJ_RATE], 1);
@@ -331,6 +338,7 @@ static void gate_conn_read_frames(gate_conn_t *c, struct evbuffer *in)
 static void gate_conn_write_cb(struct bufferevent *bev, void *arg)
 {
     (void)bev;
+    gate_conn_write_idle(arg);
     gate_conn_close_progress(arg);
 }
 
@@ -398,7 +406,8 @@ static void gate_conn_accept(gate_t *g, evutil_socket_t fd, bool ws, const struc
     bufferevent_setcb(c->bev, gate_conn_read_cb, gate_conn_write_cb, gate_conn_event_cb, c);
     bufferevent_setwatermark(c->bev, EV_READ, 0, FRAME_HEADER_SIZE + g->lim.max_frame + 4096);
     evbuffer_add_cb(bufferevent_get_output(c->bev), gate_conn_out_cb, c);
-    bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+    /* A plain TCP connection writes through gate_flush_cb (gate_conn_write_idle). */
+    bufferevent_enable(c->bev, c->ws == NULL && !c->tls ? EV_READ : EV_READ | EV_WRITE);
     TAILQ_INSERT_TAIL(&g->conns, c, all);
     u64map_put(g->conn_by_id, c->id, (uint64_t)(uintptr_t)c);
     atomic_fetch_add(&g->nconns, 1);
