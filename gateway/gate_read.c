@@ -406,8 +406,11 @@ static void gate_conn_accept(gate_t *g, evutil_socket_t fd, bool ws, const struc
     bufferevent_setcb(c->bev, gate_conn_read_cb, gate_conn_write_cb, gate_conn_event_cb, c);
     bufferevent_setwatermark(c->bev, EV_READ, 0, FRAME_HEADER_SIZE + g->lim.max_frame + 4096);
     evbuffer_add_cb(bufferevent_get_output(c->bev), gate_conn_out_cb, c);
-    /* A plain TCP connection writes through gate_flush_cb (gate_conn_write_idle). */
-    bufferevent_enable(c->bev, c->ws == NULL && !c->tls ? EV_READ : EV_READ | EV_WRITE);
+    bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+    /* A plain TCP connection writes through gate_flush_cb (gate_conn_write_idle); a new
+     * bufferevent has writing enabled. */
+    if (c->ws == NULL && !c->tls)
+        bufferevent_disable(c->bev, EV_WRITE);
     TAILQ_INSERT_TAIL(&g->conns, c, all);
     u64map_put(g->conn_by_id, c->id, (uint64_t)(uintptr_t)c);
     atomic_fetch_add(&g->nconns, 1);
