@@ -541,7 +541,9 @@ static void gate_conn_put(gate_conn_t *c, uint32_t field, uint64_t rid, const ui
 {
     if (gate_conn_room(c) != 0)
         return;
-    int rc = frame_write_prefixed(gate_conn_out(c), field, rid, msg, len, &c->g->lim);
+    int rc = gate_conn_stage(c, field, rid, msg, len);
+    if (rc == -EAGAIN)
+        rc = frame_write_prefixed(gate_conn_out(c), field, rid, msg, len, &c->g->lim);
     if (rc != 0) {
         log_emit(LOG_ERROR, "client_forward_failed", "{s:i}", "errno", -rc);
         return;
