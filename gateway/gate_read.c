@@ -404,7 +404,12 @@ static void gate_conn_accept(gate_t *g, evutil_socket_t fd, bool ws, const struc
     c->accept_ms = c->out_ms = c->last_rx_ms;
     c->refused = (int8_t)gate_edge_admit(g, c, sa);
     bufferevent_setcb(c->bev, gate_conn_read_cb, gate_conn_write_cb, gate_conn_event_cb, c);
-    bufferevent_setwatermark(c->bev, EV_READ, 0, FRAME_HEADER_SIZE + g->lim.max_frame + 4096);
+    /* The input holds at most one partial frame and one read's bytes: the read callback takes
+     * every whole frame (or closes the connection, which drops the input). A plain TCP
+     * connection needs no read watermark for that (it costs a callback and an event_add for
+     * every frame taken), like the rpc links; the WebSocket and TLS layers keep theirs. */
+    if (ws || g->cfg.tls != NULL)
+        bufferevent_setwatermark(c->bev, EV_READ, 0, FRAME_HEADER_SIZE + g->lim.max_frame + 4096);
     evbuffer_add_cb(bufferevent_get_output(c->bev), gate_conn_out_cb, c);
     bufferevent_enable(c->bev, EV_READ | EV_WRITE);
     /* A plain TCP connection writes through gate_flush_cb (gate_conn_write_idle); a new

@@ -314,6 +314,25 @@ static uint64_t vouch_required_mask(const ProtobufCMessageDescriptor *d)
     return mask;
 }
 
+/*
+ * The required fields of d as a mask (d has at most 64 fields), remembered per thread for the
+ * last descriptors met (a small direct-mapped table keyed by the descriptor's address): a
+ * message's check then costs no pass over every field of its descriptor.
+ */
+static uint64_t vouch_required(const ProtobufCMessageDescriptor *d)
+{
+    static _Thread_local struct {
+        const ProtobufCMessageDescriptor *d;
+        uint64_t mask;
+    } known[64];
+    size_t i = ((uintptr_t)d >> 4) & 63;
+    if (known[i].d != d) {
+        known[i].mask = vouch_required_mask(d);
+        known[i].d = d;
+    }
+    return known[i].mask;
+}
+
 /* Oneofs per message tracked by the vouch (the protocol's messages have at most two). */
 #define VOUCH_ONEOFS 4
 
@@ -414,12 +433,9 @@ static bool vouch_message(const ProtobufCMessageDescriptor *d, const uint8_t *p,
     }
     if (rc < 0)
         return false;
-    if (depth == 0 && v->top_required != NULL)
-        return (seen & *v->top_required) == *v->top_required;
-    for (unsigned i = 0; i < d->n_fields; i++)
-        if (d->fields[i].label == PROTOBUF_C_LABEL_REQUIRED && !(seen & (1ull << i)))
-            return false;
-    return true;
+    uint64_t required =
+        depth == 0 && v->top_required != NULL ? *v->top_required : vouch_required(d);
+    return (seen & required) == required;
 }
 
 /* frame_wire_vouch() with v's skip and mark (lim already resolved). */
