@@ -489,7 +489,9 @@ static bool scan_plain_server_body(uint32_t body)
  * The rules of a ServerMessage body that has some (Play, RoundEnd, Snapshot, Joined...): the
  * body alone is decoded, into scratch memory on the stack (a proto2 sub-message decodes the
  * same alone as inside its parent), and frame_rules_server() runs on a ServerMessage that holds
- * only it. Returns 0 when the rules pass, -EAGAIN otherwise (the full decode gives the reason).
+ * only it. The frame's vouch made the generic checks of these bytes: the decode is protobuf-c's
+ * budgeted unpack alone (frame_unpack_vouched). Returns 0 when the rules pass, -EAGAIN otherwise
+ * (the full decode gives the reason).
  */
 static int scan_body_rules(uint32_t body, const uint8_t *p, size_t len, const frame_limits_t *lim)
 {
@@ -499,8 +501,8 @@ static int scan_body_rules(uint32_t body, const uint8_t *p, size_t len, const fr
         !(fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF))
         return -EAGAIN;
     frame_scratch_t scratch;
-    ProtobufCMessage *m = frame_unpack_checked(fd->descriptor, p, len, frame_limits_or_default(lim),
-                                               NULL, false, &scratch);
+    ProtobufCMessage *m =
+        frame_unpack_vouched(fd->descriptor, p, len, frame_limits_or_default(lim), &scratch);
     if (m == NULL)
         return -EAGAIN;
     Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
