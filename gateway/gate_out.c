@@ -72,13 +72,14 @@ static void gate_bev_flush(struct bufferevent *bev)
  * each frame queued then costs no check of the write event (libevent's output callback looks at
  * it, under the base's lock, for every frame added), and gate_flush_cb writes the frames of the
  * loop iteration itself. gate_bev_flush enables writing when the socket does not take all; the
- * write callback, once libevent has written the rest, calls this to disable it again. A closing
+ * write callback, once libevent has written the rest, or the flush that wrote all calls this to
+ * disable it again. A closing
  * connection keeps it (its close is driven by the write event), and so do WebSocket and TLS
  * connections (their layers write to the bufferevent themselves).
  */
 void gate_conn_write_idle(gate_conn_t *c)
 {
-    if (!c->closing && c->ws == NULL && !c->tls &&
+    if (!c->closing && c->ws == NULL && !c->tls && (bufferevent_get_enabled(c->bev) & EV_WRITE) &&
         evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
         bufferevent_disable(c->bev, EV_WRITE);
 }
@@ -229,6 +230,7 @@ void gate_flush_cb(evutil_socket_t fd, short what, void *arg)
         else if (!c->closing && !c->tls) {
             gate_conn_unstage(c);
             gate_bev_flush(c->bev);
+            gate_conn_write_idle(c); /* all written: writing off again, if it was on */
         }
         gate_stage_put(c);
     }
