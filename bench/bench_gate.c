@@ -14,8 +14,14 @@
  *       tables of their own. Three paths relay the same rpc traffic to the same game server:
  *       direct (no proxy), nginx's TCP stream proxy, and croupier-gate (client protocol in, rpc
  *       out).
- *       ROUNDS (default 3) times: direct, then nginx and croupier-gate alternately. Prints round
- *       trips/s, frames relayed/s, the ratio, and CPU per frame of each process.
+ *       The direct path runs once, then ROUNDS (default 3) rounds of nginx and croupier-gate,
+ *       the order flipping every round. Prints round trips/s, frames relayed/s and CPU per frame
+ *       of each run (with the load average before it), the ratios of each round, and the
+ *       medians over the rounds with the ratio of the medians: the figure to quote, as the two
+ *       proxies run one after the other on a shared machine. CPU is each process's run time as
+ *       the scheduler counts it (/proc/PID/task/TID/schedstat, in ns, all threads), the same
+ *       measure for both proxies. BENCH_PIN=1: the proxy alone on the last CPU, the game server
+ *       and the load generator on the first (both proxies meet the same load from one core).
  *   bench_gate idle-ws N
  *       The same over the WebSocket listener: each connection shakes hands and logs in with one
  *       binary message (both in one write); prints the RSS growth per connection and the
@@ -37,6 +43,8 @@
  * order per connection, none lost or duplicated (the bench exits otherwise).
  */
 #include <arpa/inet.h>
+#include <dirent.h>
+#include <sched.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -95,8 +103,9 @@ static long rss_kib(pid_t pid)
     return v;
 }
 
-/* CPU time (user + system) a process has used so far, in seconds; -1 if unknown. */
-static double proc_cpu_s(pid_t pid)
+/* CPU time (user + system) a process has used so far, in seconds, from the clock ticks of
+ * /proc/PID/stat (10 ms each here); -1 if unknown. The fallback of proc_cpu_s(). */
+static double proc_cpu_ticks_s(pid_t pid)
 {
     char path[64], buf[1024];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
@@ -112,6 +121,82 @@ static double proc_cpu_s(pid_t pid)
         sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
         return -1;
     return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/*
+ * CPU time a process has used so far, in seconds: the scheduler's own count of the time each of
+ * its threads ran (the first field of /proc/PID/task/TID/schedstat, in nanoseconds), summed over
+ * its threads. Exact to the nanosecond, where /proc/PID/stat counts 10 ms ticks, and the same
+ * measure for every process the bench compares (nginx's one thread, the gateway's several).
+ * Falls back to /proc/PID/stat when the kernel has no schedstat; -1 if unknown.
+ */
+static double proc_cpu_s(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (d == NULL)
+        return -1;
+    unsigned long long ns = 0;
+    bool any = false;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        char tpath[384];
+        snprintf(tpath, sizeof tpath, "/proc/%d/task/%s/schedstat", (int)pid, e->d_name);
+        FILE *f = fopen(tpath, "r");
+        unsigned long long t;
+        if (f != NULL && fscanf(f, "%llu", &t) == 1) {
+            ns += t;
+            any = true;
+        }
+        if (f != NULL)
+            fclose(f);
+    }
+    closedir(d);
+    return any ? (double)ns / 1e9 : proc_cpu_ticks_s(pid);
+}
+
+/*
+ * BENCH_PIN=1 (relay): the proxy under test on the last CPU, the game server and the bench's
+ * own load generator on the first, so that the
+ * two proxies meet the same load from the same core and never share theirs with it. Every
+ * thread of pid is moved (sched_setaffinity acts on one thread; threads started later inherit
+ * the mask of the thread that starts them). Returns 0 or -1.
+ */
+static int pin_pid(pid_t pid, int cpu)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (pid == 0)
+        return sched_setaffinity(0, sizeof set, &set);
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (d == NULL)
+        return -1;
+    int rc = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (e->d_name[0] >= '0' && e->d_name[0] <= '9' &&
+            sched_setaffinity((pid_t)atoi(e->d_name), sizeof set, &set) != 0)
+            rc = -1;
+    closedir(d);
+    return rc;
+}
+
+/* The median of n values (sorted in place). */
+static double median(double *v, int n)
+{
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+            double t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    return n == 0 ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* CPU time of this process (the bench's own clients). */
@@ -173,7 +258,10 @@ static void start_game(void)
 static ts_proc_t *spawn_gate(int port, int health_port, int ws, bool tls)
 {
     char *listen = fmt("127.0.0.1:%d", port), *health = fmt("127.0.0.1:%d", health_port);
-    char *argv[48] = {(char *)ts_build_path("gateway/croupier-gate"),
+    /* BENCH_GATE_BIN: another croupier-gate binary (a before/after comparison of two builds
+     * against the same nginx and game server). */
+    const char *bin = getenv("BENCH_GATE_BIN");
+    char *argv[48] = {(char *)(bin != NULL ? bin : ts_build_path("gateway/croupier-gate")),
                       "--listen",
                       listen,
                       "--health-listen",
@@ -1529,55 +1617,90 @@ int main(int argc, char **argv)
             fprintf(stderr, "relay: SECONDS >= 1, CONNS 1..1000, WINDOW 1..256, ROUNDS 1..20\n");
             return 2;
         }
+        bool pin = getenv("BENCH_PIN") != NULL && strcmp(getenv("BENCH_PIN"), "1") == 0;
+        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        if (pin && ncpu >= 2) {
+            /* The proxies on the last CPU, the load (game server, the bench) on the first
+             * (pin_pid); redis-server, idle once the players sit, is left alone. */
+            if (pin_pid(ts_proc_pid(nginx), (int)ncpu - 1) != 0 ||
+                pin_pid(ts_proc_pid(gate), (int)ncpu - 1) != 0 ||
+                pin_pid(ts_proc_pid(game), 0) != 0 || pin_pid(0, 0) != 0) {
+                fprintf(stderr, "relay: BENCH_PIN: sched_setaffinity failed\n");
+                return 1;
+            }
+        }
         printf("relay: %d conns x %d actions in flight, %d s per run, each run's players at a "
                "table of their own; a round trip (action client -> game server and its answer "
                "back) is 2 frames relayed by a proxy, plus the pushes the table sends its "
-               "players\n",
-               nconn, window, secs);
-        double rt[20][3], fpr[20][3], err, ratio[20], gcpu[20], ncpu[20];
+               "players; the direct path once, then %d rounds of nginx and croupier-gate (the "
+               "order flips every round); CPU is each process's run time from "
+               "/proc/PID/task/*/schedstat; %s\n",
+               nconn, window, secs, rounds,
+               pin && ncpu >= 2 ? "pinned: the proxy alone on the last CPU, game server and the "
+                                  "bench on the first"
+                                : "not pinned (BENCH_PIN=1 pins)");
+        double rt[20][3], fpr[20][3], err, ratio[20], gcpu[20], ncpu_us[20], cratio[20];
         relay_cpu_t cpu;
+        /* direct (the game server alone) once: what the game server does without a proxy */
+        double drt = relay(PATH_DIRECT, secs, nconn, window, 1, &err, &cpu);
+        printf("relay    %-14s %8.0f round trips/s (%.2f frames a round trip), %.0f errors; cpu "
+               "per round trip: game server %.2f us, bench clients %.2f us\n",
+               path_names[PATH_DIRECT], drt, cpu.frames_per_rt, err, cpu.game_us, cpu.client_us);
         for (int k = 0; k < rounds; k++) {
-            /* direct (the game server alone), then nginx and croupier-gate alternately (the
-             * order flips every round so neither always runs first). */
-            path_t order[3] = {PATH_DIRECT, k % 2 ? PATH_GATE : PATH_NGINX,
-                               k % 2 ? PATH_NGINX : PATH_GATE};
-            for (int j = 0; j < 3; j++) {
+            /* nginx and croupier-gate one after the other, the order flipping every round so
+             * that neither always runs first. */
+            path_t order[2] = {k % 2 ? PATH_GATE : PATH_NGINX, k % 2 ? PATH_NGINX : PATH_GATE};
+            for (int j = 0; j < 2; j++) {
                 path_t p = order[j];
-                rt[k][p] = relay(p, secs, nconn, window, 1 + (uint64_t)(k * 3 + (int)p) * 2000,
-                                 &err, &cpu);
+                double load[3] = {0};
+                getloadavg(load, 3);
+                rt[k][p] = relay(p, secs, nconn, window,
+                                 1 + (uint64_t)(k * 2 + (int)p) * 2000 + 2000, &err, &cpu);
                 fpr[k][p] = cpu.frames_per_rt;
                 printf("relay #%d %-14s %8.0f round trips/s = %8.0f frames relayed/s (%.2f a "
-                       "round trip), %.0f errors\n",
-                       k + 1, path_names[p], rt[k][p],
-                       p == PATH_DIRECT ? 0 : fpr[k][p] * rt[k][p], fpr[k][p], err);
-                printf("      cpu per frame relayed: proxy %.2f us; per round trip: proxy %.2f "
+                       "round trip), %.0f errors, load %.2f\n",
+                       k + 1, path_names[p], rt[k][p], fpr[k][p] * rt[k][p], fpr[k][p], err,
+                       load[0]);
+                printf("      cpu per frame relayed: proxy %.3f us; per round trip: proxy %.2f "
                        "us, game server %.2f us, bench clients %.2f us\n",
                        cpu.proxy_us / fpr[k][p], cpu.proxy_us, cpu.game_us, cpu.client_us);
                 fflush(stdout);
                 if (p == PATH_GATE)
                     gcpu[k] = cpu.proxy_us / fpr[k][p];
                 if (p == PATH_NGINX)
-                    ncpu[k] = cpu.proxy_us / fpr[k][p];
+                    ncpu_us[k] = cpu.proxy_us / fpr[k][p];
             }
             ratio[k] = rt[k][PATH_GATE] / rt[k][PATH_NGINX];
-            printf("relay #%d: croupier-gate / nginx-stream = %.2f\n", k + 1, ratio[k]);
+            cratio[k] = gcpu[k] / ncpu_us[k];
+            printf("relay #%d: frames/s croupier-gate / nginx-stream = %.2f; cpu per frame "
+                   "croupier-gate / nginx-stream = %.2f\n",
+                   k + 1, ratio[k], cratio[k]);
         }
+        double gfr[20], nfr[20];
         printf("relay summary: croupier-gate frames relayed/s:");
         for (int k = 0; k < rounds; k++)
-            printf(" %.0f", fpr[k][PATH_GATE] * rt[k][PATH_GATE]);
+            printf(" %.0f", gfr[k] = fpr[k][PATH_GATE] * rt[k][PATH_GATE]);
         printf("\nrelay summary: nginx-stream frames relayed/s:");
         for (int k = 0; k < rounds; k++)
-            printf(" %.0f", fpr[k][PATH_NGINX] * rt[k][PATH_NGINX]);
+            printf(" %.0f", nfr[k] = fpr[k][PATH_NGINX] * rt[k][PATH_NGINX]);
         printf("\nrelay summary: ratio croupier-gate / nginx-stream:");
         for (int k = 0; k < rounds; k++)
             printf(" %.2f", ratio[k]);
         printf("\nrelay summary: cpu per frame relayed (us), croupier-gate:");
         for (int k = 0; k < rounds; k++)
-            printf(" %.2f", gcpu[k]);
+            printf(" %.3f", gcpu[k]);
         printf(" / nginx-stream:");
         for (int k = 0; k < rounds; k++)
-            printf(" %.2f", ncpu[k]);
-        printf("\n");
+            printf(" %.3f", ncpu_us[k]);
+        printf("\nrelay summary: cpu per frame ratio croupier-gate / nginx-stream, each round:");
+        for (int k = 0; k < rounds; k++)
+            printf(" %.2f", cratio[k]);
+        double mg = median(gcpu, rounds), mn = median(ncpu_us, rounds);
+        printf("\nrelay median: cpu per frame relayed croupier-gate %.3f us, nginx-stream %.3f us, "
+               "ratio of the medians %.2f (median of the rounds' ratios %.2f); frames relayed/s "
+               "croupier-gate %.0f, nginx-stream %.0f\n",
+               mg, mn, mn > 0 ? mg / mn : 0, median(cratio, rounds), median(gfr, rounds),
+               median(nfr, rounds));
     } else if (strcmp(argv[1], "transports") == 0 && argc >= 5) {
         start_game();
         start_gates_transports(dir);

@@ -766,6 +766,7 @@ void gate_destroy(gate_t *g)
         event_free(g->exit_timer);
     if (g->flush_ev != NULL)
         event_free(g->flush_ev);
+    gate_stage_release(g);
     while (g->req_free != NULL) {
         r = g->req_free;
         g->req_free = r->q.tqe_next;

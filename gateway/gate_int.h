@@ -108,6 +108,10 @@ typedef struct gate_conn {
     struct event *close_ev;       /* close-timeout timer, only while closing */
     TAILQ_ENTRY(gate_conn) dirty; /* on g->dirty_conns: output queued this loop iteration */
     bool in_dirty;
+    /* The relay's frames queued in this loop iteration to a plain TCP client, ahead of its
+     * socket's output (gate_conn_stage): a buffer of GATE_STAGE_SIZE lent while it is dirty. */
+    uint8_t *stage;
+    uint32_t stage_len;
     /* Tournaments this connection registered in or asked about, newest first (gate_tour.c):
      * their events are pushed to it. NULL until the first; GATE_TOUR_FOLLOW_MAX at most. */
     uint64_t *tours;
@@ -294,6 +298,13 @@ struct gate {
     /* Output batching: frames queued to a client or a link during one loop iteration are
      * written with one writev at its end (flush_ev, activated by the first of them). */
     struct event *flush_ev;
+    /* Frames queued to clients since the last flush, by transport ([0] tcp, [1] ws): counted
+     * into gate_frames_out_total at the flush, not one atomic add per frame. */
+    uint64_t out_frames[2];
+    /* Staging buffers (gate_conn_stage): the free ones (linked through their first bytes) and
+     * how many are lent. */
+    void *stage_free;
+    int stage_lent;
     TAILQ_HEAD(, gate_conn) dirty_conns;
     TAILQ_HEAD(, gate_link) dirty_links;
     /* Request records kept for reuse (no malloc/free per request). */
@@ -341,6 +352,8 @@ struct gate {
      * (gate_now_mono / gate_now_wall; rx_clock is true only while the callback runs). */
     bool rx_clock;
     int64_t rx_mono_ms, rx_wall_ms;
+    /* Frames read in this client read callback (gate_frames_in_total, added once at its end). */
+    uint64_t in_frames;
     /* libevent common timeouts of each request kind's budget (gate_req_arm); NULL: none. */
     const struct timeval *budget_tv[GATE_REQ_KINDS];
     /* Tournament requests and pushes in flight (gate_tour.c), freed by gate_tour_shutdown. */
@@ -377,6 +390,11 @@ typedef struct {
 
 /* Largest ServerMessage forwarded as bytes (copied to the stack); larger ones are re-encoded. */
 #define GATE_FWD_MAX 2048
+
+/* A staging buffer's size, and how many may be lent at once (gate_conn_stage): at most 16 MiB
+ * of frames staged in one loop iteration; beyond, frames go to the bufferevents as before. */
+#define GATE_STAGE_SIZE (16u << 10)
+#define GATE_STAGE_MAX 1024
 
 /* Freed request records kept for reuse, at most (about 1 KiB each). */
 #define GATE_REQ_KEEP 1024
@@ -532,6 +550,10 @@ void gate_link_undirty(gate_link_t *l);
 struct evbuffer *gate_conn_out(gate_conn_t *c);
 size_t gate_conn_queued(gate_conn_t *c);
 void gate_conn_count_out(gate_conn_t *c);
+void gate_conn_write_idle(gate_conn_t *c);
+int gate_conn_stage(gate_conn_t *c, uint32_t field, uint64_t value, const uint8_t *msg, size_t len);
+void gate_conn_unstage(gate_conn_t *c);
+void gate_stage_release(gate_t *g);
 long gate_edge_note(gate_t *g, int cause, int64_t now);
 void gate_conn_goaway_last(gate_conn_t *c, int reason, const char *detail);
 int gate_conn_room(gate_conn_t *c);

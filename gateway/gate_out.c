@@ -34,6 +34,9 @@ uint64_t gate_next_rid(gate_t *g)
 
 /* ---- output batching ------------------------------------------------------------------------- */
 
+static void gate_stage_put(gate_conn_t *c);
+static void gate_conn_write_stage(gate_conn_t *c);
+
 /*
  * Writes what a bufferevent has queued now, with one writev, instead of leaving it to
  * libevent's write event (that costs an epoll round and two epoll_ctl per frame at low rates:
@@ -41,7 +44,8 @@ uint64_t gate_next_rid(gate_t *g)
  * was written, the write event the bufferevent added in this same loop iteration is removed
  * again: with the event base's changelist (gate_main.c) the kernel hears of neither. What
  * cannot be written now (EAGAIN, an error) stays queued in order, and the write event handles
- * it as before (so errors still reach the event callback).
+ * it as before (so errors still reach the event callback): a bufferevent whose writing is
+ * disabled (a plain TCP client's, gate_conn_write_idle) has it enabled for that.
  */
 static void gate_bev_flush(struct bufferevent *bev)
 {
@@ -52,12 +56,137 @@ static void gate_bev_flush(struct bufferevent *bev)
      * may drain it): evbuffer_write() on a frozen buffer writes nothing and returns -1. Thaw it
      * for this one write, as that callback does. */
     evbuffer_unfreeze(out, 1);
-    int n = evbuffer_write(out, bufferevent_getfd(bev));
+    evbuffer_write(out, bufferevent_getfd(bev));
     evbuffer_freeze(out, 1);
-    if (n < 0)
+    if (evbuffer_get_length(out) != 0) {
+        if (!(bufferevent_get_enabled(bev) & EV_WRITE))
+            bufferevent_enable(bev, EV_WRITE);
         return;
-    if (evbuffer_get_length(out) == 0 && event_pending(&bev->ev_write, EV_WRITE, NULL))
+    }
+    if (event_pending(&bev->ev_write, EV_WRITE, NULL))
         event_del(&bev->ev_write);
+}
+
+/*
+ * A plain TCP client's bufferevent has its writing disabled while nothing waits for the socket:
+ * each frame queued then costs no check of the write event (libevent's output callback looks at
+ * it, under the base's lock, for every frame added), and gate_flush_cb writes the frames of the
+ * loop iteration itself. gate_bev_flush enables writing when the socket does not take all; the
+ * write callback, once libevent has written the rest, or the flush that wrote all calls this to
+ * disable it again. A closing
+ * connection keeps it (its close is driven by the write event), and so do WebSocket and TLS
+ * connections (their layers write to the bufferevent themselves).
+ */
+void gate_conn_write_idle(gate_conn_t *c)
+{
+    if (!c->closing && c->ws == NULL && !c->tls && (bufferevent_get_enabled(c->bev) & EV_WRITE) &&
+        evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
+        bufferevent_disable(c->bev, EV_WRITE);
+}
+
+/* ---- staging: the relay's frames to a plain TCP client, one write a loop iteration ----------- */
+
+/* Gives c's staging buffer back to the pool (what it holds is dropped). */
+static void gate_stage_put(gate_conn_t *c)
+{
+    if (c->stage == NULL)
+        return;
+    gate_t *g = c->g;
+    memcpy(c->stage, &g->stage_free, sizeof g->stage_free);
+    g->stage_free = c->stage;
+    g->stage_lent--;
+    c->stage = NULL;
+    c->stage_len = 0;
+}
+
+/* Frees the pool of staging buffers (gate_destroy: every connection gave its own back). */
+void gate_stage_release(gate_t *g)
+{
+    while (g->stage_free != NULL) {
+        void *p = g->stage_free;
+        memcpy(&g->stage_free, p, sizeof g->stage_free);
+        free(p);
+    }
+}
+
+/*
+ * Queues one frame of the relay's fast path to a plain TCP client: the serialized ServerMessage
+ * msg, with field = value written in front when field is not 0 (as frame_write_prefixed), is
+ * copied to the connection's staging buffer, which gate_flush_cb writes with one send() at the
+ * end of the loop iteration. A frame then costs one copy, instead of a reservation and a commit
+ * in the socket's output with the output's callbacks. Order holds: a frame queued to the output
+ * meanwhile (gate_conn_out) moves the staged ones there first, and what the socket does not take
+ * goes to the output, after what it held. Returns 0, -EMSGSIZE over the client's cap, or -EAGAIN
+ * when the frame is to go to the output instead (a WebSocket or TLS client, a closing one, a
+ * frame over GATE_STAGE_SIZE, GATE_STAGE_MAX buffers lent).
+ */
+int gate_conn_stage(gate_conn_t *c, uint32_t field, uint64_t value, const uint8_t *msg, size_t len)
+{
+    gate_t *g = c->g;
+    if (c->ws != NULL || c->tls || c->closing)
+        return -EAGAIN;
+    uint8_t head[FRAME_HEADER_SIZE + 20];
+    size_t n = FRAME_HEADER_SIZE;
+    if (field != 0) {
+        n += frame_wire_put_varint(head + n, (uint64_t)field << 3);
+        n += frame_wire_put_varint(head + n, value);
+    }
+    size_t size = n - FRAME_HEADER_SIZE + len;
+    if (size > g->lim.max_frame || size > UINT32_MAX)
+        return -EMSGSIZE;
+    if (FRAME_HEADER_SIZE + size > GATE_STAGE_SIZE)
+        return -EAGAIN;
+    if (c->stage != NULL && GATE_STAGE_SIZE - c->stage_len < FRAME_HEADER_SIZE + size)
+        gate_conn_unstage(c); /* full: its frames go to the output, the buffer is reused */
+    if (c->stage == NULL) {
+        if (g->stage_lent >= GATE_STAGE_MAX)
+            return -EAGAIN;
+        if (g->stage_free != NULL) {
+            c->stage = g->stage_free;
+            memcpy(&g->stage_free, c->stage, sizeof g->stage_free);
+        } else {
+            c->stage = xmalloc(GATE_STAGE_SIZE);
+        }
+        g->stage_lent++;
+        c->stage_len = 0;
+    }
+    frame_put_header(head, (uint32_t)size);
+    uint8_t *p = c->stage + c->stage_len;
+    memcpy(p, head, n);
+    if (len > 0)
+        memcpy(p + n, msg, len);
+    c->stage_len += (uint32_t)(FRAME_HEADER_SIZE + size);
+    return 0;
+}
+
+/* Moves c's staged frames to the end of its socket's output (before anything else is queued
+ * there, or when the connection closes); the buffer stays lent until the flush. */
+void gate_conn_unstage(gate_conn_t *c)
+{
+    if (c->stage_len == 0)
+        return;
+    evbuffer_add(bufferevent_get_output(c->bev), c->stage, c->stage_len);
+    c->stage_len = 0;
+}
+
+/*
+ * Writes c's staged frames with one send() (its output is empty, so they are next on the
+ * socket). What the socket does not take (EAGAIN, an error) goes to the output, and writing is
+ * enabled for it, as gate_bev_flush does: libevent's write event then writes the rest or reports
+ * the error to the event callback.
+ */
+static void gate_conn_write_stage(gate_conn_t *c)
+{
+    ssize_t n = send(bufferevent_getfd(c->bev), c->stage, c->stage_len, MSG_NOSIGNAL);
+    size_t done = n > 0 ? (size_t)n : 0;
+    if (done > 0)
+        c->out_moved = true; /* as gate_conn_out_cb notes for the output */
+    if (done < c->stage_len) {
+        evbuffer_add(bufferevent_get_output(c->bev), c->stage + done, c->stage_len - done);
+        if (!(bufferevent_get_enabled(c->bev) & EV_WRITE))
+            bufferevent_enable(c->bev, EV_WRITE);
+    }
+    c->stage_len = 0;
 }
 
 /*
@@ -75,6 +204,12 @@ void gate_flush_cb(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     gate_t *g = arg;
+    for (int t = 0; t < 2; t++)
+        if (g->out_frames[t] != 0) {
+            metrics_add(g->m_frames_out, (double)g->out_frames[t]);
+            metrics_add(g->m_tout[t], (double)g->out_frames[t]);
+            g->out_frames[t] = 0;
+        }
     rconn_flush(g->rc);
     gate_link_t *l;
     while ((l = TAILQ_FIRST(&g->dirty_links)) != NULL) {
@@ -89,8 +224,15 @@ void gate_flush_cb(evutil_socket_t fd, short what, void *arg)
         c->in_dirty = false;
         if (!c->closing && c->ws != NULL)
             gate_ws_flush(c->ws);
-        if (!c->closing && !c->tls)
+        if (!c->closing && c->stage_len > 0 &&
+            evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
+            gate_conn_write_stage(c);
+        else if (!c->closing && !c->tls) {
+            gate_conn_unstage(c);
             gate_bev_flush(c->bev);
+            gate_conn_write_idle(c); /* all written: writing off again, if it was on */
+        }
+        gate_stage_put(c);
     }
 }
 
@@ -127,18 +269,23 @@ void gate_link_undirty(gate_link_t *l)
  * turns each frame into one binary message when it is flushed). */
 struct evbuffer *gate_conn_out(gate_conn_t *c)
 {
-    return c->ws != NULL ? gate_ws_out(c->ws) : bufferevent_get_output(c->bev);
+    if (c->ws != NULL)
+        return gate_ws_out(c->ws);
+    gate_conn_unstage(c); /* the staged frames go first */
+    return bufferevent_get_output(c->bev);
 }
 
 size_t gate_conn_queued(gate_conn_t *c)
 {
-    return c->ws != NULL ? gate_ws_queued(c->ws) : evbuffer_get_length(gate_conn_out(c));
+    return c->ws != NULL ? gate_ws_queued(c->ws)
+                         : evbuffer_get_length(bufferevent_get_output(c->bev)) + c->stage_len;
 }
 
+/* Counts a frame queued to c; every caller marks c dirty next, so gate_flush_cb, which adds the
+ * counts to the metrics, runs in this loop iteration. */
 void gate_conn_count_out(gate_conn_t *c)
 {
-    metrics_add(c->g->m_frames_out, 1);
-    metrics_add(c->g->m_tout[c->ws != NULL], 1);
+    c->g->out_frames[c->ws != NULL]++;
 }
 
 /*
@@ -344,6 +491,7 @@ void gate_conn_close(gate_conn_t *c, const char *reason)
     if (c->closing)
         return;
     gate_t *g = c->g;
+    gate_conn_unstage(c); /* its output is flushed by the write event from here on */
     c->closing = true;
     gate_conn_unauth_remove(c);
     log_emit(LOG_DEBUG, "client_closing", "{s:I,s:I,s:s}", "conn", (json_int_t)c->id, "player",
@@ -404,6 +552,7 @@ void gate_conn_free(gate_conn_t *c)
     TAILQ_REMOVE(&g->conns, c, all);
     if (c->in_dirty)
         TAILQ_REMOVE(&g->dirty_conns, c, dirty);
+    gate_stage_put(c);
     u64map_del(g->conn_by_id, c->id);
     if (c->close_ev != NULL)
         event_free(c->close_ev);

@@ -190,7 +190,15 @@ static void gate_conn_read_cb(struct bufferevent *bev, void *arg)
         gate_conn_refuse(c);
     }
     uint64_t frames = c->rx_frames;
+    bool ws = c->ws != NULL;
+    uint64_t saved_in = g->in_frames; /* as the clocks: a read callback may nest */
+    g->in_frames = 0;
     gate_conn_read_frames(c, in);
+    if (g->in_frames != 0) {
+        metrics_add(g->m_frames_in, (double)g->in_frames);
+        metrics_add(g->m_tin[ws], (double)g->in_frames);
+    }
+    g->in_frames = saved_in;
     if (ws_close)
         gate_conn_close(c, "ws_close");
     /* A frame begun and not complete: its deadline (--frame-timeout-ms) runs from the first
@@ -255,8 +263,7 @@ static void gate_conn_read_frames(gate_conn_t *c, struct evbuffer *in)
             gate_conn_bad_frame(c, &err, bad_rid);
             return;
         }
-        metrics_add(g->m_frames_in, 1);
-        metrics_add(g->m_tin[c->ws != NULL], 1);
+        g->in_frames++; /* into the metrics once the read callback is done */
         if (!gate_conn_take_token(c)) {
             metrics_add(g->m_rate_limited, 1);
             metrics_add(g->m_reject[REJ_RATE], 1);
@@ -348,6 +355,7 @@ static void gate_conn_read_frames(gate_conn_t *c, struct evbuffer *in)
 static void gate_conn_write_cb(struct bufferevent *bev, void *arg)
 {
     (void)bev;
+    gate_conn_write_idle(arg);
     gate_conn_close_progress(arg);
 }
 
@@ -413,9 +421,18 @@ static void gate_conn_accept(gate_t *g, evutil_socket_t fd, bool ws, const struc
     c->accept_ms = c->out_ms = c->last_rx_ms;
     c->refused = (int8_t)gate_edge_admit(g, c, sa);
     bufferevent_setcb(c->bev, gate_conn_read_cb, gate_conn_write_cb, gate_conn_event_cb, c);
-    bufferevent_setwatermark(c->bev, EV_READ, 0, FRAME_HEADER_SIZE + g->lim.max_frame + 4096);
+    /* The input holds at most one partial frame and one read's bytes: the read callback takes
+     * every whole frame (or closes the connection, which drops the input). A plain TCP
+     * connection needs no read watermark for that (it costs a callback and an event_add for
+     * every frame taken), like the rpc links; the WebSocket and TLS layers keep theirs. */
+    if (ws || g->cfg.tls != NULL)
+        bufferevent_setwatermark(c->bev, EV_READ, 0, FRAME_HEADER_SIZE + g->lim.max_frame + 4096);
     evbuffer_add_cb(bufferevent_get_output(c->bev), gate_conn_out_cb, c);
     bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+    /* A plain TCP connection writes through gate_flush_cb (gate_conn_write_idle); a new
+     * bufferevent has writing enabled. */
+    if (c->ws == NULL && !c->tls)
+        bufferevent_disable(c->bev, EV_WRITE);
     TAILQ_INSERT_TAIL(&g->conns, c, all);
     u64map_put(g->conn_by_id, c->id, (uint64_t)(uintptr_t)c);
     atomic_fetch_add(&g->nconns, 1);

@@ -260,7 +260,9 @@ static void gate_room_lookup(gate_req_t *r, int64_t now);
 void gate_req_dispatch(gate_req_t *r)
 {
     gate_t *g = r->g;
-    int64_t now = clock_mono_ms();
+    /* The read callback's clock for a new request: the one its deadline was set from, so that
+     * its whole budget goes on the common timeout queue (gate_req_arm); a retry reads it. */
+    int64_t now = gate_now_mono(g);
     if (now >= r->deadline_mono) {
         metrics_add(g->m_reject[REJ_DEADLINE], 1);
         gate_req_fail(r, CROUPIER__ERROR_CODE__DEADLINE_EXCEEDED, "deadline passed");

@@ -575,6 +575,34 @@ ProtobufCMessage *frame_unpack_checked(const ProtobufCMessageDescriptor *desc,
     return unpack_core(desc, payload, len, lim, err, rules, false, NULL, scratch);
 }
 
+/*
+ * The budgeted unpack alone (step 3), into scratch, for bytes frame_wire_vouch() accepted as
+ * desc under lim: the wire pass and the descriptor walk of unpack_core() would only repeat the
+ * vouch's checks (frame_wire.c's scan of a pushed body that has rules of its own). NULL when
+ * protobuf-c refuses (the budget, measured as unpack_core() does, can be tighter than the
+ * vouch's estimate for the whole frame): the caller then takes the usual decode.
+ */
+ProtobufCMessage *frame_unpack_vouched(const ProtobufCMessageDescriptor *desc,
+                                       const uint8_t *payload, size_t len,
+                                       const frame_limits_t *lim, frame_scratch_t *scratch)
+{
+    lim = frame_limits_or_default(lim);
+    if (len > lim->max_frame || (len > 0 && payload == NULL))
+        return NULL;
+    budget_t b = {.left = lim->budget_floor, .used = 0, .exhausted = false, NULL, NULL, scratch};
+    if (lim->budget_factor > 0 && len > (SIZE_MAX - b.left) / lim->budget_factor)
+        b.left = SIZE_MAX;
+    else
+        b.left += lim->budget_factor * len;
+    ProtobufCAllocator alloc = {budget_alloc, budget_free, &b};
+    ProtobufCMessage *m = protobuf_c_message_unpack(desc, &alloc, len, payload);
+    if (m == NULL || b.first == NULL || (char *)m != (char *)b.first + ARENA_HEADER) {
+        arena_release(b.first); /* as unpack_core(): a message not allocated first is refused */
+        return NULL;
+    }
+    return m;
+}
+
 /* ---- a table-kit game's own messages -------------------------------------------------------- */
 
 ProtobufCMessage *frame_unpack_game(const ProtobufCMessageDescriptor *desc, const uint8_t *data,

@@ -93,6 +93,11 @@ ProtobufCMessage *frame_unpack_checked(const ProtobufCMessageDescriptor *desc,
                                        const uint8_t *payload, size_t len,
                                        const frame_limits_t *lim, frame_error_t *err, bool rules,
                                        frame_scratch_t *scratch);
+/* frame_unpack_checked() without its generic checks, for bytes frame_wire_vouch() accepted
+ * (frame.c); NULL when protobuf-c refuses them. */
+ProtobufCMessage *frame_unpack_vouched(const ProtobufCMessageDescriptor *desc,
+                                       const uint8_t *payload, size_t len,
+                                       const frame_limits_t *lim, frame_scratch_t *scratch);
 
 /* frame_check.c: the descriptor walk and the message rules. */
 bool frame_enum_zero_is_unspecified(const ProtobufCEnumDescriptor *ed);

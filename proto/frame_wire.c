@@ -269,19 +269,40 @@ static unsigned wire_type_of(ProtobufCType t)
     }
 }
 
+/* Top-level fields frame_scan_rpc_cached() keeps from its vouch (an RpcFrame has a few). */
+#define VOUCH_TOP_MAX 16
+
 /* What one vouch pass carries: the limits, the estimated unpack size, half the budget. */
 typedef struct vouch {
     const frame_limits_t *lim;
     size_t cost;
     size_t budget;
-    /* A sub-message of the top level at these bytes (frame_scan_rpc_cached): skip, already
-     * vouched for, adds skip_cost; mark, vouched here, leaves its cost in mark_cost. */
-    const uint8_t *skip, *mark;
-    size_t skip_cost, mark_cost;
+    /* The top level of frame_scan_rpc_cached(), read once: cache_field (0: none) is the
+     * sub-message the cache may hold. Met with the cache's bytes (skip_msg, skip_len) it is not
+     * vouched again and adds skip_cost (skipped points at it); met with others it is vouched
+     * here and its cost is left in mark_cost (marked points at it). */
+    uint32_t cache_field;
+    const uint8_t *skip_msg;
+    size_t skip_len, skip_cost;
+    const uint8_t *skipped, *marked;
+    size_t mark_cost;
+    /* The top-level fields read, in order (NULL: not kept); more than VOUCH_TOP_MAX fail. */
+    frame_wire_value_t *top;
+    unsigned ntop;
     /* The top-level message's required fields as a mask of field indexes (NULL: read from its
      * descriptor, one field at a time, which costs a pass over every field it has). */
     const uint64_t *top_required;
 } vouch_t;
+
+/* The descriptor of field number id of d: protobuf-c keeps d->fields sorted by number, so a
+ * message numbered 1, 2, 3... has field id at index id - 1; the others are looked up. */
+static inline const ProtobufCFieldDescriptor *vouch_field(const ProtobufCMessageDescriptor *d,
+                                                          uint32_t id)
+{
+    if (id - 1 < d->n_fields && d->fields[id - 1].id == id)
+        return &d->fields[id - 1];
+    return protobuf_c_message_descriptor_get_field(d, id);
+}
 
 /* The required fields of d as a mask of field indexes (d has at most 64 fields). */
 static uint64_t vouch_required_mask(const ProtobufCMessageDescriptor *d)
@@ -291,6 +312,25 @@ static uint64_t vouch_required_mask(const ProtobufCMessageDescriptor *d)
         if (d->fields[i].label == PROTOBUF_C_LABEL_REQUIRED)
             mask |= 1ull << i;
     return mask;
+}
+
+/*
+ * The required fields of d as a mask (d has at most 64 fields), remembered per thread for the
+ * last descriptors met (a small direct-mapped table keyed by the descriptor's address): a
+ * message's check then costs no pass over every field of its descriptor.
+ */
+static uint64_t vouch_required(const ProtobufCMessageDescriptor *d)
+{
+    static _Thread_local struct {
+        const ProtobufCMessageDescriptor *d;
+        uint64_t mask;
+    } known[64];
+    size_t i = ((uintptr_t)d >> 4) & 63;
+    if (known[i].d != d) {
+        known[i].mask = vouch_required_mask(d);
+        known[i].d = d;
+    }
+    return known[i].mask;
 }
 
 /* Oneofs per message tracked by the vouch (the protocol's messages have at most two). */
@@ -314,9 +354,14 @@ static bool vouch_message(const ProtobufCMessageDescriptor *d, const uint8_t *p,
     int rc;
     frame_wire_init(&r, p, len);
     while ((rc = wire_read(&r, &f)) > 0) {
-        const ProtobufCFieldDescriptor *fd = protobuf_c_message_descriptor_get_field(d, f.field);
+        const ProtobufCFieldDescriptor *fd = vouch_field(d, f.field);
         if (fd == NULL || f.type != wire_type_of(fd->type))
             return false;
+        if (depth == 0 && v->top != NULL) {
+            if (v->ntop == VOUCH_TOP_MAX)
+                return false;
+            v->top[v->ntop++] = f;
+        }
         uint64_t bit = 1ull << (unsigned)(fd - d->fields);
         if (fd->label != PROTOBUF_C_LABEL_REPEATED && (seen & bit))
             return false;
@@ -367,15 +412,20 @@ static bool vouch_message(const ProtobufCMessageDescriptor *d, const uint8_t *p,
         case PROTOBUF_C_TYPE_MESSAGE: {
             /* The verdict of a message is the same wherever it is met at the same depth: only
              * its cost adds to the frame's (the budget is checked below, costs only grow). */
-            if (depth == 0 && v->skip != NULL && f.data == v->skip) {
+            bool cached = depth == 0 && v->cache_field != 0 && f.field == v->cache_field;
+            if (cached && v->skip_msg != NULL && f.len == v->skip_len &&
+                memcmp(f.data, v->skip_msg, f.len) == 0) {
                 v->cost += v->skip_cost;
+                v->skipped = f.data;
                 break;
             }
             size_t before = v->cost;
             if (!vouch_message(fd->descriptor, f.data, f.len, depth + 1, v))
                 return false;
-            if (depth == 0 && f.data == v->mark)
+            if (cached) {
+                v->marked = f.data;
                 v->mark_cost = v->cost - before;
+            }
             break;
         }
         default:
@@ -386,12 +436,9 @@ static bool vouch_message(const ProtobufCMessageDescriptor *d, const uint8_t *p,
     }
     if (rc < 0)
         return false;
-    if (depth == 0 && v->top_required != NULL)
-        return (seen & *v->top_required) == *v->top_required;
-    for (unsigned i = 0; i < d->n_fields; i++)
-        if (d->fields[i].label == PROTOBUF_C_LABEL_REQUIRED && !(seen & (1ull << i)))
-            return false;
-    return true;
+    uint64_t required =
+        depth == 0 && v->top_required != NULL ? *v->top_required : vouch_required(d);
+    return (seen & required) == required;
 }
 
 /* frame_wire_vouch() with v's skip and mark (lim already resolved). */
@@ -445,7 +492,9 @@ static bool scan_plain_server_body(uint32_t body)
  * The rules of a ServerMessage body that has some (Play, RoundEnd, Snapshot, Joined...): the
  * body alone is decoded, into scratch memory on the stack (a proto2 sub-message decodes the
  * same alone as inside its parent), and frame_rules_server() runs on a ServerMessage that holds
- * only it. Returns 0 when the rules pass, -EAGAIN otherwise (the full decode gives the reason).
+ * only it. The frame's vouch made the generic checks of these bytes: the decode is protobuf-c's
+ * budgeted unpack alone (frame_unpack_vouched). Returns 0 when the rules pass, -EAGAIN otherwise
+ * (the full decode gives the reason).
  */
 static int scan_body_rules(uint32_t body, const uint8_t *p, size_t len, const frame_limits_t *lim)
 {
@@ -455,8 +504,8 @@ static int scan_body_rules(uint32_t body, const uint8_t *p, size_t len, const fr
         !(fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF))
         return -EAGAIN;
     frame_scratch_t scratch;
-    ProtobufCMessage *m = frame_unpack_checked(fd->descriptor, p, len, frame_limits_or_default(lim),
-                                               NULL, false, &scratch);
+    ProtobufCMessage *m =
+        frame_unpack_vouched(fd->descriptor, p, len, frame_limits_or_default(lim), &scratch);
     if (m == NULL)
         return -EAGAIN;
     Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
@@ -482,27 +531,6 @@ enum {
     SCAN_RESULT_ERROR = 1,
 };
 
-/*
- * The pushed ServerMessage of payload, when it is one the cache vouched for
- * (frame_scan_rpc_cached): its bytes inside payload, else NULL. A look at the top level only; the
- * vouch that follows checks the frame.
- */
-static const uint8_t *scan_cached_push(const uint8_t *payload, size_t len,
-                                       const frame_limits_t *lim, const frame_scan_cache_t *cache)
-{
-    if (cache == NULL || cache->len == 0 || memcmp(&cache->lim, lim, sizeof *lim) != 0)
-        return NULL;
-    frame_wire_reader_t r;
-    frame_wire_value_t f;
-    const uint8_t *push = NULL;
-    frame_wire_init(&r, payload, len);
-    while (wire_read(&r, &f) > 0)
-        if (f.field == CROUPIER__RPC_FRAME__BODY_PUSH && push == NULL && f.len == cache->len &&
-            memcmp(f.data, cache->msg, f.len) == 0) /* its wire type: the vouch's business */
-            push = f.data;
-    return push;
-}
-
 int frame_scan_rpc(const uint8_t *payload, size_t len, const frame_limits_t *lim,
                    frame_rpc_scan_t *out)
 {
@@ -511,56 +539,55 @@ int frame_scan_rpc(const uint8_t *payload, size_t len, const frame_limits_t *lim
 
 /*
  * The frame passed frame_wire_vouch() as an RpcFrame first (so every field below is known,
- * well-typed and at most once, and the generic checks hold); the reads after it only pick the
- * values out and apply rules_rpc()'s rules for a reply and a push.
+ * well-typed and at most once, and the generic checks hold), in one pass over its top level that
+ * also keeps its fields (vouch_t.top) and compares its push with the cache's; the reads after it
+ * only pick the values out and apply rules_rpc()'s rules for a reply and a push.
  */
 int frame_scan_rpc_cached(const uint8_t *payload, size_t len, const frame_limits_t *lim,
                           frame_scan_cache_t *cache, frame_rpc_scan_t *out)
 {
     memset(out, 0, sizeof *out);
     lim = frame_limits_or_default(lim);
+    frame_wire_value_t top[VOUCH_TOP_MAX];
     vouch_t v = {0};
-    const uint8_t *known = scan_cached_push(payload, len, lim, cache);
-    if (known != NULL) {
-        v.skip = known;
-        v.skip_cost = cache->cost;
+    v.top = top;
+    if (cache != NULL) {
+        v.cache_field = CROUPIER__RPC_FRAME__BODY_PUSH;
+        if (cache->len != 0 && memcmp(&cache->lim, lim, sizeof *lim) == 0) {
+            v.skip_msg = cache->msg;
+            v.skip_len = cache->len;
+            v.skip_cost = cache->cost;
+        }
+        if (croupier__rpc_frame__descriptor.n_fields <= 64) {
+            if (!cache->rpc_required_known) {
+                cache->rpc_required = vouch_required_mask(&croupier__rpc_frame__descriptor);
+                cache->rpc_required_known = true;
+            }
+            v.top_required = &cache->rpc_required;
+        }
     }
-    /* Found by the scan below; the vouch marks every top-level message at these bytes. */
+    if (wire_vouch(&croupier__rpc_frame__descriptor, payload, len, lim, &v) != 0)
+        return -EAGAIN;
     const uint8_t *body = NULL;
     size_t body_len = 0;
     frame_wire_reader_t r;
     frame_wire_value_t f;
-    if (cache != NULL && croupier__rpc_frame__descriptor.n_fields <= 64) {
-        if (!cache->rpc_required_known) {
-            cache->rpc_required = vouch_required_mask(&croupier__rpc_frame__descriptor);
-            cache->rpc_required_known = true;
-        }
-        v.top_required = &cache->rpc_required;
-    }
-    if (cache != NULL && known == NULL) {
-        frame_wire_init(&r, payload, len);
-        while (wire_read(&r, &f) > 0)
-            if (f.field == CROUPIER__RPC_FRAME__BODY_PUSH)
-                v.mark = f.data;
-    }
-    if (wire_vouch(&croupier__rpc_frame__descriptor, payload, len, lim, &v) != 0)
-        return -EAGAIN;
-    frame_wire_init(&r, payload, len);
-    while (wire_read(&r, &f) > 0) {
-        if (f.field == SCAN_RPC_REQUEST_ID) {
-            out->request_id = f.num;
-        } else if (f.field == SCAN_RPC_PLAYER_ID) {
-            out->player_id = f.num;
+    for (unsigned i = 0; i < v.ntop; i++) {
+        const frame_wire_value_t *t = &top[i];
+        if (t->field == SCAN_RPC_REQUEST_ID) {
+            out->request_id = t->num;
+        } else if (t->field == SCAN_RPC_PLAYER_ID) {
+            out->player_id = t->num;
             out->has_player_id = true;
-        } else if (f.field == SCAN_RPC_SESSION_ID) {
-            out->session_id = f.num;
+        } else if (t->field == SCAN_RPC_SESSION_ID) {
+            out->session_id = t->num;
             out->has_session_id = true;
-        } else if (f.field == SCAN_RPC_ROOM) {
+        } else if (t->field == SCAN_RPC_ROOM) {
             return -EAGAIN; /* the decoder's verdict (found by fuzz_rpc_frame) */
-        } else if (f.field >= SCAN_RPC_FIRST_BODY) {
-            out->body = f.field;
-            body = f.data;
-            body_len = f.len;
+        } else if (t->field >= SCAN_RPC_FIRST_BODY) {
+            out->body = t->field;
+            body = t->data;
+            body_len = t->len;
         }
     }
     if (out->body == CROUPIER__RPC_FRAME__BODY_REPLY) {
@@ -585,7 +612,7 @@ int frame_scan_rpc_cached(const uint8_t *payload, size_t len, const frame_limits
             return -EAGAIN;
         out->msg = body;
         out->msg_len = body_len;
-        if (known != NULL && body == known) {
+        if (v.skipped != NULL && body == v.skipped) {
             /* The verdict on these bytes (their wire check and their rules) is the cache's. */
             out->msg_body = cache->msg_body;
             out->msg_request_id = cache->msg_request_id;
@@ -616,9 +643,9 @@ int frame_scan_rpc_cached(const uint8_t *payload, size_t len, const frame_limits
     }
     if (!plain && scan_body_rules(out->msg_body, sub, sub_len, lim) != 0)
         return -EAGAIN;
-    /* A push accepted: its message is remembered with the verdict (v.mark was set for it, and
+    /* A push accepted: its message is remembered with the verdict (v.marked points at it, and
      * a push is the frame's one body, so mark_cost is its cost). */
-    if (cache != NULL && out->body == CROUPIER__RPC_FRAME__BODY_PUSH && body == v.mark &&
+    if (cache != NULL && out->body == CROUPIER__RPC_FRAME__BODY_PUSH && body == v.marked &&
         out->msg_len > 0 && out->msg_len <= sizeof cache->msg) {
         cache->lim = *lim;
         cache->len = out->msg_len;
