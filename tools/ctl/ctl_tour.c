@@ -642,6 +642,47 @@ static json_t *ctl_tour_summary(const char *structure, json_int_t level)
     return o;
 }
 
+/*
+ * An HGETALL reply of JSON values as rows: each row {name: the field, then fields[] of the value,
+ * null when absent}; a value that does not parse gets bad_field "(does not parse)". Frees r.
+ */
+static json_t *ctl_tour_hash_rows(redisReply *r, const char *name, const char *const *fields,
+                                  const char *bad_field)
+{
+    json_t *rows = json_array();
+    for (size_t i = 0; r->type == REDIS_REPLY_ARRAY && i + 1 < r->elements; i += 2) {
+        json_t *e = json_loadb(r->element[i + 1]->str, r->element[i + 1]->len, 0, NULL);
+        json_t *row = json_object();
+        json_object_set_new(row, name, json_stringn(r->element[i]->str, r->element[i]->len));
+        for (const char *const *f = fields; *f != NULL; f++) {
+            json_t *v = json_object_get(e, *f);
+            json_object_set(row, *f, v ? v : json_null());
+        }
+        if (!json_is_object(e))
+            json_object_set_new(row, bad_field, json_string("(does not parse)"));
+        json_decref(e);
+        json_array_append_new(rows, row);
+    }
+    freeReplyObject(r);
+    return rows;
+}
+
+/* Sorts rows by the integer fields first, then second, ascending (an insertion sort: stable). */
+static void ctl_tour_sort_rows(json_t *rows, const char *first, const char *second)
+{
+    size_t n = json_array_size(rows);
+    for (size_t a = 1; a < n; a++)
+        for (size_t b = a; b > 0; b--) {
+            json_t *x = json_array_get(rows, b - 1), *y = json_array_get(rows, b);
+            json_int_t fx = ctl_tour_int(x, first), fy = ctl_tour_int(y, first);
+            if (fx < fy || (fx == fy && ctl_tour_int(x, second) <= ctl_tour_int(y, second)))
+                break;
+            json_t *tmp = json_incref(y);
+            json_array_set(rows, b, x);
+            json_array_set_new(rows, b - 1, tmp);
+        }
+}
+
 /* The entries hash as rows {player, entry, entries, stack, state, place, prize, item}, sorted by
  * place (0: still in, first) then entry. NULL on a Redis error. */
 static json_t *ctl_tour_entries(const char *id)
@@ -651,34 +692,10 @@ static json_t *ctl_tour_entries(const char *id)
     redisReply *r = CTL_CMD("HGETALL", key);
     if (r == NULL)
         return NULL;
-    json_t *rows = json_array();
-    for (size_t i = 0; r->type == REDIS_REPLY_ARRAY && i + 1 < r->elements; i += 2) {
-        json_t *e = json_loadb(r->element[i + 1]->str, r->element[i + 1]->len, 0, NULL);
-        json_t *row = json_object();
-        json_object_set_new(row, "player", json_stringn(r->element[i]->str, r->element[i]->len));
-        static const char *const fields[] = {"entry", "entries", "stack", "state",
-                                             "place", "prize",   "item",  NULL};
-        for (const char *const *f = fields; *f != NULL; f++) {
-            json_t *v = json_object_get(e, *f);
-            json_object_set(row, *f, v ? v : json_null());
-        }
-        if (!json_is_object(e))
-            json_object_set_new(row, "state", json_string("(does not parse)"));
-        json_decref(e);
-        json_array_append_new(rows, row);
-    }
-    freeReplyObject(r);
-    size_t n = json_array_size(rows);
-    for (size_t a = 1; a < n; a++)
-        for (size_t b = a; b > 0; b--) {
-            json_t *x = json_array_get(rows, b - 1), *y = json_array_get(rows, b);
-            json_int_t px = ctl_tour_int(x, "place"), py = ctl_tour_int(y, "place");
-            if (px < py || (px == py && ctl_tour_int(x, "entry") <= ctl_tour_int(y, "entry")))
-                break;
-            json_t *tmp = json_incref(y);
-            json_array_set(rows, b, x);
-            json_array_set_new(rows, b - 1, tmp);
-        }
+    static const char *const fields[] = {"entry", "entries", "stack", "state",
+                                         "place", "prize",   "item",  NULL};
+    json_t *rows = ctl_tour_hash_rows(r, "player", fields, "state");
+    ctl_tour_sort_rows(rows, "place", "entry");
     return rows;
 }
 
@@ -830,33 +847,10 @@ static int ctl_tour_items(ctl_tour_t *t)
     redisReply *r = CTL_CMD("HGETALL", key);
     if (r == NULL)
         return 1;
-    json_t *rows = json_array();
-    for (size_t i = 0; r->type == REDIS_REPLY_ARRAY && i + 1 < r->elements; i += 2) {
-        json_t *e = json_loadb(r->element[i + 1]->str, r->element[i + 1]->len, 0, NULL);
-        json_t *row = json_object();
-        json_object_set_new(row, "field", json_stringn(r->element[i]->str, r->element[i]->len));
-        static const char *const fields[] = {"tournament", "place", "item", NULL};
-        for (const char *const *f = fields; *f != NULL; f++) {
-            json_t *v = json_object_get(e, *f);
-            json_object_set(row, *f, v ? v : json_null());
-        }
-        if (!json_is_object(e))
-            json_object_set_new(row, "item", json_string("(does not parse)"));
-        json_decref(e);
-        json_array_append_new(rows, row);
-    }
-    freeReplyObject(r);
+    static const char *const fields[] = {"tournament", "place", "item", NULL};
+    json_t *rows = ctl_tour_hash_rows(r, "field", fields, "item");
+    ctl_tour_sort_rows(rows, "tournament", "place");
     size_t n = json_array_size(rows);
-    for (size_t a = 1; a < n; a++)
-        for (size_t b = a; b > 0; b--) {
-            json_t *x = json_array_get(rows, b - 1), *y = json_array_get(rows, b);
-            json_int_t tx = ctl_tour_int(x, "tournament"), ty = ctl_tour_int(y, "tournament");
-            if (tx < ty || (tx == ty && ctl_tour_int(x, "place") <= ctl_tour_int(y, "place")))
-                break;
-            json_t *tmp = json_incref(y);
-            json_array_set(rows, b, x);
-            json_array_set_new(rows, b - 1, tmp);
-        }
     json_t *doc =
         json_pack("{s:I,s:o}", "player", (json_int_t)strtoull(t->player, NULL, 10), "items", rows);
     if (O.json) {
