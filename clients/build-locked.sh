@@ -1,8 +1,8 @@
 #!/bin/sh
 # clients/build-locked.sh ts|web: builds the TypeScript SDK (clients/ts: protobuf code generated
-# from proto/client.proto, then tsc) or the browser table (clients/web: tsc and the page's
-# bundle, on the SDK built first), under one lock for both, and only when an input is newer
-# than the package's stamp (.built, written after a successful build).
+# from proto/client.proto and the games' .proto files, then tsc) or the browser table
+# (clients/web: tsc and the page's bundle, on the SDK built first), under one lock for both, and
+# only when an input is newer than the package's stamp (.built, written after a successful build).
 #
 # sdk_ts and web_table (gateway/meson.build) run side by side, and `./dev setup` builds both
 # before the suite: a test never rewrites the other's dist/ while that one runs from it, and two
@@ -12,7 +12,8 @@ set -eu
 clients=$(cd "$(dirname "$0")" && pwd)
 pkg=${1:?usage: build-locked.sh ts|web}
 case $pkg in
-ts) inputs="src scripts test tsconfig.json package.json package-lock.json ../../proto/client.proto" ;;
+ts) inputs="src scripts test tsconfig.json package.json package-lock.json ../../proto/client.proto
+    ../../games/zhajinhua/zhajinhua.proto ../../games/niuniu/niuniu.proto" ;;
 web) inputs="src test build.mjs tsconfig.json package.json package-lock.json ../ts/.built" ;;
 *) echo "build-locked.sh: ts or web, not '$pkg'" >&2; exit 2 ;;
 esac

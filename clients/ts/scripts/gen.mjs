@@ -1,6 +1,12 @@
-// Generates the protobuf code of proto/client.proto at build time (nothing generated is
+// Generates the protobuf code of proto/client.proto and of the games' own messages
+// (GAME_PROTOS: the bodies of Action.game, Snapshot.game_state and ServerMessage.game_event,
+// docs/protocol.md "Games on the table kit: ENGINE_GAME") at build time (nothing generated is
 // committed): gen/client.js (protobufjs static module, ES module) and gen/client.d.ts (its
-// types), and copies both to dist/gen/ beside the compiled sources that import them.
+// types), and copies both to dist/gen/ beside the compiled sources that import them. The
+// games' messages sit in their proto packages under the one `croupier` namespace
+// (`croupier.zjh.ZjhAction`, `croupier.niuniu.NiuState`): one module, because the generated
+// code finds its nested types through protobufjs' shared root object, which two separately
+// generated modules of the package `croupier` would each overwrite.
 //
 // 64-bit integers (README "64-bit integers"): protobufjs decodes them as `Long` objects (and
 // gives absent fields a `Long` zero, an object that tests true). The decoders are rewritten
@@ -14,15 +20,18 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const BIGINT_FIELDS = ["deskId", "sessionId"];
+/* Relative to the repository's root. */
+export const GAME_PROTOS = ["games/zhajinhua/zhajinhua.proto", "games/niuniu/niuniu.proto"];
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const proto = join(root, "..", "..", "proto", "client.proto");
+const repo = join(root, "..", "..");
+const protos = [join(repo, "proto", "client.proto"), ...GAME_PROTOS.map((p) => join(repo, p))];
 const bin = (name) => join(root, "node_modules", ".bin", name);
 mkdirSync(join(root, "gen"), { recursive: true });
 mkdirSync(join(root, "dist", "gen"), { recursive: true });
 const js = join(root, "gen", "client.js");
 const dts = join(root, "gen", "client.d.ts");
-execFileSync(bin("pbjs"), ["-t", "static-module", "-w", "es6", "--force-number", "-o", js, proto],
+execFileSync(bin("pbjs"), ["-t", "static-module", "-w", "es6", "--force-number", "-o", js, ...protos],
     { stdio: "inherit" });
 
 function replaceAll(text, re, fn, what) {

@@ -32,3 +32,15 @@ test("64-bit fields: numbers, desk and session ids bigint, absent ones 0", () =>
     assert.equal(croupier.Joined.fromObject({ deskId: desk.toString(), stake: 20n }).deskId, desk);
     assert.equal(croupier.Joined.fromObject({ deskId: desk.toString(), stake: 20n }).stake, 20);
 });
+
+test("the games' own messages (croupier.zjh, croupier.niuniu): 64-bit fields numbers too", () => {
+    const st = croupier.zjh.ZjhState.decode(croupier.zjh.ZjhState.encode({ inHand: true,
+        pot: 1796529503434, seats: [{ seat: 2, stack: 500 }] }).finish());
+    assert.equal(st.pot, 1796529503434);
+    assert.equal(st.seats[0].stack, 500);
+    assert.equal(st.unit, 0);
+    assert.ok(!Object.hasOwn(st, "unit"));
+    const a = croupier.niuniu.NiuAction.decode(croupier.niuniu.NiuAction.encode({
+        move: croupier.niuniu.NiuMove.NIU_BET, amount: 3 }).finish());
+    assert.equal(a.amount, 3);
+});

@@ -3,19 +3,26 @@
 // client protocol's game envelope (docs/protocol.md "Games on the table kit: ENGINE_GAME"): a
 // NiuAction is the body of Action.game (and of the Play that broadcasts it), a NiuState the body
 // of Snapshot.game_state, a NiuEvent the body of ServerMessage.game_event. The SDK carries these
-// bodies as bytes; this file writes and reads them in protobuf's wire format (proto2, no packed
-// fields). A malformed body throws a RangeError.
+// bodies as bytes; its protobufjs code generated from the game's .proto (croupier.niuniu) writes
+// and reads them, and this file turns them into the plain views the page draws. A malformed body
+// throws a RangeError (src/gamebody.ts).
+import { croupier } from "@croupier/client";
 
+import { checkUint, decodeBody, present } from "./gamebody.js";
+
+const pb = croupier.niuniu;
+
+/** The moves and phases, by the page's names, with the values of the .proto's enums. */
 export enum NiuMove {
-    BID = 1,  /* the bid window: amount 0 (no bid) .. max_bid */
-    BET = 2,  /* the bet window (punters): amount a bet option, in stakes */
-    SHOW = 3, /* the show window */
+    BID = pb.NiuMove.NIU_BID,   /* the bid window: amount 0 (no bid) .. max_bid */
+    BET = pb.NiuMove.NIU_BET,   /* the bet window (punters): amount a bet option, in stakes */
+    SHOW = pb.NiuMove.NIU_SHOW, /* the show window */
 }
 
 export enum NiuPhase {
-    BIDDING = 1,
-    BETTING = 2,
-    SHOWING = 3,
+    BIDDING = pb.NiuPhase.NIU_BIDDING,
+    BETTING = pb.NiuPhase.NIU_BETTING,
+    SHOWING = pb.NiuPhase.NIU_SHOWING,
 }
 
 export interface NiuAction {
@@ -42,136 +49,52 @@ export type NiuEvent =
     | { kind: "banker"; seat: number; mult: number }
     | { kind: "shown"; seat: number; cards: number[]; category: string };
 
-/* ---- the wire format ---------------------------------------------------------------------- */
-
-function varint(out: number[], v: number): void {
-    if (!Number.isSafeInteger(v) || v < 0)
-        throw new RangeError(`niuniu: ${v} cannot be encoded here`);
-    while (v >= 0x80) {
-        out.push((v % 0x80) | 0x80);
-        v = Math.floor(v / 0x80);
-    }
-    out.push(v);
-}
+/* ---- the messages ------------------------------------------------------------------------ */
 
 /** A NiuAction as the body of Action.game. */
 export function encodeAction(a: NiuAction): Uint8Array {
     if (!(a.move in NiuMove))
         throw new RangeError(`niuniu: no move ${String(a.move)}`);
-    const out: number[] = [1 << 3 | 0];
-    varint(out, a.move);
-    if (a.amount !== undefined) {
-        out.push(2 << 3 | 0);
-        varint(out, a.amount);
-    }
-    return Uint8Array.from(out);
+    const m: croupier.niuniu.INiuAction = { move: a.move as number as croupier.niuniu.NiuMove };
+    if (a.amount !== undefined)
+        m.amount = checkUint("niuniu", "amount", a.amount, 0xffffffff);
+    return pb.NiuAction.encode(m).finish();
 }
-
-/* The fields of one message: number -> values (varints as numbers, length-delimited as bytes). */
-type Fields = Map<number, (number | Uint8Array)[]>;
-
-function fields(b: Uint8Array): Fields {
-    const f: Fields = new Map();
-    let i = 0;
-    const readVarint = (): number => {
-        let v = 0, mul = 1;
-        for (let n = 0; n < 10; n++) {
-            if (i >= b.length)
-                throw new RangeError("niuniu: a varint runs past the end of the message");
-            const byte = b[i++];
-            v += (byte & 0x7f) * mul;
-            mul *= 0x80;
-            if ((byte & 0x80) === 0)
-                return v;
-        }
-        throw new RangeError("niuniu: a varint longer than 10 bytes");
-    };
-    while (i < b.length) {
-        const key = readVarint();
-        const no = Math.floor(key / 8), type = key & 7;
-        let v: number | Uint8Array;
-        if (type === 0) {
-            v = readVarint();
-        } else if (type === 2) {
-            const len = readVarint();
-            if (i + len > b.length)
-                throw new RangeError("niuniu: a field runs past the end of the message");
-            v = b.subarray(i, i + len);
-            i += len;
-        } else if (type === 1 || type === 5) {
-            if (i + (type === 1 ? 8 : 4) > b.length)
-                throw new RangeError("niuniu: a field runs past the end of the message");
-            i += type === 1 ? 8 : 4; /* fixed-width: none in these messages; skipped */
-            continue;
-        } else {
-            throw new RangeError(`niuniu: wire type ${type} is not expected`);
-        }
-        const list = f.get(no) ?? [];
-        list.push(v);
-        f.set(no, list);
-    }
-    return f;
-}
-
-const int = (f: Fields, no: number): number | null => {
-    const v = f.get(no)?.at(-1);
-    return typeof v === "number" ? v : null;
-};
-const bytes = (f: Fields, no: number): Uint8Array | null => {
-    const v = f.get(no)?.at(-1);
-    return v instanceof Uint8Array ? v : null;
-};
-const required = (f: Fields, no: number, what: string): number => {
-    const v = int(f, no);
-    if (v === null)
-        throw new RangeError(`niuniu: ${what} is missing`);
-    return v;
-};
 
 /** The NiuAction of a Play's Action.game body. */
 export function decodeAction(body: Uint8Array): NiuAction {
-    const f = fields(body);
-    const move = int(f, 1);
-    if (move === null || !(move in NiuMove))
-        throw new RangeError(`niuniu: an action without a known move (${String(move)})`);
-    const a: NiuAction = { move };
-    const amount = int(f, 2);
-    if (amount !== null)
-        a.amount = amount;
+    const m = decodeBody("niuniu", "NiuAction", pb.NiuAction, body);
+    if (!(m.move in NiuMove))
+        throw new RangeError(`niuniu: an action without a known move (${m.move})`);
+    const a: NiuAction = { move: m.move as number as NiuMove };
+    if (present(m, "amount"))
+        a.amount = m.amount;
     return a;
 }
 
-/** The NiuState of a Snapshot's game_state body. */
+/** The NiuState of a Snapshot's game_state body: what was not sent reads as null (the phase
+ * between rounds, a seat's bid or bet before it made one) or as no cards. */
 export function decodeState(body: Uint8Array): NiuState {
-    const f = fields(body);
-    const seats = (f.get(3) ?? []).filter((v): v is Uint8Array => v instanceof Uint8Array).map((b) => {
-        const s = fields(b);
-        return { seat: required(s, 1, "NiuSeat.seat"), bid: int(s, 2), bet: int(s, 3),
-                 shownCards: Array.from(bytes(s, 4) ?? []) };
-    });
-    const phase = int(f, 1);
+    const m = decodeBody("niuniu", "NiuState", pb.NiuState, body);
     return {
-        phase: phase !== null && phase in NiuPhase ? phase : null,
-        mult: int(f, 2),
-        seats,
-        ownCards: Array.from(bytes(f, 4) ?? []),
-        maxBid: required(f, 5, "NiuState.max_bid"),
+        phase: m.phase in NiuPhase ? m.phase as number as NiuPhase : null,
+        mult: present(m, "mult") ? m.mult : null,
+        seats: m.seats.map((s) => ({ seat: s.seat, bid: present(s, "bid") ? s.bid ?? 0 : null,
+                                    bet: present(s, "bet") ? s.bet ?? 0 : null,
+                                    shownCards: Array.from(s.shownCards ?? []) })),
+        ownCards: Array.from(m.ownCards),
+        maxBid: m.maxBid,
     };
 }
 
 /** The NiuEvent of a game_event body. */
 export function decodeEvent(body: Uint8Array): NiuEvent {
-    const f = fields(body);
-    const sub = (no: number): Fields | null => {
-        const b = bytes(f, no);
-        return b === null ? null : fields(b);
-    };
-    let m: Fields | null;
-    if ((m = sub(1)) !== null)
-        return { kind: "banker", seat: required(m, 1, "NiuBanker.seat"), mult: required(m, 2, "NiuBanker.mult") };
-    if ((m = sub(2)) !== null)
-        return { kind: "shown", seat: required(m, 1, "NiuShown.seat"), cards: Array.from(bytes(m, 2) ?? []),
-                 category: new TextDecoder("utf-8", { fatal: true }).decode(bytes(m, 3) ?? new Uint8Array()) };
+    const m = decodeBody("niuniu", "NiuEvent", pb.NiuEvent, body);
+    if (m.banker)
+        return { kind: "banker", seat: m.banker.seat, mult: m.banker.mult };
+    if (m.shown)
+        return { kind: "shown", seat: m.shown.seat, cards: Array.from(m.shown.cards),
+                 category: m.shown.category };
     throw new RangeError("niuniu: an event of no known kind");
 }
 

@@ -1,8 +1,9 @@
 // The page's pure parts without a browser: card names and orders (src/cards.ts), the tournament
-// tab's texts (src/tournaments.ts), Zha Jin Hua's wire format (src/zjh.ts, games/zhajinhua/zhajinhua.proto)
-// and Niu Niu's (src/niuniu.ts, games/niuniu/niuniu.proto), against bytes written by hand from
-// protobuf's encoding rules (varint keys field << 3 | wire type), and a Niu Niu round through the
-// table's state (src/table.ts).
+// tab's texts (src/tournaments.ts), Zha Jin Hua's messages (src/zjh.ts, games/zhajinhua/zhajinhua.proto)
+// and Niu Niu's (src/niuniu.ts, games/niuniu/niuniu.proto), written and read by the SDK's
+// generated protobufjs code, against bytes written by hand from protobuf's encoding rules (varint
+// keys field << 3 | wire type), malformed ones refused with a RangeError that says what is wrong
+// (src/gamebody.ts), and a Niu Niu round through the table's state (src/table.ts).
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
@@ -54,7 +55,11 @@ test("ZjhAction: written as protobuf does, read back", () => {
     assert.deepEqual([...compare], [0x08, 0x05, 0x18, 0x02]);
     assert.deepEqual(decodeAction(compare), { move: ZjhMove.COMPARE, target: 2 });
     assert.throws(() => encodeAction({ move: ZjhMove.RAISE, unit: -1 }), RangeError);
+    assert.throws(() => encodeAction({ move: ZjhMove.RAISE, unit: 2.5 }), /zjh: unit 2.5 cannot be encoded/);
+    assert.throws(() => encodeAction({ move: ZjhMove.COMPARE, target: 2 ** 32 }), RangeError); /* a uint32 */
     assert.throws(() => decodeAction(Uint8Array.from([0x08, 0x09])), RangeError); /* no such move */
+    assert.throws(() => decodeAction(Uint8Array.from([0x10, 0x01])),
+                  /zjh: a malformed ZjhAction \(missing required 'move'\)/);
 });
 
 test("ZjhState: every field the page draws", () => {
@@ -67,7 +72,18 @@ test("ZjhState: every field the page draws", () => {
         ownCards: own, seats: [{ seat: 1, stack: 500, putIn: 40, looked: true, folded: false, allIn: false }],
         toCall: 40, canCompare: true,
     });
-    assert.throws(() => decodeState(Uint8Array.from([0x4a, 0x05, 0x01])), RangeError); /* cut short */
+    /* absent: numbers 0, the dealer seat and the amount to call null, no seat, no cards */
+    assert.deepEqual(decodeState(Uint8Array.from([0x08, 0x00])), {
+        inHand: false, bettingRound: 0, unit: 0, pot: 0, dealerSeat: null, ante: 0, maxUnit: 0, maxRounds: 0,
+        ownCards: [], seats: [], toCall: null, canCompare: false,
+    });
+    assert.throws(() => decodeState(Uint8Array.from([0x08, 0x01, 0x4a, 0x05, 0x01])), /* cut short */
+                  (e: unknown) => e instanceof RangeError && e.cause instanceof Error &&
+                                  /^zjh: a malformed ZjhState \(index out of range/.test(e.message));
+    assert.throws(() => decodeState(Uint8Array.from([0x52, 0x02, 0x10, 0x01, 0x08, 0x01])),
+                  /zjh: a malformed ZjhState \(ZjhSeat: missing required 'seat'\)/);
+    assert.throws(() => decodeState(Uint8Array.from([0x08, 0x01, 0x6f])), /* field 13, wire type 7 */
+                  /zjh: a malformed ZjhState \(invalid wire type 7/);
 });
 
 test("ZjhEvent: a compare with both hands, a look, a round", () => {
@@ -78,7 +94,9 @@ test("ZjhEvent: a compare with both hands, a look, a round", () => {
         kind: "compared", asker: 0, target: 1, loser: 1, askerCards: a, targetCards: b, allIn: false });
     assert.deepEqual(decodeEvent(Uint8Array.from([0x0a, 0x02, 0x08, 0x03])), { kind: "looked", seat: 3 });
     assert.deepEqual(decodeEvent(Uint8Array.from([0x2a, 0x02, 0x08, 0x04])), { kind: "round", bettingRound: 4 });
-    assert.throws(() => decodeEvent(Uint8Array.from([])), RangeError);
+    assert.throws(() => decodeEvent(Uint8Array.from([])), /zjh: an event of no known kind/);
+    assert.throws(() => decodeEvent(Uint8Array.from([0x1a, 0x02, 0x08, 0x00])),
+                  /zjh: a malformed ZjhEvent \(ZjhCompared: missing required 'target'\)/);
 });
 
 test("the tournament tab's texts: places, payouts, clocks, levels, buy-ins", () => {
@@ -152,8 +170,10 @@ test("NiuState: phase, multiplier, every seat's bid, bet and shown cards, own ca
     /* between rounds: no phase, no seat */
     assert.deepEqual(niu.decodeState(Uint8Array.from([0x28, 0x04])),
                      { phase: null, mult: null, seats: [], ownCards: [], maxBid: 4 });
-    assert.throws(() => niu.decodeState(Uint8Array.from([0x08, 0x01])), /max_bid is missing/);
-    assert.throws(() => niu.decodeState(Uint8Array.from([0x1a, 0x02, 0x10, 0x01, 0x28, 0x04])), /NiuSeat.seat/);
+    assert.throws(() => niu.decodeState(Uint8Array.from([0x08, 0x01])),
+                  /niuniu: a malformed NiuState \(missing required 'maxBid'\)/);
+    assert.throws(() => niu.decodeState(Uint8Array.from([0x1a, 0x02, 0x10, 0x01, 0x28, 0x04])),
+                  /niuniu: a malformed NiuState \(NiuSeat: missing required 'seat'\)/);
     assert.throws(() => niu.decodeState(Uint8Array.from([0x22, 0x05, 0x01])), RangeError); /* cut short */
 });
 
@@ -167,7 +187,8 @@ test("NiuEvent: the banker and a hand shown; no other kind", () => {
     assert.deepEqual(niu.decodeEvent(Uint8Array.from([0x12, shown.length, ...shown])),
                      { kind: "shown", seat: 2, cards: five, category: "niu_niu" });
     assert.throws(() => niu.decodeEvent(Uint8Array.from([])), /no known kind/);
-    assert.throws(() => niu.decodeEvent(Uint8Array.from([0x0a, 0x02, 0x08, 0x01])), /NiuBanker.mult/);
+    assert.throws(() => niu.decodeEvent(Uint8Array.from([0x0a, 0x02, 0x08, 0x01])),
+                  /niuniu: a malformed NiuEvent \(NiuBanker: missing required 'mult'\)/);
 });
 
 test("Niu Niu's texts: categories, moves, the transfers of a round with the house's rake", () => {
