@@ -158,6 +158,10 @@ typedef struct bot {
      * (tour_snapshot_action_refused, docs/bots.md "Tournaments"). */
     bool seat_view_set;
     uint32_t seat_view;
+    /* That seat's first hand is still on (no RoundEnd since the seat was taken): a refusal of
+     * its moves is counted apart too (tour_snapshot_action_refused: tour_mtt saw one at a table
+     * the bot had just been moved to, not decided on the Snapshot alone). */
+    bool seat_first_hand;
     int64_t closing_ms;        /* when it came (bot_now_ms), for the watchdog's log line */
     /* The table as last seen (Joined / Snapshot seats): the player of each seat. A whole-table
      * Moved keeps it to check the Snapshot of the new table against (BOT_C_MATCH_LOST). */

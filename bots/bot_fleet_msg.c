@@ -292,7 +292,9 @@ static void bot_on_action_reply(bot_t *b, const Croupier__ServerMessage *m)
         /* Decided on a tournament seat's Snapshot alone, at a table a new host took over mid-hand
          * (it re-deals the hand in play): refusals seen in the demo, not yet explained (docs/
          * bots.md "Tournaments"); counted apart and logged, never hidden among the others. */
-        bool on_seat_snap = !overtaken && b->seat_view_set && b->rq_view == b->seat_view &&
+        bool on_seat_snap = !overtaken &&
+                            ((b->seat_view_set && b->rq_view == b->seat_view) ||
+                             b->seat_first_hand) &&
                             (e->code == CROUPIER__ERROR_CODE__NOT_YOUR_TURN ||
                              e->code == CROUPIER__ERROR_CODE__ACTION_NOT_ALLOWED);
         if (on_seat_snap) {
@@ -495,6 +497,8 @@ void bot_on_event(bot_t *b, const Croupier__ServerMessage *m)
         }
         break;
     case CROUPIER__SERVER_MESSAGE__BODY_ROUND_END: {
+        if (b->seat.in_round)
+            b->seat_first_hand = false; /* the first hand the bot played at that seat ended */
         b->last_round_end_us = clock_mono_ns() / 1000;
         const Croupier__RoundEnd *re = m->round_end;
         bot_round_outcome_t o = BOT_ROUND_NO_MONEY;

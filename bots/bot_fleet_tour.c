@@ -333,6 +333,7 @@ void bot_fleet_tour_reply(bot_t *b, const Croupier__ServerMessage *m)
         bot_tour_count(t, BOT_TOUR_C_SEATED);
         b->seat_view_set = true;
         b->seat_view = b->view_changes;
+        b->seat_first_hand = true;
         bot_on_resume(b, m);
         return;
     }
