@@ -173,10 +173,11 @@ void bot_fleet_tour_settle(bot_t *b)
     if (b->bev != NULL && bot_book_round_open(b->f->cfg.book, b->idx)) {
         int64_t left = b->tour_close_ms - bot_now_ms();
         if (left > 0) {
-            if (b->st != BS_LEFT) {
-                b->st = BS_LEFT; /* plays no more; the timer bounds the wait */
-                bot_timer_set(b, (int)left, false);
-            }
+            /* Plays no more; the timer bounds the wait. Armed again on every call: a message
+             * handled meanwhile may have cleared it (match_hall: a bot out of its match waited
+             * for ever, its hand open, until the fleet's --seconds). */
+            b->st = BS_LEFT;
+            bot_timer_set(b, (int)left, false);
             return;
         }
         tour_last_hand_unseen(b, "wait over");
@@ -252,8 +253,8 @@ static void tour_on_info(bot_t *b, const Croupier__ServerMessage *m, const Croup
                      "place", you != NULL ? (int)you->place : -1, "step", (int)b->tour_step);
         if (you != NULL && you->has_place && you->place > 0)
             bot_tour_place(t, b->idx, b->player, you->place, you->has_prize ? you->prize : 0);
-        if (b->tour_step == BOT_TS_FINAL) {
-            bot_fleet_tour_settle(b);
+        if (b->tour_step == BOT_TS_FINAL || b->tour_done) {
+            bot_fleet_tour_settle(b); /* done while this answer was on its way: settle now */
             return;
         }
         bool over = ti->status == CROUPIER__TOURNAMENT_STATUS__TOUR_FINISHED ||
