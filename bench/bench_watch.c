@@ -36,6 +36,7 @@
 
 #include <event2/buffer.h>
 
+#include "clock.h"
 #include "frame.h"
 #include "support.h"
 #include "token.h"
@@ -52,9 +53,7 @@ static int gate_port[2], gate_health[2];
 
 static int64_t now_us(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+    return clock_mono_ns() / 1000;
 }
 
 static double proc_cpu_s(pid_t pid)
