@@ -206,6 +206,16 @@ void gs_request_post(gs_t *gs, rt_desk_id_t to, gs_request_t *req)
 
 /* ---- desks ------------------------------------------------------------------------------- */
 
+/* The desk stops as its server fenced itself (gs_set_fenced). Idempotent: an action can bring
+ * it before the desk's own GS_MSG_FENCE comes. */
+static void gs_desk_fence(rt_desk_t *desk, gs_desk_t *d)
+{
+    if (d->ops->on_fence != NULL)
+        d->ops->on_fence(desk, d->state);
+    else if (rt_desk_in_round(desk) && d->ops->on_void != NULL)
+        d->ops->on_void(desk, d->state);
+}
+
 static void gs_desk_on_message(rt_desk_t *desk, void *state, rt_msg_t *msg)
 {
     gs_desk_t *d = state;
@@ -222,18 +232,22 @@ static void gs_desk_on_message(rt_desk_t *desk, void *state, rt_msg_t *msg)
             return;
         }
         if (req->kind == GS_REQ_ACTION && atomic_load(&d->gs->fenced)) {
-            gs_reply(d->gs, req, CROUPIER__ERROR_CODE__TABLE_CLOSED,
-                     "this table stopped: its server lost its connection to Redis", NULL);
+            /* The table stops first, so its TableClosing{CLOSING_STORE_UNREACHABLE} goes out
+             * before this answer and the player reads the refusal as the closing table's: his
+             * gateway is moving him (docs/queues.md "A server cut off from Redis"). Not
+             * TABLE_CLOSED, which tells a client its seat is gone and to join again. */
+            gs_desk_fence(desk, d);
+            gs_reply(d->gs, req, CROUPIER__ERROR_CODE__NO_ROUND,
+                     "this table stopped: its server lost its connection to Redis (you are "
+                     "being moved to another server)",
+                     NULL);
             return;
         }
         d->ops->on_request(desk, d->state, req);
         return;
     }
     case GS_MSG_FENCE:
-        if (d->ops->on_fence != NULL)
-            d->ops->on_fence(desk, d->state);
-        else if (rt_desk_in_round(desk) && d->ops->on_void != NULL)
-            d->ops->on_void(desk, d->state);
+        gs_desk_fence(desk, d);
         return;
     case GS_MSG_VOID:
         if (rt_desk_in_round(desk) && d->ops->on_void != NULL)

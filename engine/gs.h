@@ -316,8 +316,9 @@ void gs_set_redis_unsafe(gs_t *gs, bool unsafe);
 /*
  * Self-fencing (docs/queues.md "A server cut off from Redis"). gs_set_fenced(true), on the main
  * thread, takes effect at once for everything that reaches the gs afterwards: joins and adopts
- * are answered DRAINING, actions TABLE_CLOSED (checked again on the desk's thread, so one queued
- * before is refused too), no round starts; then every desk gets on_fence. gs_set_fenced(false)
+ * are answered DRAINING, actions NO_ROUND (checked again on the desk's thread, so one queued
+ * before is refused too, after the desk's on_fence: its TableClosing goes out first), no round
+ * starts; then every desk gets on_fence (once more is harmless). gs_set_fenced(false)
  * (the lease confirmed again under the same epoch) lets new joins in; closed tables stay
  * closed. gs_fenced() may be read from any thread.
  */

@@ -428,8 +428,7 @@ static void lease_renew_timer_cb(evutil_socket_t fd, short what, void *arg)
         LIST_REMOVE(req, _link);
         free(req);
         metrics_add(l->m_renew_error, 1);
-        if (l->state == LEASE_UNCONFIRMED) /* ask again as soon as Redis is back */
-            lease_arm_ms(l->renew_ev, lease_poll_ms(l));
+        lease_arm_ms(l->renew_ev, lease_poll_ms(l)); /* ask again as soon as Redis is back */
         return;
     }
     l->renew_inflight = true;
@@ -465,6 +464,11 @@ static void lease_renew_reply_cb(rconn_t *rc, redisReply *reply, void *arg)
     if (reply == NULL || reply->type != REDIS_REPLY_ARRAY || reply->elements != 3 ||
         reply->element[0]->type != REDIS_REPLY_INTEGER) {
         metrics_add(l->m_renew_error, 1);
+        /* No answer (a request timeout, a dropped connection: a failover): send it again as
+         * soon as Redis answers, not at the next tick -- a replica promoted meanwhile confirms
+         * the lease before the fence (docs/queues.md "A server cut off from Redis"). */
+        if (reply == NULL)
+            lease_arm_ms(l->renew_ev, lease_poll_ms(l));
         if (reply != NULL)
             log_emit(LOG_ERROR, "lease_renew_failed", "{s:s,s:s}", "service", l->service, "error",
                      reply->type == REDIS_REPLY_ERROR ? reply->str : "unexpected reply");
