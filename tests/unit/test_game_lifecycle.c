@@ -782,8 +782,8 @@ END_TEST
  * every connection hangs, as in a partition): before the lease can lapse -- within the TTL of
  * the moment Redis went silent -- the server stops every table: the round in play is voided
  * (VOID_STORE_UNREACHABLE) or, if its settlement was on its way, left to Redis; every player is
- * told TableClosing{CLOSING_STORE_UNREACHABLE}; actions are refused TABLE_CLOSED and joins
- * DRAINING. When Redis answers again and the lease is confirmed under the same epoch, the
+ * told TableClosing{CLOSING_STORE_UNREACHABLE}; actions are refused NO_ROUND (the seat is not
+ * gone: the gateway moves the player) and joins DRAINING. When Redis answers again and the lease is confirmed under the same epoch, the
  * server takes new players again; no chip was created or lost.
  */
 START_TEST(test_cut_off_from_redis_stops_every_table_before_the_lease_can_lapse)
@@ -838,7 +838,7 @@ START_TEST(test_cut_off_from_redis_stops_every_table_before_the_lease_can_lapse)
     ck_assert_int_eq(rpcc_action(c, 83, 8101, 0), 0);
     Croupier__RpcFrame *r = rpcc_wait_reply(c, 83, 5000);
     ck_assert_ptr_nonnull(r);
-    ck_assert_int_eq(r->reply->code, CROUPIER__ERROR_CODE__TABLE_CLOSED);
+    ck_assert_int_eq(r->reply->code, CROUPIER__ERROR_CODE__NO_ROUND);
     frame_free_rpc(r);
     ck_assert_int_eq(rpcc_join(c, 84, 8103, "test", 10, 0), 0);
     r = rpcc_wait_reply(c, 84, 5000);
