@@ -548,7 +548,9 @@ int gate_create(const gate_config_t *cfg, gate_t **out)
     LIST_INIT(&g->reqs);
     TAILQ_INIT(&g->dirty_conns);
     TAILQ_INIT(&g->dirty_links);
+    TAILQ_INIT(&g->dirty_watch);
     g->flush_ev = event_new(g->base, -1, 0, gate_flush_cb, g);
+    g->watch_slice_ev = evtimer_new(g->base, gate_flush_cb, g);
     for (int k = 0; k < GATE_REQ_KINDS; k++) {
         struct timeval tv = {g->cfg.budget_ms[k] / 1000, (g->cfg.budget_ms[k] % 1000) * 1000};
         g->budget_tv[k] = event_base_init_common_timeout(g->base, &tv);
@@ -654,6 +656,8 @@ int gate_create(const gate_config_t *cfg, gate_t **out)
         u64map_destroy(g->crash_moves);
         event_free(g->check_ev);
         event_free(g->flush_ev);
+        if (g->watch_slice_ev != NULL)
+            event_free(g->watch_slice_ev);
         free(g);
         return e;
     }
@@ -766,6 +770,8 @@ void gate_destroy(gate_t *g)
         event_free(g->exit_timer);
     if (g->flush_ev != NULL)
         event_free(g->flush_ev);
+    if (g->watch_slice_ev != NULL)
+        event_free(g->watch_slice_ev);
     gate_stage_release(g);
     while (g->req_free != NULL) {
         r = g->req_free;

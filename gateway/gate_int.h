@@ -108,6 +108,7 @@ typedef struct gate_conn {
     struct event *close_ev;       /* close-timeout timer, only while closing */
     TAILQ_ENTRY(gate_conn) dirty; /* on g->dirty_conns: output queued this loop iteration */
     bool in_dirty;
+    bool dirty_watch; /* in_dirty on g->dirty_watch (a spectator's batch), not g->dirty_conns */
     /* The relay's frames queued in this loop iteration to a plain TCP client, ahead of its
      * socket's output (gate_conn_stage): a buffer of GATE_STAGE_SIZE lent while it is dirty. */
     uint8_t *stage;
@@ -307,6 +308,11 @@ struct gate {
     int stage_lent;
     TAILQ_HEAD(, gate_conn) dirty_conns;
     TAILQ_HEAD(, gate_link) dirty_links;
+    /* Spectators with a table's batch to write (gate_conn_dirty_watch): written after the
+     * players, GATE_WATCH_WRITES a loop iteration, watch_slice_ev (a zero timer) bringing the
+     * next slice after a poll, so a player's frame never waits behind a thousand writes. */
+    TAILQ_HEAD(, gate_conn) dirty_watch;
+    struct event *watch_slice_ev;
     /* Request records kept for reuse (no malloc/free per request). */
     gate_req_t *req_free;
     int nreq_free;
@@ -545,6 +551,8 @@ int64_t gate_now_wall(const gate_t *g);
 uint64_t gate_next_rid(gate_t *g);
 void gate_flush_cb(evutil_socket_t fd, short what, void *arg);
 void gate_conn_dirty(gate_conn_t *c);
+void gate_conn_dirty_watch(gate_conn_t *c);
+#define GATE_WATCH_WRITES 64
 void gate_link_dirty(gate_link_t *l);
 void gate_link_undirty(gate_link_t *l);
 struct evbuffer *gate_conn_out(gate_conn_t *c);

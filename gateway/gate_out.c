@@ -199,6 +199,21 @@ static void gate_conn_write_stage(gate_conn_t *c)
  * links still connecting, are left to libevent (their write events drive the close and the
  * connect).
  */
+/* Writes what c has queued (gate_flush_cb). */
+static void gate_conn_write_now(gate_conn_t *c)
+{
+    if (!c->closing && c->ws != NULL)
+        gate_ws_flush(c->ws);
+    if (!c->closing && c->stage_len > 0 && evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
+        gate_conn_write_stage(c);
+    else if (!c->closing && !c->tls) {
+        gate_conn_unstage(c);
+        gate_bev_flush(c->bev);
+        gate_conn_write_idle(c); /* all written: writing off again, if it was on */
+    }
+    gate_stage_put(c);
+}
+
 void gate_flush_cb(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
@@ -222,17 +237,18 @@ void gate_flush_cb(evutil_socket_t fd, short what, void *arg)
     while ((c = TAILQ_FIRST(&g->dirty_conns)) != NULL) {
         TAILQ_REMOVE(&g->dirty_conns, c, dirty);
         c->in_dirty = false;
-        if (!c->closing && c->ws != NULL)
-            gate_ws_flush(c->ws);
-        if (!c->closing && c->stage_len > 0 &&
-            evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
-            gate_conn_write_stage(c);
-        else if (!c->closing && !c->tls) {
-            gate_conn_unstage(c);
-            gate_bev_flush(c->bev);
-            gate_conn_write_idle(c); /* all written: writing off again, if it was on */
-        }
-        gate_stage_put(c);
+        gate_conn_write_now(c);
+    }
+    /* Then the spectators, a slice at a time (gate_conn_dirty_watch). */
+    for (int n = 0; n < GATE_WATCH_WRITES && (c = TAILQ_FIRST(&g->dirty_watch)) != NULL; n++) {
+        TAILQ_REMOVE(&g->dirty_watch, c, dirty);
+        c->in_dirty = false;
+        c->dirty_watch = false;
+        gate_conn_write_now(c);
+    }
+    if (!TAILQ_EMPTY(&g->dirty_watch) && g->watch_slice_ev != NULL) {
+        static const struct timeval now = {0, 0};
+        event_add(g->watch_slice_ev, &now); /* after the next poll: players' frames first */
     }
 }
 
@@ -243,6 +259,19 @@ void gate_conn_dirty(gate_conn_t *c)
         return;
     c->in_dirty = true;
     TAILQ_INSERT_TAIL(&c->g->dirty_conns, c, dirty);
+    event_active(c->g->flush_ev, EV_TIMEOUT, 0);
+}
+
+/* Notes that a spectator has a table's batch queued: written after the players' output, a slice
+ * of GATE_WATCH_WRITES spectators a loop iteration (see gate_flush_cb). A connection already
+ * dirty stays where it is. */
+void gate_conn_dirty_watch(gate_conn_t *c)
+{
+    if (c->in_dirty)
+        return;
+    c->in_dirty = true;
+    c->dirty_watch = true;
+    TAILQ_INSERT_TAIL(&c->g->dirty_watch, c, dirty);
     event_active(c->g->flush_ev, EV_TIMEOUT, 0);
 }
 
@@ -550,8 +579,12 @@ void gate_conn_free(gate_conn_t *c)
     gate_conn_unauth_remove(c);
     gate_edge_release(c);
     TAILQ_REMOVE(&g->conns, c, all);
-    if (c->in_dirty)
-        TAILQ_REMOVE(&g->dirty_conns, c, dirty);
+    if (c->in_dirty) {
+        if (c->dirty_watch)
+            TAILQ_REMOVE(&g->dirty_watch, c, dirty);
+        else
+            TAILQ_REMOVE(&g->dirty_conns, c, dirty);
+    }
     gate_stage_put(c);
     u64map_del(g->conn_by_id, c->id);
     if (c->close_ev != NULL)

@@ -578,7 +578,8 @@ void gate_watch_req_gone(gate_req_t *r)
 
 /*
  * Writes the table's batch to each of its spectators here: the same bytes to each (one copy into
- * each output, one write each at the end of the loop turn), each checked against
+ * each output, one write each after the loop turn's player output, GATE_WATCH_WRITES
+ * spectators a turn: gate_out.c gate_flush_cb), each checked against
  * --watch-output-cap: a spectator it would pass is dropped, never waited for.
  */
 static void gate_wtable_flush(gate_t *g, gate_wtable_t *t)
@@ -608,7 +609,7 @@ static void gate_wtable_flush(gate_t *g, gate_wtable_t *t)
         if (evbuffer_add(gate_conn_out(c), bytes, len) == 0) {
             metrics_add(g->m_frames_out, t->nbatch);
             metrics_add(g->m_tout[c->ws != NULL], t->nbatch);
-            gate_conn_dirty(c);
+            gate_conn_dirty_watch(c); /* after the players' frames, a slice at a time */
         }
         i++;
     }
