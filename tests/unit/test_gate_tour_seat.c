@@ -473,11 +473,64 @@ START_TEST(test_gate_tour_seat_where_of_a_gone_server_is_retriable)
 }
 END_TEST
 
+
+/* Watch{player_id} from a spectator's connection: its answer must be a spectator's Snapshot (of
+ * the table where the player sits); returns its desk. docs/spectators.md "Following a player". */
+static uint64_t follow(gatec_t *s, uint64_t rid, uint64_t player)
+{
+    Croupier__ClientMessage m = CROUPIER__CLIENT_MESSAGE__INIT;
+    Croupier__Watch w = CROUPIER__WATCH__INIT;
+    w.has_player_id = true;
+    w.player_id = player;
+    m.request_id = rid;
+    m.body_case = CROUPIER__CLIENT_MESSAGE__BODY_WATCH;
+    m.watch = &w;
+    ck_assert_int_eq(gatec_send(s, &m), 0);
+    Croupier__ServerMessage *a = gatec_wait_reply(s, rid, 5000);
+    ck_assert_msg(a != NULL && a->body_case == CROUPIER__SERVER_MESSAGE__BODY_SNAPSHOT,
+                  "Watch{player %" PRIu64 "}: body %d code %d", player, a ? (int)a->body_case : -1,
+                  a ? gatec_code(a) : -1);
+    ck_assert(a->snapshot->has_spectator && a->snapshot->spectator);
+    ck_assert(a->snapshot->holdem == NULL || !a->snapshot->holdem->has_hole_cards);
+    uint64_t d = a->snapshot->desk_id;
+    frame_free_server(a);
+    return d;
+}
+
+/*
+ * Reads a spectator's pushes for up to ms, until a spectator's Snapshot pushed (the followed
+ * player's next table: desk ids are per server, so it may carry the same number); returns its
+ * desk (0: none came). No push may show a seat's cards: a seat's Deal carries a count, a
+ * Snapshot no hole cards.
+ */
+static uint64_t spectator_next_table(gatec_t *s, int ms, int *pushes)
+{
+    for (long long end = ts_now_ms() + ms; ts_now_ms() < end;) {
+        Croupier__ServerMessage *m = gatec_recv(s, 50);
+        if (m == NULL)
+            continue;
+        (*pushes)++;
+        if (m->body_case == CROUPIER__SERVER_MESSAGE__BODY_DEAL && m->deal->has_seat)
+            ck_assert_msg(m->deal->cards.len == 0, "a spectator got seat %u's cards",
+                          m->deal->seat);
+        if (m->body_case == CROUPIER__SERVER_MESSAGE__BODY_SNAPSHOT) {
+            ck_assert(m->snapshot->spectator);
+            ck_assert(m->snapshot->holdem == NULL || !m->snapshot->holdem->has_hole_cards);
+            uint64_t d = m->snapshot->desk_id;
+            frame_free_server(m);
+            return d;
+        }
+        frame_free_server(m);
+    }
+    return 0;
+}
+
 /*
  * The server hosting his table is SIGKILLed: the gateway tells him TableClosing{CLOSING_TOURNAMENT}
  * (send TakeTournamentSeat), never Moved, never a cash table; his seat is forgotten. The other
  * server claims the table once the dead host's claim expires, re-deals the hand in play, and his
- * TakeTournamentSeat finds it there.
+ * TakeTournamentSeat finds it there. A friend following him (Watch{player}) is taken to that
+ * table too, and never sees a seat's cards.
  */
 START_TEST(test_gate_tour_seat_crash_of_its_server_sends_back_to_take_seat)
 {
@@ -497,6 +550,11 @@ START_TEST(test_gate_tour_seat_crash_of_its_server_sends_back_to_take_seat)
     uint32_t seat = snap->snapshot->your_seat;
     uint64_t desk = snap->snapshot->desk_id;
     frame_free_server(snap);
+    /* A friend follows him (docs/spectators.md "Following a player"): through the tournament's
+     * re-seating at another server, below. */
+    const uint64_t friend = 830;
+    gatec_t *sp = login(friend);
+    ck_assert_uint_eq(follow(sp, 2, me), desk);
     seen_t seen = {0};
     play(c, &rid, seat, 1500, &seen);
     ck_assert_int_gt(seen.deals, 0);
@@ -535,8 +593,15 @@ START_TEST(test_gate_tour_seat_crash_of_its_server_sends_back_to_take_seat)
             "gate_tour_seat: re-seated after the crash (desk %" PRIu64 " -> %" PRIu64
             ", %d waits)\n",
             desk, snap->snapshot->desk_id, waits);
-    frame_free_server(snap);
     ck_assert(ts_proc_log_has(other->proc, "\"tk_tour_table_claimed\""));
+    /* The friend's watch followed him there: that table's spectator Snapshot, pushed. */
+    int pushes = 0;
+    uint64_t watched = spectator_next_table(sp, 5000, &pushes);
+    ck_assert_msg(watched == snap->snapshot->desk_id,
+                  "the spectator watches desk %" PRIu64 ", the player sits at %" PRIu64
+                  " (%d pushes)",
+                  watched, snap->snapshot->desk_id, pushes);
+    frame_free_server(snap);
     rec = seat_record(me);
     ck_assert_ptr_nonnull(rec);
     ck_assert_msg(ends_with(rec, " tour"), "seat record %s", rec);
@@ -547,6 +612,7 @@ START_TEST(test_gate_tour_seat_crash_of_its_server_sends_back_to_take_seat)
     memset(&seen, 0, sizeof seen);
     play(c, &rid, seat, 2000, &seen);
     ck_assert_int_gt(seen.deals, 0);
+    gatec_close(sp);
     gatec_close(c);
     testenv_stop_server(&ga);
     testenv_stop_server(&gb);
