@@ -4,7 +4,9 @@
  *
  *   GetReplay{round_id, game}  the round's hand history (docs/hand-history.md: the game's
  *                              seen key names its stream entry; one script reads both), refused
- *                              NOT_IN_ROUND unless the asker was dealt into it;
+ *                              NOT_IN_ROUND unless the asker was dealt into it; without its
+ *                              game, each game the round's service offers (the registry's
+ *                              entries of that service) is tried in turn;
  *   ShareReplay{round_id, game} the same read and check, then a share code: 8 digits drawn as a
  *                              private room's are (room_code_draw_digits), the record copied
  *                              under {croupier:replays}:code:<code> (SET NX, EX
@@ -64,6 +66,9 @@ static rconn_script_t *replay_script_read;
 
 typedef enum { REPLAY_GET_ROUND, REPLAY_GET_CODE, REPLAY_SHARE } replay_op_kind_t;
 
+/* The most games one service's servers may offer for a game-less GetReplay. */
+#define REPLAY_GAME_CANDS 16
+
 /* One request in flight: who asked, and what a share still needs. */
 typedef struct {
     gate_t *g;
@@ -74,6 +79,10 @@ typedef struct {
     char code[REPLAY_CODE_LEN + 1];
     char *copy; /* a share: the JSON stored under the code */
     int draws;
+    /* GetReplay{round_id} without its game: the games the registry lists for the round's service,
+     * tried in turn (replay_read_cb) until one holds the round. */
+    char cands[REPLAY_GAME_CANDS][40];
+    int ncands, icand;
 } replay_op_t;
 
 /* The asker's connection if it is still the one that asked, else NULL (op freed). */
@@ -197,6 +206,8 @@ static void replay_share_set(replay_op_t *op)
     }
 }
 
+static void replay_read(gate_conn_t *c, replay_op_t *op);
+
 /* A round's record read (GetReplay{round_id}, ShareReplay): checked, then answered or shared. */
 static void replay_read_cb(rconn_t *rc, redisReply *reply, void *arg)
 {
@@ -206,14 +217,22 @@ static void replay_read_cb(rconn_t *rc, redisReply *reply, void *arg)
     if (c == NULL)
         return;
     json_t *rec = NULL;
+    if (reply != NULL && reply->type == REDIS_REPLY_NIL && op->icand + 1 < op->ncands) {
+        /* Not a round of that game: the next game of the round's service. */
+        op->icand++;
+        snprintf(op->game, sizeof op->game, "%s", op->cands[op->icand]);
+        replay_read(c, op);
+        return;
+    }
     if (reply == NULL || reply->type == REDIS_REPLY_ERROR) {
         gate_conn_error_retriable(c, op->rid, CROUPIER__ERROR_CODE__UNAVAILABLE, true,
                                   "replay store unreachable");
     } else if (reply->type != REDIS_REPLY_STRING) {
         gate_conn_error(c, op->rid, CROUPIER__ERROR_CODE__NO_SUCH_ROUND,
-                        reply->type == REDIS_REPLY_INTEGER
-                            ? "the round's hand history is no longer kept"
-                            : "no hand history for that round of that game");
+                        reply->type == REDIS_REPLY_INTEGER ? "the round's hand history is no longer kept"
+                        : op->ncands > 0 ? "no hand history for that round in any game its service "
+                                           "offers now"
+                                         : "no hand history for that round of that game");
     } else if ((rec = json_loadb(reply->str, reply->len, 0, NULL)) == NULL ||
                !replay_is_round(rec)) {
         gate_conn_error(c, op->rid, CROUPIER__ERROR_CODE__NO_SUCH_ROUND,
@@ -285,7 +304,41 @@ static void replay_code_cb(rconn_t *rc, redisReply *reply, void *arg)
     replay_done(op);
 }
 
-/* Checks what every replay request needs; 0, or the connection was answered. */
+/*
+ * The games the servers of service offer, as the registry lists them now (an entry without games
+ * offers its engine's name): a GetReplay{round_id} without its game tries each. At most max;
+ * returns how many.
+ */
+static int replay_games_of(gate_t *g, const char *service, char (*cands)[40], int max)
+{
+    int n = 0;
+    size_t size = g->view != NULL ? registry_view_size(g->view) : 0;
+    for (size_t i = 0; i < size; i++) {
+        const registry_entry_t *e = registry_view_at(g->view, i);
+        if (e == NULL || strcmp(e->service, service) != 0)
+            continue;
+        for (const char *p = e->games[0] != '\0' ? e->games : e->engine; *p != '\0';) {
+            size_t len = strcspn(p, ",");
+            char name[40];
+            if (len > 0 && len < sizeof name) {
+                memcpy(name, p, len);
+                name[len] = '\0';
+                bool seen = false;
+                for (int k = 0; k < n && !seen; k++)
+                    seen = strcmp(cands[k], name) == 0;
+                if (!seen && n < max && replay_game_valid(name))
+                    memcpy(cands[n++], name, len + 1);
+            }
+            p += len;
+            if (*p == ',')
+                p++;
+        }
+    }
+    return n;
+}
+
+/* Checks what every replay request needs (game NULL: a GetReplay that does not name it); 0, or
+ * the connection was answered. */
 static int replay_check(gate_conn_t *c, uint64_t rid, const char *round, const char *game)
 {
     money_round_id_t parsed;
@@ -295,7 +348,7 @@ static int replay_check(gate_conn_t *c, uint64_t rid, const char *round, const c
                         "round_id: a round id is service:slot:epoch:desk:seq");
         return -1;
     }
-    if (!replay_game_valid(game)) {
+    if (game != NULL && !replay_game_valid(game)) {
         gate_conn_error(c, rid, CROUPIER__ERROR_CODE__BAD_REQUEST,
                         "game: the round's game (1..32 of a-z, 0-9, '_' and '-') is needed");
         return -1;
@@ -349,7 +402,7 @@ void gate_client_get_replay(gate_conn_t *c, const Croupier__ClientMessage *m)
         return;
     if ((q->code != NULL) == (q->round_id != NULL)) {
         gate_conn_error(c, m->request_id, CROUPIER__ERROR_CODE__BAD_REQUEST,
-                        "GetReplay: a round_id (with its game) or a code, one of them");
+                        "GetReplay: a round_id (with its game, or without) or a code, one of them");
         return;
     }
     if (q->code != NULL) {
@@ -371,11 +424,31 @@ void gate_client_get_replay(gate_conn_t *c, const Croupier__ClientMessage *m)
         }
         return;
     }
-    if (replay_check(c, m->request_id, q->round_id, q->game) != 0)
+    bool no_game = q->game == NULL || q->game[0] == '\0';
+    if (replay_check(c, m->request_id, q->round_id, no_game ? NULL : q->game) != 0)
         return;
     replay_op_t *op = replay_op(c, m->request_id, REPLAY_GET_ROUND);
     snprintf(op->round, sizeof op->round, "%s", q->round_id);
-    snprintf(op->game, sizeof op->game, "%s", q->game);
+    if (no_game) {
+        /* The round id names its service, not its game (one engine serves several): each game
+         * the service's servers offer now is tried (docs/replays.md "Asking for a replay"). */
+        money_round_id_t id;
+        money_round_id_parse(q->round_id, &id); /* checked above */
+        op->ncands = replay_games_of(c->g, id.service, op->cands, REPLAY_GAME_CANDS);
+        if (op->ncands == 0) {
+            char why[160];
+            snprintf(why, sizeof why,
+                     "game: no server of service %s is listed now to say its games: name the "
+                     "round's game",
+                     id.service);
+            gate_conn_error(c, m->request_id, CROUPIER__ERROR_CODE__BAD_REQUEST, why);
+            replay_done(op);
+            return;
+        }
+        snprintf(op->game, sizeof op->game, "%s", op->cands[0]);
+    } else {
+        snprintf(op->game, sizeof op->game, "%s", q->game);
+    }
     replay_read(c, op);
 }
 

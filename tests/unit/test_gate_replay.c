@@ -382,7 +382,7 @@ START_TEST(test_replay_player_sees_own_cards_board_in_order_and_the_showdown)
     need_rounds();
     for (int i = 0; i < 3; i++) {
         gatec_t *c = login(HOLDEM_P0 + (uint64_t)i);
-        Croupier__ServerMessage *a = replay_of(c, 5, E.he_round, "holdem", NULL);
+        Croupier__ServerMessage *a = replay_of(c, 5, E.he_round, i == 1 ? NULL : "holdem", NULL);
         ck_assert(a->replay->has_your_seat);
         ck_assert_int_eq((int)a->replay->your_seat, E.he_seat[i]);
         check_holdem_view(a->replay, E.he_seat[i]);
@@ -425,6 +425,12 @@ START_TEST(test_replay_doudizhu_shows_every_hand_and_the_deck)
     ck_assert_msg(E.ddz_ok, "the Dou Dizhu deal was not played: %s", E.ddz_why);
     gatec_t *p = login(DDZ_P);
     Croupier__ServerMessage *a = replay_of(p, 5, E.ddz_round, "doudizhu", NULL);
+    ck_assert_int_eq((int)a->replay->your_seat, E.ddz_seat);
+    frame_free_server(a);
+    /* Without its game: the gateway tries the games of the round's service (the traditional
+     * engine serves several) until one holds it. */
+    a = replay_of(p, 7, E.ddz_round, NULL, NULL);
+    ck_assert_str_eq(a->replay->game, "doudizhu");
     ck_assert_int_eq((int)a->replay->your_seat, E.ddz_seat);
     frame_free_server(a);
     char *code = share(p, 6, E.ddz_round, "doudizhu");
@@ -494,7 +500,7 @@ START_TEST(test_replay_bad_input_is_refused_and_the_connection_kept)
     expect_code(c, 11, false, E.he_round, "holdem", "123456", BAD);       /* both */
     expect_code(c, 12, false, "not-a-round", "holdem", NULL, BAD);        /* malformed id */
     expect_code(c, 13, false, "holdem:1:1:1:1:1:1", "holdem", NULL, BAD); /* too many fields */
-    expect_code(c, 14, false, E.he_round, NULL, NULL, BAD);               /* no game */
+    expect_code(c, 14, false, "nosuch:1:1:1:1", NULL, NULL, BAD); /* no game, no such service */
     expect_code(c, 15, false, E.he_round, "Hold Em", NULL, BAD);          /* bad game */
     expect_code(c, 16, false, NULL, NULL, "12ab5678", BAD);               /* code not digits */
     expect_code(c, 17, false, NULL, NULL, "123456789", BAD);              /* code too long */
@@ -506,6 +512,8 @@ START_TEST(test_replay_bad_input_is_refused_and_the_connection_kept)
     expect_code(c, 21, false, "holdem:1:1:1:999999", "holdem", NULL,
                 CROUPIER__ERROR_CODE__NO_SUCH_ROUND);
     expect_code(c, 22, false, E.he_round, "doudizhu", NULL, CROUPIER__ERROR_CODE__NO_SUCH_ROUND);
+    expect_code(c, 24, false, "traditional:1:1:1:999999", NULL, NULL, /* no game: none has it */
+                CROUPIER__ERROR_CODE__NO_SUCH_ROUND);
     expect_code(c, 23, true, "holdem:1:1:1:999999", "holdem", NULL,
                 CROUPIER__ERROR_CODE__NO_SUCH_ROUND);
     /* Still served. */

@@ -404,10 +404,11 @@ export class Client {
     }
 
     /** A finished round's replay (docs/replays.md): `{roundId, game}` of a round you were dealt
-     * into (your own cards, and what the game's policy shows after the round), or `{code}`, a
+     * into (your own cards, and what the game's policy shows after the round; without `game`
+     * the gateway tries the games of the round's service), or `{code}`, a
      * share code, for anyone logged in. Rejects NOT_IN_ROUND (not your round: ask with a code),
      * NO_SUCH_ROUND, REPLAY_CODE_UNKNOWN (never made, or expired), BAD_REQUEST. */
-    async getReplay(q: { roundId: string; game: string } | { code: string }):
+    async getReplay(q: { roundId: string; game?: string } | { code: string }):
         Promise<croupier.IReplay> {
         const m = await this.request({ getReplay: q });
         return m.replay as croupier.IReplay;
