@@ -1,6 +1,7 @@
 #!/bin/sh
 # The browser table's test under meson (web_table, suite 'integration'): headless Chromium plays
-# the page against the real gateways and game servers of $CROUPIER_BUILD (test/browser.test.ts).
+# the page against the real gateways and game servers of $CROUPIER_BUILD (test/browser.test.ts,
+# test/tournaments.test.ts, test/watch.test.ts).
 # Installs what is missing: Debian's chromium (and nodejs/npm) with apt-get when root, the npm
 # dependencies of clients/ts and clients/web from their committed lockfiles (npm ci). Exit 77
 # (meson: skipped), with one line saying why, when Chromium, node or the npm packages cannot be
@@ -33,4 +34,4 @@ for dir in "$here/../ts" "$here"; do
 done
 cd "$here"
 "$here/../build-locked.sh" web >&2
-exec node --test --test-concurrency=1 dist-test/test/units.test.js dist-test/test/tournaments.test.js dist-test/test/browser.test.js
+exec node --test --test-concurrency=1 dist-test/test/units.test.js dist-test/test/tournaments.test.js dist-test/test/browser.test.js dist-test/test/watch.test.js
