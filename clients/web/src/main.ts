@@ -766,7 +766,8 @@ function renderShedding(t: Table, center: HTMLElement, mine: HTMLElement, action
     if (t.game === "guandan" && t.level > 0) {
         const mine = t.teamLevels[t.mySeat % 2], theirs = t.teamLevels[(t.mySeat + 1) % 2];
         center.append(el("div", "label", `Level ${levelText(t.level)} (wild: ${cardName(t.level << 2 | 2)})` +
-            (mine !== undefined && theirs !== undefined ? ` · your team ${levelText(mine)}, theirs ${levelText(theirs)}` : "")));
+            (mine === undefined || theirs === undefined ? "" : t.spectator ? ` · seats 1 and 3 ${levelText(t.teamLevels[0])}, seats 2 and 4 ${levelText(t.teamLevels[1])}`
+                : ` · your team ${levelText(mine)}, theirs ${levelText(theirs)}`)));
     }
     if (tribute && t.roundId !== null && t.result === null) {
         const who = t.turn === null ? "" : t.turn.seat === t.mySeat ? "You" : t.seatName(t.turn.seat);
@@ -850,7 +851,8 @@ function renderShedding(t: Table, center: HTMLElement, mine: HTMLElement, action
 
 function renderHoldem(t: Table, center: HTMLElement, mine: HTMLElement, actions: HTMLElement): void {
     if (t.roundId !== null || t.board.length > 0 || t.pot > 0)
-        center.append(el("div", "label", `Board · pot ${fmt(t.pot)}`), cards(t.board, "cards board"));
+        center.append(el("div", "label", t.spectator ? "Board" : `Board · pot ${fmt(t.pot)}`), /* a spectator's pot: unknown after its Snapshot */
+                      cards(t.board, "cards board"));
     if (t.hole.length > 0)
         mine.append(el("div", "label", "Your cards"), cards(t.hole, "cards hole"));
     if (t.roundId === null || t.result !== null)

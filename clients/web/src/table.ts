@@ -406,8 +406,11 @@ export class Table {
             break;
         }
         case E.ENGINE_HOLDEM:
-            if (seat === null)
+            if (seat === null) {
                 this.board.push(...cards);
+                for (const p of this.players.values())
+                    p.bet = 0; /* a new street: the bets went into the pot */
+            }
             else if (seat === this.mySeat)
                 this.hole = cards;
             if (seat !== null && !this.players.has(seat))
