@@ -1,6 +1,7 @@
-// The browser table: log in with a token, pick a game, play it against the bots. Everything
-// croupier-specific goes through the TypeScript SDK (clients/ts: the protocol, the reconnects
-// and resumes, docs/protocol.md); this file is the page: what is drawn and what a click sends.
+// The browser table: log in with a token, pick a game, play it against the bots; or watch a table
+// (src/watch.ts) and replay a round (src/replay.ts). Everything croupier-specific goes through the
+// TypeScript SDK (clients/ts: the protocol, the reconnects and resumes, docs/protocol.md); this
+// file is the page: what is drawn and what a click sends.
 //
 // Query parameters: token (fills the token field), gw (gateway WebSocket URLs, comma
 // separated; default: ws(s)://<this host>/ws, the demo's server forwards it to a live gateway).
