@@ -266,6 +266,7 @@ function wire(c: Client): void {
     c.on("disconnected", (d) => renderStatus(`reconnecting (closed ${d.code})`));
     c.on("reconnected", (r) => {
         renderStatus("open");
+        watch.onReconnected();
         note("reconnected", `Connection resumed on ${r.url}` + (r.snapshot ? ": your seat is back"
             : watch.active() ? ": watching again" : ""));
         if (r.snapshot === null && table !== null && tour === null && !watch.active())

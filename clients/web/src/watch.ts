@@ -86,6 +86,7 @@ export class WatchMode {
     private desk = "";             /* the watched desk (a bigint's digits) */
     private ended: string | null = null;
     private busy = false;
+    private resumed = false;       /* reconnected: the next Snapshot is the SDK's Watch sent again */
 
     constructor(private d: WatchDeps) {
         $("watch-refresh").onclick = () => void this.list();
@@ -163,14 +164,23 @@ export class WatchMode {
         }
     }
 
-    /** A spectator Snapshot pushed ("watchSnapshot"): the watched table again after a
-     * reconnect, or a new table (another desk) of the player followed. */
+    /** The connection was resumed on another gateway: the SDK sends the Watch again. */
+    onReconnected(): void {
+        this.resumed = this.target !== null;
+    }
+
+    /** A spectator Snapshot pushed ("watchSnapshot"): the watched table again, after a
+     * reconnect; else the next table of the player followed (docs/spectators.md "Following a
+     * player": every such Snapshot is a new table, even of the same desk id: a table moved
+     * whole to another server may get the id it had). */
     onSnapshot(s: croupier.ISnapshot, current: Table | null): void {
         if (this.target === null)
             return;
         const desk = String(s.deskId);
+        const again = this.resumed;
+        this.resumed = false;
         this.ended = null;
-        if (current !== null && current.spectator && desk === this.desk) {
+        if (again && current !== null && current.spectator && desk === this.desk) {
             current.applySnapshot(s);
             this.d.render();
             return;
