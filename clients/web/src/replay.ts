@@ -283,6 +283,10 @@ export class ReplayViewer {
         $("replay-play").onclick = () => this.toggle();
         $("replay-close").onclick = () => this.close();
         $("replay-open").onclick = () => void this.openCode(($("replay-code") as HTMLInputElement).value);
+        $("replay-code").onkeydown = (e) => {
+            if (e.key === "Enter")
+                void this.openCode(($("replay-code") as HTMLInputElement).value);
+        };
     }
 
     /** By share code, as typed in the lobby: checked here (nothing sent when it is no code). */
@@ -463,6 +467,13 @@ export class ReplayViewer {
             if (s.name === "You")
                 box.classList.add("me");
             box.append(el("div", "seat-name", s.name));
+            const roles = [has(r, "buttonSeat") && r.buttonSeat === s.seat ? "Dealer" : "",
+                           has(r, "bankerSeat") && r.bankerSeat === s.seat ? "Banker" : ""].filter((x) => x !== "");
+            if (roles.length > 0) {
+                const badges = el("div", "seat-badges");
+                badges.append(...roles.map((x) => el("span", `badge role-${x.toLowerCase()}`, x)));
+                box.append(badges);
+            }
             const line = [s.stack > 0 ? `stack ${fmt(s.stack)}` : "",
                 s.delta !== null ? `result ${s.delta > 0 ? "+" : ""}${fmt(s.delta)}` : ""].filter((x) => x !== "");
             if (line.length > 0)

@@ -91,6 +91,10 @@ export class WatchMode {
     constructor(private d: WatchDeps) {
         $("watch-refresh").onclick = () => void this.list();
         $("watch-follow").onclick = () => void this.follow(($("watch-player") as HTMLInputElement).value);
+        $("watch-player").onkeydown = (e) => {
+            if (e.key === "Enter")
+                void this.follow(($("watch-player") as HTMLInputElement).value);
+        };
         $("unwatch").onclick = () => void this.unwatch();
     }
 
