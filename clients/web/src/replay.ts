@@ -467,7 +467,7 @@ export class ReplayViewer {
             if (s.name === "You")
                 box.classList.add("me");
             box.append(el("div", "seat-name", s.name));
-            const roles = [has(r, "buttonSeat") && r.buttonSeat === s.seat ? "Dealer" : "",
+            const roles = [r.game !== "blackjack" && has(r, "buttonSeat") && r.buttonSeat === s.seat ? "Dealer" : "",
                            has(r, "bankerSeat") && r.bankerSeat === s.seat ? "Banker" : ""].filter((x) => x !== "");
             if (roles.length > 0) {
                 const badges = el("div", "seat-badges");
