@@ -179,7 +179,8 @@ test("a spectator page: a listed table, then a player followed through a gateway
     assert.equal(await spect.$eval("#table", (e) => (e as HTMLElement).dataset.spectator), "true");
     const rounds0 = await count(spect, ".note.round");
     await until(spect, "a hand seen by the spectator", 15000, async () => (await count(spect, ".note.round")) > rounds0);
-    assert.equal(await count(spect, "#seats .seat"), 2, "the two players' seats");
+    assert.equal(await count(spect, "#seats .seat:not(.empty)"), 2, "the two players' seats");
+    assert.equal(await count(spect, "#seats .seat.empty"), 1, "the free seat");
     assert.equal(await count(spect, "#my-seat .seat, .seat.me"), 0, "no seat of the spectator's");
     assert.equal(await count(spect, "#actions button, #actions input"), 0, "no move offered");
     assert.equal(await visible(spect, "#leave"), false);
@@ -222,7 +223,7 @@ test("a spectator page: a listed table, then a player followed through a gateway
     await until(spect, "a hand at the new table", 20000, async () => (await count(spect, ".note.round")) > rounds);
     assert.equal(await drained, 0, "the drained server exited 0");
     assert.equal(await spect.$eval("#watch-banner", (e) => (e as HTMLElement).dataset.state), "watching");
-    assert.equal(await count(spect, "#seats .seat"), 2);
+    assert.equal(await count(spect, "#seats .seat:not(.empty)"), 2);
     await checkLayout(spect, "watch-moved");
 
     /* never a hole card drawn for its round; in a result only the cards the round showed */
