@@ -713,6 +713,8 @@ function seatBox(t: Table, n: number): HTMLElement {
     const last = t.lastMove.get(n);
     if (last !== undefined)
         d.append(el("div", "seat-move", last));
+    if (t.spectator && t.engine === E.ENGINE_HOLDEM && p !== undefined && !p.folded && t.roundId !== null && t.result === null)
+        d.append(cards([null, null], "cards small")); /* a spectator sees each hand as a count (docs/spectators.md) */
     if (!me && t.engine === E.ENGINE_PERSISTENT)
         for (const h of t.hands.filter((x) => x.seat === n))
             d.append(cards(h.cards, "cards small"));
