@@ -210,6 +210,8 @@ function wire(c: Client): void {
                 : ` (${enumName(croupier.VoidReason, e.voidReason, "VOID_")})`));
         li.dataset.round = e.roundId ?? "";
         li.dataset.outcome = outcome;
+        if (!table.spectator && e.roundId)
+            li.append(" ", replays.roundButtons(e.roundId, table.game)); /* docs/replays.md */
         redraw();
         if (leaving)
             void sendLeave();
@@ -1060,8 +1062,6 @@ function renderResult(t: Table): void {
     }
     if (num(r.rake) > 0)
         box.append(el("div", "label", `rake ${fmt(num(r.rake))}`));
-    if (!t.spectator && r.roundId)
-        box.append(replays.roundButtons(r.roundId, t.game, render)); /* docs/replays.md */
 }
 
 /* The turn timer, redrawn a few times a second. */

@@ -1,6 +1,5 @@
 // The replay viewer (docs/replays.md): a finished round's `Replay`, opened by share code or, for
-// a player, by the round he just played ("Replay this round", "Share this round" under its
-// result), stepped through event by event: forward, back, auto-play, start and end. What a step
+// a player, by a round he played ("Replay" and "Share" in the round's note), stepped through event by event: forward, back, auto-play, start and end. What a step
 // shows is computed from the events alone (replayState, pure, tested in test/units.test.ts):
 // the cards the replay gives face up, the others as backs (their count), each seat's last
 // action, the table's cards (the board, the dealer's, the bottom), and at the end the results.
@@ -271,8 +270,6 @@ export class ReplayViewer {
     private replay: croupier.IReplay | null = null;
     private step = 0;
     private timer: ReturnType<typeof setInterval> | null = null;
-    /* the codes shared, by round id: shown under the round's result */
-    private codes = new Map<string, string>();
     private busy = false;
 
     constructor(private d: ReplayDeps) {
@@ -326,8 +323,9 @@ export class ReplayViewer {
         }
     }
 
-    /** A share code for a round the person played, shown under its result and in the notes. */
-    async share(roundId: string, game: string, redraw: () => void): Promise<void> {
+    /** A share code for a round the person played, shown in its note (box) and as a note of its
+     * own with its expiry. */
+    async share(roundId: string, game: string, box: HTMLElement): Promise<void> {
         const c = this.d.client();
         if (c === null || this.busy)
             return;
@@ -335,15 +333,17 @@ export class ReplayViewer {
         try {
             const s = await this.retrying(() => c.shareReplay(roundId, game));
             const code = s.code ?? "";
-            this.codes.set(roundId, code);
             const until = num(s.expiresUnixMs);
+            const shown = this.d.el("span", "share-code", `Share code: ${code}`);
+            shown.dataset.code = code;
+            box.querySelector<HTMLButtonElement>("button[data-do=share]")!.disabled = true;
+            box.append(shown);
             this.d.note("info", `Share code of the round: ${code}` +
                 (until > 0 ? ` (valid until ${new Date(until).toLocaleString()})` : "")).dataset.code = code;
         } catch (e) {
             this.d.showError(replayRefusalText(e));
         } finally {
             this.busy = false;
-            redraw();
         }
     }
 
@@ -360,27 +360,21 @@ export class ReplayViewer {
         }
     }
 
-    /** "Replay this round" and "Share this round" (with the code once shared), for the result
-     * box of a round the person played. */
-    roundButtons(roundId: string, game: string, redraw: () => void): HTMLElement {
-        const box = this.d.el("div", "round-replay");
-        const replay = this.d.el("button", "", "Replay this round") as HTMLButtonElement;
+    /** "Replay" and "Share" for a round the person played: put in the round's note, which
+     * stays when the next round clears the table. */
+    roundButtons(roundId: string, game: string): HTMLElement {
+        const box = this.d.el("span", "round-replay");
+        const replay = this.d.el("button", "", "Replay") as HTMLButtonElement;
         replay.type = "button";
-        replay.id = "round-replay";
+        replay.dataset.do = "replay";
+        replay.title = "this round, step by step";
         replay.onclick = () => void this.openRound(roundId, game);
-        const share = this.d.el("button", "", "Share this round") as HTMLButtonElement;
+        const share = this.d.el("button", "", "Share") as HTMLButtonElement;
         share.type = "button";
-        share.id = "round-share";
-        share.onclick = () => void this.share(roundId, game, redraw);
+        share.dataset.do = "share";
+        share.title = "a code anyone may replay this round with";
+        share.onclick = () => void this.share(roundId, game, box);
         box.append(replay, share);
-        const code = this.codes.get(roundId);
-        if (code !== undefined) {
-            share.disabled = true;
-            const c = this.d.el("span", "share-code", `Share code: ${code}`);
-            c.id = "share-code";
-            c.dataset.code = code;
-            box.append(c);
-        }
         return box;
     }
 
