@@ -101,6 +101,8 @@ function actionText(r: croupier.IReplay, e: croupier.IReplayEvent, who: string):
         return `${who}: ${amount > 0 ? `bid ${amount}` : "no bid"}`;
     if (verb === "banker")
         return `${who}: banker${amount > 1 ? ` at ×${amount}` : ""}`;
+    if (r.game === "blackjack" && (verb === "hit" || verb === "stand"))
+        return `${who}: ${verb}`; /* its amount is the hand's bet (docs/hand-history.md) */
     return `${who}: ${verb.replace(/_/g, " ")}${amount !== 0 ? ` ${fmt(amount)}` : ""}`;
 }
 
