@@ -676,6 +676,14 @@ export class Table {
     onRoundEnd(e: croupier.IRoundEnd): void {
         this.result = e;
         this.turn = null;
+        if (this.spectator && this.engine === E.ENGINE_HOLDEM)
+            /* a spectator reads no Snapshot after a hand (a player does): the stacks moved by the
+             * results (the page never takes the bets out of them) */
+            for (const d of e.deltas ?? []) {
+                const p = this.players.get(d.seat ?? 0);
+                if (p !== undefined)
+                    p.stack += num(d.delta);
+            }
         if (this.engine === E.ENGINE_PERSISTENT)
             this.dealer = this.dealer.filter((c) => c !== null);
     }

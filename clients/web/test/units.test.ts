@@ -395,4 +395,8 @@ test("a spectator's table: no seat of its own, never its turn, no private card",
     assert.deepEqual(t.hole, []);
     t.onDeal({ roundId: "s:0:1:5:1", cards: Uint8Array.from([cardCode(2, "clubs"), cardCode(3, "clubs"), cardCode(4, "clubs")]) });
     assert.equal(t.board.length, 3);
+    assert.deepEqual([...t.players.values()].map((p) => p.bet), [0, 0], "the bets went into the pot");
+    t.onRoundEnd({ roundId: "s:0:1:5:1", outcome: croupier.RoundOutcome.OUTCOME_COMPLETED,
+        deltas: [{ seat: 0, playerId: 31, delta: 20 }, { seat: 1, playerId: 32, delta: -20 }] });
+    assert.deepEqual([...t.players.values()].map((p) => p.stack), [1010, 960], "the stacks moved by the results");
 });
