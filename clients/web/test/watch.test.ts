@@ -4,7 +4,8 @@
 // spectator page watches it from the lobby's list, then follows one of the players through its
 // gateway's SIGTERM (the SDK reconnects to the second gateway and watches again: the page keeps
 // the table) and through the drain of the table's server (the table moves whole to a second
-// server: the page is told of the new table and draws it). Every card the spectator page ever
+// server: the page is told of the new table and draws it); watched by its id, the table moves away
+// at the next drain: WatchEnded, its reason in words. Every card the spectator page ever
 // draws is recorded as it is drawn: none may be a hole card of its round, and the result may show
 // only the hands the round showed. Then a player page plays a blackjack round, replays it and
 // shares it; the spectator page opens the code in the replay viewer, steps back and forth,
@@ -237,7 +238,25 @@ test("a spectator page: a listed table, then a player followed through a gateway
     assert.deepEqual(pageErrors, []);
     await spect.click("#unwatch");
     await until(spect, "the lobby", 5000, () => visible(spect, "#lobby"));
-    assert.ok(second.child.exitCode === null, "the second server plays on");
+
+    /* a table watched by its id moves away at a drain: WatchEnded, its reason in words */
+    await spect.click("#tab-watch");
+    await until(spect, "the moved table in the list", 10000, async () => (await count(spect, "#watch-tables li[data-game=holdem]")) === 1);
+    await spect.click("#watch-tables li[data-game=holdem] button");
+    await until(spect, "the table watched by id", 10000, () => visible(spect, "#table"));
+    await rig.startGame("holdem", HOLDEM);
+    const drained2 = terminateGame(second);
+    await until(spect, "the watch's end", 30000, async () => (await count(spect, ".note[data-kind=watch-ended]")) > 0);
+    assert.equal(await spect.$eval("#watch-banner", (e) => (e as HTMLElement).dataset.state), "ended");
+    assert.match(await text(spect, "#watch-text"),
+        /^The watch ended: the table is gone: it closed, or moved to another server \(follow a player to follow his table\)/);
+    assert.equal(await text(spect, "#unwatch"), "Back to the lobby");
+    assert.equal(await visible(spect, "#table"), true, "the last table stays drawn");
+    await checkLayout(spect, "watch-ended");
+    await spect.click("#unwatch");
+    await until(spect, "the lobby after the end", 5000, () => visible(spect, "#lobby"));
+    assert.equal(await drained2, 0, "the second server drained and exited 0");
+    assert.equal(await errorText(spect), "");
 });
 
 test("replays: a blackjack round shared by its player and opened by code; bad codes refused; a stranger's hold'em hand", async () => {
