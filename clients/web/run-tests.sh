@@ -25,6 +25,11 @@ if [ ! -x "$CHROMIUM" ]; then
     apt_install chromium || skip "$CHROMIUM is missing and could not be installed (apt-get install chromium)"
     [ -x "$CHROMIUM" ] || skip "$CHROMIUM is missing after installing Debian's chromium"
 fi
+# the servers' store, and the shell the drains run k8s/prestop.sh with (as kubelet would)
+command -v redis-server >/dev/null 2>&1 || skip "redis-server is not installed (the tests start their own)"
+if ! command -v busybox >/dev/null 2>&1; then
+    apt_install busybox || skip "busybox is missing and could not be installed (the drains run k8s/prestop.sh under it)"
+fi
 for dir in "$here/../ts" "$here"; do
     if [ ! -f "$dir/node_modules/.package-lock.json" ] ||
         [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
