@@ -1,6 +1,7 @@
 #!/bin/sh
 # The browser table's test under meson (web_table, suite 'integration'): headless Chromium plays
-# the page against the real gateways and game servers of $CROUPIER_BUILD (test/browser.test.ts).
+# the page against the real gateways and game servers of $CROUPIER_BUILD (test/browser.test.ts,
+# test/tournaments.test.ts, test/watch.test.ts).
 # Installs what is missing: Debian's chromium (and nodejs/npm) with apt-get when root, the npm
 # dependencies of clients/ts and clients/web from their committed lockfiles (npm ci). Exit 77
 # (meson: skipped), with one line saying why, when Chromium, node or the npm packages cannot be
@@ -24,6 +25,11 @@ if [ ! -x "$CHROMIUM" ]; then
     apt_install chromium || skip "$CHROMIUM is missing and could not be installed (apt-get install chromium)"
     [ -x "$CHROMIUM" ] || skip "$CHROMIUM is missing after installing Debian's chromium"
 fi
+# the servers' store, and the shell the drains run k8s/prestop.sh with (as kubelet would)
+command -v redis-server >/dev/null 2>&1 || skip "redis-server is not installed (the tests start their own)"
+if ! command -v busybox >/dev/null 2>&1; then
+    apt_install busybox || skip "busybox is missing and could not be installed (the drains run k8s/prestop.sh under it)"
+fi
 for dir in "$here/../ts" "$here"; do
     if [ ! -f "$dir/node_modules/.package-lock.json" ] ||
         [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
@@ -33,4 +39,4 @@ for dir in "$here/../ts" "$here"; do
 done
 cd "$here"
 "$here/../build-locked.sh" web >&2
-exec node --test --test-concurrency=1 dist-test/test/units.test.js dist-test/test/tournaments.test.js dist-test/test/browser.test.js
+exec node --test --test-concurrency=1 dist-test/test/units.test.js dist-test/test/tournaments.test.js dist-test/test/browser.test.js dist-test/test/watch.test.js

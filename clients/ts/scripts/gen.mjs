@@ -76,9 +76,11 @@ if (/reader\.(u?int64|sint64|s?fixed64)\(\)(?!\))/.test(code.replace(/\$(num|big
 writeFileSync(js, code);
 execFileSync(bin("pbts"), ["-o", dts, js], { stdio: "inherit" });
 let types = readFileSync(dts, "utf8");
+// (an optional field of an interface is written "(number|null)": Watch.deskId, TableClosing.deskId)
 for (const f of BIGINT_FIELDS)
-    types = replaceAll(types, new RegExp(`(\\b${f}\\??: )number(\\|null)?;`, "g"),
-        (_, head, nul) => `${head}bigint${nul ?? ""};`, `${f} type`);
+    types = replaceAll(types, new RegExp(`(\\b${f}\\??: )(?:number(\\|null)?|\\(number\\|null\\));`, "g"),
+        (m, head, nul) => (m.endsWith("(number|null);") ? `${head}(bigint|null);` : `${head}bigint${nul ?? ""};`),
+        `${f} type`);
 writeFileSync(dts, types);
 for (const f of ["client.js", "client.d.ts"])
     copyFileSync(join(root, "gen", f), join(root, "dist", "gen", f));

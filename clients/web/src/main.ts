@@ -1,6 +1,7 @@
-// The browser table: log in with a token, pick a game, play it against the bots. Everything
-// croupier-specific goes through the TypeScript SDK (clients/ts: the protocol, the reconnects
-// and resumes, docs/protocol.md); this file is the page: what is drawn and what a click sends.
+// The browser table: log in with a token, pick a game, play it against the bots; or watch a table
+// (src/watch.ts) and replay a round (src/replay.ts). Everything croupier-specific goes through the
+// TypeScript SDK (clients/ts: the protocol, the reconnects and resumes, docs/protocol.md); this
+// file is the page: what is drawn and what a click sends.
 //
 // Query parameters: token (fills the token field), gw (gateway WebSocket URLs, comma
 // separated; default: ws(s)://<this host>/ws, the demo's server forwards it to a live gateway).
@@ -12,6 +13,8 @@ import type { TournamentSeatEvent } from "@croupier/client";
 import { blackjackTotal, blackjackValue, cardElement, cardName, guandanWild } from "./cards.js";
 import { has, num, Table } from "./table.js";
 import { levelText as tourLevelText, ordinal, TournamentTab } from "./tournaments.js";
+import { ReplayViewer } from "./replay.js";
+import { WatchMode } from "./watch.js";
 import * as niu from "./niuniu.js";
 import { encodeAction, ZjhMove, type ZjhAction } from "./zjh.js";
 
@@ -85,21 +88,28 @@ function renderStatus(state: string): void {
         w.textContent = `Wallet ${fmt(num(l.chips))}`; /* read at each (re)login: chips at a table are not in it */
 }
 
-function show(section: "login" | "lobby" | "table"): void {
-    for (const id of ["login", "lobby", "table"])
+function show(section: "login" | "lobby" | "table" | "replay"): void {
+    for (const id of ["login", "lobby", "table", "replay"])
         $(id).hidden = id !== section;
 }
 
 const tournaments = new TournamentTab({ client: () => client, note, el, playTournament: (id, name) => void playTournament(id, name) });
+/* Watching a table or a player (src/watch.ts), the replay viewer (src/replay.ts). */
+const watch = new WatchMode({ client: () => client, el, note, showError, gameLabel,
+    enter: (t) => { table = t; seated = false; show("table"); render(); }, render: () => render(), lobby: () => showLobby() });
+const replays = new ReplayViewer({ client: () => client, el, note, showError, gameLabel,
+    showViewer: (on) => show(on ? "replay" : table !== null ? "table" : "lobby") });
 
-/* The lobby's tabs: the games, the tournaments (src/tournaments.ts). */
-function showTab(tab: "games" | "tournaments"): void {
+/* The lobby's tabs: the games, the tournaments (src/tournaments.ts), watch & replay. */
+function showTab(tab: "games" | "tournaments" | "watch"): void {
     for (const b of document.querySelectorAll<HTMLButtonElement>("#lobby-tabs button")) {
         b.setAttribute("aria-selected", String(b.dataset.tab === tab));
         $(`${b.dataset.tab}-pane`).hidden = b.dataset.tab !== tab;
     }
     if (tab === "tournaments")
         tournaments.open();
+    if (tab === "watch")
+        void watch.list();
 }
 
 /* ---- the SDK -------------------------------------------------------------------------- */
@@ -194,16 +204,18 @@ function wire(c: Client): void {
         const d = (e.deltas ?? []).find((x) => x.seat === table?.mySeat);
         const delta = num(d?.delta);
         const outcome = enumName(croupier.RoundOutcome, e.outcome, "OUTCOME_");
-        const li = note("round", `Round ${outcome.toLowerCase()}` +
-            (e.outcome === croupier.RoundOutcome.OUTCOME_COMPLETED
+        const li = note("round", `Round ${outcome.toLowerCase()}` + (table.spectator ? "" :
+            e.outcome === croupier.RoundOutcome.OUTCOME_COMPLETED
                 ? (delta > 0 ? `: you won ${delta}` : delta < 0 ? `: you lost ${-delta}` : ": even")
                 : ` (${enumName(croupier.VoidReason, e.voidReason, "VOID_")})`));
         li.dataset.round = e.roundId ?? "";
         li.dataset.outcome = outcome;
+        if (!table.spectator && e.roundId)
+            li.append(" ", replays.roundButtons(e.roundId, table.game)); /* docs/replays.md */
         redraw();
         if (leaving)
             void sendLeave();
-        else if (table.engine === E.ENGINE_HOLDEM)
+        else if (table.engine === E.ENGINE_HOLDEM && !table.spectator)
             void refresh(); /* the stacks after the settlement (the cards stay until the next hand) */
     });
     c.on("snapshot", (s) => {
@@ -215,7 +227,11 @@ function wire(c: Client): void {
         show("table");
         redraw();
     });
+    c.on("watchSnapshot", (s) => watch.onSnapshot(s, table));
+    c.on("watchEnded", (w) => watch.onEnded(w));
     c.on("moved", (m) => {
+        if (watch.active())
+            return; /* a spectator holds no seat: a followed player's next table comes as a Snapshot */
         const to = m.to ?? {};
         note("moved", `The table moved (${enumName(croupier.ClosingReason, m.reason, "CLOSING_")}` +
             `${m.wholeTable ? ", whole table" : ""}) to another server: you sit at seat ${(to.seat ?? 0) + 1}`);
@@ -230,6 +246,8 @@ function wire(c: Client): void {
         redraw();
     });
     c.on("tableClosing", (t) => {
+        if (watch.active())
+            return;
         if (t.reason === croupier.ClosingReason.CLOSING_TOURNAMENT && tour !== null)
             return; /* the SDK follows the seat: "tournamentSeat" says where to */
         note("closing", `The table is closing (${enumName(croupier.ClosingReason, t.reason, "CLOSING_")})` +
@@ -250,8 +268,10 @@ function wire(c: Client): void {
     c.on("disconnected", (d) => renderStatus(`reconnecting (closed ${d.code})`));
     c.on("reconnected", (r) => {
         renderStatus("open");
-        note("reconnected", `Connection resumed on ${r.url}` + (r.snapshot ? ": your seat is back" : ""));
-        if (r.snapshot === null && table !== null && tour === null)
+        watch.onReconnected();
+        note("reconnected", `Connection resumed on ${r.url}` + (r.snapshot ? ": your seat is back"
+            : watch.active() ? ": watching again" : ""));
+        if (r.snapshot === null && table !== null && tour === null && !watch.active())
             showLobby(); /* a tournament seat is asked for again by the SDK */
     });
     c.on("closed", (r) => {
@@ -549,7 +569,9 @@ function render(): void {
     sec.dataset.engine = enumName(E, t.engine);
     sec.dataset.game = t.game;
     sec.dataset.round = t.roundId ?? "";
-    $("table-title").textContent = tour !== null
+    sec.dataset.spectator = String(t.spectator);
+    $("table-title").textContent = t.spectator ? `Watching · ${gameLabel(t.game)} · stake ${fmt(t.stake)}`
+        : tour !== null
         ? `${tour.name} · ${gameLabel(t.game)}` + (tour.table > 0 ? ` · table ${tour.table}` : "") +
           (tour.level ? ` · ${tour.level}` : "")
         : `${gameLabel(t.game)} · stake ${fmt(t.stake)}`;
@@ -578,9 +600,13 @@ function render(): void {
         renderNiu(t, center, mine, actions);
     else
         center.append(el("div", "label", `This page does not play ${t.game}: leave the table`));
+    if (t.spectator)
+        actions.replaceChildren(); /* a spectator has no move (docs/spectators.md) */
     actions.dataset.mine = String(t.myTurn());
     actions.dataset.ready = String(t.myTurn() && canSend());
     $<HTMLButtonElement>("leave").disabled = leaving || !seated || tour !== null;
+    $("leave").hidden = t.spectator;
+    watch.banner();
     $("leave").textContent = tour !== null ? "Tournament seat: kept until you are out"
         : leaving ? "Leaving after this round" : "Leave table";
     renderTourBanner();
@@ -634,7 +660,7 @@ function roles(t: Table, n: number): string[] {
         r.push("Dealer");
     if (t.game === "niuniu" && t.banker === n)
         r.push("Banker");
-    if (t.game === "guandan" && n !== t.mySeat && n % 2 === t.mySeat % 2)
+    if (t.game === "guandan" && !t.spectator && n !== t.mySeat && n % 2 === t.mySeat % 2)
         r.push("Partner");
     return r;
 }
@@ -689,6 +715,8 @@ function seatBox(t: Table, n: number): HTMLElement {
     const last = t.lastMove.get(n);
     if (last !== undefined)
         d.append(el("div", "seat-move", last));
+    if (t.spectator && t.engine === E.ENGINE_HOLDEM && p !== undefined && !p.folded && t.roundId !== null && t.result === null)
+        d.append(cards([null, null], "cards small")); /* a spectator sees each hand as a count (docs/spectators.md) */
     if (!me && t.engine === E.ENGINE_PERSISTENT)
         for (const h of t.hands.filter((x) => x.seat === n))
             d.append(cards(h.cards, "cards small"));
@@ -721,7 +749,7 @@ function renderSeats(t: Table): void {
     }
     const others = [...all].filter((n) => n !== t.mySeat).sort((a, b) => a - b);
     $("seats").replaceChildren(...others.map((n) => seatBox(t, n)));
-    $("my-seat").replaceChildren(seatBox(t, t.mySeat));
+    $("my-seat").replaceChildren(...(t.spectator ? [] : [seatBox(t, t.mySeat)]));
 }
 
 /* The hand's cards with a key each: "code:k" for the k-th copy of a code. */
@@ -744,7 +772,8 @@ function renderShedding(t: Table, center: HTMLElement, mine: HTMLElement, action
     if (t.game === "guandan" && t.level > 0) {
         const mine = t.teamLevels[t.mySeat % 2], theirs = t.teamLevels[(t.mySeat + 1) % 2];
         center.append(el("div", "label", `Level ${levelText(t.level)} (wild: ${cardName(t.level << 2 | 2)})` +
-            (mine !== undefined && theirs !== undefined ? ` · your team ${levelText(mine)}, theirs ${levelText(theirs)}` : "")));
+            (mine === undefined || theirs === undefined ? "" : t.spectator ? ` · seats 1 and 3 ${levelText(t.teamLevels[0])}, seats 2 and 4 ${levelText(t.teamLevels[1])}`
+                : ` · your team ${levelText(mine)}, theirs ${levelText(theirs)}`)));
     }
     if (tribute && t.roundId !== null && t.result === null) {
         const who = t.turn === null ? "" : t.turn.seat === t.mySeat ? "You" : t.seatName(t.turn.seat);
@@ -828,7 +857,8 @@ function renderShedding(t: Table, center: HTMLElement, mine: HTMLElement, action
 
 function renderHoldem(t: Table, center: HTMLElement, mine: HTMLElement, actions: HTMLElement): void {
     if (t.roundId !== null || t.board.length > 0 || t.pot > 0)
-        center.append(el("div", "label", `Board · pot ${fmt(t.pot)}`), cards(t.board, "cards board"));
+        center.append(el("div", "label", t.spectator ? "Board" : `Board · pot ${fmt(t.pot)}`), /* a spectator's pot: unknown after its Snapshot */
+                      cards(t.board, "cards board"));
     if (t.hole.length > 0)
         mine.append(el("div", "label", "Your cards"), cards(t.hole, "cards hole"));
     if (t.roundId === null || t.result !== null)
@@ -1003,7 +1033,10 @@ function renderResult(t: Table): void {
     box.dataset.round = r.roundId ?? "";
     box.dataset.outcome = enumName(croupier.RoundOutcome, r.outcome, "OUTCOME_");
     const delta = num((r.deltas ?? []).find((d) => d.seat === t.mySeat)?.delta);
-    if (r.outcome === croupier.RoundOutcome.OUTCOME_VOIDED) {
+    if (t.spectator) {
+        box.append(el("h3", "", r.outcome === croupier.RoundOutcome.OUTCOME_VOIDED
+            ? `Round voided (${enumName(croupier.VoidReason, r.voidReason, "VOID_")}): every stake refunded` : "Round over"));
+    } else if (r.outcome === croupier.RoundOutcome.OUTCOME_VOIDED) {
         box.append(el("h3", "", `Round voided (${enumName(croupier.VoidReason, r.voidReason, "VOID_")}): every stake refunded`));
     } else {
         box.append(el("h3", delta > 0 ? "won" : delta < 0 ? "lost" : "",
@@ -1066,6 +1099,7 @@ $("login-button").onclick = () => void login();
 $("leave").onclick = () => void leave();
 $("tab-games").onclick = () => showTab("games");
 $("tab-tournaments").onclick = () => showTab("tournaments");
+$("tab-watch").onclick = () => showTab("watch");
 setInterval(() => { tick(); tournaments.tick(); }, 200);
 window.addEventListener("error", (e) => showError(`Page error: ${e.message}`));
 window.addEventListener("unhandledrejection", (e) => showError(`Page error: ${String(e.reason)}`));

@@ -87,6 +87,9 @@ export class Table {
     emptySeats = new Set<number>();
     /** Each seat's last move of this round, as text. */
     lastMove = new Map<number, string>();
+    /** A spectator's view (Snapshot.spectator, docs/spectators.md): no seat of the page's
+     * (mySeat is then the seat count), no turn of its own, no private card. */
+    spectator = false;
 
     /* shedding games (traditional engine) */
     phase = 0;
@@ -179,6 +182,8 @@ export class Table {
         const all = new Set<number>([...this.seats.keys(), ...this.cardsLeft.keys(),
             ...this.players.keys(), ...this.hands.map((h) => h.seat), this.mySeat,
             ...(this.zjh?.seats ?? []).map((z) => z.seat), ...(this.niu?.seats ?? []).map((z) => z.seat)]);
+        if (this.spectator)
+            all.delete(this.mySeat);
         return [...all].sort((a, b) => a - b);
     }
 
@@ -244,6 +249,7 @@ export class Table {
         this.stake = num(s.stake);
         this.deskId = num(s.deskId);
         this.mySeat = s.yourSeat ?? 0;
+        this.spectator = s.spectator ?? false;
         this.setSeats(s.seats ?? []);
         const ts = opt(s, "turnSeat");
         if (ts !== null && rid !== null) {
@@ -400,12 +406,15 @@ export class Table {
             break;
         }
         case E.ENGINE_HOLDEM:
-            if (seat === null)
+            if (seat === null) {
                 this.board.push(...cards);
+                for (const p of this.players.values())
+                    p.bet = 0; /* a new street: the bets went into the pot */
+            }
             else if (seat === this.mySeat)
                 this.hole = cards;
             if (seat !== null && !this.players.has(seat))
-                this.players.set(seat, { stack: 0, bet: 0, folded: false, allIn: false });
+                this.players.set(seat, { stack: this.seats.get(seat)?.chips ?? 0, bet: 0, folded: false, allIn: false });
             break;
         case E.ENGINE_PERSISTENT: {
             const card = cards.length > 0 ? cards[0] : null;
@@ -667,6 +676,14 @@ export class Table {
     onRoundEnd(e: croupier.IRoundEnd): void {
         this.result = e;
         this.turn = null;
+        if (this.spectator && this.engine === E.ENGINE_HOLDEM)
+            /* a spectator reads no Snapshot after a hand (a player does): the stacks moved by the
+             * results (the page never takes the bets out of them) */
+            for (const d of e.deltas ?? []) {
+                const p = this.players.get(d.seat ?? 0);
+                if (p !== undefined)
+                    p.stack += num(d.delta);
+            }
         if (this.engine === E.ENGINE_PERSISTENT)
             this.dealer = this.dealer.filter((c) => c !== null);
     }
@@ -689,6 +706,8 @@ export class Table {
 
     /** Whether it is this page's move now. */
     myTurn(): boolean {
+        if (this.spectator)
+            return false;
         if (this.game === "niuniu" && this.result === null && this.turn !== null)
             return this.windowSeats.includes(this.mySeat); /* a window: until our decision */
         return this.turn !== null && this.turn.seat === this.mySeat && this.result === null;

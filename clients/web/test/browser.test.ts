@@ -18,14 +18,11 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 
 import * as rig from "@croupier/client/dist/test/rig.js";
-import puppeteer, { Browser, Page } from "puppeteer-core";
+import type { Browser, Page } from "puppeteer-core";
 
 import { layoutProblems as pageLayoutProblems } from "./layout.js";
+import { DESKTOP, PHONE, SHOTS, exited, launchBrowser, serveDist, terminateGame } from "./procs.js";
 
-const SRC = join(import.meta.dirname, "..", "..", "..", "..");
-const WEB = join(SRC, "clients", "web");
-const SHOTS = join(rig.build, "web-test");
-const CHROMIUM = process.env.CROUPIER_CHROMIUM ?? "/usr/bin/chromium";
 const PLAYER = 91001;
 const BOT_BASE = 92000;
 
@@ -41,44 +38,14 @@ Object.assign(process.env, {
     CROUPIER_BJ_GAP_MS: "2500", CROUPIER_ZHAJINHUA_SEATS: "2", CROUPIER_ZHAJINHUA_ACTION_MS: "20000",
     CROUPIER_ZHAJINHUA_GAP_MS: "2500", CROUPIER_ZHAJINHUA_MAX_ROUNDS: "4",
 });
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
 
 let browser: Browser;
 let page: Page;
 let gates: rig.Proc[] = [];
-let serve: ChildProcess;
 let base = "";
 const children: ChildProcess[] = [];
 const pageErrors: string[] = [];
 const violations: string[] = []; /* action buttons enabled out of the person's turn */
-
-function waitLine(child: ChildProcess, re: RegExp, ms: number): Promise<string> {
-    return new Promise((res, rej) => {
-        let buf = "";
-        const t = setTimeout(() => rej(new Error(`no ${re} within ${ms} ms: ${buf}`)), ms);
-        child.stdout?.on("data", (d) => {
-            buf += d.toString();
-            const m = re.exec(buf);
-            if (m) {
-                clearTimeout(t);
-                res(m[1]);
-            }
-        });
-    });
-}
-
-function exited(child: ChildProcess, ms: number): Promise<number | null> {
-    if (child.exitCode !== null)
-        return Promise.resolve(child.exitCode);
-    return new Promise((res) => {
-        const t = setTimeout(() => res(null), ms);
-        child.once("exit", (code) => {
-            clearTimeout(t);
-            res(code);
-        });
-    });
-}
 
 before(async () => {
     await rig.startRedis();
@@ -94,15 +61,9 @@ before(async () => {
     writeFileSync(join(SHOTS, "ws-gateways"), `127.0.0.1:${gates[GAMES.length].ws}\n`);
     await rig.seedWallet(PLAYER + 1);
     writeFileSync(join(SHOTS, "config.json"), JSON.stringify({ token: rig.token(PLAYER + 1, 3600) }));
-    serve = spawn(process.execPath, [join(WEB, "serve.mjs"), "--listen", "127.0.0.1:0",
-        "--root", join(WEB, "dist"), "--gateways-file", join(SHOTS, "ws-gateways"),
-        "--config", join(SHOTS, "config.json")], { stdio: ["ignore", "pipe", "inherit"] });
-    children.push(serve);
-    base = await waitLine(serve, /serving (http:\S+)/, 5000);
-    browser = await puppeteer.launch({
-        executablePath: CHROMIUM, headless: true,
-        args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
-    });
+    base = await serveDist(children, ["--gateways-file", join(SHOTS, "ws-gateways"),
+        "--config", join(SHOTS, "config.json")]);
+    browser = await launchBrowser();
     page = await browser.newPage();
     await page.setViewport(DESKTOP);
     page.on("pageerror", (e) => pageErrors.push(String(e)));
@@ -366,15 +327,6 @@ async function until(what: string, ms: number, cond: () => Promise<boolean>): Pr
     }
     await shot(`timeout-${what.replace(/\W+/g, "-")}`);
     throw new Error(`${what}: not within ${ms} ms`);
-}
-
-/* The real preStop hook, then SIGTERM, as kubelet does (tests/e2e/lib.sh e2e_pod_terminate). */
-async function terminateGame(p: rig.Proc): Promise<number | null> {
-    const hook = spawn("busybox", ["sh", join(SRC, "k8s", "prestop.sh")], { stdio: "ignore",
-        env: { ...process.env, HEALTH_PORT: String(p.health), DRAIN_MAX_SECONDS: "20" } });
-    await exited(hook, 25000);
-    p.child.kill("SIGTERM");
-    return rig.exited(p, 15000);
 }
 
 /* Each game: its engine, what shows that it is our turn in a round, the croupier-bot playing the

@@ -29,7 +29,9 @@ export async function layoutProblems(page: Page): Promise<string[]> {
         }
         const boxes = [...document.querySelectorAll(
             "#table-title, #timer, #leave, .seat, #actions button, #actions input, #wallet, #status, " +
-            "#lobby-tabs button, #tour-refresh, #tour-back, #tour-actions button, .tour-facts .fact, .tour-row td")].filter(shown);
+            "#lobby-tabs button, #tour-refresh, #tour-back, #tour-actions button, .tour-facts .fact, .tour-row td, " +
+            "#unwatch, .watch-table button, #watch-follow, #replay-open, .round-replay button, #replay-title, " +
+            "#replay-close, #replay-controls button, .replay-seat")].filter(shown);
         for (let i = 0; i < boxes.length; i++)
             for (let j = i + 1; j < boxes.length; j++) {
                 const a = boxes[i].getBoundingClientRect(), b = boxes[j].getBoundingClientRect();

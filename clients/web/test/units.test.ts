@@ -3,7 +3,9 @@
 // and Niu Niu's (src/niuniu.ts, games/niuniu/niuniu.proto), written and read by the SDK's
 // generated protobufjs code, against bytes written by hand from protobuf's encoding rules (varint
 // keys field << 3 | wire type), malformed ones refused with a RangeError that says what is wrong
-// (src/gamebody.ts), and a Niu Niu round through the table's state (src/table.ts).
+// (src/gamebody.ts), a Niu Niu round through the table's state (src/table.ts), a spectator's
+// table (no seat, no turn), and the replay viewer's stepping (src/replay.ts) and the watch
+// mode's texts (src/watch.ts).
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
@@ -13,7 +15,9 @@ import { blackjackTotal, cardName, cardsText, guandanOrder, guandanWild, sheddin
 import { buyInText, clockText, eventText, formatText, itemPrizeText, levelText, ordinal, payoutText, refusalText,
          startText, statusText } from "../src/tournaments.js";
 import * as niu from "../src/niuniu.js";
+import { codeOf, parseAction, policyText, replayRefusalText, replayState } from "../src/replay.js";
 import { Table } from "../src/table.js";
+import { playerIdOf, watchEndedText, watchRefusalText } from "../src/watch.js";
 import { decodeAction, decodeEvent, decodeState, encodeAction, ZjhMove } from "../src/zjh.js";
 
 test("card names: ranks, suits and the jokers by name", () => {
@@ -253,4 +257,146 @@ test("a Niu Niu round through the table: window, banker, bets, shown hands, the 
     assert.deepEqual(t.transfers(), [{ from: 0, to: 1, amount: 60, reason: "niu_8" },
                                      { from: 1, to: null, amount: 3, reason: "rake" }]);
     assert.ok(!t.myTurn());
+});
+
+/* A Replay as it comes off the wire (absent fields absent): written and read by the SDK. */
+const wireReplay = (r: croupier.IReplay): croupier.IReplay => croupier.Replay.decode(croupier.Replay.encode(r).finish());
+const RK = croupier.ReplayEventKind;
+
+test("replay: the record's card text read back as cards, other actions left alone", () => {
+    assert.deepEqual(parseAction("play 3d4d"), { verb: "play", cards: [cardCode(3, "diamonds"), cardCode(4, "diamonds")] });
+    assert.deepEqual(parseAction("landlord XbXrTs"), { verb: "landlord", cards: [60, 61, cardCode(10, "spades")] });
+    assert.deepEqual(parseAction("play(auto) Ah"), { verb: "play(auto)", cards: [cardCode(14, "hearts")] });
+    assert.deepEqual(parseAction("bid"), { verb: "bid", cards: null });
+    assert.deepEqual(parseAction("play Zz"), { verb: "play Zz", cards: null });
+    assert.deepEqual(parseAction("play 3d4"), { verb: "play 3d4", cards: null });
+});
+
+test("replay: a Dou Dizhu deal stepped forward and back, every hand face up (policy all), the results at the end", () => {
+    const h0 = [cardCode(3, "clubs"), cardCode(4, "clubs")], h1 = [cardCode(5, "hearts")], h2 = [cardCode(9, "spades")];
+    const bottom = [60, cardCode(2, "spades")];
+    const r = wireReplay({ roundId: "s:0:1:7:3", game: "doudizhu", stake: 10, policy: "all",
+        outcome: croupier.RoundOutcome.OUTCOME_COMPLETED, yourSeat: 1, rake: 2,
+        seats: [{ seat: 0, playerId: 11, stack: 0, delta: 40 }, { seat: 1, playerId: 12, delta: -20 },
+                { seat: 2, bot: true, delta: -22 }],
+        events: [
+            { kind: RK.REPLAY_DEAL, seat: 0, cards: Uint8Array.from(h0) },
+            { kind: RK.REPLAY_DEAL, seat: 1, cards: Uint8Array.from(h1) },
+            { kind: RK.REPLAY_DEAL, seat: 2, cards: Uint8Array.from(h2) },
+            { kind: RK.REPLAY_DEAL, cards: Uint8Array.from(bottom) },
+            { kind: RK.REPLAY_ACTION, seat: 0, action: "bid", amount: 3 },
+            { kind: RK.REPLAY_ACTION, seat: 0, action: "landlord Xb2s", amount: 3 },
+            { kind: RK.REPLAY_ACTION, seat: 0, action: "play 3c", amount: 1 },
+            { kind: RK.REPLAY_ACTION, seat: 1, action: "pass", amount: 0 },
+        ] });
+    const start = replayState(r, 0);
+    assert.equal(start.total, 8);
+    assert.equal(start.text, "");
+    assert.equal(start.ended, false);
+    assert.deepEqual(start.seats.map((s) => [s.name, s.cards.length, s.hidden]),
+                     [["Player 11", 0, 0], ["You", 0, 0], ["Bot 3", 0, 0]]);
+    const dealt = replayState(r, 4);
+    assert.deepEqual(dealt.seats[0].cards, h0);
+    assert.deepEqual(dealt.table, bottom);
+    assert.equal(dealt.text, "Table: Little Joker 2♠");
+    const played = replayState(r, 7);
+    assert.deepEqual(played.seats[0].cards, [cardCode(4, "clubs"), 60, cardCode(2, "spades")], "the 3♣ left the hand");
+    assert.deepEqual(played.seats[0].played, [cardCode(3, "clubs")]);
+    assert.equal(played.text, "Player 11: play 3♣");
+    assert.equal(played.seats[0].action, "play 3♣");
+    assert.deepEqual(played.log, ["Player 11: dealt 3♣ 4♣", "You: dealt 5♥", "Bot 3: dealt 9♠", "Table: Little Joker 2♠",
+        "Player 11: bid 3", "Player 11: takes the bottom cards Little Joker 2♠", "Player 11: play 3♣"]);
+    /* a step back is the state computed again: the card is back in the hand */
+    assert.deepEqual(replayState(r, 6).seats[0].cards, [...h0, 60, cardCode(2, "spades")]);
+    assert.equal(replayState(r, 6).seats[0].played.length, 0);
+    assert.deepEqual(played.result, [], "no result before the end");
+    const end = replayState(r, 8);
+    assert.equal(end.ended, true);
+    assert.deepEqual(end.result, ["Round over", "Player 11: +40", "You: -20", "Bot 3: -22", "Rake: 2"]);
+    assert.deepEqual(end.seats.map((s) => s.delta), [40, -20, -22]);
+    /* out of range: clamped */
+    assert.equal(replayState(r, -3).step, 0);
+    assert.equal(replayState(r, 99).step, 8);
+});
+
+test("replay: a stranger's hold'em hand: hole cards as counts, the board between the actions, the showdown's hands", () => {
+    const a = [cardCode(14, "spades"), cardCode(13, "spades")], flop = [cardCode(2, "clubs"), cardCode(7, "hearts"), cardCode(9, "diamonds")];
+    const r = wireReplay({ roundId: "s:0:1:7:4", game: "holdem", stake: 10, policy: "showdown",
+        outcome: croupier.RoundOutcome.OUTCOME_COMPLETED,
+        seats: [{ seat: 0, playerId: 21, stack: 1000, delta: 20, cards: Uint8Array.from(a) },
+                { seat: 1, playerId: 22, stack: 1000, delta: -20, hidden: 2 }],
+        events: [
+            { kind: RK.REPLAY_DEAL, seat: 0, count: 2 },
+            { kind: RK.REPLAY_DEAL, seat: 1, count: 2 },
+            { kind: RK.REPLAY_ACTION, seat: 0, action: "call", amount: 10 },
+            { kind: RK.REPLAY_ACTION, seat: 1, action: "check", amount: 0 },
+            { kind: RK.REPLAY_DEAL, cards: Uint8Array.from(flop) },
+            { kind: RK.REPLAY_SHOW, seat: 0, cards: Uint8Array.from(a) },
+        ] });
+    const dealt = replayState(r, 2);
+    assert.deepEqual(dealt.seats.map((s) => [s.cards.length, s.hidden]), [[0, 2], [0, 2]], "face down: counts only");
+    assert.equal(dealt.text, "Player 22: dealt 2 cards face down");
+    assert.equal(replayState(r, 3).seats[0].action, "call 10");
+    const flopped = replayState(r, 5);
+    assert.deepEqual(flopped.table, flop);
+    assert.equal(flopped.text, "Board: 2♣ 7♥ 9♦");
+    assert.deepEqual(flopped.seats.map((s) => s.stack), [1000, 1000]);
+    const end = replayState(r, 6);
+    assert.deepEqual(end.seats[0].cards, a, "the hand shown at the showdown");
+    assert.equal(end.seats[0].hidden, 0);
+    assert.deepEqual([end.seats[1].cards.length, end.seats[1].hidden], [0, 2], "the other stays a count");
+    assert.equal(end.text, "Player 21: shows A♠ K♠");
+    assert.deepEqual(end.result, ["Round over", "Player 21: +20", "Player 22: -20"]);
+    const voided = replayState(wireReplay({ roundId: "s:0:1:7:5", game: "holdem",
+        outcome: croupier.RoundOutcome.OUTCOME_VOIDED, voidReason: croupier.VoidReason.VOID_SERVER_CRASHED, seats: [], events: [] }), 0);
+    assert.equal(voided.ended, true);
+    assert.match(voided.result[0], /^Round voided \(server_crashed\): every stake refunded$/);
+});
+
+test("replay: share codes as typed, the policy and the refusals in words", () => {
+    assert.equal(codeOf(" 1234 5678 "), "12345678");
+    assert.equal(codeOf("1234-5678"), "12345678");
+    assert.equal(codeOf("123456"), null, "a room's 6 digits");
+    assert.equal(codeOf("abcdefgh"), null);
+    assert.equal(codeOf(""), null);
+    assert.equal(policyText("showdown"), "the hands shown at the showdown");
+    assert.equal(policyText("all"), "every card");
+    const unknown = new CroupierError(croupier.ErrorCode.REPLAY_CODE_UNKNOWN, "never made, or expired", false);
+    assert.equal(replayRefusalText(unknown, "00000000"), "No replay has the code 00000000: it was never made, or it expired");
+    assert.match(replayRefusalText(new CroupierError(croupier.ErrorCode.NOT_IN_ROUND, "", false)), /ask one of its players for a share code/);
+});
+
+test("watch: the WatchEnded reasons and the refusals in plain words, player ids as typed", () => {
+    assert.equal(watchEndedText(croupier.ErrorCode.NO_SUCH_TABLE),
+        "The watch ended: the table is gone: it closed, or moved to another server (follow a player to follow his table).");
+    assert.equal(watchEndedText(croupier.ErrorCode.NOT_SEATED, "60 s"),
+        "The watch ended: the player followed has sat at no table for a minute (60 s).");
+    assert.match(watchEndedText(croupier.ErrorCode.NOT_WATCHABLE), /may not be watched any more/);
+    assert.equal(watchRefusalText(new CroupierError(croupier.ErrorCode.NOT_SEATED, "", false), "player 7"),
+        "Cannot watch player 7: he sits at no table now");
+    assert.equal(watchRefusalText(new CroupierError(croupier.ErrorCode.ALREADY_SEATED, "", false), "player 7"),
+        "You hold a seat at a table: leave it before watching one");
+    assert.equal(playerIdOf(" 91001 "), 91001);
+    for (const bad of ["", "0", "-3", "12a", "1.5", "99999999999999999999"])
+        assert.equal(playerIdOf(bad), null, bad);
+});
+
+test("a spectator's table: no seat of its own, never its turn, no private card", () => {
+    const t = Table.fromSnapshot({ deskId: 5n, yourSeat: 2, engine: croupier.Engine.ENGINE_HOLDEM, game: "holdem", stake: 10,
+        spectator: true, roundId: "s:0:1:5:1", turnSeat: 0, timeLeftMs: 5000,
+        seats: [{ seat: 0, playerId: 31, chips: 990 }, { seat: 1, playerId: 32, chips: 980 }],
+        holdem: { street: croupier.HoldemStreet.HOLDEM_PREFLOP, pot: 30, players: [{ seat: 0, stack: 990, bet: 10 }, { seat: 1, stack: 980, bet: 20 }] } });
+    assert.equal(t.spectator, true);
+    assert.deepEqual(t.seatNumbers(), [0, 1], "no seat of the spectator's");
+    assert.equal(t.myTurn(), false);
+    t.onTurn({ seat: 2, timeLeftMs: 5000 });
+    assert.equal(t.myTurn(), false, "never the spectator's turn");
+    t.onDeal({ seat: 0, count: 2, roundId: "s:0:1:5:1" });
+    assert.deepEqual(t.hole, []);
+    t.onDeal({ roundId: "s:0:1:5:1", cards: Uint8Array.from([cardCode(2, "clubs"), cardCode(3, "clubs"), cardCode(4, "clubs")]) });
+    assert.equal(t.board.length, 3);
+    assert.deepEqual([...t.players.values()].map((p) => p.bet), [0, 0], "the bets went into the pot");
+    t.onRoundEnd({ roundId: "s:0:1:5:1", outcome: croupier.RoundOutcome.OUTCOME_COMPLETED,
+        deltas: [{ seat: 0, playerId: 31, delta: 20 }, { seat: 1, playerId: 32, delta: -20 }] });
+    assert.deepEqual([...t.players.values()].map((p) => p.stack), [1010, 960], "the stacks moved by the results");
 });
