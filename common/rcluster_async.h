@@ -83,6 +83,11 @@ int rcluster_async_command_argv(rcluster_async_t *c, unsigned flags, const void 
                                 int argc, const char **argv, const size_t *argvlen,
                                 rcluster_async_cb cb, void *arg);
 
+/* The same for a command without a key (PING, INFO, PUBLISH ...): to the master of slot. */
+int rcluster_async_command_slot(rcluster_async_t *c, unsigned flags, unsigned slot, int argc,
+                                const char **argv, const size_t *argvlen, rcluster_async_cb cb,
+                                void *arg);
+
 /*
  * Runs a script (common/rcluster.h's rcluster_script_t, shareable by the clients of one thread;
  * it must outlive the calls): argv holds nkeys >= 1 keys, all in one slot, then the arguments.
@@ -103,5 +108,12 @@ int rcluster_async_eval(rcluster_async_t *c, rcluster_script_t *s, unsigned flag
  */
 int rcluster_async_wait(rcluster_async_t *c, unsigned slot, int numreplicas, int timeout_ms,
                         rcluster_async_cb cb, void *arg);
+
+/*
+ * Writes now what can go at once: commands waiting in the client (they are sent from the loop)
+ * whose master is connected, then every connection's output (rconn_flush). For a caller about to
+ * tell someone of a write it just gave. Runs no callback.
+ */
+void rcluster_async_flush(rcluster_async_t *c);
 
 #endif
