@@ -480,7 +480,7 @@ static void rca_refresh_cb(rconn_t *rc, redisReply *reply, void *arg)
         snprintf(c->err, sizeof c->err, "%s: %s", host, why);
     } else {
         rca_map_install(c, m);
-        c->need_refresh = false;
+        c->need_refresh = !c->covered; /* slots unserved: asked again until they are */
     }
     free(m);
     rca_pump_soon(c, true);

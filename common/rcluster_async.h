@@ -67,7 +67,8 @@ rcluster_async_t *rcluster_async_create(struct event_base *base, const char *see
  * from inside one of the client's callbacks. */
 void rcluster_async_destroy(rcluster_async_t *c);
 
-/* Whether a map is loaded and serves every slot. */
+/* Whether a map is loaded and serves every slot. While the map leaves slots unserved it is asked
+ * for again (at most every opts.refresh_min_ms), commands or not. */
 bool rcluster_async_ready(const rcluster_async_t *c);
 /* Commands given and not yet answered. */
 size_t rcluster_async_pending(const rcluster_async_t *c);

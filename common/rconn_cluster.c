@@ -18,6 +18,7 @@
 #define RCL_TICK_MS 100
 /* A subscriber connection not connected for this long moves to the next node. */
 #define RCL_SUB_MOVE_MS 1500
+#define RCL_NOT_READY "the cluster's slot map is not loaded or leaves slots unserved"
 
 typedef struct rcl_req {
     TAILQ_ENTRY(rcl_req) _link;
@@ -331,7 +332,7 @@ static void rcl_tick_cb(evutil_socket_t fd, short what, void *arg)
     }
     bool now = rcl_now_connected(cl);
     if (!now && cl->subs == NULL && !rcluster_async_ready(cl->ca))
-        rcl_set_error(cl, "the cluster's slot map is not loaded or leaves slots unserved");
+        rcl_set_error(cl, RCL_NOT_READY);
     if (now && cl->told && rcl_master_moved(cl)) {
         /* as a Sentinel switch does: the owner hears of a new connection (it re-reads its
          * state; the money writer checks its journal against the new master) */
@@ -465,6 +466,8 @@ size_t rconn_cl_pending(const rconn_cl_t *cl)
 
 const char *rconn_cl_last_error(const rconn_cl_t *cl)
 {
+    if (cl->subs == NULL && !rcluster_async_ready(cl->ca))
+        return RCL_NOT_READY; /* what keeps it disconnected, over a request's last failure */
     return cl->last_error;
 }
 

@@ -256,6 +256,27 @@ for engine in holdem traditional; do
         check "$g: no voided round settled ($void voided, $settled settled)" test "$settled" -eq 0
     done
 done
+# ---- /readyz while slots are unserved: a one-node cluster, a game server on it, 100 slots
+# taken away and given back
+"$BUILD/tests/tcluster_run" "$E2E_DIR/seeds1" 1 0 >"$E2E_DIR/cluster1.log" 2>&1 &
+E2E_PIDS+=("$!")
+for _ in $(seq 1 300); do [ -s "$E2E_DIR/seeds1" ] && break; sleep 0.1; done
+if [ -s "$E2E_DIR/seeds1" ]; then
+    one=$(cat "$E2E_DIR/seeds1")
+    E2E_REDIS_CLUSTER=$one e2e_game_start game-one holdem 5 --lease-ttl-ms 6000
+    redis-cli -p "${one##*:}" cluster delslotsrange 100 199 >/dev/null
+    unready=0
+    for _ in $(seq 1 100); do
+        e2e_get "${POD_HEALTH[game-one]}/readyz" 1 >/dev/null || { unready=1; break; }
+        sleep 0.1
+    done
+    check "game server unready while slots 100-199 are unserved" test "$unready" = 1
+    redis-cli -p "${one##*:}" cluster addslotsrange 100 199 >/dev/null
+    check "game server ready again once they are served" e2e_wait_ready "${POD_HEALTH[game-one]}" 15
+    e2e_pod_terminate game-one
+else
+    check "a one-node cluster started" false
+fi
 for f in "${E2E_FAILURES[@]}"; do fail=1; e2e_log "failed: $f"; done
 for w in "${E2E_WARNINGS[@]}"; do e2e_log "warning: $w"; done
 if [ $fail -ne 0 ]; then

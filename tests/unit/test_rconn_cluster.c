@@ -297,6 +297,44 @@ START_TEST(test_subscriber_moves_and_commands_follow_a_failover)
 }
 END_TEST
 
+/* A cluster that stops serving slots: the connection says so (on_state false, commands refused),
+ * and is connected again once they are served, without any command in between. */
+START_TEST(test_unserved_slots_disconnect_until_served)
+{
+    ts_cluster_t *one = ts_cluster_start(1, 0);
+    ck_assert_msg(one != NULL, "could not start a one-node cluster");
+    struct event_base *base = event_base_new();
+    state_t st = {0};
+    rconn_opts_t o = {.cluster = ts_cluster_seeds(one),
+                      .name = "test-gaps",
+                      .on_state = state_cb,
+                      .arg = &st,
+                      .quiet = true};
+    rconn_t *rc = rconn_create(base, &o);
+    ck_assert_ptr_nonnull(rc);
+    ck_assert(spin(base, &st.ups, 1, 10000));
+    free(ts_cluster_cmd(one, 0, "CLUSTER DELSLOTSRANGE 100 199"));
+    /* commands to any slot meet CLUSTERDOWN, the map is asked again and has a gap */
+    res_t r = {0};
+    for (int i = 0; i < 50 && st.downs == 0; i++) {
+        memset(&r, 0, sizeof r);
+        if (rconn_command(rc, res_cb, &r, "GET gaps:%d", i) == 0)
+            (void)spin(base, &r.done, 1, 5000);
+        (void)spin(base, &st.downs, 1, 200);
+    }
+    ck_assert_msg(st.downs == 1, "no disconnect while slots 100-199 are unserved");
+    ck_assert(!rconn_connected(rc));
+    ck_assert_int_eq(rconn_command(rc, res_cb, &r, "GET gaps"), -ENOTCONN);
+    ck_assert_msg(strstr(rconn_last_error(rc), "unserved") != NULL, "%s", rconn_last_error(rc));
+    free(ts_cluster_cmd(one, 0, "CLUSTER ADDSLOTSRANGE 100 199"));
+    ck_assert_msg(spin(base, &st.ups, 2, 10000), "not connected again once the slots are served");
+    ck_assert(rconn_connected(rc));
+    rconn_destroy(rc);
+    event_base_free(base);
+    ts_cluster_stop(one);
+}
+END_TEST
+
 int main(void)
 {
     char why[200];
@@ -308,6 +346,10 @@ int main(void)
     Suite *s = suite_create("rconn_cluster");
     TCase *tc = tcase_create("options");
     tcase_add_test(tc, test_bad_options_are_refused);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("gaps");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_unserved_slots_disconnect_until_served);
     suite_add_tcase(s, tc);
     tc = tcase_create("cluster");
     tcase_set_timeout(tc, 90);
