@@ -4,11 +4,15 @@
 # loopback (tests/integration/tcluster_run.c: random ports, removed at the end), two
 # croupier-game (hold'em, and the traditional engine's Dou Dizhu) and one croupier-gate, all with
 # --redis-cluster, and a croupier-bot fleet per game for BOT_SECONDS (20). Mid-play the master
-# that serves the money slot is SIGKILLed and its replica takes over. Passes when each bot report
-# shows finished games > 0, torn = 0 and no unexpected error, every pod exits drained, the
-# wallets + rake still sum to what was seeded, and every finished round the bots saw has its
-# settlement in Redis (and no voided one has). Then the refusals at start: --redis-cluster
-# naming a plain redis-server, and with --redis, each one clear line and exit status 2.
+# that serves the money slot is SIGKILLed and its replica takes over, then the seats' master (the
+# gateway's keys) the same way. Passes when each bot report shows finished games > 0, torn = 0
+# and no unexpected error, hands were recorded after the kill, no server fenced itself, every pod
+# exits drained, the wallets + rake still sum to what was seeded, and every finished round the
+# bots saw has its settlement in Redis (and no voided one has); then a game server is unready
+# while a one-node cluster leaves slots unserved, and ready again once they are served. Before
+# all, the refusals at start: --redis-cluster naming a plain redis-server, beside --redis, or
+# with a host name, croupier-director on a healthy cluster and croupier-ctl where: each one clear
+# line and exit status 2.
 #
 #   tests/e2e/cluster_play.sh BUILD_DIR [SOURCE_DIR]
 # Env: BOT_SECONDS, KILL_AFTER (seconds of play before the kill, 8; 0: no kill),
@@ -177,30 +181,44 @@ for engine in holdem traditional; do
         base=$((base + 100000))
     done
 done
-if [ "$KILL_AFTER" -gt 0 ]; then
-    sleep "$KILL_AFTER"
-    victim=$(cl_master_of '{croupier:money}')
+# cl_kill_master KEY WHAT: SIGKILLs the master that serves KEY's slot and waits (10 s at most)
+# for a replica to take it over; prints the new master's port (nothing when none did).
+cl_kill_master() {
+    local victim vpid new t
+    victim=$(cl_master_of "$1")
     vpid=$(redis-cli -p "$victim" info server 2>/dev/null | tr -d '\r' | sed -n 's/^process_id://p')
     if [ -z "$vpid" ]; then
-        E2E_FAILURES+=("the money slot's master (port '$victim') not found")
-    else
-        e2e_log "SIGKILL the money slot's master (port $victim, pid $vpid)"
-        kill -KILL "$vpid"
-        t0=$(date +%s%3N)
-        new=""
-        for _ in $(seq 1 200); do
-            new=$(cl_master_of '{croupier:money}')
-            [ -n "$new" ] && [ "$new" != "$victim" ] && break
-            new=""
-            sleep 0.05
-        done
-        if [ -n "$new" ]; then
-            e2e_log "the replica on port $new took the money slot over after $(($(date +%s%3N) - t0)) ms"
-            MONEY_PORT=$new
-        else
-            E2E_FAILURES+=("no replica took the money slot over within 10 s")
-        fi
+        E2E_FAILURES+=("$2's master (port '$victim') not found")
+        return
     fi
+    e2e_log "SIGKILL $2's master (port $victim, pid $vpid)"
+    kill -KILL "$vpid"
+    t=$(date +%s%3N)
+    for _ in $(seq 1 200); do
+        new=$(cl_master_of "$1")
+        if [ -n "$new" ] && [ "$new" != "$victim" ]; then
+            e2e_log "the replica on port $new took $2 over after $(($(date +%s%3N) - t)) ms"
+            echo "$new"
+            return
+        fi
+        sleep 0.05
+    done
+    E2E_FAILURES+=("no replica took $2 over within 10 s")
+}
+if [ "$KILL_AFTER" -gt 0 ]; then
+    sleep "$KILL_AFTER"
+    t0=$(date +%s%3N)
+    new=$(cl_kill_master '{croupier:money}' "the money slot")
+    [ -n "$new" ] && MONEY_PORT=$new
+    # then the gateways' side: the master of the seats (or of the gateways' keys, or the lobby's)
+    # that still has a replica (the money slot's new master has none)
+    sleep 3
+    for key in '{croupier:seat}' '{croupier:gates}' '{croupier:lobby}'; do
+        if [ "$(cl_master_of "$key")" != "$MONEY_PORT" ]; then
+            cl_kill_master "$key" "the slot of $key" >/dev/null
+            break
+        fi
+    done
 fi
 fail=0
 check() { # check DESCRIPTION COMMAND...
