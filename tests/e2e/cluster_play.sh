@@ -15,7 +15,7 @@
 # line and exit status 2.
 #
 #   tests/e2e/cluster_play.sh BUILD_DIR [SOURCE_DIR]
-# Env: BOT_SECONDS, KILL_AFTER (seconds of play before the kill, 8; 0: no kill),
+# Env: BOT_SECONDS, KILL_AFTER (seconds of play before the kill, 8; 3 or less: no kill),
 # CROUPIER_KEEP_LOGS=1 keeps the work dir. Exit 77 (skip) when redis-server cannot run a cluster.
 set -u
 BUILD=$(cd "${1:?usage: cluster_play.sh BUILD_DIR [SOURCE_DIR]}" && pwd)
@@ -166,8 +166,8 @@ if [ "$bal" = "$SEED_CHIPS" ]; then
 else
     E2E_FAILURES+=("croupier-ctl --redis-cluster wallet: '$bal': $(head -c 300 "$E2E_DIR/ctl.err")")
 fi
-bad "croupier-ctl where on a cluster" "not on Redis Cluster yet" \
-    "$CTL" --redis-cluster "$E2E_REDIS_CLUSTER" where 5000000
+bad "croupier-ctl tour on a cluster" "not on Redis Cluster yet" \
+    "$CTL" --redis-cluster "$E2E_REDIS_CLUSTER" tour list
 base=5000000
 bots=()
 for engine in holdem traditional; do
@@ -205,8 +205,24 @@ cl_kill_master() {
     done
     E2E_FAILURES+=("no replica took $2 over within 10 s")
 }
-if [ "$KILL_AFTER" -gt 0 ]; then
-    sleep "$KILL_AFTER"
+# croupier-ctl where / tables: the seats (their own slot) beside the registry (the money slot)
+sleep 3
+seated=""
+for i in $(seq 0 9); do
+    if "$CTL" --redis-cluster "$E2E_REDIS_CLUSTER" --json where $((5000000 + i)) >"$E2E_DIR/where.json" 2>"$E2E_DIR/ctl.err"; then
+        seated=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["server"])' "$E2E_DIR/where.json" 2>/dev/null)
+        [ -n "$seated" ] && break
+    fi
+done
+if [ -n "$seated" ]; then
+    e2e_log "ok: croupier-ctl where finds a seated bot on $seated"
+    "$CTL" --redis-cluster "$E2E_REDIS_CLUSTER" --json tables "$seated" >"$E2E_DIR/tables.json" 2>"$E2E_DIR/ctl.err" ||
+        E2E_FAILURES+=("croupier-ctl --redis-cluster tables $seated: $(head -c 300 "$E2E_DIR/ctl.err")")
+else
+    E2E_FAILURES+=("croupier-ctl --redis-cluster where: no seated bot among 10: $(head -c 300 "$E2E_DIR/ctl.err")")
+fi
+if [ "$KILL_AFTER" -gt 3 ]; then
+    sleep $((KILL_AFTER - 3))
     t0=$(date +%s%3N)
     new=$(cl_kill_master '{croupier:money}' "the money slot")
     [ -n "$new" ] && MONEY_PORT=$new

@@ -171,7 +171,8 @@ static int ctl_redis_connect(void)
     int port = 0;
     int sentinel_ms = O.timeout_ms < 500 ? (int)O.timeout_ms : 500;
     if (O.redis_cluster != NULL) {
-        /* the commands allowed on a cluster read keys of the money slot only (common/keytag.h) */
+        /* the money slot's master: the registry, rooms and histories are there on a cluster
+         * (common/keytag.h); the seats are read through ctl_redis_for() */
         if (rcluster_master_addr(O.redis_cluster, MONEY_HELD_INDEX_KEY, sentinel_ms, host,
                                  sizeof host, &port, err, sizeof err) != 0) {
             ctl_fail(1, "%s", err);
@@ -191,6 +192,36 @@ static int ctl_redis_connect(void)
     }
     redisSetTimeout(R, tv);
     return 0;
+}
+
+redisContext *ctl_redis_for(const char *key)
+{
+    if (O.redis_cluster == NULL)
+        return R;
+    char host[64], err[600];
+    int port = 0;
+    int ms = O.timeout_ms < 500 ? (int)O.timeout_ms : 500;
+    if (rcluster_master_addr(O.redis_cluster, key, ms, host, sizeof host, &port, err, sizeof err) !=
+        0) {
+        ctl_fail(1, "%s", err);
+        return NULL;
+    }
+    struct timeval tv = {O.timeout_ms / 1000, (O.timeout_ms % 1000) * 1000};
+    redisContext *c = redisConnectWithTimeout(host, port, tv);
+    if (c == NULL || c->err) {
+        ctl_fail(1, "cannot connect to Redis at %s:%d (the master of %s): %s", host, port, key,
+                 c ? c->errstr : "out of memory");
+        redisFree(c);
+        return NULL;
+    }
+    redisSetTimeout(c, tv);
+    return c;
+}
+
+void ctl_redis_done(redisContext *c)
+{
+    if (c != NULL && c != R)
+        redisFree(c);
 }
 
 /* One command; NULL (and a message) on a connection error or an error reply. */
@@ -557,12 +588,9 @@ int main(int argc, char **argv)
         return ctl_fail(2, "usage: croupier-ctl audit --redis-cluster IP:PORT,...");
     if (audit)
         return ctl_audit();
-    if (O.redis_cluster != NULL &&
-        (tour || strcmp(pos[0], "where") == 0 || strcmp(pos[0], "tables") == 0))
-        return ctl_fail(2,
-                        "croupier-ctl %s: not on Redis Cluster yet (its keys are in several "
-                        "slots: docs/deploy.md \"Redis Cluster: the client\")",
-                        pos[0]);
+    if (O.redis_cluster != NULL && tour)
+        return ctl_fail(2, "croupier-ctl tour: not on Redis Cluster yet (a tournament's keys are "
+                           "in several slots: docs/deploy.md \"Redis Cluster: the client\")");
     if (O.redis_cluster != NULL)
         keytag_set_cluster(true); /* the cluster's key layout (common/keytag.h) */
     ctl_tour_t *t = NULL;
