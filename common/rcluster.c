@@ -128,6 +128,23 @@ fail:
     return -EINVAL;
 }
 
+int rcluster_redis_flag_check(const char *cluster, int argc, char **argv, char *err, size_t errlen)
+{
+    if (cluster == NULL)
+        return 0;
+    char env[128];
+    config_env_name("redis", env, sizeof env);
+    bool given = getenv(env) != NULL;
+    for (int i = 1; i < argc && !given; i++)
+        given = strcmp(argv[i], "--redis") == 0 || strncmp(argv[i], "--redis=", 8) == 0;
+    if (!given)
+        return 0;
+    snprintf(err, errlen,
+             "--redis-cluster and --redis exclude each other (give the cluster's "
+             "nodes to --redis-cluster only)");
+    return -EINVAL;
+}
+
 int rcluster_flags_check(const char *cluster, const char *sentinels, char *err, size_t errlen)
 {
     if (cluster == NULL)
@@ -830,5 +847,25 @@ int rcluster_check(const char *seeds, int timeout_ms, char *err, size_t errlen)
         return strstr(cerr, "not served") != NULL ? -ERANGE : -ENOENT;
     }
     rcluster_destroy(c);
+    return 0;
+}
+
+int rcluster_master_addr(const char *seeds, const char *key, int timeout_ms, char *host,
+                         size_t hostlen, int *port, char *err, size_t errlen)
+{
+    rcluster_opts_t o = {.connect_timeout_ms = timeout_ms, .command_timeout_ms = timeout_ms};
+    char why[400];
+    rcluster_t *c = rcluster_create(seeds, &o, why, sizeof why);
+    if (c == NULL) {
+        snprintf(err, errlen, "--redis-cluster: %s", why);
+        return -ENOENT;
+    }
+    const char *h = rcluster_slot_host(c, rcluster_key_slot(key, strlen(key)), port);
+    snprintf(host, hostlen, "%s", h);
+    rcluster_destroy(c);
+    if (*port == 0) {
+        snprintf(err, errlen, "--redis-cluster: no master serves the slot of %s", key);
+        return -ENOENT;
+    }
     return 0;
 }

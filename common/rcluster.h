@@ -139,6 +139,16 @@ redisReply *rcluster_eval(rcluster_t *c, rcluster_script_t *s, unsigned flags, i
  */
 int rcluster_wait(rcluster_t *c, unsigned slot, int numreplicas, int timeout_ms);
 
+/*
+ * For the blocking users that keep a plain hiredis context (the money jobs, the sweeper, a
+ * game's last recovery, croupier-ctl) while every key they touch is in one slot: the master
+ * that serves key's slot now (a map asked of the seeds, each bounded by timeout_ms). 0 with
+ * host and port, or -ENOENT / -EINVAL with one line in err. A later -MOVED (a failover or a
+ * resharding since) is the caller's connection error: it asks again on its next connect.
+ */
+int rcluster_master_addr(const char *seeds, const char *key, int timeout_ms, char *host,
+                         size_t hostlen, int *port, char *err, size_t errlen);
+
 /* The master of slot in the current map ("" and 0 when uncovered); static storage inside c. */
 const char *rcluster_slot_host(const rcluster_t *c, unsigned slot, int *port);
 /* Number of masters in the current map. */
@@ -172,6 +182,11 @@ int rcluster_check(const char *seeds, int timeout_ms, char *err, size_t errlen);
     {"redis-cluster", CONFIG_STR, NULL,                                                          \
      "Redis Cluster seed nodes IP:PORT,... (instead of --redis)", (cluster_out), 0, 0}
 /* clang-format on */
+
+/* With --redis-cluster given (cluster not NULL): -EINVAL with one line in err when --redis was
+ * given too, on the command line (--redis ADDR, --redis=ADDR) or in its environment variable
+ * (common/config.h); else 0. */
+int rcluster_redis_flag_check(const char *cluster, int argc, char **argv, char *err, size_t errlen);
 
 /* Whether --redis-cluster parses and is not combined with --redis-sentinels; 0, or -EINVAL with
  * one line in err. NULL cluster is fine (not in cluster mode). */

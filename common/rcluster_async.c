@@ -480,7 +480,7 @@ static void rca_refresh_cb(rconn_t *rc, redisReply *reply, void *arg)
         snprintf(c->err, sizeof c->err, "%s: %s", host, why);
     } else {
         rca_map_install(c, m);
-        c->need_refresh = false;
+        c->need_refresh = !c->covered; /* slots unserved: asked again until they are */
     }
     free(m);
     rca_pump_soon(c, true);
@@ -690,6 +690,16 @@ int rcluster_async_command_argv(rcluster_async_t *c, unsigned flags, const void 
     return 0;
 }
 
+int rcluster_async_command_slot(rcluster_async_t *c, unsigned flags, unsigned slot, int argc,
+                                const char **argv, const size_t *argvlen, rcluster_async_cb cb,
+                                void *arg)
+{
+    if (argc < 1 || cb == NULL || slot >= RCLUSTER_SLOTS)
+        return -EINVAL;
+    rca_submit(c, flags, slot, argc, argv, argvlen, NULL, 0, cb, arg);
+    return 0;
+}
+
 int rcluster_async_eval(rcluster_async_t *c, rcluster_script_t *s, unsigned flags, int nkeys,
                         int argc, const char **argv, const size_t *argvlen, rcluster_async_cb cb,
                         void *arg)
@@ -717,4 +727,27 @@ int rcluster_async_wait(rcluster_async_t *c, unsigned slot, int numreplicas, int
     rca_req_t *q = rca_submit(c, 0, slot, 3, argv, NULL, NULL, 0, cb, arg);
     q->wait = true;
     return 0;
+}
+
+void rcluster_async_flush(rcluster_async_t *c)
+{
+    if (c == NULL || !c->have_map)
+        return;
+    long long now = clock_mono_ms();
+    rca_req_t *q, *next;
+    for (q = TAILQ_FIRST(&c->waiting); q != NULL; q = next) {
+        next = TAILQ_NEXT(q, _link);
+        /* only what goes out at once: no callback may run inside this call */
+        if (q->wait || q->asking || q->not_before_ms > now ||
+            q->deadline_ms <= now + c->o.retry_max_ms)
+            continue;
+        unsigned idx = c->slot[q->slot];
+        if (idx == RCLUSTER_NONE || c->nodes[idx].rc == NULL || !rconn_connected(c->nodes[idx].rc))
+            continue;
+        TAILQ_REMOVE(&c->waiting, q, _link);
+        rca_try(q);
+    }
+    for (size_t i = 0; i < c->nnodes; i++)
+        if (c->nodes[i].rc != NULL)
+            rconn_flush(c->nodes[i].rc);
 }

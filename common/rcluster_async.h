@@ -67,7 +67,8 @@ rcluster_async_t *rcluster_async_create(struct event_base *base, const char *see
  * from inside one of the client's callbacks. */
 void rcluster_async_destroy(rcluster_async_t *c);
 
-/* Whether a map is loaded and serves every slot. */
+/* Whether a map is loaded and serves every slot. While the map leaves slots unserved it is asked
+ * for again (at most every opts.refresh_min_ms), commands or not. */
 bool rcluster_async_ready(const rcluster_async_t *c);
 /* Commands given and not yet answered. */
 size_t rcluster_async_pending(const rcluster_async_t *c);
@@ -82,6 +83,11 @@ void rcluster_async_get_stats(const rcluster_async_t *c, rcluster_stats_t *out);
 int rcluster_async_command_argv(rcluster_async_t *c, unsigned flags, const void *key, size_t keylen,
                                 int argc, const char **argv, const size_t *argvlen,
                                 rcluster_async_cb cb, void *arg);
+
+/* The same for a command without a key (PING, INFO, PUBLISH ...): to the master of slot. */
+int rcluster_async_command_slot(rcluster_async_t *c, unsigned flags, unsigned slot, int argc,
+                                const char **argv, const size_t *argvlen, rcluster_async_cb cb,
+                                void *arg);
 
 /*
  * Runs a script (common/rcluster.h's rcluster_script_t, shareable by the clients of one thread;
@@ -103,5 +109,12 @@ int rcluster_async_eval(rcluster_async_t *c, rcluster_script_t *s, unsigned flag
  */
 int rcluster_async_wait(rcluster_async_t *c, unsigned slot, int numreplicas, int timeout_ms,
                         rcluster_async_cb cb, void *arg);
+
+/*
+ * Writes now what can go at once: commands waiting in the client (they are sent from the loop)
+ * whose master is connected, then every connection's output (rconn_flush). For a caller about to
+ * tell someone of a write it just gave. Runs no callback.
+ */
+void rcluster_async_flush(rcluster_async_t *c);
 
 #endif

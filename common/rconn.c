@@ -16,6 +16,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "rconn_cluster.h"
 #include "sentinel.h"
 #include "xmalloc.h"
 
@@ -32,6 +33,7 @@ struct rconn_script {
     char *src;
     char sha[41];
     bool have_sha;
+    rcluster_script_t *cs; /* cluster mode's twin, made on first use there */
 };
 
 typedef struct rconn_req {
@@ -57,6 +59,7 @@ typedef struct rconn_sub {
 } rconn_sub_t;
 
 struct rconn {
+    rconn_cl_t *cl; /* cluster mode (opts.cluster): every call goes there (rconn_cluster.h) */
     struct event_base *base;
     char host[64];
     int port;
@@ -160,6 +163,7 @@ static void rconn_arm_req_timer(rconn_t *rc)
 static void rconn_script_unref(rconn_script_t *s)
 {
     if (s != NULL && --s->refs == 0) {
+        rcluster_script_destroy(s->cs);
         free(s->src);
         free(s);
     }
@@ -651,6 +655,21 @@ rconn_t *rconn_create(struct event_base *base, const rconn_opts_t *opts)
 {
     unsigned char buf[sizeof(struct in6_addr)];
     sentinel_set_t *sset = NULL;
+    if (base != NULL && opts != NULL && opts->cluster != NULL) {
+        if (opts->sentinels != NULL) {
+            errno = EINVAL;
+            return NULL;
+        }
+        rconn_t *rc = xcalloc(1, sizeof *rc);
+        rc->base = base;
+        rc->cl = rconn_cl_create(rc, base, opts);
+        if (rc->cl == NULL) {
+            free(rc);
+            errno = EINVAL;
+            return NULL;
+        }
+        return rc;
+    }
     if (base != NULL && opts != NULL && opts->sentinels != NULL) {
         char err[200];
         sset = sentinel_set_create(opts->sentinels, opts->master_name, err, sizeof err);
@@ -753,6 +772,12 @@ void rconn_destroy(rconn_t *rc)
 {
     if (rc == NULL || rc->destroyed)
         return;
+    if (rc->cl != NULL) {
+        rc->destroyed = true;
+        rconn_cl_destroy(rc->cl); /* frees its part now or on the next loop turn */
+        free(rc);                 /* its callbacks no longer use rc */
+        return;
+    }
     rc->destroyed = true;
     rc->opts.on_state = NULL;
     for (rconn_sub_t *s = rc->subs; s != NULL; s = s->_next)
@@ -779,11 +804,17 @@ void rconn_destroy(rconn_t *rc)
 
 bool rconn_connected(const rconn_t *rc)
 {
+    if (rc != NULL && rc->cl != NULL)
+        return rconn_cl_connected(rc->cl);
     return rc != NULL && !rc->destroyed && rc->phase == RCONN_READY;
 }
 
 void rconn_flush(rconn_t *rc)
 {
+    if (rc != NULL && rc->cl != NULL) {
+        rconn_cl_flush(rc->cl);
+        return;
+    }
     if (rc == NULL || rc->ac == NULL || rc->phase != RCONN_READY ||
         !(rc->ac->c.flags & REDIS_CONNECTED) || sdslen(rc->ac->c.obuf) == 0)
         return;
@@ -792,26 +823,40 @@ void rconn_flush(rconn_t *rc)
 
 size_t rconn_pending(const rconn_t *rc)
 {
+    if (rc->cl != NULL)
+        return rconn_cl_pending(rc->cl);
     return rc->npending;
 }
 
 const char *rconn_last_error(const rconn_t *rc)
 {
+    if (rc->cl != NULL)
+        return rconn_cl_last_error(rc->cl);
     return rc->last_error;
 }
 
 unsigned rconn_connect_count(const rconn_t *rc)
 {
+    if (rc->cl != NULL)
+        return rconn_cl_connect_count(rc->cl);
     return rc->connects;
 }
 
 const char *rconn_host(const rconn_t *rc)
 {
+    int port;
+    if (rc->cl != NULL)
+        return rconn_cl_host(rc->cl, &port);
     return rc->host;
 }
 
 int rconn_port(const rconn_t *rc)
 {
+    int port;
+    if (rc->cl != NULL) {
+        (void)rconn_cl_host(rc->cl, &port);
+        return port;
+    }
     return rc->port;
 }
 
@@ -821,6 +866,8 @@ static int rconn_check_usable(const rconn_t *rc)
         return -EINVAL;
     if (rc->destroyed)
         return -ESHUTDOWN;
+    if (rc->cl != NULL)
+        return rconn_cl_connected(rc->cl) ? 0 : -ENOTCONN;
     if (rc->phase != RCONN_READY || rc->ac == NULL)
         return -ENOTCONN;
     return 0;
@@ -829,6 +876,8 @@ static int rconn_check_usable(const rconn_t *rc)
 int rconn_command_argv(rconn_t *rc, rconn_reply_cb cb, void *arg, int argc, const char **argv,
                        const size_t *argvlen)
 {
+    if (rc != NULL && rc->cl != NULL)
+        return rconn_cl_command_argv(rc->cl, cb, arg, argc, argv, argvlen);
     int err = rconn_check_usable(rc);
     if (err != 0)
         return err;
@@ -855,6 +904,11 @@ int rconn_command(rconn_t *rc, rconn_reply_cb cb, void *arg, const char *fmt, ..
     va_end(ap);
     if (len < 0)
         return -EINVAL;
+    if (rc->cl != NULL) {
+        err = rconn_cl_command_formatted(rc->cl, cb, arg, cmd, (size_t)len);
+        redisFreeCommand(cmd);
+        return err;
+    }
     rconn_req_t *req = rconn_req_new(rc, cb, arg);
     if (redisAsyncFormattedCommand(rc->ac, rconn_reply_trampoline, req, cmd, (size_t)len) !=
         REDIS_OK) {
@@ -932,6 +986,11 @@ static int rconn_send_script(rconn_req_t *req, bool as_eval)
  * Copies the call's arguments (a NOSCRIPT answer may need them again after this returns),
  * loads the script first if its SHA1 is not known, then sends EVALSHA or EVAL.
  */
+static void rconn_script_release(void *s)
+{
+    rconn_script_unref(s);
+}
+
 int rconn_eval(rconn_t *rc, rconn_script_t *s, rconn_reply_cb cb, void *arg, int nkeys, int argc,
                const char **argv, const size_t *argvlen)
 {
@@ -940,6 +999,13 @@ int rconn_eval(rconn_t *rc, rconn_script_t *s, rconn_reply_cb cb, void *arg, int
         return err;
     if (s == NULL || nkeys < 0 || argc < nkeys || (argc > 0 && argv == NULL))
         return -EINVAL;
+    if (rc->cl != NULL) {
+        if (s->cs == NULL)
+            s->cs = rcluster_script_create(s->src);
+        s->refs++; /* the twin lives as long as a call uses it */
+        return rconn_cl_eval(rc->cl, s->cs, rconn_script_release, s, cb, arg, nkeys, argc, argv,
+                             argvlen);
+    }
     if (!s->have_sha) {
         const char *load[] = {"SCRIPT", "LOAD", s->src};
         rconn_req_t *lr = rconn_req_new(rc, rconn_script_loaded_cb, s);
@@ -1010,6 +1076,8 @@ int rconn_subscribe(rconn_t *rc, const char *channel, rconn_message_cb cb, void 
         return -EINVAL;
     if (rc->destroyed)
         return -ESHUTDOWN;
+    if (rc->cl != NULL)
+        return rconn_cl_subscribe(rc->cl, channel, cb, arg);
     rconn_sub_t *s = xcalloc(1, sizeof *s);
     s->rc = rc;
     s->channel = xstrdup(channel);

@@ -44,6 +44,16 @@
  * A wrong master name or no reachable sentinel is one more connection error: logged once,
  * retried with backoff, kept in rconn_last_error().
  *
+ * Cluster mode (opts.cluster; common/rconn_cluster.h, docs/deploy.md "Redis Cluster: the client"):
+ * the same calls on a Redis Cluster through common/rcluster_async.h. Each command goes to the
+ * master of its first key's slot (a script's keys must share one slot, else -EINVAL); keyless
+ * commands (PING, INFO, PUBLISH) go to the master of the slot last written, and `WAIT` to that
+ * master on the connection that carried the write. "connected" means the slot map serves every
+ * slot; a master failed over within the cluster client's retry budget (request timeout + 2 s, at
+ * least 4 s) is not a disconnect: commands wait for its replica. A subscriber connection is one
+ * plain connection to any node (cluster PUBLISH reaches every node), moved to the next node when
+ * lost. rconn_flush() also sends the commands still waiting in the cluster client.
+ *
  * Subscriber connections: rconn_subscribe() puts the connection into pub/sub mode for good; such
  * a connection must be used for nothing else. Subscriptions are renewed after every reconnect.
  */
@@ -83,6 +93,9 @@ typedef struct {
      * copied. When sentinels is set, host and port are ignored. */
     const char *sentinels;
     const char *master_name;
+    /* Cluster mode (see below): "IP:PORT,..." of seed nodes of a Redis Cluster, copied. When
+     * set, host, port, sentinels and master_name are ignored (sentinels must be NULL). */
+    const char *cluster;
 } rconn_opts_t;
 
 /*

@@ -30,6 +30,7 @@
 #include "evthreads.h"
 #include "game_admin.h"
 #include "gs.h"
+#include "keytag.h"
 #include "lease.h"
 #include "log.h"
 #include "deck.h"
@@ -38,6 +39,7 @@
 #include "rconn.h"
 #include "registry.h"
 #include "rguard.h"
+#include "rcluster.h"
 #include "sentinel.h"
 #include "sweeper.h"
 #include "version.h"
@@ -47,6 +49,7 @@ typedef struct {
     const char *engine, *games, *trad_options, *service, *log_level, *drain_allow, *admin_secret;
     config_addr_t listen, advertise, health, redis;
     const char *redis_sentinels, *redis_master;
+    const char *redis_cluster; /* --redis-cluster seeds (rconn's cluster mode) */
     long pool_size, drain_max, workers, lease_ttl_ms, money_hwm, request_cache, sweep_ms, grace_ms;
     long min_replicas, wait_ms, replay_window_ms, fence_margin_ms;
     bool allow_eviction;
@@ -77,6 +80,7 @@ typedef struct {
     int hb_main, hb_workers[RT_MAX_WORKERS];
     atomic_bool engine_started, registered, lease_valid;
     atomic_bool redis_unsafe; /* the guard blocks: Redis evicts (game_guard_cb) */
+    atomic_bool redis_uncovered; /* --redis-cluster: the slot map leaves slots unserved */
     bool exiting;
     int exit_code;
     /* The void hook waits for the voided rounds to end before the exit goes on. */
@@ -103,6 +107,7 @@ static const config_flag_t game_flags[] = {
      0, 0},
     {"redis", CONFIG_ADDR, "127.0.0.1:6379", "Redis address (IP literal)", &G.o.redis, 0, 0},
     SENTINEL_CONFIG_FLAGS(&G.o.redis_sentinels, &G.o.redis_master),
+    RCLUSTER_CONFIG_FLAG(&G.o.redis_cluster),
     {"redis-min-replicas", CONFIG_INT, "-1",
      "replicas a money operation or a lease epoch must reach (WAIT) before it counts "
      "(-1: 1 with --redis-sentinels, else 0; docs/deploy.md)",
@@ -174,7 +179,8 @@ static bool game_ready(void *ctx)
     (void)ctx;
     /* Read from the HTTP thread: every input is an atomic the main thread keeps current. */
     return atomic_load(&G.engine_started) && atomic_load(&G.registered) &&
-           atomic_load(&G.lease_valid) && !atomic_load(&G.redis_unsafe) && deck_healthy();
+           atomic_load(&G.lease_valid) && !atomic_load(&G.redis_unsafe) &&
+           !atomic_load(&G.redis_uncovered) && deck_healthy();
 }
 
 static void game_stop_intake(void *ctx)
@@ -322,6 +328,8 @@ static void game_on_lease(lease_t *l, lease_event_t ev, void *arg)
 static void game_rconn_state_cb(rconn_t *rc, bool connected, void *arg)
 {
     (void)arg;
+    if (G.o.redis_cluster != NULL) /* connected: the map serves every slot (rconn.h) */
+        atomic_store(&G.redis_uncovered, !connected);
     if (connected && G.registry != NULL && rconn_connect_count(rc) > 1)
         registry_refresh(G.registry);
 }
@@ -451,8 +459,12 @@ static void game_recover_self(void)
         return;
     char host[64], err[600];
     int port = 0;
-    if (sentinel_connect_addr(G.o.redis.host, G.o.redis.port, G.o.redis_sentinels, G.o.redis_master,
-                              500, host, sizeof host, &port, err, sizeof err) != 0) {
+    if (G.o.redis_cluster != NULL
+            ? rcluster_master_addr(G.o.redis_cluster, MONEY_HELD_INDEX_KEY, 500, host, sizeof host,
+                                   &port, err, sizeof err) != 0
+            : sentinel_connect_addr(G.o.redis.host, G.o.redis.port, G.o.redis_sentinels,
+                                    G.o.redis_master, 500, host, sizeof host, &port, err,
+                                    sizeof err) != 0) {
         log_emit(LOG_ERROR, "recover_self_failed", "{s:s}", "error", err);
         return;
     }
@@ -652,12 +664,20 @@ int main(int argc, char **argv)
     if (rc == CONFIG_HELP)
         return 0;
     if (rc == CONFIG_OK &&
-        sentinel_flags_check(G.o.redis_sentinels, G.o.redis_master, err, sizeof err) != 0)
+        (sentinel_flags_check(G.o.redis_sentinels, G.o.redis_master, err, sizeof err) != 0 ||
+         rcluster_flags_check(G.o.redis_cluster, G.o.redis_sentinels, err, sizeof err) != 0 ||
+         rcluster_redis_flag_check(G.o.redis_cluster, argc, argv, err, sizeof err) != 0))
         rc = CONFIG_ERROR;
     if (rc != CONFIG_OK) {
         fprintf(stderr, "croupier-game: %s\n", err);
         return 2;
     }
+    if (G.o.redis_cluster != NULL &&
+        rcluster_check(G.o.redis_cluster, 1000, err, sizeof err) != 0) { /* docs/deploy.md */
+        fprintf(stderr, "croupier-game: --redis-cluster: %s\n", err);
+        return 2;
+    }
+    keytag_set_cluster(G.o.redis_cluster != NULL); /* the cluster's key layout (common/keytag.h) */
     log_level_t lvl;
     if (log_parse_level(G.o.log_level, &lvl) != 0) {
         fprintf(stderr, "croupier-game: --log-level: '%s' is not debug|info|warn|error\n",
@@ -735,6 +755,7 @@ int main(int argc, char **argv)
                       .redis_port = G.o.redis.port,
                       .redis_sentinels = G.o.redis_sentinels,
                       .redis_master = G.o.redis_master,
+                      .redis_cluster = G.o.redis_cluster,
                       .redis_min_replicas = (int)G.o.min_replicas,
                       .redis_wait_ms = (int)G.o.wait_ms,
                       .service = G.o.service};
@@ -796,6 +817,7 @@ int main(int argc, char **argv)
                                 .redis_port = G.o.redis.port,
                                 .redis_sentinels = G.o.redis_sentinels,
                                 .redis_master = G.o.redis_master,
+                                .redis_cluster = G.o.redis_cluster,
                                 .service = G.o.service,
                                 .high_watermark = (size_t)G.o.money_hwm,
                                 .min_replicas = (int)G.o.min_replicas,
@@ -811,6 +833,7 @@ int main(int argc, char **argv)
                                  .redis_port = G.o.redis.port,
                                  .redis_sentinels = G.o.redis_sentinels,
                                  .redis_master = G.o.redis_master,
+                                 .redis_cluster = G.o.redis_cluster,
                                  .interval_ms = (int)G.o.sweep_ms,
                                  .grace_ms =
                                      (int)(G.o.grace_ms > 0 ? G.o.grace_ms : 2 * G.o.lease_ttl_ms),
@@ -826,7 +849,8 @@ int main(int argc, char **argv)
                        .name = "lease",
                        .on_state = game_rconn_state_cb,
                        .sentinels = G.o.redis_sentinels,
-                       .master_name = G.o.redis_master};
+                       .master_name = G.o.redis_master,
+                       .cluster = G.o.redis_cluster};
     G.rc = rconn_create(G.base, &ro);
     lease_opts_t lo = {.service = G.o.service,
                        .pool_size = (int)G.o.pool_size,
@@ -846,7 +870,8 @@ int main(int argc, char **argv)
                                  .request_timeout_ms = ro.request_timeout_ms,
                                  .name = "guard",
                                  .sentinels = G.o.redis_sentinels,
-                                 .master_name = G.o.redis_master},
+                                 .master_name = G.o.redis_master,
+                                 .cluster = G.o.redis_cluster},
                         .allow_eviction = G.o.allow_eviction,
                         .metrics = G.metrics,
                         .on_change = game_guard_cb};

@@ -1051,6 +1051,7 @@ int gs_create(const gs_config_t *cfg, gs_t **out)
     gs->redis_port = cfg->redis_port;
     gs->redis_sentinels = cfg->redis_sentinels != NULL ? xstrdup(cfg->redis_sentinels) : NULL;
     gs->redis_master = cfg->redis_master != NULL ? xstrdup(cfg->redis_master) : NULL;
+    gs->redis_cluster = cfg->redis_cluster != NULL ? xstrdup(cfg->redis_cluster) : NULL;
     gs->redis_min_replicas = cfg->redis_min_replicas;
     gs->redis_wait_ms = cfg->redis_wait_ms;
     gs->service = xstrdup(cfg->service != NULL ? cfg->service : cfg->engine->name);
@@ -1114,6 +1115,7 @@ fail_rt:
     free(gs->engine_options);
     free(gs->redis_host);
     free(gs->redis_sentinels);
+    free(gs->redis_cluster);
     free(gs->redis_master);
     free(gs->service);
     free(gs);
@@ -1270,6 +1272,7 @@ void gs_destroy(gs_t *gs)
     free(gs->engine_options);
     free(gs->redis_host);
     free(gs->redis_sentinels);
+    free(gs->redis_cluster);
     free(gs->redis_master);
     free(gs->service);
     free(gs);
@@ -1288,6 +1291,11 @@ const char *gs_redis_host(const gs_t *gs)
 int gs_redis_port(const gs_t *gs)
 {
     return gs->redis_port;
+}
+
+const char *gs_redis_cluster(const gs_t *gs)
+{
+    return gs->redis_cluster;
 }
 
 const char *gs_redis_sentinels(const gs_t *gs)

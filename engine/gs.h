@@ -158,6 +158,8 @@ typedef struct gs_config {
     /* With redis_master: find that Redis through Sentinel (common/sentinel.h); NULL = none. */
     const char *redis_sentinels;
     const char *redis_master;
+    /* "IP:PORT,..." seeds of a Redis Cluster (rconn's cluster mode); NULL = none. */
+    const char *redis_cluster;
     /* --redis-min-replicas and --redis-wait-ms: money the engine writes itself (table handoffs)
      * counts once WAIT reports this many replicas (docs/deploy.md "Failover and durability"). */
     int redis_min_replicas;
@@ -197,6 +199,7 @@ const char *gs_redis_host(const gs_t *gs);
 int gs_redis_port(const gs_t *gs);
 /* The config's Sentinel list and master name (NULL when Redis is at the fixed host). */
 const char *gs_redis_sentinels(const gs_t *gs);
+const char *gs_redis_cluster(const gs_t *gs);
 const char *gs_redis_master(const gs_t *gs);
 /* gs_config_t.redis_min_replicas and redis_wait_ms. */
 int gs_redis_min_replicas(const gs_t *gs);

@@ -100,6 +100,7 @@ struct gs {
     char *engine_options;
     char *redis_host, *service;
     char *redis_sentinels, *redis_master; /* NULL: redis_host */
+    char *redis_cluster;                  /* NULL: not a cluster */
     int redis_min_replicas, redis_wait_ms;
     int redis_port;
     char server_id[96];

@@ -684,13 +684,15 @@ int gate_create(const gate_config_t *cfg, gate_t **out)
                        .on_state = gate_redis_state_cb,
                        .arg = g,
                        .sentinels = cfg->redis_sentinels,
-                       .master_name = cfg->redis_master};
+                       .master_name = cfg->redis_master,
+                       .cluster = cfg->redis_cluster};
     g->rc = rconn_create(g->base, &ro);
     rconn_opts_t so = {.host = cfg->redis.host,
                        .port = cfg->redis.port,
                        .name = "gate-sub",
                        .sentinels = cfg->redis_sentinels,
-                       .master_name = cfg->redis_master};
+                       .master_name = cfg->redis_master,
+                       .cluster = cfg->redis_cluster};
     g->sub = rconn_create(g->base, &so);
     if (g->sub != NULL)
         rconn_subscribe(g->sub, GATE_SESSION_CHANNEL, gate_session_msg_cb, g);
@@ -700,6 +702,7 @@ int gate_create(const gate_config_t *cfg, gate_t **out)
                                .port = cfg->redis.port,
                                .sentinels = cfg->redis_sentinels,
                                .master_name = cfg->redis_master,
+                               .cluster = cfg->redis_cluster,
                                .refresh_ms = 1000,
                                .metrics = cfg->metrics,
                                .on_change = gate_view_change_cb,

@@ -113,6 +113,7 @@ typedef struct {
     const char *advertise;   /* address published in the gateway entry; NULL = listen */
     config_addr_t redis;
     const char *redis_sentinels; /* with redis_master: find Redis through Sentinel, ignore redis */
+    const char *redis_cluster;   /* seeds of a Redis Cluster (rconn's cluster mode), ignore redis */
     const char *redis_master;
     const token_secret_t *secret;  /* not owned; must outlive the gate */
     const char *gate_id;           /* copied */

@@ -443,7 +443,7 @@ void gate_probe_send(gate_link_t *l)
         snprintf(l->probed_id, sizeof l->probed_id, "%s", id);
     }
     char key[160];
-    snprintf(key, sizeof key, REGISTRY_KEY_PREFIX "%s", id);
+    snprintf(key, sizeof key, "%s%s", REGISTRY_KEY_PREFIX, id);
     gate_probe_t *p = xcalloc(1, sizeof *p);
     p->g = g;
     p->token = ++g->next_probe_token;

@@ -19,9 +19,11 @@
 #include "evthreads.h"
 #include "gate.h"
 #include "gate_tls.h"
+#include "keytag.h"
 #include "log.h"
 #include "metrics.h"
 #include "rguard.h"
+#include "rcluster.h"
 #include "sentinel.h"
 #include "token.h"
 #include "version.h"
@@ -31,6 +33,7 @@ static struct {
     const char *ws_path, *ws_origins, *tls_cert, *tls_key;
     const char *secret_file, *gate_id, *advertise, *drain_allow, *log_level;
     const char *redis_sentinels, *redis_master;
+    const char *redis_cluster;
     long drain_window_ms, close_timeout_ms, goaway_spread_ms;
     long rebalance_ms, rebalance_slack, rebalance_step;
     long budget[GATE_REQ_KINDS];
@@ -60,6 +63,7 @@ static const config_flag_t gate_flags[] = {
      0, 0},
     {"redis", CONFIG_ADDR, "127.0.0.1:6379", "Redis address (IP literal)", &O.redis, 0, 0},
     SENTINEL_CONFIG_FLAGS(&O.redis_sentinels, &O.redis_master),
+    RCLUSTER_CONFIG_FLAG(&O.redis_cluster),
     {"redis-allow-eviction", CONFIG_BOOL, "false",
      "run even when Redis's maxmemory-policy is not noeviction (TESTS ONLY; docs/deploy.md "
      "\"Redis must not evict\")",
@@ -325,12 +329,20 @@ int main(int argc, char **argv)
     if (rc == CONFIG_HELP)
         return 0;
     if (rc == CONFIG_OK &&
-        sentinel_flags_check(O.redis_sentinels, O.redis_master, err, sizeof err) != 0)
+        (sentinel_flags_check(O.redis_sentinels, O.redis_master, err, sizeof err) != 0 ||
+         rcluster_flags_check(O.redis_cluster, O.redis_sentinels, err, sizeof err) != 0 ||
+         rcluster_redis_flag_check(O.redis_cluster, argc, argv, err, sizeof err) != 0))
         rc = CONFIG_ERROR;
     if (rc != CONFIG_OK) {
         fprintf(stderr, "croupier-gate: %s\n", err);
         return 2;
     }
+    if (O.redis_cluster != NULL &&
+        rcluster_check(O.redis_cluster, 1000, err, sizeof err) != 0) { /* docs/deploy.md */
+        fprintf(stderr, "croupier-gate: --redis-cluster: %s\n", err);
+        return 2;
+    }
+    keytag_set_cluster(O.redis_cluster != NULL); /* the cluster's key layout (common/keytag.h) */
     log_level_t lvl;
     if (log_parse_level(O.log_level, &lvl) != 0) {
         fprintf(stderr, "croupier-gate: --log-level: '%s' is not debug|info|warn|error\n",
@@ -409,6 +421,7 @@ int main(int argc, char **argv)
                         .redis = O.redis,
                         .redis_sentinels = O.redis_sentinels,
                         .redis_master = O.redis_master,
+                        .redis_cluster = O.redis_cluster,
                         .secret = &secret,
                         .gate_id = O.gate_id,
                         .version = croupier_version,
@@ -453,7 +466,8 @@ int main(int argc, char **argv)
                                  .port = O.redis.port,
                                  .name = "guard",
                                  .sentinels = O.redis_sentinels,
-                                 .master_name = O.redis_master},
+                                 .master_name = O.redis_master,
+                                 .cluster = O.redis_cluster},
                         .allow_eviction = O.allow_eviction,
                         .metrics = metrics,
                         .on_change = gate_guard_cb};

@@ -500,5 +500,6 @@ void gate_sweep_cb(evutil_socket_t fd, short what, void *arg)
     if (g->cfg.drain != NULL)
         drain_heartbeat_beat(g->cfg.drain, 0);
     atomic_store(&g->ready_flag,
-                 g->registered && registry_view_refreshes(g->view) > 0 && g->exit_step == 0);
+                 g->registered && registry_view_refreshes(g->view) > 0 && g->exit_step == 0 &&
+                     (g->cfg.redis_cluster == NULL || rconn_connected(g->rc))); /* slots served */
 }

@@ -29,6 +29,7 @@
 #include <jansson.h>
 
 #include "gate_int.h"
+#include "keytag.h"
 #include "money.h"
 #include "replay.h"
 #include "room.h"
@@ -362,7 +363,8 @@ static void replay_read(gate_conn_t *c, replay_op_t *op)
     if (replay_script_read == NULL)
         replay_script_read = rconn_script_create(replay_read_lua);
     char seen[320], stream[128];
-    snprintf(seen, sizeof seen, "{croupier:history:%s}:seen:%s", op->game, op->round);
+    char ht[160];
+    snprintf(seen, sizeof seen, "%s:seen:%s", keytag_history(ht, sizeof ht, op->game), op->round);
     money_key_stream(op->game, stream, sizeof stream);
     const char *argv[] = {seen, stream};
     if (c->g->rc == NULL ||

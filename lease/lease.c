@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "keytag.h"
 #include "log.h"
 #include "xmalloc.h"
 
@@ -188,18 +189,23 @@ static int lease_fmt_result(int n, size_t len)
 
 int lease_format_slot_key(const char *service, int slot, char *buf, size_t len)
 {
-    return lease_fmt_result(snprintf(buf, len, "{croupier:lease:%s}:slot:%d", service, slot), len);
+    char lt[160];
+    return lease_fmt_result(
+        snprintf(buf, len, "%s:slot:%d", keytag_lease(lt, sizeof lt, service), slot), len);
 }
 
 int lease_format_fence_key(const char *service, int slot, char *buf, size_t len)
 {
-    return lease_fmt_result(snprintf(buf, len, "{croupier:lease:%s}:slot:%d:epoch", service, slot),
-                            len);
+    char lt[160];
+    return lease_fmt_result(
+        snprintf(buf, len, "%s:slot:%d:epoch", keytag_lease(lt, sizeof lt, service), slot), len);
 }
 
 int lease_format_epoch_key(const char *service, char *buf, size_t len)
 {
-    return lease_fmt_result(snprintf(buf, len, "{croupier:lease:%s}:epoch", service), len);
+    char lt[160];
+    return lease_fmt_result(snprintf(buf, len, "%s:epoch", keytag_lease(lt, sizeof lt, service)),
+                            len);
 }
 
 static void lease_emit(lease_t *l, lease_event_t ev)
@@ -641,7 +647,9 @@ lease_t *lease_create(struct event_base *base, rconn_t *rc, const lease_opts_t *
     arc4random_buf(l->token_raw, sizeof l->token_raw);
     for (size_t i = 0; i < sizeof l->token_raw; i++)
         snprintf(l->token + 2 * i, 3, "%02x", l->token_raw[i]);
-    snprintf(l->slot_prefix, sizeof l->slot_prefix, "{croupier:lease:%s}:slot:", l->service);
+    char lt[160];
+    snprintf(l->slot_prefix, sizeof l->slot_prefix,
+             "%s:slot:", keytag_lease(lt, sizeof lt, l->service));
     /* The WAIT bound stays well inside the connection's request timeout (at most ttl/3). */
     int wait_ms = opts->wait_timeout_ms > 0 ? opts->wait_timeout_ms : 500;
     if (wait_ms > opts->ttl_ms / 6)

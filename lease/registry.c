@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "keytag.h"
 #include "log.h"
 #include "xmalloc.h"
 
@@ -242,7 +243,7 @@ static void registry_write(registry_t *r)
     }
     char *json = registry_entry_json(&r->e);
     char key[160], fence[160], epoch[24], ttl[16];
-    snprintf(key, sizeof key, REGISTRY_KEY_PREFIX "%s", r->e.id);
+    snprintf(key, sizeof key, "%s%s", REGISTRY_KEY_PREFIX, r->e.id);
     lease_format_fence_key(r->e.service, r->e.slot, fence, sizeof fence);
     snprintf(epoch, sizeof epoch, "%" PRId64, r->e.epoch);
     snprintf(ttl, sizeof ttl, "%d", lease_ttl_ms(r->lease));
@@ -355,7 +356,7 @@ void registry_deregister(registry_t *r, registry_done_cb done, void *arg)
     char *msg = json_dumps(m, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(m);
     char key[160], fence[160], epoch[24];
-    snprintf(key, sizeof key, REGISTRY_KEY_PREFIX "%s", r->e.id);
+    snprintf(key, sizeof key, "%s%s", REGISTRY_KEY_PREFIX, r->e.id);
     lease_format_fence_key(r->e.service, r->e.slot, fence, sizeof fence);
     snprintf(epoch, sizeof epoch, "%" PRId64, r->e.epoch);
     const char *argv[] = {fence, key, REGISTRY_MEMBERS_KEY, epoch, r->e.id, REGISTRY_CHANNEL, msg};
@@ -655,6 +656,7 @@ registry_view_t *registry_view_create(struct event_base *base, const registry_vi
     v->opts.host = NULL;
     v->opts.sentinels = NULL;
     v->opts.master_name = NULL;
+    v->opts.cluster = NULL;
     if (v->opts.refresh_ms <= 0)
         v->opts.refresh_ms = 2000;
     if (v->opts.request_timeout_ms <= 0)
@@ -669,7 +671,8 @@ registry_view_t *registry_view_create(struct event_base *base, const registry_vi
                        .on_state = registry_view_state_cb,
                        .arg = v,
                        .sentinels = opts->sentinels,
-                       .master_name = opts->master_name};
+                       .master_name = opts->master_name,
+                       .cluster = opts->cluster};
     v->cmd = rconn_create(base, &ro);
     if (v->cmd == NULL)
         goto fail_cmd;
@@ -762,4 +765,14 @@ const registry_entry_t *registry_view_find(const registry_view_t *v, const char 
 uint64_t registry_view_refreshes(const registry_view_t *v)
 {
     return v->refreshes;
+}
+
+const char *registry_members_key(void)
+{
+    return keytag_cluster() ? "{croupier:money}:registry:members" : "{croupier:registry}:members";
+}
+
+const char *registry_key_prefix(void)
+{
+    return keytag_cluster() ? "{croupier:money}:registry:server:" : "{croupier:registry}:server:";
 }

@@ -47,8 +47,12 @@
 struct event_base;
 
 #define REGISTRY_CHANNEL "croupier:registry:events"
-#define REGISTRY_MEMBERS_KEY "{croupier:registry}:members"
-#define REGISTRY_KEY_PREFIX "{croupier:registry}:server:"
+/* "{croupier:registry}:members" and "{croupier:registry}:server:", or on a Redis Cluster the same
+ * under "{croupier:money}:registry" (common/keytag.h): static strings. */
+#define REGISTRY_MEMBERS_KEY registry_members_key()
+#define REGISTRY_KEY_PREFIX registry_key_prefix()
+const char *registry_members_key(void);
+const char *registry_key_prefix(void);
 
 typedef enum { REGISTRY_READY = 0, REGISTRY_DRAINING = 1 } registry_state_t;
 
@@ -129,6 +133,7 @@ typedef struct {
     int port;
     const char *sentinels;        /* instead of host/port: rconn's sentinel mode (common/rconn.h) */
     const char *master_name;      /* with sentinels */
+    const char *cluster;          /* instead of host/port: rconn's cluster mode (common/rconn.h) */
     int refresh_ms;               /* full read period; 0 = 2000 */
     int request_timeout_ms;       /* 0 = 1000 */
     metrics_registry_t *metrics;  /* may be NULL */

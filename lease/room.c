@@ -9,9 +9,10 @@
 #include <bsd/stdlib.h>
 #include <jansson.h>
 
+#include "keytag.h"
 void room_key(const char *code, char *buf, size_t len)
 {
-    snprintf(buf, len, ROOM_KEY_PREFIX "%s", code);
+    snprintf(buf, len, "%s:room:%s", keytag_rooms(), code);
 }
 
 bool room_code_digits_valid(const char *code, int n)

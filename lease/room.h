@@ -29,6 +29,8 @@
 
 #include "client.pb-c.h"
 
+/* On a single Redis or Sentinel; on a Redis Cluster room_key() puts the records under
+ * "{croupier:money}:rooms:room:" (common/keytag.h). */
 #define ROOM_KEY_PREFIX "{croupier:rooms}:room:"
 #define ROOM_CODE_LEN 6
 #define ROOM_MAX_DEALS 64

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "money.h"
+#include "keytag.h"
 #include "xmalloc.h"
 
 #define OFFER_SCRIPT 6    /* SCRIPT_OFFER in money_int.h */
@@ -115,7 +116,8 @@ static void ho_push_offer_call(ho_argv_t *a, int script, const char *service,
     ho_push(a, "%s", money_script_sha(script));
     ho_push(a, "3");
     ho_push(a, "%s%s", MONEY_HANDOFF_KEY_PREFIX, id);
-    ho_push(a, "{croupier:lease:%s}:slot:%" PRIu32 ":epoch", service, o->slot);
+    char lt[160];
+    ho_push(a, "%s:slot:%" PRIu32 ":epoch", keytag_lease(lt, sizeof lt, service), o->slot);
     ho_push(a, "{croupier:money}:held:%s:%" PRIu32 ":%" PRIu64, service, o->slot, o->epoch);
     ho_push(a, "%" PRIu64, o->epoch);
     ho_push(a, "%s", id);
@@ -271,7 +273,8 @@ int money_sync_adopt(redisContext *c, const char *offer_id, const char *service,
     ho_push(&a, "%zu", 5 + 2 * n);
     ho_push(&a, "%s%s", MONEY_HANDOFF_KEY_PREFIX, offer_id);
     ho_push(&a, "{croupier:money}:held:%s:%lu:%llu", osvc, oslot, oepoch);
-    ho_push(&a, "{croupier:lease:%s}:slot:%" PRIu32 ":epoch", service, slot);
+    char lt[160];
+    ho_push(&a, "%s:slot:%" PRIu32 ":epoch", keytag_lease(lt, sizeof lt, service), slot);
     ho_push(&a, "{croupier:money}:held:%s:%" PRIu32 ":%" PRIu64, service, slot, epoch);
     ho_push(&a, "%s", MONEY_HELD_INDEX_KEY);
     for (size_t i = 0; i < n; i++) {

@@ -11,6 +11,7 @@
 #include "clock.h"
 #include "log.h"
 #include "money.h"
+#include "rcluster.h"
 #include "sentinel.h"
 #include "xmalloc.h"
 
@@ -18,6 +19,7 @@ struct money_jobs {
     char *host;
     int port;
     char *sentinels, *master; /* NULL: host/port */
+    char *cluster;            /* seeds of a Redis Cluster (money_jobs_set_cluster) */
     pthread_t thread;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -37,8 +39,11 @@ static redisContext *jobs_conn(money_jobs_t *j)
     j->c = NULL; /* a failed connect below must not leave the freed context to the next call */
     char host[64], err[600];
     int port = 0;
-    if (sentinel_connect_addr(j->host, j->port, j->sentinels, j->master, 500, host, sizeof host,
-                              &port, err, sizeof err) != 0) {
+    if (j->cluster != NULL
+            ? rcluster_master_addr(j->cluster, MONEY_HELD_INDEX_KEY, 500, host, sizeof host, &port,
+                                   err, sizeof err) != 0
+            : sentinel_connect_addr(j->host, j->port, j->sentinels, j->master, 500, host,
+                                    sizeof host, &port, err, sizeof err) != 0) {
         log_emit(LOG_WARN, "money_jobs_connect_failed", "{s:s}", "error", err);
         return NULL;
     }
@@ -136,6 +141,14 @@ static void *jobs_main(void *arg)
     return NULL;
 }
 
+void money_jobs_set_cluster(money_jobs_t *j, const char *seeds)
+{
+    if (j == NULL)
+        return;
+    free(j->cluster);
+    j->cluster = seeds != NULL ? xstrdup(seeds) : NULL;
+}
+
 money_jobs_t *money_jobs_create(const char *redis_host, int redis_port)
 {
     return money_jobs_create_sentinel(redis_host, redis_port, NULL, NULL);
@@ -163,6 +176,7 @@ money_jobs_t *money_jobs_create_sentinel(const char *redis_host, int redis_port,
         free(j->host);
         free(j->sentinels);
         free(j->master);
+        free(j->cluster);
         free(j);
         return NULL;
     }
@@ -209,5 +223,6 @@ void money_jobs_destroy(money_jobs_t *j)
     free(j->host);
     free(j->sentinels);
     free(j->master);
+    free(j->cluster);
     free(j);
 }

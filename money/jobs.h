@@ -46,6 +46,10 @@ money_jobs_t *money_jobs_create(const char *redis_host, int redis_port);
  * resolves the master through Redis Sentinel first (common/sentinel.h). */
 money_jobs_t *money_jobs_create_sentinel(const char *redis_host, int redis_port,
                                          const char *sentinels, const char *master);
+/* Every connect goes to the master of the money slot of the Redis Cluster whose seeds these
+ * are ("IP:PORT,..."; rcluster_master_addr), instead of host or sentinels; before the first
+ * submit. NULL is a no-op. */
+void money_jobs_set_cluster(money_jobs_t *j, const char *seeds);
 /* Sets the durability above before the first submit (0 replicas: no WAIT, the default; wait_ms
  * <= 0: 500). NULL is a no-op. */
 void money_jobs_set_min_replicas(money_jobs_t *j, int min_replicas, int wait_ms);

@@ -11,6 +11,7 @@
  * docs/hand-history.md "The record" what a history holds.
  */
 #include "money_int.h"
+#include "keytag.h"
 
 /* ---- Errors, ids, names ------------------------------------------------------------- */
 
@@ -223,12 +224,15 @@ int money_key_rake(const char *game, char *buf, size_t len)
 
 int money_key_epoch(const char *service, uint32_t slot, char *buf, size_t len)
 {
-    return money_fmt(buf, len, "{croupier:lease:%s}:slot:%" PRIu32 ":epoch", service, slot);
+    char lt[160];
+    return money_fmt(buf, len, "%s:slot:%" PRIu32 ":epoch", keytag_lease(lt, sizeof lt, service),
+                     slot);
 }
 
 int money_key_stream(const char *game, char *buf, size_t len)
 {
-    return money_fmt(buf, len, "{croupier:history:%s}:stream", game);
+    char ht[160];
+    return money_fmt(buf, len, "%s:stream", keytag_history(ht, sizeof ht, game));
 }
 
 /* ---- Replies ------------------------------------------------------------------------ */

@@ -11,6 +11,7 @@
  * argv (money_argv_settle, _wallet, _history, _seat, money_argv_eval).
  */
 #include "money_int.h"
+#include "keytag.h"
 
 static void money_argv_fmt(money_argv_t *a, const char *fmt, ...)
 {
@@ -60,6 +61,13 @@ void money_argv_eval(money_argv_t *a, int script)
     a->lens[1] = strlen(money_scripts[script]);
 }
 
+/* The fence of a server's slot: the lease key "<lease base>:slot:<n>:epoch" (common/keytag.h). */
+static void money_argv_fence(money_argv_t *a, const char *service, uint32_t slot)
+{
+    char lt[160];
+    money_argv_fmt(a, "%s:slot:%" PRIu32 ":epoch", keytag_lease(lt, sizeof lt, service), slot);
+}
+
 int money_argv_settle(money_argv_t *a, const char *service, const money_settlement_t *s, long ttl_s)
 {
     char err[160];
@@ -71,7 +79,7 @@ int money_argv_settle(money_argv_t *a, const char *service, const money_settleme
     money_argv_script(a, SCRIPT_SETTLE);
     money_argv_fmt(a, "%zu", s->nplayers + 3);
     money_argv_fmt(a, "{croupier:money}:round:%s", rid);
-    money_argv_fmt(a, "{croupier:lease:%s}:slot:%" PRIu32 ":epoch", service, s->round.server);
+    money_argv_fence(a, service, s->round.server);
     money_argv_fmt(a, "{croupier:money}:rake:%s", s->game);
     for (size_t i = 0; i < s->nplayers; i++)
         money_argv_fmt(a, "{croupier:money}:wallet:%s", s->players[i]);
@@ -111,10 +119,12 @@ int money_argv_history(money_argv_t *a, const char *round_id, const char *game, 
     bool fenced = rid.service[0] != '\0';
     money_argv_script(a, SCRIPT_HISTORY);
     money_argv_fmt(a, fenced ? "3" : "2");
-    money_argv_fmt(a, "{croupier:history:%s}:stream", game);
-    money_argv_fmt(a, "{croupier:history:%s}:seen:%s", game, round_id);
+    char ht[160];
+    keytag_history(ht, sizeof ht, game);
+    money_argv_fmt(a, "%s:stream", ht);
+    money_argv_fmt(a, "%s:seen:%s", ht, round_id);
     if (fenced)
-        money_argv_fmt(a, "{croupier:lease:%s}:slot:%" PRIu32 ":epoch", rid.service, rid.server);
+        money_argv_fence(a, rid.service, rid.server);
     money_argv_fmt(a, "%ld", maxlen);
     money_argv_fmt(a, "%ld", ttl_s > 0 ? ttl_s : MONEY_RECORD_TTL_S);
     money_argv_fmt(a, "%s", round_id);
@@ -173,7 +183,7 @@ int money_argv_seat(money_argv_t *a, const char *service, money_kind_t kind, con
     money_argv_fmt(a, "{croupier:money}:held:%s:%" PRIu32 ":%" PRIu64, service, st->slot,
                    st->epoch);
     money_argv_fmt(a, "%s", MONEY_HELD_INDEX_KEY);
-    money_argv_fmt(a, "{croupier:lease:%s}:slot:%" PRIu32 ":epoch", service, st->slot);
+    money_argv_fence(a, service, st->slot);
     money_argv_fmt(a, "%s", kind == MONEY_KIND_SEAT_IN ? "in" : "out");
     money_argv_fmt(a, "%" PRId64, amount);
     money_argv_fmt(a, "%ld", ttl_s > 0 ? ttl_s : MONEY_RECORD_TTL_S);
@@ -322,12 +332,13 @@ int money_op_settle(const char *service, const money_settlement_t *s, money_op_t
     char err[160];
     if (money_settlement_check(s, err, sizeof err) != 0 || !money_valid_name(service))
         return -EINVAL;
-    size_t n = s->nplayers, slen = strlen(service), glen = strlen(s->game);
+    char lt[160];
+    size_t n = s->nplayers, slen = strlen(keytag_lease(lt, sizeof lt, service)),
+           glen = strlen(s->game);
     size_t plen[MONEY_MAX_PLAYERS];
     /* Per argument a NUL; numbers take at most 20 characters and a sign. */
-    size_t bytes = sizeof "{croupier:money}:round:" + MONEY_ID_MAX + 1 +
-                   sizeof "{croupier:lease:}:slot::epoch" + slen + 21 +
-                   sizeof "{croupier:money}:rake:" + glen + (3 + n) * 22;
+    size_t bytes = sizeof "{croupier:money}:round:" + MONEY_ID_MAX + 1 + sizeof ":slot::epoch" +
+                   slen + 21 + sizeof "{croupier:money}:rake:" + glen + (3 + n) * 22;
     for (size_t i = 0; i < n; i++) {
         plen[i] = strlen(s->players[i]);
         bytes += sizeof "{croupier:money}:wallet:" + plen[i];
@@ -348,10 +359,9 @@ int money_op_settle(const char *service, const money_settlement_t *s, money_op_t
     money_round_id_format(&s->round, c.data, MONEY_ID_MAX + 1); /* fits: service checked */
     c.data += strlen(c.data);
     money_op_end(&c);
-    money_op_start(&c); /* fence: {croupier:lease:<service>}:slot:<server>:epoch */
-    MONEY_PUT_LIT(&c, "{croupier:lease:");
-    money_op_put(&c, service, slen);
-    MONEY_PUT_LIT(&c, "}:slot:");
+    money_op_start(&c); /* fence: <lease base>:slot:<server>:epoch (common/keytag.h) */
+    money_op_put(&c, lt, slen);
+    MONEY_PUT_LIT(&c, ":slot:");
     c.data += money_u64_text(c.data, s->round.server);
     MONEY_PUT_LIT(&c, ":epoch");
     money_op_end(&c);
@@ -436,7 +446,7 @@ int money_op_mark(const char *service, uint32_t slot, uint64_t epoch, const char
     money_argv_fmt(a, "3");
     money_argv_fmt(a, "{croupier:money}:held:%s:%" PRIu32 ":%" PRIu64, service, slot, epoch);
     money_argv_fmt(a, "%s", MONEY_HELD_INDEX_KEY);
-    money_argv_fmt(a, "{croupier:lease:%s}:slot:%" PRIu32 ":epoch", service, slot);
+    money_argv_fence(a, service, slot);
     money_argv_fmt(a, "%" PRIu64, epoch);
     money_argv_fmt(a, "%s", field);
     money_argv_borrow(a, value, strlen(value));

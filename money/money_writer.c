@@ -100,6 +100,7 @@ static const char writer_probe_lua[] =
 struct money_writer {
     money_writer_config_t cfg; /* strings below are owned copies */
     char *host;
+    char *cluster; /* cfg.redis_cluster's copy (NULL: not a cluster) */
     char *service;
     char ttl_text[24];
 
@@ -793,8 +794,12 @@ static void writer_state_cb(rconn_t *rc, bool connected, void *arg)
     money_writer_t *w = arg;
     atomic_store(&w->connected, connected);
     if (connected) {
-        log_emit(LOG_INFO, "money_writer_connected", "{s:s,s:i,s:I}", "host", w->host, "port",
-                 w->cfg.redis_port, "pending", (json_int_t)w->pending.n);
+        if (w->cfg.redis_cluster != NULL) /* the slot map serves every slot (rconn.h) */
+            log_emit(LOG_INFO, "money_writer_connected", "{s:s,s:I}", "cluster",
+                     w->cfg.redis_cluster, "pending", (json_int_t)w->pending.n);
+        else
+            log_emit(LOG_INFO, "money_writer_connected", "{s:s,s:i,s:I}", "host", w->host, "port",
+                     w->cfg.redis_port, "pending", (json_int_t)w->pending.n);
         writer_pump(w);
     } else if (w->flight.n > 0 || w->acked.n > 0) {
         writer_requeue(w, "disconnected");
@@ -932,6 +937,8 @@ money_writer_t *money_writer_create(const money_writer_config_t *cfg)
     w->host = xstrdup(cfg->redis_host);
     w->service = xstrdup(cfg->service);
     c->redis_host = w->host;
+    w->cluster = cfg->redis_cluster != NULL ? xstrdup(cfg->redis_cluster) : NULL;
+    c->redis_cluster = w->cluster;
     c->service = w->service;
     snprintf(w->ttl_text, sizeof w->ttl_text, "%ld", c->record_ttl_s);
     w->backoff_ms = c->backoff_min_ms;
@@ -1023,7 +1030,8 @@ money_writer_t *money_writer_create(const money_writer_config_t *cfg)
                        .on_state = writer_state_cb,
                        .arg = w,
                        .sentinels = c->redis_sentinels,
-                       .master_name = c->redis_master};
+                       .master_name = c->redis_master,
+                       .cluster = c->redis_cluster};
     w->rc = rconn_create(w->base, &ro); /* starts connecting; the loop runs it */
     if (w->rc == NULL)
         goto fail_rconn;
@@ -1053,6 +1061,7 @@ fail_base:
     pthread_mutex_destroy(&w->mu);
     metrics_destroy(w->own_metrics);
     free(w->host);
+    free(w->cluster);
     free(w->service);
     free(w);
     return NULL;
@@ -1109,6 +1118,7 @@ void money_writer_destroy(money_writer_t *w)
     pthread_mutex_destroy(&w->mu);
     metrics_destroy(w->own_metrics);
     free(w->host);
+    free(w->cluster);
     free(w->service);
     free(w);
 }

@@ -92,6 +92,7 @@ typedef struct {
     int redis_port;
     const char *redis_sentinels; /* with redis_master: rconn's sentinel mode (common/rconn.h) */
     const char *redis_master;
+    const char *redis_cluster; /* "IP:PORT,..." seeds: rconn's cluster mode (common/rconn.h) */
     const char *service;   /* lease service: fence {croupier:lease:<service>}:slot:<n>:epoch */
     size_t high_watermark; /* default 4096 */
     size_t max_inflight;   /* items sent and not answered; default 1024 */

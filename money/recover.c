@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "keytag.h"
 #include "money.h"
 #include "xmalloc.h"
 
@@ -75,9 +76,11 @@ static int rv_call(redisContext *c, const char *service, uint32_t slot, uint64_t
     rv_push(&a, "EVALSHA");
     rv_push(&a, "%s", money_script_sha(RECOVER_SCRIPT));
     rv_push(&a, "%zu", 6 + 2 * n + noffers);
-    rv_push(&a, "{croupier:lease:%s}:slot:%" PRIu32 ":epoch", service, slot);
-    rv_push(&a, "{croupier:lease:%s}:slot:%" PRIu32, service, slot);
-    rv_push(&a, "{croupier:lease:%s}:epoch", service);
+    char lt[160];
+    keytag_lease(lt, sizeof lt, service);
+    rv_push(&a, "%s:slot:%" PRIu32 ":epoch", lt, slot);
+    rv_push(&a, "%s:slot:%" PRIu32, lt, slot);
+    rv_push(&a, "%s:epoch", lt);
     rv_push(&a, "{croupier:money}:held:%s:%" PRIu32 ":%" PRIu64, service, slot, epoch);
     rv_push(&a, "%s", MONEY_HELD_INDEX_KEY);
     rv_push(&a, "{croupier:money}:recovered:%s:%" PRIu32 ":%" PRIu64, service, slot, epoch);

@@ -11,8 +11,10 @@
 #include <time.h>
 
 #include "clock.h"
+#include "keytag.h"
 #include "log.h"
 #include "money.h"
+#include "rcluster.h"
 #include "sentinel.h"
 #include "xmalloc.h"
 
@@ -54,9 +56,12 @@ static bool sw_connect(money_sweeper_t *s)
         return true;
     char host[64], err[600];
     int port = 0;
-    if (sentinel_connect_addr(s->host, s->cfg.redis_port, s->cfg.redis_sentinels,
-                              s->cfg.redis_master, 500, host, sizeof host, &port, err,
-                              sizeof err) != 0)
+    if (s->cfg.redis_cluster != NULL
+            ? rcluster_master_addr(s->cfg.redis_cluster, MONEY_HELD_INDEX_KEY, 500, host,
+                                   sizeof host, &port, err, sizeof err) != 0
+            : sentinel_connect_addr(s->host, s->cfg.redis_port, s->cfg.redis_sentinels,
+                                    s->cfg.redis_master, 500, host, sizeof host, &port, err,
+                                    sizeof err) != 0)
         return false; /* like a refused connect: tried again next sweep (rconns log it) */
     struct timeval tv = {1, 0};
     s->c = redisConnectWithTimeout(host, port, tv);
@@ -95,8 +100,10 @@ static int sw_judge(money_sweeper_t *s, const char *member, int64_t now)
         log_emit(LOG_ERROR, "money_sweep_bad_member", "{s:s}", "member", member);
         return 0;
     }
-    redisAppendCommand(s->c, "GET {croupier:lease:%s}:slot:%" PRIu32 ":epoch", service, slot);
-    redisAppendCommand(s->c, "EXISTS {croupier:lease:%s}:slot:%" PRIu32, service, slot);
+    char lt[160];
+    keytag_lease(lt, sizeof lt, service);
+    redisAppendCommand(s->c, "GET %s:slot:%" PRIu32 ":epoch", lt, slot);
+    redisAppendCommand(s->c, "EXISTS %s:slot:%" PRIu32, lt, slot);
     redisReply *fr = NULL, *hr = NULL;
     if (redisGetReply(s->c, (void **)&fr) != REDIS_OK ||
         redisGetReply(s->c, (void **)&hr) != REDIS_OK) {
@@ -239,6 +246,7 @@ money_sweeper_t *money_sweeper_create(const money_sweeper_config_t *cfg)
     s->cfg.redis_host = s->host;
     s->cfg.redis_sentinels = cfg->redis_sentinels ? xstrdup(cfg->redis_sentinels) : NULL;
     s->cfg.redis_master = cfg->redis_master ? xstrdup(cfg->redis_master) : NULL;
+    s->cfg.redis_cluster = cfg->redis_cluster ? xstrdup(cfg->redis_cluster) : NULL;
     metrics_registry_t *m = cfg->metrics;
     if (m == NULL)
         m = s->own_metrics = metrics_create();
@@ -267,6 +275,8 @@ money_sweeper_t *money_sweeper_create(const money_sweeper_config_t *cfg)
         free(s->host);
         free((char *)s->cfg.redis_sentinels);
         free((char *)s->cfg.redis_master);
+        free((char *)s->cfg.redis_cluster);
+        free((char *)s->cfg.redis_cluster);
         free(s);
         return NULL;
     }
@@ -310,5 +320,6 @@ void money_sweeper_destroy(money_sweeper_t *s)
     free(s->host);
     free((char *)s->cfg.redis_sentinels);
     free((char *)s->cfg.redis_master);
+    free((char *)s->cfg.redis_cluster);
     free(s);
 }

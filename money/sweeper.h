@@ -38,6 +38,9 @@ typedef struct {
      * (common/sentinel.h); both copied */
     const char *redis_sentinels;
     const char *redis_master;
+    /* "IP:PORT,..." seeds of a Redis Cluster: each connect goes to the master of the money
+     * slot (rcluster_master_addr); copied */
+    const char *redis_cluster;
     int interval_ms;             /* between sweeps; default 1000 */
     int grace_ms;                /* an unheld slot counts as dead after this long; default 12000 */
     long history_maxlen;         /* for the voided rounds' histories; default 100000 */

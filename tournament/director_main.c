@@ -22,12 +22,14 @@
 #include "log.h"
 #include "metrics.h"
 #include "rguard.h"
+#include "rcluster.h"
 #include "sentinel.h"
 #include "tour_director.h"
 #include "version.h"
 
 static struct {
     config_addr_t health, redis;
+    const char *redis_cluster;
     const char *redis_sentinels, *redis_master, *director_id, *drain_allow, *log_level;
     long claim_ttl_ms, scan_ms, max_owned, drain_max_s, min_replicas, wait_ms;
     bool allow_eviction;
@@ -38,6 +40,7 @@ static const config_flag_t director_flags[] = {
      0, 0},
     {"redis", CONFIG_ADDR, "127.0.0.1:6379", "Redis address (IP literal)", &O.redis, 0, 0},
     SENTINEL_CONFIG_FLAGS(&O.redis_sentinels, &O.redis_master),
+    RCLUSTER_CONFIG_FLAG(&O.redis_cluster),
     {"redis-min-replicas", CONFIG_INT, "-1",
      "replicas every step (a registration, a hand, a prize) must reach (WAIT) before it is "
      "answered (-1: 1 with --redis-sentinels, else 0; docs/tournaments.md \"The director\")",
@@ -171,10 +174,23 @@ int main(int argc, char **argv)
     if (rc == CONFIG_HELP)
         return 0;
     if (rc == CONFIG_OK &&
-        sentinel_flags_check(O.redis_sentinels, O.redis_master, err, sizeof err) != 0)
+        (sentinel_flags_check(O.redis_sentinels, O.redis_master, err, sizeof err) != 0 ||
+         rcluster_flags_check(O.redis_cluster, O.redis_sentinels, err, sizeof err) != 0 ||
+         rcluster_redis_flag_check(O.redis_cluster, argc, argv, err, sizeof err) != 0))
         rc = CONFIG_ERROR;
     if (rc != CONFIG_OK) {
         fprintf(stderr, "croupier-director: %s\n", err);
+        return 2;
+    }
+    if (O.redis_cluster != NULL &&
+        rcluster_check(O.redis_cluster, 1000, err, sizeof err) != 0) { /* docs/deploy.md */
+        fprintf(stderr, "croupier-director: --redis-cluster: %s\n", err);
+        return 2;
+    }
+    if (O.redis_cluster != NULL) { /* checked above: a good list of a healthy cluster */
+        fprintf(stderr, "croupier-director: --redis-cluster: the tournaments are not on Redis "
+                        "Cluster yet (their scripts read keys of several slots; docs/deploy.md "
+                        "\"Redis Cluster: the client\")\n");
         return 2;
     }
     log_level_t lvl;
@@ -218,6 +234,7 @@ int main(int argc, char **argv)
                                  .redis_port = O.redis.port,
                                  .redis_sentinels = O.redis_sentinels,
                                  .redis_master = O.redis_master,
+                                 .redis_cluster = O.redis_cluster,
                                  .director_id = O.director_id,
                                  .claim_ttl_ms = (int)O.claim_ttl_ms,
                                  .scan_ms = (int)O.scan_ms,
@@ -235,7 +252,8 @@ int main(int argc, char **argv)
                                  .port = O.redis.port,
                                  .name = "guard",
                                  .sentinels = O.redis_sentinels,
-                                 .master_name = O.redis_master},
+                                 .master_name = O.redis_master,
+                                 .cluster = O.redis_cluster},
                         .allow_eviction = O.allow_eviction,
                         .metrics = metrics,
                         .on_change = director_guard_cb};

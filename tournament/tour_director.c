@@ -1134,7 +1134,8 @@ static void tour_state_cb(rconn_t *rc, bool connected, void *arg)
 int tour_director_create(const tour_director_config_t *cfg, tour_director_t **out)
 {
     *out = NULL;
-    if (cfg->base == NULL || (cfg->redis_host == NULL && cfg->redis_sentinels == NULL) ||
+    if (cfg->base == NULL ||
+        (cfg->redis_host == NULL && cfg->redis_sentinels == NULL && cfg->redis_cluster == NULL) ||
         cfg->claim_ttl_ms < 0 || cfg->scan_ms < 0 || cfg->max_owned < 0 || cfg->min_replicas < 0) {
         log_emit(LOG_ERROR, "tour_director_config", "{s:s}", "error",
                  "base, redis and non-negative claim TTL, scan and max owned are required");
@@ -1180,7 +1181,8 @@ int tour_director_create(const tour_director_config_t *cfg, tour_director_t **ou
                       .on_state = tour_state_cb,
                       .arg = d,
                       .sentinels = cfg->redis_sentinels,
-                      .master_name = cfg->redis_master};
+                      .master_name = cfg->redis_master,
+                      .cluster = cfg->redis_cluster};
     d->rc = rconn_create(cfg->base, &o);
     rconn_opts_t ox = o;
     ox.name = "tour-read";

@@ -152,6 +152,7 @@ typedef struct {
     int redis_port;
     const char *redis_sentinels; /* optional: sentinel mode (common/sentinel.h) */
     const char *redis_master;
+    const char *redis_cluster;   /* optional: rconn's cluster mode (common/rconn.h) */
     const char *director_id;     /* in logs and in the meta field `owner_id` */
     int claim_ttl_ms;            /* ownership TTL; renewed every third; 0 = 3000 */
     int scan_ms;                 /* how often unowned tournaments are looked for; 0 = 500 */

@@ -12,6 +12,7 @@
 
 #include <bsd/stdlib.h>
 
+#include "keytag.h"
 #include "match_hall.h"
 #include "tour_director.h"
 
@@ -44,12 +45,12 @@ static bool reply_ok(const redisReply *r)
 /* The ready game servers of engine in the registry (lease/registry.h), at least 1. */
 static unsigned ready_servers(redisContext *c, const char *engine)
 {
-    redisReply *m = redisCommand(c, "SMEMBERS {croupier:registry}:members");
+    redisReply *m = redisCommand(c, "SMEMBERS %s:members", keytag_registry());
     unsigned n = 0;
     for (size_t i = 0; reply_ok(m) && m->type == REDIS_REPLY_ARRAY && i < m->elements; i++) {
         if (m->element[i]->type != REDIS_REPLY_STRING)
             continue;
-        redisReply *e = redisCommand(c, "GET {croupier:registry}:server:%s", m->element[i]->str);
+        redisReply *e = redisCommand(c, "GET %s:server:%s", keytag_registry(), m->element[i]->str);
         json_t *j =
             reply_ok(e) && e->type == REDIS_REPLY_STRING ? json_loads(e->str, 0, NULL) : NULL;
         const char *eng = json_string_value(json_object_get(j, "engine"));

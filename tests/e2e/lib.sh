@@ -240,6 +240,17 @@ e2e_ha_wait_settled() {
     return 1
 }
 
+# e2e_redis_flags [ADDR]: the Redis flags of a pod started here: --redis ADDR (default the
+# e2e_redis_start server), or --redis-cluster E2E_REDIS_CLUSTER when a script set that (a Redis
+# Cluster's seeds: tests/e2e/cluster_play.sh).
+e2e_redis_flags() {
+    if [ -n "${E2E_REDIS_CLUSTER:-}" ]; then
+        echo "--redis-cluster $E2E_REDIS_CLUSTER"
+    else
+        echo "--redis ${1:-127.0.0.1:$REDIS_PORT}"
+    fi
+}
+
 # Pods: each has a name, a pid, a health port, a log. POD_<field>[name].
 declare -A POD_PID POD_HEALTH POD_PORT POD_LOG POD_KIND POD_BOUND POD_GRACE POD_HOST
 
@@ -258,7 +269,7 @@ e2e_game_start() {
     [ -n "${E2E_GAME_NETNS:-}" ] && wrap=(ip netns exec "$E2E_GAME_NETNS")
     (cd "$E2E_DIR/$name.d" && exec "${wrap[@]}" "$BUILD/engine/process/croupier-game" --engine "$engine" --listen "$host:$port" \
         --advertise "$host:$port" --health-listen "$host:$health" \
-        --redis "${E2E_GAME_REDIS:-127.0.0.1:$REDIS_PORT}" --lease-ttl-ms 3000 --drain-max-seconds "$bound" \
+        $(e2e_redis_flags "${E2E_GAME_REDIS:-}") --lease-ttl-ms 3000 --drain-max-seconds "$bound" \
         --workers 1 "$@") >>"${POD_LOG[$name]}" 2>&1 &
     POD_HOST[$name]=$host
     POD_PID[$name]=$!
@@ -284,7 +295,7 @@ e2e_gate_start() {
     POD_LOG[$name]="$E2E_DIR/$name.log"
     mkdir -p "$E2E_DIR/$name.d" # the pod's working directory (a core dump lands there)
     (cd "$E2E_DIR/$name.d" && exec "$BUILD/gateway/croupier-gate" --listen "127.0.0.1:$port" --health-listen "127.0.0.1:$health" \
-        --redis "127.0.0.1:$REDIS_PORT" --token-secret-file "$E2E_DIR/secret" \
+        $(e2e_redis_flags) --token-secret-file "$E2E_DIR/secret" \
         --gate-id "$name" --drain-window-ms "${GATE_DRAIN_WINDOW_MS:-1000}" \
         --close-timeout-ms 5000 "$@") >>"${POD_LOG[$name]}" 2>&1 &
     POD_PID[$name]=$!
@@ -308,7 +319,7 @@ e2e_director_start() {
     POD_LOG[$name]="$E2E_DIR/$name.log"
     mkdir -p "$E2E_DIR/$name.d"
     (cd "$E2E_DIR/$name.d" && exec "$BUILD/tournament/croupier-director" \
-        --health-listen "127.0.0.1:$health" --redis "127.0.0.1:$REDIS_PORT" \
+        --health-listen "127.0.0.1:$health" $(e2e_redis_flags) \
         --director-id "$name" --drain-max-seconds 5 "$@") >>"${POD_LOG[$name]}" 2>&1 &
     POD_PID[$name]=$!
     E2E_PIDS+=($!)

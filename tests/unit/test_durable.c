@@ -728,7 +728,7 @@ START_TEST(test_durable_registry_entry_lost_in_a_failover_is_republished)
                     "--lease-ttl-ms",    "60000",   NULL};
     testenv_server_t game;
     ck_assert_int_eq(testenv_start_game(&env, &game, "test", 5, args, NULL), 0);
-    const char *pattern = REGISTRY_KEY_PREFIX "*";
+    const char *pattern = "{croupier:registry}:server:*" /* REGISTRY_KEY_PREFIX off a cluster */;
     end = ts_now_ms() + 5000;
     while (count_keys(rep, pattern) != 1 && ts_now_ms() < end)
         ts_sleep_ms(20);

@@ -12,6 +12,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include "keytag.h"
 #include "rcluster.h"
 #include "rcluster_map.h"
 
@@ -125,6 +126,50 @@ START_TEST(test_flags_check)
     ck_assert_int_eq(rcluster_flags_check("127.0.0.1:x", NULL, err, sizeof err), -EINVAL);
     ck_assert_ptr_nonnull(strstr(err, "--redis-cluster: "));
     ck_assert_ptr_nonnull(strstr(err, "bad port"));
+}
+END_TEST
+
+/* --redis beside --redis-cluster, on the command line or in the environment */
+START_TEST(test_redis_flag_excludes_the_cluster)
+{
+    char err[256] = "";
+    unsetenv("CROUPIER_REDIS");
+    char *plain[] = {"prog", "--redis-cluster", "127.0.0.1:7000", "--redis-sentinels", "x", NULL};
+    ck_assert_int_eq(rcluster_redis_flag_check("127.0.0.1:7000", 5, plain, err, sizeof err), 0);
+    ck_assert_int_eq(rcluster_redis_flag_check(NULL, 5, plain, err, sizeof err), 0);
+    char *both[] = {"prog", "--redis-cluster", "127.0.0.1:7000", "--redis", "127.0.0.1:1", NULL};
+    ck_assert_int_eq(rcluster_redis_flag_check("127.0.0.1:7000", 5, both, err, sizeof err),
+                     -EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "--redis-cluster and --redis exclude each other"));
+    char *eq[] = {"prog", "--redis=127.0.0.1:1", NULL};
+    ck_assert_int_eq(rcluster_redis_flag_check("127.0.0.1:7000", 2, eq, err, sizeof err), -EINVAL);
+    setenv("CROUPIER_REDIS", "127.0.0.1:1", 1);
+    ck_assert_int_eq(rcluster_redis_flag_check("127.0.0.1:7000", 1, eq, err, sizeof err), -EINVAL);
+    unsetenv("CROUPIER_REDIS");
+}
+END_TEST
+
+/* The key layout (common/keytag.h): unchanged off a cluster; in the money slot on one. */
+START_TEST(test_keytag_layouts)
+{
+    char b[160];
+    keytag_set_cluster(false);
+    ck_assert_str_eq(keytag_lease(b, sizeof b, "holdem"), "{croupier:lease:holdem}");
+    ck_assert_str_eq(keytag_history(b, sizeof b, "doudizhu"), "{croupier:history:doudizhu}");
+    ck_assert_str_eq(keytag_registry(), "{croupier:registry}");
+    ck_assert_str_eq(keytag_rooms(), "{croupier:rooms}");
+    keytag_set_cluster(true);
+    ck_assert(keytag_cluster());
+    unsigned money = rcluster_key_slot("{croupier:money}:wallet:1", 25);
+    const char *lease = keytag_lease(b, sizeof b, "holdem");
+    ck_assert_str_eq(lease, "{croupier:money}:lease:holdem");
+    ck_assert_uint_eq(rcluster_key_slot(lease, strlen(lease)), money);
+    const char *h = keytag_history(b, sizeof b, "doudizhu");
+    ck_assert_uint_eq(rcluster_key_slot(h, strlen(h)), money);
+    ck_assert_uint_eq(rcluster_key_slot(keytag_registry(), strlen(keytag_registry())), money);
+    ck_assert_uint_eq(rcluster_key_slot(keytag_rooms(), strlen(keytag_rooms())), money);
+    ck_assert_str_eq(keytag_lease(b, 8, "holdem"), ""); /* too long: empty, never cut */
+    keytag_set_cluster(false);
 }
 END_TEST
 
@@ -253,6 +298,8 @@ static Suite *rcluster_unit_suite(void)
     tcase_add_test(tc, test_seed_lists_parse);
     tcase_add_test(tc, test_bad_seed_lists_are_refused_clearly);
     tcase_add_test(tc, test_flags_check);
+    tcase_add_test(tc, test_redis_flag_excludes_the_cluster);
+    tcase_add_test(tc, test_keytag_layouts);
     tcase_add_test(tc, test_create_refuses_a_bad_list_without_connecting);
     suite_add_tcase(s, tc);
     tc = tcase_create("answers");

@@ -57,6 +57,7 @@
 
 #include "config.h"
 #include "ctl.h"
+#include "keytag.h"
 #include "money.h"
 #include "rcluster.h"
 #include "registry.h"
@@ -169,8 +170,16 @@ static int ctl_redis_connect(void)
     char host[64], err[600];
     int port = 0;
     int sentinel_ms = O.timeout_ms < 500 ? (int)O.timeout_ms : 500;
-    if (sentinel_connect_addr(O.redis.host, O.redis.port, O.redis_sentinels, O.redis_master,
-                              sentinel_ms, host, sizeof host, &port, err, sizeof err) != 0) {
+    if (O.redis_cluster != NULL) {
+        /* the money slot's master: the registry, rooms and histories are there on a cluster
+         * (common/keytag.h); the seats are read through ctl_redis_for() */
+        if (rcluster_master_addr(O.redis_cluster, MONEY_HELD_INDEX_KEY, sentinel_ms, host,
+                                 sizeof host, &port, err, sizeof err) != 0) {
+            ctl_fail(1, "%s", err);
+            return -1;
+        }
+    } else if (sentinel_connect_addr(O.redis.host, O.redis.port, O.redis_sentinels, O.redis_master,
+                                     sentinel_ms, host, sizeof host, &port, err, sizeof err) != 0) {
         ctl_fail(1, "Redis through the sentinels: %s", err);
         return -1;
     }
@@ -183,6 +192,36 @@ static int ctl_redis_connect(void)
     }
     redisSetTimeout(R, tv);
     return 0;
+}
+
+redisContext *ctl_redis_for(const char *key)
+{
+    if (O.redis_cluster == NULL)
+        return R;
+    char host[64], err[600];
+    int port = 0;
+    int ms = O.timeout_ms < 500 ? (int)O.timeout_ms : 500;
+    if (rcluster_master_addr(O.redis_cluster, key, ms, host, sizeof host, &port, err, sizeof err) !=
+        0) {
+        ctl_fail(1, "%s", err);
+        return NULL;
+    }
+    struct timeval tv = {O.timeout_ms / 1000, (O.timeout_ms % 1000) * 1000};
+    redisContext *c = redisConnectWithTimeout(host, port, tv);
+    if (c == NULL || c->err) {
+        ctl_fail(1, "cannot connect to Redis at %s:%d (the master of %s): %s", host, port, key,
+                 c ? c->errstr : "out of memory");
+        redisFree(c);
+        return NULL;
+    }
+    redisSetTimeout(c, tv);
+    return c;
+}
+
+void ctl_redis_done(redisContext *c)
+{
+    if (c != NULL && c != R)
+        redisFree(c);
 }
 
 /* One command; NULL (and a message) on a connection error or an error reply. */
@@ -245,7 +284,7 @@ json_t *ctl_scan(const char *pattern, const char *type)
 int ctl_entry(const char *id, registry_entry_t *e)
 {
     char key[160];
-    snprintf(key, sizeof key, REGISTRY_KEY_PREFIX "%s", id);
+    snprintf(key, sizeof key, "%s%s", REGISTRY_KEY_PREFIX, id);
     char *json;
     bool found;
     if (ctl_get(key, &json, &found) != 0)
@@ -501,6 +540,8 @@ int main(int argc, char **argv)
     char err[256];
     config_program_version = croupier_version;
     int rc = config_parse(ctl_flags, "croupier-ctl", ctl_summary, nf, flags, err, sizeof err);
+    if (rc == CONFIG_OK && rcluster_redis_flag_check(O.redis_cluster, nf, flags, err, sizeof err))
+        rc = CONFIG_ERROR;
     free(flags);
     if (rc == CONFIG_HELP)
         return 0;
@@ -543,12 +584,15 @@ int main(int argc, char **argv)
         return ctl_fail(2, "--structure, --name, --start-in-seconds and --every-seconds belong to "
                            "tour create and tour hall");
     bool audit = strcmp(pos[0], "audit") == 0;
-    if (audit != (O.redis_cluster != NULL))
-        return ctl_fail(2, audit ? "usage: croupier-ctl audit --redis-cluster IP:PORT,..."
-                                 : "--redis-cluster belongs to audit (the other commands are not "
-                                   "on Redis Cluster yet)");
+    if (audit && O.redis_cluster == NULL)
+        return ctl_fail(2, "usage: croupier-ctl audit --redis-cluster IP:PORT,...");
     if (audit)
         return ctl_audit();
+    if (O.redis_cluster != NULL && tour)
+        return ctl_fail(2, "croupier-ctl tour: not on Redis Cluster yet (a tournament's keys are "
+                           "in several slots: docs/deploy.md \"Redis Cluster: the client\")");
+    if (O.redis_cluster != NULL)
+        keytag_set_cluster(true); /* the cluster's key layout (common/keytag.h) */
     ctl_tour_t *t = NULL;
     if (tour && (rc = ctl_tour_prepare(np - 1, pos + 1, &t)) != 0)
         return rc;

@@ -55,6 +55,12 @@ typedef struct {
 extern ctl_options_t O;
 extern redisContext *R; /* connected before a command runs */
 
+/* The connection for keys outside the money slot (the seats): R, or on a Redis Cluster a new
+ * one to the master of key's slot (NULL, said on stderr, when it cannot be had); give it back
+ * with ctl_redis_done(). */
+redisContext *ctl_redis_for(const char *key);
+void ctl_redis_done(redisContext *c);
+
 /* "croupier-ctl: <message>" on stderr; returns code (the exit status). */
 int ctl_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

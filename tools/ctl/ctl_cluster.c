@@ -147,8 +147,8 @@ int ctl_servers(void)
 
 /* ---- tables / where ---------------------------------------------------------------------- */
 
-/* Every seat record, as player -> parsed record (a JSON object per player). */
-static json_t *ctl_seats(void)
+/* Every seat record on R's node, as player -> parsed record (a JSON object per player). */
+static json_t *ctl_seats_here(void)
 {
     json_t *keys = ctl_scan(CTL_SEAT_PREFIX "*", NULL);
     if (keys == NULL)
@@ -175,6 +175,19 @@ static json_t *ctl_seats(void)
         free(rec);
     }
     json_decref(keys);
+    return out;
+}
+
+/* Every seat record, from the seats' node (their own slot on a Redis Cluster). */
+static json_t *ctl_seats(void)
+{
+    redisContext *home = R, *seats = ctl_redis_for(CTL_SEAT_PREFIX); /* one slot: one node */
+    if (seats == NULL)
+        return NULL;
+    R = seats;
+    json_t *out = ctl_seats_here();
+    R = home;
+    ctl_redis_done(seats);
     return out;
 }
 
@@ -320,7 +333,14 @@ int ctl_where(const char *player)
     char key[128], *rec;
     bool found;
     snprintf(key, sizeof key, CTL_SEAT_PREFIX "%s", player);
-    if (ctl_get(key, &rec, &found) != 0)
+    redisContext *home = R, *seats = ctl_redis_for(key); /* the seats' slot on a cluster */
+    if (seats == NULL)
+        return 1;
+    R = seats;
+    int grc = ctl_get(key, &rec, &found);
+    R = home;
+    ctl_redis_done(seats);
+    if (grc != 0)
         return 1;
     if (!found)
         return ctl_fail(1, "player %s has no seat (not at a table)", player);

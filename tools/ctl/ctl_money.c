@@ -23,6 +23,7 @@
 
 #include "holdem_record.h"
 #include "ctl.h"
+#include "keytag.h"
 #include "money.h"
 
 #define CTL_AUDIT_KEY MONEY_AUDIT_KEY
@@ -30,10 +31,14 @@
 
 /* ---- wallet / round ----------------------------------------------------------------------- */
 
-/* The games with a hand-history stream: "{croupier:history:<game>}:stream" keys. */
+/* The games with a hand-history stream: "<history base>:stream" keys (common/keytag.h). */
 static json_t *ctl_history_games(void)
 {
-    json_t *keys = ctl_scan("{croupier:history:*}:stream", "stream");
+    char pat[64];
+    const char *head = keytag_cluster() ? "{croupier:money}:history:" : "{croupier:history:";
+    const char *tail = keytag_cluster() ? ":stream" : "}:stream";
+    snprintf(pat, sizeof pat, "%s*%s", head, tail);
+    json_t *keys = ctl_scan(pat, "stream");
     if (keys == NULL)
         return NULL;
     json_t *games = json_array();
@@ -41,8 +46,8 @@ static json_t *ctl_history_games(void)
     json_t *k;
     json_array_foreach(keys, i, k)
     {
-        const char *s = json_string_value(k) + strlen("{croupier:history:");
-        const char *end = strstr(s, "}:stream");
+        const char *s = json_string_value(k) + strlen(head);
+        const char *end = strstr(s, tail);
         if (end != NULL)
             json_array_append_new(games, json_stringn(s, (size_t)(end - s)));
     }
@@ -310,9 +315,9 @@ int ctl_round(const char *round_id)
     json_t *g;
     json_array_foreach(games, i, g)
     {
-        char seen[320], *sid;
-        snprintf(seen, sizeof seen, "{croupier:history:%s}:seen:%s", json_string_value(g),
-                 round_id);
+        char seen[320], ht[160], *sid;
+        snprintf(seen, sizeof seen, "%s:seen:%s",
+                 keytag_history(ht, sizeof ht, json_string_value(g)), round_id);
         if (ctl_get(seen, &sid, &found) != 0 || !found) {
             free(sid);
             continue;

@@ -1,0 +1,38 @@
+/*
+ * keytag -- the hash tags of the key families that a Redis script reads together with a lease's
+ * fence, by deployment (docs/deploy.md "Redis Cluster: the client", "Key layout on a cluster").
+ *
+ * On a single Redis or with Sentinel each family keeps its own tag, as ever:
+ *   lease `{croupier:lease:<service>}`, registry `{croupier:registry}`, rooms `{croupier:rooms}`,
+ *   hand histories `{croupier:history:<game>}`.
+ * On a Redis Cluster every key of one script must hash to one slot, and the money scripts read
+ * the fence (a lease key) beside the money keys, the registry's beside the registry keys, the
+ * hand history's beside the stream. So a process given --redis-cluster calls
+ * keytag_set_cluster(true) once at start, before any thread, and these families then live in the
+ * money slot: `{croupier:money}:lease:<service>`, `{croupier:money}:registry`,
+ * `{croupier:money}:rooms`, `{croupier:money}:history:<game>`. The other families (seats,
+ * gateways, lobby, replays, tournaments) keep their own slots. Spreading the money and these
+ * families over slots by entity is the next step of issue 34 (docs/queues.md, "Redis Cluster:
+ * keys by entity and transfers between slots").
+ */
+#ifndef CROUPIER_KEYTAG_H
+#define CROUPIER_KEYTAG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Once at start, before any thread runs (not changed afterwards). */
+void keytag_set_cluster(bool on);
+bool keytag_cluster(void);
+
+/* The lease keys' base (no trailing ':'): "{croupier:lease:S}" or "{croupier:money}:lease:S".
+ * Returns buf ("" when it does not fit). */
+const char *keytag_lease(char *buf, size_t len, const char *service);
+/* The hand history keys' base: "{croupier:history:G}" or "{croupier:money}:history:G". */
+const char *keytag_history(char *buf, size_t len, const char *game);
+/* "{croupier:registry}" or "{croupier:money}:registry" (static). */
+const char *keytag_registry(void);
+/* "{croupier:rooms}" or "{croupier:money}:rooms" (static). */
+const char *keytag_rooms(void);
+
+#endif
