@@ -7,7 +7,8 @@
  *   - cards are conserved (hands + set-aside + played = the deck, nothing twice);
  *   - turns go round in seat order, and a trick returns to whoever made the last play;
  *   - the settlement sums to minus the rake, the rake is never negative.
- * TRAD_DEALS deals per game (5,000 in suite 'unit', 1,000,000 in 'heavy'); the rule options
+ * TRAD_DEALS deals per game (5,000 in suite 'unit', 1,000,000 in 'heavy', Guandan 250,000 there:
+ * games/traditional/meson.build); the rule options
  * (shed_config_t.options) get their own shorter runs in suite 'unit'.
  */
 #include <check.h>
