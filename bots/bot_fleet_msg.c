@@ -107,6 +107,38 @@ void bot_on_resume(bot_t *b, const Croupier__ServerMessage *m)
 {
     bot_book_t *book = b->f->cfg.book;
     const bot_strategy_ops_t *s = b->f->cfg.strategy;
+    if (b->rq_moved) {
+        /* A Resume (a refresh of the view) sent before a TableClosing that ended the seat (a
+         * match table re-paired or taken over by another server, a bust, no server to take the
+         * seat) or before a Moved, answered after it: the answer is the old table's. Its
+         * Snapshot is not taken (the seat is gone, or the bot sits at the new table); its
+         * NOT_SEATED / NO_SUCH_DESK / TABLE_CLOSED are expected (match_hall: a Guandan bot's
+         * refresh met a table its server gave up). What the closing or the Moved arranged (a
+         * join on the bot timer, the new seat) goes on. */
+        const Croupier__Error *oe =
+            m->body_case == CROUPIER__SERVER_MESSAGE__BODY_RESULT ? m->result->error : NULL;
+        bool old_table =
+            m->body_case == CROUPIER__SERVER_MESSAGE__BODY_SNAPSHOT
+                ? !b->has_seat || m->snapshot->desk_id != b->seat.desk_id
+                : oe != NULL && (oe->code == CROUPIER__ERROR_CODE__NOT_SEATED ||
+                                 oe->code == CROUPIER__ERROR_CODE__NO_SUCH_DESK ||
+                                 oe->code == CROUPIER__ERROR_CODE__TABLE_CLOSED);
+        if (old_table) {
+            const char *what = oe != NULL ? bot_code_name(oe->code) : "SNAPSHOT";
+            if (oe != NULL)
+                bot_book_error(book, what, true);
+            log_emit(LOG_INFO, "bot_reply_for_old_seat", "{s:i,s:s,s:s,s:I,s:i}", "bot",
+                     (int)b->idx, "request", "resume", "code", what, "desk",
+                     (json_int_t)b->seat.desk_id, "attempts", (int)b->rq_attempts);
+            bot_req_clear(b);
+            b->rq_newtries = 0;
+            if (b->st == BS_RESUME)
+                b->st = b->has_seat ? BS_SEATED : BS_JOIN;
+            if (b->st == BS_JOIN && !b->tour_out_waiting)
+                bot_timer_set(b, 50, false); /* the join the closing put off (bot timer) */
+            return;
+        }
+    }
     if (m->body_case == CROUPIER__SERVER_MESSAGE__BODY_SNAPSHOT) {
         const Croupier__Snapshot *sn = m->snapshot;
         /* A Resume sent before its table's TableClosing (a refresh of the view) and answered
