@@ -1256,6 +1256,12 @@ if [ "$REDIS_CLUSTER" = 1 ]; then
     # shellcheck disable=SC2086 # four words
     [ -n "$CL_FAILOVER" ] && printf 'cluster_failover\t%s\t%s\t%s\t%s\n' $CL_FAILOVER >>"$OUT/final.tsv"
     [ -n "$CL_FAILOVER" ] || printf 'cluster_failover\t-\n' >>"$OUT/final.tsv"
+    # a script whose keys hash to two slots is refused before it is sent and logged once per
+    # connection (docs/deploy.md "The binaries on a cluster"): no pod may have met one
+    for n in "${ALL_PODS[@]}" "${CRASHED[@]}"; do
+        grep -q redis_cluster_crossslot "${POD_LOG[$n]}" 2>/dev/null &&
+            E2E_FAILURES+=("pod $n: a script refused for keys in two slots (redis_cluster_crossslot in its log)")
+    done
 fi
 printf 'crash_voids\t%s\t%s\t%s\n' $(crash_voids "${members[@]}") >>"$OUT/final.tsv"
 i=0
