@@ -23,11 +23,18 @@
 # long run rolls every Deployment again while time is left. Then the bots stop, every pod is terminated the same way, and the zero-loss report is printed
 # (scripts/demo_report.py; chart and report.md by tests/e2e/chart.py).
 #
-#   scripts/demo-cluster.sh [--seconds N] [--bots N] [--prometheus] [--help]
+#   scripts/demo-cluster.sh [--seconds N] [--bots N] [--prometheus] [--redis-ha | --redis-cluster]
+#                           [--help]
 #
 # --prometheus: Debian's prometheus on 127.0.0.1 scrapes every live pod's /metrics every second
 # (file_sd targets rewritten as pods come and go); the zero-loss report quotes the rounds by game
 # it holds beside the bots' count.
+#
+# --redis-ha: Redis as the prod overlay runs it (a master, two replicas, three Sentinels; the
+# master SIGKILLed once). --redis-cluster: a Redis Cluster of 3 masters and 3 replicas on
+# loopback instead of the redis-server (cluster_start below); no directors and no tournaments
+# (not on a cluster yet: docs/deploy.md "Not on a cluster yet"); the crash step also SIGKILLs the
+# master of the money slot. The two exclude each other.
 #
 # Files: the run's report, chart, samples, bot reports and pod logs stay in BUILD/demo/ (replaced
 # by the next run); Redis's directory and the pods' working directories live in a temporary
@@ -45,8 +52,8 @@ SRC=$ROOT
 
 usage() {
     cat <<EOF
-usage: ./dev run [--seconds N] [--bots N] [--prometheus] [--redis-ha]
-       scripts/run-main.sh [--seconds N] [--bots N] [--prometheus] [--redis-ha]   (scripts/demo-cluster.sh)
+usage: ./dev run [--seconds N] [--bots N] [--prometheus] [--redis-ha | --redis-cluster]
+       scripts/run-main.sh [same flags]                  (scripts/demo-cluster.sh)
        scripts/run-main.sh --runtime-demo [ARGS]         (the desk-actor runtime demo instead)
 
 Starts a local cluster on 127.0.0.1: redis-server, one croupier-game per engine (traditional,
@@ -71,6 +78,11 @@ chart's path.
   --redis-ha    Redis as in the prod overlay: a master, two replicas and three Sentinels; every
                 pod finds the master through the sentinels (money waits for both replicas); the
                 master is SIGKILLed once mid-run, and the report says when the failover happened
+  --redis-cluster  a Redis Cluster instead (3 masters, 3 replicas on loopback): every game
+                server, gateway and croupier-ctl call with --redis-cluster; no directors and no
+                tournaments (not on a cluster yet); the crash step also SIGKILLs the master of
+                the money slot (its replica takes over); the money checks read every master.
+                Excludes --redis-ha
   --help        this text
 
 Files: BUILD/demo/ (report.md, chart.svg, reports, logs). Ctrl-C stops everything cleanly.
@@ -81,6 +93,7 @@ PLAY_SECONDS=75
 BOTS=300
 PROMETHEUS=0
 REDIS_HA=0
+REDIS_CLUSTER=0
 while [ $# -gt 0 ]; do
     case $1 in
     --prometheus)
@@ -89,6 +102,10 @@ while [ $# -gt 0 ]; do
         ;;
     --redis-ha)
         REDIS_HA=1
+        shift
+        ;;
+    --redis-cluster)
+        REDIS_CLUSTER=1
         shift
         ;;
     --seconds | --bots)
@@ -118,6 +135,10 @@ if [ "$BOTS" -lt 12 ] || [ "$BOTS" -gt 5000 ]; then
     echo "demo: --bots must be 12..5000" >&2
     exit 2
 fi
+if [ "$REDIS_HA" = 1 ] && [ "$REDIS_CLUSTER" = 1 ]; then
+    echo "demo: --redis-ha and --redis-cluster exclude each other (Sentinel or Cluster, not both)" >&2
+    exit 2
+fi
 
 # ---- outer process: keep the terminal's Ctrl-C away from the children --------------------
 # The cluster runs in a session of its own (setsid), so a Ctrl-C reaches only this process; it
@@ -133,6 +154,7 @@ if [ "${CROUPIER_DEMO_INNER:-0}" != 1 ]; then
     pflag=()
     [ "$PROMETHEUS" = 1 ] && pflag=(--prometheus)
     [ "$REDIS_HA" = 1 ] && pflag+=(--redis-ha)
+    [ "$REDIS_CLUSTER" = 1 ] && pflag+=(--redis-cluster)
     CROUPIER_DEMO_INNER=1 CROUPIER_BUILD_DIR=$BUILD setsid "$0" --seconds "$PLAY_SECONDS" \
         --bots "$BOTS" "${pflag[@]}" </dev/null &
     inner=$!
@@ -159,7 +181,9 @@ BUILD=$(cd "$BUILD" 2>/dev/null && pwd) || { echo "demo: no build directory ${CR
 # shellcheck source=../tests/e2e/lib.sh
 . "$SRC/tests/e2e/lib.sh"
 
-for b in engine/process/croupier-game gateway/croupier-gate bots/croupier-bot; do
+NEED=(engine/process/croupier-game gateway/croupier-gate bots/croupier-bot)
+[ "$REDIS_CLUSTER" = 1 ] && NEED+=(tests/tcluster_run tools/croupier-ctl)
+for b in "${NEED[@]}"; do
     [ -x "$BUILD/$b" ] || { echo "demo: $BUILD/$b is missing; build first (./dev setup)" >&2; exit 1; }
 done
 
@@ -187,6 +211,10 @@ WARMUP=6  # seconds of play before the first rollout
 # Redis). A kill's chips are back within TTL + grace + one sweep (250 ms).
 LEASE_TTL_MS=3000
 RECOVER_GRACE_MS=2000
+# On a Redis Cluster the crash step also SIGKILLs the master of the money slot, and its replica
+# takes over about 2.6 s later (docs/deploy.md "Redis Cluster: the client"): a lease TTL of 6 s
+# (croupier-game's default) lets the game servers ride that out without fencing themselves.
+[ "$REDIS_CLUSTER" = 1 ] && LEASE_TTL_MS=6000
 PAUSE=2   # seconds between two Deployments' rollouts
 declare -A BOUND=([traditional]=40 [holdem]=40 [persistent]=30 [zhajinhua]=30 [niuniu]=30 [test]=20)
 ENGINES=(traditional holdem persistent zhajinhua niuniu test)
@@ -312,9 +340,11 @@ operator_credits() {
     p1=$(awk -F'\t' 'NR == 1 { print $4 }' "$OUT/groups.tsv")
     p2=$(awk -F'\t' 'NR == 2 { print $4 }' "$OUT/groups.tsv")
     step "operator: croupier-ctl credit $p1 +500, $p2 -200"
-    "$ctl" --redis "127.0.0.1:$REDIS_PORT" credit "$p1" 500 --reason "demo: goodwill" --op-id demo-1
+    # shellcheck disable=SC2046 # the Redis flags are words
+    "$ctl" $(e2e_redis_flags) credit "$p1" 500 --reason "demo: goodwill" --op-id demo-1
     printf 'demo-1\t%s\t500\t%s\n' "$p1" $? >>"$OUT/credits.tsv"
-    "$ctl" --redis "127.0.0.1:$REDIS_PORT" credit "$p2" -200 --reason "demo: chargeback" --op-id demo-2
+    # shellcheck disable=SC2046
+    "$ctl" $(e2e_redis_flags) credit "$p2" -200 --reason "demo: chargeback" --op-id demo-2
     printf 'demo-2\t%s\t-200\t%s\n' "$p2" $? >>"$OUT/credits.tsv"
 }
 
@@ -560,6 +590,7 @@ crash_step() {
     start_gate "$g-r"
     e2e_wait_crash_recovered nap "${victims[@]}"
     step "crash: the killed servers' chips are back"
+    [ "$REDIS_CLUSTER" = 1 ] && cluster_failover
 }
 
 # recovered_of MEMBER: what the pods logged of recovering that held epoch ("money_recovered",
@@ -592,19 +623,23 @@ EOF
 }
 
 # crash_voids MEMBER...: the crash-voided rounds of the hand histories (entries of every
-# {croupier:history:<game>}:stream with "void_reason":"VOID_SERVER_CRASHED"): "TOTAL KILLED
-# SETTLED" -- distinct rounds, how many of them a killed server's (round id
+# {croupier:history:<game>}:stream -- on a cluster {croupier:money}:history:<game>:stream -- with
+# "void_reason":"VOID_SERVER_CRASHED"): "TOTAL KILLED SETTLED" -- distinct rounds, how many of
+# them a killed server's (round id
 # "<service>:<slot>:<epoch>:<desk>:<seq>" of one of the MEMBERs), how many have a settle record
 # (none may: the fence refuses a dead epoch's settlement). The ids go to OUT/crash-voids.txt.
 crash_voids() {
-    python3 - "$REDIS_PORT" "$OUT/crash-voids.txt" "$@" <<'EOF'
-import json, subprocess, sys
+    # (the streams' keys: e2e_history_key, every master of a cluster; redis-cli -c follows a
+    # cluster's redirections)
+    HISTORY_STREAMS=$(e2e_redis_scan "$(e2e_history_key '*' stream)") \
+        python3 - "$REDIS_PORT" "$OUT/crash-voids.txt" "$@" <<'EOF'
+import json, os, subprocess, sys
 port, out, dead = sys.argv[1], sys.argv[2], set(sys.argv[3:])
 def redis(*args, stdin=None):
-    return subprocess.run(["redis-cli", "-p", port] + list(args), input=stdin,
+    return subprocess.run(["redis-cli", "-c", "-p", port] + list(args), input=stdin,
                           capture_output=True, text=True).stdout.splitlines()
 rounds = set()
-for key in redis("--scan", "--pattern", "{croupier:history:*}:stream"):
+for key in os.environ["HISTORY_STREAMS"].split():
     for line in redis("xrange", key, "-", "+"):
         if line.startswith("{") and "VOID_SERVER_CRASHED" in line:
             try:
@@ -689,6 +724,8 @@ on_signal() {
     fi
     [ -n "$WEB_PID" ] && e2e_stop_pids 5 "$WEB_PID" >/dev/null
     [ -n "${REDIS_PID:-}" ] && e2e_stop_pids 5 "$REDIS_PID" >/dev/null
+    # the Redis Cluster: tcluster_run stops every node and removes their directories
+    [ -n "$E2E_CLUSTER_PID" ] && e2e_stop_pids 10 "$E2E_CLUSTER_PID" >/dev/null
     echo "demo: stopped; logs of this run in $OUT"
     exit 130
 }
@@ -759,6 +796,46 @@ ha_failover() {
     HA_FAILOVER="$old $new $promoted $back $at"
 }
 
+# ---- Redis Cluster (--redis-cluster) ---------------------------------------------------------
+# A real Redis Cluster on loopback, 3 masters and 3 replicas (tests/e2e/lib.sh e2e_cluster_start:
+# redis-server --cluster-enabled yes on free ports, --cluster-node-timeout 1000). Every game
+# server, gateway and croupier-ctl call gets --redis-cluster with every node as a seed
+# (e2e_redis_flags); docs/deploy.md "Key layout on a cluster" puts the lease, registry, rooms and
+# hand-history keys in the money slot beside the money, so e2e_redis talks to that slot's master
+# (redis-cli -c: it follows a redirection for the seats' and the lobby's keys) and the sums and
+# scans of the report read every master (e2e_redis_scan). OUT/redis-port names the money slot's
+# master for the live summary. No croupier-director and no tournaments: they are not on a
+# cluster yet (docs/deploy.md "Not on a cluster yet").
+CL_FAILOVER=""
+cluster_start() {
+    e2e_cluster_start 3 1 || e2e_die "no Redis Cluster on this machine: $E2E_CLUSTER_WHY"
+    REDIS_PORT=$E2E_CLUSTER_MONEY
+    echo "$REDIS_PORT" >"$OUT/redis-port"
+    e2e_log "redis cluster up: $E2E_REDIS_CLUSTER (tests/tcluster_run pid $E2E_CLUSTER_PID);" \
+        "the money slot's master 127.0.0.1:$REDIS_PORT"
+}
+# The end of the crash step (its steps "crash: ...": the chart draws them in the crash's band):
+# the master of the money slot SIGKILLed; its replica takes the slot over; the game servers'
+# money writers check their replay journals against it (docs/deploy.md "The binaries on a
+# cluster"). The dead node stays down. CL_FAILOVER: "OLD NEW PROMOTED_MS AT_S" for the report.
+cluster_failover() {
+    local dead=$E2E_CLUSTER_MONEY new t0 at promoted
+    step "crash: SIGKILL the Redis master of the money slot (127.0.0.1:$dead)"
+    at=$(elapsed)
+    t0=$(now_ms)
+    new=$(e2e_cluster_kill_master '{croupier:money}' "the money slot")
+    promoted=$(($(now_ms) - t0))
+    if [ -z "$new" ]; then
+        E2E_FAILURES+=("redis-cluster: no replica took the money slot over within 10 s of its master's kill")
+        return
+    fi
+    E2E_CLUSTER_MONEY=$new
+    REDIS_PORT=$new
+    echo "$REDIS_PORT" >"$OUT/redis-port"
+    step "crash: Redis replica 127.0.0.1:$new took the money slot over (${promoted} ms after the kill)"
+    CL_FAILOVER="$dead $new $promoted $at"
+}
+
 # ---- start ---------------------------------------------------------------------------------
 cat <<EOF
 croupier local cluster demo: $BOTS bots play for $PLAY_SECONDS s while every deployment rolls once,
@@ -767,9 +844,16 @@ All processes listen on 127.0.0.1 only; temporary directory $E2E_DIR; run files 
 Ctrl-C stops everything.
 
 EOF
+if [ "$REDIS_CLUSTER" = 1 ]; then
+    echo "Redis: a Redis Cluster of 3 masters and 3 replicas on loopback (--redis-cluster); the crash"
+    echo "step also SIGKILLs the master of the money slot (its replica takes over)."
+    echo
+fi
 e2e_secret
 if [ "$REDIS_HA" = 1 ]; then
     ha_start
+elif [ "$REDIS_CLUSTER" = 1 ]; then
+    cluster_start
 else
     e2e_redis_start
     echo "$REDIS_PORT" >"$OUT/redis-port"
@@ -785,14 +869,22 @@ POLL_PID=$!
 E2E_PIDS+=("$POLL_PID")
 step "start v1 pods"
 for e in "${ENGINES[@]}"; do start_game "$e-v1" "$e"; done
-start_director director-v1-1
-start_director director-v1-2
+if [ "$REDIS_CLUSTER" = 1 ]; then
+    echo "Redis Cluster: no croupier-director and no tournaments (tournaments on a cluster are not built yet)."
+else
+    start_director director-v1-1
+    start_director director-v1-2
+fi
 start_gate gate-v1-1
 start_gate gate-v1-2
 
 # Which games each engine offers (the registry entries in Redis), which of them the bots can
 # play (croupier-bot refuses a game it has no strategy for), and the bots' share of each.
-REG=$(for k in $(e2e_redis --scan --pattern '{croupier:registry}:server:*'); do e2e_redis get "$k"; done)
+# (the registry's keys: {croupier:registry}, on a cluster in the money slot: docs/deploy.md "Key
+# layout on a cluster")
+REG_KEYS='{croupier:registry}:server:*'
+[ "$REDIS_CLUSTER" = 1 ] && REG_KEYS='{croupier:money}:registry:server:*'
+REG=$(for k in $(e2e_redis_scan "$REG_KEYS"); do e2e_redis get "$k"; done)
 mapfile -t OFFERS < <(printf '%s\n' "$REG" | python3 -c '
 import json, sys
 seen = {}
@@ -875,15 +967,23 @@ for grp in "${BOT_GROUPS[@]}"; do
     base=$((base + 100000))
 done
 : >"$OUT/tours.tsv"
-e2e_seed_wallets "$TOUR_PLAYER_BASE" 9 $SEED_CHIPS
-e2e_seed_wallets $((TOUR_PLAYER_BASE + 10000)) 27 $SEED_CHIPS
+if [ "$REDIS_CLUSTER" = 0 ]; then
+    e2e_seed_wallets "$TOUR_PLAYER_BASE" 9 $SEED_CHIPS
+    e2e_seed_wallets $((TOUR_PLAYER_BASE + 10000)) 27 $SEED_CHIPS
+fi
 web_start
 wait_money_idle
 MONEY0=$(money_now)
 
 echo
 echo "Running (every figure below comes from these processes and from Redis):"
-printf '  %-16s pid %-7s 127.0.0.1:%s\n' redis-server "$REDIS_PID" "$REDIS_PORT"
+if [ "$REDIS_CLUSTER" = 1 ]; then
+    printf '  %-16s pid %-7s %s\n' redis-cluster "$E2E_CLUSTER_PID" \
+        "3 masters + 3 replicas (tests/tcluster_run); money slot's master 127.0.0.1:$REDIS_PORT"
+    printf '  %-16s %s\n' "" "seeds $E2E_REDIS_CLUSTER"
+else
+    printf '  %-16s pid %-7s 127.0.0.1:%s\n' redis-server "$REDIS_PID" "$REDIS_PORT"
+fi
 [ "$PROMETHEUS" = 1 ] && printf '  %-16s pid %-7s http://127.0.0.1:%s (scrapes every pod every 1 s)\n' \
     prometheus "$PROM_PID" "$PROM_PORT"
 for n in "${LIVE[@]}"; do
@@ -939,7 +1039,7 @@ fi
 echo "Wallets seeded: $SEED_CHIPS chips per bot, house-traditional $HOUSE_CHIPS;" \
     "wallets + rake now: $MONEY0"
 # A ready-made operator command (docs/ops.md): the servers of this cluster while it runs.
-echo "Look inside while it runs: $BUILD/tools/croupier-ctl --redis 127.0.0.1:$REDIS_PORT servers" \
+echo "Look inside while it runs: $BUILD/tools/croupier-ctl $(e2e_redis_flags) servers" \
     "(then: tables SERVER, where PLAYER, wallet PLAYER, round ROUND_ID)"
 echo
 
@@ -998,8 +1098,10 @@ tours_over() {
 }
 
 TOUR_STATUS=()
-tour_create sng sng 9 "$TOUR_PLAYER_BASE"
-tour_create mtt mtt 27 $((TOUR_PLAYER_BASE + 10000)) $((TOUR_S / 5))
+if [ "$REDIS_CLUSTER" = 0 ]; then
+    tour_create sng sng 9 "$TOUR_PLAYER_BASE"
+    tour_create mtt mtt 27 $((TOUR_PLAYER_BASE + 10000)) $((TOUR_S / 5))
+fi
 
 # ---- play ----------------------------------------------------------------------------------
 step "bots start"
@@ -1075,14 +1177,15 @@ fi
 EVENTS=()
 for e in "${ENGINES[@]}"; do
     EVENTS+=("roll_game $e")
-    [ "$e" = holdem ] && EVENTS+=(roll_directors) # while both tournaments play
+    # while both tournaments play (no directors on a Redis Cluster)
+    [ "$e" = holdem ] && [ "$REDIS_CLUSTER" = 0 ] && EVENTS+=(roll_directors)
 done
 EVENTS+=(roll_gates crash_step)
 schedule "${EVENTS[@]}"
 EVENTS=()
 for e in "${ENGINES[@]}"; do
     EVENTS+=("roll_game $e")
-    [ "$e" = holdem ] && EVENTS+=(roll_directors)
+    [ "$e" = holdem ] && [ "$REDIS_CLUSTER" = 0 ] && EVENTS+=(roll_directors)
 done
 EVENTS+=(roll_gates)
 while [ $((BOTS_T0 + PLAY_SECONDS - SECONDS)) -gt $((EVENT_S * ${#EVENTS[@]} + 2 * MAX_GAP)) ]; do
@@ -1146,6 +1249,20 @@ if [ "$REDIS_HA" = 1 ]; then
     [ -n "$HA_FAILOVER" ] && printf 'failover\t%s\t%s\t%s\t%s\t%s\n' $HA_FAILOVER >>"$OUT/final.tsv"
     [ -n "$HA_FAILOVER" ] || printf 'failover\t-\n' >>"$OUT/final.tsv"
 fi
+if [ "$REDIS_CLUSTER" = 1 ]; then
+    # the masters whose keys the sums and counts below read, and the money slot's failover
+    printf 'redis_cluster\t%s\t%s\n' "$E2E_REDIS_CLUSTER" "$(e2e_cluster_masters | sort -n | tr '\n' ',' |
+        sed 's/,$//')" >>"$OUT/final.tsv"
+    # shellcheck disable=SC2086 # four words
+    [ -n "$CL_FAILOVER" ] && printf 'cluster_failover\t%s\t%s\t%s\t%s\n' $CL_FAILOVER >>"$OUT/final.tsv"
+    [ -n "$CL_FAILOVER" ] || printf 'cluster_failover\t-\n' >>"$OUT/final.tsv"
+    # a script whose keys hash to two slots is refused before it is sent and logged once per
+    # connection (docs/deploy.md "The binaries on a cluster"): no pod may have met one
+    for n in "${ALL_PODS[@]}" "${CRASHED[@]}"; do
+        grep -q redis_cluster_crossslot "${POD_LOG[$n]}" 2>/dev/null &&
+            E2E_FAILURES+=("pod $n: a script refused for keys in two slots (redis_cluster_crossslot in its log)")
+    done
+fi
 printf 'crash_voids\t%s\t%s\t%s\n' $(crash_voids "${members[@]}") >>"$OUT/final.tsv"
 i=0
 while IFS=$'\t' read -r g eng n base _; do
@@ -1177,21 +1294,24 @@ printf 'money\t%s\t%s\n' "$MONEY0" "$MONEY1" >>"$OUT/final.tsv"
 printf 'accounts\t%s\t%s\t%s\n' 'ts.*' $(e2e_accounts_left 'ts.*') >>"$OUT/final.tsv"
 # the rake accounts, each (in the money sum above): the games' (Niu Niu rakes its winners), the
 # tournaments' fees, the operator credits' house account
-for k in $(e2e_redis --scan --pattern '{croupier:money}:rake:*' | sort); do
+for k in $(e2e_redis_scan '{croupier:money}:rake:*' | sort); do
     printf 'rake\t%s\t%s\n' "${k#\{croupier:money\}:rake:}" "$(e2e_redis get "$k")" >>"$OUT/final.tsv"
 done
-printf 'settle_records\t%s\n' "$(e2e_redis --scan --pattern '{croupier:money}:round:*' | wc -l)" \
+printf 'settle_records\t%s\n' "$(e2e_redis_scan '{croupier:money}:round:*' | wc -l)" \
     >>"$OUT/final.tsv"
 # operator credits: applied, their settle records, the house account's balance
 printf 'credits\t%s\t%s\t%s\t%s\t%s\n' "$(awk -F'\t' '$4 == 0' "$OUT/credits.tsv" 2>/dev/null | wc -l)" \
     "$(awk -F'\t' '$4 == 0 { s -= $3 } END { print s + 0 }' "$OUT/credits.tsv" 2>/dev/null)" \
-    "$(e2e_redis --scan --pattern '{croupier:money}:round:ctl:credit:*' | wc -l)" \
+    "$(e2e_redis_scan '{croupier:money}:round:ctl:credit:*' | wc -l)" \
     "$(e2e_redis get '{croupier:money}:rake:credits')" "$(wc -l <"$OUT/credits.tsv")" \
     >>"$OUT/final.tsv"
-# the tournaments: the director's records, the hand histories replayed, the fees (demo_tour.py)
-python3 "$SRC/scripts/demo_tour.py" "$REDIS_PORT" "$OUT" "${TOUR_STATUS[@]}" >>"$OUT/final.tsv" \
-    2>>"$OUT/demo.log" ||
-    E2E_FAILURES+=("the tournaments' records could not be read (scripts/demo_tour.py; see demo.log)")
+# the tournaments: the director's records, the hand histories replayed, the fees (demo_tour.py;
+# none on a Redis Cluster)
+if [ "$REDIS_CLUSTER" = 0 ]; then
+    python3 "$SRC/scripts/demo_tour.py" "$REDIS_PORT" "$OUT" "${TOUR_STATUS[@]}" >>"$OUT/final.tsv" \
+        2>>"$OUT/demo.log" ||
+        E2E_FAILURES+=("the tournaments' records could not be read (scripts/demo_tour.py; see demo.log)")
+fi
 for f in "${E2E_FAILURES[@]}"; do printf 'failure\t%s\n' "$f" >>"$OUT/final.tsv"; done
 for w in "${E2E_WARNINGS[@]}"; do printf 'warning\t%s\n' "$w" >>"$OUT/final.tsv"; done
 if [ ${#FALLBACK[@]} -gt 0 ]; then
@@ -1228,7 +1348,11 @@ PEOF
     fi
     e2e_stop_pids 5 "$PROM_PID" >/dev/null
 fi
-e2e_stop_pids 5 "$REDIS_PID" >/dev/null
+if [ "$REDIS_CLUSTER" = 1 ]; then
+    e2e_stop_pids 10 "$E2E_CLUSTER_PID" >/dev/null # every node stopped, their directories removed
+else
+    e2e_stop_pids 5 "$REDIS_PID" >/dev/null
+fi
 
 echo
 REPORTED=1

@@ -26,6 +26,11 @@ Reads what the demo collected after the cluster stopped:
                              tour JSON (a tournament: the director's records and its hand
                                       histories replayed, scripts/demo_tour.py)
                              tour_fees RAKE EXPECTED ({croupier:money}:rake:tournament)
+                             failover OLD NEW PROMOTED_MS BACK_MS AT_S (--redis-ha), or "-"
+                             redis_cluster SEEDS MASTERS (--redis-cluster: the nodes, and the
+                                      masters every sum and count read at the end)
+                             cluster_failover OLD NEW PROMOTED_MS AT_S (--redis-cluster: the
+                                      money slot's master SIGKILLed by the crash step), or "-"
   RUN_DIR/report-GAME.json croupier-bot's report of each group
   RUN_DIR/report-tour-NAME.json croupier-bot --tournament's report of each tournament's fleet
 and prints the report with a verdict. Writes RUN_DIR/checks.txt ("ok"/"FAIL"/"warn" lines;
@@ -44,6 +49,8 @@ groups, pods, failures, warnings, fallback, accounts = [], [], [], [], None, []
 crashed, bot_crash = [], {}
 prom_query, prom_rounds, prom_up = None, {}, {}
 failover = None  # --redis-ha: OLD NEW PROMOTED_MS BACK_MS AT_S, or ["-"]
+redis_cluster = None  # --redis-cluster: SEEDS MASTERS
+cluster_failover = None  # --redis-cluster: OLD NEW PROMOTED_MS AT_S, or ["-"]
 tours, tour_fees = [], None
 rake = {}  # rake account name -> chips (games by name, "tournament", "credits")
 money = settle_records = held_index = crash_voids = credits = None
@@ -86,6 +93,10 @@ with open(os.path.join(run, "final.tsv")) as f:
             prom_up[r[1]] = int(r[2])
         elif r[0] == "failover":
             failover = r[1:]
+        elif r[0] == "redis_cluster":
+            redis_cluster = (r + ["", ""])[1:3]
+        elif r[0] == "cluster_failover":
+            cluster_failover = r[1:]
         elif r[0] == "tour":
             tours.append(json.loads(r[1]))
         elif r[0] == "tour_fees":
@@ -226,6 +237,27 @@ if failover is not None:
               % failover[2])
     else:
         check(False, "Redis failed over mid-run (no promotion was seen)")
+if redis_cluster is not None:
+    seeds, masters = redis_cluster
+    print()
+    print("Redis Cluster (--redis-cluster: 3 masters, 3 replicas on loopback; every game server,"
+          " gateway and croupier-ctl call")
+    print("  with --redis-cluster %s):" % seeds)
+    if cluster_failover is not None and len(cluster_failover) == 4:
+        print("  at %s s the crash step SIGKILLed the master of the money slot 127.0.0.1:%s; its"
+              " replica 127.0.0.1:%s took it over %s ms later." % (
+                  cluster_failover[3], cluster_failover[0], cluster_failover[1],
+                  cluster_failover[2]))
+        check(True, "Redis Cluster: the money slot's master failed over mid-run (replica"
+              " promoted in %s ms) and every check still ran" % cluster_failover[2])
+    else:
+        check(False, "Redis Cluster: the money slot's master failed over mid-run (no replica"
+              " took it over)")
+    print("  The money sums, the settle records and the hand histories below were read from every"
+          " master (%s)." % (", ".join("127.0.0.1:" + m for m in masters.split(",") if m) or "-"))
+    check(masters != "", "Redis Cluster: the report read every master (%s)" % (masters or "none"))
+    print("  Tournaments: not run -- tournaments on a Redis Cluster are not built yet (no"
+          " croupier-director in this mode).")
 print()
 print("Pods (exit reason from each pod's log line 'exit reason=...'):")
 for name, engine, reason in pods:

@@ -38,7 +38,8 @@ run, redis_arg, origin = sys.argv[1], sys.argv[2], float(sys.argv[3])
 
 def redis_port_now():
     """The Redis port: the argument, or with "@FILE" the port the file names now (the demo
-    rewrites it when Sentinel promotes another master, --redis-ha)."""
+    rewrites it when Sentinel promotes another master, --redis-ha, or when the master of the
+    money slot of its Redis Cluster is replaced, --redis-cluster)."""
     if not redis_arg.startswith("@"):
         return redis_arg
     try:
@@ -52,7 +53,10 @@ def redis_port_now():
 stop_file = os.path.join(run, "STOP")
 tty = sys.stdout.isatty()
 
-# Seats per game server address, in one round trip (a few hundred keys in the demo).
+# Seats per game server address, in one round trip (a few hundred keys in the demo). The key named
+# ({croupier:seat}, the seats' hash tag) routes the script to the seats' master on a Redis
+# Cluster (redis-cli -c follows the redirection; every seat key is in that slot: docs/deploy.md
+# "Key layout on a cluster"); a single Redis ignores it.
 SEATS_LUA = """
 local c = {}
 for _, k in ipairs(redis.call('KEYS', '{croupier:seat}:*')) do
@@ -100,7 +104,8 @@ def metric_sum(text, name, label=None):
 
 def seats():
     try:
-        out = subprocess.run(["redis-cli", "-p", redis_port_now(), "EVAL", SEATS_LUA, "0"],
+        out = subprocess.run(["redis-cli", "-c", "-p", redis_port_now(), "EVAL", SEATS_LUA, "1",
+                              "{croupier:seat}"],
                              capture_output=True, text=True, timeout=2).stdout.split()
     except Exception:  # noqa: BLE001
         return None
@@ -111,7 +116,7 @@ def seats():
 
 def held_epochs():
     try:
-        out = subprocess.run(["redis-cli", "-p", redis_port_now(), "SCARD",
+        out = subprocess.run(["redis-cli", "-c", "-p", redis_port_now(), "SCARD",
                               "{croupier:money}:held"],
                              capture_output=True, text=True, timeout=2).stdout.strip()
         return int(out)

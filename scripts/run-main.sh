@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # scripts/run-main.sh [ARGS...]: what `./dev run` runs (after ./dev has built build/).
 #
-#   scripts/run-main.sh [--seconds N] [--bots N] [--help]
-#       the local cluster demo (scripts/demo-cluster.sh): Redis, two gateways, one game server
-#       per engine and a few hundred bots on loopback; a live summary once a second; every
+#   scripts/run-main.sh [--seconds N] [--bots N] [--prometheus] [--redis-ha | --redis-cluster]
+#                       [--help]
+#       the local cluster demo (scripts/demo-cluster.sh): Redis (one redis-server; with
+#       --redis-ha a master, two replicas and three Sentinels; with --redis-cluster a Redis
+#       Cluster of 3 masters and 3 replicas, without the tournaments), two gateways, one game
+#       server per engine and a few hundred bots on loopback; a live summary once a second; every
 #       deployment rolled once; the zero-loss report and the chart. Ctrl-C stops everything.
 #   scripts/run-main.sh --runtime-demo [ARGS...]
 #       the desk-actor runtime demo (engine/rt_demo.c) instead: the runtime alone with a few

@@ -30,60 +30,11 @@ KILL_AFTER=${KILL_AFTER:-8}
 command -v redis-server >/dev/null || { echo "cluster_play: SKIP: no redis-server" >&2; exit 77; }
 
 # ---- the cluster ------------------------------------------------------------------------------
-"$BUILD/tests/tcluster_run" "$E2E_DIR/seeds" 3 1 >"$E2E_DIR/cluster.log" 2>&1 &
-CLUSTER_PID=$!
-E2E_PIDS+=("$CLUSTER_PID")
-for _ in $(seq 1 600); do
-    [ -s "$E2E_DIR/seeds" ] && break
-    if ! e2e_alive "$CLUSTER_PID"; then
-        st=0
-        wait "$CLUSTER_PID" || st=$?
-        if [ "$st" = 77 ]; then
-            echo "cluster_play: SKIP: $(tail -n 1 "$E2E_DIR/cluster.log")" >&2
-            exit 77
-        fi
-        e2e_fail_detail "$E2E_DIR/cluster.log" '' 8
-        e2e_die "the Redis Cluster did not form (status $st)"
-    fi
-    sleep 0.1
-done
-[ -s "$E2E_DIR/seeds" ] || e2e_die "the Redis Cluster did not form within 60 s"
-E2E_REDIS_CLUSTER=$(cat "$E2E_DIR/seeds")
-IFS=, read -r -a NODES <<<"$E2E_REDIS_CLUSTER"
+# tests/e2e/lib.sh e2e_cluster_start: e2e_redis then talks to the master of the money slot
+# (E2E_CLUSTER_MONEY, set again after the kill), which lib.sh's single-key reads need; its sums
+# and scans read every master (e2e_redis_scan).
+e2e_cluster_start 3 1 || { echo "cluster_play: SKIP: $E2E_CLUSTER_WHY" >&2; exit 77; }
 e2e_log "cluster up: $E2E_REDIS_CLUSTER"
-
-# The master that serves a key's slot now, as a live node's CLUSTER NODES says ("" when none).
-cl_master_of() { # KEY
-    local n p slot
-    for n in "${NODES[@]}"; do
-        p=${n##*:}
-        slot=$(redis-cli -p "$p" cluster keyslot "$1" 2>/dev/null) || continue
-        [ -n "$slot" ] || continue
-        redis-cli -p "$p" cluster nodes 2>/dev/null | python3 -c '
-import sys
-slot = int(sys.argv[1])
-for line in sys.stdin:
-    f = line.split()
-    if len(f) < 8 or "master" not in f[2] or "fail" in f[2]:
-        continue
-    for r in f[8:]:
-        if r.startswith("["):
-            continue
-        a, _, b = r.partition("-")
-        if int(a) <= slot <= int(b or a):
-            print(f[1].split("@")[0].rsplit(":", 1)[1])
-            sys.exit(0)
-' "$slot" && return 0
-    done
-}
-# Every money key is in the slot of {croupier:money} (today's layout): e2e_redis talks to the
-# master of that slot (MONEY_PORT, looked up again after the kill), which lib.sh's sums and
-# scans need (a SCAN sees one node).
-MONEY_PORT=$(cl_master_of '{croupier:money}')
-[ -n "$MONEY_PORT" ] || e2e_die "no master serves the money slot"
-e2e_redis() {
-    redis-cli -c -p "$MONEY_PORT" "$@"
-}
 
 # ---- the refusals at start (nothing to play with yet: a plain redis-server, bad flags) -----
 e2e_redis_start # a plain redis-server, not a cluster node
@@ -181,30 +132,6 @@ for engine in holdem traditional; do
         base=$((base + 100000))
     done
 done
-# cl_kill_master KEY WHAT: SIGKILLs the master that serves KEY's slot and waits (10 s at most)
-# for a replica to take it over; prints the new master's port (nothing when none did).
-cl_kill_master() {
-    local victim vpid new t
-    victim=$(cl_master_of "$1")
-    vpid=$(redis-cli -p "$victim" info server 2>/dev/null | tr -d '\r' | sed -n 's/^process_id://p')
-    if [ -z "$vpid" ]; then
-        E2E_FAILURES+=("$2's master (port '$victim') not found")
-        return
-    fi
-    e2e_log "SIGKILL $2's master (port $victim, pid $vpid)"
-    kill -KILL "$vpid"
-    t=$(date +%s%3N)
-    for _ in $(seq 1 200); do
-        new=$(cl_master_of "$1")
-        if [ -n "$new" ] && [ "$new" != "$victim" ]; then
-            e2e_log "the replica on port $new took $2 over after $(($(date +%s%3N) - t)) ms"
-            echo "$new"
-            return
-        fi
-        sleep 0.05
-    done
-    E2E_FAILURES+=("no replica took $2 over within 10 s")
-}
 # croupier-ctl where / tables: the seats (their own slot) beside the registry (the money slot)
 sleep 3
 seated=""
@@ -224,14 +151,14 @@ fi
 if [ "$KILL_AFTER" -gt 3 ]; then
     sleep $((KILL_AFTER - 3))
     t0=$(date +%s%3N)
-    new=$(cl_kill_master '{croupier:money}' "the money slot")
-    [ -n "$new" ] && MONEY_PORT=$new
+    new=$(e2e_cluster_kill_master '{croupier:money}' "the money slot")
+    [ -n "$new" ] && E2E_CLUSTER_MONEY=$new
     # then the gateways' side: the master of the seats (or of the gateways' keys, or the lobby's)
     # that still has a replica (the money slot's new master has none)
     sleep 3
     for key in '{croupier:seat}' '{croupier:gates}' '{croupier:lobby}'; do
-        if [ "$(cl_master_of "$key")" != "$MONEY_PORT" ]; then
-            cl_kill_master "$key" "the slot of $key" >/dev/null
+        if [ "$(e2e_cluster_master_of "$key")" != "$E2E_CLUSTER_MONEY" ]; then
+            e2e_cluster_kill_master "$key" "the slot of $key" >/dev/null
             break
         fi
     done

@@ -240,6 +240,144 @@ e2e_ha_wait_settled() {
     return 1
 }
 
+# ---- Redis Cluster (docs/deploy.md "Redis Cluster: the client") -----------------------------
+# e2e_cluster_start [MASTERS [REPLICAS]]: a real Redis Cluster on loopback, MASTERS (3) masters
+# with REPLICAS (1) replicas each: the build's tests/tcluster_run (tests/support/tcluster.h:
+# `redis-server --cluster-enabled yes` on free ports, formed as `redis-cli --cluster create`
+# forms one, --cluster-node-timeout 1000; SIGTERM stops every node and removes their
+# directories). Sets E2E_REDIS_CLUSTER (the seeds "127.0.0.1:P,...", masters first: the pods
+# started here then get --redis-cluster), E2E_CLUSTER_NODES (every node's port), E2E_CLUSTER_PID
+# (tcluster_run, in E2E_PIDS) and E2E_CLUSTER_MONEY (the port of the master that serves the slot
+# of {croupier:money}); from then on e2e_redis is `redis-cli -c` at that master: on a cluster the
+# money, lease, registry, rooms and hand-history keys all live in that slot (docs/deploy.md "Key
+# layout on a cluster"), and -c follows a redirection for any other key. After a failover the
+# caller sets E2E_CLUSTER_MONEY to the new master (e2e_cluster_kill_master prints it). Status 77
+# with the reason in E2E_CLUSTER_WHY when redis-server cannot run a cluster; e2e_die when it does
+# not form within 60 s.
+E2E_CLUSTER_NODES=()
+E2E_CLUSTER_PID=
+E2E_CLUSTER_MONEY=
+E2E_CLUSTER_WHY=
+e2e_cluster_start() {
+    local st seeds=$E2E_DIR/cluster-seeds
+    "$BUILD/tests/tcluster_run" "$seeds" "${1:-3}" "${2:-1}" >"$E2E_DIR/cluster.log" 2>&1 &
+    E2E_CLUSTER_PID=$!
+    E2E_PIDS+=("$E2E_CLUSTER_PID")
+    for _ in $(seq 1 600); do
+        [ -s "$seeds" ] && break
+        if ! e2e_alive "$E2E_CLUSTER_PID"; then
+            st=0
+            wait "$E2E_CLUSTER_PID" || st=$?
+            if [ "$st" = 77 ]; then
+                E2E_CLUSTER_WHY=$(tail -n 1 "$E2E_DIR/cluster.log")
+                return 77
+            fi
+            e2e_fail_detail "$E2E_DIR/cluster.log" '' 8
+            e2e_die "the Redis Cluster did not form (status $st)"
+        fi
+        sleep 0.1
+    done
+    [ -s "$seeds" ] || e2e_die "the Redis Cluster did not form within 60 s"
+    E2E_REDIS_CLUSTER=$(cat "$seeds")
+    local seed all
+    E2E_CLUSTER_NODES=()
+    IFS=, read -r -a all <<<"$E2E_REDIS_CLUSTER"
+    for seed in "${all[@]}"; do E2E_CLUSTER_NODES+=("${seed##*:}"); done
+    E2E_CLUSTER_MONEY=$(e2e_cluster_master_of '{croupier:money}')
+    [ -n "$E2E_CLUSTER_MONEY" ] || e2e_die "no master of the Redis Cluster serves the money slot"
+    e2e_redis() {
+        redis-cli -c -p "$E2E_CLUSTER_MONEY" "$@"
+    }
+}
+
+# e2e_cluster_nodes_text: CLUSTER NODES as the first live node answers it (nothing when none does).
+e2e_cluster_nodes_text() {
+    local p t
+    for p in "${E2E_CLUSTER_NODES[@]}"; do
+        t=$(redis-cli -p "$p" cluster nodes 2>/dev/null)
+        [ -n "$t" ] && { echo "$t"; return 0; }
+    done
+}
+
+# e2e_cluster_master_of KEY: the port of the master that serves KEY's slot now, as a live node's
+# CLUSTER NODES says ("" when none).
+e2e_cluster_master_of() {
+    local p slot
+    for p in "${E2E_CLUSTER_NODES[@]}"; do
+        slot=$(redis-cli -p "$p" cluster keyslot "$1" 2>/dev/null) || continue
+        [ -n "$slot" ] || continue
+        redis-cli -p "$p" cluster nodes 2>/dev/null | python3 -c '
+import sys
+slot = int(sys.argv[1])
+for line in sys.stdin:
+    f = line.split()
+    if len(f) < 8 or "master" not in f[2] or "fail" in f[2]:
+        continue
+    for r in f[8:]:
+        if r.startswith("["):
+            continue
+        a, _, b = r.partition("-")
+        if int(a) <= slot <= int(b or a):
+            print(f[1].split("@")[0].rsplit(":", 1)[1])
+            sys.exit(0)
+' "$slot" && return 0
+    done
+}
+
+# e2e_cluster_masters: the ports of the masters that serve slots now, one a line.
+e2e_cluster_masters() {
+    e2e_cluster_nodes_text | awk '$3 ~ /master/ && $3 !~ /fail/ && NF > 8 {
+        a = $2; sub(/@.*/, "", a); sub(/.*:/, "", a); print a }'
+}
+
+# e2e_cluster_kill_master KEY WHAT: SIGKILLs the master that serves KEY's slot and waits (10 s at
+# most) for a replica to take it over; prints the new master's port (nothing when none did, and
+# a failure is recorded in E2E_FAILURES unless called in a subshell: check the output).
+e2e_cluster_kill_master() {
+    local victim vpid new t
+    victim=$(e2e_cluster_master_of "$1")
+    vpid=$(redis-cli -p "$victim" info server 2>/dev/null | tr -d '\r' | sed -n 's/^process_id://p')
+    if [ -z "$vpid" ]; then
+        E2E_FAILURES+=("$2's master (port '$victim') not found")
+        return
+    fi
+    e2e_log "SIGKILL $2's master (port $victim, pid $vpid)"
+    kill -KILL "$vpid"
+    t=$(date +%s%3N)
+    for _ in $(seq 1 200); do
+        new=$(e2e_cluster_master_of "$1")
+        if [ -n "$new" ] && [ "$new" != "$victim" ]; then
+            e2e_log "the replica on port $new took $2 over after $(($(date +%s%3N) - t)) ms"
+            echo "$new"
+            return
+        fi
+        sleep 0.05
+    done
+    E2E_FAILURES+=("no replica took $2 over within 10 s")
+}
+
+# e2e_redis_scan PATTERN: the keys matching PATTERN, one a line: SCAN of e2e_redis's server, or
+# on a Redis Cluster (E2E_REDIS_CLUSTER) of every master (a SCAN sees one node).
+e2e_redis_scan() {
+    if [ -n "${E2E_REDIS_CLUSTER:-}" ] && [ ${#E2E_CLUSTER_NODES[@]} -gt 0 ]; then
+        local p
+        for p in $(e2e_cluster_masters); do redis-cli -p "$p" --scan --pattern "$1"; done
+    else
+        e2e_redis --scan --pattern "$1"
+    fi
+}
+
+# e2e_history_key GAME REST: the key REST (stream, seen:<round>) of GAME's hand history:
+# {croupier:history:GAME}:REST, or on a Redis Cluster {croupier:money}:history:GAME:REST
+# (docs/deploy.md "Key layout on a cluster"). GAME '*' makes a SCAN pattern.
+e2e_history_key() {
+    if [ -n "${E2E_REDIS_CLUSTER:-}" ]; then
+        echo "{croupier:money}:history:$1:$2"
+    else
+        echo "{croupier:history:$1}:$2"
+    fi
+}
+
 # e2e_redis_flags [ADDR]: the Redis flags of a pod started here: --redis ADDR (default the
 # e2e_redis_start server), or --redis-cluster E2E_REDIS_CLUSTER when a script set that (a Redis
 # Cluster's seeds: tests/e2e/cluster_play.sh).
@@ -423,10 +561,10 @@ e2e_cleanup() {
     wait 2>/dev/null
 }
 
-# Sum of every wallet balance in Redis.
+# Sum of every wallet balance in Redis (on a Redis Cluster: of every master's wallets).
 e2e_wallet_sum() {
     local sum=0 k v
-    for k in $(e2e_redis --scan --pattern '{croupier:money}:wallet:*'); do
+    for k in $(e2e_redis_scan '{croupier:money}:wallet:*'); do
         v=$(e2e_redis get "$k")
         sum=$((sum + v))
     done
@@ -439,7 +577,7 @@ e2e_wallet_sum() {
 # Prints "COUNT NONZERO": how many exist and how many still hold chips.
 e2e_accounts_left() {
     local n=0 left=0 k
-    for k in $(e2e_redis --scan --pattern "{croupier:money}:wallet:$1"); do
+    for k in $(e2e_redis_scan "{croupier:money}:wallet:$1"); do
         n=$((n + 1))
         [ "$(e2e_redis get "$k")" = 0 ] || left=$((left + 1))
     done
@@ -553,8 +691,8 @@ e2e_exit_reason() {
 # conserves.
 e2e_rake_sum() {
     local sum=0 k v
-    for k in $(e2e_redis --scan --pattern '{croupier:money}:rake:*') \
-        $(e2e_redis --scan --pattern '{croupier:money}:tourpool:*'); do
+    for k in $(e2e_redis_scan '{croupier:money}:rake:*') \
+        $(e2e_redis_scan '{croupier:money}:tourpool:*'); do
         v=$(e2e_redis get "$k")
         sum=$((sum + v))
     done
@@ -587,7 +725,8 @@ e2e_rounds_check() {
 # distinct such rounds, and how many of them have neither a settle record
 # ({croupier:money}:round:<id>) nor a hand-history record for their round id
 # ({croupier:history:<game>}:seen:<id>, docs/hand-history.md: every round a table-kit game
-# begins has exactly one, settled, thrown in or voided). UNACCOUNTED must be 0: the server
+# begins has exactly one, settled, thrown in or voided; on a Redis Cluster the history keys of
+# e2e_history_key). UNACCOUNTED must be 0: the server
 # finished every such round. Which record each round has goes to ROUNDS_FILE's sibling
 # <name>-unseen.txt ("ID settle|history|settle+history|none"), and a count of each to stderr.
 e2e_unseen_check() {
@@ -598,15 +737,20 @@ e2e_unseen_check() {
         unseen=$(printf '%s' "$ids" | grep -c .)
         if [ "$unseen" -gt 0 ]; then
             # the games that have hand histories: {croupier:history:<game>}:stream
-            games=$(e2e_redis --scan --pattern '{croupier:history:*}:stream' |
-                sed -n 's/^{croupier:history:\(.*\)}:stream$/\1/p' | sort -u | tr '\n' ' ')
+            games=$(e2e_redis_scan "$(e2e_history_key '*' stream)" |
+                sed -n -e 's/^{croupier:history:\(.*\)}:stream$/\1/p' \
+                    -e 's/^{croupier:money}:history:\(.*\):stream$/\1/p' | sort -u | tr '\n' ' ')
             k=$(printf '%s' "$games" | wc -w)
             # per round id: its settle record, then its history record in each game
             printf '%s\n' "$ids" |
-                awk -v games="$games" '{
+                awk -v games="$games" -v seen="$(e2e_history_key @G@ seen:)" '{
                     print "EXISTS {croupier:money}:round:" $1
                     n = split(games, g, " ")
-                    for (i = 1; i <= n; i++) print "EXISTS {croupier:history:" g[i] "}:seen:" $1
+                    for (i = 1; i <= n; i++) {
+                        k = seen
+                        sub(/@G@/, g[i], k)
+                        print "EXISTS " k $1
+                    }
                 }' | e2e_redis >"$out.raw"
             printf '%s\n' "$ids" |
                 awk -v k="$k" -v raw="$out.raw" '{
