@@ -34,14 +34,20 @@ static void st_holdem_on_seat(void *stp, const bot_seat_t *seat, const Croupier_
     st->closing = false;
     st->my_turn = false;
     st->dealt = false;
+    if (snap == NULL || snap->state_case != CROUPIER__SNAPSHOT__STATE_HOLDEM)
+        return;
+    const Croupier__HoldemState *h = snap->holdem;
+    /* Our hole cards of the hand in play, whoever's turn it is: a seat taken after its hand was
+     * dealt (a tournament seat taken when its table deals, a reconnect) never sees that Deal,
+     * and without them a Turn with nothing to call and min = max (a short stack's all-in
+     * raise, the big blind's option) looked like a straddle offer: the bot answered it with a
+     * BET, refused ACTION_NOT_ALLOWED (tour_mtt, the demo; test bot_holdem). */
+    st->dealt = h->has_hole_cards && h->hole_cards.len > 0;
     /* After a reconnect the Turn for us may have been pushed while we were away: the snapshot
      * says whose turn it is and holds the same limits (from holdem_table_legal too). */
-    if (snap != NULL && snap->state_case == CROUPIER__SNAPSHOT__STATE_HOLDEM &&
-        snap->has_turn_seat && snap->turn_seat == snap->your_seat) {
-        const Croupier__HoldemState *h = snap->holdem;
+    if (snap->has_turn_seat && snap->turn_seat == snap->your_seat) {
         st->my_turn = true;
         st->turn_gen++;
-        st->dealt = h->has_hole_cards;
         st->to_call = h->has_to_call ? h->to_call : 0;
         st->has_min = h->has_min_raise;
         st->min_to = h->min_raise;
