@@ -51,6 +51,14 @@ print("\n".join(map(str, got)))
 PY
 )
 NET=127.0.$((RANDOM % 200 + 20))
+# The scripts run in the redis:7.0.15-alpine image: busybox sh and busybox awk, sed, date,
+# timeout... When busybox is here they run the same way (else the system's sh and tools).
+RUN=(sh)
+if command -v busybox >/dev/null; then
+    mkdir -p "$TMP/bb"
+    for a in sh awk sed tr date timeout sleep grep head cat mv rm; do ln -s "$(command -v busybox)" "$TMP/bb/$a"; done
+    RUN=(env "PATH=$TMP/bb:$PATH" busybox sh)
+fi
 declare -A IP
 : >"$TMP/hosts"
 # The resolver the start script is given (RESOLVE): like `getent hosts NAME`, from $TMP/hosts.
@@ -68,7 +76,7 @@ start_pod() { # ordinal, last octet of its address
     mv "$TMP/hosts.new" "$TMP/hosts"
     mkdir -p "$TMP/d$i"
     POD_IP=${IP[$i]} HOSTNAME=node$i HEADLESS=test DATA_DIR=$TMP/d$i RESOLVE=$TMP/resolve \
-        RESOLVE_WAIT_S=2 sh "$CL/redis-cluster-start.sh" --port "${PORT[i]}" --bind "${IP[$i]}" \
+        RESOLVE_WAIT_S=2 "${RUN[@]}" "$CL/redis-cluster-start.sh" --port "${PORT[i]}" --bind "${IP[$i]}" \
         --dir "$TMP/d$i" --save "" --appendonly yes --cluster-node-timeout 1000 \
         >>"$TMP/pod-$i.log" 2>&1 &
     PID[$i]=$!
@@ -97,11 +105,11 @@ nodes_list() { local s=""; for i in 0 1 2 3 4 5; do s="$s ${IP[$i]}:${PORT[i]}";
 
 # --- bad input first: nothing runs yet
 set +e
-out=$(NODES="$NET.1:1 $NET.2:2 $NET.3:3 $NET.4:4 $NET.5:5" sh "$CL/redis-cluster-create.sh" 2>&1); rc=$?
+out=$(NODES="$NET.1:1 $NET.2:2 $NET.3:3 $NET.4:4 $NET.5:5" "${RUN[@]}" "$CL/redis-cluster-create.sh" 2>&1); rc=$?
 set -e
 [ $rc -eq 2 ] && [[ $out == *"5 nodes: a cluster needs 3 masters"* ]] || fail "5 nodes accepted (status $rc: $out)"
 set +e
-out=$(NODES="$NET.1:x" sh "$CL/redis-cluster-create.sh" 2>&1); rc=$?
+out=$(NODES="$NET.1:x" "${RUN[@]}" "$CL/redis-cluster-create.sh" 2>&1); rc=$?
 set -e
 [ $rc -eq 2 ] && [[ $out == *"is not HOST:PORT"* ]] || fail "a bad HOST:PORT accepted (status $rc: $out)"
 
@@ -114,7 +122,7 @@ redis-cli -h "${IP[5]}" -p "${PORT[5]}" cluster meet "${IP[4]}" "${PORT[4]}" >/d
 met() { [ "$(info 5 cluster_known_nodes)" = 2 ]; }
 until_true 5 met || fail "CLUSTER MEET of pods 4 and 5 did not take"
 set +e
-out=$(NODES="$(nodes_list)" WAIT_S=10 sh "$CL/redis-cluster-create.sh" 2>&1); rc=$?
+out=$(NODES="$(nodes_list)" WAIT_S=10 "${RUN[@]}" "$CL/redis-cluster-create.sh" 2>&1); rc=$?
 set -e
 [ $rc -eq 1 ] && [[ $out == *"refused: "*" is not an empty lone node (known nodes 2"* ]] ||
     fail "nodes already joined were not refused (status $rc: $out)"
@@ -125,7 +133,7 @@ until_true 5 alone || fail "CLUSTER RESET of pods 4 and 5 did not take"
 
 # cluster-wait: no seed is a formed cluster yet.
 set +e
-out=$(SEEDS="${IP[0]}:${PORT[0]},${IP[1]}:${PORT[1]}" WAIT_S=1 sh "$CL/cluster-wait.sh" 2>&1); rc=$?
+out=$(SEEDS="${IP[0]}:${PORT[0]},${IP[1]}:${PORT[1]}" WAIT_S=1 "${RUN[@]}" "$CL/cluster-wait.sh" 2>&1); rc=$?
 set -e
 [ $rc -eq 1 ] && [[ $out == *"no seed says cluster_state:ok"*"fail"* ]] || fail "cluster-wait passed before the cluster was formed (status $rc: $out)"
 
@@ -137,7 +145,7 @@ if [ -n "$CTL" ]; then
         fail "croupier-ctl took the unformed nodes (status $rc: $out)"
 fi
 t0=$SECONDS
-NODES="$(nodes_list)" WAIT_S=30 sh "$CL/redis-cluster-create.sh" >"$TMP/create-1.log" 2>&1 ||
+NODES="$(nodes_list)" WAIT_S=30 "${RUN[@]}" "$CL/redis-cluster-create.sh" >"$TMP/create-1.log" 2>&1 ||
     fail "redis-cluster-create.sh failed: $(tail -n 5 "$TMP/create-1.log")"
 grep -q "formed: 6 nodes, every one says cluster_state:ok" "$TMP/create-1.log" || fail "no 'formed' line"
 all_ok || fail "cluster_state is not ok on every node after the create script"
@@ -153,7 +161,7 @@ echo "redis_cluster: 6 pods formed 3 masters + 3 replicas in $((SECONDS - t0)) s
 # Idempotent: a second run changes nothing.
 epoch=$(info 0 cluster_current_epoch)
 before=$(redis-cli -h "${IP[0]}" -p "${PORT[0]}" cluster nodes | awk '{print $1, $3, $4}' | sort)
-NODES="$(nodes_list)" WAIT_S=30 sh "$CL/redis-cluster-create.sh" >"$TMP/create-2.log" 2>&1 ||
+NODES="$(nodes_list)" WAIT_S=30 "${RUN[@]}" "$CL/redis-cluster-create.sh" >"$TMP/create-2.log" 2>&1 ||
     fail "the second run failed: $(cat "$TMP/create-2.log")"
 grep -q "already formed" "$TMP/create-2.log" || fail "the second run did not say 'already formed'"
 grep -q "forming" "$TMP/create-2.log" && fail "the second run formed again"
@@ -162,7 +170,7 @@ after=$(redis-cli -h "${IP[0]}" -p "${PORT[0]}" cluster nodes | awk '{print $1, 
 [ "$before" = "$after" ] || fail "the second run changed the nodes: $before / $after"
 echo "redis_cluster: a second run of the create script did nothing"
 
-SEEDS="${IP[3]}:${PORT[3]},${IP[0]}:${PORT[0]}" WAIT_S=5 sh "$CL/cluster-wait.sh" 2>"$TMP/wait.log" ||
+SEEDS="${IP[3]}:${PORT[3]},${IP[0]}:${PORT[0]}" WAIT_S=5 "${RUN[@]}" "$CL/cluster-wait.sh" 2>"$TMP/wait.log" ||
     fail "cluster-wait did not see the formed cluster: $(cat "$TMP/wait.log")"
 # The slot map croupier reads gives the announced IPs (IP literals, no host names).
 # (replicas once their first sync is done).
@@ -183,7 +191,7 @@ R=""
 for i in 0 1 2 3 4 5; do
     case $(role_of "$i") in master) [ -n "$M" ] || M=$i ;; slave) [ -n "$R" ] || R=$i ;; esac
 done
-out=$(REDIS_PORT=${PORT[M]} HOST=${IP[$M]} sh "$CL/redis-cluster-prestop.sh" 2>&1) ||
+out=$(REDIS_PORT=${PORT[M]} HOST=${IP[$M]} "${RUN[@]}" "$CL/redis-cluster-prestop.sh" 2>&1) ||
     fail "the preStop script failed on master pod $M: $out"
 [[ $out == *"handed over in"* ]] || fail "master pod $M did not hand over: $out"
 [ "$(role_of "$M")" = slave ] || fail "pod $M is still a master after its preStop"
@@ -192,7 +200,7 @@ for k in $(seq 1 30); do
     [ "$(redis-cli -c -h "${IP[$M]}" -p "${PORT[M]}" get "key:$k")" = "v$k" ] || fail "key:$k lost in the handover"
 done
 echo "redis_cluster: preStop on master pod $M: ${out##*: }"
-out=$(REDIS_PORT=${PORT[R]} HOST=${IP[$R]} sh "$CL/redis-cluster-prestop.sh" 2>&1) ||
+out=$(REDIS_PORT=${PORT[R]} HOST=${IP[$R]} "${RUN[@]}" "$CL/redis-cluster-prestop.sh" 2>&1) ||
     fail "the preStop script failed on replica pod $R: $out"
 [[ $out == *"not a master"* ]] || fail "the preStop script on replica pod $R: $out"
 
@@ -220,6 +228,6 @@ for k in $(seq 1 30); do
 done
 echo "redis_cluster: every pod restarted on a new address, cluster_state:ok on all 6 after $((SECONDS - t0)) s, 30 keys kept"
 ctl_servers
-NODES="$(nodes_list)" WAIT_S=30 sh "$CL/redis-cluster-create.sh" 2>&1 | grep -q "already formed" ||
+NODES="$(nodes_list)" WAIT_S=30 "${RUN[@]}" "$CL/redis-cluster-create.sh" 2>&1 | grep -q "already formed" ||
     fail "the create script after the restart did not say 'already formed'"
 echo "redis_cluster: passed"
