@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # tests/k8s/redis_cluster.sh SOURCE_ROOT [CROUPIER_CTL] -- runs the scripts of
-# k8s/components/redis-cluster on loopback with real redis-server processes, the way the pods
-# and the Job run them: six "pods" started by redis-cluster-start.sh, each on an address of its
-# own in 127.0.0.0/8 (its pod IP) and a name a test resolver maps to it (the headless Service's
-# DNS). redis-cluster-create.sh forms 3 masters and 3 replicas, a second run does nothing;
-# cluster-wait.sh sees the cluster; the preStop script hands a master's slots to its replica
-# (and leaves a replica alone); then every pod is stopped and started again on a NEW address (a
-# whole-cluster restart) and the start script's rewrite of nodes.conf must bring the cluster
-# back (cluster_state:ok, every node seen at its new address, the keys still there). With
-# CROUPIER_CTL (the build's croupier-ctl), croupier takes the cluster by its six seeds as the
-# pods do (--redis-cluster: every slot served, IP literals in the map), refused before it is
-# formed, taken after, and after the restart. Bad input: a node count that is no cluster, a bad
-# HOST:PORT, nodes already joined (a creation cut short), cluster-wait before the cluster.
+# k8s/components/redis-cluster on loopback with real redis-server processes, the way the pods and
+# the Job run them: six "pods" started by redis-cluster-start.sh, each on an address of its own in
+# 127.0.0.0/8 (its pod IP) and a name a test resolver maps to it (the headless Service's DNS).
+# redis-cluster-create.sh forms 3 masters and 3 replicas, a second run does nothing;
+# cluster-wait.sh sees the cluster; the preStop script hands a master's slots to its replica (and
+# leaves a replica alone); a replica restarted on a new address is seen there by every node; then
+# every pod is stopped and started again on a NEW address (a whole-cluster restart) and the start
+# script's rewrite of nodes.conf must bring the cluster back (cluster_state:ok, every node seen at
+# its new address, the keys still there). With CROUPIER_CTL (the build's croupier-ctl), croupier
+# takes the cluster by its six seeds as the pods do (--redis-cluster: every slot served, IP
+# literals in the map), refused before it is formed, taken after, and after the restart. Bad
+# input: a node count that is no cluster, a bad HOST:PORT, nodes already joined (a creation cut
+# short), cluster-wait before the cluster.
 # Exit 0 = passed, 1 = failed (the reason printed), 77 = skipped (no redis-server).
 set -euo pipefail
 SRC=$(cd "${1:?usage: redis_cluster.sh SOURCE_ROOT [CROUPIER_CTL]}" && pwd)
@@ -204,6 +205,24 @@ out=$(REDIS_PORT=${PORT[R]} HOST=${IP[$R]} "${RUN[@]}" "$CL/redis-cluster-presto
     fail "the preStop script failed on replica pod $R: $out"
 [[ $out == *"not a master"* ]] || fail "the preStop script on replica pod $R: $out"
 
+seen() { # every node sees every other at its current address, none failing
+    for i in 0 1 2 3 4 5; do
+        local t
+        t=$(redis-cli -h "${IP[$i]}" -p "${PORT[i]}" cluster nodes)
+        for j in 0 1 2 3 4 5; do [[ $t == *" ${IP[$j]}:${PORT[j]}@"* ]] || return 1; done
+        [[ $t != *fail* ]] || return 1
+    done
+}
+
+# One pod restarted on a new address (a pod rescheduled): the others learn it from its pings.
+redis-cli -h "${IP[$R]}" -p "${PORT[R]}" shutdown >/dev/null 2>&1 || true
+wait "${PID[$R]}" 2>/dev/null || true
+start_pod "$R" $((60 + R))
+until_true 5 up "$R" || fail "pod $R did not start again"
+until_true 15 seen || fail "pod $R on its new address ${IP[$R]} is not seen by every node"
+until_true 10 all_ok || fail "cluster_state not ok after pod $R moved"
+echo "redis_cluster: pod $R restarted on a new address, seen there by every node"
+
 # A whole-cluster restart on new addresses: every nodes.conf is stale, the start script
 # rewrites it from the names.
 for i in 0 1 2 3 4 5; do redis-cli -h "${IP[$i]}" -p "${PORT[i]}" shutdown >/dev/null 2>&1 || true; done
@@ -214,14 +233,6 @@ for i in 0 1 2 3 4 5; do until_true 5 up "$i" || fail "pod $i did not start agai
 t0=$SECONDS
 until_true 20 all_ok || fail "the cluster did not come back after every pod moved to a new address"
 grep -q "now at ${IP[1]}" "$TMP/pod-0.log" || fail "pod 0's start script did not rewrite pod 1's address"
-seen() { # every node sees every other at its new address, none failing
-    for i in 0 1 2 3 4 5; do
-        local t
-        t=$(redis-cli -h "${IP[$i]}" -p "${PORT[i]}" cluster nodes)
-        for j in 0 1 2 3 4 5; do [[ $t == *" ${IP[$j]}:${PORT[j]}@"* ]] || return 1; done
-        [[ $t != *fail* ]] || return 1
-    done
-}
 until_true 10 seen || fail "not every node sees every other at its new address"
 for k in $(seq 1 30); do
     [ "$(redis-cli -c -h "${IP[2]}" -p "${PORT[2]}" get "key:$k")" = "v$k" ] || fail "key:$k lost in the restart"
