@@ -463,7 +463,8 @@ function checkOverlay(objs, prestopText, facts) {
                 // One replica per master: a failover leaves the promoted master without any, so
                 // WAIT for as many replicas as a master has would start no round until the lost
                 // node is back (docs/deploy.md "The binaries on a cluster", Durability).
-                const mr = num(argValue(args, 'redis-min-replicas') ?? '0');
+                const mrArg = argValue(args, 'redis-min-replicas') ?? '-1';
+                const mr = mrArg === '-1' ? 0 : num(mrArg); // -1: the default, 0 on a cluster
                 if (!(mr >= 0 && mr <= cl.perMaster - 1))
                     err(d, `--redis-min-replicas ${mr} must stay below the replicas of a master (${cl.perMaster}): a failover leaves one fewer`);
                 const ttl = num(argValue(args, 'lease-ttl-ms') ?? '6000');
