@@ -9,6 +9,7 @@ set -eu
 seeds=${SEEDS:?SEEDS: IP:PORT,... of the cluster}
 wait_s=${WAIT_S:-600}
 start=$(date +%s)
+told=$start
 last=""
 while :; do
     for s in $(echo "$seeds" | tr ',' ' '); do
@@ -23,6 +24,10 @@ while :; do
     if [ $(($(date +%s) - start)) -ge "$wait_s" ]; then
         echo "cluster-wait: no seed says cluster_state:ok after ${wait_s} s (last: $last)" >&2
         exit 1
+    fi
+    if [ $(($(date +%s) - told)) -ge 30 ]; then
+        echo "cluster-wait: waiting ($last)" >&2
+        told=$(date +%s)
     fi
     sleep 2
 done

@@ -42,6 +42,7 @@ field() { # HOST:PORT name: a field of CLUSTER INFO
 }
 
 deadline=$(($(date +%s) + wait_s))
+told=$(date +%s)
 while :; do
     down=""
     for hp in $nodes; do
@@ -57,6 +58,10 @@ while :; do
     if [ "$(date +%s)" -ge "$deadline" ]; then
         say "gave up after ${wait_s} s: no answer to CLUSTER INFO from$down (a node not in cluster mode answers an error)"
         exit 1
+    fi
+    if [ $(($(date +%s) - told)) -ge 30 ]; then
+        say "waiting for$down"
+        told=$(date +%s)
     fi
     sleep 2
 done

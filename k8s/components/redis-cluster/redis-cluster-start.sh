@@ -34,6 +34,7 @@ if [ -s "$conf" ]; then
     : >"$map"
     deadline=$(($(date +%s) + wait_s))
     # The other nodes' names: field 2 is ip:port@cport[,hostname]; "myself" is this pod.
+    # shellcheck disable=SC2013 # host names: one word each
     for h in $(awk '$3 !~ /myself/ && split($2, a, ",") > 1 { print a[2] }' "$conf"); do
         while :; do
             ip=$(resolve "$h")
