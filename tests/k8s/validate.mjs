@@ -40,7 +40,8 @@ const MAX_BOUNDS = { traditional: 600, holdem: 600, persistent: 120, zhajinhua: 
 const ENGINE_MARGIN_S = 60; // void, flush, deregister, release after the bound
 const GATE_MARGIN_S = 15;
 const DIRECTOR_MARGIN_S = 60; // the same rule as the engines: grace >= bound + 60 s
-const FAILOVER_MARGIN_MS = 2000; // a lease or claim outlasts Sentinel's DOWN_AFTER_MS by this
+const FAILOVER_MARGIN_MS = 2000; // a lease or claim outlasts Sentinel's DOWN_AFTER_MS (or the
+// cluster's NODE_TIMEOUT_MS) by this
 const ALERT_DELAY_S = 20; // a 10 s scrape plus a 10 s rule evaluation
 const VERSIONS_ALIVE = 2;
 
@@ -217,7 +218,7 @@ function checkOverlay(objs, prestopText, facts) {
     }
 
     // Redis never evicts (lease keys, wallets) and its memory cap fits its container.
-    for (const s of byKind('StatefulSet').filter((x) => x.metadata.name === 'croupier-redis')) {
+    for (const s of byKind('StatefulSet').filter((x) => ['croupier-redis', 'croupier-redis-cluster'].includes(x.metadata.name))) {
         const c = s.spec.template.spec.containers[0];
         const args = c.args ?? [];
         const i = args.indexOf('--maxmemory-policy');
@@ -234,8 +235,59 @@ function checkOverlay(objs, prestopText, facts) {
     const statefulSets = byKind('StatefulSet');
     const redisSet = statefulSets.find((x) => x.metadata.name === 'croupier-redis');
     const sentinelSet = statefulSets.find((x) => x.metadata.name === 'croupier-sentinel');
-    if (!redisSet || statefulSets.length !== (sentinelSet ? 2 : 1))
+    const clusterSet = statefulSets.find((x) => x.metadata.name === 'croupier-redis-cluster');
+    if (clusterSet) {
+        if (statefulSets.length !== 1)
+            errs.push('overlay: a Redis Cluster overlay runs the croupier-redis-cluster StatefulSet only (no croupier-redis, no sentinels)');
+    } else if (!redisSet || statefulSets.length !== (sentinelSet ? 2 : 1))
         errs.push('overlay: expected the Redis StatefulSet (and, with replicas, the croupier-sentinel one) only');
+
+    // Redis Cluster (docs/deploy.md "Redis Cluster on Kubernetes"): every node behind a Service
+    // of its own (the seeds, IP literals from link variables), masters >= 3 each with the same
+    // number of replicas, the Job that forms it naming every node, cluster-node-timeout from
+    // NODE_TIMEOUT_MS.
+    const cl = clusterSet ? { links: [], nodes: clusterSet.spec.replicas ?? 1, perMaster: NaN, nodeTimeout: NaN } : null;
+    if (cl) {
+        const cc = clusterSet.spec.template.spec.containers[0];
+        const cargs = cc.args ?? [];
+        const nt = cargs.indexOf('--cluster-node-timeout');
+        cl.nodeTimeout = num(envOf(cc).NODE_TIMEOUT_MS);
+        if (nt < 0 || cargs[nt + 1] !== '$(NODE_TIMEOUT_MS)' || !(cl.nodeTimeout > 0))
+            err(clusterSet, 'args must hold --cluster-node-timeout $(NODE_TIMEOUT_MS), NODE_TIMEOUT_MS a positive integer');
+        // A master hands its slots to a replica before it stops, inside the grace period.
+        const pre = cc.lifecycle?.preStop?.exec?.command ?? [];
+        const fw = num(envOf(cc).FAILOVER_WAIT_S ?? '15');
+        if (!pre.some((a) => a.endsWith('/redis-cluster-prestop.sh')))
+            err(clusterSet, 'preStop must run redis-cluster-prestop.sh (a master hands its slots over before it stops)');
+        else if (!(clusterSet.spec.template.spec.terminationGracePeriodSeconds >= fw + 30))
+            err(clusterSet, `terminationGracePeriodSeconds must be >= FAILOVER_WAIT_S ${fw} + 30 (the handover, then the AOF flush)`);
+        const hl = services.find((x) => x.metadata.name === clusterSet.spec.serviceName);
+        if (!hl || hl.spec.clusterIP !== 'None' || hl.spec.publishNotReadyAddresses !== true)
+            err(clusterSet, `its governing Service ${clusterSet.spec.serviceName} must be headless and publish not-ready pods (the Job and the start script resolve the names before the cluster is ok)`);
+        const jobs = byKind('Job').filter((x) => x.metadata.name === 'croupier-redis-cluster-create');
+        if (jobs.length !== 1) err(clusterSet, 'the Job croupier-redis-cluster-create (it forms the cluster) is required');
+        else {
+            const jenv = envOf(jobs[0].spec.template.spec.containers[0]);
+            cl.perMaster = num(jenv.REPLICAS_PER_MASTER);
+            const want = [...Array(cl.nodes).keys()].map((i) => `${clusterSet.metadata.name}-${i}.${clusterSet.spec.serviceName}:6379`);
+            const got = String(jenv.NODES ?? '').trim().split(/\s+/);
+            if (got.length !== want.length || !want.every((w) => got.includes(w)))
+                err(jobs[0], `NODES must list every node of the StatefulSet: ${want.join(' ')}`);
+        }
+        if (!(cl.perMaster >= 1) || cl.nodes % (cl.perMaster + 1) !== 0 || cl.nodes / (cl.perMaster + 1) < 3)
+            err(clusterSet, `${cl.nodes} nodes with REPLICAS_PER_MASTER ${cl.perMaster}: a cluster needs 3 masters or more, each with as many replicas (>= 1)`);
+        for (let i = 0; i < cl.nodes; i++) {
+            const pod = `${clusterSet.metadata.name}-${i}`;
+            const svc = services.find((x) => x.spec.selector?.['statefulset.kubernetes.io/pod-name'] === pod);
+            if (!svc || svc.spec.clusterIP === 'None' || svc.spec.publishNotReadyAddresses !== true)
+                err(clusterSet, `node ${pod} needs a Service of its own (selector statefulset.kubernetes.io/pod-name, a ClusterIP, publishNotReadyAddresses)`);
+            else {
+                const v = serviceLinkPrefix(svc.metadata.name);
+                cl.links.push(`$(${v}_SERVICE_HOST):$(${v}_SERVICE_PORT)`);
+            }
+        }
+    }
+    facts.cluster = cl;
 
     // Redis with replicas and Sentinels (docs/deploy.md "Redis Sentinel in Kubernetes"): three
     // sentinels, each behind a Service of its own whose link variables the croupier pods read;
@@ -294,8 +346,23 @@ function checkOverlay(objs, prestopText, facts) {
         for (const a of args)
             for (const m of a.matchAll(/\$\(([A-Za-z0-9_]+)\)/g))
                 if (!(m[1] in env) && !links.has(m[1])) err(d, `args reference $(${m[1]}), which nothing defines`);
-        if (!/^\$\(([A-Z0-9_]+)_SERVICE_HOST\):\$\(\1_SERVICE_PORT\)$/.test(argValue(args, 'redis') ?? ''))
-            err(d, '--redis must be $(<REDIS SERVICE>_SERVICE_HOST):$(<REDIS SERVICE>_SERVICE_PORT)');
+        // One Redis mode per process: --redis-cluster excludes --redis and the sentinel flags.
+        const has = (flag) => args.some((a) => a === `--${flag}` || a.startsWith(`--${flag}=`));
+        if (has('redis-cluster') && ['redis', 'redis-sentinels', 'redis-master'].some(has))
+            err(d, 'carries --redis-cluster and --redis/--redis-sentinels/--redis-master: the modes exclude each other');
+        if (cl) {
+            const got = (argValue(args, 'redis-cluster') ?? '').split(',');
+            if (got.length !== cl.links.length || !cl.links.every((l) => got.includes(l)))
+                err(d, `--redis-cluster must list every node's Service: ${cl.links.join(',')}`);
+            // The process refuses to start while slots are unserved: an init container waits.
+            const w = (pod.initContainers ?? []).find((x) => envOf(x).SEEDS !== undefined);
+            if (!w || envOf(w).SEEDS !== argValue(args, 'redis-cluster'))
+                err(d, 'an init container must wait for the cluster (cluster-wait.sh, SEEDS = the --redis-cluster list)');
+        } else {
+            if (!/^\$\(([A-Z0-9_]+)_SERVICE_HOST\):\$\(\1_SERVICE_PORT\)$/.test(argValue(args, 'redis') ?? ''))
+                err(d, '--redis must be $(<REDIS SERVICE>_SERVICE_HOST):$(<REDIS SERVICE>_SERVICE_PORT)');
+            if (has('redis-cluster')) err(d, '--redis-cluster without the croupier-redis-cluster StatefulSet in the overlay');
+        }
         if (ha.links) {
             const list = argValue(args, 'redis-sentinels') ?? '';
             const got = list.split(',');
@@ -392,6 +459,18 @@ function checkOverlay(objs, prestopText, facts) {
                 if (!(ttl >= ha.downAfter + FAILOVER_MARGIN_MS))
                     err(d, `--lease-ttl-ms ${ttl} must stay above the sentinels' DOWN_AFTER_MS ${ha.downAfter} + 2000 (the failover)`);
             }
+            if (cl) {
+                // One replica per master: a failover leaves the promoted master without any, so
+                // WAIT for as many replicas as a master has would start no round until the lost
+                // node is back (docs/deploy.md "The binaries on a cluster", Durability).
+                const mrArg = argValue(args, 'redis-min-replicas') ?? '-1';
+                const mr = mrArg === '-1' ? 0 : num(mrArg); // -1: the default, 0 on a cluster
+                if (!(mr >= 0 && mr <= cl.perMaster - 1))
+                    err(d, `--redis-min-replicas ${mr} must stay below the replicas of a master (${cl.perMaster}): a failover leaves one fewer`);
+                const ttl = num(argValue(args, 'lease-ttl-ms') ?? '6000');
+                if (!(ttl >= cl.nodeTimeout + FAILOVER_MARGIN_MS))
+                    err(d, `--lease-ttl-ms ${ttl} must stay above the cluster's NODE_TIMEOUT_MS ${cl.nodeTimeout} + ${FAILOVER_MARGIN_MS} (the failover)`);
+            }
             engines[engine] = { d, bound, grace, pool, replicas, need };
         } else if (component === 'gate') {
             gates++;
@@ -429,6 +508,10 @@ function checkOverlay(objs, prestopText, facts) {
             if (!(grace >= need)) err(d, `terminationGracePeriodSeconds ${grace} must be >= ${need} (preStop + window + close + ${GATE_MARGIN_S})`);
             facts.gate = { bound, grace, replicas };
         } else if (component === 'director') {
+            if (cl) {
+                err(d, 'croupier-director refuses --redis-cluster until the tournaments run on a cluster: no director on a cluster overlay (docs/deploy.md "Redis Cluster on Kubernetes")');
+                continue;
+            }
             // The tournament director (docs/tournaments.md "The director", docs/deploy.md "The
             // tournament director"): the drain shell's contract, like a game server's.
             for (const [flag, want] of [
@@ -448,7 +531,7 @@ function checkOverlay(objs, prestopText, facts) {
         } else err(d, `unexpected component '${component}'`);
     }
     if (gates !== 1) errs.push(`overlay: expected one gateway Deployment, found ${gates}`);
-    if (directors.length !== 1) errs.push(`overlay: expected one tournament director Deployment, found ${directors.length}`);
+    if (!cl && directors.length !== 1) errs.push(`overlay: expected one tournament director Deployment, found ${directors.length}`);
     // A player token must never be an admin token: the two secrets are different Secrets.
     if (facts.tokenSecret && (facts.adminSecrets ?? []).includes(facts.tokenSecret))
         errs.push(`overlay: the game servers' admin secret is the gateways' token Secret ${facts.tokenSecret} (docs/ops.md: a Secret of its own)`);
@@ -631,6 +714,33 @@ const HA_MUTATIONS = [
     ['director without sentinel flags', (o) => { const a = ctr(dep(o, 'croupier-director')).args; a.splice(a.findIndex((x) => x.startsWith('--redis-sentinels=')), 1); }, '--redis-sentinels must list'],
     ['sentinel Service missing', (o) => o.splice(o.findIndex((x) => x.kind === 'Service' && x.metadata.name === 'croupier-sentinel-1'), 1), 'needs a Service of its own'],
 ];
+// Injected into every overlay without Redis Cluster.
+const NONCLUSTER_MUTATIONS = [
+    ['cluster flag without a cluster', (o) => ctr(dep(o, 'croupier-gate')).args.push('--redis-cluster=10.0.0.1:6379'), 'without the croupier-redis-cluster StatefulSet'],
+];
+// Injected only into overlays that run Redis Cluster.
+const cset = (o) => o.find((x) => x.kind === 'StatefulSet' && x.metadata.name === 'croupier-redis-cluster');
+const cjob = (o) => o.find((x) => x.kind === 'Job' && x.metadata.name === 'croupier-redis-cluster-create');
+const CLUSTER_MUTATIONS = [
+    ['cluster and sentinel flags', (o) => ctr(dep(o, 'croupier-gate')).args.push('--redis-sentinels=10.0.0.1:26379'), 'modes exclude each other'],
+    ['cluster and --redis', (o) => ctr(dep(o, 'croupier-game-holdem')).args.push('--redis=10.0.0.1:6379'), 'modes exclude each other'],
+    ['game without --redis-cluster', (o) => { const a = ctr(dep(o, 'croupier-game-persistent')).args; a.splice(a.findIndex((x) => x.startsWith('--redis-cluster=')), 1); }, '--redis-cluster must list'],
+    ['gate seed list short', (o) => { const a = ctr(dep(o, 'croupier-gate')).args; const i = a.findIndex((x) => x.startsWith('--redis-cluster=')); a[i] = a[i].replace(/,[^,]*$/, ''); }, '--redis-cluster must list'],
+    ['seed Service missing', (o) => o.splice(o.findIndex((x) => x.kind === 'Service' && x.metadata.name === 'croupier-redis-cluster-4'), 1), 'needs a Service of its own'],
+    ['seed Service hides unready nodes', (o) => (o.find((x) => x.kind === 'Service' && x.metadata.name === 'croupier-redis-cluster-0').spec.publishNotReadyAddresses = false), 'needs a Service of its own'],
+    ['five nodes', (o) => (cset(o).spec.replicas = 5), 'a cluster needs 3 masters'],
+    ['no replicas', (o) => (cjob(o).spec.template.spec.containers[0].env.find((e) => e.name === 'REPLICAS_PER_MASTER').value = '0'), 'a cluster needs 3 masters'],
+    ['Job misses a node', (o) => { const e = cjob(o).spec.template.spec.containers[0].env.find((x) => x.name === 'NODES'); e.value = e.value.replace(/\s*\S+$/, ''); }, 'NODES must list every node'],
+    ['no create Job', (o) => o.splice(o.indexOf(cjob(o)), 1), 'croupier-redis-cluster-create'],
+    ['node without preStop handover', (o) => { delete cset(o).spec.template.spec.containers[0].lifecycle; }, 'preStop must run redis-cluster-prestop.sh'],
+    ['node grace too short for the handover', (o) => (cset(o).spec.template.spec.terminationGracePeriodSeconds = 20), 'FAILOVER_WAIT_S 15 + 30'],
+    ['no node timeout', (o) => { const a = cset(o).spec.template.spec.containers[0].args; a.splice(a.indexOf('--cluster-node-timeout'), 2); }, '--cluster-node-timeout'],
+    ['lease shorter than failover', (o) => ctr(dep(o, 'croupier-game-zhajinhua')).args.push('--lease-ttl-ms=4000'), '--lease-ttl-ms 4000'],
+    ['min replicas = replicas', (o) => ctr(dep(o, 'croupier-game-traditional')).args.push('--redis-min-replicas=1'), '--redis-min-replicas 1'],
+    ['no init wait', (o) => { delete dep(o, 'croupier-game-holdem').spec.template.spec.initContainers; }, 'an init container must wait'],
+    ['director on a cluster', (o) => { const g = structuredClone(dep(o, 'croupier-gate')); g.metadata.name = 'croupier-director'; g.spec.template.metadata.labels['app.kubernetes.io/component'] = 'director'; g.spec.template.spec.containers[0].name = 'director'; o.push(g); }, 'no director on a cluster overlay'],
+    ['single Redis beside the cluster', (o) => { const r = structuredClone(cset(o)); r.metadata.name = 'croupier-redis'; o.push(r); }, 'croupier-redis-cluster StatefulSet only'],
+];
 const PRESTOP_MUTATIONS = [
     ['prestop POSTs', (t) => t.replace('wget -q -O- "$BASE$1"', 'wget -q -O- --post-data= "$BASE$1"'), 'GET only'],
     ['prestop wget without -q -O-', (t) => t.replace('wget -q -O- "$BASE$1" 2>&1\n    fi', 'wget "$BASE$1"\n    fi'), 'wget -q -O-'],
@@ -640,7 +750,9 @@ function selfTest(env, objs, prestopText) {
     const failures = [];
     const clean = checkOverlay(structuredClone(objs), prestopText, {});
     if (clean.length) return { failures: [`${env}: self-test needs a clean overlay first`], count: 1 };
-    const mutations = sset(objs) ? [...MUTATIONS, ...HA_MUTATIONS] : MUTATIONS;
+    // The director's mutations only where it runs (not on Redis Cluster yet).
+    const base = dep(objs, 'croupier-director') ? MUTATIONS : MUTATIONS.filter(([name]) => !name.startsWith('director'));
+    const mutations = [...base, ...(sset(objs) ? HA_MUTATIONS : []), ...(cset(objs) ? CLUSTER_MUTATIONS : NONCLUSTER_MUTATIONS)];
     for (const [name, mutate, expect] of mutations) {
         const copy = structuredClone(objs);
         mutate(copy);
@@ -710,6 +822,8 @@ for (const { env, file } of overlays) {
         console.log(`  gate        replicas ${facts.gate.replicas}, preStop bound ${facts.gate.bound} s, grace ${facts.gate.grace} s`);
     if (facts.director)
         console.log(`  director    replicas ${facts.director.replicas}, drain bound ${facts.director.bound} s, grace ${facts.director.grace} s, claim TTL ${facts.director.claimTtl} ms`);
+    if (facts.cluster)
+        console.log(`  redis       Redis Cluster: ${facts.cluster.nodes} nodes, ${facts.cluster.perMaster} replica(s) per master, node timeout ${facts.cluster.nodeTimeout} ms, ${facts.cluster.links.length} seeds; no director`);
     if (facts.ha)
         console.log(`  redis       ${facts.ha.replicas} nodes (master + replicas), 3 sentinels on master '${facts.ha.master}', down-after ${facts.ha.downAfter} ms`);
     console.log(`  invariants: ${errs.length} violated; self-test: ${st.count - st.failures.length}/${st.count} injected violations caught`);
