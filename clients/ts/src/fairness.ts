@@ -1,4 +1,4 @@
-// Deal commitments (docs/fairness.md "Commit and reveal"): before the first card of a round the
+// Deal commitments (docs/fairness.md "The commitment"): before the first card of a round the
 // server sends SHA-256("croupier-deck-v1" || n as 2 bytes big-endian || the n deck bytes in
 // dealing order || a 32-byte nonce) on every Deal (`deal.deckCommitment`) and on a mid-round
 // Snapshot (`snapshot.deckCommitment`); the hand history reveals the deck and the nonce after

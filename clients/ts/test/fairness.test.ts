@@ -1,4 +1,4 @@
-// Deal commitments (src/fairness.ts, docs/fairness.md "Commit and reveal"): the SDK's check
+// Deal commitments (src/fairness.ts, docs/fairness.md "The commitment"): the SDK's check
 // against an independent SHA-256 (node:crypto) and against croupier-rules verify-deal and
 // verify-shoe, the server side's own implementation (tools/rules/rules_deck.c), on decks and
 // blackjack shoes croupier-rules deals through the production path.
