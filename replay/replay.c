@@ -17,16 +17,16 @@
 
 /* docs/replays.md "The policy of each game". */
 static const replay_rules_t replay_rows[] = {
-    {"holdem", REPLAY_SHOW_DOWN, false, true, "showdown"},
-    {"zhajinhua", REPLAY_SHOW_NONE, false, false, "own"},
-    {"doudizhu", REPLAY_SHOW_ALL, true, false, "all"},
-    {"runfast", REPLAY_SHOW_ALL, true, false, "all"},
-    {"bigtwo", REPLAY_SHOW_ALL, true, false, "all"},
-    {"guandan", REPLAY_SHOW_ALL, true, false, "all"},
-    {"blackjack", REPLAY_SHOW_ALL, false, false, "all"},
-    {"niuniu", REPLAY_SHOW_ALL, true, false, "all"},
-    {"test", REPLAY_SHOW_ALL, true, false, "all"},
-    {NULL, REPLAY_SHOW_NONE, false, false, "own"},
+    {"holdem", REPLAY_SHOW_DOWN, false, true, "showdown", false},
+    {"zhajinhua", REPLAY_SHOW_NONE, false, false, "own", false},
+    {"doudizhu", REPLAY_SHOW_ALL, true, false, "all", false},
+    {"runfast", REPLAY_SHOW_ALL, true, false, "all", false},
+    {"bigtwo", REPLAY_SHOW_ALL, true, false, "all", false},
+    {"guandan", REPLAY_SHOW_ALL, true, false, "all", false},
+    {"blackjack", REPLAY_SHOW_ALL, false, false, "all", true},
+    {"niuniu", REPLAY_SHOW_ALL, true, false, "all", false},
+    {"test", REPLAY_SHOW_ALL, true, false, "all", false},
+    {NULL, REPLAY_SHOW_NONE, false, false, "own", false},
 };
 
 const replay_rules_t *replay_rules(const char *game)
@@ -171,6 +171,77 @@ static bool rp_hex(const char *hex, uint8_t *out, size_t n)
     return true;
 }
 
+/* A string of exactly n hex digits (n 0: any even count, at least 2), else NULL. */
+static const char *rp_hexstr(const json_t *o, const char *key, size_t n)
+{
+    const char *h = json_string_value(json_object_get(o, key));
+    size_t len = h != NULL ? strlen(h) : 0;
+    if (h == NULL || (n > 0 ? len != n : len < 2 || len % 2 != 0) ||
+        strspn(h, "0123456789abcdefABCDEF") != len)
+        return NULL;
+    return h;
+}
+
+/*
+ * Blackjack (docs/fairness.md "Blackjack's shoes"): the record's shoes, each with the round's
+ * cards from it (the record's cards are the shoes' cards in the order of `shoes`), and the shoes
+ * the round retired, opened (`shoe_reveal`: a retired shoe deals no more, so its order is no
+ * secret). 0, or -EINVAL with the reason in err.
+ */
+static int rp_shoes(Croupier__Replay *r, const json_t *rec, const uint8_t *code, size_t ncards,
+                    char *err, size_t errlen)
+{
+    const json_t *shoes = json_object_get(rec, "shoes");
+    const json_t *reveal = json_object_get(rec, "shoe_reveal");
+    size_t nshoes = json_array_size(shoes), nreveal = json_array_size(reveal), at = 0;
+    if (nshoes > 0) {
+        r->shoes = xcalloc(nshoes, sizeof *r->shoes);
+        for (size_t i = 0; i < nshoes; i++) {
+            const json_t *s = json_array_get(shoes, i);
+            int64_t shoe = rp_int(s, "shoe", -1), first = rp_int(s, "first", -1),
+                    count = rp_int(s, "count", -1);
+            const char *commit = rp_hexstr(s, "commitment", 64);
+            if (shoe < 0 || shoe > UINT32_MAX || first < 0 || first > UINT32_MAX || count < 0 ||
+                (uint64_t)count > ncards - at || commit == NULL)
+                return rp_fail(err, errlen, "shoes[%zu]: no shoe, commitment, first or count", i);
+            Croupier__ReplayShoe *rs = xcalloc(1, sizeof *rs);
+            croupier__replay_shoe__init(rs);
+            r->shoes[r->n_shoes++] = rs;
+            rs->shoe = (uint32_t)shoe;
+            rs->commitment = xstrdup(commit);
+            rs->first = (uint32_t)first;
+            rs->has_cards = true;
+            rp_set_cards(&rs->cards, code + at, (size_t)count);
+            at += (size_t)count;
+        }
+    }
+    if (nreveal > 0) {
+        r->shoe_reveal = xcalloc(nreveal, sizeof *r->shoe_reveal);
+        for (size_t i = 0; i < nreveal; i++) {
+            const json_t *v = json_array_get(reveal, i);
+            int64_t shoe = rp_int(v, "shoe", -1), dealt = rp_int(v, "dealt", -1);
+            const char *commit = rp_hexstr(v, "commitment", 64), *nonce = rp_hexstr(v, "nonce", 64),
+                       *deck = rp_hexstr(v, "deck", 0);
+            if (shoe < 0 || shoe > UINT32_MAX || commit == NULL || nonce == NULL || deck == NULL ||
+                dealt > UINT32_MAX)
+                return rp_fail(err, errlen, "shoe_reveal[%zu]: no shoe, commitment, deck or nonce",
+                               i);
+            Croupier__ReplayShoeReveal *rv = xcalloc(1, sizeof *rv);
+            croupier__replay_shoe_reveal__init(rv);
+            r->shoe_reveal[r->n_shoe_reveal++] = rv;
+            rv->shoe = (uint32_t)shoe;
+            rv->commitment = xstrdup(commit);
+            rv->deck = xstrdup(deck);
+            rv->nonce = xstrdup(nonce);
+            if (dealt >= 0) {
+                rv->has_dealt = true;
+                rv->dealt = (uint32_t)dealt;
+            }
+        }
+    }
+    return 0;
+}
+
 Croupier__Replay *replay_build(const json_t *rec, uint64_t viewer, char *err, size_t errlen)
 {
     if (!replay_is_round(rec)) {
@@ -182,7 +253,7 @@ Croupier__Replay *replay_build(const json_t *rec, uint64_t viewer, char *err, si
     /* A duplicate deal of a match hall (docs/hand-history.md "match": its seed) is dealt at every
      * table of the round, some of which may still be playing it: nobody's cards but one's own,
      * and no deck (docs/replays.md "The policy of each game"). */
-    static const replay_rules_t duplicate = {NULL, REPLAY_SHOW_NONE, false, false, "own"};
+    static const replay_rules_t duplicate = {NULL, REPLAY_SHOW_NONE, false, false, "own", false};
     const json_t *match = json_object_get(rec, "match");
     if (json_is_object(match) && json_object_get(match, "seed") != NULL)
         rules = &duplicate;
@@ -265,6 +336,9 @@ Croupier__Replay *replay_build(const json_t *rec, uint64_t viewer, char *err, si
         seat_of[i] = (int)s;
         code[i] = (uint8_t)v;
     }
+
+    if (rules->shoes_public && rp_shoes(r, rec, code, ncards, err, errlen) != 0)
+        goto fail;
 
     /* Hold'em: the hand played again says when the board came out and who showed. */
     int order[3] = {-1, -1, -1};

@@ -6,7 +6,8 @@
  * turns them into Replay events (client.proto): each seat's deal, the table's cards, every action
  * in order, the hands shown at the end. What each game adds is a row of replay_rules_t: whose
  * cards a viewer may see once the round is over (none but his own, those shown down, or all),
- * whether the deck and its nonce are shown, and, for hold'em, when the board came out between
+ * whether the deck and its nonce are shown (for blackjack: its shoes, and the shoes the round
+ * retired, opened), and, for hold'em, when the board came out between
  * the actions (the record keeps cards and actions apart: games/holdem/holdem_record.h plays the
  * hand again to know).
  *
@@ -39,6 +40,7 @@ typedef struct {
     bool deck_public;   /* the record's deck and deck_nonce */
     bool holdem_board;  /* the board between the actions, by the hold'em streets */
     const char *policy; /* Replay.policy: the name docs/replays.md gives the row */
+    bool shoes_public;  /* blackjack: the record's shoes and the retired shoes it opens */
 } replay_rules_t;
 
 /* The rules of game (never NULL: the default row, REPLAY_SHOW_NONE, for a game not listed). */

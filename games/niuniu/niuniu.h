@@ -26,6 +26,11 @@
 #define NIUNIU_HAND_CARDS 5
 #define NIUNIU_DECK_CARDS 52
 #define NIUNIU_MAX_SEATS 10 /* 52 cards, five each */
+/* The range of the banker draw's rnd (niuniu_banker_bid(), niuniu_banker_rotate()): 2520 =
+ * lcm(1..NIUNIU_MAX_SEATS), so an rnd uniform in [0, NIUNIU_DRAW_RANGE) makes rnd % count
+ * exactly uniform for every count of seats (the engine draws it so, deck_uniform(): no modulo
+ * bias, docs/fairness.md "The scaling"). */
+#define NIUNIU_DRAW_RANGE 2520
 #define NIUNIU_MAX_BET_OPTIONS 8
 #define NIUNIU_MAX_BID 10
 #define NIUNIU_MAX_MULT 100
@@ -127,7 +132,7 @@ bool niuniu_may_bank(const niuniu_config_t *cfg, int64_t stack);
  * its default move), 1..cfg->max_bid its bid. stacks[s]: the seats' stacks (those in the round
  * must be > 0). A seat bidding > 0 must be able to bank (niuniu_may_bank()). The highest bid
  * banks with that bid as the round's multiplier; equal highest bids are split by rnd: the
- * (rnd % count)-th of them in seat order. With no bid, a seat that may bank is drawn the same
+ * (rnd % count)-th of them in seat order (uniform when rnd is uniform in [0, NIUNIU_DRAW_RANGE)). With no bid, a seat that may bank is drawn the same
  * way among all such seats in the round, multiplier 1. Needs two seats in the round.
  * Returns 0 and sets *banker and *mult; -ENOENT when no seat in the round may bank (no round);
  * -EINVAL for bad input.

@@ -96,7 +96,7 @@ static void nn_choose(nn_game_t *z)
     uint32_t rnd = 0;
     for (int s = 0; s < NIUNIU_MAX_SEATS; s++)
         bids[s] = z->r.in[s] ? z->r.bid[s] : -1;
-    rc = deck_uniform(UINT32_MAX, &rnd);
+    rc = deck_uniform(NIUNIU_DRAW_RANGE, &rnd); /* rnd % count is then exactly uniform */
     if (rc == 0 && nn_rotate)
         rc = niuniu_banker_rotate(&z->cfg, z->last_banker, z->r.in, z->r.stack, rnd, &banker);
     else if (rc == 0)

@@ -21,6 +21,7 @@
 #include <jansson.h>
 
 #include "deck.h"
+#include "replay.h"
 #include "rpcc.h"
 #include "support.h"
 #include "testenv.h"
@@ -506,6 +507,10 @@ START_TEST(test_bj_engine_deals_carry_the_shoe_commitment_and_records_open_it)
     memcpy(commit[1], s->deck_commitment.data, DECK_COMMIT_LEN);
     frame_free_rpc(r);
     int next[4] = {0}, hole = -1, rounds = 0, rounds_shoe1 = 0;
+    /* What the player saw face up on the Deals of shoe 1, by position (wire codes; -1: none). */
+    int seen1[DECK_MAX_CARDS];
+    for (int k = 0; k < DECK_MAX_CARDS; k++)
+        seen1[k] = -1;
     uint64_t shoe = 1;
     while (rounds < 30 && (shoe < 2 || next[2] < 10)) {
         act(&e, p, BET, 10, 0, E_OK);
@@ -544,6 +549,9 @@ START_TEST(test_bj_engine_deals_carry_the_shoe_commitment_and_records_open_it)
                     ck_assert_int_eq((int)d->shoe_position, hole);
                 }
                 round_of_shoe1 |= shoe == 1;
+                if (d->shoe == 1 && d->has_cards && d->cards.len == 1 &&
+                    d->shoe_position < DECK_MAX_CARDS)
+                    seen1[d->shoe_position] = d->cards.data[0];
             }
             frame_free_rpc(f);
         }
@@ -620,6 +628,58 @@ START_TEST(test_bj_engine_deals_carry_the_shoe_commitment_and_records_open_it)
     }
     ck_assert_int_eq(checked, rounds_shoe1);
     ck_assert_int_eq(expect_first, next[1]);
+
+    /* The player's own check, from what the protocol gives him (docs/fairness.md "Who can open
+     * it"): the replays of his rounds carry each round's shoe, commitment, first position and
+     * cards, and the retiring round's replay opens shoe 1; with the commitment and the cards he
+     * got on the Deals, everything matches. */
+    char hex1[2 * DECK_COMMIT_LEN + 1];
+    deck_hex(commit[1], DECK_COMMIT_LEN, hex1);
+    int replay_rounds = 0, replay_opened = 0, replay_cards = 0;
+    json_array_foreach(recs, i, rec)
+    {
+        char err[200] = "";
+        Croupier__Replay *rp = replay_build(rec, p, err, sizeof err);
+        ck_assert_msg(rp != NULL, "replay_build: %s", err);
+        for (size_t k = 0; k < rp->n_shoes; k++) {
+            const Croupier__ReplayShoe *rs = rp->shoes[k];
+            if (rs->shoe != 1)
+                continue;
+            ck_assert_str_eq(rs->commitment, hex1);
+            ck_assert(rs->has_cards);
+            for (size_t c = 0; c < rs->cards.len; c++) {
+                int seen = seen1[rs->first + c];
+                if (seen >= 0) { /* every card the player saw face up at that position */
+                    ck_assert_int_eq(rs->cards.data[c], seen);
+                    replay_cards++;
+                }
+            }
+            replay_rounds++;
+        }
+        for (size_t k = 0; k < rp->n_shoe_reveal; k++) {
+            const Croupier__ReplayShoeReveal *rv = rp->shoe_reveal[k];
+            if (rv->shoe != 1)
+                continue;
+            uint8_t od[DECK_MAX_CARDS], on[DECK_NONCE_LEN], oc[DECK_COMMIT_LEN];
+            ck_assert_str_eq(rv->commitment, hex1);
+            int nd = deck_unhex(rv->deck, od, sizeof od);
+            ck_assert_int_eq(nd, 52);
+            ck_assert_int_eq(deck_unhex(rv->nonce, on, sizeof on), DECK_NONCE_LEN);
+            deck_commitment_tagged(DECK_SHOE_TAG, od, (size_t)nd, on, oc);
+            ck_assert(memcmp(oc, commit[1], DECK_COMMIT_LEN) == 0);
+            ck_assert(rv->has_dealt);
+            for (int q = 0; q < (int)rv->dealt; q++) /* the wire code in blackjack's byte */
+                if (seen1[q] >= 0)
+                    ck_assert_int_eq((seen1[q] & 3) * 13 + ((seen1[q] >> 2) == 14 ? 0
+                                                                               : (seen1[q] >> 2) - 1),
+                                     od[q]);
+            replay_opened++;
+        }
+        croupier__replay__free_unpacked(rp, NULL);
+    }
+    ck_assert_int_eq(replay_rounds, rounds_shoe1);
+    ck_assert_int_eq(replay_opened, 1);
+    ck_assert_int_ge(replay_cards, 2 * rounds_shoe1); /* at least the player's own two a round */
     json_decref(recs);
     free(h);
     env_stop(&e);

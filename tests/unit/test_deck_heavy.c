@@ -1,8 +1,10 @@
 /*
  * test_deck_heavy -- the statistical tests of the kit's shuffle (docs/fairness.md "The tests"),
  * suite 'heavy'. For each deck size (48, 52, 54, 108 cards) DECK_HEAVY_DECKS decks (10^6) are
- * shuffled through the production function, deck_shuffle(), starting from the order 0..n-1, and
- * four statistics are taken, each at the 99 % confidence level:
+ * dealt through the production function of every kit game's round, deck_deal() (what
+ * tk_deal_shuffle() runs: the shuffle, then the round's nonce from the same stream and the
+ * commitment), starting from the order 0..n-1, and four statistics are taken, each at the 99 %
+ * confidence level:
  *
  *   position   chi-square of the card x position counts (n x n cells, df (n-1)^2);
  *   adjacency  chi-square of the ordered pairs (a, b) with b right after a (n(n-1) cells,
@@ -12,8 +14,9 @@
  *   first      chi-square of the first card (n cells, df n - 1).
  *
  * Blackjack's shoes (D decks of the 52 card values, 2, 6 and 8 decks: 104, 312 and 416 cards,
- * each value D times, started in the order 0..51 repeated) take three statistics over the card
- * values, with DECK_HEAVY_DECKS / 4 shoes each:
+ * each value D times, started in the order 0..51 repeated) go through deck_shuffle(), what a
+ * production table's bj_shuffle() runs (games/persistent/blackjack.c), and take three statistics
+ * over the card values, with DECK_HEAVY_DECKS shoes each:
  *
  *   position   chi-square of the value x position counts (52 x n cells, each expecting
  *              shoes / 52; df 51 (n - 1));
@@ -22,7 +25,9 @@
  *              n - 1 pairs; df 52^2 - 1);
  *   first      chi-square of the first card's value (52 cells; df 51).
  *
- * (The runs statistic needs distinct cards: it is taken on the decks above.)
+ * (The runs statistic needs distinct cards: it is taken on the decks above.) A match hall's
+ * duplicate deals (deck_deal_keyed(): the same Fisher-Yates, its draws from HMAC-SHA256 under
+ * the deal's key) take the four deck statistics on 52 and 108 cards, 10^6 decks each.
  * A sound shuffle fails one statistic with chance 1 %; a statistic that fails is taken again
  * on fresh decks, up to three times in all, and the test fails only if it fails every time
  * (chance 10^-6 per statistic: with some twenty statistics, twice was 2 x 10^-3 a run, and a
@@ -44,6 +49,31 @@
 #define MAXSHOE (8 * 52)
 
 typedef int (*shuffle_fn)(uint8_t *cards, size_t n);
+
+/* A kit game's round: deck_deal(), the shuffle and then the nonce drawn from the same stream (so
+ * consecutive decks are separated by the 32 bytes of a nonce, as on a server) and the commitment. */
+static int shuffle_deal(uint8_t *cards, size_t n)
+{
+    static deck_deal_t deal;
+    return deck_deal(&deal, cards, n);
+}
+
+/* A duplicate deal of a match hall (docs/fairness.md "Duplicate deals"): deck_deal_keyed() with
+ * the production key, croupier-dup:<seed>:<deal>, a seed drawn once and the deals counted from
+ * 0, and the first of 4 seats drawn from the same stream after the deck, as trad_round_start()
+ * does. */
+static int shuffle_keyed(uint8_t *cards, size_t n)
+{
+    static deck_deal_t deal;
+    static uint64_t seed, next;
+    if (next == 0 && deck_random_bytes(&seed, sizeof seed) != 0)
+        return -1;
+    char key[64];
+    int len = snprintf(key, sizeof key, "croupier-dup:%llu:%llu", (unsigned long long)seed,
+                       (unsigned long long)next++);
+    uint32_t first;
+    return deck_deal_keyed(&deal, cards, n, key, (size_t)len, 4, &first);
+}
 
 /* Planet Poker's 1999 shuffle: j from the whole deck for every i. Biased: n^n paths onto n!. */
 static int shuffle_planet_poker(uint8_t *cards, size_t n)
@@ -176,19 +206,17 @@ static void run_shoe_stats(shuffle_fn fn, int decks, long shoes, result_t *r);
  * SOUND_TRIES runs in all; it fails the test only if it failed in every one). shoe_decks 0:
  * decks of n distinct cards (run_stats), else shoes of that many decks (the runs statistic
  * aside). */
-static void check_sound_runs(int n, int shoe_decks)
+static void check_sound_runs(int n, int shoe_decks, shuffle_fn fn, const char *label)
 {
     bool failing[4] = {true, true, true, true};
     double last[4] = {0}, crit[4] = {0};
     for (int k = 1; k <= SOUND_TRIES; k++) {
         result_t r;
-        if (shoe_decks > 0) {
-            run_shoe_stats(deck_shuffle, shoe_decks, DECK_HEAVY_DECKS / 4, &r);
-            report("deck_shuffle shoe", n, k, &r);
-        } else {
-            run_stats(deck_shuffle, n, DECK_HEAVY_DECKS, &r);
-            report("deck_shuffle", n, k, &r);
-        }
+        if (shoe_decks > 0)
+            run_shoe_stats(fn, shoe_decks, DECK_HEAVY_DECKS, &r);
+        else
+            run_stats(fn, n, DECK_HEAVY_DECKS, &r);
+        report(label, n, k, &r);
         bool any = false;
         for (int s = 0; s < 4; s++) {
             if (shoe_decks > 0 && s == ST_RUNS)
@@ -202,14 +230,13 @@ static void check_sound_runs(int n, int shoe_decks)
             return;
     }
     for (int s = 0; s < 4; s++)
-        ck_assert_msg(!failing[s],
-                      "deck_shuffle n=%d%s fails %s %d times at 99 %%: last %.1f > %.1f", n,
-                      shoe_decks > 0 ? " (shoe)" : "", st_name[s], SOUND_TRIES, last[s], crit[s]);
+        ck_assert_msg(!failing[s], "%s n=%d fails %s %d times at 99 %%: last %.1f > %.1f", label,
+                      n, st_name[s], SOUND_TRIES, last[s], crit[s]);
 }
 
 static void check_sound(int n)
 {
-    check_sound_runs(n, 0);
+    check_sound_runs(n, 0, shuffle_deal, "deck_deal");
 }
 
 /* The biased shuffle fails every statistic, twice (the same rule the sound one must pass). */
@@ -274,16 +301,17 @@ static void run_shoe_stats(shuffle_fn fn, int decks, long shoes, result_t *r)
 /* The shoe statistics (ST_RUNS aside): the real shuffle passes (check_sound_runs' rule). */
 static void check_sound_shoe(int decks)
 {
-    check_sound_runs(decks * 52, decks);
+    check_sound_runs(decks * 52, decks, deck_shuffle, "deck_shuffle shoe");
 }
 
 /* The biased shuffle fails the position and first statistics of a shoe, twice (the test of the
- * test; its bias on neighbouring values is below what the adjacency statistic sees in a shoe). */
+ * test; its bias on neighbouring values is at the edge of what the adjacency statistic sees in a
+ * shoe: it fails it in 2 decks, passes it in 6 and 8). */
 static void check_biased_shoe(int decks)
 {
     for (int round = 1; round <= 2; round++) {
         result_t r;
-        run_shoe_stats(shuffle_planet_poker, decks, DECK_HEAVY_DECKS / 4, &r);
+        run_shoe_stats(shuffle_planet_poker, decks, DECK_HEAVY_DECKS, &r);
         report("planet_poker shoe", decks * 52, round, &r);
         for (int st = ST_POSITION; st <= ST_FIRST; st += ST_FIRST - ST_POSITION)
             ck_assert_msg(r.stat[st] > r.crit[st],
@@ -311,6 +339,13 @@ START_TEST(test_deck_heavy_shuffle_passes_at_99_percent)
 {
     static const int sizes[] = {48, 52, 54, 108};
     check_sound(sizes[_i]);
+}
+END_TEST
+
+START_TEST(test_deck_heavy_keyed_deal_passes_at_99_percent)
+{
+    static const int sizes[] = {52, 108};
+    check_sound_runs(sizes[_i], 0, shuffle_keyed, "deck_deal_keyed");
 }
 END_TEST
 
@@ -347,6 +382,10 @@ static Suite *deck_heavy_suite(void)
     tc = tcase_create("sound");
     tcase_set_timeout(tc, 1800);
     tcase_add_loop_test(tc, test_deck_heavy_shuffle_passes_at_99_percent, 0, 4);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("keyed");
+    tcase_set_timeout(tc, 1800);
+    tcase_add_loop_test(tc, test_deck_heavy_keyed_deal_passes_at_99_percent, 0, 2);
     suite_add_tcase(s, tc);
     tc = tcase_create("biased");
     tcase_set_timeout(tc, 1800);

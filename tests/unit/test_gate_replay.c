@@ -23,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "deck.h"
 #include "gatec.h"
 #include "support.h"
 #include "testenv.h"
@@ -44,6 +45,8 @@ typedef struct {
     int he_seat[3];   /* seats of P0.. */
     bool he_shown[9]; /* seats whose cards RoundEnd showed */
     int ddz_seat;
+    uint8_t ddz_commit[DECK_COMMIT_LEN]; /* what the Dou Dizhu round's Deals carried */
+    bool ddz_has_commit;
 } env_t;
 
 static env_t E;
@@ -178,18 +181,25 @@ static bool play_ddz(void)
     }
     E.ddz_seat = (int)j->joined->seat;
     frame_free_server(j);
-    Croupier__ServerMessage *m =
-        gatec_next_event(c, CROUPIER__SERVER_MESSAGE__BODY_ROUND_END, 30000);
-    /* A deal nobody bid for is thrown in (a completed round too); either is replayed. */
+    /* The round's Deals carry its deck commitment (docs/fairness.md): the player keeps it. A
+     * deal nobody bid for is thrown in (a completed round too); either is replayed. */
+    char deal_round[160] = "";
+    Croupier__ServerMessage *m = gatec_next_event(c, 0, 30000);
     while (m != NULL && m->body_case != CROUPIER__SERVER_MESSAGE__BODY_ROUND_END) {
+        if (m->body_case == CROUPIER__SERVER_MESSAGE__BODY_DEAL && m->deal->has_deck_commitment &&
+            m->deal->deck_commitment.len == DECK_COMMIT_LEN && m->deal->round_id != NULL) {
+            memcpy(E.ddz_commit, m->deal->deck_commitment.data, DECK_COMMIT_LEN);
+            snprintf(deal_round, sizeof deal_round, "%s", m->deal->round_id);
+        }
         frame_free_server(m);
-        m = gatec_next_event(c, CROUPIER__SERVER_MESSAGE__BODY_ROUND_END, 30000);
+        m = gatec_next_event(c, 0, 30000);
     }
     if (m == NULL) {
         snprintf(E.ddz_why, sizeof E.ddz_why, "the Dou Dizhu deal did not end within 30 s");
         goto out;
     }
     snprintf(E.ddz_round, sizeof E.ddz_round, "%s", m->round_end->round_id);
+    E.ddz_has_commit = strcmp(deal_round, E.ddz_round) == 0;
     frame_free_server(m);
     frame_free_server(gatec_leave(c, 900, 3000));
     ok = true;
@@ -460,6 +470,17 @@ START_TEST(test_replay_doudizhu_shows_every_hand_and_the_deck)
     ck_assert_ptr_nonnull(r->deck);
     ck_assert_uint_eq(strlen(r->deck), 2 * 54);
     ck_assert_ptr_nonnull(r->deck_nonce);
+    /* The player's check from what he received (docs/fairness.md "Who can open it"): the
+     * replay's deck and nonce open the commitment the round's Deals carried. */
+    ck_assert_msg(E.ddz_has_commit, "no Deal of round %s carried a deck commitment", E.ddz_round);
+    ck_assert(r->has_deck_commitment && r->deck_commitment.len == DECK_COMMIT_LEN);
+    ck_assert(memcmp(r->deck_commitment.data, E.ddz_commit, DECK_COMMIT_LEN) == 0);
+    uint8_t deck[DECK_MAX_CARDS], nonce[DECK_NONCE_LEN], got[DECK_COMMIT_LEN];
+    int n = deck_unhex(r->deck, deck, sizeof deck);
+    ck_assert_int_eq(n, 54);
+    ck_assert_int_eq(deck_unhex(r->deck_nonce, nonce, sizeof nonce), DECK_NONCE_LEN);
+    deck_commitment(deck, (size_t)n, nonce, got);
+    ck_assert(memcmp(got, E.ddz_commit, DECK_COMMIT_LEN) == 0);
     frame_free_server(a);
     gatec_close(s);
     free(code);

@@ -13,6 +13,9 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include <jansson.h>
+
+#include "deck.h"
 #include "rpcc.h"
 #include "support.h"
 #include "testenv.h"
@@ -48,6 +51,11 @@ typedef struct {
     int64_t round_delta_sum;
     uint64_t leaver;  /* a player who left during a hand: play_rounds never acts for them */
     int leaver_turns; /* Turns of the leaver's seat play_rounds left to the kit */
+    struct {          /* the deck commitment each round's Deals carried (docs/fairness.md) */
+        char round[128];
+        uint8_t c[DECK_COMMIT_LEN];
+    } commits[32];
+    int ncommits;
 } model_t;
 
 /* These tests drive one server without a gateway: a drained table closes and its players are
@@ -210,6 +218,22 @@ static void model_apply(model_t *m, const Croupier__RpcFrame *f)
         } else
             m->table_closing++;
         return;
+    }
+    /* The deck commitment of a round the kit shuffled (a stacked test deck has none): the same
+     * on every Deal of the round, to any player. */
+    if (sm->body_case == CROUPIER__SERVER_MESSAGE__BODY_DEAL && sm->deal->has_deck_commitment) {
+        const Croupier__Deal *d = sm->deal;
+        ck_assert(d->deck_commitment.len == DECK_COMMIT_LEN && d->round_id != NULL);
+        int k;
+        for (k = 0; k < m->ncommits && strcmp(m->commits[k].round, d->round_id) != 0; k++)
+            ;
+        if (k < m->ncommits)
+            ck_assert(memcmp(m->commits[k].c, d->deck_commitment.data, DECK_COMMIT_LEN) == 0);
+        else if (k < 32) {
+            snprintf(m->commits[k].round, sizeof m->commits[k].round, "%s", d->round_id);
+            memcpy(m->commits[k].c, d->deck_commitment.data, DECK_COMMIT_LEN);
+            m->ncommits++;
+        }
     }
     /* Own hole cards: a Deal for a seat that carries cards reaches its owner only. */
     if (sm->body_case == CROUPIER__SERVER_MESSAGE__BODY_DEAL && sm->deal->has_seat)
@@ -397,6 +421,34 @@ START_TEST(test_join_buys_in_through_the_wallet_and_hands_settle)
     ck_assert_int_eq(total + rake(&e), start);
     /* Each hand left a history in the game's stream. */
     ck_assert_int_ge(redis_int(&e, "XLEN %s", "{croupier:history:holdem}:stream"), 3);
+    /* The kit shuffled these hands: every Deal carried the round's commitment, and each history
+     * reveals the deck and nonce that open it (docs/fairness.md "The commitment"). */
+    ck_assert_int_ge(m.ncommits, 3);
+    char *hist = ts_redis_cmd(e.redis, "XRANGE %s - +", "{croupier:history:holdem}:stream");
+    ck_assert_ptr_nonnull(hist);
+    int opened = 0;
+    for (char *line = strtok(hist, "\n"); line != NULL; line = strtok(NULL, "\n")) {
+        json_t *rec = line[0] == '{' ? json_loads(line, 0, NULL) : NULL;
+        const char *round = json_string_value(json_object_get(rec, "round"));
+        int k;
+        for (k = 0; round != NULL && k < m.ncommits && strcmp(m.commits[k].round, round) != 0; k++)
+            ;
+        if (round != NULL && k < m.ncommits) {
+            uint8_t deck[DECK_MAX_CARDS], nonce[DECK_NONCE_LEN], got[DECK_COMMIT_LEN];
+            int n = deck_unhex(json_string_value(json_object_get(rec, "deck")), deck, sizeof deck);
+            ck_assert_int_eq(n, 52);
+            ck_assert_int_eq(
+                deck_unhex(json_string_value(json_object_get(rec, "deck_nonce")), nonce, sizeof nonce),
+                DECK_NONCE_LEN);
+            deck_commitment(deck, (size_t)n, nonce, got);
+            ck_assert_msg(memcmp(got, m.commits[k].c, DECK_COMMIT_LEN) == 0,
+                          "round %s: the revealed deck does not open the Deals' commitment", round);
+            opened++;
+        }
+        json_decref(rec);
+    }
+    ck_assert_int_ge(opened, 3);
+    free(hist);
     char *keys = ts_redis_cmd(e.redis, "KEYS {croupier:money}:round:*");
     ck_assert(strlen(keys) > 0);
     free(keys);

@@ -435,6 +435,34 @@ START_TEST(test_highest_bid_banks_with_its_multiplier)
 }
 END_TEST
 
+/* The draw among equal bids is exactly uniform over the engine's range of rnd
+ * (NIUNIU_DRAW_RANGE, drawn by deck_uniform()): for every count of tied seats, 2 to 10, every rnd
+ * in [0, NIUNIU_DRAW_RANGE) once gives each tied seat the bank equally often. */
+START_TEST(test_banker_draw_is_uniform_over_its_range_for_every_count)
+{
+    niuniu_config_t cfg;
+    niuniu_config_default(&cfg);
+    cfg.seats = NIUNIU_MAX_SEATS;
+    int64_t stacks[NIUNIU_MAX_SEATS];
+    for (int s = 0; s < NIUNIU_MAX_SEATS; s++)
+        stacks[s] = 1000;
+    for (int count = 2; count <= NIUNIU_MAX_SEATS; count++) {
+        int bids[NIUNIU_MAX_SEATS], hits[NIUNIU_MAX_SEATS] = {0};
+        for (int s = 0; s < NIUNIU_MAX_SEATS; s++)
+            bids[s] = s < count ? 2 : 1; /* seats 0..count-1 tie at the highest bid */
+        for (uint32_t rnd = 0; rnd < NIUNIU_DRAW_RANGE; rnd++) {
+            int banker = -1, mult = 0;
+            ck_assert_int_eq(niuniu_banker_bid(&cfg, bids, stacks, rnd, &banker, &mult), 0);
+            ck_assert_int_lt(banker, count);
+            hits[banker]++;
+        }
+        for (int s = 0; s < count; s++)
+            ck_assert_msg(hits[s] == NIUNIU_DRAW_RANGE / count, "%d tied: seat %d banks %d times",
+                          count, s, hits[s]);
+    }
+}
+END_TEST
+
 START_TEST(test_no_bid_draws_a_banker_among_those_who_may_bank_at_one)
 {
     niuniu_config_t cfg;
@@ -703,6 +731,7 @@ int main(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("banker");
     tcase_add_test(tc, test_highest_bid_banks_with_its_multiplier);
+    tcase_add_test(tc, test_banker_draw_is_uniform_over_its_range_for_every_count);
     tcase_add_test(tc, test_no_bid_draws_a_banker_among_those_who_may_bank_at_one);
     tcase_add_test(tc, test_rotation_passes_clockwise_to_the_next_seat_that_may_bank);
     tcase_add_test(tc, test_a_bet_must_be_an_option_whose_worst_loss_the_stack_covers);

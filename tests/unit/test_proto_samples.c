@@ -705,6 +705,22 @@ int samples_server(samples_server_cb cb, void *arg)
         m.body_case = CROUPIER__SERVER_MESSAGE__BODY_REPLAY;
         m.replay = &r;
         server_emit(cb, arg, "replay", &m, &n);
+        /* Blackjack's: the round's shoe with its cards, and the shoe it retired, opened. */
+        static uint8_t bj_cards[] = {(14 << 2) | 3, (10 << 2) | 1, (2 << 2) | 0};
+        Croupier__ReplayShoe shoe = CROUPIER__REPLAY_SHOE__INIT;
+        shoe.shoe = 4, shoe.first = 49, shoe.has_cards = 1, shoe.cards = BIN(bj_cards);
+        shoe.commitment = "9c1f000000000000000000000000000000000000000000000000000000000000";
+        Croupier__ReplayShoe *shoes[] = {&shoe};
+        Croupier__ReplayShoeReveal rv = CROUPIER__REPLAY_SHOE_REVEAL__INIT;
+        rv.shoe = 4, rv.commitment = shoe.commitment, rv.deck = "00010203";
+        rv.nonce = "51e0000000000000000000000000000000000000000000000000000000000000";
+        rv.has_dealt = 1, rv.dealt = 52;
+        Croupier__ReplayShoeReveal *rvs[] = {&rv};
+        Croupier__Replay bj = CROUPIER__REPLAY__INIT;
+        bj.round_id = "persistent:1:1:4294967297:9", bj.game = "blackjack", bj.policy = "all";
+        bj.n_shoes = 1, bj.shoes = shoes, bj.n_shoe_reveal = 1, bj.shoe_reveal = rvs;
+        m.replay = &bj;
+        server_emit(cb, arg, "replay_blackjack", &m, &n);
         Croupier__ReplayShared sh = CROUPIER__REPLAY_SHARED__INIT;
         sh.code = "04291735", sh.round_id = "holdem:3:7:4294967297:12";
         sh.has_expires_unix_ms = 1, sh.expires_unix_ms = 1767830400000ull;

@@ -187,6 +187,86 @@ START_TEST(test_replay_voided_round_and_unknown_game)
 }
 END_TEST
 
+/* A blackjack round (docs/hand-history.md "Blackjack's cards, actions and shoes") that dealt the
+ * last 3 cards of shoe 4 and the first 3 of shoe 5 (the shoe ran dry) and retired shoe 4. */
+#define BJ_C4 "4444444444444444444444444444444444444444444444444444444444444444"
+#define BJ_C5 "5555555555555555555555555555555555555555555555555555555555555555"
+#define BJ_NONCE "abababababababababababababababababababababababababababababababab"
+static const char bj_rec[] =
+    "{\"round\":\"persistent:1:1:4294967297:9\",\"game\":\"blackjack\",\"engine\":"
+    "\"persistent\",\"seats\":[{\"seat\":2,\"player\":\"7\",\"stack\":500}],"
+    "\"cards\":[{\"seat\":2,\"card\":\"As\"},{\"seat\":-1,\"card\":\"Td\"},{\"seat\":2,"
+    "\"card\":\"2c\"},{\"seat\":-1,\"card\":\"Kh\"},{\"seat\":2,\"card\":\"9s\"},"
+    "{\"seat\":-1,\"card\":\"3d\"}],"
+    "\"actions\":[{\"seat\":2,\"action\":\"bet\",\"amount\":10},{\"seat\":2,\"action\":"
+    "\"hit\",\"amount\":0}],\"results\":[{\"seat\":2,\"delta\":-10}],"
+    "\"outcome\":\"completed\",\"rake\":0,"
+    "\"shoes\":[{\"shoe\":4,\"commitment\":\"" BJ_C4 "\",\"first\":49,\"count\":3},"
+    "{\"shoe\":5,\"commitment\":\"" BJ_C5 "\",\"first\":0,\"count\":3}],"
+    "\"shoe_reveal\":[{\"shoe\":4,\"commitment\":\"" BJ_C4 "\",\"deck\":\"00010203\","
+    "\"nonce\":\"" BJ_NONCE "\",\"dealt\":52}]}";
+
+/* Blackjack: the round's shoes with its cards from each, and the retired shoe opened
+ * (docs/fairness.md "Who can open it"), for a player of the round and a stranger alike; the
+ * other games carry none; a record whose shoes say more cards than it has is refused. */
+START_TEST(test_replay_blackjack_carries_its_shoes_and_the_retired_one)
+{
+    for (int v = 0; v < 2; v++) {
+        Croupier__Replay *r = build(bj_rec, v == 0 ? 7 : 99);
+        ck_assert_str_eq(r->policy, "all");
+        ck_assert_uint_eq(r->n_shoes, 2);
+        static const char *want[2] = {"As Td 2c", "Kh 9s 3d"};
+        for (int k = 0; k < 2; k++) {
+            const Croupier__ReplayShoe *rs = r->shoes[k];
+            ck_assert_uint_eq(rs->shoe, (uint32_t)(4 + k));
+            ck_assert_str_eq(rs->commitment, k == 0 ? BJ_C4 : BJ_C5);
+            ck_assert_uint_eq(rs->first, k == 0 ? 49 : 0);
+            ck_assert(rs->has_cards);
+            ck_assert_uint_eq(rs->cards.len, 3);
+            for (int c = 0; c < 3; c++) {
+                char t[3] = {want[k][3 * c], want[k][3 * c + 1], 0};
+                ck_assert_int_eq(rs->cards.data[c], replay_card_code(t));
+            }
+        }
+        ck_assert_uint_eq(r->n_shoe_reveal, 1);
+        const Croupier__ReplayShoeReveal *rv = r->shoe_reveal[0];
+        ck_assert_uint_eq(rv->shoe, 4);
+        ck_assert_str_eq(rv->commitment, BJ_C4);
+        ck_assert_str_eq(rv->deck, "00010203");
+        ck_assert_str_eq(rv->nonce, BJ_NONCE);
+        ck_assert(rv->has_dealt);
+        ck_assert_uint_eq(rv->dealt, 52);
+        croupier__replay__free_unpacked(r, NULL);
+    }
+    /* The same fields on another game's record are not shown. */
+    json_t *rec = json_loads(bj_rec, 0, NULL);
+    json_object_set_new(rec, "game", json_string("doudizhu"));
+    char err[200] = "";
+    Croupier__Replay *r = replay_build(rec, 7, err, sizeof err);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_uint_eq(r->n_shoes, 0);
+    ck_assert_uint_eq(r->n_shoe_reveal, 0);
+    croupier__replay__free_unpacked(r, NULL);
+    json_decref(rec);
+    /* Bad shoes: more cards than recorded, a short commitment, a reveal without its nonce. */
+    const char *bad[][2] = {{"/shoes/1/count", "4"},
+                            {"/shoes/0/commitment", "\"44\""},
+                            {"/shoe_reveal/0/nonce", "null"}};
+    for (size_t i = 0; i < 3; i++) {
+        rec = json_loads(bj_rec, 0, NULL);
+        int idx = bad[i][0][7] == '1' ? 1 : 0;
+        json_t *obj = json_array_get(json_object_get(rec, i < 2 ? "shoes" : "shoe_reveal"),
+                                     (size_t)idx);
+        const char *key = strrchr(bad[i][0], '/') + 1;
+        json_object_set_new(obj, key, json_loads(bad[i][1], JSON_DECODE_ANY, NULL));
+        err[0] = '\0';
+        ck_assert_ptr_null(replay_build(rec, 7, err, sizeof err));
+        ck_assert_msg(strstr(err, "shoe") != NULL, "%s", err);
+        json_decref(rec);
+    }
+}
+END_TEST
+
 START_TEST(test_replay_refuses_what_is_no_round)
 {
     const char *bad[] = {
@@ -215,6 +295,7 @@ START_TEST(test_replay_survives_every_field_of_the_wrong_type)
 {
     const char *recs[] = {
         zjh_rec,
+        bj_rec,
         "{\"round\":\"holdem:1:1:1:1\",\"game\":\"holdem\",\"engine\":\"holdem\","
         "\"stake\":10,\"button\":0,\"seats\":[{\"seat\":0,\"player\":\"1\",\"stack\":100},"
         "{\"seat\":1,\"player\":\"2\",\"stack\":100}],\"cards\":[{\"seat\":0,\"card\":"
@@ -268,6 +349,7 @@ static Suite *replay_suite(void)
     tcase_add_test(tc, test_replay_doudizhu_shows_every_hand_and_the_deck);
     tcase_add_test(tc, test_replay_duplicate_deal_shows_only_ones_own);
     tcase_add_test(tc, test_replay_voided_round_and_unknown_game);
+    tcase_add_test(tc, test_replay_blackjack_carries_its_shoes_and_the_retired_one);
     tcase_add_test(tc, test_replay_refuses_what_is_no_round);
     tcase_add_test(tc, test_replay_survives_every_field_of_the_wrong_type);
     suite_add_tcase(s, tc);

@@ -1,4 +1,4 @@
-// Deal commitments (docs/fairness.md "Commit and reveal"): before the first card of a round the
+// Deal commitments (docs/fairness.md "The commitment"): before the first card of a round the
 // server sends SHA-256("croupier-deck-v1" || n as 2 bytes big-endian || the n deck bytes in
 // dealing order || a 32-byte nonce) on every Deal (`deal.deckCommitment`) and on a mid-round
 // Snapshot (`snapshot.deckCommitment`); the hand history reveals the deck and the nonce after
@@ -201,4 +201,53 @@ export async function verifyShoe(commitment: Bytes | string, records: ShoeRecord
     verdict.rounds = segs.length;
     verdict.ok = true;
     return verdict;
+}
+
+/** The shoe fields of a blackjack `Replay` (docs/replays.md, `GetReplay`): what `getReplay()`
+ * answers, or any object of that shape. */
+export interface ShoeReplay {
+    roundId?: string | null;
+    shoes?: { shoe?: number | null; commitment?: string | null; first?: number | null;
+        cards?: Uint8Array | ArrayLike<number> | null }[] | null;
+    shoeReveal?: { shoe?: number | null; commitment?: string | null; deck?: string | null;
+        nonce?: string | null; dealt?: number | null }[] | null;
+}
+
+/** A wire card code (docs/protocol.md "Cards": rank << 2 | suit, ace 14) as text ("As"). */
+function wireCardText(code: number): string {
+    const rank = code >> 2;
+    if (rank < 2 || rank > 14)
+        throw new RangeError(`card ${code}: not a card of blackjack's deck`);
+    return "23456789TJQKA"[rank - 2] + "cdhs"[code & 3];
+}
+
+/**
+ * A blackjack round's replay as the record `verifyShoe` takes: the replay carries, per shoe
+ * the round dealt from, its commitment, the round's first position in it and the cards dealt
+ * from it in order (`Replay.shoes`), and, in the round that retired a shoe, its order and
+ * nonce (`Replay.shoeReveal`). So a player checks a shoe from the replays of its rounds, which
+ * `getReplay()` gives him:
+ * `verifyShoe(commitment, replays.map(shoeRecordFromReplay))`. A table closed between rounds
+ * reveals its shoe in a table record, which no replay carries (docs/fairness.md "Who can open
+ * it").
+ */
+export function shoeRecordFromReplay(replay: ShoeReplay): ShoeRecord {
+    const cards: { seat: number; card: string }[] = [];
+    const shoes: NonNullable<ShoeRecord["shoes"]> = [];
+    for (const s of replay.shoes ?? []) {
+        const got = Array.from(s.cards ?? [], (c) => wireCardText(Number(c)));
+        for (const card of got)
+            cards.push({ seat: -1, card });
+        shoes.push({ shoe: Number(s.shoe ?? 0), commitment: String(s.commitment ?? ""),
+            first: Number(s.first ?? 0), count: got.length });
+    }
+    const rec: ShoeRecord = { round: replay.roundId ?? undefined, cards, shoes };
+    const reveal = (replay.shoeReveal ?? []).map((v) => ({
+        shoe: Number(v.shoe ?? 0), commitment: String(v.commitment ?? ""),
+        deck: String(v.deck ?? ""), nonce: String(v.nonce ?? ""),
+        ...(v.dealt !== undefined && v.dealt !== null ? { dealt: Number(v.dealt) } : {}),
+    }));
+    if (reveal.length > 0)
+        rec.shoe_reveal = reveal;
+    return rec;
 }

@@ -1,4 +1,4 @@
-// Deal commitments (src/fairness.ts, docs/fairness.md "Commit and reveal"): the SDK's check
+// Deal commitments (src/fairness.ts, docs/fairness.md "The commitment"): the SDK's check
 // against an independent SHA-256 (node:crypto) and against croupier-rules verify-deal and
 // verify-shoe, the server side's own implementation (tools/rules/rules_deck.c), on decks and
 // blackjack shoes croupier-rules deals through the production path.
@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 
-import { deckCommitment, shoeCommitment, verifyDeal, verifyRecord, verifyShoe } from "../src/index.js";
+import { croupier, deckCommitment, shoeCommitment, shoeRecordFromReplay, verifyDeal, verifyRecord, verifyShoe } from "../src/index.js";
 import type { ShoeRecord } from "../src/index.js";
 import { build } from "./rig.js";
 
@@ -136,4 +136,36 @@ test("blackjack shoes: verifyShoe and croupier-rules verify-shoe agree on a shoe
     } finally {
         rmSync(dir, { recursive: true, force: true });
     }
+});
+
+test("blackjack shoes from replays: shoeRecordFromReplay feeds verifyShoe what GetReplay answers", async () => {
+    const [shoe] = deals("blackjack:1", 1);
+    const nonce = randomBytes(32);
+    const c = await shoeCommitment(shoe, nonce);
+    /* blackjack's byte (suit x 13 + rank, ace 0) as the wire code (rank << 2 | suit, ace 14) */
+    const wire = (b: number) => ((b % 13 === 0 ? 14 : (b % 13) + 1) << 2) | Math.floor(b / 13);
+    const replay = (id: string, first: number, count: number, reveal = false): croupier.Replay =>
+        croupier.Replay.decode(croupier.Replay.encode({
+            roundId: id, game: "blackjack", policy: "all",
+            shoes: [{ shoe: 1, commitment: hex(c), first, cards: Uint8Array.from(shoe.slice(first, first + count), wire) }],
+            shoeReveal: reveal ? [{ shoe: 1, commitment: hex(c), deck: hex(shoe), nonce: hex(nonce), dealt: first + count }] : [],
+        }).finish()); /* through the real codec: the field names are the generated ones */
+    const replays = [replay("r1", 0, 5), replay("r2", 5, 6), replay("r3", 11, 4, true)];
+    const v = await verifyShoe(c, replays.map(shoeRecordFromReplay));
+    assert.equal(v.ok, true, v.problem);
+    assert.equal(v.rounds, 3);
+    assert.equal(v.dealt, 15);
+    assert.equal(v.undealtFrom, 15);
+    assert.deepEqual(v.gaps, []);
+    /* a card changed in a replay: refused */
+    const bad = replays.map((r) => croupier.Replay.decode(croupier.Replay.encode(r).finish()));
+    const cards = bad[1].shoes[0].cards as Uint8Array;
+    cards[2] = wire((shoe[7] + 1) % 52);
+    assert.match((await verifyShoe(c, bad.map(shoeRecordFromReplay))).problem ?? "", /position 7/);
+    /* the retiring round's replay missing: nothing opens the shoe */
+    assert.match((await verifyShoe(c, replays.slice(0, 2).map(shoeRecordFromReplay))).problem ?? "",
+        /no record reveals/);
+    /* a card code that is no card */
+    assert.throws(() => shoeRecordFromReplay({ shoes: [{ shoe: 1, commitment: hex(c), first: 0, cards: [0] }] }),
+        /not a card/);
 });

@@ -1,11 +1,13 @@
 // Replays through the SDK against the real gateway and a hold'em server (tests/rig.ts;
 // docs/replays.md): two players play a hand, each replays it by round id and sees his own
 // cards; a share code made by one replays for a third player, who is refused by round id; an
-// unknown code and a malformed id are refused with their codes.
+// unknown code and a malformed id are refused with their codes. Blackjack: a player checks a
+// shoe from the replays of its rounds against the commitment and cards of his Deals
+// (docs/fairness.md "Who can open it").
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 
-import { Client, CroupierError, croupier } from "../src/index.js";
+import { Client, CroupierError, croupier, shoeRecordFromReplay, verifyShoe } from "../src/index.js";
 import * as rig from "./rig.js";
 
 before(async () => {
@@ -83,4 +85,72 @@ test("a hand replayed by its players, shared by code, refused to a stranger by i
     await rejects(s.getReplay({ roundId: "nope", game: "holdem" }), croupier.ErrorCode.BAD_REQUEST);
     for (const c of [a, b, s])
         c.close();
+});
+
+test("blackjack: a player checks a shoe from the replays of its rounds", async () => {
+    await rig.startGame("persistent", ["--bj-decks", "1", "--bj-gap-ms", "50", "--bj-action-ms", "3000",
+                                       "--bj-bet-ms", "3000"]);
+    const g = await rig.startGate("sdk-replay-bj");
+    const c = await player(rig.url(g), 84);
+    const BJ = croupier.BlackjackMove;
+    const commits = new Map<number, string>();   /* shoe number -> the commitment the Deals carried */
+    const seen = new Map<number, number>();      /* shoe 1: position -> the face-up card (wire code) */
+    const rounds: string[] = [];
+    let me = -1, shoe = 1;
+    c.on("deal", (d) => {
+        const n = Number(d.shoe ?? 0);
+        assert.ok(n >= 1 && d.deckCommitment?.length === 32, "every Deal names its shoe and commitment");
+        const hex = Buffer.from(d.deckCommitment!).toString("hex");
+        if (!commits.has(n))
+            commits.set(n, hex);
+        assert.equal(commits.get(n), hex, "one commitment per shoe");
+        shoe = Math.max(shoe, n);
+        if (n === 1 && d.cards?.length === 1)
+            seen.set(Number(d.shoePosition), d.cards[0]);
+    });
+    c.on("turn", (t) => {
+        if (t.seat !== me)
+            return;
+        const stand = { blackjack: { move: BJ.BJ_STAND, hand: t.hand } };
+        const act = t.minAmount ? c.act({ blackjack: { move: BJ.BJ_BET, amount: t.minAmount } })
+            : c.act(stand).catch(() => c.act({ blackjack: { move: BJ.BJ_INSURANCE, insure: false } })
+                .then(() => c.act(stand)));
+        act.catch(() => undefined);
+    });
+    c.on("roundEnd", (e) => rounds.push(e.roundId as string));
+    me = (await c.join(croupier.Engine.ENGINE_PERSISTENT, "blackjack", 10)).joined?.seat ?? -1;
+    assert.ok(me >= 0);
+    /* until the reshuffle: a Deal from shoe 2, and its round over (bounded) */
+    const end = Date.now() + 60000;
+    let shoe2From = -1;
+    while (Date.now() < end && (shoe2From < 0 || rounds.length <= shoe2From)) {
+        if (shoe >= 2 && shoe2From < 0)
+            shoe2From = rounds.length;
+        await rig.sleep(20);
+    }
+    assert.ok(shoe2From > 0 && rounds.length > shoe2From, `shoe 1 retired within 60 s (${rounds.length} rounds)`);
+    await c.leave();
+    /* the replays of every round played (the histories are written behind the rounds) */
+    const replays: croupier.IReplay[] = [];
+    for (const roundId of rounds) {
+        for (let k = 0; ; k++) {
+            try {
+                replays.push(await c.getReplay({ roundId, game: "blackjack" }));
+                break;
+            } catch (e) {
+                if (!(e instanceof CroupierError) || e.code !== croupier.ErrorCode.NO_SUCH_ROUND || k >= 100)
+                    throw e;
+                await rig.sleep(50);
+            }
+        }
+    }
+    const v = await verifyShoe(commits.get(1)!, replays.map(shoeRecordFromReplay));
+    assert.equal(v.ok, true, v.problem);
+    assert.ok(v.rounds >= 2, `shoe 1 dealt ${v.rounds} rounds`);
+    /* every card the player saw face up is the revealed shoe's at its position */
+    const bj = (w: number) => (w & 3) * 13 + ((w >> 2) === 14 ? 0 : (w >> 2) - 1);
+    assert.ok(seen.size >= 2 * v.rounds);
+    for (const [pos, card] of seen)
+        assert.equal(v.shoe![pos], bj(card), `position ${pos}`);
+    c.close();
 });
