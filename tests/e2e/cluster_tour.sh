@@ -121,7 +121,7 @@ places_of() {
 verdict() {
     local name=$1 id=$2 n=$3 base=$4 st=0
     wait "${F_PID[$name]}" || st=$?
-    local run=$((SECONDS - F_T0[$name]))
+    local run=$((SECONDS - ${F_T0[$name]}))
     REP=$E2E_DIR/report-$name.json
     if [ ! -s "$REP" ]; then
         check "$name: the fleet wrote its report (log $E2E_DIR/bot-$name.log)" false
