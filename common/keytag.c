@@ -44,3 +44,18 @@ const char *keytag_rooms(void)
 {
     return keytag_on ? "{croupier:money}:rooms" : "{croupier:rooms}";
 }
+
+const char *keytag_tour(char *buf, size_t len, const char *id)
+{
+    return keytag_fmt(buf, len, "tour", id);
+}
+
+const char *keytag_tours(void)
+{
+    return keytag_on ? "{croupier:money}:tours" : "{croupier:tours}";
+}
+
+const char *keytag_items(void)
+{
+    return keytag_on ? "{croupier:money}:items" : "{croupier:items}";
+}

@@ -10,10 +10,23 @@
  * hand history's beside the stream. So a process given --redis-cluster calls
  * keytag_set_cluster(true) once at start, before any thread, and these families then live in the
  * money slot: `{croupier:money}:lease:<service>`, `{croupier:money}:registry`,
- * `{croupier:money}:rooms`, `{croupier:money}:history:<game>`. The other families (seats,
- * gateways, lobby, replays, tournaments) keep their own slots. Spreading the money and these
- * families over slots by entity is the next step of issue 34 (docs/queues.md, "Redis Cluster:
- * keys by entity and transfers between slots").
+ * `{croupier:money}:rooms`, `{croupier:money}:history:<game>`.
+ *
+ * The tournaments too (docs/tournaments.md "On a Redis Cluster"): the director's scripts take a
+ * buy-in out of a wallet into the prize pool `{croupier:money}:tourpool:<id>` and the fee into
+ * the house's `{croupier:money}:rake:tournament`, pay prizes back to wallets, append hand
+ * histories and item prizes, all behind the tournament's fence; the hall script reads the index
+ * `{croupier:tours}` beside the tournaments it opens. So on a cluster a tournament's keys are
+ * `{croupier:money}:tour:<id>:<what>`, the index `{croupier:money}:tours:<what>`, the item
+ * prizes `{croupier:money}:items:player:<player>` (else `{croupier:tour:<id>}:<what>`,
+ * `{croupier:tours}:<what>`, `{croupier:items}:player:<player>`). The trade-off: every
+ * tournament's load lands on the money slot's master, like the money itself; a slot per
+ * tournament with its money moved by money/xfer.h transfers would spread it, at the price of a
+ * two-step buy-in and payout (not built).
+ *
+ * The other families (seats, gateways, lobby, replays) keep their own slots. Spreading the money
+ * and these families over slots by entity is the next step of issue 34 (docs/queues.md, "Redis
+ * Cluster: keys by entity and transfers between slots").
  */
 #ifndef CROUPIER_KEYTAG_H
 #define CROUPIER_KEYTAG_H
@@ -34,5 +47,13 @@ const char *keytag_history(char *buf, size_t len, const char *game);
 const char *keytag_registry(void);
 /* "{croupier:rooms}" or "{croupier:money}:rooms" (static). */
 const char *keytag_rooms(void);
+
+/* A tournament's keys' base: "{croupier:tour:ID}" or "{croupier:money}:tour:ID" (id: its
+ * decimal text). Returns buf ("" when it does not fit). */
+const char *keytag_tour(char *buf, size_t len, const char *id);
+/* The tournaments' index base: "{croupier:tours}" or "{croupier:money}:tours" (static). */
+const char *keytag_tours(void);
+/* The item prizes' base: "{croupier:items}" or "{croupier:money}:items" (static). */
+const char *keytag_items(void);
 
 #endif

@@ -231,12 +231,6 @@ int tk_tour_engine_create(tk_engine_t *eng)
     gs_t *gs = eng->gs;
     if (!eng->game->tournaments || eng->set.tour_tables <= 0 || gs_redis_host(gs) == NULL)
         return 0;
-    if (gs_redis_cluster(gs) != NULL) {
-        /* a tournament's keys are in several slots (docs/deploy.md "Redis Cluster: the client") */
-        log_emit(LOG_INFO, "tk_tour_tables_off", "{s:s}", "msg",
-                 "no tournament tables on Redis Cluster yet: this server hosts none");
-        return 0;
-    }
     tk_tour_host_t *h = xcalloc(1, sizeof *h);
     h->ttl_ms = (int)eng->set.tour_host_ttl_ms;
     h->max_tables = (int)eng->set.tour_tables;

@@ -32,9 +32,9 @@
 #
 # --redis-ha: Redis as the prod overlay runs it (a master, two replicas, three Sentinels; the
 # master SIGKILLed once). --redis-cluster: a Redis Cluster of 3 masters and 3 replicas on
-# loopback instead of the redis-server (cluster_start below); no directors and no tournaments
-# (not on a cluster yet: docs/deploy.md "Not on a cluster yet"); the crash step also SIGKILLs the
-# master of the money slot. The two exclude each other.
+# loopback instead of the redis-server (cluster_start below), the directors and tournaments too
+# (docs/tournaments.md "On a Redis Cluster"); the crash step also SIGKILLs the master of the
+# money slot. The two exclude each other.
 #
 # Files: the run's report, chart, samples, bot reports and pod logs stay in BUILD/demo/ (replaced
 # by the next run); Redis's directory and the pods' working directories live in a temporary
@@ -79,9 +79,9 @@ chart's path.
                 pod finds the master through the sentinels (money waits for both replicas); the
                 master is SIGKILLed once mid-run, and the report says when the failover happened
   --redis-cluster  a Redis Cluster instead (3 masters, 3 replicas on loopback): every game
-                server, gateway and croupier-ctl call with --redis-cluster; no directors and no
-                tournaments (not on a cluster yet); the crash step also SIGKILLs the master of
-                the money slot (its replica takes over); the money checks read every master.
+                server, gateway, director and croupier-ctl call with --redis-cluster, the
+                tournaments too; the crash step also SIGKILLs the master of the money slot (its
+                replica takes over); the money checks read every master.
                 Excludes --redis-ha
   --help        this text
 
@@ -801,11 +801,12 @@ ha_failover() {
 # redis-server --cluster-enabled yes on free ports, --cluster-node-timeout 1000). Every game
 # server, gateway and croupier-ctl call gets --redis-cluster with every node as a seed
 # (e2e_redis_flags); docs/deploy.md "Key layout on a cluster" puts the lease, registry, rooms and
-# hand-history keys in the money slot beside the money, so e2e_redis talks to that slot's master
+# hand-history (and tournament) keys in the money slot beside the money, so e2e_redis talks to
+# that slot's master
 # (redis-cli -c: it follows a redirection for the seats' and the lobby's keys) and the sums and
 # scans of the report read every master (e2e_redis_scan). OUT/redis-port names the money slot's
-# master for the live summary. No croupier-director and no tournaments: they are not on a
-# cluster yet (docs/deploy.md "Not on a cluster yet").
+# master for the live summary. The directors and the tournaments run as on one Redis, every
+# tournament key in the money slot too (docs/tournaments.md "On a Redis Cluster").
 CL_FAILOVER=""
 cluster_start() {
     e2e_cluster_start 3 1 || e2e_die "no Redis Cluster on this machine: $E2E_CLUSTER_WHY"
@@ -869,12 +870,8 @@ POLL_PID=$!
 E2E_PIDS+=("$POLL_PID")
 step "start v1 pods"
 for e in "${ENGINES[@]}"; do start_game "$e-v1" "$e"; done
-if [ "$REDIS_CLUSTER" = 1 ]; then
-    echo "Redis Cluster: no croupier-director and no tournaments (tournaments on a cluster are not built yet)."
-else
-    start_director director-v1-1
-    start_director director-v1-2
-fi
+start_director director-v1-1
+start_director director-v1-2
 start_gate gate-v1-1
 start_gate gate-v1-2
 
@@ -967,10 +964,8 @@ for grp in "${BOT_GROUPS[@]}"; do
     base=$((base + 100000))
 done
 : >"$OUT/tours.tsv"
-if [ "$REDIS_CLUSTER" = 0 ]; then
-    e2e_seed_wallets "$TOUR_PLAYER_BASE" 9 $SEED_CHIPS
-    e2e_seed_wallets $((TOUR_PLAYER_BASE + 10000)) 27 $SEED_CHIPS
-fi
+e2e_seed_wallets "$TOUR_PLAYER_BASE" 9 $SEED_CHIPS
+e2e_seed_wallets $((TOUR_PLAYER_BASE + 10000)) 27 $SEED_CHIPS
 web_start
 wait_money_idle
 MONEY0=$(money_now)
@@ -1079,7 +1074,8 @@ tour_create() {
     local id start=()
     tour_structure "$2" >"$OUT/structure-$1.json"
     [ -n "${5:-}" ] && start=(--start-in-seconds "$5")
-    id=$("$BUILD/tools/croupier-ctl" --redis "127.0.0.1:$REDIS_PORT" --json tour create \
+    # shellcheck disable=SC2046 # e2e_redis_flags: the flag and its value, two words
+    id=$("$BUILD/tools/croupier-ctl" $(e2e_redis_flags) --json tour create \
         --name "demo $1" --structure "$OUT/structure-$1.json" "${start[@]}" |
         python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])') ||
         e2e_die "croupier-ctl tour create failed ($1)"
@@ -1091,17 +1087,15 @@ tour_create() {
 tours_over() {
     local name id st
     while IFS=$'\t' read -r name id _; do
-        st=$(e2e_redis hget "{croupier:tour:$id}:meta" status)
+        st=$(e2e_redis hget "$(e2e_tour_key "$id" meta)" status)
         case $st in finished | cancelled) ;; *) return 1 ;; esac
     done <"$OUT/tours.tsv"
     return 0
 }
 
 TOUR_STATUS=()
-if [ "$REDIS_CLUSTER" = 0 ]; then
-    tour_create sng sng 9 "$TOUR_PLAYER_BASE"
-    tour_create mtt mtt 27 $((TOUR_PLAYER_BASE + 10000)) $((TOUR_S / 5))
-fi
+tour_create sng sng 9 "$TOUR_PLAYER_BASE"
+tour_create mtt mtt 27 $((TOUR_PLAYER_BASE + 10000)) $((TOUR_S / 5))
 
 # ---- play ----------------------------------------------------------------------------------
 step "bots start"
@@ -1157,7 +1151,9 @@ else
     echo "Every 10 s a line sums the cluster up (pods by state; the bots' connections, finished"
     echo "and torn games, errors); rollout and crash steps appear as they happen."
 fi
-python3 "$SRC/scripts/demo_summary.py" "$OUT" "@$OUT/redis-port" "$T0" &
+SUMMARY_LAYOUT=()
+[ "$REDIS_CLUSTER" = 1 ] && SUMMARY_LAYOUT=(cluster)
+python3 "$SRC/scripts/demo_summary.py" "$OUT" "@$OUT/redis-port" "$T0" "${SUMMARY_LAYOUT[@]}" &
 SUMMARY_PID=$!
 E2E_PIDS+=("$SUMMARY_PID")
 exec 3>&2 2>>"$OUT/demo.log"
@@ -1177,15 +1173,15 @@ fi
 EVENTS=()
 for e in "${ENGINES[@]}"; do
     EVENTS+=("roll_game $e")
-    # while both tournaments play (no directors on a Redis Cluster)
-    [ "$e" = holdem ] && [ "$REDIS_CLUSTER" = 0 ] && EVENTS+=(roll_directors)
+    # while both tournaments play
+    [ "$e" = holdem ] && EVENTS+=(roll_directors)
 done
 EVENTS+=(roll_gates crash_step)
 schedule "${EVENTS[@]}"
 EVENTS=()
 for e in "${ENGINES[@]}"; do
     EVENTS+=("roll_game $e")
-    [ "$e" = holdem ] && [ "$REDIS_CLUSTER" = 0 ] && EVENTS+=(roll_directors)
+    [ "$e" = holdem ] && EVENTS+=(roll_directors)
 done
 EVENTS+=(roll_gates)
 while [ $((BOTS_T0 + PLAY_SECONDS - SECONDS)) -gt $((EVENT_S * ${#EVENTS[@]} + 2 * MAX_GAP)) ]; do
@@ -1306,12 +1302,12 @@ printf 'credits\t%s\t%s\t%s\t%s\t%s\n' "$(awk -F'\t' '$4 == 0' "$OUT/credits.tsv
     "$(e2e_redis get '{croupier:money}:rake:credits')" "$(wc -l <"$OUT/credits.tsv")" \
     >>"$OUT/final.tsv"
 # the tournaments: the director's records, the hand histories replayed, the fees (demo_tour.py;
-# none on a Redis Cluster)
-if [ "$REDIS_CLUSTER" = 0 ]; then
-    python3 "$SRC/scripts/demo_tour.py" "$REDIS_PORT" "$OUT" "${TOUR_STATUS[@]}" >>"$OUT/final.tsv" \
-        2>>"$OUT/demo.log" ||
-        E2E_FAILURES+=("the tournaments' records could not be read (scripts/demo_tour.py; see demo.log)")
-fi
+# on a Redis Cluster from the money slot's master, REDIS_PORT)
+TOUR_LAYOUT=()
+[ "$REDIS_CLUSTER" = 1 ] && TOUR_LAYOUT=(--cluster)
+python3 "$SRC/scripts/demo_tour.py" "${TOUR_LAYOUT[@]}" "$REDIS_PORT" "$OUT" "${TOUR_STATUS[@]}" \
+    >>"$OUT/final.tsv" 2>>"$OUT/demo.log" ||
+    E2E_FAILURES+=("the tournaments' records could not be read (scripts/demo_tour.py; see demo.log)")
 for f in "${E2E_FAILURES[@]}"; do printf 'failure\t%s\n' "$f" >>"$OUT/final.tsv"; done
 for w in "${E2E_WARNINGS[@]}"; do printf 'warning\t%s\n' "$w" >>"$OUT/final.tsv"; done
 if [ ${#FALLBACK[@]} -gt 0 ]; then

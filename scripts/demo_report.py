@@ -256,8 +256,8 @@ if redis_cluster is not None:
     print("  The money sums, the settle records and the hand histories below were read from every"
           " master (%s)." % (", ".join("127.0.0.1:" + m for m in masters.split(",") if m) or "-"))
     check(masters != "", "Redis Cluster: the report read every master (%s)" % (masters or "none"))
-    print("  Tournaments: not run -- tournaments on a Redis Cluster are not built yet (no"
-          " croupier-director in this mode).")
+    print("  The tournaments ran on it too, every tournament key in the money slot"
+          " (docs/tournaments.md \"On a Redis Cluster\").")
 print()
 print("Pods (exit reason from each pod's log line 'exit reason=...'):")
 for name, engine, reason in pods:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The demo's live summary (scripts/demo-cluster.sh): once a second, per pod and per bot group.
 
-usage: demo_summary.py RUN_DIR REDIS_PORT ORIGIN
+usage: demo_summary.py RUN_DIR REDIS_PORT ORIGIN [cluster]
 
 Reads, every second, until RUN_DIR/STOP exists:
   RUN_DIR/pods           the live pods, "name kind health_port" a line (tests/e2e/lib.sh
@@ -17,7 +17,9 @@ and from the live processes: each pod's /readyz, /drain/status and /metrics on 1
 seats the gateways keep in Redis ({croupier:seat}:<player> = "server address desk ...",
 counted per game server address) and the held epochs ({croupier:money}:held: one per game
 server holding chips in seat accounts; a killed server's stays until its chips are recovered).
-ORIGIN (unix seconds) is the demo's start.
+ORIGIN (unix seconds) is the demo's start. "cluster": Redis is a Redis Cluster, the tournaments'
+keys in the money slot ({croupier:money}:tour:<id>:meta, common/keytag.h) whose master REDIS_PORT
+names.
 
 On a terminal the table is redrawn in place below the scrolling log (one screen, updated);
 otherwise (a pipe, a file) one plain line every ten seconds sums it up (pods by state, bots
@@ -34,6 +36,8 @@ import urllib.error
 import urllib.request
 
 run, redis_arg, origin = sys.argv[1], sys.argv[2], float(sys.argv[3])
+cluster = len(sys.argv) > 4 and sys.argv[4] == "cluster"
+TOUR_KEY = "{croupier:money}:tour:%s:%s" if cluster else "{croupier:tour:%s}:%s"
 
 
 def redis_port_now():
@@ -252,12 +256,12 @@ def tours_line():
         st = left = entries = ""
         try:
             out = subprocess.run(["redis-cli", "-p", redis_port_now(), "HMGET",
-                                  "{croupier:tour:%s}:meta" % r[1], "status", "entries"],
+                                  TOUR_KEY % (r[1], "meta"), "status", "entries"],
                                  capture_output=True, text=True, timeout=1)
             st, entries = (out.stdout.splitlines() + ["", ""])[:2]
             if st == "running":  # the players still in: entries playing or waiting for a seat
                 out = subprocess.run(["redis-cli", "-p", redis_port_now(), "HVALS",
-                                      "{croupier:tour:%s}:entries" % r[1]],
+                                      TOUR_KEY % (r[1], "entries")],
                                      capture_output=True, text=True, timeout=1)
                 left = 0
                 for line in out.stdout.splitlines():

@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """The demo's tournament facts (scripts/demo-cluster.sh), gathered from Redis after every pod exited.
 
-usage: demo_tour.py REDIS_PORT RUN_DIR STATUS...
+usage: demo_tour.py [--cluster] REDIS_PORT RUN_DIR STATUS...
+
+--cluster: the keys are laid out as on a Redis Cluster, every tournament key and the hand
+histories in the money slot (common/keytag.h; docs/tournaments.md "On a Redis Cluster"), and
+REDIS_PORT is that slot's master.
 
 RUN_DIR/tours.tsv names the demo's tournaments ("NAME ID FORMAT BOTS FIRST_PLAYER" a line);
 STATUS is each tournament fleet's croupier-bot exit status, in that order. Prints lines for
@@ -24,7 +28,17 @@ import os
 import subprocess
 import sys
 
-port, run, statuses = sys.argv[1], sys.argv[2], sys.argv[3:]
+cluster = len(sys.argv) > 1 and sys.argv[1] == "--cluster"
+port, run, statuses = sys.argv[1 + cluster], sys.argv[2 + cluster], sys.argv[3 + cluster:]
+
+
+def tkey(tid, what):
+    """A tournament's key (tour_director.h): {croupier:tour:ID}:WHAT, or on a cluster
+    {croupier:money}:tour:ID:WHAT."""
+    return ("{croupier:money}:tour:%d:%s" if cluster else "{croupier:tour:%d}:%s") % (tid, what)
+
+
+HISTORY = "{croupier:money}:history:holdem:stream" if cluster else "{croupier:history:holdem}:stream"
 
 
 def redis(*args):
@@ -46,7 +60,7 @@ with open(os.path.join(run, "tours.tsv")) as f:
 
 # Every hold'em hand history once (the cash tables' too; the tournament's are picked below).
 history = {}
-for line in redis("--raw", "xrange", "{croupier:history:holdem}:stream", "-", "+"):
+for line in redis("--raw", "xrange", HISTORY, "-", "+"):
     line = line.strip()
     if line.startswith("{") and '"tournament"' in line:
         try:
@@ -60,20 +74,20 @@ for line in redis("--raw", "xrange", "{croupier:history:holdem}:stream", "-", "+
 fees_expected = 0
 for i, (name, tid, fmt, bots, base) in enumerate(tours):
     tid = int(tid)
-    meta = hash_of("{croupier:tour:%d}:meta" % tid)
+    meta = hash_of(tkey(tid, "meta"))
     try:
         structure = json.loads(meta.get("structure", "{}"))
     except ValueError:
         structure = {}
     starting = int(structure.get("starting_stack", 0))
     entries = []
-    for player, v in hash_of("{croupier:tour:%d}:entries" % tid).items():
+    for player, v in hash_of(tkey(tid, "entries")).items():
         e = json.loads(v)
         e["player"] = player
         entries.append(e)
     n_entries = sum(int(e.get("entries", 1)) for e in entries)
     fees_expected += n_entries * int(structure.get("fee", 0))
-    tables = hash_of("{croupier:tour:%d}:tables" % tid)
+    tables = hash_of(tkey(tid, "tables"))
     open_tables = []
     for t, v in sorted(tables.items()):
         try:
@@ -82,11 +96,11 @@ for i, (name, tid, fmt, bots, base) in enumerate(tours):
             continue
         if not d.get("closed"):
             open_tables.append(t)
-    log = redis("xrevrange", "{croupier:tour:%d}:log" % tid, "+", "-", "COUNT", "8")
+    log = redis("xrevrange", tkey(tid, "log"), "+", "-", "COUNT", "8")
     # xrevrange prints id, then field and value lines; keep the event names with their ids
     events = [log[j + 2] for j in range(len(log) - 2) if log[j + 1] == "event"][:8]
 
-    redeals = sum(1 for l in redis("xrange", "{croupier:tour:%d}:log" % tid, "-", "+")
+    redeals = sum(1 for l in redis("xrange", tkey(tid, "log"), "-", "+")
                   if l == "redeal")
     # the hand histories, replayed player by player
     stack, bad, tables_played = {}, [], []

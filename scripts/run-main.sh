@@ -5,7 +5,7 @@
 #                       [--help]
 #       the local cluster demo (scripts/demo-cluster.sh): Redis (one redis-server; with
 #       --redis-ha a master, two replicas and three Sentinels; with --redis-cluster a Redis
-#       Cluster of 3 masters and 3 replicas, without the tournaments), two gateways, one game
+#       Cluster of 3 masters and 3 replicas), two gateways, two directors, one game
 #       server per engine and a few hundred bots on loopback; a live summary once a second; every
 #       deployment rolled once; the zero-loss report and the chart. Ctrl-C stops everything.
 #   scripts/run-main.sh --runtime-demo [ARGS...]

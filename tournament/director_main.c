@@ -187,12 +187,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "croupier-director: --redis-cluster: %s\n", err);
         return 2;
     }
-    if (O.redis_cluster != NULL) { /* checked above: a good list of a healthy cluster */
-        fprintf(stderr, "croupier-director: --redis-cluster: the tournaments are not on Redis "
-                        "Cluster yet (their scripts read keys of several slots; docs/deploy.md "
-                        "\"Redis Cluster: the client\")\n");
-        return 2;
-    }
+    /* a tournament's keys in the money slot on a cluster (common/keytag.h) */
+    keytag_set_cluster(O.redis_cluster != NULL);
     log_level_t lvl;
     if (log_parse_level(O.log_level, &lvl) != 0) {
         fprintf(stderr, "croupier-director: --log-level: '%s' is not debug|info|warn|error\n",

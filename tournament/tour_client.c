@@ -4,6 +4,7 @@
  */
 #include "tour_client.h"
 
+#include "keytag.h"
 #include "match_hall.h"
 #include "match_json.h"
 #include "match_rising.h"
@@ -43,7 +44,8 @@ bool tour_client_valid_req(const char *s)
 
 int tour_client_key(char *buf, size_t len, const char *id, const char *what)
 {
-    int n = snprintf(buf, len, "{croupier:tour:%s}:%s", id, what);
+    char base[64];
+    int n = snprintf(buf, len, "%s:%s", keytag_tour(base, sizeof base, id), what);
     return n < 0 || (size_t)n >= len ? -ENOSPC : 0;
 }
 

@@ -34,7 +34,8 @@ bool tour_client_valid_id(const char *s);
 /* Whether s is a usable request id (TOUR_CLIENT_REQ_MAX above). */
 bool tour_client_valid_req(const char *s);
 
-/* Writes "{croupier:tour:<id>}:<what>" (id: the tournament id's decimal text). 0, or -ENOSPC
+/* Writes "{croupier:tour:<id>}:<what>", on a Redis Cluster "{croupier:money}:tour:<id>:<what>"
+ * (common/keytag.h) (id: the tournament id's decimal text). 0, or -ENOSPC
  * when it does not fit in len (buf then holds a truncated key, never to be used). */
 int tour_client_key(char *buf, size_t len, const char *id, const char *what);
 

@@ -11,7 +11,9 @@
 
 int tour_key(char *buf, size_t len, uint64_t id, const char *what)
 {
-    int n = snprintf(buf, len, "{croupier:tour:%" PRIu64 "}:%s", id, what);
+    char ids[24], base[64];
+    snprintf(ids, sizeof ids, "%" PRIu64, id);
+    int n = snprintf(buf, len, "%s:%s", keytag_tour(base, sizeof base, ids), what);
     return n < 0 || (size_t)n >= len ? -ENOSPC : n;
 }
 
@@ -1050,8 +1052,11 @@ static void tour_read_cb(rconn_t *rc, redisReply *r, void *arg)
             if (s->type != REDIS_REPLY_ARRAY || s->elements != 2 ||
                 s->element[0]->type != REDIS_REPLY_STRING)
                 continue;
-            uint64_t id = 0;
-            sscanf(s->element[0]->str, "{croupier:tour:%" SCNu64 "}", &id);
+            uint64_t id = 0; /* the stream's key: tour_key(id, "in") */
+            sscanf(s->element[0]->str,
+                   keytag_cluster() ? "{croupier:money}:tour:%" SCNu64 ":"
+                                    : "{croupier:tour:%" SCNu64 "}",
+                   &id);
             tour_t *t = tour_find(d, id, 0);
             if (t == NULL || t->want_release)
                 continue;

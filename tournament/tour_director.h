@@ -24,7 +24,10 @@
  * "reply:<req>") (kept 60 s: the asker BLPOPs it). Nobody reads the stream of a tournament that is
  * over (it left TOUR_LIVE_KEY): the asker answers TOURNAMENT_OVER itself from the meta `status`.
  *
- * Keys (id is a decimal number; every tournament key carries the hash tag {croupier:tour:<id>}):
+ * Keys (id is a decimal number; every tournament key carries the hash tag {croupier:tour:<id>};
+ * on a Redis Cluster every key below is in the money slot instead -- {croupier:tour:<id>}:X is
+ * {croupier:money}:tour:<id>:X, {croupier:tours}:X is {croupier:money}:tours:X, {croupier:items}:X
+ * is {croupier:money}:items:X -- so each script stays in one slot: common/keytag.h):
  *   {croupier:tours}:seq              INCR: the next tournament id
  *   {croupier:tours}:all              sorted set id -> creation time (ms), every tournament
  *   {croupier:tours}:live             set of the ids neither finished nor cancelled
@@ -71,13 +74,18 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "keytag.h"
 #include "metrics.h"
 
 struct event_base;
 
-#define TOUR_SEQ_KEY "{croupier:tours}:seq"
-#define TOUR_ALL_KEY "{croupier:tours}:all"
-#define TOUR_LIVE_KEY "{croupier:tours}:live"
+/* The index keys (static strings): "{croupier:tours}:<what>", on a Redis Cluster
+ * "{croupier:money}:tours:<what>" (common/keytag.h; the process set its mode at start). */
+#define TOUR_TOURS_KEY(what)                                                                       \
+    (keytag_cluster() ? "{croupier:money}:tours:" what : "{croupier:tours}:" what)
+#define TOUR_SEQ_KEY TOUR_TOURS_KEY("seq")
+#define TOUR_ALL_KEY TOUR_TOURS_KEY("all")
+#define TOUR_LIVE_KEY TOUR_TOURS_KEY("live")
 /*
  * Match halls (docs/tournaments.md "Match halls: the schedule"): a hall opens a match of its
  * structure for registration every `every_ms`, one at a time. TOUR_HALLS_KEY lists the halls'
@@ -87,29 +95,41 @@ struct event_base;
  * (started, cancelled) or that has none: its start at the next t0 + k x every_ms at least a
  * second away -- it starts then with min_entrants, or sooner when full, or is cancelled with
  * refunds -- named "<hall name> #<count>". KEYS: halls, seq, all, live; ARGV: now (ms).
- * Returns the ids opened.
+ * Returns the ids opened. The hall and tournament keys it builds follow the layout of KEYS[1]
+ * (TOUR_LUA_KEYTAG: "{croupier:tours}:halls", or on a cluster "{croupier:money}:tours:halls").
  */
-#define TOUR_HALLS_KEY "{croupier:tours}:halls"
-#define TOUR_HALL_SEQ_KEY "{croupier:tours}:hallseq"
-#define TOUR_HALL_PREFIX "{croupier:tours}:hall:"
+#define TOUR_HALLS_KEY TOUR_TOURS_KEY("halls")
+#define TOUR_HALL_SEQ_KEY TOUR_TOURS_KEY("hallseq")
+#define TOUR_HALL_PREFIX TOUR_TOURS_KEY("hall:")
+/*
+ * Lua: fam(f), the base of a key family in the layout of the deployment (common/keytag.h):
+ * "{croupier:<f>}", or "{croupier:money}:<f>" on a Redis Cluster -- told by KEYS[1], which the
+ * caller built in that layout (every tournament and index key starts "{croupier:money}:" on a
+ * cluster and never does elsewhere).
+ */
+#define TOUR_LUA_KEYTAG                                                                            \
+    "local clustered = string.sub(KEYS[1], 1, 17) == '{croupier:money}:'\n"                        \
+    "local function fam(f) if clustered then return '{croupier:money}:' .. f end\n"                \
+    "  return '{croupier:' .. f .. '}' end\n"
 #define TOUR_HALL_TICK_LUA                                                                         \
+    TOUR_LUA_KEYTAG                                                                                \
     "local now = tonumber(ARGV[1]) local made = {}\n"                                              \
     "for _, h in ipairs(redis.call('SMEMBERS', KEYS[1])) do\n"                                     \
-    "  local hk = '" TOUR_HALL_PREFIX "' .. h\n"                                                   \
+    "  local hk = fam('tours') .. ':hall:' .. h\n"                                                 \
     "  local f = redis.call('HMGET', hk, 'structure', 'every_ms', 'name', 'open', 't0',\n"         \
     "    'count', 'stopped')\n"                                                                    \
     "  if f[1] and tonumber(f[2]) and tonumber(f[2]) >= 1000 and tonumber(f[5])\n"                 \
     "    and f[7] ~= '1' then\n"                                                                   \
     "    local st = false\n"                                                                       \
     "    if f[4] and f[4] ~= '' then\n"                                                            \
-    "      st = redis.call('HGET', '{croupier:tour:' .. f[4] .. '}:meta', 'status') end\n"         \
+    "      st = redis.call('HGET', fam('tour:' .. f[4]) .. ':meta', 'status') end\n"               \
     "    if st ~= 'registering' then\n"                                                            \
     "      local every, t0 = tonumber(f[2]), tonumber(f[5])\n"                                     \
     "      local n = (tonumber(f[6]) or 0) + 1\n"                                                  \
     "      local start = t0 + (math.floor((now - t0) / every) + 1) * every\n"                      \
     "      if start - now < 1000 then start = start + every end\n"                                 \
     "      local id = redis.call('INCR', KEYS[2])\n"                                               \
-    "      local tk = '{croupier:tour:' .. id .. '}:'\n"                                           \
+    "      local tk = fam('tour:' .. id) .. ':'\n"                                                 \
     "      redis.call('HSET', tk .. 'meta', 'id', id, 'name', f[3] .. ' #' .. n,\n"                \
     "        'structure', f[1], 'format', 'match', 'status', 'registering', 'created_ms',\n"       \
     "        ARGV[1], 'start_at_ms', string.format('%.0f', start), 'started_ms', '0',\n"           \
@@ -128,7 +148,8 @@ struct event_base;
 #define TOUR_EVENTS_CHANNEL "croupier:tour:events"
 #define TOUR_POOL_KEY_PREFIX "{croupier:money}:tourpool:"
 #define TOUR_FEE_KEY "{croupier:money}:rake:tournament"
-/* Writes "{croupier:tour:<id>}:<what>" into buf (at least TOUR_KEY_MAX bytes). */
+/* Writes "{croupier:tour:<id>}:<what>" (on a cluster "{croupier:money}:tour:<id>:<what>",
+ * common/keytag.h) into buf (at least TOUR_KEY_MAX bytes). */
 #define TOUR_KEY_MAX 256
 int tour_key(char *buf, size_t len, uint64_t id, const char *what);
 

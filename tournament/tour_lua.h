@@ -211,7 +211,9 @@
  *   P player amount    a prize: from the pool to the player's wallet
  *   L event text       an entry of the log (event, data) and a message on the events channel
  *   H game round json  a hand's history record (docs/hand-history.md), at most once per round:
- *                      {croupier:history:<game>}:stream and its :seen:<round> key
+ *                      {croupier:history:<game>}:stream and its :seen:<round> key (the keys
+ *                      this script builds itself -- history, stages, items -- follow the layout
+ *                      of KEYS[1]: TOUR_LUA_KEYTAG, tour_director.h)
  *   F status           the tournament is over: status, out of the live set, the pool key gone
  *                      (the prizes emptied it)
  *   S stage json       a match's stage (tour_match.h): HSET {croupier:tour:<id>}:stages
@@ -223,6 +225,7 @@
  * Returns like TOUR_APPLY_LUA: the answer, "replay <answer>", "skip" or "done".
  */
 #define TOUR_COMMIT_LUA                                                                            \
+    TOUR_LUA_KEYTAG                                                                                \
     "if redis.call('GET', KEYS[4]) ~= ARGV[1] then return redis.error_reply('TOUR_STALE_EPOCH') "  \
     "end "                                                                                         \
     "local sid = ARGV[2] "                                                                         \
@@ -243,7 +246,7 @@
     "while i <= #ARGV do local op = ARGV[i] "                                                      \
     "  if op == 'P' then pay = pay + tonumber(ARGV[i + 2]) i = i + 3 "                             \
     "  elseif op == 'F' then i = i + 2 "                                                           \
-    "  elseif op == 'H' or op == 'I' then i = i + 4 "                                             \
+    "  elseif op == 'H' or op == 'I' then i = i + 4 "                                              \
     "  elseif op == 'M' or op == 'E' or op == 'T' or op == 'L' or op == 'S' then i = i + 3 "       \
     "  else return redis.error_reply('TOUR_BAD_COMMIT op ' .. tostring(op)) end end "              \
     "if pay > tonumber(redis.call('GET', KEYS[6]) or '0') then "                                   \
@@ -253,15 +256,15 @@
     "  if op == 'M' then redis.call('HSET', KEYS[1], ARGV[i + 1], ARGV[i + 2]) i = i + 3 "         \
     "  elseif op == 'E' then redis.call('HSET', KEYS[2], ARGV[i + 1], ARGV[i + 2]) i = i + 3 "     \
     "  elseif op == 'T' then redis.call('HSET', KEYS[3], ARGV[i + 1], ARGV[i + 2]) i = i + 3 "     \
-    "  elseif op == 'S' then redis.call('HSET', '{croupier:tour:' .. ARGV[4] .. '}:stages', "      \
-    "    ARGV[i + 1], ARGV[i + 2]) i = i + 3 "                                                      \
+    "  elseif op == 'S' then redis.call('HSET', fam('tour:' .. ARGV[4]) .. ':stages', "            \
+    "    ARGV[i + 1], ARGV[i + 2]) i = i + 3 "                                                     \
     "  elseif op == 'P' then local a = tonumber(ARGV[i + 2]) "                                     \
     "    redis.call('DECRBY', KEYS[6], a) "                                                        \
     "    redis.call('INCRBY', '{croupier:money}:wallet:' .. ARGV[i + 1], a) i = i + 3 "            \
     "  elseif op == 'I' then "                                                                     \
-    "    redis.call('HSET', '{croupier:items}:player:' .. ARGV[i + 1], "                           \
+    "    redis.call('HSET', fam('items') .. ':player:' .. ARGV[i + 1], "                           \
     "      ARGV[4] .. ':' .. ARGV[i + 3], "                                                        \
-    "      cjson.encode({tournament = tonumber(ARGV[4]), place = tonumber(ARGV[i + 3]), "           \
+    "      cjson.encode({tournament = tonumber(ARGV[4]), place = tonumber(ARGV[i + 3]), "          \
     "        item = ARGV[i + 2]})) i = i + 4 "                                                     \
     "  elseif op == 'L' then "                                                                     \
     "    local id = redis.call('XADD', KEYS[5], 'MAXLEN', '~', 10000, '*', 'event', ARGV[i + 1], " \
@@ -269,9 +272,10 @@
     "    redis.call('PUBLISH', 'croupier:tour:events', ARGV[4] .. ' ' .. id .. ' ' .. "            \
     "      ARGV[i + 1] .. ' ' .. ARGV[i + 2]) i = i + 3 "                                          \
     "  elseif op == 'H' then "                                                                     \
-    "    local seen = '{croupier:history:' .. ARGV[i + 1] .. '}:seen:' .. ARGV[i + 2] "            \
+    "    local hb = fam('history:' .. ARGV[i + 1]) "                                               \
+    "    local seen = hb .. ':seen:' .. ARGV[i + 2] "                                              \
     "    if not redis.call('GET', seen) then "                                                     \
-    "      local id = redis.call('XADD', '{croupier:history:' .. ARGV[i + 1] .. '}:stream', "      \
+    "      local id = redis.call('XADD', hb .. ':stream', "                                        \
     "        'MAXLEN', '~', 100000, '*', 'round', ARGV[i + 2], 'data', ARGV[i + 3]) "              \
     "      redis.call('SET', seen, id, 'EX', 604800) end "                                         \
     "    i = i + 4 "                                                                               \

@@ -23,11 +23,13 @@ static const char RENEW_LUA[] = "if redis.call('GET', KEYS[1]) == ARGV[1] then "
 static const char RELEASE_LUA[] = "if redis.call('GET', KEYS[1]) == ARGV[1] then "
                                   "return redis.call('DEL', KEYS[1]) end return 0";
 
-/* "{croupier:tour:<id>}:<what>" (tour_director.h's keys; this library does not link the
- * director). */
+/* "{croupier:tour:<id>}:<what>", on a cluster "{croupier:money}:tour:<id>:<what>"
+ * (tour_director.h's keys; this library does not link the director). */
 static void tkey(char *buf, size_t len, uint64_t id, const char *what)
 {
-    snprintf(buf, len, "{croupier:tour:%" PRIu64 "}:%s", id, what);
+    char ids[24], base[64];
+    snprintf(ids, sizeof ids, "%" PRIu64, id);
+    snprintf(buf, len, "%s:%s", keytag_tour(base, sizeof base, ids), what);
 }
 
 static void host_key(char *buf, size_t len, uint64_t tournament, uint32_t table)

@@ -4,7 +4,8 @@
  * claims them, keeps its claims alive, asks the director whether a table may deal (`deal`) and
  * reports every hand's result (`hand`), and lets a table go.
  *
- * Keys (tour_director.h lists the director's; this module adds one per table):
+ * Keys (tour_director.h lists the director's; this module adds one per table; on a Redis
+ * Cluster they are {croupier:money}:tour:<id>:<what>, common/keytag.h):
  *
  *   {croupier:tour:<id>}:host:<table>   the host's token (PX = the claim's TTL): the server
  *                                       playing the table. Claimed with SET NX, renewed and

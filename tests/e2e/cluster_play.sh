@@ -11,8 +11,8 @@
 # bots saw has its settlement in Redis (and no voided one has); then a game server is unready
 # while a one-node cluster leaves slots unserved, and ready again once they are served. Before
 # all, the refusals at start: --redis-cluster naming a plain redis-server, beside --redis, or
-# with a host name, croupier-director on a healthy cluster and croupier-ctl where: each one clear
-# line and exit status 2.
+# with a host name: each one clear line and exit status 2. (The tournaments on a cluster:
+# tests/e2e/cluster_tour.sh.)
 #
 #   tests/e2e/cluster_play.sh BUILD_DIR [SOURCE_DIR]
 # Env: BOT_SECONDS, KILL_AFTER (seconds of play before the kill, 8; 3 or less: no kill),
@@ -67,10 +67,6 @@ for b in "$GAME --engine holdem" "$GATE --token-secret-file $E2E_DIR/secret" "$D
     bad "$name --redis-cluster with a host name" "not an IP literal" \
         $b --health-listen 127.0.0.1:0 --redis-cluster "localhost:7000"
 done
-# croupier-director: a good list of a healthy cluster, still refused (the tournaments' scripts read
-# keys of several slots: issue 34's next step)
-bad "croupier-director --redis-cluster (tournaments not on a cluster yet)" "not on Redis Cluster yet" \
-    "$DIRECTOR" --health-listen 127.0.0.1:0 --redis-cluster "$E2E_REDIS_CLUSTER"
 kill "$REDIS_PID" 2>/dev/null
 
 # ---- play ------------------------------------------------------------------------------------
@@ -101,7 +97,7 @@ e2e_log "seeded: $sum0 chips"
 e2e_game_start game-holdem holdem 30 --lease-ttl-ms 6000
 e2e_game_start game-trad traditional 30 --lease-ttl-ms 6000
 e2e_gate_start gate-a
-# croupier-ctl on the cluster: the registry and the wallets (the money slot); `where` refused
+# croupier-ctl on the cluster: the registry and the wallets (the money slot)
 CTL=$BUILD/tools/croupier-ctl
 nserv=$("$CTL" --redis-cluster "$E2E_REDIS_CLUSTER" --json servers 2>"$E2E_DIR/ctl.err" |
     python3 -c 'import json,sys; print(len(json.load(sys.stdin)["servers"]))' 2>/dev/null)
@@ -117,8 +113,6 @@ if [ "$bal" = "$SEED_CHIPS" ]; then
 else
     E2E_FAILURES+=("croupier-ctl --redis-cluster wallet: '$bal': $(head -c 300 "$E2E_DIR/ctl.err")")
 fi
-bad "croupier-ctl tour on a cluster" "not on Redis Cluster yet" \
-    "$CTL" --redis-cluster "$E2E_REDIS_CLUSTER" tour list
 base=5000000
 bots=()
 for engine in holdem traditional; do

@@ -53,7 +53,7 @@ for t in json.load(open(sys.argv[1])).get("torn_rounds", []):
 # Tournaments (docs/tournaments.md), for the scripts that set TOUR_ID: a field of its meta hash;
 # waiting up to SECONDS for a status; the tables a game pod hosts now (claimed minus let go, from
 # its log).
-e2e_tour_meta() { e2e_redis hget "{croupier:tour:$TOUR_ID}:meta" "$1"; }
+e2e_tour_meta() { e2e_redis hget "$(e2e_tour_key "$TOUR_ID" meta)" "$1"; }
 e2e_tour_wait_status() { # STATUS SECONDS
     local end=$((SECONDS + $2))
     while [ "$(e2e_tour_meta status)" != "$1" ] && [ $SECONDS -lt $end ]; do sleep 0.5; done
@@ -375,6 +375,17 @@ e2e_history_key() {
         echo "{croupier:money}:history:$1:$2"
     else
         echo "{croupier:history:$1}:$2"
+    fi
+}
+
+# e2e_tour_key ID REST: the key REST (meta, entries, log, ...) of tournament ID:
+# {croupier:tour:ID}:REST, or on a Redis Cluster {croupier:money}:tour:ID:REST (common/keytag.h;
+# docs/tournaments.md "On a Redis Cluster").
+e2e_tour_key() {
+    if [ -n "${E2E_REDIS_CLUSTER:-}" ]; then
+        echo "{croupier:money}:tour:$1:$2"
+    else
+        echo "{croupier:tour:$1}:$2"
     fi
 }
 

@@ -2,7 +2,8 @@
  * ctl_audit: croupier-ctl audit --redis-cluster (tools/ctl/ctl_audit.c; docs/ops.md "audit")
  * against a real Redis Cluster of 3 masters on loopback (tests/support/tcluster.h), its money
  * laid out and moved by money/xfer.h: balanced with a transfer in flight, NOT BALANCED after a
- * wallet was changed by hand, bad arguments and an unreachable cluster refused.
+ * wallet was changed by hand, bad arguments and an unreachable cluster refused; and the other
+ * commands on a cluster, `tour create` and `tour hall` writing every key in the money slot.
  */
 #include <check.h>
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "support.h"
 #include "tcluster.h"
@@ -82,15 +84,76 @@ START_TEST(test_ctl_audit_balances_and_catches_a_change)
     ck_assert_int_eq(ctl("audit", out, sizeof out), 2);
     ck_assert_ptr_nonnull(strstr(out, "--redis-cluster"));
     ck_assert_int_eq(ctl("--redis-cluster 127.0.0.1:x audit", out, sizeof out), 2);
-    /* the other commands run (tests/e2e/cluster_play.sh plays them), but tour: refused */
+    /* the other commands run (tests/e2e/cluster_play.sh plays them; cluster_tour.sh tour) */
     snprintf(args, sizeof args, "--redis-cluster %s servers", ts_cluster_seeds(g_cl));
     ck_assert_int_eq(ctl(args, out, sizeof out), 0);
     snprintf(args, sizeof args, "--redis-cluster %s where p1", ts_cluster_seeds(g_cl));
     ck_assert_int_eq(ctl(args, out, sizeof out), 1); /* the seats' master asked: no seat */
     ck_assert_msg(strstr(out, "has no seat") != NULL, "%s", out);
     snprintf(args, sizeof args, "--redis-cluster %s tour list", ts_cluster_seeds(g_cl));
-    ck_assert_int_eq(ctl(args, out, sizeof out), 2);
-    ck_assert_msg(strstr(out, "not on Redis Cluster yet") != NULL, "%s", out);
+    ck_assert_int_eq(ctl(args, out, sizeof out), 0); /* the money slot's master: none yet */
+    ck_assert_msg(strstr(out, "not on Redis Cluster") == NULL, "%s", out);
+    /* tour create and tour hall on a cluster: every key in the money slot, on its master
+     * (common/keytag.h; docs/tournaments.md "On a Redis Cluster") */
+    char sng[256], *dir = ts_tmpdir();
+    snprintf(sng, sizeof sng, "%s/sng.json", dir);
+    FILE *f = fopen(sng, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("{\"format\":\"sng\",\"seats_per_table\":6,\"starting_stack\":1000,\"buy_in\":100,"
+          "\"fee\":10,\"min_entrants\":6,\"max_entrants\":6,\"levels\":[{\"small_blind\":10,"
+          "\"big_blind\":20,\"duration_ms\":60000}]}",
+          f);
+    fclose(f);
+    snprintf(args, sizeof args, "--redis-cluster %s tour create --structure %s",
+             ts_cluster_seeds(g_cl), sng);
+    rc = ctl(args, out, sizeof out);
+    ck_assert_msg(rc == 0 && strcmp(out, "1\n") == 0, "%d: %s", rc, out);
+    snprintf(args, sizeof args, "--redis-cluster %s tour show 1", ts_cluster_seeds(g_cl));
+    rc = ctl(args, out, sizeof out);
+    ck_assert_msg(rc == 0 && strstr(out, "registering") != NULL, "%d: %s", rc, out);
+    int money = ts_cluster_slot_owner(g_cl, 0, rcluster_key_slot("{croupier:money}", 16));
+    ck_assert_int_ge(money, 0);
+    static const char *const on_money[] = {
+        "{croupier:money}:tour:1:meta", "{croupier:money}:tour:1:log", "{croupier:money}:tours:seq",
+        "{croupier:money}:tours:live"};
+    for (size_t i = 0; i < 4; i++) {
+        char *v = ts_cluster_cmd(g_cl, money, "EXISTS %s", on_money[i]);
+        ck_assert_msg(v != NULL && strcmp(v, "1") == 0, "%s: %s", on_money[i], v ? v : "(null)");
+        free(v);
+    }
+    char *v = ts_cluster_cmd(g_cl, money, "ZSCORE {croupier:money}:tours:all 1");
+    ck_assert_msg(v != NULL && strlen(v) > 0 && strcmp(v, "(nil)") != 0, "%s", v ? v : "(null)");
+    free(v);
+    /* the single-Redis layout: nowhere */
+    for (int i = 0; i < ts_cluster_size(g_cl); i++) {
+        char *k = ts_cluster_cmd(g_cl, i, "KEYS {croupier:tour*");
+        ck_assert_msg(k != NULL && strstr(k, "{croupier:tour") == NULL, "node %d: %s", i, k);
+        free(k);
+    }
+    char match[256];
+    snprintf(match, sizeof match, "%s/match.json", dir);
+    f = fopen(match, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("{\"format\":\"match\",\"game\":\"doudizhu\",\"buy_in\":100,\"fee\":10,"
+          "\"min_entrants\":3,\"max_entrants\":3,"
+          "\"stages\":[{\"format\":\"fixed\",\"seats\":3,\"deals_per_round\":2}]}",
+          f);
+    fclose(f);
+    snprintf(args, sizeof args,
+             "--redis-cluster %s tour hall --structure %s --every-seconds 60 --name Evening",
+             ts_cluster_seeds(g_cl), match);
+    rc = ctl(args, out, sizeof out);
+    ck_assert_msg(rc == 0 && strcmp(out, "1\n") == 0, "%d: %s", rc, out);
+    v = ts_cluster_cmd(g_cl, money, "HGET {croupier:money}:tours:hall:1 name");
+    ck_assert_msg(v != NULL && strcmp(v, "Evening") == 0, "%s", v ? v : "(null)");
+    free(v);
+    snprintf(args, sizeof args, "--redis-cluster %s tour halls", ts_cluster_seeds(g_cl));
+    rc = ctl(args, out, sizeof out);
+    ck_assert_msg(rc == 0 && strstr(out, "Evening") != NULL, "%d: %s", rc, out);
+    unlink(sng);
+    unlink(match);
+    rmdir(dir);
+    free(dir);
     snprintf(args, sizeof args, "--redis-cluster %s --redis 127.0.0.1:1 wallet p1",
              ts_cluster_seeds(g_cl));
     ck_assert_int_eq(ctl(args, out, sizeof out), 2);

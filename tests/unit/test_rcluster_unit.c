@@ -158,6 +158,9 @@ START_TEST(test_keytag_layouts)
     ck_assert_str_eq(keytag_history(b, sizeof b, "doudizhu"), "{croupier:history:doudizhu}");
     ck_assert_str_eq(keytag_registry(), "{croupier:registry}");
     ck_assert_str_eq(keytag_rooms(), "{croupier:rooms}");
+    ck_assert_str_eq(keytag_tour(b, sizeof b, "17"), "{croupier:tour:17}");
+    ck_assert_str_eq(keytag_tours(), "{croupier:tours}");
+    ck_assert_str_eq(keytag_items(), "{croupier:items}");
     keytag_set_cluster(true);
     ck_assert(keytag_cluster());
     unsigned money = rcluster_key_slot("{croupier:money}:wallet:1", 25);
@@ -168,6 +171,11 @@ START_TEST(test_keytag_layouts)
     ck_assert_uint_eq(rcluster_key_slot(h, strlen(h)), money);
     ck_assert_uint_eq(rcluster_key_slot(keytag_registry(), strlen(keytag_registry())), money);
     ck_assert_uint_eq(rcluster_key_slot(keytag_rooms(), strlen(keytag_rooms())), money);
+    const char *t = keytag_tour(b, sizeof b, "17");
+    ck_assert_str_eq(t, "{croupier:money}:tour:17");
+    ck_assert_uint_eq(rcluster_key_slot(t, strlen(t)), money);
+    ck_assert_uint_eq(rcluster_key_slot(keytag_tours(), strlen(keytag_tours())), money);
+    ck_assert_uint_eq(rcluster_key_slot(keytag_items(), strlen(keytag_items())), money);
     ck_assert_str_eq(keytag_lease(b, 8, "holdem"), ""); /* too long: empty, never cut */
     keytag_set_cluster(false);
 }

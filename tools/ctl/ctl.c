@@ -588,9 +588,6 @@ int main(int argc, char **argv)
         return ctl_fail(2, "usage: croupier-ctl audit --redis-cluster IP:PORT,...");
     if (audit)
         return ctl_audit();
-    if (O.redis_cluster != NULL && tour)
-        return ctl_fail(2, "croupier-ctl tour: not on Redis Cluster yet (a tournament's keys are "
-                           "in several slots: docs/deploy.md \"Redis Cluster: the client\")");
     if (O.redis_cluster != NULL)
         keytag_set_cluster(true); /* the cluster's key layout (common/keytag.h) */
     ctl_tour_t *t = NULL;

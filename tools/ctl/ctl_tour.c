@@ -293,12 +293,13 @@ fail:
 /* ---- match halls --------------------------------------------------------------------------- */
 
 /* A hall (tour_director.h TOUR_HALLS_KEY): its id, then the hash; the directors open its
- * matches (TOUR_HALL_TICK_LUA). KEYS: hallseq, halls; ARGV: name, structure, every_ms, now. */
-static const char ctl_tour_hall_lua[] =
+ * matches (TOUR_HALL_TICK_LUA). KEYS: hallseq, halls; ARGV: name, structure, every_ms, now. The
+ * hash's key follows the layout of KEYS[1] (TOUR_LUA_KEYTAG: on a cluster, the money slot). */
+static const char ctl_tour_hall_lua[] = TOUR_LUA_KEYTAG
     "local id = redis.call('INCR', KEYS[1])\n"
     "local name = ARGV[1]\n"
     "if name == '' then name = 'Hall ' .. id end\n"
-    "redis.call('HSET', '" TOUR_HALL_PREFIX "' .. id, 'name', name, 'structure', ARGV[2],\n"
+    "redis.call('HSET', fam('tours') .. ':hall:' .. id, 'name', name, 'structure', ARGV[2],\n"
     "  'every_ms', ARGV[3], 't0', ARGV[4], 'count', '0', 'open', '', 'stopped', '0')\n"
     "redis.call('SADD', KEYS[2], id)\n"
     "return id\n";
@@ -337,7 +338,7 @@ static int ctl_tour_halls(void)
     json_t *list = json_array();
     for (size_t i = 0; ids->type == REDIS_REPLY_ARRAY && i < ids->elements; i++) {
         char key[96];
-        snprintf(key, sizeof key, TOUR_HALL_PREFIX "%s", ids->element[i]->str);
+        snprintf(key, sizeof key, "%s%s", TOUR_HALL_PREFIX, ids->element[i]->str);
         redisReply *h = CTL_CMD("HMGET", key, "name", "every_ms", "open", "count", "stopped");
         if (h == NULL) {
             json_decref(list);
@@ -383,14 +384,15 @@ static int ctl_tour_halls(void)
 /*
  * The whole tournament in one script: its id, the meta hash (fields in docs/ops.md "tour"), the
  * index of every tournament and of the live ones, the first event of its log. The meta and log
- * keys are built from the id INCR gives, so they cannot be passed in KEYS: every key lives on
- * one Redis (or its Sentinel-managed replicas), never on a cluster.
+ * keys are built from the id INCR gives, so they cannot be passed in KEYS: on one Redis (or its
+ * Sentinel-managed replicas) that is all one server; on a Redis Cluster they follow the layout of
+ * KEYS[1] (TOUR_LUA_KEYTAG: every key of it in the money slot, common/keytag.h).
  *   KEYS: seq, all, live
  *   ARGV: name ("" = "Tournament <id>"), structure, format, created_ms, start_at_ms
  */
-static const char ctl_tour_create_lua[] =
+static const char ctl_tour_create_lua[] = TOUR_LUA_KEYTAG
     "local id = redis.call('INCR', KEYS[1])\n"
-    "local tk = '{croupier:tour:' .. id .. '}:'\n"
+    "local tk = fam('tour:' .. id) .. ':'\n"
     "local name = ARGV[1]\n"
     "if name == '' then name = 'Tournament ' .. id end\n"
     "redis.call('HSET', tk .. 'meta', 'id', id, 'name', name, 'structure', ARGV[2],\n"
@@ -838,12 +840,13 @@ static int ctl_tour_show(ctl_tour_t *t)
     return 0;
 }
 
-/* A player's item prizes ({croupier:items}:player:<p>, field <tournament>:<place>, written by
- * the director with the place: docs/tournaments.md "Items"), by tournament then place. */
+/* A player's item prizes ({croupier:items}:player:<p>, on a cluster {croupier:money}:items:...;
+ * field <tournament>:<place>, written by the director with the place: docs/tournaments.md
+ * "Items"), by tournament then place. */
 static int ctl_tour_items(ctl_tour_t *t)
 {
     char key[TOUR_KEY_MAX];
-    snprintf(key, sizeof key, "{croupier:items}:player:%s", t->player);
+    snprintf(key, sizeof key, "%s:player:%s", keytag_items(), t->player);
     redisReply *r = CTL_CMD("HGETALL", key);
     if (r == NULL)
         return 1;
