@@ -508,10 +508,6 @@ function checkOverlay(objs, prestopText, facts) {
             if (!(grace >= need)) err(d, `terminationGracePeriodSeconds ${grace} must be >= ${need} (preStop + window + close + ${GATE_MARGIN_S})`);
             facts.gate = { bound, grace, replicas };
         } else if (component === 'director') {
-            if (cl) {
-                err(d, 'croupier-director refuses --redis-cluster until the tournaments run on a cluster: no director on a cluster overlay (docs/deploy.md "Redis Cluster on Kubernetes")');
-                continue;
-            }
             // The tournament director (docs/tournaments.md "The director", docs/deploy.md "The
             // tournament director"): the drain shell's contract, like a game server's.
             for (const [flag, want] of [
@@ -527,11 +523,13 @@ function checkOverlay(objs, prestopText, facts) {
             if (!(claimTtl >= 30)) err(d, `CLAIM_TTL_MS '${env.CLAIM_TTL_MS}' must be an integer >= 30`);
             else if (ha.links && !(claimTtl >= ha.downAfter + FAILOVER_MARGIN_MS))
                 err(d, `CLAIM_TTL_MS ${claimTtl} must stay above the sentinels' DOWN_AFTER_MS ${ha.downAfter} + ${FAILOVER_MARGIN_MS} (the failover)`);
+            else if (cl && !(claimTtl >= cl.nodeTimeout + FAILOVER_MARGIN_MS))
+                err(d, `CLAIM_TTL_MS ${claimTtl} must stay above the cluster's NODE_TIMEOUT_MS ${cl.nodeTimeout} + ${FAILOVER_MARGIN_MS} (the failover)`);
             directors.push({ d, bound, grace, replicas, claimTtl });
         } else err(d, `unexpected component '${component}'`);
     }
     if (gates !== 1) errs.push(`overlay: expected one gateway Deployment, found ${gates}`);
-    if (!cl && directors.length !== 1) errs.push(`overlay: expected one tournament director Deployment, found ${directors.length}`);
+    if (directors.length !== 1) errs.push(`overlay: expected one tournament director Deployment, found ${directors.length}`);
     // A player token must never be an admin token: the two secrets are different Secrets.
     if (facts.tokenSecret && (facts.adminSecrets ?? []).includes(facts.tokenSecret))
         errs.push(`overlay: the game servers' admin secret is the gateways' token Secret ${facts.tokenSecret} (docs/ops.md: a Secret of its own)`);
@@ -738,7 +736,8 @@ const CLUSTER_MUTATIONS = [
     ['lease shorter than failover', (o) => ctr(dep(o, 'croupier-game-zhajinhua')).args.push('--lease-ttl-ms=4000'), '--lease-ttl-ms 4000'],
     ['min replicas = replicas', (o) => ctr(dep(o, 'croupier-game-traditional')).args.push('--redis-min-replicas=1'), '--redis-min-replicas 1'],
     ['no init wait', (o) => { delete dep(o, 'croupier-game-holdem').spec.template.spec.initContainers; }, 'an init container must wait'],
-    ['director on a cluster', (o) => { const g = structuredClone(dep(o, 'croupier-gate')); g.metadata.name = 'croupier-director'; g.spec.template.metadata.labels['app.kubernetes.io/component'] = 'director'; g.spec.template.spec.containers[0].name = 'director'; o.push(g); }, 'no director on a cluster overlay'],
+    ['director claims shorter than the cluster failover', (o) => setEnv(dep(o, 'croupier-director'), 'CLAIM_TTL_MS', '4000'), "CLAIM_TTL_MS 4000 must stay above the cluster's"],
+    ['director without --redis-cluster', (o) => { const a = ctr(dep(o, 'croupier-director')).args; a.splice(a.findIndex((x) => x.startsWith('--redis-cluster=')), 1); }, '--redis-cluster must list'],
     ['single Redis beside the cluster', (o) => { const r = structuredClone(cset(o)); r.metadata.name = 'croupier-redis'; o.push(r); }, 'croupier-redis-cluster StatefulSet only'],
 ];
 const PRESTOP_MUTATIONS = [
@@ -750,8 +749,7 @@ function selfTest(env, objs, prestopText) {
     const failures = [];
     const clean = checkOverlay(structuredClone(objs), prestopText, {});
     if (clean.length) return { failures: [`${env}: self-test needs a clean overlay first`], count: 1 };
-    // The director's mutations only where it runs (not on Redis Cluster yet).
-    const base = dep(objs, 'croupier-director') ? MUTATIONS : MUTATIONS.filter(([name]) => !name.startsWith('director'));
+    const base = MUTATIONS;
     const mutations = [...base, ...(sset(objs) ? HA_MUTATIONS : []), ...(cset(objs) ? CLUSTER_MUTATIONS : NONCLUSTER_MUTATIONS)];
     for (const [name, mutate, expect] of mutations) {
         const copy = structuredClone(objs);
@@ -823,7 +821,7 @@ for (const { env, file } of overlays) {
     if (facts.director)
         console.log(`  director    replicas ${facts.director.replicas}, drain bound ${facts.director.bound} s, grace ${facts.director.grace} s, claim TTL ${facts.director.claimTtl} ms`);
     if (facts.cluster)
-        console.log(`  redis       Redis Cluster: ${facts.cluster.nodes} nodes, ${facts.cluster.perMaster} replica(s) per master, node timeout ${facts.cluster.nodeTimeout} ms, ${facts.cluster.links.length} seeds; no director`);
+        console.log(`  redis       Redis Cluster: ${facts.cluster.nodes} nodes, ${facts.cluster.perMaster} replica(s) per master, node timeout ${facts.cluster.nodeTimeout} ms, ${facts.cluster.links.length} seeds`);
     if (facts.ha)
         console.log(`  redis       ${facts.ha.replicas} nodes (master + replicas), 3 sentinels on master '${facts.ha.master}', down-after ${facts.ha.downAfter} ms`);
     console.log(`  invariants: ${errs.length} violated; self-test: ${st.count - st.failures.length}/${st.count} injected violations caught`);
