@@ -68,31 +68,44 @@ static int64_t now_us(void)
     return clock_mono_ns() / 1000;
 }
 
-static double proc_cpu_s(pid_t pid)
+/* A process's scheduling so far, summed over its threads (/proc/PID/task/TID/schedstat): the
+ * time it ran, the time it waited runnable for a CPU, and the number of times it was given one. */
+typedef struct {
+    double run_s, wait_s, slices;
+} sched_t;
+
+static sched_t proc_sched(pid_t pid)
 {
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return -1;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    const char *p = strrchr(buf, ')');
-    unsigned long ut = 0, st = 0;
-    if (p == NULL ||
-        sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
-        return -1;
-    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+    sched_t s = {0};
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (d == NULL)
+        return s;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        char tpath[384];
+        snprintf(tpath, sizeof tpath, "%s/%s/schedstat", path, e->d_name);
+        FILE *f = fopen(tpath, "r");
+        unsigned long long run, wait, n;
+        if (f != NULL && fscanf(f, "%llu %llu %llu", &run, &wait, &n) == 3) {
+            s.run_s += (double)run / 1e9;
+            s.wait_s += (double)wait / 1e9;
+            s.slices += (double)n;
+        }
+        if (f != NULL)
+            fclose(f);
+    }
+    closedir(d);
+    return s;
 }
 
-/* The CPU time of this process (the bench: its player loop and its spectators' reader). */
-static double self_cpu_s(void)
+static sched_t sched_since(sched_t now, sched_t before)
 {
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+    return (sched_t){now.run_s - before.run_s, now.wait_s - before.wait_s,
+                     now.slices - before.slices};
 }
 
 /* The machine's CPU time, busy and total, in clock ticks over all CPUs (/proc/stat). */
@@ -473,8 +486,7 @@ typedef struct {
     long actions;
     long late; /* open loop: actions sent more than 2 ms after their slot (a full window) */
     uint64_t spect_frames[2];
-    double cpu[2]; /* gateways A and B, seconds */
-    double cpu_game, cpu_bench;
+    sched_t proc[4];   /* gateway A, gateway B, the game server, the bench */
     double busy_cores; /* the machine's CPUs busy on average (every process, ours or not) */
     double load;       /* the 1-minute load average at the end */
     double seconds;
@@ -514,8 +526,11 @@ static run_t run(conn_t *p, conn_t *other, conn_t *spect, int nspect, int second
     uint64_t base[2] = {0, 0};
     for (int i = 0; i < nspect; i++)
         base[i % 2] += spect[i].frames;
-    double cpu0[2] = {proc_cpu_s(ts_proc_pid(gate[0])), proc_cpu_s(ts_proc_pid(gate[1]))};
-    double game0 = proc_cpu_s(ts_proc_pid(game)), self0 = self_cpu_s(), busy0, total0;
+    pid_t pids[4] = {ts_proc_pid(gate[0]), ts_proc_pid(gate[1]), ts_proc_pid(game), getpid()};
+    sched_t sched0[4];
+    for (int k = 0; k < 4; k++)
+        sched0[k] = proc_sched(pids[k]);
+    double busy0, total0;
     machine_ticks(&busy0, &total0);
     int64_t start = now_us(), end = start + (int64_t)seconds * 1000000, next_send = start;
     struct epoll_event evs[256];
@@ -572,10 +587,8 @@ static run_t run(conn_t *p, conn_t *other, conn_t *spect, int nspect, int second
         atomic_store(&rd.stop, true);
         pthread_join(th, NULL);
     }
-    for (int g = 0; g < 2; g++)
-        r.cpu[g] = proc_cpu_s(ts_proc_pid(gate[g])) - cpu0[g];
-    r.cpu_game = proc_cpu_s(ts_proc_pid(game)) - game0;
-    r.cpu_bench = self_cpu_s() - self0;
+    for (int k = 0; k < 4; k++)
+        r.proc[k] = sched_since(proc_sched(pids[k]), sched0[k]);
     double busy1, total1;
     machine_ticks(&busy1, &total1);
     if (total1 > total0)
@@ -692,21 +705,25 @@ int main(int argc, char **argv)
             printf("; %ld sent > 2 ms late", r->late);
         printf("\n");
     }
+    static const char *const names[4] = {"gateway A", "gateway B", "game server", "bench"};
     for (int k = 0; k < 2; k++) {
         const run_t *r = runs[k];
-        printf("  CPU %s gateway A %.2f, B %.2f, game server %.2f, bench %.2f cores; machine "
-               "%.2f of %ld cores busy, load %.2f\n",
-               k == 0 ? "without:" : "with:   ", r->cpu[0] / r->seconds, r->cpu[1] / r->seconds,
-               r->cpu_game / r->seconds, r->cpu_bench / r->seconds, r->busy_cores,
-               sysconf(_SC_NPROCESSORS_ONLN), r->load);
+        printf("  CPU %s machine %.2f of %ld cores busy (every process), load %.2f; cores "
+               "used (mean wait for a CPU per time slice):",
+               k == 0 ? "without:" : "with:   ", r->busy_cores, sysconf(_SC_NPROCESSORS_ONLN),
+               r->load);
+        for (int q = 0; q < 4; q++)
+            printf("%s %s %.2f (%.0f us)", q ? "," : "", names[q], r->proc[q].run_s / r->seconds,
+                   r->proc[q].slices > 0 ? r->proc[q].wait_s * 1e6 / r->proc[q].slices : 0);
+        printf("\n");
     }
     printf("  frames delivered to spectators: %" PRIu64 " (%.0f/s; gateway A %" PRIu64
            ", B %" PRIu64 ")\n",
            frames, (double)frames / with.seconds, with.spect_frames[0], with.spect_frames[1]);
     printf("  gateway CPU per frame delivered: A %.3f us (it also relays the players), B %.3f us "
            "(spectators only)\n",
-           with.spect_frames[0] ? with.cpu[0] * 1e6 / (double)with.spect_frames[0] : 0,
-           with.spect_frames[1] ? with.cpu[1] * 1e6 / (double)with.spect_frames[1] : 0);
+           with.spect_frames[0] ? with.proc[0].run_s * 1e6 / (double)with.spect_frames[0] : 0,
+           with.spect_frames[1] ? with.proc[1].run_s * 1e6 / (double)with.spect_frames[1] : 0);
     for (int i = 0; i < nspect; i++)
         close(spect[i].fd);
     free(spect);
