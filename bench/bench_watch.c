@@ -454,6 +454,7 @@ typedef struct {
     conn_t *spect;
     int n;
     atomic_bool stop;
+    sched_t sched; /* the thread's own, read as it ends (its /proc entry goes with it) */
 } reader_t;
 
 static void *reader_main(void *arg)
@@ -478,6 +479,12 @@ static void *reader_main(void *arg)
         }
     }
     close(ep);
+    FILE *f = fopen("/proc/thread-self/schedstat", "r");
+    unsigned long long run, wait, n;
+    if (f != NULL && fscanf(f, "%llu %llu %llu", &run, &wait, &n) == 3)
+        r->sched = (sched_t){(double)run / 1e9, (double)wait / 1e9, (double)n};
+    if (f != NULL)
+        fclose(f);
     return NULL;
 }
 
@@ -490,6 +497,8 @@ typedef struct {
     double busy_cores; /* the machine's CPUs busy on average (every process, ours or not) */
     double load;       /* the 1-minute load average at the end */
     double seconds;
+    int64_t *lat; /* the round trips, sorted (us; the caller frees them) */
+    size_t nl;
 } run_t;
 
 /*
@@ -589,6 +598,9 @@ static run_t run(conn_t *p, conn_t *other, conn_t *spect, int nspect, int second
     }
     for (int k = 0; k < 4; k++)
         r.proc[k] = sched_since(proc_sched(pids[k]), sched0[k]);
+    r.proc[3].run_s += rd.sched.run_s; /* the reader (started in this run) ended */
+    r.proc[3].wait_s += rd.sched.wait_s;
+    r.proc[3].slices += rd.sched.slices;
     double busy1, total1;
     machine_ticks(&busy1, &total1);
     if (total1 > total0)
@@ -621,22 +633,90 @@ static run_t run(conn_t *p, conn_t *other, conn_t *spect, int nspect, int second
     r.p90_us = nl ? (double)lat[nl * 90 / 100] : 0;
     r.p99_us = nl ? (double)lat[nl * 99 / 100] : 0;
     r.max_us = nl ? (double)lat[nl - 1] : 0;
-    free(lat);
+    r.lat = lat;
+    r.nl = nl;
     close(ep);
     return r;
+}
+
+/* The round trips of one kind of run, pooled over the rounds. */
+typedef struct {
+    int64_t *lat;
+    size_t n, cap;
+} pool_t;
+
+static void pool_add(pool_t *p, const run_t *r)
+{
+    if (p->n + r->nl > p->cap) {
+        p->cap = (p->n + r->nl) * 2;
+        p->lat = realloc(p->lat, p->cap * sizeof *p->lat);
+        if (p->lat == NULL)
+            die("out of memory");
+    }
+    memcpy(p->lat + p->n, r->lat, r->nl * sizeof *r->lat);
+    p->n += r->nl;
+}
+
+static double pool_pct(pool_t *p, int pct)
+{
+    if (p->n == 0)
+        return 0;
+    qsort(p->lat, p->n, sizeof *p->lat, cmp_i64);
+    return (double)p->lat[pct == 100 ? p->n - 1 : p->n * (size_t)pct / 100];
+}
+
+static void print_round(const run_t *without, const run_t *with, double setup_s, int nspect,
+                        int rate)
+{
+    printf("  watch set-up: %d logins + watches in %.2f s\n", nspect, setup_s);
+    const run_t *runs[2] = {without, with};
+    for (int k = 0; k < 2; k++) {
+        const run_t *r = runs[k];
+        printf("  %s %ld actions (%.0f/s), round trip p50 %.0f us, p90 %.0f, p99 %.0f, max "
+               "%.0f",
+               k == 0 ? "without spectators:" : "with spectators:   ", r->actions,
+               (double)r->actions / r->seconds, r->p50_us, r->p90_us, r->p99_us, r->max_us);
+        if (k == 1)
+            printf(" (p50 added %.0f us, p99 added %.0f us)", with->p50_us - without->p50_us,
+                   with->p99_us - without->p99_us);
+        if (rate > 0)
+            printf("; %ld sent > 2 ms late", r->late);
+        printf("\n");
+    }
+    static const char *const names[4] = {"gateway A", "gateway B", "game server", "bench"};
+    for (int k = 0; k < 2; k++) {
+        const run_t *r = runs[k];
+        printf("  CPU %s machine %.2f of %ld cores busy (every process), load %.2f; cores "
+               "used (mean wait for a CPU per time slice):",
+               k == 0 ? "without:" : "with:   ", r->busy_cores, sysconf(_SC_NPROCESSORS_ONLN),
+               r->load);
+        for (int q = 0; q < 4; q++)
+            printf("%s %s %.2f (%.0f us)", q ? "," : "", names[q], r->proc[q].run_s / r->seconds,
+                   r->proc[q].slices > 0 ? r->proc[q].wait_s * 1e6 / r->proc[q].slices : 0);
+        printf("\n");
+    }
+    uint64_t frames = with->spect_frames[0] + with->spect_frames[1];
+    printf("  frames delivered to spectators: %" PRIu64 " (%.0f/s; gateway A %" PRIu64
+           ", B %" PRIu64 ")\n",
+           frames, (double)frames / with->seconds, with->spect_frames[0], with->spect_frames[1]);
+    printf("  gateway CPU per frame delivered: A %.3f us (it also relays the players), B %.3f us "
+           "(spectators only)\n",
+           with->spect_frames[0] ? with->proc[0].run_s * 1e6 / (double)with->spect_frames[0] : 0,
+           with->spect_frames[1] ? with->proc[1].run_s * 1e6 / (double)with->spect_frames[1] : 0);
 }
 
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: bench_watch SECONDS SPECTATORS [WINDOW [RATE]]\n");
+        fprintf(stderr, "usage: bench_watch SECONDS SPECTATORS [WINDOW [RATE [ROUNDS]]]\n");
         return 2;
     }
     int seconds = atoi(argv[1]), nspect = atoi(argv[2]), window = argc > 3 ? atoi(argv[3]) : 1;
-    int rate = argc > 4 ? atoi(argv[4]) : 0;
-    if (seconds < 1 || nspect < 2 || window < 1 || window > 1024 || rate < 0 || rate > 100000) {
+    int rate = argc > 4 ? atoi(argv[4]) : 0, rounds = argc > 5 ? atoi(argv[5]) : 1;
+    if (seconds < 1 || nspect < 2 || window < 1 || window > 1024 || rate < 0 || rate > 100000 ||
+        rounds < 1 || rounds > 20) {
         fprintf(stderr, "bench_watch: SECONDS >= 1, SPECTATORS >= 2, WINDOW 1..1024, RATE "
-                        "0..100000\n");
+                        "0..100000, ROUNDS 1..20\n");
         return 2;
     }
     struct rlimit rl;
@@ -672,60 +752,58 @@ int main(int argc, char **argv)
     fprintf(stderr, "bench_watch: pids: game server %d, gateway A %d, gateway B %d, bench %d\n",
             (int)ts_proc_pid(game), (int)ts_proc_pid(gate[0]), (int)ts_proc_pid(gate[1]),
             (int)getpid());
-    run_t without = run(p, &players[1], NULL, 0, seconds, window, rate);
-    conn_t *spect = calloc((size_t)nspect, sizeof *spect);
-    int64_t t0 = now_us();
-    for (int i = 0; i < nspect; i++) {
-        spect[i].fd = dial(gate_port[i % 2]);
-        login(&spect[i], SPECT0 + (uint64_t)i);
-        watch(&spect[i]);
-    }
-    double setup_s = (double)(now_us() - t0) / 1e6;
-    run_t with = run(p, &players[1], spect, nspect, seconds, window, rate);
-    uint64_t frames = with.spect_frames[0] + with.spect_frames[1];
-    printf("bench_watch %d s, %d spectators (half on each of two gateways), window %d, %s; %s\n",
+    printf("bench_watch %d s, %d spectators (half on each of two gateways), window %d, %s, %d "
+           "round%s; %s\n",
            seconds, nspect, window,
            rate > 0 ? fmt("open loop: %d actions/s on a fixed schedule", rate) : "closed loop",
+           rounds, rounds > 1 ? "s (without, then with spectators, each)" : "",
            pinned ? fmt("pinned (BENCH_PIN=1): gateway A, the game server and the player on CPU "
                         "%d; gateway B and the spectators' reader on CPU 0",
                         pin_players_cpu)
                   : "not pinned (BENCH_PIN=1 pins)");
-    printf("  watch set-up: %d logins + watches in %.2f s\n", nspect, setup_s);
-    const run_t *runs[2] = {&without, &with};
-    for (int k = 0; k < 2; k++) {
-        const run_t *r = runs[k];
-        printf("  %s %ld actions (%.0f/s), round trip p50 %.0f us, p90 %.0f, p99 %.0f, max "
-               "%.0f",
-               k == 0 ? "without spectators:" : "with spectators:   ", r->actions,
-               (double)r->actions / r->seconds, r->p50_us, r->p90_us, r->p99_us, r->max_us);
-        if (k == 1)
-            printf(" (p50 added %.0f us, p99 added %.0f us)", with.p50_us - without.p50_us,
-                   with.p99_us - without.p99_us);
-        if (rate > 0)
-            printf("; %ld sent > 2 ms late", r->late);
-        printf("\n");
+    fflush(stdout);
+    pool_t pool[2] = {{0}};
+    conn_t *spect = calloc((size_t)nspect, sizeof *spect);
+    for (int round = 0; round < rounds; round++) {
+        run_t without = run(p, &players[1], NULL, 0, seconds, window, rate);
+        memset(spect, 0, (size_t)nspect * sizeof *spect);
+        int64_t t0 = now_us();
+        for (int i = 0; i < nspect; i++) {
+            spect[i].fd = dial(gate_port[i % 2]);
+            login(&spect[i], SPECT0 + (uint64_t)round * (uint64_t)nspect + (uint64_t)i);
+            watch(&spect[i]);
+        }
+        double setup_s = (double)(now_us() - t0) / 1e6;
+        run_t with = run(p, &players[1], spect, nspect, seconds, window, rate);
+        for (int i = 0; i < nspect; i++) {
+            close(spect[i].fd);
+            free(spect[i].in);
+        }
+        if (rounds > 1)
+            printf(" round %d:\n", round + 1);
+        print_round(&without, &with, setup_s, nspect, rate);
+        fflush(stdout);
+        pool_add(&pool[0], &without);
+        pool_add(&pool[1], &with);
+        free(without.lat);
+        free(with.lat);
+        if (round + 1 < rounds)
+            ts_sleep_ms(1500); /* the closed watches counted off at the table (its cap) */
     }
-    static const char *const names[4] = {"gateway A", "gateway B", "game server", "bench"};
-    for (int k = 0; k < 2; k++) {
-        const run_t *r = runs[k];
-        printf("  CPU %s machine %.2f of %ld cores busy (every process), load %.2f; cores "
-               "used (mean wait for a CPU per time slice):",
-               k == 0 ? "without:" : "with:   ", r->busy_cores, sysconf(_SC_NPROCESSORS_ONLN),
-               r->load);
-        for (int q = 0; q < 4; q++)
-            printf("%s %s %.2f (%.0f us)", q ? "," : "", names[q], r->proc[q].run_s / r->seconds,
-                   r->proc[q].slices > 0 ? r->proc[q].wait_s * 1e6 / r->proc[q].slices : 0);
-        printf("\n");
+    if (rounds > 1) {
+        double p99[2];
+        for (int k = 0; k < 2; k++) {
+            p99[k] = pool_pct(&pool[k], 99);
+            printf(" all %d rounds, %s %zu actions, round trip p50 %.0f us, p90 %.0f, p99 %.0f, "
+                   "max %.0f\n",
+                   rounds, k == 0 ? "without spectators:" : "with spectators:   ", pool[k].n,
+                   pool_pct(&pool[k], 50), pool_pct(&pool[k], 90), p99[k], pool_pct(&pool[k], 100));
+        }
+        printf(" all %d rounds: p50 added %.0f us, p99 added %.0f us\n", rounds,
+               pool_pct(&pool[1], 50) - pool_pct(&pool[0], 50), p99[1] - p99[0]);
     }
-    printf("  frames delivered to spectators: %" PRIu64 " (%.0f/s; gateway A %" PRIu64
-           ", B %" PRIu64 ")\n",
-           frames, (double)frames / with.seconds, with.spect_frames[0], with.spect_frames[1]);
-    printf("  gateway CPU per frame delivered: A %.3f us (it also relays the players), B %.3f us "
-           "(spectators only)\n",
-           with.spect_frames[0] ? with.proc[0].run_s * 1e6 / (double)with.spect_frames[0] : 0,
-           with.spect_frames[1] ? with.proc[1].run_s * 1e6 / (double)with.spect_frames[1] : 0);
-    for (int i = 0; i < nspect; i++)
-        close(spect[i].fd);
+    free(pool[0].lat);
+    free(pool[1].lat);
     free(spect);
     stop_all();
     return 0;
