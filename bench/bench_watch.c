@@ -3,7 +3,7 @@
  * processes on loopback: a real redis-server, croupier-game --engine test and two croupier-gate
  * (started by the bench; run it from the build directory or set CROUPIER_BUILD).
  *
- *   [BENCH_PIN=1] bench_watch SECONDS SPECTATORS [WINDOW [RATE]]
+ *   [BENCH_PIN=1] bench_watch SECONDS SPECTATORS [WINDOW [RATE [ROUNDS]]]
  *
  * Two players sit at one test table through gateway A. One of them keeps WINDOW actions in
  * flight (closed loop, default 1), or with RATE > 0 sends RATE actions per second on a fixed
@@ -16,7 +16,9 @@
  * spectators: its CPU is the fan-out's alone). For each run it prints the CPU of each process
  * (in cores), how many of the machine's cores were busy (every process, ours or not:
  * /proc/stat) and the load average: a round trip measured on a saturated machine measures the
- * saturation.
+ * saturation. ROUNDS (default 1) repeats the pair of runs, the spectators connecting anew each
+ * time, and pools the round trips of each kind (alternating runs meet the same drift of a
+ * shared machine's load).
  *
  * BENCH_PIN=1 puts the players' path (gateway A, the game server, the player's loop) on the last
  * CPU and what a deployment runs on other machines (gateway B, the spectators' clients) on CPU 0:
