@@ -3,26 +3,40 @@
  * processes on loopback: a real redis-server, croupier-game --engine test and two croupier-gate
  * (started by the bench; run it from the build directory or set CROUPIER_BUILD).
  *
- *   bench_watch SECONDS SPECTATORS [WINDOW [RATE]]
+ *   [BENCH_PIN=1] bench_watch SECONDS SPECTATORS [WINDOW [RATE [ROUNDS]]]
  *
  * Two players sit at one test table through gateway A. One of them keeps WINDOW actions in
- * flight (closed loop, default 1), or with RATE > 0 sends RATE actions per second (open loop, at
- * most WINDOW in flight); each action is answered and pushed to the table as a Play.
- * First SECONDS without spectators: the players' action round trips (p50, p99). Then
- * SPECTATORS connections, half on each gateway, log in and Watch{player}; SECONDS again: the
- * round trips with them, the frames delivered to the spectators per second, and each gateway's
- * CPU per frame delivered (gateway B holds only spectators: its CPU is the fan-out's alone).
+ * flight (closed loop, default 1), or with RATE > 0 sends RATE actions per second on a fixed
+ * schedule (open loop, at most WINDOW in flight: the table's event rate is RATE whatever the
+ * round trips); each action is answered and pushed to the table as a Play.
+ * First SECONDS without spectators: the players' action round trips (p50, p90, p99, max, and the
+ * number of samples). Then SPECTATORS connections, half on each gateway, log in and
+ * Watch{player}; SECONDS again: the round trips with them, the frames delivered to the
+ * spectators per second, and each gateway's CPU per frame delivered (gateway B holds only
+ * spectators: its CPU is the fan-out's alone). For each run it prints the CPU of each process
+ * (in cores), how many of the machine's cores were busy (every process, ours or not:
+ * /proc/stat) and the load average: a round trip measured on a saturated machine measures the
+ * saturation. ROUNDS (default 1) repeats the pair of runs, the spectators connecting anew each
+ * time, and pools the round trips of each kind (alternating runs meet the same drift of a
+ * shared machine's load).
  *
- * One thread drives everything (epoll, non-blocking sockets); spectators' frames are counted by
- * their length prefix, not decoded; the players' answers are decoded and matched by request id.
+ * BENCH_PIN=1 puts the players' path (gateway A, the game server, the player's loop) on the last
+ * CPU and what a deployment runs on other machines (gateway B, the spectators' clients) on CPU 0:
+ * the players then share their CPU only with gateway A's own work for its spectators.
+ *
+ * One thread drives the players (epoll, non-blocking sockets), another reads the spectators,
+ * whose frames are counted by their length prefix, not decoded; the players' answers are decoded
+ * and matched by request id. The pids are printed to stderr (for perf record -p).
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <signal.h>
 #include <stdio.h>
@@ -56,22 +70,102 @@ static int64_t now_us(void)
     return clock_mono_ns() / 1000;
 }
 
-static double proc_cpu_s(pid_t pid)
+/* A process's scheduling so far, summed over its threads (/proc/PID/task/TID/schedstat): the
+ * time it ran, the time it waited runnable for a CPU, and the number of times it was given one. */
+typedef struct {
+    double run_s, wait_s, slices;
+} sched_t;
+
+static sched_t proc_sched(pid_t pid)
 {
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "r");
+    sched_t s = {0};
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (d == NULL)
+        return s;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        char tpath[384];
+        snprintf(tpath, sizeof tpath, "%s/%s/schedstat", path, e->d_name);
+        FILE *f = fopen(tpath, "r");
+        unsigned long long run, wait, n;
+        if (f != NULL && fscanf(f, "%llu %llu %llu", &run, &wait, &n) == 3) {
+            s.run_s += (double)run / 1e9;
+            s.wait_s += (double)wait / 1e9;
+            s.slices += (double)n;
+        }
+        if (f != NULL)
+            fclose(f);
+    }
+    closedir(d);
+    return s;
+}
+
+static sched_t sched_since(sched_t now, sched_t before)
+{
+    return (sched_t){now.run_s - before.run_s, now.wait_s - before.wait_s,
+                     now.slices - before.slices};
+}
+
+/* The machine's CPU time, busy and total, in clock ticks over all CPUs (/proc/stat). */
+static void machine_ticks(double *busy, double *total)
+{
+    unsigned long long v[8] = {0};
+    *busy = *total = 0;
+    FILE *f = fopen("/proc/stat", "r");
     if (f == NULL)
-        return -1;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
+        return;
+    int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+                   &v[4], &v[5], &v[6], &v[7]);
     fclose(f);
-    buf[n] = '\0';
-    const char *p = strrchr(buf, ')');
-    unsigned long ut = 0, st = 0;
-    if (p == NULL ||
-        sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+    if (n != 8)
+        return;
+    for (int i = 0; i < 8; i++)
+        *total += (double)v[i];
+    *busy = *total - (double)v[3] - (double)v[4]; /* not idle, not waiting for I/O */
+}
+
+static double loadavg1(void)
+{
+    double l = -1;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f != NULL) {
+        if (fscanf(f, "%lf", &l) != 1)
+            l = -1;
+        fclose(f);
+    }
+    return l;
+}
+
+/* BENCH_PIN=1 (main): the CPU of the players' path, and of the rest. */
+static bool pinned;
+static int pin_players_cpu, pin_rest_cpu;
+
+/* Moves every thread of pid (0: this thread) to cpu (sched_setaffinity acts on one thread;
+ * threads started later inherit the mask of the thread that starts them). 0 or -1. */
+static int pin_pid(pid_t pid, int cpu)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (pid == 0)
+        return sched_setaffinity(0, sizeof set, &set);
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (d == NULL)
         return -1;
-    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+    int rc = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (e->d_name[0] >= '0' && e->d_name[0] <= '9' &&
+            sched_setaffinity((pid_t)atoi(e->d_name), sizeof set, &set) != 0)
+            rc = -1;
+    closedir(d);
+    return rc;
 }
 
 static char *fmt(const char *f, int v)
@@ -362,11 +456,14 @@ typedef struct {
     conn_t *spect;
     int n;
     atomic_bool stop;
+    sched_t sched; /* the thread's own, read as it ends (its /proc entry goes with it) */
 } reader_t;
 
 static void *reader_main(void *arg)
 {
     reader_t *r = arg;
+    if (pinned && pin_pid(0, pin_rest_cpu) != 0)
+        die("BENCH_PIN: sched_setaffinity failed");
     int ep = epoll_create1(EPOLL_CLOEXEC);
     for (int i = 0; i < r->n; i++) {
         struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &r->spect[i]};
@@ -384,20 +481,33 @@ static void *reader_main(void *arg)
         }
     }
     close(ep);
+    FILE *f = fopen("/proc/thread-self/schedstat", "r");
+    unsigned long long run, wait, n;
+    if (f != NULL && fscanf(f, "%llu %llu %llu", &run, &wait, &n) == 3)
+        r->sched = (sched_t){(double)run / 1e9, (double)wait / 1e9, (double)n};
+    if (f != NULL)
+        fclose(f);
     return NULL;
 }
 
 typedef struct {
-    double p50_us, p99_us;
+    double p50_us, p90_us, p99_us, max_us;
     long actions;
+    long late; /* open loop: actions sent more than 2 ms after their slot (a full window) */
     uint64_t spect_frames[2];
-    double cpu[2];
+    sched_t proc[4];   /* gateway A, gateway B, the game server, the bench */
+    double busy_cores; /* the machine's CPUs busy on average (every process, ours or not) */
+    double load;       /* the 1-minute load average at the end */
     double seconds;
+    int64_t *lat; /* the round trips, sorted (us; the caller frees them) */
+    size_t nl;
 } run_t;
 
 /*
- * SECONDS of the player's closed loop (window actions in flight), with the spectators read as
- * their frames come. Every answer must be OK and come once.
+ * SECONDS of the player's actions: a closed loop (window actions in flight), or with rate > 0 an
+ * open loop: an action every 1/rate s on a fixed schedule (never more than window in flight), so
+ * that the table's event rate is the stated one whatever the round trips. The spectators are read
+ * as their frames come. Every answer must be OK and come once.
  */
 static run_t run(conn_t *p, conn_t *other, conn_t *spect, int nspect, int seconds, int window,
                  int rate)
@@ -419,7 +529,7 @@ static run_t run(conn_t *p, conn_t *other, conn_t *spect, int nspect, int second
     static uint64_t rid = 1000;
     uint64_t first = rid;
     int inflight = 0;
-    int64_t next_send = now_us(), period = rate > 0 ? 1000000 / rate : 0;
+    int64_t period = rate > 0 ? 1000000 / rate : 0;
     for (int k = 0; k < window && rate == 0; k++, inflight++) {
         sent_at[rid % 4096] = now_us();
         act(p, rid++);
@@ -427,17 +537,27 @@ static run_t run(conn_t *p, conn_t *other, conn_t *spect, int nspect, int second
     uint64_t base[2] = {0, 0};
     for (int i = 0; i < nspect; i++)
         base[i % 2] += spect[i].frames;
-    double cpu0[2] = {proc_cpu_s(ts_proc_pid(gate[0])), proc_cpu_s(ts_proc_pid(gate[1]))};
-    int64_t start = now_us(), end = start + (int64_t)seconds * 1000000;
+    pid_t pids[4] = {ts_proc_pid(gate[0]), ts_proc_pid(gate[1]), ts_proc_pid(game), getpid()};
+    sched_t sched0[4];
+    for (int k = 0; k < 4; k++)
+        sched0[k] = proc_sched(pids[k]);
+    double busy0, total0;
+    machine_ticks(&busy0, &total0);
+    int64_t start = now_us(), end = start + (int64_t)seconds * 1000000, next_send = start;
     struct epoll_event evs[256];
-    while (now_us() < end) {
-        while (rate > 0 && inflight < window && now_us() >= next_send) {
-            sent_at[rid % 4096] = now_us();
+    for (int64_t t = start; t < end; t = now_us()) {
+        while (rate > 0 && inflight < window && t >= next_send) {
+            if (t - next_send > 2000)
+                r.late++;
+            sent_at[rid % 4096] = t;
             act(p, rid++);
             inflight++;
             next_send += period;
         }
-        int n = epoll_wait(ep, evs, 256, rate > 0 ? 1 : 50);
+        int timeout = 50; /* ms: the closed loop, or a full window */
+        if (rate > 0 && inflight < window)
+            timeout = next_send > t ? (int)((next_send - t + 999) / 1000) : 0;
+        int n = epoll_wait(ep, evs, 256, timeout);
         for (int e = 0; e < n; e++) {
             conn_t *c = evs[e].data.ptr;
             if (read_some(c, false) != 0)
@@ -478,8 +598,16 @@ static run_t run(conn_t *p, conn_t *other, conn_t *spect, int nspect, int second
         atomic_store(&rd.stop, true);
         pthread_join(th, NULL);
     }
-    for (int g = 0; g < 2; g++)
-        r.cpu[g] = proc_cpu_s(ts_proc_pid(gate[g])) - cpu0[g];
+    for (int k = 0; k < 4; k++)
+        r.proc[k] = sched_since(proc_sched(pids[k]), sched0[k]);
+    r.proc[3].run_s += rd.sched.run_s; /* the reader (started in this run) ended */
+    r.proc[3].wait_s += rd.sched.wait_s;
+    r.proc[3].slices += rd.sched.slices;
+    double busy1, total1;
+    machine_ticks(&busy1, &total1);
+    if (total1 > total0)
+        r.busy_cores = (busy1 - busy0) / (total1 - total0) * (double)sysconf(_SC_NPROCESSORS_ONLN);
+    r.load = loadavg1();
     /* The answers still in flight are read before the next run (not counted). */
     for (int left = inflight; left > 0;) {
         uint8_t *pl;
@@ -504,23 +632,93 @@ static run_t run(conn_t *p, conn_t *other, conn_t *spect, int nspect, int second
     size_t nl = (size_t)r.actions < cap ? (size_t)r.actions : cap;
     qsort(lat, nl, sizeof *lat, cmp_i64);
     r.p50_us = nl ? (double)lat[nl / 2] : 0;
+    r.p90_us = nl ? (double)lat[nl * 90 / 100] : 0;
     r.p99_us = nl ? (double)lat[nl * 99 / 100] : 0;
-    free(lat);
+    r.max_us = nl ? (double)lat[nl - 1] : 0;
+    r.lat = lat;
+    r.nl = nl;
     close(ep);
     return r;
+}
+
+/* The round trips of one kind of run, pooled over the rounds. */
+typedef struct {
+    int64_t *lat;
+    size_t n, cap;
+} pool_t;
+
+static void pool_add(pool_t *p, const run_t *r)
+{
+    if (p->n + r->nl > p->cap) {
+        p->cap = (p->n + r->nl) * 2;
+        p->lat = realloc(p->lat, p->cap * sizeof *p->lat);
+        if (p->lat == NULL)
+            die("out of memory");
+    }
+    memcpy(p->lat + p->n, r->lat, r->nl * sizeof *r->lat);
+    p->n += r->nl;
+}
+
+static double pool_pct(pool_t *p, int pct)
+{
+    if (p->n == 0)
+        return 0;
+    qsort(p->lat, p->n, sizeof *p->lat, cmp_i64);
+    return (double)p->lat[pct == 100 ? p->n - 1 : p->n * (size_t)pct / 100];
+}
+
+static void print_round(const run_t *without, const run_t *with, double setup_s, int nspect,
+                        int rate)
+{
+    printf("  watch set-up: %d logins + watches in %.2f s\n", nspect, setup_s);
+    const run_t *runs[2] = {without, with};
+    for (int k = 0; k < 2; k++) {
+        const run_t *r = runs[k];
+        printf("  %s %ld actions (%.0f/s), round trip p50 %.0f us, p90 %.0f, p99 %.0f, max "
+               "%.0f",
+               k == 0 ? "without spectators:" : "with spectators:   ", r->actions,
+               (double)r->actions / r->seconds, r->p50_us, r->p90_us, r->p99_us, r->max_us);
+        if (k == 1)
+            printf(" (p50 added %.0f us, p99 added %.0f us)", with->p50_us - without->p50_us,
+                   with->p99_us - without->p99_us);
+        if (rate > 0)
+            printf("; %ld sent > 2 ms late", r->late);
+        printf("\n");
+    }
+    static const char *const names[4] = {"gateway A", "gateway B", "game server", "bench"};
+    for (int k = 0; k < 2; k++) {
+        const run_t *r = runs[k];
+        printf("  CPU %s machine %.2f of %ld cores busy (every process), load %.2f; cores "
+               "used (mean wait for a CPU per time slice):",
+               k == 0 ? "without:" : "with:   ", r->busy_cores, sysconf(_SC_NPROCESSORS_ONLN),
+               r->load);
+        for (int q = 0; q < 4; q++)
+            printf("%s %s %.2f (%.0f us)", q ? "," : "", names[q], r->proc[q].run_s / r->seconds,
+                   r->proc[q].slices > 0 ? r->proc[q].wait_s * 1e6 / r->proc[q].slices : 0);
+        printf("\n");
+    }
+    uint64_t frames = with->spect_frames[0] + with->spect_frames[1];
+    printf("  frames delivered to spectators: %" PRIu64 " (%.0f/s; gateway A %" PRIu64
+           ", B %" PRIu64 ")\n",
+           frames, (double)frames / with->seconds, with->spect_frames[0], with->spect_frames[1]);
+    printf("  gateway CPU per frame delivered: A %.3f us (it also relays the players), B %.3f us "
+           "(spectators only)\n",
+           with->spect_frames[0] ? with->proc[0].run_s * 1e6 / (double)with->spect_frames[0] : 0,
+           with->spect_frames[1] ? with->proc[1].run_s * 1e6 / (double)with->spect_frames[1] : 0);
 }
 
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: bench_watch SECONDS SPECTATORS [WINDOW]\n");
+        fprintf(stderr, "usage: bench_watch SECONDS SPECTATORS [WINDOW [RATE [ROUNDS]]]\n");
         return 2;
     }
     int seconds = atoi(argv[1]), nspect = atoi(argv[2]), window = argc > 3 ? atoi(argv[3]) : 1;
-    int rate = argc > 4 ? atoi(argv[4]) : 0;
-    if (seconds < 1 || nspect < 2 || window < 1 || window > 1024 || rate < 0 || rate > 100000) {
+    int rate = argc > 4 ? atoi(argv[4]) : 0, rounds = argc > 5 ? atoi(argv[5]) : 1;
+    if (seconds < 1 || nspect < 2 || window < 1 || window > 1024 || rate < 0 || rate > 100000 ||
+        rounds < 1 || rounds > 20) {
         fprintf(stderr, "bench_watch: SECONDS >= 1, SPECTATORS >= 2, WINDOW 1..1024, RATE "
-                        "0..100000\n");
+                        "0..100000, ROUNDS 1..20\n");
         return 2;
     }
     struct rlimit rl;
@@ -528,6 +726,20 @@ int main(int argc, char **argv)
     rl.rlim_cur = rl.rlim_max;
     setrlimit(RLIMIT_NOFILE, &rl);
     start_all(nspect);
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    if (getenv("BENCH_PIN") != NULL && strcmp(getenv("BENCH_PIN"), "1") == 0 && ncpu >= 2) {
+        /* The players' path (gateway A, the game server, the player's loop) on the last CPU;
+         * what a real deployment runs elsewhere (gateway B, the spectators' clients) on the
+         * first; redis-server, idle once the players sit, is left alone. The spectators'
+         * reader pins itself (reader_main). */
+        pinned = true;
+        pin_players_cpu = (int)ncpu - 1;
+        pin_rest_cpu = 0;
+        if (pin_pid(ts_proc_pid(gate[0]), pin_players_cpu) != 0 ||
+            pin_pid(ts_proc_pid(game), pin_players_cpu) != 0 ||
+            pin_pid(ts_proc_pid(gate[1]), pin_rest_cpu) != 0 || pin_pid(0, pin_players_cpu) != 0)
+            die("BENCH_PIN: sched_setaffinity failed");
+    }
     free(ts_redis_cmd(redis, "SET {croupier:money}:wallet:%d 100000000", PLAYER));
     free(ts_redis_cmd(redis, "SET {croupier:money}:wallet:%d 100000000", PLAYER + 1));
     conn_t players[2] = {{0}};
@@ -539,38 +751,61 @@ int main(int argc, char **argv)
     }
     ts_sleep_ms(300); /* the round begins (the test engine's gap) */
     conn_t *p = &players[0];
-    run_t without = run(p, &players[1], NULL, 0, seconds, window, rate);
+    fprintf(stderr, "bench_watch: pids: game server %d, gateway A %d, gateway B %d, bench %d\n",
+            (int)ts_proc_pid(game), (int)ts_proc_pid(gate[0]), (int)ts_proc_pid(gate[1]),
+            (int)getpid());
+    printf("bench_watch %d s, %d spectators (half on each of two gateways), window %d, %s, %d "
+           "round%s; %s\n",
+           seconds, nspect, window,
+           rate > 0 ? fmt("open loop: %d actions/s on a fixed schedule", rate) : "closed loop",
+           rounds, rounds > 1 ? "s (without, then with spectators, each)" : "",
+           pinned ? fmt("pinned (BENCH_PIN=1): gateway A, the game server and the player on CPU "
+                        "%d; gateway B and the spectators' reader on CPU 0",
+                        pin_players_cpu)
+                  : "not pinned (BENCH_PIN=1 pins)");
+    fflush(stdout);
+    pool_t pool[2] = {{0}};
     conn_t *spect = calloc((size_t)nspect, sizeof *spect);
-    int64_t t0 = now_us();
-    for (int i = 0; i < nspect; i++) {
-        spect[i].fd = dial(gate_port[i % 2]);
-        login(&spect[i], SPECT0 + (uint64_t)i);
-        watch(&spect[i]);
+    for (int round = 0; round < rounds; round++) {
+        run_t without = run(p, &players[1], NULL, 0, seconds, window, rate);
+        memset(spect, 0, (size_t)nspect * sizeof *spect);
+        int64_t t0 = now_us();
+        for (int i = 0; i < nspect; i++) {
+            spect[i].fd = dial(gate_port[i % 2]);
+            login(&spect[i], SPECT0 + (uint64_t)round * (uint64_t)nspect + (uint64_t)i);
+            watch(&spect[i]);
+        }
+        double setup_s = (double)(now_us() - t0) / 1e6;
+        run_t with = run(p, &players[1], spect, nspect, seconds, window, rate);
+        for (int i = 0; i < nspect; i++) {
+            close(spect[i].fd);
+            free(spect[i].in);
+        }
+        if (rounds > 1)
+            printf(" round %d:\n", round + 1);
+        print_round(&without, &with, setup_s, nspect, rate);
+        fflush(stdout);
+        pool_add(&pool[0], &without);
+        pool_add(&pool[1], &with);
+        free(without.lat);
+        free(with.lat);
+        if (round + 1 < rounds)
+            ts_sleep_ms(1500); /* the closed watches counted off at the table (its cap) */
     }
-    double setup_s = (double)(now_us() - t0) / 1e6;
-    run_t with = run(p, &players[1], spect, nspect, seconds, window, rate);
-    uint64_t frames = with.spect_frames[0] + with.spect_frames[1];
-    printf("bench_watch %d s, %d spectators (half on each of two gateways), window %d, %s\n",
-           seconds, nspect, window, rate > 0 ? fmt("%d actions/s", rate) : "closed loop");
-    printf("  watch set-up: %d logins + watches in %.2f s\n", nspect, setup_s);
-    printf("  without spectators: %ld actions, %.0f/s, round trip p50 %.0f us, p99 %.0f us\n",
-           without.actions, (double)without.actions / without.seconds, without.p50_us,
-           without.p99_us);
-    printf("  with spectators:    %ld actions, %.0f/s, round trip p50 %.0f us, p99 %.0f us "
-           "(p99 added %.0f us)\n",
-           with.actions, (double)with.actions / with.seconds, with.p50_us, with.p99_us,
-           with.p99_us - without.p99_us);
-    printf("  frames delivered to spectators: %" PRIu64 " (%.0f/s; gateway A %" PRIu64
-           ", B %" PRIu64 ")\n",
-           frames, (double)frames / with.seconds, with.spect_frames[0], with.spect_frames[1]);
-    printf("  gateway CPU per frame delivered: A %.3f us (it also relays the players), B %.3f us "
-           "(spectators only)\n",
-           with.spect_frames[0] ? with.cpu[0] * 1e6 / (double)with.spect_frames[0] : 0,
-           with.spect_frames[1] ? with.cpu[1] * 1e6 / (double)with.spect_frames[1] : 0);
-    printf("  gateway CPU: A %.2f s, B %.2f s (without spectators: A %.2f s, B %.2f s)\n",
-           with.cpu[0], with.cpu[1], without.cpu[0], without.cpu[1]);
-    for (int i = 0; i < nspect; i++)
-        close(spect[i].fd);
+    if (rounds > 1) {
+        double p99[2];
+        for (int k = 0; k < 2; k++) {
+            p99[k] = pool_pct(&pool[k], 99);
+            printf(" all %d rounds, %s %zu actions, round trip p50 %.0f us, p90 %.0f, p99 %.0f, "
+                   "max %.0f\n",
+                   rounds, k == 0 ? "without spectators:" : "with spectators:   ", pool[k].n,
+                   pool_pct(&pool[k], 50), pool_pct(&pool[k], 90), p99[k], pool_pct(&pool[k], 100));
+        }
+        printf(" all %d rounds: p50 added %.0f us, p99 added %.0f us\n", rounds,
+               pool_pct(&pool[1], 50) - pool_pct(&pool[0], 50), p99[1] - p99[0]);
+    }
+    free(pool[0].lat);
+    free(pool[1].lat);
     free(spect);
     stop_all();
     return 0;

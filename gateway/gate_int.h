@@ -310,7 +310,8 @@ struct gate {
     TAILQ_HEAD(, gate_link) dirty_links;
     /* Spectators with a table's batch to write (gate_conn_dirty_watch): written after the
      * players, GATE_WATCH_WRITES a loop iteration, watch_slice_ev (a zero timer) bringing the
-     * next slice after a poll, so a player's frame never waits behind a thousand writes. */
+     * next slice after a poll and the core yielded, so a player's frame never waits behind a
+     * thousand writes, nor the processes of his path behind the gateway's core. */
     TAILQ_HEAD(, gate_conn) dirty_watch;
     struct event *watch_slice_ev;
     /* Request records kept for reuse (no malloc/free per request). */
@@ -552,7 +553,7 @@ uint64_t gate_next_rid(gate_t *g);
 void gate_flush_cb(evutil_socket_t fd, short what, void *arg);
 void gate_conn_dirty(gate_conn_t *c);
 void gate_conn_dirty_watch(gate_conn_t *c);
-#define GATE_WATCH_WRITES 64
+#define GATE_WATCH_WRITES 8
 void gate_link_dirty(gate_link_t *l);
 void gate_link_undirty(gate_link_t *l);
 struct evbuffer *gate_conn_out(gate_conn_t *c);

@@ -2,6 +2,8 @@
  * gate_out.c -- client connections: small helpers, output batching, replies, pushes and
  * GoAway, graceful closes (gate_int.h; the contract is gate.h).
  */
+#include <sched.h>
+
 #include "gate_int.h"
 
 /* ---- small helpers ------------------------------------------------------------------------- */
@@ -249,6 +251,12 @@ void gate_flush_cb(evutil_socket_t fd, short what, void *arg)
     if (!TAILQ_EMPTY(&g->dirty_watch) && g->watch_slice_ev != NULL) {
         static const struct timeval now = {0, 0};
         event_add(g->watch_slice_ev, &now); /* after the next poll: players' frames first */
+        /* And the core to whoever waits for it: a burst of spectators' writes (500 of them
+         * every --watch-flush-ms) never yields by itself, and the kernel lets it run for a few
+         * ms before the game server or a player's client woken meanwhile gets the core, which
+         * is what delayed the players' answers (docs/spectators.md "Fan-out"). Returns at once
+         * when nothing else is runnable. */
+        sched_yield();
     }
 }
 
