@@ -219,7 +219,11 @@ START_TEST(test_bot_holdem_every_move_is_legal_late_seats_included)
     ck_assert_ptr_nonnull(ops);
     uint64_t seed = 20261207;
     long moves = 0, late_moves = 0, offers = 0, hands = 0;
-    for (int table = 0; table < 300; table++) {
+    /* Under valgrind (CROUPIER_VALGRIND=1, set by ./dev) a tenth: its memory checks, not the
+     * count of hands, are what that run adds (72 s for all 300 tables). */
+    const bool vg = getenv("CROUPIER_VALGRIND") != NULL;
+    const int tables = vg ? 30 : 300;
+    for (int table = 0; table < tables; table++) {
         rig_t r;
         memset(&r, 0, sizeof r);
         r.ops = ops;
@@ -268,9 +272,9 @@ START_TEST(test_bot_holdem_every_move_is_legal_late_seats_included)
     }
     printf("# %ld hands, %ld moves (%ld by seats taken after the deal), %ld straddle offers\n",
            hands, moves, late_moves, offers);
-    ck_assert_int_gt(moves, 10000);
-    ck_assert_int_gt(late_moves, 100);
-    ck_assert_int_gt(offers, 100);
+    ck_assert_int_gt(moves, vg ? 1000 : 10000);
+    ck_assert_int_gt(late_moves, vg ? 10 : 100);
+    ck_assert_int_gt(offers, vg ? 10 : 100);
 }
 END_TEST
 
