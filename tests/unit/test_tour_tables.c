@@ -53,6 +53,21 @@ static void director_start(void)
 }
 
 /* A server's and the director's logs on stderr when a check is about to fail. */
+/* One Redis reply, flattened (arrays one element a line), for a failure's dump. */
+static void dump_reply(const redisReply *r, int depth)
+{
+    if (r == NULL)
+        return;
+    if (r->type == REDIS_REPLY_ARRAY) {
+        for (size_t i = 0; i < r->elements; i++)
+            dump_reply(r->element[i], depth + 1);
+    } else if (r->type == REDIS_REPLY_INTEGER) {
+        fprintf(stderr, "%*s%lld\n", depth * 2, "", r->integer);
+    } else if (r->str != NULL) {
+        fprintf(stderr, "%*s%.300s\n", depth * 2, "", r->str);
+    }
+}
+
 static void dump_logs(ts_proc_t *game)
 {
     ts_proc_t *procs[] = {game, director};
@@ -62,6 +77,18 @@ static void dump_logs(ts_proc_t *game)
         fprintf(stderr, "---- %s (last 6000 bytes)\n%s\n", i == 0 ? "game" : "director",
                 log != NULL ? log + (n > 6000 ? n - 6000 : 0) : "(none)");
         free(log);
+    }
+    /* The tournament's state as Redis holds it: whose it is, its clock and tables, the hosts'
+     * claims and the last steps of its log. */
+    static const char *const cmds[] = {
+        "HGETALL {croupier:tour:1}:meta", "KEYS {croupier:tour:1}:*",
+        "XREVRANGE {croupier:tour:1}:log + - COUNT 12"};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        fprintf(stderr, "---- redis: %s\n", cmds[i]);
+        redisReply *r = redisCommand(R, cmds[i]);
+        dump_reply(r, 0);
+        if (r != NULL)
+            freeReplyObject(r);
     }
 }
 
