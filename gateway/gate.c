@@ -550,7 +550,7 @@ int gate_create(const gate_config_t *cfg, gate_t **out)
     TAILQ_INIT(&g->dirty_links);
     TAILQ_INIT(&g->dirty_watch);
     g->flush_ev = event_new(g->base, -1, 0, gate_flush_cb, g);
-    g->watch_slice_ev = evtimer_new(g->base, gate_flush_cb, g);
+    g->watch_slice_ev = evtimer_new(g->base, gate_watch_slice_cb, g);
     for (int k = 0; k < GATE_REQ_KINDS; k++) {
         struct timeval tv = {g->cfg.budget_ms[k] / 1000, (g->cfg.budget_ms[k] % 1000) * 1000};
         g->budget_tv[k] = event_base_init_common_timeout(g->base, &tv);

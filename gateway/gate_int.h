@@ -308,11 +308,12 @@ struct gate {
     int stage_lent;
     TAILQ_HEAD(, gate_conn) dirty_conns;
     TAILQ_HEAD(, gate_link) dirty_links;
-    /* Spectators with a table's batch to write (gate_conn_dirty_watch): written after the
-     * players, GATE_WATCH_WRITES a loop iteration, watch_slice_ev (a zero timer) bringing the
-     * next slice after a poll and the core yielded, so a player's frame never waits behind a
-     * thousand writes, nor the processes of his path behind the gateway's core. */
+    /* Spectators with a table's batch to write (gate_conn_dirty_watch): written in paced
+     * slices by watch_slice_ev (gate_watch_slice_cb), never in the players' flush, so a player's
+     * frame never waits behind a thousand writes, nor the processes of his path behind the
+     * gateway's core. */
     TAILQ_HEAD(, gate_conn) dirty_watch;
+    size_t ndirty_watch;
     struct event *watch_slice_ev;
     /* Request records kept for reuse (no malloc/free per request). */
     gate_req_t *req_free;
@@ -551,9 +552,13 @@ int64_t gate_now_mono(const gate_t *g);
 int64_t gate_now_wall(const gate_t *g);
 uint64_t gate_next_rid(gate_t *g);
 void gate_flush_cb(evutil_socket_t fd, short what, void *arg);
+void gate_watch_slice_cb(evutil_socket_t fd, short what, void *arg);
 void gate_conn_dirty(gate_conn_t *c);
 void gate_conn_dirty_watch(gate_conn_t *c);
 #define GATE_WATCH_WRITES 8
+/* The pause between two slices of spectators' writes (gate_watch_slice_cb): libevent's epoll
+ * backend waits in whole milliseconds. */
+#define GATE_WATCH_PACE_US 1000
 void gate_link_dirty(gate_link_t *l);
 void gate_link_undirty(gate_link_t *l);
 struct evbuffer *gate_conn_out(gate_conn_t *c);

@@ -2,7 +2,6 @@
  * gate_out.c -- client connections: small helpers, output batching, replies, pushes and
  * GoAway, graceful closes (gate_int.h; the contract is gate.h).
  */
-#include <sched.h>
 
 #include "gate_int.h"
 
@@ -241,22 +240,40 @@ void gate_flush_cb(evutil_socket_t fd, short what, void *arg)
         c->in_dirty = false;
         gate_conn_write_now(c);
     }
-    /* Then the spectators, a slice at a time (gate_conn_dirty_watch). */
-    for (int n = 0; n < GATE_WATCH_WRITES && (c = TAILQ_FIRST(&g->dirty_watch)) != NULL; n++) {
+}
+
+/*
+ * The spectators' writes, paced (docs/spectators.md "Fan-out"): a slice of them, then the
+ * gateway goes back to its poll and the next slice comes GATE_WATCH_PACE_US later, so that the
+ * writes of a table's batch to its hundreds of spectators (~9 us of CPU each on loopback, most
+ * of it the kernel's) are spread over the flush interval in bursts of a few hundred
+ * microseconds instead of one burst of milliseconds that holds a core while the game server and
+ * the players' clients, woken meanwhile, wait for it. A slice is at least GATE_WATCH_WRITES
+ * spectators and large enough that every one waiting is written within about --watch-flush-ms;
+ * batches that come meanwhile join a spectator's output still waiting (one write for all).
+ */
+void gate_watch_slice_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    gate_t *g = arg;
+    size_t slices = g->cfg.watch_flush_ms > 0
+                        ? (size_t)g->cfg.watch_flush_ms * 1000 / GATE_WATCH_PACE_US
+                        : 1;
+    size_t n = (g->ndirty_watch + slices - 1) / (slices > 0 ? slices : 1);
+    if (n < GATE_WATCH_WRITES)
+        n = GATE_WATCH_WRITES;
+    gate_conn_t *c;
+    for (size_t k = 0; k < n && (c = TAILQ_FIRST(&g->dirty_watch)) != NULL; k++) {
         TAILQ_REMOVE(&g->dirty_watch, c, dirty);
+        g->ndirty_watch--;
         c->in_dirty = false;
         c->dirty_watch = false;
         gate_conn_write_now(c);
     }
-    if (!TAILQ_EMPTY(&g->dirty_watch) && g->watch_slice_ev != NULL) {
-        static const struct timeval now = {0, 0};
-        event_add(g->watch_slice_ev, &now); /* after the next poll: players' frames first */
-        /* And the core to whoever waits for it: a burst of spectators' writes (500 of them
-         * every --watch-flush-ms) never yields by itself, and the kernel lets it run for a few
-         * ms before the game server or a player's client woken meanwhile gets the core, which
-         * is what delayed the players' answers (docs/spectators.md "Fan-out"). Returns at once
-         * when nothing else is runnable. */
-        sched_yield();
+    if (!TAILQ_EMPTY(&g->dirty_watch)) {
+        static const struct timeval pace = {0, GATE_WATCH_PACE_US};
+        event_add(g->watch_slice_ev, &pace);
     }
 }
 
@@ -270,17 +287,23 @@ void gate_conn_dirty(gate_conn_t *c)
     event_active(c->g->flush_ev, EV_TIMEOUT, 0);
 }
 
-/* Notes that a spectator has a table's batch queued: written after the players' output, a slice
- * of GATE_WATCH_WRITES spectators a loop iteration (see gate_flush_cb). A connection already
- * dirty stays where it is. */
+/* Notes that a spectator has a table's batch queued: written after the players' output, in the
+ * paced slices of gate_watch_slice_cb. A connection already dirty stays where it is. */
 void gate_conn_dirty_watch(gate_conn_t *c)
 {
     if (c->in_dirty)
         return;
     c->in_dirty = true;
     c->dirty_watch = true;
-    TAILQ_INSERT_TAIL(&c->g->dirty_watch, c, dirty);
-    event_active(c->g->flush_ev, EV_TIMEOUT, 0);
+    gate_t *g = c->g;
+    TAILQ_INSERT_TAIL(&g->dirty_watch, c, dirty);
+    g->ndirty_watch++;
+    if (g->watch_slice_ev != NULL && !evtimer_pending(g->watch_slice_ev, NULL)) {
+        /* The first slice after the players' output of this loop turn (a zero timer runs
+         * after the next poll). */
+        static const struct timeval now = {0, 0};
+        event_add(g->watch_slice_ev, &now);
+    }
 }
 
 /* Notes that a link has output queued in this loop iteration (see gate_flush_cb). */
@@ -588,9 +611,10 @@ void gate_conn_free(gate_conn_t *c)
     gate_edge_release(c);
     TAILQ_REMOVE(&g->conns, c, all);
     if (c->in_dirty) {
-        if (c->dirty_watch)
+        if (c->dirty_watch) {
             TAILQ_REMOVE(&g->dirty_watch, c, dirty);
-        else
+            g->ndirty_watch--;
+        } else
             TAILQ_REMOVE(&g->dirty_conns, c, dirty);
     }
     gate_stage_put(c);
