@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "deck.h"
 #include "frame.h"
 #include "holdem_record.h"
 #include "xmalloc.h"
@@ -239,6 +240,73 @@ static int rp_shoes(Croupier__Replay *r, const json_t *rec, const uint8_t *code,
             }
         }
     }
+    return 0;
+}
+
+/* Marks the first position of codes[0..n) holding card and not yet marked; false if none. */
+static bool rp_open_card(const uint8_t *codes, size_t n, bool *open, uint8_t card)
+{
+    for (size_t i = 0; i < n; i++)
+        if (codes[i] == card && !open[i]) {
+            open[i] = true;
+            return true;
+        }
+    return false;
+}
+
+/*
+ * The per-card commitment (docs/fairness.md "The per-card commitment"; docs/replays.md): a
+ * record with deck_scheme 2 gets every leaf, computed from its deck_codes and deck_nonce, and an
+ * opening of each card the replay shows this viewer -- the seats' cards in r->seats (his own,
+ * those shown down) and the table's (table[0..ntable): a board) -- in position order. No other
+ * card's nonce leaves the record. A record whose codes and nonce do not give its commitment is
+ * refused; a shown card the deck does not hold stays unopened (the player's check names it).
+ * 0 or -EINVAL with the reason in err.
+ */
+static int rp_openings(Croupier__Replay *r, const json_t *rec, const uint8_t *table, size_t ntable,
+                       char *err, size_t errlen)
+{
+    if (rp_int(rec, "deck_scheme", DECK_SCHEME_WHOLE) != DECK_SCHEME_CARDS)
+        return 0;
+    uint8_t codes[DECK_MAX_CARDS], nonce[DECK_NONCE_LEN], got[DECK_COMMIT_LEN];
+    const char *hex = json_string_value(json_object_get(rec, "deck_codes"));
+    int n = hex != NULL ? deck_unhex(hex, codes, DECK_MAX_CARDS) : -EINVAL;
+    if (n <= 0 || !rp_hex(json_string_value(json_object_get(rec, "deck_nonce")), nonce,
+                          DECK_NONCE_LEN) ||
+        !r->has_deck_commitment)
+        return rp_fail(err, errlen, "deck_scheme 2 without deck_codes, deck_nonce or a commitment");
+    uint8_t *leaves = xmalloc((size_t)n * DECK_LEAF_LEN);
+    deck_card_leaves(codes, (size_t)n, nonce, leaves);
+    deck_leaves_commitment(leaves, (size_t)n, got);
+    if (memcmp(got, r->deck_commitment.data, DECK_COMMIT_LEN) != 0) {
+        free(leaves);
+        return rp_fail(err, errlen, "deck_codes and deck_nonce do not open deck_commitment");
+    }
+    r->has_deck_scheme = true;
+    r->deck_scheme = DECK_SCHEME_CARDS;
+    r->has_deck_leaves = true;
+    r->deck_leaves = (ProtobufCBinaryData){(size_t)n * DECK_LEAF_LEN, leaves};
+    bool open[DECK_MAX_CARDS] = {false};
+    size_t nopen = 0;
+    for (size_t i = 0; i < r->n_seats; i++)
+        for (size_t k = 0; r->seats[i]->has_cards && k < r->seats[i]->cards.len; k++)
+            nopen += rp_open_card(codes, (size_t)n, open, r->seats[i]->cards.data[k]);
+    for (size_t k = 0; k < ntable; k++)
+        nopen += rp_open_card(codes, (size_t)n, open, table[k]);
+    r->openings = xcalloc(nopen ? nopen : 1, sizeof *r->openings);
+    for (size_t i = 0; i < (size_t)n; i++) {
+        if (!open[i])
+            continue;
+        Croupier__ReplayCardOpening *o = xcalloc(1, sizeof *o);
+        croupier__replay_card_opening__init(o);
+        r->openings[r->n_openings++] = o;
+        o->position = (uint32_t)i;
+        o->card = codes[i];
+        o->nonce.len = DECK_NONCE_LEN;
+        o->nonce.data = xmalloc(DECK_NONCE_LEN);
+        deck_card_nonce(nonce, i, o->nonce.data);
+    }
+    explicit_bzero(nonce, sizeof nonce);
     return 0;
 }
 
@@ -505,6 +573,14 @@ Croupier__Replay *replay_build(const json_t *rec, uint64_t viewer, char *err, si
             rp_set_cards(&e->cards, rs->cards.data, rs->cards.len);
         }
     }
+    /* The per-card commitment's leaves and the openings of the cards shown above. */
+    uint8_t table[4 * RP_MAX_CARDS];
+    size_t ntable = 0;
+    for (size_t k = 0; k < ncards; k++)
+        if (seat_of[k] < 0)
+            table[ntable++] = code[k];
+    if (rp_openings(r, rec, table, ntable, err, errlen) != 0)
+        goto fail;
     return r;
 fail:
     croupier__replay__free_unpacked(r, NULL);

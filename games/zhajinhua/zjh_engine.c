@@ -218,6 +218,13 @@ static void zjh_table_free(void *g)
     free(z);
 }
 
+/* The protocol's code of a table card: the same byte (ZJH_CARD is rank << 2 | suit, ranks 2..14,
+ * as docs/protocol.md "Cards"). */
+static uint8_t zjh_card_code(uint8_t card)
+{
+    return card;
+}
+
 /* Deals a hand to the kit's playing seats from a deck the kit shuffled (tk_deal_shuffle, the one
  * deck source: docs/fairness.md). */
 static int zjh_round_start(tk_table_t *t, void *g)
@@ -229,7 +236,9 @@ static int zjh_round_start(tk_table_t *t, void *g)
     uint8_t deck[ZJH_DECK_CARDS];
     for (int i = 0; i < ZJH_DECK_CARDS; i++)
         deck[i] = ZJH_CARD(2 + i / 4, i % 4);
-    int rc = tk_deal_shuffle(t, deck, ZJH_DECK_CARDS);
+    /* Per card: a player checks his own hand, never another's (docs/fairness.md); the
+     * table's card bytes are the protocol's codes already. */
+    int rc = tk_deal_shuffle_per_card(t, deck, ZJH_DECK_CARDS, zjh_card_code);
     if (rc != 0)
         return rc; /* the generator failed: no card is dealt (the kit voids the round) */
     return zjh_table_start_hand(z->core, tk_button(t), stacks, deck, ZJH_DECK_CARDS) == ZJH_OK
