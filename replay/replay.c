@@ -586,3 +586,134 @@ fail:
     croupier__replay__free_unpacked(r, NULL);
     return NULL;
 }
+
+/* ---- the player's check of the per-card commitment ------------------------------------------ */
+
+int replay_deal_position(const char *game, int button, const uint32_t *seats, size_t nseats,
+                         int seat, size_t k)
+{
+    if (game == NULL || button < 0 || nseats == 0)
+        return -1;
+    bool holdem = strcmp(game, "holdem") == 0;
+    if (!holdem && strcmp(game, "zhajinhua") != 0)
+        return -1;
+    size_t per_seat = holdem ? 2 : 3;
+    if (seat < 0) {
+        /* The board: burn, flop (3), burn, turn, burn, river, after every hole card. */
+        static const int at[5] = {1, 2, 3, 5, 7};
+        if (!holdem || k >= 5)
+            return -1;
+        return (int)(per_seat * nseats) + at[k];
+    }
+    if (k >= per_seat)
+        return -1;
+    /* The seat's place in the dealing order: seats after the button first, then the rest (the
+     * table's seat numbers wrap at its size; any bound above every seat gives the same order). */
+    size_t j = 0;
+    bool dealt = false;
+    unsigned key = ((unsigned)seat - (unsigned)button - 1u) & 0xffffu;
+    for (size_t i = 0; i < nseats; i++) {
+        if ((int)seats[i] == seat)
+            dealt = true;
+        else if ((((unsigned)seats[i] - (unsigned)button - 1u) & 0xffffu) < key)
+            j++;
+    }
+    return dealt ? (int)(k * nseats + j) : -1;
+}
+
+/* The opening at position pos among r's openings, or NULL. */
+static const Croupier__ReplayCardOpening *rp_opening_at(const Croupier__Replay *r, size_t pos)
+{
+    for (size_t i = 0; i < r->n_openings; i++)
+        if (r->openings[i]->position == pos)
+            return r->openings[i];
+    return NULL;
+}
+
+int replay_check_cards(const Croupier__Replay *r, const uint8_t *commitment, char *err,
+                       size_t errlen)
+{
+    if (!r->has_deck_scheme || r->deck_scheme != DECK_SCHEME_CARDS || !r->has_deck_leaves ||
+        !r->has_deck_commitment || r->deck_commitment.len != DECK_COMMIT_LEN)
+        return rp_fail(err, errlen, "not a round under the per-card commitment (deck_scheme 2)");
+    size_t n = r->deck_leaves.len / DECK_LEAF_LEN;
+    if (n == 0 || n > DECK_MAX_CARDS || r->deck_leaves.len % DECK_LEAF_LEN != 0)
+        return rp_fail(err, errlen, "deck_leaves: %zu bytes, not 1 to %d leaves of %d",
+                       r->deck_leaves.len, DECK_MAX_CARDS, DECK_LEAF_LEN);
+    if (!r->has_button_seat)
+        return rp_fail(err, errlen, "no button: the dealing order is unknown");
+    uint32_t seats[RP_MAX_SEATS];
+    size_t nseats = 0;
+    for (size_t i = 0; i < r->n_seats && nseats < RP_MAX_SEATS; i++)
+        seats[nseats++] = r->seats[i]->seat;
+    if (replay_deal_position(r->game, (int)r->button_seat, seats, nseats, (int)seats[0], 0) < 0)
+        return rp_fail(err, errlen, "%s: no dealing rule known", r->game ? r->game : "no game");
+
+    uint8_t got[DECK_COMMIT_LEN];
+    deck_leaves_commitment(r->deck_leaves.data, n, got);
+    if (memcmp(got, r->deck_commitment.data, DECK_COMMIT_LEN) != 0) {
+        rp_fail(err, errlen, "the %zu leaves do not give the replay's deck_commitment", n);
+        return -EBADMSG;
+    }
+    if (commitment != NULL && memcmp(got, commitment, DECK_COMMIT_LEN) != 0) {
+        rp_fail(err, errlen, "the leaves give the replay's commitment, not the one the Deals had");
+        return -EBADMSG;
+    }
+    bool seen[DECK_MAX_CARDS] = {false};
+    for (size_t i = 0; i < r->n_openings; i++) {
+        const Croupier__ReplayCardOpening *o = r->openings[i];
+        uint8_t leaf[DECK_LEAF_LEN];
+        if (o->position >= n || o->card > 255 || o->nonce.len != DECK_NONCE_LEN ||
+            seen[o->position]) {
+            rp_fail(err, errlen, "opening %zu: position %u is no position or opened twice", i,
+                    o->position);
+            return -EBADMSG;
+        }
+        seen[o->position] = true;
+        deck_card_leaf(o->position, (uint8_t)o->card, o->nonce.data, leaf);
+        if (memcmp(leaf, r->deck_leaves.data + (size_t)o->position * DECK_LEAF_LEN,
+                   DECK_LEAF_LEN) != 0) {
+            rp_fail(err, errlen, "position %u: card %u with its nonce does not give its leaf",
+                    o->position, o->card);
+            return -EBADMSG;
+        }
+    }
+    /* Every card shown is opened where the dealing rule puts it, and nothing else is. */
+    size_t matched = 0;
+    for (size_t i = 0; i < r->n_seats; i++) {
+        const Croupier__ReplaySeat *s = r->seats[i];
+        for (size_t k = 0; s->has_cards && k < s->cards.len; k++) {
+            int pos = replay_deal_position(r->game, (int)r->button_seat, seats, nseats,
+                                           (int)s->seat, k);
+            const Croupier__ReplayCardOpening *o = pos >= 0 ? rp_opening_at(r, (size_t)pos) : NULL;
+            if (o == NULL || o->card != s->cards.data[k]) {
+                rp_fail(err, errlen, "seat %u's card %zu (code %u) is not opened at position %d",
+                        s->seat, k, s->cards.data[k], pos);
+                return -EBADMSG;
+            }
+            matched++;
+        }
+    }
+    size_t b = 0;
+    for (size_t i = 0; i < r->n_events; i++) {
+        const Croupier__ReplayEvent *e = r->events[i];
+        if (e->kind != CROUPIER__REPLAY_EVENT_KIND__REPLAY_DEAL || e->has_seat || !e->has_cards)
+            continue;
+        for (size_t k = 0; k < e->cards.len; k++, b++) {
+            int pos = replay_deal_position(r->game, (int)r->button_seat, seats, nseats, -1, b);
+            const Croupier__ReplayCardOpening *o = pos >= 0 ? rp_opening_at(r, (size_t)pos) : NULL;
+            if (o == NULL || o->card != e->cards.data[k]) {
+                rp_fail(err, errlen, "board card %zu (code %u) is not opened at position %d", b,
+                        e->cards.data[k], pos);
+                return -EBADMSG;
+            }
+            matched++;
+        }
+    }
+    if (matched != r->n_openings) {
+        rp_fail(err, errlen, "%zu openings, %zu cards shown: a card is opened that the replay "
+                             "does not show", r->n_openings, matched);
+        return -EBADMSG;
+    }
+    return 0;
+}
