@@ -271,8 +271,8 @@ static int rp_openings(Croupier__Replay *r, const json_t *rec, const uint8_t *ta
     uint8_t codes[DECK_MAX_CARDS], nonce[DECK_NONCE_LEN], got[DECK_COMMIT_LEN];
     const char *hex = json_string_value(json_object_get(rec, "deck_codes"));
     int n = hex != NULL ? deck_unhex(hex, codes, DECK_MAX_CARDS) : -EINVAL;
-    if (n <= 0 || !rp_hex(json_string_value(json_object_get(rec, "deck_nonce")), nonce,
-                          DECK_NONCE_LEN) ||
+    if (n <= 0 ||
+        !rp_hex(json_string_value(json_object_get(rec, "deck_nonce")), nonce, DECK_NONCE_LEN) ||
         !r->has_deck_commitment)
         return rp_fail(err, errlen, "deck_scheme 2 without deck_codes, deck_nonce or a commitment");
     uint8_t *leaves = xmalloc((size_t)n * DECK_LEAF_LEN);
@@ -683,8 +683,8 @@ int replay_check_cards(const Croupier__Replay *r, const uint8_t *commitment, cha
     for (size_t i = 0; i < r->n_seats; i++) {
         const Croupier__ReplaySeat *s = r->seats[i];
         for (size_t k = 0; s->has_cards && k < s->cards.len; k++) {
-            int pos = replay_deal_position(r->game, (int)r->button_seat, seats, nseats,
-                                           (int)s->seat, k);
+            int pos =
+                replay_deal_position(r->game, (int)r->button_seat, seats, nseats, (int)s->seat, k);
             const Croupier__ReplayCardOpening *o = pos >= 0 ? rp_opening_at(r, (size_t)pos) : NULL;
             if (o == NULL || o->card != s->cards.data[k]) {
                 rp_fail(err, errlen, "seat %u's card %zu (code %u) is not opened at position %d",
@@ -711,8 +711,10 @@ int replay_check_cards(const Croupier__Replay *r, const uint8_t *commitment, cha
         }
     }
     if (matched != r->n_openings) {
-        rp_fail(err, errlen, "%zu openings, %zu cards shown: a card is opened that the replay "
-                             "does not show", r->n_openings, matched);
+        rp_fail(err, errlen,
+                "%zu openings, %zu cards shown: a card is opened that the replay "
+                "does not show",
+                r->n_openings, matched);
         return -EBADMSG;
     }
     return 0;

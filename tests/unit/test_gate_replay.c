@@ -433,9 +433,8 @@ static void check_holdem_view(const Croupier__Replay *r, int me)
             for (size_t o = 0; o < r->n_openings; o++)
                 ck_assert_uint_ne(r->openings[o]->card, folded);
             for (size_t i = 0; i < r->n_events; i++)
-                ck_assert(r->events[i]->cards.len == 0 ||
-                          memchr(r->events[i]->cards.data, folded, r->events[i]->cards.len) ==
-                              NULL);
+                ck_assert(r->events[i]->cards.len == 0 || memchr(r->events[i]->cards.data, folded,
+                                                                 r->events[i]->cards.len) == NULL);
             for (size_t i = 0; i < r->n_seats; i++)
                 ck_assert(r->seats[i]->cards.len == 0 ||
                           memchr(r->seats[i]->cards.data, folded, r->seats[i]->cards.len) == NULL);

@@ -366,9 +366,9 @@ static void play_rounds(rpcc_t *c, model_t *m, uint64_t *rid, int n)
         }
         uint64_t r = (*rid)++;
         send_act(c, r, player,
-                 m->to_call == 0             ? CROUPIER__HOLDEM_MOVE__HOLDEM_CHECK
+                 m->to_call == 0                         ? CROUPIER__HOLDEM_MOVE__HOLDEM_CHECK
                  : player == m->folder && m->folder != 0 ? CROUPIER__HOLDEM_MOVE__HOLDEM_FOLD
-                                             : CROUPIER__HOLDEM_MOVE__HOLDEM_CALL,
+                                                         : CROUPIER__HOLDEM_MOVE__HOLDEM_CALL,
                  0);
         m->turn_seat = -1; /* until the next Turn */
         ck_assert_int_eq(reply_code(c, r, NULL), CROUPIER__ERROR_CODE__OK);
@@ -471,9 +471,9 @@ START_TEST(test_join_buys_in_through_the_wallet_and_hands_settle)
             int n = deck_unhex(json_string_value(json_object_get(rec, "deck")), deck, sizeof deck);
             ck_assert_int_eq(n, 52);
             ck_assert_int_eq(json_integer_value(json_object_get(rec, "deck_scheme")), 2);
-            ck_assert_int_eq(
-                deck_unhex(json_string_value(json_object_get(rec, "deck_codes")), codes, sizeof codes),
-                52);
+            ck_assert_int_eq(deck_unhex(json_string_value(json_object_get(rec, "deck_codes")),
+                                        codes, sizeof codes),
+                             52);
             for (int i = 0; i < 52; i++)
                 ck_assert_uint_eq(codes[i], deck[i] + 8); /* the table's card + 8: the code */
             ck_assert_int_eq(
@@ -625,9 +625,8 @@ START_TEST(test_replays_open_every_card_a_player_saw_and_no_hidden_one)
                               memchr(r->events[v]->cards.data, hidden[h],
                                      r->events[v]->cards.len) == NULL);
                 for (size_t v = 0; v < r->n_seats; v++)
-                    ck_assert(!r->seats[v]->has_cards ||
-                              memchr(r->seats[v]->cards.data, hidden[h],
-                                     r->seats[v]->cards.len) == NULL);
+                    ck_assert(!r->seats[v]->has_cards || memchr(r->seats[v]->cards.data, hidden[h],
+                                                                r->seats[v]->cards.len) == NULL);
                 ck_assert_msg(r->phh == NULL || strstr(r->phh, text) == NULL,
                               "%s: the hidden %s is in viewer %" PRIu64 "'s PHH", round, text, p);
             }

@@ -200,8 +200,9 @@ START_TEST(test_replay_per_card_opens_the_viewers_hand_and_nothing_else)
     croupier__replay__free_unpacked(r, NULL);
 
     /* A record whose codes do not open its commitment makes no replay. */
-    json_object_set_new(rec, "deck_nonce", json_string("00000000000000000000000000000000000000"
-                                                       "00000000000000000000000000"));
+    json_object_set_new(rec, "deck_nonce",
+                        json_string("00000000000000000000000000000000000000"
+                                    "00000000000000000000000000"));
     ck_assert_ptr_null(replay_build(rec, 1002, err, sizeof err));
     ck_assert_ptr_nonnull(strstr(err, "do not open"));
     json_decref(rec);

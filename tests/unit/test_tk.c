@@ -603,8 +603,7 @@ static void check_deck_reveal(const model_t *m, const char *rec)
  * cards he saw when he looked; no card of another seat is anywhere in it (openings, events,
  * seats). A share code's view (viewer 0) opens nothing.
  */
-static void check_replays_open_own_cards(env_t *e, const model_t *m, const uint64_t *players,
-                                         int n)
+static void check_replays_open_own_cards(env_t *e, const model_t *m, const uint64_t *players, int n)
 {
     char *hist = ts_redis_cmd(e->redis, "XRANGE %s - +", "{croupier:history:zhajinhua}:stream");
     ck_assert_ptr_nonnull(hist);
@@ -613,8 +612,8 @@ static void check_replays_open_own_cards(env_t *e, const model_t *m, const uint6
         json_t *rec = line[0] == '{' ? json_loads(line, 0, NULL) : NULL;
         const char *round = json_string_value(json_object_get(rec, "round"));
         int k;
-        for (k = 0; round != NULL && k < 8 && k < m->ncommits &&
-                    strcmp(m->commit_round[k], round) != 0;
+        for (k = 0;
+             round != NULL && k < 8 && k < m->ncommits && strcmp(m->commit_round[k], round) != 0;
              k++)
             ;
         if (round == NULL || k >= 8 || k >= m->ncommits) {

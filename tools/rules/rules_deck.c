@@ -211,8 +211,7 @@ static int rules_verify_record(const char *path)
 }
 
 /* The whole of a file (- = stdin) into *out (malloc'd), at most max bytes. 0 or 2 (said). */
-static int rules_read_all(const char *cmd, const char *path, size_t max, uint8_t **out,
-                          size_t *len)
+static int rules_read_all(const char *cmd, const char *path, size_t max, uint8_t **out, size_t *len)
 {
     FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
     if (f == NULL) {
@@ -659,8 +658,8 @@ static int rules_replay(int argc, char **argv)
         return 2;
     }
     json_error_t jerr;
-    json_t *rec = strcmp(argv[2], "-") == 0 ? json_loadf(stdin, 0, &jerr)
-                                            : json_load_file(argv[2], 0, &jerr);
+    json_t *rec =
+        strcmp(argv[2], "-") == 0 ? json_loadf(stdin, 0, &jerr) : json_load_file(argv[2], 0, &jerr);
     if (rec == NULL) {
         fprintf(stderr, "croupier-rules replay: %s: not JSON (%s, line %d)\n", argv[2], jerr.text,
                 jerr.line);
@@ -676,8 +675,8 @@ static int rules_replay(int argc, char **argv)
     size_t len = croupier__replay__get_packed_size(r);
     uint8_t *buf = malloc(len ? len : 1);
     int rc = 0;
-    if (buf == NULL || croupier__replay__pack(r, buf) != len || fwrite(buf, 1, len, stdout) != len ||
-        fflush(stdout) != 0) {
+    if (buf == NULL || croupier__replay__pack(r, buf) != len ||
+        fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0) {
         perror("croupier-rules replay: stdout");
         rc = 1;
     }
