@@ -18,16 +18,16 @@
 
 /* docs/replays.md "The policy of each game". */
 static const replay_rules_t replay_rows[] = {
-    {"holdem", REPLAY_SHOW_DOWN, false, true, "showdown", false},
-    {"zhajinhua", REPLAY_SHOW_NONE, false, false, "own", false},
-    {"doudizhu", REPLAY_SHOW_ALL, true, false, "all", false},
-    {"runfast", REPLAY_SHOW_ALL, true, false, "all", false},
-    {"bigtwo", REPLAY_SHOW_ALL, true, false, "all", false},
-    {"guandan", REPLAY_SHOW_ALL, true, false, "all", false},
-    {"blackjack", REPLAY_SHOW_ALL, false, false, "all", true},
-    {"niuniu", REPLAY_SHOW_ALL, true, false, "all", false},
-    {"test", REPLAY_SHOW_ALL, true, false, "all", false},
-    {NULL, REPLAY_SHOW_NONE, false, false, "own", false},
+    {"holdem", REPLAY_SHOW_DOWN, false, true, "showdown", false, false},
+    {"zhajinhua", REPLAY_SHOW_NONE, false, false, "own", false, true},
+    {"doudizhu", REPLAY_SHOW_ALL, true, false, "all", false, false},
+    {"runfast", REPLAY_SHOW_ALL, true, false, "all", false, false},
+    {"bigtwo", REPLAY_SHOW_ALL, true, false, "all", false, false},
+    {"guandan", REPLAY_SHOW_ALL, true, false, "all", false, false},
+    {"blackjack", REPLAY_SHOW_ALL, false, false, "all", true, false},
+    {"niuniu", REPLAY_SHOW_ALL, true, false, "all", false, false},
+    {"test", REPLAY_SHOW_ALL, true, false, "all", false, false},
+    {NULL, REPLAY_SHOW_NONE, false, false, "own", false, false},
 };
 
 const replay_rules_t *replay_rules(const char *game)
@@ -321,7 +321,8 @@ Croupier__Replay *replay_build(const json_t *rec, uint64_t viewer, char *err, si
     /* A duplicate deal of a match hall (docs/hand-history.md "match": its seed) is dealt at every
      * table of the round, some of which may still be playing it: nobody's cards but one's own,
      * and no deck (docs/replays.md "The policy of each game"). */
-    static const replay_rules_t duplicate = {NULL, REPLAY_SHOW_NONE, false, false, "own", false};
+    static const replay_rules_t duplicate = {NULL, REPLAY_SHOW_NONE, false, false, "own", false,
+                                             false};
     const json_t *match = json_object_get(rec, "match");
     if (json_is_object(match) && json_object_get(match, "seed") != NULL)
         rules = &duplicate;
@@ -450,6 +451,25 @@ Croupier__Replay *replay_build(const json_t *rec, uint64_t viewer, char *err, si
         }
     }
 
+    /* Zha Jin Hua: the hands a compare showed the viewer (he asked, or was asked). */
+    bool compared[RP_MAX_SEATS] = {false};
+    if (rules->compare_shows && me >= 0) {
+        size_t i;
+        const json_t *a;
+        json_array_foreach(json_object_get(rec, "actions"), i, a)
+        {
+            const char *n = json_string_value(json_object_get(a, "action"));
+            int64_t s = rp_int(a, "seat", -1), tg = rp_int(a, "target", -1);
+            if (n == NULL || strncmp(n, "compare", 7) != 0 || s < 0 || s >= RP_MAX_SEATS ||
+                tg < 0 || tg >= RP_MAX_SEATS)
+                continue;
+            if (s == me)
+                compared[tg] = true;
+            else if (tg == me)
+                compared[s] = true;
+        }
+    }
+
     /* Seats. */
     const json_t *seats = json_object_get(rec, "seats");
     size_t nseats = json_array_size(seats);
@@ -487,7 +507,7 @@ Croupier__Replay *replay_build(const json_t *rec, uint64_t viewer, char *err, si
                 rs->delta = rp_int(res, "delta", 0);
             }
         }
-        bool visible = seat == me || rules->show == REPLAY_SHOW_ALL || down[seat];
+        bool visible = seat == me || rules->show == REPLAY_SHOW_ALL || down[seat] || compared[seat];
         uint8_t mine[RP_MAX_CARDS];
         size_t n = 0;
         for (size_t c = 0; c < ncards && n < RP_MAX_CARDS; c++)
@@ -545,6 +565,20 @@ Croupier__Replay *replay_build(const json_t *rec, uint64_t viewer, char *err, si
         e->action = xstrdup(name);
         e->has_amount = true;
         e->amount = rp_int(a, "amount", 0);
+        /* A compare the viewer took part in: the other hand, shown to him there. */
+        int64_t as = rp_int(a, "seat", -1), at = rp_int(a, "target", -1);
+        int other = as == me ? (int)at : at == me ? (int)as : -1;
+        if (me >= 0 && other >= 0 && other < RP_MAX_SEATS && compared[other] &&
+            strncmp(name, "compare", 7) == 0) {
+            for (size_t k = 0; k < r->n_seats; k++) {
+                if ((int)r->seats[k]->seat != other || !r->seats[k]->has_cards)
+                    continue;
+                Croupier__ReplayEvent *sh =
+                    rp_event(&b, CROUPIER__REPLAY_EVENT_KIND__REPLAY_SHOW, other);
+                sh->has_cards = true;
+                rp_set_cards(&sh->cards, r->seats[k]->cards.data, r->seats[k]->cards.len);
+            }
+        }
     }
     /* A board the table's replay did not place (an older record): after the actions. */
     size_t placed = street == 0 ? 0 : street_at[street - 1] + street_n[street - 1];

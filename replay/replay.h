@@ -41,6 +41,8 @@ typedef struct {
     bool holdem_board;  /* the board between the actions, by the hold'em streets */
     const char *policy; /* Replay.policy: the name docs/replays.md gives the row */
     bool shoes_public;  /* blackjack: the record's shoes and the retired shoes it opens */
+    bool compare_shows; /* Zha Jin Hua: a compare's two players see each other's hand (the
+                         * record's compare actions name their target) */
 } replay_rules_t;
 
 /* The rules of game (never NULL: the default row, REPLAY_SHOW_NONE, for a game not listed). */

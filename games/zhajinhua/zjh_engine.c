@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include <bsd/stdlib.h>
+#include <jansson.h>
 
 #include "tk.h"
 #include "zhajinhua.pb-c.h"
@@ -79,6 +80,12 @@ static void zjh_on_compare(zjh_game_t *z, const zjh_event_t *e)
     c.asker_cards.len = c.target_cards.len = 0;
     tk_push_event_watch(z->t, &ev.base);
     tk_history_action(z->t, e->seat, e->all_in ? "compare_all_in" : "compare", e->amount);
+    /* The target in the record: the two players saw both hands, so each one's replay shows
+     * (and opens) the other's (docs/hand-history.md, docs/replays.md). */
+    json_t *acts = json_object_get(tk_history(z->t), "actions");
+    json_t *last = json_array_get(acts, json_array_size(acts) - 1);
+    if (json_is_object(last))
+        json_object_set_new(last, "target", json_integer(e->target));
 }
 
 static void zjh_on_turn(zjh_game_t *z, const zjh_event_t *e)

@@ -209,6 +209,45 @@ START_TEST(test_replay_per_card_opens_the_viewers_hand_and_nothing_else)
 }
 END_TEST
 
+/* Zha Jin Hua: a compare shows the two hands to its two players (docs/replays.md), so each one's
+ * replay shows and opens the other's hand, and only theirs. */
+START_TEST(test_replay_zjh_compare_shows_and_opens_the_other_hand_to_its_two_players)
+{
+    json_t *rec = zjh_rec_per_card();
+    json_t *acts = json_object_get(rec, "actions");
+    json_object_set_new(json_array_get(acts, json_array_size(acts) - 1), "target",
+                        json_integer(1)); /* seat 2 compared with seat 1 */
+    char err[200];
+    static const struct {
+        uint64_t viewer;
+        int sees_other; /* the other seat of the compare, or -1 */
+        size_t openings;
+    } cases[] = {{1002, 2, 6}, {1003, 1, 6}, {1001, -1, 3}, {4242, -1, 0}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        Croupier__Replay *r = build_rec(rec, cases[c].viewer);
+        ck_assert_uint_eq(r->n_openings, cases[c].openings);
+        ck_assert_msg(replay_check_cards(r, NULL, err, sizeof err) == 0, "%s", err);
+        int me = r->has_your_seat ? (int)r->your_seat : -1;
+        for (size_t i = 0; i < r->n_seats; i++) {
+            int s = (int)r->seats[i]->seat;
+            ck_assert_int_eq(r->seats[i]->has_cards, s == me || s == cases[c].sees_other);
+        }
+        /* The other hand is shown right after the compare, the last action. */
+        int shows = 0;
+        for (size_t i = 0; i < r->n_events; i++)
+            if (r->events[i]->kind == CROUPIER__REPLAY_EVENT_KIND__REPLAY_SHOW) {
+                ck_assert_int_eq((int)r->events[i]->seat, cases[c].sees_other);
+                ck_assert_uint_eq(i, r->n_events - 1);
+                ck_assert_uint_eq(r->events[i]->cards.len, 3);
+                shows++;
+            }
+        ck_assert_int_eq(shows, cases[c].sees_other >= 0);
+        croupier__replay__free_unpacked(r, NULL);
+    }
+    json_decref(rec);
+}
+END_TEST
+
 START_TEST(test_replay_deal_positions_follow_each_games_dealing_rule)
 {
     /* docs/fairness.md "Where each card was dealt". Hold'em, seats 1 3 4 7, button 3: the
@@ -480,6 +519,7 @@ static Suite *replay_suite(void)
     tcase_add_test(tc, test_replay_zjh_shows_only_the_viewers_own_hand);
     tcase_add_test(tc, test_replay_stranger_sees_no_hidden_card);
     tcase_add_test(tc, test_replay_per_card_opens_the_viewers_hand_and_nothing_else);
+    tcase_add_test(tc, test_replay_zjh_compare_shows_and_opens_the_other_hand_to_its_two_players);
     tcase_add_test(tc, test_replay_deal_positions_follow_each_games_dealing_rule);
     tcase_add_test(tc, test_replay_doudizhu_shows_every_hand_and_the_deck);
     tcase_add_test(tc, test_replay_duplicate_deal_shows_only_ones_own);

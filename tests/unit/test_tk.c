@@ -607,7 +607,7 @@ static void check_replays_open_own_cards(env_t *e, const model_t *m, const uint6
 {
     char *hist = ts_redis_cmd(e->redis, "XRANGE %s - +", "{croupier:history:zhajinhua}:stream");
     ck_assert_ptr_nonnull(hist);
-    int checked = 0, total_looked = 0;
+    int checked = 0, total_looked = 0, total_compared = 0;
     for (char *line = strtok(hist, "\n"); line != NULL; line = strtok(NULL, "\n")) {
         json_t *rec = line[0] == '{' ? json_loads(line, 0, NULL) : NULL;
         const char *round = json_string_value(json_object_get(rec, "round"));
@@ -633,32 +633,65 @@ static void check_replays_open_own_cards(env_t *e, const model_t *m, const uint6
             int mine = r->has_your_seat ? (int)r->your_seat : -1;
             if (p == 0)
                 ck_assert_uint_eq(r->n_openings, 0);
+            /* The seats whose hand a compare showed him (the record names each compare's
+             * target, docs/hand-history.md): shown and opened to him too. */
+            bool compared[9] = {false};
+            int ncompared = 0;
+            size_t ia;
+            const json_t *a;
+            json_array_foreach(json_object_get(rec, "actions"), ia, a)
+            {
+                const char *name = json_string_value(json_object_get(a, "action"));
+                if (strncmp(name, "compare", 7) != 0)
+                    continue;
+                ck_assert_msg(json_is_integer(json_object_get(a, "target")),
+                              "%s: a compare "
+                              "without its target",
+                              round);
+                int as = (int)json_integer_value(json_object_get(a, "seat"));
+                int at = (int)json_integer_value(json_object_get(a, "target"));
+                int other = as == mine ? at : at == mine ? as : -1;
+                if (mine >= 0 && other >= 0 && other < 9 && !compared[other]) {
+                    compared[other] = true;
+                    ncompared++;
+                }
+            }
+            total_compared += ncompared;
+            ck_assert_uint_eq(r->n_openings, p == 0 ? 0 : 3 * (size_t)(1 + ncompared));
             /* The cards he looked at in this round: each opened. */
             int looked = 0;
             for (int l = 0; p != 0 && l < m->nlooked; l++) {
                 if (m->looked[l].player != p || strcmp(m->looked[l].round, round) != 0)
                     continue;
                 looked++;
-                ck_assert_uint_eq(r->n_openings, 3);
                 for (int c = 0; c < 3; c++) {
                     size_t o;
-                    for (o = 0; o < 3 && r->openings[o]->card != m->looked[l].cards[c]; o++)
+                    for (o = 0; o < r->n_openings && r->openings[o]->card != m->looked[l].cards[c];
+                         o++)
                         ;
-                    ck_assert_msg(o < 3, "%s: player %" PRIu64 "'s card %u unopened", round, p,
-                                  m->looked[l].cards[c]);
+                    ck_assert_msg(o < r->n_openings, "%s: player %" PRIu64 "'s card %u unopened",
+                                  round, p, m->looked[l].cards[c]);
                 }
             }
             ck_assert_int_eq(looked, r->has_your_seat); /* every player dealt in looked */
             total_looked += looked;
-            /* No card of another seat anywhere in his replay. */
+            /* No card of another seat anywhere in his replay, but those a compare showed him,
+             * which are opened. */
             size_t ic;
             const json_t *cj;
             json_array_foreach(json_object_get(rec, "cards"), ic, cj)
             {
-                if (json_integer_value(json_object_get(cj, "seat")) == mine)
-                    continue;
+                json_int_t seat = json_integer_value(json_object_get(cj, "seat"));
                 int code = replay_card_code(json_string_value(json_object_get(cj, "card")));
                 ck_assert_int_ge(code, 0);
+                if (seat >= 0 && seat < 9 && compared[seat]) {
+                    size_t o;
+                    for (o = 0; o < r->n_openings && (int)r->openings[o]->card != code; o++)
+                        ;
+                    ck_assert_msg(o < r->n_openings, "%s: a compared card unopened", round);
+                }
+                if (seat == mine || (seat >= 0 && seat < 9 && compared[seat]))
+                    continue;
                 for (size_t o = 0; o < r->n_openings; o++)
                     ck_assert_int_ne((int)r->openings[o]->card, code);
                 for (size_t v = 0; v < r->n_events; v++)
@@ -676,8 +709,9 @@ static void check_replays_open_own_cards(env_t *e, const model_t *m, const uint6
         json_decref(rec);
     }
     free(hist);
-    ck_assert_int_ge(checked, 3);
+    ck_assert_int_ge(checked, 4);
     ck_assert_int_ge(total_looked, 6);
+    ck_assert_int_ge(total_compared, 2); /* the fourth hand's compare, seen by its two players */
 }
 
 START_TEST(test_tk_rounds_settle_against_seat_accounts_with_history_and_rake)
@@ -708,6 +742,40 @@ START_TEST(test_tk_rounds_settle_against_seat_accounts_with_history_and_rake)
             frame_free_rpc(f);
         }
         ck_assert_int_eq(m.completed, done + 1);
+    }
+    /* A fourth hand with a compare (docs/rules/zhajinhua.md: from the second betting round):
+     * every player looks and calls once round, then the seat to act compares with another, and
+     * the one left with the winner folds. */
+    {
+        int done = m.completed;
+        ck_assert(pump_until(c, &m, has_turn, 5000));
+        for (int i = 0; i < 3; i++) {
+            send_move(c, rid, players[i], CROUPIER__ZJH__ZJH_MOVE__ZJH_LOOK, 0, -1);
+            ck_assert_int_eq(reply_code(c, rid++, NULL), CROUPIER__ERROR_CODE__OK);
+        }
+        pump_until(c, &m, never, 200);
+        for (int k = 0; k < 3; k++) {
+            ck_assert(pump_until(c, &m, has_turn, 5000));
+            uint64_t p = m.seat_player[m.turn_seat];
+            m.turn_seat = -1;
+            send_move(c, rid, p, CROUPIER__ZJH__ZJH_MOVE__ZJH_CALL, 0, -1);
+            ck_assert_int_eq(reply_code(c, rid++, NULL), CROUPIER__ERROR_CODE__OK);
+        }
+        ck_assert(pump_until(c, &m, has_turn, 5000));
+        int asker = m.turn_seat, target = -1;
+        for (int s = 0; s < NP && target < 0; s++)
+            if (s != asker && m.seat_player[s] != 0)
+                target = s;
+        m.turn_seat = -1;
+        send_move(c, rid, m.seat_player[asker], CROUPIER__ZJH__ZJH_MOVE__ZJH_COMPARE, 0, target);
+        ck_assert_int_eq(reply_code(c, rid++, NULL), CROUPIER__ERROR_CODE__OK);
+        ck_assert_int_eq(fold_turn(c, &m, rid++), CROUPIER__ERROR_CODE__OK);
+        while (m.completed == done) {
+            Croupier__RpcFrame *f = rpcc_next_event(c, 5000);
+            ck_assert_msg(f != NULL, "the compare hand did not end");
+            model_apply(&m, f);
+            frame_free_rpc(f);
+        }
     }
     ck_assert_int_ge(m.completed, 3);
     ts_sleep_ms(300);
