@@ -680,7 +680,8 @@ int replay_check_cards(const Croupier__Replay *r, const uint8_t *commitment, cha
     size_t nseats = 0;
     for (size_t i = 0; i < r->n_seats && nseats < RP_MAX_SEATS; i++)
         seats[nseats++] = r->seats[i]->seat;
-    if (replay_deal_position(r->game, (int)r->button_seat, seats, nseats, (int)seats[0], 0) < 0)
+    if (nseats == 0 ||
+        replay_deal_position(r->game, (int)r->button_seat, seats, nseats, (int)seats[0], 0) < 0)
         return rp_fail(err, errlen, "%s: no dealing rule known", r->game ? r->game : "no game");
 
     uint8_t got[DECK_COMMIT_LEN];

@@ -926,9 +926,10 @@ START_TEST(test_tk_resume_shows_own_cards_only_after_looking)
     ck_assert_ptr_nonnull(s->round_id);
     ck_assert(s->has_turn_seat);
     ck_assert_uint_eq(s->event_seq, m.last_seq);
-    /* The round's commitment, as its Deals carried it (docs/fairness.md). */
+    /* The round's commitment, as its Deals carried it, per card (docs/fairness.md). */
     ck_assert(s->has_deck_commitment);
     ck_assert_uint_eq(s->deck_commitment.len, DECK_COMMIT_LEN);
+    ck_assert(s->has_deck_scheme && s->deck_scheme == DECK_SCHEME_CARDS);
     ck_assert_int_gt(m.ncommits, 0);
     ck_assert_str_eq(m.commit_round[(m.ncommits - 1) % 8], s->round_id);
     ck_assert(memcmp(m.commit[(m.ncommits - 1) % 8], s->deck_commitment.data, DECK_COMMIT_LEN) ==
