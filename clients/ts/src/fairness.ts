@@ -85,13 +85,30 @@ export async function verifyDeal(commitment: Bytes | string, deck: Bytes | strin
     return diff === 0;
 }
 
+/** The deck fields of a hand-history record (docs/hand-history.md). */
+export interface DeckRecord {
+    game?: string;
+    button?: number;
+    tournament?: { button?: number };
+    seats?: { seat: number }[];
+    cards?: { seat: number; card: string }[];
+    deck_commitment?: string;
+    deck?: string;
+    deck_nonce?: string;
+    /** 2: the per-card commitment (hold'em, Zha Jin Hua), whose leaves hash `deck_codes`. */
+    deck_scheme?: number;
+    deck_codes?: string;
+}
+
 /**
  * The same check on a hand-history record (docs/hand-history.md: `deck_commitment`, `deck`,
  * `deck_nonce`, hex). `expected`: the commitment the player received on the round's Deal; when
- * given it must equal the record's (else a record could carry a commitment of its own).
+ * given it must equal the record's (else a record could carry a commitment of its own). A
+ * per-card record (`deck_scheme` 2) is checked as `croupier-rules verify-deal --record` does:
+ * the leaves of `deck_codes` under the nonce (`deckCardLeaves()`) give the commitment, and every
+ * recorded card is the committed card at its dealing position (`dealPosition()`).
  */
-export async function verifyRecord(record: { deck_commitment?: string; deck?: string; deck_nonce?: string },
-    expected?: Bytes | string): Promise<boolean> {
+export async function verifyRecord(record: DeckRecord, expected?: Bytes | string): Promise<boolean> {
     if (!record.deck_commitment || !record.deck || !record.deck_nonce)
         throw new TypeError("record: no deck_commitment, deck and deck_nonce (a round dealt without a commitment?)");
     if (expected !== undefined) {
@@ -100,7 +117,35 @@ export async function verifyRecord(record: { deck_commitment?: string; deck?: st
         if (e.some((b, i) => b !== r[i]))
             return false;
     }
-    return verifyDeal(record.deck_commitment, record.deck, record.deck_nonce);
+    if (record.deck_scheme !== 2)
+        return verifyDeal(record.deck_commitment, record.deck, record.deck_nonce);
+    if (!record.deck_codes || !record.game)
+        throw new TypeError("record: a per-card record (deck_scheme 2) without deck_codes or game");
+    const codes = bytes("deck_codes", record.deck_codes);
+    const root = await leavesCommitment(await deckCardLeaves(codes, record.deck_nonce));
+    if (!sameBytes(root, bytes("deck_commitment", record.deck_commitment, COMMITMENT_BYTES)))
+        return false;
+    const seats = (record.seats ?? []).map((s) => s.seat);
+    const button = record.tournament?.button ?? record.button ?? -1;
+    const per = new Map<number, number>();
+    for (const c of record.cards ?? []) {
+        const k = per.get(c.seat) ?? 0;
+        per.set(c.seat, k + 1);
+        const pos = dealPosition(record.game, button, seats, c.seat < 0 ? -1 : c.seat, k);
+        if (pos < 0)
+            throw new TypeError(`record: ${record.game} gives no dealing position for seat ${c.seat}'s card ${k}`);
+        if (pos >= codes.length || codes[pos] !== cardCode(c.card))
+            return false;
+    }
+    return true;
+}
+
+/** A hand-history card ("As", "Td") as the protocol's code (rank << 2 | suit), or -1. */
+function cardCode(text: string | undefined): number {
+    if (text === undefined || text.length !== 2)
+        return -1;
+    const r = "23456789TJQKA".indexOf(text[0]), u = "cdhs".indexOf(text[1]);
+    return r < 0 || u < 0 ? -1 : ((r + 2) << 2) | u;
 }
 
 /** A blackjack hand-history record's shoe fields (docs/hand-history.md "Blackjack's shoes"). */
@@ -279,6 +324,26 @@ export async function cardLeaf(position: number, card: number, cardNonce: Bytes 
     msg[18] = card;
     msg.set(bytes("card nonce", cardNonce, NONCE_BYTES), 19);
     return new Uint8Array(await subtle().digest("SHA-256", msg));
+}
+
+/**
+ * Every leaf of a deck under the per-card commitment (n × 32 bytes): the deck as protocol card
+ * codes in dealing order and the round's nonce; card nonce i = HMAC-SHA256(nonce, "card" || i as
+ * 2 bytes BE). What the record's `deck_codes` and `deck_nonce` open.
+ */
+export async function deckCardLeaves(codes: Bytes | string, nonce: Bytes | string): Promise<Uint8Array> {
+    const c = bytes("codes", codes);
+    if (c.length < 1 || c.length > MAX_DECK_CARDS)
+        throw new RangeError(`codes: ${c.length} cards, 1..${MAX_DECK_CARDS} expected`);
+    const key = await subtle().importKey("raw", new Uint8Array(bytes("nonce", nonce, NONCE_BYTES)),
+        { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+    const out = new Uint8Array(c.length * LEAF_BYTES);
+    for (let i = 0; i < c.length; i++) {
+        const msg = Uint8Array.of(0x63, 0x61, 0x72, 0x64, i >> 8, i & 0xff); /* "card" || i */
+        const cardNonce = new Uint8Array(await subtle().sign("HMAC", key, msg));
+        out.set(await cardLeaf(i, c[i], cardNonce), i * LEAF_BYTES);
+    }
+    return out;
 }
 
 /** The per-card commitment of n leaves (n × 32 bytes, in deck order). */

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 
-import { cardLeaf, croupier, dealPosition, deckCommitment, leavesCommitment, shoeCommitment, shoeRecordFromReplay, verifyDeal, verifyDealCards, verifyRecord, verifyShoe } from "../src/index.js";
+import { cardLeaf, croupier, dealPosition, deckCardLeaves, deckCommitment, leavesCommitment, shoeCommitment, shoeRecordFromReplay, verifyDeal, verifyDealCards, verifyRecord, verifyShoe } from "../src/index.js";
 import type { ShoeRecord } from "../src/index.js";
 import { build } from "./rig.js";
 
@@ -191,6 +191,7 @@ test("the per-card commitment: its known answer, and the SDK's leaves and root a
         .update(leaves).digest("hex");
     assert.equal(root, "69d4f69b62af0c0db8d8218c3dc8d94452b8e33d6dfcf4eed2d1ed3c7b6d04f3");
     assert.equal(hex(await leavesCommitment(leaves)), root);
+    assert.equal(hex(await deckCardLeaves(codes, nonce)), leaves.toString("hex"));
     for (const i of [0, 17, 51])
         assert.equal(hex(await cardLeaf(i, codes[i], cardNonce(nonce, i))),
             leaves.subarray(32 * i, 32 * i + 32).toString("hex"));
@@ -232,6 +233,15 @@ test("verifyDealCards and croupier-rules verify-deal --replay agree on a player'
             return spawnSync(rules, ["verify-deal", "--replay", bin, commitment], { encoding: "utf8" }).status;
         };
         const replay = () => croupier.Replay.decode(execFileSync(rules, ["replay", "--record", file, "--viewer", "1002"]));
+        /* The record itself: verifyRecord and croupier-rules verify-deal --record agree. */
+        assert.equal(await verifyRecord(rec, commitment), true);
+        assert.equal(spawnSync(rules, ["verify-deal", "--record", file], { encoding: "utf8" }).status, 0);
+        const moved = structuredClone(rec);
+        [moved.cards[0].card, moved.cards[1].card] = [moved.cards[1].card, moved.cards[0].card];
+        assert.equal(await verifyRecord(moved), false, "a card recorded at another position");
+        writeFileSync(join(dir, "moved.json"), JSON.stringify(moved));
+        assert.equal(spawnSync(rules, ["verify-deal", "--record", join(dir, "moved.json")], { encoding: "utf8" }).status, 1);
+        assert.equal(await verifyRecord({ ...rec, deck_nonce: hex(new Uint8Array(32)) }), false);
         const r = replay();
         assert.equal(r.deckScheme, 2);
         assert.deepEqual(r.openings.map((o) => o.position), [0, 3, 6]);
