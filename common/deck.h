@@ -37,6 +37,17 @@
 /* The tag of a blackjack shoe's commitment (one per shoe, opened when the shoe is retired):
  * the same construction with its own 16-byte tag, so a shoe's opening is never a round's. */
 #define DECK_SHOE_TAG "croupier-shoe-v1"
+/* The per-card commitment (scheme 2, docs/fairness.md "The per-card commitment"): the round's
+ * commitment is SHA-256 over DECK_COMMIT_TAG_V2, n and the n leaves; leaf i is SHA-256 over
+ * DECK_LEAF_TAG, i, the card's code and the card's own nonce, derived from the round's nonce by
+ * HMAC-SHA256 under DECK_CARD_NONCE_LABEL. Each tag is 16 bytes, the label 4. */
+#define DECK_COMMIT_TAG_V2 "croupier-deck-v2"
+#define DECK_LEAF_TAG "croupier-card-v2"
+#define DECK_CARD_NONCE_LABEL "card"
+#define DECK_LEAF_LEN 32
+/* The schemes (Deal.deck_scheme, the record's deck_scheme): the whole deck at once, or per card. */
+#define DECK_SCHEME_WHOLE 1
+#define DECK_SCHEME_CARDS 2
 
 /* Fills buf with n bytes of generator output (the stream the shuffles consume). 0 or -EIO. */
 int deck_random_bytes(void *buf, size_t n);
@@ -80,12 +91,39 @@ void deck_commitment(const uint8_t *cards, size_t n, const uint8_t nonce[DECK_NO
 void deck_commitment_tagged(const char tag[16], const uint8_t *cards, size_t n,
                             const uint8_t nonce[DECK_NONCE_LEN], uint8_t out[DECK_COMMIT_LEN]);
 
+/*
+ * The per-card commitment (scheme 2, docs/fairness.md "The per-card commitment"), in parts so
+ * that a verifier can check one opened card without the others:
+ *
+ *   card_nonce[i] = HMAC-SHA256(key = the round's 32-byte nonce, "card" || i as 2 bytes BE)
+ *   leaf[i]       = SHA-256("croupier-card-v2" || i as 2 bytes BE || code[i] || card_nonce[i])
+ *   commitment    = SHA-256("croupier-deck-v2" || n as 2 bytes BE || leaf[0] || ... || leaf[n-1])
+ *
+ * code[i] is the protocol's code of the card at position i (docs/protocol.md "Cards"), the byte a
+ * player finds in his Deal. Revealing card_nonce[i] (an opening: position, code, card nonce)
+ * proves the card at i and reveals nothing of another card: the card nonces are outputs of a
+ * PRF under the secret round nonce. i below 65536; n at most DECK_MAX_CARDS. Nothing can fail.
+ */
+void deck_card_nonce(const uint8_t nonce[DECK_NONCE_LEN], size_t i, uint8_t out[DECK_NONCE_LEN]);
+void deck_card_leaf(size_t i, uint8_t code, const uint8_t card_nonce[DECK_NONCE_LEN],
+                    uint8_t out[DECK_LEAF_LEN]);
+/* All n leaves (n * DECK_LEAF_LEN bytes into leaves) of codes[0..n) under the round's nonce. */
+void deck_card_leaves(const uint8_t *codes, size_t n, const uint8_t nonce[DECK_NONCE_LEN],
+                      uint8_t *leaves);
+/* The commitment of n leaves (n * DECK_LEAF_LEN bytes). */
+void deck_leaves_commitment(const uint8_t *leaves, size_t n, uint8_t out[DECK_COMMIT_LEN]);
+/* deck_card_leaves() then deck_leaves_commitment(): the round's scheme-2 commitment. */
+void deck_commitment_cards(const uint8_t *codes, size_t n, const uint8_t nonce[DECK_NONCE_LEN],
+                           uint8_t out[DECK_COMMIT_LEN]);
+
 /* One round's deal: the deck order, its nonce and its commitment (docs/fairness.md). */
 typedef struct {
     size_t n;
     uint8_t cards[DECK_MAX_CARDS];
     uint8_t nonce[DECK_NONCE_LEN];
     uint8_t commitment[DECK_COMMIT_LEN];
+    int scheme;                    /* DECK_SCHEME_WHOLE, or DECK_SCHEME_CARDS once per card */
+    uint8_t codes[DECK_MAX_CARDS]; /* scheme 2: the protocol code of cards[i] */
 } deck_deal_t;
 
 /*
@@ -105,6 +143,13 @@ int deck_deal(deck_deal_t *d, uint8_t *cards, size_t n);
  */
 int deck_deal_keyed(deck_deal_t *d, uint8_t *cards, size_t n, const void *key, size_t keylen,
                     uint32_t seats, uint32_t *first);
+
+/*
+ * Turns a deal (deck_deal() or deck_deal_keyed()) into a per-card one: codes[i] = code(cards[i])
+ * (the protocol's card code of the game's card byte), the commitment recomputed under scheme 2
+ * (deck_commitment_cards()), scheme DECK_SCHEME_CARDS. Before the first card is dealt.
+ */
+void deck_deal_per_card(deck_deal_t *d, uint8_t (*code)(uint8_t card));
 
 /* Lower-case hex of n bytes into out (2n + 1 bytes with the NUL). */
 void deck_hex(const uint8_t *bytes, size_t n, char *out);

@@ -145,6 +145,8 @@ void tk_push_deal(tk_table_t *t, int seat, const uint8_t *cards, size_t n)
     d.has_deck_commitment = t->dealt;
     d.deck_commitment.data = t->dealt ? t->deal.commitment : NULL;
     d.deck_commitment.len = t->dealt ? DECK_COMMIT_LEN : 0;
+    d.has_deck_scheme = t->dealt && t->deal.scheme == DECK_SCHEME_CARDS;
+    d.deck_scheme = d.has_deck_scheme ? DECK_SCHEME_CARDS : 0;
     sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_DEAL;
     sm.deal = &d;
     sm.has_event_seq = true;
@@ -455,6 +457,8 @@ void tk_reply_snapshot(tk_table_t *t, gs_request_t *req, int seat)
         s.has_deck_commitment = t->dealt; /* as on the round's Deals (docs/fairness.md) */
         s.deck_commitment.data = t->dealt ? t->deal.commitment : NULL;
         s.deck_commitment.len = t->dealt ? DECK_COMMIT_LEN : 0;
+        s.has_deck_scheme = t->dealt && t->deal.scheme == DECK_SCHEME_CARDS;
+        s.deck_scheme = s.has_deck_scheme ? DECK_SCHEME_CARDS : 0;
         if (t->turn_armed) {
             s.has_turn_seat = true;
             s.turn_seat = (uint32_t)t->turn_seat;

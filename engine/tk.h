@@ -538,6 +538,15 @@ void tk_window_close(tk_table_t *t);
  */
 int tk_deal_shuffle(tk_table_t *t, uint8_t *cards, size_t n);
 /*
+ * tk_deal_shuffle() under the per-card commitment (docs/fairness.md "The per-card commitment"):
+ * for a game whose replay hides cards (hold'em, Zha Jin Hua), so that a player can check each
+ * card he saw without the others being revealed. code(card) is the protocol's code of the
+ * game's card byte (docs/protocol.md "Cards"): the byte the player's Deal carries. The Deals and
+ * Snapshots of the round then carry deck_scheme 2; the record has deck_scheme and deck_codes.
+ * Returns as tk_deal_shuffle() (-EINVAL also for code NULL).
+ */
+int tk_deal_shuffle_per_card(tk_table_t *t, uint8_t *cards, size_t n, uint8_t (*code)(uint8_t));
+/*
  * The commitment to the round's deck (DECK_COMMIT_LEN bytes; docs/fairness.md), or NULL before
  * tk_deal_shuffle() in this round. tk_push_deal() puts it on every Deal (Deal.deck_commitment);
  * a game that builds its own Deal messages sets the field from here. The record of the round

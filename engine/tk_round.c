@@ -34,6 +34,16 @@ int tk_deal_shuffle(tk_table_t *t, uint8_t *cards, size_t n)
     return tk_deal_done(t, n, deck_deal(&t->deal, cards, n));
 }
 
+int tk_deal_shuffle_per_card(tk_table_t *t, uint8_t *cards, size_t n, uint8_t (*code)(uint8_t))
+{
+    if (n > DECK_MAX_CARDS || code == NULL)
+        return -EINVAL;
+    int rc = deck_deal(&t->deal, cards, n);
+    if (rc == 0)
+        deck_deal_per_card(&t->deal, code); /* before the first Deal: nobody saw the other */
+    return tk_deal_done(t, n, rc);
+}
+
 int tk_deal_shuffle_dup(tk_table_t *t, uint8_t *cards, size_t n, uint32_t seats, uint32_t *first)
 {
     tk_tour_match_t m;
@@ -66,6 +76,13 @@ static int tk_deal_done(tk_table_t *t, size_t n, int rc)
         json_object_set_new(t->history, "deck", json_string(hex));
         deck_hex(t->deal.nonce, DECK_NONCE_LEN, hex);
         json_object_set_new(t->history, "deck_nonce", json_string(hex));
+        /* The per-card scheme: the deck as protocol codes, what the leaves hash
+         * (docs/hand-history.md "deck_codes"); the leaves follow from them and the nonce. */
+        if (t->deal.scheme == DECK_SCHEME_CARDS) {
+            json_object_set_new(t->history, "deck_scheme", json_integer(DECK_SCHEME_CARDS));
+            deck_hex(t->deal.codes, n, hex);
+            json_object_set_new(t->history, "deck_codes", json_string(hex));
+        }
     }
     return 0;
 }

@@ -55,7 +55,8 @@ static bool is_card_field_name(const char *name)
 }
 
 /* In the protocol every bytes field is a card list but the envelopes' bodies and the
- * deck_commitment of Deal, Snapshot and Replay (a SHA-256, docs/fairness.md); in a game's own
+ * deck_commitment of Deal, Snapshot and Replay (a SHA-256, docs/fairness.md), a Replay's
+ * deck_leaves and a ReplayCardOpening's nonce (the per-card commitment); in a game's own
  * messages (game true) the fields named by the convention are. d is the field's message. */
 bytes_kind_t frame_bytes_kind(const ProtobufCMessageDescriptor *d,
                               const ProtobufCFieldDescriptor *f, bool game)
@@ -63,6 +64,10 @@ bytes_kind_t frame_bytes_kind(const ProtobufCMessageDescriptor *d,
     if ((d == &croupier__deal__descriptor || d == &croupier__snapshot__descriptor ||
          d == &croupier__replay__descriptor) &&
         strcmp(f->name, "deck_commitment") == 0)
+        return BYTES_OPAQUE;
+    /* The per-card commitment's leaves and a card's nonce (docs/fairness.md). */
+    if ((d == &croupier__replay__descriptor && strcmp(f->name, "deck_leaves") == 0) ||
+        (d == &croupier__replay_card_opening__descriptor && strcmp(f->name, "nonce") == 0))
         return BYTES_OPAQUE;
     if (game)
         return is_card_field_name(f->name) ? BYTES_CARDS : BYTES_OPAQUE;

@@ -11,22 +11,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "deck.h"
 #include "frame.h"
 #include "holdem_record.h"
 #include "xmalloc.h"
 
 /* docs/replays.md "The policy of each game". */
 static const replay_rules_t replay_rows[] = {
-    {"holdem", REPLAY_SHOW_DOWN, false, true, "showdown", false},
-    {"zhajinhua", REPLAY_SHOW_NONE, false, false, "own", false},
-    {"doudizhu", REPLAY_SHOW_ALL, true, false, "all", false},
-    {"runfast", REPLAY_SHOW_ALL, true, false, "all", false},
-    {"bigtwo", REPLAY_SHOW_ALL, true, false, "all", false},
-    {"guandan", REPLAY_SHOW_ALL, true, false, "all", false},
-    {"blackjack", REPLAY_SHOW_ALL, false, false, "all", true},
-    {"niuniu", REPLAY_SHOW_ALL, true, false, "all", false},
-    {"test", REPLAY_SHOW_ALL, true, false, "all", false},
-    {NULL, REPLAY_SHOW_NONE, false, false, "own", false},
+    {"holdem", REPLAY_SHOW_DOWN, false, true, "showdown", false, false},
+    {"zhajinhua", REPLAY_SHOW_NONE, false, false, "own", false, true},
+    {"doudizhu", REPLAY_SHOW_ALL, true, false, "all", false, false},
+    {"runfast", REPLAY_SHOW_ALL, true, false, "all", false, false},
+    {"bigtwo", REPLAY_SHOW_ALL, true, false, "all", false, false},
+    {"guandan", REPLAY_SHOW_ALL, true, false, "all", false, false},
+    {"blackjack", REPLAY_SHOW_ALL, false, false, "all", true, false},
+    {"niuniu", REPLAY_SHOW_ALL, true, false, "all", false, false},
+    {"test", REPLAY_SHOW_ALL, true, false, "all", false, false},
+    {NULL, REPLAY_SHOW_NONE, false, false, "own", false, false},
 };
 
 const replay_rules_t *replay_rules(const char *game)
@@ -242,6 +243,73 @@ static int rp_shoes(Croupier__Replay *r, const json_t *rec, const uint8_t *code,
     return 0;
 }
 
+/* Marks the first position of codes[0..n) holding card and not yet marked; false if none. */
+static bool rp_open_card(const uint8_t *codes, size_t n, bool *open, uint8_t card)
+{
+    for (size_t i = 0; i < n; i++)
+        if (codes[i] == card && !open[i]) {
+            open[i] = true;
+            return true;
+        }
+    return false;
+}
+
+/*
+ * The per-card commitment (docs/fairness.md "The per-card commitment"; docs/replays.md): a
+ * record with deck_scheme 2 gets every leaf, computed from its deck_codes and deck_nonce, and an
+ * opening of each card the replay shows this viewer -- the seats' cards in r->seats (his own,
+ * those shown down) and the table's (table[0..ntable): a board) -- in position order. No other
+ * card's nonce leaves the record. A record whose codes and nonce do not give its commitment is
+ * refused; a shown card the deck does not hold stays unopened (the player's check names it).
+ * 0 or -EINVAL with the reason in err.
+ */
+static int rp_openings(Croupier__Replay *r, const json_t *rec, const uint8_t *table, size_t ntable,
+                       char *err, size_t errlen)
+{
+    if (rp_int(rec, "deck_scheme", DECK_SCHEME_WHOLE) != DECK_SCHEME_CARDS)
+        return 0;
+    uint8_t codes[DECK_MAX_CARDS], nonce[DECK_NONCE_LEN], got[DECK_COMMIT_LEN];
+    const char *hex = json_string_value(json_object_get(rec, "deck_codes"));
+    int n = hex != NULL ? deck_unhex(hex, codes, DECK_MAX_CARDS) : -EINVAL;
+    if (n <= 0 ||
+        !rp_hex(json_string_value(json_object_get(rec, "deck_nonce")), nonce, DECK_NONCE_LEN) ||
+        !r->has_deck_commitment)
+        return rp_fail(err, errlen, "deck_scheme 2 without deck_codes, deck_nonce or a commitment");
+    uint8_t *leaves = xmalloc((size_t)n * DECK_LEAF_LEN);
+    deck_card_leaves(codes, (size_t)n, nonce, leaves);
+    deck_leaves_commitment(leaves, (size_t)n, got);
+    if (memcmp(got, r->deck_commitment.data, DECK_COMMIT_LEN) != 0) {
+        free(leaves);
+        return rp_fail(err, errlen, "deck_codes and deck_nonce do not open deck_commitment");
+    }
+    r->has_deck_scheme = true;
+    r->deck_scheme = DECK_SCHEME_CARDS;
+    r->has_deck_leaves = true;
+    r->deck_leaves = (ProtobufCBinaryData){(size_t)n * DECK_LEAF_LEN, leaves};
+    bool open[DECK_MAX_CARDS] = {false};
+    size_t nopen = 0;
+    for (size_t i = 0; i < r->n_seats; i++)
+        for (size_t k = 0; r->seats[i]->has_cards && k < r->seats[i]->cards.len; k++)
+            nopen += rp_open_card(codes, (size_t)n, open, r->seats[i]->cards.data[k]);
+    for (size_t k = 0; k < ntable; k++)
+        nopen += rp_open_card(codes, (size_t)n, open, table[k]);
+    r->openings = xcalloc(nopen ? nopen : 1, sizeof *r->openings);
+    for (size_t i = 0; i < (size_t)n; i++) {
+        if (!open[i])
+            continue;
+        Croupier__ReplayCardOpening *o = xcalloc(1, sizeof *o);
+        croupier__replay_card_opening__init(o);
+        r->openings[r->n_openings++] = o;
+        o->position = (uint32_t)i;
+        o->card = codes[i];
+        o->nonce.len = DECK_NONCE_LEN;
+        o->nonce.data = xmalloc(DECK_NONCE_LEN);
+        deck_card_nonce(nonce, i, o->nonce.data);
+    }
+    explicit_bzero(nonce, sizeof nonce);
+    return 0;
+}
+
 Croupier__Replay *replay_build(const json_t *rec, uint64_t viewer, char *err, size_t errlen)
 {
     if (!replay_is_round(rec)) {
@@ -253,7 +321,8 @@ Croupier__Replay *replay_build(const json_t *rec, uint64_t viewer, char *err, si
     /* A duplicate deal of a match hall (docs/hand-history.md "match": its seed) is dealt at every
      * table of the round, some of which may still be playing it: nobody's cards but one's own,
      * and no deck (docs/replays.md "The policy of each game"). */
-    static const replay_rules_t duplicate = {NULL, REPLAY_SHOW_NONE, false, false, "own", false};
+    static const replay_rules_t duplicate = {NULL, REPLAY_SHOW_NONE, false, false, "own", false,
+                                             false};
     const json_t *match = json_object_get(rec, "match");
     if (json_is_object(match) && json_object_get(match, "seed") != NULL)
         rules = &duplicate;
@@ -382,6 +451,25 @@ Croupier__Replay *replay_build(const json_t *rec, uint64_t viewer, char *err, si
         }
     }
 
+    /* Zha Jin Hua: the hands a compare showed the viewer (he asked, or was asked). */
+    bool compared[RP_MAX_SEATS] = {false};
+    if (rules->compare_shows && me >= 0) {
+        size_t i;
+        const json_t *a;
+        json_array_foreach(json_object_get(rec, "actions"), i, a)
+        {
+            const char *n = json_string_value(json_object_get(a, "action"));
+            int64_t s = rp_int(a, "seat", -1), tg = rp_int(a, "target", -1);
+            if (n == NULL || strncmp(n, "compare", 7) != 0 || s < 0 || s >= RP_MAX_SEATS ||
+                tg < 0 || tg >= RP_MAX_SEATS)
+                continue;
+            if (s == me)
+                compared[tg] = true;
+            else if (tg == me)
+                compared[s] = true;
+        }
+    }
+
     /* Seats. */
     const json_t *seats = json_object_get(rec, "seats");
     size_t nseats = json_array_size(seats);
@@ -419,7 +507,7 @@ Croupier__Replay *replay_build(const json_t *rec, uint64_t viewer, char *err, si
                 rs->delta = rp_int(res, "delta", 0);
             }
         }
-        bool visible = seat == me || rules->show == REPLAY_SHOW_ALL || down[seat];
+        bool visible = seat == me || rules->show == REPLAY_SHOW_ALL || down[seat] || compared[seat];
         uint8_t mine[RP_MAX_CARDS];
         size_t n = 0;
         for (size_t c = 0; c < ncards && n < RP_MAX_CARDS; c++)
@@ -477,6 +565,20 @@ Croupier__Replay *replay_build(const json_t *rec, uint64_t viewer, char *err, si
         e->action = xstrdup(name);
         e->has_amount = true;
         e->amount = rp_int(a, "amount", 0);
+        /* A compare the viewer took part in: the other hand, shown to him there. */
+        int64_t as = rp_int(a, "seat", -1), at = rp_int(a, "target", -1);
+        int other = as == me ? (int)at : at == me ? (int)as : -1;
+        if (me >= 0 && other >= 0 && other < RP_MAX_SEATS && compared[other] &&
+            strncmp(name, "compare", 7) == 0) {
+            for (size_t k = 0; k < r->n_seats; k++) {
+                if ((int)r->seats[k]->seat != other || !r->seats[k]->has_cards)
+                    continue;
+                Croupier__ReplayEvent *sh =
+                    rp_event(&b, CROUPIER__REPLAY_EVENT_KIND__REPLAY_SHOW, other);
+                sh->has_cards = true;
+                rp_set_cards(&sh->cards, r->seats[k]->cards.data, r->seats[k]->cards.len);
+            }
+        }
     }
     /* A board the table's replay did not place (an older record): after the actions. */
     size_t placed = street == 0 ? 0 : street_at[street - 1] + street_n[street - 1];
@@ -505,8 +607,150 @@ Croupier__Replay *replay_build(const json_t *rec, uint64_t viewer, char *err, si
             rp_set_cards(&e->cards, rs->cards.data, rs->cards.len);
         }
     }
+    /* The per-card commitment's leaves and the openings of the cards shown above. */
+    uint8_t table[4 * RP_MAX_CARDS];
+    size_t ntable = 0;
+    for (size_t k = 0; k < ncards; k++)
+        if (seat_of[k] < 0)
+            table[ntable++] = code[k];
+    if (rp_openings(r, rec, table, ntable, err, errlen) != 0)
+        goto fail;
     return r;
 fail:
     croupier__replay__free_unpacked(r, NULL);
     return NULL;
+}
+
+/* ---- the player's check of the per-card commitment ------------------------------------------ */
+
+int replay_deal_position(const char *game, int button, const uint32_t *seats, size_t nseats,
+                         int seat, size_t k)
+{
+    if (game == NULL || button < 0 || nseats == 0)
+        return -1;
+    bool holdem = strcmp(game, "holdem") == 0;
+    if (!holdem && strcmp(game, "zhajinhua") != 0)
+        return -1;
+    size_t per_seat = holdem ? 2 : 3;
+    if (seat < 0) {
+        /* The board: burn, flop (3), burn, turn, burn, river, after every hole card. */
+        static const int at[5] = {1, 2, 3, 5, 7};
+        if (!holdem || k >= 5)
+            return -1;
+        return (int)(per_seat * nseats) + at[k];
+    }
+    if (k >= per_seat)
+        return -1;
+    /* The seat's place in the dealing order: seats after the button first, then the rest (the
+     * table's seat numbers wrap at its size; any bound above every seat gives the same order). */
+    size_t j = 0;
+    bool dealt = false;
+    unsigned key = ((unsigned)seat - (unsigned)button - 1u) & 0xffffu;
+    for (size_t i = 0; i < nseats; i++) {
+        if ((int)seats[i] == seat)
+            dealt = true;
+        else if ((((unsigned)seats[i] - (unsigned)button - 1u) & 0xffffu) < key)
+            j++;
+    }
+    return dealt ? (int)(k * nseats + j) : -1;
+}
+
+/* The opening at position pos among r's openings, or NULL. */
+static const Croupier__ReplayCardOpening *rp_opening_at(const Croupier__Replay *r, size_t pos)
+{
+    for (size_t i = 0; i < r->n_openings; i++)
+        if (r->openings[i]->position == pos)
+            return r->openings[i];
+    return NULL;
+}
+
+int replay_check_cards(const Croupier__Replay *r, const uint8_t *commitment, char *err,
+                       size_t errlen)
+{
+    if (!r->has_deck_scheme || r->deck_scheme != DECK_SCHEME_CARDS || !r->has_deck_leaves ||
+        !r->has_deck_commitment || r->deck_commitment.len != DECK_COMMIT_LEN)
+        return rp_fail(err, errlen, "not a round under the per-card commitment (deck_scheme 2)");
+    size_t n = r->deck_leaves.len / DECK_LEAF_LEN;
+    if (n == 0 || n > DECK_MAX_CARDS || r->deck_leaves.len % DECK_LEAF_LEN != 0)
+        return rp_fail(err, errlen, "deck_leaves: %zu bytes, not 1 to %d leaves of %d",
+                       r->deck_leaves.len, DECK_MAX_CARDS, DECK_LEAF_LEN);
+    if (!r->has_button_seat)
+        return rp_fail(err, errlen, "no button: the dealing order is unknown");
+    uint32_t seats[RP_MAX_SEATS];
+    size_t nseats = 0;
+    for (size_t i = 0; i < r->n_seats && nseats < RP_MAX_SEATS; i++)
+        seats[nseats++] = r->seats[i]->seat;
+    if (nseats == 0 ||
+        replay_deal_position(r->game, (int)r->button_seat, seats, nseats, (int)seats[0], 0) < 0)
+        return rp_fail(err, errlen, "%s: no dealing rule known", r->game ? r->game : "no game");
+
+    uint8_t got[DECK_COMMIT_LEN];
+    deck_leaves_commitment(r->deck_leaves.data, n, got);
+    if (memcmp(got, r->deck_commitment.data, DECK_COMMIT_LEN) != 0) {
+        rp_fail(err, errlen, "the %zu leaves do not give the replay's deck_commitment", n);
+        return -EBADMSG;
+    }
+    if (commitment != NULL && memcmp(got, commitment, DECK_COMMIT_LEN) != 0) {
+        rp_fail(err, errlen, "the leaves give the replay's commitment, not the one the Deals had");
+        return -EBADMSG;
+    }
+    bool seen[DECK_MAX_CARDS] = {false};
+    for (size_t i = 0; i < r->n_openings; i++) {
+        const Croupier__ReplayCardOpening *o = r->openings[i];
+        uint8_t leaf[DECK_LEAF_LEN];
+        if (o->position >= n || o->card > 255 || o->nonce.len != DECK_NONCE_LEN ||
+            seen[o->position]) {
+            rp_fail(err, errlen, "opening %zu: position %u is no position or opened twice", i,
+                    o->position);
+            return -EBADMSG;
+        }
+        seen[o->position] = true;
+        deck_card_leaf(o->position, (uint8_t)o->card, o->nonce.data, leaf);
+        if (memcmp(leaf, r->deck_leaves.data + (size_t)o->position * DECK_LEAF_LEN,
+                   DECK_LEAF_LEN) != 0) {
+            rp_fail(err, errlen, "position %u: card %u with its nonce does not give its leaf",
+                    o->position, o->card);
+            return -EBADMSG;
+        }
+    }
+    /* Every card shown is opened where the dealing rule puts it, and nothing else is. */
+    size_t matched = 0;
+    for (size_t i = 0; i < r->n_seats; i++) {
+        const Croupier__ReplaySeat *s = r->seats[i];
+        for (size_t k = 0; s->has_cards && k < s->cards.len; k++) {
+            int pos =
+                replay_deal_position(r->game, (int)r->button_seat, seats, nseats, (int)s->seat, k);
+            const Croupier__ReplayCardOpening *o = pos >= 0 ? rp_opening_at(r, (size_t)pos) : NULL;
+            if (o == NULL || o->card != s->cards.data[k]) {
+                rp_fail(err, errlen, "seat %u's card %zu (code %u) is not opened at position %d",
+                        s->seat, k, s->cards.data[k], pos);
+                return -EBADMSG;
+            }
+            matched++;
+        }
+    }
+    size_t b = 0;
+    for (size_t i = 0; i < r->n_events; i++) {
+        const Croupier__ReplayEvent *e = r->events[i];
+        if (e->kind != CROUPIER__REPLAY_EVENT_KIND__REPLAY_DEAL || e->has_seat || !e->has_cards)
+            continue;
+        for (size_t k = 0; k < e->cards.len; k++, b++) {
+            int pos = replay_deal_position(r->game, (int)r->button_seat, seats, nseats, -1, b);
+            const Croupier__ReplayCardOpening *o = pos >= 0 ? rp_opening_at(r, (size_t)pos) : NULL;
+            if (o == NULL || o->card != e->cards.data[k]) {
+                rp_fail(err, errlen, "board card %zu (code %u) is not opened at position %d", b,
+                        e->cards.data[k], pos);
+                return -EBADMSG;
+            }
+            matched++;
+        }
+    }
+    if (matched != r->n_openings) {
+        rp_fail(err, errlen,
+                "%zu openings, %zu cards shown: a card is opened that the replay "
+                "does not show",
+                r->n_openings, matched);
+        return -EBADMSG;
+    }
+    return 0;
 }

@@ -41,6 +41,8 @@ typedef struct {
     bool holdem_board;  /* the board between the actions, by the hold'em streets */
     const char *policy; /* Replay.policy: the name docs/replays.md gives the row */
     bool shoes_public;  /* blackjack: the record's shoes and the retired shoes it opens */
+    bool compare_shows; /* Zha Jin Hua: a compare's two players see each other's hand (the
+                         * record's compare actions name their target) */
 } replay_rules_t;
 
 /* The rules of game (never NULL: the default row, REPLAY_SHOW_NONE, for a game not listed). */
@@ -59,6 +61,30 @@ bool replay_is_round(const json_t *rec);
  * card that is no card, out of memory.
  */
 Croupier__Replay *replay_build(const json_t *rec, uint64_t viewer, char *err, size_t errlen);
+
+/*
+ * The deck position of a card under the game's dealing rule (docs/fairness.md "Where each card
+ * was dealt"): the k-th card (from 0) of seat `seat`, or the k-th card of the board (seat -1,
+ * hold'em), in a round whose button is `button` and whose seats dealt in are seats[0..nseats)
+ * (any order). Hold'em: one card at a time from the button's left, twice round, then a burn
+ * before the flop's three cards, the turn and the river; Zha Jin Hua: one card at a time from
+ * the button's left, three times round. Returns the position, or -1 (a game without the rule,
+ * a seat not dealt in, k past the cards it gets).
+ */
+int replay_deal_position(const char *game, int button, const uint32_t *seats, size_t nseats,
+                         int seat, size_t k);
+
+/*
+ * A player's check of a replay under the per-card commitment (Replay.deck_scheme 2; what the
+ * SDK's verifyDealCards() does): the leaves give deck_commitment (and `commitment`, the one the
+ * player's Deals carried, when not NULL); every opening matches its leaf; every card the replay
+ * shows (the seats' cards, the board) is opened at the position the game's dealing rule gives
+ * it, with that card; and nothing else is opened. Returns 0 (the cards check), -EBADMSG (a
+ * mismatch: the reason in err) or -EINVAL (not a per-card replay, no button, a game without a
+ * dealing rule; the reason in err).
+ */
+int replay_check_cards(const Croupier__Replay *r, const uint8_t *commitment, char *err,
+                       size_t errlen);
 
 /* The wire code (docs/protocol.md "Cards") of a history card ("As", "Td", jokers "Xb" "Xr"), or
  * -1. */

@@ -336,7 +336,8 @@ static int he_round_start(tk_table_t *t, void *g)
     uint8_t deck[HOLDEM_CARDS];
     for (int i = 0; i < HOLDEM_CARDS; i++)
         deck[i] = (uint8_t)i;
-    int src = tk_deal_shuffle(t, deck, HOLDEM_CARDS);
+    /* Per card: a player checks the cards he saw, never a folded hand (docs/fairness.md). */
+    int src = tk_deal_shuffle_per_card(t, deck, HOLDEM_CARDS, he_card);
     if (src != 0)
         return src; /* the generator failed: no card is dealt (the kit voids the round) */
     int rc;

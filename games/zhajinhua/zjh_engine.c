@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include <bsd/stdlib.h>
+#include <jansson.h>
 
 #include "tk.h"
 #include "zhajinhua.pb-c.h"
@@ -79,6 +80,12 @@ static void zjh_on_compare(zjh_game_t *z, const zjh_event_t *e)
     c.asker_cards.len = c.target_cards.len = 0;
     tk_push_event_watch(z->t, &ev.base);
     tk_history_action(z->t, e->seat, e->all_in ? "compare_all_in" : "compare", e->amount);
+    /* The target in the record: the two players saw both hands, so each one's replay shows
+     * (and opens) the other's (docs/hand-history.md, docs/replays.md). */
+    json_t *acts = json_object_get(tk_history(z->t), "actions");
+    json_t *last = json_array_get(acts, json_array_size(acts) - 1);
+    if (json_is_object(last))
+        json_object_set_new(last, "target", json_integer(e->target));
 }
 
 static void zjh_on_turn(zjh_game_t *z, const zjh_event_t *e)
@@ -218,6 +225,13 @@ static void zjh_table_free(void *g)
     free(z);
 }
 
+/* The protocol's code of a table card: the same byte (ZJH_CARD is rank << 2 | suit, ranks 2..14,
+ * as docs/protocol.md "Cards"). */
+static uint8_t zjh_card_code(uint8_t card)
+{
+    return card;
+}
+
 /* Deals a hand to the kit's playing seats from a deck the kit shuffled (tk_deal_shuffle, the one
  * deck source: docs/fairness.md). */
 static int zjh_round_start(tk_table_t *t, void *g)
@@ -229,7 +243,9 @@ static int zjh_round_start(tk_table_t *t, void *g)
     uint8_t deck[ZJH_DECK_CARDS];
     for (int i = 0; i < ZJH_DECK_CARDS; i++)
         deck[i] = ZJH_CARD(2 + i / 4, i % 4);
-    int rc = tk_deal_shuffle(t, deck, ZJH_DECK_CARDS);
+    /* Per card: a player checks his own hand, never another's (docs/fairness.md); the
+     * table's card bytes are the protocol's codes already. */
+    int rc = tk_deal_shuffle_per_card(t, deck, ZJH_DECK_CARDS, zjh_card_code);
     if (rc != 0)
         return rc; /* the generator failed: no card is dealt (the kit voids the round) */
     return zjh_table_start_hand(z->core, tk_button(t), stacks, deck, ZJH_DECK_CARDS) == ZJH_OK

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/sha.h>
+
 #include "deck.h"
 
 static bool is_permutation(const uint8_t *d, size_t n)
@@ -121,6 +123,88 @@ START_TEST(test_deck_commitment_layout_known_answer)
     deck_commitment(cards, 52, nonce, out);
     deck_hex(out, sizeof out, hex);
     ck_assert_str_ne(hex, "e6e2e38e721486641d108e09aa7ade38542eb1c7ea83514f26657c6c39392fdd");
+}
+END_TEST
+
+START_TEST(test_deck_per_card_commitment_known_answer_and_openings)
+{
+    /* docs/fairness.md "The per-card commitment": the codes 08..3b (hold'em's deck unshuffled,
+     * 2c 2d 2h 2s .. As) with the round nonce 00..1f, computed independently (Python's hmac and
+     * hashlib). */
+    uint8_t codes[52], nonce[DECK_NONCE_LEN], out[DECK_COMMIT_LEN], cn[DECK_NONCE_LEN];
+    uint8_t leaves[52 * DECK_LEAF_LEN], leaf[DECK_LEAF_LEN];
+    char hex[2 * DECK_COMMIT_LEN + 1];
+    for (int i = 0; i < 52; i++)
+        codes[i] = (uint8_t)(8 + i);
+    for (int i = 0; i < DECK_NONCE_LEN; i++)
+        nonce[i] = (uint8_t)i;
+    deck_commitment_cards(codes, 52, nonce, out);
+    deck_hex(out, sizeof out, hex);
+    ck_assert_str_eq(hex, "69d4f69b62af0c0db8d8218c3dc8d94452b8e33d6dfcf4eed2d1ed3c7b6d04f3");
+    deck_card_nonce(nonce, 0, cn);
+    deck_hex(cn, sizeof cn, hex);
+    ck_assert_str_eq(hex, "624f009e13ba9108421b9305515852d220c3e35027c6996a95c9679629bdcef3");
+    deck_card_leaves(codes, 52, nonce, leaves);
+    deck_hex(leaves, DECK_LEAF_LEN, hex);
+    ck_assert_str_eq(hex, "b68de35401ec07e971afa17ce29e160222efe4d3907823e6a5823353bec55eb4");
+    deck_hex(leaves + 51 * DECK_LEAF_LEN, DECK_LEAF_LEN, hex);
+    ck_assert_str_eq(hex, "fa2b3d2e6ecee55e5fe6eb0749b56927e97ffb51da4ed2d81b118ae03e52fab5");
+    /* The leaf of position 0 by hand: tag, 00 00, the code, the card nonce. */
+    uint8_t raw[16 + 2 + 1 + DECK_NONCE_LEN];
+    memcpy(raw, "croupier-card-v2", 16);
+    raw[16] = 0;
+    raw[17] = 0;
+    raw[18] = 0x08;
+    memcpy(raw + 19, cn, DECK_NONCE_LEN);
+    SHA256(raw, sizeof raw, leaf);
+    ck_assert_mem_eq(leaf, leaves, DECK_LEAF_LEN);
+    deck_leaves_commitment(leaves, 52, leaf);
+    ck_assert_mem_eq(leaf, out, DECK_COMMIT_LEN);
+
+    /* An opening (position 17, its code, its card nonce) matches its leaf; another code, another
+     * position or another card's nonce does not. */
+    deck_card_nonce(nonce, 17, cn);
+    deck_card_leaf(17, codes[17], cn, leaf);
+    ck_assert_mem_eq(leaf, leaves + 17 * DECK_LEAF_LEN, DECK_LEAF_LEN);
+    deck_card_leaf(17, (uint8_t)(codes[17] + 1), cn, leaf);
+    ck_assert_mem_ne(leaf, leaves + 17 * DECK_LEAF_LEN, DECK_LEAF_LEN);
+    deck_card_leaf(18, codes[17], cn, leaf);
+    ck_assert_mem_ne(leaf, leaves + 18 * DECK_LEAF_LEN, DECK_LEAF_LEN);
+    uint8_t other[DECK_NONCE_LEN];
+    deck_card_nonce(nonce, 18, other);
+    ck_assert_mem_ne(other, cn, DECK_NONCE_LEN);
+    deck_card_leaf(17, codes[17], other, leaf);
+    ck_assert_mem_ne(leaf, leaves + 17 * DECK_LEAF_LEN, DECK_LEAF_LEN);
+    /* A changed leaf changes the commitment; v1 over the same bytes is another commitment. */
+    leaves[5 * DECK_LEAF_LEN] ^= 1;
+    deck_leaves_commitment(leaves, 52, leaf);
+    ck_assert_mem_ne(leaf, out, DECK_COMMIT_LEN);
+    deck_commitment(codes, 52, nonce, leaf);
+    ck_assert_mem_ne(leaf, out, DECK_COMMIT_LEN);
+}
+END_TEST
+
+static uint8_t test_deck_code_plus_8(uint8_t card)
+{
+    return (uint8_t)(card + 8);
+}
+
+START_TEST(test_deck_deal_per_card_commits_to_the_codes)
+{
+    uint8_t cards[52], expect[DECK_COMMIT_LEN], v1[DECK_COMMIT_LEN];
+    deck_deal_t d;
+    for (int i = 0; i < 52; i++)
+        cards[i] = (uint8_t)i;
+    ck_assert_int_eq(deck_deal(&d, cards, 52), 0);
+    ck_assert_int_eq(d.scheme, DECK_SCHEME_WHOLE);
+    memcpy(v1, d.commitment, sizeof v1);
+    deck_deal_per_card(&d, test_deck_code_plus_8);
+    ck_assert_int_eq(d.scheme, DECK_SCHEME_CARDS);
+    for (int i = 0; i < 52; i++)
+        ck_assert_uint_eq(d.codes[i], d.cards[i] + 8);
+    deck_commitment_cards(d.codes, 52, d.nonce, expect);
+    ck_assert_mem_eq(d.commitment, expect, DECK_COMMIT_LEN);
+    ck_assert_mem_ne(d.commitment, v1, DECK_COMMIT_LEN);
 }
 END_TEST
 
@@ -256,6 +340,8 @@ static Suite *deck_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("commitment");
     tcase_add_test(tc, test_deck_commitment_layout_known_answer);
+    tcase_add_test(tc, test_deck_per_card_commitment_known_answer_and_openings);
+    tcase_add_test(tc, test_deck_deal_per_card_commits_to_the_codes);
     tcase_add_test(tc, test_deck_hex_round_trip_and_bad_input);
     suite_add_tcase(s, tc);
     tc = tcase_create("failure");

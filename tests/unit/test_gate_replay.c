@@ -27,6 +27,7 @@
 #include "gatec.h"
 #include "support.h"
 #include "testenv.h"
+#include "replay.h"
 #include "token.h"
 
 #define SECRET "gate-replay-secret-0123456789abc"
@@ -47,6 +48,12 @@ typedef struct {
     int ddz_seat;
     uint8_t ddz_commit[DECK_COMMIT_LEN]; /* what the Dou Dizhu round's Deals carried */
     bool ddz_has_commit;
+    /* The hold'em hand's commitment (its Deals, per card: deck_scheme 2) and the cards each
+     * player was dealt face up: his two hole cards first, then the board. */
+    uint8_t he_commit[DECK_COMMIT_LEN];
+    int he_commit_deals, he_scheme_deals;
+    uint8_t he_seen[3][7];
+    size_t he_nseen[3];
 } env_t;
 
 static env_t E;
@@ -126,6 +133,17 @@ static bool play_holdem(void)
             if (m == NULL || m->request_id != 0 || done[i]) {
                 frame_free_server(m);
                 continue;
+            }
+            if (m->body_case == CROUPIER__SERVER_MESSAGE__BODY_DEAL &&
+                m->deal->has_deck_commitment && m->deal->deck_commitment.len == DECK_COMMIT_LEN) {
+                if (E.he_commit_deals++ == 0)
+                    memcpy(E.he_commit, m->deal->deck_commitment.data, DECK_COMMIT_LEN);
+                else if (memcmp(E.he_commit, m->deal->deck_commitment.data, DECK_COMMIT_LEN) != 0)
+                    E.he_commit_deals = -1000; /* another commitment within the hand */
+                E.he_scheme_deals += m->deal->has_deck_scheme && m->deal->deck_scheme == 2;
+                for (size_t k = 0; m->deal->has_cards && k < m->deal->cards.len; k++)
+                    if (E.he_nseen[i] < 7)
+                        E.he_seen[i][E.he_nseen[i]++] = m->deal->cards.data[k];
             }
             if (m->body_case == CROUPIER__SERVER_MESSAGE__BODY_TURN &&
                 (int)m->turn->seat == E.he_seat[i] && m->turn->n_window_seats == 0) {
@@ -385,6 +403,42 @@ static void check_holdem_view(const Croupier__Replay *r, int me)
     for (int i = 0; i < 3; i++)
         want += E.he_shown[E.he_seat[i]] && E.he_seat[i] != me;
     ck_assert_int_eq(shows, want);
+
+    /* The per-card commitment (docs/fairness.md "The per-card commitment"): every Deal carried
+     * one commitment under scheme 2; the replay's leaves give it, each opening matches its
+     * leaf at the position hold'em's dealing rule gives the card shown, and nothing else is
+     * opened (replay_check_cards(), what the SDK's verifyDealCards() does). */
+    ck_assert_int_gt(E.he_commit_deals, 0);
+    ck_assert_int_eq(E.he_scheme_deals, E.he_commit_deals);
+    ck_assert(r->has_deck_scheme && r->deck_scheme == 2);
+    ck_assert_uint_eq(r->deck_leaves.len, 52 * DECK_LEAF_LEN);
+    char err[300] = "";
+    ck_assert_msg(replay_check_cards(r, E.he_commit, err, sizeof err) == 0, "%s", err);
+    /* A player's replay opens every card he was dealt face up (his hole cards, the board). */
+    for (int i = 0; i < 3; i++) {
+        if (E.he_seat[i] != me)
+            continue;
+        ck_assert_uint_ge(E.he_nseen[i], 2);
+        for (size_t k = 0; k < E.he_nseen[i]; k++) {
+            size_t o;
+            for (o = 0; o < r->n_openings && r->openings[o]->card != E.he_seen[i][k]; o++)
+                ;
+            ck_assert_msg(o < r->n_openings, "card %zu the player saw is not opened", k);
+        }
+    }
+    /* The folder's hole cards are opened to nobody but himself, nor anywhere else. */
+    if (me != E.he_seat[2])
+        for (size_t k = 0; k < 2; k++) {
+            uint8_t folded = E.he_seen[2][k];
+            for (size_t o = 0; o < r->n_openings; o++)
+                ck_assert_uint_ne(r->openings[o]->card, folded);
+            for (size_t i = 0; i < r->n_events; i++)
+                ck_assert(r->events[i]->cards.len == 0 || memchr(r->events[i]->cards.data, folded,
+                                                                 r->events[i]->cards.len) == NULL);
+            for (size_t i = 0; i < r->n_seats; i++)
+                ck_assert(r->seats[i]->cards.len == 0 ||
+                          memchr(r->seats[i]->cards.data, folded, r->seats[i]->cards.len) == NULL);
+        }
 }
 
 START_TEST(test_replay_player_sees_own_cards_board_in_order_and_the_showdown)

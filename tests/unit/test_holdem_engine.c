@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "deck.h"
+#include "replay.h"
 #include "rpcc.h"
 #include "support.h"
 #include "testenv.h"
@@ -56,6 +57,15 @@ typedef struct {
         uint8_t c[DECK_COMMIT_LEN];
     } commits[32];
     int ncommits;
+    int deals_per_card; /* Deals whose commitment said deck_scheme 2 (per card) */
+    uint64_t folder;    /* a player play_rounds folds for whenever he has a bet to call */
+    struct {            /* the cards each player was dealt face up (his hole cards, the board) */
+        char round[128];
+        uint64_t player;
+        uint8_t cards[7];
+        size_t n;
+    } seen[64];
+    int nseen;
 } model_t;
 
 /* These tests drive one server without a gateway: a drained table closes and its players are
@@ -224,6 +234,26 @@ static void model_apply(model_t *m, const Croupier__RpcFrame *f)
     if (sm->body_case == CROUPIER__SERVER_MESSAGE__BODY_DEAL && sm->deal->has_deck_commitment) {
         const Croupier__Deal *d = sm->deal;
         ck_assert(d->deck_commitment.len == DECK_COMMIT_LEN && d->round_id != NULL);
+        /* Hold'em deals under the per-card commitment (docs/fairness.md). */
+        ck_assert(d->has_deck_scheme && d->deck_scheme == DECK_SCHEME_CARDS);
+        m->deals_per_card++;
+        /* Every card this player saw face up, by round (his hole cards, the board). */
+        int k;
+        for (k = 0; k < m->nseen && (m->seen[k].player != f->player_id ||
+                                     strcmp(m->seen[k].round, d->round_id) != 0);
+             k++)
+            ;
+        if (k == m->nseen && k < 64) {
+            snprintf(m->seen[k].round, sizeof m->seen[k].round, "%s", d->round_id);
+            m->seen[k].player = f->player_id;
+            m->seen[k].n = 0;
+            m->nseen++;
+        }
+        for (size_t i = 0; k < 64 && d->has_cards && i < d->cards.len && m->seen[k].n < 7; i++)
+            m->seen[k].cards[m->seen[k].n++] = d->cards.data[i];
+    }
+    if (sm->body_case == CROUPIER__SERVER_MESSAGE__BODY_DEAL && sm->deal->has_deck_commitment) {
+        const Croupier__Deal *d = sm->deal;
         int k;
         for (k = 0; k < m->ncommits && strcmp(m->commits[k].round, d->round_id) != 0; k++)
             ;
@@ -336,8 +366,9 @@ static void play_rounds(rpcc_t *c, model_t *m, uint64_t *rid, int n)
         }
         uint64_t r = (*rid)++;
         send_act(c, r, player,
-                 m->to_call == 0 ? CROUPIER__HOLDEM_MOVE__HOLDEM_CHECK
-                                 : CROUPIER__HOLDEM_MOVE__HOLDEM_CALL,
+                 m->to_call == 0                         ? CROUPIER__HOLDEM_MOVE__HOLDEM_CHECK
+                 : player == m->folder && m->folder != 0 ? CROUPIER__HOLDEM_MOVE__HOLDEM_FOLD
+                                                         : CROUPIER__HOLDEM_MOVE__HOLDEM_CALL,
                  0);
         m->turn_seat = -1; /* until the next Turn */
         ck_assert_int_eq(reply_code(c, r, NULL), CROUPIER__ERROR_CODE__OK);
@@ -422,7 +453,8 @@ START_TEST(test_join_buys_in_through_the_wallet_and_hands_settle)
     /* Each hand left a history in the game's stream. */
     ck_assert_int_ge(redis_int(&e, "XLEN %s", "{croupier:history:holdem}:stream"), 3);
     /* The kit shuffled these hands: every Deal carried the round's commitment, and each history
-     * reveals the deck and nonce that open it (docs/fairness.md "The commitment"). */
+     * reveals the deck (as protocol codes, deck_codes) and nonce that open it under the per-card
+     * scheme (docs/fairness.md "The per-card commitment"). */
     ck_assert_int_ge(m.ncommits, 3);
     char *hist = ts_redis_cmd(e.redis, "XRANGE %s - +", "{croupier:history:holdem}:stream");
     ck_assert_ptr_nonnull(hist);
@@ -434,13 +466,20 @@ START_TEST(test_join_buys_in_through_the_wallet_and_hands_settle)
         for (k = 0; round != NULL && k < m.ncommits && strcmp(m.commits[k].round, round) != 0; k++)
             ;
         if (round != NULL && k < m.ncommits) {
-            uint8_t deck[DECK_MAX_CARDS], nonce[DECK_NONCE_LEN], got[DECK_COMMIT_LEN];
+            uint8_t deck[DECK_MAX_CARDS], codes[DECK_MAX_CARDS], nonce[DECK_NONCE_LEN],
+                got[DECK_COMMIT_LEN];
             int n = deck_unhex(json_string_value(json_object_get(rec, "deck")), deck, sizeof deck);
             ck_assert_int_eq(n, 52);
+            ck_assert_int_eq(json_integer_value(json_object_get(rec, "deck_scheme")), 2);
+            ck_assert_int_eq(deck_unhex(json_string_value(json_object_get(rec, "deck_codes")),
+                                        codes, sizeof codes),
+                             52);
+            for (int i = 0; i < 52; i++)
+                ck_assert_uint_eq(codes[i], deck[i] + 8); /* the table's card + 8: the code */
             ck_assert_int_eq(
                 deck_unhex(json_string_value(json_object_get(rec, "deck_nonce")), nonce, sizeof nonce),
                 DECK_NONCE_LEN);
-            deck_commitment(deck, (size_t)n, nonce, got);
+            deck_commitment_cards(codes, (size_t)n, nonce, got);
             ck_assert_msg(memcmp(got, m.commits[k].c, DECK_COMMIT_LEN) == 0,
                           "round %s: the revealed deck does not open the Deals' commitment", round);
             opened++;
@@ -482,6 +521,130 @@ END_TEST
 
 /* The name of the holdem pool's slot key this server holds ("{croupier:lease:holdem}:slot:N"),
  * into key; false when there is none. */
+/* The text of a card code as the PHH file writes it ("As"). */
+static void card_text(uint8_t code, char out[3])
+{
+    out[0] = "??23456789TJQKA?"[code >> 2 & 15];
+    out[1] = "cdhs"[code & 3];
+    out[2] = '\0';
+}
+
+/*
+ * Each player's own check of the per-card commitment, from what he gets (docs/fairness.md "The
+ * per-card commitment"): three players, one of whom folds whenever he has a bet to call; after
+ * the hands, each player's replay (replay_build() for him: what GetReplay sends him) checks with
+ * replay_check_cards() against the commitment his Deals carried, opens every card he was dealt
+ * face up (his hole cards, the board), and holds no card of a hand he was not shown -- a folded
+ * or mucked hand -- in any opening, event, seat, or the PHH file. A share code's view opens
+ * the board and the shown hands only.
+ */
+START_TEST(test_replays_open_every_card_a_player_saw_and_no_hidden_one)
+{
+    env_t e;
+    env_start(&e, 30, fast_env);
+    rpcc_t *c = rpcc_connect("127.0.0.1", e.game.port, 5000);
+    ck_assert_ptr_nonnull(c);
+    model_t m;
+    model_init(&m);
+    for (uint64_t p = 301; p <= 303; p++) {
+        wallet_set(&e, p, 5000);
+        join_ok(c, &m, p, p);
+    }
+    m.folder = 302;
+    uint64_t rid = 100;
+    play_rounds(c, &m, &rid, 4);
+    ck_assert_int_ge(m.rounds_completed, 4);
+    ck_assert_int_gt(m.deals_per_card, 0);
+    ts_sleep_ms(300); /* the last record is written after its RoundEnd */
+
+    char *hist = ts_redis_cmd(e.redis, "XRANGE %s - +", "{croupier:history:holdem}:stream");
+    ck_assert_ptr_nonnull(hist);
+    int checked = 0, folded_hands = 0, hidden_total = 0, own_opened = 0;
+    for (char *line = strtok(hist, "\n"); line != NULL; line = strtok(NULL, "\n")) {
+        json_t *rec = line[0] == '{' ? json_loads(line, 0, NULL) : NULL;
+        const char *round = json_string_value(json_object_get(rec, "round"));
+        int k;
+        for (k = 0; round != NULL && k < m.ncommits && strcmp(m.commits[k].round, round) != 0; k++)
+            ;
+        if (round == NULL || k == m.ncommits) {
+            json_decref(rec);
+            continue;
+        }
+        size_t ia;
+        const json_t *a;
+        json_array_foreach(json_object_get(rec, "actions"), ia, a)
+        {
+            folded_hands += strcmp(json_string_value(json_object_get(a, "action")), "fold") == 0;
+        }
+        for (uint64_t p = 0; p <= 303; p = p == 0 ? 301 : p + 1) {
+            char err[300] = "";
+            Croupier__Replay *r = replay_build(rec, p, err, sizeof err);
+            ck_assert_msg(r != NULL, "%s: %s", round, err);
+            ck_assert_msg(replay_check_cards(r, m.commits[k].c, err, sizeof err) == 0,
+                          "%s, viewer %" PRIu64 ": %s", round, p, err);
+            ck_assert_ptr_null(r->deck);
+            ck_assert_ptr_null(r->deck_nonce);
+            /* Every card the player was dealt face up is opened. */
+            for (int s = 0; p != 0 && s < m.nseen; s++) {
+                if (m.seen[s].player != p || strcmp(m.seen[s].round, round) != 0)
+                    continue;
+                for (size_t i = 0; i < m.seen[s].n; i++) {
+                    size_t o;
+                    for (o = 0; o < r->n_openings && r->openings[o]->card != m.seen[s].cards[i];
+                         o++)
+                        ;
+                    ck_assert_msg(o < r->n_openings, "%s: player %" PRIu64 "'s card %u unopened",
+                                  round, p, m.seen[s].cards[i]);
+                    own_opened++;
+                }
+            }
+            /* The hands this viewer is not shown: none of their cards anywhere in his replay. */
+            uint8_t hidden[16];
+            size_t nh = 0;
+            size_t ic;
+            const json_t *cj;
+            for (size_t i = 0; i < r->n_seats; i++) {
+                if (r->seats[i]->has_cards)
+                    continue;
+                json_array_foreach(json_object_get(rec, "cards"), ic, cj)
+                {
+                    if (json_integer_value(json_object_get(cj, "seat")) == r->seats[i]->seat &&
+                        nh < 16)
+                        hidden[nh++] = (uint8_t)replay_card_code(
+                            json_string_value(json_object_get(cj, "card")));
+                }
+            }
+            hidden_total += (int)nh;
+            for (size_t h = 0; h < nh; h++) {
+                char text[3];
+                card_text(hidden[h], text);
+                for (size_t o = 0; o < r->n_openings; o++)
+                    ck_assert_uint_ne(r->openings[o]->card, hidden[h]);
+                for (size_t v = 0; v < r->n_events; v++)
+                    ck_assert(r->events[v]->cards.len == 0 ||
+                              memchr(r->events[v]->cards.data, hidden[h],
+                                     r->events[v]->cards.len) == NULL);
+                for (size_t v = 0; v < r->n_seats; v++)
+                    ck_assert(!r->seats[v]->has_cards || memchr(r->seats[v]->cards.data, hidden[h],
+                                                                r->seats[v]->cards.len) == NULL);
+                ck_assert_msg(r->phh == NULL || strstr(r->phh, text) == NULL,
+                              "%s: the hidden %s is in viewer %" PRIu64 "'s PHH", round, text, p);
+            }
+            croupier__replay__free_unpacked(r, NULL);
+        }
+        checked++;
+        json_decref(rec);
+    }
+    free(hist);
+    ck_assert_int_ge(checked, 4);
+    ck_assert_int_gt(folded_hands, 0); /* the folder folded: his cards were hidden from others */
+    ck_assert_int_gt(hidden_total, 0);
+    ck_assert_int_gt(own_opened, 0);
+    rpcc_close(c);
+    testenv_stop(&e);
+}
+END_TEST
+
 static bool lease_slot_key(env_t *e, char *key, size_t len)
 {
     char *keys = ts_redis_cmd(e->redis, "KEYS %s", "{croupier:lease:holdem}:slot:*");
@@ -1200,6 +1363,7 @@ int main(void)
     TCase *tc = tcase_create("play");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_join_buys_in_through_the_wallet_and_hands_settle);
+    tcase_add_test(tc, test_replays_open_every_card_a_player_saw_and_no_hidden_one);
     tcase_add_test(tc, test_hands_settle_after_the_lease_is_regained);
     tcase_add_test(tc, test_busted_player_leaves_the_table_and_may_buy_in_again);
     tcase_add_test(tc, test_illegal_actions_refused_with_codes_state_unchanged);

@@ -3,9 +3,11 @@
  * docs/replays.md) on hand history records (docs/hand-history.md), no process.
  */
 #include <check.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "deck.h"
 #include "replay.h"
 
 /* The Zha Jin Hua example of docs/hand-history.md. */
@@ -99,6 +101,176 @@ START_TEST(test_replay_zjh_shows_only_the_viewers_own_hand)
     ck_assert_str_eq(r->events[11]->action, "compare");
     ck_assert_int_eq(r->events[11]->amount, 40);
     croupier__replay__free_unpacked(r, NULL);
+}
+END_TEST
+
+/*
+ * The Zha Jin Hua example under the per-card commitment (docs/fairness.md "The per-card
+ * commitment"): button 0, so the deal goes 1, 2, 0 three times round: seat 1's cards at
+ * positions 0, 3, 6, seat 2's at 1, 4, 7, seat 0's at 2, 5, 8; the other 43 cards follow.
+ * The commitment is computed here from the codes and a nonce.
+ */
+static json_t *zjh_rec_per_card(void)
+{
+    json_t *rec = json_loads(zjh_rec, 0, NULL);
+    ck_assert_ptr_nonnull(rec);
+    static const char *const dealt[9] = {"Kd", "7h", "As", "9c", "7s", "Qh", "4s", "2d", "8d"};
+    uint8_t codes[52], nonce[DECK_NONCE_LEN], commit[DECK_COMMIT_LEN];
+    bool used[64] = {false};
+    size_t n = 0;
+    for (int i = 0; i < 9; i++) {
+        codes[n] = (uint8_t)replay_card_code(dealt[i]);
+        used[codes[n++]] = true;
+    }
+    for (int c = 8; c < 60; c++)
+        if (!used[c])
+            codes[n++] = (uint8_t)c;
+    ck_assert_uint_eq(n, 52);
+    for (int i = 0; i < DECK_NONCE_LEN; i++)
+        nonce[i] = (uint8_t)(0xa0 + i);
+    deck_commitment_cards(codes, 52, nonce, commit);
+    char hex[2 * 52 + 1];
+    deck_hex(codes, 52, hex);
+    json_object_set_new(rec, "deck", json_string(hex)); /* the table's bytes are the codes */
+    json_object_set_new(rec, "deck_codes", json_string(hex));
+    json_object_set_new(rec, "deck_scheme", json_integer(2));
+    deck_hex(nonce, DECK_NONCE_LEN, hex);
+    json_object_set_new(rec, "deck_nonce", json_string(hex));
+    deck_hex(commit, DECK_COMMIT_LEN, hex);
+    json_object_set_new(rec, "deck_commitment", json_string(hex));
+    return rec;
+}
+
+static Croupier__Replay *build_rec(const json_t *rec, uint64_t viewer)
+{
+    char err[200] = "";
+    Croupier__Replay *r = replay_build(rec, viewer, err, sizeof err);
+    ck_assert_msg(r != NULL, "replay_build: %s", err);
+    return r;
+}
+
+START_TEST(test_replay_per_card_opens_the_viewers_hand_and_nothing_else)
+{
+    json_t *rec = zjh_rec_per_card();
+    char err[200];
+    /* The player of seat 1: every leaf, his three cards opened at 0, 3, 6; the check passes. */
+    Croupier__Replay *r = build_rec(rec, 1002);
+    ck_assert(r->has_deck_scheme);
+    ck_assert_uint_eq(r->deck_scheme, 2);
+    ck_assert_uint_eq(r->deck_leaves.len, 52 * DECK_LEAF_LEN);
+    ck_assert_ptr_null(r->deck);
+    ck_assert_ptr_null(r->deck_nonce);
+    ck_assert_uint_eq(r->n_openings, 3);
+    static const char *const mine[3] = {"Kd", "9c", "4s"};
+    for (size_t i = 0; i < 3; i++) {
+        ck_assert_uint_eq(r->openings[i]->position, 3 * i);
+        ck_assert_int_eq((int)r->openings[i]->card, replay_card_code(mine[i]));
+        ck_assert_uint_eq(r->openings[i]->nonce.len, DECK_NONCE_LEN);
+    }
+    ck_assert_msg(replay_check_cards(r, r->deck_commitment.data, err, sizeof err) == 0, "%s", err);
+
+    /* A changed card, a changed leaf, a card claimed at another position, a commitment the
+     * Deals did not carry, an opening of a card the replay does not show: refused. */
+    r->openings[1]->card ^= 1;
+    ck_assert_int_eq(replay_check_cards(r, NULL, err, sizeof err), -EBADMSG);
+    r->openings[1]->card ^= 1;
+    r->deck_leaves.data[40] ^= 1;
+    ck_assert_int_eq(replay_check_cards(r, NULL, err, sizeof err), -EBADMSG);
+    ck_assert_ptr_nonnull(strstr(err, "leaves"));
+    r->deck_leaves.data[40] ^= 1;
+    uint8_t other[DECK_COMMIT_LEN] = {0};
+    ck_assert_int_eq(replay_check_cards(r, other, err, sizeof err), -EBADMSG);
+    r->button_seat = 2; /* the order 0, 1, 2: seat 1's cards at 1, 4, 7 */
+    ck_assert_int_eq(replay_check_cards(r, NULL, err, sizeof err), -EBADMSG);
+    ck_assert_ptr_nonnull(strstr(err, "not opened at position 1"));
+    r->button_seat = 0;
+    r->seats[0]->has_cards = false; /* seat 0 (the first in the record): not shown, opened */
+    for (size_t i = 0; i < r->n_seats; i++)
+        if (r->seats[i]->seat == 1)
+            r->seats[i]->has_cards = false;
+    ck_assert_int_eq(replay_check_cards(r, NULL, err, sizeof err), -EBADMSG);
+    ck_assert_ptr_nonnull(strstr(err, "does not show"));
+    croupier__replay__free_unpacked(r, NULL);
+
+    /* A stranger (or a share code): the leaves, no opening, and the check holds for nothing. */
+    r = build_rec(rec, 4242);
+    ck_assert_uint_eq(r->deck_leaves.len, 52 * DECK_LEAF_LEN);
+    ck_assert_uint_eq(r->n_openings, 0);
+    ck_assert_int_eq(replay_check_cards(r, NULL, err, sizeof err), 0);
+    croupier__replay__free_unpacked(r, NULL);
+
+    /* A record whose codes do not open its commitment makes no replay. */
+    json_object_set_new(rec, "deck_nonce",
+                        json_string("00000000000000000000000000000000000000"
+                                    "00000000000000000000000000"));
+    ck_assert_ptr_null(replay_build(rec, 1002, err, sizeof err));
+    ck_assert_ptr_nonnull(strstr(err, "do not open"));
+    json_decref(rec);
+}
+END_TEST
+
+/* Zha Jin Hua: a compare shows the two hands to its two players (docs/replays.md), so each one's
+ * replay shows and opens the other's hand, and only theirs. */
+START_TEST(test_replay_zjh_compare_shows_and_opens_the_other_hand_to_its_two_players)
+{
+    json_t *rec = zjh_rec_per_card();
+    json_t *acts = json_object_get(rec, "actions");
+    json_object_set_new(json_array_get(acts, json_array_size(acts) - 1), "target",
+                        json_integer(1)); /* seat 2 compared with seat 1 */
+    char err[200];
+    static const struct {
+        uint64_t viewer;
+        int sees_other; /* the other seat of the compare, or -1 */
+        size_t openings;
+    } cases[] = {{1002, 2, 6}, {1003, 1, 6}, {1001, -1, 3}, {4242, -1, 0}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        Croupier__Replay *r = build_rec(rec, cases[c].viewer);
+        ck_assert_uint_eq(r->n_openings, cases[c].openings);
+        ck_assert_msg(replay_check_cards(r, NULL, err, sizeof err) == 0, "%s", err);
+        int me = r->has_your_seat ? (int)r->your_seat : -1;
+        for (size_t i = 0; i < r->n_seats; i++) {
+            int s = (int)r->seats[i]->seat;
+            ck_assert_int_eq(r->seats[i]->has_cards, s == me || s == cases[c].sees_other);
+        }
+        /* The other hand is shown right after the compare, the last action. */
+        int shows = 0;
+        for (size_t i = 0; i < r->n_events; i++)
+            if (r->events[i]->kind == CROUPIER__REPLAY_EVENT_KIND__REPLAY_SHOW) {
+                ck_assert_int_eq((int)r->events[i]->seat, cases[c].sees_other);
+                ck_assert_uint_eq(i, r->n_events - 1);
+                ck_assert_uint_eq(r->events[i]->cards.len, 3);
+                shows++;
+            }
+        ck_assert_int_eq(shows, cases[c].sees_other >= 0);
+        croupier__replay__free_unpacked(r, NULL);
+    }
+    json_decref(rec);
+}
+END_TEST
+
+START_TEST(test_replay_deal_positions_follow_each_games_dealing_rule)
+{
+    /* docs/fairness.md "Where each card was dealt". Hold'em, seats 1 3 4 7, button 3: the
+     * order 4 7 1 3; hole cards at j and 4 + j, the board at 9 10 11, 13, 15. */
+    uint32_t seats[4] = {1, 3, 4, 7};
+    ck_assert_int_eq(replay_deal_position("holdem", 3, seats, 4, 4, 0), 0);
+    ck_assert_int_eq(replay_deal_position("holdem", 3, seats, 4, 7, 0), 1);
+    ck_assert_int_eq(replay_deal_position("holdem", 3, seats, 4, 1, 0), 2);
+    ck_assert_int_eq(replay_deal_position("holdem", 3, seats, 4, 3, 1), 7);
+    ck_assert_int_eq(replay_deal_position("holdem", 3, seats, 4, -1, 0), 9);
+    ck_assert_int_eq(replay_deal_position("holdem", 3, seats, 4, -1, 2), 11);
+    ck_assert_int_eq(replay_deal_position("holdem", 3, seats, 4, -1, 3), 13);
+    ck_assert_int_eq(replay_deal_position("holdem", 3, seats, 4, -1, 4), 15);
+    ck_assert_int_eq(replay_deal_position("holdem", 3, seats, 4, -1, 5), -1);
+    ck_assert_int_eq(replay_deal_position("holdem", 3, seats, 4, 2, 0), -1); /* not dealt in */
+    ck_assert_int_eq(replay_deal_position("holdem", 3, seats, 4, 4, 2), -1);
+    /* A dead button (an empty seat, 5): the order 7 1 3 4. */
+    ck_assert_int_eq(replay_deal_position("holdem", 5, seats, 4, 7, 0), 0);
+    ck_assert_int_eq(replay_deal_position("holdem", 5, seats, 4, 4, 1), 7);
+    /* Zha Jin Hua: three times round; no board. */
+    ck_assert_int_eq(replay_deal_position("zhajinhua", 3, seats, 4, 3, 2), 11);
+    ck_assert_int_eq(replay_deal_position("zhajinhua", 3, seats, 4, -1, 0), -1);
+    ck_assert_int_eq(replay_deal_position("doudizhu", 3, seats, 4, 3, 0), -1);
 }
 END_TEST
 
@@ -346,6 +518,9 @@ static Suite *replay_suite(void)
     tcase_add_test(tc, test_replay_card_codes_follow_the_protocol);
     tcase_add_test(tc, test_replay_zjh_shows_only_the_viewers_own_hand);
     tcase_add_test(tc, test_replay_stranger_sees_no_hidden_card);
+    tcase_add_test(tc, test_replay_per_card_opens_the_viewers_hand_and_nothing_else);
+    tcase_add_test(tc, test_replay_zjh_compare_shows_and_opens_the_other_hand_to_its_two_players);
+    tcase_add_test(tc, test_replay_deal_positions_follow_each_games_dealing_rule);
     tcase_add_test(tc, test_replay_doudizhu_shows_every_hand_and_the_deck);
     tcase_add_test(tc, test_replay_duplicate_deal_shows_only_ones_own);
     tcase_add_test(tc, test_replay_voided_round_and_unknown_game);

@@ -14,7 +14,10 @@
 
 #include <signal.h>
 
+#include <jansson.h>
+
 #include "deck.h"
+#include "replay.h"
 #include "room.h"
 #include "rpcc.h"
 #include "support.h"
@@ -58,6 +61,13 @@ typedef struct {
     char commit_round[8][160];
     uint8_t commit[8][DECK_COMMIT_LEN];
     int ncommits;
+    /* The cards each player saw when he looked (ZjhCards), by round. */
+    struct {
+        char round[160];
+        uint64_t player;
+        uint8_t cards[3];
+    } looked[32];
+    int nlooked;
 } model_t;
 
 static long long redis_int(env_t *e, const char *fmt, const char *arg)
@@ -312,6 +322,13 @@ static void model_apply(model_t *m, const Croupier__RpcFrame *f)
             /* Own cards reach their owner only. */
             ck_assert_uint_eq(m->seat_player[ev->cards->seat], f->player_id);
             m->own_cards_seen = true;
+            if (m->nlooked < 32 && m->ncommits > 0 && ev->cards->cards.len == 3) {
+                memcpy(m->looked[m->nlooked].round, m->commit_round[(m->ncommits - 1) % 8],
+                       sizeof m->looked[0].round);
+                m->looked[m->nlooked].player = f->player_id;
+                memcpy(m->looked[m->nlooked].cards, ev->cards->cards.data, 3);
+                m->nlooked++;
+            }
         }
         croupier__zjh__zjh_event__free_unpacked(ev, NULL);
     }
@@ -321,6 +338,7 @@ static void model_apply(model_t *m, const Croupier__RpcFrame *f)
         /* Every Deal carries the round's deck commitment (docs/fairness.md). */
         ck_assert(d->has_deck_commitment);
         ck_assert_uint_eq(d->deck_commitment.len, DECK_COMMIT_LEN);
+        ck_assert(d->has_deck_scheme && d->deck_scheme == DECK_SCHEME_CARDS); /* per card */
         ck_assert_ptr_nonnull(d->round_id);
         int k = m->ncommits > 0 ? (m->ncommits - 1) % 8 : 0;
         if (m->ncommits == 0 || strcmp(m->commit_round[k], d->round_id) != 0) {
@@ -396,6 +414,12 @@ static bool pump_until(rpcc_t *c, model_t *m, bool (*pred)(const model_t *), int
 static bool has_turn(const model_t *m)
 {
     return m->turn_seat >= 0;
+}
+
+static bool never(const model_t *m)
+{
+    (void)m;
+    return false;
 }
 
 static bool round_over(const model_t *m)
@@ -542,21 +566,25 @@ static bool record_field(const char *rec, const char *field, char *out, size_t c
 
 /*
  * The record reveals the deck and the nonce (docs/hand-history.md), and they open the
- * commitment the players got on the round's Deals (docs/fairness.md).
+ * commitment the players got on the round's Deals (docs/fairness.md): Zha Jin Hua deals under
+ * the per-card commitment, its codes (deck_codes) the table's card bytes.
  */
 static void check_deck_reveal(const model_t *m, const char *rec)
 {
     char round[160], chex[2 * DECK_COMMIT_LEN + 1], dhex[2 * DECK_MAX_CARDS + 1],
-        nhex[2 * DECK_NONCE_LEN + 1];
+        nhex[2 * DECK_NONCE_LEN + 1], codes_hex[2 * DECK_MAX_CARDS + 1];
     ck_assert(record_field(rec, "round", round, sizeof round));
     ck_assert(record_field(rec, "deck_commitment", chex, sizeof chex));
     ck_assert(record_field(rec, "deck", dhex, sizeof dhex));
+    ck_assert(record_field(rec, "deck_codes", codes_hex, sizeof codes_hex));
     ck_assert(record_field(rec, "deck_nonce", nhex, sizeof nhex));
+    ck_assert_ptr_nonnull(strstr(rec, "\"deck_scheme\":2"));
+    ck_assert_str_eq(codes_hex, dhex);
     uint8_t commit[DECK_COMMIT_LEN], deck[DECK_MAX_CARDS], nonce[DECK_NONCE_LEN], got[32];
     ck_assert_int_eq(deck_unhex(chex, commit, sizeof commit), DECK_COMMIT_LEN);
     ck_assert_int_eq(deck_unhex(dhex, deck, sizeof deck), 52); /* Zha Jin Hua: one deck */
     ck_assert_int_eq(deck_unhex(nhex, nonce, sizeof nonce), DECK_NONCE_LEN);
-    deck_commitment(deck, 52, nonce, got);
+    deck_commitment_cards(deck, 52, nonce, got);
     ck_assert(memcmp(got, commit, sizeof got) == 0);
     bool seen = false;
     for (int k = 0; k < 8 && k < m->ncommits; k++)
@@ -568,6 +596,124 @@ static void check_deck_reveal(const model_t *m, const char *rec)
                   m->ncommits, m->ncommits > 0 ? m->commit_round[(m->ncommits - 1) % 8] : "-");
 }
 
+/*
+ * Each player's own check from his replays (replay_build() for him: what GetReplay sends him;
+ * docs/fairness.md "The per-card commitment"): every round's replay checks with
+ * replay_check_cards() against the commitment his Deals carried and opens exactly the three
+ * cards he saw when he looked; no card of another seat is anywhere in it (openings, events,
+ * seats). A share code's view (viewer 0) opens nothing.
+ */
+static void check_replays_open_own_cards(env_t *e, const model_t *m, const uint64_t *players, int n)
+{
+    char *hist = ts_redis_cmd(e->redis, "XRANGE %s - +", "{croupier:history:zhajinhua}:stream");
+    ck_assert_ptr_nonnull(hist);
+    int checked = 0, total_looked = 0, total_compared = 0;
+    for (char *line = strtok(hist, "\n"); line != NULL; line = strtok(NULL, "\n")) {
+        json_t *rec = line[0] == '{' ? json_loads(line, 0, NULL) : NULL;
+        const char *round = json_string_value(json_object_get(rec, "round"));
+        int k;
+        for (k = 0;
+             round != NULL && k < 8 && k < m->ncommits && strcmp(m->commit_round[k], round) != 0;
+             k++)
+            ;
+        if (round == NULL || k >= 8 || k >= m->ncommits) {
+            json_decref(rec);
+            continue;
+        }
+        for (int i = -1; i < n; i++) {
+            uint64_t p = i < 0 ? 0 : players[i];
+            char err[300] = "";
+            Croupier__Replay *r = replay_build(rec, p, err, sizeof err);
+            ck_assert_msg(r != NULL, "%s: %s", round, err);
+            ck_assert_msg(replay_check_cards(r, m->commit[k], err, sizeof err) == 0,
+                          "%s, viewer %" PRIu64 ": %s", round, p, err);
+            ck_assert_uint_eq(r->deck_leaves.len, 52 * DECK_LEAF_LEN);
+            ck_assert_ptr_null(r->deck);
+            ck_assert_ptr_null(r->deck_nonce);
+            int mine = r->has_your_seat ? (int)r->your_seat : -1;
+            if (p == 0)
+                ck_assert_uint_eq(r->n_openings, 0);
+            /* The seats whose hand a compare showed him (the record names each compare's
+             * target, docs/hand-history.md): shown and opened to him too. */
+            bool compared[9] = {false};
+            int ncompared = 0;
+            size_t ia;
+            const json_t *a;
+            json_array_foreach(json_object_get(rec, "actions"), ia, a)
+            {
+                const char *name = json_string_value(json_object_get(a, "action"));
+                if (strncmp(name, "compare", 7) != 0)
+                    continue;
+                ck_assert_msg(json_is_integer(json_object_get(a, "target")),
+                              "%s: a compare "
+                              "without its target",
+                              round);
+                int as = (int)json_integer_value(json_object_get(a, "seat"));
+                int at = (int)json_integer_value(json_object_get(a, "target"));
+                int other = as == mine ? at : at == mine ? as : -1;
+                if (mine >= 0 && other >= 0 && other < 9 && !compared[other]) {
+                    compared[other] = true;
+                    ncompared++;
+                }
+            }
+            total_compared += ncompared;
+            ck_assert_uint_eq(r->n_openings, p == 0 ? 0 : 3 * (size_t)(1 + ncompared));
+            /* The cards he looked at in this round: each opened. */
+            int looked = 0;
+            for (int l = 0; p != 0 && l < m->nlooked; l++) {
+                if (m->looked[l].player != p || strcmp(m->looked[l].round, round) != 0)
+                    continue;
+                looked++;
+                for (int c = 0; c < 3; c++) {
+                    size_t o;
+                    for (o = 0; o < r->n_openings && r->openings[o]->card != m->looked[l].cards[c];
+                         o++)
+                        ;
+                    ck_assert_msg(o < r->n_openings, "%s: player %" PRIu64 "'s card %u unopened",
+                                  round, p, m->looked[l].cards[c]);
+                }
+            }
+            ck_assert_int_eq(looked, r->has_your_seat); /* every player dealt in looked */
+            total_looked += looked;
+            /* No card of another seat anywhere in his replay, but those a compare showed him,
+             * which are opened. */
+            size_t ic;
+            const json_t *cj;
+            json_array_foreach(json_object_get(rec, "cards"), ic, cj)
+            {
+                json_int_t seat = json_integer_value(json_object_get(cj, "seat"));
+                int code = replay_card_code(json_string_value(json_object_get(cj, "card")));
+                ck_assert_int_ge(code, 0);
+                if (seat >= 0 && seat < 9 && compared[seat]) {
+                    size_t o;
+                    for (o = 0; o < r->n_openings && (int)r->openings[o]->card != code; o++)
+                        ;
+                    ck_assert_msg(o < r->n_openings, "%s: a compared card unopened", round);
+                }
+                if (seat == mine || (seat >= 0 && seat < 9 && compared[seat]))
+                    continue;
+                for (size_t o = 0; o < r->n_openings; o++)
+                    ck_assert_int_ne((int)r->openings[o]->card, code);
+                for (size_t v = 0; v < r->n_events; v++)
+                    ck_assert(r->events[v]->cards.len == 0 ||
+                              memchr(r->events[v]->cards.data, code, r->events[v]->cards.len) ==
+                                  NULL);
+                for (size_t v = 0; v < r->n_seats; v++)
+                    ck_assert(r->seats[v]->cards.len == 0 ||
+                              memchr(r->seats[v]->cards.data, code, r->seats[v]->cards.len) ==
+                                  NULL);
+            }
+            croupier__replay__free_unpacked(r, NULL);
+        }
+        checked++;
+        json_decref(rec);
+    }
+    free(hist);
+    ck_assert_int_ge(checked, 4);
+    ck_assert_int_ge(total_looked, 6);
+    ck_assert_int_ge(total_compared, 2); /* the fourth hand's compare, seen by its two players */
+}
+
 START_TEST(test_tk_rounds_settle_against_seat_accounts_with_history_and_rake)
 {
     env_t e;
@@ -576,14 +722,59 @@ START_TEST(test_tk_rounds_settle_against_seat_accounts_with_history_and_rake)
     model_t m;
     rpcc_t *c = seat_players(&e, &m, players, 3);
     uint64_t rid = 10;
-    /* Hands end when all but one fold: fold twice per hand, three hands. */
+    /* Hands end when all but one fold: every player looks at his cards (out of turn too),
+     * then two fold; three hands. */
     for (int hand = 0; hand < 3; hand++) {
         int done = m.completed;
-        while (m.completed == done) {
-            if (!pump_until(c, &m, has_turn, 5000))
-                break;
+        ck_assert(pump_until(c, &m, has_turn, 5000));
+        for (int i = 0; i < 3; i++) {
+            send_move(c, rid, players[i], CROUPIER__ZJH__ZJH_MOVE__ZJH_LOOK, 0, -1);
+            ck_assert_int_eq(reply_code(c, rid++, NULL), CROUPIER__ERROR_CODE__OK);
+        }
+        pump_until(c, &m, never, 200); /* the looks' events, a Turn update among them */
+        for (int f = 0; f < 2; f++)
             ck_assert_int_eq(fold_turn(c, &m, rid++), CROUPIER__ERROR_CODE__OK);
-            pump_until(c, &m, round_over, 200);
+        /* Up to the RoundEnd and no further: the next hand's first Turn is still to come. */
+        while (m.completed == done) {
+            Croupier__RpcFrame *f = rpcc_next_event(c, 5000);
+            ck_assert_msg(f != NULL, "hand %d did not end", hand);
+            model_apply(&m, f);
+            frame_free_rpc(f);
+        }
+        ck_assert_int_eq(m.completed, done + 1);
+    }
+    /* A fourth hand with a compare (docs/rules/zhajinhua.md: from the second betting round):
+     * every player looks and calls once round, then the seat to act compares with another, and
+     * the one left with the winner folds. */
+    {
+        int done = m.completed;
+        ck_assert(pump_until(c, &m, has_turn, 5000));
+        for (int i = 0; i < 3; i++) {
+            send_move(c, rid, players[i], CROUPIER__ZJH__ZJH_MOVE__ZJH_LOOK, 0, -1);
+            ck_assert_int_eq(reply_code(c, rid++, NULL), CROUPIER__ERROR_CODE__OK);
+        }
+        pump_until(c, &m, never, 200);
+        for (int k = 0; k < 3; k++) {
+            ck_assert(pump_until(c, &m, has_turn, 5000));
+            uint64_t p = m.seat_player[m.turn_seat];
+            m.turn_seat = -1;
+            send_move(c, rid, p, CROUPIER__ZJH__ZJH_MOVE__ZJH_CALL, 0, -1);
+            ck_assert_int_eq(reply_code(c, rid++, NULL), CROUPIER__ERROR_CODE__OK);
+        }
+        ck_assert(pump_until(c, &m, has_turn, 5000));
+        int asker = m.turn_seat, target = -1;
+        for (int s = 0; s < NP && target < 0; s++)
+            if (s != asker && m.seat_player[s] != 0)
+                target = s;
+        m.turn_seat = -1;
+        send_move(c, rid, m.seat_player[asker], CROUPIER__ZJH__ZJH_MOVE__ZJH_COMPARE, 0, target);
+        ck_assert_int_eq(reply_code(c, rid++, NULL), CROUPIER__ERROR_CODE__OK);
+        ck_assert_int_eq(fold_turn(c, &m, rid++), CROUPIER__ERROR_CODE__OK);
+        while (m.completed == done) {
+            Croupier__RpcFrame *f = rpcc_next_event(c, 5000);
+            ck_assert_msg(f != NULL, "the compare hand did not end");
+            model_apply(&m, f);
+            frame_free_rpc(f);
         }
     }
     ck_assert_int_ge(m.completed, 3);
@@ -603,6 +794,7 @@ START_TEST(test_tk_rounds_settle_against_seat_accounts_with_history_and_rake)
     ck_assert_ptr_nonnull(strstr(h, "\"engine\":\"zhajinhua\""));
     check_deck_reveal(&m, h);
     free(h);
+    check_replays_open_own_cards(&e, &m, players, 3);
     rpcc_close(c);
     testenv_stop(&e);
 }
@@ -734,9 +926,10 @@ START_TEST(test_tk_resume_shows_own_cards_only_after_looking)
     ck_assert_ptr_nonnull(s->round_id);
     ck_assert(s->has_turn_seat);
     ck_assert_uint_eq(s->event_seq, m.last_seq);
-    /* The round's commitment, as its Deals carried it (docs/fairness.md). */
+    /* The round's commitment, as its Deals carried it, per card (docs/fairness.md). */
     ck_assert(s->has_deck_commitment);
     ck_assert_uint_eq(s->deck_commitment.len, DECK_COMMIT_LEN);
+    ck_assert(s->has_deck_scheme && s->deck_scheme == DECK_SCHEME_CARDS);
     ck_assert_int_gt(m.ncommits, 0);
     ck_assert_str_eq(m.commit_round[(m.ncommits - 1) % 8], s->round_id);
     ck_assert(memcmp(m.commit[(m.ncommits - 1) % 8], s->deck_commitment.data, DECK_COMMIT_LEN) ==

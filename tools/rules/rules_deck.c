@@ -1,7 +1,13 @@
 /*
  * croupier-rules commands of the kit's deck source (common/deck.h, docs/fairness.md):
  *   verify-deal COMMITMENT DECK NONCE   opens a round's commitment with the revealed deck/nonce
- *   verify-deal --record FILE           the same from a hand-history record (JSON; - = stdin)
+ *   verify-deal --record FILE           the same from a hand-history record (JSON; - = stdin);
+ *                                       a per-card record (deck_scheme 2): its leaves, and each
+ *                                       recorded card at its dealing position
+ *   verify-deal --replay FILE [COMMIT]  a player's check of a per-card replay (a Replay message
+ *                                       as GetReplay answered it, binary): replay_check_cards()
+ *   replay --record FILE --viewer ID    the Replay a player (0: a share code) gets of a record,
+ *                                       binary on stdout (replay_build(), what the gateway sends)
  *   verify-shoe FILE...                 blackjack: opens every retired shoe the records reveal
  *                                       and checks each round's cards against its positions
  *   rng-raw N                           N raw generator bytes to stdout (binary)
@@ -23,6 +29,7 @@
 #include "deck.h"
 #include "holdem_eval.h"
 #include "niuniu.h"
+#include "replay.h"
 #include "rules_cmds.h"
 #include "shed_game.h"
 #include "shed_rules.h"
@@ -50,7 +57,9 @@ static int rules_verify_usage(void)
     fprintf(stderr, "usage: croupier-rules verify-deal COMMITMENT DECK NONCE   (hex, as in the "
                     "hand history)\n"
                     "       croupier-rules verify-deal --record FILE   (a hand-history record, "
-                    "- for stdin)\n");
+                    "- for stdin)\n"
+                    "       croupier-rules verify-deal --replay FILE [COMMITMENT]   (a Replay "
+                    "message under the per-card commitment, binary, - for stdin)\n");
     return 2;
 }
 
@@ -90,6 +99,84 @@ static int rules_verify(const char *chex, const char *dhex, const char *nhex)
     return 0;
 }
 
+/*
+ * A record under the per-card commitment (deck_scheme 2, docs/fairness.md "The per-card
+ * commitment"): the leaves of deck_codes under deck_nonce give the commitment, and every card
+ * the record says was dealt (its seats' cards in order, the table's) is deck_codes' card at the
+ * position the game's dealing rule gives it. 0, 1 (a mismatch) or 2 (bad input).
+ */
+static int rules_verify_record_cards(const json_t *rec, const char *path)
+{
+    const char *c = json_string_value(json_object_get(rec, "deck_commitment"));
+    const char *d = json_string_value(json_object_get(rec, "deck_codes"));
+    const char *nh = json_string_value(json_object_get(rec, "deck_nonce"));
+    const char *game = json_string_value(json_object_get(rec, "game"));
+    uint8_t commit[DECK_COMMIT_LEN], codes[DECK_MAX_CARDS], nonce[DECK_NONCE_LEN],
+        got[DECK_COMMIT_LEN];
+    int n = d != NULL ? deck_unhex(d, codes, sizeof codes) : -EINVAL;
+    if (c == NULL || nh == NULL || game == NULL || n <= 0 ||
+        deck_unhex(c, commit, sizeof commit) != DECK_COMMIT_LEN ||
+        deck_unhex(nh, nonce, sizeof nonce) != DECK_NONCE_LEN) {
+        fprintf(stderr,
+                "croupier-rules verify-deal: %s: a per-card record needs game, deck_commitment, "
+                "deck_codes and deck_nonce (hex)\n",
+                path);
+        return 2;
+    }
+    deck_commitment_cards(codes, (size_t)n, nonce, got);
+    if (memcmp(got, commit, sizeof got) != 0) {
+        printf("MISMATCH: the leaves of deck_codes under the nonce do not give the commitment %s: "
+               "this is not the deck the players were committed to\n",
+               c);
+        return 1;
+    }
+    /* The dealing order: the seats dealt in, the button (a tournament hand's is the
+     * director's, docs/hand-history.md). */
+    uint32_t seats[64];
+    size_t nseats = 0, i;
+    const json_t *v;
+    json_array_foreach(json_object_get(rec, "seats"), i, v)
+    {
+        json_int_t s = json_integer_value(json_object_get(v, "seat"));
+        if (nseats < 64 && s >= 0 && s < 256)
+            seats[nseats++] = (uint32_t)s;
+    }
+    const json_t *tour = json_object_get(rec, "tournament");
+    const json_t *bt = json_object_get(json_is_object(tour) ? tour : rec, "button");
+    int button = json_is_integer(bt) ? (int)json_integer_value(bt) : -1;
+    size_t per[256] = {0}, board = 0, checked = 0;
+    json_array_foreach(json_object_get(rec, "cards"), i, v)
+    {
+        json_int_t s = json_integer_value(json_object_get(v, "seat"));
+        int code = replay_card_code(json_string_value(json_object_get(v, "card")));
+        if (code < 0 || s < -1 || s >= 256) {
+            fprintf(stderr, "croupier-rules verify-deal: %s: cards[%zu] is no card\n", path, i);
+            return 2;
+        }
+        size_t k = s < 0 ? board++ : per[s]++;
+        int pos = replay_deal_position(game, button, seats, nseats, (int)s, k);
+        if (pos < 0) {
+            fprintf(stderr,
+                    "croupier-rules verify-deal: %s: cards[%zu]: %s has no dealing position for "
+                    "it (docs/fairness.md \"Where each card was dealt\")\n",
+                    path, i, game);
+            return 2;
+        }
+        if (pos >= n || codes[pos] != code) {
+            printf("MISMATCH: cards[%zu] (seat %d, %s) is not the committed card at position "
+                   "%d\n",
+                   i, (int)s, json_string_value(json_object_get(v, "card")), pos);
+            return 1;
+        }
+        checked++;
+    }
+    printf("ok: the %d leaves open the per-card commitment, and the %zu recorded cards are the "
+           "committed cards at their dealing positions (docs/fairness.md says what this does not "
+           "prove)\n",
+           n, checked);
+    return 0;
+}
+
 static int rules_verify_record(const char *path)
 {
     json_error_t jerr;
@@ -99,6 +186,11 @@ static int rules_verify_record(const char *path)
         fprintf(stderr, "croupier-rules verify-deal: %s: not JSON (%s, line %d)\n", path, jerr.text,
                 jerr.line);
         return 2;
+    }
+    if (json_integer_value(json_object_get(rec, "deck_scheme")) == DECK_SCHEME_CARDS) {
+        int rc = rules_verify_record_cards(rec, path);
+        json_decref(rec);
+        return rc;
     }
     const char *c = json_string_value(json_object_get(rec, "deck_commitment"));
     const char *d = json_string_value(json_object_get(rec, "deck"));
@@ -118,10 +210,78 @@ static int rules_verify_record(const char *path)
     return rc;
 }
 
+/* The whole of a file (- = stdin) into *out (malloc'd), at most max bytes. 0 or 2 (said). */
+static int rules_read_all(const char *cmd, const char *path, size_t max, uint8_t **out, size_t *len)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (f == NULL) {
+        fprintf(stderr, "croupier-rules %s: %s: %s\n", cmd, path, strerror(errno));
+        return 2;
+    }
+    uint8_t *buf = malloc(max + 1);
+    size_t n = buf != NULL ? fread(buf, 1, max + 1, f) : 0;
+    if (f != stdin)
+        fclose(f);
+    if (buf == NULL || n > max) {
+        free(buf);
+        fprintf(stderr, "croupier-rules %s: %s: more than %zu bytes\n", cmd, path, max);
+        return 2;
+    }
+    *out = buf;
+    *len = n;
+    return 0;
+}
+
+/* A player's check of a Replay under the per-card commitment (replay_check_cards()). */
+static int rules_verify_replay(const char *path, const char *chex)
+{
+    uint8_t commit[DECK_COMMIT_LEN];
+    if (chex != NULL && deck_unhex(chex, commit, sizeof commit) != DECK_COMMIT_LEN) {
+        fprintf(stderr, "croupier-rules verify-deal: the commitment is not 64 hex digits\n");
+        return 2;
+    }
+    uint8_t *buf;
+    size_t len;
+    if (rules_read_all("verify-deal", path, 1u << 20, &buf, &len) != 0)
+        return 2;
+    Croupier__Replay *r = croupier__replay__unpack(NULL, len, buf);
+    free(buf);
+    if (r == NULL) {
+        fprintf(stderr, "croupier-rules verify-deal: %s: not a Replay message\n", path);
+        return 2;
+    }
+    char err[300];
+    int rc = replay_check_cards(r, chex != NULL ? commit : NULL, err, sizeof err);
+    if (rc == -EINVAL) {
+        fprintf(stderr, "croupier-rules verify-deal: %s: %s\n", path, err);
+        croupier__replay__free_unpacked(r, NULL);
+        return 2;
+    }
+    if (rc != 0) {
+        printf("MISMATCH: %s\n", err);
+        croupier__replay__free_unpacked(r, NULL);
+        return 1;
+    }
+    printf("ok: the %zu leaves give the commitment%s; %zu cards opened, each the card shown at its "
+           "dealing position:",
+           r->deck_leaves.len / DECK_LEAF_LEN, chex != NULL ? " the Deals carried" : "",
+           r->n_openings);
+    for (size_t i = 0; i < r->n_openings; i++) {
+        uint8_t code = (uint8_t)r->openings[i]->card;
+        printf(" %u=%c%c", r->openings[i]->position, "??23456789TJQKAX"[code >> 2 & 15],
+               "cdhs"[code & 3]);
+    }
+    printf("\n");
+    croupier__replay__free_unpacked(r, NULL);
+    return 0;
+}
+
 static int rules_verify_deal(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "--record"))
         return rules_verify_record(argv[2]);
+    if ((argc == 3 || argc == 4) && !strcmp(argv[1], "--replay"))
+        return rules_verify_replay(argv[2], argc == 4 ? argv[3] : NULL);
     if (argc == 4)
         return rules_verify(argv[1], argv[2], argv[3]);
     return rules_verify_usage();
@@ -480,12 +640,62 @@ static int rules_deals(int argc, char **argv)
     return fflush(stdout) == 0 ? 0 : 1;
 }
 
+/* ---- replay ------------------------------------------------------------------------------- */
+
+/* The Replay of a record for a viewer, binary on stdout (what GetReplay answers). */
+static int rules_replay(int argc, char **argv)
+{
+    if (argc != 5 || strcmp(argv[1], "--record") != 0 || strcmp(argv[3], "--viewer") != 0) {
+        fprintf(stderr, "usage: croupier-rules replay --record FILE --viewer PLAYER_ID   (0: a "
+                        "share code's view)\n");
+        return 2;
+    }
+    char *end;
+    errno = 0;
+    unsigned long long viewer = strtoull(argv[4], &end, 10);
+    if (argv[4][0] < '0' || argv[4][0] > '9' || *end != '\0' || errno != 0) {
+        fprintf(stderr, "croupier-rules replay: '%s' is not a player id\n", argv[4]);
+        return 2;
+    }
+    json_error_t jerr;
+    json_t *rec =
+        strcmp(argv[2], "-") == 0 ? json_loadf(stdin, 0, &jerr) : json_load_file(argv[2], 0, &jerr);
+    if (rec == NULL) {
+        fprintf(stderr, "croupier-rules replay: %s: not JSON (%s, line %d)\n", argv[2], jerr.text,
+                jerr.line);
+        return 2;
+    }
+    char err[300];
+    Croupier__Replay *r = replay_build(rec, viewer, err, sizeof err);
+    json_decref(rec);
+    if (r == NULL) {
+        fprintf(stderr, "croupier-rules replay: %s: %s\n", argv[2], err);
+        return 2;
+    }
+    size_t len = croupier__replay__get_packed_size(r);
+    uint8_t *buf = malloc(len ? len : 1);
+    int rc = 0;
+    if (buf == NULL || croupier__replay__pack(r, buf) != len ||
+        fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0) {
+        perror("croupier-rules replay: stdout");
+        rc = 1;
+    }
+    free(buf);
+    croupier__replay__free_unpacked(r, NULL);
+    return rc;
+}
+
 /* croupier-rules commands of this file (named in tools/meson.build: rules_commands). */
 const rules_cmd_t rules_cmd_verify_deal = {
     "verify-deal",
-    "verify-deal COMMITMENT DECK NONCE | --record FILE   open a round's deck commitment "
-    "(docs/fairness.md)",
+    "verify-deal COMMITMENT DECK NONCE | --record FILE | --replay FILE [COMMITMENT]   open a "
+    "round's deck commitment, or check the cards a per-card replay opens (docs/fairness.md)",
     rules_verify_deal};
+const rules_cmd_t rules_cmd_replay = {
+    "replay",
+    "replay --record FILE --viewer PLAYER_ID   the Replay message a viewer gets of a hand "
+    "history record (binary; docs/replays.md)",
+    rules_replay};
 const rules_cmd_t rules_cmd_verify_shoe = {
     "verify-shoe",
     "verify-shoe FILE...   open blackjack's retired shoes and check each round against its "

@@ -22,6 +22,39 @@ echo '{"round":"x"}' | "$R" verify-deal --record - 2>/dev/null; [ $? -eq 2 ] || 
 "$R" verify-deal zz "$DECK" "$NONCE" 2>/dev/null; [ $? -eq 2 ] || fail "bad commitment accepted"
 "$R" verify-deal 2>/dev/null; [ $? -eq 2 ] || fail "no arguments accepted"
 
+# The per-card commitment (docs/fairness.md "The per-card commitment"): its known answer, the
+# codes 08..3b (2c 2d 2h 2s 3c ...) under the nonce 00..1f, as a Zha Jin Hua record: button 0,
+# seats 0 1 2, so the deal goes 1 2 0 three times round (seat 1 at positions 0 3 6: 2c 2s 3h;
+# seat 2 at 1 4 7: 2d 3c 3s; seat 0 at 2 5 8: 2h 3d 4c).
+V2=69d4f69b62af0c0db8d8218c3dc8d94452b8e33d6dfcf4eed2d1ed3c7b6d04f3
+CODES=$(i=8; out=; while [ "$i" -lt 60 ]; do out=$out$(printf %02x "$i"); i=$((i + 1)); done; echo "$out")
+zc() { printf '{"seat":%d,"card":"%s"}' "$1" "$2"; }
+zrec() { # $1: seat 1's first card
+    printf '{"round":"zhajinhua:1:1:1:1","game":"zhajinhua","engine":"zhajinhua","ts":1,"button":0,'
+    printf '"seats":[{"seat":0,"player":"1001","stack":100},{"seat":1,"player":"1002","stack":100},'
+    printf '{"seat":2,"player":"1003","stack":100}],"cards":[%s,%s,%s,%s,%s,%s,%s,%s,%s],' \
+        "$(zc 1 "$1")" "$(zc 1 2s)" "$(zc 1 3h)" "$(zc 2 2d)" "$(zc 2 3c)" "$(zc 2 3s)" \
+        "$(zc 0 2h)" "$(zc 0 3d)" "$(zc 0 4c)"
+    printf '"actions":[{"seat":1,"action":"ante","amount":1}],"results":[{"seat":0,"delta":0},'
+    printf '{"seat":1,"delta":0},{"seat":2,"delta":0}],"outcome":"completed","rake":0,'
+    printf '"deck_scheme":2,"deck_commitment":"%s","deck":"%s","deck_codes":"%s","deck_nonce":"%s"}' \
+        "$V2" "$CODES" "$CODES" "$NONCE"
+}
+zrec 2c > "$T/zjh.json"
+"$R" verify-deal --record "$T/zjh.json" | grep -q '^ok:.* 9 recorded cards' || fail "per-card record not verified"
+zrec 4h | "$R" verify-deal --record - >/dev/null; [ $? -eq 1 ] || fail "a per-card record with a changed card verified"
+sed "s/$V2/$C/" "$T/zjh.json" | "$R" verify-deal --record - >/dev/null; [ $? -eq 1 ] || fail "a per-card record verified under another commitment"
+# The player of seat 1 gets his replay: every leaf, his three cards opened at 0 3 6, and checks
+# it against the commitment his Deals carried; a share code's viewer (0) gets no opening.
+"$R" replay --record "$T/zjh.json" --viewer 1002 > "$T/zjh.replay" || fail "no replay"
+"$R" verify-deal --replay "$T/zjh.replay" "$V2" | grep -q '^ok:.* 3 cards opened.* 0=2c 3=2s 6=3h$' ||
+    fail "the player's replay does not check: $("$R" verify-deal --replay "$T/zjh.replay" "$V2")"
+"$R" verify-deal --replay "$T/zjh.replay" "$C" >/dev/null; [ $? -eq 1 ] || fail "a replay checked against another commitment"
+"$R" replay --record "$T/zjh.json" --viewer 0 | "$R" verify-deal --replay - | grep -q '^ok:.* 0 cards opened' ||
+    fail "a share code's replay opens cards"
+"$R" replay --record "$T/zjh.json" --viewer 0 | "$R" verify-deal --replay - "$V2" >/dev/null || fail "a share code's replay does not check"
+printf 'junk' | "$R" verify-deal --replay - 2>/dev/null; [ $? -eq 2 ] || fail "junk accepted as a replay"
+
 # verify-shoe: blackjack's shoe commitment (tag croupier-shoe-v1; known answer of
 # docs/fairness.md) opened by the record that retired it, each round's cards at its positions.
 S=33abbb89a33ffb5d1f839e18f64274990a5286b60ddef9b949b92eab0be741ca

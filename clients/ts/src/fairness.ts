@@ -85,13 +85,30 @@ export async function verifyDeal(commitment: Bytes | string, deck: Bytes | strin
     return diff === 0;
 }
 
+/** The deck fields of a hand-history record (docs/hand-history.md). */
+export interface DeckRecord {
+    game?: string;
+    button?: number;
+    tournament?: { button?: number };
+    seats?: { seat: number }[];
+    cards?: { seat: number; card: string }[];
+    deck_commitment?: string;
+    deck?: string;
+    deck_nonce?: string;
+    /** 2: the per-card commitment (hold'em, Zha Jin Hua), whose leaves hash `deck_codes`. */
+    deck_scheme?: number;
+    deck_codes?: string;
+}
+
 /**
  * The same check on a hand-history record (docs/hand-history.md: `deck_commitment`, `deck`,
  * `deck_nonce`, hex). `expected`: the commitment the player received on the round's Deal; when
- * given it must equal the record's (else a record could carry a commitment of its own).
+ * given it must equal the record's (else a record could carry a commitment of its own). A
+ * per-card record (`deck_scheme` 2) is checked as `croupier-rules verify-deal --record` does:
+ * the leaves of `deck_codes` under the nonce (`deckCardLeaves()`) give the commitment, and every
+ * recorded card is the committed card at its dealing position (`dealPosition()`).
  */
-export async function verifyRecord(record: { deck_commitment?: string; deck?: string; deck_nonce?: string },
-    expected?: Bytes | string): Promise<boolean> {
+export async function verifyRecord(record: DeckRecord, expected?: Bytes | string): Promise<boolean> {
     if (!record.deck_commitment || !record.deck || !record.deck_nonce)
         throw new TypeError("record: no deck_commitment, deck and deck_nonce (a round dealt without a commitment?)");
     if (expected !== undefined) {
@@ -100,7 +117,35 @@ export async function verifyRecord(record: { deck_commitment?: string; deck?: st
         if (e.some((b, i) => b !== r[i]))
             return false;
     }
-    return verifyDeal(record.deck_commitment, record.deck, record.deck_nonce);
+    if (record.deck_scheme !== 2)
+        return verifyDeal(record.deck_commitment, record.deck, record.deck_nonce);
+    if (!record.deck_codes || !record.game)
+        throw new TypeError("record: a per-card record (deck_scheme 2) without deck_codes or game");
+    const codes = bytes("deck_codes", record.deck_codes);
+    const root = await leavesCommitment(await deckCardLeaves(codes, record.deck_nonce));
+    if (!sameBytes(root, bytes("deck_commitment", record.deck_commitment, COMMITMENT_BYTES)))
+        return false;
+    const seats = (record.seats ?? []).map((s) => s.seat);
+    const button = record.tournament?.button ?? record.button ?? -1;
+    const per = new Map<number, number>();
+    for (const c of record.cards ?? []) {
+        const k = per.get(c.seat) ?? 0;
+        per.set(c.seat, k + 1);
+        const pos = dealPosition(record.game, button, seats, c.seat < 0 ? -1 : c.seat, k);
+        if (pos < 0)
+            throw new TypeError(`record: ${record.game} gives no dealing position for seat ${c.seat}'s card ${k}`);
+        if (pos >= codes.length || codes[pos] !== cardCode(c.card))
+            return false;
+    }
+    return true;
+}
+
+/** A hand-history card ("As", "Td") as the protocol's code (rank << 2 | suit), or -1. */
+function cardCode(text: string | undefined): number {
+    if (text === undefined || text.length !== 2)
+        return -1;
+    const r = "23456789TJQKA".indexOf(text[0]), u = "cdhs".indexOf(text[1]);
+    return r < 0 || u < 0 ? -1 : ((r + 2) << 2) | u;
 }
 
 /** A blackjack hand-history record's shoe fields (docs/hand-history.md "Blackjack's shoes"). */
@@ -250,4 +295,188 @@ export function shoeRecordFromReplay(replay: ShoeReplay): ShoeRecord {
     if (reveal.length > 0)
         rec.shoe_reveal = reveal;
     return rec;
+}
+
+// ---- The per-card commitment (docs/fairness.md "The per-card commitment") -------------------
+// Hold'em and Zha Jin Hua commit to each card apart (Deal.deckScheme 2), so that a player can
+// check every card he saw without the deck (folded and unseen hands) being revealed:
+//   leaf[i]    = SHA-256("croupier-card-v2" || i as 2 bytes BE || card code || card nonce[i])
+//   commitment = SHA-256("croupier-deck-v2" || n as 2 bytes BE || leaf[0] || ... || leaf[n-1])
+// After the round his replay (`getReplay()`) carries every leaf (`deckLeaves`) and an opening
+// (position, card, card nonce) of each card it shows him: his own hand, the board, the hands
+// shown down.
+
+const LEAF_TAG = new TextEncoder().encode("croupier-card-v2");
+const TAG_V2 = new TextEncoder().encode("croupier-deck-v2");
+/** Bytes of a leaf of the per-card commitment. */
+export const LEAF_BYTES = 32;
+
+/** One card's leaf: its position in the deck, its protocol card code, its 32-byte nonce. */
+export async function cardLeaf(position: number, card: number, cardNonce: Bytes | string): Promise<Uint8Array> {
+    if (!Number.isInteger(position) || position < 0 || position > 0xffff)
+        throw new RangeError(`position ${position}: 0..65535 expected`);
+    if (!Number.isInteger(card) || card < 0 || card > 255)
+        throw new RangeError(`card ${card}: a byte expected`);
+    const msg = new Uint8Array(LEAF_TAG.length + 3 + NONCE_BYTES);
+    msg.set(LEAF_TAG, 0);
+    msg[16] = position >> 8;
+    msg[17] = position & 0xff;
+    msg[18] = card;
+    msg.set(bytes("card nonce", cardNonce, NONCE_BYTES), 19);
+    return new Uint8Array(await subtle().digest("SHA-256", msg));
+}
+
+/**
+ * Every leaf of a deck under the per-card commitment (n × 32 bytes): the deck as protocol card
+ * codes in dealing order and the round's nonce; card nonce i = HMAC-SHA256(nonce, "card" || i as
+ * 2 bytes BE). What the record's `deck_codes` and `deck_nonce` open.
+ */
+export async function deckCardLeaves(codes: Bytes | string, nonce: Bytes | string): Promise<Uint8Array> {
+    const c = bytes("codes", codes);
+    if (c.length < 1 || c.length > MAX_DECK_CARDS)
+        throw new RangeError(`codes: ${c.length} cards, 1..${MAX_DECK_CARDS} expected`);
+    const key = await subtle().importKey("raw", new Uint8Array(bytes("nonce", nonce, NONCE_BYTES)),
+        { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+    const out = new Uint8Array(c.length * LEAF_BYTES);
+    for (let i = 0; i < c.length; i++) {
+        const msg = Uint8Array.of(0x63, 0x61, 0x72, 0x64, i >> 8, i & 0xff); /* "card" || i */
+        const cardNonce = new Uint8Array(await subtle().sign("HMAC", key, msg));
+        out.set(await cardLeaf(i, c[i], cardNonce), i * LEAF_BYTES);
+    }
+    return out;
+}
+
+/** The per-card commitment of n leaves (n × 32 bytes, in deck order). */
+export async function leavesCommitment(leaves: Bytes | string): Promise<Uint8Array> {
+    const l = bytes("leaves", leaves);
+    const n = l.length / LEAF_BYTES;
+    if (!Number.isInteger(n) || n < 1 || n > MAX_DECK_CARDS)
+        throw new RangeError(`leaves: ${l.length} bytes, 1..${MAX_DECK_CARDS} leaves of ${LEAF_BYTES} expected`);
+    const msg = new Uint8Array(TAG_V2.length + 2 + l.length);
+    msg.set(TAG_V2, 0);
+    msg[16] = n >> 8;
+    msg[17] = n & 0xff;
+    msg.set(l, 18);
+    return new Uint8Array(await subtle().digest("SHA-256", msg));
+}
+
+/**
+ * The deck position of a card under the game's dealing rule (docs/fairness.md "Where each card
+ * was dealt"): the k-th card (from 0) of `seat`, or of the board (`seat` -1, hold'em), in a
+ * round whose button is `button` and whose seats dealt in are `seats`. Hold'em: one card at a
+ * time from the button's left, twice round, then burn, flop (3), burn, turn, burn, river; Zha Jin
+ * Hua: one card at a time from the button's left, three times round. -1: no such card, or a game
+ * without the rule.
+ */
+export function dealPosition(game: string, button: number, seats: number[], seat: number, k: number): number {
+    const holdem = game === "holdem";
+    if ((!holdem && game !== "zhajinhua") || button < 0 || seats.length === 0)
+        return -1;
+    const perSeat = holdem ? 2 : 3;
+    if (seat < 0)
+        return holdem && k >= 0 && k < 5 ? perSeat * seats.length + [1, 2, 3, 5, 7][k] : -1;
+    if (k < 0 || k >= perSeat || !seats.includes(seat))
+        return -1;
+    const key = (s: number) => (s - button - 1) & 0xffff;
+    const j = seats.filter((s) => s !== seat && key(s) < key(seat)).length;
+    return k * seats.length + j;
+}
+
+/** The per-card fields of a `Replay` (docs/replays.md): what `getReplay()` answers. */
+export interface CardsReplay {
+    game?: string | null;
+    buttonSeat?: number | null;
+    deckScheme?: number | null;
+    deckCommitment?: Uint8Array | null;
+    deckLeaves?: Uint8Array | null;
+    openings?: { position?: number | null; card?: number | null; nonce?: Uint8Array | null }[] | null;
+    seats?: { seat?: number | null; cards?: Uint8Array | ArrayLike<number> | null }[] | null;
+    events?: { kind?: number | null; seat?: number | null; cards?: Uint8Array | ArrayLike<number> | null }[] | null;
+}
+
+/** What verifyDealCards found: `ok` only when every check passed. */
+export interface CardsVerdict {
+    ok: boolean;
+    /** The cards checked, each the card shown and opened at its dealing position. */
+    checked: { position: number; card: number; seat: number }[];
+    /** Why not ok. */
+    problem?: string;
+}
+
+const REPLAY_DEAL = 1; /* croupier.ReplayEventKind.REPLAY_DEAL */
+
+/* Whether an optional field is present: a decoded protobufjs message keeps proto2 defaults on
+ * its prototype (an absent seat reads 0), so presence is an own property. */
+function has(o: object, key: string): boolean {
+    const v = (o as Record<string, unknown>)[key];
+    return Object.hasOwn(o, key) && v !== undefined && v !== null;
+}
+
+/**
+ * A player's check of a round under the per-card commitment (Replay.deckScheme 2; the same
+ * check as `croupier-rules verify-deal --replay`): the replay's leaves give its commitment and
+ * `commitment` (the one his Deals carried, `deal.deckCommitment`, when given); every opening
+ * matches its leaf; every card the replay shows him (the seats' cards, the board) is opened at
+ * the position the game's dealing rule gives it, with that card; nothing else is opened. A
+ * replay that is not per card, or has no button, throws; a mismatch is `ok: false` with the
+ * problem.
+ */
+export async function verifyDealCards(replay: CardsReplay, commitment?: Bytes | string): Promise<CardsVerdict> {
+    if (!has(replay, "deckScheme") || Number(replay.deckScheme) !== 2 || !has(replay, "deckLeaves") ||
+        !has(replay, "deckCommitment"))
+        throw new TypeError("replay: not a round under the per-card commitment (deckScheme 2)");
+    if (!has(replay, "buttonSeat"))
+        throw new TypeError("replay: no button seat, the dealing order is unknown");
+    const game = String(replay.game ?? "");
+    const button = Number(replay.buttonSeat);
+    const seats = (replay.seats ?? []).map((s) => Number(s.seat ?? 0));
+    if (dealPosition(game, button, seats, seats[0] ?? 0, 0) < 0)
+        throw new TypeError(`replay: no dealing rule known for '${game}'`);
+    const verdict: CardsVerdict = { ok: false, checked: [] };
+    const leaves = bytes("deckLeaves", replay.deckLeaves!);
+    const root = await leavesCommitment(leaves);
+    if (!sameBytes(root, bytes("deckCommitment", replay.deckCommitment!, COMMITMENT_BYTES)))
+        return { ...verdict, problem: "the leaves do not give the replay's commitment" };
+    if (commitment !== undefined && !sameBytes(root, bytes("commitment", commitment, COMMITMENT_BYTES)))
+        return { ...verdict, problem: "the leaves give the replay's commitment, not the one the Deals carried" };
+    const n = leaves.length / LEAF_BYTES;
+    const opened = new Map<number, number>();
+    for (const o of replay.openings ?? []) {
+        const pos = Number(o.position ?? -1), card = Number(o.card ?? -1);
+        if (!Number.isInteger(pos) || pos < 0 || pos >= n || opened.has(pos) || card < 0 || card > 255)
+            return { ...verdict, problem: `opening at position ${pos}: no position, or opened twice` };
+        const leaf = await cardLeaf(pos, card, o.nonce ?? new Uint8Array(0));
+        if (!sameBytes(leaf, leaves.subarray(pos * LEAF_BYTES, (pos + 1) * LEAF_BYTES)))
+            return { ...verdict, problem: `position ${pos}: card ${card} with its nonce does not give its leaf` };
+        opened.set(pos, card);
+    }
+    const expect = (seat: number, k: number, card: number): string | undefined => {
+        const pos = dealPosition(game, button, seats, seat, k);
+        if (pos < 0 || opened.get(pos) !== card)
+            return `${seat < 0 ? "board" : `seat ${seat}'s`} card ${k} (code ${card}) is not opened at position ${pos}`;
+        verdict.checked.push({ position: pos, card, seat });
+        return undefined;
+    };
+    for (const s of replay.seats ?? []) {
+        const cards = Array.from(s.cards ?? [], Number);
+        for (let k = 0; k < cards.length; k++) {
+            const problem = expect(Number(s.seat ?? 0), k, cards[k]);
+            if (problem !== undefined)
+                return { ...verdict, problem };
+        }
+    }
+    let b = 0;
+    for (const e of replay.events ?? []) {
+        if (Number(e.kind ?? 0) !== REPLAY_DEAL || has(e, "seat"))
+            continue;
+        for (const card of Array.from(e.cards ?? [], Number)) {
+            const problem = expect(-1, b++, card);
+            if (problem !== undefined)
+                return { ...verdict, problem };
+        }
+    }
+    if (verdict.checked.length !== opened.size)
+        return { ...verdict, problem: `${opened.size} openings, ${verdict.checked.length} cards shown: a card is opened that the replay does not show` };
+    verdict.ok = true;
+    return verdict;
 }

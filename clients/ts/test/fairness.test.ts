@@ -4,13 +4,13 @@
 // blackjack shoes croupier-rules deals through the production path.
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
-import { createHash, randomBytes } from "node:crypto";
+import { createHash, createHmac, randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 
-import { croupier, deckCommitment, shoeCommitment, shoeRecordFromReplay, verifyDeal, verifyRecord, verifyShoe } from "../src/index.js";
+import { cardLeaf, croupier, dealPosition, deckCardLeaves, deckCommitment, leavesCommitment, shoeCommitment, shoeRecordFromReplay, verifyDeal, verifyDealCards, verifyRecord, verifyShoe } from "../src/index.js";
 import type { ShoeRecord } from "../src/index.js";
 import { build } from "./rig.js";
 
@@ -168,4 +168,118 @@ test("blackjack shoes from replays: shoeRecordFromReplay feeds verifyShoe what G
     /* a card code that is no card */
     assert.throws(() => shoeRecordFromReplay({ shoes: [{ shoe: 1, commitment: hex(c), first: 0, cards: [0] }] }),
         /not a card/);
+});
+
+/* The per-card commitment (docs/fairness.md "The per-card commitment"), computed here with
+ * node's HMAC and SHA-256: card nonce i = HMAC-SHA256(round nonce, "card" || i BE16); leaf i =
+ * SHA-256("croupier-card-v2" || i BE16 || code || card nonce i); commitment = SHA-256(
+ * "croupier-deck-v2" || n BE16 || leaves). */
+function cardNonce(nonce: Uint8Array, i: number): Buffer {
+    return createHmac("sha256", nonce).update(Buffer.from([..."card"].map((c) => c.charCodeAt(0))))
+        .update(Buffer.from([i >> 8, i & 0xff])).digest();
+}
+function referenceLeaves(codes: Uint8Array, nonce: Uint8Array): Buffer {
+    return Buffer.concat([...codes].map((c, i) => createHash("sha256").update("croupier-card-v2")
+        .update(Buffer.from([i >> 8, i & 0xff, c])).update(cardNonce(nonce, i)).digest()));
+}
+
+test("the per-card commitment: its known answer, and the SDK's leaves and root against node's", async () => {
+    const codes = Uint8Array.from({ length: 52 }, (_, i) => 8 + i);
+    const nonce = Uint8Array.from({ length: 32 }, (_, i) => i);
+    const leaves = referenceLeaves(codes, nonce);
+    const root = createHash("sha256").update("croupier-deck-v2").update(Buffer.from([0, 52]))
+        .update(leaves).digest("hex");
+    assert.equal(root, "69d4f69b62af0c0db8d8218c3dc8d94452b8e33d6dfcf4eed2d1ed3c7b6d04f3");
+    assert.equal(hex(await leavesCommitment(leaves)), root);
+    assert.equal(hex(await deckCardLeaves(codes, nonce)), leaves.toString("hex"));
+    for (const i of [0, 17, 51])
+        assert.equal(hex(await cardLeaf(i, codes[i], cardNonce(nonce, i))),
+            leaves.subarray(32 * i, 32 * i + 32).toString("hex"));
+    /* hold'em, seats 1 3 4 7, button 3: the order 4 7 1 3, the board after a burn */
+    assert.deepEqual([4, 7, 1, 3].map((s) => dealPosition("holdem", 3, [1, 3, 4, 7], s, 0)), [0, 1, 2, 3]);
+    assert.equal(dealPosition("holdem", 3, [1, 3, 4, 7], 3, 1), 7);
+    assert.deepEqual([0, 1, 2, 3, 4].map((k) => dealPosition("holdem", 3, [1, 3, 4, 7], -1, k)), [9, 10, 11, 13, 15]);
+    assert.equal(dealPosition("zhajinhua", 3, [1, 3, 4, 7], 3, 2), 11);
+    assert.equal(dealPosition("doudizhu", 3, [1, 3, 4, 7], 3, 0), -1);
+});
+
+test("verifyDealCards and croupier-rules verify-deal --replay agree on a player's replay; a changed card, leaf or position fails", async () => {
+    /* A Zha Jin Hua record under the known answer (codes 08..3b, nonce 00..1f), button 0, seats
+     * 0 1 2: the deal goes 1 2 0 three times round, seat 1's cards at positions 0 3 6. */
+    const codes = Uint8Array.from({ length: 52 }, (_, i) => 8 + i);
+    const nonce = Uint8Array.from({ length: 32 }, (_, i) => i);
+    const text = (c: number) => "23456789TJQKA"[(c >> 2) - 2] + "cdhs"[c & 3];
+    const order = [1, 2, 0];
+    const cards = [0, 1, 2].flatMap((seat) => [0, 1, 2].map((k) =>
+        ({ seat, card: text(codes[k * 3 + order.indexOf(seat)]) })));
+    const commitment = "69d4f69b62af0c0db8d8218c3dc8d94452b8e33d6dfcf4eed2d1ed3c7b6d04f3";
+    const rec = {
+        round: "zhajinhua:1:1:1:1", game: "zhajinhua", engine: "zhajinhua", ts: 1, button: 0,
+        seats: [0, 1, 2].map((seat) => ({ seat, player: String(1001 + seat), stack: 100 })),
+        cards, actions: [{ seat: 1, action: "ante", amount: 1 }],
+        results: [0, 1, 2].map((seat) => ({ seat, delta: 0 })), outcome: "completed", rake: 0,
+        deck_scheme: 2, deck_commitment: commitment, deck: hex(codes), deck_codes: hex(codes),
+        deck_nonce: hex(nonce),
+    };
+    const dir = mkdtempSync(join(tmpdir(), "cards-"));
+    try {
+        const file = join(dir, "record.json");
+        writeFileSync(file, JSON.stringify(rec));
+        const bin = join(dir, "replay.bin");
+        /* The Replay the player of seat 1 gets (replay_build, what the gateway sends). */
+        writeFileSync(bin, execFileSync(rules, ["replay", "--record", file, "--viewer", "1002"]));
+        const check = (r: croupier.Replay) => {
+            writeFileSync(bin, croupier.Replay.encode(r).finish());
+            return spawnSync(rules, ["verify-deal", "--replay", bin, commitment], { encoding: "utf8" }).status;
+        };
+        const replay = () => croupier.Replay.decode(execFileSync(rules, ["replay", "--record", file, "--viewer", "1002"]));
+        /* The record itself: verifyRecord and croupier-rules verify-deal --record agree. */
+        assert.equal(await verifyRecord(rec, commitment), true);
+        assert.equal(spawnSync(rules, ["verify-deal", "--record", file], { encoding: "utf8" }).status, 0);
+        const moved = structuredClone(rec);
+        [moved.cards[0].card, moved.cards[1].card] = [moved.cards[1].card, moved.cards[0].card];
+        assert.equal(await verifyRecord(moved), false, "a card recorded at another position");
+        writeFileSync(join(dir, "moved.json"), JSON.stringify(moved));
+        assert.equal(spawnSync(rules, ["verify-deal", "--record", join(dir, "moved.json")], { encoding: "utf8" }).status, 1);
+        assert.equal(await verifyRecord({ ...rec, deck_nonce: hex(new Uint8Array(32)) }), false);
+        const r = replay();
+        assert.equal(r.deckScheme, 2);
+        assert.deepEqual(r.openings.map((o) => o.position), [0, 3, 6]);
+        const v = await verifyDealCards(r, commitment);
+        assert.equal(v.ok, true, v.problem);
+        assert.deepEqual(v.checked.map((c) => [c.position, c.card, c.seat]), [[0, 8, 1], [3, 11, 1], [6, 14, 1]]);
+        assert.equal(check(r), 0);
+        /* against another commitment than the Deals carried */
+        assert.equal((await verifyDealCards(r, new Uint8Array(32))).ok, false);
+        /* a changed card: the opening no longer gives its leaf */
+        const card = replay();
+        card.openings[1].card ^= 1;
+        assert.match((await verifyDealCards(card, commitment)).problem ?? "", /does not give its leaf/);
+        assert.equal(check(card), 1);
+        /* a changed leaf: the leaves no longer give the commitment */
+        const leaf = replay();
+        leaf.deckLeaves[100] ^= 1;
+        assert.match((await verifyDealCards(leaf, commitment)).problem ?? "", /leaves do not give/);
+        assert.equal(check(leaf), 1);
+        /* a card claimed at the wrong position: the seat's first two cards swapped, so each is
+         * opened where the dealing rule puts the other */
+        const pos = replay();
+        const mine = pos.seats.find((s) => s.seat === 1)!.cards as Uint8Array;
+        [mine[0], mine[1]] = [mine[1], mine[0]];
+        assert.match((await verifyDealCards(pos, commitment)).problem ?? "", /not opened at position 0/);
+        assert.equal(check(pos), 1);
+        /* a share code's view: the leaves, nothing opened, and the check holds */
+        const code = croupier.Replay.decode(execFileSync(rules, ["replay", "--record", file, "--viewer", "0"]));
+        assert.equal(code.openings.length, 0);
+        assert.equal((await verifyDealCards(code, commitment)).ok, true);
+        /* an opening the replay does not show (the card of a hidden hand) */
+        code.openings.push(r.openings[0]);
+        assert.match((await verifyDealCards(code, commitment)).problem ?? "", /does not show/);
+        assert.equal(check(code), 1);
+        /* not a per-card replay */
+        await assert.rejects(verifyDealCards(croupier.Replay.decode(croupier.Replay.encode({ roundId: "x", game: "doudizhu" }).finish())),
+            /not a round under the per-card commitment/);
+    } finally {
+        rmSync(dir, { recursive: true, force: true });
+    }
 });

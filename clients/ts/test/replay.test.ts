@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 
-import { Client, CroupierError, croupier, shoeRecordFromReplay, verifyShoe } from "../src/index.js";
+import { Client, CroupierError, croupier, shoeRecordFromReplay, verifyDealCards, verifyShoe } from "../src/index.js";
 import * as rig from "./rig.js";
 
 before(async () => {
@@ -44,6 +44,21 @@ test("a hand replayed by its players, shared by code, refused to a stranger by i
             c.act({ holdem: { move } }).catch(() => undefined);
         });
     }
+    /* What each player's Deals carried: the commitment (per card, deckScheme 2) and the
+     * cards dealt to him face up (his hole cards, the board), by round. */
+    const commits = new Map<Client, Map<string, string>>(), seen = new Map<Client, Map<string, number[]>>();
+    for (const c of [a, b]) {
+        commits.set(c, new Map());
+        seen.set(c, new Map());
+        c.on("deal", (d) => {
+            const round = String(d.roundId ?? "");
+            assert.equal(d.deckScheme, 2, "hold'em deals under the per-card commitment");
+            const hex = Buffer.from(d.deckCommitment!).toString("hex");
+            assert.equal(commits.get(c)!.get(round) ?? hex, hex, "one commitment a round");
+            commits.get(c)!.set(round, hex);
+            seen.get(c)!.set(round, [...(seen.get(c)!.get(round) ?? []), ...(d.cards ?? [])]);
+        });
+    }
     a.on("roundEnd", (e) => ends.push(e));
     const HOLDEM = croupier.Engine.ENGINE_HOLDEM;
     seats.set(a, (await a.join(HOLDEM, "holdem", 10)).joined?.seat ?? -1);
@@ -63,6 +78,15 @@ test("a hand replayed by its players, shared by code, refused to a stranger by i
         assert.equal(r.policy, "showdown");
         assert.ok((r.events ?? []).some((e) => e.kind === croupier.ReplayEventKind.REPLAY_ACTION));
         assert.match(r.phh ?? "", /^variant = 'NT'$/m, "the hand as a PHH file");
+        /* His own check (docs/fairness.md "The per-card commitment"): the replay's leaves give
+         * the commitment his Deals carried, and every card he saw is opened at its position. */
+        const v = await verifyDealCards(r, commits.get(c)!.get(roundId));
+        assert.equal(v.ok, true, v.problem);
+        const opened = new Set(v.checked.map((x) => x.card));
+        const saw = seen.get(c)!.get(roundId) ?? [];
+        assert.ok(saw.length >= 2, "his hole cards at least");
+        for (const card of saw)
+            assert.ok(opened.has(card), `card ${card} he saw is opened`);
     }
     const shared = await a.shareReplay(roundId, "holdem");
     assert.match(shared.code as string, /^[0-9]{8}$/);
