@@ -553,6 +553,9 @@ int tk_deal_shuffle_per_card(tk_table_t *t, uint8_t *cards, size_t n, uint8_t (*
  * gets deck_commitment, deck and deck_nonce (docs/hand-history.md).
  */
 const uint8_t *tk_deal_commitment(const tk_table_t *t);
+/* The scheme of that commitment (DECK_SCHEME_WHOLE or DECK_SCHEME_CARDS), 0 before the deal: a
+ * game that builds its own Deal messages sets Deal.deck_scheme when it is DECK_SCHEME_CARDS. */
+int tk_deal_scheme(const tk_table_t *t);
 
 /* The hand history of the round (docs/hand-history.md): cards (seat -1 = table) and actions. */
 void tk_history_card(tk_table_t *t, int seat, uint8_t card);
@@ -657,9 +660,14 @@ typedef struct {
 int tk_tour_match(const tk_table_t *t, tk_tour_match_t *out);
 /* tk_deal_shuffle() for a duplicate Swiss round's deal (tk_tour_match's seed non-empty): the
  * order derived from the round's seed and the deal's number (deck_deal_keyed: every table of the
- * round deals the same cards) and *first a seat in [0, seats) from the same stream; recorded and
- * committed like any deal. 0, -ENOENT (no duplicate deal in play), -EINVAL or -EIO. */
-int tk_deal_shuffle_dup(tk_table_t *t, uint8_t *cards, size_t n, uint32_t seats, uint32_t *first);
+ * round deals the same cards) and *first a seat in [0, seats) from the same stream, then
+ * committed per card (deck_deal_per_card(), code as in tk_deal_shuffle_per_card(); the nonce is
+ * fresh at every table, so each table's leaves differ): its replay opens a player's own cards
+ * while the deal may still be in play elsewhere (docs/fairness.md "Duplicate deals"). The Deals
+ * and Snapshots carry deck_scheme 2; the record has deck_scheme and deck_codes. 0, -ENOENT (no
+ * duplicate deal in play), -EINVAL (also code NULL) or -EIO. */
+int tk_deal_shuffle_dup(tk_table_t *t, uint8_t *cards, size_t n, uint32_t seats, uint32_t *first,
+                        uint8_t (*code)(uint8_t));
 
 /* Inside snapshot(): the game's state message for the Snapshot being built. 0 or -EINVAL. */
 int tk_snapshot_state(tk_table_t *t, const ProtobufCMessage *state);

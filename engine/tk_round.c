@@ -44,18 +44,25 @@ int tk_deal_shuffle_per_card(tk_table_t *t, uint8_t *cards, size_t n, uint8_t (*
     return tk_deal_done(t, n, rc);
 }
 
-int tk_deal_shuffle_dup(tk_table_t *t, uint8_t *cards, size_t n, uint32_t seats, uint32_t *first)
+int tk_deal_shuffle_dup(tk_table_t *t, uint8_t *cards, size_t n, uint32_t seats, uint32_t *first,
+                        uint8_t (*code)(uint8_t))
 {
     tk_tour_match_t m;
     if (tk_tour_match(t, &m) != 0 || m.seed[0] == '\0')
         return -ENOENT;
-    if (n > DECK_MAX_CARDS)
+    if (n > DECK_MAX_CARDS || code == NULL)
         return -EINVAL;
     /* The key: the round's seed and the deal's number in it (docs/fairness.md "Duplicate
      * deals"). */
     char key[64];
     int len = snprintf(key, sizeof key, "croupier-dup:%s:%" PRIu64, m.seed, m.deal);
-    return tk_deal_done(t, n, deck_deal_keyed(&t->deal, cards, n, key, (size_t)len, seats, first));
+    int rc = deck_deal_keyed(&t->deal, cards, n, key, (size_t)len, seats, first);
+    /* Per card, so that a player's replay can open his own hand while another table may still
+     * be playing the same cards; the nonce is this table's own (docs/fairness.md "Duplicate
+     * deals"). Before the first Deal. */
+    if (rc == 0)
+        deck_deal_per_card(&t->deal, code);
+    return tk_deal_done(t, n, rc);
 }
 
 static int tk_deal_done(tk_table_t *t, size_t n, int rc)
@@ -90,6 +97,11 @@ static int tk_deal_done(tk_table_t *t, size_t n, int rc)
 const uint8_t *tk_deal_commitment(const tk_table_t *t)
 {
     return t->dealt ? t->deal.commitment : NULL;
+}
+
+int tk_deal_scheme(const tk_table_t *t)
+{
+    return t->dealt ? t->deal.scheme : 0;
 }
 
 void tk_history_card(tk_table_t *t, int seat, uint8_t card)

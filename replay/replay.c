@@ -243,6 +243,38 @@ static int rp_shoes(Croupier__Replay *r, const json_t *rec, const uint8_t *code,
     return 0;
 }
 
+/*
+ * The shedding games' deal (games/traditional/shed_game.c game_start, what
+ * shed_game_deal_order() deals): the deck one card at a time to seats 0, 1, ... in turn, `hand`
+ * cards each, whatever the button; what is left (Dou Dizhu's three bottom cards) stays with the
+ * table. Their hands are shown as sets, in the game's order, not in the order dealt
+ * (docs/fairness.md "Where each card was dealt").
+ */
+typedef struct {
+    const char *game;
+    int seats, hand, deck;
+} rp_shed_t;
+
+static const rp_shed_t rp_shed_rows[] = {
+    {"doudizhu", 3, 17, 54},
+    {"runfast", 3, 16, 48},
+    {"bigtwo", 4, 13, 52},
+    {"guandan", 4, 27, 108},
+};
+
+static const rp_shed_t *rp_shed(const char *game)
+{
+    for (size_t i = 0; game != NULL && i < sizeof rp_shed_rows / sizeof rp_shed_rows[0]; i++)
+        if (strcmp(rp_shed_rows[i].game, game) == 0)
+            return &rp_shed_rows[i];
+    return NULL;
+}
+
+bool replay_deal_as_set(const char *game)
+{
+    return rp_shed(game) != NULL;
+}
+
 /* Marks the first position of codes[0..n) holding card and not yet marked; false if none. */
 static bool rp_open_card(const uint8_t *codes, size_t n, bool *open, uint8_t card)
 {
@@ -288,11 +320,37 @@ static int rp_openings(Croupier__Replay *r, const json_t *rec, const uint8_t *ta
     r->deck_leaves = (ProtobufCBinaryData){(size_t)n * DECK_LEAF_LEN, leaves};
     bool open[DECK_MAX_CARDS] = {false};
     size_t nopen = 0;
-    for (size_t i = 0; i < r->n_seats; i++)
-        for (size_t k = 0; r->seats[i]->has_cards && k < r->seats[i]->cards.len; k++)
-            nopen += rp_open_card(codes, (size_t)n, open, r->seats[i]->cards.data[k]);
-    for (size_t k = 0; k < ntable; k++)
-        nopen += rp_open_card(codes, (size_t)n, open, table[k]);
+    if (replay_deal_as_set(r->game)) {
+        /* A shedding game's hand is a set: each card opens at one of the positions the deal
+         * gave that seat (Guandan's two decks hold every card twice, at two seats perhaps). */
+        uint32_t seats[RP_MAX_SEATS];
+        for (size_t i = 0; i < r->n_seats; i++)
+            seats[i] = r->seats[i]->seat;
+        for (size_t i = 0; i <= r->n_seats; i++) {
+            int seat = i < r->n_seats ? (int)seats[i] : -1;
+            const uint8_t *cards = i < r->n_seats ? r->seats[i]->cards.data : table;
+            size_t ncards = i < r->n_seats ? (r->seats[i]->has_cards ? r->seats[i]->cards.len : 0)
+                                           : ntable;
+            for (size_t c = 0; c < ncards; c++) {
+                for (size_t k = 0;; k++) {
+                    int pos = replay_deal_position(r->game, -1, seats, r->n_seats, seat, k);
+                    if (pos < 0 || pos >= n)
+                        break;
+                    if (!open[pos] && codes[pos] == cards[c]) {
+                        open[pos] = true;
+                        nopen++;
+                        break;
+                    }
+                }
+            }
+        }
+    } else {
+        for (size_t i = 0; i < r->n_seats; i++)
+            for (size_t k = 0; r->seats[i]->has_cards && k < r->seats[i]->cards.len; k++)
+                nopen += rp_open_card(codes, (size_t)n, open, r->seats[i]->cards.data[k]);
+        for (size_t k = 0; k < ntable; k++)
+            nopen += rp_open_card(codes, (size_t)n, open, table[k]);
+    }
     r->openings = xcalloc(nopen ? nopen : 1, sizeof *r->openings);
     for (size_t i = 0; i < (size_t)n; i++) {
         if (!open[i])
@@ -626,6 +684,24 @@ fail:
 int replay_deal_position(const char *game, int button, const uint32_t *seats, size_t nseats,
                          int seat, size_t k)
 {
+    const rp_shed_t *sh = rp_shed(game);
+    if (sh != NULL) {
+        /* Seats 0 .. seats-1, each dealt in; one card each in turn from seat 0 (the button plays
+         * no part), then the table's. */
+        bool dealt = false;
+        if (nseats != (size_t)sh->seats)
+            return -1;
+        for (size_t i = 0; i < nseats; i++) {
+            if (seats[i] >= (uint32_t)sh->seats)
+                return -1;
+            dealt = dealt || (int)seats[i] == seat;
+        }
+        if (seat < 0)
+            return k < (size_t)(sh->deck - sh->hand * sh->seats)
+                       ? sh->hand * sh->seats + (int)k
+                       : -1;
+        return dealt && k < (size_t)sh->hand ? (int)k * sh->seats + seat : -1;
+    }
     if (game == NULL || button < 0 || nseats == 0)
         return -1;
     bool holdem = strcmp(game, "holdem") == 0;
@@ -664,6 +740,27 @@ static const Croupier__ReplayCardOpening *rp_opening_at(const Croupier__Replay *
     return NULL;
 }
 
+/*
+ * A shedding game's card shown at seat (-1: the table): the first of the positions the deal gave
+ * that seat whose opening holds card and that no other shown card took (used[]), marked; or -1.
+ * The hand is a set, so its cards match its positions as a multiset (docs/fairness.md "Where
+ * each card was dealt").
+ */
+static int rp_set_position(const Croupier__Replay *r, const uint32_t *seats, size_t nseats,
+                           int seat, uint8_t card, bool *used)
+{
+    for (size_t k = 0;; k++) {
+        int pos = replay_deal_position(r->game, -1, seats, nseats, seat, k);
+        if (pos < 0 || pos >= DECK_MAX_CARDS)
+            return -1;
+        const Croupier__ReplayCardOpening *o = rp_opening_at(r, (size_t)pos);
+        if (!used[pos] && o != NULL && o->card == card) {
+            used[pos] = true;
+            return pos;
+        }
+    }
+}
+
 int replay_check_cards(const Croupier__Replay *r, const uint8_t *commitment, char *err,
                        size_t errlen)
 {
@@ -674,14 +771,16 @@ int replay_check_cards(const Croupier__Replay *r, const uint8_t *commitment, cha
     if (n == 0 || n > DECK_MAX_CARDS || r->deck_leaves.len % DECK_LEAF_LEN != 0)
         return rp_fail(err, errlen, "deck_leaves: %zu bytes, not 1 to %d leaves of %d",
                        r->deck_leaves.len, DECK_MAX_CARDS, DECK_LEAF_LEN);
-    if (!r->has_button_seat)
+    /* The shedding games deal from seat 0 whatever the button, and show hands as sets. */
+    bool as_set = replay_deal_as_set(r->game);
+    if (!r->has_button_seat && !as_set)
         return rp_fail(err, errlen, "no button: the dealing order is unknown");
+    int button = r->has_button_seat ? (int)r->button_seat : -1;
     uint32_t seats[RP_MAX_SEATS];
     size_t nseats = 0;
     for (size_t i = 0; i < r->n_seats && nseats < RP_MAX_SEATS; i++)
         seats[nseats++] = r->seats[i]->seat;
-    if (nseats == 0 ||
-        replay_deal_position(r->game, (int)r->button_seat, seats, nseats, (int)seats[0], 0) < 0)
+    if (nseats == 0 || replay_deal_position(r->game, button, seats, nseats, (int)seats[0], 0) < 0)
         return rp_fail(err, errlen, "%s: no dealing rule known", r->game ? r->game : "no game");
 
     uint8_t got[DECK_COMMIT_LEN];
@@ -715,11 +814,14 @@ int replay_check_cards(const Croupier__Replay *r, const uint8_t *commitment, cha
     }
     /* Every card shown is opened where the dealing rule puts it, and nothing else is. */
     size_t matched = 0;
+    bool used[DECK_MAX_CARDS] = {false};
     for (size_t i = 0; i < r->n_seats; i++) {
         const Croupier__ReplaySeat *s = r->seats[i];
         for (size_t k = 0; s->has_cards && k < s->cards.len; k++) {
-            int pos =
-                replay_deal_position(r->game, (int)r->button_seat, seats, nseats, (int)s->seat, k);
+            int pos = as_set ? rp_set_position(r, seats, nseats, (int)s->seat, s->cards.data[k],
+                                               used)
+                             : replay_deal_position(r->game, button, seats, nseats, (int)s->seat,
+                                                    k);
             const Croupier__ReplayCardOpening *o = pos >= 0 ? rp_opening_at(r, (size_t)pos) : NULL;
             if (o == NULL || o->card != s->cards.data[k]) {
                 rp_fail(err, errlen, "seat %u's card %zu (code %u) is not opened at position %d",
@@ -735,7 +837,8 @@ int replay_check_cards(const Croupier__Replay *r, const uint8_t *commitment, cha
         if (e->kind != CROUPIER__REPLAY_EVENT_KIND__REPLAY_DEAL || e->has_seat || !e->has_cards)
             continue;
         for (size_t k = 0; k < e->cards.len; k++, b++) {
-            int pos = replay_deal_position(r->game, (int)r->button_seat, seats, nseats, -1, b);
+            int pos = as_set ? rp_set_position(r, seats, nseats, -1, e->cards.data[k], used)
+                             : replay_deal_position(r->game, button, seats, nseats, -1, b);
             const Croupier__ReplayCardOpening *o = pos >= 0 ? rp_opening_at(r, (size_t)pos) : NULL;
             if (o == NULL || o->card != e->cards.data[k]) {
                 rp_fail(err, errlen, "board card %zu (code %u) is not opened at position %d", b,

@@ -68,18 +68,29 @@ Croupier__Replay *replay_build(const json_t *rec, uint64_t viewer, char *err, si
  * hold'em), in a round whose button is `button` and whose seats dealt in are seats[0..nseats)
  * (any order). Hold'em: one card at a time from the button's left, twice round, then a burn
  * before the flop's three cards, the turn and the river; Zha Jin Hua: one card at a time from
- * the button's left, three times round. Returns the position, or -1 (a game without the rule,
- * a seat not dealt in, k past the cards it gets).
+ * the button's left, three times round; the shedding games: replay_deal_as_set() (the button
+ * ignored; the seats must be the game's 0 .. seats-1). Returns the position, or -1 (a game
+ * without the rule, a seat not dealt in, k past the cards it gets).
  */
 int replay_deal_position(const char *game, int button, const uint32_t *seats, size_t nseats,
                          int seat, size_t k);
+/*
+ * Whether the game shows a seat's cards as a set (in the game's order, not the order dealt): the
+ * shedding games (Dou Dizhu, Run Fast, Big Two, Guandan). replay_deal_position() then gives the
+ * positions of a seat's k-th card dealt (seat s of k seats: k-th card at position k * seats + s,
+ * the button playing no part; the table's cards after every hand), and a seat's shown cards must
+ * be the cards at those positions as a multiset. Such a game's per-card deal is a match hall's
+ * duplicate deal (docs/fairness.md "Duplicate deals").
+ */
+bool replay_deal_as_set(const char *game);
 
 /*
  * A player's check of a replay under the per-card commitment (Replay.deck_scheme 2; what the
  * SDK's verifyDealCards() does): the leaves give deck_commitment (and `commitment`, the one the
  * player's Deals carried, when not NULL); every opening matches its leaf; every card the replay
  * shows (the seats' cards, the board) is opened at the position the game's dealing rule gives
- * it, with that card; and nothing else is opened. Returns 0 (the cards check), -EBADMSG (a
+ * it, with that card (a shedding game's hand, a set: at the positions the deal gave that seat,
+ * as a multiset); and nothing else is opened. Returns 0 (the cards check), -EBADMSG (a
  * mismatch: the reason in err) or -EINVAL (not a per-card replay, no button, a game without a
  * dealing rule; the reason in err).
  */

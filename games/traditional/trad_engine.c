@@ -419,6 +419,9 @@ static void trad_set_commitment(tk_table_t *t, Croupier__Deal *d)
     d->has_deck_commitment = cm != NULL;
     d->deck_commitment.data = (uint8_t *)cm;
     d->deck_commitment.len = cm != NULL ? DECK_COMMIT_LEN : 0;
+    /* A duplicate deal is committed per card (docs/fairness.md "Duplicate deals"). */
+    d->has_deck_scheme = tk_deal_scheme(t) == DECK_SCHEME_CARDS;
+    d->deck_scheme = d->has_deck_scheme ? DECK_SCHEME_CARDS : 0;
 }
 
 /* Deal{seat, cards, count} seen by everyone (the landlord's bottom cards). */
@@ -738,7 +741,8 @@ static int trad_round_start(tk_table_t *t, void *gp)
         int n = shed_game_deck(x->g, deck);
         uint32_t first;
         /* A duplicate Swiss round: every table deals the same cards and first seat. */
-        int rc = tk_deal_shuffle_dup(t, deck, (size_t)n, (uint32_t)x->seats, &first);
+        int rc = tk_deal_shuffle_dup(t, deck, (size_t)n, (uint32_t)x->seats, &first,
+                                     trad_card_to_wire);
         if (rc == -ENOENT) {
             rc = tk_deal_shuffle(t, deck, (size_t)n);
             if (rc == 0 && deck_uniform((uint32_t)x->seats, &first) != 0)

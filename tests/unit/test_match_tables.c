@@ -24,8 +24,10 @@
 #include <hiredis/hiredis.h>
 #include <jansson.h>
 
+#include "deck.h"
 #include "match.h"
 #include "match_json.h"
+#include "replay.h"
 #include "support.h"
 #include "testenv.h"
 #include "tour_payout.h"
@@ -433,7 +435,10 @@ END_TEST
 /*
  * A duplicate Swiss (docs/rules/match-halls.md "Duplicate", docs/fairness.md "Duplicate deals"):
  * deal k of a round is dealt the same cards at both tables (the deck in the hand histories), and
- * every (round, deal) has its own cards; each deal's record names the round's seed.
+ * every (round, deal) has its own cards; each deal's record names the round's seed. Each deal is
+ * committed per card with its table's own nonce (the two tables' commitments differ), and each
+ * player's replay of it opens his 27 cards, each at one of his seat's dealing positions, and
+ * passes replay_check_cards() against the record's commitment; a share code's opens nothing.
  */
 START_TEST(test_match_tables_duplicate_swiss_deals_the_same_cards)
 {
@@ -448,6 +453,7 @@ START_TEST(test_match_tables_duplicate_swiss_deals_the_same_cards)
     ck_assert(r != NULL && r->type == REDIS_REPLY_ARRAY);
     char decks[3][3][2][2 * 108 + 1]; /* [round][deal][table] */
     int seen[3][3] = {{0}};
+    char commits[3][3][2][2 * DECK_COMMIT_LEN + 1];
     for (size_t i = 0; i < r->elements; i++) {
         const redisReply *f = r->element[i]->element[1];
         json_t *rec = NULL;
@@ -467,6 +473,41 @@ START_TEST(test_match_tables_duplicate_swiss_deals_the_same_cards)
         const char *deck = json_string_value(json_object_get(rec, "deck"));
         ck_assert(deck != NULL && strlen(deck) == 2 * 108);
         ck_assert_int_lt(seen[rd][dl], 2);
+        /* Per card: the codes' leaves under the nonce give the commitment. */
+        ck_assert_int_eq(json_integer_value(json_object_get(rec, "deck_scheme")), 2);
+        uint8_t codes[DECK_MAX_CARDS], nonce[DECK_NONCE_LEN], commit[DECK_COMMIT_LEN],
+            got[DECK_COMMIT_LEN];
+        ck_assert_int_eq(deck_unhex(json_string_value(json_object_get(rec, "deck_codes")), codes,
+                                    sizeof codes),
+                         108);
+        ck_assert_int_eq(deck_unhex(json_string_value(json_object_get(rec, "deck_nonce")), nonce,
+                                    sizeof nonce),
+                         DECK_NONCE_LEN);
+        const char *chex = json_string_value(json_object_get(rec, "deck_commitment"));
+        ck_assert_int_eq(deck_unhex(chex, commit, sizeof commit), DECK_COMMIT_LEN);
+        deck_commitment_cards(codes, 108, nonce, got);
+        ck_assert_mem_eq(got, commit, DECK_COMMIT_LEN);
+        snprintf(commits[rd][dl][seen[rd][dl]], sizeof commits[0][0][0], "%s", chex);
+        /* Each player's own check of his replay (replay_build() for him, as GetReplay). */
+        size_t si;
+        const json_t *seat;
+        json_array_foreach(json_object_get(rec, "seats"), si, seat)
+        {
+            uint64_t player = strtoull(json_string_value(json_object_get(seat, "player")), NULL, 10);
+            int me = (int)json_integer_value(json_object_get(seat, "seat"));
+            char err[200] = "";
+            Croupier__Replay *rp = replay_build(rec, player, err, sizeof err);
+            ck_assert_msg(rp != NULL, "%s", err);
+            ck_assert_uint_eq(rp->n_openings, 27);
+            for (size_t o = 0; o < rp->n_openings; o++)
+                ck_assert_int_eq((int)(rp->openings[o]->position % 4), me);
+            ck_assert_msg(replay_check_cards(rp, commit, err, sizeof err) == 0, "%s", err);
+            croupier__replay__free_unpacked(rp, NULL);
+        }
+        Croupier__Replay *rp = replay_build(rec, 0, NULL, 0); /* a share code's */
+        ck_assert_ptr_nonnull(rp);
+        ck_assert_uint_eq(rp->n_openings, 0);
+        croupier__replay__free_unpacked(rp, NULL);
         snprintf(decks[rd][dl][seen[rd][dl]++], sizeof decks[0][0][0], "%s", deck);
         json_decref(rec);
     }
@@ -475,6 +516,7 @@ START_TEST(test_match_tables_duplicate_swiss_deals_the_same_cards)
         for (int dl = 1; dl <= 2; dl++) {
             ck_assert_int_eq(seen[rd][dl], 2); /* both tables played it */
             ck_assert_str_eq(decks[rd][dl][0], decks[rd][dl][1]);
+            ck_assert_str_ne(commits[rd][dl][0], commits[rd][dl][1]); /* each table's nonce */
         }
     ck_assert_str_ne(decks[1][1][0], decks[1][2][0]);
     ck_assert_str_ne(decks[1][1][0], decks[2][1][0]);

@@ -271,6 +271,22 @@ START_TEST(test_replay_deal_positions_follow_each_games_dealing_rule)
     ck_assert_int_eq(replay_deal_position("zhajinhua", 3, seats, 4, 3, 2), 11);
     ck_assert_int_eq(replay_deal_position("zhajinhua", 3, seats, 4, -1, 0), -1);
     ck_assert_int_eq(replay_deal_position("doudizhu", 3, seats, 4, 3, 0), -1);
+    /* The shedding games: from seat 0 one card at a time whatever the button, the table's
+     * cards last; hands shown as sets. */
+    uint32_t three[3] = {2, 0, 1}, four[4] = {0, 1, 2, 3};
+    ck_assert(replay_deal_as_set("doudizhu") && replay_deal_as_set("guandan"));
+    ck_assert(!replay_deal_as_set("holdem") && !replay_deal_as_set("blackjack"));
+    ck_assert_int_eq(replay_deal_position("doudizhu", -1, three, 3, 1, 0), 1);
+    ck_assert_int_eq(replay_deal_position("doudizhu", 2, three, 3, 1, 16), 49);
+    ck_assert_int_eq(replay_deal_position("doudizhu", 2, three, 3, 1, 17), -1);
+    ck_assert_int_eq(replay_deal_position("doudizhu", 2, three, 3, -1, 0), 51);
+    ck_assert_int_eq(replay_deal_position("doudizhu", 2, three, 3, -1, 2), 53);
+    ck_assert_int_eq(replay_deal_position("doudizhu", 2, three, 3, -1, 3), -1);
+    ck_assert_int_eq(replay_deal_position("runfast", 0, three, 3, 2, 15), 47);
+    ck_assert_int_eq(replay_deal_position("runfast", 0, three, 3, -1, 0), -1);
+    ck_assert_int_eq(replay_deal_position("guandan", 0, four, 4, 3, 26), 107);
+    ck_assert_int_eq(replay_deal_position("bigtwo", 0, four, 4, 2, 12), 50);
+    ck_assert_int_eq(replay_deal_position("guandan", 0, three, 3, 0, 0), -1); /* 3 seats */
 }
 END_TEST
 
@@ -332,6 +348,199 @@ START_TEST(test_replay_duplicate_deal_shows_only_ones_own)
     ck_assert_str_eq(r->policy, "all");
     ck_assert(r->seats[1]->has_cards);
     croupier__replay__free_unpacked(r, NULL);
+    json_decref(rec);
+}
+END_TEST
+
+/* A wire code as the record's text ("3c", "Xb"). */
+static void card_text(uint8_t code, char out[3])
+{
+    static const char ranks[] = "??23456789TJQKAX";
+    out[0] = ranks[code >> 2];
+    out[1] = code >> 2 == 15 ? "br"[code & 1] : "cdhs"[code & 3];
+    out[2] = '\0';
+}
+
+/*
+ * A duplicate deal of a match hall under the per-card commitment (docs/fairness.md "Duplicate
+ * deals"): `game` with `nseats` seats of `hand` cards from the codes deck[0..n), dealt as the
+ * shedding games deal (position k * nseats + s to seat s, the rest to the table). Each hand is
+ * recorded as a set in code order, the table's cards first, as the engine records them.
+ */
+static json_t *dup_rec(const char *game, int nseats, int hand, const uint8_t *deck, size_t n)
+{
+    json_t *rec = json_pack("{s:s,s:s,s:s,s:[],s:[],s:[],s:[],s:s,s:i,s:{s:i,s:s,s:i}}", "round",
+                            "traditional:1:1:9:3", "game", game, "engine", "traditional",
+                            "seats", "cards", "actions", "results", "outcome", "completed",
+                            "button", 1, "match", "id", 5, "seed", "1234567", "deal", 2);
+    ck_assert_ptr_nonnull(rec);
+    for (int s = -1; s < nseats; s++) {
+        if (s >= 0)
+            json_array_append_new(json_object_get(rec, "seats"),
+                                  json_pack("{s:i,s:s,s:i}", "seat", s, "player",
+                                            s == 0 ? "700" : s == 1 ? "701" : s == 2 ? "702"
+                                                                                     : "703",
+                                            "stack", 100));
+        for (int code = 0; code < 256; code++)
+            for (size_t i = 0; i < n; i++) {
+                bool at = s < 0 ? i >= (size_t)(hand * nseats) : i < (size_t)(hand * nseats) &&
+                                                                     (int)(i % nseats) == s;
+                if (at && deck[i] == code) {
+                    char t[3];
+                    card_text((uint8_t)code, t);
+                    json_array_append_new(json_object_get(rec, "cards"),
+                                          json_pack("{s:i,s:s}", "seat", s, "card", t));
+                }
+            }
+    }
+    uint8_t nonce[DECK_NONCE_LEN], commit[DECK_COMMIT_LEN];
+    for (int i = 0; i < DECK_NONCE_LEN; i++)
+        nonce[i] = (uint8_t)(0x40 + i);
+    deck_commitment_cards(deck, n, nonce, commit);
+    char hex[2 * DECK_MAX_CARDS + 1];
+    deck_hex(deck, n, hex);
+    json_object_set_new(rec, "deck_codes", json_string(hex));
+    json_object_set_new(rec, "deck", json_string(hex));
+    json_object_set_new(rec, "deck_scheme", json_integer(2));
+    deck_hex(nonce, DECK_NONCE_LEN, hex);
+    json_object_set_new(rec, "deck_nonce", json_string(hex));
+    deck_hex(commit, DECK_COMMIT_LEN, hex);
+    json_object_set_new(rec, "deck_commitment", json_string(hex));
+    return rec;
+}
+
+/* Dou Dizhu's 54 wire codes (3..A and 2 of each suit, the two jokers), shuffled by a fixed
+ * step so that no hand is dealt in code order. */
+static size_t ddz_deck(uint8_t *deck)
+{
+    uint8_t codes[54];
+    size_t n = 0;
+    for (int r = 2; r <= 14; r++)
+        for (int s = 0; s < 4; s++)
+            codes[n++] = (uint8_t)(r << 2 | s);
+    codes[n++] = 60;
+    codes[n++] = 61;
+    for (size_t i = 0; i < 54; i++)
+        deck[i] = codes[(i * 23 + 5) % 54];
+    return 54;
+}
+
+/*
+ * A duplicate Dou Dizhu deal (docs/fairness.md "Duplicate deals", docs/replays.md): the
+ * player's replay has every leaf and opens his 17 cards, each at one of his seat's dealing
+ * positions, and the bottom the replay shows, and nothing of the other seats; a share code's
+ * opens the bottom only; a changed card, leaf, commitment, a hand claimed at another seat's
+ * positions, and an extra opening are refused.
+ */
+START_TEST(test_replay_duplicate_deal_opens_the_players_hand_per_card)
+{
+    uint8_t deck[54];
+    size_t n = ddz_deck(deck);
+    json_t *rec = dup_rec("doudizhu", 3, 17, deck, n);
+    char err[200];
+    Croupier__Replay *r = build_rec(rec, 701);
+    ck_assert_str_eq(r->policy, "own");
+    ck_assert_ptr_null(r->deck);
+    ck_assert(r->has_deck_scheme && r->deck_scheme == 2);
+    ck_assert_uint_eq(r->deck_leaves.len, 54 * DECK_LEAF_LEN);
+    ck_assert_uint_eq(r->n_openings, 17 + 3);
+    for (size_t i = 0; i < r->n_openings; i++) {
+        uint32_t p = r->openings[i]->position;
+        ck_assert_msg(p >= 51 || p % 3 == 1, "position %u is another seat's", p);
+        ck_assert_uint_eq(r->openings[i]->card, deck[p]);
+    }
+    for (size_t i = 0; i < r->n_seats; i++)
+        ck_assert_int_eq(r->seats[i]->has_cards, r->seats[i]->seat == 1);
+    ck_assert_msg(replay_check_cards(r, r->deck_commitment.data, err, sizeof err) == 0, "%s", err);
+
+    /* A changed card; a changed leaf; another commitment. */
+    Croupier__ReplaySeat *mine = r->seats[1];
+    mine->cards.data[4] ^= 1;
+    ck_assert_int_eq(replay_check_cards(r, NULL, err, sizeof err), -EBADMSG);
+    mine->cards.data[4] ^= 1;
+    r->deck_leaves.data[33 * DECK_LEAF_LEN] ^= 1;
+    ck_assert_int_eq(replay_check_cards(r, NULL, err, sizeof err), -EBADMSG);
+    r->deck_leaves.data[33 * DECK_LEAF_LEN] ^= 1;
+    uint8_t other[DECK_COMMIT_LEN] = {0};
+    ck_assert_int_eq(replay_check_cards(r, other, err, sizeof err), -EBADMSG);
+    ck_assert_int_eq(replay_check_cards(r, NULL, err, sizeof err), 0);
+
+    /* The hand claimed at seat 0's positions: every opening matches its leaf (the nonces are
+     * the record's), but the deal gave those cards to seat 0. */
+    uint8_t nonce[DECK_NONCE_LEN];
+    ck_assert_int_eq(deck_unhex(json_string_value(json_object_get(rec, "deck_nonce")), nonce,
+                                sizeof nonce),
+                     DECK_NONCE_LEN);
+    size_t k = 0;
+    for (size_t i = 0; i < r->n_openings; i++) {
+        Croupier__ReplayCardOpening *o = r->openings[i];
+        if (o->position >= 51)
+            continue;
+        o->position -= 1; /* seat 0's */
+        o->card = deck[o->position];
+        deck_card_nonce(nonce, o->position, o->nonce.data);
+        mine->cards.data[k++] = (uint8_t)o->card;
+    }
+    ck_assert_uint_eq(k, 17);
+    ck_assert_int_eq(replay_check_cards(r, NULL, err, sizeof err), -EBADMSG);
+    ck_assert_ptr_nonnull(strstr(err, "seat 1's card"));
+    croupier__replay__free_unpacked(r, NULL);
+
+    /* An extra opening: seat 0's first card, with its true nonce. */
+    r = build_rec(rec, 701);
+    r->openings = realloc(r->openings, (r->n_openings + 1) * sizeof *r->openings);
+    Croupier__ReplayCardOpening *x = calloc(1, sizeof *x);
+    croupier__replay_card_opening__init(x);
+    x->position = 0;
+    x->card = deck[0];
+    x->nonce.len = DECK_NONCE_LEN;
+    x->nonce.data = malloc(DECK_NONCE_LEN);
+    deck_card_nonce(nonce, 0, x->nonce.data);
+    r->openings[r->n_openings++] = x;
+    ck_assert_int_eq(replay_check_cards(r, NULL, err, sizeof err), -EBADMSG);
+    ck_assert_ptr_nonnull(strstr(err, "does not show"));
+    croupier__replay__free_unpacked(r, NULL);
+
+    /* A share code: nobody's hand, the bottom the replay shows, opened. */
+    r = build_rec(rec, 0);
+    ck_assert_uint_eq(r->n_openings, 3);
+    for (size_t i = 0; i < r->n_seats; i++)
+        ck_assert(!r->seats[i]->has_cards);
+    ck_assert_msg(replay_check_cards(r, NULL, err, sizeof err) == 0, "%s", err);
+    croupier__replay__free_unpacked(r, NULL);
+    json_decref(rec);
+}
+END_TEST
+
+/*
+ * Guandan's two decks hold every card twice: each copy opens at its own seat's position. Here
+ * the deck is in pairs (positions 2i and 2i + 1 hold the same card, dealt to two seats), so the
+ * first position holding a card is often another seat's.
+ */
+START_TEST(test_replay_duplicate_guandan_opens_each_copy_at_its_own_seat)
+{
+    uint8_t deck[108];
+    size_t n = 0;
+    for (int r = 2; r <= 14; r++)
+        for (int s = 0; s < 4; s++) {
+            deck[n++] = (uint8_t)(r << 2 | s);
+            deck[n++] = (uint8_t)(r << 2 | s);
+        }
+    for (int j = 60; j <= 61; j++) {
+        deck[n++] = (uint8_t)j;
+        deck[n++] = (uint8_t)j;
+    }
+    ck_assert_uint_eq(n, 108);
+    json_t *rec = dup_rec("guandan", 4, 27, deck, n);
+    char err[200];
+    for (uint64_t viewer = 700; viewer <= 703; viewer++) {
+        Croupier__Replay *r = build_rec(rec, viewer);
+        ck_assert_uint_eq(r->n_openings, 27);
+        for (size_t i = 0; i < r->n_openings; i++)
+            ck_assert_uint_eq(r->openings[i]->position % 4, viewer - 700);
+        ck_assert_msg(replay_check_cards(r, NULL, err, sizeof err) == 0, "%s", err);
+        croupier__replay__free_unpacked(r, NULL);
+    }
     json_decref(rec);
 }
 END_TEST
@@ -523,6 +732,8 @@ static Suite *replay_suite(void)
     tcase_add_test(tc, test_replay_deal_positions_follow_each_games_dealing_rule);
     tcase_add_test(tc, test_replay_doudizhu_shows_every_hand_and_the_deck);
     tcase_add_test(tc, test_replay_duplicate_deal_shows_only_ones_own);
+    tcase_add_test(tc, test_replay_duplicate_deal_opens_the_players_hand_per_card);
+    tcase_add_test(tc, test_replay_duplicate_guandan_opens_each_copy_at_its_own_seat);
     tcase_add_test(tc, test_replay_voided_round_and_unknown_game);
     tcase_add_test(tc, test_replay_blackjack_carries_its_shoes_and_the_retired_one);
     tcase_add_test(tc, test_replay_refuses_what_is_no_round);

@@ -145,6 +145,9 @@ static int rules_verify_record_cards(const json_t *rec, const char *path)
     const json_t *bt = json_object_get(json_is_object(tour) ? tour : rec, "button");
     int button = json_is_integer(bt) ? (int)json_integer_value(bt) : -1;
     size_t per[256] = {0}, board = 0, checked = 0;
+    /* The shedding games record each hand as a set (replay_deal_as_set()): a card is the
+     * committed card at one of the positions the deal gave its seat, each position once. */
+    bool as_set = replay_deal_as_set(game), used[DECK_MAX_CARDS] = {false};
     json_array_foreach(json_object_get(rec, "cards"), i, v)
     {
         json_int_t s = json_integer_value(json_object_get(v, "seat"));
@@ -155,6 +158,25 @@ static int rules_verify_record_cards(const json_t *rec, const char *path)
         }
         size_t k = s < 0 ? board++ : per[s]++;
         int pos = replay_deal_position(game, button, seats, nseats, (int)s, k);
+        for (size_t j = 0; as_set && pos >= 0; j++) {
+            /* The first free position of the seat holding the card (else the k-th: a mismatch). */
+            int p = replay_deal_position(game, button, seats, nseats, (int)s, j);
+            if (p < 0)
+                break;
+            if (p < n && !used[p] && codes[p] == code) {
+                pos = p;
+                break;
+            }
+        }
+        if (as_set && pos >= 0 && pos < n) {
+            if (used[pos]) {
+                printf("MISMATCH: cards[%zu] (seat %d, %s) is not among the committed cards of "
+                       "its seat's dealing positions\n",
+                       i, (int)s, json_string_value(json_object_get(v, "card")));
+                return 1;
+            }
+            used[pos] = true;
+        }
         if (pos < 0) {
             fprintf(stderr,
                     "croupier-rules verify-deal: %s: cards[%zu]: %s has no dealing position for "
