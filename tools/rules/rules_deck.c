@@ -291,7 +291,7 @@ static int rules_verify_replay(const char *path, const char *chex)
     for (size_t i = 0; i < r->n_openings; i++) {
         uint8_t code = (uint8_t)r->openings[i]->card;
         printf(" %u=%c%c", r->openings[i]->position, "??23456789TJQKAX"[code >> 2 & 15],
-               "cdhs"[code & 3]);
+               (code >> 2) == 15 ? "br??"[code & 3] : "cdhs"[code & 3]); /* jokers Xb, Xr */
     }
     printf("\n");
     croupier__replay__free_unpacked(r, NULL);

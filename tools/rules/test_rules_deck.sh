@@ -55,6 +55,44 @@ sed "s/$V2/$C/" "$T/zjh.json" | "$R" verify-deal --record - >/dev/null; [ $? -eq
 "$R" replay --record "$T/zjh.json" --viewer 0 | "$R" verify-deal --replay - "$V2" >/dev/null || fail "a share code's replay does not check"
 printf 'junk' | "$R" verify-deal --replay - 2>/dev/null; [ $? -eq 2 ] || fail "junk accepted as a replay"
 
+# A match hall's duplicate deal under the per-card commitment (docs/fairness.md "Duplicate
+# deals"): the codes 08..3b 3c 3d (the 52 cards, then the two jokers) under the nonce 00..1f as a
+# duplicate Dou Dizhu deal (its match has a seed). The shedding games deal one card at a time
+# from seat 0 (seat s at s, s+3, ..., s+48) and the bottom last (51..53: As Xb Xr); the record
+# keeps each hand as a set, here in reverse dealing order. Its commitment, computed by Python's
+# hmac and hashlib: D2.
+D2=3d1f03828bfe665e2ee086ac90bb1a8a6d337270bb45e6ee7413e292a8ae2267
+H0="Ac Kd Qh Js Jc Td 9h 8s 8c 7d 6h 5s 5c 4d 3h 2s 2c"
+H1="Ad Kh Qs Qc Jd Th 9s 9c 8d 7h 6s 6c 5d 4h 3s 3c 2d"
+H2="Ah Ks Kc Qd Jh Ts Tc 9d 8h 7s 7c 6d 5h 4s 4c 3d 2h"
+dcards() { # $1 $2 $3: the hands of seats 0 1 2
+    out=; for c in As Xb Xr; do out="$out$(zc -1 "$c"),"; done
+    s=0; for h in "$1" "$2" "$3"; do for c in $h; do out="$out$(zc "$s" "$c"),"; done; s=$((s + 1)); done
+    echo "${out%,}"
+}
+drec() { # $1 $2 $3: the hands
+    printf '{"round":"traditional:1:1:1:1","game":"doudizhu","engine":"traditional","ts":1,"button":2,'
+    printf '"match":{"id":7,"stage":1,"round":1,"deal":1,"seed":"99"},'
+    printf '"seats":[{"seat":0,"player":"1001","stack":100},{"seat":1,"player":"1002","stack":100},'
+    printf '{"seat":2,"player":"1003","stack":100}],"cards":[%s],"actions":[],' "$(dcards "$1" "$2" "$3")"
+    printf '"results":[{"seat":0,"delta":0},{"seat":1,"delta":0},{"seat":2,"delta":0}],"outcome":"completed",'
+    printf '"rake":0,"deck_scheme":2,"deck_commitment":"%s","deck":"%s3c3d","deck_codes":"%s3c3d","deck_nonce":"%s"}' \
+        "$D2" "$CODES" "$CODES" "$NONCE"
+}
+drec "$H0" "$H1" "$H2" > "$T/dup.json"
+"$R" verify-deal --record "$T/dup.json" | grep -q '^ok:.* 54 recorded cards' ||
+    fail "duplicate per-card record not verified: $("$R" verify-deal --record "$T/dup.json")"
+# Seat 0's 2c and seat 1's 2d swapped: each is a committed card, at the other seat's position.
+drec "$(echo "$H0" | sed 's/2c/2d/')" "$(echo "$H1" | sed 's/2d/2c/')" "$H2" | "$R" verify-deal --record - >/dev/null
+[ $? -eq 1 ] || fail "a duplicate record with a card at another seat's position verified"
+# The player of seat 1: his 17 cards and the bottom opened (positions 1 4 ... 49, 51 52 53).
+"$R" replay --record "$T/dup.json" --viewer 1002 > "$T/dup.replay" || fail "no duplicate replay"
+"$R" verify-deal --replay "$T/dup.replay" "$D2" | grep -q '^ok:.* 20 cards opened.* 1=2d 4=3c .* 49=Ad 51=As 52=Xb 53=Xr$' ||
+    fail "the duplicate replay does not check: $("$R" verify-deal --replay "$T/dup.replay" "$D2")"
+"$R" verify-deal --replay "$T/dup.replay" "$V2" >/dev/null; [ $? -eq 1 ] || fail "a duplicate replay checked against another commitment"
+"$R" replay --record "$T/dup.json" --viewer 0 | "$R" verify-deal --replay - "$D2" | grep -q '^ok:.* 3 cards opened' ||
+    fail "a share code's duplicate replay opens more than the bottom"
+
 # verify-shoe: blackjack's shoe commitment (tag croupier-shoe-v1; known answer of
 # docs/fairness.md) opened by the record that retired it, each round's cards at its positions.
 S=33abbb89a33ffb5d1f839e18f64274990a5286b60ddef9b949b92eab0be741ca
