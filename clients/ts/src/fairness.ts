@@ -128,12 +128,28 @@ export async function verifyRecord(record: DeckRecord, expected?: Bytes | string
     const seats = (record.seats ?? []).map((s) => s.seat);
     const button = record.tournament?.button ?? record.button ?? -1;
     const per = new Map<number, number>();
+    const used = new Set<number>();
     for (const c of record.cards ?? []) {
         const k = per.get(c.seat) ?? 0;
         per.set(c.seat, k + 1);
-        const pos = dealPosition(record.game, button, seats, c.seat < 0 ? -1 : c.seat, k);
+        const seat = c.seat < 0 ? -1 : c.seat;
+        let pos = dealPosition(record.game, button, seats, seat, k);
         if (pos < 0)
             throw new TypeError(`record: ${record.game} gives no dealing position for seat ${c.seat}'s card ${k}`);
+        if (dealtAsSet(record.game)) {
+            /* A shedding game records each hand as a set: the card is at one of its seat's
+             * positions, each position once. */
+            for (let j = 0; ; j++) {
+                const p = dealPosition(record.game, button, seats, seat, j);
+                if (p < 0)
+                    return false;
+                if (!used.has(p) && p < codes.length && codes[p] === cardCode(c.card)) {
+                    pos = p;
+                    break;
+                }
+            }
+            used.add(pos);
+        }
         if (pos >= codes.length || codes[pos] !== cardCode(c.card))
             return false;
     }
@@ -144,6 +160,8 @@ export async function verifyRecord(record: DeckRecord, expected?: Bytes | string
 function cardCode(text: string | undefined): number {
     if (text === undefined || text.length !== 2)
         return -1;
+    if (text === "Xb" || text === "Xr")
+        return (15 << 2) | (text === "Xr" ? 1 : 0); /* the jokers (docs/protocol.md "Cards") */
     const r = "23456789TJQKA".indexOf(text[0]), u = "cdhs".indexOf(text[1]);
     return r < 0 || u < 0 ? -1 : ((r + 2) << 2) | u;
 }
@@ -360,15 +378,44 @@ export async function leavesCommitment(leaves: Bytes | string): Promise<Uint8Arr
     return new Uint8Array(await subtle().digest("SHA-256", msg));
 }
 
+/* The shedding games' deal (docs/fairness.md "Where each card was dealt"): seats, cards a hand,
+ * cards in the deck. Their hands are shown as sets (in the game's order, not as dealt), so a
+ * seat's cards match its positions as a multiset. Only a match hall's duplicate deal is per card
+ * (docs/fairness.md "Duplicate deals"). */
+const SHED_DEALS: Record<string, { seats: number; hand: number; deck: number }> = {
+    doudizhu: { seats: 3, hand: 17, deck: 54 },
+    runfast: { seats: 3, hand: 16, deck: 48 },
+    bigtwo: { seats: 4, hand: 13, deck: 52 },
+    guandan: { seats: 4, hand: 27, deck: 108 },
+};
+
+/** Whether the game shows a seat's cards as a set (the shedding games): `dealPosition()` gives
+ * the positions of its k-th card dealt, which its shown cards fill in any order. */
+export function dealtAsSet(game: string): boolean {
+    return Object.hasOwn(SHED_DEALS, game);
+}
+
 /**
  * The deck position of a card under the game's dealing rule (docs/fairness.md "Where each card
  * was dealt"): the k-th card (from 0) of `seat`, or of the board (`seat` -1, hold'em), in a
  * round whose button is `button` and whose seats dealt in are `seats`. Hold'em: one card at a
  * time from the button's left, twice round, then burn, flop (3), burn, turn, burn, river; Zha Jin
- * Hua: one card at a time from the button's left, three times round. -1: no such card, or a game
- * without the rule.
+ * Hua: one card at a time from the button's left, three times round; the shedding games (Dou
+ * Dizhu, Run Fast, Big Two, Guandan): one card at a time from seat 0 whatever the button, the k-th
+ * card of seat s at k × seats + s, the table's after every hand (`dealtAsSet()`). -1: no such
+ * card, or a game without the rule.
  */
 export function dealPosition(game: string, button: number, seats: number[], seat: number, k: number): number {
+    const shed = SHED_DEALS[game];
+    if (shed !== undefined) {
+        /* From seat 0, one card at a time round the seats 0 .. seats-1 (the button plays no
+         * part), then the table's cards (Dou Dizhu's bottom). */
+        if (seats.length !== shed.seats || seats.some((s) => s < 0 || s >= shed.seats) || k < 0)
+            return -1;
+        if (seat < 0)
+            return k < shed.deck - shed.hand * shed.seats ? shed.hand * shed.seats + k : -1;
+        return seats.includes(seat) && k < shed.hand ? k * shed.seats + seat : -1;
+    }
     const holdem = game === "holdem";
     if ((!holdem && game !== "zhajinhua") || button < 0 || seats.length === 0)
         return -1;
@@ -425,10 +472,11 @@ export async function verifyDealCards(replay: CardsReplay, commitment?: Bytes | 
     if (!has(replay, "deckScheme") || Number(replay.deckScheme) !== 2 || !has(replay, "deckLeaves") ||
         !has(replay, "deckCommitment"))
         throw new TypeError("replay: not a round under the per-card commitment (deckScheme 2)");
-    if (!has(replay, "buttonSeat"))
-        throw new TypeError("replay: no button seat, the dealing order is unknown");
     const game = String(replay.game ?? "");
-    const button = Number(replay.buttonSeat);
+    const asSet = dealtAsSet(game);
+    if (!has(replay, "buttonSeat") && !asSet)
+        throw new TypeError("replay: no button seat, the dealing order is unknown");
+    const button = has(replay, "buttonSeat") ? Number(replay.buttonSeat) : -1;
     const seats = (replay.seats ?? []).map((s) => Number(s.seat ?? 0));
     if (dealPosition(game, button, seats, seats[0] ?? 0, 0) < 0)
         throw new TypeError(`replay: no dealing rule known for '${game}'`);
@@ -450,8 +498,22 @@ export async function verifyDealCards(replay: CardsReplay, commitment?: Bytes | 
             return { ...verdict, problem: `position ${pos}: card ${card} with its nonce does not give its leaf` };
         opened.set(pos, card);
     }
+    const used = new Set<number>();
+    /* A shedding game's hand is a set: the first of the seat's positions opened with that card
+     * and not taken by another shown card. */
+    const setPosition = (seat: number, card: number): number => {
+        for (let j = 0; ; j++) {
+            const p = dealPosition(game, button, seats, seat, j);
+            if (p < 0)
+                return -1;
+            if (!used.has(p) && opened.get(p) === card) {
+                used.add(p);
+                return p;
+            }
+        }
+    };
     const expect = (seat: number, k: number, card: number): string | undefined => {
-        const pos = dealPosition(game, button, seats, seat, k);
+        const pos = asSet ? setPosition(seat, card) : dealPosition(game, button, seats, seat, k);
         if (pos < 0 || opened.get(pos) !== card)
             return `${seat < 0 ? "board" : `seat ${seat}'s`} card ${k} (code ${card}) is not opened at position ${pos}`;
         verdict.checked.push({ position: pos, card, seat });

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 
-import { cardLeaf, croupier, dealPosition, deckCardLeaves, deckCommitment, leavesCommitment, shoeCommitment, shoeRecordFromReplay, verifyDeal, verifyDealCards, verifyRecord, verifyShoe } from "../src/index.js";
+import { cardLeaf, croupier, dealPosition, dealtAsSet, deckCardLeaves, deckCommitment, leavesCommitment, shoeCommitment, shoeRecordFromReplay, verifyDeal, verifyDealCards, verifyRecord, verifyShoe } from "../src/index.js";
 import type { ShoeRecord } from "../src/index.js";
 import { build } from "./rig.js";
 
@@ -201,6 +201,100 @@ test("the per-card commitment: its known answer, and the SDK's leaves and root a
     assert.deepEqual([0, 1, 2, 3, 4].map((k) => dealPosition("holdem", 3, [1, 3, 4, 7], -1, k)), [9, 10, 11, 13, 15]);
     assert.equal(dealPosition("zhajinhua", 3, [1, 3, 4, 7], 3, 2), 11);
     assert.equal(dealPosition("doudizhu", 3, [1, 3, 4, 7], 3, 0), -1);
+    /* the shedding games: from seat 0 whatever the button, the table's cards last; as sets */
+    assert.equal(dealtAsSet("guandan"), true);
+    assert.equal(dealtAsSet("holdem"), false);
+    assert.deepEqual([0, 16].map((k) => dealPosition("doudizhu", 2, [2, 0, 1], 1, k)), [1, 49]);
+    assert.deepEqual([0, 2, 3].map((k) => dealPosition("doudizhu", -1, [0, 1, 2], -1, k)), [51, 53, -1]);
+    assert.equal(dealPosition("guandan", 0, [0, 1, 2, 3], 3, 26), 107);
+    assert.equal(dealPosition("guandan", 0, [0, 1, 2], 0, 0), -1);
+});
+
+test("a duplicate Dou Dizhu deal: verifyDealCards, verifyRecord and croupier-rules agree; a card at another seat's position, a changed card or leaf fails", async () => {
+    /* docs/fairness.md "Duplicate deals": the codes 08..3b then the jokers 3c 3d under the nonce
+     * 00..1f; seat s is dealt positions s, s+3, ..., s+48, the bottom 51..53. Each hand is
+     * recorded as a set, here in reverse dealing order. */
+    const codes = Uint8Array.from([...Array.from({ length: 52 }, (_, i) => 8 + i), 60, 61]);
+    const nonce = Uint8Array.from({ length: 32 }, (_, i) => i);
+    const commitment = createHash("sha256").update("croupier-deck-v2").update(Buffer.from([0, 54]))
+        .update(referenceLeaves(codes, nonce)).digest("hex");
+    assert.equal(commitment, "3d1f03828bfe665e2ee086ac90bb1a8a6d337270bb45e6ee7413e292a8ae2267");
+    const text = (c: number) => c >> 2 === 15 ? (c & 1 ? "Xr" : "Xb") : "23456789TJQKA"[(c >> 2) - 2] + "cdhs"[c & 3];
+    const hand = (s: number) => Array.from({ length: 17 }, (_, k) => codes[k * 3 + s]).reverse();
+    const cards = [
+        ...[51, 52, 53].map((p) => ({ seat: -1, card: text(codes[p]) })),
+        ...[0, 1, 2].flatMap((seat) => hand(seat).map((c) => ({ seat, card: text(c) }))),
+    ];
+    const rec = {
+        round: "traditional:1:1:1:1", game: "doudizhu", engine: "traditional", ts: 1, button: 2,
+        match: { id: 7, stage: 1, round: 1, deal: 1, seed: "99" },
+        seats: [0, 1, 2].map((seat) => ({ seat, player: String(1001 + seat), stack: 100 })),
+        cards, actions: [], results: [0, 1, 2].map((seat) => ({ seat, delta: 0 })),
+        outcome: "completed", rake: 0, deck_scheme: 2, deck_commitment: commitment,
+        deck: hex(codes), deck_codes: hex(codes), deck_nonce: hex(nonce),
+    };
+    const dir = mkdtempSync(join(tmpdir(), "dup-"));
+    try {
+        const file = join(dir, "record.json");
+        writeFileSync(file, JSON.stringify(rec));
+        assert.equal(await verifyRecord(rec, commitment), true);
+        assert.equal(spawnSync(rules, ["verify-deal", "--record", file], { encoding: "utf8" }).status, 0);
+        /* seat 0's 2c and seat 1's 2d swapped: committed cards, at the other seat's positions */
+        const swapped = structuredClone(rec);
+        const a = swapped.cards.find((c) => c.card === "2c")!, b = swapped.cards.find((c) => c.card === "2d")!;
+        [a.card, b.card] = [b.card, a.card];
+        assert.equal(await verifyRecord(swapped), false);
+        writeFileSync(join(dir, "swapped.json"), JSON.stringify(swapped));
+        assert.equal(spawnSync(rules, ["verify-deal", "--record", join(dir, "swapped.json")], { encoding: "utf8" }).status, 1);
+
+        const bin = join(dir, "replay.bin");
+        const check = (r: croupier.Replay) => {
+            writeFileSync(bin, croupier.Replay.encode(r).finish());
+            return spawnSync(rules, ["verify-deal", "--replay", bin, commitment], { encoding: "utf8" }).status;
+        };
+        const replay = () => croupier.Replay.decode(execFileSync(rules, ["replay", "--record", file, "--viewer", "1002"]));
+        const r = replay();
+        assert.equal(r.policy, "own");
+        assert.equal(r.deckScheme, 2);
+        assert.deepEqual(r.openings.map((o) => o.position),
+            [...Array.from({ length: 17 }, (_, k) => 3 * k + 1), 51, 52, 53]);
+        const v = await verifyDealCards(r, commitment);
+        assert.equal(v.ok, true, v.problem);
+        assert.equal(v.checked.length, 20);
+        assert.equal(check(r), 0);
+        /* a changed card */
+        const card = replay();
+        (card.seats.find((s) => s.seat === 1)!.cards as Uint8Array)[3] ^= 1;
+        assert.match((await verifyDealCards(card, commitment)).problem ?? "", /seat 1's card/);
+        assert.equal(check(card), 1);
+        /* a changed leaf */
+        const leaf = replay();
+        leaf.deckLeaves[32 * 4] ^= 1;
+        assert.match((await verifyDealCards(leaf, commitment)).problem ?? "", /leaves do not give/);
+        assert.equal(check(leaf), 1);
+        /* the hand claimed at seat 0's positions, every opening true to its leaf */
+        const pos = replay();
+        const mine = pos.seats.find((s) => s.seat === 1)!.cards as Uint8Array;
+        let k = 0;
+        for (const o of pos.openings) {
+            if (o.position >= 51)
+                continue;
+            o.position -= 1;
+            o.card = codes[o.position];
+            o.nonce = cardNonce(nonce, o.position);
+            mine[k++] = o.card;
+        }
+        assert.equal((await verifyDealCards(pos, commitment)).ok, false);
+        assert.match((await verifyDealCards(pos, commitment)).problem ?? "", /seat 1's card/);
+        assert.equal(check(pos), 1);
+        /* a share code's view: the bottom opened, nobody's hand */
+        const code = croupier.Replay.decode(execFileSync(rules, ["replay", "--record", file, "--viewer", "0"]));
+        assert.equal(code.openings.length, 3);
+        assert.equal((await verifyDealCards(code, commitment)).ok, true);
+        assert.equal(check(code), 0);
+    } finally {
+        rmSync(dir, { recursive: true, force: true });
+    }
 });
 
 test("verifyDealCards and croupier-rules verify-deal --replay agree on a player's replay; a changed card, leaf or position fails", async () => {
