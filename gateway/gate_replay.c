@@ -84,6 +84,9 @@ typedef struct {
      * tried in turn (replay_read_cb) until one holds the round. */
     char cands[REPLAY_GAME_CANDS][40];
     int ncands, icand;
+    /* A blackjack replay built and waiting for its table's shoe retirement record
+     * (replay_send). */
+    Croupier__Replay *built;
 } replay_op_t;
 
 /* The asker's connection if it is still the one that asked, else NULL (op freed). */
@@ -91,6 +94,7 @@ static gate_conn_t *replay_conn(replay_op_t *op)
 {
     gate_conn_t *c = gate_conn_get(op->g, op->conn_id);
     if (c == NULL || c->closing || c->session != op->session || op->g->destroying) {
+        croupier__replay__free_unpacked(op->built, NULL);
         free(op->copy);
         free(op);
         return NULL;
@@ -100,6 +104,7 @@ static gate_conn_t *replay_conn(replay_op_t *op)
 
 static void replay_done(replay_op_t *op)
 {
+    croupier__replay__free_unpacked(op->built, NULL);
     free(op->copy);
     free(op);
 }
@@ -117,8 +122,17 @@ static bool replay_game_valid(const char *s)
     return true;
 }
 
-/* Sends the replay of rec built for the asker. */
-static void replay_send(gate_conn_t *c, replay_op_t *op, const json_t *rec)
+static void replay_answer(gate_conn_t *c, replay_op_t *op, Croupier__Replay *r);
+static void replay_table_cb(rconn_t *rc, redisReply *reply, void *arg);
+
+/*
+ * Sends the replay of rec built for the asker. A blackjack round dealt from a shoe it did not
+ * retire first reads its table's record (replay_table_record_id(): the round id with round
+ * number 0, through its seen key like a round), whose shoe retirement, if the table closed
+ * between rounds since, opens that shoe (replay_add_shoe_reveals(), docs/fairness.md "Blackjack's
+ * shoes"). Returns true when that read is in flight: op then belongs to replay_table_cb.
+ */
+static bool replay_send(gate_conn_t *c, replay_op_t *op, const json_t *rec)
 {
     char why[200] = "";
     Croupier__Replay *r = replay_build(rec, op->player, why, sizeof why);
@@ -126,8 +140,50 @@ static void replay_send(gate_conn_t *c, replay_op_t *op, const json_t *rec)
         log_emit(LOG_WARN, "replay_unreadable", "{s:s,s:s}", "round", op->round, "why", why);
         gate_conn_error(c, op->rid, CROUPIER__ERROR_CODE__NO_SUCH_ROUND,
                         "the round's hand history cannot be replayed");
-        return;
+        return false;
     }
+    char table[MONEY_ID_MAX + 1];
+    if (replay_wants_shoe_reveal(r) && replay_game_valid(r->game) &&
+        replay_table_record_id(r->round_id, table, sizeof table) == 0 && c->g->rc != NULL) {
+        if (replay_script_read == NULL)
+            replay_script_read = rconn_script_create(replay_read_lua);
+        char seen[320], stream[128], ht[160];
+        snprintf(seen, sizeof seen, "%s:seen:%s", keytag_history(ht, sizeof ht, r->game), table);
+        money_key_stream(r->game, stream, sizeof stream);
+        const char *argv[] = {seen, stream};
+        op->built = r;
+        if (rconn_eval(c->g->rc, replay_script_read, replay_table_cb, op, 2, 2, argv, NULL) == 0)
+            return true;
+        op->built = NULL; /* not read: the replay as it is */
+    }
+    replay_answer(c, op, r);
+    return false;
+}
+
+/* The table's record read for a blackjack replay (replay_send): its shoe reveals added when it
+ * has any; anything else (none, trimmed, Redis away) leaves the replay as built. */
+static void replay_table_cb(rconn_t *rc, redisReply *reply, void *arg)
+{
+    (void)rc;
+    replay_op_t *op = arg;
+    gate_conn_t *c = replay_conn(op);
+    if (c == NULL)
+        return;
+    Croupier__Replay *r = op->built;
+    op->built = NULL;
+    json_t *rec = reply != NULL && reply->type == REDIS_REPLY_STRING
+                      ? json_loadb(reply->str, reply->len, 0, NULL)
+                      : NULL;
+    if (json_is_object(rec) && json_is_string(json_object_get(rec, "record")))
+        replay_add_shoe_reveals(r, rec);
+    json_decref(rec);
+    replay_answer(c, op, r);
+    replay_done(op);
+}
+
+/* Sends r to the asker and frees it. */
+static void replay_answer(gate_conn_t *c, replay_op_t *op, Croupier__Replay *r)
+{
     Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
     sm.has_request_id = true;
     sm.request_id = op->rid;
@@ -254,7 +310,10 @@ static void replay_read_cb(rconn_t *rc, redisReply *reply, void *arg)
                  c->g->cfg.watch_replay_delay_s);
         gate_conn_error_retriable(c, op->rid, CROUPIER__ERROR_CODE__UNAVAILABLE, false, why);
     } else if (op->kind == REPLAY_GET_ROUND) {
-        replay_send(c, op, rec);
+        if (replay_send(c, op, rec)) {
+            json_decref(rec);
+            return; /* the table's record is read first */
+        }
     } else {
         char by[24];
         snprintf(by, sizeof by, "%" PRIu64, op->player);
@@ -299,7 +358,10 @@ static void replay_code_cb(rconn_t *rc, redisReply *reply, void *arg)
     } else {
         snprintf(op->round, sizeof op->round, "%s",
                  json_string_value(json_object_get(rec, "round")));
-        replay_send(c, op, rec);
+        if (replay_send(c, op, rec)) {
+            json_decref(copy);
+            return; /* the table's record is read first */
+        }
     }
     json_decref(copy);
     replay_done(op);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "deck.h"
 #include "frame.h"
@@ -273,6 +274,80 @@ static const rp_shed_t *rp_shed(const char *game)
 bool replay_deal_as_set(const char *game)
 {
     return rp_shed(game) != NULL;
+}
+
+int replay_table_record_id(const char *round_id, char *out, size_t outlen)
+{
+    /* service:slot:epoch:desk:seq -> service:slot:epoch:desk:0 */
+    const char *last = round_id != NULL ? strrchr(round_id, ':') : NULL;
+    int colons = 0;
+    for (const char *p = round_id; p != NULL && *p != '\0'; p++)
+        colons += *p == ':';
+    if (last == NULL || colons != 4 || last[1] == '\0' || strspn(last + 1, "0123456789") !=
+                                                              strlen(last + 1) ||
+        strtoull(last + 1, NULL, 10) == 0)
+        return -EINVAL;
+    size_t head = (size_t)(last - round_id) + 1;
+    if (head + 2 > outlen)
+        return -EINVAL;
+    memcpy(out, round_id, head);
+    out[head] = '0';
+    out[head + 1] = '\0';
+    return 0;
+}
+
+/* The reveal of shoe number `shoe` with `commitment` among r's, or NULL. */
+static const Croupier__ReplayShoeReveal *rp_reveal_of(const Croupier__Replay *r, uint32_t shoe,
+                                                      const char *commitment)
+{
+    for (size_t i = 0; i < r->n_shoe_reveal; i++)
+        if (r->shoe_reveal[i]->shoe == shoe &&
+            strcasecmp(r->shoe_reveal[i]->commitment, commitment) == 0)
+            return r->shoe_reveal[i];
+    return NULL;
+}
+
+bool replay_wants_shoe_reveal(const Croupier__Replay *r)
+{
+    for (size_t i = 0; r != NULL && i < r->n_shoes; i++)
+        if (rp_reveal_of(r, r->shoes[i]->shoe, r->shoes[i]->commitment) == NULL)
+            return true;
+    return false;
+}
+
+int replay_add_shoe_reveals(Croupier__Replay *r, const json_t *later)
+{
+    const json_t *reveal = json_object_get(later, "shoe_reveal");
+    int added = 0;
+    for (size_t i = 0; i < json_array_size(reveal); i++) {
+        const json_t *v = json_array_get(reveal, i);
+        int64_t shoe = rp_int(v, "shoe", -1), dealt = rp_int(v, "dealt", -1);
+        const char *commit = rp_hexstr(v, "commitment", 64), *nonce = rp_hexstr(v, "nonce", 64),
+                   *deck = rp_hexstr(v, "deck", 0);
+        if (shoe < 0 || shoe > UINT32_MAX || commit == NULL || nonce == NULL || deck == NULL ||
+            dealt > UINT32_MAX || rp_reveal_of(r, (uint32_t)shoe, commit) != NULL)
+            continue;
+        bool dealt_from = false;
+        for (size_t k = 0; k < r->n_shoes; k++)
+            dealt_from = dealt_from || (r->shoes[k]->shoe == (uint32_t)shoe &&
+                                        strcasecmp(r->shoes[k]->commitment, commit) == 0);
+        if (!dealt_from)
+            continue;
+        Croupier__ReplayShoeReveal *rv = xcalloc(1, sizeof *rv);
+        croupier__replay_shoe_reveal__init(rv);
+        rv->shoe = (uint32_t)shoe;
+        rv->commitment = xstrdup(commit);
+        rv->deck = xstrdup(deck);
+        rv->nonce = xstrdup(nonce);
+        if (dealt >= 0) {
+            rv->has_dealt = true;
+            rv->dealt = (uint32_t)dealt;
+        }
+        r->shoe_reveal = xrealloc(r->shoe_reveal, (r->n_shoe_reveal + 1) * sizeof *r->shoe_reveal);
+        r->shoe_reveal[r->n_shoe_reveal++] = rv;
+        added++;
+    }
+    return added;
 }
 
 /* Marks the first position of codes[0..n) holding card and not yet marked; false if none. */

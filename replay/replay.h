@@ -63,6 +63,29 @@ bool replay_is_round(const json_t *rec);
 Croupier__Replay *replay_build(const json_t *rec, uint64_t viewer, char *err, size_t errlen);
 
 /*
+ * Blackjack (docs/fairness.md "Blackjack's shoes"): the id of the table record of the table that
+ * dealt round_id on its server -- the round id with round number 0, service:slot:epoch:desk:0
+ * (docs/hand-history.md "Table records") -- into out (outlen bytes). Its seen key finds the
+ * table's shoe retirement record as a round's seen key finds the round. 0, or -EINVAL (not a
+ * round id of five fields, a round number 0, or out too small).
+ */
+int replay_table_record_id(const char *round_id, char *out, size_t outlen);
+
+/* Whether r (a built replay) dealt from a shoe it does not reveal: a later record may. */
+bool replay_wants_shoe_reveal(const Croupier__Replay *r);
+
+/*
+ * Adds to r, a blackjack round's replay, the reveals of `later` -- the shoe retirement record
+ * of the round's table (replay_table_record_id(); any record with a `shoe_reveal`) -- of the
+ * shoes r dealt from and does not reveal yet: the same shoe number and commitment. A retired
+ * shoe deals no more, so its order is no secret to any viewer of a round dealt from it; this is
+ * how a shoe retired by a table that closed between rounds reaches the players
+ * (docs/replays.md, the SDK's shoeRecordFromReplay() + verifyShoe()). Entries that are not a
+ * shoe's reveal are skipped. Returns the number added (0: none fits).
+ */
+int replay_add_shoe_reveals(Croupier__Replay *r, const json_t *later);
+
+/*
  * The deck position of a card under the game's dealing rule (docs/fairness.md "Where each card
  * was dealt"): the k-th card (from 0) of seat `seat`, or the k-th card of the board (seat -1,
  * hold'em), in a round whose button is `button` and whose seats dealt in are seats[0..nseats)

@@ -648,6 +648,73 @@ START_TEST(test_replay_blackjack_carries_its_shoes_and_the_retired_one)
 }
 END_TEST
 
+/*
+ * A shoe retired by a table that closed between rounds (docs/fairness.md "Blackjack's shoes"):
+ * its reveal is in the table's shoe retirement record, whose id is the round's with round
+ * number 0; the replay of a round dealt from that shoe takes the reveal from it -- only of a
+ * shoe the round dealt from (the same number and commitment) and not revealed yet, once.
+ */
+START_TEST(test_replay_blackjack_takes_the_shoe_its_table_retired_between_rounds)
+{
+    char id[64];
+    ck_assert_int_eq(replay_table_record_id("persistent:1:1:4294967297:9", id, sizeof id), 0);
+    ck_assert_str_eq(id, "persistent:1:1:4294967297:0");
+    ck_assert_int_eq(replay_table_record_id("persistent:1:1:4294967297:9", id, 28), 0);
+    ck_assert_int_eq(replay_table_record_id("persistent:1:1:4294967297:9", id, 27), -EINVAL);
+    const char *bad[] = {"persistent:1:1:4294967297:0", "persistent:1:1:9", "a:b:c:d:9x",
+                         "a:b:c:d:e:9", "a:b:c:d:", NULL};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        ck_assert_int_eq(replay_table_record_id(bad[i], id, sizeof id), -EINVAL);
+
+    /* The round dealt from shoe 4 (it retired it) and shoe 5 (still in use then). */
+    Croupier__Replay *r = build(bj_rec, 7);
+    ck_assert(replay_wants_shoe_reveal(r));
+    json_t *table = json_loads(
+        "{\"round\":\"persistent:1:1:4294967297:0\",\"game\":\"blackjack\",\"record\":"
+        "\"shoe_retirement\",\"seats\":[],\"cards\":[],\"actions\":[],\"results\":[],"
+        "\"shoe_reveal\":["
+        "{\"shoe\":4,\"commitment\":\"" BJ_C4 "\",\"deck\":\"0203\",\"nonce\":\"" BJ_NONCE "\"},"
+        "{\"shoe\":6,\"commitment\":\"" BJ_C5 "\",\"deck\":\"0203\",\"nonce\":\"" BJ_NONCE "\"},"
+        "{\"shoe\":5,\"commitment\":\"" BJ_C4 "\",\"deck\":\"0203\",\"nonce\":\"" BJ_NONCE "\"},"
+        "{\"shoe\":5,\"commitment\":\"" BJ_C5 "\",\"deck\":\"02\",\"nonce\":\"ab\"},"
+        "{\"shoe\":5,\"commitment\":\"" BJ_C5 "\",\"deck\":\"0a0b0c\",\"nonce\":\"" BJ_NONCE "\","
+        "\"dealt\":40}]}",
+        0, NULL);
+    ck_assert_ptr_nonnull(table);
+    ck_assert_int_eq(replay_add_shoe_reveals(r, table), 1);
+    ck_assert_uint_eq(r->n_shoe_reveal, 2);
+    const Croupier__ReplayShoeReveal *rv = r->shoe_reveal[1];
+    ck_assert_uint_eq(rv->shoe, 5);
+    ck_assert_str_eq(rv->commitment, BJ_C5);
+    ck_assert_str_eq(rv->deck, "0a0b0c");
+    ck_assert(rv->has_dealt);
+    ck_assert_uint_eq(rv->dealt, 40);
+    ck_assert_str_eq(r->shoe_reveal[0]->deck, "00010203"); /* the round's own, kept */
+    ck_assert(!replay_wants_shoe_reveal(r));
+    ck_assert_int_eq(replay_add_shoe_reveals(r, table), 0); /* once */
+    ck_assert_uint_eq(r->n_shoe_reveal, 2);
+    /* Through the wire: the reveal survives packing (what the gateway sends). */
+    size_t len = croupier__replay__get_packed_size(r);
+    uint8_t *buf = malloc(len);
+    croupier__replay__pack(r, buf);
+    Croupier__Replay *back = croupier__replay__unpack(NULL, len, buf);
+    ck_assert_ptr_nonnull(back);
+    ck_assert_uint_eq(back->n_shoe_reveal, 2);
+    croupier__replay__free_unpacked(back, NULL);
+    free(buf);
+    croupier__replay__free_unpacked(r, NULL);
+    /* Another game's replay takes nothing: it has no shoes. */
+    json_t *rec = json_loads(bj_rec, 0, NULL);
+    json_object_set_new(rec, "game", json_string("doudizhu"));
+    r = build_rec(rec, 7);
+    ck_assert(!replay_wants_shoe_reveal(r));
+    ck_assert_int_eq(replay_add_shoe_reveals(r, table), 0);
+    croupier__replay__free_unpacked(r, NULL);
+    json_decref(rec);
+    json_decref(table);
+}
+END_TEST
+
 START_TEST(test_replay_refuses_what_is_no_round)
 {
     const char *bad[] = {
@@ -736,6 +803,7 @@ static Suite *replay_suite(void)
     tcase_add_test(tc, test_replay_duplicate_guandan_opens_each_copy_at_its_own_seat);
     tcase_add_test(tc, test_replay_voided_round_and_unknown_game);
     tcase_add_test(tc, test_replay_blackjack_carries_its_shoes_and_the_retired_one);
+    tcase_add_test(tc, test_replay_blackjack_takes_the_shoe_its_table_retired_between_rounds);
     tcase_add_test(tc, test_replay_refuses_what_is_no_round);
     tcase_add_test(tc, test_replay_survives_every_field_of_the_wrong_type);
     suite_add_tcase(s, tc);
