@@ -811,6 +811,63 @@ static void check_retirement(env_t *e, json_t *recs, size_t at, const uint8_t *c
     }
     ck_assert_int_eq(ids, 1); /* written once */
     ck_assert_int_eq(covered, dealt);
+
+    /* The player's own check (docs/fairness.md "Who can open it"): his replay of each round
+     * finds the table's record as the gateway does -- the id replay_table_record_id() gives,
+     * its seen key, its stream entry -- and carries the retired shoe from it
+     * (replay_add_shoe_reveals()), which opens the commitment of his Deals and holds every card
+     * of the round at its position. */
+    int replayed = 0;
+    json_array_foreach(recs, i, rec)
+    {
+        const char *r = json_string_value(json_object_get(rec, "round"));
+        if (i == at || json_array_size(json_object_get(rec, "shoes")) == 0)
+            continue;
+        char tid[160], err[200] = "";
+        ck_assert_int_eq(replay_table_record_id(r, tid, sizeof tid), 0);
+        ck_assert_str_eq(tid, rid);
+        char *sid = ts_redis_cmd(e->rig.redis, "GET {croupier:history:blackjack}:seen:%s", tid);
+        ck_assert_ptr_nonnull(sid);
+        sid[strcspn(sid, "\n")] = '\0';
+        char *entry = ts_redis_cmd(e->rig.redis,
+                                   "XRANGE {croupier:history:blackjack}:stream %s %s", sid, sid);
+        ck_assert_ptr_nonnull(entry);
+        char *data = strchr(entry, '{');
+        ck_assert_ptr_nonnull(data);
+        data[strcspn(data, "\n")] = '\0';
+        json_t *table = json_loads(data, 0, NULL);
+        ck_assert_ptr_nonnull(table);
+        free(entry);
+        free(sid);
+        uint64_t player = strtoull(
+            json_string_value(json_object_get(json_array_get(json_object_get(rec, "seats"), 0),
+                                              "player")),
+            NULL, 10);
+        Croupier__Replay *rp = replay_build(rec, player, err, sizeof err);
+        ck_assert_msg(rp != NULL, "replay_build: %s", err);
+        ck_assert_uint_eq(rp->n_shoe_reveal, 0); /* no round retired it */
+        ck_assert(replay_wants_shoe_reveal(rp));
+        ck_assert_int_eq(replay_add_shoe_reveals(rp, table), 1);
+        const Croupier__ReplayShoeReveal *rv = rp->shoe_reveal[0];
+        ck_assert_uint_eq(rv->shoe, 1);
+        ck_assert(rv->has_dealt && rv->dealt == (uint32_t)dealt);
+        uint8_t rdeck[DECK_MAX_CARDS], rn[DECK_NONCE_LEN], rc[DECK_COMMIT_LEN];
+        ck_assert_int_eq(deck_unhex(rv->deck, rdeck, sizeof rdeck), 52);
+        ck_assert_int_eq(deck_unhex(rv->nonce, rn, sizeof rn), DECK_NONCE_LEN);
+        deck_commitment_tagged(DECK_SHOE_TAG, rdeck, 52, rn, rc);
+        ck_assert(memcmp(rc, commit, DECK_COMMIT_LEN) == 0);
+        ck_assert_uint_eq(rp->n_shoes, 1);
+        const Croupier__ReplayShoe *rs = rp->shoes[0];
+        for (size_t k = 0; k < rs->cards.len; k++) {
+            unsigned w = rs->cards.data[k], rank = w >> 2;
+            int bj = (int)(w & 3) * 13 + (rank == 14 ? 0 : (int)rank - 1);
+            ck_assert_int_eq(bj, rdeck[rs->first + k]);
+        }
+        croupier__replay__free_unpacked(rp, NULL);
+        json_decref(table);
+        replayed++;
+    }
+    ck_assert_int_ge(replayed, 1);
     char *seen = ts_redis_cmd(e->rig.redis, "EXISTS {croupier:history:blackjack}:seen:%s", rid);
     ck_assert_str_eq(seen, "1");
     free(seen);

@@ -290,9 +290,10 @@ function wireCardText(code: number): string {
  * from it in order (`Replay.shoes`), and, in the round that retired a shoe, its order and
  * nonce (`Replay.shoeReveal`). So a player checks a shoe from the replays of its rounds, which
  * `getReplay()` gives him:
- * `verifyShoe(commitment, replays.map(shoeRecordFromReplay))`. A table closed between rounds
- * reveals its shoe in a table record, which no replay carries (docs/fairness.md "Who can open
- * it").
+ * `verifyShoe(commitment, replays.map(shoeRecordFromReplay))`. A shoe retired by a table that
+ * closed between rounds is revealed in the table's shoe retirement record; the gateway adds that
+ * reveal to the replays of the shoe's rounds read after it was written (docs/fairness.md "Who can
+ * open it").
  */
 export function shoeRecordFromReplay(replay: ShoeReplay): ShoeRecord {
     const cards: { seat: number; card: string }[] = [];

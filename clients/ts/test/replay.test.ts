@@ -2,7 +2,8 @@
 // docs/replays.md): two players play a hand, each replays it by round id and sees his own
 // cards; a share code made by one replays for a third player, who is refused by round id; an
 // unknown code and a malformed id are refused with their codes. Blackjack: a player checks a
-// shoe from the replays of its rounds against the commitment and cards of his Deals
+// shoe from the replays of its rounds against the commitment and cards of his Deals, and the
+// shoe his table retired when it closed between rounds from the same replays
 // (docs/fairness.md "Who can open it").
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
@@ -111,9 +112,11 @@ test("a hand replayed by its players, shared by code, refused to a stranger by i
         c.close();
 });
 
-test("blackjack: a player checks a shoe from the replays of its rounds", async () => {
+test("blackjack: a player checks a shoe from the replays of its rounds, the shoe his table retired when it closed too", async () => {
+    /* --bj-idle-ms: the table closes 300 ms after its player left, and retires the shoe in use
+     * in a shoe retirement record (docs/fairness.md "Blackjack's shoes") */
     await rig.startGame("persistent", ["--bj-decks", "1", "--bj-gap-ms", "50", "--bj-action-ms", "3000",
-                                       "--bj-bet-ms", "3000"]);
+                                       "--bj-bet-ms", "3000", "--bj-idle-ms", "300"]);
     const g = await rig.startGate("sdk-replay-bj");
     const c = await player(rig.url(g), 84);
     const BJ = croupier.BlackjackMove;
@@ -176,5 +179,28 @@ test("blackjack: a player checks a shoe from the replays of its rounds", async (
     assert.ok(seen.size >= 2 * v.rounds);
     for (const [pos, card] of seen)
         assert.equal(v.shoe![pos], bj(card), `position ${pos}`);
+    /* Shoe 2: no round retired it; the table, left empty, closed and retired it in a shoe
+     * retirement record, which the replays of shoe 2's rounds carry once it is written (the
+     * gateway finds it by the table's id). */
+    const shoe2 = rounds.slice(shoe2From);
+    let replays2: croupier.IReplay[] = [];
+    for (const until = Date.now() + 15000; ;) {
+        replays2 = [];
+        for (const roundId of shoe2)
+            replays2.push(await c.getReplay({ roundId, game: "blackjack" }));
+        if (replays2.every((r) => (r.shoeReveal ?? []).some((x) => x.shoe === 2)) || Date.now() > until)
+            break;
+        await rig.sleep(100);
+    }
+    assert.ok(replays2.every((r) => (r.shoeReveal ?? []).some((x) => x.shoe === 2)),
+        "every replay of shoe 2's rounds carries its reveal from the table's record");
+    const v2 = await verifyShoe(commits.get(2)!, replays2.map(shoeRecordFromReplay));
+    assert.equal(v2.ok, true, v2.problem);
+    assert.equal(v2.rounds, shoe2.length);
+    /* a changed card in one of them: refused */
+    const bad = replays2.map((r) => croupier.Replay.decode(croupier.Replay.encode(r).finish()));
+    const cards = bad[0].shoes.find((x) => x.shoe === 2)!.cards as Uint8Array;
+    cards[0] = cards[0] === 8 ? 9 : 8;
+    assert.equal((await verifyShoe(commits.get(2)!, bad.map(shoeRecordFromReplay))).ok, false);
     c.close();
 });
