@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 
-import { Client, croupier } from "../src/index.js";
+import { Client, CroupierError, croupier, verifyDealCards } from "../src/index.js";
 import type { TournamentSeatEvent } from "../src/index.js";
 import * as rig from "./rig.js";
 
@@ -95,4 +95,69 @@ test("a Dou Dizhu match of 3 played with playTournament: seated, the stage, ever
         assert.ok(seen[i].some((e) => e.kind === "seated"));
     }
     assert.equal(prizes, 300);
+});
+
+/* A duplicate Swiss stage (docs/rules/match-halls.md "Duplicate"): its deals are committed per
+ * card (docs/fairness.md "Duplicate deals"), so each player checks the cards he was dealt from
+ * his own replay against the commitment his Deals carried. */
+const DUP3 = { format: "match", game: "doudizhu", buy_in: 100, fee: 10, min_entrants: 3,
+               max_entrants: 3,
+               stages: [{ format: "swiss", seats: 3, rounds: 1, deals_per_round: 2, duplicate: true }] };
+
+test("a duplicate Swiss deal: per-card Deals, and each player's replay opens his hand against their commitment", async () => {
+    const id = await rig.createTournament("Dup", DUP3);
+    const players = [await player(921), await player(922), await player(923)];
+    const deals = players.map(() => new Map<string, { commitment: Uint8Array; hand?: number[] }>());
+    const ends: Promise<TournamentSeatEvent>[] = [];
+    for (const [i, c] of players.entries()) {
+        c.on("deal", (d) => {
+            const round = String(d.roundId ?? "");
+            assert.equal(Number(d.deckScheme), 2, "a duplicate deal's Deals say deck_scheme 2");
+            assert.equal(d.deckCommitment?.length, 32);
+            const got = deals[i].get(round) ?? { commitment: d.deckCommitment! };
+            assert.deepEqual(got.commitment, d.deckCommitment, "one commitment a deal");
+            if (d.cards && d.cards.length > 3)
+                got.hand = Array.from(d.cards); /* his own hand (the bottom is 3 cards) */
+            deals[i].set(round, got);
+        });
+        await c.registerTournament(id);
+        ends.push(new Promise((res) => c.on("tournamentSeat", (ev) => {
+            if (ev.kind === "finished" || ev.kind === "stopped")
+                res(ev);
+        })));
+    }
+    await Promise.all(players.map((c) => c.playTournament(id, { timeoutMs: 30000 })));
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const all = await Promise.race([Promise.all(ends),
+        new Promise<null>((res) => (timer = setTimeout(res, 60000, null)))]);
+    clearTimeout(timer);
+    assert.ok(all !== null, "the match did not finish");
+    let checked = 0;
+    for (const [i, c] of players.entries()) {
+        assert.ok(deals[i].size >= 2, `player ${i} saw ${deals[i].size} deals`);
+        for (const [roundId, d] of deals[i]) {
+            let replay: croupier.IReplay | undefined;
+            for (let k = 0; replay === undefined; k++) {
+                try {
+                    replay = await c.getReplay({ roundId, game: "doudizhu" });
+                } catch (e) {
+                    if (!(e instanceof CroupierError) || e.code !== croupier.ErrorCode.NO_SUCH_ROUND || k >= 100)
+                        throw e;
+                    await rig.sleep(50);
+                }
+            }
+            assert.equal(replay.policy, "own");
+            const v = await verifyDealCards(replay as croupier.Replay, d.commitment);
+            assert.equal(v.ok, true, v.problem);
+            const me = Number(replay.yourSeat);
+            const mine = v.checked.filter((x) => x.seat === me);
+            assert.equal(mine.length, 17, "his 17 cards opened");
+            assert.ok(mine.every((x) => x.position % 3 === me && x.position < 51), "at his seat's positions");
+            assert.deepEqual(mine.map((x) => x.card).sort((a, b) => a - b), [...d.hand!].sort((a, b) => a - b),
+                "the cards his Deal showed him");
+            assert.ok(v.checked.every((x) => x.seat === me || x.seat === -1), "nobody else's card opened");
+            checked++;
+        }
+    }
+    assert.ok(checked >= 6);
 });
