@@ -283,9 +283,8 @@ int replay_table_record_id(const char *round_id, char *out, size_t outlen)
     int colons = 0;
     for (const char *p = round_id; p != NULL && *p != '\0'; p++)
         colons += *p == ':';
-    if (last == NULL || colons != 4 || last[1] == '\0' || strspn(last + 1, "0123456789") !=
-                                                              strlen(last + 1) ||
-        strtoull(last + 1, NULL, 10) == 0)
+    if (last == NULL || colons != 4 || last[1] == '\0' ||
+        strspn(last + 1, "0123456789") != strlen(last + 1) || strtoull(last + 1, NULL, 10) == 0)
         return -EINVAL;
     size_t head = (size_t)(last - round_id) + 1;
     if (head + 2 > outlen)
@@ -404,8 +403,8 @@ static int rp_openings(Croupier__Replay *r, const json_t *rec, const uint8_t *ta
         for (size_t i = 0; i <= r->n_seats; i++) {
             int seat = i < r->n_seats ? (int)seats[i] : -1;
             const uint8_t *cards = i < r->n_seats ? r->seats[i]->cards.data : table;
-            size_t ncards = i < r->n_seats ? (r->seats[i]->has_cards ? r->seats[i]->cards.len : 0)
-                                           : ntable;
+            size_t ncards =
+                i < r->n_seats ? (r->seats[i]->has_cards ? r->seats[i]->cards.len : 0) : ntable;
             for (size_t c = 0; c < ncards; c++) {
                 for (size_t k = 0;; k++) {
                     int pos = replay_deal_position(r->game, -1, seats, r->n_seats, seat, k);
@@ -772,9 +771,8 @@ int replay_deal_position(const char *game, int button, const uint32_t *seats, si
             dealt = dealt || (int)seats[i] == seat;
         }
         if (seat < 0)
-            return k < (size_t)(sh->deck - sh->hand * sh->seats)
-                       ? sh->hand * sh->seats + (int)k
-                       : -1;
+            return k < (size_t)(sh->deck - sh->hand * sh->seats) ? sh->hand * sh->seats + (int)k
+                                                                 : -1;
         return dealt && k < (size_t)sh->hand ? (int)k * sh->seats + seat : -1;
     }
     if (game == NULL || button < 0 || nseats == 0)
@@ -893,10 +891,9 @@ int replay_check_cards(const Croupier__Replay *r, const uint8_t *commitment, cha
     for (size_t i = 0; i < r->n_seats; i++) {
         const Croupier__ReplaySeat *s = r->seats[i];
         for (size_t k = 0; s->has_cards && k < s->cards.len; k++) {
-            int pos = as_set ? rp_set_position(r, seats, nseats, (int)s->seat, s->cards.data[k],
-                                               used)
-                             : replay_deal_position(r->game, button, seats, nseats, (int)s->seat,
-                                                    k);
+            int pos = as_set
+                          ? rp_set_position(r, seats, nseats, (int)s->seat, s->cards.data[k], used)
+                          : replay_deal_position(r->game, button, seats, nseats, (int)s->seat, k);
             const Croupier__ReplayCardOpening *o = pos >= 0 ? rp_opening_at(r, (size_t)pos) : NULL;
             if (o == NULL || o->card != s->cards.data[k]) {
                 rp_fail(err, errlen, "seat %u's card %zu (code %u) is not opened at position %d",

@@ -741,8 +741,8 @@ static int trad_round_start(tk_table_t *t, void *gp)
         int n = shed_game_deck(x->g, deck);
         uint32_t first;
         /* A duplicate Swiss round: every table deals the same cards and first seat. */
-        int rc = tk_deal_shuffle_dup(t, deck, (size_t)n, (uint32_t)x->seats, &first,
-                                     trad_card_to_wire);
+        int rc =
+            tk_deal_shuffle_dup(t, deck, (size_t)n, (uint32_t)x->seats, &first, trad_card_to_wire);
         if (rc == -ENOENT) {
             rc = tk_deal_shuffle(t, deck, (size_t)n);
             if (rc == 0 && deck_uniform((uint32_t)x->seats, &first) != 0)

@@ -829,8 +829,8 @@ static void check_retirement(env_t *e, json_t *recs, size_t at, const uint8_t *c
         char *sid = ts_redis_cmd(e->rig.redis, "GET {croupier:history:blackjack}:seen:%s", tid);
         ck_assert_ptr_nonnull(sid);
         sid[strcspn(sid, "\n")] = '\0';
-        char *entry = ts_redis_cmd(e->rig.redis,
-                                   "XRANGE {croupier:history:blackjack}:stream %s %s", sid, sid);
+        char *entry = ts_redis_cmd(e->rig.redis, "XRANGE {croupier:history:blackjack}:stream %s %s",
+                                   sid, sid);
         ck_assert_ptr_nonnull(entry);
         char *data = strchr(entry, '{');
         ck_assert_ptr_nonnull(data);
@@ -839,10 +839,9 @@ static void check_retirement(env_t *e, json_t *recs, size_t at, const uint8_t *c
         ck_assert_ptr_nonnull(table);
         free(entry);
         free(sid);
-        uint64_t player = strtoull(
-            json_string_value(json_object_get(json_array_get(json_object_get(rec, "seats"), 0),
-                                              "player")),
-            NULL, 10);
+        uint64_t player = strtoull(json_string_value(json_object_get(
+                                       json_array_get(json_object_get(rec, "seats"), 0), "player")),
+                                   NULL, 10);
         Croupier__Replay *rp = replay_build(rec, player, err, sizeof err);
         ck_assert_msg(rp != NULL, "replay_build: %s", err);
         ck_assert_uint_eq(rp->n_shoe_reveal, 0); /* no round retired it */

@@ -477,12 +477,12 @@ START_TEST(test_match_tables_duplicate_swiss_deals_the_same_cards)
         ck_assert_int_eq(json_integer_value(json_object_get(rec, "deck_scheme")), 2);
         uint8_t codes[DECK_MAX_CARDS], nonce[DECK_NONCE_LEN], commit[DECK_COMMIT_LEN],
             got[DECK_COMMIT_LEN];
-        ck_assert_int_eq(deck_unhex(json_string_value(json_object_get(rec, "deck_codes")), codes,
-                                    sizeof codes),
-                         108);
-        ck_assert_int_eq(deck_unhex(json_string_value(json_object_get(rec, "deck_nonce")), nonce,
-                                    sizeof nonce),
-                         DECK_NONCE_LEN);
+        ck_assert_int_eq(
+            deck_unhex(json_string_value(json_object_get(rec, "deck_codes")), codes, sizeof codes),
+            108);
+        ck_assert_int_eq(
+            deck_unhex(json_string_value(json_object_get(rec, "deck_nonce")), nonce, sizeof nonce),
+            DECK_NONCE_LEN);
         const char *chex = json_string_value(json_object_get(rec, "deck_commitment"));
         ck_assert_int_eq(deck_unhex(chex, commit, sizeof commit), DECK_COMMIT_LEN);
         deck_commitment_cards(codes, 108, nonce, got);
@@ -493,7 +493,8 @@ START_TEST(test_match_tables_duplicate_swiss_deals_the_same_cards)
         const json_t *seat;
         json_array_foreach(json_object_get(rec, "seats"), si, seat)
         {
-            uint64_t player = strtoull(json_string_value(json_object_get(seat, "player")), NULL, 10);
+            uint64_t player =
+                strtoull(json_string_value(json_object_get(seat, "player")), NULL, 10);
             int me = (int)json_integer_value(json_object_get(seat, "seat"));
             char err[200] = "";
             Croupier__Replay *rp = replay_build(rec, player, err, sizeof err);

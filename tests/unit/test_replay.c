@@ -9,6 +9,8 @@
 
 #include "deck.h"
 #include "replay.h"
+#include "shed_game.h"
+#include "shed_rules.h"
 
 /* The Zha Jin Hua example of docs/hand-history.md. */
 static const char zjh_rec[] =
@@ -352,6 +354,44 @@ START_TEST(test_replay_duplicate_deal_shows_only_ones_own)
 }
 END_TEST
 
+/*
+ * The shedding games' position map (replay.c) is the deal of their rules (shed_game_deal_order()
+ * deals position i to seat i % seats, the rest to the table): the same seats, hand size and deck
+ * size, so a verifier's map cannot drift from what the servers deal.
+ */
+START_TEST(test_replay_shedding_deal_map_matches_the_games_rules)
+{
+    const char *games[] = {"doudizhu", "runfast", "bigtwo", "guandan"};
+    for (size_t g = 0; g < 4; g++) {
+        const shed_rules_t *r = shed_rules_find(games[g]);
+        ck_assert_ptr_nonnull(r);
+        int seats = shed_rules_seats(r);
+        uint32_t all[8];
+        for (int s = 0; s < seats; s++)
+            all[s] = (uint32_t)s;
+        bool hit[SHED_MAX_CARDS] = {false};
+        int n = 0;
+        for (int s = -1; s < seats; s++)
+            for (size_t k = 0;; k++) {
+                int pos = replay_deal_position(games[g], 0, all, (size_t)seats, s, k);
+                if (pos < 0)
+                    break;
+                ck_assert_int_lt(pos, r->deck_size);
+                ck_assert(!hit[pos]);
+                hit[pos] = true;
+                n++;
+                if (s >= 0) {
+                    ck_assert_int_eq(pos % seats, s);
+                    ck_assert_int_lt(pos, r->hand_size * seats);
+                } else {
+                    ck_assert_int_ge(pos, r->hand_size * seats);
+                }
+            }
+        ck_assert_int_eq(n, r->deck_size); /* every card of the deck, once */
+    }
+}
+END_TEST
+
 /* A wire code as the record's text ("3c", "Xb"). */
 static void card_text(uint8_t code, char out[3])
 {
@@ -370,21 +410,23 @@ static void card_text(uint8_t code, char out[3])
 static json_t *dup_rec(const char *game, int nseats, int hand, const uint8_t *deck, size_t n)
 {
     json_t *rec = json_pack("{s:s,s:s,s:s,s:[],s:[],s:[],s:[],s:s,s:i,s:{s:i,s:s,s:i}}", "round",
-                            "traditional:1:1:9:3", "game", game, "engine", "traditional",
-                            "seats", "cards", "actions", "results", "outcome", "completed",
-                            "button", 1, "match", "id", 5, "seed", "1234567", "deal", 2);
+                            "traditional:1:1:9:3", "game", game, "engine", "traditional", "seats",
+                            "cards", "actions", "results", "outcome", "completed", "button", 1,
+                            "match", "id", 5, "seed", "1234567", "deal", 2);
     ck_assert_ptr_nonnull(rec);
     for (int s = -1; s < nseats; s++) {
         if (s >= 0)
             json_array_append_new(json_object_get(rec, "seats"),
                                   json_pack("{s:i,s:s,s:i}", "seat", s, "player",
-                                            s == 0 ? "700" : s == 1 ? "701" : s == 2 ? "702"
-                                                                                     : "703",
+                                            s == 0   ? "700"
+                                            : s == 1 ? "701"
+                                            : s == 2 ? "702"
+                                                     : "703",
                                             "stack", 100));
         for (int code = 0; code < 256; code++)
             for (size_t i = 0; i < n; i++) {
-                bool at = s < 0 ? i >= (size_t)(hand * nseats) : i < (size_t)(hand * nseats) &&
-                                                                     (int)(i % nseats) == s;
+                bool at = s < 0 ? i >= (size_t)(hand * nseats)
+                                : i < (size_t)(hand * nseats) && (int)(i % nseats) == s;
                 if (at && deck[i] == code) {
                     char t[3];
                     card_text((uint8_t)code, t);
@@ -468,9 +510,9 @@ START_TEST(test_replay_duplicate_deal_opens_the_players_hand_per_card)
     /* The hand claimed at seat 0's positions: every opening matches its leaf (the nonces are
      * the record's), but the deal gave those cards to seat 0. */
     uint8_t nonce[DECK_NONCE_LEN];
-    ck_assert_int_eq(deck_unhex(json_string_value(json_object_get(rec, "deck_nonce")), nonce,
-                                sizeof nonce),
-                     DECK_NONCE_LEN);
+    ck_assert_int_eq(
+        deck_unhex(json_string_value(json_object_get(rec, "deck_nonce")), nonce, sizeof nonce),
+        DECK_NONCE_LEN);
     size_t k = 0;
     for (size_t i = 0; i < r->n_openings; i++) {
         Croupier__ReplayCardOpening *o = r->openings[i];
@@ -661,8 +703,12 @@ START_TEST(test_replay_blackjack_takes_the_shoe_its_table_retired_between_rounds
     ck_assert_str_eq(id, "persistent:1:1:4294967297:0");
     ck_assert_int_eq(replay_table_record_id("persistent:1:1:4294967297:9", id, 28), 0);
     ck_assert_int_eq(replay_table_record_id("persistent:1:1:4294967297:9", id, 27), -EINVAL);
-    const char *bad[] = {"persistent:1:1:4294967297:0", "persistent:1:1:9", "a:b:c:d:9x",
-                         "a:b:c:d:e:9", "a:b:c:d:", NULL};
+    const char *bad[] = {"persistent:1:1:4294967297:0",
+                         "persistent:1:1:9",
+                         "a:b:c:d:9x",
+                         "a:b:c:d:e:9",
+                         "a:b:c:d:",
+                         NULL};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         ck_assert_int_eq(replay_table_record_id(bad[i], id, sizeof id), -EINVAL);
 
@@ -799,6 +845,7 @@ static Suite *replay_suite(void)
     tcase_add_test(tc, test_replay_deal_positions_follow_each_games_dealing_rule);
     tcase_add_test(tc, test_replay_doudizhu_shows_every_hand_and_the_deck);
     tcase_add_test(tc, test_replay_duplicate_deal_shows_only_ones_own);
+    tcase_add_test(tc, test_replay_shedding_deal_map_matches_the_games_rules);
     tcase_add_test(tc, test_replay_duplicate_deal_opens_the_players_hand_per_card);
     tcase_add_test(tc, test_replay_duplicate_guandan_opens_each_copy_at_its_own_seat);
     tcase_add_test(tc, test_replay_voided_round_and_unknown_game);
