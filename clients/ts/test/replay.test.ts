@@ -197,6 +197,12 @@ test("blackjack: a player checks a shoe from the replays of its rounds, the shoe
     const v2 = await verifyShoe(commits.get(2)!, replays2.map(shoeRecordFromReplay));
     assert.equal(v2.ok, true, v2.problem);
     assert.equal(v2.rounds, shoe2.length);
+    /* a share code of a round of shoe 2: its viewer gets the reveal too (a retired shoe is no
+     * secret) */
+    const shared = await c.shareReplay(shoe2[0], "blackjack");
+    const byCode = await c.getReplay({ code: shared.code as string });
+    assert.ok((byCode.shoeReveal ?? []).some((x) => x.shoe === 2), "the share code's replay carries it");
+    assert.equal((await verifyShoe(commits.get(2)!, [shoeRecordFromReplay(byCode)])).ok, true);
     /* a changed card in one of them: refused */
     const bad = replays2.map((r) => croupier.Replay.decode(croupier.Replay.encode(r).finish()));
     const cards = bad[0].shoes.find((x) => x.shoe === 2)!.cards as Uint8Array;
