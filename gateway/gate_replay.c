@@ -87,6 +87,9 @@ typedef struct {
     /* A blackjack replay built and waiting for its table's shoe retirement record
      * (replay_send). */
     Croupier__Replay *built;
+    /* A share of a duplicate deal: its match's id, whose status is read first
+     * (replay_dup_check). */
+    char match[24];
 } replay_op_t;
 
 /* The asker's connection if it is still the one that asked, else NULL (op freed). */
@@ -264,6 +267,65 @@ static void replay_share_set(replay_op_t *op)
 }
 
 static void replay_read(gate_conn_t *c, replay_op_t *op);
+/*
+ * A duplicate deal of a match hall (its record's match has a seed: every table of the Swiss
+ * round deals the same cards, docs/rules/match-halls.md "Duplicate"): true, with the match's id
+ * in id. Such a deal may still be in play at another table of its match, and a replay shows
+ * every play of it, so it is shared only once the match is over (docs/replays.md "Share
+ * codes").
+ */
+static bool replay_dup_match(const json_t *rec, char *id, size_t len)
+{
+    const json_t *m = json_object_get(rec, "match");
+    const json_t *mid = json_object_get(m, "id");
+    if (!json_is_object(m) || json_object_get(m, "seed") == NULL || !json_is_integer(mid) ||
+        json_integer_value(mid) <= 0)
+        return false;
+    snprintf(id, len, "%" JSON_INTEGER_FORMAT, json_integer_value(mid));
+    return true;
+}
+
+/* The match's status read for a share of one of its duplicate deals (replay_dup_check). */
+static void replay_dup_cb(rconn_t *rc, redisReply *reply, void *arg)
+{
+    (void)rc;
+    replay_op_t *op = arg;
+    gate_conn_t *c = replay_conn(op);
+    if (c == NULL)
+        return;
+    if (reply == NULL || reply->type == REDIS_REPLY_ERROR) {
+        gate_conn_error_retriable(c, op->rid, CROUPIER__ERROR_CODE__UNAVAILABLE, true,
+                                  "tournament store unreachable");
+    } else if (reply->type == REDIS_REPLY_STRING &&
+               (strcmp(reply->str, "finished") == 0 || strcmp(reply->str, "cancelled") == 0)) {
+        replay_share_set(op); /* the match is over: no table plays the deal any more */
+        return;
+    } else if (reply->type == REDIS_REPLY_NIL) {
+        /* The match's state is gone (expired long after its end): nothing plays it. */
+        replay_share_set(op);
+        return;
+    } else {
+        gate_conn_error_retriable(c, op->rid, CROUPIER__ERROR_CODE__UNAVAILABLE, false,
+                                  "a duplicate deal may still be in play at another table of its "
+                                  "match: share it once the match is over");
+    }
+    replay_done(op);
+}
+
+/* Reads the status of the match whose duplicate deal op shares. */
+static void replay_dup_check(gate_conn_t *c, replay_op_t *op)
+{
+    char base[96], key[128];
+    snprintf(key, sizeof key, "%s:meta", keytag_tour(base, sizeof base, op->match));
+    const char *argv[] = {"HGET", key, "status"};
+    if (c->g->rc == NULL || base[0] == '\0' ||
+        rconn_command_argv(c->g->rc, replay_dup_cb, op, 3, argv, NULL) != 0) {
+        gate_conn_error_retriable(c, op->rid, CROUPIER__ERROR_CODE__UNAVAILABLE, true,
+                                  "tournament store unreachable");
+        replay_done(op);
+    }
+}
+
 
 /* A round's record read (GetReplay{round_id}, ShareReplay): checked, then answered or shared. */
 static void replay_read_cb(rconn_t *rc, redisReply *reply, void *arg)
@@ -322,12 +384,18 @@ static void replay_read_cb(rconn_t *rc, redisReply *reply, void *arg)
                       "by", by, "created_ms", (json_int_t)gate_now_wall(op->g), "record", rec);
         op->copy = copy ? json_dumps(copy, JSON_COMPACT) : NULL;
         json_decref(copy);
-        json_decref(rec);
         if (op->copy == NULL) {
+            json_decref(rec);
             gate_conn_error(c, op->rid, CROUPIER__ERROR_CODE__INTERNAL, "out of memory");
             replay_done(op);
             return;
         }
+        if (replay_dup_match(rec, op->match, sizeof op->match)) {
+            json_decref(rec);
+            replay_dup_check(c, op);
+            return;
+        }
+        json_decref(rec);
         replay_share_set(op);
         return;
     }

@@ -23,6 +23,9 @@
 #include <string.h>
 #include <time.h>
 
+#include <hiredis/hiredis.h>
+#include <jansson.h>
+
 #include "deck.h"
 #include "gatec.h"
 #include "support.h"
@@ -541,6 +544,62 @@ START_TEST(test_replay_doudizhu_shows_every_hand_and_the_deck)
 }
 END_TEST
 
+/*
+ * A duplicate deal (docs/replays.md "Share codes"): the Dou Dizhu record again under another round
+ * id, as a match hall's duplicate deal of match 77 (its match object with a seed). While the
+ * match runs (another table may still play the deal) ShareReplay is refused UNAVAILABLE and no
+ * code is made; once the match is over it is shared.
+ */
+START_TEST(test_replay_duplicate_deal_is_shared_only_once_its_match_is_over)
+{
+    ck_assert_msg(E.ddz_ok, "the Dou Dizhu deal was not played: %s", E.ddz_why);
+    redisContext *R = redisConnect("127.0.0.1", ts_redis_port(E.rig.redis));
+    ck_assert(R != NULL && R->err == 0);
+    redisReply *id = redisCommand(R, "GET {croupier:history:doudizhu}:seen:%s", E.ddz_round);
+    ck_assert(id != NULL && id->type == REDIS_REPLY_STRING);
+    redisReply *e =
+        redisCommand(R, "XRANGE {croupier:history:doudizhu}:stream %s %s", id->str, id->str);
+    ck_assert(e != NULL && e->type == REDIS_REPLY_ARRAY && e->elements == 1);
+    const redisReply *f = e->element[0]->element[1];
+    json_t *rec = NULL;
+    for (size_t k = 0; k + 1 < f->elements; k += 2)
+        if (strcmp(f->element[k]->str, "data") == 0)
+            rec = json_loads(f->element[k + 1]->str, 0, NULL);
+    ck_assert_ptr_nonnull(rec);
+    freeReplyObject(e);
+    freeReplyObject(id);
+    char round[200];
+    snprintf(round, sizeof round, "%s", E.ddz_round);
+    char *last = strrchr(round, ':');
+    ck_assert_ptr_nonnull(last);
+    snprintf(last + 1, sizeof round - (size_t)(last + 1 - round), "%s", "999999");
+    json_object_set_new(rec, "round", json_string(round));
+    json_object_set_new(rec, "match", json_pack("{s:i,s:i,s:i,s:s}", "id", 77, "round", 1,
+                                                "deal", 1, "seed", "12345"));
+    char *data = json_dumps(rec, JSON_COMPACT);
+    json_decref(rec);
+    redisReply *x = redisCommand(R, "XADD {croupier:history:doudizhu}:stream * data %s", data);
+    ck_assert(x != NULL && x->type == REDIS_REPLY_STRING);
+    freeReplyObject(redisCommand(R, "SET {croupier:history:doudizhu}:seen:%s %s", round, x->str));
+    freeReplyObject(x);
+    free(data);
+    freeReplyObject(redisCommand(R, "HSET {croupier:tour:77}:meta status running"));
+
+    gatec_t *p = login(DDZ_P);
+    expect_code(p, 11, true, round, "doudizhu", NULL, CROUPIER__ERROR_CODE__UNAVAILABLE);
+    freeReplyObject(redisCommand(R, "HSET {croupier:tour:77}:meta status finished"));
+    char *code = share(p, 12, round, "doudizhu");
+    ck_assert_uint_eq(strlen(code), 8);
+    /* A plain deal's share is not held back. */
+    char *plain = share(p, 13, E.ddz_round, "doudizhu");
+    ck_assert_uint_eq(strlen(plain), 8);
+    free(plain);
+    free(code);
+    gatec_close(p);
+    redisFree(R);
+}
+END_TEST
+
 START_TEST(test_replay_code_expires)
 {
     need_rounds();
@@ -610,6 +669,7 @@ int main(void)
     tcase_add_test(tc, test_replay_player_sees_own_cards_board_in_order_and_the_showdown);
     tcase_add_test(tc, test_replay_stranger_is_refused_without_a_code_and_sees_the_policy_with_one);
     tcase_add_test(tc, test_replay_doudizhu_shows_every_hand_and_the_deck);
+    tcase_add_test(tc, test_replay_duplicate_deal_is_shared_only_once_its_match_is_over);
     tcase_add_test(tc, test_replay_code_expires);
     tcase_add_test(tc, test_replay_bad_input_is_refused_and_the_connection_kept);
     suite_add_tcase(s, tc);
