@@ -320,6 +320,12 @@ int money_recover(redisContext *c, const char *service, uint32_t slot, uint64_t 
                   money_recover_mode_t mode, const char *token, long history_maxlen,
                   money_recover_result_t *out);
 
+/* The voided hand history of a round in progress from its round record (the JSON of an r:
+ * field: round, game, seats): zero results, "outcome":"voided", "void_reason":
+ * "VOID_SERVER_CRASHED". Copies the round id and game into round and game. Returns the JSON
+ * (malloc'ed; free it) or NULL when the record is malformed or the names do not fit. */
+char *money_void_history(const char *record, char *round, size_t rlen, char *game, size_t glen);
+
 /* A hand history of a round of a dead epoch (the history script's "void" mode: only once the
  * round's fence has moved past its epoch). For money_recover and tools. */
 int money_sync_history_void(redisContext *c, const char *round_id, const char *game,
