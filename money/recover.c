@@ -154,8 +154,7 @@ char *money_void_history(const char *record, char *round, size_t rlen, char *gam
     const char *r = json_string_value(json_object_get(h, "round"));
     const char *g = json_string_value(json_object_get(h, "game"));
     json_t *seats = json_object_get(h, "seats");
-    if (r == NULL || g == NULL || !json_is_array(seats) || strlen(r) >= rlen ||
-        strlen(g) >= glen) {
+    if (r == NULL || g == NULL || !json_is_array(seats) || strlen(r) >= rlen || strlen(g) >= glen) {
         json_decref(h);
         return NULL;
     }
