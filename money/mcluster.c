@@ -268,11 +268,11 @@ int mcluster_seat(mcluster_t *m, const char *service, money_kind_t kind, const m
     return rc;
 }
 
-int mcluster_settle(mcluster_t *m, const char *service, const money_settlement_t *s,
-                    money_result_t *out)
+/* Appends round s's keys (round record, fence, rake, seat accounts) at keys[*nk] and its
+ * arguments (n, epoch, rake, deltas) at args[*na]; strings malloc'ed. 0 or -EINVAL (out). */
+static int mcl_settle_parts(const char *service, const money_settlement_t *s, char **keys, int *nk,
+                            char **args, int *na, money_result_t *out)
 {
-    memset(out, 0, sizeof *out);
-    out->kind = MONEY_KIND_SETTLE;
     int rc = money_settlement_check(s, out->error, sizeof out->error);
     if (rc == 0 && !money_valid_name(service)) {
         rc = -EINVAL;
@@ -286,37 +286,119 @@ int mcluster_settle(mcluster_t *m, const char *service, const money_settlement_t
         return rc;
     }
     snprintf(out->id, sizeof out->id, "%s", rid);
-    /* keys: round record, fence ({s}:live), rake, n seat accounts; args: ttl, n, epoch, rake,
-     * n deltas (money_script.c's settle script) */
-    enum { W = 280 };
-    char keys[3 + MONEY_MAX_PLAYERS][W], args[4 + MONEY_MAX_PLAYERS][24];
-    const char *argv[7 + 2 * MONEY_MAX_PLAYERS];
+    char buf[400], suffix[MONEY_ID_MAX + 16];
     uint32_t sl = s->round.server;
     uint64_t ep = s->round.epoch;
-    char suffix[MONEY_ID_MAX + 16];
+    int bad = 0, k = *nk, a = *na;
     snprintf(suffix, sizeof suffix, ":round:%s", rid);
-    int bad = mcluster_key_epoch(service, sl, ep, suffix, keys[0], W);
-    bad |= mcluster_key_epoch(service, sl, ep, ":live", keys[1], W);
+    bad |= mcluster_key_epoch(service, sl, ep, suffix, buf, sizeof buf);
+    keys[k++] = xstrdup(buf);
+    bad |= mcluster_key_epoch(service, sl, ep, ":live", buf, sizeof buf);
+    keys[k++] = xstrdup(buf);
     snprintf(suffix, sizeof suffix, ":bal:rake:%s", s->game);
-    bad |= mcluster_key_epoch(service, sl, ep, suffix, keys[2], W);
-    for (size_t i = 0; i < s->nplayers; i++)
-        bad |= mcluster_key_seat(service, sl, ep, s->players[i], keys[3 + i], W);
+    bad |= mcluster_key_epoch(service, sl, ep, suffix, buf, sizeof buf);
+    keys[k++] = xstrdup(buf);
+    for (size_t i = 0; i < s->nplayers; i++) {
+        bad |= mcluster_key_seat(service, sl, ep, s->players[i], buf, sizeof buf);
+        keys[k++] = xstrdup(buf);
+    }
+    snprintf(buf, sizeof buf, "%zu", s->nplayers);
+    args[a++] = xstrdup(buf);
+    snprintf(buf, sizeof buf, "%" PRIu64, ep);
+    args[a++] = xstrdup(buf);
+    snprintf(buf, sizeof buf, "%" PRId64, s->rake);
+    args[a++] = xstrdup(buf);
+    for (size_t i = 0; i < s->nplayers; i++) {
+        snprintf(buf, sizeof buf, "%" PRId64, s->deltas[i]);
+        args[a++] = xstrdup(buf);
+    }
+    *nk = k;
+    *na = a;
     if (bad != 0) {
         mcl_err(out, -EINVAL, "a key does not fit");
         return -EINVAL;
     }
-    int argc = 0, nkeys = 3 + (int)s->nplayers;
-    for (int i = 0; i < nkeys; i++)
-        argv[argc++] = keys[i];
-    snprintf(args[0], sizeof args[0], "%ld", m->o.record_ttl_s);
-    snprintf(args[1], sizeof args[1], "%zu", s->nplayers);
-    snprintf(args[2], sizeof args[2], "%" PRIu64, ep);
-    snprintf(args[3], sizeof args[3], "%" PRId64, s->rake);
-    for (size_t i = 0; i < s->nplayers; i++)
-        snprintf(args[4 + i], sizeof args[0], "%" PRId64, s->deltas[i]);
-    for (size_t i = 0; i < 4 + s->nplayers; i++)
-        argv[argc++] = args[i];
-    return mcl_run(m, m->settle, MONEY_KIND_SETTLE, nkeys, argc, argv, NULL, out);
+    return 0;
+}
+
+int mcluster_settle_batch(mcluster_t *m, const char *service, const money_settlement_t *s, size_t n,
+                          money_result_t *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        memset(&out[i], 0, sizeof out[i]);
+        out[i].kind = MONEY_KIND_SETTLE;
+    }
+    if (n == 0)
+        return MONEY_OK;
+    /* keys: 3 + players per round; args: the ttl, then 3 + players per round */
+    size_t cap = 0;
+    for (size_t i = 0; i < n; i++)
+        cap += 3 + MONEY_MAX_PLAYERS;
+    char **keys = xcalloc(cap, sizeof *keys), **args = xcalloc(cap + 1, sizeof *args);
+    int nk = 0, na = 1, rc = MONEY_OK;
+    char ttl[24];
+    snprintf(ttl, sizeof ttl, "%ld", m->o.record_ttl_s);
+    args[0] = xstrdup(ttl);
+    for (size_t i = 0; i < n && rc == MONEY_OK; i++) {
+        if (s[i].round.server != s[0].round.server || s[i].round.epoch != s[0].round.epoch) {
+            mcl_err(&out[i], -EINVAL, "every round of a batch must be of one epoch");
+            rc = -EINVAL;
+        } else {
+            rc = mcl_settle_parts(service, &s[i], keys, &nk, args, &na, &out[i]);
+        }
+    }
+    if (rc == MONEY_OK) {
+        const char **argv = xcalloc((size_t)(nk + na), sizeof *argv);
+        for (int i = 0; i < nk; i++)
+            argv[i] = keys[i];
+        for (int i = 0; i < na; i++)
+            argv[nk + i] = args[i];
+        redisReply *r = rcluster_eval(m->rc, m->settle, RCLUSTER_RESEND, nk, nk + na, argv, NULL);
+        free(argv);
+        if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements != n) {
+            money_result_t whole = {0};
+            if (r == NULL)
+                mcl_err(&whole, -EIO, "redis: %s", rcluster_last_error(m->rc));
+            else
+                money_reply_parse(MONEY_KIND_SETTLE, r, &whole);
+            if (whole.status == MONEY_OK)
+                mcl_err(&whole, MONEY_ERR_REDIS, "settle: unexpected reply shape");
+            for (size_t i = 0; i < n; i++) {
+                out[i].status = whole.status;
+                memcpy(out[i].error, whole.error, sizeof whole.error);
+            }
+            rc = whole.status;
+        } else {
+            for (size_t i = 0; i < n; i++) {
+                char id[sizeof out[i].id];
+                memcpy(id, out[i].id, sizeof id);
+                money_reply_parse_entry(MONEY_KIND_SETTLE, r->element[i], &out[i]);
+                memcpy(out[i].id, id, sizeof id);
+            }
+        }
+        freeReplyObject(r);
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            if (out[i].status == MONEY_OK) {
+                out[i].status = rc;
+                snprintf(out[i].error, sizeof out[i].error, "another round of the batch is bad");
+            }
+        }
+    }
+    for (int i = 0; i < nk; i++)
+        free(keys[i]);
+    for (int i = 0; i < na; i++)
+        free(args[i]);
+    free(keys);
+    free(args);
+    return rc;
+}
+
+int mcluster_settle(mcluster_t *m, const char *service, const money_settlement_t *s,
+                    money_result_t *out)
+{
+    mcluster_settle_batch(m, service, s, 1, out);
+    return out->status;
 }
 
 int mcluster_mark(mcluster_t *m, const char *service, uint32_t slot, uint64_t epoch,
@@ -663,5 +745,47 @@ int mcluster_recover(mcluster_t *m, const char *service, uint32_t slot, uint64_t
              service, "slot", (int)slot, "epoch", (json_int_t)epoch, "mode", modes[mode], "chips",
              (json_int_t)out->chips, "accounts", out->accounts, "voided", out->voided, "new_fence",
              (json_int_t)out->new_fence, "status", rc, "error", out->error);
+    return rc;
+}
+
+int mcluster_sweep(mcluster_t *m, const char *own, mcluster_sweep_stats_t *st)
+{
+    mcluster_sweep_stats_t scratch;
+    if (st == NULL)
+        st = &scratch;
+    memset(st, 0, sizeof *st);
+    redisReply *r = rcluster_command(m->rc, RCLUSTER_RESEND, MCLUSTER_INDEX_KEY, "SMEMBERS %s",
+                                     MCLUSTER_INDEX_KEY);
+    if (r == NULL || r->type != REDIS_REPLY_ARRAY) {
+        log_emit(LOG_ERROR, "money_sweep_failed", "{s:s,s:s}", "layout", "cluster", "error",
+                 r == NULL ? rcluster_last_error(m->rc) : "unexpected reply");
+        freeReplyObject(r);
+        return -EIO;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < r->elements; i++) {
+        const char *member = xfer_elem(r, i);
+        char svc[MONEY_NAME_MAX + 1];
+        uint32_t slot;
+        uint64_t epoch;
+        st->epochs++;
+        if ((own != NULL && strcmp(member, own) == 0) ||
+            money_held_parse(member, svc, sizeof svc, &slot, &epoch) != 0)
+            continue;
+        money_recover_result_t rv;
+        int x = mcluster_recover(m, svc, slot, epoch, MONEY_RECOVER_DEAD, NULL, &rv);
+        if (x == 0 || x == -EAGAIN) {
+            st->recovered++;
+            st->chips += rv.chips;
+            st->voided += rv.voided;
+            st->pending += x == -EAGAIN;
+        } else if (x == MONEY_ERR_ALIVE) {
+            st->alive++;
+        } else {
+            st->errors++;
+            rc = -EIO;
+        }
+    }
+    freeReplyObject(r);
     return rc;
 }

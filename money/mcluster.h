@@ -129,6 +129,15 @@ int mcluster_seat(mcluster_t *m, const char *service, money_kind_t kind, const m
 int mcluster_settle(mcluster_t *m, const char *service, const money_settlement_t *s,
                     money_result_t *out);
 
+/*
+ * Settles n rounds of one epoch in one script call (each round still all-or-nothing on its
+ * own, in order; out[i] for s[i]). Returns MONEY_OK when the call was answered (each out[i] has
+ * its own status), -EINVAL when a round is malformed or of another epoch (nothing sent), -EIO
+ * or MONEY_ERR_REDIS when the call failed as a whole (every out[i] says so).
+ */
+int mcluster_settle_batch(mcluster_t *m, const char *service, const money_settlement_t *s, size_t n,
+                          money_result_t *out);
+
 /* Records a round in progress (field "r:<desk hex>", value its JSON as money_writer_submit_mark
  * writes it). MONEY_OK, MONEY_ERR_STALE_EPOCH, -EINVAL, -EIO. */
 int mcluster_mark(mcluster_t *m, const char *service, uint32_t slot, uint64_t epoch,
@@ -146,6 +155,25 @@ int mcluster_mark(mcluster_t *m, const char *service, uint32_t slot, uint64_t ep
  */
 int mcluster_recover(mcluster_t *m, const char *service, uint32_t slot, uint64_t epoch,
                      money_recover_mode_t mode, const char *token, money_recover_result_t *out);
+
+/*
+ * One pass over the index of opened epochs ({croupier:money}:epochs): every epoch but own
+ * ("<service>:<slot>:<epoch>", may be NULL) whose lease fence has moved past it is recovered
+ * (MONEY_RECOVER_DEAD: the next holder took its slot, or a claim moved it); live ones are left
+ * alone. The claim of an unheld slot after a grace is the caller's decision (money/sweeper.h's
+ * rule; mcluster_recover with MONEY_RECOVER_CLAIM). Returns left in flight are xfer_sweep()'s.
+ * Safe to run in any number of processes at once. 0, or -EIO (st counts what was done).
+ */
+typedef struct {
+    size_t epochs;    /* in the index */
+    size_t recovered; /* recovered by this pass (their chips out of the seats) */
+    size_t alive;     /* left alone: the fence still at their epoch */
+    size_t pending;   /* recovered, with a return still in flight (the xfer sweeper's) */
+    size_t errors;
+    int64_t chips;
+    int voided;
+} mcluster_sweep_stats_t;
+int mcluster_sweep(mcluster_t *m, const char *own, mcluster_sweep_stats_t *st);
 
 /* Reads an account (0 when absent). 0, -EINVAL, -EIO, -EPERM (no integer there). */
 int mcluster_balance(mcluster_t *m, const char *key, int64_t *out);

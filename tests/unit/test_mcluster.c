@@ -614,6 +614,63 @@ START_TEST(test_two_recoveries_racing_return_each_chip_once)
 }
 END_TEST
 
+START_TEST(test_a_sweep_recovers_dead_epochs_only_and_a_batch_settles_in_one_call)
+{
+    NEED_CLUSTER();
+    rcluster_t *c = client();
+    mcluster_t *m = money(c);
+    const char *alice = pl("alice"), *bob = pl("bob");
+    uint32_t slot = 9;
+    char err[300] = "";
+    seed(m, alice, 1000);
+    seed(m, bob, 1000);
+    /* epoch 1 of the slot: a table with a batch of rounds; then the slot's next holder, 2 */
+    set_fence(c, slot, 1);
+    ck_assert_int_eq(mcluster_epoch_open(m, service(), slot, 1, err, sizeof err), MONEY_OK);
+    money_result_t r;
+    ck_assert_int_eq(seat_op(m, MONEY_KIND_SEAT_IN, slot, 1, "ts.a", alice, 300, "a1", &r),
+                     MONEY_OK);
+    ck_assert_int_eq(seat_op(m, MONEY_KIND_SEAT_IN, slot, 1, "ts.b", bob, 300, "b1", &r), MONEY_OK);
+    money_settlement_t b[4];
+    money_result_t out[4];
+    for (int i = 0; i < 4; i++)
+        b[i] = round_of(slot, 1, (uint64_t)i + 1, "ts.a", 10, "ts.b", -11, 1);
+    b[2].deltas[1] = -1000; /* this one alone is refused */
+    b[2].deltas[0] = 999;
+    ck_assert_int_eq(mcluster_settle_batch(m, service(), b, 4, out), MONEY_OK);
+    ck_assert_int_eq(out[0].status, MONEY_OK);
+    ck_assert_int_eq(out[1].status, MONEY_OK);
+    ck_assert_int_eq(out[2].status, MONEY_ERR_NEGATIVE);
+    ck_assert_int_eq(out[3].status, MONEY_OK);
+    ck_assert_int_eq(out[3].balances[0], 330);
+    ck_assert_int_eq(out[3].balances[1], 267);
+    /* rounds of two epochs never share a call */
+    b[1].round.epoch = 2;
+    ck_assert_int_eq(mcluster_settle_batch(m, service(), b, 2, out), -EINVAL);
+    set_fence(c, slot, 2);
+    ck_assert_int_eq(mcluster_epoch_open(m, service(), slot, 2, err, sizeof err), MONEY_OK);
+    ck_assert_int_eq(seat_op(m, MONEY_KIND_SEAT_IN, slot, 2, "ts.a", alice, 100, "a2", &r),
+                     MONEY_OK);
+    /* the sweep of the new holder: epoch 1 is dead (its chips go back), 2 its own */
+    char own[64];
+    snprintf(own, sizeof own, "%s:%u:2", service(), slot);
+    mcluster_sweep_stats_t st;
+    ck_assert_int_eq(mcluster_sweep(m, own, &st), 0);
+    ck_assert_uint_ge(st.recovered, 1);
+    ck_assert_int_eq(seat(m, slot, 1, "ts.a"), 0);
+    ck_assert_int_eq(seat(m, slot, 2, "ts.a"), 100);
+    ck_assert_int_eq(wallet(m, alice), 1000 - 100 + 30);
+    ck_assert_int_eq(wallet(m, bob), 1000 - 33);
+    /* a sweep by another process leaves the live epoch 2 alone */
+    ck_assert_int_eq(mcluster_sweep(m, NULL, &st), 0);
+    ck_assert_uint_ge(st.alive, 1);
+    ck_assert_int_eq(seat(m, slot, 2, "ts.a"), 100);
+    audit(m, 0);
+    mcluster_destroy(m);
+    rcluster_destroy(c);
+}
+END_TEST
+
 int main(void)
 {
     char why[200];
@@ -632,6 +689,7 @@ int main(void)
     tcase_add_test(tc, test_a_buy_in_in_flight_when_its_epoch_is_recovered_goes_back_to_the_wallet);
     tcase_add_test(tc, test_a_cash_out_whose_credit_fails_stays_in_flight_for_the_sweeper);
     tcase_add_test(tc, test_two_recoveries_racing_return_each_chip_once);
+    tcase_add_test(tc, test_a_sweep_recovers_dead_epochs_only_and_a_batch_settles_in_one_call);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
