@@ -671,6 +671,61 @@ START_TEST(test_a_sweep_recovers_dead_epochs_only_and_a_batch_settles_in_one_cal
 }
 END_TEST
 
+START_TEST(test_a_recovery_killed_mid_return_is_finished_once_by_the_next)
+{
+    NEED_CLUSTER();
+    rcluster_t *c = client();
+    mcluster_t *m = money(c);
+    uint32_t slot = 10;
+    uint64_t epoch = 6;
+    char err[300] = "";
+    set_fence(c, slot, epoch);
+    ck_assert_int_eq(mcluster_epoch_open(m, service(), slot, epoch, err, sizeof err), MONEY_OK);
+    const char *alice = pl("alice"), *bob = pl("bob");
+    seed(m, alice, 1000);
+    seed(m, bob, 1000);
+    money_result_t r;
+    ck_assert_int_eq(seat_op(m, MONEY_KIND_SEAT_IN, slot, epoch, "ts.a", alice, 300, "a", &r),
+                     MONEY_OK);
+    ck_assert_int_eq(seat_op(m, MONEY_KIND_SEAT_IN, slot, epoch, "ts.b", bob, 200, "b", &r),
+                     MONEY_OK);
+    set_fence(c, slot, epoch + 1); /* the next holder took the slot */
+    /* a recovery SIGKILLed once its returns are debited, before the first credit */
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        char e2[600];
+        rcluster_t *c2 = rcluster_create(ts_cluster_seeds(g_cl), NULL, e2, sizeof e2);
+        if (c2 == NULL)
+            _exit(3);
+        mcluster_t *m2 = money(c2);
+        xfer_set_fault_hook(mcluster_xfer(m2), kill_at_debited, NULL);
+        money_recover_result_t rv;
+        mcluster_recover(m2, service(), slot, epoch, MONEY_RECOVER_DEAD, NULL, &rv);
+        _exit(4);
+    }
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "status %#x", status);
+    ck_assert_int_eq(seat(m, slot, epoch, "ts.a"), 0);
+    ck_assert_int_eq(seat(m, slot, epoch, "ts.b"), 0);
+    audit(m, 500); /* out of the seats, in flight, not lost */
+    /* the next recovery finds nothing held and drives the returns in flight: once */
+    money_recover_result_t rv;
+    ck_assert_msg(mcluster_recover(m, service(), slot, epoch, MONEY_RECOVER_DEAD, NULL, &rv) == 0,
+                  "recover: %s", rv.error);
+    ck_assert_int_eq(rv.chips, 0);
+    ck_assert_int_eq(wallet(m, alice), 1000);
+    ck_assert_int_eq(wallet(m, bob), 1000);
+    ck_assert_int_eq(mcluster_recover(m, service(), slot, epoch, MONEY_RECOVER_DEAD, NULL, &rv), 0);
+    xfer_sweep(mcluster_xfer(m), 0, NULL);
+    ck_assert_int_eq(wallet(m, alice), 1000);
+    audit(m, 0);
+    mcluster_destroy(m);
+    rcluster_destroy(c);
+}
+END_TEST
+
 int main(void)
 {
     char why[200];
@@ -689,6 +744,7 @@ int main(void)
     tcase_add_test(tc, test_a_buy_in_in_flight_when_its_epoch_is_recovered_goes_back_to_the_wallet);
     tcase_add_test(tc, test_a_cash_out_whose_credit_fails_stays_in_flight_for_the_sweeper);
     tcase_add_test(tc, test_two_recoveries_racing_return_each_chip_once);
+    tcase_add_test(tc, test_a_recovery_killed_mid_return_is_finished_once_by_the_next);
     tcase_add_test(tc, test_a_sweep_recovers_dead_epochs_only_and_a_batch_settles_in_one_call);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
