@@ -129,6 +129,31 @@ static int mcl_run(mcluster_t *m, rcluster_script_t *s, money_kind_t kind, int n
     return out->status;
 }
 
+/*
+ * Durability of the writes just made to key's slot (opts.xfer.wait_replicas, as the transfers'
+ * steps): WAIT on that slot's master. 0 (also without wait_replicas), or -EAGAIN with the
+ * reason in why: the write applied but is not yet on enough replicas -- the caller sends the
+ * operation again (it answers its first result, and the WAIT after it covers the first write:
+ * each script rewrites its record or counts the replay).
+ */
+static int mcl_wait(mcluster_t *m, const char *key, char *why, size_t whylen)
+{
+    int want = m->o.xfer.wait_replicas;
+    if (want <= 0)
+        return 0;
+    int ms = m->o.xfer.wait_timeout_ms > 0 ? m->o.xfer.wait_timeout_ms : 500;
+    int n = rcluster_wait(m->rc, rcluster_key_slot(key, strlen(key)), want, ms);
+    if (n >= want)
+        return 0;
+    if (n < 0)
+        snprintf(why, whylen, "applied; WAIT failed: %s (send it again)",
+                 rcluster_last_error(m->rc));
+    else
+        snprintf(why, whylen, "applied; on %d of %d replicas within %d ms (send it again)", n, want,
+                 ms);
+    return -EAGAIN;
+}
+
 /* A transfer's outcome as a money status (mcluster.h, mcluster_seat). */
 static int mcl_xfer_status(int rc, const xfer_result_t *res, bool in, money_result_t *out)
 {
@@ -202,6 +227,8 @@ int mcluster_epoch_open(mcluster_t *m, const char *service, uint32_t slot, uint6
     const char *argv[] = {live, e};
     money_result_t res = {0};
     int rc = mcl_run(m, m->script[MCL_SCRIPT_OPEN], MONEY_KIND_MARK, 1, 2, argv, NULL, &res);
+    if (rc == MONEY_OK)
+        rc = mcl_wait(m, live, res.error, sizeof res.error);
     if (rc != MONEY_OK)
         snprintf(err, errlen, "%s", res.error);
     return rc;
@@ -241,6 +268,9 @@ int mcluster_seat(mcluster_t *m, const char *service, money_kind_t kind, const m
             }
             return rc;
         }
+        /* the record must survive a failover before any chip moves toward the account */
+        if (rc == MONEY_OK && mcl_wait(m, live, out->error, sizeof out->error) != 0)
+            rc = out->status = -EAGAIN;
         if (rc != MONEY_OK)
             return rc;
         rc = xfer_transfer(m->x, op_id, wallet, seat, amount, &res);
@@ -375,6 +405,27 @@ int mcluster_settle_batch(mcluster_t *m, const char *service, const money_settle
                 money_reply_parse_entry(MONEY_KIND_SETTLE, r->element[i], &out[i]);
                 memcpy(out[i].id, id, sizeof id);
             }
+            /* applied rounds count once they are on wait_replicas replicas; a replay wrote
+             * nothing, so a write of the slot first lets the WAIT cover the first application
+             * (the slot's replication stream is in order) */
+            char why[200];
+            bool replayed = false;
+            for (size_t i = 0; i < n; i++)
+                replayed |= out[i].status == MONEY_OK && out[i].replayed;
+            if (replayed && m->o.xfer.wait_replicas > 0) {
+                char touch[320];
+                mcluster_key_epoch(service, s[0].round.server, s[0].round.epoch, ":seen", touch,
+                                   sizeof touch);
+                freeReplyObject(rcluster_command(m->rc, RCLUSTER_RESEND, touch, "INCR %s", touch));
+            }
+            if (mcl_wait(m, keys[0], why, sizeof why) != 0) {
+                for (size_t i = 0; i < n; i++) {
+                    if (out[i].status == MONEY_OK) {
+                        out[i].status = -EAGAIN;
+                        snprintf(out[i].error, sizeof out[i].error, "%s", why);
+                    }
+                }
+            }
         }
         freeReplyObject(r);
     } else {
@@ -415,7 +466,10 @@ int mcluster_mark(mcluster_t *m, const char *service, uint32_t slot, uint64_t ep
     mcluster_key_epoch(service, slot, epoch, ":held", held, sizeof held);
     snprintf(e, sizeof e, "%" PRIu64, epoch);
     const char *argv[] = {live, held, e, field, value};
-    return mcl_run(m, m->script[MCL_SCRIPT_MARK], MONEY_KIND_MARK, 2, 5, argv, NULL, out);
+    int rc = mcl_run(m, m->script[MCL_SCRIPT_MARK], MONEY_KIND_MARK, 2, 5, argv, NULL, out);
+    if (rc == MONEY_OK && mcl_wait(m, live, out->error, sizeof out->error) != 0)
+        rc = out->status = -EAGAIN;
+    return rc;
 }
 
 int mcluster_balance(mcluster_t *m, const char *key, int64_t *out)

@@ -47,6 +47,12 @@
  * only after that does it read and return the accounts. Whatever the old epoch wrote before
  * that script is seen by the recovery; nothing it sends after is applied.
  *
+ * Durability: with opts.xfer.wait_replicas, every write of the epoch's slot (open, hold, mark, a
+ * settlement) is followed by a WAIT on that slot's master, as each step of a transfer is; one
+ * that falls short answers -EAGAIN ("applied, send it again": the resend answers the first
+ * result and its WAIT covers the first write). WAIT bounds the loss, it is not consensus
+ * (docs/queues.md "Transfers between slots").
+ *
  * Threads: an mcluster_t is used by one thread at a time, like the rcluster_t it borrows.
  * Returns: MONEY_OK, a money_err_t (money.h), -EINVAL (bad input, nothing sent) or -EAGAIN (a
  * transfer in flight: call again with the same id, or leave it to xfer_sweep()), with one line

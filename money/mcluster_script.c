@@ -21,12 +21,16 @@
     "local function err(s) return redis.error_reply(s) end\n"
 
 /*
- * OPEN. KEYS: {s}:live. ARGV: epoch. Sets the fence to the epoch unless it is there ({0, e})
- * or a recovery marked the epoch dead (MONEY_STALE_EPOCH): {1, e} when set now.
+ * OPEN. KEYS: {s}:live. ARGV: epoch. Sets the fence to the epoch unless it is there ({0, e},
+ * written again so that a WAIT after it covers the first write) or a recovery marked the epoch
+ * dead (MONEY_STALE_EPOCH): {1, e} when set now.
  */
 static const char mcl_lua_open[] = MCL_LUA_PRELUDE
     "local cur = call('GET', KEYS[1])\n"
-    "if cur == ARGV[1] then return {0, cur} end\n"
+    "if cur == ARGV[1] then\n"
+    "  call('SET', KEYS[1], cur)\n" /* a write, so that the caller's WAIT covers the first */
+    "  return {0, cur}\n"
+    "end\n"
     "if cur then return err('MONEY_STALE_EPOCH epoch ' .. ARGV[1] .. ' is ' .. cur) end\n"
     "call('SET', KEYS[1], ARGV[1])\n"
     "return {1, ARGV[1]}\n";
@@ -47,7 +51,7 @@ static const char mcl_lua_hold[] = MCL_LUA_PRELUDE
     "  if not b or b > 0 then\n"
     "    return err('MONEY_BAD_ARGS seat account ' .. ARGV[2] .. ' holds chips of ' .. held) end\n"
     "end\n"
-    "if held ~= ARGV[3] then call('HSET', KEYS[2], ARGV[2], ARGV[3]) end\n"
+    "call('HSET', KEYS[2], ARGV[2], ARGV[3])\n" /* always: the caller's WAIT covers it */
     "return {1, '0'}\n";
 
 /*
