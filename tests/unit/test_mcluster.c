@@ -1,7 +1,7 @@
 /*
  * mcluster: a game server epoch's money by entity on a real Redis Cluster (money/mcluster.h;
- * docs/queues.md "The game server's money by entity"): 3 masters with one replica each on
- * loopback (tests/support/tcluster.h), every transfer WAITing for that replica.
+ * docs/queues.md "The game server's money by entity"): 3 masters with two replicas each on
+ * loopback (tests/support/tcluster.h), every write WAITing for one replica.
  *
  * Wallets live in their players' slots ({p:<player>}:bal), seat accounts, settlements and round
  * records in the epoch's ({s:<service>:<slot>:<epoch>}); buy-ins, top-ups, cash-outs and the
@@ -29,7 +29,8 @@
 #include "tcluster.h"
 
 #define MASTERS 3
-#define REPLICAS 1
+/* Two replicas per master: after a failover the new master still has one to WAIT for. */
+#define REPLICAS 2
 
 static ts_cluster_t *g_cl;
 
@@ -47,7 +48,7 @@ static void teardown(void)
     g_cl = NULL;
 }
 
-#define NEED_CLUSTER() ck_assert_msg(g_cl != NULL, "could not start a 3+3 Redis Cluster")
+#define NEED_CLUSTER() ck_assert_msg(g_cl != NULL, "could not start a 3+6 Redis Cluster")
 
 static rcluster_t *client(void)
 {
@@ -726,6 +727,119 @@ START_TEST(test_a_recovery_killed_mid_return_is_finished_once_by_the_next)
 }
 END_TEST
 
+/* The node that serves key, as the cluster itself says. */
+static int owner_of(const char *key)
+{
+    unsigned slot = rcluster_key_slot(key, strlen(key));
+    for (int asker = 0; asker < ts_cluster_size(g_cl); asker++) {
+        int o = ts_cluster_slot_owner(g_cl, asker, slot);
+        if (o >= 0)
+            return o;
+    }
+    return -1;
+}
+
+/* Sends a settlement until it has a final answer (a failover answers -EIO or -EAGAIN for a
+ * while); the round must apply. */
+static void settle_until_done(mcluster_t *m, const money_settlement_t *s)
+{
+    money_result_t r;
+    long long end = ts_now_ms() + 20000;
+    int rc;
+    while ((rc = mcluster_settle(m, service(), s, &r)) == -EIO || rc == -EAGAIN) {
+        ck_assert_msg(ts_now_ms() < end, "settle still failing: %s", r.error);
+        ts_sleep_ms(50);
+    }
+    ck_assert_msg(rc == MONEY_OK, "settle %s: %d %s", r.id, rc, r.error);
+}
+
+static void seat_until_done(mcluster_t *m, money_kind_t kind, uint32_t slot, uint64_t epoch,
+                            const char *acct, const char *owner, int64_t amount, const char *op)
+{
+    money_result_t r;
+    long long end = ts_now_ms() + 20000;
+    int rc;
+    while ((rc = seat_op(m, kind, slot, epoch, acct, owner, amount, op, &r)) == -EIO ||
+           rc == -EAGAIN) {
+        ck_assert_msg(ts_now_ms() < end, "%s still failing: %s", op, r.error);
+        ts_sleep_ms(50);
+    }
+    ck_assert_msg(rc == MONEY_OK, "%s: %d %s", op, rc, r.error);
+}
+
+#define PLAYERS 6
+
+START_TEST(test_a_failover_during_play_settles_every_round_once)
+{
+    NEED_CLUSTER();
+    char err[600] = "";
+    rcluster_opts_t co = {.retry_budget_ms = 10000};
+    rcluster_t *c = rcluster_create(ts_cluster_seeds(g_cl), &co, err, sizeof err);
+    ck_assert_msg(c != NULL, "%s", err);
+    mcluster_t *m = money(c);
+    uint32_t slot = 11;
+    uint64_t epoch = 1;
+    set_fence(c, slot, epoch);
+    ck_assert_int_eq(mcluster_epoch_open(m, service(), slot, epoch, err, sizeof err), MONEY_OK);
+    char owners[PLAYERS][48], accts[PLAYERS][16], op[32];
+    int64_t want[PLAYERS], home[PLAYERS]; /* seat accounts; wallets */
+    for (int i = 0; i < PLAYERS; i++) {
+        snprintf(owners[i], sizeof owners[i], "f%d.%d", (int)getpid(), i);
+        snprintf(accts[i], sizeof accts[i], "ts.%d", i);
+        seed(m, owners[i], 10000);
+        snprintf(op, sizeof op, "in%d", i);
+        seat_until_done(m, MONEY_KIND_SEAT_IN, slot, epoch, accts[i], owners[i], 1000, op);
+        want[i] = 1000;
+        home[i] = 9000;
+    }
+    char tag[200];
+    mcluster_key_epoch(service(), slot, epoch, ":live", tag, sizeof tag);
+    int master = owner_of(tag);
+    ck_assert_int_ge(master, 0);
+    /* rounds and top-ups; the epoch's master SIGKILLed in the middle, its replica promoted */
+    for (int k = 1; k <= 120; k++) {
+        if (k == 30)
+            ts_cluster_crash(g_cl, master);
+        int w = k % PLAYERS, a = (k + 1) % PLAYERS, b = (k + 2) % PLAYERS;
+        money_settlement_t s = {0};
+        s.round = (money_round_id_t){.server = slot, .epoch = epoch, .desk = 1, .seq = (uint64_t)k};
+        money_round_id_set_service(&s.round, service());
+        s.game = "holdem";
+        s.nplayers = 3;
+        s.players[0] = accts[w];
+        s.players[1] = accts[a];
+        s.players[2] = accts[b];
+        s.deltas[0] = 2;
+        s.deltas[1] = -1;
+        s.deltas[2] = -1;
+        settle_until_done(m, &s);
+        want[w] += 2;
+        want[a] -= 1;
+        want[b] -= 1;
+        if (k % 20 == 0) {
+            int p = (k / 20) % PLAYERS;
+            snprintf(op, sizeof op, "top%d", k);
+            seat_until_done(m, MONEY_KIND_SEAT_IN, slot, epoch, accts[p], owners[p], 10, op);
+            want[p] += 10;
+            home[p] -= 10;
+        }
+    }
+    ck_assert_int_eq(ts_cluster_wait_ok(g_cl, 20000), 0);
+    ck_assert_int_ne(owner_of(tag), master);
+    for (int i = 0; i < PLAYERS; i++)
+        ck_assert_int_eq(seat(m, slot, epoch, accts[i]), want[i]);
+    /* every round once, so the stacks go home whole */
+    for (int i = 0; i < PLAYERS; i++) {
+        snprintf(op, sizeof op, "out%d", i);
+        seat_until_done(m, MONEY_KIND_SEAT_OUT, slot, epoch, accts[i], owners[i], want[i], op);
+        ck_assert_int_eq(wallet(m, owners[i]), home[i] + want[i]);
+    }
+    audit(m, 0);
+    mcluster_destroy(m);
+    rcluster_destroy(c);
+}
+END_TEST
+
 int main(void)
 {
     char why[200];
@@ -746,6 +860,8 @@ int main(void)
     tcase_add_test(tc, test_two_recoveries_racing_return_each_chip_once);
     tcase_add_test(tc, test_a_recovery_killed_mid_return_is_finished_once_by_the_next);
     tcase_add_test(tc, test_a_sweep_recovers_dead_epochs_only_and_a_batch_settles_in_one_call);
+    /* last: it kills a master */
+    tcase_add_test(tc, test_a_failover_during_play_settles_every_round_once);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
