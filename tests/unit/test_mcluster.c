@@ -13,6 +13,7 @@
 #include <check.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -769,6 +770,105 @@ static void seat_until_done(mcluster_t *m, money_kind_t kind, uint32_t slot, uin
 
 #define PLAYERS 6
 
+typedef struct {
+    unsigned slot;
+    int from, to, rc;
+} migrate_t;
+
+static void *migrate_thread(void *arg)
+{
+    migrate_t *mg = arg;
+    ts_sleep_ms(30);
+    mg->rc = ts_cluster_migrate_slot(g_cl, mg->slot, mg->from, mg->to);
+    return NULL;
+}
+
+START_TEST(test_slots_moved_during_play_lose_nothing)
+{
+    NEED_CLUSTER();
+    char err[600] = "";
+    rcluster_opts_t co = {.retry_budget_ms = 10000};
+    rcluster_t *c = rcluster_create(ts_cluster_seeds(g_cl), &co, err, sizeof err);
+    ck_assert_msg(c != NULL, "%s", err);
+    mcluster_t *m = money(c);
+    uint32_t slot = 12;
+    uint64_t epoch = 1;
+    set_fence(c, slot, epoch);
+    ck_assert_int_eq(mcluster_epoch_open(m, service(), slot, epoch, err, sizeof err), MONEY_OK);
+    char owners[PLAYERS][48], accts[PLAYERS][16], op[32];
+    int64_t want[PLAYERS], home[PLAYERS];
+    for (int i = 0; i < PLAYERS; i++) {
+        snprintf(owners[i], sizeof owners[i], "g%d.%d", (int)getpid(), i);
+        snprintf(accts[i], sizeof accts[i], "ts.%d", i);
+        seed(m, owners[i], 10000);
+        snprintf(op, sizeof op, "in%d", i);
+        seat_until_done(m, MONEY_KIND_SEAT_IN, slot, epoch, accts[i], owners[i], 1000, op);
+        want[i] = 1000;
+        home[i] = 9000;
+    }
+    /* the epoch's slot and a wallet's slot move to other masters while the table plays */
+    char live[200], wk[128];
+    mcluster_key_epoch(service(), slot, epoch, ":live", live, sizeof live);
+    wallet_key(owners[0], wk, sizeof wk);
+    migrate_t mg[2] = {{.slot = slot_of(live)}, {.slot = slot_of(wk)}};
+    mg[0].from = owner_of(live);
+    mg[1].from = owner_of(wk);
+    pthread_t th[2];
+    int nth = 0;
+    for (int i = 0; i < 2; i++) {
+        if (i == 1 && mg[1].slot == mg[0].slot)
+            break;
+        mg[i].to = (mg[i].from + 1) % MASTERS; /* the masters are nodes 0..MASTERS-1 */
+        ck_assert_int_lt(mg[i].from, MASTERS);
+        pthread_create(&th[nth++], NULL, migrate_thread, &mg[i]);
+    }
+    for (int k = 1; k <= 200; k++) {
+        int w = k % PLAYERS, a = (k + 1) % PLAYERS, b = (k + 2) % PLAYERS;
+        money_settlement_t s = {0};
+        s.round = (money_round_id_t){.server = slot, .epoch = epoch, .desk = 2, .seq = (uint64_t)k};
+        money_round_id_set_service(&s.round, service());
+        s.game = "holdem";
+        s.nplayers = 3;
+        s.players[0] = accts[w];
+        s.players[1] = accts[a];
+        s.players[2] = accts[b];
+        s.deltas[0] = 1;
+        s.deltas[1] = -1;
+        s.deltas[2] = -1;
+        s.rake = 1;
+        settle_until_done(m, &s);
+        want[w] += 1;
+        want[a] -= 1;
+        want[b] -= 1;
+        if (k % 10 == 0) {
+            int p = k % 20 == 0 ? 0 : (k / 10) % PLAYERS;
+            snprintf(op, sizeof op, "top%d", k);
+            seat_until_done(m, MONEY_KIND_SEAT_IN, slot, epoch, accts[p], owners[p], 5, op);
+            want[p] += 5;
+            home[p] -= 5;
+        }
+    }
+    for (int i = 0; i < nth; i++) {
+        pthread_join(th[i], NULL);
+        ck_assert_int_eq(mg[i].rc, 0);
+    }
+    ck_assert_int_eq(owner_of(live), mg[0].to);
+    rcluster_stats_t cs;
+    rcluster_get_stats(c, &cs);
+    ck_assert_msg(cs.moved + cs.ask + cs.tryagain >= 1, "no redirection met: the slots moved "
+                                                        "before or after the play");
+    for (int i = 0; i < PLAYERS; i++) {
+        ck_assert_int_eq(seat(m, slot, epoch, accts[i]), want[i]);
+        snprintf(op, sizeof op, "out%d", i);
+        seat_until_done(m, MONEY_KIND_SEAT_OUT, slot, epoch, accts[i], owners[i], want[i], op);
+        ck_assert_int_eq(wallet(m, owners[i]), home[i] + want[i]);
+    }
+    audit(m, 0);
+    mcluster_destroy(m);
+    rcluster_destroy(c);
+}
+END_TEST
+
 START_TEST(test_a_failover_during_play_settles_every_round_once)
 {
     NEED_CLUSTER();
@@ -860,6 +960,7 @@ int main(void)
     tcase_add_test(tc, test_two_recoveries_racing_return_each_chip_once);
     tcase_add_test(tc, test_a_recovery_killed_mid_return_is_finished_once_by_the_next);
     tcase_add_test(tc, test_a_sweep_recovers_dead_epochs_only_and_a_batch_settles_in_one_call);
+    tcase_add_test(tc, test_slots_moved_during_play_lose_nothing);
     /* last: it kills a master */
     tcase_add_test(tc, test_a_failover_during_play_settles_every_round_once);
     suite_add_tcase(s, tc);
