@@ -7,10 +7,12 @@
  *                                                    (defaults 100000 2 24 64 8)
  *
  * Each pass starts its own cluster on loopback (tests/support/tcluster.h, no replicas: only
- * the masters' CPU is measured, and replicas would take the 2 cores), seeds EPOCHS x SEATS
- * wallets ({p:<player>}:bal), opens EPOCHS server epochs ({s:bench:<n>:1}, spread over the
- * masters by their tags) and buys every seat in (a transfer between slots each: buy-ins/s and
- * their p50/p99 are printed); then THREADS threads (one blocking rcluster client each, each
+ * the masters' CPU is measured, and replicas would take the 2 cores; MCLUSTER_REPLICAS=1: one
+ * replica per master and a WAIT for it after every write), seeds EPOCHS x SEATS wallets
+ * ({p:<player>}:bal), opens EPOCHS server epochs ({s:bench:<n>:1}, spread over the masters by
+ * their tags), buys every seat in and then tops seats up MCLUSTER_TOPUPS times (default 1000;
+ * each a hold and a transfer between slots: their rate and p50/p99 on one client are
+ * printed); then THREADS threads (one blocking rcluster client each, each
  * owning every THREADS-th epoch) settle SETTLEMENTS rounds in all, BATCH rounds of one epoch
  * per call (mcluster_settle_batch), each round moving chips between 3 of the epoch's SEATS
  * seat accounts with a rake of 1. Printed per pass: settlements/s, Redis CPU (INFO cpu, user +
@@ -32,6 +34,10 @@
 #include "mcluster.h"
 #include "support.h"
 #include "tcluster.h"
+
+/* MCLUSTER_REPLICAS (0 or 1): replicas per master, every write then WAITs for one;
+ * MCLUSTER_TOPUPS: top-ups of one chip after the buy-ins (their rate and latency). */
+static int g_replicas, g_topups = 1000;
 
 typedef struct {
     int idx, nthreads, epochs, seats, batch;
@@ -73,7 +79,8 @@ static void *settler(void *arg)
         w->bad = w->count;
         return NULL;
     }
-    mcluster_t *m = mcluster_create(c, NULL);
+    mcluster_opts_t mo = {.xfer = {.wait_replicas = g_replicas, .wait_timeout_ms = 1000}};
+    mcluster_t *m = mcluster_create(c, &mo);
     money_settlement_t *s = calloc((size_t)w->batch, sizeof *s);
     money_result_t *out = calloc((size_t)w->batch, sizeof *out);
     char names[16][16];
@@ -159,7 +166,7 @@ typedef struct {
 static int bench_pass(int masters, long total, int nthreads, int epochs, int batch, int seats,
                       pass_t *res)
 {
-    ts_cluster_t *cl = ts_cluster_start(masters, 0);
+    ts_cluster_t *cl = ts_cluster_start(masters, g_replicas);
     if (cl == NULL)
         return -1;
     const char *seeds = ts_cluster_seeds(cl);
@@ -170,10 +177,11 @@ static int bench_pass(int masters, long total, int nthreads, int epochs, int bat
         ts_cluster_stop(cl);
         return -1;
     }
-    mcluster_t *m = mcluster_create(c, NULL);
+    mcluster_opts_t mo = {.xfer = {.wait_replicas = g_replicas, .wait_timeout_ms = 1000}};
+    mcluster_t *m = mcluster_create(c, &mo);
     int rc = 0;
     /* the lease fences of the epochs: each server slot e holds epoch 1 */
-    long long *lat = calloc((size_t)(epochs * seats), sizeof *lat);
+    long long *lat = calloc((size_t)(epochs * seats + g_topups), sizeof *lat);
     int nlat = 0;
     long long t0 = now_us();
     for (int e = 0; e < epochs && rc == 0; e++) {
@@ -207,6 +215,22 @@ static int bench_pass(int masters, long total, int nthreads, int epochs, int bat
             }
             lat[nlat++] = now_us() - b0;
         }
+    }
+    /* top-ups of one chip, round robin over the seats: the same cross-slot path */
+    for (int k = 0; k < g_topups && rc == 0; k++) {
+        int e = k % epochs, st = (k / epochs) % seats;
+        char p[32], a[32], op[48];
+        player_name(e, st, p, sizeof p);
+        acct_name(st, a, sizeof a);
+        money_seat_t ms = {.slot = (uint32_t)e, .epoch = 1, .account = a, .owner = p};
+        money_result_t out;
+        snprintf(op, sizeof op, "top.%d", k);
+        long long b0 = now_us();
+        if (mcluster_seat(m, "bench", MONEY_KIND_SEAT_IN, &ms, 1, op, &out) != MONEY_OK) {
+            fprintf(stderr, "top-up: %s\n", out.error);
+            rc = -1;
+        }
+        lat[nlat++] = now_us() - b0;
     }
     long long setup_us = now_us() - t0;
     (void)setup_us;
@@ -258,10 +282,10 @@ static int bench_pass(int masters, long total, int nthreads, int epochs, int bat
                "settlement; %ld refused\n",
                masters, masters > 1 ? "s" : "", ok, (double)el / 1e6, res->rate, total_cpu,
                res->cpu_us, bad);
-        printf("  buy-ins (hold + transfer between slots, no replica): %d, %.0f/s on one client; "
-               "p50 %.2f ms, p99 %.2f ms\n",
-               epochs * seats, res->buyin_rate, (double)res->buyin_p50 / 1000.0,
-               (double)res->buyin_p99 / 1000.0);
+        printf("  buy-ins and top-ups (hold + transfer between slots, %s): %d, %.0f/s on one "
+               "client; p50 %.2f ms, p99 %.2f ms\n",
+               g_replicas ? "WAIT 1 after each write" : "no replica", epochs * seats + g_topups,
+               res->buyin_rate, (double)res->buyin_p50 / 1000.0, (double)res->buyin_p99 / 1000.0);
         res->busiest_share = 0;
         long keys_total = 0, keys[8];
         for (int i = 0; i < masters; i++)
@@ -302,6 +326,11 @@ int main(int argc, char **argv)
                         "THREADS] [BATCH 1..256] [SEATS 3..16]\n");
         return 2;
     }
+    const char *env = getenv("MCLUSTER_REPLICAS");
+    g_replicas = env != NULL && atoi(env) > 0 ? 1 : 0;
+    env = getenv("MCLUSTER_TOPUPS");
+    if (env != NULL && atoi(env) >= 0)
+        g_topups = atoi(env);
     signal(SIGPIPE, SIG_IGN);
     log_set_level(LOG_ERROR + 1);
     keytag_set_cluster(true);
@@ -317,6 +346,8 @@ int main(int argc, char **argv)
         printf("3 masters / 1 master: redis cpu per settlement %.2fx (target <= 1.2x), busiest "
                "master %.1f%% of the cpu (target <= 40%%), settlements/s %.2fx\n",
                three.cpu_us / one.cpu_us, 100 * three.busiest_share, three.rate / one.rate);
-    printf("command: bench_mcluster %ld %d %d %d %d\n", total, nthreads, epochs, batch, seats);
+    printf("command: %sMCLUSTER_TOPUPS=%d bench_mcluster %ld %d %d %d %d\n",
+           g_replicas ? "MCLUSTER_REPLICAS=1 " : "", g_topups, total, nthreads, epochs, batch,
+           seats);
     return bad == 0 ? 0 : 1;
 }
