@@ -695,6 +695,13 @@ int mcluster_recover(mcluster_t *m, const char *service, uint32_t slot, uint64_t
         snprintf(out->error, sizeof out->error, "invalid service, mode or token");
         return MONEY_ERR_BAD_ARGS;
     }
+    if (!keytag_cluster()) {
+        /* the lease fence and the hand histories must be in the money slot (common/keytag.h) */
+        snprintf(out->error, sizeof out->error,
+                 "the process did not call keytag_set_cluster(true): the lease keys are not in "
+                 "the money slot");
+        return MONEY_ERR_BAD_ARGS;
+    }
     static const char *const modes[] = {"dead", "claim", "self"};
     /* 1. the lease fence, in the money slot */
     int rc = mcl_judge(m, service, slot, epoch, modes[mode], token, out);
