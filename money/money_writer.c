@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "evthreads.h"
 #include "log.h"
+#include "mcluster.h"
 #include "rconn.h"
 #include "xmalloc.h"
 
@@ -32,6 +33,10 @@ typedef struct money_item {
     bool replay;          /* a journal entry sent again after a reconnect (nobody to tell) */
     size_t bytes;         /* memory it holds, for the journal's byte cap */
     money_result_t *held; /* answered, waiting for WAIT (min_replicas > 0); owned */
+    /* A seat transfer with the money by entity (money_set_entity): the seat lane's input. */
+    money_seat_t seat;
+    char seat_acct[MONEY_NAME_MAX + 1], seat_owner[MONEY_NAME_MAX + 1];
+    int64_t amount;
 } money_item_t;
 
 /* A FIFO of items linked through next. */
@@ -127,17 +132,17 @@ struct money_writer {
     uint64_t gen;
     bool holding; /* after a failure: send nothing until retry_ev fires */
     int backoff_ms;
-    money_list_t pending;  /* taken from the queue, not yet sent (front = oldest) */
-    money_list_t flight;   /* sent, awaiting replies, in send order */
-    money_list_t acked;    /* answered, awaiting the WAIT that makes them durable (in order) */
-    money_list_t journal;  /* completed with MONEY_OK, in completion (= send) order */
+    money_list_t pending; /* taken from the queue, not yet sent (front = oldest) */
+    money_list_t flight;  /* sent, awaiting replies, in send order */
+    money_list_t acked;   /* answered, awaiting the WAIT that makes them durable (in order) */
+    money_list_t journal; /* completed with MONEY_OK, in completion (= send) order */
     size_t journal_bytes;
-    int64_t window_ns;           /* journal window; 0 = no journal */
-    unsigned probed_conn;        /* rconn_connect_count() the journal was last checked against */
-    bool probing;                /* a probe is in flight: nothing else is sent */
-    unsigned probe_conn;         /* the connection being probed */
-    size_t probe_checked;        /* entries asked about so far */
-    money_item_t **snap;         /* the journal as an array while probing (oldest first) */
+    int64_t window_ns;    /* journal window; 0 = no journal */
+    unsigned probed_conn; /* rconn_connect_count() the journal was last checked against */
+    bool probing;         /* a probe is in flight: nothing else is sent */
+    unsigned probe_conn;  /* the connection being probed */
+    size_t probe_checked; /* entries asked about so far */
+    money_item_t **snap;  /* the journal as an array while probing (oldest first) */
     size_t snap_n;
     rconn_script_t *probe_script;
     bool wait_inflight;    /* a WAIT of the current generation is in flight */
@@ -145,6 +150,22 @@ struct money_writer {
     size_t calls;          /* commands of the current generation in flight */
     const char *av[WRITER_BATCH_ARGS];
     size_t avlen[WRITER_BATCH_ARGS];
+
+    /*
+     * The seat lane (the money by entity, money_set_entity): a seat transfer is a transfer
+     * between slots (money/mcluster.h, blocking), run on a thread of its own, one at a time,
+     * as a barrier in the FIFO -- handed over only once every earlier item is answered, and
+     * nothing later is sent until it is final -- so the order a desk relies on holds.
+     */
+    bool lane_on;
+    bool lane_busy;          /* writer thread: an item is at the lane */
+    money_item_t *lane_item; /* under lane_mu: handed over, and its result once lane_done */
+    money_result_t lane_res;
+    bool lane_done, lane_stop;
+    pthread_mutex_t lane_mu;
+    pthread_cond_t lane_cv;
+    pthread_t lane_thread;
+    struct event *lane_ev; /* activated by the lane with a result */
 
     metrics_registry_t *own_metrics;
     metrics_t *m_depth, *m_oldest, *m_latency, *m_retries, *m_reconnects;
@@ -544,8 +565,7 @@ static void writer_send_wait(money_writer_t *w)
  * the held HASH holding its value. *field and *value are "" for a record.
  */
 static void writer_probe_anchor(const money_item_t *x, const char **key, size_t *klen,
-                                const char **field, size_t *flen, const char **value,
-                                size_t *vlen)
+                                const char **field, size_t *flen, const char **value, size_t *vlen)
 {
     int k = 0; /* MONEY_KIND_SETTLE: the round record is its first key */
     if (x->kind == MONEY_KIND_BUYIN || x->kind == MONEY_KIND_CASHOUT ||
@@ -640,9 +660,9 @@ static void writer_probe_reply_cb(rconn_t *rc, redisReply *r, void *arg)
         (size_t)r->integer > WRITER_PROBE_CHUNK) {
         char reason[200];
         snprintf(reason, sizeof reason, "journal probe failed: %.150s",
-                 r == NULL                       ? "no reply (connection lost or request timeout)"
+                 r == NULL                      ? "no reply (connection lost or request timeout)"
                  : r->type == REDIS_REPLY_ERROR ? r->str
-                                                 : "unexpected reply");
+                                                : "unexpected reply");
         writer_probe_end(w); /* probed_conn unchanged: the next pump probes again */
         writer_requeue(w, reason);
         return;
@@ -735,8 +755,26 @@ static void writer_pump(money_writer_t *w)
 static void writer_pump_calls(money_writer_t *w)
 {
     while (!w->holding && w->calls < WRITER_MAX_CALLS && w->flight.n < w->cfg.max_inflight &&
-           w->pending.head != NULL && rconn_connected(w->rc)) {
+           w->pending.head != NULL && rconn_connected(w->rc) && !w->lane_busy) {
         money_item_t *it = w->pending.head;
+        if (w->lane_on && (it->kind == MONEY_KIND_SEAT_IN || it->kind == MONEY_KIND_SEAT_OUT ||
+                           it->kind == MONEY_KIND_CASHOUT)) {
+            /* a barrier: only once everything before it is answered */
+            if (w->calls > 0 || w->flight.n > 0 || w->acked.n > 0)
+                return;
+            list_pop(&w->pending);
+            int64_t now = clock_mono_ns();
+            it->sent_ns = now;
+            if (it->sends++ == 0)
+                it->first_sent_ns = now;
+            w->lane_busy = true;
+            pthread_mutex_lock(&w->lane_mu);
+            w->lane_item = it;
+            w->lane_done = false;
+            pthread_cond_signal(&w->lane_cv);
+            pthread_mutex_unlock(&w->lane_mu);
+            return;
+        }
         size_t n = 1;
         int rc;
         writer_cmd_t *cmd = xmalloc(sizeof *cmd);
@@ -864,6 +902,117 @@ static void writer_tick_cb(evutil_socket_t fd, short what, void *arg)
     writer_pump(w);
 }
 
+/* The lane's result, on the writer thread: the item completes, the FIFO moves on. */
+static void writer_lane_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    money_writer_t *w = arg;
+    pthread_mutex_lock(&w->lane_mu);
+    money_item_t *it = w->lane_done ? w->lane_item : NULL;
+    money_result_t r = w->lane_res;
+    if (it != NULL) {
+        w->lane_item = NULL;
+        w->lane_done = false;
+    }
+    pthread_mutex_unlock(&w->lane_mu);
+    if (it == NULL)
+        return;
+    metrics_observe(w->m_latency, (double)(clock_mono_ns() - it->sent_ns) / 1e9);
+    w->lane_busy = false;
+    writer_complete(w, it, &r);
+    writer_pump(w);
+}
+
+/*
+ * The seat lane's thread: a blocking cluster client of its own; each item is sent until it has
+ * a final answer (-EAGAIN, "in flight", and -EIO are sent again under the same op id after a
+ * backoff, as the writer resends what Redis refuses for a while), or until the writer stops
+ * (-ECANCELED: a transfer left in flight is then the xfer sweeper's).
+ */
+static void *writer_lane_main(void *arg)
+{
+    money_writer_t *w = arg;
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    rcluster_t *rc = NULL;
+    mcluster_t *m = NULL;
+    pthread_mutex_lock(&w->lane_mu);
+    for (;;) {
+        while (!w->lane_stop && (w->lane_item == NULL || w->lane_done))
+            pthread_cond_wait(&w->lane_cv, &w->lane_mu);
+        if (w->lane_stop)
+            break;
+        money_item_t *it = w->lane_item;
+        pthread_mutex_unlock(&w->lane_mu);
+        money_result_t r;
+        memset(&r, 0, sizeof r);
+        int backoff = w->cfg.backoff_min_ms;
+        for (;;) {
+            if (m == NULL) {
+                char err[600];
+                rcluster_opts_t o = {.connect_timeout_ms = w->cfg.connect_timeout_ms,
+                                     .command_timeout_ms = w->cfg.request_timeout_ms};
+                rc = rcluster_create(w->cluster, &o, err, sizeof err);
+                if (rc != NULL)
+                    m = mcluster_create(rc, NULL);
+                else
+                    snprintf(r.error, sizeof r.error, "%.190s", err);
+                r.status = -EAGAIN;
+            }
+            if (m != NULL && it->kind == MONEY_KIND_CASHOUT) {
+                /* the house's funding: money created in the wallet, once per op id */
+                char key[MONEY_NAME_MAX + 16];
+                mcluster_key_wallet(it->seat_owner, key, sizeof key);
+                memset(&r, 0, sizeof r);
+                int x = xfer_seed(mcluster_xfer(m), key, it->amount, it->id);
+                r.status = x == 0 ? MONEY_OK : x == -EIO ? -EIO : MONEY_ERR_BAD_ARGS;
+                if (x != 0)
+                    snprintf(r.error, sizeof r.error, "%.190s", xfer_last_error(mcluster_xfer(m)));
+            } else if (m != NULL) {
+                mcluster_seat(m, w->service, it->kind, &it->seat, it->amount, it->id, &r);
+            }
+            if (r.status != -EAGAIN && r.status != -EIO)
+                break;
+            log_emit(LOG_WARN, "money_seat_in_flight", "{s:s,s:i,s:s}", "id", it->id, "status",
+                     r.status, "error", r.error);
+            pthread_mutex_lock(&w->lane_mu);
+            bool stop = w->lane_stop;
+            if (!stop) {
+                struct timespec until;
+                clock_gettime(CLOCK_MONOTONIC, &until);
+                until.tv_sec += backoff / 1000;
+                until.tv_nsec += (long)(backoff % 1000) * 1000000;
+                if (until.tv_nsec >= 1000000000) {
+                    until.tv_sec++;
+                    until.tv_nsec -= 1000000000;
+                }
+                pthread_cond_timedwait(&w->lane_cv, &w->lane_mu, &until);
+                stop = w->lane_stop;
+            }
+            pthread_mutex_unlock(&w->lane_mu);
+            if (stop) {
+                r.status = -ECANCELED;
+                snprintf(r.error, sizeof r.error,
+                         "money writer destroyed with the seat transfer in flight (the xfer "
+                         "sweeper ends it)");
+                break;
+            }
+            backoff = backoff * 2 > w->cfg.backoff_max_ms ? w->cfg.backoff_max_ms : backoff * 2;
+        }
+        pthread_mutex_lock(&w->lane_mu);
+        w->lane_res = r;
+        w->lane_done = true;
+        if (w->lane_ev != NULL)
+            event_active(w->lane_ev, EV_READ, 0);
+    }
+    pthread_mutex_unlock(&w->lane_mu);
+    mcluster_destroy(m);
+    rcluster_destroy(rc);
+    return NULL;
+}
+
 static void *writer_main(void *arg)
 {
     money_writer_t *w = arg;
@@ -918,7 +1067,8 @@ money_writer_t *money_writer_create(const money_writer_config_t *cfg)
         c->replay_max_items = MONEY_WRITER_REPLAY_MAX_ITEMS;
     if (c->replay_max_bytes == 0)
         c->replay_max_bytes = MONEY_WRITER_REPLAY_MAX_BYTES;
-    if (c->replay_window_ms > 0 && (int64_t)c->replay_window_ms >= (int64_t)c->record_ttl_s * 1000) {
+    if (c->replay_window_ms > 0 &&
+        (int64_t)c->replay_window_ms >= (int64_t)c->record_ttl_s * 1000) {
         /* An entry whose record expired would look absent, and everything after it would be
          * applied again although it is on the master. */
         char err[200];
@@ -929,6 +1079,19 @@ money_writer_t *money_writer_create(const money_writer_config_t *cfg)
         log_emit(LOG_ERROR, "money_writer_bad_config", "{s:s}", "error", err);
         free(w);
         return NULL;
+    }
+    if (money_entity()) {
+        /* The money by entity (money.h, money_set_entity): a cluster only; the journal and the
+         * writer's WAIT cover one slot per connection, the epoch's writes and the histories are
+         * in two (docs/queues.md "The game server's money by entity"). */
+        if (c->redis_cluster == NULL || c->min_replicas > 0) {
+            log_emit(LOG_ERROR, "money_writer_bad_config", "{s:s}", "error",
+                     "the money by entity needs a Redis Cluster and no --redis-min-replicas");
+            free(w);
+            return NULL;
+        }
+        c->replay_window_ms = -1;
+        w->lane_on = true;
     }
     w->window_ns = c->replay_window_ms > 0 ? (int64_t)c->replay_window_ms * 1000000 : 0;
     snprintf(w->wait_args[0], sizeof w->wait_args[0], "%d", c->min_replicas);
@@ -1005,6 +1168,8 @@ money_writer_t *money_writer_create(const money_writer_config_t *cfg)
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->drained, &ca);
+    pthread_mutex_init(&w->lane_mu, NULL);
+    pthread_cond_init(&w->lane_cv, &ca);
     pthread_condattr_destroy(&ca);
 
     if (evthreads_enable() != 0)
@@ -1015,7 +1180,8 @@ money_writer_t *money_writer_create(const money_writer_config_t *cfg)
     w->wake_ev = event_new(w->base, -1, 0, writer_wake_cb, w);
     w->tick_ev = event_new(w->base, -1, EV_PERSIST, writer_tick_cb, w);
     w->retry_ev = evtimer_new(w->base, writer_retry_cb, w);
-    if (w->wake_ev == NULL || w->tick_ev == NULL || w->retry_ev == NULL)
+    w->lane_ev = event_new(w->base, -1, 0, writer_lane_cb, w);
+    if (w->wake_ev == NULL || w->tick_ev == NULL || w->retry_ev == NULL || w->lane_ev == NULL)
         goto fail_events;
     for (int i = 0; i < MONEY_NSCRIPTS; i++)
         w->scripts[i] = rconn_script_create(money_script_text(i));
@@ -1037,11 +1203,21 @@ money_writer_t *money_writer_create(const money_writer_config_t *cfg)
         goto fail_rconn;
     struct timeval tick = {0, 100000};
     event_add(w->tick_ev, &tick);
+    if (w->lane_on && pthread_create(&w->lane_thread, NULL, writer_lane_main, w) != 0)
+        goto fail_lane;
     if (pthread_create(&w->thread, NULL, writer_main, w) != 0)
         goto fail_thread;
     return w;
 
 fail_thread:
+    if (w->lane_on) {
+        pthread_mutex_lock(&w->lane_mu);
+        w->lane_stop = true;
+        pthread_cond_signal(&w->lane_cv);
+        pthread_mutex_unlock(&w->lane_mu);
+        pthread_join(w->lane_thread, NULL);
+    }
+fail_lane:
     rconn_destroy(w->rc);
 fail_rconn:
     for (int i = 0; i < MONEY_NSCRIPTS; i++)
@@ -1054,11 +1230,15 @@ fail_events:
         event_free(w->tick_ev);
     if (w->retry_ev)
         event_free(w->retry_ev);
+    if (w->lane_ev)
+        event_free(w->lane_ev);
     event_base_free(w->base);
 fail_base:
     log_emit(LOG_ERROR, "money_writer_start_failed", "{s:s}", "host", w->host);
     pthread_cond_destroy(&w->drained);
     pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->lane_cv);
+    pthread_mutex_destroy(&w->lane_mu);
     metrics_destroy(w->own_metrics);
     free(w->host);
     free(w->cluster);
@@ -1079,6 +1259,25 @@ void money_writer_destroy(money_writer_t *w)
     event_active(w->wake_ev, EV_READ, 0);
     pthread_mutex_unlock(&w->mu);
     pthread_join(w->thread, NULL);
+    if (w->lane_on) {
+        pthread_mutex_lock(&w->lane_mu);
+        w->lane_stop = true;
+        pthread_cond_signal(&w->lane_cv);
+        pthread_mutex_unlock(&w->lane_mu);
+        pthread_join(w->lane_thread, NULL);
+        if (w->lane_item != NULL) {
+            /* answered (or cancelled) after the loop stopped: it completes here */
+            money_item_t *li = w->lane_item;
+            money_result_t lr = w->lane_res;
+            w->lane_item = NULL;
+            if (!w->lane_done) {
+                memset(&lr, 0, sizeof lr);
+                lr.status = -ECANCELED;
+                snprintf(lr.error, sizeof lr.error, "money writer destroyed");
+            }
+            writer_complete(w, li, &lr);
+        }
+    }
 
     /* The thread is gone; its state is ours now. Closing the connection runs every pending
      * callback with NULL, which requeues what was in flight. */
@@ -1113,9 +1312,12 @@ void money_writer_destroy(money_writer_t *w)
     event_free(w->wake_ev);
     event_free(w->tick_ev);
     event_free(w->retry_ev);
+    event_free(w->lane_ev);
     event_base_free(w->base);
     pthread_cond_destroy(&w->drained);
     pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->lane_cv);
+    pthread_mutex_destroy(&w->lane_mu);
     metrics_destroy(w->own_metrics);
     free(w->host);
     free(w->cluster);
@@ -1227,6 +1429,14 @@ static int writer_submit_wallet(money_writer_t *w, money_kind_t kind, const char
         return -EINVAL;
     money_item_t *it = writer_item_new(kind, done, arg);
     int rc = money_op_wallet(kind, player, amount, op_id, w->cfg.record_ttl_s, &it->op);
+    if (rc == 0 && w->lane_on) {
+        /* The money by entity: a credit from nowhere (the house's funding) is money created,
+         * xfer_seed's (the audit counts it as seeded); a debit into nowhere has no place. */
+        if (kind != MONEY_KIND_CASHOUT)
+            rc = -EINVAL;
+        snprintf(it->seat_owner, sizeof it->seat_owner, "%s", player);
+        it->amount = amount;
+    }
     return writer_submit_op(
         w, it, rc, op_id, "money_wallet_op_invalid",
         "a wallet operation needs a valid player, op id and 0 < amount <= 1e14");
@@ -1252,6 +1462,14 @@ int money_writer_submit_seat(money_writer_t *w, money_kind_t kind, const money_s
         return -EINVAL;
     money_item_t *it = writer_item_new(kind, done, arg);
     int rc = money_op_seat(w->service, kind, s, amount, op_id, w->cfg.record_ttl_s, &it->op);
+    if (rc == 0 && w->lane_on) {
+        /* the seat lane's input (the op above is kept for the logs) */
+        snprintf(it->seat_acct, sizeof it->seat_acct, "%s", s->account);
+        snprintf(it->seat_owner, sizeof it->seat_owner, "%s", s->owner);
+        it->seat = (money_seat_t){
+            .slot = s->slot, .epoch = s->epoch, .account = it->seat_acct, .owner = it->seat_owner};
+        it->amount = amount;
+    }
     return writer_submit_op(w, it, rc, op_id, "money_seat_op_invalid",
                             "a seat transfer needs a service, an account and an owner "
                             "(different), an op id and 0 < amount <= 1e14");

@@ -13,6 +13,7 @@
 #include <check.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -26,6 +27,7 @@
 #include "keytag.h"
 #include "log.h"
 #include "mcluster.h"
+#include "money_writer.h"
 #include "support.h"
 #include "tcluster.h"
 
@@ -869,6 +871,90 @@ START_TEST(test_slots_moved_during_play_lose_nothing)
 }
 END_TEST
 
+/* ---- the writer queue with the money by entity (money_set_entity) -------------------------- */
+
+typedef struct {
+    pthread_mutex_t mu;
+    int n;
+    int status[16];
+    char error[16][200];
+} done_t;
+
+static void done_cb(money_result_t *r, void *arg)
+{
+    done_t *d = arg;
+    pthread_mutex_lock(&d->mu);
+    if (d->n < 16) {
+        d->status[d->n] = r->status;
+        snprintf(d->error[d->n], sizeof d->error[0], "%.60s %.120s", r->id, r->error);
+    }
+    d->n++;
+    pthread_mutex_unlock(&d->mu);
+    free(r);
+}
+
+START_TEST(test_the_writer_orders_seat_transfers_around_settlements)
+{
+    NEED_CLUSTER();
+    money_set_entity(true); /* this case's process only (check forks each case) */
+    rcluster_t *c = client();
+    mcluster_t *m = money(c);
+    const char *alice = pl("alice"), *bob = pl("bob"), *house = pl("house");
+    uint32_t slot = 13;
+    uint64_t epoch = 1;
+    char err[300] = "";
+    set_fence(c, slot, epoch);
+    ck_assert_int_eq(mcluster_epoch_open(m, service(), slot, epoch, err, sizeof err), MONEY_OK);
+    seed(m, alice, 1000);
+    seed(m, bob, 1000);
+    money_writer_config_t wc = {.redis_host = "127.0.0.1",
+                                .redis_port = 6379,
+                                .redis_cluster = ts_cluster_seeds(g_cl),
+                                .service = service()};
+    money_writer_t *w = money_writer_create(&wc);
+    ck_assert_ptr_nonnull(w);
+    done_t d = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    /* submitted back to back: each seat transfer waits for what is before it, and what is after
+     * it waits for it -- the settlement sees the buy-ins, the cash-outs see the settlement */
+    money_seat_t sa = {.slot = slot, .epoch = epoch, .account = "ts.a", .owner = alice};
+    money_seat_t sb = {.slot = slot, .epoch = epoch, .account = "ts.b", .owner = bob};
+    ck_assert_int_eq(
+        money_writer_submit_seat(w, MONEY_KIND_SEAT_IN, &sa, 300, "w-in-a", done_cb, &d), 0);
+    ck_assert_int_eq(
+        money_writer_submit_seat(w, MONEY_KIND_SEAT_IN, &sb, 300, "w-in-b", done_cb, &d), 0);
+    ck_assert_int_eq(money_writer_submit_mark(w, slot, epoch, "r:1", "{}", done_cb, &d), 0);
+    money_settlement_t s = round_of(slot, epoch, 1, "ts.a", 10, "ts.b", -10, 0);
+    ck_assert_int_eq(money_writer_submit_settle(w, &s, done_cb, &d), 0);
+    ck_assert_int_eq(
+        money_writer_submit_seat(w, MONEY_KIND_SEAT_OUT, &sa, 310, "w-out-a", done_cb, &d), 0);
+    ck_assert_int_eq(
+        money_writer_submit_seat(w, MONEY_KIND_SEAT_OUT, &sb, 290, "w-out-b", done_cb, &d), 0);
+    /* the house's funding: money created in its wallet, once */
+    ck_assert_int_eq(money_writer_submit_cashout(w, house, 500, "w-fund", done_cb, &d), 0);
+    ck_assert_int_eq(money_writer_submit_cashout(w, house, 500, "w-fund", done_cb, &d), 0);
+    /* a debit into nowhere has no place in this layout */
+    ck_assert_int_eq(money_writer_submit_buyin(w, house, 5, "w-burn", done_cb, &d), -EINVAL);
+    ck_assert_int_ge(money_writer_flush(w, 30000), 0);
+    money_writer_destroy(w);
+    ck_assert_int_eq(d.n, 8);
+    for (int i = 0; i < 8; i++)
+        ck_assert_msg(d.status[i] == MONEY_OK, "item %d: %d %s", i, d.status[i], d.error[i]);
+    ck_assert_int_eq(wallet(m, alice), 1010);
+    ck_assert_int_eq(wallet(m, bob), 990);
+    ck_assert_int_eq(wallet(m, house), 500);
+    ck_assert_int_eq(seat(m, slot, epoch, "ts.a"), 0);
+    ck_assert_int_eq(seat(m, slot, epoch, "ts.b"), 0);
+    char held[200];
+    mcluster_key_epoch(service(), slot, epoch, ":held", held, sizeof held);
+    redisReply *r = rcluster_command(c, RCLUSTER_RESEND, held, "HGET %s r:1", held);
+    ck_assert(r != NULL && r->type == REDIS_REPLY_STRING && strcmp(r->str, "{}") == 0);
+    freeReplyObject(r);
+    audit(m, 0);
+    mcluster_destroy(m);
+    rcluster_destroy(c);
+}
+END_TEST
+
 START_TEST(test_a_failover_during_play_settles_every_round_once)
 {
     NEED_CLUSTER();
@@ -961,6 +1047,7 @@ int main(void)
     tcase_add_test(tc, test_a_recovery_killed_mid_return_is_finished_once_by_the_next);
     tcase_add_test(tc, test_a_sweep_recovers_dead_epochs_only_and_a_batch_settles_in_one_call);
     tcase_add_test(tc, test_slots_moved_during_play_lose_nothing);
+    tcase_add_test(tc, test_the_writer_orders_seat_transfers_around_settlements);
     /* last: it kills a master */
     tcase_add_test(tc, test_a_failover_during_play_settles_every_round_once);
     suite_add_tcase(s, tc);
