@@ -82,7 +82,7 @@ typedef struct {
     metrics_t *m_quorum;
     int hb_main, hb_workers[RT_MAX_WORKERS];
     atomic_bool engine_started, registered, lease_valid;
-    atomic_bool redis_unsafe;    /* the guard blocks: Redis evicts (game_guard_cb) */
+    atomic_bool redis_unsafe; /* the guard blocks: Redis evicts (game_guard_cb) */
     atomic_bool redis_uncovered; /* --redis-cluster: the slot map leaves slots unserved */
     bool exiting;
     int exit_code;

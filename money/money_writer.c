@@ -132,17 +132,17 @@ struct money_writer {
     uint64_t gen;
     bool holding; /* after a failure: send nothing until retry_ev fires */
     int backoff_ms;
-    money_list_t pending; /* taken from the queue, not yet sent (front = oldest) */
-    money_list_t flight;  /* sent, awaiting replies, in send order */
-    money_list_t acked;   /* answered, awaiting the WAIT that makes them durable (in order) */
-    money_list_t journal; /* completed with MONEY_OK, in completion (= send) order */
+    money_list_t pending;  /* taken from the queue, not yet sent (front = oldest) */
+    money_list_t flight;   /* sent, awaiting replies, in send order */
+    money_list_t acked;    /* answered, awaiting the WAIT that makes them durable (in order) */
+    money_list_t journal;  /* completed with MONEY_OK, in completion (= send) order */
     size_t journal_bytes;
-    int64_t window_ns;    /* journal window; 0 = no journal */
-    unsigned probed_conn; /* rconn_connect_count() the journal was last checked against */
-    bool probing;         /* a probe is in flight: nothing else is sent */
-    unsigned probe_conn;  /* the connection being probed */
-    size_t probe_checked; /* entries asked about so far */
-    money_item_t **snap;  /* the journal as an array while probing (oldest first) */
+    int64_t window_ns;           /* journal window; 0 = no journal */
+    unsigned probed_conn;        /* rconn_connect_count() the journal was last checked against */
+    bool probing;                /* a probe is in flight: nothing else is sent */
+    unsigned probe_conn;         /* the connection being probed */
+    size_t probe_checked;        /* entries asked about so far */
+    money_item_t **snap;         /* the journal as an array while probing (oldest first) */
     size_t snap_n;
     rconn_script_t *probe_script;
     bool wait_inflight;    /* a WAIT of the current generation is in flight */
@@ -565,7 +565,8 @@ static void writer_send_wait(money_writer_t *w)
  * the held HASH holding its value. *field and *value are "" for a record.
  */
 static void writer_probe_anchor(const money_item_t *x, const char **key, size_t *klen,
-                                const char **field, size_t *flen, const char **value, size_t *vlen)
+                                const char **field, size_t *flen, const char **value,
+                                size_t *vlen)
 {
     int k = 0; /* MONEY_KIND_SETTLE: the round record is its first key */
     if (x->kind == MONEY_KIND_BUYIN || x->kind == MONEY_KIND_CASHOUT ||
@@ -660,9 +661,9 @@ static void writer_probe_reply_cb(rconn_t *rc, redisReply *r, void *arg)
         (size_t)r->integer > WRITER_PROBE_CHUNK) {
         char reason[200];
         snprintf(reason, sizeof reason, "journal probe failed: %.150s",
-                 r == NULL                      ? "no reply (connection lost or request timeout)"
+                 r == NULL                       ? "no reply (connection lost or request timeout)"
                  : r->type == REDIS_REPLY_ERROR ? r->str
-                                                : "unexpected reply");
+                                                 : "unexpected reply");
         writer_probe_end(w); /* probed_conn unchanged: the next pump probes again */
         writer_requeue(w, reason);
         return;
@@ -1067,8 +1068,7 @@ money_writer_t *money_writer_create(const money_writer_config_t *cfg)
         c->replay_max_items = MONEY_WRITER_REPLAY_MAX_ITEMS;
     if (c->replay_max_bytes == 0)
         c->replay_max_bytes = MONEY_WRITER_REPLAY_MAX_BYTES;
-    if (c->replay_window_ms > 0 &&
-        (int64_t)c->replay_window_ms >= (int64_t)c->record_ttl_s * 1000) {
+    if (c->replay_window_ms > 0 && (int64_t)c->replay_window_ms >= (int64_t)c->record_ttl_s * 1000) {
         /* An entry whose record expired would look absent, and everything after it would be
          * applied again although it is on the master. */
         char err[200];
