@@ -43,6 +43,11 @@ timeout 20 "$GAME" --engine traditional --health-listen 127.0.0.1:0 --redis-clus
     "$E2E_REDIS_CLUSTER" --money-by-entity >"$E2E_DIR/bad.out" 2>"$E2E_DIR/bad.err" || st=$?
 check "--money-by-entity with another engine refused ($(head -c 200 "$E2E_DIR/bad.err"))" \
     bash -c "[ $st = 2 ] && grep -q 'holdem only' '$E2E_DIR/bad.err'"
+st=0
+timeout 20 "$GAME" --engine holdem --health-listen 127.0.0.1:0 --redis-cluster \
+    "$E2E_REDIS_CLUSTER" --money-by-entity --redis-min-replicas 1 >"$E2E_DIR/bad.out" 2>"$E2E_DIR/bad.err" || st=$?
+check "--money-by-entity with --redis-min-replicas refused ($(head -c 200 "$E2E_DIR/bad.err"))" \
+    bash -c "[ $st = 2 ] && grep -q 'does not take --redis-min-replicas' '$E2E_DIR/bad.err'"
 e2e_redis_start
 st=0
 timeout 20 "$GAME" --engine holdem --health-listen 127.0.0.1:0 --redis "127.0.0.1:$REDIS_PORT" \
