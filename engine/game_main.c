@@ -126,7 +126,7 @@ static const config_flag_t game_flags[] = {
     {"money-by-entity", CONFIG_BOOL, "false",
      "EXPERIMENTAL, --redis-cluster only: the money by entity -- wallets in the players' slots, "
      "this server epoch's seat accounts and settlements in its own slot, buy-ins and cash-outs "
-     "as transfers between slots; hold'em only, no table moves, rooms or --redis-min-replicas "
+     "as transfers between slots; hold'em only, no table moves or rooms "
      "(docs/queues.md \"The game server's money by entity\")",
      &G.o.money_by_entity, 0, 0},
     {"redis-allow-eviction", CONFIG_BOOL, "false",
@@ -231,6 +231,12 @@ static void game_registered_cb(registry_t *r, int result, void *arg)
              lease_slot(G.lease), "epoch", (json_int_t)lease_epoch(G.lease));
 }
 
+/* --redis-min-replicas as a count of replicas to WAIT for (the default -1: none on a cluster). */
+static int game_wait_replicas(void)
+{
+    return G.o.min_replicas > 0 ? (int)G.o.min_replicas : 0;
+}
+
 /*
  * The money by entity: the epoch opens its own slot's fence ({s:...}:live) before any money of
  * it is written (money/mcluster.h). Blocking, once per acquisition (idempotent). 0, or -1
@@ -242,7 +248,9 @@ static int game_open_epoch(lease_t *l)
     rcluster_t *c = rcluster_create(G.o.redis_cluster, NULL, err, sizeof err);
     int rc = -1;
     if (c != NULL) {
-        mcluster_t *m = mcluster_create(c, NULL);
+        mcluster_opts_t mo = {
+            .xfer = {.wait_replicas = game_wait_replicas(), .wait_timeout_ms = (int)G.o.wait_ms}};
+        mcluster_t *m = mcluster_create(c, &mo);
         rc = mcluster_epoch_open(m, G.o.service, (uint32_t)lease_slot(l), (uint64_t)lease_epoch(l),
                                  err, sizeof err);
         mcluster_destroy(m);
@@ -502,7 +510,9 @@ static void game_recover_self(void)
             log_emit(LOG_ERROR, "recover_self_failed", "{s:s}", "error", err);
             return;
         }
-        mcluster_t *m = mcluster_create(rc, NULL);
+        mcluster_opts_t mo = {
+            .xfer = {.wait_replicas = game_wait_replicas(), .wait_timeout_ms = (int)G.o.wait_ms}};
+        mcluster_t *m = mcluster_create(rc, &mo);
         money_recover_result_t out;
         int x = mcluster_recover(m, G.o.service, (uint32_t)lease_slot(G.lease),
                                  (uint64_t)lease_epoch(G.lease), MONEY_RECOVER_SELF,
@@ -737,7 +747,6 @@ int main(int argc, char **argv)
     keytag_set_cluster(G.o.redis_cluster != NULL); /* the cluster's key layout (common/keytag.h) */
     if (G.o.money_by_entity) {
         const char *why = G.o.redis_cluster == NULL ? "needs --redis-cluster"
-                          : G.o.min_replicas > 0    ? "does not take --redis-min-replicas yet"
                           : G.o.engine == NULL || strcmp(G.o.engine, "holdem") != 0
                               ? "runs --engine holdem only (the others settle on wallets or "
                                 "with a house)"
@@ -904,6 +913,7 @@ int main(int argc, char **argv)
                                  .redis_sentinels = G.o.redis_sentinels,
                                  .redis_master = G.o.redis_master,
                                  .redis_cluster = G.o.redis_cluster,
+                                 .min_replicas = game_wait_replicas(),
                                  .interval_ms = (int)G.o.sweep_ms,
                                  .grace_ms =
                                      (int)(G.o.grace_ms > 0 ? G.o.grace_ms : 2 * G.o.lease_ttl_ms),

@@ -158,6 +158,14 @@ struct money_writer {
      * nothing later is sent until it is final -- so the order a desk relies on holds.
      */
     bool lane_on;
+    /* With min_replicas: the writes go to two slots (the epoch's: settlements and marks; the
+     * money slot: hand histories), and a WAIT covers one master's; so each WAIT is two, each
+     * behind a keyed read that routes it (rconn's cluster mode sends a keyless command to the
+     * slot of the last keyed one). wait_key: a key of the epoch's slot, "" until one was sent. */
+    char wait_key[MONEY_NAME_MAX + 64];
+    int waits_pending; /* of the current pair */
+    bool waits_ok, waits_lost;
+    char waits_reason[200];
     bool lane_busy;          /* writer thread: an item is at the lane */
     money_item_t *lane_item; /* under lane_mu: handed over, and its result once lane_done */
     money_result_t lane_res;
@@ -500,6 +508,42 @@ static void writer_set_durable(money_writer_t *w, bool durable, const char *reas
  * master refuses WAIT) or no answer sends them all again under their ids (the scripts answer
  * "replayed" with the first result) after the backoff, and rounds wait meanwhile.
  */
+/*
+ * The money by entity's pair of WAITs (writer_send_wait): the first answer is kept (true: taken
+ * here); at the second, a first that fell short or went unanswered decides (true: requeued
+ * here), else the second's answer is judged as a single WAIT's (false).
+ */
+static bool writer_wait_pair(money_writer_t *w, const redisReply *r)
+{
+    if (--w->waits_pending > 0) {
+        if (w->waits_ok &&
+            (r == NULL || r->type != REDIS_REPLY_INTEGER || r->integer < w->cfg.min_replicas)) {
+            w->waits_ok = false;
+            w->waits_lost = r == NULL;
+            if (r == NULL)
+                snprintf(w->waits_reason, sizeof w->waits_reason,
+                         "no reply to WAIT (connection lost or request timeout)");
+            else if (r->type == REDIS_REPLY_INTEGER)
+                snprintf(w->waits_reason, sizeof w->waits_reason,
+                         "WAIT on the epoch's master reached %lld of %d replicas within %d ms",
+                         r->integer, w->cfg.min_replicas, w->cfg.wait_timeout_ms);
+            else
+                snprintf(w->waits_reason, sizeof w->waits_reason, "WAIT refused: %.150s",
+                         r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+        }
+        return true;
+    }
+    if (w->waits_ok)
+        return false;
+    w->wait_inflight = false;
+    if (!w->waits_lost) {
+        metrics_add(w->m_wait_short, 1);
+        writer_set_durable(w, false, w->waits_reason);
+    }
+    writer_requeue(w, w->waits_reason);
+    return true;
+}
+
 static void writer_wait_reply_cb(rconn_t *rc, redisReply *r, void *arg)
 {
     (void)rc;
@@ -509,6 +553,8 @@ static void writer_wait_reply_cb(rconn_t *rc, redisReply *r, void *arg)
     bool current = wt->gen == w->gen;
     free(wt);
     if (!current)
+        return;
+    if (w->lane_on && writer_wait_pair(w, r))
         return;
     w->wait_inflight = false;
     if (r == NULL) {
@@ -541,15 +587,51 @@ static void writer_wait_reply_cb(rconn_t *rc, redisReply *r, void *arg)
     writer_pump(w);
 }
 
+/* The answer of the keyed read that routes a WAIT (writer_send_wait): nothing to do. */
+static void writer_noop_cb(rconn_t *rc, redisReply *r, void *arg)
+{
+    (void)rc;
+    (void)r;
+    (void)arg;
+}
+
 /* Sends one WAIT behind what is in flight or answered, unless one is already on its way. */
 static void writer_send_wait(money_writer_t *w)
 {
     if (w->cfg.min_replicas <= 0 || w->wait_inflight || w->holding ||
         (w->acked.n == 0 && w->flight.n == 0) || !rconn_connected(w->rc))
         return;
+    const char *argv[] = {"WAIT", w->wait_args[0], w->wait_args[1]};
+    if (w->lane_on) {
+        /* the money by entity: a WAIT on the epoch's master and one on the money slot's */
+        if (w->wait_key[0] == '\0')
+            snprintf(w->wait_key, sizeof w->wait_key, "{croupier:money}");
+        const char *keys[2] = {w->wait_key, "{croupier:money}"};
+        w->waits_pending = 0;
+        w->waits_ok = true;
+        for (int i = 0; i < 2; i++) {
+            const char *ex[] = {"EXISTS", keys[i]};
+            writer_wait_t *wt = xmalloc(sizeof *wt);
+            *wt = (writer_wait_t){w, w->gen, clock_mono_ns()};
+            if (rconn_command_argv(w->rc, writer_noop_cb, NULL, 2, ex, NULL) != 0 ||
+                rconn_command_argv(w->rc, writer_wait_reply_cb, wt, 3, argv, NULL) != 0) {
+                free(wt);
+                if (w->waits_pending > 0) { /* the first one's answer requeues */
+                    w->waits_ok = false;
+                    w->waits_lost = true;
+                    snprintf(w->waits_reason, sizeof w->waits_reason,
+                             "the second WAIT could not be sent (not connected)");
+                }
+                break;
+            }
+            w->waits_pending++;
+        }
+        if (w->waits_pending > 0)
+            w->wait_inflight = true;
+        return;
+    }
     writer_wait_t *wt = xmalloc(sizeof *wt);
     *wt = (writer_wait_t){w, w->gen, clock_mono_ns()};
-    const char *argv[] = {"WAIT", w->wait_args[0], w->wait_args[1]};
     if (rconn_command_argv(w->rc, writer_wait_reply_cb, wt, 3, argv, NULL) != 0) {
         free(wt); /* not connected after all: on_state will pump again */
         return;
@@ -813,6 +895,9 @@ static void writer_pump_calls(money_writer_t *w)
             free(cmd); /* not connected after all: on_state will pump again */
             return;
         }
+        if (w->lane_on && (it->kind == MONEY_KIND_SETTLE || it->kind == MONEY_KIND_MARK) &&
+            it->op.nkeys > 0 && it->op.lens[0] < sizeof w->wait_key)
+            snprintf(w->wait_key, sizeof w->wait_key, "%s", it->op.argv[0]); /* its slot's */
         w->calls++;
         int64_t now = clock_mono_ns();
         for (size_t i = 0; i < n; i++) {
@@ -956,8 +1041,10 @@ static void *writer_lane_main(void *arg)
                 rcluster_opts_t o = {.connect_timeout_ms = w->cfg.connect_timeout_ms,
                                      .command_timeout_ms = w->cfg.request_timeout_ms};
                 rc = rcluster_create(w->cluster, &o, err, sizeof err);
+                mcluster_opts_t mo = {.xfer = {.wait_replicas = w->cfg.min_replicas,
+                                               .wait_timeout_ms = w->cfg.wait_timeout_ms}};
                 if (rc != NULL)
-                    m = mcluster_create(rc, NULL);
+                    m = mcluster_create(rc, &mo);
                 else
                     snprintf(r.error, sizeof r.error, "%.190s", err);
                 r.status = -EAGAIN;
@@ -1081,12 +1168,13 @@ money_writer_t *money_writer_create(const money_writer_config_t *cfg)
         return NULL;
     }
     if (money_entity()) {
-        /* The money by entity (money.h, money_set_entity): a cluster only; the journal and the
-         * writer's WAIT cover one slot per connection, the epoch's writes and the histories are
-         * in two (docs/queues.md "The game server's money by entity"). */
-        if (c->redis_cluster == NULL || c->min_replicas > 0) {
+        /* The money by entity (money.h, money_set_entity): a cluster only; the journal probes
+         * one slot per call and the epoch's writes and the histories are in two, so it is off;
+         * each WAIT is two, one per slot (writer_send_wait; docs/queues.md "The game server's
+         * money by entity"). */
+        if (c->redis_cluster == NULL) {
             log_emit(LOG_ERROR, "money_writer_bad_config", "{s:s}", "error",
-                     "the money by entity needs a Redis Cluster and no --redis-min-replicas");
+                     "the money by entity needs a Redis Cluster");
             free(w);
             return NULL;
         }

@@ -182,7 +182,8 @@ static void sw_sweep(money_sweeper_t *s)
         char err[600];
         s->rc = rcluster_create(s->cfg.redis_cluster, NULL, err, sizeof err);
         if (s->rc != NULL) {
-            mcluster_opts_t mo = {.history_maxlen = s->cfg.history_maxlen};
+            mcluster_opts_t mo = {.history_maxlen = s->cfg.history_maxlen,
+                                  .xfer = {.wait_replicas = s->cfg.min_replicas}};
             s->m = mcluster_create(s->rc, &mo);
         }
     }

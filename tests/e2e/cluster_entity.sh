@@ -13,7 +13,11 @@
 # epochs' rake = what was seeded.
 #
 #   tests/e2e/cluster_entity.sh BUILD_DIR [SOURCE_DIR]
-# Env: BOT_SECONDS, KILL_AFTER (seconds of play before the kill, 8; 0: no kill),
+# With FAILOVER=1 (meson test cluster_entity_failover) the cluster has 2 replicas per master and
+# the servers run with --redis-min-replicas 1, and mid-play it is the Redis master serving the
+# busy server's epoch slot that is SIGKILLed: its replica takes over, both servers play on
+# (no self-fence), and the same books must hold.
+# Env: BOT_SECONDS, KILL_AFTER (seconds of play before the kill, 8; 0: no kill), FAILOVER,
 # CROUPIER_KEEP_LOGS=1 keeps the work dir. Exit 77 (skip) when redis-server cannot run a cluster.
 set -u
 BUILD=$(cd "${1:?usage: cluster_entity.sh BUILD_DIR [SOURCE_DIR]}" && pwd)
@@ -27,7 +31,10 @@ BOT_SECONDS=${BOT_SECONDS:-20}
 KILL_AFTER=${KILL_AFTER:-8}
 command -v redis-server >/dev/null || { echo "cluster_entity: SKIP: no redis-server" >&2; exit 77; }
 
-e2e_cluster_start 3 1 || { echo "cluster_entity: SKIP: $E2E_CLUSTER_WHY" >&2; exit 77; }
+FAILOVER=${FAILOVER:-0}
+REPLICAS=1 DURABLE=()
+[ "$FAILOVER" = 1 ] && REPLICAS=2 DURABLE=(--redis-min-replicas 1)
+e2e_cluster_start 3 "$REPLICAS" || { echo "cluster_entity: SKIP: $E2E_CLUSTER_WHY" >&2; exit 77; }
 e2e_log "cluster up: $E2E_REDIS_CLUSTER"
 fail=0
 check() { # check DESCRIPTION COMMAND...
@@ -43,11 +50,6 @@ timeout 20 "$GAME" --engine traditional --health-listen 127.0.0.1:0 --redis-clus
     "$E2E_REDIS_CLUSTER" --money-by-entity >"$E2E_DIR/bad.out" 2>"$E2E_DIR/bad.err" || st=$?
 check "--money-by-entity with another engine refused ($(head -c 200 "$E2E_DIR/bad.err"))" \
     bash -c "[ $st = 2 ] && grep -q 'holdem only' '$E2E_DIR/bad.err'"
-st=0
-timeout 20 "$GAME" --engine holdem --health-listen 127.0.0.1:0 --redis-cluster \
-    "$E2E_REDIS_CLUSTER" --money-by-entity --redis-min-replicas 1 >"$E2E_DIR/bad.out" 2>"$E2E_DIR/bad.err" || st=$?
-check "--money-by-entity with --redis-min-replicas refused ($(head -c 200 "$E2E_DIR/bad.err"))" \
-    bash -c "[ $st = 2 ] && grep -q 'does not take --redis-min-replicas' '$E2E_DIR/bad.err'"
 e2e_redis_start
 st=0
 timeout 20 "$GAME" --engine holdem --health-listen 127.0.0.1:0 --redis "127.0.0.1:$REDIS_PORT" \
@@ -70,8 +72,10 @@ check "seeded $seeded chips, the audit balances ($(tail -n 1 "$E2E_DIR/audit0.tx
     grep -q "^balanced: $seeded + 0 = $seeded" "$E2E_DIR/audit0.txt"
 
 # ---- play -------------------------------------------------------------------------------------
-e2e_game_start game-a holdem 30 --lease-ttl-ms 3000 --money-by-entity
-e2e_game_start game-b holdem 30 --lease-ttl-ms 3000 --money-by-entity
+TTL=3000
+[ "$FAILOVER" = 1 ] && TTL=6000 # a failover (about 2.6 s) ends before a server fences itself
+e2e_game_start game-a holdem 30 --lease-ttl-ms $TTL --money-by-entity "${DURABLE[@]}"
+e2e_game_start game-b holdem 30 --lease-ttl-ms $TTL --money-by-entity "${DURABLE[@]}"
 e2e_gate_start gate-a
 "$BUILD/bots/croupier-bot" --gateways "127.0.0.1:${POD_PORT[gate-a]}" \
     --bots "$E2E_BOTS" --game holdem --engine "$E2E_JOIN" \
@@ -86,8 +90,24 @@ if [ "$KILL_AFTER" -gt 0 ]; then
     na=$(grep -c '"tk_sat"' "${POD_LOG[game-a]}")
     nb=$(grep -c '"tk_sat"' "${POD_LOG[game-b]}")
     [ "$nb" -gt "$na" ] && victim=game-b survivor=game-a
-    e2e_log "SIGKILL $victim mid-play (seated: game-a $na, game-b $nb)"
-    kill -KILL "${POD_PID[$victim]}"
+    if [ "$FAILOVER" = 1 ]; then
+        # the Redis master of the busy server's epoch slot ({s:<service>:<slot>:<epoch>})
+        tag=$(python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    if "\"money_epoch_opened\"" in line:
+        d = json.loads(line[line.index("{"):])
+        print("{s:%s:%d:%d}" % (d["service"], d["slot"], d["epoch"]))
+        break' "${POD_LOG[$victim]}")
+        e2e_log "seated: game-a $na, game-b $nb; the master of $victim's epoch slot $tag dies"
+        t0=$(date +%s%3N)
+        e2e_cluster_kill_master "$tag" "$victim's epoch slot" >/dev/null
+        E2E_CLUSTER_MONEY=$(e2e_cluster_master_of '{croupier:money}')
+        victim=""
+    else
+        e2e_log "SIGKILL $victim mid-play (seated: game-a $na, game-b $nb)"
+        kill -KILL "${POD_PID[$victim]}"
+    fi
 fi
 st=0
 wait "$bot" || st=$?
@@ -102,9 +122,13 @@ if [ -s "$rep" ]; then
 else
     check "bot wrote its report (log $E2E_DIR/bot.log)" false
 fi
-for p in gate-a $survivor; do
+live=(gate-a "$survivor")
+[ -z "$victim" ] && live=(gate-a game-a game-b)
+for p in "${live[@]}"; do
     e2e_pod_terminate "$p"
     check "pod $p logged exit reason=drained" grep -q 'exit reason=drained' "${POD_LOG[$p]}"
+    [ "$p" = gate-a ] && continue
+    check "pod $p: no self-fence" bash -c "! grep -q '\"self_fenced\"' '${POD_LOG[$p]}'"
 done
 for p in game-a game-b; do
     check "pod $p: no script refused for keys in two slots" \
@@ -112,9 +136,14 @@ for p in game-a game-b; do
         e2e_fail_detail "${POD_LOG[$p]}" redis_cluster_crossslot 3
     check "pod $p opened its epoch" grep -q '"money_epoch_opened"' "${POD_LOG[$p]}"
 done
-if [ "$KILL_AFTER" -gt 0 ]; then
+if [ "$KILL_AFTER" -gt 0 ] && [ -n "$victim" ]; then
     check "$survivor's sweeper recovered $victim's epoch, chips back to the wallets" \
         grep -Eq '"money_recovered".*"layout":"cluster".*"mode":"claim","chips":[1-9]' "${POD_LOG[$survivor]}"
+fi
+
+if [ -n "${t0:-}" ]; then # play went on after the failover: hands recorded since (ms ids)
+    n=$(e2e_redis xrange "{croupier:money}:history:holdem:stream" "$t0" + | grep -c '^round$')
+    check "hands recorded after the failover ($n)" test "$n" -gt 0
 fi
 
 # ---- the settlements, in their epochs' slots ---------------------------------------------
