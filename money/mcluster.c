@@ -686,6 +686,52 @@ static int mcl_drive(mcluster_t *m, const char *service, uint32_t slot, uint64_t
     return rc;
 }
 
+/*
+ * The rake a dead epoch's rounds collected ({s}:bal:rake:<game>) goes to the house's account of
+ * that game ({house}:bal:rake:<game>) as a transfer, id "rake.<game>" (once: after the epoch
+ * was marked dead no settlement adds to it, so its balance is final; a rake already moved reads
+ * 0). The accounts are found among the slot's keys (CLUSTER GETKEYSINSLOT). 0, -EAGAIN (a move
+ * in flight: the drive or the sweeper ends it), -EIO.
+ */
+static int mcl_rake_home(mcluster_t *m, const char *service, uint32_t slot, uint64_t epoch,
+                         money_recover_result_t *out)
+{
+    char tag[256], prefix[300];
+    mcluster_key_epoch(service, slot, epoch, "", tag, sizeof tag);
+    snprintf(prefix, sizeof prefix, "%s:bal:rake:", tag);
+    size_t plen = strlen(prefix);
+    unsigned ks = rcluster_key_slot(tag, strlen(tag));
+    redisReply *r = rcluster_command_slot(m->rc, RCLUSTER_RESEND, ks, "CLUSTER GETKEYSINSLOT %u %d",
+                                          ks, 100000);
+    if (r == NULL || r->type != REDIS_REPLY_ARRAY) {
+        snprintf(out->error, sizeof out->error, "CLUSTER GETKEYSINSLOT %u: %.150s", ks,
+                 r == NULL ? rcluster_last_error(m->rc) : (r->str ? r->str : "bad reply"));
+        freeReplyObject(r);
+        return -EIO;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < r->elements; i++) {
+        const char *key = xfer_elem(r, i);
+        if (strncmp(key, prefix, plen) != 0 || key[plen] == '\0')
+            continue;
+        long long bal = 0;
+        if (xfer_balance(m->x, key, &bal) != 0 || bal <= 0)
+            continue;
+        char dst[XFER_MAX_KEY + 1], id[XFER_MAX_ID + 1];
+        snprintf(dst, sizeof dst, "{house}:bal:rake:%s", key + plen);
+        snprintf(id, sizeof id, "rake.%.90s", key + plen);
+        xfer_result_t res;
+        int x = xfer_transfer(m->x, id, key, dst, bal, &res);
+        log_emit(x == 0 ? LOG_INFO : LOG_WARN, "money_recover_rake", "{s:s,s:s,s:I,s:i,s:s}",
+                 "from", key, "to", dst, "amount", (json_int_t)bal, "errno", -x, "reason",
+                 res.reason);
+        if (x == -EAGAIN || x == -EIO)
+            rc = -EAGAIN;
+    }
+    freeReplyObject(r);
+    return rc;
+}
+
 int mcluster_recover(mcluster_t *m, const char *service, uint32_t slot, uint64_t epoch,
                      money_recover_mode_t mode, const char *token, money_recover_result_t *out)
 {
@@ -771,6 +817,8 @@ int mcluster_recover(mcluster_t *m, const char *service, uint32_t slot, uint64_t
         if (np == 0)
             break;
     }
+    if (rc == 0 && mcl_rake_home(m, service, slot, epoch, out) == -EAGAIN)
+        pending = true;
     if (rc == 0) {
         int x = mcl_drive(m, service, slot, epoch, out);
         if (x == -EAGAIN)

@@ -155,7 +155,8 @@ int mcluster_mark(mcluster_t *m, const char *service, uint32_t slot, uint64_t ep
  * closed in its own slot; each account's chips debited into an outbox record (a transfer to
  * the owner's wallet, id "rcv.<account>") in one script per chunk, and the transfers driven to
  * their end (those left in flight are the xfer sweeper's); rounds in progress without a
- * settlement voided (mode dead or claim); the epoch leaves the index once nothing is held.
+ * settlement voided (mode dead or claim); its rake moved to {house}:bal:rake:<game> (a transfer,
+ * id "rake.<game>"); the epoch leaves the index once nothing is held.
  * out->chips counts the chips this call took out of seat accounts. Returns 0, MONEY_ERR_ALIVE,
  * MONEY_ERR_BAD_ARGS, MONEY_ERR_REDIS, -EIO; -EAGAIN when some returns are still in flight.
  */

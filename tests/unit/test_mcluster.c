@@ -655,7 +655,14 @@ START_TEST(test_a_sweep_recovers_dead_epochs_only_and_a_batch_settles_in_one_cal
     ck_assert_int_eq(mcluster_epoch_open(m, service(), slot, 2, err, sizeof err), MONEY_OK);
     ck_assert_int_eq(seat_op(m, MONEY_KIND_SEAT_IN, slot, 2, "ts.a", alice, 100, "a2", &r),
                      MONEY_OK);
-    /* the sweep of the new holder: epoch 1 is dead (its chips go back), 2 its own */
+    /* the sweep of the new holder: epoch 1 is dead (its chips go back, its rake to the
+     * house), 2 its own */
+    char rake1[200];
+    mcluster_key_epoch(service(), slot, 1, ":bal:rake:holdem", rake1, sizeof rake1);
+    int64_t house0 = 0, r1 = -1;
+    ck_assert_int_eq(mcluster_balance(m, "{house}:bal:rake:holdem", &house0), 0);
+    ck_assert_int_eq(mcluster_balance(m, rake1, &r1), 0);
+    ck_assert_int_eq(r1, 3);
     char own[64];
     snprintf(own, sizeof own, "%s:%u:2", service(), slot);
     mcluster_sweep_stats_t st;
@@ -665,6 +672,11 @@ START_TEST(test_a_sweep_recovers_dead_epochs_only_and_a_batch_settles_in_one_cal
     ck_assert_int_eq(seat(m, slot, 2, "ts.a"), 100);
     ck_assert_int_eq(wallet(m, alice), 1000 - 100 + 30);
     ck_assert_int_eq(wallet(m, bob), 1000 - 33);
+    int64_t house1 = -1;
+    ck_assert_int_eq(mcluster_balance(m, "{house}:bal:rake:holdem", &house1), 0);
+    ck_assert_int_eq(house1, house0 + 3);
+    ck_assert_int_eq(mcluster_balance(m, rake1, &r1), 0);
+    ck_assert_int_eq(r1, 0);
     /* a sweep by another process leaves the live epoch 2 alone */
     ck_assert_int_eq(mcluster_sweep(m, NULL, &st), 0);
     ck_assert_uint_ge(st.alive, 1);
