@@ -39,6 +39,7 @@
 #include "rconn.h"
 #include "registry.h"
 #include "rguard.h"
+#include "mcluster.h"
 #include "rcluster.h"
 #include "sentinel.h"
 #include "sweeper.h"
@@ -53,6 +54,8 @@ typedef struct {
     long pool_size, drain_max, workers, lease_ttl_ms, money_hwm, request_cache, sweep_ms, grace_ms;
     long min_replicas, wait_ms, replay_window_ms, fence_margin_ms;
     bool allow_eviction;
+    bool money_by_entity; /* --money-by-entity (docs/queues.md "The game server's money by entity")
+                           */
 } game_opts_t;
 
 typedef struct {
@@ -120,6 +123,12 @@ static const config_flag_t game_flags[] = {
      "how long the money writer keeps completed operations to apply again the ones a promoted "
      "replica lacks after a failover (0: off; below the records' 7-day TTL; docs/deploy.md)",
      &G.o.replay_window_ms, 0, 86400000},
+    {"money-by-entity", CONFIG_BOOL, "false",
+     "EXPERIMENTAL, --redis-cluster only: the money by entity -- wallets in the players' slots, "
+     "this server epoch's seat accounts and settlements in its own slot, buy-ins and cash-outs "
+     "as transfers between slots; hold'em only, no table moves or rooms "
+     "(docs/queues.md \"The game server's money by entity\")",
+     &G.o.money_by_entity, 0, 0},
     {"redis-allow-eviction", CONFIG_BOOL, "false",
      "run even when Redis's maxmemory-policy is not noeviction (TESTS ONLY: an evicting Redis "
      "deletes wallets and leases silently; docs/deploy.md \"Redis must not evict\")",
@@ -222,6 +231,38 @@ static void game_registered_cb(registry_t *r, int result, void *arg)
              lease_slot(G.lease), "epoch", (json_int_t)lease_epoch(G.lease));
 }
 
+/* --redis-min-replicas as a count of replicas to WAIT for (the default -1: none on a cluster). */
+static int game_wait_replicas(void)
+{
+    return G.o.min_replicas > 0 ? (int)G.o.min_replicas : 0;
+}
+
+/*
+ * The money by entity: the epoch opens its own slot's fence ({s:...}:live) before any money of
+ * it is written (money/mcluster.h). Blocking, once per acquisition (idempotent). 0, or -1
+ * (logged): the epoch cannot hold money (a recovery marked it dead, or Redis did not answer).
+ */
+static int game_open_epoch(lease_t *l)
+{
+    char err[600];
+    rcluster_t *c = rcluster_create(G.o.redis_cluster, NULL, err, sizeof err);
+    int rc = -1;
+    if (c != NULL) {
+        mcluster_opts_t mo = {
+            .xfer = {.wait_replicas = game_wait_replicas(), .wait_timeout_ms = (int)G.o.wait_ms}};
+        mcluster_t *m = mcluster_create(c, &mo);
+        rc = mcluster_epoch_open(m, G.o.service, (uint32_t)lease_slot(l), (uint64_t)lease_epoch(l),
+                                 err, sizeof err);
+        mcluster_destroy(m);
+        rcluster_destroy(c);
+    }
+    log_emit(rc == 0 ? LOG_INFO : LOG_FATAL,
+             rc == 0 ? "money_epoch_opened" : "money_epoch_open_failed", "{s:s,s:i,s:I,s:s}",
+             "service", G.o.service, "slot", lease_slot(l), "epoch", (json_int_t)lease_epoch(l),
+             "error", rc == 0 ? "" : err);
+    return rc == 0 ? 0 : -1;
+}
+
 static void game_on_lease(lease_t *l, lease_event_t ev, void *arg)
 {
     (void)arg;
@@ -267,6 +308,11 @@ static void game_on_lease(lease_t *l, lease_event_t ev, void *arg)
         }
         /* fall through */
     case LEASE_EV_ACQUIRED:
+        if (money_entity() && game_open_epoch(l) != 0) {
+            G.exit_code = 1;
+            drain_exit_begin(G.exit, DRAIN_EXIT_FATAL);
+            return;
+        }
         /* The new holder returns its predecessors' chips at once (their epochs are dead). */
         money_sweeper_set_own(G.sweeper, G.o.service, (uint32_t)lease_slot(l),
                               (uint64_t)lease_epoch(l));
@@ -457,6 +503,27 @@ static void game_recover_self(void)
 {
     if (G.lease == NULL || lease_slot(G.lease) < 0)
         return;
+    if (money_entity()) {
+        char err[600];
+        rcluster_t *rc = rcluster_create(G.o.redis_cluster, NULL, err, sizeof err);
+        if (rc == NULL) {
+            log_emit(LOG_ERROR, "recover_self_failed", "{s:s}", "error", err);
+            return;
+        }
+        mcluster_opts_t mo = {
+            .xfer = {.wait_replicas = game_wait_replicas(), .wait_timeout_ms = (int)G.o.wait_ms}};
+        mcluster_t *m = mcluster_create(rc, &mo);
+        money_recover_result_t out;
+        int x = mcluster_recover(m, G.o.service, (uint32_t)lease_slot(G.lease),
+                                 (uint64_t)lease_epoch(G.lease), MONEY_RECOVER_SELF,
+                                 lease_token(G.lease), &out);
+        if ((x == 0 || x == -EAGAIN) && out.chips > 0)
+            log_emit(LOG_WARN, "recover_self_returned", "{s:I,s:i}", "chips", (json_int_t)out.chips,
+                     "accounts", out.accounts);
+        mcluster_destroy(m);
+        rcluster_destroy(rc);
+        return;
+    }
     char host[64], err[600];
     int port = 0;
     if (G.o.redis_cluster != NULL
@@ -678,6 +745,18 @@ int main(int argc, char **argv)
         return 2;
     }
     keytag_set_cluster(G.o.redis_cluster != NULL); /* the cluster's key layout (common/keytag.h) */
+    if (G.o.money_by_entity) {
+        const char *why = G.o.redis_cluster == NULL ? "needs --redis-cluster"
+                          : G.o.engine == NULL || strcmp(G.o.engine, "holdem") != 0
+                              ? "runs --engine holdem only (the others settle on wallets or "
+                                "with a house)"
+                              : NULL;
+        if (why != NULL) {
+            fprintf(stderr, "croupier-game: --money-by-entity %s\n", why);
+            return 2;
+        }
+        money_set_entity(true); /* before any thread (money.h) */
+    }
     log_level_t lvl;
     if (log_parse_level(G.o.log_level, &lvl) != 0) {
         fprintf(stderr, "croupier-game: --log-level: '%s' is not debug|info|warn|error\n",
@@ -834,6 +913,7 @@ int main(int argc, char **argv)
                                  .redis_sentinels = G.o.redis_sentinels,
                                  .redis_master = G.o.redis_master,
                                  .redis_cluster = G.o.redis_cluster,
+                                 .min_replicas = game_wait_replicas(),
                                  .interval_ms = (int)G.o.sweep_ms,
                                  .grace_ms =
                                      (int)(G.o.grace_ms > 0 ? G.o.grace_ms : 2 * G.o.lease_ttl_ms),

@@ -436,10 +436,15 @@ int tk_engine_create(tk_engine_def_t *def, gs_t *gs, const char *games, void **o
                            .master_name = gs_redis_master(gs),
                            .cluster = gs_redis_cluster(gs)};
         eng->rc = rconn_create(base, &ro);
-        eng->jobs = money_jobs_create_sentinel(gs_redis_host(gs), gs_redis_port(gs),
-                                               gs_redis_sentinels(gs), gs_redis_master(gs));
-        money_jobs_set_cluster(eng->jobs, gs_redis_cluster(gs));
-        money_jobs_set_min_replicas(eng->jobs, gs_redis_min_replicas(gs), gs_redis_wait_ms(gs));
+        /* The money by entity (money.h, money_set_entity) has no table handoffs or rooms yet
+         * (their scripts read the one-slot held records): without jobs a draining table closes
+         * and its players are re-seated, adoptions and rooms are refused. */
+        if (!money_entity()) {
+            eng->jobs = money_jobs_create_sentinel(gs_redis_host(gs), gs_redis_port(gs),
+                                                   gs_redis_sentinels(gs), gs_redis_master(gs));
+            money_jobs_set_cluster(eng->jobs, gs_redis_cluster(gs));
+            money_jobs_set_min_replicas(eng->jobs, gs_redis_min_replicas(gs), gs_redis_wait_ms(gs));
+        }
         lobby_pub_opts_t lo = {.server_id = gs_server_id(gs), .engine = gm->proto_engine};
         if (eng->rc != NULL)
             eng->ads = lobby_pub_create(base, eng->rc, &lo);

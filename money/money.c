@@ -207,8 +207,23 @@ int money_fmt(char *buf, size_t len, const char *fmt, ...)
     return n < 0 || (size_t)n >= len ? -ENOSPC : 0;
 }
 
+/* The layout (money.h, money_set_entity): set once at start, before any thread. */
+static bool money_entity_on;
+
+void money_set_entity(bool on)
+{
+    money_entity_on = on;
+}
+
+bool money_entity(void)
+{
+    return money_entity_on;
+}
+
 int money_key_wallet(const char *player, char *buf, size_t len)
 {
+    if (money_entity_on)
+        return money_fmt(buf, len, "{p:%s}:bal", player);
     return money_fmt(buf, len, "{croupier:money}:wallet:%s", player);
 }
 

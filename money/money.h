@@ -153,6 +153,18 @@ bool money_valid_op_id(const char *op_id);
  * rule is the script's to judge. Returns 0 or -EINVAL with a sentence in err. */
 int money_settlement_check(const money_settlement_t *s, char *err, size_t errlen);
 
+/*
+ * The layout of a game server's money on a Redis Cluster (docs/queues.md "The game server's
+ * money by entity"; croupier-game --money-by-entity): once at start, before any thread, never
+ * changed afterwards. When on, a wallet is {p:<player>}:bal (money_key_wallet), a settlement's
+ * keys are its epoch's ({s:<service>:<slot>:<epoch>}: round record, fence :live, rake
+ * :bal:rake:<game>, seat accounts :bal:<account>; money_op_settle, money_argv_settle) and a
+ * mark goes to {s:...}:held fenced by {s:...}:live (money_op_mark); the seat transfers are
+ * money/mcluster.h's (money_writer.h). Off (the default): today's one-slot keys, unchanged.
+ */
+void money_set_entity(bool on);
+bool money_entity(void);
+
 /* The key names (for tests, tools and reconciliation). Return 0 or -ENOSPC. */
 int money_key_wallet(const char *player, char *buf, size_t len);
 int money_key_round(const char *round_id, char *buf, size_t len);
@@ -319,6 +331,12 @@ typedef struct {
 int money_recover(redisContext *c, const char *service, uint32_t slot, uint64_t epoch,
                   money_recover_mode_t mode, const char *token, long history_maxlen,
                   money_recover_result_t *out);
+
+/* The voided hand history of a round in progress from its round record (the JSON of an r:
+ * field: round, game, seats): zero results, "outcome":"voided", "void_reason":
+ * "VOID_SERVER_CRASHED". Copies the round id and game into round and game. Returns the JSON
+ * (malloc'ed; free it) or NULL when the record is malformed or the names do not fit. */
+char *money_void_history(const char *record, char *round, size_t rlen, char *game, size_t glen);
 
 /* A hand history of a round of a dead epoch (the history script's "void" mode: only once the
  * round's fence has moved past its epoch). For money_recover and tools. */

@@ -78,11 +78,23 @@ int money_argv_settle(money_argv_t *a, const char *service, const money_settleme
         return -EINVAL;
     money_argv_script(a, SCRIPT_SETTLE);
     money_argv_fmt(a, "%zu", s->nplayers + 3);
-    money_argv_fmt(a, "{croupier:money}:round:%s", rid);
-    money_argv_fence(a, service, s->round.server);
-    money_argv_fmt(a, "{croupier:money}:rake:%s", s->game);
-    for (size_t i = 0; i < s->nplayers; i++)
-        money_argv_fmt(a, "{croupier:money}:wallet:%s", s->players[i]);
+    if (money_entity()) {
+        /* the epoch's own slot (money.h, money_set_entity) */
+        char tag[MONEY_NAME_MAX + 48];
+        snprintf(tag, sizeof tag, "{s:%s:%" PRIu32 ":%" PRIu64 "}", service, s->round.server,
+                 s->round.epoch);
+        money_argv_fmt(a, "%s:round:%s", tag, rid);
+        money_argv_fmt(a, "%s:live", tag);
+        money_argv_fmt(a, "%s:bal:rake:%s", tag, s->game);
+        for (size_t i = 0; i < s->nplayers; i++)
+            money_argv_fmt(a, "%s:bal:%s", tag, s->players[i]);
+    } else {
+        money_argv_fmt(a, "{croupier:money}:round:%s", rid);
+        money_argv_fence(a, service, s->round.server);
+        money_argv_fmt(a, "{croupier:money}:rake:%s", s->game);
+        for (size_t i = 0; i < s->nplayers; i++)
+            money_argv_fmt(a, "{croupier:money}:wallet:%s", s->players[i]);
+    }
     money_argv_fmt(a, "%ld", ttl_s > 0 ? ttl_s : MONEY_RECORD_TTL_S);
     money_argv_fmt(a, "%zu", s->nplayers);
     money_argv_fmt(a, "%" PRIu64, s->round.epoch);
@@ -332,6 +344,20 @@ int money_op_settle(const char *service, const money_settlement_t *s, money_op_t
     char err[160];
     if (money_settlement_check(s, err, sizeof err) != 0 || !money_valid_name(service))
         return -EINVAL;
+    if (money_entity()) {
+        /* the epoch's keys (money_argv_settle); without the ttl, which the writer adds */
+        money_argv_t *a = calloc(1, sizeof *a);
+        if (a == NULL)
+            abort(); /* out of memory: see xmalloc.h */
+        int rc = money_argv_settle(a, service, s, 1);
+        if (rc == 0) {
+            out->script = SCRIPT_SETTLE;
+            out->nkeys = (int)s->nplayers + 3;
+            money_op_fill(out, a, 3, a->argc, 3 + out->nkeys);
+        }
+        free(a);
+        return rc;
+    }
     char lt[160];
     size_t n = s->nplayers, slen = strlen(keytag_lease(lt, sizeof lt, service)),
            glen = strlen(s->game);
@@ -444,9 +470,16 @@ int money_op_mark(const char *service, uint32_t slot, uint64_t epoch, const char
         return -ENOMEM;
     money_argv_script(a, SCRIPT_MARK);
     money_argv_fmt(a, "3");
-    money_argv_fmt(a, "{croupier:money}:held:%s:%" PRIu32 ":%" PRIu64, service, slot, epoch);
-    money_argv_fmt(a, "%s", MONEY_HELD_INDEX_KEY);
-    money_argv_fence(a, service, slot);
+    if (money_entity()) {
+        /* the epoch's held HASH, a set of its own for the script's index, its own fence */
+        money_argv_fmt(a, "{s:%s:%" PRIu32 ":%" PRIu64 "}:held", service, slot, epoch);
+        money_argv_fmt(a, "{s:%s:%" PRIu32 ":%" PRIu64 "}:marked", service, slot, epoch);
+        money_argv_fmt(a, "{s:%s:%" PRIu32 ":%" PRIu64 "}:live", service, slot, epoch);
+    } else {
+        money_argv_fmt(a, "{croupier:money}:held:%s:%" PRIu32 ":%" PRIu64, service, slot, epoch);
+        money_argv_fmt(a, "%s", MONEY_HELD_INDEX_KEY);
+        money_argv_fence(a, service, slot);
+    }
     money_argv_fmt(a, "%" PRIu64, epoch);
     money_argv_fmt(a, "%s", field);
     money_argv_borrow(a, value, strlen(value));

@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "evthreads.h"
 #include "log.h"
+#include "mcluster.h"
 #include "rconn.h"
 #include "xmalloc.h"
 
@@ -32,6 +33,10 @@ typedef struct money_item {
     bool replay;          /* a journal entry sent again after a reconnect (nobody to tell) */
     size_t bytes;         /* memory it holds, for the journal's byte cap */
     money_result_t *held; /* answered, waiting for WAIT (min_replicas > 0); owned */
+    /* A seat transfer with the money by entity (money_set_entity): the seat lane's input. */
+    money_seat_t seat;
+    char seat_acct[MONEY_NAME_MAX + 1], seat_owner[MONEY_NAME_MAX + 1];
+    int64_t amount;
 } money_item_t;
 
 /* A FIFO of items linked through next. */
@@ -145,6 +150,30 @@ struct money_writer {
     size_t calls;          /* commands of the current generation in flight */
     const char *av[WRITER_BATCH_ARGS];
     size_t avlen[WRITER_BATCH_ARGS];
+
+    /*
+     * The seat lane (the money by entity, money_set_entity): a seat transfer is a transfer
+     * between slots (money/mcluster.h, blocking), run on a thread of its own, one at a time,
+     * as a barrier in the FIFO -- handed over only once every earlier item is answered, and
+     * nothing later is sent until it is final -- so the order a desk relies on holds.
+     */
+    bool lane_on;
+    /* With min_replicas: the writes go to two slots (the epoch's: settlements and marks; the
+     * money slot: hand histories), and a WAIT covers one master's; so each WAIT is two, each
+     * behind a keyed read that routes it (rconn's cluster mode sends a keyless command to the
+     * slot of the last keyed one). wait_key: a key of the epoch's slot, "" until one was sent. */
+    char wait_key[MONEY_NAME_MAX + 64];
+    int waits_pending; /* of the current pair */
+    bool waits_ok, waits_lost;
+    char waits_reason[200];
+    bool lane_busy;          /* writer thread: an item is at the lane */
+    money_item_t *lane_item; /* under lane_mu: handed over, and its result once lane_done */
+    money_result_t lane_res;
+    bool lane_done, lane_stop;
+    pthread_mutex_t lane_mu;
+    pthread_cond_t lane_cv;
+    pthread_t lane_thread;
+    struct event *lane_ev; /* activated by the lane with a result */
 
     metrics_registry_t *own_metrics;
     metrics_t *m_depth, *m_oldest, *m_latency, *m_retries, *m_reconnects;
@@ -479,6 +508,42 @@ static void writer_set_durable(money_writer_t *w, bool durable, const char *reas
  * master refuses WAIT) or no answer sends them all again under their ids (the scripts answer
  * "replayed" with the first result) after the backoff, and rounds wait meanwhile.
  */
+/*
+ * The money by entity's pair of WAITs (writer_send_wait): the first answer is kept (true: taken
+ * here); at the second, a first that fell short or went unanswered decides (true: requeued
+ * here), else the second's answer is judged as a single WAIT's (false).
+ */
+static bool writer_wait_pair(money_writer_t *w, const redisReply *r)
+{
+    if (--w->waits_pending > 0) {
+        if (w->waits_ok &&
+            (r == NULL || r->type != REDIS_REPLY_INTEGER || r->integer < w->cfg.min_replicas)) {
+            w->waits_ok = false;
+            w->waits_lost = r == NULL;
+            if (r == NULL)
+                snprintf(w->waits_reason, sizeof w->waits_reason,
+                         "no reply to WAIT (connection lost or request timeout)");
+            else if (r->type == REDIS_REPLY_INTEGER)
+                snprintf(w->waits_reason, sizeof w->waits_reason,
+                         "WAIT on the epoch's master reached %lld of %d replicas within %d ms",
+                         r->integer, w->cfg.min_replicas, w->cfg.wait_timeout_ms);
+            else
+                snprintf(w->waits_reason, sizeof w->waits_reason, "WAIT refused: %.150s",
+                         r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+        }
+        return true;
+    }
+    if (w->waits_ok)
+        return false;
+    w->wait_inflight = false;
+    if (!w->waits_lost) {
+        metrics_add(w->m_wait_short, 1);
+        writer_set_durable(w, false, w->waits_reason);
+    }
+    writer_requeue(w, w->waits_reason);
+    return true;
+}
+
 static void writer_wait_reply_cb(rconn_t *rc, redisReply *r, void *arg)
 {
     (void)rc;
@@ -488,6 +553,8 @@ static void writer_wait_reply_cb(rconn_t *rc, redisReply *r, void *arg)
     bool current = wt->gen == w->gen;
     free(wt);
     if (!current)
+        return;
+    if (w->lane_on && writer_wait_pair(w, r))
         return;
     w->wait_inflight = false;
     if (r == NULL) {
@@ -520,15 +587,51 @@ static void writer_wait_reply_cb(rconn_t *rc, redisReply *r, void *arg)
     writer_pump(w);
 }
 
+/* The answer of the keyed read that routes a WAIT (writer_send_wait): nothing to do. */
+static void writer_noop_cb(rconn_t *rc, redisReply *r, void *arg)
+{
+    (void)rc;
+    (void)r;
+    (void)arg;
+}
+
 /* Sends one WAIT behind what is in flight or answered, unless one is already on its way. */
 static void writer_send_wait(money_writer_t *w)
 {
     if (w->cfg.min_replicas <= 0 || w->wait_inflight || w->holding ||
         (w->acked.n == 0 && w->flight.n == 0) || !rconn_connected(w->rc))
         return;
+    const char *argv[] = {"WAIT", w->wait_args[0], w->wait_args[1]};
+    if (w->lane_on) {
+        /* the money by entity: a WAIT on the epoch's master and one on the money slot's */
+        if (w->wait_key[0] == '\0')
+            snprintf(w->wait_key, sizeof w->wait_key, "{croupier:money}");
+        const char *keys[2] = {w->wait_key, "{croupier:money}"};
+        w->waits_pending = 0;
+        w->waits_ok = true;
+        for (int i = 0; i < 2; i++) {
+            const char *ex[] = {"EXISTS", keys[i]};
+            writer_wait_t *wt = xmalloc(sizeof *wt);
+            *wt = (writer_wait_t){w, w->gen, clock_mono_ns()};
+            if (rconn_command_argv(w->rc, writer_noop_cb, NULL, 2, ex, NULL) != 0 ||
+                rconn_command_argv(w->rc, writer_wait_reply_cb, wt, 3, argv, NULL) != 0) {
+                free(wt);
+                if (w->waits_pending > 0) { /* the first one's answer requeues */
+                    w->waits_ok = false;
+                    w->waits_lost = true;
+                    snprintf(w->waits_reason, sizeof w->waits_reason,
+                             "the second WAIT could not be sent (not connected)");
+                }
+                break;
+            }
+            w->waits_pending++;
+        }
+        if (w->waits_pending > 0)
+            w->wait_inflight = true;
+        return;
+    }
     writer_wait_t *wt = xmalloc(sizeof *wt);
     *wt = (writer_wait_t){w, w->gen, clock_mono_ns()};
-    const char *argv[] = {"WAIT", w->wait_args[0], w->wait_args[1]};
     if (rconn_command_argv(w->rc, writer_wait_reply_cb, wt, 3, argv, NULL) != 0) {
         free(wt); /* not connected after all: on_state will pump again */
         return;
@@ -735,8 +838,26 @@ static void writer_pump(money_writer_t *w)
 static void writer_pump_calls(money_writer_t *w)
 {
     while (!w->holding && w->calls < WRITER_MAX_CALLS && w->flight.n < w->cfg.max_inflight &&
-           w->pending.head != NULL && rconn_connected(w->rc)) {
+           w->pending.head != NULL && rconn_connected(w->rc) && !w->lane_busy) {
         money_item_t *it = w->pending.head;
+        if (w->lane_on && (it->kind == MONEY_KIND_SEAT_IN || it->kind == MONEY_KIND_SEAT_OUT ||
+                           it->kind == MONEY_KIND_CASHOUT)) {
+            /* a barrier: only once everything before it is answered */
+            if (w->calls > 0 || w->flight.n > 0 || w->acked.n > 0)
+                return;
+            list_pop(&w->pending);
+            int64_t now = clock_mono_ns();
+            it->sent_ns = now;
+            if (it->sends++ == 0)
+                it->first_sent_ns = now;
+            w->lane_busy = true;
+            pthread_mutex_lock(&w->lane_mu);
+            w->lane_item = it;
+            w->lane_done = false;
+            pthread_cond_signal(&w->lane_cv);
+            pthread_mutex_unlock(&w->lane_mu);
+            return;
+        }
         size_t n = 1;
         int rc;
         writer_cmd_t *cmd = xmalloc(sizeof *cmd);
@@ -774,6 +895,9 @@ static void writer_pump_calls(money_writer_t *w)
             free(cmd); /* not connected after all: on_state will pump again */
             return;
         }
+        if (w->lane_on && (it->kind == MONEY_KIND_SETTLE || it->kind == MONEY_KIND_MARK) &&
+            it->op.nkeys > 0 && it->op.lens[0] < sizeof w->wait_key)
+            snprintf(w->wait_key, sizeof w->wait_key, "%s", it->op.argv[0]); /* its slot's */
         w->calls++;
         int64_t now = clock_mono_ns();
         for (size_t i = 0; i < n; i++) {
@@ -864,6 +988,119 @@ static void writer_tick_cb(evutil_socket_t fd, short what, void *arg)
     writer_pump(w);
 }
 
+/* The lane's result, on the writer thread: the item completes, the FIFO moves on. */
+static void writer_lane_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    money_writer_t *w = arg;
+    pthread_mutex_lock(&w->lane_mu);
+    money_item_t *it = w->lane_done ? w->lane_item : NULL;
+    money_result_t r = w->lane_res;
+    if (it != NULL) {
+        w->lane_item = NULL;
+        w->lane_done = false;
+    }
+    pthread_mutex_unlock(&w->lane_mu);
+    if (it == NULL)
+        return;
+    metrics_observe(w->m_latency, (double)(clock_mono_ns() - it->sent_ns) / 1e9);
+    w->lane_busy = false;
+    writer_complete(w, it, &r);
+    writer_pump(w);
+}
+
+/*
+ * The seat lane's thread: a blocking cluster client of its own; each item is sent until it has
+ * a final answer (-EAGAIN, "in flight", and -EIO are sent again under the same op id after a
+ * backoff, as the writer resends what Redis refuses for a while), or until the writer stops
+ * (-ECANCELED: a transfer left in flight is then the xfer sweeper's).
+ */
+static void *writer_lane_main(void *arg)
+{
+    money_writer_t *w = arg;
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    rcluster_t *rc = NULL;
+    mcluster_t *m = NULL;
+    pthread_mutex_lock(&w->lane_mu);
+    for (;;) {
+        while (!w->lane_stop && (w->lane_item == NULL || w->lane_done))
+            pthread_cond_wait(&w->lane_cv, &w->lane_mu);
+        if (w->lane_stop)
+            break;
+        money_item_t *it = w->lane_item;
+        pthread_mutex_unlock(&w->lane_mu);
+        money_result_t r;
+        memset(&r, 0, sizeof r);
+        int backoff = w->cfg.backoff_min_ms;
+        for (;;) {
+            if (m == NULL) {
+                char err[600];
+                rcluster_opts_t o = {.connect_timeout_ms = w->cfg.connect_timeout_ms,
+                                     .command_timeout_ms = w->cfg.request_timeout_ms};
+                rc = rcluster_create(w->cluster, &o, err, sizeof err);
+                mcluster_opts_t mo = {.xfer = {.wait_replicas = w->cfg.min_replicas,
+                                               .wait_timeout_ms = w->cfg.wait_timeout_ms}};
+                if (rc != NULL)
+                    m = mcluster_create(rc, &mo);
+                else
+                    snprintf(r.error, sizeof r.error, "%.190s", err);
+                r.status = -EAGAIN;
+            }
+            if (m != NULL && it->kind == MONEY_KIND_CASHOUT) {
+                /* the house's funding: money created in the wallet, once per op id */
+                char key[MONEY_NAME_MAX + 16];
+                mcluster_key_wallet(it->seat_owner, key, sizeof key);
+                memset(&r, 0, sizeof r);
+                int x = xfer_seed(mcluster_xfer(m), key, it->amount, it->id);
+                r.status = x == 0 ? MONEY_OK : x == -EIO ? -EIO : MONEY_ERR_BAD_ARGS;
+                if (x != 0)
+                    snprintf(r.error, sizeof r.error, "%.190s", xfer_last_error(mcluster_xfer(m)));
+            } else if (m != NULL) {
+                mcluster_seat(m, w->service, it->kind, &it->seat, it->amount, it->id, &r);
+            }
+            if (r.status != -EAGAIN && r.status != -EIO)
+                break;
+            log_emit(LOG_WARN, "money_seat_in_flight", "{s:s,s:i,s:s}", "id", it->id, "status",
+                     r.status, "error", r.error);
+            pthread_mutex_lock(&w->lane_mu);
+            bool stop = w->lane_stop;
+            if (!stop) {
+                struct timespec until;
+                clock_gettime(CLOCK_MONOTONIC, &until);
+                until.tv_sec += backoff / 1000;
+                until.tv_nsec += (long)(backoff % 1000) * 1000000;
+                if (until.tv_nsec >= 1000000000) {
+                    until.tv_sec++;
+                    until.tv_nsec -= 1000000000;
+                }
+                pthread_cond_timedwait(&w->lane_cv, &w->lane_mu, &until);
+                stop = w->lane_stop;
+            }
+            pthread_mutex_unlock(&w->lane_mu);
+            if (stop) {
+                r.status = -ECANCELED;
+                snprintf(r.error, sizeof r.error,
+                         "money writer destroyed with the seat transfer in flight (the xfer "
+                         "sweeper ends it)");
+                break;
+            }
+            backoff = backoff * 2 > w->cfg.backoff_max_ms ? w->cfg.backoff_max_ms : backoff * 2;
+        }
+        pthread_mutex_lock(&w->lane_mu);
+        w->lane_res = r;
+        w->lane_done = true;
+        if (w->lane_ev != NULL)
+            event_active(w->lane_ev, EV_READ, 0);
+    }
+    pthread_mutex_unlock(&w->lane_mu);
+    mcluster_destroy(m);
+    rcluster_destroy(rc);
+    return NULL;
+}
+
 static void *writer_main(void *arg)
 {
     money_writer_t *w = arg;
@@ -929,6 +1166,20 @@ money_writer_t *money_writer_create(const money_writer_config_t *cfg)
         log_emit(LOG_ERROR, "money_writer_bad_config", "{s:s}", "error", err);
         free(w);
         return NULL;
+    }
+    if (money_entity()) {
+        /* The money by entity (money.h, money_set_entity): a cluster only; the journal probes
+         * one slot per call and the epoch's writes and the histories are in two, so it is off;
+         * each WAIT is two, one per slot (writer_send_wait; docs/queues.md "The game server's
+         * money by entity"). */
+        if (c->redis_cluster == NULL) {
+            log_emit(LOG_ERROR, "money_writer_bad_config", "{s:s}", "error",
+                     "the money by entity needs a Redis Cluster");
+            free(w);
+            return NULL;
+        }
+        c->replay_window_ms = -1;
+        w->lane_on = true;
     }
     w->window_ns = c->replay_window_ms > 0 ? (int64_t)c->replay_window_ms * 1000000 : 0;
     snprintf(w->wait_args[0], sizeof w->wait_args[0], "%d", c->min_replicas);
@@ -1005,6 +1256,8 @@ money_writer_t *money_writer_create(const money_writer_config_t *cfg)
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->drained, &ca);
+    pthread_mutex_init(&w->lane_mu, NULL);
+    pthread_cond_init(&w->lane_cv, &ca);
     pthread_condattr_destroy(&ca);
 
     if (evthreads_enable() != 0)
@@ -1015,7 +1268,8 @@ money_writer_t *money_writer_create(const money_writer_config_t *cfg)
     w->wake_ev = event_new(w->base, -1, 0, writer_wake_cb, w);
     w->tick_ev = event_new(w->base, -1, EV_PERSIST, writer_tick_cb, w);
     w->retry_ev = evtimer_new(w->base, writer_retry_cb, w);
-    if (w->wake_ev == NULL || w->tick_ev == NULL || w->retry_ev == NULL)
+    w->lane_ev = event_new(w->base, -1, 0, writer_lane_cb, w);
+    if (w->wake_ev == NULL || w->tick_ev == NULL || w->retry_ev == NULL || w->lane_ev == NULL)
         goto fail_events;
     for (int i = 0; i < MONEY_NSCRIPTS; i++)
         w->scripts[i] = rconn_script_create(money_script_text(i));
@@ -1037,11 +1291,21 @@ money_writer_t *money_writer_create(const money_writer_config_t *cfg)
         goto fail_rconn;
     struct timeval tick = {0, 100000};
     event_add(w->tick_ev, &tick);
+    if (w->lane_on && pthread_create(&w->lane_thread, NULL, writer_lane_main, w) != 0)
+        goto fail_lane;
     if (pthread_create(&w->thread, NULL, writer_main, w) != 0)
         goto fail_thread;
     return w;
 
 fail_thread:
+    if (w->lane_on) {
+        pthread_mutex_lock(&w->lane_mu);
+        w->lane_stop = true;
+        pthread_cond_signal(&w->lane_cv);
+        pthread_mutex_unlock(&w->lane_mu);
+        pthread_join(w->lane_thread, NULL);
+    }
+fail_lane:
     rconn_destroy(w->rc);
 fail_rconn:
     for (int i = 0; i < MONEY_NSCRIPTS; i++)
@@ -1054,11 +1318,15 @@ fail_events:
         event_free(w->tick_ev);
     if (w->retry_ev)
         event_free(w->retry_ev);
+    if (w->lane_ev)
+        event_free(w->lane_ev);
     event_base_free(w->base);
 fail_base:
     log_emit(LOG_ERROR, "money_writer_start_failed", "{s:s}", "host", w->host);
     pthread_cond_destroy(&w->drained);
     pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->lane_cv);
+    pthread_mutex_destroy(&w->lane_mu);
     metrics_destroy(w->own_metrics);
     free(w->host);
     free(w->cluster);
@@ -1079,6 +1347,25 @@ void money_writer_destroy(money_writer_t *w)
     event_active(w->wake_ev, EV_READ, 0);
     pthread_mutex_unlock(&w->mu);
     pthread_join(w->thread, NULL);
+    if (w->lane_on) {
+        pthread_mutex_lock(&w->lane_mu);
+        w->lane_stop = true;
+        pthread_cond_signal(&w->lane_cv);
+        pthread_mutex_unlock(&w->lane_mu);
+        pthread_join(w->lane_thread, NULL);
+        if (w->lane_item != NULL) {
+            /* answered (or cancelled) after the loop stopped: it completes here */
+            money_item_t *li = w->lane_item;
+            money_result_t lr = w->lane_res;
+            w->lane_item = NULL;
+            if (!w->lane_done) {
+                memset(&lr, 0, sizeof lr);
+                lr.status = -ECANCELED;
+                snprintf(lr.error, sizeof lr.error, "money writer destroyed");
+            }
+            writer_complete(w, li, &lr);
+        }
+    }
 
     /* The thread is gone; its state is ours now. Closing the connection runs every pending
      * callback with NULL, which requeues what was in flight. */
@@ -1113,9 +1400,12 @@ void money_writer_destroy(money_writer_t *w)
     event_free(w->wake_ev);
     event_free(w->tick_ev);
     event_free(w->retry_ev);
+    event_free(w->lane_ev);
     event_base_free(w->base);
     pthread_cond_destroy(&w->drained);
     pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->lane_cv);
+    pthread_mutex_destroy(&w->lane_mu);
     metrics_destroy(w->own_metrics);
     free(w->host);
     free(w->cluster);
@@ -1227,6 +1517,14 @@ static int writer_submit_wallet(money_writer_t *w, money_kind_t kind, const char
         return -EINVAL;
     money_item_t *it = writer_item_new(kind, done, arg);
     int rc = money_op_wallet(kind, player, amount, op_id, w->cfg.record_ttl_s, &it->op);
+    if (rc == 0 && w->lane_on) {
+        /* The money by entity: a credit from nowhere (the house's funding) is money created,
+         * xfer_seed's (the audit counts it as seeded); a debit into nowhere has no place. */
+        if (kind != MONEY_KIND_CASHOUT)
+            rc = -EINVAL;
+        snprintf(it->seat_owner, sizeof it->seat_owner, "%s", player);
+        it->amount = amount;
+    }
     return writer_submit_op(
         w, it, rc, op_id, "money_wallet_op_invalid",
         "a wallet operation needs a valid player, op id and 0 < amount <= 1e14");
@@ -1252,6 +1550,14 @@ int money_writer_submit_seat(money_writer_t *w, money_kind_t kind, const money_s
         return -EINVAL;
     money_item_t *it = writer_item_new(kind, done, arg);
     int rc = money_op_seat(w->service, kind, s, amount, op_id, w->cfg.record_ttl_s, &it->op);
+    if (rc == 0 && w->lane_on) {
+        /* the seat lane's input (the op above is kept for the logs) */
+        snprintf(it->seat_acct, sizeof it->seat_acct, "%s", s->account);
+        snprintf(it->seat_owner, sizeof it->seat_owner, "%s", s->owner);
+        it->seat = (money_seat_t){
+            .slot = s->slot, .epoch = s->epoch, .account = it->seat_acct, .owner = it->seat_owner};
+        it->amount = amount;
+    }
     return writer_submit_op(w, it, rc, op_id, "money_seat_op_invalid",
                             "a seat transfer needs a service, an account and an owner "
                             "(different), an op id and 0 < amount <= 1e14");

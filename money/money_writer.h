@@ -59,6 +59,11 @@
  * the lease is released); money_writer_destroy() then stops the thread. Items still queued at
  * destroy (only if flush timed out) complete with -ECANCELED and are logged.
  *
+ * The money by entity (money.h, money_set_entity; docs/queues.md "The game server's money by
+ * entity"): seat transfers and the house's funding run on a seat lane (a thread with
+ * money/mcluster.h) as barriers in the FIFO; the replay journal is off; each WAIT is one per
+ * slot written (the epoch's, the money slot's).
+ *
  * Metrics (when a registry is given): money_writer_depth, money_writer_oldest_age_seconds,
  * money_writer_write_seconds (send -> reply), money_writer_retries_total (items sent again),
  * money_writer_items_total{kind,outcome}, money_writer_reconnects_total; with min_replicas:

@@ -147,33 +147,19 @@ static int rv_call(redisContext *c, const char *service, uint32_t slot, uint64_t
     return rc;
 }
 
-/* Step 3 for one round record: its voided history, unless the round settled. Returns 1 when a
- * history was written now, 0 when none was needed (settled, or written before), -EIO. */
-static int rv_void_round(redisContext *c, const char *value, long maxlen)
+char *money_void_history(const char *record, char *round, size_t rlen, char *game, size_t glen)
 {
     json_error_t jerr;
-    json_t *h = json_loads(value, 0, &jerr);
-    const char *round = json_string_value(json_object_get(h, "round"));
-    const char *game = json_string_value(json_object_get(h, "game"));
+    json_t *h = json_loads(record, 0, &jerr);
+    const char *r = json_string_value(json_object_get(h, "round"));
+    const char *g = json_string_value(json_object_get(h, "game"));
     json_t *seats = json_object_get(h, "seats");
-    if (round == NULL || game == NULL || !json_is_array(seats)) {
-        log_emit(LOG_ERROR, "money_recover_bad_round_record", "{s:s}", "value", value);
+    if (r == NULL || g == NULL || !json_is_array(seats) || strlen(r) >= rlen || strlen(g) >= glen) {
         json_decref(h);
-        return 0;
+        return NULL;
     }
-    char key[MONEY_ID_MAX + 64];
-    money_key_round(round, key, sizeof key);
-    redisReply *r = redisCommand(c, "EXISTS %s", key);
-    if (r == NULL) {
-        json_decref(h);
-        return -EIO;
-    }
-    bool settled = r->type == REDIS_REPLY_INTEGER && r->integer == 1;
-    freeReplyObject(r);
-    if (settled) {
-        json_decref(h);
-        return 0;
-    }
+    snprintf(round, rlen, "%s", r);
+    snprintf(game, glen, "%s", g);
     json_t *results = json_array();
     size_t i;
     json_t *seat;
@@ -195,13 +181,39 @@ static int rv_void_round(redisContext *c, const char *value, long maxlen)
                         json_string("the server stopped without a clean exit; no chip moved and "
                                     "the stacks went back to the wallets"));
     char *json = json_dumps(h, JSON_COMPACT);
+    json_decref(h);
+    return json;
+}
+
+/* Step 3 for one round record: its voided history, unless the round settled. Returns 1 when a
+ * history was written now, 0 when none was needed (settled, or written before), -EIO. */
+static int rv_void_round(redisContext *c, const char *value, long maxlen)
+{
+    char round[MONEY_ID_MAX + 1], game[MONEY_NAME_MAX + 1];
+    char *json = money_void_history(value, round, sizeof round, game, sizeof game);
+    if (json == NULL) {
+        log_emit(LOG_ERROR, "money_recover_bad_round_record", "{s:s}", "value", value);
+        return 0;
+    }
+    char key[MONEY_ID_MAX + 64];
+    money_key_round(round, key, sizeof key);
+    redisReply *r = redisCommand(c, "EXISTS %s", key);
+    if (r == NULL) {
+        free(json);
+        return -EIO;
+    }
+    bool settled = r->type == REDIS_REPLY_INTEGER && r->integer == 1;
+    freeReplyObject(r);
+    if (settled) {
+        free(json);
+        return 0;
+    }
     money_result_t res;
     int rc = money_sync_history_void(c, round, game, json, maxlen, &res);
     free(json);
     if (rc != MONEY_OK && rc != -EIO)
         log_emit(LOG_ERROR, "money_recover_void_failed", "{s:s,s:i,s:s}", "round", round, "status",
                  rc, "error", res.error);
-    json_decref(h);
     if (rc == -EIO)
         return -EIO;
     return rc == MONEY_OK && !res.replayed ? 1 : 0;

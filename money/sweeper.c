@@ -15,6 +15,7 @@
 #include "log.h"
 #include "money.h"
 #include "rcluster.h"
+#include "mcluster.h"
 #include "sentinel.h"
 #include "xmalloc.h"
 
@@ -36,6 +37,8 @@ struct money_sweeper {
 
     /* Thread only. */
     redisContext *c;
+    rcluster_t *rc; /* the money by entity (money_set_entity): its recoveries and transfers */
+    mcluster_t *m;
     sw_watch_t *watch;
     size_t nwatch, capwatch;
     metrics_registry_t *own_metrics;
@@ -144,7 +147,18 @@ static int sw_judge(money_sweeper_t *s, const char *member, int64_t now)
         return 0;
     }
     money_recover_result_t out;
-    int rc = money_recover(s->c, service, slot, epoch, mode, NULL, s->cfg.history_maxlen, &out);
+    int rc;
+    if (money_entity()) {
+        if (s->m == NULL)
+            return 0; /* no cluster client yet: the next sweep */
+        rc = mcluster_recover(s->m, service, slot, epoch, mode, NULL, &out);
+        if (rc == -EAGAIN)
+            rc = 0; /* recovered; a return still in flight is the transfers' sweep's */
+        else if (rc == -EIO)
+            return 0; /* the cluster client's failure: the next sweep tries again */
+    } else {
+        rc = money_recover(s->c, service, slot, epoch, mode, NULL, s->cfg.history_maxlen, &out);
+    }
     if (rc == -EIO)
         return -EIO;
     sw_watch_drop(s, member);
@@ -164,7 +178,18 @@ static void sw_sweep(money_sweeper_t *s)
         metrics_add(s->m_errors, 1);
         return;
     }
-    redisReply *r = redisCommand(s->c, "SMEMBERS %s", MONEY_HELD_INDEX_KEY);
+    if (money_entity() && s->m == NULL) {
+        char err[600];
+        s->rc = rcluster_create(s->cfg.redis_cluster, NULL, err, sizeof err);
+        if (s->rc != NULL) {
+            mcluster_opts_t mo = {.history_maxlen = s->cfg.history_maxlen,
+                                  .xfer = {.wait_replicas = s->cfg.min_replicas}};
+            s->m = mcluster_create(s->rc, &mo);
+        }
+    }
+    /* the index of held epochs: today's, or the opened epochs of the money by entity */
+    redisReply *r = redisCommand(s->c, "SMEMBERS %s",
+                                 money_entity() ? MCLUSTER_INDEX_KEY : MONEY_HELD_INDEX_KEY);
     if (r == NULL || r->type != REDIS_REPLY_ARRAY) {
         freeReplyObject(r);
         metrics_add(s->m_errors, 1);
@@ -191,6 +216,17 @@ static void sw_sweep(money_sweeper_t *s)
         }
     }
     freeReplyObject(r);
+    /* The money by entity: transfers left in flight (a buy-in, cash-out or recovery return
+     * whose process stopped between its steps) are finished here, once a few seconds old. */
+    if (s->m != NULL) {
+        xfer_sweep_stats_t st;
+        if (xfer_sweep(mcluster_xfer(s->m), 2000, &st) != 0)
+            metrics_add(s->m_errors, 1);
+        if (st.completed + st.refunded > 0)
+            log_emit(LOG_INFO, "money_xfer_swept", "{s:I,s:I,s:I}", "completed",
+                     (json_int_t)st.completed, "refunded", (json_int_t)st.refunded, "pending",
+                     (json_int_t)st.pending);
+    }
     /* Epochs that left the index (recovered by someone else, or released) are forgotten. */
     for (size_t i = 0; i < s->nwatch;) {
         if (!s->watch[i].seen)
@@ -223,6 +259,10 @@ static void *sw_main(void *arg)
     }
     pthread_mutex_unlock(&s->mu);
     sw_disconnect(s);
+    mcluster_destroy(s->m);
+    rcluster_destroy(s->rc);
+    s->m = NULL;
+    s->rc = NULL;
     return NULL;
 }
 

@@ -44,6 +44,7 @@ typedef struct {
     int interval_ms;             /* between sweeps; default 1000 */
     int grace_ms;                /* an unheld slot counts as dead after this long; default 12000 */
     long history_maxlen;         /* for the voided rounds' histories; default 100000 */
+    int min_replicas;            /* the money by entity: WAIT for the recovery's transfers */
     metrics_registry_t *metrics; /* may be NULL; borrowed, must outlive the sweeper */
 } money_sweeper_config_t;
 

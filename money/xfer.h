@@ -197,6 +197,22 @@ int xfer_sweep(xfer_t *x, long long older_than_ms, xfer_sweep_stats_t *st);
 
 /* ---- the conservation audit ------------------------------------------------------------------ */
 
+/* Where an account's chips are, by its tag and name (docs/queues.md "Keys by entity"). */
+typedef enum {
+    XFER_PLACE_WALLET,     /* {p:<player>}:bal */
+    XFER_PLACE_SEAT,       /* {s:<service>:<slot>:<epoch>}:bal:<account>: a seat account */
+    XFER_PLACE_EPOCH_RAKE, /* {s:...}:bal:rake:<game>: rake an epoch's rounds collected */
+    XFER_PLACE_POOL,       /* {t:<id>}:bal...: a tournament's prize pool */
+    XFER_PLACE_HOUSE,      /* {house}:bal...: the house */
+    XFER_PLACE_OTHER,      /* any other tag */
+    XFER_NPLACES
+} xfer_place_t;
+
+/* The place of an account key (XFER_PLACE_OTHER for anything not named above). */
+xfer_place_t xfer_account_place(const char *key);
+/* "wallets", "seat accounts", "epochs' rake", "prize pools", "house", "other". */
+const char *xfer_place_name(xfer_place_t p);
+
 typedef struct {
     size_t masters;
     size_t accounts;    /* account keys found */
@@ -206,6 +222,8 @@ typedef struct {
     long long in_flight_amount;
     size_t credited_unacked; /* DEBITED transfers already credited (counted at the destination) */
     size_t bad;              /* account keys that hold no integer, or a negative one */
+    size_t place_accounts[XFER_NPLACES]; /* the accounts and balances by place */
+    long long place_balances[XFER_NPLACES];
     char first_bad[XFER_MAX_KEY + 1];
     bool balanced; /* balances + in_flight_amount == seeded, and bad == 0 */
 } xfer_audit_t;

@@ -68,6 +68,29 @@ typedef struct {
     size_t nfl, capfl;
 } xfer_walk_t;
 
+xfer_place_t xfer_account_place(const char *key)
+{
+    const char *rest = key != NULL ? xfer_after_tag(key) : NULL;
+    if (rest == NULL || key[0] != '{')
+        return XFER_PLACE_OTHER;
+    if (strncmp(key, "{p:", 3) == 0)
+        return XFER_PLACE_WALLET;
+    if (strncmp(key, "{s:", 3) == 0)
+        return strncmp(rest, ":bal:rake:", 10) == 0 ? XFER_PLACE_EPOCH_RAKE : XFER_PLACE_SEAT;
+    if (strncmp(key, "{t:", 3) == 0)
+        return XFER_PLACE_POOL;
+    if (strncmp(key, "{house}", 7) == 0)
+        return XFER_PLACE_HOUSE;
+    return XFER_PLACE_OTHER;
+}
+
+const char *xfer_place_name(xfer_place_t p)
+{
+    static const char *const names[XFER_NPLACES] = {"wallets",     "seat accounts", "epochs' rake",
+                                                    "prize pools", "house",         "other"};
+    return (int)p >= 0 && p < XFER_NPLACES ? names[p] : "other";
+}
+
 /* Whether a reply says the key is served elsewhere now (the walk must start again). */
 static bool xfer_redirected(const redisReply *r)
 {
@@ -116,8 +139,12 @@ static int xfer_walk_values(xfer_walk_t *w, redisContext *ctx, const xfer_strs_t
                 snprintf(w->out->first_bad, sizeof w->out->first_bad, "%s", keys->v[i]);
         } else {
             *sum += v;
-            if (accounts)
+            if (accounts) {
+                xfer_place_t p = xfer_account_place(keys->v[i]);
                 w->out->accounts++;
+                w->out->place_accounts[p]++;
+                w->out->place_balances[p] += v;
+            }
         }
         freeReplyObject(r);
     }

@@ -1,7 +1,8 @@
 /*
  * ctl_audit: croupier-ctl audit --redis-cluster (tools/ctl/ctl_audit.c; docs/ops.md "audit")
  * against a real Redis Cluster of 3 masters on loopback (tests/support/tcluster.h), its money
- * laid out and moved by money/xfer.h: balanced with a transfer in flight, NOT BALANCED after a
+ * laid out and moved by money/xfer.h: balanced with a transfer in flight (and each place's
+ * accounts: wallets, seat accounts, an epoch's rake, a pool, the house), NOT BALANCED after a
  * wallet was changed by hand, bad arguments and an unreachable cluster refused; and the other
  * commands on a cluster, `tour create` and `tour hall` writing every key in the money slot.
  */
@@ -50,8 +51,9 @@ START_TEST(test_ctl_audit_balances_and_catches_a_change)
     rcluster_t *c = rcluster_create(ts_cluster_seeds(g_cl), NULL, err, sizeof err);
     ck_assert_msg(c != NULL, "%s", err);
     xfer_t *x = xfer_create(c, NULL);
-    const char *acct[] = {"{p:1}:bal", "{p:2}:bal", "{t:7}:bal", "{house}:bal"};
-    for (int i = 0; i < 4; i++) {
+    const char *acct[] = {"{p:1}:bal",   "{p:2}:bal",          "{t:7}:bal",
+                          "{house}:bal", "{s:g:1:2}:bal:ts.0", "{s:g:1:2}:bal:rake:holdem"};
+    for (int i = 0; i < 6; i++) {
         char op[16];
         snprintf(op, sizeof op, "seed-%d", i);
         ck_assert_int_eq(xfer_seed(x, acct[i], 1000, op), 0);
@@ -66,19 +68,27 @@ START_TEST(test_ctl_audit_balances_and_catches_a_change)
     char args[512], out[4096];
     snprintf(args, sizeof args, "--redis-cluster %s audit", ts_cluster_seeds(g_cl));
     int rc = ctl(args, out, sizeof out);
-    ck_assert_msg(rc == 0 && strstr(out, "balanced: 4000 + 0 = 4000") != NULL, "%d: %s", rc, out);
+    ck_assert_msg(rc == 0 && strstr(out, "balanced: 6000 + 0 = 6000") != NULL, "%d: %s", rc, out);
     ck_assert_msg(strstr(out, "credited, not acked 1") != NULL, "%s", out);
+    /* where the chips are: the places of docs/queues.md "Keys by entity" */
+    ck_assert_msg(strstr(out, "wallets           2 holding 1675") != NULL &&
+                      strstr(out, "seat accounts     1 holding 1000") != NULL &&
+                      strstr(out, "epochs' rake      1 holding 1000") != NULL &&
+                      strstr(out, "prize pools       1 holding 1280") != NULL &&
+                      strstr(out, "house             1 holding 1045") != NULL,
+                  "%s", out);
     snprintf(args, sizeof args, "--redis-cluster %s audit --json", ts_cluster_seeds(g_cl));
     rc = ctl(args, out, sizeof out);
     ck_assert_msg(rc == 0 && strstr(out, "\"balanced\": true") != NULL &&
-                      strstr(out, "\"seeded\": 4000") != NULL && strstr(out, "\"masters\": 3"),
+                      strstr(out, "\"seeded\": 6000") != NULL && strstr(out, "\"masters\": 3") &&
+                      strstr(out, "\"seat accounts\"") != NULL,
                   "%d: %s", rc, out);
     /* a wallet changed behind the protocol's back */
     unsigned slot = rcluster_key_slot(acct[1], strlen(acct[1]));
     free(ts_cluster_cmd(g_cl, ts_cluster_slot_owner(g_cl, 0, slot), "INCRBY %s 7", acct[1]));
     snprintf(args, sizeof args, "--redis-cluster %s audit", ts_cluster_seeds(g_cl));
     rc = ctl(args, out, sizeof out);
-    ck_assert_msg(rc == 1 && strstr(out, "NOT BALANCED: 4007 + 0 != 4000") != NULL, "%d: %s", rc,
+    ck_assert_msg(rc == 1 && strstr(out, "NOT BALANCED: 6007 + 0 != 6000") != NULL, "%d: %s", rc,
                   out);
     /* bad arguments, nobody there */
     ck_assert_int_eq(ctl("audit", out, sizeof out), 2);

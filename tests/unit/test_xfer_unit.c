@@ -151,6 +151,21 @@ START_TEST(test_every_slot_has_its_own_registry_key)
 }
 END_TEST
 
+START_TEST(test_accounts_are_placed_by_their_tag)
+{
+    ck_assert_int_eq(xfer_account_place("{p:alice}:bal"), XFER_PLACE_WALLET);
+    ck_assert_int_eq(xfer_account_place("{s:holdem:3:7}:bal:ts.holdem.3.7.1.0"), XFER_PLACE_SEAT);
+    ck_assert_int_eq(xfer_account_place("{s:holdem:3:7}:bal:rake:holdem"), XFER_PLACE_EPOCH_RAKE);
+    ck_assert_int_eq(xfer_account_place("{t:12}:bal"), XFER_PLACE_POOL);
+    ck_assert_int_eq(xfer_account_place("{house}:bal:rake:holdem"), XFER_PLACE_HOUSE);
+    ck_assert_int_eq(xfer_account_place("{q7}:bal"), XFER_PLACE_OTHER);
+    ck_assert_int_eq(xfer_account_place("plain"), XFER_PLACE_OTHER);
+    ck_assert_int_eq(xfer_account_place(NULL), XFER_PLACE_OTHER);
+    ck_assert_str_eq(xfer_place_name(XFER_PLACE_SEAT), "seat accounts");
+    ck_assert_str_eq(xfer_place_name(XFER_NPLACES), "other");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("xfer_unit");
@@ -160,6 +175,7 @@ int main(void)
     tcase_add_test(tc, test_transfer_args_refuse_amounts_and_one_slot);
     tcase_add_test(tc, test_tag_keys_share_the_accounts_slot);
     tcase_add_test(tc, test_every_slot_has_its_own_registry_key);
+    tcase_add_test(tc, test_accounts_are_placed_by_their_tag);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# Integration test (issue 34): hold'em with the money by entity on a Redis Cluster
+# (croupier-game --money-by-entity, EXPERIMENTAL; docs/queues.md "The game server's money by
+# entity"). A real cluster of 3 masters and 3 replicas on loopback, two hold'em servers with
+# --money-by-entity (each epoch's seat accounts and settlements in its own slot, the wallets in
+# the players' slots, buy-ins and cash-outs as transfers between slots) and one gateway; a bot
+# fleet for BOT_SECONDS (20). Mid-play the server that seats the most players is SIGKILLed: the
+# other's sweeper claims its epoch after the grace and returns its seat accounts to the wallets
+# as transfers, and the gateway seats its players on the other. Passes when
+# the bots finished games with none torn and no unexpected error, every finished round has its
+# settlement in its epoch's slot (and no voided one has), no script was refused for keys in two
+# slots, and croupier-ctl audit balances with every seat account back at 0: wallets + the
+# epochs' rake = what was seeded.
+#
+#   tests/e2e/cluster_entity.sh BUILD_DIR [SOURCE_DIR]
+# With FAILOVER=1 (meson test cluster_entity_failover) the cluster has 2 replicas per master and
+# the servers run with --redis-min-replicas 1, and mid-play it is the Redis master serving the
+# busy server's epoch slot that is SIGKILLed: its replica takes over, both servers play on
+# (no self-fence), and the same books must hold.
+# Env: BOT_SECONDS, KILL_AFTER (seconds of play before the kill, 8; 0: no kill), FAILOVER,
+# CROUPIER_KEEP_LOGS=1 keeps the work dir. Exit 77 (skip) when redis-server cannot run a cluster.
+set -u
+BUILD=$(cd "${1:?usage: cluster_entity.sh BUILD_DIR [SOURCE_DIR]}" && pwd)
+SRC=$(cd "${2:-$(dirname "$0")/../..}" && pwd)
+# shellcheck source=lib.sh
+. "$SRC/tests/e2e/lib.sh"
+E2E_DIR=$(mktemp -d /tmp/croupier-cluster-entity.XXXXXX)
+E2E_FAILURES=()
+trap 'e2e_cleanup; [ "${CROUPIER_KEEP_LOGS:-0}" = 1 ] || [ ${#E2E_FAILURES[@]} -gt 0 ] || rm -rf "$E2E_DIR"' EXIT
+BOT_SECONDS=${BOT_SECONDS:-20}
+KILL_AFTER=${KILL_AFTER:-8}
+command -v redis-server >/dev/null || { echo "cluster_entity: SKIP: no redis-server" >&2; exit 77; }
+
+FAILOVER=${FAILOVER:-0}
+REPLICAS=1 DURABLE=()
+[ "$FAILOVER" = 1 ] && REPLICAS=2 DURABLE=(--redis-min-replicas 1)
+e2e_cluster_start 3 "$REPLICAS" || { echo "cluster_entity: SKIP: $E2E_CLUSTER_WHY" >&2; exit 77; }
+e2e_log "cluster up: $E2E_REDIS_CLUSTER"
+fail=0
+check() { # check DESCRIPTION COMMAND...
+    if "${@:2}"; then e2e_log "ok: $1"; else e2e_log "FAIL: $1"; fail=1; E2E_FAILURES+=("$1"); fi
+}
+GAME=$BUILD/engine/process/croupier-game
+CTL=$BUILD/tools/croupier-ctl
+e2e_secret
+
+# ---- the refusals at start -----------------------------------------------------------------
+st=0
+timeout 20 "$GAME" --engine traditional --health-listen 127.0.0.1:0 --redis-cluster \
+    "$E2E_REDIS_CLUSTER" --money-by-entity >"$E2E_DIR/bad.out" 2>"$E2E_DIR/bad.err" || st=$?
+check "--money-by-entity with another engine refused ($(head -c 200 "$E2E_DIR/bad.err"))" \
+    bash -c "[ $st = 2 ] && grep -q 'holdem only' '$E2E_DIR/bad.err'"
+e2e_redis_start
+st=0
+timeout 20 "$GAME" --engine holdem --health-listen 127.0.0.1:0 --redis "127.0.0.1:$REDIS_PORT" \
+    --money-by-entity >"$E2E_DIR/bad.out" 2>"$E2E_DIR/bad.err" || st=$?
+check "--money-by-entity without --redis-cluster refused ($(head -c 200 "$E2E_DIR/bad.err"))" \
+    bash -c "[ $st = 2 ] && grep -q 'needs --redis-cluster' '$E2E_DIR/bad.err'"
+kill "$REDIS_PID" 2>/dev/null
+
+# ---- seed: each bot's wallet {p:<id>}:bal and its minted total {p:<id>}:xm (xfer_seed's) -----
+e2e_engine_desc holdem || exit 2
+SEED_CHIPS=1000000
+base=5000000
+for ((i = base; i < base + E2E_BOTS; i++)); do
+    echo "SET {p:$i}:bal $SEED_CHIPS"
+    echo "SET {p:$i}:xm $SEED_CHIPS"
+done | e2e_redis >/dev/null
+seeded=$((E2E_BOTS * SEED_CHIPS))
+"$CTL" --redis-cluster "$E2E_REDIS_CLUSTER" audit >"$E2E_DIR/audit0.txt" 2>&1
+check "seeded $seeded chips, the audit balances ($(tail -n 1 "$E2E_DIR/audit0.txt"))" \
+    grep -q "^balanced: $seeded + 0 = $seeded" "$E2E_DIR/audit0.txt"
+
+# ---- play -------------------------------------------------------------------------------------
+TTL=3000
+[ "$FAILOVER" = 1 ] && TTL=6000 # a failover (about 2.6 s) ends before a server fences itself
+e2e_game_start game-a holdem 30 --lease-ttl-ms $TTL --money-by-entity "${DURABLE[@]}"
+e2e_game_start game-b holdem 30 --lease-ttl-ms $TTL --money-by-entity "${DURABLE[@]}"
+e2e_gate_start gate-a
+"$BUILD/bots/croupier-bot" --gateways "127.0.0.1:${POD_PORT[gate-a]}" \
+    --bots "$E2E_BOTS" --game holdem --engine "$E2E_JOIN" \
+    --seconds "$BOT_SECONDS" --player-base $base --token-secret-file "$E2E_DIR/secret" \
+    --finish-timeout-ms 60000 --report "$E2E_DIR/report.json" \
+    --rounds-file "$E2E_DIR/rounds.txt" >"$E2E_DIR/bot.log" 2>&1 &
+bot=$!
+# the server that seats the most players dies (the gateway puts them anywhere); the other stays
+victim=game-a survivor=game-b
+if [ "$KILL_AFTER" -gt 0 ]; then
+    sleep "$KILL_AFTER"
+    na=$(grep -c '"tk_sat"' "${POD_LOG[game-a]}")
+    nb=$(grep -c '"tk_sat"' "${POD_LOG[game-b]}")
+    [ "$nb" -gt "$na" ] && victim=game-b survivor=game-a
+    if [ "$FAILOVER" = 1 ]; then
+        # the Redis master of the busy server's epoch slot ({s:<service>:<slot>:<epoch>})
+        tag=$(python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    if "\"money_epoch_opened\"" in line:
+        d = json.loads(line[line.index("{"):])
+        print("{s:%s:%d:%d}" % (d["service"], d["slot"], d["epoch"]))
+        break' "${POD_LOG[$victim]}")
+        e2e_log "seated: game-a $na, game-b $nb; the master of $victim's epoch slot $tag dies"
+        t0=$(date +%s%3N)
+        e2e_cluster_kill_master "$tag" "$victim's epoch slot" >/dev/null
+        E2E_CLUSTER_MONEY=$(e2e_cluster_master_of '{croupier:money}')
+        victim=""
+    else
+        e2e_log "SIGKILL $victim mid-play (seated: game-a $na, game-b $nb)"
+        kill -KILL "${POD_PID[$victim]}"
+    fi
+fi
+st=0
+wait "$bot" || st=$?
+rep=$E2E_DIR/report.json
+num() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$rep" "$1"; }
+if [ -s "$rep" ]; then
+    check "bot exit status 0" test "$st" -eq 0
+    check "finished games > 0 ($(num 'd["games"]["finished"]'))" test "$(num 'd["games"]["finished"]')" -gt 0
+    check "torn games = 0 ($(num 'd["games"]["torn"]'))" test "$(num 'd["games"]["torn"]')" -eq 0 ||
+        e2e_torn_detail "$rep" "$E2E_DIR/bot.log"
+    check "unexpected errors = 0 ($(num 'd["unexpected_errors"]'); $(num 'd["errors"]'))" test "$(num 'd["unexpected_errors"]')" -eq 0
+else
+    check "bot wrote its report (log $E2E_DIR/bot.log)" false
+fi
+live=(gate-a "$survivor")
+[ -z "$victim" ] && live=(gate-a game-a game-b)
+for p in "${live[@]}"; do
+    e2e_pod_terminate "$p"
+    check "pod $p logged exit reason=drained" grep -q 'exit reason=drained' "${POD_LOG[$p]}"
+    [ "$p" = gate-a ] && continue
+    check "pod $p: no self-fence" bash -c "! grep -q '\"self_fenced\"' '${POD_LOG[$p]}'"
+done
+for p in game-a game-b; do
+    check "pod $p: no script refused for keys in two slots" \
+        bash -c "! grep -q redis_cluster_crossslot '${POD_LOG[$p]}'" ||
+        e2e_fail_detail "${POD_LOG[$p]}" redis_cluster_crossslot 3
+    check "pod $p opened its epoch" grep -q '"money_epoch_opened"' "${POD_LOG[$p]}"
+done
+if [ "$KILL_AFTER" -gt 0 ] && [ -n "$victim" ]; then
+    check "$survivor's sweeper recovered $victim's epoch, chips back to the wallets" \
+        grep -Eq '"money_recovered".*"layout":"cluster".*"mode":"claim","chips":[1-9]' "${POD_LOG[$survivor]}"
+fi
+
+if [ -n "${t0:-}" ]; then # play went on after the failover: hands recorded since (ms ids)
+    n=$(e2e_redis xrange "{croupier:money}:history:holdem:stream" "$t0" + | grep -c '^round$')
+    check "hands recorded after the failover ($n)" test "$n" -gt 0
+fi
+
+# ---- the settlements, in their epochs' slots ---------------------------------------------
+# a round id service:slot:epoch:desk:seq has its record at {s:service:slot:epoch}:round:<id>
+rounds_in() { # VERB(finished|voided): the EXISTS of each distinct round's record, one a line
+    awk -v v="$1" '$2 == v { print $1 }' "$E2E_DIR/rounds.txt" 2>/dev/null | sort -u |
+        awk -F: '{ printf "EXISTS {s:%s:%s:%s}:round:%s\n", $1, $2, $3, $0 }' | e2e_redis
+}
+fin=$(awk '$2 == "finished" { print $1 }' "$E2E_DIR/rounds.txt" 2>/dev/null | sort -u | wc -l)
+answers=$(rounds_in finished)
+missing=$(grep -c '^0$' <<<"$answers")
+present=$(grep -c '^1$' <<<"$answers")
+settled_void=$(rounds_in voided | grep -c '^1$')
+if [ "$missing" -gt 0 ]; then
+    awk '$2 == "finished" { print $1 }' "$E2E_DIR/rounds.txt" | sort -u | while read -r r; do
+        IFS=: read -r sv sl ep _ <<<"$r"
+        [ "$(e2e_redis exists "{s:$sv:$sl:$ep}:round:$r")" = 1 ] || e2e_log "  no settle record: $r"
+    done
+fi
+check "every finished round settled in its epoch's slot ($fin rounds, $present found, $missing missing)" \
+    test "$missing" -eq 0 -a "$present" -eq "$fin" -a "$fin" -gt 0
+check "no voided round settled ($settled_void)" test "$settled_void" -eq 0
+
+# ---- the books: every chip back in a wallet (or the epochs' rake), none made or lost -------
+ok=0
+for _ in $(seq 1 40); do
+    "$CTL" --redis-cluster "$E2E_REDIS_CLUSTER" audit >"$E2E_DIR/audit.txt" 2>&1
+    if grep -q '^balanced' "$E2E_DIR/audit.txt" && grep -q '^in flight *0 transfers' "$E2E_DIR/audit.txt" &&
+        ! grep -Eq '^  seat accounts +[0-9]+ holding [1-9]' "$E2E_DIR/audit.txt"; then
+        ok=1
+        break
+    fi
+    sleep 0.5 # transfers still in flight: a sweeper (game-b's, gone now) or nobody
+done
+e2e_log "audit: $(tr '\n' ';' <"$E2E_DIR/audit.txt")"
+check "the audit balances, nothing in flight, every seat account back at 0" test "$ok" = 1
+
+for f in "${E2E_FAILURES[@]}"; do fail=1; e2e_log "failed: $f"; done
+if [ $fail -ne 0 ]; then
+    e2e_log "logs kept in $E2E_DIR"
+    exit 1
+fi
+exit 0
