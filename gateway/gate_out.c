@@ -257,9 +257,8 @@ void gate_watch_slice_cb(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     gate_t *g = arg;
-    size_t slices = g->cfg.watch_flush_ms > 0
-                        ? (size_t)g->cfg.watch_flush_ms * 1000 / GATE_WATCH_PACE_US
-                        : 1;
+    size_t slices =
+        g->cfg.watch_flush_ms > 0 ? (size_t)g->cfg.watch_flush_ms * 1000 / GATE_WATCH_PACE_US : 1;
     size_t n = (g->ndirty_watch + slices - 1) / (slices > 0 ? slices : 1);
     if (n < GATE_WATCH_WRITES)
         n = GATE_WATCH_WRITES;

@@ -1,4 +1,5 @@
 #include "money_writer.h"
+#include "money_writer_int.h"
 
 #include <errno.h>
 #include <event2/event.h>
@@ -17,34 +18,6 @@
 #include "mcluster.h"
 #include "rconn.h"
 #include "xmalloc.h"
-
-/* One queued operation (its script arguments) and its completion. */
-typedef struct money_item {
-    struct money_item *next;
-    money_kind_t kind;
-    money_op_t op;
-    char id[MONEY_ID_MAX + 1];
-    money_writer_done_cb done;
-    void *arg;
-    int64_t submitted_ns;
-    int64_t sent_ns;
-    int64_t first_sent_ns; /* its record on Redis is at most this old (journal window) */
-    int sends;
-    bool replay;          /* a journal entry sent again after a reconnect (nobody to tell) */
-    size_t bytes;         /* memory it holds, for the journal's byte cap */
-    money_result_t *held; /* answered, waiting for WAIT (min_replicas > 0); owned */
-    /* A seat transfer with the money by entity (money_set_entity): the seat lane's input. */
-    money_seat_t seat;
-    char seat_acct[MONEY_NAME_MAX + 1], seat_owner[MONEY_NAME_MAX + 1];
-    int64_t amount;
-} money_item_t;
-
-/* A FIFO of items linked through next. */
-typedef struct {
-    money_item_t *head;
-    money_item_t **tail;
-    size_t n;
-} money_list_t;
 
 /*
  * One command in flight: a single item or a batch of n consecutive settlements starting at
@@ -81,9 +54,6 @@ typedef struct {
  */
 #define WRITER_MAX_CALLS 4
 
-/* Most arguments one settle batch can have: per round 3 + n keys and 3 + n arguments. */
-#define WRITER_BATCH_ARGS (MONEY_WRITER_BATCH_CAP * 2 * (3 + MONEY_MAX_PLAYERS) + 1)
-
 /* Journal entries one probe call checks (one key and two arguments each). */
 #define WRITER_PROBE_CHUNK 512
 
@@ -101,86 +71,6 @@ static const char writer_probe_lua[] =
     "  elseif redis.call('HGET', KEYS[i], f) == ARGV[2 * i] then return i end\n"
     "end\n"
     "return 0\n";
-
-struct money_writer {
-    money_writer_config_t cfg; /* strings below are owned copies */
-    char *host;
-    char *cluster; /* cfg.redis_cluster's copy (NULL: not a cluster) */
-    char *service;
-    char ttl_text[24];
-
-    /* Shared with producers (under mu unless atomic). */
-    pthread_mutex_t mu;
-    pthread_cond_t drained; /* broadcast when depth reaches 0 */
-    money_list_t queue;
-    bool stopping;
-    _Atomic size_t depth;
-    _Atomic uint64_t completed;
-    _Atomic bool wake_pending;
-    _Atomic int64_t oldest_ns; /* submit time of the oldest item, 0 when none */
-    _Atomic bool connected;
-    _Atomic bool durable; /* false from a WAIT that fell short until one succeeds */
-
-    /* Writer thread only. */
-    pthread_t thread;
-    struct event_base *base;
-    struct event *wake_ev;
-    struct event *tick_ev;
-    struct event *retry_ev;
-    rconn_t *rc;
-    rconn_script_t *scripts[MONEY_NSCRIPTS];
-    uint64_t gen;
-    bool holding; /* after a failure: send nothing until retry_ev fires */
-    int backoff_ms;
-    money_list_t pending;  /* taken from the queue, not yet sent (front = oldest) */
-    money_list_t flight;   /* sent, awaiting replies, in send order */
-    money_list_t acked;    /* answered, awaiting the WAIT that makes them durable (in order) */
-    money_list_t journal;  /* completed with MONEY_OK, in completion (= send) order */
-    size_t journal_bytes;
-    int64_t window_ns;           /* journal window; 0 = no journal */
-    unsigned probed_conn;        /* rconn_connect_count() the journal was last checked against */
-    bool probing;                /* a probe is in flight: nothing else is sent */
-    unsigned probe_conn;         /* the connection being probed */
-    size_t probe_checked;        /* entries asked about so far */
-    money_item_t **snap;         /* the journal as an array while probing (oldest first) */
-    size_t snap_n;
-    rconn_script_t *probe_script;
-    bool wait_inflight;    /* a WAIT of the current generation is in flight */
-    char wait_args[2][24]; /* WAIT's numreplicas and timeout as text */
-    size_t calls;          /* commands of the current generation in flight */
-    const char *av[WRITER_BATCH_ARGS];
-    size_t avlen[WRITER_BATCH_ARGS];
-
-    /*
-     * The seat lane (the money by entity, money_set_entity): a seat transfer is a transfer
-     * between slots (money/mcluster.h, blocking), run on a thread of its own, one at a time,
-     * as a barrier in the FIFO -- handed over only once every earlier item is answered, and
-     * nothing later is sent until it is final -- so the order a desk relies on holds.
-     */
-    bool lane_on;
-    /* With min_replicas: the writes go to two slots (the epoch's: settlements and marks; the
-     * money slot: hand histories), and a WAIT covers one master's; so each WAIT is two, each
-     * behind a keyed read that routes it (rconn's cluster mode sends a keyless command to the
-     * slot of the last keyed one). wait_key: a key of the epoch's slot, "" until one was sent. */
-    char wait_key[MONEY_NAME_MAX + 64];
-    int waits_pending; /* of the current pair */
-    bool waits_ok, waits_lost;
-    char waits_reason[200];
-    bool lane_busy;          /* writer thread: an item is at the lane */
-    money_item_t *lane_item; /* under lane_mu: handed over, and its result once lane_done */
-    money_result_t lane_res;
-    bool lane_done, lane_stop;
-    pthread_mutex_t lane_mu;
-    pthread_cond_t lane_cv;
-    pthread_t lane_thread;
-    struct event *lane_ev; /* activated by the lane with a result */
-
-    metrics_registry_t *own_metrics;
-    metrics_t *m_depth, *m_oldest, *m_latency, *m_retries, *m_reconnects;
-    metrics_t *m_durable, *m_wait_short, *m_wait_latency;
-    metrics_t *m_journal, *m_journal_bytes, *m_replayed, *m_probes;
-    metrics_t *m_items[MONEY_NKINDS][2]; /* [kind][0 ok, 1 error] */
-};
 
 static void list_init(money_list_t *l)
 {
@@ -345,7 +235,7 @@ static void writer_replay_done(money_writer_t *w, money_item_t *it, const money_
  * the metrics and the depth, and keeps the item in the journal when it was applied (else frees
  * it). Wakes a flusher when the depth reaches 0. A replayed journal entry reports nothing.
  */
-static void writer_complete(money_writer_t *w, money_item_t *it, money_result_t *r)
+void writer_complete(money_writer_t *w, money_item_t *it, money_result_t *r)
 {
     if (it->replay) {
         writer_replay_done(w, it, r);
@@ -382,7 +272,6 @@ static void writer_complete(money_writer_t *w, money_item_t *it, money_result_t 
     writer_depth_done(w);
 }
 
-static void writer_pump(money_writer_t *w);
 static void writer_pump_calls(money_writer_t *w);
 
 /*
@@ -827,7 +716,7 @@ static bool writer_journal_checked(money_writer_t *w)
  * batch_max), which keeps their order and amortises the per-call cost. After a reconnect the
  * journal is checked first.
  */
-static void writer_pump(money_writer_t *w)
+void writer_pump(money_writer_t *w)
 {
     if (!writer_journal_checked(w))
         return;
@@ -986,119 +875,6 @@ static void writer_tick_cb(evutil_socket_t fd, short what, void *arg)
     if (w->window_ns > 0)
         writer_journal_prune(w, now);
     writer_pump(w);
-}
-
-/* The lane's result, on the writer thread: the item completes, the FIFO moves on. */
-static void writer_lane_cb(evutil_socket_t fd, short what, void *arg)
-{
-    (void)fd;
-    (void)what;
-    money_writer_t *w = arg;
-    pthread_mutex_lock(&w->lane_mu);
-    money_item_t *it = w->lane_done ? w->lane_item : NULL;
-    money_result_t r = w->lane_res;
-    if (it != NULL) {
-        w->lane_item = NULL;
-        w->lane_done = false;
-    }
-    pthread_mutex_unlock(&w->lane_mu);
-    if (it == NULL)
-        return;
-    metrics_observe(w->m_latency, (double)(clock_mono_ns() - it->sent_ns) / 1e9);
-    w->lane_busy = false;
-    writer_complete(w, it, &r);
-    writer_pump(w);
-}
-
-/*
- * The seat lane's thread: a blocking cluster client of its own; each item is sent until it has
- * a final answer (-EAGAIN, "in flight", and -EIO are sent again under the same op id after a
- * backoff, as the writer resends what Redis refuses for a while), or until the writer stops
- * (-ECANCELED: a transfer left in flight is then the xfer sweeper's).
- */
-static void *writer_lane_main(void *arg)
-{
-    money_writer_t *w = arg;
-    sigset_t all;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, NULL);
-    rcluster_t *rc = NULL;
-    mcluster_t *m = NULL;
-    pthread_mutex_lock(&w->lane_mu);
-    for (;;) {
-        while (!w->lane_stop && (w->lane_item == NULL || w->lane_done))
-            pthread_cond_wait(&w->lane_cv, &w->lane_mu);
-        if (w->lane_stop)
-            break;
-        money_item_t *it = w->lane_item;
-        pthread_mutex_unlock(&w->lane_mu);
-        money_result_t r;
-        memset(&r, 0, sizeof r);
-        int backoff = w->cfg.backoff_min_ms;
-        for (;;) {
-            if (m == NULL) {
-                char err[600];
-                rcluster_opts_t o = {.connect_timeout_ms = w->cfg.connect_timeout_ms,
-                                     .command_timeout_ms = w->cfg.request_timeout_ms};
-                rc = rcluster_create(w->cluster, &o, err, sizeof err);
-                mcluster_opts_t mo = {.xfer = {.wait_replicas = w->cfg.min_replicas,
-                                               .wait_timeout_ms = w->cfg.wait_timeout_ms}};
-                if (rc != NULL)
-                    m = mcluster_create(rc, &mo);
-                else
-                    snprintf(r.error, sizeof r.error, "%.190s", err);
-                r.status = -EAGAIN;
-            }
-            if (m != NULL && it->kind == MONEY_KIND_CASHOUT) {
-                /* the house's funding: money created in the wallet, once per op id */
-                char key[MONEY_NAME_MAX + 16];
-                mcluster_key_wallet(it->seat_owner, key, sizeof key);
-                memset(&r, 0, sizeof r);
-                int x = xfer_seed(mcluster_xfer(m), key, it->amount, it->id);
-                r.status = x == 0 ? MONEY_OK : x == -EIO ? -EIO : MONEY_ERR_BAD_ARGS;
-                if (x != 0)
-                    snprintf(r.error, sizeof r.error, "%.190s", xfer_last_error(mcluster_xfer(m)));
-            } else if (m != NULL) {
-                mcluster_seat(m, w->service, it->kind, &it->seat, it->amount, it->id, &r);
-            }
-            if (r.status != -EAGAIN && r.status != -EIO)
-                break;
-            log_emit(LOG_WARN, "money_seat_in_flight", "{s:s,s:i,s:s}", "id", it->id, "status",
-                     r.status, "error", r.error);
-            pthread_mutex_lock(&w->lane_mu);
-            bool stop = w->lane_stop;
-            if (!stop) {
-                struct timespec until;
-                clock_gettime(CLOCK_MONOTONIC, &until);
-                until.tv_sec += backoff / 1000;
-                until.tv_nsec += (long)(backoff % 1000) * 1000000;
-                if (until.tv_nsec >= 1000000000) {
-                    until.tv_sec++;
-                    until.tv_nsec -= 1000000000;
-                }
-                pthread_cond_timedwait(&w->lane_cv, &w->lane_mu, &until);
-                stop = w->lane_stop;
-            }
-            pthread_mutex_unlock(&w->lane_mu);
-            if (stop) {
-                r.status = -ECANCELED;
-                snprintf(r.error, sizeof r.error,
-                         "money writer destroyed with the seat transfer in flight (the xfer "
-                         "sweeper ends it)");
-                break;
-            }
-            backoff = backoff * 2 > w->cfg.backoff_max_ms ? w->cfg.backoff_max_ms : backoff * 2;
-        }
-        pthread_mutex_lock(&w->lane_mu);
-        w->lane_res = r;
-        w->lane_done = true;
-        if (w->lane_ev != NULL)
-            event_active(w->lane_ev, EV_READ, 0);
-    }
-    pthread_mutex_unlock(&w->lane_mu);
-    mcluster_destroy(m);
-    rcluster_destroy(rc);
-    return NULL;
 }
 
 static void *writer_main(void *arg)

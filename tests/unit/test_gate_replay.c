@@ -574,8 +574,9 @@ START_TEST(test_replay_duplicate_deal_is_shared_only_once_its_match_is_over)
     ck_assert_ptr_nonnull(last);
     snprintf(last + 1, sizeof round - (size_t)(last + 1 - round), "%s", "999999");
     json_object_set_new(rec, "round", json_string(round));
-    json_object_set_new(rec, "match", json_pack("{s:i,s:i,s:i,s:s}", "id", 77, "round", 1,
-                                                "deal", 1, "seed", "12345"));
+    json_object_set_new(
+        rec, "match",
+        json_pack("{s:i,s:i,s:i,s:s}", "id", 77, "round", 1, "deal", 1, "seed", "12345"));
     char *data = json_dumps(rec, JSON_COMPACT);
     json_decref(rec);
     redisReply *x = redisCommand(R, "XADD {croupier:history:doudizhu}:stream * data %s", data);
