@@ -17,7 +17,11 @@
 # the servers run with --redis-min-replicas 1, and mid-play it is the Redis master serving the
 # busy server's epoch slot that is SIGKILLed: its replica takes over, both servers play on
 # (no self-fence), and the same books must hold.
-# Env: BOT_SECONDS, KILL_AFTER (seconds of play before the kill, 8; 0: no kill), FAILOVER,
+# With RESHARD=1 (meson test cluster_entity_reshard) nothing is killed: mid-play every slot of
+# the master serving the busy server's epoch slot (its seat accounts, settlements, and a third
+# of the wallets: a live resharding by `redis-cli --cluster reshard`) moves to another master
+# while the bots play, and the same books must hold with no error reaching a player.
+# Env: BOT_SECONDS, KILL_AFTER (seconds of play before the kill, 8; 0: no kill), FAILOVER, RESHARD,
 # CROUPIER_KEEP_LOGS=1 keeps the work dir. Exit 77 (skip) when redis-server cannot run a cluster.
 set -u
 BUILD=$(cd "${1:?usage: cluster_entity.sh BUILD_DIR [SOURCE_DIR]}" && pwd)
@@ -32,6 +36,7 @@ KILL_AFTER=${KILL_AFTER:-8}
 command -v redis-server >/dev/null || { echo "cluster_entity: SKIP: no redis-server" >&2; exit 77; }
 
 FAILOVER=${FAILOVER:-0}
+RESHARD=${RESHARD:-0}
 REPLICAS=1 DURABLE=()
 [ "$FAILOVER" = 1 ] && REPLICAS=2 DURABLE=(--redis-min-replicas 1)
 e2e_cluster_start 3 "$REPLICAS" || { echo "cluster_entity: SKIP: $E2E_CLUSTER_WHY" >&2; exit 77; }
@@ -90,7 +95,7 @@ if [ "$KILL_AFTER" -gt 0 ]; then
     na=$(grep -c '"tk_sat"' "${POD_LOG[game-a]}")
     nb=$(grep -c '"tk_sat"' "${POD_LOG[game-b]}")
     [ "$nb" -gt "$na" ] && victim=game-b survivor=game-a
-    if [ "$FAILOVER" = 1 ]; then
+    if [ "$FAILOVER" = 1 ] || [ "$RESHARD" = 1 ]; then
         # the Redis master of the busy server's epoch slot ({s:<service>:<slot>:<epoch>})
         tag=$(python3 -c '
 import json, sys
@@ -99,9 +104,21 @@ for line in open(sys.argv[1]):
         d = json.loads(line[line.index("{"):])
         print("{s:%s:%d:%d}" % (d["service"], d["slot"], d["epoch"]))
         break' "${POD_LOG[$victim]}")
-        e2e_log "seated: game-a $na, game-b $nb; the master of $victim's epoch slot $tag dies"
         t0=$(date +%s%3N)
-        e2e_cluster_kill_master "$tag" "$victim's epoch slot" >/dev/null
+        if [ "$RESHARD" = 1 ]; then
+            from=$(e2e_cluster_master_of "$tag")
+            to=$(e2e_cluster_masters | grep -vx "$from" | head -n 1)
+            e2e_log "seated: game-a $na, game-b $nb; $victim's epoch slot $tag is on port $from"
+            check "redis-cli --cluster reshard moved every slot of port $from to port $to" \
+                e2e_cluster_reshard_all "$from" "$to" ||
+                e2e_fail_detail "$E2E_DIR/reshard.log" '' 8
+            e2e_log "resharded in $(($(date +%s%3N) - t0)) ms"
+            check "$victim's epoch slot $tag is served by port $to now" \
+                test "$(e2e_cluster_master_of "$tag")" = "$to"
+        else
+            e2e_log "seated: game-a $na, game-b $nb; the master of $victim's epoch slot $tag dies"
+            e2e_cluster_kill_master "$tag" "$victim's epoch slot" >/dev/null
+        fi
         E2E_CLUSTER_MONEY=$(e2e_cluster_master_of '{croupier:money}')
         victim=""
     else
@@ -141,9 +158,10 @@ if [ "$KILL_AFTER" -gt 0 ] && [ -n "$victim" ]; then
         grep -Eq '"money_recovered".*"layout":"cluster".*"mode":"claim","chips":[1-9]' "${POD_LOG[$survivor]}"
 fi
 
-if [ -n "${t0:-}" ]; then # play went on after the failover: hands recorded since (ms ids)
+if [ -n "${t0:-}" ]; then # play went on after the failover (or the reshard): hands since (ms ids)
     n=$(e2e_redis xrange "{croupier:money}:history:holdem:stream" "$t0" + | grep -c '^round$')
-    check "hands recorded after the failover ($n)" test "$n" -gt 0
+    check "hands recorded after the $([ "$RESHARD" = 1 ] && echo reshard || echo failover) ($n)" \
+        test "$n" -gt 0
 fi
 
 # ---- the settlements, in their epochs' slots ---------------------------------------------

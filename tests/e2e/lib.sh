@@ -356,6 +356,23 @@ e2e_cluster_kill_master() {
     E2E_FAILURES+=("no replica took $2 over within 10 s")
 }
 
+# e2e_cluster_reshard_all FROM_PORT TO_PORT: every slot of the master on FROM_PORT moved to the
+# master on TO_PORT with `redis-cli --cluster reshard` (the slots one by one, each MIGRATING /
+# IMPORTING while its keys move, then given to TO_PORT: the live resharding an operator runs,
+# while the clients play on). Logs to $E2E_DIR/reshard.log; returns redis-cli's status.
+e2e_cluster_reshard_all() {
+    local from=$1 to=$2 fid tid n st=0
+    fid=$(redis-cli -p "$from" cluster myid | tr -d '\r')
+    tid=$(redis-cli -p "$to" cluster myid | tr -d '\r')
+    n=$(redis-cli -p "$from" cluster nodes | awk -v id="$fid" '$1 == id {
+        for (i = 9; i <= NF; i++) { if ($i ~ /^\[/) continue; split($i, r, "-");
+            n += (r[2] == "" ? 1 : r[2] - r[1] + 1) } } END { print n + 0 }')
+    e2e_log "resharding: the $n slots of port $from to port $to"
+    redis-cli --cluster reshard "127.0.0.1:$from" --cluster-from "$fid" --cluster-to "$tid" \
+        --cluster-slots "$n" --cluster-yes >"$E2E_DIR/reshard.log" 2>&1 || st=$?
+    return "$st"
+}
+
 # e2e_redis_scan PATTERN: the keys matching PATTERN, one a line: SCAN of e2e_redis's server, or
 # on a Redis Cluster (E2E_REDIS_CLUSTER) of every master (a SCAN sees one node).
 e2e_redis_scan() {
