@@ -468,9 +468,23 @@ char *tour_play_deal(tour_play_t *p, uint32_t table, uint64_t hand, const char *
     }
     /* Waiting players sit this hand out (the button passes them once). Every refusal comes
      * before anything of the model changes. */
-    int players = 0;
-    for (uint32_t s = 0; s < t->t.seats; s++)
+    int players = 0, live = 0;
+    for (uint32_t s = 0; s < t->t.seats; s++) {
+        live += seat_live(t, (int)s);
         players += seat_live(t, (int)s) && !t->wait[s];
+    }
+    if (players < 2 && live >= 2) {
+        /* Players moved in between the button and the small blind while this table's hand was
+         * played wait for the button; if its own players busted meanwhile, fewer than two are
+         * left to deal to and the button would never pass: the waiting players are dealt in
+         * now (docs/tournaments.md "Seating"). */
+        for (uint32_t s = 0; s < t->t.seats; s++)
+            t->wait[s] = false;
+        players = live;
+        tour_commit_add(c, "L");
+        tour_commit_add(c, "wait_over");
+        tour_commit_addf(c, "table %" PRIu32 " hand %" PRIu64 " players %d", table, hand, live);
+    }
     if (players < 2) {
         *code = "WAIT";
         return body(",\"why\":\"fewer than two players\"");

@@ -75,6 +75,48 @@ START_TEST(test_tour_play_heads_up_then_more_players_moves_the_button_before_the
 }
 END_TEST
 
+/*
+ * A table whose own players busted while players moved in waited for the button (seated between
+ * the button and the small blind during its hand): one player not waiting and two waiting. The
+ * button cannot pass with one player, so the waiting ones are dealt in; the director answered
+ * WAIT ("fewer than two players") for ever before, and the tournament stood still.
+ */
+START_TEST(test_tour_play_waiting_players_are_dealt_in_when_one_would_be_left)
+{
+    tour_structure_t *st = NULL;
+    char err[200];
+    ck_assert_int_eq(tour_structure_parse(MTT6, strlen(MTT6), &st, err, sizeof err), 0);
+    tour_play_t *p = tour_play_create(st, 1);
+    ck_assert_ptr_nonnull(p);
+    for (int k = 0; k < 3; k++) {
+        char player[16], e[160];
+        snprintf(player, sizeof player, "%d", 11 + k);
+        snprintf(e, sizeof e,
+                 "{\"state\":\"playing\",\"entry\":1,\"entries\":1,\"table\":1,\"seat\":%d,"
+                 "\"stack\":1000}",
+                 k);
+        ck_assert_int_eq(tour_play_load_entry(p, player, e), 0);
+    }
+    ck_assert_int_eq(tour_play_load_table(p, "{\"id\":1,\"players\":[11,12,13,0,0,0],\"sb\":0,"
+                                             "\"bb\":3,\"button\":5,\"hand\":9,\"in_hand\":false,"
+                                             "\"wait\":[false,true,true,false,false,false]}"),
+                     0);
+    tour_play_set_meta(p, 42, 30, 0, 3);
+    json_t *a = deal(p, 10);
+    json_t *seats = json_object_get(a, "seats"), *x;
+    size_t i;
+    ck_assert_uint_eq(json_array_size(seats), 3);
+    json_array_foreach(seats, i, x)
+    {
+        ck_assert_msg(json_is_true(json_object_get(x, "dealt")), "seat %lld not dealt in",
+                      (long long)json_integer_value(json_object_get(x, "seat")));
+    }
+    json_decref(a);
+    tour_play_free(p);
+    tour_structure_destroy(st);
+}
+END_TEST
+
 /* The commit's I commands ("I player item place"), as "player:item:place;..." in order. */
 static void commit_items(const tour_commit_t *c, char *buf, size_t len)
 {
@@ -157,6 +199,7 @@ int main(void)
     TCase *tc = tcase_create("positions");
     tcase_add_test(
         tc, test_tour_play_heads_up_then_more_players_moves_the_button_before_the_small_blind);
+    tcase_add_test(tc, test_tour_play_waiting_players_are_dealt_in_when_one_would_be_left);
     suite_add_tcase(s, tc);
     tc = tcase_create("items");
     tcase_add_test(tc, test_tour_play_bust_and_win_give_their_places_items);
