@@ -1074,13 +1074,8 @@ money_writer_t *money_writer_create(const money_writer_config_t *cfg)
     return w;
 
 fail_thread:
-    if (w->lane_on) {
-        pthread_mutex_lock(&w->lane_mu);
-        w->lane_stop = true;
-        pthread_cond_signal(&w->lane_cv);
-        pthread_mutex_unlock(&w->lane_mu);
-        pthread_join(w->lane_thread, NULL);
-    }
+    if (w->lane_on)
+        writer_lane_stop(w);
 fail_lane:
     rconn_destroy(w->rc);
 fail_rconn:
@@ -1124,11 +1119,7 @@ void money_writer_destroy(money_writer_t *w)
     pthread_mutex_unlock(&w->mu);
     pthread_join(w->thread, NULL);
     if (w->lane_on) {
-        pthread_mutex_lock(&w->lane_mu);
-        w->lane_stop = true;
-        pthread_cond_signal(&w->lane_cv);
-        pthread_mutex_unlock(&w->lane_mu);
-        pthread_join(w->lane_thread, NULL);
+        writer_lane_stop(w);
         if (w->lane_item != NULL) {
             /* answered (or cancelled) after the loop stopped: it completes here */
             money_item_t *li = w->lane_item;

@@ -138,5 +138,7 @@ void writer_pump(money_writer_t *w);
 /* money_writer_lane.c: the lane's result on the writer thread (lane_ev), and the lane's thread. */
 void writer_lane_cb(evutil_socket_t fd, short what, void *arg);
 void *writer_lane_main(void *arg);
+/* Tells the lane's thread to stop (a transfer in flight ends -ECANCELED) and joins it. */
+void writer_lane_stop(money_writer_t *w);
 
 #endif

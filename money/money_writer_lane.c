@@ -130,3 +130,12 @@ void *writer_lane_main(void *arg)
     rcluster_destroy(rc);
     return NULL;
 }
+
+void writer_lane_stop(money_writer_t *w)
+{
+    pthread_mutex_lock(&w->lane_mu);
+    w->lane_stop = true;
+    pthread_cond_signal(&w->lane_cv);
+    pthread_mutex_unlock(&w->lane_mu);
+    pthread_join(w->lane_thread, NULL);
+}
