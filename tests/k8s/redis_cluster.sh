@@ -159,7 +159,13 @@ done
 [ "$(info 0 cluster_size)" = 3 ] && [ "$(info 0 cluster_known_nodes)" = 6 ] || fail "cluster_size/known_nodes not 3/6"
 echo "redis_cluster: 6 pods formed 3 masters + 3 replicas in $((SECONDS - t0)) s"
 
-# Idempotent: a second run changes nothing.
+# Idempotent: a second run changes nothing. Node 0's table first shows the three replicas as
+# such (every node knows its own role at once, the others learn it by gossip: under load node 0
+# still listed six masters when the table was first read, and the "after" differed by that).
+settled() {
+    [ "$(redis-cli -h "${IP[0]}" -p "${PORT[0]}" cluster nodes | awk '$3 ~ /slave/' | wc -l)" = 3 ]
+}
+until_true 10 settled || fail "node 0 does not list 3 replicas within 10 s"
 epoch=$(info 0 cluster_current_epoch)
 before=$(redis-cli -h "${IP[0]}" -p "${PORT[0]}" cluster nodes | awk '{print $1, $3, $4}' | sort)
 NODES="$(nodes_list)" WAIT_S=30 "${RUN[@]}" "$CL/redis-cluster-create.sh" >"$TMP/create-2.log" 2>&1 ||
