@@ -438,6 +438,11 @@ START_TEST(test_ddz_three_players_play_a_deal_that_settles_and_drain_starts_no_o
         by_seat[seat_of[i]] = P0 + (uint64_t)i;
     view_t v, w;
     wait_in_round(c, P0, &v);
+    /* One desk with humans: theirs. Read until it settles: under ASan beside the other stages
+     * the count once said 2 just as the round began (not explained; a lasting 2 still fails). */
+    long long settle = ts_now_ms() + 3000;
+    while (human_desks(&e) != 1 && ts_now_ms() < settle)
+        ts_sleep_ms(20);
     ck_assert_int_eq(human_desks(&e), 1);
 
     /* Bidding. */
