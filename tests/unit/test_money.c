@@ -147,7 +147,7 @@ START_TEST(test_money_op_splits_keys_from_arguments)
     ck_assert_int_eq(op.argc, 5);
     ck_assert_str_eq(op.argv[2], "credit");
     money_op_free(&op);
-    ck_assert_int_eq(money_op_history("1:2:3", "ddz", "{}", 10, 60, &op), -EINVAL);
+    ck_assert_int_eq(money_op_history("1:2:3", "ddz", "{}", 10, 60, NULL, 0, &op), -EINVAL);
     s.players[0] = "";
     ck_assert_int_eq(money_op_settle("game", &s, &op), -EINVAL);
 }
