@@ -20,6 +20,9 @@ after(async () => {
     await rig.stopAll();
 });
 
+/* The blackjack servers a test leaves running (a later test drains them first). */
+const bjServers: rig.Proc[] = [];
+
 async function player(url: string, id: number): Promise<Client> {
     await rig.seedWallet(id);
     const c = new Client({ urls: [url], token: () => rig.token(id) });
@@ -117,8 +120,8 @@ test("a hand replayed by its players, shared by code, refused to a stranger by i
 test("blackjack: a player checks a shoe from the replays of its rounds, the shoe his table retired when it closed too, and one who left before the retiring round", async () => {
     /* --bj-idle-ms: the table closes 300 ms after its player left, and retires the shoe in use
      * in a shoe retirement record (docs/fairness.md "Blackjack's shoes") */
-    await rig.startGame("persistent", ["--bj-decks", "1", "--bj-gap-ms", "50", "--bj-action-ms", "3000",
-                                       "--bj-bet-ms", "3000", "--bj-idle-ms", "300"]);
+    bjServers.push(await rig.startGame("persistent", ["--bj-decks", "1", "--bj-gap-ms", "50",
+        "--bj-action-ms", "3000", "--bj-bet-ms", "3000", "--bj-idle-ms", "300"]));
     const g = await rig.startGate("sdk-replay-bj");
     const c = await player(rig.url(g), 84);
     const BJ = croupier.BlackjackMove;
@@ -265,4 +268,98 @@ test("blackjack: a player checks a shoe from the replays of its rounds, the shoe
     assert.equal((await verifyShoe(commits.get(2)!, bad.map(shoeRecordFromReplay))).ok, false);
     a.close();
     c.close();
+});
+
+test("blackjack: a shoe that moved with its table and was retired by the adopter opens from a round dealt before the move", async () => {
+    /* The earlier test's blackjack server drains (it is no longer ready: it opens and adopts no
+     * table), so that the table opens on A and moves to B. A long gap between rounds: the drain
+     * lands in it (a betting window is a round, which would be A's last and retire the shoe). */
+    for (const p of bjServers.splice(0))
+        assert.equal(await rig.drainGame(p), 200);
+    await rig.sleep(1000);
+    const flags = ["--bj-decks", "6", "--bj-gap-ms", "2000", "--bj-action-ms", "3000",
+                   "--bj-bet-ms", "3000", "--bj-idle-ms", "300"];
+    const gameA = await rig.startGame("persistent", flags);
+    const g = await rig.startGate("sdk-replay-bj-move");
+    const c = await player(rig.url(g), 86);
+    try {
+        const BJ = croupier.BlackjackMove;
+        const commits = new Map<number, string>(), dealt: { round: string; shoe: number }[] = [];
+        let me = -1, betting = true;
+        c.on("deal", (d) => {
+            const n = Number(d.shoe ?? 0);
+            commits.set(n, Buffer.from(d.deckCommitment!).toString("hex"));
+            dealt.push({ round: String(d.roundId), shoe: n });
+        });
+        c.on("turn", (t) => {
+            if (t.seat !== me)
+                return;
+            if (t.minAmount && !betting)
+                return; /* between rounds: no bet, so that the drain finds the table between rounds */
+            const stand = { blackjack: { move: BJ.BJ_STAND, hand: t.hand } };
+            const act = t.minAmount ? c.act({ blackjack: { move: BJ.BJ_BET, amount: t.minAmount } })
+                : c.act(stand).catch(() => c.act({ blackjack: { move: BJ.BJ_INSURANCE, insure: false } })
+                    .then(() => c.act(stand)));
+            act.catch(() => undefined);
+        });
+        const ends: string[] = [];
+        c.on("roundEnd", (e) => {
+            ends.push(e.roundId as string);
+            betting = false; /* one round on A */
+        });
+        me = (await c.join(croupier.Engine.ENGINE_PERSISTENT, "blackjack", 10)).joined?.seat ?? -1;
+        assert.ok(me >= 0);
+        for (const end = Date.now() + 20000; ends.length < 1 && Date.now() < end;)
+            await rig.sleep(20);
+        assert.equal(ends.length, 1, "a round on A");
+        const before = ends[0];
+        assert.ok(dealt.some((x) => x.round === before && x.shoe === 1), "dealt from shoe 1 on A");
+        /* A second server, then A drains: the table (between rounds, no bet) moves whole to B with
+         * its shoe (docs/fairness.md "Blackjack's shoes", "Moved"). */
+        await rig.startGame("persistent", flags);
+        const moved = new Promise<croupier.IMoved>((res, rej) => {
+            c.on("moved", res);
+            setTimeout(() => rej(new Error("no Moved within 15 s")), 15000);
+        });
+        assert.equal(await rig.drainGame(gameA), 200);
+        const m = await moved;
+        assert.equal(m.wholeTable, true, "the table moved whole");
+        /* One round on B from the same shoe, then the player leaves: the empty table closes on B
+         * and retires the shoe in a shoe retirement record whose id names B, not A. */
+        betting = true;
+        const onB = ends.length;
+        c.act({ blackjack: { move: BJ.BJ_BET, amount: 10 } }).catch(() => undefined);
+        for (const end = Date.now() + 20000; ends.length <= onB && Date.now() < end;)
+            await rig.sleep(20);
+        assert.ok(ends.length > onB, "a round on B");
+        betting = false;
+        const after = ends[onB];
+        assert.notEqual(after.split(":").slice(0, 4).join(":"), before.split(":").slice(0, 4).join(":"),
+            "the round on B has B's id");
+        assert.ok(dealt.some((x) => x.round === after && x.shoe === 1), "dealt from the same shoe 1 on B");
+        assert.equal(new Set(dealt.filter((x) => x.shoe === 1).map((x) => commits.get(x.shoe))).size, 1);
+        await c.leave();
+        /* The round dealt on A before the move: its replay carries shoe 1's reveal from B's record
+         * (found by the commitment), once that record is written. */
+        let r: croupier.IReplay | undefined;
+        for (const until = Date.now() + 15000; ;) {
+            r = await c.getReplay({ roundId: before, game: "blackjack" });
+            if ((r.shoeReveal ?? []).some((x) => x.shoe === 1) || Date.now() > until)
+                break;
+            await rig.sleep(100);
+        }
+        assert.ok((r!.shoeReveal ?? []).some((x) => x.shoe === 1 && x.commitment === commits.get(1)),
+            "the replay of a round dealt before the move carries the shoe's reveal");
+        const rB = await c.getReplay({ roundId: after, game: "blackjack" });
+        const v = await verifyShoe(commits.get(1)!, [r!, rB].map(shoeRecordFromReplay));
+        assert.equal(v.ok, true, v.problem);
+        assert.equal(v.rounds, 2);
+        const forged = croupier.Replay.decode(croupier.Replay.encode(r!).finish());
+        const rv = forged.shoeReveal.find((x) => x.shoe === 1)!;
+        rv.nonce = (rv.nonce.startsWith("00") ? "01" : "00") + rv.nonce.slice(2);
+        assert.equal((await verifyShoe(commits.get(1)!, [shoeRecordFromReplay(forged)])).ok, false,
+            "a changed reveal does not open the commitment");
+    } finally {
+        c.close(); /* also when an assertion failed: the test must not hang */
+    }
 });
