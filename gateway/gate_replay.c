@@ -18,8 +18,9 @@
  *
  * The replay itself is replay/replay.h's, built for the asker's player id by the game's view
  * policy; a blackjack replay dealt from a shoe it does not retire also gets the reveal of the
- * record that retired it, found by the shoe's commitment (replay_send). A share keeps the record itself, so a code outlives neither more nor less than its TTL:
- * the history stream may trim the round meanwhile.
+ * record that retired it, found by the shoe's commitment (replay_send). A share keeps the record
+ * itself, so a code outlives neither more nor less than its TTL: the history stream may trim the
+ * round meanwhile.
  */
 #include <errno.h>
 #include <inttypes.h>
