@@ -17,8 +17,10 @@
  *                              expired (Redis's TTL) or if it never was.
  *
  * The replay itself is replay/replay.h's, built for the asker's player id by the game's view
- * policy. A share keeps the record itself, so a code outlives neither more nor less than its TTL:
- * the history stream may trim the round meanwhile.
+ * policy; a blackjack replay dealt from a shoe it does not retire also gets the reveal of the
+ * record that retired it, found by the shoe's commitment (replay_send). A share keeps the record
+ * itself, so a code outlives neither more nor less than its TTL: the history stream may trim the
+ * round meanwhile.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -65,6 +67,30 @@ static const char replay_read_lua[] = "local id = redis.call('GET', KEYS[1]) "
                                       "return 0";
 static rconn_script_t *replay_script_read;
 
+/* KEYS[1] the stream, KEYS[2..] seen keys (a shoe index key, a table record's): the data of
+ * each record they name that the stream still holds, each once (an array, maybe empty). */
+static const char replay_reveals_lua[] = "local out, got = {}, {} "
+                                         "for i = 2, #KEYS do "
+                                         "  local id = redis.call('GET', KEYS[i]) "
+                                         "  if id and not got[id] then "
+                                         "    got[id] = true "
+                                         "    local e = redis.call('XRANGE', KEYS[1], id, id) "
+                                         "    if #e > 0 then "
+                                         "      local f = e[1][2] "
+                                         "      for j = 1, #f, 2 do "
+                                         "        if f[j] == 'data' then "
+                                         "          out[#out + 1] = f[j + 1] "
+                                         "        end "
+                                         "      end "
+                                         "    end "
+                                         "  end "
+                                         "end "
+                                         "return out";
+static rconn_script_t *replay_script_reveals;
+
+/* The most shoes of one replay looked up in the shoe index (a round deals from one or two). */
+#define REPLAY_SHOES_MAX 8
+
 typedef enum { REPLAY_GET_ROUND, REPLAY_GET_CODE, REPLAY_SHARE } replay_op_kind_t;
 
 /* The most games one service's servers may offer for a game-less GetReplay. */
@@ -84,7 +110,7 @@ typedef struct {
      * tried in turn (replay_read_cb) until one holds the round. */
     char cands[REPLAY_GAME_CANDS][40];
     int ncands, icand;
-    /* A blackjack replay built and waiting for its table's shoe retirement record
+    /* A blackjack replay built and waiting for the records that reveal its shoes
      * (replay_send). */
     Croupier__Replay *built;
     /* A share of a duplicate deal: its match's id, whose status is read first
@@ -126,14 +152,17 @@ static bool replay_game_valid(const char *s)
 }
 
 static void replay_answer(gate_conn_t *c, replay_op_t *op, Croupier__Replay *r);
-static void replay_table_cb(rconn_t *rc, redisReply *reply, void *arg);
+static void replay_reveals_cb(rconn_t *rc, redisReply *reply, void *arg);
 
 /*
  * Sends the replay of rec built for the asker. A blackjack round dealt from a shoe it did not
- * retire first reads its table's record (replay_table_record_id(): the round id with round
- * number 0, through its seen key like a round), whose shoe retirement, if the table closed
- * between rounds since, opens that shoe (replay_add_shoe_reveals(), docs/fairness.md "Blackjack's
- * shoes"). Returns true when that read is in flight: op then belongs to replay_table_cb.
+ * retire first looks the shoe up (docs/fairness.md "Blackjack's shoes", docs/hand-history.md
+ * "The shoe index"): one script reads, for every such shoe, the record its commitment's index key
+ * names -- the round that retired it, at this table or at the table's adopter after a whole-table
+ * move, or a table's shoe retirement record -- and, for records written before the index, the
+ * table's own record (replay_table_record_id(): the round id with round number 0); their
+ * reveals of the shoes the round dealt from are added (replay_add_shoe_reveals()). Returns true
+ * when that read is in flight: op then belongs to replay_reveals_cb.
  */
 static bool replay_send(gate_conn_t *c, replay_op_t *op, const json_t *rec)
 {
@@ -145,17 +174,30 @@ static bool replay_send(gate_conn_t *c, replay_op_t *op, const json_t *rec)
                         "the round's hand history cannot be replayed");
         return false;
     }
-    char table[MONEY_ID_MAX + 1];
+    char table[MONEY_ID_MAX + 1], ht[160];
     if (replay_wants_shoe_reveal(r) && replay_game_valid(r->game) &&
-        replay_table_record_id(r->round_id, table, sizeof table) == 0 && c->g->rc != NULL) {
-        if (replay_script_read == NULL)
-            replay_script_read = rconn_script_create(replay_read_lua);
-        char seen[320], stream[128], ht[160];
-        snprintf(seen, sizeof seen, "%s:seen:%s", keytag_history(ht, sizeof ht, r->game), table);
-        money_key_stream(r->game, stream, sizeof stream);
-        const char *argv[] = {seen, stream};
+        keytag_history(ht, sizeof ht, r->game)[0] != '\0' && c->g->rc != NULL) {
+        if (replay_script_reveals == NULL)
+            replay_script_reveals = rconn_script_create(replay_reveals_lua);
+        /* The stream, the table's record, and an index key per shoe not revealed. */
+        char keys[2 + REPLAY_SHOES_MAX][360];
+        const char *argv[2 + REPLAY_SHOES_MAX];
+        int n = 0;
+        money_key_stream(r->game, keys[n], sizeof keys[n]);
+        n++;
+        if (replay_table_record_id(r->round_id, table, sizeof table) == 0) {
+            snprintf(keys[n], sizeof keys[n], "%s:seen:%s", ht, table);
+            n++;
+        }
+        const char *want[REPLAY_SHOES_MAX];
+        size_t nwant = replay_shoes_unrevealed(r, want, REPLAY_SHOES_MAX);
+        for (size_t i = 0; i < nwant; i++, n++)
+            snprintf(keys[n], sizeof keys[n], "%s:seen:shoe:%s", ht, want[i]);
+        for (int i = 0; i < n; i++)
+            argv[i] = keys[i];
         op->built = r;
-        if (rconn_eval(c->g->rc, replay_script_read, replay_table_cb, op, 2, 2, argv, NULL) == 0)
+        if (rconn_eval(c->g->rc, replay_script_reveals, replay_reveals_cb, op, n, n, argv, NULL) ==
+            0)
             return true;
         op->built = NULL; /* not read: the replay as it is */
     }
@@ -163,9 +205,10 @@ static bool replay_send(gate_conn_t *c, replay_op_t *op, const json_t *rec)
     return false;
 }
 
-/* The table's record read for a blackjack replay (replay_send): its shoe reveals added when it
- * has any; anything else (none, trimmed, Redis away) leaves the replay as built. */
-static void replay_table_cb(rconn_t *rc, redisReply *reply, void *arg)
+/* The records that may reveal a blackjack replay's shoes, read (replay_send): their reveals of
+ * the shoes the round dealt from are added; anything else (none, trimmed, Redis away) leaves the
+ * replay as built. */
+static void replay_reveals_cb(rconn_t *rc, redisReply *reply, void *arg)
 {
     (void)rc;
     replay_op_t *op = arg;
@@ -174,12 +217,14 @@ static void replay_table_cb(rconn_t *rc, redisReply *reply, void *arg)
         return;
     Croupier__Replay *r = op->built;
     op->built = NULL;
-    json_t *rec = reply != NULL && reply->type == REDIS_REPLY_STRING
-                      ? json_loadb(reply->str, reply->len, 0, NULL)
-                      : NULL;
-    if (json_is_object(rec) && json_is_string(json_object_get(rec, "record")))
-        replay_add_shoe_reveals(r, rec);
-    json_decref(rec);
+    for (size_t i = 0; reply != NULL && reply->type == REDIS_REPLY_ARRAY && i < reply->elements;
+         i++) {
+        const redisReply *e = reply->element[i];
+        json_t *later = e->type == REDIS_REPLY_STRING ? json_loadb(e->str, e->len, 0, NULL) : NULL;
+        if (json_is_object(later))
+            replay_add_shoe_reveals(r, later);
+        json_decref(later);
+    }
     replay_answer(c, op, r);
     replay_done(op);
 }
@@ -374,7 +419,7 @@ static void replay_read_cb(rconn_t *rc, redisReply *reply, void *arg)
     } else if (op->kind == REPLAY_GET_ROUND) {
         if (replay_send(c, op, rec)) {
             json_decref(rec);
-            return; /* the table's record is read first */
+            return; /* the shoes' reveals are read first */
         }
     } else {
         char by[24];
@@ -428,7 +473,7 @@ static void replay_code_cb(rconn_t *rc, redisReply *reply, void *arg)
                  json_string_value(json_object_get(rec, "round")));
         if (replay_send(c, op, rec)) {
             json_decref(copy);
-            return; /* the table's record is read first */
+            return; /* the shoes' reveals are read first */
         }
     }
     json_decref(copy);

@@ -554,7 +554,7 @@ static int mcl_void_round(mcluster_t *m, const char *service, uint32_t slot, uin
     int rc = 0;
     money_argv_t *a = xcalloc(1, sizeof *a);
     if (!settled && money_argv_history(a, round, game, json, m->o.history_maxlen, m->o.record_ttl_s,
-                                       "void") == 0) {
+                                       "void", NULL, 0) == 0) {
         /* a->argv: EVALSHA sha numkeys keys... args... */
         int nkeys = atoi(a->argv[2]);
         money_result_t res = {0};

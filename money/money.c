@@ -505,7 +505,7 @@ int money_sync_history(redisContext *c, const money_round_id_t *round, const cha
         return -ENOMEM;
     int rc = money_round_id_format(round, out->id, sizeof out->id);
     if (rc == 0)
-        rc = money_argv_history(a, out->id, game, json, maxlen, 0, "live");
+        rc = money_argv_history(a, out->id, game, json, maxlen, 0, "live", NULL, 0);
     if (rc != 0) {
         out->status = -EINVAL;
         snprintf(out->error, sizeof out->error, "invalid round, game, json or maxlen");
@@ -526,7 +526,7 @@ int money_sync_history_void(redisContext *c, const char *round_id, const char *g
     if (a == NULL)
         return -ENOMEM;
     snprintf(out->id, sizeof out->id, "%s", round_id != NULL ? round_id : "");
-    int rc = money_argv_history(a, round_id, game, json, maxlen, 0, "void");
+    int rc = money_argv_history(a, round_id, game, json, maxlen, 0, "void", NULL, 0);
     if (rc != 0) {
         out->status = -EINVAL;
         snprintf(out->error, sizeof out->error, "invalid round, game, json or maxlen");
@@ -615,6 +615,33 @@ int money_history_add_result(json_t *h, int seat, int64_t delta)
         return -EINVAL;
     return money_history_append(h, "results",
                                 json_pack("{s:i,s:I}", "seat", seat, "delta", (json_int_t)delta));
+}
+
+bool money_shoe_hex_valid(const char *s)
+{
+    size_t n = 0;
+    for (; s != NULL && s[n] != '\0'; n++)
+        if (!((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'f')))
+            return false;
+    return n == 64;
+}
+
+size_t money_history_shoes(const json_t *h, const char **out, size_t max)
+{
+    size_t n = 0, i;
+    const json_t *v;
+    json_array_foreach(json_object_get(h, "shoe_reveal"), i, v)
+    {
+        const char *c = json_string_value(json_object_get(v, "commitment"));
+        if (!money_shoe_hex_valid(c))
+            continue;
+        bool dup = false;
+        for (size_t k = 0; k < n && !dup; k++)
+            dup = strcmp(out[k], c) == 0;
+        if (!dup && n < max)
+            out[n++] = c;
+    }
+    return n;
 }
 
 bool money_history_valid(const json_t *h)

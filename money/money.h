@@ -35,6 +35,9 @@
  *   {croupier:lease:<service>}:slot:<slot>:epoch  fence of server slot <slot> (lease/ owns it)
  *   {croupier:history:<game>}:stream      hand histories of one game (Stream)
  *   {croupier:history:<game>}:seen:<round_id>  history dedupe record: stream id (EX ttl)
+ *   {croupier:history:<game>}:seen:shoe:<commitment>  the record that revealed that shoe: its
+ *                                         stream id (EX ttl; docs/hand-history.md "The shoe
+ *                                         index", written by the writer's history only)
  *
  * Fencing rule (the one lease/lease.h defines; same fence key as lease_format_fence_key()):
  * a settlement carries the epoch of the server-ID lease under which its round was played (also
@@ -443,6 +446,15 @@ int money_history_add_result(json_t *h, int seat, int64_t delta);
 int money_history_set_round(json_t *h, const money_round_id_t *round);
 /* Whether h has the four arrays seats, cards, actions, results and a string "round". */
 bool money_history_valid(const json_t *h);
+/* The most shoes one record may reveal and index (a blackjack round retires one or two). */
+#define MONEY_HISTORY_SHOES_MAX 8
+/*
+ * The shoe index (docs/hand-history.md "The shoe index"): the commitments of the shoes h reveals
+ * (its "shoe_reveal" entries' "commitment", blackjack's round and table records) into out, at
+ * most max of them, each a borrowed string of 64 lower-case hex digits; an entry without one is
+ * skipped, and so is a commitment already listed. Returns how many (0: h reveals no shoe).
+ */
+size_t money_history_shoes(const json_t *h, const char **out, size_t max);
 
 /* ---- Building blocks of the writer and of tools (not for desks) ---------------------- */
 /*
@@ -467,8 +479,11 @@ typedef struct {
 int money_op_settle(const char *service, const money_settlement_t *s, money_op_t *out);
 int money_op_wallet(money_kind_t kind, const char *player, int64_t amount, const char *op_id,
                     long ttl_s, money_op_t *out);
+/* shoes: the commitments (64 lower-case hex digits each, at most MONEY_HISTORY_SHOES_MAX) of
+ * the shoes the record reveals, each indexed under the history's seen:shoe:<commitment> with the
+ * record (money_history_shoes(); NULL, 0: none). */
 int money_op_history(const char *round_id, const char *game, const char *json, long maxlen,
-                     long ttl_s, money_op_t *out);
+                     long ttl_s, const char *const *shoes, size_t nshoes, money_op_t *out);
 int money_op_seat(const char *service, money_kind_t kind, const money_seat_t *s, int64_t amount,
                   const char *op_id, long ttl_s, money_op_t *out);
 int money_op_mark(const char *service, uint32_t slot, uint64_t epoch, const char *field,

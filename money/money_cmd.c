@@ -120,23 +120,31 @@ int money_argv_wallet(money_argv_t *a, money_kind_t kind, const char *player, in
     return a->overflow ? -EINVAL : 0;
 }
 
-/* A round id with a service is fenced by its slot (mode "live", or "void" for a recovery). */
+/* A round id with a service is fenced by its slot (mode "live", or "void" for a recovery). The
+ * shoes (nshoes commitments, the record's shoe_reveal) are indexed after the fence: the script's
+ * optional keys (money_script.c, the history script). */
 int money_argv_history(money_argv_t *a, const char *round_id, const char *game, const char *json,
-                       long maxlen, long ttl_s, const char *mode)
+                       long maxlen, long ttl_s, const char *mode, const char *const *shoes,
+                       size_t nshoes)
 {
     money_round_id_t rid;
     if (!money_valid_name(game) || round_id == NULL || money_round_id_parse(round_id, &rid) != 0 ||
-        json == NULL || maxlen <= 0)
+        json == NULL || maxlen <= 0 || nshoes > MONEY_HISTORY_SHOES_MAX)
         return -EINVAL;
+    for (size_t i = 0; i < nshoes; i++)
+        if (!money_shoe_hex_valid(shoes[i]))
+            return -EINVAL;
     bool fenced = rid.service[0] != '\0';
     money_argv_script(a, SCRIPT_HISTORY);
-    money_argv_fmt(a, fenced ? "3" : "2");
+    money_argv_fmt(a, "%zu", (fenced ? 3 : 2) + nshoes);
     char ht[160];
     keytag_history(ht, sizeof ht, game);
     money_argv_fmt(a, "%s:stream", ht);
     money_argv_fmt(a, "%s:seen:%s", ht, round_id);
     if (fenced)
         money_argv_fence(a, rid.service, rid.server);
+    for (size_t i = 0; i < nshoes; i++)
+        money_argv_fmt(a, "%s:seen:shoe:%s", ht, shoes[i]);
     money_argv_fmt(a, "%ld", maxlen);
     money_argv_fmt(a, "%ld", ttl_s > 0 ? ttl_s : MONEY_RECORD_TTL_S);
     money_argv_fmt(a, "%s", round_id);
@@ -144,7 +152,12 @@ int money_argv_history(money_argv_t *a, const char *round_id, const char *game, 
     if (fenced) {
         money_argv_fmt(a, "%" PRIu64, rid.epoch);
         money_argv_fmt(a, "%s", mode);
+    } else if (nshoes > 0) {
+        money_argv_fmt(a, "%s", "");
+        money_argv_fmt(a, "%s", "");
     }
+    if (nshoes > 0)
+        money_argv_fmt(a, "%zu", nshoes);
     return a->overflow ? -EINVAL : 0;
 }
 
@@ -428,15 +441,15 @@ int money_op_wallet(money_kind_t kind, const char *player, int64_t amount, const
 }
 
 int money_op_history(const char *round_id, const char *game, const char *json, long maxlen,
-                     long ttl_s, money_op_t *out)
+                     long ttl_s, const char *const *shoes, size_t nshoes, money_op_t *out)
 {
     money_argv_t *a = calloc(1, sizeof *a);
     if (a == NULL)
         return -ENOMEM;
-    int rc = money_argv_history(a, round_id, game, json, maxlen, ttl_s, "live");
+    int rc = money_argv_history(a, round_id, game, json, maxlen, ttl_s, "live", shoes, nshoes);
     if (rc == 0) {
         out->script = SCRIPT_HISTORY;
-        out->nkeys = a->argv[2][0] - '0';
+        out->nkeys = atoi(a->argv[2]);
         money_op_fill(out, a, 3, a->argc, -1);
     }
     free(a);
@@ -586,7 +599,7 @@ int money_cmd_history(const char *round_id, const char *game, const char *json, 
     money_argv_t *a = calloc(1, sizeof *a);
     if (a == NULL)
         return -ENOMEM;
-    int rc = money_argv_history(a, round_id, game, json, maxlen, ttl_s, "live");
+    int rc = money_argv_history(a, round_id, game, json, maxlen, ttl_s, "live", NULL, 0);
     if (rc == 0)
         rc = money_argv_format(a, cmd, len);
     free(a);

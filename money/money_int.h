@@ -86,6 +86,9 @@ int money_fmt(char *buf, size_t len, const char *fmt, ...);
 /* money_script.c: the scripts' text, indexed by SCRIPT_*. */
 extern const char *const money_scripts[MONEY_NSCRIPTS];
 
+/* money.c: whether s is a shoe commitment as records write it, 64 lower-case hex digits. */
+bool money_shoe_hex_valid(const char *s);
+
 /* money_cmd.c: the argv of a script call, for money.c's synchronous client. */
 void money_argv_eval(money_argv_t *a, int script);
 int money_argv_settle(money_argv_t *a, const char *service, const money_settlement_t *s,
@@ -93,7 +96,8 @@ int money_argv_settle(money_argv_t *a, const char *service, const money_settleme
 int money_argv_wallet(money_argv_t *a, money_kind_t kind, const char *player, int64_t amount,
                       const char *op_id, long ttl_s);
 int money_argv_history(money_argv_t *a, const char *round_id, const char *game, const char *json,
-                       long maxlen, long ttl_s, const char *mode);
+                       long maxlen, long ttl_s, const char *mode, const char *const *shoes,
+                       size_t nshoes);
 int money_argv_seat(money_argv_t *a, const char *service, money_kind_t kind, const money_seat_t *st,
                     int64_t amount, const char *op_id, long ttl_s);
 

@@ -263,6 +263,10 @@ static const char money_lua_wallet[] = MONEY_LUA_INT
  * 'live' (the server that played the round) is written only while the fence equals the epoch,
  * so a server that lost its slot cannot record as completed a round whose settlement the fence
  * refuses; 'void' (a recovery) only once the fence has moved past it.
+ * Optional (a record that reveals blackjack shoes): ARGV[7] n, the number of index keys, which
+ * are the last n KEYS (after the fence; ARGV[5] and ARGV[6] are then present, empty for a round
+ * id without a service): each is set to the record's stream id with the record's ttl
+ * (docs/hand-history.md "The shoe index"). Written with the record, never without it.
  */
 static const char money_lua_history[] = MONEY_LUA_INT
     "local prev = redis.call('GET', KEYS[2])\n"
@@ -270,7 +274,10 @@ static const char money_lua_history[] = MONEY_LUA_INT
     "local cap, ttl = int(ARGV[1]), int(ARGV[2])\n"
     "if not cap or cap <= 0 or not ttl or ttl <= 0 then\n"
     "  return redis.error_reply('MONEY_BAD_ARGS maxlen and ttl must be positive integers') end\n"
-    "if KEYS[3] then\n"
+    "local nidx = int(ARGV[7] or '0')\n"
+    "if not nidx or nidx < 0 or #KEYS - nidx < 2 then\n"
+    "  return redis.error_reply('MONEY_BAD_ARGS index keys must be 0 .. #KEYS - 2') end\n"
+    "if #KEYS - nidx >= 3 then\n"
     "  local cur = redis.call('GET', KEYS[3])\n"
     "  if ARGV[6] == 'live' and cur ~= ARGV[5] then\n"
     "    return redis.error_reply('MONEY_STALE_EPOCH round epoch ' .. ARGV[5] .. ', current ' ..\n"
@@ -283,6 +290,7 @@ static const char money_lua_history[] = MONEY_LUA_INT
     "local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'round', ARGV[3],\n"
     "  'data', ARGV[4])\n"
     "redis.call('SET', KEYS[2], id, 'EX', ttl)\n"
+    "for i = #KEYS - nidx + 1, #KEYS do redis.call('SET', KEYS[i], id, 'EX', ttl) end\n"
     "return {1, id}\n";
 
 /*

@@ -1238,7 +1238,12 @@ int money_writer_submit_history(money_writer_t *w, const char *game, json_t *his
     it->done = done;
     it->arg = arg;
     snprintf(it->id, sizeof it->id, "%s", rid);
-    rc = money_op_history(rid, game, json, w->cfg.history_maxlen, w->cfg.record_ttl_s, &it->op);
+    /* A record that reveals a shoe is indexed by its commitment in the same script
+     * (docs/hand-history.md "The shoe index"). */
+    const char *shoes[MONEY_HISTORY_SHOES_MAX];
+    size_t nshoes = money_history_shoes(history, shoes, MONEY_HISTORY_SHOES_MAX);
+    rc = money_op_history(rid, game, json, w->cfg.history_maxlen, w->cfg.record_ttl_s, shoes,
+                          nshoes, &it->op);
     free(json);
     if (rc != 0) {
         writer_item_free(it);

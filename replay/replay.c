@@ -314,6 +314,23 @@ bool replay_wants_shoe_reveal(const Croupier__Replay *r)
     return false;
 }
 
+size_t replay_shoes_unrevealed(const Croupier__Replay *r, const char **out, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; r != NULL && i < r->n_shoes; i++) {
+        const char *c = r->shoes[i]->commitment;
+        size_t len = c != NULL ? strspn(c, "0123456789abcdef") : 0;
+        if (len != 64 || c[len] != '\0' || rp_reveal_of(r, r->shoes[i]->shoe, c) != NULL)
+            continue;
+        bool dup = false;
+        for (size_t k = 0; k < n && !dup; k++)
+            dup = strcmp(out[k], c) == 0;
+        if (!dup && n < max)
+            out[n++] = c;
+    }
+    return n;
+}
+
 int replay_add_shoe_reveals(Croupier__Replay *r, const json_t *later)
 {
     const json_t *reveal = json_object_get(later, "shoe_reveal");

@@ -66,8 +66,9 @@ Croupier__Replay *replay_build(const json_t *rec, uint64_t viewer, char *err, si
  * Blackjack (docs/fairness.md "Blackjack's shoes"): the id of the table record of the table that
  * dealt round_id on its server -- the round id with round number 0, service:slot:epoch:desk:0
  * (docs/hand-history.md "Table records") -- into out (outlen bytes). Its seen key finds the
- * table's shoe retirement record as a round's seen key finds the round. 0, or -EINVAL (not a
- * round id of five fields, a round number 0, or out too small).
+ * table's shoe retirement record as a round's seen key finds the round (a record written before
+ * the shoe index, which finds it by its commitment). 0, or -EINVAL (not a round id of five
+ * fields, a round number 0, or out too small).
  */
 int replay_table_record_id(const char *round_id, char *out, size_t outlen);
 
@@ -75,11 +76,20 @@ int replay_table_record_id(const char *round_id, char *out, size_t outlen);
 bool replay_wants_shoe_reveal(const Croupier__Replay *r);
 
 /*
- * Adds to r, a blackjack round's replay, the reveals of `later` -- the shoe retirement record
- * of the round's table (replay_table_record_id(); any record with a `shoe_reveal`) -- of the
- * shoes r dealt from and does not reveal yet: the same shoe number and commitment. A retired
- * shoe deals no more, so its order is no secret to any viewer of a round dealt from it; this is
- * how a shoe retired by a table that closed between rounds reaches the players
+ * The commitments of the shoes r dealt from and does not reveal, each once, into out (at most
+ * max; borrowed from r): the keys of the shoe index (docs/hand-history.md "The shoe index":
+ * <history tag>:seen:shoe:<commitment> names the record that revealed the shoe). A commitment
+ * that is not 64 lower-case hex digits, as records write them, is left out. Returns how many.
+ */
+size_t replay_shoes_unrevealed(const Croupier__Replay *r, const char **out, size_t max);
+
+/*
+ * Adds to r, a blackjack round's replay, the reveals of `later` -- any record with a
+ * `shoe_reveal`: the round that retired a shoe r dealt from (found by the shoe index,
+ * replay_shoes_unrevealed()), wherever its table dealt it, or a table's shoe retirement record
+ * -- of the shoes r dealt from and does not reveal yet: the same shoe number and commitment. A
+ * retired shoe deals no more, so its order is no secret to any viewer of a round dealt from it;
+ * this is how a shoe reaches the players of its rounds that the retiring round did not deal in
  * (docs/replays.md, the SDK's shoeRecordFromReplay() + verifyShoe()). Entries that are not a
  * shoe's reveal are skipped. Returns the number added (0: none fits).
  */

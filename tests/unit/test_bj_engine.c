@@ -579,6 +579,7 @@ START_TEST(test_bj_engine_deals_carry_the_shoe_commitment_and_records_open_it)
     ck_assert_ptr_nonnull(h);
     uint8_t deck[DECK_MAX_CARDS];
     int ndeck = 0, checked = 0, expect_first = 0;
+    const char *retiring = NULL; /* the round that revealed shoe 1 */
     json_t *recs = json_array();
     for (char *line = strtok(h, "\n"); line != NULL; line = strtok(NULL, "\n"))
         if (line[0] == '{')
@@ -603,9 +604,25 @@ START_TEST(test_bj_engine_deals_carry_the_shoe_commitment_and_records_open_it)
                 DECK_NONCE_LEN);
             deck_commitment_tagged(DECK_SHOE_TAG, deck, 52, n, got);
             ck_assert(memcmp(got, commit[1], DECK_COMMIT_LEN) == 0);
+            retiring = json_string_value(json_object_get(rec, "round"));
         }
     }
     ck_assert_int_eq(ndeck, 52); /* shoe 1 was revealed */
+    /* ... and indexed by its commitment (docs/hand-history.md "The shoe index"): the key names
+     * the retiring round's stream entry, so the replay of every round of shoe 1 finds it. */
+    {
+        char hex[2 * DECK_COMMIT_LEN + 1];
+        deck_hex(commit[1], DECK_COMMIT_LEN, hex);
+        char *by_shoe =
+            ts_redis_cmd(e.rig.redis, "GET {croupier:history:blackjack}:seen:shoe:%s", hex);
+        char *by_round =
+            ts_redis_cmd(e.rig.redis, "GET {croupier:history:blackjack}:seen:%s", retiring);
+        ck_assert(by_shoe != NULL && by_round != NULL);
+        ck_assert_str_ne(by_shoe, "(nil)");
+        ck_assert_str_eq(by_shoe, by_round);
+        free(by_shoe);
+        free(by_round);
+    }
     json_array_foreach(recs, i, rec)
     {
         json_t *shoes = json_object_get(rec, "shoes"), *cards = json_object_get(rec, "cards");
@@ -813,10 +830,14 @@ static void check_retirement(env_t *e, json_t *recs, size_t at, const uint8_t *c
     ck_assert_int_eq(covered, dealt);
 
     /* The player's own check (docs/fairness.md "Who can open it"): his replay of each round
-     * finds the table's record as the gateway does -- the id replay_table_record_id() gives,
-     * its seen key, its stream entry -- and carries the retired shoe from it
-     * (replay_add_shoe_reveals()), which opens the commitment of his Deals and holds every card
-     * of the round at its position. */
+     * finds the table's record as the gateway does -- the shoe index of the commitment it dealt
+     * from (replay_shoes_unrevealed(), docs/hand-history.md "The shoe index"), which names the
+     * same stream entry as the record's seen key, that entry -- and carries the retired shoe
+     * from it (replay_add_shoe_reveals()), which opens the commitment of his Deals and holds
+     * every card of the round at its position. */
+    char *tsid = ts_redis_cmd(e->rig.redis, "GET {croupier:history:blackjack}:seen:%s", rid);
+    ck_assert_ptr_nonnull(tsid);
+    tsid[strcspn(tsid, "\n")] = '\0';
     int replayed = 0;
     json_array_foreach(recs, i, rec)
     {
@@ -826,9 +847,20 @@ static void check_retirement(env_t *e, json_t *recs, size_t at, const uint8_t *c
         char tid[160], err[200] = "";
         ck_assert_int_eq(replay_table_record_id(r, tid, sizeof tid), 0);
         ck_assert_str_eq(tid, rid);
-        char *sid = ts_redis_cmd(e->rig.redis, "GET {croupier:history:blackjack}:seen:%s", tid);
+        uint64_t player = strtoull(json_string_value(json_object_get(
+                                       json_array_get(json_object_get(rec, "seats"), 0), "player")),
+                                   NULL, 10);
+        Croupier__Replay *rp = replay_build(rec, player, err, sizeof err);
+        ck_assert_msg(rp != NULL, "replay_build: %s", err);
+        ck_assert_uint_eq(rp->n_shoe_reveal, 0); /* no round retired it */
+        ck_assert(replay_wants_shoe_reveal(rp));
+        const char *want[4];
+        ck_assert_uint_eq(replay_shoes_unrevealed(rp, want, 4), 1);
+        char *sid =
+            ts_redis_cmd(e->rig.redis, "GET {croupier:history:blackjack}:seen:shoe:%s", want[0]);
         ck_assert_ptr_nonnull(sid);
         sid[strcspn(sid, "\n")] = '\0';
+        ck_assert_str_eq(sid, tsid); /* the index names the table's record */
         char *entry = ts_redis_cmd(e->rig.redis, "XRANGE {croupier:history:blackjack}:stream %s %s",
                                    sid, sid);
         ck_assert_ptr_nonnull(entry);
@@ -839,13 +871,6 @@ static void check_retirement(env_t *e, json_t *recs, size_t at, const uint8_t *c
         ck_assert_ptr_nonnull(table);
         free(entry);
         free(sid);
-        uint64_t player = strtoull(json_string_value(json_object_get(
-                                       json_array_get(json_object_get(rec, "seats"), 0), "player")),
-                                   NULL, 10);
-        Croupier__Replay *rp = replay_build(rec, player, err, sizeof err);
-        ck_assert_msg(rp != NULL, "replay_build: %s", err);
-        ck_assert_uint_eq(rp->n_shoe_reveal, 0); /* no round retired it */
-        ck_assert(replay_wants_shoe_reveal(rp));
         ck_assert_int_eq(replay_add_shoe_reveals(rp, table), 1);
         const Croupier__ReplayShoeReveal *rv = rp->shoe_reveal[0];
         ck_assert_uint_eq(rv->shoe, 1);
@@ -867,6 +892,7 @@ static void check_retirement(env_t *e, json_t *recs, size_t at, const uint8_t *c
         replayed++;
     }
     ck_assert_int_ge(replayed, 1);
+    free(tsid);
     char *seen = ts_redis_cmd(e->rig.redis, "EXISTS {croupier:history:blackjack}:seen:%s", rid);
     ck_assert_str_eq(seen, "1");
     free(seen);

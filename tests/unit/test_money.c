@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "keytag.h"
 #include "lease.h"
 #include "money.h"
 
@@ -147,7 +148,7 @@ START_TEST(test_money_op_splits_keys_from_arguments)
     ck_assert_int_eq(op.argc, 5);
     ck_assert_str_eq(op.argv[2], "credit");
     money_op_free(&op);
-    ck_assert_int_eq(money_op_history("1:2:3", "ddz", "{}", 10, 60, &op), -EINVAL);
+    ck_assert_int_eq(money_op_history("1:2:3", "ddz", "{}", 10, 60, NULL, 0, &op), -EINVAL);
     s.players[0] = "";
     ck_assert_int_eq(money_op_settle("game", &s, &op), -EINVAL);
 }
@@ -378,6 +379,77 @@ START_TEST(test_money_history_builder_makes_a_replayable_record)
 }
 END_TEST
 
+/*
+ * docs/hand-history.md "The shoe index": the commitments a record reveals (each once, only
+ * well-formed ones), and the history script's call with them: the index keys after the fence,
+ * their number last; a round id without a service gets empty epoch and mode placeholders; on a
+ * Redis Cluster every key carries the money slot's hash tag, as the stream and the fence do.
+ */
+START_TEST(test_money_history_indexes_the_shoes_it_reveals)
+{
+    static const char c1[] = "1111111111111111111111111111111111111111111111111111111111111111",
+                      c2[] = "2222222222222222222222222222222222222222222222222222222222222222";
+    json_t *h =
+        json_pack("{s:[{s:s},{s:s},{s:s},{s:i},{s:s}]}", "shoe_reveal", "commitment", c1,
+                  "commitment", "ABCD", "commitment", c1, "commitment", 7, "commitment", c2);
+    const char *shoes[MONEY_HISTORY_SHOES_MAX];
+    ck_assert_uint_eq(money_history_shoes(h, shoes, MONEY_HISTORY_SHOES_MAX), 2);
+    ck_assert_str_eq(shoes[0], c1);
+    ck_assert_str_eq(shoes[1], c2);
+    ck_assert_uint_eq(money_history_shoes(h, shoes, 1), 1);
+    json_t *none = json_object();
+    ck_assert_uint_eq(money_history_shoes(none, shoes, MONEY_HISTORY_SHOES_MAX), 0);
+    json_decref(none);
+    money_history_shoes(h, shoes, MONEY_HISTORY_SHOES_MAX);
+
+    money_op_t op;
+    ck_assert_int_eq(money_op_history("bj:1:3:5:9", "blackjack", "{}", 10, 60, shoes, 2, &op), 0);
+    ck_assert_int_eq(op.nkeys, 5);
+    ck_assert_str_eq(op.argv[0], "{croupier:history:blackjack}:stream");
+    ck_assert_str_eq(op.argv[1], "{croupier:history:blackjack}:seen:bj:1:3:5:9");
+    ck_assert_str_eq(op.argv[2], "{croupier:lease:bj}:slot:1:epoch");
+    ck_assert_str_eq(op.argv[3],
+                     "{croupier:history:blackjack}:seen:shoe:"
+                     "1111111111111111111111111111111111111111111111111111111111111111");
+    ck_assert_int_eq(op.argc, 5 + 7);
+    ck_assert_str_eq(op.argv[op.nkeys + 4], "3");    /* the epoch */
+    ck_assert_str_eq(op.argv[op.nkeys + 5], "live"); /* the mode */
+    ck_assert_str_eq(op.argv[op.nkeys + 6], "2");    /* two index keys */
+    money_op_free(&op);
+    /* No service, no fence: placeholders for the epoch and the mode. */
+    ck_assert_int_eq(money_op_history("1:3:5:9", "blackjack", "{}", 10, 60, shoes, 1, &op), 0);
+    ck_assert_int_eq(op.nkeys, 3);
+    ck_assert_int_eq(op.argc, 3 + 7);
+    ck_assert_str_eq(op.argv[op.nkeys + 4], "");
+    ck_assert_str_eq(op.argv[op.nkeys + 5], "");
+    ck_assert_str_eq(op.argv[op.nkeys + 6], "1");
+    money_op_free(&op);
+    /* Without shoes: the call as it always was. */
+    ck_assert_int_eq(money_op_history("bj:1:3:5:9", "blackjack", "{}", 10, 60, NULL, 0, &op), 0);
+    ck_assert_int_eq(op.nkeys, 3);
+    ck_assert_int_eq(op.argc, 3 + 6);
+    money_op_free(&op);
+    /* A malformed commitment, too many shoes: refused. */
+    const char *bad[] = {"ABCD"};
+    ck_assert_int_eq(money_op_history("bj:1:3:5:9", "blackjack", "{}", 10, 60, bad, 1, &op),
+                     -EINVAL);
+    const char *many[MONEY_HISTORY_SHOES_MAX + 1];
+    for (size_t i = 0; i <= MONEY_HISTORY_SHOES_MAX; i++)
+        many[i] = c1;
+    ck_assert_int_eq(money_op_history("bj:1:3:5:9", "blackjack", "{}", 10, 60, many,
+                                      MONEY_HISTORY_SHOES_MAX + 1, &op),
+                     -EINVAL);
+    /* On a cluster: one hash tag for every key. */
+    keytag_set_cluster(true);
+    ck_assert_int_eq(money_op_history("bj:1:3:5:9", "blackjack", "{}", 10, 60, shoes, 2, &op), 0);
+    for (int i = 0; i < op.nkeys; i++)
+        ck_assert_msg(strncmp(op.argv[i], "{croupier:money}:", 17) == 0, "key %s", op.argv[i]);
+    money_op_free(&op);
+    keytag_set_cluster(false);
+    json_decref(h);
+}
+END_TEST
+
 START_TEST(test_round_id_with_service_formats_and_parses_both_forms)
 {
     money_round_id_t id = {.server = 3, .epoch = 7, .desk = 12, .seq = 40};
@@ -433,6 +505,7 @@ int main(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("history");
     tcase_add_test(tc, test_money_history_builder_makes_a_replayable_record);
+    tcase_add_test(tc, test_money_history_indexes_the_shoes_it_reveals);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

@@ -496,6 +496,119 @@ START_TEST(test_money_writer_reports_replay_stale_epoch_and_refused_buyin)
 }
 END_TEST
 
+/* A blackjack-like record of round rid revealing the shoes of commits (NULL-terminated). */
+static json_t *shoe_record(const char *rid, const char *const *commits)
+{
+    json_t *h = json_pack("{s:s,s:s,s:[],s:[],s:[],s:[],s:[]}", "round", rid, "game", "blackjack",
+                          "seats", "cards", "actions", "results", "shoe_reveal");
+    for (size_t i = 0; commits[i] != NULL; i++)
+        json_array_append_new(json_object_get(h, "shoe_reveal"),
+                              json_pack("{s:i,s:s,s:s,s:s,s:i}", "shoe", (int)i + 1, "commitment",
+                                        commits[i], "deck", "00", "nonce", commits[i], "dealt", 1));
+    return h;
+}
+
+/* The history of round rid revealing commits, through the writer: its result. */
+static money_result_t *submit_shoes(money_writer_t *w, const char *rid, const char *const *commits)
+{
+    _Atomic(money_result_t *) slot = NULL;
+    ck_assert_int_eq(
+        money_writer_submit_history(w, "blackjack", shoe_record(rid, commits), capture_cb, &slot),
+        0);
+    return wait_capture(&slot);
+}
+
+/* The stream id the shoe index holds for commitment c ("(nil)" when none), and its TTL. */
+static char *shoe_index(const char *c, long long *ttl)
+{
+    char *v = ts_redis_cmd(redis, "GET {croupier:history:blackjack}:seen:shoe:%s", c);
+    ck_assert_ptr_nonnull(v);
+    v[strcspn(v, "\n")] = '\0';
+    char *t = ts_redis_cmd(redis, "TTL {croupier:history:blackjack}:seen:shoe:%s", c);
+    *ttl = atoll(t);
+    free(t);
+    return v;
+}
+
+/*
+ * docs/hand-history.md "The shoe index": a record that reveals shoes (blackjack's shoe_reveal)
+ * indexes each by its commitment, in the same script as the XADD: the key names the record's
+ * stream entry and lives as long as its seen key. Once per round (a resent record adds no
+ * index), never for a record the fence refuses, never for a commitment that is not 64 lower-case
+ * hex digits; a round id without a service (no fence) is indexed too.
+ */
+START_TEST(test_money_writer_history_revealing_a_shoe_indexes_it_by_commitment)
+{
+    money_writer_t *w = writer(NULL, 0, 0);
+    static const char c1[] = "1111111111111111111111111111111111111111111111111111111111111111",
+                      c2[] = "2222222222222222222222222222222222222222222222222222222222222222",
+                      c3[] = "3333333333333333333333333333333333333333333333333333333333333333",
+                      c4[] = "4444444444444444444444444444444444444444444444444444444444444444",
+                      c5[] = "5555555555555555555555555555555555555555555555555555555555555555",
+                      bad[] = "ABCD";
+    const char *first[] = {c1, bad, c2, c1, NULL};
+    money_result_t *r = submit_shoes(w, "game:1:3:5:1", first);
+    ck_assert_int_eq(r->status, MONEY_OK);
+    ck_assert(!r->replayed);
+    long long ttl;
+    char *v = shoe_index(c1, &ttl);
+    ck_assert_str_eq(v, r->stream_id);
+    ck_assert(ttl > 0 && ttl <= MONEY_RECORD_TTL_S);
+    free(v);
+    v = shoe_index(c2, &ttl);
+    ck_assert_str_eq(v, r->stream_id);
+    free(v);
+    char *seen = ts_redis_cmd(redis, "GET {croupier:history:blackjack}:seen:game:1:3:5:1");
+    seen[strcspn(seen, "\n")] = '\0';
+    ck_assert_str_eq(seen, r->stream_id);
+    free(seen);
+    free(r);
+    char *keys = ts_redis_cmd(redis, "KEYS {croupier:history:blackjack}:seen:shoe:*");
+    ck_assert_ptr_null(strstr(keys, bad));
+    free(keys);
+
+    /* The same round again (a resend): answered as a replay, no new index. */
+    const char *again[] = {c3, NULL};
+    r = submit_shoes(w, "game:1:3:5:1", again);
+    ck_assert_int_eq(r->status, MONEY_OK);
+    ck_assert(r->replayed);
+    free(r);
+    v = shoe_index(c3, &ttl);
+    ck_assert_str_eq(v, "(nil)");
+    free(v);
+
+    /* A stale epoch (the fence is 3): refused, nothing indexed. */
+    const char *stale[] = {c4, NULL};
+    r = submit_shoes(w, "game:1:2:5:2", stale);
+    ck_assert_int_eq(r->status, MONEY_ERR_STALE_EPOCH);
+    free(r);
+    v = shoe_index(c4, &ttl);
+    ck_assert_str_eq(v, "(nil)");
+    free(v);
+
+    /* A round id without a service: no fence, indexed all the same. */
+    const char *plain[] = {c5, NULL};
+    r = submit_shoes(w, "1:3:5:3", plain);
+    ck_assert_int_eq(r->status, MONEY_OK);
+    v = shoe_index(c5, &ttl);
+    ck_assert_str_eq(v, r->stream_id);
+    free(v);
+    free(r);
+
+    /* A record that reveals no shoe indexes nothing. */
+    const char *none[] = {NULL};
+    r = submit_shoes(w, "game:1:3:5:4", none);
+    ck_assert_int_eq(r->status, MONEY_OK);
+    free(r);
+    keys = ts_redis_cmd(redis, "EVAL %s 0",
+                        "return #redis.call('KEYS', "
+                        "'{croupier:history:blackjack}:seen:shoe:*')");
+    ck_assert_int_eq(atoi(keys), 3);
+    free(keys);
+    money_writer_destroy(w);
+}
+END_TEST
+
 START_TEST(test_money_writer_destroy_cancels_what_flush_could_not_write)
 {
     money_writer_t *w = writer(NULL, 0, 300);
@@ -653,6 +766,7 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_money_writer_reports_replay_stale_epoch_and_refused_buyin);
     tcase_add_test(tc, test_money_writer_settlement_from_a_lost_lease_is_fenced_off);
+    tcase_add_test(tc, test_money_writer_history_revealing_a_shoe_indexes_it_by_commitment);
     suite_add_tcase(s, tc);
     tc = tcase_create("failures");
     tcase_add_checked_fixture(tc, setup, teardown);

@@ -712,9 +712,14 @@ START_TEST(test_replay_blackjack_takes_the_shoe_its_table_retired_between_rounds
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         ck_assert_int_eq(replay_table_record_id(bad[i], id, sizeof id), -EINVAL);
 
-    /* The round dealt from shoe 4 (it retired it) and shoe 5 (still in use then). */
+    /* The round dealt from shoe 4 (it retired it) and shoe 5 (still in use then): the shoe index
+     * is asked for shoe 5 only (docs/hand-history.md "The shoe index"). */
     Croupier__Replay *r = build(bj_rec, 7);
     ck_assert(replay_wants_shoe_reveal(r));
+    const char *want[4];
+    ck_assert_uint_eq(replay_shoes_unrevealed(r, want, 4), 1);
+    ck_assert_str_eq(want[0], BJ_C5);
+    ck_assert_uint_eq(replay_shoes_unrevealed(r, want, 0), 0);
     json_t *table = json_loads(
         "{\"round\":\"persistent:1:1:4294967297:0\",\"game\":\"blackjack\",\"record\":"
         "\"shoe_retirement\",\"seats\":[],\"cards\":[],\"actions\":[],\"results\":[],"
@@ -737,6 +742,7 @@ START_TEST(test_replay_blackjack_takes_the_shoe_its_table_retired_between_rounds
     ck_assert_uint_eq(rv->dealt, 40);
     ck_assert_str_eq(r->shoe_reveal[0]->deck, "00010203"); /* the round's own, kept */
     ck_assert(!replay_wants_shoe_reveal(r));
+    ck_assert_uint_eq(replay_shoes_unrevealed(r, want, 4), 0);
     ck_assert_int_eq(replay_add_shoe_reveals(r, table), 0); /* once */
     ck_assert_uint_eq(r->n_shoe_reveal, 2);
     /* Through the wire: the reveal survives packing (what the gateway sends). */
