@@ -184,6 +184,25 @@ static const char *rp_hexstr(const json_t *o, const char *key, size_t n)
     return h;
 }
 
+/* A shoe's reveal for Replay.shoe_reveal (dealt < 0: not recorded). */
+static Croupier__ReplayShoeReveal *rp_shoe_reveal(int64_t shoe, const char *commit,
+                                                  const char *deck, const char *nonce,
+                                                  int64_t dealt)
+{
+    Croupier__ReplayShoeReveal *rv = xcalloc(1, sizeof *rv);
+    croupier__replay_shoe_reveal__init(rv);
+    rv->shoe = (uint32_t)shoe;
+    rv->commitment = xstrdup(commit);
+    rv->deck = xstrdup(deck);
+    rv->nonce = xstrdup(nonce);
+    if (dealt >= 0) {
+        rv->has_dealt = true;
+        rv->dealt = (uint32_t)dealt;
+    }
+    return rv;
+}
+
+
 /*
  * Blackjack (docs/fairness.md "Blackjack's shoes"): the record's shoes, each with the round's
  * cards from it (the record's cards are the shoes' cards in the order of `shoes`), and the shoes
@@ -228,17 +247,7 @@ static int rp_shoes(Croupier__Replay *r, const json_t *rec, const uint8_t *code,
                 dealt > UINT32_MAX)
                 return rp_fail(err, errlen, "shoe_reveal[%zu]: no shoe, commitment, deck or nonce",
                                i);
-            Croupier__ReplayShoeReveal *rv = xcalloc(1, sizeof *rv);
-            croupier__replay_shoe_reveal__init(rv);
-            r->shoe_reveal[r->n_shoe_reveal++] = rv;
-            rv->shoe = (uint32_t)shoe;
-            rv->commitment = xstrdup(commit);
-            rv->deck = xstrdup(deck);
-            rv->nonce = xstrdup(nonce);
-            if (dealt >= 0) {
-                rv->has_dealt = true;
-                rv->dealt = (uint32_t)dealt;
-            }
+            r->shoe_reveal[r->n_shoe_reveal++] = rp_shoe_reveal(shoe, commit, deck, nonce, dealt);
         }
     }
     return 0;
@@ -349,18 +358,8 @@ int replay_add_shoe_reveals(Croupier__Replay *r, const json_t *later)
                                         strcasecmp(r->shoes[k]->commitment, commit) == 0);
         if (!dealt_from)
             continue;
-        Croupier__ReplayShoeReveal *rv = xcalloc(1, sizeof *rv);
-        croupier__replay_shoe_reveal__init(rv);
-        rv->shoe = (uint32_t)shoe;
-        rv->commitment = xstrdup(commit);
-        rv->deck = xstrdup(deck);
-        rv->nonce = xstrdup(nonce);
-        if (dealt >= 0) {
-            rv->has_dealt = true;
-            rv->dealt = (uint32_t)dealt;
-        }
         r->shoe_reveal = xrealloc(r->shoe_reveal, (r->n_shoe_reveal + 1) * sizeof *r->shoe_reveal);
-        r->shoe_reveal[r->n_shoe_reveal++] = rv;
+        r->shoe_reveal[r->n_shoe_reveal++] = rp_shoe_reveal(shoe, commit, deck, nonce, dealt);
         added++;
     }
     return added;
