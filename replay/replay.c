@@ -185,9 +185,8 @@ static const char *rp_hexstr(const json_t *o, const char *key, size_t n)
 }
 
 /* A shoe's reveal for Replay.shoe_reveal (dealt < 0: not recorded). */
-static Croupier__ReplayShoeReveal *rp_shoe_reveal(int64_t shoe, const char *commit,
-                                                  const char *deck, const char *nonce,
-                                                  int64_t dealt)
+static Croupier__ReplayShoeReveal *
+rp_shoe_reveal(int64_t shoe, const char *commit, const char *deck, const char *nonce, int64_t dealt)
 {
     Croupier__ReplayShoeReveal *rv = xcalloc(1, sizeof *rv);
     croupier__replay_shoe_reveal__init(rv);
@@ -201,7 +200,6 @@ static Croupier__ReplayShoeReveal *rp_shoe_reveal(int64_t shoe, const char *comm
     }
     return rv;
 }
-
 
 /*
  * Blackjack (docs/fairness.md "Blackjack's shoes"): the record's shoes, each with the round's
