@@ -132,59 +132,8 @@ static double proc_cpu_ticks_s(pid_t pid)
  */
 static double proc_cpu_s(pid_t pid)
 {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-    DIR *d = opendir(path);
-    if (d == NULL)
-        return -1;
-    unsigned long long ns = 0;
-    bool any = false;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] < '0' || e->d_name[0] > '9')
-            continue;
-        char tpath[384];
-        snprintf(tpath, sizeof tpath, "/proc/%d/task/%s/schedstat", (int)pid, e->d_name);
-        FILE *f = fopen(tpath, "r");
-        unsigned long long t;
-        if (f != NULL && fscanf(f, "%llu", &t) == 1) {
-            ns += t;
-            any = true;
-        }
-        if (f != NULL)
-            fclose(f);
-    }
-    closedir(d);
-    return any ? (double)ns / 1e9 : proc_cpu_ticks_s(pid);
-}
-
-/*
- * BENCH_PIN=1 (relay): the proxy under test on the last CPU, the game server and the bench's
- * own load generator on the first, so that the
- * two proxies meet the same load from the same core and never share theirs with it. Every
- * thread of pid is moved (sched_setaffinity acts on one thread; threads started later inherit
- * the mask of the thread that starts them). Returns 0 or -1.
- */
-static int pin_pid(pid_t pid, int cpu)
-{
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    if (pid == 0)
-        return sched_setaffinity(0, sizeof set, &set);
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-    DIR *d = opendir(path);
-    if (d == NULL)
-        return -1;
-    int rc = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL)
-        if (e->d_name[0] >= '0' && e->d_name[0] <= '9' &&
-            sched_setaffinity((pid_t)atoi(e->d_name), sizeof set, &set) != 0)
-            rc = -1;
-    closedir(d);
-    return rc;
+    ts_sched_t t = ts_proc_sched(pid);
+    return t.threads > 0 ? t.run_s : proc_cpu_ticks_s(pid);
 }
 
 /* The median of n values (sorted in place). */
@@ -1621,10 +1570,10 @@ int main(int argc, char **argv)
         long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
         if (pin && ncpu >= 2) {
             /* The proxies on the last CPU, the load (game server, the bench) on the first
-             * (pin_pid); redis-server, idle once the players sit, is left alone. */
-            if (pin_pid(ts_proc_pid(nginx), (int)ncpu - 1) != 0 ||
-                pin_pid(ts_proc_pid(gate), (int)ncpu - 1) != 0 ||
-                pin_pid(ts_proc_pid(game), 0) != 0 || pin_pid(0, 0) != 0) {
+             * (ts_proc_pin); redis-server, idle once the players sit, is left alone. */
+            if (ts_proc_pin(ts_proc_pid(nginx), (int)ncpu - 1) != 0 ||
+                ts_proc_pin(ts_proc_pid(gate), (int)ncpu - 1) != 0 ||
+                ts_proc_pin(ts_proc_pid(game), 0) != 0 || ts_proc_pin(0, 0) != 0) {
                 fprintf(stderr, "relay: BENCH_PIN: sched_setaffinity failed\n");
                 return 1;
             }

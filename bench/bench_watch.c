@@ -70,44 +70,11 @@ static int64_t now_us(void)
     return clock_mono_ns() / 1000;
 }
 
-/* A process's scheduling so far, summed over its threads (/proc/PID/task/TID/schedstat): the
- * time it ran, the time it waited runnable for a CPU, and the number of times it was given one. */
-typedef struct {
-    double run_s, wait_s, slices;
-} sched_t;
-
-static sched_t proc_sched(pid_t pid)
+static ts_sched_t sched_since(ts_sched_t now, ts_sched_t before)
 {
-    sched_t s = {0};
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-    DIR *d = opendir(path);
-    if (d == NULL)
-        return s;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] < '0' || e->d_name[0] > '9')
-            continue;
-        char tpath[384];
-        snprintf(tpath, sizeof tpath, "%s/%s/schedstat", path, e->d_name);
-        FILE *f = fopen(tpath, "r");
-        unsigned long long run, wait, n;
-        if (f != NULL && fscanf(f, "%llu %llu %llu", &run, &wait, &n) == 3) {
-            s.run_s += (double)run / 1e9;
-            s.wait_s += (double)wait / 1e9;
-            s.slices += (double)n;
-        }
-        if (f != NULL)
-            fclose(f);
-    }
-    closedir(d);
-    return s;
-}
-
-static sched_t sched_since(sched_t now, sched_t before)
-{
-    return (sched_t){now.run_s - before.run_s, now.wait_s - before.wait_s,
-                     now.slices - before.slices};
+    return (ts_sched_t){.run_s = now.run_s - before.run_s,
+                        .wait_s = now.wait_s - before.wait_s,
+                        .slices = now.slices - before.slices};
 }
 
 /* The machine's CPU time, busy and total, in clock ticks over all CPUs (/proc/stat). */
@@ -143,30 +110,6 @@ static double loadavg1(void)
 /* BENCH_PIN=1 (main): the CPU of the players' path, and of the rest. */
 static bool pinned;
 static int pin_players_cpu, pin_rest_cpu;
-
-/* Moves every thread of pid (0: this thread) to cpu (sched_setaffinity acts on one thread;
- * threads started later inherit the mask of the thread that starts them). 0 or -1. */
-static int pin_pid(pid_t pid, int cpu)
-{
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    if (pid == 0)
-        return sched_setaffinity(0, sizeof set, &set);
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-    DIR *d = opendir(path);
-    if (d == NULL)
-        return -1;
-    int rc = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL)
-        if (e->d_name[0] >= '0' && e->d_name[0] <= '9' &&
-            sched_setaffinity((pid_t)atoi(e->d_name), sizeof set, &set) != 0)
-            rc = -1;
-    closedir(d);
-    return rc;
-}
 
 static char *fmt(const char *f, int v)
 {
@@ -456,13 +399,13 @@ typedef struct {
     conn_t *spect;
     int n;
     atomic_bool stop;
-    sched_t sched; /* the thread's own, read as it ends (its /proc entry goes with it) */
+    ts_sched_t sched; /* the thread's own, read as it ends (its /proc entry goes with it) */
 } reader_t;
 
 static void *reader_main(void *arg)
 {
     reader_t *r = arg;
-    if (pinned && pin_pid(0, pin_rest_cpu) != 0)
+    if (pinned && ts_proc_pin(0, pin_rest_cpu) != 0)
         die("BENCH_PIN: sched_setaffinity failed");
     int ep = epoll_create1(EPOLL_CLOEXEC);
     for (int i = 0; i < r->n; i++) {
@@ -484,7 +427,10 @@ static void *reader_main(void *arg)
     FILE *f = fopen("/proc/thread-self/schedstat", "r");
     unsigned long long run, wait, n;
     if (f != NULL && fscanf(f, "%llu %llu %llu", &run, &wait, &n) == 3)
-        r->sched = (sched_t){(double)run / 1e9, (double)wait / 1e9, (double)n};
+        r->sched = (ts_sched_t){.run_s = (double)run / 1e9,
+                                .wait_s = (double)wait / 1e9,
+                                .slices = (double)n,
+                                .threads = 1};
     if (f != NULL)
         fclose(f);
     return NULL;
@@ -495,9 +441,9 @@ typedef struct {
     long actions;
     long late; /* open loop: actions sent more than 2 ms after their slot (a full window) */
     uint64_t spect_frames[2];
-    sched_t proc[4];   /* gateway A, gateway B, the game server, the bench */
-    double busy_cores; /* the machine's CPUs busy on average (every process, ours or not) */
-    double load;       /* the 1-minute load average at the end */
+    ts_sched_t proc[4]; /* gateway A, gateway B, the game server, the bench */
+    double busy_cores;  /* the machine's CPUs busy on average (every process, ours or not) */
+    double load;        /* the 1-minute load average at the end */
     double seconds;
     int64_t *lat; /* the round trips, sorted (us; the caller frees them) */
     size_t nl;
@@ -538,9 +484,9 @@ static run_t run(conn_t *p, conn_t *other, conn_t *spect, int nspect, int second
     for (int i = 0; i < nspect; i++)
         base[i % 2] += spect[i].frames;
     pid_t pids[4] = {ts_proc_pid(gate[0]), ts_proc_pid(gate[1]), ts_proc_pid(game), getpid()};
-    sched_t sched0[4];
+    ts_sched_t sched0[4];
     for (int k = 0; k < 4; k++)
-        sched0[k] = proc_sched(pids[k]);
+        sched0[k] = ts_proc_sched(pids[k]);
     double busy0, total0;
     machine_ticks(&busy0, &total0);
     int64_t start = now_us(), end = start + (int64_t)seconds * 1000000, next_send = start;
@@ -599,7 +545,7 @@ static run_t run(conn_t *p, conn_t *other, conn_t *spect, int nspect, int second
         pthread_join(th, NULL);
     }
     for (int k = 0; k < 4; k++)
-        r.proc[k] = sched_since(proc_sched(pids[k]), sched0[k]);
+        r.proc[k] = sched_since(ts_proc_sched(pids[k]), sched0[k]);
     r.proc[3].run_s += rd.sched.run_s; /* the reader (started in this run) ended */
     r.proc[3].wait_s += rd.sched.wait_s;
     r.proc[3].slices += rd.sched.slices;
@@ -735,9 +681,10 @@ int main(int argc, char **argv)
         pinned = true;
         pin_players_cpu = (int)ncpu - 1;
         pin_rest_cpu = 0;
-        if (pin_pid(ts_proc_pid(gate[0]), pin_players_cpu) != 0 ||
-            pin_pid(ts_proc_pid(game), pin_players_cpu) != 0 ||
-            pin_pid(ts_proc_pid(gate[1]), pin_rest_cpu) != 0 || pin_pid(0, pin_players_cpu) != 0)
+        if (ts_proc_pin(ts_proc_pid(gate[0]), pin_players_cpu) != 0 ||
+            ts_proc_pin(ts_proc_pid(game), pin_players_cpu) != 0 ||
+            ts_proc_pin(ts_proc_pid(gate[1]), pin_rest_cpu) != 0 ||
+            ts_proc_pin(0, pin_players_cpu) != 0)
             die("BENCH_PIN: sched_setaffinity failed");
     }
     free(ts_redis_cmd(redis, "SET {croupier:money}:wallet:%d 100000000", PLAYER));

@@ -1,12 +1,14 @@
 #include "support.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <hiredis/hiredis.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -772,4 +774,55 @@ ts_proc_t *ts_director_spawn(ts_redis_t *r, const char *id, char *const extra[],
         argv[n++] = extra[i];
     argv[n] = NULL;
     return ts_proc_spawn(argv, NULL);
+}
+
+ts_sched_t ts_proc_sched(pid_t pid)
+{
+    ts_sched_t s = {0};
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (d == NULL)
+        return s;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        char tpath[384];
+        snprintf(tpath, sizeof tpath, "%s/%s/schedstat", path, e->d_name);
+        FILE *f = fopen(tpath, "r");
+        unsigned long long run, wait, n;
+        if (f != NULL && fscanf(f, "%llu %llu %llu", &run, &wait, &n) == 3) {
+            s.run_s += (double)run / 1e9;
+            s.wait_s += (double)wait / 1e9;
+            s.slices += (double)n;
+            s.threads++;
+        }
+        if (f != NULL)
+            fclose(f);
+    }
+    closedir(d);
+    return s;
+}
+
+int ts_proc_pin(pid_t pid, int cpu)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (pid == 0)
+        return sched_setaffinity(0, sizeof set, &set);
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (d == NULL)
+        return -1;
+    int rc = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (e->d_name[0] >= '0' && e->d_name[0] <= '9' &&
+            sched_setaffinity((pid_t)atoi(e->d_name), sizeof set, &set) != 0)
+            rc = -1;
+    closedir(d);
+    return rc;
 }

@@ -88,6 +88,18 @@ typedef struct ts_proc ts_proc_t;
  * extra_env: NULL-terminated "K=V" strings added to the environment, or NULL. */
 ts_proc_t *ts_proc_spawn(char *const argv[], char *const extra_env[]);
 pid_t ts_proc_pid(const ts_proc_t *p);
+/* A process's scheduling so far, summed over its threads (the three fields of
+ * /proc/PID/task/TID/schedstat): the time it ran and the time it waited runnable for a CPU, in
+ * seconds (the scheduler's nanoseconds, not 10 ms ticks), and the time slices it was given;
+ * threads is how many were read (0: none, e.g. a kernel without schedstat). For the benches. */
+typedef struct {
+    double run_s, wait_s, slices;
+    int threads;
+} ts_sched_t;
+ts_sched_t ts_proc_sched(pid_t pid);
+/* Moves every thread of pid (0: the calling thread) to cpu: sched_setaffinity acts on one
+ * thread, and threads started later inherit the mask of the thread that starts them. 0 or -1. */
+int ts_proc_pin(pid_t pid, int cpu);
 const char *ts_proc_log_path(const ts_proc_t *p);
 int ts_proc_signal(ts_proc_t *p, int sig);
 /* Waits up to timeout_ms for the process to exit; returns 0 and the wait status in *status,
