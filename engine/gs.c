@@ -365,6 +365,33 @@ void gs_push(gs_t *gs, uint64_t player_id, const Croupier__ServerMessage *msg)
     gs_out_enqueue(gs, o);
 }
 
+void gs_push_many(gs_t *gs, const uint64_t *players, size_t n, const Croupier__ServerMessage *msg)
+{
+    if (n <= 1) {
+        if (n == 1)
+            gs_push(gs, players[0], msg);
+        return;
+    }
+    Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+    f.request_id = 0;
+    f.has_player_id = true;
+    f.player_id = players[0];
+    f.body_case = CROUPIER__RPC_FRAME__BODY_PUSH;
+    f.push = (Croupier__ServerMessage *)msg;
+    gs_out_t *o = xcalloc(1, sizeof *o);
+    o->kind = GS_OUT_PUSH_MANY;
+    o->player_id = players[0];
+    o->bytes = gs_encode(&f, &o->len); /* the checks of the frame, and msg's bytes inside it */
+    if (o->bytes == NULL) {
+        free(o);
+        return;
+    }
+    o->players = xreallocarray(NULL, n, sizeof *o->players);
+    memcpy(o->players, players, n * sizeof *players);
+    o->nplayers = n;
+    gs_out_enqueue(gs, o);
+}
+
 void gs_seat(gs_t *gs, uint64_t player_id, rt_desk_id_t desk)
 {
     gs_out_t *o = xcalloc(1, sizeof *o);
@@ -494,6 +521,55 @@ static void gs_send_cached(gs_link_t *l, const gs_cached_t *c, uint64_t rid)
     frame_free_rpc(f);
 }
 
+/*
+ * A GS_OUT_PUSH_MANY on the main thread: its players grouped by the link that serves them, in
+ * their order; each group one frame (frame_pack_push) on a link that takes push_to, else one
+ * frame per player. A player's frames keep their order: each group is sent where its first
+ * player's single push would have been.
+ */
+static void gs_push_many_apply(gs_t *gs, gs_out_t *o)
+{
+    const uint8_t *msg;
+    size_t msg_len;
+    if (frame_wire_field(o->bytes + FRAME_HEADER_SIZE, o->len - FRAME_HEADER_SIZE,
+                         CROUPIER__RPC_FRAME__BODY_PUSH, &msg, &msg_len) != 0)
+        return;
+    size_t n = o->nplayers;
+    uint64_t *links = xreallocarray(NULL, n, sizeof *links);
+    uint64_t *group = xreallocarray(NULL, n, sizeof *group);
+    for (size_t i = 0; i < n; i++)
+        if (!u64map_get(gs->player_link, o->players[i], &links[i]))
+            links[i] = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (links[i] == 0)
+            continue;
+        uint64_t link_id = links[i];
+        gs_link_t *l = gs_link_get(gs, link_id);
+        size_t k = 0;
+        for (size_t j = i; j < n; j++)
+            if (links[j] == link_id) {
+                group[k++] = o->players[j];
+                links[j] = 0;
+            }
+        if (l == NULL)
+            continue;
+        size_t per = l->push_to ? FRAME_PUSH_TO_MAX + 1 : 1;
+        for (size_t at = 0; at < k; at += per) {
+            size_t m = k - at < per ? k - at : per;
+            size_t len;
+            uint8_t *frame = frame_pack_push(group + at, m, msg, msg_len, &len);
+            if (frame == NULL)
+                continue;
+            gs_link_send(l, frame, len);
+            free(frame);
+            if (gs_link_get(gs, link_id) == NULL)
+                break; /* closed as too slow */
+        }
+    }
+    free(group);
+    free(links);
+}
+
 static void gs_out_apply(gs_t *gs, gs_out_t *o)
 {
     switch (o->kind) {
@@ -529,6 +605,9 @@ static void gs_out_apply(gs_t *gs, gs_out_t *o)
         }
         break;
     }
+    case GS_OUT_PUSH_MANY:
+        gs_push_many_apply(gs, o);
+        break;
     case GS_OUT_SEAT:
         if (o->desk_id != 0)
             u64map_put(gs->player_desk, o->player_id, o->desk_id);
@@ -562,6 +641,7 @@ static void gs_out_cb(evutil_socket_t fd, short what, void *arg)
         gs_out_t *next = o->next;
         gs_out_apply(gs, o);
         free(o->bytes);
+        free(o->players);
         free(o);
         o = next;
     }
@@ -671,8 +751,9 @@ static void gs_link_hello(gs_link_t *l, const Croupier__RpcFrame *in)
     ack.has_draining = true;
     ack.draining = atomic_load(&gs->intake_stopped);
     l->hello_done = true;
-    log_emit(LOG_INFO, "rpc_link_hello", "{s:I,s:s,s:s}", "link", (json_int_t)l->id, "peer",
-             l->peer, "gate", in->hello->gate_id);
+    l->push_to = in->hello->has_push_to && in->hello->push_to;
+    log_emit(LOG_INFO, "rpc_link_hello", "{s:I,s:s,s:s,s:b}", "link", (json_int_t)l->id, "peer",
+             l->peer, "gate", in->hello->gate_id, "push_to", l->push_to);
     gs_gate_relink(gs, in->hello->gate_id, l->id);
     gs_send_frame(l, &f);
 }

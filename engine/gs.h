@@ -242,6 +242,11 @@ void gs_request_free(gs_request_t *req);
 
 /* Sends msg to a player through the link their last request came from. Any thread. */
 void gs_push(gs_t *gs, uint64_t player_id, const Croupier__ServerMessage *msg);
+/* gs_push() of one msg to each of players[0, n): encoded once, and sent to each link as one
+ * frame naming every player it serves there (RpcFrame.push_to, docs/protocol.md "One push, many
+ * players") when its gateway takes them, else as one frame per player. Any thread. */
+void gs_push_many(gs_t *gs, const uint64_t *players, size_t n,
+                  const Croupier__ServerMessage *msg);
 /*
  * Spectators (docs/spectators.md). gs_push_watch: a desk's public event (a push every seat may
  * see, or its public variant), encoded once here and sent once to each link that watches the

@@ -34,6 +34,8 @@ typedef enum {
     GS_OUT_UNSEAT = 5,     /* player no longer at desk_id (kept when at another desk by now) */
     GS_OUT_WATCH = 6,      /* a desk's public event: bytes to every link watching desk_id */
     GS_OUT_WATCH_LINK = 7, /* link_id watches desk_id (player_id 1) or not (0; link 0: none) */
+    GS_OUT_PUSH_MANY = 8,  /* bytes (a push to players[0]) to each of players, one frame per link
+                              that takes push_to, else one per player (gs_push_many) */
 } gs_out_kind_t;
 
 typedef struct gs_out {
@@ -46,6 +48,8 @@ typedef struct gs_out {
     uint64_t desk_id;
     uint8_t *bytes; /* a whole frame (header included) */
     size_t len;
+    uint64_t *players; /* GS_OUT_PUSH_MANY: its recipients (players[0] is the frame's) */
+    size_t nplayers;
 } gs_out_t;
 
 /* ---- links ------------------------------------------------------------------------------ */
@@ -57,6 +61,7 @@ typedef struct gs_link {
     bool hello_done;
     bool pinged; /* its peer pings (gateways do): held to link_silent_ms from then on */
     bool dead;   /* closing: frees itself on the next loop iteration */
+    bool push_to; /* its gateway takes pushes with RpcFrame.push_to (LinkHello.push_to) */
     char peer[64];
 } gs_link_t;
 

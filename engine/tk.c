@@ -65,9 +65,12 @@ void tk_push_all(tk_table_t *t, Croupier__ServerMessage *m)
 {
     m->has_event_seq = true;
     m->event_seq = ++t->event_seq;
+    uint64_t to[TK_MAX_SEATS];
+    size_t n = 0;
     for (int i = 0; i < t->nseats; i++)
         if (tk_seat_told(&t->seat[i]) && !t->seat[i].bot)
-            gs_push(gs_of_desk(t->desk), t->seat[i].player, m);
+            to[n++] = t->seat[i].player;
+    gs_push_many(gs_of_desk(t->desk), to, n, m); /* encoded once, one frame per gateway */
     tk_spect_push(t, m); /* every seat sees it: public (docs/spectators.md) */
 }
 
@@ -151,17 +154,24 @@ void tk_push_deal(tk_table_t *t, int seat, const uint8_t *cards, size_t n)
     sm.deal = &d;
     sm.has_event_seq = true;
     sm.event_seq = ++t->event_seq;
+    /* The seats that see the cards get one message, the others another (their count): each
+     * encoded once and pushed to its seats together (gs_push_many). */
     gs_t *gs = gs_of_desk(t->desk);
+    uint64_t to[2][TK_MAX_SEATS];
+    size_t nto[2] = {0, 0};
     for (int i = 0; i < t->nseats; i++) {
         if (!tk_seat_told(&t->seat[i]) || t->seat[i].bot)
             continue;
         bool own = cards != NULL && (i == seat || seat < 0);
+        to[own][nto[own]++] = t->seat[i].player;
+    }
+    for (int own = 1; own >= 0; own--) {
         d.has_cards = own && n > 0;
         d.cards.data = own ? (uint8_t *)cards : NULL;
         d.cards.len = own ? n : 0;
         d.has_count = !own;
         d.count = (uint32_t)n;
-        gs_push(gs, t->seat[i].player, &sm);
+        gs_push_many(gs, to[own], nto[own], &sm);
     }
     /* The spectators' copy: what a seat that is not the one dealt to sees -- the cards of a deal
      * to the table (seat < 0: a board, every seat sees them), else their count

@@ -575,10 +575,13 @@ static bool gate_link_fast(gate_link_t *l, const uint8_t *payload, size_t len)
         if (s.msg_len > g->lim.max_frame ||
             s.msg_body == CROUPIER__SERVER_MESSAGE__BODY_TABLE_CLOSING)
             return false;
-        uint64_t cid;
+        uint64_t cid, player = s.player_id;
+        size_t pos = 0;
         gate_conn_t *c;
-        if (u64map_get(g->conn_by_player, s.player_id, &cid) && (c = gate_conn_get(g, cid)) != NULL)
-            gate_conn_put(c, 0, 0, s.msg, s.msg_len);
+        do {
+            if (u64map_get(g->conn_by_player, player, &cid) && (c = gate_conn_get(g, cid)) != NULL)
+                gate_conn_put(c, 0, 0, s.msg, s.msg_len);
+        } while (frame_push_to_next(&s, &pos, &player)); /* the others it names (push_to) */
         return true;
     }
     uint64_t p;
@@ -784,6 +787,8 @@ static void gate_link_event_cb(struct bufferevent *bev, short what, void *arg)
         h.gate_id = l->g->gate_id;
         h.has_max_frame = true;
         h.max_frame = FRAME_DEFAULT_MAX;
+        h.has_push_to = true; /* one push, many players (gate_link_fast, gate_on_push) */
+        h.push_to = true;
         f.body_case = CROUPIER__RPC_FRAME__BODY_HELLO;
         f.hello = &h;
         gate_link_send_frame(l, &f);

@@ -728,27 +728,42 @@ static void gate_tour_closing(gate_link_t *l, uint64_t player, uint64_t desk, ga
         free(lk);
 }
 
+/* A push to one player: player_id's, or one its push_to names. */
+static void gate_push_one(gate_link_t *l, Croupier__RpcFrame *f, const gate_fwd_t *fwd,
+                          uint64_t player)
+{
+    gate_t *g = l->g;
+    uint64_t cid;
+    gate_conn_t *c = NULL;
+    if (u64map_get(g->conn_by_player, player, &cid))
+        c = gate_conn_get(g, cid);
+    if (f->push->body_case == CROUPIER__SERVER_MESSAGE__BODY_TABLE_CLOSING &&
+        f->push->table_closing->reason == CROUPIER__CLOSING_REASON__CLOSING_TOURNAMENT)
+        gate_tour_closing(l, player,
+                          f->push->table_closing->has_desk_id ? f->push->table_closing->desk_id : 0,
+                          c != NULL && !c->closing ? c : NULL);
+    if (c != NULL)
+        gate_conn_forward(c, fwd, 0, f->push);
+}
+
 void gate_on_push(gate_link_t *l, Croupier__RpcFrame *f, const gate_fwd_t *fwd)
 {
     gate_t *g = l->g;
     if (!f->has_player_id)
         return;
+    if (f->body_case == CROUPIER__RPC_FRAME__BODY_PUSH) {
+        /* One push, many players: player_id and those push_to names (docs/protocol.md). */
+        gate_push_one(l, f, fwd, f->player_id);
+        for (size_t i = 0; i < f->n_push_to; i++)
+            gate_push_one(l, f, fwd, f->push_to[i]);
+        return;
+    }
     uint64_t cid;
     gate_conn_t *c = NULL;
     if (u64map_get(g->conn_by_player, f->player_id, &cid))
         c = gate_conn_get(g, cid);
-    if (f->body_case == CROUPIER__RPC_FRAME__BODY_PUSH &&
-        f->push->body_case == CROUPIER__SERVER_MESSAGE__BODY_TABLE_CLOSING &&
-        f->push->table_closing->reason == CROUPIER__CLOSING_REASON__CLOSING_TOURNAMENT)
-        gate_tour_closing(l, f->player_id,
-                          f->push->table_closing->has_desk_id ? f->push->table_closing->desk_id : 0,
-                          c != NULL && !c->closing ? c : NULL);
     if (c == NULL)
         return;
-    if (f->body_case == CROUPIER__RPC_FRAME__BODY_PUSH) {
-        gate_conn_forward(c, fwd, 0, f->push);
-        return;
-    }
     /* A move decided by the game server itself. */
     Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
     sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_MOVED;

@@ -372,7 +372,34 @@ typedef struct frame_rpc_scan {
     size_t msg_len;      /* their number */
     uint32_t msg_body;   /* the ServerMessage's Croupier__ServerMessage__BodyCase */
     bool msg_request_id; /* the ServerMessage sets its own request_id field */
+    /* A push's RpcFrame.push_to (its further recipients): n_push_to ids, read with
+     * frame_push_to_next() from the packed bytes push_to[0, push_to_len) inside payload. */
+    const uint8_t *push_to;
+    size_t push_to_len;
+    unsigned n_push_to;
 } frame_rpc_scan_t;
+
+/* Most players one push names in RpcFrame.push_to (docs/protocol.md "One push, many players"). */
+#define FRAME_PUSH_TO_MAX 64
+
+/* 0 when ids[0, n) are a valid RpcFrame.push_to beside player_id: n at most FRAME_PUSH_TO_MAX,
+ * none 0, none twice, none player_id; -EINVAL otherwise. */
+int frame_push_to_check(const uint64_t *ids, size_t n, uint64_t player_id);
+
+/* The next id of a scanned push_to list: *pos starts at 0; false at the end. The bytes were
+ * checked by frame_scan_rpc(). */
+bool frame_push_to_next(const frame_rpc_scan_t *s, size_t *pos, uint64_t *id);
+
+/*
+ * The whole frame (header included) of an RpcFrame push of the serialized ServerMessage msg to
+ * players[0] and, in push_to, to players[1, n): the bytes protobuf-c would write for that
+ * RpcFrame (request_id 0, player_id, push_to packed, push), built around msg without
+ * decoding it. n is 1..FRAME_PUSH_TO_MAX + 1 and the ids a valid push_to; msg is not checked.
+ * Returns a malloc'ed buffer and its length in *out_len, or NULL (-EINVAL input, or a frame
+ * over UINT32_MAX).
+ */
+uint8_t *frame_pack_push(const uint64_t *players, size_t n, const uint8_t *msg, size_t len,
+                         size_t *out_len);
 
 /*
  * The fast path of frame_unpack_rpc() for the frames a relay forwards. Returns 0 when payload

@@ -615,6 +615,16 @@ static int rules_rpc(const Croupier__RpcFrame *m, frame_error_t *err)
     if (m->room != NULL && m->body_case != CROUPIER__RPC_FRAME__BODY_JOIN)
         return frame_fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
                           "RpcFrame.room: only with a Join");
+    if (m->n_push_to > 0) {
+        if (m->body_case != CROUPIER__RPC_FRAME__BODY_PUSH)
+            return frame_fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                              "RpcFrame.push_to: only with a push");
+        if (frame_push_to_check(m->push_to, m->n_push_to, m->has_player_id ? m->player_id : 0) != 0)
+            return frame_fail(err, CROUPIER__ERROR_CODE__BAD_REQUEST,
+                              "RpcFrame.push_to: at most %d players, none 0, none twice, none "
+                              "player_id",
+                              FRAME_PUSH_TO_MAX);
+    }
     switch (m->body_case) {
     case CROUPIER__RPC_FRAME__BODY_HELLO:
         request = true;

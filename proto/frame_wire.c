@@ -333,6 +333,21 @@ static uint64_t vouch_required(const ProtobufCMessageDescriptor *d)
     return known[i].mask;
 }
 
+/* The number of varints in the packed bytes p[0, len), each at most 2^64-1; SIZE_MAX when they
+ * are not a whole number of such varints. */
+static size_t vouch_packed_varints(const uint8_t *p, size_t len)
+{
+    size_t pos = 0, count = 0;
+    while (pos < len) {
+        size_t at = pos;
+        uint64_t x;
+        if (!wire_varint(p, len, &pos, &x) || (pos - at == 10 && p[at + 9] > 1))
+            return SIZE_MAX;
+        count++;
+    }
+    return count;
+}
+
 /* Oneofs per message tracked by the vouch (the protocol's messages have at most two). */
 #define VOUCH_ONEOFS 4
 
@@ -355,8 +370,18 @@ static bool vouch_message(const ProtobufCMessageDescriptor *d, const uint8_t *p,
     frame_wire_init(&r, p, len);
     while ((rc = wire_read(&r, &f)) > 0) {
         const ProtobufCFieldDescriptor *fd = vouch_field(d, f.field);
-        if (fd == NULL || f.type != wire_type_of(fd->type))
+        if (fd == NULL)
             return false;
+        if (f.type != wire_type_of(fd->type)) {
+            /* Packed: only a list of uint64 (RpcFrame.push_to), each a plain varint. */
+            if (f.type != 2 || fd->type != PROTOBUF_C_TYPE_UINT64 ||
+                !(fd->flags & PROTOBUF_C_FIELD_FLAG_PACKED) || (seen & (1ull << (fd - d->fields))))
+                return false;
+            size_t count = vouch_packed_varints(f.data, f.len);
+            if (count == SIZE_MAX)
+                return false;
+            v->cost += 64 + 16 * count; /* the array protobuf-c allocates, over-counted */
+        }
         if (depth == 0 && v->top != NULL) {
             if (v->ntop == VOUCH_TOP_MAX)
                 return false;
@@ -522,6 +547,7 @@ enum {
     SCAN_RPC_PLAYER_ID = 4,
     SCAN_RPC_SESSION_ID = 5,
     SCAN_RPC_ROOM = 7, /* only with a Join (rules_rpc): a reply or push carrying it is refused */
+    SCAN_RPC_PUSH_TO = 9,
     SCAN_RPC_FIRST_BODY = 10,
     SCAN_REPLY_CODE = 1,
     SCAN_REPLY_ERROR = 2,
@@ -530,6 +556,78 @@ enum {
     SCAN_SERVER_FIRST_BODY = 10,
     SCAN_RESULT_ERROR = 1,
 };
+
+int frame_push_to_check(const uint64_t *ids, size_t n, uint64_t player_id)
+{
+    if (n > FRAME_PUSH_TO_MAX)
+        return -EINVAL;
+    for (size_t i = 0; i < n; i++) {
+        if (ids[i] == 0 || ids[i] == player_id)
+            return -EINVAL;
+        for (size_t k = 0; k < i; k++)
+            if (ids[k] == ids[i])
+                return -EINVAL;
+    }
+    return 0;
+}
+
+bool frame_push_to_next(const frame_rpc_scan_t *s, size_t *pos, uint64_t *id)
+{
+    return *pos < s->push_to_len && wire_varint(s->push_to, s->push_to_len, pos, id);
+}
+
+/* rules_rpc()'s rule on a push's push_to (frame_push_to_check), on the scanned bytes (which the
+ * vouch found to be whole varints); sets out->n_push_to. */
+static int scan_push_to(frame_rpc_scan_t *out)
+{
+    uint64_t ids[FRAME_PUSH_TO_MAX];
+    size_t pos = 0, n = 0;
+    uint64_t id;
+    while (frame_push_to_next(out, &pos, &id)) {
+        if (n == FRAME_PUSH_TO_MAX)
+            return -EINVAL;
+        ids[n++] = id;
+    }
+    if (pos != out->push_to_len || frame_push_to_check(ids, n, out->player_id) != 0)
+        return -EINVAL;
+    out->n_push_to = (unsigned)n;
+    return 0;
+}
+
+uint8_t *frame_pack_push(const uint64_t *players, size_t n, const uint8_t *msg, size_t len,
+                         size_t *out_len)
+{
+    if (n == 0 || n > FRAME_PUSH_TO_MAX + 1 || players[0] == 0 || (len > 0 && msg == NULL) ||
+        frame_push_to_check(players + 1, n - 1, players[0]) != 0 || len > UINT32_MAX / 2)
+        return NULL;
+    /* Fields in number order, as protobuf-c writes them: request_id (1) = 0, player_id (4),
+     * push_to (9, packed), push (17). */
+    size_t ids_len = 0;
+    uint8_t tmp[10];
+    for (size_t i = 1; i < n; i++)
+        ids_len += put_varint(tmp, players[i]);
+    size_t cap = FRAME_HEADER_SIZE + 2 + 11 + (ids_len > 0 ? 11 + ids_len : 0) + 13 + len;
+    uint8_t *buf = xmalloc(cap);
+    size_t at = FRAME_HEADER_SIZE;
+    buf[at++] = 1 << 3; /* request_id, varint */
+    buf[at++] = 0;
+    buf[at++] = 4 << 3;
+    at += put_varint(buf + at, players[0]);
+    if (ids_len > 0) {
+        buf[at++] = 9 << 3 | 2;
+        at += put_varint(buf + at, ids_len);
+        for (size_t i = 1; i < n; i++)
+            at += put_varint(buf + at, players[i]);
+    }
+    at += put_varint(buf + at, (uint64_t)CROUPIER__RPC_FRAME__BODY_PUSH << 3 | 2);
+    at += put_varint(buf + at, len);
+    if (len > 0)
+        memcpy(buf + at, msg, len);
+    at += len;
+    frame_put_header(buf, (uint32_t)(at - FRAME_HEADER_SIZE));
+    *out_len = at;
+    return buf;
+}
 
 int frame_scan_rpc(const uint8_t *payload, size_t len, const frame_limits_t *lim,
                    frame_rpc_scan_t *out)
@@ -584,6 +682,11 @@ int frame_scan_rpc_cached(const uint8_t *payload, size_t len, const frame_limits
             out->has_session_id = true;
         } else if (t->field == SCAN_RPC_ROOM) {
             return -EAGAIN; /* the decoder's verdict (found by fuzz_rpc_frame) */
+        } else if (t->field == SCAN_RPC_PUSH_TO) {
+            if (t->type != 2)
+                return -EAGAIN; /* not packed: left to the decoder */
+            out->push_to = t->data;
+            out->push_to_len = t->len;
         } else if (t->field >= SCAN_RPC_FIRST_BODY) {
             out->body = t->field;
             body = t->data;
@@ -591,7 +694,7 @@ int frame_scan_rpc_cached(const uint8_t *payload, size_t len, const frame_limits
         }
     }
     if (out->body == CROUPIER__RPC_FRAME__BODY_REPLY) {
-        if (out->request_id == 0)
+        if (out->request_id == 0 || out->push_to != NULL)
             return -EAGAIN;
         bool ok = false;
         frame_wire_init(&r, body, body_len);
@@ -609,6 +712,8 @@ int frame_scan_rpc_cached(const uint8_t *payload, size_t len, const frame_limits
             return -EAGAIN;
     } else if (out->body == CROUPIER__RPC_FRAME__BODY_PUSH) {
         if (!out->has_player_id || out->player_id == 0)
+            return -EAGAIN;
+        if (out->push_to != NULL && scan_push_to(out) != 0)
             return -EAGAIN;
         out->msg = body;
         out->msg_len = body_len;

@@ -172,7 +172,21 @@ rpcc_t *rpcc_connect(const char *host, int port, int timeout_ms)
     return rpcc_connect_as(host, port, id, timeout_ms);
 }
 
+static rpcc_t *rpcc_open(const char *host, int port, const char *gate_id, bool push_to,
+                         int timeout_ms);
+
 rpcc_t *rpcc_connect_as(const char *host, int port, const char *gate_id, int timeout_ms)
+{
+    return rpcc_open(host, port, gate_id, false, timeout_ms);
+}
+
+rpcc_t *rpcc_connect_push_to(const char *host, int port, const char *gate_id, int timeout_ms)
+{
+    return rpcc_open(host, port, gate_id, true, timeout_ms);
+}
+
+static rpcc_t *rpcc_open(const char *host, int port, const char *gate_id, bool push_to,
+                         int timeout_ms)
 {
     rpcc_t *c = calloc(1, sizeof *c);
     c->in = evbuffer_new();
@@ -190,6 +204,8 @@ rpcc_t *rpcc_connect_as(const char *host, int port, const char *gate_id, int tim
     Croupier__LinkHello h = CROUPIER__LINK_HELLO__INIT;
     h.version = 1;
     h.gate_id = (char *)gate_id;
+    h.has_push_to = push_to;
+    h.push_to = push_to;
     f.request_id = 1;
     f.body_case = CROUPIER__RPC_FRAME__BODY_HELLO;
     f.hello = &h;

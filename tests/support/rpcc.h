@@ -18,6 +18,9 @@ rpcc_t *rpcc_connect(const char *host, int port, int timeout_ms);
 /* The same with the hello's gate id given: connections with one gate id are one gateway's links
  * (a newer one replaces an older one, as a gateway's reconnect does). */
 rpcc_t *rpcc_connect_as(const char *host, int port, const char *gate_id, int timeout_ms);
+/* rpcc_connect_as() of a gateway whose hello says it takes pushes with RpcFrame.push_to (one
+ * frame for several of its players, docs/protocol.md "One push, many players"). */
+rpcc_t *rpcc_connect_push_to(const char *host, int port, const char *gate_id, int timeout_ms);
 void rpcc_close(rpcc_t *c);
 
 /* Sends a frame (request id, player and deadline set by the caller). 0 or negative errno. */

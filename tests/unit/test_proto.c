@@ -117,7 +117,7 @@ END_TEST
 
 START_TEST(test_proto_every_rpc_frame_kind_round_trips)
 {
-    ck_assert_int_eq(samples_rpc(roundtrip_rpc, NULL), 17);
+    ck_assert_int_eq(samples_rpc(roundtrip_rpc, NULL), 18);
 }
 END_TEST
 
@@ -1549,6 +1549,149 @@ START_TEST(test_scan_rpc_cached_agrees_with_the_scan)
 }
 END_TEST
 
+/* A push_to push (docs/protocol.md "One push, many players") through the scan and the decoder:
+ * both accept it or both refuse it; accepted, the scan names the same players as the decoder. */
+static int push_to_verdict(const uint8_t *p, size_t n, uint64_t *ids, size_t *nids)
+{
+    frame_rpc_scan_t s;
+    int scan = frame_scan_rpc(p, n, NULL, &s);
+    Croupier__RpcFrame *f = frame_unpack_rpc(p, n, NULL, NULL);
+    if (scan == 0) {
+        ck_assert_ptr_nonnull(f); /* the scan never accepts what the decoder refuses */
+        ck_assert_uint_eq(s.n_push_to, f->n_push_to);
+        size_t pos = 0, k = 0;
+        uint64_t id;
+        while (frame_push_to_next(&s, &pos, &id)) {
+            ck_assert_uint_lt(k, f->n_push_to);
+            ck_assert_uint_eq(id, f->push_to[k++]);
+        }
+        ck_assert_uint_eq(k, f->n_push_to);
+    }
+    int rc = f != NULL ? 0 : -EINVAL;
+    if (f != NULL && ids != NULL) {
+        ids[0] = f->player_id;
+        for (size_t k = 0; k < f->n_push_to; k++)
+            ids[k + 1] = f->push_to[k];
+        *nids = 1 + f->n_push_to;
+    }
+    frame_free_rpc(f);
+    return rc == 0 ? (scan == 0 ? 0 : 1) : rc;
+}
+
+/* frame_pack_push() writes what protobuf-c writes for the same RpcFrame; the scan and the decoder
+ * read its players back; the rules (at most 64, none 0, none twice, none player_id, only with a
+ * push) are the decoder's and the scan's alike; an unpacked push_to is left to the decoder. */
+START_TEST(test_push_to_frames_are_packed_scanned_and_checked)
+{
+    Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+    Croupier__Play play = CROUPIER__PLAY__INIT;
+    Croupier__Action act = CROUPIER__ACTION__INIT;
+    Croupier__GameAction ga = CROUPIER__GAME_ACTION__INIT;
+    act.kind_case = CROUPIER__ACTION__KIND_GAME;
+    act.game = &ga;
+    play.seat = 3;
+    play.action = &act;
+    sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_PLAY;
+    sm.play = &play;
+    sm.has_event_seq = true;
+    sm.event_seq = 77;
+    static uint8_t msg[4096], want[4096];
+    size_t msg_len = raw_pack(&sm.base, msg);
+    uint64_t players[FRAME_PUSH_TO_MAX + 2];
+    for (size_t i = 0; i < FRAME_PUSH_TO_MAX + 2; i++)
+        players[i] = 1000 + i * 100003; /* one- to three-byte varints */
+    for (size_t n = 1; n <= FRAME_PUSH_TO_MAX + 1; n += (n < 10 ? 1 : 27)) {
+        Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+        f.has_player_id = true;
+        f.player_id = players[0];
+        f.n_push_to = n - 1;
+        f.push_to = players + 1;
+        f.body_case = CROUPIER__RPC_FRAME__BODY_PUSH;
+        f.push = &sm;
+        size_t want_len = raw_pack(&f.base, want);
+        size_t len;
+        uint8_t *got = frame_pack_push(players, n, msg, msg_len, &len);
+        ck_assert_ptr_nonnull(got);
+        ck_assert_uint_eq(len, want_len + FRAME_HEADER_SIZE);
+        ck_assert_uint_eq(got[0] << 24 | got[1] << 16 | got[2] << 8 | got[3], want_len);
+        ck_assert_mem_eq(got + FRAME_HEADER_SIZE, want, want_len);
+        uint64_t ids[FRAME_PUSH_TO_MAX + 1];
+        size_t nids = 0;
+        ck_assert_int_eq(push_to_verdict(got + FRAME_HEADER_SIZE, want_len, ids, &nids), 0);
+        ck_assert_uint_eq(nids, n);
+        ck_assert_mem_eq(ids, players, n * sizeof *ids);
+        frame_rpc_scan_t s;
+        ck_assert_int_eq(frame_scan_rpc(got + FRAME_HEADER_SIZE, want_len, NULL, &s), 0);
+        ck_assert_uint_eq(s.player_id, players[0]);
+        ck_assert_uint_eq(s.msg_len, msg_len);
+        ck_assert_mem_eq(s.msg, msg, msg_len);
+        free(got);
+    }
+    size_t len;
+    /* Bad lists: frame_pack_push refuses them; protobuf-c packs them and both readers refuse. */
+    uint64_t bad[][3] = {{5, 6, 6}, {5, 0, 7}, {5, 6, 5}};
+    for (size_t b = 0; b < 3; b++) {
+        ck_assert_ptr_null(frame_pack_push(bad[b], 3, msg, msg_len, &len));
+        Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+        f.has_player_id = true;
+        f.player_id = bad[b][0];
+        f.n_push_to = 2;
+        f.push_to = bad[b] + 1;
+        f.body_case = CROUPIER__RPC_FRAME__BODY_PUSH;
+        f.push = &sm;
+        size_t n = raw_pack(&f.base, want);
+        ck_assert_int_eq(push_to_verdict(want, n, NULL, NULL), -EINVAL);
+    }
+    ck_assert_ptr_null(frame_pack_push(players, FRAME_PUSH_TO_MAX + 2, msg, msg_len, &len));
+    {
+        Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+        f.has_player_id = true;
+        f.player_id = players[0];
+        f.n_push_to = FRAME_PUSH_TO_MAX + 1; /* 65 */
+        f.push_to = players + 1;
+        f.body_case = CROUPIER__RPC_FRAME__BODY_PUSH;
+        f.push = &sm;
+        size_t n = raw_pack(&f.base, want);
+        ck_assert_int_eq(push_to_verdict(want, n, NULL, NULL), -EINVAL);
+    }
+    /* push_to on a reply: refused by both. */
+    {
+        Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+        Croupier__Reply rep = CROUPIER__REPLY__INIT;
+        rep.code = CROUPIER__ERROR_CODE__OK;
+        rep.payload = &sm;
+        f.request_id = 9;
+        f.has_player_id = true;
+        f.player_id = players[0];
+        f.n_push_to = 1;
+        f.push_to = players + 1;
+        f.body_case = CROUPIER__RPC_FRAME__BODY_REPLY;
+        f.reply = &rep;
+        size_t n = raw_pack(&f.base, want);
+        ck_assert_int_eq(push_to_verdict(want, n, NULL, NULL), -EINVAL);
+    }
+    /* Unpacked (one varint field per id, which proto2 decoders accept for a packed field): the
+     * decoder's verdict, not the scan's. */
+    {
+        uint8_t *got = frame_pack_push(players, 1, msg, msg_len, &len);
+        ck_assert_ptr_nonnull(got);
+        size_t n = 0;
+        want[n++] = 1 << 3;
+        want[n++] = 0;
+        want[n++] = 9 << 3; /* push_to, varint */
+        n += frame_wire_put_varint(want + n, players[1]);
+        memcpy(want + n, got + FRAME_HEADER_SIZE + 2, len - FRAME_HEADER_SIZE - 2);
+        n += len - FRAME_HEADER_SIZE - 2;
+        free(got);
+        uint64_t ids[2];
+        size_t nids = 0;
+        ck_assert_int_eq(push_to_verdict(want, n, ids, &nids), 1);
+        ck_assert_uint_eq(nids, 2);
+        ck_assert_uint_eq(ids[1], players[1]);
+    }
+}
+END_TEST
+
 START_TEST(test_scan_rpc_leaves_errors_and_other_bodies_to_the_decoder)
 {
     Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
@@ -2215,6 +2358,7 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, test_scan_rpc_reads_replies_and_pushes_as_the_decoder_does);
     tcase_add_test(tc, test_scan_rpc_leaves_errors_and_other_bodies_to_the_decoder);
     tcase_add_test(tc, test_scan_rpc_cached_agrees_with_the_scan);
+    tcase_add_test(tc, test_push_to_frames_are_packed_scanned_and_checked);
     tcase_add_test(tc, test_prefixed_request_id_in_front_decodes_as_the_answer);
     tcase_add_test(tc, test_scratch_decode_gives_the_same_messages_and_verdicts);
     suite_add_tcase(s, tc);

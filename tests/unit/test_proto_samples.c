@@ -755,6 +755,7 @@ int samples_rpc(samples_rpc_cb cb, void *arg)
     {
         Croupier__LinkHello h = CROUPIER__LINK_HELLO__INIT;
         h.version = 1, h.gate_id = "gate-0", h.has_max_frame = 1, h.max_frame = 65536;
+        h.has_push_to = 1, h.push_to = 1;
         Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
         f.request_id = 1;
         f.body_case = CROUPIER__RPC_FRAME__BODY_HELLO, f.hello = &h;
@@ -833,6 +834,25 @@ int samples_rpc(samples_rpc_cb cb, void *arg)
         f.has_player_id = 1, f.player_id = 42;
         f.body_case = CROUPIER__RPC_FRAME__BODY_PUSH, f.push = &sm;
         cb(arg, "push", &f), n++;
+    }
+    {
+        /* One push, many players (docs/protocol.md): player 42 and the two push_to names. */
+        Croupier__GameAction ga = CROUPIER__GAME_ACTION__INIT;
+        uint8_t body[] = {0x08, 0x01};
+        ga.body.data = body, ga.body.len = sizeof body;
+        Croupier__Action a = CROUPIER__ACTION__INIT;
+        a.kind_case = CROUPIER__ACTION__KIND_GAME, a.game = &ga;
+        Croupier__Play pl = CROUPIER__PLAY__INIT;
+        pl.seat = 2, pl.action = &a;
+        Croupier__ServerMessage sm = CROUPIER__SERVER_MESSAGE__INIT;
+        sm.has_event_seq = 1, sm.event_seq = 6;
+        sm.body_case = CROUPIER__SERVER_MESSAGE__BODY_PLAY, sm.play = &pl;
+        uint64_t to[] = {43, 1000000007};
+        Croupier__RpcFrame f = CROUPIER__RPC_FRAME__INIT;
+        f.has_player_id = 1, f.player_id = 42;
+        f.n_push_to = 2, f.push_to = to;
+        f.body_case = CROUPIER__RPC_FRAME__BODY_PUSH, f.push = &sm;
+        cb(arg, "push_to", &f), n++;
     }
     {
         Croupier__RpcPing p = CROUPIER__RPC_PING__INIT;
