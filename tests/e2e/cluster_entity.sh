@@ -82,6 +82,7 @@ kill "$REDIS_PID" 2>/dev/null
 e2e_engine_desc holdem || exit 2
 SEED_CHIPS=1000000
 base=5000000
+# shellcheck disable=SC2034 # read by e2e_seed_wallets (lib.sh)
 E2E_MONEY_BY_ENTITY=1
 check "seeded $E2E_BOTS wallets with croupier-ctl --money-by-entity credit" \
     e2e_seed_wallets $base "$E2E_BOTS" $SEED_CHIPS
