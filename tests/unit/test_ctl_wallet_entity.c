@@ -177,6 +177,32 @@ START_TEST(test_ctl_credit_and_debit_by_entity_once_each_and_the_audit_balances)
     ck_assert_msg(rc == 0 && strstr(out, "replayed") != NULL, "%d: %s", rc, out);
     assert_wallet("dave", "40");
     assert_audit("balanced: 545 + 0 = 545");
+
+    /* durability: no replica here, so a WAIT for one falls short after the seed: applied, not
+     * booked, "not finished"; the same command once it can be durable (here: asked for none)
+     * books it, and the chips were created once */
+    rc = ectl("credit erin 60 --reason d --op-id c4 --redis-min-replicas 1 --redis-wait-ms 100",
+              out, sizeof out);
+    ck_assert_msg(rc == 1 && strstr(out, "is not finished") != NULL &&
+                      strstr(out, "WAIT reached 0 of 1") != NULL &&
+                      strstr(out, "run the same command again") != NULL,
+                  "%d: %s", rc, out);
+    assert_wallet("erin", "60");
+    rc = ectl("credit erin 60 --reason d --op-id c4", out, sizeof out);
+    ck_assert_msg(rc == 0 && strstr(out, "credited erin: +60 chips, balance 60") != NULL, "%d: %s",
+                  rc, out);
+    assert_wallet("erin", "60");
+    /* a debit whose transfer cannot be durable stays in flight; the same command finishes it */
+    rc = ectl("credit erin -10 --reason d --op-id d2 --redis-min-replicas 1 --redis-wait-ms 100",
+              out, sizeof out);
+    ck_assert_msg(rc == 1 && strstr(out, "the debit is in flight") != NULL, "%d: %s", rc, out);
+    assert_audit("in flight           1 transfers, 10");
+    rc = ectl("credit erin -10 --reason d --op-id d2", out, sizeof out);
+    ck_assert_msg(rc == 0 && strstr(out, "credited erin: -10 chips, balance 50") != NULL, "%d: %s",
+                  rc, out);
+    assert_wallet("erin", "50");
+    assert_audit("balanced: 605 + 0 = 605");
+    assert_audit("house             1 holding 210");
 }
 END_TEST
 
