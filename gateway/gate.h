@@ -114,6 +114,8 @@ typedef struct {
     config_addr_t redis;
     const char *redis_sentinels; /* with redis_master: find Redis through Sentinel, ignore redis */
     const char *redis_cluster;   /* seeds of a Redis Cluster (rconn's cluster mode), ignore redis */
+    bool money_by_entity;        /* with redis_cluster: the wallet read at login is {p:<id>}:bal
+                                    (docs/queues.md "The wallets outside the game server") */
     const char *redis_master;
     const token_secret_t *secret;  /* not owned; must outlive the gate */
     const char *gate_id;           /* copied */

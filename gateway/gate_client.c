@@ -87,7 +87,11 @@ static void gate_seat_lookup_cb(rconn_t *rc, redisReply *reply, void *arg)
     } else if (c != NULL) {
         /* The wallet's balance next; the LoginResult goes out with it (gate_login_wallet_cb). */
         char key[64];
-        snprintf(key, sizeof key, GATE_WALLET_KEY_PREFIX "%" PRIu64, c->player);
+        if (g->cfg.money_by_entity)
+            snprintf(key, sizeof key,
+                     GATE_WALLET_ENTITY_PREFIX "%" PRIu64 GATE_WALLET_ENTITY_SUFFIX, c->player);
+        else
+            snprintf(key, sizeof key, GATE_WALLET_KEY_PREFIX "%" PRIu64, c->player);
         const char *argv[] = {"GET", key};
         if (rconn_command_argv(g->rc, gate_login_wallet_cb, lk, 2, argv, NULL) == 0)
             return; /* lk goes on to the callback */

@@ -445,8 +445,12 @@ typedef struct {
     gate_req_t *then; /* a request waiting for the seat (NULL for a login) */
 } gate_lookup_t;
 
-/* A player's wallet (money/money.h "Keys": an integer balance, absent = 0). */
+/* A player's wallet (money/money.h "Keys": an integer balance, absent = 0); with the money by
+ * entity (gate_config_t.money_by_entity) {p:<player>}:bal in the player's slot instead
+ * (docs/queues.md "The wallets outside the game server"). */
 #define GATE_WALLET_KEY_PREFIX "{croupier:money}:wallet:"
+#define GATE_WALLET_ENTITY_PREFIX "{p:"
+#define GATE_WALLET_ENTITY_SUFFIX "}:bal"
 
 /* One table of a TableList being built, with the ad it was read from (holding its strings). */
 typedef struct gate_ad {

@@ -43,6 +43,7 @@ static struct {
     long max_conns, max_conns_per_addr, hs_ms, login_ms, frame_ms, write_ms, prate, pburst;
     long health_header_ms, health_body_ms, health_max_conns;
     bool allow_eviction;
+    bool money_by_entity;
 } O;
 
 static const config_flag_t gate_flags[] = {
@@ -64,6 +65,11 @@ static const config_flag_t gate_flags[] = {
     {"redis", CONFIG_ADDR, "127.0.0.1:6379", "Redis address (IP literal)", &O.redis, 0, 0},
     SENTINEL_CONFIG_FLAGS(&O.redis_sentinels, &O.redis_master),
     RCLUSTER_CONFIG_FLAG(&O.redis_cluster),
+    {"money-by-entity", CONFIG_BOOL, "false",
+     "EXPERIMENTAL, --redis-cluster only: the wallets by entity, as croupier-game "
+     "--money-by-entity keeps them -- the balance at login read from {p:<player>}:bal "
+     "(docs/queues.md \"The wallets outside the game server\")",
+     &O.money_by_entity, 0, 0},
     {"redis-allow-eviction", CONFIG_BOOL, "false",
      "run even when Redis's maxmemory-policy is not noeviction (TESTS ONLY; docs/deploy.md "
      "\"Redis must not evict\")",
@@ -337,6 +343,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "croupier-gate: %s\n", err);
         return 2;
     }
+    if (O.money_by_entity && O.redis_cluster == NULL) { /* as croupier-game refuses it */
+        fprintf(stderr, "croupier-gate: --money-by-entity needs --redis-cluster\n");
+        return 2;
+    }
     if (O.redis_cluster != NULL &&
         rcluster_check(O.redis_cluster, 1000, err, sizeof err) != 0) { /* docs/deploy.md */
         fprintf(stderr, "croupier-gate: --redis-cluster: %s\n", err);
@@ -422,6 +432,7 @@ int main(int argc, char **argv)
                         .redis_sentinels = O.redis_sentinels,
                         .redis_master = O.redis_master,
                         .redis_cluster = O.redis_cluster,
+                        .money_by_entity = O.money_by_entity,
                         .secret = &secret,
                         .gate_id = O.gate_id,
                         .version = croupier_version,

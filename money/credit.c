@@ -100,7 +100,7 @@ bool money_credit_round(const char *round_id)
            strncmp(round_id, MONEY_CREDIT_ROUND_PREFIX, strlen(MONEY_CREDIT_ROUND_PREFIX)) == 0;
 }
 
-int money_sync_credit(redisContext *c, const money_credit_t *cr, money_credit_result_t *out)
+int money_credit_check(const money_credit_t *cr, money_credit_result_t *out)
 {
     memset(out, 0, sizeof *out);
     if (!money_valid_player(cr->player))
@@ -115,7 +115,14 @@ int money_sync_credit(redisContext *c, const money_credit_t *cr, money_credit_re
             return credit_fail(out, -EINVAL, "%s", "the reason must be printable text");
     if (money_credit_ids(cr->id, out->op_id, out->round_id, sizeof out->op_id) != 0)
         return credit_fail(out, -EINVAL, "invalid credit id '%s'", cr->id ? cr->id : "");
+    return 0;
+}
 
+int money_sync_credit(redisContext *c, const money_credit_t *cr, money_credit_result_t *out)
+{
+    int vrc = money_credit_check(cr, out);
+    if (vrc != 0)
+        return vrc;
     char wallet[160], round[256], house[160], seen[256];
     char amount[32], ttl[32], maxlen[32], opn[32], ts[32];
     money_key_wallet(cr->player, wallet, sizeof wallet);

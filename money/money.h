@@ -228,8 +228,8 @@ typedef struct {
 } money_credit_t;
 
 typedef struct {
-    int status;    /* as returned */
-    bool replayed; /* applied earlier: the first application's result */
+    int status;         /* as returned */
+    bool replayed;      /* applied earlier: the first application's result */
     bool balance_known; /* false only for a replay whose settle record expired */
     int64_t balance_after;
     char op_id[MONEY_ID_MAX + 1];    /* ctl:<id> */
@@ -239,16 +239,17 @@ typedef struct {
 } money_credit_result_t;
 
 /* Returns 0, -EINVAL (bad input, nothing sent), -EIO, MONEY_ERR_INSUFFICIENT, MONEY_ERR_BAD_ARGS
- * (the id was used for another credit) or MONEY_ERR_REDIS; out->error says why. */
+ * (the id was used for another credit) or MONEY_ERR_REDIS; out->error says why. With the money
+ * by entity a credit is money/mcredit.h's instead (its keys are in two slots). */
 int money_sync_credit(redisContext *c, const money_credit_t *cr, money_credit_result_t *out);
 /*
  * Replication of the writes made on c so far, for the money calls outside the writer (table
  * handoffs, operator credits: no replay journal covers them, docs/deploy.md "Failover and
  * durability"). Asks the master how many replicas are connected (ROLE), then `WAIT` for all of
  * them -- at least min_replicas -- for up to wait_ms (<= 0: 500): with every connected replica
- * holding the write, whichever replica Sentinel promotes has it. Returns 0 when at least min_replicas
- * acknowledged (out->got may still be below out->want: a replica lagging past wait_ms), else -1
- * with out->error saying why (no reply, too few replicas, a refusal).
+ * holding the write, whichever replica Sentinel promotes has it. Returns 0 when at least
+ * min_replicas acknowledged (out->got may still be below out->want: a replica lagging past
+ * wait_ms), else -1 with out->error saying why (no reply, too few replicas, a refusal).
  */
 typedef struct {
     int want; /* replicas waited for: max(min_replicas, connected replicas) */
@@ -257,6 +258,9 @@ typedef struct {
 } money_wait_result_t;
 int money_sync_wait_replicas(redisContext *c, int min_replicas, int wait_ms,
                              money_wait_result_t *out);
+/* The input of a credit checked (player, amount, reason, id), out zeroed and its op_id and
+ * round_id filled: 0, or -EINVAL with out->error saying why. Both ways of crediting start so. */
+int money_credit_check(const money_credit_t *cr, money_credit_result_t *out);
 /* Fills op_id ("ctl:<id>") and round_id ("ctl:credit:<id>"), each len bytes. Returns 0,
  * -EINVAL or -ENOSPC. */
 int money_credit_ids(const char *id, char *op_id, char *round_id, size_t len);

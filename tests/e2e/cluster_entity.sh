@@ -10,7 +10,10 @@
 # the bots finished games with none torn and no unexpected error, every finished round has its
 # settlement in its epoch's slot (and no voided one has), no script was refused for keys in two
 # slots, and croupier-ctl audit balances with every seat account back at 0: wallets + the
-# epochs' rake = what was seeded.
+# epochs' rake + the house = what was seeded. The wallets are seeded, and an operator credits
+# and debits two of them mid-play, with croupier-ctl --money-by-entity credit (docs/queues.md
+# "The wallets outside the game server"), and the gateway runs with --money-by-entity; the three
+# binaries refuse --money-by-entity without --redis-cluster.
 #
 #   tests/e2e/cluster_entity.sh BUILD_DIR [SOURCE_DIR]
 # With FAILOVER=1 (meson test cluster_entity_failover) the cluster has 2 replicas per master and
@@ -61,33 +64,58 @@ timeout 20 "$GAME" --engine holdem --health-listen 127.0.0.1:0 --redis "127.0.0.
     --money-by-entity >"$E2E_DIR/bad.out" 2>"$E2E_DIR/bad.err" || st=$?
 check "--money-by-entity without --redis-cluster refused ($(head -c 200 "$E2E_DIR/bad.err"))" \
     bash -c "[ $st = 2 ] && grep -q 'needs --redis-cluster' '$E2E_DIR/bad.err'"
+
+# the gateway and croupier-ctl refuse the mode without a cluster as croupier-game does
+refused() { # refused NAME COMMAND...: exit status 2 and the one line
+    local st=0
+    timeout 20 "${@:2}" >"$E2E_DIR/bad.out" 2>"$E2E_DIR/bad.err" || st=$?
+    check "$1 --money-by-entity without --redis-cluster refused ($(head -c 200 "$E2E_DIR/bad.err"))" \
+        bash -c "[ $st = 2 ] && grep -q -- '--money-by-entity needs --redis-cluster' '$E2E_DIR/bad.err'"
+}
+refused croupier-gate "$BUILD/gateway/croupier-gate" --listen 127.0.0.1:0 --health-listen \
+    127.0.0.1:0 --redis "127.0.0.1:$REDIS_PORT" --token-secret-file "$E2E_DIR/secret" --money-by-entity
+refused croupier-ctl "$CTL" --redis "127.0.0.1:$REDIS_PORT" --money-by-entity wallet 1
 kill "$REDIS_PID" 2>/dev/null
 
-# ---- seed: each bot's wallet {p:<id>}:bal and its minted total {p:<id>}:xm (xfer_seed's) -----
+# ---- seed: each bot's wallet {p:<id>}:bal, an operator credit each (croupier-ctl
+# --money-by-entity credit: xfer_seed's, counted as seeded at {p:<id>}:xm; e2e_seed_wallets) -----
 e2e_engine_desc holdem || exit 2
 SEED_CHIPS=1000000
 base=5000000
-for ((i = base; i < base + E2E_BOTS; i++)); do
-    echo "SET {p:$i}:bal $SEED_CHIPS"
-    echo "SET {p:$i}:xm $SEED_CHIPS"
-done | e2e_redis >/dev/null
+# shellcheck disable=SC2034 # read by e2e_seed_wallets (lib.sh)
+E2E_MONEY_BY_ENTITY=1
+check "seeded $E2E_BOTS wallets with croupier-ctl --money-by-entity credit" \
+    e2e_seed_wallets $base "$E2E_BOTS" $SEED_CHIPS
 seeded=$((E2E_BOTS * SEED_CHIPS))
 "$CTL" --redis-cluster "$E2E_REDIS_CLUSTER" audit >"$E2E_DIR/audit0.txt" 2>&1
 check "seeded $seeded chips, the audit balances ($(tail -n 1 "$E2E_DIR/audit0.txt"))" \
     grep -q "^balanced: $seeded + 0 = $seeded" "$E2E_DIR/audit0.txt"
+"$CTL" --redis-cluster "$E2E_REDIS_CLUSTER" --money-by-entity wallet $base >"$E2E_DIR/wallet0.txt" 2>&1
+check "croupier-ctl --money-by-entity wallet reads {p:$base}:bal ($(head -n 1 "$E2E_DIR/wallet0.txt"))" \
+    grep -q "^player $base: balance $SEED_CHIPS at {p:$base}:bal" "$E2E_DIR/wallet0.txt"
 
 # ---- play -------------------------------------------------------------------------------------
 TTL=3000
 [ "$FAILOVER" = 1 ] && TTL=6000 # a failover (about 2.6 s) ends before a server fences itself
 e2e_game_start game-a holdem 30 --lease-ttl-ms $TTL --money-by-entity "${DURABLE[@]}"
 e2e_game_start game-b holdem 30 --lease-ttl-ms $TTL --money-by-entity "${DURABLE[@]}"
-e2e_gate_start gate-a
+e2e_gate_start gate-a --money-by-entity
 "$BUILD/bots/croupier-bot" --gateways "127.0.0.1:${POD_PORT[gate-a]}" \
     --bots "$E2E_BOTS" --game holdem --engine "$E2E_JOIN" \
     --seconds "$BOT_SECONDS" --player-base $base --token-secret-file "$E2E_DIR/secret" \
     --finish-timeout-ms 60000 --report "$E2E_DIR/report.json" \
     --rounds-file "$E2E_DIR/rounds.txt" >"$E2E_DIR/bot.log" 2>&1 &
 bot=$!
+# an operator's credit and debit while the bots play (croupier-ctl --money-by-entity credit:
+# created in the wallet, counted as seeded; the debit a transfer to {house}:bal:credits)
+"$CTL" --redis-cluster "$E2E_REDIS_CLUSTER" --money-by-entity credit $((base + 1)) 500 \
+    --reason "e2e: goodwill" --op-id e2e-credit >"$E2E_DIR/credit.txt" 2>&1
+check "an operator credit mid-play ($(head -n 1 "$E2E_DIR/credit.txt"))" \
+    grep -q "^credited $((base + 1)): +500 chips" "$E2E_DIR/credit.txt"
+"$CTL" --redis-cluster "$E2E_REDIS_CLUSTER" --money-by-entity credit $((base + 2)) -200 \
+    --reason "e2e: chargeback" --op-id e2e-debit >"$E2E_DIR/debit.txt" 2>&1
+check "an operator debit mid-play ($(head -n 1 "$E2E_DIR/debit.txt"))" \
+    grep -q "^credited $((base + 2)): -200 chips" "$E2E_DIR/debit.txt"
 # the server that seats the most players dies (the gateway puts them anywhere); the other stays
 victim=game-a survivor=game-b
 if [ "$KILL_AFTER" -gt 0 ]; then
@@ -198,6 +226,10 @@ for _ in $(seq 1 40); do
 done
 e2e_log "audit: $(tr '\n' ';' <"$E2E_DIR/audit.txt")"
 check "the audit balances, nothing in flight, every seat account back at 0" test "$ok" = 1
+check "seeded: the bots' wallets and the operator's credit ($((seeded + 500)))" \
+    grep -q "^seeded *$((seeded + 500))\$" "$E2E_DIR/audit.txt"
+house=$(redis-cli -c -p "${E2E_REDIS_CLUSTER##*:}" get '{house}:bal:credits')
+check "the operator's debit is in the house's account of debits ($house)" test "$house" = 200
 
 for f in "${E2E_FAILURES[@]}"; do fail=1; e2e_log "failed: $f"; done
 if [ $fail -ne 0 ]; then

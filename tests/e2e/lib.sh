@@ -662,9 +662,21 @@ e2e_wait_crash_recovered() {
     done
 }
 
-# e2e_seed_wallets FIRST COUNT AMOUNT: gives players FIRST..FIRST+COUNT-1 a balance.
+# e2e_seed_wallets FIRST COUNT AMOUNT: gives players FIRST..FIRST+COUNT-1 a balance. With
+# E2E_MONEY_BY_ENTITY=1 (a Redis Cluster run with --money-by-entity: docs/queues.md "The wallets
+# outside the game server") each is an operator credit, `croupier-ctl --money-by-entity credit`
+# with the op id e2e-seed-<player>: created in {p:<player>}:bal, counted as seeded, booked in
+# the audit stream, once; otherwise a SET of the one-slot wallet. Returns 1 when a credit fails.
 e2e_seed_wallets() {
     local i
+    if [ "${E2E_MONEY_BY_ENTITY:-0}" = 1 ]; then
+        for ((i = $1; i < $1 + $2; i++)); do
+            # shellcheck disable=SC2046 # e2e_redis_flags is several words
+            "$BUILD/tools/croupier-ctl" $(e2e_redis_flags) --money-by-entity credit "$i" "$3" \
+                --reason "e2e: starting wallet" --op-id "e2e-seed-$i" >/dev/null || return 1
+        done
+        return 0
+    fi
     for ((i = $1; i < $1 + $2; i++)); do
         echo "SET {croupier:money}:wallet:$i $3"
     done | e2e_redis >/dev/null

@@ -32,6 +32,10 @@
  *                                accounts + transfers in flight = seeded, on every master of
  *                                a Redis Cluster (money/xfer.h; ctl_audit.c)
  *
+ * With --redis-cluster and --money-by-entity (EXPERIMENTAL), wallet and credit read and change
+ * the wallets by entity {p:<player>}:bal (money/mcredit.h), as croupier-game --money-by-entity
+ * keeps them; refused without --redis-cluster.
+ *
  * Exit status: 0 done, 1 not found / refused / unreachable, 2 bad arguments.
  *
  * The tool's files (ctl.h is what they share): ctl.c, the options, the Redis connection and
@@ -73,6 +77,11 @@ static const config_flag_t ctl_flags[] = {
     {"redis", CONFIG_ADDR, "127.0.0.1:6379", "Redis address (IP literal)", &O.redis, 0, 0},
     SENTINEL_CONFIG_FLAGS(&O.redis_sentinels, &O.redis_master),
     RCLUSTER_CONFIG_FLAG(&O.redis_cluster),
+    {"money-by-entity", CONFIG_BOOL, "false",
+     "EXPERIMENTAL, --redis-cluster only: wallet and credit on the money by entity, as "
+     "croupier-game --money-by-entity keeps it -- the wallet {p:<player>}:bal, a credit created "
+     "there (counted as seeded), a debit a transfer to the house (docs/ops.md)",
+     &O.money_by_entity, 0, 0},
     {"redis-min-replicas", CONFIG_INT, "-1",
      "credit: replicas the credit must reach (WAIT) before it is reported done (-1: 1 with "
      "--redis-sentinels, else 0; docs/ops.md)",
@@ -128,6 +137,9 @@ static const char ctl_summary[] =
     "  drain SERVER               start the server's drain (--admin-secret-file)\n"
     "  credit PLAYER AMOUNT --reason TEXT --op-id ID\n"
     "                             idempotent wallet adjustment (AMOUNT may be negative)\n"
+    "  wallet, credit with --redis-cluster ... --money-by-entity\n"
+    "                             the wallets by entity ({p:<player>}:bal), as croupier-game\n"
+    "                             --money-by-entity keeps them (EXPERIMENTAL)\n"
     "  room CODE                  a private room: rules, state, server, scoreboard, deals\n"
     "  tour create --structure FILE [--name TEXT] [--start-in-seconds N]\n"
     "                             a tournament (an MTT needs --start-in-seconds)\n"
@@ -222,6 +234,16 @@ void ctl_redis_done(redisContext *c)
 {
     if (c != NULL && c != R)
         redisFree(c);
+}
+
+rcluster_t *ctl_cluster_client(void)
+{
+    char err[600];
+    rcluster_opts_t o = {.command_timeout_ms = (int)O.timeout_ms};
+    rcluster_t *c = rcluster_create(O.redis_cluster, &o, err, sizeof err);
+    if (c == NULL)
+        ctl_fail(1, "%s", err);
+    return c;
 }
 
 /* One command; NULL (and a message) on a connection error or an error reply. */
@@ -551,6 +573,8 @@ int main(int argc, char **argv)
         rc = CONFIG_ERROR;
     if (rc != CONFIG_OK)
         return ctl_fail(2, "%s", err);
+    if (O.money_by_entity && O.redis_cluster == NULL) /* as croupier-game refuses it */
+        return ctl_fail(2, "--money-by-entity needs --redis-cluster");
     if (O.min_replicas < 0)
         O.min_replicas = O.redis_sentinels != NULL ? 1 : 0;
     if (np == 0)
@@ -590,6 +614,8 @@ int main(int argc, char **argv)
         return ctl_audit();
     if (O.redis_cluster != NULL)
         keytag_set_cluster(true); /* the cluster's key layout (common/keytag.h) */
+    if (O.money_by_entity)
+        money_set_entity(true); /* the wallets by entity (money.h), before anything reads one */
     ctl_tour_t *t = NULL;
     if (tour && (rc = ctl_tour_prepare(np - 1, pos + 1, &t)) != 0)
         return rc;

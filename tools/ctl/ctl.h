@@ -43,7 +43,8 @@
 typedef struct {
     config_addr_t redis;
     const char *redis_sentinels, *redis_master;
-    const char *redis_cluster; /* audit only, for now */
+    const char *redis_cluster;
+    bool money_by_entity; /* wallet, credit: the wallets at {p:<player>}:bal (money/mcredit.h) */
     bool json;
     bool phh; /* round: the hand as a PHH file (hold'em; docs/replays.md "PHH export") */
     const char *reason, *op_id, *admin_secret;
@@ -60,6 +61,8 @@ extern redisContext *R; /* connected before a command runs */
  * with ctl_redis_done(). */
 redisContext *ctl_redis_for(const char *key);
 void ctl_redis_done(redisContext *c);
+/* A cluster client over --redis-cluster (the caller destroys it), or NULL after a message. */
+struct rcluster *ctl_cluster_client(void);
 
 /* "croupier-ctl: <message>" on stderr; returns code (the exit status). */
 int ctl_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

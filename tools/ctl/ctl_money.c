@@ -9,6 +9,11 @@
  * Each command reads Redis through ctl.c's connection R and helpers, builds one JSON document,
  * prints it (--json) or a table (ctl_table), and returns the exit status: 0, 1 not found /
  * refused / unreachable, 2 bad arguments (credit's amount).
+ *
+ * With --money-by-entity (docs/queues.md "The wallets outside the game server") wallet reads
+ * {p:<player>}:bal and the seat accounts of the epochs ({s:...}) through a cluster client, and
+ * credit is money/mcredit.h's mcredit_apply; the audit stream, settle records and hand
+ * histories stay in the money slot, read on R as ever.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -24,7 +29,10 @@
 #include "holdem_record.h"
 #include "ctl.h"
 #include "keytag.h"
+#include "mcluster.h"
+#include "mcredit.h"
 #include "money.h"
+#include "rcluster.h"
 
 #define CTL_AUDIT_KEY MONEY_AUDIT_KEY
 #define CTL_REASON_MAX MONEY_CREDIT_REASON_MAX
@@ -77,23 +85,56 @@ static void ctl_recent(json_t *ops)
         json_array_remove(ops, json_array_size(ops) - 1);
 }
 
-int ctl_wallet(const char *player)
+/*
+ * The seat accounts held for player with the money by entity (docs/queues.md "The game server's
+ * money by entity"): the epochs of {croupier:money}:epochs (in the money slot, on R), each
+ * epoch's {s:...}:held and seat accounts {s:...}:bal:<account> in the epoch's slot, through the
+ * cluster client c. Appends {account, chips, held_by} to accounts. 0, or 1 after a message.
+ */
+static int ctl_wallet_seats_entity(rcluster_t *c, const char *player, json_t *accounts)
 {
-    if (!money_valid_player(player))
-        return ctl_fail(2, "'%s' is not a player id (1..64 of [A-Za-z0-9_.-])", player);
-    char key[128];
-    money_key_wallet(player, key, sizeof key);
-    redisReply *ex = CTL_CMD("EXISTS", key);
-    if (ex == NULL)
+    redisReply *idx = CTL_CMD("SMEMBERS", MCLUSTER_INDEX_KEY);
+    if (idx == NULL)
         return 1;
-    bool has_wallet = ex->integer == 1;
-    freeReplyObject(ex);
-    int64_t balance = 0;
-    if (money_sync_balance(R, player, &balance) != 0)
-        return ctl_fail(1, "cannot read the wallet of %s", player);
+    int status = 0;
+    for (size_t i = 0; idx->type == REDIS_REPLY_ARRAY && i < idx->elements && status == 0; i++) {
+        char service[MONEY_NAME_MAX + 1], held[256];
+        uint32_t slot;
+        uint64_t epoch;
+        if (money_held_parse(idx->element[i]->str, service, sizeof service, &slot, &epoch) != 0 ||
+            mcluster_key_epoch(service, slot, epoch, ":held", held, sizeof held) != 0)
+            continue;
+        redisReply *h = rcluster_command(c, RCLUSTER_RESEND, held, "HGETALL %s", held);
+        if (h == NULL || h->type != REDIS_REPLY_ARRAY) {
+            status = ctl_fail(1, "cannot read %s: %s", held,
+                              h == NULL ? rcluster_last_error(c) : "not a hash");
+        } else {
+            for (size_t k = 0; k + 1 < h->elements; k += 2) {
+                const char *f = h->element[k]->str;
+                char seat[320];
+                if (f[0] == '\0' || f[1] == ':' || strcmp(h->element[k + 1]->str, player) != 0 ||
+                    mcluster_key_seat(service, slot, epoch, f, seat, sizeof seat) != 0)
+                    continue; /* r:<desk> records, or another owner's account */
+                redisReply *b = rcluster_command(c, RCLUSTER_RESEND, seat, "GET %s", seat);
+                json_int_t chips =
+                    b != NULL && b->type == REDIS_REPLY_STRING ? strtoll(b->str, NULL, 10) : 0;
+                if (b != NULL)
+                    freeReplyObject(b);
+                json_array_append_new(accounts, json_pack("{s:s,s:I,s:s}", "account", seat, "chips",
+                                                          chips, "held_by", idx->element[i]->str));
+            }
+        }
+        if (h != NULL)
+            freeReplyObject(h);
+    }
+    freeReplyObject(idx);
+    return status;
+}
 
-    /* Seat accounts held for the player (chips at a table). */
-    json_t *accounts = json_array();
+/* The seat accounts held for player in today's one-slot layout ({croupier:money}:held and each
+ * server epoch's held record). Appends {account, chips, held_by}. 0, or 1 after a message. */
+static int ctl_wallet_seats(const char *player, json_t *accounts)
+{
     redisReply *idx = CTL_CMD("SMEMBERS", MONEY_HELD_INDEX_KEY);
     if (idx == NULL)
         return 1;
@@ -119,6 +160,54 @@ int ctl_wallet(const char *player)
         json_decref(held);
     }
     freeReplyObject(idx);
+    return 0;
+}
+
+int ctl_wallet(const char *player)
+{
+    if (!money_valid_player(player))
+        return ctl_fail(2, "'%s' is not a player id (1..64 of [A-Za-z0-9_.-])", player);
+    char key[128];
+    money_key_wallet(player, key, sizeof key);
+    bool has_wallet = false;
+    int64_t balance = 0;
+    json_t *accounts = json_array();
+    if (O.money_by_entity) {
+        /* {p:<player>}:bal in the player's slot, the seat accounts in their epochs' slots */
+        rcluster_t *c = ctl_cluster_client();
+        if (c == NULL) {
+            json_decref(accounts);
+            return 1;
+        }
+        int rc = mcredit_balance(c, player, &balance, &has_wallet);
+        if (rc != 0)
+            ctl_fail(1, "cannot read the wallet %s: %s", key,
+                     rc == -EIO ? rcluster_last_error(c) : "it holds no integer");
+        else
+            rc = ctl_wallet_seats_entity(c, player, accounts);
+        rcluster_destroy(c);
+        if (rc != 0) {
+            json_decref(accounts);
+            return 1;
+        }
+    } else {
+        redisReply *ex = CTL_CMD("EXISTS", key);
+        if (ex == NULL) {
+            json_decref(accounts);
+            return 1;
+        }
+        has_wallet = ex->integer == 1;
+        freeReplyObject(ex);
+        if (money_sync_balance(R, player, &balance) != 0) {
+            json_decref(accounts);
+            return ctl_fail(1, "cannot read the wallet of %s", player);
+        }
+        /* Seat accounts held for the player (chips at a table). */
+        if (ctl_wallet_seats(player, accounts) != 0) {
+            json_decref(accounts);
+            return 1;
+        }
+    }
 
     /* Recent operations: credits from the audit stream, rounds from the hand histories. */
     json_t *ops = json_array();
@@ -186,12 +275,13 @@ int ctl_wallet(const char *player)
         return ctl_fail(1, "player %s has no wallet, no seat account and no operation", player);
     }
     ctl_recent(ops);
-    json_t *doc = json_pack("{s:s,s:I,s:o,s:o}", "player", player, "balance", (json_int_t)balance,
-                            "seat_accounts", accounts, "recent", ops);
+    json_t *doc = json_pack("{s:s,s:s,s:I,s:o,s:o}", "player", player, "wallet", key, "balance",
+                            (json_int_t)balance, "seat_accounts", accounts, "recent", ops);
     if (O.json) {
         ctl_print_json(doc);
     } else {
-        printf("player %s: balance %" PRId64 "\n", player, balance);
+        printf("player %s: balance %" PRId64 "%s%s\n", player, balance,
+               O.money_by_entity ? " at " : "", O.money_by_entity ? key : "");
         if (json_array_size(accounts) > 0) {
             printf("\nchips at tables:\n");
             static const char *const cols[] = {"account", "chips", "held_by", NULL};
@@ -483,7 +573,24 @@ int ctl_credit(const char *player, const char *amount_text)
                          .operator_id = O.operator_id,
                          .unix_s = (int64_t)time(NULL)};
     money_credit_result_t res;
-    int rc = money_sync_credit(R, &cr, &res);
+    int rc;
+    if (O.money_by_entity) {
+        /* money/mcredit.h: claimed and booked in the money slot, created in (or debited from)
+         * {p:<player>}:bal in the player's slot; it WAITs for --redis-min-replicas itself */
+        rcluster_t *c = ctl_cluster_client();
+        if (c == NULL)
+            return 1;
+        mcredit_opts_t mo = {.min_replicas = (int)O.min_replicas, .wait_ms = (int)O.wait_ms};
+        rc = mcredit_apply(c, &cr, &mo, &res);
+        rcluster_destroy(c);
+        if (rc == -EAGAIN || rc == -EIO)
+            return ctl_fail(1,
+                            "credit %s %" PRId64 " is not finished: %s; run the same command "
+                            "again (it applies nothing twice)",
+                            player, amount, res.error);
+    } else {
+        rc = money_sync_credit(R, &cr, &res);
+    }
     if (rc == MONEY_ERR_BAD_ARGS && strstr(res.error, "op id was used") != NULL)
         return ctl_fail(1, "--op-id %s: %s; nothing changed", O.op_id,
                         res.error + strlen("MONEY_BAD_ARGS "));
@@ -492,7 +599,7 @@ int ctl_credit(const char *player, const char *amount_text)
                         res.error[0] ? res.error : money_strerror(rc));
     /* Durable before it is reported (docs/deploy.md "Failover and durability"): a replay too,
      * since the first run may have ended before its write reached a replica. */
-    if (O.min_replicas > 0) {
+    if (O.min_replicas > 0 && !O.money_by_entity) {
         /* every connected replica, at least --redis-min-replicas (money_sync_wait_replicas) */
         money_wait_result_t w;
         if (money_sync_wait_replicas(R, (int)O.min_replicas, (int)O.wait_ms, &w) != 0)
