@@ -36,7 +36,8 @@ typedef struct {
 } env_t;
 
 /* These tests drive one server without a gateway: a drained table closes and its players are
- * re-seated one by one (tk.h "moves"; whole-table moves are tested in test_tk and test_gate). */
+ * re-seated one by one (tk.h "moves"; whole-table moves are tested in test_tk_drain and
+ * test_gate). */
 static char *const per_player_moves[] = {"--bj-move-wait-ms", "-1", NULL};
 
 /* Starts redis-server and croupier-game --engine persistent, then connects the rpc link;
