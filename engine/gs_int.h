@@ -1,7 +1,7 @@
 /*
- * gs_int.h -- what gs.c and gs_spect.c share: the core's structures (the outbox, the links, the
- * remembered answers, the gs itself) and the functions one file calls in the other. Internal to
- * the gs; gs.h is the contract.
+ * gs_int.h -- what gs.c, gs_push.c and gs_spect.c share: the core's structures (the outbox, the
+ * links, the remembered answers, the gs itself) and the functions one file calls in the other.
+ * Internal to the gs; gs.h is the contract.
  */
 #ifndef CROUPIER_GS_INT_H
 #define CROUPIER_GS_INT_H
@@ -59,8 +59,8 @@ typedef struct gs_link {
     uint64_t id;
     struct bufferevent *bev;
     bool hello_done;
-    bool pinged; /* its peer pings (gateways do): held to link_silent_ms from then on */
-    bool dead;   /* closing: frees itself on the next loop iteration */
+    bool pinged;  /* its peer pings (gateways do): held to link_silent_ms from then on */
+    bool dead;    /* closing: frees itself on the next loop iteration */
     bool push_to; /* its gateway takes pushes with RpcFrame.push_to (LinkHello.push_to) */
     char peer[64];
 } gs_link_t;
@@ -180,5 +180,9 @@ void gs_link_spect(gs_link_t *l, Croupier__RpcFrame *in);
 void gs_spect_apply(gs_t *gs, gs_out_t *o);
 void gs_spect_link_gone(gs_t *gs, uint64_t link_id);
 void gs_spect_free(gs_t *gs);
+
+/* gs_push.c: a GS_OUT_PUSH_MANY item on the main thread (one frame per link that takes push_to,
+ * else one per player). */
+void gs_push_many_apply(gs_t *gs, gs_out_t *o);
 
 #endif
