@@ -799,6 +799,8 @@ int mcluster_recover(mcluster_t *m, const char *service, uint32_t slot, uint64_t
                          rcluster_last_error(m->rc));
             }
             rounds[nr++] = xstrdup(f->str);
+        } else if (strncmp(f->str, "m:", 2) == 0) {
+            /* a whole-table move's mark: the returns forget it with its account */
         } else if (money_valid_player(f->str) && money_valid_player(v->str)) {
             pairs[np].account = xstrdup(f->str);
             pairs[np].owner = xstrdup(v->str);

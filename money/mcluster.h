@@ -190,7 +190,9 @@ int mcluster_sweep(mcluster_t *m, const char *own, mcluster_sweep_stats_t *st);
  *   1. HOLD in the adopter's slot (fenced by its {s}:live): its new accounts held for the owners;
  *   2. CLAIM in the old slot, one script: the offer must be "offered" and its epoch live; every
  *      offered account is debited into an xfer outbox record (id "ho.<desk hex>.<n>.<i>", to the
- *      adopter's account i), closed, and left held for its owner; the offer reads "adopted";
+ *      adopter's account i), closed, and left held for its owner with the move's mark
+ *      m:<account> (the old epoch's recovery keeps it while the move is in flight, so a refund
+ *      is returned); the offer reads "adopted";
  *   3. each move finished as an xfer transfer (credit once by id, ack).
  * Exactly once and safe to race: one claim wins, the others are refused before any chip of
  * theirs moves (and forget their holds). The claim and each step WAIT as xfer's steps do.

@@ -67,7 +67,9 @@ static const char ho_lua_hold[] = HO_LUA_PRELUDE
  * offer's, held for its owner, open and hold an integer; then each is emptied into an outbox
  * record DEBITED (money/xfer.h's format: the credit, ack, resend and sweeper are xfer's),
  * closed, and left held for its owner (a refund comes back to it, and the epoch's recovery
- * returns it); the offer's mark is forgotten and the offer reads "adopted". {1, "stack ..."}.
+ * returns it) with the move's mark m:<account> = transfer id in {s}:held (the recovery keeps an
+ * account whose move is still in flight); the offer's mark is forgotten and the offer reads
+ * "adopted". {1, "stack ..."}.
  */
 static const char ho_lua_claim[] = HO_LUA_PRELUDE
     "local st = call('HGET', KEYS[1], 'status')\n"
@@ -113,6 +115,7 @@ static const char ho_lua_claim[] = HO_LUA_PRELUDE
     "      'state', 'DEBITED', 'created', t, 'updated', t, 'drives', '1')\n"
     "    call('ZADD', KEYS[4], t, id)\n"
     "    call('SADD', KEYS[5], KEYS[4])\n"
+    "    call('HSET', KEYS[3], 'm:' .. ARGV[a + 1], id)\n"
     "  end\n"
     "  call('SADD', KEYS[6], akey)\n"
     "  bal[i] = amt\n"

@@ -11,7 +11,7 @@
 # game or unexpected error, rounds finished on game-b after the move, every finished round has
 # its settlement in its epoch's slot, no script was refused for keys in two slots, both pods
 # exit drained, and croupier-ctl audit balances with nothing in flight and every seat account
-# back at 0.
+# back at 0, no epoch left in the epochs' index.
 #
 #   tests/e2e/entity_table_move.sh BUILD_DIR [SOURCE_DIR]
 # Env: BOT_SECONDS (30), MOVE_AFTER (seconds of play before the drain, 8), CROUPIER_KEEP_LOGS=1
@@ -144,6 +144,10 @@ done
 e2e_log "audit: $(tr '\n' ';' <"$E2E_DIR/audit.txt")"
 check "the audit balances, nothing in flight, every seat account back at 0" test "$ok" = 1
 check "seeded: the bots' wallets ($seeded)" grep -q "^seeded *$seeded\$" "$E2E_DIR/audit.txt"
+# both servers exited drained: each recovered its own epoch (the moved accounts included, their
+# moves settled), so no epoch is left in the index
+left=$(e2e_redis scard '{croupier:money}:epochs')
+check "no epoch left in {croupier:money}:epochs ($left)" test "$left" = 0
 
 for f in "${E2E_FAILURES[@]}"; do fail=1; e2e_log "failed: $f"; done
 if [ $fail -ne 0 ]; then

@@ -602,6 +602,63 @@ START_TEST(test_an_adopter_recovered_before_its_credits_sends_the_chips_home)
 }
 END_TEST
 
+static bool stop_at_debited(xfer_fault_t at, const char *id, void *arg)
+{
+    (void)id;
+    (void)arg;
+    return at == XFER_AT_DEBITED; /* as if the process died there: nothing more is sent */
+}
+
+START_TEST(test_a_move_in_flight_through_the_old_epochs_recovery_is_returned_by_the_next)
+{
+    NEED_CLUSTER();
+    rcluster_t *c = client();
+    mcluster_t *m = money(c);
+    const char *alice = pl("alice"), *bob = pl("bob");
+    open_epoch(c, m, OLD_SLOT, 3);
+    open_epoch(c, m, NEW_SLOT, 7);
+    seed(m, alice, 1000);
+    seed(m, bob, 1000);
+    table_t t;
+    table_make(&t, 3, 0xd1, alice, bob);
+    buy_in(m, OLD_SLOT, 3, t.accts[0], alice, 400);
+    buy_in(m, OLD_SLOT, 3, t.accts[1], bob, 300);
+    money_result_t r;
+    ck_assert_int_eq(mcluster_offer(m, service(), &t.o, &r), MONEY_OK);
+    adopt_killed(&t, NEW_SLOT, 7, 0xa1);
+    audit(m, 700);
+    /* the old epoch's recovery cannot finish the moves (its transfers stop after the debit, as
+     * if the adopter's master were unreachable): the emptied accounts stay held, marked, and the
+     * epoch stays in the index */
+    rcluster_t *c2 = client();
+    mcluster_t *m2 = money(c2);
+    xfer_set_fault_hook(mcluster_xfer(m2), stop_at_debited, NULL);
+    money_recover_result_t rv;
+    set_fence(c, OLD_SLOT, 4);
+    ck_assert_int_eq(mcluster_recover(m2, service(), OLD_SLOT, 3, MONEY_RECOVER_DEAD, NULL, &rv),
+                     -EAGAIN);
+    ck_assert_int_eq(rv.chips, 0);
+    ck_assert_int_eq(held_len(c, OLD_SLOT, 3), 4); /* two accounts and their moves' marks */
+    mcluster_destroy(m2);
+    rcluster_destroy(c2);
+    /* the adopter's epoch is recovered before the credits: the moves are refused, refunded into
+     * the old accounts, and the old epoch's next recovery returns them */
+    recover_dead(m, c, NEW_SLOT, 7, &rv);
+    xfer_sweep_stats_t ss;
+    ck_assert_int_eq(xfer_sweep(mcluster_xfer(m), 0, &ss), 0);
+    ck_assert_uint_ge(ss.refunded, 2);
+    audit(m, 0);
+    ck_assert_int_eq(mcluster_recover(m, service(), OLD_SLOT, 3, MONEY_RECOVER_DEAD, NULL, &rv), 0);
+    ck_assert_int_eq(rv.chips, 700);
+    ck_assert_int_eq(held_len(c, OLD_SLOT, 3), 0);
+    ck_assert_int_eq(wallet(m, alice), 1000);
+    ck_assert_int_eq(wallet(m, bob), 1000);
+    audit(m, 0);
+    mcluster_destroy(m);
+    rcluster_destroy(c);
+}
+END_TEST
+
 START_TEST(test_an_offer_pending_when_its_epoch_is_recovered_is_void)
 {
     NEED_CLUSTER();
@@ -678,6 +735,8 @@ int main(void)
     tcase_add_test(tc, test_two_adopters_racing_take_the_table_once);
     tcase_add_test(tc, test_an_adopter_killed_between_debit_and_credit_lands_once);
     tcase_add_test(tc, test_an_adopter_recovered_before_its_credits_sends_the_chips_home);
+    tcase_add_test(tc,
+                   test_a_move_in_flight_through_the_old_epochs_recovery_is_returned_by_the_next);
     tcase_add_test(tc, test_an_offer_pending_when_its_epoch_is_recovered_is_void);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
