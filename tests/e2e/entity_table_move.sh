@@ -14,8 +14,9 @@
 # back at 0, no epoch left in the epochs' index.
 #
 #   tests/e2e/entity_table_move.sh BUILD_DIR [SOURCE_DIR]
-# Env: BOT_SECONDS (30), MOVE_AFTER (seconds of play before the drain, 8), CROUPIER_KEEP_LOGS=1
-# keeps the work dir. Exit 77 (skip) when redis-server cannot run a cluster.
+# Env: BOT_SECONDS (30), MOVE_AFTER (seconds of play before the drain, 8), DURABLE=1 (2 replicas
+# per master and --redis-min-replicas 1: every step of the handoff WAITs for a replica),
+# CROUPIER_KEEP_LOGS=1 keeps the work dir. Exit 77 (skip) when redis-server cannot run a cluster.
 set -u
 BUILD=$(cd "${1:?usage: entity_table_move.sh BUILD_DIR [SOURCE_DIR]}" && pwd)
 SRC=$(cd "${2:-$(dirname "$0")/../..}" && pwd)
@@ -27,7 +28,10 @@ trap 'e2e_cleanup; [ "${CROUPIER_KEEP_LOGS:-0}" = 1 ] || [ ${#E2E_FAILURES[@]} -
 BOT_SECONDS=${BOT_SECONDS:-30}
 MOVE_AFTER=${MOVE_AFTER:-8}
 command -v redis-server >/dev/null || { echo "entity_table_move: SKIP: no redis-server" >&2; exit 77; }
-e2e_cluster_start 3 1 || { echo "entity_table_move: SKIP: $E2E_CLUSTER_WHY" >&2; exit 77; }
+DURABLE=${DURABLE:-0}
+REPLICAS=1 DUR=()
+[ "$DURABLE" = 1 ] && REPLICAS=2 DUR=(--redis-min-replicas 1)
+e2e_cluster_start 3 "$REPLICAS" || { echo "entity_table_move: SKIP: $E2E_CLUSTER_WHY" >&2; exit 77; }
 e2e_log "cluster up: $E2E_REDIS_CLUSTER"
 fail=0
 check() { # check DESCRIPTION COMMAND...
@@ -46,7 +50,7 @@ check "seeded $E2E_BOTS wallets with croupier-ctl --money-by-entity credit" \
 seeded=$((E2E_BOTS * SEED_CHIPS))
 
 # ---- play on game-a, then game-b up and game-a drained -----------------------------------
-e2e_game_start game-a holdem 30 --money-by-entity
+e2e_game_start game-a holdem 30 --money-by-entity "${DUR[@]}"
 e2e_gate_start gate-a --money-by-entity
 "$BUILD/bots/croupier-bot" --gateways "127.0.0.1:${POD_PORT[gate-a]}" \
     --bots "$E2E_BOTS" --game holdem --engine "$E2E_JOIN" \
@@ -55,7 +59,7 @@ e2e_gate_start gate-a --money-by-entity
     --rounds-file "$E2E_DIR/rounds.txt" >"$E2E_DIR/bot.log" 2>&1 &
 bot=$!
 sleep "$MOVE_AFTER"
-e2e_game_start game-b holdem 30 --money-by-entity
+e2e_game_start game-b holdem 30 --money-by-entity "${DUR[@]}"
 sleep 1 # game-b registered ready: the gateway and game-a's offers see it
 t0=$(date +%s%3N)
 e2e_pod_terminate game-a
