@@ -167,6 +167,8 @@ void tk_engine_destroy(void *e)
         return;
     eng->destroying = true;
     money_jobs_destroy(eng->jobs); /* the runtime is gone: its results are only freed */
+    mcluster_destroy(eng->ho_m);   /* the jobs thread is joined: nobody uses them any more */
+    rcluster_destroy(eng->ho_rc);
     tk_tour_engine_destroy(eng);
     pthread_mutex_destroy(&eng->jobs_mu);
     lobby_pub_destroy(eng->ads); /* before the connection it writes through */
@@ -436,15 +438,12 @@ int tk_engine_create(tk_engine_def_t *def, gs_t *gs, const char *games, void **o
                            .master_name = gs_redis_master(gs),
                            .cluster = gs_redis_cluster(gs)};
         eng->rc = rconn_create(base, &ro);
-        /* The money by entity (money.h, money_set_entity) has no table handoffs or rooms yet
-         * (their scripts read the one-slot held records): without jobs a draining table closes
-         * and its players are re-seated, adoptions and rooms are refused. */
-        if (!money_entity()) {
-            eng->jobs = money_jobs_create_sentinel(gs_redis_host(gs), gs_redis_port(gs),
-                                                   gs_redis_sentinels(gs), gs_redis_master(gs));
-            money_jobs_set_cluster(eng->jobs, gs_redis_cluster(gs));
-            money_jobs_set_min_replicas(eng->jobs, gs_redis_min_replicas(gs), gs_redis_wait_ms(gs));
-        }
+        /* With the money by entity (money.h, money_set_entity) the handoff calls are
+         * mcluster's (tk_move.c), on this jobs thread too; rooms are refused (tk_room.c). */
+        eng->jobs = money_jobs_create_sentinel(gs_redis_host(gs), gs_redis_port(gs),
+                                               gs_redis_sentinels(gs), gs_redis_master(gs));
+        money_jobs_set_cluster(eng->jobs, gs_redis_cluster(gs));
+        money_jobs_set_min_replicas(eng->jobs, gs_redis_min_replicas(gs), gs_redis_wait_ms(gs));
         lobby_pub_opts_t lo = {.server_id = gs_server_id(gs), .engine = gm->proto_engine};
         if (eng->rc != NULL)
             eng->ads = lobby_pub_create(base, eng->rc, &lo);

@@ -96,6 +96,7 @@
 #include "jobs.h"
 #include "lobby.h"
 #include "log.h"
+#include "mcluster.h"
 #include "money.h"
 #include "money_writer.h"
 #include "registry.h"
@@ -227,6 +228,10 @@ typedef struct tk_engine {
     metrics_t *m_spectators; /* tk_spectators: spectators of the engine's tables (tk_spect.c) */
     metrics_t *m_moved_out, *m_moved_in, *m_move_withdrawn, *m_move_failed;
     money_jobs_t *jobs; /* handoff calls (NULL without Redis: tables close instead of moving) */
+    /* The money by entity (money_entity()): the handoff calls' cluster client and money, made
+     * by the first job that needs them and used on the jobs thread only; freed after the jobs. */
+    rcluster_t *ho_rc;
+    mcluster_t *ho_m;
     pthread_mutex_t jobs_mu;
     bool rt_stopped; /* under jobs_mu: the lobby desk is gone, results are no longer posted */
     char labels[96];

@@ -12,6 +12,8 @@
  */
 #include "tk_int.h"
 
+#include <time.h>
+
 /* ---- whole-table moves (tk.h "moves", money.h "Table handoff") --------------------------- */
 
 static void tk_job_free(void *p)
@@ -111,11 +113,160 @@ static void tk_job_adopt(redisContext *c, tk_job_t *j)
     j->n = info.nseats;
 }
 
+/* ---- the money by entity (money_entity(): mcluster.h "whole-table moves") ----------------- */
+
+/* The engine's cluster client and money for the handoff calls, made on first use (jobs thread
+ * only), or NULL when the cluster cannot be reached now (the next job tries again). */
+static mcluster_t *tk_job_mcluster(tk_engine_t *eng)
+{
+    if (eng->ho_m != NULL)
+        return eng->ho_m;
+    char err[300] = "";
+    eng->ho_rc = rcluster_create(gs_redis_cluster(eng->gs), NULL, err, sizeof err);
+    if (eng->ho_rc == NULL) {
+        log_emit(LOG_WARN, "tk_handoff_cluster_unreachable", "{s:s}", "error", err);
+        return NULL;
+    }
+    int replicas = gs_redis_min_replicas(eng->gs);
+    mcluster_opts_t o = {.xfer = {.wait_replicas = replicas > 0 ? replicas : 0,
+                                  .wait_timeout_ms = gs_redis_wait_ms(eng->gs)}};
+    eng->ho_m = mcluster_create(eng->ho_rc, &o);
+    return eng->ho_m;
+}
+
+/* Calls that answer -EAGAIN (applied, a WAIT short; a move in flight) are idempotent: sent again
+ * after 50 ms doubling, for about 3 s, before the job reports it. */
+#define TK_JOB_TRIES 7
+
+static void tk_job_pause(int attempt)
+{
+    struct timespec ts = {.tv_sec = 0, .tv_nsec = (50L << attempt) * 1000000L};
+    while (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    nanosleep(&ts, NULL);
+}
+
+/* ADOPT with the money by entity: the offer read in its epoch's slot, checked against the table
+ * as tk_job_adopt does, then claimed and its accounts moved (mcluster_adopt). */
+static void tk_job_adopt_entity(mcluster_t *m, tk_job_t *j)
+{
+    money_offer_info_t info;
+    int rc = mcluster_offer_read(m, j->offer_id, &info);
+    if (rc != 0) {
+        tk_job_set_error(j, rc, NULL);
+        return;
+    }
+    j->state = info.state;
+    if (strcmp(info.status, "adopted") == 0 && info.adopter[0] != '\0')
+        snprintf(j->adopter, sizeof j->adopter, "%s", info.adopter);
+    json_t *st = json_loads(info.state, 0, NULL);
+    const char *game = st != NULL ? json_string_value(json_object_get(st, "game")) : NULL;
+    bool fits = game != NULL && strcmp(game, j->game) == 0 &&
+                json_integer_value(json_object_get(st, "stake")) == j->stake &&
+                json_integer_value(json_object_get(st, "seats")) == j->nseats &&
+                info.nseats <= (size_t)j->nseats;
+    json_decref(st);
+    const char *accts[MONEY_MAX_PLAYERS];
+    for (size_t i = 0; fits && i < info.nseats; i++) {
+        fits = info.seats[i] >= 0 && info.seats[i] < j->nseats;
+        if (fits) {
+            accts[i] = j->table_accts[info.seats[i]];
+            j->seats[i] = info.seats[i];
+        }
+    }
+    if (!fits) {
+        tk_job_set_error(j, MONEY_ERR_BAD_ARGS,
+                         "the offered table is not one of this game and stake");
+        return;
+    }
+    money_result_t res;
+    for (int a = 0; a < TK_JOB_TRIES; a++) {
+        rc = mcluster_adopt(m, j->offer_id, j->service, j->slot, j->epoch, j->desk, accts,
+                            info.nseats, j->stacks, &res);
+        if (rc != -EAGAIN)
+            break;
+        tk_job_pause(a);
+    }
+    j->status = rc;
+    if (rc != MONEY_OK) {
+        tk_job_set_error(j, rc, res.error);
+        money_offer_info_t again;
+        if (rc == MONEY_ERR_ADOPTED && j->adopter[0] == '\0' &&
+            mcluster_offer_read(m, j->offer_id, &again) == 0) {
+            snprintf(j->adopter, sizeof j->adopter, "%s", again.adopter);
+            free(again.state);
+        }
+        return;
+    }
+    j->n = info.nseats;
+}
+
+/* A handoff job with the money by entity (rooms are refused in that mode: tk_room.c). c is the
+ * jobs thread's connection to the money slot, where the registry is. */
+static void tk_job_run_entity(redisContext *c, tk_job_t *j)
+{
+    mcluster_t *m = tk_job_mcluster(j->eng);
+    if (m == NULL) {
+        tk_job_set_error(j, -EIO, "redis cluster unreachable");
+        return;
+    }
+    money_result_t res = {0};
+    switch (j->kind) {
+    case TK_JOB_OFFER: {
+        int any = tk_job_adopter_exists(c, j->self, j->game);
+        if (any == 0) {
+            tk_job_set_error(j, -ENOENT, "no other ready server of the game to adopt the table");
+            return;
+        }
+        for (int a = 0; a < TK_JOB_TRIES; a++) {
+            j->status = mcluster_offer(m, j->service, &j->offer, &res);
+            if (j->status != -EAGAIN)
+                break;
+            tk_job_pause(a);
+        }
+        break;
+    }
+    case TK_JOB_CHECK: {
+        money_offer_info_t info;
+        j->status = mcluster_offer_read(m, j->offer_id, &info);
+        if (j->status == 0) {
+            snprintf(j->status_text, sizeof j->status_text, "%s", info.status);
+            free(info.state);
+        }
+        snprintf(res.error, sizeof res.error, "%s", money_strerror(j->status));
+        break;
+    }
+    case TK_JOB_WITHDRAW:
+        for (int a = 0; a < TK_JOB_TRIES; a++) {
+            j->status = mcluster_offer_withdraw(m, j->service, &j->offer, j->status_text, &res);
+            if (j->status != -EAGAIN)
+                break;
+            tk_job_pause(a);
+        }
+        break;
+    case TK_JOB_ADOPT:
+        tk_job_adopt_entity(m, j);
+        return;
+    default:
+        j->status = MONEY_ERR_BAD_ARGS; /* rooms: refused before any job in this mode */
+        snprintf(res.error, sizeof res.error, "no private rooms with the money by entity");
+        break;
+    }
+    if (j->status != MONEY_OK)
+        tk_job_set_error(j, j->status, res.error);
+}
+
 static void tk_job_run(redisContext *c, money_job_t *job)
 {
     tk_job_t *j = (tk_job_t *)job;
     if (c == NULL) {
         tk_job_set_error(j, -EIO, "redis unreachable");
+        return;
+    }
+    if (money_entity()) {
+        tk_job_run_entity(c, j);
         return;
     }
     money_result_t res;

@@ -20,14 +20,6 @@
 
 #define MCL_CHUNK 64 /* accounts per RETURN script */
 
-struct mcluster {
-    rcluster_t *rc;
-    xfer_t *x;
-    mcluster_opts_t o;
-    rcluster_script_t *script[MCL_NSCRIPTS];
-    rcluster_script_t *settle, *history, *recover; /* money.h's scripts */
-};
-
 mcluster_t *mcluster_create(rcluster_t *rc, const mcluster_opts_t *opts)
 {
     mcluster_t *m = xcalloc(1, sizeof *m);
@@ -41,6 +33,8 @@ mcluster_t *mcluster_create(rcluster_t *rc, const mcluster_opts_t *opts)
     m->x = xfer_create(rc, &m->o.xfer);
     for (int i = 0; i < MCL_NSCRIPTS; i++)
         m->script[i] = rcluster_script_create(mcl_scripts[i]);
+    for (int i = 0; i < MCL_HO_NSCRIPTS; i++)
+        m->ho[i] = rcluster_script_create(mcl_ho_script_text(i));
     m->settle = rcluster_script_create(money_script_text(SCRIPT_SETTLE));
     m->history = rcluster_script_create(money_script_text(SCRIPT_HISTORY));
     m->recover = rcluster_script_create(money_script_text(SCRIPT_RECOVER));
@@ -53,6 +47,8 @@ void mcluster_destroy(mcluster_t *m)
         return;
     for (int i = 0; i < MCL_NSCRIPTS; i++)
         rcluster_script_destroy(m->script[i]);
+    for (int i = 0; i < MCL_HO_NSCRIPTS; i++)
+        rcluster_script_destroy(m->ho[i]);
     rcluster_script_destroy(m->settle);
     rcluster_script_destroy(m->history);
     rcluster_script_destroy(m->recover);
@@ -97,10 +93,7 @@ int mcluster_key_seat(const char *service, uint32_t slot, uint64_t epoch, const 
 
 /* ---- helpers ---------------------------------------------------------------------------- */
 
-static void mcl_err(money_result_t *out, int status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void mcl_err(money_result_t *out, int status, const char *fmt, ...)
+void mcl_err(money_result_t *out, int status, const char *fmt, ...)
 {
     out->status = status;
     va_list ap;
@@ -113,8 +106,8 @@ static void mcl_err(money_result_t *out, int status, const char *fmt, ...)
  * Runs script s with argv (nkeys keys, then the arguments) and parses a {flag, value} reply
  * into out as money_reply_parse() does for kind. Returns out->status (-EIO: no reply).
  */
-static int mcl_run(mcluster_t *m, rcluster_script_t *s, money_kind_t kind, int nkeys, int argc,
-                   const char **argv, const size_t *lens, money_result_t *out)
+int mcl_run(mcluster_t *m, rcluster_script_t *s, money_kind_t kind, int nkeys, int argc,
+            const char **argv, const size_t *lens, money_result_t *out)
 {
     char id[sizeof out->id];
     memcpy(id, out->id, sizeof id);
@@ -136,7 +129,7 @@ static int mcl_run(mcluster_t *m, rcluster_script_t *s, money_kind_t kind, int n
  * operation again (it answers its first result, and the WAIT after it covers the first write:
  * each script rewrites its record or counts the replay).
  */
-static int mcl_wait(mcluster_t *m, const char *key, char *why, size_t whylen)
+int mcl_wait(mcluster_t *m, const char *key, char *why, size_t whylen)
 {
     int want = m->o.xfer.wait_replicas;
     if (want <= 0)
@@ -649,8 +642,8 @@ static int mcl_return(mcluster_t *m, const char *service, uint32_t slot, uint64_
  * so a sweeper or another recovery doing the same is harmless). 0, or -EAGAIN when one is still
  * in flight (the sweeper's), -EIO.
  */
-static int mcl_drive(mcluster_t *m, const char *service, uint32_t slot, uint64_t epoch,
-                     money_recover_result_t *out)
+int mcl_drive(mcluster_t *m, const char *service, uint32_t slot, uint64_t epoch,
+              money_recover_result_t *out)
 {
     char index[256];
     mcluster_key_epoch(service, slot, epoch, ":xo", index, sizeof index);
@@ -797,6 +790,17 @@ int mcluster_recover(mcluster_t *m, const char *service, uint32_t slot, uint64_t
                 }
             }
             rounds[nr++] = xstrdup(f->str);
+        } else if (strncmp(f->str, "h:", 2) == 0) {
+            /* a whole-table offer pending: nobody can claim it any more ({s}:live is dead);
+             * it reads "void", its mark is forgotten with the rounds' */
+            if (mcl_ho_void(m, service, slot, epoch, f->str + 2) != 0) {
+                rc = -EIO;
+                snprintf(out->error, sizeof out->error, "voiding offer %.80s: %.80s", f->str + 2,
+                         rcluster_last_error(m->rc));
+            }
+            rounds[nr++] = xstrdup(f->str);
+        } else if (strncmp(f->str, "m:", 2) == 0) {
+            /* a whole-table move's mark: the returns forget it with its account */
         } else if (money_valid_player(f->str) && money_valid_player(v->str)) {
             pairs[np].account = xstrdup(f->str);
             pairs[np].owner = xstrdup(v->str);
@@ -807,9 +811,14 @@ int mcluster_recover(mcluster_t *m, const char *service, uint32_t slot, uint64_t
         }
     }
     freeReplyObject(r);
-    /* 4. the accounts back to their owners (one script per chunk), the rounds forgotten */
+    /* 4. the accounts back to their owners (one script per chunk), the rounds and offers
+     * forgotten. A whole-table move of the epoch still in flight is driven first: refused by
+     * its adopter (recovered too), its chips come back to a seat account still held for its
+     * owner, which the returns then take (docs/queues.md "Whole-table moves by entity"). */
     long long left = 0;
     bool pending = false;
+    if (rc == 0 && mcl_drive(m, service, slot, epoch, out) == -EIO)
+        rc = -EIO;
     for (size_t off = 0; rc == 0 && (off < np || off == 0); off += MCL_CHUNK) {
         size_t n = np - off < MCL_CHUNK ? np - off : MCL_CHUNK;
         rc = mcl_return(m, service, slot, epoch, pairs + off, n, off == 0 ? rounds : NULL,

@@ -182,6 +182,56 @@ typedef struct {
 } mcluster_sweep_stats_t;
 int mcluster_sweep(mcluster_t *m, const char *own, mcluster_sweep_stats_t *st);
 
+/* ---- whole-table moves (mcluster_handoff.c; docs/queues.md "Whole-table moves by entity") --- */
+/*
+ * money.h's "Table handoff" on the keys by entity, with money.h's types and statuses. The offer
+ * lives in the offering epoch's slot, {s:<service>:<slot>:<epoch>}:handoff:<offer id> (offer
+ * ids as money_offer_id()), fenced by that epoch's {s}:live. The adoption is:
+ *   1. HOLD in the adopter's slot (fenced by its {s}:live): its new accounts held for the owners;
+ *   2. CLAIM in the old slot, one script: the offer must be "offered" and its epoch live; every
+ *      offered account is debited into an xfer outbox record (id "ho.<desk hex>.<n>.<i>", to the
+ *      adopter's account i), closed, and left held for its owner with the move's mark
+ *      m:<account> (the old epoch's recovery keeps it while the move is in flight, so a refund
+ *      is returned); the offer reads "adopted";
+ *   3. each move finished as an xfer transfer (credit once by id, ack).
+ * Exactly once and safe to race: one claim wins, the others are refused before any chip of
+ * theirs moves (and forget their holds). The claim and each step WAIT as xfer's steps do.
+ */
+
+/* Records the offer (money_sync_offer's contract): MONEY_OK (replayed: it existed),
+ * MONEY_ERR_STALE_EPOCH (the epoch is not live), MONEY_ERR_BAD_ARGS (an account not held for its
+ * owner), MONEY_ERR_ADOPTED / MONEY_ERR_OFFER_VOID (sent again once settled), -EAGAIN (applied,
+ * WAIT short: send it again), -EINVAL, -EIO. */
+int mcluster_offer(mcluster_t *m, const char *service, const money_offer_t *o, money_result_t *out);
+/* Reads an offer back: 0, MONEY_ERR_NO_OFFER, MONEY_ERR_REDIS (malformed), -EINVAL (not an
+ * offer id), -EIO. out->state is malloc'ed (free it). */
+int mcluster_offer_read(mcluster_t *m, const char *offer_id, money_offer_info_t *out);
+/*
+ * Adopts offer_id for (service, slot, epoch, desk), another epoch than the offer's:
+ * new_accounts[i] (the adopter's seat accounts) receive the chips of the offer's account i;
+ * stacks[i] (may be NULL) and out->balances[i] what each held. Sent again with the same
+ * arguments it goes on from where it stands. out->status:
+ *   MONEY_OK               every chip is in the new accounts (replayed: claimed before by the
+ *                          same adopter)
+ *   MONEY_ERR_ADOPTED      another adopter claimed it (out->error names it); nothing moved
+ *   MONEY_ERR_OFFER_VOID   withdrawn, or its epoch is being recovered; nothing moved
+ *   MONEY_ERR_NO_OFFER     no such offer (never made, or expired)
+ *   MONEY_ERR_STALE_EPOCH  the adopter's own epoch is not live: nothing moved, or (after the
+ *                          claim) its account refused a move, refunded to the old seat account
+ *   MONEY_ERR_BAD_ARGS     the accounts do not match the offer, or an account is held for another
+ *   -EAGAIN                claimed, a move in flight (a WAIT short, a slot unreachable, ...):
+ *                          call again, or the xfer sweeper or the old epoch's recovery ends it
+ *   -EINVAL, -EIO
+ */
+int mcluster_adopt(mcluster_t *m, const char *offer_id, const char *service, uint32_t slot,
+                   uint64_t epoch, uint64_t desk, const char *const *new_accounts, size_t n,
+                   int64_t *stacks, money_result_t *out);
+/* Withdraws an offer nobody claimed (money_sync_offer_withdraw's contract): status "withdrawn",
+ * or the status it had ("adopted", "void", "withdrawn"; out->replayed). MONEY_OK,
+ * MONEY_ERR_NO_OFFER, MONEY_ERR_STALE_EPOCH, -EAGAIN (WAIT short), -EINVAL, -EIO. */
+int mcluster_offer_withdraw(mcluster_t *m, const char *service, const money_offer_t *o,
+                            char status[16], money_result_t *out);
+
 /* Reads an account (0 when absent). 0, -EINVAL, -EIO, -EPERM (no integer there). */
 int mcluster_balance(mcluster_t *m, const char *key, int64_t *out);
 

@@ -90,16 +90,17 @@ static const char mcl_lua_mark[] = MCL_LUA_PRELUDE
  * after this) and every held seat account joins xfer's closed set (no cash-out is debited and
  * no buy-in credited after this: a credit in flight is refused and refunded). {1, accounts}.
  */
-static const char mcl_lua_kill[] = MCL_LUA_PRELUDE "call('SET', KEYS[1], 'dead')\n"
-                                                   "local f, n = call('HKEYS', KEYS[2]), 0\n"
-                                                   "for i = 1, #f do\n"
-                                                   "  local p = string.sub(f[i], 1, 2)\n"
-                                                   "  if p ~= 'r:' and p ~= 'h:' then\n"
-                                                   "    call('SADD', KEYS[3], ARGV[1] .. f[i])\n"
-                                                   "    n = n + 1\n"
-                                                   "  end\n"
-                                                   "end\n"
-                                                   "return {1, n}\n";
+static const char mcl_lua_kill[] =
+    MCL_LUA_PRELUDE "call('SET', KEYS[1], 'dead')\n"
+                    "local f, n = call('HKEYS', KEYS[2]), 0\n"
+                    "for i = 1, #f do\n"
+                    "  local p = string.sub(f[i], 1, 2)\n"
+                    "  if p ~= 'r:' and p ~= 'h:' and p ~= 'm:' then\n"
+                    "    call('SADD', KEYS[3], ARGV[1] .. f[i])\n"
+                    "    n = n + 1\n"
+                    "  end\n"
+                    "end\n"
+                    "return {1, n}\n";
 
 /*
  * RETURN (a chunk of a dead epoch's accounts). KEYS: {s}:live, {s}:held, the outbox index
@@ -108,9 +109,12 @@ static const char mcl_lua_kill[] = MCL_LUA_PRELUDE "call('SET', KEYS[1], 'dead')
  * id), then m and m held fields to forget (round records). Only once the fence is "dead".
  * Each account still held for that owner with chips is emptied into an outbox record DEBITED
  * (money/xfer.h's format: the transfer's credit, ack, resend and sweeper are xfer's) and
- * forgotten; an empty one is forgotten; one whose record exists already (chips came back after
- * a first return: a refund) is left held, for an operator. Two recoveries racing: the second
- * finds nothing held. {1, chips, accounts, fields left, id1, id2 ...}.
+ * forgotten; an empty one is forgotten, unless a whole-table move out of it is still in flight
+ * (its mark m:<account> names a transfer still in the outbox index: a refund may bring its chips
+ * back, and the next recovery returns them); one whose record exists already (chips came back
+ * after a first return: a refund) is left held, for an operator. The move's mark goes with its
+ * account. Two recoveries racing: the second finds nothing held.
+ * {1, chips, accounts, fields left, id1, id2 ...}.
  */
 static const char mcl_lua_return[] = MCL_LUA_PRELUDE
     "if call('GET', KEYS[1]) ~= 'dead' then\n"
@@ -127,7 +131,11 @@ static const char mcl_lua_return[] = MCL_LUA_PRELUDE
     "  local akey, rkey = KEYS[4 + 2 * i], KEYS[5 + 2 * i]\n"
     "  if call('HGET', KEYS[2], acct) == owner then\n"
     "    local b = int(call('GET', akey) or '0')\n"
-    "    if b and b == 0 then call('HDEL', KEYS[2], acct)\n"
+    "    local mv = call('HGET', KEYS[2], 'm:' .. acct)\n"
+    "    if b and b == 0 then\n"
+    "      if not (mv and call('ZSCORE', KEYS[3], mv)) then\n"
+    "        call('HDEL', KEYS[2], acct, 'm:' .. acct)\n"
+    "      end\n"
     "    elseif b and b > 0 and call('EXISTS', rkey) == 0 then\n"
     "      local amt = format('%d', b)\n"
     "      call('DECRBY', akey, amt)\n"
@@ -135,7 +143,7 @@ static const char mcl_lua_return[] = MCL_LUA_PRELUDE
     "        'state', 'DEBITED', 'created', t, 'updated', t, 'drives', '1')\n"
     "      call('ZADD', KEYS[3], t, id)\n"
     "      call('SADD', KEYS[4], KEYS[3])\n"
-    "      call('HDEL', KEYS[2], acct)\n"
+    "      call('HDEL', KEYS[2], acct, 'm:' .. acct)\n"
     "      chips = chips + b\n"
     "      accounts = accounts + 1\n"
     "      out[#out + 1] = id\n"
