@@ -80,7 +80,8 @@ static const config_flag_t ctl_flags[] = {
     {"money-by-entity", CONFIG_BOOL, "false",
      "EXPERIMENTAL, --redis-cluster only: wallet and credit on the money by entity, as "
      "croupier-game --money-by-entity keeps it -- the wallet {p:<player>}:bal, a credit created "
-     "there (counted as seeded), a debit a transfer to the house (docs/ops.md)",
+     "there (counted as seeded), a debit a transfer to the house (docs/ops.md); tour refuses it "
+     "(the tournaments by entity are not built yet)",
      &O.money_by_entity, 0, 0},
     {"redis-min-replicas", CONFIG_INT, "-1",
      "credit: replicas the credit must reach (WAIT) before it is reported done (-1: 1 with "
@@ -140,6 +141,7 @@ static const char ctl_summary[] =
     "  wallet, credit with --redis-cluster ... --money-by-entity\n"
     "                             the wallets by entity ({p:<player>}:bal), as croupier-game\n"
     "                             --money-by-entity keeps them (EXPERIMENTAL)\n"
+    "                             (tour refuses --money-by-entity: not built yet)\n"
     "  room CODE                  a private room: rules, state, server, scoreboard, deals\n"
     "  tour create --structure FILE [--name TEXT] [--start-in-seconds N]\n"
     "                             a tournament (an MTT needs --start-in-seconds)\n"
@@ -600,6 +602,9 @@ int main(int argc, char **argv)
     if (c == sizeof cmds / sizeof cmds[0])
         return ctl_fail(2, "unknown command '%s' (see --help)", pos[0]);
     bool tour = strcmp(pos[0], "tour") == 0;
+    if (tour && O.money_by_entity) /* docs/tournaments.md "Tournaments by entity" */
+        return ctl_fail(2, "tour: the tournaments by entity are not built yet (docs/tournaments.md "
+                           "\"Tournaments by entity\")");
     if (tour ? np < 2 : np - 1 != cmds[c].nargs)
         return ctl_fail(2, "usage: croupier-ctl %s", cmds[c].usage);
     if ((O.reason != NULL || O.op_id != NULL) && strcmp(pos[0], "credit") != 0 && !tour)

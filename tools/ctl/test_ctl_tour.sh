@@ -7,7 +7,9 @@
 #   unknown id; register with nobody to answer (exit 1, "no director answered", the request in
 #   the stream); register, unregister and cancel answered by the test itself (it plays the
 #   director: reads the request id from the stream and RPUSHes an answer to its reply list):
-#   ok -> exit 0, refused -> exit 1; bad arguments (exit 2) and unknown ids (exit 1).
+#   ok -> exit 0, refused -> exit 1; bad arguments (exit 2) and unknown ids (exit 1); tour and
+#   croupier-director refusing --money-by-entity (exit 2; docs/tournaments.md "Tournaments by
+#   entity").
 #
 #   tools/ctl/test_ctl_tour.sh BUILD_DIR [SOURCE_DIR]   (CROUPIER_KEEP_LOGS=1 keeps the work dir)
 set -u
@@ -277,6 +279,28 @@ expect 2 "list with --op-id" tour list --op-id x
 expect 2 "--name outside tour" servers --name x
 expect 2 "--timeout-ms out of range" tour register 1 7 --timeout-ms 5
 check "nothing was queued by the bad arguments" test "$(e2e_redis xlen '{croupier:tour:1}:in')" = "$N0"
+
+# ---- --money-by-entity: refused for now (docs/tournaments.md "Tournaments by entity") -------------
+# Without --redis-cluster as every binary refuses it; with it, as not built yet: one line, exit 2,
+# before anything is sent (the cluster address below is nobody's).
+NOBODY="127.0.0.1:$(e2e_free_port)"
+OUT=$("$CTL" --money-by-entity tour list 2>&1)
+RC=$?
+check "ctl tour --money-by-entity without --redis-cluster: exit 2 ($OUT)" \
+    test "$RC" = 2 -a "$OUT" = "croupier-ctl: --money-by-entity needs --redis-cluster"
+OUT=$("$CTL" --redis-cluster "$NOBODY" --money-by-entity tour list 2>&1)
+RC=$?
+check "ctl tour --money-by-entity on a cluster: not built yet, exit 2 ($OUT)" \
+    test "$RC" = 2 -a "$OUT" = 'croupier-ctl: tour: the tournaments by entity are not built yet (docs/tournaments.md "Tournaments by entity")'
+DIRECTOR=$BUILD/tournament/croupier-director
+OUT=$("$DIRECTOR" --money-by-entity --health-listen 127.0.0.1:0 2>&1)
+RC=$?
+check "director --money-by-entity without --redis-cluster: exit 2 ($OUT)" \
+    test "$RC" = 2 -a "$OUT" = "croupier-director: --money-by-entity needs --redis-cluster"
+OUT=$("$DIRECTOR" --redis-cluster "$NOBODY" --money-by-entity --health-listen 127.0.0.1:0 2>&1)
+RC=$?
+check "director --money-by-entity on a cluster: not built yet, exit 2 ($OUT)" \
+    test "$RC" = 2 -a "$OUT" = 'croupier-director: --money-by-entity: the tournaments by entity are not built yet (docs/tournaments.md "Tournaments by entity")'
 
 # ---- unreachable Redis -------------------------------------------------------------------------
 OUT=$("$CTL" --redis "127.0.0.1:$(e2e_free_port)" tour list 2>&1)
