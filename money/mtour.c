@@ -441,8 +441,9 @@ int mtour_buyin(mtour_t *mt, const char *tour, long long epoch, const char *req,
     return 0;
 }
 
-int mtour_payout(mtour_t *mt, const char *tour, long long epoch, const char *op, const char *player,
-                 long long amount, mtour_result_t *res)
+/* A payout from the pool, or from the fees (fees: a fee refunded), as the header says. */
+static int mtour_pay(mtour_t *mt, const char *tour, long long epoch, const char *op,
+                     const char *player, long long amount, bool fees, mtour_result_t *res)
 {
     memset(res, 0, sizeof *res);
     mt->err[0] = '\0';
@@ -456,11 +457,11 @@ int mtour_payout(mtour_t *mt, const char *tour, long long epoch, const char *op,
     snprintf(wallet, sizeof wallet, "{p:%s}:bal", player);
     if (xfer_account_check(wallet, mt->err, sizeof mt->err) != 0)
         return -EINVAL;
-    mtour_key(tour, "bal", pool, sizeof pool);
+    mtour_key(tour, fees ? "bal:fees" : "bal", pool, sizeof pool);
     mtour_key(tour, "epoch", ek, sizeof ek);
     mtour_key(tour, "paying", paying, sizeof paying);
     snprintf(out, sizeof out, "{t:%s}:out:%s", tour, op);
-    snprintf(what, sizeof what, "%s %lld", player, amount);
+    snprintf(what, sizeof what, "%s %lld%s", player, amount, fees ? " fees" : "");
     snprintf(ep, sizeof ep, "%lld", epoch);
     snprintf(ttl, sizeof ttl, "%d", MTOUR_RECORD_TTL_S);
     snprintf(member, sizeof member, "out.%s", op);
@@ -504,6 +505,18 @@ int mtour_payout(mtour_t *mt, const char *tour, long long epoch, const char *op,
     return 0;
 }
 
+int mtour_payout(mtour_t *mt, const char *tour, long long epoch, const char *op, const char *player,
+                 long long amount, mtour_result_t *res)
+{
+    return mtour_pay(mt, tour, epoch, op, player, amount, false, res);
+}
+
+int mtour_refund_fee(mtour_t *mt, const char *tour, long long epoch, const char *op,
+                     const char *player, long long amount, mtour_result_t *res)
+{
+    return mtour_pay(mt, tour, epoch, op, player, amount, true, res);
+}
+
 /* One member of :paying driven from its record. 0 final, else as the call it makes. */
 static int mtour_drive_one(mtour_t *mt, const char *tour, long long epoch, const char *m)
 {
@@ -520,20 +533,20 @@ static int mtour_drive_one(mtour_t *mt, const char *tour, long long epoch, const
         mtour_set_err(mt, "GET %s: %s", key, rcluster_last_error(mt->rc));
         return -EIO;
     }
-    char p[XFER_MAX_KEY + 1] = "", st[16] = "";
+    char p[XFER_MAX_KEY + 1] = "", st[16] = "", src[8] = "";
     long long a = 0, b = 0;
     int n = 0;
     if (r->type == REDIS_REPLY_STRING)
         n = in ? sscanf(r->str, "%15s %200s %lld %lld", st, p, &a, &b)
-               : sscanf(r->str, "%200s %lld", p, &a);
+               : sscanf(r->str, "%200s %lld %7s", p, &a, src);
     freeReplyObject(r);
-    if (n != (in ? 4 : 2)) {
+    if (in ? n != 4 : n < 2 || (n == 3 && strcmp(src, "fees") != 0)) {
         mtour_set_err(mt, "%s: no usable record", key);
         return -EPROTO;
     }
     mtour_result_t res;
     return in ? mtour_buyin(mt, tour, epoch, id, p, a, b, &res)
-              : mtour_payout(mt, tour, epoch, id, p, a, &res);
+              : mtour_pay(mt, tour, epoch, id, p, a, n == 3, &res);
 }
 
 int mtour_drive(mtour_t *mt, const char *tour, long long epoch, mtour_drive_stats_t *st)

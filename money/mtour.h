@@ -10,7 +10,8 @@
  *   {t:<id>}:bal:fees    the fees, kept per tournament and swept to MTOUR_HOUSE_FEES at its end
  *   {t:<id>}:pay:<req>   a buy-in's payment record: "<state> <player> <buy-in> <fee>[ <why>]",
  *                        state pending, paid or refused (MTOUR_RECORD_TTL_S)
- *   {t:<id>}:out:<op>    a payout's decision: "<player> <amount>" (MTOUR_RECORD_TTL_S)
+ *   {t:<id>}:out:<op>    a payout's decision: "<player> <amount>", "... fees" when it comes
+ *                        from the fees (MTOUR_RECORD_TTL_S)
  *   {t:<id>}:paying      SET of "in.<req>" and "out.<op>" not yet final: what mtour_drive() ends
  *   {t:<id>}:epoch       the tournament's fence (what the director's claim INCRs)
  * and the player's wallet is {p:<player>}:bal, in the player's slot.
@@ -126,6 +127,13 @@ int mtour_buyin(mtour_t *mt, const char *tour, long long epoch, const char *req,
  */
 int mtour_payout(mtour_t *mt, const char *tour, long long epoch, const char *op, const char *player,
                  long long amount, mtour_result_t *res);
+
+/*
+ * The same from the fees {t:<tour>}:bal:fees: a fee refunded (a cancellation before the start,
+ * an unregistration). The op ids share the payouts' namespace (decided once, for one source).
+ */
+int mtour_refund_fee(mtour_t *mt, const char *tour, long long epoch, const char *op,
+                     const char *player, long long amount, mtour_result_t *res);
 
 typedef struct {
     size_t found;   /* members of {t:<tour>}:paying */
