@@ -22,7 +22,8 @@
  * `{croupier:tours}:<what>`, `{croupier:items}:player:<player>`). The trade-off: every
  * tournament's load lands on the money slot's master, like the money itself; a slot per
  * tournament with its money moved by money/xfer.h transfers would spread it, at the price of a
- * two-step buy-in and payout (not built).
+ * two-step buy-in and payout (designed in docs/tournaments.md "Tournaments by entity", its money
+ * layer money/mtour.h; the director does not use it yet).
  *
  * The other families (seats, gateways, lobby, replays) keep their own slots. Spreading the money
  * and these families over slots by entity is the next step of issue 34 (docs/queues.md, "Redis
