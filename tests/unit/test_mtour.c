@@ -7,7 +7,8 @@
  * the house's overlay account too), so the conservation audit must balance after each: a buy-in
  * booked once per request id (the fee kept per tournament, the buy-in in the pool); a wallet
  * short (refused, nothing moved); the fence; a director SIGKILLed between a buy-in's debit and
- * its credit, the next owner finishing it once from the tournament's paying set; payouts once
+ * its credit, the next owner finishing it once from the tournament's paying set (and once after
+ * xfer's sweeper delivered the chips to the intake first); payouts once
  * each, one stopped in flight and driven to its end; a cancellation with a buy-in in flight (the
  * intake closed: the credit refused and the chips back in the wallet), the refunds and the fees'
  * sweep leaving the tournament empty.
@@ -324,6 +325,24 @@ START_TEST(test_a_director_killed_between_debit_and_credit_is_finished_once_by_t
     buyin_ok(mt, t, e2, "k2", dave, 100, 20, MTOUR_PAID, true);
     ck_assert_int_eq(wallet(mt, dave), 60);
     ck_assert_int_eq(tacct(mt, t, "bal"), 200);
+    audit(mt, 0);
+
+    /* stopped again, and xfer's sweeper comes first: the chips reach the intake (counted by the
+     * audit as the tournament's), and the next drive books them once */
+    xfer_set_fault_hook(mtour_xfer(mt), stop_at_debited, NULL);
+    ck_assert_int_eq(mtour_buyin(mt, t, e2, "k3", dave, 50, 10, &r), -EAGAIN);
+    xfer_set_fault_hook(mtour_xfer(mt), NULL, NULL);
+    xfer_sweep_stats_t sw;
+    ck_assert_int_eq(xfer_sweep(mtour_xfer(mt), 0, &sw), 0);
+    ck_assert_int_ge(sw.completed, 1);
+    ck_assert_int_eq(tacct(mt, t, "bal:in"), 60);
+    audit(mt, 0);
+    ck_assert_int_eq(mtour_drive(mt, t, e2, &st), 0);
+    ck_assert_int_eq(st.settled, 1);
+    ck_assert_int_eq(tacct(mt, t, "bal:in"), 0);
+    ck_assert_int_eq(tacct(mt, t, "bal"), 250);
+    ck_assert_int_eq(tacct(mt, t, "bal:fees"), 50);
+    ck_assert_int_eq(wallet(mt, dave), 0);
     audit(mt, 0);
     mtour_destroy(mt);
     rcluster_destroy(c);
