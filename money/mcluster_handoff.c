@@ -543,7 +543,8 @@ int mcluster_adopt(mcluster_t *m, const char *offer_id, const char *service, uin
             mcluster_key_seat(osvc, oslot, oepoch, info.accounts[i], src[i], sizeof src[i]) == 0;
         argv[k++] = xstrdup(src[i]);
         ho_xfer_id(odesk, ok, i, id, sizeof id);
-        snprintf(buf, sizeof buf, "%s:xo:%s", tag, id);
+        int w = snprintf(buf, sizeof buf, "%s:xo:%s", tag, id);
+        keys_ok &= w > 0 && (size_t)w < sizeof buf; /* a key cut short is refused below */
         argv[k++] = xstrdup(buf);
     }
     int nkeys = k;
