@@ -365,6 +365,9 @@ int tk_engine_check_options(tk_engine_def_t *def, const char *options, const cha
                             size_t errlen);
 /* The engine's flag table (prefixed with its name), built once. */
 const config_flag_t *tk_engine_flags(tk_engine_def_t *def);
+/* engine_ops_t.entity_refusal: NULL when the game's tables run with --money-by-entity (seat
+ * accounts only, TK_MONEY_STACK, no house in the round), else why not, one line. */
+const char *tk_engine_entity_refusal(const tk_engine_def_t *def);
 
 #define TK_ENGINE(sym, gamep, proto)                                                               \
     static tk_settings_t sym##_tk_settings;                                                        \
@@ -381,6 +384,10 @@ const config_flag_t *tk_engine_flags(tk_engine_def_t *def);
     {                                                                                              \
         return tk_engine_flags(&sym##_tk_def);                                                     \
     }                                                                                              \
+    static const char *sym##_tk_entity(void)                                                       \
+    {                                                                                              \
+        return tk_engine_entity_refusal(&sym##_tk_def);                                            \
+    }                                                                                              \
     const engine_ops_t sym##_engine_ops = {.name = #sym,                                           \
                                            .engine = (proto),                                      \
                                            .create = sym##_tk_create,                              \
@@ -390,7 +397,8 @@ const config_flag_t *tk_engine_flags(tk_engine_def_t *def);
                                            .stop_intake = tk_engine_stop_intake,                   \
                                            .destroy = tk_engine_destroy,                           \
                                            .check_options = sym##_tk_check,                        \
-                                           .flags = sym##_tk_flags}
+                                           .flags = sym##_tk_flags,                                \
+                                           .entity_refusal = sym##_tk_entity}
 
 /* Opens a table of game at stake with bots server bots seated (a table of bots only plays by
  * itself and never counts as a human desk). Any thread; the lobby desk opens it. 0 or -errno. */

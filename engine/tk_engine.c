@@ -304,6 +304,26 @@ int tk_engine_check_options(tk_engine_def_t *def, const char *options, const cha
 }
 
 /*
+ * Whether the game's tables run with the money by entity (docs/queues.md "The game server's
+ * money by entity"): there a round's settlement is one script in the server epoch's slot, so
+ * every account a round settles must be a seat account of that epoch. Seat-account tables
+ * (TK_MONEY_STACK) qualify, with server bots (their seats bought in from the house wallet by
+ * transfer) and top-ups (transfers too). Play money settles the players' wallets, each in its
+ * own slot, and a house in the round (tk_round_end_house) settles the house wallet beside the
+ * seats: neither is one script there. Returns NULL, or the reason (a static string).
+ */
+const char *tk_engine_entity_refusal(const tk_engine_def_t *def)
+{
+    if (def->game->money == TK_MONEY_WALLET)
+        return "settles play money on the players' wallets, and a round over several wallets' "
+               "slots is not one script: run it without --money-by-entity";
+    if (def->game->house)
+        return "settles with the house wallet in the round (no seat account of the house in the "
+               "epoch's slot yet): run it without --money-by-entity";
+    return NULL;
+}
+
+/*
  * The service as seat accounts and op ids name it: the name itself when it has at most 20
  * characters, else "h" and the 8 hex digits of its FNV-1a hash, so that the longest account
  * (ts.<svc>.<slot>.<epoch>.<desk hex>.<seat>) stays within MONEY_NAME_MAX and the longest op

@@ -296,6 +296,9 @@ void tk_topup_done(tk_table_t *t, int i, uint64_t n, const money_result_t *res)
     s->topping = false;
     if (res->status == MONEY_OK)
         s->stack += s->buyin; /* the transfer put it into the seat account */
+    log_emit(res->status == MONEY_OK ? LOG_INFO : LOG_WARN, "tk_topped_up",
+             "{s:s,s:s,s:i,s:I,s:i,s:b}", "engine", t->eng->game->engine, "op", res->id, "seat", i,
+             "amount", (json_int_t)s->buyin, "status", res->status, "bot", s->bot);
     if (s->leave_after_topup) {
         tk_cash_out(t, i);
         tk_unseat(t, i);
