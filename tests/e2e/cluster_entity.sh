@@ -18,7 +18,10 @@
 # and debits two of them mid-play, with croupier-ctl --money-by-entity credit (docs/queues.md
 # "The wallets outside the game server"), and the gateway runs with --money-by-entity; the three
 # binaries refuse --money-by-entity without --redis-cluster, and croupier-game refuses it for the
-# engines whose rounds settle wallets (the test engine's play money) or the house (blackjack).
+# engine whose rounds settle the players' wallets (the test engine's play money). Blackjack
+# (ENGINE=persistent) settles its dealer through a seat account of the house in each epoch,
+# funded from the house wallet by transfer (here with a float of 1 stake: funded again whenever
+# a round would take it below 0) and returned to it by the recovery.
 # The traditional engine (Dou Dizhu and Guandan) adds its server bots, which play from the house
 # wallet, funded by the servers (--trad-house-fund: money created once, counted as seeded), and
 # fill a table after 1.5 s; their seat accounts go back to that wallet like everyone's; its
@@ -63,9 +66,8 @@ CTL=$BUILD/tools/croupier-ctl
 e2e_secret
 
 # ---- the refusals at start -----------------------------------------------------------------
-# the engines whose rounds settle something else than the epoch's seat accounts
-for bad in "test:settles play money on the players' wallets" \
-    "persistent:settles with the house wallet in the round"; do
+# the engine whose rounds settle the players' wallets (play money)
+for bad in "test:settles play money on the players' wallets"; do
     st=0
     timeout 20 "$GAME" --engine "${bad%%:*}" --health-listen 127.0.0.1:0 --redis-cluster \
         "$E2E_REDIS_CLUSTER" --money-by-entity >"$E2E_DIR/bad.out" 2>"$E2E_DIR/bad.err" || st=$?
@@ -114,11 +116,18 @@ for g in $GAMES; do # each game's bots from their own base, 100000 apart
         e2e_seed_wallets $b "$BOTS" $SEED_CHIPS
     seeded=$((seeded + BOTS * SEED_CHIPS)) b=$((b + 100000))
 done
-# The house wallet the engine's server bots play from (its description's house_seed) is funded
-# by the servers themselves: money created once per service (the lane's xfer_seed), counted as
-# seeded. Only the traditional engine has server bots among these engines.
+# The house wallet (the traditional engine's server bots play from it, blackjack's dealer
+# settles with it) is funded by the servers themselves: money created once per service (the
+# lane's xfer_seed), counted as seeded -- the description's house_fund, or for the traditional
+# engine its house_seed's amount as --trad-house-fund.
 HOUSE="" HOUSE_FUND=0
-if [ -n "$E2E_HOUSE_SEED" ] && [ "$ENGINE" = traditional ]; then
+if [ -n "$E2E_HOUSE_FUND" ]; then
+    HOUSE=${E2E_HOUSE_FUND%%:*} fundvar=${E2E_HOUSE_FUND#*:}
+    HOUSE_FUND=${!fundvar}
+    # blackjack: the dealer's seat account funded with a float of 1 stake beyond each need, so
+    # that it is funded again many times during play (--bj-house-float)
+    [ "$ENGINE" = persistent ] && export CROUPIER_BJ_HOUSE_FLOAT=${CROUPIER_BJ_HOUSE_FLOAT:-1}
+elif [ -n "$E2E_HOUSE_SEED" ] && [ "$ENGINE" = traditional ]; then
     HOUSE=${E2E_HOUSE_SEED%%:*} HOUSE_FUND=${E2E_HOUSE_SEED#*:}
     export CROUPIER_TRAD_HOUSE_FUND=$HOUSE_FUND CROUPIER_TRAD_BOT_FILL_MS=${CROUPIER_TRAD_BOT_FILL_MS:-1500}
 fi
@@ -235,11 +244,16 @@ if [ "$KILL_AFTER" -gt 0 ] && [ -n "$victim" ]; then
     check "$survivor's sweeper recovered $victim's epoch, chips back to the wallets" \
         grep -Eq '"money_recovered".*"layout":"cluster".*"mode":"claim","chips":[1-9]' "${POD_LOG[$survivor]}"
 fi
-if [ -n "$HOUSE" ]; then # server bots sat, bought in from the house wallet by transfer
+if [ "$ENGINE" = traditional ]; then # server bots sat, bought in from the house wallet by transfer
     nbots=$(cat "${POD_LOG[game-a]}" "${POD_LOG[game-b]}" | grep '"tk_sat"' | grep -c '"bot":true')
     check "server bots bought in from {p:$HOUSE}:bal ($nbots)" test "$nbots" -gt 0
     ntop=$(cat "${POD_LOG[game-a]}" "${POD_LOG[game-b]}" | grep '"tk_topped_up"' | grep -c '"status":0')
     check "stacks topped up after a round, transfers from the wallets ($ntop)" test "$ntop" -gt 0
+fi
+if [ "$ENGINE" = persistent ]; then # the dealer's seat account in each epoch, from {p:<house>}
+    nfund=$(cat "${POD_LOG[game-a]}" "${POD_LOG[game-b]}" | grep '"tk_house_account_funded"' | grep -c '"errno":0')
+    check "the house's seat accounts funded from {p:$HOUSE}:bal by transfer, again when short ($nfund)" \
+        test "$nfund" -gt 2
 fi
 
 if [ -n "${t0:-}" ]; then # play went on after the failover (or the reshard): hands since (ms ids)
