@@ -66,15 +66,15 @@ CTL=$BUILD/tools/croupier-ctl
 e2e_secret
 
 # ---- the refusals at start -----------------------------------------------------------------
-# the engine whose rounds settle the players' wallets (play money)
-for bad in "test:settles play money on the players' wallets"; do
-    st=0
-    timeout 20 "$GAME" --engine "${bad%%:*}" --health-listen 127.0.0.1:0 --redis-cluster \
-        "$E2E_REDIS_CLUSTER" --money-by-entity >"$E2E_DIR/bad.out" 2>"$E2E_DIR/bad.err" || st=$?
-    check "--money-by-entity with --engine ${bad%%:*} refused ($(head -c 200 "$E2E_DIR/bad.err"))" \
-        bash -c '[ "$1" = 2 ] && [ "$(wc -l <"$2")" = 1 ] && grep -qF -- "$3" "$2"' _ "$st" \
-            "$E2E_DIR/bad.err" "--money-by-entity: --engine ${bad%%:*} ${bad#*:}"
-done
+# the engine whose rounds settle the players' wallets (play money): one line, exit 2
+st=0
+why="--money-by-entity: --engine test settles play money on the players' wallets"
+timeout 20 "$GAME" --engine test --health-listen 127.0.0.1:0 --redis-cluster \
+    "$E2E_REDIS_CLUSTER" --money-by-entity >"$E2E_DIR/bad.out" 2>"$E2E_DIR/bad.err" || st=$?
+# shellcheck disable=SC2016 # the script's own positional parameters
+check "--money-by-entity with --engine test refused ($(head -c 200 "$E2E_DIR/bad.err"))" \
+    bash -c '[ "$1" = 2 ] && [ "$(wc -l <"$2")" = 1 ] && grep -qF -- "$3" "$2"' _ "$st" \
+    "$E2E_DIR/bad.err" "$why"
 e2e_redis_start
 st=0
 timeout 20 "$GAME" --engine holdem --health-listen 127.0.0.1:0 --redis "127.0.0.1:$REDIS_PORT" \
