@@ -218,9 +218,10 @@ typedef enum { TK_EMPTY = 0, TK_BUYING, TK_SEATED, TK_LEAVING, TK_CLOSED } tk_se
  * the house in the round (tk_round_end_house): there a round's settlement is one script in the
  * server epoch's slot, so the house settles through an account of that epoch,
  * th.<svc>.<slot>.<epoch>, held for the house wallet like a bot's seat: funded from the wallet by
- * a seat transfer queued just before a settlement it could not pay, and returned to the wallet
- * by the epoch's recovery (docs/queues.md "The game server's money by entity"). One per engine,
- * shared by its tables (their desk threads), every field under mu; tk_money.c owns it.
+ * a seat transfer queued just before a settlement it could not pay, what it won beyond three
+ * floats sent back after one, the rest returned to the wallet by the epoch's recovery
+ * (docs/queues.md "The game server's money by entity"). One per engine, shared by its tables (their
+ * desk threads), every field under mu; tk_money.c owns it.
  */
 typedef struct {
     pthread_mutex_t mu;

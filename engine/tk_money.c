@@ -147,6 +147,32 @@ void tk_house_unsettled(tk_table_t *t)
     pthread_mutex_unlock(&ha->mu);
 }
 
+/* The float of the house's seat account at table t's stake (tk_settings_t.house_float). */
+static int64_t tk_house_float(const tk_table_t *t)
+{
+    long fl = t->eng->set.house_float;
+    return fl > 0 ? t->stake * fl : t->stake * t->eng->set.buyin * t->nseats * TK_HOUSE_FLOAT;
+}
+
+/* Queues a seat transfer of the house's seat account (tag "hf": in from the house wallet, "hr":
+ * back to it) under ha->mu; logged. Returns 0 or a negative errno. */
+static int tk_house_transfer(tk_table_t *t, tk_house_acct_t *ha, money_kind_t kind, int64_t amount)
+{
+    bool in = kind == MONEY_KIND_SEAT_IN;
+    char op[MONEY_ID_MAX + 1];
+    snprintf(op, sizeof op, "tk:%s:%" PRIu32 ":%" PRIu64 ":house:%" PRIu64 ":%s", t->eng->svc,
+             t->slot, t->epoch, ++ha->ops, in ? "hf" : "hr");
+    money_seat_t ms = {
+        .slot = t->slot, .epoch = t->epoch, .account = ha->acct, .owner = t->eng->house};
+    int rc = money_writer_submit_seat(gs_money(gs_of_desk(t->desk)), kind, &ms, amount, op,
+                                      tk_money_log_cb, NULL);
+    log_emit(rc == 0 ? LOG_INFO : LOG_ERROR,
+             in ? "tk_house_account_funded" : "tk_house_account_returned", "{s:s,s:s,s:s,s:I,s:i}",
+             "house", t->eng->house, "account", ha->acct, "op", op, "amount", (json_int_t)amount,
+             "errno", -rc);
+    return rc;
+}
+
 /*
  * Under ha->mu, before a settlement in which the house takes house_delta (tk_house_acct_t): names
  * the account of the table's epoch, and when it may not hold enough for the house's loss queues
@@ -171,26 +197,33 @@ static const char *tk_house_prepare(tk_table_t *t, tk_house_acct_t *ha, int64_t 
     }
     if (!fresh && ha->bal + house_delta >= 0)
         return ha->acct;
-    long fl = t->eng->set.house_float;
-    int64_t float_chips =
-        fl > 0 ? t->stake * fl : t->stake * t->eng->set.buyin * t->nseats * TK_HOUSE_FLOAT;
     int64_t short_by = ha->bal + house_delta < 0 ? -(ha->bal + house_delta) : 0;
-    int64_t amount = short_by + float_chips;
+    int64_t amount = short_by + tk_house_float(t);
     if (amount > MONEY_MAX_AMOUNT || amount <= 0)
         amount = short_by > 0 ? short_by : 1;
-    char op[MONEY_ID_MAX + 1];
-    snprintf(op, sizeof op, "tk:%s:%" PRIu32 ":%" PRIu64 ":house:%" PRIu64 ":hf", t->eng->svc,
-             t->slot, t->epoch, ++ha->ops);
-    money_seat_t ms = {
-        .slot = t->slot, .epoch = t->epoch, .account = ha->acct, .owner = t->eng->house};
-    int rc = money_writer_submit_seat(gs_money(gs_of_desk(t->desk)), MONEY_KIND_SEAT_IN, &ms,
-                                      amount, op, tk_money_log_cb, NULL);
-    if (rc == 0)
+    if (tk_house_transfer(t, ha, MONEY_KIND_SEAT_IN, amount) == 0)
         ha->bal += amount;
-    log_emit(rc == 0 ? LOG_INFO : LOG_ERROR, "tk_house_account_funded", "{s:s,s:s,s:s,s:I,s:i}",
-             "house", t->eng->house, "account", ha->acct, "op", op, "amount", (json_int_t)amount,
-             "errno", -rc);
     return ha->acct;
+}
+
+/*
+ * Under ha->mu, after a settlement queued: what the house won beyond three floats goes back to
+ * the house wallet (all but one float), so that the wallet, not the epoch, keeps the house's
+ * winnings while the epoch lives. ha->bal is a lower bound of what the account will hold, so
+ * the transfer never asks for chips that are not there -- unless the settlement that counted them
+ * is refused, and then the transfer is refused too (MONEY_INSUFFICIENT, logged; the chips stay
+ * for the recovery).
+ */
+static void tk_house_return(tk_table_t *t, tk_house_acct_t *ha)
+{
+    int64_t fl = tk_house_float(t);
+    if (fl <= 0 || fl > MONEY_MAX_AMOUNT / 3 || ha->bal <= 3 * fl)
+        return;
+    int64_t amount = ha->bal - fl;
+    if (amount > MONEY_MAX_AMOUNT)
+        amount = MONEY_MAX_AMOUNT;
+    if (tk_house_transfer(t, ha, MONEY_KIND_SEAT_OUT, amount) == 0)
+        ha->bal -= amount;
 }
 
 /* Submits the round's settlement as a money follow-up whose result comes back as
@@ -248,8 +281,10 @@ bool tk_settle(tk_table_t *t, const int64_t *delta, bool house, int64_t house_de
         }
     }
     if (ha != NULL) {
-        if (rc == 0)
+        if (rc == 0) {
             ha->bal += house_delta;
+            tk_house_return(t, ha);
+        }
         pthread_mutex_unlock(&ha->mu);
     }
     return rc == 0;

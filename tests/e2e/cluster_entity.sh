@@ -21,7 +21,8 @@
 # engine whose rounds settle the players' wallets (the test engine's play money). Blackjack
 # (ENGINE=persistent) settles its dealer through a seat account of the house in each epoch,
 # funded from the house wallet by transfer (here with a float of 1 stake: funded again whenever
-# a round would take it below 0) and returned to it by the recovery.
+# a round would take it below 0, its winnings beyond 3 stakes sent back) and returned to it by
+# the recovery.
 # The traditional engine (Dou Dizhu and Guandan) adds its server bots, which play from the house
 # wallet, funded by the servers (--trad-house-fund: money created once, counted as seeded), and
 # fill a table after 1.5 s; their seat accounts go back to that wallet like everyone's; its
@@ -254,6 +255,9 @@ if [ "$ENGINE" = persistent ]; then # the dealer's seat account in each epoch, f
     nfund=$(cat "${POD_LOG[game-a]}" "${POD_LOG[game-b]}" | grep '"tk_house_account_funded"' | grep -c '"errno":0')
     check "the house's seat accounts funded from {p:$HOUSE}:bal by transfer, again when short ($nfund)" \
         test "$nfund" -gt 2
+    nret=$(cat "${POD_LOG[game-a]}" "${POD_LOG[game-b]}" | grep '"tk_house_account_returned"' | grep -c '"errno":0')
+    check "the house's winnings beyond three floats returned to {p:$HOUSE}:bal by transfer ($nret)" \
+        test "$nret" -gt 0
 fi
 
 if [ -n "${t0:-}" ]; then # play went on after the failover (or the reshard): hands since (ms ids)
