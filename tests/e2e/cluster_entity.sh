@@ -1,44 +1,44 @@
 #!/usr/bin/env bash
 # Integration test (issue 34): an engine with the money by entity on a Redis Cluster
 # (croupier-game --money-by-entity, EXPERIMENTAL; docs/queues.md "The game server's money by
-# entity"), hold'em unless ENGINE names another of the seat-account engines (traditional,
-# zhajinhua, niuniu: meson test cluster_entity_<engine>). A real cluster of 3 masters and 3
-# replicas on loopback, two servers of the engine with
-# --money-by-entity (each epoch's seat accounts and settlements in its own slot, the wallets in
-# the players' slots, buy-ins and cash-outs as transfers between slots) and one gateway; a bot
-# fleet for BOT_SECONDS (20). Mid-play the server that seats the most players is SIGKILLed: the
-# other's sweeper claims its epoch after the grace and returns its seat accounts to the wallets
-# as transfers, and the gateway seats its players on the other. Passes when
-# each game's bots (one croupier-bot per game of GAMES, the engine's description's by default,
-# tests/e2e/lib.sh e2e_engine_desc) finished games with none torn and no unexpected error, every
-# finished round has its
-# settlement in its epoch's slot (and no voided one has), no script was refused for keys in two
-# slots, and croupier-ctl audit balances with every seat account back at 0: wallets + the
-# epochs' rake + the house = what was seeded. The wallets are seeded, and an operator credits
-# and debits two of them mid-play, with croupier-ctl --money-by-entity credit (docs/queues.md
-# "The wallets outside the game server"), and the gateway runs with --money-by-entity; the three
-# binaries refuse --money-by-entity without --redis-cluster, and croupier-game refuses it for the
-# engine whose rounds settle the players' wallets (the test engine's play money). Blackjack
-# (ENGINE=persistent) settles its dealer through a seat account of the house in each epoch,
-# funded from the house wallet by transfer (here with a float of 1 stake: funded again whenever
-# a round would take it below 0, its winnings beyond 3 stakes sent back) and returned to it by
-# the recovery.
+# entity"): hold'em, or the engine ENGINE names (zhajinhua, niuniu, traditional, persistent:
+# meson test cluster_entity_<engine>). A real cluster of 3 masters and 3 replicas on loopback,
+# two servers of the engine with --money-by-entity (each epoch's seat accounts and settlements
+# in its own slot, the wallets in the players' slots, buy-ins and cash-outs as transfers between
+# slots) and one gateway; a bot fleet per game for BOT_SECONDS (20). Mid-play the server that
+# seats the most players is SIGKILLed: the other's sweeper claims its epoch after the grace and
+# returns its seat accounts to the wallets as transfers, and the gateway seats its players on
+# the other. Passes when each game's bots (one croupier-bot per game of GAMES, the engine's
+# description's by default, tests/e2e/lib.sh e2e_engine_desc) finished games with none torn and
+# no unexpected error, every finished round has its settlement in its epoch's slot (and no
+# voided one has), no script was refused for keys in two slots, and croupier-ctl audit balances
+# with every seat account back at 0: wallets + the epochs' rake + the house = what was seeded.
+# The wallets are seeded, and an operator credits and debits two of them mid-play, with
+# croupier-ctl --money-by-entity credit (docs/queues.md "The wallets outside the game server"),
+# and the gateway runs with --money-by-entity; the three binaries refuse --money-by-entity
+# without --redis-cluster, and croupier-game refuses it for the engine whose rounds settle the
+# players' wallets (the test engine's play money).
 # The traditional engine (Dou Dizhu and Guandan) adds its server bots, which play from the house
 # wallet, funded by the servers (--trad-house-fund: money created once, counted as seeded), and
 # fill a table after 1.5 s; their seat accounts go back to that wallet like everyone's; its
 # top-ups after each deal (transfers from the wallets) and a rake account per game.
+# Blackjack (persistent) settles its dealer through a seat account of the house in each epoch,
+# funded from the house wallet by transfer (here with a float of 1 stake: funded again whenever
+# a round would take it below 0, its winnings beyond 3 stakes sent back) and returned to it by
+# the recovery.
 #
 #   tests/e2e/cluster_entity.sh BUILD_DIR [SOURCE_DIR]
-# With FAILOVER=1 (meson test cluster_entity_failover) the cluster has 2 replicas per master and
-# the servers run with --redis-min-replicas 1, and mid-play it is the Redis master serving the
-# busy server's epoch slot that is SIGKILLed: its replica takes over, both servers play on
-# (no self-fence), and the same books must hold.
+# With FAILOVER=1 (meson test cluster_entity_failover, cluster_entity_failover_<engine>) the
+# cluster has 2 replicas per master and the servers run with --redis-min-replicas 1, and mid-play
+# it is the Redis master serving the busy server's epoch slot that is SIGKILLed: its replica
+# takes over, both servers play on (no self-fence), and the same books must hold.
 # With RESHARD=1 (meson test cluster_entity_reshard) nothing is killed: mid-play every slot of
 # the master serving the busy server's epoch slot (its seat accounts, settlements, and a third
 # of the wallets: a live resharding by `redis-cli --cluster reshard`) moves to another master
 # while the bots play, and the same books must hold with no error reaching a player.
-# Env: ENGINE (holdem), GAMES, BOTS (per game), BOT_SECONDS, KILL_AFTER (seconds of play before the kill, 8; 0: no kill), FAILOVER, RESHARD,
-# CROUPIER_KEEP_LOGS=1 keeps the work dir. Exit 77 (skip) when redis-server cannot run a cluster.
+# Env: ENGINE (holdem), GAMES, BOTS (per game), BOT_SECONDS, KILL_AFTER (seconds of play before
+# the kill, 8; 0: no kill), FAILOVER, RESHARD, CROUPIER_KEEP_LOGS=1 keeps the work dir. Exit 77
+# (skip) when redis-server cannot run a cluster.
 set -u
 BUILD=$(cd "${1:?usage: cluster_entity.sh BUILD_DIR [SOURCE_DIR]}" && pwd)
 SRC=$(cd "${2:-$(dirname "$0")/../..}" && pwd)
