@@ -126,8 +126,8 @@ static const config_flag_t game_flags[] = {
     {"money-by-entity", CONFIG_BOOL, "false",
      "EXPERIMENTAL, --redis-cluster only: the money by entity -- wallets in the players' slots, "
      "this server epoch's seat accounts and settlements in its own slot, buy-ins and cash-outs "
-     "as transfers between slots; every engine but test (play money on the wallets), no table "
-     "moves or rooms "
+     "as transfers between slots; every engine but test (play money on the wallets), no "
+     "private rooms "
      "(docs/queues.md \"The game server's money by entity\")",
      &G.o.money_by_entity, 0, 0},
     {"redis-allow-eviction", CONFIG_BOOL, "false",
