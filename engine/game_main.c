@@ -82,7 +82,7 @@ typedef struct {
     metrics_t *m_quorum;
     int hb_main, hb_workers[RT_MAX_WORKERS];
     atomic_bool engine_started, registered, lease_valid;
-    atomic_bool redis_unsafe; /* the guard blocks: Redis evicts (game_guard_cb) */
+    atomic_bool redis_unsafe;    /* the guard blocks: Redis evicts (game_guard_cb) */
     atomic_bool redis_uncovered; /* --redis-cluster: the slot map leaves slots unserved */
     bool exiting;
     int exit_code;
@@ -126,7 +126,8 @@ static const config_flag_t game_flags[] = {
     {"money-by-entity", CONFIG_BOOL, "false",
      "EXPERIMENTAL, --redis-cluster only: the money by entity -- wallets in the players' slots, "
      "this server epoch's seat accounts and settlements in its own slot, buy-ins and cash-outs "
-     "as transfers between slots; hold'em only, no table moves or rooms "
+     "as transfers between slots; every engine but test (play money on the wallets), no "
+     "private rooms "
      "(docs/queues.md \"The game server's money by entity\")",
      &G.o.money_by_entity, 0, 0},
     {"redis-allow-eviction", CONFIG_BOOL, "false",
@@ -745,17 +746,9 @@ int main(int argc, char **argv)
         return 2;
     }
     keytag_set_cluster(G.o.redis_cluster != NULL); /* the cluster's key layout (common/keytag.h) */
-    if (G.o.money_by_entity) {
-        const char *why = G.o.redis_cluster == NULL ? "needs --redis-cluster"
-                          : G.o.engine == NULL || strcmp(G.o.engine, "holdem") != 0
-                              ? "runs --engine holdem only (the others settle on wallets or "
-                                "with a house)"
-                              : NULL;
-        if (why != NULL) {
-            fprintf(stderr, "croupier-game: --money-by-entity %s\n", why);
-            return 2;
-        }
-        money_set_entity(true); /* before any thread (money.h) */
+    if (G.o.money_by_entity && G.o.redis_cluster == NULL) {
+        fprintf(stderr, "croupier-game: --money-by-entity needs --redis-cluster\n");
+        return 2;
     }
     log_level_t lvl;
     if (log_parse_level(G.o.log_level, &lvl) != 0) {
@@ -774,6 +767,18 @@ int main(int argc, char **argv)
         fprintf(stderr, "croupier-game: --engine: '%s' is not one of %s\n", G.o.engine,
                 engines_names());
         return 2;
+    }
+    if (G.o.money_by_entity) {
+        /* Engines whose rounds settle seat accounts only (docs/queues.md "The game server's
+         * money by entity": the engines and table kinds it runs) */
+        const char *why = G.engine->entity_refusal != NULL ? G.engine->entity_refusal()
+                                                           : "is not on the table kit";
+        if (why != NULL) {
+            fprintf(stderr, "croupier-game: --money-by-entity: --engine %s %s\n", G.engine->name,
+                    why);
+            return 2;
+        }
+        money_set_entity(true); /* before any thread (money.h) */
     }
     if (G.o.trad_options != NULL && G.o.trad_options[0] != '\0') {
         if (G.engine->check_options == NULL) {

@@ -135,6 +135,10 @@ typedef struct engine_ops {
      * requests are answered UNKNOWN_REQUEST (the gateway then re-seats the players one by
      * one). A player already seated here never reaches it (answered with its Snapshot). */
     void (*adopt)(void *eng, gs_request_t *req);
+    /* Optional: whether the engine runs with croupier-game --money-by-entity (docs/queues.md
+     * "The game server's money by entity"): NULL when it does, else one line saying why not
+     * (what of its money needs one slot), printed at start. A NULL function: it does not. */
+    const char *(*entity_refusal)(void);
 } engine_ops_t;
 
 typedef struct gs_config {
@@ -245,8 +249,7 @@ void gs_push(gs_t *gs, uint64_t player_id, const Croupier__ServerMessage *msg);
 /* gs_push() of one msg to each of players[0, n): encoded once, and sent to each link as one
  * frame naming every player it serves there (RpcFrame.push_to, docs/protocol.md "One push, many
  * players") when its gateway takes them, else as one frame per player. Any thread. */
-void gs_push_many(gs_t *gs, const uint64_t *players, size_t n,
-                  const Croupier__ServerMessage *msg);
+void gs_push_many(gs_t *gs, const uint64_t *players, size_t n, const Croupier__ServerMessage *msg);
 /*
  * Spectators (docs/spectators.md). gs_push_watch: a desk's public event (a push every seat may
  * see, or its public variant), encoded once here and sent once to each link that watches the

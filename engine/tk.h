@@ -149,6 +149,9 @@
 /* Seat accounts: wallets named TK_ACCOUNT_PREFIX<service>.<slot>.<epoch>.<desk hex>.<seat>
  * (a service of more than 20 characters is named by a hash, see tk_engine.c). */
 #define TK_ACCOUNT_PREFIX "ts."
+/* The house's seat account with the money by entity (tk_settings_t.house_float): a funding adds
+ * this many full tables at the largest buy-in beyond the round's need. */
+#define TK_HOUSE_FLOAT 10
 
 typedef struct tk_table tk_table_t;
 
@@ -180,6 +183,9 @@ typedef struct tk_settings {
     long tour_join_ms;     /* a match's deal waits this long for players new to the table */
     long spectators;       /* spectators per table at most (docs/spectators.md; 0:
                               TK_SPECTATORS; -1: the tables may not be watched) */
+    long house_float;      /* with a house in the round and the money by entity: what a funding
+                              of the house's seat account adds beyond the round's need, in the
+                              table's stakes (0: TK_HOUSE_FLOAT full tables at the buy-in) */
     const char *house;     /* the wallet server bots play for (and the counterparty of
                               tk_round_end_house); NULL: tk_game_t.house_name's, or
                               "house-<engine>" */
@@ -351,7 +357,7 @@ typedef struct tk_engine_def {
     const tk_game_t *game;
     tk_settings_t *settings; /* written by config_parse through flags */
     config_flag_t *flags;    /* filled by tk_engine_flags() the first time */
-    char names[24][48];      /* the kit's flags, the house's (at most TK_NFLAGS + 1 = 21) */
+    char names[24][48];      /* the kit's flags, the house's (at most TK_NFLAGS + 1 = 22) */
 } tk_engine_def_t;
 
 int tk_engine_create(tk_engine_def_t *def, gs_t *gs, const char *games, void **out);
@@ -365,6 +371,10 @@ int tk_engine_check_options(tk_engine_def_t *def, const char *options, const cha
                             size_t errlen);
 /* The engine's flag table (prefixed with its name), built once. */
 const config_flag_t *tk_engine_flags(tk_engine_def_t *def);
+/* engine_ops_t.entity_refusal: NULL when the game's tables run with --money-by-entity (seat
+ * accounts, TK_MONEY_STACK, the house in the round through a seat account of its own), else
+ * why not, one line. */
+const char *tk_engine_entity_refusal(const tk_engine_def_t *def);
 
 #define TK_ENGINE(sym, gamep, proto)                                                               \
     static tk_settings_t sym##_tk_settings;                                                        \
@@ -381,6 +391,10 @@ const config_flag_t *tk_engine_flags(tk_engine_def_t *def);
     {                                                                                              \
         return tk_engine_flags(&sym##_tk_def);                                                     \
     }                                                                                              \
+    static const char *sym##_tk_entity(void)                                                       \
+    {                                                                                              \
+        return tk_engine_entity_refusal(&sym##_tk_def);                                            \
+    }                                                                                              \
     const engine_ops_t sym##_engine_ops = {.name = #sym,                                           \
                                            .engine = (proto),                                      \
                                            .create = sym##_tk_create,                              \
@@ -390,7 +404,8 @@ const config_flag_t *tk_engine_flags(tk_engine_def_t *def);
                                            .stop_intake = tk_engine_stop_intake,                   \
                                            .destroy = tk_engine_destroy,                           \
                                            .check_options = sym##_tk_check,                        \
-                                           .flags = sym##_tk_flags}
+                                           .flags = sym##_tk_flags,                                \
+                                           .entity_refusal = sym##_tk_entity}
 
 /* Opens a table of game at stake with bots server bots seated (a table of bots only plays by
  * itself and never counts as a human desk). Any thread; the lobby desk opens it. 0 or -errno. */

@@ -170,6 +170,7 @@ void tk_engine_destroy(void *e)
     mcluster_destroy(eng->ho_m);   /* the jobs thread is joined: nobody uses them any more */
     rcluster_destroy(eng->ho_rc);
     tk_tour_engine_destroy(eng);
+    tk_house_acct_destroy(eng->hacct);
     pthread_mutex_destroy(&eng->jobs_mu);
     lobby_pub_destroy(eng->ads); /* before the connection it writes through */
     rconn_destroy(eng->rc);
@@ -178,7 +179,7 @@ void tk_engine_destroy(void *e)
 
 /* The kit's flags of every engine: name suffix, help, setting, bounds; `need` says which games
  * get the flag (0: all, 1: games with bots, 2: games with bots or a house, 3: games that play
- * tournament tables, 4: games that may be watched). */
+ * tournament tables, 4: games that may be watched, 5: games with the house in the round). */
 static const struct {
     const char *suffix, *help;
     size_t off;
@@ -231,6 +232,10 @@ static const struct {
      "spectators per table at most (docs/spectators.md; 0: 100; -1: the tables may not be "
      "watched)",
      offsetof(tk_settings_t, spectators), -1, 100000, 4},
+    {"house-float",
+     "with --money-by-entity: what a funding of the house's seat account in the epoch adds "
+     "beyond the round's need, in stakes (0: 10 full tables at the largest buy-in; docs/queues.md)",
+     offsetof(tk_settings_t, house_float), 0, 100000000, 5},
 };
 #define TK_NFLAGS (sizeof tk_flag_spec / sizeof tk_flag_spec[0])
 /* Every flag's name has its place in tk_engine_def_t.names (the kit's and the house's). */
@@ -254,7 +259,8 @@ const config_flag_t *tk_engine_flags(tk_engine_def_t *def)
     for (size_t i = 0; i < TK_NFLAGS; i++) {
         int need = tk_flag_spec[i].need;
         if ((need == 1 && !gm->bots) || (need == 2 && !gm->bots && !gm->house) ||
-            (need == 3 && !gm->tournaments) || (need == 4 && !gm->watchable))
+            (need == 3 && !gm->tournaments) || (need == 4 && !gm->watchable) ||
+            (need == 5 && !gm->house))
             continue;
         snprintf(def->names[n], sizeof def->names[n], "%s-%s", prefix, tk_flag_spec[i].suffix);
         long dv = *(const long *)((const char *)&gm->defaults + tk_flag_spec[i].off);
@@ -301,6 +307,24 @@ int tk_engine_check_options(tk_engine_def_t *def, const char *options, const cha
         return 0;
     snprintf(err, errlen, "the %s engine takes no rule options", def->game->engine);
     return -1;
+}
+
+/*
+ * Whether the game's tables run with the money by entity (docs/queues.md "The game server's
+ * money by entity"): there a round's settlement is one script in the server epoch's slot, so
+ * every account a round settles must be an account of that epoch. Seat-account tables
+ * (TK_MONEY_STACK) qualify, with server bots (their seats bought in from the house wallet by
+ * transfer), top-ups (transfers too) and a house in the round (tk_round_end_house: the house
+ * settles through a seat account of its own in the epoch, tk_int.h tk_house_acct_t). Play money
+ * settles the players' wallets, each in its own slot: not one script there. Returns NULL, or
+ * the reason (a static string).
+ */
+const char *tk_engine_entity_refusal(const tk_engine_def_t *def)
+{
+    if (def->game->money == TK_MONEY_WALLET)
+        return "settles play money on the players' wallets, and a round over several wallets' "
+               "slots is not one script: run it without --money-by-entity";
+    return NULL;
 }
 
 /*
@@ -461,6 +485,8 @@ int tk_engine_create(tk_engine_def_t *def, gs_t *gs, const char *games, void **o
         return rc;
     }
     tk_fund_house(eng);
+    if (gm->house && money_entity())
+        eng->hacct = tk_house_acct_create(); /* the house's seat account (tk_int.h) */
     if (tk_tour_engine_create(eng) != 0)
         log_emit(LOG_ERROR, "tk_tour_hosting_unavailable", "{s:s}", "engine", gm->engine);
     else if (eng->tour != NULL) {

@@ -213,6 +213,28 @@ typedef struct tk_tour_host tk_tour_host_t; /* an engine's hosting of them (tk_t
 
 typedef enum { TK_EMPTY = 0, TK_BUYING, TK_SEATED, TK_LEAVING, TK_CLOSED } tk_seat_state_t;
 
+/*
+ * The house's seat account, with the money by entity (money.h money_set_entity) in a game with
+ * the house in the round (tk_round_end_house): there a round's settlement is one script in the
+ * server epoch's slot, so the house settles through an account of that epoch,
+ * th.<svc>.<slot>.<epoch>, held for the house wallet like a bot's seat: funded from the wallet by
+ * a seat transfer queued just before a settlement it could not pay, what it won beyond three
+ * floats sent back after one, the rest returned to the wallet by the epoch's recovery
+ * (docs/queues.md "The game server's money by entity"). One per engine, shared by its tables (their
+ * desk threads), every field under mu; tk_money.c owns it.
+ */
+typedef struct {
+    pthread_mutex_t mu;
+    uint32_t slot;
+    uint64_t epoch;
+    char acct[MONEY_NAME_MAX + 1]; /* "" until the first settlement */
+    /* What the account holds once every item queued is applied: a lower bound (a refused
+     * settlement sets it to 0, so the next funding covers the round whatever the account
+     * holds; more chips than needed there are the house's all the same). */
+    int64_t bal;
+    uint64_t ops; /* fundings queued (their op ids) */
+} tk_house_acct_t;
+
 typedef struct tk_engine {
     gs_t *gs;
     const tk_game_t *game;
@@ -235,7 +257,8 @@ typedef struct tk_engine {
     pthread_mutex_t jobs_mu;
     bool rt_stopped; /* under jobs_mu: the lobby desk is gone, results are no longer posted */
     char labels[96];
-    tk_tour_host_t *tour; /* tournament tables hosted (tk_tour.c), or NULL */
+    tk_tour_host_t *tour;   /* tournament tables hosted (tk_tour.c), or NULL */
+    tk_house_acct_t *hacct; /* the house's seat account (tk_money.c), or NULL */
 } tk_engine_t;
 
 /* A join on its way from the main loop to a table, with the buy-in chosen. */
@@ -337,6 +360,7 @@ struct tk_table {
      * for the settlement to be applied, so no player is ever shown a result that is not. */
     bool settling;
     int64_t settle_delta[TK_MAX_SEATS], settle_rake;
+    bool settle_house; /* the settlement named the house's seat account (tk_house_acct_t) */
     /* The round's transfers (tk_round_end_transfers; nxfer 0: settled by deltas alone), kept
      * until its RoundEnd and history are out. */
     tk_xfer_t xfer[TK_MAX_TRANSFERS];
@@ -456,6 +480,11 @@ void tk_bust(tk_table_t *t, int i);
 void tk_money_log_cb(money_result_t *res, void *arg);
 void tk_cash_out(tk_table_t *t, int seat);
 bool tk_settle(tk_table_t *t, const int64_t *delta, bool house, int64_t house_delta, int64_t rake);
+/* The house's seat account (tk_house_acct_t), made at the engine's create and freed at its
+ * destroy; a settlement that named it was refused: its balance is unknown again. */
+tk_house_acct_t *tk_house_acct_create(void);
+void tk_house_acct_destroy(tk_house_acct_t *ha);
+void tk_house_unsettled(tk_table_t *t);
 int tk_submit_buyin(tk_table_t *t, int i, const char *wallet, int64_t amount, bool topup);
 void tk_buyin_done(tk_table_t *t, int i, uint64_t n, const money_result_t *res);
 void tk_topup(tk_table_t *t, int i);

@@ -122,6 +122,110 @@ void tk_cash_out(tk_table_t *t, int seat)
 
 /* ---- settlement -------------------------------------------------------------------------- */
 
+tk_house_acct_t *tk_house_acct_create(void)
+{
+    tk_house_acct_t *ha = xcalloc(1, sizeof *ha);
+    pthread_mutex_init(&ha->mu, NULL);
+    return ha;
+}
+
+void tk_house_acct_destroy(tk_house_acct_t *ha)
+{
+    if (ha == NULL)
+        return;
+    pthread_mutex_destroy(&ha->mu);
+    free(ha);
+}
+
+void tk_house_unsettled(tk_table_t *t)
+{
+    tk_house_acct_t *ha = t->eng->hacct;
+    if (ha == NULL)
+        return;
+    pthread_mutex_lock(&ha->mu);
+    ha->bal = 0;
+    pthread_mutex_unlock(&ha->mu);
+}
+
+/* The float of the house's seat account at table t's stake (tk_settings_t.house_float). */
+static int64_t tk_house_float(const tk_table_t *t)
+{
+    long fl = t->eng->set.house_float;
+    return fl > 0 ? t->stake * fl : t->stake * t->eng->set.buyin * t->nseats * TK_HOUSE_FLOAT;
+}
+
+/* Queues a seat transfer of the house's seat account (tag "hf": in from the house wallet, "hr":
+ * back to it) under ha->mu; logged. Returns 0 or a negative errno. */
+static int tk_house_transfer(tk_table_t *t, tk_house_acct_t *ha, money_kind_t kind, int64_t amount)
+{
+    bool in = kind == MONEY_KIND_SEAT_IN;
+    char op[MONEY_ID_MAX + 1];
+    snprintf(op, sizeof op, "tk:%s:%" PRIu32 ":%" PRIu64 ":house:%" PRIu64 ":%s", t->eng->svc,
+             t->slot, t->epoch, ++ha->ops, in ? "hf" : "hr");
+    money_seat_t ms = {
+        .slot = t->slot, .epoch = t->epoch, .account = ha->acct, .owner = t->eng->house};
+    int rc = money_writer_submit_seat(gs_money(gs_of_desk(t->desk)), kind, &ms, amount, op,
+                                      tk_money_log_cb, NULL);
+    log_emit(rc == 0 ? LOG_INFO : LOG_ERROR,
+             in ? "tk_house_account_funded" : "tk_house_account_returned", "{s:s,s:s,s:s,s:I,s:i}",
+             "house", t->eng->house, "account", ha->acct, "op", op, "amount", (json_int_t)amount,
+             "errno", -rc);
+    return rc;
+}
+
+/*
+ * Under ha->mu, before a settlement in which the house takes house_delta (tk_house_acct_t): names
+ * the account of the table's epoch, and when it may not hold enough for the house's loss queues
+ * a funding from the house wallet first -- the loss and a float (tk_settings_t.house_float),
+ * so that most rounds need none. The writer applies its items in the order they were queued, and
+ * a seat transfer is a barrier (money_writer.h), so the funding lands before the settlement; a
+ * funding the wallet cannot pay is refused (logged), and so is the settlement then. The
+ * account's name, valid until ha->mu is released, is returned.
+ */
+static const char *tk_house_prepare(tk_table_t *t, tk_house_acct_t *ha, int64_t house_delta)
+{
+    bool fresh = ha->acct[0] == '\0' || ha->slot != t->slot || ha->epoch != t->epoch;
+    if (fresh) {
+        /* A new epoch has its own account (the old one is its epoch's recovery's to return),
+         * funded before its first settlement whatever the house takes: the funding records it
+         * as held for the house wallet, and a held account is what the recovery returns. */
+        snprintf(ha->acct, sizeof ha->acct, "th.%s.%" PRIu32 ".%" PRIu64, t->eng->svc, t->slot,
+                 t->epoch);
+        ha->slot = t->slot;
+        ha->epoch = t->epoch;
+        ha->bal = 0;
+    }
+    if (!fresh && ha->bal + house_delta >= 0)
+        return ha->acct;
+    int64_t short_by = ha->bal + house_delta < 0 ? -(ha->bal + house_delta) : 0;
+    int64_t amount = short_by + tk_house_float(t);
+    if (amount > MONEY_MAX_AMOUNT || amount <= 0)
+        amount = short_by > 0 ? short_by : 1;
+    if (tk_house_transfer(t, ha, MONEY_KIND_SEAT_IN, amount) == 0)
+        ha->bal += amount;
+    return ha->acct;
+}
+
+/*
+ * Under ha->mu, after a settlement queued: what the house won beyond three floats goes back to
+ * the house wallet (all but one float), so that the wallet, not the epoch, keeps the house's
+ * winnings while the epoch lives. ha->bal is a lower bound of what the account will hold, so
+ * the transfer never asks for chips that are not there -- unless the settlement that counted them
+ * is refused, and then the transfer is refused too (MONEY_INSUFFICIENT, logged; the chips stay
+ * for the recovery).
+ */
+static void tk_house_return(tk_table_t *t, tk_house_acct_t *ha)
+{
+    int64_t fl = tk_house_float(t);
+    if (fl <= 0 || fl > MONEY_MAX_AMOUNT / 3 || ha->bal <= 3 * fl)
+        return;
+    int64_t amount = ha->bal - fl;
+    if (amount > MONEY_MAX_AMOUNT)
+        amount = MONEY_MAX_AMOUNT;
+    if (tk_house_transfer(t, ha, MONEY_KIND_SEAT_OUT, amount) == 0)
+        ha->bal -= amount;
+}
+
 /* Submits the round's settlement as a money follow-up whose result comes back as
  * TK_MSG_SETTLED. Returns true when it was submitted (the round's end then waits for it). */
 bool tk_settle(tk_table_t *t, const int64_t *delta, bool house, int64_t house_delta, int64_t rake)
@@ -142,33 +246,48 @@ bool tk_settle(tk_table_t *t, const int64_t *delta, bool house, int64_t house_de
         s.deltas[s.nplayers] = delta[i];
         s.nplayers++;
     }
+    /* With the money by entity the house settles through its seat account (tk_house_acct_t):
+     * its funding and this settlement are queued under its lock, in the order they count. */
+    tk_house_acct_t *ha = house && w != NULL ? t->eng->hacct : NULL;
+    if (ha != NULL)
+        pthread_mutex_lock(&ha->mu);
+    t->settle_house = ha != NULL;
     if (house && s.nplayers < MONEY_MAX_PLAYERS) {
-        s.players[s.nplayers] = t->eng->house;
+        s.players[s.nplayers] = ha != NULL ? tk_house_prepare(t, ha, house_delta) : t->eng->house;
         s.deltas[s.nplayers] = house_delta;
         s.nplayers++;
     }
-    if (w == NULL || s.nplayers == 0)
-        return false;
+    int rc = -ENOENT;
     gs_t *gs = gs_of_desk(t->desk);
-    s.round = gs_round_id(gs, rt_desk_id(t->desk), t->seq);
-    s.game = t->game;
-    s.rake = rake;
-    tk_op_t *o = xcalloc(1, sizeof *o);
-    *o = (tk_op_t){.gs = gs,
-                   .rt = rt_desk_rt(t->desk),
-                   .desk = rt_desk_id(t->desk),
-                   .seat = -1,
-                   .n = t->seq,
-                   .msg = TK_MSG_SETTLED};
-    gs_money_followup_begin(gs);
-    int rc = money_writer_submit_settle(w, &s, tk_seat_op_cb, o);
-    if (rc != 0) {
-        gs_money_followup_end(gs);
-        free(o);
-        log_emit(LOG_ERROR, "tk_settle_refused", "{s:s,s:i}", "round", t->round_id, "errno", -rc);
-        return false;
+    tk_op_t *o = NULL;
+    if (w != NULL && s.nplayers > 0) {
+        s.round = gs_round_id(gs, rt_desk_id(t->desk), t->seq);
+        s.game = t->game;
+        s.rake = rake;
+        o = xcalloc(1, sizeof *o);
+        *o = (tk_op_t){.gs = gs,
+                       .rt = rt_desk_rt(t->desk),
+                       .desk = rt_desk_id(t->desk),
+                       .seat = -1,
+                       .n = t->seq,
+                       .msg = TK_MSG_SETTLED};
+        gs_money_followup_begin(gs);
+        rc = money_writer_submit_settle(w, &s, tk_seat_op_cb, o);
+        if (rc != 0) {
+            gs_money_followup_end(gs);
+            free(o);
+            log_emit(LOG_ERROR, "tk_settle_refused", "{s:s,s:i}", "round", t->round_id, "errno",
+                     -rc);
+        }
     }
-    return true;
+    if (ha != NULL) {
+        if (rc == 0) {
+            ha->bal += house_delta;
+            tk_house_return(t, ha);
+        }
+        pthread_mutex_unlock(&ha->mu);
+    }
+    return rc == 0;
 }
 
 /* ---- buy-ins and top-ups ----------------------------------------------------------------- */
@@ -296,6 +415,9 @@ void tk_topup_done(tk_table_t *t, int i, uint64_t n, const money_result_t *res)
     s->topping = false;
     if (res->status == MONEY_OK)
         s->stack += s->buyin; /* the transfer put it into the seat account */
+    log_emit(res->status == MONEY_OK ? LOG_INFO : LOG_WARN, "tk_topped_up",
+             "{s:s,s:s,s:i,s:I,s:i,s:b}", "engine", t->eng->game->engine, "op", res->id, "seat", i,
+             "amount", (json_int_t)s->buyin, "status", res->status, "bot", s->bot);
     if (s->leave_after_topup) {
         tk_cash_out(t, i);
         tk_unseat(t, i);

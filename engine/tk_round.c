@@ -456,6 +456,8 @@ void tk_settled(tk_table_t *t, uint64_t seq, const money_result_t *res)
     }
     log_emit(LOG_ERROR, "tk_settlement_failed", "{s:s,s:i,s:s}", "round", t->round_id, "status",
              res->status, "error", res->error);
+    if (t->settle_house)
+        tk_house_unsettled(t);
     for (int i = 0; i < t->nseats; i++)
         if (t->seat[i].playing && t->eng->game->money == TK_MONEY_STACK)
             t->seat[i].stack -= t->settle_delta[i];

@@ -747,6 +747,15 @@ static void writer_pump_calls(money_writer_t *w)
             pthread_mutex_unlock(&w->lane_mu);
             return;
         }
+        /* The money by entity sends to two masters over rconn's cluster mode (the epoch's slot:
+         * settlements and marks; the money slot: hand histories), one connection each, and two
+         * connections answer in no common order, while the flight is matched in send order: one
+         * slot's commands are in flight at a time. (Else a WAIT blocking one master's connection,
+         * or a slower master, answers a later command first: "reply out of order", everything
+         * sent again, for as long as that lasts.) */
+        if (w->lane_on && w->flight.n > 0 &&
+            (it->kind == MONEY_KIND_HISTORY) != (w->flight.head->kind == MONEY_KIND_HISTORY))
+            return;
         size_t n = 1;
         int rc;
         writer_cmd_t *cmd = xmalloc(sizeof *cmd);

@@ -1,31 +1,44 @@
 #!/usr/bin/env bash
-# Integration test (issue 34): hold'em with the money by entity on a Redis Cluster
+# Integration test (issue 34): an engine with the money by entity on a Redis Cluster
 # (croupier-game --money-by-entity, EXPERIMENTAL; docs/queues.md "The game server's money by
-# entity"). A real cluster of 3 masters and 3 replicas on loopback, two hold'em servers with
-# --money-by-entity (each epoch's seat accounts and settlements in its own slot, the wallets in
-# the players' slots, buy-ins and cash-outs as transfers between slots) and one gateway; a bot
-# fleet for BOT_SECONDS (20). Mid-play the server that seats the most players is SIGKILLed: the
-# other's sweeper claims its epoch after the grace and returns its seat accounts to the wallets
-# as transfers, and the gateway seats its players on the other. Passes when
-# the bots finished games with none torn and no unexpected error, every finished round has its
-# settlement in its epoch's slot (and no voided one has), no script was refused for keys in two
-# slots, and croupier-ctl audit balances with every seat account back at 0: wallets + the
-# epochs' rake + the house = what was seeded. The wallets are seeded, and an operator credits
-# and debits two of them mid-play, with croupier-ctl --money-by-entity credit (docs/queues.md
-# "The wallets outside the game server"), and the gateway runs with --money-by-entity; the three
-# binaries refuse --money-by-entity without --redis-cluster.
+# entity"): hold'em, or the engine ENGINE names (zhajinhua, niuniu, traditional, persistent:
+# meson test cluster_entity_<engine>). A real cluster of 3 masters and 3 replicas on loopback,
+# two servers of the engine with --money-by-entity (each epoch's seat accounts and settlements
+# in its own slot, the wallets in the players' slots, buy-ins and cash-outs as transfers between
+# slots) and one gateway; a bot fleet per game for BOT_SECONDS (20). Mid-play the server that
+# seats the most players is SIGKILLed: the other's sweeper claims its epoch after the grace and
+# returns its seat accounts to the wallets as transfers, and the gateway seats its players on
+# the other. Passes when each game's bots (one croupier-bot per game of GAMES, the engine's
+# description's by default, tests/e2e/lib.sh e2e_engine_desc) finished games with none torn and
+# no unexpected error, every finished round has its settlement in its epoch's slot (and no
+# voided one has), no script was refused for keys in two slots, and croupier-ctl audit balances
+# with every seat account back at 0: wallets + the epochs' rake + the house = what was seeded.
+# The wallets are seeded, and an operator credits and debits two of them mid-play, with
+# croupier-ctl --money-by-entity credit (docs/queues.md "The wallets outside the game server"),
+# and the gateway runs with --money-by-entity; the three binaries refuse --money-by-entity
+# without --redis-cluster, and croupier-game refuses it for the engine whose rounds settle the
+# players' wallets (the test engine's play money).
+# The traditional engine (Dou Dizhu and Guandan) adds its server bots, which play from the house
+# wallet, funded by the servers (--trad-house-fund: money created once, counted as seeded), and
+# fill a table after 1.5 s; their seat accounts go back to that wallet like everyone's; its
+# top-ups after each deal (transfers from the wallets) and a rake account per game.
+# Blackjack (persistent) settles its dealer through a seat account of the house in each epoch,
+# funded from the house wallet by transfer (here with a float of 1 stake: funded again whenever
+# a round would take it below 0, its winnings beyond 3 stakes sent back) and returned to it by
+# the recovery.
 #
 #   tests/e2e/cluster_entity.sh BUILD_DIR [SOURCE_DIR]
-# With FAILOVER=1 (meson test cluster_entity_failover) the cluster has 2 replicas per master and
-# the servers run with --redis-min-replicas 1, and mid-play it is the Redis master serving the
-# busy server's epoch slot that is SIGKILLed: its replica takes over, both servers play on
-# (no self-fence), and the same books must hold.
+# With FAILOVER=1 (meson test cluster_entity_failover, cluster_entity_failover_<engine>) the
+# cluster has 2 replicas per master and the servers run with --redis-min-replicas 1, and mid-play
+# it is the Redis master serving the busy server's epoch slot that is SIGKILLed: its replica
+# takes over, both servers play on (no self-fence), and the same books must hold.
 # With RESHARD=1 (meson test cluster_entity_reshard) nothing is killed: mid-play every slot of
 # the master serving the busy server's epoch slot (its seat accounts, settlements, and a third
 # of the wallets: a live resharding by `redis-cli --cluster reshard`) moves to another master
 # while the bots play, and the same books must hold with no error reaching a player.
-# Env: BOT_SECONDS, KILL_AFTER (seconds of play before the kill, 8; 0: no kill), FAILOVER, RESHARD,
-# CROUPIER_KEEP_LOGS=1 keeps the work dir. Exit 77 (skip) when redis-server cannot run a cluster.
+# Env: ENGINE (holdem), GAMES, BOTS (per game), BOT_SECONDS, KILL_AFTER (seconds of play before
+# the kill, 8; 0: no kill), FAILOVER, RESHARD, CROUPIER_KEEP_LOGS=1 keeps the work dir. Exit 77
+# (skip) when redis-server cannot run a cluster.
 set -u
 BUILD=$(cd "${1:?usage: cluster_entity.sh BUILD_DIR [SOURCE_DIR]}" && pwd)
 SRC=$(cd "${2:-$(dirname "$0")/../..}" && pwd)
@@ -35,6 +48,7 @@ E2E_DIR=$(mktemp -d /tmp/croupier-cluster-entity.XXXXXX)
 E2E_FAILURES=()
 trap 'e2e_cleanup; [ "${CROUPIER_KEEP_LOGS:-0}" = 1 ] || [ ${#E2E_FAILURES[@]} -gt 0 ] || rm -rf "$E2E_DIR"' EXIT
 BOT_SECONDS=${BOT_SECONDS:-20}
+ENGINE=${ENGINE:-holdem}
 KILL_AFTER=${KILL_AFTER:-8}
 command -v redis-server >/dev/null || { echo "cluster_entity: SKIP: no redis-server" >&2; exit 77; }
 
@@ -53,11 +67,15 @@ CTL=$BUILD/tools/croupier-ctl
 e2e_secret
 
 # ---- the refusals at start -----------------------------------------------------------------
+# the engine whose rounds settle the players' wallets (play money): one line, exit 2
 st=0
-timeout 20 "$GAME" --engine traditional --health-listen 127.0.0.1:0 --redis-cluster \
+why="--money-by-entity: --engine test settles play money on the players' wallets"
+timeout 20 "$GAME" --engine test --health-listen 127.0.0.1:0 --redis-cluster \
     "$E2E_REDIS_CLUSTER" --money-by-entity >"$E2E_DIR/bad.out" 2>"$E2E_DIR/bad.err" || st=$?
-check "--money-by-entity with another engine refused ($(head -c 200 "$E2E_DIR/bad.err"))" \
-    bash -c "[ $st = 2 ] && grep -q 'holdem only' '$E2E_DIR/bad.err'"
+# shellcheck disable=SC2016 # the script's own positional parameters
+check "--money-by-entity with --engine test refused ($(head -c 200 "$E2E_DIR/bad.err"))" \
+    bash -c '[ "$1" = 2 ] && [ "$(wc -l <"$2")" = 1 ] && grep -qF -- "$3" "$2"' _ "$st" \
+    "$E2E_DIR/bad.err" "$why"
 e2e_redis_start
 st=0
 timeout 20 "$GAME" --engine holdem --health-listen 127.0.0.1:0 --redis "127.0.0.1:$REDIS_PORT" \
@@ -79,14 +97,41 @@ kill "$REDIS_PID" 2>/dev/null
 
 # ---- seed: each bot's wallet {p:<id>}:bal, an operator credit each (croupier-ctl
 # --money-by-entity credit: xfer_seed's, counted as seeded at {p:<id>}:xm; e2e_seed_wallets) -----
-e2e_engine_desc holdem || exit 2
+e2e_engine_desc "$ENGINE" || exit 2
+if [ "$ENGINE" = traditional ]; then
+    # two of its games, the 3-seat Dou Dizhu and the 4-seat Guandan, each with a rake account of
+    # its own in the epoch's slot; 22 bots each, so that tables wait for server bots
+    GAMES=${GAMES:-doudizhu guandan} BOTS=${BOTS:-22}
+    export CROUPIER_TRAD_RAKE_PERMILLE=${CROUPIER_TRAD_RAKE_PERMILLE:-50}
+    export CROUPIER_TRAD_BOT_MS=${CROUPIER_TRAD_BOT_MS:-100} CROUPIER_TRAD_GAP_MS=${CROUPIER_TRAD_GAP_MS:-300}
+fi
+GAMES=${GAMES:-$E2E_GAMES}
+BOTS=${BOTS:-$E2E_BOTS}
 SEED_CHIPS=1000000
 base=5000000
 # shellcheck disable=SC2034 # read by e2e_seed_wallets (lib.sh)
 E2E_MONEY_BY_ENTITY=1
-check "seeded $E2E_BOTS wallets with croupier-ctl --money-by-entity credit" \
-    e2e_seed_wallets $base "$E2E_BOTS" $SEED_CHIPS
-seeded=$((E2E_BOTS * SEED_CHIPS))
+seeded=0 b=$base
+for g in $GAMES; do # each game's bots from their own base, 100000 apart
+    check "seeded $BOTS wallets of $g's bots with croupier-ctl --money-by-entity credit" \
+        e2e_seed_wallets $b "$BOTS" $SEED_CHIPS
+    seeded=$((seeded + BOTS * SEED_CHIPS)) b=$((b + 100000))
+done
+# The house wallet (the traditional engine's server bots play from it, blackjack's dealer
+# settles with it) is funded by the servers themselves: money created once per service (the
+# lane's xfer_seed), counted as seeded -- the description's house_fund, or for the traditional
+# engine its house_seed's amount as --trad-house-fund.
+HOUSE="" HOUSE_FUND=0
+if [ -n "$E2E_HOUSE_FUND" ]; then
+    HOUSE=${E2E_HOUSE_FUND%%:*} fundvar=${E2E_HOUSE_FUND#*:}
+    HOUSE_FUND=${!fundvar}
+    # blackjack: the dealer's seat account funded with a float of 1 stake beyond each need, so
+    # that it is funded again many times during play (--bj-house-float)
+    [ "$ENGINE" = persistent ] && export CROUPIER_BJ_HOUSE_FLOAT=${CROUPIER_BJ_HOUSE_FLOAT:-1}
+elif [ -n "$E2E_HOUSE_SEED" ] && [ "$ENGINE" = traditional ]; then
+    HOUSE=${E2E_HOUSE_SEED%%:*} HOUSE_FUND=${E2E_HOUSE_SEED#*:}
+    export CROUPIER_TRAD_HOUSE_FUND=$HOUSE_FUND CROUPIER_TRAD_BOT_FILL_MS=${CROUPIER_TRAD_BOT_FILL_MS:-1500}
+fi
 "$CTL" --redis-cluster "$E2E_REDIS_CLUSTER" audit >"$E2E_DIR/audit0.txt" 2>&1
 check "seeded $seeded chips, the audit balances ($(tail -n 1 "$E2E_DIR/audit0.txt"))" \
     grep -q "^balanced: $seeded + 0 = $seeded" "$E2E_DIR/audit0.txt"
@@ -97,15 +142,27 @@ check "croupier-ctl --money-by-entity wallet reads {p:$base}:bal ($(head -n 1 "$
 # ---- play -------------------------------------------------------------------------------------
 TTL=3000
 [ "$FAILOVER" = 1 ] && TTL=6000 # a failover (about 2.6 s) ends before a server fences itself
-e2e_game_start game-a holdem 30 --lease-ttl-ms $TTL --money-by-entity "${DURABLE[@]}"
-e2e_game_start game-b holdem 30 --lease-ttl-ms $TTL --money-by-entity "${DURABLE[@]}"
+e2e_game_start game-a "$ENGINE" 30 --lease-ttl-ms $TTL --money-by-entity "${DURABLE[@]}"
+e2e_game_start game-b "$ENGINE" 30 --lease-ttl-ms $TTL --money-by-entity "${DURABLE[@]}"
+if [ -n "$HOUSE" ]; then
+    for _ in $(seq 1 100); do # both servers fund it under one op id: once
+        [ "$(e2e_redis get "{p:$HOUSE}:bal")" = "$HOUSE_FUND" ] && break
+        sleep 0.1
+    done
+    check "the servers funded the house wallet {p:$HOUSE}:bal once ($HOUSE_FUND)" \
+        test "$(e2e_redis get "{p:$HOUSE}:bal")" = "$HOUSE_FUND"
+fi
 e2e_gate_start gate-a --money-by-entity
-"$BUILD/bots/croupier-bot" --gateways "127.0.0.1:${POD_PORT[gate-a]}" \
-    --bots "$E2E_BOTS" --game holdem --engine "$E2E_JOIN" \
-    --seconds "$BOT_SECONDS" --player-base $base --token-secret-file "$E2E_DIR/secret" \
-    --finish-timeout-ms 60000 --report "$E2E_DIR/report.json" \
-    --rounds-file "$E2E_DIR/rounds.txt" >"$E2E_DIR/bot.log" 2>&1 &
-bot=$!
+bots=() b=$base
+for g in $GAMES; do
+    "$BUILD/bots/croupier-bot" --gateways "127.0.0.1:${POD_PORT[gate-a]}" \
+        --bots "$BOTS" --game "$g" --engine "$E2E_JOIN" \
+        --seconds "$BOT_SECONDS" --player-base $b --token-secret-file "$E2E_DIR/secret" \
+        --finish-timeout-ms 60000 --report "$E2E_DIR/report-$g.json" \
+        --rounds-file "$E2E_DIR/rounds-$g.txt" >"$E2E_DIR/bot-$g.log" 2>&1 &
+    bots+=("$!:$g")
+    b=$((b + 100000))
+done
 # an operator's credit and debit while the bots play (croupier-ctl --money-by-entity credit:
 # created in the wallet, counted as seeded; the debit a transfer to {house}:bal:credits)
 "$CTL" --redis-cluster "$E2E_REDIS_CLUSTER" --money-by-entity credit $((base + 1)) 500 \
@@ -154,19 +211,22 @@ for line in open(sys.argv[1]):
         kill -KILL "${POD_PID[$victim]}"
     fi
 fi
-st=0
-wait "$bot" || st=$?
-rep=$E2E_DIR/report.json
 num() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$rep" "$1"; }
-if [ -s "$rep" ]; then
-    check "bot exit status 0" test "$st" -eq 0
-    check "finished games > 0 ($(num 'd["games"]["finished"]'))" test "$(num 'd["games"]["finished"]')" -gt 0
-    check "torn games = 0 ($(num 'd["games"]["torn"]'))" test "$(num 'd["games"]["torn"]')" -eq 0 ||
-        e2e_torn_detail "$rep" "$E2E_DIR/bot.log"
-    check "unexpected errors = 0 ($(num 'd["unexpected_errors"]'); $(num 'd["errors"]'))" test "$(num 'd["unexpected_errors"]')" -eq 0
-else
-    check "bot wrote its report (log $E2E_DIR/bot.log)" false
-fi
+for pg in "${bots[@]}"; do
+    g=${pg#*:} st=0
+    wait "${pg%%:*}" || st=$?
+    rep=$E2E_DIR/report-$g.json
+    if [ -s "$rep" ]; then
+        check "$g: bot exit status 0" test "$st" -eq 0
+        check "$g: finished games > 0 ($(num 'd["games"]["finished"]'))" test "$(num 'd["games"]["finished"]')" -gt 0
+        check "$g: torn games = 0 ($(num 'd["games"]["torn"]'))" test "$(num 'd["games"]["torn"]')" -eq 0 ||
+            e2e_torn_detail "$rep" "$E2E_DIR/bot-$g.log"
+        check "$g: unexpected errors = 0 ($(num 'd["unexpected_errors"]'); $(num 'd["errors"]'))" test "$(num 'd["unexpected_errors"]')" -eq 0
+    else
+        check "$g: bot wrote its report (log $E2E_DIR/bot-$g.log)" false
+    fi
+done
+cat "$E2E_DIR"/rounds-*.txt >"$E2E_DIR/rounds.txt" 2>/dev/null
 live=(gate-a "$survivor")
 [ -z "$victim" ] && live=(gate-a game-a game-b)
 for p in "${live[@]}"; do
@@ -185,9 +245,26 @@ if [ "$KILL_AFTER" -gt 0 ] && [ -n "$victim" ]; then
     check "$survivor's sweeper recovered $victim's epoch, chips back to the wallets" \
         grep -Eq '"money_recovered".*"layout":"cluster".*"mode":"claim","chips":[1-9]' "${POD_LOG[$survivor]}"
 fi
+if [ "$ENGINE" = traditional ]; then # server bots sat, bought in from the house wallet by transfer
+    nbots=$(cat "${POD_LOG[game-a]}" "${POD_LOG[game-b]}" | grep '"tk_sat"' | grep -c '"bot":true')
+    check "server bots bought in from {p:$HOUSE}:bal ($nbots)" test "$nbots" -gt 0
+    ntop=$(cat "${POD_LOG[game-a]}" "${POD_LOG[game-b]}" | grep '"tk_topped_up"' | grep -c '"status":0')
+    check "stacks topped up after a round, transfers from the wallets ($ntop)" test "$ntop" -gt 0
+fi
+if [ "$ENGINE" = persistent ]; then # the dealer's seat account in each epoch, from {p:<house>}
+    nfund=$(cat "${POD_LOG[game-a]}" "${POD_LOG[game-b]}" | grep '"tk_house_account_funded"' | grep -c '"errno":0')
+    check "the house's seat accounts funded from {p:$HOUSE}:bal by transfer, again when short ($nfund)" \
+        test "$nfund" -gt 2
+    nret=$(cat "${POD_LOG[game-a]}" "${POD_LOG[game-b]}" | grep '"tk_house_account_returned"' | grep -c '"errno":0')
+    check "the house's winnings beyond three floats returned to {p:$HOUSE}:bal by transfer ($nret)" \
+        test "$nret" -gt 0
+fi
 
 if [ -n "${t0:-}" ]; then # play went on after the failover (or the reshard): hands since (ms ids)
-    n=$(e2e_redis xrange "{croupier:money}:history:holdem:stream" "$t0" + | grep -c '^round$')
+    n=0
+    for g in $GAMES; do
+        n=$((n + $(e2e_redis xrange "{croupier:money}:history:$g:stream" "$t0" + | grep -c '^round$')))
+    done
     check "hands recorded after the $([ "$RESHARD" = 1 ] && echo reshard || echo failover) ($n)" \
         test "$n" -gt 0
 fi
@@ -226,8 +303,8 @@ for _ in $(seq 1 40); do
 done
 e2e_log "audit: $(tr '\n' ';' <"$E2E_DIR/audit.txt")"
 check "the audit balances, nothing in flight, every seat account back at 0" test "$ok" = 1
-check "seeded: the bots' wallets and the operator's credit ($((seeded + 500)))" \
-    grep -q "^seeded *$((seeded + 500))\$" "$E2E_DIR/audit.txt"
+check "seeded: the bots' wallets, the house's funding and the operator's credit ($((seeded + HOUSE_FUND + 500)))" \
+    grep -q "^seeded *$((seeded + HOUSE_FUND + 500))\$" "$E2E_DIR/audit.txt"
 house=$(redis-cli -c -p "${E2E_REDIS_CLUSTER##*:}" get '{house}:bal:credits')
 check "the operator's debit is in the house's account of debits ($house)" test "$house" = 200
 
