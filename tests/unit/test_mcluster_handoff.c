@@ -28,109 +28,19 @@
 #include "log.h"
 #include "mcluster.h"
 #include "support.h"
+#include "mcluster_fixture.h"
 #include "tcluster.h"
 
-#define MASTERS 3
-#define REPLICAS 2
 #define OLD_SLOT 1
 #define NEW_SLOT 2
-
-static ts_cluster_t *g_cl;
-
-static void setup(void)
-{
-    signal(SIGPIPE, SIG_IGN);
-    log_set_level(LOG_ERROR + 1);
-    keytag_set_cluster(true); /* lease fences and hand histories in the money slot */
-    g_cl = ts_cluster_start(MASTERS, REPLICAS);
-}
-
-static void teardown(void)
-{
-    ts_cluster_stop(g_cl);
-    g_cl = NULL;
-}
-
-#define NEED_CLUSTER() ck_assert_msg(g_cl != NULL, "could not start a 3+6 Redis Cluster")
-
-static rcluster_t *client(void)
-{
-    char err[600] = "";
-    rcluster_t *c = rcluster_create(ts_cluster_seeds(g_cl), NULL, err, sizeof err);
-    ck_assert_msg(c != NULL, "rcluster_create: %s", err);
-    return c;
-}
-
-static mcluster_t *money(rcluster_t *c)
-{
-    mcluster_opts_t o = {.xfer = {.wait_replicas = 1, .wait_timeout_ms = 2000}};
-    return mcluster_create(c, &o);
-}
-
-/* A service name of this test case (each case runs in a process of its own). */
-static const char *service(void)
-{
-    static char s[32];
-    if (s[0] == '\0')
-        snprintf(s, sizeof s, "h%d", (int)getpid());
-    return s;
-}
-
-/* A player name of this test process. */
-static const char *pl(const char *name)
-{
-    static char buf[8][48];
-    static int i;
-    char *b = buf[i++ % 8];
-    snprintf(b, 48, "%s%d", name, (int)getpid());
-    return b;
-}
-
-/* The lease fence of a slot (the money slot on a cluster, lease/lease.h). */
-static void set_fence(rcluster_t *c, uint32_t slot, uint64_t epoch)
-{
-    char lt[160], key[200];
-    keytag_lease(lt, sizeof lt, service());
-    snprintf(key, sizeof key, "%s:slot:%" PRIu32 ":epoch", lt, slot);
-    redisReply *r = rcluster_command(c, RCLUSTER_RESEND, key, "SET %s %" PRIu64, key, epoch);
-    ck_assert_msg(r != NULL && r->type != REDIS_REPLY_ERROR, "SET %s", key);
-    freeReplyObject(r);
-}
 
 /* An epoch opened for money under its lease fence. */
 static void open_epoch(rcluster_t *c, mcluster_t *m, uint32_t slot, uint64_t epoch)
 {
     char err[300] = "";
-    set_fence(c, slot, epoch);
-    ck_assert_msg(mcluster_epoch_open(m, service(), slot, epoch, err, sizeof err) == MONEY_OK,
+    mcf_set_fence(c, slot, epoch);
+    ck_assert_msg(mcluster_epoch_open(m, mcf_service(), slot, epoch, err, sizeof err) == MONEY_OK,
                   "open: %s", err);
-}
-
-static int64_t wallet(mcluster_t *m, const char *player)
-{
-    char k[128];
-    ck_assert_int_eq(mcluster_key_wallet(player, k, sizeof k), 0);
-    int64_t v = -1;
-    ck_assert_msg(mcluster_balance(m, k, &v) == 0, "balance %s", k);
-    return v;
-}
-
-static int64_t seat(mcluster_t *m, uint32_t slot, uint64_t epoch, const char *acct)
-{
-    char k[256];
-    ck_assert_int_eq(mcluster_key_seat(service(), slot, epoch, acct, k, sizeof k), 0);
-    int64_t v = -1;
-    ck_assert_msg(mcluster_balance(m, k, &v) == 0, "balance %s", k);
-    return v;
-}
-
-static void seed(mcluster_t *m, const char *player, long long amount)
-{
-    char k[128], op[64];
-    ck_assert_int_eq(mcluster_key_wallet(player, k, sizeof k), 0);
-    snprintf(op, sizeof op, "seed-%d-%s", (int)getpid(), player);
-    ck_assert_msg(xfer_seed(mcluster_xfer(m), k, amount, op) == 0, "seed %s: %s", k,
-                  xfer_last_error(mcluster_xfer(m)));
 }
 
 static void buy_in(mcluster_t *m, uint32_t slot, uint64_t epoch, const char *acct,
@@ -140,7 +50,8 @@ static void buy_in(mcluster_t *m, uint32_t slot, uint64_t epoch, const char *acc
     snprintf(op, sizeof op, "in.%s", acct);
     money_seat_t s = {.slot = slot, .epoch = epoch, .account = acct, .owner = owner};
     money_result_t r;
-    ck_assert_msg(mcluster_seat(m, service(), MONEY_KIND_SEAT_IN, &s, amount, op, &r) == MONEY_OK,
+    ck_assert_msg(mcluster_seat(m, mcf_service(), MONEY_KIND_SEAT_IN, &s, amount, op, &r) ==
+                      MONEY_OK,
                   "buy-in %s: %s", acct, r.error);
 }
 
@@ -151,31 +62,15 @@ static int cash_out(mcluster_t *m, uint32_t slot, uint64_t epoch, const char *ac
     snprintf(op, sizeof op, "out.%s", acct);
     money_seat_t s = {.slot = slot, .epoch = epoch, .account = acct, .owner = owner};
     money_result_t r;
-    return mcluster_seat(m, service(), MONEY_KIND_SEAT_OUT, &s, amount, op, &r);
-}
-
-/* The audit balances with exactly in_flight chips in flight. */
-static void audit(mcluster_t *m, long long in_flight)
-{
-    xfer_audit_t a;
-    int rc = -EAGAIN;
-    for (int i = 0; i < 20 && rc == -EAGAIN; i++) {
-        rc = xfer_audit(mcluster_xfer(m), &a);
-        if (rc == -EAGAIN)
-            ts_sleep_ms(250);
-    }
-    ck_assert_msg(rc == 0, "audit: %s", xfer_last_error(mcluster_xfer(m)));
-    ck_assert_msg(a.balanced, "audit: balances %lld + in flight %lld != seeded %lld; %zu bad (%s)",
-                  a.balances, a.in_flight_amount, a.seeded, a.bad, a.first_bad);
-    ck_assert_int_eq(a.in_flight_amount, in_flight);
+    return mcluster_seat(m, mcf_service(), MONEY_KIND_SEAT_OUT, &s, amount, op, &r);
 }
 
 /* A dead epoch recovered (its lease fence moved past it). */
 static void recover_dead(mcluster_t *m, rcluster_t *c, uint32_t slot, uint64_t epoch,
                          money_recover_result_t *rv)
 {
-    set_fence(c, slot, epoch + 1);
-    int rc = mcluster_recover(m, service(), slot, epoch, MONEY_RECOVER_DEAD, NULL, rv);
+    mcf_set_fence(c, slot, epoch + 1);
+    int rc = mcluster_recover(m, mcf_service(), slot, epoch, MONEY_RECOVER_DEAD, NULL, rv);
     ck_assert_msg(rc == 0, "recover %" PRIu64 ": %d %s", epoch, rc, rv->error);
 }
 
@@ -209,7 +104,7 @@ static void table_make(table_t *t, uint64_t epoch, uint64_t desk, const char *a,
 
 static void offer_id(const table_t *t, char *buf, size_t len)
 {
-    ck_assert_int_eq(money_offer_id(service(), &t->o, buf, len), 0);
+    ck_assert_int_eq(money_offer_id(mcf_service(), &t->o, buf, len), 0);
 }
 
 static int adopt(mcluster_t *m, const table_t *t, uint32_t slot, uint64_t epoch, uint64_t desk,
@@ -217,13 +112,13 @@ static int adopt(mcluster_t *m, const table_t *t, uint32_t slot, uint64_t epoch,
 {
     char id[MONEY_ID_MAX + 1];
     offer_id(t, id, sizeof id);
-    return mcluster_adopt(m, id, service(), slot, epoch, desk, t->newp, 2, stacks, r);
+    return mcluster_adopt(m, id, mcf_service(), slot, epoch, desk, t->newp, 2, stacks, r);
 }
 
 static long long held_len(rcluster_t *c, uint32_t slot, uint64_t epoch)
 {
     char key[256];
-    ck_assert_int_eq(mcluster_key_epoch(service(), slot, epoch, ":held", key, sizeof key), 0);
+    ck_assert_int_eq(mcluster_key_epoch(mcf_service(), slot, epoch, ":held", key, sizeof key), 0);
     redisReply *r = rcluster_command(c, RCLUSTER_RESEND, key, "HLEN %s", key);
     ck_assert(r != NULL && r->type == REDIS_REPLY_INTEGER);
     long long n = r->integer;
@@ -233,14 +128,14 @@ static long long held_len(rcluster_t *c, uint32_t slot, uint64_t epoch)
 
 START_TEST(test_a_table_moves_whole_to_another_epoch_once)
 {
-    NEED_CLUSTER();
-    rcluster_t *c = client();
-    mcluster_t *m = money(c);
-    const char *alice = pl("alice"), *bob = pl("bob");
+    MCF_NEED_CLUSTER();
+    rcluster_t *c = mcf_client();
+    mcluster_t *m = mcf_money(c);
+    const char *alice = mcf_player("alice"), *bob = mcf_player("bob");
     open_epoch(c, m, OLD_SLOT, 3);
     open_epoch(c, m, NEW_SLOT, 7);
-    seed(m, alice, 1000);
-    seed(m, bob, 1000);
+    mcf_seed(m, alice, 1000);
+    mcf_seed(m, bob, 1000);
     table_t t;
     table_make(&t, 3, 0xd1, alice, bob);
     buy_in(m, OLD_SLOT, 3, t.accts[0], alice, 400);
@@ -248,18 +143,18 @@ START_TEST(test_a_table_moves_whole_to_another_epoch_once)
     /* a round played: alice wins 50, bob loses 55, 5 of rake */
     money_settlement_t s = {.game = "holdem", .nplayers = 2, .rake = 5};
     s.round = (money_round_id_t){.server = OLD_SLOT, .epoch = 3, .desk = 0xd1, .seq = 1};
-    money_round_id_set_service(&s.round, service());
+    money_round_id_set_service(&s.round, mcf_service());
     s.players[0] = t.accts[0];
     s.deltas[0] = 50;
     s.players[1] = t.accts[1];
     s.deltas[1] = -55;
     money_result_t r;
-    ck_assert_int_eq(mcluster_settle(m, service(), &s, &r), MONEY_OK);
+    ck_assert_int_eq(mcluster_settle(m, mcf_service(), &s, &r), MONEY_OK);
 
     /* the offer, in the old epoch's slot; sent again it answers itself */
-    ck_assert_int_eq(mcluster_offer(m, service(), &t.o, &r), MONEY_OK);
+    ck_assert_int_eq(mcluster_offer(m, mcf_service(), &t.o, &r), MONEY_OK);
     ck_assert(!r.replayed);
-    ck_assert_int_eq(mcluster_offer(m, service(), &t.o, &r), MONEY_OK);
+    ck_assert_int_eq(mcluster_offer(m, mcf_service(), &t.o, &r), MONEY_OK);
     ck_assert(r.replayed);
     char id[MONEY_ID_MAX + 1];
     offer_id(&t, id, sizeof id);
@@ -271,7 +166,7 @@ START_TEST(test_a_table_moves_whole_to_another_epoch_once)
     ck_assert_str_eq(info.owners[0], alice);
     ck_assert_int_eq(info.seats[1], 1);
     free(info.state);
-    audit(m, 0);
+    mcf_audit(m, 0);
 
     /* adopted by the epoch (NEW_SLOT, 7): the stacks move whole, once */
     int64_t stacks[2] = {0};
@@ -279,27 +174,27 @@ START_TEST(test_a_table_moves_whole_to_another_epoch_once)
     ck_assert(!r.replayed);
     ck_assert_int_eq(stacks[0], 450);
     ck_assert_int_eq(stacks[1], 245);
-    ck_assert_int_eq(seat(m, NEW_SLOT, 7, t.news[0]), 450);
-    ck_assert_int_eq(seat(m, NEW_SLOT, 7, t.news[1]), 245);
-    ck_assert_int_eq(seat(m, OLD_SLOT, 3, t.accts[0]), 0);
-    ck_assert_int_eq(seat(m, OLD_SLOT, 3, t.accts[1]), 0);
+    ck_assert_int_eq(mcf_seat(m, NEW_SLOT, 7, t.news[0]), 450);
+    ck_assert_int_eq(mcf_seat(m, NEW_SLOT, 7, t.news[1]), 245);
+    ck_assert_int_eq(mcf_seat(m, OLD_SLOT, 3, t.accts[0]), 0);
+    ck_assert_int_eq(mcf_seat(m, OLD_SLOT, 3, t.accts[1]), 0);
     /* the resend answers the first result and moves nothing */
     ck_assert_int_eq(adopt(m, &t, NEW_SLOT, 7, 0xa1, stacks, &r), MONEY_OK);
     ck_assert(r.replayed);
     ck_assert_int_eq(stacks[0], 450);
-    ck_assert_int_eq(seat(m, NEW_SLOT, 7, t.news[0]), 450);
+    ck_assert_int_eq(mcf_seat(m, NEW_SLOT, 7, t.news[0]), 450);
     ck_assert_int_eq(mcluster_offer_read(m, id, &info), 0);
     ck_assert_str_eq(info.status, "adopted");
     char who[128];
-    snprintf(who, sizeof who, "%s:%d:7:a1", service(), NEW_SLOT);
+    snprintf(who, sizeof who, "%s:%d:7:a1", mcf_service(), NEW_SLOT);
     ck_assert_str_eq(info.adopter, who);
     free(info.state);
     /* the old server's withdrawal finds it adopted; its accounts are closed to it */
     char st[16];
-    ck_assert_int_eq(mcluster_offer_withdraw(m, service(), &t.o, st, &r), MONEY_OK);
+    ck_assert_int_eq(mcluster_offer_withdraw(m, mcf_service(), &t.o, st, &r), MONEY_OK);
     ck_assert_str_eq(st, "adopted");
     ck_assert_int_eq(cash_out(m, OLD_SLOT, 3, t.accts[0], alice, 1), MONEY_ERR_STALE_EPOCH);
-    audit(m, 0);
+    mcf_audit(m, 0);
 
     /* the players cash out at the adopter; the old epoch's recovery finds nothing of theirs */
     ck_assert_int_eq(cash_out(m, NEW_SLOT, 7, t.news[0], alice, 450), MONEY_OK);
@@ -307,9 +202,9 @@ START_TEST(test_a_table_moves_whole_to_another_epoch_once)
     money_recover_result_t rv;
     recover_dead(m, c, OLD_SLOT, 3, &rv);
     ck_assert_int_eq(rv.chips, 0);
-    ck_assert_int_eq(wallet(m, alice), 1050);
-    ck_assert_int_eq(wallet(m, bob), 945);
-    audit(m, 0);
+    ck_assert_int_eq(mcf_wallet(m, alice), 1050);
+    ck_assert_int_eq(mcf_wallet(m, bob), 945);
+    mcf_audit(m, 0);
     mcluster_destroy(m);
     rcluster_destroy(c);
 }
@@ -317,53 +212,53 @@ END_TEST
 
 START_TEST(test_bad_adoptions_move_nothing)
 {
-    NEED_CLUSTER();
-    rcluster_t *c = client();
-    mcluster_t *m = money(c);
-    const char *alice = pl("alice"), *bob = pl("bob");
+    MCF_NEED_CLUSTER();
+    rcluster_t *c = mcf_client();
+    mcluster_t *m = mcf_money(c);
+    const char *alice = mcf_player("alice"), *bob = mcf_player("bob");
     open_epoch(c, m, OLD_SLOT, 3);
     open_epoch(c, m, NEW_SLOT, 7);
-    seed(m, alice, 1000);
-    seed(m, bob, 1000);
+    mcf_seed(m, alice, 1000);
+    mcf_seed(m, bob, 1000);
     table_t t;
     table_make(&t, 3, 0xd1, alice, bob);
     buy_in(m, OLD_SLOT, 3, t.accts[0], alice, 400);
     money_result_t r;
     /* an account not held for its owner: no offer */
-    ck_assert_int_eq(mcluster_offer(m, service(), &t.o, &r), MONEY_ERR_BAD_ARGS);
+    ck_assert_int_eq(mcluster_offer(m, mcf_service(), &t.o, &r), MONEY_ERR_BAD_ARGS);
     buy_in(m, OLD_SLOT, 3, t.accts[1], bob, 300);
     /* an epoch that is not live offers nothing */
     t.o.epoch = 4;
-    ck_assert_int_eq(mcluster_offer(m, service(), &t.o, &r), MONEY_ERR_STALE_EPOCH);
+    ck_assert_int_eq(mcluster_offer(m, mcf_service(), &t.o, &r), MONEY_ERR_STALE_EPOCH);
     t.o.epoch = 3;
-    ck_assert_int_eq(mcluster_offer(m, service(), &t.o, &r), MONEY_OK);
+    ck_assert_int_eq(mcluster_offer(m, mcf_service(), &t.o, &r), MONEY_OK);
     int64_t stacks[2];
     /* an adopter whose epoch is not live, one with the wrong number of seats, the offer's own
      * epoch, an offer that does not exist */
     ck_assert_int_eq(adopt(m, &t, NEW_SLOT, 8, 0xa1, stacks, &r), MONEY_ERR_STALE_EPOCH);
     char id[MONEY_ID_MAX + 1];
     offer_id(&t, id, sizeof id);
-    ck_assert_int_eq(mcluster_adopt(m, id, service(), NEW_SLOT, 7, 0xa1, t.newp, 1, stacks, &r),
+    ck_assert_int_eq(mcluster_adopt(m, id, mcf_service(), NEW_SLOT, 7, 0xa1, t.newp, 1, stacks, &r),
                      MONEY_ERR_BAD_ARGS);
-    ck_assert_int_eq(mcluster_adopt(m, id, service(), OLD_SLOT, 3, 0xa1, t.newp, 2, stacks, &r),
+    ck_assert_int_eq(mcluster_adopt(m, id, mcf_service(), OLD_SLOT, 3, 0xa1, t.newp, 2, stacks, &r),
                      -EINVAL);
     t.o.n = 9;
     ck_assert_int_eq(adopt(m, &t, NEW_SLOT, 7, 0xa1, stacks, &r), MONEY_ERR_NO_OFFER);
     t.o.n = 1;
-    ck_assert_int_eq(seat(m, OLD_SLOT, 3, t.accts[0]), 400);
-    ck_assert_int_eq(seat(m, OLD_SLOT, 3, t.accts[1]), 300);
-    audit(m, 0);
+    ck_assert_int_eq(mcf_seat(m, OLD_SLOT, 3, t.accts[0]), 400);
+    ck_assert_int_eq(mcf_seat(m, OLD_SLOT, 3, t.accts[1]), 300);
+    mcf_audit(m, 0);
     /* withdrawn: the adoption is refused and the old server cashes out as today */
     char st[16];
-    ck_assert_int_eq(mcluster_offer_withdraw(m, service(), &t.o, st, &r), MONEY_OK);
+    ck_assert_int_eq(mcluster_offer_withdraw(m, mcf_service(), &t.o, st, &r), MONEY_OK);
     ck_assert_str_eq(st, "withdrawn");
     ck_assert_int_eq(adopt(m, &t, NEW_SLOT, 7, 0xa1, stacks, &r), MONEY_ERR_OFFER_VOID);
     ck_assert_int_eq(held_len(c, NEW_SLOT, 7), 0);
     ck_assert_int_eq(cash_out(m, OLD_SLOT, 3, t.accts[0], alice, 400), MONEY_OK);
     ck_assert_int_eq(cash_out(m, OLD_SLOT, 3, t.accts[1], bob, 300), MONEY_OK);
-    ck_assert_int_eq(wallet(m, alice), 1000);
-    ck_assert_int_eq(wallet(m, bob), 1000);
-    audit(m, 0);
+    ck_assert_int_eq(mcf_wallet(m, alice), 1000);
+    ck_assert_int_eq(mcf_wallet(m, bob), 1000);
+    mcf_audit(m, 0);
     mcluster_destroy(m);
     rcluster_destroy(c);
 }
@@ -375,24 +270,24 @@ END_TEST
 
 START_TEST(test_two_adopters_racing_take_the_table_once)
 {
-    NEED_CLUSTER();
-    rcluster_t *c = client();
-    mcluster_t *m = money(c);
-    const char *alice = pl("alice"), *bob = pl("bob");
+    MCF_NEED_CLUSTER();
+    rcluster_t *c = mcf_client();
+    mcluster_t *m = mcf_money(c);
+    const char *alice = mcf_player("alice"), *bob = mcf_player("bob");
     open_epoch(c, m, OLD_SLOT, 3);
     /* two adopting epochs, in other slots than the old one */
     const uint32_t slots[RACERS] = {NEW_SLOT, 3};
     for (int k = 0; k < RACERS; k++)
         open_epoch(c, m, slots[k], 7);
-    seed(m, alice, 1000);
-    seed(m, bob, 1000);
+    mcf_seed(m, alice, 1000);
+    mcf_seed(m, bob, 1000);
     for (int round = 0; round < 3; round++) {
         table_t t;
         table_make(&t, 3, 0xd0 + (uint64_t)round, alice, bob);
         buy_in(m, OLD_SLOT, 3, t.accts[0], alice, 100);
         buy_in(m, OLD_SLOT, 3, t.accts[1], bob, 200);
         money_result_t r;
-        ck_assert_int_eq(mcluster_offer(m, service(), &t.o, &r), MONEY_OK);
+        ck_assert_int_eq(mcluster_offer(m, mcf_service(), &t.o, &r), MONEY_OK);
         int fds[2];
         ck_assert_int_eq(pipe(fds), 0);
         long long start = ts_now_ms() + 300;
@@ -403,10 +298,10 @@ START_TEST(test_two_adopters_racing_take_the_table_once)
             if (pids[k] == 0) {
                 close(fds[0]);
                 char e2[600];
-                rcluster_t *c2 = rcluster_create(ts_cluster_seeds(g_cl), NULL, e2, sizeof e2);
+                rcluster_t *c2 = rcluster_create(ts_cluster_seeds(mcf_cl), NULL, e2, sizeof e2);
                 if (c2 == NULL)
                     _exit(3);
-                mcluster_t *m2 = money(c2);
+                mcluster_t *m2 = mcf_money(c2);
                 money_result_t r2;
                 int64_t st2[2];
                 while (ts_now_ms() < start)
@@ -441,16 +336,16 @@ START_TEST(test_two_adopters_racing_take_the_table_once)
         ck_assert_int_eq(lost, RACERS - 1);
         /* the winner holds the stacks, the loser nothing (its holds forgotten) */
         uint32_t ws = slots[won], ls = slots[1 - won];
-        ck_assert_int_eq(seat(m, ws, 7, t.news[0]), 100);
-        ck_assert_int_eq(seat(m, ws, 7, t.news[1]), 200);
-        ck_assert_int_eq(seat(m, ls, 7, t.news[0]), 0);
-        ck_assert_int_eq(seat(m, ls, 7, t.news[1]), 0);
-        ck_assert_int_eq(seat(m, OLD_SLOT, 3, t.accts[0]), 0);
-        audit(m, 0);
+        ck_assert_int_eq(mcf_seat(m, ws, 7, t.news[0]), 100);
+        ck_assert_int_eq(mcf_seat(m, ws, 7, t.news[1]), 200);
+        ck_assert_int_eq(mcf_seat(m, ls, 7, t.news[0]), 0);
+        ck_assert_int_eq(mcf_seat(m, ls, 7, t.news[1]), 0);
+        ck_assert_int_eq(mcf_seat(m, OLD_SLOT, 3, t.accts[0]), 0);
+        mcf_audit(m, 0);
     }
     ck_assert_int_eq(held_len(c, slots[0], 7) + held_len(c, slots[1], 7), 6);
-    ck_assert_int_eq(wallet(m, alice), 700);
-    ck_assert_int_eq(wallet(m, bob), 400);
+    ck_assert_int_eq(mcf_wallet(m, alice), 700);
+    ck_assert_int_eq(mcf_wallet(m, bob), 400);
     mcluster_destroy(m);
     rcluster_destroy(c);
 }
@@ -473,10 +368,10 @@ static void adopt_killed(const table_t *t, uint32_t slot, uint64_t epoch, uint64
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
         char err[600];
-        rcluster_t *c = rcluster_create(ts_cluster_seeds(g_cl), NULL, err, sizeof err);
+        rcluster_t *c = rcluster_create(ts_cluster_seeds(mcf_cl), NULL, err, sizeof err);
         if (c == NULL)
             _exit(3);
-        mcluster_t *m = money(c);
+        mcluster_t *m = mcf_money(c);
         xfer_set_fault_hook(mcluster_xfer(m), kill_at_debited, NULL);
         money_result_t r;
         int64_t st[2];
@@ -491,68 +386,68 @@ static void adopt_killed(const table_t *t, uint32_t slot, uint64_t epoch, uint64
 
 START_TEST(test_an_adopter_killed_between_debit_and_credit_lands_once)
 {
-    NEED_CLUSTER();
-    rcluster_t *c = client();
-    mcluster_t *m = money(c);
-    const char *alice = pl("alice"), *bob = pl("bob");
+    MCF_NEED_CLUSTER();
+    rcluster_t *c = mcf_client();
+    mcluster_t *m = mcf_money(c);
+    const char *alice = mcf_player("alice"), *bob = mcf_player("bob");
     open_epoch(c, m, OLD_SLOT, 3);
     open_epoch(c, m, NEW_SLOT, 7);
-    seed(m, alice, 1000);
-    seed(m, bob, 1000);
+    mcf_seed(m, alice, 1000);
+    mcf_seed(m, bob, 1000);
     table_t t[3];
     for (int i = 0; i < 3; i++) {
         table_make(&t[i], 3, 0xd1 + (uint64_t)i, alice, bob);
         buy_in(m, OLD_SLOT, 3, t[i].accts[0], alice, 100);
         buy_in(m, OLD_SLOT, 3, t[i].accts[1], bob, 50);
         money_result_t r;
-        ck_assert_int_eq(mcluster_offer(m, service(), &t[i].o, &r), MONEY_OK);
+        ck_assert_int_eq(mcluster_offer(m, mcf_service(), &t[i].o, &r), MONEY_OK);
     }
     money_result_t r;
     int64_t st[2];
 
     /* 1. killed after the claim: both moves in flight; the adopter's resend lands them once */
     adopt_killed(&t[0], NEW_SLOT, 7, 0xa1);
-    ck_assert_int_eq(seat(m, OLD_SLOT, 3, t[0].accts[0]), 0);
-    ck_assert_int_eq(seat(m, NEW_SLOT, 7, t[0].news[0]), 0);
-    audit(m, 150);
+    ck_assert_int_eq(mcf_seat(m, OLD_SLOT, 3, t[0].accts[0]), 0);
+    ck_assert_int_eq(mcf_seat(m, NEW_SLOT, 7, t[0].news[0]), 0);
+    mcf_audit(m, 150);
     ck_assert_int_eq(adopt(m, &t[0], NEW_SLOT, 7, 0xa1, st, &r), MONEY_OK);
     ck_assert(r.replayed);
     ck_assert_int_eq(st[0], 100);
     ck_assert_int_eq(adopt(m, &t[0], NEW_SLOT, 7, 0xa1, st, &r), MONEY_OK);
-    ck_assert_int_eq(seat(m, NEW_SLOT, 7, t[0].news[0]), 100);
-    ck_assert_int_eq(seat(m, NEW_SLOT, 7, t[0].news[1]), 50);
-    audit(m, 0);
+    ck_assert_int_eq(mcf_seat(m, NEW_SLOT, 7, t[0].news[0]), 100);
+    ck_assert_int_eq(mcf_seat(m, NEW_SLOT, 7, t[0].news[1]), 50);
+    mcf_audit(m, 0);
 
     /* 2. killed again; the xfer sweeper lands the moves; the resend then changes nothing */
     adopt_killed(&t[1], NEW_SLOT, 7, 0xa2);
-    audit(m, 150);
+    mcf_audit(m, 150);
     xfer_sweep_stats_t ss;
     ck_assert_int_eq(xfer_sweep(mcluster_xfer(m), 0, &ss), 0);
     ck_assert_uint_ge(ss.completed, 2);
-    ck_assert_int_eq(seat(m, NEW_SLOT, 7, t[1].news[0]), 100);
-    ck_assert_int_eq(seat(m, NEW_SLOT, 7, t[1].news[1]), 50);
+    ck_assert_int_eq(mcf_seat(m, NEW_SLOT, 7, t[1].news[0]), 100);
+    ck_assert_int_eq(mcf_seat(m, NEW_SLOT, 7, t[1].news[1]), 50);
     ck_assert_int_eq(adopt(m, &t[1], NEW_SLOT, 7, 0xa2, st, &r), MONEY_OK);
-    ck_assert_int_eq(seat(m, NEW_SLOT, 7, t[1].news[0]), 100);
-    audit(m, 0);
+    ck_assert_int_eq(mcf_seat(m, NEW_SLOT, 7, t[1].news[0]), 100);
+    mcf_audit(m, 0);
 
     /* 3. killed again, and the old epoch dies too: its recovery lands the moves at the
      * adopter (they are the adopter's now) and returns nothing of them */
     adopt_killed(&t[2], NEW_SLOT, 7, 0xa3);
-    audit(m, 150);
+    mcf_audit(m, 150);
     money_recover_result_t rv;
     recover_dead(m, c, OLD_SLOT, 3, &rv);
     ck_assert_int_eq(rv.chips, 0);
-    ck_assert_int_eq(seat(m, NEW_SLOT, 7, t[2].news[0]), 100);
-    ck_assert_int_eq(seat(m, NEW_SLOT, 7, t[2].news[1]), 50);
-    ck_assert_int_eq(wallet(m, alice), 700);
-    ck_assert_int_eq(wallet(m, bob), 850);
-    audit(m, 0);
+    ck_assert_int_eq(mcf_seat(m, NEW_SLOT, 7, t[2].news[0]), 100);
+    ck_assert_int_eq(mcf_seat(m, NEW_SLOT, 7, t[2].news[1]), 50);
+    ck_assert_int_eq(mcf_wallet(m, alice), 700);
+    ck_assert_int_eq(mcf_wallet(m, bob), 850);
+    mcf_audit(m, 0);
     /* the adopter's epoch ends: every chip goes home */
     recover_dead(m, c, NEW_SLOT, 7, &rv);
     ck_assert_int_eq(rv.chips, 450);
-    ck_assert_int_eq(wallet(m, alice), 1000);
-    ck_assert_int_eq(wallet(m, bob), 1000);
-    audit(m, 0);
+    ck_assert_int_eq(mcf_wallet(m, alice), 1000);
+    ck_assert_int_eq(mcf_wallet(m, bob), 1000);
+    mcf_audit(m, 0);
     mcluster_destroy(m);
     rcluster_destroy(c);
 }
@@ -560,43 +455,43 @@ END_TEST
 
 START_TEST(test_an_adopter_recovered_before_its_credits_sends_the_chips_home)
 {
-    NEED_CLUSTER();
-    rcluster_t *c = client();
-    mcluster_t *m = money(c);
-    const char *alice = pl("alice"), *bob = pl("bob");
+    MCF_NEED_CLUSTER();
+    rcluster_t *c = mcf_client();
+    mcluster_t *m = mcf_money(c);
+    const char *alice = mcf_player("alice"), *bob = mcf_player("bob");
     open_epoch(c, m, OLD_SLOT, 3);
     open_epoch(c, m, NEW_SLOT, 7);
-    seed(m, alice, 1000);
-    seed(m, bob, 1000);
+    mcf_seed(m, alice, 1000);
+    mcf_seed(m, bob, 1000);
     table_t t;
     table_make(&t, 3, 0xd1, alice, bob);
     buy_in(m, OLD_SLOT, 3, t.accts[0], alice, 400);
     buy_in(m, OLD_SLOT, 3, t.accts[1], bob, 300);
     money_result_t r;
-    ck_assert_int_eq(mcluster_offer(m, service(), &t.o, &r), MONEY_OK);
+    ck_assert_int_eq(mcluster_offer(m, mcf_service(), &t.o, &r), MONEY_OK);
     /* the adopter dies after its claim and its epoch is recovered before any credit: its
      * accounts are closed, so the moves are refused and refunded to the old seat accounts */
     adopt_killed(&t, NEW_SLOT, 7, 0xa1);
-    audit(m, 700);
+    mcf_audit(m, 700);
     money_recover_result_t rv;
     recover_dead(m, c, NEW_SLOT, 7, &rv);
     ck_assert_int_eq(rv.chips, 0);
     xfer_sweep_stats_t ss;
     ck_assert_int_eq(xfer_sweep(mcluster_xfer(m), 0, &ss), 0);
     ck_assert_uint_ge(ss.refunded, 2);
-    ck_assert_int_eq(seat(m, OLD_SLOT, 3, t.accts[0]), 400);
-    ck_assert_int_eq(seat(m, OLD_SLOT, 3, t.accts[1]), 300);
-    ck_assert_int_eq(seat(m, NEW_SLOT, 7, t.news[0]), 0);
-    audit(m, 0);
+    ck_assert_int_eq(mcf_seat(m, OLD_SLOT, 3, t.accts[0]), 400);
+    ck_assert_int_eq(mcf_seat(m, OLD_SLOT, 3, t.accts[1]), 300);
+    ck_assert_int_eq(mcf_seat(m, NEW_SLOT, 7, t.news[0]), 0);
+    mcf_audit(m, 0);
     /* the resend of the dead adopter is told so */
     int64_t st[2];
     ck_assert_int_eq(adopt(m, &t, NEW_SLOT, 7, 0xa1, st, &r), MONEY_ERR_STALE_EPOCH);
     /* the old epoch's end (here its recovery) returns them: held for their owners still */
     recover_dead(m, c, OLD_SLOT, 3, &rv);
     ck_assert_int_eq(rv.chips, 700);
-    ck_assert_int_eq(wallet(m, alice), 1000);
-    ck_assert_int_eq(wallet(m, bob), 1000);
-    audit(m, 0);
+    ck_assert_int_eq(mcf_wallet(m, alice), 1000);
+    ck_assert_int_eq(mcf_wallet(m, bob), 1000);
+    mcf_audit(m, 0);
     mcluster_destroy(m);
     rcluster_destroy(c);
 }
@@ -611,32 +506,32 @@ static bool stop_at_debited(xfer_fault_t at, const char *id, void *arg)
 
 START_TEST(test_a_move_in_flight_through_the_old_epochs_recovery_is_returned_by_the_next)
 {
-    NEED_CLUSTER();
-    rcluster_t *c = client();
-    mcluster_t *m = money(c);
-    const char *alice = pl("alice"), *bob = pl("bob");
+    MCF_NEED_CLUSTER();
+    rcluster_t *c = mcf_client();
+    mcluster_t *m = mcf_money(c);
+    const char *alice = mcf_player("alice"), *bob = mcf_player("bob");
     open_epoch(c, m, OLD_SLOT, 3);
     open_epoch(c, m, NEW_SLOT, 7);
-    seed(m, alice, 1000);
-    seed(m, bob, 1000);
+    mcf_seed(m, alice, 1000);
+    mcf_seed(m, bob, 1000);
     table_t t;
     table_make(&t, 3, 0xd1, alice, bob);
     buy_in(m, OLD_SLOT, 3, t.accts[0], alice, 400);
     buy_in(m, OLD_SLOT, 3, t.accts[1], bob, 300);
     money_result_t r;
-    ck_assert_int_eq(mcluster_offer(m, service(), &t.o, &r), MONEY_OK);
+    ck_assert_int_eq(mcluster_offer(m, mcf_service(), &t.o, &r), MONEY_OK);
     adopt_killed(&t, NEW_SLOT, 7, 0xa1);
-    audit(m, 700);
+    mcf_audit(m, 700);
     /* the old epoch's recovery cannot finish the moves (its transfers stop after the debit, as
      * if the adopter's master were unreachable): the emptied accounts stay held, marked, and the
      * epoch stays in the index */
-    rcluster_t *c2 = client();
-    mcluster_t *m2 = money(c2);
+    rcluster_t *c2 = mcf_client();
+    mcluster_t *m2 = mcf_money(c2);
     xfer_set_fault_hook(mcluster_xfer(m2), stop_at_debited, NULL);
     money_recover_result_t rv;
-    set_fence(c, OLD_SLOT, 4);
-    ck_assert_int_eq(mcluster_recover(m2, service(), OLD_SLOT, 3, MONEY_RECOVER_DEAD, NULL, &rv),
-                     -EAGAIN);
+    mcf_set_fence(c, OLD_SLOT, 4);
+    ck_assert_int_eq(
+        mcluster_recover(m2, mcf_service(), OLD_SLOT, 3, MONEY_RECOVER_DEAD, NULL, &rv), -EAGAIN);
     ck_assert_int_eq(rv.chips, 0);
     ck_assert_int_eq(held_len(c, OLD_SLOT, 3), 4); /* two accounts and their moves' marks */
     mcluster_destroy(m2);
@@ -647,13 +542,14 @@ START_TEST(test_a_move_in_flight_through_the_old_epochs_recovery_is_returned_by_
     xfer_sweep_stats_t ss;
     ck_assert_int_eq(xfer_sweep(mcluster_xfer(m), 0, &ss), 0);
     ck_assert_uint_ge(ss.refunded, 2);
-    audit(m, 0);
-    ck_assert_int_eq(mcluster_recover(m, service(), OLD_SLOT, 3, MONEY_RECOVER_DEAD, NULL, &rv), 0);
+    mcf_audit(m, 0);
+    ck_assert_int_eq(mcluster_recover(m, mcf_service(), OLD_SLOT, 3, MONEY_RECOVER_DEAD, NULL, &rv),
+                     0);
     ck_assert_int_eq(rv.chips, 700);
     ck_assert_int_eq(held_len(c, OLD_SLOT, 3), 0);
-    ck_assert_int_eq(wallet(m, alice), 1000);
-    ck_assert_int_eq(wallet(m, bob), 1000);
-    audit(m, 0);
+    ck_assert_int_eq(mcf_wallet(m, alice), 1000);
+    ck_assert_int_eq(mcf_wallet(m, bob), 1000);
+    mcf_audit(m, 0);
     mcluster_destroy(m);
     rcluster_destroy(c);
 }
@@ -661,20 +557,20 @@ END_TEST
 
 START_TEST(test_an_offer_pending_when_its_epoch_is_recovered_is_void)
 {
-    NEED_CLUSTER();
-    rcluster_t *c = client();
-    mcluster_t *m = money(c);
-    const char *alice = pl("alice"), *bob = pl("bob");
+    MCF_NEED_CLUSTER();
+    rcluster_t *c = mcf_client();
+    mcluster_t *m = mcf_money(c);
+    const char *alice = mcf_player("alice"), *bob = mcf_player("bob");
     open_epoch(c, m, OLD_SLOT, 3);
     open_epoch(c, m, NEW_SLOT, 7);
-    seed(m, alice, 1000);
-    seed(m, bob, 1000);
+    mcf_seed(m, alice, 1000);
+    mcf_seed(m, bob, 1000);
     table_t t;
     table_make(&t, 3, 0xd1, alice, bob);
     buy_in(m, OLD_SLOT, 3, t.accts[0], alice, 400);
     buy_in(m, OLD_SLOT, 3, t.accts[1], bob, 300);
     money_result_t r;
-    ck_assert_int_eq(mcluster_offer(m, service(), &t.o, &r), MONEY_OK);
+    ck_assert_int_eq(mcluster_offer(m, mcf_service(), &t.o, &r), MONEY_OK);
     /* the old server dies with its offer pending: the recovery returns the chips, the offer is
      * void, its mark forgotten, and an adoption afterwards moves nothing */
     money_recover_result_t rv;
@@ -690,9 +586,9 @@ START_TEST(test_an_offer_pending_when_its_epoch_is_recovered_is_void)
     int64_t st[2];
     ck_assert_int_eq(adopt(m, &t, NEW_SLOT, 7, 0xa1, st, &r), MONEY_ERR_OFFER_VOID);
     ck_assert_int_eq(held_len(c, NEW_SLOT, 7), 0);
-    ck_assert_int_eq(wallet(m, alice), 1000);
-    ck_assert_int_eq(wallet(m, bob), 1000);
-    audit(m, 0);
+    ck_assert_int_eq(mcf_wallet(m, alice), 1000);
+    ck_assert_int_eq(mcf_wallet(m, bob), 1000);
+    mcf_audit(m, 0);
 
     /* the claim itself checks the fence: an offer read "offered" but whose epoch began its
      * recovery (the KILL step ran, the void not yet) is refused too */
@@ -700,19 +596,19 @@ START_TEST(test_an_offer_pending_when_its_epoch_is_recovered_is_void)
     table_make(&t, 5, 0xd2, alice, bob);
     buy_in(m, OLD_SLOT, 5, t.accts[0], alice, 100);
     buy_in(m, OLD_SLOT, 5, t.accts[1], bob, 100);
-    ck_assert_int_eq(mcluster_offer(m, service(), &t.o, &r), MONEY_OK);
+    ck_assert_int_eq(mcluster_offer(m, mcf_service(), &t.o, &r), MONEY_OK);
     char live[256];
-    mcluster_key_epoch(service(), OLD_SLOT, 5, ":live", live, sizeof live);
+    mcluster_key_epoch(mcf_service(), OLD_SLOT, 5, ":live", live, sizeof live);
     redisReply *rr = rcluster_command(c, RCLUSTER_RESEND, live, "SET %s dead", live);
     ck_assert(rr != NULL && rr->type != REDIS_REPLY_ERROR);
     freeReplyObject(rr);
     ck_assert_int_eq(adopt(m, &t, NEW_SLOT, 7, 0xa2, st, &r), MONEY_ERR_OFFER_VOID);
-    ck_assert_int_eq(seat(m, OLD_SLOT, 5, t.accts[0]), 100);
+    ck_assert_int_eq(mcf_seat(m, OLD_SLOT, 5, t.accts[0]), 100);
     ck_assert_int_eq(held_len(c, NEW_SLOT, 7), 0);
     recover_dead(m, c, OLD_SLOT, 5, &rv);
     ck_assert_int_eq(rv.chips, 200);
-    ck_assert_int_eq(wallet(m, alice), 1000);
-    audit(m, 0);
+    ck_assert_int_eq(mcf_wallet(m, alice), 1000);
+    mcf_audit(m, 0);
     mcluster_destroy(m);
     rcluster_destroy(c);
 }
@@ -729,7 +625,7 @@ int main(void)
     Suite *s = suite_create("mcluster_handoff");
     TCase *tc = tcase_create("handoff");
     tcase_set_timeout(tc, 90);
-    tcase_add_unchecked_fixture(tc, setup, teardown);
+    tcase_add_unchecked_fixture(tc, mcf_setup, mcf_teardown);
     tcase_add_test(tc, test_a_table_moves_whole_to_another_epoch_once);
     tcase_add_test(tc, test_bad_adoptions_move_nothing);
     tcase_add_test(tc, test_two_adopters_racing_take_the_table_once);
