@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 static bool keytag_on;
+static bool keytag_tour_on;
 
 void keytag_set_cluster(bool on)
 {
@@ -12,6 +13,16 @@ void keytag_set_cluster(bool on)
 bool keytag_cluster(void)
 {
     return keytag_on;
+}
+
+void keytag_set_tour_entity(bool on)
+{
+    keytag_tour_on = on;
+}
+
+bool keytag_tour_entity(void)
+{
+    return keytag_on && keytag_tour_on;
 }
 
 static const char *keytag_fmt(char *buf, size_t len, const char *family, const char *name)
@@ -47,6 +58,12 @@ const char *keytag_rooms(void)
 
 const char *keytag_tour(char *buf, size_t len, const char *id)
 {
+    if (keytag_tour_entity()) { /* a slot per tournament, its pool's (money/mtour.h) */
+        int n = snprintf(buf, len, "{t:%s}", id);
+        if ((n < 0 || (size_t)n >= len) && len > 0)
+            buf[0] = '\0';
+        return buf;
+    }
     return keytag_fmt(buf, len, "tour", id);
 }
 

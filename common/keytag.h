@@ -23,7 +23,15 @@
  * tournament's load lands on the money slot's master, like the money itself; a slot per
  * tournament with its money moved by money/xfer.h transfers would spread it, at the price of a
  * two-step buy-in and payout (designed in docs/tournaments.md "Tournaments by entity", its money
- * layer money/mtour.h; the director does not use it yet).
+ * layer money/mtour.h).
+ *
+ * With the money by entity (--redis-cluster ... --money-by-entity, issue 34) a tournament's own
+ * keys leave the money slot for a slot of their own, beside its pool: keytag_tour() gives
+ * `{t:<id>}` (docs/tournaments.md "Tournaments by entity"), the tag of money/mtour.h. Every
+ * process that reads a tournament's keys (the director, the gateway's tour client and replays,
+ * the game server's tournament tables, croupier-ctl tour) calls keytag_set_tour_entity(true)
+ * once at start in that mode, after keytag_set_cluster(true). The index, the halls and the item
+ * prizes stay in the money slot.
  *
  * The other families (seats, gateways, lobby, replays) keep their own slots. Spreading the money
  * and these families over slots by entity is the next step of issue 34 (docs/queues.md, "Redis
@@ -49,8 +57,13 @@ const char *keytag_registry(void);
 /* "{croupier:rooms}" or "{croupier:money}:rooms" (static). */
 const char *keytag_rooms(void);
 
-/* A tournament's keys' base: "{croupier:tour:ID}" or "{croupier:money}:tour:ID" (id: its
- * decimal text). Returns buf ("" when it does not fit). */
+/* Once at start, before any thread, after keytag_set_cluster(true): a tournament's keys by
+ * entity, "{t:ID}" (only on a cluster: off one it changes nothing). */
+void keytag_set_tour_entity(bool on);
+bool keytag_tour_entity(void); /* on a cluster and set */
+
+/* A tournament's keys' base: "{croupier:tour:ID}", "{croupier:money}:tour:ID" on a cluster, or
+ * "{t:ID}" by entity (id: its decimal text). Returns buf ("" when it does not fit). */
 const char *keytag_tour(char *buf, size_t len, const char *id);
 /* The tournaments' index base: "{croupier:tours}" or "{croupier:money}:tours" (static). */
 const char *keytag_tours(void);

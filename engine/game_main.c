@@ -778,7 +778,8 @@ int main(int argc, char **argv)
                     why);
             return 2;
         }
-        money_set_entity(true); /* before any thread (money.h) */
+        money_set_entity(true);       /* before any thread (money.h) */
+        keytag_set_tour_entity(true); /* a tournament table's keys {t:<id>} (common/keytag.h) */
     }
     if (G.o.trad_options != NULL && G.o.trad_options[0] != '\0') {
         if (G.engine->check_options == NULL) {

@@ -353,6 +353,7 @@ int main(int argc, char **argv)
         return 2;
     }
     keytag_set_cluster(O.redis_cluster != NULL); /* the cluster's key layout (common/keytag.h) */
+    keytag_set_tour_entity(O.money_by_entity);   /* the tour client's and replays' {t:<id>} */
     log_level_t lvl;
     if (log_parse_level(O.log_level, &lvl) != 0) {
         fprintf(stderr, "croupier-gate: --log-level: '%s' is not debug|info|warn|error\n",

@@ -203,6 +203,7 @@ int main(int argc, char **argv)
     }
     /* a tournament's keys in the money slot on a cluster (common/keytag.h) */
     keytag_set_cluster(O.redis_cluster != NULL);
+    keytag_set_tour_entity(O.money_by_entity); /* a tournament's keys {t:<id>} by entity */
     log_level_t lvl;
     if (log_parse_level(O.log_level, &lvl) != 0) {
         fprintf(stderr, "croupier-director: --log-level: '%s' is not debug|info|warn|error\n",

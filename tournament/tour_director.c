@@ -1054,8 +1054,9 @@ static void tour_read_cb(rconn_t *rc, redisReply *r, void *arg)
                 continue;
             uint64_t id = 0; /* the stream's key: tour_key(id, "in") */
             sscanf(s->element[0]->str,
-                   keytag_cluster() ? "{croupier:money}:tour:%" SCNu64 ":"
-                                    : "{croupier:tour:%" SCNu64 "}",
+                   keytag_tour_entity() ? "{t:%" SCNu64 "}"
+                   : keytag_cluster()   ? "{croupier:money}:tour:%" SCNu64 ":"
+                                        : "{croupier:tour:%" SCNu64 "}",
                    &id);
             tour_t *t = tour_find(d, id, 0);
             if (t == NULL || t->want_release)

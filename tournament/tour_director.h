@@ -105,12 +105,19 @@ struct event_base;
  * Lua: fam(f), the base of a key family in the layout of the deployment (common/keytag.h):
  * "{croupier:<f>}", or "{croupier:money}:<f>" on a Redis Cluster -- told by KEYS[1], which the
  * caller built in that layout (every tournament and index key starts "{croupier:money}:" on a
- * cluster and never does elsewhere).
+ * cluster and never does elsewhere). tbase(id), a tournament's keys' base: fam('tour:' .. id),
+ * or "{t:<id>}" by entity (the third layout, keytag_tour_entity(): told by a KEYS[1] that is a
+ * tournament's key starting "{t:"). By entity the other families (history, items, the index)
+ * are in other slots: TOUR_COMMIT_LUA's H and I, and the hall tick, are not split yet, so the
+ * director refuses --money-by-entity (docs/tournaments.md "Tournaments by entity").
  */
 #define TOUR_LUA_KEYTAG                                                                            \
     "local clustered = string.sub(KEYS[1], 1, 17) == '{croupier:money}:'\n"                        \
+    "local entity = string.sub(KEYS[1], 1, 3) == '{t:'\n"                                          \
     "local function fam(f) if clustered then return '{croupier:money}:' .. f end\n"                \
-    "  return '{croupier:' .. f .. '}' end\n"
+    "  return '{croupier:' .. f .. '}' end\n"                                                      \
+    "local function tbase(id) if entity then return '{t:' .. id .. '}' end\n"                      \
+    "  return fam('tour:' .. id) end\n"
 #define TOUR_HALL_TICK_LUA                                                                         \
     TOUR_LUA_KEYTAG                                                                                \
     "local now = tonumber(ARGV[1]) local made = {}\n"                                              \

@@ -256,7 +256,7 @@
     "  if op == 'M' then redis.call('HSET', KEYS[1], ARGV[i + 1], ARGV[i + 2]) i = i + 3 "         \
     "  elseif op == 'E' then redis.call('HSET', KEYS[2], ARGV[i + 1], ARGV[i + 2]) i = i + 3 "     \
     "  elseif op == 'T' then redis.call('HSET', KEYS[3], ARGV[i + 1], ARGV[i + 2]) i = i + 3 "     \
-    "  elseif op == 'S' then redis.call('HSET', fam('tour:' .. ARGV[4]) .. ':stages', "            \
+    "  elseif op == 'S' then redis.call('HSET', tbase(ARGV[4]) .. ':stages', "                     \
     "    ARGV[i + 1], ARGV[i + 2]) i = i + 3 "                                                     \
     "  elseif op == 'P' then local a = tonumber(ARGV[i + 2]) "                                     \
     "    redis.call('DECRBY', KEYS[6], a) "                                                        \

@@ -181,6 +181,32 @@ START_TEST(test_keytag_layouts)
 }
 END_TEST
 
+/* Tournaments by entity (docs/tournaments.md "Tournaments by entity"): a tournament's keys in
+ * {t:<id>}, its pool's slot (money/mtour.h); the index and the items stay in the money slot;
+ * off a cluster the flag changes nothing. */
+START_TEST(test_keytag_tour_entity_layout)
+{
+    char b[160];
+    keytag_set_tour_entity(true);
+    keytag_set_cluster(false);
+    ck_assert(!keytag_tour_entity());
+    ck_assert_str_eq(keytag_tour(b, sizeof b, "17"), "{croupier:tour:17}");
+    keytag_set_cluster(true);
+    ck_assert(keytag_tour_entity());
+    const char *t = keytag_tour(b, sizeof b, "17");
+    ck_assert_str_eq(t, "{t:17}");
+    ck_assert_uint_eq(rcluster_key_slot(t, strlen(t)), rcluster_key_slot("{t:17}:bal", 10));
+    unsigned money = rcluster_key_slot("{croupier:money}:wallet:1", 25);
+    ck_assert_str_eq(keytag_tours(), "{croupier:money}:tours");
+    ck_assert_uint_eq(rcluster_key_slot(keytag_items(), strlen(keytag_items())), money);
+    ck_assert_str_eq(keytag_lease(b, sizeof b, "holdem"), "{croupier:money}:lease:holdem");
+    ck_assert_str_eq(keytag_tour(b, 5, "17"), ""); /* too long: empty, never cut */
+    keytag_set_tour_entity(false);
+    ck_assert_str_eq(keytag_tour(b, sizeof b, "17"), "{croupier:money}:tour:17");
+    keytag_set_cluster(false);
+}
+END_TEST
+
 START_TEST(test_create_refuses_a_bad_list_without_connecting)
 {
     char err[256] = "";
@@ -308,6 +334,7 @@ static Suite *rcluster_unit_suite(void)
     tcase_add_test(tc, test_flags_check);
     tcase_add_test(tc, test_redis_flag_excludes_the_cluster);
     tcase_add_test(tc, test_keytag_layouts);
+    tcase_add_test(tc, test_keytag_tour_entity_layout);
     tcase_add_test(tc, test_create_refuses_a_bad_list_without_connecting);
     suite_add_tcase(s, tc);
     tc = tcase_create("answers");

@@ -619,8 +619,10 @@ int main(int argc, char **argv)
         return ctl_audit();
     if (O.redis_cluster != NULL)
         keytag_set_cluster(true); /* the cluster's key layout (common/keytag.h) */
-    if (O.money_by_entity)
+    if (O.money_by_entity) {
         money_set_entity(true); /* the wallets by entity (money.h), before anything reads one */
+        keytag_set_tour_entity(true); /* a tournament's keys {t:<id>} (common/keytag.h) */
+    }
     ctl_tour_t *t = NULL;
     if (tour && (rc = ctl_tour_prepare(np - 1, pos + 1, &t)) != 0)
         return rc;
