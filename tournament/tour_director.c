@@ -834,6 +834,13 @@ typedef struct {
     char token[33];
 } tour_claim_t;
 
+static void tour_srem_cb(rconn_t *rc, redisReply *r, void *arg)
+{
+    (void)rc;
+    (void)r;
+    (void)arg;
+}
+
 static void tour_claim_cb(rconn_t *rc, redisReply *r, void *arg)
 {
     (void)rc;
@@ -854,6 +861,12 @@ static void tour_claim_cb(rconn_t *rc, redisReply *r, void *arg)
         } else {
             tour_adopt(d, c->id, c->token, r->element[0]->integer, r->element[1]);
         }
+    } else if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements >= 1 &&
+               r->element[0]->type == REDIS_REPLY_INTEGER && r->element[0]->integer == 0 &&
+               keytag_tour_entity()) {
+        /* Over or gone, by entity: the live set is in the money slot, not the tournament's, so
+         * it is left here, a second step (idempotent: a SREM), not in the claim script. */
+        rconn_command(d->rc, tour_srem_cb, NULL, "SREM %s %" PRIu64, TOUR_LIVE_KEY, c->id);
     } else if (r != NULL && r->type == REDIS_REPLY_ERROR) {
         log_emit(LOG_WARN, "tour_claim_failed", "{s:I,s:s}", "tournament", (json_int_t)c->id,
                  "error", r->str);
@@ -878,7 +891,12 @@ static void tour_claim(tour_director_t *d, uint64_t id)
     tour_key(meta, sizeof meta, id, "meta");
     snprintf(ttl, sizeof ttl, "%d", d->cfg.claim_ttl_ms);
     snprintf(tid, sizeof tid, "%" PRIu64, id);
-    const char *argv[] = {owner, epoch, meta, TOUR_LIVE_KEY, c->token, ttl, d->director_id, tid};
+    /* By entity the live set is in another slot: the script is given a key of the tournament's
+     * that holds nothing instead (its SREM a no-op), and tour_claim_cb leaves the live set. */
+    char nolive[TOUR_KEY_MAX];
+    tour_key(nolive, sizeof nolive, id, "nolive");
+    const char *live = keytag_tour_entity() ? nolive : TOUR_LIVE_KEY;
+    const char *argv[] = {owner, epoch, meta, live, c->token, ttl, d->director_id, tid};
     if (rconn_eval(d->rc, d->claim, tour_claim_cb, c, 4, 8, argv, NULL) != 0)
         free(c);
     else
@@ -1041,11 +1059,10 @@ static void tour_read_again(tour_director_t *d, int ms)
     evtimer_add(d->read_ev, &tv);
 }
 
-static void tour_read_cb(rconn_t *rc, redisReply *r, void *arg)
+/* Queues the entries of an XREAD reply to their tournaments; how many streams had some. */
+static size_t tour_read_streams(tour_director_t *d, const redisReply *r)
 {
-    (void)rc;
-    tour_director_t *d = arg;
-    d->reading = false;
+    size_t got = 0;
     if (r != NULL && r->type == REDIS_REPLY_ARRAY) {
         for (size_t i = 0; i < r->elements; i++) {
             const redisReply *s = r->element[i];
@@ -1068,10 +1085,69 @@ static void tour_read_cb(rconn_t *rc, redisReply *r, void *arg)
                     e->element[0]->type == REDIS_REPLY_STRING)
                     tour_enqueue(t, e);
             }
+            got++;
             tour_pump(t);
         }
     }
+    return got;
+}
+
+static void tour_read_cb(rconn_t *rc, redisReply *r, void *arg)
+{
+    (void)rc;
+    tour_director_t *d = arg;
+    d->reading = false;
+    tour_read_streams(d, r);
     tour_read_again(d, r == NULL ? 100 : 0);
+}
+
+/*
+ * By entity every tournament's stream is in a slot of its own, so one XREAD cannot name them all
+ * (CROSSSLOT): one XREAD per tournament, without BLOCK (a blocking read would hold its node's
+ * connection), all in flight together; the next round at once when any brought entries, else
+ * after TOUR_READ_IDLE_MS.
+ */
+#define TOUR_READ_IDLE_MS 50
+
+static void tour_read_round_done(tour_director_t *d)
+{
+    if (--d->reads_out > 0)
+        return;
+    d->reading = false;
+    tour_read_again(d, d->read_failed ? 100 : d->read_got ? 0 : TOUR_READ_IDLE_MS);
+}
+
+static void tour_read_one_cb(rconn_t *rc, redisReply *r, void *arg)
+{
+    (void)rc;
+    tour_director_t *d = arg;
+    if (tour_read_streams(d, r) > 0)
+        d->read_got = true;
+    if (r == NULL)
+        d->read_failed = true;
+    tour_read_round_done(d);
+}
+
+static void tour_read_each(tour_director_t *d)
+{
+    char count[16];
+    snprintf(count, sizeof count, "%d", TOUR_READ_COUNT);
+    d->reading = true;
+    d->reads_out = 1; /* held until every read is sent */
+    d->read_got = d->read_failed = false;
+    for (tour_t *t = d->tours; t != NULL; t = t->next) {
+        if (t->want_release || t->qlen >= TOUR_QUEUE_MAX)
+            continue;
+        char key[TOUR_KEY_MAX];
+        tour_key(key, sizeof key, t->id, "in");
+        const char *argv[] = {"XREAD", "COUNT", count, "STREAMS", key, t->read_cursor};
+        d->reads_out++;
+        if (rconn_command_argv(d->rx, tour_read_one_cb, d, 6, argv, NULL) != 0) {
+            d->reads_out--;
+            d->read_failed = true;
+        }
+    }
+    tour_read_round_done(d); /* the hold */
 }
 
 static void tour_read_timer(evutil_socket_t fd, short what, void *arg)
@@ -1087,6 +1163,10 @@ static void tour_read_timer(evutil_socket_t fd, short what, void *arg)
             n++;
     if (n == 0 || !rconn_connected(d->rx)) {
         tour_read_again(d, 100);
+        return;
+    }
+    if (keytag_tour_entity()) {
+        tour_read_each(d);
         return;
     }
     const char **argv = calloc(6 + 2 * n, sizeof *argv);

@@ -118,6 +118,8 @@ struct tour_director {
     _Atomic bool releasing;
     struct event *scan_ev, *read_ev;
     bool scan_busy, reading;
+    int reads_out;              /* by entity: the XREADs in flight, one per tournament */
+    bool read_got, read_failed; /* by entity: of this round of reads */
     int claims_in_flight;
     void (*release_done)(void *);
     void *release_arg;
