@@ -68,7 +68,8 @@ static const config_flag_t gate_flags[] = {
     {"money-by-entity", CONFIG_BOOL, "false",
      "EXPERIMENTAL, --redis-cluster only: the wallets by entity, as croupier-game "
      "--money-by-entity keeps them -- the balance at login read from {p:<player>}:bal "
-     "(docs/queues.md \"The wallets outside the game server\")",
+     "(docs/queues.md \"The wallets outside the game server\"); a tournament's keys read from "
+     "{t:<id>} (docs/tournaments.md \"Tournaments by entity\")",
      &O.money_by_entity, 0, 0},
     {"redis-allow-eviction", CONFIG_BOOL, "false",
      "run even when Redis's maxmemory-policy is not noeviction (TESTS ONLY; docs/deploy.md "
