@@ -153,6 +153,31 @@ struct event_base;
     "end\n"                                                                                        \
     "return made\n"
 #define TOUR_EVENTS_CHANNEL "croupier:tour:events"
+/*
+ * Creating a tournament by entity (keytag_tour_entity(): its keys in {t:<id>}, the index in the
+ * money slot), in three steps, one slot each: the id (INCR of TOUR_SEQ_KEY), then its meta and
+ * the first event of its log (TOUR_CREATE_META_LUA, idempotent: a meta already there is kept),
+ * then the index (TOUR_CREATE_INDEX_LUA, idempotent). Stopped between the steps, it leaves an id
+ * unused or a meta no index names: nothing runs it, nothing lists it.
+ *   META:  KEYS meta, log; ARGV id, name ("" = "Tournament <id>"), structure, format,
+ *          created_ms, start_at_ms. 1 created, 0 there before.
+ *   INDEX: KEYS all, live; ARGV created_ms, id. 1.
+ * (On one Redis and on a cluster without the flag, croupier-ctl's one script does all of it.)
+ */
+#define TOUR_CREATE_META_LUA                                                                       \
+    "if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end\n"                                    \
+    "local name = ARGV[2]\n"                                                                       \
+    "if name == '' then name = 'Tournament ' .. ARGV[1] end\n"                                     \
+    "redis.call('HSET', KEYS[1], 'id', ARGV[1], 'name', name, 'structure', ARGV[3],\n"             \
+    "  'format', ARGV[4], 'status', 'registering', 'created_ms', ARGV[5],\n"                       \
+    "  'start_at_ms', ARGV[6], 'started_ms', '0', 'ended_ms', '0', 'clock_ms', '0',\n"             \
+    "  'level', '0', 'entries', '0', 'players', '0', 'pool', '0', 'cursor', '0-0')\n"              \
+    "redis.call('XADD', KEYS[2], 'MAXLEN', '~', '10000', '*', 'event', 'created')\n"               \
+    "return 1\n"
+#define TOUR_CREATE_INDEX_LUA                                                                      \
+    "redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])\n"                                              \
+    "redis.call('SADD', KEYS[2], ARGV[2])\n"                                                       \
+    "return 1\n"
 #define TOUR_POOL_KEY_PREFIX "{croupier:money}:tourpool:"
 #define TOUR_FEE_KEY "{croupier:money}:rake:tournament"
 /* Writes "{croupier:tour:<id>}:<what>" (on a cluster "{croupier:money}:tour:<id>:<what>",

@@ -2,7 +2,9 @@
  * The director's own keys by entity (docs/tournaments.md "Tournaments by entity", issue 34):
  * the director in process (tour_director.h) with keytag_set_tour_entity(true) on a real Redis
  * Cluster of 3 masters with a replica each (tests/support/tcluster.h). A tournament's keys are
- * {t:<id>}: the director claims two live ones in two slots there (owner, fence, meta; the claim
+ * {t:<id>}: two tournaments created as croupier-ctl tour create does by entity (the meta and
+ * log in {t:<id>}, idempotent, then the index: tour_director.h TOUR_CREATE_META_LUA), the
+ * director claims the two live ones in two slots there (owner, fence, meta; the claim
  * script no longer names the live set, in the money slot), renews them past their TTL without a
  * new claim, lets the one that is over leave the live set (a second step), and hands the
  * tournaments back at a drain (the owner keys gone). Nothing is written under the money slot's
@@ -85,6 +87,39 @@ static bool is_member(const char *key, const char *m)
     return v;
 }
 
+/* Creates tournament id by entity as croupier-ctl tour create does (tour_director.h: the meta
+ * and log in {t:<id>}, then the index), the meta step twice (the second keeps the first). */
+static void create(const char *id)
+{
+    char m[64], l[64], all[96], live[96];
+    snprintf(m, sizeof m, "{t:%s}:meta", id);
+    snprintf(l, sizeof l, "{t:%s}:log", id);
+    snprintf(all, sizeof all, "%s:all", keytag_tours());
+    snprintf(live, sizeof live, "%s:live", keytag_tours());
+    rcluster_script_t *ms = rcluster_script_create(TOUR_CREATE_META_LUA);
+    rcluster_script_t *is = rcluster_script_create(TOUR_CREATE_INDEX_LUA);
+    for (int i = 0; i < 2; i++) {
+        const char *argv[] = {m, l, id, i ? "again" : "", SNG3, "sng", "1", "0"};
+        redisReply *r = rcluster_eval(g_c, ms, 0, 2, 8, argv, NULL);
+        ck_assert_msg(r != NULL && r->type == REDIS_REPLY_INTEGER, "meta: %s",
+                      r ? r->str : rcluster_last_error(g_c));
+        ck_assert_int_eq(r->integer, i == 0);
+        freeReplyObject(r);
+    }
+    const char *argv[] = {all, live, "1", id};
+    redisReply *r = rcluster_eval(g_c, is, 0, 2, 4, argv, NULL);
+    ck_assert_msg(r != NULL && r->type == REDIS_REPLY_INTEGER, "index");
+    freeReplyObject(r);
+    rcluster_script_destroy(ms);
+    rcluster_script_destroy(is);
+    char want[48];
+    snprintf(want, sizeof want, "Tournament %s", id);
+    r = cmd(m, "HGET %s name", NULL, NULL);
+    ck_assert_int_eq(r->type, REDIS_REPLY_STRING);
+    ck_assert_str_eq(r->str, want); /* the first write, kept */
+    freeReplyObject(r);
+}
+
 static void meta(const char *id, const char *status)
 {
     char k[64];
@@ -127,7 +162,7 @@ START_TEST(test_the_director_claims_renews_reads_and_releases_a_tournament_in_it
     snprintf(in, sizeof in, "{t:%s}:in", live_id);
     snprintf(old_owner, sizeof old_owner, "{croupier:money}:tour:%s:owner", live_id);
     snprintf(live, sizeof live, "%s:live", keytag_tours());
-    meta(live_id, "registering");
+    create(live_id);
     meta(over_id, "finished");
     /* a second live one in another slot: one XREAD over both would be refused (CROSSSLOT) */
     char two_id[24], two_in[64];
@@ -137,7 +172,7 @@ START_TEST(test_the_director_claims_renews_reads_and_releases_a_tournament_in_it
         if (rcluster_key_slot(two_in, strlen(two_in)) != rcluster_key_slot(in, strlen(in)))
             break;
     }
-    meta(two_id, "registering");
+    create(two_id);
 
     struct event_base *base = event_base_new();
     tour_director_config_t cfg = {.base = base,

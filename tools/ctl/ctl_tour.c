@@ -404,6 +404,43 @@ static const char ctl_tour_create_lua[] = TOUR_LUA_KEYTAG
     "redis.call('XADD', tk .. 'log', 'MAXLEN', '~', '10000', '*', 'event', 'created')\n"
     "return id\n";
 
+/* By entity: the id, the meta and log in {t:<id>}, then the index, one slot each
+ * (TOUR_CREATE_META_LUA, tour_director.h). 0 with *id, or 1 (said). */
+static int ctl_tour_create_entity(ctl_tour_t *t, const char *format, const char *created,
+                                  const char *start_at, long long *id)
+{
+    redisReply *r = CTL_CMD("INCR", TOUR_SEQ_KEY);
+    if (r == NULL)
+        return 1;
+    bool ok = r->type == REDIS_REPLY_INTEGER;
+    *id = ok ? r->integer : 0;
+    freeReplyObject(r);
+    if (!ok)
+        return ctl_fail(1, "tour create: no id");
+    char idt[24], meta[TOUR_KEY_MAX], log[TOUR_KEY_MAX];
+    snprintf(idt, sizeof idt, "%lld", *id);
+    tour_client_key(meta, sizeof meta, idt, "meta");
+    tour_client_key(log, sizeof log, idt, "log");
+    redisContext *c = ctl_redis_for(meta); /* the tournament's slot's master */
+    if (c == NULL)
+        return 1;
+    const char *argv[] = {"EVAL",  TOUR_CREATE_META_LUA, "2",          meta,   log,
+                          idt,     O.name ? O.name : "", t->structure, format, created,
+                          start_at};
+    r = redisCommandArgv(c, 11, argv, NULL);
+    ok = r != NULL && r->type == REDIS_REPLY_INTEGER;
+    freeReplyObject(r);
+    ctl_redis_done(c);
+    if (!ok)
+        return ctl_fail(1, "tour create: the meta of %s was not written", idt);
+    r = CTL_CMD("EVAL", TOUR_CREATE_INDEX_LUA, "2", TOUR_ALL_KEY, TOUR_LIVE_KEY, created, idt);
+    if (r == NULL)
+        return 1;
+    ok = r->type == REDIS_REPLY_INTEGER;
+    freeReplyObject(r);
+    return ok ? 0 : ctl_fail(1, "tour create: %s was not indexed", idt);
+}
+
 static int ctl_tour_create(ctl_tour_t *t)
 {
     int64_t now = ctl_tour_now_ms();
@@ -418,17 +455,24 @@ static int ctl_tour_create(ctl_tour_t *t)
     const char *format = t->format == TOUR_FORMAT_MTT     ? "mtt"
                          : t->format == TOUR_FORMAT_MATCH ? "match"
                                                           : "sng";
-    redisReply *r =
-        CTL_CMD("EVAL", ctl_tour_create_lua, "3", TOUR_SEQ_KEY, TOUR_ALL_KEY, TOUR_LIVE_KEY,
-                O.name ? O.name : "", t->structure, format, created, start_at);
-    if (r == NULL)
-        return 1;
-    if (r->type != REDIS_REPLY_INTEGER) {
+    long long id;
+    if (keytag_tour_entity()) {
+        int rc = ctl_tour_create_entity(t, format, created, start_at, &id);
+        if (rc != 0)
+            return rc;
+    } else {
+        redisReply *r =
+            CTL_CMD("EVAL", ctl_tour_create_lua, "3", TOUR_SEQ_KEY, TOUR_ALL_KEY, TOUR_LIVE_KEY,
+                    O.name ? O.name : "", t->structure, format, created, start_at);
+        if (r == NULL)
+            return 1;
+        if (r->type != REDIS_REPLY_INTEGER) {
+            freeReplyObject(r);
+            return ctl_fail(1, "tour create: the script answered no id");
+        }
+        id = r->integer;
         freeReplyObject(r);
-        return ctl_fail(1, "tour create: the script answered no id");
     }
-    long long id = r->integer;
-    freeReplyObject(r);
     if (O.json) {
         char key[TOUR_KEY_MAX], idt[24];
         snprintf(idt, sizeof idt, "%lld", id);
