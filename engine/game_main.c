@@ -31,6 +31,7 @@
 #include "game_admin.h"
 #include "gs.h"
 #include "keytag.h"
+#include "room.h"
 #include "lease.h"
 #include "log.h"
 #include "deck.h"
@@ -126,8 +127,8 @@ static const config_flag_t game_flags[] = {
     {"money-by-entity", CONFIG_BOOL, "false",
      "EXPERIMENTAL, --redis-cluster only: the money by entity -- wallets in the players' slots, "
      "this server epoch's seat accounts and settlements in its own slot, buy-ins and cash-outs "
-     "as transfers between slots; every engine but test (play money on the wallets), no "
-     "private rooms "
+     "as transfers between slots, private rooms' records in their codes' slots ({r:<code>}); "
+     "every engine but test (play money on the wallets) "
      "(docs/queues.md \"The game server's money by entity\")",
      &G.o.money_by_entity, 0, 0},
     {"redis-allow-eviction", CONFIG_BOOL, "false",
@@ -780,6 +781,7 @@ int main(int argc, char **argv)
         }
         money_set_entity(true);       /* before any thread (money.h) */
         keytag_set_tour_entity(true); /* a tournament table's keys {t:<id>} (common/keytag.h) */
+        room_set_entity(true);        /* the rooms in their codes' slots (lease/room.h) */
     }
     if (G.o.trad_options != NULL && G.o.trad_options[0] != '\0') {
         if (G.engine->check_options == NULL) {

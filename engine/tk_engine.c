@@ -169,6 +169,7 @@ void tk_engine_destroy(void *e)
     money_jobs_destroy(eng->jobs); /* the runtime is gone: its results are only freed */
     mcluster_destroy(eng->ho_m);   /* the jobs thread is joined: nobody uses them any more */
     rcluster_destroy(eng->ho_rc);
+    rcluster_script_destroy(eng->room_script);
     tk_tour_engine_destroy(eng);
     tk_house_acct_destroy(eng->hacct);
     pthread_mutex_destroy(&eng->jobs_mu);
@@ -463,7 +464,8 @@ int tk_engine_create(tk_engine_def_t *def, gs_t *gs, const char *games, void **o
                            .cluster = gs_redis_cluster(gs)};
         eng->rc = rconn_create(base, &ro);
         /* With the money by entity (money.h, money_set_entity) the handoff calls are
-         * mcluster's (tk_move.c), on this jobs thread too; rooms are refused (tk_room.c). */
+         * mcluster's (tk_move.c), on this jobs thread too, and the rooms' records are written in
+         * their codes' slots over the same cluster client (lease/room.h, room_set_entity). */
         eng->jobs = money_jobs_create_sentinel(gs_redis_host(gs), gs_redis_port(gs),
                                                gs_redis_sentinels(gs), gs_redis_master(gs));
         money_jobs_set_cluster(eng->jobs, gs_redis_cluster(gs));

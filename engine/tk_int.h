@@ -254,6 +254,7 @@ typedef struct tk_engine {
      * by the first job that needs them and used on the jobs thread only; freed after the jobs. */
     rcluster_t *ho_rc;
     mcluster_t *ho_m;
+    rcluster_script_t *room_script; /* the rooms' record writes by entity (lease/room.h) */
     pthread_mutex_t jobs_mu;
     bool rt_stopped; /* under jobs_mu: the lobby desk is gone, results are no longer posted */
     char labels[96];

@@ -203,8 +203,38 @@ static void tk_job_adopt_entity(mcluster_t *m, tk_job_t *j)
     j->n = info.nseats;
 }
 
-/* A handoff job with the money by entity (rooms are refused in that mode: tk_room.c). c is the
- * jobs thread's connection to the money slot, where the registry is. */
+/*
+ * A room's record written by entity ({r:<code>}:room, lease/room.h) over the handoff calls'
+ * cluster client. The jobs thread's own durability wait covers only the money slot's master, so
+ * with --redis-min-replicas the write waits for the room slot's replicas here (a shortfall is
+ * logged: the record is rewritten whole at the room's next change).
+ */
+static void tk_job_room_entity(tk_engine_t *eng, tk_job_t *j)
+{
+    if (eng->room_script == NULL)
+        eng->room_script = room_cluster_script();
+    if (eng->room_script == NULL) {
+        j->status = -ENOMEM;
+        return;
+    }
+    if (j->kind == TK_JOB_ROOM_CREATE)
+        j->status = room_cluster_create(eng->ho_rc, j->room, j->ttl_ms);
+    else
+        j->status = room_cluster_write(eng->ho_rc, eng->room_script, j->room, j->ttl_ms, j->take);
+    int replicas = gs_redis_min_replicas(eng->gs);
+    if (replicas > 0 && (j->status == 0 || j->status == 1)) {
+        char key[64];
+        room_key(j->room->code, key, sizeof key);
+        unsigned slot = rcluster_key_slot(key, strlen(key));
+        int acked = rcluster_wait(eng->ho_rc, slot, replicas, gs_redis_wait_ms(eng->gs));
+        if (acked < replicas)
+            log_emit(LOG_WARN, "tk_room_write_not_durable", "{s:s,s:i,s:i}", "room", j->room->code,
+                     "acked", acked, "min_replicas", replicas);
+    }
+}
+
+/* A handoff job with the money by entity, or a room's record write. c is the jobs thread's
+ * connection to the money slot, where the registry is. */
 static void tk_job_run_entity(redisContext *c, tk_job_t *j)
 {
     mcluster_t *m = tk_job_mcluster(j->eng);
@@ -249,10 +279,10 @@ static void tk_job_run_entity(redisContext *c, tk_job_t *j)
     case TK_JOB_ADOPT:
         tk_job_adopt_entity(m, j);
         return;
-    default:
-        j->status = MONEY_ERR_BAD_ARGS; /* rooms: refused before any job in this mode */
-        snprintf(res.error, sizeof res.error, "no private rooms with the money by entity");
-        break;
+    case TK_JOB_ROOM_CREATE:
+    case TK_JOB_ROOM_WRITE:
+        tk_job_room_entity(j->eng, j); /* its status is the room's (tk_room_job_done) */
+        return;
     }
     if (j->status != MONEY_OK)
         tk_job_set_error(j, j->status, res.error);

@@ -306,10 +306,6 @@ Croupier__ErrorCode tk_room_prepare(tk_engine_t *eng, const Croupier__Join *jn,
         *why = "no room store (Redis) configured";
         return CROUPIER__ERROR_CODE__UNAVAILABLE;
     }
-    if (money_entity()) {
-        *why = "no private rooms with the money by entity yet";
-        return CROUPIER__ERROR_CODE__UNAVAILABLE;
-    }
     int seats = tk_game_seats(eng, jn->game);
     if (rules->has_seats && (int)rules->seats != seats) {
         if (gm->seats_for != NULL) {

@@ -20,6 +20,7 @@
 #include "gate.h"
 #include "gate_tls.h"
 #include "keytag.h"
+#include "room.h"
 #include "log.h"
 #include "metrics.h"
 #include "rguard.h"
@@ -67,7 +68,8 @@ static const config_flag_t gate_flags[] = {
     RCLUSTER_CONFIG_FLAG(&O.redis_cluster),
     {"money-by-entity", CONFIG_BOOL, "false",
      "EXPERIMENTAL, --redis-cluster only: the wallets by entity, as croupier-game "
-     "--money-by-entity keeps them -- the balance at login read from {p:<player>}:bal "
+     "--money-by-entity keeps them -- the balance at login read from {p:<player>}:bal, "
+     "JoinRoom and GetRoom read the room at {r:<code>}:room "
      "(docs/queues.md \"The wallets outside the game server\"); a tournament's keys read from "
      "{t:<id>} (docs/tournaments.md \"Tournaments by entity\")",
      &O.money_by_entity, 0, 0},
@@ -355,6 +357,8 @@ int main(int argc, char **argv)
     }
     keytag_set_cluster(O.redis_cluster != NULL); /* the cluster's key layout (common/keytag.h) */
     keytag_set_tour_entity(O.money_by_entity);   /* the tour client's and replays' {t:<id>} */
+    if (O.money_by_entity)
+        room_set_entity(true); /* JoinRoom, GetRoom: the records by code (lease/room.h) */
     log_level_t lvl;
     if (log_parse_level(O.log_level, &lvl) != 0) {
         fprintf(stderr, "croupier-gate: --log-level: '%s' is not debug|info|warn|error\n",

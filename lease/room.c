@@ -10,9 +10,26 @@
 #include <jansson.h>
 
 #include "keytag.h"
+#include "rcluster.h"
+
+static bool room_by_entity; /* room_set_entity(): set once at start, read-only afterwards */
+
+void room_set_entity(bool on)
+{
+    room_by_entity = on;
+}
+
+bool room_entity(void)
+{
+    return room_by_entity;
+}
+
 void room_key(const char *code, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s:room:%s", keytag_rooms(), code);
+    if (room_by_entity)
+        snprintf(buf, len, "{r:%s}:room", code);
+    else
+        snprintf(buf, len, "%s:room:%s", keytag_rooms(), code);
 }
 
 bool room_code_digits_valid(const char *code, int n)
@@ -275,6 +292,14 @@ static const char room_write_lua[] = "local cur = redis.call('GET', KEYS[1]) "
                                      "redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) "
                                      "return 1";
 
+/* The reply of room_write_lua as room_sync_write() answers it (NULL: -EIO). */
+static int room_write_status(const redisReply *rep)
+{
+    if (rep != NULL && rep->type == REDIS_REPLY_INTEGER)
+        return rep->integer == 1 ? 1 : rep->integer == 0 ? 0 : -EPERM;
+    return -EIO;
+}
+
 int room_sync_write(redisContext *c, const room_record_t *r, int64_t ttl_ms, bool take)
 {
     char *json = room_record_json(r);
@@ -289,9 +314,61 @@ int room_sync_write(redisContext *c, const room_record_t *r, int64_t ttl_ms, boo
         lens[i] = strlen(argv[i]);
     redisReply *rep = redisCommandArgv(c, 8, argv, lens);
     free(json);
-    int rc = -EIO;
-    if (rep != NULL && rep->type == REDIS_REPLY_INTEGER)
-        rc = rep->integer == 1 ? 1 : rep->integer == 0 ? 0 : -EPERM;
+    int rc = room_write_status(rep);
+    freeReplyObject(rep);
+    return rc;
+}
+
+/* ---- by entity: the record in its code's own slot (room_set_entity) ----------------------- */
+
+int room_cluster_create(rcluster_t *c, room_record_t *r, int64_t ttl_ms)
+{
+    for (int attempt = 0; attempt < 16; attempt++) {
+        room_code_draw(r->code);
+        char *json = room_record_json(r);
+        if (json == NULL)
+            return -ENOMEM;
+        char key[64], ttl[24];
+        room_key(r->code, key, sizeof key);
+        snprintf(ttl, sizeof ttl, "%lld", (long long)(ttl_ms > 0 ? ttl_ms : 1));
+        const char *argv[] = {"SET", key, json, "NX", "PX", ttl};
+        /* Not resent after a lost reply: a SET NX that did run would then look taken, and the
+         * code drawn again would leave the first record to expire unused. */
+        redisReply *rep = rcluster_command_argv(c, 0, key, strlen(key), 6, argv, NULL);
+        free(json);
+        if (rep == NULL || rep->type == REDIS_REPLY_ERROR) {
+            freeReplyObject(rep);
+            return -EIO;
+        }
+        bool taken = rep->type == REDIS_REPLY_NIL;
+        freeReplyObject(rep);
+        if (!taken)
+            return 0;
+    }
+    r->code[0] = '\0';
+    return -EEXIST;
+}
+
+rcluster_script_t *room_cluster_script(void)
+{
+    return rcluster_script_create(room_write_lua);
+}
+
+int room_cluster_write(rcluster_t *c, rcluster_script_t *script, const room_record_t *r,
+                       int64_t ttl_ms, bool take)
+{
+    char *json = room_record_json(r);
+    if (json == NULL)
+        return -ENOMEM;
+    char key[64], ttl[24];
+    room_key(r->code, key, sizeof key);
+    snprintf(ttl, sizeof ttl, "%lld", (long long)(ttl_ms > 0 ? ttl_ms : 1));
+    const char *argv[] = {key, r->owner, json, ttl, take ? "1" : "0"};
+    /* Resent after a lost reply: the write is the whole record, so running it twice leaves the
+     * same record (an owner's write, or the adoption's take by the same owner). */
+    redisReply *rep = rcluster_eval(c, script, RCLUSTER_RESEND, 1, 5, argv, NULL);
+    free(json);
+    int rc = room_write_status(rep);
     freeReplyObject(rep);
     return rc;
 }

@@ -5,6 +5,8 @@
  * Key:
  *
  *   STRING {croupier:rooms}:room:<code>   the record as JSON (room_record_json), PX its expiry
+ *   STRING {r:<code>}:room                 the same, by entity (room_set_entity): in the code's
+ *                                          own slot of a Redis Cluster
  *
  * The code (6 digits) is unique across every server: the record is created with SET NX, and a
  * taken code is drawn again. The table holding the room (the table kit, engine/tk.h) owns the
@@ -28,6 +30,7 @@
 #include <hiredis/hiredis.h>
 
 #include "client.pb-c.h"
+#include "rcluster.h"
 
 /* On a single Redis or Sentinel; on a Redis Cluster room_key() puts the records under
  * "{croupier:money}:rooms:room:" (common/keytag.h). */
@@ -71,7 +74,17 @@ typedef struct room_record {
     char detail[ROOM_DETAIL_MAX + 1];             /* why it ended early */
 } room_record_t;
 
-/* The key of a room's record. */
+/*
+ * By entity (croupier-game, croupier-gate and croupier-ctl with --redis-cluster and
+ * --money-by-entity; docs/queues.md "Private rooms by entity"): each record under its code's own
+ * hash tag, {r:<code>}:room, so that the rooms spread over the masters; every script of a room
+ * touches that one key. Set once at start, before any thread (not changed afterwards); off by
+ * default.
+ */
+void room_set_entity(bool on);
+bool room_entity(void);
+
+/* The key of a room's record (buf: 64 bytes are enough). */
 void room_key(const char *code, char *buf, size_t len);
 /* Whether code is 6 digits. */
 bool room_code_valid(const char *code);
@@ -114,5 +127,12 @@ void room_info_fill(const room_record_t *r, room_info_buf_t *buf);
  */
 int room_sync_create(redisContext *c, room_record_t *r, int64_t ttl_ms);
 int room_sync_write(redisContext *c, const room_record_t *r, int64_t ttl_ms, bool take);
+/* The same by entity, on a cluster client (each key routed to its slot's master). script is
+ * room_cluster_script()'s (the caller's, freed with rcluster_script_destroy; used by the thread
+ * of c only, as common/rcluster.h asks). Same returns. */
+rcluster_script_t *room_cluster_script(void);
+int room_cluster_create(rcluster_t *c, room_record_t *r, int64_t ttl_ms);
+int room_cluster_write(rcluster_t *c, rcluster_script_t *script, const room_record_t *r,
+                       int64_t ttl_ms, bool take);
 
 #endif

@@ -33,8 +33,9 @@
  *                                a Redis Cluster (money/xfer.h; ctl_audit.c)
  *
  * With --redis-cluster and --money-by-entity (EXPERIMENTAL), wallet and credit read and change
- * the wallets by entity {p:<player>}:bal (money/mcredit.h), as croupier-game --money-by-entity
- * keeps them; refused without --redis-cluster.
+ * the wallets by entity {p:<player>}:bal (money/mcredit.h), and room reads the record at
+ * {r:<code>}:room (lease/room.h), as croupier-game --money-by-entity keeps them; refused without
+ * --redis-cluster.
  *
  * Exit status: 0 done, 1 not found / refused / unreachable, 2 bad arguments.
  *
@@ -65,6 +66,7 @@
 #include "money.h"
 #include "rcluster.h"
 #include "registry.h"
+#include "room.h"
 #include "sentinel.h"
 #include "token.h"
 #include "version.h"
@@ -80,7 +82,8 @@ static const config_flag_t ctl_flags[] = {
     {"money-by-entity", CONFIG_BOOL, "false",
      "EXPERIMENTAL, --redis-cluster only: wallet and credit on the money by entity, as "
      "croupier-game --money-by-entity keeps it -- the wallet {p:<player>}:bal, a credit created "
-     "there (counted as seeded), a debit a transfer to the house (docs/ops.md); tour refuses it "
+     "there (counted as seeded), a debit a transfer to the house (docs/ops.md); room reads "
+     "{r:<code>}:room; tour refuses it "
      "(the tournaments by entity are not built yet)",
      &O.money_by_entity, 0, 0},
     {"redis-min-replicas", CONFIG_INT, "-1",
@@ -138,9 +141,10 @@ static const char ctl_summary[] =
     "  drain SERVER               start the server's drain (--admin-secret-file)\n"
     "  credit PLAYER AMOUNT --reason TEXT --op-id ID\n"
     "                             idempotent wallet adjustment (AMOUNT may be negative)\n"
-    "  wallet, credit with --redis-cluster ... --money-by-entity\n"
-    "                             the wallets by entity ({p:<player>}:bal), as croupier-game\n"
-    "                             --money-by-entity keeps them (EXPERIMENTAL)\n"
+    "  wallet, credit, room with --redis-cluster ... --money-by-entity\n"
+    "                             the wallets by entity ({p:<player>}:bal) and the rooms\n"
+    "                             ({r:<code>}:room), as croupier-game --money-by-entity\n"
+    "                             keeps them (EXPERIMENTAL)\n"
     "                             (tour refuses --money-by-entity: not built yet)\n"
     "  room CODE                  a private room: rules, state, server, scoreboard, deals\n"
     "  tour create --structure FILE [--name TEXT] [--start-in-seconds N]\n"
@@ -622,6 +626,7 @@ int main(int argc, char **argv)
     if (O.money_by_entity) {
         money_set_entity(true); /* the wallets by entity (money.h), before anything reads one */
         keytag_set_tour_entity(true); /* a tournament's keys {t:<id>} (common/keytag.h) */
+        room_set_entity(true);        /* room CODE: the record in its code's slot (lease/room.h) */
     }
     ctl_tour_t *t = NULL;
     if (tour && (rc = ctl_tour_prepare(np - 1, pos + 1, &t)) != 0)

@@ -477,8 +477,22 @@ int ctl_room(const char *code)
     char key[64], *text;
     bool found;
     room_key(code, key, sizeof key);
-    if (ctl_get(key, &text, &found) != 0)
+    if (room_entity()) { /* by entity: in the code's own slot (lease/room.h) */
+        redisContext *c = ctl_redis_for(key);
+        if (c == NULL)
+            return 1;
+        redisReply *rep = redisCommand(c, "GET %s", key);
+        ctl_redis_done(c);
+        if (rep == NULL || rep->type == REDIS_REPLY_ERROR) {
+            freeReplyObject(rep);
+            return ctl_fail(1, "cannot read the room record %s", key);
+        }
+        found = rep->type == REDIS_REPLY_STRING;
+        text = found ? strndup(rep->str, rep->len) : NULL;
+        freeReplyObject(rep);
+    } else if (ctl_get(key, &text, &found) != 0) {
         return 1;
+    }
     if (!found)
         return ctl_fail(1, "no room %s (never created, or its record expired)", code);
     room_record_t *r = calloc(1, sizeof *r);
