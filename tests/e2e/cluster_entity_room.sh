@@ -3,12 +3,15 @@
 # (croupier-game --money-by-entity, EXPERIMENTAL; docs/queues.md "Private rooms by entity").
 # A real cluster of 3 masters and 1 replica each on loopback, one Dou Dizhu server
 # (--engine traditional) and one gateway, both with --money-by-entity; six croupier-bot players
-# in two groups of three (--room-seats 3 --room-deals 3: the first of a group creates a room
+# in two groups of three (--room-seats 3 --room-deals 4: the first of a group creates a room
 # through the gateway, the others join it by its code, the gateway reading the record to route
-# the joins) for BOT_SECONDS (20): rooms one after the other. Checks: the rooms' records are at
+# the joins) for BOT_SECONDS (20): rooms one after the other. Once a room has played a deal,
+# game-b starts and game-a is drained: its rooms in play move whole to game-b (the adopter takes
+# the record in its code's slot) and finish there. Checks: the rooms' records are at
 # {r:<code>}:room, each in its code's own slot (none left in the money slot), at least one
 # room ended FINISHED with its 3 deals, each deal settled in the server epoch's slot
-# ({s:...}:round:<id>), croupier-ctl --money-by-entity room reads it, no script was refused for
+# ({s:...}:round:<id>), croupier-ctl --money-by-entity room reads it, the room in play at the
+# drain finished on game-b with its deals on two epochs, no script was refused for
 # keys in two slots, and after the drain croupier-ctl audit balances with every seat account
 # back at 0 and nothing in flight.
 #
@@ -25,7 +28,7 @@ E2E_FAILURES=()
 trap 'e2e_cleanup; [ "${CROUPIER_KEEP_LOGS:-0}" = 1 ] || [ ${#E2E_FAILURES[@]} -gt 0 ] || rm -rf "$E2E_DIR"' EXIT
 BOT_SECONDS=${BOT_SECONDS:-20}
 BOTS=6
-DEALS=3
+DEALS=4
 command -v redis-server >/dev/null || { echo "cluster_entity_room: SKIP: no redis-server" >&2; exit 77; }
 e2e_cluster_start 3 1 || { echo "cluster_entity_room: SKIP: $E2E_CLUSTER_WHY" >&2; exit 77; }
 e2e_log "cluster up: $E2E_REDIS_CLUSTER"
@@ -55,8 +58,34 @@ e2e_gate_start gate-a --money-by-entity
     --room-seats 3 --room-deals "$DEALS" --think-percent 25 \
     --player-base $base --token-secret-file "$E2E_DIR/secret" --finish-timeout-ms 30000 \
     --report "$E2E_DIR/report.json" --rounds-file "$E2E_DIR/rounds.txt" \
-    >"$E2E_DIR/bot.log" 2>&1
-st=$?
+    >"$E2E_DIR/bot.log" 2>&1 &
+bot=$!
+# rooms_where PRED: the keys "PORT KEY" of the records r (on every master) for which the Python
+# expression PRED holds.
+rooms_where() {
+    local p k
+    for p in $(e2e_cluster_masters); do
+        for k in $(redis-cli -p "$p" --scan --pattern '{r:*}:room'); do
+            redis-cli -p "$p" get "$k" | python3 -c "import json,sys; r=json.load(sys.stdin); sys.exit(not ($1))" \
+                2>/dev/null && echo "$p $k"
+        done
+    done
+}
+# The drain of a room's server: once a room has played a deal, game-b starts and game-a is
+# terminated (preStop, SIGTERM): its rooms in play move whole to game-b, which takes their
+# records in their codes' slots and plays their remaining deals.
+playing=""
+for _ in $(seq 1 300); do
+    playing=$(rooms_where 'r["state"] == 2 and 1 <= r["played"] < r["deals"]' | head -n 1)
+    [ -n "$playing" ] && break
+    sleep 0.1
+done
+check "a room is in play on game-a (${playing#* })" test -n "$playing"
+e2e_game_start game-b traditional 30 --games doudizhu --money-by-entity
+e2e_pod_terminate game-a
+check "pod game-a logged exit reason=drained" grep -q 'exit reason=drained' "${POD_LOG[game-a]}"
+st=0
+wait "$bot" || st=$?
 rep=$E2E_DIR/report.json
 num() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$rep" "$1" 2>/dev/null || echo -1; }
 check "bot exit status 0 ($st)" test "$st" -eq 0
@@ -108,17 +137,33 @@ if [ -n "$fin" ]; then
     check "croupier-ctl --money-by-entity room $code reads it ($(head -n 1 "$E2E_DIR/ctl-room.txt"))" \
         bash -c "[ $cst = 0 ] && grep -q '$code' '$E2E_DIR/ctl-room.txt'"
 fi
+# the room that was in play at the drain: it moved whole and played its last deals on game-b
+if [ -n "$playing" ]; then
+    redis-cli -p "${playing%% *}" get "${playing#* }" >"$E2E_DIR/moved.json"
+    e2e_log "the room in play at the drain: $(cat "$E2E_DIR/moved.json")"
+    # shellcheck disable=SC2016
+    check "it moved whole to game-b and finished there: FINISHED, $DEALS deals on two epochs" \
+        python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+epochs = {":".join(x.split(":")[:3]) for x in r["rounds"]}
+sys.exit(not (r["state"] == 3 and r["played"] == int(sys.argv[2]) and len(epochs) == 2))' \
+        "$E2E_DIR/moved.json" "$DEALS"
+fi
 
 # ---- the end: drain, then the books -----------------------------------------------------------
-for p in gate-a game-a; do
+for p in gate-a game-b; do
     e2e_pod_terminate "$p"
     check "pod $p logged exit reason=drained" grep -q 'exit reason=drained' "${POD_LOG[$p]}"
 done
-check "no script refused for keys in two slots" \
-    bash -c "! grep -q redis_cluster_crossslot '${POD_LOG[game-a]}'" ||
-    e2e_fail_detail "${POD_LOG[game-a]}" redis_cluster_crossslot 3
-check "no room record write failed" bash -c "! grep -q 'tk_room_write_failed\|tk_room_create_failed' '${POD_LOG[game-a]}'" ||
-    e2e_fail_detail "${POD_LOG[game-a]}" tk_room_ 3
+for p in game-a game-b; do
+    check "pod $p: no script refused for keys in two slots" \
+        bash -c "! grep -q redis_cluster_crossslot '${POD_LOG[$p]}'" ||
+        e2e_fail_detail "${POD_LOG[$p]}" redis_cluster_crossslot 3
+    check "pod $p: no room record write failed" \
+        bash -c "! grep -q 'tk_room_write_failed\|tk_room_create_failed' '${POD_LOG[$p]}'" ||
+        e2e_fail_detail "${POD_LOG[$p]}" tk_room_ 3
+done
 ok=0
 for _ in $(seq 1 40); do
     "$CTL" --redis-cluster "$E2E_REDIS_CLUSTER" audit >"$E2E_DIR/audit.txt" 2>&1
