@@ -136,6 +136,9 @@ if [ -n "$fin" ]; then
     cst=$?
     check "croupier-ctl --money-by-entity room $code reads it ($(head -n 1 "$E2E_DIR/ctl-room.txt"))" \
         bash -c "[ $cst = 0 ] && grep -q '$code' '$E2E_DIR/ctl-room.txt'"
+    nset=$(grep -cE ' yes *$' "$E2E_DIR/ctl-room.txt")
+    check "croupier-ctl room finds each deal's settle record in its epoch's slot ($nset of $DEALS)" \
+        test "$nset" -eq "$DEALS" || e2e_log "ctl room: $(tr '\n' ';' <"$E2E_DIR/ctl-room.txt")"
 fi
 # the room that was in play at the drain: it moved whole and played its last deals on game-b
 if [ -n "$playing" ]; then

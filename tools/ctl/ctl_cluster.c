@@ -205,8 +205,31 @@ int ctl_seat_of(json_t *round, const char *player)
     return -1;
 }
 
+/*
+ * With the money by entity a round's settle record is in its server epoch's slot,
+ * {s:<service>:<slot>:<epoch>}:round:<id> (money/mcluster.h), the epoch named by the round id's
+ * first three fields: read on that slot's master.
+ */
+static bool ctl_round_settled_entity(const char *round_id)
+{
+    char svc[128], slot[24], epoch[24], key[320];
+    if (sscanf(round_id, "%127[^:]:%23[^:]:%23[^:]:", svc, slot, epoch) != 3)
+        return false;
+    snprintf(key, sizeof key, "{s:%s:%s:%s}:round:%s", svc, slot, epoch, round_id);
+    redisContext *c = ctl_redis_for(key);
+    if (c == NULL)
+        return false;
+    redisReply *r = redisCommand(c, "EXISTS %s", key);
+    ctl_redis_done(c);
+    bool yes = r != NULL && r->type == REDIS_REPLY_INTEGER && r->integer == 1;
+    freeReplyObject(r);
+    return yes;
+}
+
 static bool ctl_round_settled(const char *round_id)
 {
+    if (money_entity())
+        return ctl_round_settled_entity(round_id);
     char key[256];
     if (money_key_round(round_id, key, sizeof key) != 0)
         return false;
