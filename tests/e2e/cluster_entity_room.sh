@@ -16,7 +16,10 @@
 # back at 0 and nothing in flight.
 #
 #   tests/e2e/cluster_entity_room.sh BUILD_DIR [SOURCE_DIR]
-# Env: BOT_SECONDS, CROUPIER_KEEP_LOGS=1 keeps the work dir. Exit 77 (skip) when redis-server
+# With DURABLE_WAIT=1 (meson test cluster_entity_room_durable) the cluster has 2 replicas per
+# master and the servers run with --redis-min-replicas 1: each room record write WAITs for a
+# replica of its code's slot (tk_room_write_not_durable never logged).
+# Env: BOT_SECONDS, DURABLE_WAIT, CROUPIER_KEEP_LOGS=1 keeps the work dir. Exit 77 (skip) when redis-server
 # cannot run a cluster.
 set -u
 BUILD=$(cd "${1:?usage: cluster_entity_room.sh BUILD_DIR [SOURCE_DIR]}" && pwd)
@@ -30,7 +33,9 @@ BOT_SECONDS=${BOT_SECONDS:-20}
 BOTS=6
 DEALS=4
 command -v redis-server >/dev/null || { echo "cluster_entity_room: SKIP: no redis-server" >&2; exit 77; }
-e2e_cluster_start 3 1 || { echo "cluster_entity_room: SKIP: $E2E_CLUSTER_WHY" >&2; exit 77; }
+REPLICAS=1 DURABLE=()
+[ "${DURABLE_WAIT:-0}" = 1 ] && REPLICAS=2 DURABLE=(--redis-min-replicas 1)
+e2e_cluster_start 3 "$REPLICAS" || { echo "cluster_entity_room: SKIP: $E2E_CLUSTER_WHY" >&2; exit 77; }
 e2e_log "cluster up: $E2E_REDIS_CLUSTER"
 fail=0
 check() { # check DESCRIPTION COMMAND...
@@ -51,7 +56,7 @@ check "seeded $BOTS wallets with croupier-ctl --money-by-entity credit" \
 seeded=$((BOTS * SEED_CHIPS))
 
 # ---- play rooms -------------------------------------------------------------------------------
-e2e_game_start game-a traditional 30 --games doudizhu --money-by-entity
+e2e_game_start game-a traditional 30 --games doudizhu --money-by-entity "${DURABLE[@]}"
 e2e_gate_start gate-a --money-by-entity
 "$BUILD/bots/croupier-bot" --gateways "127.0.0.1:${POD_PORT[gate-a]}" --bots "$BOTS" \
     --game doudizhu --engine traditional --stake 10 --seconds "$BOT_SECONDS" \
@@ -81,7 +86,7 @@ for _ in $(seq 1 300); do
     sleep 0.1
 done
 check "a room is in play on game-a (${playing#* })" test -n "$playing"
-e2e_game_start game-b traditional 30 --games doudizhu --money-by-entity
+e2e_game_start game-b traditional 30 --games doudizhu --money-by-entity "${DURABLE[@]}"
 e2e_pod_terminate game-a
 check "pod game-a logged exit reason=drained" grep -q 'exit reason=drained' "${POD_LOG[game-a]}"
 st=0
@@ -166,6 +171,11 @@ for p in game-a game-b; do
     check "pod $p: no room record write failed" \
         bash -c "! grep -q 'tk_room_write_failed\|tk_room_create_failed' '${POD_LOG[$p]}'" ||
         e2e_fail_detail "${POD_LOG[$p]}" tk_room_ 3
+    if [ "${#DURABLE[@]}" -gt 0 ]; then # each record write waited for a replica of its slot
+        check "pod $p: every room record write reached a replica" \
+            bash -c "! grep -q tk_room_write_not_durable '${POD_LOG[$p]}'" ||
+            e2e_fail_detail "${POD_LOG[$p]}" tk_room_write_not_durable 3
+    fi
 done
 ok=0
 for _ in $(seq 1 40); do
