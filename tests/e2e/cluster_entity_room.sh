@@ -10,7 +10,8 @@
 # the record in its code's slot) and finish there. Checks: the rooms' records are at
 # {r:<code>}:room, each in its code's own slot (none left in the money slot), at least one
 # room ended FINISHED with its 3 deals, each deal settled in the server epoch's slot
-# ({s:...}:round:<id>), croupier-ctl --money-by-entity room reads it, the room in play at the
+# ({s:...}:round:<id>), GetRoom through the gateway and croupier-ctl --money-by-entity room read
+# it, the room in play at the
 # drain finished on game-b with its deals on two epochs, no script was refused for
 # keys in two slots, and after the drain croupier-ctl audit balances with every seat account
 # back at 0 and nothing in flight.
@@ -141,6 +142,11 @@ if [ -n "$fin" ]; then
     cst=$?
     check "croupier-ctl --money-by-entity room $code reads it ($(head -n 1 "$E2E_DIR/ctl-room.txt"))" \
         bash -c "[ $cst = 0 ] && grep -q '$code' '$E2E_DIR/ctl-room.txt'"
+    # GetRoom through the gateway (it reads the record in the code's slot), while it still runs
+    got=$("$BUILD/tests/gate_get_room" 127.0.0.1 "${POD_PORT[gate-a]}" "$E2E_DIR/secret" $base "$code" 2>&1)
+    check "GetRoom $code through the gateway: $got" test "$got" = "room $code state 3 played $DEALS"
+    got=$("$BUILD/tests/gate_get_room" 127.0.0.1 "${POD_PORT[gate-a]}" "$E2E_DIR/secret" $base 000000 2>&1)
+    check "GetRoom of a code without a room: ROOM_NOT_FOUND ($got)" test "$got" = "error 80"
     nset=$(grep -cE ' yes *$' "$E2E_DIR/ctl-room.txt")
     check "croupier-ctl room finds each deal's settle record in its epoch's slot ($nset of $DEALS)" \
         test "$nset" -eq "$DEALS" || e2e_log "ctl room: $(tr '\n' ';' <"$E2E_DIR/ctl-room.txt")"
