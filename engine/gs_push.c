@@ -174,16 +174,24 @@ void gs_push_many_apply(gs_t *gs, gs_out_t *o)
         if (l == NULL)
             continue;
         size_t per = l->push_to ? FRAME_PUSH_TO_MAX + 1 : 1;
-        for (size_t at = 0; at < k; at += per) {
+        for (size_t at = 0; at < k && gs_link_get(gs, link_id) != NULL; at += per) {
             size_t m = k - at < per ? k - at : per;
             size_t len;
             uint8_t *frame = frame_pack_push(group + at, m, msg, msg_len, &len);
-            if (frame == NULL)
+            if (m > 1 && (frame == NULL || len - FRAME_HEADER_SIZE > FRAME_DEFAULT_MAX)) {
+                /* Not one frame (a player named twice, or the ids would take the frame past
+                 * the gateway's cap): one frame each, as to a gateway without push_to. */
+                free(frame);
+                for (size_t x = at; x < at + m && gs_link_get(gs, link_id) != NULL; x++) {
+                    if ((frame = frame_pack_push(group + x, 1, msg, msg_len, &len)) != NULL)
+                        gs_link_send(l, frame, len);
+                    free(frame);
+                }
                 continue;
-            gs_link_send(l, frame, len);
+            }
+            if (frame != NULL)
+                gs_link_send(l, frame, len); /* may close the link as too slow */
             free(frame);
-            if (gs_link_get(gs, link_id) == NULL)
-                break; /* closed as too slow */
         }
     }
     free(group);
