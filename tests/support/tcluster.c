@@ -136,6 +136,16 @@ bool ts_cluster_supported(char *why, size_t len)
     return ok;
 }
 
+bool ts_cluster_skip(const char *name)
+{
+    char why[200];
+    if (ts_cluster_supported(why, sizeof why))
+        return false;
+    printf("1..0 # SKIP %s\n", why);
+    fprintf(stderr, "%s: skipped: %s\n", name, why);
+    return true;
+}
+
 static int ts_cluster_form(ts_cluster_t *c)
 {
     for (int i = 0; i < c->n; i++) {

@@ -21,6 +21,9 @@ typedef struct ts_cluster ts_cluster_t;
 /* Whether this redis-server can run in cluster mode (one node started and asked); when not,
  * the reason in why (one line). */
 bool ts_cluster_supported(char *why, size_t len);
+/* For a test program's main(): true when cluster mode cannot run here, having said so as a
+ * visible TAP skip ("1..0 # SKIP <why>") and one line "<name>: skipped: <why>" on stderr. */
+bool ts_cluster_skip(const char *name);
 
 /* Starts and forms the cluster (within about 30 s); NULL with one line on stderr if it cannot. */
 ts_cluster_t *ts_cluster_start(int masters, int replicas_per_master);

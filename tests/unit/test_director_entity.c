@@ -222,12 +222,8 @@ END_TEST
 
 int main(void)
 {
-    char why[200];
-    if (!ts_cluster_supported(why, sizeof why)) {
-        printf("1..0 # SKIP %s\n", why);
-        fprintf(stderr, "director_entity: skipped: %s\n", why);
+    if (ts_cluster_skip("director_entity"))
         return 0;
-    }
     Suite *s = suite_create("director_entity");
     TCase *tc = tcase_create("cluster");
     tcase_set_timeout(tc, 60);

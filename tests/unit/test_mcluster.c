@@ -939,12 +939,8 @@ END_TEST
 
 int main(void)
 {
-    char why[200];
-    if (!ts_cluster_supported(why, sizeof why)) {
-        printf("1..0 # SKIP %s\n", why);
-        fprintf(stderr, "mcluster: skipped: %s\n", why);
+    if (ts_cluster_skip("mcluster"))
         return 0;
-    }
     Suite *s = suite_create("mcluster");
     TCase *tc = tcase_create("cluster");
     tcase_set_timeout(tc, 90);

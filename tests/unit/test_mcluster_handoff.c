@@ -616,12 +616,8 @@ END_TEST
 
 int main(void)
 {
-    char why[200];
-    if (!ts_cluster_supported(why, sizeof why)) {
-        printf("1..0 # SKIP %s\n", why);
-        fprintf(stderr, "mcluster_handoff: skipped: %s\n", why);
+    if (ts_cluster_skip("mcluster_handoff"))
         return 0;
-    }
     Suite *s = suite_create("mcluster_handoff");
     TCase *tc = tcase_create("handoff");
     tcase_set_timeout(tc, 90);

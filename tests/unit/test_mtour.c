@@ -535,12 +535,8 @@ END_TEST
 
 int main(void)
 {
-    char why[200];
-    if (!ts_cluster_supported(why, sizeof why)) {
-        printf("1..0 # SKIP %s\n", why);
-        fprintf(stderr, "mtour: skipped: %s\n", why);
+    if (ts_cluster_skip("mtour"))
         return 0;
-    }
     Suite *s = suite_create("mtour");
     TCase *tc = tcase_create("cluster");
     tcase_set_timeout(tc, 60);

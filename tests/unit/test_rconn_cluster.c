@@ -337,12 +337,8 @@ END_TEST
 
 int main(void)
 {
-    char why[200];
-    if (!ts_cluster_supported(why, sizeof why)) {
-        printf("1..0 # SKIP %s\n", why);
-        fprintf(stderr, "rconn_cluster: skipped: %s\n", why);
+    if (ts_cluster_skip("rconn_cluster"))
         return 0;
-    }
     Suite *s = suite_create("rconn_cluster");
     TCase *tc = tcase_create("options");
     tcase_add_test(tc, test_bad_options_are_refused);
